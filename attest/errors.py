@@ -1,0 +1,114 @@
+"""The error taxonomy: one stable code per failure kind, one exception class per code family.
+
+Codes are part of the public interface (``attest verify --json``); docs/errors.md lists them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Code(StrEnum):
+    # The document itself.
+    MANIFEST_MISSING = "manifest_missing"
+    MANIFEST_MALFORMED_JSON = "manifest_malformed_json"
+    MANIFEST_UNSUPPORTED_VERSION = "manifest_unsupported_version"
+    MANIFEST_UNSUPPORTED_HASH_SCHEME = "manifest_unsupported_hash_scheme"
+    MANIFEST_MISSING_REQUIRED_FIELD = "manifest_missing_required_field"
+    MANIFEST_INVALID_FIELD = "manifest_invalid_field"
+    MANIFEST_UNKNOWN_FIELD = "manifest_unknown_field"
+    INPUTS_PAIR_BROKEN = "inputs_pair_broken"
+    # Bytes against the document.
+    ARTIFACT_MISSING = "artifact_missing"
+    ARTIFACT_HASH_MISMATCH = "artifact_hash_mismatch"
+    ARTIFACT_OUTSIDE_ROOT = "artifact_outside_root"
+    ARTIFACT_UNREADABLE = "artifact_unreadable"
+    # A table against its attestation.
+    UNATTESTED = "unattested"
+    STALE = "stale"
+    COMPACTED = "compacted"
+    FILE_MISSING = "file_missing"
+    FILE_UNATTESTED = "file_unattested"
+    SIZE_MISMATCH = "size_mismatch"
+    CARRIER_TAMPERED = "carrier_tampered"
+    SIDECAR_MISSING = "sidecar_missing"
+    SIDECAR_MISMATCH = "sidecar_mismatch"
+    VERSION_NOT_FOUND = "version_not_found"
+    SNAPSHOT_EXPIRED = "snapshot_expired"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One failure found by a check: a stable code, a human message, and where (JSON path or file)."""
+
+    code: Code
+    message: str
+    path: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"code": self.code.value, "message": self.message, "path": self.path}
+
+
+class AttestError(Exception):
+    """Base of every error this library raises on purpose."""
+
+    code: Code = Code.MANIFEST_INVALID_FIELD
+
+    def __init__(self, message: str, *, path: str = "", code: Code | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        if code is not None:
+            self.code = code
+
+    def problem(self) -> Problem:
+        return Problem(self.code, self.message, self.path)
+
+
+class ManifestMissingError(AttestError):
+    code = Code.MANIFEST_MISSING
+
+
+class ManifestMalformedError(AttestError):
+    code = Code.MANIFEST_MALFORMED_JSON
+
+
+class UnsupportedVersionError(AttestError):
+    code = Code.MANIFEST_UNSUPPORTED_VERSION
+
+
+class ManifestInvalidError(AttestError):
+    """The document parsed as JSON but breaks the v0.1 rules; ``problems`` lists every violation."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        first = problems[0]
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        super().__init__(first.message + more, path=first.path, code=first.code)
+        self.problems = problems
+
+
+class CarrierError(AttestError):
+    """A carrier could not read or write its target (table missing, unsupported feature, I/O)."""
+
+    code = Code.CARRIER_TAMPERED
+
+
+class TableNotFoundError(CarrierError):
+    code = Code.MANIFEST_MISSING
+
+
+class UnsupportedTableError(CarrierError):
+    """The table uses a feature this carrier cannot write to; the message says which, in one line."""
+
+
+class VersionNotFoundError(CarrierError):
+    code = Code.VERSION_NOT_FOUND
+
+
+class TableReferenceError(AttestError):
+    """A table reference (path, URI, iceberg://...) could not be understood."""
+
+
+class PolicyError(AttestError):
+    """policy="required" and an attestation failed."""

@@ -1,0 +1,161 @@
+"""An immutable typed model of a rocky-manifest v0.1 document.
+
+Parsing is strict (the schema decides); serialisation omits absent optionals, so model -> dict -> model is exact.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from attest.canonical import HASH_SCHEME, canonical_bytes, digest
+from attest.errors import ManifestInvalidError, ManifestMalformedError, UnsupportedVersionError
+from attest.schema import validate
+
+MANIFEST_VERSION = "0.1"
+ProofClass = Literal["strong", "heuristic"]
+
+
+@dataclass(frozen=True)
+class Producer:
+    name: str
+    version: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "version": self.version}
+
+
+@dataclass(frozen=True)
+class Subject:
+    model: str
+    run_id: str | None = None
+    produced_at: str | None = None
+    status: str | None = None
+
+    def to_dict(self) -> dict[str, str]:
+        out = {"model": self.model}
+        for key in ("run_id", "produced_at", "status"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@dataclass(frozen=True)
+class OutputHash:
+    hash: str
+    path: str | None = None
+
+    def to_dict(self) -> dict[str, str]:
+        return {"hash": self.hash} if self.path is None else {"hash": self.hash, "path": self.path}
+
+
+@dataclass(frozen=True)
+class Manifest:
+    producer: Producer
+    subject: Subject
+    program_hash: str
+    env_hash: str
+    inputs_hash: str | None = None
+    inputs_proof_class: ProofClass | None = None
+    output_hashes: tuple[OutputHash, ...] | None = None
+    manifest_version: str = MANIFEST_VERSION
+    hash_scheme: str = HASH_SCHEME
+
+    # ---- serialisation -------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "manifest_version": self.manifest_version,
+            "hash_scheme": self.hash_scheme,
+            "producer": self.producer.to_dict(),
+            "subject": self.subject.to_dict(),
+            "program_hash": self.program_hash,
+        }
+        if self.inputs_hash is not None:
+            out["inputs_hash"] = self.inputs_hash
+        if self.inputs_proof_class is not None:
+            out["inputs_proof_class"] = self.inputs_proof_class
+        out["env_hash"] = self.env_hash
+        if self.output_hashes is not None:
+            out["output_hashes"] = [o.to_dict() for o in self.output_hashes]
+        return out
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """Human-readable JSON (field order as in the spec); use canonical_bytes() for identities."""
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False) + ("\n" if indent else "")
+
+    def canonical_bytes(self) -> bytes:
+        return canonical_bytes(self.to_dict())
+
+    def identity(self) -> str:
+        """The v1 identity of the whole manifest document."""
+        return digest(self.to_dict())
+
+    def problems(self) -> list[Any]:
+        """Schema problems of this model (a model built in code is not validated until asked)."""
+        return validate(self.to_dict())
+
+    def with_outputs(self, outputs: list[OutputHash] | tuple[OutputHash, ...] | None) -> Manifest:
+        return replace(self, output_hashes=None if outputs is None else tuple(outputs))
+
+    # ---- parsing -------------------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any]) -> Manifest:
+        """Strictly parse a v0.1 document; raises UnsupportedVersionError or ManifestInvalidError."""
+        problems = validate(dict(document) if isinstance(document, Mapping) else document)
+        if problems:
+            if problems[0].code == "manifest_unsupported_version":
+                raise UnsupportedVersionError(problems[0].message, path=problems[0].path)
+            raise ManifestInvalidError(problems)
+        producer = document["producer"]
+        subject = document["subject"]
+        outputs = document.get("output_hashes")
+        return cls(
+            manifest_version=document["manifest_version"],
+            hash_scheme=document["hash_scheme"],
+            producer=Producer(name=producer["name"], version=producer["version"]),
+            subject=Subject(
+                model=subject["model"],
+                run_id=subject.get("run_id"),
+                produced_at=subject.get("produced_at"),
+                status=subject.get("status"),
+            ),
+            program_hash=document["program_hash"],
+            inputs_hash=document.get("inputs_hash"),
+            inputs_proof_class=document.get("inputs_proof_class"),
+            env_hash=document["env_hash"],
+            output_hashes=None if outputs is None else tuple(
+                OutputHash(hash=o["hash"], path=o.get("path")) for o in outputs
+            ),
+        )
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Manifest:
+        return cls.from_dict(load_json_document(text))
+
+
+def load_json_document(text: str | bytes) -> Any:
+    """Parse JSON strictly: duplicate keys and NaN/Infinity are malformed, not silently resolved."""
+
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            # A duplicate key lets two readers see two different documents: refuse it.
+            if key in out:
+                raise ManifestMalformedError(f"duplicate key {key!r} in JSON object")
+            out[key] = value
+        return out
+
+    def no_constant(name: str) -> Any:
+        raise ManifestMalformedError(f"{name} is not valid JSON")
+
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        return json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant)
+    except UnicodeDecodeError as exc:
+        raise ManifestMalformedError(f"not UTF-8: {exc.reason} at byte {exc.start}") from exc
+    except json.JSONDecodeError as exc:
+        raise ManifestMalformedError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc

@@ -1,0 +1,87 @@
+"""Engine-free values that describe a table version and its attestation.
+
+Carriers produce them from an engine's table; the verifier (attest.verify.table) judges them. Nothing here
+imports a table format library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from attest.identity.inputs import ObservedInput
+
+FileKind = Literal["data", "deletion_vector", "delete"]
+ChangeKind = Literal["none", "data", "compaction"]
+Progress = Callable[[int, int, int], None]  # (files done, files total, bytes done)
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A live file of a table version as the table format records it.
+
+    ``path`` is relative to the table root when the file lives under it (POSIX separators, not URL-encoded),
+    otherwise the file's absolute URI.
+    """
+
+    path: str
+    size: int
+    kind: FileKind = "data"
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """(path, size, hash): a file is the attested one only when all three match (seed 000, M3)."""
+
+    path: str
+    size: int
+    hash: str
+    kind: FileKind = "data"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "size": self.size, "hash": self.hash, "kind": self.kind}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FileIdentity:
+        kind = data.get("kind", "data")
+        if kind not in ("data", "deletion_vector", "delete"):
+            raise ValueError(f"unknown file kind {kind!r}")
+        return cls(path=str(data["path"]), size=int(data["size"]), hash=str(data["hash"]), kind=kind)
+
+
+@dataclass(frozen=True)
+class Attestation:
+    """An attestation as a carrier read it back.
+
+    ``document`` is the reconstituted standalone manifest (it may fail the schema: the verifier says so).
+    ``attested_version`` is the table version / snapshot id the attestation describes, as a string.
+    ``files`` holds the (path, size, hash) triples from the sidecar, when there is one.
+    ``problems`` are carrier-level findings made while reading (tampered keys, sidecar mismatch).
+    """
+
+    document: dict[str, Any]
+    attested_version: str | None
+    location: str
+    files: tuple[FileIdentity, ...] | None = None
+    inputs: tuple[ObservedInput, ...] | None = None
+    problems: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class TableState:
+    """Everything the verifier needs about one version of a table, engine-free.
+
+    ``changes`` says what happened between the attested version and ``version``: nothing ("none"), only
+    compaction/rewrite without data change ("compaction"), or a data change ("data"); ``change_detail``
+    names the operations for the verdict.
+    """
+
+    table: str
+    table_format: str
+    version: str
+    attestation: Attestation | None
+    live_files: tuple[DataFile, ...]
+    changes: ChangeKind = "none"
+    change_detail: str = ""
+    notes: tuple[str, ...] = field(default=())

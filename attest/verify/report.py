@@ -1,0 +1,93 @@
+"""Verification as data: a report object that the CLI prints as a verdict line or as JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from attest.errors import Code, Problem
+
+Level = Literal["none", "schema", "files", "bytes"]
+LEVELS: tuple[Level, ...] = ("schema", "files", "bytes")
+
+VERIFIED = "VERIFIED"
+SCHEMA_ONLY = "VERIFIED (schema only — no byte-identity attested)"
+NOT_VERIFIED = "NOT VERIFIED"
+UNATTESTED = "UNATTESTED"
+
+
+@dataclass
+class Report:
+    """The outcome of one verification.
+
+    ``level`` is the deepest level that was actually checked; ``passed`` is true only when every check at that
+    level held. ``errors`` carry stable codes (docs/errors.md).
+    """
+
+    subject: str
+    level: Level = "none"
+    requested_level: Level | None = None
+    errors: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    table_format: str | None = None
+    version: str | None = None
+    attested_version: str | None = None
+    files_checked: int = 0
+    bytes_checked: int = 0
+    attested: bool = True
+
+    @property
+    def passed(self) -> bool:
+        return self.attested and not self.errors and self.level != "none"
+
+    def fail(self, code: Code, message: str, path: str = "") -> None:
+        self.errors.append(Problem(code, message, path))
+
+    def verdict(self) -> str:
+        """The single last line of human output."""
+        if not self.attested:
+            where = f" at version {self.version}" if self.version is not None else ""
+            return f"{UNATTESTED} — {self.subject}{where} carries no attestation"
+        if self.table_format is None:  # a standalone manifest
+            if not self.passed:
+                return NOT_VERIFIED
+            return VERIFIED if self.level == "bytes" else SCHEMA_ONLY
+        word = VERIFIED if self.passed else NOT_VERIFIED
+        qualifier = {
+            "schema": "schema only — files and bytes not checked",
+            "files": "files — live file set and sizes; bytes not re-hashed",
+            "bytes": "bytes",
+            "none": "nothing checked",
+        }[self.level]
+        tail = f"{self.table_format} table {self.subject} version {self.version}"
+        if self.attested_version is not None:
+            tail += f", attestation for version {self.attested_version}"
+        if not self.passed and self.errors:
+            tail += f": {self.errors[0].code.value.upper()}"
+        return f"{word} ({qualifier}) — {tail}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "passed": self.passed,
+            "verdict": self.verdict(),
+            "level": self.level,
+            "subject": self.subject,
+            "attested": self.attested,
+            "errors": [p.to_json() for p in self.errors],
+            "notes": list(self.notes),
+            "files_checked": self.files_checked,
+            "bytes_checked": self.bytes_checked,
+        }
+        if self.requested_level is not None:
+            out["requested_level"] = self.requested_level
+        if self.table_format is not None:
+            out["table_format"] = self.table_format
+            out["version"] = self.version
+            out["attested_version"] = self.attested_version
+        return out
+
+    def human(self) -> str:
+        lines = [f"  {p.code.value}: {p.message}" + (f" [{p.path}]" if p.path else "") for p in self.errors]
+        lines += [f"  note: {n}" for n in self.notes]
+        lines.append(self.verdict())
+        return "\n".join(lines)

@@ -1,0 +1,143 @@
+"""Verification of a table version against the attestation its carrier holds (engine-free).
+
+Levels: ``schema`` (the reconstituted manifest), ``files`` (+ binding: the live file set and sizes of the
+version equal the attested ones, and nothing changed data since), ``bytes`` (+ every live file re-hashed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from attest.errors import Code
+from attest.schema import validate
+from attest.tables import DataFile, FileIdentity, Progress, TableState
+from attest.verify.report import Level, Report
+
+
+class FileHasher(Protocol):
+    """What the bytes level needs from a carrier: BLAKE3 of live files, keyed by path (unreadable: absent)."""
+
+    def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
+        ...
+
+
+def default_level(state: TableState) -> Level:
+    """bytes when the attestation names output hashes, else schema (a managed run attests no bytes)."""
+    att = state.attestation
+    if att is None:
+        return "schema"
+    return "bytes" if att.document.get("output_hashes") or att.files else "schema"
+
+
+def _attested_files(state: TableState, report: Report) -> dict[str, FileIdentity | dict[str, Any]] | None:
+    att = state.attestation
+    assert att is not None
+    outputs = att.document.get("output_hashes") or []
+    by_path: dict[str, FileIdentity | dict[str, Any]] = {}
+    if att.files is not None:
+        by_path = {f.path: f for f in att.files}
+        # The manifest's list and the sidecar's triples must say the same thing, or one of them was edited.
+        manifest_pairs = {(o.get("path"), o.get("hash")) for o in outputs}
+        sidecar_pairs = {(f.path, f.hash) for f in att.files}
+        if outputs and manifest_pairs != sidecar_pairs:
+            report.fail(Code.CARRIER_TAMPERED,
+                        "output_hashes in the table metadata disagree with the sidecar's file list")
+        return by_path
+    if not outputs:
+        return None
+    for index, o in enumerate(outputs):
+        path = o.get("path")
+        if not path:
+            report.fail(Code.CARRIER_TAMPERED, "an output hash without a path cannot be bound to a table file",
+                        f"$.output_hashes[{index}]")
+            continue
+        by_path[path] = o
+    return by_path
+
+
+def verify_state(
+    state: TableState,
+    carrier: FileHasher | None,
+    *,
+    level: Level | None = None,
+    progress: Progress | None = None,
+) -> Report:
+    """Judge one table version. ``carrier`` is needed only for the bytes level (to hash live files)."""
+    report = Report(subject=state.table, table_format=state.table_format, version=state.version)
+    report.notes.extend(state.notes)
+    want: Level = level or default_level(state)
+    report.requested_level = want
+    att = state.attestation
+    if att is None:
+        report.attested = False
+        report.fail(Code.UNATTESTED, f"no attestation covers version {state.version}")
+        return report
+    report.attested_version = att.attested_version
+    # Schema: the reconstituted manifest, plus what the carrier found while reading it.
+    report.level = "schema"
+    report.errors.extend(att.problems)
+    report.errors.extend(validate(att.document))
+    if report.errors or want == "schema":
+        return report
+    report.level = "files"
+    if state.changes == "data":
+        report.fail(Code.STALE, f"data changed after the attested version {att.attested_version}: "
+                    f"{state.change_detail or 'later commits'}; verify --version {att.attested_version} "
+                    "checks the attested version itself")
+        return report
+    if state.changes == "compaction":
+        report.fail(Code.COMPACTED, f"files were rewritten without a data change after version "
+                    f"{att.attested_version} ({state.change_detail or 'compaction'}); the attested file set "
+                    "is no longer live")
+        return report
+    attested = _attested_files(state, report)
+    if attested is None:
+        report.fail(Code.FILE_UNATTESTED, "the attestation lists no output files, so it cannot be bound to the "
+                    "table's files (schema level is the most it supports)")
+        return report
+    live = {f.path: f for f in state.live_files}
+    for path in sorted(set(attested) - set(live)):
+        report.fail(Code.FILE_MISSING, f"attested file is not live in version {state.version}", path)
+    for path in sorted(set(live) - set(attested)):
+        report.fail(Code.FILE_UNATTESTED, "live file is not in the attestation (added outside it)", path)
+    for path in sorted(set(live) & set(attested)):
+        entry = attested[path]
+        if isinstance(entry, FileIdentity) and entry.size != live[path].size:
+            report.fail(Code.SIZE_MISMATCH,
+                        f"the log records {live[path].size} bytes, the attestation {entry.size}", path)
+    if not any(isinstance(e, FileIdentity) for e in attested.values()):
+        report.notes.append("sizes not compared: this attestation carries no sidecar with file sizes")
+    report.files_checked = len(live)
+    if report.errors or want == "files":
+        return report
+    report.level = "bytes"
+    assert carrier is not None, "bytes level needs the carrier to read files"
+    targets: list[DataFile] = [live[p] for p in sorted(set(live) & set(attested))]
+    hashes = carrier.hash_files(targets, progress=progress)
+    for f in targets:
+        entry = attested[f.path]
+        expected = entry.hash if isinstance(entry, FileIdentity) else entry["hash"]
+        actual = hashes.get(f.path)
+        if actual is None:
+            report.fail(Code.FILE_MISSING, "listed in the table log but cannot be read from storage", f.path)
+        elif actual != expected:
+            report.fail(Code.ARTIFACT_HASH_MISMATCH, f"BLAKE3 is {actual}, attested {expected}", f.path)
+        else:
+            report.bytes_checked += f.size
+    return report
+
+
+class _StatefulCarrier(FileHasher, Protocol):
+    def state(self, version: str | int | None = None) -> TableState:
+        ...
+
+
+def verify_table(
+    carrier: _StatefulCarrier,
+    *,
+    version: str | int | None = None,
+    level: Level | None = None,
+    progress: Progress | None = None,
+) -> Report:
+    return verify_state(carrier.state(version), carrier, level=level, progress=progress)

@@ -1,0 +1,1 @@
+"""Carriers: where a manifest travels (standalone file, Delta properties, Iceberg summaries)."""

@@ -1,0 +1,99 @@
+"""The carrier protocol: where an attestation travels and how it is read back.
+
+Carriers are peers (standalone file, Delta, Iceberg) behind this one protocol. Data flows one way: a carrier
+turns an engine's table into engine-free values (attest.tables), and attest.verify judges those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from attest.identity.inputs import ObservedInput
+from attest.model import Manifest
+from attest.tables import Attestation, DataFile, FileIdentity, FileKind, Progress, TableState
+
+__all__ = [
+    "Attestation",
+    "Carrier",
+    "DataFile",
+    "FileIdentity",
+    "FileKind",
+    "Progress",
+    "TableCarrier",
+    "TableState",
+    "WriteResult",
+]
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a carrier wrote: where, for which version, and the sidecar if any."""
+
+    location: str
+    attested_version: str | None
+    sidecar: str | None = None
+    manifest: Manifest | None = None
+
+
+@runtime_checkable
+class Carrier(Protocol):
+    """One place an attestation travels. Implemented by StandaloneCarrier, DeltaCarrier and IcebergCarrier."""
+
+    kind: str
+
+    def write(
+        self,
+        manifest: Manifest,
+        *,
+        files: Sequence[FileIdentity] | None = None,
+        inputs: Sequence[ObservedInput] = (),
+        version: str | int | None = None,
+    ) -> WriteResult:
+        """Write ``manifest`` for the target (for tables: for ``version``, default the current one)."""
+        ...
+
+    def read(self, version: str | int | None = None) -> Attestation | None:
+        """The attestation in force at ``version`` (default current); None when there is none."""
+        ...
+
+    def list_files(self, version: str | int | None = None) -> list[DataFile]:
+        """The target's live data files (and deletion vectors / delete files) with their sizes."""
+        ...
+
+
+@runtime_checkable
+class TableCarrier(Carrier, Protocol):
+    """A carrier over a table format: adds the state the verifier judges and byte access to live files."""
+
+    def state(self, version: str | int | None = None) -> TableState:
+        ...
+
+    def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
+        """BLAKE3 of each file's bytes, keyed by ``DataFile.path``.
+
+        A file that cannot be read (missing, permission) is left out of the result; the verifier reports it.
+        """
+        ...
+
+    def record(
+        self,
+        *,
+        model: str,
+        program_hash: str,
+        inputs: Sequence[ObservedInput] = (),
+        run_id: str | None = None,
+        dialect: str | None = None,
+        engines: Mapping[str, str] | None = None,
+        progress: Progress | None = None,
+    ) -> WriteResult:
+        """Attest the table's current version (attest-after-write): list its live files, hash them (reusing
+        hashes of files covered by the previous valid attestation), add the table's previous version as an
+        input when the last data commit appended or merged, build the manifest and write it."""
+        ...
+
+    def observe(self, version: str | int | None = None) -> ObservedInput:
+        """This table at ``version`` as an upstream input: its content identity (strong) when an attestation
+        that holds at the files level covers exactly that version, else its version (heuristic)."""
+        ...
