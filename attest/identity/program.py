@@ -77,10 +77,11 @@ def program_document_python(func: Callable[..., Any]) -> dict[str, Any]:
         raise ProgramError(f"the source of {func!r} does not parse on its own (a lambda inside an expression?); "
                            "wrap the logic in a def") from exc
     _strip_docstrings(tree)
-    for node in ast.walk(tree):
-        # Decorators are how a function is registered, not what it computes.
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is tree.body[0]:
-            node.decorator_list = []
+    top = tree.body[0] if tree.body else None
+    if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        # Decorators register a function and its name labels it; neither is what it computes.
+        top.decorator_list = []
+        top.name = "_"
     return {"kind": "python", "ast": ast.dump(tree, annotate_fields=True, include_attributes=False)}
 
 

@@ -1,0 +1,173 @@
+"""The standalone carrier: a manifest as a JSON file in a directory (local or an object store).
+
+Layout (seed-000 trust contract, adapted):
+  <dir>/manifest.json            canonical, last writer wins, replaced atomically
+  <dir>/manifest-<run_id>.json   immutable run-unique copy, written first, never overwritten with other bytes
+  <dir>/_SUCCESS                 optional completion marker, one line ``blake3:<hex of manifest.json bytes>``,
+                                 written only after manifest.json is readable and byte-identical
+Order: artifacts are committed by the caller before write() (M1); marker after manifest (M2); no partial
+manifest is ever observable (M7: temp + fsync + rename locally, one single PUT on object stores, never multipart).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from attest.canonical import blake3_hex
+from attest.errors import CarrierError, Code, ManifestMissingError
+from attest.identity.inputs import ObservedInput
+from attest.model import Manifest, load_json_document
+from carriers.base import Attestation, DataFile, FileIdentity, WriteResult
+
+MANIFEST_NAME = "manifest.json"
+MARKER_NAME = "_SUCCESS"
+_RUN_ID_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def run_unique_name(run_id: str) -> str:
+    """``manifest-<run_id>.json`` with every character outside [A-Za-z0-9._-] replaced, so no run id can name a
+    path outside the directory."""
+    safe = _RUN_ID_UNSAFE.sub("_", run_id).strip(".") or "_"
+    return f"manifest-{safe}.json"
+
+
+def _is_carrier_file(name: str) -> bool:
+    return name in (MANIFEST_NAME, MARKER_NAME) or (name.startswith("manifest-") and name.endswith(".json"))
+
+
+def atomic_write_local(path: Path, data: bytes) -> None:
+    """temp file in the same directory + fsync + rename + directory fsync: readers see old or new, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+class StandaloneCarrier:
+    """A directory that holds a manifest and, on a content-addressed path, the artifacts it names.
+
+    ``location`` is a local path or an fsspec URL (``s3://bucket/prefix``); ``filesystem`` an fsspec filesystem.
+    """
+
+    kind = "standalone"
+
+    def __init__(self, location: str | os.PathLike[str], *, filesystem: Any = None) -> None:
+        self.location = str(location)
+        self._fs = filesystem
+        if filesystem is None and "://" in self.location and not self.location.startswith("file://"):
+            import fsspec  # only object stores need it
+
+            self._fs, self.location = fsspec.core.url_to_fs(self.location)
+        elif self.location.startswith("file://"):
+            self.location = self.location[len("file://"):]
+
+    # ---- byte I/O: local or one-shot object store -------------------------------------------------------
+    def _path(self, name: str) -> str:
+        return f"{self.location.rstrip('/')}/{name}"
+
+    def _put(self, name: str, data: bytes) -> None:
+        if self._fs is None:
+            atomic_write_local(Path(self._path(name)), data)
+        else:
+            # pipe_file sends the whole body in one request: object stores make a single PUT atomic.
+            self._fs.pipe_file(self._path(name), data)
+
+    def _get(self, name: str) -> bytes | None:
+        try:
+            if self._fs is None:
+                return Path(self._path(name)).read_bytes()
+            data: bytes = self._fs.cat_file(self._path(name))
+            return data
+        except FileNotFoundError:
+            return None
+
+    # ---- the carrier protocol ------------------------------------------------------------------------
+    def write(
+        self,
+        manifest: Manifest,
+        *,
+        files: Sequence[FileIdentity] | None = None,
+        inputs: Sequence[ObservedInput] = (),
+        version: str | int | None = None,
+        marker: bool = False,
+    ) -> WriteResult:
+        """Write the run-unique copy, then manifest.json, then (``marker=True``) the completion marker."""
+        problems = manifest.problems()
+        if problems:
+            raise CarrierError(f"refusing to write an invalid manifest: {problems[0].message}",
+                               code=problems[0].code)
+        data = manifest.to_json().encode("utf-8")
+        run_id = manifest.subject.run_id or manifest.identity()[:16]
+        unique = run_unique_name(run_id)
+        existing = self._get(unique)
+        if existing is not None and existing != data:
+            # M4: a run's record is never amended in place; a second, different manifest for it is a conflict.
+            raise CarrierError(f"{self._path(unique)} already holds a different manifest for run {run_id!r}",
+                               code=Code.CARRIER_TAMPERED)
+        if existing is None:
+            self._put(unique, data)
+        self._put(MANIFEST_NAME, data)
+        if marker:
+            self.write_marker()
+        return WriteResult(location=self._path(MANIFEST_NAME), attested_version=None, manifest=manifest)
+
+    def write_marker(self) -> str:
+        """Write ``_SUCCESS`` only once manifest.json is readable and parses as a manifest (M2)."""
+        data = self._get(MANIFEST_NAME)
+        if data is None:
+            raise ManifestMissingError(f"{self._path(MANIFEST_NAME)} is not readable; no completion marker written")
+        Manifest.from_json(data)
+        body = f"blake3:{blake3_hex(data)}\n"
+        self._put(MARKER_NAME, body.encode("ascii"))
+        return body.strip()
+
+    def marker_matches(self) -> bool | None:
+        """None without a marker; else whether the marker names the current manifest.json bytes."""
+        marker = self._get(MARKER_NAME)
+        if marker is None:
+            return None
+        data = self._get(MANIFEST_NAME)
+        return data is not None and marker.decode("ascii", "replace").strip() == f"blake3:{blake3_hex(data)}"
+
+    def read(self, version: str | int | None = None) -> Attestation | None:
+        data = self._get(MANIFEST_NAME if version is None else run_unique_name(str(version)))
+        if data is None:
+            return None
+        document = load_json_document(data)
+        if not isinstance(document, dict):
+            document = {"": document}
+        return Attestation(document=document, attested_version=None, location=self._path(MANIFEST_NAME))
+
+    def list_files(self, version: str | int | None = None) -> list[DataFile]:
+        """The artifacts beside the manifest (everything but the carrier's own files)."""
+        out: list[DataFile] = []
+        if self._fs is None:
+            root = Path(self.location)
+            if not root.is_dir():
+                return out
+            for entry in sorted(root.iterdir()):
+                if entry.is_file() and not _is_carrier_file(entry.name) and not entry.name.startswith("."):
+                    out.append(DataFile(path=entry.name, size=entry.stat().st_size))
+            return out
+        for info in self._fs.ls(self.location, detail=True):
+            name = str(info["name"]).rsplit("/", 1)[-1]
+            if info.get("type") == "file" and not _is_carrier_file(name):
+                out.append(DataFile(path=name, size=int(info["size"])))
+        return sorted(out, key=lambda f: f.path)

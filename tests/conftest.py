@@ -1,0 +1,41 @@
+"""Shared fixtures: a valid manifest document and helpers to run the CLI as a user would."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HEX_A = "a" * 64
+HEX_B = "b" * 64
+HEX_C = "c" * 64
+
+VALID: dict[str, Any] = {
+    "manifest_version": "0.1",
+    "hash_scheme": "v1",
+    "producer": {"name": "rocky", "version": "1.56.0"},
+    "subject": {"model": "orders_clean", "run_id": "run-1", "produced_at": "2026-07-08T01:52:41Z",
+                "status": "success"},
+    "program_hash": HEX_A,
+    "inputs_hash": HEX_B,
+    "inputs_proof_class": "heuristic",
+    "env_hash": HEX_C,
+}
+
+
+@pytest.fixture
+def valid_doc() -> dict[str, Any]:
+    return copy.deepcopy(VALID)
+
+
+def run_cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `attest` in a fresh interpreter, as a user's shell would."""
+    return subprocess.run(
+        [sys.executable, "-m", "attest.cli", *args],
+        input=None if stdin is None else stdin.decode("utf-8", "surrogateescape"),
+        capture_output=True, text=True, cwd=cwd, timeout=600,
+    )
