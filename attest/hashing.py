@@ -1,0 +1,361 @@
+"""BLAKE3-256 of file bytes: the identity every rocky-manifest v0.1 entry carries.
+
+An identity is the lowercase 64-hex BLAKE3-256 digest of a file's exact bytes (no framing, no
+name, no metadata), so ``b3sum --no-names FILE`` prints the same string.
+
+How the bytes get to the hasher depends on the shape of the work:
+
+* one big local file: memory-mapped and hashed on all cores (blake3's rayon path, as ``b3sum`` does);
+* one small local file: a single ``read()``, cheaper than setting up a mapping;
+* many local files: several files at once on a small thread pool (blake3 releases the GIL), big
+  ones first, each alone on all cores, so cores are never oversubscribed;
+* a remote object: streamed in bounded chunks through pyarrow or fsspec.
+
+Engine-free on purpose: only the stdlib and blake3 are imported here at module level; pyarrow and
+fsspec are imported lazily by :func:`hash_uri`, so the verifier-only install keeps working.
+Errors (``FileNotFoundError``, ``PermissionError``, other ``OSError``) propagate unchanged; callers
+map them to verification codes.
+
+See docs/hashing.md for the measured thresholds and benchmarks/bench_hashing.py for the benchmark.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import stat
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, BinaryIO, Final
+from urllib.parse import unquote, urlsplit
+
+from blake3 import blake3
+
+__all__ = [
+    "BATCH_SOLO_THRESHOLD",
+    "DEFAULT_CHUNK_SIZE",
+    "MMAP_THRESHOLD",
+    "READ_CHUNK",
+    "hash_bytes",
+    "hash_file",
+    "hash_files",
+    "hash_stream",
+    "hash_uri",
+]
+
+# Measured on the 2-core CI machine (docs/hashing.md): up to a few MiB, reading through the reused
+# buffer ties or beats mmap + threads (mapping setup and page faults cost more than the copy, and a
+# busy second core makes threads worthless); from 8 MiB on, mmap + all cores pulls ahead.
+MMAP_THRESHOLD: Final[int] = 8 << 20
+
+# Inside hash_files, a file this big is hashed alone on all cores before the pool starts: splitting
+# one file across cores costs about the same as splitting files across cores, and doing it first
+# keeps one huge file from becoming a single-threaded tail at the end of the batch.
+BATCH_SOLO_THRESHOLD: Final[int] = 64 << 20
+
+# 8 MiB bounds memory per stream while keeping per-call overhead (and remote round trips) negligible.
+DEFAULT_CHUNK_SIZE: Final[int] = 8 << 20
+
+# Inputs to hash_bytes at least this big go through blake3's multithreaded update (no page faults
+# there, so it scales); below it the thread handoff costs more than it saves.
+_BYTES_PARALLEL_THRESHOLD: Final[int] = 1 << 20
+
+# Files below MMAP_THRESHOLD (and every file hashed single-threaded) are read through a reused
+# per-thread buffer this big: it fits in L2 between read(2) and the hash, so the copy is cheap; a
+# fresh f.read() allocation per file measured up to 4x slower past 32 MiB (page faults on new memory).
+READ_CHUNK: Final[int] = 1 << 20
+
+_local = threading.local()
+
+_Progress = Callable[[int, int, int], None]
+
+
+def _max_threads(threads: int | None) -> int:
+    """blake3's ``max_threads`` for a ``threads`` argument: None means all cores (blake3.AUTO)."""
+    if threads is None:
+        return int(blake3.AUTO)
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1 or None, got {threads}")
+    return threads
+
+
+def hash_bytes(data: bytes) -> str:
+    """Lowercase 64-hex BLAKE3-256 of ``data`` (any bytes-like object)."""
+    if len(data) >= _BYTES_PARALLEL_THRESHOLD:
+        return blake3(data, max_threads=blake3.AUTO).hexdigest()
+    return blake3(data).hexdigest()
+
+
+def _read_buffer() -> memoryview:
+    """This thread's reusable read buffer (one per thread: hash_files reads on several at once)."""
+    view: memoryview | None = getattr(_local, "buffer", None)
+    if view is None:
+        view = _local.buffer = memoryview(bytearray(READ_CHUNK))
+    return view
+
+
+def _hash_read(path: str | os.PathLike[str]) -> str:
+    """Single-threaded hash of a local file through the reused buffer."""
+    hasher = blake3()
+    view = _read_buffer()
+    with open(path, "rb", buffering=0) as f:  # unbuffered: readinto goes straight to read(2)
+        while n := f.readinto(view):
+            hasher.update(view[:n])
+    return hasher.hexdigest()
+
+
+def _hash_local(path: str | os.PathLike[str], size: int, max_threads: int) -> str:
+    """Hash a local regular file whose size is already known (``size`` only picks the strategy)."""
+    if size < MMAP_THRESHOLD or max_threads == 1:
+        # One core only gains nothing from a mapping: reading through a cache-sized buffer measured
+        # faster than a single-threaded mmap at every size (no page faults, no TLB shootdown).
+        return _hash_read(path)
+    # update_mmap maps the file (falling back to reads if it cannot) with the GIL released; a file
+    # truncated by another process while mapped can fault, the same trade-off b3sum makes.
+    return blake3(max_threads=max_threads).update_mmap(path).hexdigest()
+
+
+def hash_file(path: str | os.PathLike[str], *, threads: int | None = None) -> str:
+    """Lowercase 64-hex BLAKE3-256 of a local file's bytes.
+
+    Files of at least :data:`MMAP_THRESHOLD` bytes are memory-mapped and hashed on up to
+    ``threads`` threads (``None``: all cores, blake3.AUTO); smaller files are read in one call.
+    Non-regular files (pipes, character devices) are streamed.
+    """
+    max_threads = _max_threads(threads)
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        # A pipe or device reports size 0 and cannot be mapped: stream it instead of trusting st_size.
+        with open(path, "rb", buffering=0) as f:
+            return hash_stream(f)
+    return _hash_local(path, st.st_size, max_threads)
+
+
+def hash_stream(stream: BinaryIO, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> str:
+    """Lowercase 64-hex BLAKE3-256 of everything left in ``stream``, read in ``chunk_size`` pieces.
+
+    Memory stays bounded by one chunk: the stream is read into a single reused buffer when it
+    supports ``readinto`` (files, pyarrow NativeFile, fsspec files), else chunk by chunk with ``read``.
+    The stream is not closed.
+    """
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    hasher = blake3()
+    readinto = getattr(stream, "readinto", None)
+    if readinto is not None:
+        buf = bytearray(chunk_size)
+        view = memoryview(buf)
+        while True:
+            n = readinto(view)
+            if not n:
+                break
+            hasher.update(view[:n])
+        return hasher.hexdigest()
+    while True:
+        chunk = stream.read(chunk_size)
+        if not chunk:
+            break
+        hasher.update(chunk)
+    return hasher.hexdigest()
+
+
+def _local_path(uri: str) -> str | None:
+    """The local filesystem path for a plain path or a file:// URI; None for anything remote."""
+    parts = urlsplit(uri)
+    if parts.scheme == "" or (len(parts.scheme) == 1 and os.name == "nt"):
+        return uri  # no scheme, or a Windows drive letter ("C:\\...") that urlsplit mistakes for one
+    if parts.scheme == "file":
+        if parts.netloc not in ("", "localhost"):
+            return None  # file://host/share is not on this machine
+        return unquote(parts.path)
+    return None
+
+
+def hash_uri(
+    uri: str,
+    *,
+    filesystem: object | None = None,
+    storage_options: dict[str, str] | None = None,
+) -> str:
+    """Lowercase 64-hex BLAKE3-256 of the object at ``uri``.
+
+    * A local path or ``file://`` URI (and no ``filesystem``) goes to :func:`hash_file`.
+    * ``filesystem`` may be a ``pyarrow.fs.FileSystem`` (``uri`` may carry a scheme, which is
+      stripped) or an fsspec ``AbstractFileSystem`` (given the URI as is); the object is streamed.
+    * Otherwise the filesystem comes from ``storage_options`` through fsspec when given (its option
+      names are the backend's own), else from ``pyarrow.fs.FileSystem.from_uri``, falling back to
+      fsspec for schemes pyarrow does not know.
+
+    Bytes are hashed exactly as stored: pyarrow's by-extension decompression is turned off.
+    """
+    if filesystem is None:
+        local = _local_path(uri)
+        if local is not None:
+            return hash_file(local)
+        if storage_options is not None:
+            return _hash_fsspec(None, uri, storage_options)
+        try:
+            from pyarrow import fs as pafs
+        except ImportError:
+            return _hash_fsspec(None, uri, None)
+        try:
+            pa_fs, path = pafs.FileSystem.from_uri(uri)
+        except ValueError as exc:  # pyarrow.ArrowInvalid subclasses ValueError
+            if "Unrecognized filesystem type" not in str(exc):
+                raise  # a known scheme with a bad URI is the caller's error, not a reason to switch
+            return _hash_fsspec(None, uri, None)
+        return _hash_pyarrow(pa_fs, path)
+    if _is_pyarrow_filesystem(filesystem):
+        from pyarrow import fs as pafs
+
+        if type(filesystem) is pafs.LocalFileSystem:
+            local = _local_path(uri)
+            if local is not None:
+                return hash_file(local)  # same bytes, but mmap + all cores instead of a stream
+        # pyarrow filesystems take scheme-less paths ("bucket/key" for S3).
+        path = uri.split("://", 1)[1] if "://" in uri else uri
+        return _hash_pyarrow(filesystem, path)
+    return _hash_fsspec(filesystem, uri, storage_options)
+
+
+def _is_pyarrow_filesystem(obj: object) -> bool:
+    try:
+        from pyarrow import fs as pafs
+    except ImportError:
+        return False
+    return isinstance(obj, pafs.FileSystem)
+
+
+def _hash_pyarrow(filesystem: Any, path: str) -> str:
+    # compression=None: the default "detect" would gunzip a .gz file and hash the wrong bytes.
+    with filesystem.open_input_stream(path, compression=None) as stream:
+        return hash_stream(stream)
+
+
+def _hash_fsspec(filesystem: Any, uri: str, storage_options: dict[str, str] | None) -> str:
+    if filesystem is None:
+        import fsspec.core
+
+        filesystem, path = fsspec.core.url_to_fs(uri, **(storage_options or {}))
+    else:
+        path = uri
+    with filesystem.open(path, "rb") as stream:
+        return hash_stream(stream)
+
+
+def _default_workers() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))  # honours taskset/cgroup CPU pinning, unlike cpu_count
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    # One extra worker keeps every core busy while another thread is in open()/read() syscalls.
+    return cores + 1
+
+
+def hash_files(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    max_workers: int | None = None,
+    progress: _Progress | None = None,
+) -> dict[str, str]:
+    """BLAKE3-256 of many local files, hashed concurrently; ``{os.fspath(path): hex digest}``.
+
+    Every path is stat-ed first (a missing one raises before any hashing). Files of at least
+    :data:`BATCH_SOLO_THRESHOLD` bytes are then hashed one at a time, each on all cores; the rest
+    go to ``max_workers`` threads (default: cores + 1), one file per thread at a time, so there is
+    never more than one runnable thread per core plus one. A path given twice is hashed once.
+
+    ``progress(done_files, total_files, done_bytes)`` is called from the calling thread, once with
+    zeros and then after each file. The first error raised by any file is re-raised and the
+    remaining files are skipped.
+    """
+    if max_workers is not None and max_workers < 1:
+        raise ValueError(f"max_workers must be >= 1 or None, got {max_workers}")
+    sizes: dict[str, int] = {}
+    for p in paths:
+        key = os.fspath(p)
+        if key not in sizes:
+            st = os.stat(key)
+            # -1 marks a pipe/device: no usable size, hashed by streaming (hash_file does that).
+            sizes[key] = st.st_size if stat.S_ISREG(st.st_mode) else -1
+    total = len(sizes)
+    workers = max_workers if max_workers is not None else _default_workers()
+    # A caller capping workers caps the big-file threads too (blake3.AUTO would take every core).
+    solo_threads = None if max_workers is None else max_workers
+
+    results: dict[str, str] = {}
+    done_files = 0
+    done_bytes = 0
+    if progress is not None:
+        progress(0, total, 0)
+
+    def finished(key: str, digest: str) -> None:
+        nonlocal done_files, done_bytes
+        results[key] = digest
+        done_files += 1
+        done_bytes += max(sizes[key], 0)
+        if progress is not None:
+            progress(done_files, total, done_bytes)
+
+    for key in [k for k, s in sizes.items() if s >= BATCH_SOLO_THRESHOLD]:
+        finished(key, hash_file(key, threads=solo_threads))
+
+    # Longest first keeps the workers evenly loaded at the end of the batch.
+    rest = sorted((k for k, s in sizes.items() if s < BATCH_SOLO_THRESHOLD), key=lambda k: -sizes[k])
+    if workers == 1 or len(rest) <= 1:
+        for key in rest:
+            finished(key, _hash_one(key, sizes[key]))
+    else:
+        for key, digest in _hash_concurrently(rest, sizes, min(workers, len(rest))):
+            finished(key, digest)
+    return results
+
+
+def _hash_one(key: str, size: int) -> str:
+    """One file of a batch, single-threaded: parallelism comes from hashing files side by side."""
+    if size < 0:
+        return hash_file(key, threads=1)
+    return _hash_local(key, size, 1)
+
+
+def _hash_concurrently(keys: list[str], sizes: dict[str, int], workers: int) -> Iterator[tuple[str, str]]:
+    """Yield ``(key, digest)`` as files finish on ``workers`` threads; raise the first worker error.
+
+    Each worker pulls the next path from one shared iterator rather than getting a future per
+    file: at ~100 µs per 512 KiB file, per-future bookkeeping cost measurable throughput.
+    """
+    source = iter(keys)
+    lock = threading.Lock()
+    stop = threading.Event()
+    done: queue.SimpleQueue[tuple[str, str] | BaseException | None] = queue.SimpleQueue()
+
+    def worker() -> None:
+        try:
+            while not stop.is_set():
+                with lock:
+                    key = next(source, None)
+                if key is None:
+                    break
+                done.put((key, _hash_one(key, sizes[key])))
+        except BaseException as exc:  # handed to the calling thread, which re-raises it
+            stop.set()
+            done.put(exc)
+        finally:
+            done.put(None)  # this worker has exited
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attest-hash") as pool:
+        for _ in range(workers):
+            pool.submit(worker)
+        running = workers
+        try:
+            while running:
+                item = done.get()
+                if item is None:
+                    running -= 1
+                elif isinstance(item, BaseException):
+                    raise item
+                else:
+                    yield item
+        finally:
+            stop.set()  # the caller stopped early or a worker failed: let the others wind down

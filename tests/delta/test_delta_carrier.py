@@ -1,0 +1,426 @@
+"""The Delta carrier against real delta-rs tables: record, read back, verify, tamper, staleness, time travel."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+
+import carriers.delta as delta_mod
+from attest.errors import Code, UnsupportedTableError
+from attest.verify.table import verify_table
+from carriers import properties as props
+from carriers.base import TableCarrier
+from carriers.delta import SIDECAR_DIR, DeltaCarrier, attest_after_write, write_content_addressed
+from tests.delta.conftest import PROGRAM, SPECIAL, special_table
+
+
+def codes(report: Any) -> list[str]:
+    return [p.code.value for p in report.errors]
+
+
+def attest(path: Path, **kw: Any) -> Any:
+    return attest_after_write(str(path), model="orders", program_hash=PROGRAM, **kw)
+
+
+def config(path: Path) -> dict[str, str]:
+    return dict(DeltaTable(str(path)).metadata().configuration)
+
+
+def a_live_file(path: Path) -> Path:
+    files = [f for f in DeltaCarrier(str(path)).list_files() if f.kind == "data"]
+    return path.joinpath(*files[0].path.split("/"))
+
+
+# ---- the happy path --------------------------------------------------------------------------------------------
+def test_carrier_implements_the_protocol(partitioned: Path) -> None:
+    carrier = DeltaCarrier(str(partitioned))
+    assert isinstance(carrier, TableCarrier)
+    assert carrier.kind == "delta"
+
+
+def test_unattested_table_is_labelled(partitioned: Path) -> None:
+    report = verify_table(DeltaCarrier(str(partitioned)))
+    assert not report.attested and codes(report) == ["unattested"]
+    assert DeltaCarrier(str(partitioned)).read() is None
+
+
+def test_partitioned_special_values_verify_at_bytes_level(partitioned: Path) -> None:
+    result = attest(partitioned)
+    assert result.attested_version == "0"
+    carrier = DeltaCarrier(str(partitioned))
+    paths = {f.path for f in carrier.list_files()}
+    # URL-decoded, POSIX, relative: exactly the on-disk names.
+    assert all(partitioned.joinpath(*p.split("/")).is_file() for p in paths)
+    assert any(p.startswith("p=__HIVE_DEFAULT_PARTITION__/") for p in paths)
+    report = verify_table(carrier)
+    assert report.passed and report.level == "bytes", report.human()
+    assert report.files_checked == len(SPECIAL)
+    attestation = carrier.read()
+    assert attestation is not None and attestation.files is not None
+    assert [o["path"] for o in attestation.document["output_hashes"]] == sorted(paths)
+    assert result.manifest is not None and attestation.document == result.manifest.to_dict()
+
+
+def test_attestation_is_a_separate_metadata_commit_and_keeps_user_properties(partitioned: Path) -> None:
+    DeltaTable(str(partitioned)).alter.set_table_properties({"team.owner": "data", "delta.logRetentionDuration":
+                                                             "interval 30 days"}, raise_if_not_exists=False)
+    write_deltalake(str(partitioned), special_table(), partition_by=["p"], mode="append")
+    attest(partitioned)
+    log = partitioned / "_delta_log"
+    last = sorted(log.glob("*.json"))[-1]
+    actions = [json.loads(line) for line in last.read_text().splitlines()]
+    assert not any("add" in a or "remove" in a for a in actions)
+    cfg = config(partitioned)
+    assert cfg["team.owner"] == "data" and cfg["delta.logRetentionDuration"] == "interval 30 days"
+    assert cfg[props.KEY_VERSION] == "2"
+    assert verify_table(DeltaCarrier(str(partitioned))).passed
+
+
+def test_version_of_the_data_commit_uses_the_follow_up_attestation(partitioned: Path) -> None:
+    attest(partitioned)  # data version 0, attestation commit 1
+    carrier = DeltaCarrier(str(partitioned))
+    report = verify_table(carrier, version=0)
+    assert report.passed and report.attested_version == "0", report.human()
+    assert verify_table(carrier, version=1).passed
+
+
+def test_sidecar_always_written_and_content_addressed(partitioned: Path) -> None:
+    result = attest(partitioned)
+    assert result.sidecar is not None
+    sidecar = partitioned / result.sidecar
+    from attest.canonical import blake3_hex
+
+    assert sidecar.parent.name == SIDECAR_DIR
+    assert sidecar.name == blake3_hex(sidecar.read_bytes()) + ".json"
+    assert not list(sidecar.parent.glob("*.tmp"))
+
+
+def test_many_files_move_to_the_sidecar_and_read_back_in_full(table_dir: Path) -> None:
+    data = pa.table({"p": [str(i) for i in range(props.INLINE_OUTPUTS_MAX + 3)],
+                     "v": list(range(props.INLINE_OUTPUTS_MAX + 3))})
+    write_deltalake(str(table_dir), data, partition_by=["p"])
+    result = attest(table_dir)
+    cfg = config(table_dir)
+    assert cfg[props.KEY_OUTPUTS_WHERE] == "sidecar"
+    assert cfg[props.KEY_OUTPUTS_COUNT] == str(props.INLINE_OUTPUTS_MAX + 3)
+    assert not any(k.startswith(props.PREFIX + "output_hashes.") and v for k, v in cfg.items())
+    attestation = DeltaCarrier(str(table_dir)).read()
+    assert attestation is not None and result.manifest is not None
+    assert attestation.document == result.manifest.to_dict()
+    assert len(attestation.document["output_hashes"]) == props.INLINE_OUTPUTS_MAX + 3
+    assert verify_table(DeltaCarrier(str(table_dir))).passed
+
+
+def test_dataframe_style_table_object_and_storage_options(partitioned: Path) -> None:
+    attest(partitioned)
+    carrier = DeltaCarrier(DeltaTable(str(partitioned)), storage_options={})
+    assert verify_table(carrier).passed
+
+
+# ---- tampering -------------------------------------------------------------------------------------------------
+def test_one_flipped_byte_fails_bytes_but_passes_files(partitioned: Path) -> None:
+    attest(partitioned)
+    victim = a_live_file(partitioned)
+    raw = bytearray(victim.read_bytes())
+    raw[len(raw) // 2] ^= 0x01
+    victim.write_bytes(bytes(raw))
+    carrier = DeltaCarrier(str(partitioned))
+    assert verify_table(carrier, level="files").passed
+    report = verify_table(carrier, level="bytes")
+    assert codes(report) == ["artifact_hash_mismatch"], report.human()
+
+
+def test_removed_file_is_missing_at_bytes_level(partitioned: Path) -> None:
+    attest(partitioned)
+    a_live_file(partitioned).unlink()
+    report = verify_table(DeltaCarrier(str(partitioned)))
+    assert codes(report) == ["file_missing"], report.human()
+
+
+def test_extra_file_on_disk_outside_the_log_is_not_a_change(partitioned: Path) -> None:
+    attest(partitioned)
+    (partitioned / "p=plain" / "stray-orphan.parquet").write_bytes(b"not in the log")
+    report = verify_table(DeltaCarrier(str(partitioned)))
+    assert report.passed, report.human()
+
+
+def test_edited_output_hash_property_is_caught(partitioned: Path) -> None:
+    attest(partitioned)
+    DeltaTable(str(partitioned)).alter.set_table_properties(
+        {props.PREFIX + "output_hashes.0.hash": "f" * 64}, raise_if_not_exists=False)
+    report = verify_table(DeltaCarrier(str(partitioned)))
+    assert not report.passed
+    assert "carrier_tampered" in codes(report), report.human()
+
+
+def test_edited_binding_version_is_caught(partitioned: Path) -> None:
+    attest(partitioned)
+    DeltaTable(str(partitioned)).alter.set_table_properties({props.KEY_VERSION: "99"}, raise_if_not_exists=False)
+    report = verify_table(DeltaCarrier(str(partitioned)))
+    assert "carrier_tampered" in codes(report), report.human()
+
+
+def test_edited_inputs_hash_is_caught_against_the_sidecar(partitioned: Path) -> None:
+    attest(partitioned)
+    DeltaTable(str(partitioned)).alter.set_table_properties(
+        {props.PREFIX + "inputs_hash": "e" * 64, props.PREFIX + "inputs_proof_class": "strong"},
+        raise_if_not_exists=False)
+    assert "carrier_tampered" in codes(verify_table(DeltaCarrier(str(partitioned))))
+
+
+def test_edited_sidecar_is_a_sidecar_mismatch(partitioned: Path) -> None:
+    result = attest(partitioned)
+    sidecar = partitioned / result.sidecar
+    sidecar.write_bytes(sidecar.read_bytes().replace(b'"size":', b'"size": '))
+    report = verify_table(DeltaCarrier(str(partitioned)))
+    assert codes(report) == ["sidecar_mismatch"], report.human()
+    assert report.level == "schema"
+
+
+def test_deleted_sidecar_is_missing(partitioned: Path) -> None:
+    result = attest(partitioned)
+    (partitioned / result.sidecar).unlink()
+    report = verify_table(DeltaCarrier(str(partitioned)))
+    assert codes(report) == ["sidecar_missing"], report.human()
+
+
+def test_sidecar_reference_outside_the_attest_dir_is_refused(partitioned: Path) -> None:
+    attest(partitioned)
+    DeltaTable(str(partitioned)).alter.set_table_properties(
+        {props.KEY_SIDECAR_PATH: "../../etc/passwd"}, raise_if_not_exists=False)
+    assert "carrier_tampered" in codes(verify_table(DeltaCarrier(str(partitioned))))
+
+
+# ---- staleness, compaction, time travel ------------------------------------------------------------------------
+def test_unattested_append_is_stale_and_time_travel_still_verifies(partitioned: Path) -> None:
+    attest(partitioned)  # data 0, attestation 1
+    write_deltalake(str(partitioned), special_table(), partition_by=["p"], mode="append")  # 2
+    carrier = DeltaCarrier(str(partitioned))
+    report = verify_table(carrier)
+    assert codes(report) == ["stale"] and "WRITE" in report.errors[0].message, report.human()
+    for version in (0, 1):
+        old = verify_table(carrier, version=version)
+        assert old.passed and old.level == "bytes", old.human()
+
+
+def test_delete_is_stale(partitioned: Path) -> None:
+    attest(partitioned)
+    DeltaTable(str(partitioned)).delete("v = 3")
+    assert codes(verify_table(DeltaCarrier(str(partitioned)))) == ["stale"]
+
+
+def test_overwrite_is_stale(partitioned: Path) -> None:
+    attest(partitioned)
+    write_deltalake(str(partitioned), special_table(), partition_by=["p"], mode="overwrite")
+    assert codes(verify_table(DeltaCarrier(str(partitioned)))) == ["stale"]
+
+
+def test_optimize_compaction_is_compacted(table_dir: Path) -> None:
+    for i in range(3):
+        write_deltalake(str(table_dir), pa.table({"v": [i]}), mode="append")
+    attest(table_dir)
+    DeltaTable(str(table_dir)).optimize.compact()
+    report = verify_table(DeltaCarrier(str(table_dir)))
+    assert codes(report) == ["compacted"], report.human()
+    # Re-attesting after compaction makes the new layout verifiable again.
+    attest(table_dir)
+    assert verify_table(DeltaCarrier(str(table_dir))).passed
+
+
+def test_reattestation_with_fewer_fields_drops_inputs_hash(table_dir: Path) -> None:
+    from attest.identity.inputs import ObservedInput
+
+    write_deltalake(str(table_dir), pa.table({"v": [1]}))
+    upstream = ObservedInput(table="delta:upstream", version="3")
+    first = attest(table_dir, inputs=[upstream])
+    assert first.manifest is not None and first.manifest.inputs_hash is not None
+    second = attest(table_dir)
+    document = DeltaCarrier(str(table_dir)).read()
+    assert document is not None and second.manifest is not None
+    assert "inputs_hash" not in document.document and "inputs_proof_class" not in document.document
+    assert document.document == second.manifest.to_dict()
+    assert config(table_dir)[props.PREFIX + "inputs_hash"] == ""
+    assert verify_table(DeltaCarrier(str(table_dir))).passed
+
+
+# ---- inputs and hash reuse -------------------------------------------------------------------------------------
+def test_append_reuses_hashes_and_observes_the_previous_version(partitioned: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    attest(partitioned)
+    old = {f.path for f in DeltaCarrier(str(partitioned)).list_files()}
+    write_deltalake(str(partitioned), pa.table({"p": ["new"], "v": [100]}), partition_by=["p"], mode="append")
+    seen: list[str] = []
+    real = delta_mod.hash_files
+
+    def counting(paths: list[str], **kw: Any) -> dict[str, str]:
+        seen.extend(paths)
+        return real(paths, **kw)
+
+    monkeypatch.setattr(delta_mod, "hash_files", counting)
+    result = attest(partitioned)
+    assert len(seen) == 1 and "p=new" in seen[0]
+    assert not any(str(partitioned.joinpath(*p.split("/"))) in seen for p in old)
+    assert result.manifest is not None and result.manifest.inputs_proof_class == "strong"
+    attestation = DeltaCarrier(str(partitioned)).read()
+    assert attestation is not None and attestation.inputs is not None
+    (previous,) = attestation.inputs
+    assert previous.table.startswith("delta:") and previous.content is not None and previous.version == "1"
+    monkeypatch.setattr(delta_mod, "hash_files", real)
+    assert verify_table(DeltaCarrier(str(partitioned))).passed
+
+
+def test_same_size_rewrite_is_not_reused_from_a_tampered_sidecar(partitioned: Path) -> None:
+    result = attest(partitioned)
+    sidecar = partitioned / result.sidecar
+    sidecar.write_bytes(sidecar.read_bytes() + b" ")
+    write_deltalake(str(partitioned), pa.table({"p": ["new"], "v": [1]}), partition_by=["p"], mode="append")
+    attest(partitioned)  # the broken sidecar is not trusted: every file is re-read
+    assert verify_table(DeltaCarrier(str(partitioned))).passed
+
+
+def test_overwrite_does_not_observe_the_previous_version(partitioned: Path) -> None:
+    write_deltalake(str(partitioned), special_table(), partition_by=["p"], mode="overwrite")
+    result = attest(partitioned)
+    assert result.manifest is not None and result.manifest.inputs_hash is None
+
+
+def test_observe_is_strong_only_when_attested_and_unchanged(partitioned: Path) -> None:
+    carrier = DeltaCarrier(str(partitioned))
+    assert carrier.observe().proof_class == "heuristic"
+    attest(partitioned)
+    strong = carrier.observe()
+    assert strong.proof_class == "strong" and strong.table == f"delta:{DeltaTable(str(partitioned)).metadata().id}"
+    write_deltalake(str(partitioned), special_table(), partition_by=["p"], mode="append")
+    assert carrier.observe().proof_class == "heuristic"
+    assert carrier.observe(0).content == strong.content
+
+
+# ---- the content-addressed write path --------------------------------------------------------------------------
+def test_content_addressed_write_names_files_by_their_hash(table_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from attest.canonical import blake3_hex
+
+    seen: list[str] = []
+    real = delta_mod.hash_files
+    monkeypatch.setattr(delta_mod, "hash_files", lambda paths, **kw: seen.extend(paths) or real(paths, **kw))
+    result = write_content_addressed(str(table_dir), special_table(), partition_by=["p"], model="orders",
+                                     program_hash=PROGRAM)
+    assert seen == []  # the output identity was known before the commit: nothing is read back
+    carrier = DeltaCarrier(str(table_dir))
+    files = carrier.list_files()
+    assert len(files) == len(SPECIAL)
+    for f in files:
+        on_disk = table_dir.joinpath(*f.path.split("/"))
+        assert on_disk.name == blake3_hex(on_disk.read_bytes()) + ".parquet"
+    assert {f.path.split("/")[0] for f in files} >= {"p=__HIVE_DEFAULT_PARTITION__", "p=x%2Fy", "p=k%3Dv",
+                                                      "p=50%25", "p=a b", "p=ünï"}
+    report = verify_table(carrier)
+    assert report.passed and report.level == "bytes", report.human()
+    assert result.manifest is not None
+    # delta-rs reads the table back with the partition values intact.
+    back = DeltaTable(str(table_dir)).to_pyarrow_table().sort_by("v")
+    assert back.column("p").to_pylist() == SPECIAL
+    # Append through the same path: reuses, stays verifiable, observes the previous version.
+    again = write_content_addressed(str(table_dir), pa.table({"p": ["z"], "v": [99]}), partition_by=["p"],
+                                    model="orders", program_hash=PROGRAM)
+    assert again.manifest is not None and again.manifest.inputs_proof_class == "strong"
+    assert verify_table(DeltaCarrier(str(table_dir))).passed
+
+
+def test_content_addressed_overwrite_and_unpartitioned(table_dir: Path) -> None:
+    write_content_addressed(str(table_dir), pa.table({"v": list(range(10))}), model="m", program_hash=PROGRAM,
+                            max_rows_per_file=3)
+    assert len(DeltaCarrier(str(table_dir)).list_files()) == 4
+    write_content_addressed(str(table_dir), pa.table({"v": [1]}), mode="overwrite", model="m", program_hash=PROGRAM)
+    carrier = DeltaCarrier(str(table_dir))
+    assert len(carrier.list_files()) == 1
+    assert verify_table(carrier).passed
+
+
+# ---- other engines' features -----------------------------------------------------------------------------------
+def test_column_mapping_table(table_dir: Path) -> None:
+    write_deltalake(str(table_dir), special_table(), partition_by=["p"],
+                    configuration={"delta.columnMapping.mode": "name"})
+    attest(table_dir)
+    assert verify_table(DeltaCarrier(str(table_dir))).passed
+
+
+def test_checkpointed_table(table_dir: Path) -> None:
+    for i in range(4):
+        write_deltalake(str(table_dir), pa.table({"v": [i]}), mode="append")
+    DeltaTable(str(table_dir)).create_checkpoint()
+    attest(table_dir)
+    DeltaTable(str(table_dir)).create_checkpoint()
+    assert verify_table(DeltaCarrier(str(table_dir))).passed
+
+
+def _dv_table(table_dir: Path) -> str:
+    """A table whose live file carries a deletion vector (storage type 'u'), committed by hand as Spark would."""
+    write_deltalake(str(table_dir), pa.table({"v": [1, 2, 3]}), configuration={"delta.enableDeletionVectors": "true"})
+    add = pa.table(DeltaTable(str(table_dir)).get_add_actions()).to_pylist()[0]
+    (table_dir / "ab").mkdir()
+    dv = "ab/deletion_vector_d2c639aa-8816-431a-aaf6-d3fe2512ff61.bin"
+    (table_dir / dv).write_bytes(b"\x01" + b"dv-bytes" * 8)
+    lines = [
+        {"commitInfo": {"operation": "DELETE", "operationParameters": {"predicate": "v = 2"}}},
+        {"remove": {"path": add["path"], "dataChange": True, "deletionTimestamp": 1, "size": add["size_bytes"],
+                    "partitionValues": {}}},
+        {"add": {"path": add["path"], "partitionValues": {}, "size": add["size_bytes"], "modificationTime": 1,
+                 "dataChange": True, "deletionVector": {"storageType": "u", "pathOrInlineDv": "ab^-aqEH.-t@S}K{vb[*k^",
+                                                        "offset": 1, "sizeInBytes": 30, "cardinality": 1}}},
+    ]
+    (table_dir / "_delta_log" / f"{1:020d}.json").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return dv
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_deletion_vector_files_are_part_of_the_version(table_dir: Path, checkpoint: bool) -> None:
+    dv = _dv_table(table_dir)
+    if checkpoint:
+        DeltaTable(str(table_dir)).create_checkpoint()
+    carrier = DeltaCarrier(str(table_dir))
+    files = carrier.list_files()
+    assert [f.kind for f in files].count("deletion_vector") == 1
+    assert any(f.path == dv and f.size == (table_dir / dv).stat().st_size for f in files)
+    attest(table_dir)
+    assert verify_table(carrier).passed
+    raw = bytearray((table_dir / dv).read_bytes())
+    raw[-1] ^= 0xFF
+    (table_dir / dv).write_bytes(bytes(raw))
+    report = verify_table(DeltaCarrier(str(table_dir)))
+    assert codes(report) == ["artifact_hash_mismatch"] and report.errors[0].path == dv
+
+
+def test_unsupported_writer_feature_refuses_in_one_line(table_dir: Path) -> None:
+    write_deltalake(str(table_dir), pa.table({"v": [1]}))
+    protocol = {"protocol": {"minReaderVersion": 1, "minWriterVersion": 7,
+                             "writerFeatures": ["appendOnly", "invariants", "someFutureFeature"]}}
+    (table_dir / "_delta_log" / f"{1:020d}.json").write_text(
+        json.dumps({"commitInfo": {"operation": "UPGRADE PROTOCOL"}}) + "\n" + json.dumps(protocol) + "\n")
+    with pytest.raises(UnsupportedTableError) as info:
+        attest(table_dir)
+    assert "\n" not in info.value.message and "someFutureFeature" in info.value.message
+    report = verify_table(DeltaCarrier(str(table_dir)))
+    assert codes(report) == [Code.UNATTESTED.value]
+
+
+def test_log_cleanup_falls_back_to_comparing_file_sets(partitioned: Path) -> None:
+    attest(partitioned)
+    DeltaTable(str(partitioned)).alter.set_table_properties({"x.y": "1"}, raise_if_not_exists=False)
+    DeltaTable(str(partitioned)).create_checkpoint()
+    os.remove(partitioned / "_delta_log" / f"{1:020d}.json")
+    report = verify_table(DeltaCarrier(str(partitioned)))
+    assert report.passed, report.human()
+
+
+def test_copied_table_verifies_elsewhere(partitioned: Path, tmp_path: Path) -> None:
+    attest(partitioned)
+    copy = tmp_path / "copy"
+    shutil.copytree(partitioned, copy)
+    assert verify_table(DeltaCarrier(str(copy))).passed
