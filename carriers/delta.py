@@ -510,7 +510,10 @@ class DeltaCarrier:
     def observe(self, version: str | int | None = None) -> ObservedInput:
         from attest.verify.table import verify_state
 
-        st = self.state(version)
+        # Observe the data version in force: metadata-only commits on top (attestations) are the same data,
+        # so the same data must give the same heuristic identity.
+        n = self.data_version(None if version is None else self._parse_version(version))
+        st = self.state(n)
         table_id = f"delta:{self._load(int(st.version)).metadata().id}"
         att = st.attestation
         if att is not None and att.files is not None:

@@ -271,7 +271,8 @@ def test_append_reuses_hashes_and_observes_the_previous_version(partitioned: Pat
     attestation = DeltaCarrier(str(partitioned)).read()
     assert attestation is not None and attestation.inputs is not None
     (previous,) = attestation.inputs
-    assert previous.table.startswith("delta:") and previous.content is not None and previous.version == "1"
+    # The previous *data* version (0), not the attestation commit on top of it (1): same data, same identity.
+    assert previous.table.startswith("delta:") and previous.content is not None and previous.version == "0"
     monkeypatch.setattr(delta_mod, "hash_files", real)
     assert verify_table(DeltaCarrier(str(partitioned))).passed
 

@@ -1,0 +1,112 @@
+"""Walk lineage: from a table version, through the observed inputs its attestation records, upstream.
+
+Each node says what is known about that version (attested or not, verified at the files level or not, the
+program and the proof class) so a notebook user or an auditor sees where the chain of evidence is strong,
+heuristic or broken.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from attest.errors import AttestError
+from attest.identity.inputs import ObservedInput
+from attest.verify.report import Level
+from attest.verify.table import verify_state
+from carriers.refs import open_table
+
+
+@dataclass
+class LineageNode:
+    """One table version in the lineage graph."""
+
+    ref: str
+    version: str | None
+    table: str | None = None
+    attested: bool = False
+    verdict: str = ""
+    passed: bool = False
+    model: str | None = None
+    program_hash: str | None = None
+    inputs_proof_class: str | None = None
+    observed_as: str | None = None  # how the downstream run saw this version: "strong" | "heuristic"
+    error: str | None = None
+    inputs: list[LineageNode] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: v for k, v in self.__dict__.items() if k != "inputs" and v is not None}
+        out["inputs"] = [i.to_json() for i in self.inputs]
+        return out
+
+    def lines(self, indent: str = "") -> list[str]:
+        status = "ATTESTED" if self.attested else "UNATTESTED"
+        if self.error:
+            status = f"UNREADABLE ({self.error})"
+        elif self.attested:
+            status += " ✓" if self.passed else " ✗"
+        seen = f" [read as {self.observed_as}]" if self.observed_as else ""
+        model = f" model={self.model}" if self.model else ""
+        proof = f" inputs={self.inputs_proof_class}" if self.inputs_proof_class else ""
+        head = f"{indent}{self.ref}@{self.version}{seen}: {status}{model}{proof}"
+        out = [head]
+        if self.verdict and not self.passed and self.attested:
+            out.append(f"{indent}    {self.verdict}")
+        for child in self.inputs:
+            out.extend(child.lines(indent + "  "))
+        return out
+
+
+def walk(
+    ref: str,
+    *,
+    version: str | None = None,
+    depth: int = 8,
+    level: Level = "files",
+    storage_options: Mapping[str, str] | None = None,
+    _observed: ObservedInput | None = None,
+    _seen: set[tuple[str, str | None]] | None = None,
+) -> LineageNode:
+    """The lineage tree rooted at ``ref`` (at ``version``, default current), verified at ``level`` per node.
+
+    Upstreams are reached through each input's recorded ``location``; an input without one is a leaf.
+    ``depth`` bounds the walk; a version already visited is not expanded twice (diamonds, cycles).
+    """
+    seen = _seen if _seen is not None else set()
+    node = LineageNode(ref=ref, version=version, observed_as=None if _observed is None else _observed.proof_class)
+    try:
+        carrier = open_table(ref, storage_options=storage_options)
+        state = carrier.state(version)
+    except AttestError as exc:
+        node.error = exc.code.value
+        node.verdict = exc.message
+        return node
+    node.version = state.version
+    report = verify_state(state, carrier, level=level)
+    node.verdict = report.verdict()
+    node.passed = report.passed
+    att = state.attestation
+    if att is None:
+        return node
+    node.attested = True
+    doc = att.document
+    node.model = (doc.get("subject") or {}).get("model")
+    node.program_hash = doc.get("program_hash")
+    node.inputs_proof_class = doc.get("inputs_proof_class")
+    key = (ref, node.version)
+    if key in seen or depth <= 0:
+        return node
+    seen.add(key)
+    for observed in att.inputs or ():
+        node.table = node.table or None
+        upstream_version = observed.version or observed.snapshot_id
+        if not observed.location:
+            node.inputs.append(LineageNode(ref=observed.name or observed.table, version=upstream_version,
+                                           table=observed.table, observed_as=observed.proof_class))
+            continue
+        child = walk(observed.location, version=upstream_version, depth=depth - 1, level=level,
+                     storage_options=storage_options, _observed=observed, _seen=seen)
+        child.table = observed.table
+        node.inputs.append(child)
+    return node
