@@ -1,0 +1,90 @@
+"""Fixtures for the Iceberg carrier: a pyiceberg SqlCatalog on a sqlite file in tmp_path."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+pytest.importorskip("pyiceberg")
+
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import Table
+
+from carriers.iceberg import IcebergCarrier
+
+CATALOG = "attesttest"
+PROGRAM = "1" * 64
+
+
+def rows(start: int, count: int = 3) -> pa.Table:
+    return pa.table({"id": pa.array(range(start, start + count), pa.int64()),
+                     "v": pa.array([f"row-{i}" for i in range(start, start + count)], pa.string())})
+
+
+def catalog_properties(root: Path) -> dict[str, str]:
+    return {"uri": f"sqlite:///{root / 'catalog.db'}", "warehouse": f"file://{root / 'warehouse'}"}
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> SqlCatalog:
+    (tmp_path / "warehouse").mkdir()
+    cat = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
+    cat.create_namespace("ns")
+    return cat
+
+
+@pytest.fixture
+def table(catalog: SqlCatalog) -> Table:
+    return catalog.create_table("ns.t", schema=rows(0).schema)
+
+
+@pytest.fixture
+def carrier(table: Table) -> IcebergCarrier:
+    return IcebergCarrier(table, catalog_name=CATALOG)
+
+
+@pytest.fixture
+def iceberg_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """pyiceberg's own configuration (PYICEBERG_CATALOG__<NAME>__*) naming the test catalog."""
+    import pyiceberg.catalog
+    from pyiceberg.utils.config import Config
+
+    props = catalog_properties(tmp_path)
+    monkeypatch.setenv(f"PYICEBERG_CATALOG__{CATALOG.upper()}__TYPE", "sql")
+    monkeypatch.setenv(f"PYICEBERG_CATALOG__{CATALOG.upper()}__URI", props["uri"])
+    monkeypatch.setenv(f"PYICEBERG_CATALOG__{CATALOG.upper()}__WAREHOUSE", props["warehouse"])
+    # pyiceberg reads its environment once at import; re-read it for this test's variables.
+    monkeypatch.setattr(pyiceberg.catalog, "_ENV_CONFIG", Config())
+    yield CATALOG
+
+
+def local(uri: str) -> Path:
+    return Path(uri[len("file://"):] if uri.startswith("file://") else uri)
+
+
+def rewrite_metadata(catalog: SqlCatalog, table: Table, edit: Callable[[dict[str, Any]], None]) -> Table:
+    """Write an edited copy of the current metadata.json and point the catalog at it (a hand-made commit)."""
+    current = local(table.metadata_location)
+    doc = json.loads(current.read_text())
+    edit(doc)
+    new = current.with_name(f"99999-{uuid.uuid4()}.metadata.json")
+    new.write_text(json.dumps(doc))
+    db = catalog.properties["uri"][len("sqlite:///"):]
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+                     "WHERE catalog_name = ? AND table_name = ?",
+                     (f"file://{new}", table.metadata_location, CATALOG, table.name()[-1]))
+    return catalog.load_table(".".join(table.name()))
+
+
+def summary_of(table: Table, snapshot_id: int | str) -> dict[str, str]:
+    snap = table.snapshot_by_id(int(snapshot_id))
+    assert snap is not None and snap.summary is not None
+    return dict(snap.summary.additional_properties)

@@ -1,0 +1,47 @@
+"""`attest record` / `attest verify` on iceberg:// references, in a fresh process configured like a user's shell."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pyiceberg.table import Table
+
+from tests.iceberg.conftest import CATALOG, catalog_properties, rows
+
+
+def _attest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    props = catalog_properties(tmp_path)
+    env = dict(os.environ)
+    env.update({f"PYICEBERG_CATALOG__{CATALOG.upper()}__TYPE": "sql",
+                f"PYICEBERG_CATALOG__{CATALOG.upper()}__URI": props["uri"],
+                f"PYICEBERG_CATALOG__{CATALOG.upper()}__WAREHOUSE": props["warehouse"],
+                "PYICEBERG_HOME": str(tmp_path)})  # no user ~/.pyiceberg.yaml leaks in
+    return subprocess.run([sys.executable, "-m", "attest.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=300)
+
+
+def test_record_then_verify_through_a_reference(table: Table, tmp_path: Path) -> None:
+    if not Path(__file__).resolve().parents[2].joinpath("attest", "cli.py").exists():
+        pytest.skip("the CLI is not there yet")
+    ref = f"iceberg://{CATALOG}/ns.t"
+    table.append(rows(0))
+    data_snapshot = table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    done = _attest(tmp_path, "record", ref, "--model", "orders", "--program-hash", "1" * 64)
+    assert done.returncode == 0, done.stderr
+    done = _attest(tmp_path, "verify", ref, "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["passed"] and report["level"] == "bytes"
+    assert report["attested_version"] == str(data_snapshot)
+    table.append(rows(3))
+    done = _attest(tmp_path, "verify", ref)
+    assert done.returncode == 1 and "STALE" in done.stdout
+    done = _attest(tmp_path, "verify", f"{ref}@{data_snapshot}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = _attest(tmp_path, "verify", f"{ref}@42")
+    assert done.returncode != 0 and "never existed" in (done.stdout + done.stderr)

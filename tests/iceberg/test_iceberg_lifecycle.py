@@ -1,0 +1,204 @@
+"""Staleness, compaction, old snapshots, expiry and tags, and a table whose data lives elsewhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Operation
+from pyiceberg.table.update.snapshot import _OverwriteFiles
+
+from attest.errors import Code, VersionNotFoundError
+from attest.verify.table import verify_table
+from carriers.iceberg import IcebergCarrier, attest_after_write, classify_changes, tag_attested
+from tests.iceberg.conftest import CATALOG, PROGRAM, rewrite_metadata, rows
+
+
+@pytest.fixture
+def attested(table: Table, carrier: IcebergCarrier) -> str:
+    table.append(rows(0))
+    table.append(rows(3))
+    result = attest_after_write(table, model="orders", program_hash=PROGRAM)
+    assert result.attested_version is not None
+    return result.attested_version
+
+
+@pytest.mark.parametrize("change", ["append", "overwrite", "delete"])
+def test_data_change_is_stale(change: str, attested: str, table: Table, carrier: IcebergCarrier) -> None:
+    if change == "append":
+        table.append(rows(10))
+    elif change == "overwrite":
+        table.overwrite(rows(10))
+    else:
+        table.delete("id = 1")
+    state = carrier.state()
+    assert state.changes == "data"
+    report = verify_table(carrier)
+    assert [p.code for p in report.errors] == [Code.STALE]
+    assert state.attestation is not None and state.attestation.attested_version == attested
+    # The attested snapshot itself still verifies, bytes included.
+    old = verify_table(carrier, version=attested)
+    assert old.passed and old.level == "bytes", old.human()
+
+
+def _compact(table: Table, catalog: SqlCatalog) -> Table:
+    """A rewrite of every file without a data change, recorded as a `replace` snapshot.
+
+    pyiceberg 0.12 has no rewrite API and its summary builder refuses `replace`, so the files are rewritten with
+    its lowest-level snapshot producer (as an overwrite) and the operation is then set to `replace` in a
+    hand-written metadata.json, which is what Spark's rewrite_data_files commits.
+    """
+    from pyiceberg.io.pyarrow import _dataframe_to_data_files
+
+    snapshot = table.current_snapshot()
+    assert snapshot is not None
+    data = table.scan().to_arrow()
+    with table.transaction() as tx:
+        producer = _OverwriteFiles(operation=Operation.OVERWRITE, transaction=tx, io=table.io)
+        for manifest in snapshot.manifests(table.io):
+            for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+                producer.delete_data_file(entry.data_file)
+        for data_file in _dataframe_to_data_files(table_metadata=tx.table_metadata, df=data, io=table.io,
+                                                  write_uuid=producer.commit_uuid):
+            producer.append_data_file(data_file)
+        producer.commit()
+
+    def as_replace(doc: dict[str, Any]) -> None:
+        for snap in doc["snapshots"]:
+            if snap["snapshot-id"] == doc["current-snapshot-id"]:
+                snap["summary"]["operation"] = "replace"
+
+    return rewrite_metadata(catalog, table, as_replace)
+
+
+def test_replace_is_compaction(attested: str, table: Table, catalog: SqlCatalog) -> None:
+    table = _compact(table, catalog)
+    carrier = IcebergCarrier(table, catalog_name=CATALOG)
+    assert table.current_snapshot().summary.operation == Operation.REPLACE  # type: ignore[union-attr]
+    assert table.scan().to_arrow().num_rows == 6
+    state = carrier.state()
+    assert state.changes == "compaction" and "replace@" in state.change_detail
+    assert [p.code for p in verify_table(carrier).errors] == [Code.COMPACTED]
+    assert verify_table(carrier, version=attested).passed  # the attested snapshot itself is intact
+    assert classify_changes([table.current_snapshot(), *table.snapshots()[:1]])[0] == "data"  # type: ignore[list-item]
+
+
+def test_classification_function(attested: str, table: Table) -> None:
+    assert classify_changes([]) == ("none", "")
+    table.append(rows(30))
+    snap = table.current_snapshot()
+    assert snap is not None
+    assert classify_changes([snap])[0] == "data"
+    # An empty append (no file added) changes nothing; the file-set check still guards the verdict.
+    table.append(rows(0, 0))
+    empty = table.current_snapshot()
+    assert empty is not None and classify_changes([empty]) == ("none", "")
+
+
+def test_old_snapshot_after_later_writes(table: Table, carrier: IcebergCarrier) -> None:
+    table.append(rows(0))
+    first = attest_after_write(table, model="orders", program_hash=PROGRAM).attested_version
+    table.append(rows(3))
+    second = attest_after_write(table, model="orders", program_hash=PROGRAM).attested_version
+    table.overwrite(rows(9))
+    for version in (first, second):
+        report = verify_table(carrier, version=version)
+        assert report.passed and report.level == "bytes" and report.attested_version == version, report.human()
+    assert not verify_table(carrier).passed
+
+
+def test_expired_attested_snapshot(attested: str, table: Table, carrier: IcebergCarrier) -> None:
+    table.append(rows(10))
+    table.maintenance.expire_snapshots().by_id(int(attested)).commit()
+    with pytest.raises(VersionNotFoundError) as info:
+        carrier.state(attested)
+    assert info.value.code == Code.SNAPSHOT_EXPIRED and "expired" in info.value.message
+    # The follow-up snapshot still holds the attestation and the same files; the head is stale, not a crash.
+    report = verify_table(carrier)
+    assert [p.code for p in report.errors] == [Code.STALE]
+
+
+def test_expired_attestation_and_its_follow_up(attested: str, table: Table, carrier: IcebergCarrier) -> None:
+    table.append(rows(10))
+    expire = [s.snapshot_id for s in table.snapshots()[:-1]]
+    table.maintenance.expire_snapshots().by_ids(expire).commit()
+    state = carrier.state()
+    assert state.attestation is None and any("expired" in n for n in state.notes)
+    assert not verify_table(carrier).attested
+
+
+def test_snapshot_that_never_existed(table: Table, carrier: IcebergCarrier) -> None:
+    table.append(rows(0))
+    with pytest.raises(VersionNotFoundError) as info:
+        carrier.state(12345)
+    assert info.value.code == Code.VERSION_NOT_FOUND and "expired or never existed" in info.value.message
+
+
+def test_expiry_known_only_from_the_metadata_log(attested: str, table: Table, carrier: IcebergCarrier,
+                                                 catalog: SqlCatalog) -> None:
+    # Expire everything but the head: no remaining snapshot names the attested one as parent.
+    table.append(rows(10))
+    table.maintenance.expire_snapshots().by_ids([s.snapshot_id for s in table.snapshots()[:-1]]).commit()
+    with pytest.raises(VersionNotFoundError) as info:
+        IcebergCarrier(catalog.load_table("ns.t"), catalog_name=CATALOG).state(attested)
+    assert info.value.code == Code.SNAPSHOT_EXPIRED
+
+
+def test_tags_keep_attested_snapshots(attested: str, table: Table, carrier: IcebergCarrier) -> None:
+    names = tag_attested(carrier, attested)
+    assert names == [f"attested-{attested}", f"attested-{attested}-attestation"]
+    table.append(rows(10))
+    with pytest.raises(ValueError, match="protected"):
+        table.maintenance.expire_snapshots().by_id(int(attested)).commit()
+    # Tags name snapshots too.
+    assert verify_table(carrier, version=f"attested-{attested}").passed
+    with pytest.raises(Exception, match="not itself attested"):
+        tag_attested(carrier, table.current_snapshot().snapshot_id)  # type: ignore[union-attr]
+
+
+def test_data_under_a_different_location(catalog: SqlCatalog, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere" / "data"
+    table = catalog.create_table("ns.split", schema=rows(0).schema,
+                                 properties={"write.data.path": f"file://{elsewhere}"})
+    table.append(rows(0))
+    carrier = IcebergCarrier(table, catalog_name=CATALOG)
+    files = carrier.list_files()
+    assert files and all(f.path.startswith(f"file://{elsewhere}/") for f in files)  # absolute: not under the table
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    report = verify_table(carrier)
+    assert report.passed and report.level == "bytes", report.human()
+    next(elsewhere.glob("*.parquet")).write_bytes(b"not parquet")
+    assert not verify_table(carrier).passed
+
+
+def test_delete_files_are_listed_and_attested(table: Table, carrier: IcebergCarrier, tmp_path: Path) -> None:
+    """A position-delete file (pyiceberg writes none itself: committed here through its snapshot producer)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.typedef import Record
+
+    table.append(rows(0))
+    data_path = next(iter(table.scan().plan_files())).file.file_path
+    deletes = tmp_path / "warehouse" / "ns" / "t" / "data" / "deletes-0.parquet"
+    pq.write_table(pa.table({"file_path": [data_path], "pos": pa.array([0], pa.int64())}), deletes)
+    delete_file = DataFile.from_args(content=DataFileContent.POSITION_DELETES, file_path=f"file://{deletes}",
+                                     file_format=FileFormat.PARQUET, partition=Record(), record_count=1,
+                                     file_size_in_bytes=deletes.stat().st_size)
+    with table.transaction() as tx:
+        producer = tx.update_snapshot().fast_append()
+        producer.append_data_file(delete_file)
+        producer.commit()
+    kinds = {f.path: f.kind for f in carrier.list_files()}
+    assert kinds["data/deletes-0.parquet"] == "delete"
+    assert sorted(kinds.values()) == ["data", "delete"]
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    att = carrier.read()
+    assert att is not None and att.files is not None
+    assert {f.kind for f in att.files} == {"data", "delete"}
+    assert verify_table(carrier).passed
+    deletes.unlink()
+    assert [p.code for p in verify_table(carrier).errors] == [Code.FILE_MISSING]
