@@ -189,7 +189,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     except AttestError as err:
         return _emit_error(err, False)
     if attestation is None:
-        where = f" at version {version}" if version is not None else ""
+        where = f" at {'snapshot' if ref.startswith('iceberg://') else 'version'} {version}" if version else ""
         print(f"UNATTESTED — {ref}{where} carries no attestation", file=sys.stderr)
         return EXIT_FAILED
     if args.inputs:

@@ -120,8 +120,9 @@ def hash_file(path: str | os.PathLike[str], *, threads: int | None = None) -> st
     """Lowercase 64-hex BLAKE3-256 of a local file's bytes.
 
     Files of at least :data:`MMAP_THRESHOLD` bytes are memory-mapped and hashed on up to
-    ``threads`` threads (``None``: all cores, blake3.AUTO); smaller files are read in one call.
-    Non-regular files (pipes, character devices) are streamed.
+    ``threads`` threads (``None``: all cores, blake3.AUTO; ``1``: no mapping, one thread); smaller
+    files are read through a reused :data:`READ_CHUNK` buffer on the calling thread. Non-regular
+    files (pipes, character devices) are streamed.
     """
     max_threads = _max_threads(threads)
     st = os.stat(path)

@@ -16,6 +16,15 @@ NOT_VERIFIED = "NOT VERIFIED"
 UNATTESTED = "UNATTESTED"
 
 
+def version_noun(table_format: str | None) -> str:
+    """Iceberg tables have snapshots, Delta tables versions: the verdict uses the user's word."""
+    return "snapshot" if table_format == "iceberg" else "version"
+
+
+def version_option(table_format: str | None) -> str:
+    return "--snapshot-id" if table_format == "iceberg" else "--version"
+
+
 @dataclass
 class Report:
     """The outcome of one verification.
@@ -46,7 +55,7 @@ class Report:
     def verdict(self) -> str:
         """The single last line of human output."""
         if not self.attested:
-            where = f" at version {self.version}" if self.version is not None else ""
+            where = f" at {version_noun(self.table_format)} {self.version}" if self.version is not None else ""
             return f"{UNATTESTED} — {self.subject}{where} carries no attestation"
         if self.table_format is None:  # a standalone manifest
             if not self.passed:
@@ -59,9 +68,10 @@ class Report:
             "bytes": "bytes",
             "none": "nothing checked",
         }[self.level]
-        tail = f"{self.table_format} table {self.subject} version {self.version}"
+        noun = version_noun(self.table_format)
+        tail = f"{self.table_format} table {self.subject} {noun} {self.version}"
         if self.attested_version is not None:
-            tail += f", attestation for version {self.attested_version}"
+            tail += f", attestation for {noun} {self.attested_version}"
         if not self.passed and self.errors:
             tail += f": {self.errors[0].code.value.upper()}"
         return f"{word} ({qualifier}) — {tail}"

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from attest.errors import Code
 from attest.schema import validate
 from attest.tables import DataFile, FileIdentity, Progress, TableState
-from attest.verify.report import Level, Report
+from attest.verify.report import Level, Report, version_noun, version_option
 
 
 class FileHasher(Protocol):
@@ -71,7 +71,7 @@ def verify_state(
     att = state.attestation
     if att is None:
         report.attested = False
-        report.fail(Code.UNATTESTED, f"no attestation covers version {state.version}")
+        report.fail(Code.UNATTESTED, f"no attestation covers {version_noun(state.table_format)} {state.version}")
         return report
     report.attested_version = att.attested_version
     # Schema: the reconstituted manifest, plus what the carrier found while reading it.
@@ -82,12 +82,14 @@ def verify_state(
         return report
     report.level = "files"
     if state.changes == "data":
-        report.fail(Code.STALE, f"data changed after the attested version {att.attested_version}: "
-                    f"{state.change_detail or 'later commits'}; verify --version {att.attested_version} "
-                    "checks the attested version itself")
+        noun, option = version_noun(state.table_format), version_option(state.table_format)
+        report.fail(Code.STALE, f"data changed after the attested {noun} {att.attested_version}: "
+                    f"{state.change_detail or 'later commits'}; verify {option} {att.attested_version} "
+                    f"checks the attested {noun} itself")
         return report
     if state.changes == "compaction":
-        report.fail(Code.COMPACTED, f"files were rewritten without a data change after version "
+        report.fail(Code.COMPACTED, f"files were rewritten without a data change after "
+                    f"{version_noun(state.table_format)} "
                     f"{att.attested_version} ({state.change_detail or 'compaction'}); the attested file set "
                     "is no longer live")
         return report
@@ -98,7 +100,8 @@ def verify_state(
         return report
     live = {f.path: f for f in state.live_files}
     for path in sorted(set(attested) - set(live)):
-        report.fail(Code.FILE_MISSING, f"attested file is not live in version {state.version}", path)
+        report.fail(Code.FILE_MISSING, f"attested file is not live in {version_noun(state.table_format)} "
+                    f"{state.version}", path)
     for path in sorted(set(live) - set(attested)):
         report.fail(Code.FILE_UNATTESTED, "live file is not in the attestation (added outside it)", path)
     for path in sorted(set(live) & set(attested)):
