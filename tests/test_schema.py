@@ -121,3 +121,28 @@ def test_model_raises_with_every_problem() -> None:
     with pytest.raises(ManifestInvalidError) as info:
         Manifest.from_dict(doc)
     assert {p.code for p in info.value.problems} == {Code.MANIFEST_INVALID_FIELD, Code.MANIFEST_UNKNOWN_FIELD}
+
+
+def test_a_trailing_newline_is_not_a_hash() -> None:
+    # Python's `$` matches before a final newline; the length bounds close that gap in every validator.
+    assert codes(mutate(["program_hash"], HEX_A + "\n")) == {Code.MANIFEST_INVALID_FIELD.value}
+    big = mutate(["output_hashes"], [{"hash": HEX_A, "path": f"p{i}"} for i in range(100)])
+    big["output_hashes"][7]["hash"] = HEX_A + "\n"
+    assert [(p.code, p.path) for p in validate(big)] == [(Code.MANIFEST_INVALID_FIELD, "$.output_hashes[7].hash")]
+
+
+BAD_ITEMS: list[Any] = [
+    {"hash": "A" * 64}, {"hash": 5}, {"path": "x"}, {"hash": HEX_A, "path": ""}, {"hash": HEX_A, "path": 3},
+    {"hash": HEX_A, "size": 1}, "not-an-object", {"hash": HEX_A, "path": "ok", "z": 1, "a": 2}, {},
+]
+
+
+@pytest.mark.parametrize("bad", BAD_ITEMS, ids=repr)
+def test_fast_output_check_agrees_with_jsonschema(bad: Any) -> None:
+    from attest.schema import _FAST_OUTPUTS_MIN
+
+    few = mutate(["output_hashes"], [{"hash": HEX_A}, bad])
+    many = mutate(["output_hashes"], [{"hash": HEX_A}, bad] + [{"hash": HEX_A}] * _FAST_OUTPUTS_MIN)
+    slow = {(p.code, p.path) for p in validate(few)}
+    fast = {(p.code, p.path) for p in validate(many)}
+    assert slow and slow == fast
