@@ -12,7 +12,8 @@ Open spec: docs/carrier-properties.md; user guide: docs/delta.md. In short:
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,7 +98,19 @@ class DeltaCarrier:
 
     kind = "delta"
 
-    def __init__(self, table: str | DeltaTable, *, storage_options: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        table: str | DeltaTable,
+        *,
+        storage_options: dict[str, str] | None = None,
+        property_writer: Callable[[dict[str, str]], None] | None = None,
+        detached: bool = False,
+    ) -> None:
+        """``property_writer(updates)`` replaces delta-rs's ALTER for the attestation commit (the Spark hook
+        passes a Spark SQL ``ALTER TABLE ... SET TBLPROPERTIES``); ``detached=True`` never commits to the Delta
+        log: the attestation goes to ``_recipe_attest/versions/<version>.json`` (docs/carrier-properties.md)."""
+        self.property_writer = property_writer
+        self.detached = detached
         self.storage_options = dict(storage_options or {})
         if isinstance(table, DeltaTable) and not self.storage_options and table._storage_options:
             self.storage_options = dict(table._storage_options)
@@ -332,8 +345,50 @@ class DeltaCarrier:
             problems.append(Problem(Code.SIDECAR_MISMATCH, str(exc), path))
             return None
 
+    def _pointer(self, n: int) -> tuple[Attestation | None, int | None]:
+        """The detached attestation of version ``n`` (``_recipe_attest/versions/<n>.json``), if any."""
+        data = self.storage.read(pointer_name(n))
+        if data is None:
+            return None, None
+        try:
+            doc = json.loads(data)
+            keys = doc["properties"]
+            if doc.get("format") != POINTER_FORMAT or not isinstance(keys, dict) \
+                    or not all(isinstance(k, str) and isinstance(v, str) for k, v in keys.items()):
+                raise ValueError("not a pointer document")
+        except (ValueError, KeyError, TypeError) as exc:
+            bad = Problem(Code.CARRIER_TAMPERED, f"{pointer_name(n)} is not a {POINTER_FORMAT} document: {exc}")
+            return Attestation(document={}, attested_version=str(n), location=self.uri, problems=(bad,)), n
+        attestation, binding = self._parse(keys)
+        if attestation is not None and binding != n:
+            attestation = _with_problem(attestation, Problem(
+                Code.CARRIER_TAMPERED, f"{pointer_name(n)} binds version {binding}, not {n}"))
+        return attestation, n
+
+    def _detached_before(self, n: int, floor: int | None) -> tuple[Attestation | None, int | None]:
+        """The newest detached attestation of a version in (floor, n] (bounded scan)."""
+        names = set(self.storage.list_names(POINTER_DIR))
+        if not names:
+            return None, None
+        low = -1 if floor is None else floor
+        for v in range(n, max(low, n - _SCAN_LIMIT), -1):
+            if f"{v}.json" in names:
+                return self._pointer(v)
+        return None, None
+
     def _resolve(self, n: int, latest: int, configuration: Mapping[str, str]) -> _Resolved:
         """The attestation in force at version ``n`` (see docs/carrier-properties.md, "Binding")."""
+        resolved = self._resolve_properties(n, latest, configuration)
+        if resolved.binding == n:
+            return resolved
+        # Delta variant "detached": a per-version pointer under _recipe_attest/versions/ (no log commit); the
+        # newer of the two bindings is in force.
+        attestation, binding = self._detached_before(n, resolved.binding)
+        if attestation is not None:
+            return _Resolved(attestation, binding, n, (f"detached attestation {pointer_name(binding or n)}",))
+        return resolved
+
+    def _resolve_properties(self, n: int, latest: int, configuration: Mapping[str, str]) -> _Resolved:
         attestation, binding = self._parse(configuration)
         notes: list[str] = []
         if binding != n and n < latest:
@@ -425,6 +480,13 @@ class DeltaCarrier:
         updates = props.replacement(dt.metadata().configuration, new)
         # Sidecar first: properties must never name a sidecar that is not there yet.
         self.storage.write_once(sidecar_rel, data)
+        if self.detached:
+            # Immutable: a version is attested once in this mode (write_once refuses different bytes).
+            self.storage.write_once(pointer_name(v), encode_pointer(v, new))
+            return WriteResult(location=self.uri, attested_version=str(v), sidecar=sidecar_rel, manifest=manifest)
+        if self.property_writer is not None:
+            self.property_writer(updates)
+            return WriteResult(location=self.uri, attested_version=str(v), sidecar=sidecar_rel, manifest=manifest)
         try:
             dt.alter.set_table_properties(
                 updates, raise_if_not_exists=False,
@@ -457,19 +519,26 @@ class DeltaCarrier:
         engines: Mapping[str, str] | None = None,
         progress: Progress | None = None,
         known_hashes: Mapping[str, tuple[int, str]] | None = None,
+        version: int | None = None,
     ) -> WriteResult:
         """Attest the current data version (see carriers.base.TableCarrier.record).
 
         ``known_hashes`` ({path: (size, hash)}) lets a writer that hashed its files while writing them skip
         re-reading them; as with reuse from the previous attestation, (path, size) must match the log.
+        ``version`` attests that data version instead of the latest one (in properties mode it must still be
+        the latest data version: a later data commit would hide a property attestation of it).
         """
         latest = self.latest_version()
-        v = self.data_version(latest)
+        v = self.data_version(latest) if version is None else self._parse_version(version)
+        if v > latest:
+            raise VersionNotFoundError(f"{self.display} has no version {v} (latest is {latest})")
         dt = self._load(v)
         live = self._files_of(dt, v)
         reuse: dict[tuple[str, int], str] = {}
         previous, _ = self._parse(self._load(latest).metadata().configuration) if latest != v else \
             self._parse(dt.metadata().configuration)
+        if previous is None and self.detached:
+            previous, _ = self._detached_before(v, None)
         # Reuse only hashes from a sidecar whose BLAKE3 matched and whose attestation read back cleanly.
         if previous is not None and previous.files is not None and not previous.problems:
             reuse = {(f.path, f.size): f.hash for f in previous.files}
@@ -525,6 +594,22 @@ class DeltaCarrier:
 
 
 # ---- helpers ---------------------------------------------------------------------------------------------------
+POINTER_DIR = f"{SIDECAR_DIR}/versions"
+POINTER_FORMAT = "recipe-attest-delta-detached"
+
+
+def pointer_name(version: int) -> str:
+    return f"{POINTER_DIR}/{version}.json"
+
+
+def encode_pointer(version: int, keys: Mapping[str, str]) -> bytes:
+    """A detached attestation: the ``recipe_manifest.*`` keys the ALTER would have set, as canonical JSON."""
+    from attest.canonical import canonical_bytes
+
+    return canonical_bytes({"format": POINTER_FORMAT, "version": 1, "table_version": str(version),
+                            "properties": {k: v for k, v in keys.items() if v != props.ABSENT}})
+
+
 def encode_properties(document: Mapping[str, Any], *, version: int, sidecar_path: str | None,
                       sidecar_hash: str | None) -> dict[str, str]:
     """The ``recipe_manifest.*`` keys of one attestation: manifest fields plus binding keys.

@@ -131,7 +131,7 @@ def validate(document: Any) -> list[Problem]:
     checked = {**document, "output_hashes": []} if fast else document
     errors = sorted(_validator().iter_errors(checked), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
     problems = [_problem(e) for e in errors]
-    if fast:
+    if isinstance(outputs, list) and fast:
         problems += _output_problems(outputs)
     unique: dict[tuple[str, str, str], Problem] = {}
     for p in problems:
