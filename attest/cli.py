@@ -220,6 +220,44 @@ def cmd_lineage(args: argparse.Namespace) -> int:
     return EXIT_OK if root.error is None else EXIT_UNREADABLE
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    from attest.verify.table import verify_table
+    from carriers.discovery import expand
+
+    try:
+        refs = [ref for target in args.targets for ref in expand(target)]
+    except AttestError as err:
+        return _emit_error(err, args.json)
+    if not refs:
+        return _emit_error(AttestError("no table found under " + ", ".join(args.targets),
+                                       code=Code.MANIFEST_MISSING), args.json)
+    rows: list[dict[str, Any]] = []
+    progress = Progress("auditing")
+    for index, ref in enumerate(refs):
+        try:
+            report = verify_table(_open(args, ref), level=args.level)
+            row = report.to_json()
+            outcome = "VERIFIED" if report.passed else ("UNATTESTED" if not report.attested else "NOT VERIFIED")
+        except AttestError as err:  # one unreadable table must not stop the audit of the others
+            row = {"passed": False, "subject": ref, "verdict": f"UNREADABLE — {err.message}", "level": "none",
+                   "errors": [err.problem().to_json()]}
+            outcome = "UNREADABLE"
+        row["outcome"] = outcome
+        rows.append(row)
+        if not args.json:
+            reason = "" if row["passed"] or not row["errors"] else f" ({row['errors'][0]['code']})"
+            print(f"{outcome:<13} {row.get('level', 'none'):<7} {ref}{reason}", flush=True)
+        progress(index + 1, len(refs), 0)
+    counts = {k: sum(1 for r in rows if r["outcome"] == k)
+              for k in ("VERIFIED", "NOT VERIFIED", "UNATTESTED", "UNREADABLE")}
+    if args.json:
+        print(json.dumps({"passed": counts["VERIFIED"] == len(rows), "counts": counts, "tables": rows},
+                         indent=2, ensure_ascii=False))
+    else:
+        print(f"{len(rows)} table(s): " + ", ".join(f"{n} {k.lower()}" for k, n in counts.items() if n))
+    return EXIT_OK if counts["VERIFIED"] == len(rows) else EXIT_FAILED
+
+
 def _program_hash(args: argparse.Namespace) -> str:
     from attest.identity.program import program_identity_json, program_identity_sql
 
@@ -329,6 +367,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the tree as JSON")
     _add_table_options(p)
     p.set_defaults(func=cmd_lineage)
+
+    p = sub.add_parser("audit", help="verify many tables: everything under a folder or in a catalog",
+                       description="Verify every table a target stands for: a folder (every Delta table below "
+                       "it), iceberg://<catalog> (every table), iceberg://<catalog>/<namespace>, or single table "
+                       "references. One line per table, a summary, exit 0 only when every table verified.")
+    p.add_argument("targets", nargs="+", metavar="TARGET")
+    p.add_argument("--level", choices=LEVELS, default=None,
+                   help="schema, files or bytes (default: bytes where output hashes exist)")
+    p.add_argument("--json", action="store_true", help="print one JSON object with every table's report")
+    p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
+                   help="object-store option passed to the table library (repeatable)")
+    p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("record", help="attest a table's current version",
                        description="Attest the current version of TABLE (written by any engine).")

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("deltalake")
-
 import pyarrow as pa
+import pytest
 
 PROGRAM = "a" * 64
 SPECIAL = ["a b", None, "x/y", "k=v", "50%", "ünï", "plain"]

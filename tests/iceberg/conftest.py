@@ -11,9 +11,6 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-
-pytest.importorskip("pyiceberg")
-
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from pyiceberg.table import Table
 
 from tests.iceberg.conftest import CATALOG, catalog_properties, rows
@@ -43,3 +42,18 @@ def test_record_then_verify_through_a_reference(table: Table, tmp_path: Path) ->
     assert done.returncode == 0, done.stdout + done.stderr
     done = _attest(tmp_path, "verify", f"{ref}@42")
     assert done.returncode != 0 and "never existed" in (done.stdout + done.stderr)
+
+
+def test_audit_a_whole_catalog_and_a_namespace(table: Table, catalog: object, tmp_path: Path) -> None:
+    table.append(rows(0))
+    other = catalog.create_table("ns.unattested", schema=rows(0).schema)  # type: ignore[attr-defined]
+    other.append(rows(0))
+    assert _attest(tmp_path, "record", f"iceberg://{CATALOG}/ns.t", "--model", "t", "--program-hash",
+                   "1" * 64).returncode == 0
+    done = _attest(tmp_path, "audit", f"iceberg://{CATALOG}", "--json")
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    outcomes = {row["subject"]: row["outcome"] for row in report["tables"]}
+    assert outcomes == {f"iceberg://{CATALOG}/ns.t": "VERIFIED", f"iceberg://{CATALOG}/ns.unattested": "UNATTESTED"}
+    assert _attest(tmp_path, "audit", f"iceberg://{CATALOG}/ns.t").returncode == 0
+    assert _attest(tmp_path, "audit", f"iceberg://{CATALOG}/ns").returncode == 1

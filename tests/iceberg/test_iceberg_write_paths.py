@@ -38,7 +38,6 @@ def test_attest_after_append_commits_a_follow_up_that_changes_no_data(table: Tab
 
 
 def test_attest_after_write_from_sql(table: Table) -> None:
-    pytest.importorskip("sqlglot")
     table.append(rows(0))
     result = attest_after_write(table, model="orders", sql="select 1 as x", dialect="duckdb")
     assert result.manifest is not None and len(result.manifest.program_hash) == 64
