@@ -66,6 +66,7 @@ class Attestation:
     files: tuple[FileIdentity, ...] | None = None
     inputs: tuple[ObservedInput, ...] | None = None
     problems: tuple[Any, ...] = ()
+    manifest_identity: str | None = None  # from the sidecar: the v1 identity the document must have
 
 
 @dataclass(frozen=True)
@@ -85,3 +86,18 @@ class TableState:
     changes: ChangeKind = "none"
     change_detail: str = ""
     notes: tuple[str, ...] = field(default=())
+
+
+def attestation_identity(document: dict[str, Any]) -> str:
+    """The v1 identity of a manifest document with its output list in (path, hash) order.
+
+    Carriers may give the outputs back in another order than they were written (a sidecar keeps them sorted by
+    path); the order carries no meaning, so it must not make an untouched attestation look edited.
+    """
+    from attest.canonical import digest
+
+    outputs = document.get("output_hashes")
+    if isinstance(outputs, list) and all(isinstance(o, dict) for o in outputs):
+        document = {**document, "output_hashes": sorted(
+            outputs, key=lambda o: (str(o.get("path", "")), str(o.get("hash", ""))))}
+    return digest(document)

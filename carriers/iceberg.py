@@ -441,7 +441,8 @@ class IcebergCarrier:
                                     f"the summary records {count} output files, the attestation lists "
                                     f"{len(outputs) if isinstance(outputs, list) else 0}"))
         return Attestation(document=document, attested_version=attested, location=self.reference,
-                           files=files, inputs=inputs, problems=tuple(problems))
+                           files=files, inputs=inputs, problems=tuple(problems),
+                           manifest_identity=None if sidecar is None else sidecar.manifest)
 
     def read(self, version: str | int | None = None) -> Attestation | None:
         snap = self._snapshot(version)
@@ -600,7 +601,7 @@ class IcebergCarrier:
                 f"Iceberg summaries are written at commit: only the current snapshot {current.snapshot_id} can be "
                 f"attested after the fact, not snapshot {version}")
         triples = list(files) if files is not None else self._triples(manifest, current)
-        sidecar = build_sidecar(triples, inputs, str(current.snapshot_id))
+        sidecar = build_sidecar(triples, inputs, str(current.snapshot_id), manifest)
         sidecar_uri, digest = self._write_sidecar(sidecar)
         props = self._summary_keys(manifest, digest, current.snapshot_id)
         with self.table.transaction() as tx:
@@ -855,7 +856,7 @@ def write_content_addressed(
         manifest = build_manifest(model=model, program_hash=program_hash,
                                   env_hash=carrier.env_hash(dialect=dialect), inputs=observed,
                                   outputs=[(t.path, t.hash) for t in triples], run_id=run_id or new_run_id())
-        sidecar = build_sidecar(triples, observed, str(snapshot_id))
+        sidecar = build_sidecar(triples, observed, str(snapshot_id), manifest)
         sidecar_uri, sidecar_digest = carrier._write_sidecar(sidecar)  # before the commit
         # The snapshot id is fixed when the producer is created; the summary is built at commit from this attribute.
         producer.snapshot_properties = carrier._summary_keys(manifest, sidecar_digest, snapshot_id)

@@ -13,7 +13,8 @@ from typing import Any
 
 from attest.canonical import blake3_hex, canonical_bytes
 from attest.identity.inputs import ObservedInput
-from attest.model import load_json_document
+from attest.model import Manifest, load_json_document
+from attest.tables import attestation_identity
 from carriers.base import FileIdentity
 
 SIDECAR_FORMAT = "recipe-attest-sidecar"
@@ -29,6 +30,9 @@ class Sidecar:
     attested_version: str | None
     files: tuple[FileIdentity, ...]
     inputs: tuple[ObservedInput, ...]
+    # v1 identity of the full manifest the metadata must reconstitute to: an edit of any single field of the
+    # table metadata (program_hash, env_hash, subject...) no longer matches it.
+    manifest: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -39,6 +43,8 @@ class Sidecar:
         }
         if self.attested_version is not None:
             doc["attested_version"] = self.attested_version
+        if self.manifest is not None:
+            doc["manifest"] = self.manifest
         return doc
 
     def encode(self) -> tuple[bytes, str]:
@@ -58,6 +64,7 @@ class Sidecar:
                 attested_version=doc.get("attested_version"),
                 files=tuple(FileIdentity.from_dict(f) for f in doc["files"]),
                 inputs=tuple(ObservedInput.from_dict(i) for i in doc.get("inputs", [])),
+                manifest=doc.get("manifest"),
             )
         except SidecarError:
             raise
@@ -69,5 +76,7 @@ def sidecar_name(digest_hex: str) -> str:
     return f"{digest_hex}.json"
 
 
-def build(files: Sequence[FileIdentity], inputs: Sequence[ObservedInput], attested_version: str | None) -> Sidecar:
-    return Sidecar(attested_version=attested_version, files=tuple(files), inputs=tuple(inputs))
+def build(files: Sequence[FileIdentity], inputs: Sequence[ObservedInput], attested_version: str | None,
+          manifest: Manifest | None = None) -> Sidecar:
+    return Sidecar(attested_version=attested_version, files=tuple(files), inputs=tuple(inputs),
+                   manifest=None if manifest is None else attestation_identity(manifest.to_dict()))

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from attest.errors import Code
 from attest.schema import validate
-from attest.tables import DataFile, FileIdentity, Progress, TableState
+from attest.tables import DataFile, FileIdentity, Progress, TableState, attestation_identity
 from attest.verify.report import Level, Report, version_noun, version_option
 
 
@@ -78,6 +78,10 @@ def verify_state(
     report.level = "schema"
     report.errors.extend(att.problems)
     report.errors.extend(validate(att.document))
+    recorded = att.manifest_identity
+    if recorded is not None and not report.errors and attestation_identity(att.document) != recorded:
+        report.fail(Code.CARRIER_TAMPERED, "the manifest read from the table metadata is not the one recorded in "
+                    "its sidecar: a field was edited after the attestation was written")
     if report.errors or want == "schema":
         return report
     report.level = "files"

@@ -160,6 +160,15 @@ def test_edited_output_hash_property_is_caught(partitioned: Path) -> None:
     assert "carrier_tampered" in codes(report), report.human()
 
 
+@pytest.mark.parametrize(("key", "value"), [("program_hash", "f" * 64), ("env_hash", "0" * 64),
+                                            ("subject.model", "someone_else"), ("subject.run_id", "forged")])
+def test_any_single_edited_manifest_field_is_caught(partitioned: Path, key: str, value: str) -> None:
+    attest(partitioned)
+    DeltaTable(str(partitioned)).alter.set_table_properties({props.PREFIX + key: value}, raise_if_not_exists=False)
+    report = verify_table(DeltaCarrier(str(partitioned)), level="schema")
+    assert codes(report) == ["carrier_tampered"], report.human()
+
+
 def test_edited_binding_version_is_caught(partitioned: Path) -> None:
     attest(partitioned)
     DeltaTable(str(partitioned)).alter.set_table_properties({props.KEY_VERSION: "99"}, raise_if_not_exists=False)

@@ -88,6 +88,14 @@ def test_summary_output_hash_edited(attested: IcebergCarrier, catalog: SqlCatalo
     assert codes == [Code.CARRIER_TAMPERED]  # the summary and the sidecar disagree
 
 
+@pytest.mark.parametrize(("key", "value"), [("program_hash", "f" * 64), ("env_hash", "0" * 64),
+                                            ("subject.model", "someone_else")])
+def test_any_single_edited_summary_field_is_caught(attested: IcebergCarrier, catalog: SqlCatalog, table: Table,
+                                                   key: str, value: str) -> None:
+    edited = rewrite_metadata(catalog, table, _edit_current_summary(PREFIX + key, value))
+    assert _codes(IcebergCarrier(edited, catalog_name=CATALOG), level="schema") == [Code.CARRIER_TAMPERED]
+
+
 def test_summary_inputs_hash_edited(table: Table, carrier: IcebergCarrier, catalog: SqlCatalog) -> None:
     table.append(rows(0))
     attest_after_write(table, model="orders", program_hash=PROGRAM)
