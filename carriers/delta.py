@@ -323,7 +323,8 @@ class DeltaCarrier:
             problems.append(Problem(Code.CARRIER_TAMPERED, f"{props.KEY_OUTPUTS_COUNT} is {count}, but "
                                     f"{len(listed)} output hashes were found", "$.output_hashes"))
         return Attestation(document=document, attested_version=None if version is None else str(version),
-                           location=self.uri, files=files, inputs=inputs, problems=tuple(problems)), version
+                           location=self.uri, files=files, inputs=inputs, problems=tuple(problems),
+                           manifest_identity=None if sidecar is None else sidecar.manifest), version
 
     def _read_sidecar(self, binding: Mapping[str, str], problems: list[Problem]) -> _Sidecar | None:
         path = binding.get(props.KEY_SIDECAR_PATH)
@@ -473,7 +474,7 @@ class DeltaCarrier:
         elif outputs is not None and {(o.get("path"), o["hash"]) for o in outputs} != {(f.path, f.hash)
                                                                                       for f in files}:
             raise CarrierError("the manifest's output_hashes and the given file triples disagree")
-        sidecar = build(files, inputs, str(v))
+        sidecar = build(files, inputs, str(v), manifest)
         data, digest_hex = sidecar.encode()
         sidecar_rel = f"{SIDECAR_DIR}/{sidecar_name(digest_hex)}"
         new = encode_properties(document, version=v, sidecar_path=sidecar_rel, sidecar_hash=digest_hex)

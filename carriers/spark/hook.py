@@ -1,0 +1,682 @@
+"""The Spark post-write hook: a QueryExecutionListener that attests every Delta / Iceberg commit (docs/spark.md).
+
+The listener callback (Spark's listener-bus thread) only reads the write command's plan — target, versions read,
+plan JSON — and enqueues; one bounded worker thread finds the committed version, observes the inputs and calls
+the carriers' ``record()``. Every exception is contained and logged on logger ``attest.spark``.
+pyspark/py4j are never imported at module level.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from attest.errors import PolicyError
+from attest.identity.inputs import ObservedInput
+from carriers.spark.plan import LeafInfo, ident_parts, leaves, opt, program_hash_from_json, simple_name
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from carriers.base import WriteResult
+
+__all__ = ["Hook", "attested_write", "install", "quote_identifier", "spark_property_writer", "sql_string"]
+
+log = logging.getLogger("attest.spark")
+
+Policy = Literal["optional", "required", "disabled"]
+DeltaMode = Literal["alter", "detached"]
+
+_V2_WRITES = frozenset({"AppendData", "OverwriteByExpression", "OverwritePartitionsDynamic"})
+_CTAS = frozenset({"CreateTableAsSelect", "ReplaceTableAsSelect"})
+_DELTA_DML = frozenset({"MergeIntoCommand", "UpdateCommand", "DeleteCommand"})
+_ICEBERG_DML = frozenset({"ReplaceData", "WriteDelta"})
+# Delta commitInfo operations each command may commit (the worker matches its commit by read version + these).
+_DELTA_OPS: dict[str, frozenset[str]] = {
+    "AppendData": frozenset({"WRITE"}),
+    "OverwriteByExpression": frozenset({"WRITE"}),
+    "OverwritePartitionsDynamic": frozenset({"WRITE"}),
+    "MergeIntoCommand": frozenset({"MERGE"}),
+    "UpdateCommand": frozenset({"UPDATE"}),
+    "DeleteCommand": frozenset({"DELETE"}),
+    "CreateTableAsSelect": frozenset({"CREATE TABLE AS SELECT", "CREATE OR REPLACE TABLE AS SELECT",
+                                      "REPLACE TABLE AS SELECT"}),
+    "ReplaceTableAsSelect": frozenset({"CREATE OR REPLACE TABLE AS SELECT", "REPLACE TABLE AS SELECT"}),
+    "SaveIntoDataSourceCommand": frozenset({"WRITE", "CREATE TABLE AS SELECT"}),
+}
+_ICEBERG_OPS: dict[str, frozenset[str]] = {
+    "AppendData": frozenset({"append"}),
+    "OverwriteByExpression": frozenset({"overwrite", "delete", "append"}),
+    "OverwritePartitionsDynamic": frozenset({"overwrite", "append"}),
+    "ReplaceData": frozenset({"overwrite", "delete"}),
+    "WriteDelta": frozenset({"overwrite", "delete"}),
+    "CreateTableAsSelect": frozenset({"append", "overwrite"}),
+    "ReplaceTableAsSelect": frozenset({"append", "overwrite"}),
+}
+_READ_ACTIONS = frozenset({"head", "collect", "count", "show", "take", "tail", "toPandas", "collectToPython",
+                           "deltaTransactionalWrite", "toLocalIterator", "foreach", "foreachPartition"})
+_CONFLICTS = ("ConcurrentModification", "MetadataChanged", "ConcurrentAppend", "ConcurrentTransaction",
+              "ProtocolChanged", "ConcurrentWrite", "ConcurrentDelete")
+
+
+# ---- SQL quoting (the ALTER must not be injectable) --------------------------------------------------------------
+
+def quote_identifier(part: str) -> str:
+    """One identifier part in backticks, embedded backticks doubled (Spark SQL's only escape inside them)."""
+    return "`" + part.replace("`", "``") + "`"
+
+
+def sql_string(value: str) -> str:
+    """A Spark SQL string literal: backslash and single quote escaped (spark.sql.parser.escapedStringLiterals
+    must be false, the default; spark_property_writer checks it)."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def spark_property_writer(spark: SparkSession, *, name: str | None, path: str, retries: int = 5,
+                          backoff_s: float = 0.2) -> Callable[[dict[str, str]], None]:
+    """A DeltaCarrier property writer committing through Spark SQL ``ALTER TABLE ... SET TBLPROPERTIES``.
+
+    The table is addressed as ``delta.`<path>``` (``name`` is kept for messages).
+    """
+    # Always by path: Spark's rendering of a name may already be quoted, a path is one unambiguous identifier.
+    target = f"delta.{quote_identifier(path)}"
+
+    def write(updates: dict[str, str]) -> None:
+        if str(spark.conf.get("spark.sql.parser.escapedStringLiterals", "false")).lower() == "true":
+            raise RuntimeError("spark.sql.parser.escapedStringLiterals=true: refusing to build the ALTER (string "
+                               "literal escaping would not apply)")
+        pairs = ", ".join(f"{sql_string(k)} = {sql_string(v)}" for k, v in sorted(updates.items()))
+        statement = f"ALTER TABLE {target} SET TBLPROPERTIES ({pairs})"
+        for attempt in range(retries + 1):
+            try:
+                spark.sql(statement)
+                return
+            except Exception as exc:
+                # Our metadata commit lost a race with a concurrent writer: retry it (bounded, backoff).
+                if attempt == retries or not any(c in str(exc) for c in _CONFLICTS):
+                    raise
+                time.sleep(backoff_s * (2 ** attempt))
+
+    return write
+
+
+# ---- what the callback extracts ----------------------------------------------------------------------------------
+
+@dataclass
+class WriteEvent:
+    """One write command as seen by the listener (plain Python values; the worker needs no plan object)."""
+
+    command: str
+    format: str  # "delta" | "iceberg"
+    table_name: str | None
+    location: str | None
+    catalog: str | None = None
+    identifier: tuple[str, ...] | None = None  # namespace parts + name (Iceberg)
+    read_version: int | None = None  # Delta version / Iceberg snapshot id the command read (None: new table)
+    hint_version: int | None = None  # the table's version when the callback ran (>= the committed one)
+    inputs: list[LeafInfo] = field(default_factory=list)
+    program_hash: str | None = None
+    model: str | None = None
+    queued_at: float = 0.0
+
+
+def _target_from_relation(rel: Any) -> tuple[str, dict[str, Any]] | None:
+    table = rel.table()
+    tcls = simple_name(table)
+    if tcls.startswith("Staged"):
+        return None  # the AppendData inside CTAS: the table is not committed yet; CreateTableAsSelect follows
+    catalog = opt(rel.catalog())
+    ident = opt(rel.identifier())
+    cat = None if catalog is None else str(catalog.name())
+    ids = None if ident is None else ident_parts(ident)
+    name = ".".join(p for p in (cat, *(ids or ())) if p) or None
+    if tcls == "DeltaTableV2":
+        return "delta", {"table_name": name, "location": str(table.path().toString()),
+                         "read_version": int(table.initialSnapshot().version()),
+                         "hint_version": int(table.deltaLog().unsafeVolatileSnapshot().version())}
+    if tcls == "SparkTable":
+        sid = table.snapshotId()
+        snap = table.table().currentSnapshot()
+        return "iceberg", {"table_name": name, "location": str(table.table().location()), "catalog": cat,
+                           "identifier": ids, "read_version": None if sid is None else int(sid),
+                           "hint_version": None if snap is None else int(snap.sequenceNumber())}
+    return None
+
+
+def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
+    """The write event of one successful query, or None when it is not a Delta/Iceberg write command."""
+    if func_name in _READ_ACTIONS or func_name.startswith("Cache Delta Table State"):
+        return None  # Delta internal queries and actions: the class whitelist below would drop them too, later
+    plan = qe.analyzed()
+    cmd = simple_name(plan)
+    found: tuple[str, dict[str, Any]] | None = None
+    parts: list[tuple[str, Any]] = []
+    if cmd in _V2_WRITES:
+        found = _target_from_relation(plan.table())
+        parts = [("query", plan.query())]
+    elif cmd in _ICEBERG_DML:
+        found = _target_from_relation(plan.originalTable())
+        parts = [("command", plan)]
+    elif cmd in _CTAS:
+        n = plan.name()
+        catalog = n.catalog()
+        table = catalog.loadTable(n.identifier())
+        cat, ids = str(catalog.name()), ident_parts(n.identifier())
+        tcls = simple_name(table)
+        if tcls == "DeltaTableV2":
+            found = "delta", {"table_name": ".".join((cat, *ids)), "location": str(table.path().toString()),
+                              "hint_version": int(table.deltaLog().unsafeVolatileSnapshot().version())}
+        elif tcls == "SparkTable":
+            snap = table.table().currentSnapshot()
+            found = "iceberg", {"table_name": ".".join((cat, *ids)), "location": str(table.table().location()),
+                                "catalog": cat, "identifier": ids,
+                                "hint_version": None if snap is None else int(snap.sequenceNumber())}
+        parts = [("query", plan.query())]
+    elif cmd in _DELTA_DML:
+        target = plan.target()
+        tleaves = [leaf for leaf in leaves(target, jvm) if leaf.kind == "delta"]
+        if tleaves:
+            t = tleaves[0]
+            dlog = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jspark, t.location)
+            found = "delta", {"table_name": t.name, "location": t.location,
+                              "read_version": int(t.version or 0),
+                              "hint_version": int(dlog.unsafeVolatileSnapshot().version())}
+        parts = [("command", plan), ("target", target)]
+        if cmd == "MergeIntoCommand":
+            parts.append(("source", plan.source()))
+    elif cmd == "SaveIntoDataSourceCommand":
+        if "delta" not in str(plan.dataSource().getClass().getName()).lower():
+            return None
+        path = opt(plan.options().get("path"))
+        if path is None:
+            return None
+        dlog = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jspark, str(path))
+        found = "delta", {"table_name": None, "location": str(dlog.dataPath().toString()),
+                          "hint_version": int(dlog.unsafeVolatileSnapshot().version())}
+        parts = [("query", plan.query())]
+    if found is None:
+        return None
+    fmt, info = found
+    event = WriteEvent(command=cmd, format=fmt, **info)
+    rels: list[LeafInfo] = []
+    docs: list[tuple[str, str, list[LeafInfo]]] = []
+    for name, sub in parts:
+        sub_leaves = leaves(sub, jvm)
+        rels.extend(sub_leaves)
+        docs.append((name, str(sub.toJSON()), sub_leaves))
+    scrub = [x for x in {event.location, *(r.location for r in rels)} if x]
+    event.program_hash = program_hash_from_json(docs, scrub=sorted(scrub, key=len, reverse=True))
+    target_keys = {event.location, event.table_name}
+    seen: set[tuple[str, str | None, str | None]] = set()
+    for r in rels:
+        key = (r.kind, r.name or r.location, r.version)
+        if r.kind == "memory" or key in seen or (r.location in target_keys or (r.name and r.name in target_keys)):
+            continue  # the target itself: record() adds its previous version when the commit built on it
+        seen.add(key)
+        event.inputs.append(r)
+    return event
+
+
+# ---- the write guard -------------------------------------------------------------------------------------------
+# A Delta property commit (the ALTER) aborts every transaction in flight on that table, the job's own next write
+# included: the hook runs after the write returned, so without a guard the job's next statement races it. The
+# guard makes the job's next statement wait (bounded) until the hooks have finished their pending attestations.
+_ACTIVE: list[Hook] = []
+_PATCHED: dict[tuple[Any, str], Any] = {}
+_GUARDED = {
+    ("pyspark.sql.session", "SparkSession"): ("sql",),
+    ("pyspark.sql.readwriter", "DataFrameWriter"): ("save", "saveAsTable", "insertInto"),
+    ("pyspark.sql.readwriter", "DataFrameWriterV2"): ("append", "overwrite", "overwritePartitions", "create",
+                                                      "replace", "createOrReplace"),
+}
+
+
+def _guard_all() -> None:
+    if any(threading.current_thread() is h._worker for h in _ACTIVE):
+        return  # a hook's own ALTER: waiting on any hook's queue from a worker could deadlock two hooks
+    for hook in list(_ACTIVE):
+        hook._wait_before_statement()
+
+
+def _patch() -> None:
+    import importlib
+
+    if _PATCHED:
+        return
+    for (module_name, class_name), methods in _GUARDED.items():
+        cls = getattr(importlib.import_module(module_name), class_name, None)
+        for method in methods if cls is not None else ():
+            original = getattr(cls, method, None)
+            if original is None:
+                continue
+
+            def guarded(*args: Any, __original: Any = original, **kwargs: Any) -> Any:
+                _guard_all()
+                return __original(*args, **kwargs)
+
+            guarded.__wrapped__ = original  # type: ignore[attr-defined]
+            guarded.__doc__ = original.__doc__
+            _PATCHED[(cls, method)] = original
+            setattr(cls, method, guarded)
+
+
+def _unpatch() -> None:
+    for (cls, method), original in _PATCHED.items():
+        setattr(cls, method, original)
+    _PATCHED.clear()
+
+
+# ---- the hook ----------------------------------------------------------------------------------------------------
+
+class _Listener:
+    """The py4j-side object Spark calls. It must never raise into the JVM and must return quickly."""
+
+    def __init__(self, hook: Hook) -> None:
+        self.hook = hook
+
+    def onSuccess(self, func_name: str, qe: Any, duration_ns: int) -> None:
+        self.hook._on_success(func_name, qe)
+
+    def onFailure(self, func_name: str, qe: Any, exception: Any) -> None:
+        return None  # a failed write committed nothing
+
+    class Java:
+        implements: ClassVar[list[str]] = ["org.apache.spark.sql.util.QueryExecutionListener"]
+
+
+class Hook:
+    """Handle returned by ``install``: counters, ``results``, ``flush()``, ``uninstall()``."""
+
+    def __init__(self, spark: SparkSession, *, policy: Policy = "optional",
+                 model_namer: Callable[[str], str] | None = None, run_id: str | None = None,
+                 delta_mode: DeltaMode = "alter", timeout_s: float = 600.0, max_pending: int = 256,
+                 iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
+                 serialize_writes: bool = True, guard_timeout_s: float = 120.0) -> None:
+        if policy not in ("optional", "required", "disabled"):
+            raise ValueError(f"policy must be optional, required or disabled, not {policy!r}")
+        if delta_mode not in ("alter", "detached"):
+            raise ValueError(f"delta_mode must be alter or detached, not {delta_mode!r}")
+        self.spark = spark
+        self.policy = policy
+        self.model_namer = model_namer
+        self.run_id = run_id
+        self.delta_mode = delta_mode
+        self.timeout_s = timeout_s
+        self.iceberg_catalogs = {k: dict(v) for k, v in (iceberg_catalogs or {}).items()}
+        self.serialize_writes = serialize_writes
+        self.guard_timeout_s = guard_timeout_s
+        self.guard_seconds = 0.0  # time the job's statements spent waiting for pending attestations
+        self.attested = 0
+        self.skipped = 0
+        self.failed = 0
+        self.seconds = 0.0
+        self.results: list[WriteResult] = []
+        self.errors: list[str] = []
+        self._queue: queue.Queue[WriteEvent | None] = queue.Queue(maxsize=max_pending)
+        self._done: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+        self._listener: _Listener | None = None
+        self._worker: threading.Thread | None = None
+        self._engines: dict[str, str] | None = None
+        self._app_id = ""
+        self._override_model: str | None = None
+        self._override_program: str | None = None
+        self._capture: list[WriteResult] | None = None
+        self._catalogs: dict[str, Any] = {}
+
+    # ---- lifecycle ----------------------------------------------------------------------------------------------
+    def _start(self) -> None:
+        if self.policy == "disabled":
+            return  # registers nothing
+        from pyspark.java_gateway import ensure_callback_server_started
+
+        sc = self.spark.sparkContext
+        ensure_callback_server_started(sc._gateway)  # type: ignore[no-untyped-call]
+        self._app_id = str(sc.applicationId)
+        self._engines = _engines(self.spark)
+        self._worker = threading.Thread(target=self._run, name="attest-spark-worker", daemon=True)
+        self._worker.start()
+        self._listener = _Listener(self)
+        self.spark._jsparkSession.listenerManager().register(self._listener)
+        if self.serialize_writes:
+            _ACTIVE.append(self)
+            _patch()
+
+    def uninstall(self) -> None:
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
+            if not _ACTIVE:
+                _unpatch()
+        if self._listener is not None:
+            self.spark._jsparkSession.listenerManager().unregister(self._listener)
+            self._listener = None
+        if self._worker is not None:
+            self._queue.put(None)
+            self._worker.join(timeout=self.timeout_s)
+            self._worker = None
+
+    def flush(self, timeout: float | None = None) -> Hook:
+        """Wait for the listener bus to drain and every queued attestation to finish (never call it from a
+        listener callback). Under policy "required", raise PolicyError if any attestation failed."""
+        if self.policy == "disabled":
+            return self
+        self.spark._jsparkSession.sparkContext().listenerBus().waitUntilEmpty()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self._queue.unfinished_tasks:
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"{self._queue.unfinished_tasks} attestation(s) still pending")
+            time.sleep(0.02)
+        if self.policy == "required" and self.failed:
+            raise PolicyError(f"{self.failed} Spark write(s) could not be attested: {'; '.join(self.errors[-3:])}")
+        return self
+
+    def _wait_before_statement(self) -> None:
+        """Called in the job's thread before each statement: wait (at most ``guard_timeout_s``) for pending
+        attestations, so the hook's metadata commit never races the job's next write."""
+        if threading.current_thread() is self._worker or self._listener is None:
+            return  # the worker's own ALTER must not wait for itself
+        start = time.monotonic()
+        try:
+            self.spark._jsparkSession.sparkContext().listenerBus().waitUntilEmpty()
+        except Exception:  # a stopped context: nothing pending can be waited for
+            return
+        while self._queue.unfinished_tasks and time.monotonic() - start < self.guard_timeout_s:
+            time.sleep(0.005)
+        with self._lock:
+            self.guard_seconds += time.monotonic() - start
+
+    # ---- callback side --------------------------------------------------------------------------------------------
+    def _on_success(self, func_name: str, qe: Any) -> None:
+        start = time.perf_counter()
+        try:
+            event = extract(func_name, qe, self.spark._jvm, self.spark._jsparkSession)
+            log.debug("attest.spark: %s -> %s", func_name, event)
+            if event is None:
+                return
+            event.model = self._override_model
+            if self._override_program is not None:
+                event.program_hash = self._override_program
+            event.queued_at = time.monotonic()
+            try:
+                self._queue.put_nowait(event)
+            except queue.Full:
+                with self._lock:
+                    self.skipped += 1
+                log.warning("attest.spark: %d attestations pending; skipping the write to %s (not attested)",
+                            self._queue.maxsize, event.table_name or event.location)
+        except Exception as exc:  # never into the JVM: a failure to read the plan is a failed attestation
+            self._fail(f"reading the write plan ({func_name}) failed: {exc!r}")
+        finally:
+            with self._lock:
+                self.seconds += time.perf_counter() - start
+
+    # ---- worker side ----------------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            event = self._queue.get()
+            try:
+                if event is None:
+                    return
+                start = time.perf_counter()
+                try:
+                    self._attest(event)
+                except Exception as exc:
+                    self._fail(f"attesting {event.table_name or event.location} ({event.command}) failed: {exc}")
+                finally:
+                    with self._lock:
+                        self.seconds += time.perf_counter() - start
+            finally:
+                self._queue.task_done()
+
+    def _fail(self, message: str) -> None:
+        with self._lock:
+            self.failed += 1
+            self.errors.append(message)
+        log.warning("attest.spark: %s; the Spark job continues unattested for this write", message)
+
+    def _skip(self, message: str) -> None:
+        with self._lock:
+            self.skipped += 1
+        log.warning("attest.spark: %s", message)
+
+    def _model(self, event: WriteEvent) -> str:
+        if event.model:
+            return event.model
+        name = event.table_name or event.location or "table"
+        return self.model_namer(name) if self.model_namer else name
+
+    def _attest(self, event: WriteEvent) -> None:
+        if event.queued_at and time.monotonic() - event.queued_at > self.timeout_s:
+            self._skip(f"the write to {event.table_name or event.location} waited more than {self.timeout_s}s; "
+                       "not attested")
+            return
+        result = self._attest_delta(event) if event.format == "delta" else self._attest_iceberg(event)
+        if result is None:
+            return
+        with self._lock:
+            self.attested += 1
+            self.results.append(result)
+            if self._capture is not None:
+                self._capture.append(result)
+
+    def _observe(self, leaf: LeafInfo) -> ObservedInput:
+        if leaf.kind == "delta" and leaf.location and leaf.version is not None:
+            from carriers.delta import DeltaCarrier
+
+            obs = DeltaCarrier(leaf.location).observe(int(leaf.version))
+        elif leaf.kind == "iceberg" and leaf.catalog and leaf.identifier and leaf.version is not None:
+            from carriers.iceberg import IcebergCarrier
+
+            table = self._iceberg_catalog(leaf.catalog).load_table(leaf.identifier)
+            obs = IcebergCarrier(table, catalog_name=leaf.catalog).observe(int(leaf.version))
+        else:
+            # A file source / unversioned table: its path, with the only freshness there is (its schema).
+            return ObservedInput(table=f"path:{leaf.location or leaf.name}",
+                                 watermark="schema:" + ",".join(leaf.schema), location=leaf.location)
+        return ObservedInput(table=obs.table, content=obs.content, version=obs.version,
+                             snapshot_id=obs.snapshot_id, location=obs.location, name=leaf.name)
+
+    def _delta_commit(self, event: WriteEvent) -> int | None:
+        """The version this command committed: a commit in (read, hint] whose commitInfo read that version
+        and whose operation matches the command; None when it committed nothing."""
+        from carriers.delta import DeltaCarrier
+        from carriers.delta_log import commit_name
+
+        carrier = DeltaCarrier(event.location or "")
+        ops = _DELTA_OPS.get(event.command, frozenset())
+        hint = event.hint_version if event.hint_version is not None else carrier.latest_version()
+        low = -1 if event.read_version is None else event.read_version
+        candidates = range(low + 1, hint + 1) if event.read_version is not None else range(hint, low, -1)
+        for v in candidates:
+            with self._lock:
+                if (f"delta:{event.location}", str(v)) in self._done:
+                    continue  # claimed by an earlier event: two writes that read one version commit twice
+            data = carrier.storage.read(commit_name(v))
+            if data is None:
+                continue
+            info = _commit_info(data)
+            if str(info.get("operation", "")) not in ops:
+                continue
+            if event.read_version is not None and info.get("readVersion") not in (event.read_version, None):
+                continue
+            return v
+        return None
+
+    def _attest_delta(self, event: WriteEvent) -> WriteResult | None:
+        from carriers.delta import DeltaCarrier
+
+        assert event.location is not None
+        version = self._delta_commit(event)
+        key = (f"delta:{event.location}", str(version))
+        if version is None:
+            log.debug("attest.spark: %s on %s committed nothing (read %s, hint %s)", event.command, event.location,
+                      event.read_version, event.hint_version)
+            return None  # a DML that matched nothing commits nothing: nothing to attest
+        with self._lock:
+            if key in self._done:
+                return None
+            self._done.add(key)
+        detached = self.delta_mode == "detached"
+        writer = None if detached else spark_property_writer(self.spark, name=event.table_name,
+                                                             path=event.location)
+        carrier = DeltaCarrier(event.location, property_writer=writer, detached=detached)
+        if not detached and carrier.data_version() != version:
+            self._skip(f"version {version} of {event.table_name or event.location} was superseded by a later data "
+                       "commit before it could be attested (alter mode attests the latest data version; use "
+                       "delta_mode='detached' to attest every version)")
+            return None
+        inputs = [self._observe(leaf) for leaf in event.inputs]
+        return carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
+                              run_id=self.run_id, dialect="spark", engines=self._engines, version=version)
+
+    def _iceberg_catalog(self, name: str) -> Any:
+        if name not in self._catalogs:
+            props = self.iceberg_catalogs.get(name) or _pyiceberg_props_from_spark(self.spark, name)
+            if props:
+                from pyiceberg.catalog import load_catalog
+
+                self._catalogs[name] = load_catalog(name, **props)
+            else:
+                from pyiceberg.catalog import load_catalog
+
+                self._catalogs[name] = load_catalog(name)
+        return self._catalogs[name]
+
+    def _attest_iceberg(self, event: WriteEvent) -> WriteResult | None:
+        from carriers.iceberg import IcebergCarrier
+
+        assert event.catalog is not None and event.identifier is not None
+        table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
+        carrier = IcebergCarrier(table, catalog_name=event.catalog)
+        committed = self._iceberg_commit(table, event)
+        if committed is None:
+            log.debug("attest.spark: %s on %s committed nothing", event.command, event.table_name)
+            return None
+        key = (f"iceberg:{table.metadata.table_uuid}", str(committed))
+        with self._lock:
+            if key in self._done:
+                return None
+            self._done.add(key)
+        current = table.current_snapshot()
+        if current is None or current.snapshot_id != committed:
+            self._skip(f"snapshot {committed} of {event.table_name} was superseded by a later commit before it "
+                       "could be attested (Iceberg attests the current snapshot)")
+            return None
+        inputs = [self._observe(leaf) for leaf in event.inputs]
+        return carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
+                              run_id=self.run_id, dialect="spark", engines=self._engines)
+
+    def _iceberg_commit(self, table: Any, event: WriteEvent) -> int | None:
+        """The snapshot this command committed: written by this Spark application, with a matching operation,
+        descending from the read snapshot (possibly through our own no-file attestation snapshots)."""
+        ops = _ICEBERG_OPS.get(event.command, frozenset())
+        by_id = {s.snapshot_id: s for s in table.metadata.snapshots}
+        # Known read snapshot: its first matching descendant is the commit. No read snapshot (CTAS/RTAS): the
+        # newest matching root up to the hint, since an RTAS's new root sits beside the replaced table's old one.
+        ordered = sorted(table.metadata.snapshots, key=lambda s: s.sequence_number or 0,
+                         reverse=event.read_version is None)
+        for snap in ordered:
+            if event.hint_version is not None and (snap.sequence_number or 0) > event.hint_version:
+                continue
+            summary = {} if snap.summary is None else dict(snap.summary.additional_properties)
+            op = str(getattr(snap.summary.operation, "value", snap.summary.operation)) if snap.summary else ""
+            if summary.get("spark.app.id") != self._app_id or op not in ops:
+                continue
+            parent = snap.parent_snapshot_id
+            while parent is not None and parent != event.read_version:
+                p = by_id.get(parent)
+                psum = {} if p is None or p.summary is None else dict(p.summary.additional_properties)
+                if p is None or not any(k.startswith("recipe_manifest.") for k in psum):
+                    break  # only our attestation snapshots may sit between the read snapshot and the commit
+                parent = p.parent_snapshot_id
+            if parent == event.read_version and (event.read_version is not None
+                                                 or event.command in _CTAS or snap.parent_snapshot_id is None):
+                return int(snap.snapshot_id)
+        return None
+
+
+def _commit_info(data: bytes) -> dict[str, Any]:
+    for line in data.decode("utf-8").splitlines():
+        if '"commitInfo"' in line:
+            info = json.loads(line).get("commitInfo") or {}
+            return dict(info)
+    return {}
+
+
+def _engines(spark: SparkSession) -> dict[str, str]:
+    """Engine versions for the environment identity (never host names)."""
+    jvm = spark._jvm
+    assert jvm is not None
+    out = {"spark": str(spark.version)}
+    with suppress(Exception):
+        out["scala"] = str(jvm.scala.util.Properties.versionNumberString())
+    for name, cls in (("delta", "org.apache.spark.sql.delta.DeltaLog"), ("iceberg", "org.apache.iceberg.Table")):
+        try:
+            version = jvm.java.lang.Class.forName(cls).getPackage().getImplementationVersion()
+            if version is None and name == "iceberg":
+                version = jvm.org.apache.iceberg.IcebergBuild.version()
+            if version is not None:
+                out[name] = str(version)
+        except Exception:
+            continue
+    return out
+
+
+def _pyiceberg_props_from_spark(spark: SparkSession, name: str) -> dict[str, str] | None:
+    """pyiceberg SqlCatalog properties for a Spark Iceberg JDBC catalog on sqlite (what local_session builds)."""
+    prefix = f"spark.sql.catalog.{name}"
+    conf = spark.conf
+    if str(conf.get(f"{prefix}.type", "")) != "jdbc":
+        return None
+    uri = str(conf.get(f"{prefix}.uri", ""))
+    if not uri.startswith("jdbc:sqlite:"):
+        return None
+    props = {"type": "sql", "uri": "sqlite:///" + uri[len("jdbc:sqlite:"):],
+             "warehouse": str(conf.get(f"{prefix}.warehouse", ""))}
+    if str(conf.get(f"{prefix}.jdbc.schema-version", "")).upper() == "V1":
+        props["schema_version"] = "v1"
+    return props
+
+
+def install(spark: SparkSession, policy: Policy = "optional", *, model_namer: Callable[[str], str] | None = None,
+            run_id: str | None = None, delta_mode: DeltaMode = "alter", timeout_s: float = 600.0,
+            max_pending: int = 256, iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
+            serialize_writes: bool = True, guard_timeout_s: float = 120.0) -> Hook:
+    """Register the post-write hook on ``spark`` (see docs/spark.md). policy="disabled" registers nothing.
+
+    ``serialize_writes`` (default): the job's next statement waits, at most ``guard_timeout_s``, for pending
+    attestations, so the hook's metadata commit never aborts the job's own next write."""
+    hook = Hook(spark, policy=policy, model_namer=model_namer, run_id=run_id, delta_mode=delta_mode,
+                timeout_s=timeout_s, max_pending=max_pending, iceberg_catalogs=iceberg_catalogs,
+                serialize_writes=serialize_writes, guard_timeout_s=guard_timeout_s)
+    hook._start()
+    return hook
+
+
+@contextmanager
+def attested_write(spark: SparkSession, *, model: str, run_id: str | None = None,
+                   policy: Policy = "required", sql: str | None = None, delta_mode: DeltaMode = "alter",
+                   iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None) -> Iterator[list[WriteResult]]:
+    """Attest the table(s) written inside the block as ``model``; yields the list the results land in (filled
+    when the block exits). With ``sql``, the program identity is that SQL text's (dialect spark)."""
+    hook = Hook(spark, policy=policy, run_id=run_id, delta_mode=delta_mode, iceberg_catalogs=iceberg_catalogs)
+    results: list[WriteResult] = []
+    hook._override_model = model
+    hook._capture = results
+    if sql is not None:
+        from attest.identity.program import program_identity_sql
+
+        hook._override_program = program_identity_sql(sql, "spark")
+    hook._start()
+    try:
+        yield results
+        hook.flush()
+    finally:
+        hook.uninstall()
