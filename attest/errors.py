@@ -35,6 +35,8 @@ class Code(StrEnum):
     SIDECAR_MISSING = "sidecar_missing"
     SIDECAR_MISMATCH = "sidecar_mismatch"
     VERSION_NOT_FOUND = "version_not_found"
+    TABLE_UNREADABLE = "table_unreadable"
+    UNSUPPORTED_TABLE = "unsupported_table"
     SNAPSHOT_EXPIRED = "snapshot_expired"
 
 
@@ -91,7 +93,7 @@ class ManifestInvalidError(AttestError):
 class CarrierError(AttestError):
     """A carrier could not read or write its target (table missing, unsupported feature, I/O)."""
 
-    code = Code.CARRIER_TAMPERED
+    code = Code.TABLE_UNREADABLE
 
 
 class TableNotFoundError(CarrierError):
@@ -100,6 +102,8 @@ class TableNotFoundError(CarrierError):
 
 class UnsupportedTableError(CarrierError):
     """The table uses a feature this carrier cannot write to; the message says which, in one line."""
+
+    code = Code.UNSUPPORTED_TABLE
 
 
 class VersionNotFoundError(CarrierError):
