@@ -19,7 +19,7 @@ demo: $(VENV)/.installed jars
 	$(BIN)/python examples/demo.py
 
 lint: $(VENV)/.installed
-	$(BIN)/ruff check attest carriers tests benchmarks examples
+	$(BIN)/ruff check attest carriers tests benchmarks examples notebooks/build_notebooks.py
 
 typecheck: $(VENV)/.installed
 	$(BIN)/mypy

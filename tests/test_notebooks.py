@@ -8,19 +8,42 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+HERE = Path(__file__).parent.parent / "notebooks"
 
 
-def test_there_are_notebooks() -> None:
-    assert NOTEBOOKS
+def _run(name: str, cwd: Path) -> str:
+    nb = nbformat.read(HERE / name, as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    return "".join(o.get("text", "") for o in outputs)
+
+
+def test_every_notebook_has_a_test() -> None:
+    assert sorted(p.name for p in HERE.glob("*.ipynb")) == ["inspect_lineage.ipynb", "spark_pipeline.ipynb"]
+
+
+def test_notebooks_match_their_generator(tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_notebooks", HERE / "build_notebooks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, build in (("inspect_lineage.ipynb", module.lineage_notebook), ("spark_pipeline.ipynb",
+                                                                              module.spark_notebook)):
+        on_disk = nbformat.read(HERE / name, as_version=4)
+        assert [c.source for c in on_disk.cells] == [c.source for c in build().cells], f"regenerate {name}"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_executes(path: Path, tmp_path: Path) -> None:
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
-    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
-    assert not [o for o in outputs if o.get("output_type") == "error"]
-    text = "".join(o.get("text", "") for o in outputs)
+def test_lineage_notebook(tmp_path: Path) -> None:
+    text = _run("inspect_lineage.ipynb", tmp_path)
     assert "STALE" in text and "VERIFIED (bytes)" in text
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_spark_notebook(tmp_path: Path) -> None:
+    text = _run("spark_pipeline.ipynb", tmp_path)
+    assert "attested=3 failed=0" in text and text.count("VERIFIED (bytes)") == 2
