@@ -1,0 +1,48 @@
+"""The engine-free core: importing it loads no engine, and the verifier works with nothing but its two deps."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import blake3
+
+ROOT = Path(__file__).resolve().parents[1]
+ENGINES = ("pyspark", "py4j", "deltalake", "pyiceberg", "pyarrow", "sqlglot", "fsspec")
+
+
+def test_importing_the_core_loads_no_engine() -> None:
+    modules = sorted(
+        ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for p in (ROOT / "attest").rglob("*.py"))
+    code = (f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
+            f"print([m for m in {ENGINES!r} if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_verifier_runs_with_only_blake3_and_jsonschema(tmp_path: Path, valid_doc: dict[str, Any]) -> None:
+    payload = b"artifact"
+    digest = blake3.blake3(payload).hexdigest()
+    (tmp_path / f"{digest}.parquet").write_bytes(payload)
+    valid_doc["output_hashes"] = [{"hash": digest}]
+    (tmp_path / "m.json").write_text(json.dumps(valid_doc))
+    # Every optional package is made unimportable: the verifier-only install must not need any of them.
+    code = ("import sys\n"
+            f"for m in {ENGINES!r}: sys.modules[m] = None\n"
+            "from attest.cli import main\n"
+            f"sys.exit(main(['verify', {str(tmp_path / 'm.json')!r}, '--artifacts-dir', {str(tmp_path)!r}]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "VERIFIED"
+
+
+def test_core_dependencies_are_only_blake3_and_jsonschema() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert sorted(d.split(">")[0].split("=")[0] for d in project["dependencies"]) == ["blake3", "jsonschema"]
+    assert {"delta", "iceberg", "spark", "all", "dev"} <= set(project["optional-dependencies"])
+    assert project["scripts"]["attest"] == "attest.cli:main"
