@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from attest.identity.inputs import ObservedInput
-from attest.model import Manifest
+from attest.model import Manifest, OutputHash
 from attest.tables import Attestation, DataFile, FileIdentity, FileKind, Progress, TableState
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "TableCarrier",
     "TableState",
     "WriteResult",
+    "triples_for",
 ]
 
 
@@ -97,3 +98,21 @@ class TableCarrier(Carrier, Protocol):
         """This table at ``version`` as an upstream input: its content identity (strong) when an attestation
         that holds at the files level covers exactly that version, else its version (heuristic)."""
         ...
+
+
+def triples_for(outputs: Sequence[OutputHash], live: Sequence[DataFile], where: str) -> list[FileIdentity]:
+    """The (path, size, hash) triple of each output hash, sizes from the version's live files.
+
+    A write() given a manifest without file triples may only name live files of the version it attests.
+    """
+    by_path = {f.path: f for f in live}
+    triples: list[FileIdentity] = []
+    for o in outputs:
+        if o.path is None or o.path not in by_path:
+            from attest.errors import CarrierError
+
+            raise CarrierError(f"output {o.path!r} is not a live file of {where}; pass files= to write() to "
+                               "attest other paths")
+        f = by_path[o.path]
+        triples.append(FileIdentity(path=o.path, size=f.size, hash=o.hash, kind=f.kind))
+    return triples

@@ -34,7 +34,7 @@ from attest.identity.env import env_identity
 from attest.identity.inputs import ObservedInput, content_identity, inputs_identity
 from attest.model import Manifest
 from carriers import properties as props
-from carriers.base import Attestation, DataFile, FileIdentity, Progress, TableState, WriteResult
+from carriers.base import Attestation, DataFile, FileIdentity, Progress, TableState, WriteResult, triples_for
 from carriers.delta_log import (
     Commit,
     Storage,
@@ -470,7 +470,7 @@ class DeltaCarrier:
         document = manifest.to_dict()
         outputs: list[dict[str, str]] | None = document.get("output_hashes")
         if files is None:
-            files = self._triples_for(outputs or [], v)
+            files = triples_for(manifest.output_hashes or (), self.list_files(v), f"version {v}")
         elif outputs is not None and {(o.get("path"), o["hash"]) for o in outputs} != {(f.path, f.hash)
                                                                                       for f in files}:
             raise CarrierError("the manifest's output_hashes and the given file triples disagree")
@@ -495,19 +495,6 @@ class DeltaCarrier:
         except Exception as exc:
             raise _unsupported_or_error(self.display, exc) from exc
         return WriteResult(location=self.uri, attested_version=str(v), sidecar=sidecar_rel, manifest=manifest)
-
-    def _triples_for(self, outputs: Sequence[Mapping[str, str]], version: int) -> list[FileIdentity]:
-        if not outputs:
-            return []
-        live = {f.path: f for f in self.list_files(version)}
-        triples: list[FileIdentity] = []
-        for o in outputs:
-            path = o.get("path")
-            if path is None or path not in live:
-                raise CarrierError(f"output {path!r} is not a live file of version {version}; pass files= to "
-                                   "write() to attest other paths")
-            triples.append(FileIdentity(path=path, size=live[path].size, hash=o["hash"], kind=live[path].kind))
-        return triples
 
     def record(
         self,

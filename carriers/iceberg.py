@@ -39,7 +39,7 @@ from attest.identity.env import env_identity
 from attest.identity.inputs import ObservedInput, content_identity, inputs_identity
 from attest.identity.program import program_identity_sql
 from attest.model import Manifest
-from carriers.base import Attestation, DataFile, FileIdentity, Progress, TableState, WriteResult
+from carriers.base import Attestation, DataFile, FileIdentity, Progress, TableState, WriteResult, triples_for
 from carriers.properties import (
     INLINE_OUTPUTS_MAX,
     KEY_OUTPUTS_COUNT,
@@ -574,16 +574,6 @@ class IcebergCarrier:
         _put_once(self.table, uri, data)
         return uri, digest
 
-    def _triples(self, manifest: Manifest, snapshot: Snapshot) -> list[FileIdentity]:
-        sizes = {f.path: f for f in self._files_of(snapshot)}
-        triples: list[FileIdentity] = []
-        for o in manifest.output_hashes or ():
-            if o.path is None or o.path not in sizes:
-                raise CarrierError(f"output {o.path!r} is not a live file of snapshot {snapshot.snapshot_id}")
-            live = sizes[o.path]
-            triples.append(FileIdentity(path=o.path, size=live.size, hash=o.hash, kind=live.kind))
-        return triples
-
     def write(
         self,
         manifest: Manifest,
@@ -600,7 +590,8 @@ class IcebergCarrier:
             raise UnsupportedTableError(
                 f"Iceberg summaries are written at commit: only the current snapshot {current.snapshot_id} can be "
                 f"attested after the fact, not snapshot {version}")
-        triples = list(files) if files is not None else self._triples(manifest, current)
+        triples = list(files) if files is not None else triples_for(
+            manifest.output_hashes or (), self._files_of(current), f"snapshot {current.snapshot_id}")
         sidecar = build_sidecar(triples, inputs, str(current.snapshot_id), manifest)
         sidecar_uri, digest = self._write_sidecar(sidecar)
         props = self._summary_keys(manifest, digest, current.snapshot_id)
