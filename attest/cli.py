@@ -43,9 +43,10 @@ class Progress:
         if not self.enabled or (now - self._last < 0.1 and done != total):
             return
         self._last = now
-        self.stream.write(f"\r{self.label}: {done}/{total} files, {nbytes / 1e6:,.1f} MB")
         if done == total:
-            self.stream.write("\n")
+            self.stream.write("\r\x1b[K")  # finished: clear the line, the verdict follows
+        else:
+            self.stream.write(f"\r{self.label}: {done}/{total} files, {nbytes / 1e6:,.1f} MB\x1b[K")
         self.stream.flush()
 
 
