@@ -56,7 +56,8 @@ def _read_input(name: str) -> bytes:
     try:
         return Path(name).read_bytes()
     except FileNotFoundError as exc:
-        raise AttestError(f"{name}: no such file", code=Code.MANIFEST_MISSING) from exc
+        raise AttestError(f"{name}: no such manifest file (nor a Delta table: no _delta_log there)",
+                          code=Code.MANIFEST_MISSING) from exc
     except IsADirectoryError as exc:
         raise AttestError(f"{name}: is a directory", code=Code.MANIFEST_MISSING) from exc
     except OSError as exc:

@@ -37,6 +37,7 @@ class Code(StrEnum):
     VERSION_NOT_FOUND = "version_not_found"
     TABLE_UNREADABLE = "table_unreadable"
     UNSUPPORTED_TABLE = "unsupported_table"
+    TABLE_REFERENCE_INVALID = "table_reference_invalid"
     SNAPSHOT_EXPIRED = "snapshot_expired"
 
 
@@ -111,7 +112,9 @@ class VersionNotFoundError(CarrierError):
 
 
 class TableReferenceError(AttestError):
-    """A table reference (path, URI, iceberg://...) could not be understood."""
+    """A table reference (path, URI, iceberg://...) could not be understood or its catalog is not configured."""
+
+    code = Code.TABLE_REFERENCE_INVALID
 
 
 class PolicyError(AttestError):

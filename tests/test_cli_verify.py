@@ -191,3 +191,13 @@ def test_digest_garbage_exits_2(tmp_path: Path) -> None:
 def test_console_script_is_installed() -> None:
     script = Path(os.sys.executable).parent / "attest"
     assert script.exists()
+
+
+def test_unreadable_table_references_exit_2_with_their_code(tmp_path: Path) -> None:
+    missing = run_cli("verify", str(tmp_path / "no_table_here"))
+    assert missing.returncode == 2 and "manifest_missing" in missing.stderr and "_delta_log" in missing.stderr
+    unknown_catalog = run_cli("verify", "iceberg://no_such_catalog/ns.t", "--json")
+    assert unknown_catalog.returncode == 2
+    assert json.loads(unknown_catalog.stdout)["errors"][0]["code"] == "table_reference_invalid"
+    malformed = run_cli("verify", "iceberg://catalog-without-table")
+    assert malformed.returncode == 2 and "table_reference_invalid" in malformed.stderr
