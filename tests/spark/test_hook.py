@@ -312,3 +312,26 @@ def test_detached_mode_does_not_abort_a_concurrent_writer(spark: SparkSession, s
     assert len(list((Path(path) / "_recipe_attest" / "versions").iterdir())) == 8
     _verify(path, spark_warehouse)
     _verify(f"{path}@3", spark_warehouse)
+
+
+def test_program_hash_is_stable_across_sessions_and_input_versions(spark: SparkSession, spark_warehouse: Path) -> None:
+    from attest.spark import install
+
+    u = _uid()
+    spark.sql(f"CREATE TABLE src_{u} (id INT, s STRING) USING delta")
+    spark.sql(f"INSERT INTO src_{u} VALUES (1, 'a')")
+    hashes: list[str] = []
+    for i, session in enumerate((spark, spark.newSession(), spark.newSession())):
+        session.sql("SELECT 1").collect()  # advance expression ids: they must not leak into the identity
+        h = install(session, policy="required")
+        try:
+            session.sql(f"INSERT INTO src_{u} VALUES ({i + 2}, 'x')")  # a newer input version each round
+            session.sql(f"CREATE OR REPLACE TABLE out_{u} USING delta AS SELECT id * 2 AS d, s FROM src_{u}")
+            h.flush()
+            out = [r for r in h.results if r.manifest and "out_" in (r.manifest.subject.model or "")]
+            assert len(out) == 1, h.errors
+            assert out[0].manifest is not None
+            hashes.append(out[0].manifest.program_hash)
+        finally:
+            h.uninstall()
+    assert len(set(hashes)) == 1, hashes
