@@ -804,6 +804,10 @@ def write_content_addressed(
     import time
 
     now = int(time.time() * 1000)
+    exists = DeltaTable.is_deltatable(uri, storage_options)
+    live = {f.path for f in DeltaCarrier(uri, storage_options=storage_options).list_files()} \
+        if exists and mode == "append" else set()
+    planned: list[tuple[list[str | None], Any, bytes, str, str]] = []
     for values, part in groups:
         step = max_rows_per_file or max(part.num_rows, 1)
         for start in range(0, max(part.num_rows, 1), step):
@@ -814,15 +818,22 @@ def write_content_addressed(
             digest_hex = hash_bytes(blob)
             folder = hive_partition_dir(columns, values) if columns else ""
             rel = f"{folder}/{digest_hex}.parquet" if folder else f"{digest_hex}.parquet"
-            storage.write_once(rel, blob)
-            known[rel] = (len(blob), digest_hex)
-            stats = {"numRecords": chunk.num_rows}
-            # delta-rs takes the on-disk path and URI-encodes it for the log itself (% in a Hive dir -> %25).
-            adds.append(AddAction(path=rel, size=len(blob),
-                                  partition_values=dict(zip(columns, values, strict=True)),
-                                  modification_time=now, data_change=True, stats=_json(stats)))
+            # Same bytes, same name: a second add of a live path would silently drop those rows. Refuse.
+            if rel in live or any(p[3] == rel for p in planned):
+                raise CarrierError(f"{rel} would hold rows identical to a file the table already has (or to "
+                                   "another chunk of this write); a content-addressed append cannot add the same "
+                                   "bytes twice without losing rows — nothing was written",
+                                   code=Code.MANIFEST_INVALID_FIELD, path=rel)
+            planned.append((values, chunk, blob, rel, digest_hex))
+    for values, chunk, blob, rel, digest_hex in planned:  # every check passed: now write
+        storage.write_once(rel, blob)
+        known[rel] = (len(blob), digest_hex)
+        stats = {"numRecords": chunk.num_rows}
+        # delta-rs takes the on-disk path and URI-encodes it for the log itself (% in a Hive dir -> %25).
+        adds.append(AddAction(path=rel, size=len(blob), partition_values=dict(zip(columns, values, strict=True)),
+                              modification_time=now, data_change=True, stats=_json(stats)))
     schema = table.schema
-    if DeltaTable.is_deltatable(uri, storage_options):
+    if exists:
         dt = DeltaTable(uri, storage_options=storage_options)
         try:
             dt.create_write_transaction(adds, mode, schema, partition_by=columns or None)

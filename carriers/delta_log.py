@@ -89,9 +89,9 @@ class Storage:
                 return sorted(os.listdir(self.local_path(rel_dir)))
             except (FileNotFoundError, NotADirectoryError):
                 return []
-        from pyarrow.fs import FileSelector
-
-        infos = self.handler.get_file_info_selector(FileSelector(rel_dir, allow_not_found=True, recursive=False))
+        # The raw delta-rs handler takes the selector's fields as arguments (pyarrow's PyFileSystem would
+        # unpack a FileSelector for it; we call the handler directly).
+        infos = self.handler.get_file_info_selector(rel_dir, True, False)
         return sorted(i.path.rstrip("/").rsplit("/", 1)[-1] for i in infos)
 
     def write_once(self, rel: str, data: bytes) -> bool:

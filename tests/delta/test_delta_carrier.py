@@ -353,6 +353,25 @@ def test_content_addressed_overwrite_and_unpartitioned(table_dir: Path) -> None:
     assert verify_table(carrier).passed
 
 
+def test_content_addressed_append_of_identical_bytes_is_refused_not_lost(table_dir: Path) -> None:
+    from attest.errors import CarrierError
+
+    data = pa.table({"v": [1, 2, 3]})
+    write_content_addressed(str(table_dir), data, model="m", program_hash=PROGRAM)
+    before = sorted(p.name for p in table_dir.glob("*.parquet"))
+    with pytest.raises(CarrierError, match="nothing was written"):
+        write_content_addressed(str(table_dir), data, model="m", program_hash=PROGRAM)  # same bytes again
+    with pytest.raises(CarrierError, match="nothing was written"):  # two identical chunks in one write
+        write_content_addressed(str(table_dir), pa.table({"v": [9, 9]}), model="m", program_hash=PROGRAM,
+                                max_rows_per_file=1)
+    assert sorted(p.name for p in table_dir.glob("*.parquet")) == before
+    assert DeltaTable(str(table_dir)).to_pyarrow_table().num_rows == 3
+    # Overwriting with the same bytes is not a loss: the table keeps exactly those rows, still verified.
+    write_content_addressed(str(table_dir), data, mode="overwrite", model="m", program_hash=PROGRAM)
+    assert DeltaTable(str(table_dir)).to_pyarrow_table().num_rows == 3
+    assert verify_table(DeltaCarrier(str(table_dir)), level="bytes").passed
+
+
 # ---- other engines' features -----------------------------------------------------------------------------------
 def test_column_mapping_table(table_dir: Path) -> None:
     write_deltalake(str(table_dir), special_table(), partition_by=["p"],
