@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from attest.errors import CarrierError, Code
+from carriers.atomic import write_once_local
 
 LOG_DIR = "_delta_log"
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
@@ -107,48 +107,17 @@ class Storage:
                                    "overwritten", code=Code.SIDECAR_MISMATCH, path=rel)
             return False
         if self.local_root is not None:
-            target = self.local_path(rel)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
             try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                try:
-                    # link() fails when the name exists: a concurrent writer of the same name wins, bytes agree.
-                    os.link(tmp, target)
-                except FileExistsError:
-                    if target.read_bytes() != data:
-                        raise CarrierError(f"{rel} appeared concurrently with different bytes",
-                                           code=Code.SIDECAR_MISMATCH, path=rel) from None
-                    return False
-                except OSError:
-                    os.replace(tmp, target)  # filesystems without hard links: rename is still atomic
-                _fsync_dir(target.parent)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-            return True
+                return write_once_local(self.local_path(rel), data)
+            except CarrierError as exc:
+                raise CarrierError(exc.message.replace(str(self.local_path(rel)), rel), code=exc.code,
+                                   path=rel) from None
         out = self.handler.open_output_stream(rel, None)
         try:
             out.write(data)
         finally:
             out.close()
         return True
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
 
 
 def _not_found(exc: BaseException) -> bool:

@@ -721,10 +721,9 @@ def _put_once(table: Table, uri: str, data: bytes) -> None:
     if local is not None:
         from pathlib import Path
 
-        from carriers.standalone import atomic_write_local
+        from carriers.atomic import write_once_local
 
-        if not Path(local).exists():
-            atomic_write_local(Path(local), data)
+        write_once_local(Path(local), data)
         return
     out = table.io.new_output(uri)
     if not out.exists():

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from attest.canonical import blake3_hex
 from attest.errors import CarrierError, Code, ManifestMissingError
 from attest.identity.inputs import ObservedInput
 from attest.model import Manifest, load_json_document
+from carriers.atomic import atomic_write_local
 from carriers.base import Attestation, DataFile, FileIdentity, WriteResult
 
 MANIFEST_NAME = "manifest.json"
@@ -38,26 +38,6 @@ def run_unique_name(run_id: str) -> str:
 
 def _is_carrier_file(name: str) -> bool:
     return name in (MANIFEST_NAME, MARKER_NAME) or (name.startswith("manifest-") and name.endswith(".json"))
-
-
-def atomic_write_local(path: Path, data: bytes) -> None:
-    """temp file in the same directory + fsync + rename + directory fsync: readers see old or new, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 class StandaloneCarrier:

@@ -1,0 +1,81 @@
+"""Local atomic writes shared by the carriers: readers see the old state or the new one, never half a file.
+
+- ``atomic_write_local``: temp file in the same folder, fsync, rename over the target, folder fsync (for
+  documents that are replaced, such as a standalone ``manifest.json``);
+- ``write_once_local``: the same, but publishing with ``link()``, which refuses to replace an existing name, for
+  content-addressed files: same name must mean same bytes, and a concurrent writer of the same name wins.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from attest.errors import CarrierError, Code
+
+
+def _temp_with(path: Path, data: bytes) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return  # some filesystems cannot open a folder: the rename is still atomic, only its durability waits
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_local(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically and durably."""
+    tmp = _temp_with(path, data)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
+def write_once_local(path: Path, data: bytes) -> bool:
+    """Publish content-addressed bytes at ``path``: True when written, False when identical bytes were there.
+
+    Raises CarrierError (sidecar_mismatch) when a different file holds the name: it is never replaced.
+    """
+    if path.exists():
+        if path.read_bytes() != data:
+            raise CarrierError(f"{path} exists with different bytes; a content-addressed file is never "
+                               "overwritten", code=Code.SIDECAR_MISMATCH, path=str(path))
+        return False
+    tmp = _temp_with(path, data)
+    try:
+        try:
+            # link() fails when the name exists: a concurrent writer of the same name wins, bytes agree.
+            os.link(tmp, path)
+        except FileExistsError:
+            if path.read_bytes() != data:
+                raise CarrierError(f"{path} appeared concurrently with different bytes",
+                                   code=Code.SIDECAR_MISMATCH, path=str(path)) from None
+            return False
+        except OSError:
+            os.replace(tmp, path)  # filesystems without hard links: rename is still atomic
+        fsync_dir(path.parent)
+        return True
+    finally:
+        Path(tmp).unlink(missing_ok=True)
