@@ -9,27 +9,16 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
+from _timing import timed  # benchmarks run as scripts: their folder is on sys.path
 from deltalake import DeltaTable, write_deltalake
 
 from attest.verify.table import verify_table
 from carriers.delta import DeltaCarrier, attest_after_write
 
 PROGRAM = "a" * 64
-
-
-def timed(label: str, fn: Callable[[], Any], reference: float | None = None) -> tuple[float, Any]:
-    start = time.perf_counter()
-    value = fn()
-    elapsed = time.perf_counter() - start
-    ratio = f"  ({elapsed / reference:6.1f}x reference)" if reference else ""
-    print(f"{label:<44}{elapsed:9.3f} s{ratio}")
-    return elapsed, value
 
 
 def main(n_files: int = 10_000) -> None:

@@ -10,13 +10,11 @@ from __future__ import annotations
 import io
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from _timing import timed  # benchmarks run as scripts: their folder is on sys.path
 from pyiceberg.catalog.sql import SqlCatalog
 
 from attest.verify.table import verify_table
@@ -24,15 +22,6 @@ from carriers.iceberg import SUMMARY_BUDGET, IcebergCarrier, attest_after_write
 from carriers.properties import PREFIX
 
 PROGRAM = "a" * 64
-
-
-def timed(label: str, fn: Callable[[], Any], reference: float | None = None) -> tuple[float, Any]:
-    start = time.perf_counter()
-    value = fn()
-    elapsed = time.perf_counter() - start
-    ratio = f"  ({elapsed / reference:6.1f}x reference)" if reference else ""
-    print(f"{label:<46}{elapsed:9.3f} s{ratio}")
-    return elapsed, value
 
 
 def main(n_files: int = 10_000) -> None:
