@@ -39,6 +39,14 @@ class Code(StrEnum):
     UNSUPPORTED_TABLE = "unsupported_table"
     TABLE_REFERENCE_INVALID = "table_reference_invalid"
     SNAPSHOT_EXPIRED = "snapshot_expired"
+    # What readers get (issue 8): the binding covers the reader's view, not only file bytes.
+    READER_VIEW_CHANGED = "reader_view_changed"
+    TABLE_INCONSISTENT = "table_inconsistent"
+    PATH_AMBIGUOUS = "path_ambiguous"
+    FILE_OUTSIDE_TABLE = "file_outside_table"
+    LEVEL_NOT_ATTESTED = "level_not_attested"
+    COMMIT_CONFLICT = "commit_conflict"
+    SUPERSEDED = "superseded"
 
 
 @dataclass(frozen=True)
@@ -115,6 +123,25 @@ class TableReferenceError(AttestError):
     """A table reference (path, URI, iceberg://...) could not be understood or its catalog is not configured."""
 
     code = Code.TABLE_REFERENCE_INVALID
+
+
+class TableInconsistentError(CarrierError):
+    """The table's metadata contradicts itself (a checkpoint and the log disagree, a path two engines resolve
+    differently): no verdict about it would be safe."""
+
+    code = Code.TABLE_INCONSISTENT
+
+
+class CommitConflictError(CarrierError):
+    """Our own metadata commit kept losing races with other writers (retried with backoff)."""
+
+    code = Code.COMMIT_CONFLICT
+
+
+class SupersededError(CarrierError):
+    """The attestation was written but is not in force: another commit landed before it bound the version."""
+
+    code = Code.SUPERSEDED
 
 
 class PolicyError(AttestError):

@@ -11,23 +11,27 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from attest.identity.inputs import ObservedInput
+from attest.view import ReaderView
 
 FileKind = Literal["data", "deletion_vector", "delete"]
 ChangeKind = Literal["none", "data", "compaction"]
 Progress = Callable[[int, int, int], None]  # (files done, files total, bytes done)
+Origin = Literal["recipe-attest", "legacy", "foreign"]
 
 
 @dataclass(frozen=True)
 class DataFile:
     """A live file of a table version as the table format records it.
 
-    ``path`` is relative to the table root when the file lives under it (POSIX separators, not URL-encoded),
-    otherwise the file's absolute URI.
+    ``path`` is the file's identity in attestations: relative to the table root when the file lives under it
+    (POSIX separators, not URL-encoded), otherwise the file's absolute URI. ``location`` is where the table's
+    engine reads it (an absolute local path or URI); it is not part of the identity.
     """
 
     path: str
     size: int
     kind: FileKind = "data"
+    location: str = ""
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,11 @@ class Attestation:
     ``attested_version`` is the table version / snapshot id the attestation describes, as a string.
     ``files`` holds the (path, size, hash) triples from the sidecar, when there is one.
     ``problems`` are carrier-level findings made while reading (tampered keys, sidecar mismatch).
+    ``view`` is the reader view recorded when the attestation was written (None: not bound, e.g. a legacy or
+    foreign attestation). ``origin`` says who wrote it and in which layout: ``recipe-attest`` (this project's
+    current layout, sidecar required), ``legacy`` (this project's first layout, still read) or ``foreign``
+    (another producer's ``recipe_manifest.*`` keys with no binding: its version is inferred from the table's
+    history and it never passes beyond the schema level). ``binding_note`` says how the version was bound.
     """
 
     document: dict[str, Any]
@@ -67,15 +76,28 @@ class Attestation:
     inputs: tuple[ObservedInput, ...] | None = None
     problems: tuple[Any, ...] = ()
     manifest_identity: str | None = None  # from the sidecar: the v1 identity the document must have
+    view: ReaderView | None = None
+    origin: Origin = "recipe-attest"
+    binding_note: str = ""
+    table_identity: str | None = None  # from the sidecar: the table the attestation was written for
+
+    @property
+    def producer_label(self) -> str:
+        producer = self.document.get("producer")
+        if isinstance(producer, dict):
+            return f"{producer.get('name', '?')} {producer.get('version', '?')}"
+        return "an unnamed producer"
 
 
 @dataclass(frozen=True)
 class TableState:
     """Everything the verifier needs about one version of a table, engine-free.
 
-    ``changes`` says what happened between the attested version and ``version``: nothing ("none"), only
-    compaction/rewrite without data change ("compaction"), or a data change ("data"); ``change_detail``
-    names the operations for the verdict.
+    ``changes`` says what the commits between the attested version and ``version`` did: nothing that touched
+    files ("none"), only compaction/rewrite without data change ("compaction"), or a data change ("data");
+    ``change_detail`` names the operations for the verdict. ``view`` is the live reader view of ``version`` as the
+    engine resolves it; ``problems`` are findings about the table itself that make any verdict unsafe (paths the
+    engines resolve differently, a checkpoint that disagrees with the log).
     """
 
     table: str
@@ -86,6 +108,8 @@ class TableState:
     changes: ChangeKind = "none"
     change_detail: str = ""
     notes: tuple[str, ...] = field(default=())
+    view: ReaderView | None = None
+    problems: tuple[Any, ...] = ()
 
 
 def attestation_identity(document: dict[str, Any]) -> str:

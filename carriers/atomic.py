@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from pathlib import Path
@@ -23,10 +24,28 @@ def _temp_with(path: Path, data: bytes) -> str:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        # mkstemp creates 0600; what we publish is read by auditors as other users, like the engine's files.
+        os.chmod(tmp, 0o666 & ~umask())
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return tmp
+
+
+@functools.cache
+def umask() -> int:
+    """The process umask, read without changing it where the OS allows (os.umask() is process-wide: setting it even
+    briefly races other threads creating files)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def fsync_dir(path: Path) -> None:

@@ -1,49 +1,46 @@
-"""The Delta Lake carrier: an attestation as ``recipe_manifest.*`` table properties plus a content-addressed sidecar.
+"""The Delta Lake format for the attestation core (carriers/core.py): only what is Delta's own.
 
 Open spec: docs/carrier-properties.md; user guide: docs/delta.md. In short:
-- the data commit is an ordinary Delta commit; the attestation is a *separate* later commit that only sets
-  ``recipe_manifest.*`` properties (delta-rs ``alter.set_table_properties``), so it never perturbs the data;
-- ``recipe_manifest._binding.version`` names the data version the attestation describes; a reader proves the
-  binding by checking that nothing changed data between that version and the one verified;
-- every attestation writes ``<table>/_recipe_attest/<blake3>.json`` (file triples + observed inputs); above
-  ``INLINE_OUTPUTS_MAX`` files the output list lives only there, so the property commit stays small.
+- the data commit is an ordinary Delta commit; the attestation is a *separate* later metadata-only commit that sets
+  the ``recipe_manifest.*`` / ``recipe_attest.*`` properties (carriers/delta_commit.py), so it never perturbs data;
+  ``detached`` mode writes no commit at all (``_recipe_attest/versions/<version>.json``);
+- a version's files, schema, partition values and statistics come from delta-rs's snapshot (checkpoint + log), and
+  are checked against an independent replay of the log (carriers/delta_log.py); paths engines would resolve
+  differently, or a checkpoint that disagrees with the log, make the version ``path_ambiguous`` /
+  ``table_inconsistent`` instead of letting attest and the reader see different files;
+- every attestation writes ``<table>/_recipe_attest/<blake3>.json`` (file triples, inputs, reader view).
 """
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
-from urllib.parse import unquote, urlparse
+from typing import Any
+from urllib.parse import urlparse
 
 from attest import __version__
-from attest.build import PRODUCER_NAME, build_manifest, new_run_id
+from attest.build import PRODUCER_NAME
 from attest.errors import (
     CarrierError,
     Code,
     Problem,
+    SupersededError,
+    TableInconsistentError,
     TableNotFoundError,
     UnsupportedTableError,
     VersionNotFoundError,
 )
 from attest.identity.env import env_identity
-from attest.identity.inputs import ObservedInput, content_identity, inputs_identity
+from attest.identity.inputs import ObservedInput
 from attest.model import Manifest
+from attest.tables import DataFile, Progress
+from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
-from carriers.base import Attestation, DataFile, FileIdentity, Progress, TableState, WriteResult, triples_for
-from carriers.delta_log import (
-    Commit,
-    Storage,
-    deletion_vector_path,
-    live_deletion_vectors,
-    read_commit,
-)
-from carriers.sidecar import Sidecar as _Sidecar
-from carriers.sidecar import SidecarError, build, sidecar_name
+from carriers.base import WriteResult
+from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version, canonical_relative
+from carriers.delta_log import Commit, LogState, deletion_vector_path, read_commit, replay
+from carriers.storage import DeltaStorage
 
 try:
     import deltalake
@@ -52,26 +49,29 @@ try:
 except ImportError as exc:  # pragma: no cover - the [delta] extra is missing
     raise ImportError("the Delta carrier needs deltalake: pip install 'recipe-attest[delta]'") from exc
 
-from attest.hashing import hash_bytes, hash_files, hash_stream
-
-__all__ = [
-    "SIDECAR_DIR",
-    "DeltaCarrier",
-    "attest_after_write",
-    "hive_partition_dir",
-    "write_content_addressed",
-]
+__all__ = ["POINTER_DIR", "READ_PROPERTIES", "SIDECAR_DIR", "DeltaCarrier", "attest_after_write"]
 
 SIDECAR_DIR = "_recipe_attest"  # "_"-prefixed: Delta readers and VACUUM ignore it (Delta protocol, hidden dirs)
-# Budget for the recipe_manifest.* keys of one inline attestation: above it the outputs go to the sidecar even
-# when there are at most INLINE_OUTPUTS_MAX of them (long partition paths), so the commit stays <= 16 KiB.
-INLINE_BYTES_MAX = 6 * 1024
-# How far state() looks past a data version for its follow-up attestation commit, and how far record() walks
-# back over metadata-only commits: bounded, so a table with a long metadata-only history cannot stall a read.
+POINTER_DIR = f"{SIDECAR_DIR}/versions"
+# How far the carrier looks past a data version for its follow-up attestation commit, walks back over metadata-only
+# commits, or back through history for another producer's properties: bounded, so a long history cannot stall a read.
 _SCAN_LIMIT = 1000
 # Operations that read the table they write into (the previous version is then an observed input).
 _READS_PREVIOUS = frozenset({"MERGE", "UPDATE", "DELETE", "STREAMING UPDATE"})
-_SIDECAR_PROBLEMS = frozenset({Code.SIDECAR_MISSING, Code.SIDECAR_MISMATCH})
+# Table properties that change the rows or values readers get (docs/security.md, "The reader view"). Properties not
+# listed change how data is written, retained or optimised, not what is read.
+READ_PROPERTIES = (
+    "delta.columnMapping.mode",
+    "delta.enableRowTracking",
+    "delta.rowTracking.materializedRowIdColumnName",
+    "delta.rowTracking.materializedRowCommitVersionColumnName",
+    "delta.enableTypeWidening",
+    "delta.enableDeletionVectors",
+    "delta.enableChangeDataFeed",
+    "delta.enableIcebergCompatV1",
+    "delta.enableIcebergCompatV2",
+    "delta.universalFormat.enabledFormats",
+)
 
 
 def _table_uri(table: str | DeltaTable) -> str:
@@ -83,45 +83,70 @@ def _table_uri(table: str | DeltaTable) -> str:
     return Path(table).resolve().as_uri()
 
 
-@dataclass(frozen=True)
-class _Resolved:
-    """The attestation in force at a version, with its binding and where it was found."""
+def _strip_comments(node: Any) -> Any:
+    """A schema as readers resolve it: column comments change no value read, everything else in field metadata
+    (column-mapping ids and physical names, generation expressions, type-widening history) may."""
+    if isinstance(node, dict):
+        out = {k: _strip_comments(v) for k, v in node.items()}
+        meta = out.get("metadata")
+        if isinstance(meta, dict):
+            out["metadata"] = {k: v for k, v in meta.items() if k != "comment"}
+        return out
+    if isinstance(node, list):
+        return [_strip_comments(v) for v in node]
+    return node
 
-    attestation: Attestation | None
-    binding: int | None
-    found_at: int | None
-    notes: tuple[str, ...] = ()
 
-
-class DeltaCarrier:
+class DeltaCarrier(AttestedTable):
     """Attestations of a Delta table's versions, carried in its table properties (see module docstring)."""
 
     kind = "delta"
+    noun = "version"
+    sidecar_dir = SIDECAR_DIR
+    pointer_dir = POINTER_DIR
 
     def __init__(
         self,
         table: str | DeltaTable,
         *,
         storage_options: dict[str, str] | None = None,
-        property_writer: Callable[[dict[str, str]], None] | None = None,
+        property_writer: Callable[[dict[str, str], list[str]], None] | None = None,
         detached: bool = False,
+        allow_external: bool = False,
     ) -> None:
-        """``property_writer(updates)`` replaces delta-rs's ALTER for the attestation commit (the Spark hook
-        passes a Spark SQL ``ALTER TABLE ... SET TBLPROPERTIES``); ``detached=True`` never commits to the Delta
-        log: the attestation goes to ``_recipe_attest/versions/<version>.json`` (docs/carrier-properties.md)."""
+        """``property_writer(set, remove)`` replaces the carrier's own metadata commit (the Spark hook passes Spark
+        SQL ``ALTER TABLE ... UNSET/SET TBLPROPERTIES``); ``detached=True`` never commits to the Delta log: the
+        attestation goes to ``_recipe_attest/versions/<version>.json`` (docs/carrier-properties.md)."""
         self.property_writer = property_writer
         self.detached = detached
+        self.allow_external = allow_external
         self.storage_options = dict(storage_options or {})
         if isinstance(table, DeltaTable) and not self.storage_options and table._storage_options:
             self.storage_options = dict(table._storage_options)
         self.uri = _table_uri(table)
         self.display = table if isinstance(table, str) else self.uri
-        self.storage = Storage(self.uri, self.storage_options)
+        self.storage = DeltaStorage(self.uri, self.storage_options)
+        self._tables: dict[int, DeltaTable] = {}
+        self._live_cache: dict[int, LiveVersion] = {}
 
-    # ---- table access ------------------------------------------------------------------------------------
+    # ---- naming ------------------------------------------------------------------------------------------------
+    @property
+    def reference(self) -> str:
+        return str(self.display)
+
+    @property
+    def roots(self) -> list[str]:
+        return [self.uri]
+
+    @property
+    def input_location(self) -> str:
+        return self.uri
+
     def _load(self, version: int | None = None) -> DeltaTable:
+        if version is not None and version in self._tables:
+            return self._tables[version]
         try:
-            return DeltaTable(self.uri, version=version, storage_options=self.storage_options or None)
+            dt = DeltaTable(self.uri, version=version, storage_options=self.storage_options or None)
         except _DeltaTableNotFound as exc:
             raise TableNotFoundError(f"no Delta table at {self.display}") from exc
         except Exception as exc:
@@ -131,6 +156,9 @@ class DeltaCarrier:
             if "Unsupported" in text or "not yet supported" in text:
                 raise UnsupportedTableError(f"delta-rs cannot read {self.display}: {text}") from exc
             raise CarrierError(f"cannot open Delta table {self.display}: {text}") from exc
+        if version is not None:
+            self._tables[version] = dt
+        return dt
 
     def latest_version(self) -> int:
         return int(self._load().version())
@@ -145,16 +173,16 @@ class DeltaCarrier:
             raise VersionNotFoundError(f"Delta versions are non-negative, got {value}")
         return value
 
-    def _version_or_latest(self, version: str | int | None) -> tuple[int, int]:
+    def _version(self, version: str | int | None) -> Version:
         latest = self.latest_version()
         n = latest if version is None else self._parse_version(version)
         if n > latest:
             raise VersionNotFoundError(f"{self.display} has no version {n} (latest is {latest})")
-        return n, latest
+        return Version(id=str(n), number=n)
 
     def data_version(self, latest: int | None = None) -> int:
-        """The newest version whose commit changed files: metadata-only commits on top of it (attestations,
-        property edits, schema comments) do not change what an attestation of the data would describe."""
+        """The newest version at or before ``latest`` whose commit changed files: metadata-only commits on top of
+        it (attestations, property edits) do not change what an attestation of the data would describe."""
         v = self.latest_version() if latest is None else latest
         for _ in range(_SCAN_LIMIT):
             if v == 0:
@@ -165,474 +193,344 @@ class DeltaCarrier:
             v -= 1
         return v
 
-    # ---- files ---------------------------------------------------------------------------------------------
-    def _relative(self, raw: str) -> str:
-        """A log path as DataFile.path: URL-decoded, relative to the root when under it, else the URI."""
-        decoded = unquote(raw)
-        if (urlparse(decoded).scheme and len(urlparse(decoded).scheme) > 1) or decoded.startswith("/"):
-            root = self.uri + "/"
-            if raw.startswith(root):
-                return unquote(raw[len(root):])
-            if decoded.startswith(unquote(root)):
-                return decoded[len(unquote(root)):]
-            return raw  # outside the root: keep the absolute URI as written
-        return decoded
+    def _data_version(self) -> Version:
+        n = self.data_version()
+        return Version(id=str(n), number=n)
 
-    def list_files(self, version: str | int | None = None) -> list[DataFile]:
-        n, _ = self._version_or_latest(version)
-        return self._files_of(self._load(n), n)
+    def _observed_version(self, v: Version) -> Version:
+        # Reading a metadata-only version (an attestation commit) reads the data version under it.
+        n = self.data_version(v.number)
+        return Version(id=str(n), number=n)
 
-    def _files_of(self, dt: DeltaTable, n: int) -> list[DataFile]:
+    def _identity(self, v: Version) -> str:
+        return f"delta:{self._load(v.number).metadata().id}"
+
+    # ---- the live version --------------------------------------------------------------------------------------
+    def _location(self, rel: str) -> str:
+        return str(self.storage.local_path(rel)) if self.storage.local_root is not None else f"{self.uri}/{rel}"
+
+    def _live(self, v: Version) -> LiveVersion:
+        cached = self._live_cache.get(v.number)
+        if cached is None:
+            cached = self._compute_live(v.number)
+            self._live_cache[v.number] = cached
+        return cached
+
+    def _compute_live(self, n: int) -> LiveVersion:
         import pyarrow as pa
 
-        actions = pa.table(dt.get_add_actions(flatten=False)).select(["path", "size_bytes"]).to_pydict()
-        files = [DataFile(path=self._relative(p), size=int(s), kind="data")
-                 for p, s in zip(actions["path"], actions["size_bytes"], strict=True)]
-        protocol = dt.protocol()
-        if "deletionVectors" in (protocol.reader_features or []):
-            files.extend(self._deletion_vector_files(n))
-        return sorted(files, key=lambda f: f.path)
+        dt = self._load(n)
+        problems: list[Problem] = []
+        notes: list[str] = []
+        try:
+            log, inconsistencies = replay(self.storage, n)
+        except TableInconsistentError as exc:
+            log, inconsistencies = LogState(version=n), [exc.message]
+        problems += [Problem(Code.TABLE_INCONSISTENT, text) for text in inconsistencies]
+        actions = pa.table(dt.get_add_actions(flatten=False))
+        cols = set(actions.column_names)
+        rows = actions.to_pylist()
+        engine_raw = {str(r["path"]) for r in rows}
+        if (log.adds and set(log.adds) != engine_raw) or (not log.adds and engine_raw and not inconsistencies):
+            problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log replay disagree on the live files "
+                                    f"of version {n} ({len(engine_raw)} vs {len(log.adds)})"))
+        files: list[DataFile] = []
+        file_views: dict[str, str] = {}
+        seen: dict[str, str] = {}
+        for row in rows:
+            raw = str(row["path"])
+            rel, reason = canonical_relative(raw)
+            if rel is None:
+                problems.append(Problem(Code.PATH_AMBIGUOUS, f"add path {raw!r}: {reason}", raw))
+                continue
+            if rel in seen:
+                problems.append(Problem(Code.PATH_AMBIGUOUS, f"add paths {seen[rel]!r} and {raw!r} name the same file "
+                                        "(engines read it once or twice)", raw))
+                continue
+            seen[rel] = raw
+            size = int(row["size_bytes"])
+            add = log.adds.get(raw) or {}
+            if add and int(add.get("size") or -1) != size:
+                problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of "
+                                        f"{rel}", rel))
+            entry = {
+                "kind": "data",
+                "size": size,
+                "partition": json_safe(row.get("partition")) if "partition" in cols else None,
+                "stats": json_safe({k: row.get(k) for k in ("num_records", "null_count", "min", "max") if k in cols}),
+                "deletion_vector": _dv_entry(add.get("deletionVector")),
+                "row_tracking": json_safe({k: add.get(k) for k in ("baseRowId", "defaultRowCommitVersion")}),
+            }
+            files.append(DataFile(path=rel, size=size, kind="data", location=self._location(rel)))
+            file_views[rel] = file_digest(entry)
+        dv_files = self._deletion_vector_files(log, problems)
+        for f in dv_files:
+            files.append(f)
+            file_views[f.path] = file_digest({"kind": "deletion_vector", "size": f.size})
+        self._cross_check_dvs(dt, log, problems)
+        if self.storage.local_root is not None:
+            self._cross_check_uris(dt, files, problems)
+        self._confine(files, problems)
+        files.sort(key=lambda f: f.path)
+        view = ReaderView(table=self._table_view(dt, log), files=file_views)
+        return LiveVersion(files=files, view=view, identity=f"delta:{dt.metadata().id}", problems=problems,
+                           notes=notes)
 
-    def _deletion_vector_files(self, n: int) -> list[DataFile]:
+    def _table_view(self, dt: DeltaTable, log: LogState) -> dict[str, Any]:
+        schema = json.loads(dt.schema().to_json())
+        protocol = dt.protocol()
+        config = dict(dt.metadata().configuration)
+        return {
+            "schema": _strip_comments(schema),
+            "partition_columns": list(dt.metadata().partition_columns),
+            "reader_protocol": {"min_reader_version": int(protocol.min_reader_version),
+                                "reader_features": sorted(protocol.reader_features or [])},
+            "read_properties": {k: config[k] for k in READ_PROPERTIES if k in config},
+        }
+
+    def _deletion_vector_files(self, log: LogState, problems: list[Problem]) -> list[DataFile]:
         out: dict[str, DataFile] = {}
-        for descriptor in live_deletion_vectors(self.storage, n).values():
+        for raw, add in log.adds.items():
+            descriptor = add.get("deletionVector")
+            if not isinstance(descriptor, dict):
+                continue
             try:
                 where = deletion_vector_path(descriptor)
             except ValueError as exc:
-                raise CarrierError(f"version {n} has a malformed deletion vector descriptor: {exc}") from exc
+                problems.append(Problem(Code.TABLE_INCONSISTENT, f"malformed deletion vector of {raw}: {exc}", raw))
+                continue
             if where is None:
-                continue  # inline vector: its bits live in the log itself, there is no file
-            path = self._relative(where) if descriptor.get("storageType") == "p" else where
+                continue  # inline vector: its bits live in the log itself (and in the file's view), there is no file
+            if descriptor.get("storageType") == "p":
+                rel, reason = (where[len(self.uri) + 1:], "") if where.startswith(self.uri + "/") else (None, (
+                    "an absolute deletion vector path outside the table"))
+            else:
+                rel, reason = canonical_relative(where)
+            if rel is None:
+                problems.append(Problem(Code.PATH_AMBIGUOUS, f"deletion vector {where!r}: {reason}", raw))
+                continue
+            location = self._location(rel)
             # Several adds may share one DV file (different offsets): it is one file of the version.
-            size = self._file_size(path)
-            out[path] = DataFile(path=path, size=size, kind="deletion_vector")
+            if rel not in out:
+                size = self.storage.size_of(location)
+                out[rel] = DataFile(path=rel, size=-1 if size is None else size, kind="deletion_vector",
+                                    location=location)
         return list(out.values())
 
-    def _file_size(self, path: str) -> int:
-        """A DV file's size from storage (the log records only the vector's size inside the file)."""
-        if self.storage.local_root is not None and not _is_uri(path):
-            try:
-                return self.storage.local_path(path).stat().st_size
-            except OSError:
-                return -1  # missing: the bytes level reports it
+    def _cross_check_dvs(self, dt: DeltaTable, log: LogState, problems: list[Problem]) -> None:
+        """The files the engine applies a deletion vector to must be the ones the log says have one."""
+        with_dv = {raw for raw, a in log.adds.items() if isinstance(a.get("deletionVector"), dict)}
+        if not with_dv and "deletionVectors" not in (dt.protocol().reader_features or []):
+            return
         try:
-            from pyarrow.fs import FileType
+            reader = dt.deletion_vectors()
+            engine: set[str] = set()
+            for batch in reader:
+                engine.update(str(x) for x in batch.column("filepath").to_pylist())
+        except Exception as exc:
+            text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            problems.append(Problem(Code.TABLE_UNREADABLE, f"delta-rs cannot read the deletion vectors: {text}"))
+            return
+        expected = {self._location(canonical_relative(raw)[0] or raw) for raw in with_dv}
+        got = {_as_local(p) for p in engine}
+        if self.storage.local_root is not None and got != expected:
+            problems.append(Problem(Code.TABLE_INCONSISTENT, "delta-rs applies deletion vectors to other files than "
+                                    "the log names"))
 
-            info = self.storage.handler.get_file_info([path])[0]
-            return int(info.size) if info.type == FileType.File else -1
-        except Exception:
-            return -1
+    def _cross_check_uris(self, dt: DeltaTable, files: Sequence[DataFile], problems: list[Problem]) -> None:
+        """Locally, the files delta-rs reads must be exactly the ones attest reads."""
+        engine = {_as_local(u) for u in dt.file_uris()}
+        ours = {f.location for f in files if f.kind == "data"}
+        if engine != ours:
+            odd = sorted(engine ^ ours)[:3]
+            problems.append(Problem(Code.PATH_AMBIGUOUS, f"delta-rs resolves the live files to other locations than "
+                                    f"the log's paths name: {odd}"))
 
-    def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
-        out: dict[str, str] = {}
-        local: dict[str, str] = {}
-        remote: list[DataFile] = []
-        for f in files:
-            if self.storage.local_root is not None and not _is_uri(f.path):
-                local[str(self.storage.local_path(f.path))] = f.path
-            elif f.path.startswith("file:") or f.path.startswith("/"):
-                local[unquote(urlparse(f.path).path)] = f.path
-            else:
-                remote.append(f)
-        present = [p for p in local if Path(p).is_file()]
-        if present:
-            try:
-                hashed = hash_files(present, progress=progress)
-            except OSError:
-                hashed = {}
-                for p in present:  # one unreadable file must not hide the others' hashes
-                    try:
-                        hashed.update(hash_files([p]))
-                    except OSError:
-                        continue
-            for p, h in hashed.items():
-                out[local[p]] = h
-        if remote:
-            def one(f: DataFile) -> tuple[str, str | None]:
-                try:
-                    stream = self._open_remote(f.path)
-                    try:
-                        return f.path, hash_stream(stream)
-                    finally:
-                        stream.close()
-                except Exception:
-                    return f.path, None  # unreadable: the verifier reports it as missing
+    # ---- the attestation in force ------------------------------------------------------------------------------
+    def _configuration(self, n: int) -> dict[str, str]:
+        return dict(self._load(n).metadata().configuration)
 
-            with ThreadPoolExecutor(max_workers=8) as pool:
-                for path, digest_hex in pool.map(one, remote):
-                    if digest_hex is not None:
-                        out[path] = digest_hex
-        return out
+    def _binding_of(self, keys: Mapping[str, str]) -> str | None:
+        return keys.get(props.KEY_VERSION) or keys.get(props.LEGACY_KEY_VERSION)
 
-    def _open_remote(self, path: str) -> Any:
-        if not _is_uri(path):
-            return self.storage.open_stream(path)
-        parent, _, name = path.rpartition("/")
-        return Storage(parent, self.storage_options).open_stream(name)
-
-    # ---- reading attestations ------------------------------------------------------------------------------
-    def _parse(self, configuration: Mapping[str, str]) -> tuple[Attestation | None, int | None]:
-        """The attestation carried by one property map (None when it carries none) and its binding version."""
-        keys = props.manifest_keys(configuration)
-        if not any(v != props.ABSENT for v in keys.values()):
-            return None, None
-        problems: list[Problem] = []
-        try:
-            document, binding = decode_properties(keys)
-        except props.KeyMappingError as exc:
-            bad = Problem(Code.CARRIER_TAMPERED, f"recipe_manifest.* properties do not form a manifest: {exc}")
-            return Attestation(document={}, attested_version=None, location=self.uri, problems=(bad,)), None
-        version: int | None = None
-        raw_version = binding.get(props.KEY_VERSION)
-        if raw_version is None or not raw_version.isdigit():
-            problems.append(Problem(Code.CARRIER_TAMPERED,
-                                    f"{props.KEY_VERSION} is {raw_version!r}, not a table version"))
-        else:
-            version = int(raw_version)
-        files: tuple[FileIdentity, ...] | None = None
-        inputs: tuple[ObservedInput, ...] | None = None
-        where = binding.get(props.KEY_OUTPUTS_WHERE)
-        sidecar = self._read_sidecar(binding, problems)
-        if sidecar is not None:
-            files, inputs = sidecar.files, sidecar.inputs
-            if version is not None and sidecar.attested_version != str(version):
-                problems.append(Problem(Code.CARRIER_TAMPERED,
-                                        f"the sidecar describes version {sidecar.attested_version}, the table "
-                                        f"properties bind version {version}"))
-            pair = inputs_identity(sidecar.inputs)
-            carried = (document.get("inputs_hash"), document.get("inputs_proof_class"))
-            if (pair or (None, None)) != carried:
-                problems.append(Problem(Code.CARRIER_TAMPERED, "inputs_hash / inputs_proof_class do not match the "
-                                        "observed inputs recorded in the sidecar", "$.inputs_hash"))
-        if where == "sidecar":
-            if "output_hashes" in document:
-                problems.append(Problem(Code.CARRIER_TAMPERED,
-                                        "output_hashes are both inline and declared to live in the sidecar"))
-            elif files is not None:
-                # Reconstitute the full manifest: the list in build order (sorted by path), as written.
-                document["output_hashes"] = [{"hash": f.hash, "path": f.path}
-                                             for f in sorted(files, key=lambda f: f.path)]
-            elif not any(p.code in _SIDECAR_PROBLEMS for p in problems):
-                problems.append(Problem(Code.SIDECAR_MISSING, "output_hashes live in a sidecar, but the table "
-                                        "properties name none"))
-        elif where not in (None, "inline"):
-            problems.append(Problem(Code.CARRIER_TAMPERED, f"{props.KEY_OUTPUTS_WHERE} is {where!r}"))
-        count = binding.get(props.KEY_OUTPUTS_COUNT)
-        listed = document.get("output_hashes")
-        if count is not None and isinstance(listed, list) and count != str(len(listed)):
-            problems.append(Problem(Code.CARRIER_TAMPERED, f"{props.KEY_OUTPUTS_COUNT} is {count}, but "
-                                    f"{len(listed)} output hashes were found", "$.output_hashes"))
-        return Attestation(document=document, attested_version=None if version is None else str(version),
-                           location=self.uri, files=files, inputs=inputs, problems=tuple(problems),
-                           manifest_identity=None if sidecar is None else sidecar.manifest), version
-
-    def _read_sidecar(self, binding: Mapping[str, str], problems: list[Problem]) -> _Sidecar | None:
-        path = binding.get(props.KEY_SIDECAR_PATH)
-        digest_hex = binding.get(props.KEY_SIDECAR_HASH)
-        if path is None and digest_hex is None:
-            return None
-        if not path or not digest_hex or path != f"{SIDECAR_DIR}/{sidecar_name(digest_hex)}":
-            # Untrusted metadata never sends the reader outside _recipe_attest/ or to a name not its hash.
-            problems.append(Problem(Code.CARRIER_TAMPERED, f"sidecar reference {path!r} / {digest_hex!r} is not "
-                                    f"{SIDECAR_DIR}/<blake3>.json with the recorded BLAKE3"))
-            return None
-        data = self.storage.read(path)
-        if data is None:
-            problems.append(Problem(Code.SIDECAR_MISSING, "the attestation's sidecar is missing", path))
-            return None
-        try:
-            return _Sidecar.decode(data, digest_hex)
-        except SidecarError as exc:
-            problems.append(Problem(Code.SIDECAR_MISMATCH, str(exc), path))
-            return None
-
-    def _pointer(self, n: int) -> tuple[Attestation | None, int | None]:
-        """The detached attestation of version ``n`` (``_recipe_attest/versions/<n>.json``), if any."""
-        data = self.storage.read(pointer_name(n))
-        if data is None:
-            return None, None
-        try:
-            doc = json.loads(data)
-            keys = doc["properties"]
-            if doc.get("format") != POINTER_FORMAT or not isinstance(keys, dict) \
-                    or not all(isinstance(k, str) and isinstance(v, str) for k, v in keys.items()):
-                raise ValueError("not a pointer document")
-        except (ValueError, KeyError, TypeError) as exc:
-            bad = Problem(Code.CARRIER_TAMPERED, f"{pointer_name(n)} is not a {POINTER_FORMAT} document: {exc}")
-            return Attestation(document={}, attested_version=str(n), location=self.uri, problems=(bad,)), n
-        attestation, binding = self._parse(keys)
-        if attestation is not None and binding != n:
-            attestation = _with_problem(attestation, Problem(
-                Code.CARRIER_TAMPERED, f"{pointer_name(n)} binds version {binding}, not {n}"))
-        return attestation, n
-
-    def _detached_before(self, n: int, floor: int | None) -> tuple[Attestation | None, int | None]:
-        """The newest detached attestation of a version in (floor, n] (bounded scan)."""
-        names = set(self.storage.list_names(POINTER_DIR))
-        if not names:
-            return None, None
-        low = -1 if floor is None else floor
-        for v in range(n, max(low, n - _SCAN_LIMIT), -1):
-            if f"{v}.json" in names:
-                return self._pointer(v)
-        return None, None
-
-    def _resolve(self, n: int, latest: int, configuration: Mapping[str, str]) -> _Resolved:
-        """The attestation in force at version ``n`` (see docs/carrier-properties.md, "Binding")."""
-        resolved = self._resolve_properties(n, latest, configuration)
-        if resolved.binding == n:
-            return resolved
-        # Delta variant "detached": a per-version pointer under _recipe_attest/versions/ (no log commit); the
-        # newer of the two bindings is in force.
-        attestation, binding = self._detached_before(n, resolved.binding)
-        if attestation is not None:
-            return _Resolved(attestation, binding, n, (f"detached attestation {pointer_name(binding or n)}",))
-        return resolved
-
-    def _resolve_properties(self, n: int, latest: int, configuration: Mapping[str, str]) -> _Resolved:
-        attestation, binding = self._parse(configuration)
-        notes: list[str] = []
-        if binding != n and n < latest:
-            # n may be a data version whose own attestation is a later metadata-only commit (ALTER at n+1, or
+    def _carried(self, v: Version) -> Carried | None:
+        n, latest = v.number, self.latest_version()
+        keys = props.attestation_keys(self._configuration(n))
+        carried: Carried | None = None
+        binding = self._binding_of(keys) if keys else None
+        if keys:
+            carried = Carried(keys=keys, where=f"table properties at version {n}")
+        if keys and binding is None and not any(k.startswith(props.CARRIER_PREFIX) for k in keys):
+            carried = self._foreign(n, keys)
+        if binding != str(n) and n < latest:
+            # n may be a data version whose own attestation is a later metadata-only commit (recorded at n+1, or
             # later when retried): the last one binding n before the next file-changing commit is in force.
-            for v in range(n + 1, min(latest, n + _SCAN_LIMIT) + 1):
-                commit = read_commit(self.storage, v)
+            for x in range(n + 1, min(latest, n + _SCAN_LIMIT) + 1):
+                commit = read_commit(self.storage, x)
                 if commit is None or commit.touches_files:
                     break
                 if commit.configuration is None:
                     continue
-                ahead, ahead_binding = self._parse(commit.configuration)
-                if ahead is not None and ahead_binding == n:
-                    attestation, binding = ahead, ahead_binding
-                    notes = [f"attestation for version {n} recorded at version {v}"]
-        return _Resolved(attestation, binding, n, tuple(notes))
+                ahead = props.attestation_keys(commit.configuration)
+                if ahead and self._binding_of(ahead) == str(n):
+                    where = f"attestation for version {n} recorded at version {x}"
+                    carried, binding = Carried(keys=ahead, where=where, note=where), str(n)
+        if binding == str(n):
+            return carried
+        # Detached mode: a per-version pointer under _recipe_attest/versions/ (no log commit); the newer binding
+        # of the two is in force.
+        floor = int(binding) if binding is not None and binding.isdigit() and carried is not None else -1
+        pointer = self._detached_between(floor, n)
+        return pointer if pointer is not None else carried
 
-    def read(self, version: str | int | None = None) -> Attestation | None:
-        n, latest = self._version_or_latest(version)
-        return self._resolve(n, latest, self._load(n).metadata().configuration).attestation
+    def _detached_between(self, floor: int, n: int) -> Carried | None:
+        names = set(self.storage.list_names(POINTER_DIR))
+        if not names:
+            return None
+        for x in range(n, max(floor, n - _SCAN_LIMIT), -1):
+            if f"{x}.json" in names:
+                return self._read_pointer(str(x))
+        return None
 
-    # ---- state (what the verifier judges) -----------------------------------------------------------------
-    def _changes(self, attested: int, n: int) -> tuple[Literal["none", "data", "compaction"], str, bool]:
-        """What happened in (attested, n]: ("data" | "compaction" | "none", detail, log complete?)."""
+    def _foreign(self, n: int, keys: Mapping[str, str]) -> Carried:
+        """Another producer's ``recipe_manifest.*`` properties (no binding of ours): bound by the log to the last data
+        version before the commit that set them."""
+        wanted = {k: v for k, v in keys.items() if k.startswith(props.PREFIX)}
+        set_at: int | None = None
+        for x in range(n, max(-1, n - _SCAN_LIMIT), -1):
+            commit = read_commit(self.storage, x)
+            if commit is None:
+                break
+            if commit.configuration is None:
+                continue
+            here = {k: v for k, v in props.attestation_keys(commit.configuration).items() if k.startswith(props.PREFIX)}
+            if here != wanted:
+                break
+            set_at = x
+        if set_at is None:
+            return Carried(keys=dict(keys), where=f"table properties at version {n}", foreign_binding=None,
+                           foreign_note="the commit that set these properties is no longer in the log",
+                           problems=(Problem(Code.CARRIER_TAMPERED, "the version these properties attest cannot be "
+                                             "found: the commit that set them is no longer in the log"),))
+        commit = read_commit(self.storage, set_at)
+        bound = set_at if commit is not None and commit.touches_files else self.data_version(max(set_at - 1, 0))
+        problems: tuple[Problem, ...] = ()
+        # A downgrade, not another producer's run: between the data version and these keys, a recipe-attest
+        # attestation of that very version was in force and was replaced by keys nothing can check.
+        for x in range(set_at - 1, max(bound - 1, set_at - _SCAN_LIMIT - 1), -1):
+            earlier = read_commit(self.storage, x)
+            if earlier is None:
+                break
+            if earlier.configuration is not None and \
+                    props.attestation_keys(earlier.configuration).get(props.KEY_VERSION) == str(bound):
+                problems = (Problem(Code.CARRIER_TAMPERED, f"the recipe-attest attestation of version {bound} "
+                                    f"(version {x}) was replaced by recipe_manifest.* keys without its binding and "
+                                    "sidecar"),)
+                break
+        return Carried(keys=dict(keys), where=f"table properties set at version {set_at}", foreign_binding=str(bound),
+                       foreign_note=f"bound by the log to version {bound}", problems=problems)
+
+    def _changes(self, attested: str, v: Version) -> Changes:
+        if not attested.isdigit():
+            raise VersionNotFoundError(f"the attestation binds {attested!r}, not a Delta version")
+        b, n = int(attested), v.number
+        if b > n:
+            raise VersionNotFoundError(f"the attestation binds version {b}, later than version {n} itself")
         data: list[Commit] = []
         rewrites: list[Commit] = []
-        for v in range(attested + 1, n + 1):
-            commit = read_commit(self.storage, v)
+        for x in range(b + 1, n + 1):
+            commit = read_commit(self.storage, x)
             if commit is None:
-                return "none", f"the log entries for versions {attested + 1}..{n} are no longer available", False
+                return Changes("none", f"the log entries for versions {b + 1}..{n} are no longer available; the "
+                               "reader view decides", complete=False)
             if not commit.touches_files:
-                continue  # metadata only: attestations, property edits; not a change of the table's files
+                continue  # metadata only: attestations, property edits; the reader view catches what matters
             (data if commit.data_change else rewrites).append(commit)
         if data:
-            return "data", _describe(data), True
+            return Changes("data", _describe(data))
         if rewrites:
-            return "compaction", _describe(rewrites), True
-        return "none", "", True
+            return Changes("compaction", _describe(rewrites))
+        return Changes("none")
 
-    def state(self, version: str | int | None = None) -> TableState:
-        n, latest = self._version_or_latest(version)
-        dt = self._load(n)
-        live = tuple(self._files_of(dt, n))
-        resolved = self._resolve(n, latest, dt.metadata().configuration)
-        att = resolved.attestation
-        notes = list(resolved.notes)
-        changes: Literal["none", "data", "compaction"] = "none"
-        detail = ""
-        if att is not None and resolved.binding is not None:
-            if resolved.binding > n:
-                att = _with_problem(att, Problem(Code.CARRIER_TAMPERED, f"the attestation binds version "
-                                                 f"{resolved.binding}, later than version {n} itself"))
-            else:
-                changes, detail, complete = self._changes(resolved.binding, n)
-                if not complete:
-                    # Without the log we cannot name what happened; compare the file sets instead.
-                    notes.append(detail)
-                    attested_paths = {f.path for f in att.files or ()}
-                    if att.files is not None and attested_paths != {f.path for f in live}:
-                        changes, detail = "data", f"{detail}, and the live files differ from the attested ones"
-        return TableState(table=self.display, table_format="delta", version=str(n), attestation=att,
-                          live_files=live, changes=changes, change_detail=detail, notes=tuple(notes))
+    def _built_on(self, v: Version) -> Version | None:
+        """Did commit ``v`` append to / merge into the table's previous version (which is then an input)?"""
+        if v.number == 0:
+            return None
+        commit = read_commit(self.storage, v.number)
+        if commit is None:
+            return None
+        previous = Version(id=str(v.number - 1), number=v.number - 1)
+        if commit.operation.upper() in _READS_PREVIOUS:
+            return previous
+        # An append (or a partial overwrite) keeps files that were live before it: it builds on that version.
+        added = {canonical_relative(str(a.get("path")))[0] for a in commit.adds}
+        live = self._live(v).files
+        return previous if any(f.kind == "data" and f.path not in added for f in live) else None
 
-    # ---- writing -------------------------------------------------------------------------------------------
-    def write(
-        self,
-        manifest: Manifest,
-        *,
-        files: Sequence[FileIdentity] | None = None,
-        inputs: Sequence[ObservedInput] = (),
-        version: str | int | None = None,
-    ) -> WriteResult:
-        dt = self._load()
-        latest = int(dt.version())
-        v = self.data_version(latest) if version is None else self._parse_version(version)
-        if v > latest:
-            raise VersionNotFoundError(f"{self.display} has no version {v} (latest is {latest})")
-        document = manifest.to_dict()
-        outputs: list[dict[str, str]] | None = document.get("output_hashes")
-        if files is None:
-            files = triples_for(manifest.output_hashes or (), self.list_files(v), f"version {v}")
-        elif outputs is not None and {(o.get("path"), o["hash"]) for o in outputs} != {(f.path, f.hash)
-                                                                                      for f in files}:
-            raise CarrierError("the manifest's output_hashes and the given file triples disagree")
-        sidecar = build(files, inputs, str(v), manifest)
-        data, digest_hex = sidecar.encode()
-        sidecar_rel = f"{SIDECAR_DIR}/{sidecar_name(digest_hex)}"
-        new = encode_properties(document, version=v, sidecar_path=sidecar_rel, sidecar_hash=digest_hex)
-        updates = props.replacement(dt.metadata().configuration, new)
-        # Sidecar first: properties must never name a sidecar that is not there yet.
-        self.storage.write_once(sidecar_rel, data)
-        if self.detached:
-            # Immutable: a version is attested once in this mode (write_once refuses different bytes).
-            self.storage.write_once(pointer_name(v), encode_pointer(v, new))
-            return WriteResult(location=self.uri, attested_version=str(v), sidecar=sidecar_rel, manifest=manifest)
-        if self.property_writer is not None:
-            self.property_writer(updates)
-            return WriteResult(location=self.uri, attested_version=str(v), sidecar=sidecar_rel, manifest=manifest)
-        try:
-            dt.alter.set_table_properties(
-                updates, raise_if_not_exists=False,
-                commit_properties=CommitProperties(custom_metadata={"recipe_attest.binding_version": str(v)}))
-        except Exception as exc:
-            raise _unsupported_or_error(self.display, exc) from exc
-        return WriteResult(location=self.uri, attested_version=str(v), sidecar=sidecar_rel, manifest=manifest)
-
-    def record(
-        self,
-        *,
-        model: str,
-        program_hash: str,
-        inputs: Sequence[ObservedInput] = (),
-        run_id: str | None = None,
-        dialect: str | None = None,
-        engines: Mapping[str, str] | None = None,
-        progress: Progress | None = None,
-        known_hashes: Mapping[str, tuple[int, str]] | None = None,
-        version: int | None = None,
-    ) -> WriteResult:
-        """Attest the current data version (see carriers.base.TableCarrier.record).
-
-        ``known_hashes`` ({path: (size, hash)}) lets a writer that hashed its files while writing them skip
-        re-reading them; as with reuse from the previous attestation, (path, size) must match the log.
-        ``version`` attests that data version instead of the latest one (in properties mode it must still be
-        the latest data version: a later data commit would hide a property attestation of it).
-        """
-        latest = self.latest_version()
-        v = self.data_version(latest) if version is None else self._parse_version(version)
-        if v > latest:
-            raise VersionNotFoundError(f"{self.display} has no version {v} (latest is {latest})")
-        dt = self._load(v)
-        live = self._files_of(dt, v)
-        reuse: dict[tuple[str, int], str] = {}
-        previous, _ = self._parse(self._load(latest).metadata().configuration) if latest != v else \
-            self._parse(dt.metadata().configuration)
-        if previous is None and self.detached:
-            previous, _ = self._detached_before(v, None)
-        # Reuse only hashes from a sidecar whose BLAKE3 matched and whose attestation read back cleanly.
-        if previous is not None and previous.files is not None and not previous.problems:
-            reuse = {(f.path, f.size): f.hash for f in previous.files}
-        for path, (size, digest_hex) in (known_hashes or {}).items():
-            reuse[(path, size)] = digest_hex
-        todo = [f for f in live if (f.path, f.size) not in reuse]
-        hashed = self.hash_files(todo, progress=progress) if todo else {}
-        unreadable = [f.path for f in todo if f.path not in hashed]
-        if unreadable:
-            raise CarrierError(f"{len(unreadable)} live file(s) of version {v} cannot be read, e.g. "
-                               f"{unreadable[0]}", code=Code.FILE_MISSING, path=unreadable[0])
-        triples = [FileIdentity(path=f.path, size=f.size, kind=f.kind,
-                                hash=reuse.get((f.path, f.size)) or hashed[f.path]) for f in live]
-        observed = list(inputs)
-        if v > 0 and self._reads_previous(v, live):
-            observed.append(self.observe(v - 1))
-        protocol = dt.protocol()
-        env = env_identity(
+    def _env(self, dialect: str | None, engines: Mapping[str, str] | None, v: Version) -> str:
+        return env_identity(
             producer_name=PRODUCER_NAME, producer_version=__version__,
             engines={"deltalake": str(deltalake.__version__), **dict(engines or {})},
-            dialect=dialect, table_format="delta", protocol=_protocol_doc(protocol),
-        )
-        manifest = build_manifest(model=model, program_hash=program_hash, env_hash=env, inputs=observed,
-                                  outputs=[(t.path, t.hash) for t in triples], run_id=run_id or new_run_id())
-        return self.write(manifest, files=triples, inputs=observed, version=v)
+            dialect=dialect, table_format="delta", protocol=_protocol_doc(self._load(v.number).protocol()))
 
-    def _reads_previous(self, v: int, live: Sequence[DataFile]) -> bool:
-        """Did commit ``v`` append to / merge into the table's previous version (which is then an input)?"""
-        commit = read_commit(self.storage, v)
-        if commit is None:
-            return False
-        if commit.operation.upper() in _READS_PREVIOUS:
-            return True
-        # An append (or a partial overwrite) keeps files that were live before it: it builds on that version.
-        added = {self._relative(str(a["path"])) for a in commit.adds}
-        return any(f.kind == "data" and f.path not in added for f in live)
+    # ---- writing -----------------------------------------------------------------------------------------------
+    def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
+        if self.detached:
+            self._write_pointer(v.id, keys)
+            return
+        latest = self.latest_version()
+        if self.data_version(latest) != v.number:
+            raise SupersededError(f"version {v.id} of {self.display} is not its latest data version (a later data "
+                                  "commit would hide a property attestation of it); use detached mode to attest "
+                                  "every version")
+        old = self._configuration(latest)
+        if self.property_writer is not None:
+            # Remove the whole older attestation, then set the new one: a reader in between sees no attestation,
+            # never a mix of two.
+            owned = sorted(k for k in old if k.startswith(props.PREFIX) or k.startswith(props.CARRIER_PREFIX))
+            self.property_writer(dict(keys), owned)
+            return
+        to_set, to_remove = props.replacement(old, keys)
+        if self.storage.local_root is not None:
+            from carriers.delta_commit import commit_properties
 
-    def observe(self, version: str | int | None = None) -> ObservedInput:
-        from attest.verify.table import verify_state
+            commit_properties(self.storage, binding=v.number, set_keys=to_set, remove_keys=to_remove,
+                              is_data_version=lambda latest: self.data_version(latest) == v.number,
+                              where=str(self.display), custom={"recipe_attest.binding_version": v.id})
+            self._tables.clear()
+            return
+        # Object stores: delta-rs's own commit (it cannot remove keys, so they are blanked; readers skip blanks).
+        updates = dict(to_set)
+        updates.update({k: props.ABSENT for k in to_remove})
+        try:
+            self._load().alter.set_table_properties(
+                updates, raise_if_not_exists=False,
+                commit_properties=CommitProperties(custom_metadata={"recipe_attest.binding_version": v.id}))
+        except Exception as exc:
+            raise _unsupported_or_error(str(self.display), exc) from exc
 
-        # Observe the data version in force: metadata-only commits on top (attestations) are the same data,
-        # so the same data must give the same heuristic identity.
-        n = self.data_version(None if version is None else self._parse_version(version))
-        st = self.state(n)
-        table_id = f"delta:{self._load(int(st.version)).metadata().id}"
-        att = st.attestation
-        if att is not None and att.files is not None:
-            report = verify_state(st, None, level="files")
-            if report.passed:
-                return ObservedInput(table=table_id, content=content_identity(f.hash for f in att.files),
-                                     version=st.version, location=self.uri)
-        return ObservedInput(table=table_id, version=st.version, location=self.uri)
+    def record(self, **kwargs: Any) -> WriteResult:
+        """See AttestedTable.record; refuses tables with writer features an attestation commit cannot honour."""
+        if not self.detached and self.property_writer is None and self.storage.local_root is not None:
+            from carriers.delta_commit import check_writable
 
-
-# ---- helpers ---------------------------------------------------------------------------------------------------
-POINTER_DIR = f"{SIDECAR_DIR}/versions"
-POINTER_FORMAT = "recipe-attest-delta-detached"
-
-
-def pointer_name(version: int) -> str:
-    return f"{POINTER_DIR}/{version}.json"
-
-
-def encode_pointer(version: int, keys: Mapping[str, str]) -> bytes:
-    """A detached attestation: the ``recipe_manifest.*`` keys the ALTER would have set, as canonical JSON."""
-    from attest.canonical import canonical_bytes
-
-    return canonical_bytes({"format": POINTER_FORMAT, "version": 1, "table_version": str(version),
-                            "properties": {k: v for k, v in keys.items() if v != props.ABSENT}})
+            check_writable(_protocol_doc(self._load().protocol()), str(self.display))
+        version = kwargs.pop("version", None)
+        return super().record(version=version, **kwargs)
 
 
-def encode_properties(document: Mapping[str, Any], *, version: int, sidecar_path: str | None,
-                      sidecar_hash: str | None) -> dict[str, str]:
-    """The ``recipe_manifest.*`` keys of one attestation: manifest fields plus binding keys.
-
-    output_hashes stay inline up to INLINE_OUTPUTS_MAX entries and INLINE_BYTES_MAX bytes, else only the
-    sidecar carries them (``_outputs.location = sidecar``).
-    """
-    doc = dict(document)
-    outputs = doc.get("output_hashes")
-    binding: dict[str, str] = {props.KEY_VERSION: str(version)}
-    if sidecar_path is not None and sidecar_hash is not None:
-        binding[props.KEY_SIDECAR_PATH] = sidecar_path
-        binding[props.KEY_SIDECAR_HASH] = sidecar_hash
-    if outputs is not None:
-        binding[props.KEY_OUTPUTS_COUNT] = str(len(outputs))
-        inline = props.to_properties(doc)
-        size = sum(len(k) + len(v) for k, v in inline.items())
-        if sidecar_path is not None and (len(outputs) > props.INLINE_OUTPUTS_MAX or size > INLINE_BYTES_MAX):
-            doc.pop("output_hashes")
-            binding[props.KEY_OUTPUTS_WHERE] = "sidecar"
-        else:
-            binding[props.KEY_OUTPUTS_WHERE] = "inline"
-    out = props.to_properties(doc)
-    out.update(binding)
-    return out
+# ---- helpers -------------------------------------------------------------------------------------------------------
+def _dv_entry(dv: Any) -> Any:
+    if not isinstance(dv, dict):
+        return None
+    return {k: dv.get(k) for k in ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality")}
 
 
-def decode_properties(properties: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
-    """``properties.from_properties`` plus the one case keys cannot express: an empty output list (no keys)
-    is restored from ``_outputs.count = 0`` with ``_outputs.location = inline``."""
-    document, binding = props.from_properties(properties)
-    if ("output_hashes" not in document and binding.get(props.KEY_OUTPUTS_COUNT) == "0"
-            and binding.get(props.KEY_OUTPUTS_WHERE) == "inline"):
-        document["output_hashes"] = []
-    return document, binding
+def _as_local(uri: str) -> str:
+    from carriers.storage import local_path_of
+
+    local = local_path_of(uri)
+    return local if local is not None else uri
 
 
 def _protocol_doc(protocol: Any) -> dict[str, Any]:
@@ -651,21 +549,15 @@ def _describe(commits: Sequence[Commit]) -> str:
     return ", ".join(labels) + more
 
 
-def _with_problem(att: Attestation, problem: Problem) -> Attestation:
-    from dataclasses import replace
-
-    return replace(att, problems=(*att.problems, problem))
-
-
-def _is_uri(path: str) -> bool:
-    scheme = urlparse(path).scheme
-    return len(scheme) > 1 or path.startswith("/")
-
-
 def _unsupported_or_error(table: str, exc: Exception) -> CarrierError:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     if "nsupported" in text or "not supported" in text or "not yet supported" in text:
-        return UnsupportedTableError(f"delta-rs cannot write the attestation commit to {table}: {text}")
+        return UnsupportedTableError(f"delta-rs cannot write the attestation commit to {table}: {text}; attest it "
+                                     "without a Delta commit: attest record --detached")
+    if "conflict" in text.lower() or "concurrent" in text.lower() or "Metadata changed" in text:
+        from attest.errors import CommitConflictError
+
+        return CommitConflictError(f"the attestation commit to {table} conflicted with another writer: {text}")
     return CarrierError(f"the attestation commit to {table} failed: {text}")
 
 
@@ -680,8 +572,9 @@ def attest_after_write(
     run_id: str | None = None,
     storage_options: dict[str, str] | None = None,
     progress: Progress | None = None,
+    detached: bool = False,
 ) -> WriteResult:
-    """Attest the table's current version after an ordinary ``write_deltalake`` (or any engine's commit).
+    """Attest the table's latest data version after an ordinary ``write_deltalake`` (or any engine's commit).
 
     The program is ``program_hash`` or, given ``sql``, its SQL program identity in ``dialect``.
     """
@@ -691,169 +584,7 @@ def attest_after_write(
         from attest.identity.program import program_identity_sql
 
         program_hash = program_identity_sql(sql, dialect)
-    carrier = DeltaCarrier(table, storage_options=storage_options)
+    carrier = DeltaCarrier(table, storage_options=storage_options, detached=detached)
     return carrier.record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id, dialect=dialect,
                           progress=progress)
 
-
-# ---- the content-addressed write path --------------------------------------------------------------------------
-# Characters Hive/Spark escape in partition directory names (ExternalCatalogUtils.charToEscape), as %XX.
-_HIVE_ESCAPE = frozenset('"#%\'*/:=?\\\x7f{[]^') | frozenset(chr(c) for c in range(0x01, 0x20))
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
-
-
-def _hive_escape(value: str) -> str:
-    return "".join(f"%{ord(c):02X}" if c in _HIVE_ESCAPE else c for c in value)
-
-
-def _partition_value(value: Any) -> str | None:
-    """A partition value as the Delta log writes it (None = null)."""
-    import datetime as _dt
-
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, _dt.datetime):
-        return value.isoformat(sep=" ")
-    if isinstance(value, _dt.date):
-        return value.isoformat()
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "surrogateescape")
-    return str(value)
-
-
-def hive_partition_dir(columns: Sequence[str], values: Sequence[str | None]) -> str:
-    """``col=value/...`` as Hive/Spark name partition directories: null and "" as __HIVE_DEFAULT_PARTITION__
-    (Spark writes an empty string partition as null), special characters as %XX."""
-    parts = []
-    for col, value in zip(columns, values, strict=True):
-        shown = HIVE_NULL if value is None or value == "" else _hive_escape(value)
-        parts.append(f"{_hive_escape(col)}={shown}")
-    return "/".join(parts)
-
-
-def _parquet_bytes(table: Any) -> bytes:
-    import pyarrow.parquet as pq
-
-    buf = io.BytesIO()
-    pq.write_table(table, buf, compression="zstd")
-    return buf.getvalue()
-
-
-def _to_arrow(data: Any) -> Any:
-    import pyarrow as pa
-
-    if isinstance(data, pa.Table):
-        return data
-    if isinstance(data, pa.RecordBatch):
-        return pa.Table.from_batches([data])
-    if hasattr(data, "to_table"):  # pyarrow.dataset.Dataset / Scanner
-        return data.to_table()
-    if hasattr(data, "read_all"):  # RecordBatchReader
-        return data.read_all()
-    return pa.table(data)
-
-
-def write_content_addressed(
-    table_uri: str,
-    data: Any,
-    *,
-    mode: Literal["append", "overwrite"] = "append",
-    partition_by: Sequence[str] | None = None,
-    model: str,
-    program_hash: str,
-    inputs: Sequence[ObservedInput] = (),
-    run_id: str | None = None,
-    dialect: str | None = None,
-    storage_options: dict[str, str] | None = None,
-    configuration: Mapping[str, str | None] | None = None,
-    max_rows_per_file: int | None = None,
-    progress: Progress | None = None,
-) -> WriteResult:
-    """Write ``data`` as Parquet files named ``<blake3>.parquet`` (Hive partition folders kept), commit them
-    to the Delta table through delta-rs, then attest the new version.
-
-    The output identity is known before the commit: each file's name is the BLAKE3 of its bytes, and the
-    attestation reuses those hashes instead of reading the files back.
-    """
-    import pyarrow.compute as pc
-    from deltalake.transaction import AddAction, create_table_with_add_actions
-
-    table = _to_arrow(data)
-    columns = list(partition_by or [])
-    missing = [c for c in columns if c not in table.column_names]
-    if missing:
-        raise CarrierError(f"partition column(s) {missing} are not in the data", code=Code.MANIFEST_INVALID_FIELD)
-    uri = _table_uri(table_uri)
-    storage = Storage(uri, storage_options)
-    groups: list[tuple[list[str | None], Any]] = []
-    if columns and table.num_rows:
-        keys = table.select(columns).group_by(columns, use_threads=False).aggregate([])
-        for row in keys.to_pylist():
-            mask = None
-            for col in columns:
-                cond = pc.is_null(table[col]) if row[col] is None else pc.equal(table[col], row[col])
-                mask = cond if mask is None else pc.and_(mask, cond)
-            part = table.filter(mask).drop_columns(columns)
-            groups.append(([_partition_value(row[c]) for c in columns], part))
-    else:
-        groups.append(([], table.drop_columns(columns) if columns else table))
-    adds: list[Any] = []  # AddAction; Any because delta-rs's signature wants list[AddAction | RemoveAction]
-    known: dict[str, tuple[int, str]] = {}
-    import time
-
-    now = int(time.time() * 1000)
-    exists = DeltaTable.is_deltatable(uri, storage_options)
-    live = {f.path for f in DeltaCarrier(uri, storage_options=storage_options).list_files()} \
-        if exists and mode == "append" else set()
-    planned: list[tuple[list[str | None], Any, bytes, str, str]] = []
-    for values, part in groups:
-        step = max_rows_per_file or max(part.num_rows, 1)
-        for start in range(0, max(part.num_rows, 1), step):
-            chunk = part.slice(start, step)
-            if chunk.num_rows == 0 and part.num_rows:
-                continue
-            blob = _parquet_bytes(chunk)
-            digest_hex = hash_bytes(blob)
-            folder = hive_partition_dir(columns, values) if columns else ""
-            rel = f"{folder}/{digest_hex}.parquet" if folder else f"{digest_hex}.parquet"
-            # Same bytes, same name: a second add of a live path would silently drop those rows. Refuse.
-            if rel in live or any(p[3] == rel for p in planned):
-                raise CarrierError(f"{rel} would hold rows identical to a file the table already has (or to "
-                                   "another chunk of this write); a content-addressed append cannot add the same "
-                                   "bytes twice without losing rows — nothing was written",
-                                   code=Code.MANIFEST_INVALID_FIELD, path=rel)
-            planned.append((values, chunk, blob, rel, digest_hex))
-    for values, chunk, blob, rel, digest_hex in planned:  # every check passed: now write
-        storage.write_once(rel, blob)
-        known[rel] = (len(blob), digest_hex)
-        stats = {"numRecords": chunk.num_rows}
-        # delta-rs takes the on-disk path and URI-encodes it for the log itself (% in a Hive dir -> %25).
-        adds.append(AddAction(path=rel, size=len(blob), partition_values=dict(zip(columns, values, strict=True)),
-                              modification_time=now, data_change=True, stats=_json(stats)))
-    schema = table.schema
-    if exists:
-        dt = DeltaTable(uri, storage_options=storage_options)
-        try:
-            dt.create_write_transaction(adds, mode, schema, partition_by=columns or None)
-        except Exception as exc:
-            raise _unsupported_or_error(table_uri, exc) from exc
-    else:
-        create_table_with_add_actions(uri, _delta_schema(schema), adds, mode="error", partition_by=columns or None,
-                                      configuration=configuration, storage_options=storage_options)
-    carrier = DeltaCarrier(uri, storage_options=storage_options)
-    return carrier.record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id, dialect=dialect,
-                          progress=progress, known_hashes=known)
-
-
-def _delta_schema(schema: Any) -> Any:
-    from deltalake import Schema
-
-    return Schema.from_arrow(schema)
-
-
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value, separators=(",", ":"))

@@ -1,27 +1,31 @@
-"""Low-level Delta log reading the Delta carrier needs beyond delta-rs's public API.
+"""Reading the Delta log beyond delta-rs's public API: commits, an independent replay, checkpoint cross-checks.
 
-- ``Storage``: bytes under a table root, locally (plain files) or on an object store (delta-rs's own object
-  store handler, so ``storage_options`` mean what they mean to delta-rs);
-- ``Commit``: one ``_delta_log/<version>.json`` summarised (operation, file actions, configuration) to classify
-  what happened between an attested version and a later one;
-- deletion vectors: the Delta protocol's z85 path encoding and a log replay that recovers each live add's
-  ``deletionVector`` descriptor (delta-rs does not expose it).
+delta-rs is the engine: the Delta carrier takes a version's files, schema and statistics from its snapshot. This
+module is the second opinion it is checked against, and what delta-rs does not expose:
+
+- ``Commit``: one ``_delta_log/<version>.json`` summarised (operation, file actions, metadata) to classify what happened
+  between an attested version and a later one. Commits are newline-delimited JSON: lines are split on ``\\n`` only, so
+  any code point (U+2028, U+0085, ...) in any value round-trips;
+- ``replay``: a version's live adds (raw path, size, partition values, deletion vector, stats), metadata and protocol
+  from the newest complete checkpoint (classic, multi-part, v2 with sidecars) plus the JSON commits after it, read in
+  bounded batches;
+- ``checkpoint_problems``: where checkpoints and the log disagree (two checkpoints of one version that differ, a
+  checkpoint that is not the replay of the log before it, a compacted log file that is not its commits): engines
+  choose between them differently, so a table whose metadata contradicts itself gets no verdict;
+- deletion vectors: the protocol's z85 path encoding.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
-from attest.errors import CarrierError, Code
-from carriers.atomic import write_once_local
+from attest.errors import Code, TableInconsistentError
+from carriers.storage import Storage
 
 LOG_DIR = "_delta_log"
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
@@ -30,104 +34,34 @@ _CHECKPOINT = re.compile(
     r"^(?P<v>[0-9]{20})\.checkpoint(?:\.(?P<part>[0-9]{10})\.(?P<parts>[0-9]{10})|\.(?P<uuid>[0-9a-fA-F-]{36}))?"
     r"\.(?P<ext>parquet|json)$"
 )
+_COMPACTED = re.compile(r"^(?P<a>[0-9]{20})\.(?P<b>[0-9]{20})\.compacted\.json$")
+# Cross-checking a checkpoint replays at most this many JSON commits before it: bounded work per verification.
+CROSS_CHECK_LIMIT = 2000
+_BATCH_ROWS = 8192
 
 
-# ---- storage -----------------------------------------------------------------------------------------------
-class Storage:
-    """Bytes addressed by POSIX paths relative to a table root (URL-decoded, as on disk)."""
-
-    def __init__(self, table_uri: str, storage_options: dict[str, str] | None = None) -> None:
-        self.uri = table_uri.rstrip("/")
-        self.options = dict(storage_options or {})
-        parsed = urlparse(self.uri)
-        # A bare path or file:// URI is read with plain file I/O (fast, no object-store layer).
-        self.local_root: Path | None = None
-        if parsed.scheme == "file":
-            self.local_root = Path(unquote(parsed.path))
-        elif parsed.scheme == "" or (len(parsed.scheme) == 1 and os.name == "nt"):
-            self.local_root = Path(self.uri).resolve()
-        self._handler: Any = None
-
-    @property
-    def handler(self) -> Any:
-        if self._handler is None:
-            from deltalake._internal import DeltaFileSystemHandler
-
-            self._handler = DeltaFileSystemHandler(table_uri=self.uri, options=self.options or None)
-        return self._handler
-
-    def local_path(self, rel: str) -> Path:
-        assert self.local_root is not None
-        return self.local_root.joinpath(*rel.split("/"))
-
-    def read(self, rel: str) -> bytes | None:
-        """The file's bytes, or None when it does not exist."""
-        if self.local_root is not None:
-            try:
-                return self.local_path(rel).read_bytes()
-            except (FileNotFoundError, NotADirectoryError):
-                return None
-        try:
-            stream = self.handler.open_input_file(rel)
-        except Exception as exc:  # object_store raises its own error types; NotFound is the common case
-            if _not_found(exc):
-                return None
-            raise
-        try:
-            return bytes(stream.read(stream.size()))
-        finally:
-            stream.close()
-
-    def open_stream(self, rel: str) -> Any:
-        """A readable stream (``.read(n)``) for hashing remote files."""
-        return self.handler.open_input_file(rel)
-
-    def list_names(self, rel_dir: str) -> list[str]:
-        """File names directly under ``rel_dir`` (empty when it does not exist)."""
-        if self.local_root is not None:
-            try:
-                return sorted(os.listdir(self.local_path(rel_dir)))
-            except (FileNotFoundError, NotADirectoryError):
-                return []
-        # The raw delta-rs handler takes the selector's fields as arguments (pyarrow's PyFileSystem would
-        # unpack a FileSelector for it; we call the handler directly).
-        infos = self.handler.get_file_info_selector(rel_dir, True, False)
-        return sorted(i.path.rstrip("/").rsplit("/", 1)[-1] for i in infos)
-
-    def write_once(self, rel: str, data: bytes) -> bool:
-        """Write content-addressed bytes: True when written, False when identical bytes were already there.
-
-        Never replaces a different existing file (same name must mean same bytes); locally temp + fsync + link
-        (link refuses to clobber), on object stores a single PUT.
-        """
-        existing = self.read(rel)
-        if existing is not None:
-            if existing != data:
-                raise CarrierError(f"{rel} exists with different bytes; a content-addressed file is never "
-                                   "overwritten", code=Code.SIDECAR_MISMATCH, path=rel)
-            return False
-        if self.local_root is not None:
-            try:
-                return write_once_local(self.local_path(rel), data)
-            except CarrierError as exc:
-                raise CarrierError(exc.message.replace(str(self.local_path(rel)), rel), code=exc.code,
-                                   path=rel) from None
-        out = self.handler.open_output_stream(rel, None)
-        try:
-            out.write(data)
-        finally:
-            out.close()
-        return True
-
-
-def _not_found(exc: BaseException) -> bool:
-    text = f"{type(exc).__name__} {exc}".lower()
-    return isinstance(exc, FileNotFoundError) or "not found" in text or "notfound" in text or "no such" in text
-
-
-# ---- commits -----------------------------------------------------------------------------------------------
+# ---- commits -----------------------------------------------------------------------------------------------------
 def commit_name(version: int) -> str:
     return f"{LOG_DIR}/{version:020d}.json"
+
+
+def json_lines(data: bytes, where: str) -> Iterator[dict[str, Any]]:
+    """The actions of newline-delimited JSON: split on ``\\n`` only (never on other Unicode line breaks)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TableInconsistentError(f"{where} is not UTF-8: {exc.reason} at byte {exc.start}") from exc
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            action = json.loads(line)
+        except (ValueError, RecursionError) as exc:  # hostile depth is a malformed log, not a crash
+            raise TableInconsistentError(f"{where} line {number} is not a JSON action: "
+                                         f"{type(exc).__name__}") from None
+        if not isinstance(action, dict):
+            raise TableInconsistentError(f"{where} line {number} is not a JSON object")
+        yield action
 
 
 @dataclass(frozen=True)
@@ -142,7 +76,8 @@ class Commit:
     configuration: dict[str, str] | None  # the metaData action's full configuration, when the commit has one
     protocol: dict[str, Any] | None = None
     engine: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] | None = None
+    info: dict[str, Any] = field(default_factory=dict)
 
     @property
     def touches_files(self) -> bool:
@@ -165,26 +100,27 @@ def parse_commit(version: int, data: bytes) -> Commit:
     adds: list[dict[str, Any]] = []
     removes: list[dict[str, Any]] = []
     configuration: dict[str, str] | None = None
+    metadata: dict[str, Any] | None = None
     protocol: dict[str, Any] | None = None
-    for line in data.decode("utf-8").splitlines():
-        if not line.strip():
-            continue
-        action = json.loads(line)
-        if "add" in action:
+    info: dict[str, Any] = {}
+    for action in json_lines(data, commit_name(version)):
+        if isinstance(action.get("add"), dict):
             adds.append(action["add"])
-        elif "remove" in action:
+        elif isinstance(action.get("remove"), dict):
             removes.append(action["remove"])
-        elif "metaData" in action:
-            configuration = {str(k): str(v) for k, v in (action["metaData"].get("configuration") or {}).items()}
-        elif "protocol" in action:
+        elif isinstance(action.get("metaData"), dict):
+            metadata = action["metaData"]
+            configuration = {str(k): str(v) for k, v in (metadata.get("configuration") or {}).items()}
+        elif isinstance(action.get("protocol"), dict):
             protocol = action["protocol"]
         elif "commitInfo" in action:
-            info = action["commitInfo"] or {}
+            info = action["commitInfo"] if isinstance(action["commitInfo"], dict) else {}
             operation = str(info.get("operation") or "")
             raw = info.get("operationParameters") or {}
             params = raw if isinstance(raw, dict) else {}
             engine = str(info.get("engineInfo") or "")
-    return Commit(version, operation, params, tuple(adds), tuple(removes), configuration, protocol, engine)
+    return Commit(version, operation, params, tuple(adds), tuple(removes), configuration, protocol, engine,
+                  metadata, info)
 
 
 def read_commit(storage: Storage, version: int) -> Commit | None:
@@ -193,7 +129,7 @@ def read_commit(storage: Storage, version: int) -> Commit | None:
     return None if data is None else parse_commit(version, data)
 
 
-# ---- deletion vectors --------------------------------------------------------------------------------------
+# ---- deletion vectors --------------------------------------------------------------------------------------------
 def z85_decode(text: str) -> bytes:
     """Z85 (ZeroMQ RFC 32) as the Delta protocol uses it for deletion-vector UUIDs."""
     if len(text) % 5:
@@ -244,8 +180,91 @@ def deletion_vector_path(descriptor: dict[str, Any]) -> str | None:
     raise ValueError(f"unknown deletion vector storage type {kind!r}")
 
 
-def _checkpoint_candidates(storage: Storage, version: int) -> list[tuple[int, list[str]]]:
-    """Complete checkpoints at or below ``version``, newest first, as (version, [file names])."""
+# ---- replay ------------------------------------------------------------------------------------------------------
+@dataclass
+class LogState:
+    """A version as the log says it is: live adds by raw path, metadata and protocol actions."""
+
+    version: int
+    adds: dict[str, dict[str, Any]] = field(default_factory=dict)
+    metadata: dict[str, Any] | None = None
+    protocol: dict[str, Any] | None = None
+    checkpoint: int | None = None  # the checkpoint version the replay started from
+
+    def apply_commit(self, actions: Iterator[dict[str, Any]]) -> None:
+        """One commit's actions. Removes go first: a commit may remove and re-add one path (a deletion vector
+        update, an overwrite with identical bytes), and the add is what is live afterwards."""
+        adds: list[dict[str, Any]] = []
+        for action in actions:
+            if isinstance(action.get("add"), dict):
+                adds.append(action["add"])
+            elif isinstance(action.get("remove"), dict):
+                self.adds.pop(str(action["remove"].get("path")), None)
+            else:
+                self.apply_other(action)
+        for add in adds:
+            self.adds[str(add.get("path"))] = add
+
+    def apply_checkpoint(self, action: dict[str, Any]) -> None:
+        """One checkpoint action: its adds are the live files; its removes are tombstones of files already gone."""
+        if isinstance(action.get("add"), dict):
+            self.adds[str(action["add"].get("path"))] = action["add"]
+        elif not isinstance(action.get("remove"), dict):
+            self.apply_other(action)
+
+    def apply_other(self, action: dict[str, Any]) -> None:
+        if isinstance(action.get("metaData"), dict):
+            self.metadata = action["metaData"]
+        elif isinstance(action.get("protocol"), dict):
+            self.protocol = action["protocol"]
+
+    def comparable(self) -> dict[str, Any]:
+        """What two replays of one version must agree on (what changes the rows readers get)."""
+        files = {p: {"size": a.get("size"), "partitionValues": a.get("partitionValues") or {},
+                     "deletionVector": _dv_key(a.get("deletionVector")), "stats": _stats_key(a.get("stats"))}
+                 for p, a in self.adds.items()}
+        meta = self.metadata or {}
+        protocol = {k: v for k, v in (self.protocol or {}).items() if v is not None}
+        return {"files": files, "schemaString": meta.get("schemaString"),
+                "partitionColumns": meta.get("partitionColumns") or [],
+                "configuration": meta.get("configuration") or {}, "protocol": protocol}
+
+
+def agree(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two ``comparable()`` states agree; statistics are compared where both sides carry them as JSON
+    (a checkpoint may keep only ``stats_parsed``)."""
+    if {k: v for k, v in a.items() if k != "files"} != {k: v for k, v in b.items() if k != "files"}:
+        return False
+    fa, fb = a["files"], b["files"]
+    if set(fa) != set(fb):
+        return False
+    for path, x in fa.items():
+        y = fb[path]
+        if any(x[k] != y[k] for k in ("size", "partitionValues", "deletionVector")):
+            return False
+        if x["stats"] is not None and y["stats"] is not None and x["stats"] != y["stats"]:
+            return False
+    return True
+
+
+def _dv_key(dv: Any) -> Any:
+    if not isinstance(dv, dict):
+        return None
+    return {k: dv.get(k) for k in ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality")}
+
+
+def _stats_key(stats: Any) -> Any:
+    # A checkpoint may carry stats as JSON text or not at all (stats_parsed only): compare parsed, skip absent.
+    if not isinstance(stats, str):
+        return None
+    try:
+        return json.loads(stats)
+    except (ValueError, RecursionError):
+        return stats
+
+
+def _checkpoints(storage: Storage, version: int) -> dict[int, dict[str, list[str]]]:
+    """Complete checkpoints at or below ``version``: {checkpoint version: {candidate tag: [file names]}}."""
     groups: dict[tuple[int, str], list[str]] = {}
     expected: dict[tuple[int, str], int] = {}
     for name in storage.list_names(LOG_DIR):
@@ -255,82 +274,152 @@ def _checkpoint_candidates(storage: Storage, version: int) -> list[tuple[int, li
         v = int(m.group("v"))
         # Classic, v2 (uuid-named) and multi-part checkpoints of one version are separate candidates.
         tag = f"parts:{m.group('parts')}" if m.group("parts") else (f"uuid:{m.group('uuid')}" if m.group("uuid")
-                                                                      else "classic")
+                                                                      else f"classic:{m.group('ext')}")
         groups.setdefault((v, tag), []).append(name)
         expected[(v, tag)] = int(m.group("parts")) if m.group("parts") else 1
-    complete = [(v, sorted(names)) for (v, tag), names in groups.items() if len(names) == expected[(v, tag)]]
-    return sorted(complete, key=lambda item: -item[0])
-
-
-def _checkpoint_actions(storage: Storage, names: list[str]) -> Iterator[dict[str, Any]]:
-    for name in names:
-        data = storage.read(f"{LOG_DIR}/{name}")
-        if data is None:
-            raise CarrierError(f"checkpoint {name} vanished while reading", code=Code.VERSION_NOT_FOUND)
-        if name.endswith(".json"):
-            for line in data.decode("utf-8").splitlines():
-                if line.strip():
-                    yield json.loads(line)
-        else:
-            yield from _parquet_actions(data)
-    # v2 checkpoints may move their add actions to sidecar files under _delta_log/_sidecars.
+    out: dict[int, dict[str, list[str]]] = {}
+    for (v, tag), names in groups.items():
+        if len(names) == expected[(v, tag)]:
+            out.setdefault(v, {})[tag] = sorted(names)
+    return out
 
 
 def _parquet_actions(data: bytes) -> Iterator[dict[str, Any]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pq.read_table(pa.BufferReader(data))
-    names = set(table.column_names)
-    cols = [c for c in ("add", "remove", "sidecar") if c in names]
+    pf = pq.ParquetFile(pa.BufferReader(data))
+    names = set(pf.schema_arrow.names)
+    cols = [c for c in ("add", "remove", "metaData", "protocol", "sidecar") if c in names]
     if not cols:
         return
-    for row in table.select(cols).to_pylist():
-        for col in cols:
-            if row.get(col) is not None:
-                yield {col: row[col]}
+    for batch in pf.iter_batches(batch_size=_BATCH_ROWS, columns=cols):
+        types = {name: batch.schema.field(name).type for name in cols}
+        for row in batch.to_pylist():
+            for col in cols:
+                value = row.get(col)
+                if value is not None:
+                    yield {col: _plain(value, types[col])}
 
 
-def live_deletion_vectors(storage: Storage, version: int) -> dict[str, dict[str, Any]]:
-    """{raw add path: deletionVector descriptor} for every live add with a deletion vector at ``version``.
+def _plain(value: Any, arrow_type: Any) -> Any:
+    """A checkpoint value as the JSON log holds it: Parquet maps come back as [(key, value), ...] (an empty map as
+    []), so the Arrow type decides what is a map."""
+    import pyarrow as pa
 
-    Replays the newest complete checkpoint at or below ``version`` (classic, multi-part or v2 with sidecars)
-    and the JSON commits after it.
-    """
-    live: dict[str, dict[str, Any] | None] = {}
-    start = 0
-    for cp_version, names in _checkpoint_candidates(storage, version):
-        try:
-            for action in _checkpoint_actions(storage, names):
-                if action.get("sidecar"):
-                    sc = action["sidecar"]["path"]
-                    data = storage.read(f"{LOG_DIR}/_sidecars/{sc}")
-                    if data is None:
-                        raise CarrierError(f"checkpoint sidecar {sc} is missing", code=Code.VERSION_NOT_FOUND)
-                    for inner in _parquet_actions(data) if sc.endswith(".parquet") else (
-                            json.loads(x) for x in data.decode("utf-8").splitlines() if x.strip()):
-                        _apply(live, inner)
-                else:
-                    _apply(live, action)
-        except CarrierError:
-            live.clear()
-            continue  # try an older checkpoint
-        start = cp_version + 1
-        break
-    for v in range(start, version + 1):
-        commit = read_commit(storage, v)
-        if commit is None:
-            raise CarrierError(f"the Delta log entry for version {v} is missing, so deletion vectors at version "
-                               f"{version} cannot be listed", code=Code.VERSION_NOT_FOUND)
-        for r in commit.removes:
-            live.pop(str(r["path"]), None)
-        for a in commit.adds:
-            live[str(a["path"])] = a.get("deletionVector")
-    return {path: dv for path, dv in live.items() if dv}
+    if value is None:
+        return None
+    if pa.types.is_map(arrow_type):
+        return {str(k): _plain(v, arrow_type.item_type) for k, v in value}
+    if pa.types.is_struct(arrow_type):
+        return {f.name: _plain(value.get(f.name), f.type) for f in arrow_type}
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return [_plain(v, arrow_type.value_type) for v in value]
+    return value
 
 
-def _apply(live: dict[str, dict[str, Any] | None], action: dict[str, Any]) -> None:
-    # A checkpoint holds only live adds plus tombstones; tombstones are not live.
-    add = action.get("add")
-    if add:
-        live[str(add["path"])] = add.get("deletionVector")
+def _checkpoint_state(storage: Storage, version: int, names: list[str]) -> LogState:
+    state = LogState(version=version, checkpoint=version)
+    for name in names:
+        data = storage.read(f"{LOG_DIR}/{name}")
+        if data is None:
+            raise TableInconsistentError(f"checkpoint {name} vanished while reading")
+        actions = json_lines(data, name) if name.endswith(".json") else _parquet_actions(data)
+        for action in actions:
+            sidecar = action.get("sidecar")
+            if isinstance(sidecar, dict):
+                # v2 checkpoints keep their file actions in sidecar files under _delta_log/_sidecars/.
+                rel = f"{LOG_DIR}/_sidecars/{sidecar.get('path')}"
+                inner = storage.read(rel)
+                if inner is None:
+                    raise TableInconsistentError(f"checkpoint sidecar {rel} is missing")
+                for a in (_parquet_actions(inner) if rel.endswith(".parquet") else json_lines(inner, rel)):
+                    state.apply_checkpoint(a)
+            else:
+                state.apply_checkpoint(action)
+    return state
+
+
+def _json_replay(storage: Storage, start: LogState | None, first: int, last: int) -> LogState | None:
+    """``start`` (or an empty state) with the JSON commits first..last applied; None if one of them is gone."""
+    state = LogState(version=last) if start is None else LogState(
+        version=last, adds=dict(start.adds), metadata=start.metadata, protocol=start.protocol,
+        checkpoint=start.checkpoint)
+    for v in range(first, last + 1):
+        data = storage.read(commit_name(v))
+        if data is None:
+            return None
+        state.apply_commit(json_lines(data, commit_name(v)))
+    return state
+
+
+def replay(storage: Storage, version: int) -> tuple[LogState, list[str]]:
+    """The log's own state at ``version`` and the inconsistencies found reading it (see module docstring)."""
+    problems: list[str] = []
+    checkpoints = _checkpoints(storage, version)
+    start: LogState | None = None
+    if checkpoints:
+        cp = max(checkpoints)
+        candidates = {tag: _checkpoint_state(storage, cp, names) for tag, names in checkpoints[cp].items()}
+        views = {tag: s.comparable() for tag, s in candidates.items()}
+        first_tag = sorted(views)[0]
+        for tag in sorted(views)[1:]:
+            if not agree(views[tag], views[first_tag]):
+                problems.append(f"two checkpoints of version {cp} disagree ({first_tag} / {tag}); engines choose "
+                                "between them differently")
+        start = candidates[first_tag]
+        problem = _cross_check(storage, checkpoints, cp, start)
+        if problem:
+            problems.append(problem)
+    first = 0 if start is None else cp + 1
+    state = _json_replay(storage, start, first, version)
+    if state is None:
+        raise TableInconsistentError(f"the Delta log of version {version} cannot be replayed: a JSON commit after "
+                                     f"checkpoint {None if start is None else cp} is missing",
+                                     code=Code.VERSION_NOT_FOUND)
+    problems.extend(_compacted_problems(storage, first, version))
+    return state, problems
+
+
+def _cross_check(storage: Storage, checkpoints: dict[int, dict[str, list[str]]], cp: int,
+                 state: LogState) -> str | None:
+    """Whether checkpoint ``cp`` is the replay of the log before it (the previous checkpoint, or version 0, plus the
+    JSON commits up to ``cp``), when those commits are still there and few enough to read."""
+    older = [v for v in checkpoints if v < cp]
+    base_version = max(older) if older else None
+    first = 0 if base_version is None else base_version + 1
+    if cp - first + 1 > CROSS_CHECK_LIMIT or storage.read(commit_name(cp)) is None:
+        return None  # the log before it was cleaned up (or is long): the checkpoint is all engines have
+    base = None
+    if base_version is not None:
+        tag = sorted(checkpoints[base_version])[0]
+        base = _checkpoint_state(storage, base_version, checkpoints[base_version][tag])
+    expected = _json_replay(storage, base, first, cp)
+    if expected is None:
+        return None
+    if not agree(expected.comparable(), state.comparable()):
+        return (f"checkpoint {cp} is not the replay of the commits before it: readers that use the checkpoint and "
+                "readers that replay the log see different tables")
+    return None
+
+
+def _compacted_problems(storage: Storage, first: int, last: int) -> list[str]:
+    """Compacted log files (``a.b.compacted.json``) some engines read instead of commits a..b: they must agree."""
+    out: list[str] = []
+    for name in storage.list_names(LOG_DIR):
+        m = _COMPACTED.match(name)
+        if not m:
+            continue
+        a, b = int(m.group("a")), int(m.group("b"))
+        if b > last or a < first or b - a + 1 > CROSS_CHECK_LIMIT:
+            continue
+        commits = _json_replay(storage, None, a, b)
+        data = storage.read(f"{LOG_DIR}/{name}")
+        if commits is None or data is None:
+            continue
+        compacted = LogState(version=b)
+        compacted.apply_commit(json_lines(data, name))
+        # Compare the net effect on files only: a compaction keeps the last metadata of the range.
+        if compacted.comparable()["files"] != commits.comparable()["files"]:
+            out.append(f"compacted log file {name} does not hold the file actions of commits {a}..{b}")
+    return out

@@ -1,62 +1,49 @@
-"""The Iceberg carrier: an attestation travels in a snapshot summary (docs/iceberg.md).
+"""The Iceberg format for the attestation core (carriers/core.py): only what is Iceberg's own (docs/iceberg.md).
 
 Summaries are immutable and written at commit, so an attestation is either
 
-- carried by the data snapshot itself (content-addressed write: the manifest is fully known before the commit),
-  binding ``recipe_manifest._binding.version`` = that snapshot's own id; or
+- carried by the data snapshot itself (content-addressed write, carriers/iceberg_write.py), binding
+  ``recipe_attest.binding.version`` = that snapshot's own id; or
 - carried by a *follow-up* snapshot: an append that adds no file, committed right after the data snapshot, whose
-  binding names its parent (attest-after-write, ``record()``).
+  binding names its parent (attest-after-write, ``record()``); or
+- *detached*: ``<metadata dir>/recipe_attest/snapshots/<snapshot id>.json``, no commit at all — what format-v3
+  tables get (pyiceberg cannot write their manifest lists) and what ``detached=True`` asks for.
 
-Every attestation writes a content-addressed sidecar ``<metadata dir>/recipe_attest/<blake3>.json`` (file triples
-and observed inputs); above ``INLINE_OUTPUTS_MAX`` files the output list lives only there, so one attestation adds
-a bounded number of summary bytes however many files the table has.
+A snapshot's files and reader view are read from its manifests with the table format version's own manifest schema
+(pyiceberg 0.12 reads v3 manifests with the v2 schema, losing deletion-vector offsets and row lineage).
 """
 
 from __future__ import annotations
 
-import io
 import json
-import posixpath
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO, Literal, cast
-from urllib.parse import urlparse
+from typing import TYPE_CHECKING, Any, Literal
 
 from attest import __version__
-from attest.build import PRODUCER_NAME, build_manifest, new_run_id
+from attest.build import PRODUCER_NAME
 from attest.errors import (
     CarrierError,
     Code,
     Problem,
+    SupersededError,
     TableNotFoundError,
     TableReferenceError,
     UnsupportedTableError,
     VersionNotFoundError,
 )
-from attest.hashing import hash_bytes, hash_stream
 from attest.identity.env import env_identity
-from attest.identity.inputs import ObservedInput, content_identity, inputs_identity
+from attest.identity.inputs import ObservedInput
 from attest.identity.program import program_identity_sql
 from attest.model import Manifest
-from carriers.base import Attestation, DataFile, FileIdentity, Progress, TableState, WriteResult, triples_for
-from carriers.properties import (
-    INLINE_OUTPUTS_MAX,
-    KEY_OUTPUTS_COUNT,
-    KEY_OUTPUTS_WHERE,
-    KEY_SIDECAR_HASH,
-    KEY_SIDECAR_PATH,
-    KEY_VERSION,
-    KeyMappingError,
-    from_properties,
-    manifest_keys,
-    to_properties,
-)
-from carriers.sidecar import Sidecar, SidecarError, sidecar_name
-from carriers.sidecar import build as build_sidecar
+from attest.tables import DataFile, Progress
+from attest.view import ReaderView, file_digest, json_safe
+from carriers import properties as props
+from carriers.base import WriteResult
+from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
+from carriers.storage import FileIOStorage, local_path_of
 
 if TYPE_CHECKING:
-    import pyarrow as pa
     from pyiceberg.table import Table
     from pyiceberg.table.snapshots import Snapshot
 
@@ -67,13 +54,12 @@ __all__ = [
     "attest_after_write",
     "classify_changes",
     "tag_attested",
-    "write_content_addressed",
 ]
 
 SIDECAR_DIR = "recipe_attest"
+POINTER_DIR = f"{SIDECAR_DIR}/snapshots"
 # Every summary is copied into every later metadata.json: one attestation may add at most this many bytes.
 SUMMARY_BUDGET = 8 * 1024
-REMOTE_WORKERS = 16
 # Summary counters Iceberg computes; a snapshot whose counters are all zero/absent changed no file.
 _CHANGE_COUNTERS = (
     "added-data-files", "deleted-data-files", "added-delete-files", "removed-delete-files",
@@ -83,6 +69,12 @@ _CHANGE_COUNTERS = (
 _DATA_OPERATIONS = ("append", "overwrite", "delete")
 # Operations that read the table they write into (Spark MERGE/UPDATE commit `overwrite`, DELETE `delete`).
 _READS_PREVIOUS = ("overwrite", "delete")
+# Table properties that change what readers get or where data files may live (docs/security.md).
+READ_PROPERTIES = ("schema.name-mapping.default",)
+LOCATION_PROPERTIES = ("write.data.path", "write.object-storage.path", "write.folder-storage.path")
+_FILE_FIELDS = ("content", "file_format", "partition", "record_count", "file_size_in_bytes", "value_counts",
+                "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds", "key_metadata",
+                "equality_ids", "first_row_id", "referenced_data_file", "content_offset", "content_size_in_bytes")
 
 
 def _pyiceberg_version() -> str:
@@ -91,45 +83,7 @@ def _pyiceberg_version() -> str:
     return str(pyiceberg.__version__)
 
 
-# ---- hashing (through attest.hashing for local files, the table's FileIO otherwise) -----------------------------
-
-def _hash_local(paths: list[str], progress: Progress | None) -> dict[str, str]:
-    """BLAKE3 of local files, concurrently; a file that cannot be read is left out (the verifier reports it)."""
-    import os
-
-    from attest.hashing import hash_file, hash_files
-
-    present = [p for p in paths if os.path.isfile(p)]
-    try:
-        return hash_files(present, progress=progress)
-    except OSError:
-        # One unreadable file (permissions, removed meanwhile) must not hide the others: go file by file.
-        out: dict[str, str] = {}
-        for p in present:
-            try:
-                out[p] = hash_file(p)
-            except OSError:
-                continue
-        return out
-
-
-def _local_path(uri: str) -> str | None:
-    """The local filesystem path of ``uri``, or None for an object-store URI (mirrors pyiceberg's parsing)."""
-    if uri.startswith("/"):
-        return uri
-    parsed = urlparse(uri)
-    if parsed.scheme == "file":
-        # pyiceberg reads file URIs as netloc + path, without percent-decoding: do the same.
-        return f"{parsed.netloc}{parsed.path}"
-    return None
-
-
-def _comparable(uri: str) -> str:
-    local = _local_path(uri)
-    return (local if local is not None else uri).rstrip("/")
-
-
-# ---- snapshot summaries -------------------------------------------------------------------------------------------
+# ---- snapshot summaries --------------------------------------------------------------------------------------------
 
 def _summary(snapshot: Snapshot) -> dict[str, Any]:
     return {} if snapshot.summary is None else dict(snapshot.summary.additional_properties)
@@ -147,51 +101,15 @@ def _changed_no_file(snapshot: Snapshot) -> bool:
     return all(str(summary.get(k, "0")) in ("0", "") for k in _CHANGE_COUNTERS)
 
 
-@dataclass(frozen=True)
-class _Carried:
-    """An attestation found in a snapshot summary, before the sidecar is read."""
-
-    carrier: Snapshot  # the snapshot whose summary holds it
-    attested: int | None  # the snapshot it describes (None when the binding is unusable)
-    follow_up: bool  # carried by a follow-up snapshot for its parent
-    keys: dict[str, str]
-    problems: tuple[Problem, ...] = ()
-
-
-def _carried(snapshot: Snapshot, exists: Callable[[int], bool] | None = None) -> _Carried | None:
-    """The attestation ``snapshot``'s summary holds, if any. ``exists`` tells whether a snapshot id is still in
-    the table (pyiceberg's expiry clears the parent id of the expired snapshot's children)."""
-    keys = {k: v for k, v in manifest_keys(_summary(snapshot)).items() if v != ""}
-    if not keys:
-        return None
-    binding = keys.get(KEY_VERSION)
-    own, parent = snapshot.snapshot_id, snapshot.parent_snapshot_id
-    if binding == str(own):
-        return _Carried(snapshot, own, False, keys)
-    if parent is None and binding is not None and binding.isdigit() and exists is not None \
-            and not exists(int(binding)) and _changed_no_file(snapshot):
-        # A follow-up whose data snapshot expired: the file-set check against its own live files still holds.
-        parent = int(binding)
-    if parent is not None and binding == str(parent):
-        problems: tuple[Problem, ...] = ()
-        if not _changed_no_file(snapshot):
-            problems = (Problem(Code.CARRIER_TAMPERED,
-                                f"snapshot {own} carries a follow-up attestation for {parent} but its summary "
-                                "says it changed files"),)
-        return _Carried(snapshot, parent, True, keys, problems)
-    message = (f"snapshot {own} carries recipe_manifest keys without the binding key {KEY_VERSION}"
-               if binding is None else
-               f"snapshot {own} carries an attestation bound to snapshot {binding}, which is neither itself nor "
-               "its parent")
-    attested = int(binding) if binding is not None and binding.lstrip("-").isdigit() else None
-    return _Carried(snapshot, attested, False, keys, (Problem(Code.CARRIER_TAMPERED, message),))
+def _binding_key(keys: Mapping[str, str]) -> str | None:
+    return keys.get(props.KEY_VERSION) or keys.get(props.LEGACY_KEY_VERSION)
 
 
 def classify_changes(snapshots: Sequence[Snapshot]) -> tuple[Literal["none", "data", "compaction"], str]:
     """What the snapshots committed after an attested one did: ("none" | "data" | "compaction", detail).
 
     ``replace`` is a rewrite without data change (compaction); append/overwrite/delete change data unless their
-    summary says no file was added or removed (an empty commit; the file-set check still guards it).
+    summary says no file was added or removed (an empty commit; the reader view still guards it).
     """
     data: list[str] = []
     compaction: list[str] = []
@@ -211,21 +129,55 @@ def classify_changes(snapshots: Sequence[Snapshot]) -> tuple[Literal["none", "da
     return "none", ""
 
 
-# ---- the carrier --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Found:
+    """The attestation in force at a snapshot: where it is, which snapshots lie between it and the target."""
 
-class IcebergCarrier:
+    carried: Carried | None
+    attested: int | None
+    carrier_snapshot: int | None
+    follow_up: bool
+    between: tuple[Snapshot, ...]
+    complete: bool
+    notes: tuple[str, ...] = ()
+
+
+def _canonical_uri(path: str) -> str | None:
+    """Why a data file's absolute path would be read differently by different FileIOs (None when it would not)."""
+    from urllib.parse import urlparse
+
+    parsed = urlparse(path)
+    if len(parsed.scheme) <= 1 and not path.startswith("/"):
+        return "a relative data file path"
+    body = parsed.path if len(parsed.scheme) > 1 else path
+    segments = body.split("/")[1:]
+    if any(s in ("", ".", "..") for s in segments) or "\\" in path or "\x00" in path:
+        return "'.', '..' or empty segments (Hadoop FileIO normalises them, object stores do not)"
+    return None
+
+
+# ---- the carrier ---------------------------------------------------------------------------------------------------
+
+class IcebergCarrier(AttestedTable):
     """An Iceberg table (pyiceberg ``Table``) as an attestation carrier. See docs/iceberg.md."""
 
     kind = "iceberg"
+    noun = "snapshot"
+    sidecar_dir = SIDECAR_DIR
+    pointer_dir = POINTER_DIR
 
-    def __init__(self, table: Table, *, catalog_name: str | None = None) -> None:
+    def __init__(self, table: Table, *, catalog_name: str | None = None, detached: bool = False,
+                 allow_external: bool = False) -> None:
         self.table = table
         catalog = getattr(table, "catalog", None)
         self.catalog_name = catalog_name or getattr(catalog, "name", None) or "default"
-        self._files_cache: dict[tuple[int, str], list[DataFile]] = {}
+        self.detached = detached
+        self.allow_external = allow_external
+        self.storage = FileIOStorage(self._metadata_dir(), table.io)
+        self._live_cache: dict[tuple[int, str], LiveVersion] = {}
 
     @classmethod
-    def from_reference(cls, catalog: str, identifier: str) -> IcebergCarrier:
+    def from_reference(cls, catalog: str, identifier: str, **kwargs: Any) -> IcebergCarrier:
         """Open ``<namespace>.<table>`` in the catalog pyiceberg's own configuration names ``catalog``
         (.pyiceberg.yaml, PYICEBERG_CATALOG__<NAME>__* variables)."""
         from pyiceberg.catalog import load_catalog
@@ -241,9 +193,9 @@ class IcebergCarrier:
             table = cat.load_table(identifier)
         except (NoSuchTableError, NoSuchNamespaceError) as exc:
             raise TableNotFoundError(f"no Iceberg table {identifier!r} in catalog {catalog!r}") from exc
-        return cls(table, catalog_name=catalog)
+        return cls(table, catalog_name=catalog, **kwargs)
 
-    # ---- naming -------------------------------------------------------------------------------------------------
+    # ---- naming ------------------------------------------------------------------------------------------------
     @property
     def reference(self) -> str:
         ident = self.table.name()
@@ -253,17 +205,25 @@ class IcebergCarrier:
         return f"iceberg://{self.catalog_name}/{'.'.join(ident)}"
 
     @property
+    def roots(self) -> list[str]:
+        props_ = self.table.metadata.properties
+        extra = [props_[k] for k in LOCATION_PROPERTIES if props_.get(k)]
+        return [self.table.location(), *extra]
+
+    @property
     def table_identity(self) -> str:
         return f"iceberg:{self.table.metadata.table_uuid}"
 
+    def _identity(self, v: Version) -> str:
+        return self.table_identity
+
     def _metadata_dir(self) -> str:
+        import posixpath
+
         location = self.table.metadata_location
         if location:
             return posixpath.dirname(location)
         return self.table.location_provider().new_metadata_location("").rstrip("/")
-
-    def _sidecar_uri(self, relative: str) -> str:
-        return f"{self._metadata_dir()}/{relative}"
 
     def _relative(self, uri: str) -> str:
         root = _comparable(self.table.location())
@@ -272,14 +232,20 @@ class IcebergCarrier:
             return candidate[len(root) + 1:]
         return uri
 
-    def _absolute(self, path: str) -> str:
-        if "://" in path or path.startswith("/") or path.startswith("file:"):
-            return path
-        return f"{self.table.location().rstrip('/')}/{path}"
-
-    # ---- snapshots ----------------------------------------------------------------------------------------------
     def refresh(self) -> None:
         self.table.refresh()
+        self.storage = FileIOStorage(self._metadata_dir(), self.table.io)
+
+    # ---- snapshots ---------------------------------------------------------------------------------------------
+    def _version(self, version: str | int | None) -> Version | None:
+        snap = self._snapshot(version)
+        return None if snap is None else Version(id=str(snap.snapshot_id), number=snap.snapshot_id, handle=snap)
+
+    def _data_version(self) -> Version:
+        v = self._version(None)
+        if v is None:
+            raise UnsupportedTableError(f"{self.reference} has no snapshot to attest")
+        return v
 
     def _snapshot(self, version: str | int | None) -> Snapshot | None:
         """The snapshot ``version`` names (id, or a tag/branch name); None = current (None if the table has none)."""
@@ -322,326 +288,211 @@ class IcebergCarrier:
                 continue
             try:
                 doc = json.loads(data)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if any(s.get("snapshot-id") == snapshot_id for s in doc.get("snapshots", [])):
                 return True
         return False
 
-    def _carried(self, snapshot: Snapshot) -> _Carried | None:
-        return _carried(snapshot, lambda sid: self.table.snapshot_by_id(sid) is not None)
-
     def _parent(self, snapshot: Snapshot) -> Snapshot | None:
         pid = snapshot.parent_snapshot_id
         return None if pid is None else self.table.snapshot_by_id(pid)
 
-    def _follow_up_child(self, snapshot: Snapshot) -> _Carried | None:
+    # ---- the live snapshot -------------------------------------------------------------------------------------
+    def _live(self, v: Version) -> LiveVersion:
+        snap = v.handle if v.handle is not None else self._snapshot(v.id)
+        assert snap is not None
+        key = (snap.snapshot_id, snap.manifest_list)
+        cached = self._live_cache.get(key)
+        if cached is None:
+            cached = self._compute_live(snap)
+            self._live_cache[key] = cached
+        return cached
+
+    def _manifest_entries(self, snapshot: Snapshot) -> list[dict[str, Any]]:
+        """Live data-file records of a snapshot, read with the table format version's own manifest schema."""
+        from pyiceberg.avro.file import AvroFile
+        from pyiceberg.manifest import MANIFEST_ENTRY_SCHEMAS, ManifestEntryStatus
+
+        fv = max(2, int(self.table.metadata.format_version))
+        schema = MANIFEST_ENTRY_SCHEMAS[fv]
+        entry_names = [f.name for f in schema.fields]
+        file_type: Any = schema.find_field("data_file").field_type
+        file_names = [f.name for f in file_type.fields]
+        out: list[dict[str, Any]] = []
+        for manifest in snapshot.manifests(self.table.io):
+            reader: Any
+            with AvroFile(self.table.io.new_input(manifest.manifest_path), schema, read_types={},
+                          read_enums={}) as reader:
+                for record in reader:
+                    entry = dict(zip(entry_names, record._data, strict=False))
+                    if entry.get("status") == ManifestEntryStatus.DELETED.value:
+                        continue
+                    data_file = dict(zip(file_names, entry["data_file"]._data, strict=False))
+                    data_file["spec_id"] = manifest.partition_spec_id
+                    data_file["manifest_content"] = int(getattr(manifest.content, "value", manifest.content) or 0)
+                    out.append(data_file)
+        return out
+
+    def _compute_live(self, snapshot: Snapshot) -> LiveVersion:
+        problems: list[Problem] = []
+        files: dict[str, DataFile] = {}
+        views: dict[str, list[dict[str, Any]]] = {}
+        for df in self._manifest_entries(snapshot):
+            location = str(df["file_path"])
+            reason = _canonical_uri(location)
+            if reason is not None:
+                problems.append(Problem(Code.PATH_AMBIGUOUS, f"data file {location!r}: {reason}", location))
+                continue
+            data_file, entry = self.file_entry(df)
+            if data_file.path in files and data_file.kind == "data":
+                problems.append(Problem(Code.PATH_AMBIGUOUS, f"data file {location!r} is listed twice (its rows are "
+                                        "read twice)", data_file.path))
+                continue
+            # Several deletion vectors share one Puffin file (different offsets): one file, every entry in its view.
+            files.setdefault(data_file.path, data_file)
+            views.setdefault(data_file.path, []).append(entry)
+        ordered = sorted(files.values(), key=lambda f: f.path)
+        self._confine(ordered, problems)
+        view = ReaderView(table=self._table_view(snapshot), files=file_views(views))
+        return LiveVersion(files=ordered, view=view, identity=self.table_identity, problems=problems)
+
+    def file_entry(self, df: Mapping[str, Any]) -> tuple[DataFile, dict[str, Any]]:
+        """A manifest's data-file record (field name -> value) as a live file and its reader-view entry."""
+        location = str(df["file_path"])
+        content = int(_plain(df.get("content")) or 0)
+        file_format = str(_plain(df.get("file_format")) or "").upper()
+        kind: Literal["data", "deletion_vector", "delete"] = (
+            "data" if content == 0 else "deletion_vector" if file_format == "PUFFIN" else "delete")
+        entry = {"spec_id": df.get("spec_id"), **{k: json_safe(_plain(df.get(k))) for k in _FILE_FIELDS}}
+        return DataFile(path=self._relative(location), size=int(df["file_size_in_bytes"]), kind=kind,
+                        location=location), entry
+
+    def _table_view(self, snapshot: Snapshot) -> dict[str, Any]:
+        meta = self.table.metadata
+        current = self.table.current_snapshot()
+        # Readers of the current snapshot use the current schema; time travel uses the snapshot's own.
+        schema = meta.schema() if current is not None and current.snapshot_id == snapshot.snapshot_id else (
+            meta.schema_by_id(snapshot.schema_id) if snapshot.schema_id is not None else None) or meta.schema()
+        return table_view(meta, schema)
+
+    def record_of(self, data_file: Any, spec_id: int) -> dict[str, Any]:
+        """An in-memory pyiceberg DataFile as the field-name record a manifest read gives back."""
+        from pyiceberg.manifest import DATA_FILE_TYPE, DEFAULT_READ_VERSION
+
+        names = [f.name for f in DATA_FILE_TYPE[DEFAULT_READ_VERSION].fields]
+        record = dict(zip(names, data_file._data, strict=False))
+        record["spec_id"] = spec_id
+        return record
+
+
+    # ---- the attestation in force ------------------------------------------------------------------------------
+    def _summary_keys(self, snapshot: Snapshot) -> dict[str, str]:
+        return props.attestation_keys(_summary(snapshot))
+
+    def _carried_by(self, snapshot: Snapshot) -> tuple[Carried, int | None, bool] | None:
+        """The attestation ``snapshot``'s summary holds (or its detached pointer): (carried, attested id, follow-up)."""
+        pointer = self._read_pointer(str(snapshot.snapshot_id))
+        if pointer is not None:
+            return pointer, snapshot.snapshot_id, False
+        keys = self._summary_keys(snapshot)
+        if not keys:
+            return None
+        own, parent = snapshot.snapshot_id, snapshot.parent_snapshot_id
+        binding = _binding_key(keys)
+        if binding is None and not any(k.startswith(props.CARRIER_PREFIX) for k in keys):
+            # Another producer's summary keys: bound to the snapshot that carries them.
+            return Carried(keys=keys, where=f"summary of snapshot {own}", foreign_binding=str(own),
+                           foreign_note=f"bound to the snapshot that carries it, {own}"), own, False
+        if binding == str(own):
+            return Carried(keys=keys, where=f"summary of snapshot {own}"), own, False
+        if parent is None and binding is not None and binding.isdigit() and \
+                self.table.snapshot_by_id(int(binding)) is None and _changed_no_file(snapshot):
+            # A follow-up whose data snapshot expired: the reader view check against its own files still holds.
+            parent = int(binding)
+        if parent is not None and binding == str(parent):
+            problems: tuple[Problem, ...] = ()
+            if not _changed_no_file(snapshot) or _operation(snapshot) != "append":
+                problems = (Problem(Code.CARRIER_TAMPERED, f"snapshot {own} carries a follow-up attestation for "
+                                    f"{parent} but is not an append of no file"),)
+            return Carried(keys=keys, where=f"follow-up snapshot {own}", problems=problems,
+                           note=f"attested by follow-up snapshot {own}"), parent, True
+        message = (f"snapshot {own} carries attestation keys without a binding" if binding is None else
+                   f"snapshot {own} carries an attestation bound to snapshot {binding}, which is neither itself nor "
+                   "its parent")
+        attested = int(binding) if binding is not None and binding.lstrip("-").isdigit() else None
+        return Carried(keys=keys, where=f"summary of snapshot {own}",
+                       problems=(Problem(Code.CARRIER_TAMPERED, message),)), attested, False
+
+    def _follow_up_child(self, snapshot: Snapshot) -> tuple[Carried, int | None, bool, Snapshot] | None:
         """The latest follow-up attestation whose parent is ``snapshot``."""
-        found: _Carried | None = None
+        found: tuple[Carried, int | None, bool, Snapshot] | None = None
         for snap in self.table.metadata.snapshots:
             if snap.parent_snapshot_id != snapshot.snapshot_id:
                 continue
-            carried = self._carried(snap)
-            if carried is not None and carried.follow_up and carried.attested == snapshot.snapshot_id and (
-                    found is None or (snap.sequence_number or 0) >= (found.carrier.sequence_number or 0)):
-                found = carried
+            carried = self._carried_by(snap)
+            if carried is not None and carried[2] and carried[1] == snapshot.snapshot_id and (
+                    found is None or (snap.sequence_number or 0) >= (found[3].sequence_number or 0)):
+                found = (*carried, snap)
         return found
 
-    def _find(self, target: Snapshot) -> tuple[_Carried | None, list[Snapshot], list[str]]:
-        """The attestation in force at ``target``: (carried attestation, snapshots after it up to target, notes)."""
-        own = self._carried(target)
+    def _find(self, target: Snapshot) -> _Found:
+        own = self._carried_by(target)
         if own is not None:
-            return own, [], []
+            return _Found(own[0], own[1], target.snapshot_id, own[2], (), True)
         child = self._follow_up_child(target)
         if child is not None:
-            return child, [], []
+            return _Found(child[0], child[1], child[3].snapshot_id, True, (), True,
+                          (f"attested by follow-up snapshot {child[3].snapshot_id}",))
         between = [target]
         current = target
         seen = {target.snapshot_id}
         while current.parent_snapshot_id is not None:
             parent = self._parent(current)
             if parent is None or parent.snapshot_id in seen:
-                return None, between, [
+                return _Found(None, None, None, False, tuple(between), False, (
                     f"the ancestry of snapshot {target.snapshot_id} ends at expired snapshot "
-                    f"{current.parent_snapshot_id}: an attestation carried before it cannot be found"]
+                    f"{current.parent_snapshot_id}: an attestation carried before it cannot be found",))
             seen.add(parent.snapshot_id)
-            carried = self._carried(parent)
+            carried = self._carried_by(parent)
             if carried is not None:
-                return carried, between, []
+                return _Found(carried[0], carried[1], parent.snapshot_id, carried[2], tuple(between), True)
             between.append(parent)
             current = parent
-        notes: list[str] = []
+        notes: tuple[str, ...] = ()
         if (current.sequence_number or 0) > 1:
             # v2+: the first snapshot of a table has sequence number 1, so older snapshots were expired.
-            notes.append(f"the ancestry of snapshot {target.snapshot_id} ends at snapshot {current.snapshot_id} "
-                         "because older snapshots have expired: an attestation carried by them cannot be found")
-        return None, between, notes
+            notes = (f"the ancestry of snapshot {target.snapshot_id} ends at snapshot {current.snapshot_id} because "
+                     "older snapshots have expired: an attestation carried by them cannot be found",)
+        return _Found(None, None, None, False, tuple(between), True, notes)
 
-    # ---- reading ------------------------------------------------------------------------------------------------
-    def _read_bytes(self, uri: str) -> bytes:
-        with self.table.io.new_input(uri).open() as stream:
-            return bytes(stream.read())
-
-    def _attestation(self, carried: _Carried) -> Attestation:
-        problems: list[Problem] = list(carried.problems)
-        try:
-            document, binding = from_properties(carried.keys)
-        except KeyMappingError as exc:
-            problems.append(Problem(Code.CARRIER_TAMPERED, f"snapshot summary keys do not form a manifest: {exc}"))
-            document, binding = {}, {}
-        attested = None if carried.attested is None else str(carried.attested)
-        where = binding.get(KEY_OUTPUTS_WHERE, "inline")
-        sidecar: Sidecar | None = None
-        digest = binding.get(KEY_SIDECAR_HASH)
-        if digest is not None:
-            expected_rel = f"{SIDECAR_DIR}/{sidecar_name(digest)}"
-            rel = binding.get(KEY_SIDECAR_PATH, expected_rel)
-            if rel != expected_rel:
-                problems.append(Problem(Code.CARRIER_TAMPERED,
-                                        f"sidecar path {rel!r} is not the content address {expected_rel!r}"))
-            else:
-                uri = self._sidecar_uri(rel)
-                try:
-                    sidecar = Sidecar.decode(self._read_bytes(uri), digest)
-                except FileNotFoundError:
-                    problems.append(Problem(Code.SIDECAR_MISSING, "the attestation's sidecar is missing", uri))
-                except OSError as exc:
-                    problems.append(Problem(Code.SIDECAR_MISSING, f"the sidecar cannot be read: {exc}", uri))
-                except SidecarError as exc:
-                    problems.append(Problem(Code.SIDECAR_MISMATCH, str(exc), uri))
-        elif where == "sidecar":
-            problems.append(Problem(Code.SIDECAR_MISSING,
-                                    "the summary says the outputs are in a sidecar but names none"))
-        files: tuple[FileIdentity, ...] | None = None
-        inputs: tuple[ObservedInput, ...] | None = None
-        if sidecar is not None:
-            files, inputs = sidecar.files, sidecar.inputs
-            if sidecar.attested_version != attested:
-                problems.append(Problem(Code.CARRIER_TAMPERED,
-                                        f"the sidecar describes snapshot {sidecar.attested_version}, the summary "
-                                        f"binds snapshot {attested}"))
-            if where == "sidecar":
-                if "output_hashes" in document:
-                    problems.append(Problem(Code.CARRIER_TAMPERED,
-                                            "output hashes are both inline and declared to be in the sidecar"))
-                document["output_hashes"] = [{"hash": f.hash, "path": f.path}
-                                             for f in sorted(files, key=lambda f: f.path)]
-            # Both absent when the sidecar observed nothing (docs/carrier-properties.md, "The sidecar").
-            pair = inputs_identity(inputs) or (None, None)
-            if (document.get("inputs_hash"), document.get("inputs_proof_class")) != pair:
-                problems.append(Problem(Code.CARRIER_TAMPERED,
-                                        "inputs_hash in the summary is not the hash of the sidecar's observed inputs"))
-        count = binding.get(KEY_OUTPUTS_COUNT)
-        if where == "inline" and count == "0" and "output_hashes" not in document:
-            document["output_hashes"] = []  # an empty list has no keys
-        outputs = document.get("output_hashes")
-        reconstituted = where == "inline" or sidecar is not None
-        if count is not None and reconstituted and (not isinstance(outputs, list) or str(len(outputs)) != count):
-            problems.append(Problem(Code.CARRIER_TAMPERED,
-                                    f"the summary records {count} output files, the attestation lists "
-                                    f"{len(outputs) if isinstance(outputs, list) else 0}"))
-        return Attestation(document=document, attested_version=attested, location=self.reference,
-                           files=files, inputs=inputs, problems=tuple(problems),
-                           manifest_identity=None if sidecar is None else sidecar.manifest)
-
-    def read(self, version: str | int | None = None) -> Attestation | None:
-        snap = self._snapshot(version)
-        if snap is None:
+    def _carried(self, v: Version) -> Carried | None:
+        found = self._find(v.handle)
+        if found.carried is None:
             return None
-        carried, _, _ = self._find(snap)
-        return None if carried is None else self._attestation(carried)
+        carried = found.carried
+        if found.attested is not None and self.table.snapshot_by_id(found.attested) is None:
+            from dataclasses import replace
 
-    def _files_of(self, snapshot: Snapshot) -> list[DataFile]:
-        # A snapshot's file set is immutable; keyed by its manifest list too, so a rewritten metadata.json that
-        # reuses a snapshot id with other manifests is not served from the cache.
-        key = (snapshot.snapshot_id, snapshot.manifest_list)
-        cached = self._files_cache.get(key)
-        if cached is None:
-            cached = self._list_manifest_files(snapshot)
-            self._files_cache[key] = cached
-        return list(cached)
+            carried = replace(carried, note=f"the attested snapshot {found.attested} has expired; its follow-up "
+                              f"snapshot {found.carrier_snapshot} still holds the same files")
+        return carried
 
-    def _list_manifest_files(self, snapshot: Snapshot) -> list[DataFile]:
-        from pyiceberg.manifest import DataFileContent, FileFormat
+    def _changes(self, attested: str, v: Version) -> Changes:
+        found = self._find(v.handle)
+        kind, detail = classify_changes(found.between)
+        return Changes(kind, detail, complete=found.complete)
 
-        io_ = self.table.io
-        seen: dict[str, DataFile] = {}
-        for manifest in snapshot.manifests(io_):
-            for entry in manifest.fetch_manifest_entry(io_, discard_deleted=True):
-                df = entry.data_file
-                if df.content == DataFileContent.DATA:
-                    kind: Literal["data", "deletion_vector", "delete"] = "data"
-                elif df.content == DataFileContent.POSITION_DELETES and df.file_format == FileFormat.PUFFIN:
-                    kind = "deletion_vector"
-                else:
-                    kind = "delete"
-                path = self._relative(df.file_path)
-                # Several deletion vectors share one Puffin file: it is one file to attest.
-                seen.setdefault(path, DataFile(path=path, size=int(df.file_size_in_bytes), kind=kind))
-        return sorted(seen.values(), key=lambda f: f.path)
+    def _unattested_notes(self, v: Version) -> list[str]:
+        return list(self._find(v.handle).notes)
 
-    def list_files(self, version: str | int | None = None) -> list[DataFile]:
-        snap = self._snapshot(version)
-        return [] if snap is None else self._files_of(snap)
-
-    def state(self, version: str | int | None = None) -> TableState:
-        snap = self._snapshot(version)
-        if snap is None:
-            return TableState(table=self.reference, table_format="iceberg", version="(no snapshot)",
-                              attestation=None, live_files=(), notes=("the table has no snapshot yet",))
-        carried, between, notes = self._find(snap)
-        attestation = None if carried is None else self._attestation(carried)
-        changes, detail = classify_changes(between) if carried is not None else ("none", "")
-        if carried is not None and carried.follow_up and carried.carrier.snapshot_id != snap.snapshot_id \
-                and not between:
-            notes.append(f"attested by follow-up snapshot {carried.carrier.snapshot_id}")
-        if carried is not None and carried.attested is not None and \
-                self.table.snapshot_by_id(carried.attested) is None:
-            notes.append(f"the attested snapshot {carried.attested} has expired; its follow-up attestation "
-                         f"snapshot {carried.carrier.snapshot_id} still holds the same files")
-        return TableState(table=self.reference, table_format="iceberg", version=str(snap.snapshot_id),
-                          attestation=attestation, live_files=tuple(self._files_of(snap)), changes=changes,
-                          change_detail=detail, notes=tuple(notes))
-
-    # ---- bytes --------------------------------------------------------------------------------------------------
-    def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
-        local: dict[str, str] = {}
-        remote: list[DataFile] = []
-        for f in files:
-            path = _local_path(self._absolute(f.path))
-            if path is None:
-                remote.append(f)
-            else:
-                local[path] = f.path
-        out: dict[str, str] = {}
-        if local:
-            hashed = _hash_local(list(local), progress if not remote else None)
-            out.update({local[p]: h for p, h in hashed.items()})
-        done = len(local)
-        done_bytes = sum(f.size for f in files if f.path in out)
-
-        def one(f: DataFile) -> str | None:
-            try:
-                with self.table.io.new_input(self._absolute(f.path)).open(seekable=False) as stream:
-                    # pyiceberg's InputStream has the read() that hash_stream needs.
-                    return hash_stream(cast("BinaryIO", stream))
-            except (OSError, FileNotFoundError):
-                return None  # unreadable: the verifier reports it as missing
-
-        if not remote:
-            return out
-        # Object-store reads are latency-bound: overlap them.
-        with ThreadPoolExecutor(max_workers=min(REMOTE_WORKERS, max(1, len(remote)))) as pool:
-            for f, digest in zip(remote, pool.map(one, remote), strict=True):
-                if digest is not None:
-                    out[f.path] = digest
-                done += 1
-                done_bytes += f.size
-                if progress is not None:
-                    progress(done, len(files), done_bytes)
-        return out
-
-    # ---- writing ------------------------------------------------------------------------------------------------
-    def _summary_keys(self, manifest: Manifest, sidecar_digest: str, attested: int) -> dict[str, str]:
-        document = manifest.to_dict()
-        outputs = document.get("output_hashes")
-        props: dict[str, str] = {}
-        inline = outputs is not None and len(outputs) <= INLINE_OUTPUTS_MAX
-        if outputs is not None and not inline:
-            del document["output_hashes"]
-        props.update(to_properties(document))
-        props[KEY_VERSION] = str(attested)
-        props[KEY_SIDECAR_PATH] = f"{SIDECAR_DIR}/{sidecar_name(sidecar_digest)}"
-        props[KEY_SIDECAR_HASH] = sidecar_digest
-        if outputs is not None:
-            props[KEY_OUTPUTS_COUNT] = str(len(outputs))
-            props[KEY_OUTPUTS_WHERE] = "inline" if inline else "sidecar"
-        size = _summary_size(props)
-        if size > SUMMARY_BUDGET and inline:
-            # Long absolute paths can push even a few inline outputs over the budget: move them out.
-            del document["output_hashes"]
-            props = {k: v for k, v in props.items() if not k.startswith("recipe_manifest.output_hashes.")}
-            props[KEY_OUTPUTS_WHERE] = "sidecar"
-            size = _summary_size(props)
-        if size > SUMMARY_BUDGET:
-            raise CarrierError(f"the attestation would add {size} bytes to the snapshot summary (budget "
-                               f"{SUMMARY_BUDGET}); shorten subject fields")
-        return props
-
-    def _write_sidecar(self, sidecar: Sidecar) -> tuple[str, str]:
-        data, digest = sidecar.encode()
-        uri = self._sidecar_uri(f"{SIDECAR_DIR}/{sidecar_name(digest)}")
-        _put_once(self.table, uri, data)
-        return uri, digest
-
-    def write(
-        self,
-        manifest: Manifest,
-        *,
-        files: Sequence[FileIdentity] | None = None,
-        inputs: Sequence[ObservedInput] = (),
-        version: str | int | None = None,
-    ) -> WriteResult:
-        """Attest the current snapshot with a follow-up snapshot (an append of no file) carrying the manifest."""
-        current = self.table.current_snapshot()
-        if current is None:
-            raise UnsupportedTableError(f"{self.reference} has no snapshot to attest")
-        if version is not None and str(version) != str(current.snapshot_id):
-            raise UnsupportedTableError(
-                f"Iceberg summaries are written at commit: only the current snapshot {current.snapshot_id} can be "
-                f"attested after the fact, not snapshot {version}")
-        triples = list(files) if files is not None else triples_for(
-            manifest.output_hashes or (), self._files_of(current), f"snapshot {current.snapshot_id}")
-        sidecar = build_sidecar(triples, inputs, str(current.snapshot_id), manifest)
-        sidecar_uri, digest = self._write_sidecar(sidecar)
-        props = self._summary_keys(manifest, digest, current.snapshot_id)
-        with self.table.transaction() as tx:
-            producer = tx.update_snapshot(snapshot_properties=props).fast_append()
-            new_id = producer.snapshot_id
-            producer.commit()
-        committed = self.table.snapshot_by_id(new_id)
-        if committed is None or committed.parent_snapshot_id != current.snapshot_id:
-            # pyiceberg retried the commit onto a newer head: the attestation no longer follows its snapshot.
-            raise CarrierError(
-                f"a concurrent commit landed before the attestation of snapshot {current.snapshot_id}; the follow-up "
-                f"snapshot {new_id} does not follow it and will read as tampered. Run record again")
-        return WriteResult(location=self.reference, attested_version=str(current.snapshot_id), sidecar=sidecar_uri,
-                           manifest=manifest)
-
-    def env_hash(self, *, dialect: str | None = None, engines: Mapping[str, str] | None = None) -> str:
-        return env_identity(producer_name=PRODUCER_NAME, producer_version=__version__,
-                            engines={"pyiceberg": _pyiceberg_version(), **dict(engines or {})}, dialect=dialect,
-                            table_format="iceberg",
-                            protocol={"format-version": int(self.table.metadata.format_version)})
-
-    def _reusable(self, snapshot: Snapshot) -> dict[tuple[str, int], str]:
-        """(path, size) -> BLAKE3 from the nearest earlier attestation whose sidecar matched its summary."""
-        carried, _, _ = self._find(snapshot)
-        if carried is None:
-            return {}
-        att = self._attestation(carried)
-        # Reuse needs only what binds the hashes: the sidecar matched the BLAKE3 in the summary, nothing disagreed.
-        if att.problems or att.files is None:
-            return {}
-        return {(f.path, f.size): f.hash for f in att.files}
-
-    def _hash_live(self, files: Sequence[DataFile], reuse: Mapping[tuple[str, int], str],
-                   progress: Progress | None) -> list[FileIdentity]:
-        todo = [f for f in files if (f.path, f.size) not in reuse]
-        hashed = self.hash_files(todo, progress=progress) if todo else {}
-        missing = [f.path for f in todo if f.path not in hashed]
-        if missing:
-            raise CarrierError(f"cannot read {len(missing)} live file(s) of {self.reference}, e.g. {missing[0]}",
-                               code=Code.FILE_MISSING, path=missing[0])
-        return [FileIdentity(path=f.path, size=f.size, kind=f.kind,
-                             hash=reuse.get((f.path, f.size)) or hashed[f.path]) for f in files]
-
-    def _previous_input(self, snapshot: Snapshot) -> ObservedInput | None:
-        """The table's previous snapshot as an input, when the last data commit read or built on it."""
-        data = snapshot
+    # ---- inputs ------------------------------------------------------------------------------------------------
+    def _built_on(self, v: Version) -> Version | None:
+        """The previous snapshot when the last data commit read or built on it (it is then an input)."""
+        data: Snapshot = v.handle
         while True:
-            carried = self._carried(data)
-            if carried is None or not carried.follow_up:
+            carried = self._carried_by(data)
+            if carried is None or not carried[2]:
                 break
             parent = self._parent(data)
             if parent is None:
@@ -649,11 +500,10 @@ class IcebergCarrier:
             data = parent
         if data.parent_snapshot_id is None or not self._reads_previous(data):
             return None
-        try:
-            return self.observe(data.parent_snapshot_id)
-        except VersionNotFoundError:
-            return ObservedInput(table=self.table_identity, snapshot_id=str(data.parent_snapshot_id),
-                                 location=self.reference)
+        parent = self._parent(data)
+        if parent is None:
+            return None
+        return Version(id=str(parent.snapshot_id), number=parent.snapshot_id, handle=parent)
 
     def _reads_previous(self, data: Snapshot) -> bool:
         """Did ``data`` merge into / delete from / append to its parent (as the Delta carrier decides)?"""
@@ -662,80 +512,131 @@ class IcebergCarrier:
             return True
         if op != "append":
             return False  # replace rewrites files without reading anything new
-        # An append builds on the previous snapshot when files live before it stay live (not after a full delete).
         parent = self._parent(data)
         if parent is None:
             summary = _summary(data)
             return str(summary.get("total-data-files", "0")) != str(summary.get("added-data-files", "0"))
-        before = {f.path for f in self._files_of(parent) if f.kind == "data"}
-        return any(f.kind == "data" and f.path in before for f in self._files_of(data))
-
-    def record(
-        self,
-        *,
-        model: str,
-        program_hash: str,
-        inputs: Sequence[ObservedInput] = (),
-        run_id: str | None = None,
-        dialect: str | None = None,
-        engines: Mapping[str, str] | None = None,
-        progress: Progress | None = None,
-    ) -> WriteResult:
-        """Attest the current snapshot after the fact: hash its live files (reusing attested hashes), add the
-        previous snapshot as an input after an append/overwrite, and commit a follow-up attestation snapshot."""
-        self.table.refresh()
-        current = self.table.current_snapshot()
-        if current is None:
-            raise UnsupportedTableError(f"{self.reference} has no snapshot to attest")
-        triples = self._hash_live(self._files_of(current), self._reusable(current), progress)
-        observed = list(inputs)
-        previous = self._previous_input(current)
-        if previous is not None:
-            observed.append(previous)
-        manifest = build_manifest(model=model, program_hash=program_hash,
-                                  env_hash=self.env_hash(dialect=dialect, engines=engines), inputs=observed,
-                                  outputs=[(t.path, t.hash) for t in triples], run_id=run_id or new_run_id())
-        return self.write(manifest, files=triples, inputs=observed, version=current.snapshot_id)
+        pv = Version(id=str(parent.snapshot_id), number=parent.snapshot_id, handle=parent)
+        dv = Version(id=str(data.snapshot_id), number=data.snapshot_id, handle=data)
+        before = {f.path for f in self._live(pv).files if f.kind == "data"}
+        return any(f.kind == "data" and f.path in before for f in self._live(dv).files)
 
     def observe(self, version: str | int | None = None) -> ObservedInput:
-        from attest.verify.table import verify_state
+        try:
+            return super().observe(version)
+        except VersionNotFoundError:
+            if version is None:
+                raise
+            return ObservedInput(table=self.table_identity, snapshot_id=str(version), location=self.reference)
 
-        snap = self._snapshot(version)
-        if snap is None:
-            raise VersionNotFoundError(f"{self.reference} has no snapshot to observe")
-        state = self.state(snap.snapshot_id)
-        att = state.attestation
-        if att is not None and verify_state(state, None, level="files").passed:
-            hashes = [f.hash for f in att.files] if att.files else [
-                o["hash"] for o in att.document.get("output_hashes") or []]
-            if hashes:
-                return ObservedInput(table=self.table_identity, content=content_identity(hashes),
-                                     snapshot_id=str(snap.snapshot_id), location=self.reference)
-        return ObservedInput(table=self.table_identity, snapshot_id=str(snap.snapshot_id), location=self.reference)
+    def _env(self, dialect: str | None, engines: Mapping[str, str] | None, v: Version) -> str:
+        return self.env_hash(dialect=dialect, engines=engines)
+
+    def env_hash(self, *, dialect: str | None = None, engines: Mapping[str, str] | None = None) -> str:
+        return env_identity(producer_name=PRODUCER_NAME, producer_version=__version__,
+                            engines={"pyiceberg": _pyiceberg_version(), **dict(engines or {})}, dialect=dialect,
+                            table_format="iceberg",
+                            protocol={"format-version": int(self.table.metadata.format_version)})
+
+    # ---- writing -----------------------------------------------------------------------------------------------
+    @property
+    def writes_detached(self) -> bool:
+        # pyiceberg 0.12 cannot write a v3 manifest list ("Cannot write manifest list for table version: 3"):
+        # a follow-up snapshot is impossible there, a detached attestation is not.
+        return self.detached or int(self.table.metadata.format_version) >= 3
+
+    def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
+        if self.writes_detached:
+            self._write_pointer(v.id, keys)
+            return
+        self.table.refresh()
+        current = self.table.current_snapshot()
+        if current is None or str(current.snapshot_id) != v.id:
+            raise SupersededError(f"snapshot {v.id} of {self.reference} is no longer the current snapshot; a follow-up "
+                                  "attestation can only follow the current one (use detached mode to attest older "
+                                  "snapshots)")
+        size = summary_size(keys)
+        if size > SUMMARY_BUDGET:
+            raise CarrierError(f"the attestation would add {size} bytes to the snapshot summary (budget "
+                               f"{SUMMARY_BUDGET}); shorten subject fields")
+        with self.table.transaction() as tx:
+            producer = tx.update_snapshot(snapshot_properties=keys).fast_append()
+            new_id = producer.snapshot_id
+            producer.commit()
+        committed = self.table.snapshot_by_id(new_id)
+        if committed is None or str(committed.parent_snapshot_id) != v.id:
+            # pyiceberg retried the commit onto a newer head: the attestation no longer follows its snapshot.
+            raise SupersededError(
+                f"a concurrent commit landed before the attestation of snapshot {v.id}; the follow-up snapshot "
+                f"{new_id} does not follow it and will read as tampered. Run record again")
+
+    def record(self, **kwargs: Any) -> WriteResult:
+        self.refresh()
+        self._live_cache.clear()
+        return super().record(**kwargs)
+
+    def write(self, manifest: Manifest, **kwargs: Any) -> WriteResult:
+        version = kwargs.get("version")
+        current = self.table.current_snapshot()
+        if version is not None and current is not None and str(version) != str(current.snapshot_id) \
+                and not self.writes_detached:
+            raise UnsupportedTableError(
+                f"Iceberg summaries are written at commit: only the current snapshot {current.snapshot_id} can be "
+                f"attested after the fact, not snapshot {version} (detached mode can)")
+        return super().write(manifest, **kwargs)
 
 
-def _put_once(table: Table, uri: str, data: bytes) -> None:
-    """Write content-addressed bytes: never over an existing file (same name = same bytes), and atomically
-    (local: temp + fsync + rename; object stores: one write through the table's FileIO)."""
-    local = _local_path(uri)
-    if local is not None:
-        from pathlib import Path
-
-        from carriers.atomic import write_once_local
-
-        write_once_local(Path(local), data)
-        return
-    out = table.io.new_output(uri)
-    if not out.exists():
-        with out.create(overwrite=True) as stream:
-            stream.write(data)
+def table_view(meta: Any, schema: Any) -> dict[str, Any]:
+    """The table half of a reader view: schema (field ids, names, types, requiredness), partition specs, format
+    version, the properties that change reads, and where data files may live."""
+    props_ = meta.properties
+    return {
+        "format_version": int(meta.format_version),
+        "schema": {k: v for k, v in _strip_docs(json.loads(schema.model_dump_json())).items() if k != "schema-id"},
+        "partition_specs": {str(k): json.loads(s.model_dump_json()) for k, s in sorted(meta.specs().items())},
+        "default_spec_id": int(meta.default_spec_id),
+        "read_properties": {k: props_[k] for k in READ_PROPERTIES if k in props_},
+        "data_locations": {k: props_[k] for k in LOCATION_PROPERTIES if k in props_},
+    }
 
 
-def _summary_size(props: Mapping[str, str]) -> int:
-    return len(json.dumps(dict(props), separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+def file_views(entries: Mapping[str, list[dict[str, Any]]]) -> dict[str, str]:
+    """Per-file view digests: every manifest entry naming a file, in a stable order."""
+    return {p: file_digest({"entries": sorted(e, key=lambda x: json.dumps(x, sort_keys=True))})
+            for p, e in entries.items()}
 
 
-# ---- the two write paths ------------------------------------------------------------------------------------------
+def summary_size(keys: Mapping[str, str]) -> int:
+    return len(json.dumps(dict(keys), separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def _strip_docs(node: Any) -> Any:
+    """A schema as readers resolve it: field docs change no value read; ids, names, types and requiredness do."""
+    if isinstance(node, dict):
+        return {k: _strip_docs(v) for k, v in node.items() if k != "doc"}
+    if isinstance(node, list):
+        return [_strip_docs(v) for v in node]
+    return node
+
+
+def _plain(value: Any) -> Any:
+    from pyiceberg.typedef import Record
+
+    if isinstance(value, Record):
+        return [_plain(v) for v in value._data]
+    if isinstance(value, Mapping) or hasattr(value, "items"):
+        return {str(k): _plain(v) for k, v in sorted(dict(value.items()).items())}
+    if hasattr(value, "value") and not isinstance(value, (int, str, bytes, float)):
+        return value.value  # enums
+    return value
+
+
+def _comparable(uri: str) -> str:
+    local = local_path_of(uri)
+    return (local if local is not None else uri).rstrip("/")
+
+
+# ---- the after-write entry point ---------------------------------------------------------------------------------
 
 def _carrier(table: Table | IcebergCarrier) -> IcebergCarrier:
     return table if isinstance(table, IcebergCarrier) else IcebergCarrier(table)
@@ -755,119 +656,13 @@ def attest_after_write(
     """Attest the table's current snapshot after an ordinary commit (pyiceberg append/overwrite, Spark, ...)."""
     if program_hash is None:
         if sql is None:
-            raise ValueError("attest_after_write needs program_hash or sql")
+            raise CarrierError("attest_after_write needs program_hash or sql", code=Code.MANIFEST_INVALID_FIELD)
         program_hash = program_identity_sql(sql, dialect)
     return _carrier(table).record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id,
                                   dialect=dialect, progress=progress)
 
 
-def _parquet_bytes(data: pa.Table) -> bytes:
-    import pyarrow.parquet as pq
-
-    buffer = io.BytesIO()
-    pq.write_table(data, buffer)
-    return buffer.getvalue()
-
-
-def _chunks(data: pa.Table, rows_per_file: int | None) -> Iterable[pa.Table]:
-    if rows_per_file is None or data.num_rows <= rows_per_file:
-        yield data
-        return
-    for start in range(0, data.num_rows, rows_per_file):
-        yield data.slice(start, rows_per_file)
-
-
-def write_content_addressed(
-    table: Table | IcebergCarrier,
-    data: pa.Table,
-    *,
-    model: str,
-    program_hash: str,
-    inputs: Sequence[ObservedInput] = (),
-    run_id: str | None = None,
-    mode: Literal["append", "overwrite"] = "append",
-    rows_per_file: int | None = None,
-    dialect: str | None = None,
-    progress: Progress | None = None,
-) -> WriteResult:
-    """Write ``data`` as Parquet files named ``<blake3>.parquet`` and commit them in ONE snapshot whose summary
-    carries the full attestation (the sidecar is written before the commit): no window without an attestation."""
-    from pyiceberg.io.pyarrow import parquet_file_to_data_file
-    from pyiceberg.table import TableProperties
-
-    carrier = _carrier(table)
-    tbl = carrier.table
-    tbl.refresh()
-    if mode not in ("append", "overwrite"):
-        raise ValueError(f"mode must be 'append' or 'overwrite', not {mode!r}")
-    if not tbl.spec().is_unpartitioned():
-        raise UnsupportedTableError("write_content_addressed supports unpartitioned tables only; use a normal "
-                                    "write followed by attest_after_write for a partitioned table")
-    current = tbl.current_snapshot()
-    previous_files = [] if current is None else carrier._files_of(current)
-    if mode == "overwrite" and any(f.kind != "data" for f in previous_files):
-        raise UnsupportedTableError("a content-addressed overwrite of a table with delete files is not supported")
-
-    # 1. Content-addressed Parquet files (name = BLAKE3 of the bytes), written before anything is committed.
-    written: list[tuple[str, str, int]] = []  # (uri, hash, size)
-    names: set[str] = set()
-    live_paths = {f.path for f in previous_files}
-    provider = tbl.location_provider()
-    for chunk in _chunks(data, rows_per_file):
-        payload = _parquet_bytes(chunk)
-        digest = hash_bytes(payload)
-        uri = provider.new_data_location(f"{digest}.parquet")
-        # One name per content: the same bytes twice would reference one file twice (rows read twice).
-        if digest in names or (mode == "append" and carrier._relative(uri) in live_paths):
-            raise CarrierError(f"the table would hold the Parquet bytes {digest} twice; a content-addressed write "
-                               "cannot add identical files (vary rows_per_file or deduplicate the rows)")
-        names.add(digest)
-        _put_once(tbl, uri, payload)
-        written.append((uri, digest, len(payload)))
-
-    with tbl.transaction() as tx:
-        if tx.table_metadata.name_mapping() is None:
-            # add_files does the same: files written without field ids are read through the name mapping.
-            tx.set_properties({TableProperties.DEFAULT_NAME_MAPPING:
-                               tx.table_metadata.schema().name_mapping.model_dump_json()})
-        update = tx.update_snapshot()
-        producer: Any = update.overwrite() if mode == "overwrite" and current is not None else update.fast_append()
-        snapshot_id: int = producer.snapshot_id
-        new_files = [parquet_file_to_data_file(tbl.io, tx.table_metadata, uri) for uri, _, _ in written]
-
-        # 2. The manifest: every live file of the new snapshot (kept files' hashes reused when attested).
-        triples = [FileIdentity(path=carrier._relative(uri), size=int(df.file_size_in_bytes), hash=digest)
-                   for (uri, digest, _), df in zip(written, new_files, strict=True)]
-        if mode == "append" and current is not None:
-            triples += carrier._hash_live(previous_files, carrier._reusable(current), progress)
-        observed = list(inputs)
-        if mode == "append" and current is not None:
-            observed.append(carrier.observe(current.snapshot_id))
-        manifest = build_manifest(model=model, program_hash=program_hash,
-                                  env_hash=carrier.env_hash(dialect=dialect), inputs=observed,
-                                  outputs=[(t.path, t.hash) for t in triples], run_id=run_id or new_run_id())
-        sidecar = build_sidecar(triples, observed, str(snapshot_id), manifest)
-        sidecar_uri, sidecar_digest = carrier._write_sidecar(sidecar)  # before the commit
-        # The snapshot id is fixed when the producer is created; the summary is built at commit from this attribute.
-        producer.snapshot_properties = carrier._summary_keys(manifest, sidecar_digest, snapshot_id)
-
-        if mode == "overwrite" and current is not None:
-            for manifest_file in current.manifests(tbl.io):  # every live file of the current snapshot goes
-                for entry in manifest_file.fetch_manifest_entry(tbl.io, discard_deleted=True):
-                    producer.delete_data_file(entry.data_file)
-        for df in new_files:
-            producer.append_data_file(df)
-        producer.commit()
-    committed = tbl.snapshot_by_id(snapshot_id)
-    expected_parent = None if current is None else current.snapshot_id
-    if committed is None or committed.parent_snapshot_id != expected_parent:
-        raise CarrierError(f"a concurrent commit landed during the content-addressed write; snapshot {snapshot_id} "
-                           "does not hold the attested file set and will not verify")
-    return WriteResult(location=carrier.reference, attested_version=str(snapshot_id), sidecar=sidecar_uri,
-                       manifest=manifest)
-
-
-# ---- tags ---------------------------------------------------------------------------------------------------------
+# ---- tags ----------------------------------------------------------------------------------------------------------
 
 def tag_attested(carrier: IcebergCarrier | Table, snapshot_id: int | str, name: str | None = None) -> list[str]:
     """Tag an attested snapshot (and the follow-up snapshot carrying its attestation) so expiry keeps them.
@@ -877,17 +672,16 @@ def tag_attested(carrier: IcebergCarrier | Table, snapshot_id: int | str, name: 
     c = _carrier(carrier)
     snap = c._snapshot(snapshot_id)
     assert snap is not None
-    carried, between, _ = c._find(snap)
-    if carried is None or between or carried.attested != snap.snapshot_id:
+    found = c._find(snap)
+    if found.carried is None or found.between or found.attested != snap.snapshot_id:
         raise CarrierError(f"snapshot {snap.snapshot_id} of {c.reference} is not itself attested; tag the "
                            "attested snapshot instead")
     base = name or f"attested-{snap.snapshot_id}"
     tags = [(snap.snapshot_id, base)]
-    if carried.follow_up:
-        tags.append((carried.carrier.snapshot_id, f"{base}-attestation"))
+    if found.follow_up and found.carrier_snapshot is not None:
+        tags.append((found.carrier_snapshot, f"{base}-attestation"))
     manage = c.table.manage_snapshots()
     for sid, tag in tags:
         manage = manage.create_tag(sid, tag)
     manage.commit()
     return [tag for _, tag in tags]
-

@@ -1,13 +1,13 @@
-"""The ``recipe_manifest.<dotted path>`` key mapping shared by the Delta and Iceberg carriers.
+"""The key layout shared by the Delta and Iceberg carriers (open spec: docs/carrier-properties.md).
 
-Open spec: docs/carrier-properties.md. In short:
-- every leaf of the manifest becomes one key: prefix ``recipe_manifest.`` + field path joined by ``.``; a list
-  element takes its decimal index (no leading zeros) as a segment: ``recipe_manifest.output_hashes.0.hash``;
-- every value is a string (all v0.1 leaves are strings);
-- the empty string means "absent": carriers that cannot delete keys (delta-rs) blank the keys of an older
-  attestation instead, so nothing of it survives a re-attestation;
-- a first segment starting with ``_`` is carrier binding metadata (which version, the sidecar), not a manifest
-  field; a reader drops those before reconstituting the manifest.
+- ``recipe_manifest.<dotted path>``: manifest fields only, one key per string leaf, exactly the reference
+  convention (strip the prefix, split on ``.``, nest objects), so another producer's reader reconstitutes a
+  schema-valid manifest from our metadata. ``output_hashes`` never goes there (the convention has no lists): the
+  sidecar holds the file list;
+- ``recipe_attest.*``: this project's carrier metadata (binding, sidecar pointer, output count, layout);
+- legacy (first-wave) maps also carry ``recipe_manifest._binding.*`` / ``_sidecar.*`` / ``_outputs.*`` keys and
+  inline ``output_hashes.<i>.*``; they are still read (``from_properties`` returns the ``_`` keys apart);
+- the empty string means "absent" when reading (first-wave writers blanked keys they could not delete).
 """
 
 from __future__ import annotations
@@ -17,17 +17,26 @@ from collections.abc import Mapping
 from typing import Any
 
 PREFIX = "recipe_manifest."
+CARRIER_PREFIX = "recipe_attest."
 ABSENT = ""
-# Binding keys (first segment "_"): not manifest fields.
-KEY_VERSION = PREFIX + "_binding.version"
-KEY_SIDECAR_PATH = PREFIX + "_sidecar.path"
-KEY_SIDECAR_HASH = PREFIX + "_sidecar.blake3"
-KEY_OUTPUTS_COUNT = PREFIX + "_outputs.count"
-KEY_OUTPUTS_WHERE = PREFIX + "_outputs.location"  # "inline" | "sidecar"
-# Above this many output files the list moves to the sidecar, keeping one attestation's keys a few KiB.
+LAYOUT = "2"
+KEY_LAYOUT = CARRIER_PREFIX + "layout"
+KEY_VERSION = CARRIER_PREFIX + "binding.version"
+KEY_SIDECAR_PATH = CARRIER_PREFIX + "sidecar.path"
+KEY_SIDECAR_HASH = CARRIER_PREFIX + "sidecar.blake3"
+KEY_OUTPUTS_COUNT = CARRIER_PREFIX + "outputs.count"
+CARRIER_KEYS = frozenset({KEY_LAYOUT, KEY_VERSION, KEY_SIDECAR_PATH, KEY_SIDECAR_HASH, KEY_OUTPUTS_COUNT})
+# First-wave layout (read, never written): binding keys under the manifest prefix, first segment "_".
+LEGACY_KEY_VERSION = PREFIX + "_binding.version"
+LEGACY_KEY_SIDECAR_PATH = PREFIX + "_sidecar.path"
+LEGACY_KEY_SIDECAR_HASH = PREFIX + "_sidecar.blake3"
+LEGACY_KEY_OUTPUTS_COUNT = PREFIX + "_outputs.count"
+LEGACY_KEY_OUTPUTS_WHERE = PREFIX + "_outputs.location"  # "inline" | "sidecar"
+# First-wave writers kept up to this many output hashes inline.
 INLINE_OUTPUTS_MAX = 16
 # A hostile property map must not make the reader allocate a huge list.
 _MAX_INDEX = 1_000_000
+_MAX_DEPTH = 16
 _SEGMENT = re.compile(r"^(?:0|[1-9][0-9]*|[A-Za-z_][A-Za-z0-9_]*)$")
 
 
@@ -60,15 +69,22 @@ def to_properties(document: Mapping[str, Any]) -> dict[str, str]:
 
 
 def manifest_keys(properties: Mapping[str, str]) -> dict[str, str]:
-    """The keys under the prefix, with their values, from a table's whole property map."""
+    """The keys under the manifest prefix, with their values, from a table's whole property map."""
     return {k: v for k, v in properties.items() if k.startswith(PREFIX)}
 
 
-def replacement(old: Mapping[str, str], new: Mapping[str, str]) -> dict[str, str]:
-    """The property updates that make ``new`` the whole attestation: every old key not in ``new`` is blanked."""
-    updates = {k: ABSENT for k in manifest_keys(old) if k not in new and old[k] != ABSENT}
-    updates.update(new)
-    return updates
+def attestation_keys(properties: Mapping[str, str]) -> dict[str, str]:
+    """Every key an attestation owns (manifest and carrier prefixes) with a non-blank value."""
+    return {k: v for k, v in properties.items()
+            if (k.startswith(PREFIX) or k.startswith(CARRIER_PREFIX)) and v != ABSENT}
+
+
+def replacement(old: Mapping[str, str], new: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """(keys to set, keys to remove) that make ``new`` the whole attestation in a map holding ``old``: nothing of an
+    older attestation (an ``inputs_hash`` the new run did not observe, first-wave keys) survives."""
+    owned = {k for k in old if k.startswith(PREFIX) or k.startswith(CARRIER_PREFIX)}
+    remove = sorted(owned - set(new))
+    return {k: v for k, v in new.items() if old.get(k) != v}, remove
 
 
 def _insert(root: dict[str, Any], segments: list[str], value: str, key: str) -> None:
@@ -147,5 +163,7 @@ def from_properties(properties: Mapping[str, str]) -> tuple[dict[str, Any], dict
             continue
         if not rest or any(s == "" for s in segments):
             raise KeyMappingError(f"{key}: empty path segment")
+        if len(segments) > _MAX_DEPTH:
+            raise KeyMappingError(f"{key}: deeper than {_MAX_DEPTH} segments")  # hostile keys must not recurse
         _insert(root, segments, value, key)
     return _finish(root, ""), binding

@@ -6,9 +6,14 @@ import copy
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from pyspark.sql import SparkSession
 
 HEX_A = "a" * 64
 HEX_B = "b" * 64
@@ -39,3 +44,20 @@ def run_cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> 
         input=None if stdin is None else stdin.decode("utf-8", "surrogateescape"),
         capture_output=True, text=True, cwd=cwd, timeout=600,
     )
+
+
+# ---- one local SparkSession (Delta + Iceberg JDBC catalog on sqlite) for every Spark test ------------------------
+@pytest.fixture(scope="session")
+def spark_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The warehouse directory of the shared session (see carriers.spark.session for the layout)."""
+    return tmp_path_factory.mktemp("spark-warehouse")
+
+
+@pytest.fixture(scope="session")
+def spark(spark_warehouse: Path) -> Iterator[SparkSession]:
+    pytest.importorskip("pyspark", reason="needs the `spark` extra")
+    from carriers.spark.session import local_session
+
+    session = local_session(spark_warehouse, app_name="recipe-attest-tests")
+    yield session
+    session.stop()

@@ -44,6 +44,10 @@ class Report:
     files_checked: int = 0
     bytes_checked: int = 0
     attested: bool = True
+    origin: str | None = None  # "recipe-attest" | "legacy" | "foreign" (tables)
+    producer: str | None = None
+    binding_note: str = ""
+    view_bound: bool | None = None
 
     @property
     def passed(self) -> bool:
@@ -68,6 +72,12 @@ class Report:
             "bytes": "bytes",
             "none": "nothing checked",
         }[self.level]
+        if self.origin == "foreign":
+            # Another producer's attestation: say whose, and how its version was bound.
+            qualifier = f"schema only — written by {self.producer}" + (
+                f", {self.binding_note}" if self.binding_note else "")
+        elif self.origin == "legacy" or self.view_bound is False:
+            qualifier += "; reader view not bound (legacy attestation)"
         noun = version_noun(self.table_format)
         tail = f"{self.table_format} table {self.subject} {noun} {self.version}"
         if self.attested_version is not None:
@@ -94,6 +104,11 @@ class Report:
             out["table_format"] = self.table_format
             out["version"] = self.version
             out["attested_version"] = self.attested_version
+            if self.origin is not None:
+                out["origin"] = self.origin
+                out["producer"] = self.producer
+            if self.view_bound is not None:
+                out["reader_view_bound"] = self.view_bound
         return out
 
     def human(self) -> str:

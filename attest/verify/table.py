@@ -1,7 +1,9 @@
 """Verification of a table version against the attestation its carrier holds (engine-free).
 
-Levels: ``schema`` (the reconstituted manifest), ``files`` (+ binding: the live file set and sizes of the
-version equal the attested ones, and nothing changed data since), ``bytes`` (+ every live file re-hashed).
+At every level: the reconstituted manifest, the carrier's integrity (sidecar, manifest identity, table identity),
+the table's own consistency, and the binding — the attested version is still what readers get (no data change, no
+rewrite, the same reader view). Then ``files`` adds the live file set and sizes against the attested triples, and
+``bytes`` re-hashes every live file.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ class FileHasher(Protocol):
 
 
 def default_level(state: TableState) -> Level:
-    """bytes when the attestation names output hashes, else schema (a managed run attests no bytes)."""
+    """bytes when the attestation names file identities, else schema (a managed run attests no bytes)."""
     att = state.attestation
-    if att is None:
+    if att is None or att.origin == "foreign":
         return "schema"
     return "bytes" if att.document.get("output_hashes") or att.files else "schema"
 
@@ -56,6 +58,47 @@ def _attested_files(state: TableState, report: Report) -> dict[str, FileIdentity
     return by_path
 
 
+def _check_binding(state: TableState, report: Report) -> None:
+    """Binding and staleness, at every level: the attested version must still be what readers get at
+    ``state.version``: no data-changing or rewriting commit since, and the same reader view (schema as readers
+    resolve it, partitioning, per-file partition values, deletion vectors, statistics, read-changing features)."""
+    att = state.attestation
+    assert att is not None
+    noun, option = version_noun(state.table_format), version_option(state.table_format)
+    if att.attested_version is None:
+        return  # already a carrier problem (no binding)
+    if state.changes == "data":
+        report.fail(Code.STALE, f"data changed after the attested {noun} {att.attested_version}: "
+                    f"{state.change_detail or 'later commits'}; verify {option} {att.attested_version} "
+                    f"checks the attested {noun} itself")
+        return
+    if state.changes == "compaction":
+        report.fail(Code.COMPACTED, f"files were rewritten without a data change after {noun} "
+                    f"{att.attested_version} ({state.change_detail or 'compaction'}); the attested file set "
+                    "is no longer live")
+        return
+    if att.view is None or state.view is None:
+        if att.origin != "foreign":
+            report.notes.append("reader view not bound: this attestation predates reader-view binding (re-attest to "
+                                "bind schema, partitioning and deletion vectors)")
+        report.view_bound = False
+        attested = {f.path for f in att.files} if att.files is not None else None
+        if attested is not None and attested != {f.path for f in state.live_files}:
+            report.fail(Code.STALE, f"the live files of {noun} {state.version} are not the attested ones "
+                        f"({noun} {att.attested_version})")
+        return
+    report.view_bound = True
+    if att.view.digest == state.view.digest:
+        return
+    detail = "; ".join(att.view.differences(state.view))
+    if not att.view.same_files(state.view):
+        report.fail(Code.STALE, f"the live files of {noun} {state.version} are not the attested ones although no "
+                    f"commit since {noun} {att.attested_version} says data changed: {detail}")
+    else:
+        report.fail(Code.READER_VIEW_CHANGED, f"what readers get changed after the attested {noun} "
+                    f"{att.attested_version} without a data commit: {detail}; re-attest if the change is intended")
+
+
 def verify_state(
     state: TableState,
     carrier: FileHasher | None,
@@ -66,37 +109,38 @@ def verify_state(
     """Judge one table version. ``carrier`` is needed only for the bytes level (to hash live files)."""
     report = Report(subject=state.table, table_format=state.table_format, version=state.version)
     report.notes.extend(state.notes)
+    att = state.attestation
     want: Level = level or default_level(state)
     report.requested_level = want
-    att = state.attestation
     if att is None:
         report.attested = False
+        report.requested_level = level
         report.fail(Code.UNATTESTED, f"no attestation covers {version_noun(state.table_format)} {state.version}")
+        report.errors.extend(state.problems)
         return report
     report.attested_version = att.attested_version
-    # Schema: the reconstituted manifest, plus what the carrier found while reading it.
+    report.origin = att.origin
+    report.producer = att.producer_label
+    report.binding_note = att.binding_note
+    # Schema: the reconstituted manifest, what the carrier found while reading it, and the table's own integrity.
     report.level = "schema"
     report.errors.extend(att.problems)
+    report.errors.extend(state.problems)
     report.errors.extend(validate(att.document))
     recorded = att.manifest_identity
     if recorded is not None and not report.errors and attestation_identity(att.document) != recorded:
         report.fail(Code.CARRIER_TAMPERED, "the manifest read from the table metadata is not the one recorded in "
                     "its sidecar: a field was edited after the attestation was written")
+    if not report.errors:
+        _check_binding(state, report)
     if report.errors or want == "schema":
         return report
+    if att.origin == "foreign":
+        report.fail(Code.LEVEL_NOT_ATTESTED, f"this attestation was written by {att.producer_label}, which records no "
+                    f"file identities for the table: the {want} level cannot be checked (schema is the most it "
+                    "supports)")
+        return report
     report.level = "files"
-    if state.changes == "data":
-        noun, option = version_noun(state.table_format), version_option(state.table_format)
-        report.fail(Code.STALE, f"data changed after the attested {noun} {att.attested_version}: "
-                    f"{state.change_detail or 'later commits'}; verify {option} {att.attested_version} "
-                    f"checks the attested {noun} itself")
-        return report
-    if state.changes == "compaction":
-        report.fail(Code.COMPACTED, f"files were rewritten without a data change after "
-                    f"{version_noun(state.table_format)} "
-                    f"{att.attested_version} ({state.change_detail or 'compaction'}); the attested file set "
-                    "is no longer live")
-        return report
     attested = _attested_files(state, report)
     if attested is None:
         report.fail(Code.FILE_UNATTESTED, "the attestation lists no output files, so it cannot be bound to the "

@@ -80,20 +80,26 @@ def sql_string(value: str) -> str:
 
 
 def spark_property_writer(spark: SparkSession, *, name: str | None, path: str, retries: int = 5,
-                          backoff_s: float = 0.2) -> Callable[[dict[str, str]], None]:
-    """A DeltaCarrier property writer committing through Spark SQL ``ALTER TABLE ... SET TBLPROPERTIES``.
+                          backoff_s: float = 0.2) -> Callable[[dict[str, str], list[str]], None]:
+    """A DeltaCarrier property writer committing through Spark SQL: ``ALTER TABLE ... UNSET TBLPROPERTIES IF EXISTS``
+    for the older attestation's keys, then ``ALTER TABLE ... SET TBLPROPERTIES`` for the new ones.
 
     The table is addressed as ``delta.`<path>``` (``name`` is kept for messages).
     """
     # Always by path: Spark's rendering of a name may already be quoted, a path is one unambiguous identifier.
     target = f"delta.{quote_identifier(path)}"
 
-    def write(updates: dict[str, str]) -> None:
+    def write(updates: dict[str, str], remove: list[str]) -> None:
         if str(spark.conf.get("spark.sql.parser.escapedStringLiterals", "false")).lower() == "true":
             raise RuntimeError("spark.sql.parser.escapedStringLiterals=true: refusing to build the ALTER (string "
                                "literal escaping would not apply)")
+        if remove:
+            keys = ", ".join(sql_string(k) for k in remove)
+            run(f"ALTER TABLE {target} UNSET TBLPROPERTIES IF EXISTS ({keys})")
         pairs = ", ".join(f"{sql_string(k)} = {sql_string(v)}" for k, v in sorted(updates.items()))
-        statement = f"ALTER TABLE {target} SET TBLPROPERTIES ({pairs})"
+        run(f"ALTER TABLE {target} SET TBLPROPERTIES ({pairs})")
+
+    def run(statement: str) -> None:
         for attempt in range(retries + 1):
             try:
                 spark.sql(statement)

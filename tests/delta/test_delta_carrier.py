@@ -12,13 +12,15 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-import carriers.delta as delta_mod
+import attest.hashing as hashing
 from attest.errors import Code, UnsupportedTableError
 from attest.verify.table import verify_table
 from carriers import properties as props
 from carriers.base import TableCarrier
-from carriers.delta import SIDECAR_DIR, DeltaCarrier, attest_after_write, write_content_addressed
+from carriers.delta import SIDECAR_DIR, DeltaCarrier, attest_after_write
+from carriers.delta_write import write_content_addressed
 from tests.delta.conftest import PROGRAM, SPECIAL, special_table
+from tests.delta.dv import add_deletion_vector
 
 
 def codes(report: Any) -> list[str]:
@@ -108,9 +110,9 @@ def test_many_files_move_to_the_sidecar_and_read_back_in_full(table_dir: Path) -
     write_deltalake(str(table_dir), data, partition_by=["p"])
     result = attest(table_dir)
     cfg = config(table_dir)
-    assert cfg[props.KEY_OUTPUTS_WHERE] == "sidecar"
     assert cfg[props.KEY_OUTPUTS_COUNT] == str(props.INLINE_OUTPUTS_MAX + 3)
-    assert not any(k.startswith(props.PREFIX + "output_hashes.") and v for k, v in cfg.items())
+    # The file list lives only in the sidecar: the reference convention has no lists.
+    assert not any(k.startswith(props.PREFIX + "output_hashes") for k in cfg)
     attestation = DeltaCarrier(str(table_dir)).read()
     assert attestation is not None and result.manifest is not None
     assert attestation.document == result.manifest.to_dict()
@@ -255,7 +257,7 @@ def test_reattestation_with_fewer_fields_drops_inputs_hash(table_dir: Path) -> N
     assert document is not None and second.manifest is not None
     assert "inputs_hash" not in document.document and "inputs_proof_class" not in document.document
     assert document.document == second.manifest.to_dict()
-    assert config(table_dir)[props.PREFIX + "inputs_hash"] == ""
+    assert props.PREFIX + "inputs_hash" not in config(table_dir)  # removed, not blanked
     assert verify_table(DeltaCarrier(str(table_dir))).passed
 
 
@@ -266,13 +268,13 @@ def test_append_reuses_hashes_and_observes_the_previous_version(partitioned: Pat
     old = {f.path for f in DeltaCarrier(str(partitioned)).list_files()}
     write_deltalake(str(partitioned), pa.table({"p": ["new"], "v": [100]}), partition_by=["p"], mode="append")
     seen: list[str] = []
-    real = delta_mod.hash_files
+    real = hashing.hash_files
 
     def counting(paths: list[str], **kw: Any) -> dict[str, str]:
         seen.extend(paths)
         return real(paths, **kw)
 
-    monkeypatch.setattr(delta_mod, "hash_files", counting)
+    monkeypatch.setattr(hashing, "hash_files", counting)
     result = attest(partitioned)
     assert len(seen) == 1 and "p=new" in seen[0]
     assert not any(str(partitioned.joinpath(*p.split("/"))) in seen for p in old)
@@ -282,7 +284,7 @@ def test_append_reuses_hashes_and_observes_the_previous_version(partitioned: Pat
     (previous,) = attestation.inputs
     # The previous *data* version (0), not the attestation commit on top of it (1): same data, same identity.
     assert previous.table.startswith("delta:") and previous.content is not None and previous.version == "0"
-    monkeypatch.setattr(delta_mod, "hash_files", real)
+    monkeypatch.setattr(hashing, "hash_files", real)
     assert verify_table(DeltaCarrier(str(partitioned))).passed
 
 
@@ -317,8 +319,8 @@ def test_content_addressed_write_names_files_by_their_hash(table_dir: Path, monk
     from attest.canonical import blake3_hex
 
     seen: list[str] = []
-    real = delta_mod.hash_files
-    monkeypatch.setattr(delta_mod, "hash_files", lambda paths, **kw: seen.extend(paths) or real(paths, **kw))
+    real = hashing.hash_files
+    monkeypatch.setattr(hashing, "hash_files", lambda paths, **kw: seen.extend(paths) or real(paths, **kw))
     result = write_content_addressed(str(table_dir), special_table(), partition_by=["p"], model="orders",
                                      program_hash=PROGRAM)
     assert seen == []  # the output identity was known before the commit: nothing is read back
@@ -392,20 +394,7 @@ def test_checkpointed_table(table_dir: Path) -> None:
 def _dv_table(table_dir: Path) -> str:
     """A table whose live file carries a deletion vector (storage type 'u'), committed by hand as Spark would."""
     write_deltalake(str(table_dir), pa.table({"v": [1, 2, 3]}), configuration={"delta.enableDeletionVectors": "true"})
-    add = pa.table(DeltaTable(str(table_dir)).get_add_actions()).to_pylist()[0]
-    (table_dir / "ab").mkdir()
-    dv = "ab/deletion_vector_d2c639aa-8816-431a-aaf6-d3fe2512ff61.bin"
-    (table_dir / dv).write_bytes(b"\x01" + b"dv-bytes" * 8)
-    lines = [
-        {"commitInfo": {"operation": "DELETE", "operationParameters": {"predicate": "v = 2"}}},
-        {"remove": {"path": add["path"], "dataChange": True, "deletionTimestamp": 1, "size": add["size_bytes"],
-                    "partitionValues": {}}},
-        {"add": {"path": add["path"], "partitionValues": {}, "size": add["size_bytes"], "modificationTime": 1,
-                 "dataChange": True, "deletionVector": {"storageType": "u", "pathOrInlineDv": "ab^-aqEH.-t@S}K{vb[*k^",
-                                                        "offset": 1, "sizeInBytes": 30, "cardinality": 1}}},
-    ]
-    (table_dir / "_delta_log" / f"{1:020d}.json").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    return dv
+    return add_deletion_vector(table_dir, [1])
 
 
 @pytest.mark.parametrize("checkpoint", [False, True])
@@ -419,11 +408,19 @@ def test_deletion_vector_files_are_part_of_the_version(table_dir: Path, checkpoi
     assert any(f.path == dv and f.size == (table_dir / dv).stat().st_size for f in files)
     attest(table_dir)
     assert verify_table(carrier).passed
-    raw = bytearray((table_dir / dv).read_bytes())
-    raw[-1] ^= 0xFF
-    (table_dir / dv).write_bytes(bytes(raw))
+    # Another valid vector of the same size (row 2 deleted instead of row 1): the engine reads it, bytes differ.
+    from tests.delta.dv import dv_file
+
+    other, _, _ = dv_file([2])
+    assert len(other) == (table_dir / dv).stat().st_size
+    (table_dir / dv).write_bytes(other)
     report = verify_table(DeltaCarrier(str(table_dir)))
     assert codes(report) == ["artifact_hash_mismatch"] and report.errors[0].path == dv
+    # A corrupt vector (checksum broken): the engine cannot read the table at all.
+    raw = bytearray(other)
+    raw[-1] ^= 0xFF
+    (table_dir / dv).write_bytes(bytes(raw))
+    assert codes(verify_table(DeltaCarrier(str(table_dir)))) == ["table_unreadable"]
 
 
 def test_unsupported_writer_feature_refuses_in_one_line(table_dir: Path) -> None:

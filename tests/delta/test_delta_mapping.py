@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from attest.model import Manifest
 from carriers import properties as props
-from carriers.delta import decode_properties, encode_properties, hive_partition_dir
+from carriers.core import encode_keys
 from carriers.delta_log import deletion_vector_path, z85_decode, z85_encode
+from carriers.delta_write import hive_partition_dir
 
 HEX = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
 TEXT = st.text(min_size=1, max_size=40).filter(lambda s: "\x00" not in s)
@@ -46,24 +47,39 @@ def manifests(draw: Any) -> dict[str, Any]:
     return Manifest.from_dict(doc).to_dict()
 
 
-def _decode(properties: dict[str, str], sidecar_outputs: list[dict[str, str]] | None) -> dict[str, Any]:
-    document, binding = decode_properties(properties)
-    if binding.get(props.KEY_OUTPUTS_WHERE) == "sidecar":
-        assert "output_hashes" not in document
-        document["output_hashes"] = sidecar_outputs
-    return document
+def _keys(doc: dict[str, Any], version: int) -> dict[str, str]:
+    return encode_keys(Manifest.from_dict(doc), version=str(version), sidecar_rel=f"_recipe_attest/{'a' * 64}.json",
+                       sidecar_hash="a" * 64)
+
+
+def naive_reader(properties: dict[str, str]) -> dict[str, Any]:
+    """The reference convention: keys starting ``recipe_manifest.``, prefix stripped, split on ``.``, nested."""
+    out: dict[str, Any] = {}
+    for key, value in properties.items():
+        if not key.startswith("recipe_manifest."):
+            continue
+        node = out
+        *parents, leaf = key[len("recipe_manifest."):].split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return out
 
 
 @settings(max_examples=200, deadline=None)
 @given(manifests())
-def test_manifest_to_properties_and_back_is_exact(doc: dict[str, Any]) -> None:
-    encoded = encode_properties(doc, version=7, sidecar_path="_recipe_attest/x.json", sidecar_hash="x")
-    assert all(k.startswith(props.PREFIX) and isinstance(v, str) and v for k, v in encoded.items())
-    assert _decode(encoded, doc.get("output_hashes")) == doc
-    outputs = doc.get("output_hashes")
-    if outputs is not None and len(outputs) > props.INLINE_OUTPUTS_MAX:
-        assert encoded[props.KEY_OUTPUTS_WHERE] == "sidecar"
-        assert not any(k.startswith(props.PREFIX + "output_hashes.") for k in encoded)
+def test_manifest_keys_round_trip_and_the_naive_reader_gets_the_manifest(doc: dict[str, Any]) -> None:
+    encoded = _keys(doc, 7)
+    assert all(isinstance(v, str) and v for v in encoded.values())
+    manifest_part = {k: v for k, v in encoded.items() if k.startswith(props.PREFIX)}
+    carrier_part = {k: v for k, v in encoded.items() if not k.startswith(props.PREFIX)}
+    assert set(carrier_part) <= props.CARRIER_KEYS and carrier_part[props.KEY_VERSION] == "7"
+    document, legacy = props.from_properties(manifest_part)
+    assert legacy == {}
+    without_outputs = {k: v for k, v in doc.items() if k != "output_hashes"}
+    # Only manifest fields under the prefix, never lists: the reference convention reads exactly the manifest.
+    assert document == without_outputs == naive_reader(encoded)
+    assert (props.KEY_OUTPUTS_COUNT in encoded) == ("output_hashes" in doc)
 
 
 @settings(max_examples=200, deadline=None)
@@ -71,35 +87,26 @@ def test_manifest_to_properties_and_back_is_exact(doc: dict[str, Any]) -> None:
 def test_reattestation_replaces_every_older_key(docs: list[dict[str, Any]]) -> None:
     table_properties = {"user.keep": "yes", "delta.appendOnly": "false"}
     for version, doc in enumerate(docs):
-        new = encode_properties(doc, version=version, sidecar_path=f"_recipe_attest/{version}.json",
-                                sidecar_hash=str(version))
-        table_properties.update(props.replacement(table_properties, new))
-        assert _decode(table_properties, doc.get("output_hashes")) == doc
+        new = _keys(doc, version)
+        to_set, to_remove = props.replacement(table_properties, new)
+        table_properties.update(to_set)
+        for key in to_remove:
+            del table_properties[key]
+        assert props.attestation_keys(table_properties) == new
         assert table_properties["user.keep"] == "yes" and table_properties["delta.appendOnly"] == "false"
-        _, binding = props.from_properties(table_properties)
-        assert binding[props.KEY_VERSION] == str(version)
+        assert naive_reader(table_properties) == {k: v for k, v in doc.items() if k != "output_hashes"}
 
 
-def test_fewer_fields_leave_no_inputs_hash() -> None:
-    full = Manifest.from_dict({"manifest_version": "0.1", "hash_scheme": "v1",
-                               "producer": {"name": "p", "version": "1"}, "subject": {"model": "m"},
-                               "program_hash": "a" * 64, "inputs_hash": "b" * 64,
-                               "inputs_proof_class": "strong", "env_hash": "c" * 64}).to_dict()
+def test_fewer_fields_remove_the_older_inputs_hash_and_first_wave_keys() -> None:
+    full = {"manifest_version": "0.1", "hash_scheme": "v1", "producer": {"name": "p", "version": "1"},
+            "subject": {"model": "m"}, "program_hash": "a" * 64, "inputs_hash": "b" * 64,
+            "inputs_proof_class": "strong", "env_hash": "c" * 64}
     bare = {k: v for k, v in full.items() if k not in ("inputs_hash", "inputs_proof_class")}
-    table_properties = dict(encode_properties(full, version=1, sidecar_path=None, sidecar_hash=None))
-    table_properties.update(props.replacement(table_properties, encode_properties(bare, version=2, sidecar_path=None,
-                                                                                  sidecar_hash=None)))
-    assert table_properties[props.PREFIX + "inputs_hash"] == ""
-    assert props.from_properties(table_properties)[0] == bare
-
-
-def test_long_paths_move_outputs_to_the_sidecar_even_below_the_count_threshold() -> None:
-    doc = {"manifest_version": "0.1", "hash_scheme": "v1", "producer": {"name": "p", "version": "1"},
-           "subject": {"model": "m"}, "program_hash": "a" * 64, "env_hash": "c" * 64,
-           "output_hashes": [{"hash": "d" * 64, "path": "x" * 800 + str(i)} for i in range(10)]}
-    encoded = encode_properties(doc, version=0, sidecar_path="_recipe_attest/s.json", sidecar_hash="s")
-    assert encoded[props.KEY_OUTPUTS_WHERE] == "sidecar"
-    assert sum(len(k) + len(v) for k, v in encoded.items()) < 2048
+    table_properties = dict(_keys(full, 1))
+    table_properties[props.LEGACY_KEY_VERSION] = "0"  # a first-wave key left behind
+    _, to_remove = props.replacement(table_properties, _keys(bare, 2))
+    assert {props.PREFIX + "inputs_hash", props.PREFIX + "inputs_proof_class", props.LEGACY_KEY_VERSION} <= set(
+        to_remove)
 
 
 # ---- deletion vectors ------------------------------------------------------------------------------------------

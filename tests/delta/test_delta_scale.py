@@ -41,4 +41,5 @@ def test_ten_thousand_files_attest_in_a_small_commit(tmp_path: Path) -> None:
     commit, _ = _last_commit(table)
     assert commit.stat().st_size <= 16 * 1024
     config = carrier._load().metadata().configuration
-    assert config[props.KEY_OUTPUTS_WHERE] == "sidecar"
+    assert config[props.KEY_OUTPUTS_COUNT] == str(N_FILES)
+    assert not any(k.startswith(props.PREFIX + "output_hashes") for k in config)

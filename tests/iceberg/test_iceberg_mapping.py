@@ -7,13 +7,16 @@ import json
 from pyiceberg.table import Table
 
 from attest.build import build_manifest
-from carriers.iceberg import SUMMARY_BUDGET, IcebergCarrier, attest_after_write, write_content_addressed
+from carriers.iceberg import SUMMARY_BUDGET, IcebergCarrier, attest_after_write
+from carriers.iceberg_write import write_content_addressed
 from carriers.properties import (
+    CARRIER_KEYS,
     INLINE_OUTPUTS_MAX,
-    KEY_OUTPUTS_WHERE,
+    KEY_OUTPUTS_COUNT,
     KEY_SIDECAR_HASH,
     KEY_VERSION,
     PREFIX,
+    attestation_keys,
     from_properties,
 )
 from tests.iceberg.conftest import PROGRAM, rows, summary_of
@@ -24,7 +27,7 @@ _RESERVED_PREFIXES = ("operation", "added-", "deleted-", "removed-", "total-", "
 
 
 def _attestation_keys(summary: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in summary.items() if k.startswith(PREFIX)}
+    return attestation_keys(summary)
 
 
 def test_follow_up_summary_round_trips_to_the_manifest(table: Table, carrier: IcebergCarrier) -> None:
@@ -37,10 +40,12 @@ def test_follow_up_summary_round_trips_to_the_manifest(table: Table, carrier: Ic
     assert all(isinstance(v, str) for v in summary.values())
     assert not any(k.startswith(_RESERVED_PREFIXES) for k in keys)
     assert keys[KEY_VERSION] == result.attested_version == str(follow_up.parent_snapshot_id)
-    assert keys[PREFIX + "output_hashes.0.hash"] == result.manifest.output_hashes[0].hash  # type: ignore[index]
-    document, binding = from_properties(keys)
-    assert document == result.manifest.to_dict()
-    assert set(binding) >= {KEY_VERSION, KEY_SIDECAR_HASH}
+    assert not any(k.startswith(PREFIX + "output_hashes") for k in keys)  # the file list is in the sidecar only
+    document, legacy = from_properties({k: v for k, v in keys.items() if k.startswith(PREFIX)})
+    assert legacy == {}
+    assert document == {k: v for k, v in result.manifest.to_dict().items() if k != "output_hashes"}
+    assert {k for k in keys if not k.startswith(PREFIX)} <= CARRIER_KEYS
+    assert {KEY_VERSION, KEY_SIDECAR_HASH} <= set(keys)
     read = carrier.read()
     assert read is not None and not read.problems
     assert read.document == result.manifest.to_dict()
@@ -54,7 +59,7 @@ def test_many_outputs_move_to_the_sidecar(table: Table, carrier: IcebergCarrier)
         table.append(rows(start))
     result = attest_after_write(table, model="orders", program_hash=PROGRAM)
     keys = _attestation_keys(summary_of(table, table.current_snapshot().snapshot_id))  # type: ignore[union-attr]
-    assert keys[KEY_OUTPUTS_WHERE] == "sidecar"
+    assert keys[KEY_OUTPUTS_COUNT] == str(INLINE_OUTPUTS_MAX + 2)
     assert not any(k.startswith(PREFIX + "output_hashes") for k in keys)
     assert len(json.dumps(keys)) < SUMMARY_BUDGET
     read = carrier.read()
@@ -94,7 +99,7 @@ def test_empty_snapshot_round_trips_an_empty_output_list(table: Table, carrier: 
     table.append(rows(0, 0))  # a snapshot with no file
     result = attest_after_write(table, model="orders", program_hash=PROGRAM)
     keys = _attestation_keys(summary_of(table, table.current_snapshot().snapshot_id))  # type: ignore[union-attr]
-    assert keys[PREFIX + "_outputs.count"] == "0"
+    assert keys[KEY_OUTPUTS_COUNT] == "0"
     read = carrier.read()
     assert read is not None and not read.problems
     assert read.document == result.manifest.to_dict()  # type: ignore[union-attr]

@@ -10,8 +10,9 @@ from pyiceberg.table import Table
 
 from attest.errors import Code
 from attest.verify.table import verify_table
-from carriers.iceberg import IcebergCarrier, attest_after_write, write_content_addressed
-from carriers.properties import KEY_SIDECAR_HASH, KEY_VERSION, PREFIX
+from carriers.iceberg import IcebergCarrier, attest_after_write
+from carriers.iceberg_write import write_content_addressed
+from carriers.properties import KEY_SIDECAR_HASH, KEY_VERSION, PREFIX, attestation_keys
 from tests.iceberg.conftest import CATALOG, PROGRAM, local, rewrite_metadata, rows
 
 
@@ -31,7 +32,7 @@ def attested(table: Table, carrier: IcebergCarrier) -> IcebergCarrier:
 
 
 def _data_path(carrier: IcebergCarrier, index: int = 0) -> str:
-    return carrier._absolute(carrier.list_files()[index].path)
+    return carrier.list_files()[index].location
 
 
 def test_byte_flipped(attested: IcebergCarrier) -> None:
@@ -63,9 +64,8 @@ def test_follow_up_that_added_a_file_is_caught(table: Table, carrier: IcebergCar
     follow_up = table.current_snapshot()
     assert data is not None and follow_up is not None
     # A hand-made follow-up: same attestation keys, but it also appends a file.
-    table.append(rows(3), snapshot_properties={
-        k: v for k, v in follow_up.summary.additional_properties.items()  # type: ignore[union-attr]
-        if k.startswith(PREFIX)} | {KEY_VERSION: str(follow_up.snapshot_id)})
+    table.append(rows(3), snapshot_properties=attestation_keys(
+        follow_up.summary.additional_properties) | {KEY_VERSION: str(follow_up.snapshot_id)})  # type: ignore[union-attr]
     codes = _codes(carrier)
     assert Code.CARRIER_TAMPERED in codes
 

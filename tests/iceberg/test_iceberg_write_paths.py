@@ -10,7 +10,8 @@ from pyiceberg.table import Table
 from attest.errors import CarrierError
 from attest.identity.inputs import ObservedInput
 from attest.verify.table import verify_table
-from carriers.iceberg import IcebergCarrier, attest_after_write, write_content_addressed
+from carriers.iceberg import IcebergCarrier, attest_after_write
+from carriers.iceberg_write import write_content_addressed
 from carriers.refs import open_table
 from tests.iceberg.conftest import CATALOG, PROGRAM, local, rows, summary_of
 
@@ -41,7 +42,7 @@ def test_attest_after_write_from_sql(table: Table) -> None:
     table.append(rows(0))
     result = attest_after_write(table, model="orders", sql="select 1 as x", dialect="duckdb")
     assert result.manifest is not None and len(result.manifest.program_hash) == 64
-    with pytest.raises(ValueError, match="program_hash or sql"):
+    with pytest.raises(CarrierError, match="program_hash or sql"):
         attest_after_write(table, model="orders")
 
 

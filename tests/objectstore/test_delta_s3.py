@@ -17,7 +17,8 @@ from deltalake import DeltaTable, write_deltalake
 
 from attest.errors import CarrierError
 from attest.verify.table import verify_table
-from carriers.delta import SIDECAR_DIR, DeltaCarrier, attest_after_write, write_content_addressed
+from carriers.delta import SIDECAR_DIR, DeltaCarrier, attest_after_write
+from carriers.delta_write import write_content_addressed
 from tests.delta.conftest import PROGRAM, SPECIAL, special_table
 from tests.objectstore.conftest import S3
 
@@ -70,9 +71,9 @@ def test_attest_then_verify_bytes_on_s3(s3: S3) -> None:
 
 def test_sidecar_is_a_content_addressed_object_under_recipe_attest(s3: S3) -> None:
     result = write_and_attest(s3)
-    assert result.sidecar is not None and result.sidecar.startswith(f"{SIDECAR_DIR}/")
+    assert result.sidecar is not None and result.sidecar.startswith(f"{s3.uri(TABLE)}/{SIDECAR_DIR}/")
     sidecars = [k for k in s3.keys(f"{TABLE}/{SIDECAR_DIR}/")]
-    assert sidecars == [f"{TABLE}/{result.sidecar}"]
+    assert [f"s3://{s3.bucket}/{k}" for k in sidecars] == [result.sidecar]
     body = s3.get(sidecars[0])
     assert sidecars[0].endswith(f"/{blake3.blake3(body).hexdigest()}.json")
     # The reader really takes it from the bucket: without it the attestation cannot be checked.

@@ -1,0 +1,103 @@
+"""The reader's view of a table version: everything beyond file bytes that decides the rows a reader gets.
+
+A file's bytes are not the whole story. The same files are read differently when the schema maps columns to other
+names or ids, when a file's partition values change, when a deletion vector or delete file hides rows, when data
+skipping statistics make a filtered query skip a file, or when a table feature changes how readers decode values.
+Each table format computes this view from its engine's own snapshot (carriers/); this module only holds it, hashes
+it and says what differs between two views, so the verifier stays engine-free.
+
+A view has two parts: ``table`` (schema as readers resolve it, partitioning, reader features and the properties that
+change read results) and ``files`` (per live file: a digest of everything recorded about that file that changes what
+is read from it). The digest of the whole view is what an attestation binds; the parts make a mismatch explainable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from attest.canonical import digest
+
+VIEW_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ReaderView:
+    """Engine-free reader view. ``table`` values must be canonical-JSON-able; ``files`` maps a file's identity path
+    to the v1 digest of its per-file view (see :func:`file_digest`)."""
+
+    table: dict[str, Any]
+    files: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def digest(self) -> str:
+        return digest({"view": VIEW_VERSION, "table": self.table, "files": self.files})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": VIEW_VERSION, "digest": self.digest, "table": self.table, "files": self.files}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReaderView:
+        """Parse a recorded view; raises ValueError when it is malformed or its digest does not match."""
+        if not isinstance(data, Mapping) or data.get("version") != VIEW_VERSION:
+            raise ValueError(f"reader view is not a version {VIEW_VERSION} view")
+        table, files = data.get("table"), data.get("files")
+        if not isinstance(table, dict) or not isinstance(files, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+            raise ValueError("reader view must hold a 'table' object and a 'files' object of strings")
+        view = cls(table=table, files=dict(files))
+        if data.get("digest") != view.digest:
+            raise ValueError("reader view digest does not match its content")
+        return view
+
+    def differences(self, current: ReaderView, *, limit: int = 5) -> list[str]:
+        """What ``current`` (the live view) changed relative to this (the attested) view, for a verdict's detail."""
+        out: list[str] = []
+        for key in sorted(set(self.table) | set(current.table)):
+            if self.table.get(key) != current.table.get(key):
+                out.append(f"{key} changed")
+        changed = [p for p in sorted(set(self.files) & set(current.files)) if self.files[p] != current.files[p]]
+        added = sorted(set(current.files) - set(self.files))
+        removed = sorted(set(self.files) - set(current.files))
+        for label, paths in (("file view changed", changed), ("file added", added), ("file removed", removed)):
+            if paths:
+                shown = ", ".join(paths[:limit]) + (f" (+{len(paths) - limit} more)" if len(paths) > limit else "")
+                out.append(f"{label}: {shown}")
+        return out
+
+    def same_files(self, current: ReaderView) -> bool:
+        return set(self.files) == set(current.files)
+
+
+def file_digest(entry: Mapping[str, Any]) -> str:
+    """The v1 digest of one file's view (a JSON-able mapping; see each carrier for its fields)."""
+    return digest(dict(entry))
+
+
+def json_safe(value: Any) -> Any:
+    """A deterministic JSON-able form of an engine value (stats, partition values): exact types are kept apart
+    (``1`` and ``"1"`` differ), values without a JSON form become tagged strings."""
+    import datetime as _dt
+    import decimal
+
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        # repr is exact and covers nan/inf/-0.0, which JSON numbers cannot carry.
+        return {"float": repr(value)}
+    if isinstance(value, bytes):
+        return {"bytes": value.hex()}
+    if isinstance(value, decimal.Decimal):
+        return {"decimal": str(value)}
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return {type(value).__name__: value.isoformat()}
+    if isinstance(value, _dt.timedelta):
+        return {"timedelta": repr(value)}
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return {type(value).__name__: str(value)}

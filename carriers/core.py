@@ -1,0 +1,623 @@
+"""One attestation core for every table format (pattern: pyiceberg's ``MetastoreCatalog(Catalog)``).
+
+``AttestedTable`` holds everything that is the same for Delta and Iceberg:
+
+- **read**: the metadata map in force at a version (found by the format) + the sidecar → an ``Attestation``, with
+  every carrier-level problem: missing or blanked carrier keys, a sidecar that is missing, edited, written for another
+  table or another version, a manifest that is not the one the sidecar recorded. Other producers' ``recipe_manifest.*``
+  keys (no binding of ours) are read as *foreign* attestations; first-wave layouts as *legacy*;
+- **state**: the live files and reader view of a version as the format's engine resolves them, the attestation in
+  force, and what the commits since the attested version did;
+- **record**: reuse hashes of the previous attestation, hash the rest, observe inputs, build the manifest and the
+  sidecar (files, inputs, table, reader view, manifest identity), write the sidecar, commit the metadata map, and
+  check that the attestation is in force;
+- **observe**: this table at a version as an upstream input (strong only when an attestation holds at files level).
+
+A format (carriers/delta.py, carriers/iceberg.py) supplies only what is truly its own: how versions are named, the
+live files and reader view of a version, where the attestation in force is found, how commits between two versions
+are classified, and how the metadata map is committed. Verification itself is engine-free (attest.verify.table).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import posixpath
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from attest.build import PRODUCER_NAME, build_manifest, new_run_id
+from attest.errors import CarrierError, Code, Problem, SupersededError, TableInconsistentError, VersionNotFoundError
+from attest.identity.inputs import ObservedInput, content_identity, inputs_identity
+from attest.model import Manifest
+from attest.tables import Attestation, ChangeKind, DataFile, FileIdentity, Progress, TableState
+from attest.view import ReaderView
+from carriers import properties as props
+from carriers.base import WriteResult, triples_for
+from carriers.sidecar import Sidecar, SidecarError, sidecar_name
+from carriers.sidecar import build as build_sidecar
+from carriers.storage import Storage, hash_locations, local_path_of
+
+__all__ = ["AttestedTable", "Carried", "Changes", "LiveVersion", "Version", "canonical_relative", "encode_keys"]
+
+
+@dataclass(frozen=True)
+class Version:
+    """A version (Delta) or snapshot (Iceberg) of a table: ``id`` as users type it, ``number`` for ordering where
+    the format has one (Delta versions; snapshot ids are not ordered)."""
+
+    id: str
+    number: int
+    handle: Any = None  # the format's own object (pyiceberg Snapshot, ...)
+
+
+@dataclass
+class LiveVersion:
+    """A version as the engine resolves it: live files (with the locations the engine reads), the reader view, the
+    table identity, and problems that make any verdict unsafe."""
+
+    files: list[DataFile]
+    view: ReaderView
+    identity: str
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Carried:
+    """The attestation keys in force at a version, before the sidecar is read.
+
+    ``foreign_binding``: for keys without a binding of ours, the version the table's history binds them to.
+    """
+
+    keys: dict[str, str]
+    where: str
+    problems: tuple[Problem, ...] = ()
+    note: str = ""  # for the verdict's notes when the attestation was found somewhere other than the version itself
+    foreign_binding: str | None = None
+    foreign_note: str = ""
+    detached: bool = False
+
+
+@dataclass(frozen=True)
+class Changes:
+    kind: ChangeKind
+    detail: str = ""
+    complete: bool = True  # False when the history between the two versions is no longer available
+
+
+# ---- paths -----------------------------------------------------------------------------------------------------
+_URI_FORBIDDEN = frozenset(' "<>\\^`{|}') | frozenset(chr(c) for c in range(0x20)) | {"\x7f"}
+
+
+def canonical_relative(raw: str) -> tuple[str | None, str]:
+    """(decoded relative path, "") when engines resolve ``raw`` (a URI-encoded path relative to the table root)
+    the same way; (None, reason) otherwise.
+
+    Engines disagree on dot segments (Spark's Hadoop Path normalises ``./a`` and ``d/../a``; delta-rs reads a file
+    literally named ``.``), on empty segments, on characters that are not valid in a URI (Spark refuses them,
+    delta-rs accepts them), on encoded separators and on absolute paths (delta-rs 1.x joins them under the root).
+    """
+    from urllib.parse import unquote
+
+    if not raw:
+        return None, "the path is empty"
+    if "://" in raw or raw.startswith("/") or (len(raw) > 1 and raw[1] == ":"):
+        return None, "absolute paths resolve differently across engines"
+    if any(c in _URI_FORBIDDEN for c in raw):
+        return None, "the path holds characters that are not valid in a URI"
+    low = raw.lower()
+    if "%2f" in low or "%5c" in low or "%00" in low:
+        return None, "the path holds an encoded separator"
+    for i, c in enumerate(raw):
+        if c == "%" and (i + 2 >= len(raw) or not all(h in "0123456789abcdefABCDEF" for h in raw[i + 1:i + 3])):
+            return None, "the path holds a malformed percent-escape"
+    decoded = unquote(raw, errors="strict")
+    segments = decoded.split("/")
+    if any(s in ("", ".", "..") for s in segments):
+        return None, "the path has empty, '.' or '..' segments"
+    return decoded, ""
+
+
+def _norm_uri(uri: str) -> str:
+    parsed = urlparse(uri)
+    scheme = {"s3a": "s3", "s3n": "s3", "abfss": "abfs", "wasbs": "wasb"}.get(parsed.scheme, parsed.scheme)
+    return f"{scheme}://{parsed.netloc}{posixpath.normpath(parsed.path) if parsed.path else ''}"
+
+
+def under_root(location: str, root: str) -> bool:
+    """Whether an absolute location lies under a table root (local: after resolving symlinks)."""
+    local, local_root = local_path_of(location), local_path_of(root)
+    if local is not None and local_root is not None:
+        real, real_root = _real_file(local), _real_dir(local_root)
+        return real == real_root or real.startswith(real_root.rstrip("/") + "/")
+    if local is not None or local_root is not None:
+        return False
+    return (_norm_uri(location).rstrip("/") + "/").startswith(_norm_uri(root).rstrip("/") + "/")
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_dir(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def _real_file(path: str) -> str:
+    # One lstat per file; the folder's realpath is shared by its files (thousands of files, a few folders).
+    parent, name = os.path.split(path)
+    if os.path.islink(path) or name in ("", ".", ".."):
+        return os.path.realpath(path)
+    return os.path.join(_real_dir(parent), name)
+
+
+# ---- the metadata map --------------------------------------------------------------------------------------------
+def encode_keys(manifest: Manifest, *, version: str, sidecar_rel: str, sidecar_hash: str) -> dict[str, str]:
+    """The metadata map of one attestation: manifest fields (no ``output_hashes``: the sidecar has the files) under
+    ``recipe_manifest.``, carrier metadata under ``recipe_attest.`` (docs/carrier-properties.md)."""
+    document = manifest.to_dict()
+    outputs = document.pop("output_hashes", None)
+    keys = props.to_properties(document)
+    keys[props.KEY_LAYOUT] = props.LAYOUT
+    keys[props.KEY_VERSION] = version
+    keys[props.KEY_SIDECAR_PATH] = sidecar_rel
+    keys[props.KEY_SIDECAR_HASH] = sidecar_hash
+    if outputs is not None:
+        keys[props.KEY_OUTPUTS_COUNT] = str(len(outputs))
+    return keys
+
+
+def _tampered(message: str, path: str = "") -> Problem:
+    return Problem(Code.CARRIER_TAMPERED, message, path)
+
+
+# ---- the core ----------------------------------------------------------------------------------------------------
+class AttestedTable(ABC):
+    """Shared attestation logic; a table format subclasses it (see module docstring)."""
+
+    kind: str = ""
+    noun: str = "version"
+    sidecar_dir: str = ""  # relative to ``storage``'s root
+    pointer_dir: str = ""  # detached attestations, relative to ``storage``'s root
+    storage: Storage
+    allow_external: bool = False
+
+    # ---- what a format supplies ----------------------------------------------------------------------------------
+    @property
+    @abstractmethod
+    def reference(self) -> str:
+        """The table as users name it (path, URI, iceberg://...)."""
+
+    @property
+    @abstractmethod
+    def roots(self) -> list[str]:
+        """Where the table's files may live (data files outside them are refused unless ``allow_external``)."""
+
+    @abstractmethod
+    def _version(self, version: str | int | None) -> Version | None:
+        """The named version (None: current); None when the table has no version yet."""
+
+    @abstractmethod
+    def _data_version(self) -> Version:
+        """The newest version whose commit changed data (what record() attests by default)."""
+
+    @abstractmethod
+    def _live(self, v: Version) -> LiveVersion:
+        """Live files, reader view and identity of ``v`` as the engine resolves them."""
+
+    @abstractmethod
+    def _identity(self, v: Version) -> str:
+        """The table's stable identity (cheap)."""
+
+    @abstractmethod
+    def _carried(self, v: Version) -> Carried | None:
+        """The attestation keys in force at ``v`` (its own, a follow-up's, an earlier one's), or None."""
+
+    @abstractmethod
+    def _changes(self, attested: str, v: Version) -> Changes:
+        """What the commits after version ``attested`` up to ``v`` did."""
+
+    @abstractmethod
+    def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
+        """Make ``keys`` the attestation in force for ``v`` (a metadata commit, a follow-up snapshot, ...)."""
+
+    @abstractmethod
+    def _built_on(self, v: Version) -> Version | None:
+        """The previous version when ``v``'s data commit read or built on it (it is then an input), else None."""
+
+    @abstractmethod
+    def _env(self, dialect: str | None, engines: Mapping[str, str] | None, v: Version) -> str:
+        """The environment identity of an attestation of ``v``."""
+
+    # ---- naming ------------------------------------------------------------------------------------------------
+    def _resolve(self, version: str | int | None) -> Version:
+        v = self._version(version)
+        if v is None:
+            raise VersionNotFoundError(f"{self.reference} has no {self.noun} yet")
+        return v
+
+    def table_state_name(self) -> str:
+        return self.reference
+
+    # ---- reading -----------------------------------------------------------------------------------------------
+    def read(self, version: str | int | None = None) -> Attestation | None:
+        """The attestation in force at ``version`` (default current); None when there is none."""
+        v = self._version(version)
+        if v is None:
+            return None
+        carried = self._carried(v)
+        return None if carried is None else self._decode(carried, self._identity(v))
+
+    def _decode(self, carried: Carried, identity: str) -> Attestation:
+        keys = carried.keys
+        problems: list[Problem] = list(carried.problems)
+        manifest_part = {k: v for k, v in keys.items() if k.startswith(props.PREFIX)}
+        ours = {k: v for k, v in keys.items() if k.startswith(props.CARRIER_PREFIX)}
+        try:
+            document, legacy = props.from_properties(manifest_part)
+        except props.KeyMappingError as exc:
+            problems.append(_tampered(f"the recipe_manifest.* keys do not form a manifest: {exc}"))
+            document, legacy = {}, {}
+        if legacy:
+            return self._decode_legacy(carried, document, legacy, ours, problems, identity)
+        if not ours:
+            return self._decode_foreign(carried, document, problems)
+        unknown = sorted(set(ours) - props.CARRIER_KEYS)
+        if unknown:
+            problems.append(_tampered(f"unknown carrier key(s) {', '.join(unknown[:3])}"))
+        if ours.get(props.KEY_LAYOUT) != props.LAYOUT:
+            problems.append(_tampered(f"{props.KEY_LAYOUT} is {ours.get(props.KEY_LAYOUT)!r}, not {props.LAYOUT!r}"))
+        if "output_hashes" in document:
+            problems.append(_tampered("output_hashes are carried in the metadata map; this layout keeps them only in "
+                                      "the sidecar"))
+        version = ours.get(props.KEY_VERSION)
+        if not version:
+            problems.append(_tampered(f"{props.KEY_VERSION} is missing: the attestation is bound to no {self.noun}"))
+        sidecar = self._read_sidecar(ours.get(props.KEY_SIDECAR_PATH), ours.get(props.KEY_SIDECAR_HASH), problems)
+        files = inputs = None
+        if sidecar is not None:
+            files, inputs = sidecar.files, sidecar.inputs
+            if sidecar.legacy:
+                problems.append(_tampered("a current-layout attestation names a first-wave (v1) sidecar"))
+            if sidecar.table != identity:
+                problems.append(_tampered(f"the sidecar was written for table {sidecar.table}, not {identity}"))
+            if version is not None and sidecar.attested_version != version:
+                problems.append(_tampered(f"the sidecar describes {self.noun} {sidecar.attested_version}, the "
+                                          f"metadata binds {self.noun} {version}"))
+            self._check_inputs(document, sidecar, problems)
+            count = ours.get(props.KEY_OUTPUTS_COUNT)
+            if count is not None:
+                if count != str(len(sidecar.files)):
+                    problems.append(_tampered(f"{props.KEY_OUTPUTS_COUNT} is {count}, the sidecar lists "
+                                              f"{len(sidecar.files)} files", "$.output_hashes"))
+                # The manifest's list in build order (sorted by path), as written.
+                document["output_hashes"] = [{"hash": f.hash, "path": f.path}
+                                             for f in sorted(sidecar.files, key=lambda f: f.path)]
+        return Attestation(document=document, attested_version=version, location=self.reference, files=files,
+                           inputs=inputs, problems=tuple(problems),
+                           manifest_identity=None if sidecar is None else sidecar.manifest,
+                           view=None if sidecar is None else sidecar.view, origin="recipe-attest",
+                           binding_note=carried.where, table_identity=None if sidecar is None else sidecar.table)
+
+    def _decode_foreign(self, carried: Carried, document: dict[str, Any], problems: list[Problem]) -> Attestation:
+        producer = document.get("producer")
+        if isinstance(producer, dict) and producer.get("name") == PRODUCER_NAME:
+            # Our attestations always carry their binding and sidecar: these keys were removed.
+            problems.append(_tampered(f"the attestation names producer {PRODUCER_NAME} but its recipe_attest.* "
+                                      "binding and sidecar keys are missing"))
+        return Attestation(document=document, attested_version=carried.foreign_binding, location=self.reference,
+                           problems=tuple(problems), origin="foreign",
+                           binding_note=carried.foreign_note or carried.where)
+
+    def _decode_legacy(self, carried: Carried, document: dict[str, Any], legacy: dict[str, str],
+                       ours: dict[str, str], problems: list[Problem], identity: str) -> Attestation:
+        """The first-wave layout: binding keys under ``recipe_manifest._*``, outputs inline up to 16 (read only)."""
+        if ours:
+            problems.append(_tampered("the metadata mixes first-wave and current attestation keys"))
+        version = legacy.get(props.LEGACY_KEY_VERSION)
+        if version is None or not version.lstrip("-").isdigit():
+            problems.append(_tampered(f"{props.LEGACY_KEY_VERSION} is {version!r}, not a {self.noun}"))
+        where = legacy.get(props.LEGACY_KEY_OUTPUTS_WHERE, "inline")
+        path, digest = legacy.get(props.LEGACY_KEY_SIDECAR_PATH), legacy.get(props.LEGACY_KEY_SIDECAR_HASH)
+        if path is None and digest is not None:
+            path = f"{self.sidecar_dir}/{sidecar_name(digest)}"
+        sidecar = self._read_sidecar(path, digest, problems)
+        files = inputs = None
+        if sidecar is not None:
+            files, inputs = sidecar.files, sidecar.inputs
+            if sidecar.table is not None and sidecar.table != identity:
+                problems.append(_tampered(f"the sidecar was written for table {sidecar.table}, not {identity}"))
+            if sidecar.attested_version != version:
+                problems.append(_tampered(f"the sidecar describes {self.noun} {sidecar.attested_version}, the "
+                                          f"metadata binds {self.noun} {version}"))
+            self._check_inputs(document, sidecar, problems)
+            if where == "sidecar":
+                if "output_hashes" in document:
+                    problems.append(_tampered("output_hashes are both inline and declared to live in the sidecar"))
+                document["output_hashes"] = [{"hash": f.hash, "path": f.path}
+                                             for f in sorted(sidecar.files, key=lambda f: f.path)]
+        elif where == "sidecar" and not any(p.code in (Code.SIDECAR_MISSING, Code.SIDECAR_MISMATCH)
+                                            for p in problems):
+            problems.append(Problem(Code.SIDECAR_MISSING, "output_hashes live in a sidecar that is not named"))
+        if where not in ("inline", "sidecar"):
+            problems.append(_tampered(f"{props.LEGACY_KEY_OUTPUTS_WHERE} is {where!r}"))
+        count = legacy.get(props.LEGACY_KEY_OUTPUTS_COUNT)
+        if where == "inline" and count == "0" and "output_hashes" not in document:
+            document["output_hashes"] = []  # an empty list has no keys
+        listed = document.get("output_hashes")
+        if count is not None and isinstance(listed, list) and count != str(len(listed)):
+            problems.append(_tampered(f"{props.LEGACY_KEY_OUTPUTS_COUNT} is {count}, but {len(listed)} output hashes "
+                                      "were found", "$.output_hashes"))
+        if sidecar is None and not any(p.code in (Code.SIDECAR_MISSING, Code.SIDECAR_MISMATCH) for p in problems):
+            problems.append(Problem(Code.SIDECAR_MISSING, "the attestation names no sidecar; every attestation this "
+                                    "project writes has one"))
+        return Attestation(document=document, attested_version=version, location=self.reference, files=files,
+                           inputs=inputs, problems=tuple(problems),
+                           manifest_identity=None if sidecar is None else sidecar.manifest,
+                           view=None if sidecar is None else sidecar.view, origin="legacy",
+                           binding_note=carried.where, table_identity=None if sidecar is None else sidecar.table)
+
+    def _check_inputs(self, document: dict[str, Any], sidecar: Sidecar, problems: list[Problem]) -> None:
+        pair = inputs_identity(sidecar.inputs) or (None, None)
+        if (document.get("inputs_hash"), document.get("inputs_proof_class")) != pair:
+            problems.append(_tampered("inputs_hash / inputs_proof_class do not match the observed inputs recorded in "
+                                      "the sidecar", "$.inputs_hash"))
+
+    def _read_sidecar(self, path: str | None, digest: str | None, problems: list[Problem]) -> Sidecar | None:
+        if not path or not digest:
+            # Every attestation this project writes names its sidecar: keys that are gone were removed.
+            problems.append(_tampered("the attestation's sidecar keys are missing or blank: the attestation cannot be "
+                                      "read without its sidecar"))
+            return None
+        expected = f"{self.sidecar_dir}/{sidecar_name(digest)}"
+        if path != expected or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            # Untrusted metadata never sends the reader outside the sidecar folder or to a name not its hash.
+            problems.append(_tampered(f"sidecar reference {path!r} is not {self.sidecar_dir}/<blake3>.json with the "
+                                      "recorded BLAKE3"))
+            return None
+        try:
+            data = self.storage.read(path)
+        except OSError as exc:
+            problems.append(Problem(Code.SIDECAR_MISSING, f"the sidecar cannot be read: {exc}", path))
+            return None
+        if data is None:
+            problems.append(Problem(Code.SIDECAR_MISSING, "the attestation's sidecar is missing", path))
+            return None
+        try:
+            return Sidecar.decode(data, digest)
+        except SidecarError as exc:
+            problems.append(Problem(Code.SIDECAR_MISMATCH, str(exc), path))
+            return None
+
+    # ---- state -------------------------------------------------------------------------------------------------
+    def list_files(self, version: str | int | None = None) -> list[DataFile]:
+        v = self._version(version)
+        return [] if v is None else self._live(v).files
+
+    def state(self, version: str | int | None = None) -> TableState:
+        v = self._version(version)
+        if v is None:
+            return TableState(table=self.reference, table_format=self.kind, version=f"(no {self.noun})",
+                              attestation=None, live_files=(), notes=(f"the table has no {self.noun} yet",))
+        live = self._live(v)
+        carried = self._carried(v)
+        att = None if carried is None else self._decode(carried, live.identity)
+        notes = list(live.notes)
+        changes = Changes("none")
+        if att is not None and att.attested_version is not None:
+            try:
+                changes = self._changes(att.attested_version, v)
+            except VersionNotFoundError as exc:
+                att = replace(att, problems=(*att.problems, _tampered(exc.message)))
+            if not changes.complete:
+                notes.append(changes.detail)
+            if carried is not None and carried.note:
+                notes.append(carried.note)
+        if att is None:
+            notes.extend(self._unattested_notes(v))
+        return TableState(table=self.reference, table_format=self.kind, version=v.id, attestation=att,
+                          live_files=tuple(live.files), changes=changes.kind,
+                          change_detail=changes.detail if changes.complete else "", notes=tuple(dict.fromkeys(notes)),
+                          view=live.view, problems=tuple(live.problems))
+
+    def _unattested_notes(self, v: Version) -> list[str]:
+        """Why no attestation was found at ``v``, when the format can tell (expired history, ...)."""
+        return []
+
+    # ---- bytes -------------------------------------------------------------------------------------------------
+    def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
+        """BLAKE3 of each file's bytes at the location the engine reads, keyed by ``DataFile.path``."""
+        return hash_locations(self.storage, files, progress=progress)
+
+    def _confine(self, files: Sequence[DataFile], problems: list[Problem]) -> None:
+        """Data files must live under the table root (symlinks resolved): a hostile table must not make an auditor
+        read /dev/zero, a FIFO or another tenant's data."""
+        if self.allow_external:
+            return
+        _real_dir.cache_clear()  # folders may have become symlinks since the last check in this process
+        roots = self.roots
+        for f in files:
+            if not any(under_root(f.location, root) for root in roots):
+                problems.append(Problem(Code.FILE_OUTSIDE_TABLE, f"{f.location} is outside the table's locations "
+                                        f"({', '.join(roots)}); pass allow_external / --allow-external-files to read "
+                                        "it", f.path))
+
+    # ---- writing -----------------------------------------------------------------------------------------------
+    def write(
+        self,
+        manifest: Manifest,
+        *,
+        files: Sequence[FileIdentity] | None = None,
+        inputs: Sequence[ObservedInput] = (),
+        version: str | int | None = None,
+    ) -> WriteResult:
+        """Attest ``version`` (default: the latest data version) with a manifest built elsewhere."""
+        v = self._data_version() if version is None else self._resolve(version)
+        live = self._live(v)
+        if live.problems:
+            first = live.problems[0]
+            raise TableInconsistentError(f"{self.reference} {self.noun} {v.id} cannot be attested: {first.message}",
+                                         code=first.code, path=first.path)
+        document = manifest.to_dict()
+        outputs: list[dict[str, str]] | None = document.get("output_hashes")
+        if files is None:
+            files = triples_for(manifest.output_hashes or (), live.files, f"{self.noun} {v.id}")
+        elif outputs is not None and {(o.get("path"), o["hash"]) for o in outputs} != {(f.path, f.hash)
+                                                                                      for f in files}:
+            raise CarrierError("the manifest's output_hashes and the given file triples disagree")
+        return self._write(v, manifest, list(files), list(inputs), live)
+
+    def _write(self, v: Version, manifest: Manifest, files: list[FileIdentity], inputs: list[ObservedInput],
+               live: LiveVersion) -> WriteResult:
+        sidecar = build_sidecar(files, inputs, v.id, manifest, table=live.identity, view=live.view)
+        data, digest = sidecar.encode()
+        rel = f"{self.sidecar_dir}/{sidecar_name(digest)}"
+        keys = encode_keys(manifest, version=v.id, sidecar_rel=rel, sidecar_hash=digest)
+        # Sidecar first: metadata must never name a sidecar that is not there yet.
+        self.storage.write_once(rel, data)
+        self._commit(v, keys, manifest)
+        return WriteResult(location=self.reference, attested_version=v.id, sidecar=self.storage.location(rel),
+                           manifest=manifest)
+
+    def record(
+        self,
+        *,
+        model: str,
+        program_hash: str,
+        inputs: Sequence[ObservedInput] = (),
+        run_id: str | None = None,
+        dialect: str | None = None,
+        engines: Mapping[str, str] | None = None,
+        progress: Progress | None = None,
+        known_hashes: Mapping[str, tuple[int, str]] | None = None,
+        version: str | int | None = None,
+    ) -> WriteResult:
+        """Attest a version (default: the latest data version) after any engine wrote it: list its live files as
+        the engine resolves them, hash them (reusing hashes of the previous clean attestation and ``known_hashes``
+        ({path: (size, hash)}) when (path, size) match), add the previous version as an input when the data commit
+        built on it, build the manifest and the sidecar, and commit the attestation. Raises SupersededError when the
+        attestation was written but another commit keeps it from being in force."""
+        v = self._data_version() if version is None else self._resolve(version)
+        live = self._live(v)
+        if live.problems:
+            first = live.problems[0]
+            raise TableInconsistentError(f"{self.reference} {self.noun} {v.id} cannot be attested: {first.message}",
+                                         code=first.code, path=first.path)
+        reuse: dict[tuple[str, int], str] = {}
+        previous = self._reusable()
+        if previous is not None:
+            reuse = {(f.path, f.size): f.hash for f in previous}
+        for path, (size, digest) in (known_hashes or {}).items():
+            reuse[(path, size)] = digest
+        todo = [f for f in live.files if (f.path, f.size) not in reuse]
+        hashed = self.hash_files(todo, progress=progress) if todo else {}
+        unreadable = [f.path for f in todo if f.path not in hashed]
+        if unreadable:
+            raise CarrierError(f"{len(unreadable)} live file(s) of {self.noun} {v.id} cannot be read, e.g. "
+                               f"{unreadable[0]}", code=Code.FILE_MISSING, path=unreadable[0])
+        triples = [FileIdentity(path=f.path, size=f.size, kind=f.kind,
+                                hash=reuse.get((f.path, f.size)) or hashed[f.path]) for f in live.files]
+        observed = list(inputs)
+        base = self._built_on(v)
+        if base is not None:
+            observed.append(self.observe(base.id))
+        manifest = build_manifest(model=model, program_hash=program_hash, env_hash=self._env(dialect, engines, v),
+                                  inputs=observed, outputs=[(t.path, t.hash) for t in triples],
+                                  run_id=run_id or new_run_id())
+        result = self._write(v, manifest, triples, observed, live)
+        self._check_in_force(v, manifest)
+        return result
+
+    def _reusable(self) -> tuple[FileIdentity, ...] | None:
+        """File triples of the attestation in force at the newest version, when it read back without a problem."""
+        try:
+            latest = self._version(None)
+            carried = None if latest is None else self._carried(latest)
+            att = None if carried is None or latest is None else self._decode(carried, self._identity(latest))
+        except CarrierError:
+            return None
+        # Reuse needs only what binds the hashes: the sidecar matched the BLAKE3 in the metadata, nothing disagreed.
+        if att is None or att.problems or att.files is None:
+            return None
+        return att.files
+
+    def _check_in_force(self, v: Version, manifest: Manifest) -> None:
+        """After writing: the attestation in force at ``v`` must be the one just written (concurrent writers)."""
+        from attest.tables import attestation_identity
+
+        att = self.read(v.id)
+        if att is None or att.attested_version != v.id or att.problems or \
+                att.manifest_identity != attestation_identity(manifest.to_dict()):
+            raise SupersededError(f"the attestation of {self.noun} {v.id} of {self.reference} was written but is not "
+                                  "in force: another commit landed before it bound that version. Run record again "
+                                  "(or use detached mode)")
+
+    def observe(self, version: str | int | None = None) -> ObservedInput:
+        """This table at ``version`` as an upstream input: its content identity (strong) when an attestation that
+        holds at the files level covers exactly that version, else its version (heuristic)."""
+        from attest.verify.table import verify_state
+
+        v = self._observed_version(self._resolve(version))
+        st = self.state(v.id)
+        identity = self._identity(v)
+        att = st.attestation
+        if att is not None and att.files is not None and verify_state(st, None, level="files").passed:
+            return self._observed(identity, v, content_identity(f.hash for f in att.files))
+        return self._observed(identity, v, None)
+
+    def _observed_version(self, v: Version) -> Version:
+        """The version an input read of ``v`` is recorded as (Delta: the data version in force)."""
+        return v
+
+    @property
+    def input_location(self) -> str:
+        """Where a downstream attestation records this table as an input (what lineage walks open again)."""
+        return self.reference
+
+    def _observed(self, identity: str, v: Version, content: str | None) -> ObservedInput:
+        if self.kind == "iceberg":
+            return ObservedInput(table=identity, content=content, snapshot_id=v.id, location=self.input_location)
+        return ObservedInput(table=identity, content=content, version=v.id, location=self.input_location)
+
+    # ---- detached attestations (a pointer file per version instead of a metadata commit) ------------------------
+    def _pointer_name(self, version_id: str) -> str:
+        return f"{self.pointer_dir}/{version_id}.json"
+
+    def _read_pointer(self, version_id: str) -> Carried | None:
+        import json
+
+        name = self._pointer_name(version_id)
+        data = self.storage.read(name)
+        if data is None:
+            return None
+        try:
+            doc = json.loads(data)
+            keys = doc["properties"]
+            well_formed = isinstance(keys, dict) and all(isinstance(k, str) and isinstance(x, str)
+                                                         for k, x in keys.items())
+            if doc.get("format") not in (POINTER_FORMAT, LEGACY_POINTER_FORMAT) or \
+                    doc.get("table_version") != version_id or not well_formed:
+                raise ValueError("not a pointer document for this version")
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            return Carried(keys={props.KEY_VERSION: version_id}, where=f"detached attestation {name}",
+                           problems=(_tampered(f"{name} is not a {POINTER_FORMAT} document: {exc}"),), detached=True,
+                           note=f"detached attestation {name}")
+        problems: tuple[Problem, ...] = ()
+        if keys.get(props.KEY_VERSION) != version_id:
+            problems = (_tampered(f"{name} binds {keys.get(props.KEY_VERSION)!r}, not {version_id}"),)
+        return Carried(keys=props.attestation_keys(keys), where=f"detached attestation {name}", problems=problems,
+                       detached=True, note=f"detached attestation {name}")
+
+    def _write_pointer(self, version_id: str, keys: Mapping[str, str]) -> None:
+        from attest.canonical import canonical_bytes
+
+        data = canonical_bytes({"format": POINTER_FORMAT, "version": 1, "table_version": version_id,
+                                "properties": dict(keys)})
+        # Immutable: a version is attested once in this mode (write_once refuses different bytes).
+        self.storage.write_once(self._pointer_name(version_id), data)
+
+
+POINTER_FORMAT = "recipe-attest-detached"
+LEGACY_POINTER_FORMAT = "recipe-attest-delta-detached"  # first wave, Delta only
+Level = Literal["schema", "files", "bytes"]

@@ -1,0 +1,149 @@
+"""The write side of the Delta carrier: one metadata-only commit that sets and removes table properties.
+
+delta-rs can set properties but not remove them, and the reference convention reads every ``recipe_manifest.*`` key:
+a re-attestation that observed no inputs must make an older ``inputs_hash`` disappear, not blank it. So the carrier
+commits the metadata action itself, the way every Delta writer does (protocol: "Delta Transaction Log Protocol",
+atomic put-if-absent of ``_delta_log/<version>.json``):
+
+- the new ``metaData`` action is the current one, byte for byte as the log holds it, with only ``configuration``
+  changed; a ``commitInfo`` names the operation (with ``inCommitTimestamp`` first when the table enables it);
+- publication is put-if-absent (a hard link, which refuses an existing name: the same primitive delta-rs uses on a
+  local filesystem); losing the race to a metadata-only commit is retried on top of it with backoff; losing it to a
+  data commit means the attestation would not be in force, which is reported, not papered over;
+- writer features this commit cannot honour (catalog-managed commits, unknown features) are refused with a message
+  that names detached mode, which writes no commit at all.
+
+Object stores have no put-if-absent through delta-rs's Python handler; there the carrier uses delta-rs's own
+``set_table_properties`` and blanks keys it cannot remove (readers treat a blank value as absent).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from attest import __version__
+from attest.errors import CommitConflictError, SupersededError, UnsupportedTableError
+from carriers.atomic import fsync_dir, umask
+from carriers.delta_log import LOG_DIR, commit_name, read_commit, replay
+from carriers.storage import Storage
+
+# Writer features a metadata-only commit honours without doing anything (they constrain data files, schemas or
+# checkpoints, none of which this commit touches). inCommitTimestamp is honoured explicitly below.
+_NEUTRAL_WRITER_FEATURES = frozenset({
+    "appendOnly", "invariants", "checkConstraints", "changeDataFeed", "generatedColumns", "columnMapping",
+    "identityColumns", "deletionVectors", "rowTracking", "timestampNtz", "typeWidening", "typeWidening-preview",
+    "domainMetadata", "v2Checkpoint", "icebergCompatV1", "icebergCompatV2", "clustering", "vacuumProtocolCheck",
+    "variantType", "variantType-preview", "allowColumnDefaults", "inCommitTimestamp",
+})
+RETRIES = 6
+BACKOFF_S = 0.05
+
+
+def check_writable(protocol: Mapping[str, Any] | None, where: str) -> None:
+    """Refuse tables whose writer protocol a metadata-only commit of ours cannot honour."""
+    if protocol is None:
+        return
+    version = int(protocol.get("minWriterVersion") or 0)
+    features = set(protocol.get("writerFeatures") or ())
+    unknown = sorted(features - _NEUTRAL_WRITER_FEATURES)
+    if version > 7 or unknown:
+        shown = ", ".join(unknown) or f"writer version {version}"
+        raise UnsupportedTableError(
+            f"{where} requires writer feature(s) {shown} that an attestation commit cannot honour; attest it "
+            "without any Delta commit instead: attest record --detached (DeltaCarrier(detached=True))")
+
+
+def _put_if_absent(storage: Storage, rel: str, data: bytes) -> bool:
+    """Publish ``data`` at ``rel`` only if nothing is there: True when published, False when the name exists."""
+    target = storage.local_path(rel)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~umask())
+        try:
+            os.link(tmp, target)  # fails when the name exists: exactly one writer of a version wins
+        except FileExistsError:
+            return False
+        fsync_dir(target.parent)
+        return True
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def commit_properties(
+    storage: Storage,
+    *,
+    binding: int,
+    set_keys: Mapping[str, str],
+    remove_keys: Sequence[str],
+    is_data_version: Any,
+    where: str,
+    custom: Mapping[str, str] | None = None,
+) -> int:
+    """Commit one metadata-only version that sets ``set_keys`` and removes ``remove_keys`` from the table's
+    configuration; returns the committed version. ``is_data_version(latest) -> bool`` tells whether ``binding`` is
+    still the newest data version when the commit is attempted (else SupersededError: a later data commit would hide
+    the attestation)."""
+    assert storage.local_root is not None, "put-if-absent needs a local filesystem"
+    for attempt in range(RETRIES + 1):
+        latest = _latest_version(storage)
+        if not is_data_version(latest):
+            raise SupersededError(f"a data commit landed on {where} after version {binding}; an attestation of "
+                                  f"version {binding} would not be in force. Attest the new version (or use detached "
+                                  "mode to attest every version)")
+        state, _problems = replay(storage, latest)
+        if state.metadata is None:
+            raise UnsupportedTableError(f"{where} version {latest} has no metadata action")
+        check_writable(state.protocol, where)
+        configuration = {str(k): str(v) for k, v in (state.metadata.get("configuration") or {}).items()}
+        for key in remove_keys:
+            configuration.pop(key, None)
+        configuration.update(set_keys)
+        metadata = dict(state.metadata)
+        metadata["configuration"] = configuration
+        info: dict[str, Any] = {
+            "timestamp": int(time.time() * 1000),
+            "operation": "SET TBLPROPERTIES",
+            "operationParameters": {"properties": json.dumps(dict(set_keys), sort_keys=True)},
+            "readVersion": latest,
+            "isBlindAppend": False,
+            "engineInfo": f"recipe-attest/{__version__}",
+            "operationMetrics": {},
+        }
+        if custom:
+            info["userMetadata"] = json.dumps(dict(custom), sort_keys=True)
+        if str(configuration.get("delta.enableInCommitTimestamps", "")).lower() == "true":
+            info = {"inCommitTimestamp": _next_ict(storage, latest), **info}
+        body = json.dumps({"commitInfo": info}, ensure_ascii=False) + "\n" + json.dumps(
+            {"metaData": metadata}, ensure_ascii=False) + "\n"
+        if _put_if_absent(storage, commit_name(latest + 1), body.encode("utf-8")):
+            return latest + 1
+        time.sleep(BACKOFF_S * (2 ** attempt))  # another writer took that version: re-read and retry on top
+    raise CommitConflictError(f"the attestation commit to {where} lost {RETRIES + 1} races with concurrent writers")
+
+
+def _next_ict(storage: Storage, latest: int) -> int:
+    commit = read_commit(storage, latest)
+    previous = None if commit is None else commit.info.get("inCommitTimestamp")
+    if not isinstance(previous, int):
+        raise UnsupportedTableError("the table enables in-commit timestamps but the latest commit's timestamp cannot "
+                                    "be read; use detached mode")
+    return max(int(time.time() * 1000), previous + 1)
+
+
+def _latest_version(storage: Storage) -> int:
+    versions = [int(n[:20]) for n in storage.list_names(LOG_DIR) if len(n) == 25 and n.endswith(".json")
+                and n[:20].isdigit()]
+    checkpoints = [int(n[:20]) for n in storage.list_names(LOG_DIR) if ".checkpoint" in n and n[:20].isdigit()]
+    if not versions and not checkpoints:
+        raise UnsupportedTableError("no Delta log commits found")
+    return max(versions + checkpoints)

@@ -1,0 +1,476 @@
+"""Attacks on delta-rs-written Delta tables by someone with write access to the table's storage only."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+
+from carriers import properties as props
+from carriers.delta import SIDECAR_DIR, attest_after_write
+from carriers.delta_log import commit_name
+from tests.adversarial.conftest import (
+    PROGRAM,
+    a_data_file,
+    assert_refused,
+    codes,
+    copy_table,
+    latest,
+    metadata_commit,
+    remove_properties,
+    rows,
+    set_properties,
+    verify,
+    write_commit,
+)
+from tests.delta.dv import add_deletion_vector
+
+
+def _add(path: str, size: int, **extra: Any) -> dict[str, Any]:
+    return {"add": {"path": path, "partitionValues": extra.pop("partitionValues", {"p": "a"}), "size": size,
+                    "modificationTime": 1, "dataChange": extra.pop("dataChange", True), **extra}}
+
+
+def _remove(path: str) -> dict[str, Any]:
+    return {"remove": {"path": path, "dataChange": True, "deletionTimestamp": 1}}
+
+
+def _sidecar(delta: Path) -> Path:
+    cfg = DeltaTable(str(delta)).metadata().configuration
+    return delta / cfg[props.KEY_SIDECAR_PATH]
+
+
+# ---- paths the engines resolve differently --------------------------------------------------------------------------
+@pytest.mark.parametrize("spelling", ["./{name}", "d/../{name}", "{root}/{name}", "file://{root}/{name}",
+                                      "d%2F..%2F{name}", "sp ace/{name}", "sub//{name}"])
+def test_a_path_engines_resolve_differently_is_refused(delta: Path, spelling: str) -> None:
+    """The file the engine reads is not the one attest would hash: refused before any verdict, and not attestable."""
+    src = delta / unquote(a_data_file(delta))
+    (delta / "d").mkdir(exist_ok=True)
+    (delta / "sub").mkdir(exist_ok=True)
+    (delta / "sp ace").mkdir(exist_ok=True)  # a raw space is not valid in a URI: Spark refuses, delta-rs reads
+    name = "g.parquet"
+    shutil.copy(src, delta / name)
+    shutil.copy(src, delta / "sp ace" / name)
+    raw = spelling.format(name=name, root=delta)
+    write_commit(delta, [_add(raw, src.stat().st_size)])
+    assert_refused(delta, "path_ambiguous")
+    from attest.errors import AttestError
+
+    with pytest.raises(AttestError) as info:
+        attest_after_write(str(delta), model="orders", program_hash=PROGRAM)
+    assert info.value.code.value == "path_ambiguous"
+
+
+def test_two_spellings_of_one_file_are_refused(delta: Path) -> None:
+    """``a.parquet`` and ``a%2Eparquet`` name one file: some engines read its rows twice."""
+    raw = a_data_file(delta)
+    head, _, tail = raw.rpartition(".")
+    twin = f"{head}%2E{tail}"
+    size = (delta / unquote(raw)).stat().st_size
+    write_commit(delta, [_add(twin, size)])
+    assert_refused(delta, "path_ambiguous")
+
+
+def test_a_symlinked_data_file_leading_outside_the_table_is_refused(delta: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "secret.bin"
+    outside.write_bytes(b"not yours")
+    victim = delta / unquote(a_data_file(delta))
+    victim.unlink()
+    victim.symlink_to(outside)
+    assert_refused(delta, "file_outside_table")
+
+
+def test_a_fifo_in_place_of_a_data_file_does_not_hang(delta: Path) -> None:
+    victim = delta / unquote(a_data_file(delta))
+    victim.unlink()
+    os.mkfifo(victim)
+    assert_refused(delta, "file_missing")
+
+
+def test_a_fifo_in_place_of_the_sidecar_does_not_hang(delta: Path) -> None:
+    sidecar = _sidecar(delta)
+    sidecar.unlink()
+    os.mkfifo(sidecar)
+    assert_refused(delta, "sidecar_missing")
+
+
+# ---- the sidecar is required -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("key", [props.KEY_SIDECAR_PATH, props.KEY_SIDECAR_HASH])
+def test_blanked_sidecar_key_is_tampering(delta: Path, key: str) -> None:
+    set_properties(delta, {key: ""})
+    assert_refused(delta, "carrier_tampered", "--level", "schema")
+
+
+def test_blanked_sidecar_keys_with_a_forged_program_hash(delta: Path) -> None:
+    set_properties(delta, {props.KEY_SIDECAR_PATH: "", props.KEY_SIDECAR_HASH: "",
+                           props.PREFIX + "program_hash": "f" * 64})
+    assert_refused(delta, "carrier_tampered", "--level", "schema")
+
+
+def test_append_then_blanked_sidecar_keys_is_not_schema_only(delta: Path) -> None:
+    write_deltalake(str(delta), rows(), partition_by=["p"], mode="append")
+    set_properties(delta, {props.KEY_SIDECAR_PATH: "", props.KEY_SIDECAR_HASH: ""})
+    rc, doc = verify(str(delta))
+    assert rc == 1 and doc["passed"] is False and codes(doc), doc
+
+
+def test_removed_carrier_keys_leave_a_claim_nobody_can_check(delta: Path) -> None:
+    remove_properties(delta, [k for k in props.CARRIER_KEYS])
+    assert_refused(delta, "carrier_tampered", "--level", "schema")
+
+
+def test_downgrade_to_another_producers_claim_is_caught(delta: Path) -> None:
+    """Our attestation replaced, for the same version, by 'foreign' keys with a forged program hash."""
+    remove_properties(delta, [k for k in props.CARRIER_KEYS])
+    set_properties(delta, {props.PREFIX + "producer.name": "rocky", props.PREFIX + "program_hash": "f" * 64})
+    assert_refused(delta, "carrier_tampered", "--level", "schema")
+
+
+def test_sidecar_deleted(delta: Path) -> None:
+    _sidecar(delta).unlink()
+    assert_refused(delta, "sidecar_missing", "--level", "schema")
+
+
+def test_sidecar_byte_edited(delta: Path) -> None:
+    sidecar = _sidecar(delta)
+    data = bytearray(sidecar.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    sidecar.write_bytes(bytes(data))
+    assert_refused(delta, "sidecar_mismatch", "--level", "schema")
+
+
+def test_sidecar_rewritten_consistently_without_its_reader_view(delta: Path) -> None:
+    """A new sidecar (hash updated in the properties) that drops the reader view: a v2 sidecar must carry it."""
+    from attest.canonical import blake3_hex, canonical_bytes
+
+    doc = json.loads(_sidecar(delta).read_bytes())
+    del doc["reader_view"]
+    data = canonical_bytes(doc)
+    digest = blake3_hex(data)
+    (delta / SIDECAR_DIR / f"{digest}.json").write_bytes(data)
+    set_properties(delta, {props.KEY_SIDECAR_PATH: f"{SIDECAR_DIR}/{digest}.json", props.KEY_SIDECAR_HASH: digest})
+    assert_refused(delta, "sidecar_mismatch", "--level", "schema")
+
+
+def test_sidecar_path_outside_the_attest_folder(delta: Path) -> None:
+    set_properties(delta, {props.KEY_SIDECAR_PATH: "../../etc/passwd"})
+    assert_refused(delta, "carrier_tampered", "--level", "schema")
+
+
+def test_sidecar_of_another_table_is_refused(delta: Path, tmp_path: Path) -> None:
+    """Copy another table's attestation (keys and sidecar) onto this one: the sidecar names its own table."""
+    other = tmp_path / "other"
+    write_deltalake(str(other), rows(), partition_by=["p"])
+    attest_after_write(str(other), model="orders", program_hash=PROGRAM)
+    cfg = DeltaTable(str(other)).metadata().configuration
+    sidecar = other / cfg[props.KEY_SIDECAR_PATH]
+    shutil.copy(sidecar, delta / cfg[props.KEY_SIDECAR_PATH])
+    set_properties(delta, props.attestation_keys(cfg))
+    assert_refused(delta, "carrier_tampered", "--level", "schema")
+
+
+# ---- single edits of the metadata map ----------------------------------------------------------------------------
+@pytest.mark.parametrize(("key", "value"), [
+    (props.PREFIX + "program_hash", "f" * 64), (props.PREFIX + "env_hash", "0" * 64),
+    (props.PREFIX + "subject.model", "someone_else"), (props.PREFIX + "subject.run_id", "forged"),
+    (props.PREFIX + "producer.version", "9.9.9"), (props.PREFIX + "subject.produced_at", "2030-01-01T00:00:00Z"),
+    (props.PREFIX + "inputs_hash", "e" * 64), (props.KEY_VERSION, "99"), (props.KEY_OUTPUTS_COUNT, "1"),
+    (props.KEY_LAYOUT, "3"), (props.PREFIX + "output_hashes.0.hash", "f" * 64), (props.PREFIX + "program_hash.x", "y"),
+])
+def test_single_edited_key(delta: Path, key: str, value: str) -> None:
+    set_properties(delta, {key: value})
+    rc, doc = verify(str(delta), "--level", "schema")
+    assert rc == 1 and set(codes(doc)) & {"carrier_tampered", "version_not_found", "manifest_invalid_field",
+                                          "inputs_pair_broken"}, doc
+
+
+# ---- what readers get changes without a data commit ------------------------------------------------------------
+def _fields(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    schema = json.loads(meta["schemaString"])
+    return list(schema["fields"])
+
+
+def _set_fields(meta: dict[str, Any], fields: list[dict[str, Any]]) -> None:
+    schema = json.loads(meta["schemaString"])
+    schema["fields"] = fields
+    meta["schemaString"] = json.dumps(schema)
+
+
+def test_two_columns_swap_names(delta: Path) -> None:
+    def swap(meta: dict[str, Any]) -> None:
+        fields = _fields(meta)
+        names = {f["name"]: f for f in fields}
+        names["v"]["name"], names["w"]["name"] = "w", "v"
+        _set_fields(meta, fields)
+
+    metadata_commit(delta, swap)
+    assert_refused(delta, "reader_view_changed", "--level", "schema")
+
+
+def test_column_mapping_physical_names_swapped(tmp_path: Path) -> None:
+    path = tmp_path / "cm"
+    write_deltalake(str(path), rows(), partition_by=["p"], configuration={"delta.columnMapping.mode": "name"})
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert verify(str(path))[0] == 0
+
+    def swap(meta: dict[str, Any]) -> None:
+        fields = _fields(meta)
+        by = {f["name"]: f for f in fields}
+        a, b = by["v"]["metadata"], by["w"]["metadata"]
+        key = "delta.columnMapping.physicalName"
+        a[key], b[key] = b[key], a[key]
+        _set_fields(meta, fields)
+
+    metadata_commit(path, swap)
+    assert_refused(path, "reader_view_changed", "--level", "schema")
+
+
+def test_column_type_changed(delta: Path) -> None:
+    def widen(meta: dict[str, Any]) -> None:
+        fields = _fields(meta)
+        for f in fields:
+            if f["name"] == "v":
+                f["type"] = "string"
+        _set_fields(meta, fields)
+
+    metadata_commit(delta, widen)
+    assert_refused(delta, "reader_view_changed", "--level", "schema")
+
+
+def test_column_added_through_the_engine(delta: Path) -> None:
+    from deltalake.schema import Field, PrimitiveType
+
+    DeltaTable(str(delta)).alter.add_columns([Field("extra", PrimitiveType("string"), nullable=True)])
+    assert_refused(delta, "reader_view_changed", "--level", "schema")
+
+
+def test_partition_columns_changed(delta: Path) -> None:
+    metadata_commit(delta, lambda m: m.update(partitionColumns=[]))
+    assert_refused(delta, "reader_view_changed", "--level", "schema")
+
+
+def test_read_changing_property_set_through_the_engine(delta: Path) -> None:
+    metadata_commit(delta, lambda m: m["configuration"].update({"delta.columnMapping.mode": "name"}))
+    assert_refused(delta, "reader_view_changed", "--level", "schema")
+
+
+def test_reader_feature_added(delta: Path) -> None:
+    write_commit(delta, [{"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
+                                       "readerFeatures": ["timestampNtz"], "writerFeatures": ["timestampNtz"]}}])
+    assert_refused(delta, "reader_view_changed", "--level", "schema")
+
+
+def test_column_comment_is_not_a_change_of_what_readers_get(delta: Path) -> None:
+    """The other side of the coin: a metadata-only commit that changes no value read still verifies."""
+    def comment(meta: dict[str, Any]) -> None:
+        fields = _fields(meta)
+        fields[0]["metadata"] = {"comment": "documentation"}
+        _set_fields(meta, fields)
+
+    metadata_commit(delta, comment)
+    set_properties(delta, {"team.owner": "data"})
+    rc, doc = verify(str(delta))
+    assert rc == 0 and doc["level"] == "bytes", doc
+
+
+# ---- checkpoints and the log -------------------------------------------------------------------------------------
+def _checkpoint_rewrite(path: Path, edit: Any) -> Path:
+    """Rewrite the newest checkpoint (as a writer can), editing its add actions."""
+    import pyarrow.parquet as pq
+
+    DeltaTable(str(path)).create_checkpoint()
+    cp = sorted((path / "_delta_log").glob("*.checkpoint.parquet"))[-1]
+    table = pq.read_table(cp)
+    rows_ = table.to_pylist()
+    for row in rows_:
+        if row.get("add"):
+            edit(row["add"])
+    pq.write_table(pa.Table.from_pylist(rows_, schema=table.schema), cp)
+    return cp
+
+
+def _first_partitioned(add: dict[str, Any], state: dict[str, bool]) -> None:
+    if not state.get("done"):
+        add["partitionValues"] = [("p", "z")]
+        state["done"] = True
+
+
+def test_checkpoint_changes_a_partition_value(delta: Path) -> None:
+    state: dict[str, bool] = {}
+    _checkpoint_rewrite(delta, lambda add: _first_partitioned(add, state))
+    assert_refused(delta, "table_inconsistent", "--level", "schema")
+
+
+def test_checkpoint_changes_a_partition_value_and_the_log_is_cleaned_up(delta: Path) -> None:
+    state: dict[str, bool] = {}
+    cp = _checkpoint_rewrite(delta, lambda add: _first_partitioned(add, state))
+    version = int(cp.name[:20])
+    for v in range(version + 1):
+        (delta / commit_name(v)).unlink()
+    doc = assert_refused(delta, "reader_view_changed", "--level", "schema")
+    assert "file view changed" in doc["errors"][0]["message"]
+
+
+def test_checkpoint_forges_statistics(delta: Path) -> None:
+    """Data skipping statistics that make a filtered query skip the file: readers get other rows."""
+    def forge(add: dict[str, Any]) -> None:
+        stats = json.loads(add["stats"])
+        stats["minValues"]["v"] = 1000
+        stats["maxValues"]["v"] = 2000
+        add["stats"] = json.dumps(stats)
+
+    _checkpoint_rewrite(delta, forge)
+    assert_refused(delta, "table_inconsistent", "--level", "schema")
+
+
+def test_checkpoint_forges_statistics_and_the_log_is_cleaned_up(delta: Path) -> None:
+    def forge(add: dict[str, Any]) -> None:
+        stats = json.loads(add["stats"])
+        stats["maxValues"]["v"] = -1
+        add["stats"] = json.dumps(stats)
+
+    cp = _checkpoint_rewrite(delta, forge)
+    for v in range(int(cp.name[:20]) + 1):
+        (delta / commit_name(v)).unlink()
+    assert_refused(delta, "reader_view_changed", "--level", "schema")
+
+
+def test_two_checkpoints_of_one_version_disagree(delta: Path) -> None:
+    """A classic checkpoint and a one-part multi-part checkpoint of the same version, with other contents."""
+    import pyarrow.parquet as pq
+
+    DeltaTable(str(delta)).create_checkpoint()
+    cp = sorted((delta / "_delta_log").glob("*.checkpoint.parquet"))[-1]
+    table = pq.read_table(cp)
+    kept = [r for r in table.to_pylist() if not r.get("add")] + [r for r in table.to_pylist() if r.get("add")][:1]
+    twin = cp.with_name(f"{cp.name[:20]}.checkpoint.0000000001.0000000001.parquet")
+    pq.write_table(pa.Table.from_pylist(kept, schema=table.schema), twin)
+    assert_refused(delta, "table_inconsistent", "--level", "schema")
+
+
+def test_compacted_log_file_disagrees_with_its_commits(delta: Path) -> None:
+    write_deltalake(str(delta), rows(), partition_by=["p"], mode="append")
+    n = latest(delta)
+    (delta / "_delta_log" / f"{0:020d}.{n:020d}.compacted.json").write_text(
+        json.dumps(_add("p=a/forged.parquet", 10)) + "\n")
+    assert_refused(delta, "table_inconsistent")
+
+
+def test_hostile_json_in_a_commit_is_a_coded_outcome(delta: Path) -> None:
+    (delta / commit_name(latest(delta) + 1)).write_text("[" * 100_000 + "\n")
+    rc, doc = verify(str(delta))
+    assert rc != 0 and codes(doc), doc
+
+
+def test_deletion_vector_added_then_log_cleaned_up(delta: Path) -> None:
+    """A DELETE by deletion vector after the attestation, then the log entries removed after a checkpoint."""
+    metadata_commit(delta, lambda m: None)  # something to checkpoint past
+    write_commit(delta, [{"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
+                                       "readerFeatures": ["deletionVectors"],
+                                       "writerFeatures": ["deletionVectors"]}}])
+    add_deletion_vector(delta, [0])
+    DeltaTable(str(delta)).create_checkpoint()
+    for v in range(latest(delta) + 1):
+        (delta / commit_name(v)).unlink()
+    rc, doc = verify(str(delta), "--level", "schema")
+    assert rc == 1 and set(codes(doc)) & {"stale", "reader_view_changed"}, doc
+
+
+# ---- data changes and staleness ----------------------------------------------------------------------------------
+def test_schema_level_never_passes_a_stale_table(delta: Path) -> None:
+    write_deltalake(str(delta), rows(), partition_by=["p"], mode="append")
+    assert_refused(delta, "stale", "--level", "schema")
+
+
+def test_hand_written_append_without_commit_info(delta: Path) -> None:
+    src = delta / unquote(a_data_file(delta))
+    shutil.copy(src, delta / "p=a" / "extra.parquet")
+    (delta / commit_name(latest(delta) + 1)).write_text(json.dumps(_add("p=a/extra.parquet", src.stat().st_size))
+                                                          + "\n")
+    assert_refused(delta, "stale", "--level", "schema")
+
+
+def test_new_rows_disguised_as_compaction(delta: Path) -> None:
+    src = delta / unquote(a_data_file(delta))
+    shutil.copy(src, delta / "p=a" / "more.parquet")
+    write_commit(delta, [_add("p=a/more.parquet", src.stat().st_size, dataChange=False)])
+    assert_refused(delta, "compacted", "--level", "schema")
+
+
+def test_replayed_older_attestation_onto_a_newer_version(delta: Path) -> None:
+    """Keep the old attestation's keys after an append: they bind the old version, which is no longer current."""
+    old = props.attestation_keys(DeltaTable(str(delta)).metadata().configuration)
+    write_deltalake(str(delta), rows(), partition_by=["p"], mode="append")
+    attest_after_write(str(delta), model="orders", program_hash=PROGRAM)
+
+    def restore(meta: dict[str, Any]) -> None:
+        config = {k: v for k, v in meta["configuration"].items() if k not in props.attestation_keys(meta[
+            "configuration"])}
+        meta["configuration"] = {**config, **old}
+
+    metadata_commit(delta, restore)
+    assert_refused(delta, "stale", "--level", "schema")
+
+
+def test_data_file_bytes_swapped_same_size(delta: Path) -> None:
+    victim = delta / unquote(a_data_file(delta))
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    assert_refused(delta, "artifact_hash_mismatch")
+
+
+def test_data_file_deleted(delta: Path) -> None:
+    (delta / unquote(a_data_file(delta))).unlink()
+    assert_refused(delta, "file_missing")
+
+
+def test_data_file_replaced_by_a_folder(delta: Path) -> None:
+    victim = delta / unquote(a_data_file(delta))
+    victim.unlink()
+    victim.mkdir()
+    assert_refused(delta, "file_missing")
+
+
+# ---- detached attestations ---------------------------------------------------------------------------------------
+def test_forged_detached_pointer_for_a_later_version(tmp_path: Path) -> None:
+    path = tmp_path / "d"
+    write_deltalake(str(path), rows(), partition_by=["p"])
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM, detached=True)
+    assert verify(str(path))[0] == 0
+    write_deltalake(str(path), rows(), partition_by=["p"], mode="append")
+    pointer = path / SIDECAR_DIR / "versions" / "0.json"
+    doc = json.loads(pointer.read_text())
+    doc["table_version"] = "1"
+    doc["properties"][props.KEY_VERSION] = "1"
+    (path / SIDECAR_DIR / "versions" / "1.json").write_text(json.dumps(doc))
+    assert_refused(path, "carrier_tampered", "--level", "schema")
+
+
+def test_malformed_detached_pointer(tmp_path: Path) -> None:
+    path = tmp_path / "d"
+    write_deltalake(str(path), rows(), partition_by=["p"])
+    (path / SIDECAR_DIR / "versions").mkdir(parents=True)
+    (path / SIDECAR_DIR / "versions" / "0.json").write_text('{"format": "recipe-attest-detached", "properties": 7}')
+    assert_refused(path, "carrier_tampered", "--level", "schema")
+
+
+# ---- copies and other producers ----------------------------------------------------------------------------------
+def test_a_byte_identical_copy_still_verifies(delta: Path, tmp_path: Path) -> None:
+    """Not an attack: a copied table is the same table; the verdict must not depend on where it lives."""
+    rc, doc = verify(str(copy_table(delta, tmp_path / "copy")))
+    assert rc == 0 and doc["level"] == "bytes", doc
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_sidecar_is_readable_by_other_users(delta: Path) -> None:
+    assert _sidecar(delta).stat().st_mode & 0o044 == 0o044

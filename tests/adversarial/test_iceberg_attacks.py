@@ -1,0 +1,273 @@
+"""Attacks on pyiceberg-written Iceberg tables by someone with write access to the table's storage (and, for a sqlite
+catalog kept beside the data, to the catalog file)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import Table
+
+from carriers import properties as props
+from carriers.iceberg import IcebergCarrier, attest_after_write
+from tests.adversarial.conftest import PROGRAM, assert_refused, codes, verify
+from tests.iceberg.conftest import CATALOG, catalog_properties, local, rewrite_metadata, rows
+
+
+@pytest.fixture
+def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:
+    (tmp_path / "warehouse").mkdir(exist_ok=True)
+    cat = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
+    cat.create_namespace("ns")
+    return cat
+
+
+@pytest.fixture
+def iceberg_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    import pyiceberg.catalog
+    from pyiceberg.utils.config import Config
+
+    p = catalog_properties(tmp_path)
+    monkeypatch.setenv(f"PYICEBERG_CATALOG__{CATALOG.upper()}__TYPE", "sql")
+    monkeypatch.setenv(f"PYICEBERG_CATALOG__{CATALOG.upper()}__URI", p["uri"])
+    monkeypatch.setenv(f"PYICEBERG_CATALOG__{CATALOG.upper()}__WAREHOUSE", p["warehouse"])
+    monkeypatch.setattr(pyiceberg.catalog, "_ENV_CONFIG", Config())
+    return CATALOG
+
+
+REF = f"iceberg://{CATALOG}/ns.t"
+
+
+@pytest.fixture
+def table(catalog: SqlCatalog) -> Table:
+    """An Iceberg table with two appends, attested by a follow-up snapshot, verifying at bytes level."""
+    t = catalog.create_table("ns.t", schema=rows(0).schema)
+    t.append(rows(0))
+    t.append(rows(3))
+    attest_after_write(t, model="orders", program_hash=PROGRAM)
+    rc, doc = verify(REF)
+    assert rc == 0 and doc["level"] == "bytes", doc
+    return t
+
+
+def _edit_summary(catalog: SqlCatalog, table: Table, edit: Any) -> Table:
+    def apply(doc: dict[str, Any]) -> None:
+        for snap in doc["snapshots"]:
+            if snap["snapshot-id"] == doc["current-snapshot-id"]:
+                edit(snap["summary"])
+    return rewrite_metadata(catalog, table, apply)
+
+
+def _sidecar(table: Table) -> Path:
+    keys = props.attestation_keys(table.current_snapshot().summary.additional_properties)  # type: ignore[union-attr]
+    return local(f"{table.metadata_location.rsplit('/', 1)[0]}/{keys[props.KEY_SIDECAR_PATH]}")
+
+
+# ---- the sidecar and the summary ---------------------------------------------------------------------------------
+def test_summary_loses_its_carrier_keys(catalog: SqlCatalog, table: Table) -> None:
+    _edit_summary(catalog, table, lambda s: [s.pop(k) for k in list(s) if k.startswith(props.CARRIER_PREFIX)])
+    assert_refused(REF, "carrier_tampered", "--level", "schema")
+
+
+def test_summary_sidecar_keys_blanked(catalog: SqlCatalog, table: Table) -> None:
+    _edit_summary(catalog, table, lambda s: s.update({props.KEY_SIDECAR_PATH: "", props.KEY_SIDECAR_HASH: ""}))
+    assert_refused(REF, "carrier_tampered", "--level", "schema")
+
+
+@pytest.mark.parametrize(("key", "value"), [(props.PREFIX + "program_hash", "f" * 64),
+                                            (props.PREFIX + "subject.run_id", "forged"),
+                                            (props.KEY_OUTPUTS_COUNT, "99"), (props.KEY_LAYOUT, "1")])
+def test_single_summary_edit(catalog: SqlCatalog, table: Table, key: str, value: str) -> None:
+    _edit_summary(catalog, table, lambda s: s.update({key: value}))
+    assert_refused(REF, "carrier_tampered", "--level", "schema")
+
+
+def test_sidecar_edited(table: Table) -> None:
+    sidecar = _sidecar(table)
+    sidecar.write_bytes(sidecar.read_bytes().replace(b'"size":', b'"size": '))
+    assert_refused(REF, "sidecar_mismatch", "--level", "schema")
+
+
+def test_sidecar_deleted(table: Table) -> None:
+    _sidecar(table).unlink()
+    assert_refused(REF, "sidecar_missing", "--level", "schema")
+
+
+def test_forged_no_data_snapshot_on_top(catalog: SqlCatalog, table: Table) -> None:
+    """A new empty snapshot carrying a copy of the attestation with a forged program hash."""
+    keys = props.attestation_keys(table.current_snapshot().summary.additional_properties)  # type: ignore[union-attr]
+    keys[props.PREFIX + "program_hash"] = "f" * 64
+    keys[props.KEY_VERSION] = str(table.current_snapshot().snapshot_id)  # type: ignore[union-attr]
+    table.append(rows(0, 0), snapshot_properties=keys)
+    assert_refused(REF, "carrier_tampered", "--level", "schema")
+
+
+def test_follow_up_that_hides_an_added_file(catalog: SqlCatalog, table: Table) -> None:
+    """An append whose summary claims it changed nothing: the live files give it away."""
+    table.append(rows(6))
+    _edit_summary(catalog, table, lambda s: s.update({k: "0" for k in list(s) if k.startswith("added-")}))
+    assert_refused(REF, "stale", "--level", "schema")
+
+
+# ---- schema, partitioning, properties ------------------------------------------------------------------------------
+def test_column_renamed(table: Table) -> None:
+    with table.update_schema() as update:
+        update.rename_column("v", "value")
+    assert_refused(REF, "reader_view_changed", "--level", "schema")
+
+
+def test_two_columns_swap_names(table: Table) -> None:
+    with table.update_schema() as update:
+        update.rename_column("v", "tmp")
+    with table.update_schema() as update:
+        update.rename_column("id", "v")
+    with table.update_schema() as update:
+        update.rename_column("tmp", "id")
+    assert_refused(REF, "reader_view_changed", "--level", "schema")
+
+
+def test_columns_reordered(table: Table) -> None:
+    with table.update_schema() as update:
+        update.move_first("v")
+    assert_refused(REF, "reader_view_changed", "--level", "schema")
+
+
+def test_partition_spec_evolved(table: Table) -> None:
+    with table.update_spec() as update:
+        update.add_identity("v")
+    assert_refused(REF, "reader_view_changed", "--level", "schema")
+
+
+def test_name_mapping_changed(table: Table) -> None:
+    mapping = json.loads(table.metadata.schema().name_mapping.model_dump_json())
+    mapping[0]["names"], mapping[1]["names"] = mapping[1]["names"], mapping[0]["names"]
+    table.transaction().set_properties({"schema.name-mapping.default": json.dumps(mapping)}).commit_transaction()
+    assert_refused(REF, "reader_view_changed", "--level", "schema")
+
+
+def test_column_doc_is_not_a_change_of_what_readers_get(table: Table) -> None:
+    with table.update_schema() as update:
+        update.update_column("v", doc="documentation")
+    rc, doc = verify(REF)
+    assert rc == 0 and doc["level"] == "bytes", doc
+
+
+# ---- delete files and data changes ---------------------------------------------------------------------------------
+def _commit_delete_file(table: Table, tmp: Path, *, equality: bool) -> None:
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.typedef import Record
+
+    target = next(iter(table.scan().plan_files())).file.file_path
+    path = tmp / ("eq-deletes.parquet" if equality else "pos-deletes.parquet")
+    if equality:
+        pq.write_table(pa.table({"id": pa.array([1], pa.int64())}), path)
+    else:
+        pq.write_table(pa.table({"file_path": [target], "pos": pa.array([0], pa.int64())}), path)
+    df = DataFile.from_args(content=DataFileContent.EQUALITY_DELETES if equality else DataFileContent.POSITION_DELETES,
+                            file_path=f"file://{path}", file_format=FileFormat.PARQUET, partition=Record(),
+                            record_count=1, file_size_in_bytes=path.stat().st_size,
+                            equality_ids=[1] if equality else None)
+    with table.transaction() as tx:
+        producer = tx.update_snapshot().fast_append()
+        producer.append_data_file(df)
+        producer.commit()
+
+
+@pytest.mark.parametrize("equality", [False, True])
+def test_delete_file_added_after_the_attestation(table: Table, tmp_path: Path, equality: bool) -> None:
+    data_dir = local(table.location()) / "data"
+    _commit_delete_file(table, data_dir, equality=equality)
+    assert_refused(REF, "stale", "--level", "schema")
+
+
+def test_data_file_bytes_flipped(table: Table) -> None:
+    victim = local(IcebergCarrier(table, catalog_name=CATALOG).list_files()[0].location)
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    assert_refused(REF, "artifact_hash_mismatch")
+
+
+def test_data_file_deleted(table: Table) -> None:
+    local(IcebergCarrier(table, catalog_name=CATALOG).list_files()[0].location).unlink()
+    assert_refused(REF, "file_missing")
+
+
+def test_manifest_rewritten_in_place(catalog: SqlCatalog, table: Table) -> None:
+    """The same manifest path with other contents (statistics a filter would skip on): the reader view changes."""
+    from pyiceberg.manifest import DATA_FILE_TYPE, DEFAULT_READ_VERSION, write_manifest
+
+    snap = table.current_snapshot()
+    assert snap is not None
+    manifest = snap.manifests(table.io)[0]
+    entries = manifest.fetch_manifest_entry(table.io, discard_deleted=False)
+    upper = [f.name for f in DATA_FILE_TYPE[DEFAULT_READ_VERSION].fields].index("upper_bounds")
+    for entry in entries:
+        entry.data_file._data[upper] = {1: (-1).to_bytes(8, "little", signed=True)}
+    path = local(manifest.manifest_path)
+    tmp = path.with_suffix(".new.avro")
+    with write_manifest(format_version=table.metadata.format_version, spec=table.spec(), schema=table.schema(),
+                        output_file=table.io.new_output(f"file://{tmp}"), snapshot_id=entries[0].snapshot_id,
+                        avro_compression="null") as writer:
+        for entry in entries:
+            writer.add_entry(entry)
+    shutil.move(tmp, path)
+    assert_refused(REF, "reader_view_changed", "--level", "schema")
+
+
+def test_path_with_dot_segments(catalog: SqlCatalog, table: Table) -> None:
+    """add_files of a path whose '..' a Hadoop FileIO normalises and an object store does not."""
+    data_dir = local(table.location()) / "data"
+    (data_dir / "sub").mkdir()
+    src = local(IcebergCarrier(table, catalog_name=CATALOG).list_files()[0].location)
+    shutil.copy(src, data_dir / "copy.parquet")
+    table.add_files([f"file://{data_dir}/sub/../copy.parquet"], check_duplicate_files=False)
+    assert_refused(REF, "path_ambiguous")
+
+
+def test_data_file_outside_the_table(catalog: SqlCatalog, table: Table, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    pq.write_table(rows(20), outside / "x.parquet")
+    table.add_files([f"file://{outside}/x.parquet"])
+    rc, doc = verify(REF)
+    assert rc != 0 and set(codes(doc)) & {"file_outside_table", "stale"}, doc
+    from attest.errors import AttestError
+
+    with pytest.raises(AttestError) as info:
+        attest_after_write(table, model="orders", program_hash=PROGRAM)
+    assert info.value.code.value == "file_outside_table"
+
+
+def test_sidecar_of_another_table(catalog: SqlCatalog, table: Table) -> None:
+    other = catalog.create_table("ns.other", schema=rows(0).schema)
+    other.append(rows(0))
+    attest_after_write(other, model="orders", program_hash=PROGRAM)
+    keys = props.attestation_keys(other.current_snapshot().summary.additional_properties)  # type: ignore[union-attr]
+    sidecar = local(f"{other.metadata_location.rsplit('/', 1)[0]}/{keys[props.KEY_SIDECAR_PATH]}")
+    mine = local(table.metadata_location).parent / keys[props.KEY_SIDECAR_PATH]
+    shutil.copy(sidecar, mine)
+    current = table.current_snapshot()
+    assert current is not None
+    keys[props.KEY_VERSION] = str(current.snapshot_id)
+    table.append(rows(0, 0), snapshot_properties=keys)
+    assert_refused(REF, "carrier_tampered", "--level", "schema")
+
+
+def test_forged_detached_pointer(catalog: SqlCatalog, table: Table) -> None:
+    """Detached attestations (no commit; what format-v3 tables get): a pointer edited in place."""
+    table.append(rows(9))
+    IcebergCarrier(table, catalog_name=CATALOG, detached=True).record(model="orders", program_hash=PROGRAM)
+    rc, doc = verify(REF)
+    assert rc == 0 and doc["level"] == "bytes", doc
+    pointer = next((local(table.metadata_location).parent / "recipe_attest" / "snapshots").glob("*.json"))
+    forged = json.loads(pointer.read_text())
+    forged["properties"][props.PREFIX + "program_hash"] = "f" * 64
+    pointer.write_text(json.dumps(forged))
+    assert_refused(REF, "carrier_tampered", "--level", "schema")

@@ -1,0 +1,140 @@
+"""Attacks on Spark-written tables (Delta with column mapping and deletion vectors, Iceberg v2 and v3), attested by the
+Spark hook, then changed by someone with storage (or plain Spark SQL) access; verified without Spark."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from carriers import properties as props
+from carriers.delta_log import commit_name
+from tests.adversarial.conftest import codes
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from carriers.spark.hook import Hook
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def hook(spark: SparkSession) -> Iterator[Hook]:
+    from attest.spark import install
+
+    h = install(spark, policy="required")
+    yield h
+    h.uninstall()
+
+
+def _name() -> str:
+    return f"adv_{uuid.uuid4().hex[:8]}"
+
+
+def _path(spark: SparkSession, name: str) -> Path:
+    location = str(spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]["location"])
+    return Path(location[len("file:"):] if location.startswith("file:") else location)
+
+
+def _verify(ref: str, warehouse: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    """``attest verify`` in a fresh interpreter without Spark, Iceberg through PYICEBERG_* variables."""
+    from tests.spark.test_hook import _attest
+
+    proc = _attest("verify", ref, *args, "--json", warehouse=warehouse)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def _refused(ref: str | Path, warehouse: Path, code: str, *args: str) -> None:
+    rc, doc = _verify(str(ref), warehouse, *args)
+    assert rc != 0 and code in codes(doc), (code, doc)
+
+
+def _attested_delta(spark: SparkSession, hook: Hook, warehouse: Path, properties: str = "") -> tuple[str, Path]:
+    name = _name()
+    extra = f" TBLPROPERTIES ({properties})" if properties else ""
+    spark.sql(f"CREATE TABLE {name} (id INT, s STRING, t STRING) USING delta{extra}")
+    spark.sql(f"INSERT INTO {name} SELECT id, CAST(id AS STRING), 'x' FROM range(200)")
+    hook.flush()
+    assert hook.failed == 0, hook.errors
+    path = _path(spark, name)
+    rc, doc = _verify(str(path), warehouse)
+    assert rc == 0 and doc["level"] == "bytes", doc
+    return name, path
+
+
+def test_rename_column_on_a_column_mapped_table(spark: SparkSession, hook: Hook, spark_warehouse: Path) -> None:
+    """A metadata-only RENAME COLUMN: the same bytes, read under another column name."""
+    name, path = _attested_delta(spark, hook, spark_warehouse, "'delta.columnMapping.mode' = 'name'")
+    hook.uninstall()
+    spark.sql(f"ALTER TABLE {name} RENAME COLUMN s TO label")
+    _refused(path, spark_warehouse, "reader_view_changed", "--level", "schema")
+
+
+def test_swap_two_columns_on_a_column_mapped_table(spark: SparkSession, hook: Hook, spark_warehouse: Path) -> None:
+    name, path = _attested_delta(spark, hook, spark_warehouse, "'delta.columnMapping.mode' = 'name'")
+    hook.uninstall()
+    spark.sql(f"ALTER TABLE {name} RENAME COLUMN s TO tmp")
+    spark.sql(f"ALTER TABLE {name} RENAME COLUMN t TO s")
+    spark.sql(f"ALTER TABLE {name} RENAME COLUMN tmp TO t")
+    _refused(path, spark_warehouse, "reader_view_changed", "--level", "schema")
+
+
+def test_unset_carrier_keys_through_spark_sql(spark: SparkSession, hook: Hook, spark_warehouse: Path) -> None:
+    name, path = _attested_delta(spark, hook, spark_warehouse)
+    hook.uninstall()
+    keys = ", ".join(f"'{k}'" for k in sorted(props.CARRIER_KEYS))
+    spark.sql(f"ALTER TABLE {name} UNSET TBLPROPERTIES IF EXISTS ({keys})")
+    _refused(path, spark_warehouse, "carrier_tampered", "--level", "schema")
+
+
+def test_deletion_vector_after_attestation_with_the_log_cleaned_up(spark: SparkSession, hook: Hook,
+                                                                    spark_warehouse: Path) -> None:
+    name, path = _attested_delta(spark, hook, spark_warehouse, "'delta.enableDeletionVectors' = 'true'")
+    hook.uninstall()
+    spark.sql(f"DELETE FROM {name} WHERE id % 5 = 0")  # a deletion vector, no file rewrite
+    spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('team.owner' = 'x')")
+    from deltalake import DeltaTable
+
+    DeltaTable(str(path)).create_checkpoint()
+    latest = max(int(p.name[:20]) for p in (path / "_delta_log").glob("*.json") if p.name[:20].isdigit())
+    for v in range(latest + 1):
+        (path / commit_name(v)).unlink(missing_ok=True)
+    rc, doc = _verify(str(path), spark_warehouse, "--level", "schema")
+    assert rc == 1 and set(codes(doc)) & {"stale", "reader_view_changed"}, doc
+
+
+def test_iceberg_rename_column_through_spark(spark: SparkSession, hook: Hook, spark_warehouse: Path) -> None:
+    ns = f"adv{uuid.uuid4().hex[:6]}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    spark.sql(f"CREATE TABLE iceberg.{ns}.t (id INT, s STRING) USING iceberg")
+    spark.sql(f"INSERT INTO iceberg.{ns}.t SELECT id, CAST(id AS STRING) FROM range(50)")
+    hook.flush()
+    assert hook.failed == 0, hook.errors
+    ref = f"iceberg://iceberg/{ns}.t"
+    rc, doc = _verify(ref, spark_warehouse)
+    assert rc == 0 and doc["level"] == "bytes", doc
+    hook.uninstall()
+    spark.sql(f"ALTER TABLE iceberg.{ns}.t RENAME COLUMN s TO label")
+    _refused(ref, spark_warehouse, "reader_view_changed", "--level", "schema")
+
+
+def test_iceberg_v3_table_is_attested_detached_and_a_later_append_is_stale(spark: SparkSession, hook: Hook,
+                                                                           spark_warehouse: Path) -> None:
+    """pyiceberg cannot commit to a v3 table: the hook attests it detached instead of failing."""
+    ns = f"adv{uuid.uuid4().hex[:6]}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    spark.sql(f"CREATE TABLE iceberg.{ns}.v3 (id INT, s STRING) USING iceberg TBLPROPERTIES ('format-version'='3')")
+    spark.sql(f"INSERT INTO iceberg.{ns}.v3 SELECT id, CAST(id AS STRING) FROM range(50)")
+    hook.flush()
+    assert hook.failed == 0 and hook.attested >= 1, hook.errors
+    ref = f"iceberg://iceberg/{ns}.v3"
+    rc, doc = _verify(ref, spark_warehouse)
+    assert rc == 0 and doc["level"] == "bytes", doc
+    hook.uninstall()
+    spark.sql(f"INSERT INTO iceberg.{ns}.v3 VALUES (1000, 'late')")
+    _refused(ref, spark_warehouse, "stale", "--level", "schema")
