@@ -529,6 +529,16 @@ class AttestedTable(ABC):
         self._check_in_force(v, manifest)
         return result
 
+    def live(self, version: str | int | None = None) -> LiveVersion | None:
+        """The live files, reader view and problems of a version as the engine resolves them (None: no version)."""
+        v = self._version(version)
+        return None if v is None else self._live(v)
+
+    def reusable_hashes(self) -> dict[tuple[str, int], str]:
+        """{(path, size): hash} of the attestation in force at the newest version when it reads back cleanly: what
+        a new attestation may reuse instead of re-reading files."""
+        return {(f.path, f.size): f.hash for f in self._reusable() or ()}
+
     def _reusable(self) -> tuple[FileIdentity, ...] | None:
         """File triples of the attestation in force at the newest version, when it read back without a problem."""
         try:

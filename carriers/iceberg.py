@@ -225,7 +225,8 @@ class IcebergCarrier(AttestedTable):
             return posixpath.dirname(location)
         return self.table.location_provider().new_metadata_location("").rstrip("/")
 
-    def _relative(self, uri: str) -> str:
+    def relative(self, uri: str) -> str:
+        """A file's identity path: relative to the table location when under it, else its absolute URI."""
         root = _comparable(self.table.location())
         candidate = _comparable(uri)
         if candidate.startswith(root + "/"):
@@ -365,7 +366,7 @@ class IcebergCarrier(AttestedTable):
         kind: Literal["data", "deletion_vector", "delete"] = (
             "data" if content == 0 else "deletion_vector" if file_format == "PUFFIN" else "delete")
         entry = {"spec_id": df.get("spec_id"), **{k: json_safe(_plain(df.get(k))) for k in _FILE_FIELDS}}
-        return DataFile(path=self._relative(location), size=int(df["file_size_in_bytes"]), kind=kind,
+        return DataFile(path=self.relative(location), size=int(df["file_size_in_bytes"]), kind=kind,
                         location=location), entry
 
     def _table_view(self, snapshot: Snapshot) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from attest.identity.inputs import ObservedInput
 from attest.tables import FileIdentity, Progress
 from attest.view import ReaderView
 from carriers.base import WriteResult
-from carriers.core import Version, encode_keys
+from carriers.core import encode_keys
 from carriers.iceberg import SUMMARY_BUDGET, IcebergCarrier, file_views, summary_size, table_view
 from carriers.sidecar import build as build_sidecar
 from carriers.sidecar import sidecar_name
@@ -96,8 +96,7 @@ def write_content_addressed(
                                     "pyiceberg cannot do for format-v3 tables (or in detached mode); write normally "
                                     "and attest with attest_after_write")
     current = tbl.current_snapshot()
-    previous = None if current is None else carrier._live(Version(str(current.snapshot_id), current.snapshot_id,
-                                                                    current))
+    previous = None if current is None else carrier.live(current.snapshot_id)
     previous_files = [] if previous is None else previous.files
     if previous is not None and previous.problems:
         raise UnsupportedTableError(f"the current snapshot cannot be attested: {previous.problems[0].message}")
@@ -115,7 +114,7 @@ def write_content_addressed(
         digest = hash_bytes(payload)
         uri = provider.new_data_location(f"{digest}.parquet")
         # One name per content: the same bytes twice would reference one file twice (rows read twice).
-        if digest in names or (mode == "append" and carrier._relative(uri) in live_paths):
+        if digest in names or (mode == "append" and carrier.relative(uri) in live_paths):
             raise CarrierError(f"the table would hold the Parquet bytes {digest} twice; a content-addressed write "
                                "cannot add identical files (vary rows_per_file or deduplicate the rows); nothing "
                                "was written")
@@ -125,7 +124,7 @@ def write_content_addressed(
         _put_once(carrier, uri, payload)
         written.append((uri, digest, len(payload)))
 
-    reuse = {(f.path, f.size): f.hash for f in (carrier._reusable() or ())}
+    reuse = carrier.reusable_hashes()
     with tbl.transaction() as tx:
         if tx.table_metadata.name_mapping() is None:
             # add_files does the same: files written without field ids are read through the name mapping.
