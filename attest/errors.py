@@ -39,6 +39,15 @@ class Code(StrEnum):
     UNSUPPORTED_TABLE = "unsupported_table"
     TABLE_REFERENCE_INVALID = "table_reference_invalid"
     SNAPSHOT_EXPIRED = "snapshot_expired"
+    # Signed attestations and trust policies (issue 11, the engine-free signing core; docs/signing.md).
+    SIGNATURE_MISSING = "signature_missing"
+    SIGNATURE_INVALID = "signature_invalid"
+    STATEMENT_MISMATCH = "statement_mismatch"
+    SIGNER_NOT_ALLOWED = "signer_not_allowed"
+    KEY_REVOKED = "key_revoked"
+    KEY_EXPIRED = "key_expired"
+    KEY_INVALID = "key_invalid"
+    POLICY_INVALID = "policy_invalid"
 
 
 @dataclass(frozen=True)
