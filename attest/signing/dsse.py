@@ -165,7 +165,8 @@ def verify_envelope(
     if not signers:
         hints = sorted({s.keyid for s in parsed.signatures if s.keyid})
         named = f" (the envelope names key id(s) {', '.join(hints)})" if hints else ""
-        raise SignatureInvalidError(f"no signature in the envelope verifies under the {len(keys)} trusted key(s)"
+        raise SignatureInvalidError(f"no signature in the envelope verifies under the {len(keys)} trusted key(s): "
+                                    "signed by another key, or altered since"
                                     + named, path="$.signatures")
     # DSSE: the type is checked after the signature, so an unauthenticated type never steers the parse.
     if parsed.payload_type not in set(payload_types):

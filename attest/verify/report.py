@@ -44,6 +44,8 @@ class Report:
     files_checked: int = 0
     bytes_checked: int = 0
     attested: bool = True
+    signer: str | None = None  # key id of the trusted key whose signature verified (docs/signing.md)
+    signature: dict[str, Any] | None = None  # the signature check's result as JSON, when one was asked for
 
     @property
     def passed(self) -> bool:
@@ -60,6 +62,9 @@ class Report:
         if self.table_format is None:  # a standalone manifest
             if not self.passed:
                 return NOT_VERIFIED
+            if self.signer is not None:
+                what = "bytes" if self.level == "bytes" else "schema only — no byte-identity attested"
+                return f"{VERIFIED} ({what}, signed by {self.signer})"
             return VERIFIED if self.level == "bytes" else SCHEMA_ONLY
         word = VERIFIED if self.passed else NOT_VERIFIED
         qualifier = {
@@ -68,6 +73,8 @@ class Report:
             "bytes": "bytes",
             "none": "nothing checked",
         }[self.level]
+        if self.signer is not None and self.passed:
+            qualifier += f", signed by {self.signer}"
         noun = version_noun(self.table_format)
         tail = f"{self.table_format} table {self.subject} {noun} {self.version}"
         if self.attested_version is not None:
@@ -90,6 +97,10 @@ class Report:
         }
         if self.requested_level is not None:
             out["requested_level"] = self.requested_level
+        if self.signer is not None:
+            out["signer"] = self.signer
+        if self.signature is not None:
+            out["signature"] = self.signature
         if self.table_format is not None:
             out["table_format"] = self.table_format
             out["version"] = self.version
