@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from attest import __version__
 from attest.canonical import CanonicalizationError, digest
@@ -19,6 +19,9 @@ from attest.errors import AttestError, Code
 from attest.model import Manifest, load_json_document
 from attest.schema import schema_text
 from attest.verify.report import LEVELS, Report
+
+if TYPE_CHECKING:
+    from attest.signing.policy import TrustPolicy
 
 EXIT_OK, EXIT_FAILED, EXIT_UNREADABLE = 0, 1, 2
 
@@ -131,7 +134,7 @@ def _verify_manifest(args: argparse.Namespace) -> int:
 
 
 # ---- signatures (docs/signing.md) -----------------------------------------------------------------------
-def _trust_policy(args: argparse.Namespace) -> Any:
+def _trust_policy(args: argparse.Namespace) -> TrustPolicy | None:
     """The TrustPolicy that --key or --policy names, or None; signing code is imported only when asked for."""
     if args.key is None and args.policy is None:
         return None
@@ -140,7 +143,7 @@ def _trust_policy(args: argparse.Namespace) -> Any:
     return TrustPolicy.from_public_key(args.key) if args.key is not None else TrustPolicy.load(args.policy)
 
 
-def _check_manifest_signature(args: argparse.Namespace, target: str, data: bytes, policy: Any,
+def _check_manifest_signature(args: argparse.Namespace, target: str, data: bytes, policy: TrustPolicy | None,
                               report: Report) -> None:
     """Judge the manifest's envelope (``--envelope``, else ``<manifest>.dsse.json`` beside it) into ``report``."""
     from carriers.standalone import envelope_name
@@ -166,9 +169,9 @@ def _check_manifest_signature(args: argparse.Namespace, target: str, data: bytes
         document = load_json_document(data)
     except AttestError:
         return  # the manifest does not parse: the report already says so, and nothing was signed
-    result = check_manifest_signature(envelope, policy, document) if isinstance(document, dict) else None
-    if result is None:
-        return
+    if not isinstance(document, dict):
+        return  # not a manifest object: the schema failure is already in the report
+    result = check_manifest_signature(envelope, policy, document)
     report.signature = result.to_json()
     if result.passed:
         report.signer = result.signer
@@ -190,13 +193,12 @@ def cmd_keygen(args: argparse.Namespace) -> int:
         for path in (private, public):
             if path.exists() or path.is_symlink():
                 raise AttestError(f"{path} exists; keygen never overwrites a key", code=Code.KEY_INVALID)
-        # O_EXCL + mode 0600 at creation: the private key is never readable by others, not even for a moment.
-        fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(pair.private_pem)
-        fd = os.open(public, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(pair.public_pem)
+        # Public first: a failure after it leaves no orphan private key. O_EXCL + mode 0600 at creation: the
+        # private key is never readable by others, not even for a moment, and never replaces an existing file.
+        for path, data, mode in ((public, pair.public_pem, 0o644), (private, pair.private_pem, 0o600)):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
     except OSError as exc:
         return _emit_error(AttestError(f"{exc.filename}: cannot write the key ({exc.strerror})",
                                        code=Code.KEY_INVALID), args.json)
