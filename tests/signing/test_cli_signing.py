@@ -195,3 +195,18 @@ def test_commands_that_do_not_sign_never_load_cryptography(tmp_path: Path, valid
                 "else 'LAZY', rc)")
         out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
         assert out.stdout.strip().splitlines()[-1] == "LAZY 0", out.stdout + out.stderr
+
+
+def test_signed_verify_needs_no_engine(tmp_path: Path, valid_doc: dict[str, Any]) -> None:
+    # The verifier-only install (blake3, jsonschema, cryptography) checks signatures: every engine made unimportable.
+    from tests.test_packaging import ENGINES
+
+    key_id = _keygen(tmp_path, "ci")
+    out_dir = _signed_dir(tmp_path, valid_doc)
+    code = ("import sys\n"
+            f"for m in {ENGINES!r}: sys.modules[m] = None\n"
+            "from attest.cli import main\n"
+            f"sys.exit(main(['verify', {str(out_dir)!r}, '--key', {str(tmp_path / 'ci.pub')!r}]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert _verdict(out) == f"VERIFIED (bytes, signed by {key_id})"
