@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from attest import __version__
 from attest.canonical import CanonicalizationError, digest
@@ -19,6 +19,9 @@ from attest.errors import AttestError, Code
 from attest.model import Manifest, load_json_document
 from attest.schema import schema_text
 from attest.verify.report import LEVELS, Report
+
+if TYPE_CHECKING:
+    from attest.signing.policy import TrustPolicy
 
 EXIT_OK, EXIT_FAILED, EXIT_UNREADABLE = 0, 1, 2
 
@@ -120,12 +123,95 @@ def _verify_manifest(args: argparse.Namespace) -> int:
     from attest.verify.manifest import verify_manifest_bytes
 
     try:
+        policy = _trust_policy(args)  # before any hashing: a bad key or policy file is an input error (exit 2)
         data = _read_input(target)
         report = verify_manifest_bytes(data, subject=target, artifacts_dir=artifacts,
                                        progress=Progress("hashing artifacts"))
+        _check_manifest_signature(args, target, data, policy, report)
     except AttestError as err:
         return _emit_error(err, args.json)
     return _print_report(report, args.json)
+
+
+# ---- signatures (docs/signing.md) -----------------------------------------------------------------------
+def _trust_policy(args: argparse.Namespace) -> TrustPolicy | None:
+    """The TrustPolicy that --key or --policy names, or None; signing code is imported only when asked for."""
+    if args.key is None and args.policy is None:
+        return None
+    from attest.signing.policy import TrustPolicy
+
+    return TrustPolicy.from_public_key(args.key) if args.key is not None else TrustPolicy.load(args.policy)
+
+
+def _check_manifest_signature(args: argparse.Namespace, target: str, data: bytes, policy: TrustPolicy | None,
+                              report: Report) -> None:
+    """Judge the manifest's envelope (``--envelope``, else ``<manifest>.dsse.json`` beside it) into ``report``."""
+    from carriers.standalone import envelope_name
+
+    where = args.envelope or (None if target == "-" else str(Path(target).with_name(envelope_name(Path(target).name))))
+    if policy is None:
+        if where is not None and Path(where).is_file():
+            report.notes.append(f"a signed envelope is beside the manifest ({where}); its signature was not "
+                                "checked: give --key or --policy")
+        return
+    from attest.signing.attestation import check_manifest_signature
+
+    envelope = None
+    if where is not None:
+        try:
+            envelope = Path(where).read_bytes()
+        except FileNotFoundError:
+            envelope = None
+        except OSError as exc:
+            raise AttestError(f"{where}: cannot read the envelope ({exc.strerror})", code=Code.SIGNATURE_INVALID) \
+                from exc
+    try:
+        document = load_json_document(data)
+    except AttestError:
+        return  # the manifest does not parse: the report already says so, and nothing was signed
+    if not isinstance(document, dict):
+        return  # not a manifest object: the schema failure is already in the report
+    result = check_manifest_signature(envelope, policy, document)
+    report.signature = result.to_json()
+    if result.passed:
+        report.signer = result.signer
+    else:
+        report.fail(result.code or Code.SIGNATURE_INVALID, result.message, where or "")
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    from attest.signing.keys import PASSWORD_ENV, generate_keypair
+
+    password = os.environ.get(PASSWORD_ENV) if args.encrypt else None
+    if args.encrypt and not password:
+        return _emit_error(AttestError(f"--encrypt takes the password from ${PASSWORD_ENV}, which is not set",
+                                       code=Code.KEY_INVALID), args.json)
+    pair = generate_keypair("ecdsa-p256" if args.type == "p256" else "ed25519",
+                            password=None if password is None else password.encode("utf-8"))
+    private, public = Path(args.out + ".key"), Path(args.out + ".pub")
+    try:
+        for path in (private, public):
+            if path.exists() or path.is_symlink():
+                raise AttestError(f"{path} exists; keygen never overwrites a key", code=Code.KEY_INVALID)
+        # Public first: a failure after it leaves no orphan private key. O_EXCL + mode 0600 at creation: the
+        # private key is never readable by others, not even for a moment, and never replaces an existing file.
+        for path, data, mode in ((public, pair.public_pem, 0o644), (private, pair.private_pem, 0o600)):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+    except OSError as exc:
+        return _emit_error(AttestError(f"{exc.filename}: cannot write the key ({exc.strerror})",
+                                       code=Code.KEY_INVALID), args.json)
+    except AttestError as err:
+        return _emit_error(err, args.json)
+    if args.json:
+        print(json.dumps({"type": pair.type, "key_id": pair.key_id, "private_key": str(private),
+                          "public_key": str(public), "encrypted": pair.encrypted}))
+    else:
+        print(f"KEYGEN — {pair.type} key pair: {private} (private, mode 0600"
+              + (", encrypted" if pair.encrypted else "") + f"), {public}")
+        print(f"key id: {pair.key_id}")
+    return EXIT_OK
 
 
 def _table_version(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -173,6 +259,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if args.artifacts_dir:
             return _emit_error(AttestError("--artifacts-dir is for manifest files, not tables",
                                            code=Code.MANIFEST_INVALID_FIELD), args.json)
+        if args.key or args.policy or args.envelope:
+            # Refused rather than ignored: a signature check that silently did not happen would over-claim.
+            return _emit_error(AttestError("--key, --policy and --envelope apply to manifest files; table "
+                                           "signatures are not checked yet", code=Code.MANIFEST_INVALID_FIELD),
+                               args.json)
         return _verify_table(args)
     if args.level not in (None, "bytes", "schema") or getattr(args, "version", None):
         return _emit_error(AttestError("--level files and --version apply to tables, not manifest files",
@@ -347,8 +438,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--level", choices=LEVELS, default=None,
                    help="tables: schema, files (binding) or bytes (default when output hashes exist)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    signing = p.add_mutually_exclusive_group()
+    signing.add_argument("--key", metavar="PUB.pem", help="require a signature by this public key (docs/signing.md)")
+    signing.add_argument("--policy", metavar="TRUST.toml", help="require a signature allowed by this trust policy")
+    p.add_argument("--envelope", metavar="FILE", help="the signed envelope (default: <manifest>.dsse.json beside it)")
     _add_table_options(p)
     p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("keygen", help="write a signing key pair (PEM) and print its key id",
+                       description="Write PREFIX.key (private, PKCS#8, mode 0600) and PREFIX.pub (public) and print "
+                       "the key id (SHA-256 of the public key's DER). Never overwrites. --encrypt encrypts the "
+                       "private key with the password in $ATTEST_SIGNING_KEY_PASSWORD.")
+    p.add_argument("--type", choices=("ed25519", "p256"), default="ed25519", help="key type (default ed25519)")
+    p.add_argument("--out", required=True, metavar="PREFIX", help="write PREFIX.key and PREFIX.pub")
+    p.add_argument("--encrypt", action="store_true", help="encrypt the private key ($ATTEST_SIGNING_KEY_PASSWORD)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_keygen)
 
     p = sub.add_parser("show", help="print the standalone manifest a table carries",
                        description="Print the reconstituted standalone manifest of a table version as JSON "

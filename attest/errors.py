@@ -47,6 +47,15 @@ class Code(StrEnum):
     LEVEL_NOT_ATTESTED = "level_not_attested"
     COMMIT_CONFLICT = "commit_conflict"
     SUPERSEDED = "superseded"
+    # Signed attestations and trust policies (issue 11, the engine-free signing core; docs/signing.md).
+    SIGNATURE_MISSING = "signature_missing"
+    SIGNATURE_INVALID = "signature_invalid"
+    STATEMENT_MISMATCH = "statement_mismatch"
+    SIGNER_NOT_ALLOWED = "signer_not_allowed"
+    KEY_REVOKED = "key_revoked"
+    KEY_EXPIRED = "key_expired"
+    KEY_INVALID = "key_invalid"
+    POLICY_INVALID = "policy_invalid"
 
 
 @dataclass(frozen=True)

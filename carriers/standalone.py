@@ -5,6 +5,7 @@ Layout (seed-000 trust contract, adapted):
   <dir>/manifest-<run_id>.json   immutable run-unique copy, written first, never overwritten with other bytes
   <dir>/_SUCCESS                 optional completion marker, one line ``blake3:<hex of manifest.json bytes>``,
                                  written only after manifest.json is readable and byte-identical
+  <dir>/<manifest>.dsse.json     with a signer: the DSSE envelope signing that manifest file (docs/signing.md)
 Order: artifacts are committed by the caller before write() (M1); marker after manifest (M2); no partial
 manifest is ever observable (M7: temp + fsync + rename locally, one single PUT on object stores, never multipart).
 """
@@ -15,7 +16,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attest.canonical import blake3_hex
 from attest.errors import CarrierError, Code, ManifestMissingError
@@ -24,8 +25,12 @@ from attest.model import Manifest, load_json_document
 from carriers.atomic import atomic_write_local
 from carriers.base import Attestation, DataFile, FileIdentity, WriteResult
 
+if TYPE_CHECKING:
+    from attest.signing.keys import Signer
+
 MANIFEST_NAME = "manifest.json"
 MARKER_NAME = "_SUCCESS"
+ENVELOPE_SUFFIX = ".dsse.json"
 _RUN_ID_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -36,7 +41,14 @@ def run_unique_name(run_id: str) -> str:
     return f"manifest-{safe}.json"
 
 
+def envelope_name(manifest_name: str) -> str:
+    """The signed envelope of a manifest file is the file beside it named ``<manifest file name>.dsse.json``."""
+    return manifest_name + ENVELOPE_SUFFIX
+
+
 def _is_carrier_file(name: str) -> bool:
+    if name.endswith(ENVELOPE_SUFFIX):
+        name = name[: -len(ENVELOPE_SUFFIX)]
     return name in (MANIFEST_NAME, MARKER_NAME) or (name.startswith("manifest-") and name.endswith(".json"))
 
 
@@ -69,6 +81,15 @@ class StandaloneCarrier:
             # pipe_file sends the whole body in one request: object stores make a single PUT atomic.
             self._fs.pipe_file(self._path(name), data)
 
+    def _remove(self, name: str) -> None:
+        try:
+            if self._fs is None:
+                Path(self._path(name)).unlink()
+            else:
+                self._fs.rm_file(self._path(name))
+        except FileNotFoundError:
+            pass
+
     def _get(self, name: str) -> bytes | None:
         try:
             if self._fs is None:
@@ -87,13 +108,23 @@ class StandaloneCarrier:
         inputs: Sequence[ObservedInput] = (),
         version: str | int | None = None,
         marker: bool = False,
+        signer: Signer | None = None,
     ) -> WriteResult:
-        """Write the run-unique copy, then manifest.json, then (``marker=True``) the completion marker."""
+        """Write the run-unique copy, then manifest.json, then (``marker=True``) the completion marker.
+
+        With ``signer``, each manifest file gets its DSSE envelope beside it, written before the manifest so a
+        reader that sees the new manifest also finds its signature.
+        """
         problems = manifest.problems()
         if problems:
             raise CarrierError(f"refusing to write an invalid manifest: {problems[0].message}",
                                code=problems[0].code)
         data = manifest.to_json().encode("utf-8")
+        envelope: bytes | None = None
+        if signer is not None:
+            from attest.signing.attestation import sign_manifest_attestation  # only signing pays for cryptography
+
+            envelope = sign_manifest_attestation(signer, manifest.to_dict())
         run_id = manifest.subject.run_id or manifest.identity()[:16]
         unique = run_unique_name(run_id)
         existing = self._get(unique)
@@ -102,7 +133,14 @@ class StandaloneCarrier:
             raise CarrierError(f"{self._path(unique)} already holds a different manifest for run {run_id!r}",
                                code=Code.CARRIER_TAMPERED)
         if existing is None:
+            if envelope is not None:
+                self._put(envelope_name(unique), envelope)
             self._put(unique, data)
+        if envelope is not None:
+            self._put(envelope_name(MANIFEST_NAME), envelope)
+        else:
+            # An envelope left from an earlier, signed manifest would sign nothing here: it goes (metadata only).
+            self._remove(envelope_name(MANIFEST_NAME))
         self._put(MANIFEST_NAME, data)
         if marker:
             self.write_marker()
@@ -125,6 +163,10 @@ class StandaloneCarrier:
             return None
         data = self._get(MANIFEST_NAME)
         return data is not None and marker.decode("ascii", "replace").strip() == f"blake3:{blake3_hex(data)}"
+
+    def read_envelope(self, version: str | int | None = None) -> bytes | None:
+        """The signed envelope of manifest.json (or of run ``version``'s copy); None when it is unsigned."""
+        return self._get(envelope_name(MANIFEST_NAME if version is None else run_unique_name(str(version))))
 
     def read(self, version: str | int | None = None) -> Attestation | None:
         data = self._get(MANIFEST_NAME if version is None else run_unique_name(str(version)))

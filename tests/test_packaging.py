@@ -1,4 +1,4 @@
-"""The engine-free core: importing it loads no engine, and the verifier works with nothing but its two deps."""
+"""The engine-free core: importing it loads no engine, and the verifier works with nothing but its three deps."""
 
 from __future__ import annotations
 
@@ -41,8 +41,10 @@ def test_verifier_runs_with_only_blake3_and_jsonschema(tmp_path: Path, valid_doc
     assert out.stdout.strip().splitlines()[-1] == "VERIFIED"
 
 
-def test_core_dependencies_are_only_blake3_and_jsonschema() -> None:
+def test_core_dependencies_are_only_blake3_jsonschema_and_cryptography() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert sorted(d.split(">")[0].split("=")[0] for d in project["dependencies"]) == ["blake3", "jsonschema"]
+    # cryptography: signed attestations are verified by the verifier-only install too (docs/signing.md).
+    assert sorted(d.split(">")[0].split("=")[0] for d in project["dependencies"]) == [
+        "blake3", "cryptography", "jsonschema"]
     assert {"delta", "iceberg", "spark", "all", "dev"} <= set(project["optional-dependencies"])
     assert project["scripts"]["attest"] == "attest.cli:main"

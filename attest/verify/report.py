@@ -48,6 +48,8 @@ class Report:
     producer: str | None = None
     binding_note: str = ""
     view_bound: bool | None = None
+    signer: str | None = None  # key id of the trusted key whose signature verified (docs/signing.md)
+    signature: dict[str, Any] | None = None  # the signature check's result as JSON, when one was asked for
 
     @property
     def passed(self) -> bool:
@@ -64,6 +66,9 @@ class Report:
         if self.table_format is None:  # a standalone manifest
             if not self.passed:
                 return NOT_VERIFIED
+            if self.signer is not None:
+                what = "bytes" if self.level == "bytes" else "schema only — no byte-identity attested"
+                return f"{VERIFIED} ({what}, signed by {self.signer})"
             return VERIFIED if self.level == "bytes" else SCHEMA_ONLY
         word = VERIFIED if self.passed else NOT_VERIFIED
         qualifier = {
@@ -78,6 +83,8 @@ class Report:
                 f", {self.binding_note}" if self.binding_note else "")
         elif self.origin == "legacy" or self.view_bound is False:
             qualifier += "; reader view not bound (legacy attestation)"
+        if self.signer is not None and self.passed:
+            qualifier += f", signed by {self.signer}"
         noun = version_noun(self.table_format)
         tail = f"{self.table_format} table {self.subject} {noun} {self.version}"
         if self.attested_version is not None:
@@ -100,6 +107,10 @@ class Report:
         }
         if self.requested_level is not None:
             out["requested_level"] = self.requested_level
+        if self.signer is not None:
+            out["signer"] = self.signer
+        if self.signature is not None:
+            out["signature"] = self.signature
         if self.table_format is not None:
             out["table_format"] = self.table_format
             out["version"] = self.version

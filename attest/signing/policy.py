@@ -1,0 +1,255 @@
+"""Trust policies: whom a verifier trusts to attest what, and the judgement of one envelope under them.
+
+A policy is an object (loaded from TOML, or built from one public key) and ``TrustPolicy.evaluate`` returns a
+``SignatureResult`` — data with a code and the signer's key id — never a bare bool. The file format is in
+docs/signing.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from attest.errors import Code, Problem
+from attest.signing.dsse import verify_envelope
+from attest.signing.errors import KeyInvalidError, PolicyInvalidError, SigningError
+from attest.signing.keys import PublicKey
+from attest.signing.statement import Target, parse_statement
+
+POLICY_VERSION = 1
+_TOP_FIELDS = {"version", "require_signed", "keys"}
+_KEY_FIELDS = {"id", "public_key", "public_key_pem", "tables", "models", "not_before", "not_after", "revoked"}
+
+
+@dataclass(frozen=True)
+class SignatureResult:
+    """The judgement of one attestation's signature under a policy.
+
+    ``passed`` with ``signer`` set: a trusted, current, allowed key signed exactly this subject. ``passed`` with
+    ``signer`` None: unsigned, and the policy does not require a signature here. Otherwise ``code`` says why.
+    """
+
+    passed: bool
+    code: Code | None
+    message: str
+    signer: str | None = None
+    signed: bool = False
+    required: bool = True
+    verified_keys: tuple[str, ...] = ()
+
+    @classmethod
+    def failure(cls, code: Code, message: str, **kwargs: Any) -> SignatureResult:
+        return cls(passed=False, code=code, message=message, **kwargs)
+
+    def problem(self, path: str = "") -> Problem | None:
+        return None if self.code is None else Problem(self.code, self.message, path)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"passed": self.passed, "code": None if self.code is None else self.code.value,
+                "message": self.message, "signer": self.signer, "signed": self.signed, "required": self.required,
+                "verified_keys": list(self.verified_keys)}
+
+
+@dataclass(frozen=True)
+class TrustedKey:
+    """One key of a policy: what it may attest (globs on table URI and on model) and when it is valid."""
+
+    public_key: PublicKey
+    tables: tuple[str, ...] = ("*",)
+    models: tuple[str, ...] = ("*",)
+    not_before: dt.datetime | None = None
+    not_after: dt.datetime | None = None
+    revoked: bool = False
+
+    @property
+    def key_id(self) -> str:
+        return self.public_key.key_id
+
+    def refusal(self, target: Target, now: dt.datetime) -> tuple[int, Code, str] | None:
+        """None when this key may sign ``target`` at ``now``; else (how far it got, code, reason).
+
+        Checked in order: revoked, validity window, scope — the rank lets a verdict name the furthest any key got.
+        """
+        if self.revoked:
+            return 0, Code.KEY_REVOKED, f"key {self.key_id} is revoked"
+        if self.not_before is not None and now < self.not_before:
+            return 1, Code.KEY_EXPIRED, f"key {self.key_id} is not valid before {self.not_before.isoformat()}"
+        if self.not_after is not None and now > self.not_after:
+            return 1, Code.KEY_EXPIRED, f"key {self.key_id} expired at {self.not_after.isoformat()}"
+        if not any(fnmatchcase(target.scope, glob) for glob in self.tables):
+            return 2, Code.SIGNER_NOT_ALLOWED, (f"key {self.key_id} may not attest {target.scope} "
+                                                f"(its tables: {', '.join(self.tables) or 'none'})")
+        if not any(fnmatchcase(target.model, glob) for glob in self.models):
+            return 2, Code.SIGNER_NOT_ALLOWED, (f"key {self.key_id} may not attest model {target.model!r} "
+                                                f"(its models: {', '.join(self.models) or 'none'})")
+        return None
+
+
+@dataclass(frozen=True)
+class TrustPolicy:
+    """Trusted keys, and the table globs whose attestations must be signed (standalone manifests always must)."""
+
+    keys: tuple[TrustedKey, ...]
+    require_signed: tuple[str, ...] = ("*",)
+    source: str = field(default="<memory>", compare=False)
+
+    # ---- construction -------------------------------------------------------------------------------------------
+    @classmethod
+    def from_public_key(cls, source: str | os.PathLike[str] | bytes | PublicKey) -> TrustPolicy:
+        """``--key PUB.pem``: trust this one key for every table and model, and require a signature everywhere."""
+        key = source if isinstance(source, PublicKey) else PublicKey.load(source)
+        label = "<PEM bytes>" if isinstance(source, (bytes, PublicKey)) else str(source)
+        return cls(keys=(TrustedKey(public_key=key),), source=label)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> TrustPolicy:
+        """A policy from a TOML file; relative ``public_key`` paths are resolved against the file's directory."""
+        file = Path(path)
+        try:
+            text = file.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8"
+            raise PolicyInvalidError(f"{file}: cannot read the trust policy ({why or exc})") from exc
+        return cls.from_toml(text, base_dir=file.parent, source=str(file))
+
+    @classmethod
+    def from_toml(cls, text: str, *, base_dir: str | os.PathLike[str] = ".", source: str = "<toml>") -> TrustPolicy:
+        try:
+            document = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise PolicyInvalidError(f"{source}: not valid TOML ({exc})") from exc
+        return cls.from_dict(document, base_dir=base_dir, source=source)
+
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any], *, base_dir: str | os.PathLike[str] = ".",
+                  source: str = "<dict>") -> TrustPolicy:
+        def bad(message: str, path: str) -> PolicyInvalidError:
+            return PolicyInvalidError(f"{source}: {path}: {message}", path=path)
+
+        # Unknown fields are refused: a misspelt "revokd = true" must not silently leave a key trusted.
+        unknown = set(document) - _TOP_FIELDS
+        if unknown:
+            raise bad(f"unknown field(s) {', '.join(sorted(unknown))}", "$")
+        if document.get("version", POLICY_VERSION) != POLICY_VERSION:
+            raise bad(f"policy version {document.get('version')!r} is not {POLICY_VERSION}", "version")
+        require = _globs(document.get("require_signed", ["*"]), "require_signed", bad)
+        raw_keys = document.get("keys")
+        if not isinstance(raw_keys, list) or not raw_keys:
+            raise bad("a trust policy needs at least one [[keys]] entry", "keys")
+        keys: list[TrustedKey] = []
+        for index, entry in enumerate(raw_keys):
+            keys.append(_trusted_key(entry, f"keys[{index}]", Path(base_dir), bad))
+        seen: set[str] = set()
+        for key in keys:
+            if key.key_id in seen:
+                raise bad(f"key {key.key_id} is listed twice", "keys")
+            seen.add(key.key_id)
+        return cls(keys=tuple(keys), require_signed=require, source=source)
+
+    # ---- judgement ------------------------------------------------------------------------------------------------
+    def requires_signature(self, target: Target) -> bool:
+        """Standalone manifests always (asking for a signature check is asking for a signature); tables by glob."""
+        return target.kind == "manifest" or any(fnmatchcase(target.scope, g) for g in self.require_signed)
+
+    def key(self, key_id: str) -> TrustedKey | None:
+        return next((k for k in self.keys if k.key_id == key_id), None)
+
+    def evaluate(self, envelope: bytes | str | Mapping[str, Any] | None, target: Target,
+                 *, now: dt.datetime | None = None) -> SignatureResult:
+        """Judge ``envelope`` (None: there is none) as the signature of ``target``.
+
+        Passes when some key of the policy verifies a signature over a Statement that attests exactly
+        ``target``, and that key is not revoked, is inside its validity window at ``now`` (default: the current
+        time) and its globs allow the target's table and model. Otherwise the result names the first failure:
+        envelope (signature_missing / signature_invalid), statement (statement_mismatch), then the furthest any
+        verifying key got (key_revoked, key_expired, signer_not_allowed).
+        """
+        now = now or dt.datetime.now(dt.UTC)
+        if now.tzinfo is None:  # a naive instant is taken as UTC, as the policy file's instants all carry offsets
+            now = now.replace(tzinfo=dt.UTC)
+        required = self.requires_signature(target)
+        if envelope is None:
+            if not required:
+                return SignatureResult(passed=True, code=None, required=False,
+                                       message=f"unsigned; the policy does not require a signature for {target.scope}")
+            return SignatureResult.failure(
+                Code.SIGNATURE_MISSING, f"{target.subject_name} carries no signature and the policy requires one",
+                required=required)
+        try:
+            verified = verify_envelope(envelope, [k.public_key for k in self.keys])
+            statement = parse_statement(verified.payload)
+            reason = target.mismatch(statement)
+        except SigningError as err:
+            return SignatureResult.failure(err.code, err.message, signed=True, required=required)
+        if reason is not None:
+            return SignatureResult.failure(Code.STATEMENT_MISMATCH, reason, signed=True, required=required,
+                         verified_keys=verified.signers)
+        refusals: list[tuple[int, Code, str]] = []
+        for key_id in verified.signers:
+            key = self.key(key_id)
+            assert key is not None  # verify_envelope only names keys it was given
+            refusal = key.refusal(target, now)
+            if refusal is None:
+                return SignatureResult(passed=True, code=None, message=f"signed by {key_id}", signer=key_id,
+                                       signed=True, required=required, verified_keys=verified.signers)
+            refusals.append(refusal)
+        _, code, message = max(refusals, key=lambda r: r[0])
+        return SignatureResult.failure(code, message, signed=True, required=required, verified_keys=verified.signers)
+
+
+def _globs(value: Any, path: str, bad: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(g, str) and g for g in value):
+        raise bad("must be a list of non-empty glob strings", path)
+    return tuple(value)
+
+
+def _instant(value: Any, path: str, bad: Any) -> dt.datetime | None:
+    if value is None:
+        return None
+    # A date or a local time has no single instant: a key's window must not depend on the verifier's time zone.
+    if not isinstance(value, dt.datetime) or value.tzinfo is None:
+        raise bad("must be a TOML date-time with an offset, e.g. 2026-01-01T00:00:00Z", path)
+    return value
+
+
+def _trusted_key(entry: Any, path: str, base_dir: Path, bad: Any) -> TrustedKey:
+    if not isinstance(entry, dict):
+        raise bad("must be a table", path)
+    unknown = set(entry) - _KEY_FIELDS
+    if unknown:
+        raise bad(f"unknown field(s) {', '.join(sorted(unknown))}", path)
+    file, inline = entry.get("public_key"), entry.get("public_key_pem")
+    if (file is None) == (inline is None):
+        raise bad("give exactly one of public_key (a PEM file) or public_key_pem (inline PEM)", path)
+    try:
+        if file is not None:
+            if not isinstance(file, str) or not file:
+                raise bad("public_key must be a file name", f"{path}.public_key")
+            # The policy is the verifier's own trust root, so its key paths may be absolute or relative to it.
+            public_key = PublicKey.load(base_dir / file)
+        else:
+            if not isinstance(inline, str):
+                raise bad("public_key_pem must be a PEM string", f"{path}.public_key_pem")
+            public_key = PublicKey.load(inline.encode("utf-8"))
+    except KeyInvalidError as err:
+        raise bad(err.message, path) from err
+    declared = entry.get("id")
+    if declared is not None and declared != public_key.key_id:
+        raise bad(f"id {declared!r} is not the key id of its public key ({public_key.key_id})", f"{path}.id")
+    revoked = entry.get("revoked", False)
+    if not isinstance(revoked, bool):
+        raise bad("revoked must be true or false", f"{path}.revoked")
+    not_before = _instant(entry.get("not_before"), f"{path}.not_before", bad)
+    not_after = _instant(entry.get("not_after"), f"{path}.not_after", bad)
+    if not_before is not None and not_after is not None and not_after < not_before:
+        raise bad("not_after is before not_before", path)
+    return TrustedKey(public_key=public_key, tables=_globs(entry.get("tables", ["*"]), f"{path}.tables", bad),
+                      models=_globs(entry.get("models", ["*"]), f"{path}.models", bad), not_before=not_before,
+                      not_after=not_after, revoked=revoked)
+
