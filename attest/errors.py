@@ -39,6 +39,10 @@ class Code(StrEnum):
     UNSUPPORTED_TABLE = "unsupported_table"
     TABLE_REFERENCE_INVALID = "table_reference_invalid"
     SNAPSHOT_EXPIRED = "snapshot_expired"
+    # Task A (reference interoperability, hostile JSON, honest standalone outcomes); one block for easy merges.
+    MANIFEST_PRODUCED_AT_EMPTY = "manifest_produced_at_empty"
+    ARTIFACTS_DIR_REQUIRED = "artifacts_dir_required"
+    BYTES_NOT_ATTESTED = "bytes_not_attested"
 
 
 @dataclass(frozen=True)
@@ -119,3 +123,9 @@ class TableReferenceError(AttestError):
 
 class PolicyError(AttestError):
     """policy="required" and an attestation failed."""
+
+
+class ArgumentsError(AttestError):
+    """The command's arguments ask for something it cannot do (e.g. ``--level bytes`` with no artifacts)."""
+
+    code = Code.ARTIFACTS_DIR_REQUIRED
