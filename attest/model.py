@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from itertools import accumulate
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from typing import Any, Literal
 
 from attest.canonical import HASH_SCHEME, MAX_DEPTH, canonical_bytes, digest
