@@ -340,8 +340,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE.json")
     p.set_defaults(func=cmd_digest)
 
-    p = sub.add_parser("schema", help="print the embedded rocky-manifest v0.1 JSON Schema",
-                       description="Print the embedded rocky-manifest v0.1 JSON Schema (draft 2020-12).")
+    p = sub.add_parser("schema", help="print the rocky-manifest v0.1 JSON Schema as published by the reference",
+                       description="Print the rocky-manifest v0.1 JSON Schema (draft 2020-12) as published by the "
+                       "reference implementation (Apache-2.0; attest/schema/NOTICE).")
     p.set_defaults(func=cmd_schema)
 
     p = sub.add_parser(
