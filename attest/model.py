@@ -9,7 +9,6 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from itertools import accumulate
 from typing import Any, Literal
 
 from attest.canonical import HASH_SCHEME, MAX_DEPTH, canonical_bytes, digest
@@ -142,21 +141,22 @@ class Manifest:
 # The largest JSON document read: a manifest of ~1.5 million output hashes. Beyond it parsing alone would take
 # gigabytes of memory, so a larger input is refused as malformed instead of exhausting the machine.
 MAX_DOCUMENT_BYTES = 256 * 2**20
-# A JSON string token (outside strings every '"' opens one; an escaped quote never closes one).
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 # A lone surrogate can only come from a \uD800-\uDFFF escape; only then are the strings walked.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _nesting(text: str) -> int:
-    """The deepest nesting of arrays/objects in JSON text, counted without parsing (so without recursion)."""
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
-        return 0  # cannot be deeper than the limit: skip the scan
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
-    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0)
+def _too_deep(document: Any) -> bool:
+    """Whether more than MAX_DEPTH arrays/objects nest, counted as serde_json counts them, without recursion."""
+    stack = [(document, 1)] if isinstance(document, (dict, list)) else []
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
 
 
 def _lone_surrogate(document: Any) -> str | None:
@@ -209,20 +209,22 @@ def load_json_document(text: str | bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES
                                          "range: no f64 holds it") from exc
 
     given_text = isinstance(text, str)
+    too_deep = f"nested more than {MAX_DEPTH} arrays/objects deep: refused, as the reference refuses it"
     try:
         if isinstance(text, bytes):
             text = text.decode("utf-8")
-        depth = _nesting(text)
-        if depth > MAX_DEPTH:
-            raise ManifestMalformedError(f"nested {depth:,} arrays/objects deep; at most {MAX_DEPTH} are accepted")
         document = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant,
                               parse_int=number, parse_float=number)
     except UnicodeDecodeError as exc:
         raise ManifestMalformedError(f"not UTF-8: {exc.reason} at byte {exc.start}") from exc
     except json.JSONDecodeError as exc:
         raise ManifestMalformedError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
-    except RecursionError as exc:  # not reachable after the depth scan; kept so no input can crash a command
-        raise ManifestMalformedError(f"nested too deep to parse (more than {MAX_DEPTH} levels)") from exc
+    except RecursionError as exc:
+        # Python's parser recurses once per level and stops near its recursion limit (~1000): a 100,000-deep
+        # document ends here, cleanly, before any deep Python structure exists.
+        raise ManifestMalformedError(too_deep) from exc
+    if text.count("[") + text.count("{") > MAX_DEPTH and _too_deep(document):
+        raise ManifestMalformedError(too_deep)
     # Decoded bytes hold no surrogate; one can only come from an escape, or from a str given by the caller.
     if _SURROGATE_ESCAPE.search(text) or (given_text and _SURROGATE.search(text)):
         lone = _lone_surrogate(document)
