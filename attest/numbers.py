@@ -27,6 +27,8 @@ _I32_MIN = -(2**31)
 _POW10 = tuple(float(f"1e{k}") for k in range(309))
 _DIGITS = frozenset("0123456789")
 _SHORT_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+_DIGIT_RUN = re.compile(r"[0-9]*")
+_ZERO_RUN = re.compile(r"0*")
 # Plain notation for decimal exponents in this range (zmij's FIXED_DEC_EXP for f64), exponent form outside.
 _FIXED_MIN, _FIXED_MAX = -5, 15
 
@@ -76,10 +78,16 @@ class _Literal:
     def peek(self) -> str:
         return self.text[self.pos] if self.pos < len(self.text) else ""
 
+    def skip_zeros(self) -> int:
+        match = _ZERO_RUN.match(self.text, self.pos)
+        count = match.end() - self.pos if match else 0
+        self.pos += count
+        return count
+
     def skip_digits(self) -> int:
         start = self.pos
-        while self.peek() in _DIGITS:
-            self.pos += 1
+        match = _DIGIT_RUN.match(self.text, start)  # a regex, not a loop: a literal may be megabytes long
+        self.pos = match.end() if match else start
         return self.pos - start
 
     def invalid(self) -> ValueError:
@@ -132,6 +140,8 @@ class _Literal:
     def decimal(self, positive: bool, significand: int, before_point: int) -> float:
         self.pos += 1  # the '.'
         after_point = 0
+        if significand == 0:
+            after_point -= self.skip_zeros()  # 0 * 10 + 0 never overflows: leading zeros only scale
         while self.peek() in _DIGITS:
             digit = ord(self.peek()) - 48
             if _overflows(significand, digit, U64_MAX):
@@ -162,6 +172,8 @@ class _Literal:
             raise self.invalid()
         self.pos += 1
         exp = ord(first) - 48
+        if exp == 0:
+            self.skip_zeros()
         while self.peek() in _DIGITS:
             digit = ord(self.peek()) - 48
             if _overflows(exp, digit, _I32_MAX):

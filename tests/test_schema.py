@@ -189,3 +189,15 @@ def test_fast_output_check_agrees_with_jsonschema(bad: Any) -> None:
     slow = {(p.code, p.path) for p in validate(few)}
     fast = {(p.code, p.path) for p in validate(many)}
     assert slow and slow == fast
+
+
+def test_a_lone_surrogate_in_a_document_from_elsewhere_is_refused() -> None:
+    # JSON text is refused when parsed; a document built from table metadata reaches validate() directly.
+    for path in (["subject", "model"], ["producer", "version"], ["output_hashes", 0, "path"]):
+        doc = mutate(path, "a\ud800b")
+        assert [(p.code, p.path) for p in validate(doc)] == [
+            (Code.MANIFEST_MALFORMED_JSON, "$." + ".".join(map(str, path)).replace(".0.", "[0]."))]
+    many = mutate(["output_hashes"], [{"hash": HEX_A, "path": f"p{i}"} for i in range(200)])
+    many["output_hashes"][150]["path"] = "\udfff"
+    assert [p.path for p in validate(many)] == ["$.output_hashes[150].path"]
+    assert validate(mutate(["subject", "model"], "\U0001f600")) == []
