@@ -202,11 +202,13 @@ def load_json_document(text: str | bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES
         raise ManifestMalformedError(f"{name} is not valid JSON")
 
     def number(literal: str) -> int | float:
+        shown = f"{literal[:40]}{'…' if len(literal) > 40 else ''}"
         try:
             return reference_number(literal)
         except NumberOutOfRange as exc:
-            raise ManifestMalformedError(f"number {literal[:40]}{'…' if len(literal) > 40 else ''} is out of "
-                                         "range: no f64 holds it") from exc
+            raise ManifestMalformedError(f"number {shown} is out of range: no f64 holds it") from exc
+        except ValueError as exc:  # not reachable through json's grammar; kept so no literal can crash a command
+            raise ManifestMalformedError(f"number {shown} is not JSON") from exc
 
     given_text = isinstance(text, str)
     too_deep = f"nested more than {MAX_DEPTH} arrays/objects deep: refused, as the reference refuses it"
