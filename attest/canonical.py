@@ -1,54 +1,106 @@
 """Hash scheme v1: canonical JSON bytes and the BLAKE3 identity over them.
 
-Canonical form (every producer in any language can reproduce it):
-UTF-8; object keys sorted by Unicode code point at every depth; separators "," and ":";
-no insignificant whitespace; non-ASCII written as is; absent optionals omitted by the caller.
-An identity is the lowercase hex of BLAKE3-256 over those bytes.
+Canonical form (every producer in any language can reproduce it; the reference is rocky-core's
+``canonical_json``, serde_json 1.0.151 without arbitrary precision):
+UTF-8; object keys sorted by Unicode code point at every depth; separators "," and ":"; no insignificant
+whitespace; non-ASCII written as is; absent optionals omitted by the caller; numbers as attest.numbers says
+(integers within i64/u64 as is, everything else an f64 in serde_json's shortest form); at most MAX_DEPTH
+nested arrays/objects. An identity is the lowercase hex of BLAKE3-256 over those bytes.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import blake3
 
+from attest.numbers import I64_MIN, U64_MAX, NumberOutOfRange, format_number
+
 HASH_SCHEME = "v1"
+# serde_json's recursion limit: the reference reads at most 127 nested arrays/objects, so a deeper document
+# has no identity it can reproduce (and Python's own recursion stays far from its limit).
+MAX_DEPTH = 127
 
 JSONValue = Any  # a JSON document: dict / list / str / int / float / bool / None
 
 
 class CanonicalizationError(ValueError):
-    """The value cannot be written as canonical JSON (non-finite float, non-string key, unknown type)."""
+    """The value cannot be written as canonical JSON (non-finite or out-of-range number, non-string key,
+    lone surrogate, unknown type, nesting deeper than MAX_DEPTH)."""
 
 
-def _check(value: JSONValue, where: str) -> None:
-    # Python's json would write NaN/Infinity, which are not JSON: refuse instead of forking the format.
-    if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
-        return
+def _check(value: JSONValue, where: str, depth: int) -> bool:
+    """Refuse what has no canonical form; True when a number needs the reference's own writing (a float, or an
+    int beyond i64/u64) rather than Python's json."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return False
+    if isinstance(value, int):
+        return not I64_MIN <= value <= U64_MAX
     if isinstance(value, float):
-        if not math.isfinite(value):
-            raise CanonicalizationError(f"{where}: non-finite number {value!r} has no JSON form")
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise CanonicalizationError(f"{where}: object key {key!r} is not a string")
-            _check(item, f"{where}.{key}")
-        return
-    if isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            _check(item, f"{where}[{index}]")
-        return
+        return True
+    if isinstance(value, (dict, list, tuple)):
+        if depth >= MAX_DEPTH:
+            raise CanonicalizationError(f"{where}: nested deeper than {MAX_DEPTH} arrays/objects")
+        special = False
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise CanonicalizationError(f"{where}: object key {key!r} is not a string")
+                special = _check(item, f"{where}.{key}", depth + 1) or special
+        else:
+            for index, item in enumerate(value):
+                special = _check(item, f"{where}[{index}]", depth + 1) or special
+        return special
     raise CanonicalizationError(f"{where}: {type(value).__name__} is not a JSON value")
+
+
+def _string(text: str) -> str:
+    # Python's escaping is serde_json's: \" \\ \b \f \n \r \t, other controls as \u00xx, the rest as is.
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _write(value: JSONValue, out: list[str]) -> None:
+    """The slow path, for documents holding numbers Python's json would write differently."""
+    if isinstance(value, str):
+        out.append(_string(value))
+    elif value is None:
+        out.append("null")
+    elif isinstance(value, bool):
+        out.append("true" if value else "false")
+    elif isinstance(value, (int, float)):
+        out.append(format_number(value))
+    elif isinstance(value, dict):
+        out.append("{")
+        for index, key in enumerate(sorted(value)):
+            if index:
+                out.append(",")
+            out.append(_string(key))
+            out.append(":")
+            _write(value[key], out)
+        out.append("}")
+    else:
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            _write(item, out)
+        out.append("]")
 
 
 def canonical_bytes(document: JSONValue) -> bytes:
     """The v1 canonical JSON encoding of ``document``."""
-    _check(document, "$")
-    # sort_keys sorts str keys by code point, which is the v1 rule; ensure_ascii=False keeps non-ASCII as is.
-    text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    try:
+        if _check(document, "$", 0):
+            parts: list[str] = []
+            _write(document, parts)
+            text = "".join(parts)
+        else:
+            # Strings, in-range ints, booleans and null only: Python's C encoder writes exactly the v1 bytes
+            # (sort_keys sorts by code point; ensure_ascii=False keeps non-ASCII as is).
+            text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except NumberOutOfRange as exc:
+        raise CanonicalizationError(f"$: {exc}: the reference reads no f64 from it") from exc
     # surrogatepass would hide lone surrogates; strict UTF-8 refuses them, as the format must.
     try:
         return text.encode("utf-8")

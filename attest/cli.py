@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from attest import __version__
 from attest.canonical import CanonicalizationError, digest
-from attest.errors import AttestError, Code
-from attest.model import Manifest, load_json_document
+from attest.errors import ArgumentsError, AttestError, Code, ManifestMalformedError
+from attest.model import MAX_DOCUMENT_BYTES, Manifest, load_json_document
 from attest.schema import schema_text
 from attest.verify.report import LEVELS, Report
 
@@ -54,10 +54,14 @@ class Progress:
 
 
 def _read_input(name: str) -> bytes:
+    """The bytes of a file or stdin, at most one byte more than any JSON document accepted (the parser then
+    refuses it as too large, instead of this reading gigabytes)."""
+    limit = MAX_DOCUMENT_BYTES + 1
     if name == "-":
-        return sys.stdin.buffer.read()
+        return sys.stdin.buffer.read(limit)
     try:
-        return Path(name).read_bytes()
+        with open(name, "rb") as handle:
+            return handle.read(limit)
     except FileNotFoundError as exc:
         raise AttestError(f"{name}: no such manifest file (nor a Delta table: no _delta_log there)",
                           code=Code.MANIFEST_MISSING) from exc
@@ -86,12 +90,12 @@ def _print_report(report: Report, as_json: bool) -> int:
 
 # ---- digest / schema ------------------------------------------------------------------------------------
 def cmd_digest(args: argparse.Namespace) -> int:
+    document = load_json_document(_read_input(args.file))  # AttestError: coded, exit 2 (main)
     try:
-        document = load_json_document(_read_input(args.file))
-        print(digest(document))
-    except CanonicalizationError as exc:
-        print(f"attest: manifest_malformed_json: {exc}", file=sys.stderr)
-        return EXIT_UNREADABLE
+        identity = digest(document)
+    except CanonicalizationError as exc:  # not reachable for parsed text; kept so no document crashes digest
+        raise ManifestMalformedError(str(exc)) from exc
+    print(identity)
     return EXIT_OK
 
 
@@ -123,9 +127,13 @@ def _verify_manifest(args: argparse.Namespace) -> int:
     from attest.verify.manifest import verify_manifest_bytes
 
     try:
+        if args.level == "bytes" and artifacts is None:
+            # Checked before reading: asking for bytes with nothing to hash is a usage error, not a schema check.
+            raise ArgumentsError("--level bytes needs the artifacts: give --artifacts-dir DIR (or verify a "
+                                 "standalone carrier directory)", code=Code.ARTIFACTS_DIR_REQUIRED)
         policy = _trust_policy(args)  # before any hashing: a bad key or policy file is an input error (exit 2)
         data = _read_input(target)
-        report = verify_manifest_bytes(data, subject=target, artifacts_dir=artifacts,
+        report = verify_manifest_bytes(data, subject=target, artifacts_dir=artifacts, level=args.level,
                                        progress=Progress("hashing artifacts"))
         _check_manifest_signature(args, target, data, policy, report)
     except AttestError as err:
@@ -265,11 +273,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
                                            "signatures are not checked yet", code=Code.MANIFEST_INVALID_FIELD),
                                args.json)
         return _verify_table(args)
-    if args.level not in (None, "bytes", "schema") or getattr(args, "version", None):
-        return _emit_error(AttestError("--level files and --version apply to tables, not manifest files",
-                                       code=Code.MANIFEST_INVALID_FIELD), args.json)
-    if args.level == "schema":
-        args.artifacts_dir = None
+    if args.level not in (None, "bytes", "schema") or getattr(args, "version", None) \
+            or getattr(args, "snapshot_id", None):
+        return _emit_error(AttestError("--level files, --version and --snapshot-id apply to tables, not manifest "
+                                       "files", code=Code.MANIFEST_INVALID_FIELD), args.json)
     return _verify_manifest(args)
 
 
@@ -424,8 +431,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE.json")
     p.set_defaults(func=cmd_digest)
 
-    p = sub.add_parser("schema", help="print the embedded rocky-manifest v0.1 JSON Schema",
-                       description="Print the embedded rocky-manifest v0.1 JSON Schema (draft 2020-12).")
+    p = sub.add_parser("schema", help="print the rocky-manifest v0.1 JSON Schema as published by the reference",
+                       description="Print the rocky-manifest v0.1 JSON Schema (draft 2020-12) as published by the "
+                       "reference implementation (Apache-2.0; attest/schema/NOTICE).")
     p.set_defaults(func=cmd_schema)
 
     p = sub.add_parser(
@@ -436,7 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("target", metavar="MANIFEST.json|TABLE")
     p.add_argument("--artifacts-dir", metavar="DIR", help="directory holding the artifacts a manifest names")
     p.add_argument("--level", choices=LEVELS, default=None,
-                   help="tables: schema, files (binding) or bytes (default when output hashes exist)")
+                   help="schema, files (tables: binding) or bytes; default bytes where output hashes and files "
+                   "exist. Manifests: bytes needs --artifacts-dir")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     signing = p.add_mutually_exclusive_group()
     signing.add_argument("--key", metavar="PUB.pem", help="require a signature by this public key (docs/signing.md)")

@@ -56,6 +56,10 @@ class Code(StrEnum):
     KEY_EXPIRED = "key_expired"
     KEY_INVALID = "key_invalid"
     POLICY_INVALID = "policy_invalid"
+    # Task A (reference interoperability, hostile JSON, honest standalone outcomes); one block for easy merges.
+    MANIFEST_PRODUCED_AT_EMPTY = "manifest_produced_at_empty"
+    ARTIFACTS_DIR_REQUIRED = "artifacts_dir_required"
+    BYTES_NOT_ATTESTED = "bytes_not_attested"
 
 
 @dataclass(frozen=True)
@@ -155,3 +159,9 @@ class SupersededError(CarrierError):
 
 class PolicyError(AttestError):
     """policy="required" and an attestation failed."""
+
+
+class ArgumentsError(AttestError):
+    """The command's arguments ask for something it cannot do (e.g. ``--level bytes`` with no artifacts)."""
+
+    code = Code.ARTIFACTS_DIR_REQUIRED

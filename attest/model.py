@@ -6,12 +6,14 @@ Parsing is strict (the schema decides); serialisation omits absent optionals, so
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from attest.canonical import HASH_SCHEME, canonical_bytes, digest
+from attest.canonical import HASH_SCHEME, MAX_DEPTH, canonical_bytes, digest
 from attest.errors import ManifestInvalidError, ManifestMalformedError, UnsupportedVersionError
+from attest.numbers import NumberOutOfRange, reference_number
 from attest.schema import validate
 
 MANIFEST_VERSION = "0.1"
@@ -136,8 +138,56 @@ class Manifest:
         return cls.from_dict(load_json_document(text))
 
 
-def load_json_document(text: str | bytes) -> Any:
-    """Parse JSON strictly: duplicate keys and NaN/Infinity are malformed, not silently resolved."""
+# The largest JSON document read: a manifest of ~1.5 million output hashes. Beyond it parsing alone would take
+# gigabytes of memory, so a larger input is refused as malformed instead of exhausting the machine.
+MAX_DOCUMENT_BYTES = 256 * 2**20
+# A lone surrogate can only come from a \uD800-\uDFFF escape; only then are the strings walked.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _too_deep(document: Any) -> bool:
+    """Whether more than MAX_DEPTH arrays/objects nest, counted as serde_json counts them, without recursion."""
+    stack = [(document, 1)] if isinstance(document, (dict, list)) else []
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
+
+
+def _lone_surrogate(document: Any) -> str | None:
+    """The first string (key or value) holding a lone surrogate, walked without recursion."""
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                return node
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None
+
+
+def load_json_document(text: str | bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
+    """Parse JSON text as the reference reads it, or raise ManifestMalformedError.
+
+    Refused, because two readers could otherwise disagree on what the document says: duplicate keys,
+    NaN/Infinity, invalid UTF-8, lone surrogates (\\ud800), numbers no f64 holds (1e400), more than MAX_DEPTH
+    nested arrays/objects, more than ``max_bytes`` bytes. Numbers are the reference's values
+    (attest.numbers): an int within i64/u64, otherwise an f64.
+    """
+    size = len(text)
+    if isinstance(text, str) and size * 4 > max_bytes:
+        size = len(text.encode("utf-8", "surrogatepass"))  # exact only where it can matter
+    if size > max_bytes:
+        raise ManifestMalformedError(f"document is {size:,} bytes, more than the {max_bytes:,} this reader accepts")
 
     def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -151,11 +201,35 @@ def load_json_document(text: str | bytes) -> Any:
     def no_constant(name: str) -> Any:
         raise ManifestMalformedError(f"{name} is not valid JSON")
 
+    def number(literal: str) -> int | float:
+        shown = f"{literal[:40]}{'…' if len(literal) > 40 else ''}"
+        try:
+            return reference_number(literal)
+        except NumberOutOfRange as exc:
+            raise ManifestMalformedError(f"number {shown} is out of range: no f64 holds it") from exc
+        except ValueError as exc:  # not reachable through json's grammar; kept so no literal can crash a command
+            raise ManifestMalformedError(f"number {shown} is not JSON") from exc
+
+    given_text = isinstance(text, str)
+    too_deep = f"nested more than {MAX_DEPTH} arrays/objects deep: refused, as the reference refuses it"
     try:
         if isinstance(text, bytes):
             text = text.decode("utf-8")
-        return json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant)
+        document = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant,
+                              parse_int=number, parse_float=number)
     except UnicodeDecodeError as exc:
         raise ManifestMalformedError(f"not UTF-8: {exc.reason} at byte {exc.start}") from exc
     except json.JSONDecodeError as exc:
         raise ManifestMalformedError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    except RecursionError as exc:
+        # Python's parser recurses once per level and stops near its recursion limit (~1000): a 100,000-deep
+        # document ends here, cleanly, before any deep Python structure exists.
+        raise ManifestMalformedError(too_deep) from exc
+    if text.count("[") + text.count("{") > MAX_DEPTH and _too_deep(document):
+        raise ManifestMalformedError(too_deep)
+    # Decoded bytes hold no surrogate; one can only come from an escape, or from a str given by the caller.
+    if _SURROGATE_ESCAPE.search(text) or (given_text and _SURROGATE.search(text)):
+        lone = _lone_surrogate(document)
+        if lone is not None:
+            raise ManifestMalformedError(f"string {lone[:40]!r} holds a lone surrogate escape: not Unicode text")
+    return document

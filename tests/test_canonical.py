@@ -68,3 +68,90 @@ def test_refuses_values_without_a_json_form(bad: Any) -> None:
 def test_digest_is_lowercase_64_hex() -> None:
     value = digest({"a": 1})
     assert len(value) == 64 and value == value.lower() and int(value, 16) >= 0
+
+
+# ---- numbers, as the reference writes them (docs/hash-scheme-v1.md, "Numbers"; tests/conformance runs the binary) --
+# (JSON text in, canonical bytes out): each row is in the docs table.
+NUMBER_VECTORS = [
+    ("[0,-0,1,-1]", "[0,-0.0,1,-1]"),
+    ("[1.0,1e2,100.0,12.5e1]", "[1.0,100.0,100.0,125.0]"),
+    ("[1e-7,1E+30,1e+16,1e15]", "[1e-7,1e+30,1e+16,1000000000000000.0]"),
+    ("[0.00001,0.000001,2.5e-5]", "[0.00001,1e-6,0.000025]"),
+    ("[18446744073709551615,18446744073709551616]", "[18446744073709551615,1.8446744073709552e+19]"),
+    ("[-9223372036854775808,-9223372036854775809]", "[-9223372036854775808,-9.223372036854776e+18]"),
+    ("[12345678901234567890123]", "[1.2345678901234568e+22]"),
+    ("[5e-324,1.7976931348623157e308,1e-400,-1e-400]", "[5e-324,1.7976931348623157e+308,0.0,-0.0]"),
+    ("[-1.5e-300,10928588.983213553]", "[-1.4999999999999998e-300,10928588.983213551]"),
+]
+
+
+@pytest.mark.parametrize(("text", "canonical"), NUMBER_VECTORS)
+def test_number_vectors(text: str, canonical: str) -> None:
+    from attest.model import load_json_document
+
+    assert canonical_bytes(load_json_document(text)) == canonical.encode()
+
+
+def test_number_vector_identities_in_the_docs() -> None:
+    from attest.model import load_json_document
+
+    assert digest(load_json_document("[-0]")) == "999679f282a8c9d5e7e654e764f0042a50ddcc21d4788e86127f6251ddae0685"
+    assert digest(load_json_document("[1e-7,1e30]")) == \
+        "38a173ec310480fff0825dd6a6f92c348e5bea438695488f317ee59af5c9ad32"
+    assert digest(load_json_document("[18446744073709551616]")) == \
+        "c9faf8c53ce27378bd030a30538e793ccbeb02b646b5da65a2ede99e576768c1"
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+@settings(max_examples=2000)
+def test_an_f64_is_written_in_its_shortest_round_trip_form(value: float) -> None:
+    import math
+    import re
+    from decimal import Decimal
+
+    from attest.numbers import format_f64
+
+    text = format_f64(value)
+    assert float(text) == value and math.copysign(1, float(text)) == math.copysign(1, value)
+    assert re.fullmatch(r"-?(\d+\.\d+|\d(\.\d+)?e[+-][1-9]\d{0,2})", text), text
+    # As few significant digits as Python's shortest repr (tests/conformance checks the digits against zmij).
+    assert Decimal(text).normalize().as_tuple().digits == Decimal(repr(value)).normalize().as_tuple().digits
+    # Plain notation exactly for decimal exponents -5..15 of the first digit, exponent form outside.
+    exponent = Decimal(text).adjusted() if value else 0
+    assert ("e" in text) == (not -5 <= exponent <= 15)
+
+
+@given(st.integers(min_value=2**64, max_value=2**1100) | st.integers(min_value=-(2**1100), max_value=-(2**63) - 1))
+@settings(max_examples=300)
+def test_an_int_beyond_64_bits_is_the_f64_the_reference_reads_from_its_text(value: int) -> None:
+    from attest.errors import ManifestMalformedError
+    from attest.model import load_json_document
+
+    try:
+        expected = canonical_bytes(load_json_document(f"[{value}]"))
+    except ManifestMalformedError:
+        with pytest.raises(CanonicalizationError, match="out of range"):
+            canonical_bytes([value])
+        return
+    assert canonical_bytes([value]) == expected
+    assert b"e+" in expected or b"." in expected
+
+
+def test_in_range_ints_and_floats_keep_their_kind() -> None:
+    assert canonical_bytes([2**64 - 1, -(2**63), 1.0, -0.0, 0.0]) == b"[18446744073709551615,-9223372036854775808," \
+        b"1.0,-0.0,0.0]"
+    assert canonical_bytes({"b": [0.1], "a": 1}) == b'{"a":1,"b":[0.1]}'
+
+
+def test_canonical_depth_limit() -> None:
+    deep: Any = []
+    for _ in range(126):
+        deep = [deep]
+    assert canonical_bytes(deep) == b"[" * 127 + b"]" * 127
+    with pytest.raises(CanonicalizationError, match="deeper than 127"):
+        canonical_bytes([deep])
+    hostile: Any = {}
+    for _ in range(100_000):
+        hostile = {"a": hostile}
+    with pytest.raises(CanonicalizationError, match="deeper than 127"):
+        canonical_bytes(hostile)

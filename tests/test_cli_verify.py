@@ -201,3 +201,124 @@ def test_unreadable_table_references_exit_2_with_their_code(tmp_path: Path) -> N
     assert json.loads(unknown_catalog.stdout)["errors"][0]["code"] == "table_reference_invalid"
     malformed = run_cli("verify", "iceberg://catalog-without-table")
     assert malformed.returncode == 2 and "table_reference_invalid" in malformed.stderr
+
+
+# ---- honest outcomes: --level bytes means bytes -------------------------------------------------------------------
+def test_level_bytes_without_artifacts_is_an_error_not_a_schema_check(tmp_path: Path,
+                                                                      valid_doc: dict[str, Any]) -> None:
+    _, h = _artifact(tmp_path)
+    valid_doc["output_hashes"] = [{"hash": h}]
+    for args, stdin in ((["-"], json.dumps(valid_doc).encode()), ([str(_write(tmp_path, valid_doc))], None)):
+        result = run_cli("verify", *args, "--level", "bytes", stdin=stdin)
+        assert result.returncode == 2 and "artifacts_dir_required" in result.stderr and result.stdout == ""
+        as_json = run_cli("verify", *args, "--level", "bytes", "--json", stdin=stdin)
+        assert as_json.returncode == 2
+        report = json.loads(as_json.stdout)  # exactly one JSON object
+        assert [e["code"] for e in report["errors"]] == ["artifacts_dir_required"] and report["passed"] is False
+
+
+def test_level_bytes_on_a_manifest_without_output_hashes_fails(tmp_path: Path, valid_doc: dict[str, Any]) -> None:
+    artifacts, _ = _artifact(tmp_path)
+    manifest = _write(tmp_path, valid_doc)
+    result = run_cli("verify", str(manifest), "--artifacts-dir", str(artifacts), "--level", "bytes", "--json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert [e["code"] for e in report["errors"]] == ["bytes_not_attested"]
+    assert report["requested_level"] == "bytes" and report["level"] == "schema" and report["verdict"] == "NOT VERIFIED"
+    # Without --level the same manifest is honestly "schema only", exit 0.
+    assert last_line(run_cli("verify", str(manifest), "--artifacts-dir", str(artifacts)).stdout) == SCHEMA_ONLY
+
+
+def test_level_schema_never_reads_artifacts(tmp_path: Path, valid_doc: dict[str, Any]) -> None:
+    artifacts, _ = _artifact(tmp_path)
+    valid_doc["output_hashes"] = [{"hash": "e" * 64}]  # no such artifact: a bytes check would fail
+    manifest = _write(tmp_path, valid_doc)
+    result = run_cli("verify", str(manifest), "--artifacts-dir", str(artifacts), "--level", "schema")
+    assert result.returncode == 0 and last_line(result.stdout) == SCHEMA_ONLY
+
+
+def test_table_only_options_on_a_manifest_exit_2(tmp_path: Path, valid_doc: dict[str, Any]) -> None:
+    manifest = str(_write(tmp_path, valid_doc))
+    for extra in (["--level", "files"], ["--version", "3"], ["--snapshot-id", "5"]):
+        result = run_cli("verify", manifest, *extra, "--json")
+        assert result.returncode == 2 and json.loads(result.stdout)["verdict"] == "UNREADABLE"
+
+
+def test_offline_check_of_a_partitioned_table_directory(tmp_path: Path, valid_doc: dict[str, Any]) -> None:
+    table = tmp_path / "orders"
+    files = {"region=EU/part-0.parquet": b"eu rows", "region=US/part-0.parquet": b"us rows",
+             "region=a b/part-1.parquet": b"spaced rows"}
+    for rel, data in files.items():
+        (table / rel).parent.mkdir(parents=True, exist_ok=True)
+        (table / rel).write_bytes(data)
+    valid_doc["output_hashes"] = [{"hash": blake3.blake3(d).hexdigest(), "path": p} for p, d in sorted(files.items())]
+    manifest = _write(tmp_path, valid_doc)
+    result = run_cli("verify", str(manifest), "--artifacts-dir", str(table))
+    assert result.returncode == 0 and last_line(result.stdout) == VERIFIED, result.stdout
+    (table / "region=US/part-0.parquet").unlink()
+    result = run_cli("verify", str(manifest), "--artifacts-dir", str(table), "--json")
+    assert result.returncode == 1
+    [error] = json.loads(result.stdout)["errors"]
+    assert error["code"] == "artifact_missing" and error["path"] == "$.output_hashes[1]"
+    assert "tried region=US/part-0.parquet, part-0.parquet, " in error["message"]
+
+
+# ---- hostile JSON: a coded malformed input, exit 2, one JSON object with --json ------------------------------------
+HOSTILE = {
+    "deep-array": b"[" * 100_000 + b"]" * 100_000,
+    "deep-object": b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+    "unclosed": b"[" * 100_000,
+    "lone-surrogate": b'{"manifest_version": "0.1", "producer": {"name": "\\ud800", "version": "1"}}',
+    "out-of-range": b'{"manifest_version": "0.1", "n": 1e400}',
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_json_is_a_coded_malformed_input(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "hostile.json"
+    path.write_bytes(HOSTILE[name])
+    for args, stdin in (([str(path)], None), (["-"], HOSTILE[name])):
+        result = run_cli("verify", *args, stdin=stdin)
+        assert result.returncode == 2 and "manifest_malformed_json" in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and "RecursionError" not in result.stderr
+        as_json = run_cli("verify", *args, "--json", stdin=stdin)
+        assert as_json.returncode == 2
+        report = json.loads(as_json.stdout)
+        assert report["verdict"] == "UNREADABLE" and report["errors"][0]["code"] == "manifest_malformed_json"
+        digest_result = run_cli("digest", *args, stdin=stdin)
+        assert digest_result.returncode == 2 and "manifest_malformed_json" in digest_result.stderr
+        assert digest_result.stdout == "" and "Traceback" not in digest_result.stderr
+
+
+def test_a_lone_surrogate_in_a_valid_manifest_is_refused_by_verify_and_digest(tmp_path: Path,
+                                                                             valid_doc: dict[str, Any]) -> None:
+    # Formerly accepted by verify (schema only, exit 0) and refused by digest: now refused everywhere.
+    valid_doc["subject"]["model"] = "orders\ud83d"
+    path = _write(tmp_path, valid_doc)  # json.dumps writes the \ud83d escape
+    assert "\\ud83d" in path.read_text()
+    for command in ("verify", "digest"):
+        result = run_cli(command, str(path))
+        assert result.returncode == 2 and "lone surrogate" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_document_beyond_the_size_limit_is_refused_without_reading_it_all(tmp_path: Path) -> None:
+    from attest.model import MAX_DOCUMENT_BYTES
+
+    path = tmp_path / "huge.json"
+    with path.open("wb") as handle:
+        handle.truncate(MAX_DOCUMENT_BYTES + 10 * 2**20)  # sparse: no disk used
+    for command in (["verify", "--json"], ["digest"]):
+        result = run_cli(command[0], str(path), *command[1:])
+        assert result.returncode == 2
+        out = json.loads(result.stdout)["errors"][0]["message"] if "--json" in command else result.stderr
+        assert "more than the 268,435,456 this reader accepts" in out
+
+
+@pytest.mark.parametrize(("text", "canonical"), [
+    ("[0, -0, 1e-7, 1E+30, 18446744073709551616]", b"[0,-0.0,1e-7,1e+30,1.8446744073709552e+19]"),
+    ('{"b": [1.0, 100, 1e2], "a": -1.5e-300}', b'{"a":-1.4999999999999998e-300,"b":[1.0,100,100.0]}'),
+])
+def test_digest_hashes_numbers_as_the_reference(text: str, canonical: bytes) -> None:
+    result = run_cli("digest", "-", stdin=text.encode())
+    assert result.returncode == 0 and result.stdout.strip() == blake3.blake3(canonical).hexdigest()

@@ -48,11 +48,33 @@ def test_dotdot_path_is_never_followed(layout: tuple[Path, Path], valid_doc: dic
     assert codes(report) == ["artifact_missing"]
 
 
-@pytest.mark.parametrize("name", ["..", ".", "a/..", "x\\.."])
-def test_basename_that_escapes_is_refused(layout: tuple[Path, Path], valid_doc: dict[str, Any], name: str) -> None:
-    artifacts, _ = layout
+@pytest.mark.parametrize("name", ["..", ".", "a/..", "/", "./", "x/../..", "x\\..", "a\x00b"])
+def test_a_path_naming_no_file_inside_is_never_followed(layout: tuple[Path, Path], valid_doc: dict[str, Any],
+                                                         name: str) -> None:
+    # As the reference: a path ending in `..` (or naming nothing) has no file name, and only the hash names are
+    # tried; a backslash is part of a Unix file name, never a separator. Nothing outside DIR is read.
+    artifacts, outside = layout
     report = verify_document(_doc(valid_doc, name), subject="m", artifacts_dir=artifacts)
-    assert codes(report) == ["artifact_outside_root"]
+    assert codes(report) == ["artifact_missing"]
+    assert "tried" in report.errors[0].message and str(outside) not in report.errors[0].message
+    # The content-addressed name still verifies, as rocky-verify does.
+    (artifacts / f"{SECRET_HASH}.parquet").write_bytes(SECRET)
+    assert verify_document(_doc(valid_doc, name), subject="m", artifacts_dir=artifacts).passed
+
+
+def test_a_partitioned_path_resolves_under_the_directory_first(layout: tuple[Path, Path],
+                                                                valid_doc: dict[str, Any]) -> None:
+    artifacts, _ = layout
+    (artifacts / "region=EU").mkdir()
+    (artifacts / "region=EU" / "part-0.parquet").write_bytes(SECRET)
+    (artifacts / "part-0.parquet").write_bytes(b"another partition's file of the same name")
+    report = verify_document(_doc(valid_doc, "region=EU/part-0.parquet"), subject="m", artifacts_dir=artifacts)
+    assert report.passed and report.files_checked == 1
+    # Missing: the error names every candidate tried, in order.
+    report = verify_document(_doc(valid_doc, "region=US/part-9.parquet", "e" * 64), subject="m",
+                             artifacts_dir=artifacts)
+    assert codes(report) == ["artifact_missing"]
+    assert f"tried region=US/part-9.parquet, part-9.parquet, {'e' * 64}, {'e' * 64}.parquet" in report.errors[0].message
 
 
 def test_symlink_escaping_the_directory_is_refused(layout: tuple[Path, Path], valid_doc: dict[str, Any]) -> None:
@@ -69,8 +91,15 @@ def test_symlink_escaping_the_directory_is_refused(layout: tuple[Path, Path], va
 def test_symlinked_directory_escape_is_refused(layout: tuple[Path, Path], valid_doc: dict[str, Any]) -> None:
     artifacts, outside = layout
     os.symlink(outside, artifacts / "sub")
-    # A path through a symlinked folder: only the basename is used, so the folder is never entered.
+    # A path through a symlinked folder that leads outside: refused, the file is never read.
     report = verify_document(_doc(valid_doc, "sub/secret.bin"), subject="m", artifacts_dir=artifacts)
+    assert codes(report) == ["artifact_outside_root"]
+
+
+def test_symlink_loop_is_not_a_crash(layout: tuple[Path, Path], valid_doc: dict[str, Any]) -> None:
+    artifacts, _ = layout
+    os.symlink(artifacts / "loop", artifacts / "loop")
+    report = verify_document(_doc(valid_doc, "loop/secret.bin"), subject="m", artifacts_dir=artifacts)
     assert codes(report) == ["artifact_missing"]
 
 

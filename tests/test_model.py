@@ -51,8 +51,15 @@ def test_dict_model_dict_is_exact(doc: dict[str, Any]) -> None:
 @given(documents())
 @settings(max_examples=100)
 def test_absent_optionals_are_omitted_not_null(doc: dict[str, Any]) -> None:
-    text = Manifest.from_dict(doc).to_json()
-    assert "null" not in text.replace(json.dumps(doc["producer"]["name"]), "")
+    def values(node: Any) -> list[Any]:
+        if isinstance(node, dict):
+            return [v for item in node.values() for v in [item, *values(item)]]
+        if isinstance(node, list):
+            return [v for item in node for v in [item, *values(item)]]
+        return []
+
+    # Checked on the parsed text, not by searching it: a model may well be named "null".
+    assert None not in values(json.loads(Manifest.from_dict(doc).to_json()))
 
 
 def test_model_is_immutable(valid_doc: dict[str, Any]) -> None:
@@ -65,3 +72,70 @@ def test_model_is_immutable(valid_doc: dict[str, Any]) -> None:
 def test_malformed_json_is_refused(text: str | bytes) -> None:
     with pytest.raises(ManifestMalformedError):
         load_json_document(text)
+
+
+# ---- hostile and reference-divergent JSON: every case a coded ManifestMalformedError, never a crash -------------
+def test_nesting_limit_is_the_reference_parsers() -> None:
+    from attest.canonical import MAX_DEPTH
+
+    assert MAX_DEPTH == 127  # serde_json's recursion limit: rocky-canon reads 127 levels and refuses 128
+    assert load_json_document("[" * 127 + "]" * 127) is not None
+    assert load_json_document('{"a":' * 127 + "1" + "}" * 127) is not None
+    for text in ("[" * 128 + "]" * 128, '{"a":' * 128 + "1" + "}" * 128):
+        with pytest.raises(ManifestMalformedError, match="more than 127 arrays/objects deep"):
+            load_json_document(text)
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, "[" * 100_000, '{"a":' * 100_000 + "1",
+                                  '[{"a":[' * 40_000 + "]}]" * 40_000])
+def test_a_100000_deep_document_is_malformed_not_a_recursion_error(text: str) -> None:
+    with pytest.raises(ManifestMalformedError, match="deep"):
+        load_json_document(text)
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
+    text = '["' + "[" * 1000 + '", "\\"' + "{" * 1000 + '"]'
+    assert load_json_document(text) == ["[" * 1000, '"' + "{" * 1000]
+
+
+def test_size_limit() -> None:
+    doc = '{"a": "' + "x" * 1000 + '"}'
+    assert load_json_document(doc, max_bytes=len(doc)) == {"a": "x" * 1000}
+    with pytest.raises(ManifestMalformedError, match="more than the 1,000 this reader accepts"):
+        load_json_document(doc, max_bytes=1000)
+    with pytest.raises(ManifestMalformedError, match="bytes"):
+        load_json_document(doc.encode(), max_bytes=1000)
+
+
+@pytest.mark.parametrize("text", ['"\\ud800"', '{"\\udfff": 1}', '["ok", {"k": "a\\ud83dz"}]', '"\\ude00\\ud83d"',
+                                  "\"\ud800\""])
+def test_lone_surrogates_are_malformed(text: str) -> None:
+    with pytest.raises(ManifestMalformedError, match="lone surrogate"):
+        load_json_document(text)
+
+
+def test_surrogate_pairs_and_escaped_backslashes_are_fine() -> None:
+    assert load_json_document('"\\ud83d\\ude00"') == "\U0001f600"
+    assert load_json_document('"\\\\ud800"') == "\\ud800"  # an escaped backslash, then plain text
+
+
+@pytest.mark.parametrize("text", ["[1e400]", "[-1e400]", "[1" + "0" * 400 + "]", "[1e2147483648]",
+                                  "[1.7976931348623159e308]"])
+def test_numbers_no_f64_holds_are_malformed(text: str) -> None:
+    with pytest.raises(ManifestMalformedError, match="out of range"):
+        load_json_document(text)
+
+
+def test_numbers_are_the_reference_values() -> None:
+    doc = load_json_document("[0, -0, 1.0, 18446744073709551615, 18446744073709551616, -9223372036854775808, "
+                             "-9223372036854775809, 1e-400, 0e999999999999, -1.5e-300, 1" + "0" * 5000 + "e-4990]")
+    assert doc[0] == 0 and isinstance(doc[0], int)
+    assert doc[1] == 0.0 and str(doc[1]) == "-0.0"  # -0 is the float -0.0, as serde_json reads it
+    assert doc[2] == 1.0 and isinstance(doc[2], float)
+    assert doc[3] == 2**64 - 1 and isinstance(doc[3], int)
+    assert doc[4] == 1.8446744073709552e19 and isinstance(doc[4], float)
+    assert doc[5] == -(2**63) and isinstance(doc[5], int)
+    assert isinstance(doc[6], float)
+    assert doc[7] == 0.0 and doc[8] == 0.0
+    assert doc[9] == -1.4999999999999998e-300  # serde_json's fast path, not the correctly rounded -1.5e-300
+    assert doc[10] == 1e10  # 5000 digits: only the first 20 are kept, the rest only scale (no int() of them)

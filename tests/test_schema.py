@@ -9,7 +9,8 @@ import pytest
 
 from attest.errors import Code, ManifestInvalidError, UnsupportedVersionError
 from attest.model import Manifest
-from attest.schema import schema, validate
+from attest.schema import schema, schema_problems, schema_text, validate
+from attest.schema.semantics import semantic_problems
 from tests.conftest import HEX_A, VALID
 
 
@@ -76,7 +77,7 @@ def test_output_hash_is_64_hex() -> None:
 
 
 @pytest.mark.parametrize("path", [["producer", "name"], ["producer", "version"], ["subject", "model"],
-                                  ["subject", "run_id"], ["subject", "produced_at"], ["subject", "status"],
+                                  ["subject", "run_id"], ["subject", "status"], ["hash_scheme"],
                                   ["output_hashes", 0, "path"]])
 def test_strings_are_non_empty(path: list[Any]) -> None:
     assert codes(mutate(path, "")) == {Code.MANIFEST_INVALID_FIELD.value}
@@ -111,6 +112,45 @@ def test_hash_scheme_must_be_v1() -> None:
     assert codes(mutate(["hash_scheme"], "v2")) == {Code.MANIFEST_UNSUPPORTED_HASH_SCHEME.value}
 
 
+def test_the_shipped_schema_is_the_published_one() -> None:
+    # The reference's own file (tests/conformance compares the bytes): its $id, a free-form hash_scheme, and
+    # produced_at as an annotated date-time.
+    s = schema()
+    assert s["$id"] == "https://rocky-data.dev/spec/rocky-manifest-v0.1.schema.json"
+    assert s["properties"]["hash_scheme"] == {**s["properties"]["hash_scheme"], "type": "string", "minLength": 1}
+    assert s["properties"]["subject"]["properties"]["produced_at"]["format"] == "date-time"
+    assert "$defs" not in s and schema_text().endswith("}\n")
+    from importlib import resources
+    notice = resources.files("attest.schema").joinpath("NOTICE").read_text(encoding="utf-8")
+    assert "Apache License" in notice and "rocky-data/rocky" in notice
+
+
+@pytest.mark.parametrize(("path", "value", "code"), [
+    (["hash_scheme"], "v2", Code.MANIFEST_UNSUPPORTED_HASH_SCHEME),
+    (["hash_scheme"], "V1", Code.MANIFEST_UNSUPPORTED_HASH_SCHEME),
+    (["subject", "produced_at"], "", Code.MANIFEST_PRODUCED_AT_EMPTY),
+])
+def test_semantic_checks_go_beyond_the_schema_with_their_own_codes(path: list[Any], value: Any, code: Code) -> None:
+    doc = mutate(path, value)
+    assert schema_problems(doc) == []  # the published schema accepts it, as the reference's verifier does
+    assert [p.code for p in semantic_problems(doc)] == [code]
+    assert [p.code for p in validate(doc)] == [code]
+    with pytest.raises(ManifestInvalidError):
+        Manifest.from_dict(doc)
+
+
+@pytest.mark.parametrize("value", ["yesterday", "2026-13-45", "2026-07-08T01:52:41Z"])
+def test_produced_at_format_is_an_annotation_as_published(value: str) -> None:
+    assert validate(mutate(["subject", "produced_at"], value)) == []
+
+
+@pytest.mark.parametrize("value", [None, 1, "", ["v1"]])
+def test_a_hash_scheme_that_is_no_string_is_a_schema_violation_not_a_semantic_one(value: Any) -> None:
+    doc = mutate(["hash_scheme"], value)
+    assert codes(doc) == {Code.MANIFEST_INVALID_FIELD.value}
+    assert semantic_problems(doc) == []
+
+
 def test_not_an_object() -> None:
     assert codes([1, 2]) == {Code.MANIFEST_INVALID_FIELD.value}
 
@@ -124,8 +164,11 @@ def test_model_raises_with_every_problem() -> None:
 
 
 def test_a_trailing_newline_is_not_a_hash() -> None:
-    # Python's `$` matches before a final newline; the length bounds close that gap in every validator.
+    # Python's `$` matches before a final newline; the schema's pattern is read as ECMA-262 (end of input only),
+    # as the reference reads it, so the published pattern alone bounds a hash.
     assert codes(mutate(["program_hash"], HEX_A + "\n")) == {Code.MANIFEST_INVALID_FIELD.value}
+    assert codes(mutate(["env_hash"], "\n" + HEX_A)) == {Code.MANIFEST_INVALID_FIELD.value}
+    assert codes(mutate(["output_hashes", 0, "hash"], HEX_A + "\n")) == {Code.MANIFEST_INVALID_FIELD.value}
     big = mutate(["output_hashes"], [{"hash": HEX_A, "path": f"p{i}"} for i in range(100)])
     big["output_hashes"][7]["hash"] = HEX_A + "\n"
     assert [(p.code, p.path) for p in validate(big)] == [(Code.MANIFEST_INVALID_FIELD, "$.output_hashes[7].hash")]
@@ -146,3 +189,15 @@ def test_fast_output_check_agrees_with_jsonschema(bad: Any) -> None:
     slow = {(p.code, p.path) for p in validate(few)}
     fast = {(p.code, p.path) for p in validate(many)}
     assert slow and slow == fast
+
+
+def test_a_lone_surrogate_in_a_document_from_elsewhere_is_refused() -> None:
+    # JSON text is refused when parsed; a document built from table metadata reaches validate() directly.
+    for path in (["subject", "model"], ["producer", "version"], ["output_hashes", 0, "path"]):
+        doc = mutate(path, "a\ud800b")
+        assert [(p.code, p.path) for p in validate(doc)] == [
+            (Code.MANIFEST_MALFORMED_JSON, "$." + ".".join(map(str, path)).replace(".0.", "[0]."))]
+    many = mutate(["output_hashes"], [{"hash": HEX_A, "path": f"p{i}"} for i in range(200)])
+    many["output_hashes"][150]["path"] = "\udfff"
+    assert [p.path for p in validate(many)] == ["$.output_hashes[150].path"]
+    assert validate(mutate(["subject", "model"], "\U0001f600")) == []

@@ -1,4 +1,9 @@
-"""The rocky-manifest v0.1 JSON Schema (draft 2020-12), shipped as package data, and validation to problems."""
+"""The rocky-manifest v0.1 JSON Schema as published by the reference, and validation to coded problems.
+
+``rocky-manifest-v0.1.schema.json`` is the reference's rocky-verify/spec file, byte for byte (Apache-2.0,
+github.com/rocky-data/rocky at 98e7d385e5de; NOTICE and LICENSE beside it). ``validate`` applies it, then the
+checks of ours that go further (attest.schema.semantics), each with its own code.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +13,18 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
 from attest.errors import Code, Problem
+from attest.schema.semantics import semantic_problems
 
 SCHEMA_FILE = "rocky-manifest-v0.1.schema.json"
 SUPPORTED_MANIFEST_VERSIONS = ("0.1",)
 
 
 def schema_text() -> str:
-    """The embedded schema, byte for byte as shipped."""
+    """The published schema, byte for byte as the reference ships it."""
     return resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
 
 
@@ -29,9 +35,39 @@ def schema() -> dict[str, Any]:
 
 
 @cache
-def _validator() -> Draft202012Validator:
+def _ecma_regex(pattern: str) -> re.Pattern[str]:
+    """A schema pattern with ECMA-262 semantics where Python's differ: ``$`` matches only at the very end (Python's
+    also matches before a final newline, which would let ``<64 hex>\\n`` pass as a hash)."""
+    out, in_class, escaped = [], False, False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "[":
+            in_class = True
+        elif char == "]":
+            in_class = False
+        elif char == "$" and not in_class:
+            out.append(r"\Z")
+            continue
+        out.append(char)
+    return re.compile("".join(out))
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, _schema: dict[str, Any]) -> Any:
+    if validator.is_type(instance, "string") and not _ecma_regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+# JSON Schema patterns are ECMA-262 regular expressions (as the reference's validator reads them).
+_Validator = validators.extend(Draft202012Validator, {"pattern": _pattern})
+
+
+@cache
+def _validator() -> Any:
     Draft202012Validator.check_schema(schema())
-    return Draft202012Validator(schema())
+    return _Validator(schema())
 
 
 def _json_path(error: ValidationError) -> str:
@@ -60,13 +96,7 @@ def _problem(error: ValidationError) -> Problem:
         return Problem(Code.MANIFEST_UNSUPPORTED_VERSION,
                        f"manifest_version {error.instance!r} is not supported (this consumer understands "
                        f"{', '.join(SUPPORTED_MANIFEST_VERSIONS)})", path)
-    if path == "$.hash_scheme":
-        return Problem(Code.MANIFEST_UNSUPPORTED_HASH_SCHEME,
-                       f"hash_scheme {error.instance!r} is not supported (this consumer understands v1)", path)
     if validator == "pattern":
-        return Problem(Code.MANIFEST_INVALID_FIELD,
-                       f"{path} must be 64 lowercase hex characters (BLAKE3-256), got {error.instance!r}", path)
-    if validator in ("minLength", "maxLength") and path.endswith("hash"):
         return Problem(Code.MANIFEST_INVALID_FIELD,
                        f"{path} must be 64 lowercase hex characters (BLAKE3-256), got {error.instance!r}", path)
     if validator == "minLength":
@@ -76,8 +106,9 @@ def _problem(error: ValidationError) -> Problem:
 
 _HASH = re.compile(r"[0-9a-f]{64}")
 _OUTPUT_KEYS = frozenset({"hash", "path"})
-# Above this many output hashes the items are checked by hand: jsonschema costs ~50 µs per item, and a table
-# with 10,000 files would spend half a second per validation on rules this simple.
+# Above this many output hashes the items are checked by hand (the published schema's item rules, same codes and
+# paths): jsonschema costs ~50 µs per item, and a table with 10,000 files would spend half a second per validation
+# on rules this simple.
 _FAST_OUTPUTS_MIN = 64
 
 
@@ -116,7 +147,16 @@ def _output_problems(outputs: list[Any]) -> list[Problem]:
 
 
 def validate(document: Any) -> list[Problem]:
-    """Every schema violation of ``document`` as a problem with a stable code; empty when valid."""
+    """Every problem of ``document`` with a stable code, empty when valid: the published schema's violations,
+    then the semantic checks of ours (attest.schema.semantics)."""
+    problems = schema_problems(document)
+    if problems and problems[0].code == Code.MANIFEST_UNSUPPORTED_VERSION:
+        return problems
+    return problems + semantic_problems(document)
+
+
+def schema_problems(document: Any) -> list[Problem]:
+    """Every violation of the published v0.1 schema, as the reference's verifier judges it."""
     if not isinstance(document, dict):
         return [Problem(Code.MANIFEST_INVALID_FIELD,
                         f"a manifest is a JSON object, got {type(document).__name__}", "$")]

@@ -7,40 +7,61 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attest.errors import AttestError, Code
+from attest.errors import ArgumentsError, AttestError, Code
 from attest.hashing import hash_file
 from attest.model import load_json_document
 from attest.schema import validate
-from attest.verify.report import Report
-
-_FORBIDDEN_NAMES = {"", ".", ".."}
+from attest.verify.report import Level, Report
 
 
-def _candidate_names(entry: dict[str, Any]) -> list[str]:
+def _file_name(path: str) -> str | None:
+    """The last component of ``path`` as the reference takes it (Rust's ``Path::file_name`` on Unix): ``/`` is the
+    only separator, empty and ``.`` components are ignored, and a path ending in ``..`` (or naming nothing) has
+    no file name."""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if not parts or parts[-1] == "..":
+        return None
+    return parts[-1]
+
+
+def _relative_path(path: str) -> str | None:
+    """``path`` when it is a plain relative path of at least two components (a partition folder and a file),
+    else None: absolute paths, URIs and ``.``/``..``/empty components are never followed under the directory."""
+    if path.startswith("/") or "://" in path or "/" not in path:
+        return None
+    parts = path.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return None
+    return path
+
+
+def candidate_names(entry: dict[str, Any]) -> list[str]:
+    """The names tried under the artifacts directory, in order: the recorded path itself (a table directory
+    keeps partition folders), then the reference's rules: the path's file name, ``<hash>``, ``<hash>.parquet``."""
     names: list[str] = []
     path = entry.get("path")
     if isinstance(path, str):
-        # Only the last segment is used: the directory part of an untrusted path is never followed.
-        names.append(path.replace("\\", "/").rsplit("/", 1)[-1])
+        for name in (_relative_path(path), _file_name(path)):
+            if name is not None:
+                names.append(name)
     digest = entry["hash"]
     names += [digest, f"{digest}.parquet"]
-    return names
+    return list(dict.fromkeys(n for n in names if "\x00" not in n))  # a NUL names no file anywhere
 
 
 def resolve_artifact(root: Path, entry: dict[str, Any]) -> tuple[Path | None, str | None]:
-    """(file, None) for the first candidate found inside ``root``; (None, reason) when escaping or absent.
+    """(file, None) for the first candidate found inside ``root``; (None, reason) when one escapes it;
+    (None, None) when none exists.
 
-    Resolution is confined to the artifacts dir: a manifest is untrusted.
+    Resolution is confined to the artifacts dir: a manifest is untrusted, and a symlink (the file, or a folder
+    on its way) that resolves outside the directory is refused rather than followed.
     """
-    real_root = root.resolve()
-    for name in _candidate_names(entry):
-        if name in _FORBIDDEN_NAMES or "\x00" in name:
-            return None, f"artifact name {name!r} would leave the artifacts directory"
+    real_root = Path(os.path.realpath(root))
+    for name in candidate_names(entry):
         candidate = root / name
         if not os.path.lexists(candidate):
             continue
-        real = candidate.resolve()
-        # A symlink inside the directory may still point outside it.
+        real = Path(os.path.realpath(candidate))  # never raises, even on a symlink loop (then: not a file)
         if real != real_root and real_root not in real.parents:
             return None, f"{name} resolves outside the artifacts directory (to {real})"
         if real.is_file():
@@ -53,23 +74,39 @@ def verify_document(
     *,
     subject: str,
     artifacts_dir: Path | None = None,
+    level: Level | None = None,
     progress: Callable[[int, int, int], None] | None = None,
 ) -> Report:
-    """Verify an already-parsed manifest document. Bytes are checked only when the schema passed, a directory
-    was given and the manifest has output_hashes."""
-    report = Report(subject=subject)
+    """Verify an already-parsed manifest document.
+
+    ``level`` None checks bytes when the schema passed, a directory was given and the manifest has
+    output_hashes, else says "schema only"; ``"schema"`` never reads artifacts; ``"bytes"`` demands them: with
+    no directory it raises ArgumentsError, and a manifest that attests no bytes fails (bytes_not_attested).
+    """
+    if level not in (None, "schema", "bytes"):
+        raise ArgumentsError(f"--level {level} applies to tables, not manifest files", code=Code.MANIFEST_INVALID_FIELD)
+    if level == "bytes" and artifacts_dir is None:
+        raise ArgumentsError("--level bytes needs the artifacts: give --artifacts-dir DIR (or verify a standalone "
+                             "carrier directory)", code=Code.ARTIFACTS_DIR_REQUIRED)
+    report = Report(subject=subject, requested_level=level)
     for problem in validate(document):
         report.errors.append(problem)
     report.level = "schema"
     if report.errors:
         return report
     outputs = document.get("output_hashes")
+    if level == "schema":
+        return report
     if artifacts_dir is None:
         if outputs:
             report.notes.append(f"{len(outputs)} output hash(es) not checked: no --artifacts-dir given")
         return report
     if not outputs:
-        report.notes.append("the manifest attests no output bytes (no output_hashes): schema only")
+        if level == "bytes":
+            report.fail(Code.BYTES_NOT_ATTESTED, "--level bytes was asked, but the manifest attests no output bytes "
+                        "(no output_hashes): nothing can be checked at that level", "$.output_hashes")
+        else:
+            report.notes.append("the manifest attests no output bytes (no output_hashes): schema only")
         return report
     root = Path(artifacts_dir)
     if not root.is_dir():
@@ -84,8 +121,8 @@ def verify_document(
         if reason is not None:
             report.fail(Code.ARTIFACT_OUTSIDE_ROOT, reason, where)
         elif found is None:
-            report.fail(Code.ARTIFACT_MISSING, f"{label}: no file named by its path, hash or hash.parquet in {root}",
-                        where)
+            tried = ", ".join(candidate_names(entry))
+            report.fail(Code.ARTIFACT_MISSING, f"{label}: no such file under {root} (tried {tried})", where)
         else:
             try:
                 actual = hash_file(found)
@@ -107,8 +144,9 @@ def verify_manifest_bytes(
     *,
     subject: str,
     artifacts_dir: Path | None = None,
+    level: Level | None = None,
     progress: Callable[[int, int, int], None] | None = None,
 ) -> Report:
-    """Parse (raising ManifestMalformedError on bad JSON) and verify."""
+    """Parse (raising ManifestMalformedError on bad, too deep or too large JSON) and verify."""
     document = load_json_document(data)
-    return verify_document(document, subject=subject, artifacts_dir=artifacts_dir, progress=progress)
+    return verify_document(document, subject=subject, artifacts_dir=artifacts_dir, level=level, progress=progress)
