@@ -42,7 +42,7 @@ typecheck: $(VENV)/.installed
 
 # The documentation site (mkdocs.yml): docs/ plus an API reference from docstrings, into site/.
 docs: $(VENV)/.installed
-	$(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 pytest: $(VENV)/.installed jars b3sum
 	$(BIN)/pytest
