@@ -172,7 +172,8 @@ def _download(url: str, dest: Path) -> str:
             last = exc
         except (urllib.error.URLError, OSError, TimeoutError) as exc:
             last = exc
-        time.sleep(1.0 + attempt)
+        if attempt + 1 < _ATTEMPTS:
+            time.sleep(1.0 + attempt)
     reason = getattr(last, "reason", last)
     raise JarFetchError(
         f"could not download {url} ({reason}); check the network or set RECIPE_ATTEST_MAVEN_REPO to a mirror"
@@ -243,8 +244,9 @@ def update_pins(pins_path: Path) -> str:
     """
     base = repository_url()
     lines = [
-        "# SHA-256 of every jar in pom.xml (sha256sum format). Written by `python -m carriers.spark.jars --update-pins`,",
-        "# each cross-checked against the .sha1 the repository publishes; carriers/spark/jars.py refuses any other bytes.",
+        "# SHA-256 of every jar in pom.xml (sha256sum format), written by",
+        "# `python -m carriers.spark.jars --update-pins`, each cross-checked against the .sha1 the repository",
+        "# publishes. carriers/spark/jars.py refuses any other bytes.",
     ]
     with tempfile.TemporaryDirectory() as tmp:
         for art in artifacts():
