@@ -109,9 +109,13 @@ def local_session(
     except PySparkRuntimeError as exc:
         if exc.getCondition() != "JAVA_GATEWAY_EXITED":
             raise
+        hint = (
+            "fix JAVA_HOME, or unset it to fall back to `java` on PATH or the `jdk` extra"
+            if runtime.source == "JAVA_HOME"
+            else "set JAVA_HOME to a working Java 17+"
+        )
         raise SparkStartError(
-            f"Spark's JVM ({runtime.describe()}) exited before the session started: its output above says why "
-            "(check JAVA_HOME, or unset it to use the `jdk` extra's Java)"
+            f"Spark's JVM ({runtime.describe()}) exited before the session started: its output above says why; {hint}"
         ) from None  # the Python frames say nothing the JVM's own output does not
     spark.sparkContext.setLogLevel("WARN")
     return spark
