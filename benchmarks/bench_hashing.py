@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     version = subprocess.run(["b3sum", "--version"], capture_output=True, text=True).stdout.strip() if b3sum else ""
     print(f"machine : {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"blake3-py {blake3.__version__}")
-    print(f"b3sum   : {version or 'not found on PATH: absolute throughput only (apt-get install b3sum)'}")
+    print(f"b3sum   : {version or 'not found on PATH: absolute throughput only (make b3sum)'}")
 
     root = Path(tempfile.mkdtemp(prefix="attest-bench-", dir=parent))
     try:

