@@ -10,6 +10,8 @@ from enum import StrEnum
 
 
 class Code(StrEnum):
+    """Every code, one spelling (tests/test_errors.py checks docs/errors.md against this list)."""
+
     # The document itself.
     MANIFEST_MISSING = "manifest_missing"
     MANIFEST_MALFORMED_JSON = "manifest_malformed_json"
@@ -56,6 +58,13 @@ class Code(StrEnum):
     KEY_EXPIRED = "key_expired"
     KEY_INVALID = "key_invalid"
     POLICY_INVALID = "policy_invalid"
+    # The command line and the environment (issue 15): named for what happened.
+    INVALID_ARGUMENT = "invalid_argument"
+    TABLE_NOT_FOUND = "table_not_found"
+    EXTRA_MISSING = "extra_missing"
+    SPARK_UNAVAILABLE = "spark_unavailable"
+    INTERNAL_ERROR = "internal_error"
+    EVIDENCE_DROPPED = "evidence_dropped"
     # Task A (reference interoperability, hostile JSON, honest standalone outcomes); one block for easy merges.
     MANIFEST_PRODUCED_AT_EMPTY = "manifest_produced_at_empty"
     ARTIFACTS_DIR_REQUIRED = "artifacts_dir_required"
@@ -119,7 +128,7 @@ class CarrierError(AttestError):
 
 
 class TableNotFoundError(CarrierError):
-    code = Code.MANIFEST_MISSING
+    code = Code.TABLE_NOT_FOUND
 
 
 class UnsupportedTableError(CarrierError):
@@ -155,6 +164,18 @@ class SupersededError(CarrierError):
     """The attestation was written but is not in force: another commit landed before it bound the version."""
 
     code = Code.SUPERSEDED
+
+
+class InvalidArgumentError(AttestError):
+    """The command's arguments cannot be right (a malformed version, an option that does not apply)."""
+
+    code = Code.INVALID_ARGUMENT
+
+
+class EvidenceDroppedError(CarrierError):
+    """A re-attestation would replace recorded evidence (observed inputs) with less; pass replace=True / --replace."""
+
+    code = Code.EVIDENCE_DROPPED
 
 
 class PolicyError(AttestError):

@@ -36,6 +36,7 @@ class WriteResult:
     attested_version: str | None
     sidecar: str | None = None
     manifest: Manifest | None = None
+    replaced: tuple[str, ...] = ()  # what an explicit replace=True re-attestation replaced (evidence it dropped)
 
 
 @runtime_checkable

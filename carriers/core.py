@@ -26,11 +26,20 @@ import posixpath
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from dataclasses import replace as replace_result
 from typing import Any, Literal
 from urllib.parse import urlparse
 
 from attest.build import PRODUCER_NAME, build_manifest, new_run_id
-from attest.errors import CarrierError, Code, Problem, SupersededError, TableInconsistentError, VersionNotFoundError
+from attest.errors import (
+    CarrierError,
+    Code,
+    EvidenceDroppedError,
+    Problem,
+    SupersededError,
+    TableInconsistentError,
+    VersionNotFoundError,
+)
 from attest.identity.inputs import ObservedInput, content_identity, inputs_identity
 from attest.model import Manifest
 from attest.tables import Attestation, ChangeKind, DataFile, FileIdentity, Progress, TableState
@@ -492,12 +501,15 @@ class AttestedTable(ABC):
         progress: Progress | None = None,
         known_hashes: Mapping[str, tuple[int, str]] | None = None,
         version: str | int | None = None,
+        replace: bool = False,
     ) -> WriteResult:
         """Attest a version (default: the latest data version) after any engine wrote it: list its live files as
         the engine resolves them, hash them (reusing hashes of the previous clean attestation and ``known_hashes``
         ({path: (size, hash)}) when (path, size) match), add the previous version as an input when the data commit
         built on it, build the manifest and the sidecar, and commit the attestation. Raises SupersededError when the
-        attestation was written but another commit keeps it from being in force."""
+        attestation was written but another commit keeps it from being in force, and EvidenceDroppedError when it
+        would replace an attestation of the same version that recorded inputs this one does not (unless
+        ``replace``)."""
         v = self._data_version() if version is None else self._resolve(version)
         live = self._live(v)
         if live.problems:
@@ -522,12 +534,35 @@ class AttestedTable(ABC):
         base = self._built_on(v)
         if base is not None:
             observed.append(self.observe(base.id))
+        replaced = self._dropped_evidence(v, observed, replace)
         manifest = build_manifest(model=model, program_hash=program_hash, env_hash=self._env(dialect, engines, v),
                                   inputs=observed, outputs=[(t.path, t.hash) for t in triples],
                                   run_id=run_id or new_run_id())
         result = self._write(v, manifest, triples, observed, live)
         self._check_in_force(v, manifest)
-        return result
+        return replace_result(result, replaced=tuple(replaced))
+
+    def _dropped_evidence(self, v: Version, observed: Sequence[ObservedInput], replace: bool) -> list[str]:
+        """What a new attestation of ``v`` would lose against the one in force for ``v``: inputs it recorded that the
+        new one does not, or records only heuristically. Refused unless ``replace``; then described."""
+        try:
+            current = self.read(v.id)
+        except CarrierError:
+            return []
+        if current is None or current.attested_version != v.id or not current.inputs:
+            return []
+        new = {i.table: i for i in observed}
+        lost = [f"{i.table} ({i.proof_class})" for i in current.inputs
+                if i.table not in new or (i.proof_class == "strong" and new[i.table].proof_class != "strong")]
+        if not lost:
+            return []
+        run = (current.document.get("subject") or {}).get("run_id") if isinstance(current.document, dict) else None
+        what = (f"the attestation of {self.noun} {v.id}" + (f" (run {run})" if run else "")
+                + f" recorded inputs this one does not: {', '.join(lost)}")
+        if not replace:
+            raise EvidenceDroppedError(f"{what}; re-attesting would drop that evidence. Pass the same inputs, or "
+                                       "replace it explicitly (--replace / replace=True)")
+        return [what]
 
     def live(self, version: str | int | None = None) -> LiveVersion | None:
         """The live files, reader view and problems of a version as the engine resolves them (None: no version)."""

@@ -573,6 +573,7 @@ def attest_after_write(
     storage_options: dict[str, str] | None = None,
     progress: Progress | None = None,
     detached: bool = False,
+    replace: bool = False,
 ) -> WriteResult:
     """Attest the table's latest data version after an ordinary ``write_deltalake`` (or any engine's commit).
 
@@ -586,5 +587,5 @@ def attest_after_write(
         program_hash = program_identity_sql(sql, dialect)
     carrier = DeltaCarrier(table, storage_options=storage_options, detached=detached)
     return carrier.record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id, dialect=dialect,
-                          progress=progress)
+                          progress=progress, replace=replace)
 

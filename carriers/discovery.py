@@ -1,9 +1,10 @@
-"""Finding the tables an auditor wants checked: Delta tables under a directory, Iceberg tables in a catalog.
+"""Finding the tables an auditor wants checked: Delta tables under a folder or an object-store prefix, Iceberg tables
+in a catalog. Every table found is a ``TableRef`` taken as found: a folder named ``orders@7`` is that folder.
 
-- a local directory: every Delta table below it (a folder holding ``_delta_log/``); the walk does not enter a
-  table, nor folders starting with ``_`` or ``.``, and never follows symlinks (a link loop cannot trap it);
+- a local folder: every Delta table below it (a folder holding ``_delta_log/``); the walk does not enter a table, nor
+  folders starting with ``_`` or ``.``, and never follows symlinks (a link loop cannot trap it);
 - ``iceberg://<catalog>``: every table of every namespace; ``iceberg://<catalog>/<namespace>``: that namespace;
-- anything else is taken as one table reference as given.
+- anything else is one table reference, parsed as typed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from attest.errors import TableReferenceError
-from carriers.refs import ICEBERG_SCHEME
+from carriers.refs import ICEBERG_SCHEME, TableRef, is_local, local_path, parse_ref
 
 
 def delta_tables_under(root: Path) -> Iterator[Path]:
@@ -25,17 +26,18 @@ def delta_tables_under(root: Path) -> Iterator[Path]:
         dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
 
 
-def iceberg_tables(catalog_name: str, namespace: str | None) -> Iterator[str]:
+def iceberg_tables(catalog_name: str, namespace: str | None) -> Iterator[TableRef]:
     from pyiceberg.catalog import load_catalog
 
     try:
         catalog = load_catalog(catalog_name)
     except (ValueError, KeyError, NotImplementedError) as exc:
-        raise TableReferenceError(f"Iceberg catalog {catalog_name!r} is not configured for pyiceberg: {exc}") from exc
+        raise TableReferenceError(f"Iceberg catalog {catalog_name!r} is not configured for pyiceberg (.pyiceberg.yaml "
+                                  f"or PYICEBERG_CATALOG__{catalog_name.upper()}__* variables)") from exc
     namespaces = [tuple(namespace.split("."))] if namespace else _all_namespaces(catalog)
     for ns in namespaces:
         for ident in sorted(catalog.list_tables(ns)):
-            yield f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(ident)}"
+            yield TableRef.discovered("iceberg", ".".join(ident), catalog=catalog_name)
 
 
 def _all_namespaces(catalog: object) -> list[tuple[str, ...]]:
@@ -51,18 +53,18 @@ def _all_namespaces(catalog: object) -> list[tuple[str, ...]]:
     return sorted(out)
 
 
-def expand(target: str) -> list[str]:
-    """The table references ``target`` stands for (see module docstring)."""
+def expand(target: str) -> list[TableRef]:
+    """The tables ``target`` stands for (see module docstring)."""
     if target.startswith(ICEBERG_SCHEME):
         rest = target[len(ICEBERG_SCHEME):].strip("/")
         catalog, _, ident = rest.partition("/")
         if not catalog:
             raise TableReferenceError(f"{target!r} names no catalog")
-        if "." in ident:
-            return [target]
+        if "." in ident or "@" in ident:
+            return [parse_ref(target)]
         return list(iceberg_tables(catalog, ident or None))
-    local = Path(target[len("file://"):] if target.startswith("file://") else target)
-    is_local = "://" not in target or target.startswith("file://")
-    if is_local and local.is_dir() and not (local / "_delta_log").is_dir():
-        return [str(p) for p in delta_tables_under(local)]
-    return [target]
+    if is_local(target):
+        local = local_path(target)
+        if local.is_dir() and not (local / "_delta_log").is_dir():
+            return [TableRef.discovered("delta", str(p)) for p in delta_tables_under(local)]
+    return [parse_ref(target)]

@@ -187,8 +187,10 @@ class IcebergCarrier(AttestedTable):
             cat = load_catalog(catalog)
         except (ValueError, KeyError, NotImplementedError) as exc:
             raise TableReferenceError(
-                f"Iceberg catalog {catalog!r} is not configured for pyiceberg (.pyiceberg.yaml or "
-                f"PYICEBERG_CATALOG__{catalog.upper()}__* variables): {exc}") from exc
+                # pyiceberg's own text suggests command-line options of *its* CLI (--uri): not ours to repeat.
+                f"Iceberg catalog {catalog!r} is not configured for pyiceberg: set its type and uri in "
+                f".pyiceberg.yaml or as PYICEBERG_CATALOG__{catalog.upper()}__TYPE / __URI (and __WAREHOUSE) "
+                "environment variables") from exc
         try:
             table = cat.load_table(identifier)
         except (NoSuchTableError, NoSuchNamespaceError) as exc:
@@ -653,6 +655,7 @@ def attest_after_write(
     inputs: Sequence[ObservedInput] = (),
     run_id: str | None = None,
     progress: Progress | None = None,
+    replace: bool = False,
 ) -> WriteResult:
     """Attest the table's current snapshot after an ordinary commit (pyiceberg append/overwrite, Spark, ...)."""
     if program_hash is None:
@@ -660,7 +663,7 @@ def attest_after_write(
             raise CarrierError("attest_after_write needs program_hash or sql", code=Code.MANIFEST_INVALID_FIELD)
         program_hash = program_identity_sql(sql, dialect)
     return _carrier(table).record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id,
-                                  dialect=dialect, progress=progress)
+                                  dialect=dialect, progress=progress, replace=replace)
 
 
 # ---- tags ----------------------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from attest.errors import AttestError
 from attest.identity.inputs import ObservedInput
 from attest.verify.report import Level
 from attest.verify.table import verify_state
-from carriers.refs import open_table
+from carriers.refs import TableRef, from_location, open_table
 
 
 @dataclass
@@ -34,6 +34,11 @@ class LineageNode:
     observed_as: str | None = None  # how the downstream run saw this version: "strong" | "heuristic"
     error: str | None = None
     inputs: list[LineageNode] = field(default_factory=list)
+
+    def failed(self) -> bool:
+        """Whether this node or any node upstream of it failed (unreadable, or attested but not verified)."""
+        opened = self.error is not None or bool(self.verdict)  # inputs without a location are leaves, not checked
+        return (opened and not self.passed) or any(i.failed() for i in self.inputs)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: v for k, v in self.__dict__.items() if k != "inputs" and v is not None}
@@ -59,7 +64,7 @@ class LineageNode:
 
 
 def walk(
-    ref: str,
+    ref: TableRef | str,
     *,
     version: str | None = None,
     depth: int = 8,
@@ -74,9 +79,12 @@ def walk(
     ``depth`` bounds the walk; a version already visited is not expanded twice (diamonds, cycles).
     """
     seen = _seen if _seen is not None else set()
-    node = LineageNode(ref=ref, version=version, observed_as=None if _observed is None else _observed.proof_class)
+    table = from_location(ref) if isinstance(ref, str) else ref
+    version = table.version if version is None else version
+    node = LineageNode(ref=table.base, version=version,
+                       observed_as=None if _observed is None else _observed.proof_class)
     try:
-        carrier = open_table(ref, storage_options=storage_options)
+        carrier = open_table(table, storage_options=storage_options)
         state = carrier.state(version)
     except AttestError as exc:
         node.error = exc.code.value
@@ -94,18 +102,19 @@ def walk(
     node.model = (doc.get("subject") or {}).get("model")
     node.program_hash = doc.get("program_hash")
     node.inputs_proof_class = doc.get("inputs_proof_class")
-    key = (ref, node.version)
+    key = (table.base, node.version)
     if key in seen or depth <= 0:
         return node
     seen.add(key)
     for observed in att.inputs or ():
         node.table = node.table or None
         upstream_version = observed.version or observed.snapshot_id
-        if not observed.location:
+        if not observed.location or observed.table.startswith("path:"):
+            # No location, or a file source (not a table): a leaf the walk cannot check, never a failure.
             node.inputs.append(LineageNode(ref=observed.name or observed.table, version=upstream_version,
                                            table=observed.table, observed_as=observed.proof_class))
             continue
-        child = walk(observed.location, version=upstream_version, depth=depth - 1, level=level,
+        child = walk(from_location(observed.location), version=upstream_version, depth=depth - 1, level=level,
                      storage_options=storage_options, _observed=observed, _seen=seen)
         child.table = observed.table
         node.inputs.append(child)

@@ -1,61 +1,208 @@
-"""Table references as users type them, resolved to a carrier.
+"""Table references: parsed once from what a user typed (or built by discovery), then handed down as objects.
 
-- ``iceberg://<catalog>/<namespace>.<table>[@<snapshot id>]``: an Iceberg table through pyiceberg's own catalog
-  configuration (.pyiceberg.yaml, PYICEBERG_CATALOG__<NAME>__* variables);
-- anything else is a Delta table path or URI (``/data/t``, ``file:///data/t``, ``s3://bucket/t``), optionally
-  ``@<version>``.
+- ``iceberg://<catalog>/<namespace>.<table>``: an Iceberg table through pyiceberg's own catalog configuration
+  (.pyiceberg.yaml, PYICEBERG_CATALOG__<NAME>__* variables); a snapshot is an id, a tag or a branch;
+- anything else is a Delta table: a local path (``/data/t``, ``file:///data/t``) or an object-store URI
+  (``s3://bucket/t``); a version is a non-negative integer.
+
+A version is given as ``--version`` (Delta), ``--snapshot-id`` (Iceberg) or, for what a user types, a trailing
+``@N``. ``@N`` is read as a version only where that is unambiguous: a local folder literally named ``orders@7`` is
+that folder, and if both ``orders@7`` and ``orders`` exist the reference is refused. Discovered tables are never
+re-parsed (``TableRef.discovered``): a folder ``orders@7`` found by ``attest audit`` is that folder.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlparse
 
-from attest.errors import TableReferenceError
-from carriers.base import TableCarrier
+from attest.errors import AttestError, Code, TableReferenceError
+
+if TYPE_CHECKING:
+    from carriers.core import AttestedTable
 
 _AT_VERSION = re.compile(r"^(?P<base>.+)@(?P<version>[0-9]+)$")
 ICEBERG_SCHEME = "iceberg://"
+Format = Literal["delta", "iceberg"]
+
+
+def is_uri(text: str) -> bool:
+    """The one rule for "local path or URI": a scheme of two or more letters (``file:`` included) makes a URI; a
+    Windows drive letter (one letter) does not."""
+    return len(urlparse(text).scheme) > 1
+
+
+def is_local(text: str) -> bool:
+    """A local path or ``file:`` URI (not an object store, not a catalog)."""
+    return not is_uri(text) or urlparse(text).scheme == "file"
+
+
+def local_path(text: str) -> Path:
+    """The local path of a local reference (``file:///p``, ``file:/p`` or ``/p``)."""
+    if urlparse(text).scheme == "file":
+        parsed = urlparse(text)
+        return Path(parsed.netloc + parsed.path) if parsed.netloc else Path(parsed.path)
+    return Path(text)
 
 
 @dataclass(frozen=True)
 class TableRef:
-    format: str  # "delta" | "iceberg"
+    """A table and, optionally, the version of it a command is about."""
+
+    format: Format
     location: str  # Delta: path/URI; Iceberg: "<namespace>.<table>"
     catalog: str | None = None
     version: str | None = None
+    # True when the version came from "@N" in typed text: Iceberg checks it against a table literally named so.
+    at_syntax: bool = field(default=False, compare=False)
+
+    @property
+    def base(self) -> str:
+        """The table without its version, as users name it."""
+        return f"{ICEBERG_SCHEME}{self.catalog}/{self.location}" if self.format == "iceberg" else self.location
+
+    @property
+    def noun(self) -> str:
+        return "snapshot" if self.format == "iceberg" else "version"
 
     def __str__(self) -> str:
-        base = f"{ICEBERG_SCHEME}{self.catalog}/{self.location}" if self.format == "iceberg" else self.location
-        return base if self.version is None else f"{base}@{self.version}"
+        return self.base if self.version is None else f"{self.base}@{self.version}"
+
+    @classmethod
+    def discovered(cls, fmt: Format, location: str, catalog: str | None = None) -> TableRef:
+        """A table found by discovery: taken as it is, never re-parsed."""
+        return cls(fmt, location, catalog=catalog)
+
+    def with_version(self, version: str | int | None, *, option: str | None = None) -> TableRef:
+        """This table at ``version``, validated for the format (``option`` names where the version came from)."""
+        if version is None:
+            return self
+        text = str(version)
+        if self.version is not None and self.version != text:
+            raise AttestError(f"{self.noun} given twice ({self.version} in the reference, {text} as an option)",
+                              code=Code.INVALID_ARGUMENT)
+        return replace(self, version=validate_version(self.format, text, option))
 
 
-def parse_ref(ref: str) -> TableRef:
-    if not ref or ref.strip() != ref:
-        raise TableReferenceError(f"table reference {ref!r} is empty or has surrounding spaces")
-    version = None
-    match = _AT_VERSION.match(ref)
-    if match:
-        ref, version = match.group("base"), match.group("version")
-    if ref.startswith(ICEBERG_SCHEME):
-        rest = ref[len(ICEBERG_SCHEME):]
+def validate_version(fmt: Format, text: str, option: str | None = None) -> str:
+    where = f"{option} " if option else ""
+    if fmt == "delta":
+        if option == "--snapshot-id":
+            raise AttestError("Delta tables have versions, not snapshots: use --version N",
+                              code=Code.INVALID_ARGUMENT)
+        if not text.isdigit() or not text.isascii():
+            raise AttestError(f"{where}{text!r} is not a Delta version: versions are non-negative integers",
+                              code=Code.INVALID_ARGUMENT)
+        return str(int(text))
+    if option == "--version":
+        raise AttestError("Iceberg tables have snapshots, not versions: use --snapshot-id ID (or a tag/branch name)",
+                          code=Code.INVALID_ARGUMENT)
+    if not text or text != text.strip() or "\x00" in text:
+        raise AttestError(f"{where}{text!r} is not a snapshot id, tag or branch name", code=Code.INVALID_ARGUMENT)
+    return text
+
+
+def parse_ref(text: str, *, version: str | None = None, snapshot_id: str | None = None) -> TableRef:
+    """A table reference as a user typed it, with the version options of the command."""
+    if not text or text.strip() != text or "\x00" in text:
+        raise TableReferenceError(f"table reference {text!r} is empty or has surrounding spaces")
+    ref = _parse_typed(text)
+    if version is not None:
+        ref = ref.with_version(version, option="--version")
+    if snapshot_id is not None:
+        ref = ref.with_version(snapshot_id, option="--snapshot-id")
+    return ref
+
+
+def _parse_typed(text: str) -> TableRef:
+    match = _AT_VERSION.match(text)
+    if text.startswith(ICEBERG_SCHEME):
+        base, version = (match.group("base"), match.group("version")) if match else (text, None)
+        rest = base[len(ICEBERG_SCHEME):]
         catalog, sep, ident = rest.partition("/")
         if not sep or not catalog or "." not in ident or ident.startswith(".") or ident.endswith("."):
             raise TableReferenceError(
-                f"Iceberg reference {ref!r} must look like iceberg://<catalog>/<namespace>.<table>")
-        return TableRef("iceberg", ident, catalog=catalog, version=version)
-    return TableRef("delta", ref, version=version)
+                f"Iceberg reference {text!r} must look like iceberg://<catalog>/<namespace>.<table>")
+        return TableRef("iceberg", ident, catalog=catalog, version=version, at_syntax=version is not None)
+    if match is None:
+        return TableRef("delta", text)
+    base, version = match.group("base"), match.group("version")
+    if is_local(text):
+        whole, stripped = local_path(text).exists(), _is_delta_dir(local_path(base))
+        if whole and stripped:
+            raise TableReferenceError(f"{text!r} is ambiguous: a folder of that name exists and so does table "
+                                      f"{base!r} (whose version {version} it could mean); use --version",
+                                      code=Code.INVALID_ARGUMENT)
+        if whole:
+            return TableRef("delta", text)  # a folder literally named so
+    return TableRef("delta", base, version=validate_version("delta", version), at_syntax=True)
 
 
-def open_table(ref: str | TableRef, *, storage_options: Mapping[str, str] | None = None) -> TableCarrier:
-    """The carrier for a reference (the version part, if any, is for the caller to pass to state/observe)."""
-    parsed = parse_ref(ref) if isinstance(ref, str) else ref
-    if parsed.format == "iceberg":
-        from carriers.iceberg import IcebergCarrier
+def from_location(location: str) -> TableRef:
+    """A table recorded by a carrier (an observed input's ``location``): taken as it is, never ``@``-parsed."""
+    if location.startswith(ICEBERG_SCHEME):
+        catalog, _, ident = location[len(ICEBERG_SCHEME):].partition("/")
+        return TableRef.discovered("iceberg", ident, catalog=catalog)
+    return TableRef.discovered("delta", location)
 
-        assert parsed.catalog is not None
-        return IcebergCarrier.from_reference(parsed.catalog, parsed.location)
-    from carriers.delta import DeltaCarrier
 
-    return DeltaCarrier(parsed.location, storage_options=dict(storage_options or {}))
+def _is_delta_dir(path: Path) -> bool:
+    return (path / "_delta_log").is_dir()
+
+
+def looks_like_table(text: str) -> bool:
+    """Whether a ``verify`` target is a table (else a manifest file, '-' or a standalone carrier directory)."""
+    if text == "-":
+        return False
+    if text.startswith(ICEBERG_SCHEME):
+        return True
+    if not is_local(text):
+        return not text.endswith(".json")
+    if _is_delta_dir(local_path(text)):
+        return True
+    match = _AT_VERSION.match(text)
+    return match is not None and _is_delta_dir(local_path(match.group("base")))
+
+
+def open_table(ref: TableRef | str, *, storage_options: Mapping[str, str] | None = None, detached: bool = False,
+               allow_external: bool = False) -> AttestedTable:
+    """The carrier for a reference (the version, if any, is for the caller to pass to state/read/observe); a string
+    is parsed as a user would type it."""
+    if isinstance(ref, str):
+        ref = parse_ref(ref)
+    if ref.format == "iceberg":
+        try:
+            from carriers.iceberg import IcebergCarrier
+        except ImportError as exc:
+            raise AttestError(f"{ref.base} is an Iceberg table and this install has no Iceberg support: "
+                              "pip install 'recipe-attest[iceberg]'", code=Code.EXTRA_MISSING) from exc
+        assert ref.catalog is not None
+        carrier = IcebergCarrier.from_reference(ref.catalog, ref.location, detached=detached,
+                                                allow_external=allow_external)
+        if ref.at_syntax and ref.version is not None:
+            _refuse_ambiguous_iceberg(ref)
+        return carrier
+    try:
+        from carriers.delta import DeltaCarrier
+    except ImportError as exc:
+        raise AttestError(f"{ref.base} is a Delta table and this install has no Delta support: "
+                          "pip install 'recipe-attest[delta]'", code=Code.EXTRA_MISSING) from exc
+    return DeltaCarrier(ref.location, storage_options=dict(storage_options or {}), detached=detached,
+                        allow_external=allow_external)
+
+
+def _refuse_ambiguous_iceberg(ref: TableRef) -> None:
+    """``iceberg://c/ns.t@5`` when a table literally named ``t@5`` exists: refuse rather than guess."""
+    from pyiceberg.catalog import load_catalog
+
+    try:
+        exists = load_catalog(ref.catalog).table_exists(f"{ref.location}@{ref.version}")
+    except Exception:
+        return  # catalogs that cannot answer: the plain reading stands
+    if exists:
+        raise TableReferenceError(f"{ref}: both table {ref.location}@{ref.version} and snapshot {ref.version} of "
+                                  f"{ref.location} exist; use --snapshot-id", code=Code.INVALID_ARGUMENT)

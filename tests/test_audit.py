@@ -30,7 +30,7 @@ def test_discovery_finds_tables_and_skips_hidden_and_links(tmp_path: Path) -> No
     os.symlink(tmp_path / "lake", tmp_path / "lake" / "team" / "loop")  # a loop must not trap the walk
     found = sorted(delta_tables_under(tmp_path / "lake"))
     assert found == sorted(tables.values())
-    assert expand(str(tables["good"])) == [str(tables["good"])]
+    assert [r.location for r in expand(str(tables["good"]))] == [str(tables["good"])]
 
 
 def test_audit_reports_every_table_and_fails_when_one_fails(tmp_path: Path) -> None:
@@ -39,19 +39,54 @@ def test_audit_reports_every_table_and_fails_when_one_fails(tmp_path: Path) -> N
     assert result.returncode == 1
     lines = result.stdout.strip().splitlines()
     assert any(line.startswith("VERIFIED") and line.rstrip().endswith("good") for line in lines)
-    assert any(line.startswith("NOT VERIFIED") and "(stale)" in line for line in lines)
+    assert any(line.startswith("STALE") and "(stale)" in line for line in lines)
     assert any(line.startswith("UNATTESTED") and "bare" in line for line in lines)
-    assert lines[-1] == "4 table(s): 2 verified, 1 not verified, 1 unattested"
+    assert lines[-1] == ("4 table(s): 2 verified, 1 stale, 0 compacted, 1 unattested, 0 not verified, 0 error")
     report = json.loads(run_cli("audit", str(tmp_path / "lake"), "--json").stdout)
     assert report["passed"] is False and report["counts"]["VERIFIED"] == 2 and len(report["tables"]) == 4
+    assert report["counts"]["STALE"] == 1 and report["counts"]["UNATTESTED"] == 1
 
 
 def test_audit_passes_when_all_verify(tmp_path: Path) -> None:
     tables = _lakehouse(tmp_path)
     result = run_cli("audit", str(tables["good"]), str(tables["nested"]), "--level", "bytes")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.strip().splitlines()[-1] == "2 table(s): 2 verified"
+    assert result.stdout.strip().splitlines()[-1].startswith("2 table(s): 2 verified, 0 stale")
 
 
-def test_audit_of_nothing_exits_2(tmp_path: Path) -> None:
-    assert run_cli("audit", str(tmp_path)).returncode == 2
+def test_audit_of_nothing_is_an_error_row_with_a_summary(tmp_path: Path) -> None:
+    result = run_cli("audit", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stdout.strip().splitlines()[-1].endswith("1 error")
+    doc = json.loads(run_cli("audit", str(tmp_path), "--json").stdout)
+    assert doc["counts"]["ERROR"] == 1 and doc["tables"][0]["code"] == "table_not_found"
+
+
+def test_an_unreadable_table_is_an_outcome_and_the_audit_goes_on(tmp_path: Path) -> None:
+    tables = _lakehouse(tmp_path)
+    broken = tmp_path / "lake" / "broken"
+    (broken / "_delta_log").mkdir(parents=True)
+    (broken / "_delta_log" / f"{0:020d}.json").write_text("{not json\n")
+    result = run_cli("audit", str(tmp_path / "lake"), "--json")
+    assert result.returncode == 2, result.stdout + result.stderr  # the worst outcome: an ERROR
+    doc = json.loads(result.stdout)
+    assert len(doc["tables"]) == 5 and doc["counts"]["ERROR"] == 1 and doc["counts"]["VERIFIED"] == 2
+    row = next(t for t in doc["tables"] if t["table"] == str(broken))
+    assert row["outcome"] == "ERROR" and row["code"]
+    assert str(tables["good"]) in {t["table"] for t in doc["tables"]}
+
+
+def test_a_folder_named_like_a_version_is_audited_as_itself(tmp_path: Path) -> None:
+    """``orders@7`` found under a folder is that folder, never version 7 of ``orders``."""
+    lake = tmp_path / "lake"
+    orders = lake / "orders"
+    for i in range(3):
+        write_deltalake(str(orders), pa.table({"x": [i]}), mode="append")
+    assert run_cli("record", str(orders), "--model", "orders", "--sql", "SELECT 1").returncode == 0
+    write_deltalake(str(lake / "orders@1"), pa.table({"x": [9]}))  # another, unattested table
+    doc = json.loads(run_cli("audit", str(lake), "--json").stdout)
+    by = {t["table"]: t["outcome"] for t in doc["tables"]}
+    assert by == {str(orders): "VERIFIED", str(lake / "orders@1"): "UNATTESTED"}
+    # Typed by a user, the same text is ambiguous (a folder and a version of another table): refused.
+    typed = run_cli("verify", str(lake / "orders@1"), "--json")
+    assert typed.returncode == 2 and json.loads(typed.stdout)["errors"][0]["code"] == "invalid_argument"

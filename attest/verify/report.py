@@ -55,6 +55,20 @@ class Report:
     def passed(self) -> bool:
         return self.attested and not self.errors and self.level != "none"
 
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    @property
+    def outcome(self) -> str:
+        """One word for tables of results (audit): VERIFIED, STALE, COMPACTED, UNATTESTED or NOT VERIFIED."""
+        if self.passed:
+            return "VERIFIED"
+        if not self.attested:
+            return "UNATTESTED"
+        first = self.errors[0].code.value if self.errors else ""
+        return {"stale": "STALE", "compacted": "COMPACTED"}.get(first, "NOT VERIFIED")
+
     def fail(self, code: Code, message: str, path: str = "") -> None:
         self.errors.append(Problem(code, message, path))
 
@@ -90,7 +104,7 @@ class Report:
         if self.attested_version is not None:
             tail += f", attestation for {noun} {self.attested_version}"
         if not self.passed and self.errors:
-            tail += f": {self.errors[0].code.value.upper()}"
+            tail += f": {self.errors[0].code.value}"  # one spelling of a code everywhere
         return f"{word} ({qualifier}) — {tail}"
 
     def to_json(self) -> dict[str, Any]:

@@ -1,16 +1,20 @@
 """Why the local Spark stack could not be set up: one family, each message one line that says what to do.
 
 These are set-up failures of the machine (no Java, the jars could not be fetched, the JVM did not start), not
-verdicts about any table, so they carry no attestation code (see docs/spark-stack.md).
+verdicts about any table: they share one code, ``spark_unavailable`` (see docs/spark-stack.md).
 """
 
 from __future__ import annotations
 
+from attest.errors import AttestError, Code
+
 __all__ = ["JarFetchError", "JavaNotFoundError", "SparkStackError", "SparkStartError"]
 
 
-class SparkStackError(RuntimeError):
+class SparkStackError(AttestError, RuntimeError):
     """A piece of the local Spark stack is missing or broken; the message says which and what to do."""
+
+    code = Code.SPARK_UNAVAILABLE
 
 
 class JavaNotFoundError(SparkStackError):

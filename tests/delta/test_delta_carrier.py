@@ -252,7 +252,12 @@ def test_reattestation_with_fewer_fields_drops_inputs_hash(table_dir: Path) -> N
     upstream = ObservedInput(table="delta:upstream", version="3")
     first = attest(table_dir, inputs=[upstream])
     assert first.manifest is not None and first.manifest.inputs_hash is not None
-    second = attest(table_dir)
+    from attest.errors import EvidenceDroppedError
+
+    with pytest.raises(EvidenceDroppedError, match="delta:upstream"):
+        attest(table_dir)  # dropping recorded evidence needs an explicit replace
+    second = attest(table_dir, replace=True)
+    assert second.replaced and "delta:upstream" in second.replaced[0]
     document = DeltaCarrier(str(table_dir)).read()
     assert document is not None and second.manifest is not None
     assert "inputs_hash" not in document.document and "inputs_proof_class" not in document.document

@@ -30,6 +30,7 @@ def test_record_then_verify_through_a_reference(table: Table, tmp_path: Path) ->
     data_snapshot = table.current_snapshot().snapshot_id  # type: ignore[union-attr]
     done = _attest(tmp_path, "record", ref, "--model", "orders", "--program-hash", "1" * 64)
     assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"RECORDED — {ref} snapshot {data_snapshot}:"), done.stdout
     done = _attest(tmp_path, "verify", ref, "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
@@ -37,11 +38,17 @@ def test_record_then_verify_through_a_reference(table: Table, tmp_path: Path) ->
     assert report["attested_version"] == str(data_snapshot)
     table.append(rows(3))
     done = _attest(tmp_path, "verify", ref)
-    assert done.returncode == 1 and "STALE" in done.stdout
+    assert done.returncode == 1 and done.stdout.rstrip().endswith(": stale")
     done = _attest(tmp_path, "verify", f"{ref}@{data_snapshot}")
     assert done.returncode == 0, done.stdout + done.stderr
     done = _attest(tmp_path, "verify", f"{ref}@42")
     assert done.returncode != 0 and "never existed" in (done.stdout + done.stderr)
+    done = _attest(tmp_path, "verify", ref, "--version", "3", "--json")
+    assert done.returncode == 2 and json.loads(done.stdout)["errors"][0]["code"] == "invalid_argument"
+    done = _attest(tmp_path, "verify", f"iceberg://{CATALOG}/ns.nope", "--json")
+    assert done.returncode == 2 and json.loads(done.stdout)["errors"][0]["code"] == "table_not_found"
+    done = _attest(tmp_path, "verify", "iceberg://unconfigured/ns.t")
+    assert done.returncode == 2 and "table_reference_invalid" in done.stderr and "--uri" not in done.stderr
 
 
 def test_audit_a_whole_catalog_and_a_namespace(table: Table, catalog: object, tmp_path: Path) -> None:
@@ -53,7 +60,7 @@ def test_audit_a_whole_catalog_and_a_namespace(table: Table, catalog: object, tm
     done = _attest(tmp_path, "audit", f"iceberg://{CATALOG}", "--json")
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
-    outcomes = {row["subject"]: row["outcome"] for row in report["tables"]}
+    outcomes = {row["table"]: row["outcome"] for row in report["tables"]}
     assert outcomes == {f"iceberg://{CATALOG}/ns.t": "VERIFIED", f"iceberg://{CATALOG}/ns.unattested": "UNATTESTED"}
     assert _attest(tmp_path, "audit", f"iceberg://{CATALOG}/ns.t").returncode == 0
     assert _attest(tmp_path, "audit", f"iceberg://{CATALOG}/ns").returncode == 1

@@ -1,0 +1,185 @@
+"""The ``attest`` command line (docs/cli.md). Exit codes: 0 verified / done, 1 not verified, 2 unreadable input, bad
+arguments or an error. ``--json`` prints one JSON object on every path, errors included.
+
+The parser turns arguments into typed references once (carriers.refs); commands (attest/cli/commands.py) return
+result objects; renderers (attest/cli/output.py) print them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from attest import __version__
+from attest.cli.output import EXIT_OK, EXIT_UNREADABLE, Output, error_object, output_for
+from attest.errors import AttestError, Code, Problem
+
+__all__ = ["build_parser", "main"]
+
+LEVELS = ("schema", "files", "bytes")
+
+
+class _Parser(argparse.ArgumentParser):
+    json_errors = False  # set by main() when --json is on the command line: errors are then one JSON object
+
+    def error(self, message: str) -> NoReturn:
+        if _Parser.json_errors:
+            print(json.dumps(error_object(Problem(Code.INVALID_ARGUMENT, message))))
+            self.exit(EXIT_UNREADABLE)
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_UNREADABLE, f"attest: {Code.INVALID_ARGUMENT.value}: {message}\n")
+
+
+def _add_table_options(p: argparse.ArgumentParser, *, version: bool = True) -> None:
+    if version:
+        group = p.add_mutually_exclusive_group()
+        group.add_argument("--version", dest="version", metavar="N", help="Delta table version (time travel)")
+        group.add_argument("--snapshot-id", dest="snapshot_id", metavar="ID",
+                           help="Iceberg snapshot id, tag or branch")
+    p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
+                   help="object-store option passed to the table library (repeatable; values are never printed)")
+
+
+def _add_json(p: argparse.ArgumentParser, what: str = "print one JSON object instead of text") -> None:
+    p.add_argument("--json", action="store_true", help=what)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from attest.cli import commands as c
+
+    parser = _Parser(prog="attest", description="Attest Delta Lake and Apache Iceberg table versions as "
+                     "rocky-manifest v0.1 documents, and verify them offline.")
+    parser.add_argument("--version", action="version", version=f"attest (recipe-attest) {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("digest", help="print the v1 identity (BLAKE3 of canonical JSON) of a JSON document",
+                       description="Print the 64-hex v1 identity of the JSON document in FILE ('-' reads stdin).")
+    p.add_argument("file", metavar="FILE.json")
+    _add_json(p)
+    p.set_defaults(func=c.cmd_digest)
+
+    p = sub.add_parser("schema", help="print the rocky-manifest v0.1 JSON Schema as published by the reference",
+                       description="Print the rocky-manifest v0.1 JSON Schema (draft 2020-12) as published by the "
+                       "reference implementation (Apache-2.0; attest/schema/NOTICE).")
+    _add_json(p, "print the schema compactly as one JSON object")
+    p.set_defaults(func=c.cmd_schema)
+
+    p = sub.add_parser(
+        "verify", help="verify a manifest file or a table version",
+        description="Verify a manifest file ('-' reads stdin), a standalone carrier directory, or a table "
+        "(a Delta path/URI or iceberg://<catalog>/<ns>.<table>). Exit 0 verified, 1 not verified (including "
+        "unattested and stale), 2 unreadable input or bad arguments.")
+    p.add_argument("target", metavar="MANIFEST.json|TABLE")
+    p.add_argument("--artifacts-dir", metavar="DIR", help="directory holding the artifacts a manifest names")
+    p.add_argument("--level", choices=LEVELS, default=None,
+                   help="schema, files (tables) or bytes; default bytes where output hashes and files exist. "
+                   "Manifests: bytes needs --artifacts-dir")
+    _add_json(p)
+    signing = p.add_mutually_exclusive_group()
+    signing.add_argument("--key", metavar="PUB.pem", help="require a signature by this public key (docs/signing.md)")
+    signing.add_argument("--policy", metavar="TRUST.toml", help="require a signature allowed by this trust policy")
+    p.add_argument("--envelope", metavar="FILE", help="the signed envelope (default: <manifest>.dsse.json beside it)")
+    p.add_argument("--allow-external-files", action="store_true",
+                   help="tables: read data files outside the table's locations (shallow clones, migrated tables)")
+    _add_table_options(p)
+    p.set_defaults(func=c.cmd_verify)
+
+    p = sub.add_parser("keygen", help="write a signing key pair (PEM) and print its key id",
+                       description="Write PREFIX.key (private, PKCS#8, mode 0600) and PREFIX.pub (public) and print "
+                       "the key id (SHA-256 of the public key's DER). Never overwrites. --encrypt encrypts the "
+                       "private key with the password in $ATTEST_SIGNING_KEY_PASSWORD.")
+    p.add_argument("--type", choices=("ed25519", "p256"), default="ed25519", help="key type (default ed25519)")
+    p.add_argument("--out", required=True, metavar="PREFIX", help="write PREFIX.key and PREFIX.pub")
+    p.add_argument("--encrypt", action="store_true", help="encrypt the private key ($ATTEST_SIGNING_KEY_PASSWORD)")
+    _add_json(p)
+    p.set_defaults(func=c.cmd_keygen)
+
+    p = sub.add_parser("show", help="print the standalone manifest a table carries",
+                       description="Print the reconstituted standalone manifest of a table version as JSON "
+                       "(pipe it to 'attest verify -'), or with --inputs the observed input list.")
+    p.add_argument("target", metavar="TABLE")
+    p.add_argument("--inputs", action="store_true", help="print the observed inputs kept beside the attestation")
+    _add_json(p, "print JSON on every path (an unattested table or an error is an object too)")
+    _add_table_options(p)
+    p.set_defaults(func=c.cmd_show)
+
+    p = sub.add_parser("lineage", help="walk a table version's upstream inputs and check each one",
+                       description="Print the lineage tree of a table version: each upstream version its "
+                       "attestation observed, whether that version is attested and verifies, and how strongly "
+                       "it was observed. Exit 1 when any node does not verify.")
+    p.add_argument("target", metavar="TABLE")
+    p.add_argument("--depth", type=int, default=8, help="how many levels upstream to walk (default 8)")
+    p.add_argument("--level", choices=LEVELS, default="files", help="how deeply each node is verified (default files)")
+    _add_json(p, "print the tree as JSON")
+    _add_table_options(p)
+    p.set_defaults(func=c.cmd_lineage)
+
+    p = sub.add_parser("audit", help="verify many tables: everything under a folder or in a catalog",
+                       description="Verify every table a target stands for: a folder (every Delta table below "
+                       "it), iceberg://<catalog> (every table), iceberg://<catalog>/<namespace>, or single table "
+                       "references. One line per table (VERIFIED, STALE, COMPACTED, UNATTESTED, NOT VERIFIED, "
+                       "ERROR), a summary with a count per category; exit 0 when every table verified, 1 when any "
+                       "did not, 2 when any could not be checked.")
+    p.add_argument("targets", nargs="+", metavar="TARGET")
+    p.add_argument("--level", choices=LEVELS, default=None,
+                   help="schema, files or bytes (default: bytes where output hashes exist)")
+    _add_json(p, "print one JSON object with every table's report")
+    p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
+                   help="object-store option passed to the table library (repeatable; values are never printed)")
+    p.set_defaults(func=c.cmd_audit)
+
+    p = sub.add_parser("record", help="attest a table's latest data version",
+                       description="Attest the latest data version of TABLE (written by any engine). Exit 1 "
+                       "(superseded) when another commit keeps the attestation from being in force.")
+    p.add_argument("target", metavar="TABLE")
+    p.add_argument("--model", required=True, help="the model / target name (subject.model)")
+    p.add_argument("--sql", help="the SQL text of the program")
+    p.add_argument("--sql-file", metavar="F", help="a file holding the SQL text of the program")
+    p.add_argument("--program-json", metavar="F", help="a producer's typed JSON program representation")
+    p.add_argument("--program-hash", metavar="HEX", help="a program identity computed elsewhere")
+    p.add_argument("--dialect", help="SQL dialect (sqlglot name, e.g. spark, duckdb, postgres)")
+    p.add_argument("--input", action="append", metavar="REF",
+                   help="an upstream table the run read: Delta path[@VERSION] or iceberg://...[@SNAPSHOT]")
+    p.add_argument("--run-id", help="the producer's run identifier (subject.run_id)")
+    p.add_argument("--detached", action="store_true",
+                   help="write no table commit: the attestation goes to a pointer file beside the sidecar (tables "
+                   "with concurrent writers, or writer features an attestation commit cannot honour)")
+    p.add_argument("--replace", action="store_true",
+                   help="allow replacing an attestation of the same version that recorded more evidence "
+                   "(observed inputs) than this one")
+    _add_json(p, "print the result as JSON")
+    _add_table_options(p, version=False)
+    p.set_defaults(func=c.cmd_record)
+    return parser
+
+
+# Failures of a run that are verdicts about the table, not unreadable input: exit 1.
+_NOT_DONE = frozenset({Code.SUPERSEDED, Code.COMMIT_CONFLICT, Code.EVIDENCE_DROPPED})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    _Parser.json_errors = "--json" in arguments
+    args = build_parser().parse_args(arguments)
+    out: Output = output_for(bool(getattr(args, "json", False)))
+    func: Callable[[argparse.Namespace, Output], Any] = args.func
+    try:
+        return int(out.result(func(args, out)))
+    except AttestError as err:
+        code = out.error(err)
+        return 1 if err.code in _NOT_DONE else code
+    except KeyboardInterrupt:
+        print("attest: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # Output piped into a closed reader (e.g. `| head`): not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as exc:  # a library error we did not anticipate: one coded line or object, not a traceback
+        if os.environ.get("ATTEST_DEBUG"):
+            raise
+        return out.internal(exc)

@@ -1,0 +1,428 @@
+"""The commands: each parses its arguments into typed objects once, does its work, and returns a result object
+(attest/cli/output.py prints it). Heavy libraries are imported inside the command that needs them."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from attest.cli.output import EXIT_FAILED, EXIT_OK, EXIT_UNREADABLE, Output
+from attest.errors import ArgumentsError, AttestError, Code, InvalidArgumentError
+from attest.verify.audit import AuditReport
+
+if TYPE_CHECKING:
+    from attest.signing.policy import TrustPolicy
+    from attest.verify.report import Report
+    from carriers.core import AttestedTable
+    from carriers.refs import TableRef
+
+
+# ---- small results ---------------------------------------------------------------------------------------------
+@dataclass
+class TextResult:
+    """A result that is a text (digest, schema) with its JSON form."""
+
+    text: str
+    document: Any
+    exit_code: int = EXIT_OK
+
+    def to_json(self) -> Any:
+        return self.document
+
+    def human(self) -> str:
+        return self.text
+
+
+@dataclass
+class ShowResult:
+    """``attest show``: the standalone manifest (or the inputs) of a table version, JSON either way."""
+
+    ref: str
+    document: Any
+    attested: bool
+    exit_code: int = EXIT_OK
+    stderr_text: str = ""
+
+    def to_json(self) -> Any:
+        return self.document
+
+    def human(self) -> str:
+        return "" if not self.attested else json.dumps(self.document, indent=2, ensure_ascii=False)
+
+
+@dataclass
+class RecordResult:
+    ref: str
+    noun: str
+    attested_version: str | None
+    files: int
+    proof: str | None
+    location: str
+    sidecar: str | None
+    manifest: dict[str, Any] | None
+    replaced: list[str] = field(default_factory=list)
+    exit_code: int = EXIT_OK
+
+    def to_json(self) -> dict[str, Any]:
+        return {"recorded": True, "table": self.ref, "location": self.location, "attested_version":
+                self.attested_version, "sidecar": self.sidecar, "manifest": self.manifest, "replaced": self.replaced}
+
+    def human(self) -> str:
+        line = (f"RECORDED — {self.ref} {self.noun} {self.attested_version}: {self.files} file(s) hashed"
+                + (f", inputs {self.proof}" if self.proof else ", no inputs observed"))
+        return "\n".join([*(f"  replaces: {r}" for r in self.replaced), line])
+
+
+@dataclass
+class LineageResult:
+    root: Any  # carriers.lineage.LineageNode
+
+    @property
+    def exit_code(self) -> int:
+        if self.root.error is not None:
+            return EXIT_UNREADABLE
+        return EXIT_FAILED if self.root.failed() else EXIT_OK
+
+    def to_json(self) -> Any:
+        tree = self.root.to_json()
+        # "passed" is the whole walk's outcome (the exit code); the root's own verdict stays as "node_passed".
+        out = {**tree, "passed": self.exit_code == EXIT_OK, "node_passed": tree.get("passed", False)}
+        if self.root.error is not None:  # the root could not be read: the same shape as any error
+            out["errors"] = [{"code": self.root.error, "message": self.root.verdict, "path": self.root.ref}]
+        return out
+
+    def human(self) -> str:
+        return "\n".join(self.root.lines())
+
+
+# ---- shared argument handling ----------------------------------------------------------------------------------
+def read_input(name: str) -> bytes:
+    """The bytes of a file or stdin, at most one byte more than any JSON document accepted (the parser then refuses
+    it as too large, instead of this reading gigabytes)."""
+    from attest.model import MAX_DOCUMENT_BYTES
+
+    limit = MAX_DOCUMENT_BYTES + 1
+    if name == "-":
+        return sys.stdin.buffer.read(limit)
+    try:
+        with open(name, "rb") as handle:
+            return handle.read(limit)
+    except FileNotFoundError as exc:
+        raise AttestError(f"{name}: no such manifest file (nor a Delta table: no _delta_log there)",
+                          code=Code.MANIFEST_MISSING) from exc
+    except IsADirectoryError as exc:
+        raise AttestError(f"{name}: is a directory", code=Code.MANIFEST_MISSING) from exc
+    except OSError as exc:
+        raise AttestError(f"{name}: {exc.strerror}", code=Code.MANIFEST_MISSING) from exc
+
+
+def storage_options(args: argparse.Namespace) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in getattr(args, "storage_option", None) or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            # Never echo the value: storage options carry credentials.
+            raise InvalidArgumentError(f"--storage-option takes KEY=VALUE; got one without '=' ({len(item)} "
+                                       "characters, not shown)")
+        out[key] = value
+    return out
+
+
+def table_ref(args: argparse.Namespace, text: str | None = None) -> TableRef:
+    """The command's table, parsed once with its version options."""
+    from carriers.refs import parse_ref
+
+    return parse_ref(text if text is not None else args.target, version=getattr(args, "version", None),
+                     snapshot_id=getattr(args, "snapshot_id", None))
+
+
+def open_ref(args: argparse.Namespace, ref: TableRef, *, detached: bool = False,
+             allow_external: bool = False) -> AttestedTable:
+    from carriers.refs import open_table
+
+    return open_table(ref, storage_options=storage_options(args), detached=detached, allow_external=allow_external)
+
+
+# ---- digest / schema -------------------------------------------------------------------------------------------
+def cmd_digest(args: argparse.Namespace, out: Output) -> TextResult:
+    from attest.canonical import digest
+    from attest.model import load_json_document
+
+    identity = digest(load_json_document(read_input(args.file)))
+    return TextResult(identity, {"identity": identity, "hash_scheme": "v1"})
+
+
+def cmd_schema(args: argparse.Namespace, out: Output) -> TextResult:
+    from attest.schema import schema_text
+
+    text = schema_text()
+    return TextResult(text.rstrip("\n"), json.loads(text))
+
+
+# ---- verify ----------------------------------------------------------------------------------------------------
+def cmd_verify(args: argparse.Namespace, out: Output) -> Report:
+    from carriers.refs import looks_like_table
+
+    if looks_like_table(args.target):
+        return _verify_table(args, out)
+    if args.level == "files":
+        raise InvalidArgumentError("--level files applies to tables; a manifest is checked at schema or bytes level")
+    if getattr(args, "version", None) or getattr(args, "snapshot_id", None):
+        raise InvalidArgumentError("--version and --snapshot-id apply to tables, not manifest files")
+    return _verify_manifest(args, out)
+
+
+def _verify_table(args: argparse.Namespace, out: Output) -> Report:
+    from attest.verify.table import verify_table
+
+    if args.artifacts_dir:
+        raise InvalidArgumentError("--artifacts-dir is for manifest files, not tables")
+    if args.key or args.policy or args.envelope:
+        # Refused rather than ignored: a signature check that silently did not happen would over-claim.
+        raise InvalidArgumentError("--key, --policy and --envelope apply to manifest files; table signatures are "
+                                   "not checked yet")
+    ref = table_ref(args)
+    carrier = open_ref(args, ref, allow_external=bool(getattr(args, "allow_external_files", False)))
+    return verify_table(carrier, version=ref.version, level=args.level, progress=out.progress("hashing table files"))
+
+
+def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
+    from attest.verify.manifest import verify_manifest_bytes
+
+    target = args.target
+    artifacts = Path(args.artifacts_dir) if args.artifacts_dir else None
+    if target != "-" and Path(target).is_dir():
+        # A standalone carrier directory: its manifest.json, and the directory itself as the artifacts dir.
+        artifacts = artifacts or Path(target)
+        target = str(Path(target) / "manifest.json")
+    if args.level == "bytes" and artifacts is None:
+        # Checked before reading: asking for bytes with nothing to hash is a usage error, not a schema check.
+        raise ArgumentsError("--level bytes needs the artifacts: give --artifacts-dir DIR (or verify a standalone "
+                             "carrier directory)", code=Code.ARTIFACTS_DIR_REQUIRED)
+    policy = _trust_policy(args)  # before any hashing: a bad key or policy file is an input error (exit 2)
+    data = read_input(target)
+    report = verify_manifest_bytes(data, subject=target, artifacts_dir=artifacts, level=args.level,
+                                   progress=out.progress("hashing artifacts"))
+    _check_manifest_signature(args, target, data, policy, report)
+    return report
+
+
+# ---- signatures (docs/signing.md) ------------------------------------------------------------------------------
+def _trust_policy(args: argparse.Namespace) -> TrustPolicy | None:
+    """The TrustPolicy that --key or --policy names, or None; signing code is imported only when asked for."""
+    if args.key is None and args.policy is None:
+        return None
+    from attest.signing.policy import TrustPolicy
+
+    return TrustPolicy.from_public_key(args.key) if args.key is not None else TrustPolicy.load(args.policy)
+
+
+def _check_manifest_signature(args: argparse.Namespace, target: str, data: bytes, policy: TrustPolicy | None,
+                              report: Report) -> None:
+    """Judge the manifest's envelope (``--envelope``, else ``<manifest>.dsse.json`` beside it) into ``report``."""
+    from attest.model import load_json_document
+    from carriers.standalone import envelope_name
+
+    where = args.envelope or (None if target == "-" else str(Path(target).with_name(envelope_name(Path(target).name))))
+    if policy is None:
+        if where is not None and Path(where).is_file():
+            report.notes.append(f"a signed envelope is beside the manifest ({where}); its signature was not "
+                                "checked: give --key or --policy")
+        return
+    from attest.signing.attestation import check_manifest_signature
+
+    envelope = None
+    if where is not None:
+        try:
+            envelope = Path(where).read_bytes()
+        except FileNotFoundError:
+            envelope = None
+        except OSError as exc:
+            raise AttestError(f"{where}: cannot read the envelope ({exc.strerror})", code=Code.SIGNATURE_INVALID) \
+                from exc
+    try:
+        document = load_json_document(data)
+    except AttestError:
+        return  # the manifest does not parse: the report already says so, and nothing was signed
+    if not isinstance(document, dict):
+        return  # not a manifest object: the schema failure is already in the report
+    result = check_manifest_signature(envelope, policy, document)
+    report.signature = result.to_json()
+    if result.passed:
+        report.signer = result.signer
+    else:
+        report.fail(result.code or Code.SIGNATURE_INVALID, result.message, where or "")
+
+
+@dataclass
+class KeygenResult:
+    type: str
+    key_id: str
+    private: str
+    public: str
+    encrypted: bool
+    exit_code: int = EXIT_OK
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "key_id": self.key_id, "private_key": self.private, "public_key": self.public,
+                "encrypted": self.encrypted}
+
+    def human(self) -> str:
+        return (f"KEYGEN — {self.type} key pair: {self.private} (private, mode 0600"
+                + (", encrypted" if self.encrypted else "") + f"), {self.public}\nkey id: {self.key_id}")
+
+
+def cmd_keygen(args: argparse.Namespace, out: Output) -> KeygenResult:
+    from attest.signing.keys import PASSWORD_ENV, generate_keypair
+
+    password = os.environ.get(PASSWORD_ENV) if args.encrypt else None
+    if args.encrypt and not password:
+        raise AttestError(f"--encrypt takes the password from ${PASSWORD_ENV}, which is not set",
+                          code=Code.KEY_INVALID)
+    pair = generate_keypair("ecdsa-p256" if args.type == "p256" else "ed25519",
+                            password=None if password is None else password.encode("utf-8"))
+    private, public = Path(args.out + ".key"), Path(args.out + ".pub")
+    try:
+        for path in (private, public):
+            if path.exists() or path.is_symlink():
+                raise AttestError(f"{path} exists; keygen never overwrites a key", code=Code.KEY_INVALID)
+        # Public first: a failure after it leaves no orphan private key. O_EXCL + mode 0600 at creation: the
+        # private key is never readable by others, not even for a moment, and never replaces an existing file.
+        for path, data, mode in ((public, pair.public_pem, 0o644), (private, pair.private_pem, 0o600)):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+    except OSError as exc:
+        raise AttestError(f"{exc.filename}: cannot write the key ({exc.strerror})", code=Code.KEY_INVALID) from exc
+    return KeygenResult(pair.type, pair.key_id, str(private), str(public), pair.encrypted)
+
+
+# ---- show / lineage / audit ------------------------------------------------------------------------------------
+def cmd_show(args: argparse.Namespace, out: Output) -> ShowResult:
+    from attest.model import Manifest
+
+    ref = table_ref(args)
+    attestation = open_ref(args, ref).read(ref.version)
+    if attestation is None:
+        where = f" at {ref.noun} {ref.version}" if ref.version else ""
+        message = f"UNATTESTED — {ref.base}{where} carries no attestation"
+        return ShowResult(str(ref), {"attested": False, "table": ref.base, "version": ref.version,
+                                     "message": message}, attested=False, exit_code=EXIT_FAILED, stderr_text=message)
+    if args.inputs:
+        return ShowResult(str(ref), [i.to_dict() for i in (attestation.inputs or ())], attested=True)
+    document = attestation.document
+    # Field order as in the spec when the document is valid; an invalid one is shown as read.
+    with contextlib.suppress(AttestError):
+        document = Manifest.from_dict(document).to_dict()
+    return ShowResult(str(ref), document, attested=True)
+
+
+def cmd_lineage(args: argparse.Namespace, out: Output) -> LineageResult:
+    from carriers.lineage import walk
+
+    if args.depth < 0:
+        raise InvalidArgumentError(f"--depth must be 0 or more, got {args.depth}")
+    ref = table_ref(args)
+    root = walk(ref, version=ref.version, depth=args.depth, level=args.level,
+                storage_options=storage_options(args))
+    return LineageResult(root)
+
+
+def cmd_audit(args: argparse.Namespace, out: Output) -> _AuditResult:
+    from attest.verify.table import verify_table
+    from carriers.discovery import expand
+    from carriers.refs import open_table
+
+    audit = AuditReport()
+    options = storage_options(args)
+    refs: list[tuple[str, Any]] = []
+    for target in args.targets:
+        try:
+            found = expand(target)
+        except Exception as exc:  # a target that cannot be expanded is an outcome, the others go on
+            audit.add_exception(target, exc)
+            continue
+        if not found:
+            audit.add_error(target, AttestError(f"no table found under {target}", code=Code.TABLE_NOT_FOUND).problem())
+        refs.extend((str(r), r) for r in found)
+    progress = out.progress("auditing")
+    stream = out.stdout if not args.json else None
+    for index, (name, ref) in enumerate(refs):
+        try:
+            report = verify_table(open_table(ref, storage_options=options), version=ref.version, level=args.level)
+            row = audit.add_report(name, report)
+        except Exception as exc:  # one unreadable table must not stop the audit of the others
+            row = audit.add_exception(name, exc)
+        if stream is not None:  # lines as they come: a long audit shows progress even when piped
+            print(audit.line(row), file=stream, flush=True)
+        progress(index + 1, len(refs), 0)
+    return _AuditResult(audit, streamed=stream is not None)
+
+
+@dataclass
+class _AuditResult:
+    audit: AuditReport
+    streamed: bool
+
+    @property
+    def exit_code(self) -> int:
+        return self.audit.exit_code
+
+    def to_json(self) -> Any:
+        return self.audit.to_json()
+
+    def human(self) -> str:
+        return self.audit.summary() if self.streamed else self.audit.human()
+
+
+# ---- record ----------------------------------------------------------------------------------------------------
+def _program_hash(args: argparse.Namespace) -> str:
+    from attest.identity.program import program_identity_json, program_identity_sql
+    from attest.model import load_json_document
+
+    given = [x for x in (args.sql, args.sql_file, args.program_json, args.program_hash) if x is not None]
+    if len(given) != 1:
+        raise InvalidArgumentError("give exactly one of --sql, --sql-file, --program-json, --program-hash")
+    if args.sql is not None:
+        return program_identity_sql(args.sql, args.dialect)
+    if args.sql_file is not None:
+        return program_identity_sql(read_input(args.sql_file).decode("utf-8"), args.dialect)
+    if args.program_json is not None:
+        return program_identity_json(load_json_document(read_input(args.program_json)))
+    value: str = str(args.program_hash)
+    if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
+        raise InvalidArgumentError("--program-hash must be 64 lowercase hex characters")
+    return value
+
+
+def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
+    program_hash = _program_hash(args)
+    ref = table_ref(args)
+    if ref.version is not None:
+        raise InvalidArgumentError(f"record attests the table's latest data {ref.noun}; drop the @{ref.version}")
+    inputs = []
+    for item in args.input or []:
+        upstream_ref = _input_ref(item)
+        inputs.append(open_ref(args, upstream_ref).observe(upstream_ref.version))
+    carrier = open_ref(args, ref, detached=bool(args.detached))
+    result = carrier.record(model=args.model, program_hash=program_hash, inputs=inputs, run_id=args.run_id,
+                            dialect=args.dialect, progress=out.progress("hashing table files"),
+                            replace=bool(args.replace))
+    manifest = result.manifest
+    return RecordResult(ref=ref.base, noun=ref.noun, attested_version=result.attested_version,
+                        files=len(manifest.output_hashes or ()) if manifest is not None else 0,
+                        proof=None if manifest is None else manifest.inputs_proof_class, location=result.location,
+                        sidecar=result.sidecar, manifest=None if manifest is None else manifest.to_dict(),
+                        replaced=list(result.replaced))
+
+
+def _input_ref(text: str) -> TableRef:
+    from carriers.refs import parse_ref
+
+    return parse_ref(text)

@@ -1,0 +1,107 @@
+"""Rendering, apart from the commands (pattern: pyiceberg's ``cli/output.py``).
+
+Commands build result objects — a verify ``Report``, a ``RecordResult``, an ``AuditReport``, a lineage tree — and
+never print. A renderer prints them: ``TextOutput`` for people, ``JsonOutput`` for machines (one JSON object on every
+path, errors and internal errors included). Exit codes: 0 verified / done, 1 not verified, 2 unreadable input, bad
+arguments or an error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any, Protocol, TextIO
+
+from attest.errors import AttestError, Code, Problem
+
+EXIT_OK, EXIT_FAILED, EXIT_UNREADABLE = 0, 1, 2
+
+
+class Result(Protocol):
+    """What a command returns: printable both ways, with its exit code."""
+
+    @property
+    def exit_code(self) -> int: ...
+
+    def to_json(self) -> Any: ...
+
+    def human(self) -> str: ...
+
+
+class Output:
+    """Prints results and errors; ``TextOutput`` or ``JsonOutput``."""
+
+    def __init__(self, stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
+        self.stdout = stdout or sys.stdout
+        self.stderr = stderr or sys.stderr
+
+    def result(self, result: Result) -> int:
+        raise NotImplementedError
+
+    def error(self, err: AttestError) -> int:
+        raise NotImplementedError
+
+    def internal(self, exc: BaseException) -> int:
+        """An exception we did not anticipate: one coded line (or object), never a traceback."""
+        return self.error(AttestError(f"{type(exc).__name__}: {exc} (set ATTEST_DEBUG=1 for a traceback)",
+                                      code=Code.INTERNAL_ERROR))
+
+    def progress(self, label: str) -> Progress:
+        return Progress(label, self.stderr)
+
+
+class TextOutput(Output):
+    def result(self, result: Result) -> int:
+        text = result.human()
+        if text:
+            print(text, file=self.stdout, flush=True)
+        notice = getattr(result, "stderr_text", "")
+        if notice:
+            print(notice, file=self.stderr)
+        return result.exit_code
+
+    def error(self, err: AttestError) -> int:
+        print(f"attest: {err.code.value}: {err.message}", file=self.stderr)
+        return EXIT_UNREADABLE
+
+
+class JsonOutput(Output):
+    def result(self, result: Result) -> int:
+        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2), file=self.stdout, flush=True)
+        return result.exit_code
+
+    def error(self, err: AttestError) -> int:
+        print(json.dumps(error_object(err.problem()), ensure_ascii=False), file=self.stdout, flush=True)
+        return EXIT_UNREADABLE
+
+
+def error_object(problem: Problem) -> dict[str, Any]:
+    """The one JSON shape of an input error, an argument error or an internal error."""
+    verdict = "ERROR" if problem.code == Code.INTERNAL_ERROR else "UNREADABLE"
+    return {"passed": False, "level": "none", "verdict": verdict, "errors": [problem.to_json()]}
+
+
+def output_for(as_json: bool) -> Output:
+    return JsonOutput() if as_json else TextOutput()
+
+
+class Progress:
+    """Progress on stderr, only when it is a terminal (machines reading --json or logs get none)."""
+
+    def __init__(self, label: str, stream: TextIO = sys.stderr) -> None:
+        self.label = label
+        self.stream = stream
+        self.enabled = stream.isatty()
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int, nbytes: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self._last < 0.1 and done != total):
+            return
+        self._last = now
+        if done == total:
+            self.stream.write("\r\x1b[K")  # finished: clear the line, the verdict follows
+        else:
+            self.stream.write(f"\r{self.label}: {done}/{total} files, {nbytes / 1e6:,.1f} MB\x1b[K")
+        self.stream.flush()
