@@ -556,13 +556,6 @@ def _dv_entry(dv: Any) -> Any:
     return {k: dv.get(k) for k in ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality")}
 
 
-def _as_local(uri: str) -> str:
-    from carriers.storage import local_path_of
-
-    local = local_path_of(uri)
-    return local if local is not None else uri
-
-
 def _protocol_doc(protocol: Any) -> dict[str, Any]:
     doc: dict[str, Any] = {"minReaderVersion": int(protocol.min_reader_version),
                            "minWriterVersion": int(protocol.min_writer_version)}
