@@ -71,8 +71,15 @@ class ReaderView:
 
 
 def file_digest(entry: Mapping[str, Any]) -> str:
-    """The v1 digest of one file's view (a JSON-able mapping; see each carrier for its fields)."""
-    return digest(dict(entry))
+    """The v1 digest of one file's view: BLAKE3 of its canonical JSON (``entry`` must already be JSON-able, e.g.
+    built with :func:`json_safe`). Computed for every live file of a version, so it skips canonical_bytes' type walk:
+    the bytes are the same for such an entry."""
+    import json
+
+    from attest.canonical import blake3_hex
+
+    text = json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return blake3_hex(text.encode("utf-8", "surrogatepass"))
 
 
 def json_safe(value: Any) -> Any:
@@ -81,10 +88,11 @@ def json_safe(value: Any) -> Any:
     import datetime as _dt
     import decimal
 
-    if value is None or isinstance(value, (bool, str)):
+    kind = type(value)
+    if value is None or kind is str or kind is int or kind is bool:
         return value
-    if isinstance(value, int):
-        return value
+    if kind is dict:
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, float):
         # repr is exact and covers nan/inf/-0.0, which JSON numbers cannot carry.
         return {"float": repr(value)}

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import os
 import posixpath
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -102,6 +103,10 @@ class Changes:
 _URI_FORBIDDEN = frozenset(' "<>\\^`{|}') | frozenset(chr(c) for c in range(0x20)) | {"\x7f"}
 
 
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_~!$&'()*+,;=:@=-][A-Za-z0-9._~!$&'()*+,;=:@=-]*(?:/[A-Za-z0-9_~!$&'()*+,;=:@=-]"
+                         r"[A-Za-z0-9._~!$&'()*+,;=:@=-]*)*")
+
+
 def canonical_relative(raw: str) -> tuple[str | None, str]:
     """(decoded relative path, "") when engines resolve ``raw`` (a URI-encoded path relative to the table root)
     the same way; (None, reason) otherwise.
@@ -112,10 +117,14 @@ def canonical_relative(raw: str) -> tuple[str | None, str]:
     """
     from urllib.parse import unquote
 
+    plain = _PLAIN_PATH.fullmatch(raw)
+    if plain is not None and "/./" not in f"/{raw}/" and "/../" not in f"/{raw}/" and ":" not in raw.split("/")[0]:
+        return raw, ""  # the common case: nothing encoded, no dot segments, no scheme (no segment starts with '.')
     if not raw:
         return None, "the path is empty"
-    if "://" in raw or raw.startswith("/") or (len(raw) > 1 and raw[1] == ":"):
-        return None, "absolute paths resolve differently across engines"
+    if "://" in raw or raw.startswith("/") or ":" in raw.split("/")[0]:
+        # RFC 3986: a colon in the first segment makes the reference a URI with a scheme (absolute).
+        return None, "absolute paths (or a scheme-like first segment) resolve differently across engines"
     if any(c in _URI_FORBIDDEN for c in raw):
         return None, "the path holds characters that are not valid in a URI"
     low = raw.lower()

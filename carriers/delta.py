@@ -24,6 +24,7 @@ from attest.build import PRODUCER_NAME
 from attest.errors import (
     CarrierError,
     Code,
+    CommitConflictError,
     Problem,
     SupersededError,
     TableInconsistentError,
@@ -207,7 +208,9 @@ class DeltaCarrier(AttestedTable):
 
     # ---- the live version --------------------------------------------------------------------------------------
     def _location(self, rel: str) -> str:
-        return str(self.storage.local_path(rel)) if self.storage.local_root is not None else f"{self.uri}/{rel}"
+        """Where the engine reads a canonical relative path (canonical_relative checked it: no '.', '..', '')."""
+        root = self.storage.local_root
+        return f"{root}/{rel}" if root is not None else f"{self.uri}/{rel}"
 
     def _live(self, v: Version) -> LiveVersion:
         cached = self._live_cache.get(v.number)
@@ -331,18 +334,33 @@ class DeltaCarrier(AttestedTable):
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             problems.append(Problem(Code.TABLE_UNREADABLE, f"delta-rs cannot read the deletion vectors: {text}"))
             return
-        expected = {self._location(canonical_relative(raw)[0] or raw) for raw in with_dv}
-        got = {_as_local(p) for p in engine}
+        expected = {canonical_relative(raw)[0] or raw for raw in with_dv}
+        got = {self._engine_relative(dt, p) for p in engine}
         if self.storage.local_root is not None and got != expected:
             problems.append(Problem(Code.TABLE_INCONSISTENT, "delta-rs applies deletion vectors to other files than "
                                     "the log names"))
 
+    def _engine_relative(self, dt: DeltaTable, uri: str) -> str:
+        """A location delta-rs gives, relative to the table root: it writes the table URI's (percent-encoded) path
+        followed by the decoded relative path, or a file URI of the whole."""
+        local = uri
+        if uri.startswith("file:"):
+            parsed = urlparse(uri)
+            local = parsed.netloc + parsed.path if parsed.netloc else parsed.path
+        for root in (str(self.storage.local_root), urlparse(str(dt.table_uri)).path.rstrip("/")):
+            if local.startswith(root + "/"):
+                return local[len(root) + 1:]
+        return uri
+
     def _cross_check_uris(self, dt: DeltaTable, files: Sequence[DataFile], problems: list[Problem]) -> None:
-        """Locally, the files delta-rs reads must be exactly the ones attest reads."""
-        engine = {_as_local(u) for u in dt.file_uris()}
-        ours = {f.location for f in files if f.kind == "data"}
-        if engine != ours:
-            odd = sorted(engine ^ ours)[:3]
+        """Locally, the files delta-rs reads must be exactly the ones attest reads.
+
+        delta-rs gives a location as its table URI's (percent-encoded) path followed by the decoded relative path,
+        so the comparison is on the part after the root."""
+        ours = sorted(f.path for f in files if f.kind == "data")
+        engine = [self._engine_relative(dt, uri) for uri in dt.file_uris()]
+        if sorted(engine) != ours:
+            odd = sorted(set(engine) ^ set(ours))[:3]
             problems.append(Problem(Code.PATH_AMBIGUOUS, f"delta-rs resolves the live files to other locations than "
                                     f"the log's paths name: {odd}"))
 
@@ -500,14 +518,26 @@ class DeltaCarrier(AttestedTable):
             self._tables.clear()
             return
         # Object stores: delta-rs's own commit (it cannot remove keys, so they are blanked; readers skip blanks).
+        import time
+
+        from carriers.delta_commit import BACKOFF_S, RETRIES
+
         updates = dict(to_set)
         updates.update({k: props.ABSENT for k in to_remove})
-        try:
-            self._load().alter.set_table_properties(
-                updates, raise_if_not_exists=False,
-                commit_properties=CommitProperties(custom_metadata={"recipe_attest.binding_version": v.id}))
-        except Exception as exc:
-            raise _unsupported_or_error(str(self.display), exc) from exc
+        for attempt in range(RETRIES + 1):
+            try:
+                self._load().alter.set_table_properties(
+                    updates, raise_if_not_exists=False,
+                    commit_properties=CommitProperties(custom_metadata={"recipe_attest.binding_version": v.id}))
+                return
+            except Exception as exc:
+                error = _unsupported_or_error(str(self.display), exc)
+                if not isinstance(error, CommitConflictError) or attempt == RETRIES:
+                    raise error from exc
+            time.sleep(BACKOFF_S * (2 ** attempt))
+            if self.data_version() != v.number:
+                raise SupersededError(f"a data commit landed on {self.display} after version {v.id}; its attestation "
+                                      "would not be in force")
 
     def record(self, **kwargs: Any) -> WriteResult:
         """See AttestedTable.record; refuses tables with writer features an attestation commit cannot honour."""
@@ -524,13 +554,6 @@ def _dv_entry(dv: Any) -> Any:
     if not isinstance(dv, dict):
         return None
     return {k: dv.get(k) for k in ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality")}
-
-
-def _as_local(uri: str) -> str:
-    from carriers.storage import local_path_of
-
-    local = local_path_of(uri)
-    return local if local is not None else uri
 
 
 def _protocol_doc(protocol: Any) -> dict[str, Any]:
@@ -555,8 +578,6 @@ def _unsupported_or_error(table: str, exc: Exception) -> CarrierError:
         return UnsupportedTableError(f"delta-rs cannot write the attestation commit to {table}: {text}; attest it "
                                      "without a Delta commit: attest record --detached")
     if "conflict" in text.lower() or "concurrent" in text.lower() or "Metadata changed" in text:
-        from attest.errors import CommitConflictError
-
         return CommitConflictError(f"the attestation commit to {table} conflicted with another writer: {text}")
     return CarrierError(f"the attestation commit to {table} failed: {text}")
 

@@ -305,7 +305,8 @@ class IcebergCarrier(AttestedTable):
     def _live(self, v: Version) -> LiveVersion:
         snap = v.handle if v.handle is not None else self._snapshot(v.id)
         assert snap is not None
-        key = (snap.snapshot_id, snap.manifest_list)
+        # The table half of the view depends on the table metadata (current schema, specs, properties) too.
+        key = (snap.snapshot_id, f"{snap.manifest_list}|{self.table.metadata_location}")
         cached = self._live_cache.get(key)
         if cached is None:
             cached = self._compute_live(snap)
