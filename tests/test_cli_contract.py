@@ -82,7 +82,7 @@ def test_an_internal_error_is_one_coded_object(delta: Path, monkeypatch: pytest.
     rc, doc = cli_json("verify", str(delta))
     assert rc == 2 and doc["verdict"] == "ERROR" and doc["errors"][0]["code"] == "internal_error"
     assert "ZeroDivisionError" in doc["errors"][0]["message"]
-    rc, out, err = cli("verify", str(delta))
+    rc, _, err = cli("verify", str(delta))
     assert rc == 2 and err.startswith("attest: internal_error: ZeroDivisionError") and "Traceback" not in err
 
 
@@ -156,7 +156,7 @@ def test_record_of_a_superseded_version_exits_1(delta: Path) -> None:
         DeltaCarrier(str(delta)).record(model="m", program_hash="a" * 64, version=2)
 
 
-# ---- lineage ----------------------------------------------------------------------------------------------------------
+# ---- lineage ---------------------------------------------------------------------------------------------------------
 def test_lineage_exits_1_when_an_upstream_node_fails(tmp_path: Path) -> None:
     up, down = tmp_path / "up", tmp_path / "down"
     write_deltalake(str(up), pa.table({"x": [1]}))
@@ -170,7 +170,7 @@ def test_lineage_exits_1_when_an_upstream_node_fails(tmp_path: Path) -> None:
     assert rc == 1 and doc["passed"] is False and doc["inputs"][0]["passed"] is False
 
 
-# ---- the installed command ------------------------------------------------------------------------------------------
+# ---- the installed command -------------------------------------------------------------------------------------------
 def test_python_dash_m_and_argparse_errors_as_json() -> None:
     proc = run_cli("verify", "--level", "x", "m.json", "--json")
     assert proc.returncode == 2 and json.loads(proc.stdout)["errors"][0]["code"] == "invalid_argument"
