@@ -624,14 +624,16 @@ def _strip_docs(node: Any) -> Any:
 
 
 def _plain(value: Any) -> Any:
+    import enum
+
     from pyiceberg.typedef import Record
 
+    if isinstance(value, enum.Enum):  # before int/str: DataFileContent is an IntEnum, FileFormat a str enum
+        return value.value
     if isinstance(value, Record):
         return [_plain(v) for v in value._data]
     if isinstance(value, Mapping) or hasattr(value, "items"):
         return {str(k): _plain(v) for k, v in sorted(dict(value.items()).items())}
-    if hasattr(value, "value") and not isinstance(value, (int, str, bytes, float)):
-        return value.value  # enums
     return value
 
 

@@ -39,7 +39,7 @@ def test_notebooks_match_their_generator(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_lineage_notebook(tmp_path: Path) -> None:
     text = _run("inspect_lineage.ipynb", tmp_path)
-    assert "STALE" in text and "VERIFIED (bytes)" in text
+    assert ": stale" in text and "VERIFIED (bytes)" in text
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ ENGINES = ("pyspark", "py4j", "deltalake", "pyiceberg", "pyarrow", "sqlglot", "f
 def test_importing_the_core_loads_no_engine() -> None:
     modules = sorted(
         ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
-        for p in (ROOT / "attest").rglob("*.py"))
+        for p in (ROOT / "attest").rglob("*.py") if p.name != "__main__.py")  # __main__ runs the command
     code = (f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
             f"print([m for m in {ENGINES!r} if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
