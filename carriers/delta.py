@@ -78,8 +78,9 @@ READ_PROPERTIES = (
 def _table_uri(table: str | DeltaTable) -> str:
     if isinstance(table, DeltaTable):
         return str(table.table_uri).rstrip("/")
-    parsed = urlparse(table)
-    if parsed.scheme and len(parsed.scheme) > 1:
+    from attest.locations import is_uri
+
+    if is_uri(table):
         return table.rstrip("/")
     return Path(table).resolve().as_uri()
 

@@ -638,7 +638,7 @@ def _plain(value: Any) -> Any:
 
 
 def _comparable(uri: str) -> str:
-    local = local_path_of(uri)
+    local = local_path_of(uri, decode=False)  # Iceberg locations are literal strings (see FileIOStorage)
     return (local if local is not None else uri).rstrip("/")
 
 

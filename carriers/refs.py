@@ -21,6 +21,10 @@ from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlparse
 
 from attest.errors import AttestError, Code, TableReferenceError
+from attest.locations import is_local, is_uri
+
+__all__ = ["ICEBERG_SCHEME", "TableRef", "from_location", "is_local", "is_uri", "local_path", "looks_like_table",
+           "open_table", "parse_ref", "validate_version"]
 
 if TYPE_CHECKING:
     from carriers.core import AttestedTable
@@ -28,17 +32,6 @@ if TYPE_CHECKING:
 _AT_VERSION = re.compile(r"^(?P<base>.+)@(?P<version>[0-9]+)$")
 ICEBERG_SCHEME = "iceberg://"
 Format = Literal["delta", "iceberg"]
-
-
-def is_uri(text: str) -> bool:
-    """The one rule for "local path or URI": a scheme of two or more letters (``file:`` included) makes a URI; a
-    Windows drive letter (one letter) does not."""
-    return len(urlparse(text).scheme) > 1
-
-
-def is_local(text: str) -> bool:
-    """A local path or ``file:`` URI (not an object store, not a catalog)."""
-    return not is_uri(text) or urlparse(text).scheme == "file"
 
 
 def local_path(text: str) -> Path:
@@ -176,6 +169,8 @@ def open_table(ref: TableRef | str, *, storage_options: Mapping[str, str] | None
         ref = parse_ref(ref)
     if ref.format == "iceberg":
         try:
+            import pyiceberg  # noqa: F401 - carriers.iceberg imports it lazily; ask now, before any work
+
             from carriers.iceberg import IcebergCarrier
         except ImportError as exc:
             raise AttestError(f"{ref.base} is an Iceberg table and this install has no Iceberg support: "

@@ -42,26 +42,36 @@ def check_name(rel: str) -> str:
     return rel
 
 
-def local_path_of(location: str) -> str | None:
-    """The local filesystem path of a location, or None for an object-store URI."""
-    if location.startswith("/"):
+def local_path_of(location: str, *, decode: bool = True) -> str | None:
+    """The local filesystem path of a location, or None for an object-store URI.
+
+    ``decode``: whether a ``file:`` URI is percent-decoded. Delta paths are URIs (decoded); Iceberg locations are
+    strings that pyiceberg and Hadoop's FileIO read literally (``p=x%2Fy`` is a folder of that name)."""
+    from attest.locations import is_uri
+
+    if not is_uri(location):
         return location
     parsed = urlparse(location)
     if parsed.scheme == "file":
-        return unquote(parsed.path) if not parsed.netloc else f"{parsed.netloc}{unquote(parsed.path)}"
-    if len(parsed.scheme) == 1 and os.name == "nt":  # pragma: no cover - drive letters
-        return location
+        path = unquote(parsed.path) if decode else parsed.path
+        return path if parsed.netloc in ("", "localhost") else f"{parsed.netloc}{path}"
     return None
 
 
 class Storage(ABC):
     """Bytes under a carrier root (``uri``) plus data files at absolute locations."""
 
+    decode_file_uris = True
+
     def __init__(self, uri: str) -> None:
         self.uri = uri.rstrip("/")
         # "file:/p", "file:///p" and "/p" are local; any other scheme is an object store; no scheme: a path.
-        local = local_path_of(self.uri) if len(urlparse(self.uri).scheme) > 1 else self.uri
+        local = self.local_of(self.uri)
         self.local_root: Path | None = None if local is None else Path(local).resolve()
+
+    def local_of(self, location: str) -> str | None:
+        """The local path of an absolute location as this storage's engine reads it, or None (object store)."""
+        return local_path_of(location, decode=self.decode_file_uris)
 
     # ---- names under the root -------------------------------------------------------------------------------
     def local_path(self, rel: str) -> Path:
@@ -116,13 +126,13 @@ class Storage(ABC):
 
     # ---- data files at absolute locations -------------------------------------------------------------------
     def open_location(self, location: str) -> BinaryIO:
-        local = local_path_of(location)
+        local = self.local_of(location)
         if local is not None:
             return open(local, "rb")
         return self._open_remote(location)
 
     def size_of(self, location: str) -> int | None:
-        local = local_path_of(location)
+        local = self.local_of(location)
         if local is not None:
             try:
                 return os.stat(local).st_size
@@ -248,9 +258,11 @@ class DeltaStorage(Storage):
 class FileIOStorage(Storage):
     """Bytes of an Iceberg table through its pyiceberg FileIO (the catalog's own properties and credentials)."""
 
+    decode_file_uris = False  # pyiceberg (and Java's HadoopFileIO) read a location string literally
+
     def __init__(self, uri: str, io: Any) -> None:
-        super().__init__(uri)
         self.io = io
+        super().__init__(uri)
 
     def _read_remote(self, rel: str) -> bytes | None:
         try:
@@ -305,7 +317,7 @@ def hash_locations(storage: Storage, files: Sequence[DataFile], *,
     local: dict[str, str] = {}
     remote: list[DataFile] = []
     for f in files:
-        path = local_path_of(f.location)
+        path = storage.local_of(f.location)
         if path is None:
             remote.append(f)
         else:
