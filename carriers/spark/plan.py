@@ -160,6 +160,9 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
         ident = opt(rel.identifier())
         table = rel.table()
         tcls = simple_name(table)
+        if tcls == "RowLevelOperationTable":  # an Iceberg MERGE/UPDATE/DELETE reading its own target
+            table = table.table()
+            tcls = simple_name(table)
         cat_name = None if catalog is None else str(catalog.name())
         parts = None if ident is None else ident_parts(ident)
         name = ".".join(p for p in (cat_name, *(parts or ())) if p)

@@ -15,8 +15,21 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+
+
+def _frame_write(frame: Callable[[], Any], how: str, table: str, fmt: str) -> Callable[[], object]:
+    def action() -> None:
+        if how == "saveAsTable":
+            frame().write.format(fmt).mode("append").saveAsTable(table)
+        elif how == "insertInto":
+            frame().write.insertInto(table)
+        else:
+            frame().writeTo(table).append()
+
+    return action
 
 
 def _commands(spark: Any, warehouse: Path, changed: bool) -> list[tuple[str, Callable[[], object]]]:
@@ -52,10 +65,9 @@ def _commands(spark: Any, warehouse: Path, changed: bool) -> list[tuple[str, Cal
             (f"{p}_update", sql(f"UPDATE {tgt} SET s = 'u' WHERE id = {2 + k}")),
             (f"{p}_delete", sql(f"DELETE FROM {tgt} WHERE {'s' if changed else 'id'} = "
                                 f"{repr('u') if changed else 3}")),
-            (f"{p}_save_as_table", lambda tgt=tgt, fmt=fmt: frame().write.format(fmt).mode("append")
-             .saveAsTable(tgt)),
-            (f"{p}_insert_into", lambda tgt=tgt: frame().write.insertInto(tgt)),
-            (f"{p}_write_to", lambda tgt=tgt: frame().writeTo(tgt).append()),
+            (f"{p}_save_as_table", _frame_write(frame, "saveAsTable", tgt, fmt)),
+            (f"{p}_insert_into", _frame_write(frame, "insertInto", tgt, fmt)),
+            (f"{p}_write_to", _frame_write(frame, "writeTo", tgt, fmt)),
         ]
     out += [
         ("path_save", lambda: frame().write.format("delta").mode("append").save(path)),
@@ -91,28 +103,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--variant", choices=("base", "changed"), default="base")
     parser.add_argument("--dump", type=Path)
+    parser.add_argument("--only", help="comma-separated labels to run (default: all)")
     args = parser.parse_args(argv)
 
     import carriers.spark.hook as hook_module
     from attest.spark import install, local_session
+    from carriers.spark.plan import program_document
 
     warehouse = args.warehouse.resolve()
     dumped: dict[str, Any] = {}
     if args.dump is not None:
-        original = hook_module.program_hash_from_json
+        original = getattr(hook_module, "program_hash_from_json")  # noqa: B009 - patched below, read alike
 
-        def capture(docs: Any, scrub: Any = ()) -> str:
-            dumped.setdefault("pending", []).append({"docs": [(n, json.loads(j)) for n, j, _ in docs],
-                                                     "scrub": list(scrub)})
-            return original(docs, scrub=scrub)
+        def capture(docs: Any, **kw: Any) -> str:
+            dumped.setdefault("pending", []).append({
+                "parts": [{"name": n, "plan": json.loads(j), "leaves": [asdict(leaf) for leaf in rels]}
+                          for n, j, rels in docs],
+                "kw": kw, "canonical": program_document(docs, **kw)})
+            return str(original(docs, **kw))
 
-        hook_module.program_hash_from_json = capture  # type: ignore[assignment]
+        setattr(hook_module, "program_hash_from_json", capture)  # noqa: B010 - a module attribute mypy types
 
     spark = local_session(warehouse, app_name="program-identity-job")
     _prepare(spark, warehouse)
     hook = install(spark, policy="required", delta_mode="detached")  # the mode does not change identities
     hashes: dict[str, str | None] = {}
+    only = set(args.only.split(",")) if args.only else None
     for label, action in _commands(spark, warehouse, args.variant == "changed"):
+        if only is not None and label not in only:
+            continue
         before = len(hook.results)
         dumped["pending"] = []
         action()
