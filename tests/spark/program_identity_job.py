@@ -1,12 +1,14 @@
 """One Spark job that runs every attested write command once, in its own process (tests/spark/test_identity.py).
 
-    python -m tests.spark.program_identity_job WAREHOUSE OUT.json [--variant base|changed] [--dump DIR]
+    python -m tests.spark.program_identity_job WAREHOUSE OUT.json [--variants base,changed] [--dump DIR]
+                                                                  [--only LABEL,...]
 
-Writes ``{label: program_hash}`` to OUT.json, one label per command (CTAS, RTAS, INSERT, INSERT OVERWRITE,
-MERGE, UPDATE, DELETE, saveAsTable, insertInto, writeTo, path save) on Delta catalog tables, Delta path tables
-and Iceberg tables. ``--variant changed`` changes the logic of every command (a predicate, an expression or a
-column) while keeping table names, so its hashes must all differ from ``base``. ``--dump`` writes the raw plan
-JSON the hook hashed, per command, for diffing two processes by hand.
+Writes ``{"hashes": {variant: {label: program_hash}}, "errors": [...]}`` to OUT.json, one label per command
+(CTAS, RTAS, INSERT, INSERT OVERWRITE, MERGE, UPDATE, DELETE, saveAsTable, insertInto, writeTo, path save) on
+Delta catalog tables, Delta path tables and Iceberg tables. Variant ``changed`` changes the logic of every command
+(a predicate, an expression or a column) while keeping table names, so its hashes must all differ from ``base``.
+``--dump`` writes what the hook handed the normaliser, per command (raw plans, leaves, canonical document), for
+diffing two processes by hand and for tests/spark/fixtures/plans.
 """
 
 from __future__ import annotations
@@ -97,11 +99,21 @@ def _prepare(spark: Any, warehouse: Path) -> None:
     spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "id int, s string").write.format("delta").save(path)
 
 
+def _reset(spark: Any, warehouse: Path) -> None:
+    """Drop what the CTAS commands create, so another variant can run them again under the same names."""
+    import shutil
+
+    spark.sql("DROP TABLE IF EXISTS d_tgt_ctas")
+    spark.sql("DROP TABLE IF EXISTS iceberg.ns.i_tgt_ctas")
+    shutil.rmtree(warehouse / "paths" / "p_ctas", ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("warehouse", type=Path)
     parser.add_argument("out", type=Path)
-    parser.add_argument("--variant", choices=("base", "changed"), default="base")
+    parser.add_argument("--variants", default="base",
+                        help="comma-separated, run in order in this process: base, changed")
     parser.add_argument("--dump", type=Path)
     parser.add_argument("--only", help="comma-separated labels to run (default: all)")
     args = parser.parse_args(argv)
@@ -127,20 +139,25 @@ def main(argv: list[str] | None = None) -> int:
     spark = local_session(warehouse, app_name="program-identity-job")
     _prepare(spark, warehouse)
     hook = install(spark, policy="required", delta_mode="detached")  # the mode does not change identities
-    hashes: dict[str, str | None] = {}
+    hashes: dict[str, dict[str, str | None]] = {}
     only = set(args.only.split(",")) if args.only else None
-    for label, action in _commands(spark, warehouse, args.variant == "changed"):
-        if only is not None and label not in only:
-            continue
-        before = len(hook.results)
-        dumped["pending"] = []
-        action()
-        hook.flush()
-        new = [r.manifest.program_hash for r in hook.results[before:] if r.manifest is not None]
-        hashes[label] = new[0] if len(new) == 1 else None
-        if args.dump is not None:
-            args.dump.mkdir(parents=True, exist_ok=True)
-            (args.dump / f"{label}.json").write_text(json.dumps(dumped["pending"], indent=1, sort_keys=True))
+    for n, variant in enumerate(args.variants.split(",")):
+        if n:
+            _reset(spark, warehouse)
+        hashes[variant] = {}
+        for label, action in _commands(spark, warehouse, variant == "changed"):
+            if only is not None and label not in only:
+                continue
+            before = len(hook.results)
+            dumped["pending"] = []
+            action()
+            hook.flush()
+            new = [r.manifest.program_hash for r in hook.results[before:] if r.manifest is not None]
+            hashes[variant][label] = new[0] if len(new) == 1 else None
+            if args.dump is not None:
+                args.dump.mkdir(parents=True, exist_ok=True)
+                (args.dump / f"{variant}-{label}.json").write_text(json.dumps(dumped["pending"], indent=1,
+                                                                               sort_keys=True))
     hook.uninstall()
     args.out.write_text(json.dumps({"hashes": hashes, "errors": hook.errors}, indent=1, sort_keys=True))
     spark.stop()
