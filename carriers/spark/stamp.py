@@ -369,6 +369,37 @@ def _drain(spark: SparkSession, timeout_s: float) -> None:
         return
 
 
+def _iceberg_commit_properties(spark: SparkSession, stamp: str) -> Callable[[], None]:
+    """Also put the stamp in Iceberg's thread-local commit properties (``CommitMetadata``) for this thread's call.
+
+    A DELETE that Iceberg runs as a metadata-only delete (whole files, ``SparkTable.deleteWhere``) commits outside
+    Spark's write path: it reads neither the session conf nor write options, only these. The thread-local is
+    private (its public setter, ``withCommitProperties``, takes a JVM callable), so it is set by reflection on the
+    JVM thread py4j pins to this Python thread — the one that then runs the statement. Best effort: returns the
+    restore action (a no-op when Iceberg is absent or the field is not there)."""
+    try:
+        jvm = spark._jvm
+        assert jvm is not None
+        cls = jvm.py4j.reflection.ReflectionUtil.classForName("org.apache.iceberg.spark.CommitMetadata")
+        field_ = cls.getDeclaredField("COMMIT_PROPERTIES")
+        field_.setAccessible(True)
+        local = field_.get(None)
+        previous = local.get()
+        merged = jvm.java.util.HashMap(previous)
+        merged.put(ICEBERG_STAMP_KEY, stamp)
+        local.set(merged)
+    except Exception:
+        return lambda: None
+
+    def restore() -> None:
+        try:
+            local.set(previous)
+        except Exception:
+            return
+
+    return restore
+
+
 def _in_window(hooks: list[Participant], spark: SparkSession, run: Callable[[str], Any], *, by_identity: bool,
                key: Callable[[], int | None] = lambda: None) -> Any:
     timeout = max(h.guard_timeout_s for h in hooks)
@@ -384,6 +415,7 @@ def _in_window(hooks: list[Participant], spark: SparkSession, run: Callable[[str
         if delta:
             conf.set(DELTA_STAMP_CONF, stamp)
         conf.set(ICEBERG_STAMP_CONF, stamp)
+        restore_thread = _iceberg_commit_properties(spark, stamp)
         for hook in hooks:
             hook.open_window(window)
         try:
@@ -393,6 +425,7 @@ def _in_window(hooks: list[Participant], spark: SparkSession, run: Callable[[str
                 if delta:
                     _conf_restore(spark, DELTA_STAMP_CONF, previous_delta)
                 _conf_restore(spark, ICEBERG_STAMP_CONF, previous_iceberg)
+                restore_thread()
             finally:
                 _drain(spark, timeout)  # the statement's own event is now held by each hook
                 for hook in hooks:
