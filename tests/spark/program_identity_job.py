@@ -79,7 +79,8 @@ def _commands(spark: Any, warehouse: Path, changed: bool) -> list[tuple[str, Cal
                            f"WHEN MATCHED THEN UPDATE SET t.s = {'lower' if changed else 'upper'}(s.s) "
                            "WHEN NOT MATCHED THEN INSERT *")),
         ("path_update", sql(f"UPDATE delta.{pq} SET s = 'u' WHERE id = {2 + k}")),
-        ("path_delete", sql(f"DELETE FROM delta.{pq} WHERE id = {3 + k}")),
+        ("path_delete", sql(f"DELETE FROM delta.{pq} WHERE {'s' if changed else 'id'} = "
+                            f"{repr('u') if changed else 3}")),  # matches rows in both variants: commits
     ]
     return out
 
