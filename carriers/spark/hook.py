@@ -287,7 +287,9 @@ class Hook:
         self.results: list[WriteResult] = []
         self.errors: list[str] = []
         self._queue: queue.Queue[WriteEvent | None] = queue.Queue(maxsize=max_pending)
-        self._done: set[tuple[str, str]] = set()
+        # Claimed commits: (table, version, write id or ""). The id is part of the key: a table dropped and created
+        # again at the same location starts at version 0 again, and its new commits are other commits.
+        self._done: set[tuple[str, str, str]] = set()
         self._lock = threading.Lock()
         self._listener: _Listener | None = None
         self._worker: threading.Thread | None = None
@@ -532,7 +534,7 @@ class Hook:
         matches: list[int] = []
         for v in candidates:
             with self._lock:
-                if (f"delta:{event.location}", str(v)) in self._done:
+                if (f"delta:{event.location}", str(v), "") in self._done:
                     continue  # claimed by an earlier event: two writes that read one version commit twice
             info = _read_commit_info(carrier.storage.read(commit_name(v)))
             if str(info.get("operation", "")) not in ops or is_stamp(info.get("userMetadata")):
@@ -549,7 +551,7 @@ class Hook:
 
         assert event.location is not None
         version = self._delta_commit(event)
-        key = (f"delta:{event.location}", str(version))
+        key = (f"delta:{event.location}", str(version), event.stamp or "")
         if version is None:
             log.debug("attest.spark: %s on %s committed nothing (read %s, hint %s)", event.command, event.location,
                       event.read_version, event.hint_version)
@@ -594,7 +596,7 @@ class Hook:
         if committed is None:
             log.debug("attest.spark: %s on %s committed nothing", event.command, event.table_name)
             return None
-        key = (f"iceberg:{table.metadata.table_uuid}", str(committed))
+        key = (f"iceberg:{table.metadata.table_uuid}", str(committed), event.stamp or "")
         with self._lock:
             if key in self._done:
                 return None
