@@ -41,7 +41,7 @@ from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
 from carriers.base import WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
-from carriers.storage import FileIOStorage, local_path_of
+from carriers.storage import FileIOStorage, check_supported, coded, local_path_of
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
@@ -173,6 +173,7 @@ class IcebergCarrier(AttestedTable):
         self.catalog_name = catalog_name or getattr(catalog, "name", None) or "default"
         self.detached = detached
         self.allow_external = allow_external
+        check_supported("pyiceberg", table.location())
         self.storage = FileIOStorage(self._metadata_dir(), table.io)
         self._live_cache: dict[tuple[int, str], LiveVersion] = {}
 
@@ -195,6 +196,8 @@ class IcebergCarrier(AttestedTable):
             table = cat.load_table(identifier)
         except (NoSuchTableError, NoSuchNamespaceError) as exc:
             raise TableNotFoundError(f"no Iceberg table {identifier!r} in catalog {catalog!r}") from exc
+        except (OSError, ValueError) as exc:  # the FileIO's store refused or cannot be used: coded, redacted
+            raise coded(exc, where=f"Iceberg table {identifier} (catalog {catalog})", engine="pyiceberg") from None
         return cls(table, catalog_name=catalog, **kwargs)
 
     # ---- naming ------------------------------------------------------------------------------------------------

@@ -122,7 +122,8 @@ def engine_message(exc: BaseException) -> str:
     return " — ".join(parts[:4])[:600]
 
 
-def coded(exc: BaseException, *, where: str = "", engine: str = "", secrets: Sequence[str] = ()) -> AttestError:
+def coded(exc: BaseException, *, where: str = "", engine: str = "", secrets: Sequence[str] = (),
+          action: str = "read") -> AttestError:
     """Any failure of a store or an engine as a coded AttestError with a redacted one-line message."""
     if isinstance(exc, AttestError):
         return exc
@@ -139,7 +140,7 @@ def coded(exc: BaseException, *, where: str = "", engine: str = "", secrets: Seq
         return CarrierError(f"the store refused access to{at} — check the credentials (access denied): {text}")
     if not_found(exc) and where:
         return TableNotFoundError(f"nothing at{at}: {text}")
-    return CarrierError(f"cannot read{at}: {text}")
+    return CarrierError(f"cannot {action}{at}: {text}")
 
 
 def _link_if_absent(target: Path, data: bytes) -> bool:
@@ -352,11 +353,11 @@ class Storage(ABC):
         except NotImplementedError as exc:
             raise ConditionalPutUnsupported(str(exc)) from None
         except Exception as exc:
-            raise coded(exc, where=self.location(rel), secrets=self.secrets) from None
+            raise coded(exc, where=self.location(rel), secrets=self.secrets, action="write") from None
         except BaseException as exc:
             if not is_panic(exc):
                 raise
-            raise coded(exc, where=self.location(rel), secrets=self.secrets) from None
+            raise coded(exc, where=self.location(rel), secrets=self.secrets, action="write") from None
         return True
 
     def _object_store(self) -> Any:
@@ -476,6 +477,28 @@ class DeltaStorage(Storage):
             return bytes(stream.read(stream.size()))
         finally:
             stream.close()
+
+    def list_folders(self, rel_dir: str) -> list[str]:
+        """Folder names directly under ``rel_dir`` ("" is the root): one delimiter listing on an object store."""
+        from pyarrow.fs import FileType
+
+        if rel_dir:
+            check_name(rel_dir)
+        if self.local_root is not None:
+            base = self.local_root.joinpath(*rel_dir.split("/")) if rel_dir else self.local_root
+            try:
+                return sorted(e.name for e in os.scandir(base) if e.is_dir(follow_symlinks=False))
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+        try:
+            infos = self.handler.get_file_info_selector(rel_dir, True, False)
+        except Exception as exc:
+            raise coded(exc, where=f"{self.uri}/{rel_dir}", engine="delta-rs", secrets=self.secrets) from None
+        except BaseException as exc:
+            if not is_panic(exc):
+                raise
+            raise coded(exc, where=f"{self.uri}/{rel_dir}", engine="delta-rs", secrets=self.secrets) from None
+        return sorted(i.path.rstrip("/").rsplit("/", 1)[-1] for i in infos if i.type == FileType.Directory)
 
     def _list_remote(self, rel_dir: str) -> list[str]:
         # The raw handler takes the selector's fields as arguments (pyarrow's PyFileSystem would unpack them).

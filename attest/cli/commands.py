@@ -348,7 +348,7 @@ def cmd_audit(args: argparse.Namespace, out: Output) -> _AuditResult:
     refs: list[tuple[str, Any]] = []
     for target in args.targets:
         try:
-            found = expand(target)
+            found = expand(target, options)
         except Exception as exc:  # a target that cannot be expanded is an outcome, the others go on
             audit.add_exception(target, exc)
             continue

@@ -93,7 +93,7 @@ def gcs_bucket(server: FakeGcs) -> Bucket:
     with urllib.request.urlopen(request, timeout=30):
         pass
     fs = GcsFileSystem(anonymous=True, scheme="http", endpoint_override=server.endpoint.removeprefix("http://"))
-    options = {"google_service_account": str(server.service_account)}
+    options = {"google_service_account": str(server.service_account), "google_allow_http": "true"}
     props = {"gcs.service.host": server.endpoint, "gcs.oauth2.token": "emulator-token",
              "gcs.oauth2.token-expires-at": FAR_FUTURE_MS}
     return Bucket("gcs", name, fs, options, props, "gs", env={"GOOGLE_SERVICE_ACCOUNT": str(server.service_account)})
