@@ -55,9 +55,6 @@ ENGINE_SCHEMES = {
     "pyiceberg": frozenset({"file", "s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "wasb", "wasbs", "hdfs",
                             "viewfs", "oss", "hf"}),
 }
-# Option keys whose values are not credentials (everything else is redacted from every message).
-_PUBLIC_OPTION_WORDS = ("endpoint", "region", "allow_http", "use_emulator", "unsafe_rename", "virtual_hosted",
-                        "path_style", "timeout", "locking_provider", "conditional_put", "account_name")
 
 
 def scheme_of(uri: str) -> str:
@@ -92,11 +89,18 @@ def check_options(options: Mapping[str, str]) -> None:
 
 
 def option_secrets(options: Mapping[str, str]) -> list[str]:
-    """The values of ``options`` that may be credentials: all but endpoints, regions, switches and numbers."""
+    """The values of ``options`` that may be credentials: every value except switches, numbers, and endpoints,
+    regions and account names that look like one (a mistyped switch holding a secret is still masked)."""
     out = []
     for key, value in options.items():
         low = key.lower()
-        if any(w in low for w in _PUBLIC_OPTION_WORDS) or value.lower() in ("true", "false") or value.isdigit():
+        if value.lower() in ("true", "false") or value.isdigit():
+            continue
+        parsed = urlparse(value)
+        if ("endpoint" in low or low.endswith("url")) and parsed.scheme in ("http", "https") and \
+                "@" not in parsed.netloc and not parsed.query:
+            continue
+        if ("region" in low or "account_name" in low) and re.fullmatch(r"[a-z0-9-]{1,40}", value):
             continue
         out.append(value)
     return out

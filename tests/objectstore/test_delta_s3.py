@@ -1,4 +1,4 @@
-"""The Delta carrier on a real S3 server (SeaweedFS, loopback): attest, verify at the bytes level, tamper, staleness, CLI.
+"""The Delta carrier on a real S3 server (SeaweedFS, loopback): attest, verify (bytes), tamper, staleness, CLI.
 
 Every object is read back through the carrier's own path (delta-rs's object store with ``storage_options``);
 tampering goes around it, straight to the bucket with pyarrow's S3 client, as an attacker with bucket access would.
