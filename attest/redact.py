@@ -22,6 +22,11 @@ _registered: set[str] = set()
 _lock = threading.Lock()
 
 
+def is_secret_name(name: str) -> bool:
+    """Whether a setting's name says it holds a credential (``s3.secret-access-key``, ``credential``, ``token``)."""
+    return bool(_SECRET_NAME.search(name.replace(".", "_").replace("-", "_").upper())) or name.lower() == "credential"
+
+
 def register_secrets(values: Iterable[str]) -> None:
     """Values to mask in every later message of this process."""
     with _lock:

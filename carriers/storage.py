@@ -141,7 +141,8 @@ def coded(exc: BaseException, *, where: str = "", engine: str = "", secrets: Seq
     if any(m in low for m in _UNSUPPORTED):
         return UnsupportedStorageError(f"{engine or 'the engine'} cannot use the store of{at}: {text}")
     if any(m in low for m in _DENIED):
-        return CarrierError(f"the store refused access to{at} — check the credentials (access denied): {text}")
+        return CarrierError(f"the store refused access to{at} (access denied: wrong credentials, or a bucket that "
+                            f"admits only the table's own files, such as an S3 Tables bucket): {text}")
     if not_found(exc) and where:
         return TableNotFoundError(f"nothing at{at}: {text}")
     return CarrierError(f"cannot {action}{at}: {text}")
@@ -550,8 +551,11 @@ class FileIOStorage(Storage):
 
     @property
     def secrets(self) -> list[str]:
+        # FileIO properties mix catalog settings (uri, warehouse, prefix) with credentials: only the latter.
+        from attest.redact import is_secret_name
+
         props = dict(getattr(self.io, "properties", {}) or {})
-        return option_secrets({k.replace(".", "_").replace("-", "_"): str(v) for k, v in props.items()})
+        return [str(v) for k, v in props.items() if isinstance(v, str) and is_secret_name(k)]
 
     def _object_store(self) -> Any:
         if self._store is False:
