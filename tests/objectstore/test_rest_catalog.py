@@ -27,7 +27,8 @@ WAREHOUSE = "warehouse"  # the table bucket `weed mini -tableBucket=warehouse` c
 
 def rest_properties(server: Any) -> dict[str, str]:
     return {"type": "rest", "uri": server.iceberg_uri, "warehouse": f"s3://{WAREHOUSE}",
-            "credential": f"{sw.KEY_ID}:{sw.SECRET}", "s3.endpoint": server.endpoint,
+            "credential": f"{sw.KEY_ID}:{sw.SECRET}", "oauth2-server-uri": f"{server.iceberg_uri}/v1/oauth/tokens",
+            "s3.endpoint": server.endpoint,
             "s3.access-key-id": sw.KEY_ID, "s3.secret-access-key": sw.SECRET, "s3.region": sw.REGION}
 
 

@@ -185,3 +185,16 @@ def test_delta_on_azure_under_both_spellings(azure: Bucket, scheme: str) -> None
     write_deltalake(uri, special_table(), storage_options=azure.storage_options)
     attest_after_write(uri, model="m", program_hash=PROGRAM, storage_options=azure.storage_options)
     assert verify_table(DeltaCarrier(uri, storage_options=azure.storage_options), level="bytes").passed
+
+
+def test_audit_finds_catalogless_iceberg_folders_and_says_why_it_cannot_verify_them(s3: Bucket, tmp_path: Path) -> None:
+    """Local and remote alike: an Iceberg table folder is reported (ERROR unsupported_table), never skipped."""
+    _table, _env = iceberg_table(s3, tmp_path)
+    write_deltalake(s3.uri("wh/delta_t"), special_table(), storage_options=s3.storage_options)
+    audit = cli("audit", s3.uri("wh") + "/", "--json", *options_args(s3))
+    rows = {t["table"]: t for t in json.loads(audit.stdout)["tables"]}
+    assert audit.returncode == 2, audit.stdout
+    assert rows[s3.uri("wh/delta_t")]["outcome"] == "UNATTESTED"
+    iceberg_row = rows[s3.uri("wh/ns/t")]
+    assert iceberg_row["outcome"] == "ERROR" and iceberg_row["code"] == "unsupported_table", iceberg_row
+    assert "catalog" in iceberg_row["verdict"]
