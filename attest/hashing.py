@@ -41,6 +41,7 @@ __all__ = [
     "hash_file",
     "hash_files",
     "hash_stream",
+    "hash_stream_counted",
     "hash_uri",
 ]
 
@@ -140,9 +141,16 @@ def hash_stream(stream: BinaryIO, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> st
     supports ``readinto`` (files, pyarrow NativeFile, fsspec files), else chunk by chunk with ``read``.
     The stream is not closed.
     """
+    return hash_stream_counted(stream, chunk_size=chunk_size)[1]
+
+
+def hash_stream_counted(stream: BinaryIO, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> tuple[int, str]:
+    """``(bytes read, digest)`` of everything left in ``stream``: :func:`hash_stream` that also says how many
+    bytes it hashed (an executor reports the size it really read, not the one the table log claims)."""
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     hasher = blake3()
+    total = 0
     readinto = getattr(stream, "readinto", None)
     if readinto is not None:
         buf = bytearray(chunk_size)
@@ -152,13 +160,15 @@ def hash_stream(stream: BinaryIO, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> st
             if not n:
                 break
             hasher.update(view[:n])
-        return hasher.hexdigest()
+            total += n
+        return total, hasher.hexdigest()
     while True:
         chunk = stream.read(chunk_size)
         if not chunk:
             break
         hasher.update(chunk)
-    return hasher.hexdigest()
+        total += len(chunk)
+    return total, hasher.hexdigest()
 
 
 def _local_path(uri: str) -> str | None:

@@ -293,6 +293,38 @@ class FileIOStorage(Storage):
             return None
 
 
+def hash_location(storage: Storage | None, location: str, *, threads: int | None = None) -> tuple[int, str] | None:
+    """``(bytes hashed, BLAKE3)`` of one file at its ``location``; None when it cannot be read (missing, not a
+    regular file, permission, an object-store error): the same "unreadable is absent" rule as
+    :func:`hash_locations`. ``threads`` caps the cores one big local file is hashed on (an executor task: its
+    ``spark.task.cpus``). ``storage`` is needed only for object-store locations (None: local files only)."""
+    import stat
+
+    from attest.hashing import hash_file, hash_stream_counted
+
+    local = local_path_of(location)
+    if local is not None:
+        try:
+            st = os.stat(local)
+            if not stat.S_ISREG(st.st_mode):
+                return None  # a FIFO would block the reader forever, a device never ends: never a table file
+            return st.st_size, hash_file(local, threads=threads)
+        except OSError:
+            return None
+    if storage is None:
+        return None
+    try:
+        stream = storage.open_location(location)
+    except Exception:
+        return None
+    try:
+        return hash_stream_counted(stream, chunk_size=REMOTE_CHUNK)
+    except Exception:
+        return None
+    finally:
+        stream.close()
+
+
 def hash_locations(storage: Storage, files: Sequence[DataFile], *,
                    progress: Progress | None = None) -> dict[str, str]:
     """BLAKE3 of each file's bytes at its ``location``, keyed by ``DataFile.path``.

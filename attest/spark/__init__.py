@@ -16,10 +16,14 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from attest.tables import Progress
+    from attest.verify.report import Report
     from carriers.base import WriteResult
+    from carriers.core import AttestedTable
+    from carriers.refs import TableRef
     from carriers.spark.hook import Hook
 
-__all__ = ["attested_write", "install", "local_session"]
+__all__ = ["attested_write", "install", "local_session", "verify"]
 
 
 def local_session(warehouse: str | Path, *, app_name: str = "recipe-attest", iceberg_catalog: str = "iceberg",
@@ -53,3 +57,13 @@ def attested_write(spark: SparkSession, *, model: str, run_id: str | None = None
                            iceberg_catalogs=iceberg_catalogs)
 
 
+def verify(spark: SparkSession, table: str | TableRef | AttestedTable, *, version: str | int | None = None,
+           level: Literal["schema", "files", "bytes"] | None = "bytes",
+           storage_options: Mapping[str, str] | None = None, allow_external: bool = False,
+           progress: Progress | None = None) -> Report:
+    """Verify a table version with its bytes hashed on ``spark``'s executors; the driver decides with the same rules,
+    codes and verdict as local verification (carriers.spark.distributed.verify, docs/distributed.md)."""
+    from carriers.spark.distributed import verify as _verify
+
+    return _verify(spark, table, version=version, level=level, storage_options=storage_options,
+                   allow_external=allow_external, progress=progress)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from attest.errors import ArgumentsError, AttestError, Code
-from attest.hashing import hash_file
+from attest.hashing import hash_file, hash_files
 from attest.model import load_json_document
 from attest.schema import validate
 from attest.verify.report import Level, Report
@@ -56,17 +57,56 @@ def resolve_artifact(root: Path, entry: dict[str, Any]) -> tuple[Path | None, st
     Resolution is confined to the artifacts dir: a manifest is untrusted, and a symlink (the file, or a folder
     on its way) that resolves outside the directory is refused rather than followed.
     """
-    real_root = Path(os.path.realpath(root))
-    for name in candidate_names(entry):
-        candidate = root / name
-        if not os.path.lexists(candidate):
-            continue
-        real = Path(os.path.realpath(candidate))  # never raises, even on a symlink loop (then: not a file)
-        if real != real_root and real_root not in real.parents:
-            return None, f"{name} resolves outside the artifacts directory (to {real})"
-        if real.is_file():
-            return real, None
-    return None, None
+    found = _Resolver(root).resolve(entry)
+    if isinstance(found, str):
+        return None, found
+    return (None, None) if found is None else (Path(found[0]), None)
+
+
+class _Resolver:
+    """``resolve_artifact`` for many entries with as few system calls as the rule allows: one ``lstat`` per
+    candidate tried, plus one ``realpath`` per distinct sub-folder (cached) and per symlink. A candidate that is not
+    a symlink, in a folder whose real path is inside the root, is inside the root: no per-component walk."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = str(root)
+        self.real_root = os.path.realpath(root)
+        self._prefix = self.real_root.rstrip("/") + "/"
+        self._folders: dict[str, str] = {}
+
+    def _inside(self, real: str) -> bool:
+        return real == self.real_root or real.startswith(self._prefix)
+
+    def _real_folder(self, folder: str) -> str:
+        real = self._folders.get(folder)
+        if real is None:
+            real = self._folders[folder] = os.path.realpath(os.path.join(self.root, folder))
+        return real
+
+    def resolve(self, entry: dict[str, Any]) -> tuple[str, int] | str | None:
+        """(real path, size) of the first regular file among the candidates; a reason when one escapes the root;
+        None when none exists."""
+        for name in candidate_names(entry):
+            candidate = os.path.join(self.root, name)
+            try:
+                st = os.lstat(candidate)  # follows symlinked folders on the way: checked below via the folder
+            except (OSError, ValueError):
+                continue  # absent (or a loop / a too-long name): as os.path.lexists, try the next name
+            folder, _, base = name.rpartition("/")
+            if stat.S_ISLNK(st.st_mode):
+                real = os.path.realpath(candidate)  # never raises, even on a symlink loop (then: not a file)
+            else:
+                real = os.path.join(self._real_folder(folder), base) if folder else os.path.join(self.real_root, base)
+            if not self._inside(real):
+                return f"{name} resolves outside the artifacts directory (to {real})"
+            if stat.S_ISLNK(st.st_mode):
+                try:
+                    st = os.stat(real)
+                except OSError:
+                    continue
+            if stat.S_ISREG(st.st_mode):
+                return real, st.st_size
+        return None
 
 
 def verify_document(
@@ -113,30 +153,52 @@ def verify_document(
         raise AttestError(f"artifacts directory {root} does not exist or is not a directory",
                           code=Code.ARTIFACT_MISSING)
     report.level = "bytes"
-    total = len(outputs)
-    for index, entry in enumerate(outputs):
+    # Resolve every entry first (confined, cheap), then hash all found files at once: side by side on every core.
+    resolver = _Resolver(root)
+    resolved = [resolver.resolve(entry) for entry in outputs]
+    sizes = {r[0]: r[1] for r in resolved if isinstance(r, tuple)}
+    hashes, unreadable = _hash_found(sizes, progress, len(outputs))
+    for index, (entry, found) in enumerate(zip(outputs, resolved, strict=True)):
         where = f"$.output_hashes[{index}]"
         label = entry.get("path") or entry["hash"]
-        found, reason = resolve_artifact(root, entry)
-        if reason is not None:
-            report.fail(Code.ARTIFACT_OUTSIDE_ROOT, reason, where)
+        if isinstance(found, str):
+            report.fail(Code.ARTIFACT_OUTSIDE_ROOT, found, where)
         elif found is None:
             tried = ", ".join(candidate_names(entry))
             report.fail(Code.ARTIFACT_MISSING, f"{label}: no such file under {root} (tried {tried})", where)
+        elif found[0] in unreadable:
+            report.fail(Code.ARTIFACT_UNREADABLE, f"{label}: {unreadable[found[0]]}", where)
         else:
-            try:
-                actual = hash_file(found)
-            except OSError as exc:
-                report.fail(Code.ARTIFACT_UNREADABLE, f"{label}: {exc.strerror or exc}", where)
-            else:
-                report.files_checked += 1
-                report.bytes_checked += found.stat().st_size
-                if actual != entry["hash"]:
-                    report.fail(Code.ARTIFACT_HASH_MISMATCH,
-                                f"{label}: BLAKE3 is {actual}, manifest says {entry['hash']}", where)
-        if progress is not None:
-            progress(index + 1, total, report.bytes_checked)
+            actual = hashes[found[0]]
+            report.files_checked += 1
+            report.bytes_checked += found[1]
+            if actual != entry["hash"]:
+                report.fail(Code.ARTIFACT_HASH_MISMATCH,
+                            f"{label}: BLAKE3 is {actual}, manifest says {entry['hash']}", where)
+    if progress is not None:  # done, also when some entries named no file (progress counted only found ones)
+        progress(len(outputs), len(outputs), report.bytes_checked)
     return report
+
+
+def _hash_found(sizes: dict[str, int], progress: Callable[[int, int, int], None] | None,
+                total: int) -> tuple[dict[str, str], dict[str, str]]:
+    """(hashes, {path: why unreadable}) of the resolved files; one unreadable file does not hide the others."""
+    report = None
+    if progress is not None:
+        def report(done: int, _found: int, nbytes: int) -> None:
+            progress(done, total, nbytes)
+    try:
+        return hash_files(list(sizes), progress=report), {}
+    except OSError:
+        pass
+    hashes: dict[str, str] = {}
+    unreadable: dict[str, str] = {}
+    for path in sizes:
+        try:
+            hashes[path] = hash_file(path)
+        except OSError as exc:
+            unreadable[path] = str(exc.strerror or exc)
+    return hashes, unreadable
 
 
 def verify_manifest_bytes(
