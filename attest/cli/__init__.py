@@ -44,6 +44,13 @@ def _add_table_options(p: argparse.ArgumentParser, *, version: bool = True) -> N
                    help="object-store option passed to the table library (repeatable; values are never printed)")
 
 
+def _add_spark_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--spark", action="store_true",
+                   help="tables: hash the files on Spark executors (needs the `spark` extra); the verdict is decided "
+                   "here, by the same rules (docs/distributed.md)")
+    p.add_argument("--master", metavar="URL", help="with --spark: the Spark master (default local[*])")
+
+
 def _add_json(p: argparse.ArgumentParser, what: str = "print one JSON object instead of text") -> None:
     p.add_argument("--json", action="store_true", help=what)
 
@@ -86,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-external-files", action="store_true",
                    help="tables: read data files outside the table's locations (shallow clones, migrated tables)")
     _add_table_options(p)
+    _add_spark_options(p)
     p.set_defaults(func=c.cmd_verify)
 
     p = sub.add_parser("keygen", help="write a signing key pair (PEM) and print its key id",
@@ -130,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p, "print one JSON object with every table's report")
     p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
                    help="object-store option passed to the table library (repeatable; values are never printed)")
+    _add_spark_options(p)
     p.set_defaults(func=c.cmd_audit)
 
     p = sub.add_parser("record", help="attest a table's latest data version",

@@ -17,10 +17,13 @@ from attest.errors import ArgumentsError, AttestError, Code, InvalidArgumentErro
 from attest.verify.audit import AuditReport
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from attest.signing.policy import TrustPolicy
     from attest.verify.report import Report
     from carriers.core import AttestedTable
     from carriers.refs import TableRef
+    from carriers.spark.distributed import SessionOnDemand
 
 
 # ---- small results ---------------------------------------------------------------------------------------------
@@ -166,11 +169,53 @@ def cmd_schema(args: argparse.Namespace, out: Output) -> TextResult:
 
 
 # ---- verify ----------------------------------------------------------------------------------------------------
+# ---- --spark (docs/distributed.md) --------------------------------------------------------------------------------
+@contextlib.contextmanager
+def spark_for(args: argparse.Namespace) -> Iterator[SessionOnDemand | None]:
+    """The command's Spark session when --spark was given (started only once bytes are to be hashed), else None."""
+    if getattr(args, "master", None) and not getattr(args, "spark", False):
+        raise InvalidArgumentError("--master applies only with --spark")
+    if not getattr(args, "spark", False):
+        yield None
+        return
+    try:
+        import pyspark  # noqa: F401  (the extra's presence, checked before any table is read)
+
+        from carriers.spark.distributed import SessionOnDemand
+    except ImportError as exc:
+        raise AttestError("--spark needs the `spark` extra: pip install 'recipe-attest[spark]'",
+                          code=Code.EXTRA_MISSING) from exc
+    session = SessionOnDemand(args.master)
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+def verify_with(carrier: AttestedTable, spark: SessionOnDemand | None, *, version: str | None, level: Any,
+                progress: Any = None) -> Report:
+    """verify_table, with the bytes hashed on Spark executors when ``spark`` is given (the same decision)."""
+    from attest.verify.table import verify_table
+
+    if spark is None:
+        return verify_table(carrier, version=version, level=level, progress=progress)
+    from carriers.spark.distributed import executor_note, use_executors
+
+    hasher = use_executors(carrier, spark)
+    report = verify_table(carrier, version=version, level=level, progress=progress)
+    note = executor_note(hasher)
+    if note is not None:
+        report.notes.append(note)
+    return report
+
+
 def cmd_verify(args: argparse.Namespace, out: Output) -> Report:
     from carriers.refs import looks_like_table
 
     if looks_like_table(args.target):
         return _verify_table(args, out)
+    if args.spark or args.master:
+        raise InvalidArgumentError("--spark and --master apply to tables; a manifest's artifacts are hashed here")
     if args.level == "files":
         raise InvalidArgumentError("--level files applies to tables; a manifest is checked at schema or bytes level")
     if getattr(args, "version", None) or getattr(args, "snapshot_id", None):
@@ -179,8 +224,6 @@ def cmd_verify(args: argparse.Namespace, out: Output) -> Report:
 
 
 def _verify_table(args: argparse.Namespace, out: Output) -> Report:
-    from attest.verify.table import verify_table
-
     if args.artifacts_dir:
         raise InvalidArgumentError("--artifacts-dir is for manifest files, not tables")
     if args.key or args.policy or args.envelope:
@@ -188,8 +231,10 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
         raise InvalidArgumentError("--key, --policy and --envelope apply to manifest files; table signatures are "
                                    "not checked yet")
     ref = table_ref(args)
-    carrier = open_ref(args, ref, allow_external=bool(getattr(args, "allow_external_files", False)))
-    return verify_table(carrier, version=ref.version, level=args.level, progress=out.progress("hashing table files"))
+    with spark_for(args) as spark:
+        carrier = open_ref(args, ref, allow_external=bool(getattr(args, "allow_external_files", False)))
+        return verify_with(carrier, spark, version=ref.version, level=args.level,
+                           progress=out.progress("hashing table files"))
 
 
 def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
@@ -335,7 +380,11 @@ def cmd_lineage(args: argparse.Namespace, out: Output) -> LineageResult:
 
 
 def cmd_audit(args: argparse.Namespace, out: Output) -> _AuditResult:
-    from attest.verify.table import verify_table
+    with spark_for(args) as spark:
+        return _audit(args, out, spark)
+
+
+def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None) -> _AuditResult:
     from carriers.discovery import expand
     from carriers.refs import open_table
 
@@ -355,7 +404,8 @@ def cmd_audit(args: argparse.Namespace, out: Output) -> _AuditResult:
     stream = out.stdout if not args.json else None
     for index, (name, ref) in enumerate(refs):
         try:
-            report = verify_table(open_table(ref, storage_options=options), version=ref.version, level=args.level)
+            report = verify_with(open_table(ref, storage_options=options), spark, version=ref.version,
+                                 level=args.level)
             row = audit.add_report(name, report)
         except Exception as exc:  # one unreadable table must not stop the audit of the others
             row = audit.add_exception(name, exc)

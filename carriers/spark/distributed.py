@@ -55,6 +55,7 @@ __all__ = [
     "ExecutorHasher",
     "HashingStats",
     "RoutedHasher",
+    "SessionOnDemand",
     "StorageRecipe",
     "cli_session",
     "plan_buckets",
@@ -183,17 +184,43 @@ def _context(spark: Any) -> SparkContext:
     return sc
 
 
+class SessionOnDemand:
+    """The command line's SparkSession, started the first time bytes are to be hashed: a table that is stale,
+    unattested or checked at the files level never pays for a JVM."""
+
+    def __init__(self, master: str | None = None) -> None:
+        self.master = master
+        self.spark: SparkSession | None = None
+
+    def get(self) -> SparkSession:
+        if self.spark is None:
+            self.spark = cli_session(self.master)
+        return self.spark
+
+    def stop(self) -> None:
+        if self.spark is not None:
+            self.spark.stop()
+            self.spark = None
+
+
 class ExecutorHasher:
     """A ``FileHasher`` (attest.verify.table) that hashes on Spark executors; one Spark job per call."""
 
-    def __init__(self, spark: SparkSession | SparkContext, storage: Storage, *, label: str = "",
+    def __init__(self, spark: SparkSession | SparkContext | SessionOnDemand, storage: Storage, *, label: str = "",
                  stats: HashingStats | None = None, tasks_per_core: int = TASKS_PER_CORE) -> None:
-        # A SparkContext is taken as is (it has parallelize); a SparkSession gives its context.
-        self.sc: SparkContext = spark if hasattr(spark, "parallelize") else _context(spark)  # type: ignore[assignment]
+        self._spark = spark
         self.recipe = storage_recipe(storage)
         self.label = label or storage.uri
         self.stats = stats if stats is not None else HashingStats()
         self.tasks_per_core = tasks_per_core
+
+    @property
+    def sc(self) -> SparkContext:
+        spark: Any = self._spark
+        if isinstance(spark, SessionOnDemand):
+            spark = spark.get()
+        # A SparkContext is taken as is (it has parallelize); a SparkSession gives its context.
+        return spark if hasattr(spark, "parallelize") else _context(spark)
 
     def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
         """BLAKE3 of each file, keyed by ``DataFile.path``; a file no executor could read is absent (the verifier
@@ -306,7 +333,7 @@ class RoutedHasher:
 
 
 # ---- verification -------------------------------------------------------------------------------------------------
-def use_executors(carrier: AttestedTable, spark: SparkSession | SparkContext, *,
+def use_executors(carrier: AttestedTable, spark: SparkSession | SparkContext | SessionOnDemand, *,
                   stats: HashingStats | None = None) -> ExecutorHasher:
     """Make ``carrier`` hash its live files on ``spark``'s executors; returns the hasher (its ``stats``)."""
     hasher = ExecutorHasher(spark, carrier.storage, label=carrier.reference, stats=stats)
