@@ -162,7 +162,12 @@ def under_root(location: str, root: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _real_dir(path: str) -> str:
-    return os.path.realpath(path)
+    # One lstat per new folder: a folder that is not a symlink is its real parent's child (os.path.realpath would
+    # lstat every component again for each of a partitioned table's thousands of folders).
+    parent, name = os.path.split(path)
+    if not parent or parent == path or name in ("", ".", "..") or os.path.islink(path):
+        return os.path.realpath(path)
+    return os.path.join(_real_dir(parent), name)
 
 
 def _real_file(path: str) -> str:

@@ -157,8 +157,8 @@ class DeltaCarrier(AttestedTable):
             if "Unsupported" in text or "not yet supported" in text:
                 raise UnsupportedTableError(f"delta-rs cannot read {self.display}: {text}") from exc
             raise CarrierError(f"cannot open Delta table {self.display}: {text}") from exc
-        if version is not None:
-            self._tables[version] = dt
+        # The latest load is also that version's (verify loads the latest, then reads the same version again).
+        self._tables[int(dt.version()) if version is None else version] = dt
         return dt
 
     def latest_version(self) -> int:

@@ -331,7 +331,9 @@ def hash_locations(storage: Storage, files: Sequence[DataFile], *,
 
     A file that cannot be read (missing, permission) is left out of the result; the caller reports it.
     """
-    from attest.hashing import hash_file, hash_files, hash_stream
+    import stat
+
+    from attest.hashing import hash_file, hash_sized_files, hash_stream
 
     out: dict[str, str] = {}
     local: dict[str, str] = {}
@@ -344,13 +346,20 @@ def hash_locations(storage: Storage, files: Sequence[DataFile], *,
             local[path] = f.path
     total = len(files)
     if local:
-        present = [p for p in local if os.path.isfile(p)]
+        present: dict[str, int] = {}
+        for p in local:
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue  # unreadable: the verifier reports it
+            if stat.S_ISREG(st.st_mode):  # a FIFO would block the reader forever: never hashed
+                present[p] = st.st_size
         report: Callable[[int, int, int], None] | None = None
         if progress is not None:
             def report(done: int, _total: int, nbytes: int) -> None:
                 progress(done, total, nbytes)
         try:
-            hashed = hash_files(present, progress=report)
+            hashed = hash_sized_files(present, progress=report)  # one stat per file, here
         except OSError:
             hashed = {}
             for p in present:  # one unreadable file must not hide the others' hashes

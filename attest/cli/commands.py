@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from attest.cli.output import EXIT_FAILED, EXIT_OK, EXIT_UNREADABLE, Output
 from attest.errors import ArgumentsError, AttestError, Code, InvalidArgumentError
-from attest.verify.audit import AuditReport
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from attest.signing.policy import TrustPolicy
+    from attest.verify.audit import AuditReport
     from attest.verify.report import Report
     from carriers.core import AttestedTable
     from carriers.refs import TableRef
@@ -268,13 +268,22 @@ def _trust_policy(args: argparse.Namespace) -> TrustPolicy | None:
     return TrustPolicy.from_public_key(args.key) if args.key is not None else TrustPolicy.load(args.policy)
 
 
+ENVELOPE_SUFFIX = ".dsse.json"
+
+
+def _envelope_beside(target: str) -> str:
+    """Where a manifest's signed envelope is by default: carriers.standalone.envelope_name's rule (a test holds the
+    two together), without importing the standalone carrier and its table machinery on every manifest verify."""
+    path = Path(target)
+    return str(path.with_name(path.name + ENVELOPE_SUFFIX))
+
+
 def _check_manifest_signature(args: argparse.Namespace, target: str, data: bytes, policy: TrustPolicy | None,
                               report: Report) -> None:
     """Judge the manifest's envelope (``--envelope``, else ``<manifest>.dsse.json`` beside it) into ``report``."""
     from attest.model import load_json_document
-    from carriers.standalone import envelope_name
 
-    where = args.envelope or (None if target == "-" else str(Path(target).with_name(envelope_name(Path(target).name))))
+    where = args.envelope or (None if target == "-" else _envelope_beside(target))
     if policy is None:
         if where is not None and Path(where).is_file():
             report.notes.append(f"a signed envelope is beside the manifest ({where}); its signature was not "
@@ -385,6 +394,7 @@ def cmd_audit(args: argparse.Namespace, out: Output) -> _AuditResult:
 
 
 def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None) -> _AuditResult:
+    from attest.verify.audit import AuditReport
     from carriers.discovery import expand
     from carriers.refs import open_table
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from attest.errors import Code, Problem
@@ -30,6 +29,8 @@ SUPPORTED_MANIFEST_VERSIONS = ("0.1",)
 
 def schema_text() -> str:
     """The published schema, byte for byte as the reference ships it."""
+    from importlib import resources  # only when the schema text is needed: it imports a dozen modules
+
     return resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from attest.errors import ArgumentsError, AttestError, Code
-from attest.hashing import hash_file, hash_files
+from attest.hashing import hash_file, hash_sized_files
 from attest.model import load_json_document
 from attest.schema import validate
 from attest.verify.report import Level, Report
@@ -188,7 +188,7 @@ def _hash_found(sizes: dict[str, int], progress: Callable[[int, int, int], None]
         def report(done: int, _found: int, nbytes: int) -> None:
             progress(done, total, nbytes)
     try:
-        return hash_files(list(sizes), progress=report), {}
+        return hash_sized_files(sizes, progress=report), {}  # sizes from the resolver's stat: no second one
     except OSError:
         pass
     hashes: dict[str, str] = {}
