@@ -23,8 +23,31 @@ __all__ = ["build_parser", "main"]
 LEVELS = ("schema", "files", "bytes")
 
 
+def _columns() -> int:
+    """The terminal's width as shutil.get_terminal_size finds it, without importing shutil (and bz2, lzma, zlib with
+    it): argparse asks for a width on every add_argument, so every command paid for that import."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
 class _Parser(argparse.ArgumentParser):
     json_errors = False  # set by main() when --json is on the command line: errors are then one JSON object
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         if _Parser.json_errors:

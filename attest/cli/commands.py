@@ -238,8 +238,6 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
 
 
 def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
-    from attest.verify.manifest import verify_manifest_bytes
-
     target = args.target
     artifacts = Path(args.artifacts_dir) if args.artifacts_dir else None
     if target != "-" and Path(target).is_dir():
@@ -252,8 +250,15 @@ def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
                              "carrier directory)", code=Code.ARTIFACTS_DIR_REQUIRED)
     policy = _trust_policy(args)  # before any hashing: a bad key or policy file is an input error (exit 2)
     data = read_input(target)
+    from attest.verify.artifacts import EarlyHashes
+
+    # Hashing starts now, overlapping what is left of start-up; the verification below decides (and re-hashes any
+    # file it resolves differently).
+    early = None if args.level == "schema" else EarlyHashes.start(data, artifacts)
+    from attest.verify.manifest import verify_manifest_bytes
+
     report = verify_manifest_bytes(data, subject=target, artifacts_dir=artifacts, level=args.level,
-                                   progress=out.progress("hashing artifacts"))
+                                   progress=out.progress("hashing artifacts"), early=early)
     _check_manifest_signature(args, target, data, policy, report)
     return report
 

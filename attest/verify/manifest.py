@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,42 +10,10 @@ from attest.errors import ArgumentsError, AttestError, Code
 from attest.hashing import hash_file, hash_sized_files
 from attest.model import load_json_document
 from attest.schema import validate
+from attest.verify.artifacts import EarlyHashes, Resolver, candidate_names
 from attest.verify.report import Level, Report
 
-
-def _file_name(path: str) -> str | None:
-    """The last component of ``path`` as the reference takes it (Rust's ``Path::file_name`` on Unix): ``/`` is the
-    only separator, empty and ``.`` components are ignored, and a path ending in ``..`` (or naming nothing) has
-    no file name."""
-    parts = [p for p in path.split("/") if p not in ("", ".")]
-    if not parts or parts[-1] == "..":
-        return None
-    return parts[-1]
-
-
-def _relative_path(path: str) -> str | None:
-    """``path`` when it is a plain relative path of at least two components (a partition folder and a file),
-    else None: absolute paths, URIs and ``.``/``..``/empty components are never followed under the directory."""
-    if path.startswith("/") or "://" in path or "/" not in path:
-        return None
-    parts = path.split("/")
-    if any(p in ("", ".", "..") for p in parts):
-        return None
-    return path
-
-
-def candidate_names(entry: dict[str, Any]) -> list[str]:
-    """The names tried under the artifacts directory, in order: the recorded path itself (a table directory
-    keeps partition folders), then the reference's rules: the path's file name, ``<hash>``, ``<hash>.parquet``."""
-    names: list[str] = []
-    path = entry.get("path")
-    if isinstance(path, str):
-        for name in (_relative_path(path), _file_name(path)):
-            if name is not None:
-                names.append(name)
-    digest = entry["hash"]
-    names += [digest, f"{digest}.parquet"]
-    return list(dict.fromkeys(n for n in names if "\x00" not in n))  # a NUL names no file anywhere
+__all__ = ["candidate_names", "resolve_artifact", "verify_document", "verify_manifest_bytes"]
 
 
 def resolve_artifact(root: Path, entry: dict[str, Any]) -> tuple[Path | None, str | None]:
@@ -57,56 +23,10 @@ def resolve_artifact(root: Path, entry: dict[str, Any]) -> tuple[Path | None, st
     Resolution is confined to the artifacts dir: a manifest is untrusted, and a symlink (the file, or a folder
     on its way) that resolves outside the directory is refused rather than followed.
     """
-    found = _Resolver(root).resolve(entry)
+    found = Resolver(root).resolve(entry)
     if isinstance(found, str):
         return None, found
     return (None, None) if found is None else (Path(found[0]), None)
-
-
-class _Resolver:
-    """``resolve_artifact`` for many entries with as few system calls as the rule allows: one ``lstat`` per
-    candidate tried, plus one ``realpath`` per distinct sub-folder (cached) and per symlink. A candidate that is not
-    a symlink, in a folder whose real path is inside the root, is inside the root: no per-component walk."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = str(root)
-        self.real_root = os.path.realpath(root)
-        self._prefix = self.real_root.rstrip("/") + "/"
-        self._folders: dict[str, str] = {}
-
-    def _inside(self, real: str) -> bool:
-        return real == self.real_root or real.startswith(self._prefix)
-
-    def _real_folder(self, folder: str) -> str:
-        real = self._folders.get(folder)
-        if real is None:
-            real = self._folders[folder] = os.path.realpath(os.path.join(self.root, folder))
-        return real
-
-    def resolve(self, entry: dict[str, Any]) -> tuple[str, int] | str | None:
-        """(real path, size) of the first regular file among the candidates; a reason when one escapes the root;
-        None when none exists."""
-        for name in candidate_names(entry):
-            candidate = os.path.join(self.root, name)
-            try:
-                st = os.lstat(candidate)  # follows symlinked folders on the way: checked below via the folder
-            except (OSError, ValueError):
-                continue  # absent (or a loop / a too-long name): as os.path.lexists, try the next name
-            folder, _, base = name.rpartition("/")
-            if stat.S_ISLNK(st.st_mode):
-                real = os.path.realpath(candidate)  # never raises, even on a symlink loop (then: not a file)
-            else:
-                real = os.path.join(self._real_folder(folder), base) if folder else os.path.join(self.real_root, base)
-            if not self._inside(real):
-                return f"{name} resolves outside the artifacts directory (to {real})"
-            if stat.S_ISLNK(st.st_mode):
-                try:
-                    st = os.stat(real)
-                except OSError:
-                    continue
-            if stat.S_ISREG(st.st_mode):
-                return real, st.st_size
-        return None
 
 
 def verify_document(
@@ -116,6 +36,7 @@ def verify_document(
     artifacts_dir: Path | None = None,
     level: Level | None = None,
     progress: Callable[[int, int, int], None] | None = None,
+    early: EarlyHashes | None = None,
 ) -> Report:
     """Verify an already-parsed manifest document.
 
@@ -154,10 +75,10 @@ def verify_document(
                           code=Code.ARTIFACT_MISSING)
     report.level = "bytes"
     # Resolve every entry first (confined, cheap), then hash all found files at once: side by side on every core.
-    resolver = _Resolver(root)
+    resolver = Resolver(root)
     resolved = [resolver.resolve(entry) for entry in outputs]
     sizes = {r[0]: r[1] for r in resolved if isinstance(r, tuple)}
-    hashes, unreadable = _hash_found(sizes, progress, len(outputs))
+    hashes, unreadable = _hash_found(sizes, progress, len(outputs), early)
     for index, (entry, found) in enumerate(zip(outputs, resolved, strict=True)):
         where = f"$.output_hashes[{index}]"
         label = entry.get("path") or entry["hash"]
@@ -181,8 +102,13 @@ def verify_document(
 
 
 def _hash_found(sizes: dict[str, int], progress: Callable[[int, int, int], None] | None,
-                total: int) -> tuple[dict[str, str], dict[str, str]]:
-    """(hashes, {path: why unreadable}) of the resolved files; one unreadable file does not hide the others."""
+                total: int, early: EarlyHashes | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """(hashes, {path: why unreadable}) of the resolved files; one unreadable file does not hide the others.
+    ``early``: hashes started before the document was validated, used when they are of exactly these files."""
+    if early is not None:
+        ready = early.take(sizes)
+        if ready is not None:
+            return ready, {}
     report = None
     if progress is not None:
         def report(done: int, _found: int, nbytes: int) -> None:
@@ -208,7 +134,9 @@ def verify_manifest_bytes(
     artifacts_dir: Path | None = None,
     level: Level | None = None,
     progress: Callable[[int, int, int], None] | None = None,
+    early: EarlyHashes | None = None,
 ) -> Report:
     """Parse (raising ManifestMalformedError on bad, too deep or too large JSON) and verify."""
     document = load_json_document(data)
-    return verify_document(document, subject=subject, artifacts_dir=artifacts_dir, level=level, progress=progress)
+    return verify_document(document, subject=subject, artifacts_dir=artifacts_dir, level=level, progress=progress,
+                           early=early)
