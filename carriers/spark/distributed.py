@@ -129,7 +129,7 @@ def plan_buckets(files: Sequence[DataFile], slots: int) -> list[list[tuple[str, 
 
 
 # ---- the executor side ------------------------------------------------------------------------------------------
-def _hash_buckets(recipe: StorageRecipe, done_files: Any, done_bytes: Any,
+def _hash_buckets(recipe: StorageRecipe, done_files: Any, done_bytes: Any, cpu_seconds: Any,
                   buckets: Iterable[list[tuple[str, str]]]) -> Iterator[tuple[str, int, str | None]]:
     """Runs in an executor's Python worker: ``(path, bytes read, digest)`` per file, ``(path, -1, None)`` when it
     cannot be read. Local files are hashed one after another on the task's CPUs; object-store reads overlap."""
@@ -142,6 +142,7 @@ def _hash_buckets(recipe: StorageRecipe, done_files: Any, done_bytes: Any,
     context = TaskContext.get()
     threads = max(1, context.cpus()) if context is not None else 1
     for bucket in buckets:
+        started = time.process_time()  # CPU seconds: what the work costs, whatever else shares the machine
         local = [(p, loc) for p, loc in bucket if local_path_of(loc) is not None]
         remote = [(p, loc) for p, loc in bucket if local_path_of(loc) is None]
         results: list[tuple[str, tuple[int, str] | None]] = [
@@ -151,6 +152,7 @@ def _hash_buckets(recipe: StorageRecipe, done_files: Any, done_bytes: Any,
             with ThreadPoolExecutor(max_workers=min(REMOTE_WORKERS, len(remote))) as pool:
                 got = pool.map(read, [loc for _, loc in remote])
                 results += [(p, r) for (p, _), r in zip(remote, got, strict=True)]
+        cpu_seconds.add(time.process_time() - started)
         for path, result in results:
             done_files.add(1)
             if result is None:
@@ -170,7 +172,8 @@ class HashingStats:
     executor_files: int = 0
     executor_bytes: int = 0
     tasks: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall time of the executor jobs, as the driver saw them
+    executor_cpu_seconds: float = 0.0  # CPU time the tasks spent reading and hashing
     job_groups: list[str] = field(default_factory=list)  # Spark job groups of the hashing jobs (status tracker)
     fallbacks: int = 0  # executor jobs that failed and were redone on the driver (the hook only)
 
@@ -231,8 +234,8 @@ class ExecutorHasher:
             return {}
         sc = self.sc
         buckets = plan_buckets(files, sc.defaultParallelism * self.tasks_per_core)
-        done_files, done_bytes = sc.accumulator(0), sc.accumulator(0)
-        task = functools.partial(_hash_buckets, self.recipe, done_files, done_bytes)
+        done_files, done_bytes, cpu = sc.accumulator(0), sc.accumulator(0), sc.accumulator(0.0)
+        task = functools.partial(_hash_buckets, self.recipe, done_files, done_bytes, cpu)
         # One bucket per partition: parallelize slices a list of n items into n partitions of one item each.
         rdd = sc.parallelize(buckets, len(buckets)).mapPartitions(task)
         group = f"{JOB_GROUP_PREFIX}-{uuid.uuid4().hex[:12]}"
@@ -240,6 +243,7 @@ class ExecutorHasher:
         start = time.monotonic()
         rows = _collect(sc, rdd, group, description, len(files), progress, done_files, done_bytes)
         self.stats.seconds += time.monotonic() - start
+        self.stats.executor_cpu_seconds += float(cpu.value)
         self.stats.tasks += len(buckets)
         self.stats.job_groups.append(group)
         wanted = {f.path for f in files}
