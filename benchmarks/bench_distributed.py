@@ -78,7 +78,9 @@ def on_executors(master: str, table: Path, nbytes: int, rounds: int) -> tuple[fl
     from attest.verify.report import Report
     from attest.verify.table import verify_table
     from carriers.delta import DeltaCarrier
-    from carriers.spark.distributed import cli_session, use_executors
+    from attest.tables import DataFile
+    from carriers.spark.distributed import ExecutorHasher, cli_session, use_executors
+    from carriers.storage import DeltaStorage
 
     spark = cli_session(master, app_name="bench-distributed")
     try:
@@ -97,6 +99,12 @@ def on_executors(master: str, table: Path, nbytes: int, rounds: int) -> tuple[fl
 
         t, report = best(once, rounds, table)
         assert report.passed, report.human()
+        tiny = table / "_bench_tiny.bin"
+        tiny.write_bytes(b"x")
+        files = [DataFile(path="tiny", size=1, location=str(tiny))]
+        fixed, _ = best(lambda: ExecutorHasher(spark, DeltaStorage(str(table))).hash_files(files), rounds, table)
+        tiny.unlink()
+        print(f"{'one hashing job of one 1-byte file, ' + master:<52}{fixed:8.3f} s  (a job's fixed cost)")
     finally:
         spark.stop()
     print(f"{'verify on executors, ' + master:<52}{t:8.3f} s  (hashing job {min(jobs):.3f} s, "
