@@ -75,10 +75,10 @@ def best(fn: Callable[[], T], rounds: int, table: Path) -> tuple[float, T]:
 
 def on_executors(master: str, table: Path, nbytes: int, rounds: int) -> tuple[float, float, float]:
     """(best verify seconds, best hashing-job seconds, least task CPU seconds) with a fresh session on ``master``."""
+    from attest.tables import DataFile
     from attest.verify.report import Report
     from attest.verify.table import verify_table
     from carriers.delta import DeltaCarrier
-    from attest.tables import DataFile
     from carriers.spark.distributed import ExecutorHasher, cli_session, use_executors
     from carriers.storage import DeltaStorage
 
