@@ -40,7 +40,8 @@ def install(spark: SparkSession, policy: Literal["optional", "required", "disabl
             iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
             executor_hash_bytes: int | None = None) -> Hook:
     """Attest every successful Delta / Iceberg write of ``spark`` (see carriers.spark.hook.install); writes with at
-    least ``executor_hash_bytes`` to hash (default 512 MiB) are hashed on the executors."""
+    least ``executor_hash_bytes`` to hash are hashed on the executors (default: 512 MiB on a cluster; under a local
+    master always the driver, whose cores the local executors share)."""
     from carriers.spark.hook import install as _install
 
     return _install(spark, policy, model_namer=model_namer, run_id=run_id, delta_mode=delta_mode,

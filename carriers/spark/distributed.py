@@ -11,7 +11,8 @@ the verdict is decided on an executor, so the rules, codes and verdict are those
   a task hashes its files one after another on ``spark.task.cpus`` threads (Spark's unit of CPU: the executors'
   other cores run other tasks). Object-store files are streamed by a few concurrent readers per task.
 - ``RoutedHasher``: what the post-write hook uses: writes of at least ``EXECUTOR_HASH_BYTES`` on the executors,
-  smaller ones on the driver (a Spark job costs a fixed ~0.1-1 s that a small write does not repay).
+  smaller ones on the driver (a Spark job costs a fixed ~0.1-1 s that a small write does not repay); under a local
+  master the driver always (``executor_threshold``).
 - ``verify`` / ``use_executors``: a table verified with its bytes hashed on executors.
 
 Executors get what they need to open the table's filesystem and nothing else: a ``StorageRecipe`` (Delta: the table
@@ -58,6 +59,7 @@ __all__ = [
     "SessionOnDemand",
     "StorageRecipe",
     "cli_session",
+    "executor_threshold",
     "plan_buckets",
     "storage_recipe",
     "use_executors",
@@ -305,11 +307,11 @@ def _executor_failure(exc: BaseException) -> str:
 
 
 class RoutedHasher:
-    """The hook's hasher: at least ``threshold`` bytes to hash go to the executors, fewer stay on the driver. A
-    failed executor job is redone on the driver (same bytes, same hashes): a write is never left unattested because
-    the executors could not hash it."""
+    """The hook's hasher: at least ``threshold`` bytes to hash go to the executors, fewer (or any, with ``threshold``
+    None) stay on the driver. A failed executor job is redone on the driver (same bytes, same hashes): a write is
+    never left unattested because the executors could not hash it."""
 
-    def __init__(self, spark: SparkSession, storage: Storage, *, threshold: int = EXECUTOR_HASH_BYTES,
+    def __init__(self, spark: SparkSession, storage: Storage, *, threshold: int | None = EXECUTOR_HASH_BYTES,
                  stats: HashingStats | None = None, label: str = "") -> None:
         self.spark = spark
         self.storage = storage
@@ -319,7 +321,7 @@ class RoutedHasher:
 
     def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
         total = sum(max(f.size, 0) for f in files)
-        if total >= self.threshold and files:
+        if self.threshold is not None and total >= self.threshold and files:
             try:
                 hasher = ExecutorHasher(self.spark, self.storage, label=self.label, stats=self.stats)
                 return hasher.hash_files(files, progress=progress)
@@ -337,6 +339,19 @@ class RoutedHasher:
 
 
 # ---- verification -------------------------------------------------------------------------------------------------
+def executor_threshold(spark: Any, explicit: int | None = None) -> int | None:
+    """The hook's threshold: ``explicit`` when given (any master); else EXECUTOR_HASH_BYTES on a cluster, and None
+    (always the driver) under a local master: its executors are the driver's own cores, so a Spark job would only
+    add its fixed cost and hash on one thread per task what the driver hashes on all of them."""
+    if explicit is not None:
+        return explicit
+    try:
+        master = str(spark.sparkContext.master)
+    except Exception:  # no SparkContext (Spark Connect): nothing to hand work to
+        return None
+    return None if master.startswith("local") else EXECUTOR_HASH_BYTES
+
+
 def use_executors(carrier: AttestedTable, spark: SparkSession | SparkContext | SessionOnDemand, *,
                   stats: HashingStats | None = None) -> ExecutorHasher:
     """Make ``carrier`` hash its live files on ``spark``'s executors; returns the hasher (its ``stats``)."""

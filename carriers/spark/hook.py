@@ -321,10 +321,11 @@ class Hook:
         self.serialize_writes = serialize_writes
         self.guard_timeout_s = guard_timeout_s
         self.guard_seconds = 0.0  # time the job's statements spent waiting for pending attestations
-        from carriers.spark.distributed import EXECUTOR_HASH_BYTES, HashingStats
+        from carriers.spark.distributed import HashingStats
 
-        # Writes with at least this many bytes to hash are hashed on the executors (None: always on the driver).
-        self.executor_hash_bytes = EXECUTOR_HASH_BYTES if executor_hash_bytes is None else executor_hash_bytes
+        # Writes with at least this many bytes to hash are hashed on the executors; None: the default
+        # (carriers.spark.distributed.executor_threshold: 512 MiB on a cluster, the driver under a local master).
+        self.executor_hash_bytes = executor_hash_bytes
         self.hashing = HashingStats()  # where the written bytes were hashed
         self.attested = 0
         self.skipped = 0
@@ -552,9 +553,10 @@ class Hook:
 
     def _route_hashing(self, carrier: AttestedTable, event: WriteEvent) -> None:
         """Large writes are hashed on the executors, small ones on the driver (carriers/spark/distributed.py)."""
-        from carriers.spark.distributed import RoutedHasher
+        from carriers.spark.distributed import RoutedHasher, executor_threshold
 
-        carrier.hasher = RoutedHasher(self.spark, carrier.storage, threshold=self.executor_hash_bytes,
+        carrier.hasher = RoutedHasher(self.spark, carrier.storage,
+                                      threshold=executor_threshold(self.spark, self.executor_hash_bytes),
                                       stats=self.hashing, label=event.table_name or event.location or "")
 
     def _iceberg_catalog(self, name: str) -> Any:
@@ -676,8 +678,9 @@ def install(spark: SparkSession, policy: Policy = "optional", *, model_namer: Ca
 
     ``serialize_writes`` (default): the job's next statement waits, at most ``guard_timeout_s``, for pending
     attestations, so the hook's metadata commit never aborts the job's own next write. A write with at least
-    ``executor_hash_bytes`` to hash (default carriers.spark.distributed.EXECUTOR_HASH_BYTES) is hashed on the
-    executors, a smaller one on the driver (docs/distributed.md)."""
+    ``executor_hash_bytes`` to hash is hashed on the executors, a smaller one on the driver; the default is
+    carriers.spark.distributed.EXECUTOR_HASH_BYTES on a cluster and the driver under a local master, whose
+    executors are the driver's own cores (docs/distributed.md)."""
     hook = Hook(spark, policy=policy, model_namer=model_namer, run_id=run_id, delta_mode=delta_mode,
                 timeout_s=timeout_s, max_pending=max_pending, iceberg_catalogs=iceberg_catalogs,
                 serialize_writes=serialize_writes, guard_timeout_s=guard_timeout_s,

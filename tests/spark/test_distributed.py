@@ -243,13 +243,34 @@ def test_the_hook_hashes_a_large_write_on_the_executors(spark: SparkSession) -> 
     report = verify_table(DeltaCarrier(path), level="bytes")  # hashed here, independently
     assert report.passed and report.files_checked == stats.executor_files
 
-    small = attest.spark.install(spark, policy="required")  # default threshold: a small write stays on the driver
+    small = attest.spark.install(spark, policy="required", executor_hash_bytes=1 << 20)  # below it: the driver
     try:
         spark.sql(f"INSERT INTO {name} VALUES (1, '1', 'x')")
         small.flush()
     finally:
         small.uninstall()
     assert small.attested == 1 and small.hashing.executor_files == 0 and small.hashing.driver_files == 1
+
+
+def test_the_default_threshold_keeps_hashing_on_the_driver_under_a_local_master(spark: SparkSession) -> None:
+    """Local executors are the driver's own cores: by default the hook never pays a job for them; a cluster gets
+    EXECUTOR_HASH_BYTES, and an explicit threshold applies to any master."""
+    from carriers.spark.distributed import EXECUTOR_HASH_BYTES, executor_threshold
+
+    class Cluster:
+        class sparkContext:  # the attribute a SparkSession has
+            master = "spark://head:7077"
+
+    assert executor_threshold(spark) is None and executor_threshold(spark, 5) == 5
+    assert executor_threshold(Cluster()) == EXECUTOR_HASH_BYTES
+    hook = attest.spark.install(spark, policy="required")
+    try:
+        name = f"dist_default_{_uid()}"
+        spark.sql(f"CREATE TABLE {name} USING delta AS SELECT id FROM range(1000)")
+        hook.flush()
+    finally:
+        hook.uninstall()
+    assert hook.attested == 1 and hook.hashing.executor_files == 0 and hook.hashing.driver_files >= 1
 
 
 # ---- failures and planning ----------------------------------------------------------------------------------------
