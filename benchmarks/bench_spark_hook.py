@@ -1,7 +1,7 @@
 """Overhead of the Spark post-write hook on a job writing ~1 GiB, hashing on the driver and on the executors
 (on demand; not part of pytest).
 
-    .venv/bin/python benchmarks/bench_spark_hook.py [--gib 1.0] [--rounds 2] [--warehouse DIR]
+    .venv/bin/python benchmarks/bench_spark_hook.py [--gib 1.2] [--rounds 3] [--warehouse DIR]
 
 Runs the same job (a Delta CTAS of poorly compressible rows) without the hook, with the hook hashing on the driver
 (``executor_hash_bytes`` above the write) and with the hook hashing on the executors (``executor_hash_bytes=1``),
@@ -25,8 +25,8 @@ def _size(path: Path) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--gib", type=float, default=1.0)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--gib", type=float, default=1.2)  # ~1.05 GiB of Parquet on disk
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warehouse", default=None)
     args = parser.parse_args()
     from attest.spark import install, local_session
