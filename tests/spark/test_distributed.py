@@ -38,7 +38,8 @@ from carriers.spark.distributed import (
 )
 from carriers.spark.errors import SparkJobError
 from carriers.storage import local_path_of
-from tests.objectstore.conftest import S3, s3, s3_endpoint  # noqa: F401  (fixtures)
+from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
+from tests.servers.stores import Bucket as S3
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
