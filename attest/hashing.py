@@ -25,8 +25,7 @@ import os
 import queue
 import stat
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO, Final
 from urllib.parse import unquote, urlsplit
 
@@ -40,7 +39,9 @@ __all__ = [
     "hash_bytes",
     "hash_file",
     "hash_files",
+    "hash_sized_files",
     "hash_stream",
+    "hash_stream_counted",
     "hash_uri",
 ]
 
@@ -140,9 +141,16 @@ def hash_stream(stream: BinaryIO, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> st
     supports ``readinto`` (files, pyarrow NativeFile, fsspec files), else chunk by chunk with ``read``.
     The stream is not closed.
     """
+    return hash_stream_counted(stream, chunk_size=chunk_size)[1]
+
+
+def hash_stream_counted(stream: BinaryIO, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> tuple[int, str]:
+    """``(bytes read, digest)`` of everything left in ``stream``: :func:`hash_stream` that also says how many
+    bytes it hashed (an executor reports the size it really read, not the one the table log claims)."""
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     hasher = blake3()
+    total = 0
     readinto = getattr(stream, "readinto", None)
     if readinto is not None:
         buf = bytearray(chunk_size)
@@ -152,13 +160,15 @@ def hash_stream(stream: BinaryIO, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> st
             if not n:
                 break
             hasher.update(view[:n])
-        return hasher.hexdigest()
+            total += n
+        return total, hasher.hexdigest()
     while True:
         chunk = stream.read(chunk_size)
         if not chunk:
             break
         hasher.update(chunk)
-    return hasher.hexdigest()
+        total += len(chunk)
+    return total, hasher.hexdigest()
 
 
 def _local_path(uri: str) -> str | None:
@@ -282,6 +292,19 @@ def hash_files(
             st = os.stat(key)
             # -1 marks a pipe/device: no usable size, hashed by streaming (hash_file does that).
             sizes[key] = st.st_size if stat.S_ISREG(st.st_mode) else -1
+    return hash_sized_files(sizes, max_workers=max_workers, progress=progress)
+
+
+def hash_sized_files(
+    sizes: Mapping[str, int],
+    *,
+    max_workers: int | None = None,
+    progress: _Progress | None = None,
+) -> dict[str, str]:
+    """:func:`hash_files` for regular files the caller has already stat-ed (``{path: size}``): no second ``stat``
+    per file. A size only picks the strategy; a negative one means "stream it" (a pipe or device)."""
+    if max_workers is not None and max_workers < 1:
+        raise ValueError(f"max_workers must be >= 1 or None, got {max_workers}")
     total = len(sizes)
     workers = max_workers if max_workers is not None else _default_workers()
     # A caller capping workers caps the big-file threads too (blake3.AUTO would take every core).
@@ -322,11 +345,12 @@ def _hash_one(key: str, size: int) -> str:
     return _hash_local(key, size, 1)
 
 
-def _hash_concurrently(keys: list[str], sizes: dict[str, int], workers: int) -> Iterator[tuple[str, str]]:
+def _hash_concurrently(keys: list[str], sizes: Mapping[str, int], workers: int) -> Iterator[tuple[str, str]]:
     """Yield ``(key, digest)`` as files finish on ``workers`` threads; raise the first worker error.
 
     Each worker pulls the next path from one shared iterator rather than getting a future per
-    file: at ~100 µs per 512 KiB file, per-future bookkeeping cost measurable throughput.
+    file: at ~100 µs per 512 KiB file, per-future bookkeeping cost measurable throughput. Plain threads, not
+    concurrent.futures: a command-line start-up does not pay for importing it (and logging with it).
     """
     source = iter(keys)
     lock = threading.Lock()
@@ -347,18 +371,20 @@ def _hash_concurrently(keys: list[str], sizes: dict[str, int], workers: int) -> 
         finally:
             done.put(None)  # this worker has exited
 
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attest-hash") as pool:
-        for _ in range(workers):
-            pool.submit(worker)
-        running = workers
-        try:
-            while running:
-                item = done.get()
-                if item is None:
-                    running -= 1
-                elif isinstance(item, BaseException):
-                    raise item
-                else:
-                    yield item
-        finally:
-            stop.set()  # the caller stopped early or a worker failed: let the others wind down
+    threads = [threading.Thread(target=worker, name=f"attest-hash-{i}", daemon=True) for i in range(workers)]
+    for thread in threads:
+        thread.start()
+    running = workers
+    try:
+        while running:
+            item = done.get()
+            if item is None:
+                running -= 1
+            elif isinstance(item, BaseException):
+                raise item
+            else:
+                yield item
+    finally:
+        stop.set()  # the caller stopped early or a worker failed: let the others wind down
+        for thread in threads:
+            thread.join()

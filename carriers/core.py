@@ -28,7 +28,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from dataclasses import replace as replace_result
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlparse
 
 from attest.build import PRODUCER_NAME, build_manifest, new_run_id
@@ -50,6 +50,9 @@ from carriers.base import WriteResult, triples_for
 from carriers.sidecar import Sidecar, SidecarError, sidecar_name
 from carriers.sidecar import build as build_sidecar
 from carriers.storage import Storage, hash_locations, local_path_of
+
+if TYPE_CHECKING:
+    from attest.verify.table import FileHasher
 
 __all__ = ["AttestedTable", "Carried", "Changes", "LiveVersion", "Version", "canonical_relative", "encode_keys"]
 
@@ -160,7 +163,12 @@ def under_root(location: str, root: str, local_of: Callable[[str], str | None] =
 
 @functools.lru_cache(maxsize=4096)
 def _real_dir(path: str) -> str:
-    return os.path.realpath(path)
+    # One lstat per new folder: a folder that is not a symlink is its real parent's child (os.path.realpath would
+    # lstat every component again for each of a partitioned table's thousands of folders).
+    parent, name = os.path.split(path)
+    if not parent or parent == path or name in ("", ".", "..") or os.path.islink(path):
+        return os.path.realpath(path)
+    return os.path.join(_real_dir(parent), name)
 
 
 def _real_file(path: str) -> str:
@@ -201,6 +209,8 @@ class AttestedTable(ABC):
     pointer_dir: str = ""  # detached attestations, relative to ``storage``'s root
     storage: Storage
     allow_external: bool = False
+    # Hashes live files instead of this machine when set (Spark executors: carriers/spark/distributed.py).
+    hasher: FileHasher | None = None
 
     # ---- what a format supplies ----------------------------------------------------------------------------------
     @property
@@ -447,6 +457,8 @@ class AttestedTable(ABC):
     # ---- bytes -------------------------------------------------------------------------------------------------
     def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
         """BLAKE3 of each file's bytes at the location the engine reads, keyed by ``DataFile.path``."""
+        if self.hasher is not None:
+            return self.hasher.hash_files(files, progress=progress)
         return hash_locations(self.storage, files, progress=progress)
 
     def _confine(self, files: Sequence[DataFile], problems: list[Problem]) -> None:

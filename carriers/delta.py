@@ -167,8 +167,8 @@ class DeltaCarrier(AttestedTable):
                 raise
             raise coded(exc, where=f"Delta table {self.display}", engine="delta-rs",
                         secrets=self.storage.secrets) from None
-        if version is not None:
-            self._tables[version] = dt
+        # The latest load is also that version's (verify loads the latest, then reads the same version again).
+        self._tables[int(dt.version()) if version is None else version] = dt
         return dt
 
     def latest_version(self) -> int:

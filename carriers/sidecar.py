@@ -11,6 +11,7 @@ labelled legacy: it binds no reader view.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -117,8 +118,11 @@ def _opt_str(value: Any) -> str | None:
     return value
 
 
+_HASH = re.compile(r"[0-9a-f]{64}")
+
+
 def _is_hash(value: str) -> bool:
-    return len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+    return _HASH.fullmatch(value) is not None  # one C-level match: a sidecar lists every file of the table
 
 
 def sidecar_name(digest_hex: str) -> str:

@@ -647,13 +647,47 @@ def fileio_obstore_config(scheme: str, props: Mapping[str, str]) -> tuple[dict[s
     return None
 
 
+def hash_location(storage: Storage | None, location: str, *, threads: int | None = None) -> tuple[int, str] | None:
+    """``(bytes hashed, BLAKE3)`` of one file at its ``location``; None when it cannot be read (missing, not a
+    regular file, permission, an object-store error): the same "unreadable is absent" rule as
+    :func:`hash_locations`. ``threads`` caps the cores one big local file is hashed on (an executor task: its
+    ``spark.task.cpus``). ``storage`` is needed only for object-store locations (None: local files only)."""
+    import stat
+
+    from attest.hashing import hash_file, hash_stream_counted
+
+    local = local_path_of(location)
+    if local is not None:
+        try:
+            st = os.stat(local)
+            if not stat.S_ISREG(st.st_mode):
+                return None  # a FIFO would block the reader forever, a device never ends: never a table file
+            return st.st_size, hash_file(local, threads=threads)
+        except OSError:
+            return None
+    if storage is None:
+        return None
+    try:
+        stream = storage.open_location(location)
+    except Exception:
+        return None
+    try:
+        return hash_stream_counted(stream, chunk_size=REMOTE_CHUNK)
+    except Exception:
+        return None
+    finally:
+        stream.close()
+
+
 def hash_locations(storage: Storage, files: Sequence[DataFile], *,
                    progress: Progress | None = None) -> dict[str, str]:
     """BLAKE3 of each file's bytes at its ``location``, keyed by ``DataFile.path``.
 
     A file that cannot be read (missing, permission) is left out of the result; the caller reports it.
     """
-    from attest.hashing import hash_file, hash_files, hash_stream
+    import stat
+
+    from attest.hashing import hash_file, hash_sized_files, hash_stream
 
     out: dict[str, str] = {}
     local: dict[str, str] = {}
@@ -666,13 +700,20 @@ def hash_locations(storage: Storage, files: Sequence[DataFile], *,
             local[path] = f.path
     total = len(files)
     if local:
-        present = [p for p in local if os.path.isfile(p)]
+        present: dict[str, int] = {}
+        for p in local:
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue  # unreadable: the verifier reports it
+            if stat.S_ISREG(st.st_mode):  # a FIFO would block the reader forever: never hashed
+                present[p] = st.st_size
         report: Callable[[int, int, int], None] | None = None
         if progress is not None:
             def report(done: int, _total: int, nbytes: int) -> None:
                 progress(done, total, nbytes)
         try:
-            hashed = hash_files(present, progress=report)
+            hashed = hash_sized_files(present, progress=report)  # one stat per file, here
         except OSError:
             hashed = {}
             for p in present:  # one unreadable file must not hide the others' hashes

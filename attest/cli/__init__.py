@@ -23,8 +23,31 @@ __all__ = ["build_parser", "main"]
 LEVELS = ("schema", "files", "bytes")
 
 
+def _columns() -> int:
+    """The terminal's width as shutil.get_terminal_size finds it, without importing shutil (and bz2, lzma, zlib with
+    it): argparse asks for a width on every add_argument, so every command paid for that import."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
 class _Parser(argparse.ArgumentParser):
     json_errors = False  # set by main() when --json is on the command line: errors are then one JSON object
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         if _Parser.json_errors:
@@ -42,6 +65,13 @@ def _add_table_options(p: argparse.ArgumentParser, *, version: bool = True) -> N
                            help="Iceberg snapshot id, tag or branch")
     p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
                    help="object-store option passed to the table library (repeatable; values are never printed)")
+
+
+def _add_spark_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--spark", action="store_true",
+                   help="tables: hash the files on Spark executors (needs the `spark` extra); the verdict is decided "
+                   "here, by the same rules (docs/distributed.md)")
+    p.add_argument("--master", metavar="URL", help="with --spark: the Spark master (default local[*])")
 
 
 def _add_json(p: argparse.ArgumentParser, what: str = "print one JSON object instead of text") -> None:
@@ -86,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-external-files", action="store_true",
                    help="tables: read data files outside the table's locations (shallow clones, migrated tables)")
     _add_table_options(p)
+    _add_spark_options(p)
     p.set_defaults(func=c.cmd_verify)
 
     p = sub.add_parser("keygen", help="write a signing key pair (PEM) and print its key id",
@@ -130,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p, "print one JSON object with every table's report")
     p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
                    help="object-store option passed to the table library (repeatable; values are never printed)")
+    _add_spark_options(p)
     p.set_defaults(func=c.cmd_audit)
 
     p = sub.add_parser("record", help="attest a table's latest data version",

@@ -14,13 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from attest.cli.output import EXIT_FAILED, EXIT_OK, EXIT_UNREADABLE, Output
 from attest.errors import ArgumentsError, AttestError, Code, InvalidArgumentError
-from attest.verify.audit import AuditReport
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from attest.signing.policy import TrustPolicy
+    from attest.verify.audit import AuditReport
     from attest.verify.report import Report
     from carriers.core import AttestedTable
     from carriers.refs import TableRef
+    from carriers.spark.distributed import SessionOnDemand
 
 
 # ---- small results ---------------------------------------------------------------------------------------------
@@ -170,11 +173,53 @@ def cmd_schema(args: argparse.Namespace, out: Output) -> TextResult:
 
 
 # ---- verify ----------------------------------------------------------------------------------------------------
+# ---- --spark (docs/distributed.md) --------------------------------------------------------------------------------
+@contextlib.contextmanager
+def spark_for(args: argparse.Namespace) -> Iterator[SessionOnDemand | None]:
+    """The command's Spark session when --spark was given (started only once bytes are to be hashed), else None."""
+    if getattr(args, "master", None) and not getattr(args, "spark", False):
+        raise InvalidArgumentError("--master applies only with --spark")
+    if not getattr(args, "spark", False):
+        yield None
+        return
+    try:
+        import pyspark  # noqa: F401  (the extra's presence, checked before any table is read)
+
+        from carriers.spark.distributed import SessionOnDemand
+    except ImportError as exc:
+        raise AttestError("--spark needs the `spark` extra: pip install 'recipe-attest[spark]'",
+                          code=Code.EXTRA_MISSING) from exc
+    session = SessionOnDemand(args.master)
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+def verify_with(carrier: AttestedTable, spark: SessionOnDemand | None, *, version: str | None, level: Any,
+                progress: Any = None) -> Report:
+    """verify_table, with the bytes hashed on Spark executors when ``spark`` is given (the same decision)."""
+    from attest.verify.table import verify_table
+
+    if spark is None:
+        return verify_table(carrier, version=version, level=level, progress=progress)
+    from carriers.spark.distributed import executor_note, use_executors
+
+    hasher = use_executors(carrier, spark)
+    report = verify_table(carrier, version=version, level=level, progress=progress)
+    note = executor_note(hasher)
+    if note is not None:
+        report.notes.append(note)
+    return report
+
+
 def cmd_verify(args: argparse.Namespace, out: Output) -> Report:
     from carriers.refs import looks_like_table
 
     if looks_like_table(args.target):
         return _verify_table(args, out)
+    if args.spark or args.master:
+        raise InvalidArgumentError("--spark and --master apply to tables; a manifest's artifacts are hashed here")
     if args.level == "files":
         raise InvalidArgumentError("--level files applies to tables; a manifest is checked at schema or bytes level")
     if getattr(args, "version", None) or getattr(args, "snapshot_id", None):
@@ -183,8 +228,6 @@ def cmd_verify(args: argparse.Namespace, out: Output) -> Report:
 
 
 def _verify_table(args: argparse.Namespace, out: Output) -> Report:
-    from attest.verify.table import verify_table
-
     if args.artifacts_dir:
         raise InvalidArgumentError("--artifacts-dir is for manifest files, not tables")
     if args.key or args.policy or args.envelope:
@@ -192,13 +235,13 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
         raise InvalidArgumentError("--key, --policy and --envelope apply to manifest files; table signatures are "
                                    "not checked yet")
     ref = table_ref(args)
-    carrier = open_ref(args, ref, allow_external=bool(getattr(args, "allow_external_files", False)))
-    return verify_table(carrier, version=ref.version, level=args.level, progress=out.progress("hashing table files"))
+    with spark_for(args) as spark:
+        carrier = open_ref(args, ref, allow_external=bool(getattr(args, "allow_external_files", False)))
+        return verify_with(carrier, spark, version=ref.version, level=args.level,
+                           progress=out.progress("hashing table files"))
 
 
 def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
-    from attest.verify.manifest import verify_manifest_bytes
-
     target = args.target
     artifacts = Path(args.artifacts_dir) if args.artifacts_dir else None
     if target != "-" and Path(target).is_dir():
@@ -211,8 +254,15 @@ def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
                              "carrier directory)", code=Code.ARTIFACTS_DIR_REQUIRED)
     policy = _trust_policy(args)  # before any hashing: a bad key or policy file is an input error (exit 2)
     data = read_input(target)
+    from attest.verify.artifacts import EarlyHashes
+
+    # Hashing starts now, overlapping what is left of start-up; the verification below decides (and re-hashes any
+    # file it resolves differently).
+    early = None if args.level == "schema" else EarlyHashes.start(data, artifacts)
+    from attest.verify.manifest import verify_manifest_bytes
+
     report = verify_manifest_bytes(data, subject=target, artifacts_dir=artifacts, level=args.level,
-                                   progress=out.progress("hashing artifacts"))
+                                   progress=out.progress("hashing artifacts"), early=early)
     _check_manifest_signature(args, target, data, policy, report)
     return report
 
@@ -227,13 +277,22 @@ def _trust_policy(args: argparse.Namespace) -> TrustPolicy | None:
     return TrustPolicy.from_public_key(args.key) if args.key is not None else TrustPolicy.load(args.policy)
 
 
+ENVELOPE_SUFFIX = ".dsse.json"
+
+
+def _envelope_beside(target: str) -> str:
+    """Where a manifest's signed envelope is by default: carriers.standalone.envelope_name's rule (a test holds the
+    two together), without importing the standalone carrier and its table machinery on every manifest verify."""
+    path = Path(target)
+    return str(path.with_name(path.name + ENVELOPE_SUFFIX))
+
+
 def _check_manifest_signature(args: argparse.Namespace, target: str, data: bytes, policy: TrustPolicy | None,
                               report: Report) -> None:
     """Judge the manifest's envelope (``--envelope``, else ``<manifest>.dsse.json`` beside it) into ``report``."""
     from attest.model import load_json_document
-    from carriers.standalone import envelope_name
 
-    where = args.envelope or (None if target == "-" else str(Path(target).with_name(envelope_name(Path(target).name))))
+    where = args.envelope or (None if target == "-" else _envelope_beside(target))
     if policy is None:
         if where is not None and Path(where).is_file():
             report.notes.append(f"a signed envelope is beside the manifest ({where}); its signature was not "
@@ -339,7 +398,12 @@ def cmd_lineage(args: argparse.Namespace, out: Output) -> LineageResult:
 
 
 def cmd_audit(args: argparse.Namespace, out: Output) -> _AuditResult:
-    from attest.verify.table import verify_table
+    with spark_for(args) as spark:
+        return _audit(args, out, spark)
+
+
+def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None) -> _AuditResult:
+    from attest.verify.audit import AuditReport
     from carriers.discovery import expand
     from carriers.refs import open_table
 
@@ -359,7 +423,8 @@ def cmd_audit(args: argparse.Namespace, out: Output) -> _AuditResult:
     stream = out.stdout if not args.json else None
     for index, (name, ref) in enumerate(refs):
         try:
-            report = verify_table(open_table(ref, storage_options=options), version=ref.version, level=args.level)
+            report = verify_with(open_table(ref, storage_options=options), spark, version=ref.version,
+                                 level=args.level)
             row = audit.add_report(name, report)
         except Exception as exc:  # one unreadable table must not stop the audit of the others
             from carriers.storage import coded

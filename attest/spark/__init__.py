@@ -14,6 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from carriers.spark.distributed import verify
     from carriers.spark.hook import DeltaMode, Hook, Policy, attested_write, install
     from carriers.spark.session import local_session, pyiceberg_catalog_properties, spark_conf
 
@@ -27,6 +28,7 @@ _EXPORTS: dict[str, str] = {
     "local_session": "carriers.spark.session",
     "pyiceberg_catalog_properties": "carriers.spark.session",
     "spark_conf": "carriers.spark.session",
+    "verify": "carriers.spark.distributed",
 }
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "local_session",
     "pyiceberg_catalog_properties",
     "spark_conf",
+    "verify",
 ]
 
 

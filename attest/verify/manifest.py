@@ -2,51 +2,18 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from attest.errors import ArgumentsError, AttestError, Code
-from attest.hashing import hash_file
+from attest.hashing import hash_file, hash_sized_files
 from attest.model import load_json_document
 from attest.schema import validate
+from attest.verify.artifacts import EarlyHashes, Resolver, candidate_names
 from attest.verify.report import Level, Report
 
-
-def _file_name(path: str) -> str | None:
-    """The last component of ``path`` as the reference takes it (Rust's ``Path::file_name`` on Unix): ``/`` is the
-    only separator, empty and ``.`` components are ignored, and a path ending in ``..`` (or naming nothing) has
-    no file name."""
-    parts = [p for p in path.split("/") if p not in ("", ".")]
-    if not parts or parts[-1] == "..":
-        return None
-    return parts[-1]
-
-
-def _relative_path(path: str) -> str | None:
-    """``path`` when it is a plain relative path of at least two components (a partition folder and a file),
-    else None: absolute paths, URIs and ``.``/``..``/empty components are never followed under the directory."""
-    if path.startswith("/") or "://" in path or "/" not in path:
-        return None
-    parts = path.split("/")
-    if any(p in ("", ".", "..") for p in parts):
-        return None
-    return path
-
-
-def candidate_names(entry: dict[str, Any]) -> list[str]:
-    """The names tried under the artifacts directory, in order: the recorded path itself (a table directory
-    keeps partition folders), then the reference's rules: the path's file name, ``<hash>``, ``<hash>.parquet``."""
-    names: list[str] = []
-    path = entry.get("path")
-    if isinstance(path, str):
-        for name in (_relative_path(path), _file_name(path)):
-            if name is not None:
-                names.append(name)
-    digest = entry["hash"]
-    names += [digest, f"{digest}.parquet"]
-    return list(dict.fromkeys(n for n in names if "\x00" not in n))  # a NUL names no file anywhere
+__all__ = ["candidate_names", "resolve_artifact", "verify_document", "verify_manifest_bytes"]
 
 
 def resolve_artifact(root: Path, entry: dict[str, Any]) -> tuple[Path | None, str | None]:
@@ -56,17 +23,10 @@ def resolve_artifact(root: Path, entry: dict[str, Any]) -> tuple[Path | None, st
     Resolution is confined to the artifacts dir: a manifest is untrusted, and a symlink (the file, or a folder
     on its way) that resolves outside the directory is refused rather than followed.
     """
-    real_root = Path(os.path.realpath(root))
-    for name in candidate_names(entry):
-        candidate = root / name
-        if not os.path.lexists(candidate):
-            continue
-        real = Path(os.path.realpath(candidate))  # never raises, even on a symlink loop (then: not a file)
-        if real != real_root and real_root not in real.parents:
-            return None, f"{name} resolves outside the artifacts directory (to {real})"
-        if real.is_file():
-            return real, None
-    return None, None
+    found = Resolver(root).resolve(entry)
+    if isinstance(found, str):
+        return None, found
+    return (None, None) if found is None else (Path(found[0]), None)
 
 
 def verify_document(
@@ -76,6 +36,7 @@ def verify_document(
     artifacts_dir: Path | None = None,
     level: Level | None = None,
     progress: Callable[[int, int, int], None] | None = None,
+    early: EarlyHashes | None = None,
 ) -> Report:
     """Verify an already-parsed manifest document.
 
@@ -113,30 +74,57 @@ def verify_document(
         raise AttestError(f"artifacts directory {root} does not exist or is not a directory",
                           code=Code.ARTIFACT_MISSING)
     report.level = "bytes"
-    total = len(outputs)
-    for index, entry in enumerate(outputs):
+    # Resolve every entry first (confined, cheap), then hash all found files at once: side by side on every core.
+    resolver = Resolver(root)
+    resolved = [resolver.resolve(entry) for entry in outputs]
+    sizes = {r[0]: r[1] for r in resolved if isinstance(r, tuple)}
+    hashes, unreadable = _hash_found(sizes, progress, len(outputs), early)
+    for index, (entry, found) in enumerate(zip(outputs, resolved, strict=True)):
         where = f"$.output_hashes[{index}]"
         label = entry.get("path") or entry["hash"]
-        found, reason = resolve_artifact(root, entry)
-        if reason is not None:
-            report.fail(Code.ARTIFACT_OUTSIDE_ROOT, reason, where)
+        if isinstance(found, str):
+            report.fail(Code.ARTIFACT_OUTSIDE_ROOT, found, where)
         elif found is None:
             tried = ", ".join(candidate_names(entry))
             report.fail(Code.ARTIFACT_MISSING, f"{label}: no such file under {root} (tried {tried})", where)
+        elif found[0] in unreadable:
+            report.fail(Code.ARTIFACT_UNREADABLE, f"{label}: {unreadable[found[0]]}", where)
         else:
-            try:
-                actual = hash_file(found)
-            except OSError as exc:
-                report.fail(Code.ARTIFACT_UNREADABLE, f"{label}: {exc.strerror or exc}", where)
-            else:
-                report.files_checked += 1
-                report.bytes_checked += found.stat().st_size
-                if actual != entry["hash"]:
-                    report.fail(Code.ARTIFACT_HASH_MISMATCH,
-                                f"{label}: BLAKE3 is {actual}, manifest says {entry['hash']}", where)
-        if progress is not None:
-            progress(index + 1, total, report.bytes_checked)
+            actual = hashes[found[0]]
+            report.files_checked += 1
+            report.bytes_checked += found[1]
+            if actual != entry["hash"]:
+                report.fail(Code.ARTIFACT_HASH_MISMATCH,
+                            f"{label}: BLAKE3 is {actual}, manifest says {entry['hash']}", where)
+    if progress is not None:  # done, also when some entries named no file (progress counted only found ones)
+        progress(len(outputs), len(outputs), report.bytes_checked)
     return report
+
+
+def _hash_found(sizes: dict[str, int], progress: Callable[[int, int, int], None] | None,
+                total: int, early: EarlyHashes | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """(hashes, {path: why unreadable}) of the resolved files; one unreadable file does not hide the others.
+    ``early``: hashes started before the document was validated, used when they are of exactly these files."""
+    if early is not None:
+        ready = early.take(sizes)
+        if ready is not None:
+            return ready, {}
+    report = None
+    if progress is not None:
+        def report(done: int, _found: int, nbytes: int) -> None:
+            progress(done, total, nbytes)
+    try:
+        return hash_sized_files(sizes, progress=report), {}  # sizes from the resolver's stat: no second one
+    except OSError:
+        pass
+    hashes: dict[str, str] = {}
+    unreadable: dict[str, str] = {}
+    for path in sizes:
+        try:
+            hashes[path] = hash_file(path)
+        except OSError as exc:
+            unreadable[path] = str(exc.strerror or exc)
+    return hashes, unreadable
 
 
 def verify_manifest_bytes(
@@ -146,7 +134,9 @@ def verify_manifest_bytes(
     artifacts_dir: Path | None = None,
     level: Level | None = None,
     progress: Callable[[int, int, int], None] | None = None,
+    early: EarlyHashes | None = None,
 ) -> Report:
     """Parse (raising ManifestMalformedError on bad, too deep or too large JSON) and verify."""
     document = load_json_document(data)
-    return verify_document(document, subject=subject, artifacts_dir=artifacts_dir, level=level, progress=progress)
+    return verify_document(document, subject=subject, artifacts_dir=artifacts_dir, level=level, progress=progress,
+                           early=early)

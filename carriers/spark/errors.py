@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from attest.errors import AttestError, Code
 
-__all__ = ["JarFetchError", "JavaNotFoundError", "SparkStackError", "SparkStartError"]
+__all__ = ["JarFetchError", "JavaNotFoundError", "SparkJobError", "SparkStackError", "SparkStartError"]
 
 
 class SparkStackError(AttestError, RuntimeError):
@@ -27,3 +27,7 @@ class JarFetchError(SparkStackError):
 
 class SparkStartError(SparkStackError):
     """Spark's JVM exited before the session started (its own output, printed above, says why)."""
+
+
+class SparkJobError(SparkStackError):
+    """A Spark job of ours (hashing on the executors) failed as a whole: no verdict can be drawn from it."""

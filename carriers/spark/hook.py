@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from carriers.base import WriteResult
+    from carriers.core import AttestedTable
 
 __all__ = ["Hook", "attested_write", "install", "quote_identifier", "spark_property_writer", "sql_string"]
 
@@ -271,7 +272,8 @@ class Hook:
                  model_namer: Callable[[str], str] | None = None, run_id: str | None = None,
                  delta_mode: DeltaMode = "alter", timeout_s: float = 600.0, max_pending: int = 256,
                  iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
-                 serialize_writes: bool = True, guard_timeout_s: float = 120.0) -> None:
+                 serialize_writes: bool = True, guard_timeout_s: float = 120.0,
+                 executor_hash_bytes: int | None = None) -> None:
         if policy not in ("optional", "required", "disabled"):
             raise ValueError(f"policy must be optional, required or disabled, not {policy!r}")
         if delta_mode not in ("alter", "detached"):
@@ -286,6 +288,12 @@ class Hook:
         self.serialize_writes = serialize_writes
         self.guard_timeout_s = guard_timeout_s
         self.guard_seconds = 0.0  # time the job's statements spent waiting for pending attestations
+        from carriers.spark.distributed import HashingStats
+
+        # Writes with at least this many bytes to hash are hashed on the executors; None: the default
+        # (carriers.spark.distributed.executor_threshold: 512 MiB on a cluster, the driver under a local master).
+        self.executor_hash_bytes = executor_hash_bytes
+        self.hashing = HashingStats()  # where the written bytes were hashed
         self.attested = 0
         self.skipped = 0
         self.failed = 0
@@ -570,6 +578,7 @@ class Hook:
         writer = None if detached else spark_property_writer(self.spark, name=event.table_name,
                                                              path=event.location)
         carrier = DeltaCarrier(event.location, property_writer=writer, detached=detached)
+        self._route_hashing(carrier, event)
         if not detached and carrier.data_version() != version:
             self._skip(f"version {version} of {event.table_name or event.location} was superseded by a later data "
                        "commit before it could be attested (alter mode attests the latest data version; use "
@@ -578,6 +587,14 @@ class Hook:
         inputs = [self._observe(leaf) for leaf in event.inputs]
         return carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
                               run_id=self.run_id, dialect="spark", engines=self._engines, version=version)
+
+    def _route_hashing(self, carrier: AttestedTable, event: WriteEvent) -> None:
+        """Large writes are hashed on the executors, small ones on the driver (carriers/spark/distributed.py)."""
+        from carriers.spark.distributed import RoutedHasher, executor_threshold
+
+        carrier.hasher = RoutedHasher(self.spark, carrier.storage,
+                                      threshold=executor_threshold(self.spark, self.executor_hash_bytes),
+                                      stats=self.hashing, label=event.table_name or event.location or "")
 
     def _iceberg_catalog(self, name: str) -> Any:
         if name not in self._catalogs:
@@ -598,6 +615,7 @@ class Hook:
         assert event.catalog is not None and event.identifier is not None
         table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
         carrier = IcebergCarrier(table, catalog_name=event.catalog)
+        self._route_hashing(carrier, event)
         committed = self._iceberg_commit(table, event)
         if committed is None:
             log.debug("attest.spark: %s on %s committed nothing", event.command, event.table_name)
@@ -739,14 +757,19 @@ def _pyiceberg_props_from_spark(spark: SparkSession, name: str) -> dict[str, str
 def install(spark: SparkSession, policy: Policy = "optional", *, model_namer: Callable[[str], str] | None = None,
             run_id: str | None = None, delta_mode: DeltaMode = "alter", timeout_s: float = 600.0,
             max_pending: int = 256, iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
-            serialize_writes: bool = True, guard_timeout_s: float = 120.0) -> Hook:
+            serialize_writes: bool = True, guard_timeout_s: float = 120.0,
+            executor_hash_bytes: int | None = None) -> Hook:
     """Register the post-write hook on ``spark`` (see docs/spark.md). policy="disabled" registers nothing.
 
     ``serialize_writes`` (default): the job's next statement waits, at most ``guard_timeout_s``, for pending
-    attestations, so the hook's metadata commit never aborts the job's own next write."""
+    attestations, so the hook's metadata commit never aborts the job's own next write. A write with at least
+    ``executor_hash_bytes`` to hash is hashed on the executors, a smaller one on the driver; the default is
+    carriers.spark.distributed.EXECUTOR_HASH_BYTES on a cluster and the driver under a local master, whose
+    executors are the driver's own cores (docs/distributed.md)."""
     hook = Hook(spark, policy=policy, model_namer=model_namer, run_id=run_id, delta_mode=delta_mode,
                 timeout_s=timeout_s, max_pending=max_pending, iceberg_catalogs=iceberg_catalogs,
-                serialize_writes=serialize_writes, guard_timeout_s=guard_timeout_s)
+                serialize_writes=serialize_writes, guard_timeout_s=guard_timeout_s,
+                executor_hash_bytes=executor_hash_bytes)
     hook._start()
     return hook
 

@@ -16,6 +16,8 @@ one-line message that says what to do — never a raw Java traceback.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,6 +99,8 @@ def local_session(
     from pyspark.sql import SparkSession
 
     runtime = use_java()
+    # Local executors run this interpreter (it has recipe-attest; "python3" on PATH may not): PySpark's default.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     root = _root(warehouse)
     (root / ICEBERG_DIR).mkdir(parents=True, exist_ok=True)
     conf = spark_conf(root, iceberg_catalog=iceberg_catalog)

@@ -273,13 +273,13 @@ def test_append_reuses_hashes_and_observes_the_previous_version(partitioned: Pat
     old = {f.path for f in DeltaCarrier(str(partitioned)).list_files()}
     write_deltalake(str(partitioned), pa.table({"p": ["new"], "v": [100]}), partition_by=["p"], mode="append")
     seen: list[str] = []
-    real = hashing.hash_files
+    real = hashing.hash_sized_files
 
-    def counting(paths: list[str], **kw: Any) -> dict[str, str]:
+    def counting(paths: dict[str, int], **kw: Any) -> dict[str, str]:
         seen.extend(paths)
         return real(paths, **kw)
 
-    monkeypatch.setattr(hashing, "hash_files", counting)
+    monkeypatch.setattr(hashing, "hash_sized_files", counting)
     result = attest(partitioned)
     assert len(seen) == 1 and "p=new" in seen[0]
     assert not any(str(partitioned.joinpath(*p.split("/"))) in seen for p in old)
@@ -289,7 +289,7 @@ def test_append_reuses_hashes_and_observes_the_previous_version(partitioned: Pat
     (previous,) = attestation.inputs
     # The previous *data* version (0), not the attestation commit on top of it (1): same data, same identity.
     assert previous.table.startswith("delta:") and previous.content is not None and previous.version == "0"
-    monkeypatch.setattr(hashing, "hash_files", real)
+    monkeypatch.setattr(hashing, "hash_sized_files", real)
     assert verify_table(DeltaCarrier(str(partitioned))).passed
 
 
@@ -324,8 +324,8 @@ def test_content_addressed_write_names_files_by_their_hash(table_dir: Path, monk
     from attest.canonical import blake3_hex
 
     seen: list[str] = []
-    real = hashing.hash_files
-    monkeypatch.setattr(hashing, "hash_files", lambda paths, **kw: seen.extend(paths) or real(paths, **kw))
+    real = hashing.hash_sized_files
+    monkeypatch.setattr(hashing, "hash_sized_files", lambda paths, **kw: seen.extend(paths) or real(paths, **kw))
     result = write_content_addressed(str(table_dir), special_table(), partition_by=["p"], model="orders",
                                      program_hash=PROGRAM)
     assert seen == []  # the output identity was known before the commit: nothing is read back

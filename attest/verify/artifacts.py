@@ -1,0 +1,156 @@
+"""Where a manifest's artifacts are under an artifacts directory, confined to it, and hashing them early.
+
+Light on purpose (os, stat, threading, attest.hashing): the command line imports this module, starts hashing, and
+only then imports the model, the schema and the report machinery (``EarlyHashes``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["EARLY_HASH_MAX_BYTES", "EarlyHashes", "Resolver", "candidate_names"]
+
+# Hashing starts before the manifest is validated only up to this many bytes: there the start-up is a visible part of
+# the run; beyond it (> ~0.5 s of hashing) it is not, and the ordinary path shows progress while it hashes.
+EARLY_HASH_MAX_BYTES = 4 << 30
+
+
+def _file_name(path: str) -> str | None:
+    """The last component of ``path`` as the reference takes it (Rust's ``Path::file_name`` on Unix): ``/`` is the
+    only separator, empty and ``.`` components are ignored, and a path ending in ``..`` (or naming nothing) has
+    no file name."""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if not parts or parts[-1] == "..":
+        return None
+    return parts[-1]
+
+
+def _relative_path(path: str) -> str | None:
+    """``path`` when it is a plain relative path of at least two components (a partition folder and a file),
+    else None: absolute paths, URIs and ``.``/``..``/empty components are never followed under the directory."""
+    if path.startswith("/") or "://" in path or "/" not in path:
+        return None
+    parts = path.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return None
+    return path
+
+
+def candidate_names(entry: dict[str, Any]) -> list[str]:
+    """The names tried under the artifacts directory, in order: the recorded path itself (a table directory
+    keeps partition folders), then the reference's rules: the path's file name, ``<hash>``, ``<hash>.parquet``."""
+    names: list[str] = []
+    path = entry.get("path")
+    if isinstance(path, str):
+        for name in (_relative_path(path), _file_name(path)):
+            if name is not None:
+                names.append(name)
+    digest = entry["hash"]
+    names += [digest, f"{digest}.parquet"]
+    return list(dict.fromkeys(n for n in names if "\x00" not in n))  # a NUL names no file anywhere
+
+
+class Resolver:
+    """``resolve_artifact`` for many entries with as few system calls as the rule allows: one ``lstat`` per
+    candidate tried, plus one ``realpath`` per distinct sub-folder (cached) and per symlink. A candidate that is not
+    a symlink, in a folder whose real path is inside the root, is inside the root: no per-component walk."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = str(root)
+        self.real_root = os.path.realpath(root)
+        self._prefix = self.real_root.rstrip("/") + "/"
+        self._folders: dict[str, str] = {}
+
+    def _inside(self, real: str) -> bool:
+        return real == self.real_root or real.startswith(self._prefix)
+
+    def _real_folder(self, folder: str) -> str:
+        real = self._folders.get(folder)
+        if real is None:
+            real = self._folders[folder] = os.path.realpath(os.path.join(self.root, folder))
+        return real
+
+    def resolve(self, entry: dict[str, Any]) -> tuple[str, int] | str | None:
+        """(real path, size) of the first regular file among the candidates; a reason when one escapes the root;
+        None when none exists."""
+        for name in candidate_names(entry):
+            candidate = os.path.join(self.root, name)
+            try:
+                st = os.lstat(candidate)  # follows symlinked folders on the way: checked below via the folder
+            except (OSError, ValueError):
+                continue  # absent (or a loop / a too-long name): as os.path.lexists, try the next name
+            folder, _, base = name.rpartition("/")
+            if stat.S_ISLNK(st.st_mode):
+                real = os.path.realpath(candidate)  # never raises, even on a symlink loop (then: not a file)
+            else:
+                real = os.path.join(self._real_folder(folder), base) if folder else os.path.join(self.real_root, base)
+            if not self._inside(real):
+                return f"{name} resolves outside the artifacts directory (to {real})"
+            if stat.S_ISLNK(st.st_mode):
+                try:
+                    st = os.stat(real)
+                except OSError:
+                    continue
+            if stat.S_ISREG(st.st_mode):
+                return real, st.st_size
+        return None
+
+
+class EarlyHashes:
+    """Hashing of a manifest's artifacts, started as soon as the manifest's bytes are read: before it is parsed
+    strictly, validated, and before the rest of the verifier is imported, so start-up overlaps the hashing.
+
+    It decides nothing. It resolves names with the same confined ``Resolver`` (regular files inside the directory
+    only), and the verification uses its hashes only for exactly the files it resolves itself (``take``); anything
+    else is hashed the ordinary way. A document it cannot read plainly (not JSON, no output list) starts nothing.
+    """
+
+    def __init__(self, sizes: Mapping[str, int]) -> None:
+        self.sizes = dict(sizes)
+        self._hashes: dict[str, str] | None = None
+        self._thread = threading.Thread(target=self._run, name="attest-early-hash", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from attest.hashing import hash_sized_files
+
+        try:
+            self._hashes = hash_sized_files(self.sizes)
+        except Exception:  # OSError and the like: the ordinary path hashes again and reports per file
+            self._hashes = None
+
+    @classmethod
+    def start(cls, data: bytes, root: Path | None) -> EarlyHashes | None:
+        if root is None:
+            return None
+        try:
+            document = json.loads(data)  # plain: the strict parse comes later and decides
+            outputs = document["output_hashes"]
+            if not isinstance(outputs, list) or not os.path.isdir(root):
+                return None
+            resolver = Resolver(root)
+            sizes: dict[str, int] = {}
+            for entry in outputs:
+                if not isinstance(entry, dict) or not isinstance(entry.get("hash"), str):
+                    return None
+                found = resolver.resolve(entry)
+                if isinstance(found, tuple):
+                    sizes[found[0]] = found[1]
+            if not sizes or sum(sizes.values()) > EARLY_HASH_MAX_BYTES:
+                return None
+        except Exception:  # anything odd: no head start, the ordinary path judges the document
+            return None
+        return cls(sizes)
+
+    def take(self, sizes: Mapping[str, int]) -> dict[str, str] | None:
+        """The hashes, when they are of exactly these files with these sizes; else None."""
+        self._thread.join()
+        if self._hashes is None or dict(sizes) != self.sizes:
+            return None
+        return self._hashes

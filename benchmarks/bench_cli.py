@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""The ``attest`` command line end to end, as a process, side by side with ``b3sum`` on the same bytes in one run.
+
+Four shapes, each timed as a fresh process (start-up, imports, parsing, listing, confinement and hashing included):
+
+- ``attest verify small.json --artifacts-dir small`` vs ``b3sum`` over the same 2,000 files of 512 KiB;
+- ``attest verify big.json --artifacts-dir big`` vs ``b3sum big.bin`` (1 GiB);
+- ``attest verify TABLE --level bytes`` on a Delta table of 2,000 files of ~512 KiB vs ``b3sum`` over its files;
+- the same on a Delta table of one ~1 GiB file.
+
+    python benchmarks/bench_cli.py [--dir D] [--keep] [--rounds N]
+
+Ratios are b3sum's time / attest's time (>= 1: attest is faster), best of N rounds with the median in brackets;
+the order of the runs alternates from round to round. Targets (issue 12): >= 1.0 on the 2,000 files, >= 0.8 on the
+1 GiB file. The interpreter compiles the modules once before timing (bytecode caches, as any install has them).
+Exit status is non-zero only on an error (a verification that fails, no b3sum), never because of a ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+MiB = 1 << 20
+PROGRAM = "a" * 64
+# What a user's environment has: bytecode caches are written (a developer shell may turn them off).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def write_random(path: Path, size: int) -> None:
+    with path.open("wb") as f:
+        for offset in range(0, size, 8 * MiB):
+            f.write(os.urandom(min(8 * MiB, size - offset)))
+
+
+def make_data(root: Path, small_count: int, small_kib: int, big_mib: int) -> None:
+    """Files + manifests, and two attested Delta tables holding the same shapes (skipped when already there)."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from attest.build import build_manifest
+    from attest.hashing import hash_files
+    from carriers.delta import attest_after_write
+
+    marker = root / f".complete-{small_count}-{small_kib}-{big_mib}"
+    if marker.exists():
+        return
+    for d in ("small", "big", "tsmall", "tbig"):
+        shutil.rmtree(root / d, ignore_errors=True)
+    (root / "small").mkdir(parents=True)
+    (root / "big").mkdir()
+    for i in range(small_count):
+        write_random(root / "small" / f"f{i:05}.bin", small_kib * 1024)
+    write_random(root / "big" / "big.bin", big_mib * MiB)
+    for d in ("small", "big"):
+        names = sorted(os.listdir(root / d))
+        hashes = hash_files([root / d / n for n in names])
+        manifest = build_manifest(model=d, program_hash=PROGRAM, env_hash=PROGRAM,
+                                  outputs=[(n, hashes[str(root / d / n)]) for n in names])
+        (root / f"{d}.json").write_text(json.dumps(manifest.to_dict()))
+    # Random payloads do not compress: each Parquet file is about its payload's size.
+    payload = small_kib * 1024 - 600
+    write_deltalake(str(root / "tsmall"), pa.table({"p": list(range(small_count)),
+                                                    "b": [os.urandom(payload) for _ in range(small_count)]}),
+                    partition_by=["p"])
+    attest_after_write(str(root / "tsmall"), model="tsmall", program_hash=PROGRAM)
+    write_deltalake(str(root / "tbig"), pa.table({"b": pa.array([os.urandom(MiB) for _ in range(big_mib)],
+                                                                pa.binary())}))
+    attest_after_write(str(root / "tbig"), model="tbig", program_hash=PROGRAM)
+    marker.touch()
+
+
+def warm(folder: Path) -> None:
+    for p in folder.rglob("*"):
+        if p.is_file():
+            with p.open("rb", buffering=0) as f:
+                while f.read(8 * MiB):
+                    pass
+
+
+def parquet_files(table: Path) -> list[str]:
+    return sorted(str(p.relative_to(table)) for p in table.rglob("*.parquet"))
+
+
+def run(cmd: list[str], cwd: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:4])} ... exited {proc.returncode}: {proc.stdout}{proc.stderr}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dir", type=Path, default=None, help="where the data goes (default: a fresh temp dir); "
+                        "an existing complete data set there is reused")
+    parser.add_argument("--keep", action="store_true", help="keep the data")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--small-count", type=int, default=2000)
+    parser.add_argument("--small-kib", type=int, default=512)
+    parser.add_argument("--big-mib", type=int, default=1024)
+    args = parser.parse_args(argv)
+    b3sum = shutil.which("b3sum")
+    if b3sum is None:
+        print("error: b3sum is not on PATH (make b3sum)", file=sys.stderr)
+        return 1
+    attest = [str(Path(sys.executable).with_name("attest"))]
+    if not Path(attest[0]).exists():
+        attest = [sys.executable, "-m", "attest.cli"]
+    root = args.dir if args.dir is not None else Path(tempfile.mkdtemp(prefix="attest-bench-cli-"))
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        version = subprocess.run([b3sum, "--version"], capture_output=True, text=True).stdout.strip()
+        print(f"machine : {os.cpu_count()} cores (shared: other jobs run beside this one), load "
+              f"{os.getloadavg()[0]:.1f}; {version}")
+        make_data(root, args.small_count, args.small_kib, args.big_mib)
+        shapes = {
+            f"manifest, {args.small_count} x {args.small_kib} KiB": (
+                [*attest, "verify", "small.json", "--artifacts-dir", "small"],
+                [b3sum, "--no-names", *(f"small/{n}" for n in sorted(os.listdir(root / "small")))]),
+            f"manifest, 1 x {args.big_mib} MiB": (
+                [*attest, "verify", "big.json", "--artifacts-dir", "big"], [b3sum, "--no-names", "big/big.bin"]),
+            f"Delta table, {args.small_count} files": (
+                [*attest, "verify", "tsmall", "--level", "bytes"],
+                [b3sum, "--no-names", *(f"tsmall/{p}" for p in parquet_files(root / "tsmall"))]),
+            "Delta table, 1 file": (
+                [*attest, "verify", "tbig", "--level", "bytes"],
+                [b3sum, "--no-names", *(f"tbig/{p}" for p in parquet_files(root / "tbig"))]),
+        }
+        start_up = {"python -c pass": [sys.executable, "-c", "pass"], "attest --version": [*attest, "--version"]}
+        # Bytecode compiled: every command once before timing.
+        for ours, ref in shapes.values():
+            run(ours, root)
+            run(ref, root)
+        times: dict[str, list[float]] = {}
+        cpu: dict[str, list[float]] = {}
+        # One shape at a time, its files re-read before every round: on a shared machine other jobs evict the page
+        # cache, and a round that reads from the disk measures the disk, not the tools.
+        for name, (ours, ref) in shapes.items():
+            folder = root / ref[-1].split("/")[0]
+            for r in range(args.rounds):
+                warm(folder)
+                pair = [("attest", ours), ("b3sum", ref)]
+                for tool, cmd in (pair if r % 2 else pair[::-1]):
+                    wall, used = run(cmd, root)
+                    times.setdefault(f"{name}|{tool}", []).append(wall)
+                    cpu.setdefault(f"{name}|{tool}", []).append(used)
+        for _ in range(args.rounds):
+            for name, cmd in start_up.items():
+                wall, used = run(cmd, root)
+                times.setdefault(name, []).append(wall)
+                cpu.setdefault(name, []).append(used)
+        print(f"\nbest of {args.rounds} [median], seconds; ratio = b3sum / attest (>= 1: attest faster)")
+        print(f"{'shape':<32}{'b3sum':>16}{'attest':>16}{'ratio':>15}   CPU s: b3sum, attest")
+        for name in shapes:
+            ref, ours = times[f"{name}|b3sum"], times[f"{name}|attest"]
+            print(f"{name:<32}{min(ref):8.3f} [{statistics.median(ref):.3f}]{min(ours):8.3f} "
+                  f"[{statistics.median(ours):.3f}]{min(ref) / min(ours):7.2f} "
+                  f"[{statistics.median(ref) / statistics.median(ours):.2f}]   "
+                  f"{min(cpu[f'{name}|b3sum']):.3f}, {min(cpu[f'{name}|attest']):.3f}")
+        for name in start_up:
+            print(f"{name:<32}{'':>16}{min(times[name]):8.3f} [{statistics.median(times[name]):.3f}]"
+                  f"{'':>15}   -, {min(cpu[name]):.3f}")
+        print(f"load    : {os.getloadavg()[0]:.1f} at the end (CPU seconds are less sensitive to it than wall time)")
+    except (OSError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if args.keep or args.dir is not None:
+            print(f"\ndata    : {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

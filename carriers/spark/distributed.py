@@ -1,0 +1,447 @@
+"""Hashing and verification on Spark executors (docs/distributed.md).
+
+The driver lists a version's files from the carrier (``carrier.state(version)``: engine-resolved, confined to the
+table's roots, the reader view bound); the executors read and hash them through the table's own filesystem and
+return ``(path, bytes read, BLAKE3)``; the driver decides with the one decision procedure,
+``attest.verify.table.verify_state``, handed an ``ExecutorHasher`` instead of this machine's hasher. Nothing about
+the verdict is decided on an executor, so the rules, codes and verdict are those of local verification.
+
+- ``ExecutorHasher``: a ``FileHasher`` whose ``hash_files`` runs one Spark job. Files are packed into
+  ``defaultParallelism * TASKS_PER_CORE`` buckets, largest first onto the least loaded bucket, one task per bucket;
+  a task hashes its files one after another on ``spark.task.cpus`` threads (Spark's unit of CPU: the executors'
+  other cores run other tasks). Object-store files are streamed by a few concurrent readers per task.
+- ``RoutedHasher``: what the post-write hook uses: writes of at least ``EXECUTOR_HASH_BYTES`` on the executors,
+  smaller ones on the driver (a Spark job costs a fixed ~0.1-1 s that a small write does not repay); under a local
+  master the driver always (``executor_threshold``).
+- ``verify`` / ``use_executors``: a table verified with its bytes hashed on executors.
+
+Executors get what they need to open the table's filesystem and nothing else: a ``StorageRecipe`` (Delta: the table
+URI and its storage options; Iceberg: the FileIO class and its properties, which carry the catalog's credentials).
+They need recipe-attest installed (``blake3``; ``deltalake`` / ``pyiceberg`` for object stores). pyspark is imported
+only by the functions that need it.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import os
+import re
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from attest.errors import CarrierError, Code
+from attest.tables import DataFile, Progress
+from carriers.spark.errors import SparkJobError, SparkStartError
+from carriers.storage import REMOTE_WORKERS, DeltaStorage, FileIOStorage, Storage, hash_location, hash_locations
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    from attest.verify.report import Report
+    from carriers.core import AttestedTable
+    from carriers.refs import TableRef
+
+__all__ = [
+    "EXECUTOR_HASH_BYTES",
+    "TASKS_PER_CORE",
+    "ExecutorHasher",
+    "HashingStats",
+    "RoutedHasher",
+    "SessionOnDemand",
+    "StorageRecipe",
+    "cli_session",
+    "executor_threshold",
+    "plan_buckets",
+    "storage_recipe",
+    "use_executors",
+    "verify",
+]
+
+# The hook hashes a write on the executors from this many bytes to hash on (docs/hashing.md, "Where to hash"):
+# below it the driver is done before a Spark job has even scheduled its tasks.
+EXECUTOR_HASH_BYTES = 512 << 20
+
+# Buckets per core of the cluster: with a few waves of tasks a slow executor or a straggler file costs at most a
+# fraction of a wave; many more would add per-task overhead (~10 ms each) for nothing.
+TASKS_PER_CORE = 3
+
+JOB_GROUP_PREFIX = "recipe-attest-hash"
+_POLL_S = 0.2
+
+
+# ---- what executors need to open the table's filesystem ---------------------------------------------------------
+@dataclass(frozen=True)
+class StorageRecipe:
+    """A picklable description of a table's ``Storage``, rebuilt on each executor."""
+
+    kind: Literal["delta", "fileio"]
+    uri: str
+    options: Mapping[str, str] = field(default_factory=dict)  # Delta storage options / Iceberg FileIO properties
+    io_class: str = ""  # "module:QualName" of the Iceberg FileIO
+
+    def open(self) -> Storage:
+        if self.kind == "delta":
+            return DeltaStorage(self.uri, dict(self.options))
+        import importlib
+
+        module, _, name = self.io_class.partition(":")
+        cls: Any = importlib.import_module(module)
+        for part in name.split("."):
+            cls = getattr(cls, part)
+        return FileIOStorage(self.uri, cls(dict(self.options)))
+
+    def __repr__(self) -> str:  # never print options: they carry credentials
+        return f"StorageRecipe({self.kind}, {self.uri!r}, {len(self.options)} option(s))"
+
+
+def storage_recipe(storage: Storage) -> StorageRecipe:
+    """What an executor needs to read the files ``storage`` reads (credentials included: they travel in the task)."""
+    if isinstance(storage, DeltaStorage):
+        return StorageRecipe("delta", storage.uri, dict(storage.options))
+    if isinstance(storage, FileIOStorage):
+        io = storage.io
+        cls = type(io)
+        return StorageRecipe("fileio", storage.uri, dict(getattr(io, "properties", {}) or {}),
+                             io_class=f"{cls.__module__}:{cls.__qualname__}")
+    raise CarrierError(f"{type(storage).__name__} cannot be handed to Spark executors (only Delta storage and "
+                       "Iceberg FileIO can)", code=Code.UNSUPPORTED_TABLE)
+
+
+# ---- planning ---------------------------------------------------------------------------------------------------
+def plan_buckets(files: Sequence[DataFile], slots: int) -> list[list[tuple[str, str]]]:
+    """``(path, location)`` lists, at most ``slots`` of them, with bytes spread evenly: largest file first onto the
+    least loaded bucket (LPT), so no task is left holding the big files at the end of the job."""
+    count = min(len(files), max(1, slots))
+    buckets: list[list[tuple[str, str]]] = [[] for _ in range(count)]
+    loads = [(0, i) for i in range(count)]
+    for f in sorted(files, key=lambda f: (-f.size, f.path)):
+        load, i = heapq.heappop(loads)
+        buckets[i].append((f.path, f.location))
+        heapq.heappush(loads, (load + max(f.size, 1), i))  # an empty file still costs an open
+    return [b for b in buckets if b]
+
+
+# ---- the executor side ------------------------------------------------------------------------------------------
+def _hash_buckets(recipe: StorageRecipe, done_files: Any, done_bytes: Any, cpu_seconds: Any,
+                  buckets: Iterable[list[tuple[str, str]]]) -> Iterator[tuple[str, int, str | None]]:
+    """Runs in an executor's Python worker: ``(path, bytes read, digest)`` per file, ``(path, -1, None)`` when it
+    cannot be read. Local files are hashed one after another on the task's CPUs; object-store reads overlap."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pyspark import TaskContext
+
+    from carriers.storage import local_path_of
+
+    context = TaskContext.get()
+    threads = max(1, context.cpus()) if context is not None else 1
+    for bucket in buckets:
+        started = time.process_time()  # CPU seconds: what the work costs, whatever else shares the machine
+        local = [(p, loc) for p, loc in bucket if local_path_of(loc) is not None]
+        remote = [(p, loc) for p, loc in bucket if local_path_of(loc) is None]
+        results: list[tuple[str, tuple[int, str] | None]] = [
+            (p, hash_location(None, loc, threads=threads)) for p, loc in local]
+        if remote:
+            read = functools.partial(hash_location, recipe.open(), threads=threads)
+            with ThreadPoolExecutor(max_workers=min(REMOTE_WORKERS, len(remote))) as pool:
+                got = pool.map(read, [loc for _, loc in remote])
+                results += [(p, r) for (p, _), r in zip(remote, got, strict=True)]
+        cpu_seconds.add(time.process_time() - started)
+        for path, result in results:
+            done_files.add(1)
+            if result is None:
+                yield path, -1, None
+            else:
+                done_bytes.add(result[0])
+                yield path, result[0], result[1]
+
+
+# ---- the driver side --------------------------------------------------------------------------------------------
+@dataclass
+class HashingStats:
+    """Where files were hashed (the hook shows these as ``hook.hashing``)."""
+
+    driver_files: int = 0
+    driver_bytes: int = 0
+    executor_files: int = 0
+    executor_bytes: int = 0
+    tasks: int = 0
+    seconds: float = 0.0  # wall time of the executor jobs, as the driver saw them
+    executor_cpu_seconds: float = 0.0  # CPU time the tasks spent reading and hashing
+    job_groups: list[str] = field(default_factory=list)  # Spark job groups of the hashing jobs (status tracker)
+    fallbacks: int = 0  # executor jobs that failed and were redone on the driver (the hook only)
+
+
+def _context(spark: Any) -> SparkContext:
+    try:
+        sc: SparkContext = spark.sparkContext
+    except Exception as exc:  # Spark Connect sessions have no SparkContext
+        raise SparkJobError("hashing on executors needs a classic SparkSession (the RDD API); Spark Connect sessions "
+                            "have none") from exc
+    return sc
+
+
+class SessionOnDemand:
+    """The command line's SparkSession, started the first time bytes are to be hashed: a table that is stale,
+    unattested or checked at the files level never pays for a JVM."""
+
+    def __init__(self, master: str | None = None) -> None:
+        self.master = master
+        self.spark: SparkSession | None = None
+
+    def get(self) -> SparkSession:
+        if self.spark is None:
+            self.spark = cli_session(self.master)
+        return self.spark
+
+    def stop(self) -> None:
+        if self.spark is not None:
+            self.spark.stop()
+            self.spark = None
+
+
+class ExecutorHasher:
+    """A ``FileHasher`` (attest.verify.table) that hashes on Spark executors; one Spark job per call."""
+
+    def __init__(self, spark: SparkSession | SparkContext | SessionOnDemand, storage: Storage, *, label: str = "",
+                 stats: HashingStats | None = None, tasks_per_core: int = TASKS_PER_CORE) -> None:
+        self._spark = spark
+        self.recipe = storage_recipe(storage)
+        self.label = label or storage.uri
+        self.stats = stats if stats is not None else HashingStats()
+        self.tasks_per_core = tasks_per_core
+
+    @property
+    def sc(self) -> SparkContext:
+        spark: Any = self._spark
+        if isinstance(spark, SessionOnDemand):
+            spark = spark.get()
+        # A SparkContext is taken as is (it has parallelize); a SparkSession gives its context.
+        return spark if hasattr(spark, "parallelize") else _context(spark)
+
+    def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
+        """BLAKE3 of each file, keyed by ``DataFile.path``; a file no executor could read is absent (the verifier
+        reports it). Raises SparkJobError when the job itself fails (executors without recipe-attest, ...)."""
+        if progress is not None:
+            progress(0, len(files), 0)
+        if not files:
+            return {}
+        sc = self.sc
+        buckets = plan_buckets(files, sc.defaultParallelism * self.tasks_per_core)
+        done_files, done_bytes, cpu = sc.accumulator(0), sc.accumulator(0), sc.accumulator(0.0)
+        task = functools.partial(_hash_buckets, self.recipe, done_files, done_bytes, cpu)
+        # One bucket per partition: parallelize slices a list of n items into n partitions of one item each.
+        rdd = sc.parallelize(buckets, len(buckets)).mapPartitions(task)
+        group = f"{JOB_GROUP_PREFIX}-{uuid.uuid4().hex[:12]}"
+        description = f"recipe-attest: hashing {len(files)} file(s) of {self.label}"
+        start = time.monotonic()
+        rows = _collect(sc, rdd, group, description, len(files), progress, done_files, done_bytes)
+        self.stats.seconds += time.monotonic() - start
+        self.stats.executor_cpu_seconds += float(cpu.value)
+        self.stats.tasks += len(buckets)
+        self.stats.job_groups.append(group)
+        wanted = {f.path for f in files}
+        out: dict[str, str] = {}
+        for path, size, digest in rows:
+            if digest is not None and path in wanted:
+                out[path] = digest
+                self.stats.executor_files += 1
+                self.stats.executor_bytes += size
+        return out
+
+
+def _collect(sc: SparkContext, rdd: Any, group: str, description: str, total: int, progress: Progress | None,
+             done_files: Any, done_bytes: Any) -> list[tuple[str, int, str | None]]:
+    """``rdd.collect()`` in a job group, reporting progress on the calling thread while the job runs; Ctrl-C
+    cancels the job."""
+    result: list[Any] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            sc.setJobGroup(group, description, interruptOnCancel=True)
+            result.extend(rdd.collect())
+        except BaseException as exc:  # handed to the calling thread
+            failure.append(exc)
+
+    worker = threading.Thread(target=run, name="attest-executor-hash", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(_POLL_S)
+            if progress is not None and worker.is_alive():
+                progress(min(int(done_files.value), total - 1), total, int(done_bytes.value))
+    except BaseException:
+        sc.cancelJobGroup(group)
+        raise
+    if failure:
+        raise SparkJobError(f"the hashing job failed on the executors: {_executor_failure(failure[0])}. They need "
+                            "recipe-attest installed in the Python Spark runs there (spark.pyspark.python / "
+                            "PYSPARK_PYTHON)") from None
+    if progress is not None:
+        progress(total, total, int(done_bytes.value))
+    return result
+
+
+_PY_ERROR = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): (.*)$")
+
+
+def _executor_failure(exc: BaseException) -> str:
+    """The one line that says why: the executor's Python exception when there is one, else the first line."""
+    text = str(exc)
+    found = [m for m in (_PY_ERROR.match(line.strip()) for line in text.splitlines()) if m]
+    python = [m for m in found if not m.group(1).startswith(("org.", "java.", "scala.", "py4j."))]
+    pick = python[-1] if python else (found[0] if found else None)
+    if pick is not None:
+        return f"{pick.group(1).rsplit('.', 1)[-1]}: {pick.group(2)[:300]}"
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return first[:300]
+
+
+class RoutedHasher:
+    """The hook's hasher: at least ``threshold`` bytes to hash go to the executors, fewer (or any, with ``threshold``
+    None) stay on the driver. A failed executor job is redone on the driver (same bytes, same hashes): a write is
+    never left unattested because the executors could not hash it."""
+
+    def __init__(self, spark: SparkSession, storage: Storage, *, threshold: int | None = EXECUTOR_HASH_BYTES,
+                 stats: HashingStats | None = None, label: str = "") -> None:
+        self.spark = spark
+        self.storage = storage
+        self.threshold = threshold
+        self.stats = stats if stats is not None else HashingStats()
+        self.label = label
+
+    def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
+        total = sum(max(f.size, 0) for f in files)
+        if self.threshold is not None and total >= self.threshold and files:
+            try:
+                hasher = ExecutorHasher(self.spark, self.storage, label=self.label, stats=self.stats)
+                return hasher.hash_files(files, progress=progress)
+            except (SparkJobError, CarrierError) as exc:
+                import logging
+
+                logging.getLogger("attest.spark").warning("attest.spark: hashing %d file(s) on the executors "
+                                                          "failed (%s); hashing them on the driver", len(files),
+                                                          exc.message)
+                self.stats.fallbacks += 1
+        hashes = hash_locations(self.storage, files, progress=progress)
+        self.stats.driver_files += len(hashes)
+        self.stats.driver_bytes += sum(f.size for f in files if f.path in hashes)
+        return hashes
+
+
+# ---- verification -------------------------------------------------------------------------------------------------
+def executor_threshold(spark: Any, explicit: int | None = None) -> int | None:
+    """The hook's threshold: ``explicit`` when given (any master); else EXECUTOR_HASH_BYTES on a cluster, and None
+    (always the driver) under a local master: its executors are the driver's own cores, so a Spark job would only
+    add its fixed cost and hash on one thread per task what the driver hashes on all of them."""
+    if explicit is not None:
+        return explicit
+    try:
+        master = str(spark.sparkContext.master)
+    except Exception:  # no SparkContext (Spark Connect): nothing to hand work to
+        return None
+    return None if master.startswith("local") else EXECUTOR_HASH_BYTES
+
+
+def use_executors(carrier: AttestedTable, spark: SparkSession | SparkContext | SessionOnDemand, *,
+                  stats: HashingStats | None = None) -> ExecutorHasher:
+    """Make ``carrier`` hash its live files on ``spark``'s executors; returns the hasher (its ``stats``)."""
+    hasher = ExecutorHasher(spark, carrier.storage, label=carrier.reference, stats=stats)
+    carrier.hasher = hasher
+    return hasher
+
+
+def executor_note(hasher: ExecutorHasher) -> str | None:
+    """The report's note on where bytes were hashed (None when nothing was)."""
+    stats = hasher.stats
+    if not stats.tasks:
+        return None
+    return (f"bytes hashed on Spark executors ({hasher.sc.master}): {stats.executor_files} file(s), "
+            f"{stats.executor_bytes:,} bytes in {stats.tasks} task(s)")
+
+
+def verify(spark: SparkSession, table: str | TableRef | AttestedTable, *, version: str | int | None = None,
+           level: Literal["schema", "files", "bytes"] | None = "bytes",
+           storage_options: Mapping[str, str] | None = None, allow_external: bool = False,
+           progress: Progress | None = None) -> Report:
+    """Verify a table version with its bytes hashed on ``spark``'s executors: the same checks, codes and verdict
+    as local verification (``attest.verify.table.verify_table``), which decides on the driver."""
+    from attest.verify.table import verify_table
+    from carriers.core import AttestedTable
+    from carriers.refs import open_table, parse_ref
+
+    if isinstance(table, AttestedTable):
+        carrier = table
+    else:
+        ref = parse_ref(table) if isinstance(table, str) else table
+        if version is None:
+            version = ref.version
+        carrier = open_table(ref, storage_options=storage_options, allow_external=allow_external)
+    hasher = use_executors(carrier, spark)
+    report = verify_table(carrier, version=version, level=level, progress=progress)
+    note = executor_note(hasher)
+    if note is not None:
+        report.notes.append(note)
+    return report
+
+
+# ---- a session for the command line -----------------------------------------------------------------------------
+@contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """While the JVM starts: it (and the Python workers it forks later) inherit fd 1, and whatever they print must
+    not land in the one JSON object ``--json`` prints on stdout."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def cli_session(master: str | None = None, *, app_name: str = "attest") -> SparkSession:
+    """A SparkSession for ``attest verify/audit --spark``: plain Spark (the driver reads tables with delta-rs and
+    pyiceberg, so no Delta or Iceberg jars), ``master`` default ``local[*]``. For a local master the executors run
+    this interpreter (``PYSPARK_PYTHON``, unless already set), which has recipe-attest."""
+    from pyspark.errors import PySparkRuntimeError
+    from pyspark.sql import SparkSession
+
+    from carriers.spark.java import use_java
+
+    runtime = use_java()
+    master = master or "local[*]"
+    local = master.startswith("local")
+    if local:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    log4j = Path(__file__).with_name("log4j2.xml").as_uri()
+    conf = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={log4j}",
+        "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile={log4j}",
+    }
+    if local:
+        conf.update({"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"})
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    try:
+        with _stdout_to_stderr():
+            spark = builder.getOrCreate()
+    except PySparkRuntimeError as exc:
+        raise SparkStartError(f"Spark ({runtime.describe()}, master {master}) did not start: "
+                              f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    except Exception as exc:  # a bad master URL and the like surface as Py4J/Java errors
+        raise SparkStartError(f"Spark (master {master}) did not start: {_executor_failure(exc)}") from None
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
