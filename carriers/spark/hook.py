@@ -25,6 +25,7 @@ from carriers.spark.plan import LeafInfo, ident_parts, leaves, opt, program_hash
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from attest.signing.keys import Signer
     from carriers.base import WriteResult
 
 __all__ = ["Hook", "attested_write", "install", "quote_identifier", "spark_property_writer", "sql_string"]
@@ -235,7 +236,6 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
 # included: the hook runs after the write returned, so without a guard the job's next statement races it. The
 # guard makes the job's next statement wait (bounded) until the hooks have finished their pending attestations.
 _ACTIVE: list[Hook] = []
-_PATCHED: dict[tuple[Any, str], Any] = {}
 _GUARDED = {
     ("pyspark.sql.session", "SparkSession"): ("sql",),
     ("pyspark.sql.readwriter", "DataFrameWriter"): ("save", "saveAsTable", "insertInto"),
@@ -252,31 +252,16 @@ def _guard_all() -> None:
 
 
 def _patch() -> None:
-    import importlib
+    # One patch layer shared with the read gate (carriers/spark/intercept.py): neither removes the other's.
+    from carriers.spark import intercept
 
-    if _PATCHED:
-        return
-    for (module_name, class_name), methods in _GUARDED.items():
-        cls = getattr(importlib.import_module(module_name), class_name, None)
-        for method in methods if cls is not None else ():
-            original = getattr(cls, method, None)
-            if original is None:
-                continue
-
-            def guarded(*args: Any, __original: Any = original, **kwargs: Any) -> Any:
-                _guard_all()
-                return __original(*args, **kwargs)
-
-            guarded.__wrapped__ = original  # type: ignore[attr-defined]
-            guarded.__doc__ = original.__doc__
-            _PATCHED[(cls, method)] = original
-            setattr(cls, method, guarded)
+    intercept.register("attest.write-guard", _GUARDED, lambda *_: _guard_all())
 
 
 def _unpatch() -> None:
-    for (cls, method), original in _PATCHED.items():
-        setattr(cls, method, original)
-    _PATCHED.clear()
+    from carriers.spark import intercept
+
+    intercept.unregister("attest.write-guard")
 
 
 # ---- the hook ----------------------------------------------------------------------------------------------------
@@ -304,7 +289,8 @@ class Hook:
                  model_namer: Callable[[str], str] | None = None, run_id: str | None = None,
                  delta_mode: DeltaMode = "alter", timeout_s: float = 600.0, max_pending: int = 256,
                  iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
-                 serialize_writes: bool = True, guard_timeout_s: float = 120.0) -> None:
+                 serialize_writes: bool = True, guard_timeout_s: float = 120.0,
+                 signer: Signer | None = None) -> None:
         if policy not in ("optional", "required", "disabled"):
             raise ValueError(f"policy must be optional, required or disabled, not {policy!r}")
         if delta_mode not in ("alter", "detached"):
@@ -318,6 +304,7 @@ class Hook:
         self.iceberg_catalogs = {k: dict(v) for k, v in (iceberg_catalogs or {}).items()}
         self.serialize_writes = serialize_writes
         self.guard_timeout_s = guard_timeout_s
+        self.signer = signer  # signs every attestation (docs/signing.md); only its key id is ever shown
         self.guard_seconds = 0.0  # time the job's statements spent waiting for pending attestations
         self.attested = 0
         self.skipped = 0
@@ -540,7 +527,8 @@ class Hook:
             return None
         inputs = [self._observe(leaf) for leaf in event.inputs]
         return carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
-                              run_id=self.run_id, dialect="spark", engines=self._engines, version=version)
+                              run_id=self.run_id, dialect="spark", engines=self._engines, version=version,
+                              signer=self.signer)
 
     def _iceberg_catalog(self, name: str) -> Any:
         if name not in self._catalogs:
@@ -577,7 +565,7 @@ class Hook:
             return None
         inputs = [self._observe(leaf) for leaf in event.inputs]
         return carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
-                              run_id=self.run_id, dialect="spark", engines=self._engines)
+                              run_id=self.run_id, dialect="spark", engines=self._engines, signer=self.signer)
 
     def _iceberg_commit(self, table: Any, event: WriteEvent) -> int | None:
         """The snapshot this command committed: written by this Spark application, with a matching operation,
@@ -654,14 +642,15 @@ def _pyiceberg_props_from_spark(spark: SparkSession, name: str) -> dict[str, str
 def install(spark: SparkSession, policy: Policy = "optional", *, model_namer: Callable[[str], str] | None = None,
             run_id: str | None = None, delta_mode: DeltaMode = "alter", timeout_s: float = 600.0,
             max_pending: int = 256, iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
-            serialize_writes: bool = True, guard_timeout_s: float = 120.0) -> Hook:
+            serialize_writes: bool = True, guard_timeout_s: float = 120.0, signer: Signer | None = None) -> Hook:
     """Register the post-write hook on ``spark`` (see docs/spark.md). policy="disabled" registers nothing.
 
     ``serialize_writes`` (default): the job's next statement waits, at most ``guard_timeout_s``, for pending
-    attestations, so the hook's metadata commit never aborts the job's own next write."""
+    attestations, so the hook's metadata commit never aborts the job's own next write. ``signer``: sign every
+    attestation (docs/signing.md)."""
     hook = Hook(spark, policy=policy, model_namer=model_namer, run_id=run_id, delta_mode=delta_mode,
                 timeout_s=timeout_s, max_pending=max_pending, iceberg_catalogs=iceberg_catalogs,
-                serialize_writes=serialize_writes, guard_timeout_s=guard_timeout_s)
+                serialize_writes=serialize_writes, guard_timeout_s=guard_timeout_s, signer=signer)
     hook._start()
     return hook
 
@@ -669,10 +658,13 @@ def install(spark: SparkSession, policy: Policy = "optional", *, model_namer: Ca
 @contextmanager
 def attested_write(spark: SparkSession, *, model: str, run_id: str | None = None,
                    policy: Policy = "required", sql: str | None = None, delta_mode: DeltaMode = "alter",
-                   iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None) -> Iterator[list[WriteResult]]:
+                   iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
+                   signer: Signer | None = None) -> Iterator[list[WriteResult]]:
     """Attest the table(s) written inside the block as ``model``; yields the list the results land in (filled
-    when the block exits). With ``sql``, the program identity is that SQL text's (dialect spark)."""
-    hook = Hook(spark, policy=policy, run_id=run_id, delta_mode=delta_mode, iceberg_catalogs=iceberg_catalogs)
+    when the block exits). With ``sql``, the program identity is that SQL text's (dialect spark); with ``signer``,
+    the attestations are signed."""
+    hook = Hook(spark, policy=policy, run_id=run_id, delta_mode=delta_mode, iceberg_catalogs=iceberg_catalogs,
+                signer=signer)
     results: list[WriteResult] = []
     hook._override_model = model
     hook._capture = results
