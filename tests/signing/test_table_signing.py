@@ -157,7 +157,7 @@ def test_signer_outside_its_globs_revoked_or_expired(signed: Path, tmp_path: Pat
     pub = write_keys(tmp_path, ci)[1]
     uri = signed.resolve().as_uri()
     cases = {
-        f'tables = ["s3://elsewhere/*"]': "signer_not_allowed",
+        'tables = ["s3://elsewhere/*"]': "signer_not_allowed",
         f'tables = ["{uri}"]\nmodels = ["finance_*"]': "signer_not_allowed",
         "revoked = true": "key_revoked",
         "not_after = 2001-01-01T00:00:00Z": "key_expired",
@@ -220,7 +220,6 @@ def test_a_consistently_rewritten_envelope_still_fails(tmp_path: Path, ci: KeyPa
     """The attacker edits the statement, keeps the base64 canonical, re-addresses the file and the metadata key: the
     signature itself refuses it (the content address alone is not the protection)."""
     from attest.canonical import blake3_hex, canonical_bytes
-
     from tests.adversarial.conftest import metadata_commit
 
     path = signed_table(tmp_path / "rewritten", ci)
