@@ -266,6 +266,14 @@ def _partial_plan(exc: BaseException) -> Any:
         return None
 
 
+def _unresolved_relation(plan: Any) -> bool:
+    """Whether a (partially analysed) plan still has a relation Spark did not resolve."""
+    for sub in [plan, *seq(plan.subqueriesAll())]:
+        if any(simple_name(leaf).startswith("Unresolved") for leaf in seq(sub.collectLeaves())):
+            return True
+    return False
+
+
 # ---- the interceptor -----------------------------------------------------------------------------------------
 
 def _gates_for(session: Any) -> list[ReadGate]:
@@ -324,6 +332,8 @@ def _check_sql(spark: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
             plan = _analyse(spark, text)
         except Exception as exc:
             plan = _partial_plan(exc) if parameters else None
+            if plan is not None and _unresolved_relation(plan):
+                plan = None  # IDENTIFIER(:name): which table it reads is known only once Spark binds the parameter
             if plan is None:
                 # Without parameters Spark's own analysis fails the same way and nothing executes: let it say why.
                 # With parameters (bound only inside Spark's sql()), an unanalysable statement cannot be shown to

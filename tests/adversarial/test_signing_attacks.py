@@ -179,7 +179,7 @@ def test_envelope_symlinked_out_of_the_table(tmp_path: Path, pub: str) -> None:
     target.unlink()
     target.symlink_to(envelope(other))
     rc, doc = verify(str(path), "--key", pub)
-    assert rc == 1 and codes(doc)[0] in ("signature_missing", "signature_invalid", "statement_mismatch"), doc
+    assert rc == 1 and codes(doc) == ["signature_missing"], doc  # the link is not followed: no envelope there
 
 
 # ---- downgrades: a policy that requires signing refuses what cannot be signed ------------------------------------
