@@ -30,7 +30,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -253,13 +254,32 @@ def _analyse(spark: SparkSession, text: str) -> Any:
     assert jvm is not None
     jspark = spark._jsparkSession
     skip = getattr(getattr(jvm.org.apache.spark.sql.execution, "CommandExecutionMode$"), "MODULE$").SKIP()
-    parsed = jspark.sessionState().sqlParser().parsePlan(text)
-    return jspark.sessionState().executePlan(parsed, skip).analyzed()
+    plan = jspark.sessionState().sqlParser().parsePlan(text)
+    with _quiet_analysis_errors():
+        return jspark.sessionState().executePlan(plan, skip).analyzed()
+
+
+@contextmanager
+def _quiet_analysis_errors() -> Iterator[None]:
+    """pyspark logs every AnalysisException it converts at ERROR; the gate's own trial analysis is not the user's
+    error (Spark reports it again, once, if the statement itself runs)."""
+    from pyspark.logger import PySparkLogger
+
+    # pyspark's own logger class (a plain logging.Logger made here first would break its keyword arguments).
+    loggers = [PySparkLogger.getLogger(n) for n in ("SQLQueryContextLogger", "DataFrameQueryContextLogger")]
+    was = [lg.disabled for lg in loggers]
+    for lg in loggers:
+        lg.disabled = True
+    try:
+        yield
+    finally:
+        for lg, disabled in zip(loggers, was, strict=True):
+            lg.disabled = disabled
 
 
 def _partial_plan(exc: BaseException) -> Any:
     """The plan an AnalysisException carries (relations resolved up to the failure), or None."""
-    java = getattr(exc, "java_exception", None)
+    java = getattr(exc, "_origin", None) or getattr(exc, "java_exception", None)  # pyspark's converted / raw py4j
     try:
         return None if java is None else opt(java.plan())
     except Exception:
@@ -269,7 +289,7 @@ def _partial_plan(exc: BaseException) -> Any:
 def _unresolved_relation(plan: Any) -> bool:
     """Whether a (partially analysed) plan still has a relation Spark did not resolve."""
     for sub in [plan, *seq(plan.subqueriesAll())]:
-        if any(simple_name(leaf).startswith("Unresolved") for leaf in seq(sub.collectLeaves())):
+        if any("Unresolved" in simple_name(leaf) for leaf in seq(sub.collectLeaves())):
             return True
     return False
 
@@ -318,7 +338,9 @@ def _check_sql(spark: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
     text = args[0] if args else kwargs.get("sqlQuery")
     if not isinstance(text, str):
         return  # pyspark itself refuses it
-    parameters = (args[1] if len(args) > 1 else kwargs.get("args")) is not None
+    # Parameters are bound only inside Spark's sql(): the statement is analysed with them unbound (that analysis
+    # fails, but its plan has every relation resolved that does not depend on a parameter).
+    parameters = bool(args[1] if len(args) > 1 else kwargs.get("args"))
     formats = {k: v for k, v in kwargs.items() if k not in ("sqlQuery", "args")}
     formatter = None
     if formats:  # spark.sql("... {df}", df=df): format as pyspark will (temporary views), analyse, clean up

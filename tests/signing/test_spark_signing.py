@@ -96,8 +96,8 @@ def test_gate_refuses_a_tampered_upstream_before_the_query_runs(spark: SparkSess
     with pytest.raises(VerificationRefusedError):
         spark.sql(f"INSERT INTO delta.`{sink}` SELECT * FROM delta.`{path}`")
     assert DeltaTable(sink).version() == before
-    # Parameterized statements too (analysed with the parameters unbound), and one naming its table only through
-    # a parameter is refused: which table it reads cannot be known before Spark binds it.
+    # Parameterized statements too (analysed with the parameters unbound); one naming its table only through a
+    # parameter is refused: which table it reads cannot be known before Spark binds it.
     with pytest.raises(VerificationRefusedError) as refused:
         spark.sql(f"INSERT INTO delta.`{sink}` SELECT * FROM delta.`{path}` WHERE id > :low", {"low": 0})
     assert refused.value.code.value == "signature_invalid"
