@@ -346,3 +346,38 @@ def test_the_private_key_is_never_printed_logged_or_written(tmp_path: Path, capl
     for text in [*outputs, *files]:
         for secret in secrets:
             assert secret not in text
+
+
+def test_content_addressed_write_signs_and_others_can_check_the_stored_envelope(tmp_path: Path, ci: KeyPair
+                                                                                 ) -> None:
+    """The Delta content-addressed writer signs too; the stored envelope verifies under securesystemslib's DSSE and
+    its payload is an in-toto v1 Statement by the in-toto bindings (checked by others, not just by us)."""
+    from google.protobuf import json_format
+    from in_toto_attestation.v1 import statement_pb2
+    from in_toto_attestation.v1.statement import Statement as InTotoStatement
+    from securesystemslib.dsse import Envelope as SslibEnvelope
+    from securesystemslib.signer import SSlibKey
+
+    from carriers.delta_write import write_content_addressed
+
+    path = tmp_path / "ca"
+    result = write_content_addressed(str(path), pa.table({"v": [1, 2, 3]}), model="orders", program_hash=PROGRAM,
+                                     signer=PemSigner.load(ci.private_pem))
+    assert result.signer == ci.key_id
+    assert verify_table(DeltaCarrier(str(path)), policy=TrustPolicy.from_public_key(ci.public_pem)).passed
+    from cryptography.hazmat.primitives import serialization
+
+    key = SSlibKey.from_crypto(serialization.load_pem_public_key(ci.public_pem), keyid=ci.key_id,  # type: ignore[arg-type]
+                               scheme="ed25519")
+    envelope = SslibEnvelope.from_dict(json.loads(envelope_of(path).read_bytes()))
+    assert set(envelope.verify([key], 1)) == {ci.key_id}
+    proto = json_format.Parse(envelope.payload.decode(), statement_pb2.Statement())  # type: ignore[attr-defined]
+    InTotoStatement.copy_from_pb(proto).validate()
+    assert proto.subject[0].name == f"{path.resolve().as_uri()}@0"
+
+
+def test_branch_and_publish_options_are_for_iceberg(signed: Path) -> None:
+    rc, doc = cli("record", str(signed), "--branch", "audit", "--model", "m", "--program-hash", PROGRAM)
+    assert rc == 2 and codes(doc) == ["invalid_argument"], doc
+    rc, doc = cli("publish", str(signed), "--branch", "audit")
+    assert rc == 2 and codes(doc) == ["invalid_argument"], doc
