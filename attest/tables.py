@@ -81,12 +81,15 @@ class Attestation:
     binding_note: str = ""
     table_identity: str | None = None  # from the sidecar: the table the attestation was written for
     # Signed attestations (docs/signing.md): the BLAKE3 the metadata records for its sidecar (a binding digest),
-    # the DSSE envelope the metadata names (bytes as read, matching their content address), where it lives, and
-    # why it could not be read (judged only under a trust policy: an envelope is never needed to verify unsigned).
+    # where the DSSE envelope the metadata names lives, and how to read it. Read only under a trust policy: an
+    # unsigned verification never needs it, and a table with many files has a large one.
     sidecar_digest: str | None = None
-    envelope: bytes | None = None
     envelope_ref: str | None = None
-    envelope_problem: Any = None
+    envelope_loader: Callable[[], tuple[bytes | None, Any]] | None = field(default=None, compare=False, repr=False)
+
+    def load_envelope(self) -> tuple[bytes | None, Any]:
+        """(the envelope's bytes, matching their content address; or None and the Problem saying why not)."""
+        return (None, None) if self.envelope_loader is None else self.envelope_loader()
 
     @property
     def producer_label(self) -> str:

@@ -316,9 +316,8 @@ class AttestedTable(ABC):
         if not version:
             problems.append(_tampered(f"{props.KEY_VERSION} is missing: the attestation is bound to no {self.noun}"))
         sidecar = self._read_sidecar(ours.get(props.KEY_SIDECAR_PATH), ours.get(props.KEY_SIDECAR_HASH), problems)
-        envelope: tuple[bytes | None, str | None, Problem | None] = (None, None, None)
-        if props.KEY_ENVELOPE in ours:
-            envelope = self._read_envelope(ours[props.KEY_ENVELOPE], problems)
+        envelope_rel = None if props.KEY_ENVELOPE not in ours else \
+            self._envelope_ref(ours[props.KEY_ENVELOPE], problems)
         files = inputs = None
         if sidecar is not None:
             files, inputs = sidecar.files, sidecar.inputs
@@ -344,7 +343,9 @@ class AttestedTable(ABC):
                            view=None if sidecar is None else sidecar.view, origin="recipe-attest",
                            binding_note=carried.where, table_identity=None if sidecar is None else sidecar.table,
                            sidecar_digest=None if sidecar is None else ours.get(props.KEY_SIDECAR_HASH),
-                           envelope=envelope[0], envelope_ref=envelope[1], envelope_problem=envelope[2])
+                           envelope_ref=envelope_rel,
+                           envelope_loader=None if envelope_rel is None else
+                           functools.partial(self._read_envelope, ours[props.KEY_ENVELOPE]))
 
     def _decode_foreign(self, carried: Carried, document: dict[str, Any], problems: list[Problem]) -> Attestation:
         producer = document.get("producer")
@@ -439,28 +440,29 @@ class AttestedTable(ABC):
     def _envelope_rel(self, digest: str) -> str:
         return f"{self.sidecar_dir}/{digest}{ENVELOPE_SUFFIX}"
 
-    def _read_envelope(self, digest: str, problems: list[Problem]) -> tuple[bytes | None, str | None,
-                                                                           Problem | None]:
-        """(envelope bytes, where, why they are not there). A malformed key is tampering; a missing or swapped
-        envelope is judged only under a trust policy (an unsigned verification never needs the envelope)."""
-        from attest.canonical import blake3_hex
-
+    def _envelope_ref(self, digest: str, problems: list[Problem]) -> str | None:
+        """Where the envelope the metadata names lives; a malformed key is tampering (and names nothing)."""
         if not _is_hex64(digest):
             # Untrusted metadata never names a path: only <sidecar dir>/<blake3>.dsse.json is ever read.
             problems.append(_tampered(f"{props.KEY_ENVELOPE} is {digest[:80]!r}, not a BLAKE3 digest"))
-            return None, None, None
+            return None
+        return self._envelope_rel(digest)
+
+    def _read_envelope(self, digest: str) -> tuple[bytes | None, Problem | None]:
+        """(envelope bytes, why they are not there): read when a trust policy judges the signature, never before."""
+        from attest.canonical import blake3_hex
+
         rel = self._envelope_rel(digest)
         try:
             data = self.storage.read(rel)
         except OSError as exc:
-            return None, rel, Problem(Code.SIGNATURE_MISSING, f"the attestation's envelope cannot be read: {exc}", rel)
+            return None, Problem(Code.SIGNATURE_MISSING, f"the attestation's envelope cannot be read: {exc}", rel)
         if data is None:
-            return None, rel, Problem(Code.SIGNATURE_MISSING, "the metadata names a signed envelope that is missing",
-                                      rel)
+            return None, Problem(Code.SIGNATURE_MISSING, "the metadata names a signed envelope that is missing", rel)
         if blake3_hex(data) != digest:
-            return None, rel, Problem(Code.SIGNATURE_INVALID, "the envelope's bytes are not the ones the metadata "
-                                      f"names ({props.KEY_ENVELOPE} differs from their BLAKE3)", rel)
-        return data, rel, None
+            return None, Problem(Code.SIGNATURE_INVALID, "the envelope's bytes are not the ones the metadata names "
+                                 f"({props.KEY_ENVELOPE} differs from their BLAKE3)", rel)
+        return data, None
 
     # ---- state -------------------------------------------------------------------------------------------------
     def list_files(self, version: str | int | None = None) -> list[DataFile]:

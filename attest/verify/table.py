@@ -119,9 +119,9 @@ def _check_signature(state: TableState, report: Report, policy: TrustPolicy | No
         return
     from attest.signing.attestation import check_table_signature  # cryptography only when a policy is given
 
-    if att.envelope_problem is not None:
+    envelope, problem = att.load_envelope()
+    if problem is not None:
         # The metadata names an envelope that is gone or swapped: never "unsigned", whatever the policy requires.
-        problem = att.envelope_problem
         report.signature = {"passed": False, "code": problem.code.value, "message": problem.message,
                             "signer": None, "signed": True, "required": True, "verified_keys": []}
         report.errors.append(problem)
@@ -129,7 +129,7 @@ def _check_signature(state: TableState, report: Report, policy: TrustPolicy | No
     binding = {"sidecar_digest": att.sidecar_digest, "reader_view_digest": None if att.view is None else
                att.view.digest}
     version = att.attested_version if att.attested_version is not None else state.version
-    result = check_table_signature(att.envelope, policy, state.uri or state.table, version, None,
+    result = check_table_signature(envelope, policy, state.uri or state.table, version, None,
                                    attestation_document(att.document),
                                    binding, now=now)
     report.signature = result.to_json()
