@@ -5,7 +5,10 @@ there (``attest record --branch``, ``attest_after_write(..., branch=...)``: the 
 the branch). ``publish`` then
 
 1. reads the branch head B and main's head M from one metadata version;
-2. refuses unless M is an ancestor of B (a fast-forward: nothing committed to main since the fork is dropped);
+2. refuses unless M is an ancestor of B (a fast-forward: nothing committed to main since the fork is dropped). The one
+   exception: main's own *attestation* snapshots (follow-ups that add and remove no file) committed after the fork
+   point — an engine that caches table metadata (Spark) forks the branch from the data snapshot before the
+   attestation of it landed. They change no data, and the branch head carries its own attestation;
 3. verifies B — the attestation in force at the branch head, at the requested level, under the trust policy;
 4. moves main to exactly B (the verified snapshot, not whatever the branch holds by then), with pyiceberg's
    requirement that main is still M: a commit to main in the meantime makes the publish fail, never overwrite it.
@@ -74,6 +77,22 @@ def _ancestors(carrier: IcebergCarrier, snapshot_id: int) -> list[int]:
     return out
 
 
+def _fork_point(carrier: IcebergCarrier, main_head: int, branch_history: set[int]) -> int | None:
+    """The snapshot of main's history the branch descends from, passing over only main's attestation-only
+    follow-up snapshots (no file added or removed); None when main has anything else the branch lacks."""
+    from carriers.iceberg import _changed_no_file, _operation
+
+    current: int | None = main_head
+    while current is not None and current not in branch_history:
+        snap = carrier.table.snapshot_by_id(current)
+        carried = None if snap is None else carrier._carried_by(snap)
+        if snap is None or carried is None or not carried[2] or not _changed_no_file(snap) or \
+                _operation(snap) != "append":
+            return None  # a data commit (or anything but our follow-up) on main since the fork
+        current = snap.parent_snapshot_id
+    return current
+
+
 def publish(
     table: Table | IcebergCarrier,
     branch: str,
@@ -99,7 +118,7 @@ def publish(
         raise VersionNotFoundError(f"branch {branch} of {carrier.reference} has no snapshot")
     main = base.table.metadata.refs.get("main")
     previous = None if main is None else main.snapshot_id
-    if previous is not None and previous not in _ancestors(carrier, head.snapshot_id):
+    if previous is not None and _fork_point(carrier, previous, set(_ancestors(carrier, head.snapshot_id))) is None:
         raise NotFastForwardError(
             f"main of {carrier.reference} is at snapshot {previous}, which is not in the history of branch {branch} "
             f"(head {head.snapshot_id}): main moved since the branch forked (or that history expired). Rebase the "

@@ -126,6 +126,7 @@ class WriteEvent:
     location: str | None
     catalog: str | None = None
     identifier: tuple[str, ...] | None = None  # namespace parts + name (Iceberg)
+    branch: str | None = None  # Iceberg: the branch written (``t.branch_audit``, write-audit-publish); None: main
     read_version: int | None = None  # Delta version / Iceberg snapshot id the command read (None: new table)
     hint_version: int | None = None  # the table's version when the callback ran (>= the committed one)
     inputs: list[LeafInfo] = field(default_factory=list)
@@ -150,11 +151,24 @@ def _target_from_relation(rel: Any) -> tuple[str, dict[str, Any]] | None:
                          "hint_version": int(table.deltaLog().unsafeVolatileSnapshot().version())}
     if tcls == "SparkTable":
         sid = table.snapshotId()
-        snap = table.table().currentSnapshot()
+        branch = _branch_of(table)
+        snap = table.table().currentSnapshot() if branch is None else table.table().snapshot(branch)
+        if branch is not None and ids and ids[-1] == f"branch_{branch}":
+            ids = ids[:-1]  # t.branch_audit names table t (its branch audit)
         return "iceberg", {"table_name": name, "location": str(table.table().location()), "catalog": cat,
                            "identifier": ids, "read_version": None if sid is None else int(sid),
-                           "hint_version": None if snap is None else int(snap.sequenceNumber())}
+                           "hint_version": None if snap is None else int(snap.sequenceNumber()),
+                           "branch": branch}
     return None
+
+
+def _branch_of(spark_table: Any) -> str | None:
+    """The branch an Iceberg SparkTable writes (None: main, or an Iceberg runtime without branches)."""
+    try:
+        branch = spark_table.branch()
+    except Exception:
+        return None
+    return None if branch is None or str(branch) == "main" else str(branch)
 
 
 def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
@@ -548,7 +562,7 @@ class Hook:
 
         assert event.catalog is not None and event.identifier is not None
         table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
-        carrier = IcebergCarrier(table, catalog_name=event.catalog)
+        carrier = IcebergCarrier(table, catalog_name=event.catalog, branch=event.branch)
         committed = self._iceberg_commit(table, event)
         if committed is None:
             log.debug("attest.spark: %s on %s committed nothing", event.command, event.table_name)
@@ -558,10 +572,10 @@ class Hook:
             if key in self._done:
                 return None
             self._done.add(key)
-        current = table.current_snapshot()
+        current = carrier._head()  # main's current snapshot, or the head of the branch written
         if current is None or current.snapshot_id != committed:
             self._skip(f"snapshot {committed} of {event.table_name} was superseded by a later commit before it "
-                       "could be attested (Iceberg attests the current snapshot)")
+                       "could be attested (Iceberg attests the current snapshot of the branch written)")
             return None
         inputs = [self._observe(leaf) for leaf in event.inputs]
         return carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,

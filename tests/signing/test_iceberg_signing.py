@@ -196,3 +196,28 @@ def test_publish_cli(table: Table, ci: KeyPair, iceberg_env: str, tmp_path: Path
 def _write(path: Path, data: bytes) -> str:
     path.write_bytes(data)
     return str(path)
+
+
+def test_publish_passes_over_mains_own_attestation_snapshots(table: Table, ci: KeyPair) -> None:  # noqa: F811
+    """Forked from the data snapshot before main's attestation landed (what Spark's cached metadata does): main's
+    follow-up changed no file, so moving main to the branch drops no data — published; a data commit is not."""
+    signer = PemSigner.load(ci.private_pem)
+    table.append(rows(0))
+    data = main_head(table)
+    assert data is not None
+    table.manage_snapshots().create_branch(data, "audit").commit()
+    attest_after_write(IcebergCarrier(table, catalog_name=CATALOG), model="m", program_hash=PROGRAM, signer=signer)
+    follow_up = main_head(table)
+    assert follow_up != data
+    table.append(rows(3), branch="audit")
+    attest_after_write(table, model="m", program_hash=PROGRAM, branch="audit", signer=signer)
+    result = publish(IcebergCarrier(table, catalog_name=CATALOG), "audit", policy=policy_of(ci))
+    assert result.published and result.previous_main == str(follow_up)
+    assert verify_table(fresh(table), policy=policy_of(ci)).passed
+    # The same shape with a data commit on main instead of an attestation: refused.
+    table.manage_snapshots().create_branch(main_head(table) or 0, "audit3").commit()
+    table.append(rows(9), branch="audit3")
+    attest_after_write(table, model="m", program_hash=PROGRAM, branch="audit3", signer=signer)
+    table.append(rows(90))
+    with pytest.raises(NotFastForwardError):
+        publish(IcebergCarrier(table, catalog_name=CATALOG), "audit3", policy=policy_of(ci))

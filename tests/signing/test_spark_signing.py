@@ -162,3 +162,37 @@ def test_gate_checks_iceberg_reads(spark: SparkSession, tmp_path: Path, ci: KeyP
     with pytest.raises(VerificationRefusedError) as refused:
         spark.table(name).collect()
     assert refused.value.code.value == "stale" and name.split(".", 1)[1] in str(refused.value)
+
+
+def test_spark_write_audit_publish(spark: SparkSession, ci: KeyPair, gates: list[ReadGate]) -> None:
+    """A Spark job writes to an Iceberg branch, the hook attests (and signs) it on the branch, publish verifies the
+    branch head and fast-forwards main; main then reads through the gate."""
+    from attest.spark import attested_write
+    from carriers.iceberg import IcebergCarrier
+    from carriers.publish import publish
+    from carriers.spark.hook import _pyiceberg_props_from_spark
+
+    namespace = f"wap_{_uid()}"
+    name = f"iceberg.{namespace}.t"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{namespace}")
+    spark.sql(f"CREATE TABLE {name} (id bigint) USING iceberg")
+    signer = PemSigner.load(ci.private_pem)
+    with attested_write(spark, model="wap", signer=signer):
+        spark.sql(f"INSERT INTO {name} VALUES (1)")
+    spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
+    with attested_write(spark, model="wap", signer=signer) as results:
+        spark.sql(f"INSERT INTO {name}.branch_audit VALUES (2), (3)")
+    assert len(results) == 1 and results[0].signer == ci.key_id, results
+    from pyiceberg.catalog import load_catalog
+
+    props = _pyiceberg_props_from_spark(spark, "iceberg")
+    assert props is not None
+    table = load_catalog("iceberg", **props).load_table(f"{namespace}.t")
+    main_before = table.current_snapshot()
+    assert main_before is not None
+    result = publish(IcebergCarrier(table, catalog_name="iceberg"), "audit", policy=TrustPolicy.from_public_key(
+        ci.public_pem))
+    assert result.published and result.previous_main == str(main_before.snapshot_id)
+    spark.sql(f"REFRESH TABLE {name}")
+    gate = _gate(spark, gates, TrustPolicy.from_public_key(ci.public_pem))
+    assert sorted(r.id for r in spark.table(name).collect()) == [1, 2, 3] and gate.checked == 1
