@@ -71,6 +71,8 @@ class Code(StrEnum):
     MANIFEST_PRODUCED_AT_EMPTY = "manifest_produced_at_empty"
     ARTIFACTS_DIR_REQUIRED = "artifacts_dir_required"
     BYTES_NOT_ATTESTED = "bytes_not_attested"
+    # Object stores and catalogs (issue 13): an engine that cannot reach a table on a store.
+    UNSUPPORTED_STORAGE = "unsupported_storage"
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,12 @@ class UnsupportedTableError(CarrierError):
     """The table uses a feature this carrier cannot write to; the message says which, in one line."""
 
     code = Code.UNSUPPORTED_TABLE
+
+
+class UnsupportedStorageError(CarrierError):
+    """The engine that reads this table format cannot use the store the table is on; the message names both."""
+
+    code = Code.UNSUPPORTED_STORAGE
 
 
 class VersionNotFoundError(CarrierError):

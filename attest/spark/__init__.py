@@ -1,74 +1,60 @@
 """Spark post-write hooks: one line in a PySpark job attests every Delta / Iceberg table it writes.
 
-    hook = attest.spark.install(spark)        # ... job ...; hook.flush()
+    hook = attest.spark.install(spark)        # ... job ...; hook.flush()   (signer=... signs each attestation)
     gate = attest.spark.require_verified(spark, "trust.toml")   # reads only verified table versions
 
-Thin layer over carriers.spark (docs/spark.md). Importing this package imports neither pyspark nor the carriers'
-engines (deltalake, pyiceberg): every function imports its implementation when called.
+Re-exports what ``carriers.spark`` defines (docs/spark.md) — the very same objects, so signatures, defaults and
+docstrings cannot drift apart. Importing this package imports neither pyspark nor the carriers' engines
+(deltalake, pyiceberg), nor even ``carriers.spark``: a name is imported from its module on first access
+(module ``__getattr__``); type checkers see the real definitions through the ``TYPE_CHECKING`` imports below.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import os
+    from carriers.spark.gate import ReadGate, require_verified
+    from carriers.spark.hook import DeltaMode, Hook, Policy, attested_write, install
+    from carriers.spark.session import local_session, pyiceberg_catalog_properties, spark_conf
 
-    from pyspark.sql import SparkSession
+# name -> the module that defines it (keep in step with the TYPE_CHECKING imports; tests/spark/test_reexports.py)
+_EXPORTS: dict[str, str] = {
+    "DeltaMode": "carriers.spark.hook",
+    "Hook": "carriers.spark.hook",
+    "Policy": "carriers.spark.hook",
+    "ReadGate": "carriers.spark.gate",
+    "attested_write": "carriers.spark.hook",
+    "install": "carriers.spark.hook",
+    "local_session": "carriers.spark.session",
+    "pyiceberg_catalog_properties": "carriers.spark.session",
+    "require_verified": "carriers.spark.gate",
+    "spark_conf": "carriers.spark.session",
+}
 
-    from attest.signing.keys import PublicKey, Signer
-    from attest.signing.policy import TrustPolicy
-    from carriers.base import WriteResult
-    from carriers.spark.gate import ReadGate
-    from carriers.spark.hook import Hook
-
-__all__ = ["attested_write", "install", "local_session", "require_verified"]
-
-
-def local_session(warehouse: str | Path, *, app_name: str = "recipe-attest", iceberg_catalog: str = "iceberg",
-                  extra_conf: dict[str, str] | None = None) -> SparkSession:
-    """A local[2] SparkSession with Delta and an Iceberg JDBC catalog (carriers.spark.session.local_session)."""
-    from carriers.spark.session import local_session as _local_session
-
-    return _local_session(warehouse, app_name=app_name, iceberg_catalog=iceberg_catalog, extra_conf=extra_conf)
-
-
-def install(spark: SparkSession, policy: Literal["optional", "required", "disabled"] = "optional", *,
-            model_namer: Callable[[str], str] | None = None, run_id: str | None = None,
-            delta_mode: Literal["alter", "detached"] = "alter", timeout_s: float = 600.0, max_pending: int = 256,
-            iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None, signer: Signer | None = None) -> Hook:
-    """Attest every successful Delta / Iceberg write of ``spark`` (see carriers.spark.hook.install); with
-    ``signer`` (e.g. ``attest.signing.PemSigner.load("ci.key")`` or ``signer_from_env()``) sign each one."""
-    from carriers.spark.hook import install as _install
-
-    return _install(spark, policy, model_namer=model_namer, run_id=run_id, delta_mode=delta_mode,
-                    timeout_s=timeout_s, max_pending=max_pending, iceberg_catalogs=iceberg_catalogs, signer=signer)
-
-
-def attested_write(spark: SparkSession, *, model: str, run_id: str | None = None,
-                   policy: Literal["optional", "required", "disabled"] = "required", sql: str | None = None,
-                   delta_mode: Literal["alter", "detached"] = "alter",
-                   iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None, signer: Signer | None = None,
-                   ) -> AbstractContextManager[list[WriteResult]]:
-    """``with attested_write(spark, model="m") as results: df.write...`` — results hold the manifests after."""
-    from carriers.spark.hook import attested_write as _attested_write
-
-    return _attested_write(spark, model=model, run_id=run_id, policy=policy, sql=sql, delta_mode=delta_mode,
-                           iceberg_catalogs=iceberg_catalogs, signer=signer)
+__all__ = [
+    "DeltaMode",
+    "Hook",
+    "Policy",
+    "ReadGate",
+    "attested_write",
+    "install",
+    "local_session",
+    "pyiceberg_catalog_properties",
+    "require_verified",
+    "spark_conf",
+]
 
 
-def require_verified(spark: SparkSession, policy: TrustPolicy | PublicKey | str | os.PathLike[str] | None = None, *,
-                     mode: Literal["required", "optional", "disabled"] = "required",
-                     level: Literal["schema", "files", "bytes"] = "files",
-                     iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None) -> ReadGate:
-    """A gate on reads: before a query of ``spark`` runs, every Delta / Iceberg table version it reads must verify
-    at ``level`` under ``policy`` (a TrustPolicy, a public key, or a PEM / TOML file), else the query is refused
-    (``mode="required"``) or logged (``"optional"``). See carriers.spark.gate and docs/spark.md."""
-    from carriers.spark.gate import require_verified as _require_verified
-
-    return _require_verified(spark, policy, mode=mode, level=level, iceberg_catalogs=iceberg_catalogs)
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -6,7 +6,7 @@
 Analyzer check rules would block, but Spark builds them into a session when the session is created, and planner
 strategies and optimizer rules are JVM classes. What every statement of a PySpark job does pass through before the
 JVM executes it is pyspark's driver API, so the gate wraps it (carriers/spark/intercept.py, the same layer as the
-write hook's guard): the DataFrame actions (collect, count, show, toPandas, toArrow, take/head/first/tail,
+write hook's stamps and guard): the DataFrame actions (collect, count, show, toPandas, toArrow, take/head/first/tail,
 toLocalIterator, foreach, isEmpty, checkpoints, ``.rdd``), the writers (DataFrameWriter, DataFrameWriterV2,
 MergeIntoWriter) and ``SparkSession.sql``, whose DDL/DML statements execute eagerly: for those the statement is
 parsed and analysed without executing it (``CommandExecutionMode.SKIP``) and that plan is checked first.
@@ -307,10 +307,9 @@ def _gates_for(session: Any) -> list[ReadGate]:
 def _intercept(name: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     if getattr(_local, "depth", 0):
         return  # a gated call inside a gated call (toPandas -> collect): the outer one checked this statement
-    from carriers.spark.hook import _ACTIVE, _guard_all
+    from carriers.spark.stamp import wait_for_pending
 
-    if _ACTIVE:
-        _guard_all()  # a table the job just wrote is read after its attestation, not before it lands
+    wait_for_pending()  # a table the job just wrote is read after its attestation, not before it lands
     if name == "MergeIntoWriter.__init__":
         obj._attest_merge = (args[0] if args else kwargs.get("df"), args[1] if len(args) > 1 else kwargs.get("table"))
         return

@@ -5,11 +5,13 @@ called after, analyzer check rules are fixed when a session is built, planner st
 driver's Python API is the last place every statement of a PySpark job passes through before the JVM executes it,
 so the write guard and the read gate wrap it there.
 
-Both wrap some of the same methods (``SparkSession.sql``, the writers). Patching them twice, each layer restoring
-"its" original on uninstall, would let the first layer to leave silently remove the other one (a read gate that
-stops gating when a write hook is uninstalled). So there is one layer: each patched method runs every registered
-interceptor that asked for it, in registration order, then the original; a method is patched while at least one
-interceptor wants it and restored when none does.
+Several layers wrap some of the same methods (``SparkSession.sql``, the writers): the read gate, and the write
+stamping + write guard (carriers/spark/stamp.py). Patching them twice, each layer restoring "its" original on
+uninstall, would let the first layer to leave silently remove the other one (a read gate that stops gating when a
+write hook is uninstalled). So there is one layer: each patched method runs every registered *before* interceptor
+that asked for it (registration order; raising stops the call), then the *around* interceptors (each gets the
+call to make, registration order from the outside in), then the original; a method is patched while at least one
+interceptor wants it and restored when none does. Befores run first so a refused read never takes a write lock.
 """
 
 from __future__ import annotations
@@ -19,15 +21,18 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["Interceptor", "Target", "register", "registered", "unregister"]
+__all__ = ["Around", "Interceptor", "Target", "register", "registered", "unregister"]
 
 # (module, class) -> method names. A property (DataFrame.rdd) is wrapped on its getter.
 Target = Mapping[tuple[str, str], Sequence[str]]
 # Called before the original with (qualified method name, the instance, args, kwargs); raising stops the call.
 Interceptor = Callable[[str, Any, tuple[Any, ...], dict[str, Any]], None]
+# Wraps the call: (method name as in the class, the original-like callable taking (instance, *args, **kwargs),
+# the args with the instance first, kwargs) -> the call's result.
+Around = Callable[[str, Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any]
 
 _LOCK = threading.RLock()
-_REGISTRY: dict[str, tuple[dict[tuple[type, str], str], Interceptor]] = {}
+_REGISTRY: dict[str, tuple[dict[tuple[type, str], str], Interceptor | None, Around | None]] = {}
 _ORIGINALS: dict[tuple[type, str], tuple[bool, Any]] = {}  # (defined on the class itself?, the original)
 
 
@@ -49,9 +54,18 @@ def _resolve(targets: Target) -> dict[tuple[type, str], str]:
 def _wrapper(cls: type, method: str, original: Any) -> Any:
     def run_interceptors(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         with _LOCK:
-            chain = [(name, callback) for name, (wanted, callback) in _REGISTRY.items() if (cls, method) in wanted]
-        for _, callback in chain:
+            chain = [b for wanted, b, _ in _REGISTRY.values() if b is not None and (cls, method) in wanted]
+        for callback in chain:
             callback(f"{cls.__name__}.{method}", obj, args, kwargs)
+
+    def call(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        run_interceptors(obj, args, kwargs)
+        with _LOCK:
+            arounds = [a for wanted, _, a in _REGISTRY.values() if a is not None and (cls, method) in wanted]
+        inner: Callable[..., Any] = original
+        for around in reversed(arounds):  # the first registered is the outermost
+            inner = (lambda a, nxt: lambda *xs, **kw: a(method, nxt, xs, kw))(around, inner)
+        return inner(obj, *args, **kwargs)
 
     if isinstance(original, property):
         getter = original.fget
@@ -64,8 +78,7 @@ def _wrapper(cls: type, method: str, original: Any) -> Any:
         return property(get, original.fset, original.fdel, original.__doc__)
 
     def wrapped(obj: Any, *args: Any, **kwargs: Any) -> Any:
-        run_interceptors(obj, args, kwargs)
-        return original(obj, *args, **kwargs)
+        return call(obj, args, kwargs)
 
     wrapped.__wrapped__ = original  # type: ignore[attr-defined]
     wrapped.__doc__ = getattr(original, "__doc__", None)
@@ -73,11 +86,13 @@ def _wrapper(cls: type, method: str, original: Any) -> Any:
     return wrapped
 
 
-def register(name: str, targets: Target, interceptor: Interceptor) -> None:
-    """Run ``interceptor`` before each of ``targets``' methods (replacing an earlier registration of ``name``)."""
+def register(name: str, targets: Target, interceptor: Interceptor | None = None, *,
+             around: Around | None = None) -> None:
+    """Run ``interceptor`` before, and/or ``around`` around, each of ``targets``' methods (replacing an earlier
+    registration of ``name``). Properties take befores only."""
     wanted = _resolve(targets)
     with _LOCK:
-        _REGISTRY[name] = (wanted, interceptor)
+        _REGISTRY[name] = (wanted, interceptor, around)
         for cls, method in wanted:
             if (cls, method) in _ORIGINALS:
                 continue
@@ -90,7 +105,7 @@ def unregister(name: str) -> None:
     """Stop running ``name``'s interceptor; restore every method no other interceptor still wants."""
     with _LOCK:
         _REGISTRY.pop(name, None)
-        still = {key for wanted, _ in _REGISTRY.values() for key in wanted}
+        still = {key for wanted, _, _ in _REGISTRY.values() for key in wanted}
         for key in [k for k in _ORIGINALS if k not in still]:
             own, original = _ORIGINALS.pop(key)
             cls, method = key
