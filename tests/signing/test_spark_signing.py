@@ -196,3 +196,33 @@ def test_spark_write_audit_publish(spark: SparkSession, ci: KeyPair, gates: list
     spark.sql(f"REFRESH TABLE {name}")
     gate = _gate(spark, gates, TrustPolicy.from_public_key(ci.public_pem))
     assert sorted(r.id for r in spark.table(name).collect()) == [1, 2, 3] and gate.checked == 1
+
+
+def test_a_job_with_the_hook_and_the_gate_reads_back_what_it_wrote(spark: SparkSession, tmp_path: Path,
+                                                                  ci: KeyPair, gates: list[ReadGate]) -> None:
+    """Both layers on one patch layer (carriers/spark/intercept.py): the gate checks, then the write is stamped; a
+    table the job just wrote is read once its (signed) attestation landed; either layer leaving keeps the other."""
+    from attest.spark import install
+
+    hook = install(spark, "required", signer=PemSigner.load(ci.private_pem))
+    try:
+        gate = _gate(spark, gates, TrustPolicy.from_public_key(ci.public_pem))
+        path = str(tmp_path / f"both_{_uid()}")
+        spark.range(4).write.format("delta").save(path)
+        # No flush: the gate itself waits for the hook's pending attestation before checking the read.
+        assert spark.read.format("delta").load(path).count() == 4
+        assert gate.checked == 1 and not gate.refused
+        spark.range(2).write.format("delta").mode("append").save(path)
+        assert spark.read.format("delta").load(path).count() == 6
+        hook.flush()
+        assert [r.signer for r in hook.results] == [ci.key_id, ci.key_id] and hook.failed == 0
+    finally:
+        hook.uninstall()
+    # The hook is gone; the gate still gates: an unsigned attestation of a new version is refused.
+    from carriers.delta import attest_after_write
+
+    spark.range(1).write.format("delta").mode("append").save(path)
+    attest_after_write(path, model="upstream", program_hash="e" * 64)
+    with pytest.raises(VerificationRefusedError) as refused:
+        spark.read.format("delta").load(path).count()
+    assert refused.value.code.value == "signature_missing"
