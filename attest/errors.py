@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 
 class Code(StrEnum):
@@ -65,6 +66,7 @@ class Code(StrEnum):
     SPARK_UNAVAILABLE = "spark_unavailable"
     INTERNAL_ERROR = "internal_error"
     EVIDENCE_DROPPED = "evidence_dropped"
+    NOT_FAST_FORWARD = "not_fast_forward"
     # Task A (reference interoperability, hostile JSON, honest standalone outcomes); one block for easy merges.
     MANIFEST_PRODUCED_AT_EMPTY = "manifest_produced_at_empty"
     ARTIFACTS_DIR_REQUIRED = "artifacts_dir_required"
@@ -194,3 +196,20 @@ class ArgumentsError(AttestError):
     """The command's arguments ask for something it cannot do (e.g. ``--level bytes`` with no artifacts)."""
 
     code = Code.ARTIFACTS_DIR_REQUIRED
+
+
+class VerificationRefusedError(AttestError):
+    """An action that requires a verified table (a gated read, a publish) was refused because the table did not
+    verify; ``code`` is the verification's first code, ``report`` the whole verdict."""
+
+    code = Code.UNATTESTED
+
+    def __init__(self, message: str, *, path: str = "", code: Code | None = None, report: Any = None) -> None:
+        super().__init__(message, path=path, code=code)
+        self.report = report
+
+
+class NotFastForwardError(CarrierError):
+    """A publish would not be a fast-forward: ``main`` moved since the branch forked from it."""
+
+    code = Code.NOT_FAST_FORWARD

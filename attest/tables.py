@@ -80,6 +80,16 @@ class Attestation:
     origin: Origin = "recipe-attest"
     binding_note: str = ""
     table_identity: str | None = None  # from the sidecar: the table the attestation was written for
+    # Signed attestations (docs/signing.md): the BLAKE3 the metadata records for its sidecar (a binding digest),
+    # where the DSSE envelope the metadata names lives, and how to read it. Read only under a trust policy: an
+    # unsigned verification never needs it, and a table with many files has a large one.
+    sidecar_digest: str | None = None
+    envelope_ref: str | None = None
+    envelope_loader: Callable[[], tuple[bytes | None, Any]] | None = field(default=None, compare=False, repr=False)
+
+    def load_envelope(self) -> tuple[bytes | None, Any]:
+        """(the envelope's bytes, matching their content address; or None and the Problem saying why not)."""
+        return (None, None) if self.envelope_loader is None else self.envelope_loader()
 
     @property
     def producer_label(self) -> str:
@@ -110,6 +120,7 @@ class TableState:
     notes: tuple[str, ...] = field(default=())
     view: ReaderView | None = None
     problems: tuple[Any, ...] = ()
+    uri: str | None = None  # the table as signatures name it (docs/signing.md); None: ``table``
 
 
 def attestation_identity(document: dict[str, Any]) -> str:
@@ -120,8 +131,13 @@ def attestation_identity(document: dict[str, Any]) -> str:
     """
     from attest.canonical import digest
 
+    return digest(attestation_document(document))
+
+
+def attestation_document(document: dict[str, Any]) -> dict[str, Any]:
+    """The document with its output list in (path, hash) order: the form an identity and a signature cover."""
     outputs = document.get("output_hashes")
     if isinstance(outputs, list) and all(isinstance(o, dict) for o in outputs):
-        document = {**document, "output_hashes": sorted(
+        return {**document, "output_hashes": sorted(
             outputs, key=lambda o: (str(o.get("path", "")), str(o.get("hash", ""))))}
-    return digest(document)
+    return document

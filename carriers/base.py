@@ -37,6 +37,8 @@ class WriteResult:
     sidecar: str | None = None
     manifest: Manifest | None = None
     replaced: tuple[str, ...] = ()  # what an explicit replace=True re-attestation replaced (evidence it dropped)
+    envelope: str | None = None  # a signed attestation: where its DSSE envelope was stored (docs/signing.md)
+    signer: str | None = None  # the key id that signed it (never the key)
 
 
 @runtime_checkable

@@ -11,7 +11,9 @@
 - **record**: reuse hashes of the previous attestation, hash the rest, observe inputs, build the manifest and the
   sidecar (files, inputs, table, reader view, manifest identity), write the sidecar, commit the metadata map, and
   check that the attestation is in force;
-- **observe**: this table at a version as an upstream input (strong only when an attestation holds at files level).
+- **observe**: this table at a version as an upstream input (strong only when an attestation holds at files level);
+- **sign**: with a signer, record() / write() also sign the attestation (an in-toto Statement in a DSSE envelope,
+  docs/signing.md) and store the envelope content-addressed beside the sidecar, before the metadata that names it.
 
 A format (carriers/delta.py, carriers/iceberg.py) supplies only what is truly its own: how versions are named, the
 live files and reader view of a version, where the attestation in force is found, how commits between two versions
@@ -43,7 +45,7 @@ from attest.errors import (
 )
 from attest.identity.inputs import ObservedInput, content_identity, inputs_identity
 from attest.model import Manifest
-from attest.tables import Attestation, ChangeKind, DataFile, FileIdentity, Progress, TableState
+from attest.tables import Attestation, ChangeKind, DataFile, FileIdentity, Progress, TableState, attestation_document
 from attest.view import ReaderView
 from carriers import properties as props
 from carriers.base import WriteResult, triples_for
@@ -52,9 +54,14 @@ from carriers.sidecar import build as build_sidecar
 from carriers.storage import Storage, hash_locations, local_path_of
 
 if TYPE_CHECKING:
+    from attest.signing.keys import Signer
     from attest.verify.table import FileHasher
 
-__all__ = ["AttestedTable", "Carried", "Changes", "LiveVersion", "Version", "canonical_relative", "encode_keys"]
+__all__ = ["ENVELOPE_SUFFIX", "AttestedTable", "Carried", "Changes", "LiveVersion", "Version", "canonical_relative",
+           "encode_keys"]
+
+# A table attestation's DSSE envelope: <sidecar dir>/<BLAKE3 of its bytes>.dsse.json (docs/signing.md).
+ENVELOPE_SUFFIX = ".dsse.json"
 
 
 @dataclass(frozen=True)
@@ -180,9 +187,11 @@ def _real_file(path: str) -> str:
 
 
 # ---- the metadata map --------------------------------------------------------------------------------------------
-def encode_keys(manifest: Manifest, *, version: str, sidecar_rel: str, sidecar_hash: str) -> dict[str, str]:
+def encode_keys(manifest: Manifest, *, version: str, sidecar_rel: str, sidecar_hash: str,
+                envelope: str | None = None) -> dict[str, str]:
     """The metadata map of one attestation: manifest fields (no ``output_hashes``: the sidecar has the files) under
-    ``recipe_manifest.``, carrier metadata under ``recipe_attest.`` (docs/carrier-properties.md)."""
+    ``recipe_manifest.``, carrier metadata under ``recipe_attest.`` (docs/carrier-properties.md); ``envelope``: the
+    BLAKE3 of a signed attestation's envelope."""
     document = manifest.to_dict()
     outputs = document.pop("output_hashes", None)
     keys = props.to_properties(document)
@@ -192,7 +201,13 @@ def encode_keys(manifest: Manifest, *, version: str, sidecar_rel: str, sidecar_h
     keys[props.KEY_SIDECAR_HASH] = sidecar_hash
     if outputs is not None:
         keys[props.KEY_OUTPUTS_COUNT] = str(len(outputs))
+    if envelope is not None:
+        keys[props.KEY_ENVELOPE] = envelope
     return keys
+
+
+def _is_hex64(value: str) -> bool:
+    return len(value) == 64 and all(c in "0123456789abcdef" for c in value)
 
 
 def _tampered(message: str, path: str = "") -> Problem:
@@ -269,6 +284,12 @@ class AttestedTable(ABC):
     def table_state_name(self) -> str:
         return self.reference
 
+    @property
+    def signed_uri(self) -> str:
+        """The table as signed statements name it and trust policies match it: the same for every writer and reader
+        of the table (Delta overrides it with the table's absolute URI)."""
+        return self.reference
+
     # ---- reading -----------------------------------------------------------------------------------------------
     def read(self, version: str | int | None = None) -> Attestation | None:
         """The attestation in force at ``version`` (default current); None when there is none."""
@@ -304,6 +325,8 @@ class AttestedTable(ABC):
         if not version:
             problems.append(_tampered(f"{props.KEY_VERSION} is missing: the attestation is bound to no {self.noun}"))
         sidecar = self._read_sidecar(ours.get(props.KEY_SIDECAR_PATH), ours.get(props.KEY_SIDECAR_HASH), problems)
+        envelope_rel = None if props.KEY_ENVELOPE not in ours else \
+            self._envelope_ref(ours[props.KEY_ENVELOPE], problems)
         files = inputs = None
         if sidecar is not None:
             files, inputs = sidecar.files, sidecar.inputs
@@ -327,7 +350,11 @@ class AttestedTable(ABC):
                            inputs=inputs, problems=tuple(problems),
                            manifest_identity=None if sidecar is None else sidecar.manifest,
                            view=None if sidecar is None else sidecar.view, origin="recipe-attest",
-                           binding_note=carried.where, table_identity=None if sidecar is None else sidecar.table)
+                           binding_note=carried.where, table_identity=None if sidecar is None else sidecar.table,
+                           sidecar_digest=None if sidecar is None else ours.get(props.KEY_SIDECAR_HASH),
+                           envelope_ref=envelope_rel,
+                           envelope_loader=None if envelope_rel is None else
+                           functools.partial(self._read_envelope, ours[props.KEY_ENVELOPE]))
 
     def _decode_foreign(self, carried: Carried, document: dict[str, Any], problems: list[Problem]) -> Attestation:
         producer = document.get("producer")
@@ -419,6 +446,33 @@ class AttestedTable(ABC):
             problems.append(Problem(Code.SIDECAR_MISMATCH, str(exc), path))
             return None
 
+    def _envelope_rel(self, digest: str) -> str:
+        return f"{self.sidecar_dir}/{digest}{ENVELOPE_SUFFIX}"
+
+    def _envelope_ref(self, digest: str, problems: list[Problem]) -> str | None:
+        """Where the envelope the metadata names lives; a malformed key is tampering (and names nothing)."""
+        if not _is_hex64(digest):
+            # Untrusted metadata never names a path: only <sidecar dir>/<blake3>.dsse.json is ever read.
+            problems.append(_tampered(f"{props.KEY_ENVELOPE} is {digest[:80]!r}, not a BLAKE3 digest"))
+            return None
+        return self._envelope_rel(digest)
+
+    def _read_envelope(self, digest: str) -> tuple[bytes | None, Problem | None]:
+        """(envelope bytes, why they are not there): read when a trust policy judges the signature, never before."""
+        from attest.canonical import blake3_hex
+
+        rel = self._envelope_rel(digest)
+        try:
+            data = self.storage.read(rel)
+        except OSError as exc:
+            return None, Problem(Code.SIGNATURE_MISSING, f"the attestation's envelope cannot be read: {exc}", rel)
+        if data is None:
+            return None, Problem(Code.SIGNATURE_MISSING, "the metadata names a signed envelope that is missing", rel)
+        if blake3_hex(data) != digest:
+            return None, Problem(Code.SIGNATURE_INVALID, "the envelope's bytes are not the ones the metadata names "
+                                 f"({props.KEY_ENVELOPE} differs from their BLAKE3)", rel)
+        return data, None
+
     # ---- state -------------------------------------------------------------------------------------------------
     def list_files(self, version: str | int | None = None) -> list[DataFile]:
         v = self._version(version)
@@ -448,7 +502,7 @@ class AttestedTable(ABC):
         return TableState(table=self.reference, table_format=self.kind, version=v.id, attestation=att,
                           live_files=tuple(live.files), changes=changes.kind,
                           change_detail=changes.detail if changes.complete else "", notes=tuple(dict.fromkeys(notes)),
-                          view=live.view, problems=tuple(live.problems))
+                          view=live.view, problems=tuple(live.problems), uri=self.signed_uri)
 
     def _unattested_notes(self, v: Version) -> list[str]:
         """Why no attestation was found at ``v``, when the format can tell (expired history, ...)."""
@@ -482,8 +536,10 @@ class AttestedTable(ABC):
         files: Sequence[FileIdentity] | None = None,
         inputs: Sequence[ObservedInput] = (),
         version: str | int | None = None,
+        signer: Signer | None = None,
     ) -> WriteResult:
-        """Attest ``version`` (default: the latest data version) with a manifest built elsewhere."""
+        """Attest ``version`` (default: the latest data version) with a manifest built elsewhere (signed by
+        ``signer`` when given)."""
         v = self._data_version() if version is None else self._resolve(version)
         live = self._live(v)
         if live.problems:
@@ -497,19 +553,41 @@ class AttestedTable(ABC):
         elif outputs is not None and {(o.get("path"), o["hash"]) for o in outputs} != {(f.path, f.hash)
                                                                                       for f in files}:
             raise CarrierError("the manifest's output_hashes and the given file triples disagree")
-        return self._write(v, manifest, list(files), list(inputs), live)
+        return self._write(v, manifest, list(files), list(inputs), live, signer)
 
     def _write(self, v: Version, manifest: Manifest, files: list[FileIdentity], inputs: list[ObservedInput],
-               live: LiveVersion) -> WriteResult:
+               live: LiveVersion, signer: Signer | None = None) -> WriteResult:
         sidecar = build_sidecar(files, inputs, v.id, manifest, table=live.identity, view=live.view)
         data, digest = sidecar.encode()
         rel = f"{self.sidecar_dir}/{sidecar_name(digest)}"
-        keys = encode_keys(manifest, version=v.id, sidecar_rel=rel, sidecar_hash=digest)
-        # Sidecar first: metadata must never name a sidecar that is not there yet.
+        # Sidecar (and envelope) first: metadata must never name a file that is not there yet.
         self.storage.write_once(rel, data)
+        envelope_rel, envelope_digest = (None, None) if signer is None else \
+            self.sign(signer, v.id, manifest, sidecar_digest=digest, view=live.view)
+        keys = encode_keys(manifest, version=v.id, sidecar_rel=rel, sidecar_hash=digest, envelope=envelope_digest)
         self._commit(v, keys, manifest)
         return WriteResult(location=self.reference, attested_version=v.id, sidecar=self.storage.location(rel),
-                           manifest=manifest)
+                           manifest=manifest,
+                           envelope=None if envelope_rel is None else self.storage.location(envelope_rel),
+                           signer=None if signer is None else signer.key_id)
+
+    def sign(self, signer: Signer, version_id: str, manifest: Manifest, *, sidecar_digest: str,
+             view: ReaderView) -> tuple[str, str]:
+        """Sign the attestation of ``version_id`` (an in-toto Statement naming this table, the version, the manifest,
+        the sidecar and reader-view digests, in a DSSE envelope) and store the envelope content-addressed beside the
+        sidecar: (its path relative to the storage root, its BLAKE3). Nothing needs a network; the key stays in
+        ``signer``."""
+        from attest.canonical import blake3_hex
+        from attest.signing.attestation import sign_table_attestation
+
+        # The document in the order a reader reconstitutes it (outputs by path): what the verifier will check.
+        document = attestation_document(manifest.to_dict())
+        envelope = sign_table_attestation(signer, self.signed_uri, version_id, document,
+                                          {"sidecar_digest": sidecar_digest, "reader_view_digest": view.digest})
+        digest = blake3_hex(envelope)
+        rel = self._envelope_rel(digest)
+        self.storage.write_once(rel, envelope)
+        return rel, digest
 
     def record(
         self,
@@ -524,11 +602,13 @@ class AttestedTable(ABC):
         known_hashes: Mapping[str, tuple[int, str]] | None = None,
         version: str | int | None = None,
         replace: bool = False,
+        signer: Signer | None = None,
     ) -> WriteResult:
         """Attest a version (default: the latest data version) after any engine wrote it: list its live files as
         the engine resolves them, hash them (reusing hashes of the previous clean attestation and ``known_hashes``
         ({path: (size, hash)}) when (path, size) match), add the previous version as an input when the data commit
-        built on it, build the manifest and the sidecar, and commit the attestation. Raises SupersededError when the
+        built on it, build the manifest and the sidecar, sign it when ``signer`` is given (docs/signing.md), and
+        commit the attestation. Raises SupersededError when the
         attestation was written but another commit keeps it from being in force, and EvidenceDroppedError when it
         would replace an attestation of the same version that recorded inputs this one does not (unless
         ``replace``)."""
@@ -560,7 +640,7 @@ class AttestedTable(ABC):
         manifest = build_manifest(model=model, program_hash=program_hash, env_hash=self._env(dialect, engines, v),
                                   inputs=observed, outputs=[(t.path, t.hash) for t in triples],
                                   run_id=run_id or new_run_id())
-        result = self._write(v, manifest, triples, observed, live)
+        result = self._write(v, manifest, triples, observed, live, signer)
         self._check_in_force(v, manifest)
         return replace_result(result, replaced=tuple(replaced))
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from attest import __version__
@@ -43,6 +43,9 @@ from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version,
 from carriers.delta_log import Commit, LogState, deletion_vector_path, read_commit, replay
 from carriers.storage import DeltaStorage, check_supported, coded, is_panic
 
+if TYPE_CHECKING:
+    from attest.signing.keys import Signer
+
 try:
     import deltalake
     from deltalake import CommitProperties, DeltaTable
@@ -50,7 +53,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the [delta] extra is missing
     raise ImportError("the Delta carrier needs deltalake: pip install 'recipe-attest[delta]'") from exc
 
-__all__ = ["POINTER_DIR", "READ_PROPERTIES", "SIDECAR_DIR", "DeltaCarrier", "attest_after_write"]
+__all__ = ["POINTER_DIR", "READ_PROPERTIES", "SIDECAR_DIR", "DeltaCarrier", "attest_after_write", "signed_table_uri"]
 
 SIDECAR_DIR = "_recipe_attest"  # "_"-prefixed: Delta readers and VACUUM ignore it (Delta protocol, hidden dirs)
 POINTER_DIR = f"{SIDECAR_DIR}/versions"
@@ -83,6 +86,18 @@ def _table_uri(table: str | DeltaTable) -> str:
     if is_uri(table):
         return table.rstrip("/")
     return Path(table).resolve().as_uri()
+
+
+def signed_table_uri(location: str) -> str:
+    """The URI a signed statement names a Delta table by (see ``DeltaCarrier.signed_uri``)."""
+    from carriers.storage import local_path_of
+
+    local = local_path_of(location) if len(urlparse(location).scheme) > 1 else location
+    if local is not None:
+        return Path(local).resolve().as_uri()
+    parsed = urlparse(location.rstrip("/"))
+    scheme = {"s3a": "s3", "s3n": "s3", "abfss": "abfs", "wasbs": "wasb"}.get(parsed.scheme, parsed.scheme)
+    return parsed._replace(scheme=scheme).geturl()
 
 
 def _strip_comments(node: Any) -> Any:
@@ -144,6 +159,13 @@ class DeltaCarrier(AttestedTable):
     @property
     def input_location(self) -> str:
         return self.uri
+
+    @property
+    def signed_uri(self) -> str:
+        """The absolute table URI, one spelling per table: ``file:///abs/path`` for local tables (symlinks resolved;
+        Spark's ``file:/p`` and a relative path name the same table), object stores with a trailing ``/`` removed
+        and Hadoop's scheme aliases (s3a, abfss, ...) folded as delta-rs names them."""
+        return signed_table_uri(self.uri)
 
     def _load(self, version: int | None = None) -> DeltaTable:
         if version is not None and version in self._tables:
@@ -606,10 +628,12 @@ def attest_after_write(
     progress: Progress | None = None,
     detached: bool = False,
     replace: bool = False,
+    signer: Signer | None = None,
 ) -> WriteResult:
     """Attest the table's latest data version after an ordinary ``write_deltalake`` (or any engine's commit).
 
-    The program is ``program_hash`` or, given ``sql``, its SQL program identity in ``dialect``.
+    The program is ``program_hash`` or, given ``sql``, its SQL program identity in ``dialect``. With ``signer``
+    (e.g. ``attest.signing.PemSigner.load("ci.key")``) the attestation is signed (docs/signing.md).
     """
     if program_hash is None:
         if sql is None:
@@ -619,5 +643,5 @@ def attest_after_write(
         program_hash = program_identity_sql(sql, dialect)
     carrier = DeltaCarrier(table, storage_options=storage_options, detached=detached)
     return carrier.record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id, dialect=dialect,
-                          progress=progress, replace=replace)
+                          progress=progress, replace=replace, signer=signer)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from attest.errors import CarrierError, Code
 from attest.hashing import hash_bytes
@@ -15,6 +15,9 @@ from attest.tables import Progress
 from carriers.base import WriteResult
 from carriers.delta import DeltaCarrier, _table_uri, _unsupported_or_error
 from carriers.storage import DeltaStorage
+
+if TYPE_CHECKING:
+    from attest.signing.keys import Signer
 
 __all__ = ["HIVE_NULL", "hive_partition_dir", "write_content_addressed"]
 
@@ -91,12 +94,14 @@ def write_content_addressed(
     configuration: Mapping[str, str | None] | None = None,
     max_rows_per_file: int | None = None,
     progress: Progress | None = None,
+    signer: Signer | None = None,
 ) -> WriteResult:
     """Write ``data`` as Parquet files named ``<blake3>.parquet`` (Hive partition folders kept), commit them
     to the Delta table through delta-rs, then attest the new version.
 
     The output identity is known before the commit: each file's name is the BLAKE3 of its bytes, and the
-    attestation reuses those hashes instead of reading the files back.
+    attestation reuses those hashes instead of reading the files back. With ``signer`` the attestation is signed
+    (docs/signing.md).
     """
     import pyarrow.compute as pc
     from deltalake.transaction import AddAction, create_table_with_add_actions
@@ -165,7 +170,7 @@ def write_content_addressed(
                                       configuration=configuration, storage_options=storage_options)
     carrier = DeltaCarrier(uri, storage_options=storage_options)
     return carrier.record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id, dialect=dialect,
-                          progress=progress, known_hashes=known)
+                          progress=progress, known_hashes=known, signer=signer)
 
 
 def _delta_schema(schema: Any) -> Any:

@@ -9,6 +9,10 @@ Summaries are immutable and written at commit, so an attestation is either
 - *detached*: ``<metadata dir>/recipe_attest/snapshots/<snapshot id>.json``, no commit at all — what format-v3
   tables get (pyiceberg cannot write their manifest lists) and what ``detached=True`` asks for.
 
+A carrier opened on a *branch* (``branch="audit"``) treats that branch's head as "current": record() attests it and
+commits the follow-up snapshot on the branch, so a write-audit-publish job (carriers/publish.py) can attest and
+verify a branch before ``main`` is fast-forwarded to it.
+
 A snapshot's files and reader view are read from its manifests with the table format version's own manifest schema
 (pyiceberg 0.12 reads v3 manifests with the v2 schema, losing deletion-vector offsets and row lineage).
 """
@@ -47,6 +51,8 @@ from carriers.storage import FileIOStorage, check_supported, coded, local_path_o
 if TYPE_CHECKING:
     from pyiceberg.table import Table
     from pyiceberg.table.snapshots import Snapshot
+
+    from attest.signing.keys import Signer
 
 __all__ = [
     "SIDECAR_DIR",
@@ -171,8 +177,9 @@ class IcebergCarrier(AttestedTable):
     pointer_dir = POINTER_DIR
 
     def __init__(self, table: Table, *, catalog_name: str | None = None, detached: bool = False,
-                 allow_external: bool = False) -> None:
+                 allow_external: bool = False, branch: str | None = None) -> None:
         self.table = table
+        self.branch = branch if branch not in (None, "main") else None  # None: main
         catalog = getattr(table, "catalog", None)
         self.catalog_name = catalog_name or getattr(catalog, "name", None) or "default"
         self.detached = detached
@@ -257,10 +264,22 @@ class IcebergCarrier(AttestedTable):
             raise UnsupportedTableError(f"{self.reference} has no snapshot to attest")
         return v
 
-    def _snapshot(self, version: str | int | None) -> Snapshot | None:
-        """The snapshot ``version`` names (id, or a tag/branch name); None = current (None if the table has none)."""
-        if version is None:
+    def _head(self) -> Snapshot | None:
+        """The current snapshot of the carrier's branch (main unless opened on another branch)."""
+        if self.branch is None:
             return self.table.current_snapshot()
+        from pyiceberg.table.refs import SnapshotRefType
+
+        ref = self.table.metadata.refs.get(self.branch)
+        if ref is None or ref.snapshot_ref_type != SnapshotRefType.BRANCH:
+            raise VersionNotFoundError(f"{self.reference} has no branch named {self.branch!r}")
+        return self.table.snapshot_by_id(ref.snapshot_id)
+
+    def _snapshot(self, version: str | int | None) -> Snapshot | None:
+        """The snapshot ``version`` names (id, or a tag/branch name); None = the head of the carrier's branch (None
+        if the table has no snapshot)."""
+        if version is None:
+            return self._head()
         text = str(version)
         if text.lstrip("-").isdigit():
             snap = self.table.snapshot_by_id(int(text))
@@ -565,20 +584,24 @@ class IcebergCarrier(AttestedTable):
             raise CarrierError(f"the attestation would add {size} bytes to the snapshot summary (budget "
                                f"{SUMMARY_BUDGET}); shorten subject fields")
         from pyiceberg.exceptions import CommitFailedException
+        from pyiceberg.table.refs import MAIN_BRANCH
 
+        where = "the current snapshot" if self.branch is None else f"the head of branch {self.branch}"
         # A catalog that refuses the commit (a REST catalog's 409: another writer changed the table metadata) is
-        # retried on the refreshed table while the attested snapshot is still current; once another snapshot
-        # is current, the attestation could no longer follow it: superseded, never retried onto the new head.
+        # retried on the refreshed table while the attested snapshot is still the head (of main, or of the branch
+        # attested); once another snapshot is, the attestation could no longer follow it: superseded, never
+        # retried onto the new head.
         for attempt in range(COMMIT_RETRIES + 1):
             self.table.refresh()
-            current = self.table.current_snapshot()
+            current = self._head()
             if current is None or str(current.snapshot_id) != v.id:
-                raise SupersededError(f"snapshot {v.id} of {self.reference} is no longer the current snapshot; a "
-                                      "follow-up attestation can only follow the current one (use detached mode to "
-                                      "attest older snapshots)")
+                raise SupersededError(f"snapshot {v.id} of {self.reference} is no longer {where}; a follow-up "
+                                      "attestation can only follow it (use detached mode to attest older snapshots)")
             try:
                 with _without_replay(self.table).transaction() as tx:
-                    producer = tx.update_snapshot(snapshot_properties=keys).fast_append()
+                    # On a branch, the follow-up is committed on the branch (pyiceberg asserts its head is v).
+                    producer = tx.update_snapshot(snapshot_properties=keys,
+                                                  branch=self.branch or MAIN_BRANCH).fast_append()
                     new_id = producer.snapshot_id
                     producer.commit()
                 self.table.refresh()
@@ -604,7 +627,7 @@ class IcebergCarrier(AttestedTable):
 
     def write(self, manifest: Manifest, **kwargs: Any) -> WriteResult:
         version = kwargs.get("version")
-        current = self.table.current_snapshot()
+        current = self._head()
         if version is not None and current is not None and str(version) != str(current.snapshot_id) \
                 and not self.writes_detached:
             raise UnsupportedTableError(
@@ -693,14 +716,23 @@ def attest_after_write(
     run_id: str | None = None,
     progress: Progress | None = None,
     replace: bool = False,
+    signer: Signer | None = None,
+    branch: str | None = None,
 ) -> WriteResult:
-    """Attest the table's current snapshot after an ordinary commit (pyiceberg append/overwrite, Spark, ...)."""
+    """Attest the table's current snapshot after an ordinary commit (pyiceberg append/overwrite, Spark, ...).
+
+    ``branch``: attest the head of that branch instead of main's (write-audit-publish). ``signer``: sign the
+    attestation (docs/signing.md)."""
     if program_hash is None:
         if sql is None:
             raise CarrierError("attest_after_write needs program_hash or sql", code=Code.MANIFEST_INVALID_FIELD)
         program_hash = program_identity_sql(sql, dialect)
-    return _carrier(table).record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id,
-                                  dialect=dialect, progress=progress, replace=replace)
+    carrier = _carrier(table)
+    if branch is not None and branch != (carrier.branch or "main"):
+        carrier = IcebergCarrier(carrier.table, catalog_name=carrier.catalog_name, detached=carrier.detached,
+                                 allow_external=carrier.allow_external, branch=branch)
+    return carrier.record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id,
+                          dialect=dialect, progress=progress, replace=replace, signer=signer)
 
 
 # ---- tags ----------------------------------------------------------------------------------------------------------

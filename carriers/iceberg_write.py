@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyiceberg.table import Table
 
+    from attest.signing.keys import Signer
+
 __all__ = ["write_content_addressed"]
 
 
@@ -77,9 +79,11 @@ def write_content_addressed(
     rows_per_file: int | None = None,
     dialect: str | None = None,
     progress: Progress | None = None,
+    signer: Signer | None = None,
 ) -> WriteResult:
     """Write ``data`` as Parquet files named ``<blake3>.parquet`` and commit them in ONE snapshot whose summary
-    carries the full attestation (the sidecar is written before the commit): no window without an attestation."""
+    carries the full attestation (the sidecar is written before the commit): no window without an attestation.
+    With ``signer`` the attestation is signed and its envelope stored before the commit too (docs/signing.md)."""
     from pyiceberg.io.pyarrow import parquet_file_to_data_file
     from pyiceberg.table import TableProperties
 
@@ -163,7 +167,10 @@ def write_content_addressed(
         payload, sidecar_digest = sidecar.encode()
         rel = f"{carrier.sidecar_dir}/{sidecar_name(sidecar_digest)}"
         carrier.storage.write_once(rel, payload)  # before the commit
-        keys = encode_keys(manifest, version=str(snapshot_id), sidecar_rel=rel, sidecar_hash=sidecar_digest)
+        envelope_rel, envelope_digest = (None, None) if signer is None else \
+            carrier.sign(signer, str(snapshot_id), manifest, sidecar_digest=sidecar_digest, view=view)
+        keys = encode_keys(manifest, version=str(snapshot_id), sidecar_rel=rel, sidecar_hash=sidecar_digest,
+                           envelope=envelope_digest)
         if summary_size(keys) > SUMMARY_BUDGET:
             raise CarrierError(f"the attestation would add {summary_size(keys)} bytes to the snapshot summary "
                                f"(budget {SUMMARY_BUDGET}); shorten subject fields")
@@ -184,4 +191,6 @@ def write_content_addressed(
         raise SupersededError(f"a concurrent commit landed during the content-addressed write; snapshot {snapshot_id} "
                               "does not hold the attested file set and will not verify")
     return WriteResult(location=carrier.reference, attested_version=str(snapshot_id),
-                       sidecar=carrier.storage.location(rel), manifest=manifest)
+                       sidecar=carrier.storage.location(rel), manifest=manifest,
+                       envelope=None if envelope_rel is None else carrier.storage.location(envelope_rel),
+                       signer=None if signer is None else signer.key_id)

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attest.errors import AttestError
 from attest.identity.inputs import ObservedInput
 from attest.verify.report import Level
 from attest.verify.table import verify_state
 from carriers.refs import TableRef, from_location, open_table
+
+if TYPE_CHECKING:
+    from attest.signing.policy import TrustPolicy
 
 
 @dataclass
@@ -70,13 +73,15 @@ def walk(
     depth: int = 8,
     level: Level = "files",
     storage_options: Mapping[str, str] | None = None,
+    policy: TrustPolicy | None = None,
     _observed: ObservedInput | None = None,
     _seen: set[tuple[str, str | None]] | None = None,
 ) -> LineageNode:
     """The lineage tree rooted at ``ref`` (at ``version``, default current), verified at ``level`` per node.
 
     Upstreams are reached through each input's recorded ``location``; an input without one is a leaf.
-    ``depth`` bounds the walk; a version already visited is not expanded twice (diamonds, cycles).
+    ``depth`` bounds the walk; a version already visited is not expanded twice (diamonds, cycles). ``policy``: every
+    node's signature is judged under it too (docs/signing.md).
     """
     seen = _seen if _seen is not None else set()
     table = from_location(ref) if isinstance(ref, str) else ref
@@ -91,7 +96,7 @@ def walk(
         node.verdict = exc.message
         return node
     node.version = state.version
-    report = verify_state(state, carrier, level=level)
+    report = verify_state(state, carrier, level=level, policy=policy)
     node.verdict = report.verdict()
     node.passed = report.passed
     att = state.attestation
@@ -115,7 +120,7 @@ def walk(
                                            table=observed.table, observed_as=observed.proof_class))
             continue
         child = walk(from_location(observed.location), version=upstream_version, depth=depth - 1, level=level,
-                     storage_options=storage_options, _observed=observed, _seen=seen)
+                     storage_options=storage_options, policy=policy, _observed=observed, _seen=seen)
         child.table = observed.table
         node.inputs.append(child)
     return node

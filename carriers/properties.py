@@ -4,7 +4,8 @@
   convention (strip the prefix, split on ``.``, nest objects), so another producer's reader reconstitutes a
   schema-valid manifest from our metadata. ``output_hashes`` never goes there (the convention has no lists): the
   sidecar holds the file list;
-- ``recipe_attest.*``: this project's carrier metadata (binding, sidecar pointer, output count, layout);
+- ``recipe_attest.*``: this project's carrier metadata (binding, sidecar pointer, output count, layout, and the
+  envelope of a signed attestation);
 - legacy (first-wave) maps also carry ``recipe_manifest._binding.*`` / ``_sidecar.*`` / ``_outputs.*`` keys and
   inline ``output_hashes.<i>.*``; they are still read (``from_properties`` returns the ``_`` keys apart);
 - the empty string means "absent" when reading (first-wave writers blanked keys they could not delete).
@@ -27,7 +28,10 @@ KEY_VERSION = CARRIER_PREFIX + "binding.version"
 KEY_SIDECAR_PATH = CARRIER_PREFIX + "sidecar.path"
 KEY_SIDECAR_HASH = CARRIER_PREFIX + "sidecar.blake3"
 KEY_OUTPUTS_COUNT = CARRIER_PREFIX + "outputs.count"
-CARRIER_KEYS = frozenset({KEY_LAYOUT, KEY_VERSION, KEY_SIDECAR_PATH, KEY_SIDECAR_HASH, KEY_OUTPUTS_COUNT})
+# A signed attestation: the BLAKE3 of its DSSE envelope, stored as <sidecar dir>/<blake3>.dsse.json (docs/signing.md).
+KEY_ENVELOPE = CARRIER_PREFIX + "envelope.blake3"
+CARRIER_KEYS = frozenset({KEY_LAYOUT, KEY_VERSION, KEY_SIDECAR_PATH, KEY_SIDECAR_HASH, KEY_OUTPUTS_COUNT,
+                          KEY_ENVELOPE})
 # First-wave layout (read, never written): binding keys under the manifest prefix, first segment "_".
 LEGACY_KEY_VERSION = PREFIX + "_binding.version"
 LEGACY_KEY_SIDECAR_PATH = PREFIX + "_sidecar.path"

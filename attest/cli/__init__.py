@@ -78,6 +78,15 @@ def _add_json(p: argparse.ArgumentParser, what: str = "print one JSON object ins
     p.add_argument("--json", action="store_true", help=what)
 
 
+def _add_trust(p: argparse.ArgumentParser, what: str = "") -> None:
+    """--key / --policy: check signatures under a trust policy (docs/signing.md)."""
+    signing = p.add_mutually_exclusive_group()
+    signing.add_argument("--key", metavar="PUB.pem", help=f"require a signature by this public key{what} "
+                         "(docs/signing.md)")
+    signing.add_argument("--policy", metavar="TRUST.toml", help=f"require signatures allowed by this trust "
+                         f"policy{what}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from attest.cli import commands as c
 
@@ -109,10 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="schema, files (tables) or bytes; default bytes where output hashes and files exist. "
                    "Manifests: bytes needs --artifacts-dir")
     _add_json(p)
-    signing = p.add_mutually_exclusive_group()
-    signing.add_argument("--key", metavar="PUB.pem", help="require a signature by this public key (docs/signing.md)")
-    signing.add_argument("--policy", metavar="TRUST.toml", help="require a signature allowed by this trust policy")
-    p.add_argument("--envelope", metavar="FILE", help="the signed envelope (default: <manifest>.dsse.json beside it)")
+    _add_trust(p)
+    p.add_argument("--envelope", metavar="FILE", help="manifests: the signed envelope (default: <manifest>.dsse.json "
+                   "beside it); a table's envelope is the one its metadata names")
     p.add_argument("--allow-external-files", action="store_true",
                    help="tables: read data files outside the table's locations (shallow clones, migrated tables)")
     _add_table_options(p)
@@ -146,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, default=8, help="how many levels upstream to walk (default 8)")
     p.add_argument("--level", choices=LEVELS, default="files", help="how deeply each node is verified (default files)")
     _add_json(p, "print the tree as JSON")
+    _add_trust(p, " on every node")
     _add_table_options(p)
     p.set_defaults(func=c.cmd_lineage)
 
@@ -159,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--level", choices=LEVELS, default=None,
                    help="schema, files or bytes (default: bytes where output hashes exist)")
     _add_json(p, "print one JSON object with every table's report")
+    _add_trust(p, " on every table")
     p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
                    help="object-store option passed to the table library (repeatable; values are never printed)")
     _add_spark_options(p)
@@ -183,14 +193,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replace", action="store_true",
                    help="allow replacing an attestation of the same version that recorded more evidence "
                    "(observed inputs) than this one")
+    p.add_argument("--sign-key", metavar="KEY",
+                   help="sign the attestation with this private key file (default: $ATTEST_SIGNING_KEY; an "
+                   "encrypted key's password comes from $ATTEST_SIGNING_KEY_PASSWORD). docs/signing.md")
+    p.add_argument("--branch", metavar="NAME",
+                   help="Iceberg: attest the head of this branch (write-audit-publish) instead of main's")
     _add_json(p, "print the result as JSON")
     _add_table_options(p, version=False)
     p.set_defaults(func=c.cmd_record)
+
+    p = sub.add_parser("publish", help="Iceberg write-audit-publish: fast-forward main to a branch that verifies",
+                       description="Verify the head of BRANCH of an Iceberg table (its attestation, at --level, "
+                       "under --key/--policy) and only then fast-forward main to it. Refused (exit 1) when main "
+                       "moved since the branch forked (not_fast_forward) or the branch head does not verify.")
+    p.add_argument("target", metavar="iceberg://CATALOG/NS.TABLE")
+    p.add_argument("--branch", required=True, metavar="NAME", help="the branch the job wrote and attested")
+    p.add_argument("--level", choices=LEVELS, default=None,
+                   help="schema, files or bytes (default: bytes where the attestation names files)")
+    _add_trust(p)
+    _add_json(p, "print the result as JSON")
+    p.set_defaults(func=c.cmd_publish)
     return parser
 
 
 # Failures of a run that are verdicts about the table, not unreadable input: exit 1.
-_NOT_DONE = frozenset({Code.SUPERSEDED, Code.COMMIT_CONFLICT, Code.EVIDENCE_DROPPED})
+_NOT_DONE = frozenset({Code.SUPERSEDED, Code.COMMIT_CONFLICT, Code.EVIDENCE_DROPPED, Code.NOT_FAST_FORWARD})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

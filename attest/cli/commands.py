@@ -18,6 +18,7 @@ from attest.errors import ArgumentsError, AttestError, Code, InvalidArgumentErro
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from attest.signing.keys import Signer
     from attest.signing.policy import TrustPolicy
     from attest.verify.audit import AuditReport
     from attest.verify.report import Report
@@ -70,15 +71,19 @@ class RecordResult:
     sidecar: str | None
     manifest: dict[str, Any] | None
     replaced: list[str] = field(default_factory=list)
+    signer: str | None = None  # the key id that signed (never the key)
+    envelope: str | None = None
     exit_code: int = EXIT_OK
 
     def to_json(self) -> dict[str, Any]:
         return {"recorded": True, "table": self.ref, "location": self.location, "attested_version":
-                self.attested_version, "sidecar": self.sidecar, "manifest": self.manifest, "replaced": self.replaced}
+                self.attested_version, "sidecar": self.sidecar, "manifest": self.manifest, "replaced": self.replaced,
+                "signer": self.signer, "envelope": self.envelope}
 
     def human(self) -> str:
         line = (f"RECORDED — {self.ref} {self.noun} {self.attested_version}: {self.files} file(s) hashed"
-                + (f", inputs {self.proof}" if self.proof else ", no inputs observed"))
+                + (f", inputs {self.proof}" if self.proof else ", no inputs observed")
+                + (f", signed by {self.signer}" if self.signer else ""))
         return "\n".join([*(f"  replaces: {r}" for r in self.replaced), line])
 
 
@@ -197,16 +202,16 @@ def spark_for(args: argparse.Namespace) -> Iterator[SessionOnDemand | None]:
 
 
 def verify_with(carrier: AttestedTable, spark: SessionOnDemand | None, *, version: str | None, level: Any,
-                progress: Any = None) -> Report:
+                progress: Any = None, policy: TrustPolicy | None = None) -> Report:
     """verify_table, with the bytes hashed on Spark executors when ``spark`` is given (the same decision)."""
     from attest.verify.table import verify_table
 
     if spark is None:
-        return verify_table(carrier, version=version, level=level, progress=progress)
+        return verify_table(carrier, version=version, level=level, progress=progress, policy=policy)
     from carriers.spark.distributed import executor_note, use_executors
 
     hasher = use_executors(carrier, spark)
-    report = verify_table(carrier, version=version, level=level, progress=progress)
+    report = verify_table(carrier, version=version, level=level, progress=progress, policy=policy)
     note = executor_note(hasher)
     if note is not None:
         report.notes.append(note)
@@ -230,15 +235,16 @@ def cmd_verify(args: argparse.Namespace, out: Output) -> Report:
 def _verify_table(args: argparse.Namespace, out: Output) -> Report:
     if args.artifacts_dir:
         raise InvalidArgumentError("--artifacts-dir is for manifest files, not tables")
-    if args.key or args.policy or args.envelope:
-        # Refused rather than ignored: a signature check that silently did not happen would over-claim.
-        raise InvalidArgumentError("--key, --policy and --envelope apply to manifest files; table signatures are "
-                                   "not checked yet")
+    if args.envelope:
+        # Refused rather than ignored: a table's envelope is the one its metadata names, nothing else is checked.
+        raise InvalidArgumentError("--envelope applies to manifest files; a table's envelope is the one its "
+                                   "metadata names (recipe_attest.envelope.blake3)")
+    policy = _trust_policy(args)  # before any hashing: a bad key or policy file is an input error (exit 2)
     ref = table_ref(args)
     with spark_for(args) as spark:
         carrier = open_ref(args, ref, allow_external=bool(getattr(args, "allow_external_files", False)))
         return verify_with(carrier, spark, version=ref.version, level=args.level,
-                           progress=out.progress("hashing table files"))
+                           progress=out.progress("hashing table files"), policy=policy)
 
 
 def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
@@ -270,7 +276,7 @@ def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
 # ---- signatures (docs/signing.md) ------------------------------------------------------------------------------
 def _trust_policy(args: argparse.Namespace) -> TrustPolicy | None:
     """The TrustPolicy that --key or --policy names, or None; signing code is imported only when asked for."""
-    if args.key is None and args.policy is None:
+    if getattr(args, "key", None) is None and getattr(args, "policy", None) is None:
         return None
     from attest.signing.policy import TrustPolicy
 
@@ -391,9 +397,10 @@ def cmd_lineage(args: argparse.Namespace, out: Output) -> LineageResult:
 
     if args.depth < 0:
         raise InvalidArgumentError(f"--depth must be 0 or more, got {args.depth}")
+    policy = _trust_policy(args)
     ref = table_ref(args)
     root = walk(ref, version=ref.version, depth=args.depth, level=args.level,
-                storage_options=storage_options(args))
+                storage_options=storage_options(args), policy=policy)
     return LineageResult(root)
 
 
@@ -407,6 +414,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
     from carriers.discovery import expand
     from carriers.refs import open_table
 
+    policy = _trust_policy(args)  # one policy for every table; a bad file is an input error before any table
     audit = AuditReport()
     options = storage_options(args)
     refs: list[tuple[str, Any]] = []
@@ -424,7 +432,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
     for index, (name, ref) in enumerate(refs):
         try:
             report = verify_with(open_table(ref, storage_options=options), spark, version=ref.version,
-                                 level=args.level)
+                                 level=args.level, policy=policy)
             row = audit.add_report(name, report)
         except Exception as exc:  # one unreadable table must not stop the audit of the others
             from carriers.storage import coded
@@ -481,16 +489,83 @@ def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
     for item in args.input or []:
         upstream_ref = _input_ref(item)
         inputs.append(open_ref(args, upstream_ref).observe(upstream_ref.version))
+    signer = _signer(args)  # before any hashing: an unreadable key is an input error (exit 2)
     carrier = open_ref(args, ref, detached=bool(args.detached))
+    if args.branch is not None:
+        carrier = _on_branch(carrier, args.branch)
     result = carrier.record(model=args.model, program_hash=program_hash, inputs=inputs, run_id=args.run_id,
                             dialect=args.dialect, progress=out.progress("hashing table files"),
-                            replace=bool(args.replace))
+                            replace=bool(args.replace), signer=signer)
     manifest = result.manifest
     return RecordResult(ref=ref.base, noun=ref.noun, attested_version=result.attested_version,
                         files=len(manifest.output_hashes or ()) if manifest is not None else 0,
                         proof=None if manifest is None else manifest.inputs_proof_class, location=result.location,
                         sidecar=result.sidecar, manifest=None if manifest is None else manifest.to_dict(),
-                        replaced=list(result.replaced))
+                        replaced=list(result.replaced), signer=result.signer, envelope=result.envelope)
+
+
+def _signer(args: argparse.Namespace) -> Signer | None:
+    """The key ``--sign-key`` names, else ``$ATTEST_SIGNING_KEY``'s, else None. Never printed: only its key id."""
+    from attest.signing.keys import SIGNING_KEY_ENV
+
+    path = args.sign_key or os.environ.get(SIGNING_KEY_ENV)
+    if not path:
+        return None
+    from attest.signing.keys import PemSigner
+
+    return PemSigner.load(path)
+
+
+def _on_branch(carrier: AttestedTable, branch: str) -> AttestedTable:
+    from carriers.iceberg import IcebergCarrier
+
+    if not isinstance(carrier, IcebergCarrier):
+        raise InvalidArgumentError("--branch applies to Iceberg tables (Delta has no branches)")
+    return IcebergCarrier(carrier.table, catalog_name=carrier.catalog_name, detached=carrier.detached,
+                          allow_external=carrier.allow_external, branch=branch)
+
+
+# ---- publish (Iceberg write-audit-publish) ---------------------------------------------------------------------
+@dataclass
+class PublishRefusedResult:
+    """``attest publish`` refused because the branch head did not verify: the verdict, main untouched."""
+
+    table: str
+    branch: str
+    message: str
+    report: Report
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_FAILED
+
+    def to_json(self) -> dict[str, Any]:
+        return {"published": False, "passed": False, "table": self.table, "branch": self.branch,
+                "verdict": f"NOT PUBLISHED — {self.message}", "errors": [p.to_json() for p in self.report.errors],
+                "report": self.report.to_json()}
+
+    def human(self) -> str:
+        return f"{self.report.human()}\nNOT PUBLISHED — main of {self.table} was not moved"
+
+
+def cmd_publish(args: argparse.Namespace, out: Output) -> Any:
+    from attest.errors import VerificationRefusedError
+    from carriers.publish import publish
+
+    ref = table_ref(args)
+    if ref.format != "iceberg" or ref.version is not None:
+        raise InvalidArgumentError("publish takes an Iceberg table, iceberg://<catalog>/<namespace>.<table>, without "
+                                   "a snapshot: the branch head is what is published")
+    from carriers.iceberg import IcebergCarrier
+
+    policy = _trust_policy(args)
+    carrier = open_ref(args, ref)
+    assert isinstance(carrier, IcebergCarrier)  # an iceberg:// reference opens an IcebergCarrier
+    try:
+        return publish(carrier, args.branch, policy=policy, level=args.level,
+                       progress=out.progress("hashing table files"))
+    except VerificationRefusedError as err:
+        return PublishRefusedResult(ref.base, args.branch, err.message, err.report)
 
 
 def _input_ref(text: str) -> TableRef:

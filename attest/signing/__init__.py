@@ -13,8 +13,18 @@ from attest.signing.attestation import (
     sign_table_attestation,
 )
 from attest.signing.dsse import INTOTO_PAYLOAD_TYPE, VerifiedPayload, pae, sign_envelope, verify_envelope
-from attest.signing.keys import PASSWORD_ENV, KeyPair, PemSigner, PublicKey, Signer, generate_keypair, key_id
-from attest.signing.policy import SignatureResult, TrustedKey, TrustPolicy
+from attest.signing.keys import (
+    PASSWORD_ENV,
+    SIGNING_KEY_ENV,
+    KeyPair,
+    PemSigner,
+    PublicKey,
+    Signer,
+    generate_keypair,
+    key_id,
+    signer_from_env,
+)
+from attest.signing.policy import SignatureResult, TrustedKey, TrustPolicy, load_policy
 from attest.signing.statement import (
     MANIFEST_PREDICATE_TYPE,
     STATEMENT_TYPE,
@@ -29,6 +39,7 @@ __all__ = [
     "INTOTO_PAYLOAD_TYPE",
     "MANIFEST_PREDICATE_TYPE",
     "PASSWORD_ENV",
+    "SIGNING_KEY_ENV",
     "STATEMENT_TYPE",
     "TABLE_PREDICATE_TYPE",
     "Binding",
@@ -46,10 +57,12 @@ __all__ = [
     "check_table_signature",
     "generate_keypair",
     "key_id",
+    "load_policy",
     "pae",
     "parse_statement",
     "sign_envelope",
     "sign_manifest_attestation",
     "sign_table_attestation",
+    "signer_from_env",
     "verify_envelope",
 ]

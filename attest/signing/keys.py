@@ -31,6 +31,8 @@ from attest.signing.errors import KeyInvalidError
 KeyType = Literal["ed25519", "ecdsa-p256"]
 KEY_TYPES: tuple[KeyType, ...] = ("ed25519", "ecdsa-p256")
 PASSWORD_ENV = "ATTEST_SIGNING_KEY_PASSWORD"
+# The private key file record / the Spark hook sign with when no key is given explicitly (a file name, never a key).
+SIGNING_KEY_ENV = "ATTEST_SIGNING_KEY"
 
 _PublicKeyObject = ed25519.Ed25519PublicKey | ec.EllipticCurvePublicKey
 _PrivateKeyObject = ed25519.Ed25519PrivateKey | ec.EllipticCurvePrivateKey
@@ -175,6 +177,14 @@ class PemSigner:
     def __reduce__(self) -> NoReturn:
         # Pickling would write the private key into whatever stores the pickle (a Spark task, a cache file).
         raise TypeError("a PemSigner is not picklable: load the key where it is used")
+
+
+def signer_from_env(environ: Mapping[str, str] | None = None) -> PemSigner | None:
+    """The signer ``$ATTEST_SIGNING_KEY`` names (a private key file; its password, if any, in
+    ``$ATTEST_SIGNING_KEY_PASSWORD``), or None when the variable is unset or empty."""
+    env = os.environ if environ is None else environ
+    path = env.get(SIGNING_KEY_ENV)
+    return PemSigner.load(path, environ=env) if path else None
 
 
 @dataclass(frozen=True, repr=False)

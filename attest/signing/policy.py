@@ -203,6 +203,24 @@ class TrustPolicy:
         return SignatureResult.failure(code, message, signed=True, required=required, verified_keys=verified.signers)
 
 
+def load_policy(source: TrustPolicy | PublicKey | str | os.PathLike[str]) -> TrustPolicy:
+    """A trust policy from what an API caller hands over: a ``TrustPolicy``, a ``PublicKey`` (``--key``), or a file —
+    a PEM public key (``-----BEGIN``) is trusted alone like ``--key``, anything else is read as a TOML policy."""
+    if isinstance(source, TrustPolicy):
+        return source
+    if isinstance(source, PublicKey):
+        return TrustPolicy.from_public_key(source)
+    path = Path(source)
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(64)
+    except OSError as exc:
+        raise PolicyInvalidError(f"{path}: cannot read the trust policy or key ({exc.strerror or exc})") from exc
+    if head.lstrip().startswith(b"-----BEGIN"):
+        return TrustPolicy.from_public_key(path)
+    return TrustPolicy.load(path)
+
+
 def _globs(value: Any, path: str, bad: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(g, str) and g for g in value):
         raise bad("must be a list of non-empty glob strings", path)

@@ -1,6 +1,7 @@
 """Spark post-write hooks: one line in a PySpark job attests every Delta / Iceberg table it writes.
 
-    hook = attest.spark.install(spark)        # ... job ...; hook.flush()
+    hook = attest.spark.install(spark)        # ... job ...; hook.flush()   (signer=... signs each attestation)
+    gate = attest.spark.require_verified(spark, "trust.toml")   # reads only verified table versions
 
 Re-exports what ``carriers.spark`` defines (docs/spark.md) — the very same objects, so signatures, defaults and
 docstrings cannot drift apart. Importing this package imports neither pyspark nor the carriers' engines
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from carriers.spark.distributed import verify
+    from carriers.spark.gate import ReadGate, require_verified
     from carriers.spark.hook import DeltaMode, Hook, Policy, attested_write, install
     from carriers.spark.session import local_session, pyiceberg_catalog_properties, spark_conf
 
@@ -23,10 +25,12 @@ _EXPORTS: dict[str, str] = {
     "DeltaMode": "carriers.spark.hook",
     "Hook": "carriers.spark.hook",
     "Policy": "carriers.spark.hook",
+    "ReadGate": "carriers.spark.gate",
     "attested_write": "carriers.spark.hook",
     "install": "carriers.spark.hook",
     "local_session": "carriers.spark.session",
     "pyiceberg_catalog_properties": "carriers.spark.session",
+    "require_verified": "carriers.spark.gate",
     "spark_conf": "carriers.spark.session",
     "verify": "carriers.spark.distributed",
 }
@@ -35,10 +39,12 @@ __all__ = [
     "DeltaMode",
     "Hook",
     "Policy",
+    "ReadGate",
     "attested_write",
     "install",
     "local_session",
     "pyiceberg_catalog_properties",
+    "require_verified",
     "spark_conf",
     "verify",
 ]

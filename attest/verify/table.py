@@ -4,17 +4,25 @@ At every level: the reconstituted manifest, the carrier's integrity (sidecar, ma
 the table's own consistency, and the binding — the attested version is still what readers get (no data change, no
 rewrite, the same reader view). Then ``files`` adds the live file set and sizes against the attested triples, and
 ``bytes`` re-hashes every live file.
+
+With a trust policy (docs/signing.md) every level also checks the attestation's signature: the envelope the metadata
+names must verify under a trusted key that may attest this table and model, over a Statement naming exactly this
+table, the attested version, the manifest, and the sidecar and reader-view digests that were checked.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from attest.errors import Code
 from attest.schema import validate
-from attest.tables import DataFile, FileIdentity, Progress, TableState, attestation_identity
+from attest.tables import DataFile, FileIdentity, Progress, TableState, attestation_document, attestation_identity
 from attest.verify.report import Level, Report, version_noun, version_option
+
+if TYPE_CHECKING:
+    from attest.signing.policy import TrustPolicy
 
 
 class FileHasher(Protocol):
@@ -99,14 +107,52 @@ def _check_binding(state: TableState, report: Report) -> None:
                     f"{att.attested_version} without a data commit: {detail}; re-attest if the change is intended")
 
 
+def _check_signature(state: TableState, report: Report, policy: TrustPolicy | None,
+                     now: dt.datetime | None) -> None:
+    """The signature part of a verdict. Without a policy nothing is checked, and a signed attestation says so."""
+    att = state.attestation
+    assert att is not None
+    if policy is None:
+        if att.envelope_ref is not None:
+            report.notes.append(f"this attestation carries a signature ({att.envelope_ref}) that was not checked: "
+                                "give --key or --policy (docs/signing.md)")
+        return
+    from attest.signing.attestation import check_table_signature  # cryptography only when a policy is given
+
+    envelope, problem = att.load_envelope()
+    if problem is not None:
+        # The metadata names an envelope that is gone or swapped: never "unsigned", whatever the policy requires.
+        report.signature = {"passed": False, "code": problem.code.value, "message": problem.message,
+                            "signer": None, "signed": True, "required": True, "verified_keys": []}
+        report.errors.append(problem)
+        return
+    binding = {"sidecar_digest": att.sidecar_digest, "reader_view_digest": None if att.view is None else
+               att.view.digest}
+    version = att.attested_version if att.attested_version is not None else state.version
+    result = check_table_signature(envelope, policy, state.uri or state.table, version, None,
+                                   attestation_document(att.document),
+                                   binding, now=now)
+    report.signature = result.to_json()
+    if result.passed:
+        report.signer = result.signer
+        if result.signer is None:
+            report.notes.append(result.message)
+    else:
+        report.fail(result.code or Code.SIGNATURE_INVALID, result.message, att.envelope_ref or "")
+
+
 def verify_state(
     state: TableState,
     carrier: FileHasher | None,
     *,
     level: Level | None = None,
     progress: Progress | None = None,
+    policy: TrustPolicy | None = None,
+    now: dt.datetime | None = None,
 ) -> Report:
-    """Judge one table version. ``carrier`` is needed only for the bytes level (to hash live files)."""
+    """Judge one table version. ``carrier`` is needed only for the bytes level (to hash live files). With
+    ``policy`` the attestation's signature is judged too (``now``: the instant key validity windows are judged at,
+    default the current time)."""
     report = Report(subject=state.table, table_format=state.table_format, version=state.version)
     report.notes.extend(state.notes)
     att = state.attestation
@@ -133,6 +179,7 @@ def verify_state(
                     "its sidecar: a field was edited after the attestation was written")
     if not report.errors:
         _check_binding(state, report)
+    _check_signature(state, report, policy, now)
     if report.errors or want == "schema":
         return report
     if att.origin == "foreign":
@@ -190,5 +237,8 @@ def verify_table(
     version: str | int | None = None,
     level: Level | None = None,
     progress: Progress | None = None,
+    policy: TrustPolicy | None = None,
+    now: dt.datetime | None = None,
 ) -> Report:
-    return verify_state(carrier.state(version), carrier, level=level, progress=progress)
+    """Verify a table version through its carrier (``policy``: judge its signature too, see ``verify_state``)."""
+    return verify_state(carrier.state(version), carrier, level=level, progress=progress, policy=policy, now=now)

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
+    from attest.signing.policy import TrustPolicy
     from attest.verify.report import Report
     from carriers.core import AttestedTable
     from carriers.refs import TableRef
@@ -372,9 +373,10 @@ def executor_note(hasher: ExecutorHasher) -> str | None:
 def verify(spark: SparkSession, table: str | TableRef | AttestedTable, *, version: str | int | None = None,
            level: Literal["schema", "files", "bytes"] | None = "bytes",
            storage_options: Mapping[str, str] | None = None, allow_external: bool = False,
-           progress: Progress | None = None) -> Report:
+           progress: Progress | None = None, policy: TrustPolicy | None = None) -> Report:
     """Verify a table version with its bytes hashed on ``spark``'s executors: the same checks, codes and verdict
-    as local verification (``attest.verify.table.verify_table``), which decides on the driver."""
+    as local verification (``attest.verify.table.verify_table``), which decides on the driver; with ``policy``,
+    the attestation's signature is judged too (docs/signing.md)."""
     from attest.verify.table import verify_table
     from carriers.core import AttestedTable
     from carriers.refs import open_table, parse_ref
@@ -387,7 +389,7 @@ def verify(spark: SparkSession, table: str | TableRef | AttestedTable, *, versio
             version = ref.version
         carrier = open_table(ref, storage_options=storage_options, allow_external=allow_external)
     hasher = use_executors(carrier, spark)
-    report = verify_table(carrier, version=version, level=level, progress=progress)
+    report = verify_table(carrier, version=version, level=level, progress=progress, policy=policy)
     note = executor_note(hasher)
     if note is not None:
         report.notes.append(note)

@@ -28,6 +28,7 @@ from carriers.spark.stamp import ICEBERG_STAMP_KEY, Window, is_stamp, stamp_in_o
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from attest.signing.keys import Signer
     from carriers.base import WriteResult
     from carriers.core import AttestedTable
 
@@ -131,6 +132,7 @@ class WriteEvent:
     location: str | None
     catalog: str | None = None
     identifier: tuple[str, ...] | None = None  # namespace parts + name (Iceberg)
+    branch: str | None = None  # Iceberg: the branch written (``t.branch_audit``, write-audit-publish); None: main
     read_version: int | None = None  # Delta version / Iceberg snapshot id the command read (None: new table)
     hint_version: int | None = None  # the table's version when the callback ran (>= the committed one)
     inputs: list[LeafInfo] = field(default_factory=list)
@@ -157,11 +159,24 @@ def _target_from_relation(rel: Any) -> tuple[str, dict[str, Any]] | None:
                          "hint_version": int(table.deltaLog().unsafeVolatileSnapshot().version())}
     if tcls == "SparkTable":
         sid = table.snapshotId()
-        snap = table.table().currentSnapshot()
+        branch = _branch_of(table)
+        snap = table.table().currentSnapshot() if branch is None else table.table().snapshot(branch)
+        if branch is not None and ids and ids[-1] == f"branch_{branch}":
+            ids = ids[:-1]  # t.branch_audit names table t (its branch audit)
         return "iceberg", {"table_name": name, "location": str(table.table().location()), "catalog": cat,
                            "identifier": ids, "read_version": None if sid is None else int(sid),
-                           "hint_version": None if snap is None else int(snap.sequenceNumber())}
+                           "hint_version": None if snap is None else int(snap.sequenceNumber()),
+                           "branch": branch}
     return None
+
+
+def _branch_of(spark_table: Any) -> str | None:
+    """The branch an Iceberg SparkTable writes (None: main, or an Iceberg runtime without branches)."""
+    try:
+        branch = spark_table.branch()
+    except Exception:
+        return None
+    return None if branch is None or str(branch) == "main" else str(branch)
 
 
 def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
@@ -273,7 +288,7 @@ class Hook:
                  delta_mode: DeltaMode = "alter", timeout_s: float = 600.0, max_pending: int = 256,
                  iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
                  serialize_writes: bool = True, guard_timeout_s: float = 120.0,
-                 executor_hash_bytes: int | None = None) -> None:
+                 executor_hash_bytes: int | None = None, signer: Signer | None = None) -> None:
         if policy not in ("optional", "required", "disabled"):
             raise ValueError(f"policy must be optional, required or disabled, not {policy!r}")
         if delta_mode not in ("alter", "detached"):
@@ -287,6 +302,7 @@ class Hook:
         self.iceberg_catalogs = {k: dict(v) for k, v in (iceberg_catalogs or {}).items()}
         self.serialize_writes = serialize_writes
         self.guard_timeout_s = guard_timeout_s
+        self.signer = signer  # signs every attestation (docs/signing.md); only its key id is ever shown
         self.guard_seconds = 0.0  # time the job's statements spent waiting for pending attestations
         from carriers.spark.distributed import HashingStats
 
@@ -586,7 +602,8 @@ class Hook:
             return None
         inputs = [self._observe(leaf) for leaf in event.inputs]
         return carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
-                              run_id=self.run_id, dialect="spark", engines=self._engines, version=version)
+                              run_id=self.run_id, dialect="spark", engines=self._engines, version=version,
+                              signer=self.signer)
 
     def _route_hashing(self, carrier: AttestedTable, event: WriteEvent) -> None:
         """Large writes are hashed on the executors, small ones on the driver (carriers/spark/distributed.py)."""
@@ -614,7 +631,7 @@ class Hook:
 
         assert event.catalog is not None and event.identifier is not None
         table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
-        carrier = IcebergCarrier(table, catalog_name=event.catalog)
+        carrier = IcebergCarrier(table, catalog_name=event.catalog, branch=event.branch)
         self._route_hashing(carrier, event)
         committed = self._iceberg_commit(table, event)
         if committed is None:
@@ -625,14 +642,14 @@ class Hook:
             if key in self._done:
                 return None
             self._done.add(key)
-        current = table.current_snapshot()
+        current = carrier._head()  # main's current snapshot, or the head of the branch written
         if current is None or current.snapshot_id != committed:
             self._skip(f"snapshot {committed} of {event.table_name} was superseded by a later commit before it "
-                       "could be attested (Iceberg attests the current snapshot)")
+                       "could be attested (Iceberg attests the current snapshot of the branch written)")
             return None
         inputs = [self._observe(leaf) for leaf in event.inputs]
         return carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
-                              run_id=self.run_id, dialect="spark", engines=self._engines)
+                              run_id=self.run_id, dialect="spark", engines=self._engines, signer=self.signer)
 
     def _iceberg_commit(self, table: Any, event: WriteEvent) -> int | None:
         """The snapshot this command committed, None when it committed nothing.
@@ -758,18 +775,19 @@ def install(spark: SparkSession, policy: Policy = "optional", *, model_namer: Ca
             run_id: str | None = None, delta_mode: DeltaMode = "alter", timeout_s: float = 600.0,
             max_pending: int = 256, iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
             serialize_writes: bool = True, guard_timeout_s: float = 120.0,
-            executor_hash_bytes: int | None = None) -> Hook:
+            executor_hash_bytes: int | None = None, signer: Signer | None = None) -> Hook:
     """Register the post-write hook on ``spark`` (see docs/spark.md). policy="disabled" registers nothing.
 
     ``serialize_writes`` (default): the job's next statement waits, at most ``guard_timeout_s``, for pending
     attestations, so the hook's metadata commit never aborts the job's own next write. A write with at least
     ``executor_hash_bytes`` to hash is hashed on the executors, a smaller one on the driver; the default is
     carriers.spark.distributed.EXECUTOR_HASH_BYTES on a cluster and the driver under a local master, whose
-    executors are the driver's own cores (docs/distributed.md)."""
+    executors are the driver's own cores (docs/distributed.md). ``signer``: sign every attestation
+    (docs/signing.md)."""
     hook = Hook(spark, policy=policy, model_namer=model_namer, run_id=run_id, delta_mode=delta_mode,
                 timeout_s=timeout_s, max_pending=max_pending, iceberg_catalogs=iceberg_catalogs,
                 serialize_writes=serialize_writes, guard_timeout_s=guard_timeout_s,
-                executor_hash_bytes=executor_hash_bytes)
+                executor_hash_bytes=executor_hash_bytes, signer=signer)
     hook._start()
     return hook
 
@@ -777,10 +795,13 @@ def install(spark: SparkSession, policy: Policy = "optional", *, model_namer: Ca
 @contextmanager
 def attested_write(spark: SparkSession, *, model: str, run_id: str | None = None,
                    policy: Policy = "required", sql: str | None = None, delta_mode: DeltaMode = "alter",
-                   iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None) -> Iterator[list[WriteResult]]:
+                   iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
+                   signer: Signer | None = None) -> Iterator[list[WriteResult]]:
     """Attest the table(s) written inside the block as ``model``; yields the list the results land in (filled
-    when the block exits). With ``sql``, the program identity is that SQL text's (dialect spark)."""
-    hook = Hook(spark, policy=policy, run_id=run_id, delta_mode=delta_mode, iceberg_catalogs=iceberg_catalogs)
+    when the block exits). With ``sql``, the program identity is that SQL text's (dialect spark); with ``signer``,
+    the attestations are signed."""
+    hook = Hook(spark, policy=policy, run_id=run_id, delta_mode=delta_mode, iceberg_catalogs=iceberg_catalogs,
+                signer=signer)
     results: list[WriteResult] = []
     hook._override_model = model
     hook._capture = results

@@ -31,6 +31,8 @@ RELATION_CLASSES = frozenset({
     "LogicalRelation", "DataSourceV2Relation", "DataSourceV2ScanRelation", "HiveTableRelation", "LogicalRDD",
     "LocalRelation", "StreamingRelation", "StreamingRelationV2", "ExternalRDD", "OneRowRelation",
 })
+# Iceberg's Spark identifiers that select a snapshot of a table rather than name one (SparkCatalog.loadTable).
+_ICEBERG_REF_PREFIXES = ("branch_", "tag_", "snapshot_id_", "at_timestamp_")
 # Keys that are run- or environment-specific, never logic: JVM ids, streaming flags, statistics, plan ids.
 _DROP_KEYS = frozenset({"jvmId", "isStreaming", "stats", "planId", "evalContext",
                         # uuid()/shuffle() seeds: drawn by the analyzer per run, never written by the user
@@ -67,6 +69,7 @@ class LeafInfo:
     identifier: tuple[str, ...] | None = None  # namespace parts + table name within the catalog (Iceberg)
     in_tree: bool = True  # reached through children() (the order toJSON lists nodes in), not a subquery
     schema: list[str] = field(default_factory=list)
+    read_version: str | None = None  # Iceberg: the snapshot the relation reads (pinned, else the loaded current one)
     # The JVM expression ids of the relation's output: how its node is recognised at any depth of the plan JSON
     # (nested plans inside commands and subquery expressions are not in toJSON's top-level pre-order list).
     expr_ids: tuple[int, ...] = ()
@@ -168,9 +171,16 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
         name = ".".join(p for p in (cat_name, *(parts or ())) if p)
         if tcls == "SparkTable":
             sid = table.snapshotId()
+            read = sid
+            if read is None:
+                current = table.table().currentSnapshot()
+                read = None if current is None else current.snapshotId()
+            if parts and len(parts) > 2 and parts[-1].startswith(_ICEBERG_REF_PREFIXES) and \
+                    str(table.table().name()).rsplit(".", 1)[-1] != parts[-1]:
+                parts = parts[:-1]  # t.branch_audit / t.tag_x: the table is t, the suffix selects a snapshot
             return LeafInfo("iceberg", name=name or str(table.name()), version=None if sid is None else str(sid),
                             catalog=cat_name, identifier=parts, location=str(table.table().location()),
-                            in_tree=in_tree)
+                            in_tree=in_tree, read_version=None if read is None else str(read))
         if tcls == "DeltaTableV2":
             return LeafInfo("delta", name=name or None, location=str(table.path().toString()),
                             version=str(table.initialSnapshot().version()), in_tree=in_tree)

@@ -50,6 +50,7 @@ __all__ = [
     "register",
     "stamp_in_options",
     "unregister",
+    "wait_for_pending",
 ]
 
 STAMP_PREFIX = "recipe-attest:write:"
@@ -122,7 +123,6 @@ class Participant(Protocol):
 
 
 _HOOKS: list[Participant] = []
-_PATCHED: dict[tuple[Any, str], Any] = {}
 _STATE = threading.Lock()
 _LOCKS: dict[int, threading.RLock] = {}
 _LOCAL = threading.local()
@@ -145,34 +145,35 @@ def unregister(hook: Participant) -> None:
 
 # ---- patching ----------------------------------------------------------------------------------------------------
 
+# The targets are wrapped on the one patch layer shared with the read gate (carriers/spark/intercept.py), so
+# neither removes the other's wrapper when it leaves.
+_TARGETS = {("pyspark.sql.session", "SparkSession"): ("sql",),
+            ("pyspark.sql.readwriter", "DataFrameWriter"): _V1_METHODS,
+            ("pyspark.sql.readwriter", "DataFrameWriterV2"): _V2_METHODS}
+_PATCH_NAME = "attest.write-stamp"
+
+
 def _patch() -> None:
-    import importlib
+    from carriers.spark import intercept
 
-    if _PATCHED:
-        return
-    targets = {("pyspark.sql.session", "SparkSession"): ("sql",),
-               ("pyspark.sql.readwriter", "DataFrameWriter"): _V1_METHODS,
-               ("pyspark.sql.readwriter", "DataFrameWriterV2"): _V2_METHODS}
-    for (module_name, class_name), methods in targets.items():
-        cls = getattr(importlib.import_module(module_name), class_name, None)
-        for method in methods if cls is not None else ():
-            original = getattr(cls, method, None)
-            if original is None:
-                continue
-
-            def wrapped(*args: Any, __original: Any = original, __method: str = method, **kwargs: Any) -> Any:
-                return _call(__method, __original, args, kwargs)
-
-            wrapped.__wrapped__ = original  # type: ignore[attr-defined]
-            wrapped.__doc__ = original.__doc__
-            _PATCHED[(cls, method)] = original
-            setattr(cls, method, wrapped)
+    if _PATCH_NAME not in intercept.registered():
+        intercept.register(_PATCH_NAME, _TARGETS, around=_call)
 
 
 def _unpatch() -> None:
-    for (cls, method), original in _PATCHED.items():
-        setattr(cls, method, original)
-    _PATCHED.clear()
+    from carriers.spark import intercept
+
+    intercept.unregister(_PATCH_NAME)
+
+
+def wait_for_pending() -> None:
+    """Wait (bounded) for every hook's pending attestations — the read gate checks a table the job just wrote
+    only once its attestation has landed. A hook's own worker never waits (it could wait for itself)."""
+    hooks = list(_HOOKS)
+    if any(h.is_worker() for h in hooks):
+        return
+    for hook in hooks:
+        hook.wait_before_statement()
 
 
 def _call(method: str, original: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

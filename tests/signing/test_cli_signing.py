@@ -168,7 +168,9 @@ def test_unreadable_key_or_policy_is_exit_2_with_one_json_object(tmp_path: Path,
         "private key as public": (["--key", str(tmp_path / "ci.key")], "key_invalid"),
         "bad policy": (["--policy", str(tmp_path / "bad.toml")], "policy_invalid"),
         "missing policy": (["--policy", str(tmp_path / "nope.toml")], "policy_invalid"),
-        "table target": (["--key", str(tmp_path / "ci.pub")], "invalid_argument"),
+        # A table's envelope is the one its metadata names: --envelope is refused, never silently ignored.
+        "table target": (["--key", str(tmp_path / "ci.pub"), "--envelope", str(tmp_path / "e.json")],
+                         "invalid_argument"),
     }[case]
     if case == "table target":
         (tmp_path / "table" / "_delta_log").mkdir(parents=True)

@@ -1,0 +1,393 @@
+"""The read gate: a PySpark job reads only Delta / Iceberg table versions that verify (docs/spark.md, "The read gate").
+
+    gate = attest.spark.require_verified(spark, policy="trust.toml")        # mode="required", level="files"
+
+**Where it hooks, and why there.** A QueryExecutionListener runs after a query, so it can report but never block.
+Analyzer check rules would block, but Spark builds them into a session when the session is created, and planner
+strategies and optimizer rules are JVM classes. What every statement of a PySpark job does pass through before the
+JVM executes it is pyspark's driver API, so the gate wraps it (carriers/spark/intercept.py, the same layer as the
+write hook's stamps and guard): the DataFrame actions (collect, count, show, toPandas, toArrow, take/head/first/tail,
+toLocalIterator, foreach, isEmpty, checkpoints, ``.rdd``), the writers (DataFrameWriter, DataFrameWriterV2,
+MergeIntoWriter) and ``SparkSession.sql``, whose DDL/DML statements execute eagerly: for those the statement is
+parsed and analysed without executing it (``CommandExecutionMode.SKIP``) and that plan is checked first.
+
+**What it checks.** The *analysed* plan — Spark has resolved every table and pinned the version it will read (Delta
+``snapshotAtAnalysis``, Iceberg ``snapshotId``) — its subqueries, and the sources and targets of MERGE / UPDATE /
+DELETE. Every Delta / Iceberg relation in it is verified at ``level`` under the trust policy through the carriers
+(the same engine-free decision ``attest verify`` makes), once per table version: a version that verified is not
+checked again by this gate. Anything that does not verify, or cannot be checked, refuses the query in ``required``
+mode (``VerificationRefusedError`` naming the table, the version and the code), is logged on ``attest.spark`` and let
+through in ``optional`` mode; ``disabled`` installs nothing.
+
+**What it does not cover.** Code that reaches the JVM without the Python API (Scala/Java in the same application,
+``spark._jsparkSession`` used directly), Structured Streaming sources, and files changed after the check and before
+the read (files level compares the file set and sizes the engine will read; bytes level re-hashes them at check
+time). docs/security.md has the threat model.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from attest.errors import AttestError, Code, InvalidArgumentError, Problem, VerificationRefusedError
+from carriers.spark import intercept
+from carriers.spark.plan import LeafInfo, leaves, opt, seq, simple_name
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from attest.signing.policy import TrustPolicy
+    from attest.verify.report import Report
+
+__all__ = ["GATED", "ReadGate", "TableRead", "require_verified"]
+
+log = logging.getLogger("attest.spark")
+
+Mode = Literal["required", "optional", "disabled"]
+GateLevel = Literal["schema", "files", "bytes"]
+
+_DATAFRAME_ACTIONS = ("collect", "count", "toLocalIterator", "tail", "isEmpty", "checkpoint", "localCheckpoint",
+                      "toPandas", "toArrow", "_collect_as_arrow", "_show_string", "rdd", "toJSON", "foreach",
+                      "foreachPartition")
+_WRITER = ("save", "saveAsTable", "insertInto", "json", "parquet", "text", "csv", "xml", "orc", "jdbc")
+GATED: dict[tuple[str, str], tuple[str, ...]] = {
+    ("pyspark.sql.classic.dataframe", "DataFrame"): _DATAFRAME_ACTIONS,
+    ("pyspark.sql.readwriter", "DataFrameWriter"): _WRITER,
+    ("pyspark.sql.readwriter", "DataFrameWriterV2"): ("append", "overwrite", "overwritePartitions", "create",
+                                                      "replace", "createOrReplace"),
+    # __init__ only remembers the source and target (pyspark keeps neither); merge() is checked.
+    ("pyspark.sql.merge", "MergeIntoWriter"): ("__init__", "merge"),
+    ("pyspark.sql.session", "SparkSession"): ("sql",),
+}
+_ROW_LEVEL = frozenset({"ReplaceData", "WriteDelta"})  # Iceberg MERGE/UPDATE/DELETE: the table read is originalTable
+_local = threading.local()  # depth of gated calls in this thread: toPandas -> collect is one statement, one check
+_GATES: list[ReadGate] = []
+_GATES_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class TableRead:
+    """One Delta / Iceberg table version a plan reads."""
+
+    format: Literal["delta", "iceberg"]
+    label: str  # as the refusal names it
+    version: str | None
+    location: str | None = None  # Delta: the table URI
+    catalog: str | None = None  # Iceberg: the Spark catalog
+    identifier: tuple[str, ...] | None = None  # Iceberg: namespace parts + table
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        if self.format == "delta":
+            from carriers.delta import signed_table_uri
+
+            return ("delta", signed_table_uri(self.location or ""), str(self.version))
+        return ("iceberg", self.catalog or "", ".".join(self.identifier or ()), str(self.version))
+
+
+@dataclass
+class ReadGate:
+    """An installed gate: its counters, the refusals and warnings it produced, ``uninstall()``."""
+
+    spark: SparkSession
+    policy: TrustPolicy | None
+    mode: Mode = "required"
+    level: GateLevel = "files"
+    iceberg_catalogs: dict[str, dict[str, str]] = field(default_factory=dict)
+    now: dt.datetime | None = None  # for tests: the instant key validity windows are judged at
+    checked: int = 0  # table versions verified (each at most once while it keeps verifying)
+    refused: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    _verified: dict[tuple[str, ...], Report] = field(default_factory=dict)
+    _catalogs: dict[str, Any] = field(default_factory=dict)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+    _installed: bool = False
+
+    # ---- lifecycle -----------------------------------------------------------------------------------------------
+    def _install(self) -> ReadGate:
+        if self.mode == "disabled":
+            return self
+        with _GATES_LOCK:
+            _GATES.append(self)
+            intercept.register("attest.read-gate", GATED, _intercept)
+        self._installed = True
+        return self
+
+    def uninstall(self) -> None:
+        with _GATES_LOCK:
+            if self in _GATES:
+                _GATES.remove(self)
+            if not _GATES:
+                intercept.unregister("attest.read-gate")
+        self._installed = False
+
+    def __enter__(self) -> ReadGate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.uninstall()
+
+    # ---- checks --------------------------------------------------------------------------------------------------
+    def check_dataframe(self, df: Any, what: str = "query") -> list[Report]:
+        """Check what ``df``'s analysed plan reads (raises in required mode); the reports of the tables read."""
+        return self.check_plan(df._jdf.queryExecution().analyzed(), what)
+
+    def check_sql(self, text: str, what: str = "SparkSession.sql") -> list[Report]:
+        """Parse and analyse a statement without executing it, and check what it reads."""
+        return self.check_plan(_analyse(self.spark, text), what)
+
+    def check_plan(self, plan: Any, what: str = "query") -> list[Report]:
+        reads = table_reads(plan, self.spark._jvm)
+        return [self._check(read, what) for read in reads]
+
+    def _check(self, read: TableRead, what: str) -> Report:
+        key = read.key
+        with self._lock:
+            cached = self._verified.get(key)
+        if cached is not None:
+            return cached
+        try:
+            report = self._verify(read)
+        except AttestError as err:
+            report = _error_report(read, err.problem())
+        except Exception as exc:  # an engine error while checking: the read cannot be shown to verify
+            report = _error_report(read, Problem(Code.TABLE_UNREADABLE, f"{type(exc).__name__}: {exc}"))
+        with self._lock:
+            self.checked += 1
+            if report.passed:
+                self._verified[key] = report  # failures are checked again: an attestation may be recorded since
+        if not report.passed:
+            self._refuse(read, report, what)
+        return report
+
+    def _refuse(self, read: TableRead, report: Report, what: str) -> None:
+        code = report.errors[0].code if report.errors else Code.UNATTESTED
+        message = (f"{what} reads {read.label} {_noun(read)} {read.version}, which does not verify "
+                   f"({code.value}) under the read gate: {report.verdict()}")
+        if self.mode == "required":
+            with self._lock:
+                self.refused.append(message)
+            raise VerificationRefusedError(f"refused: {message}", code=code, path=read.label, report=report)
+        with self._lock:
+            self.warnings.append(message)
+        log.warning("attest.spark: %s; mode is optional, the query goes on", message)
+
+    def _verify(self, read: TableRead) -> Report:
+        from attest.verify.table import verify_state
+
+        carrier: Any
+        if read.format == "delta":
+            from carriers.delta import DeltaCarrier
+
+            carrier = DeltaCarrier(read.location or "")
+        else:
+            from carriers.iceberg import IcebergCarrier
+
+            assert read.catalog is not None and read.identifier is not None
+            table = self._iceberg_catalog(read.catalog).load_table(read.identifier)
+            carrier = IcebergCarrier(table, catalog_name=read.catalog)
+        return verify_state(carrier.state(read.version), carrier, level=self.level, policy=self.policy,
+                            now=self.now)
+
+    def _iceberg_catalog(self, name: str) -> Any:
+        from pyiceberg.catalog import load_catalog
+
+        from carriers.spark.hook import _pyiceberg_props_from_spark
+
+        if name not in self._catalogs:
+            props = self.iceberg_catalogs.get(name) or _pyiceberg_props_from_spark(self.spark, name)
+            self._catalogs[name] = load_catalog(name, **props) if props else load_catalog(name)
+        return self._catalogs[name]
+
+
+def _noun(read: TableRead) -> str:
+    return "snapshot" if read.format == "iceberg" else "version"
+
+
+def _error_report(read: TableRead, problem: Problem) -> Report:
+    from attest.verify.report import Report
+
+    report = Report(subject=read.label, table_format=read.format, version=read.version)
+    report.errors.append(problem)
+    return report
+
+
+# ---- what a plan reads -------------------------------------------------------------------------------------------
+
+def table_reads(plan: Any, jvm: Any) -> list[TableRead]:
+    """Every Delta / Iceberg relation ``plan`` reads: its tree, its subqueries (``subqueriesAll``), the source and
+    target of a Delta MERGE (a leaf command: its plans are fields, not children) and the table an Iceberg row-level
+    command rewrites."""
+    plans = [plan, *seq(plan.subqueriesAll())]
+    command = simple_name(plan)
+    if command == "MergeIntoCommand":
+        plans += [plan.source(), plan.target()]
+    elif command in _ROW_LEVEL:
+        plans.append(plan.originalTable())
+    found: dict[tuple[str, ...], TableRead] = {}
+    for sub in plans:
+        for leaf in leaves(sub, jvm):
+            read = _table_read(leaf)
+            if read is not None:
+                found.setdefault(read.key, read)
+    return list(found.values())
+
+
+def _table_read(leaf: LeafInfo) -> TableRead | None:
+    if leaf.kind == "delta" and leaf.location:
+        return TableRead("delta", leaf.name or leaf.location, leaf.version, location=leaf.location)
+    if leaf.kind == "iceberg" and leaf.catalog and leaf.identifier:
+        return TableRead("iceberg", f"iceberg://{leaf.catalog}/{'.'.join(leaf.identifier)}",
+                         leaf.read_version or leaf.version, catalog=leaf.catalog, identifier=leaf.identifier)
+    return None
+
+
+def _analyse(spark: SparkSession, text: str) -> Any:
+    """The analysed plan of a SQL statement, without executing it (a command's eager execution is skipped)."""
+    jvm = spark._jvm
+    assert jvm is not None
+    jspark = spark._jsparkSession
+    skip = getattr(getattr(jvm.org.apache.spark.sql.execution, "CommandExecutionMode$"), "MODULE$").SKIP()
+    plan = jspark.sessionState().sqlParser().parsePlan(text)
+    with _quiet_analysis_errors():
+        return jspark.sessionState().executePlan(plan, skip).analyzed()
+
+
+@contextmanager
+def _quiet_analysis_errors() -> Iterator[None]:
+    """pyspark logs every AnalysisException it converts at ERROR; the gate's own trial analysis is not the user's
+    error (Spark reports it again, once, if the statement itself runs)."""
+    from pyspark.logger import PySparkLogger
+
+    # pyspark's own logger class (a plain logging.Logger made here first would break its keyword arguments).
+    loggers = [PySparkLogger.getLogger(n) for n in ("SQLQueryContextLogger", "DataFrameQueryContextLogger")]
+    was = [lg.disabled for lg in loggers]
+    for lg in loggers:
+        lg.disabled = True
+    try:
+        yield
+    finally:
+        for lg, disabled in zip(loggers, was, strict=True):
+            lg.disabled = disabled
+
+
+def _partial_plan(exc: BaseException) -> Any:
+    """The plan an AnalysisException carries (relations resolved up to the failure), or None."""
+    java = getattr(exc, "_origin", None) or getattr(exc, "java_exception", None)  # pyspark's converted / raw py4j
+    try:
+        return None if java is None else opt(java.plan())
+    except Exception:
+        return None
+
+
+def _unresolved_relation(plan: Any) -> bool:
+    """Whether a (partially analysed) plan still has a relation Spark did not resolve."""
+    for sub in [plan, *seq(plan.subqueriesAll())]:
+        if any("Unresolved" in simple_name(leaf) for leaf in seq(sub.collectLeaves())):
+            return True
+    return False
+
+
+# ---- the interceptor -----------------------------------------------------------------------------------------
+
+def _gates_for(session: Any) -> list[ReadGate]:
+    with _GATES_LOCK:
+        gates = list(_GATES)
+    target = getattr(getattr(session, "_jsparkSession", None), "_target_id", None)
+    mine = [g for g in gates if getattr(g.spark._jsparkSession, "_target_id", None) == target]
+    return mine or gates
+
+
+def _intercept(name: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    if getattr(_local, "depth", 0):
+        return  # a gated call inside a gated call (toPandas -> collect): the outer one checked this statement
+    from carriers.spark.stamp import wait_for_pending
+
+    wait_for_pending()  # a table the job just wrote is read after its attestation, not before it lands
+    if name == "MergeIntoWriter.__init__":
+        obj._attest_merge = (args[0] if args else kwargs.get("df"), args[1] if len(args) > 1 else kwargs.get("table"))
+        return
+    _local.depth = 1
+    try:
+        if name == "SparkSession.sql":
+            _check_sql(obj, args, kwargs)
+            return
+        target = None
+        if name == "MergeIntoWriter.merge":
+            df, target = getattr(obj, "_attest_merge", (None, None))
+        else:
+            df = obj if hasattr(obj, "_jdf") else getattr(obj, "_df", None)
+        if df is None:
+            return
+        for gate in _gates_for(df.sparkSession):
+            gate.check_dataframe(df, name)
+            if target:
+                gate.check_dataframe(df.sparkSession.table(target), name)  # a MERGE reads its target too
+    finally:
+        _local.depth = 0
+
+
+def _check_sql(spark: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    text = args[0] if args else kwargs.get("sqlQuery")
+    if not isinstance(text, str):
+        return  # pyspark itself refuses it
+    # Parameters are bound only inside Spark's sql(): the statement is analysed with them unbound (that analysis
+    # fails, but its plan has every relation resolved that does not depend on a parameter).
+    parameters = bool(args[1] if len(args) > 1 else kwargs.get("args"))
+    formats = {k: v for k, v in kwargs.items() if k not in ("sqlQuery", "args")}
+    formatter = None
+    if formats:  # spark.sql("... {df}", df=df): format as pyspark will (temporary views), analyse, clean up
+        from pyspark.sql.sql_formatter import SQLStringFormatter
+
+        formatter = SQLStringFormatter(spark)
+        text = formatter.format(text, **formats)
+    try:
+        gates = _gates_for(spark)
+        try:
+            plan = _analyse(spark, text)
+        except Exception as exc:
+            plan = _partial_plan(exc) if parameters else None
+            if plan is not None and _unresolved_relation(plan):
+                plan = None  # IDENTIFIER(:name): which table it reads is known only once Spark binds the parameter
+            if plan is None:
+                # Without parameters Spark's own analysis fails the same way and nothing executes: let it say why.
+                # With parameters (bound only inside Spark's sql()), an unanalysable statement cannot be shown to
+                # read only verified tables.
+                if parameters:
+                    unknown = TableRead("delta", "a parameterized statement", None)
+                    problem = Problem(Code.INVALID_ARGUMENT, "the read gate cannot analyse this parameterized "
+                                      "statement to see which tables it reads")
+                    for gate in gates:
+                        gate._refuse(unknown, _error_report(unknown, problem), "SparkSession.sql")
+                return
+        for gate in gates:
+            gate.check_plan(plan, "SparkSession.sql")
+    finally:
+        if formatter is not None:
+            formatter.clear()
+
+
+def require_verified(spark: SparkSession, policy: Any = None, *, mode: Mode = "required",
+                     level: GateLevel = "files", iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
+                     now: dt.datetime | None = None) -> ReadGate:
+    """Install the read gate on ``spark`` (see the module docstring). ``policy``: a TrustPolicy, a public key, a PEM
+    or TOML file (None: verify without checking signatures). Returns the gate (``uninstall()``, or use it as a
+    context manager)."""
+    if mode not in ("required", "optional", "disabled"):
+        raise InvalidArgumentError(f"mode must be required, optional or disabled, not {mode!r}")
+    if level not in ("schema", "files", "bytes"):
+        raise InvalidArgumentError(f"level must be schema, files or bytes, not {level!r}")
+    trust = None
+    if policy is not None:
+        from attest.signing.policy import load_policy
+
+        trust = load_policy(policy)  # a bad policy is an error now, not at the first query
+    gate = ReadGate(spark, trust, mode=mode, level=level,
+                    iceberg_catalogs={k: dict(v) for k, v in (iceberg_catalogs or {}).items()}, now=now)
+    return gate._install()
