@@ -206,10 +206,10 @@ def obstore_config(scheme: str, options: Mapping[str, str]) -> tuple[dict[str, s
     # obstore reads its store keys (endpoint, credentials) from the environment itself but not its client keys,
     # which delta-rs does read there: without this, AWS_ALLOW_HTTP in the environment (a job's only settings, as
     # in a Spark job's hook) reaches delta-rs but not our writes ("builder error" on an http:// endpoint).
-    for key in ("allow_http", "allow_invalid_certificates"):
-        value = os.environ.get(f"{prefix}{key}".upper())
-        if key not in client and value is not None:
-            client[key] = value
+    for switch in ("allow_http", "allow_invalid_certificates"):
+        found = os.environ.get(f"{prefix}{switch}".upper())
+        if switch not in client and found is not None:
+            client[switch] = found
     return config, client
 
 
