@@ -79,6 +79,9 @@ def test_spark_delta_on_s3a_verifies_then_tamper_and_stale(s3_spark: SparkSessio
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert verdict(verified)["level"] == "bytes" and verdict(verified)["files_checked"] >= 1
     assert s3.secret not in verified.stdout + verified.stderr
+    metadata = [k for k in s3.keys("orders/") if not k.endswith(".parquet")]  # log, sidecar, checksums
+    assert any("_recipe_attest/" in k for k in metadata)
+    assert not [k for k in metadata if s3.secret.encode() in s3.get(k)]  # the job's credentials stayed in its conf
 
     s3.flip_byte(data_keys(s3, "orders/")[0])
     tampered = cli("verify", s3.uri("orders"), "--json", env=s3.env)
