@@ -79,6 +79,8 @@ def test_spark_delta_on_s3a_verifies_then_tamper_and_stale(s3_spark: SparkSessio
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert verdict(verified)["level"] == "bytes" and verdict(verified)["files_checked"] >= 1
     assert s3.secret not in verified.stdout + verified.stderr
+    as_written = cli("verify", path, "--json", env=s3.env)  # the s3a:// URI the job wrote is read the same way
+    assert as_written.returncode == 0 and verdict(as_written)["level"] == "bytes", as_written.stdout
     metadata = [k for k in s3.keys("orders/") if not k.endswith(".parquet")]  # log, sidecar, checksums
     assert any("_recipe_attest/" in k for k in metadata)
     assert not [k for k in metadata if s3.secret.encode() in s3.get(k)]  # the job's credentials stayed in its conf
