@@ -31,7 +31,8 @@ b3sum:
 	  || echo "make: no b3sum and no cargo: test_matches_b3sum will skip (tests/test_hashing_reference.py still compares)"
 
 # The object-store test servers (tests/servers/tools.py): SeaweedFS comes with the dev extra; fake-gcs-server is
-# built once with `go install` (pinned) and Azurite installed once with npm (pinned), both into $(CACHE).
+# built once with `go install` (pinned) and Azurite installed once with npm (pinned), both into $(CACHE); Apache
+# Iceberg's REST catalog server resolved once with mvn (tests/servers/iceberg_rest/pom.xml, jars SHA-256-pinned).
 servers: $(VENV)/.installed
 	$(BIN)/python -m tests.servers.tools \
 	  || echo "make: a test server could not be installed: its tests skip (CI sets ATTEST_REQUIRE_SERVERS=1: they fail)"

@@ -203,6 +203,13 @@ def obstore_config(scheme: str, options: Mapping[str, str]) -> tuple[dict[str, s
             config[prefix + low] = value
     if scheme in ("s3", "s3a") and "aws_endpoint_url" in config:
         config["aws_endpoint"] = config.pop("aws_endpoint_url")
+    # obstore reads its store keys (endpoint, credentials) from the environment itself but not its client keys,
+    # which delta-rs does read there: without this, AWS_ALLOW_HTTP in the environment (a job's only settings, as
+    # in a Spark job's hook) reaches delta-rs but not our writes ("builder error" on an http:// endpoint).
+    for switch in ("allow_http", "allow_invalid_certificates"):
+        found = os.environ.get(f"{prefix}{switch}".upper())
+        if switch not in client and found is not None:
+            client[switch] = found
     return config, client
 
 

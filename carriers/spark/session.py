@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,7 +29,17 @@ from carriers.spark.java import use_java
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["CATALOG_DB", "ICEBERG_DIR", "local_session", "pyiceberg_catalog_properties", "spark_conf"]
+__all__ = [
+    "CATALOG_DB",
+    "ICEBERG_DIR",
+    "configure_s3",
+    "iceberg_rest_catalog_conf",
+    "iceberg_s3_catalog_conf",
+    "local_session",
+    "pyiceberg_catalog_properties",
+    "s3a_hadoop_conf",
+    "spark_conf",
+]
 
 CATALOG_DB = "iceberg_catalog.db"
 ICEBERG_DIR = "iceberg"
@@ -139,3 +150,114 @@ def pyiceberg_catalog_properties(warehouse: str | Path) -> dict[str, str]:
         "warehouse": (root / ICEBERG_DIR).as_uri(),
         "schema_version": "v1",
     }
+
+
+# ---- object stores and REST catalogs (docs/spark.md, "S3 and REST catalogs") -------------------------------------
+
+# Hadoop's S3A reads these itself; the AWS SDK's own variables are the one place credentials come from.
+_ENV_CREDENTIALS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+
+
+def s3a_hadoop_conf(
+    endpoint: str | None = None,
+    *,
+    region: str | None = None,
+    path_style: bool | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """Hadoop ``fs.s3a.*`` settings for ``s3a://`` paths (Delta, Iceberg's HadoopFileIO), credentials from the
+    environment.
+
+    ``endpoint`` defaults to ``$AWS_ENDPOINT_URL`` (an S3-compatible server; unset means AWS itself), ``region`` to
+    ``$AWS_REGION``; ``path_style`` defaults to on exactly when an endpoint is given (S3-compatible servers rarely
+    serve virtual-host buckets). Credentials are the environment's ``AWS_ACCESS_KEY_ID`` /
+    ``AWS_SECRET_ACCESS_KEY`` (/ ``AWS_SESSION_TOKEN``) when set — passed to the JVM's Hadoop configuration, never
+    written anywhere — else S3A's default provider chain (instance profiles, web identity, ...). Put the result
+    into a session with `configure_s3` (at run time) or as ``spark.hadoop.<key>`` (at start).
+    """
+    env = os.environ if environ is None else environ
+    endpoint = endpoint if endpoint is not None else env.get("AWS_ENDPOINT_URL") or None
+    region = region if region is not None else env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None
+    conf = {"fs.s3a.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem"}
+    if endpoint:
+        conf["fs.s3a.endpoint"] = endpoint
+        # A plain-http endpoint (a local server) needs S3A's TLS switch off, or it rewrites the URL to https.
+        conf["fs.s3a.connection.ssl.enabled"] = "false" if endpoint.startswith("http://") else "true"
+    if region:
+        conf["fs.s3a.endpoint.region"] = region
+    if path_style if path_style is not None else bool(endpoint):
+        conf["fs.s3a.path.style.access"] = "true"
+    if env.get("AWS_ACCESS_KEY_ID") and env.get("AWS_SECRET_ACCESS_KEY"):
+        conf["fs.s3a.access.key"] = env["AWS_ACCESS_KEY_ID"]
+        conf["fs.s3a.secret.key"] = env["AWS_SECRET_ACCESS_KEY"]
+        if env.get("AWS_SESSION_TOKEN"):
+            conf["fs.s3a.session.token"] = env["AWS_SESSION_TOKEN"]
+            conf["fs.s3a.aws.credentials.provider"] = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
+        else:
+            conf["fs.s3a.aws.credentials.provider"] = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
+    return conf
+
+
+def configure_s3(spark: SparkSession, conf: Mapping[str, str] | None = None) -> None:
+    """Apply `s3a_hadoop_conf` (or ``conf``) to a running session's Hadoop configuration.
+
+    Takes effect for buckets not opened yet in this JVM (Hadoop caches one FileSystem per bucket). Run-time
+    rather than ``spark.hadoop.*`` at start: the session may already exist (one per process), and the
+    credentials then never appear in Spark's configuration listing.
+    """
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    for key, value in (conf if conf is not None else s3a_hadoop_conf()).items():
+        hadoop.set(key, value)
+
+
+def iceberg_rest_catalog_conf(
+    name: str,
+    uri: str,
+    *,
+    warehouse: str | None = None,
+    s3_endpoint: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """``spark.sql.catalog.<name>.*`` settings for an Iceberg REST catalog (set them with ``spark.conf.set``:
+    catalogs are loaded on first use, so a running session can add one).
+
+    With ``s3_endpoint`` (or ``$AWS_ENDPOINT_URL`` when the warehouse is on ``s3://``), table files are read and
+    written through Iceberg's S3FileIO on that endpoint, path-style, with the environment's credentials (as
+    `s3a_hadoop_conf`); otherwise the catalog's own FileIO configuration applies. A catalog's ``credential`` /
+    ``token`` are not added here: set them from the job's secret store, never in code.
+    """
+    env = os.environ if environ is None else environ
+    cat = f"spark.sql.catalog.{name}"
+    conf = {cat: "org.apache.iceberg.spark.SparkCatalog", f"{cat}.type": "rest", f"{cat}.uri": uri}
+    if warehouse:
+        conf[f"{cat}.warehouse"] = warehouse
+    if s3_endpoint is None and (warehouse or "").startswith(("s3://", "s3a://")):
+        s3_endpoint = env.get("AWS_ENDPOINT_URL") or None
+    if s3_endpoint:
+        conf.update(iceberg_s3_catalog_conf(name, s3_endpoint, environ=env))
+    return conf
+
+
+def iceberg_s3_catalog_conf(
+    name: str, endpoint: str | None = None, *, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """``spark.sql.catalog.<name>.*`` settings that make an Iceberg catalog read and write its files through
+    Iceberg's S3FileIO: ``endpoint`` (default ``$AWS_ENDPOINT_URL``; path-style when given), ``$AWS_REGION``, and
+    the environment's ``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` when set (passed on because the JVM of a
+    running session does not see variables set after it started; else the SDK's default chain)."""
+    env = os.environ if environ is None else environ
+    cat = f"spark.sql.catalog.{name}"
+    conf = {f"{cat}.io-impl": "org.apache.iceberg.aws.s3.S3FileIO"}
+    endpoint = endpoint if endpoint is not None else env.get("AWS_ENDPOINT_URL") or None
+    if endpoint:
+        conf[f"{cat}.s3.endpoint"] = endpoint
+        conf[f"{cat}.s3.path-style-access"] = "true"
+    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+    if region:
+        conf[f"{cat}.client.region"] = region
+    if env.get("AWS_ACCESS_KEY_ID") and env.get("AWS_SECRET_ACCESS_KEY"):
+        conf[f"{cat}.s3.access-key-id"] = env["AWS_ACCESS_KEY_ID"]
+        conf[f"{cat}.s3.secret-access-key"] = env["AWS_SECRET_ACCESS_KEY"]
+        if env.get("AWS_SESSION_TOKEN"):
+            conf[f"{cat}.s3.session-token"] = env["AWS_SESSION_TOKEN"]
+    return conf

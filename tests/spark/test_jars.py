@@ -72,7 +72,17 @@ def test_pom_pins_one_spark_line() -> None:
     assert "delta-spark_4.1_2.13-4.4.0.jar" in names
     assert "iceberg-spark-runtime-4.1_2.13-1.12.0.jar" in names
     assert any(n.startswith("sqlite-jdbc-") for n in names)
-    assert not any(n.startswith(("scala-library", "hadoop-", "jackson-databind", "parquet-")) for n in names)
+    assert not any(n.startswith(("scala-library", "hadoop-client", "hadoop-common", "jackson-databind", "parquet-"))
+                   for n in names)
+
+
+def test_hadoop_aws_matches_the_hadoop_pyspark_ships() -> None:
+    """S3A must be the Hadoop release pyspark's hadoop-client jars are (a mismatch fails at the first s3a:// use)."""
+    pyspark = pytest.importorskip("pyspark", reason="needs the `spark` extra")
+    shipped = sorted(p.name for p in (Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"))
+    assert len(shipped) == 1
+    version = shipped[0].removeprefix("hadoop-client-api-").removesuffix(".jar")
+    assert f"hadoop-aws-{version}.jar" in expected_jar_names()
 
 
 def test_every_pom_jar_has_exactly_one_sha256_pin() -> None:
