@@ -81,6 +81,12 @@ class Attestation:
     binding_note: str = ""
     table_identity: str | None = None  # from the sidecar: the table the attestation was written for
 
+    def _repr_html_(self) -> str:
+        """Rich notebook display (attest/render/html.py)."""
+        from attest.render.html import attestation_html
+
+        return attestation_html(self)
+
     @property
     def producer_label(self) -> str:
         producer = self.document.get("producer")

@@ -38,6 +38,13 @@ class WriteResult:
     manifest: Manifest | None = None
     replaced: tuple[str, ...] = ()  # what an explicit replace=True re-attestation replaced (evidence it dropped)
 
+    def _repr_html_(self) -> str:
+        """Rich notebook display (attest/render/html.py)."""
+        from attest.render.html import write_result_html
+
+        return write_result_html(self.location, self.attested_version, self.sidecar,
+                                 None if self.manifest is None else self.manifest.to_dict(), self.replaced)
+
 
 @runtime_checkable
 class Carrier(Protocol):
