@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-from attest.errors import AttestError, CarrierError
+from attest.errors import AttestError, CarrierError, Code, Problem
 from attest.identity.inputs import ObservedInput
 from attest.openlineage.evidence import EventDataset
 from attest.openlineage.naming import ICEBERG, dataset_name, location_of
@@ -31,6 +32,7 @@ from attest.tables import attestation_identity
 from carriers.refs import from_location, is_local, local_path, open_table
 
 if TYPE_CHECKING:
+    from attest.openlineage.emit import Emitted
     from attest.openlineage.event import AttestedRun
     from carriers.base import WriteResult
     from carriers.core import AttestedTable
@@ -58,9 +60,17 @@ def table_locations(carriers: Iterable[AttestedTable]) -> dict[str, str]:
     return {c.input_location: c.roots[0] for c in carriers if c.input_location != c.roots[0]}
 
 
-def resolver(storage_options: Mapping[str, str] | None = None) -> Callable[[str], str | None]:
-    """Where an ``iceberg://`` input lives (opened through pyiceberg's configuration; None when it cannot be)."""
+def resolver(storage_options: Mapping[str, str] | None = None, *,
+             catalog: Callable[[str], Any] | None = None) -> Callable[[str], str | None]:
+    """Where an ``iceberg://`` input lives: opened through ``catalog(name)`` (a pyiceberg catalog) when given, else
+    pyiceberg's own configuration; None when it cannot be (the input keeps its catalog name)."""
     cache: dict[str, str | None] = {}
+
+    def locate(location: str) -> str:
+        ref = from_location(location)
+        if catalog is not None and ref.catalog is not None:
+            return str(catalog(ref.catalog).load_table(ref.location).location())
+        return open_table(ref, storage_options=storage_options).roots[0]
 
     def resolve(location: str) -> str | None:
         if not location.startswith(ICEBERG):
@@ -68,10 +78,28 @@ def resolver(storage_options: Mapping[str, str] | None = None) -> Callable[[str]
         if location not in cache:
             cache[location] = None
             with contextlib.suppress(Exception):  # naming only: an unreachable catalog keeps the catalog name
-                cache[location] = open_table(from_location(location), storage_options=storage_options).roots[0]
+                cache[location] = locate(location)
         return cache[location]
 
     return resolve
+
+
+def emit_attestation(carrier: AttestedTable, result: WriteResult, *, client: Any = None,
+                     resolve: Callable[[str], str | None] | None = None,
+                     input_locations: Mapping[str, str] | None = None, show_console: bool = False) -> Emitted:
+    """Read back what ``record`` wrote and send its OpenLineage RunEvent; never raises (a failure is an ``Emitted``
+    with a coded problem: the attestation stands)."""
+    from attest.openlineage.emit import Emitted, emit
+
+    try:
+        run = attested_run(carrier, result, input_locations=input_locations)
+        resolve = resolve or resolver()
+        found = {i.location: where for i in run.inputs if i.location and (where := resolve(i.location))}
+        run = replace(run, input_locations={**found, **dict(run.input_locations or {})})
+    except Exception as exc:
+        return Emitted(False, problem=Problem(Code.OPENLINEAGE_EMIT_FAILED, "the OpenLineage event was not built: "
+                                              f"{type(exc).__name__}: {exc}"))
+    return emit(run, client=client, show_console=show_console)
 
 
 def observe_events(datasets: Iterable[EventDataset], *, target: AttestedTable,

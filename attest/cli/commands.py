@@ -8,12 +8,12 @@ import contextlib
 import json
 import os
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attest.cli.output import EXIT_FAILED, EXIT_OK, EXIT_UNREADABLE, Output
-from attest.errors import ArgumentsError, AttestError, Code, InvalidArgumentError, OpenLineageError, Problem
+from attest.errors import ArgumentsError, AttestError, Code, InvalidArgumentError, OpenLineageError
 from attest.verify.audit import AuditReport
 
 if TYPE_CHECKING:
@@ -508,18 +508,10 @@ def _event_inputs(args: argparse.Namespace, carrier: AttestedTable) -> list[Any]
 
 def _emit(args: argparse.Namespace, carrier: AttestedTable, result: Any, upstreams: list[Any]) -> Emitted:
     """The attestation's OpenLineage RunEvent, read back from the table; a failure is reported, never raised."""
-    from attest.openlineage.emit import Emitted, emit
-    from carriers.openlineage import attested_run, resolver, table_locations
+    from carriers.openlineage import emit_attestation, resolver, table_locations
 
-    try:
-        run = attested_run(carrier, result, input_locations=table_locations(upstreams))
-        resolve = resolver(storage_options(args))
-        extra = {i.location: where for i in run.inputs if i.location and (where := resolve(i.location))}
-        run = replace(run, input_locations={**extra, **dict(run.input_locations or {})})
-    except Exception as exc:  # the attestation is written: an event we cannot build is reported, not raised
-        return Emitted(False, problem=Problem(Code.OPENLINEAGE_EMIT_FAILED, f"the OpenLineage event was not built: "
-                                              f"{type(exc).__name__}: {exc}"))
-    return emit(run, show_console=True)
+    return emit_attestation(carrier, result, resolve=resolver(storage_options(args)),
+                            input_locations=table_locations(upstreams), show_console=True)
 
 
 def _input_ref(text: str) -> TableRef:

@@ -33,12 +33,14 @@ def local_session(warehouse: str | Path, *, app_name: str = "recipe-attest", ice
 def install(spark: SparkSession, policy: Literal["optional", "required", "disabled"] = "optional", *,
             model_namer: Callable[[str], str] | None = None, run_id: str | None = None,
             delta_mode: Literal["alter", "detached"] = "alter", timeout_s: float = 600.0, max_pending: int = 256,
-            iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None) -> Hook:
-    """Attest every successful Delta / Iceberg write of ``spark`` (see carriers.spark.hook.install)."""
+            iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None, openlineage: bool = False) -> Hook:
+    """Attest every successful Delta / Iceberg write of ``spark`` (see carriers.spark.hook.install); with
+    ``openlineage=True`` (or ATTEST_OPENLINEAGE=1) also emit one OpenLineage RunEvent per attestation."""
     from carriers.spark.hook import install as _install
 
     return _install(spark, policy, model_namer=model_namer, run_id=run_id, delta_mode=delta_mode,
-                    timeout_s=timeout_s, max_pending=max_pending, iceberg_catalogs=iceberg_catalogs)
+                    timeout_s=timeout_s, max_pending=max_pending, iceberg_catalogs=iceberg_catalogs,
+                    openlineage=openlineage)
 
 
 def attested_write(spark: SparkSession, *, model: str, run_id: str | None = None,

@@ -304,7 +304,7 @@ class Hook:
                  model_namer: Callable[[str], str] | None = None, run_id: str | None = None,
                  delta_mode: DeltaMode = "alter", timeout_s: float = 600.0, max_pending: int = 256,
                  iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
-                 serialize_writes: bool = True, guard_timeout_s: float = 120.0) -> None:
+                 serialize_writes: bool = True, guard_timeout_s: float = 120.0, openlineage: bool = False) -> None:
         if policy not in ("optional", "required", "disabled"):
             raise ValueError(f"policy must be optional, required or disabled, not {policy!r}")
         if delta_mode not in ("alter", "detached"):
@@ -336,6 +336,11 @@ class Hook:
         self._override_program: str | None = None
         self._capture: list[WriteResult] | None = None
         self._catalogs: dict[str, Any] = {}
+        from attest.openlineage.emit import switched_on
+
+        self.openlineage = switched_on(openlineage)  # one RunEvent per attestation (docs/lineage.md)
+        self.emitted: list[Any] = []  # attest.openlineage.emit.Emitted, one per attestation when switched on
+        self._ol_client: Any = None
 
     # ---- lifecycle ----------------------------------------------------------------------------------------------
     def _start(self) -> None:
@@ -367,6 +372,9 @@ class Hook:
             self._queue.put(None)
             self._worker.join(timeout=self.timeout_s)
             self._worker = None
+        if self._ol_client is not None:
+            self._ol_client.close(timeout=self.timeout_s)
+            self._ol_client = None
 
     def flush(self, timeout: float | None = None) -> Hook:
         """Wait for the listener bus to drain and every queued attestation to finish (never call it from a
@@ -539,8 +547,9 @@ class Hook:
                        "delta_mode='detached' to attest every version)")
             return None
         inputs = [self._observe(leaf) for leaf in event.inputs]
-        return carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
-                              run_id=self.run_id, dialect="spark", engines=self._engines, version=version)
+        return self._emit(carrier, carrier.record(model=self._model(event), program_hash=event.program_hash or "",
+                                                  inputs=inputs, run_id=self.run_id, dialect="spark",
+                                                  engines=self._engines, version=version))
 
     def _iceberg_catalog(self, name: str) -> Any:
         if name not in self._catalogs:
@@ -576,8 +585,24 @@ class Hook:
                        "could be attested (Iceberg attests the current snapshot)")
             return None
         inputs = [self._observe(leaf) for leaf in event.inputs]
-        return carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
-                              run_id=self.run_id, dialect="spark", engines=self._engines)
+        return self._emit(carrier, carrier.record(model=self._model(event), program_hash=event.program_hash or "",
+                                                  inputs=inputs, run_id=self.run_id, dialect="spark",
+                                                  engines=self._engines))
+
+    def _emit(self, carrier: Any, result: WriteResult) -> WriteResult:
+        """The attestation's OpenLineage RunEvent, when switched on; a failure is logged, never raised."""
+        if self.openlineage:
+            from attest.openlineage.emit import new_client
+            from carriers.openlineage import emit_attestation, resolver
+
+            self._ol_client = self._ol_client or new_client()
+            emitted = emit_attestation(carrier, result, client=self._ol_client,
+                                       resolve=resolver(catalog=self._iceberg_catalog))
+            with self._lock:
+                self.emitted.append(emitted)
+            if not emitted.emitted:
+                log.warning("attest.spark: %s", emitted.line())
+        return result
 
     def _iceberg_commit(self, table: Any, event: WriteEvent) -> int | None:
         """The snapshot this command committed: written by this Spark application, with a matching operation,
@@ -654,14 +679,16 @@ def _pyiceberg_props_from_spark(spark: SparkSession, name: str) -> dict[str, str
 def install(spark: SparkSession, policy: Policy = "optional", *, model_namer: Callable[[str], str] | None = None,
             run_id: str | None = None, delta_mode: DeltaMode = "alter", timeout_s: float = 600.0,
             max_pending: int = 256, iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
-            serialize_writes: bool = True, guard_timeout_s: float = 120.0) -> Hook:
+            serialize_writes: bool = True, guard_timeout_s: float = 120.0, openlineage: bool = False) -> Hook:
     """Register the post-write hook on ``spark`` (see docs/spark.md). policy="disabled" registers nothing.
 
     ``serialize_writes`` (default): the job's next statement waits, at most ``guard_timeout_s``, for pending
-    attestations, so the hook's metadata commit never aborts the job's own next write."""
+    attestations, so the hook's metadata commit never aborts the job's own next write. ``openlineage`` (or
+    ATTEST_OPENLINEAGE=1): one OpenLineage RunEvent per attestation, through OpenLineage's own transport
+    configuration (docs/lineage.md)."""
     hook = Hook(spark, policy=policy, model_namer=model_namer, run_id=run_id, delta_mode=delta_mode,
                 timeout_s=timeout_s, max_pending=max_pending, iceberg_catalogs=iceberg_catalogs,
-                serialize_writes=serialize_writes, guard_timeout_s=guard_timeout_s)
+                serialize_writes=serialize_writes, guard_timeout_s=guard_timeout_s, openlineage=openlineage)
     hook._start()
     return hook
 
