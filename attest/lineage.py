@@ -9,7 +9,6 @@ observed (strong: by content identity; heuristic: by version / snapshot id / row
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,14 +62,6 @@ class LineageNode:
         for child in self.inputs:
             out.extend(child.lines(indent + "  "))
         return out
-
-    def walk(self) -> Iterator[LineageNode]:
-        """This node and every node upstream of it, depth first (a version reached twice is yielded twice)."""
-        stack = [self]
-        while stack:
-            node = stack.pop()
-            yield node
-            stack.extend(reversed(node.inputs))
 
     def graph(self) -> LineageGraph:
         return LineageGraph.from_tree(self)
@@ -142,6 +133,7 @@ class LineageGraph:
             return f"{node.ref}@{node.version}"
 
         stack: list[tuple[LineageNode, str | None]] = [(root, None)]
+        expanded: set[int] = set()  # node objects, not versions: a hand-built cyclic tree still terminates
         while stack:
             node, downstream = stack.pop()
             k = key(node)
@@ -154,7 +146,9 @@ class LineageGraph:
                 edges.add((k, downstream))
                 graph.edges.append(GraphEdge(source=k, target=downstream, version=node.version,
                                              observed_as=node.observed_as))
-            stack.extend((child, k) for child in reversed(node.inputs))
+            if id(node) not in expanded:
+                expanded.add(id(node))
+                stack.extend((child, k) for child in reversed(node.inputs))
         return graph
 
     def node(self, key: str) -> GraphNode:
