@@ -391,6 +391,7 @@ def cmd_audit(args: argparse.Namespace, out: Output) -> _AuditResult:
             audit.add_error(target, AttestError(f"no table found under {target}", code=Code.TABLE_NOT_FOUND).problem())
         refs.extend((str(r), r) for r in found if sink is None or not sink.is_table(r))
     progress = out.progress("auditing", unit="tables")
+    progress(0, len(refs), 0)  # the bar from the start: the first table may be the slow one
     stream = out.stdout if fmt == "text" else None
     for index, (name, ref) in enumerate(refs):
         try:
