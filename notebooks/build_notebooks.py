@@ -99,10 +99,15 @@ def spark_notebook() -> nbformat.NotebookNode:
             "metadata, without trusting the job. Needs `recipe-attest[spark]` and a JDK; the Delta/Iceberg jars "
             "are fetched by `python -m carriers.spark.jars` (`make jars`)."),
         new_code_cell(
-            "import tempfile\n"
+            "import os, tempfile\n"
             "from pathlib import Path\n"
-            "import attest.spark\n\n"
+            "import attest.spark\n"
+            "from carriers.spark.session import pyiceberg_catalog_properties\n\n"
             "warehouse = Path(tempfile.mkdtemp(prefix='attest-spark-notebook-'))\n"
+            "# pyiceberg's own configuration for the catalog Spark uses (read once, when pyiceberg is imported):\n"
+            "# what `iceberg://iceberg/...` references resolve through.\n"
+            "for key, value in pyiceberg_catalog_properties(warehouse).items():\n"
+            "    os.environ[f'PYICEBERG_CATALOG__ICEBERG__{key.upper()}'] = value\n"
             "spark = attest.spark.local_session(warehouse)\n"
             "hook = attest.spark.install(spark)   # the one line"),
         new_markdown_cell("## The job: bronze (Delta) → silver (Delta) → gold (Iceberg)"),
@@ -124,8 +129,7 @@ def spark_notebook() -> nbformat.NotebookNode:
         new_code_cell(
             "from pyiceberg.catalog.sql import SqlCatalog\n"
             "from carriers.delta import DeltaCarrier\n"
-            "from carriers.iceberg import IcebergCarrier\n"
-            "from carriers.spark.session import pyiceberg_catalog_properties\n\n"
+            "from carriers.iceberg import IcebergCarrier\n\n"
             "silver = DeltaCarrier(str(warehouse / 'spark-warehouse' / 'silver'))\n"
             "catalog = SqlCatalog('iceberg', **pyiceberg_catalog_properties(warehouse))\n"
             "gold = IcebergCarrier(catalog.load_table('gold.revenue'), catalog_name='iceberg')\n"
@@ -140,13 +144,10 @@ def spark_notebook() -> nbformat.NotebookNode:
             "    print(r.verdict())"),
         new_markdown_cell(
             "## The lineage, as a picture\n\n"
-            "Walked from gold upstream, every node checked; the Iceberg catalog is named by pyiceberg's own "
-            "configuration (here, environment variables)."),
+            "Walked from gold upstream, every node checked (`attest lineage iceberg://iceberg/gold.revenue "
+            "--format svg` draws the same)."),
         new_code_cell(
-            "import os\n"
             "from carriers.lineage import walk\n"
-            "for key, value in pyiceberg_catalog_properties(warehouse).items():\n"
-            "    os.environ[f'PYICEBERG_CATALOG__ICEBERG__{key.upper()}'] = value\n"
             "tree = walk('iceberg://iceberg/gold.revenue')\n"
             "tree"),
         new_code_cell(
