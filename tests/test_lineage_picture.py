@@ -56,7 +56,7 @@ def test_dot_mermaid_and_json(tmp_path: Path) -> None:
     _, _, silver = _pipeline(tmp_path)
     dot = run_cli("lineage", str(silver), "--format", "dot").stdout
     assert dot.startswith("digraph lineage {") and dot.count(" -> ") == 2 and "style=dashed" in dot
-    assert re.search(r'label="silver\\nv1 · model silver\\nVERIFIED", fillcolor="#dcf3e1"', dot)
+    assert re.search(r'label="silver\\nv1\\nmodel silver\\nVERIFIED", fillcolor="#dcf3e1"', dot)
     mermaid = run_cli("lineage", str(silver), "--format", "mermaid").stdout
     assert mermaid.startswith("flowchart LR") and mermaid.count("-->") == 1 and mermaid.count("-.->") == 1
     as_format = json.loads(run_cli("lineage", str(silver), "--format", "json").stdout)

@@ -15,9 +15,9 @@ def shorten(text: str, limit: int = MAX_CHARS) -> str:
 
 
 def node_lines(node: GraphNode) -> list[str]:
-    """Box lines: the table's short name, its version and model, its outcome."""
-    second = node.version_label + (f" · model {node.model}" if node.model else "")
-    return [shorten(node.short_name), shorten(second), node.outcome]
+    """Box lines: the table's short name, its version, its model (when attested), its outcome."""
+    model = [shorten(f"model {node.model}")] if node.model else []
+    return [shorten(node.short_name), shorten(node.version_label), *model, node.outcome]
 
 
 def node_tooltip(node: GraphNode) -> str:
