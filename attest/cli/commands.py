@@ -499,10 +499,14 @@ def _event_inputs(args: argparse.Namespace, carrier: AttestedTable) -> list[Any]
 
     datasets = []
     for name in args.openlineage_events:
+        from attest.model import MAX_DOCUMENT_BYTES
+
         try:
             data = read_input(name)
         except AttestError as exc:
             raise OpenLineageError(f"{name}: cannot read the OpenLineage events ({exc.message})", path=name) from exc
+        if len(data) > MAX_DOCUMENT_BYTES:  # read_input stops one byte past the limit: never parse a truncated file
+            raise OpenLineageError(f"{name}: more than {MAX_DOCUMENT_BYTES:,} bytes of OpenLineage events", path=name)
         datasets.extend(read_events(data, name))
     return list(observe_events(datasets, target=carrier, storage_options=storage_options(args)))
 
