@@ -68,8 +68,10 @@ def new_client(*, show_console: bool = False) -> Any:
 
 def emit(run: AttestedRun, *, client: Any = None, show_console: bool = False) -> Emitted:
     """Build and send the attestation's RunEvent; every failure is an ``Emitted`` with a coded problem."""
+    from attest.openlineage.event import run_event
+
     try:
-        from attest.openlineage.event import run_event
+        import openlineage.client  # noqa: F401 (present? the extra is optional)
     except ImportError as exc:
         return Emitted(False, problem=Problem(Code.EXTRA_MISSING, f"OpenLineage events need openlineage-python "
                                               f"({exc}): pip install 'recipe-attest[openlineage]'"))

@@ -231,3 +231,13 @@ def test_the_spark_hook_emits_one_event_per_attestation(spark: Any, spark_wareho
     assert gold["outputs"][0]["facets"]["symlinks"]["identifiers"][0]["namespace"] == "iceberg://iceberg"
     assert gold["outputs"][0]["facets"]["attestation"]["inputsProofClass"] == "strong"
     assert len({e["run"]["runId"] for e in endpoint.events}) == 3  # one run per job, from one Spark run id
+
+
+def test_without_the_extra_the_event_is_reported_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from attest.openlineage.emit import emit
+    from attest.openlineage.event import AttestedRun
+
+    monkeypatch.setitem(sys.modules, "openlineage", None)
+    emitted = emit(AttestedRun(document={}, manifest_identity="0" * 64, table="/t", table_format="delta",
+                               location="/t", attested_version="0", sidecar="/t/_recipe_attest/x.json"))
+    assert not emitted.emitted and emitted.problem is not None and emitted.problem.code.value == "extra_missing"
