@@ -494,13 +494,12 @@ def _event_inputs(args: argparse.Namespace, carrier: AttestedTable) -> list[Any]
     """Observed inputs from ``--openlineage-events`` files (carriers/openlineage.py resolves them)."""
     if not args.openlineage_events:
         return []
+    from attest.model import MAX_DOCUMENT_BYTES
     from attest.openlineage.evidence import read_events
     from carriers.openlineage import observe_events
 
     datasets = []
     for name in args.openlineage_events:
-        from attest.model import MAX_DOCUMENT_BYTES
-
         try:
             data = read_input(name)
         except AttestError as exc:
