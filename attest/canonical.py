@@ -15,6 +15,7 @@ from typing import Any
 
 import blake3
 
+from attest.errors import AttestError, Code
 from attest.numbers import I64_MIN, U64_MAX, NumberOutOfRange, format_number
 
 HASH_SCHEME = "v1"
@@ -25,9 +26,11 @@ MAX_DEPTH = 127
 JSONValue = Any  # a JSON document: dict / list / str / int / float / bool / None
 
 
-class CanonicalizationError(ValueError):
+class CanonicalizationError(AttestError, ValueError):
     """The value cannot be written as canonical JSON (non-finite or out-of-range number, non-string key,
     lone surrogate, unknown type, nesting deeper than MAX_DEPTH)."""
+
+    code = Code.MANIFEST_MALFORMED_JSON
 
 
 def _check(value: JSONValue, where: str, depth: int) -> bool:

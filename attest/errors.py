@@ -73,6 +73,8 @@ class Code(StrEnum):
     OPENLINEAGE_EVENTS_INVALID = "openlineage_events_invalid"
     OPENLINEAGE_EMIT_FAILED = "openlineage_emit_failed"
     AUDIT_TABLE_REFUSED = "audit_table_refused"
+    # Object stores and catalogs (issue 13): an engine that cannot reach a table on a store.
+    UNSUPPORTED_STORAGE = "unsupported_storage"
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,12 @@ class UnsupportedTableError(CarrierError):
     """The table uses a feature this carrier cannot write to; the message says which, in one line."""
 
     code = Code.UNSUPPORTED_TABLE
+
+
+class UnsupportedStorageError(CarrierError):
+    """The engine that reads this table format cannot use the store the table is on; the message names both."""
+
+    code = Code.UNSUPPORTED_STORAGE
 
 
 class VersionNotFoundError(CarrierError):

@@ -163,8 +163,10 @@ def hash_stream(stream: BinaryIO, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> st
 
 def _local_path(uri: str) -> str | None:
     """The local filesystem path for a plain path or a file:// URI; None for anything remote."""
+    from attest.locations import is_uri
+
     parts = urlsplit(uri)
-    if parts.scheme == "" or (len(parts.scheme) == 1 and os.name == "nt"):
+    if not is_uri(uri):
         return uri  # no scheme, or a Windows drive letter ("C:\\...") that urlsplit mistakes for one
     if parts.scheme == "file":
         if parts.netloc not in ("", "localhost"):

@@ -25,7 +25,7 @@ import os
 import posixpath
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from dataclasses import replace as replace_result
 from typing import Any, Literal
@@ -146,9 +146,10 @@ def _norm_uri(uri: str) -> str:
     return f"{scheme}://{parsed.netloc}{posixpath.normpath(parsed.path) if parsed.path else ''}"
 
 
-def under_root(location: str, root: str) -> bool:
-    """Whether an absolute location lies under a table root (local: after resolving symlinks)."""
-    local, local_root = local_path_of(location), local_path_of(root)
+def under_root(location: str, root: str, local_of: Callable[[str], str | None] = local_path_of) -> bool:
+    """Whether an absolute location lies under a table root (local: after resolving symlinks); ``local_of`` maps a
+    location to the local path the engine reads (see Storage.local_of)."""
+    local, local_root = local_of(location), local_of(root)
     if local is not None and local_root is not None:
         real, real_root = _real_file(local), _real_dir(local_root)
         return real == real_root or real.startswith(real_root.rstrip("/") + "/")
@@ -456,7 +457,7 @@ class AttestedTable(ABC):
         _real_dir.cache_clear()  # folders may have become symlinks since the last check in this process
         roots = self.roots
         for f in files:
-            if not any(under_root(f.location, root) for root in roots):
+            if not any(under_root(f.location, root, self.storage.local_of) for root in roots):
                 problems.append(Problem(Code.FILE_OUTSIDE_TABLE, f"{f.location} is outside the table's locations "
                                         f"({', '.join(roots)}); pass allow_external / --allow-external-files to read "
                                         "it", f.path))

@@ -41,7 +41,7 @@ from carriers import properties as props
 from carriers.base import WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version, canonical_relative
 from carriers.delta_log import Commit, LogState, deletion_vector_path, read_commit, replay
-from carriers.storage import DeltaStorage
+from carriers.storage import DeltaStorage, check_supported, coded, is_panic
 
 try:
     import deltalake
@@ -78,8 +78,9 @@ READ_PROPERTIES = (
 def _table_uri(table: str | DeltaTable) -> str:
     if isinstance(table, DeltaTable):
         return str(table.table_uri).rstrip("/")
-    parsed = urlparse(table)
-    if parsed.scheme and len(parsed.scheme) > 1:
+    from attest.locations import is_uri
+
+    if is_uri(table):
         return table.rstrip("/")
     return Path(table).resolve().as_uri()
 
@@ -126,6 +127,7 @@ class DeltaCarrier(AttestedTable):
             self.storage_options = dict(table._storage_options)
         self.uri = _table_uri(table)
         self.display = table if isinstance(table, str) else self.uri
+        check_supported("delta-rs", self.uri)
         self.storage = DeltaStorage(self.uri, self.storage_options)
         self._tables: dict[int, DeltaTable] = {}
         self._live_cache: dict[int, LiveVersion] = {}
@@ -156,7 +158,15 @@ class DeltaCarrier(AttestedTable):
                 raise VersionNotFoundError(f"version {version} of {self.display} cannot be loaded: {text}") from exc
             if "Unsupported" in text or "not yet supported" in text:
                 raise UnsupportedTableError(f"delta-rs cannot read {self.display}: {text}") from exc
+            if self.storage.local_root is None:  # a store's refusal or failure: coded, credentials redacted
+                raise coded(exc, where=f"Delta table {self.display}", engine="delta-rs",
+                            secrets=self.storage.secrets) from None
             raise CarrierError(f"cannot open Delta table {self.display}: {text}") from exc
+        except BaseException as exc:
+            if not is_panic(exc):
+                raise
+            raise coded(exc, where=f"Delta table {self.display}", engine="delta-rs",
+                        secrets=self.storage.secrets) from None
         if version is not None:
             self._tables[version] = dt
         return dt
@@ -509,7 +519,7 @@ class DeltaCarrier(AttestedTable):
             self.property_writer(dict(keys), owned)
             return
         to_set, to_remove = props.replacement(old, keys)
-        if self.storage.local_root is not None:
+        if self.storage.conditional_puts:  # local files, and object stores with a conditional PUT
             from carriers.delta_commit import commit_properties
 
             commit_properties(self.storage, binding=v.number, set_keys=to_set, remove_keys=to_remove,
@@ -517,7 +527,8 @@ class DeltaCarrier(AttestedTable):
                               where=str(self.display), custom={"recipe_attest.binding_version": v.id})
             self._tables.clear()
             return
-        # Object stores: delta-rs's own commit (it cannot remove keys, so they are blanked; readers skip blanks).
+        # Object stores without a conditional PUT: delta-rs's own commit (it cannot remove keys, so they are
+        # blanked; readers skip blanks).
         import time
 
         from carriers.delta_commit import BACKOFF_S, RETRIES
@@ -541,7 +552,7 @@ class DeltaCarrier(AttestedTable):
 
     def record(self, **kwargs: Any) -> WriteResult:
         """See AttestedTable.record; refuses tables with writer features an attestation commit cannot honour."""
-        if not self.detached and self.property_writer is None and self.storage.local_root is not None:
+        if not self.detached and self.property_writer is None and self.storage.conditional_puts:
             from carriers.delta_commit import check_writable
 
             check_writable(_protocol_doc(self._load().protocol()), str(self.display))

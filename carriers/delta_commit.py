@@ -13,23 +13,22 @@ atomic put-if-absent of ``_delta_log/<version>.json``):
 - writer features this commit cannot honour (catalog-managed commits, unknown features) are refused with a message
   that names detached mode, which writes no commit at all.
 
-Object stores have no put-if-absent through delta-rs's Python handler; there the carrier uses delta-rs's own
-``set_table_properties`` and blanks keys it cannot remove (readers treat a blank value as absent).
+On object stores the same commit is one conditional PUT (``If-None-Match: *`` on S3 and Azure,
+``ifGenerationMatch=0`` on GCS) through obstore, the Rust object_store delta-rs itself uses: exactly one writer of a
+version wins, as the protocol requires. Only where no conditional PUT can be had for the store's options does the
+carrier fall back to delta-rs's own ``set_table_properties``, which cannot remove keys and blanks them instead
+(readers treat a blank value as absent).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from attest import __version__
 from attest.errors import CommitConflictError, SupersededError, UnsupportedTableError
-from carriers.atomic import fsync_dir, umask
 from carriers.delta_log import LOG_DIR, commit_name, read_commit, replay
 from carriers.storage import Storage
 
@@ -60,23 +59,9 @@ def check_writable(protocol: Mapping[str, Any] | None, where: str) -> None:
 
 
 def _put_if_absent(storage: Storage, rel: str, data: bytes) -> bool:
-    """Publish ``data`` at ``rel`` only if nothing is there: True when published, False when the name exists."""
-    target = storage.local_path(rel)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~umask())
-        try:
-            os.link(tmp, target)  # fails when the name exists: exactly one writer of a version wins
-        except FileExistsError:
-            return False
-        fsync_dir(target.parent)
-        return True
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    """Publish ``data`` at ``rel`` only if nothing is there: True when published, False when the name exists (a hard
+    link locally, a conditional PUT on object stores: carriers/storage.py)."""
+    return storage.put_if_absent(rel, data)
 
 
 def commit_properties(
@@ -93,7 +78,8 @@ def commit_properties(
     configuration; returns the committed version. ``is_data_version(latest) -> bool`` tells whether ``binding`` is
     still the newest data version when the commit is attempted (else SupersededError: a later data commit would hide
     the attestation)."""
-    assert storage.local_root is not None, "put-if-absent needs a local filesystem"
+    if not storage.conditional_puts:
+        raise UnsupportedTableError(f"{where}: the store offers no conditional PUT for these options")
     for attempt in range(RETRIES + 1):
         latest = _latest_version(storage)
         if not is_data_version(latest):

@@ -16,6 +16,7 @@ A snapshot's files and reader view are read from its manifests with the table fo
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -41,7 +42,7 @@ from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
 from carriers.base import WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
-from carriers.storage import FileIOStorage, local_path_of
+from carriers.storage import FileIOStorage, check_supported, coded, local_path_of
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
@@ -60,6 +61,9 @@ SIDECAR_DIR = "recipe_attest"
 POINTER_DIR = f"{SIDECAR_DIR}/snapshots"
 # Every summary is copied into every later metadata.json: one attestation may add at most this many bytes.
 SUMMARY_BUDGET = 8 * 1024
+# Follow-up commits a catalog refused (REST: 409 Conflict) are retried this often, with exponential backoff.
+COMMIT_RETRIES = 5
+COMMIT_BACKOFF_S = 0.1
 # Summary counters Iceberg computes; a snapshot whose counters are all zero/absent changed no file.
 _CHANGE_COUNTERS = (
     "added-data-files", "deleted-data-files", "added-delete-files", "removed-delete-files",
@@ -173,6 +177,7 @@ class IcebergCarrier(AttestedTable):
         self.catalog_name = catalog_name or getattr(catalog, "name", None) or "default"
         self.detached = detached
         self.allow_external = allow_external
+        check_supported("pyiceberg", table.location())
         self.storage = FileIOStorage(self._metadata_dir(), table.io)
         self._live_cache: dict[tuple[int, str], LiveVersion] = {}
 
@@ -195,6 +200,8 @@ class IcebergCarrier(AttestedTable):
             table = cat.load_table(identifier)
         except (NoSuchTableError, NoSuchNamespaceError) as exc:
             raise TableNotFoundError(f"no Iceberg table {identifier!r} in catalog {catalog!r}") from exc
+        except (OSError, ValueError) as exc:  # the FileIO's store refused or cannot be used: coded, redacted
+            raise coded(exc, where=f"Iceberg table {identifier} (catalog {catalog})", engine="pyiceberg") from None
         return cls(table, catalog_name=catalog, **kwargs)
 
     # ---- naming ------------------------------------------------------------------------------------------------
@@ -553,20 +560,36 @@ class IcebergCarrier(AttestedTable):
         if self.writes_detached:
             self._write_pointer(v.id, keys)
             return
-        self.table.refresh()
-        current = self.table.current_snapshot()
-        if current is None or str(current.snapshot_id) != v.id:
-            raise SupersededError(f"snapshot {v.id} of {self.reference} is no longer the current snapshot; a follow-up "
-                                  "attestation can only follow the current one (use detached mode to attest older "
-                                  "snapshots)")
         size = summary_size(keys)
         if size > SUMMARY_BUDGET:
             raise CarrierError(f"the attestation would add {size} bytes to the snapshot summary (budget "
                                f"{SUMMARY_BUDGET}); shorten subject fields")
-        with self.table.transaction() as tx:
-            producer = tx.update_snapshot(snapshot_properties=keys).fast_append()
-            new_id = producer.snapshot_id
-            producer.commit()
+        from pyiceberg.exceptions import CommitFailedException
+
+        # A catalog that refuses the commit (a REST catalog's 409: another writer changed the table metadata) is
+        # retried on the refreshed table while the attested snapshot is still current; once another snapshot
+        # is current, the attestation could no longer follow it: superseded, never retried onto the new head.
+        for attempt in range(COMMIT_RETRIES + 1):
+            self.table.refresh()
+            current = self.table.current_snapshot()
+            if current is None or str(current.snapshot_id) != v.id:
+                raise SupersededError(f"snapshot {v.id} of {self.reference} is no longer the current snapshot; a "
+                                      "follow-up attestation can only follow the current one (use detached mode to "
+                                      "attest older snapshots)")
+            try:
+                with _without_replay(self.table).transaction() as tx:
+                    producer = tx.update_snapshot(snapshot_properties=keys).fast_append()
+                    new_id = producer.snapshot_id
+                    producer.commit()
+                self.table.refresh()
+                break
+            except CommitFailedException as exc:
+                if attempt == COMMIT_RETRIES:
+                    from attest.errors import CommitConflictError
+
+                    raise CommitConflictError(f"the follow-up attestation of snapshot {v.id} of {self.reference} "
+                                              f"lost {attempt + 1} commit races: {exc}") from exc
+                time.sleep(COMMIT_BACKOFF_S * (2 ** attempt))
         committed = self.table.snapshot_by_id(new_id)
         if committed is None or str(committed.parent_snapshot_id) != v.id:
             # pyiceberg retried the commit onto a newer head: the attestation no longer follows its snapshot.
@@ -588,6 +611,17 @@ class IcebergCarrier(AttestedTable):
                 f"Iceberg summaries are written at commit: only the current snapshot {current.snapshot_id} can be "
                 f"attested after the fact, not snapshot {version} (detached mode can)")
         return super().write(manifest, **kwargs)
+
+
+def _without_replay(table: Table) -> Table:
+    """The table with pyiceberg's own commit retries off: pyiceberg would re-apply a refused follow-up append onto
+    whatever snapshot is current by then, which is not the one it attests. The carrier retries itself instead."""
+    from pyiceberg.table import Table as _Table
+
+    properties = {**table.metadata.properties, "commit.retry.num-retries": "0"}
+    metadata = table.metadata.model_copy(update={"properties": properties})
+    return _Table(table._identifier, metadata, table.metadata_location, table.io, table.catalog,
+                  config=dict(getattr(table, "config", {}) or {}))
 
 
 def table_view(meta: Any, schema: Any) -> dict[str, Any]:
@@ -638,7 +672,7 @@ def _plain(value: Any) -> Any:
 
 
 def _comparable(uri: str) -> str:
-    local = local_path_of(uri)
+    local = local_path_of(uri, decode=False)  # Iceberg locations are literal strings (see FileIOStorage)
     return (local if local is not None else uri).rstrip("/")
 
 

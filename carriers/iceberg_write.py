@@ -55,7 +55,7 @@ def _put_once(carrier: IcebergCarrier, uri: str, data: bytes) -> None:
     from carriers.atomic import write_once_local
     from carriers.storage import local_path_of
 
-    local = local_path_of(uri)
+    local = local_path_of(uri, decode=False)  # Iceberg locations are literal
     if local is not None:
         write_once_local(Path(local), data)
         return

@@ -16,6 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from attest.errors import AttestError, Code
+
 PREFIX = "recipe_manifest."
 CARRIER_PREFIX = "recipe_attest."
 ABSENT = ""
@@ -40,8 +42,10 @@ _MAX_DEPTH = 16
 _SEGMENT = re.compile(r"^(?:0|[1-9][0-9]*|[A-Za-z_][A-Za-z0-9_]*)$")
 
 
-class KeyMappingError(ValueError):
+class KeyMappingError(AttestError, ValueError):
     """The properties under the prefix do not form a manifest (conflicting or malformed keys)."""
+
+    code = Code.CARRIER_TAMPERED
 
 
 def _flatten(value: Any, path: str, out: dict[str, str]) -> None:

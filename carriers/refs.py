@@ -20,7 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlparse
 
-from attest.errors import AttestError, Code, TableReferenceError
+from attest.errors import AttestError, Code, TableReferenceError, UnsupportedTableError
+from attest.locations import is_local, is_uri
+
+__all__ = ["ICEBERG_SCHEME", "TableRef", "from_location", "is_local", "is_uri", "local_path", "looks_like_table",
+           "open_table", "parse_ref", "validate_version"]
 
 if TYPE_CHECKING:
     from carriers.core import AttestedTable
@@ -28,17 +32,6 @@ if TYPE_CHECKING:
 _AT_VERSION = re.compile(r"^(?P<base>.+)@(?P<version>[0-9]+)$")
 ICEBERG_SCHEME = "iceberg://"
 Format = Literal["delta", "iceberg"]
-
-
-def is_uri(text: str) -> bool:
-    """The one rule for "local path or URI": a scheme of two or more letters (``file:`` included) makes a URI; a
-    Windows drive letter (one letter) does not."""
-    return len(urlparse(text).scheme) > 1
-
-
-def is_local(text: str) -> bool:
-    """A local path or ``file:`` URI (not an object store, not a catalog)."""
-    return not is_uri(text) or urlparse(text).scheme == "file"
 
 
 def local_path(text: str) -> Path:
@@ -62,8 +55,10 @@ class TableRef:
 
     @property
     def base(self) -> str:
-        """The table without its version, as users name it."""
-        return f"{ICEBERG_SCHEME}{self.catalog}/{self.location}" if self.format == "iceberg" else self.location
+        """The table without its version, as users name it (an Iceberg folder found without a catalog: its URI)."""
+        if self.format == "iceberg" and self.catalog is not None:
+            return f"{ICEBERG_SCHEME}{self.catalog}/{self.location}"
+        return self.location
 
     @property
     def noun(self) -> str:
@@ -176,11 +171,18 @@ def open_table(ref: TableRef | str, *, storage_options: Mapping[str, str] | None
         ref = parse_ref(ref)
     if ref.format == "iceberg":
         try:
+            import pyiceberg  # noqa: F401 - carriers.iceberg imports it lazily; ask now, before any work
+
             from carriers.iceberg import IcebergCarrier
         except ImportError as exc:
             raise AttestError(f"{ref.base} is an Iceberg table and this install has no Iceberg support: "
                               "pip install 'recipe-attest[iceberg]'", code=Code.EXTRA_MISSING) from exc
-        assert ref.catalog is not None
+        if ref.catalog is None:
+            # Found by its folder (carriers/discovery.py): which metadata.json is current only the catalog knows.
+            raise UnsupportedTableError(
+                f"{ref.location} is an Iceberg table folder found without its catalog: which metadata file is current "
+                "only the catalog knows (a newer one may be a failed commit), so it is not verified here; audit it "
+                "through its catalog: iceberg://<catalog>/<namespace>.<table>")
         carrier = IcebergCarrier.from_reference(ref.catalog, ref.location, detached=detached,
                                                 allow_external=allow_external)
         if ref.at_syntax and ref.version is not None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attest.canonical import blake3_hex, canonical_bytes
+from attest.errors import AttestError, Code
 from attest.identity.inputs import ObservedInput
 from attest.model import Manifest, load_json_document
 from attest.tables import FileIdentity, attestation_identity
@@ -28,8 +29,10 @@ LEGACY_SIDECAR_VERSION = 1
 MAX_SIDECAR_BYTES = 512 << 20
 
 
-class SidecarError(ValueError):
+class SidecarError(AttestError, ValueError):
     """The sidecar bytes do not match the recorded BLAKE3 or do not parse as a sidecar."""
+
+    code = Code.SIDECAR_MISMATCH
 
 
 @dataclass(frozen=True)

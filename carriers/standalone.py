@@ -63,7 +63,9 @@ class StandaloneCarrier:
     def __init__(self, location: str | os.PathLike[str], *, filesystem: Any = None) -> None:
         self.location = str(location)
         self._fs = filesystem
-        if filesystem is None and "://" in self.location and not self.location.startswith("file://"):
+        from attest.locations import is_local
+
+        if filesystem is None and not is_local(self.location):
             import fsspec  # only object stores need it
 
             self._fs, self.location = fsspec.core.url_to_fs(self.location)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import blake3
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINES = ("pyspark", "py4j", "deltalake", "pyiceberg", "pyarrow", "sqlglot", "fsspec")
@@ -39,6 +40,20 @@ def test_verifier_runs_with_only_blake3_and_jsonschema(tmp_path: Path, valid_doc
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.strip().splitlines()[-1] == "VERIFIED"
+
+
+@pytest.mark.parametrize(("ref", "extra"), [("iceberg://prod/sales.orders", "iceberg"), ("s3://bucket/t", "delta")])
+def test_the_verifier_only_install_names_the_missing_extra(ref: str, extra: str) -> None:
+    """A table reference on an install without the table libraries: one coded line saying what to install."""
+    code = ("import sys\n"
+            f"for m in {ENGINES!r}: sys.modules[m] = None\n"
+            "from attest.cli import main\n"
+            f"sys.exit(main(['verify', {ref!r}, '--json']))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 2, out.stdout + out.stderr
+    error = json.loads(out.stdout)["errors"][0]
+    assert error["code"] == "extra_missing" and f"recipe-attest[{extra}]" in error["message"]
+    assert "Traceback" not in out.stderr
 
 
 def test_core_dependencies_are_only_blake3_jsonschema_and_cryptography() -> None:

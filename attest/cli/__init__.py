@@ -204,4 +204,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a library error we did not anticipate: one coded line or object, not a traceback
         if os.environ.get("ATTEST_DEBUG"):
             raise
+        if isinstance(exc, OSError):  # a store's failure (access denied, unreachable): coded like any other
+            from carriers.storage import coded
+
+            return out.error(coded(exc))
+        return out.internal(exc)
+    except BaseException as exc:  # a Rust panic (pyo3's PanicException is a BaseException): coded too
+        if type(exc).__name__ != "PanicException" or os.environ.get("ATTEST_DEBUG"):
+            raise
         return out.internal(exc)

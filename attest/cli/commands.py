@@ -156,6 +156,10 @@ def storage_options(args: argparse.Namespace) -> dict[str, str]:
             raise InvalidArgumentError(f"--storage-option takes KEY=VALUE; got one without '=' ({len(item)} "
                                        "characters, not shown)")
         out[key] = value
+    from attest.redact import register_secrets
+    from carriers.storage import option_secrets
+
+    register_secrets(option_secrets(out))  # before anything can fail: no message may echo a credential
     return out
 
 
@@ -383,7 +387,7 @@ def cmd_audit(args: argparse.Namespace, out: Output) -> _AuditResult:
     refs: list[tuple[str, Any]] = []
     for target in args.targets:
         try:
-            found = expand(target)
+            found = expand(target, options)
         except Exception as exc:  # a target that cannot be expanded is an outcome, the others go on
             audit.add_exception(target, exc)
             continue
@@ -400,7 +404,9 @@ def cmd_audit(args: argparse.Namespace, out: Output) -> _AuditResult:
             report = verify_state(state, carrier, level=args.level)
             row = audit.add_report(name, report, None if state.attestation is None else state.attestation.document)
         except Exception as exc:  # one unreadable table must not stop the audit of the others
-            row = audit.add_exception(name, exc)
+            from carriers.storage import coded
+
+            row = audit.add_exception(name, coded(exc) if isinstance(exc, OSError) else exc)
         if stream is not None:  # lines as they come: a long audit shows progress even when piped
             progress.above(audit.line(row), stream)
         progress(index + 1, len(refs), 0)

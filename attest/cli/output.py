@@ -14,6 +14,7 @@ import time
 from typing import Any, Protocol, TextIO
 
 from attest.errors import AttestError, Code, Problem
+from attest.redact import redact
 
 EXIT_OK, EXIT_FAILED, EXIT_UNREADABLE = 0, 1, 2
 
@@ -55,25 +56,36 @@ class TextOutput(Output):
     def result(self, result: Result) -> int:
         text = result.human()
         if text:
-            print(text, file=self.stdout, flush=True)
+            print(redact(text), file=self.stdout, flush=True)  # credentials never printed (attest/redact.py)
         notice = getattr(result, "stderr_text", "")
         if notice:
-            print(notice, file=self.stderr)
+            print(redact(notice), file=self.stderr)
         return result.exit_code
 
     def error(self, err: AttestError) -> int:
-        print(f"attest: {err.code.value}: {err.message}", file=self.stderr)
+        print(redact(f"attest: {err.code.value}: {err.message}"), file=self.stderr)
         return EXIT_UNREADABLE
 
 
 class JsonOutput(Output):
     def result(self, result: Result) -> int:
-        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2), file=self.stdout, flush=True)
+        text = json.dumps(result.to_json(), ensure_ascii=False, indent=2)
+        print(_redact_json(text), file=self.stdout, flush=True)
         return result.exit_code
 
     def error(self, err: AttestError) -> int:
-        print(json.dumps(error_object(err.problem()), ensure_ascii=False), file=self.stdout, flush=True)
+        print(_redact_json(json.dumps(error_object(err.problem()), ensure_ascii=False)), file=self.stdout, flush=True)
         return EXIT_UNREADABLE
+
+
+def _redact_json(text: str) -> str:
+    """Masking inside JSON text keeps it JSON: a secret is masked as it appears in the text and as JSON escapes it."""
+    from attest.redact import MASK, secrets
+
+    for value in sorted(secrets(), key=len, reverse=True):
+        for form in {value, json.dumps(value, ensure_ascii=False)[1:-1]}:
+            text = text.replace(form, MASK)
+    return text
 
 
 def error_object(problem: Problem) -> dict[str, Any]:

@@ -8,8 +8,9 @@ unit-testable without a JVM. What is in and out of it: docs/spark.md, "Program i
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from attest.canonical import digest
@@ -31,7 +32,9 @@ RELATION_CLASSES = frozenset({
     "LocalRelation", "StreamingRelation", "StreamingRelationV2", "ExternalRDD", "OneRowRelation",
 })
 # Keys that are run- or environment-specific, never logic: JVM ids, streaming flags, statistics, plan ids.
-_DROP_KEYS = frozenset({"jvmId", "isStreaming", "stats", "planId", "evalContext"})
+_DROP_KEYS = frozenset({"jvmId", "isStreaming", "stats", "planId", "evalContext",
+                        # uuid()/shuffle() seeds: drawn by the analyzer per run, never written by the user
+                        "randomSeed"})
 
 
 def seq(s: Any) -> list[Any]:
@@ -64,6 +67,9 @@ class LeafInfo:
     identifier: tuple[str, ...] | None = None  # namespace parts + table name within the catalog (Iceberg)
     in_tree: bool = True  # reached through children() (the order toJSON lists nodes in), not a subquery
     schema: list[str] = field(default_factory=list)
+    # The JVM expression ids of the relation's output: how its node is recognised at any depth of the plan JSON
+    # (nested plans inside commands and subquery expressions are not in toJSON's top-level pre-order list).
+    expr_ids: tuple[int, ...] = ()
 
     def program_identity(self) -> str:
         """The name a program refers to this relation by: never a version, snapshot id or (if avoidable) path."""
@@ -81,6 +87,12 @@ def _children(node: Any) -> Iterator[tuple[Any, bool]]:
         except Exception:
             continue
         yield extra, False
+    try:
+        subqueries = seq(node.subqueries())  # plans inside expressions (EXISTS, IN, scalar subqueries) read too
+    except Exception:
+        subqueries = []
+    for sub in subqueries:
+        yield sub, False
 
 
 def leaves(plan: Any, jvm: Any) -> list[LeafInfo]:
@@ -102,11 +114,14 @@ def leaves(plan: Any, jvm: Any) -> list[LeafInfo]:
     return out
 
 
-def _schema(node: Any) -> list[str]:
+def _output(node: Any) -> tuple[list[str], tuple[int, ...]]:
+    """The relation's output as ``name:type`` strings, and its expression ids."""
     try:
-        return [f"{a.name()}:{a.dataType().simpleString()}" for a in seq(node.output())]
+        attrs = seq(node.output())
+        return ([f"{a.name()}:{a.dataType().simpleString()}" for a in attrs],
+                tuple(int(a.exprId().id()) for a in attrs))
     except Exception:
-        return []
+        return [], ()
 
 
 def ident_parts(ident: Any) -> tuple[str, ...]:
@@ -116,7 +131,12 @@ def ident_parts(ident: Any) -> tuple[str, ...]:
 
 
 def _leaf(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
-    schema = _schema(node)
+    info = _leaf_info(node, cls, hadoop, in_tree)
+    schema, expr_ids = _output(node)
+    return replace(info, schema=schema, expr_ids=expr_ids)
+
+
+def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
     if cls == "LogicalRelation":
         rel = node.relation()
         table = opt(node.catalogTable())
@@ -128,18 +148,21 @@ def _leaf(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
                 try:
                     version = str(location.snapshotAtAnalysis().version())
                     return LeafInfo("delta", name=name, location=str(location.path().toString()),
-                                    version=version, in_tree=in_tree, schema=schema)
+                                    version=version, in_tree=in_tree)
                 except Exception:
                     pass
             roots = [str(p.toString()) for p in seq(location.rootPaths())]
-            return LeafInfo("path", name=name, location=",".join(roots), in_tree=in_tree, schema=schema)
-        return LeafInfo("path", name=name, location=str(rel.toString()), in_tree=in_tree, schema=schema)
+            return LeafInfo("path", name=name, location=",".join(roots), in_tree=in_tree)
+        return LeafInfo("path", name=name, location=str(rel.toString()), in_tree=in_tree)
     if cls in ("DataSourceV2Relation", "DataSourceV2ScanRelation"):
         rel = node.relation() if cls == "DataSourceV2ScanRelation" else node
         catalog = opt(rel.catalog())
         ident = opt(rel.identifier())
         table = rel.table()
         tcls = simple_name(table)
+        if tcls == "RowLevelOperationTable":  # an Iceberg MERGE/UPDATE/DELETE reading its own target
+            table = table.table()
+            tcls = simple_name(table)
         cat_name = None if catalog is None else str(catalog.name())
         parts = None if ident is None else ident_parts(ident)
         name = ".".join(p for p in (cat_name, *(parts or ())) if p)
@@ -147,71 +170,218 @@ def _leaf(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
             sid = table.snapshotId()
             return LeafInfo("iceberg", name=name or str(table.name()), version=None if sid is None else str(sid),
                             catalog=cat_name, identifier=parts, location=str(table.table().location()),
-                            in_tree=in_tree, schema=schema)
+                            in_tree=in_tree)
         if tcls == "DeltaTableV2":
             return LeafInfo("delta", name=name or None, location=str(table.path().toString()),
-                            version=str(table.initialSnapshot().version()), in_tree=in_tree, schema=schema)
-        return LeafInfo("path", name=name or str(table.name()), in_tree=in_tree, schema=schema)
-    return LeafInfo("memory", in_tree=in_tree, schema=schema)
+                            version=str(table.initialSnapshot().version()), in_tree=in_tree)
+        return LeafInfo("path", name=name or str(table.name()), in_tree=in_tree)
+    return LeafInfo("memory", in_tree=in_tree)
 
 
 # ---- the program document -----------------------------------------------------------------------------------
+# Version 2: normalised at every depth (nested plans inside commands and subqueries included), catalog entries
+# reduced to their name, analyzer-chosen random seeds dropped, the written table's own path abstracted.
+PROGRAM_DOCUMENT_VERSION = 2
+TARGET = "<target>"
+LOCATION = "<location>"
+WRITE_ID = "<write-id>"
+# Characters that may follow a location inside a string for it to be that location (not a longer sibling path).
+_AFTER_LOCATION = r"(?=$|[/\\\]\[,;:\s`'\")(])"
+
 
 def _short(cls: str) -> str:
     return cls.rsplit(".", 1)[-1]
 
 
-class _Normaliser:
-    def __init__(self, relations: Sequence[LeafInfo], scrub: Sequence[str]) -> None:
-        self.relations = list(relations)
-        self.scrub = [s for s in scrub if s]
-        self.ids: dict[int, int] = {}
-        self.next_relation = 0
+def location_variants(location: str) -> list[str]:
+    """A location as the forms Spark prints it in: ``file:/p``, ``file:///p`` and the bare path ``/p``."""
+    out = {location.rstrip("/") or location}
+    for prefix in ("file://", "file:"):
+        if location.startswith(prefix):
+            bare = location[len(prefix):]
+            if bare.startswith("/"):
+                out |= {bare, "file:" + bare, "file://" + bare}
+            break
+    return sorted((v for v in out if len(v) > 1), key=len, reverse=True)  # longest first: no partial rewrites
 
+
+def _is_node(v: Any) -> bool:
+    return isinstance(v, dict) and "class" in v and "num-children" in v
+
+
+def _last_child_spans(nodes: list[Any]) -> dict[int, tuple[int, int]]:
+    """For each node index of a pre-order node list, the index span of its last child's subtree."""
+    ends: dict[int, int] = {}
+
+    def end(i: int, depth: int = 0) -> int:  # exclusive end of the subtree rooted at i
+        if i in ends:
+            return ends[i]
+        if depth > 2000 or i >= len(nodes) or not _is_node(nodes[i]):
+            return i + 1
+        j, last = i + 1, (i + 1, i + 1)
+        for _ in range(int(nodes[i].get("num-children", 0) or 0)):
+            k = end(j, depth + 1)
+            last = (j, k)
+            j = k
+        ends[i] = j
+        spans[i] = last
+        return j
+
+    spans: dict[int, tuple[int, int]] = {}
+    for i in range(len(nodes)):
+        end(i)
+    return spans
+
+
+class _Normaliser:
+    """One program document's normalisation state: expression-id numbering and relation identities."""
+
+    def __init__(self, relations: Sequence[LeafInfo], scrub: Sequence[str], target: str | None,
+                 write_ids: Sequence[str]) -> None:
+        self.positioned: list[LeafInfo] = []
+        self.by_expr: dict[int, LeafInfo] = {}
+        for rel in relations:
+            for eid in rel.expr_ids[:1]:
+                self.by_expr.setdefault(eid, rel)
+        targets = location_variants(target) if target else []
+        replacements = [(v, TARGET) for v in targets]
+        for loc in scrub:
+            replacements += [(v, LOCATION) for v in location_variants(loc) if v not in targets]
+        replacements.sort(key=lambda r: len(r[0]), reverse=True)
+        self.patterns = [(re.compile(re.escape(v) + _AFTER_LOCATION), token) for v, token in replacements]
+        self.write_ids = [w for w in write_ids if w]
+        self.target = target
+        self.ids: dict[int, int] = {}
+
+    # -- values at any depth ---------------------------------------------------------------------------------------
     def value(self, v: Any) -> Any:
         if isinstance(v, dict):
-            if str(v.get("product-class", "")).endswith("ExprId") and "id" in v:
-                # Expression ids are a per-session counter: number them by first appearance instead.
-                return {"id": self.ids.setdefault(int(v["id"]), len(self.ids))}
-            return {k: self.value(x) for k, x in sorted(v.items()) if k not in _DROP_KEYS}
+            return self.mapping(v)
         if isinstance(v, list):
-            return [self.value(x) for x in v]
+            return self.sequence(v)
         if isinstance(v, str):
-            for s in self.scrub:  # table locations: where the data lives is not what the program computes
-                if s in v:
-                    v = v.replace(s, "<location>")
-            return v
+            return self.text(v)
         return v
 
-    def node(self, n: dict[str, Any]) -> dict[str, Any]:
+    def text(self, v: str) -> str:
+        for w in self.write_ids:  # the per-write id the hook stamps a write with is run data, never program
+            v = v.replace(w, WRITE_ID)
+        if "/" in v or ":" in v:
+            for pattern, token in self.patterns:  # where data lives is not what the program computes
+                v = pattern.sub(token, v)
+        return v
+
+    def mapping(self, v: dict[str, Any]) -> Any:
+        product = str(v.get("product-class", ""))
+        if product.endswith(".ExprId") and "id" in v:
+            # Expression ids are a per-JVM counter: number them by first appearance instead.
+            return {"id": self.ids.setdefault(int(v["id"]), len(self.ids))}
+        if product.endswith(".CatalogTable"):
+            # A catalog entry is the table's name plus run data (createTime, owner, createVersion, stats,
+            # properties our own attestations change, its location): only the name is program.
+            return {"catalogTable": self.text(_catalog_name(v.get("identifier")))}
+        if _is_node(v):
+            return self.node(v)
+        return {k: self.value(x) for k, x in sorted(v.items()) if k not in _DROP_KEYS}
+
+    def sequence(self, v: list[Any]) -> list[Any]:
+        out = [self.value(x) for x in v]
+        if any(isinstance(x, dict) and x.get("hideSeed") is True for x in v):
+            # rand()/randn()/uniform() without a seed: the analyzer draws one per run and says so (hideSeed).
+            spans = _last_child_spans(v)
+            for i, x in enumerate(v):
+                if isinstance(x, dict) and x.get("hideSeed") is True and i in spans:
+                    start, stop = spans[i]
+                    for j in range(start, min(stop, len(out))):
+                        if isinstance(out[j], dict) and "value" in out[j]:
+                            out[j] = {**out[j], "value": "<random seed>"}
+        return out
+
+    # -- plan and expression nodes -------------------------------------------------------------------------------
+    def node(self, n: dict[str, Any], position: int | None = None) -> dict[str, Any]:
         cls = _short(str(n.get("class", "")))
         if cls in RELATION_CLASSES:
-            leaf = self.relations[self.next_relation] if self.next_relation < len(self.relations) else None
-            self.next_relation += 1
-            out: dict[str, Any] = {"class": cls, "num-children": 0}
-            # In-memory data (LocalRelation rows, RDDs) is data, not program: only its schema counts.
-            out["relation"] = leaf.program_identity() if leaf is not None else "?"
-            out["output"] = self.value(n.get("output", []))
-            return out
-        return {("class" if k == "class" else k): (cls if k == "class" else self.value(x))
-                for k, x in sorted(n.items()) if k not in _DROP_KEYS}
+            return self.relation(n, cls, position)
+        return {k: (cls if k == "class" else self.value(x)) for k, x in sorted(n.items()) if k not in _DROP_KEYS}
+
+    def relation(self, n: dict[str, Any], cls: str, position: int | None) -> dict[str, Any]:
+        leaf = self._leaf_for(n, position)
+        out: dict[str, Any] = {"class": cls, "num-children": 0}
+        # In-memory data (LocalRelation rows, RDDs) is data, not program: only its schema counts.
+        out["relation"] = self.identity(leaf) if leaf is not None else "?"
+        out["output"] = self.value(n.get("output", []))
+        return out
+
+    def _leaf_for(self, n: dict[str, Any], position: int | None) -> LeafInfo | None:
+        for eid in _first_expr_id(n.get("output")):
+            if eid in self.by_expr:
+                return self.by_expr[eid]
+        if position is not None:  # relations known without expression ids: pre-order position among the leaves
+            return self.positioned[position] if position < len(self.positioned) else None
+        return None
+
+    def identity(self, leaf: LeafInfo) -> str:
+        if leaf.kind != "memory" and not leaf.name and self.target and leaf.location \
+                and _same_location(leaf.location, self.target):
+            return f"{leaf.kind}:{TARGET}"  # the written table, addressed by path: where it lives is the subject
+        return leaf.program_identity()
+
+    def plan(self, nodes: list[Any], relations: Sequence[LeafInfo]) -> list[Any]:
+        """One part's top-level node list; ``relations`` are that part's leaves (for the positional fallback)."""
+        self.positioned = [r for r in relations if r.in_tree]
+        out: list[Any] = []
+        position = 0
+        for n in nodes:
+            if _is_node(n) and _short(str(n.get("class", ""))) in RELATION_CLASSES:
+                out.append(self.node(n, position))
+                position += 1
+            else:
+                out.append(self.value(n))
+        return out
 
 
-def canonical_plan(plan_json: str, relations: Sequence[LeafInfo], scrub: Sequence[str] = ()) -> list[Any]:
-    """``LogicalPlan.toJSON()`` (a pre-order node list) with expression ids renumbered, run-specific keys
-    dropped, relation leaves replaced by their program identity (in order) and locations scrubbed."""
-    nodes = json.loads(plan_json)
-    norm = _Normaliser([r for r in relations if r.in_tree], scrub)
-    return [norm.node(n) if isinstance(n, dict) else norm.value(n) for n in nodes]
+def _first_expr_id(output: Any) -> Iterator[int]:
+    """The raw expression id of a relation node's first output attribute (output is a list of node lists)."""
+    if isinstance(output, list) and output:
+        first = output[0]
+        attr = first[0] if isinstance(first, list) and first else first
+        if isinstance(attr, dict):
+            eid = attr.get("exprId")
+            if isinstance(eid, dict) and isinstance(eid.get("id"), int):
+                yield int(eid["id"])
 
 
-def program_document(parts: Sequence[tuple[str, str, Sequence[LeafInfo]]],
-                     scrub: Sequence[str] = ()) -> dict[str, Any]:
-    """The typed program document ``{"kind": "spark-plan", "version": 1, "parts": {name: canonical plan}}``;
-    each part is (name, toJSON of that sub-plan, its leaves)."""
-    return {"kind": "spark-plan", "version": 1,
-            "parts": {name: canonical_plan(plan_json, rels, scrub) for name, plan_json, rels in parts}}
+def _catalog_name(identifier: Any) -> str:
+    if not isinstance(identifier, dict):
+        return "?"
+    parts = [identifier.get(k) for k in ("catalog", "database", "table")]
+    return ".".join(str(p) for p in parts if p)
 
 
-def program_hash_from_json(parts: Sequence[tuple[str, str, Sequence[LeafInfo]]], scrub: Sequence[str] = ()) -> str:
-    return digest(program_document(parts, scrub))
+def _same_location(a: str, b: str) -> bool:
+    return bool(set(location_variants(a)) & set(location_variants(b)))
+
+
+def canonical_plan(plan_json: str, relations: Sequence[LeafInfo], scrub: Sequence[str] = (),
+                   target: str | None = None, write_ids: Sequence[str] = ()) -> list[Any]:
+    """``LogicalPlan.toJSON()`` (a pre-order node list) normalised: expression ids renumbered, run-specific keys
+    and catalog-entry details dropped at every depth, relation leaves replaced by their program identity and
+    locations scrubbed (docs/spark.md, "Program identity from the plan")."""
+    norm = _Normaliser(relations, scrub, target, write_ids)
+    return norm.plan(json.loads(plan_json), relations)
+
+
+def program_document(parts: Sequence[tuple[str, str, Sequence[LeafInfo]]], scrub: Sequence[str] = (),
+                     target: str | None = None, write_ids: Sequence[str] = ()) -> dict[str, Any]:
+    """The typed program document ``{"kind": "spark-plan", "version": 2, "parts": {name: canonical plan}}``;
+    each part is (name, toJSON of that sub-plan, its leaves). One normaliser spans the parts, so a relation or
+    expression id that two parts share (a MERGE's target inside the command and as its own part) reads alike."""
+    every = [rel for _, _, rels in parts for rel in rels]
+    norm = _Normaliser(every, scrub, target, write_ids)
+    return {"kind": "spark-plan", "version": PROGRAM_DOCUMENT_VERSION,
+            "parts": {name: norm.plan(json.loads(plan_json), rels) for name, plan_json, rels in parts}}
+
+
+def program_hash_from_json(parts: Sequence[tuple[str, str, Sequence[LeafInfo]]], scrub: Sequence[str] = (),
+                           target: str | None = None, write_ids: Sequence[str] = ()) -> str:
+    return digest(program_document(parts, scrub, target, write_ids))

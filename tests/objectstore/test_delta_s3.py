@@ -1,7 +1,7 @@
-"""The Delta carrier on an S3 API (moto, loopback): attest, verify at the bytes level, tamper, staleness, CLI.
+"""The Delta carrier on a real S3 server (SeaweedFS, loopback): attest, verify (bytes), tamper, staleness, CLI.
 
 Every object is read back through the carrier's own path (delta-rs's object store with ``storage_options``);
-tampering goes around it, straight to the bucket with boto3, as an attacker with bucket access would.
+tampering goes around it, straight to the bucket with pyarrow's S3 client, as an attacker with bucket access would.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_attest_then_verify_bytes_on_s3(s3: S3) -> None:
     report = verify_table(carrier, level="bytes")
     assert report.passed and report.level == "bytes", report.human()
     assert report.files_checked == len(objects) and report.bytes_checked == sum(objects.values())
-    # The hashes in the attestation are those of the objects' bytes as boto3 reads them.
+    # The hashes in the attestation are those of the objects' bytes as pyarrow's S3 client reads them.
     attestation = carrier.read()
     assert attestation is not None and attestation.files is not None
     by_path = {f.path: f.hash for f in attestation.files}
@@ -73,11 +73,11 @@ def test_sidecar_is_a_content_addressed_object_under_recipe_attest(s3: S3) -> No
     result = write_and_attest(s3)
     assert result.sidecar is not None and result.sidecar.startswith(f"{s3.uri(TABLE)}/{SIDECAR_DIR}/")
     sidecars = [k for k in s3.keys(f"{TABLE}/{SIDECAR_DIR}/")]
-    assert [f"s3://{s3.bucket}/{k}" for k in sidecars] == [result.sidecar]
+    assert [s3.uri(k) for k in sidecars] == [result.sidecar]
     body = s3.get(sidecars[0])
     assert sidecars[0].endswith(f"/{blake3.blake3(body).hexdigest()}.json")
     # The reader really takes it from the bucket: without it the attestation cannot be checked.
-    s3.client.delete_object(Bucket=s3.bucket, Key=sidecars[0])
+    s3.delete(sidecars[0])
     report = verify_table(DeltaCarrier(s3.uri(TABLE), storage_options=s3.storage_options))
     assert codes(report) == ["sidecar_missing"], report.human()
 
@@ -101,7 +101,7 @@ def test_each_flipped_object_is_an_artifact_hash_mismatch(s3: S3) -> None:
 def test_deleted_object_is_missing(s3: S3) -> None:
     write_and_attest(s3)
     key = sorted(data_keys(s3))[0]
-    s3.client.delete_object(Bucket=s3.bucket, Key=key)
+    s3.delete(key)
     report = verify_table(DeltaCarrier(s3.uri(TABLE), storage_options=s3.storage_options), level="bytes")
     assert codes(report) == ["file_missing"], report.human()
 

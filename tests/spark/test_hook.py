@@ -75,7 +75,8 @@ def _uid() -> str:
 
 
 def test_import_leaves_engines_out() -> None:
-    code = ("import sys, attest, attest.spark, attest.cli, attest.verify, carriers.spark.hook, carriers.spark.plan; "
+    code = ("import sys, attest, attest.spark, attest.cli, attest.verify, carriers.spark.hook, carriers.spark.plan, "
+            "carriers.spark.stamp; "
             "bad = [m for m in ('pyspark', 'py4j', 'deltalake', 'pyiceberg') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -188,6 +189,8 @@ def test_every_write_command_is_attested_once(spark: SparkSession, spark_warehou
     else:
         ref = f"iceberg://iceberg/{written.split('.', 1)[1]}"
     _verify(ref, spark_warehouse)
+    # The commit was found by the write id the hook stamped it with (carriers/spark/stamp.py), on every path.
+    assert _write_id(spark, fmt, ref if fmt == "delta" else written, h.results[0].attested_version)
     # A DELETE that matches nothing: Delta commits nothing (nothing to attest); Iceberg commits an empty
     # "delete" snapshot, which is a commit like any other and is attested once.
     if op == "delete":
@@ -195,6 +198,23 @@ def test_every_write_command_is_attested_once(spark: SparkSession, spark_warehou
         h.flush()
         assert h.attested == (1 if fmt == "delta" else 2)
         assert h.failed == 0
+
+
+def _write_id(spark: SparkSession, fmt: str, table: str, version: str | None) -> str:
+    """The write id the attested commit carries: Delta commitInfo.userMetadata, Iceberg a summary key (the newest
+    snapshot that is not our own attestation snapshot)."""
+    from carriers.spark.stamp import ICEBERG_STAMP_KEY, STAMP_PREFIX
+
+    if fmt == "delta":
+        assert version is not None
+        lines = (Path(table) / "_delta_log" / f"{int(version):020d}.json").read_bytes().split(b"\n")
+        info = next(json.loads(x)["commitInfo"] for x in lines if b'"commitInfo"' in x)
+        value = str(info.get("userMetadata", ""))
+    else:
+        rows = spark.sql(f"SELECT summary FROM {table}.snapshots ORDER BY committed_at DESC").collect()
+        ours = [r["summary"] for r in rows if not any(k.startswith("recipe_manifest.") for k in r["summary"])]
+        value = str(ours[0].get(ICEBERG_STAMP_KEY, ""))
+    return value if value.startswith(STAMP_PREFIX) else ""
 
 
 def test_failure_is_contained_under_optional(spark: SparkSession, hook: Callable[..., Hook],

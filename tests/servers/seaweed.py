@@ -1,0 +1,52 @@
+"""SeaweedFS (``weed mini``): an S3 API and an Iceberg REST catalog in one process, on free loopback ports."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.servers import tools
+from tests.servers.process import HOST, Server, free_port, http_answers
+
+REGION = "us-east-1"
+KEY_ID = "attest-test-key"
+SECRET = "attest-test-secret-d41d8cd98f00"  # distinctive: the leak tests search every output for it
+
+
+@dataclass
+class Seaweed:
+    server: Server
+    s3_port: int
+    iceberg_port: int
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{HOST}:{self.s3_port}"
+
+    @property
+    def iceberg_uri(self) -> str:
+        return f"http://{HOST}:{self.iceberg_port}"
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+def start(workdir: Path) -> Seaweed:
+    data = workdir / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    config = workdir / "s3.json"
+    # One identity with every action: the tests' credentials (a wrong secret is refused by the server).
+    config.write_text(json.dumps({"identities": [{
+        "name": "attest", "credentials": [{"accessKey": KEY_ID, "secretKey": SECRET}],
+        "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}), encoding="utf-8")
+    ports = {name: free_port() for name in (
+        "master.port", "master.port.grpc", "volume.port", "volume.port.grpc", "filer.port", "filer.port.grpc",
+        "s3.port", "s3.port.grpc", "s3.port.iceberg", "admin.port", "admin.port.grpc")}
+    argv = [str(tools.weed()), "mini", f"-dir={data}", f"-ip={HOST}", f"-ip.bind={HOST}", f"-s3.config={config}",
+            "-s3.port.lance=0", "-tableBucket=warehouse", "-webdav=false", "-admin.ui=false",
+            *(f"-{name}={port}" for name, port in ports.items())]
+    server = Server("SeaweedFS", argv, workdir / "weed.log", cwd=workdir)
+    out = Seaweed(server, ports["s3.port"], ports["s3.port.iceberg"])
+    server.wait_ready(lambda: http_answers(out.endpoint) and http_answers(f"{out.iceberg_uri}/v1/config"))
+    return out
