@@ -17,6 +17,9 @@ from deltalake import DeltaTable, write_deltalake
 from attest.verify.audit import COLUMNS
 from carriers.audit_table import LAYOUT, LAYOUT_KEY
 from tests.conftest import run_cli
+from tests.delta.conftest import PROGRAM, special_table
+from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
+from tests.servers.stores import Bucket
 from tests.test_audit import _lakehouse
 
 
@@ -133,3 +136,27 @@ def test_spark_reads_the_kept_audit(tmp_path: Path, spark: Any) -> None:
     first = spark.sql(f"SELECT outcome, code FROM delta.`{kept}` WHERE audit_id = (SELECT min_by(audit_id, "
                       f"checked_at) FROM delta.`{kept}`) AND outcome <> 'VERIFIED'").collect()
     assert sorted((r["outcome"], r["code"]) for r in first) == [("STALE", "stale"), ("UNATTESTED", "unattested")]
+
+
+# ---- kept on an object store: the audit table on S3 (SeaweedFS started by tests/servers) ---------------------------
+
+
+def test_the_audit_is_kept_on_s3(s3: Bucket, tmp_path: Path) -> None:  # noqa: F811
+    options = [a for k, v in s3.storage_options.items() for a in ("--storage-option", f"{k}={v}")]
+    write_deltalake(s3.uri("lake/t"), special_table(), storage_options=s3.storage_options)
+    assert run_cli("record", s3.uri("lake/t"), "--model", "m", "--program-hash", PROGRAM, *options).returncode == 0
+    kept = s3.uri("audits/lake")
+    done = run_cli("audit", s3.uri("lake") + "/", "--to", kept, "--json", *options)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["counts"]["VERIFIED"] == 1  # --to leaves --json one object on stdout
+    rows = DeltaTable(kept, storage_options=s3.storage_options).to_pyarrow_table().to_pylist()
+    assert [(r["table"], r["outcome"], r["level"]) for r in rows] == [(s3.uri("lake/t"), "VERIFIED", "bytes")]
+    # A bucket prefix holding someone else's Delta table is refused like a local one; nothing is appended to it.
+    other = s3.uri("other")
+    write_deltalake(other, special_table(), storage_options=s3.storage_options)
+    before = DeltaTable(other, storage_options=s3.storage_options).version()
+    refused = run_cli("audit", s3.uri("lake") + "/", "--to", other, "--json", *options)
+    assert refused.returncode == 2, refused.stdout
+    assert json.loads(refused.stdout)["errors"][0]["code"] == "audit_table_refused", refused.stdout
+    assert DeltaTable(other, storage_options=s3.storage_options).version() == before
+    assert s3.secret not in refused.stdout + refused.stderr + done.stdout + done.stderr
