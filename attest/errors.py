@@ -71,6 +71,10 @@ class Code(StrEnum):
     MANIFEST_PRODUCED_AT_EMPTY = "manifest_produced_at_empty"
     ARTIFACTS_DIR_REQUIRED = "artifacts_dir_required"
     BYTES_NOT_ATTESTED = "bytes_not_attested"
+    # Task F (issue 14: OpenLineage, lineage pictures, a kept audit); one block for easy merges.
+    OPENLINEAGE_EVENTS_INVALID = "openlineage_events_invalid"
+    OPENLINEAGE_EMIT_FAILED = "openlineage_emit_failed"
+    AUDIT_TABLE_REFUSED = "audit_table_refused"
     # Object stores and catalogs (issue 13): an engine that cannot reach a table on a store.
     UNSUPPORTED_STORAGE = "unsupported_storage"
 
@@ -213,3 +217,15 @@ class NotFastForwardError(CarrierError):
     """A publish would not be a fast-forward: ``main`` moved since the branch forked from it."""
 
     code = Code.NOT_FAST_FORWARD
+
+
+class OpenLineageError(AttestError):
+    """OpenLineage events given as evidence cannot be read, or an event could not be emitted (docs/lineage.md)."""
+
+    code = Code.OPENLINEAGE_EVENTS_INVALID
+
+
+class AuditTableError(AttestError):
+    """``attest audit --to`` names something the audit must not be appended to (docs/audit.md)."""
+
+    code = Code.AUDIT_TABLE_REFUSED

@@ -91,6 +91,12 @@ class Attestation:
         """(the envelope's bytes, matching their content address; or None and the Problem saying why not)."""
         return (None, None) if self.envelope_loader is None else self.envelope_loader()
 
+    def _repr_html_(self) -> str:
+        """Rich notebook display (attest/render/html.py)."""
+        from attest.render.html import attestation_html
+
+        return attestation_html(self)
+
     @property
     def producer_label(self) -> str:
         producer = self.document.get("producer")

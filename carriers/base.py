@@ -40,6 +40,13 @@ class WriteResult:
     envelope: str | None = None  # a signed attestation: where its DSSE envelope was stored (docs/signing.md)
     signer: str | None = None  # the key id that signed it (never the key)
 
+    def _repr_html_(self) -> str:
+        """Rich notebook display (attest/render/html.py)."""
+        from attest.render.html import write_result_html
+
+        return write_result_html(self.location, self.attested_version, self.sidecar,
+                                 None if self.manifest is None else self.manifest.to_dict(), self.replaced)
+
 
 @runtime_checkable
 class Carrier(Protocol):

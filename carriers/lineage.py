@@ -8,11 +8,11 @@ heuristic or broken.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from attest.errors import AttestError
 from attest.identity.inputs import ObservedInput
+from attest.lineage import LineageGraph, LineageNode
 from attest.verify.report import Level
 from attest.verify.table import verify_state
 from carriers.refs import TableRef, from_location, open_table
@@ -20,50 +20,7 @@ from carriers.refs import TableRef, from_location, open_table
 if TYPE_CHECKING:
     from attest.signing.policy import TrustPolicy
 
-
-@dataclass
-class LineageNode:
-    """One table version in the lineage graph."""
-
-    ref: str
-    version: str | None
-    table: str | None = None
-    attested: bool = False
-    verdict: str = ""
-    passed: bool = False
-    model: str | None = None
-    program_hash: str | None = None
-    inputs_proof_class: str | None = None
-    observed_as: str | None = None  # how the downstream run saw this version: "strong" | "heuristic"
-    error: str | None = None
-    inputs: list[LineageNode] = field(default_factory=list)
-
-    def failed(self) -> bool:
-        """Whether this node or any node upstream of it failed (unreadable, or attested but not verified)."""
-        opened = self.error is not None or bool(self.verdict)  # inputs without a location are leaves, not checked
-        return (opened and not self.passed) or any(i.failed() for i in self.inputs)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {k: v for k, v in self.__dict__.items() if k != "inputs" and v is not None}
-        out["inputs"] = [i.to_json() for i in self.inputs]
-        return out
-
-    def lines(self, indent: str = "") -> list[str]:
-        status = "ATTESTED" if self.attested else "UNATTESTED"
-        if self.error:
-            status = f"UNREADABLE ({self.error})"
-        elif self.attested:
-            status += " ✓" if self.passed else " ✗"
-        seen = f" [read as {self.observed_as}]" if self.observed_as else ""
-        model = f" model={self.model}" if self.model else ""
-        proof = f" inputs={self.inputs_proof_class}" if self.inputs_proof_class else ""
-        head = f"{indent}{self.ref}@{self.version}{seen}: {status}{model}{proof}"
-        out = [head]
-        if self.verdict and not self.passed and self.attested:
-            out.append(f"{indent}    {self.verdict}")
-        for child in self.inputs:
-            out.extend(child.lines(indent + "  "))
-        return out
+__all__ = ["LineageGraph", "LineageNode", "walk"]
 
 
 def walk(
@@ -86,7 +43,7 @@ def walk(
     seen = _seen if _seen is not None else set()
     table = from_location(ref) if isinstance(ref, str) else ref
     version = table.version if version is None else version
-    node = LineageNode(ref=table.base, version=version,
+    node = LineageNode(ref=table.base, version=version, table_format=table.format,
                        observed_as=None if _observed is None else _observed.proof_class)
     try:
         carrier = open_table(table, storage_options=storage_options)
@@ -94,11 +51,13 @@ def walk(
     except AttestError as exc:
         node.error = exc.code.value
         node.verdict = exc.message
+        node.outcome = "ERROR"
         return node
     node.version = state.version
     report = verify_state(state, carrier, level=level, policy=policy)
     node.verdict = report.verdict()
     node.passed = report.passed
+    node.outcome = report.outcome
     att = state.attestation
     if att is None:
         return node

@@ -198,7 +198,13 @@ def spark_pipeline(stack: Future[str]) -> None:
     for ref in (str(tables / "bronze_orders"), str(tables / "silver_orders"), "iceberg://iceberg/gold.revenue"):
         attest("verify", ref, "--level", "bytes", env=env, expect=0)
     attest("lineage", "iceberg://iceberg/gold.revenue", env=env, expect=0)
-    attest("audit", str(tables), "iceberg://iceberg", env=env, expect=0)
+    picture = subprocess.run([*ATTEST, "lineage", "iceberg://iceberg/gold.revenue", "--format", "svg"],
+                             capture_output=True, text=True, env={**os.environ, **env})
+    if picture.returncode != 0 or not picture.stdout.startswith("<svg"):
+        sys.exit(f"demo: the lineage picture was not drawn: {picture.stderr}")
+    (OUT / "lineage.svg").write_text(picture.stdout)
+    print(f"$ attest lineage iceberg://iceberg/gold.revenue --format svg > {OUT / 'lineage.svg'}")
+    attest("audit", str(tables), "iceberg://iceberg", "--to", str(warehouse / "audits"), env=env, expect=0)
     victim = next(p for p in (warehouse / "iceberg").rglob("*.parquet") if "/data/" in str(p))
     flip_byte(victim)
     attest("verify", "iceberg://iceberg/gold.revenue", env=env, expect=1)

@@ -47,8 +47,16 @@ def lineage_notebook() -> nbformat.NotebookNode:
             "att = DeltaCarrier(silver).read()\n"
             "print(json.dumps(att.document, indent=2)[:800])\n"
             "[i.to_dict() for i in att.inputs]"),
-        new_markdown_cell("## 3. Walk the lineage, checking every node"),
-        new_code_cell("tree = walk(silver, level='bytes')\nprint('\\n'.join(tree.lines()))"),
+        new_markdown_cell(
+            "A notebook shows an attestation as a table (its `_repr_html_`): what it binds, its identities, the "
+            "inputs the run observed and how strongly."),
+        new_code_cell("att"),
+        new_markdown_cell(
+            "## 3. Walk the lineage, checking every node\n\n"
+            "The walk displays as a picture: each box is a table version coloured by its verdict, each arrow a "
+            "read, labelled with the version read — solid when read by content identity (strong), dashed when "
+            "only by version (heuristic). `attest lineage TABLE --format svg` draws the same picture."),
+        new_code_cell("tree = walk(silver, level='bytes')\nprint('\\n'.join(tree.lines()))\ntree"),
         new_markdown_cell(
             "## 4. Verification says exactly what it checked\n\n"
             "An unattested append makes the current version STALE; the attested version still verifies by "
@@ -59,11 +67,23 @@ def lineage_notebook() -> nbformat.NotebookNode:
             "stale = verify_table(DeltaCarrier(silver))\n"
             "print(stale.verdict())\n"
             "print(verify_table(DeltaCarrier(silver), version=stale.attested_version).verdict())"),
+        new_code_cell("stale   # a verify report shows its verdict in colour, with every error"),
+        new_markdown_cell(
+            "## 5. An audit of the warehouse\n\n"
+            "`attest audit` checks every table; in a notebook the report is a table shaded by outcome "
+            "(`attest audit --to PATH` keeps it as a Delta table to query later)."),
+        new_code_cell(
+            "from attest.verify.audit import AuditReport\n"
+            "audit = AuditReport()\n"
+            "for table in (bronze, silver):\n"
+            "    audit.add_report(table, verify_table(DeltaCarrier(table)))\n"
+            "audit"),
         new_code_cell(
             "report = verify_table(DeltaCarrier(silver), version=stale.attested_version, level='bytes')\n"
             "assert report.passed, report.human()\n"
             "assert not stale.passed and stale.errors[0].code.value == 'stale'\n"
-            "assert tree.inputs[0].observed_as == 'strong'"),
+            "assert tree.inputs[0].observed_as == 'strong'\n"
+            "assert audit.counts == {**audit.counts, 'VERIFIED': 1, 'STALE': 1}"),
     ]
     nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -79,10 +99,15 @@ def spark_notebook() -> nbformat.NotebookNode:
             "metadata, without trusting the job. Needs `recipe-attest[spark]` and a JDK; the Delta/Iceberg jars "
             "are fetched by `python -m carriers.spark.jars` (`make jars`)."),
         new_code_cell(
-            "import tempfile\n"
+            "import os, tempfile\n"
             "from pathlib import Path\n"
-            "import attest.spark\n\n"
+            "import attest.spark\n"
+            "from carriers.spark.session import pyiceberg_catalog_properties\n\n"
             "warehouse = Path(tempfile.mkdtemp(prefix='attest-spark-notebook-'))\n"
+            "# pyiceberg's own configuration for the catalog Spark uses (read once, when pyiceberg is imported):\n"
+            "# what `iceberg://iceberg/...` references resolve through.\n"
+            "for key, value in pyiceberg_catalog_properties(warehouse).items():\n"
+            "    os.environ[f'PYICEBERG_CATALOG__ICEBERG__{key.upper()}'] = value\n"
             "spark = attest.spark.local_session(warehouse)\n"
             "hook = attest.spark.install(spark)   # the one line"),
         new_markdown_cell("## The job: bronze (Delta) → silver (Delta) → gold (Iceberg)"),
@@ -104,8 +129,7 @@ def spark_notebook() -> nbformat.NotebookNode:
         new_code_cell(
             "from pyiceberg.catalog.sql import SqlCatalog\n"
             "from carriers.delta import DeltaCarrier\n"
-            "from carriers.iceberg import IcebergCarrier\n"
-            "from carriers.spark.session import pyiceberg_catalog_properties\n\n"
+            "from carriers.iceberg import IcebergCarrier\n\n"
             "silver = DeltaCarrier(str(warehouse / 'spark-warehouse' / 'silver'))\n"
             "catalog = SqlCatalog('iceberg', **pyiceberg_catalog_properties(warehouse))\n"
             "gold = IcebergCarrier(catalog.load_table('gold.revenue'), catalog_name='iceberg')\n"
@@ -118,7 +142,16 @@ def spark_notebook() -> nbformat.NotebookNode:
             "reports = [verify_table(c, level='bytes') for c in (silver, gold)]\n"
             "for r in reports:\n"
             "    print(r.verdict())"),
+        new_markdown_cell(
+            "## The lineage, as a picture\n\n"
+            "Walked from gold upstream, every node checked (`attest lineage iceberg://iceberg/gold.revenue "
+            "--format svg` draws the same)."),
         new_code_cell(
+            "from carriers.lineage import walk\n"
+            "tree = walk('iceberg://iceberg/gold.revenue')\n"
+            "tree"),
+        new_code_cell(
+            "assert not tree.failed() and len(tree.inputs) == 1 and tree.inputs[0].observed_as == 'strong'\n"
             "assert hook.attested == 3 and hook.failed == 0\n"
             "assert all(r.passed for r in reports)\n"
             "assert doc['inputs_proof_class'] == 'strong'   # bronze was attested before silver read it\n"

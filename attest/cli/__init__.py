@@ -8,6 +8,7 @@ result objects; renderers (attest/cli/output.py) print them.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -153,7 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("target", metavar="TABLE")
     p.add_argument("--depth", type=int, default=8, help="how many levels upstream to walk (default 8)")
     p.add_argument("--level", choices=LEVELS, default="files", help="how deeply each node is verified (default files)")
-    _add_json(p, "print the tree as JSON")
+    p.add_argument("--format", choices=("text", "json", "dot", "mermaid", "svg"), default=None,
+                   help="text (default), json (as --json), dot (Graphviz), mermaid, or svg: a picture with nodes "
+                   "coloured by verdict and edges labelled with the version read (docs/lineage.md)")
+    _add_json(p, "print the tree as JSON (same as --format json)")
     _add_trust(p, " on every node")
     _add_table_options(p)
     p.set_defaults(func=c.cmd_lineage)
@@ -167,7 +171,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("targets", nargs="+", metavar="TARGET")
     p.add_argument("--level", choices=LEVELS, default=None,
                    help="schema, files or bytes (default: bytes where output hashes exist)")
-    _add_json(p, "print one JSON object with every table's report")
+    _add_json(p, "print one JSON object with every table's report (same as --format json)")
+    p.add_argument("--format", choices=("text", "json", "csv", "table"), default=None,
+                   help="text (default: one line per table as it is checked), json, csv (one row per table version "
+                   "checked, the --to columns) or table (aligned columns)")
+    p.add_argument("--to", metavar="PATH", help="also append one row per table version checked to the Delta table "
+                   "at PATH (created if absent; readable by any Delta engine; docs/audit.md)")
     _add_trust(p, " on every table")
     p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
                    help="object-store option passed to the table library (repeatable; values are never printed)")
@@ -198,6 +207,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "encrypted key's password comes from $ATTEST_SIGNING_KEY_PASSWORD). docs/signing.md")
     p.add_argument("--branch", metavar="NAME",
                    help="Iceberg: attest the head of this branch (write-audit-publish) instead of main's")
+    p.add_argument("--openlineage-events", action="append", metavar="FILE",
+                   help="OpenLineage events (JSON lines, e.g. the file transport of the openlineage-spark listener): "
+                   "their input datasets become observed inputs, strong when they resolve to an attested table "
+                   "version (repeatable; docs/lineage.md)")
+    p.add_argument("--openlineage", action="store_true",
+                   help="emit one OpenLineage RunEvent for the attestation through OpenLineage's own transport "
+                   "configuration (openlineage.yml, OPENLINEAGE_* variables); also on with ATTEST_OPENLINEAGE=1")
     _add_json(p, "print the result as JSON")
     _add_table_options(p, version=False)
     p.set_defaults(func=c.cmd_record)
@@ -216,15 +232,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _json_format(arguments: list[str]) -> bool:
+    """``--format json`` (or ``--format=json``) asks for JSON on every path, as ``--json`` does."""
+    pairs = itertools.pairwise(arguments)
+    return "--format=json" in arguments or any(a == "--format" and b == "json" for a, b in pairs)
+
+
 # Failures of a run that are verdicts about the table, not unreadable input: exit 1.
 _NOT_DONE = frozenset({Code.SUPERSEDED, Code.COMMIT_CONFLICT, Code.EVIDENCE_DROPPED, Code.NOT_FAST_FORWARD})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
-    _Parser.json_errors = "--json" in arguments
+    _Parser.json_errors = "--json" in arguments or _json_format(arguments)
     args = build_parser().parse_args(arguments)
-    out: Output = output_for(bool(getattr(args, "json", False)))
+    out: Output = output_for(bool(getattr(args, "json", False)) or getattr(args, "format", None) == "json")
     func: Callable[[argparse.Namespace, Output], Any] = args.func
     try:
         return int(out.result(func(args, out)))

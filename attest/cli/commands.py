@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attest.cli.output import EXIT_FAILED, EXIT_OK, EXIT_UNREADABLE, Output
-from attest.errors import ArgumentsError, AttestError, Code, InvalidArgumentError
+from attest.errors import ArgumentsError, AttestError, Code, InvalidArgumentError, OpenLineageError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from attest.lineage import LineageNode
+    from attest.openlineage.emit import Emitted
     from attest.signing.keys import Signer
     from attest.signing.policy import TrustPolicy
     from attest.verify.audit import AuditReport
@@ -73,23 +75,34 @@ class RecordResult:
     replaced: list[str] = field(default_factory=list)
     signer: str | None = None  # the key id that signed (never the key)
     envelope: str | None = None
+    openlineage: Emitted | None = None  # the OpenLineage event, when switched on
     exit_code: int = EXIT_OK
 
     def to_json(self) -> dict[str, Any]:
-        return {"recorded": True, "table": self.ref, "location": self.location, "attested_version":
-                self.attested_version, "sidecar": self.sidecar, "manifest": self.manifest, "replaced": self.replaced,
-                "signer": self.signer, "envelope": self.envelope}
+        out = {"recorded": True, "table": self.ref, "location": self.location, "attested_version":
+               self.attested_version, "sidecar": self.sidecar, "manifest": self.manifest, "replaced": self.replaced,
+               "signer": self.signer, "envelope": self.envelope}
+        if self.openlineage is not None:
+            out["openlineage"] = self.openlineage.to_json()
+        return out
 
     def human(self) -> str:
         line = (f"RECORDED — {self.ref} {self.noun} {self.attested_version}: {self.files} file(s) hashed"
                 + (f", inputs {self.proof}" if self.proof else ", no inputs observed")
                 + (f", signed by {self.signer}" if self.signer else ""))
-        return "\n".join([*(f"  replaces: {r}" for r in self.replaced), line])
+        sent = [self.openlineage.line()] if self.openlineage is not None and self.openlineage.emitted else []
+        return "\n".join([*(f"  replaces: {r}" for r in self.replaced), line, *sent])
+
+    @property
+    def stderr_text(self) -> str:
+        failed = self.openlineage is not None and not self.openlineage.emitted
+        return self.openlineage.line() if failed and self.openlineage is not None else ""
 
 
 @dataclass
 class LineageResult:
-    root: Any  # carriers.lineage.LineageNode
+    root: LineageNode
+    format: str = "text"  # text | json | dot | mermaid | svg (json is printed by the JSON renderer)
 
     @property
     def exit_code(self) -> int:
@@ -106,6 +119,18 @@ class LineageResult:
         return out
 
     def human(self) -> str:
+        if self.format == "dot":
+            from attest.render.dot import to_dot
+
+            return to_dot(self.root.graph())
+        if self.format == "mermaid":
+            from attest.render.mermaid import to_mermaid
+
+            return to_mermaid(self.root.graph())
+        if self.format == "svg":
+            from attest.render.svg import to_svg
+
+            return to_svg(self.root.graph())
         return "\n".join(self.root.lines())
 
 
@@ -202,17 +227,21 @@ def spark_for(args: argparse.Namespace) -> Iterator[SessionOnDemand | None]:
 
 
 def verify_with(carrier: AttestedTable, spark: SessionOnDemand | None, *, version: str | None, level: Any,
-                progress: Any = None, policy: TrustPolicy | None = None) -> Report:
-    """verify_table, with the bytes hashed on Spark executors when ``spark`` is given (the same decision)."""
-    from attest.verify.table import verify_table
+                progress: Any = None, policy: TrustPolicy | None = None, state: Any = None) -> Report:
+    """verify_state on ``state`` (default: the carrier's state of ``version``), with the bytes hashed on Spark
+    executors when ``spark`` is given (the same decision)."""
+    from attest.verify.table import verify_state
 
     if spark is None:
-        return verify_table(carrier, version=version, level=level, progress=progress, policy=policy)
-    from carriers.spark.distributed import executor_note, use_executors
+        note = None
+    else:
+        from carriers.spark.distributed import executor_note, use_executors
 
-    hasher = use_executors(carrier, spark)
-    report = verify_table(carrier, version=version, level=level, progress=progress, policy=policy)
-    note = executor_note(hasher)
+        hasher = use_executors(carrier, spark)
+    report = verify_state(state if state is not None else carrier.state(version), carrier, level=level,
+                          progress=progress, policy=policy)
+    if spark is not None:
+        note = executor_note(hasher)
     if note is not None:
         report.notes.append(note)
     return report
@@ -399,9 +428,17 @@ def cmd_lineage(args: argparse.Namespace, out: Output) -> LineageResult:
         raise InvalidArgumentError(f"--depth must be 0 or more, got {args.depth}")
     policy = _trust_policy(args)
     ref = table_ref(args)
+    fmt = _format(args)
     root = walk(ref, version=ref.version, depth=args.depth, level=args.level,
                 storage_options=storage_options(args), policy=policy)
-    return LineageResult(root)
+    return LineageResult(root, format=fmt)
+
+
+def _format(args: argparse.Namespace) -> str:
+    """The output format: ``--format``, with ``--json`` as ``--format json`` (both at once must agree)."""
+    if args.json and args.format not in (None, "json"):
+        raise InvalidArgumentError(f"--json and --format {args.format} ask for two formats: give one")
+    return "json" if args.json else str(args.format or "text")
 
 
 def cmd_audit(args: argparse.Namespace, out: Output) -> _AuditResult:
@@ -414,7 +451,13 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
     from carriers.discovery import expand
     from carriers.refs import open_table
 
+    fmt = _format(args)
     policy = _trust_policy(args)  # one policy for every table; a bad file is an input error before any table
+    sink = None
+    if args.to is not None:  # checked before any table is: a destination that cannot take the audit is exit 2
+        from carriers.audit_table import AuditTable
+
+        sink = AuditTable.open(args.to, storage_options=storage_options(args))
     audit = AuditReport()
     options = storage_options(args)
     refs: list[tuple[str, Any]] = []
@@ -426,38 +469,58 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
             continue
         if not found:
             audit.add_error(target, AttestError(f"no table found under {target}", code=Code.TABLE_NOT_FOUND).problem())
-        refs.extend((str(r), r) for r in found)
-    progress = out.progress("auditing")
-    stream = out.stdout if not args.json else None
+        refs.extend((str(r), r) for r in found if sink is None or not sink.is_table(r))
+    progress = out.progress("auditing", unit="tables")
+    progress(0, len(refs), 0)  # the bar from the start: the first table may be the slow one
+    stream = out.stdout if fmt == "text" else None
     for index, (name, ref) in enumerate(refs):
         try:
-            report = verify_with(open_table(ref, storage_options=options), spark, version=ref.version,
-                                 level=args.level, policy=policy)
-            row = audit.add_report(name, report)
+            carrier = open_table(ref, storage_options=options)
+            state = carrier.state(ref.version)
+            report = verify_with(carrier, spark, version=ref.version, level=args.level, policy=policy, state=state)
+            row = audit.add_report(name, report, None if state.attestation is None else state.attestation.document)
         except Exception as exc:  # one unreadable table must not stop the audit of the others
             from carriers.storage import coded
 
             row = audit.add_exception(name, coded(exc) if isinstance(exc, OSError) else exc)
         if stream is not None:  # lines as they come: a long audit shows progress even when piped
-            print(audit.line(row), file=stream, flush=True)
+            progress.above(audit.line(row), stream)
         progress(index + 1, len(refs), 0)
-    return _AuditResult(audit, streamed=stream is not None)
+    progress.close()
+    kept = None
+    if sink is not None:
+        kept = sink.append(audit)
+    return _AuditResult(audit, streamed=stream is not None, format=fmt, kept=kept)
 
 
 @dataclass
 class _AuditResult:
     audit: AuditReport
     streamed: bool
+    format: str = "text"
+    kept: str | None = None  # where the rows were appended (--to), as "<path> version <N>"
 
     @property
     def exit_code(self) -> int:
         return self.audit.exit_code
 
     def to_json(self) -> Any:
-        return self.audit.to_json()
+        out = self.audit.to_json()
+        if self.kept is not None:
+            out["kept"] = self.kept
+        return out
 
     def human(self) -> str:
+        if self.format == "csv":
+            return self.audit.csv()
+        if self.format == "table":
+            return self.audit.table()
         return self.audit.summary() if self.streamed else self.audit.human()
+
+    @property
+    def stderr_text(self) -> str:
+        # CSV and tables stay clean for the next program; where the rows went is said on stderr.
+        return "" if self.kept is None else f"audit appended to {self.kept}"
 
 
 # ---- record ----------------------------------------------------------------------------------------------------
@@ -485,23 +548,32 @@ def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
     ref = table_ref(args)
     if ref.version is not None:
         raise InvalidArgumentError(f"record attests the table's latest data {ref.noun}; drop the @{ref.version}")
+    from attest.openlineage.emit import switched_on
+
+    emit = switched_on(bool(args.openlineage))
     inputs = []
+    upstreams = []
     for item in args.input or []:
         upstream_ref = _input_ref(item)
-        inputs.append(open_ref(args, upstream_ref).observe(upstream_ref.version))
+        upstream = open_ref(args, upstream_ref)
+        upstreams.append(upstream)
+        inputs.append(upstream.observe(upstream_ref.version))
     signer = _signer(args)  # before any hashing: an unreadable key is an input error (exit 2)
     carrier = open_ref(args, ref, detached=bool(args.detached))
     if args.branch is not None:
         carrier = _on_branch(carrier, args.branch)
+    inputs.extend(_event_inputs(args, carrier))
     result = carrier.record(model=args.model, program_hash=program_hash, inputs=inputs, run_id=args.run_id,
                             dialect=args.dialect, progress=out.progress("hashing table files"),
                             replace=bool(args.replace), signer=signer)
     manifest = result.manifest
+    emitted = _emit(args, carrier, result, upstreams) if emit else None
     return RecordResult(ref=ref.base, noun=ref.noun, attested_version=result.attested_version,
                         files=len(manifest.output_hashes or ()) if manifest is not None else 0,
                         proof=None if manifest is None else manifest.inputs_proof_class, location=result.location,
                         sidecar=result.sidecar, manifest=None if manifest is None else manifest.to_dict(),
-                        replaced=list(result.replaced), signer=result.signer, envelope=result.envelope)
+                        replaced=list(result.replaced), signer=result.signer, envelope=result.envelope,
+                        openlineage=emitted)
 
 
 def _signer(args: argparse.Namespace) -> Signer | None:
@@ -566,6 +638,34 @@ def cmd_publish(args: argparse.Namespace, out: Output) -> Any:
                        progress=out.progress("hashing table files"))
     except VerificationRefusedError as err:
         return PublishRefusedResult(ref.base, args.branch, err.message, err.report)
+
+
+def _event_inputs(args: argparse.Namespace, carrier: AttestedTable) -> list[Any]:
+    """Observed inputs from ``--openlineage-events`` files (carriers/openlineage.py resolves them)."""
+    if not args.openlineage_events:
+        return []
+    from attest.model import MAX_DOCUMENT_BYTES
+    from attest.openlineage.evidence import read_events
+    from carriers.openlineage import observe_events
+
+    datasets = []
+    for name in args.openlineage_events:
+        try:
+            data = read_input(name)
+        except AttestError as exc:
+            raise OpenLineageError(f"{name}: cannot read the OpenLineage events ({exc.message})", path=name) from exc
+        if len(data) > MAX_DOCUMENT_BYTES:  # read_input stops one byte past the limit: never parse a truncated file
+            raise OpenLineageError(f"{name}: more than {MAX_DOCUMENT_BYTES:,} bytes of OpenLineage events", path=name)
+        datasets.extend(read_events(data, name))
+    return list(observe_events(datasets, target=carrier, storage_options=storage_options(args)))
+
+
+def _emit(args: argparse.Namespace, carrier: AttestedTable, result: Any, upstreams: list[Any]) -> Emitted:
+    """The attestation's OpenLineage RunEvent, read back from the table; a failure is reported, never raised."""
+    from carriers.openlineage import emit_attestation, resolver, table_locations
+
+    return emit_attestation(carrier, result, resolve=resolver(storage_options(args)),
+                            input_locations=table_locations(upstreams), show_console=True)
 
 
 def _input_ref(text: str) -> TableRef:

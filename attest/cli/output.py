@@ -48,8 +48,8 @@ class Output:
         return self.error(AttestError(f"{type(exc).__name__}: {exc} (set ATTEST_DEBUG=1 for a traceback)",
                                       code=Code.INTERNAL_ERROR))
 
-    def progress(self, label: str) -> Progress:
-        return Progress(label, self.stderr)
+    def progress(self, label: str, *, unit: str = "files") -> Progress:
+        return Progress(label, self.stderr, unit=unit)
 
 
 class TextOutput(Output):
@@ -99,21 +99,79 @@ def output_for(as_json: bool) -> Output:
 
 
 class Progress:
-    """Progress on stderr, only when it is a terminal (machines reading --json or logs get none)."""
+    """Progress of a long record / verify / audit on stderr, only when stderr is a terminal: a progress bar drawn
+    with ``rich`` (the ``cli`` extra), or one plain line rewritten in place without it. Machines reading --json,
+    pipes and logs get nothing. Called as ``progress(done, total, nbytes)`` (attest.tables.Progress); the bar goes
+    away when ``done == total`` or on ``close()``, so the verdict prints on a clean line."""
 
-    def __init__(self, label: str, stream: TextIO = sys.stderr) -> None:
+    def __init__(self, label: str, stream: TextIO = sys.stderr, *, unit: str = "files") -> None:
         self.label = label
         self.stream = stream
-        self.enabled = stream.isatty()
+        self.unit = unit
+        self.enabled = _is_terminal(stream)
         self._last = 0.0
+        self._bar: Any = None
+        self._task: Any = None
+        self._plain = False
 
     def __call__(self, done: int, total: int, nbytes: int) -> None:
+        if not self.enabled:
+            return
+        if done >= total:
+            self.close()
+            return
+        if self._bar is None and not self._plain:
+            self._start()
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done, total=total, nbytes=_size(nbytes) if nbytes else "")
+            return
         now = time.monotonic()
-        if not self.enabled or (now - self._last < 0.1 and done != total):
+        if now - self._last < 0.1:
             return
         self._last = now
-        if done == total:
-            self.stream.write("\r\x1b[K")  # finished: clear the line, the verdict follows
-        else:
-            self.stream.write(f"\r{self.label}: {done}/{total} files, {nbytes / 1e6:,.1f} MB\x1b[K")
+        size = f", {_size(nbytes)}" if nbytes else ""
+        self.stream.write(f"\r{self.label}: {done}/{total} {self.unit}{size}\x1b[K")
         self.stream.flush()
+
+    def _start(self) -> None:
+        try:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as Bar
+        except ImportError:  # the verifier-only install: the plain line
+            self._plain = True
+            return
+        console = Console(file=self.stream, stderr=self.stream is sys.stderr)
+        self._bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn(self.unit + " {task.fields[nbytes]}"), TimeElapsedColumn(), console=console,
+                        transient=True, redirect_stdout=False, redirect_stderr=False)
+        self._task = self._bar.add_task(self.label, total=None, nbytes="")
+        self._bar.start()
+
+    def above(self, line: str, stream: TextIO) -> None:
+        """Print ``line`` to ``stream`` without tearing the bar: above it when both go to the terminal."""
+        if self._bar is not None and _is_terminal(stream):
+            self._bar.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        else:
+            if self._plain and _is_terminal(stream):
+                self.stream.write("\r\x1b[K")
+            print(line, file=stream, flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+        elif self.enabled and self._plain:
+            self.stream.write("\r\x1b[K")  # finished: clear the line, the verdict follows
+            self.stream.flush()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or unusual stream: no progress
+        return False
+
+
+def _size(nbytes: int) -> str:
+    return f"{nbytes / 1e6:,.1f} MB"

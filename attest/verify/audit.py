@@ -2,17 +2,40 @@
 
 Categories, from best to worst: VERIFIED, STALE, COMPACTED, UNATTESTED, NOT VERIFIED (exit 1 when any), ERROR (the
 table could not be read or checked; exit 2 when any).
+
+Each row also says what the attestation claims (model, program and inputs hashes) and when it was checked, so an
+audit can be kept as a table and queried later (``attest audit --to``, carriers/audit_table.py) or printed once as
+JSON, CSV or an aligned table (``--format``).
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from attest.build import utc_now
 from attest.errors import AttestError, Code, Problem
 from attest.verify.report import Report
 
 CATEGORIES = ("VERIFIED", "STALE", "COMPACTED", "UNATTESTED", "NOT VERIFIED", "ERROR")
+# The columns of a kept audit, in order (docs/audit.md): one row per table version checked.
+COLUMNS = ("audit_id", "checked_at", "table", "table_format", "version", "outcome", "code", "level", "verdict",
+           "attested_version", "model", "program_hash", "inputs_hash", "inputs_proof_class", "signer")
+_HEX = frozenset("0123456789abcdef")
+
+
+def _hash(value: Any) -> str | None:
+    """A claimed identity, kept only when it is one (64 lowercase hex): an edited manifest cannot put arbitrary text
+    into the audit's hash columns."""
+    return value if isinstance(value, str) and len(value) == 64 and set(value) <= _HEX else None
+
+
+def _text(value: Any, limit: int = 512) -> str | None:
+    return value[:limit] if isinstance(value, str) else None
 
 
 @dataclass
@@ -23,23 +46,52 @@ class AuditRow:
     code: str | None = None
     verdict: str = ""
     report: dict[str, Any] | None = None
+    version: str | None = None
+    table_format: str | None = None
+    attested_version: str | None = None
+    model: str | None = None
+    program_hash: str | None = None
+    inputs_hash: str | None = None
+    inputs_proof_class: str | None = None
+    signer: str | None = None
+    checked_at: str = field(default_factory=utc_now)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"table": self.table, "outcome": self.outcome, "level": self.level, "code": self.code,
-                               "verdict": self.verdict}
+                               "verdict": self.verdict, "version": self.version, "checked_at": self.checked_at}
+        for key in ("table_format", "attested_version", "model", "program_hash", "inputs_hash",
+                    "inputs_proof_class", "signer"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
         if self.report is not None:
             out["report"] = self.report
         return out
+
+    def record(self, audit_id: str) -> dict[str, str | None]:
+        """The row as kept (COLUMNS): strings or nulls, nothing nested."""
+        values = {**{c: getattr(self, c, None) for c in COLUMNS}, "audit_id": audit_id}
+        return {c: None if values[c] is None else str(values[c]) for c in COLUMNS}
 
 
 @dataclass
 class AuditReport:
     rows: list[AuditRow] = field(default_factory=list)
+    audit_id: str = field(default_factory=lambda: str(uuid.uuid4()))  # groups the rows of one run when kept
 
-    def add_report(self, table: str, report: Report) -> AuditRow:
+    def add_report(self, table: str, report: Report, document: Mapping[str, Any] | None = None) -> AuditRow:
+        """A verified (or not) table; ``document`` is the attestation's manifest, for what it claims."""
+        doc = document if isinstance(document, Mapping) else {}
+        subject = doc.get("subject") if isinstance(doc.get("subject"), Mapping) else {}
+        assert isinstance(subject, Mapping)
+        proof = doc.get("inputs_proof_class")
         row = AuditRow(table=table, outcome=report.outcome, level=report.level,
                        code=report.errors[0].code.value if report.errors else None, verdict=report.verdict(),
-                       report=report.to_json())
+                       report=report.to_json(), version=report.version, table_format=report.table_format,
+                       attested_version=report.attested_version, model=_text(subject.get("model")),
+                       program_hash=_hash(doc.get("program_hash")), inputs_hash=_hash(doc.get("inputs_hash")),
+                       inputs_proof_class=proof if proof in ("strong", "heuristic") else None,
+                       signer=report.signer)
         self.rows.append(row)
         return row
 
@@ -71,8 +123,11 @@ class AuditReport:
     def to_json(self) -> dict[str, Any]:
         # "errors": the tables that could not be checked, in the shape every command uses for errors.
         errors = [{"code": r.code, "message": r.verdict, "path": r.table} for r in self.rows if r.outcome == "ERROR"]
-        return {"passed": self.passed, "counts": self.counts, "errors": errors,
+        return {"passed": self.passed, "counts": self.counts, "errors": errors, "audit_id": self.audit_id,
                 "tables": [r.to_json() for r in self.rows]}
+
+    def records(self) -> list[dict[str, str | None]]:
+        return [r.record(self.audit_id) for r in self.rows]
 
     @staticmethod
     def line(row: AuditRow) -> str:
@@ -84,3 +139,33 @@ class AuditReport:
 
     def human(self) -> str:
         return "\n".join([*(self.line(r) for r in self.rows), self.summary()])
+
+    def csv(self) -> str:
+        """RFC 4180 CSV with a header (COLUMNS); a cell a spreadsheet would run as a formula is prefixed with '."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        for record in self.records():
+            writer.writerow([_cell(record[c]) for c in COLUMNS])
+        return buffer.getvalue().rstrip("\n")
+
+    def table(self) -> str:
+        """An aligned text table (outcome, version, level, code, table) and the summary."""
+        header = ("OUTCOME", "VERSION", "LEVEL", "CODE", "TABLE")
+        rows = [(r.outcome, r.version or "-", r.level, r.code or "-", r.table) for r in self.rows]
+        widths = [max(len(x[i]) for x in (header, *rows)) for i in range(len(header) - 1)]
+        lines = ["  ".join([*(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)), row[-1]])
+                 for row in (header, *rows)]
+        return "\n".join([*lines, self.summary()])
+
+    def _repr_html_(self) -> str:
+        from attest.render.html import audit_html
+
+        return audit_html(self)
+
+
+def _cell(value: str | None) -> str:
+    if value is None:
+        return ""
+    # OWASP CSV injection: a leading = + - @ (or tab / CR) makes spreadsheets evaluate the cell.
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value

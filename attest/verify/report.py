@@ -141,3 +141,9 @@ class Report:
         lines += [f"  note: {n}" for n in self.notes]
         lines.append(self.verdict())
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """Rich notebook display (attest/render/html.py)."""
+        from attest.render.html import report_html
+
+        return report_html(self)

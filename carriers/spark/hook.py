@@ -288,7 +288,8 @@ class Hook:
                  delta_mode: DeltaMode = "alter", timeout_s: float = 600.0, max_pending: int = 256,
                  iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
                  serialize_writes: bool = True, guard_timeout_s: float = 120.0,
-                 executor_hash_bytes: int | None = None, signer: Signer | None = None) -> None:
+                 executor_hash_bytes: int | None = None, signer: Signer | None = None,
+                 openlineage: bool = False) -> None:
         if policy not in ("optional", "required", "disabled"):
             raise ValueError(f"policy must be optional, required or disabled, not {policy!r}")
         if delta_mode not in ("alter", "detached"):
@@ -329,6 +330,11 @@ class Hook:
         self._override_program: str | None = None
         self._capture: list[WriteResult] | None = None
         self._catalogs: dict[str, Any] = {}
+        from attest.openlineage.emit import switched_on
+
+        self.openlineage = switched_on(openlineage)  # one RunEvent per attestation (docs/lineage.md)
+        self.emitted: list[Any] = []  # attest.openlineage.emit.Emitted, one per attestation when switched on
+        self._ol_client: Any = None
         self._session_key: int | None = None
         self._window: Window | None = None  # a conf-stamped call of the job is running (carriers.spark.stamp)
         self._held: list[WriteEvent] = []  # events that arrived during it, released when it closes
@@ -359,6 +365,9 @@ class Hook:
             self._queue.put(None)
             self._worker.join(timeout=self.timeout_s)
             self._worker = None
+        if self._ol_client is not None:
+            self._ol_client.close(timeout=self.timeout_s)
+            self._ol_client = None
 
     def flush(self, timeout: float | None = None) -> Hook:
         """Wait for the listener bus to drain and every queued attestation to finish (never call it from a
@@ -601,9 +610,9 @@ class Hook:
                        "delta_mode='detached' to attest every version)")
             return None
         inputs = [self._observe(leaf) for leaf in event.inputs]
-        return carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
-                              run_id=self.run_id, dialect="spark", engines=self._engines, version=version,
-                              signer=self.signer)
+        return self._emit(carrier, carrier.record(model=self._model(event), program_hash=event.program_hash or "",
+                                                  inputs=inputs, run_id=self.run_id, dialect="spark",
+                                                  engines=self._engines, version=version, signer=self.signer))
 
     def _route_hashing(self, carrier: AttestedTable, event: WriteEvent) -> None:
         """Large writes are hashed on the executors, small ones on the driver (carriers/spark/distributed.py)."""
@@ -648,8 +657,24 @@ class Hook:
                        "could be attested (Iceberg attests the current snapshot of the branch written)")
             return None
         inputs = [self._observe(leaf) for leaf in event.inputs]
-        return carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
-                              run_id=self.run_id, dialect="spark", engines=self._engines, signer=self.signer)
+        return self._emit(carrier, carrier.record(model=self._model(event), program_hash=event.program_hash or "",
+                                                  inputs=inputs, run_id=self.run_id, dialect="spark",
+                                                  engines=self._engines, signer=self.signer))
+
+    def _emit(self, carrier: Any, result: WriteResult) -> WriteResult:
+        """The attestation's OpenLineage RunEvent, when switched on; a failure is logged, never raised."""
+        if self.openlineage:
+            from attest.openlineage.emit import new_client
+            from carriers.openlineage import emit_attestation, resolver
+
+            self._ol_client = self._ol_client or new_client()
+            emitted = emit_attestation(carrier, result, client=self._ol_client,
+                                       resolve=resolver(catalog=self._iceberg_catalog))
+            with self._lock:
+                self.emitted.append(emitted)
+            if not emitted.emitted:
+                log.warning("attest.spark: %s", emitted.line())
+        return result
 
     def _iceberg_commit(self, table: Any, event: WriteEvent) -> int | None:
         """The snapshot this command committed, None when it committed nothing.
@@ -775,7 +800,7 @@ def install(spark: SparkSession, policy: Policy = "optional", *, model_namer: Ca
             run_id: str | None = None, delta_mode: DeltaMode = "alter", timeout_s: float = 600.0,
             max_pending: int = 256, iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
             serialize_writes: bool = True, guard_timeout_s: float = 120.0,
-            executor_hash_bytes: int | None = None, signer: Signer | None = None) -> Hook:
+            executor_hash_bytes: int | None = None, signer: Signer | None = None, openlineage: bool = False) -> Hook:
     """Register the post-write hook on ``spark`` (see docs/spark.md). policy="disabled" registers nothing.
 
     ``serialize_writes`` (default): the job's next statement waits, at most ``guard_timeout_s``, for pending
@@ -783,11 +808,12 @@ def install(spark: SparkSession, policy: Policy = "optional", *, model_namer: Ca
     ``executor_hash_bytes`` to hash is hashed on the executors, a smaller one on the driver; the default is
     carriers.spark.distributed.EXECUTOR_HASH_BYTES on a cluster and the driver under a local master, whose
     executors are the driver's own cores (docs/distributed.md). ``signer``: sign every attestation
-    (docs/signing.md)."""
+    (docs/signing.md). ``openlineage`` (or ATTEST_OPENLINEAGE=1): one OpenLineage RunEvent per attestation,
+    through OpenLineage's own transport configuration (docs/lineage.md)."""
     hook = Hook(spark, policy=policy, model_namer=model_namer, run_id=run_id, delta_mode=delta_mode,
                 timeout_s=timeout_s, max_pending=max_pending, iceberg_catalogs=iceberg_catalogs,
                 serialize_writes=serialize_writes, guard_timeout_s=guard_timeout_s,
-                executor_hash_bytes=executor_hash_bytes, signer=signer)
+                executor_hash_bytes=executor_hash_bytes, signer=signer, openlineage=openlineage)
     hook._start()
     return hook
 

@@ -1,0 +1,149 @@
+"""Attacks on what issue 14 added: lineage pictures and notebook views, OpenLineage events read as evidence, and the
+kept audit. An attacker writes table storage (so: sidecars and their input records, property values) or hands us an
+events file; none of it may escape its format, crash a command, over-claim strength or write into user data."""
+
+from __future__ import annotations
+
+import io
+import json
+import xml.etree.ElementTree as ET
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from deltalake import write_deltalake
+
+from attest.cli import main
+from attest.identity.inputs import ObservedInput
+from attest.tables import Attestation
+from carriers.delta import DeltaCarrier, attest_after_write
+
+EVIL = '"]; n9 --> n0; <script>alert(1)</script> %%{init}%% \\N \x1b[2J\u202e'
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            rc = main(list(args))
+        except SystemExit as exc:
+            rc = int(exc.code or 0)
+    return rc, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def poisoned(tmp_path: Path) -> Path:
+    """A table whose attestation records hostile upstreams: a file source and a location that is no table."""
+    table = tmp_path / "t"
+    write_deltalake(str(table), pa.table({"a": [1]}))
+    attest_after_write(str(table), model=EVIL, program_hash="a" * 64, inputs=[
+        ObservedInput(table=f"path:{EVIL}", watermark=EVIL, location=EVIL, name=EVIL),
+        ObservedInput(table="delta:evil", version="0", location=str(tmp_path / EVIL)),
+    ])
+    return table
+
+
+def test_hostile_input_records_cannot_escape_a_picture(poisoned: Path) -> None:
+    rc, svg, _ = cli("lineage", str(poisoned), "--format", "svg")
+    assert rc == 1  # an upstream could not be opened: the chain is not whole
+    root = ET.fromstring(svg)
+    assert sum(1 for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("data-outcome")) == 3
+    assert "<script" not in svg and "\x1b" not in svg
+    rc, mermaid, _ = cli("lineage", str(poisoned), "--format", "mermaid")
+    assert rc == 1 and "-->" not in mermaid.replace("-.->", "") and '"]' not in mermaid.replace('"]\n', "\n")
+    rc, dot, _ = cli("lineage", str(poisoned), "--format", "dot")
+    assert rc == 1 and dot.count(" -> ") == 2 and "\\N" not in dot.replace("\\\\N", "")
+    rc, text, _ = cli("lineage", str(poisoned), "--json")
+    assert rc == 1 and json.loads(text)["inputs"][1]["outcome"] == "ERROR"
+
+
+def test_hostile_manifest_fields_cannot_escape_notebook_html(poisoned: Path) -> None:
+    att = DeltaCarrier(str(poisoned)).read()
+    assert att is not None
+    forged = Attestation(document={**att.document, "subject": {"model": EVIL, "run_id": EVIL}, "program_hash": EVIL},
+                         attested_version=EVIL, location=EVIL, inputs=att.inputs, problems=(EVIL,))
+    for html in (forged._repr_html_(), att._repr_html_()):
+        assert "<script" not in html and "\x1b" not in html and 'data-attest="attestation"' in html
+
+
+def _record(table: Path, events: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    rc, out, _ = cli("record", str(table), "--model", "m", "--sql", "SELECT 1", "--openlineage-events", str(events),
+                     "--json", *extra)
+    return rc, json.loads(out)
+
+
+def _events(path: Path, inputs: list[dict[str, Any]]) -> Path:
+    event = {"eventTime": "2026-01-01T00:00:00Z", "eventType": "COMPLETE", "run": {"runId": "r"},
+             "job": {"namespace": "n", "name": "j"}, "inputs": inputs}
+    path.write_text(json.dumps(event) + "\n")
+    return path
+
+
+def _version(v: str) -> dict[str, Any]:
+    return {"version": {"datasetVersion": v}}
+
+
+def test_an_event_cannot_borrow_a_later_attestation(tmp_path: Path) -> None:
+    upstream, table = tmp_path / "up", tmp_path / "t"
+    write_deltalake(str(upstream), pa.table({"a": [1]}))  # version 0: never attested
+    write_deltalake(str(upstream), pa.table({"a": [2]}), mode="append")
+    attest_after_write(str(upstream), model="up", program_hash="b" * 64)  # attests version 1 only
+    write_deltalake(str(table), pa.table({"a": [1]}))
+    events = _events(tmp_path / "e.jsonl", [{"namespace": "file", "name": str(upstream), "facets": _version("0")}])
+    rc, result = _record(table, events)
+    assert rc == 0 and result["manifest"]["inputs_proof_class"] == "heuristic"
+
+
+def test_event_names_are_normalised_and_never_read_as_tables_unless_they_are(tmp_path: Path) -> None:
+    table = tmp_path / "t"
+    write_deltalake(str(table), pa.table({"a": [1]}))
+    events = _events(tmp_path / "e.jsonl", [
+        {"namespace": "file", "name": "/../../../../etc", "facets": _version("1")},
+        {"namespace": "file", "name": "/dev/zero", "facets": _version("1")},
+        {"namespace": "iceberg://no-such-catalog", "name": "ns.t", "facets": _version("1")},
+        {"namespace": "s3://", "name": "x", "facets": _version("1")},
+    ])
+    rc, result = _record(table, events)
+    assert rc == 0 and result["manifest"]["inputs_proof_class"] == "heuristic"
+    rc, out, _ = cli("show", str(table), "--inputs")
+    tables = sorted(i["table"] for i in json.loads(out))
+    assert tables == sorted(["path:/etc", "path:/dev/zero", "path:iceberg://no-such-catalog/ns.t",
+                             "openlineage:s3:///x"])
+
+
+def test_oversized_and_overlong_event_files_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import attest.model
+    import attest.openlineage.evidence
+
+    table = tmp_path / "t"
+    write_deltalake(str(table), pa.table({"a": [1]}))
+    many = _events(tmp_path / "many.jsonl", [{"namespace": "file", "name": f"/d{i}", "facets": _version("1")}
+                                             for i in range(5)])
+    monkeypatch.setattr(attest.openlineage.evidence, "MAX_DATASETS", 3)
+    rc, result = _record(table, many)
+    assert rc == 2 and result["errors"][0]["code"] == "openlineage_events_invalid"
+    monkeypatch.setattr(attest.model, "MAX_DOCUMENT_BYTES", 64)  # a file longer than the reader takes, cut on a line
+    lines = tmp_path / "long.jsonl"
+    lines.write_text((json.dumps({"run": {"runId": "r"}, "job": {}, "inputs": []}) + "\n") * 10)
+    rc, result = _record(table, lines)
+    assert rc == 2 and "more than 64 bytes" in result["errors"][0]["message"]
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    monkeypatch.setattr(attest.model, "MAX_DOCUMENT_BYTES", 256 * 2**20)
+    rc, result = _record(table, deep)
+    assert rc == 2 and result["errors"][0]["code"] == "openlineage_events_invalid"
+    assert cli("verify", str(table))[0] == 1  # nothing was recorded by any of these
+
+
+def test_the_audit_is_never_appended_through_a_link_into_a_table(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    write_deltalake(str(victim), pa.table({"a": [1]}))
+    (tmp_path / "lake").mkdir()
+    link = tmp_path / "lake" / "audits"
+    link.symlink_to(victim)
+    before = sorted(p.name for p in (victim / "_delta_log").iterdir())
+    rc, out, _ = cli("audit", str(tmp_path / "lake"), "--to", str(link), "--json")
+    assert rc == 2 and json.loads(out)["errors"][0]["code"] == "audit_table_refused"
+    assert sorted(p.name for p in (victim / "_delta_log").iterdir()) == before
