@@ -72,6 +72,20 @@ def atomic_write_local(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
+def link_if_absent(path: Path, data: bytes) -> bool:
+    """Local put-if-absent: True when ``data`` was published at ``path``, False when the name already existed."""
+    tmp = _temp_with(path, data)
+    try:
+        try:
+            os.link(tmp, path)  # fails when the name exists: exactly one writer wins
+        except FileExistsError:
+            return False
+        fsync_dir(path.parent)
+        return True
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
 def write_once_local(path: Path, data: bytes) -> bool:
     """Publish content-addressed bytes at ``path``: True when written, False when identical bytes were there.
 

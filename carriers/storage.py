@@ -35,7 +35,7 @@ from urllib.parse import unquote, urlparse
 from attest.errors import AttestError, CarrierError, Code, TableNotFoundError, UnsupportedStorageError
 from attest.redact import redact, register_secrets
 from attest.tables import DataFile, Progress
-from carriers.atomic import fsync_dir, umask, write_once_local
+from carriers.atomic import link_if_absent, write_once_local
 
 # Names under a carrier root (sidecars, pointers, log files) are untrusted input: read at most this much.
 MAX_NAME_BYTES = 1 << 30
@@ -146,28 +146,6 @@ def coded(exc: BaseException, *, where: str = "", engine: str = "", secrets: Seq
     if not_found(exc) and where:
         return TableNotFoundError(f"nothing at{at}: {text}")
     return CarrierError(f"cannot {action}{at}: {text}")
-
-
-def _link_if_absent(target: Path, data: bytes) -> bool:
-    """Local put-if-absent: temp + fsync, then a hard link, which refuses an existing name."""
-    import tempfile
-
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~umask())
-        try:
-            os.link(tmp, target)  # fails when the name exists: exactly one writer wins
-        except FileExistsError:
-            return False
-        fsync_dir(target.parent)
-        return True
-    finally:
-        Path(tmp).unlink(missing_ok=True)
 
 
 # delta-rs option names -> obstore (object_store) configuration: the same Rust crate, so the same keys, except the
@@ -353,7 +331,7 @@ class Storage(ABC):
         """
         check_name(rel)
         if self.local_root is not None:
-            return _link_if_absent(self.local_path(rel), data)
+            return link_if_absent(self.local_path(rel), data)
         return self._put_if_absent_remote(rel, data)
 
     @property
