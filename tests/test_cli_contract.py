@@ -78,7 +78,7 @@ def test_an_internal_error_is_one_coded_object(delta: Path, monkeypatch: pytest.
     def boom(*a: Any, **k: Any) -> Any:
         raise ZeroDivisionError("unforeseen")
 
-    monkeypatch.setattr(table, "verify_table", boom)
+    monkeypatch.setattr(table, "verify_state", boom)  # the decision procedure every table verification calls
     rc, doc = cli_json("verify", str(delta))
     assert rc == 2 and doc["verdict"] == "ERROR" and doc["errors"][0]["code"] == "internal_error"
     assert "ZeroDivisionError" in doc["errors"][0]["message"]
