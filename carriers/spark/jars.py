@@ -39,6 +39,7 @@ __all__ = [
     "default_cache_dir",
     "ensure_jars",
     "expected_jar_names",
+    "file_lock",
     "pins",
     "pom_text",
     "repository_url",
@@ -128,7 +129,8 @@ def expected_jar_names(pom: str | None = None) -> list[str]:
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive flock on ``path`` (created if absent): one process at a time fills a cache entry."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
@@ -206,7 +208,7 @@ def ensure_jars(cache_dir: Path | None = None, *, quiet: bool = True) -> list[Pa
             f"no SHA-256 pin for {unpinned} in carriers/spark/jars.sha256: run "
             "`python -m carriers.spark.jars --update-pins` after changing pom.xml"
         )
-    with _locked(cache / "jars.lock"):
+    with file_lock(cache / "jars.lock"):
         if _complete(jar_dir, names, stamp):  # another process fetched them while we waited
             return paths
         jar_dir.mkdir(parents=True, exist_ok=True)

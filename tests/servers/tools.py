@@ -15,16 +15,16 @@ concurrent installs from several test sessions.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib.util
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
+
+from carriers.spark.jars import default_cache_dir, file_lock
 
 FAKE_GCS_VERSION = "1.56.1"
 AZURITE_VERSION = "3.37.0"
@@ -37,20 +37,11 @@ class MissingTool(RuntimeError):
 
 
 def cache_dir() -> Path:
-    env = os.environ.get("RECIPE_ATTEST_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "recipe-attest"
+    return default_cache_dir()
 
 
-@contextmanager
-def _locked(name: str) -> Iterator[None]:
-    path = cache_dir() / f"{name}.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+def _locked(name: str) -> AbstractContextManager[None]:
+    return file_lock(cache_dir() / f"{name}.lock")
 
 
 def weed() -> Path:
