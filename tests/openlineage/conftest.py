@@ -58,9 +58,14 @@ def ol_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 
     home = tmp_path / "home"
     home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "ATTEST_OPENLINEAGE"))}
+    from tests.openlineage.spec import SPEC_ENV
+
+    def configures(key: str) -> bool:  # where the spec schemas are is the tests' own setting, not OpenLineage's
+        return key.startswith(("OPENLINEAGE", "ATTEST_OPENLINEAGE")) and key != SPEC_ENV
+
+    env = {k: v for k, v in os.environ.items() if not configures(k)}
     env["HOME"] = str(home)
-    for key in [k for k in os.environ if k.startswith(("OPENLINEAGE", "ATTEST_OPENLINEAGE"))]:
+    for key in [k for k in os.environ if configures(k)]:
         monkeypatch.delenv(key)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(tmp_path)
