@@ -10,7 +10,8 @@ from urllib.parse import urlsplit
 
 
 def is_uri(text: str) -> bool:
-    return len(urlsplit(text).scheme) > 1
+    # No ':' means no scheme (urlsplit finds one only before a ':'): the common case, a plain path, skips the parse.
+    return ":" in text and len(urlsplit(text).scheme) > 1
 
 
 def is_local(text: str) -> bool:

@@ -13,6 +13,8 @@ is read from it). The digest of the whole view is what an attestation binds; the
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,25 +76,29 @@ def file_digest(entry: Mapping[str, Any]) -> str:
     """The v1 digest of one file's view: BLAKE3 of its canonical JSON (``entry`` must already be JSON-able, e.g.
     built with :func:`json_safe`). Computed for every live file of a version, so it skips canonical_bytes' type walk:
     the bytes are the same for such an entry."""
-    import json
-
     from attest.canonical import blake3_hex
 
-    text = json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    text = _file_encoder().encode(entry)
     return blake3_hex(text.encode("utf-8", "surrogatepass"))
+
+
+@functools.cache
+def _file_encoder() -> json.JSONEncoder:
+    # One encoder for every file: json.dumps with these options builds a new one per call (~2 µs of 2,000 files).
+    return json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def json_safe(value: Any) -> Any:
     """A deterministic JSON-able form of an engine value (stats, partition values): exact types are kept apart
     (``1`` and ``"1"`` differ), values without a JSON form become tagged strings."""
-    import datetime as _dt
-    import decimal
-
     kind = type(value)
     if value is None or kind is str or kind is int or kind is bool:
         return value
     if kind is dict:
         return {str(k): json_safe(v) for k, v in value.items()}
+    import datetime as _dt
+    import decimal
+
     if isinstance(value, float):
         # repr is exact and covers nan/inf/-0.0, which JSON numbers cannot carry.
         return {"float": repr(value)}

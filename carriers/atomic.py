@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import os
-import tempfile
 from pathlib import Path
 
 from attest.errors import CarrierError, Code
@@ -18,6 +17,8 @@ from attest.errors import CarrierError, Code
 
 def _temp_with(path: Path, data: bytes) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # here: readers (a verify) never write, and it imports shutil, random, bz2, lzma
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -159,7 +159,11 @@ def _norm_uri(uri: str) -> str:
 def under_root(location: str, root: str, local_of: Callable[[str], str | None] = local_path_of) -> bool:
     """Whether an absolute location lies under a table root (local: after resolving symlinks); ``local_of`` maps a
     location to the local path the engine reads (see Storage.local_of)."""
-    local, local_root = local_of(location), local_of(root)
+    return _under(location, local_of(location), root, local_of(root))
+
+
+def _under(location: str, local: str | None, root: str, local_root: str | None) -> bool:
+    """under_root, given the local paths of both (None: an object-store URI)."""
     if local is not None and local_root is not None:
         real, real_root = _real_file(local), _real_dir(local_root)
         return real == real_root or real.startswith(real_root.rstrip("/") + "/")
@@ -522,8 +526,11 @@ class AttestedTable(ABC):
             return
         _real_dir.cache_clear()  # folders may have become symlinks since the last check in this process
         roots = self.roots
+        local_of = self.storage.local_of
+        bounds = [(root, local_of(root)) for root in roots]  # once, not once per file
         for f in files:
-            if not any(under_root(f.location, root, self.storage.local_of) for root in roots):
+            local = local_of(f.location)
+            if not any(_under(f.location, local, root, local_root) for root, local_root in bounds):
                 problems.append(Problem(Code.FILE_OUTSIDE_TABLE, f"{f.location} is outside the table's locations "
                                         f"({', '.join(roots)}); pass allow_external / --allow-external-files to read "
                                         "it", f.path))

@@ -114,6 +114,15 @@ def _strip_comments(node: Any) -> Any:
     return node
 
 
+def add_action_rows(dt: DeltaTable) -> list[dict[str, Any]]:
+    """delta-rs's add actions of the loaded version as rows (``get_add_actions(flatten=False)``), read column by
+    column from its Arrow table without pyarrow: the same Python values as pyarrow's ``to_pylist`` (a test holds them
+    together), and a verify does not pay ~22 ms to import pyarrow."""
+    actions = dt.get_add_actions(flatten=False)
+    columns = {name: actions.column(name).to_pylist() for name in actions.column_names}
+    return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+
+
 class DeltaCarrier(AttestedTable):
     """Attestations of a Delta table's versions, carried in its table properties (see module docstring)."""
 
@@ -211,7 +220,9 @@ class DeltaCarrier(AttestedTable):
         n = latest if version is None else self._parse_version(version)
         if n > latest:
             raise VersionNotFoundError(f"{self.display} has no version {n} (latest is {latest})")
-        return Version(id=str(n), number=n)
+        # handle: the latest version when this one was resolved; the attestation in force is looked up in that same
+        # snapshot of the log (and delta-rs does not load the table a second time to find it).
+        return Version(id=str(n), number=n, handle=latest)
 
     def data_version(self, latest: int | None = None) -> int:
         """The newest version at or before ``latest`` whose commit changed files: metadata-only commits on top of
@@ -252,8 +263,6 @@ class DeltaCarrier(AttestedTable):
         return cached
 
     def _compute_live(self, n: int) -> LiveVersion:
-        import pyarrow as pa
-
         dt = self._load(n)
         problems: list[Problem] = []
         notes: list[str] = []
@@ -262,9 +271,8 @@ class DeltaCarrier(AttestedTable):
         except TableInconsistentError as exc:
             log, inconsistencies = LogState(version=n), [exc.message]
         problems += [Problem(Code.TABLE_INCONSISTENT, text) for text in inconsistencies]
-        actions = pa.table(dt.get_add_actions(flatten=False))
-        cols = set(actions.column_names)
-        rows = actions.to_pylist()
+        rows = add_action_rows(dt)
+        cols = set(rows[0]) if rows else set()
         engine_raw = {str(r["path"]) for r in rows}
         if (log.adds and set(log.adds) != engine_raw) or (not log.adds and engine_raw and not inconsistencies):
             problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log replay disagree on the live files "
@@ -404,7 +412,8 @@ class DeltaCarrier(AttestedTable):
         return keys.get(props.KEY_VERSION) or keys.get(props.LEGACY_KEY_VERSION)
 
     def _carried(self, v: Version) -> Carried | None:
-        n, latest = v.number, self.latest_version()
+        n = v.number
+        latest = v.handle if isinstance(v.handle, int) else self.latest_version()
         keys = props.attestation_keys(self._configuration(n))
         carried: Carried | None = None
         binding = self._binding_of(keys) if keys else None

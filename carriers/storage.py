@@ -27,7 +27,6 @@ import os
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 from urllib.parse import unquote, urlparse
@@ -725,6 +724,8 @@ def hash_locations(storage: Storage, files: Sequence[DataFile], *,
             stream.close()
 
     # Object-store reads are latency-bound: overlap a few of them.
+    from concurrent.futures import ThreadPoolExecutor  # here: local tables never need it
+
     with ThreadPoolExecutor(max_workers=min(REMOTE_WORKERS, len(remote))) as pool:
         for f, digest in zip(remote, pool.map(one, remote), strict=True):
             if digest is not None:

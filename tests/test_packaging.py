@@ -62,4 +62,4 @@ def test_core_dependencies_are_only_blake3_jsonschema_and_cryptography() -> None
     assert sorted(d.split(">")[0].split("=")[0] for d in project["dependencies"]) == [
         "blake3", "cryptography", "jsonschema"]
     assert {"delta", "iceberg", "spark", "all", "dev"} <= set(project["optional-dependencies"])
-    assert project["scripts"]["attest"] == "attest.cli:main"
+    assert project["scripts"]["attest"] == "attest.cli:run"

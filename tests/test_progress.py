@@ -86,8 +86,9 @@ def _on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str, str]:
 
 def test_verify_and_audit_show_progress_on_a_terminal_only(tmp_path: Path) -> None:
     table = tmp_path / "lake" / "t"
-    for i in range(30):  # enough files for the bar to be drawn before hashing ends
-        write_deltalake(str(table), pa.table({"x": list(range(i * 1000, (i + 1) * 1000))}), mode="append")
+    # More files than the command line's head start takes (carriers.delta_prefetch.PREFETCH_MAX_FILES), so that the
+    # hashing is still to do when the bar can be drawn.
+    write_deltalake(str(table), pa.table({"p": list(range(80)), "x": list(range(80))}), partition_by=["p"])
     assert run_cli("record", str(table), "--model", "m", "--sql", "SELECT 1").returncode == 0
     rc, out, terminal = _on_a_terminal(["verify", str(table), "--level", "bytes"], tmp_path)
     assert rc == 0 and out.startswith("VERIFIED (bytes)")

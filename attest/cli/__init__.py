@@ -1,258 +1,169 @@
 """The ``attest`` command line (docs/cli.md). Exit codes: 0 verified / done, 1 not verified, 2 unreadable input, bad
 arguments or an error. ``--json`` prints one JSON object on every path, errors included.
 
-The parser turns arguments into typed references once (carriers.refs); commands (attest/cli/commands.py) return
-result objects; renderers (attest/cli/output.py) print them.
+The parser (attest/cli/parser.py) turns arguments into a namespace; commands (attest/cli/commands.py) return result
+objects; renderers (attest/cli/output.py) print them. This module imports only ``os`` and ``sys`` at first: a
+``verify`` of a manifest starts hashing (attest.verify.artifacts) before the parser and the verifier are imported.
 """
 
 from __future__ import annotations
 
-import argparse
-import itertools
-import json
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
 
-from attest import __version__
-from attest.cli.output import EXIT_OK, EXIT_UNREADABLE, Output, error_object, output_for
-from attest.errors import AttestError, Code, Problem
+TYPE_CHECKING = False  # typing itself is not imported at start-up (mypy reads the name as typing's)
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Sequence
+    from typing import Any, NoReturn
 
-__all__ = ["build_parser", "main"]
+    from attest.cli.output import Output
+    from attest.verify.artifacts import EarlyHashes
+    from carriers.delta_prefetch import DeltaPrefetch
 
-LEVELS = ("schema", "files", "bytes")
+__all__ = ["build_parser", "main", "run"]
 
 
-def _columns() -> int:
-    """The terminal's width as shutil.get_terminal_size finds it, without importing shutil (and bz2, lzma, zlib with
-    it): argparse asks for a width on every add_argument, so every command paid for that import."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``attest`` parser (attest.cli.parser.build_parser)."""
+    from attest.cli import parser
+
+    return parser.build_parser(command)
+
+
+# Commands that write nothing but their output (audit only without --to; --spark runs leave a JVM to stop).
+_READ_ONLY = frozenset({"digest", "schema", "verify", "show", "lineage", "audit"})
+
+
+def run() -> NoReturn:
+    """The ``attest`` program (the console script and ``python -m attest.cli``): main(), then exit with its code.
+
+    A read-only command ends with ``os._exit`` once its output is flushed and the exit handlers have run: only the
+    interpreter's teardown (freeing every module and object; 8-9 ms after a verify, measured) is skipped."""
+    code = main()
+    arguments = sys.argv[1:]
+    command = next((a for a in arguments if not a.startswith("-")), None)
+    if command in _READ_ONLY and "--to" not in arguments and "--spark" not in arguments:
+        _end_now(code)
+    sys.exit(code)
+
+
+def _end_now(code: int) -> None:
+    """Run the exit handlers, flush, and end the process without the teardown; returns (and the caller exits the
+    ordinary way) while a non-daemon thread runs or the output cannot be flushed."""
+    import atexit
+    import threading
+
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        return
     try:
-        return int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        pass
+        sys.stdout.flush()
+        sys.stderr.flush()
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # a closed pipe and the like: the ordinary exit reports nothing more either
+        return
+    os._exit(code)
+
+
+class _HeadStart:
+    """Work started from the raw command line, before the parser is imported; used only when the parse agrees."""
+
+    def __init__(self, words: tuple[str | None, ...], work: EarlyHashes | DeltaPrefetch) -> None:
+        self.words, self.work = words, work
+
+    def agreeing(self, args: argparse.Namespace) -> EarlyHashes | DeltaPrefetch | None:
+        parsed = (args.command, args.target, args.artifacts_dir, args.level, args.version)
+        if parsed == self.words:
+            return self.work
+        self.work.cancel()
+        return None
+
+
+# `verify` options the head start reads past; any other option on the line and it starts nothing (never a guess).
+_VALUE_OPTIONS = frozenset({"--artifacts-dir", "--level", "--key", "--policy", "--envelope", "--version"})
+_FLAGS = frozenset({"--json"})
+
+
+def _head_start(arguments: list[str]) -> _HeadStart | None:
+    """``verify MANIFEST --artifacts-dir DIR`` (or a standalone carrier directory), or ``verify TABLE`` of a local
+    Delta table: start resolving and hashing the files now, before argparse, the verifier, the schema, the report
+    machinery and the table library are imported, so that most of start-up overlaps the hashing. It decides nothing
+    (attest.verify.artifacts.EarlyHashes, carriers.delta_prefetch): the command parses the line for real and uses the
+    hashes only when the parse names the same target, directory, level and version, and only for exactly the files
+    it resolves itself."""
+    if not arguments or arguments[0] != "verify":
+        return None
+    target: str | None = None
+    values: dict[str, str] = {}
+    rest = iter(arguments[1:])
+    for word in rest:
+        if word.startswith("--") and "=" in word:
+            name, _, value = word.partition("=")
+        elif word in _VALUE_OPTIONS:
+            name, value = word, next(rest, "")
+        elif word in _FLAGS:
+            continue
+        elif word.startswith("-") or target is not None:  # another option, '-' (stdin) or a second target
+            return None
+        else:
+            target = word
+            continue
+        if name not in _VALUE_OPTIONS or not value:
+            return None
+        values[name] = value
+    level, version, artifacts = values.get("--level"), values.get("--version"), values.get("--artifacts-dir")
+    if target is None or level in ("schema", "files") or ":" in target:  # URIs and catalogs: left to the command
+        return None
+    words = ("verify", target, artifacts, level, version)
+    if os.path.isdir(os.path.join(target, "_delta_log")):
+        if artifacts is not None or (version is not None and not version.isdigit()):
+            return None
+        from carriers.delta_prefetch import DeltaPrefetch
+
+        prefetch = DeltaPrefetch.start(target, None if version is None else int(version))
+        return None if prefetch is None else _HeadStart(words, prefetch)
+    if version is not None:
+        return None
+    manifest = target
+    if os.path.isdir(target):  # a standalone carrier directory (an Iceberg table folder is left to the command)
+        if os.path.isdir(os.path.join(target, "metadata")):
+            return None
+        manifest, artifacts = os.path.join(target, "manifest.json"), artifacts or target
+    if artifacts is None:
+        return None
+    from attest.verify.artifacts import EARLY_READ_MAX_BYTES, EarlyHashes
+
     try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 80
-    except (AttributeError, ValueError, OSError):
-        return 80
-
-
-class _Formatter(argparse.HelpFormatter):
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None) -> None:
-        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
-
-
-class _Parser(argparse.ArgumentParser):
-    json_errors = False  # set by main() when --json is on the command line: errors are then one JSON object
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> NoReturn:
-        if _Parser.json_errors:
-            print(json.dumps(error_object(Problem(Code.INVALID_ARGUMENT, message))))
-            self.exit(EXIT_UNREADABLE)
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_UNREADABLE, f"attest: {Code.INVALID_ARGUMENT.value}: {message}\n")
-
-
-def _add_table_options(p: argparse.ArgumentParser, *, version: bool = True) -> None:
-    if version:
-        group = p.add_mutually_exclusive_group()
-        group.add_argument("--version", dest="version", metavar="N", help="Delta table version (time travel)")
-        group.add_argument("--snapshot-id", dest="snapshot_id", metavar="ID",
-                           help="Iceberg snapshot id, tag or branch")
-    p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
-                   help="object-store option passed to the table library (repeatable; values are never printed)")
-
-
-def _add_spark_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--spark", action="store_true",
-                   help="tables: hash the files on Spark executors (needs the `spark` extra); the verdict is decided "
-                   "here, by the same rules (docs/distributed.md)")
-    p.add_argument("--master", metavar="URL", help="with --spark: the Spark master (default local[*])")
-
-
-def _add_json(p: argparse.ArgumentParser, what: str = "print one JSON object instead of text") -> None:
-    p.add_argument("--json", action="store_true", help=what)
-
-
-def _add_trust(p: argparse.ArgumentParser, what: str = "") -> None:
-    """--key / --policy: check signatures under a trust policy (docs/signing.md)."""
-    signing = p.add_mutually_exclusive_group()
-    signing.add_argument("--key", metavar="PUB.pem", help=f"require a signature by this public key{what} "
-                         "(docs/signing.md)")
-    signing.add_argument("--policy", metavar="TRUST.toml", help=f"require signatures allowed by this trust "
-                         f"policy{what}")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    from attest.cli import commands as c
-
-    parser = _Parser(prog="attest", description="Attest Delta Lake and Apache Iceberg table versions as "
-                     "rocky-manifest v0.1 documents, and verify them offline.")
-    parser.add_argument("--version", action="version", version=f"attest (recipe-attest) {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    p = sub.add_parser("digest", help="print the v1 identity (BLAKE3 of canonical JSON) of a JSON document",
-                       description="Print the 64-hex v1 identity of the JSON document in FILE ('-' reads stdin).")
-    p.add_argument("file", metavar="FILE.json")
-    _add_json(p)
-    p.set_defaults(func=c.cmd_digest)
-
-    p = sub.add_parser("schema", help="print the rocky-manifest v0.1 JSON Schema as published by the reference",
-                       description="Print the rocky-manifest v0.1 JSON Schema (draft 2020-12) as published by the "
-                       "reference implementation (Apache-2.0; attest/schema/NOTICE).")
-    _add_json(p, "print the schema compactly as one JSON object")
-    p.set_defaults(func=c.cmd_schema)
-
-    p = sub.add_parser(
-        "verify", help="verify a manifest file or a table version",
-        description="Verify a manifest file ('-' reads stdin), a standalone carrier directory, or a table "
-        "(a Delta path/URI or iceberg://<catalog>/<ns>.<table>). Exit 0 verified, 1 not verified (including "
-        "unattested and stale), 2 unreadable input or bad arguments.")
-    p.add_argument("target", metavar="MANIFEST.json|TABLE")
-    p.add_argument("--artifacts-dir", metavar="DIR", help="directory holding the artifacts a manifest names")
-    p.add_argument("--level", choices=LEVELS, default=None,
-                   help="schema, files (tables) or bytes; default bytes where output hashes and files exist. "
-                   "Manifests: bytes needs --artifacts-dir")
-    _add_json(p)
-    _add_trust(p)
-    p.add_argument("--envelope", metavar="FILE", help="manifests: the signed envelope (default: <manifest>.dsse.json "
-                   "beside it); a table's envelope is the one its metadata names")
-    p.add_argument("--allow-external-files", action="store_true",
-                   help="tables: read data files outside the table's locations (shallow clones, migrated tables)")
-    _add_table_options(p)
-    _add_spark_options(p)
-    p.set_defaults(func=c.cmd_verify)
-
-    p = sub.add_parser("keygen", help="write a signing key pair (PEM) and print its key id",
-                       description="Write PREFIX.key (private, PKCS#8, mode 0600) and PREFIX.pub (public) and print "
-                       "the key id (SHA-256 of the public key's DER). Never overwrites. --encrypt encrypts the "
-                       "private key with the password in $ATTEST_SIGNING_KEY_PASSWORD.")
-    p.add_argument("--type", choices=("ed25519", "p256"), default="ed25519", help="key type (default ed25519)")
-    p.add_argument("--out", required=True, metavar="PREFIX", help="write PREFIX.key and PREFIX.pub")
-    p.add_argument("--encrypt", action="store_true", help="encrypt the private key ($ATTEST_SIGNING_KEY_PASSWORD)")
-    _add_json(p)
-    p.set_defaults(func=c.cmd_keygen)
-
-    p = sub.add_parser("show", help="print the standalone manifest a table carries",
-                       description="Print the reconstituted standalone manifest of a table version as JSON "
-                       "(pipe it to 'attest verify -'), or with --inputs the observed input list.")
-    p.add_argument("target", metavar="TABLE")
-    p.add_argument("--inputs", action="store_true", help="print the observed inputs kept beside the attestation")
-    _add_json(p, "print JSON on every path (an unattested table or an error is an object too)")
-    _add_table_options(p)
-    p.set_defaults(func=c.cmd_show)
-
-    p = sub.add_parser("lineage", help="walk a table version's upstream inputs and check each one",
-                       description="Print the lineage tree of a table version: each upstream version its "
-                       "attestation observed, whether that version is attested and verifies, and how strongly "
-                       "it was observed. Exit 1 when any node does not verify.")
-    p.add_argument("target", metavar="TABLE")
-    p.add_argument("--depth", type=int, default=8, help="how many levels upstream to walk (default 8)")
-    p.add_argument("--level", choices=LEVELS, default="files", help="how deeply each node is verified (default files)")
-    p.add_argument("--format", choices=("text", "json", "dot", "mermaid", "svg"), default=None,
-                   help="text (default), json (as --json), dot (Graphviz), mermaid, or svg: a picture with nodes "
-                   "coloured by verdict and edges labelled with the version read (docs/lineage.md)")
-    _add_json(p, "print the tree as JSON (same as --format json)")
-    _add_trust(p, " on every node")
-    _add_table_options(p)
-    p.set_defaults(func=c.cmd_lineage)
-
-    p = sub.add_parser("audit", help="verify many tables: everything under a folder or in a catalog",
-                       description="Verify every table a target stands for: a folder (every Delta table below "
-                       "it), iceberg://<catalog> (every table), iceberg://<catalog>/<namespace>, or single table "
-                       "references. One line per table (VERIFIED, STALE, COMPACTED, UNATTESTED, NOT VERIFIED, "
-                       "ERROR), a summary with a count per category; exit 0 when every table verified, 1 when any "
-                       "did not, 2 when any could not be checked.")
-    p.add_argument("targets", nargs="+", metavar="TARGET")
-    p.add_argument("--level", choices=LEVELS, default=None,
-                   help="schema, files or bytes (default: bytes where output hashes exist)")
-    _add_json(p, "print one JSON object with every table's report (same as --format json)")
-    p.add_argument("--format", choices=("text", "json", "csv", "table"), default=None,
-                   help="text (default: one line per table as it is checked), json, csv (one row per table version "
-                   "checked, the --to columns) or table (aligned columns)")
-    p.add_argument("--to", metavar="PATH", help="also append one row per table version checked to the Delta table "
-                   "at PATH (created if absent; readable by any Delta engine; docs/audit.md)")
-    _add_trust(p, " on every table")
-    p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
-                   help="object-store option passed to the table library (repeatable; values are never printed)")
-    _add_spark_options(p)
-    p.set_defaults(func=c.cmd_audit)
-
-    p = sub.add_parser("record", help="attest a table's latest data version",
-                       description="Attest the latest data version of TABLE (written by any engine). Exit 1 "
-                       "(superseded) when another commit keeps the attestation from being in force.")
-    p.add_argument("target", metavar="TABLE")
-    p.add_argument("--model", required=True, help="the model / target name (subject.model)")
-    p.add_argument("--sql", help="the SQL text of the program")
-    p.add_argument("--sql-file", metavar="F", help="a file holding the SQL text of the program")
-    p.add_argument("--program-json", metavar="F", help="a producer's typed JSON program representation")
-    p.add_argument("--program-hash", metavar="HEX", help="a program identity computed elsewhere")
-    p.add_argument("--dialect", help="SQL dialect (sqlglot name, e.g. spark, duckdb, postgres)")
-    p.add_argument("--input", action="append", metavar="REF",
-                   help="an upstream table the run read: Delta path[@VERSION] or iceberg://...[@SNAPSHOT]")
-    p.add_argument("--run-id", help="the producer's run identifier (subject.run_id)")
-    p.add_argument("--detached", action="store_true",
-                   help="write no table commit: the attestation goes to a pointer file beside the sidecar (tables "
-                   "with concurrent writers, or writer features an attestation commit cannot honour)")
-    p.add_argument("--replace", action="store_true",
-                   help="allow replacing an attestation of the same version that recorded more evidence "
-                   "(observed inputs) than this one")
-    p.add_argument("--sign-key", metavar="KEY",
-                   help="sign the attestation with this private key file (default: $ATTEST_SIGNING_KEY; an "
-                   "encrypted key's password comes from $ATTEST_SIGNING_KEY_PASSWORD). docs/signing.md")
-    p.add_argument("--branch", metavar="NAME",
-                   help="Iceberg: attest the head of this branch (write-audit-publish) instead of main's")
-    p.add_argument("--openlineage-events", action="append", metavar="FILE",
-                   help="OpenLineage events (JSON lines, e.g. the file transport of the openlineage-spark listener): "
-                   "their input datasets become observed inputs, strong when they resolve to an attested table "
-                   "version (repeatable; docs/lineage.md)")
-    p.add_argument("--openlineage", action="store_true",
-                   help="emit one OpenLineage RunEvent for the attestation through OpenLineage's own transport "
-                   "configuration (openlineage.yml, OPENLINEAGE_* variables); also on with ATTEST_OPENLINEAGE=1")
-    _add_json(p, "print the result as JSON")
-    _add_table_options(p, version=False)
-    p.set_defaults(func=c.cmd_record)
-
-    p = sub.add_parser("publish", help="Iceberg write-audit-publish: fast-forward main to a branch that verifies",
-                       description="Verify the head of BRANCH of an Iceberg table (its attestation, at --level, "
-                       "under --key/--policy) and only then fast-forward main to it. Refused (exit 1) when main "
-                       "moved since the branch forked (not_fast_forward) or the branch head does not verify.")
-    p.add_argument("target", metavar="iceberg://CATALOG/NS.TABLE")
-    p.add_argument("--branch", required=True, metavar="NAME", help="the branch the job wrote and attested")
-    p.add_argument("--level", choices=LEVELS, default=None,
-                   help="schema, files or bytes (default: bytes where the attestation names files)")
-    _add_trust(p)
-    _add_json(p, "print the result as JSON")
-    p.set_defaults(func=c.cmd_publish)
-    return parser
-
-
-def _json_format(arguments: list[str]) -> bool:
-    """``--format json`` (or ``--format=json``) asks for JSON on every path, as ``--json`` does."""
-    pairs = itertools.pairwise(arguments)
-    return "--format=json" in arguments or any(a == "--format" and b == "json" for a, b in pairs)
-
-
-# Failures of a run that are verdicts about the table, not unreadable input: exit 1.
-_NOT_DONE = frozenset({Code.SUPERSEDED, Code.COMMIT_CONFLICT, Code.EVIDENCE_DROPPED, Code.NOT_FAST_FORWARD})
+        with open(manifest, "rb") as handle:
+            data = handle.read(EARLY_READ_MAX_BYTES + 1)
+    except OSError:  # not a readable file: the command says what it is, coded
+        return None
+    if len(data) > EARLY_READ_MAX_BYTES:
+        return None
+    early = EarlyHashes.start(data, artifacts)
+    return None if early is None else _HeadStart(words, early)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
-    _Parser.json_errors = "--json" in arguments or _json_format(arguments)
-    args = build_parser().parse_args(arguments)
+    head = _head_start(arguments)
+    from attest.cli.parser import parse
+
+    args = parse(arguments)
+    args.early = head.agreeing(args) if head is not None else None
+    from attest.cli import commands
+    from attest.cli.output import EXIT_OK, output_for
+    from attest.errors import AttestError
+
     out: Output = output_for(bool(getattr(args, "json", False)) or getattr(args, "format", None) == "json")
-    func: Callable[[argparse.Namespace, Output], Any] = args.func
+    func: Callable[[argparse.Namespace, Output], Any] = getattr(commands, args.func)
     try:
         return int(out.result(func(args, out)))
     except AttestError as err:
         code = out.error(err)
-        return 1 if err.code in _NOT_DONE else code
+        return 1 if err.code in commands.NOT_DONE else code
     except KeyboardInterrupt:
         print("attest: interrupted", file=sys.stderr)
         return 130

@@ -1,7 +1,5 @@
 """``python -m attest.cli``: the ``attest`` command."""
 
-import sys
+from attest.cli import run
 
-from attest.cli import main
-
-sys.exit(main())
+run()

@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 
 
 # ---- small results ---------------------------------------------------------------------------------------------
+# Failures of a run that are verdicts about the table, not unreadable input: exit 1.
+NOT_DONE = frozenset({Code.SUPERSEDED, Code.COMMIT_CONFLICT, Code.EVIDENCE_DROPPED, Code.NOT_FAST_FORWARD})
+
+
 @dataclass
 class TextResult:
     """A result that is a text (digest, schema) with its JSON form."""
@@ -272,6 +276,13 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
     ref = table_ref(args)
     with spark_for(args) as spark:
         carrier = open_ref(args, ref, allow_external=bool(getattr(args, "allow_external_files", False)))
+        prefetch = getattr(args, "early", None)
+        if prefetch is not None and spark is None:
+            # Hashing started before this module was imported (attest.cli._head_start): used only for exactly the
+            # files the carrier lists itself.
+            from carriers.delta_prefetch import PrefetchedHasher
+
+            carrier.hasher = PrefetchedHasher(prefetch, carrier.storage)
         return verify_with(carrier, spark, version=ref.version, level=args.level,
                            progress=out.progress("hashing table files"), policy=policy)
 
@@ -291,9 +302,13 @@ def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
     data = read_input(target)
     from attest.verify.artifacts import EarlyHashes
 
-    # Hashing starts now, overlapping what is left of start-up; the verification below decides (and re-hashes any
-    # file it resolves differently).
-    early = None if args.level == "schema" else EarlyHashes.start(data, artifacts)
+    # Hashing started before the command was imported (attest.cli._head_start), or starts now, overlapping what is
+    # left of start-up; the verification below decides (and re-hashes any file it resolves differently).
+    early = getattr(args, "early", None)
+    if not isinstance(early, EarlyHashes):
+        early = None
+    if early is None and args.level != "schema":
+        early = EarlyHashes.start(data, artifacts)
     from attest.verify.manifest import verify_manifest_bytes
 
     report = verify_manifest_bytes(data, subject=target, artifacts_dir=artifacts, level=args.level,

@@ -10,15 +10,22 @@ import json
 import os
 import stat
 import threading
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
 
-__all__ = ["EARLY_HASH_MAX_BYTES", "EarlyHashes", "Resolver", "candidate_names"]
+from attest.hashing import BackgroundHashing
+
+TYPE_CHECKING = False  # typing and pathlib are not imported before the hashing starts
+if TYPE_CHECKING:
+    from typing import Any
+
+    StrPath = str | os.PathLike[str]
+
+__all__ = ["EARLY_HASH_MAX_BYTES", "EARLY_READ_MAX_BYTES", "EarlyHashes", "Resolver", "candidate_names"]
 
 # Hashing starts before the manifest is validated only up to this many bytes: there the start-up is a visible part of
 # the run; beyond it (> ~0.5 s of hashing) it is not, and the ordinary path shows progress while it hashes.
 EARLY_HASH_MAX_BYTES = 4 << 30
+# The command line reads a manifest for the head start only up to this size (a 2,000-file manifest is ~0.3 MB).
+EARLY_READ_MAX_BYTES = 64 << 20
 
 
 def _file_name(path: str) -> str | None:
@@ -61,8 +68,8 @@ class Resolver:
     candidate tried, plus one ``realpath`` per distinct sub-folder (cached) and per symlink. A candidate that is not
     a symlink, in a folder whose real path is inside the root, is inside the root: no per-component walk."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = str(root)
+    def __init__(self, root: StrPath) -> None:
+        self.root = os.fspath(root)
         self.real_root = os.path.realpath(root)
         self._prefix = self.real_root.rstrip("/") + "/"
         self._folders: dict[str, str] = {}
@@ -102,55 +109,57 @@ class Resolver:
         return None
 
 
-class EarlyHashes:
-    """Hashing of a manifest's artifacts, started as soon as the manifest's bytes are read: before it is parsed
-    strictly, validated, and before the rest of the verifier is imported, so start-up overlaps the hashing.
+class EarlyHashes(BackgroundHashing):
+    """Resolution and hashing of a manifest's artifacts, started as soon as the manifest's bytes are read: before it
+    is parsed strictly, validated, and before the rest of the verifier is imported, so start-up overlaps the work.
 
     It decides nothing. It resolves names with the same confined ``Resolver`` (regular files inside the directory
-    only), and the verification uses its hashes only for exactly the files it resolves itself (``take``); anything
-    else is hashed the ordinary way. A document it cannot read plainly (not JSON, no output list) starts nothing.
+    only) on a thread of its own; the verification reuses that resolution only for exactly the entries it validated
+    under exactly this directory (``resolution``), the hashes only for exactly the files it then names (``take``),
+    and resolves afresh when a file changed size by the end (attest.verify.manifest): the two passes are then one, as
+    in a verifier that resolves and hashes once. A document it cannot read plainly (not JSON, no output list) starts
+    nothing.
     """
 
-    def __init__(self, sizes: Mapping[str, int]) -> None:
-        self.sizes = dict(sizes)
-        self._hashes: dict[str, str] | None = None
-        self._thread = threading.Thread(target=self._run, name="attest-early-hash", daemon=True)
-        self._thread.start()
+    name = "attest-early-hash"
+    max_bytes = EARLY_HASH_MAX_BYTES
 
-    def _run(self) -> None:
-        from attest.hashing import hash_sized_files
+    def __init__(self, outputs: list[dict[str, Any]], root: StrPath) -> None:
+        self.outputs = outputs
+        self.root = os.fspath(root)
+        self.real_root = ""
+        self._resolved: list[tuple[str, int] | str | None] | None = None
+        self._resolving = threading.Event()
+        super().__init__()
 
+    def listing(self) -> dict[str, int] | None:
         try:
-            self._hashes = hash_sized_files(self.sizes)
-        except Exception:  # OSError and the like: the ordinary path hashes again and reports per file
-            self._hashes = None
+            resolver = Resolver(self.root)
+            resolved = [resolver.resolve(entry) for entry in self.outputs]
+            self.real_root, self._resolved = resolver.real_root, resolved
+        finally:
+            self._resolving.set()
+        return {r[0]: r[1] for r in resolved if isinstance(r, tuple)}
 
     @classmethod
-    def start(cls, data: bytes, root: Path | None) -> EarlyHashes | None:
+    def start(cls, data: bytes, root: StrPath | None) -> EarlyHashes | None:
         if root is None:
             return None
         try:
             document = json.loads(data)  # plain: the strict parse comes later and decides
             outputs = document["output_hashes"]
-            if not isinstance(outputs, list) or not os.path.isdir(root):
+            if not isinstance(outputs, list) or not outputs or not os.path.isdir(root):
                 return None
-            resolver = Resolver(root)
-            sizes: dict[str, int] = {}
-            for entry in outputs:
-                if not isinstance(entry, dict) or not isinstance(entry.get("hash"), str):
-                    return None
-                found = resolver.resolve(entry)
-                if isinstance(found, tuple):
-                    sizes[found[0]] = found[1]
-            if not sizes or sum(sizes.values()) > EARLY_HASH_MAX_BYTES:
+            if not all(isinstance(e, dict) and isinstance(e.get("hash"), str) for e in outputs):
                 return None
         except Exception:  # anything odd: no head start, the ordinary path judges the document
             return None
-        return cls(sizes)
+        return cls(outputs, root)
 
-    def take(self, sizes: Mapping[str, int]) -> dict[str, str] | None:
-        """The hashes, when they are of exactly these files with these sizes; else None."""
-        self._thread.join()
-        if self._hashes is None or dict(sizes) != self.sizes:
+    def resolution(self, outputs: list[dict[str, Any]], root: StrPath) -> list[tuple[str, int] | str | None] | None:
+        """Where each of ``outputs`` resolved under ``root``, when they are exactly the entries resolved here, under
+        the same directory; else None."""
+        self._resolving.wait()
+        if self._resolved is None or outputs != self.outputs or os.path.realpath(root) != self.real_root:
             return None
-        return self._hashes
+        return self._resolved

@@ -75,10 +75,18 @@ def verify_document(
                           code=Code.ARTIFACT_MISSING)
     report.level = "bytes"
     # Resolve every entry first (confined, cheap), then hash all found files at once: side by side on every core.
-    resolver = Resolver(root)
-    resolved = [resolver.resolve(entry) for entry in outputs]
-    sizes = {r[0]: r[1] for r in resolved if isinstance(r, tuple)}
-    hashes, unreadable = _hash_found(sizes, progress, len(outputs), early)
+    resolved = early.resolution(outputs, root) if early is not None else None
+    if resolved is not None:
+        sizes = {r[0]: r[1] for r in resolved if isinstance(r, tuple)}
+        hashes, unreadable = _hash_found(sizes, progress, len(outputs), early)
+        if _sizes_changed(sizes):
+            # A file changed size since the head start resolved it: judge the bytes there now, resolved afresh.
+            resolved = None
+    if resolved is None:
+        resolver = Resolver(root)
+        resolved = [resolver.resolve(entry) for entry in outputs]
+        sizes = {r[0]: r[1] for r in resolved if isinstance(r, tuple)}
+        hashes, unreadable = _hash_found(sizes, progress, len(outputs), early)
     for index, (entry, found) in enumerate(zip(outputs, resolved, strict=True)):
         where = f"$.output_hashes[{index}]"
         label = entry.get("path") or entry["hash"]
@@ -101,18 +109,31 @@ def verify_document(
     return report
 
 
+def _sizes_changed(sizes: dict[str, int]) -> bool:
+    """Whether any of these files is gone or has another size now: one stat each, after the hashing (not beside it)."""
+    import os
+
+    for path, size in sizes.items():
+        try:
+            if os.stat(path).st_size != size:
+                return True
+        except OSError:
+            return True
+    return False
+
+
 def _hash_found(sizes: dict[str, int], progress: Callable[[int, int, int], None] | None,
                 total: int, early: EarlyHashes | None = None) -> tuple[dict[str, str], dict[str, str]]:
     """(hashes, {path: why unreadable}) of the resolved files; one unreadable file does not hide the others.
     ``early``: hashes started before the document was validated, used when they are of exactly these files."""
-    if early is not None:
-        ready = early.take(sizes)
-        if ready is not None:
-            return ready, {}
     report = None
     if progress is not None:
         def report(done: int, _found: int, nbytes: int) -> None:
             progress(done, total, nbytes)
+    if early is not None:
+        ready = early.take(sizes, report)
+        if ready is not None:
+            return ready, {}
     try:
         return hash_sized_files(sizes, progress=report), {}  # sizes from the resolver's stat: no second one
     except OSError:

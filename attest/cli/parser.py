@@ -1,0 +1,258 @@
+"""The ``attest`` argument parser: arguments in, an ``argparse.Namespace`` out (``func`` names the command in
+attest/cli/commands.py). Imported by ``attest.cli.main`` after any head start (argparse, enum and re cost ~6 ms)."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+from typing import Any, NoReturn
+
+from attest import __version__
+
+__all__ = ["COMMANDS", "LEVELS", "build_parser", "json_format", "parse"]
+
+LEVELS = ("schema", "files", "bytes")
+COMMANDS = ("digest", "schema", "verify", "keygen", "show", "lineage", "audit", "record", "publish")
+
+
+def _columns() -> int:
+    """The terminal's width as shutil.get_terminal_size finds it, without importing shutil (and bz2, lzma, zlib with
+    it): argparse asks for a width on every add_argument, so every command paid for that import."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
+class _Parser(argparse.ArgumentParser):
+    json_errors = False  # set by main() when --json is on the command line: errors are then one JSON object
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        from attest.cli.output import EXIT_UNREADABLE, error_object
+        from attest.errors import Code, Problem
+
+        if _Parser.json_errors:
+            print(json.dumps(error_object(Problem(Code.INVALID_ARGUMENT, message))))
+            self.exit(EXIT_UNREADABLE)
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_UNREADABLE, f"attest: {Code.INVALID_ARGUMENT.value}: {message}\n")
+
+
+def _add_table_options(p: argparse.ArgumentParser, *, version: bool = True) -> None:
+    if version:
+        group = p.add_mutually_exclusive_group()
+        group.add_argument("--version", dest="version", metavar="N", help="Delta table version (time travel)")
+        group.add_argument("--snapshot-id", dest="snapshot_id", metavar="ID",
+                           help="Iceberg snapshot id, tag or branch")
+    p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
+                   help="object-store option passed to the table library (repeatable; values are never printed)")
+
+
+def _add_spark_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--spark", action="store_true",
+                   help="tables: hash the files on Spark executors (needs the `spark` extra); the verdict is decided "
+                   "here, by the same rules (docs/distributed.md)")
+    p.add_argument("--master", metavar="URL", help="with --spark: the Spark master (default local[*])")
+
+
+def _add_json(p: argparse.ArgumentParser, what: str = "print one JSON object instead of text") -> None:
+    p.add_argument("--json", action="store_true", help=what)
+
+
+def _add_trust(p: argparse.ArgumentParser, what: str = "") -> None:
+    """--key / --policy: check signatures under a trust policy (docs/signing.md)."""
+    signing = p.add_mutually_exclusive_group()
+    signing.add_argument("--key", metavar="PUB.pem", help=f"require a signature by this public key{what} "
+                         "(docs/signing.md)")
+    signing.add_argument("--policy", metavar="TRUST.toml", help=f"require signatures allowed by this trust "
+                         f"policy{what}")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or with ``command`` (a command's name) one holding only that command: a run builds just what
+    it parses (argparse pays per argument). Commands are named, not imported (``func``): main() imports them after
+    parsing, so work a command can start early (verify's hashing) starts before the command machinery loads."""
+    def want(name: str) -> bool:
+        return command not in COMMANDS or command == name
+
+    parser = _Parser(prog="attest", description="Attest Delta Lake and Apache Iceberg table versions as "
+                     "rocky-manifest v0.1 documents, and verify them offline.")
+    parser.add_argument("--version", action="version", version=f"attest (recipe-attest) {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    if want("digest"):
+        p = sub.add_parser("digest", help="print the v1 identity (BLAKE3 of canonical JSON) of a JSON document",
+                           description="Print the 64-hex v1 identity of the JSON document in FILE ('-' reads stdin).")
+        p.add_argument("file", metavar="FILE.json")
+        _add_json(p)
+        p.set_defaults(func="cmd_digest")
+
+    if want("schema"):
+        p = sub.add_parser("schema", help="print the rocky-manifest v0.1 JSON Schema as published by the reference",
+                           description="Print the rocky-manifest v0.1 JSON Schema (draft 2020-12) as published by the "
+                           "reference implementation (Apache-2.0; attest/schema/NOTICE).")
+        _add_json(p, "print the schema compactly as one JSON object")
+        p.set_defaults(func="cmd_schema")
+
+    if want("verify"):
+        p = sub.add_parser(
+            "verify", help="verify a manifest file or a table version",
+            description="Verify a manifest file ('-' reads stdin), a standalone carrier directory, or a table "
+            "(a Delta path/URI or iceberg://<catalog>/<ns>.<table>). Exit 0 verified, 1 not verified (including "
+            "unattested and stale), 2 unreadable input or bad arguments.")
+        p.add_argument("target", metavar="MANIFEST.json|TABLE")
+        p.add_argument("--artifacts-dir", metavar="DIR", help="directory holding the artifacts a manifest names")
+        p.add_argument("--level", choices=LEVELS, default=None,
+                       help="schema, files (tables) or bytes; default bytes where output hashes and files exist. "
+                       "Manifests: bytes needs --artifacts-dir")
+        _add_json(p)
+        _add_trust(p)
+        p.add_argument("--envelope", metavar="FILE", help="manifests: the signed envelope (default: "
+                       "<manifest>.dsse.json beside it); a table's envelope is the one its metadata names")
+        p.add_argument("--allow-external-files", action="store_true",
+                       help="tables: read data files outside the table's locations (shallow clones, migrated tables)")
+        _add_table_options(p)
+        _add_spark_options(p)
+        p.set_defaults(func="cmd_verify")
+
+    if want("keygen"):
+        p = sub.add_parser("keygen", help="write a signing key pair (PEM) and print its key id",
+                           description="Write PREFIX.key (private, PKCS#8, mode 0600) and PREFIX.pub (public) and "
+                           "print the key id (SHA-256 of the public key's DER). Never overwrites. --encrypt "
+                           "encrypts the private key with the password in $ATTEST_SIGNING_KEY_PASSWORD.")
+        p.add_argument("--type", choices=("ed25519", "p256"), default="ed25519", help="key type (default ed25519)")
+        p.add_argument("--out", required=True, metavar="PREFIX", help="write PREFIX.key and PREFIX.pub")
+        p.add_argument("--encrypt", action="store_true", help="encrypt the private key ($ATTEST_SIGNING_KEY_PASSWORD)")
+        _add_json(p)
+        p.set_defaults(func="cmd_keygen")
+
+    if want("show"):
+        p = sub.add_parser("show", help="print the standalone manifest a table carries",
+                           description="Print the reconstituted standalone manifest of a table version as JSON "
+                           "(pipe it to 'attest verify -'), or with --inputs the observed input list.")
+        p.add_argument("target", metavar="TABLE")
+        p.add_argument("--inputs", action="store_true", help="print the observed inputs kept beside the attestation")
+        _add_json(p, "print JSON on every path (an unattested table or an error is an object too)")
+        _add_table_options(p)
+        p.set_defaults(func="cmd_show")
+
+    if want("lineage"):
+        p = sub.add_parser("lineage", help="walk a table version's upstream inputs and check each one",
+                           description="Print the lineage tree of a table version: each upstream version its "
+                           "attestation observed, whether that version is attested and verifies, and how strongly "
+                           "it was observed. Exit 1 when any node does not verify.")
+        p.add_argument("target", metavar="TABLE")
+        p.add_argument("--depth", type=int, default=8, help="how many levels upstream to walk (default 8)")
+        p.add_argument("--level", choices=LEVELS, default="files",
+                       help="how deeply each node is verified (default files)")
+        p.add_argument("--format", choices=("text", "json", "dot", "mermaid", "svg"), default=None,
+                       help="text (default), json (as --json), dot (Graphviz), mermaid, or svg: a picture with nodes "
+                       "coloured by verdict and edges labelled with the version read (docs/lineage.md)")
+        _add_json(p, "print the tree as JSON (same as --format json)")
+        _add_trust(p, " on every node")
+        _add_table_options(p)
+        p.set_defaults(func="cmd_lineage")
+
+    if want("audit"):
+        p = sub.add_parser("audit", help="verify many tables: everything under a folder or in a catalog",
+                           description="Verify every table a target stands for: a folder (every Delta table below "
+                           "it), iceberg://<catalog> (every table), iceberg://<catalog>/<namespace>, or single table "
+                           "references. One line per table (VERIFIED, STALE, COMPACTED, UNATTESTED, NOT VERIFIED, "
+                           "ERROR), a summary with a count per category; exit 0 when every table verified, 1 when any "
+                           "did not, 2 when any could not be checked.")
+        p.add_argument("targets", nargs="+", metavar="TARGET")
+        p.add_argument("--level", choices=LEVELS, default=None,
+                       help="schema, files or bytes (default: bytes where output hashes exist)")
+        _add_json(p, "print one JSON object with every table's report (same as --format json)")
+        p.add_argument("--format", choices=("text", "json", "csv", "table"), default=None,
+                       help="text (default: one line per table as it is checked), json, csv (one row per table version "
+                       "checked, the --to columns) or table (aligned columns)")
+        p.add_argument("--to", metavar="PATH", help="also append one row per table version checked to the Delta table "
+                       "at PATH (created if absent; readable by any Delta engine; docs/audit.md)")
+        _add_trust(p, " on every table")
+        p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
+                       help="object-store option passed to the table library (repeatable; values are never printed)")
+        _add_spark_options(p)
+        p.set_defaults(func="cmd_audit")
+
+    if want("record"):
+        p = sub.add_parser("record", help="attest a table's latest data version",
+                           description="Attest the latest data version of TABLE (written by any engine). Exit 1 "
+                           "(superseded) when another commit keeps the attestation from being in force.")
+        p.add_argument("target", metavar="TABLE")
+        p.add_argument("--model", required=True, help="the model / target name (subject.model)")
+        p.add_argument("--sql", help="the SQL text of the program")
+        p.add_argument("--sql-file", metavar="F", help="a file holding the SQL text of the program")
+        p.add_argument("--program-json", metavar="F", help="a producer's typed JSON program representation")
+        p.add_argument("--program-hash", metavar="HEX", help="a program identity computed elsewhere")
+        p.add_argument("--dialect", help="SQL dialect (sqlglot name, e.g. spark, duckdb, postgres)")
+        p.add_argument("--input", action="append", metavar="REF",
+                       help="an upstream table the run read: Delta path[@VERSION] or iceberg://...[@SNAPSHOT]")
+        p.add_argument("--run-id", help="the producer's run identifier (subject.run_id)")
+        p.add_argument("--detached", action="store_true",
+                       help="write no table commit: the attestation goes to a pointer file beside the sidecar (tables "
+                       "with concurrent writers, or writer features an attestation commit cannot honour)")
+        p.add_argument("--replace", action="store_true",
+                       help="allow replacing an attestation of the same version that recorded more evidence "
+                       "(observed inputs) than this one")
+        p.add_argument("--sign-key", metavar="KEY",
+                       help="sign the attestation with this private key file (default: $ATTEST_SIGNING_KEY; an "
+                       "encrypted key's password comes from $ATTEST_SIGNING_KEY_PASSWORD). docs/signing.md")
+        p.add_argument("--branch", metavar="NAME",
+                       help="Iceberg: attest the head of this branch (write-audit-publish) instead of main's")
+        p.add_argument("--openlineage-events", action="append", metavar="FILE",
+                       help="OpenLineage events (JSON lines, e.g. the file transport of the openlineage-spark "
+                       "listener): their input datasets become observed inputs, strong when they resolve to an "
+                       "attested table version (repeatable; docs/lineage.md)")
+        p.add_argument("--openlineage", action="store_true",
+                       help="emit one OpenLineage RunEvent for the attestation through OpenLineage's own transport "
+                       "configuration (openlineage.yml, OPENLINEAGE_* variables); also on with ATTEST_OPENLINEAGE=1")
+        _add_json(p, "print the result as JSON")
+        _add_table_options(p, version=False)
+        p.set_defaults(func="cmd_record")
+
+    if want("publish"):
+        p = sub.add_parser("publish", help="Iceberg write-audit-publish: fast-forward main to a branch that verifies",
+                           description="Verify the head of BRANCH of an Iceberg table (its attestation, at --level, "
+                           "under --key/--policy) and only then fast-forward main to it. Refused (exit 1) when main "
+                           "moved since the branch forked (not_fast_forward) or the branch head does not verify.")
+        p.add_argument("target", metavar="iceberg://CATALOG/NS.TABLE")
+        p.add_argument("--branch", required=True, metavar="NAME", help="the branch the job wrote and attested")
+        p.add_argument("--level", choices=LEVELS, default=None,
+                       help="schema, files or bytes (default: bytes where the attestation names files)")
+        _add_trust(p)
+        _add_json(p, "print the result as JSON")
+        p.set_defaults(func="cmd_publish")
+    return parser
+
+
+def json_format(arguments: list[str]) -> bool:
+    """``--format json`` (or ``--format=json``) asks for JSON on every path, as ``--json`` does."""
+    pairs = itertools.pairwise(arguments)
+    return "--format=json" in arguments or any(a == "--format" and b == "json" for a, b in pairs)
+
+
+def parse(arguments: list[str]) -> argparse.Namespace:
+    """Parse a command line; a bad one prints one coded line (one JSON object with --json / --format json) and
+    exits 2."""
+    _Parser.json_errors = "--json" in arguments or json_format(arguments)
+    # The command is the first word that is not an option (the top level has only --help / --version).
+    command = next((a for a in arguments if not a.startswith("-")), None)
+    return build_parser(command).parse_args(arguments)
