@@ -70,7 +70,7 @@ def main() -> None:
     print(f"job writes {written / (1 << 30):.2f} GiB in {rows:,} rows")
     base = min(times["without hook"])
     for mode in modes:
-        extra = f"; hook busy {busy[mode]:.1f}s; {where[mode]}" if mode in where else ""
+        extra = f"; hook busy {busy[mode] / args.rounds:.2f}s per write; {where[mode]}" if mode in where else ""
         print(f"{mode:<24}: {', '.join(f'{t:.1f}s' for t in times[mode])}  ratio {min(times[mode]) / base:.3f}"
               f"{extra}")
     print("target: ratio <= 1.05 (best with hook / best without)")

@@ -190,6 +190,21 @@ def obstore_config(scheme: str, options: Mapping[str, str]) -> tuple[dict[str, s
     return config, client
 
 
+# The environment variables delta-rs (object_store) reads for a store, by URI scheme: the driver's view of a store
+# when no explicit option names it.
+_STORE_ENV_PREFIXES = {"s3": ("AWS_",), "s3a": ("AWS_",), "gs": ("GOOGLE_",), "az": ("AZURE_",), "abfs": ("AZURE_",),
+                       "abfss": ("AZURE_",), "adl": ("AZURE_",), "azure": ("AZURE_",)}
+
+
+def environment_options(uri: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The store settings delta-rs takes from the environment for ``uri`` (``AWS_*`` for S3, ``GOOGLE_*`` for GCS,
+    ``AZURE_*`` for Azure), as storage options: what another process (a Spark executor) needs to read the store the
+    way this one does. Local tables: none."""
+    prefixes = _STORE_ENV_PREFIXES.get(scheme_of(uri), ())
+    env = os.environ if environ is None else environ
+    return {key: value for key, value in env.items() if key.startswith(prefixes)} if prefixes else {}
+
+
 def open_object_store(root: str, config: Mapping[str, str], client: Mapping[str, str]) -> Any:
     """An obstore store rooted at ``root`` (None when obstore is missing or refuses the configuration)."""
     try:

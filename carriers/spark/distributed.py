@@ -40,7 +40,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from attest.errors import CarrierError, Code
 from attest.tables import DataFile, Progress
 from carriers.spark.errors import SparkJobError, SparkStartError
-from carriers.storage import REMOTE_WORKERS, DeltaStorage, FileIOStorage, Storage, hash_location, hash_locations
+from carriers.storage import (
+    REMOTE_WORKERS,
+    DeltaStorage,
+    FileIOStorage,
+    Storage,
+    environment_options,
+    hash_location,
+    hash_locations,
+)
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -107,7 +115,9 @@ class StorageRecipe:
 def storage_recipe(storage: Storage) -> StorageRecipe:
     """What an executor needs to read the files ``storage`` reads (credentials included: they travel in the task)."""
     if isinstance(storage, DeltaStorage):
-        return StorageRecipe("delta", storage.uri, dict(storage.options))
+        # The driver's environment settings of the store travel too (explicit options win): an executor reads the
+        # objects as the driver's delta-rs does, whether or not its own environment names the store.
+        return StorageRecipe("delta", storage.uri, {**environment_options(storage.uri), **storage.options})
     if isinstance(storage, FileIOStorage):
         io = storage.io
         cls = type(io)

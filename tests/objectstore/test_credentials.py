@@ -109,3 +109,24 @@ def test_iceberg_wrong_secret_is_coded(s3: Bucket, tmp_path: Path) -> None:
         codes = [e["code"] for e in out["errors"]]
         assert codes == ["table_unreadable"] and "access denied" in out["errors"][0]["message"], out
         assert wrong not in done.stdout + done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_executors_recipe_carries_the_drivers_store_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Spark executor reads a Delta table's objects as the driver's delta-rs does: the store's variables in the
+    driver's environment travel in the task's recipe (explicit options win), and nothing else does."""
+    from carriers.spark.distributed import storage_recipe
+    from carriers.storage import DeltaStorage, environment_options
+
+    for key in [k for k in os.environ if k.startswith(("AWS_", "AZURE_", "GOOGLE_"))]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "id")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_NAME", "acct")
+    monkeypatch.setenv("HOME_SECRET", "not a store's")
+    recipe = storage_recipe(DeltaStorage("s3://bucket/t", {"AWS_ACCESS_KEY_ID": "explicit"}))
+    assert dict(recipe.options) == {"AWS_ACCESS_KEY_ID": "explicit", "AWS_SECRET_ACCESS_KEY": "secret",
+                                    "AWS_ENDPOINT_URL": "http://127.0.0.1:9"}
+    assert "secret" not in repr(recipe)  # never printed
+    assert environment_options("abfss://c@acct.dfs.core.windows.net/t") == {"AZURE_STORAGE_ACCOUNT_NAME": "acct"}
+    assert environment_options("gs://b/t") == {} and environment_options("/local/table") == {}

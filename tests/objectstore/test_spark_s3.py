@@ -146,3 +146,73 @@ def test_spark_iceberg_on_s3_verifies_then_tamper_and_stale(s3_spark: SparkSessi
     s3_spark.range(30, 35).selectExpr("id", "cast(id as string) as v").writeTo(f"{name}.ns.t").append()
     stale = cli("verify", ref, "--json", env=env)
     assert stale.returncode == 1 and error_codes(stale) == ["stale"], stale.stdout
+
+
+# ---- the same tables verified with their bytes hashed on Spark executors (docs/distributed.md) ---------------------
+def _codes(report: Any) -> list[str]:
+    return sorted(p.code.value for p in report.errors)
+
+
+def test_executors_verify_delta_on_s3_as_the_driver_does(s3_spark: SparkSession, s3: Bucket) -> None:
+    """The executors read the objects through the table's own storage (credentials travel in the task's recipe):
+    the verdict and codes are the driver's, intact and with a flipped byte."""
+    from attest.spark import verify as verify_on_executors
+    from attest.verify.table import verify_table
+    from carriers.refs import open_table
+    from carriers.spark.hook import attested_write
+
+    path = f"s3a://{s3.name}/spread"
+    with attested_write(s3_spark, model="spread") as results:
+        s3_spark.range(200).repartition(4).selectExpr("id", "repeat('x', 100) as v").write.format("delta").save(path)
+    assert [r.attested_version for r in results] == ["0"], results
+    for tampered in (False, True):
+        if tampered:
+            s3.flip_byte(data_keys(s3, "spread/")[0])
+        local = verify_table(open_table(s3.uri("spread")), level="bytes")
+        spread = verify_on_executors(s3_spark, s3.uri("spread"), level="bytes")
+        assert spread.passed is local.passed is (not tampered), (spread.human(), local.human())
+        assert _codes(spread) == _codes(local) and spread.files_checked == local.files_checked >= 4
+        assert any("Spark executors" in n for n in spread.notes), spread.notes
+        assert not tampered or _codes(spread) == ["artifact_hash_mismatch"]
+
+
+def test_executors_verify_iceberg_on_s3_as_the_driver_does(s3_spark: SparkSession, s3: Bucket,
+                                                           tmp_path: Path) -> None:
+    """An Iceberg table on the S3 server: the executors open the data files through the table's FileIO (its S3
+    properties travel in the task's recipe)."""
+    from pyiceberg.catalog import load_catalog
+
+    from attest.spark import verify as verify_on_executors
+    from attest.verify.table import verify_table
+    from carriers.iceberg import IcebergCarrier
+    from carriers.spark.hook import attested_write
+
+    name = f"x{s3.name}"
+    db, wh = tmp_path / "catalog.db", s3.uri("ewh")
+    cat = f"spark.sql.catalog.{name}"
+    settings = {cat: "org.apache.iceberg.spark.SparkCatalog", f"{cat}.type": "jdbc", f"{cat}.uri": f"jdbc:sqlite:{db}",
+                f"{cat}.jdbc.schema-version": "V1", f"{cat}.warehouse": wh, **iceberg_s3_catalog_conf(name)}
+    for key, value in settings.items():
+        s3_spark.conf.set(key, value)
+    s3_spark.sql(f"CREATE NAMESPACE {name}.ns")
+    s3_spark.sql(f"CREATE TABLE {name}.ns.t (id BIGINT, v STRING) USING iceberg")
+    env = iceberg_env(s3, name, db, wh)
+    props = {k.removeprefix(f"PYICEBERG_CATALOG__{name.upper()}__").lower().replace("__", ".").replace("_", "-")
+             if "__S3__" in k else k.removeprefix(f"PYICEBERG_CATALOG__{name.upper()}__").lower(): v
+             for k, v in env.items()}
+    with attested_write(s3_spark, model="orders", iceberg_catalogs={name: props}) as results:
+        s3_spark.range(100).repartition(3).selectExpr("id", "cast(id as string) as v").writeTo(f"{name}.ns.t").append()
+    assert len(results) == 1 and results[0].attested_version is not None, results
+
+
+    def carrier() -> IcebergCarrier:  # pyiceberg reads its environment once per process: properties given here
+        return IcebergCarrier(load_catalog(name, **props).load_table("ns.t"), catalog_name=name)
+
+    for tampered in (False, True):
+        if tampered:
+            s3.flip_byte(data_keys(s3, "ewh/")[0])
+        local = verify_table(carrier(), level="bytes")
+        spread = verify_on_executors(s3_spark, carrier(), level="bytes")
+        assert spread.passed is local.passed is (not tampered), (spread.human(), local.human())
+        assert _codes(spread) == _codes(local) and spread.files_checked == local.files_checked >= 3
+        assert any("Spark executors" in n for n in spread.notes), spread.notes
