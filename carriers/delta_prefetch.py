@@ -35,6 +35,7 @@ PREFETCH_MAX_BYTES = 4 << 30
 PREFETCH_MAX_FILES = 64
 # A log this long without a checkpoint is replayed once, by the carrier, not twice side by side.
 PREFETCH_MAX_COMMITS = 256
+PREFETCH_MAX_COMMIT_BYTES = 16 << 20
 _COMMIT_NAME_LENGTH = 25  # 20 digits + ".json" (Delta protocol: zero-padded commit files)
 # RFC 3986 unreserved and sub-delims, ':' and '@': a path made of these alone means the same to every engine.
 _PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@")
@@ -81,7 +82,11 @@ class DeltaPrefetch(BackgroundHashing):
             return None
         live: dict[str, int] = {}
         for n in range(last + 1):
-            with open(os.path.join(log, f"{n:020}.json"), "rb") as handle:
+            name = os.path.join(log, f"{n:020}.json")
+            st = os.lstat(name)
+            if (st.st_mode & 0o170000) != 0o100000 or st.st_size > PREFETCH_MAX_COMMIT_BYTES:
+                return None  # a FIFO would block this thread (and the verify waiting for it) forever
+            with open(name, "rb") as handle:
                 for line in handle.read().split(b"\n"):
                     if not line.strip():
                         continue

@@ -298,3 +298,19 @@ def test_add_action_rows_match_pyarrow(tmp_path: Path) -> None:
     dt = DeltaTable(str(tmp_path / "t"))
     rows = add_action_rows(dt)
     assert len(rows) == 2 and rows == pa.table(dt.get_add_actions(flatten=False)).to_pylist()
+
+
+def test_fifos_never_hold_up_a_head_start(tmp_path: Path) -> None:
+    """A FIFO where the head start would read (a manifest, a Delta commit) is left alone: the thread a verify waits
+    for never blocks on it."""
+    os.mkfifo(tmp_path / "m.json")
+    (tmp_path / "art").mkdir()
+    assert _head_start(["verify", str(tmp_path / "m.json"), "--artifacts-dir", str(tmp_path / "art")]) is None
+    _delta(tmp_path / "t", 1)
+    commit = tmp_path / "t" / "_delta_log" / f"{1:020}.json"
+    commit.unlink()
+    os.mkfifo(commit)
+    prefetch = DeltaPrefetch.start(str(tmp_path / "t"))
+    assert prefetch is not None
+    prefetch._thread.join(timeout=10)
+    assert not prefetch._thread.is_alive() and prefetch.sizes == {}

@@ -136,6 +136,8 @@ def _head_start(arguments: list[str]) -> _HeadStart | None:
     from attest.verify.artifacts import EARLY_READ_MAX_BYTES, EarlyHashes
 
     try:
+        if (os.stat(manifest).st_mode & 0o170000) != 0o100000:  # a FIFO or a device: left to the command
+            return None
         with open(manifest, "rb") as handle:
             data = handle.read(EARLY_READ_MAX_BYTES + 1)
     except OSError:  # not a readable file: the command says what it is, coded
