@@ -314,3 +314,21 @@ def test_fifos_never_hold_up_a_head_start(tmp_path: Path) -> None:
     assert prefetch is not None
     prefetch._thread.join(timeout=10)
     assert not prefetch._thread.is_alive() and prefetch.sizes == {}
+
+
+def test_the_head_start_imports_nothing_heavy(tmp_path: Path, valid_doc: dict[str, Any]) -> None:
+    """What runs before hashing starts is the part of start-up nothing overlaps: no typing, pathlib, queue, urllib,
+    argparse, dataclasses or table library (modules the interpreter already had are not counted: a development
+    install's import hook loads pathlib and urllib at start-up, an installed copy does not)."""
+    m = _manifest(tmp_path, valid_doc, {"a.bin": b"a"})
+    _delta(tmp_path / "t", 1)
+    code = ("import sys\n"
+            "before = set(sys.modules)\n"
+            "from attest.cli import _head_start\n"
+            f"assert _head_start(['verify', {str(m)!r}, '--artifacts-dir', {str(tmp_path / 'art')!r}]) is not None\n"
+            f"assert _head_start(['verify', {str(tmp_path / 't')!r}]) is not None\n"
+            "heavy = ['typing', 'pathlib', 'queue', 'urllib.parse', 'argparse', 'dataclasses', 'deltalake',\n"
+            "         'pyarrow']\n"
+            "print([h for h in heavy if h in sys.modules and h not in before])\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
