@@ -75,6 +75,10 @@ def main() -> None:
               f"{extra}")
     print("target: ratio <= 1.05 (best with hook / best without)")
     spark.stop()
+    if args.warehouse is None:  # ~11 GB of tables per run: a temporary warehouse does not outlive the run
+        import shutil
+
+        shutil.rmtree(warehouse, ignore_errors=True)
 
 
 if __name__ == "__main__":
