@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.servers import tools
-from tests.servers.process import HOST, Server, free_port, http_answers
+from tests.servers.process import HOST, Server, ServerError, free_port, http_answers
 
 REGION = "us-east-1"
 KEY_ID = "attest-test-key"
@@ -32,9 +32,22 @@ class Seaweed:
         self.server.stop()
 
 
+# SeaweedFS's volume server turns its volumes read-only when the disk is nearly full (under ~1 % free by default):
+# every PUT then retries for 180 s. Refused up front, with the figures, instead of tests timing out one by one.
+MIN_FREE_BYTES = 2 << 30
+MIN_FREE_FRACTION = 0.02
+
+
 def start(workdir: Path) -> Seaweed:
     data = workdir / "data"
     data.mkdir(parents=True, exist_ok=True)
+    import shutil
+
+    disk = shutil.disk_usage(data)
+    if disk.free < MIN_FREE_BYTES or disk.free < MIN_FREE_FRACTION * disk.total:
+        raise ServerError(f"SeaweedFS needs free disk to accept writes: {disk.free / 2**30:.1f} GiB free of "
+                          f"{disk.total / 2**30:.0f} GiB under {data} (at least {MIN_FREE_BYTES >> 30} GiB and "
+                          f"{MIN_FREE_FRACTION:.0%} wanted)")
     config = workdir / "s3.json"
     # One identity with every action: the tests' credentials (a wrong secret is refused by the server).
     config.write_text(json.dumps({"identities": [{
