@@ -73,7 +73,6 @@ READ_CHUNK: Final[int] = 1 << 20
 _local = threading.local()
 
 
-
 def _max_threads(threads: int | None) -> int:
     """blake3's ``max_threads`` for a ``threads`` argument: None means all cores (blake3.AUTO)."""
     if threads is None:
@@ -336,10 +335,8 @@ def hash_sized_files(
     if workers == 1 or len(rest) <= 1:
         for key in rest:
             finished(key, _hash_one(key, sizes[key]))
-    elif progress is None:
-        results.update(_hash_all(rest, sizes, min(workers, len(rest))))
     else:
-        _hash_all(rest, sizes, min(workers, len(rest)), finished)
+        results.update(_hash_all(rest, sizes, min(workers, len(rest)), None if progress is None else finished))
     return results
 
 
@@ -401,8 +398,6 @@ def _hash_all(keys: list[str], sizes: Mapping[str, int], workers: int,
     if errors:
         raise errors[0]
     return results
-
-
 
 
 class BackgroundHashing:

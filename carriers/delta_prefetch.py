@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 
 from attest.hashing import BackgroundHashing
 
@@ -26,12 +27,9 @@ if TYPE_CHECKING:
 
 __all__ = ["DeltaPrefetch", "PrefetchedHasher"]
 
-# Beyond this many bytes the head start is not taken: start-up is no longer a visible share of the run (the same
-# bound as a manifest's, attest.verify.artifacts).
-PREFETCH_MAX_BYTES = 4 << 30
-# Nor for more files than this: many small files are hashed by Python threads that need the GIL between files, and
-# beside the carrier's own Python work (imports, the log, the reader view) they starve each other; measured on 2 cores,
-# 2,000 files of 512 KiB verified 8 % slower with the head start than without, one 1 GiB file 14 % faster.
+# The head start is not taken for more files than this: many small files are hashed by Python threads that need the
+# GIL between files, and beside the carrier's own Python work (imports, the log, the reader view) they starve each
+# other; measured on 2 cores, 2,000 files of 512 KiB verified 8 % slower with it than without, 1 GiB file 14 % faster.
 PREFETCH_MAX_FILES = 64
 # A log this long without a checkpoint is replayed once, by the carrier, not twice side by side.
 PREFETCH_MAX_COMMITS = 256
@@ -54,7 +52,6 @@ class DeltaPrefetch(BackgroundHashing):
     """Replay, stat and hash on a thread of its own (attest.hashing.BackgroundHashing); ``take`` waits for it."""
 
     name = "attest-prefetch"
-    max_bytes = PREFETCH_MAX_BYTES
 
     def __init__(self, table_dir: str, version: int | None) -> None:
         self.table_dir = table_dir
@@ -84,7 +81,7 @@ class DeltaPrefetch(BackgroundHashing):
         for n in range(last + 1):
             name = os.path.join(log, f"{n:020}.json")
             st = os.lstat(name)
-            if (st.st_mode & 0o170000) != 0o100000 or st.st_size > PREFETCH_MAX_COMMIT_BYTES:
+            if not stat.S_ISREG(st.st_mode) or st.st_size > PREFETCH_MAX_COMMIT_BYTES:
                 return None  # a FIFO would block this thread (and the verify waiting for it) forever
             with open(name, "rb") as handle:
                 for line in handle.read().split(b"\n"):
@@ -105,7 +102,7 @@ class DeltaPrefetch(BackgroundHashing):
         for raw in live:
             path = f"{real_root}/{raw}"
             st = os.lstat(path)
-            if (st.st_mode & 0o170000) != 0o100000:  # a regular file only: never a symlink, a FIFO or a device
+            if not stat.S_ISREG(st.st_mode):  # a regular file only: never a symlink, a FIFO or a device
                 return None
             sizes[path] = st.st_size
         return sizes

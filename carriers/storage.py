@@ -190,19 +190,15 @@ def obstore_config(scheme: str, options: Mapping[str, str]) -> tuple[dict[str, s
     return config, client
 
 
-# The environment variables delta-rs (object_store) reads for a store, by URI scheme: the driver's view of a store
-# when no explicit option names it.
-_STORE_ENV_PREFIXES = {"s3": ("AWS_",), "s3a": ("AWS_",), "gs": ("GOOGLE_",), "az": ("AZURE_",), "abfs": ("AZURE_",),
-                       "abfss": ("AZURE_",), "adl": ("AZURE_",), "azure": ("AZURE_",)}
-
-
 def environment_options(uri: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The store settings delta-rs takes from the environment for ``uri`` (``AWS_*`` for S3, ``GOOGLE_*`` for GCS,
     ``AZURE_*`` for Azure), as storage options: what another process (a Spark executor) needs to read the store the
     way this one does. Local tables: none."""
-    prefixes = _STORE_ENV_PREFIXES.get(scheme_of(uri), ())
+    prefix = _STORE_PREFIX.get(scheme_of(uri))  # the store's own option prefix, as its variables spell it upper-case
+    if prefix is None:
+        return {}
     env = os.environ if environ is None else environ
-    return {key: value for key, value in env.items() if key.startswith(prefixes)} if prefixes else {}
+    return {key: value for key, value in env.items() if key.startswith(prefix.upper())}
 
 
 def open_object_store(root: str, config: Mapping[str, str], client: Mapping[str, str]) -> Any:

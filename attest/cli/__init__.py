@@ -41,9 +41,10 @@ def run() -> NoReturn:
     A read-only command ends with ``os._exit`` once its output is flushed and the exit handlers have run: only the
     interpreter's teardown (freeing every module and object; 8-9 ms after a verify, measured) is skipped."""
     code = main()
+    from attest.cli.parser import command_of  # imported by main already
+
     arguments = sys.argv[1:]
-    command = next((a for a in arguments if not a.startswith("-")), None)
-    if command in _READ_ONLY and "--to" not in arguments and "--spark" not in arguments:
+    if command_of(arguments) in _READ_ONLY and "--to" not in arguments and "--spark" not in arguments:
         _end_now(code)
     sys.exit(code)
 
@@ -133,10 +134,12 @@ def _head_start(arguments: list[str]) -> _HeadStart | None:
         manifest, artifacts = os.path.join(target, "manifest.json"), artifacts or target
     if artifacts is None:
         return None
+    import stat
+
     from attest.verify.artifacts import EARLY_READ_MAX_BYTES, EarlyHashes
 
     try:
-        if (os.stat(manifest).st_mode & 0o170000) != 0o100000:  # a FIFO or a device: left to the command
+        if not stat.S_ISREG(os.stat(manifest).st_mode):  # a FIFO or a device: left to the command
             return None
         with open(manifest, "rb") as handle:
             data = handle.read(EARLY_READ_MAX_BYTES + 1)

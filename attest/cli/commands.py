@@ -280,9 +280,10 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
         if prefetch is not None and spark is None:
             # Hashing started before this module was imported (attest.cli._head_start): used only for exactly the
             # files the carrier lists itself.
-            from carriers.delta_prefetch import PrefetchedHasher
+            from carriers.delta_prefetch import DeltaPrefetch, PrefetchedHasher
 
-            carrier.hasher = PrefetchedHasher(prefetch, carrier.storage)
+            if isinstance(prefetch, DeltaPrefetch):
+                carrier.hasher = PrefetchedHasher(prefetch, carrier.storage)
         return verify_with(carrier, spark, version=ref.version, level=args.level,
                            progress=out.progress("hashing table files"), policy=policy)
 

@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 from attest import __version__
 
-__all__ = ["COMMANDS", "LEVELS", "build_parser", "json_format", "parse"]
+__all__ = ["COMMANDS", "LEVELS", "build_parser", "command_of", "json_format", "parse"]
 
 LEVELS = ("schema", "files", "bytes")
 COMMANDS = ("digest", "schema", "verify", "keygen", "show", "lineage", "audit", "record", "publish")
@@ -253,6 +253,9 @@ def parse(arguments: list[str]) -> argparse.Namespace:
     """Parse a command line; a bad one prints one coded line (one JSON object with --json / --format json) and
     exits 2."""
     _Parser.json_errors = "--json" in arguments or json_format(arguments)
-    # The command is the first word that is not an option (the top level has only --help / --version).
-    command = next((a for a in arguments if not a.startswith("-")), None)
-    return build_parser(command).parse_args(arguments)
+    return build_parser(command_of(arguments)).parse_args(arguments)
+
+
+def command_of(arguments: list[str]) -> str | None:
+    """The command a line names: its first word that is not an option (the top level has only --help / --version)."""
+    return next((a for a in arguments if not a.startswith("-")), None)

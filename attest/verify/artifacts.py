@@ -21,9 +21,8 @@ if TYPE_CHECKING:
 
 __all__ = ["EARLY_HASH_MAX_BYTES", "EARLY_READ_MAX_BYTES", "EarlyHashes", "Resolver", "candidate_names"]
 
-# Hashing starts before the manifest is validated only up to this many bytes: there the start-up is a visible part of
-# the run; beyond it (> ~0.5 s of hashing) it is not, and the ordinary path shows progress while it hashes.
-EARLY_HASH_MAX_BYTES = 4 << 30
+# Hashing starts before the manifest is validated only up to this many bytes (attest.hashing.BackgroundHashing's bound).
+EARLY_HASH_MAX_BYTES = BackgroundHashing.max_bytes
 # The command line reads a manifest for the head start only up to this size (a 2,000-file manifest is ~0.3 MB).
 EARLY_READ_MAX_BYTES = 64 << 20
 
@@ -122,7 +121,6 @@ class EarlyHashes(BackgroundHashing):
     """
 
     name = "attest-early-hash"
-    max_bytes = EARLY_HASH_MAX_BYTES
 
     def __init__(self, outputs: list[dict[str, Any]], root: StrPath) -> None:
         self.outputs = outputs

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -111,8 +112,6 @@ def verify_document(
 
 def _sizes_changed(sizes: dict[str, int]) -> bool:
     """Whether any of these files is gone or has another size now: one stat each, after the hashing (not beside it)."""
-    import os
-
     for path, size in sizes.items():
         try:
             if os.stat(path).st_size != size:
