@@ -118,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dump", type=Path)
     parser.add_argument("--only", help="comma-separated labels to run (default: all)")
     args = parser.parse_args(argv)
+    from tests.spark.side_by_side import enable_stack_dumps
 
+    enable_stack_dumps()
     import carriers.spark.hook as hook_module
     from attest.spark import install, local_session
     from carriers.spark.plan import program_document

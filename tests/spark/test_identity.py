@@ -8,14 +8,14 @@ catalog entry's createTime: hence real subprocesses, tests/spark/program_identit
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.spark.side_by_side import run_side_by_side
+
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
-ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = {f"{fmt}_{op}" for fmt in ("d", "i") for op in ("ctas", "rtas", "insert", "overwrite", "merge",
                                                            "update", "delete", "save_as_table", "insert_into",
                                                            "write_to")} \
@@ -25,14 +25,10 @@ COMMANDS = {f"{fmt}_{op}" for fmt in ("d", "i") for op in ("ctas", "rtas", "inse
 def test_every_command_has_one_identity_across_processes_and_a_logic_change_another(tmp_path: Path) -> None:
     pytest.importorskip("pyspark", reason="needs the `spark` extra")
     runs = {"first": ["base"], "second": ["base", "changed"]}
-    procs = {}
-    for name, variants in runs.items():  # two JVMs side by side, each on its own fresh warehouse
-        cmd = [sys.executable, "-m", "tests.spark.program_identity_job", str(tmp_path / f"w_{name}"),
-               str(tmp_path / f"{name}.json"), "--variants", ",".join(variants)]
-        procs[name] = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    for proc in procs.values():
-        out, _ = proc.communicate(timeout=3600)
-        assert proc.returncode == 0, out[-3000:]
+    # Two JVMs side by side, each on its own fresh warehouse.
+    run_side_by_side({name: [sys.executable, "-m", "tests.spark.program_identity_job", str(tmp_path / f"w_{name}"),
+                             str(tmp_path / f"{name}.json"), "--variants", ",".join(variants)]
+                      for name, variants in runs.items()}, tmp_path / "logs", timeout_s=1800)
     first = json.loads((tmp_path / "first.json").read_text())
     second = json.loads((tmp_path / "second.json").read_text())
     assert first["errors"] == second["errors"] == []

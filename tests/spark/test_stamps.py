@@ -8,7 +8,6 @@ rows that version added.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import threading
 import uuid
@@ -20,13 +19,13 @@ import pytest
 
 from carriers.spark.stamp import DELTA_STAMP_CONF, ICEBERG_STAMP_KEY, STAMP_PREFIX
 from tests.spark.concurrent_writer_job import append
+from tests.spark.side_by_side import run_side_by_side
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from carriers.spark.hook import Hook
 
-ROOT = Path(__file__).resolve().parents[2]
 ROUNDS = 5
 
 
@@ -136,16 +135,11 @@ def test_two_processes_writing_one_path_table_are_never_attributed_to_each_other
     path = _new_table(spark, tmp_path)
     sync = tmp_path / "sync"
     sync.mkdir()
-    procs = []
     # SQL INSERTs pin the version they read, as the old matching (read version + operation) relied on: with it,
     # one of two writers that read the same version took the other's commit. (Path saves pin none.)
-    for marker in ("a", "b"):
-        cmd = [sys.executable, "-m", "tests.spark.concurrent_writer_job", str(tmp_path / f"w_{marker}"), str(path),
-               marker, str(ROUNDS), str(sync), str(tmp_path / f"{marker}.json"), "--sql"]
-        procs.append(subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-    for proc in procs:
-        out, _ = proc.communicate(timeout=1800)
-        assert proc.returncode == 0, out[-3000:]
+    run_side_by_side({marker: [sys.executable, "-m", "tests.spark.concurrent_writer_job", str(tmp_path / f"w_{marker}"),
+                               str(path), marker, str(ROUNDS), str(sync), str(tmp_path / f"{marker}.json"), "--sql"]
+                      for marker in ("a", "b")}, tmp_path / "logs", timeout_s=1200)
     attested: dict[int, str] = {}
     for marker in ("a", "b"):
         report = json.loads((tmp_path / f"{marker}.json").read_text())
