@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 
 __all__ = ["DeltaPrefetch", "PrefetchedHasher"]
 
-# The head start is not taken for more files than this: many small files are hashed by Python threads that need the
-# GIL between files, and beside the carrier's own Python work (imports, the log, the reader view) they starve each
-# other; measured on 2 cores, 2,000 files of 512 KiB verified 8 % slower with it than without, 1 GiB file 14 % faster.
+# The head start is not taken for more files than this: on 2 cores, 2,000 files of 512 KiB verified 8 % slower with
+# it than without (in a forked child, no faster either: the run is bound by CPU time, docs/hashing.md), one 1 GiB
+# file 14 % faster.
 PREFETCH_MAX_FILES = 64
 # A log this long without a checkpoint is replayed once, by the carrier, not twice side by side.
 PREFETCH_MAX_COMMITS = 256
