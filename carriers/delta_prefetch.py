@@ -6,8 +6,8 @@ It decides nothing. It reads the log's JSON commits itself, lists the live files
 encoded, no dot segments, no scheme: the common case), and hashes them when they are few and regular files, all
 under the table's real root. The verification takes these hashes only when the carrier's own file list (delta-rs's
 snapshot, checked against the log, confined) names exactly the same local files (``PrefetchedHasher``); anything else
-is hashed the ordinary way. A checkpoint, a deletion vector, a path that is not plain or a gap in the log starts
-nothing.
+is hashed the ordinary way. A checkpoint, a deletion vector, a path that is not plain, a symlink (file or folder) or a
+gap in the log starts nothing: it never opens a file outside the table.
 """
 
 from __future__ import annotations
@@ -98,8 +98,18 @@ class DeltaPrefetch(BackgroundHashing):
                     elif "remove" in action:
                         live.pop(action["remove"].get("path"), None)
         real_root = os.path.realpath(self.table_dir)
+        folders: set[str] = set()
         sizes: dict[str, int] = {}
         for raw in live:
+            # Every folder on the way a real folder, not a symlink (lstat follows those): then the file is under the
+            # real root, and nothing outside the table is ever opened — not even to be thrown away later.
+            parts = raw.split("/")
+            for depth in range(1, len(parts)):
+                folder = "/".join(parts[:depth])
+                if folder not in folders:
+                    if not stat.S_ISDIR(os.lstat(f"{real_root}/{folder}").st_mode):
+                        return None
+                    folders.add(folder)
             path = f"{real_root}/{raw}"
             st = os.lstat(path)
             if not stat.S_ISREG(st.st_mode):  # a regular file only: never a symlink, a FIFO or a device

@@ -173,15 +173,21 @@ def test_a_commit_landing_after_the_prefetch_makes_it_step_aside(tmp_path: Path)
     assert not used and not report.passed  # the appended version is unattested (stale), judged without the prefetch
 
 
-@pytest.mark.parametrize("layout", ["many files", "symlinked file", "checkpoint"])
+@pytest.mark.parametrize("layout", ["many files", "symlinked file", "symlinked folder", "checkpoint"])
 def test_the_prefetch_steps_aside_where_it_does_not_apply(tmp_path: Path, layout: str) -> None:
     table = tmp_path / "t"
-    _delta(table, PREFETCH_MAX_FILES + 1 if layout == "many files" else 2, partitioned=layout == "many files")
+    _delta(table, PREFETCH_MAX_FILES + 1 if layout == "many files" else 2,
+           partitioned=layout in ("many files", "symlinked folder"))
     if layout == "symlinked file":
         victim = next(table.glob("*.parquet"))
         moved = tmp_path / "elsewhere.parquet"
         victim.rename(moved)
         victim.symlink_to(moved)
+    if layout == "symlinked folder":  # a partition folder leading outside the table: its file is never opened
+        folder = next(table.glob("p=*"))
+        moved = tmp_path / "elsewhere"
+        folder.rename(moved)
+        folder.symlink_to(moved, target_is_directory=True)
     if layout == "checkpoint":
         from deltalake import DeltaTable
 
@@ -192,7 +198,7 @@ def test_the_prefetch_steps_aside_where_it_does_not_apply(tmp_path: Path, layout
     assert prefetch.sizes == {}  # nothing listed, nothing hashed
     report, used = _verify_with_prefetch(table, prefetch)
     assert not used
-    if layout == "symlinked file":  # the carrier's confinement decides, as without a prefetch
+    if layout.startswith("symlinked"):  # the carrier's confinement decides, as without a prefetch
         assert "file_outside_table" in {p.code.value for p in report.errors}
     else:
         assert report.passed
