@@ -42,6 +42,7 @@ __all__ = [
     "hash_bytes",
     "hash_file",
     "hash_files",
+    "hash_regular_file",
     "hash_sized_files",
     "hash_stream",
     "hash_stream_counted",
@@ -97,25 +98,65 @@ def _read_buffer() -> memoryview:
     return view
 
 
-def _hash_read(path: str | os.PathLike[str]) -> str:
-    """Single-threaded hash of a local file through the reused buffer."""
+# A file the caller stat-ed as regular can be swapped for a FIFO before it is opened: open(2) on a FIFO without a
+# writer blocks forever, so it is opened without blocking (no effect on a regular file's reads) and checked again.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_regular(path: str | os.PathLike[str]) -> tuple[int, int]:
+    """(descriptor, size) of ``path`` when it is a regular file now; OSError otherwise (never blocks on a FIFO)."""
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(22, "not a regular file (it changed after it was listed)", os.fspath(path))  # EINVAL
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
+def _read_fd(fd: int) -> str:
+    """Single-threaded hash of an open file through the reused buffer (closes ``fd``)."""
     hasher = blake3()
     view = _read_buffer()
-    with open(path, "rb", buffering=0) as f:  # unbuffered: readinto goes straight to read(2)
+    with open(fd, "rb", buffering=0) as f:  # unbuffered: readinto goes straight to read(2)
         while n := f.readinto(view):
             hasher.update(view[:n])
     return hasher.hexdigest()
 
 
-def _hash_local(path: str | os.PathLike[str], size: int, max_threads: int) -> str:
-    """Hash a local regular file whose size is already known (``size`` only picks the strategy)."""
+def _hash_fd(fd: int, size: int, max_threads: int) -> str:
+    """Hash an open regular file of ``size`` bytes (closes ``fd``)."""
     if size < MMAP_THRESHOLD or max_threads == 1:
         # One core only gains nothing from a mapping: reading through a cache-sized buffer measured
         # faster than a single-threaded mmap at every size (no page faults, no TLB shootdown).
-        return _hash_read(path)
-    # update_mmap maps the file (falling back to reads if it cannot) with the GIL released; a file
-    # truncated by another process while mapped can fault, the same trade-off b3sum makes.
-    return blake3(max_threads=max_threads).update_mmap(path).hexdigest()
+        return _read_fd(fd)
+    import mmap
+
+    # The mapping of the descriptor just checked (not of the path again), hashed with the GIL released on
+    # ``max_threads`` threads, as blake3's update_mmap does; a file truncated by another process while mapped can
+    # fault, the same trade-off b3sum makes.
+    try:
+        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # a file system without mappings: read it, as blake3's update_mmap falls back to
+        return _read_fd(fd)
+    os.close(fd)  # the mapping holds its own reference
+    with mapped:
+        return blake3(max_threads=max_threads).update(mapped).hexdigest()
+
+
+def _hash_local(path: str | os.PathLike[str], max_threads: int) -> str:
+    """Hash a local file listed as regular: checked again when opened (a lister's stat is not trusted), and its size
+    then picks the strategy."""
+    fd, size = _open_regular(path)
+    return _hash_fd(fd, size, max_threads)
+
+
+def hash_regular_file(path: str | os.PathLike[str], *, threads: int | None = None) -> str:
+    """:func:`hash_file` for a file that must be a regular file (a table's data file, a manifest's artifact):
+    anything else — a FIFO or device swapped in after it was listed — is an OSError, never streamed or waited on."""
+    return _hash_local(path, _max_threads(threads))
 
 
 def hash_file(path: str | os.PathLike[str], *, threads: int | None = None) -> str:
@@ -132,7 +173,7 @@ def hash_file(path: str | os.PathLike[str], *, threads: int | None = None) -> st
         # A pipe or device reports size 0 and cannot be mapped: stream it instead of trusting st_size.
         with open(path, "rb", buffering=0) as f:
             return hash_stream(f)
-    return _hash_local(path, st.st_size, max_threads)
+    return _hash_local(path, max_threads)
 
 
 def hash_stream(stream: BinaryIO, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> str:
@@ -328,7 +369,8 @@ def hash_sized_files(
             progress(done_files, total, done_bytes)
 
     for key in [k for k, s in sizes.items() if s >= BATCH_SOLO_THRESHOLD]:
-        finished(key, hash_file(key, threads=solo_threads))
+        # _hash_local, not hash_file: a file listed as regular that is a FIFO by now must fail, not be streamed.
+        finished(key, _hash_local(key, _max_threads(solo_threads)))
 
     # Longest first keeps the workers evenly loaded at the end of the batch.
     rest = sorted((k for k, s in sizes.items() if s < BATCH_SOLO_THRESHOLD), key=lambda k: -sizes[k])
@@ -344,7 +386,7 @@ def _hash_one(key: str, size: int) -> str:
     """One file of a batch, single-threaded: parallelism comes from hashing files side by side."""
     if size < 0:
         return hash_file(key, threads=1)
-    return _hash_local(key, size, 1)
+    return _hash_local(key, 1)
 
 
 def _hash_all(keys: list[str], sizes: Mapping[str, int], workers: int,

@@ -649,7 +649,7 @@ def hash_location(storage: Storage | None, location: str, *, threads: int | None
     ``spark.task.cpus``). ``storage`` is needed only for object-store locations (None: local files only)."""
     import stat
 
-    from attest.hashing import hash_file, hash_stream_counted
+    from attest.hashing import hash_regular_file, hash_stream_counted
 
     local = local_path_of(location)
     if local is not None:
@@ -657,7 +657,7 @@ def hash_location(storage: Storage | None, location: str, *, threads: int | None
             st = os.stat(local)
             if not stat.S_ISREG(st.st_mode):
                 return None  # a FIFO would block the reader forever, a device never ends: never a table file
-            return st.st_size, hash_file(local, threads=threads)
+            return st.st_size, hash_regular_file(local, threads=threads)  # regular when opened too
         except OSError:
             return None
     if storage is None:
@@ -682,7 +682,7 @@ def hash_locations(storage: Storage, files: Sequence[DataFile], *,
     """
     import stat
 
-    from attest.hashing import hash_file, hash_sized_files, hash_stream
+    from attest.hashing import hash_regular_file, hash_sized_files, hash_stream
 
     out: dict[str, str] = {}
     local: dict[str, str] = {}
@@ -713,7 +713,7 @@ def hash_locations(storage: Storage, files: Sequence[DataFile], *,
             hashed = {}
             for p in present:  # one unreadable file must not hide the others' hashes
                 try:
-                    hashed[p] = hash_file(p)
+                    hashed[p] = hash_regular_file(p)  # a FIFO swapped in since: skipped, never waited on
                 except OSError:
                     continue
         out.update({local[p]: h for p, h in hashed.items()})

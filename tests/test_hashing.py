@@ -11,11 +11,22 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from attest import hashing
-from attest.hashing import hash_bytes, hash_file, hash_files, hash_stream, hash_uri
+from attest.hashing import (
+    BATCH_SOLO_THRESHOLD,
+    MMAP_THRESHOLD,
+    hash_bytes,
+    hash_file,
+    hash_files,
+    hash_regular_file,
+    hash_sized_files,
+    hash_stream,
+    hash_uri,
+)
 
 # Official BLAKE3 test vectors: input is bytes(i % 251 for i in range(n)); the value is the first
 # 32 bytes of the "hash" output in test_vectors/test_vectors.json of the BLAKE3 repository (as
@@ -260,10 +271,10 @@ def test_hash_files_error_during_hashing_propagates(tmp_path: Path, monkeypatch:
     victim = paths[25]
     original = hashing._hash_local
 
-    def flaky(path: str | os.PathLike[str], size: int, max_threads: int) -> str:
+    def flaky(path: str | os.PathLike[str], max_threads: int) -> str:
         if os.fspath(path) == str(victim):
             os.unlink(victim)
-        return original(path, size, max_threads)
+        return original(path, max_threads)
 
     monkeypatch.setattr(hashing, "_hash_local", flaky)
     with pytest.raises(FileNotFoundError):
@@ -303,6 +314,57 @@ def test_fifo_is_streamed(tmp_path: Path) -> None:
         assert hash_file(fifo) == hash_bytes(data)
     finally:
         writer.join(timeout=10)
+
+
+def _within(seconds: float, call: Any) -> Any:
+    """``call()`` on a thread with a deadline: a hang fails the test instead of stalling the suite."""
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["value"] = call()
+        except BaseException as exc:
+            out["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), "hung"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo")
+@pytest.mark.parametrize("listed_size", [100, MMAP_THRESHOLD, BATCH_SOLO_THRESHOLD])
+def test_a_file_swapped_for_a_fifo_after_listing_fails_instead_of_hanging(tmp_path: Path, listed_size: int) -> None:
+    # The caller stat-ed a regular file of listed_size bytes; by the time it is hashed a FIFO (no writer) is there:
+    # opening it for reading would block forever. Every strategy (read, mmap, alone on all cores) refuses it.
+    fifo = tmp_path / "swapped"
+    os.mkfifo(fifo)
+    ok = tmp_path / "ok.bin"
+    ok.write_bytes(b"ok")
+    with pytest.raises(OSError, match="not a regular file"):
+        _within(30, lambda: hash_sized_files({str(fifo): listed_size}))
+    with pytest.raises(OSError, match="not a regular file"):
+        _within(30, lambda: hash_sized_files({str(fifo): listed_size, str(ok): 2}))
+    with pytest.raises(OSError, match="not a regular file"):
+        _within(30, lambda: hash_sized_files({str(fifo): listed_size}, max_workers=1))
+    with pytest.raises(OSError, match="not a regular file"):  # the one-file form the fallbacks use
+        _within(30, lambda: hash_regular_file(fifo))
+    if os.path.exists("/dev/null"):
+        with pytest.raises(OSError, match="not a regular file"):
+            hash_regular_file("/dev/null")
+    assert hash_regular_file(ok) == hash_bytes(b"ok")
+
+
+def test_the_size_at_opening_picks_the_strategy(tmp_path: Path) -> None:
+    # Listed big, truncated before it is opened: hashed from what is there (never a mapping of an empty file).
+    f = tmp_path / "shrunk.bin"
+    f.write_bytes(b"now small")
+    assert hash_sized_files({str(f): BATCH_SOLO_THRESHOLD}) == {str(f): hash_bytes(b"now small")}
+    f.write_bytes(b"")
+    assert hash_sized_files({str(f): MMAP_THRESHOLD * 2}) == {str(f): hash_bytes(b"")}
 
 
 # --- against the reference CLI -----------------------------------------------------------------

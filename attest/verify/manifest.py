@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from attest.errors import ArgumentsError, AttestError, Code
-from attest.hashing import hash_file, hash_sized_files
+from attest.hashing import hash_regular_file, hash_sized_files
 from attest.model import load_json_document
 from attest.schema import validate
 from attest.verify.artifacts import EarlyHashes, Resolver, candidate_names
@@ -141,7 +141,7 @@ def _hash_found(sizes: dict[str, int], progress: Callable[[int, int, int], None]
     unreadable: dict[str, str] = {}
     for path in sizes:
         try:
-            hashes[path] = hash_file(path)
+            hashes[path] = hash_regular_file(path)  # a FIFO swapped in since: an error, never a wait
         except OSError as exc:
             unreadable[path] = str(exc.strerror or exc)
     return hashes, unreadable

@@ -96,6 +96,25 @@ def test_a_fifo_in_place_of_a_data_file_does_not_hang(delta: Path) -> None:
     assert_refused(delta, "file_missing")
 
 
+@pytest.mark.timeout(120)
+def test_a_data_file_swapped_for_a_fifo_after_it_was_listed_does_not_hang(delta: Path, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # The race: every check by path (stat) still sees the regular file the table listed, but by the time it is
+    # opened for hashing a FIFO without a writer is there. The open must neither block nor read anything else.
+    victim = delta / unquote(a_data_file(delta))
+    kept = tmp_path / "kept.parquet"
+    victim.rename(kept)
+    os.mkfifo(victim)
+    real_stat = os.stat
+
+    def stale_stat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        same = isinstance(path, (str, os.PathLike)) and os.path.abspath(path) == str(victim)
+        return real_stat(kept if same else path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stale_stat)
+    assert_refused(delta, "file_missing")
+
+
 def test_a_fifo_in_place_of_the_sidecar_does_not_hang(delta: Path) -> None:
     sidecar = _sidecar(delta)
     sidecar.unlink()
