@@ -83,7 +83,7 @@ def remote_tables_under(prefix: str, storage_options: Mapping[str, str] | None =
 
 
 def iceberg_tables(catalog_name: str, namespace: str | None) -> Iterator[TableRef]:
-    from pyiceberg.catalog import load_catalog
+    from carriers.iceberg_catalogs import load_catalog
 
     try:
         catalog = load_catalog(catalog_name)

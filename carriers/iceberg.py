@@ -46,6 +46,7 @@ from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
 from carriers.base import WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
+from carriers.iceberg_catalogs import code_keys, guard
 from carriers.storage import FileIOStorage, check_supported, coded, local_path_of
 
 if TYPE_CHECKING:
@@ -185,6 +186,8 @@ class IcebergCarrier(AttestedTable):
         self.detached = detached
         self.allow_external = allow_external
         check_supported("pyiceberg", table.location())
+        if catalog is not None and hasattr(catalog, "_load_file_io"):
+            guard(catalog)  # its later loads of this table (refresh) never run code the metadata names
         self.storage = FileIOStorage(self._metadata_dir(), table.io)
         self._live_cache: dict[tuple[int, str], LiveVersion] = {}
 
@@ -192,8 +195,10 @@ class IcebergCarrier(AttestedTable):
     def from_reference(cls, catalog: str, identifier: str, **kwargs: Any) -> IcebergCarrier:
         """Open ``<namespace>.<table>`` in the catalog pyiceberg's own configuration names ``catalog``
         (.pyiceberg.yaml, PYICEBERG_CATALOG__<NAME>__* variables)."""
-        from pyiceberg.catalog import load_catalog
         from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+
+        from carriers.iceberg_catalogs import load_catalog  # the table's metadata never picks the code run here
+
 
         try:
             cat = load_catalog(catalog)
@@ -239,7 +244,9 @@ class IcebergCarrier(AttestedTable):
         location = self.table.metadata_location
         if location:
             return posixpath.dirname(location)
-        return self.table.location_provider().new_metadata_location("").rstrip("/")
+        # What pyiceberg's location providers answer, without loading the one a table property may name (code).
+        path = self.table.metadata.properties.get("write.metadata.path")
+        return str(path).rstrip("/") if path else f"{self.table.location().rstrip('/')}/metadata"
 
     def relative(self, uri: str) -> str:
         """A file's identity path: relative to the table location when under it, else its absolute URI."""
@@ -385,7 +392,12 @@ class IcebergCarrier(AttestedTable):
         ordered = sorted(files.values(), key=lambda f: f.path)
         self._confine(ordered, problems)
         view = ReaderView(table=self._table_view(snapshot), files=file_views(views))
-        return LiveVersion(files=ordered, view=view, identity=self.table_identity, problems=problems)
+        notes: list[str] = []
+        ignored = code_keys(self.table.metadata.properties)
+        if ignored:  # a legitimate per-table setting, or an attack: either way, not run by a reader
+            notes.append(f"table properties naming code ({', '.join(ignored)}) were not used to read the table: a "
+                         "verifier never runs code the table's own metadata names (the catalog's configuration chose)")
+        return LiveVersion(files=ordered, view=view, identity=self.table_identity, problems=problems, notes=notes)
 
     def file_entry(self, df: Mapping[str, Any]) -> tuple[DataFile, dict[str, Any]]:
         """A manifest's data-file record (field name -> value) as a live file and its reader-view entry."""

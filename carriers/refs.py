@@ -199,7 +199,7 @@ def open_table(ref: TableRef | str, *, storage_options: Mapping[str, str] | None
 
 def _refuse_ambiguous_iceberg(ref: TableRef) -> None:
     """``iceberg://c/ns.t@5`` when a table literally named ``t@5`` exists: refuse rather than guess."""
-    from pyiceberg.catalog import load_catalog
+    from carriers.iceberg_catalogs import load_catalog  # table_exists loads the table's metadata
 
     try:
         exists = load_catalog(ref.catalog).table_exists(f"{ref.location}@{ref.version}")

@@ -196,8 +196,7 @@ class ReadGate:
                             now=self.now)
 
     def _iceberg_catalog(self, name: str) -> Any:
-        from pyiceberg.catalog import load_catalog
-
+        from carriers.iceberg_catalogs import load_catalog  # table metadata never picks the code run here
         from carriers.spark.hook import _pyiceberg_props_from_spark
 
         if name not in self._catalogs:

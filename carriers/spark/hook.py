@@ -625,14 +625,9 @@ class Hook:
     def _iceberg_catalog(self, name: str) -> Any:
         if name not in self._catalogs:
             props = self.iceberg_catalogs.get(name) or _pyiceberg_props_from_spark(self.spark, name)
-            if props:
-                from pyiceberg.catalog import load_catalog
+            from carriers.iceberg_catalogs import load_catalog  # table metadata never picks the code run here
 
-                self._catalogs[name] = load_catalog(name, **props)
-            else:
-                from pyiceberg.catalog import load_catalog
-
-                self._catalogs[name] = load_catalog(name)
+            self._catalogs[name] = load_catalog(name, **props) if props else load_catalog(name)
         return self._catalogs[name]
 
     def _attest_iceberg(self, event: WriteEvent) -> WriteResult | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -271,3 +272,32 @@ def test_forged_detached_pointer(catalog: SqlCatalog, table: Table) -> None:
     forged["properties"][props.PREFIX + "program_hash"] = "f" * 64
     pointer.write_text(json.dumps(forged))
     assert_refused(REF, "carrier_tampered", "--level", "schema")
+
+
+# ---- table metadata that names code ------------------------------------------------------------------------------
+@pytest.mark.parametrize(("key", "impl"), [("py-io-impl", "planted_io.Planted"), ("py-io-impl", "sys.exit"),
+                                           ("py-io-impl", "builtins.print"), ("py-io-impl", "this.s"),
+                                           ("PY-IO-IMPL ", "planted_io.Planted"),
+                                           ("s3.retry-strategy-impl", "planted_io.Planted")])
+def test_table_metadata_naming_code_never_runs_it(table: Table, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str], key: str, impl: str) -> None:
+    # pyiceberg builds a table's FileIO from the catalog's properties merged with the table's own, and imports and
+    # calls what py-io-impl names: sys.exit ended the verifier printing the catalog's properties, print put them in
+    # the JSON output, `this` printed the Zen of Python there. An edit of metadata.json in place, as storage allows.
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    marker = tmp_path / "ran"
+    (planted / "planted_io.py").write_text(f"open({str(marker)!r}, 'w').close()\nclass Planted:\n"
+                                           "    def __init__(self, properties):\n        raise SystemExit(9)\n")
+    monkeypatch.syspath_prepend(str(planted))
+    path = local(table.metadata_location)
+    doc = json.loads(path.read_text())
+    doc["properties"][key] = impl
+    path.write_text(json.dumps(doc))
+    capsys.readouterr()
+    rc, out = verify(REF)  # parses the command's whole stdout as one JSON object
+    printed = capsys.readouterr()
+    assert rc == 0 and out["passed"] and out["level"] == "bytes", out  # the attestation holds: bytes and view unchanged
+    assert any("naming code" in note and key in note for note in out["notes"]), out["notes"]
+    assert not marker.exists() and "planted_io" not in sys.modules
+    assert "sqlite" not in printed.err and "Beautiful is better" not in printed.out + printed.err
