@@ -4,6 +4,7 @@ catalog kept beside the data, to the catalog file)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -301,3 +302,18 @@ def test_table_metadata_naming_code_never_runs_it(table: Table, tmp_path: Path, 
     assert any("naming code" in note and key in note for note in out["notes"]), out["notes"]
     assert not marker.exists() and "planted_io" not in sys.modules
     assert "sqlite" not in printed.err and "Beautiful is better" not in printed.out + printed.err
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("which", "code"), [("metadata", "table_not_found"), ("manifest list", "table_unreadable"),
+                                             ("manifest", "table_unreadable")])
+def test_a_fifo_in_place_of_iceberg_metadata_does_not_hang(table: Table, which: str, code: str) -> None:
+    # pyiceberg opens metadata by path through PyArrow: a FIFO without a writer blocked open(2) forever. Now it is
+    # what a missing file is (the metadata file named by the catalog: the table is not found).
+    snapshot = table.current_snapshot()
+    assert snapshot is not None
+    victim = local({"metadata": table.metadata_location, "manifest list": snapshot.manifest_list,
+                    "manifest": snapshot.manifests(table.io)[0].manifest_path}[which])
+    victim.unlink()
+    os.mkfifo(victim)
+    assert_refused(REF, code)
