@@ -46,7 +46,7 @@ from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
 from carriers.base import WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
-from carriers.iceberg_catalogs import code_keys, guard
+from carriers.iceberg_catalogs import guard, reading_io, storage_keys
 from carriers.storage import FileIOStorage, check_supported, coded, local_path_of
 
 if TYPE_CHECKING:
@@ -187,7 +187,8 @@ class IcebergCarrier(AttestedTable):
         self.allow_external = allow_external
         check_supported("pyiceberg", table.location())
         if catalog is not None and hasattr(catalog, "_load_file_io"):
-            guard(catalog)  # its later loads of this table (refresh) never run code the metadata names
+            guard(catalog)  # its later loads of this table (refresh): FileIOs from the catalog's configuration
+        self._read_as_the_catalog_says()
         self.storage = FileIOStorage(self._metadata_dir(), table.io)
         self._live_cache: dict[tuple[int, str], LiveVersion] = {}
 
@@ -258,7 +259,16 @@ class IcebergCarrier(AttestedTable):
 
     def refresh(self) -> None:
         self.table.refresh()
+        self._read_as_the_catalog_says()
         self.storage = FileIOStorage(self._metadata_dir(), self.table.io)
+
+    def _read_as_the_catalog_says(self) -> None:
+        """A table loaded through a catalog that was not guarded has a FileIO that follows the table's own properties
+        (an ``s3.endpoint`` there steered every read): it is replaced by one the catalog's configuration alone
+        builds (carriers.iceberg_catalogs.reading_io)."""
+        io = reading_io(self.table)
+        if io is not None:
+            self.table.io = io
 
     # ---- snapshots ---------------------------------------------------------------------------------------------
     def _version(self, version: str | int | None) -> Version | None:
@@ -393,10 +403,12 @@ class IcebergCarrier(AttestedTable):
         self._confine(ordered, problems)
         view = ReaderView(table=self._table_view(snapshot), files=file_views(views))
         notes: list[str] = []
-        ignored = code_keys(self.table.metadata.properties)
-        if ignored:  # a legitimate per-table setting, or an attack: either way, not run by a reader
-            notes.append(f"table properties naming code ({', '.join(ignored)}) were not used to read the table: a "
-                         "verifier never runs code the table's own metadata names (the catalog's configuration chose)")
+        ignored = storage_keys(self.table.metadata.properties)
+        if ignored:  # a legitimate pyiceberg-only setting, or an attack: either way, not how engines read the table
+            notes.append(f"table properties configuring storage access or naming code ({', '.join(ignored)}) were "
+                         "not used to read the table: its bytes are read where and as the catalog's configuration "
+                         "(and a REST server's vended config) say, never as the table's own metadata says, and no "
+                         "code it names is run")
         return LiveVersion(files=ordered, view=view, identity=self.table_identity, problems=problems, notes=notes)
 
     def file_entry(self, df: Mapping[str, Any]) -> tuple[DataFile, dict[str, Any]]:

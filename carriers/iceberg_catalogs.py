@@ -1,12 +1,21 @@
-"""pyiceberg catalogs that never run code a table's own metadata names (docs/security.md).
+"""pyiceberg catalogs whose tables are read as the catalog's configuration says, never as a table's own metadata says
+(docs/security.md).
 
 pyiceberg builds a table's FileIO from the catalog's properties merged with the table's own — ``metadata.json``,
-which anyone with write access to the table's storage edits — and imports and calls the class a ``py-io-impl`` there
-names (``s3.retry-strategy-impl`` likewise). A hostile table could so make a verifier import any installed module,
-print the catalog's properties (credentials included) into its output, or exit: measured with ``sys.exit``,
-``builtins.print`` and ``this``. Catalogs opened through :func:`load_catalog` (or given to :func:`guard`) drop every
-``...impl`` key from the table's side before the FileIO is built; the catalog's own configuration — the user's —
-still chooses. Carriers say when a table carried such keys (:func:`code_keys`).
+which anyone who may commit to the table (or write its storage) edits. Two classes of attack followed:
+
+- **code**: it imports and calls the class a ``py-io-impl`` there names (``s3.retry-strategy-impl`` likewise). A
+  hostile table made a verifier import any installed module, print the catalog's properties (credentials included)
+  into its output, or exit: measured with ``sys.exit``, ``builtins.print`` and ``this``;
+- **steering**: ``s3.endpoint`` (or a GCS host, an Azure authority, a proxy, credentials, ``DEFAULT_NETLOC``) sent
+  the verifier's reads elsewhere. One metadata-only commit pointing ``s3.endpoint`` at a server holding the original
+  bytes made tampered data verify, while every engine configured by its catalog read the tampered bytes.
+
+So catalogs opened through :func:`load_catalog` (or given to :func:`guard`) build a table's FileIO from the
+catalog's properties alone, plus what a REST catalog server vends with the table (``config``, storage credentials);
+never a key that names code from the table's side. A table loaded elsewhere gets a FileIO built that way from
+:func:`reading_io`. Iceberg's Java FileIOs take their configuration from the catalog too. Carriers say when a table
+carried such keys (:func:`storage_keys`).
 
 Writes are another matter: pyiceberg's commits honour the table's ``write.py-location-provider.impl``, as every
 writer of that table does (docs/iceberg.md).
@@ -18,9 +27,11 @@ manifest list or manifest replaced by a FIFO made ``open(2)`` wait forever for a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["code_keys", "guard", "guard_local_reads", "load_catalog", "names_code"]
+__all__ = ["code_keys", "guard", "guard_local_reads", "load_catalog", "names_code", "reading_io", "storage_keys",
+           "table_side_io_keys"]
 
 # Local metadata files up to this size are read whole from the descriptor that was checked (no second open by path);
 # bigger ones (data files, in a user's scan) are checked, then opened by pyarrow as before.
@@ -28,6 +39,17 @@ SMALL_FILE_BYTES = 64 << 20
 _DATA_SUFFIXES = (".parquet", ".orc")
 
 _GUARDED = "_recipe_attest_guarded"
+
+# Namespaces and names of pyiceberg's FileIO properties (pyiceberg.io and its FileIOs), lower-cased: what a note names.
+# The guard itself drops every key of the table's side, listed here or not (a later pyiceberg may read new ones).
+_STORAGE_PREFIXES = ("s3.", "gcs.", "gs.", "adls.", "adlfs.", "abfs.", "azure.", "hdfs.", "hf.", "oss.", "client.",
+                     "pyarrow.", "fs.", "io.")
+_STORAGE_NAMES = frozenset({"default_scheme", "default_netloc", "warehouse", "py-io-impl"})
+
+# Set while a guarded REST catalog builds a table from its server's answer: (the table's own properties, the keys the
+# server vended with it). Metastore catalogs (sql, glue, hive, ...) pass the table's properties alone.
+_REST_TABLE: ContextVar[tuple[Mapping[str, str], frozenset[str]] | None] = ContextVar("_recipe_attest_rest_table",
+                                                                                      default=None)
 
 
 def names_code(key: str) -> bool:
@@ -41,23 +63,89 @@ def code_keys(properties: Mapping[str, Any]) -> list[str]:
     return sorted(k for k in properties if isinstance(k, str) and names_code(k))
 
 
-def guard(catalog: Any) -> Any:
-    """Make ``catalog`` (a pyiceberg ``Catalog``) build every table's FileIO without the table's code-naming keys.
+def storage_keys(properties: Mapping[str, Any]) -> list[str]:
+    """The keys of a table's ``properties`` that pyiceberg would use to configure its FileIO — where and how the
+    table's bytes are read — or that name code, sorted."""
+    def configures_io(key: str) -> bool:
+        low = key.strip().lower()
+        return names_code(low) or low in _STORAGE_NAMES or low.startswith(_STORAGE_PREFIXES)
 
-    pyiceberg's catalogs call ``self._load_file_io(table_properties, location)`` when they load a table (the
-    metadata file itself is read with the catalog's properties alone); the instance's method is wrapped, once."""
+    return sorted(k for k in properties if isinstance(k, str) and configures_io(k))
+
+
+def guard(catalog: Any) -> Any:
+    """Make ``catalog`` (a pyiceberg ``Catalog``) build every table's FileIO from its own properties alone (and, for
+    a REST catalog, what its server vends with the table), never from the table's own properties; no key of the
+    table's side that names code either way.
+
+    pyiceberg's catalogs call ``self._load_file_io(table_side, location)`` when they load a table — ``table_side``
+    is the table's properties, merged with the server's answer for REST — and merge it over their own properties;
+    the metadata file itself is read with the catalog's properties alone. The instance's methods are wrapped, once."""
     guard_local_reads()
     if getattr(catalog, _GUARDED, False):
         return catalog
     original = catalog._load_file_io
 
     def _load_file_io(properties: Mapping[str, str] | None = None, location: str | None = None) -> Any:
-        kept = {k: v for k, v in (properties or {}).items() if not names_code(k)}
-        return original(kept, location)
+        rest = _REST_TABLE.get()
+        if rest is None:
+            kept: dict[str, str] = {}  # the table's own properties: none of them configures how it is read
+        else:
+            table_side, vended = rest
+            kept = {k: v for k, v in (properties or {}).items() if k in vended or k not in table_side}
+        return original({k: v for k, v in kept.items() if not names_code(k)}, location)
 
     catalog._load_file_io = _load_file_io
+    for name in ("_response_to_table", "_response_to_staged_table"):  # RestCatalog's
+        method = getattr(catalog, name, None)
+        if callable(method):
+            setattr(catalog, name, _telling_rest_side(method))
     setattr(catalog, _GUARDED, True)
     return catalog
+
+
+def _telling_rest_side(method: Any) -> Any:
+    """``RestCatalog._response_to_table`` (or ``_staged_``), which tells the FileIO wrapper which keys of the merged
+    properties came from the server (``config``, storage credentials) rather than from the table's metadata."""
+    def wrapped(identifier: Any, response: Any, *args: Any, **kwargs: Any) -> Any:
+        metadata = getattr(response, "metadata", None)
+        table_side = dict(getattr(metadata, "properties", None) or {})
+        vended = set(getattr(response, "config", None) or {})
+        for credential in getattr(response, "storage_credentials", None) or ():
+            vended.update(getattr(credential, "config", None) or {})
+        token = _REST_TABLE.set((table_side, frozenset(vended)))
+        try:
+            return method(identifier, response, *args, **kwargs)
+        finally:
+            _REST_TABLE.reset(token)
+
+    return wrapped
+
+
+def table_side_io_keys(table: Any) -> list[str]:
+    """The keys of ``table``'s own properties its FileIO took (pyiceberg merges them over the catalog's), sorted:
+    none for a table loaded through a guarded catalog. A key the catalog (or a REST server) sets to the same value
+    does not count."""
+    own = dict(getattr(getattr(table, "metadata", None), "properties", None) or {})
+    used = dict(getattr(getattr(table, "io", None), "properties", None) or {})
+    catalog_props = dict(getattr(getattr(table, "catalog", None), "properties", None) or {})
+    vended = dict(getattr(table, "config", None) or {})
+    return sorted(k for k, v in own.items()
+                  if k in used and used[k] == v and k not in vended and catalog_props.get(k) != v)
+
+
+def reading_io(table: Any) -> Any | None:
+    """A FileIO for ``table`` built without the keys its own properties put in the one it has (the catalog's
+    values, where the catalog sets them, take their place), or None when it has none of them."""
+    taken = table_side_io_keys(table)
+    if not taken:
+        return None
+    from pyiceberg.io import load_file_io
+
+    catalog_props = dict(getattr(getattr(table, "catalog", None), "properties", None) or {})
+    props = {k: v for k, v in dict(table.io.properties).items() if k not in taken}
+    props.update({k: catalog_props[k] for k in taken if k in catalog_props})
+    return load_file_io(props, table.metadata_location)
 
 
 def load_catalog(name: str | None, **properties: str) -> Any:

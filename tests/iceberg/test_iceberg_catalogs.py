@@ -5,13 +5,22 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyiceberg.io.pyarrow import PyArrowFile, PyArrowFileIO
 
-from carriers.iceberg_catalogs import code_keys, guard, guard_local_reads, names_code
+from carriers.iceberg_catalogs import (
+    code_keys,
+    guard,
+    guard_local_reads,
+    names_code,
+    reading_io,
+    storage_keys,
+    table_side_io_keys,
+)
 
 
 def test_keys_that_name_code() -> None:
@@ -21,22 +30,70 @@ def test_keys_that_name_code() -> None:
     assert not names_code("implementation-notes") and names_code("Py-Io-Impl")
 
 
-def test_a_guarded_catalog_drops_the_tables_code_keys_and_keeps_its_own() -> None:
-    seen: list[dict[str, str]] = []
+def test_keys_that_configure_storage() -> None:
+    assert storage_keys({"s3.endpoint": "e", "S3.Proxy-Uri": "p", "gcs.service.host": "g", "client.region": "r",
+                         "adls.account-name": "a", "DEFAULT_NETLOC": "n", "py-io-impl": "x", "write.format.default":
+                         "parquet", "commit.retry.num-retries": "4", "recipe_manifest.version": "1"}) == [
+        "DEFAULT_NETLOC", "S3.Proxy-Uri", "adls.account-name", "client.region", "gcs.service.host", "py-io-impl",
+        "s3.endpoint"]
 
-    class Catalog:
-        def __init__(self) -> None:
-            self.properties = {"py-io-impl": "mine.FileIO"}
 
-        def _load_file_io(self, properties: dict[str, str] | None = None, location: str | None = None) -> str:
-            seen.append({**self.properties, **(properties or {})})
-            return "io"
+class _Catalog:
+    """What guard() relies on of a pyiceberg catalog: properties, _load_file_io merging the table's side over them."""
 
-    catalog = guard(Catalog())
+    def __init__(self) -> None:
+        self.properties = {"py-io-impl": "mine.FileIO", "s3.endpoint": "http://mine"}
+        self.seen: list[dict[str, str]] = []
+
+    def _load_file_io(self, properties: dict[str, str] | None = None, location: str | None = None) -> str:
+        self.seen.append({**self.properties, **(properties or {})})
+        return "io"
+
+
+def test_a_guarded_catalog_builds_fileios_from_its_own_properties_alone() -> None:
+    catalog = guard(_Catalog())
     assert guard(catalog) is catalog  # once
-    assert catalog._load_file_io({"py-io-impl": "evil.X", "s3.retry-strategy-impl": "evil.Y", "k": "v"}, "file:///t") \
-        == "io"
-    assert seen == [{"py-io-impl": "mine.FileIO", "k": "v"}]  # the user's catalog still chooses
+    assert catalog._load_file_io({"py-io-impl": "evil.X", "s3.endpoint": "http://evil", "DEFAULT_NETLOC": "evil",
+                                  "k": "v"}, "file:///t") == "io"
+    assert catalog.seen == [{"py-io-impl": "mine.FileIO", "s3.endpoint": "http://mine"}]  # the user's catalog chooses
+
+
+def test_a_guarded_rest_catalog_keeps_what_its_server_vends_and_drops_the_tables_own() -> None:
+    class Rest(_Catalog):
+        def _response_to_table(self, identifier: tuple[str, ...], response: SimpleNamespace) -> str:
+            return str(self._load_file_io({**response.metadata.properties, **response.config,
+                                           **response.storage_credentials[0].config}, "s3://b/t"))
+
+    catalog = guard(Rest())
+    response = SimpleNamespace(
+        metadata=SimpleNamespace(properties={"s3.endpoint": "http://evil", "s3.region": "evil-1", "py-io-impl": "x",
+                                             "s3.access-key-id": "table's"}),
+        config={"s3.region": "eu-west-1", "py-io-impl": "server.X"},
+        storage_credentials=[SimpleNamespace(prefix="s3://b", config={"s3.access-key-id": "vended"})])
+    assert catalog._response_to_table(("ns", "t"), response) == "io"
+    # The server's config and credentials stay (a server naming code does not run it); the table's own keys go.
+    assert catalog.seen == [{"py-io-impl": "mine.FileIO", "s3.endpoint": "http://mine", "s3.region": "eu-west-1",
+                             "s3.access-key-id": "vended"}]
+    catalog._load_file_io({"s3.endpoint": "http://evil"}, "s3://b/t")  # outside a server's answer: the table's side
+    assert catalog.seen[-1] == {"py-io-impl": "mine.FileIO", "s3.endpoint": "http://mine"}
+
+
+def test_reading_io_rebuilds_a_fileio_that_followed_the_tables_properties(tmp_path: Path) -> None:
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    catalog = SqlCatalog("plain", uri=f"sqlite:///{tmp_path / 'c.db'}", warehouse=tmp_path.as_uri(),
+                         **{"s3.region": "mine-1"})
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema=pa.schema([("a", pa.int64())]),
+                                 properties={"s3.endpoint": "http://evil", "s3.region": "evil-1", "k": "v"})
+    assert table_side_io_keys(table) == ["k", "s3.endpoint", "s3.region"]  # pyiceberg merged them (not guarded)
+    io = reading_io(table)
+    assert io is not None and io.properties.get("s3.endpoint") is None and io.properties["s3.region"] == "mine-1"
+    assert "k" not in io.properties
+    table.io = io
+    assert table_side_io_keys(table) == [] and reading_io(table) is None
+    guarded = guard(SqlCatalog("plain", uri=f"sqlite:///{tmp_path / 'c.db'}", warehouse=tmp_path.as_uri()))
+    assert table_side_io_keys(guarded.load_table("ns.t")) == []
 
 
 def _read(path: Path) -> bytes:

@@ -198,3 +198,51 @@ def test_audit_finds_catalogless_iceberg_folders_and_says_why_it_cannot_verify_t
     iceberg_row = rows[s3.uri("wh/ns/t")]
     assert iceberg_row["outcome"] == "ERROR" and iceberg_row["code"] == "unsupported_table", iceberg_row
     assert "catalog" in iceberg_row["verdict"]
+
+
+def test_iceberg_table_properties_never_steer_where_the_verifier_reads(s3: Bucket, tmp_path: Path) -> None:
+    """pyiceberg merges a table's own properties into its FileIO's: one metadata-only commit setting ``s3.endpoint``
+    sent the verifier's reads to another server holding the original bytes, while every engine configured by its
+    catalog reads the tampered ones — a false VERIFIED. The attacker's server here is a second SeaweedFS."""
+    from pyarrow.fs import S3FileSystem
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from tests.servers import seaweed
+
+    table, env = iceberg_table(s3, tmp_path, name="steer")
+    iceberg_attest(table, model="m", program_hash=PROGRAM)
+    evil = seaweed.start(tmp_path / "evil")
+    try:
+        evil_fs = S3FileSystem(access_key=seaweed.KEY_ID, secret_key=seaweed.SECRET, region=seaweed.REGION,
+                               scheme="http", endpoint_override=evil.endpoint.removeprefix("http://"),
+                               allow_bucket_creation=True)
+        evil_fs.create_dir(s3.name)
+        with table.transaction() as tx:  # a metadata-only commit, as anyone who may write the table can make
+            tx.set_properties({"s3.endpoint": evil.endpoint, "DEFAULT_NETLOC": "elsewhere"})
+        evil_bucket = Bucket("s3", s3.name, evil_fs, {}, {}, "s3")
+        # pyiceberg wrote the new metadata.json through the steered FileIO already (to the attacker's server): the
+        # two buckets are made whole, each with the other's objects — the attacker's copy before the tampering.
+        mine, theirs = s3.keys(), evil_bucket.keys()
+        for key in set(theirs) - set(mine):
+            s3.put(key, evil_bucket.get(key))
+        for key in set(mine) - set(theirs):
+            evil_bucket.put(key, s3.get(key))
+        victim = parquet_keys(s3, "wh/")[0]
+        s3.flip_byte(victim)
+        # The CLI, through pyiceberg's configuration of the catalog (the user's): the real bytes are checked.
+        done = cli("verify", "iceberg://steer/ns.t", "--json", env=env)
+        out = json.loads(done.stdout)
+        assert done.returncode == 1 and [e["code"] for e in out["errors"]] == ["artifact_hash_mismatch"], done.stdout
+        assert any("s3.endpoint" in note and "DEFAULT_NETLOC" in note for note in out["notes"]), out["notes"]
+        # A table a caller loaded from a catalog of its own (not guarded): its FileIO already follows the table's
+        # properties; the carrier reads through one built from the catalog's alone.
+        plain = SqlCatalog("steer", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=warehouse(s3, "wh"),
+                           **s3.iceberg_properties)
+        loaded = plain.load_table("ns.t")
+        report = verify_table(IcebergCarrier(loaded), level="bytes")
+        assert codes(report) == ["artifact_hash_mismatch"], report.human()
+        # Sanity: the attacker's server does hold the original bytes the steered reads would have hashed.
+        with evil_fs.open_input_stream(f"{s3.name}/{victim}") as stream:
+            assert bytes(stream.read()) != s3.get(victim)
+    finally:
+        evil.stop()

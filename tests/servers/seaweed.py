@@ -65,5 +65,27 @@ def start(workdir: Path) -> Seaweed:
             *(f"-{name}={port}" for name, port in ports.items())]
     server = Server("SeaweedFS", argv, workdir / "weed.log", cwd=workdir)
     out = Seaweed(server, ports["s3.port"], ports["s3.port.iceberg"])
-    server.wait_ready(lambda: http_answers(out.endpoint) and http_answers(f"{out.iceberg_uri}/v1/config"))
+    # The REST catalog answers before it has created its table bucket (404 "table bucket warehouse not found" for
+    # ~0.6 s, measured): a first test that used it then failed at setup.
+    server.wait_ready(lambda: http_answers(out.endpoint) and _table_bucket_ready(out))
     return out
+
+
+def _table_bucket_ready(server: Seaweed) -> bool:
+    """Whether the REST catalog lists the namespaces of its table bucket ``warehouse`` (with a token, as pyiceberg)."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    try:
+        form = urllib.parse.urlencode({"grant_type": "client_credentials", "client_id": KEY_ID,
+                                       "client_secret": SECRET, "scope": "catalog"}).encode()
+        with urllib.request.urlopen(urllib.request.Request(f"{server.iceberg_uri}/v1/oauth/tokens", data=form),
+                                    timeout=5) as answer:
+            token = json.load(answer)["access_token"]
+        listing = urllib.request.Request(f"{server.iceberg_uri}/v1/warehouse/namespaces",
+                                         headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(listing, timeout=5) as answer:
+            return bool(answer.status == 200)
+    except (OSError, ValueError, KeyError):  # not up yet (HTTPError is an OSError), or not yet answering in JSON
+        return False
