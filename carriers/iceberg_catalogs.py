@@ -26,6 +26,8 @@ manifest list or manifest replaced by a FIFO made ``open(2)`` wait forever for a
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any
@@ -34,7 +36,7 @@ __all__ = ["code_keys", "guard", "guard_local_reads", "load_catalog", "names_cod
            "table_side_io_keys"]
 
 # Local metadata files up to this size are read whole from the descriptor that was checked (no second open by path);
-# bigger ones (data files, in a user's scan) are checked, then opened by pyarrow as before.
+# bigger ones (data files, in a user's scan) are opened by pyarrow through the descriptor that was checked.
 SMALL_FILE_BYTES = 64 << 20
 _DATA_SUFFIXES = (".parquet", ".orc")
 
@@ -158,8 +160,9 @@ def load_catalog(name: str | None, **properties: str) -> Any:
 def guard_local_reads() -> None:
     """From now on in this process, pyiceberg's PyArrow FileIO opens a local file only when it is a regular file
     (checked on a descriptor opened without blocking: a FIFO without a writer would block ``open(2)`` forever), and
-    reads a small one — metadata, manifest lists, manifests — whole from that descriptor. Anything else is a
-    FileNotFoundError, which pyiceberg and the carriers already report as an unreadable table. Idempotent."""
+    reads a small one — metadata, manifest lists, manifests — whole from that descriptor; PyArrow opens a bigger one
+    or a data file through that descriptor (``/proc/self/fd`` on Linux; elsewhere by path, after the check). Anything
+    else is a FileNotFoundError, which pyiceberg and the carriers already report as an unreadable table. Idempotent."""
     try:
         from pyarrow.fs import LocalFileSystem
         from pyiceberg.io import pyarrow as pio
@@ -173,26 +176,28 @@ def guard_local_reads() -> None:
         if not isinstance(getattr(self, "_filesystem", None), LocalFileSystem):
             return original(self, seekable)
         path = str(self._path)
-        # Data files (a user's scan in this process) are checked, then read by pyarrow as before (it reads only the
-        # columns asked for); metadata is read whole from the checked descriptor.
-        data = _read_small_regular(path, str(self.location), whole=not path.lower().endswith(_DATA_SUFFIXES))
-        if data is None:
-            return original(self, seekable)
+        # Metadata is read whole from the checked descriptor; data files (a user's scan in this process) and bigger
+        # files are opened by pyarrow through that descriptor (it reads only the columns asked for).
+        opened = _open_regular(path, str(self.location), whole=not path.lower().endswith(_DATA_SUFFIXES))
         import pyarrow as pa
 
-        return pa.BufferReader(data)
+        if isinstance(opened, bytes):
+            return pa.BufferReader(opened)
+        try:
+            # The same file, whatever has since been swapped in at its path (Linux's magic link to the descriptor).
+            same = f"/proc/self/fd/{opened}"
+            return pa.OSFile(same, "r") if os.path.exists(same) else original(self, seekable)
+        finally:
+            os.close(opened)
 
     setattr(open_checked, _GUARDED, True)
     open_checked.__doc__ = original.__doc__
     pio.PyArrowFile.open = open_checked  # type: ignore[method-assign]
 
 
-def _read_small_regular(path: str, location: str, *, whole: bool = True) -> bytes | None:
-    """The bytes of a local regular file of at most SMALL_FILE_BYTES (``whole``); None for a bigger regular file or
-    when not ``whole``; a FileNotFoundError for anything that is not a regular file."""
-    import os
-    import stat
-
+def _open_regular(path: str, location: str, *, whole: bool = True) -> bytes | int:
+    """The bytes of a local regular file of at most SMALL_FILE_BYTES (``whole``), else a descriptor open on it for
+    the caller to close; a FileNotFoundError for anything that is not a regular file."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags)
     try:
@@ -200,14 +205,17 @@ def _read_small_regular(path: str, location: str, *, whole: bool = True) -> byte
         if not stat.S_ISREG(st.st_mode):
             raise FileNotFoundError(f"Cannot open file, not a regular file: {location}")
         if st.st_size > SMALL_FILE_BYTES or not whole:
-            return None
+            keep, fd = fd, -1
+            return keep
         chunks: list[bytes] = []
         size = 0
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
             size += len(chunk)
-            if size > SMALL_FILE_BYTES:  # grew while read: let pyarrow read it as before
-                return None
+            if size > SMALL_FILE_BYTES:  # grew while read: pyarrow reads it through the descriptor
+                keep, fd = fd, -1
+                return keep
         return b"".join(chunks)
     finally:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)

@@ -132,3 +132,28 @@ def test_a_fifo_is_not_found_instead_of_a_hang(tmp_path: Path, name: str) -> Non
     worker.join(30)
     assert not worker.is_alive(), "hung"
     assert len(out) == 1 and isinstance(out[0], FileNotFoundError) and "not a regular file" in str(out[0])
+
+
+@pytest.mark.skipif(not (hasattr(os, "mkfifo") and os.path.isdir("/proc/self/fd")), reason="needs mkfifo, /proc")
+@pytest.mark.timeout(60)
+def test_a_data_file_swapped_after_the_check_is_read_through_the_checked_descriptor(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A data file (or metadata over 64 MiB) is not read whole: pyarrow opens it. By path, a FIFO swapped in after the
+    # check would block that open forever; through the checked descriptor it is the file that was checked.
+    import carriers.iceberg_catalogs as catalogs
+
+    data = tmp_path / "part.parquet"
+    pq.write_table(pa.table({"a": [1, 2, 3]}), data)
+    original = data.read_bytes()
+    checked = catalogs._open_regular
+
+    def swap_after_check(path: str, location: str, *, whole: bool = True) -> bytes | int:
+        opened = checked(path, location, whole=whole)
+        os.unlink(path)
+        os.mkfifo(path)
+        return opened
+
+    monkeypatch.setattr(catalogs, "_open_regular", swap_after_check)
+    guard_local_reads()
+    with PyArrowFileIO().new_input(data.as_uri()).open() as stream:
+        assert bytes(stream.read()) == original
