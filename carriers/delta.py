@@ -179,6 +179,8 @@ class DeltaCarrier(AttestedTable):
     def _load(self, version: int | None = None) -> DeltaTable:
         if version is not None and version in self._tables:
             return self._tables[version]
+        if self.storage.local_root is not None and not self._tables:
+            check_local_log(self.storage.local_root, self.display)
         try:
             dt = DeltaTable(self.uri, version=version, storage_options=self.storage_options or None)
         except _DeltaTableNotFound as exc:
@@ -654,3 +656,49 @@ def attest_after_write(
     return carrier.record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id, dialect=dialect,
                           progress=progress, replace=replace, signer=signer)
 
+
+
+# delta-rs reads _last_checkpoint by its name, whole: a FIFO there blocked it forever, a device (a symlink to
+# /dev/zero) or a huge file filled the memory. The log's other files it finds by listing, which skips what is not a
+# regular file (a missing commit is then a gap it reports).
+LAST_CHECKPOINT_MAX_BYTES = 64 << 20
+
+
+def check_local_log(root: Path, display: str) -> None:
+    """Refuse a local table whose ``_delta_log`` holds something delta-rs would block on or exhaust memory with:
+    anything but a regular file (a FIFO, socket or device, or a symlink to one), and a ``_last_checkpoint`` over
+    LAST_CHECKPOINT_MAX_BYTES. One listing of the folder (its entries' types come with it); a ``stat`` only for
+    symlinks and ``_last_checkpoint``. What is swapped in after this check is delta-rs's to read, as before."""
+    import os
+    import stat
+
+    log = root / "_delta_log"
+    try:
+        entries = list(os.scandir(log))
+    except (FileNotFoundError, NotADirectoryError):
+        return  # no log: delta-rs says the table is not there
+    except OSError as exc:
+        raise CarrierError(f"cannot open Delta table {display}: _delta_log cannot be listed ({exc.strerror})") from exc
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                continue
+            plain = entry.is_file(follow_symlinks=False)
+            if plain and entry.name != "_last_checkpoint":
+                continue
+            st = entry.stat(follow_symlinks=True)
+        except FileNotFoundError:
+            continue  # gone since the listing, or a dangling symlink: delta-rs does not see it either
+        except OSError as exc:
+            raise CarrierError(f"cannot open Delta table {display}: _delta_log/{entry.name} cannot be read "
+                               f"({exc.strerror})", path=f"_delta_log/{entry.name}") from exc
+        if stat.S_ISDIR(st.st_mode):
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            raise CarrierError(f"cannot open Delta table {display}: _delta_log/{entry.name} is not a regular file "
+                               "(a FIFO, socket or device, or a link to one: the engine would wait on it forever or "
+                               "read it without end)", path=f"_delta_log/{entry.name}")
+        if entry.name == "_last_checkpoint" and st.st_size > LAST_CHECKPOINT_MAX_BYTES:
+            raise CarrierError(f"cannot open Delta table {display}: _delta_log/_last_checkpoint is {st.st_size} "
+                               f"bytes (a checkpoint hint is a few hundred; more than "
+                               f"{LAST_CHECKPOINT_MAX_BYTES >> 20} MiB is refused)", path="_delta_log/_last_checkpoint")

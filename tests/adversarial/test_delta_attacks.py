@@ -122,6 +122,32 @@ def test_a_fifo_in_place_of_the_sidecar_does_not_hang(delta: Path) -> None:
     assert_refused(delta, "sidecar_missing")
 
 
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("what", ["fifo", "link to /dev/zero", "huge", "fifo commit"])
+def test_a_log_file_delta_rs_would_block_on_or_read_without_end_is_refused(delta: Path, what: str) -> None:
+    # delta-rs reads _last_checkpoint by name, whole: a FIFO blocked it forever (the verify hung), a link to
+    # /dev/zero or a sparse file of 100 GiB would fill the memory. A commit file it finds by listing (a FIFO there is
+    # skipped, leaving a gap): refused up front all the same, naming the file.
+    hint = delta / "_delta_log" / "_last_checkpoint"
+    if what == "fifo":
+        os.mkfifo(hint)
+    elif what == "link to /dev/zero":
+        hint.symlink_to("/dev/zero")
+    elif what == "huge":
+        with hint.open("wb") as f:
+            f.truncate(100 << 30)  # sparse: no disk used
+    else:
+        hint = delta / commit_name(latest(delta) + 1)
+        os.mkfifo(hint)
+    out = assert_refused(delta, "table_unreadable")
+    assert f"_delta_log/{hint.name}" in json.dumps(out)
+    from attest.errors import AttestError
+
+    with pytest.raises(AttestError) as info:  # recording too
+        attest_after_write(str(delta), model="orders", program_hash=PROGRAM)
+    assert info.value.code.value == "table_unreadable"
+
+
 # ---- the sidecar is required -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("key", [props.KEY_SIDECAR_PATH, props.KEY_SIDECAR_HASH])
 def test_blanked_sidecar_key_is_tampering(delta: Path, key: str) -> None:
