@@ -179,8 +179,11 @@ class DeltaCarrier(AttestedTable):
     def _load(self, version: int | None = None) -> DeltaTable:
         if version is not None and version in self._tables:
             return self._tables[version]
-        if self.storage.local_root is not None and not self._tables:
-            check_local_log(self.storage.local_root, self.display)
+        if not self._tables:  # before delta-rs first reads the log
+            if self.storage.local_root is not None:
+                check_local_log(self.storage.local_root, self.display)
+            else:
+                check_remote_hint(self.storage, self.display)
         try:
             dt = DeltaTable(self.uri, version=version, storage_options=self.storage_options or None)
         except _DeltaTableNotFound as exc:
@@ -701,4 +704,14 @@ def check_local_log(root: Path, display: str) -> None:
         if entry.name == "_last_checkpoint" and st.st_size > LAST_CHECKPOINT_MAX_BYTES:
             raise CarrierError(f"cannot open Delta table {display}: _delta_log/_last_checkpoint is {st.st_size} "
                                f"bytes (a checkpoint hint is a few hundred; more than "
-                               f"{LAST_CHECKPOINT_MAX_BYTES >> 20} MiB is refused)", path="_delta_log/_last_checkpoint")
+                               f"{LAST_CHECKPOINT_MAX_BYTES} bytes is refused)", path="_delta_log/_last_checkpoint")
+
+
+def check_remote_hint(storage: DeltaStorage, display: str) -> None:
+    """Refuse a table on an object store whose ``_delta_log/_last_checkpoint`` is over LAST_CHECKPOINT_MAX_BYTES:
+    delta-rs would read it whole into memory. One HEAD request; a store that cannot answer it is left to delta-rs."""
+    size = storage.size_of(storage.location("_delta_log/_last_checkpoint"))
+    if size is not None and size > LAST_CHECKPOINT_MAX_BYTES:
+        raise CarrierError(f"cannot open Delta table {display}: _delta_log/_last_checkpoint is {size} bytes (a "
+                           f"checkpoint hint is a few hundred; more than {LAST_CHECKPOINT_MAX_BYTES} bytes is "
+                           "refused)", path="_delta_log/_last_checkpoint")
