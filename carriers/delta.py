@@ -41,7 +41,7 @@ from carriers import properties as props
 from carriers.base import WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version, canonical_relative
 from carriers.delta_log import Commit, LogState, deletion_vector_path, read_commit, replay
-from carriers.storage import DeltaStorage, check_supported, coded, is_panic
+from carriers.storage import DeltaStorage, Storage, check_supported, coded, is_panic
 
 if TYPE_CHECKING:
     from attest.signing.keys import Signer
@@ -707,7 +707,7 @@ def check_local_log(root: Path, display: str) -> None:
                                f"{LAST_CHECKPOINT_MAX_BYTES} bytes is refused)", path="_delta_log/_last_checkpoint")
 
 
-def check_remote_hint(storage: DeltaStorage, display: str) -> None:
+def check_remote_hint(storage: Storage, display: str) -> None:
     """Refuse a table on an object store whose ``_delta_log/_last_checkpoint`` is over LAST_CHECKPOINT_MAX_BYTES:
     delta-rs would read it whole into memory. One HEAD request; a store that cannot answer it is left to delta-rs."""
     size = storage.size_of(storage.location("_delta_log/_last_checkpoint"))
