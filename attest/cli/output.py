@@ -52,29 +52,58 @@ class Output:
         return Progress(label, self.stderr, unit=unit)
 
 
+def terminal_safe(text: str) -> str:
+    """Text for a terminal: control and format characters — from names a table, a log or a manifest chose — shown
+    as U+FFFD, line breaks kept. A file named ``x\\r\\x1b[8m`` would otherwise return the cursor and hide every
+    later line (the NOT VERIFIED verdict included); bidirectional overrides would reorder what is read."""
+    if text.isprintable():
+        return text
+    return "\n".join(line if line.isprintable() else "".join(c if c.isprintable() else "\ufffd" for c in line)
+                     for line in text.split("\n"))
+
+
+def json_terminal_safe(text: str) -> str:
+    """JSON text with every character a terminal could act on written as a ``\\u`` escape: the same JSON value.
+    ``json.dumps`` escapes C0 controls; C1 controls (U+0080-U+009F, read as CSI by some terminals) and format
+    characters it leaves raw when ``ensure_ascii=False``. Outside strings JSON holds only ASCII and whitespace."""
+    if text.isprintable():
+        return text
+    return "\n".join(line if line.isprintable() else "".join(map(_json_char, line)) for line in text.split("\n"))
+
+
+def _json_char(c: str) -> str:
+    if c.isprintable():
+        return c
+    if ord(c) > 0xFFFF:  # a surrogate pair, as JSON spells characters beyond the BMP
+        v = ord(c) - 0x10000
+        return f"\\u{0xD800 + (v >> 10):04x}\\u{0xDC00 + (v & 0x3FF):04x}"
+    return f"\\u{ord(c):04x}"
+
+
 class TextOutput(Output):
     def result(self, result: Result) -> int:
         text = result.human()
-        if text:
-            print(redact(text), file=self.stdout, flush=True)  # credentials never printed (attest/redact.py)
+        if text:  # credentials never printed (attest/redact.py), nothing a terminal would act on
+            print(terminal_safe(redact(text)), file=self.stdout, flush=True)
         notice = getattr(result, "stderr_text", "")
         if notice:
-            print(redact(notice), file=self.stderr)
+            print(terminal_safe(redact(notice)), file=self.stderr)
         return result.exit_code
 
     def error(self, err: AttestError) -> int:
-        print(redact(f"attest: {err.code.value}: {err.message}"), file=self.stderr)
+        print(terminal_safe(redact(f"attest: {err.code.value}: {err.message}")), file=self.stderr)
         return EXIT_UNREADABLE
 
 
 class JsonOutput(Output):
     def result(self, result: Result) -> int:
         text = json.dumps(result.to_json(), ensure_ascii=False, indent=2)
-        print(_redact_json(text), file=self.stdout, flush=True)
+        print(json_terminal_safe(_redact_json(text)), file=self.stdout, flush=True)
         return result.exit_code
 
     def error(self, err: AttestError) -> int:
-        print(_redact_json(json.dumps(error_object(err.problem()), ensure_ascii=False)), file=self.stdout, flush=True)
+        text = json.dumps(error_object(err.problem()), ensure_ascii=False)
+        print(json_terminal_safe(_redact_json(text)), file=self.stdout, flush=True)
         return EXIT_UNREADABLE
 
 
@@ -150,6 +179,7 @@ class Progress:
 
     def above(self, line: str, stream: TextIO) -> None:
         """Print ``line`` to ``stream`` without tearing the bar: above it when both go to the terminal."""
+        line = terminal_safe(line)
         if self._bar is not None and _is_terminal(stream):
             self._bar.console.print(line, markup=False, highlight=False, soft_wrap=True)
         else:
