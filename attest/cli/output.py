@@ -15,6 +15,7 @@ from typing import Any, Protocol, TextIO
 
 from attest.errors import AttestError, Code, Problem
 from attest.redact import redact
+from attest.render.terminal import json_terminal_safe, terminal_safe
 
 EXIT_OK, EXIT_FAILED, EXIT_UNREADABLE = 0, 1, 2
 
@@ -50,34 +51,6 @@ class Output:
 
     def progress(self, label: str, *, unit: str = "files") -> Progress:
         return Progress(label, self.stderr, unit=unit)
-
-
-def terminal_safe(text: str) -> str:
-    """Text for a terminal: control and format characters — from names a table, a log or a manifest chose — shown
-    as U+FFFD, line breaks kept. A file named ``x\\r\\x1b[8m`` would otherwise return the cursor and hide every
-    later line (the NOT VERIFIED verdict included); bidirectional overrides would reorder what is read."""
-    if text.isprintable():
-        return text
-    return "\n".join(line if line.isprintable() else "".join(c if c.isprintable() else "\ufffd" for c in line)
-                     for line in text.split("\n"))
-
-
-def json_terminal_safe(text: str) -> str:
-    """JSON text with every character a terminal could act on written as a ``\\u`` escape: the same JSON value.
-    ``json.dumps`` escapes C0 controls; C1 controls (U+0080-U+009F, read as CSI by some terminals) and format
-    characters it leaves raw when ``ensure_ascii=False``. Outside strings JSON holds only ASCII and whitespace."""
-    if text.isprintable():
-        return text
-    return "\n".join(line if line.isprintable() else "".join(map(_json_char, line)) for line in text.split("\n"))
-
-
-def _json_char(c: str) -> str:
-    if c.isprintable():
-        return c
-    if ord(c) > 0xFFFF:  # a surrogate pair, as JSON spells characters beyond the BMP
-        v = ord(c) - 0x10000
-        return f"\\u{0xD800 + (v >> 10):04x}\\u{0xDC00 + (v & 0x3FF):04x}"
-    return f"\\u{ord(c):04x}"
 
 
 class TextOutput(Output):

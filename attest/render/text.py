@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from attest.lineage import GraphNode
+from attest.render.terminal import terminal_safe
 
 MAX_CHARS = 48  # a box line longer than this is shortened in the middle (the full text stays in the tooltip)
 
@@ -29,4 +30,4 @@ def node_tooltip(node: GraphNode) -> str:
 
 def printable(text: str) -> str:
     """Control characters (from untrusted names) shown as U+FFFD: no format gives them a meaning."""
-    return "".join(c if c.isprintable() or c == "\n" else "\ufffd" for c in text)
+    return terminal_safe(text)

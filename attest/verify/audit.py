@@ -19,6 +19,7 @@ from typing import Any
 
 from attest.build import utc_now
 from attest.errors import AttestError, Code, Problem
+from attest.render.terminal import terminal_safe
 from attest.verify.report import Report
 
 CATEGORIES = ("VERIFIED", "STALE", "COMPACTED", "UNATTESTED", "NOT VERIFIED", "ERROR")
@@ -138,7 +139,7 @@ class AuditReport:
         return f"{len(self.rows)} table(s): " + ", ".join(f"{n} {c.lower()}" for c, n in self.counts.items())
 
     def human(self) -> str:
-        return "\n".join([*(self.line(r) for r in self.rows), self.summary()])
+        return terminal_safe("\n".join([*(self.line(r) for r in self.rows), self.summary()]))
 
     def csv(self) -> str:
         """RFC 4180 CSV with a header (COLUMNS); a cell a spreadsheet would run as a formula is prefixed with '."""
@@ -156,7 +157,7 @@ class AuditReport:
         widths = [max(len(x[i]) for x in (header, *rows)) for i in range(len(header) - 1)]
         lines = ["  ".join([*(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)), row[-1]])
                  for row in (header, *rows)]
-        return "\n".join([*lines, self.summary()])
+        return terminal_safe("\n".join([*lines, self.summary()]))
 
     def _repr_html_(self) -> str:
         from attest.render.html import audit_html

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from attest.errors import Code, Problem
+from attest.render.terminal import terminal_safe
 
 Level = Literal["none", "schema", "files", "bytes"]
 LEVELS: tuple[Level, ...] = ("schema", "files", "bytes")
@@ -140,7 +141,7 @@ class Report:
         lines = [f"  {p.code.value}: {p.message}" + (f" [{p.path}]" if p.path else "") for p in self.errors]
         lines += [f"  note: {n}" for n in self.notes]
         lines.append(self.verdict())
-        return "\n".join(lines)
+        return terminal_safe("\n".join(lines))  # names the table chose never act on a terminal
 
     def _repr_html_(self) -> str:
         """Rich notebook display (attest/render/html.py)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from attest.errors import AttestError
 from tests.adversarial.conftest import write_commit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,3 +52,18 @@ def test_a_hostile_table_folder_name_never_reaches_the_terminal_raw(delta: Path,
         done = run(*args)
         assert done.returncode in (0, 1, 2) and "Traceback" not in done.stderr, done.stdout + done.stderr
         assert acts_on_a_terminal(done.stdout) == [] and acts_on_a_terminal(done.stderr) == [], (args, done.stdout)
+
+
+def test_reports_a_library_user_prints_are_terminal_safe_too() -> None:
+    from attest.errors import Code, Problem
+    from attest.verify.audit import AuditReport
+    from attest.verify.report import Report
+
+    report = Report(subject=f"lake/{HOSTILE}", level="none",
+                    errors=[Problem(Code.FILE_MISSING, f"gone: {HOSTILE}", HOSTILE)], notes=[f"note {HOSTILE}"])
+    assert acts_on_a_terminal(report.human()) == [] and "\ufffd" in report.human()
+    audit = AuditReport()
+    audit.add_exception(f"lake/{HOSTILE}", AttestError(f"cannot open {HOSTILE}"))
+    audit.add_report(f"lake/{HOSTILE}", report)
+    for text in (audit.human(), audit.table()):
+        assert acts_on_a_terminal(text) == [] and "\ufffd" in text, text
