@@ -8,7 +8,12 @@ imported here: reports and the command line use it on every path.
 
 from __future__ import annotations
 
-__all__ = ["json_terminal_safe", "terminal_safe"]
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import logging
+
+__all__ = ["json_terminal_safe", "terminal_safe", "terminal_safe_logger"]
 
 
 def terminal_safe(text: str) -> str:
@@ -37,3 +42,25 @@ def _json_char(c: str) -> str:
         v = ord(c) - 0x10000
         return f"\\u{0xD800 + (v >> 10):04x}\\u{0xDC00 + (v & 0x3FF):04x}"
     return f"\\u{ord(c):04x}"
+
+
+def terminal_safe_logger(name: str) -> logging.Logger:
+    """``logging.getLogger(name)`` whose records are made terminal-safe once formatted (a job's log is read in a
+    terminal too, and its messages name tables and files). Idempotent."""
+    import logging
+
+    logger = logging.getLogger(name)
+    if not any(isinstance(f, _TerminalSafeRecords) for f in logger.filters):
+        logger.addFilter(_TerminalSafeRecords())
+    return logger
+
+
+class _TerminalSafeRecords:
+    """A logging filter (duck-typed: ``filter(record)``) that formats a record's message and makes it terminal-safe."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        safe = terminal_safe(message)
+        if safe != message:
+            record.msg, record.args = safe, None
+        return True

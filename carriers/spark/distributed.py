@@ -337,11 +337,11 @@ class RoutedHasher:
                 hasher = ExecutorHasher(self.spark, self.storage, label=self.label, stats=self.stats)
                 return hasher.hash_files(files, progress=progress)
             except (SparkJobError, CarrierError) as exc:
-                import logging
+                from attest.render.terminal import terminal_safe_logger
 
-                logging.getLogger("attest.spark").warning("attest.spark: hashing %d file(s) on the executors "
-                                                          "failed (%s); hashing them on the driver", len(files),
-                                                          exc.message)
+                terminal_safe_logger("attest.spark").warning("attest.spark: hashing %d file(s) on the executors "
+                                                             "failed (%s); hashing them on the driver", len(files),
+                                                             exc.message)
                 self.stats.fallbacks += 1
         hashes = hash_locations(self.storage, files, progress=progress)
         self.stats.driver_files += len(hashes)

@@ -28,7 +28,6 @@ time). docs/security.md has the threat model.
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -36,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from attest.errors import AttestError, Code, InvalidArgumentError, Problem, VerificationRefusedError
+from attest.render.terminal import terminal_safe_logger
 from carriers.spark import intercept
 from carriers.spark.plan import LeafInfo, leaves, opt, seq, simple_name
 
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = ["GATED", "ReadGate", "TableRead", "require_verified"]
 
-log = logging.getLogger("attest.spark")
+log = terminal_safe_logger("attest.spark")  # messages name tables and files a table chose
 
 Mode = Literal["required", "optional", "disabled"]
 GateLevel = Literal["schema", "files", "bytes"]

@@ -10,7 +10,6 @@ pyspark/py4j are never imported at module level.
 from __future__ import annotations
 
 import json
-import logging
 import queue
 import threading
 import time
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from attest.errors import PolicyError
 from attest.identity.inputs import ObservedInput
+from attest.render.terminal import terminal_safe_logger
 from carriers.spark import stamp as stamping
 from carriers.spark.plan import LeafInfo, ident_parts, leaves, opt, program_hash_from_json, simple_name
 from carriers.spark.stamp import ICEBERG_STAMP_KEY, Window, is_stamp, stamp_in_options
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Hook", "attested_write", "install", "quote_identifier", "spark_property_writer", "sql_string"]
 
-log = logging.getLogger("attest.spark")
+log = terminal_safe_logger("attest.spark")  # messages name tables and files a table chose
 
 Policy = Literal["optional", "required", "disabled"]
 DeltaMode = Literal["alter", "detached"]

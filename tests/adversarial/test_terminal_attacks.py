@@ -67,3 +67,13 @@ def test_reports_a_library_user_prints_are_terminal_safe_too() -> None:
     audit.add_report(f"lake/{HOSTILE}", report)
     for text in (audit.human(), audit.table()):
         assert acts_on_a_terminal(text) == [] and "\ufffd" in text, text
+
+
+def test_the_spark_layers_log_is_terminal_safe(caplog: pytest.LogCaptureFixture) -> None:
+    from attest.render.terminal import terminal_safe_logger
+
+    log = terminal_safe_logger("attest.spark")
+    assert terminal_safe_logger("attest.spark") is log and len(log.filters) == 1  # once
+    with caplog.at_level("WARNING", logger="attest.spark"):
+        log.warning("attest.spark: skipping the write to %s", HOSTILE)
+    assert acts_on_a_terminal(caplog.text) == [] and "skipping the write to x\ufffd" in caplog.text
