@@ -21,6 +21,7 @@ See docs/hashing.md for the measured thresholds and benchmarks/bench_hashing.py 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import threading
@@ -47,6 +48,7 @@ __all__ = [
     "hash_stream",
     "hash_stream_counted",
     "hash_uri",
+    "open_regular",
 ]
 
 # Measured on the 2-core CI machine (docs/hashing.md): up to a few MiB, reading through the reused
@@ -103,13 +105,13 @@ def _read_buffer() -> memoryview:
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def _open_regular(path: str | os.PathLike[str]) -> tuple[int, int]:
+def open_regular(path: str | os.PathLike[str]) -> tuple[int, int]:
     """(descriptor, size) of ``path`` when it is a regular file now; OSError otherwise (never blocks on a FIFO)."""
     fd = os.open(path, _OPEN_FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise OSError(22, "not a regular file (it changed after it was listed)", os.fspath(path))  # EINVAL
+            raise OSError(errno.EINVAL, "not a regular file (it changed after it was listed)", os.fspath(path))
     except BaseException:
         os.close(fd)
         raise
@@ -149,7 +151,7 @@ def _hash_fd(fd: int, size: int, max_threads: int) -> str:
 def _hash_local(path: str | os.PathLike[str], max_threads: int) -> str:
     """Hash a local file listed as regular: checked again when opened (a lister's stat is not trusted), and its size
     then picks the strategy."""
-    fd, size = _open_regular(path)
+    fd, size = open_regular(path)
     return _hash_fd(fd, size, max_threads)
 
 

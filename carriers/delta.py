@@ -180,10 +180,7 @@ class DeltaCarrier(AttestedTable):
         if version is not None and version in self._tables:
             return self._tables[version]
         if not self._tables:  # before delta-rs first reads the log
-            if self.storage.local_root is not None:
-                check_local_log(self.storage.local_root, self.display)
-            else:
-                check_remote_hint(self.storage, self.display)
+            check_log(self.storage, self.display)
         try:
             dt = DeltaTable(self.uri, version=version, storage_options=self.storage_options or None)
         except _DeltaTableNotFound as exc:
@@ -665,6 +662,15 @@ def attest_after_write(
 # /dev/zero) or a huge file filled the memory. The log's other files it finds by listing, which skips what is not a
 # regular file (a missing commit is then a gap it reports).
 LAST_CHECKPOINT_MAX_BYTES = 64 << 20
+
+
+def check_log(storage: Storage, display: str) -> None:
+    """What delta-rs would block on or exhaust memory with in a table's log, refused before it opens the table:
+    :func:`check_local_log` for a local table, :func:`check_remote_hint` on an object store."""
+    if storage.local_root is not None:
+        check_local_log(storage.local_root, display)
+    else:
+        check_remote_hint(storage, display)
 
 
 def check_local_log(root: Path, display: str) -> None:

@@ -13,7 +13,7 @@ from attest.hashing import hash_bytes
 from attest.identity.inputs import ObservedInput
 from attest.tables import Progress
 from carriers.base import WriteResult
-from carriers.delta import DeltaCarrier, _table_uri, _unsupported_or_error, check_local_log, check_remote_hint
+from carriers.delta import DeltaCarrier, _table_uri, _unsupported_or_error, check_log
 from carriers.storage import DeltaStorage
 
 if TYPE_CHECKING:
@@ -130,10 +130,7 @@ def write_content_addressed(
     now = int(time.time() * 1000)
     from deltalake import DeltaTable
 
-    if storage.local_root is not None:  # delta-rs would block on a FIFO in place of _last_checkpoint
-        check_local_log(storage.local_root, str(table_uri))
-    else:
-        check_remote_hint(storage, str(table_uri))
+    check_log(storage, str(table_uri))  # delta-rs would block on a FIFO in place of _last_checkpoint
     exists = DeltaTable.is_deltatable(uri, storage_options)
     live = {f.path for f in DeltaCarrier(uri, storage_options=storage_options).list_files()} \
         if exists and mode == "append" else set()

@@ -26,8 +26,8 @@ manifest list or manifest replaced by a FIFO made ``open(2)`` wait forever for a
 
 from __future__ import annotations
 
+import errno
 import os
-import stat
 from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any
@@ -197,22 +197,25 @@ def guard_local_reads() -> None:
 
 def _open_regular(path: str, location: str, *, whole: bool = True) -> bytes | int:
     """The bytes of a local regular file of at most SMALL_FILE_BYTES (``whole``), else a descriptor open on it for
-    the caller to close; a FileNotFoundError for anything that is not a regular file."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
+    the caller to close; a FileNotFoundError for anything that is not a regular file (pyiceberg's "missing")."""
+    from attest.hashing import open_regular
+
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise FileNotFoundError(f"Cannot open file, not a regular file: {location}")
-        if st.st_size > SMALL_FILE_BYTES or not whole:
+        fd, size = open_regular(path)  # non-blocking open, then fstat: never waits on a FIFO
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:  # not a regular file; others (missing, permissions) pass as they are
+            raise
+        raise FileNotFoundError(f"Cannot open file, not a regular file: {location}") from None
+    try:
+        if size > SMALL_FILE_BYTES or not whole:
             keep, fd = fd, -1
             return keep
         chunks: list[bytes] = []
-        size = 0
+        read = 0
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
-            size += len(chunk)
-            if size > SMALL_FILE_BYTES:  # grew while read: pyarrow reads it through the descriptor
+            read += len(chunk)
+            if read > SMALL_FILE_BYTES:  # grew while read: pyarrow reads it through the descriptor
                 keep, fd = fd, -1
                 return keep
         return b"".join(chunks)
