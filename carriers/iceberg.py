@@ -369,15 +369,24 @@ class IcebergCarrier(AttestedTable):
         out: list[dict[str, Any]] = []
         for manifest in snapshot.manifests(self.table.io):
             reader: Any
+            inherited = int(manifest.sequence_number or 0)
             with AvroFile(self.table.io.new_input(manifest.manifest_path), schema, read_types={},
                           read_enums={}) as reader:
                 for record in reader:
                     entry = dict(zip(entry_names, record._data, strict=False))
-                    if entry.get("status") == ManifestEntryStatus.DELETED.value:
+                    status = entry.get("status")
+                    if status == ManifestEntryStatus.DELETED.value:
                         continue
                     data_file = dict(zip(file_names, entry["data_file"]._data, strict=False))
                     data_file["spec_id"] = manifest.partition_spec_id
                     data_file["manifest_content"] = int(getattr(manifest.content, "value", manifest.content) or 0)
+                    # The data sequence number decides which delete files apply to the file (Iceberg spec, "Sequence
+                    # Number Inheritance"): an added entry without one takes its manifest's, as every reader does.
+                    sequence = entry.get("sequence_number")
+                    if sequence is None and (inherited == 0 or status == ManifestEntryStatus.ADDED.value):
+                        sequence = inherited
+                    data_file["data_sequence_number"] = sequence
+                    data_file["manifest"] = (manifest.manifest_path, int(manifest.min_sequence_number or 0))
                     out.append(data_file)
         return out
 
@@ -385,13 +394,26 @@ class IcebergCarrier(AttestedTable):
         problems: list[Problem] = []
         files: dict[str, DataFile] = {}
         views: dict[str, list[dict[str, Any]]] = {}
-        for df in self._manifest_entries(snapshot):
+        records = self._manifest_entries(snapshot)
+        # Sequence numbers change what is read only through delete files: they are in the view when the snapshot has
+        # some (a delete file added later changes the live files anyway).
+        sequenced = any(int(_plain(df.get("content")) or 0) != 0 for df in records)
+        if sequenced:
+            problems += _sequence_problems(records)
+        for df in records:
             location = str(df["file_path"])
             reason = _canonical_uri(location)
             if reason is not None:
                 problems.append(Problem(Code.PATH_AMBIGUOUS, f"data file {location!r}: {reason}", location))
                 continue
-            data_file, entry = self.file_entry(df)
+            data_file, entry = self.file_entry(df, sequenced=sequenced)
+            if (data_file.kind == "data") != (df.get("manifest_content") == 0):
+                # Java readers take a file's kind from its manifest (ManifestFiles.read vs readDeleteManifest),
+                # pyiceberg from the file's own content field: a delete file in a data manifest is applied by one
+                # and read as rows by the other.
+                problems.append(Problem(Code.TABLE_INCONSISTENT, f"{data_file.kind} file {location!r} is listed in a "
+                                        f"{'data' if df.get('manifest_content') == 0 else 'delete'} manifest: engines "
+                                        "read it as different kinds of file", data_file.path))
             if data_file.path in files and data_file.kind == "data":
                 problems.append(Problem(Code.PATH_AMBIGUOUS, f"data file {location!r} is listed twice (its rows are "
                                         "read twice)", data_file.path))
@@ -411,14 +433,17 @@ class IcebergCarrier(AttestedTable):
                          "code it names is run")
         return LiveVersion(files=ordered, view=view, identity=self.table_identity, problems=problems, notes=notes)
 
-    def file_entry(self, df: Mapping[str, Any]) -> tuple[DataFile, dict[str, Any]]:
-        """A manifest's data-file record (field name -> value) as a live file and its reader-view entry."""
+    def file_entry(self, df: Mapping[str, Any], *, sequenced: bool = False) -> tuple[DataFile, dict[str, Any]]:
+        """A manifest's data-file record (field name -> value) as a live file and its reader-view entry; with
+        ``sequenced`` (the snapshot has delete files) the entry holds the file's data sequence number."""
         location = str(df["file_path"])
         content = int(_plain(df.get("content")) or 0)
         file_format = str(_plain(df.get("file_format")) or "").upper()
         kind: Literal["data", "deletion_vector", "delete"] = (
             "data" if content == 0 else "deletion_vector" if file_format == "PUFFIN" else "delete")
         entry = {"spec_id": df.get("spec_id"), **{k: json_safe(_plain(df.get(k))) for k in _FILE_FIELDS}}
+        if sequenced:
+            entry["data_sequence_number"] = df.get("data_sequence_number")
         return DataFile(path=self.relative(location), size=int(df["file_size_in_bytes"]), kind=kind,
                         location=location), entry
 
@@ -683,6 +708,22 @@ def table_view(meta: Any, schema: Any) -> dict[str, Any]:
         "read_properties": {k: props_[k] for k in READ_PROPERTIES if k in props_},
         "data_locations": {k: props_[k] for k in LOCATION_PROPERTIES if k in props_},
     }
+
+
+def _sequence_problems(records: list[dict[str, Any]]) -> list[Problem]:
+    """A manifest list's ``min_sequence_number`` above the smallest data sequence number its manifest holds: engines
+    that plan with the summary (to skip delete files older than every data file) and engines that read the entries
+    would apply different deletes."""
+    lowest: dict[tuple[str, int], int] = {}
+    for df in records:
+        sequence = df.get("data_sequence_number")
+        key = df["manifest"]
+        if isinstance(sequence, int):
+            lowest[key] = min(sequence, lowest.get(key, sequence))
+    return [Problem(Code.TABLE_INCONSISTENT, f"the manifest list says manifest {path} holds no file older than "
+                    f"sequence number {claimed}, but it holds one of sequence number {real}: engines would apply "
+                    "different delete files", path)
+            for (path, claimed), real in sorted(lowest.items()) if claimed > real]
 
 
 def file_views(entries: Mapping[str, list[dict[str, Any]]]) -> dict[str, str]:

@@ -143,8 +143,13 @@ def write_content_addressed(
         # 2. The manifest and the reader view of the snapshot-to-be: new files plus kept ones (hashes reused).
         entries: dict[str, list[dict[str, Any]]] = {}
         triples: list[FileIdentity] = []
+        # With delete files in the table, a file's view holds its data sequence number: the snapshot-to-be's (a
+        # concurrent commit taking it fails the parent check below).
+        sequenced = mode == "append" and any(f.kind != "data" for f in previous_files)
         for (_uri, digest, _), df in zip(written, new_files, strict=True):
-            live, entry = carrier.file_entry(carrier.record_of(df, spec_id))
+            record = carrier.record_of(df, spec_id)
+            record["data_sequence_number"] = tx.table_metadata.next_sequence_number()
+            live, entry = carrier.file_entry(record, sequenced=sequenced)
             entries[live.path] = [entry]
             triples.append(FileIdentity(path=live.path, size=live.size, hash=digest, kind=live.kind))
         files_view = file_views(entries)

@@ -19,7 +19,15 @@ from pyiceberg.table import Table
 from carriers import properties as props
 from carriers.iceberg import IcebergCarrier, attest_after_write
 from tests.adversarial.conftest import PROGRAM, assert_refused, codes, verify
-from tests.iceberg.conftest import CATALOG, catalog_properties, local, rewrite_metadata, rows
+from tests.iceberg.conftest import (
+    CATALOG,
+    catalog_properties,
+    commit_delete_file,
+    local,
+    manifest_writer,
+    rewrite_metadata,
+    rows,
+)
 
 
 @pytest.fixture
@@ -161,31 +169,31 @@ def test_column_doc_is_not_a_change_of_what_readers_get(table: Table) -> None:
 
 
 # ---- delete files and data changes ---------------------------------------------------------------------------------
-def _commit_delete_file(table: Table, tmp: Path, *, equality: bool) -> None:
-    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
-    from pyiceberg.typedef import Record
-
-    target = next(iter(table.scan().plan_files())).file.file_path
-    path = tmp / ("eq-deletes.parquet" if equality else "pos-deletes.parquet")
-    if equality:
-        pq.write_table(pa.table({"id": pa.array([1], pa.int64())}), path)
-    else:
-        pq.write_table(pa.table({"file_path": [target], "pos": pa.array([0], pa.int64())}), path)
-    df = DataFile.from_args(content=DataFileContent.EQUALITY_DELETES if equality else DataFileContent.POSITION_DELETES,
-                            file_path=f"file://{path}", file_format=FileFormat.PARQUET, partition=Record(),
-                            record_count=1, file_size_in_bytes=path.stat().st_size,
-                            equality_ids=[1] if equality else None)
-    with table.transaction() as tx:
-        producer = tx.update_snapshot().fast_append()
-        producer.append_data_file(df)
-        producer.commit()
-
-
 @pytest.mark.parametrize("equality", [False, True])
 def test_delete_file_added_after_the_attestation(table: Table, tmp_path: Path, equality: bool) -> None:
     data_dir = local(table.location()) / "data"
-    _commit_delete_file(table, data_dir, equality=equality)
+    commit_delete_file(table, data_dir / ("eq.parquet" if equality else "pos.parquet"), equality=equality)
     assert_refused(REF, "stale", "--level", "schema")
+
+
+def test_a_delete_file_listed_in_a_data_manifest(catalog: SqlCatalog, table: Table) -> None:
+    """A position-delete file committed in a data manifest (pyiceberg's snapshot producer does that when handed one):
+    pyiceberg applies it by the file's content field, Java readers read it as a data file by its manifest's."""
+    import pyarrow.parquet as pq
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.typedef import Record
+
+    path = local(table.location()) / "data" / "pos.parquet"
+    target = next(iter(table.scan().plan_files())).file.file_path
+    pq.write_table(pa.table({"file_path": [target], "pos": pa.array([0], pa.int64())}), path)
+    with table.transaction() as tx:
+        producer = tx.update_snapshot().fast_append()
+        producer.append_data_file(DataFile.from_args(
+            content=DataFileContent.POSITION_DELETES, file_path=f"file://{path}", file_format=FileFormat.PARQUET,
+            partition=Record(), record_count=1, file_size_in_bytes=path.stat().st_size))
+        producer.commit()
+    doc = assert_refused(REF, "table_inconsistent", "--level", "schema")
+    assert any("delete file" in e["message"] and "data manifest" in e["message"] for e in doc["errors"]), doc
 
 
 def test_data_file_bytes_flipped(table: Table) -> None:
@@ -317,3 +325,97 @@ def test_a_fifo_in_place_of_iceberg_metadata_does_not_hang(table: Table, which: 
     victim.unlink()
     os.mkfifo(victim)
     assert_refused(REF, code)
+
+
+# ---- sequence numbers: which delete files apply to which data files ------------------------------------------------
+def _rewrite_manifest_list(table: Table, edit: Any) -> None:
+    """Rewrite the current snapshot's manifest list in place, applying ``edit`` to each manifest's record."""
+    from pyiceberg.manifest import write_manifest_list
+
+    snap = table.current_snapshot()
+    assert snap is not None
+    manifests = snap.manifests(table.io)
+    for m in manifests:
+        edit(m)
+    path = local(snap.manifest_list)
+    tmp = path.with_suffix(".new.avro")
+    with write_manifest_list(format_version=table.metadata.format_version,
+                             output_file=table.io.new_output(f"file://{tmp}"), snapshot_id=snap.snapshot_id,
+                             parent_snapshot_id=snap.parent_snapshot_id, sequence_number=snap.sequence_number,
+                             avro_compression="null") as writer:
+        writer.add_manifests(manifests)
+    shutil.move(tmp, path)
+
+
+def _rewrite_manifest_entries(table: Table, edit: Any) -> None:
+    """Rewrite every manifest of the current snapshot in place, applying ``edit`` to each entry, and the manifest list
+    with the minimum sequence numbers that match: the same files, the same bytes, the same paths, a consistent
+    table."""
+    from pyiceberg.manifest import ManifestContent
+
+    snap = table.current_snapshot()
+    assert snap is not None
+    lowest: dict[str, int] = {}
+    for manifest in snap.manifests(table.io):
+        entries = manifest.fetch_manifest_entry(table.io, discard_deleted=False)
+        for entry in entries:
+            edit(entry)
+        lowest[manifest.manifest_path] = min(e.sequence_number for e in entries)
+        path = local(manifest.manifest_path)
+        tmp = path.with_suffix(".new.avro")
+        with manifest_writer(table.spec(), table.schema(), table.io.new_output(f"file://{tmp}"),
+                             entries[0].snapshot_id, deletes=manifest.content == ManifestContent.DELETES) as writer:
+            for entry in entries:
+                writer.add_entry(entry)
+        shutil.move(tmp, path)
+
+    def consistent(m: Any) -> None:
+        m.min_sequence_number = lowest[m.manifest_path]
+
+    _rewrite_manifest_list(table, consistent)
+
+
+@pytest.fixture
+def with_deletes(catalog: SqlCatalog, table: Table) -> Table:
+    """The table with a position delete file hiding one row, attested (data sequence numbers 1, 2; deletes 4)."""
+    commit_delete_file(table, local(table.location()) / "data" / "pos.parquet")
+    table = catalog.load_table("ns.t")
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    rc, doc = verify(REF)
+    assert rc == 0 and doc["level"] == "bytes", doc
+    return table
+
+
+def _rows_read(catalog: SqlCatalog) -> int:
+    return catalog.load_table("ns.t").scan().to_arrow().num_rows
+
+
+@pytest.mark.parametrize("victim", ["data", "delete"])
+def test_sequence_numbers_rewritten_so_a_delete_file_no_longer_applies(catalog: SqlCatalog, with_deletes: Table,
+                                                                       victim: str) -> None:
+    """Raising a data file's sequence number past its delete file's (or lowering the delete file's below it) brings
+    the deleted row back for every reader: the same files, bytes and manifest paths, other rows."""
+    before = _rows_read(catalog)
+
+    def bump(entry: Any) -> None:
+        is_data = int(entry.data_file.content.value) == 0
+        if is_data and victim == "data":
+            entry.sequence_number = entry.file_sequence_number = 10
+        elif not is_data and victim == "delete":
+            entry.sequence_number = entry.file_sequence_number = 0
+
+    _rewrite_manifest_entries(with_deletes, bump)
+    assert _rows_read(catalog) == before + 1  # the attack works on a real reader
+    assert_refused(REF, "reader_view_changed", "--level", "schema")
+
+
+def test_manifest_list_claims_a_minimum_sequence_number_its_manifest_does_not_hold(
+        catalog: SqlCatalog, with_deletes: Table) -> None:
+    """Java readers drop delete files older than the smallest data sequence number the manifest list claims: a
+    claim above the manifest's real minimum makes them read deleted rows, while others apply the deletes."""
+    def claim(m: Any) -> None:
+        if int(m.content.value) == 0:
+            m.min_sequence_number = 10
+
+    _rewrite_manifest_list(with_deletes, claim)
+    assert_refused(REF, "table_inconsistent", "--level", "schema")

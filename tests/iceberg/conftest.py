@@ -85,3 +85,49 @@ def summary_of(table: Table, snapshot_id: int | str) -> dict[str, str]:
     snap = table.snapshot_by_id(int(snapshot_id))
     assert snap is not None and snap.summary is not None
     return dict(snap.summary.additional_properties)
+
+
+def commit_delete_file(table: Table, path: Path, *, target: str | None = None, equality: bool = False) -> None:
+    """Commit a position-delete file at ``path`` hiding row 0 of ``target`` (default: the first data file), or an
+    equality-delete file hiding ``id == 1``, in a snapshot of its own, as Java writers do: in a *delete* manifest.
+
+    pyiceberg writes no delete files itself; its snapshot producer would put one in a data manifest, which Java
+    readers read as rows (recipe-attest refuses such a table: ``table_inconsistent``)."""
+    import pyarrow.parquet as pq
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.typedef import Record
+
+    if equality:
+        pq.write_table(pa.table({"id": pa.array([1], pa.int64())}), path)
+    else:
+        target = target or next(iter(table.scan().plan_files())).file.file_path
+        pq.write_table(pa.table({"file_path": [target], "pos": pa.array([0], pa.int64())}), path)
+    df = DataFile.from_args(content=DataFileContent.EQUALITY_DELETES if equality else DataFileContent.POSITION_DELETES,
+                            file_path=f"file://{path}", file_format=FileFormat.PARQUET, partition=Record(),
+                            record_count=1, file_size_in_bytes=path.stat().st_size,
+                            equality_ids=[1] if equality else None)
+    with table.transaction() as tx:
+        producer: Any = tx.update_snapshot().fast_append()
+
+        def delete_manifest_writer(spec: Any) -> Any:
+            return manifest_writer(spec, producer._transaction.table_metadata.schema(),
+                                   producer.new_manifest_output(), producer._snapshot_id, deletes=True)
+
+        producer.new_manifest_writer = delete_manifest_writer
+        producer.append_data_file(df)
+        producer.commit()
+
+
+def manifest_writer(spec: Any, schema: Any, output_file: Any, snapshot_id: int, *, deletes: bool) -> Any:
+    """A format-v2 manifest writer for data files, or for delete files (pyiceberg has only the former)."""
+    from pyiceberg.manifest import ManifestContent, ManifestWriterV2
+
+    class DeleteManifestWriter(ManifestWriterV2):
+        def content(self) -> ManifestContent:
+            return ManifestContent.DELETES
+
+        @property
+        def _meta(self) -> dict[str, str]:
+            return {**super()._meta, "content": "deletes"}
+
+    return (DeleteManifestWriter if deletes else ManifestWriterV2)(spec, schema, output_file, snapshot_id, "null")

@@ -14,7 +14,7 @@ from pyiceberg.table.update.snapshot import _OverwriteFiles
 from attest.errors import Code, VersionNotFoundError
 from attest.verify.table import verify_table
 from carriers.iceberg import IcebergCarrier, attest_after_write, classify_changes, tag_attested
-from tests.iceberg.conftest import CATALOG, PROGRAM, rewrite_metadata, rows
+from tests.iceberg.conftest import CATALOG, PROGRAM, commit_delete_file, rewrite_metadata, rows
 
 
 @pytest.fixture
@@ -175,23 +175,10 @@ def test_data_under_a_different_location(catalog: SqlCatalog, tmp_path: Path) ->
 
 
 def test_delete_files_are_listed_and_attested(table: Table, carrier: IcebergCarrier, tmp_path: Path) -> None:
-    """A position-delete file (pyiceberg writes none itself: committed here through its snapshot producer)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
-    from pyiceberg.typedef import Record
-
+    """A position-delete file (in a delete manifest, as Java writers commit one)."""
     table.append(rows(0))
-    data_path = next(iter(table.scan().plan_files())).file.file_path
     deletes = tmp_path / "warehouse" / "ns" / "t" / "data" / "deletes-0.parquet"
-    pq.write_table(pa.table({"file_path": [data_path], "pos": pa.array([0], pa.int64())}), deletes)
-    delete_file = DataFile.from_args(content=DataFileContent.POSITION_DELETES, file_path=f"file://{deletes}",
-                                     file_format=FileFormat.PARQUET, partition=Record(), record_count=1,
-                                     file_size_in_bytes=deletes.stat().st_size)
-    with table.transaction() as tx:
-        producer = tx.update_snapshot().fast_append()
-        producer.append_data_file(delete_file)
-        producer.commit()
+    commit_delete_file(table, deletes)
     kinds = {f.path: f.kind for f in carrier.list_files()}
     assert kinds["data/deletes-0.parquet"] == "delete"
     assert sorted(kinds.values()) == ["data", "delete"]

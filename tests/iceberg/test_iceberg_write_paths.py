@@ -13,7 +13,7 @@ from attest.verify.table import verify_table
 from carriers.iceberg import IcebergCarrier, attest_after_write
 from carriers.iceberg_write import write_content_addressed
 from carriers.refs import open_table
-from tests.iceberg.conftest import CATALOG, PROGRAM, local, rows, summary_of
+from tests.iceberg.conftest import CATALOG, PROGRAM, commit_delete_file, local, rows, summary_of
 
 
 def test_attest_after_append_commits_a_follow_up_that_changes_no_data(table: Table, carrier: IcebergCarrier) -> None:
@@ -120,6 +120,18 @@ def test_content_addressed_append_covers_every_live_file(table: Table, carrier: 
     # The previous snapshot is its input.
     att = carrier.read()
     assert att is not None and att.inputs and att.inputs[0].table == carrier.table_identity
+
+
+def test_content_addressed_append_onto_a_table_with_delete_files(table: Table, carrier: IcebergCarrier,
+                                                                 tmp_path: Path) -> None:
+    """With delete files in the table, every file's view holds its data sequence number: the new files' is the one
+    their snapshot gets, so the one-snapshot write verifies, and the deleted row stays deleted."""
+    table.append(rows(0))
+    commit_delete_file(table, local(table.location()) / "data" / "deletes-0.parquet")
+    write_content_addressed(table, rows(100), model="orders", program_hash=PROGRAM)
+    report = verify_table(carrier)
+    assert report.passed and report.level == "bytes", report.human()
+    assert table.scan().to_arrow().num_rows == 5
 
 
 def test_content_addressed_overwrite(table: Table, carrier: IcebergCarrier) -> None:
