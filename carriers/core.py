@@ -17,7 +17,11 @@
 
 A format (carriers/delta.py, carriers/iceberg.py) supplies only what is truly its own: how versions are named, the
 live files and reader view of a version, where the attestation in force is found, how commits between two versions
-are classified, and how the metadata map is committed. Verification itself is engine-free (attest.verify.table).
+are classified, how the metadata map is committed, and what it caches while reading (``_forget``). Verification itself
+is engine-free (attest.verify.table).
+
+A carrier may be kept open (a notebook, a service, an audit): each ``read``, ``state`` or ``list_files`` after its
+first reads the table again, so an answer never comes from an earlier read.
 """
 
 from __future__ import annotations
@@ -295,8 +299,22 @@ class AttestedTable(ABC):
         return self.reference
 
     # ---- reading -----------------------------------------------------------------------------------------------
+    _read_once: bool = False
+
+    def _now(self) -> None:
+        """Every reading operation after a carrier's first sees the table as it is now: a carrier kept in a notebook,
+        a service or an audit must not answer from what it read earlier (new commits, files rewritten in place)."""
+        if self._read_once:
+            self._forget()
+        self._read_once = True
+
+    @abstractmethod
+    def _forget(self) -> None:
+        """Drop what this carrier has read of the table (a format's caches); the next read starts afresh."""
+
     def read(self, version: str | int | None = None) -> Attestation | None:
         """The attestation in force at ``version`` (default current); None when there is none."""
+        self._now()
         v = self._version(version)
         if v is None:
             return None
@@ -479,10 +497,12 @@ class AttestedTable(ABC):
 
     # ---- state -------------------------------------------------------------------------------------------------
     def list_files(self, version: str | int | None = None) -> list[DataFile]:
+        self._now()
         v = self._version(version)
         return [] if v is None else self._live(v).files
 
     def state(self, version: str | int | None = None) -> TableState:
+        self._now()
         v = self._version(version)
         if v is None:
             return TableState(table=self.reference, table_format=self.kind, version=f"(no {self.noun})",

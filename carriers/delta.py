@@ -156,6 +156,10 @@ class DeltaCarrier(AttestedTable):
         self._tables: dict[int, DeltaTable] = {}
         self._live_cache: dict[int, LiveVersion] = {}
 
+    def _forget(self) -> None:
+        self._tables.clear()  # the next load checks the log again (check_log) and reads it anew
+        self._live_cache.clear()
+
     # ---- naming ------------------------------------------------------------------------------------------------
     @property
     def reference(self) -> str:

@@ -257,6 +257,13 @@ class IcebergCarrier(AttestedTable):
             return candidate[len(root) + 1:]
         return uri
 
+    def _forget(self) -> None:
+        from pyiceberg.table import StaticTable
+
+        self._live_cache.clear()
+        if not isinstance(self.table, StaticTable):  # a metadata file named by the user is that one version
+            self.refresh()
+
     def refresh(self) -> None:
         self.table.refresh()
         self._read_as_the_catalog_says()
@@ -356,10 +363,11 @@ class IcebergCarrier(AttestedTable):
             self._live_cache[key] = cached
         return cached
 
-    def _manifest_entries(self, snapshot: Snapshot) -> list[dict[str, Any]]:
-        """Live data-file records of a snapshot, read with the table format version's own manifest schema."""
+    def _manifest_entries(self, snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[Problem]]:
+        """Live data-file records of a snapshot, read with the table format version's own manifest schema, and where
+        the manifest list's summary of a manifest contradicts the manifest (:func:`_summary_problems`)."""
         from pyiceberg.avro.file import AvroFile
-        from pyiceberg.manifest import MANIFEST_ENTRY_SCHEMAS, ManifestEntryStatus
+        from pyiceberg.manifest import MANIFEST_ENTRY_SCHEMAS, ManifestEntryStatus, read_manifest_list
 
         fv = max(2, int(self.table.metadata.format_version))
         schema = MANIFEST_ENTRY_SCHEMAS[fv]
@@ -367,14 +375,20 @@ class IcebergCarrier(AttestedTable):
         file_type: Any = schema.find_field("data_file").field_type
         file_names = [f.name for f in file_type.fields]
         out: list[dict[str, Any]] = []
-        for manifest in snapshot.manifests(self.table.io):
+        problems: list[Problem] = []
+        # The list as its file says now: Snapshot.manifests() serves ManifestFile objects cached process-wide by path,
+        # so a list rewritten in place (same manifest paths, other summaries) would go unseen by a long-lived process.
+        for manifest in read_manifest_list(self.table.io.new_input(snapshot.manifest_list)):
             reader: Any
             inherited = int(manifest.sequence_number or 0)
+            statuses: list[int] = []
+            live: list[dict[str, Any]] = []
             with AvroFile(self.table.io.new_input(manifest.manifest_path), schema, read_types={},
                           read_enums={}) as reader:
                 for record in reader:
                     entry = dict(zip(entry_names, record._data, strict=False))
                     status = entry.get("status")
+                    statuses.append(int(status or 0))
                     if status == ManifestEntryStatus.DELETED.value:
                         continue
                     data_file = dict(zip(file_names, entry["data_file"]._data, strict=False))
@@ -386,20 +400,27 @@ class IcebergCarrier(AttestedTable):
                     if sequence is None and (inherited == 0 or status == ManifestEntryStatus.ADDED.value):
                         sequence = inherited
                     data_file["data_sequence_number"] = sequence
-                    data_file["manifest"] = (manifest.manifest_path, int(manifest.min_sequence_number or 0))
-                    out.append(data_file)
-        return out
+                    live.append(data_file)
+            problems += _summary_problems(manifest, statuses, live, self._partition_type(manifest.partition_spec_id))
+            out += live
+        return out, problems
+
+    def _partition_type(self, spec_id: int) -> Any:
+        """The partition tuple's type under spec ``spec_id`` (None when the current schema cannot resolve it)."""
+        spec = self.table.metadata.specs().get(spec_id)
+        try:
+            return None if spec is None else spec.partition_type(self.table.metadata.schema())
+        except Exception:  # a source column dropped since: bounds are then not compared (counts still are)
+            return None
 
     def _compute_live(self, snapshot: Snapshot) -> LiveVersion:
         problems: list[Problem] = []
         files: dict[str, DataFile] = {}
         views: dict[str, list[dict[str, Any]]] = {}
-        records = self._manifest_entries(snapshot)
+        records, problems = self._manifest_entries(snapshot)
         # Sequence numbers change what is read only through delete files: they are in the view when the snapshot has
         # some (a delete file added later changes the live files anyway).
         sequenced = any(int(_plain(df.get("content")) or 0) != 0 for df in records)
-        if sequenced:
-            problems += _sequence_problems(records)
         for df in records:
             location = str(df["file_path"])
             reason = _canonical_uri(location)
@@ -710,20 +731,64 @@ def table_view(meta: Any, schema: Any) -> dict[str, Any]:
     }
 
 
-def _sequence_problems(records: list[dict[str, Any]]) -> list[Problem]:
-    """A manifest list's ``min_sequence_number`` above the smallest data sequence number its manifest holds: engines
-    that plan with the summary (to skip delete files older than every data file) and engines that read the entries
-    would apply different deletes."""
-    lowest: dict[tuple[str, int], int] = {}
-    for df in records:
-        sequence = df.get("data_sequence_number")
-        key = df["manifest"]
-        if isinstance(sequence, int):
-            lowest[key] = min(sequence, lowest.get(key, sequence))
-    return [Problem(Code.TABLE_INCONSISTENT, f"the manifest list says manifest {path} holds no file older than "
-                    f"sequence number {claimed}, but it holds one of sequence number {real}: engines would apply "
-                    "different delete files", path)
-            for (path, claimed), real in sorted(lowest.items()) if claimed > real]
+def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, Any]],
+                      partition_type: Any) -> list[Problem]:
+    """Where the manifest list's summary of a manifest says other than the manifest's entries. Readers plan with the
+    summary before they open a manifest: Java skips a manifest whose added and existing counts are zero, Java and
+    pyiceberg skip one whose partition bounds exclude a query's filter, Java drops delete files older than the
+    smallest data sequence number. A summary narrower than its manifest hides rows from some readers or queries, with
+    every file and byte intact (a wider one only costs planning time, as writers may make it)."""
+    path = manifest.manifest_path
+    out: list[Problem] = []
+
+    def inconsistent(what: str) -> None:
+        out.append(Problem(Code.TABLE_INCONSISTENT, f"the manifest list says manifest {path} {what}: readers that plan "
+                           "with the summary skip rows others read", path))
+
+    for label, status, claimed in (("added", 1, manifest.added_files_count),
+                                   ("existing", 0, manifest.existing_files_count),
+                                   ("deleted", 2, manifest.deleted_files_count)):
+        real = statuses.count(status)
+        if claimed is not None and claimed != real:
+            inconsistent(f"holds {claimed} {label} file(s), it holds {real}")
+    sequences = [df["data_sequence_number"] for df in live if isinstance(df.get("data_sequence_number"), int)]
+    claimed_min = manifest.min_sequence_number
+    if sequences and claimed_min is not None and claimed_min > min(sequences):
+        inconsistent(f"holds no file older than sequence number {claimed_min}, it holds one of {min(sequences)}")
+    summaries = manifest.partitions or []
+    fields = list(getattr(partition_type, "fields", None) or [])
+    if partition_type is None or len(summaries) != len(fields):
+        if partition_type is not None and live and summaries:
+            inconsistent(f"has {len(summaries)} partition summaries for {len(fields)} partition fields")
+        return out
+    from pyiceberg.conversions import from_bytes
+
+    for i, (field, summary) in enumerate(zip(fields, summaries, strict=True)):
+        values = [_partition_value(df.get("partition"), i) for df in live]
+        if summary.contains_null is False and any(v is None for v in values):
+            inconsistent(f"has no null {field.name} partition value, it has one")
+        present = [v for v in values if v is not None and not (isinstance(v, float) and v != v)]
+        if summary.contains_nan is False and len(present) + values.count(None) < len(values):
+            inconsistent(f"has no NaN {field.name} partition value, it has one")
+        if not present:
+            continue
+        try:
+            low = None if summary.lower_bound is None else from_bytes(field.field_type, summary.lower_bound)
+            high = None if summary.upper_bound is None else from_bytes(field.field_type, summary.upper_bound)
+            outside = [v for v in present if low is None or high is None or not low <= v <= high]
+        except (TypeError, ValueError):  # a value this reader cannot compare: not judged
+            continue
+        if outside:
+            inconsistent(f"holds {field.name} partition values in [{low!r}, {high!r}], it holds {outside[0]!r}")
+    return out
+
+
+def _partition_value(partition: Any, i: int) -> Any:
+    data = getattr(partition, "_data", partition)
+    try:
+        return _plain(data[i])
+    except (IndexError, KeyError, TypeError):
+        return None
 
 
 def file_views(entries: Mapping[str, list[dict[str, Any]]]) -> dict[str, str]:

@@ -330,7 +330,7 @@ def test_a_fifo_in_place_of_iceberg_metadata_does_not_hang(table: Table, which: 
 # ---- sequence numbers: which delete files apply to which data files ------------------------------------------------
 def _rewrite_manifest_list(table: Table, edit: Any) -> None:
     """Rewrite the current snapshot's manifest list in place, applying ``edit`` to each manifest's record."""
-    from pyiceberg.manifest import write_manifest_list
+    from pyiceberg.manifest import clear_manifest_cache, write_manifest_list
 
     snap = table.current_snapshot()
     assert snap is not None
@@ -345,6 +345,7 @@ def _rewrite_manifest_list(table: Table, edit: Any) -> None:
                              avro_compression="null") as writer:
         writer.add_manifests(manifests)
     shutil.move(tmp, path)
+    clear_manifest_cache()  # pyiceberg's readers below see the file, not the objects edited here
 
 
 def _rewrite_manifest_entries(table: Table, edit: Any) -> None:
@@ -418,4 +419,64 @@ def test_manifest_list_claims_a_minimum_sequence_number_its_manifest_does_not_ho
             m.min_sequence_number = 10
 
     _rewrite_manifest_list(with_deletes, claim)
+    assert_refused(REF, "table_inconsistent", "--level", "schema")
+
+
+# ---- the manifest list's summaries: what readers plan with before they open a manifest ------------------------------
+def test_manifest_list_says_a_manifest_holds_no_live_files(table: Table) -> None:
+    """Java's scan planning skips a manifest whose added and existing file counts are zero: its rows vanish for Java
+    readers while pyiceberg (and the files, bytes and entries) still have them."""
+
+    def empty(m: Any) -> None:
+        m._data[7] = m._data[8] = 0  # added_files_count, existing_files_count (pyiceberg has no setters)
+
+    _rewrite_manifest_list(table, empty)
+    doc = assert_refused(REF, "table_inconsistent", "--level", "schema")
+    assert any("added file(s)" in e["message"] for e in doc["errors"]), doc
+
+
+def test_manifest_list_narrows_a_partition_summary(catalog: SqlCatalog) -> None:
+    """Forged partition bounds in the manifest list make a filtered query skip the manifest (pyiceberg and Java both
+    prune with them): the rows of a partition vanish for that query, every file and byte intact."""
+    from pyiceberg.conversions import to_bytes
+    from pyiceberg.types import LongType
+
+    t = catalog.create_table("ns.t", schema=rows(0).schema)
+    with t.update_spec() as spec:
+        spec.add_identity("id")
+    t.append(rows(0))  # one manifest, one file per id: 0, 1, 2
+    attest_after_write(t, model="orders", program_hash=PROGRAM)
+    rc, doc = verify(REF)
+    assert rc == 0 and doc["level"] == "bytes", doc
+    assert catalog.load_table("ns.t").scan(row_filter="id == 2").to_arrow().num_rows == 1
+
+    def narrow(m: Any) -> None:
+        if m.partitions:
+            m.partitions[0]._data[3] = to_bytes(LongType(), 1)  # upper_bound (pyiceberg has no setter)
+
+    _rewrite_manifest_list(t, narrow)
+    assert catalog.load_table("ns.t").scan(row_filter="id == 2").to_arrow().num_rows == 0  # the attack works
+    doc = assert_refused(REF, "table_inconsistent", "--level", "schema")
+    assert any("partition values in" in e["message"] for e in doc["errors"]), doc
+
+
+def test_a_manifest_list_rewritten_in_place_is_read_again_by_a_long_lived_process(table: Table) -> None:
+    """pyiceberg caches manifest-list records process-wide by manifest path: a notebook or an audit that verified the
+    table once must still see the list as its file says after it is rewritten in place."""
+    from pyiceberg.manifest import read_manifest_list, write_manifest_list
+
+    snap = table.current_snapshot()
+    assert snap is not None
+    assert verify(REF)[0] == 0  # this process has now read (and pyiceberg cached) the list
+    fresh = list(read_manifest_list(table.io.new_input(snap.manifest_list)))  # not the cached objects
+    for m in fresh:
+        m._data[7] = m._data[8] = 0  # added_files_count, existing_files_count
+    path = local(snap.manifest_list)
+    tmp = path.with_suffix(".new.avro")
+    with write_manifest_list(format_version=table.metadata.format_version,
+                             output_file=table.io.new_output(f"file://{tmp}"), snapshot_id=snap.snapshot_id,
+                             parent_snapshot_id=snap.parent_snapshot_id, sequence_number=snap.sequence_number,
+                             avro_compression="null") as writer:
+        writer.add_manifests(fresh)
+    shutil.move(tmp, path)
     assert_refused(REF, "table_inconsistent", "--level", "schema")
