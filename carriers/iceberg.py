@@ -414,7 +414,6 @@ class IcebergCarrier(AttestedTable):
             return None
 
     def _compute_live(self, snapshot: Snapshot) -> LiveVersion:
-        problems: list[Problem] = []
         files: dict[str, DataFile] = {}
         views: dict[str, list[dict[str, Any]]] = {}
         records, problems = self._manifest_entries(snapshot)
@@ -775,8 +774,12 @@ def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, A
         try:
             low = None if summary.lower_bound is None else from_bytes(field.field_type, summary.lower_bound)
             high = None if summary.upper_bound is None else from_bytes(field.field_type, summary.upper_bound)
+        except Exception:  # hostile bytes (struct.error, UnicodeDecodeError, ...): never a crash
+            inconsistent(f"has {field.name} partition bounds that are not {field.field_type} values")
+            continue
+        try:
             outside = [v for v in present if low is None or high is None or not low <= v <= high]
-        except (TypeError, ValueError):  # a value this reader cannot compare: not judged
+        except TypeError:  # a value this reader does not compare with its bound (a promoted type): not judged
             continue
         if outside:
             inconsistent(f"holds {field.name} partition values in [{low!r}, {high!r}], it holds {outside[0]!r}")

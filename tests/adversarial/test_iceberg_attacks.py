@@ -459,6 +459,14 @@ def test_manifest_list_narrows_a_partition_summary(catalog: SqlCatalog) -> None:
     doc = assert_refused(REF, "table_inconsistent", "--level", "schema")
     assert any("partition values in" in e["message"] for e in doc["errors"]), doc
 
+    def garble(m: Any) -> None:
+        if m.partitions:
+            m.partitions[0]._data[2] = b"\x01\x02\x03"  # not an 8-byte long: a hostile list never crashes a verify
+
+    _rewrite_manifest_list(t, garble)
+    doc = assert_refused(REF, "table_inconsistent", "--level", "schema")
+    assert any("are not long values" in e["message"] for e in doc["errors"]), doc
+
 
 def test_a_manifest_list_rewritten_in_place_is_read_again_by_a_long_lived_process(table: Table) -> None:
     """pyiceberg caches manifest-list records process-wide by manifest path: a notebook or an audit that verified the

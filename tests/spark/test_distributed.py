@@ -222,6 +222,49 @@ def test_iceberg_partitioned_with_delete_files(spark: SparkSession, spark_wareho
     assert _codes(stale) == ["stale"]
 
 
+def test_iceberg_java_manifest_summaries_of_every_transform_verify(spark: SparkSession, spark_warehouse: Path,
+                                                                    hook: Hook) -> None:
+    """Java writes the manifest list's partition summaries (recipe-attest checks them against the manifests): days,
+    hours, bucket and truncate partitions, with nulls and merge-on-read deletes, verify; a bound narrowed on the
+    Java-written list is caught."""
+    from pyiceberg.manifest import clear_manifest_cache, read_manifest_list, write_manifest_list
+
+    ns = f"tr{_uid()}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    name = f"iceberg.{ns}.t"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, s STRING, ts TIMESTAMP, d DATE) USING iceberg "
+              "PARTITIONED BY (days(ts), hours(ts), bucket(4, id), truncate(2, s), d) "
+              "TBLPROPERTIES ('format-version' = '2', 'write.delete.mode' = 'merge-on-read')")
+    spark.sql(f"INSERT INTO {name} SELECT id, IF(id % 7 = 0, NULL, concat('k', id % 5)), "
+              "timestamp_seconds(1767225600 + id * 5000), IF(id % 11 = 0, NULL, date_add(DATE'2026-01-01', "
+              "CAST(id % 3 AS INT))) FROM range(60)")
+    spark.sql(f"DELETE FROM {name} WHERE id % 13 = 0")
+    hook.flush()
+    assert hook.failed == 0, hook.errors
+    open_carrier = _iceberg(spark_warehouse, f"{ns}.t")
+    report = verify_table(open_carrier())
+    assert report.passed and report.level == "bytes", report.human()
+
+    carrier = open_carrier()
+    table = carrier.table  # type: ignore[attr-defined]
+    snap = table.current_snapshot()
+    manifests = list(read_manifest_list(table.io.new_input(snap.manifest_list)))
+    data = next(m for m in manifests if int(m.content.value) == 0 and m.partitions)
+    bucket = next(i for i, f in enumerate(table.spec().fields) if f.name.startswith("id_bucket"))
+    data.partitions[bucket]._data[2] = data.partitions[bucket].upper_bound  # lower_bound := upper_bound
+    listing = local_path_of(snap.manifest_list)
+    assert listing is not None
+    with write_manifest_list(format_version=2, output_file=table.io.new_output(f"file://{listing}.new"),
+                             snapshot_id=snap.snapshot_id, parent_snapshot_id=snap.parent_snapshot_id,
+                             sequence_number=snap.sequence_number, avro_compression="null") as writer:
+        writer.add_manifests(manifests)
+    Path(f"{listing}.new").replace(listing)
+    clear_manifest_cache()
+    report = verify_table(open_carrier(), level="schema")
+    assert any(p.code.value == "table_inconsistent" and "id_bucket" in p.message for p in report.errors), \
+        report.human()
+
+
 # ---- the hook -----------------------------------------------------------------------------------------------------
 def test_the_hook_hashes_a_large_write_on_the_executors(spark: SparkSession) -> None:
     """Above the threshold (lowered here: CI tables are small) the hook's hashes come from an executor job; the
