@@ -233,7 +233,7 @@ def test_iceberg_java_manifest_summaries_of_every_transform_verify(spark: SparkS
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
     name = f"iceberg.{ns}.t"
     spark.sql(f"CREATE TABLE {name} (id BIGINT, s STRING, ts TIMESTAMP, d DATE) USING iceberg "
-              "PARTITIONED BY (days(ts), hours(ts), bucket(4, id), truncate(2, s), d) "
+              "PARTITIONED BY (hours(ts), bucket(4, id), truncate(2, s), days(d)) "
               "TBLPROPERTIES ('format-version' = '2', 'write.delete.mode' = 'merge-on-read')")
     spark.sql(f"INSERT INTO {name} SELECT id, IF(id % 7 = 0, NULL, concat('k', id % 5)), "
               "timestamp_seconds(1767225600 + id * 5000), IF(id % 11 = 0, NULL, date_add(DATE'2026-01-01', "
