@@ -328,13 +328,15 @@ def test_a_fifo_in_place_of_iceberg_metadata_does_not_hang(table: Table, which: 
 
 
 # ---- sequence numbers: which delete files apply to which data files ------------------------------------------------
-def _rewrite_manifest_list(table: Table, edit: Any) -> None:
-    """Rewrite the current snapshot's manifest list in place, applying ``edit`` to each manifest's record."""
-    from pyiceberg.manifest import clear_manifest_cache, write_manifest_list
+def _rewrite_manifest_list(table: Table, edit: Any, *, keep_cache: bool = False) -> None:
+    """Rewrite the current snapshot's manifest list in place, applying ``edit`` to each manifest's record (read from
+    the file: pyiceberg's cached records are left alone). Then pyiceberg's cache is cleared, so that its readers see
+    the file — unless ``keep_cache``, as in a process that read the list before."""
+    from pyiceberg.manifest import clear_manifest_cache, read_manifest_list, write_manifest_list
 
     snap = table.current_snapshot()
     assert snap is not None
-    manifests = snap.manifests(table.io)
+    manifests = list(read_manifest_list(table.io.new_input(snap.manifest_list)))
     for m in manifests:
         edit(m)
     path = local(snap.manifest_list)
@@ -345,7 +347,8 @@ def _rewrite_manifest_list(table: Table, edit: Any) -> None:
                              avro_compression="null") as writer:
         writer.add_manifests(manifests)
     shutil.move(tmp, path)
-    clear_manifest_cache()  # pyiceberg's readers below see the file, not the objects edited here
+    if not keep_cache:
+        clear_manifest_cache()
 
 
 def _rewrite_manifest_entries(table: Table, edit: Any) -> None:
@@ -471,20 +474,10 @@ def test_manifest_list_narrows_a_partition_summary(catalog: SqlCatalog) -> None:
 def test_a_manifest_list_rewritten_in_place_is_read_again_by_a_long_lived_process(table: Table) -> None:
     """pyiceberg caches manifest-list records process-wide by manifest path: a notebook or an audit that verified the
     table once must still see the list as its file says after it is rewritten in place."""
-    from pyiceberg.manifest import read_manifest_list, write_manifest_list
-
-    snap = table.current_snapshot()
-    assert snap is not None
     assert verify(REF)[0] == 0  # this process has now read (and pyiceberg cached) the list
-    fresh = list(read_manifest_list(table.io.new_input(snap.manifest_list)))  # not the cached objects
-    for m in fresh:
+
+    def empty(m: Any) -> None:
         m._data[7] = m._data[8] = 0  # added_files_count, existing_files_count
-    path = local(snap.manifest_list)
-    tmp = path.with_suffix(".new.avro")
-    with write_manifest_list(format_version=table.metadata.format_version,
-                             output_file=table.io.new_output(f"file://{tmp}"), snapshot_id=snap.snapshot_id,
-                             parent_snapshot_id=snap.parent_snapshot_id, sequence_number=snap.sequence_number,
-                             avro_compression="null") as writer:
-        writer.add_manifests(fresh)
-    shutil.move(tmp, path)
+
+    _rewrite_manifest_list(table, empty, keep_cache=True)
     assert_refused(REF, "table_inconsistent", "--level", "schema")
