@@ -367,7 +367,7 @@ class IcebergCarrier(AttestedTable):
         """Live data-file records of a snapshot, read with the table format version's own manifest schema, and where
         the manifest list's summary of a manifest contradicts the manifest (:func:`_summary_problems`)."""
         from pyiceberg.avro.file import AvroFile
-        from pyiceberg.manifest import MANIFEST_ENTRY_SCHEMAS, ManifestEntryStatus, read_manifest_list
+        from pyiceberg.manifest import MANIFEST_ENTRY_SCHEMAS, ManifestEntryStatus
 
         fv = max(2, int(self.table.metadata.format_version))
         schema = MANIFEST_ENTRY_SCHEMAS[fv]
@@ -376,22 +376,27 @@ class IcebergCarrier(AttestedTable):
         file_names = [f.name for f in file_type.fields]
         out: list[dict[str, Any]] = []
         problems: list[Problem] = []
-        # The list as its file says now: Snapshot.manifests() serves ManifestFile objects cached process-wide by path,
-        # so a list rewritten in place (same manifest paths, other summaries) would go unseen by a long-lived process.
-        for manifest in read_manifest_list(self.table.io.new_input(snapshot.manifest_list)):
+        for manifest, first_row_id in self._manifest_list(snapshot, fv):
             reader: Any
             inherited = int(manifest.sequence_number or 0)
             statuses: list[int] = []
             live: list[dict[str, Any]] = []
+            # v3 row lineage: a data file without a first_row_id takes its manifest's, plus the rows of the files
+            # before it in the manifest that had none (Iceberg spec, "First Row ID Inheritance"); readers' _row_id.
+            next_row_id = first_row_id if int(getattr(manifest.content, "value", manifest.content) or 0) == 0 \
+                else None
             with AvroFile(self.table.io.new_input(manifest.manifest_path), schema, read_types={},
                           read_enums={}) as reader:
                 for record in reader:
                     entry = dict(zip(entry_names, record._data, strict=False))
                     status = entry.get("status")
                     statuses.append(int(status or 0))
+                    data_file = dict(zip(file_names, entry["data_file"]._data, strict=False))
+                    if next_row_id is not None and data_file.get("first_row_id") is None:
+                        data_file["first_row_id"] = next_row_id
+                        next_row_id += int(data_file.get("record_count") or 0)
                     if status == ManifestEntryStatus.DELETED.value:
                         continue
-                    data_file = dict(zip(file_names, entry["data_file"]._data, strict=False))
                     data_file["spec_id"] = manifest.partition_spec_id
                     data_file["manifest_content"] = int(getattr(manifest.content, "value", manifest.content) or 0)
                     # The data sequence number decides which delete files apply to the file (Iceberg spec, "Sequence
@@ -404,6 +409,29 @@ class IcebergCarrier(AttestedTable):
             problems += _summary_problems(manifest, statuses, live, self._partition_type(manifest.partition_spec_id))
             out += live
         return out, problems
+
+    def _manifest_list(self, snapshot: Snapshot, format_version: int) -> list[tuple[Any, int | None]]:
+        """(manifest, its first_row_id) for each manifest of the snapshot's list, as the file says now:
+        Snapshot.manifests() serves records cached process-wide by manifest path (a list rewritten in place would go
+        unseen by a long-lived process), and reads no first_row_id (pyiceberg reads every list as a v2 one)."""
+        from pyiceberg.avro.file import AvroFile
+        from pyiceberg.manifest import (
+            MANIFEST_LIST_FILE_SCHEMAS,
+            ManifestContent,
+            ManifestFile,
+            PartitionFieldSummary,
+            read_manifest_list,
+        )
+
+        source = self.table.io.new_input(snapshot.manifest_list)
+        if format_version < 3:
+            return [(m, None) for m in read_manifest_list(source)]
+        schema = MANIFEST_LIST_FILE_SCHEMAS[3]
+        position = [f.name for f in schema.fields].index("first_row_id")
+        reader: Any
+        with AvroFile(source, schema, read_types={-1: ManifestFile, 508: PartitionFieldSummary},
+                      read_enums={517: ManifestContent}) as reader:
+            return [(m, m._data[position] if len(m._data) > position else None) for m in reader]
 
     def _partition_type(self, spec_id: int) -> Any:
         """The partition tuple's type under spec ``spec_id`` (None when the current schema cannot resolve it)."""

@@ -138,3 +138,54 @@ def test_iceberg_v3_table_is_attested_detached_and_a_later_append_is_stale(spark
     hook.uninstall()
     spark.sql(f"INSERT INTO iceberg.{ns}.v3 VALUES (1000, 'late')")
     _refused(ref, spark_warehouse, "stale", "--level", "schema")
+
+
+def test_iceberg_v3_row_ids_moved_by_a_manifest_list_rewrite(spark: SparkSession, hook: Hook,
+                                                            spark_warehouse: Path) -> None:
+    """v3 row lineage: a data file without a first_row_id takes its manifest's, which the manifest list holds. A list
+    rewritten in place with other first_row_ids gives every row another _row_id, same files and bytes."""
+    from pyiceberg.avro.file import AvroFile, AvroOutputFile
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+    from pyiceberg.manifest import MANIFEST_LIST_FILE_SCHEMAS, ManifestContent, ManifestFile, PartitionFieldSummary
+
+    from carriers.storage import local_path_of
+
+    ns = f"adv{uuid.uuid4().hex[:6]}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    name = f"iceberg.{ns}.v3"
+    spark.sql(f"CREATE TABLE {name} (id INT, s STRING) USING iceberg TBLPROPERTIES ('format-version'='3')")
+    spark.sql(f"INSERT INTO {name} SELECT id, CAST(id AS STRING) FROM range(5)")
+    spark.sql(f"INSERT INTO {name} SELECT id, CAST(id AS STRING) FROM range(5, 8)")
+    hook.flush()
+    assert hook.failed == 0, hook.errors
+    ref = f"iceberg://iceberg/{ns}.v3"
+    rc, doc = _verify(ref, spark_warehouse)
+    assert rc == 0 and doc["level"] == "bytes", doc
+
+    def row_ids() -> list[int]:
+        return [r[0] for r in spark.sql(f"SELECT _row_id FROM {name} ORDER BY id").collect()]
+
+    before = row_ids()
+    listing = spark.sql(f"SELECT manifest_list FROM {name}.snapshots ORDER BY committed_at DESC LIMIT 1").collect()
+    path = local_path_of(listing[0][0])
+    assert path is not None
+    io = PyArrowFileIO()
+    schema = MANIFEST_LIST_FILE_SCHEMAS[3]
+    reader: Any
+    with AvroFile(io.new_input(path), schema, read_types={-1: ManifestFile, 508: PartitionFieldSummary},
+                  read_enums={517: ManifestContent}) as reader:
+        meta = {k: v for k, v in reader.header.meta.items() if not k.startswith("avro.")}
+        manifests = list(reader)
+    position = [f.name for f in schema.fields].index("first_row_id")
+    for m in manifests:
+        if m._data[position] is not None:
+            m._data[position] += 100
+    with AvroOutputFile[ManifestFile](output_file=io.new_output(f"{path}.new"), record_schema=schema,
+                                      file_schema=schema, schema_name="manifest_file", metadata=meta) as writer:
+        writer.write_block(manifests)
+    Path(f"{path}.new").replace(path)
+    checksum = Path(path).with_name(f".{Path(path).name}.crc")  # Hadoop's local checksum: an attacker drops it too
+    checksum.unlink(missing_ok=True)
+    spark.sql(f"REFRESH TABLE {name}")
+    assert row_ids() == [i + 100 for i in before]  # the attack works on a real reader
+    _refused(ref, spark_warehouse, "reader_view_changed", "--level", "schema")
