@@ -445,9 +445,11 @@ class IcebergCarrier(AttestedTable):
         files: dict[str, DataFile] = {}
         views: dict[str, list[dict[str, Any]]] = {}
         records, problems = self._manifest_entries(snapshot)
-        # Sequence numbers change what is read only through delete files: they are in the view when the snapshot has
-        # some (a delete file added later changes the live files anyway).
-        sequenced = any(int(_plain(df.get("content")) or 0) != 0 for df in records)
+        # Sequence numbers change what is read through delete files, and in v3 every row's
+        # _last_updated_sequence_number: they are in the view for v3, or when the snapshot has delete files (a delete
+        # file added later changes the live files anyway).
+        sequenced = int(self.table.metadata.format_version) >= 3 or any(
+            int(_plain(df.get("content")) or 0) != 0 for df in records)
         for df in records:
             location = str(df["file_path"])
             reason = _canonical_uri(location)

@@ -140,10 +140,12 @@ def test_iceberg_v3_table_is_attested_detached_and_a_later_append_is_stale(spark
     _refused(ref, spark_warehouse, "stale", "--level", "schema")
 
 
-def test_iceberg_v3_row_ids_moved_by_a_manifest_list_rewrite(spark: SparkSession, hook: Hook,
-                                                            spark_warehouse: Path) -> None:
-    """v3 row lineage: a data file without a first_row_id takes its manifest's, which the manifest list holds. A list
-    rewritten in place with other first_row_ids gives every row another _row_id, same files and bytes."""
+@pytest.mark.parametrize("field", ["first_row_id", "sequence_number"])
+def test_iceberg_v3_row_lineage_moved_by_a_manifest_list_rewrite(spark: SparkSession, hook: Hook,
+                                                                spark_warehouse: Path, field: str) -> None:
+    """v3 row lineage: a data file without a first_row_id (or a data sequence number) takes its manifest's, which the
+    manifest list holds. A list rewritten in place with other ones gives every row another _row_id (or
+    _last_updated_sequence_number), same files and bytes."""
     from pyiceberg.avro.file import AvroFile, AvroOutputFile
     from pyiceberg.io.pyarrow import PyArrowFileIO
     from pyiceberg.manifest import MANIFEST_LIST_FILE_SCHEMAS, ManifestContent, ManifestFile, PartitionFieldSummary
@@ -162,8 +164,10 @@ def test_iceberg_v3_row_ids_moved_by_a_manifest_list_rewrite(spark: SparkSession
     rc, doc = _verify(ref, spark_warehouse)
     assert rc == 0 and doc["level"] == "bytes", doc
 
+    column = "_row_id" if field == "first_row_id" else "_last_updated_sequence_number"
+
     def row_ids() -> list[int]:
-        return [r[0] for r in spark.sql(f"SELECT _row_id FROM {name} ORDER BY id").collect()]
+        return [r[0] for r in spark.sql(f"SELECT {column} FROM {name} ORDER BY id").collect()]
 
     before = row_ids()
     listing = spark.sql(f"SELECT manifest_list FROM {name}.snapshots ORDER BY committed_at DESC LIMIT 1").collect()
@@ -176,10 +180,12 @@ def test_iceberg_v3_row_ids_moved_by_a_manifest_list_rewrite(spark: SparkSession
                   read_enums={517: ManifestContent}) as reader:
         meta = {k: v for k, v in reader.header.meta.items() if not k.startswith("avro.")}
         manifests = list(reader)
-    position = [f.name for f in schema.fields].index("first_row_id")
+    names = [f.name for f in schema.fields]
+    moved = [names.index(field)] + ([names.index("min_sequence_number")] if field == "sequence_number" else [])
     for m in manifests:
-        if m._data[position] is not None:
-            m._data[position] += 100
+        for position in moved:  # the minimum moves with the sequence number: the list stays consistent
+            if m._data[position] is not None:
+                m._data[position] += 100
     with AvroOutputFile[ManifestFile](output_file=io.new_output(f"{path}.new"), record_schema=schema,
                                       file_schema=schema, schema_name="manifest_file", metadata=meta) as writer:
         writer.write_block(manifests)
