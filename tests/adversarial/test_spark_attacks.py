@@ -108,35 +108,38 @@ def test_deletion_vector_after_attestation_with_the_log_cleaned_up(spark: SparkS
     assert rc == 1 and set(codes(doc)) & {"stale", "reader_view_changed"}, doc
 
 
-def test_iceberg_rename_column_through_spark(spark: SparkSession, hook: Hook, spark_warehouse: Path) -> None:
+def _attested_iceberg(spark: SparkSession, hook: Hook, warehouse: Path, *ranges: str,
+                      properties: str = "") -> tuple[str, str]:
+    """(Spark name, attest reference) of an Iceberg table (id INT, s STRING) written through Spark — one INSERT per
+    ``range(...)`` argument — attested by the hook and verifying at bytes level."""
     ns = f"adv{uuid.uuid4().hex[:6]}"
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
-    spark.sql(f"CREATE TABLE iceberg.{ns}.t (id INT, s STRING) USING iceberg")
-    spark.sql(f"INSERT INTO iceberg.{ns}.t SELECT id, CAST(id AS STRING) FROM range(50)")
+    name = f"iceberg.{ns}.t"
+    extra = f" TBLPROPERTIES ({properties})" if properties else ""
+    spark.sql(f"CREATE TABLE {name} (id INT, s STRING) USING iceberg{extra}")
+    for rows in ranges or ("50",):
+        spark.sql(f"INSERT INTO {name} SELECT id, CAST(id AS STRING) FROM range({rows})")
     hook.flush()
-    assert hook.failed == 0, hook.errors
+    assert hook.failed == 0 and hook.attested >= 1, hook.errors
     ref = f"iceberg://iceberg/{ns}.t"
-    rc, doc = _verify(ref, spark_warehouse)
+    rc, doc = _verify(ref, warehouse)
     assert rc == 0 and doc["level"] == "bytes", doc
+    return name, ref
+
+
+def test_iceberg_rename_column_through_spark(spark: SparkSession, hook: Hook, spark_warehouse: Path) -> None:
+    name, ref = _attested_iceberg(spark, hook, spark_warehouse)
     hook.uninstall()
-    spark.sql(f"ALTER TABLE iceberg.{ns}.t RENAME COLUMN s TO label")
+    spark.sql(f"ALTER TABLE {name} RENAME COLUMN s TO label")
     _refused(ref, spark_warehouse, "reader_view_changed", "--level", "schema")
 
 
 def test_iceberg_v3_table_is_attested_detached_and_a_later_append_is_stale(spark: SparkSession, hook: Hook,
                                                                            spark_warehouse: Path) -> None:
     """pyiceberg cannot commit to a v3 table: the hook attests it detached instead of failing."""
-    ns = f"adv{uuid.uuid4().hex[:6]}"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
-    spark.sql(f"CREATE TABLE iceberg.{ns}.v3 (id INT, s STRING) USING iceberg TBLPROPERTIES ('format-version'='3')")
-    spark.sql(f"INSERT INTO iceberg.{ns}.v3 SELECT id, CAST(id AS STRING) FROM range(50)")
-    hook.flush()
-    assert hook.failed == 0 and hook.attested >= 1, hook.errors
-    ref = f"iceberg://iceberg/{ns}.v3"
-    rc, doc = _verify(ref, spark_warehouse)
-    assert rc == 0 and doc["level"] == "bytes", doc
+    name, ref = _attested_iceberg(spark, hook, spark_warehouse, properties="'format-version'='3'")
     hook.uninstall()
-    spark.sql(f"INSERT INTO iceberg.{ns}.v3 VALUES (1000, 'late')")
+    spark.sql(f"INSERT INTO {name} VALUES (1000, 'late')")
     _refused(ref, spark_warehouse, "stale", "--level", "schema")
 
 
@@ -152,17 +155,7 @@ def test_iceberg_v3_row_lineage_moved_by_a_manifest_list_rewrite(spark: SparkSes
 
     from carriers.storage import local_path_of
 
-    ns = f"adv{uuid.uuid4().hex[:6]}"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
-    name = f"iceberg.{ns}.v3"
-    spark.sql(f"CREATE TABLE {name} (id INT, s STRING) USING iceberg TBLPROPERTIES ('format-version'='3')")
-    spark.sql(f"INSERT INTO {name} SELECT id, CAST(id AS STRING) FROM range(5)")
-    spark.sql(f"INSERT INTO {name} SELECT id, CAST(id AS STRING) FROM range(5, 8)")
-    hook.flush()
-    assert hook.failed == 0, hook.errors
-    ref = f"iceberg://iceberg/{ns}.v3"
-    rc, doc = _verify(ref, spark_warehouse)
-    assert rc == 0 and doc["level"] == "bytes", doc
+    name, ref = _attested_iceberg(spark, hook, spark_warehouse, "5", "5, 8", properties="'format-version'='3'")
 
     column = "_row_id" if field == "first_row_id" else "_last_updated_sequence_number"
 
