@@ -711,17 +711,20 @@ def check_local_log(root: Path, display: str) -> None:
             raise CarrierError(f"cannot open Delta table {display}: _delta_log/{entry.name} is not a regular file "
                                "(a FIFO, socket or device, or a link to one: the engine would wait on it forever or "
                                "read it without end)", path=f"_delta_log/{entry.name}")
-        if entry.name == "_last_checkpoint" and st.st_size > LAST_CHECKPOINT_MAX_BYTES:
-            raise CarrierError(f"cannot open Delta table {display}: _delta_log/_last_checkpoint is {st.st_size} "
-                               f"bytes (a checkpoint hint is a few hundred; more than "
-                               f"{LAST_CHECKPOINT_MAX_BYTES} bytes is refused)", path="_delta_log/_last_checkpoint")
+        if entry.name == "_last_checkpoint":
+            _check_hint_size(st.st_size, display)
 
 
 def check_remote_hint(storage: Storage, display: str) -> None:
     """Refuse a table on an object store whose ``_delta_log/_last_checkpoint`` is over LAST_CHECKPOINT_MAX_BYTES:
     delta-rs would read it whole into memory. One HEAD request; a store that cannot answer it is left to delta-rs."""
     size = storage.size_of(storage.location("_delta_log/_last_checkpoint"))
-    if size is not None and size > LAST_CHECKPOINT_MAX_BYTES:
+    if size is not None:
+        _check_hint_size(size, display)
+
+
+def _check_hint_size(size: int, display: str) -> None:
+    if size > LAST_CHECKPOINT_MAX_BYTES:
         raise CarrierError(f"cannot open Delta table {display}: _delta_log/_last_checkpoint is {size} bytes (a "
                            f"checkpoint hint is a few hundred; more than {LAST_CHECKPOINT_MAX_BYTES} bytes is "
                            "refused)", path="_delta_log/_last_checkpoint")

@@ -376,15 +376,16 @@ class IcebergCarrier(AttestedTable):
         file_names = [f.name for f in file_type.fields]
         out: list[dict[str, Any]] = []
         problems: list[Problem] = []
+        partition_types: dict[int, Any] = {}
         for manifest, first_row_id in self._manifest_list(snapshot, fv):
             reader: Any
             inherited = int(manifest.sequence_number or 0)
+            content = int(getattr(manifest.content, "value", manifest.content) or 0)
             statuses: list[int] = []
             live: list[dict[str, Any]] = []
             # v3 row lineage: a data file without a first_row_id takes its manifest's, plus the rows of the files
             # before it in the manifest that had none (Iceberg spec, "First Row ID Inheritance"); readers' _row_id.
-            next_row_id = first_row_id if int(getattr(manifest.content, "value", manifest.content) or 0) == 0 \
-                else None
+            next_row_id = first_row_id if content == 0 else None
             with AvroFile(self.table.io.new_input(manifest.manifest_path), schema, read_types={},
                           read_enums={}) as reader:
                 for record in reader:
@@ -398,7 +399,7 @@ class IcebergCarrier(AttestedTable):
                     if status == ManifestEntryStatus.DELETED.value:
                         continue
                     data_file["spec_id"] = manifest.partition_spec_id
-                    data_file["manifest_content"] = int(getattr(manifest.content, "value", manifest.content) or 0)
+                    data_file["manifest_content"] = content
                     # The data sequence number decides which delete files apply to the file (Iceberg spec, "Sequence
                     # Number Inheritance"): an added entry without one takes its manifest's, as every reader does.
                     sequence = entry.get("sequence_number")
@@ -406,7 +407,10 @@ class IcebergCarrier(AttestedTable):
                         sequence = inherited
                     data_file["data_sequence_number"] = sequence
                     live.append(data_file)
-            problems += _summary_problems(manifest, statuses, live, self._partition_type(manifest.partition_spec_id))
+            spec_id = manifest.partition_spec_id
+            if spec_id not in partition_types:
+                partition_types[spec_id] = self._partition_type(spec_id)
+            problems += _summary_problems(manifest, statuses, live, partition_types[spec_id])
             out += live
         return out, problems
 
@@ -445,11 +449,8 @@ class IcebergCarrier(AttestedTable):
         files: dict[str, DataFile] = {}
         views: dict[str, list[dict[str, Any]]] = {}
         records, problems = self._manifest_entries(snapshot)
-        # Sequence numbers change what is read through delete files, and in v3 every row's
-        # _last_updated_sequence_number: they are in the view for v3, or when the snapshot has delete files (a delete
-        # file added later changes the live files anyway).
-        sequenced = int(self.table.metadata.format_version) >= 3 or any(
-            int(_plain(df.get("content")) or 0) != 0 for df in records)
+        sequenced = sequences_in_view(int(self.table.metadata.format_version),
+                                      any(int(_plain(df.get("content")) or 0) != 0 for df in records))
         for df in records:
             location = str(df["file_path"])
             reason = _canonical_uri(location)
@@ -485,7 +486,7 @@ class IcebergCarrier(AttestedTable):
 
     def file_entry(self, df: Mapping[str, Any], *, sequenced: bool = False) -> tuple[DataFile, dict[str, Any]]:
         """A manifest's data-file record (field name -> value) as a live file and its reader-view entry; with
-        ``sequenced`` (the snapshot has delete files) the entry holds the file's data sequence number."""
+        ``sequenced`` (:func:`sequences_in_view`) the entry holds the file's data sequence number."""
         location = str(df["file_path"])
         content = int(_plain(df.get("content")) or 0)
         file_format = str(_plain(df.get("file_format")) or "").upper()
@@ -758,6 +759,13 @@ def table_view(meta: Any, schema: Any) -> dict[str, Any]:
         "read_properties": {k: props_[k] for k in READ_PROPERTIES if k in props_},
         "data_locations": {k: props_[k] for k in LOCATION_PROPERTIES if k in props_},
     }
+
+
+def sequences_in_view(format_version: int, has_delete_files: bool) -> bool:
+    """Whether files' data sequence numbers are in a snapshot's reader view: they decide which delete files apply, and
+    in v3 every row's ``_last_updated_sequence_number``. Without delete files they change nothing a v1/v2 reader gets
+    (a delete file added later changes the live files anyway)."""
+    return format_version >= 3 or has_delete_files
 
 
 def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, Any]],

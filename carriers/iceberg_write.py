@@ -21,7 +21,14 @@ from attest.tables import FileIdentity, Progress
 from attest.view import ReaderView
 from carriers.base import WriteResult
 from carriers.core import encode_keys
-from carriers.iceberg import SUMMARY_BUDGET, IcebergCarrier, file_views, summary_size, table_view
+from carriers.iceberg import (
+    SUMMARY_BUDGET,
+    IcebergCarrier,
+    file_views,
+    sequences_in_view,
+    summary_size,
+    table_view,
+)
 from carriers.sidecar import build as build_sidecar
 from carriers.sidecar import sidecar_name
 
@@ -143,9 +150,10 @@ def write_content_addressed(
         # 2. The manifest and the reader view of the snapshot-to-be: new files plus kept ones (hashes reused).
         entries: dict[str, list[dict[str, Any]]] = {}
         triples: list[FileIdentity] = []
-        # With delete files in the table, a file's view holds its data sequence number: the snapshot-to-be's (a
-        # concurrent commit taking it fails the parent check below).
-        sequenced = mode == "append" and any(f.kind != "data" for f in previous_files)
+        # A new file's data sequence number is the snapshot-to-be's (a concurrent commit taking it fails the parent
+        # check below); the view holds it when the new snapshot keeps delete files.
+        sequenced = sequences_in_view(int(tx.table_metadata.format_version),
+                                      mode == "append" and any(f.kind != "data" for f in previous_files))
         for (_uri, digest, _), df in zip(written, new_files, strict=True):
             record = carrier.record_of(df, spec_id)
             record["data_sequence_number"] = tx.table_metadata.next_sequence_number()
