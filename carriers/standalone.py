@@ -52,6 +52,78 @@ def _is_carrier_file(name: str) -> bool:
     return name in (MANIFEST_NAME, MARKER_NAME) or (name.startswith("manifest-") and name.endswith(".json"))
 
 
+# A directory walk for the notes below stops after this many entries: an auditor's verify never walks without end.
+WALK_LIMIT = 100_000
+_NAMED_IN_NOTE = 5
+
+
+def _reader_ignores(rel: str) -> bool:
+    # Directory readers skip any component starting with '.' or '_' (Hadoop's hidden-file filter, pyarrow's
+    # default ignore_prefixes): such files never reach a reader of the whole directory.
+    return any(part.startswith((".", "_")) for part in rel.split("/"))
+
+
+def directory_notes(directory: str | os.PathLike[str], manifest: bytes) -> list[str]:
+    """What a verification of a local standalone directory leaves out, said as notes: files a reader of the whole
+    directory would read that this manifest does not list (earlier runs' artifacts, or files nobody attested), and a
+    completion marker naming another manifest.json. Never follows a symlinked folder, never blocks on a FIFO."""
+    from attest.verify.artifacts import candidate_names  # the names an entry may resolve to under the directory
+
+    root = os.fspath(directory)
+    notes: list[str] = []
+    marker = _read_marker(os.path.join(root, MARKER_NAME))
+    if marker is not None and marker != f"blake3:{blake3_hex(manifest)}":
+        notes.append(f"the completion marker {MARKER_NAME} names another manifest.json than the one verified (a run "
+                     "still writing, or manifest.json replaced after the marker): a poller that trusts the marker "
+                     "reads another manifest")
+    try:
+        document = load_json_document(manifest)
+        outputs = document.get("output_hashes") if isinstance(document, dict) else None
+    except Exception:  # the verification said what is wrong with the manifest
+        return notes
+    listed: set[str] = set()
+    for entry in outputs if isinstance(outputs, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("hash"), str):
+            listed.update(candidate_names(entry))
+    unlisted: list[str] = []
+    walked = 0
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        rel_folder = os.path.relpath(folder, root)
+        prefix = "" if rel_folder == "." else rel_folder.replace(os.sep, "/") + "/"
+        dirs[:] = sorted(d for d in dirs if not _reader_ignores(prefix + d))
+        # os.walk lists a symlinked folder without entering it; engines reading the directory follow it.
+        unlisted += [prefix + d + "/" for d in dirs if os.path.islink(os.path.join(folder, d))]
+        for name in sorted(names):
+            walked += 1
+            rel = prefix + name
+            if (not prefix and _is_carrier_file(name)) or _reader_ignores(rel) or rel in listed:
+                continue
+            unlisted.append(rel)
+        if walked >= WALK_LIMIT:
+            break
+    if unlisted:
+        shown = ", ".join(unlisted[:_NAMED_IN_NOTE]) + (", ..." if len(unlisted) > _NAMED_IN_NOTE else "")
+        count = f"at least {len(unlisted)}" if walked >= WALK_LIMIT else str(len(unlisted))
+        notes.append(f"{count} file(s) in {root} are not outputs of this manifest ({shown}): earlier runs' artifacts "
+                     "or files nobody attested; a reader of the whole directory reads them unverified")
+    return notes
+
+
+def _read_marker(path: str) -> str | None:
+    """The marker's text; None without a marker; "" for one that is no small regular file (a FIFO is never
+    opened)."""
+    import stat
+
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > 4096:
+            return ""  # names no manifest
+        with open(path, "rb") as handle:
+            return handle.read(4096).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+
+
 class StandaloneCarrier:
     """A directory that holds a manifest and, on a content-addressed path, the artifacts it names.
 

@@ -95,3 +95,84 @@ def test_object_store_path_uses_fsspec(valid_doc: dict[str, Any]) -> None:
     assert read is not None and read.document["subject"]["run_id"] == "run-1"
     assert carrier.marker_matches() is True
     assert json.loads(carrier._get("manifest-run-1.json") or b"null")["program_hash"] == valid_doc["program_hash"]
+
+
+# ---- what a verification of the directory leaves out (carriers.standalone.directory_notes) ----------------------
+def _verified_directory(tmp_path: Path, valid_doc: dict[str, Any], *, marker: bool = True) -> Path:
+    out = tmp_path / "out"
+    (out / "p=1").mkdir(parents=True)
+    payloads = {"p=1/part-0.parquet": b"PAR1 one PAR1", "a.parquet": b"PAR1 two PAR1"}
+    valid_doc["output_hashes"] = []
+    for rel, payload in payloads.items():
+        (out / rel).write_bytes(payload)
+        valid_doc["output_hashes"].append({"hash": blake3.blake3(payload).hexdigest(), "path": rel})
+    StandaloneCarrier(out).write(manifest(valid_doc), marker=marker)
+    return out
+
+
+def _verify_dir(out: Path) -> dict[str, Any]:
+    from tests.conftest import run_cli
+
+    result = run_cli("verify", str(out), "--json")
+    doc: dict[str, Any] = json.loads(result.stdout)
+    assert result.returncode == 0 and doc["verdict"] == "VERIFIED", result.stdout + result.stderr
+    return doc
+
+
+def test_a_clean_directory_has_no_notes(tmp_path: Path, valid_doc: dict[str, Any]) -> None:
+    out = _verified_directory(tmp_path, valid_doc)
+    (out / "_tmp").mkdir()
+    (out / "_tmp" / "x.parquet").write_bytes(b"staging")  # readers of a directory skip '_' and '.' names
+    (out / ".x.crc").write_bytes(b"crc")
+    assert _verify_dir(out)["notes"] == []
+
+
+def test_files_the_manifest_does_not_list_are_named(tmp_path: Path, valid_doc: dict[str, Any]) -> None:
+    """A planted file (or a symlinked folder) in the directory verified is read by anyone reading the whole
+    directory: the verdict stays about the manifest's outputs, and a note says what else is there."""
+    out = _verified_directory(tmp_path, valid_doc)
+    (out / "planted.parquet").write_bytes(b"PAR1 rows nobody attested PAR1")
+    (out / "p=2").mkdir()
+    (out / "p=2" / "part-9.parquet").write_bytes(b"PAR1 more PAR1")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "f.parquet").write_bytes(b"x")
+    (out / "p=3").symlink_to(elsewhere, target_is_directory=True)
+    notes = _verify_dir(out)["notes"]
+    assert len(notes) == 1 and notes[0].startswith("3 file(s) in "), notes
+    for rel in ("planted.parquet", "p=2/part-9.parquet", "p=3/"):
+        assert rel in notes[0]
+    assert "part-0" not in notes[0] and "a.parquet" not in notes[0]
+
+
+def test_the_walk_is_bounded(tmp_path: Path, valid_doc: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    from carriers import standalone
+
+    out = _verified_directory(tmp_path, valid_doc)
+    for i in range(20):
+        (out / f"extra-{i:02}.bin").write_bytes(b"x")
+    monkeypatch.setattr(standalone, "WALK_LIMIT", 10)
+    notes = standalone.directory_notes(out, (out / MANIFEST_NAME).read_bytes())
+    assert len(notes) == 1 and notes[0].startswith("at least ") and "extra-00.bin" in notes[0], notes
+
+
+@pytest.mark.parametrize("marker", ["another", "fifo", "huge"])
+def test_a_marker_naming_another_manifest_is_said(tmp_path: Path, valid_doc: dict[str, Any], marker: str) -> None:
+    import os
+
+    out = _verified_directory(tmp_path, valid_doc)
+    path = out / MARKER_NAME
+    path.unlink()
+    if marker == "another":
+        path.write_text(f"blake3:{'0' * 64}\n")
+    elif marker == "fifo":
+        os.mkfifo(path)  # never opened: the verification does not hang on it
+    else:
+        path.write_bytes(b"blake3:" + b"0" * 10_000)
+    notes = _verify_dir(out)["notes"]
+    assert len(notes) == 1 and "completion marker _SUCCESS names another manifest.json" in notes[0], notes
+
+
+def test_a_matching_marker_or_none_is_not_a_note(tmp_path: Path, valid_doc: dict[str, Any]) -> None:
+    assert _verify_dir(_verified_directory(tmp_path / "a", valid_doc))["notes"] == []
+    assert _verify_dir(_verified_directory(tmp_path / "b", valid_doc, marker=False))["notes"] == []

@@ -291,8 +291,10 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
 def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
     target = args.target
     artifacts = Path(args.artifacts_dir) if args.artifacts_dir else None
+    directory = None
     if target != "-" and Path(target).is_dir():
         # A standalone carrier directory: its manifest.json, and the directory itself as the artifacts dir.
+        directory = target
         artifacts = artifacts or Path(target)
         target = str(Path(target) / "manifest.json")
     if args.level == "bytes" and artifacts is None:
@@ -315,6 +317,10 @@ def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
     report = verify_manifest_bytes(data, subject=target, artifacts_dir=artifacts, level=args.level,
                                    progress=out.progress("hashing artifacts"), early=early)
     _check_manifest_signature(args, target, data, policy, report)
+    if directory is not None:
+        from carriers.standalone import directory_notes
+
+        report.notes += directory_notes(directory, data)
     return report
 
 
