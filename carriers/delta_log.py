@@ -182,15 +182,57 @@ def deletion_vector_path(descriptor: dict[str, Any]) -> str | None:
 
 
 # ---- replay ------------------------------------------------------------------------------------------------------
+def dv_unique_id(descriptor: Any) -> str | None:
+    """The protocol's id of a deletion vector (storage type, path or inline bits, ``@offset`` when there is one); None
+    for a file without one. A logical file is keyed by (path, this id)."""
+    if not isinstance(descriptor, dict):
+        return None
+    offset = descriptor.get("offset")
+    tail = "" if offset is None else f"@{offset}"
+    return f"{descriptor.get('storageType')}{descriptor.get('pathOrInlineDv')}{tail}"
+
+
 @dataclass
 class LogState:
-    """A version as the log says it is: live adds by raw path, metadata and protocol actions."""
+    """A version as the log says it is: live adds by raw path, metadata and protocol actions.
+
+    Files are keyed as the protocol keys logical files, by (path, deletion-vector id): a remove takes away only the
+    entry whose deletion vector it names, and an add under a path that is live with another deletion vector makes a
+    second logical file of the same bytes, which every protocol reader reads again (``twice``); ``adds`` keeps the
+    last one of each path."""
 
     version: int
     adds: dict[str, dict[str, Any]] = field(default_factory=dict)
     metadata: dict[str, Any] | None = None
     protocol: dict[str, Any] | None = None
     checkpoint: int | None = None  # the checkpoint version the replay started from
+    # Paths live as more than one logical file: path -> {deletion-vector id: add} of its entries other than ``adds``'.
+    twice: dict[str, dict[str | None, dict[str, Any]]] = field(default_factory=dict)
+
+    def _remove(self, remove: dict[str, Any]) -> None:
+        path, dv = str(remove.get("path")), dv_unique_id(remove.get("deletionVector"))
+        others = self.twice.get(path, {})
+        if dv in others:
+            del others[dv]
+        elif path in self.adds and dv_unique_id(self.adds[path].get("deletionVector")) == dv:
+            if others:  # another logical file of the path stays live
+                self.adds[path] = others.pop(next(iter(others)))
+            else:
+                del self.adds[path]
+        if path in self.twice and not others:
+            del self.twice[path]
+
+    def _add(self, add: dict[str, Any]) -> None:
+        path, dv = str(add.get("path")), dv_unique_id(add.get("deletionVector"))
+        live = self.adds.get(path)
+        if live is not None:
+            old = dv_unique_id(live.get("deletionVector"))
+            if old != dv:
+                self.twice.setdefault(path, {})[old] = live
+            self.twice.get(path, {}).pop(dv, None)  # the same logical file added again: this add replaces it
+            if path in self.twice and not self.twice[path]:
+                del self.twice[path]
+        self.adds[path] = add
 
     def apply_commit(self, actions: Iterator[dict[str, Any]]) -> None:
         """One commit's actions. Removes go first: a commit may remove and re-add one path (a deletion vector
@@ -200,16 +242,16 @@ class LogState:
             if isinstance(action.get("add"), dict):
                 adds.append(action["add"])
             elif isinstance(action.get("remove"), dict):
-                self.adds.pop(str(action["remove"].get("path")), None)
+                self._remove(action["remove"])
             else:
                 self.apply_other(action)
         for add in adds:
-            self.adds[str(add.get("path"))] = add
+            self._add(add)
 
     def apply_checkpoint(self, action: dict[str, Any]) -> None:
         """One checkpoint action: its adds are the live files; its removes are tombstones of files already gone."""
         if isinstance(action.get("add"), dict):
-            self.adds[str(action["add"].get("path"))] = action["add"]
+            self._add(action["add"])
         elif not isinstance(action.get("remove"), dict):
             self.apply_other(action)
 
@@ -345,7 +387,7 @@ def _json_replay(storage: Storage, start: LogState | None, first: int, last: int
     """``start`` (or an empty state) with the JSON commits first..last applied; None if one of them is gone."""
     state = LogState(version=last) if start is None else LogState(
         version=last, adds=dict(start.adds), metadata=start.metadata, protocol=start.protocol,
-        checkpoint=start.checkpoint)
+        checkpoint=start.checkpoint, twice={p: dict(ids) for p, ids in start.twice.items()})
     for v in range(first, last + 1):
         data = storage.read(commit_name(v))
         if data is None:
@@ -379,6 +421,10 @@ def replay(storage: Storage, version: int) -> tuple[LogState, list[str]]:
                                      f"checkpoint {None if start is None else cp} is missing",
                                      code=Code.VERSION_NOT_FOUND)
     problems.extend(_compacted_problems(storage, first, version))
+    for path in sorted(state.twice)[:5]:
+        problems.append(f"{path} is live as {len(state.twice[path]) + 1} logical files (other deletion vectors, no "
+                        "remove naming them): protocol readers (Spark) read its rows once for each, minus that "
+                        "entry's vector")
     return state, problems
 
 

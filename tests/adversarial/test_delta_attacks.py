@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
+from attest.errors import TableInconsistentError
 from carriers import properties as props
 from carriers.delta import SIDECAR_DIR, attest_after_write
 from carriers.delta_log import commit_name
@@ -24,6 +25,7 @@ from tests.adversarial.conftest import (
     codes,
     copy_table,
     latest,
+    log_state,
     metadata_commit,
     remove_properties,
     rows,
@@ -519,3 +521,49 @@ def test_a_byte_identical_copy_still_verifies(delta: Path, tmp_path: Path) -> No
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
 def test_sidecar_is_readable_by_other_users(delta: Path) -> None:
     assert _sidecar(delta).stat().st_mode & 0o044 == 0o044
+
+
+# ---- logical files: (path, deletion-vector id), as the protocol keys them -------------------------------------
+def _with_deletion_vector(delta: Path) -> tuple[int, dict[str, Any]]:
+    """The table with a deletion vector committed on one file; (that commit's version, its add)."""
+    write_commit(delta, [{"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
+                                       "readerFeatures": ["deletionVectors"], "writerFeatures": ["deletionVectors"]}}])
+    add_deletion_vector(delta, [0])
+    n = latest(delta)
+    add = next(json.loads(line)["add"] for line in (delta / commit_name(n)).read_text().splitlines()
+               if '"add"' in line)
+    return n, add
+
+
+def test_a_file_live_twice_once_without_its_deletion_vector_is_never_verified(delta: Path) -> None:
+    """The deletion vector's commit rewritten in place without its remove: the file is live twice, whole and with the
+    vector, and Spark reads it once for each (measured: the deleted row came back); the replay by path alone kept only
+    the second entry, the very view that was attested."""
+    n, _ = _with_deletion_vector(delta)
+    attest_after_write(str(delta), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(delta))
+    assert rc == 0, doc
+    commit = delta / commit_name(n)
+    commit.write_text("".join(line + "\n" for line in commit.read_text().splitlines() if '"remove"' not in line))
+    rc, doc = verify(str(delta))
+    assert rc == 1 and "table_inconsistent" in codes(doc), doc
+    assert any("live as 2 logical files" in e["message"] for e in doc["errors"]), doc
+
+
+def test_a_file_added_again_without_its_deletion_vector_is_not_attested(delta: Path) -> None:
+    _, add = _with_deletion_vector(delta)
+    write_commit(delta, [{"add": {k: v for k, v in add.items() if k != "deletionVector"}}])
+    with pytest.raises(TableInconsistentError, match="live as 2 logical files"):
+        attest_after_write(str(delta), model="orders", program_hash=PROGRAM)
+
+
+def test_a_remove_naming_no_deletion_vector_leaves_the_vectored_file_live(delta: Path) -> None:
+    """Protocol readers match a remove by (path, deletion-vector id): one naming no vector removes nothing from a
+    file that has one. The replay agrees with delta-rs, so the table attests and verifies with the file in it."""
+    _, add = _with_deletion_vector(delta)
+    write_commit(delta, [{"remove": {"path": add["path"], "dataChange": True, "deletionTimestamp": 1,
+                                     "size": add["size"], "partitionValues": add["partitionValues"]}}])
+    attest_after_write(str(delta), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(delta))
+    assert rc == 0, doc
+    assert unquote(add["path"]) in {unquote(p) for p in log_state(delta).adds}
