@@ -58,6 +58,42 @@ def _check(value: JSONValue, where: str, depth: int) -> bool:
     raise CanonicalizationError(f"{where}: {type(value).__name__} is not a JSON value")
 
 
+class _NotCanonical(Exception):
+    """Raised by _scan; _check then walks again to say where."""
+
+
+def _scan(value: JSONValue, depth: int) -> bool:
+    """_check's answer without building a location for every value (documents hold a file list of thousands of
+    entries); raises _NotCanonical (or CanonicalizationError) where _check raises, and canonical_bytes asks _check
+    for the message."""
+    kind = type(value)
+    if kind is str or value is None or kind is bool:
+        return False
+    if kind is int:
+        return not I64_MIN <= value <= U64_MAX
+    if kind is float:
+        return True
+    if kind is dict or kind is list:
+        if depth >= MAX_DEPTH:
+            raise _NotCanonical
+        if kind is dict:
+            for key in value:
+                if type(key) is not str and not isinstance(key, str):
+                    raise _NotCanonical
+            items = value.values()
+        else:
+            items = value
+        special = False
+        for item in items:
+            item_kind = type(item)
+            if item_kind is str or item is None or item_kind is bool:
+                continue
+            if _scan(item, depth + 1):
+                special = True
+        return special
+    return _check(value, "$", depth)  # subclasses, tuples and what is no JSON value: the full rules
+
+
 def _string(text: str) -> str:
     # Python's escaping is serde_json's: \" \\ \b \f \n \r \t, other controls as \u00xx, the rest as is.
     return json.dumps(text, ensure_ascii=False)
@@ -94,7 +130,11 @@ def _write(value: JSONValue, out: list[str]) -> None:
 def canonical_bytes(document: JSONValue) -> bytes:
     """The v1 canonical JSON encoding of ``document``."""
     try:
-        if _check(document, "$", 0):
+        try:
+            special = _scan(document, 0)
+        except (_NotCanonical, CanonicalizationError):
+            special = _check(document, "$", 0)  # the walk that says where: it raises on what _scan refused
+        if special:
             parts: list[str] = []
             _write(document, parts)
             text = "".join(parts)

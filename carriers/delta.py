@@ -123,6 +123,19 @@ def add_action_rows(dt: DeltaTable) -> list[dict[str, Any]]:
     return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 
+def _engine_relative(roots: tuple[str, ...], uri: str) -> str:
+    """A location delta-rs gives, relative to the table root: it writes the table URI's (percent-encoded) path
+    followed by the decoded relative path, or a file URI of the whole."""
+    local = uri
+    if uri.startswith("file:"):
+        parsed = urlparse(uri)
+        local = parsed.netloc + parsed.path if parsed.netloc else parsed.path
+    for root in roots:
+        if local.startswith(root + "/"):
+            return local[len(root) + 1:]
+    return uri
+
+
 class DeltaCarrier(AttestedTable):
     """Attestations of a Delta table's versions, carried in its table properties (see module docstring)."""
 
@@ -381,22 +394,16 @@ class DeltaCarrier(AttestedTable):
             problems.append(Problem(Code.TABLE_UNREADABLE, f"delta-rs cannot read the deletion vectors: {text}"))
             return
         expected = {canonical_relative(raw)[0] or raw for raw in with_dv}
-        got = {self._engine_relative(dt, p) for p in engine}
+        roots = self._engine_roots(dt)
+        got = {_engine_relative(roots, p) for p in engine}
         if self.storage.local_root is not None and got != expected:
             problems.append(Problem(Code.TABLE_INCONSISTENT, "delta-rs applies deletion vectors to other files than "
                                     "the log names"))
 
-    def _engine_relative(self, dt: DeltaTable, uri: str) -> str:
-        """A location delta-rs gives, relative to the table root: it writes the table URI's (percent-encoded) path
-        followed by the decoded relative path, or a file URI of the whole."""
-        local = uri
-        if uri.startswith("file:"):
-            parsed = urlparse(uri)
-            local = parsed.netloc + parsed.path if parsed.netloc else parsed.path
-        for root in (str(self.storage.local_root), urlparse(str(dt.table_uri)).path.rstrip("/")):
-            if local.startswith(root + "/"):
-                return local[len(root) + 1:]
-        return uri
+    def _engine_roots(self, dt: DeltaTable) -> tuple[str, ...]:
+        """The prefixes of the locations delta-rs gives (see _engine_relative): the resolved local root and the table
+        URI's path. Computed once per check, not once per file (the URI is a call into delta-rs)."""
+        return str(self.storage.local_root), urlparse(str(dt.table_uri)).path.rstrip("/")
 
     def _cross_check_uris(self, dt: DeltaTable, files: Sequence[DataFile], problems: list[Problem]) -> None:
         """Locally, the files delta-rs reads must be exactly the ones attest reads.
@@ -404,7 +411,8 @@ class DeltaCarrier(AttestedTable):
         delta-rs gives a location as its table URI's (percent-encoded) path followed by the decoded relative path,
         so the comparison is on the part after the root."""
         ours = sorted(f.path for f in files if f.kind == "data")
-        engine = [self._engine_relative(dt, uri) for uri in dt.file_uris()]
+        roots = self._engine_roots(dt)
+        engine = [_engine_relative(roots, uri) for uri in dt.file_uris()]
         if sorted(engine) != ours:
             odd = sorted(set(engine) ^ set(ours))[:3]
             problems.append(Problem(Code.PATH_AMBIGUOUS, f"delta-rs resolves the live files to other locations than "

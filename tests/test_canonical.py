@@ -155,3 +155,34 @@ def test_canonical_depth_limit() -> None:
         hostile = {"a": hostile}
     with pytest.raises(CanonicalizationError, match="deeper than 127"):
         canonical_bytes(hostile)
+
+
+class _Text(str):
+    pass
+
+
+_wide_leaves = (st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats()
+                | st.text(max_size=5) | st.builds(_Text, st.text(max_size=3)) | st.just(b"x") | st.just({1, 2}))
+_wide_values = st.recursive(
+    _wide_leaves,
+    lambda children: (st.lists(children, max_size=4) | st.lists(children, max_size=3).map(tuple)
+                      | st.dictionaries(st.text(max_size=4) | st.integers(0, 3), children, max_size=4)),
+    max_leaves=25,
+)
+
+
+@given(_wide_values)
+@settings(max_examples=500, deadline=None)
+def test_the_fast_walk_answers_as_the_walk_that_names_places(value: Any) -> None:
+    """canonical_bytes decides with _scan and asks _check only for messages: the two must agree on every value."""
+    from attest.canonical import _check, _NotCanonical, _scan
+
+    try:
+        expected: Any = _check(value, "$", 0)
+    except CanonicalizationError:
+        expected = CanonicalizationError
+    try:
+        got: Any = _scan(value, 0)
+    except (_NotCanonical, CanonicalizationError):
+        got = CanonicalizationError
+    assert got == expected
