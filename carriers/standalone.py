@@ -90,6 +90,7 @@ def directory_notes(directory: str | os.PathLike[str], manifest: bytes) -> list[
     for folder, dirs, names in os.walk(root, followlinks=False):
         rel_folder = os.path.relpath(folder, root)
         prefix = "" if rel_folder == "." else rel_folder.replace(os.sep, "/") + "/"
+        walked += len(dirs)  # folders count too: a tree of empty folders is no cheaper to walk
         dirs[:] = sorted(d for d in dirs if not _reader_ignores(prefix + d))
         # os.walk lists a symlinked folder without entering it; engines reading the directory follow it.
         unlisted += [prefix + d + "/" for d in dirs if os.path.islink(os.path.join(folder, d))]
@@ -106,6 +107,9 @@ def directory_notes(directory: str | os.PathLike[str], manifest: bytes) -> list[
         count = f"at least {len(unlisted)}" if walked >= WALK_LIMIT else str(len(unlisted))
         notes.append(f"{count} file(s) in {root} are not outputs of this manifest ({shown}): earlier runs' artifacts "
                      "or files nobody attested; a reader of the whole directory reads them unverified")
+    elif walked >= WALK_LIMIT:
+        notes.append(f"{root} was looked through for files this manifest does not list up to {WALK_LIMIT} entries "
+                     "only: files beyond them were not looked at")
     return notes
 
 

@@ -176,3 +176,19 @@ def test_a_marker_naming_another_manifest_is_said(tmp_path: Path, valid_doc: dic
 def test_a_matching_marker_or_none_is_not_a_note(tmp_path: Path, valid_doc: dict[str, Any]) -> None:
     assert _verify_dir(_verified_directory(tmp_path / "a", valid_doc))["notes"] == []
     assert _verify_dir(_verified_directory(tmp_path / "b", valid_doc, marker=False))["notes"] == []
+
+
+def test_a_tree_of_empty_folders_stops_the_walk_too(tmp_path: Path, valid_doc: dict[str, Any],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from carriers import standalone
+
+    out = _verified_directory(tmp_path, valid_doc)
+    deep = out
+    for i in range(50):
+        deep = deep / f"d{i}"
+    deep.mkdir(parents=True)
+    (deep / "late.parquet").write_bytes(b"x")
+    monkeypatch.setattr(standalone, "WALK_LIMIT", 20)
+    notes = standalone.directory_notes(out, (out / MANIFEST_NAME).read_bytes())
+    # Stopped among the folders, before the file 50 levels down, and says so.
+    assert len(notes) == 1 and "up to 20 entries only" in notes[0], notes
