@@ -154,12 +154,19 @@ class _Found:
 
 
 def _canonical_uri(path: str) -> str | None:
-    """Why a data file's absolute path would be read differently by different FileIOs (None when it would not)."""
+    """Why a file's absolute location (a data or delete file, a manifest, a manifest list) would be read differently
+    by different FileIOs or from different working directories (None when it would not)."""
     from urllib.parse import urlparse
 
     parsed = urlparse(path)
     if len(parsed.scheme) <= 1 and not path.startswith("/"):
-        return "a relative data file path"
+        return "a relative path"
+    if parsed.scheme == "file" and (parsed.netloc or not parsed.path.startswith("/")):
+        # pyiceberg reads file://host/p and file:p as the relative path host/p or p, from its working directory
+        # (measured: rows from '/', FileNotFoundError from /tmp); Hadoop refuses a host ("Wrong FS").
+        return "a file URI with a host or a relative path: readers resolve it against their working directory"
+    if len(parsed.scheme) > 1 and parsed.scheme != "file" and not path[len(parsed.scheme) + 1:].startswith("//"):
+        return "a URI without '//' after its scheme (FileIOs parse it differently, or refuse it)"
     body = parsed.path if len(parsed.scheme) > 1 else path
     segments = body.split("/")[1:]
     if any(s in ("", ".", "..") for s in segments) or "\\" in path or "\x00" in path:
@@ -377,8 +384,17 @@ class IcebergCarrier(AttestedTable):
         out: list[dict[str, Any]] = []
         problems: list[Problem] = []
         partition_types: dict[int, Any] = {}
+        reason = _canonical_uri(str(snapshot.manifest_list))
+        if reason is not None:
+            return out, [Problem(Code.PATH_AMBIGUOUS, f"manifest list {snapshot.manifest_list!r}: {reason}",
+                                 str(snapshot.manifest_list))]
         for manifest, first_row_id in self._manifest_list(snapshot, fv):
             reader: Any
+            reason = _canonical_uri(str(manifest.manifest_path))
+            if reason is not None:
+                problems.append(Problem(Code.PATH_AMBIGUOUS, f"manifest {manifest.manifest_path!r}: {reason}",
+                                        str(manifest.manifest_path)))
+                continue
             inherited = int(manifest.sequence_number or 0)
             content = int(getattr(manifest.content, "value", manifest.content) or 0)
             statuses: list[int] = []

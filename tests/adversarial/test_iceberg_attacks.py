@@ -241,6 +241,40 @@ def test_path_with_dot_segments(catalog: SqlCatalog, table: Table) -> None:
     assert_refused(REF, "path_ambiguous")
 
 
+@pytest.mark.parametrize("spelling", ["file://{host}/{rest}", "file:{rel}"])
+def test_a_file_uri_read_from_the_working_directory_is_refused(catalog: SqlCatalog, table: Table, spelling: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``file://tmp/w/t/data/f.parquet`` (a host) and ``file:tmp/...`` (relative): pyiceberg reads ``tmp/w/...`` from
+    its working directory — the rows from '/', FileNotFoundError from /tmp, measured — and Hadoop refuses the host.
+    Attested from '/', the table verified there and named other bytes (or none) for a reader anywhere else."""
+    data_dir = local(table.location()) / "data"
+    src = local(IcebergCarrier(table, catalog_name=CATALOG).list_files()[0].location)
+    shutil.copy(src, data_dir / "odd.parquet")
+    absolute = str(data_dir / "odd.parquet").lstrip("/")
+    host, _, rest = absolute.partition("/")
+    monkeypatch.chdir("/")
+    table.add_files([spelling.format(host=host, rest=rest, rel=absolute)], check_duplicate_files=False)
+    assert_refused(REF, "path_ambiguous")
+    from attest.errors import AttestError
+
+    with pytest.raises(AttestError) as info:
+        attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM)
+    assert info.value.code.value == "path_ambiguous"
+
+
+def test_a_manifest_read_from_the_working_directory_is_refused(catalog: SqlCatalog, table: Table,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same spelling for a manifest in the list, rewritten in place: the table's rows depend on where its reader
+    runs."""
+    def relative(manifest: Any) -> None:
+        assert manifest._data[0] == manifest.manifest_path  # the record's first field (read-only property)
+        manifest._data[0] = "file://" + local(manifest.manifest_path).as_posix().lstrip("/")
+
+    monkeypatch.chdir("/")
+    _rewrite_manifest_list(table, relative)
+    assert_refused(REF, "path_ambiguous")
+
+
 def test_data_file_outside_the_table(catalog: SqlCatalog, table: Table, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
