@@ -364,8 +364,9 @@ class DeltaCarrier(AttestedTable):
             if where is None:
                 continue  # inline vector: its bits live in the log itself (and in the file's view), there is no file
             if descriptor.get("storageType") == "p":
-                rel, reason = (where[len(self.uri) + 1:], "") if where.startswith(self.uri + "/") else (None, (
-                    "an absolute deletion vector path outside the table"))
+                # The part under the table root is held to the rules of relative paths ('..', '.', escapes).
+                rel, reason = canonical_relative(where[len(self.uri) + 1:]) if where.startswith(self.uri + "/") \
+                    else (None, "an absolute deletion vector path outside the table")
             else:
                 rel, reason = canonical_relative(where)
             if rel is None:

@@ -33,7 +33,7 @@ from tests.adversarial.conftest import (
     verify,
     write_commit,
 )
-from tests.delta.dv import add_deletion_vector
+from tests.delta.dv import add_deletion_vector, dv_file
 
 
 def _add(path: str, size: int, **extra: Any) -> dict[str, Any]:
@@ -567,3 +567,39 @@ def test_a_remove_naming_no_deletion_vector_leaves_the_vectored_file_live(delta:
     rc, doc = verify(str(delta))
     assert rc == 0, doc
     assert unquote(add["path"]) in {unquote(p) for p in log_state(delta).adds}
+
+
+def _absolute_deletion_vector(delta: Path, spelling: str) -> None:
+    """A deletion vector stored at an absolute path (storage type ``p``), spelled ``spelling`` (``{root}``: the table
+    folder), committed on the table's first file."""
+    write_commit(delta, [{"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
+                                       "readerFeatures": ["deletionVectors"], "writerFeatures": ["deletionVectors"]}}])
+    add = log_state(delta).adds[a_data_file(delta)]
+    data, offset, size = dv_file([0])
+    (delta / "ab").mkdir()
+    (delta / "ab" / "dv.bin").write_bytes(data)
+    dv = {"storageType": "p", "pathOrInlineDv": spelling.format(root=delta), "offset": offset, "sizeInBytes": size,
+          "cardinality": 1}
+    write_commit(delta, [{"remove": {"path": add["path"], "dataChange": True, "deletionTimestamp": 1,
+                                     "size": add["size"], "partitionValues": add["partitionValues"]}},
+                         {"add": dict(add, deletionVector=dv)}])
+
+
+@pytest.mark.parametrize("spelling", ["file://{root}/ab/dv.bin", "file://{root}/ab/dv%2Ebin"])
+def test_an_absolute_deletion_vector_under_the_table_is_attested(delta: Path, spelling: str) -> None:
+    """The part under the root is a URI path, decoded as engines decode it (``%2E`` is ``.``)."""
+    _absolute_deletion_vector(delta, spelling)
+    attest_after_write(str(delta), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(delta))
+    assert rc == 0 and doc["level"] == "bytes", doc
+    other, _, _ = dv_file([1])  # another row deleted, same size: only the bytes tell
+    assert len(other) == (delta / "ab" / "dv.bin").stat().st_size
+    (delta / "ab" / "dv.bin").write_bytes(other)
+    assert_refused(delta, "artifact_hash_mismatch")
+
+
+@pytest.mark.parametrize("spelling", ["file://{root}/ab/../ab/dv.bin", "file://{root}//ab/dv.bin"])
+def test_an_absolute_deletion_vector_spelled_two_ways_is_not_attested(delta: Path, spelling: str) -> None:
+    _absolute_deletion_vector(delta, spelling)
+    with pytest.raises(TableInconsistentError):
+        attest_after_write(str(delta), model="orders", program_hash=PROGRAM)
