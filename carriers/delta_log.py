@@ -268,7 +268,8 @@ class LogState:
                  for p, a in self.adds.items()}
         meta = self.metadata or {}
         protocol = {k: v for k, v in (self.protocol or {}).items() if v is not None}
-        return {"files": files, "schemaString": meta.get("schemaString"),
+        twice = {p: sorted(map(str, others)) for p, others in sorted(self.twice.items())}
+        return {"files": files, "twice": twice, "schemaString": meta.get("schemaString"),
                 "partitionColumns": meta.get("partitionColumns") or [],
                 "configuration": meta.get("configuration") or {}, "protocol": protocol}
 
