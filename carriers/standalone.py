@@ -119,13 +119,18 @@ def _read_marker(path: str) -> str | None:
     import stat
 
     try:
-        st = os.lstat(path)
+        # Non-blocking, then checked on the open descriptor: a FIFO (or a link to one, or to /dev/zero) blocks
+        # nothing and is read as no marker content.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError:  # unreadable: a marker that names nothing readable
+        return ""
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
         if not stat.S_ISREG(st.st_mode) or st.st_size > 4096:
             return ""  # names no manifest
-        with open(path, "rb") as handle:
-            return handle.read(4096).decode("ascii", "replace").strip()
-    except OSError:
-        return None
+        return handle.read(4096).decode("ascii", "replace").strip()
 
 
 class StandaloneCarrier:

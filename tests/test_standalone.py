@@ -156,7 +156,7 @@ def test_the_walk_is_bounded(tmp_path: Path, valid_doc: dict[str, Any], monkeypa
     assert len(notes) == 1 and notes[0].startswith("at least ") and "extra-00.bin" in notes[0], notes
 
 
-@pytest.mark.parametrize("marker", ["another", "fifo", "huge"])
+@pytest.mark.parametrize("marker", ["another", "fifo", "huge", "link to /dev/zero"])
 def test_a_marker_naming_another_manifest_is_said(tmp_path: Path, valid_doc: dict[str, Any], marker: str) -> None:
     import os
 
@@ -167,8 +167,10 @@ def test_a_marker_naming_another_manifest_is_said(tmp_path: Path, valid_doc: dic
         path.write_text(f"blake3:{'0' * 64}\n")
     elif marker == "fifo":
         os.mkfifo(path)  # never opened: the verification does not hang on it
-    else:
+    elif marker == "huge":
         path.write_bytes(b"blake3:" + b"0" * 10_000)
+    else:
+        path.symlink_to("/dev/zero")  # no end to read: only regular files of a few bytes are read
     notes = _verify_dir(out)["notes"]
     assert len(notes) == 1 and "completion marker _SUCCESS names another manifest.json" in notes[0], notes
 
