@@ -1,10 +1,10 @@
 """A head start for ``attest verify TABLE`` on a local Delta table: hash the version's files while the command line is
 still importing delta-rs and the verifier and loading the table.
 
-Light on purpose (os, json, threading, attest.hashing): the command line starts it before anything else is imported.
-It decides nothing. It reads the log's JSON commits itself, lists the live files whose paths are plain (nothing
-encoded, no dot segments, no scheme: the common case), and hashes them when they are few and regular files, all
-under the table's real root. The verification takes these hashes only when the carrier's own file list (delta-rs's
+Light on purpose (os, threading, attest.hashing, attest.jsonscan): the command line starts it before anything else is
+imported. It decides nothing. It reads the log's JSON commits itself, lists the live files whose paths are plain
+(nothing encoded, no dot segments, no scheme: the common case), and hashes them when they are few and regular files,
+all under the table's real root. The verification takes these hashes only when the carrier's own file list (delta-rs's
 snapshot, checked against the log, confined) names exactly the same local files (``PrefetchedHasher``); anything else
 is hashed the ordinary way. A checkpoint, a deletion vector, a path that is not plain, a symlink (file or folder) or a
 gap in the log starts nothing: it never opens a file outside the table.
@@ -12,10 +12,10 @@ gap in the log starts nothing: it never opens a file outside the table.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 
+from attest import jsonscan
 from attest.hashing import BackgroundHashing
 
 TYPE_CHECKING = False  # typing is not imported before the hashing starts
@@ -87,7 +87,7 @@ class DeltaPrefetch(BackgroundHashing):
                 for line in handle.read().split(b"\n"):
                     if not line.strip():
                         continue
-                    action = json.loads(line)
+                    action = jsonscan.loads(line)
                     if "add" in action:
                         add = action["add"]
                         if add.get("deletionVector") or not _plain(add.get("path")):

@@ -1,16 +1,17 @@
 """Where a manifest's artifacts are under an artifacts directory, confined to it, and hashing them early.
 
-Light on purpose (os, stat, threading, attest.hashing): the command line imports this module, starts hashing, and
-only then imports the model, the schema and the report machinery (``EarlyHashes``).
+Light on purpose (os, stat, threading, attest.hashing, attest.jsonscan — not json, which imports re): the command
+line imports this module, starts hashing, and only then imports the model, the schema and the report machinery
+(``EarlyHashes``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import threading
 
+from attest import jsonscan
 from attest.hashing import BackgroundHashing
 
 TYPE_CHECKING = False  # typing and pathlib are not imported before the hashing starts
@@ -144,7 +145,7 @@ class EarlyHashes(BackgroundHashing):
         if root is None:
             return None
         try:
-            document = json.loads(data)  # plain: the strict parse comes later and decides
+            document = jsonscan.loads(data)  # plain: the strict parse comes later and decides
             outputs = document["output_hashes"]
             if not isinstance(outputs, list) or not outputs or not os.path.isdir(root):
                 return None

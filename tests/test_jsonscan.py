@@ -1,0 +1,50 @@
+"""attest.jsonscan: the head start's JSON reader gives json.loads's value for every JSON text, and refuses the rest."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attest import jsonscan
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=30,
+)
+
+
+@given(_values, st.sampled_from(["", " ", "\n\t ", "\r\n"]))
+@settings(max_examples=300, deadline=None)
+def test_gives_json_loads_value(value: Any, space: str) -> None:
+    for text in (json.dumps(value), json.dumps(value, ensure_ascii=False), json.dumps(value, indent=2)):
+        data = f"{space}{text}{space}".encode()
+        assert jsonscan.loads(data) == json.loads(data)
+
+
+@pytest.mark.parametrize("data", [b"", b"  ", b"{", b'{"a": 1} x', b'{"a": NaN}', b"[Infinity]", b'"\x01"',
+                                  b"\xff", b'{"a": 1}{"b": 2}', b"01"])
+def test_refuses_what_is_not_one_json_text(data: bytes) -> None:
+    with pytest.raises(ValueError):
+        jsonscan.loads(data)
+
+
+def test_deep_nesting_raises_and_never_crashes() -> None:
+    with pytest.raises((ValueError, RecursionError)):
+        jsonscan.loads(b"[" * 100_000 + b"]" * 100_000)
+
+
+@pytest.mark.parametrize("module", ["attest.jsonscan", "attest.verify.artifacts", "carriers.delta_prefetch"])
+def test_the_head_starts_import_neither_json_nor_re(module: str) -> None:
+    """The point of the module: the head starts begin hashing before json and re are imported."""
+    code = (f"import sys, {module}, attest.jsonscan as j; j.loads(b'{{\"a\": [1, 2.5]}}'); "
+            "print('json' in sys.modules, 're' in sys.modules)")
+    out = subprocess.run([sys.executable, "-S", "-c", f"import sys; sys.path[:0] = {sys.path!r}; {code}"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False"], out  # -S: no site, whose .pth files may import re themselves
