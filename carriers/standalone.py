@@ -126,11 +126,31 @@ def _read_marker(path: str) -> str | None:
         return None
     except OSError:  # unreadable: a marker that names nothing readable
         return ""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > 4096:
+        os.close(fd)
+        return ""  # names no manifest
     with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_size > 4096:
-            return ""  # names no manifest
         return handle.read(4096).decode("ascii", "replace").strip()
+
+
+def _read_local(path: str) -> bytes:
+    """A carrier file's bytes: opened without blocking, a regular file of at most MAX_DOCUMENT_BYTES (checked on the
+    descriptor), or a CarrierError — a FIFO would block forever, a link to /dev/zero read without end."""
+    import stat
+
+    from attest.model import MAX_DOCUMENT_BYTES
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise CarrierError(f"{path} is not a regular file", code=Code.MANIFEST_MISSING, path=path)
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise CarrierError(f"{path} is larger than {MAX_DOCUMENT_BYTES} bytes", code=Code.MANIFEST_MALFORMED_JSON,
+                           path=path)
+    return data
 
 
 class StandaloneCarrier:
@@ -176,7 +196,7 @@ class StandaloneCarrier:
     def _get(self, name: str) -> bytes | None:
         try:
             if self._fs is None:
-                return Path(self._path(name)).read_bytes()
+                return _read_local(self._path(name))
             data: bytes = self._fs.cat_file(self._path(name))
             return data
         except FileNotFoundError:
@@ -241,7 +261,10 @@ class StandaloneCarrier:
 
     def marker_matches(self) -> bool | None:
         """None without a marker; else whether the marker names the current manifest.json bytes."""
-        marker = self._get(MARKER_NAME)
+        try:
+            marker = self._get(MARKER_NAME)
+        except CarrierError:  # not a regular file: it names no manifest
+            return False
         if marker is None:
             return None
         data = self._get(MANIFEST_NAME)

@@ -194,3 +194,26 @@ def test_a_tree_of_empty_folders_stops_the_walk_too(tmp_path: Path, valid_doc: d
     notes = standalone.directory_notes(out, (out / MANIFEST_NAME).read_bytes())
     # Stopped among the folders, before the file 50 levels down, and says so.
     assert len(notes) == 1 and "up to 20 entries only" in notes[0], notes
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("what", ["fifo", "link to /dev/zero", "folder"])
+def test_carrier_files_that_are_no_files_are_refused_never_read(tmp_path: Path, valid_doc: dict[str, Any],
+                                                                what: str) -> None:
+    """The carrier read manifest.json, the marker and envelopes with Path.read_bytes: a FIFO blocked it forever, a link
+    to /dev/zero read until memory ran out. Each is now a coded refusal, at once."""
+    import os
+
+    carrier = StandaloneCarrier(tmp_path)
+    carrier.write(manifest(valid_doc), marker=True)
+    for name in (MANIFEST_NAME, MARKER_NAME):
+        (tmp_path / name).unlink()
+        if what == "fifo":
+            os.mkfifo(tmp_path / name)
+        elif what == "folder":
+            (tmp_path / name).mkdir()
+        else:
+            (tmp_path / name).symlink_to("/dev/zero")
+    with pytest.raises(CarrierError, match="not a regular file"):
+        carrier.read()
+    assert carrier.marker_matches() is False

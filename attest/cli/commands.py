@@ -139,17 +139,18 @@ class LineageResult:
 
 
 # ---- shared argument handling ----------------------------------------------------------------------------------
-def read_input(name: str) -> bytes:
+def read_input(name: str, *, regular_only: bool = False) -> bytes:
     """The bytes of a file or stdin, at most one byte more than any JSON document accepted (the parser then refuses
-    it as too large, instead of this reading gigabytes)."""
+    it as too large, instead of this reading gigabytes). ``regular_only``: a file the user did not name themselves (a
+    carrier directory's manifest.json) must be a regular file — a FIFO there would block the command forever, a link
+    to /dev/zero fill the limit — while a named one may be a pipe (``attest verify <(...)``)."""
     from attest.model import MAX_DOCUMENT_BYTES
 
     limit = MAX_DOCUMENT_BYTES + 1
     if name == "-":
         return sys.stdin.buffer.read(limit)
     try:
-        with open(name, "rb") as handle:
-            return handle.read(limit)
+        return _read_bounded(name, limit, regular_only=regular_only)
     except FileNotFoundError as exc:
         raise AttestError(f"{name}: no such manifest file (nor a Delta table: no _delta_log there)",
                           code=Code.MANIFEST_MISSING) from exc
@@ -157,6 +158,25 @@ def read_input(name: str) -> bytes:
         raise AttestError(f"{name}: is a directory", code=Code.MANIFEST_MISSING) from exc
     except OSError as exc:
         raise AttestError(f"{name}: {exc.strerror}", code=Code.MANIFEST_MISSING) from exc
+
+
+def _read_bounded(name: str, limit: int, *, regular_only: bool) -> bytes:
+    """Up to ``limit`` bytes of ``name``; with ``regular_only``, opened without blocking and refused unless the open
+    descriptor is a regular file (checked on the descriptor: no swap between a check and the open)."""
+    if not regular_only:
+        with open(name, "rb") as handle:
+            return handle.read(limit)
+    import stat
+
+    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(21, "Is a directory")
+        raise OSError(0, "not a regular file (a FIFO, a socket or a device)")
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(limit)
 
 
 def storage_options(args: argparse.Namespace) -> dict[str, str]:
@@ -302,7 +322,7 @@ def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
         raise ArgumentsError("--level bytes needs the artifacts: give --artifacts-dir DIR (or verify a standalone "
                              "carrier directory)", code=Code.ARTIFACTS_DIR_REQUIRED)
     policy = _trust_policy(args)  # before any hashing: a bad key or policy file is an input error (exit 2)
-    data = read_input(target)
+    data = read_input(target, regular_only=directory is not None)
     from attest.verify.artifacts import EarlyHashes
 
     # Hashing started before the command was imported (attest.cli._head_start), or starts now, overlapping what is
@@ -359,8 +379,11 @@ def _check_manifest_signature(args: argparse.Namespace, target: str, data: bytes
 
     envelope = None
     if where is not None:
+        from attest.model import MAX_DOCUMENT_BYTES
+
         try:
-            envelope = Path(where).read_bytes()
+            # Bounded; the default one beside the manifest must be a regular file (never a FIFO, never /dev/zero).
+            envelope = _read_bounded(where, MAX_DOCUMENT_BYTES + 1, regular_only=args.envelope is None)
         except FileNotFoundError:
             envelope = None
         except OSError as exc:

@@ -212,3 +212,62 @@ def test_signed_verify_needs_no_engine(tmp_path: Path, valid_doc: dict[str, Any]
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     assert _verdict(out) == f"VERIFIED (bytes, signed by {key_id})"
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("what", ["fifo", "link to /dev/zero"])
+def test_an_envelope_beside_the_manifest_that_is_no_file_never_hangs(tmp_path: Path, valid_doc: dict[str, Any],
+                                                                     what: str) -> None:
+    """A directory's envelope swapped for a FIFO blocked `verify --key` forever; a link to /dev/zero read without
+    end. Neither is read: the signature is refused, coded, at once."""
+    import os
+
+    _keygen(tmp_path, "ci")
+    out_dir = _signed_dir(tmp_path, valid_doc)
+    envelope = out_dir / "manifest.json.dsse.json"
+    envelope.unlink()
+    if what == "fifo":
+        os.mkfifo(envelope)
+    else:
+        envelope.symlink_to("/dev/zero")
+    out = run_cli("verify", str(out_dir), "--key", str(tmp_path / "ci.pub"), "--json")
+    doc = json.loads(out.stdout)
+    assert out.returncode == 2 and [e["code"] for e in doc["errors"]] == ["signature_invalid"], out.stdout
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("what", ["fifo", "link to /dev/zero"])
+def test_a_directory_manifest_that_is_no_file_never_hangs(tmp_path: Path, what: str) -> None:
+    import os
+
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    if what == "fifo":
+        os.mkfifo(out_dir / "manifest.json")
+    else:
+        (out_dir / "manifest.json").symlink_to("/dev/zero")
+    out = run_cli("verify", str(out_dir), "--json")
+    doc = json.loads(out.stdout)
+    assert out.returncode == 2 and [e["code"] for e in doc["errors"]] == ["manifest_missing"], out.stdout
+    assert "not a regular file" in doc["errors"][0]["message"]
+
+
+def test_a_manifest_named_on_the_command_line_may_be_a_pipe(tmp_path: Path, valid_doc: dict[str, Any]) -> None:
+    """`attest verify <(...)`: a path the user names is read as given, pipes included (a directory's own manifest
+    is the one held to regular files)."""
+    import os
+    import threading
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    data = json.dumps(valid_doc).encode()
+
+    def feed() -> None:
+        with open(pipe, "wb") as handle:
+            handle.write(data)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    out = run_cli("verify", str(pipe), "--json")
+    writer.join(10)
+    assert out.returncode == 0 and json.loads(out.stdout)["passed"], out.stdout + out.stderr
