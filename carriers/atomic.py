@@ -87,13 +87,30 @@ def link_if_absent(path: Path, data: bytes) -> bool:
         Path(tmp).unlink(missing_ok=True)
 
 
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether ``path`` is a regular file holding exactly ``data``: opened without blocking and compared only when
+    the open file's size matches (a FIFO or a link to /dev/zero in its place is a different file, never read)."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:  # a dangling link, no permission: not a file holding these bytes
+        return False
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
+        os.close(fd)
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(len(data) + 1) == data
+
+
 def write_once_local(path: Path, data: bytes) -> bool:
     """Publish content-addressed bytes at ``path``: True when written, False when identical bytes were there.
 
     Raises CarrierError (sidecar_mismatch) when a different file holds the name: it is never replaced.
     """
-    if path.exists():
-        if path.read_bytes() != data:
+    if os.path.lexists(path):
+        if not _holds(path, data):
             raise CarrierError(f"{path} exists with different bytes; a content-addressed file is never "
                                "overwritten", code=Code.SIDECAR_MISMATCH, path=str(path))
         return False
@@ -103,7 +120,7 @@ def write_once_local(path: Path, data: bytes) -> bool:
             # link() fails when the name exists: a concurrent writer of the same name wins, bytes agree.
             os.link(tmp, path)
         except FileExistsError:
-            if path.read_bytes() != data:
+            if not _holds(path, data):
                 raise CarrierError(f"{path} appeared concurrently with different bytes",
                                    code=Code.SIDECAR_MISMATCH, path=str(path)) from None
             return False
