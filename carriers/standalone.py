@@ -197,7 +197,14 @@ class StandaloneCarrier:
         try:
             if self._fs is None:
                 return _read_local(self._path(name))
-            data: bytes = self._fs.cat_file(self._path(name))
+            from attest.model import MAX_DOCUMENT_BYTES
+
+            # Bounded: an object of gigabytes at a carrier file's name is refused, not downloaded whole.
+            with self._fs.open(self._path(name), "rb") as handle:
+                data: bytes = handle.read(MAX_DOCUMENT_BYTES + 1)
+            if len(data) > MAX_DOCUMENT_BYTES:
+                raise CarrierError(f"{self._path(name)} is larger than {MAX_DOCUMENT_BYTES} bytes",
+                                   code=Code.MANIFEST_MALFORMED_JSON, path=self._path(name))
             return data
         except FileNotFoundError:
             return None

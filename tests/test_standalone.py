@@ -217,3 +217,14 @@ def test_carrier_files_that_are_no_files_are_refused_never_read(tmp_path: Path, 
     with pytest.raises(CarrierError, match="not a regular file"):
         carrier.read()
     assert carrier.marker_matches() is False
+
+
+def test_an_oversized_object_at_a_carrier_name_is_refused_not_downloaded(valid_doc: dict[str, Any],
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import attest.model
+
+    carrier = StandaloneCarrier("memory://bucket/big")
+    carrier.write(manifest(valid_doc))
+    monkeypatch.setattr(attest.model, "MAX_DOCUMENT_BYTES", 64)  # any manifest is larger than this
+    with pytest.raises(CarrierError, match="larger than 64 bytes"):
+        carrier.read()
