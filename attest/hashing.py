@@ -106,12 +106,13 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY
 
 
 def open_regular(path: str | os.PathLike[str]) -> tuple[int, int]:
-    """(descriptor, size) of ``path`` when it is a regular file now; OSError otherwise (never blocks on a FIFO)."""
+    """(descriptor, size) of ``path`` when it is a regular file now; OSError otherwise (never blocks on a FIFO).
+    Reads of files that untrusted input names go through it: hashing, carrier files, content-addressed names."""
     fd = os.open(path, _OPEN_FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file (it changed after it was listed)", os.fspath(path))
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, a socket, a device or a folder)", os.fspath(path))
     except BaseException:
         os.close(fd)
         raise

@@ -88,20 +88,16 @@ def link_if_absent(path: Path, data: bytes) -> bool:
 
 
 def _holds(path: Path, data: bytes) -> bool:
-    """Whether ``path`` is a regular file holding exactly ``data``: opened without blocking and compared only when
-    the open file's size matches (a FIFO or a link to /dev/zero in its place is a different file, never read)."""
-    import stat
+    """Whether ``path`` is a regular file holding exactly ``data``, compared only when its size matches
+    (attest.hashing.open_regular: a FIFO or a link to /dev/zero in its place is another file, never read)."""
+    from attest.hashing import open_regular
 
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:  # a dangling link, no permission: not a file holding these bytes
-        return False
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
-        os.close(fd)
+        fd, size = open_regular(path)
+    except OSError:  # not a regular file, a dangling link, no permission: not a file holding these bytes
         return False
     with os.fdopen(fd, "rb") as handle:
-        return handle.read(len(data) + 1) == data
+        return size == len(data) and handle.read(len(data) + 1) == data
 
 
 def write_once_local(path: Path, data: bytes) -> bool:

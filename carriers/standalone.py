@@ -114,37 +114,34 @@ def directory_notes(directory: str | os.PathLike[str], manifest: bytes) -> list[
 
 
 def _read_marker(path: str) -> str | None:
-    """The marker's text; None without a marker; "" for one that is no small regular file (a FIFO is never
-    opened)."""
-    import stat
+    """The marker's text; None without a marker; "" for one that is no small regular file (a FIFO, or a link to one or
+    to /dev/zero, is never read)."""
+    from attest.hashing import open_regular
 
     try:
-        # Non-blocking, then checked on the open descriptor: a FIFO (or a link to one, or to /dev/zero) blocks
-        # nothing and is read as no marker content.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd, size = open_regular(path)
     except FileNotFoundError:
         return None
-    except OSError:  # unreadable: a marker that names nothing readable
+    except OSError:  # not a regular file, unreadable: a marker that names nothing
         return ""
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_size > 4096:
-        os.close(fd)
-        return ""  # names no manifest
     with os.fdopen(fd, "rb") as handle:
-        return handle.read(4096).decode("ascii", "replace").strip()
+        return handle.read(4096).decode("ascii", "replace").strip() if size <= 4096 else ""
 
 
 def _read_local(path: str) -> bytes:
-    """A carrier file's bytes: opened without blocking, a regular file of at most MAX_DOCUMENT_BYTES (checked on the
-    descriptor), or a CarrierError — a FIFO would block forever, a link to /dev/zero read without end."""
-    import stat
+    """A carrier file's bytes: a regular file (attest.hashing.open_regular: a FIFO would block forever, a link to
+    /dev/zero read without end) of at most MAX_DOCUMENT_BYTES, or a CarrierError."""
+    import errno
 
+    from attest.hashing import open_regular
     from attest.model import MAX_DOCUMENT_BYTES
 
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise CarrierError(f"{path} is not a regular file", code=Code.MANIFEST_MISSING, path=path)
+    try:
+        fd, _ = open_regular(path)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
+        raise CarrierError(f"{path} is not a regular file", code=Code.MANIFEST_MISSING, path=path) from None
     with os.fdopen(fd, "rb") as handle:
         data = handle.read(MAX_DOCUMENT_BYTES + 1)
     if len(data) > MAX_DOCUMENT_BYTES:

@@ -161,20 +161,14 @@ def read_input(name: str, *, regular_only: bool = False) -> bytes:
 
 
 def _read_bounded(name: str, limit: int, *, regular_only: bool) -> bytes:
-    """Up to ``limit`` bytes of ``name``; with ``regular_only``, opened without blocking and refused unless the open
-    descriptor is a regular file (checked on the descriptor: no swap between a check and the open)."""
+    """Up to ``limit`` bytes of ``name``; with ``regular_only``, only a regular file (attest.hashing.open_regular:
+    opened without blocking, checked on the descriptor)."""
     if not regular_only:
         with open(name, "rb") as handle:
             return handle.read(limit)
-    import stat
+    from attest.hashing import open_regular
 
-    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(21, "Is a directory")
-        raise OSError(0, "not a regular file (a FIFO, a socket or a device)")
+    fd, _ = open_regular(name)
     with os.fdopen(fd, "rb") as handle:
         return handle.read(limit)
 
