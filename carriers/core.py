@@ -30,7 +30,6 @@ import functools
 import os
 import posixpath
 import re
-import stat
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -190,17 +189,9 @@ def _real_dir(path: str) -> str:
 def _real_file(path: str) -> str:
     # One lstat per file; the folder's realpath is shared by its files (thousands of files, a few folders).
     parent, name = os.path.split(path)
-    if name in ("", ".", "..") or _is_link(path):
+    if os.path.islink(path) or name in ("", ".", ".."):
         return os.path.realpath(path)
     return os.path.join(_real_dir(parent), name)
-
-
-def _is_link(path: str) -> bool:
-    # os.path.islink without its wrapper (one call per data file): a path that cannot be lstat'ed is no link.
-    try:
-        return stat.S_ISLNK(os.lstat(path).st_mode)
-    except (OSError, ValueError):
-        return False
 
 
 # ---- the metadata map --------------------------------------------------------------------------------------------
@@ -557,16 +548,19 @@ class AttestedTable(ABC):
         roots = self.roots
         local_of = self.storage.local_of
         bounds = [(root, local_of(root)) for root in roots]  # once, not once per file
-        # Local roots resolved once: a file is inside when its real path is a root or starts with one plus '/'.
+        # As _under, with each local root resolved once: a local file is inside when its real path is a local root or
+        # under one; a store's file when it is under a store root.
         real_roots = [_real_dir(local_root) for _, local_root in bounds if local_root is not None]
         prefixes = tuple(r.rstrip("/") + "/" for r in real_roots)
+        store_roots = [root for root, local_root in bounds if local_root is None]
         for f in files:
             local = local_of(f.location)
-            if local is not None and real_roots:
+            if local is not None:
                 real = _real_file(local)
-                if real.startswith(prefixes) or real in real_roots:
-                    continue
-            if not any(_under(f.location, local, root, local_root) for root, local_root in bounds):
+                inside = real in real_roots or real.startswith(prefixes)
+            else:
+                inside = any(_under(f.location, None, root, None) for root in store_roots)
+            if not inside:
                 problems.append(Problem(Code.FILE_OUTSIDE_TABLE, f"{f.location} is outside the table's locations "
                                         f"({', '.join(roots)}); pass allow_external / --allow-external-files to read "
                                         "it", f.path))
