@@ -49,6 +49,7 @@ __all__ = [
     "hash_stream_counted",
     "hash_uri",
     "open_regular",
+    "read_regular",
 ]
 
 # Measured on the 2-core CI machine (docs/hashing.md): up to a few MiB, reading through the reused
@@ -117,6 +118,13 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[int, int]:
         os.close(fd)
         raise
     return fd, st.st_size
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
+    """Up to ``limit`` bytes of ``path`` when it is a regular file now (open_regular); OSError otherwise."""
+    fd, _ = open_regular(path)
+    with open(fd, "rb") as handle:
+        return handle.read(limit)
 
 
 def _read_fd(fd: int) -> str:

@@ -88,16 +88,14 @@ def link_if_absent(path: Path, data: bytes) -> bool:
 
 
 def _holds(path: Path, data: bytes) -> bool:
-    """Whether ``path`` is a regular file holding exactly ``data``, compared only when its size matches
-    (attest.hashing.open_regular: a FIFO or a link to /dev/zero in its place is another file, never read)."""
-    from attest.hashing import open_regular
+    """Whether ``path`` is a regular file holding exactly ``data`` (attest.hashing.read_regular: a FIFO or a link to
+    /dev/zero in its place is another file, never read)."""
+    from attest.hashing import read_regular
 
     try:
-        fd, size = open_regular(path)
+        return read_regular(path, len(data) + 1) == data
     except OSError:  # not a regular file, a dangling link, no permission: not a file holding these bytes
         return False
-    with os.fdopen(fd, "rb") as handle:
-        return size == len(data) and handle.read(len(data) + 1) == data
 
 
 def write_once_local(path: Path, data: bytes) -> bool:

@@ -71,7 +71,7 @@ def directory_notes(directory: str | os.PathLike[str], manifest: bytes) -> list[
 
     root = os.fspath(directory)
     notes: list[str] = []
-    marker = _read_marker(os.path.join(root, MARKER_NAME))
+    marker = StandaloneCarrier(root).marker()
     if marker is not None and marker != f"blake3:{blake3_hex(manifest)}":
         notes.append(f"the completion marker {MARKER_NAME} names another manifest.json than the one verified (a run "
                      "still writing, or manifest.json replaced after the marker): a poller that trusts the marker "
@@ -111,43 +111,6 @@ def directory_notes(directory: str | os.PathLike[str], manifest: bytes) -> list[
         notes.append(f"{root} was looked through for files this manifest does not list up to {WALK_LIMIT} entries "
                      "only: files beyond them were not looked at")
     return notes
-
-
-def _read_marker(path: str) -> str | None:
-    """The marker's text; None without a marker; "" for one that is no small regular file (a FIFO, or a link to one or
-    to /dev/zero, is never read)."""
-    from attest.hashing import open_regular
-
-    try:
-        fd, size = open_regular(path)
-    except FileNotFoundError:
-        return None
-    except OSError:  # not a regular file, unreadable: a marker that names nothing
-        return ""
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read(4096).decode("ascii", "replace").strip() if size <= 4096 else ""
-
-
-def _read_local(path: str) -> bytes:
-    """A carrier file's bytes: a regular file (attest.hashing.open_regular: a FIFO would block forever, a link to
-    /dev/zero read without end) of at most MAX_DOCUMENT_BYTES, or a CarrierError."""
-    import errno
-
-    from attest.hashing import open_regular
-    from attest.model import MAX_DOCUMENT_BYTES
-
-    try:
-        fd, _ = open_regular(path)
-    except OSError as exc:
-        if exc.errno != errno.EINVAL:
-            raise
-        raise CarrierError(f"{path} is not a regular file", code=Code.MANIFEST_MISSING, path=path) from None
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(MAX_DOCUMENT_BYTES + 1)
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise CarrierError(f"{path} is larger than {MAX_DOCUMENT_BYTES} bytes", code=Code.MANIFEST_MALFORMED_JSON,
-                           path=path)
-    return data
 
 
 class StandaloneCarrier:
@@ -191,20 +154,30 @@ class StandaloneCarrier:
             pass
 
     def _get(self, name: str) -> bytes | None:
+        """A carrier file's bytes (None when absent), bounded: locally only a regular file (a FIFO would block forever,
+        a link to /dev/zero read without end), on a store never an object of gigabytes downloaded whole."""
+        import errno
+
+        from attest.hashing import read_regular
+        from attest.model import MAX_DOCUMENT_BYTES
+
+        path, limit = self._path(name), MAX_DOCUMENT_BYTES + 1
         try:
             if self._fs is None:
-                return _read_local(self._path(name))
-            from attest.model import MAX_DOCUMENT_BYTES
-
-            # Bounded: an object of gigabytes at a carrier file's name is refused, not downloaded whole.
-            with self._fs.open(self._path(name), "rb") as handle:
-                data: bytes = handle.read(MAX_DOCUMENT_BYTES + 1)
-            if len(data) > MAX_DOCUMENT_BYTES:
-                raise CarrierError(f"{self._path(name)} is larger than {MAX_DOCUMENT_BYTES} bytes",
-                                   code=Code.MANIFEST_MALFORMED_JSON, path=self._path(name))
-            return data
+                data = read_regular(path, limit)
+            else:
+                with self._fs.open(path, "rb") as handle:
+                    data = handle.read(limit)
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            if exc.errno != errno.EINVAL:
+                raise
+            raise CarrierError(f"{path} is not a regular file", code=Code.MANIFEST_MISSING, path=path) from None
+        if len(data) > MAX_DOCUMENT_BYTES:
+            raise CarrierError(f"{path} is larger than {MAX_DOCUMENT_BYTES} bytes", code=Code.MANIFEST_MALFORMED_JSON,
+                               path=path)
+        return bytes(data)
 
     # ---- the carrier protocol ------------------------------------------------------------------------
     def write(
@@ -263,16 +236,21 @@ class StandaloneCarrier:
         self._put(MARKER_NAME, body.encode("ascii"))
         return body.strip()
 
+    def marker(self) -> str | None:
+        """The completion marker's line (``blake3:<hex>``); None without one; "" for one that is no regular file."""
+        try:
+            data = self._get(MARKER_NAME)
+        except CarrierError:  # a FIFO, a device, too large: it names no manifest
+            return ""
+        return None if data is None else data.decode("ascii", "replace").strip()
+
     def marker_matches(self) -> bool | None:
         """None without a marker; else whether the marker names the current manifest.json bytes."""
-        try:
-            marker = self._get(MARKER_NAME)
-        except CarrierError:  # not a regular file: it names no manifest
-            return False
-        if marker is None:
-            return None
+        marker = self.marker()
+        if not marker:
+            return None if marker is None else False  # "": no regular file, it names no manifest
         data = self._get(MANIFEST_NAME)
-        return data is not None and marker.decode("ascii", "replace").strip() == f"blake3:{blake3_hex(data)}"
+        return data is not None and marker == f"blake3:{blake3_hex(data)}"
 
     def read_envelope(self, version: str | int | None = None) -> bytes | None:
         """The signed envelope of manifest.json (or of run ``version``'s copy); None when it is unsigned."""

@@ -161,15 +161,13 @@ def read_input(name: str, *, regular_only: bool = False) -> bytes:
 
 
 def _read_bounded(name: str, limit: int, *, regular_only: bool) -> bytes:
-    """Up to ``limit`` bytes of ``name``; with ``regular_only``, only a regular file (attest.hashing.open_regular:
+    """Up to ``limit`` bytes of ``name``; with ``regular_only``, only a regular file (attest.hashing.read_regular:
     opened without blocking, checked on the descriptor)."""
-    if not regular_only:
-        with open(name, "rb") as handle:
-            return handle.read(limit)
-    from attest.hashing import open_regular
+    if regular_only:
+        from attest.hashing import read_regular
 
-    fd, _ = open_regular(name)
-    with os.fdopen(fd, "rb") as handle:
+        return read_regular(name, limit)
+    with open(name, "rb") as handle:
         return handle.read(limit)
 
 
