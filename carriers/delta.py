@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from attest import __version__
+from attest import __version__, jsonscan
 from attest.build import PRODUCER_NAME
 from attest.errors import (
     CarrierError,
@@ -330,6 +330,8 @@ class DeltaCarrier(AttestedTable):
             files.append(f)
             file_views[f.path] = file_digest({"kind": "deletion_vector", "size": f.size})
         self._cross_check_dvs(dt, log, problems)
+        if log.metadata is not None and not inconsistencies:
+            _cross_check_metadata(dt, log, problems)
         if self.storage.local_root is not None:
             self._cross_check_uris(dt, files, problems)
         self._confine(files, problems)
@@ -607,6 +609,29 @@ class DeltaCarrier(AttestedTable):
 
 
 # ---- helpers -------------------------------------------------------------------------------------------------------
+def _cross_check_metadata(dt: DeltaTable, log: LogState, problems: list[Problem]) -> None:
+    """The schema, partition columns, properties and reader protocol the view takes from delta-rs must be the ones the
+    log's own replay reads: where two readers of one log disagree on them, the view would vouch for one reader only."""
+    meta, protocol = log.metadata or {}, log.protocol or {}
+    engine_protocol = dt.protocol()
+    try:
+        schema_agrees = jsonscan.loads_unique(str(meta.get("schemaString"))) == json.loads(dt.schema().to_json())
+    except (ValueError, RecursionError):
+        schema_agrees = False
+    checks = {
+        "schema": schema_agrees,
+        "partition columns": list(meta.get("partitionColumns") or []) == list(dt.metadata().partition_columns),
+        "properties": {str(k): str(v) for k, v in (meta.get("configuration") or {}).items()}
+        == dict(dt.metadata().configuration),
+        "reader protocol": protocol.get("minReaderVersion") == engine_protocol.min_reader_version
+        and sorted(protocol.get("readerFeatures") or []) == sorted(engine_protocol.reader_features or []),
+    }
+    differ = [name for name, same in checks.items() if not same]
+    if differ:
+        problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log replay read other {', '.join(differ)} "
+                                f"at version {log.version}"))
+
+
 def _dv_entry(dv: Any) -> Any:
     if not isinstance(dv, dict):
         return None

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from attest import jsonscan
 from attest.errors import Code, TableInconsistentError
 from carriers.storage import Storage
 
@@ -54,7 +55,10 @@ def json_lines(data: bytes, where: str) -> Iterator[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            action = json.loads(line)
+            action = jsonscan.loads_unique(line)
+        except jsonscan.DuplicateKeyError as exc:
+            raise TableInconsistentError(f"{where} line {number} names the key {exc.key!r} twice in one object: "
+                                         "engines read different values out of it") from None
         except (ValueError, RecursionError) as exc:  # hostile depth is a malformed log, not a crash
             raise TableInconsistentError(f"{where} line {number} is not a JSON action: "
                                          f"{type(exc).__name__}") from None
@@ -192,6 +196,87 @@ def dv_unique_id(descriptor: Any) -> str | None:
     return f"{descriptor.get('storageType')}{descriptor.get('pathOrInlineDv')}{tail}"
 
 
+# ---- what one version may hold once ------------------------------------------------------------------------------
+# PROTOCOL.md, "Action Reconciliation": a version's actions are applied in no guaranteed order, so a valid one holds
+# one metaData and one protocol at most, one add and one remove per path, never an add and a remove of one logical
+# file, one action per line. Anything else means what each engine's order makes of it (measured: Spark read the second
+# metaData and the second add of one commit, delta-rs the first), so the version gets no verdict.
+_SHOWN_PROBLEMS = 5
+
+
+class _Validity:
+    """The actions of one commit (or one checkpoint: ``checkpoint=True``) checked against what a version may hold
+    once; ``problems`` says what broke it (at most _SHOWN_PROBLEMS, then a count)."""
+
+    def __init__(self, where: str, *, checkpoint: bool = False) -> None:
+        self.where = where
+        self.checkpoint = checkpoint
+        self.metadata = 0
+        self.protocol = 0
+        # Logical files, (path, deletion-vector id), added and removed; a commit may also add (and remove) a path once
+        # whatever its vector (paths), a checkpoint holds a path once per vector (a path live with two is
+        # LogState.twice, reported on its own).
+        self.files: dict[str, set[tuple[str, str | None]]] = {"add": set(), "remove": set()}
+        self.paths: dict[str, set[str]] = {"add": set(), "remove": set()}
+        self.problems: list[str] = []
+        self.hidden = 0
+
+    def _problem(self, text: str) -> None:
+        if len(self.problems) < _SHOWN_PROBLEMS:
+            self.problems.append(f"{self.where}: {text}")
+        else:
+            self.hidden += 1
+
+    def report(self) -> list[str]:
+        return self.problems + ([f"{self.where}: {self.hidden} more such problems"] if self.hidden else [])
+
+    def see(self, action: dict[str, Any]) -> None:
+        if len(action) > 1 and sum(v is not None for v in action.values()) > 1:
+            present = sorted(k for k, v in action.items() if v is not None)
+            self._problem(f"one line holds {len(present)} actions ({', '.join(present[:4])}): engines apply one of "
+                          "them or all of them")
+        for kind, body in action.items():
+            if not isinstance(body, dict):
+                continue
+            if kind == "add" or kind == "remove":
+                self._file(kind, body)
+            elif kind == "metaData":
+                self.metadata += 1
+                if self.metadata == 2:
+                    self._problem("holds more than one metaData action: engines read either schema and properties")
+                self._unique_json(body.get("schemaString"), "the schema")
+            elif kind == "protocol":
+                self.protocol += 1
+                if self.protocol == 2:
+                    self._problem("holds more than one protocol action: engines read either")
+
+    def _file(self, kind: str, body: dict[str, Any]) -> None:
+        path = str(body.get("path"))
+        dv = body.get("deletionVector")
+        logical = (path, None if dv is None else dv_unique_id(dv))
+        mine = self.files[kind]
+        if logical in mine or (not self.checkpoint and path in self.paths[kind]):
+            self._problem(f"{kind}s {path!r} twice: engines keep either {kind}")
+        mine.add(logical)
+        if not self.checkpoint:
+            self.paths[kind].add(path)
+        if logical in self.files["remove" if kind == "add" else "add"]:
+            self._problem(f"adds and removes {path!r} with the same deletion vector: in one order the file is live, "
+                          "in the other gone")
+        if kind == "add":
+            self._unique_json(body.get("stats"), f"the statistics of {path!r}")
+
+    def _unique_json(self, text: Any, what: str) -> None:
+        if not isinstance(text, str):
+            return
+        try:
+            jsonscan.loads_unique(text)
+        except jsonscan.DuplicateKeyError as exc:
+            self._problem(f"{what}: an object names the key {exc.key!r} twice; engines read different values")
+        except (ValueError, RecursionError):
+            pass  # malformed, not ambiguous: the engine refuses it (or ignores statistics it cannot read)
+
+
 @dataclass
 class LogState:
     """A version as the log says it is: live adds by raw path, metadata and protocol actions.
@@ -208,6 +293,8 @@ class LogState:
     checkpoint: int | None = None  # the checkpoint version the replay started from
     # Paths live as more than one logical file: path -> {deletion-vector id: add} of its entries other than ``adds``'.
     twice: dict[str, dict[str | None, dict[str, Any]]] = field(default_factory=dict)
+    # What makes the commits and checkpoint read invalid versions (_Validity): engines read them differently.
+    invalid: list[str] = field(default_factory=list)
 
     def _remove(self, remove: dict[str, Any]) -> None:
         path, dv = str(remove.get("path")), dv_unique_id(remove.get("deletionVector"))
@@ -234,11 +321,14 @@ class LogState:
                 del self.twice[path]
         self.adds[path] = add
 
-    def apply_commit(self, actions: Iterator[dict[str, Any]]) -> None:
-        """One commit's actions. Removes go first: a commit may remove and re-add one path (a deletion vector
-        update, an overwrite with identical bytes), and the add is what is live afterwards."""
+    def apply_commit(self, actions: Iterator[dict[str, Any]], where: str) -> None:
+        """One commit's actions (``where``: its file, for problems). Removes go first: a commit may remove a path
+        with one deletion vector and add it with another (a deletion-vector update), and the add is what is live
+        afterwards; a commit that holds what a version may not (_Validity) is recorded in ``invalid``."""
         adds: list[dict[str, Any]] = []
+        validity = _Validity(where)
         for action in actions:
+            validity.see(action)
             if isinstance(action.get("add"), dict):
                 adds.append(action["add"])
             elif isinstance(action.get("remove"), dict):
@@ -247,6 +337,7 @@ class LogState:
                 self.apply_other(action)
         for add in adds:
             self._add(add)
+        self.invalid.extend(validity.report())
 
     def apply_checkpoint(self, action: dict[str, Any]) -> None:
         """One checkpoint action: its adds are the live files; its removes are tombstones of files already gone."""
@@ -340,10 +431,10 @@ def _parquet_actions(data: bytes) -> Iterator[dict[str, Any]]:
     for batch in pf.iter_batches(batch_size=_BATCH_ROWS, columns=cols):
         types = {name: batch.schema.field(name).type for name in cols}
         for row in batch.to_pylist():
-            for col in cols:
-                value = row.get(col)
-                if value is not None:
-                    yield {col: _plain(value, types[col])}
+            # One action per row, as one per line: a row holding two is kept whole for _Validity to refuse.
+            action = {col: _plain(value, types[col]) for col, value in row.items() if value is not None}
+            if action:
+                yield action
 
 
 def _plain(value: Any, arrow_type: Any) -> Any:
@@ -354,7 +445,11 @@ def _plain(value: Any, arrow_type: Any) -> Any:
     if value is None:
         return None
     if pa.types.is_map(arrow_type):
-        return {str(k): _plain(v, arrow_type.item_type) for k, v in value}
+        out = {str(k): _plain(v, arrow_type.item_type) for k, v in value}
+        if len(out) != len(value):  # a Parquet map may repeat a key, as a JSON object may: readers keep either
+            raise TableInconsistentError(f"a checkpoint map (partition values, properties) names a key twice: "
+                                         f"{sorted(str(k) for k, _ in value)[:8]}")
+        return out
     if pa.types.is_struct(arrow_type):
         return {f.name: _plain(value.get(f.name), f.type) for f in arrow_type}
     if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
@@ -364,12 +459,15 @@ def _plain(value: Any, arrow_type: Any) -> Any:
 
 def _checkpoint_state(storage: Storage, version: int, names: list[str]) -> LogState:
     state = LogState(version=version, checkpoint=version)
+    validity = _Validity(f"checkpoint {names[0]}" + (f" (+{len(names) - 1} parts)" if len(names) > 1 else ""),
+                         checkpoint=True)
     for name in names:
         data = storage.read(f"{LOG_DIR}/{name}")
         if data is None:
             raise TableInconsistentError(f"checkpoint {name} vanished while reading")
         actions = json_lines(data, name) if name.endswith(".json") else _parquet_actions(data)
         for action in actions:
+            validity.see(action)
             sidecar = action.get("sidecar")
             if isinstance(sidecar, dict):
                 # v2 checkpoints keep their file actions in sidecar files under _delta_log/_sidecars/.
@@ -378,9 +476,11 @@ def _checkpoint_state(storage: Storage, version: int, names: list[str]) -> LogSt
                 if inner is None:
                     raise TableInconsistentError(f"checkpoint sidecar {rel} is missing")
                 for a in (_parquet_actions(inner) if rel.endswith(".parquet") else json_lines(inner, rel)):
+                    validity.see(a)
                     state.apply_checkpoint(a)
             else:
                 state.apply_checkpoint(action)
+    state.invalid.extend(validity.report())
     return state
 
 
@@ -388,12 +488,13 @@ def _json_replay(storage: Storage, start: LogState | None, first: int, last: int
     """``start`` (or an empty state) with the JSON commits first..last applied; None if one of them is gone."""
     state = LogState(version=last) if start is None else LogState(
         version=last, adds=dict(start.adds), metadata=start.metadata, protocol=start.protocol,
-        checkpoint=start.checkpoint, twice={p: dict(ids) for p, ids in start.twice.items()})
+        checkpoint=start.checkpoint, twice={p: dict(ids) for p, ids in start.twice.items()},
+        invalid=list(start.invalid))
     for v in range(first, last + 1):
         data = storage.read(commit_name(v))
         if data is None:
             return None
-        state.apply_commit(json_lines(data, commit_name(v)))
+        state.apply_commit(json_lines(data, commit_name(v)), commit_name(v))
     return state
 
 
@@ -421,6 +522,9 @@ def replay(storage: Storage, version: int) -> tuple[LogState, list[str]]:
         raise TableInconsistentError(f"the Delta log of version {version} cannot be replayed: a JSON commit after "
                                      f"checkpoint {None if start is None else cp} is missing",
                                      code=Code.VERSION_NOT_FOUND)
+    if checkpoints:  # a checkpoint an engine may choose instead of the one replayed here
+        problems.extend(p for tag in sorted(candidates) if tag != first_tag for p in candidates[tag].invalid)
+    problems.extend(state.invalid)
     problems.extend(_compacted_problems(storage, first, version))
     for path in sorted(state.twice)[:5]:
         problems.append(f"{path} is live as {len(state.twice[path]) + 1} logical files (other deletion vectors, no "
@@ -466,7 +570,8 @@ def _compacted_problems(storage: Storage, first: int, last: int) -> list[str]:
         if commits is None or data is None:
             continue
         compacted = LogState(version=b)
-        compacted.apply_commit(json_lines(data, name))
+        compacted.apply_commit(json_lines(data, name), f"{LOG_DIR}/{name}")
+        out.extend(compacted.invalid)
         # Compare the net effect on files only: a compaction keeps the last metadata of the range.
         if compacted.comparable()["files"] != commits.comparable()["files"]:
             out.append(f"compacted log file {name} does not hold the file actions of commits {a}..{b}")

@@ -132,8 +132,7 @@ def write_content_addressed(
 
     check_log(storage, str(table_uri))  # delta-rs would block on a FIFO in place of _last_checkpoint
     exists = DeltaTable.is_deltatable(uri, storage_options)
-    live = {f.path for f in DeltaCarrier(uri, storage_options=storage_options).list_files()} \
-        if exists and mode == "append" else set()
+    live = {f.path for f in DeltaCarrier(uri, storage_options=storage_options).list_files()} if exists else set()
     planned: list[tuple[list[str | None], Any, bytes, str, str]] = []
     for values, part in groups:
         step = max_rows_per_file or max(part.num_rows, 1)
@@ -145,16 +144,22 @@ def write_content_addressed(
             digest_hex = hash_bytes(blob)
             folder = hive_partition_dir(columns, values) if columns else ""
             rel = f"{folder}/{digest_hex}.parquet" if folder else f"{digest_hex}.parquet"
-            # Same bytes, same name: a second add of a live path would silently drop those rows. Refuse.
-            if rel in live or any(p[3] == rel for p in planned):
+            # Same bytes, same name: a second add of a live path would silently drop those rows. Refuse. (An
+            # overwrite keeps such a file: _keeping.)
+            if (mode == "append" and rel in live) or any(p[3] == rel for p in planned):
                 raise CarrierError(f"{rel} would hold rows identical to a file the table already has (or to "
                                    "another chunk of this write); a content-addressed append cannot add the same "
                                    "bytes twice without losing rows — nothing was written",
                                    code=Code.MANIFEST_INVALID_FIELD, path=rel)
             planned.append((values, chunk, blob, rel, digest_hex))
+    kept = {p[3] for p in planned} & live if mode == "overwrite" else set()
+    removes = _keeping(storage, DeltaTable(uri, storage_options=storage_options).version(), kept, table_uri) \
+        if kept else []
     for values, chunk, blob, rel, digest_hex in planned:  # every check passed: now write
-        storage.write_once(rel, blob)
+        storage.write_once(rel, blob)  # a kept file: checked to hold exactly these bytes
         known[rel] = (len(blob), digest_hex)
+        if rel in kept:
+            continue
         stats = {"numRecords": chunk.num_rows}
         # delta-rs takes the on-disk path and URI-encodes it for the log itself (% in a Hive dir -> %25).
         adds.append(AddAction(path=rel, size=len(blob), partition_values=dict(zip(columns, values, strict=True)),
@@ -163,7 +168,10 @@ def write_content_addressed(
     if exists:
         dt = DeltaTable(uri, storage_options=storage_options)
         try:
-            dt.create_write_transaction(adds, mode, schema, partition_by=columns or None)
+            # Keeping files, the overwrite is committed as its removes and adds (delta-rs's own would remove and
+            # add the kept file in one commit: Spark read that version as empty, measured).
+            dt.create_write_transaction(adds + removes, "append" if kept else mode, schema,
+                                        partition_by=columns or None)
         except Exception as exc:
             raise _unsupported_or_error(table_uri, exc) from exc
     else:
@@ -172,6 +180,34 @@ def write_content_addressed(
     carrier = DeltaCarrier(uri, storage_options=storage_options)
     return carrier.record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id, dialect=dialect,
                           progress=progress, known_hashes=known, signer=signer)
+
+
+def _keeping(storage: DeltaStorage, version: int, kept: set[str], table_uri: str) -> list[Any]:
+    """The removes of an overwrite that keeps ``kept`` (live files the new output holds with the same bytes): every
+    other live file. A commit must not add and remove one file (PROTOCOL.md, "Action Reconciliation"), so the kept
+    ones get no action at all and stay live as they are."""
+    from deltalake.transaction import RemoveAction
+
+    from carriers.core import canonical_relative
+    from carriers.delta_log import replay
+
+    state, problems = replay(storage, version)
+    if problems or state.twice:
+        raise CarrierError(f"{table_uri} cannot be overwritten in place: its log is inconsistent ({problems[:1]}) — "
+                           "nothing was written", code=Code.TABLE_INCONSISTENT)
+    now = int(time.time() * 1000)
+    removes: list[Any] = []
+    for raw, add in sorted(state.adds.items()):
+        if add.get("deletionVector"):
+            # delta-rs's RemoveAction names no deletion vector, and a remove naming none leaves a vectored file live.
+            raise CarrierError(f"{table_uri} has files with deletion vectors: an overwrite that keeps identical "
+                               "files cannot remove them — nothing was written (overwrite with mode='overwrite' "
+                               "through delta-rs's write_deltalake instead)", code=Code.MANIFEST_INVALID_FIELD)
+        rel, _ = canonical_relative(raw)
+        if rel not in kept:
+            removes.append(RemoveAction(path=rel if rel is not None else raw, data_change=True, deletion_timestamp=now,
+                                        size=add.get("size"), partition_values=add.get("partitionValues")))
+    return removes
 
 
 def _delta_schema(schema: Any) -> Any:

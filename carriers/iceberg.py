@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -465,6 +466,7 @@ class IcebergCarrier(AttestedTable):
         files: dict[str, DataFile] = {}
         views: dict[str, list[dict[str, Any]]] = {}
         records, problems = self._manifest_entries(snapshot)
+        problems += _duplicate_ids(self.table.metadata)
         sequenced = sequences_in_view(int(self.table.metadata.format_version),
                                       any(int(_plain(df.get("content")) or 0) != 0 for df in records))
         for df in records:
@@ -782,6 +784,23 @@ def sequences_in_view(format_version: int, has_delete_files: bool) -> bool:
     in v3 every row's ``_last_updated_sequence_number``. Without delete files they change nothing a v1/v2 reader gets
     (a delete file added later changes the live files anyway)."""
     return format_version >= 3 or has_delete_files
+
+
+def _duplicate_ids(meta: Any) -> list[Problem]:
+    """Schemas, partition specs and snapshots that share an id: the spec makes ids unique, and readers resolve a shared
+    one differently — pyiceberg takes the first schema or snapshot of an id and the last spec (measured), Java's
+    metadata parser refuses the table, a reader indexing by id keeps the last — so the version they read is not one
+    table."""
+    out: list[Problem] = []
+    for what, items, attr in (("schemas", meta.schemas, "schema_id"), ("partition specs", meta.partition_specs,
+                                                                        "spec_id"),
+                              ("snapshots", meta.snapshots, "snapshot_id")):
+        counts = Counter(int(getattr(x, attr)) for x in items)
+        shared = sorted(i for i, n in counts.items() if n > 1)
+        if shared:
+            out.append(Problem(Code.TABLE_INCONSISTENT, f"the table metadata lists {what} sharing an id "
+                               f"({', '.join(map(str, shared[:5]))}): readers resolve the id to different ones"))
+    return out
 
 
 def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, Any]],

@@ -48,3 +48,28 @@ def test_the_head_starts_import_neither_json_nor_re(module: str) -> None:
     out = subprocess.run([sys.executable, "-S", "-c", f"import sys; sys.path[:0] = {sys.path!r}; {code}"],
                          capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"], out  # -S: no site, whose .pth files may import re themselves
+
+
+@given(_values)
+@settings(max_examples=300, deadline=None)
+def test_loads_unique_gives_json_loads_value_when_no_key_repeats(value: Any) -> None:
+    text = json.dumps(value)  # a dict never repeats a key, so neither does its JSON
+    assert jsonscan.loads_unique(text) == json.loads(text)
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ('{"a": 1, "a": 2}', "a"),
+    ('{"a": 1, "b": {"c": 1, "c": 1}}', "c"),  # the same value twice is refused too: readers must not have to agree
+    ('[{"x": []}, {"y": 1, "y": [1]}]', "y"),
+    ('{"\\u0061": 1, "a": 2}', "a"),  # one key under two spellings
+])
+def test_loads_unique_refuses_a_key_named_twice(text: str, key: str) -> None:
+    with pytest.raises(jsonscan.DuplicateKeyError) as caught:
+        jsonscan.loads_unique(text)
+    assert caught.value.key == key
+
+
+@pytest.mark.parametrize("text", ['{"a": NaN}', "[-Infinity]", "{", '{"a": 1} x'])
+def test_loads_unique_refuses_what_is_not_json(text: str) -> None:
+    with pytest.raises(ValueError):
+        jsonscan.loads_unique(text)

@@ -418,6 +418,169 @@ def test_hostile_json_in_a_commit_is_a_coded_outcome(delta: Path) -> None:
     assert rc != 0 and codes(doc), doc
 
 
+# ---- versions the protocol calls invalid: their meaning depends on the order an engine applies the actions ---------
+def _rewrite_attested_commit(delta: Path, edit: Any) -> None:
+    """Rewrite the attested data commit (version 0) in place: ``edit(lines)`` returns its new JSON lines."""
+    log = delta / commit_name(0)
+    log.write_text("\n".join(edit(log.read_text().splitlines())) + "\n")
+
+
+def _after(kind: str, make: Any) -> Any:
+    """An edit adding, after the commit's first ``kind`` line, the line ``make(that line's action)`` returns."""
+    def edit(lines: list[str]) -> list[str]:
+        out, done = [], False
+        for line in lines:
+            out.append(line)
+            if not done and line.startswith(f'{{"{kind}"'):
+                out.append(json.dumps(make(json.loads(line))))
+                done = True
+        assert done
+        return out
+    return edit
+
+
+def _renamed_column(action: dict[str, Any]) -> dict[str, Any]:
+    meta = json.loads(json.dumps(action["metaData"]))
+    schema = json.loads(meta["schemaString"])
+    schema["fields"][1]["name"] = "renamed"
+    meta["schemaString"] = json.dumps(schema)
+    return {"metaData": meta}
+
+
+def _moved_partition(action: dict[str, Any]) -> dict[str, Any]:
+    return {"add": {**action["add"], "partitionValues": {"p": "zz"}}}
+
+
+@pytest.mark.parametrize("edit", [
+    # Measured with Spark 4: it read the second metaData (a column of nulls under another name) and the second add
+    # (the rows under another partition value); delta-rs read the first of each. Both were VERIFIED.
+    _after("metaData", _renamed_column),
+    _after("add", _moved_partition),
+    _after("protocol", lambda a: {"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
+                                               "readerFeatures": ["columnMapping"],
+                                               "writerFeatures": ["columnMapping"]}}),
+    # Spark applies a commit's actions in file order: this file is gone for it, live for a replay that removes first.
+    _after("add", lambda a: {"remove": {"path": a["add"]["path"], "dataChange": True, "deletionTimestamp": 1}}),
+    _after("add", lambda a: {"add": a["add"], "remove": {"path": a["add"]["path"], "dataChange": True}}),
+], ids=["two-metadata", "one-file-added-twice", "two-protocols", "added-and-removed", "two-actions-on-one-line"])
+def test_an_attested_commit_rewritten_into_an_invalid_version_gets_no_verdict(delta: Path, edit: Any) -> None:
+    _rewrite_attested_commit(delta, edit)
+    doc = assert_refused(delta, "table_inconsistent")
+    assert "_delta_log/00000000000000000000.json" in json.dumps(doc)
+    assert_refused(delta, "table_inconsistent", "--level", "schema")
+
+
+def test_a_table_holding_an_invalid_commit_verifies_again_after_a_checkpoint(tmp_path: Path) -> None:
+    """What earlier content-addressed overwrites left (delta-rs's add then remove of one file in one commit): later
+    versions are refused too — engines replaying the log still disagree — until a checkpoint after it, from which every
+    reader starts."""
+    path = tmp_path / "t"
+    write_deltalake(str(path), rows(), partition_by=["p"])
+    raw = sorted(log_state(path).adds)[0]
+    _rewrite_attested_commit(path, _after("add", lambda a: {"remove": {"path": raw, "dataChange": True,
+                                                                       "deletionTimestamp": 1}}))
+    write_deltalake(str(path), rows(), partition_by=["p"], mode="append")
+    with pytest.raises(TableInconsistentError, match="adds and removes"):
+        attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    DeltaTable(str(path)).create_checkpoint()
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(path))
+    assert rc == 0 and doc["level"] == "bytes", doc
+
+
+def _twice(text: str, key: str, first: str) -> str:
+    """``text`` (a JSON object) with ``"key": first`` inserted before its own ``"key"``: one object, two values."""
+    at = text.index(f'"{key}":')
+    return f"{text[:at]}\"{key}\": {first}, {text[at:]}"
+
+
+def _schema_key_twice(lines: list[str]) -> list[str]:
+    out = []
+    for line in lines:
+        if line.startswith('{"metaData"'):
+            action = json.loads(line)
+            forged = action["metaData"]["schemaString"].replace('"v"', '"renamed"')
+            line = _twice(line, "schemaString", json.dumps(forged))
+        out.append(line)
+    return out
+
+
+def _nested(field_name: str, value: str, inner_key: str) -> Any:
+    """An edit naming ``inner_key`` twice inside the JSON string ``field_name`` of the first action holding it."""
+    def edit(lines: list[str]) -> list[str]:
+        out, done = [], False
+        for line in lines:
+            action = json.loads(line)
+            body = next(iter(action.values()))
+            if not done and isinstance(body, dict) and isinstance(body.get(field_name), str):
+                body[field_name] = _twice(body[field_name], inner_key, value)
+                line, done = json.dumps(action), True
+            out.append(line)
+        assert done
+        return out
+    return edit
+
+
+def _partition_key_twice(lines: list[str]) -> list[str]:
+    return [line.replace('"partitionValues": {"p": "a"}', '"partitionValues": {"p": "zz", "p": "a"}', 1)
+            .replace('"partitionValues":{"p":"a"}', '"partitionValues":{"p":"zz","p":"a"}', 1) for line in lines]
+
+
+@pytest.mark.parametrize("edit", [
+    _schema_key_twice,
+    _nested("schemaString", '[{"name": "p", "type": "string", "nullable": true, "metadata": {}}]', "fields"),
+    _nested("stats", "0", "numRecords"),
+    _partition_key_twice,
+], ids=["schemaString-twice", "fields-twice-in-the-schema", "numRecords-twice-in-statistics",
+        "partition-value-twice"])
+def test_a_key_named_twice_in_one_object_of_the_log_gets_no_verdict(delta: Path, edit: Any) -> None:
+    """JSON parsers keep the first, the last or refuse (Python: the last; delta-rs and Spark: the first for a struct's
+    field, the last for a map's key): readers would disagree on what the attested version holds."""
+    _rewrite_attested_commit(delta, edit)
+    assert_refused(delta, "table_inconsistent", "--level", "schema")
+
+
+def _checkpoint_rows(path: Path, edit: Any) -> None:
+    """Rewrite the newest checkpoint's rows (``edit(rows) -> rows``), keeping its Parquet schema."""
+    import pyarrow.parquet as pq
+
+    DeltaTable(str(path)).create_checkpoint()
+    cp = sorted((path / "_delta_log").glob("*.checkpoint.parquet"))[-1]
+    table = pq.read_table(cp)
+    pq.write_table(pa.Table.from_pylist(edit(table.to_pylist()), schema=table.schema), cp)
+
+
+def test_a_checkpoint_holding_two_metadata_rows_gets_no_verdict(delta: Path) -> None:
+    def edit(rows_: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        meta = next(r for r in rows_ if r.get("metaData"))
+        return [*rows_, {**meta, "metaData": {**meta["metaData"], "partitionColumns": []}}]
+
+    _checkpoint_rows(delta, edit)
+    doc = assert_refused(delta, "table_inconsistent", "--level", "schema")
+    assert "more than one metaData" in json.dumps(doc)
+
+
+def test_a_checkpoint_map_naming_a_key_twice_gets_no_verdict(delta: Path) -> None:
+    def edit(rows_: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        add = next(r for r in rows_ if r.get("add"))
+        add["add"]["partitionValues"] = [("p", "zz"), *add["add"]["partitionValues"]]
+        return rows_
+
+    _checkpoint_rows(delta, edit)
+    doc = assert_refused(delta, "table_inconsistent", "--level", "schema")
+    assert "names a key twice" in json.dumps(doc)
+
+
+def test_a_checkpoint_row_holding_two_actions_gets_no_verdict(delta: Path) -> None:
+    def edit(rows_: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        add = next(r for r in rows_ if r.get("add"))
+        add["remove"] = {"path": add["add"]["path"], "dataChange": True}
+        return rows_
+
+    _checkpoint_rows(delta, edit)
+    assert_refused(delta, "table_inconsistent", "--level", "schema")
+
+
 def test_deletion_vector_added_then_log_cleaned_up(delta: Path) -> None:
     """A DELETE by deletion vector after the attestation, then the log entries removed after a checkpoint."""
     metadata_commit(delta, lambda m: None)  # something to checkpoint past

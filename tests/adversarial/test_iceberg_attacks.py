@@ -196,6 +196,41 @@ def test_a_delete_file_listed_in_a_data_manifest(catalog: SqlCatalog, table: Tab
     assert any("delete file" in e["message"] and "data manifest" in e["message"] for e in doc["errors"]), doc
 
 
+# ---- ids the table metadata gives twice ----------------------------------------------------------------------------
+def _second_snapshot_of_the_attested_id(doc: dict[str, Any]) -> None:
+    """The attested snapshot listed again under its id, with the first append's manifest list (fewer rows)."""
+    snaps = doc["snapshots"]
+    current = next(s for s in snaps if s["snapshot-id"] == doc["current-snapshot-id"])
+    attested = next(s for s in snaps if s["snapshot-id"] == current["parent-snapshot-id"])
+    snaps.append({**attested, "manifest-list": snaps[0]["manifest-list"]})
+
+
+def _second_schema_of_the_current_id(doc: dict[str, Any]) -> None:
+    """The current schema listed again under its id, its two columns' names swapped."""
+    forged = json.loads(json.dumps(next(s for s in doc["schemas"] if s["schema-id"] == doc["current-schema-id"])))
+    forged["fields"][0]["name"], forged["fields"][1]["name"] = forged["fields"][1]["name"], forged["fields"][0]["name"]
+    doc["schemas"].append(forged)
+
+
+def _second_spec_of_the_default_id(doc: dict[str, Any]) -> None:
+    spec = next(s for s in doc["partition-specs"] if s["spec-id"] == doc["default-spec-id"])
+    doc["partition-specs"].append({**spec, "fields": [{"source-id": 1, "field-id": 1000, "name": "by_id",
+                                                        "transform": "identity"}]})
+
+
+@pytest.mark.parametrize("edit", [_second_snapshot_of_the_attested_id, _second_schema_of_the_current_id,
+                                  _second_spec_of_the_default_id], ids=["snapshot", "schema", "partition-spec"])
+def test_an_id_the_table_metadata_gives_twice_gets_no_verdict(catalog: SqlCatalog, table: Table, edit: Any) -> None:
+    """The spec makes ids unique; readers resolve a shared one differently. pyiceberg takes the first snapshot and
+    schema of an id (the attested ones: VERIFIED before), its ``spec()`` the first spec and its ``specs()`` the last
+    (measured); Java's parser refuses the table; a reader indexing by id keeps the last."""
+    before = table.metadata
+    forged = rewrite_metadata(catalog, table, edit)
+    assert forged.metadata.schema() == before.schema()  # pyiceberg still reads the first of each
+    doc = assert_refused(REF, "table_inconsistent", "--level", "schema")
+    assert "sharing an id" in json.dumps(doc)
+
+
 def test_data_file_bytes_flipped(table: Table) -> None:
     victim = local(IcebergCarrier(table, catalog_name=CATALOG).list_files()[0].location)
     data = bytearray(victim.read_bytes())

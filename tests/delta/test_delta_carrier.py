@@ -379,6 +379,42 @@ def test_content_addressed_append_of_identical_bytes_is_refused_not_lost(table_d
     assert verify_table(DeltaCarrier(str(table_dir)), level="bytes").passed
 
 
+def _file_actions(table_dir: Path, version: int) -> tuple[list[str], list[str]]:
+    lines = [json.loads(x) for x in (table_dir / "_delta_log" / f"{version:020d}.json").read_text().splitlines()]
+    return [a["add"]["path"] for a in lines if "add" in a], [a["remove"]["path"] for a in lines if "remove" in a]
+
+
+def test_an_overwrite_keeping_identical_files_neither_removes_nor_adds_them(table_dir: Path) -> None:
+    """delta-rs's own overwrite removes and adds a kept file in one commit, a version the protocol calls invalid:
+    Spark read it as empty (measured). The kept file gets no action; the others are removed, the new ones added."""
+    first = pa.table({"v": [1, 2, 3], "p": ["a b", "c%d", "x"]})
+    write_content_addressed(str(table_dir), first, partition_by=["p"], model="m", program_hash=PROGRAM)
+    before = {f.path for f in DeltaCarrier(str(table_dir)).list_files()}
+    second = pa.table({"v": [1, 5], "p": ["a b", "c%d"]})  # "a b" holds the same bytes again; "c%d" new ones
+    write_content_addressed(str(table_dir), second, mode="overwrite", partition_by=["p"], model="m",
+                            program_hash=PROGRAM)
+    data_version = 2  # 0: the first write, 1: its attestation
+    adds, removes = _file_actions(table_dir, data_version)
+    assert not set(adds) & set(removes)
+    assert len(adds) == 1 and len(removes) == 2, (adds, removes)
+    after = {f.path for f in DeltaCarrier(str(table_dir)).list_files()}
+    assert len(before & after) == 1 and len(after) == 2
+    assert sorted(DeltaTable(str(table_dir)).to_pyarrow_table().column("v").to_pylist()) == [1, 5]
+    assert verify_table(DeltaCarrier(str(table_dir)), level="bytes").passed
+
+
+def test_an_overwrite_keeping_files_of_a_table_with_deletion_vectors_is_refused(table_dir: Path) -> None:
+    from attest.errors import CarrierError
+
+    data = pa.table({"v": [1, 2, 3]})
+    write_content_addressed(str(table_dir), data, model="m", program_hash=PROGRAM)
+    add_deletion_vector(table_dir, [0])
+    version = DeltaTable(str(table_dir)).version()
+    with pytest.raises(CarrierError, match=r"deletion vectors.*nothing was written"):
+        write_content_addressed(str(table_dir), data, mode="overwrite", model="m", program_hash=PROGRAM)
+    assert DeltaTable(str(table_dir)).version() == version
+
+
 # ---- other engines' features -----------------------------------------------------------------------------------
 def test_column_mapping_table(table_dir: Path) -> None:
     write_deltalake(str(table_dir), special_table(), partition_by=["p"],
