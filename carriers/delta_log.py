@@ -17,10 +17,12 @@ module is the second opinion it is checked against, and what delta-rs does not e
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from attest import jsonscan
@@ -265,6 +267,27 @@ class _Validity:
                           "in the other gone")
         if kind == "add":
             self._unique_json(body.get("stats"), f"the statistics of {path!r}")
+            if self.checkpoint:
+                self._parsed_agree(path, body)
+
+    def _parsed_agree(self, path: str, add: dict[str, Any]) -> None:
+        """A checkpoint may hold a file's statistics and partition values twice, as JSON text and typed
+        (``stats_parsed``, ``partitionValues_parsed``); readers take either (measured: delta-rs the typed statistics,
+        Spark the JSON: a forged JSON maximum made Spark skip the file in a filtered query while delta-rs, whose
+        snapshot the reader view comes from, saw the true one). The two must say the same."""
+        stats, parsed = add.get("stats"), add.get("stats_parsed")
+        if isinstance(stats, str) and isinstance(parsed, dict):
+            try:
+                text = json.loads(stats, parse_float=Decimal)
+            except (ValueError, RecursionError):
+                text = None
+            if not isinstance(text, dict) or _differs(text, parsed):
+                self._problem(f"the statistics of {path!r} as JSON and as typed values differ: engines skip files by "
+                              "either")
+        values, typed = add.get("partitionValues"), add.get("partitionValues_parsed")
+        if isinstance(values, dict) and isinstance(typed, dict) and any(
+                k in values and _partition_differs(values[k], v) for k, v in typed.items()):
+            self._problem(f"the partition values of {path!r} as text and as typed values differ: engines read either")
 
     def _unique_json(self, text: Any, what: str) -> None:
         if not isinstance(text, str):
@@ -275,6 +298,68 @@ class _Validity:
             self._problem(f"{what}: an object names the key {exc.key!r} twice; engines read different values")
         except (ValueError, RecursionError):
             pass  # malformed, not ambiguous: the engine refuses it (or ignores statistics it cannot read)
+
+
+def _differs(text: Any, typed: Any) -> bool:
+    """Whether a JSON statistics value and its typed twin (a checkpoint's ``stats_parsed``) certainly differ: compared
+    where the type says how (numbers, strings, booleans, decimals, dates, timestamps), recursively through structs;
+    a leaf whose rendering is not certain is not compared."""
+    if isinstance(typed, dict):
+        if text is None:
+            return any(v is not None for v in typed.values())
+        if not isinstance(text, dict):
+            return True
+        return any(_differs(text.get(k), v) for k, v in typed.items())
+    if typed is None or text is None:
+        return (typed is None) != (text is None)
+    if isinstance(typed, bool) or isinstance(text, bool):
+        return typed is not text
+    if isinstance(typed, float) and (typed != typed or not isinstance(text, int | Decimal)):
+        return False  # NaN, or a JSON rendering of one (a string, a NaN token): not comparable here
+    if isinstance(typed, int | float | Decimal):
+        if not isinstance(text, int | Decimal):
+            return True
+        if isinstance(typed, float):
+            # A float column's typed statistic is a 32-bit float: the JSON decimal rounded to it, not equal to it.
+            return float(text) != typed and _float32(float(text)) != typed
+        return Decimal(typed) != Decimal(text)
+    if isinstance(typed, str):
+        return bool(typed != text)
+    if isinstance(typed, datetime.datetime) and isinstance(text, str):
+        try:
+            stamp = datetime.datetime.fromisoformat(text)
+        except ValueError:
+            return True
+        # One rendering without a zone and one with: not comparable here.
+        return (typed.tzinfo is None) == (stamp.tzinfo is None) and stamp != typed
+    if isinstance(typed, datetime.date) and isinstance(text, str):
+        return text != typed.isoformat()
+    return False
+
+
+def _float32(value: float) -> float:
+    import struct
+
+    try:
+        return float(struct.unpack("f", struct.pack("f", value))[0])
+    except OverflowError:
+        return value
+
+
+def _partition_differs(text: Any, typed: Any) -> bool:
+    """Whether a partition value (text, as the protocol serialises it) and its typed twin certainly differ."""
+    if typed is None or text is None:
+        return (typed is None) != (text is None)
+    if isinstance(typed, bool):
+        return bool(text != ("true" if typed else "false"))
+    if isinstance(typed, Decimal):
+        try:
+            return Decimal(str(text)) != typed
+        except InvalidOperation:
+            return True
+    if isinstance(typed, int | str) or (isinstance(typed, datetime.date) and not isinstance(typed, datetime.datetime)):
+        return str(text) != (typed.isoformat() if isinstance(typed, datetime.date) else str(typed))
+    return False
 
 
 @dataclass

@@ -571,6 +571,60 @@ def test_a_checkpoint_map_naming_a_key_twice_gets_no_verdict(delta: Path) -> Non
     assert "names a key twice" in json.dumps(doc)
 
 
+def _checkpoint_with_typed_twins(path: Path, forge: Any) -> None:
+    """Rewrite the newest checkpoint as Spark writes one with ``delta.checkpoint.writeStatsAsStruct``: every add also
+    holds ``stats_parsed`` and ``partitionValues_parsed``; ``forge(add)`` then edits the first add. Commits before the
+    checkpoint are cleaned up, as log cleanup does (the cross-check with them is gone)."""
+    import pyarrow.parquet as pq
+
+    DeltaTable(str(path)).create_checkpoint()
+    cp = sorted((path / "_delta_log").glob("*.checkpoint.parquet"))[-1]
+    table = pq.read_table(cp)
+    add_type = table.schema.field("add").type
+    long_ = pa.int64()
+    stats_type = pa.struct([("numRecords", long_), ("minValues", pa.struct([("v", long_), ("w", pa.string())])),
+                            ("maxValues", pa.struct([("v", long_), ("w", pa.string())])),
+                            ("nullCount", pa.struct([("v", long_), ("w", long_)]))])
+    twins = [pa.field("stats_parsed", stats_type), pa.field("partitionValues_parsed", pa.struct([("p", pa.string())]))]
+    with_twins = pa.field("add", pa.struct([*add_type, *twins]))
+    schema = pa.schema([with_twins if f.name == "add" else f for f in table.schema])
+    rows_ = table.to_pylist()
+    adds = [r["add"] for r in rows_ if r.get("add")]
+    for add in adds:
+        stats = json.loads(add["stats"])
+        add["stats_parsed"] = {k: stats[k] for k in ("numRecords", "minValues", "maxValues", "nullCount")}
+        add["partitionValues_parsed"] = dict(add["partitionValues"])
+    forge(adds[0])
+    pq.write_table(pa.Table.from_pylist(rows_, schema=schema), cp)
+    for v in range(int(cp.name[:20])):
+        (path / commit_name(v)).unlink()
+
+
+def test_a_checkpoint_with_typed_twins_that_agree_still_verifies(delta: Path) -> None:
+    _checkpoint_with_typed_twins(delta, lambda add: None)
+    rc, doc = verify(str(delta))
+    assert rc == 0 and doc["level"] == "bytes", doc
+
+
+def _forge_json_maximum(add: dict[str, Any]) -> None:
+    stats = json.loads(add["stats"])
+    stats["maxValues"]["v"] = -1  # a filter on v skips the file for readers of the JSON statistics (Spark)
+    add["stats"] = json.dumps(stats)
+
+
+def _forge_typed_partition(add: dict[str, Any]) -> None:
+    add["partitionValues_parsed"] = {"p": "zz"}
+
+
+@pytest.mark.parametrize("forge", [_forge_json_maximum, _forge_typed_partition], ids=["statistics", "partition"])
+def test_a_checkpoint_whose_two_renderings_of_a_file_differ_gets_no_verdict(delta: Path, forge: Any) -> None:
+    """Measured with a forged JSON maximum and intact stats_parsed: delta-rs (the reader view) read the typed one and
+    saw nothing change; Spark read the JSON one and a filtered query skipped the file's rows. VERIFIED before."""
+    _checkpoint_with_typed_twins(delta, forge)
+    doc = assert_refused(delta, "table_inconsistent", "--level", "schema")
+    assert "as typed values differ" in json.dumps(doc)
+
+
 def test_a_checkpoint_row_holding_two_actions_gets_no_verdict(delta: Path) -> None:
     def edit(rows_: list[dict[str, Any]]) -> list[dict[str, Any]]:
         add = next(r for r in rows_ if r.get("add"))

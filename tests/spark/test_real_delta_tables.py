@@ -103,3 +103,41 @@ def test_record_attests_what_delta_rs_cannot_write_to(spark: SparkSession, tmp_p
     # Spark still reads the table after the carrier's commit (the protocol was honoured).
     spark.sql(f"REFRESH TABLE {name}")
     assert spark.sql(f"SELECT count(*) AS n FROM {name}").collect()[0]["n"] == 2
+
+
+def test_typed_statistics_in_spark_checkpoints_agree_and_a_forged_json_twin_is_refused(spark: SparkSession,
+                                                                                       hook: Hook) -> None:
+    """Spark's checkpoints hold each file's statistics twice (JSON and ``stats_parsed``) and partition values twice:
+    for every column type here the two renderings are held to agree without a false alarm; a forged JSON maximum
+    (what Spark's file skipping reads, while delta-rs reads the typed one) is ``table_inconsistent``."""
+    import pyarrow.parquet as pq
+
+    name = f"st_{_uid()}"
+    spark.sql(f"CREATE TABLE {name} (i INT, b BIGINT, f FLOAT, d DOUBLE, m DECIMAL(12, 3), dt DATE, ts TIMESTAMP, "
+              "tn TIMESTAMP_NTZ, s STRING, ok BOOLEAN, st STRUCT<x: INT, y: STRING>, p DATE) USING delta "
+              "PARTITIONED BY (p) TBLPROPERTIES ('delta.checkpointInterval' = '2', "
+              "'delta.checkpoint.writeStatsAsStruct' = 'true', 'delta.checkpoint.writeStatsAsJson' = 'true')")
+    for k in range(3):
+        spark.sql(f"INSERT INTO {name} VALUES ({k}, {k} * 10000000000, 1.1 + {k}, 2.2 / 3 + {k}, 123.456 + {k}, "
+                  f"DATE '2026-01-0{k + 1}', TIMESTAMP '2026-01-01 10:00:00.123456' + INTERVAL {k} HOURS, "
+                  f"TIMESTAMP_NTZ '2026-01-01 10:00:00.5', 'café {k}', {k % 2 == 0}, named_struct('x', {k}, 'y', 'z'), "
+                  f"DATE '2026-02-0{k + 1}')")
+    hook.flush()
+    assert hook.failed == 0, hook.errors
+    path = Path(_delta_path(spark, name))
+    checkpoints = sorted((path / "_delta_log").glob("*.checkpoint.parquet"))
+    assert checkpoints, "expected a checkpoint"
+    add_type = pq.read_schema(checkpoints[-1]).field("add").type
+    assert add_type.get_field_index("stats_parsed") >= 0, add_type
+    assert _verify_json(str(path))["passed"]
+
+    cp = checkpoints[-1]
+    table = pq.read_table(cp)
+    rows = table.to_pylist()
+    add = next(r["add"] for r in rows if r.get("add") and r["add"].get("stats"))
+    stats = json.loads(add["stats"])
+    stats["maxValues"]["i"] = -1
+    add["stats"] = json.dumps(stats)
+    pq.write_table(table.from_pylist(rows, schema=table.schema), cp)
+    proc = _attest("verify", str(path), "--level", "schema", "--json")
+    assert proc.returncode == 1 and "as typed values differ" in proc.stdout, proc.stdout
