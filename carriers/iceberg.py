@@ -466,7 +466,7 @@ class IcebergCarrier(AttestedTable):
         files: dict[str, DataFile] = {}
         views: dict[str, list[dict[str, Any]]] = {}
         records, problems = self._manifest_entries(snapshot)
-        problems += _duplicate_ids(self.table.metadata)
+        problems += _metadata_problems(self.table.metadata)
         sequenced = sequences_in_view(int(self.table.metadata.format_version),
                                       any(int(_plain(df.get("content")) or 0) != 0 for df in records))
         for df in records:
@@ -786,11 +786,13 @@ def sequences_in_view(format_version: int, has_delete_files: bool) -> bool:
     return format_version >= 3 or has_delete_files
 
 
-def _duplicate_ids(meta: Any) -> list[Problem]:
-    """Schemas, partition specs and snapshots that share an id: the spec makes ids unique, and readers resolve a shared
-    one differently — pyiceberg takes the first schema or snapshot of an id and the last spec (measured), Java's
-    metadata parser refuses the table, a reader indexing by id keeps the last — so the version they read is not one
-    table."""
+def _metadata_problems(meta: Any) -> list[Problem]:
+    """Table metadata that readers resolve differently, against what the spec requires of it.
+
+    Schema, partition-spec and snapshot ids are unique: pyiceberg takes the first schema or snapshot of a shared id and
+    the last spec (measured), Java's metadata parser refuses the table, a reader indexing by id keeps the last. The
+    ``main`` branch is the current snapshot: pyiceberg reads ``current-snapshot-id``, a reader of the branch reads
+    ``refs.main``, Java refuses metadata where they differ."""
     out: list[Problem] = []
     for what, items, attr in (("schemas", meta.schemas, "schema_id"), ("partition specs", meta.partition_specs,
                                                                         "spec_id"),
@@ -800,6 +802,11 @@ def _duplicate_ids(meta: Any) -> list[Problem]:
         if shared:
             out.append(Problem(Code.TABLE_INCONSISTENT, f"the table metadata lists {what} sharing an id "
                                f"({', '.join(map(str, shared[:5]))}): readers resolve the id to different ones"))
+    main = meta.refs.get("main")
+    if main is not None and main.snapshot_id != meta.current_snapshot_id:
+        out.append(Problem(Code.TABLE_INCONSISTENT, f"the main branch is at snapshot {main.snapshot_id} and the "
+                           f"current snapshot is {meta.current_snapshot_id}: readers of the table and of its branch "
+                           "read different snapshots"))
     return out
 
 

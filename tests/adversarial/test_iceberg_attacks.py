@@ -231,6 +231,19 @@ def test_an_id_the_table_metadata_gives_twice_gets_no_verdict(catalog: SqlCatalo
     assert "sharing an id" in json.dumps(doc)
 
 
+def test_a_main_branch_elsewhere_than_the_current_snapshot_gets_no_verdict(catalog: SqlCatalog, table: Table) -> None:
+    """``refs.main`` moved to the first append while ``current-snapshot-id`` still names the attested follow-up:
+    pyiceberg read the current snapshot (VERIFIED before); a reader of the branch reads the first append's rows, and
+    Java refuses metadata where the two differ."""
+    def move_main(doc: dict[str, Any]) -> None:
+        doc["refs"]["main"]["snapshot-id"] = doc["snapshots"][0]["snapshot-id"]
+
+    forged = rewrite_metadata(catalog, table, move_main)
+    assert forged.current_snapshot() == table.current_snapshot()
+    doc = assert_refused(REF, "table_inconsistent", "--level", "schema")
+    assert "main branch" in json.dumps(doc)
+
+
 def test_data_file_bytes_flipped(table: Table) -> None:
     victim = local(IcebergCarrier(table, catalog_name=CATALOG).list_files()[0].location)
     data = bytearray(victim.read_bytes())
