@@ -621,8 +621,9 @@ def _cross_check_metadata(dt: DeltaTable, log: LogState, problems: list[Problem]
     checks = {
         "schema": schema_agrees,
         "partition columns": list(meta.get("partitionColumns") or []) == list(dt.metadata().partition_columns),
-        "properties": {str(k): str(v) for k, v in (meta.get("configuration") or {}).items()}
-        == dict(dt.metadata().configuration),
+        # A null value is no property (delta-rs drops it when it writes one).
+        "properties": {str(k): str(v) for k, v in (meta.get("configuration") or {}).items() if v is not None}
+        == {k: v for k, v in dt.metadata().configuration.items() if v is not None},
         "reader protocol": protocol.get("minReaderVersion") == engine_protocol.min_reader_version
         and sorted(protocol.get("readerFeatures") or []) == sorted(engine_protocol.reader_features or []),
     }
