@@ -42,13 +42,14 @@ from attest.errors import (
     CarrierError,
     Code,
     EvidenceDroppedError,
+    ManifestMalformedError,
     Problem,
     SupersededError,
     TableInconsistentError,
     VersionNotFoundError,
 )
 from attest.identity.inputs import ObservedInput, content_identity, inputs_identity
-from attest.model import Manifest
+from attest.model import Manifest, load_json_document
 from attest.tables import Attestation, ChangeKind, DataFile, FileIdentity, Progress, TableState, attestation_document
 from attest.view import ReaderView
 from carriers import properties as props
@@ -769,21 +770,20 @@ class AttestedTable(ABC):
         return f"{self.pointer_dir}/{version_id}.json"
 
     def _read_pointer(self, version_id: str) -> Carried | None:
-        import json
-
         name = self._pointer_name(version_id)
         data = self.storage.read(name)
         if data is None:
             return None
         try:
-            doc = json.loads(data)
+            # Read as manifests are (a key named twice, NaN, lone surrogates refused): one document, one meaning.
+            doc = load_json_document(data)
             keys = doc["properties"]
             well_formed = isinstance(keys, dict) and all(isinstance(k, str) and isinstance(x, str)
                                                          for k, x in keys.items())
             if doc.get("format") not in (POINTER_FORMAT, LEGACY_POINTER_FORMAT) or \
                     doc.get("table_version") != version_id or not well_formed:
                 raise ValueError("not a pointer document for this version")
-        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+        except (ManifestMalformedError, ValueError, KeyError, TypeError, RecursionError) as exc:
             return Carried(keys={props.KEY_VERSION: version_id}, where=f"detached attestation {name}",
                            problems=(_tampered(f"{name} is not a {POINTER_FORMAT} document: {exc}"),), detached=True,
                            note=f"detached attestation {name}")

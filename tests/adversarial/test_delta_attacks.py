@@ -728,6 +728,20 @@ def test_malformed_detached_pointer(tmp_path: Path) -> None:
     assert_refused(path, "carrier_tampered", "--level", "schema")
 
 
+def test_a_detached_pointer_naming_a_key_twice_is_tampering(tmp_path: Path) -> None:
+    """Two "properties" objects in one pointer: Python's json keeps the last, other readers the first — one file, two
+    attestations. Refused as manifests are."""
+    path = tmp_path / "d"
+    write_deltalake(str(path), rows(), partition_by=["p"])
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM, detached=True)
+    pointer = path / SIDECAR_DIR / "versions" / "0.json"
+    text = pointer.read_text()
+    at = text.index('"properties":')
+    pointer.write_text(f'{text[:at]}"properties": {{"{props.KEY_VERSION}": "0"}}, {text[at:]}')
+    doc = assert_refused(path, "carrier_tampered", "--level", "schema")
+    assert "duplicate key" in json.dumps(doc)
+
+
 # ---- copies and other producers ----------------------------------------------------------------------------------
 def test_a_byte_identical_copy_still_verifies(delta: Path, tmp_path: Path) -> None:
     """Not an attack: a copied table is the same table; the verdict must not depend on where it lives."""
