@@ -21,7 +21,7 @@ from attest.errors import AttestError
 from attest.verify.manifest import verify_manifest_bytes
 from carriers import properties as props
 from carriers.core import Carried
-from carriers.delta_log import parse_commit
+from carriers.delta_log import LogState, _Validity, json_lines, parse_commit
 from carriers.sidecar import Sidecar, SidecarError
 
 EXAMPLES = int(os.environ.get("ATTEST_FUZZ_EXAMPLES", "25000"))
@@ -128,13 +128,24 @@ def test_sidecar_parser(data: bytes) -> None:
         return
 
 
-COMMIT = b'{"commitInfo":{"operation":"WRITE"}}\n{"add":{"path":"a.parquet","size":1,"dataChange":true}}\n' \
-         b'{"metaData":{"id":"x","configuration":{"k":"v\xe2\x80\xa8"}}}\n'
+_STATS = {"numRecords": 1, "maxValues": {"v": 2.5}}
+COMMIT = b"".join(json.dumps(action).encode() + b"\n" for action in [
+    {"commitInfo": {"operation": "WRITE"}},
+    {"add": {"path": "a.parquet", "size": 1, "dataChange": True, "partitionValues": {"p": "1"},
+             "partitionValues_parsed": {"p": 1}, "stats": json.dumps(_STATS), "stats_parsed": _STATS,
+             "deletionVector": {"storageType": "i", "pathOrInlineDv": "abc", "sizeInBytes": 3, "cardinality": 1}}},
+    {"remove": {"path": "b.parquet", "dataChange": True}},
+    {"metaData": {"id": "x", "schemaString": json.dumps({"type": "struct", "fields": []}),
+                  "configuration": {"k": "v\u2028"}}},
+    {"protocol": {"minReaderVersion": 1}},
+])
 
 
 @FUZZ
 @given(mutated_bytes(COMMIT))
 def test_delta_commit_reader(data: bytes) -> None:
+    """The commit summary, and the replay of the same bytes as a commit and as a checkpoint (the protocol's rules on
+    what one version may hold, typed twins): a coded outcome or problems, never an uncaught exception."""
     _count("delta log")
     try:
         commit = parse_commit(3, data)
@@ -142,6 +153,13 @@ def test_delta_commit_reader(data: bytes) -> None:
         assert exc.code.value
         return
     assert commit.version == 3 and isinstance(commit.touches_files, bool) and commit.label()
+    state = LogState(version=3)
+    state.apply_commit(json_lines(data, "fuzz"), "fuzz")
+    assert isinstance(state.comparable(), dict) and all(isinstance(p, str) for p in state.invalid)
+    validity = _Validity("fuzz", checkpoint=True)
+    for action in json_lines(data, "fuzz"):
+        validity.see(action)
+    assert all(isinstance(p, str) for p in validity.report())
 
 
 def test_report_the_count() -> None:
