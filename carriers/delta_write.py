@@ -203,10 +203,13 @@ def _keeping(storage: DeltaStorage, version: int, kept: set[str], table_uri: str
             raise CarrierError(f"{table_uri} has files with deletion vectors: an overwrite that keeps identical "
                                "files cannot remove them — nothing was written (overwrite with mode='overwrite' "
                                "through delta-rs's write_deltalake instead)", code=Code.MANIFEST_INVALID_FIELD)
-        rel, _ = canonical_relative(raw)
+        rel, reason = canonical_relative(raw)
+        if rel is None:  # delta-rs encodes the path it is given: a remove could not name this file as the log does
+            raise CarrierError(f"{table_uri} cannot be overwritten in place: the log names {raw!r} ({reason}) — "
+                               "nothing was written", code=Code.PATH_AMBIGUOUS, path=raw)
         if rel not in kept:
-            removes.append(RemoveAction(path=rel if rel is not None else raw, data_change=True, deletion_timestamp=now,
-                                        size=add.get("size"), partition_values=add.get("partitionValues")))
+            removes.append(RemoveAction(path=rel, data_change=True, deletion_timestamp=now, size=add.get("size"),
+                                        partition_values=add.get("partitionValues")))
     return removes
 
 

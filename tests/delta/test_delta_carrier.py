@@ -415,6 +415,27 @@ def test_an_overwrite_keeping_files_of_a_table_with_deletion_vectors_is_refused(
     assert DeltaTable(str(table_dir)).version() == version
 
 
+def test_an_overwrite_keeping_files_of_a_table_naming_a_file_ambiguously_is_refused(table_dir: Path) -> None:
+    """A remove must name a file as the log does; delta-rs encodes the path it is given, so a log path engines resolve
+    differently cannot be removed reliably: refused before anything is written."""
+    from attest.errors import CarrierError
+
+    data = pa.table({"v": [1, 2, 3]})
+    write_content_addressed(str(table_dir), data, model="m", program_hash=PROGRAM)
+    kept = next(table_dir.glob("*.parquet"))
+    (table_dir / "d").mkdir()
+    shutil.copy(kept, table_dir / "copy.parquet")
+    version = DeltaTable(str(table_dir)).version() + 1
+    add = {"path": "d/../copy.parquet", "partitionValues": {}, "size": kept.stat().st_size, "modificationTime": 1,
+           "dataChange": True}
+    (table_dir / "_delta_log" / f"{version:020d}.json").write_text(
+        json.dumps({"commitInfo": {"operation": "WRITE"}}) + "\n" + json.dumps({"add": add}) + "\n")
+    with pytest.raises(CarrierError, match=r"cannot be overwritten in place.*nothing was written") as caught:
+        write_content_addressed(str(table_dir), data, mode="overwrite", model="m", program_hash=PROGRAM)
+    assert caught.value.code.value == "path_ambiguous"
+    assert DeltaTable(str(table_dir)).version() == version
+
+
 # ---- other engines' features -----------------------------------------------------------------------------------
 def test_column_mapping_table(table_dir: Path) -> None:
     write_deltalake(str(table_dir), special_table(), partition_by=["p"],
