@@ -153,8 +153,9 @@ def write_content_addressed(
                                    code=Code.MANIFEST_INVALID_FIELD, path=rel)
             planned.append((values, chunk, blob, rel, digest_hex))
     kept = {p[3] for p in planned} & live if mode == "overwrite" else set()
-    removes = _keeping(storage, DeltaTable(uri, storage_options=storage_options).version(), kept, table_uri) \
-        if kept else []
+    dt = DeltaTable(uri, storage_options=storage_options) if exists else None
+    # The removes come from the version the commit is then made against (dt): its conflict check covers them.
+    removes = _keeping(storage, dt.version(), kept, table_uri) if dt is not None and kept else []
     for values, chunk, blob, rel, digest_hex in planned:  # every check passed: now write
         storage.write_once(rel, blob)  # a kept file: checked to hold exactly these bytes
         known[rel] = (len(blob), digest_hex)
@@ -165,8 +166,7 @@ def write_content_addressed(
         adds.append(AddAction(path=rel, size=len(blob), partition_values=dict(zip(columns, values, strict=True)),
                               modification_time=now, data_change=True, stats=_json(stats)))
     schema = table.schema
-    if exists:
-        dt = DeltaTable(uri, storage_options=storage_options)
+    if dt is not None:
         try:
             # Keeping files, the overwrite is committed as its removes and adds (delta-rs's own would remove and
             # add the kept file in one commit: Spark read that version as empty, measured).
@@ -178,6 +178,14 @@ def write_content_addressed(
         create_table_with_add_actions(uri, _delta_schema(schema), adds, mode="error", partition_by=columns or None,
                                       configuration=configuration, storage_options=storage_options)
     carrier = DeltaCarrier(uri, storage_options=storage_options)
+    if kept:
+        # A kept file has no action in the commit: a concurrent commit removing it would leave this overwrite's output
+        # short without a conflict. Never attested short: the write is reported instead.
+        gone = sorted(kept - {f.path for f in carrier.list_files()})
+        if gone:
+            raise CarrierError(f"{table_uri}: the overwrite kept {gone[0]} (same bytes) but a concurrent commit "
+                               f"removed it ({len(gone)} file(s)); the new version lacks those rows and was not "
+                               "attested — write again", code=Code.TABLE_INCONSISTENT, path=gone[0])
     return carrier.record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id, dialect=dialect,
                           progress=progress, known_hashes=known, signer=signer)
 
@@ -195,6 +203,10 @@ def _keeping(storage: DeltaStorage, version: int, kept: set[str], table_uri: str
     if problems or state.twice:
         raise CarrierError(f"{table_uri} cannot be overwritten in place: its log is inconsistent ({problems[:1]}) — "
                            "nothing was written", code=Code.TABLE_INCONSISTENT)
+    live = {canonical_relative(raw)[0] for raw in state.adds}
+    if not kept <= live:  # listed live a moment ago, gone from the version the commit is made against
+        raise CarrierError(f"{table_uri} changed while writing: {sorted(kept - live)[0]} is no longer live — nothing "
+                           "was written; write again", code=Code.TABLE_INCONSISTENT)
     now = int(time.time() * 1000)
     removes: list[Any] = []
     for raw, add in sorted(state.adds.items()):

@@ -436,6 +436,35 @@ def test_an_overwrite_keeping_files_of_a_table_naming_a_file_ambiguously_is_refu
     assert DeltaTable(str(table_dir)).version() == version
 
 
+def test_an_overwrite_whose_kept_file_a_concurrent_commit_removes_is_never_attested_short(
+        table_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept file has no action in the overwrite's commit, so no conflict check covers it: removed by another writer
+    before the commit (nothing written) or after it (the new version is reported, not attested short)."""
+    from attest.errors import CarrierError
+    from carriers import delta_write
+    from carriers.storage import DeltaStorage
+
+    data = pa.table({"v": [1, 2, 3]})
+    write_content_addressed(str(table_dir), data, model="m", program_hash=PROGRAM)
+    version = DeltaTable(str(table_dir)).version()
+    with pytest.raises(CarrierError, match="changed while writing"):
+        delta_write._keeping(DeltaStorage(str(table_dir)), version, {"elsewhere.parquet"}, str(table_dir))
+    real = DeltaCarrier.list_files
+    calls: list[int] = []
+
+    def listed(self: DeltaCarrier, version: str | int | None = None) -> list[Any]:
+        calls.append(1)
+        return real(self, version) if len(calls) == 1 else []  # after the commit: the kept file is gone
+
+    monkeypatch.setattr(DeltaCarrier, "list_files", listed)
+    with pytest.raises(CarrierError, match=r"concurrent commit removed it.*not attested"):
+        write_content_addressed(str(table_dir), data, mode="overwrite", model="m", program_hash=PROGRAM)
+    monkeypatch.undo()
+    assert DeltaTable(str(table_dir)).version() == version + 1  # the commit landed, and no attestation after it
+    attestation = DeltaCarrier(str(table_dir)).state().attestation
+    assert attestation is not None and attestation.attested_version == "0"  # the first write's, not the new version
+
+
 # ---- other engines' features -----------------------------------------------------------------------------------
 def test_column_mapping_table(table_dir: Path) -> None:
     write_deltalake(str(table_dir), special_table(), partition_by=["p"],
