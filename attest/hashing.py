@@ -6,7 +6,8 @@ name, no metadata), so ``b3sum --no-names FILE`` prints the same string.
 How the bytes get to the hasher depends on the shape of the work:
 
 * one big local file: memory-mapped and hashed on all cores (blake3's rayon path, as ``b3sum`` does);
-* one small local file: a single ``read()``, cheaper than setting up a mapping;
+* one mid-sized local file (256 KiB to 8 MiB): memory-mapped and hashed on one thread (no copy through read(2));
+* one small local file: read through a reused buffer, cheaper than setting up a mapping;
 * many local files: several files at once on a small thread pool (blake3 releases the GIL), big
   ones first, each alone on all cores, so cores are never oversubscribed;
 * a remote object: streamed in bounded chunks through pyarrow or fsspec.
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BATCH_SOLO_THRESHOLD",
     "DEFAULT_CHUNK_SIZE",
+    "MAP_MIN_BYTES",
     "MMAP_THRESHOLD",
     "READ_CHUNK",
     "hash_bytes",
@@ -56,6 +58,11 @@ __all__ = [
 # buffer ties or beats mmap + threads (mapping setup and page faults cost more than the copy, and a
 # busy second core makes threads worthless); from 8 MiB on, mmap + all cores pulls ahead.
 MMAP_THRESHOLD: Final[int] = 8 << 20
+
+# From this size on a file is mapped even when it is hashed on one thread (a batch's files, side by side): no copy
+# through read(2), which measured 10-30 % more CPU per byte than the mapping's page faults from 512 KiB on, on 1 and 3
+# threads alike (2-core machine, 2026-12-02); at 256 KiB the two tie, below it the mapping's setup costs more.
+MAP_MIN_BYTES: Final[int] = 256 << 10
 
 # Inside hash_files, a file this big is hashed alone on all cores before the pool starts: splitting
 # one file across cores costs about the same as splitting files across cores, and doing it first
@@ -139,14 +146,14 @@ def _read_fd(fd: int) -> str:
 
 def _hash_fd(fd: int, size: int, max_threads: int) -> str:
     """Hash an open regular file of ``size`` bytes (closes ``fd``)."""
-    if size < MMAP_THRESHOLD or max_threads == 1:
-        # One core only gains nothing from a mapping: reading through a cache-sized buffer measured
-        # faster than a single-threaded mmap at every size (no page faults, no TLB shootdown).
+    if size < MAP_MIN_BYTES:
         return _read_fd(fd)
+    # Below MMAP_THRESHOLD one thread: splitting a few MiB across cores costs more than it saves.
+    threads = max_threads if size >= MMAP_THRESHOLD else 1
     import mmap
 
     # The mapping of the descriptor just checked (not of the path again), hashed with the GIL released on
-    # ``max_threads`` threads, as blake3's update_mmap does; a file truncated by another process while mapped can
+    # ``threads`` threads, as blake3's update_mmap does; a file truncated by another process while mapped can
     # fault, the same trade-off b3sum makes.
     try:
         mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
@@ -154,7 +161,8 @@ def _hash_fd(fd: int, size: int, max_threads: int) -> str:
         return _read_fd(fd)
     os.close(fd)  # the mapping holds its own reference
     with mapped:
-        return blake3(max_threads=max_threads).update(mapped).hexdigest()
+        hasher = blake3(max_threads=threads) if threads != 1 else blake3()
+        return hasher.update(mapped).hexdigest()
 
 
 def _hash_local(path: str | os.PathLike[str], max_threads: int) -> str:
@@ -174,9 +182,9 @@ def hash_file(path: str | os.PathLike[str], *, threads: int | None = None) -> st
     """Lowercase 64-hex BLAKE3-256 of a local file's bytes.
 
     Files of at least :data:`MMAP_THRESHOLD` bytes are memory-mapped and hashed on up to
-    ``threads`` threads (``None``: all cores, blake3.AUTO; ``1``: no mapping, one thread); smaller
-    files are read through a reused :data:`READ_CHUNK` buffer on the calling thread. Non-regular
-    files (pipes, character devices) are streamed.
+    ``threads`` threads (``None``: all cores, blake3.AUTO; ``1``: the calling thread); from
+    :data:`MAP_MIN_BYTES` up to it, mapped and hashed on the calling thread; smaller files are read
+    through a reused :data:`READ_CHUNK` buffer. Non-regular files (pipes, character devices) are streamed.
     """
     max_threads = _max_threads(threads)
     st = os.stat(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import itertools
@@ -106,6 +107,41 @@ def test_vector_through_the_mmap_path(tmp_path: Path) -> None:
     data = vector_input(hashing.MMAP_THRESHOLD + 102400)
     path = write(tmp_path / "big", data)
     assert hash_file(path) == hash_file(path, threads=1) == hash_file(path, threads=2) == hash_bytes(data)
+
+
+@pytest.mark.parametrize("offset", [-1, 0, 1, (3 << 20) + 7])
+def test_mapped_from_map_min_bytes_on_every_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offset: int) -> None:
+    # From MAP_MIN_BYTES on a file is mapped (one thread below MMAP_THRESHOLD, in a batch too); below it, read.
+    import mmap
+
+    size = hashing.MAP_MIN_BYTES + offset
+    data = os.urandom(size)
+    path = write(tmp_path / "f.bin", data)
+    mapped: list[int] = []
+    real = mmap.mmap
+
+    def spy(fd: int, length: int, **kwargs: Any) -> mmap.mmap:
+        mapped.append(os.fstat(fd).st_size)
+        return real(fd, length, **kwargs)
+
+    monkeypatch.setattr(mmap, "mmap", spy)
+    expected = hash_bytes(data)
+    assert hash_file(path) == hash_file(path, threads=1) == hash_regular_file(path) == expected
+    other = write(tmp_path / "g.bin", data)
+    assert hash_files([path, other]) == {str(path): expected, str(other): expected}
+    assert mapped == ([size] * 5 if size >= hashing.MAP_MIN_BYTES else [])
+
+
+def test_a_file_that_cannot_be_mapped_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import mmap
+
+    def refuse(*_args: Any, **_kwargs: Any) -> mmap.mmap:
+        raise OSError(errno.ENODEV, "no mappings on this file system")
+
+    data = os.urandom(hashing.MAP_MIN_BYTES * 3)
+    path = write(tmp_path / "f.bin", data)
+    monkeypatch.setattr(mmap, "mmap", refuse)
+    assert hash_file(path) == hash_files([path])[str(path)] == hash_bytes(data)
 
 
 # --- every entry point agrees ------------------------------------------------------------------
