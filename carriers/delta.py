@@ -610,8 +610,10 @@ class DeltaCarrier(AttestedTable):
 
 # ---- helpers -------------------------------------------------------------------------------------------------------
 def _cross_check_metadata(dt: DeltaTable, log: LogState, problems: list[Problem]) -> None:
-    """The schema, partition columns, properties and reader protocol the view takes from delta-rs must be the ones the
-    log's own replay reads: where two readers of one log disagree on them, the view would vouch for one reader only."""
+    """The schema, partition columns, properties, reader protocol and table id the view takes from delta-rs must be the
+    ones the log's own replay reads: where two readers of one log disagree on them, the view would vouch for one reader
+    only. delta-rs reads them from a version's checksum file (``<version>.crc``) when there is one, Spark from the log
+    (measured): a forged checksum file is such a disagreement."""
     meta, protocol = log.metadata or {}, log.protocol or {}
     engine_protocol = dt.protocol()
     try:
@@ -626,6 +628,7 @@ def _cross_check_metadata(dt: DeltaTable, log: LogState, problems: list[Problem]
         == {k: v for k, v in dt.metadata().configuration.items() if v is not None},
         "reader protocol": protocol.get("minReaderVersion") == engine_protocol.min_reader_version
         and sorted(protocol.get("readerFeatures") or []) == sorted(engine_protocol.reader_features or []),
+        "table id": meta.get("id") == dt.metadata().id,  # the identity an attestation is bound to
     }
     differ = [name for name, same in checks.items() if not same]
     if differ:

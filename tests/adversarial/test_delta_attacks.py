@@ -831,3 +831,77 @@ def test_an_absolute_deletion_vector_spelled_two_ways_is_not_attested(delta: Pat
     _absolute_deletion_vector(delta, spelling)
     with pytest.raises(TableInconsistentError):
         attest_after_write(str(delta), model="orders", program_hash=PROGRAM)
+
+
+# ---- checksum files (<version>.crc) ---------------------------------------------------------------------------------
+def _latest_actions(delta: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The newest metaData and protocol of the log, as a checksum file of the latest version holds them."""
+    meta: dict[str, Any] = {}
+    protocol: dict[str, Any] = {}
+    for v in range(latest(delta) + 1):
+        for line in (delta / commit_name(v)).read_text().splitlines():
+            action = json.loads(line)
+            meta = action.get("metaData", meta)
+            protocol = action.get("protocol", protocol)
+    return meta, protocol
+
+
+def _write_checksum(delta: Path, meta: dict[str, Any], protocol: dict[str, Any]) -> None:
+    crc = {"tableSizeBytes": 1, "numFiles": 1, "numMetadata": 1, "numProtocol": 1, "metadata": meta,
+           "protocol": protocol}
+    (delta / "_delta_log" / f"{latest(delta):020}.crc").write_text(json.dumps(crc))
+
+
+def _crc_renamed_column(meta: dict[str, Any], protocol: dict[str, Any]) -> None:
+    schema = json.loads(meta["schemaString"])
+    next(f for f in schema["fields"] if f["name"] == "v")["name"] = "renamed"  # read as a column of nulls
+    meta["schemaString"] = json.dumps(schema)
+
+
+def _crc_read_property(meta: dict[str, Any], protocol: dict[str, Any]) -> None:
+    meta["configuration"] = {**meta["configuration"], "delta.enableChangeDataFeed": "true"}
+
+
+def _crc_partitioning(meta: dict[str, Any], protocol: dict[str, Any]) -> None:
+    meta["partitionColumns"] = []
+
+
+def _crc_table_id(meta: dict[str, Any], protocol: dict[str, Any]) -> None:
+    meta["id"] = "00000000-0000-0000-0000-000000000000"
+
+
+@pytest.mark.parametrize(("forge", "said"), [
+    (_crc_renamed_column, "schema"), (_crc_read_property, "properties"), (_crc_partitioning, "partition columns"),
+    (_crc_table_id, "table id"),
+], ids=["schema", "properties", "partition-columns", "table-id"])
+def test_a_forged_checksum_file_gets_no_verdict(delta: Path, forge: Any, said: str) -> None:
+    """delta-rs takes a version's schema, properties, partitioning and table id from its checksum file when there is
+    one; Spark replays the log (measured). A checksum file saying other than the log is a table two readers read
+    differently (delta-rs read a renamed column as nulls), whichever reader the verifier's view came from."""
+    meta, protocol = _latest_actions(delta)
+    forge(meta, protocol)
+    _write_checksum(delta, meta, protocol)
+    doc = assert_refused(delta, "table_inconsistent", "--level", "schema")
+    assert f"read other {said}" in json.dumps(doc)
+
+
+def test_a_checksum_file_that_agrees_with_the_log_still_verifies(delta: Path) -> None:
+    _write_checksum(delta, *_latest_actions(delta))
+    rc, doc = verify(str(delta))
+    assert rc == 0 and doc["level"] == "bytes", doc
+
+
+def test_a_content_addressed_write_refuses_a_table_readers_read_differently(delta: Path) -> None:
+    """delta-rs would commit the write against its own reading of the table (the checksum file's): refused before any
+    byte is written, as the attestation after it would be."""
+    from carriers.delta_write import write_content_addressed
+
+    meta, protocol = _latest_actions(delta)
+    _crc_renamed_column(meta, protocol)
+    _write_checksum(delta, meta, protocol)
+    before = sorted(p.relative_to(delta) for p in delta.rglob("*"))
+    for mode in ("append", "overwrite"):
+        with pytest.raises(TableInconsistentError, match="nothing was written"):
+            write_content_addressed(str(delta), rows(), mode=mode, partition_by=["p"], model="orders",
+                                    program_hash=PROGRAM)
+    assert sorted(p.relative_to(delta) for p in delta.rglob("*")) == before

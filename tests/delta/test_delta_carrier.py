@@ -430,10 +430,17 @@ def test_an_overwrite_keeping_files_of_a_table_naming_a_file_ambiguously_is_refu
            "dataChange": True}
     (table_dir / "_delta_log" / f"{version:020d}.json").write_text(
         json.dumps({"commitInfo": {"operation": "WRITE"}}) + "\n" + json.dumps({"add": add}) + "\n")
-    with pytest.raises(CarrierError, match=r"cannot be overwritten in place.*nothing was written") as caught:
+    with pytest.raises(CarrierError, match=r"cannot be written and attested.*nothing was written") as caught:
         write_content_addressed(str(table_dir), data, mode="overwrite", model="m", program_hash=PROGRAM)
     assert caught.value.code.value == "path_ambiguous"
     assert DeltaTable(str(table_dir)).version() == version
+    # The same check on the version the commit is made against (such an add committed after the table was read).
+    from carriers import delta_write
+    from carriers.storage import DeltaStorage
+
+    with pytest.raises(CarrierError, match=r"cannot be overwritten in place.*nothing was written") as caught:
+        delta_write._keeping(DeltaStorage(str(table_dir)), version, {kept.name}, str(table_dir))
+    assert caught.value.code.value == "path_ambiguous"
 
 
 def test_an_overwrite_whose_kept_file_a_concurrent_commit_removes_is_never_attested_short(
@@ -449,17 +456,17 @@ def test_an_overwrite_whose_kept_file_a_concurrent_commit_removes_is_never_attes
     version = DeltaTable(str(table_dir)).version()
     with pytest.raises(CarrierError, match="changed while writing"):
         delta_write._keeping(DeltaStorage(str(table_dir)), version, {"elsewhere.parquet"}, str(table_dir))
-    real = DeltaCarrier.list_files
     calls: list[int] = []
 
     def listed(self: DeltaCarrier, version: str | int | None = None) -> list[Any]:
         calls.append(1)
-        return real(self, version) if len(calls) == 1 else []  # after the commit: the kept file is gone
+        return []  # the listing after the commit: the kept file is gone
 
     monkeypatch.setattr(DeltaCarrier, "list_files", listed)
     with pytest.raises(CarrierError, match=r"concurrent commit removed it.*not attested"):
         write_content_addressed(str(table_dir), data, mode="overwrite", model="m", program_hash=PROGRAM)
     monkeypatch.undo()
+    assert calls == [1]
     assert DeltaTable(str(table_dir)).version() == version + 1  # the commit landed, and no attestation after it
     attestation = DeltaCarrier(str(table_dir)).state().attestation
     assert attestation is not None and attestation.attested_version == "0"  # the first write's, not the new version
