@@ -33,6 +33,17 @@ _ZERO_RUN = re.compile(r"0*")
 _FIXED_MIN, _FIXED_MAX = -5, 15
 
 
+def is_digits(text: str) -> bool:
+    """One or more ASCII digits. ``str.isdigit`` alone also accepts ``'²'`` (``int`` then raises) and ``'٣'`` (``int``
+    reads 3): a version, an id, an index or a file name from untrusted input is held to ASCII before ``int``."""
+    return text.isascii() and text.isdigit()
+
+
+def is_signed_digits(text: str) -> bool:
+    """:func:`is_digits` after at most one leading ``-`` (``'--5'.lstrip('-')`` would pass ``int``'s refusal on)."""
+    return is_digits(text[1:] if text.startswith("-") else text)
+
+
 class NumberOutOfRange(ValueError):
     """The literal's value does not fit an f64: the reference refuses it, so no identity exists."""
 

@@ -50,6 +50,7 @@ from attest.errors import (
 )
 from attest.identity.inputs import ObservedInput, content_identity, inputs_identity
 from attest.model import Manifest, load_json_document
+from attest.numbers import is_signed_digits
 from attest.tables import Attestation, ChangeKind, DataFile, FileIdentity, Progress, TableState, attestation_document
 from attest.view import ReaderView
 from carriers import properties as props
@@ -115,7 +116,8 @@ class Changes:
 
 
 # ---- paths -----------------------------------------------------------------------------------------------------
-_URI_FORBIDDEN = frozenset(' "<>\\^`{|}') | frozenset(chr(c) for c in range(0x20)) | {"\x7f"}
+# Not valid in a URI's path (RFC 3986), so Spark refuses the path (java.net.URI) while delta-rs reads the file.
+_URI_FORBIDDEN = frozenset(' "<>\\^`{|}[]') | frozenset(chr(c) for c in range(0x20)) | {"\x7f"}
 
 
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9_~!$&'()*+,;=:@=-][A-Za-z0-9._~!$&'()*+,;=:@=-]*(?:/[A-Za-z0-9_~!$&'()*+,;=:@=-]"
@@ -128,7 +130,8 @@ def canonical_relative(raw: str) -> tuple[str | None, str]:
 
     Engines disagree on dot segments (Spark's Hadoop Path normalises ``./a`` and ``d/../a``; delta-rs reads a file
     literally named ``.``), on empty segments, on characters that are not valid in a URI (Spark refuses them,
-    delta-rs accepts them), on encoded separators and on absolute paths (delta-rs 1.x joins them under the root).
+    delta-rs accepts them), on a raw ``#`` or ``?`` (Spark drops what follows, delta-rs keeps it), on encoded
+    separators and on absolute paths (delta-rs 1.x joins them under the root).
     """
     from urllib.parse import unquote
 
@@ -140,6 +143,9 @@ def canonical_relative(raw: str) -> tuple[str | None, str]:
     if "://" in raw or raw.startswith("/") or ":" in raw.split("/")[0]:
         # RFC 3986: a colon in the first segment makes the reference a URI with a scheme (absolute).
         return None, "absolute paths (or a scheme-like first segment) resolve differently across engines"
+    if "#" in raw or "?" in raw:
+        # Measured: Spark read x.parquet for 'x.parquet#f' and 'x.parquet?q', delta-rs the file of the whole name.
+        return None, "the path holds '#' or '?', which end a URI's path: Spark reads the file named before it"
     if any(c in _URI_FORBIDDEN for c in raw):
         return None, "the path holds characters that are not valid in a URI"
     low = raw.lower()
@@ -395,7 +401,7 @@ class AttestedTable(ABC):
         if ours:
             problems.append(_tampered("the metadata mixes first-wave and current attestation keys"))
         version = legacy.get(props.LEGACY_KEY_VERSION)
-        if version is None or not version.lstrip("-").isdigit():
+        if version is None or not is_signed_digits(version):
             problems.append(_tampered(f"{props.LEGACY_KEY_VERSION} is {version!r}, not a {self.noun}"))
         where = legacy.get(props.LEGACY_KEY_OUTPUTS_WHERE, "inline")
         path, digest = legacy.get(props.LEGACY_KEY_SIDECAR_PATH), legacy.get(props.LEGACY_KEY_SIDECAR_HASH)

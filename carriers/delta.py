@@ -35,6 +35,7 @@ from attest.errors import (
 from attest.identity.env import env_identity
 from attest.identity.inputs import ObservedInput
 from attest.model import Manifest
+from attest.numbers import is_digits
 from attest.tables import DataFile, Progress
 from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
@@ -455,7 +456,7 @@ class DeltaCarrier(AttestedTable):
             return carried
         # Detached mode: a per-version pointer under _recipe_attest/versions/ (no log commit); the newer binding
         # of the two is in force.
-        floor = int(binding) if binding is not None and binding.isdigit() and carried is not None else -1
+        floor = int(binding) if binding is not None and is_digits(binding) and carried is not None else -1
         pointer = self._detached_between(floor, n)
         return pointer if pointer is not None else carried
 
@@ -507,7 +508,7 @@ class DeltaCarrier(AttestedTable):
                        foreign_note=f"bound by the log to version {bound}", problems=problems)
 
     def _changes(self, attested: str, v: Version) -> Changes:
-        if not attested.isdigit():
+        if not is_digits(attested):
             raise VersionNotFoundError(f"the attestation binds {attested!r}, not a Delta version")
         b, n = int(attested), v.number
         if b > n:

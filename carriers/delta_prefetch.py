@@ -70,8 +70,9 @@ class DeltaPrefetch(BackgroundHashing):
         names = os.listdir(log)
         if any("checkpoint" in n for n in names):  # Parquet checkpoints: left to the carrier
             return None
-        numbers = sorted(int(n[:-5]) for n in names
-                         if len(n) == _COMMIT_NAME_LENGTH and n.endswith(".json") and n[:-5].isdigit())
+        # ASCII digits only ('²'.isdigit() is true): attest.numbers.is_digits, inlined (it would import re now).
+        numbers = sorted(int(n[:-5]) for n in names if len(n) == _COMMIT_NAME_LENGTH and n.endswith(".json")
+                         and n[:-5].isascii() and n[:-5].isdigit())
         if not numbers or numbers != list(range(numbers[-1] + 1)) or len(numbers) > PREFETCH_MAX_COMMITS:
             return None
         last = numbers[-1] if self.version is None else self.version

@@ -42,6 +42,7 @@ from attest.identity.env import env_identity
 from attest.identity.inputs import ObservedInput
 from attest.identity.program import program_identity_sql
 from attest.model import Manifest
+from attest.numbers import is_digits, is_signed_digits
 from attest.tables import DataFile, Progress
 from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
@@ -172,6 +173,10 @@ def _canonical_uri(path: str) -> str | None:
     segments = body.split("/")[1:]
     if any(s in ("", ".", "..") for s in segments) or "\\" in path or "\x00" in path:
         return "'.', '..' or empty segments (Hadoop FileIO normalises them, object stores do not)"
+    if "#" in path or "?" in path:
+        # Measured: pyiceberg read x.parquet for file:///t/x.parquet#f; Hadoop FileIO reads the whole name, Java's
+        # S3FileIO drops a query and a fragment from an s3:// key.
+        return "a '#' or '?' in the location (some FileIOs read the file named before it, others the whole name)"
     return None
 
 
@@ -313,7 +318,7 @@ class IcebergCarrier(AttestedTable):
         if version is None:
             return self._head()
         text = str(version)
-        if text.lstrip("-").isdigit():
+        if is_signed_digits(text):
             snap = self.table.snapshot_by_id(int(text))
             if snap is None:
                 self._raise_missing(int(text))
@@ -554,7 +559,7 @@ class IcebergCarrier(AttestedTable):
                            foreign_note=f"bound to the snapshot that carries it, {own}"), own, False
         if binding == str(own):
             return Carried(keys=keys, where=f"summary of snapshot {own}"), own, False
-        if parent is None and binding is not None and binding.isdigit() and \
+        if parent is None and binding is not None and is_digits(binding) and \
                 self.table.snapshot_by_id(int(binding)) is None and _changed_no_file(snapshot):
             # A follow-up whose data snapshot expired: the reader view check against its own files still holds.
             parent = int(binding)
@@ -568,7 +573,7 @@ class IcebergCarrier(AttestedTable):
         message = (f"snapshot {own} carries attestation keys without a binding" if binding is None else
                    f"snapshot {own} carries an attestation bound to snapshot {binding}, which is neither itself nor "
                    "its parent")
-        attested = int(binding) if binding is not None and binding.lstrip("-").isdigit() else None
+        attested = int(binding) if binding is not None and is_signed_digits(binding) else None
         return Carried(keys=keys, where=f"summary of snapshot {own}",
                        problems=(Problem(Code.CARRIER_TAMPERED, message),)), attested, False
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from attest.errors import AttestError, Code
+from attest.numbers import is_digits
 
 PREFIX = "recipe_manifest."
 CARRIER_PREFIX = "recipe_attest."
@@ -55,7 +56,7 @@ class KeyMappingError(AttestError, ValueError):
 def _flatten(value: Any, path: str, out: dict[str, str]) -> None:
     if isinstance(value, Mapping):
         for key, item in value.items():
-            if not isinstance(key, str) or not _SEGMENT.match(key) or key.isdigit():
+            if not isinstance(key, str) or not _SEGMENT.match(key) or is_digits(key):
                 raise KeyMappingError(f"field name {key!r} cannot be carried as a key segment")
             _flatten(item, f"{path}.{key}" if path else key, out)
     elif isinstance(value, (list, tuple)):
@@ -102,14 +103,14 @@ def _insert(root: dict[str, Any], segments: list[str], value: str, key: str) -> 
         if not _SEGMENT.match(seg):
             raise KeyMappingError(f"{key}: malformed segment {seg!r}")
         if isinstance(node, dict):
-            if seg.isdigit():
+            if is_digits(seg):
                 raise KeyMappingError(f"{key}: numeric segment {seg!r} under an object")
             if last:
                 if seg in node:
                     raise KeyMappingError(f"{key}: conflicts with another key")
                 node[seg] = value
                 return
-            nxt = node.setdefault(seg, [] if segments[i + 1].isdigit() else {})
+            nxt = node.setdefault(seg, [] if is_digits(segments[i + 1]) else {})
         else:  # a list being built as {index: item}; turned into a list at the end
             raise KeyMappingError(f"{key}: internal list state")  # pragma: no cover
         if isinstance(nxt, str):
@@ -120,7 +121,7 @@ def _insert(root: dict[str, Any], segments: list[str], value: str, key: str) -> 
             node[seg] = holder
             nxt = holder
         if "__list__" in nxt:
-            if not segments[i + 1].isdigit():
+            if not is_digits(segments[i + 1]):
                 raise KeyMappingError(f"{key}: {seg!r} is both a list and an object")
             index = int(segments[i + 1])
             if index > _MAX_INDEX:

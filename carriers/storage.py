@@ -32,6 +32,7 @@ from typing import Any, BinaryIO, cast
 from urllib.parse import unquote, urlparse
 
 from attest.errors import AttestError, CarrierError, Code, TableNotFoundError, UnsupportedStorageError
+from attest.numbers import is_digits
 from attest.redact import redact, register_secrets
 from attest.tables import DataFile, Progress
 from carriers.atomic import link_if_absent, write_once_local
@@ -93,7 +94,7 @@ def option_secrets(options: Mapping[str, str]) -> list[str]:
     out = []
     for key, value in options.items():
         low = key.lower()
-        if value.lower() in ("true", "false") or value.isdigit():
+        if value.lower() in ("true", "false") or is_digits(value):
             continue
         parsed = urlparse(value)
         if ("endpoint" in low or low.endswith("url")) and parsed.scheme in ("http", "https") and \

@@ -119,7 +119,8 @@ def _head_start(arguments: list[str]) -> _HeadStart | None:
         return None
     words = ("verify", target, artifacts, level, version)
     if os.path.isdir(os.path.join(target, "_delta_log")):
-        if artifacts is not None or (version is not None and not version.isdigit()):
+        # ASCII digits only: '²'.isdigit() is true and int('²') raises (attest.numbers.is_digits, not imported yet).
+        if artifacts is not None or (version is not None and not (version.isascii() and version.isdigit())):
             return None
         from carriers.delta_prefetch import DeltaPrefetch
 

@@ -52,16 +52,21 @@ def _sidecar(delta: Path) -> Path:
 
 # ---- paths the engines resolve differently --------------------------------------------------------------------------
 @pytest.mark.parametrize("spelling", ["./{name}", "d/../{name}", "{root}/{name}", "file://{root}/{name}",
-                                      "d%2F..%2F{name}", "sp ace/{name}", "sub//{name}"])
+                                      "d%2F..%2F{name}", "sp ace/{name}", "sub//{name}", "{name}#frag", "{name}?v=1",
+                                      "b[1]/{name}"])
 def test_a_path_engines_resolve_differently_is_refused(delta: Path, spelling: str) -> None:
-    """The file the engine reads is not the one attest would hash: refused before any verdict, and not attestable."""
+    """The file the engine reads is not the one attest would hash: refused before any verdict, and not attestable.
+    ``g.parquet#frag`` and ``g.parquet?v=1``: Spark read ``g.parquet``, delta-rs the file of the whole name
+    (measured); ``[`` is not valid in a URI: Spark refuses the path, delta-rs reads it."""
     src = delta / unquote(a_data_file(delta))
     (delta / "d").mkdir(exist_ok=True)
     (delta / "sub").mkdir(exist_ok=True)
     (delta / "sp ace").mkdir(exist_ok=True)  # a raw space is not valid in a URI: Spark refuses, delta-rs reads
+    (delta / "b[1]").mkdir(exist_ok=True)
     name = "g.parquet"
     shutil.copy(src, delta / name)
-    shutil.copy(src, delta / "sp ace" / name)
+    for literal in ("sp ace/g.parquet", "g.parquet#frag", "g.parquet?v=1", "b[1]/g.parquet"):
+        shutil.copy(src, delta / literal)
     raw = spelling.format(name=name, root=delta)
     write_commit(delta, [_add(raw, src.stat().st_size)])
     assert_refused(delta, "path_ambiguous")
@@ -905,3 +910,27 @@ def test_a_content_addressed_write_refuses_a_table_readers_read_differently(delt
             write_content_addressed(str(delta), rows(), mode=mode, partition_by=["p"], model="orders",
                                     program_hash=PROGRAM)
     assert sorted(p.relative_to(delta) for p in delta.rglob("*")) == before
+
+
+# ---- digits that are not ASCII --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("digits", ["²", "٣", "--1"], ids=["superscript", "arabic-indic", "two-minus"])
+def test_a_binding_or_key_of_odd_digits_gets_a_coded_verdict(delta: Path, digits: str) -> None:
+    """``'²'.isdigit()`` and ``'٣'.isdigit()`` are true; ``int('²')`` raises, ``int('٣')`` is 3: a version, list index
+    or log file name is read as ASCII digits only (attest.numbers.is_digits), or it is no number."""
+    set_properties(delta, {props.KEY_VERSION: digits})
+    rc, doc = verify(str(delta))
+    assert rc == 1 and "carrier_tampered" in codes(doc), doc
+    set_properties(delta, {f"{props.PREFIX}output_hashes.{digits}.hash": "a" * 64})
+    rc, doc = verify(str(delta))
+    assert rc == 1 and "internal_error" not in codes(doc) and doc["errors"], doc
+
+
+@pytest.mark.parametrize("digit", ["²", "٣"], ids=["superscript", "arabic-indic"])
+def test_a_log_file_named_with_odd_digits_is_no_version(delta: Path, digit: str) -> None:
+    """delta-rs reads a version number as ASCII digits only; so does every listing here, the commit writer's too."""
+    version = latest(delta)
+    (delta / "_delta_log" / f"{'0' * 19}{digit}.json").write_text((delta / commit_name(version)).read_text())
+    rc, doc = verify(str(delta))
+    assert rc == 0 and doc["level"] == "bytes", doc
+    attest_after_write(str(delta), model="orders", program_hash=PROGRAM, replace=True)
+    assert latest(delta) == version + 1

@@ -92,7 +92,11 @@ def test_summary_sidecar_keys_blanked(catalog: SqlCatalog, table: Table) -> None
 
 @pytest.mark.parametrize(("key", "value"), [(props.PREFIX + "program_hash", "f" * 64),
                                             (props.PREFIX + "subject.run_id", "forged"),
-                                            (props.KEY_OUTPUTS_COUNT, "99"), (props.KEY_LAYOUT, "1")])
+                                            (props.KEY_OUTPUTS_COUNT, "99"), (props.KEY_LAYOUT, "1"),
+                                            # '²'.isdigit() is true, int('²') raises; int('٣') is 3; '--3' passed
+                                            # lstrip('-'): each was read as a snapshot id or crashed the verify.
+                                            (props.KEY_VERSION, "²"), (props.KEY_VERSION, "٣"),
+                                            (props.KEY_VERSION, "--3")])
 def test_single_summary_edit(catalog: SqlCatalog, table: Table, key: str, value: str) -> None:
     _edit_summary(catalog, table, lambda s: s.update({key: value}))
     assert_refused(REF, "carrier_tampered", "--level", "schema")
@@ -302,6 +306,24 @@ def test_a_file_uri_read_from_the_working_directory_is_refused(catalog: SqlCatal
     host, _, rest = absolute.partition("/")
     monkeypatch.chdir("/")
     table.add_files([spelling.format(host=host, rest=rest, rel=absolute)], check_duplicate_files=False)
+    assert_refused(REF, "path_ambiguous")
+    from attest.errors import AttestError
+
+    with pytest.raises(AttestError) as info:
+        attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM)
+    assert info.value.code.value == "path_ambiguous"
+
+
+@pytest.mark.parametrize("suffix", ["#frag", "?v=1"])
+def test_a_location_with_a_fragment_or_query_is_refused(catalog: SqlCatalog, table: Table, suffix: str) -> None:
+    """``file:///t/data/odd.parquet#frag``: pyiceberg reads ``odd.parquet`` (measured), a Hadoop FileIO the file of the
+    whole name, Java's S3FileIO drops the suffix of an s3:// key. Attested, the bytes one reader reads bound nothing
+    the other reads (another file planted under the whole name)."""
+    data_dir = local(table.location()) / "data"
+    src = local(IcebergCarrier(table, catalog_name=CATALOG).list_files()[0].location)
+    shutil.copy(src, data_dir / "odd.parquet")
+    pq.write_table(rows(7), data_dir / f"odd.parquet{suffix}")
+    table.add_files([f"file://{data_dir}/odd.parquet{suffix}"], check_duplicate_files=False)
     assert_refused(REF, "path_ambiguous")
     from attest.errors import AttestError
 

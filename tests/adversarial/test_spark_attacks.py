@@ -213,6 +213,35 @@ def test_spark_and_delta_rs_read_an_invalid_commit_differently(spark: SparkSessi
         assert read != engine, (name, read)
 
 
+def test_spark_and_delta_rs_read_a_path_with_a_fragment_or_query_from_different_files(spark: SparkSession,
+                                                                                       tmp_path: Path) -> None:
+    """Why ``x.parquet#frag`` and ``x.parquet?v=1`` are path_ambiguous (test_delta_attacks): Spark reads ``x.parquet``,
+    delta-rs the file of the whole name, while the encoded spellings (``%23``, ``%3F``) name one file for both."""
+    import os
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable, write_deltalake
+
+    for raw, literal, same in (("x.parquet#frag", "x.parquet#frag", False), ("x.parquet?v=1", "x.parquet?v=1", False),
+                               ("x.parquet%23frag", "x.parquet#frag", True)):
+        path = tmp_path / f"t{len(list(tmp_path.iterdir()))}"
+        write_deltalake(str(path), pa.table({"v": [1]}))
+        pq.write_table(pa.table({"v": [100]}), path / "x.parquet")
+        pq.write_table(pa.table({"v": [200]}), path / literal)
+        log = path / commit_name(0)
+        actions = [json.loads(line) for line in log.read_text().splitlines()]
+        for action in actions:
+            if "add" in action:
+                action["add"].update(path=raw, size=os.path.getsize(path / literal))
+                action["add"].pop("stats", None)
+        log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+        engine = DeltaTable(str(path)).to_pyarrow_table().column("v").to_pylist()
+        read = [r["v"] for r in spark.read.format("delta").load(str(path)).collect()]
+        assert engine == [200], (raw, engine)
+        assert (read == engine) is same, (raw, read)
+
+
 def test_a_content_addressed_overwrite_of_identical_bytes_reads_the_same_in_spark(spark: SparkSession,
                                                                                    tmp_path: Path) -> None:
     import pyarrow as pa
