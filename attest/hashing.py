@@ -236,12 +236,12 @@ def _local_path(uri: str) -> str | None:
     """The local filesystem path for a plain path or a file:// URI; None for anything remote."""
     from urllib.parse import unquote, urlsplit
 
-    from attest.locations import is_uri
+    from attest.locations import is_uri, scheme_of
 
-    parts = urlsplit(uri)
     if not is_uri(uri):
         return uri  # no scheme, or a Windows drive letter ("C:\\...") that urlsplit mistakes for one
-    if parts.scheme == "file":
+    if scheme_of(uri) == "file":
+        parts = urlsplit(uri)  # a file URI with an unbalanced '[' in its host raises ValueError: a bad argument
         if parts.netloc not in ("", "localhost"):
             return None  # file://host/share is not on this machine
         return unquote(parts.path)

@@ -160,7 +160,10 @@ def _canonical_uri(path: str) -> str | None:
     by different FileIOs or from different working directories (None when it would not)."""
     from urllib.parse import urlparse
 
-    parsed = urlparse(path)
+    try:
+        parsed = urlparse(path)
+    except ValueError:  # "s3://[b/k": urlsplit refuses an unbalanced '[' in the authority, other parsers read a bucket
+        return "an authority with an unbalanced '[' or ']' (URI parsers refuse or read it differently)"
     if len(parsed.scheme) <= 1 and not path.startswith("/"):
         return "a relative path"
     if parsed.scheme == "file" and (parsed.netloc or not parsed.path.startswith("/")):

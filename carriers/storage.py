@@ -239,7 +239,10 @@ def local_path_of(location: str, *, decode: bool = True) -> str | None:
 
     if not is_uri(location):
         return location
-    parsed = urlparse(location)
+    try:
+        parsed = urlparse(location)
+    except ValueError:  # an unbalanced '[' in the authority: no file here (callers refuse such locations first)
+        return None
     if parsed.scheme == "file":
         path = unquote(parsed.path) if decode else parsed.path
         return path if parsed.netloc in ("", "localhost") else f"{parsed.netloc}{path}"

@@ -1,10 +1,11 @@
 """Fuzzing the untrusted-input parsers: every input is a coded outcome, never an uncaught exception.
 
-Four parsers read bytes an attacker controls: the manifest parser (``attest verify FILE|-``), the metadata-map decoder
-(table properties / snapshot summaries → an attestation), the sidecar parser and the Delta commit reader. Each runs
+Five parsers read text an attacker controls: the manifest parser (``attest verify FILE|-``), the metadata-map decoder
+(table properties / snapshot summaries → an attestation), the sidecar parser, the Delta commit reader and the path
+canonicalisers (Delta add paths, Iceberg locations). Each runs
 on hypothesis-generated inputs — structured documents mutated at random as well as raw bytes — and may only return
 an outcome or raise the error its callers turn into a code. ``ATTEST_FUZZ_EXAMPLES`` sets the number per parser
-(the slow run: 25,000 each, 100,000 in all); the count is printed.
+(the slow run: 25,000 each, 125,000 in all); the count is printed.
 """
 
 from __future__ import annotations
@@ -162,8 +163,42 @@ def test_delta_commit_reader(data: bytes) -> None:
     assert all(isinstance(p, str) for p in validity.report())
 
 
+# Characters where readers of a path disagree, percent-escapes (valid, malformed, not UTF-8) and any character at all.
+_PATH_PIECES = st.sampled_from(["%", "%2F", "%2e", "%FF", "%C3", "%C3%A9", "%00", "%25", "/", ".", "..", "#", "?", "[",
+                                "]", ":", "\\", " ", "\x00", "é", "²", "٣", "a", "p=1", "file://", "s3://b"])
+PATHS = st.lists(_PATH_PIECES | st.characters(), max_size=12).map("".join)
+
+
+@FUZZ
+@given(PATHS)
+def test_path_canonicalisation(raw: str) -> None:
+    """A Delta add path and an Iceberg location from the log or a manifest: a reason or a path, never an exception
+    (a percent-escape that is not UTF-8 raised UnicodeDecodeError, an internal error)."""
+    from carriers.core import canonical_relative
+    from carriers.iceberg import _canonical_uri
+
+    _count("paths")
+    rel, reason = canonical_relative(raw)
+    if rel is None:
+        assert reason
+    else:
+        assert not rel.startswith("/") and all(s not in ("", ".", "..") for s in rel.split("/")), rel
+        assert "\x00" not in rel and "#" not in raw and "?" not in raw
+    assert _canonical_uri(raw) is None or isinstance(_canonical_uri(raw), str)
+    from attest.locations import is_local, is_uri
+    from attest.openlineage.naming import dataset_name, location_of
+    from carriers.core import under_root
+    from carriers.storage import local_path_of
+
+    assert isinstance(is_uri(raw), bool) and isinstance(is_local(raw), bool)
+    assert local_path_of(raw) is None or isinstance(local_path_of(raw), str)
+    assert isinstance(under_root(raw, "s3://b/t"), bool)
+    assert isinstance(dataset_name(raw).name, str)
+    assert location_of(raw, "t") is None or isinstance(location_of(raw, "t"), str)
+
+
 def test_report_the_count() -> None:
     """Runs after the fuzzers (file order): prints how many inputs each parser took, with no uncaught exception."""
     total = sum(COUNTS.values())
     print(f"\nfuzzed {total:,} inputs: " + ", ".join(f"{k} {v:,}" for k, v in COUNTS.items()))
-    assert set(COUNTS) == {"manifest", "metadata map", "sidecar", "delta log"}
+    assert set(COUNTS) == {"manifest", "metadata map", "sidecar", "delta log", "paths"}

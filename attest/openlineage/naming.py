@@ -14,6 +14,8 @@ import posixpath
 from dataclasses import dataclass
 from urllib.parse import unquote, urlparse
 
+from attest.locations import scheme_of
+
 ICEBERG = "iceberg://"
 _OBJECT_STORES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gs", "gcs": "gs", "abfs": "abfs", "abfss": "abfss",
                   "wasb": "wasb", "wasbs": "wasbs", "oss": "oss", "r2": "r2"}
@@ -30,7 +32,10 @@ def dataset_name(location: str) -> DatasetName:
     if location.startswith(ICEBERG):
         catalog, _, ident = location[len(ICEBERG):].partition("/")
         return DatasetName(f"{ICEBERG}{catalog}", ident)
-    parsed = urlparse(location)
+    try:
+        parsed = urlparse(location)
+    except ValueError:  # an unbalanced '[' in the authority: named as written under its scheme
+        return DatasetName(scheme_of(location) or "file", location)
     if len(parsed.scheme) <= 1:  # a local path (a one-letter scheme is a Windows drive)
         return DatasetName("file", _local(location))
     if parsed.scheme == "file":
@@ -53,7 +58,10 @@ def location_of(namespace: str, name: str) -> str | None:
     if namespace.startswith(ICEBERG):
         catalog = namespace[len(ICEBERG):]
         return f"{ICEBERG}{catalog}/{name}" if catalog and "/" not in catalog and "." in name else None
-    parsed = urlparse(namespace)
+    try:
+        parsed = urlparse(namespace)
+    except ValueError:  # an unbalanced '[' in the authority: no location anyone reads alike
+        return None
     if (parsed.scheme not in _OBJECT_STORES and parsed.scheme not in ("hdfs", "file")) or not parsed.netloc:
         return None
     if parsed.path not in ("", "/"):

@@ -53,7 +53,7 @@ def _sidecar(delta: Path) -> Path:
 # ---- paths the engines resolve differently --------------------------------------------------------------------------
 @pytest.mark.parametrize("spelling", ["./{name}", "d/../{name}", "{root}/{name}", "file://{root}/{name}",
                                       "d%2F..%2F{name}", "sp ace/{name}", "sub//{name}", "{name}#frag", "{name}?v=1",
-                                      "b[1]/{name}"])
+                                      "b[1]/{name}", "%FF{name}"])
 def test_a_path_engines_resolve_differently_is_refused(delta: Path, spelling: str) -> None:
     """The file the engine reads is not the one attest would hash: refused before any verdict, and not attestable.
     ``g.parquet#frag`` and ``g.parquet?v=1``: Spark read ``g.parquet``, delta-rs the file of the whole name

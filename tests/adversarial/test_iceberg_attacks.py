@@ -345,6 +345,16 @@ def test_a_manifest_read_from_the_working_directory_is_refused(catalog: SqlCatal
     assert_refused(REF, "path_ambiguous")
 
 
+def test_a_manifest_location_no_uri_parser_reads_alike_is_refused(catalog: SqlCatalog, table: Table) -> None:
+    """``file://[/...``: Python's urlsplit raises on the unbalanced '[' (an internal error before); others read a
+    host."""
+    def bracketed(manifest: Any) -> None:
+        manifest._data[0] = "file://[" + local(manifest.manifest_path).as_posix()
+
+    _rewrite_manifest_list(table, bracketed)
+    assert_refused(REF, "path_ambiguous")
+
+
 def test_data_file_outside_the_table(catalog: SqlCatalog, table: Table, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
