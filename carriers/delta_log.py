@@ -37,6 +37,13 @@ _CHECKPOINT = re.compile(
     r"\.(?P<ext>parquet|json)$"
 )
 _COMPACTED = re.compile(r"^(?P<a>[0-9]{20})\.(?P<b>[0-9]{20})\.compacted\.json$")
+_COMMIT = re.compile(r"[0-9]{20}\.json")
+# What Spark takes for a commit, a checkpoint, a compacted file or an unbackfilled commit (its FileNames patterns, the
+# compacted one with its unescaped dots; Java's \d is ASCII). A log file matching one of these and none of the patterns
+# above is a version Spark reads while delta-rs and this replay skip it (measured: '2.json' after version 1).
+_SPARK_LOG_NAME = re.compile(r"[0-9]+\.json"
+                             r"|[0-9]+\.checkpoint(?:(?:\.[0-9]+\.[0-9]+)?\.parquet|\.[^.]+\.(?:json|parquet))"
+                             r"|[0-9]+.[0-9]+.compacted.json|[0-9]+\.[^.]+\.json")
 # Cross-checking a checkpoint replays at most this many JSON commits before it: bounded work per verification.
 CROSS_CHECK_LIMIT = 2000
 _BATCH_ROWS = 8192
@@ -483,11 +490,12 @@ def _stats_key(stats: Any) -> Any:
         return stats
 
 
-def _checkpoints(storage: Storage, version: int) -> dict[int, dict[str, list[str]]]:
-    """Complete checkpoints at or below ``version``: {checkpoint version: {candidate tag: [file names]}}."""
+def _checkpoints(names: list[str], version: int) -> dict[int, dict[str, list[str]]]:
+    """Complete checkpoints at or below ``version`` among the log's file ``names``: {checkpoint version: {candidate tag:
+    [file names]}}."""
     groups: dict[tuple[int, str], list[str]] = {}
     expected: dict[tuple[int, str], int] = {}
-    for name in storage.list_names(LOG_DIR):
+    for name in names:
         m = _CHECKPOINT.match(name)
         if not m or int(m.group("v")) > version:
             continue
@@ -585,8 +593,9 @@ def _json_replay(storage: Storage, start: LogState | None, first: int, last: int
 
 def replay(storage: Storage, version: int) -> tuple[LogState, list[str]]:
     """The log's own state at ``version`` and the inconsistencies found reading it (see module docstring)."""
-    problems: list[str] = []
-    checkpoints = _checkpoints(storage, version)
+    names = storage.list_names(LOG_DIR)
+    problems = _lookalikes(names)
+    checkpoints = _checkpoints(names, version)
     start: LogState | None = None
     if checkpoints:
         cp = max(checkpoints)
@@ -610,7 +619,7 @@ def replay(storage: Storage, version: int) -> tuple[LogState, list[str]]:
     if checkpoints:  # a checkpoint an engine may choose instead of the one replayed here
         problems.extend(p for tag in sorted(candidates) if tag != first_tag for p in candidates[tag].invalid)
     problems.extend(state.invalid)
-    problems.extend(_compacted_problems(storage, first, version))
+    problems.extend(_compacted_problems(storage, names, first, version))
     for path in sorted(state.twice)[:5]:
         problems.append(f"{path} is live as {len(state.twice[path]) + 1} logical files (other deletion vectors, no "
                         "remove naming them): protocol readers (Spark) read its rows once for each, minus that "
@@ -640,10 +649,19 @@ def _cross_check(storage: Storage, checkpoints: dict[int, dict[str, list[str]]],
     return None
 
 
-def _compacted_problems(storage: Storage, first: int, last: int) -> list[str]:
+def _lookalikes(names: list[str]) -> list[str]:
+    """Log files Spark reads as versions that delta-rs and this replay do not (see _SPARK_LOG_NAME): whatever they
+    hold, the two read different tables, so every version of such a log is inconsistent."""
+    odd = sorted(n for n in names if not _COMMIT.fullmatch(n) and _SPARK_LOG_NAME.fullmatch(n)
+                 and not _CHECKPOINT.match(n) and not _COMPACTED.match(n))
+    return [f"log file {n} is named as Spark names a commit or checkpoint but not as the protocol does: Spark reads it "
+            "as a version, delta-rs (as the protocol) does not" for n in odd[:5]]
+
+
+def _compacted_problems(storage: Storage, names: list[str], first: int, last: int) -> list[str]:
     """Compacted log files (``a.b.compacted.json``) some engines read instead of commits a..b: they must agree."""
     out: list[str] = []
-    for name in storage.list_names(LOG_DIR):
+    for name in names:
         m = _COMPACTED.match(name)
         if not m:
             continue

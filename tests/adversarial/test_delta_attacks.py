@@ -934,3 +934,22 @@ def test_a_log_file_named_with_odd_digits_is_no_version(delta: Path, digit: str)
     assert rc == 0 and doc["level"] == "bytes", doc
     attest_after_write(str(delta), model="orders", program_hash=PROGRAM, replace=True)
     assert latest(delta) == version + 1
+
+
+# ---- log file names only some engines read as versions -------------------------------------------------------------
+@pytest.mark.parametrize("name", ["{next}.json", "0{next}.json", "{padded}.checkpoint.x.json",
+                                  "1.{next}.compacted.json", "{padded}.abc.json"])
+def test_a_log_file_spark_reads_as_a_version_gets_no_verdict(delta: Path, name: str) -> None:
+    """Spark takes ``2.json`` (any run of digits) for version 2 and read its rows; delta-rs takes versions from 20-digit
+    names only and stayed at version 1 — VERIFIED before (test_spark_attacks measures it). Spark's other patterns
+    (checkpoints with any tag, compacted files, unbackfilled commits) are held to the same rule."""
+    src = delta / unquote(a_data_file(delta))
+    shutil.copy(src, delta / "extra.parquet")
+    following = latest(delta) + 1
+    body = "\n".join(json.dumps(a) for a in [{"commitInfo": {"operation": "WRITE"}},
+                                             _add("extra.parquet", src.stat().st_size)]) + "\n"
+    (delta / "_delta_log" / name.format(next=following, padded=f"{following:020}")).write_text(body)
+    doc = assert_refused(delta, "table_inconsistent", "--level", "schema")
+    assert "named as Spark names" in json.dumps(doc)
+    with pytest.raises(TableInconsistentError):
+        attest_after_write(str(delta), model="orders", program_hash=PROGRAM)

@@ -242,6 +242,25 @@ def test_spark_and_delta_rs_read_a_path_with_a_fragment_or_query_from_different_
         assert (read == engine) is same, (raw, read)
 
 
+def test_spark_reads_a_commit_named_without_padding_and_delta_rs_does_not(spark: SparkSession, tmp_path: Path) -> None:
+    """Why ``2.json`` in a log is table_inconsistent (test_delta_attacks): Spark reads it as version 2, delta-rs takes
+    versions from 20-digit names only."""
+    import os
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable, write_deltalake
+
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"v": [1]}))
+    pq.write_table(pa.table({"v": [666]}), path / "extra.parquet")
+    add = {"path": "extra.parquet", "partitionValues": {}, "size": os.path.getsize(path / "extra.parquet"),
+           "modificationTime": 1, "dataChange": True}
+    (path / "_delta_log" / "1.json").write_text(json.dumps({"commitInfo": {}}) + "\n" + json.dumps({"add": add}) + "\n")
+    assert DeltaTable(str(path)).to_pyarrow_table().column("v").to_pylist() == [1]
+    assert sorted(r["v"] for r in spark.read.format("delta").load(str(path)).collect()) == [1, 666]
+
+
 def test_a_content_addressed_overwrite_of_identical_bytes_reads_the_same_in_spark(spark: SparkSession,
                                                                                    tmp_path: Path) -> None:
     import pyarrow as pa
