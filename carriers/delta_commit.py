@@ -29,8 +29,7 @@ from typing import Any
 
 from attest import __version__
 from attest.errors import CommitConflictError, SupersededError, UnsupportedTableError
-from attest.numbers import is_digits
-from carriers.delta_log import LOG_DIR, commit_name, read_commit, replay
+from carriers.delta_log import LOG_DIR, commit_name, log_versions, read_commit, replay
 from carriers.storage import Storage
 
 # Writer features a metadata-only commit honours without doing anything (they constrain data files, schemas or
@@ -128,9 +127,7 @@ def _next_ict(storage: Storage, latest: int) -> int:
 
 
 def _latest_version(storage: Storage) -> int:
-    versions = [int(n[:20]) for n in storage.list_names(LOG_DIR) if len(n) == 25 and n.endswith(".json")
-                and is_digits(n[:20])]
-    checkpoints = [int(n[:20]) for n in storage.list_names(LOG_DIR) if ".checkpoint" in n and is_digits(n[:20])]
-    if not versions and not checkpoints:
+    versions = log_versions(storage.list_names(LOG_DIR))
+    if not versions:
         raise UnsupportedTableError("no Delta log commits found")
-    return max(versions + checkpoints)
+    return max(versions)

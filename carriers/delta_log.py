@@ -490,6 +490,11 @@ def _stats_key(stats: Any) -> Any:
         return stats
 
 
+def log_versions(names: list[str]) -> list[int]:
+    """The versions the log's file ``names`` hold a commit or a checkpoint of, as the protocol names them."""
+    return [int(n[:20]) for n in names if _COMMIT.fullmatch(n) or _CHECKPOINT.match(n)]
+
+
 def _checkpoints(names: list[str], version: int) -> dict[int, dict[str, list[str]]]:
     """Complete checkpoints at or below ``version`` among the log's file ``names``: {checkpoint version: {candidate tag:
     [file names]}}."""
