@@ -27,6 +27,7 @@ from typing import Any
 
 from attest import jsonscan
 from attest.errors import Code, TableInconsistentError
+from carriers.core import canonical_relative
 from carriers.storage import Storage
 
 LOG_DIR = "_delta_log"
@@ -272,6 +273,13 @@ class _Validity:
         if logical in self.files["remove" if kind == "add" else "add"]:
             self._problem(f"adds and removes {path!r} with the same deletion vector: in one order the file is live, "
                           "in the other gone")
+        if kind == "remove" and not self.checkpoint:  # a checkpoint's removes are tombstones: they remove nothing
+            rel, reason = canonical_relative(path)
+            if rel is None:
+                # Measured: Spark removed x for a remove of './x' or 'd/../x' (Hadoop Path normalises it), delta-rs
+                # matches paths as written and kept x live.
+                self._problem(f"removes {path!r}, a path engines resolve differently ({reason}): the file it names "
+                              "is gone for one and live for the other")
         if kind == "add":
             self._unique_json(body.get("stats"), f"the statistics of {path!r}")
             if self.checkpoint:

@@ -953,3 +953,18 @@ def test_a_log_file_spark_reads_as_a_version_gets_no_verdict(delta: Path, name: 
     assert "named as Spark names" in json.dumps(doc)
     with pytest.raises(TableInconsistentError):
         attest_after_write(str(delta), model="orders", program_hash=PROGRAM)
+
+
+# ---- removes spelled as engines resolve differently ----------------------------------------------------------------
+@pytest.mark.parametrize("spelling", ["./{p}", "d/../{p}", "{p}#x"])
+def test_a_remove_engines_resolve_differently_gets_no_verdict(delta: Path, spelling: str) -> None:
+    """The attested commit rewritten in place with a remove of ``./x`` for a live ``x``: Spark normalises the path and
+    removed x (its rows gone, measured in test_spark_attacks), delta-rs matches paths as written and kept it — the
+    view, taken from delta-rs, was unchanged: VERIFIED before."""
+    raw = a_data_file(delta)
+    commit = delta / commit_name(0)
+    body = commit.read_text()
+    removal = {"remove": {"path": spelling.format(p=raw), "dataChange": True, "deletionTimestamp": 1}}
+    commit.write_text(body + ("" if body.endswith("\n") else "\n") + json.dumps(removal) + "\n")
+    doc = assert_refused(delta, "table_inconsistent", "--level", "schema")
+    assert "a path engines resolve differently" in json.dumps(doc)

@@ -261,6 +261,23 @@ def test_spark_reads_a_commit_named_without_padding_and_delta_rs_does_not(spark:
     assert sorted(r["v"] for r in spark.read.format("delta").load(str(path)).collect()) == [1, 666]
 
 
+def test_spark_resolves_a_remove_path_delta_rs_matches_as_written(spark: SparkSession, tmp_path: Path) -> None:
+    """Why a remove of ``./x`` is table_inconsistent (test_delta_attacks): Spark removed x, delta-rs kept it live."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"v": [1]}))
+    first = next(p.name for p in path.glob("*.parquet"))
+    write_deltalake(str(path), pa.table({"v": [2]}), mode="append")
+    commit = path / commit_name(1)
+    body = commit.read_text()
+    removal = {"remove": {"path": f"./{first}", "dataChange": True, "deletionTimestamp": 1}}
+    commit.write_text(body + ("" if body.endswith("\n") else "\n") + json.dumps(removal) + "\n")
+    assert sorted(DeltaTable(str(path)).to_pyarrow_table().column("v").to_pylist()) == [1, 2]
+    assert sorted(r["v"] for r in spark.read.format("delta").load(str(path)).collect()) == [2]
+
+
 def test_a_content_addressed_overwrite_of_identical_bytes_reads_the_same_in_spark(spark: SparkSession,
                                                                                    tmp_path: Path) -> None:
     import pyarrow as pa
