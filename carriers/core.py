@@ -91,6 +91,12 @@ class LiveVersion:
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    def refuse_if_inconsistent(self, what: str, tail: str = "") -> None:
+        """TableInconsistentError naming the first problem (``what``: ``... cannot be attested``), when there is one."""
+        if self.problems:
+            first = self.problems[0]
+            raise TableInconsistentError(f"{what}: {first.message}{tail}", code=first.code, path=first.path)
+
 
 @dataclass(frozen=True)
 class Carried:
@@ -592,10 +598,7 @@ class AttestedTable(ABC):
         ``signer`` when given)."""
         v = self._data_version() if version is None else self._resolve(version)
         live = self._live(v)
-        if live.problems:
-            first = live.problems[0]
-            raise TableInconsistentError(f"{self.reference} {self.noun} {v.id} cannot be attested: {first.message}",
-                                         code=first.code, path=first.path)
+        live.refuse_if_inconsistent(f"{self.reference} {self.noun} {v.id} cannot be attested")
         document = manifest.to_dict()
         outputs: list[dict[str, str]] | None = document.get("output_hashes")
         if files is None:
@@ -664,10 +667,7 @@ class AttestedTable(ABC):
         ``replace``)."""
         v = self._data_version() if version is None else self._resolve(version)
         live = self._live(v)
-        if live.problems:
-            first = live.problems[0]
-            raise TableInconsistentError(f"{self.reference} {self.noun} {v.id} cannot be attested: {first.message}",
-                                         code=first.code, path=first.path)
+        live.refuse_if_inconsistent(f"{self.reference} {self.noun} {v.id} cannot be attested")
         reuse: dict[tuple[str, int], str] = {}
         previous = self._reusable()
         if previous is not None:

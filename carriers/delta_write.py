@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from attest.errors import CarrierError, Code, TableInconsistentError
+from attest.errors import CarrierError, Code
 from attest.hashing import hash_bytes
 from attest.identity.inputs import ObservedInput
 from attest.tables import Progress
@@ -133,12 +133,10 @@ def write_content_addressed(
     check_log(storage, str(table_uri))  # delta-rs would block on a FIFO in place of _last_checkpoint
     exists = DeltaTable.is_deltatable(uri, storage_options)
     previous = DeltaCarrier(uri, storage_options=storage_options).live() if exists else None
-    if previous is not None and previous.problems:
+    if previous is not None:
         # Its attestation would be refused after the data commit (record): refuse before writing anything. delta-rs
         # would also commit against its own reading of such a table (a forged checksum file's schema, say).
-        first = previous.problems[0]
-        raise TableInconsistentError(f"{table_uri} cannot be written and attested: {first.message} — nothing was "
-                                     "written", code=first.code, path=first.path)
+        previous.refuse_if_inconsistent(f"{table_uri} cannot be written and attested", " — nothing was written")
     live = {f.path for f in previous.files} if previous is not None else set()
     planned: list[tuple[list[str | None], Any, bytes, str, str]] = []
     for values, part in groups:

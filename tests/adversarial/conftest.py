@@ -80,6 +80,12 @@ def log_state(path: Path) -> Any:
     return state
 
 
+def append_actions(commit: Path, actions: list[dict[str, Any]]) -> None:
+    """Actions added to a commit file in place (delta-rs ends a commit without a newline)."""
+    body = commit.read_text()
+    commit.write_text(body + ("" if body.endswith("\n") else "\n") + "".join(json.dumps(a) + "\n" for a in actions))
+
+
 def metadata_commit(path: Path, edit: Any) -> int:
     """A metadata-only commit: the current metaData action, edited."""
     meta = json.loads(json.dumps(log_state(path).metadata))

@@ -21,6 +21,7 @@ from carriers.delta_log import commit_name
 from tests.adversarial.conftest import (
     PROGRAM,
     a_data_file,
+    append_actions,
     assert_refused,
     codes,
     copy_table,
@@ -840,15 +841,9 @@ def test_an_absolute_deletion_vector_spelled_two_ways_is_not_attested(delta: Pat
 
 # ---- checksum files (<version>.crc) ---------------------------------------------------------------------------------
 def _latest_actions(delta: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The newest metaData and protocol of the log, as a checksum file of the latest version holds them."""
-    meta: dict[str, Any] = {}
-    protocol: dict[str, Any] = {}
-    for v in range(latest(delta) + 1):
-        for line in (delta / commit_name(v)).read_text().splitlines():
-            action = json.loads(line)
-            meta = action.get("metaData", meta)
-            protocol = action.get("protocol", protocol)
-    return meta, protocol
+    """The newest metaData and protocol of the log (copies), as a checksum file of the latest version holds them."""
+    state = log_state(delta)
+    return json.loads(json.dumps(state.metadata)), json.loads(json.dumps(state.protocol))
 
 
 def _write_checksum(delta: Path, meta: dict[str, Any], protocol: dict[str, Any]) -> None:
@@ -962,9 +957,7 @@ def test_a_remove_engines_resolve_differently_gets_no_verdict(delta: Path, spell
     removed x (its rows gone, measured in test_spark_attacks), delta-rs matches paths as written and kept it — the
     view, taken from delta-rs, was unchanged: VERIFIED before."""
     raw = a_data_file(delta)
-    commit = delta / commit_name(0)
-    body = commit.read_text()
-    removal = {"remove": {"path": spelling.format(p=raw), "dataChange": True, "deletionTimestamp": 1}}
-    commit.write_text(body + ("" if body.endswith("\n") else "\n") + json.dumps(removal) + "\n")
+    append_actions(delta / commit_name(0),
+                   [{"remove": {"path": spelling.format(p=raw), "dataChange": True, "deletionTimestamp": 1}}])
     doc = assert_refused(delta, "table_inconsistent", "--level", "schema")
     assert "a path engines resolve differently" in json.dumps(doc)

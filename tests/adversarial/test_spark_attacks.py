@@ -13,7 +13,7 @@ import pytest
 
 from carriers import properties as props
 from carriers.delta_log import commit_name
-from tests.adversarial.conftest import codes
+from tests.adversarial.conftest import append_actions, codes
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -270,10 +270,8 @@ def test_spark_resolves_a_remove_path_delta_rs_matches_as_written(spark: SparkSe
     write_deltalake(str(path), pa.table({"v": [1]}))
     first = next(p.name for p in path.glob("*.parquet"))
     write_deltalake(str(path), pa.table({"v": [2]}), mode="append")
-    commit = path / commit_name(1)
-    body = commit.read_text()
-    removal = {"remove": {"path": f"./{first}", "dataChange": True, "deletionTimestamp": 1}}
-    commit.write_text(body + ("" if body.endswith("\n") else "\n") + json.dumps(removal) + "\n")
+    append_actions(path / commit_name(1), [{"remove": {"path": f"./{first}", "dataChange": True,
+                                                        "deletionTimestamp": 1}}])
     assert sorted(DeltaTable(str(path)).to_pyarrow_table().column("v").to_pylist()) == [1, 2]
     assert sorted(r["v"] for r in spark.read.format("delta").load(str(path)).collect()) == [2]
 
