@@ -20,6 +20,7 @@ from attest import hashing
 from attest.hashing import (
     BATCH_SOLO_THRESHOLD,
     MMAP_THRESHOLD,
+    SERIAL_MAX_BYTES,
     hash_bytes,
     hash_file,
     hash_files,
@@ -280,6 +281,29 @@ def test_hash_files_big_file_runs_solo(tmp_path: Path, monkeypatch: pytest.Monke
     result = hash_files([*small, big], progress=lambda d, t, b: seen.append(b))
     assert result == {str(p): hash_file(p) for p in [*small, big]}
     assert seen[1] == 300_000  # the big file was hashed first, alone
+
+
+def test_small_files_are_one_job_beside_the_bigger_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Files below SERIAL_MAX_BYTES cost more in GIL hand-offs between threads than in hashing: one thread takes all
+    # of them, one after another, while the others take the bigger files one at a time.
+    small = [write(tmp_path / f"s{i}", os.urandom(i * 97)) for i in range(40)]
+    big = [write(tmp_path / f"b{i}", os.urandom(SERIAL_MAX_BYTES + i)) for i in range(6)]
+    on: dict[str, int] = {}
+    hash_one = hashing._hash_one
+
+    def recording(key: str, size: int) -> str:
+        on[key] = threading.get_ident()
+        return hash_one(key, size)
+
+    monkeypatch.setattr(hashing, "_hash_one", recording)
+    counts: list[int] = []
+    result = hash_files([*small, *big], max_workers=3, progress=lambda d, t, b: counts.append(d))
+    assert result == {str(p): hash_file(p) for p in [*small, *big]}
+    assert len({on[str(p)] for p in small}) == 1 and threading.get_ident() not in on.values()
+    assert counts == list(range(47))  # every file still reported, once each
+    on.clear()
+    assert hash_files(small, max_workers=3) == {str(p): hash_file(p) for p in small}
+    assert set(on.values()) == {threading.get_ident()}  # small files only: no thread at all
 
 
 def test_hash_files_keys_and_duplicates(tmp_path: Path) -> None:
