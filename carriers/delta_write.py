@@ -31,10 +31,11 @@ def _hive_escape(value: str) -> str:
 
 
 def _partition_value(value: Any) -> str | None:
-    """A partition value as the Delta log writes it (None = null)."""
+    """A partition value as the Delta log writes it (None = null). An empty string is written as null, as Spark
+    writes it: delta-rs reads an empty partition value as null and Spark as an empty string (measured)."""
     import datetime as _dt
 
-    if value is None:
+    if value is None or value == "":
         return None
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -322,6 +322,52 @@ def test_reader_feature_added(delta: Path) -> None:
     assert_refused(delta, "reader_view_changed", "--level", "schema")
 
 
+# Measured (Spark 4.1 + delta-spark 4.4, delta-rs 1.6; test_spark_attacks pins it): an empty partition value of a
+# string column is null for delta-rs and an empty string for Spark; delta-rs writes '' for an empty string, Spark null.
+@pytest.mark.parametrize("spelling", ["", None])
+def test_an_empty_string_partition_value_is_refused(tmp_path: Path, spelling: str | None) -> None:
+    """The attested null rewritten in place as '' (Spark's rows changed from null to '', delta-rs's view did not: it
+    was VERIFIED), and a table delta-rs wrote with '' (engines read it differently from the start)."""
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"p": [spelling, "a"], "v": [1, 2]}), partition_by=["p"])
+    if spelling is None:
+        attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+        assert verify(str(path))[0] == 0
+        _rewrite_attested_commit(path, lambda lines: [line.replace('"partitionValues":{"p":null}',
+                                                                   '"partitionValues":{"p":""}') for line in lines])
+        assert '"p":""' in (path / commit_name(0)).read_text()
+        doc = assert_refused(path, "table_inconsistent")
+        assert "empty partition value" in json.dumps(doc)
+        assert_refused(path, "table_inconsistent", "--level", "schema")
+    else:
+        assert '"p":""' in (path / commit_name(0)).read_text()
+        with pytest.raises(TableInconsistentError, match="empty partition value"):
+            attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+
+
+def test_an_empty_string_partition_value_of_another_type_or_a_mapped_column(tmp_path: Path) -> None:
+    """'' of an integer column is null for both engines (measured): no problem. Under column mapping the log keys
+    partition values by physical name: the check follows it."""
+    path = tmp_path / "ints"
+    write_deltalake(str(path), pa.table({"p": pa.array([None, 1], pa.int32()), "v": [1, 2]}), partition_by=["p"])
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    _rewrite_attested_commit(path, lambda lines: [line.replace('"partitionValues":{"p":null}',
+                                                               '"partitionValues":{"p":""}') for line in lines])
+    assert '"p":""' in (path / commit_name(0)).read_text()
+    rc, doc = verify(str(path))
+    assert rc == 0 and doc["passed"], doc
+    mapped = tmp_path / "mapped"
+    write_deltalake(str(mapped), pa.table({"p": ["a"], "v": [1]}), partition_by=["p"],
+                    configuration={"delta.columnMapping.mode": "name"})
+    meta = log_state(mapped).metadata
+    physical = json.loads(meta["schemaString"])["fields"][0]["metadata"]["delta.columnMapping.physicalName"]
+    text = (mapped / commit_name(0)).read_text()
+    assert f'"{physical}":"a"' in text
+    (mapped / commit_name(0)).write_text(text.replace(f'"{physical}":"a"', f'"{physical}":""'))
+    with pytest.raises(TableInconsistentError, match="empty partition value"):
+        attest_after_write(str(mapped), model="orders", program_hash=PROGRAM)
+
+
 def test_column_comment_is_not_a_change_of_what_readers_get(delta: Path) -> None:
     """The other side of the coin: a metadata-only commit that changes no value read still verifies."""
     def comment(meta: dict[str, Any]) -> None:

@@ -291,3 +291,35 @@ def test_a_content_addressed_overwrite_of_identical_bytes_reads_the_same_in_spar
     assert sorted(DeltaTable(str(path)).to_pyarrow_table().column("v").to_pylist()) == [1, 2, 3]
     rc, doc = _verify(str(path), tmp_path, "--level", "bytes")
     assert rc == 0 and doc["passed"], doc
+
+
+def test_spark_and_delta_rs_read_an_empty_string_partition_value_differently(spark: SparkSession,
+                                                                              tmp_path: Path) -> None:
+    """Why '' as a string partition value is table_inconsistent (test_delta_attacks): delta-rs writes an empty string
+    as '' and reads '' as null, Spark writes it as null and reads '' as ''. write_content_addressed writes null, as
+    Spark does, so both read what it wrote alike."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    from carriers.delta_write import write_content_addressed
+
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"p": ["", "a"], "v": [1, 2]}), partition_by=["p"])
+    assert '"p":""' in (path / commit_name(0)).read_text()
+    engine = sorted((r["v"], r["p"]) for r in DeltaTable(str(path)).to_pyarrow_table().to_pylist())
+    assert engine == [(1, None), (2, "a")]
+    assert sorted((r["v"], r["p"]) for r in spark.read.format("delta").load(str(path)).collect()) == [(1, ""),
+                                                                                                    (2, "a")]
+    written = tmp_path / "spark"
+    spark.createDataFrame([("", 1)], "p string, v int").write.format("delta").partitionBy("p").save(str(written))
+    assert '"p":null' in (written / commit_name(0)).read_text().replace(" ", "")
+    ours = tmp_path / "ca"
+    write_content_addressed(str(ours), pa.table({"p": ["", "a"], "v": [1, 2]}), partition_by=["p"], model="m",
+                            program_hash="a" * 64)
+    assert '"p":""' not in (ours / commit_name(0)).read_text()
+    assert sorted((r["v"], r["p"]) for r in spark.read.format("delta").load(str(ours)).collect()) == [(1, None),
+                                                                                                    (2, "a")]
+    assert sorted((r["v"], r["p"]) for r in DeltaTable(str(ours)).to_pyarrow_table().to_pylist()) == [(1, None),
+                                                                                                     (2, "a")]
+    rc, doc = _verify(str(ours), tmp_path, "--level", "bytes")
+    assert rc == 0 and doc["passed"], doc

@@ -548,3 +548,17 @@ def test_copied_table_verifies_elsewhere(partitioned: Path, tmp_path: Path) -> N
     copy = tmp_path / "copy"
     shutil.copytree(partitioned, copy)
     assert verify_table(DeltaCarrier(str(copy))).passed
+
+
+def test_content_addressed_write_of_an_empty_string_partition_value(tmp_path: Path) -> None:
+    """Written as null, as Spark writes it (delta-rs writes '' and reads it back as null, Spark reads ''): the version
+    reads alike in both engines and verifies; attesting a table holding '' is refused (test_delta_attacks)."""
+    table_dir = tmp_path / "t"
+    write_content_addressed(str(table_dir), pa.table({"p": ["", None, "a"], "v": [1, 2, 3]}), partition_by=["p"],
+                            model="orders", program_hash=PROGRAM)
+    adds = [json.loads(line)["add"] for line in (table_dir / "_delta_log" / f"{0:020}.json").read_text().splitlines()
+            if line.startswith('{"add"')]
+    assert sorted(str(a["partitionValues"]["p"]) for a in adds) == ["None", "None", "a"]
+    back = DeltaTable(str(table_dir)).to_pyarrow_table().sort_by("v")
+    assert back.column("p").to_pylist() == [None, None, "a"]
+    assert verify_table(DeltaCarrier(str(table_dir))).passed
