@@ -512,7 +512,8 @@ class IcebergCarrier(AttestedTable):
 
     def file_entry(self, df: Mapping[str, Any], *, sequenced: bool = False) -> tuple[DataFile, dict[str, Any]]:
         """A manifest's data-file record (field name -> value) as a live file and its reader-view entry; with
-        ``sequenced`` (:func:`sequences_in_view`) the entry holds the file's data sequence number."""
+        ``sequenced`` (:func:`sequences_in_view`) the entry holds the file's data sequence number and its location
+        as written."""
         location = str(df["file_path"])
         content = int(_plain(df.get("content")) or 0)
         file_format = str(_plain(df.get("file_format")) or "").upper()
@@ -521,6 +522,10 @@ class IcebergCarrier(AttestedTable):
         entry = {"spec_id": df.get("spec_id"), **{k: json_safe(_plain(df.get(k))) for k in _FILE_FIELDS}}
         if sequenced:
             entry["data_sequence_number"] = df.get("data_sequence_number")
+            # Readers match position deletes and deletion vectors to a data file by its location as written, not by
+            # the file it names: respelled (file:///t/x as /t/x or file:/t/x, the same bytes) a file's deleted rows
+            # came back for pyiceberg, VERIFIED before (measured; Java compares the strings too).
+            entry["location"] = location
         return DataFile(path=self.relative(location), size=int(df["file_size_in_bytes"]), kind=kind,
                         location=location), entry
 
@@ -788,9 +793,10 @@ def table_view(meta: Any, schema: Any) -> dict[str, Any]:
 
 
 def sequences_in_view(format_version: int, has_delete_files: bool) -> bool:
-    """Whether files' data sequence numbers are in a snapshot's reader view: they decide which delete files apply, and
-    in v3 every row's ``_last_updated_sequence_number``. Without delete files they change nothing a v1/v2 reader gets
-    (a delete file added later changes the live files anyway)."""
+    """Whether files' data sequence numbers and locations as written are in a snapshot's reader view: they decide
+    which delete files apply (position deletes and deletion vectors name a data file by its location string), and in
+    v3 every row's ``_last_updated_sequence_number``. Without delete files they change nothing a v1/v2 reader gets (a
+    delete file added later changes the live files anyway)."""
     return format_version >= 3 or has_delete_files
 
 

@@ -527,6 +527,43 @@ def test_sequence_numbers_rewritten_so_a_delete_file_no_longer_applies(catalog: 
     assert_refused(REF, "reader_view_changed", "--level", "schema")
 
 
+@pytest.mark.parametrize("spelling", ["/{path}", "file:/{path}"])
+def test_a_data_file_respelled_so_its_position_deletes_no_longer_apply(catalog: SqlCatalog, with_deletes: Table,
+                                                                       spelling: str) -> None:
+    """Position deletes name their data file by its location string, and readers match the strings: the manifests
+    rewritten with the data file's ``file:///t/x.parquet`` as ``/t/x.parquet`` or ``file:/t/x.parquet`` (the same
+    file, the same bytes) brought the deleted row back (measured with pyiceberg), and it was VERIFIED."""
+    from pyiceberg.manifest import DATA_FILE_TYPE, DEFAULT_READ_VERSION
+
+    before = _rows_read(catalog)
+    index = [f.name for f in DATA_FILE_TYPE[DEFAULT_READ_VERSION].fields].index("file_path")
+
+    def respell(entry: Any) -> None:
+        location = entry.data_file.file_path
+        if int(entry.data_file.content.value) == 0:
+            assert location.startswith("file:///"), location
+            entry.data_file._data[index] = spelling.format(path=location[len("file:///"):])
+
+    _rewrite_manifest_entries(with_deletes, respell)
+    assert _rows_read(catalog) == before + 1  # the attack works on a real reader
+    doc = assert_refused(REF, "reader_view_changed", "--level", "schema")
+    assert "file view changed" in json.dumps(doc)
+
+
+def test_a_respelled_data_file_without_delete_files_still_verifies(catalog: SqlCatalog, table: Table) -> None:
+    """Without delete files a location's spelling decides nothing: the rows are the file's (same bytes)."""
+    from pyiceberg.manifest import DATA_FILE_TYPE, DEFAULT_READ_VERSION
+
+    index = [f.name for f in DATA_FILE_TYPE[DEFAULT_READ_VERSION].fields].index("file_path")
+
+    def respell(entry: Any) -> None:
+        entry.data_file._data[index] = entry.data_file.file_path[len("file://"):]
+
+    _rewrite_manifest_entries(table, respell)
+    rc, doc = verify(REF)
+    assert rc == 0 and doc["level"] == "bytes", doc
+
+
 def test_manifest_list_claims_a_minimum_sequence_number_its_manifest_does_not_hold(
         catalog: SqlCatalog, with_deletes: Table) -> None:
     """Java readers drop delete files older than the smallest data sequence number the manifest list claims: a

@@ -63,7 +63,10 @@ def iceberg_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str
 
 
 def local(uri: str) -> Path:
-    return Path(uri[len("file://"):] if uri.startswith("file://") else uri)
+    """The local path of a ``file:///p`` or ``file:/p`` (as Spark writes it) location, or of a plain path."""
+    if uri.startswith("file://"):
+        return Path(uri[len("file://"):])
+    return Path(uri[len("file:"):] if uri.startswith("file:/") else uri)
 
 
 def rewrite_metadata(catalog: SqlCatalog, table: Table, edit: Callable[[dict[str, Any]], None]) -> Table:
