@@ -475,15 +475,15 @@ class IcebergCarrier(AttestedTable):
         views: dict[str, list[dict[str, Any]]] = {}
         records, problems = self._manifest_entries(snapshot)
         problems += _metadata_problems(self.table.metadata)
-        sequenced = sequences_in_view(int(self.table.metadata.format_version),
-                                      any(int(_plain(df.get("content")) or 0) != 0 for df in records))
+        deletes_apply = deletes_in_view(int(self.table.metadata.format_version),
+                                        any(int(_plain(df.get("content")) or 0) != 0 for df in records))
         for df in records:
             location = str(df["file_path"])
             reason = _canonical_uri(location)
             if reason is not None:
                 problems.append(Problem(Code.PATH_AMBIGUOUS, f"data file {location!r}: {reason}", location))
                 continue
-            data_file, entry = self.file_entry(df, sequenced=sequenced)
+            data_file, entry = self.file_entry(df, deletes_apply=deletes_apply)
             if (data_file.kind == "data") != (df.get("manifest_content") == 0):
                 # Java readers take a file's kind from its manifest (ManifestFiles.read vs readDeleteManifest),
                 # pyiceberg from the file's own content field: a delete file in a data manifest is applied by one
@@ -510,9 +510,9 @@ class IcebergCarrier(AttestedTable):
                          "code it names is run")
         return LiveVersion(files=ordered, view=view, identity=self.table_identity, problems=problems, notes=notes)
 
-    def file_entry(self, df: Mapping[str, Any], *, sequenced: bool = False) -> tuple[DataFile, dict[str, Any]]:
+    def file_entry(self, df: Mapping[str, Any], *, deletes_apply: bool = False) -> tuple[DataFile, dict[str, Any]]:
         """A manifest's data-file record (field name -> value) as a live file and its reader-view entry; with
-        ``sequenced`` (:func:`sequences_in_view`) the entry holds the file's data sequence number and its location
+        ``deletes_apply`` (:func:`deletes_in_view`) the entry holds the file's data sequence number and its location
         as written."""
         location = str(df["file_path"])
         content = int(_plain(df.get("content")) or 0)
@@ -520,7 +520,7 @@ class IcebergCarrier(AttestedTable):
         kind: Literal["data", "deletion_vector", "delete"] = (
             "data" if content == 0 else "deletion_vector" if file_format == "PUFFIN" else "delete")
         entry = {"spec_id": df.get("spec_id"), **{k: json_safe(_plain(df.get(k))) for k in _FILE_FIELDS}}
-        if sequenced:
+        if deletes_apply:
             entry["data_sequence_number"] = df.get("data_sequence_number")
             # Readers match position deletes and deletion vectors to a data file by its location as written, not by
             # the file it names: respelled (file:///t/x as /t/x or file:/t/x, the same bytes) a file's deleted rows
@@ -792,7 +792,7 @@ def table_view(meta: Any, schema: Any) -> dict[str, Any]:
     }
 
 
-def sequences_in_view(format_version: int, has_delete_files: bool) -> bool:
+def deletes_in_view(format_version: int, has_delete_files: bool) -> bool:
     """Whether files' data sequence numbers and locations as written are in a snapshot's reader view: they decide
     which delete files apply (position deletes and deletion vectors name a data file by its location string), and in
     v3 every row's ``_last_updated_sequence_number``. Without delete files they change nothing a v1/v2 reader gets (a

@@ -24,8 +24,8 @@ from carriers.core import encode_keys
 from carriers.iceberg import (
     SUMMARY_BUDGET,
     IcebergCarrier,
+    deletes_in_view,
     file_views,
-    sequences_in_view,
     summary_size,
     table_view,
 )
@@ -152,12 +152,12 @@ def write_content_addressed(
         triples: list[FileIdentity] = []
         # A new file's data sequence number is the snapshot-to-be's (a concurrent commit taking it fails the parent
         # check below); the view holds it when the new snapshot keeps delete files.
-        sequenced = sequences_in_view(int(tx.table_metadata.format_version),
-                                      mode == "append" and any(f.kind != "data" for f in previous_files))
+        deletes_apply = deletes_in_view(int(tx.table_metadata.format_version),
+                                        mode == "append" and any(f.kind != "data" for f in previous_files))
         for (_uri, digest, _), df in zip(written, new_files, strict=True):
             record = carrier.record_of(df, spec_id)
             record["data_sequence_number"] = tx.table_metadata.next_sequence_number()
-            live, entry = carrier.file_entry(record, sequenced=sequenced)
+            live, entry = carrier.file_entry(record, deletes_apply=deletes_apply)
             entries[live.path] = [entry]
             triples.append(FileIdentity(path=live.path, size=live.size, hash=digest, kind=live.kind))
         files_view = file_views(entries)
