@@ -106,6 +106,10 @@ def test_spark_options_that_cannot_apply_are_refused(stale: Path, tmp_path: Path
     (tmp_path / "m.json").write_text("{}")
     rc, doc = _cli("verify", str(tmp_path / "m.json"), "--spark")
     assert rc == 2 and doc["errors"][0]["code"] == "invalid_argument"
+    for master in ("bogus://x", "", "locl[2]"):  # Spark's JVM would start, then exit with a Java stack trace
+        rc, doc = _cli("verify", str(stale), "--spark", "--master", master)
+        assert rc == 2 and doc["errors"][0]["code"] == "invalid_argument", doc
+        assert "is not a Spark master" in doc["errors"][0]["message"]
 
 
 def test_spark_without_the_extra_is_one_coded_error(stale: Path, monkeypatch: pytest.MonkeyPatch) -> None:

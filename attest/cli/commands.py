@@ -228,6 +228,11 @@ def spark_for(args: argparse.Namespace) -> Iterator[SessionOnDemand | None]:
     if not getattr(args, "spark", False):
         yield None
         return
+    master = getattr(args, "master", None)
+    if master is not None and not (master == "yarn" or master.startswith(("local", "spark", "k8s"))):
+        # Spark's own rule (SparkSubmit), checked before its JVM starts and exits with a Java stack trace.
+        raise InvalidArgumentError(f"--master {master!r} is not a Spark master: yarn, local[N], spark://HOST:PORT or "
+                                   "k8s://URL")
     try:
         import pyspark  # noqa: F401  (the extra's presence, checked before any table is read)
 
