@@ -79,14 +79,23 @@ READ_PROPERTIES = (
 )
 
 
-def _string_partition_keys(dt: DeltaTable) -> frozenset[str]:
-    """The ``partitionValues`` keys (physical names under column mapping) of the string partition columns."""
+def _partition_keys(dt: DeltaTable) -> dict[str, tuple[str, str]]:
+    """``{partitionValues key: (column, type)}`` of the partition columns (keys are physical names under column
+    mapping)."""
     columns = set(dt.metadata().partition_columns)
     if not columns:
-        return frozenset()
+        return {}
     fields = json.loads(dt.schema().to_json()).get("fields", [])
-    return frozenset(str((f.get("metadata") or {}).get("delta.columnMapping.physicalName") or f["name"])
-                     for f in fields if f.get("name") in columns and f.get("type") == "string")
+    return {str((f.get("metadata") or {}).get("delta.columnMapping.physicalName") or f["name"]):
+            (str(f["name"]), str(f.get("type"))) for f in fields if f.get("name") in columns}
+
+
+def _zoneless(text: Any) -> bool:
+    """A timestamp partition value without ``Z`` or an offset (``2024-01-05 10:00:00.000000``, as delta-rs writes)."""
+    if not isinstance(text, str) or text.endswith(("Z", "z")):
+        return False
+    tail = text[-6:]
+    return not (len(tail) == 6 and tail[0] in "+-" and tail[3] == ":")
 
 
 def _table_uri(table: str | DeltaTable) -> str:
@@ -303,7 +312,10 @@ class DeltaCarrier(AttestedTable):
         problems += [Problem(Code.TABLE_INCONSISTENT, text) for text in inconsistencies]
         rows = add_action_rows(dt)
         cols = set(rows[0]) if rows else set()
-        text_keys = _string_partition_keys(dt)
+        partition_keys = _partition_keys(dt)
+        text_keys = {k for k, (_, kind) in partition_keys.items() if kind == "string"}
+        zoned_keys = {k for k, (_, kind) in partition_keys.items() if kind == "timestamp"}
+        zoneless: set[str] = set()
         engine_raw = {str(r["path"]) for r in rows}
         if (log.adds and set(log.adds) != engine_raw) or (not log.adds and engine_raw and not inconsistencies):
             problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log replay disagree on the live files "
@@ -333,6 +345,8 @@ class DeltaCarrier(AttestedTable):
                 # null): one spelling, two readings, and the view (from delta-rs) does not tell them apart.
                 problems.append(Problem(Code.TABLE_INCONSISTENT, f"{rel} has an empty partition value for a string "
                                         "column: delta-rs reads it as null, Spark as an empty string", rel))
+            if zoned_keys and isinstance(values, dict):
+                zoneless.update(partition_keys[k][0] for k in zoned_keys if _zoneless(values.get(k)))
             entry = {
                 "kind": "data",
                 "size": size,
@@ -341,8 +355,15 @@ class DeltaCarrier(AttestedTable):
                 "deletion_vector": _dv_entry(add.get("deletionVector")),
                 "row_tracking": json_safe({k: add.get(k) for k in ("baseRowId", "defaultRowCommitVersion")}),
             }
+            if partition_keys:
+                # As written too: engines parse some spellings alike and others not (a timestamp's zone, measured).
+                entry["partition_text"] = json_safe(values) if isinstance(values, dict) else None
             files.append(DataFile(path=rel, size=size, kind="data", location=self._location(rel)))
             file_views[rel] = file_digest(entry)
+        if zoneless:
+            notes.append(f"timestamp partition values of {', '.join(sorted(zoneless))} carry no time zone (as delta-rs "
+                         "writes them): delta-rs reads them as UTC, Spark in its session time zone "
+                         "(spark.sql.session.timeZone) — other instants unless that zone is UTC")
         dv_files = self._deletion_vector_files(log, problems)
         for f in dv_files:
             files.append(f)

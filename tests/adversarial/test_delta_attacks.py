@@ -350,10 +350,10 @@ def test_an_empty_string_partition_value_of_another_type_or_a_mapped_column(tmp_
     partition values by physical name: the check follows it."""
     path = tmp_path / "ints"
     write_deltalake(str(path), pa.table({"p": pa.array([None, 1], pa.int32()), "v": [1, 2]}), partition_by=["p"])
-    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
     _rewrite_attested_commit(path, lambda lines: [line.replace('"partitionValues":{"p":null}',
                                                                '"partitionValues":{"p":""}') for line in lines])
     assert '"p":""' in (path / commit_name(0)).read_text()
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
     rc, doc = verify(str(path))
     assert rc == 0 and doc["passed"], doc
     mapped = tmp_path / "mapped"
@@ -366,6 +366,46 @@ def test_an_empty_string_partition_value_of_another_type_or_a_mapped_column(tmp_
     (mapped / commit_name(0)).write_text(text.replace(f'"{physical}":"a"', f'"{physical}":""'))
     with pytest.raises(TableInconsistentError, match="empty partition value"):
         attest_after_write(str(mapped), model="orders", program_hash=PROGRAM)
+
+
+# Measured (Spark 4.1 in an America/New_York session, delta-rs 1.6): delta-rs writes a timestamp partition value as
+# '2024-01-05 10:00:00.000000' and reads it as UTC; Spark reads a value without a zone in its session time zone
+# (15:00 UTC there) and writes '2024-01-05T15:00:00.000000Z'. test_spark_attacks pins it.
+def _timestamped(tmp_path: Path) -> Path:
+    import datetime
+
+    path = tmp_path / "ts"
+    write_deltalake(str(path), pa.table({"p": pa.array([datetime.datetime(2024, 1, 5, 10)], pa.timestamp("us", "UTC")),
+                                         "v": [1]}), partition_by=["p"])
+    return path
+
+
+def test_a_partition_value_respelled_in_place_changes_the_view(tmp_path: Path) -> None:
+    """The attested '…T10:00:00.000000Z' rewritten as '2024-01-05 10:00:00.000000': the same instant for delta-rs
+    (its typed value, and so the view from it, unchanged: VERIFIED before), five hours later for Spark in New York.
+    The partition values are bound as written."""
+    path = _timestamped(tmp_path)
+    _rewrite_attested_commit(path, lambda lines: [line.replace('"p":"2024-01-05 10:00:00.000000"',
+                                                               '"p":"2024-01-05T10:00:00.000000Z"') for line in lines])
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(path))
+    assert rc == 0 and doc["passed"] and not any("time zone" in n for n in doc.get("notes", [])), doc
+    _rewrite_attested_commit(path, lambda lines: [line.replace('"p":"2024-01-05T10:00:00.000000Z"',
+                                                               '"p":"2024-01-05 10:00:00.000000"') for line in lines])
+    assert DeltaTable(str(path)).get_add_actions(flatten=True).column("partition.p").to_pylist()[0].hour == 10
+    doc = assert_refused(path, "reader_view_changed", "--level", "schema")
+    assert "file view changed" in json.dumps(doc)
+
+
+def test_a_timestamp_partition_value_without_a_zone_is_noted(tmp_path: Path) -> None:
+    """As delta-rs writes them: VERIFIED (what was attested is what delta-rs reads), with a note that says Spark reads
+    them in its session time zone."""
+    path = _timestamped(tmp_path)
+    assert '"p":"2024-01-05 10:00:00.000000"' in (path / commit_name(0)).read_text()
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(path))
+    assert rc == 0 and doc["passed"], doc
+    assert any("carry no time zone" in n and "session time zone" in n for n in doc["notes"]), doc["notes"]
 
 
 def test_column_comment_is_not_a_change_of_what_readers_get(delta: Path) -> None:

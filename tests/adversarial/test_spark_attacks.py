@@ -363,3 +363,39 @@ def test_iceberg_data_file_respelled_so_its_position_deletes_no_longer_apply(spa
     spark.sql(f"REFRESH TABLE {name}")
     assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()) == [0, 1, 2, 3, 4]
     _refused(ref, spark_warehouse, "reader_view_changed", "--level", "schema")
+
+
+def test_spark_reads_a_timestamp_partition_value_without_a_zone_in_its_session_time_zone(spark: SparkSession,
+                                                                                          tmp_path: Path) -> None:
+    """Why partition values are bound as written and a zoneless timestamp is noted (test_delta_attacks): delta-rs
+    writes '2024-01-05 10:00:00.000000' and reads it as 10:00 UTC, Spark in a New York session as 15:00 UTC; with a
+    'Z' (as Spark writes) or an offset (as write_content_addressed writes) both read 10:00 UTC."""
+    import datetime
+
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    from carriers.delta_write import write_content_addressed
+
+    def instants(path: Path) -> tuple[list[int], list[int]]:
+        engine = [int(r["p"].timestamp()) for r in DeltaTable(str(path)).to_pyarrow_table().to_pylist()]
+        read = [r[0] for r in spark.sql(f"SELECT unix_timestamp(p) FROM delta.`{path}`").collect()]
+        return engine, read
+
+    ten = int(datetime.datetime(2024, 1, 5, 10, tzinfo=datetime.UTC).timestamp())
+    data = pa.table({"p": pa.array([datetime.datetime(2024, 1, 5, 10)], pa.timestamp("us", "UTC")), "v": [1]})
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        plain = tmp_path / "plain"
+        write_deltalake(str(plain), data, partition_by=["p"])
+        assert '"p":"2024-01-05 10:00:00.000000"' in (plain / commit_name(0)).read_text()
+        assert instants(plain) == ([ten], [ten + 5 * 3600])
+        log = plain / commit_name(0)
+        log.write_text(log.read_text().replace('"p":"2024-01-05 10:00:00.000000"', '"p":"2024-01-05T10:00:00.000000Z"'))
+        assert instants(plain) == ([ten], [ten])
+        ours = tmp_path / "ca"
+        write_content_addressed(str(ours), data, partition_by=["p"], model="m", program_hash="a" * 64)
+        assert instants(ours) == ([ten], [ten])
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", previous)
