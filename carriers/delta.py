@@ -90,6 +90,43 @@ def _partition_keys(dt: DeltaTable) -> dict[str, tuple[str, str]]:
             (str(f["name"]), str(f.get("type"))) for f in fields if f.get("name") in columns}
 
 
+def _timestamp_columns(dt: DeltaTable) -> list[tuple[str, ...]]:
+    """Where the statistics of each ``timestamp`` column sit (physical names under column mapping, through structs)."""
+    out: list[tuple[str, ...]] = []
+
+    def walk(fields: Any, prefix: tuple[str, ...]) -> None:
+        for f in fields if isinstance(fields, list) else []:
+            if not isinstance(f, dict):
+                continue
+            key = (*prefix, str((f.get("metadata") or {}).get("delta.columnMapping.physicalName") or f.get("name")))
+            kind = f.get("type")
+            if kind == "timestamp":
+                out.append(key)
+            elif isinstance(kind, dict) and kind.get("type") == "struct":
+                walk(kind.get("fields"), key)
+
+    walk(json.loads(dt.schema().to_json()).get("fields"), ())
+    return out
+
+
+def _zoneless_statistics(stats: Any, columns: list[tuple[str, ...]]) -> bool:
+    """Whether a file's JSON statistics give a ``timestamp`` column's minimum or maximum without a zone."""
+    if not columns or not isinstance(stats, str):
+        return False
+    try:
+        parsed = json.loads(stats)
+    except (ValueError, RecursionError):
+        return False  # malformed statistics: readers ignore them
+    for bound in ("minValues", "maxValues"):
+        for column in columns:
+            node: Any = parsed.get(bound) if isinstance(parsed, dict) else None
+            for key in column:
+                node = node.get(key) if isinstance(node, dict) else None
+            if _zoneless(node):
+                return True
+    return False
+
+
 def _zoneless(text: Any) -> bool:
     """A timestamp partition value without ``Z`` or an offset (``2024-01-05 10:00:00.000000``, as delta-rs writes)."""
     if not isinstance(text, str) or text.endswith(("Z", "z")):
@@ -316,6 +353,8 @@ class DeltaCarrier(AttestedTable):
         text_keys = {k for k, (_, kind) in partition_keys.items() if kind == "string"}
         zoned_keys = {k for k, (_, kind) in partition_keys.items() if kind == "timestamp"}
         zoneless: set[str] = set()
+        timestamps = _timestamp_columns(dt)
+        zoneless_stats: list[str] = []
         engine_raw = {str(r["path"]) for r in rows}
         if (log.adds and set(log.adds) != engine_raw) or (not log.adds and engine_raw and not inconsistencies):
             problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log replay disagree on the live files "
@@ -347,6 +386,8 @@ class DeltaCarrier(AttestedTable):
                                         "column: delta-rs reads it as null, Spark as an empty string", rel))
             if zoned_keys and isinstance(values, dict):
                 zoneless.update(partition_keys[k][0] for k in zoned_keys if _zoneless(values.get(k)))
+            if _zoneless_statistics(add.get("stats"), timestamps):
+                zoneless_stats.append(rel)
             entry = {
                 "kind": "data",
                 "size": size,
@@ -360,6 +401,15 @@ class DeltaCarrier(AttestedTable):
                 entry["partition_text"] = json_safe(values) if isinstance(values, dict) else None
             files.append(DataFile(path=rel, size=size, kind="data", location=self._location(rel)))
             file_views[rel] = file_digest(entry)
+        if zoneless_stats:
+            # No writer measured writes them so (delta-rs and Spark write 'Z'), and delta-rs's typed reading (the view)
+            # is the same instant: Spark in a New York session read such a minimum five hours later and skipped the
+            # file in a query for its rows (measured).
+            shown = ", ".join(zoneless_stats[:3]) + (f" (+{len(zoneless_stats) - 3} more)"
+                                                      if len(zoneless_stats) > 3 else "")
+            problems.append(Problem(Code.TABLE_INCONSISTENT, f"the statistics of {shown} give a timestamp bound "
+                                    "without a time zone: delta-rs reads it as UTC, Spark in its session time zone, "
+                                    "and a filtered query skips the file by it", zoneless_stats[0]))
         if zoneless:
             notes.append(f"timestamp partition values of {', '.join(sorted(zoneless))} carry no time zone (as delta-rs "
                          "writes them): delta-rs reads them as UTC, Spark in its session time zone "

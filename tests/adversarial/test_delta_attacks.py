@@ -408,6 +408,31 @@ def test_a_timestamp_partition_value_without_a_zone_is_noted(tmp_path: Path) -> 
     assert any("carry no time zone" in n and "session time zone" in n for n in doc["notes"]), doc["notes"]
 
 
+# Measured (Spark 4.1 in an America/New_York session, delta-rs 1.6): both write statistics' timestamps with 'Z'; a
+# minimum respelled without one is the same instant for delta-rs, and 15:00 UTC for Spark, which then skipped the file
+# in a query for its 10:00 UTC row. test_spark_attacks pins it.
+@pytest.mark.parametrize(("column", "nested"), [("t", False), ("s", True)])
+def test_timestamp_statistics_without_a_zone_are_refused(tmp_path: Path, column: str, nested: bool) -> None:
+    import datetime
+
+    stamps = pa.array([datetime.datetime(2024, 1, 5, 10), datetime.datetime(2024, 1, 5, 11)], pa.timestamp("us", "UTC"))
+    data = pa.table({"t": stamps, "v": [1, 2]})
+    if nested:
+        data = pa.table({"s": pa.StructArray.from_arrays([stamps], names=["t"]), "v": [1, 2]})
+    path = tmp_path / "t"
+    write_deltalake(str(path), data)
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert verify(str(path))[0] == 0
+    text = (path / commit_name(0)).read_text()
+    assert "2024-01-05T10:00:00Z" in text
+    _rewrite_attested_commit(path, lambda lines: [line.replace("2024-01-05T10:00:00Z", "2024-01-05 10:00:00.000")
+                                                  for line in lines])
+    minimum = DeltaTable(str(path)).get_add_actions(flatten=True).column(f"min.{column}" + (".t" if nested else ""))
+    assert minimum.to_pylist()[0].hour == 10  # delta-rs reads the same instant: the view alone did not change
+    doc = assert_refused(path, "table_inconsistent", "--level", "schema")
+    assert "without a time zone" in json.dumps(doc)
+
+
 def test_column_comment_is_not_a_change_of_what_readers_get(delta: Path) -> None:
     """The other side of the coin: a metadata-only commit that changes no value read still verifies."""
     def comment(meta: dict[str, Any]) -> None:

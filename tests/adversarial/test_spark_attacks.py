@@ -369,7 +369,8 @@ def test_spark_reads_a_timestamp_partition_value_without_a_zone_in_its_session_t
                                                                                           tmp_path: Path) -> None:
     """Why partition values are bound as written and a zoneless timestamp is noted (test_delta_attacks): delta-rs
     writes '2024-01-05 10:00:00.000000' and reads it as 10:00 UTC, Spark in a New York session as 15:00 UTC; with a
-    'Z' (as Spark writes) or an offset (as write_content_addressed writes) both read 10:00 UTC."""
+    'Z' (as Spark writes) or an offset (as write_content_addressed writes) both read 10:00 UTC. Statistics too:
+    a minimum without a zone made Spark skip a file (zoneless timestamp statistics are table_inconsistent)."""
     import datetime
 
     import pyarrow as pa
@@ -397,5 +398,14 @@ def test_spark_reads_a_timestamp_partition_value_without_a_zone_in_its_session_t
         ours = tmp_path / "ca"
         write_content_addressed(str(ours), data, partition_by=["p"], model="m", program_hash="a" * 64)
         assert instants(ours) == ([ten], [ten])
+        # Statistics (test_delta_attacks): a minimum without a zone made Spark skip the file holding the 10:00 row.
+        stats = tmp_path / "stats"
+        write_deltalake(str(stats), data.rename_columns(["t", "v"]))
+        query = f"SELECT count(*) FROM delta.`{stats}` WHERE t = timestamp'2024-01-05 05:00:00'"  # 10:00 UTC
+        assert spark.sql(query).collect()[0][0] == 1
+        log = stats / commit_name(0)
+        assert "2024-01-05T10:00:00Z" in log.read_text()
+        log.write_text(log.read_text().replace("2024-01-05T10:00:00Z", "2024-01-05 10:00:00.000"))
+        assert spark.sql(query).collect()[0][0] == 0
     finally:
         spark.conf.set("spark.sql.session.timeZone", previous)
