@@ -79,33 +79,71 @@ READ_PROPERTIES = (
 )
 
 
-def _partition_keys(dt: DeltaTable) -> dict[str, tuple[str, str]]:
-    """``{partitionValues key: (column, type)}`` of the partition columns (keys are physical names under column
-    mapping)."""
-    columns = set(dt.metadata().partition_columns)
-    if not columns:
-        return {}
-    fields = json.loads(dt.schema().to_json()).get("fields", [])
-    return {str((f.get("metadata") or {}).get("delta.columnMapping.physicalName") or f["name"]):
-            (str(f["name"]), str(f.get("type"))) for f in fields if f.get("name") in columns}
+class _Spellings:
+    """Values the log spells in ways engines read differently, found file by file (``see``), then reported once
+    (``report``). Measured with Spark 4.1 and delta-rs 1.6: an empty partition value of a string column is null for
+    delta-rs and '' for Spark; a timestamp without a zone is UTC for delta-rs and in Spark's session time zone."""
+
+    def __init__(self, dt: DeltaTable) -> None:
+        fields = json.loads(dt.schema().to_json()).get("fields")
+        columns = set(dt.metadata().partition_columns)
+        # {partitionValues key (the physical name under column mapping): (column, type)}
+        self.partitions = {_physical(f): (str(f.get("name")), str(f.get("type"))) for f in _fields(fields)
+                           if f.get("name") in columns}
+        self.strings = [k for k, (_, kind) in self.partitions.items() if kind == "string"]
+        self.timestamps = [k for k, (_, kind) in self.partitions.items() if kind == "timestamp"]
+        self.statistics = _timestamp_columns(fields, ())
+        self.empty: list[str] = []
+        self.zoneless: set[str] = set()
+        self.zoneless_statistics: list[str] = []
+
+    def see(self, rel: str, values: Any, stats: Any) -> None:
+        if isinstance(values, dict):
+            if any(values.get(k) == "" for k in self.strings):
+                self.empty.append(rel)
+            self.zoneless.update(self.partitions[k][0] for k in self.timestamps if _zoneless(values.get(k)))
+        if _zoneless_statistics(stats, self.statistics):
+            self.zoneless_statistics.append(rel)
+
+    def report(self, problems: list[Problem], notes: list[str]) -> None:
+        if self.empty:
+            problems.append(Problem(Code.TABLE_INCONSISTENT, f"{_some(self.empty)}: an empty partition value of a "
+                                    "string column, which delta-rs reads as null and Spark as an empty string",
+                                    self.empty[0]))
+        if self.zoneless_statistics:
+            # No writer measured writes them so (delta-rs and Spark write 'Z'); delta-rs's typed reading (the view) is
+            # the same instant, and Spark in a New York session skipped the file in a query for its rows.
+            problems.append(Problem(Code.TABLE_INCONSISTENT, f"the statistics of {_some(self.zoneless_statistics)} "
+                                    "give a timestamp bound without a time zone: delta-rs reads it as UTC, Spark in "
+                                    "its session time zone, and a filtered query skips the file by it",
+                                    self.zoneless_statistics[0]))
+        if self.zoneless:
+            notes.append(f"timestamp partition values of {', '.join(sorted(self.zoneless))} carry no time zone (as "
+                         "delta-rs writes them): delta-rs reads them as UTC, Spark in its session time zone "
+                         "(spark.sql.session.timeZone) — other instants unless that zone is UTC")
 
 
-def _timestamp_columns(dt: DeltaTable) -> list[tuple[str, ...]]:
+def _some(paths: list[str]) -> str:
+    return ", ".join(paths[:3]) + (f" (+{len(paths) - 3} more)" if len(paths) > 3 else "")
+
+
+def _fields(fields: Any) -> list[dict[str, Any]]:
+    return [f for f in fields if isinstance(f, dict)] if isinstance(fields, list) else []
+
+
+def _physical(field: dict[str, Any]) -> str:
+    return str((field.get("metadata") or {}).get("delta.columnMapping.physicalName") or field.get("name"))
+
+
+def _timestamp_columns(fields: Any, prefix: tuple[str, ...]) -> list[tuple[str, ...]]:
     """Where the statistics of each ``timestamp`` column sit (physical names under column mapping, through structs)."""
     out: list[tuple[str, ...]] = []
-
-    def walk(fields: Any, prefix: tuple[str, ...]) -> None:
-        for f in fields if isinstance(fields, list) else []:
-            if not isinstance(f, dict):
-                continue
-            key = (*prefix, str((f.get("metadata") or {}).get("delta.columnMapping.physicalName") or f.get("name")))
-            kind = f.get("type")
-            if kind == "timestamp":
-                out.append(key)
-            elif isinstance(kind, dict) and kind.get("type") == "struct":
-                walk(kind.get("fields"), key)
-
-    walk(json.loads(dt.schema().to_json()).get("fields"), ())
+    for f in _fields(fields):
+        key, kind = (*prefix, _physical(f)), f.get("type")
+        if kind == "timestamp":
+            out.append(key)
+        elif isinstance(kind, dict) and kind.get("type") == "struct":
+            out += _timestamp_columns(kind.get("fields"), key)
     return out
 
 
@@ -128,8 +166,9 @@ def _zoneless_statistics(stats: Any, columns: list[tuple[str, ...]]) -> bool:
 
 
 def _zoneless(text: Any) -> bool:
-    """A timestamp partition value without ``Z`` or an offset (``2024-01-05 10:00:00.000000``, as delta-rs writes)."""
-    if not isinstance(text, str) or text.endswith(("Z", "z")):
+    """A timestamp spelled without ``Z`` or an offset (``2024-01-05 10:00:00.000000``, as delta-rs writes partition
+    values); an empty string is null to both engines (measured), not a timestamp."""
+    if not isinstance(text, str) or not text or text.endswith(("Z", "z")):
         return False
     tail = text[-6:]
     return not (len(tail) == 6 and tail[0] in "+-" and tail[3] == ":")
@@ -349,12 +388,7 @@ class DeltaCarrier(AttestedTable):
         problems += [Problem(Code.TABLE_INCONSISTENT, text) for text in inconsistencies]
         rows = add_action_rows(dt)
         cols = set(rows[0]) if rows else set()
-        partition_keys = _partition_keys(dt)
-        text_keys = {k for k, (_, kind) in partition_keys.items() if kind == "string"}
-        zoned_keys = {k for k, (_, kind) in partition_keys.items() if kind == "timestamp"}
-        zoneless: set[str] = set()
-        timestamps = _timestamp_columns(dt)
-        zoneless_stats: list[str] = []
+        spellings = _Spellings(dt)
         engine_raw = {str(r["path"]) for r in rows}
         if (log.adds and set(log.adds) != engine_raw) or (not log.adds and engine_raw and not inconsistencies):
             problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log replay disagree on the live files "
@@ -379,15 +413,7 @@ class DeltaCarrier(AttestedTable):
                 problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of "
                                         f"{rel}", rel))
             values = add.get("partitionValues")
-            if text_keys and isinstance(values, dict) and any(values.get(k) == "" for k in text_keys):
-                # Measured: delta-rs reads '' as null (and writes an empty string so), Spark reads '' (and writes
-                # null): one spelling, two readings, and the view (from delta-rs) does not tell them apart.
-                problems.append(Problem(Code.TABLE_INCONSISTENT, f"{rel} has an empty partition value for a string "
-                                        "column: delta-rs reads it as null, Spark as an empty string", rel))
-            if zoned_keys and isinstance(values, dict):
-                zoneless.update(partition_keys[k][0] for k in zoned_keys if _zoneless(values.get(k)))
-            if _zoneless_statistics(add.get("stats"), timestamps):
-                zoneless_stats.append(rel)
+            spellings.see(rel, values, add.get("stats"))
             entry = {
                 "kind": "data",
                 "size": size,
@@ -396,24 +422,12 @@ class DeltaCarrier(AttestedTable):
                 "deletion_vector": _dv_entry(add.get("deletionVector")),
                 "row_tracking": json_safe({k: add.get(k) for k in ("baseRowId", "defaultRowCommitVersion")}),
             }
-            if partition_keys:
+            if spellings.partitions:
                 # As written too: engines parse some spellings alike and others not (a timestamp's zone, measured).
                 entry["partition_text"] = json_safe(values) if isinstance(values, dict) else None
             files.append(DataFile(path=rel, size=size, kind="data", location=self._location(rel)))
             file_views[rel] = file_digest(entry)
-        if zoneless_stats:
-            # No writer measured writes them so (delta-rs and Spark write 'Z'), and delta-rs's typed reading (the view)
-            # is the same instant: Spark in a New York session read such a minimum five hours later and skipped the
-            # file in a query for its rows (measured).
-            shown = ", ".join(zoneless_stats[:3]) + (f" (+{len(zoneless_stats) - 3} more)"
-                                                      if len(zoneless_stats) > 3 else "")
-            problems.append(Problem(Code.TABLE_INCONSISTENT, f"the statistics of {shown} give a timestamp bound "
-                                    "without a time zone: delta-rs reads it as UTC, Spark in its session time zone, "
-                                    "and a filtered query skips the file by it", zoneless_stats[0]))
-        if zoneless:
-            notes.append(f"timestamp partition values of {', '.join(sorted(zoneless))} carry no time zone (as delta-rs "
-                         "writes them): delta-rs reads them as UTC, Spark in its session time zone "
-                         "(spark.sql.session.timeZone) — other instants unless that zone is UTC")
+        spellings.report(problems, notes)
         dv_files = self._deletion_vector_files(log, problems)
         for f in dv_files:
             files.append(f)

@@ -524,7 +524,7 @@ class IcebergCarrier(AttestedTable):
             entry["data_sequence_number"] = df.get("data_sequence_number")
             # Readers match position deletes and deletion vectors to a data file by its location as written, not by
             # the file it names: respelled (file:///t/x as /t/x or file:/t/x, the same bytes) a file's deleted rows
-            # came back for pyiceberg, VERIFIED before (measured; Java compares the strings too).
+            # came back for pyiceberg and for Spark, VERIFIED before (measured).
             entry["location"] = location
         return DataFile(path=self.relative(location), size=int(df["file_size_in_bytes"]), kind=kind,
                         location=location), entry
