@@ -14,6 +14,7 @@ Open spec: docs/carrier-properties.md; user guide: docs/delta.md. In short:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -165,13 +166,14 @@ def _zoneless_statistics(stats: Any, columns: list[tuple[str, ...]]) -> bool:
     return False
 
 
+# A local date-time and nothing after it (``2024-01-05 10:00:00.000000``, as delta-rs writes partition values). Any zone
+# after it — Z, +00:00, +0000, +00, UTC — was read as that zone by both engines (measured), '' as null by both.
+_ZONELESS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]*)?)?")
+
+
 def _zoneless(text: Any) -> bool:
-    """A timestamp spelled without ``Z`` or an offset (``2024-01-05 10:00:00.000000``, as delta-rs writes partition
-    values); an empty string is null to both engines (measured), not a timestamp."""
-    if not isinstance(text, str) or not text or text.endswith(("Z", "z")):
-        return False
-    tail = text[-6:]
-    return not (len(tail) == 6 and tail[0] in "+-" and tail[3] == ":")
+    """A timestamp spelled without a zone, which delta-rs reads as UTC and Spark in its session time zone."""
+    return isinstance(text, str) and _ZONELESS.fullmatch(text) is not None
 
 
 def _table_uri(table: str | DeltaTable) -> str:
