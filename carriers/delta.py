@@ -93,18 +93,24 @@ class _Spellings:
                            if f.get("name") in columns}
         self.strings = [k for k, (_, kind) in self.partitions.items() if kind == "string"]
         self.timestamps = [k for k, (_, kind) in self.partitions.items() if kind == "timestamp"]
-        self.statistics = _timestamp_columns(fields, ())
+        self.temporal = _temporal_columns(fields)
+        self.statistics = [physical for physical, _, kind in self.temporal if kind == "timestamp"]
         self.empty: list[str] = []
         self.zoneless: set[str] = set()
         self.zoneless_statistics: list[str] = []
+        self.unread: list[str] = []
 
-    def see(self, rel: str, values: Any, stats: Any) -> None:
+    def see(self, rel: str, values: Any, stats: Any, engine: Mapping[str, Any]) -> None:
+        """One live file: its partition values and statistics as the log spells them, and delta-rs's row for it."""
         if isinstance(values, dict):
             if any(values.get(k) == "" for k in self.strings):
                 self.empty.append(rel)
             self.zoneless.update(self.partitions[k][0] for k in self.timestamps if _zoneless(values.get(k)))
         if _zoneless_statistics(stats, self.statistics):
             self.zoneless_statistics.append(rel)
+        if self.temporal and (_gap(engine.get("min")) or _gap(engine.get("max"))) and _unread_statistics(
+                stats, engine, self.temporal):
+            self.unread.append(rel)
 
     def report(self, problems: list[Problem], notes: list[str]) -> None:
         if self.empty:
@@ -118,6 +124,13 @@ class _Spellings:
                                     "give a timestamp bound without a time zone: delta-rs reads it as UTC, Spark in "
                                     "its session time zone, and a filtered query skips the file by it",
                                     self.zoneless_statistics[0]))
+        if self.unread:
+            # The view holds delta-rs's statistics: a bound it cannot read (null there) is out of the view, and Spark
+            # read '2024-01-05T10' or '2024-1-5T11:00:00Z' added for a column without bounds, and skipped the file in
+            # a query for its row (measured).
+            problems.append(Problem(Code.TABLE_INCONSISTENT, f"the statistics of {_some(self.unread)} give a minimum "
+                                    "or maximum delta-rs cannot read (it reads none): other readers may skip the file "
+                                    "by it", self.unread[0]))
         if self.zoneless:
             notes.append(f"timestamp partition values of {', '.join(sorted(self.zoneless))} carry no time zone (as "
                          "delta-rs writes them): delta-rs reads them as UTC, Spark in its session time zone "
@@ -136,16 +149,52 @@ def _physical(field: dict[str, Any]) -> str:
     return str((field.get("metadata") or {}).get("delta.columnMapping.physicalName") or field.get("name"))
 
 
-def _timestamp_columns(fields: Any, prefix: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """Where the statistics of each ``timestamp`` column sit (physical names under column mapping, through structs)."""
-    out: list[tuple[str, ...]] = []
+def _temporal_columns(fields: Any, physical: tuple[str, ...] = (), logical: tuple[str, ...] = ()
+                      ) -> list[tuple[tuple[str, ...], tuple[str, ...], str]]:
+    """(physical path, logical path, type) of every ``timestamp``, ``timestamp_ntz`` and ``date`` column, through
+    structs: temporal text, which Spark parses leniently (measured for timestamps: '2024-01-05T10' and
+    '2024-1-5T11:00:00Z', which delta-rs does not read)."""
+    out: list[tuple[tuple[str, ...], tuple[str, ...], str]] = []
     for f in _fields(fields):
-        key, kind = (*prefix, _physical(f)), f.get("type")
-        if kind == "timestamp":
-            out.append(key)
-        elif isinstance(kind, dict) and kind.get("type") == "struct":
-            out += _timestamp_columns(kind.get("fields"), key)
+        key, name, kind = (*physical, _physical(f)), (*logical, str(f.get("name"))), f.get("type")
+        if isinstance(kind, dict) and kind.get("type") == "struct":
+            out += _temporal_columns(kind.get("fields"), key, name)
+        elif kind in ("timestamp", "timestamp_ntz", "date"):
+            out.append((key, name, str(kind)))
     return out
+
+
+def _gap(bounds: Any) -> bool:
+    """Whether delta-rs's minima (or maxima) of a file lack any column: None, or None somewhere inside."""
+    if isinstance(bounds, dict):
+        return any(_gap(v) for v in bounds.values())
+    return bounds is None
+
+
+def _unread_statistics(stats: Any, engine: Mapping[str, Any],
+                       columns: list[tuple[tuple[str, ...], tuple[str, ...], str]]) -> bool:
+    """Whether the JSON statistics bound one of ``columns`` where delta-rs's typed statistics say nothing."""
+    if not isinstance(stats, str):
+        return False
+    try:
+        parsed = json.loads(stats)
+    except (ValueError, RecursionError):
+        return False  # malformed statistics: every reader ignores them
+    if not isinstance(parsed, dict):
+        return False
+    for bound, mine in (("minValues", engine.get("min")), ("maxValues", engine.get("max"))):
+        for physical, logical, _ in columns:
+            text: Any = parsed.get(bound)
+            for key in physical:
+                text = text.get(key) if isinstance(text, dict) else None
+            if text is None:
+                continue
+            typed: Any = mine
+            for key in logical:
+                typed = typed.get(key) if isinstance(typed, dict) else None
+            if typed is None:
+                return True
+    return False
 
 
 def _zoneless_statistics(stats: Any, columns: list[tuple[str, ...]]) -> bool:
@@ -415,7 +464,7 @@ class DeltaCarrier(AttestedTable):
                 problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of "
                                         f"{rel}", rel))
             values = add.get("partitionValues")
-            spellings.see(rel, values, add.get("stats"))
+            spellings.see(rel, values, add.get("stats"), row)
             entry = {
                 "kind": "data",
                 "size": size,

@@ -450,6 +450,55 @@ def test_timestamp_statistics_with_a_zone_in_another_spelling_still_verify(tmp_p
     assert rc == 0 and doc["passed"], doc
 
 
+def _stats_edit(path: Path, edit: Any) -> None:
+    """Rewrite the statistics of every add of the attested commit in place: ``edit(stats)`` changes the parsed JSON."""
+    def lines_edit(lines: list[str]) -> list[str]:
+        out = []
+        for line in lines:
+            action = json.loads(line)
+            if "add" in action:
+                stats = json.loads(action["add"]["stats"])
+                edit(stats)
+                action["add"]["stats"] = json.dumps(stats)
+            out.append(json.dumps(action))
+        return out
+    _rewrite_attested_commit(path, lines_edit)
+
+
+@pytest.mark.parametrize(("column", "spelling"), [("t", "2024-01-05T10"), ("t", "2024-1-5T11:00:00Z"),
+                                                  ("d", "2024-01-05T00")])
+def test_statistics_delta_rs_cannot_read_are_refused(tmp_path: Path, column: str, spelling: str) -> None:
+    """A table attested without bounds for a column (a writer that kept none), then given bounds delta-rs cannot read
+    (null there, so the view did not change: VERIFIED before) and Spark reads: in a New York session Spark read
+    '2024-01-05T10' as 10:00 there and skipped the file in a query for its 10:00 UTC row (measured)."""
+    import datetime
+
+    path = tmp_path / "t"
+    stamps = [datetime.datetime(2024, 1, 5, 10), datetime.datetime(2024, 1, 5, 11)]
+    write_deltalake(str(path), pa.table({"t": pa.array(stamps, pa.timestamp("us", "UTC")),
+                                         "d": pa.array([datetime.date(2024, 1, 5), datetime.date(2024, 1, 6)]),
+                                         "v": [1, 2]}))
+    _stats_edit(path, lambda st: (st["minValues"].pop(column), st["maxValues"].pop(column)))
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert verify(str(path))[0] == 0
+    _stats_edit(path, lambda st: (st["minValues"].update({column: spelling}),
+                                  st["maxValues"].update({column: spelling})))
+    assert DeltaTable(str(path)).get_add_actions(flatten=True).column(f"min.{column}").to_pylist() == [None]
+    doc = assert_refused(path, "table_inconsistent", "--level", "schema")
+    assert "delta-rs cannot read" in json.dumps(doc)
+
+
+def test_a_column_without_bounds_because_it_is_all_null_still_verifies(tmp_path: Path) -> None:
+    import datetime
+
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"t": pa.array([None, None], pa.timestamp("us", "UTC")),
+                                         "d": pa.array([datetime.date(2024, 1, 5), None]), "v": [1, 2]}))
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(path))
+    assert rc == 0 and doc["passed"], doc
+
+
 def test_column_comment_is_not_a_change_of_what_readers_get(delta: Path) -> None:
     """The other side of the coin: a metadata-only commit that changes no value read still verifies."""
     def comment(meta: dict[str, Any]) -> None:

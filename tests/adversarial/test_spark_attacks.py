@@ -407,5 +407,23 @@ def test_spark_reads_a_timestamp_partition_value_without_a_zone_in_its_session_t
         assert "2024-01-05T10:00:00Z" in log.read_text()
         log.write_text(log.read_text().replace("2024-01-05T10:00:00Z", "2024-01-05 10:00:00.000"))
         assert spark.sql(query).collect()[0][0] == 0
+        # Bounds delta-rs cannot read (it reads none), given to a file that had none: Spark read them and skipped it.
+        def bounds(value: str | None) -> None:
+            actions = [json.loads(line) for line in log.read_text().splitlines()]
+            for action in actions:
+                if "add" in action:
+                    parsed = json.loads(action["add"]["stats"])
+                    for side in ("minValues", "maxValues"):
+                        parsed[side].pop("t", None)
+                        if value is not None:
+                            parsed[side]["t"] = value
+                    action["add"]["stats"] = json.dumps(parsed)
+            log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+        bounds(None)
+        assert spark.sql(query).collect()[0][0] == 1
+        bounds("2024-01-05T10")
+        assert DeltaTable(str(stats)).get_add_actions(flatten=True).column("min.t").to_pylist() == [None]
+        assert spark.sql(query).collect()[0][0] == 0
     finally:
         spark.conf.set("spark.sql.session.timeZone", previous)
