@@ -184,17 +184,17 @@ def _unread_statistics(stats: Any, engine: Mapping[str, Any],
         return False
     for bound, mine in (("minValues", engine.get("min")), ("maxValues", engine.get("max"))):
         for physical, logical, _ in columns:
-            text: Any = parsed.get(bound)
-            for key in physical:
-                text = text.get(key) if isinstance(text, dict) else None
-            if text is None:
+            if _dig(parsed.get(bound), physical) is None:
                 continue
-            typed: Any = mine
-            for key in logical:
-                typed = typed.get(key) if isinstance(typed, dict) else None
-            if typed is None:
+            if _dig(mine, physical) is None and _dig(mine, logical) is None:  # delta-rs keys by physical name
                 return True
     return False
+
+
+def _dig(node: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
 
 
 def _zoneless_statistics(stats: Any, columns: list[tuple[str, ...]]) -> bool:
@@ -207,10 +207,7 @@ def _zoneless_statistics(stats: Any, columns: list[tuple[str, ...]]) -> bool:
         return False  # malformed statistics: readers ignore them
     for bound in ("minValues", "maxValues"):
         for column in columns:
-            node: Any = parsed.get(bound) if isinstance(parsed, dict) else None
-            for key in column:
-                node = node.get(key) if isinstance(node, dict) else None
-            if _zoneless(node):
+            if _zoneless(_dig(parsed.get(bound) if isinstance(parsed, dict) else None, column)):
                 return True
     return False
 
