@@ -106,10 +106,17 @@ class _Spellings:
             if any(values.get(k) == "" for k in self.strings):
                 self.empty.append(rel)
             self.zoneless.update(self.partitions[k][0] for k in self.timestamps if _zoneless(values.get(k)))
-        if _zoneless_statistics(stats, self.statistics):
+        if not self.temporal or not isinstance(stats, str):
+            return
+        try:  # parsed once here for both checks below
+            parsed = json.loads(stats)
+        except (ValueError, RecursionError):
+            return  # malformed statistics: every reader ignores them
+        if not isinstance(parsed, dict):
+            return
+        if _zoneless_statistics(parsed, self.statistics):
             self.zoneless_statistics.append(rel)
-        if self.temporal and (_gap(engine.get("min")) or _gap(engine.get("max"))) and _unread_statistics(
-                stats, engine, self.temporal):
+        if (_gap(engine.get("min")) or _gap(engine.get("max"))) and _unread_statistics(parsed, engine, self.temporal):
             self.unread.append(rel)
 
     def report(self, problems: list[Problem], notes: list[str]) -> None:
@@ -171,17 +178,9 @@ def _gap(bounds: Any) -> bool:
     return bounds is None
 
 
-def _unread_statistics(stats: Any, engine: Mapping[str, Any],
+def _unread_statistics(parsed: dict[str, Any], engine: Mapping[str, Any],
                        columns: list[tuple[tuple[str, ...], tuple[str, ...], str]]) -> bool:
-    """Whether the JSON statistics bound one of ``columns`` where delta-rs's typed statistics say nothing."""
-    if not isinstance(stats, str):
-        return False
-    try:
-        parsed = json.loads(stats)
-    except (ValueError, RecursionError):
-        return False  # malformed statistics: every reader ignores them
-    if not isinstance(parsed, dict):
-        return False
+    """Whether the parsed JSON statistics bound one of ``columns`` where delta-rs's typed statistics say nothing."""
     for bound, mine in (("minValues", engine.get("min")), ("maxValues", engine.get("max"))):
         for physical, logical, _ in columns:
             if _dig(parsed.get(bound), physical) is None:
@@ -197,19 +196,9 @@ def _dig(node: Any, path: tuple[str, ...]) -> Any:
     return node
 
 
-def _zoneless_statistics(stats: Any, columns: list[tuple[str, ...]]) -> bool:
-    """Whether a file's JSON statistics give a ``timestamp`` column's minimum or maximum without a zone."""
-    if not columns or not isinstance(stats, str):
-        return False
-    try:
-        parsed = json.loads(stats)
-    except (ValueError, RecursionError):
-        return False  # malformed statistics: readers ignore them
-    for bound in ("minValues", "maxValues"):
-        for column in columns:
-            if _zoneless(_dig(parsed.get(bound) if isinstance(parsed, dict) else None, column)):
-                return True
-    return False
+def _zoneless_statistics(parsed: dict[str, Any], columns: list[tuple[str, ...]]) -> bool:
+    """Whether parsed JSON statistics give a ``timestamp`` column's minimum or maximum without a zone."""
+    return any(_zoneless(_dig(parsed.get(bound), column)) for bound in ("minValues", "maxValues") for column in columns)
 
 
 # A local date-time and nothing after it (``2024-01-05 10:00:00.000000``, as delta-rs writes partition values). Any zone
