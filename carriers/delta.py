@@ -83,7 +83,8 @@ READ_PROPERTIES = (
 class _Spellings:
     """Values the log spells in ways engines read differently, found file by file (``see``), then reported once
     (``report``). Measured with Spark 4.1 and delta-rs 1.6: an empty partition value of a string column is null for
-    delta-rs and '' for Spark; a timestamp without a zone is UTC for delta-rs and in Spark's session time zone."""
+    delta-rs and '' for Spark; a timestamp without a zone is UTC for delta-rs and in Spark's session time zone;
+    statistics delta-rs cannot read are none to it and read by Spark."""
 
     def __init__(self, dt: DeltaTable) -> None:
         fields = json.loads(dt.schema().to_json()).get("fields")
@@ -93,31 +94,39 @@ class _Spellings:
                            if f.get("name") in columns}
         self.strings = [k for k, (_, kind) in self.partitions.items() if kind == "string"]
         self.timestamps = [k for k, (_, kind) in self.partitions.items() if kind == "timestamp"]
-        self.temporal = _temporal_columns(fields)
-        self.statistics = [physical for physical, _, kind in self.temporal if kind == "timestamp"]
+        self.columns = _leaf_columns(fields)
+        self.statistics = [physical for physical, _, kind in self.columns if kind == "timestamp"]
         self.empty: list[str] = []
         self.zoneless: set[str] = set()
         self.zoneless_statistics: list[str] = []
         self.unread: list[str] = []
+        self.unread_names: set[str] = set()
 
-    def see(self, rel: str, values: Any, stats: Any, engine: Mapping[str, Any]) -> None:
-        """One live file: its partition values and statistics as the log spells them, and delta-rs's row for it."""
+    def see(self, rel: str, values: Any, stats: Any, engine: Mapping[str, Any]) -> list[Any] | None:
+        """One live file: its partition values and statistics as the log spells them, and delta-rs's row for it.
+        Returns the statistics delta-rs cannot read, as written, for the file's view (None when there are none)."""
         if isinstance(values, dict):
             if any(values.get(k) == "" for k in self.strings):
                 self.empty.append(rel)
             self.zoneless.update(self.partitions[k][0] for k in self.timestamps if _zoneless(values.get(k)))
-        if not self.temporal or not isinstance(stats, str):
-            return
+        # Parsed only where a check needs it: timestamp columns, or a statistic delta-rs read none of.
+        gap = any(_gap(engine.get(key)) for key in _ENGINE_STATISTICS.values())
+        if not (self.statistics or gap) or not isinstance(stats, str):
+            return None
         try:  # parsed once here for both checks below
             parsed = json.loads(stats)
         except (ValueError, RecursionError):
-            return  # malformed statistics: every reader ignores them
+            return None  # malformed statistics: every reader ignores them
         if not isinstance(parsed, dict):
-            return
+            return None
         if _zoneless_statistics(parsed, self.statistics):
             self.zoneless_statistics.append(rel)
-        if (_gap(engine.get("min")) or _gap(engine.get("max"))) and _unread_statistics(parsed, engine, self.temporal):
-            self.unread.append(rel)
+        unread = _unread_statistics(parsed, engine, self.columns) if gap else []
+        if not unread:
+            return None
+        self.unread.append(rel)
+        self.unread_names.update(".".join([field, *path]) for field, path, _ in unread)
+        return unread
 
     def report(self, problems: list[Problem], notes: list[str]) -> None:
         if self.empty:
@@ -132,12 +141,13 @@ class _Spellings:
                                     "its session time zone, and a filtered query skips the file by it",
                                     self.zoneless_statistics[0]))
         if self.unread:
-            # The view holds delta-rs's statistics: a bound it cannot read (null there) is out of the view, and Spark
-            # read '2024-01-05T10' or '2024-1-5T11:00:00Z' added for a column without bounds, and skipped the file in
-            # a query for its row (measured).
-            problems.append(Problem(Code.TABLE_INCONSISTENT, f"the statistics of {_some(self.unread)} give a minimum "
-                                    "or maximum delta-rs cannot read (it reads none): other readers may skip the file "
-                                    "by it", self.unread[0]))
+            # Bound as written in each file's view (see _compute_live), so a change is reader_view_changed: an honest
+            # writer leaves them too (delta-rs writes a decimal bound past 17 digits as a rounded float it then cannot
+            # read, and Spark read it and skipped the file holding that value: measured).
+            names = sorted(self.unread_names)
+            notes.append(f"the statistics of {_some(self.unread)} give values delta-rs cannot read (it reads none: "
+                         f"{', '.join(names[:5])}{' …' if len(names) > 5 else ''}), bound as written: Spark may read "
+                         "them, and skip a file or count its rows by them")
         if self.zoneless:
             notes.append(f"timestamp partition values of {', '.join(sorted(self.zoneless))} carry no time zone (as "
                          "delta-rs writes them): delta-rs reads them as UTC, Spark in its session time zone "
@@ -156,38 +166,69 @@ def _physical(field: dict[str, Any]) -> str:
     return str((field.get("metadata") or {}).get("delta.columnMapping.physicalName") or field.get("name"))
 
 
-def _temporal_columns(fields: Any, physical: tuple[str, ...] = (), logical: tuple[str, ...] = ()
-                      ) -> list[tuple[tuple[str, ...], tuple[str, ...], str]]:
-    """(physical path, logical path, type) of every ``timestamp``, ``timestamp_ntz`` and ``date`` column, through
-    structs: temporal text, which Spark parses leniently (measured for timestamps: '2024-01-05T10' and
-    '2024-1-5T11:00:00Z', which delta-rs does not read)."""
+def _leaf_columns(fields: Any, physical: tuple[str, ...] = (), logical: tuple[str, ...] = ()
+                  ) -> list[tuple[tuple[str, ...], tuple[str, ...], str]]:
+    """(physical path, logical path, type) of every column that is not a struct, through structs: the places the
+    statistics can bound or count."""
     out: list[tuple[tuple[str, ...], tuple[str, ...], str]] = []
     for f in _fields(fields):
         key, name, kind = (*physical, _physical(f)), (*logical, str(f.get("name"))), f.get("type")
         if isinstance(kind, dict) and kind.get("type") == "struct":
-            out += _temporal_columns(kind.get("fields"), key, name)
-        elif kind in ("timestamp", "timestamp_ntz", "date"):
-            out.append((key, name, str(kind)))
+            out += _leaf_columns(kind.get("fields"), key, name)
+        else:
+            out.append((key, name, kind if isinstance(kind, str) else "complex"))  # arrays and maps: no bounds
     return out
 
 
-def _gap(bounds: Any) -> bool:
-    """Whether delta-rs's minima (or maxima) of a file lack any column: None, or None somewhere inside."""
-    if isinstance(bounds, dict):
-        return any(_gap(v) for v in bounds.values())
-    return bounds is None
+# The log's statistics and delta-rs's typed reading of each (``get_add_actions``).
+_ENGINE_STATISTICS = {"numRecords": "num_records", "nullCount": "null_count", "minValues": "min", "maxValues": "max"}
+
+
+def _gap(value: Any) -> bool:
+    """Whether delta-rs's reading of a statistic lacks something: None, or None somewhere inside."""
+    if isinstance(value, dict):
+        return any(_gap(v) for v in value.values())
+    return value is None
+
+
+_ABSENT = object()
 
 
 def _unread_statistics(parsed: dict[str, Any], engine: Mapping[str, Any],
-                       columns: list[tuple[tuple[str, ...], tuple[str, ...], str]]) -> bool:
-    """Whether the parsed JSON statistics bound one of ``columns`` where delta-rs's typed statistics say nothing."""
-    for bound, mine in (("minValues", engine.get("min")), ("maxValues", engine.get("max"))):
+                       columns: list[tuple[tuple[str, ...], tuple[str, ...], str]]) -> list[Any]:
+    """``[statistic, column path, value as written]`` wherever the parsed JSON statistics give a value and delta-rs's
+    typed statistics have none. A column delta-rs leaves out of its statistics altogether (past
+    ``delta.dataSkippingNumIndexedCols``, not in ``delta.dataSkippingStatsColumns``, a type without bounds) is one
+    Spark does not read either (measured)."""
+    out: list[Any] = []
+    if parsed.get("numRecords") is not None and engine.get("num_records") is None:
+        out.append(["numRecords", [], json_safe(parsed["numRecords"])])
+    for field, key in _ENGINE_STATISTICS.items():
+        given, mine = parsed.get(field), engine.get(key)
+        if key == "num_records" or not isinstance(given, dict):
+            continue
         for physical, logical, _ in columns:
-            if _dig(parsed.get(bound), physical) is None:
+            value = _dig(given, physical)
+            if value is None:
                 continue
-            if _dig(mine, physical) is None and _dig(mine, logical) is None:  # delta-rs keys by physical name
-                return True
-    return False
+            if mine is not None:
+                found = [v for v in (_find(mine, physical), _find(mine, logical)) if v is not _ABSENT]
+                if not found or any(v is not None for v in found):  # delta-rs keys by physical name under mapping
+                    continue
+            # else delta-rs read none of this statistic: one value it could not parse voids them all
+            out.append([field, list(physical), json_safe(value)])
+    return out
+
+
+def _find(node: Any, path: tuple[str, ...]) -> Any:
+    """The value at ``path``, None where a struct on the way is null, ``_ABSENT`` where a key is missing."""
+    for key in path:
+        if node is None:
+            return None
+        if not isinstance(node, dict) or key not in node:
+            return _ABSENT
+        node = node[key]
+    return node
 
 
 def _dig(node: Any, path: tuple[str, ...]) -> Any:
@@ -450,7 +491,7 @@ class DeltaCarrier(AttestedTable):
                 problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of "
                                         f"{rel}", rel))
             values = add.get("partitionValues")
-            spellings.see(rel, values, add.get("stats"), row)
+            unread = spellings.see(rel, values, add.get("stats"), row)
             entry = {
                 "kind": "data",
                 "size": size,
@@ -462,6 +503,9 @@ class DeltaCarrier(AttestedTable):
             if spellings.partitions:
                 # As written too: engines parse some spellings alike and others not (a timestamp's zone, measured).
                 entry["partition_text"] = json_safe(values) if isinstance(values, dict) else None
+            if unread is not None:
+                # Out of delta-rs's typed statistics above, read by Spark (measured): bound as the log writes them.
+                entry["stats_unread"] = unread
             files.append(DataFile(path=rel, size=size, kind="data", location=self._location(rel)))
             file_views[rel] = file_digest(entry)
         spellings.report(problems, notes)

@@ -16,7 +16,7 @@ from deltalake import DeltaTable, write_deltalake
 
 from attest.errors import TableInconsistentError
 from carriers import properties as props
-from carriers.delta import SIDECAR_DIR, attest_after_write
+from carriers.delta import SIDECAR_DIR, add_action_rows, attest_after_write
 from carriers.delta_log import commit_name
 from tests.adversarial.conftest import (
     PROGRAM,
@@ -269,6 +269,21 @@ def test_two_columns_swap_names(delta: Path) -> None:
     assert_refused(delta, "reader_view_changed", "--level", "schema")
 
 
+def test_two_columns_of_one_type_swap_names(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"v": [1, 2], "w": [10, 20]}))
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert verify(str(path))[0] == 0
+
+    def swap(meta: dict[str, Any]) -> None:
+        fields = _fields(meta)
+        fields[0]["name"], fields[1]["name"] = fields[1]["name"], fields[0]["name"]
+        _set_fields(meta, fields)
+
+    metadata_commit(path, swap)
+    assert_refused(path, "reader_view_changed", "--level", "schema")
+
+
 def test_column_mapping_physical_names_swapped(tmp_path: Path) -> None:
     path = tmp_path / "cm"
     write_deltalake(str(path), rows(), partition_by=["p"], configuration={"delta.columnMapping.mode": "name"})
@@ -469,8 +484,9 @@ def _stats_edit(path: Path, edit: Any) -> None:
                                                   ("d", "2024-01-05T00")])
 def test_statistics_delta_rs_cannot_read_are_refused(tmp_path: Path, column: str, spelling: str) -> None:
     """A table attested without bounds for a column (a writer that kept none), then given bounds delta-rs cannot read
-    (null there, so the view did not change: VERIFIED before) and Spark reads: in a New York session Spark read
-    '2024-01-05T10' as 10:00 there and skipped the file in a query for its 10:00 UTC row (measured)."""
+    (null there, so its typed statistics did not change: VERIFIED before) and Spark reads: in a New York session
+    Spark read '2024-01-05T10' as 10:00 there and skipped the file in a query for its 10:00 UTC row (measured). The
+    view binds such values as written."""
     import datetime
 
     path = tmp_path / "t"
@@ -484,8 +500,127 @@ def test_statistics_delta_rs_cannot_read_are_refused(tmp_path: Path, column: str
     _stats_edit(path, lambda st: (st["minValues"].update({column: spelling}),
                                   st["maxValues"].update({column: spelling})))
     assert DeltaTable(str(path)).get_add_actions(flatten=True).column(f"min.{column}").to_pylist() == [None]
-    doc = assert_refused(path, "table_inconsistent", "--level", "schema")
-    assert "delta-rs cannot read" in json.dumps(doc)
+    doc = assert_refused(path, "reader_view_changed", "--level", "schema")
+    assert "file view changed" in json.dumps(doc)
+
+
+def _without_statistics(path: Path) -> None:
+    """The attested state of a writer that keeps no statistics: delta-rs reads none, and neither does any reader."""
+    def drop(lines: list[str]) -> list[str]:
+        actions = [json.loads(line) for line in lines]
+        for action in actions:
+            if "add" in action:
+                action["add"].pop("stats", None)
+        return [json.dumps(a) for a in actions]
+    _rewrite_attested_commit(path, drop)
+
+
+def _given_statistics(path: Path, stats: dict[str, Any]) -> None:
+    def give(lines: list[str]) -> list[str]:
+        actions = [json.loads(line) for line in lines]
+        for action in actions:
+            if "add" in action:
+                action["add"]["stats"] = json.dumps(stats)
+        return [json.dumps(a) for a in actions]
+    _rewrite_attested_commit(path, give)
+
+
+# Each makes delta-rs read none of the file's statistics (one value it cannot parse voids them all) or none of one
+# bound, while Spark reads the rest: it skipped the file by s = 'z' in a query for s = 'a', and counted numRecords
+# (test_spark_attacks pins both).
+_UNREAD = {
+    "integer overflow beside a string bound": {"numRecords": 1, "minValues": {"i": 4294967297, "s": "z"},
+                                               "maxValues": {"i": 4294967297, "s": "z"}, "nullCount": {"i": 0, "s": 0}},
+    "an object as a string bound": {"numRecords": 1, "minValues": {"s": {"z": 1}}, "maxValues": {"s": {"z": 1}}},
+    "a forged row count beside an overflow": {"numRecords": 1000, "minValues": {"i": 1e20}},
+    "a null count beside an overflow": {"numRecords": 1, "nullCount": {"i": 1, "s": 1}, "minValues": {"i": 1e20}},
+    "a decimal bound past its precision": {"numRecords": 1, "minValues": {"d": 1e30}, "maxValues": {"d": 1e30}},
+}
+
+
+@pytest.mark.parametrize("case", sorted(_UNREAD))
+def test_statistics_delta_rs_reads_none_of_are_refused(tmp_path: Path, case: str) -> None:
+    """A file attested without statistics, then given statistics delta-rs cannot read: its typed reading (the view)
+    stays empty, so this was VERIFIED before, while Spark reads what it can and skips or counts by it."""
+    import decimal
+
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"i": pa.array([1], pa.int32()), "s": ["a"],
+                                         "d": pa.array([decimal.Decimal("1.50")], pa.decimal128(10, 2))}))
+    _without_statistics(path)
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert verify(str(path))[0] == 0
+    _given_statistics(path, _UNREAD[case])
+    row = add_action_rows(DeltaTable(str(path)))[0]
+    assert row["min"] is None or row["min"].get("d") is None  # delta-rs's typed statistics did not change
+    doc = assert_refused(path, "reader_view_changed", "--level", "schema")
+    assert "file view changed" in json.dumps(doc)
+
+
+@pytest.mark.parametrize("case", sorted(_UNREAD))
+def test_statistics_delta_rs_cannot_read_are_bound_as_written(tmp_path: Path, case: str) -> None:
+    """The same statistics at attest time verify, with a note, and any change to them is a change of the view:
+    delta-rs's typed reading stays empty, so the view holds them as the log writes them."""
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"i": pa.array([1], pa.int32()), "s": ["a"],
+                                         "d": pa.array([__import__("decimal").Decimal("1.50")], pa.decimal128(10, 2))}))
+    stats = json.loads(json.dumps(_UNREAD[case]))
+    _given_statistics(path, stats)
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(path))
+    assert rc == 0 and any("delta-rs cannot read" in n for n in doc["notes"]), doc
+    for side in ("minValues", "maxValues"):
+        for column, value in list(stats.get(side, {}).items()):
+            stats[side][column] = "0" if isinstance(value, (dict, str)) else value * 10
+    stats["numRecords"] += 1
+    _given_statistics(path, stats)
+    assert_refused(path, "reader_view_changed", "--level", "schema")
+
+
+def test_a_decimal_bound_delta_rs_writes_and_cannot_read_verifies_through_its_checkpoint(tmp_path: Path) -> None:
+    """delta-rs writes a decimal maximum past 17 digits as a rounded float and reads none back (Spark reads it, and
+    skipped the file: test_spark_attacks): an honest table, verified with a note; delta-rs's checkpoint copies the
+    statistics as written, so the view holds."""
+    import decimal
+
+    path = tmp_path / "t"
+    big = decimal.Decimal("12345678901234567890.123456789012345678")
+    write_deltalake(str(path), pa.table({"d": pa.array([big, decimal.Decimal("-1.5")], pa.decimal128(38, 18))}))
+    assert "1.2345678901234567e+19" in (path / commit_name(0)).read_text()
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    DeltaTable(str(path)).create_checkpoint()
+    rc, doc = verify(str(path))
+    assert rc == 0 and any("(it reads none: maxValues.d)" in n for n in doc["notes"]), doc
+
+
+def test_statistics_of_every_kind_of_column_still_verify(tmp_path: Path) -> None:
+    """No false alarm on what writers write: NaN and infinite bounds, a 38-digit decimal, a truncated multi-byte
+    string, nested structs, columns without bounds (arrays, maps, binary, booleans, all-null), and statistics for
+    more columns than ``delta.dataSkippingNumIndexedCols`` names after it was lowered (delta-rs and Spark read those
+    columns' bounds no more, measured)."""
+    import decimal
+
+    path = tmp_path / "t"
+    data = pa.table({
+        "f": pa.array([float("nan"), float("-inf")]),
+        "d": pa.array([decimal.Decimal("12345678901234567890.123456789012345678"), decimal.Decimal("-1.5")],
+                      pa.decimal128(38, 18)),
+        "s": ["é" * 40, "abc"],
+        "st": pa.array([{"x": 1, "y": [2]}, None], pa.struct([("x", pa.int32()), ("y", pa.list_(pa.int32()))])),
+        "a": pa.array([[1], None], pa.list_(pa.int32())),
+        "m": pa.array([[("k", 1)], None], pa.map_(pa.string(), pa.int32())),
+        "bin": pa.array([b"\x01", None]),
+        "b": [True, None],
+        "n": pa.array([None, None], pa.int32()),
+    })
+    write_deltalake(str(path), data)
+    DeltaTable(str(path)).alter.set_table_properties({"delta.dataSkippingNumIndexedCols": "1"},
+                                                    raise_if_not_exists=False)
+    write_deltalake(str(path), data, mode="append")
+    assert [set(r["min"]) for r in add_action_rows(DeltaTable(str(path)))] == [{"f"}, {"f"}]  # the others unread
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(path))
+    assert rc == 0 and doc["passed"], doc
 
 
 @pytest.mark.parametrize("mapping", ["none", "name"])

@@ -427,3 +427,55 @@ def test_spark_reads_a_timestamp_partition_value_without_a_zone_in_its_session_t
         assert spark.sql(query).collect()[0][0] == 0
     finally:
         spark.conf.set("spark.sql.session.timeZone", previous)
+
+
+def test_spark_reads_statistics_delta_rs_reads_none_of(spark: SparkSession, tmp_path: Path) -> None:
+    """What test_delta_attacks' statistics delta-rs cannot read stand on: delta-rs reads none of a file's statistics
+    when one bound overflows its type, Spark reads the others (skipping the file by a string bound and counting rows by
+    numRecords); and delta-rs writes a decimal maximum past 17 digits as a rounded float it cannot read, by which Spark
+    skipped the file holding that maximum: such values are bound in the view as written. A Spark checkpoint writes its
+    own typed reading beside them (``stats_parsed``), which delta-rs then reads: its reading changed, and so does the
+    view."""
+    import decimal
+
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    from carriers.delta import add_action_rows, attest_after_write
+    from tests.adversarial.conftest import verify
+
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"i": pa.array([1], pa.int32()), "s": ["a"]}))
+    log = path / commit_name(0)
+
+    def given(stats: dict[str, Any]) -> None:
+        actions = [json.loads(line) for line in log.read_text().splitlines()]
+        for action in actions:
+            if "add" in action:
+                action["add"]["stats"] = json.dumps(stats)
+        log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+        for crc in path.glob("_delta_log/.*.crc"):
+            crc.unlink()
+
+    query = f"SELECT count(*) FROM delta.`{path}` WHERE s = 'a'"
+    given({"numRecords": 1, "minValues": {"i": 4294967297, "s": "z"}, "maxValues": {"i": 4294967297, "s": "z"},
+           "nullCount": {"i": 0, "s": 0}})
+    assert add_action_rows(DeltaTable(str(path)))[0]["min"] is None
+    assert spark.sql(query).collect()[0][0] == 0
+    given({"numRecords": 7, "minValues": {"i": 1e20}})
+    assert add_action_rows(DeltaTable(str(path)))[0]["num_records"] is None
+    assert spark.sql(f"SELECT count(*) FROM delta.`{path}`").collect()[0][0] == 7
+
+    wide = tmp_path / "wide"
+    big = decimal.Decimal("12345678901234567890.123456789012345678")
+    write_deltalake(str(wide), pa.table({"d": pa.array([big, decimal.Decimal("-1.5")], pa.decimal128(38, 18))}))
+    assert "1.2345678901234567e+19" in (wide / commit_name(0)).read_text()
+    assert add_action_rows(DeltaTable(str(wide)))[0]["max"] == {"d": None}
+    assert spark.sql(f"SELECT count(*) FROM delta.`{wide}` WHERE d = {big}").collect()[0][0] == 0  # 1 row holds it
+    attest_after_write(str(wide), model="orders", program_hash="a" * 64)
+    rc, doc = verify(str(wide))
+    assert rc == 0 and any("maxValues.d" in note for note in doc["notes"]), doc
+    spark.sql(f"ALTER TABLE delta.`{wide}` SET TBLPROPERTIES ('delta.checkpointInterval' = '1')")
+    assert list(wide.glob("_delta_log/*.checkpoint.parquet"))
+    assert add_action_rows(DeltaTable(str(wide)))[0]["max"] == {"d": decimal.Decimal("12345678901234567000")}
+    assert "reader_view_changed" in codes(verify(str(wide))[1])
