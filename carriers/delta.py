@@ -102,26 +102,32 @@ class _Spellings:
         self.unread: list[str] = []
         self.unread_names: set[str] = set()
 
-    def see(self, rel: str, values: Any, stats: Any, engine: Mapping[str, Any]) -> list[Any] | None:
-        """One live file: its partition values and statistics as the log spells them, and delta-rs's row for it.
-        Returns the statistics delta-rs cannot read, as written, for the file's view (None when there are none)."""
+    def see(self, rel: str, values: Any, stats: Any, engine: Mapping[str, Any],
+            parsed: Mapping[str, Any]) -> list[Any] | None:
+        """One live file: its partition values and statistics as the log spells them (``parsed``: statistics text the
+        log replay parsed, by text), and delta-rs's row for it. Returns the statistics delta-rs cannot read, as
+        written, for the file's view (None when there are none)."""
         if isinstance(values, dict):
-            if any(values.get(k) == "" for k in self.strings):
+            if self.strings and any(values.get(k) == "" for k in self.strings):
                 self.empty.append(rel)
-            self.zoneless.update(self.partitions[k][0] for k in self.timestamps if _zoneless(values.get(k)))
-        # Parsed only where a check needs it: timestamp columns, or a statistic delta-rs read none of.
-        gap = any(_gap(engine.get(key)) for key in _ENGINE_STATISTICS.values())
+            if self.timestamps:
+                self.zoneless.update(self.partitions[k][0] for k in self.timestamps if _zoneless(values.get(k)))
+        # Looked into only where a check needs it: timestamp columns, or a statistic delta-rs read none of.
+        gap = (engine.get("num_records") is None or _gap(engine.get("null_count")) or _gap(engine.get("min"))
+               or _gap(engine.get("max")))
         if not (self.statistics or gap) or not isinstance(stats, str):
             return None
-        try:  # parsed once here for both checks below
-            parsed = json.loads(stats)
-        except (ValueError, RecursionError):
-            return None  # malformed statistics: every reader ignores them
-        if not isinstance(parsed, dict):
-            return None
-        if _zoneless_statistics(parsed, self.statistics):
+        value = parsed.get(stats)
+        if value is None:  # not parsed by the replay: a key named twice (a problem already), NaN, or malformed
+            try:
+                value = json.loads(stats)
+            except (ValueError, RecursionError):
+                return None  # malformed statistics: every reader ignores them
+            if not isinstance(value, dict):
+                return None
+        if self.statistics and _zoneless_statistics(value, self.statistics):
             self.zoneless_statistics.append(rel)
-        unread = _unread_statistics(parsed, engine, self.columns) if gap else []
+        unread = _unread_statistics(value, engine, self.columns) if gap else []
         if not unread:
             return None
         self.unread.append(rel)
@@ -186,8 +192,11 @@ _ENGINE_STATISTICS = {"numRecords": "num_records", "nullCount": "null_count", "m
 
 def _gap(value: Any) -> bool:
     """Whether delta-rs's reading of a statistic lacks something: None, or None somewhere inside."""
-    if isinstance(value, dict):
-        return any(_gap(v) for v in value.values())
+    if type(value) is dict:
+        for v in value.values():  # noqa: SIM110 - a loop: any() over a generator cost ~2 µs a file here
+            if v is None or (type(v) is dict and _gap(v)):
+                return True
+        return False
     return value is None
 
 
@@ -205,7 +214,7 @@ def _unread_statistics(parsed: dict[str, Any], engine: Mapping[str, Any],
         out.append(["numRecords", [], json_safe(parsed["numRecords"])])
     for field, key in _ENGINE_STATISTICS.items():
         given, mine = parsed.get(field), engine.get(key)
-        if key == "num_records" or not isinstance(given, dict):
+        if key == "num_records" or not given or not isinstance(given, dict):
             continue
         for physical, logical, _ in columns:
             value = _dig(given, physical)
@@ -491,7 +500,7 @@ class DeltaCarrier(AttestedTable):
                 problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of "
                                         f"{rel}", rel))
             values = add.get("partitionValues")
-            unread = spellings.see(rel, values, add.get("stats"), row)
+            unread = spellings.see(rel, values, add.get("stats"), row, log.parsed_stats)
             entry = {
                 "kind": "data",
                 "size": size,

@@ -218,9 +218,10 @@ class _Validity:
     """The actions of one commit (or one checkpoint: ``checkpoint=True``) checked against what a version may hold
     once; ``problems`` says what broke it (at most _SHOWN_PROBLEMS, then a count)."""
 
-    def __init__(self, where: str, *, checkpoint: bool = False) -> None:
+    def __init__(self, where: str, *, checkpoint: bool = False, parsed: dict[str, Any] | None = None) -> None:
         self.where = where
         self.checkpoint = checkpoint
+        self.parsed = parsed  # statistics text -> its JSON value, kept for the carrier (LogState.parsed_stats)
         self.metadata = 0
         self.protocol = 0
         # Logical files, (path, deletion-vector id), added and removed; a commit may also add (and remove) a path once
@@ -281,7 +282,10 @@ class _Validity:
                 self._problem(f"removes {path!r}, a path engines resolve differently ({reason}): the file it names "
                               "is gone for one and live for the other")
         if kind == "add":
-            self._unique_json(body.get("stats"), f"the statistics of {path!r}")
+            stats = body.get("stats")
+            value = self._unique_json(stats, f"the statistics of {path!r}")
+            if self.parsed is not None and isinstance(value, dict):
+                self.parsed[str(stats)] = value
             if self.checkpoint:
                 self._parsed_agree(path, body)
 
@@ -304,15 +308,17 @@ class _Validity:
                 k in values and _partition_differs(values[k], v) for k, v in typed.items()):
             self._problem(f"the partition values of {path!r} as text and as typed values differ: engines read either")
 
-    def _unique_json(self, text: Any, what: str) -> None:
+    def _unique_json(self, text: Any, what: str) -> Any:
+        """The JSON value of ``text`` when it is JSON naming no key twice (a problem when it does), else None."""
         if not isinstance(text, str):
-            return
+            return None
         try:
-            jsonscan.loads_unique(text)
+            return jsonscan.loads_unique(text)
         except jsonscan.DuplicateKeyError as exc:
             self._problem(f"{what}: an object names the key {exc.key!r} twice; engines read different values")
         except (ValueError, RecursionError):
             pass  # malformed, not ambiguous: the engine refuses it (or ignores statistics it cannot read)
+        return None
 
 
 def _differs(text: Any, typed: Any) -> bool:
@@ -395,6 +401,8 @@ class LogState:
     twice: dict[str, dict[str | None, dict[str, Any]]] = field(default_factory=dict)
     # What makes the commits and checkpoint read invalid versions (_Validity): engines read them differently.
     invalid: list[str] = field(default_factory=list)
+    # Statistics text -> its JSON value, as the replay parsed it (the carrier reads them again: parsed once).
+    parsed_stats: dict[str, Any] = field(default_factory=dict)
 
     def _remove(self, remove: dict[str, Any]) -> None:
         path, dv = str(remove.get("path")), dv_unique_id(remove.get("deletionVector"))
@@ -426,7 +434,7 @@ class LogState:
         with one deletion vector and add it with another (a deletion-vector update), and the add is what is live
         afterwards; a commit that holds what a version may not (_Validity) is recorded in ``invalid``."""
         adds: list[dict[str, Any]] = []
-        validity = _Validity(where)
+        validity = _Validity(where, parsed=self.parsed_stats)
         for action in actions:
             validity.see(action)
             if isinstance(action.get("add"), dict):
@@ -566,7 +574,7 @@ def _plain(value: Any, arrow_type: Any) -> Any:
 def _checkpoint_state(storage: Storage, version: int, names: list[str]) -> LogState:
     state = LogState(version=version, checkpoint=version)
     validity = _Validity(f"checkpoint {names[0]}" + (f" (+{len(names) - 1} parts)" if len(names) > 1 else ""),
-                         checkpoint=True)
+                         checkpoint=True, parsed=state.parsed_stats)
     for name in names:
         data = storage.read(f"{LOG_DIR}/{name}")
         if data is None:
@@ -595,7 +603,7 @@ def _json_replay(storage: Storage, start: LogState | None, first: int, last: int
     state = LogState(version=last) if start is None else LogState(
         version=last, adds=dict(start.adds), metadata=start.metadata, protocol=start.protocol,
         checkpoint=start.checkpoint, twice={p: dict(ids) for p, ids in start.twice.items()},
-        invalid=list(start.invalid))
+        invalid=list(start.invalid), parsed_stats=start.parsed_stats)
     for v in range(first, last + 1):
         data = storage.read(commit_name(v))
         if data is None:
