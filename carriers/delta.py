@@ -122,17 +122,29 @@ class _Spellings:
             try:
                 value = json.loads(stats)
             except (ValueError, RecursionError):
-                return None  # malformed statistics: every reader ignores them
-            if not isinstance(value, dict):
-                return None
+                value = None
+        if not isinstance(value, dict):
+            # Not JSON to Python (nested deeper than its parser goes, or malformed): other parsers may read it (Jackson
+            # goes 1,000 deep), and delta-rs read none of it, so the text is bound as written.
+            return self._unread(rel, {"statistics"}, stats) if gap and stats.strip() else None
         if self.statistics and _zoneless_statistics(value, self.statistics):
             self.zoneless_statistics.append(rel)
         unread = _unread_statistics(value, engine, self.columns) if gap else []
         if not unread:
             return None
+        written: list[Any] = []
+        for field, path, given in unread:
+            try:  # as JSON text: exact types and values (1 and "1", floats by repr), whatever the nesting
+                written.append([field, list(path), json.dumps(given, sort_keys=True, separators=(",", ":"),
+                                                              ensure_ascii=False)])
+            except (ValueError, RecursionError):
+                return self._unread(rel, {"statistics"}, stats)
+        return self._unread(rel, {".".join([field, *path]) for field, path, _ in unread}, written)
+
+    def _unread(self, rel: str, names: set[str], bound: Any) -> list[Any]:
         self.unread.append(rel)
-        self.unread_names.update(".".join([field, *path]) for field, path, _ in unread)
-        return unread
+        self.unread_names.update(names)
+        return bound if isinstance(bound, list) else [["text", [], bound]]
 
     def report(self, problems: list[Problem], notes: list[str]) -> None:
         if self.empty:
@@ -204,14 +216,15 @@ _ABSENT = object()
 
 
 def _unread_statistics(parsed: dict[str, Any], engine: Mapping[str, Any],
-                       columns: list[tuple[tuple[str, ...], tuple[str, ...], str]]) -> list[Any]:
-    """``[statistic, column path, value as written]`` wherever the parsed JSON statistics give a value and delta-rs's
-    typed statistics have none. A column delta-rs leaves out of its statistics altogether (past
+                       columns: list[tuple[tuple[str, ...], tuple[str, ...], str]]
+                       ) -> list[tuple[str, tuple[str, ...], Any]]:
+    """(statistic, column path, JSON value) wherever the parsed JSON statistics give a value and delta-rs's typed
+    statistics have none. A column delta-rs leaves out of its statistics altogether (past
     ``delta.dataSkippingNumIndexedCols``, not in ``delta.dataSkippingStatsColumns``, a type without bounds) is one
     Spark does not read either (measured)."""
-    out: list[Any] = []
+    out: list[tuple[str, tuple[str, ...], Any]] = []
     if parsed.get("numRecords") is not None and engine.get("num_records") is None:
-        out.append(["numRecords", [], json_safe(parsed["numRecords"])])
+        out.append(("numRecords", (), parsed["numRecords"]))
     for field, key in _ENGINE_STATISTICS.items():
         given, mine = parsed.get(field), engine.get(key)
         if key == "num_records" or not given or not isinstance(given, dict):
@@ -225,7 +238,7 @@ def _unread_statistics(parsed: dict[str, Any], engine: Mapping[str, Any],
                 if not found or any(v is not None for v in found):  # delta-rs keys by physical name under mapping
                     continue
             # else delta-rs read none of this statistic: one value it could not parse voids them all
-            out.append([field, list(physical), json_safe(value)])
+            out.append((field, physical, value))
     return out
 
 

@@ -431,11 +431,11 @@ def test_spark_reads_a_timestamp_partition_value_without_a_zone_in_its_session_t
 
 def test_spark_reads_statistics_delta_rs_reads_none_of(spark: SparkSession, tmp_path: Path) -> None:
     """What test_delta_attacks' statistics delta-rs cannot read stand on: delta-rs reads none of a file's statistics
-    when one bound overflows its type, Spark reads the others (skipping the file by a string bound and counting rows by
-    numRecords); and delta-rs writes a decimal maximum past 17 digits as a rounded float it cannot read, by which Spark
-    skipped the file holding that maximum: such values are bound in the view as written. A Spark checkpoint writes its
-    own typed reading beside them (``stats_parsed``), which delta-rs then reads: its reading changed, and so does the
-    view."""
+    when one bound overflows its type, Spark reads the others (skipping the file by a string bound, even one nested 990
+    deep, and counting rows by numRecords); and delta-rs writes a decimal maximum past 17 digits as a rounded float it
+    cannot read, by which Spark skipped the file holding that maximum: such values are bound in the view as written. A
+    Spark checkpoint writes its own typed reading beside them (``stats_parsed``), which delta-rs then reads: its reading
+    changed, and so does the view."""
     import decimal
 
     import pyarrow as pa
@@ -465,6 +465,15 @@ def test_spark_reads_statistics_delta_rs_reads_none_of(spark: SparkSession, tmp_
     given({"numRecords": 7, "minValues": {"i": 1e20}})
     assert add_action_rows(DeltaTable(str(path)))[0]["num_records"] is None
     assert spark.sql(f"SELECT count(*) FROM delta.`{path}`").collect()[0][0] == 7
+    # Nested 990 deep, past Python's parser: Spark read the string bounds and skipped the file.
+    nested = "[" * 990 + "]" * 990
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            action["add"]["stats"] = (f'{{"numRecords":1,"minValues":{{"i":4294967297,"s":{nested}}},'
+                                      f'"maxValues":{{"s":{nested}}},"nullCount":{{"s":0}}}}')
+    log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    assert spark.sql(query).collect()[0][0] == 0
 
     wide = tmp_path / "wide"
     big = decimal.Decimal("12345678901234567890.123456789012345678")
