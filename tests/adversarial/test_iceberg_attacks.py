@@ -564,6 +564,38 @@ def test_a_respelled_data_file_without_delete_files_still_verifies(catalog: SqlC
     assert rc == 0 and doc["level"] == "bytes", doc
 
 
+def _set_split_offsets(table: Table, offsets: Any) -> None:
+    from pyiceberg.manifest import DATA_FILE_TYPE, DEFAULT_READ_VERSION
+
+    index = [f.name for f in DATA_FILE_TYPE[DEFAULT_READ_VERSION].fields].index("split_offsets")
+
+    def edit(entry: Any) -> None:
+        if int(entry.data_file.content.value) == 0:
+            entry.data_file._data[index] = offsets(entry.data_file)
+
+    _rewrite_manifest_entries(table, edit)
+
+
+@pytest.mark.parametrize("offsets", ["past every row group", "a second split inside the file"])
+def test_split_offsets_rewritten_so_spark_reads_other_rows(table: Table, offsets: str) -> None:
+    """Spark splits a data file at its split offsets and reads each row group in the split holding its midpoint:
+    ``[size - 10]`` made it read none of the file's rows (measured, test_spark_attacks), with every byte and every
+    other field unchanged: VERIFIED before."""
+    assert {tuple(t.file.split_offsets or ()) for t in table.scan().plan_files()} == {(4,)}
+    _set_split_offsets(table, lambda f: [f.file_size_in_bytes - 10] if offsets.startswith("past")
+                       else [4, f.file_size_in_bytes // 2])
+    doc = assert_refused(REF, "reader_view_changed", "--level", "schema")
+    assert "file view changed" in json.dumps(doc)
+
+
+def test_split_offsets_that_split_nothing_away_are_not_bound(table: Table) -> None:
+    """No offsets, or ``[4]`` (the first row group, right after Parquet's magic): one split of the whole file for
+    every reader. The view of such files is what it was before offsets were bound: attestations made then hold."""
+    _set_split_offsets(table, lambda f: None)
+    rc, doc = verify(REF)
+    assert rc == 0 and doc["passed"], doc
+
+
 def test_manifest_list_claims_a_minimum_sequence_number_its_manifest_does_not_hold(
         catalog: SqlCatalog, with_deletes: Table) -> None:
     """Java readers drop delete files older than the smallest data sequence number the manifest list claims: a

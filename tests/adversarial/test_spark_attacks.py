@@ -365,6 +365,42 @@ def test_iceberg_data_file_respelled_so_its_position_deletes_no_longer_apply(spa
     _refused(ref, spark_warehouse, "reader_view_changed", "--level", "schema")
 
 
+def test_iceberg_split_offsets_rewritten_so_spark_reads_none_of_a_file(spark: SparkSession, hook: Hook,
+                                                                      spark_warehouse: Path) -> None:
+    """Spark splits an Iceberg data file at its manifest's ``split_offsets`` and reads a row group in the split that
+    holds its midpoint: each data file's ``[4]`` rewritten in the manifests as ``[size - 10]`` (the same files and
+    bytes) made Spark read no rows at all, while pyiceberg, which reads files whole, read every one (measured):
+    VERIFIED before. The offsets are in the reader view."""
+    import glob
+    import os
+
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.manifest import DATA_FILE_TYPE, DEFAULT_READ_VERSION
+
+    from carriers.spark.session import pyiceberg_catalog_properties
+    from tests.adversarial.test_iceberg_attacks import _rewrite_manifest_entries
+
+    name, ref = _attested_iceberg(spark, hook, spark_warehouse, "50")
+    hook.uninstall()
+    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
+    table = catalog.load_table(name.split(".", 1)[1])
+    assert {tuple(t.file.split_offsets or ()) for t in table.scan().plan_files()} == {(4,)}
+    index = [f.name for f in DATA_FILE_TYPE[DEFAULT_READ_VERSION].fields].index("split_offsets")
+
+    def past_every_row_group(entry: Any) -> None:
+        if int(entry.data_file.content.value) == 0:
+            entry.data_file._data[index] = [entry.data_file.file_size_in_bytes - 10]
+
+    _rewrite_manifest_entries(table, past_every_row_group)
+    for checksum in glob.glob(f"{table.location()[len('file:'):]}/metadata/.*.crc"):  # Hadoop's: dropped too
+        os.unlink(checksum)
+    spark.sql(f"REFRESH TABLE {name}")
+    assert spark.sql(f"SELECT id FROM {name}").collect() == []
+    assert catalog.load_table(name.split(".", 1)[1]).scan().to_arrow().num_rows == 50
+    rc, doc = _verify(ref, spark_warehouse, "--level", "schema")
+    assert rc == 1 and codes(doc) == ["reader_view_changed"] and "file view changed" in json.dumps(doc), doc
+
+
 def test_spark_reads_a_timestamp_partition_value_without_a_zone_in_its_session_time_zone(spark: SparkSession,
                                                                                           tmp_path: Path) -> None:
     """Why partition values are bound as written and a zoneless timestamp is noted (test_delta_attacks): delta-rs
