@@ -174,3 +174,20 @@ def test_lineage_exits_1_when_an_upstream_node_fails(tmp_path: Path) -> None:
 def test_python_dash_m_and_argparse_errors_as_json() -> None:
     proc = run_cli("verify", "--level", "x", "m.json", "--json")
     assert proc.returncode == 2 and json.loads(proc.stdout)["errors"][0]["code"] == "invalid_argument"
+
+
+def test_delta_rs_log_lines_stay_off_the_terminal_unless_asked_for(tmp_path: Path) -> None:
+    """Without credentials, the AWS SDK inside delta-rs warns (its credential chain asks the instance metadata service)
+    through delta-rs's logger: a screen of WARN lines came before the coded error. The command line asks for errors
+    only unless RUST_LOG is set (then everything shows, as here, which is also what makes this test able to fail)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k not in ("RUST_LOG", "ATTEST_DEBUG")}
+    env["AWS_CONFIG_FILE"] = env["AWS_SHARED_CREDENTIALS_FILE"] = str(tmp_path / "absent")
+    command = [sys.executable, "-m", "attest.cli", "verify", "s3://no-such-bucket/t", "--json"]
+    asked = subprocess.run(command, env={**env, "RUST_LOG": "warn"}, capture_output=True, text=True, timeout=300)
+    assert " WARN " in asked.stderr, asked.stderr
+    quiet = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert quiet.stderr == "" and json.loads(quiet.stdout)["errors"][0]["code"] == "table_unreadable", quiet

@@ -40,6 +40,11 @@ def run() -> NoReturn:
 
     A read-only command ends with ``os._exit`` once its output is flushed and the exit handlers have run: only the
     interpreter's teardown (freeing every module and object; 8-9 ms after a verify, measured) is skipped."""
+    if "RUST_LOG" not in os.environ and not os.environ.get("ATTEST_DEBUG"):
+        # Read by delta-rs's logger when main imports it: its default printed the AWS SDK's warnings (a screen of
+        # IMDS lines) before our coded error. Errors still print; RUST_LOG set, or ATTEST_DEBUG, shows everything.
+        # Here, not in main(): the process's own setting, not one a caller of main() inherits.
+        os.environ["RUST_LOG"] = "error"
     code = main()
     from attest.cli.parser import command_of  # imported by main already
 
