@@ -516,11 +516,15 @@ def _without_statistics(path: Path) -> None:
 
 
 def _given_statistics(path: Path, stats: dict[str, Any]) -> None:
+    _given_statistics_text(path, json.dumps(stats))
+
+
+def _given_statistics_text(path: Path, text: str) -> None:
     def give(lines: list[str]) -> list[str]:
         actions = [json.loads(line) for line in lines]
         for action in actions:
             if "add" in action:
-                action["add"]["stats"] = json.dumps(stats)
+                action["add"]["stats"] = text
         return [json.dumps(a) for a in actions]
     _rewrite_attested_commit(path, give)
 
@@ -575,16 +579,6 @@ def test_statistics_delta_rs_cannot_read_are_bound_as_written(tmp_path: Path, ca
     stats["numRecords"] += 1
     _given_statistics(path, stats)
     assert_refused(path, "reader_view_changed", "--level", "schema")
-
-
-def _given_statistics_text(path: Path, text: str) -> None:
-    def give(lines: list[str]) -> list[str]:
-        actions = [json.loads(line) for line in lines]
-        for action in actions:
-            if "add" in action:
-                action["add"]["stats"] = text
-        return [json.dumps(a) for a in actions]
-    _rewrite_attested_commit(path, give)
 
 
 @pytest.mark.parametrize("depth", [900, 990, 5000])
