@@ -196,16 +196,6 @@ def _under(location: str, local: str | None, root: str, local_root: str | None) 
     return (_norm_uri(location).rstrip("/") + "/").startswith(_norm_uri(root).rstrip("/") + "/")
 
 
-@functools.lru_cache(maxsize=4096)
-def _real_dir(path: str) -> str:
-    # One lstat per new folder: a folder that is not a symlink is its real parent's child (os.path.realpath would
-    # lstat every component again for each of a partitioned table's thousands of folders).
-    parent, _, name = path.rpartition("/")
-    if not parent or name in ("", ".", "..") or _is_link(path):
-        return os.path.realpath(path)
-    return _child(_real_dir(parent), name)
-
-
 def _real_file(path: str) -> str:
     # One lstat per file; the folder's realpath is shared by its files (thousands of files, a few folders).
     # str.rpartition and one os.lstat, not os.path.split/join/islink: a third of the time over 2,000 files (measured).
@@ -213,6 +203,13 @@ def _real_file(path: str) -> str:
     if not parent or name in ("", ".", "..") or _is_link(path):
         return os.path.realpath(path)
     return _child(_real_dir(parent), name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_dir(path: str) -> str:
+    # A folder as a file, cached: one lstat per new folder, and a folder that is not a symlink is its real parent's
+    # child (os.path.realpath would lstat every component again for each of a partitioned table's thousands of folders).
+    return _real_file(path)
 
 
 def _is_link(path: str) -> bool:

@@ -126,7 +126,7 @@ class _Spellings:
         if not isinstance(value, dict):
             # Not JSON to Python (nested deeper than its parser goes, or malformed): Spark may read it (it read bounds
             # nested 990 deep, measured) and delta-rs read none of it, so the text is bound as written.
-            return self._unread(rel, {"statistics"}, stats) if gap and stats.strip() else None
+            return self._unread(rel, {"statistics"}, [["text", [], stats]]) if gap and stats.strip() else None
         if self.statistics and _zoneless_statistics(value, self.statistics):
             self.zoneless_statistics.append(rel)
         unread = _unread_statistics(value, engine, self.columns) if gap else []
@@ -138,13 +138,14 @@ class _Spellings:
                 written.append([field, list(path), json.dumps(given, sort_keys=True, separators=(",", ":"),
                                                               ensure_ascii=False)])
             except (ValueError, RecursionError):
-                return self._unread(rel, {"statistics"}, stats)
+                return self._unread(rel, {"statistics"}, [["text", [], stats]])
         return self._unread(rel, {".".join([field, *path]) for field, path, _ in unread}, written)
 
-    def _unread(self, rel: str, names: set[str], bound: Any) -> list[Any]:
+    def _unread(self, rel: str, names: set[str], bound: list[Any]) -> list[Any]:
+        """Records a file with statistics delta-rs cannot read (``names``, for the note); returns ``bound``."""
         self.unread.append(rel)
         self.unread_names.update(names)
-        return bound if isinstance(bound, list) else [["text", [], bound]]
+        return bound
 
     def report(self, problems: list[Problem], notes: list[str]) -> None:
         if self.empty:
@@ -254,9 +255,9 @@ def _find(node: Any, path: tuple[str, ...]) -> Any:
 
 
 def _dig(node: Any, path: tuple[str, ...]) -> Any:
-    for key in path:
-        node = node.get(key) if isinstance(node, dict) else None
-    return node
+    """The value at ``path``, None where anything on the way is missing."""
+    value = _find(node, path)
+    return None if value is _ABSENT else value
 
 
 def _zoneless_statistics(parsed: dict[str, Any], columns: list[tuple[str, ...]]) -> bool:

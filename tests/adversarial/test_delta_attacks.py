@@ -506,25 +506,22 @@ def test_statistics_delta_rs_cannot_read_are_refused(tmp_path: Path, column: str
 
 def _without_statistics(path: Path) -> None:
     """The attested state of a writer that keeps no statistics: delta-rs reads none, and neither does any reader."""
-    def drop(lines: list[str]) -> list[str]:
-        actions = [json.loads(line) for line in lines]
-        for action in actions:
-            if "add" in action:
-                action["add"].pop("stats", None)
-        return [json.dumps(a) for a in actions]
-    _rewrite_attested_commit(path, drop)
+    _given_statistics_text(path, None)
 
 
 def _given_statistics(path: Path, stats: dict[str, Any]) -> None:
     _given_statistics_text(path, json.dumps(stats))
 
 
-def _given_statistics_text(path: Path, text: str) -> None:
+def _given_statistics_text(path: Path, text: str | None) -> None:
+    """Every add of the attested commit given ``text`` as its statistics (None: no statistics)."""
     def give(lines: list[str]) -> list[str]:
         actions = [json.loads(line) for line in lines]
         for action in actions:
             if "add" in action:
-                action["add"]["stats"] = text
+                action["add"].pop("stats", None)
+                if text is not None:
+                    action["add"]["stats"] = text
         return [json.dumps(a) for a in actions]
     _rewrite_attested_commit(path, give)
 
