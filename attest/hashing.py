@@ -8,8 +8,8 @@ How the bytes get to the hasher depends on the shape of the work:
 * one big local file: memory-mapped and hashed on all cores (blake3's rayon path, as ``b3sum`` does);
 * one mid-sized local file (256 KiB to 8 MiB): memory-mapped and hashed on one thread (no copy through read(2));
 * one small local file: read through a reused buffer, cheaper than setting up a mapping;
-* many local files: several files at once on a small thread pool (blake3 releases the GIL), big
-  ones first, each alone on all cores, so cores are never oversubscribed;
+* many local files: several files at once on a small thread pool (blake3 releases the GIL; mapped from 1 MiB on,
+  read below), big ones first, each alone on all cores, so cores are never oversubscribed;
 * a remote object: streamed in bounded chunks through pyarrow or fsspec.
 
 Engine-free on purpose: only the stdlib and blake3 are imported here at module level; pyarrow and
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     _Progress = Callable[[int, int, int], None]
 
 __all__ = [
+    "BATCH_MAP_MIN_BYTES",
     "BATCH_SOLO_THRESHOLD",
     "DEFAULT_CHUNK_SIZE",
     "MAP_MIN_BYTES",
@@ -64,6 +65,14 @@ MMAP_THRESHOLD: Final[int] = 8 << 20
 # through read(2), which measured 10-30 % more CPU per byte than the mapping's page faults from 512 KiB on, on 1 and 3
 # threads alike (2-core machine, 2026-12-02); at 256 KiB the two tie, below it the mapping's setup costs more.
 MAP_MIN_BYTES: Final[int] = 256 << 10
+
+# Inside a batch hashed on several threads at once, a file is mapped only from this size on. Mapping and unmapping in
+# a process whose other threads are hashing too costs more than alone (the address space's lock, and every unmap
+# flushes the TLB of each core running one of them): on another 2-core host (2026-12-02, 1,000 files per size in one
+# process, alternating, best of 7) the mapping took 0.93 / 0.87 / 0.87 / 0.75 of the read's time at 256 KiB / 512 KiB
+# / 1 MiB / 4 MiB on one thread, but 1.36 / 1.08 / 0.94 / 0.78 on three (CPU time alike). The host that set
+# MAP_MIN_BYTES had measured 0.85-0.92 at 512 KiB on three threads: from 1 MiB on, the mapping wins on both.
+BATCH_MAP_MIN_BYTES: Final[int] = 1 << 20
 
 # Inside hash_files, a file this big is hashed alone on all cores before the pool starts: splitting
 # one file across cores costs about the same as splitting files across cores, and doing it first
@@ -153,9 +162,9 @@ def _read_fd(fd: int) -> str:
     return hasher.hexdigest()
 
 
-def _hash_fd(fd: int, size: int, max_threads: int) -> str:
-    """Hash an open regular file of ``size`` bytes (closes ``fd``)."""
-    if size < MAP_MIN_BYTES:
+def _hash_fd(fd: int, size: int, max_threads: int, map_min: int = MAP_MIN_BYTES) -> str:
+    """Hash an open regular file of ``size`` bytes (closes ``fd``): read below ``map_min`` bytes, else mapped."""
+    if size < map_min:
         return _read_fd(fd)
     # Below MMAP_THRESHOLD one thread: splitting a few MiB across cores costs more than it saves.
     threads = max_threads if size >= MMAP_THRESHOLD else 1
@@ -174,11 +183,11 @@ def _hash_fd(fd: int, size: int, max_threads: int) -> str:
         return hasher.update(mapped).hexdigest()
 
 
-def _hash_local(path: str | os.PathLike[str], max_threads: int) -> str:
+def _hash_local(path: str | os.PathLike[str], max_threads: int, map_min: int = MAP_MIN_BYTES) -> str:
     """Hash a local file listed as regular: checked again when opened (a lister's stat is not trusted), and its size
     then picks the strategy."""
     fd, size = open_regular(path)
-    return _hash_fd(fd, size, max_threads)
+    return _hash_fd(fd, size, max_threads, map_min)
 
 
 def hash_regular_file(path: str | os.PathLike[str], *, threads: int | None = None) -> str:
@@ -415,11 +424,12 @@ def hash_sized_files(
     return results
 
 
-def _hash_one(key: str, size: int) -> str:
-    """One file of a batch, single-threaded: parallelism comes from hashing files side by side."""
+def _hash_one(key: str, size: int, map_min: int = MAP_MIN_BYTES) -> str:
+    """One file of a batch, single-threaded: parallelism comes from hashing files side by side (then mapped only from
+    ``map_min`` = BATCH_MAP_MIN_BYTES on)."""
     if size < 0:
         return hash_file(key, threads=1)
-    return _hash_local(key, 1)
+    return _hash_local(key, 1, map_min)
 
 
 def _hash_all(jobs: list[list[str]], sizes: Mapping[str, int], workers: int,
@@ -449,7 +459,7 @@ def _hash_all(jobs: list[list[str]], sizes: Mapping[str, int], workers: int,
                 for key in job:
                     if errors:
                         return
-                    results[key] = _hash_one(key, sizes[key])
+                    results[key] = _hash_one(key, sizes[key], BATCH_MAP_MIN_BYTES)
                     order.append(key)
         except BaseException as exc:  # handed to the calling thread, which re-raises it
             errors.append(exc)

@@ -110,12 +110,13 @@ def test_vector_through_the_mmap_path(tmp_path: Path) -> None:
     assert hash_file(path) == hash_file(path, threads=1) == hash_file(path, threads=2) == hash_bytes(data)
 
 
-@pytest.mark.parametrize("offset", [-1, 0, 1, (3 << 20) + 7])
-def test_mapped_from_map_min_bytes_on_every_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offset: int) -> None:
-    # From MAP_MIN_BYTES on a file is mapped (one thread below MMAP_THRESHOLD, in a batch too); below it, read.
+@pytest.mark.parametrize("size", [hashing.MAP_MIN_BYTES - 1, hashing.MAP_MIN_BYTES, hashing.MAP_MIN_BYTES + 1,
+                                  hashing.BATCH_MAP_MIN_BYTES - 1, hashing.BATCH_MAP_MIN_BYTES, (7 << 20) + 7])
+def test_mapped_from_map_min_bytes_on_every_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int) -> None:
+    # Alone, a file is mapped from MAP_MIN_BYTES on (one thread below MMAP_THRESHOLD); in a batch hashed side by side
+    # on several threads, from BATCH_MAP_MIN_BYTES on; below, read.
     import mmap
 
-    size = hashing.MAP_MIN_BYTES + offset
     data = os.urandom(size)
     path = write(tmp_path / "f.bin", data)
     mapped: list[int] = []
@@ -129,8 +130,13 @@ def test_mapped_from_map_min_bytes_on_every_path(tmp_path: Path, monkeypatch: py
     expected = hash_bytes(data)
     assert hash_file(path) == hash_file(path, threads=1) == hash_regular_file(path) == expected
     other = write(tmp_path / "g.bin", data)
-    assert hash_files([path, other]) == {str(path): expected, str(other): expected}
-    assert mapped == ([size] * 5 if size >= hashing.MAP_MIN_BYTES else [])
+    assert mapped == ([size] * 3 if size >= hashing.MAP_MIN_BYTES else [])
+    mapped.clear()
+    assert hash_files([path, other], max_workers=2) == {str(path): expected, str(other): expected}
+    assert mapped == ([size] * 2 if size >= hashing.BATCH_MAP_MIN_BYTES else [])
+    mapped.clear()
+    assert hash_files([path, other], max_workers=1) == {str(path): expected, str(other): expected}
+    assert mapped == ([size] * 2 if size >= hashing.MAP_MIN_BYTES else [])  # one thread: as alone
 
 
 def test_a_file_that_cannot_be_mapped_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -291,9 +297,9 @@ def test_small_files_are_one_job_beside_the_bigger_ones(tmp_path: Path, monkeypa
     on: dict[str, int] = {}
     hash_one = hashing._hash_one
 
-    def recording(key: str, size: int) -> str:
+    def recording(key: str, size: int, *rest: int) -> str:
         on[key] = threading.get_ident()
-        return hash_one(key, size)
+        return hash_one(key, size, *rest)
 
     monkeypatch.setattr(hashing, "_hash_one", recording)
     counts: list[int] = []
@@ -331,10 +337,10 @@ def test_hash_files_error_during_hashing_propagates(tmp_path: Path, monkeypatch:
     victim = paths[25]
     original = hashing._hash_local
 
-    def flaky(path: str | os.PathLike[str], max_threads: int) -> str:
+    def flaky(path: str | os.PathLike[str], max_threads: int, *rest: int) -> str:
         if os.fspath(path) == str(victim):
             os.unlink(victim)
-        return original(path, max_threads)
+        return original(path, max_threads, *rest)
 
     monkeypatch.setattr(hashing, "_hash_local", flaky)
     with pytest.raises(FileNotFoundError):
