@@ -496,6 +496,7 @@ class DeltaCarrier(AttestedTable):
                                     f"of version {n} ({len(engine_raw)} vs {len(log.adds)})"))
         files: list[DataFile] = []
         file_views: dict[str, str] = {}
+        times: dict[str, Any] = {}
         seen: dict[str, str] = {}
         for row in rows:
             raw = str(row["path"])
@@ -529,6 +530,9 @@ class DeltaCarrier(AttestedTable):
             if unread is not None:
                 # Out of delta-rs's typed statistics above, read by Spark (measured): bound as the log writes them.
                 entry["stats_unread"] = unread
+            # Spark's _metadata.file_modification_time is the log's modificationTime (measured: rewritten in the
+            # attested commit, the column read 1970 for the same file); no other reader uses it.
+            times[rel] = add.get("modificationTime", row.get("modification_time"))
             files.append(DataFile(path=rel, size=size, kind="data", location=self._location(rel)))
             file_views[rel] = file_digest(entry)
         spellings.report(problems, notes)
@@ -543,7 +547,8 @@ class DeltaCarrier(AttestedTable):
             self._cross_check_uris(dt, files, problems)
         self._confine(files, problems)
         files.sort(key=lambda f: f.path)
-        view = ReaderView(table=self._table_view(dt, log), files=file_views)
+        view = ReaderView(table={**self._table_view(dt, log), "file_times": file_digest(json_safe(times))},
+                          files=file_views)
         return LiveVersion(files=files, view=view, identity=f"delta:{dt.metadata().id}", problems=problems,
                            notes=notes)
 

@@ -96,10 +96,14 @@ def _check_binding(state: TableState, report: Report) -> None:
                         f"({noun} {att.attested_version})")
         return
     report.view_bound = True
-    if att.view.digest == state.view.digest:
+    current, unbound = state.view.bound_as(att.view)
+    if unbound:
+        report.notes.append(f"not bound by this attestation, made before they were: {', '.join(unbound)} (re-attest "
+                            "to bind them)")
+    if att.view.digest == current.digest:
         return
-    detail = "; ".join(att.view.differences(state.view))
-    if not att.view.same_files(state.view):
+    detail = "; ".join(att.view.differences(current))
+    if not att.view.same_files(current):
         report.fail(Code.STALE, f"the live files of {noun} {state.version} are not the attested ones although no "
                     f"commit since {noun} {att.attested_version} says data changed: {detail}")
     else:

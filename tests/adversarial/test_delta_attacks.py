@@ -1305,3 +1305,53 @@ def test_a_remove_engines_resolve_differently_gets_no_verdict(delta: Path, spell
                    [{"remove": {"path": spelling.format(p=raw), "dataChange": True, "deletionTimestamp": 1}}])
     doc = assert_refused(delta, "table_inconsistent", "--level", "schema")
     assert "a path engines resolve differently" in json.dumps(doc)
+
+
+def _modified_at(milliseconds: int) -> Any:
+    """An edit setting every add's modificationTime in a commit."""
+    def edit(lines: list[str]) -> list[str]:
+        actions = [json.loads(line) for line in lines]
+        for action in actions:
+            if "add" in action:
+                action["add"]["modificationTime"] = milliseconds
+        return [json.dumps(a) for a in actions]
+    return edit
+
+
+def test_a_modification_time_rewritten_in_the_attested_commit_changes_the_view(delta: Path) -> None:
+    """Spark's ``_metadata.file_modification_time`` is the log's modificationTime (test_spark_attacks pins it):
+    rewritten in place, the same files and bytes answered a query on it otherwise (VERIFIED before). Times are bound."""
+    _rewrite_attested_commit(delta, _modified_at(1000))
+    doc = assert_refused(delta, "reader_view_changed", "--level", "schema")
+    assert "file_times changed" in json.dumps(doc)
+
+
+def test_a_checkpoint_keeps_the_modification_times(delta: Path) -> None:
+    DeltaTable(str(delta)).create_checkpoint()
+    rc, doc = verify(str(delta))
+    assert rc == 0 and doc["passed"], doc
+
+
+def test_an_attestation_made_before_the_times_were_bound_says_so(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A view attested without ``file_times`` is compared on what it bound: it still verifies, and says what it does not
+    bind — then a rewritten time is not caught, and the verdict said it would not be."""
+    import carriers.delta as delta_carrier
+    from attest.view import ReaderView
+
+    def earlier(table: dict[str, Any], files: dict[str, str]) -> ReaderView:
+        return ReaderView(table={k: v for k, v in table.items() if k != "file_times"}, files=files)
+
+    path = tmp_path / "t"
+    write_deltalake(str(path), rows(), partition_by=["p"])
+    with monkeypatch.context() as patch:
+        patch.setattr(delta_carrier, "ReaderView", earlier)
+        attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    for _ in range(2):
+        rc, doc = verify(str(path))
+        assert rc == 0 and doc["passed"], doc
+        assert any("file modification times" in note and "re-attest" in note for note in doc["notes"]), doc
+        _rewrite_attested_commit(path, _modified_at(1000))
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(path))
+    assert rc == 0 and not any("file modification times" in note for note in doc.get("notes", [])), doc

@@ -524,3 +524,29 @@ def test_spark_reads_statistics_delta_rs_reads_none_of(spark: SparkSession, tmp_
     assert list(wide.glob("_delta_log/*.checkpoint.parquet"))
     assert add_action_rows(DeltaTable(str(wide)))[0]["max"] == {"d": decimal.Decimal("12345678901234567000")}
     assert "reader_view_changed" in codes(verify(str(wide))[1])
+
+
+def test_spark_reads_a_file_modification_time_from_the_log(spark: SparkSession, tmp_path: Path) -> None:
+    """What test_delta_attacks' modification-time binding stands on: Spark's ``_metadata.file_modification_time`` is
+    the add action's modificationTime, not the file's: rewritten in the attested commit, the same file and bytes read
+    as modified in 1970 — VERIFIED before, reader_view_changed now."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from carriers.delta import attest_after_write
+    from tests.adversarial.conftest import verify
+
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"i": pa.array([1], pa.int32())}))
+    attest_after_write(str(path), model="orders", program_hash="a" * 64)
+    query = f"SELECT _metadata.file_modification_time AS t FROM delta.`{path}`"
+    assert spark.sql(query).collect()[0]["t"].year >= 2026
+    log = path / commit_name(0)
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            action["add"]["modificationTime"] = 1000
+    log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    assert spark.sql(query).collect()[0]["t"].year == 1970  # 1 s after the epoch, in the session's time zone
+    rc, doc = verify(str(path))
+    assert rc == 1 and "reader_view_changed" in codes(doc), doc
