@@ -27,6 +27,7 @@ VIEW_VERSION = 1
 # without one is compared without it (the verdict says so), so earlier attestations keep verifying what they bound.
 LATER_KEYS: dict[str, str] = {
     "file_times": "file modification times (Spark's _metadata.file_modification_time)",
+    "locations": "file locations as written (Spark's _file and input_file_name())",
 }
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -500,7 +500,8 @@ class IcebergCarrier(AttestedTable):
             views.setdefault(data_file.path, []).append(entry)
         ordered = sorted(files.values(), key=lambda f: f.path)
         self._confine(ordered, problems)
-        view = ReaderView(table=self._table_view(snapshot), files=file_views(views))
+        view = ReaderView(table={**self._table_view(snapshot), "locations": locations_digest(ordered)},
+                          files=file_views(views))
         notes: list[str] = []
         ignored = storage_keys(self.table.metadata.properties)
         if ignored:  # a legitimate pyiceberg-only setting, or an attack: either way, not how engines read the table
@@ -797,6 +798,13 @@ def table_view(meta: Any, schema: Any) -> dict[str, Any]:
         "read_properties": {k: props_[k] for k in READ_PROPERTIES if k in props_},
         "data_locations": {k: props_[k] for k in LOCATION_PROPERTIES if k in props_},
     }
+
+
+def locations_digest(files: Iterable[DataFile]) -> str:
+    """Every live file's location as written, as one digest of the view's table part: Spark's ``_file`` and
+    ``input_file_name()`` return that string, so a location respelled for the same file (``file:///t/x`` as ``/t/x``)
+    changes what a query on them gets — a job that skips the files it has seen by name reads them again."""
+    return file_digest({f.path: f.location for f in files})
 
 
 def deletes_in_view(format_version: int, has_delete_files: bool) -> bool:

@@ -17,7 +17,7 @@ from attest.build import build_manifest, new_run_id
 from attest.errors import CarrierError, SupersededError, UnsupportedTableError
 from attest.hashing import hash_bytes
 from attest.identity.inputs import ObservedInput
-from attest.tables import FileIdentity, Progress
+from attest.tables import DataFile, FileIdentity, Progress
 from attest.view import ReaderView
 from carriers.base import WriteResult
 from carriers.core import encode_keys
@@ -26,6 +26,7 @@ from carriers.iceberg import (
     IcebergCarrier,
     deletes_in_view,
     file_views,
+    locations_digest,
     summary_size,
     table_view,
 )
@@ -150,6 +151,7 @@ def write_content_addressed(
         # 2. The manifest and the reader view of the snapshot-to-be: new files plus kept ones (hashes reused).
         entries: dict[str, list[dict[str, Any]]] = {}
         triples: list[FileIdentity] = []
+        located: list[DataFile] = []  # the snapshot-to-be's live files, for their locations
         # A new file's data sequence number is the snapshot-to-be's (a concurrent commit taking it fails the parent
         # check below); the view holds it when the new snapshot keeps delete files.
         deletes_apply = deletes_in_view(int(tx.table_metadata.format_version),
@@ -158,6 +160,7 @@ def write_content_addressed(
             record = carrier.record_of(df, spec_id)
             record["data_sequence_number"] = tx.table_metadata.next_sequence_number()
             live, entry = carrier.file_entry(record, deletes_apply=deletes_apply)
+            located.append(live)
             entries[live.path] = [entry]
             triples.append(FileIdentity(path=live.path, size=live.size, hash=digest, kind=live.kind))
         files_view = file_views(entries)
@@ -171,8 +174,10 @@ def write_content_addressed(
             triples += [FileIdentity(path=f.path, size=f.size, kind=f.kind,
                                      hash=reuse.get((f.path, f.size)) or hashed[f.path]) for f in previous_files]
             files_view.update({p: d for p, d in previous.view.files.items()})
+            located += previous_files
             observed.append(carrier.observe(current.snapshot_id))
-        view = ReaderView(table=table_view(tx.table_metadata, tx.table_metadata.schema()), files=files_view)
+        view = ReaderView(table={**table_view(tx.table_metadata, tx.table_metadata.schema()),
+                                 "locations": locations_digest(located)}, files=files_view)
         manifest = build_manifest(model=model, program_hash=program_hash,
                                   env_hash=carrier.env_hash(dialect=dialect), inputs=observed,
                                   outputs=[(t.path, t.hash) for t in triples], run_id=run_id or new_run_id())

@@ -550,3 +550,41 @@ def test_spark_reads_a_file_modification_time_from_the_log(spark: SparkSession, 
     assert spark.sql(query).collect()[0]["t"].year == 1970  # 1 s after the epoch, in the session's time zone
     rc, doc = verify(str(path))
     assert rc == 1 and "reader_view_changed" in codes(doc), doc
+
+
+def test_iceberg_data_file_respelled_changes_what_spark_names_it(spark: SparkSession, hook: Hook,
+                                                                 spark_warehouse: Path) -> None:
+    """Without delete files too, a location's spelling reaches queries: Spark's ``_file`` metadata column and
+    ``input_file_name()`` return the location as written, so ``file:/t/x.parquet`` respelled in the manifests as
+    ``file:///t/x.parquet`` (the same file, bytes and rows) named another file for a job that tracks the files it
+    has read (measured) — VERIFIED before. The locations are in the reader view."""
+    import glob
+    import os
+
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.manifest import DATA_FILE_TYPE, DEFAULT_READ_VERSION
+
+    from carriers.spark.session import pyiceberg_catalog_properties
+    from tests.adversarial.test_iceberg_attacks import _rewrite_manifest_entries
+
+    name, ref = _attested_iceberg(spark, hook, spark_warehouse, "5")
+    hook.uninstall()
+    query = f"SELECT DISTINCT _file, input_file_name() AS f FROM {name}"
+    before = spark.sql(query).collect()
+    assert all(r["_file"].startswith("file:/") and not r["_file"].startswith("file://") for r in before), before
+    index = [f.name for f in DATA_FILE_TYPE[DEFAULT_READ_VERSION].fields].index("file_path")
+
+    def respell(entry: Any) -> None:
+        entry.data_file._data[index] = "file://" + entry.data_file.file_path[len("file:"):]
+
+    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
+    table = catalog.load_table(name.split(".", 1)[1])
+    _rewrite_manifest_entries(table, respell)
+    for checksum in glob.glob(f"{table.location()[len('file:'):]}/metadata/.*.crc"):  # Hadoop's: dropped too
+        os.unlink(checksum)
+    spark.sql(f"REFRESH TABLE {name}")
+    after = spark.sql(query).collect()
+    assert sorted(r["_file"] for r in after) == sorted("file://" + r["_file"][len("file:"):] for r in before)
+    assert sorted(r["f"] for r in after) != sorted(r["f"] for r in before), (before, after)
+    assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()) == [0, 1, 2, 3, 4]
+    _refused(ref, spark_warehouse, "reader_view_changed", "--level", "schema")
