@@ -23,11 +23,12 @@ from attest.canonical import blake3_hex, digest
 
 VIEW_VERSION = 1
 
-# Keys of a view's table part that attestations bind from a later release on, with what each binds: a view attested
-# without one is compared without it (the verdict says so), so earlier attestations keep verifying what they bound.
-LATER_KEYS: dict[str, str] = {
-    "file_times": "file modification times (Spark's _metadata.file_modification_time)",
-    "locations": "file locations as written (Spark's _file and input_file_name())",
+# Keys of a view's table part that attestations bind from a later release on: (what each binds, who reads it). A view
+# attested without one is compared without it (the verdict says so), so earlier attestations keep verifying what they
+# bound.
+LATER_KEYS: dict[str, tuple[str, str]] = {
+    "file_times": ("file modification times", "Spark's _metadata.file_modification_time"),
+    "locations": ("file locations as written", "Spark's _file and input_file_name()"),
 }
 
 
@@ -79,13 +80,13 @@ class ReaderView:
         return set(self.files) == set(current.files)
 
     def bound_as(self, attested: ReaderView) -> tuple[ReaderView, list[str]]:
-        """This (live) view without the :data:`LATER_KEYS` that ``attested`` does not hold, and what those keys bind:
-        an attestation made before a key was bound is compared on what it bound."""
+        """This (live) view without the :data:`LATER_KEYS` that ``attested`` does not hold, and those keys: an
+        attestation made before a key was bound is compared on what it bound."""
         missing = [k for k in LATER_KEYS if k in self.table and k not in attested.table]
         if not missing:
             return self, []
         table = {k: v for k, v in self.table.items() if k not in missing}
-        return ReaderView(table=table, files=self.files), [LATER_KEYS[k] for k in missing]
+        return ReaderView(table=table, files=self.files), missing
 
 
 def file_digest(entry: Mapping[str, Any]) -> str:

@@ -49,6 +49,7 @@ class Report:
     producer: str | None = None
     binding_note: str = ""
     view_bound: bool | None = None
+    view_unbound: list[str] = field(default_factory=list)  # parts of the reader view bound only by newer attestations
     signer: str | None = None  # key id of the trusted key whose signature verified (docs/signing.md)
     signature: dict[str, Any] | None = None  # the signature check's result as JSON, when one was asked for
 
@@ -98,6 +99,8 @@ class Report:
                 f", {self.binding_note}" if self.binding_note else "")
         elif self.origin == "legacy" or self.view_bound is False:
             qualifier += "; reader view not bound (legacy attestation)"
+        elif self.view_unbound:
+            qualifier += f"; not bound: {', '.join(self.view_unbound)}"
         if self.signer is not None and self.passed:
             qualifier += f", signed by {self.signer}"
         noun = version_noun(self.table_format)
@@ -135,6 +138,8 @@ class Report:
                 out["producer"] = self.producer
             if self.view_bound is not None:
                 out["reader_view_bound"] = self.view_bound
+            if self.view_unbound:
+                out["reader_view_unbound"] = list(self.view_unbound)
         return out
 
     def human(self) -> str:

@@ -20,6 +20,7 @@ from attest.errors import Code
 from attest.schema import validate
 from attest.tables import DataFile, FileIdentity, Progress, TableState, attestation_document, attestation_identity
 from attest.verify.report import Level, Report, version_noun, version_option
+from attest.view import LATER_KEYS
 
 if TYPE_CHECKING:
     from attest.signing.policy import TrustPolicy
@@ -98,8 +99,9 @@ def _check_binding(state: TableState, report: Report) -> None:
     report.view_bound = True
     current, unbound = state.view.bound_as(att.view)
     if unbound:
-        report.notes.append(f"not bound by this attestation, made before they were: {', '.join(unbound)} (re-attest "
-                            "to bind them)")
+        report.view_unbound = [LATER_KEYS[k][0] for k in unbound]
+        report.notes.append("not bound by this attestation, made before they were: " + ", ".join(
+            f"{LATER_KEYS[k][0]} ({LATER_KEYS[k][1]})" for k in unbound) + " (re-attest to bind them)")
     if att.view.digest == current.digest:
         return
     detail = "; ".join(att.view.differences(current))

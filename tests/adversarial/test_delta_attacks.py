@@ -1351,7 +1351,10 @@ def test_an_attestation_made_before_the_times_were_bound_says_so(tmp_path: Path,
         rc, doc = verify(str(path))
         assert rc == 0 and doc["passed"], doc
         assert any("file modification times" in note and "re-attest" in note for note in doc["notes"]), doc
+        assert "not bound: file modification times" in doc["verdict"], doc
+        assert doc["reader_view_unbound"] == ["file modification times"], doc
         _rewrite_attested_commit(path, _modified_at(1000))
     attest_after_write(str(path), model="orders", program_hash=PROGRAM)
     rc, doc = verify(str(path))
     assert rc == 0 and not any("file modification times" in note for note in doc.get("notes", [])), doc
+    assert "not bound" not in doc["verdict"] and "reader_view_unbound" not in doc, doc

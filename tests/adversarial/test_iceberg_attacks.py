@@ -592,6 +592,7 @@ def test_an_attestation_made_before_the_locations_were_bound_says_so(catalog: Sq
         rc, doc = verify(REF)
         assert rc == 0 and doc["passed"], doc
         assert any("file locations as written" in note and "re-attest" in note for note in doc["notes"]), doc
+        assert "not bound: file locations as written" in doc["verdict"], doc
         _respell_locations(catalog.load_table("ns.t"))
 
 
