@@ -535,18 +535,14 @@ def test_spark_reads_a_file_modification_time_from_the_log(spark: SparkSession, 
 
     from carriers.delta import attest_after_write
     from tests.adversarial.conftest import verify
+    from tests.adversarial.test_delta_attacks import _modified_at, _rewrite_attested_commit
 
     path = tmp_path / "t"
     write_deltalake(str(path), pa.table({"i": pa.array([1], pa.int32())}))
     attest_after_write(str(path), model="orders", program_hash="a" * 64)
     query = f"SELECT _metadata.file_modification_time AS t FROM delta.`{path}`"
     assert spark.sql(query).collect()[0]["t"].year >= 2026
-    log = path / commit_name(0)
-    actions = [json.loads(line) for line in log.read_text().splitlines()]
-    for action in actions:
-        if "add" in action:
-            action["add"]["modificationTime"] = 1000
-    log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    _rewrite_attested_commit(path, _modified_at(1000))
     assert spark.sql(query).collect()[0]["t"].year == 1970  # 1 s after the epoch, in the session's time zone
     rc, doc = verify(str(path))
     assert rc == 1 and "reader_view_changed" in codes(doc), doc
