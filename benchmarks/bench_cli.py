@@ -8,7 +8,7 @@ Four shapes, each timed as a fresh process (start-up, imports, parsing, listing,
 - ``attest verify TABLE --level bytes`` on a Delta table of 2,000 files of ~512 KiB vs ``b3sum`` over its files;
 - the same on a Delta table of one ~1 GiB file.
 
-    python benchmarks/bench_cli.py [--dir D] [--keep] [--rounds N] [--editable]
+    python benchmarks/bench_cli.py [--dir D] [--keep] [--rounds N] [--editable] [--against REV]
 
 Ratios are b3sum's time / attest's time (>= 1: attest is faster), best of N rounds with the median in brackets;
 the order of the runs alternates from round to round. Targets (issue 12): >= 1.0 on the 2,000 files, >= 0.8 on the
@@ -18,6 +18,9 @@ the order of the runs alternates from round to round. Targets (issue 12): >= 1.0
 holds, compiled), whose dependencies are this environment's, and the console script pip writes. A development
 checkout's editable install adds an import hook that costs every start ~10 ms (measured here); ``--editable`` times
 this environment's own ``attest`` instead.
+``--against REV`` installs the packages of another git revision (``git archive``) the same way, beside this one, and
+times both in the same rounds (alternating with ``b3sum``): the way to tell a change from the host's noise, which moves
+every ratio by 10-20 % between hours here.
 Exit status is non-zero only on an error (a verification that fails, no b3sum), never because of a ratio.
 """
 
@@ -99,13 +102,14 @@ def parquet_files(table: Path) -> list[str]:
     return sorted(str(p.relative_to(table)) for p in table.rglob("*.parquet"))
 
 
-def installed_attest(root: Path) -> list[str]:
-    """``attest`` installed as from a wheel into a scratch venv under ``root`` (dependencies: this environment's)."""
+def installed_attest(root: Path, source: Path = ROOT, name: str = "venv") -> list[str]:
+    """``attest`` installed as from a wheel into a scratch venv ``root / name`` from the checkout at ``source``
+    (dependencies: this environment's)."""
     import compileall
     import sysconfig
     import venv
 
-    env = root / "venv"
+    env = root / name
     if not (env / "bin" / "python").exists():
         venv.create(env, with_pip=False, symlinks=True)
     site = Path(subprocess.run([str(env / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()"
@@ -113,7 +117,7 @@ def installed_attest(root: Path) -> list[str]:
     (site / "_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     for package in ("attest", "carriers"):
         shutil.rmtree(site / package, ignore_errors=True)
-        shutil.copytree(ROOT / package, site / package, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(source / package, site / package, ignore=shutil.ignore_patterns("__pycache__"))
         compileall.compile_dir(site / package, quiet=1)
     script = env / "bin" / "attest"
     # What pip writes for the [project.scripts] entry point.
@@ -121,6 +125,19 @@ def installed_attest(root: Path) -> list[str]:
                       "if __name__ == '__main__':\n    sys.exit(run())\n")
     script.chmod(0o755)
     return [str(script)]
+
+
+def revision_sources(root: Path, revision: str) -> Path:
+    """The ``attest`` and ``carriers`` packages of git ``revision``, extracted under ``root``."""
+    target = root / "against"
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", revision, "attest", "carriers"],
+                             capture_output=True, check=False)
+    if archive.returncode != 0:
+        raise RuntimeError(f"git archive {revision}: {archive.stderr.decode(errors='replace').strip()}")
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    return target
 
 
 def run(cmd: list[str], cwd: Path) -> tuple[float, float]:
@@ -146,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--big-mib", type=int, default=1024)
     parser.add_argument("--editable", action="store_true", help="time this environment's attest (editable "
                         "install: ~10 ms more start-up) instead of an installed copy")
+    parser.add_argument("--against", metavar="REV", help="also time the attest of this git revision, installed the "
+                        "same way, in the same rounds")
     args = parser.parse_args(argv)
     b3sum = shutil.which("b3sum")
     if b3sum is None:
@@ -164,37 +183,40 @@ def main(argv: list[str] | None = None) -> int:
         if not args.editable:
             attest = installed_attest(root)
             print(f"attest  : installed copy in {root / 'venv'} (--editable: this environment's)")
-        shapes = {
+        tools = {"attest": attest}
+        if args.against:
+            tools[f"@{args.against}"] = installed_attest(root, revision_sources(root, args.against), "venv-against")
+            print(f"against : {args.against}, installed in {root / 'venv-against'}")
+        small = [b3sum, "--no-names", *(f"small/{n}" for n in sorted(os.listdir(root / "small")))]
+        tsmall = [b3sum, "--no-names", *(f"tsmall/{p}" for p in parquet_files(root / "tsmall"))]
+        tbig = [b3sum, "--no-names", *(f"tbig/{p}" for p in parquet_files(root / "tbig"))]
+        shapes = {  # name: (the verify arguments, b3sum over the same files)
             f"manifest, {args.small_count} x {args.small_kib} KiB": (
-                [*attest, "verify", "small.json", "--artifacts-dir", "small"],
-                [b3sum, "--no-names", *(f"small/{n}" for n in sorted(os.listdir(root / "small")))]),
+                ["verify", "small.json", "--artifacts-dir", "small"], small),
             f"manifest, 1 x {args.big_mib} MiB": (
-                [*attest, "verify", "big.json", "--artifacts-dir", "big"], [b3sum, "--no-names", "big/big.bin"]),
-            f"Delta table, {args.small_count} files": (
-                [*attest, "verify", "tsmall", "--level", "bytes"],
-                [b3sum, "--no-names", *(f"tsmall/{p}" for p in parquet_files(root / "tsmall"))]),
-            "Delta table, 1 file": (
-                [*attest, "verify", "tbig", "--level", "bytes"],
-                [b3sum, "--no-names", *(f"tbig/{p}" for p in parquet_files(root / "tbig"))]),
+                ["verify", "big.json", "--artifacts-dir", "big"], [b3sum, "--no-names", "big/big.bin"]),
+            f"Delta table, {args.small_count} files": (["verify", "tsmall", "--level", "bytes"], tsmall),
+            "Delta table, 1 file": (["verify", "tbig", "--level", "bytes"], tbig),
         }
         # Issue 12's targets: >= 1.0 on the many small files, >= 0.8 on the one big file.
         targets = dict(zip(shapes, (1.0, 0.8, 1.0, 0.8), strict=True))
         python = sys.executable if args.editable else str(root / "venv" / "bin" / "python")
         start_up = {"python -c pass": [python, "-c", "pass"], "attest --version": [*attest, "--version"]}
         # Bytecode compiled: every command once before timing.
-        for ours, ref in shapes.values():
-            run(ours, root)
+        for verify_args, ref in shapes.values():
+            for prefix in tools.values():
+                run([*prefix, *verify_args], root)
             run(ref, root)
         times: dict[str, list[float]] = {}
         cpu: dict[str, list[float]] = {}
         # One shape at a time, its files re-read before every round: on a shared machine other jobs evict the page
         # cache, and a round that reads from the disk measures the disk, not the tools.
-        for name, (ours, ref) in shapes.items():
+        for name, (verify_args, ref) in shapes.items():
             folder = root / ref[-1].split("/")[0]
             for r in range(args.rounds):
                 warm(folder)
-                pair = [("attest", ours), ("b3sum", ref)]
-                for tool, cmd in (pair if r % 2 else pair[::-1]):
+                order = [*((tool, [*prefix, *verify_args]) for tool, prefix in tools.items()), ("b3sum", ref)]
+                for tool, cmd in (order if r % 2 else order[::-1]):
                     wall, used = run(cmd, root)
                     times.setdefault(f"{name}|{tool}", []).append(wall)
                     cpu.setdefault(f"{name}|{tool}", []).append(used)
@@ -209,13 +231,15 @@ def main(argv: list[str] | None = None) -> int:
               "perfectly overlapped, a process cannot finish before its CPU time spread over every core)")
         print(f"{'shape':<32}{'b3sum':>16}{'attest':>16}{'ratio':>15}   CPU s: b3sum, attest   bound   target")
         for name in shapes:
-            b3, us = times[f"{name}|b3sum"], times[f"{name}|attest"]
-            ratio = min(b3) / min(us)
-            used = min(cpu[f"{name}|attest"])
-            print(f"{name:<32}{min(b3):8.3f} [{statistics.median(b3):.3f}]{min(us):8.3f} "
-                  f"[{statistics.median(us):.3f}]{ratio:7.2f} [{statistics.median(b3) / statistics.median(us):.2f}]   "
-                  f"{min(cpu[f'{name}|b3sum']):.3f}, {used:.3f}{min(b3) * cores / used:13.2f}"
-                  f"   >= {targets[name]:.1f}: {'met' if ratio >= targets[name] else 'missed'}")
+            for tool in tools:
+                b3, us = times[f"{name}|b3sum"], times[f"{name}|{tool}"]
+                ratio = min(b3) / min(us)
+                used = min(cpu[f"{name}|{tool}"])
+                label = name if tool == "attest" else f"  {tool}"
+                print(f"{label:<32}{min(b3):8.3f} [{statistics.median(b3):.3f}]{min(us):8.3f} "
+                      f"[{statistics.median(us):.3f}]{ratio:7.2f} [{statistics.median(b3) / statistics.median(us):.2f}]"
+                      f"   {min(cpu[f'{name}|b3sum']):.3f}, {used:.3f}{min(b3) * cores / used:13.2f}"
+                      f"   >= {targets[name]:.1f}: {'met' if ratio >= targets[name] else 'missed'}")
         for name in start_up:
             print(f"{name:<32}{'':>16}{min(times[name]):8.3f} [{statistics.median(times[name]):.3f}]"
                   f"{'':>15}   -, {min(cpu[name]):.3f}")
