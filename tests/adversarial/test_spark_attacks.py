@@ -330,6 +330,22 @@ def test_iceberg_data_file_respelled_so_its_position_deletes_no_longer_apply(spa
     """Iceberg Java matches position deletes to a data file by its location string, as pyiceberg does
     (test_iceberg_attacks): Spark's ``file:/t/x.parquet`` rewritten in the manifests as ``file:///t/x.parquet`` (the
     same file and bytes) brought a deleted row back for Spark (measured). The location is in the reader view."""
+    name, ref = _attested_iceberg(spark, hook, spark_warehouse, "5",
+                                  properties="'format-version'='2', 'write.delete.mode'='merge-on-read'")
+    spark.sql(f"DELETE FROM {name} WHERE id = 2")
+    hook.flush()
+    assert hook.failed == 0, hook.errors
+    rc, doc = _verify(ref, spark_warehouse)
+    assert rc == 0 and doc["level"] == "bytes", doc
+    hook.uninstall()
+    _respell_data_files(spark, name, spark_warehouse)
+    assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()) == [0, 1, 2, 3, 4]
+    _refused(ref, spark_warehouse, "reader_view_changed", "--level", "schema")
+
+
+def _respell_data_files(spark: SparkSession, name: str, warehouse: Path) -> None:
+    """The manifests of Spark's Iceberg table ``name`` rewritten in place with each data file's ``file:/t/x.parquet``
+    as ``file:///t/x.parquet`` (the same file and bytes), Hadoop's checksums of them dropped, the table refreshed."""
     import glob
     import os
 
@@ -339,14 +355,6 @@ def test_iceberg_data_file_respelled_so_its_position_deletes_no_longer_apply(spa
     from carriers.spark.session import pyiceberg_catalog_properties
     from tests.adversarial.test_iceberg_attacks import _rewrite_manifest_entries
 
-    name, ref = _attested_iceberg(spark, hook, spark_warehouse, "5",
-                                  properties="'format-version'='2', 'write.delete.mode'='merge-on-read'")
-    spark.sql(f"DELETE FROM {name} WHERE id = 2")
-    hook.flush()
-    assert hook.failed == 0, hook.errors
-    rc, doc = _verify(ref, spark_warehouse)
-    assert rc == 0 and doc["level"] == "bytes", doc
-    hook.uninstall()
     index = [f.name for f in DATA_FILE_TYPE[DEFAULT_READ_VERSION].fields].index("file_path")
 
     def respell(entry: Any) -> None:
@@ -355,14 +363,12 @@ def test_iceberg_data_file_respelled_so_its_position_deletes_no_longer_apply(spa
             assert location.startswith("file:/") and not location.startswith("file://"), location
             entry.data_file._data[index] = "file://" + location[len("file:"):]
 
-    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
+    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(warehouse))
     table = catalog.load_table(name.split(".", 1)[1])
     _rewrite_manifest_entries(table, respell)
-    for checksum in glob.glob(f"{table.location()[len('file:'):]}/metadata/.*.crc"):  # Hadoop's: dropped too
+    for checksum in glob.glob(f"{table.location()[len('file:'):]}/metadata/.*.crc"):
         os.unlink(checksum)
     spark.sql(f"REFRESH TABLE {name}")
-    assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()) == [0, 1, 2, 3, 4]
-    _refused(ref, spark_warehouse, "reader_view_changed", "--level", "schema")
 
 
 def test_iceberg_split_offsets_rewritten_so_spark_reads_none_of_a_file(spark: SparkSession, hook: Hook,
@@ -554,31 +560,12 @@ def test_iceberg_data_file_respelled_changes_what_spark_names_it(spark: SparkSes
     ``input_file_name()`` return the location as written, so ``file:/t/x.parquet`` respelled in the manifests as
     ``file:///t/x.parquet`` (the same file, bytes and rows) named another file for a job that tracks the files it
     has read (measured) — VERIFIED before. The locations are in the reader view."""
-    import glob
-    import os
-
-    from pyiceberg.catalog.sql import SqlCatalog
-    from pyiceberg.manifest import DATA_FILE_TYPE, DEFAULT_READ_VERSION
-
-    from carriers.spark.session import pyiceberg_catalog_properties
-    from tests.adversarial.test_iceberg_attacks import _rewrite_manifest_entries
-
     name, ref = _attested_iceberg(spark, hook, spark_warehouse, "5")
     hook.uninstall()
     query = f"SELECT DISTINCT _file, input_file_name() AS f FROM {name}"
     before = spark.sql(query).collect()
     assert all(r["_file"].startswith("file:/") and not r["_file"].startswith("file://") for r in before), before
-    index = [f.name for f in DATA_FILE_TYPE[DEFAULT_READ_VERSION].fields].index("file_path")
-
-    def respell(entry: Any) -> None:
-        entry.data_file._data[index] = "file://" + entry.data_file.file_path[len("file:"):]
-
-    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
-    table = catalog.load_table(name.split(".", 1)[1])
-    _rewrite_manifest_entries(table, respell)
-    for checksum in glob.glob(f"{table.location()[len('file:'):]}/metadata/.*.crc"):  # Hadoop's: dropped too
-        os.unlink(checksum)
-    spark.sql(f"REFRESH TABLE {name}")
+    _respell_data_files(spark, name, spark_warehouse)
     after = spark.sql(query).collect()
     assert sorted(r["_file"] for r in after) == sorted("file://" + r["_file"][len("file:"):] for r in before)
     assert sorted(r["f"] for r in after) != sorted(r["f"] for r in before), (before, after)
