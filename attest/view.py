@@ -66,7 +66,7 @@ class ReaderView:
         out: list[str] = []
         for key in sorted(set(self.table) | set(current.table)):
             if self.table.get(key) != current.table.get(key):
-                out.append(f"{key} changed")
+                out.append(f"{LATER_KEYS[key][0] if key in LATER_KEYS else key} changed")
         changed = [p for p in sorted(set(self.files) & set(current.files)) if self.files[p] != current.files[p]]
         added = sorted(set(current.files) - set(self.files))
         removed = sorted(set(self.files) - set(current.files))

@@ -1323,7 +1323,7 @@ def test_a_modification_time_rewritten_in_the_attested_commit_changes_the_view(d
     rewritten in place, the same files and bytes answered a query on it otherwise (VERIFIED before). Times are bound."""
     _rewrite_attested_commit(delta, _modified_at(1000))
     doc = assert_refused(delta, "reader_view_changed", "--level", "schema")
-    assert "file_times changed" in json.dumps(doc)
+    assert "file modification times changed" in json.dumps(doc)
 
 
 def test_a_checkpoint_keeps_the_modification_times(delta: Path) -> None:

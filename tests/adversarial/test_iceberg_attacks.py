@@ -571,7 +571,7 @@ def test_a_respelled_data_file_without_delete_files_changes_the_view(catalog: Sq
     _respell_locations(table)
     assert _rows_read(catalog) == before
     doc = assert_refused(REF, "reader_view_changed", "--level", "schema")
-    assert "locations changed" in json.dumps(doc)
+    assert "file locations as written changed" in json.dumps(doc)
 
 
 def test_an_attestation_made_before_the_locations_were_bound_says_so(catalog: SqlCatalog,
