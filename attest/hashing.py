@@ -67,11 +67,12 @@ MMAP_THRESHOLD: Final[int] = 8 << 20
 MAP_MIN_BYTES: Final[int] = 256 << 10
 
 # Inside a batch hashed on several threads at once, a file is mapped only from this size on. Mapping and unmapping in
-# a process whose other threads are hashing too costs more than alone (the address space's lock, and every unmap
-# flushes the TLB of each core running one of them): on another 2-core host (2026-12-02, 1,000 files per size in one
-# process, alternating, best of 7) the mapping took 0.93 / 0.87 / 0.87 / 0.75 of the read's time at 256 KiB / 512 KiB
-# / 1 MiB / 4 MiB on one thread, but 1.36 / 1.08 / 0.94 / 0.78 on three (CPU time alike). The host that set
-# MAP_MIN_BYTES had measured 0.85-0.92 at 512 KiB on three threads: from 1 MiB on, the mapping wins on both.
+# a process whose other threads are hashing too costs more than alone (likely the address space's lock, and every
+# unmap flushing the TLB of each core running one of them; the cost was measured, the cause not isolated): on another
+# 2-core host (2026-12-02, 1,000 files per size in one process, alternating, best of 7) the mapping took 0.93 / 0.87 /
+# 0.87 / 0.75 of the read's time at 256 KiB / 512 KiB / 1 MiB / 4 MiB on one thread, but 1.36 / 1.08 / 0.94 / 0.78 on
+# three (CPU time alike). The host that set MAP_MIN_BYTES had measured 0.85-0.92 at 512 KiB on three threads: from
+# 1 MiB on, the mapping wins on both.
 BATCH_MAP_MIN_BYTES: Final[int] = 1 << 20
 
 # Inside hash_files, a file this big is hashed alone on all cores before the pool starts: splitting
