@@ -426,8 +426,8 @@ def hash_sized_files(
 
 
 def _hash_one(key: str, size: int, map_min: int = MAP_MIN_BYTES) -> str:
-    """One file of a batch, single-threaded: parallelism comes from hashing files side by side (then mapped only from
-    ``map_min`` = BATCH_MAP_MIN_BYTES on)."""
+    """One file of a batch, single-threaded: parallelism comes from hashing files side by side. Mapped from
+    ``map_min`` bytes on: the batch's threads pass BATCH_MAP_MIN_BYTES, a batch on one thread keeps the default."""
     if size < 0:
         return hash_file(key, threads=1)
     return _hash_local(key, 1, map_min)

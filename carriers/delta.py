@@ -531,7 +531,7 @@ class DeltaCarrier(AttestedTable):
                 # Out of delta-rs's typed statistics above, read by Spark (measured): bound as the log writes them.
                 entry["stats_unread"] = unread
             # Spark's _metadata.file_modification_time is the log's modificationTime (measured: rewritten in the
-            # attested commit, the column read 1970 for the same file); no other reader uses it.
+            # attested commit, the column read 1970 for the same file); delta-rs's typed view above holds no time.
             times[rel] = add.get("modificationTime", row.get("modification_time"))
             files.append(DataFile(path=rel, size=size, kind="data", location=self._location(rel)))
             file_views[rel] = file_digest(entry)
