@@ -11,19 +11,22 @@ nested arrays/objects. An identity is the lowercase hex of BLAKE3-256 over those
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import blake3
 
 from attest.errors import AttestError, Code
 from attest.numbers import I64_MIN, U64_MAX, NumberOutOfRange, format_number
 
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+if TYPE_CHECKING:
+    from typing import Any
+
+    JSONValue = Any  # a JSON document: dict / list / str / int / float / bool / None
+
 HASH_SCHEME = "v1"
 # serde_json's recursion limit: the reference reads at most 127 nested arrays/objects, so a deeper document
 # has no identity it can reproduce (and Python's own recursion stays far from its limit).
 MAX_DEPTH = 127
-
-JSONValue = Any  # a JSON document: dict / list / str / int / float / bool / None
 
 
 class CanonicalizationError(AttestError, ValueError):

@@ -5,9 +5,13 @@ Codes are part of the public interface (``attest verify --json``); docs/errors.m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+
+from attest.record import record
+
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Code(StrEnum):
@@ -79,7 +83,7 @@ class Code(StrEnum):
     UNSUPPORTED_STORAGE = "unsupported_storage"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Problem:
     """One failure found by a check: a stable code, a human message, and where (JSON path or file)."""
 

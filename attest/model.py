@@ -8,19 +8,23 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any, Literal
 
 from attest.canonical import HASH_SCHEME, MAX_DEPTH, canonical_bytes, digest
 from attest.errors import ManifestInvalidError, ManifestMalformedError, UnsupportedVersionError
 from attest.numbers import NumberOutOfRange, reference_number
+from attest.record import record, replace
 from attest.schema import validate
 
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    ProofClass = Literal["strong", "heuristic"]
+
 MANIFEST_VERSION = "0.1"
-ProofClass = Literal["strong", "heuristic"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Producer:
     name: str
     version: str
@@ -29,7 +33,7 @@ class Producer:
         return {"name": self.name, "version": self.version}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Subject:
     model: str
     run_id: str | None = None
@@ -45,7 +49,7 @@ class Subject:
         return out
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OutputHash:
     hash: str
     path: str | None = None
@@ -54,7 +58,7 @@ class OutputHash:
         return {"hash": self.hash} if self.path is None else {"hash": self.hash, "path": self.path}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Manifest:
     producer: Producer
     subject: Subject

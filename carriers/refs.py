@@ -15,23 +15,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlparse
 
 from attest.errors import AttestError, Code, TableReferenceError, UnsupportedTableError
 from attest.locations import is_local, is_uri
+from attest.record import field, record, replace
 
 __all__ = ["ICEBERG_SCHEME", "TableRef", "from_location", "is_local", "is_uri", "local_path", "looks_like_table",
            "open_table", "parse_ref", "validate_version"]
 
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
 if TYPE_CHECKING:
+    from typing import Literal
+
     from carriers.core import AttestedTable
+
+    Format = Literal["delta", "iceberg"]
 
 _AT_VERSION = re.compile(r"^(?P<base>.+)@(?P<version>[0-9]+)$")
 ICEBERG_SCHEME = "iceberg://"
-Format = Literal["delta", "iceberg"]
 
 
 def local_path(text: str) -> Path:
@@ -42,7 +45,7 @@ def local_path(text: str) -> Path:
     return Path(text)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TableRef:
     """A table and, optionally, the version of it a command is about."""
 

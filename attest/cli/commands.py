@@ -8,15 +8,16 @@ import contextlib
 import json
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from attest.cli.output import EXIT_FAILED, EXIT_OK, EXIT_UNREADABLE, Output
 from attest.errors import ArgumentsError, AttestError, Code, InvalidArgumentError, OpenLineageError
+from attest.record import field, record
 
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
     from attest.lineage import LineageNode
     from attest.openlineage.emit import Emitted
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 NOT_DONE = frozenset({Code.SUPERSEDED, Code.COMMIT_CONFLICT, Code.EVIDENCE_DROPPED, Code.NOT_FAST_FORWARD})
 
 
-@dataclass
+@record
 class TextResult:
     """A result that is a text (digest, schema) with its JSON form."""
 
@@ -49,7 +50,7 @@ class TextResult:
         return self.text
 
 
-@dataclass
+@record
 class ShowResult:
     """``attest show``: the standalone manifest (or the inputs) of a table version, JSON either way."""
 
@@ -66,7 +67,7 @@ class ShowResult:
         return "" if not self.attested else json.dumps(self.document, indent=2, ensure_ascii=False)
 
 
-@dataclass
+@record
 class RecordResult:
     ref: str
     noun: str
@@ -103,7 +104,7 @@ class RecordResult:
         return self.openlineage.line() if failed and self.openlineage is not None else ""
 
 
-@dataclass
+@record
 class LineageResult:
     root: LineageNode
     format: str = "text"  # text | json | dot | mermaid | svg (json is printed by the JSON renderer)
@@ -400,7 +401,7 @@ def _check_manifest_signature(args: argparse.Namespace, target: str, data: bytes
         report.fail(result.code or Code.SIGNATURE_INVALID, result.message, where or "")
 
 
-@dataclass
+@record
 class KeygenResult:
     type: str
     key_id: str
@@ -535,7 +536,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
     return _AuditResult(audit, streamed=stream is not None, format=fmt, kept=kept)
 
 
-@dataclass
+@record
 class _AuditResult:
     audit: AuditReport
     streamed: bool
@@ -640,7 +641,7 @@ def _on_branch(carrier: AttestedTable, branch: str) -> AttestedTable:
 
 
 # ---- publish (Iceberg write-audit-publish) ---------------------------------------------------------------------
-@dataclass
+@record
 class PublishRefusedResult:
     """``attest publish`` refused because the branch head did not verify: the verdict, main untouched."""
 

@@ -11,24 +11,26 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Any, Protocol, TextIO
 
 from attest.errors import AttestError, Code, Problem
 from attest.redact import redact
 from attest.render.terminal import json_terminal_safe, terminal_safe
 
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+if TYPE_CHECKING:
+    from typing import Any, Protocol, TextIO
+
+    class Result(Protocol):
+        """What a command returns: printable both ways, with its exit code."""
+
+        @property
+        def exit_code(self) -> int: ...
+
+        def to_json(self) -> Any: ...
+
+        def human(self) -> str: ...
+
 EXIT_OK, EXIT_FAILED, EXIT_UNREADABLE = 0, 1, 2
-
-
-class Result(Protocol):
-    """What a command returns: printable both ways, with its exit code."""
-
-    @property
-    def exit_code(self) -> int: ...
-
-    def to_json(self) -> Any: ...
-
-    def human(self) -> str: ...
 
 
 class Output:

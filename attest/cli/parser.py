@@ -8,9 +8,12 @@ import itertools
 import json
 import os
 import sys
-from typing import Any, NoReturn
 
 from attest import __version__
+
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 __all__ = ["COMMANDS", "LEVELS", "build_parser", "command_of", "json_format", "parse"]
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from typing import TYPE_CHECKING, Any
 
 from attest.errors import Code, Problem
 from attest.schema.semantics import semantic_problems
 
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
 if TYPE_CHECKING:
+    from typing import Any
+
     from jsonschema.exceptions import ValidationError
 
 SCHEMA_FILE = "rocky-manifest-v0.1.schema.json"

@@ -10,9 +10,12 @@ reached us another way (table metadata) is refused here, with the same code.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from attest.errors import Code, Problem
+
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+if TYPE_CHECKING:
+    from typing import Any
 
 SUPPORTED_HASH_SCHEMES = ("v1",)
 _SURROGATE = re.compile("[\ud800-\udfff]")

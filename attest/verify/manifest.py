@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from attest.errors import ArgumentsError, AttestError, Code
 from attest.hashing import hash_regular_file, hash_sized_files
@@ -13,6 +12,10 @@ from attest.model import load_json_document
 from attest.schema import validate
 from attest.verify.artifacts import EarlyHashes, Resolver, candidate_names
 from attest.verify.report import Level, Report
+
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["candidate_names", "resolve_artifact", "verify_document", "verify_manifest_bytes"]
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
-
 from attest.errors import Code, Problem
+from attest.record import field, record
 from attest.render.terminal import terminal_safe
 
-Level = Literal["none", "schema", "files", "bytes"]
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Level = Literal["none", "schema", "files", "bytes"]
+else:
+    Level = str  # for modules importing the name for their annotations
+
 LEVELS: tuple[Level, ...] = ("schema", "files", "bytes")
 
 VERIFIED = "VERIFIED"
@@ -26,7 +31,7 @@ def version_option(table_format: str | None) -> str:
     return "--snapshot-id" if table_format == "iceberg" else "--version"
 
 
-@dataclass
+@record
 class Report:
     """The outcome of one verification.
 
