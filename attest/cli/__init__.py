@@ -31,6 +31,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser.build_parser(command)
 
 
+# True in the ``attest`` program (run): nothing has run in this process before main, so the head start may fork a
+# child to hash in (carriers.delta_prefetch.ForkedDeltaPrefetch). Not when main is called from a caller's process.
+_fresh_process = False
+
 # Commands that write nothing but their output (audit only without --to; --spark runs leave a JVM to stop).
 _READ_ONLY = frozenset({"digest", "schema", "verify", "show", "lineage", "audit"})
 
@@ -45,6 +49,8 @@ def run() -> NoReturn:
         # IMDS lines) before our coded error. Errors still print; RUST_LOG set, or ATTEST_DEBUG, shows everything.
         # Here, not in main(): the process's own setting, not one a caller of main() inherits.
         os.environ["RUST_LOG"] = "error"
+    global _fresh_process
+    _fresh_process = True
     code = main()
     from attest.cli.parser import command_of  # imported by main already
 
@@ -129,7 +135,7 @@ def _head_start(arguments: list[str]) -> _HeadStart | None:
             return None
         from carriers.delta_prefetch import DeltaPrefetch
 
-        prefetch = DeltaPrefetch.start(target, None if version is None else int(version))
+        prefetch = DeltaPrefetch.start(target, None if version is None else int(version), may_fork=_fresh_process)
         return None if prefetch is None else _HeadStart(words, prefetch)
     if version is not None:
         return None
