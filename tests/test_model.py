@@ -74,6 +74,23 @@ def test_malformed_json_is_refused(text: str | bytes) -> None:
         load_json_document(text)
 
 
+@pytest.mark.parametrize("text", [
+    '{"a": 1, "b": 2, "a": 1}',  # the same value twice is refused too: the key is what two readers disagree on
+    '{"x": {"k0": "v", "k1": "v", "a": "v", "k2": "v", "a": "w"}}',
+    '{"output_hashes": {' + ", ".join(f'"f{i}": "h"' for i in range(5000)) + ', "a": "h"' + ', "a": "h2"}}',
+    '[{"ok": 1}, {"a": [], "a": {}}]',
+])
+def test_a_duplicate_key_anywhere_is_named(text: str) -> None:
+    with pytest.raises(ManifestMalformedError, match="duplicate key 'a'"):
+        load_json_document(text)
+
+
+def test_many_distinct_keys_parse_as_written() -> None:
+    pairs = {f"part-{i:05d}.parquet": f"{i:064x}" for i in range(20_000)}
+    document = load_json_document(json.dumps({"output_hashes": pairs}))
+    assert list(document["output_hashes"].items()) == list(pairs.items())  # every key, in document order
+
+
 # ---- hostile and reference-divergent JSON: every case a coded ManifestMalformedError, never a crash -------------
 def test_nesting_limit_is_the_reference_parsers() -> None:
     from attest.canonical import MAX_DEPTH
@@ -139,3 +156,36 @@ def test_numbers_are_the_reference_values() -> None:
     assert doc[7] == 0.0 and doc[8] == 0.0
     assert doc[9] == -1.4999999999999998e-300  # serde_json's fast path, not the correctly rounded -1.5e-300
     assert doc[10] == 1e10  # 5000 digits: only the first 20 are kept, the rest only scale (no int() of them)
+
+
+def _nested(depth: int) -> Any:
+    """An array inside an object inside an array ..., ``depth`` containers in all."""
+    node: Any = 1
+    for level in range(depth):
+        node = [node] if level % 2 else {"k": node}
+    return node
+
+
+@pytest.mark.parametrize("where", [0, 500, 999])
+def test_depth_is_counted_through_every_shape_of_level(where: int) -> None:
+    # The depth walk types a level's children in C and gathers only the containers: one deep branch among many flat
+    # ones, under an object or an array, in a level mixing objects, arrays and scalars, is still found.
+    for inside in (125, 126):  # with the document, the list and the item around it: 128 and 129 levels
+        items: list[Any] = [{"path": f"p/{i}", "hash": "h"} for i in range(1000)]
+        items[where] = {"path": "p", "deep": _nested(inside)}
+        mixed = {"output_hashes": items, "n": 1, "s": "x", "l": [1, "2", None], "o": {"a": 1}}
+        with pytest.raises(ManifestMalformedError, match="more than 127"):
+            load_json_document(json.dumps(mixed))
+        items[where] = [1, [2, "3"], _nested(inside)]  # an array in a level of objects
+        with pytest.raises(ManifestMalformedError, match="more than 127"):
+            load_json_document(json.dumps(mixed))
+    items[where] = {"path": "p", "deep": _nested(124)}  # 127 levels: what the reference reads
+    assert load_json_document(json.dumps({"output_hashes": items, "s": "x", "l": [[[]]]})) is not None
+    assert load_json_document(json.dumps([[1, {"a": [2]}]] * 300)) is not None  # many containers, shallow
+
+
+def test_depth_of_a_document_over_a_mebibyte_is_walked_without_counting_brackets() -> None:
+    pad = "x" * (1 << 20)
+    with pytest.raises(ManifestMalformedError, match="more than 127"):
+        load_json_document(json.dumps({"pad": pad, "deep": _nested(127)}))  # 128 levels with the outer object
+    assert load_json_document(json.dumps({"pad": pad, "deep": _nested(126)}))["pad"] == pad

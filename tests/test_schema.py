@@ -200,4 +200,9 @@ def test_a_lone_surrogate_in_a_document_from_elsewhere_is_refused() -> None:
     many = mutate(["output_hashes"], [{"hash": HEX_A, "path": f"p{i}"} for i in range(200)])
     many["output_hashes"][150]["path"] = "\udfff"
     assert [p.path for p in validate(many)] == ["$.output_hashes[150].path"]
+    # A list the schema refuses (an item that is no object, a path that is no string) still has its surrogate found
+    # and placed: the paths are then picked item by item.
+    many["output_hashes"][10] = "not an object"
+    many["output_hashes"][20]["path"] = 5
+    assert (Code.MANIFEST_MALFORMED_JSON, "$.output_hashes[150].path") in {(p.code, p.path) for p in validate(many)}
     assert validate(mutate(["subject", "model"], "\U0001f600")) == []

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -136,3 +137,49 @@ def test_the_cli_finds_envelopes_where_the_standalone_carrier_puts_them() -> Non
 
     for target in ("m.json", "dir/m.json", "/abs/dir/manifest.json", "./x.json"):
         assert _envelope_beside(target) == str(Path(target).with_name(envelope_name(Path(target).name)))
+
+
+# One bad item among many, at the start, middle and end: the list checks run over the whole list at once (C passes,
+# one over the joined digests), so a defect must not hide behind its neighbours or be joined into one.
+BAD_ITEMS = [
+    {"hash": HEX_A[:63]},  # 63 + 65 characters: the joined digests would still be 64-character runs of hex
+    {"hash": HEX_A + "0"},
+    {"hash": HEX_A[:32] + "\n" + HEX_A[:31]},
+    {"hash": HEX_A.upper()},
+    {"hash": "\u0660" * 64},  # Arabic-Indic digits: isdigit, not hex
+    {"hash": "g" * 64},
+    {"hash": 7},
+    {"hash": None},
+    {"path": "x.parquet"},
+    {"hash": HEX_A, "path": ""},
+    {"hash": HEX_A, "path": 3},
+    {"hash": HEX_A, "Path": "x.parquet"},
+    {"hash": HEX_A, "path": "x.parquet", "size": 1},
+    {},
+    [HEX_A],
+    HEX_A,
+]
+
+
+@pytest.mark.parametrize("bad", BAD_ITEMS, ids=lambda b: repr(b)[:40])
+@pytest.mark.parametrize("where", [0, 500, 999])
+@pytest.mark.parametrize("with_paths", [True, False])
+def test_one_bad_item_among_a_thousand_is_refused(bad: Any, where: int, with_paths: bool) -> None:
+    items: list[Any] = [{"hash": HEX_B, "path": f"p/{i}.parquet"} if with_paths else {"hash": HEX_B}
+                        for i in range(1000)]
+    items[where] = bad
+    if bad == {"hash": HEX_A[:63]}:
+        items[where + 1 if where < 999 else where - 1] = {"hash": HEX_A + "0"}
+    doc: dict[str, Any] = {**copy.deepcopy(VALID), "output_hashes": items}
+    assert list(_validator().iter_errors(doc))  # the published schema refuses it
+    assert not conforms(doc)
+    assert schema_problems(doc)
+
+
+@pytest.mark.parametrize("shape", ["paths", "no paths", "mixed"])
+def test_a_thousand_valid_items_of_each_shape_conform(shape: str) -> None:
+    items = [{"hash": HEX_A if i % 2 else HEX_B, **({"path": f"p/{i}"} if shape == "paths" or
+                                                    (shape == "mixed" and i % 3) else {})} for i in range(1000)]
+    doc: dict[str, Any] = {**copy.deepcopy(VALID), "output_hashes": items}
+    assert conforms(doc)
+    assert list(_validator().iter_errors(doc)) == []

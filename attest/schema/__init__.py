@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
+from itertools import repeat
 
 from attest.errors import Code, Problem
 from attest.schema.semantics import semantic_problems
@@ -115,6 +116,7 @@ def _problem(error: ValidationError) -> Problem:
 
 
 _HASH = re.compile(r"[0-9a-f]{64}")
+_HEX_DIGITS = b"0123456789abcdef"
 _OUTPUT_KEYS = frozenset({"hash", "path"})
 # Above this many output hashes the items are checked by hand (the published schema's item rules, same codes and
 # paths): jsonschema costs ~50 µs per item, and a table with 10,000 files would spend half a second per validation
@@ -209,17 +211,47 @@ def conforms(document: Any) -> bool:
         outputs = document["output_hashes"]
         if type(outputs) is not list:
             return False
-        fullmatch = _HASH.fullmatch
-        for item in outputs:
-            if type(item) is not dict:
+        return _outputs_conform(outputs)
+    return True
+
+
+def _outputs_conform(outputs: list[Any]) -> bool:
+    """The published schema's item rules for ``output_hashes``: an object holding a 64-hex ``hash`` and at most a
+    non-empty string ``path`` besides. In the common shapes (every item with a path, or none) each rule is one pass
+    in C over the whole list (``map``, ``set``, one regex over the joined digests); other shapes item by item."""
+    if not outputs:
+        return True
+    if set(map(type, outputs)) != {dict}:
+        return False
+    digests: list[Any] = list(map(dict.get, outputs, repeat("hash")))
+    if set(map(type, digests)) != {str} or set(map(len, digests)) != {64}:
+        return False
+    # Every digest is 64 characters long, so the joined string is lower-case hex exactly when each digest is: ASCII,
+    # and nothing left once those digits are deleted (one C pass; a regex over it took 5x as long, measured).
+    joined = "".join(digests)
+    if not joined.isascii() or joined.encode("ascii").translate(None, _HEX_DIGITS):
+        return False
+    sizes = set(map(len, outputs))
+    if sizes == {1}:  # {"hash": ...} alone: the one key is the hash
+        return True
+    if sizes == {2}:  # "hash" and one more key, which must be "path", a non-empty string
+        paths: list[Any] = list(map(dict.get, outputs, repeat("path")))
+        return set(map(type, paths)) == {str} and "" not in paths
+    return _outputs_conform_each(outputs)
+
+
+def _outputs_conform_each(outputs: list[Any]) -> bool:
+    fullmatch = _HASH.fullmatch
+    for item in outputs:
+        if type(item) is not dict:
+            return False
+        digest = item.get("hash")
+        if type(digest) is not str or fullmatch(digest) is None:
+            return False
+        if len(item) != 1:  # hash and exactly one other key, which must be a non-empty string path
+            path = item.get("path")
+            if len(item) != 2 or type(path) is not str or path == "":
                 return False
-            digest = item.get("hash")
-            if type(digest) is not str or fullmatch(digest) is None:
-                return False
-            if len(item) != 1:  # hash and exactly one other key, which must be a non-empty string path
-                path = item.get("path")
-                if len(item) != 2 or type(path) is not str or path == "":
-                    return False
     return True
 
 
