@@ -13,7 +13,7 @@ from itertools import chain
 from attest.canonical import HASH_SCHEME, MAX_DEPTH, canonical_bytes, digest
 from attest.errors import ManifestInvalidError, ManifestMalformedError, UnsupportedVersionError
 from attest.numbers import NumberOutOfRange, reference_number
-from attest.record import record, replace
+from attest.record import many_records, record, replace
 from attest.schema import validate
 
 TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
@@ -119,6 +119,10 @@ class Manifest:
         producer = document["producer"]
         subject = document["subject"]
         outputs = document.get("output_hashes")
+        with many_records():
+            output_hashes = None if outputs is None else tuple(
+                OutputHash(hash=o["hash"], path=o.get("path")) for o in outputs
+            )
         return cls(
             manifest_version=document["manifest_version"],
             hash_scheme=document["hash_scheme"],
@@ -133,9 +137,7 @@ class Manifest:
             inputs_hash=document.get("inputs_hash"),
             inputs_proof_class=document.get("inputs_proof_class"),
             env_hash=document["env_hash"],
-            output_hashes=None if outputs is None else tuple(
-                OutputHash(hash=o["hash"], path=o.get("path")) for o in outputs
-            ),
+            output_hashes=output_hashes,
         )
 
     @classmethod
@@ -208,6 +210,10 @@ def _lone_surrogate(document: Any) -> str | None:
     return None
 
 
+def _shown(literal: str) -> str:
+    return f"{literal[:40]}{'…' if len(literal) > 40 else ''}"
+
+
 def load_json_document(text: str | bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
     """Parse JSON text as the reference reads it, or raise ManifestMalformedError.
 
@@ -239,13 +245,20 @@ def load_json_document(text: str | bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES
         raise ManifestMalformedError(f"{name} is not valid JSON")
 
     def number(literal: str) -> int | float:
-        shown = f"{literal[:40]}{'…' if len(literal) > 40 else ''}"
         try:
             return reference_number(literal)
         except NumberOutOfRange as exc:
-            raise ManifestMalformedError(f"number {shown} is out of range: no f64 holds it") from exc
+            raise ManifestMalformedError(f"number {_shown(literal)} is out of range: no f64 holds it") from exc
         except ValueError as exc:  # not reachable through json's grammar; kept so no literal can crash a command
-            raise ManifestMalformedError(f"number {shown} is not JSON") from exc
+            raise ManifestMalformedError(f"number {_shown(literal)} is not JSON") from exc
+
+    def integer(literal: str) -> int | float:
+        # json passes only literals of its integer grammar (-?(0|[1-9][0-9]*)) here: up to 18 characters one fits
+        # i64 and is kept exactly, as by reference_number's own fast path, without its regex (one call per size of a
+        # sidecar's million files); "-0" is the reference's -0.0.
+        if len(literal) <= 18 and literal != "-0":
+            return int(literal)
+        return number(literal)
 
     given_text = isinstance(text, str)
     too_deep = f"nested more than {MAX_DEPTH} arrays/objects deep: refused, as the reference refuses it"
@@ -253,7 +266,7 @@ def load_json_document(text: str | bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES
         if isinstance(text, bytes):
             text = text.decode("utf-8")
         document = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant,
-                              parse_int=number, parse_float=number)
+                              parse_int=integer, parse_float=number)
     except UnicodeDecodeError as exc:
         raise ManifestMalformedError(f"not UTF-8: {exc.reason} at byte {exc.start}") from exc
     except json.JSONDecodeError as exc:

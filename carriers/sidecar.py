@@ -11,15 +11,16 @@ labelled legacy: it binds no reader view.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
-from attest.canonical import blake3_hex, canonical_bytes
+from attest.canonical import all_hex_digests, blake3_hex, canonical_bytes
 from attest.errors import AttestError, Code
 from attest.identity.inputs import ObservedInput
 from attest.model import Manifest, load_json_document
+from attest.record import many_records
 from attest.tables import FileIdentity, attestation_identity
 from attest.view import ReaderView
 
@@ -85,8 +86,10 @@ class Sidecar:
             version = doc.get("version") if isinstance(doc, dict) else None
             if doc.get("format") != SIDECAR_FORMAT or version not in (SIDECAR_VERSION, LEGACY_SIDECAR_VERSION):
                 raise SidecarError(f"not a {SIDECAR_FORMAT} v{SIDECAR_VERSION} (or v1) document")
-            files = tuple(FileIdentity.from_dict(f) for f in doc["files"])
-            if any(not _is_hash(f.hash) or f.size < 0 for f in files):
+            with many_records():  # one record per file of the table
+                files = tuple(FileIdentity.from_dict(f) for f in doc["files"])
+            if not all_hex_digests(list(map(attrgetter("hash"), files))) or \
+                    min(map(attrgetter("size"), files), default=0) < 0:
                 raise SidecarError("a file triple has a malformed hash or a negative size")
             if len({f.path for f in files}) != len(files):
                 raise SidecarError("the file list names a path twice")
@@ -116,13 +119,6 @@ def _opt_str(value: Any) -> str | None:
     if not isinstance(value, str):
         raise SidecarError(f"expected a string, got {type(value).__name__}")
     return value
-
-
-_HASH = re.compile(r"[0-9a-f]{64}")
-
-
-def _is_hash(value: str) -> bool:
-    return _HASH.fullmatch(value) is not None  # one C-level match: a sidecar lists every file of the table
 
 
 def sidecar_name(digest_hex: str) -> str:

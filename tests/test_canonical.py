@@ -186,3 +186,25 @@ def test_the_fast_walk_answers_as_the_walk_that_names_places(value: Any) -> None
     except (_NotCanonical, CanonicalizationError):
         got = CanonicalizationError
     assert got == expected
+
+
+HEX_64 = "0123456789abcdef" * 4
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    ([], True),
+    ([HEX_64] * 3, True),
+    ([HEX_64, HEX_64[:63], HEX_64 + "0"], False),  # 63 + 65 characters: joined, still runs of 64 hex digits
+    ([HEX_64, HEX_64.upper()], False),
+    ([HEX_64, "\u0660" * 64], False),  # digits, not hex digits
+    ([HEX_64, "g" * 64], False),
+    ([HEX_64, HEX_64[:32] + "\n" + HEX_64[:31]], False),
+    ([HEX_64, 7], False),
+    ([HEX_64, None], False),
+    ([HEX_64, HEX_64.encode()], False),
+])
+def test_all_hex_digests(values: list[Any], expected: bool) -> None:
+    from attest.canonical import all_hex_digests
+
+    assert all_hex_digests(values) is expected
+    assert all_hex_digests(values[::-1]) is expected

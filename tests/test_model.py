@@ -189,3 +189,17 @@ def test_depth_of_a_document_over_a_mebibyte_is_walked_without_counting_brackets
     with pytest.raises(ManifestMalformedError, match="more than 127"):
         load_json_document(json.dumps({"pad": pad, "deep": _nested(127)}))  # 128 levels with the outer object
     assert load_json_document(json.dumps({"pad": pad, "deep": _nested(126)}))["pad"] == pad
+
+
+@pytest.mark.parametrize("literal", ["0", "-0", "-1", "9" * 17, "9" * 18, "-" + "9" * 17, "-" + "9" * 18, "9" * 19,
+                                     "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+                                     "-9223372036854775809", "18446744073709551615", "18446744073709551616",
+                                     "1" + "0" * 300])
+def test_integers_read_as_the_reference_reads_them_on_either_side_of_the_short_path(literal: str) -> None:
+    from attest.numbers import reference_number
+
+    # The parser keeps integers of up to 18 characters as they are and hands longer ones (and -0) to reference_number.
+    value = load_json_document(f"[{literal}]")[0]
+    expected = reference_number(literal)
+    assert value == expected and type(value) is type(expected)
+    assert repr(value) == repr(expected)  # -0 is the reference's -0.0, not 0

@@ -155,3 +155,41 @@ def test_verifying_a_manifest_imports_no_dataclasses_or_typing(tmp_path: Path) -
         out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True)
         assert out.returncode == code, out.stdout + out.stderr
         assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr
+
+
+def test_frozen_fields_with_any_name_are_set_where_reads_find_them() -> None:
+    # A frozen record's __init__ writes its fields straight into the instance dict through a local name: no field's
+    # name may shadow it, and the values must read back as object.__setattr__ would have left them.
+    @record(frozen=True)
+    class Odd:
+        d: int
+        _d0: int
+        _d1: int = 3
+        self_: str = "s"
+
+    odd = Odd(1, 2)
+    assert (odd.d, odd._d0, odd._d1, odd.self_) == (1, 2, 3, "s")
+    assert vars(odd) == {"d": 1, "_d0": 2, "_d1": 3, "self_": "s"}
+    with pytest.raises(FrozenRecordError):
+        odd.d = 5  # type: ignore[misc]
+
+
+def test_many_records_pauses_the_cycle_collector_and_restores_its_state() -> None:
+    import gc
+
+    from attest.record import many_records
+
+    assert gc.isenabled()
+    with many_records():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), many_records():
+        raise RuntimeError("a failure inside still restores it")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with many_records():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # it was off before: left off
+    finally:
+        gc.enable()
