@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attest.errors import ManifestMalformedError
-from attest.model import Manifest, load_json_document
+from attest.model import Manifest, OutputHash, load_json_document
 
 hexes = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
 names = st.text(min_size=1, max_size=12)
@@ -203,3 +203,34 @@ def test_integers_read_as_the_reference_reads_them_on_either_side_of_the_short_p
     expected = reference_number(literal)
     assert value == expected and type(value) is type(expected)
     assert repr(value) == repr(expected)  # -0 is the reference's -0.0, not 0
+
+
+NASTY = st.sampled_from(["}", "{", "[", "]", "},", "}, {", ",\x00", "},\x00{", "\x00", "\n", "\u2028", '"', "\\",
+                         "{}", "[]", "é", "\U0001f600", " ", ":", '": "'])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.lists(NASTY | st.text(max_size=4), max_size=6).map("".join),
+                          st.booleans()), max_size=12))
+def test_indented_json_is_exactly_what_json_dumps_lays_out(items: list[tuple[str, bool]]) -> None:
+    # to_json lays the output list out from one compact C encoding; byte for byte it must be json.dumps(indent=2).
+    from attest.build import build_manifest
+
+    outputs = [(f"p/{i}{text}" if with_path else "", format(i, "064x")) for i, (text, with_path) in enumerate(items)]
+    manifest = build_manifest(model="m{}[]", program_hash="a" * 64, env_hash="b" * 64,
+                              outputs=[(p, h) for p, h in outputs if p] or None)
+    manifest = manifest.with_outputs([*(manifest.output_hashes or ()),
+                                      *(OutputHash(hash=h) for p, h in outputs if not p)] or None)
+    expected = json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    assert manifest.to_json() == expected
+    assert json.loads(manifest.to_json()) == manifest.to_dict()
+
+
+@pytest.mark.parametrize("outputs", [[{}], [{"hash": "h"}, {}], [{"hash": {"nested": "x"}}], [{"hash": ["x"]}],
+                                     [{"hash": "h", "path": "a{b"}]])
+def test_indented_outputs_lays_out_only_flat_objects_and_leaves_the_rest_to_json(outputs: list[Any]) -> None:
+    from attest.model import _indented_outputs
+
+    assert _indented_outputs(outputs) is None  # json.dumps lays these out itself
+    assert _indented_outputs([{"hash": "h", "path": "p"}]) == \
+        json.dumps({"o": [{"hash": "h", "path": "p"}]}, indent=2)[9:-2]
