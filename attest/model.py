@@ -8,12 +8,12 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
 
 from attest.canonical import HASH_SCHEME, MAX_DEPTH, canonical_bytes, digest
 from attest.errors import ManifestInvalidError, ManifestMalformedError, UnsupportedVersionError
-from attest.numbers import NumberOutOfRange, reference_number
+from attest.numbers import NumberOutOfRange, reference_integer, reference_number
 from attest.record import many_records, record, replace
 from attest.schema import validate
 
@@ -277,21 +277,16 @@ def load_json_document(text: str | bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES
     def no_constant(name: str) -> Any:
         raise ManifestMalformedError(f"{name} is not valid JSON")
 
-    def number(literal: str) -> int | float:
+    def number(literal: str, read: Callable[[str], int | float] = reference_number) -> int | float:
         try:
-            return reference_number(literal)
+            return read(literal)
         except NumberOutOfRange as exc:
             raise ManifestMalformedError(f"number {_shown(literal)} is out of range: no f64 holds it") from exc
         except ValueError as exc:  # not reachable through json's grammar; kept so no literal can crash a command
             raise ManifestMalformedError(f"number {_shown(literal)} is not JSON") from exc
 
     def integer(literal: str) -> int | float:
-        # json passes only literals of its integer grammar (-?(0|[1-9][0-9]*)) here: up to 18 characters one fits
-        # i64 and is kept exactly, as by reference_number's own fast path, without its regex (one call per size of a
-        # sidecar's million files); "-0" is the reference's -0.0.
-        if len(literal) <= 18 and literal != "-0":
-            return int(literal)
-        return number(literal)
+        return number(literal, reference_integer)  # json's parse_int: a literal of its integer grammar
 
     given_text = isinstance(text, str)
     too_deep = f"nested more than {MAX_DEPTH} arrays/objects deep: refused, as the reference refuses it"
