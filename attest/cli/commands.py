@@ -419,7 +419,10 @@ def _check_manifest_signature(args: argparse.Namespace, target: str, data: bytes
 
     where = args.envelope or (None if target == "-" else _envelope_beside(target))
     if policy is None:
-        if where is not None and Path(where).is_file():
+        # signed: None when nothing could be looked for (stdin without --envelope): the verdict then says
+        # "signature not checked", never "unsigned".
+        report.signed = None if where is None else Path(where).is_file()
+        if report.signed:
             report.notes.append(f"a signed envelope is beside the manifest ({where}); its signature was not "
                                 "checked: give --key or --policy")
         return
@@ -445,6 +448,7 @@ def _check_manifest_signature(args: argparse.Namespace, target: str, data: bytes
         return  # not a manifest object: the schema failure is already in the report
     result = check_manifest_signature(envelope, policy, document)
     report.signature = result.to_json()
+    report.signed = result.signed
     if result.passed:
         report.signer = result.signer
     else:

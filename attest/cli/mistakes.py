@@ -164,8 +164,8 @@ def missing_file(name: str) -> AttestError:
         pass
     close = difflib.get_close_matches(base, candidates, n=1, cutoff=0.75) if base else []
     hint = f"; did you mean {os.path.join(os.path.dirname(name), close[0])}?" if close else ""
-    return AttestError(f"{name}: no such manifest file, carrier directory or Delta table{hint}",
-                       code=Code.MANIFEST_MISSING)
+    return AttestError(f"{name}: no such file or folder, so no manifest, carrier directory or Delta table (a folder "
+                       f"holding _delta_log){hint}", code=Code.MANIFEST_MISSING)
 
 
 def unreadable_argument_file(option: str, name: str, exc: OSError) -> InvalidArgumentError:
