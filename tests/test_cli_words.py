@@ -50,6 +50,9 @@ def delta(tmp_path: Path) -> Path:
 
 # ---- item 9: verdicts --------------------------------------------------------------------------------------------
 def test_an_unsigned_table_says_unsigned(delta: Path) -> None:
+    write_deltalake(str(delta), pa.table({"x": [3]}), mode="append")
+    rc, out, _ = cli("record", str(delta), "--model", "m", "--sql", "SELECT 1")
+    assert rc == 0 and out.strip().endswith(" file(s) hashed, inputs strong, unsigned"), out
     rc, out, _ = cli("verify", str(delta))
     assert rc == 0 and verdict(out).startswith("VERIFIED (bytes, unsigned) — delta table"), out
     rc, out, _ = cli("verify", str(delta), "--level", "files")

@@ -103,7 +103,7 @@ class RecordResult:
     def human(self) -> str:
         line = (f"RECORDED — {self.ref} {self.noun} {self.attested_version}: {self.files} file(s) hashed"
                 + (f", inputs {self.proof}" if self.proof else ", no inputs observed")
-                + (f", signed by {self.signer}" if self.signer else ""))
+                + (f", signed by {self.signer}" if self.signer else ", unsigned"))
         sent = [self.openlineage.line()] if self.openlineage is not None and self.openlineage.emitted else []
         return "\n".join([*(f"  replaces: {r}" for r in self.replaced), line, *sent])
 
