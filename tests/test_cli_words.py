@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -16,6 +17,8 @@ import pytest
 from deltalake import write_deltalake
 
 from attest.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def cli(*args: str) -> tuple[int, str, str]:
@@ -199,14 +202,16 @@ def test_an_unknown_scheme_points_to_iceberg_references() -> None:
 
 
 @pytest.mark.parametrize("uri", ["sqlite:///no/such/folder/cat.db", "sqlite:////no/such/folder/cat.db"])
-def test_a_sqlite_catalog_that_cannot_be_opened_is_coded(uri: str, monkeypatch: pytest.MonkeyPatch,
-                                                        tmp_path: Path) -> None:
+def test_a_sqlite_catalog_that_cannot_be_opened_is_coded(uri: str, tmp_path: Path) -> None:
     pytest.importorskip("pyiceberg")
     pytest.importorskip("sqlalchemy")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("PYICEBERG_CATALOG__BAD__TYPE", "sql")
-    monkeypatch.setenv("PYICEBERG_CATALOG__BAD__URI", uri)
-    problem = error_of("verify", "iceberg://bad/ns.t")
+    # A fresh interpreter: pyiceberg reads its environment variables once, when first imported.
+    env = {**os.environ, "PYICEBERG_CATALOG__BAD__TYPE": "sql", "PYICEBERG_CATALOG__BAD__URI": uri,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-m", "attest.cli", "verify", "iceberg://bad/ns.t", "--json"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    problem = json.loads(done.stdout)["errors"][0]
     assert problem["code"] == "table_reference_invalid", problem
     assert "four before an absolute one" in problem["message"] and "PYICEBERG_CATALOG__BAD__URI" in problem["message"]
 
