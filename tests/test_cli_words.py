@@ -220,3 +220,19 @@ def test_missing_sqlglot_is_extra_missing(delta: Path, monkeypatch: pytest.Monke
     monkeypatch.setitem(sys.modules, "sqlglot", None)  # import sqlglot raises ImportError
     problem = error_of("record", str(delta), "--model", "m", "--sql", "SELECT 1")
     assert problem["code"] == "extra_missing" and "recipe-attest[sql]" in problem["message"], problem
+
+
+def test_show_and_record_of_something_that_is_not_a_delta_table_say_what_it_is(delta: Path, tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    write_deltalake(str(lake / "a"), pa.table({"x": [1]}))
+    for args in (("show", str(lake)), ("record", str(lake), "--model", "m", "--sql", "SELECT 1")):
+        problem = error_of(*args)
+        assert problem["code"] == "table_not_found" and "folder of tables" in problem["message"], problem
+        assert f"attest audit {lake}" in problem["message"]
+    problem = error_of("show", str(delta.parent / "ordres"))
+    assert problem["code"] == "table_not_found" and f"did you mean {delta}?" in problem["message"], problem
+    iceberg = tmp_path / "ice" / "metadata"
+    iceberg.mkdir(parents=True)
+    (iceberg / "00000-a.metadata.json").write_text("{}")
+    problem = error_of("show", str(tmp_path / "ice"))
+    assert problem["code"] == "table_not_found" and "Iceberg table folder" in problem["message"], problem

@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; m
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["data_file_kind", "missing_file", "not_a_manifest", "refuse_data_file", "refuse_directory",
+__all__ = ["data_file_kind", "missing_file", "not_a_manifest", "refuse_data_file", "refuse_directory", "table_hint",
            "unreadable_argument_file"]
 
 # The first bytes of files that sit in table folders and are sometimes given where a manifest is expected.
@@ -146,8 +146,30 @@ def refuse_directory(folder: str) -> None:
                       "_delta_log (a Delta table has one)", code=Code.MANIFEST_MISSING)
 
 
-def missing_file(name: str) -> AttestError:
-    """``verify NAME`` where nothing is at NAME: the message names the nearest manifest or table, if one is close."""
+def table_hint(target: str) -> str:
+    """For ``no Delta table at TARGET`` (show, lineage, record, verify of a table): what TARGET is instead, if that
+    can be said — an Iceberg table folder, a folder of tables, or a close name beside it. "" when nothing fits."""
+    from attest.locations import is_local
+
+    if not target or not is_local(target) or target.startswith("file:"):
+        return ""
+    if os.path.isdir(target):
+        if _is_table(target) == "iceberg":
+            return ("; it is an Iceberg table folder: name it through its catalog, "
+                    "iceberg://<catalog>/<namespace>.<table>")
+        tables = _tables_under(target)
+        if tables:
+            return f"; it is a folder of tables ({', '.join(tables[:2])}{', …' if len(tables) > 2 else ''}): name " \
+                   f"one, or audit them all (attest audit {target})"
+        return ""
+    if os.path.lexists(target):
+        return ""
+    close = _close_table(target)
+    return f"; did you mean {close}?" if close else ""
+
+
+def _close_table(name: str, *, manifests: bool = False) -> str | None:
+    """The Delta table (or, with ``manifests``, the JSON file) beside ``name`` whose name is closest to it."""
     import difflib
 
     parent = os.path.dirname(name) or "."
@@ -158,12 +180,19 @@ def missing_file(name: str) -> AttestError:
             for index, entry in enumerate(entries):
                 if index >= _SCAN_LIMIT:
                     break
-                if entry.name.endswith(".json") or (entry.is_dir() and _is_table(entry.path) == "delta"):
+                if (manifests and entry.name.endswith(".json")) or (
+                        entry.is_dir() and _is_table(entry.path) == "delta"):
                     candidates.append(entry.name)
     except OSError:
         pass
     close = difflib.get_close_matches(base, candidates, n=1, cutoff=0.75) if base else []
-    hint = f"; did you mean {os.path.join(os.path.dirname(name), close[0])}?" if close else ""
+    return os.path.join(os.path.dirname(name), close[0]) if close else None
+
+
+def missing_file(name: str) -> AttestError:
+    """``verify NAME`` where nothing is at NAME: the message names the nearest manifest or table, if one is close."""
+    close = _close_table(name, manifests=True)
+    hint = f"; did you mean {close}?" if close else ""
     return AttestError(f"{name}: no such file or folder, so no manifest, carrier directory or Delta table (a folder "
                        f"holding _delta_log){hint}", code=Code.MANIFEST_MISSING)
 
