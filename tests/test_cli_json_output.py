@@ -94,6 +94,8 @@ JSON_COMMANDS = [
     (("record", "{lake}/for-record/{path}", "--model", HOSTILE, "--sql", "SELECT 2", "--json"), True),
     (("verify", "{lake}/no such {hostile}", "--json"), True),  # an error object naming the hostile path
     (("show", "{lake}/{hostile}", "--json"), True),
+    (("digest", "{lake}/{hostile}.json", "--json"), True),
+    (("keygen", "--out", "{lake}/key-{hostile}", "--json"), True),
 ]
 
 
