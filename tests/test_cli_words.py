@@ -145,6 +145,22 @@ def test_table_metadata_given_as_a_manifest_is_named(delta: Path, tmp_path: Path
     assert "iceberg://<catalog>/<namespace>.<table>" in problem["message"]
 
 
+def test_an_envelope_given_as_a_manifest_is_named(tmp_path: Path) -> None:
+    from attest.build import build_manifest
+    from attest.signing.keys import PemSigner
+    from carriers.standalone import StandaloneCarrier
+
+    assert cli("keygen", "--out", str(tmp_path / "ci"))[0] == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    manifest = build_manifest(model="m", program_hash="a" * 64, env_hash="b" * 64)
+    StandaloneCarrier(out).write(manifest, signer=PemSigner.load(tmp_path / "ci.key"))
+    envelope = out / "manifest.json.dsse.json"
+    problem = error_of("verify", str(envelope))
+    assert problem["code"] == "not_a_manifest" and "signed envelope" in problem["message"], problem
+    assert f"attest verify {out / 'manifest.json'} --key" in problem["message"]
+
+
 def test_a_json_document_that_is_no_manifest_still_gets_its_schema_verdict(tmp_path: Path) -> None:
     """Only table metadata and log commits are named: any other JSON is judged by the schema (exit 1)."""
     other = tmp_path / "other.json"

@@ -57,9 +57,9 @@ def not_a_manifest(name: str, data: bytes) -> AttestError | None:
         return None
     import json
 
-    # Table metadata names its format version near the top; a Delta commit is one action per line. Only these are
-    # parsed (a big manifest that failed is not parsed a second time).
-    candidates = [data] if b'"format-version"' in data[:65536] else []
+    # Table metadata names its format version near the top; a Delta commit is one action per line; an envelope is
+    # small. Only these are parsed (a big manifest that failed is not parsed a second time).
+    candidates = [data] if b'"format-version"' in data[:65536] or b'"payloadType"' in data[:65536] else []
     first = data.lstrip().split(b"\n", 1)[0]
     if len(first) < len(data.strip()) and len(first) <= 1 << 20:
         candidates.append(first)
@@ -76,6 +76,11 @@ def not_a_manifest(name: str, data: bytes) -> AttestError | None:
         return AttestError(f"{name} is Iceberg table metadata, not a manifest: verify the table through its catalog, "
                            "attest verify iceberg://<catalog>/<namespace>.<table> (its attestation is read from the "
                            "metadata the catalog says is current)", code=Code.NOT_A_MANIFEST)
+    if {"payloadType", "payload", "signatures"} <= set(document):
+        manifest = name[: -len(".dsse.json")] if name.endswith(".dsse.json") else "<manifest>"
+        return AttestError(f"{name} is a signed envelope (DSSE), not a manifest: verify the manifest it signs, "
+                           f"attest verify {manifest} --key <public key> (--envelope {name} when it is not beside it)",
+                           code=Code.NOT_A_MANIFEST)
     if document and set(document) <= _DELTA_ACTIONS:
         log = os.path.dirname(os.path.normpath(name))
         table = (os.path.dirname(log) or ".") if os.path.basename(log) == "_delta_log" else "<table folder>"
