@@ -59,9 +59,12 @@ __all__ = ["POINTER_DIR", "READ_PROPERTIES", "SIDECAR_DIR", "DeltaCarrier", "att
 
 SIDECAR_DIR = "_recipe_attest"  # "_"-prefixed: Delta readers and VACUUM ignore it (Delta protocol, hidden dirs)
 POINTER_DIR = f"{SIDECAR_DIR}/versions"
-# How far the carrier looks past a data version for its follow-up attestation commit, walks back over metadata-only
-# commits, or back through history for another producer's properties: bounded, so a long history cannot stall a read.
-_SCAN_LIMIT = 1000
+# The carrier's walks over the log (back over metadata-only commits to the data version, forward from a data version to
+# its follow-up attestation commit, back through history for another producer's properties) read each commit once and
+# are not cut short: a cut-off walk bound a metadata-only version as the data version (issue 29.6: past 1,000
+# metadata-only commits `record` attested version N-1,000 and said `superseded`, while `verify` said VERIFIED). A walk
+# ends at the commit it looks for, at version 0, or at a commit the log no longer holds (log cleanup): then the
+# version above the gap, whose files are the data version's (only metadata-only commits lie between), is the answer.
 # Operations that read the table they write into (the previous version is then an observed input).
 _READS_PREVIOUS = frozenset({"MERGE", "UPDATE", "DELETE", "STREAMING UPDATE"})
 # Table properties that change the rows or values readers get (docs/security.md, "The reader view"). Properties not
@@ -444,14 +447,12 @@ class DeltaCarrier(AttestedTable):
         """The newest version at or before ``latest`` whose commit changed files: metadata-only commits on top of
         it (attestations, property edits) do not change what an attestation of the data would describe."""
         v = self.latest_version() if latest is None else latest
-        for _ in range(_SCAN_LIMIT):
-            if v == 0:
-                return 0
+        while v > 0:  # linear, unbounded (see the walks above): one commit read per version
             commit = read_commit(self.storage, v)
             if commit is None or commit.touches_files:
                 return v
             v -= 1
-        return v
+        return 0
 
     def _data_version(self) -> Version:
         n = self.data_version()
@@ -653,7 +654,7 @@ class DeltaCarrier(AttestedTable):
         if binding != str(n) and n < latest:
             # n may be a data version whose own attestation is a later metadata-only commit (recorded at n+1, or
             # later when retried): the last one binding n before the next file-changing commit is in force.
-            for x in range(n + 1, min(latest, n + _SCAN_LIMIT) + 1):
+            for x in range(n + 1, latest + 1):  # up to the next file-changing commit, however far
                 commit = read_commit(self.storage, x)
                 if commit is None or commit.touches_files:
                     break
@@ -672,20 +673,21 @@ class DeltaCarrier(AttestedTable):
         return pointer if pointer is not None else carried
 
     def _detached_between(self, floor: int, n: int) -> Carried | None:
-        names = set(self.storage.list_names(POINTER_DIR))
-        if not names:
-            return None
-        for x in range(n, max(floor, n - _SCAN_LIMIT), -1):
-            if f"{x}.json" in names:
-                return self._read_pointer(str(x))
-        return None
+        # The newest pointer in (floor, n], from one listing (a pointer is named <version>.json, the version as
+        # str(int) spells it): linear in the listing, however many versions lie between.
+        found = -1
+        for name in self.storage.list_names(POINTER_DIR):
+            stem = name[:-5] if name.endswith(".json") else ""
+            if is_digits(stem) and str(int(stem)) == stem and floor < int(stem) <= n:
+                found = max(found, int(stem))
+        return None if found < 0 else self._read_pointer(str(found))
 
     def _foreign(self, n: int, keys: Mapping[str, str]) -> Carried:
         """Another producer's ``recipe_manifest.*`` properties (no binding of ours): bound by the log to the last data
         version before the commit that set them."""
         wanted = {k: v for k, v in keys.items() if k.startswith(props.PREFIX)}
         set_at: int | None = None
-        for x in range(n, max(-1, n - _SCAN_LIMIT), -1):
+        for x in range(n, -1, -1):
             commit = read_commit(self.storage, x)
             if commit is None:
                 break
@@ -705,7 +707,7 @@ class DeltaCarrier(AttestedTable):
         problems: tuple[Problem, ...] = ()
         # A downgrade, not another producer's run: between the data version and these keys, a recipe-attest
         # attestation of that very version was in force and was replaced by keys nothing can check.
-        for x in range(set_at - 1, max(bound - 1, set_at - _SCAN_LIMIT - 1), -1):
+        for x in range(set_at - 1, bound - 1, -1):
             earlier = read_commit(self.storage, x)
             if earlier is None:
                 break
