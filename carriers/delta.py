@@ -83,6 +83,42 @@ READ_PROPERTIES = (
 )
 
 
+# What each reader feature does to reads (PROTOCOL.md, "Table Features"; docs/security.md, "The reader view"). The view
+# binds the reader features a protocol enables, less those that change nothing a reader gets: a commit that only raises
+# the protocol's versions, or adds such a feature, keeps the view (issue 30.4: it made the table unverifiable at its
+# latest version, record after record). Writer-only features (appendOnly, invariants, checkConstraints, ...) never were
+# in the view: they constrain writers, not what is read.
+# Kept, each for what it does to reads (and any feature not named below, known or not):
+# - columnMapping: columns are resolved by physical name or id (with the mode property and field metadata);
+# - deletionVectors: readers drop the rows a file's deletion vector names;
+# - timestampNtz: timestamp_ntz values are read without a time zone;
+# - typeWidening(-preview): stored values are widened to the schema's type;
+# - v2Checkpoint: readers take the table's state from v2 checkpoints and their sidecars;
+# - variantType(-preview), variantShredding-preview: variant values are decoded (from shredded columns);
+# - catalogManaged, catalogOwned-preview: the latest version is the catalog's, not the log listing's.
+_VIEW_NEUTRAL_READER_FEATURES = frozenset({
+    # Only VACUUM acts on it (PROTOCOL.md: it must check the protocol first): readers read the same files, rows and
+    # values. (delta-rs 1.6's query engine refuses such a table outright, measured: no rows, never other rows.)
+    "vacuumProtocolCheck",
+})
+
+
+def view_reader_features(min_reader_version: int, reader_features: Sequence[str] | None) -> list[str]:
+    """The reader features a protocol enables that change what readers get (the view's ``reader_features``): reader
+    version 1 enables none, 2 column mapping (a legacy version), 3 the ones it names; a version past 3, which this
+    release does not know, is kept as a feature of its own. The versions themselves change no read: a bare bump to 3/7
+    is the same view."""
+    if min_reader_version <= 1:
+        enabled: set[str] = set()
+    elif min_reader_version == 2:
+        enabled = {"columnMapping"}
+    else:
+        enabled = set(reader_features or ())
+        if min_reader_version > 3:
+            enabled.add(f"minReaderVersion={min_reader_version}")
+    return sorted(enabled - _VIEW_NEUTRAL_READER_FEATURES)
+
+
 class _Spellings:
     """Values the log spells in ways engines read differently, found file by file (``see``), then reported once
     (``report``). Measured with Spark 4.1 and delta-rs 1.6: an empty partition value of a string column is null for
@@ -548,8 +584,12 @@ class DeltaCarrier(AttestedTable):
             self._cross_check_uris(dt, files, problems)
         self._confine(files, problems)
         files.sort(key=lambda f: f.path)
+        protocol = dt.protocol()
         view = ReaderView(table={**self._table_view(dt, log), "file_times": file_digest(json_safe(times))},
-                          files=file_views)
+                          files=file_views,
+                          # As attestations before view_reader_features bound the protocol (attest.view.REPLACED_KEYS).
+                          earlier={"reader_protocol": {"min_reader_version": int(protocol.min_reader_version),
+                                                       "reader_features": sorted(protocol.reader_features or [])}})
         return LiveVersion(files=files, view=view, identity=f"delta:{dt.metadata().id}", problems=problems,
                            notes=notes)
 
@@ -560,8 +600,7 @@ class DeltaCarrier(AttestedTable):
         return {
             "schema": _strip_comments(schema),
             "partition_columns": list(dt.metadata().partition_columns),
-            "reader_protocol": {"min_reader_version": int(protocol.min_reader_version),
-                                "reader_features": sorted(protocol.reader_features or [])},
+            "reader_features": view_reader_features(int(protocol.min_reader_version), protocol.reader_features),
             "read_properties": {k: config[k] for k in READ_PROPERTIES if k in config},
         }
 
