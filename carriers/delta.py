@@ -119,6 +119,22 @@ def view_reader_features(min_reader_version: int, reader_features: Sequence[str]
     return sorted(enabled - _VIEW_NEUTRAL_READER_FEATURES)
 
 
+def _raw_reader_table(meta: dict[str, Any] | None, protocol: dict[str, Any] | None) -> Any:
+    """The parts of a version's reader table (DeltaCarrier._table_view) as its log actions write them, for comparing
+    versions without loading each (DeltaCarrier.attestable_version)."""
+    meta, protocol = meta or {}, protocol or {}
+    try:
+        schema = _strip_comments(jsonscan.loads_unique(str(meta.get("schemaString"))))
+    except (ValueError, RecursionError):
+        schema = meta.get("schemaString")
+    config = {str(k): str(v) for k, v in (meta.get("configuration") or {}).items() if v is not None}
+    version = protocol.get("minReaderVersion")
+    features = protocol.get("readerFeatures")
+    return (schema, list(meta.get("partitionColumns") or []), {k: config[k] for k in READ_PROPERTIES if k in config},
+            view_reader_features(version if type(version) is int else 99,
+                                 [str(f) for f in features] if isinstance(features, list) else None))
+
+
 class _Spellings:
     """Values the log spells in ways engines read differently, found file by file (``see``), then reported once
     (``report``). Measured with Spark 4.1 and delta-rs 1.6: an empty partition value of a string column is null for
@@ -490,13 +506,50 @@ class DeltaCarrier(AttestedTable):
             v -= 1
         return 0
 
+    def attestable_version(self, latest: int | None = None) -> int:
+        """The version ``record`` attests at ``latest``: its data version, unless a metadata-only commit since changed
+        what readers get (the table part of the reader view: schema, partitioning, read-changing properties and reader
+        features); then the first version from which readers get what they get at ``latest`` (same files, the current
+        view). Attesting the data version then left the latest version unverifiable, record after record (issue 30.4:
+        ``reader_view_changed``). The same answer after an attestation commit on top, which changes no view."""
+        top = self.latest_version() if latest is None else latest
+        n = self.data_version(top)
+        if n == top:
+            return n
+        want = self._reader_table(top)
+        if self._reader_table(n) == want:
+            return n
+        # One replay of n and one pass over the metadata-only commits after it (their metaData and protocol actions),
+        # not a load per version: the last version whose reader table differs from the latest's, plus one.
+        try:
+            log, _ = replay(self.storage, n)
+        except TableInconsistentError:
+            return top
+        meta, protocol = log.metadata, log.protocol
+        seen: list[tuple[int, Any]] = [(n, _raw_reader_table(meta, protocol))]
+        for x in range(n + 1, top + 1):
+            commit = read_commit(self.storage, x)
+            if commit is None:
+                return top
+            meta = commit.metadata if commit.metadata is not None else meta
+            protocol = commit.protocol if commit.protocol is not None else protocol
+            seen.append((x, _raw_reader_table(meta, protocol)))
+        last = seen[-1][1]
+        found = max((x + 1 for x, table in seen if table != last), default=n)
+        # Confirmed by the engine's own reading (the view verify compares), else the latest version itself.
+        return found if found == top or self._reader_table(found) == want else top
+
+    def _reader_table(self, n: int) -> dict[str, Any]:
+        return self._table_view(self._load(n), LogState(version=n))
+
     def _data_version(self) -> Version:
-        n = self.data_version()
+        n = self.attestable_version()
         return Version(id=str(n), number=n)
 
     def _observed_version(self, v: Version) -> Version:
-        # Reading a metadata-only version (an attestation commit) reads the data version under it.
-        n = self.data_version(v.number)
+        # Reading a metadata-only version (an attestation commit) reads the data version under it, or the version
+        # record attests there (attestable_version).
+        n = self.attestable_version(v.number)
         return Version(id=str(n), number=n)
 
     def _identity(self, v: Version) -> str:
@@ -785,6 +838,9 @@ class DeltaCarrier(AttestedTable):
         """Did commit ``v`` append to / merge into the table's previous version (which is then an input)?"""
         if v.number == 0:
             return None
+        under = self.data_version(v.number)
+        if under != v.number:  # a metadata-only version (attestable_version): its data is the data commit's under it
+            return self._built_on(Version(id=str(under), number=under))
         commit = read_commit(self.storage, v.number)
         if commit is None:
             return None
@@ -808,7 +864,7 @@ class DeltaCarrier(AttestedTable):
             self._write_pointer(v.id, keys)
             return
         latest = self.latest_version()
-        if self.data_version(latest) != v.number:
+        if v.number not in (self.data_version(latest), self.attestable_version(latest)):
             raise SupersededError(f"version {v.id} of {self.display} is not its latest data version (a later data "
                                   "commit would hide a property attestation of it); use detached mode to attest "
                                   "every version")
@@ -824,7 +880,8 @@ class DeltaCarrier(AttestedTable):
             from carriers.delta_commit import commit_properties
 
             commit_properties(self.storage, binding=v.number, set_keys=to_set, remove_keys=to_remove,
-                              is_data_version=lambda latest: self.data_version(latest) == v.number,
+                              is_data_version=lambda latest: v.number in (self.data_version(latest),
+                                                                          self.attestable_version(latest)),
                               where=str(self.display), custom={"recipe_attest.binding_version": v.id})
             self._tables.clear()
             return

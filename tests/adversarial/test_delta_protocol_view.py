@@ -159,3 +159,34 @@ def test_an_attestation_made_before_keeps_its_stricter_comparison(tmp_path: Path
     assert rc == 0, doc
     rc, doc = verify(str(path))
     assert rc == 0, doc
+
+
+# ---- record attests what a reader gets now ------------------------------------------------------------------------
+# A metadata-only commit after the data commit that does change what readers get (a read-changing property, a reader
+# feature): record attested the data version under it, and the latest version was reader_view_changed, record after
+# record. It now attests the first version from which readers get the current view (same files).
+READ_CHANGING_COMMITS = {
+    "change data feed switched on": lambda path: DeltaTable(str(path)).alter.set_table_properties(
+        {"delta.enableChangeDataFeed": "true"}),
+    "timestampNtz enabled": lambda path: write_commit(path, [READ_CHANGING["timestampNtz"]]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(READ_CHANGING_COMMITS))
+def test_record_after_a_read_changing_metadata_commit_binds_the_current_view(tmp_path: Path, case: str) -> None:
+    path = table(tmp_path)
+    write_deltalake(str(path), pa.table({"v": [4]}), mode="append")  # version 1: builds on version 0
+    READ_CHANGING_COMMITS[case](path)  # version 2
+    for _ in range(2):  # the same version again after the attestation commit on top
+        rc, doc = record(path)
+        assert rc == 0 and doc["attested_version"] == "2", doc
+        rc, doc = verify(str(path))
+        assert rc == 0 and doc["attested_version"] == "2", doc  # was reader_view_changed
+    rc, doc = verify(str(path), "--version", "2")
+    assert rc == 0, doc
+    # The data commit under it appended to version 0: that is the attestation's input, as for version 1 itself.
+    att = DeltaCarrier(str(path)).read()
+    assert att is not None and [i.version for i in att.inputs or ()] == ["0"], att
+    # Version 1 is not what this attestation describes (another reader view): it is not VERIFIED by it.
+    rc, doc = verify(str(path), "--version", "1")
+    assert rc == 1 and doc["errors"][0]["code"] == "unattested", doc

@@ -88,3 +88,16 @@ def test_foreign_properties_are_bound_to_their_data_version_past_two_thousand_co
     metadata_commits(path, 2_100, extra=ROCKY)
     rc, doc = run("verify", str(path))
     assert rc == 0 and doc["origin"] == "foreign" and doc["attested_version"] == "1", doc
+
+
+def test_record_after_a_read_changing_commit_and_many_more_binds_the_current_view_in_one_pass(tmp_path: Path) -> None:
+    """A read-changing property set at version 1, then 1,100 property commits keeping it: record binds version 1 (the
+    first version readers get the current view from), found in one pass over the log (not a load per version)."""
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"v": [1, 2, 3]}))
+    metadata_commits(path, 1, extra={"delta.enableChangeDataFeed": "true"})
+    metadata_commits(path, LONG)
+    rc, doc = run("record", str(path), "--model", "m", "--program-hash", PROGRAM)
+    assert rc == 0 and doc["attested_version"] == "1", doc
+    rc, doc = run("verify", str(path))
+    assert rc == 0 and doc["attested_version"] == "1", doc
