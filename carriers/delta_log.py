@@ -220,8 +220,9 @@ _SHOWN_PROBLEMS = 5
 ACTIONS = frozenset({"add", "remove", "metaData", "protocol", "commitInfo", "txn", "cdc", "domainMetadata",
                      "checkpointMetadata", "sidecar"})
 # The fields of the actions that decide what is read. An unknown key is ignored, except one that differs from an action
-# or one of these fields only in case ("Remove", "Path"): delta-rs and Spark's Jackson match names exactly (measured for
-# delta-rs: ignored), but an engine matching them without case would read another file, size or schema.
+# or one of these fields only in case ("Remove", "Path"): delta-rs matched a log line's names exactly (measured: it
+# ignored them; in a Parquet checkpoint it refused a column beside its case twin), but a reader matching names without
+# case (Spark's Parquet reader does, unless spark.sql.caseSensitive is set) would read another file, size or schema.
 _FIELDS = {
     "add": frozenset({"path", "partitionValues", "size", "modificationTime", "dataChange", "stats", "tags",
                       "deletionVector", "baseRowId", "defaultRowCommitVersion", "clusteringProvider"}),
@@ -575,6 +576,12 @@ def _parquet_actions(data: bytes) -> Iterator[dict[str, Any]]:
 
     pf = pq.ParquetFile(pa.BufferReader(data))
     names = set(pf.schema_arrow.names)
+    folded = sorted(n for n in names if n not in ACTIONS and n.lower() in _FOLDED[""])
+    if folded:  # nested fields are held to this by _Validity, as JSON lines are
+        raise TableInconsistentError(f"a checkpoint column {folded[0]!r} differs from the action "
+                                     f"{_FOLDED[''][folded[0].lower()]!r} only in case: a reader matching Parquet "
+                                     "columns without case (Spark's, unless spark.sql.caseSensitive is set) reads it "
+                                     "as that action")
     cols = [c for c in ("add", "remove", "metaData", "protocol", "sidecar") if c in names]
     if not cols:
         return

@@ -178,3 +178,20 @@ def test_an_attested_table_delta_rs_cannot_read_exits_2(tmp_path: Path) -> None:
     assert rc == 2 and "table_unreadable" in codes(doc) and not doc["passed"], doc  # was exit 1
     rc, doc = run("audit", str(tmp_path))
     assert rc == 2 and doc["counts"]["ERROR"] == 1, doc
+
+
+@pytest.mark.parametrize("column", ["add", "remove", "metaData", "protocol"])
+def test_a_checkpoint_column_spelling_an_action_in_another_case_is_refused(tmp_path: Path, column: str) -> None:
+    """A Parquet checkpoint whose action column is spelled in another case (``ADD``): the replay reads ``add`` only;
+    a reader matching columns without case reads it as the action (delta-rs does: beside ``add`` it refused the
+    checkpoint as a duplicate field, measured). Never VERIFIED, whatever the engine makes of it."""
+    import pyarrow.parquet as pq
+
+    path = _attested(tmp_path)
+    DeltaTable(str(path)).create_checkpoint()
+    checkpoint = next((path / "_delta_log").glob("*.checkpoint.parquet"))
+    data = pq.read_table(checkpoint)
+    names = [column.upper() if name == column else name for name in data.column_names]
+    pq.write_table(data.rename_columns(names), checkpoint)
+    rc, doc = verify(str(path))
+    assert rc != 0 and set(codes(doc)) & {"table_inconsistent", "table_unreadable"}, doc
