@@ -30,6 +30,15 @@ LATER_KEYS: dict[str, tuple[str, str]] = {
     "file_times": ("file modification times", "Spark's _metadata.file_modification_time"),
     "locations": ("file locations as written", "Spark's _file and input_file_name()"),
 }
+# Keys of a view's table part that earlier releases bound and a later one binds in a narrower form: {earlier key: the
+# key replacing it}. A live view holds the earlier key's value aside (``ReaderView.earlier``, outside its digest), and a
+# view attested with the earlier key is compared on it, as it was attested: earlier attestations keep verifying as they
+# did, a new one binds the narrower form.
+REPLACED_KEYS: dict[str, str] = {
+    # Delta: the reader protocol as written (version and features) -> the reader features that change what is read
+    # (carriers/delta.py, view_reader_features; issue 30.4).
+    "reader_protocol": "reader_features",
+}
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,8 @@ class ReaderView:
 
     table: dict[str, Any]
     files: dict[str, str] = field(default_factory=dict)
+    # The values of REPLACED_KEYS' earlier keys, for comparing with views attested with them; not part of the view.
+    earlier: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def digest(self) -> str:
@@ -81,11 +92,17 @@ class ReaderView:
 
     def bound_as(self, attested: ReaderView) -> tuple[ReaderView, list[str]]:
         """This (live) view without the :data:`LATER_KEYS` that ``attested`` does not hold, and those keys: an
-        attestation made before a key was bound is compared on what it bound."""
-        missing = [k for k in LATER_KEYS if k in self.table and k not in attested.table]
-        if not missing:
+        attestation made before a key was bound is compared on what it bound (and one made before a key of
+        :data:`REPLACED_KEYS` was replaced, on the earlier key)."""
+        table = self.table
+        for old, new in REPLACED_KEYS.items():
+            if old in attested.table and new not in attested.table and old in self.earlier:
+                # Attested before ``new`` replaced ``old``: compared on ``old``, as attested (no note: it binds more).
+                table = {**{k: v for k, v in table.items() if k != new}, old: self.earlier[old]}
+        missing = [k for k in LATER_KEYS if k in table and k not in attested.table]
+        if not missing and table is self.table:
             return self, []
-        table = {k: v for k, v in self.table.items() if k not in missing}
+        table = {k: v for k, v in table.items() if k not in missing}
         return ReaderView(table=table, files=self.files), missing
 
 

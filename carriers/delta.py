@@ -59,9 +59,12 @@ __all__ = ["POINTER_DIR", "READ_PROPERTIES", "SIDECAR_DIR", "DeltaCarrier", "att
 
 SIDECAR_DIR = "_recipe_attest"  # "_"-prefixed: Delta readers and VACUUM ignore it (Delta protocol, hidden dirs)
 POINTER_DIR = f"{SIDECAR_DIR}/versions"
-# How far the carrier looks past a data version for its follow-up attestation commit, walks back over metadata-only
-# commits, or back through history for another producer's properties: bounded, so a long history cannot stall a read.
-_SCAN_LIMIT = 1000
+# The carrier's walks over the log (back over metadata-only commits to the data version, forward from a data version to
+# its follow-up attestation commit, back through history for another producer's properties) read each commit once and
+# are not cut short: a cut-off walk bound a metadata-only version as the data version (issue 29.6: past 1,000
+# metadata-only commits `record` attested version N-1,000 and said `superseded`, while `verify` said VERIFIED). A walk
+# ends at the commit it looks for, at version 0, or at a commit the log no longer holds (log cleanup): then the
+# version above the gap, whose files are the data version's (only metadata-only commits lie between), is the answer.
 # Operations that read the table they write into (the previous version is then an observed input).
 _READS_PREVIOUS = frozenset({"MERGE", "UPDATE", "DELETE", "STREAMING UPDATE"})
 # Table properties that change the rows or values readers get (docs/security.md, "The reader view"). Properties not
@@ -78,6 +81,58 @@ READ_PROPERTIES = (
     "delta.enableIcebergCompatV2",
     "delta.universalFormat.enabledFormats",
 )
+
+
+# What each reader feature does to reads (PROTOCOL.md, "Table Features"; docs/security.md, "The reader view"). The view
+# binds the reader features a protocol enables, less those that change nothing a reader gets: a commit that only raises
+# the protocol's versions, or adds such a feature, keeps the view (issue 30.4: it made the table unverifiable at its
+# latest version, record after record). Writer-only features (appendOnly, invariants, checkConstraints, ...) never were
+# in the view: they constrain writers, not what is read.
+# Kept, each for what it does to reads (and any feature not named below, known or not):
+# - columnMapping: columns are resolved by physical name or id (with the mode property and field metadata);
+# - deletionVectors: readers drop the rows a file's deletion vector names;
+# - timestampNtz: timestamp_ntz values are read without a time zone;
+# - typeWidening(-preview): stored values are widened to the schema's type;
+# - v2Checkpoint: readers take the table's state from v2 checkpoints and their sidecars;
+# - variantType(-preview), variantShredding-preview: variant values are decoded (from shredded columns);
+# - catalogManaged, catalogOwned-preview: the latest version is the catalog's, not the log listing's.
+_VIEW_NEUTRAL_READER_FEATURES = frozenset({
+    # Only VACUUM acts on it (PROTOCOL.md: it must check the protocol first): readers read the same files, rows and
+    # values. (delta-rs 1.6's query engine refuses such a table outright, measured: no rows, never other rows.)
+    "vacuumProtocolCheck",
+})
+
+
+def view_reader_features(min_reader_version: int, reader_features: Sequence[str] | None) -> list[str]:
+    """The reader features a protocol enables that change what readers get (the view's ``reader_features``): reader
+    version 1 enables none, 2 column mapping (a legacy version), 3 the ones it names; a version past 3, which this
+    release does not know, is kept as a feature of its own. The versions themselves change no read: a bare bump to 3/7
+    is the same view."""
+    if min_reader_version <= 1:
+        enabled: set[str] = set()
+    elif min_reader_version == 2:
+        enabled = {"columnMapping"}
+    else:
+        enabled = set(reader_features or ())
+        if min_reader_version > 3:
+            enabled.add(f"minReaderVersion={min_reader_version}")
+    return sorted(enabled - _VIEW_NEUTRAL_READER_FEATURES)
+
+
+def _raw_reader_table(meta: dict[str, Any] | None, protocol: dict[str, Any] | None) -> Any:
+    """The parts of a version's reader table (DeltaCarrier._table_view) as its log actions write them, for comparing
+    versions without loading each (DeltaCarrier.attestable_version)."""
+    meta, protocol = meta or {}, protocol or {}
+    try:
+        schema = _strip_comments(jsonscan.loads_unique(str(meta.get("schemaString"))))
+    except (ValueError, RecursionError):
+        schema = meta.get("schemaString")
+    config = {str(k): str(v) for k, v in (meta.get("configuration") or {}).items() if v is not None}
+    version = protocol.get("minReaderVersion")
+    features = protocol.get("readerFeatures")
+    return (schema, list(meta.get("partitionColumns") or []), {k: config[k] for k in READ_PROPERTIES if k in config},
+            view_reader_features(version if type(version) is int else 99,
+                                 [str(f) for f in features] if isinstance(features, list) else None))
 
 
 class _Spellings:
@@ -444,22 +499,57 @@ class DeltaCarrier(AttestedTable):
         """The newest version at or before ``latest`` whose commit changed files: metadata-only commits on top of
         it (attestations, property edits) do not change what an attestation of the data would describe."""
         v = self.latest_version() if latest is None else latest
-        for _ in range(_SCAN_LIMIT):
-            if v == 0:
-                return 0
+        while v > 0:  # linear, unbounded (see the walks above): one commit read per version
             commit = read_commit(self.storage, v)
             if commit is None or commit.touches_files:
                 return v
             v -= 1
-        return v
+        return 0
+
+    def attestable_version(self, latest: int | None = None) -> int:
+        """The version ``record`` attests at ``latest``: its data version, unless a metadata-only commit since changed
+        what readers get (the table part of the reader view: schema, partitioning, read-changing properties and reader
+        features); then the first version from which readers get what they get at ``latest`` (same files, the current
+        view). Attesting the data version then left the latest version unverifiable, record after record (issue 30.4:
+        ``reader_view_changed``). The same answer after an attestation commit on top, which changes no view."""
+        top = self.latest_version() if latest is None else latest
+        n = self.data_version(top)
+        if n == top:
+            return n
+        want = self._reader_table(top)
+        if self._reader_table(n) == want:
+            return n
+        # One replay of n and one pass over the metadata-only commits after it (their metaData and protocol actions),
+        # not a load per version: the last version whose reader table differs from the latest's, plus one.
+        try:
+            log, _ = replay(self.storage, n)
+        except TableInconsistentError:
+            return top
+        meta, protocol = log.metadata, log.protocol
+        seen: list[tuple[int, Any]] = [(n, _raw_reader_table(meta, protocol))]
+        for x in range(n + 1, top + 1):
+            commit = read_commit(self.storage, x)
+            if commit is None:
+                return top
+            meta = commit.metadata if commit.metadata is not None else meta
+            protocol = commit.protocol if commit.protocol is not None else protocol
+            seen.append((x, _raw_reader_table(meta, protocol)))
+        last = seen[-1][1]
+        found = max((x + 1 for x, table in seen if table != last), default=n)
+        # Confirmed by the engine's own reading (the view verify compares), else the latest version itself.
+        return found if found == top or self._reader_table(found) == want else top
+
+    def _reader_table(self, n: int) -> dict[str, Any]:
+        return self._table_view(self._load(n), LogState(version=n))
 
     def _data_version(self) -> Version:
-        n = self.data_version()
+        n = self.attestable_version()
         return Version(id=str(n), number=n)
 
     def _observed_version(self, v: Version) -> Version:
-        # Reading a metadata-only version (an attestation commit) reads the data version under it.
-        n = self.data_version(v.number)
+        # Reading a metadata-only version (an attestation commit) reads the data version under it, or the version
+        # record attests there (attestable_version).
+        n = self.attestable_version(v.number)
         return Version(id=str(n), number=n)
 
     def _identity(self, v: Version) -> str:
@@ -547,8 +637,12 @@ class DeltaCarrier(AttestedTable):
             self._cross_check_uris(dt, files, problems)
         self._confine(files, problems)
         files.sort(key=lambda f: f.path)
+        protocol = dt.protocol()
         view = ReaderView(table={**self._table_view(dt, log), "file_times": file_digest(json_safe(times))},
-                          files=file_views)
+                          files=file_views,
+                          # As attestations before view_reader_features bound the protocol (attest.view.REPLACED_KEYS).
+                          earlier={"reader_protocol": {"min_reader_version": int(protocol.min_reader_version),
+                                                       "reader_features": sorted(protocol.reader_features or [])}})
         return LiveVersion(files=files, view=view, identity=f"delta:{dt.metadata().id}", problems=problems,
                            notes=notes)
 
@@ -559,8 +653,7 @@ class DeltaCarrier(AttestedTable):
         return {
             "schema": _strip_comments(schema),
             "partition_columns": list(dt.metadata().partition_columns),
-            "reader_protocol": {"min_reader_version": int(protocol.min_reader_version),
-                                "reader_features": sorted(protocol.reader_features or [])},
+            "reader_features": view_reader_features(int(protocol.min_reader_version), protocol.reader_features),
             "read_properties": {k: config[k] for k in READ_PROPERTIES if k in config},
         }
 
@@ -653,7 +746,7 @@ class DeltaCarrier(AttestedTable):
         if binding != str(n) and n < latest:
             # n may be a data version whose own attestation is a later metadata-only commit (recorded at n+1, or
             # later when retried): the last one binding n before the next file-changing commit is in force.
-            for x in range(n + 1, min(latest, n + _SCAN_LIMIT) + 1):
+            for x in range(n + 1, latest + 1):  # up to the next file-changing commit, however far
                 commit = read_commit(self.storage, x)
                 if commit is None or commit.touches_files:
                     break
@@ -672,20 +765,21 @@ class DeltaCarrier(AttestedTable):
         return pointer if pointer is not None else carried
 
     def _detached_between(self, floor: int, n: int) -> Carried | None:
-        names = set(self.storage.list_names(POINTER_DIR))
-        if not names:
-            return None
-        for x in range(n, max(floor, n - _SCAN_LIMIT), -1):
-            if f"{x}.json" in names:
-                return self._read_pointer(str(x))
-        return None
+        # The newest pointer in (floor, n], from one listing (a pointer is named <version>.json, the version as
+        # str(int) spells it): linear in the listing, however many versions lie between.
+        found = -1
+        for name in self.storage.list_names(POINTER_DIR):
+            stem = name[:-5] if name.endswith(".json") else ""
+            if is_digits(stem) and str(int(stem)) == stem and floor < int(stem) <= n:
+                found = max(found, int(stem))
+        return None if found < 0 else self._read_pointer(str(found))
 
     def _foreign(self, n: int, keys: Mapping[str, str]) -> Carried:
         """Another producer's ``recipe_manifest.*`` properties (no binding of ours): bound by the log to the last data
         version before the commit that set them."""
         wanted = {k: v for k, v in keys.items() if k.startswith(props.PREFIX)}
         set_at: int | None = None
-        for x in range(n, max(-1, n - _SCAN_LIMIT), -1):
+        for x in range(n, -1, -1):
             commit = read_commit(self.storage, x)
             if commit is None:
                 break
@@ -705,7 +799,7 @@ class DeltaCarrier(AttestedTable):
         problems: tuple[Problem, ...] = ()
         # A downgrade, not another producer's run: between the data version and these keys, a recipe-attest
         # attestation of that very version was in force and was replaced by keys nothing can check.
-        for x in range(set_at - 1, max(bound - 1, set_at - _SCAN_LIMIT - 1), -1):
+        for x in range(set_at - 1, bound - 1, -1):
             earlier = read_commit(self.storage, x)
             if earlier is None:
                 break
@@ -744,6 +838,9 @@ class DeltaCarrier(AttestedTable):
         """Did commit ``v`` append to / merge into the table's previous version (which is then an input)?"""
         if v.number == 0:
             return None
+        under = self.data_version(v.number)
+        if under != v.number:  # a metadata-only version (attestable_version): its data is the data commit's under it
+            return self._built_on(Version(id=str(under), number=under))
         commit = read_commit(self.storage, v.number)
         if commit is None:
             return None
@@ -767,7 +864,7 @@ class DeltaCarrier(AttestedTable):
             self._write_pointer(v.id, keys)
             return
         latest = self.latest_version()
-        if self.data_version(latest) != v.number:
+        if v.number not in (self.data_version(latest), self.attestable_version(latest)):
             raise SupersededError(f"version {v.id} of {self.display} is not its latest data version (a later data "
                                   "commit would hide a property attestation of it); use detached mode to attest "
                                   "every version")
@@ -783,7 +880,8 @@ class DeltaCarrier(AttestedTable):
             from carriers.delta_commit import commit_properties
 
             commit_properties(self.storage, binding=v.number, set_keys=to_set, remove_keys=to_remove,
-                              is_data_version=lambda latest: self.data_version(latest) == v.number,
+                              is_data_version=lambda latest: v.number in (self.data_version(latest),
+                                                                          self.attestable_version(latest)),
                               where=str(self.display), custom={"recipe_attest.binding_version": v.id})
             self._tables.clear()
             return

@@ -212,6 +212,27 @@ def dv_unique_id(descriptor: Any) -> str | None:
 # file, one action per line. Anything else means what each engine's order makes of it (measured: Spark read the second
 # metaData and the second add of one commit, delta-rs the first), so the version gets no verdict.
 _SHOWN_PROBLEMS = 5
+# The protocol's actions (PROTOCOL.md, "Actions"): a line holds one. Any other key of a line is an action or field no
+# reader measured knows, and readers must ignore it (PROTOCOL.md: "readers should ignore unknown fields and actions";
+# Spark's log-evolvability test table holds one beside add and commitInfo, and delta-rs 1.6 read it, measured: the same
+# rows, and no name other than these — "Remove", "metadata", an add's "Path" — read as an action or a field). So only
+# two of these on one line make it ambiguous.
+ACTIONS = frozenset({"add", "remove", "metaData", "protocol", "commitInfo", "txn", "cdc", "domainMetadata",
+                     "checkpointMetadata", "sidecar"})
+# The fields of the actions that decide what is read. An unknown key is ignored, except one that differs from an action
+# or one of these fields only in case ("Remove", "Path"): delta-rs matched a log line's names exactly (measured: it
+# ignored them; in a Parquet checkpoint it refused a column beside its case twin), but a reader matching names without
+# case (Spark's Parquet reader does, unless spark.sql.caseSensitive is set) would read another file, size or schema.
+_FIELDS = {
+    "add": frozenset({"path", "partitionValues", "size", "modificationTime", "dataChange", "stats", "tags",
+                      "deletionVector", "baseRowId", "defaultRowCommitVersion", "clusteringProvider"}),
+    "remove": frozenset({"path", "deletionTimestamp", "dataChange", "extendedFileMetadata", "partitionValues", "size",
+                         "stats", "tags", "deletionVector", "baseRowId", "defaultRowCommitVersion"}),
+    "metaData": frozenset({"id", "name", "description", "format", "schemaString", "partitionColumns", "createdTime",
+                           "configuration"}),
+    "protocol": frozenset({"minReaderVersion", "minWriterVersion", "readerFeatures", "writerFeatures"}),
+}
+_FOLDED = {kind: {name.lower(): name for name in names} for kind, names in {"": ACTIONS, **_FIELDS}.items()}
 
 
 class _Validity:
@@ -242,13 +263,18 @@ class _Validity:
         return self.problems + ([f"{self.where}: {self.hidden} more such problems"] if self.hidden else [])
 
     def see(self, action: dict[str, Any]) -> None:
-        if len(action) > 1 and sum(v is not None for v in action.values()) > 1:
-            present = sorted(k for k, v in action.items() if v is not None)
-            self._problem(f"one line holds {len(present)} actions ({', '.join(present[:4])}): engines apply one of "
-                          "them or all of them")
+        if len(action) > 1:
+            present = sorted(k for k, v in action.items() if v is not None and k in ACTIONS)
+            if len(present) > 1:
+                self._problem(f"one line holds {len(present)} actions ({', '.join(present[:4])}): engines apply one "
+                              "of them or all of them")
+        if not action.keys() <= ACTIONS:
+            self._lookalikes("", action)
         for kind, body in action.items():
             if not isinstance(body, dict):
                 continue
+            if kind in _FIELDS and not body.keys() <= _FIELDS[kind]:
+                self._lookalikes(kind, body)
             if kind == "add" or kind == "remove":
                 self._file(kind, body)
             elif kind == "metaData":
@@ -260,6 +286,17 @@ class _Validity:
                 self.protocol += 1
                 if self.protocol == 2:
                     self._problem("holds more than one protocol action: engines read either")
+
+    def _lookalikes(self, kind: str, body: dict[str, Any]) -> None:
+        """Unknown keys of a line (``kind`` "") or of an action's body are ignored (see ACTIONS), unless they spell a
+        known name in another case."""
+        known = _FIELDS.get(kind, ACTIONS)
+        for key in body.keys() - known:
+            name = _FOLDED[kind].get(str(key).lower())
+            if name is not None:
+                what = f"the {kind} field {name!r}" if kind else f"the action {name!r}"
+                self._problem(f"{key!r} differs from {what} only in case: an engine that matches names without case "
+                              "reads it as that")
 
     def _file(self, kind: str, body: dict[str, Any]) -> None:
         path = str(body.get("path"))
@@ -539,6 +576,12 @@ def _parquet_actions(data: bytes) -> Iterator[dict[str, Any]]:
 
     pf = pq.ParquetFile(pa.BufferReader(data))
     names = set(pf.schema_arrow.names)
+    folded = sorted(n for n in names if n not in ACTIONS and n.lower() in _FOLDED[""])
+    if folded:  # nested fields are held to this by _Validity, as JSON lines are
+        raise TableInconsistentError(f"a checkpoint column {folded[0]!r} differs from the action "
+                                     f"{_FOLDED[''][folded[0].lower()]!r} only in case: a reader matching Parquet "
+                                     "columns without case (Spark's, unless spark.sql.caseSensitive is set) reads it "
+                                     "as that action")
     cols = [c for c in ("add", "remove", "metaData", "protocol", "sidecar") if c in names]
     if not cols:
         return

@@ -83,14 +83,25 @@ class Report:
         return self.attested and not self.errors and self.level != "none"
 
     @property
+    def unreadable(self) -> bool:
+        """The table could not be read (``table_unreadable``, e.g. deletion vectors its engine cannot read), whether
+        it holds an attestation or not: unreadable input, exit 2 like every other (docs/errors.md)."""
+        return any(e.code == Code.TABLE_UNREADABLE for e in self.errors)
+
+    @property
     def exit_code(self) -> int:
+        if self.unreadable:
+            return 2
         return 0 if self.passed else 1
 
     @property
     def outcome(self) -> str:
-        """One word for tables of results (audit): VERIFIED, STALE, COMPACTED, UNATTESTED or NOT VERIFIED."""
+        """One word for tables of results (audit): VERIFIED, STALE, COMPACTED, UNATTESTED, NOT VERIFIED or ERROR (the
+        table could not be read)."""
         if self.passed:
             return "VERIFIED"
+        if self.unreadable:
+            return "ERROR"
         if not self.attested:
             return "UNATTESTED"
         first = self.errors[0].code.value if self.errors else ""

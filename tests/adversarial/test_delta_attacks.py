@@ -1339,8 +1339,8 @@ def test_an_attestation_made_before_the_times_were_bound_says_so(tmp_path: Path,
     import carriers.delta as delta_carrier
     from attest.view import ReaderView
 
-    def earlier(table: dict[str, Any], files: dict[str, str]) -> ReaderView:
-        return ReaderView(table={k: v for k, v in table.items() if k != "file_times"}, files=files)
+    def earlier(table: dict[str, Any], files: dict[str, str], **aside: Any) -> ReaderView:
+        return ReaderView(table={k: v for k, v in table.items() if k != "file_times"}, files=files, **aside)
 
     path = tmp_path / "t"
     write_deltalake(str(path), rows(), partition_by=["p"])

@@ -52,12 +52,13 @@ def test_deletion_vectors_are_part_of_the_bytes(spark: SparkSession, hook: Hook)
     shown = json.loads(_attest("show", str(path)).stdout)
     assert any(o["path"].endswith(dv_files[0].name) for o in shown["output_hashes"])
     # The DV file is attested bytes: flipping one of its bytes fails verification.
-    # A corrupt deletion vector (its checksum broken): the engine cannot read the table at all, never a pass.
+    # A corrupt deletion vector (its checksum broken): the engine cannot read the table at all, never a pass; an
+    # unreadable table exits 2, attested or not (docs/errors.md).
     data = bytearray(dv_files[0].read_bytes())
     data[-1] ^= 1
     dv_files[0].write_bytes(bytes(data))
     proc = _attest("verify", str(path), "--level", "bytes", "--json")
-    assert proc.returncode == 1 and "table_unreadable" in proc.stdout
+    assert proc.returncode == 2 and "table_unreadable" in proc.stdout
 
 
 def test_v2_checkpoints_column_mapping_and_clustering(spark: SparkSession, hook: Hook) -> None:
