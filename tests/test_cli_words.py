@@ -252,3 +252,15 @@ def test_show_and_record_of_something_that_is_not_a_delta_table_say_what_it_is(d
     (iceberg / "00000-a.metadata.json").write_text("{}")
     problem = error_of("show", str(tmp_path / "ice"))
     assert problem["code"] == "table_not_found" and "Iceberg table folder" in problem["message"], problem
+
+
+def test_a_manifest_named_by_uri(delta: Path, tmp_path: Path) -> None:
+    """A file: URI is the local file (it said "no such file" of one that exists); an object store is refused as a
+    place to read a manifest from, saying how to give it."""
+    _, shown, _ = cli("show", str(delta))
+    manifest = tmp_path / "m.json"
+    manifest.write_text(shown, encoding="utf-8")
+    rc, out, _ = cli("verify", manifest.as_uri(), "--artifacts-dir", str(delta))
+    assert rc == 0 and verdict(out) == "VERIFIED (bytes, unsigned)", out
+    problem = error_of("verify", "s3://bucket/m.json")
+    assert problem["code"] == "invalid_argument" and "attest verify -" in problem["message"], problem

@@ -335,8 +335,25 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
                            progress=out.progress("hashing table files"), policy=policy)
 
 
+def _manifest_path(target: str) -> str:
+    """A manifest named by a ``file:`` URI is that local file; one on an object store is not read from there (it said
+    "no such file" of a file that exists)."""
+    from attest.locations import is_uri, scheme_of
+
+    if target == "-" or not is_uri(target):
+        return target
+    scheme = scheme_of(target)
+    if scheme == "file":
+        from carriers.refs import local_path
+
+        return str(local_path(target))
+    raise InvalidArgumentError(f"{target}: a manifest is read from a local file or from stdin, not from {scheme}:// "
+                               f"(copy it here, or pipe it: ... | attest verify -); a table on {scheme}:// is verified "
+                               "by its folder URI, without a file name")
+
+
 def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
-    target = args.target
+    target = _manifest_path(args.target)
     artifacts = Path(args.artifacts_dir) if args.artifacts_dir else None
     directory = None
     if target != "-" and Path(target).is_dir():

@@ -156,8 +156,12 @@ def table_hint(target: str) -> str:
     can be said — an Iceberg table folder, a folder of tables, or a close name beside it. "" when nothing fits."""
     from attest.locations import is_local
 
-    if not target or not is_local(target) or target.startswith("file:"):
+    if not target or not is_local(target):
         return ""
+    if target.startswith("file:"):
+        from carriers.refs import local_path
+
+        target = str(local_path(target))
     if os.path.isdir(target):
         if _is_table(target) == "iceberg":
             return ("; it is an Iceberg table folder: name it through its catalog, "
