@@ -81,6 +81,8 @@ class Code(StrEnum):
     AUDIT_TABLE_REFUSED = "audit_table_refused"
     # Object stores and catalogs (issue 13): an engine that cannot reach a table on a store.
     UNSUPPORTED_STORAGE = "unsupported_storage"
+    # Errors that name the mistake (issue 30): a data file, table metadata or a folder of tables given as a manifest.
+    NOT_A_MANIFEST = "not_a_manifest"
 
 
 @record(frozen=True)

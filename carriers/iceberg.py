@@ -225,6 +225,10 @@ class IcebergCarrier(AttestedTable):
                 f"Iceberg catalog {catalog!r} is not configured for pyiceberg: set its type and uri in "
                 f".pyiceberg.yaml or as PYICEBERG_CATALOG__{catalog.upper()}__TYPE / __URI (and __WAREHOUSE) "
                 "environment variables") from exc
+        except Exception as exc:
+            if not type(exc).__module__.startswith("sqlalchemy"):
+                raise
+            raise _catalog_database_error(catalog, exc) from None
         try:
             table = cat.load_table(identifier)
         except (NoSuchTableError, NoSuchNamespaceError) as exc:
@@ -1000,3 +1004,18 @@ def tag_attested(carrier: IcebergCarrier | Table, snapshot_id: int | str, name: 
         manage = manage.create_tag(sid, tag)
     manage.commit()
     return [tag for _, tag in tags]
+
+
+def _catalog_database_error(catalog: str, exc: BaseException) -> TableReferenceError:
+    """A SQL catalog whose database cannot be opened (it said ``internal_error: OperationalError``): the catalog's
+    configuration is what is wrong; for SQLite, most often a path with three slashes (relative to the current folder)
+    where an absolute one takes four."""
+    from attest.redact import redact
+
+    text = redact(str(getattr(exc, "orig", None) or exc).splitlines()[0])
+    hint = ""
+    if "sqlite" in str(exc).lower():
+        hint = ("; a sqlite URI takes three slashes before a path relative to the current folder (sqlite:///cat.db) "
+                "and four before an absolute one (sqlite:////abs/path/cat.db), and its folder must exist")
+    return TableReferenceError(f"Iceberg catalog {catalog!r}: its SQL database cannot be opened ({text}); check the "
+                               f"catalog's uri in .pyiceberg.yaml or PYICEBERG_CATALOG__{catalog.upper()}__URI{hint}")

@@ -118,13 +118,20 @@ def parse_ref(text: str, *, version: str | None = None, snapshot_id: str | None 
 
 def _parse_typed(text: str) -> TableRef:
     match = _AT_VERSION.match(text)
+    if text[:8].lower() == "iceberg:" and not text.startswith(ICEBERG_SCHEME):
+        # iceberg:/local/ns.t (one slash) or ICEBERG://: read as a Delta URI it said "delta-rs cannot read tables on
+        # iceberg:// storage", pointing away from the mistake.
+        raise TableReferenceError(f"Iceberg reference {text!r} must look like iceberg://<catalog>/<namespace>.<table>"
+                                  " (lower case, two slashes, then the catalog's name as pyiceberg knows it)")
     if text.startswith(ICEBERG_SCHEME):
         base, version = (match.group("base"), match.group("version")) if match else (text, None)
         rest = base[len(ICEBERG_SCHEME):]
         catalog, sep, ident = rest.partition("/")
         if not sep or not catalog or "." not in ident or ident.startswith(".") or ident.endswith("."):
+            missing = ("no catalog name" if not catalog else "no <namespace>.<table> after the catalog" if not ident
+                       else "the table name needs its namespace before a '.'")
             raise TableReferenceError(
-                f"Iceberg reference {text!r} must look like iceberg://<catalog>/<namespace>.<table>")
+                f"Iceberg reference {text!r} must look like iceberg://<catalog>/<namespace>.<table>: {missing}")
         return TableRef("iceberg", ident, catalog=catalog, version=version, at_syntax=version is not None)
     if match is None:
         return TableRef("delta", text)

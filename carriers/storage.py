@@ -67,8 +67,10 @@ def check_supported(engine: str, uri: str) -> None:
     scheme = scheme_of(uri)
     if scheme not in ENGINE_SCHEMES[engine]:
         known = ", ".join(f"{s}://" for s in sorted(ENGINE_SCHEMES[engine] - {"file", "memory"}))
+        hint = ("; an Iceberg table is named iceberg://<catalog>/<namespace>.<table>, its catalog (a SQL database, a "
+                "REST server) configured for pyiceberg" if engine == "delta-rs" else "")
         raise UnsupportedStorageError(f"{engine} cannot read tables on {scheme}:// storage ({uri.split('://')[0]}://"
-                                      f"…); it reads local paths and {known}")
+                                      f"…); it reads local paths and {known}{hint}")
 
 
 def check_options(options: Mapping[str, str]) -> None:

@@ -13,8 +13,10 @@ import pytest
 from attest.canonical import digest
 from tests.conftest import run_cli
 
-VERIFIED = "VERIFIED"
-SCHEMA_ONLY = "VERIFIED (schema only — no byte-identity attested)"
+VERIFIED = "VERIFIED (bytes, unsigned)"
+SCHEMA_ONLY = "VERIFIED (schema only — no byte-identity attested, unsigned)"
+# A manifest read from stdin: no envelope could be looked for beside it.
+SCHEMA_ONLY_STDIN = "VERIFIED (schema only — no byte-identity attested, signature not checked)"
 
 
 def _artifact(tmp_path: Path, payload: bytes = b"PAR1 some parquet-ish bytes PAR1") -> tuple[Path, str]:
@@ -49,7 +51,9 @@ def test_without_artifacts_dir_says_schema_only(tmp_path: Path, valid_doc: dict[
     valid_doc["output_hashes"] = [{"hash": h}]
     result = run_cli("verify", str(_write(tmp_path, valid_doc)))
     assert result.returncode == 0
-    assert last_line(result.stdout) == SCHEMA_ONLY
+    # The manifest attests bytes: the verdict says they were not checked, not that none are attested.
+    assert last_line(result.stdout) == ("VERIFIED (schema only — 1 output hash not checked: no --artifacts-dir given, "
+                                        "unsigned)")
     assert "not checked" in result.stdout
 
 
@@ -61,7 +65,7 @@ def test_manifest_without_outputs_is_schema_only_even_with_dir(tmp_path: Path, v
 
 def test_stdin(valid_doc: dict[str, Any]) -> None:
     result = run_cli("verify", "-", stdin=json.dumps(valid_doc).encode())
-    assert result.returncode == 0 and last_line(result.stdout) == SCHEMA_ONLY
+    assert result.returncode == 0 and last_line(result.stdout) == SCHEMA_ONLY_STDIN
 
 
 @pytest.mark.parametrize(
@@ -234,7 +238,8 @@ def test_level_schema_never_reads_artifacts(tmp_path: Path, valid_doc: dict[str,
     valid_doc["output_hashes"] = [{"hash": "e" * 64}]  # no such artifact: a bytes check would fail
     manifest = _write(tmp_path, valid_doc)
     result = run_cli("verify", str(manifest), "--artifacts-dir", str(artifacts), "--level", "schema")
-    assert result.returncode == 0 and last_line(result.stdout) == SCHEMA_ONLY
+    assert result.returncode == 0 and last_line(result.stdout) == ("VERIFIED (schema only — 1 output hash not "
+                                                                   "checked: --level schema, unsigned)")
 
 
 def test_table_only_options_on_a_manifest_exit_2(tmp_path: Path, valid_doc: dict[str, Any]) -> None:

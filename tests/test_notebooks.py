@@ -47,7 +47,7 @@ def test_notebooks_match_their_generator(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_lineage_notebook(tmp_path: Path) -> None:
     text, html = _run("inspect_lineage.ipynb", tmp_path)
-    assert ": stale" in text and "VERIFIED (bytes)" in text
+    assert ": stale" in text and "VERIFIED (bytes, unsigned)" in text
     _shows_the_picture(html)
     assert 'data-attest="attestation"' in html and 'data-attest="report"' in html and 'data-attest="audit"' in html
 
@@ -56,6 +56,6 @@ def test_lineage_notebook(tmp_path: Path) -> None:
 @pytest.mark.spark
 def test_spark_notebook(tmp_path: Path) -> None:
     text, html = _run("spark_pipeline.ipynb", tmp_path)
-    assert "attested=3 failed=0" in text and text.count("VERIFIED (bytes)") == 2
+    assert "attested=3 failed=0" in text and text.count("VERIFIED (bytes, unsigned)") == 2
     _shows_the_picture(html)
     assert html.count('data-outcome="VERIFIED"') >= 3  # gold, silver, bronze

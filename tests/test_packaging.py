@@ -39,7 +39,7 @@ def test_verifier_runs_with_only_blake3_and_jsonschema(tmp_path: Path, valid_doc
             f"sys.exit(main(['verify', {str(tmp_path / 'm.json')!r}, '--artifacts-dir', {str(tmp_path)!r}]))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "VERIFIED"
+    assert out.stdout.strip().splitlines()[-1] == "VERIFIED (bytes, unsigned)"
 
 
 @pytest.mark.parametrize(("ref", "extra"), [("iceberg://prod/sales.orders", "iceberg"), ("s3://bucket/t", "delta")])

@@ -91,7 +91,7 @@ def test_verify_and_audit_show_progress_on_a_terminal_only(tmp_path: Path) -> No
     write_deltalake(str(table), pa.table({"p": list(range(80)), "x": list(range(80))}), partition_by=["p"])
     assert run_cli("record", str(table), "--model", "m", "--sql", "SELECT 1").returncode == 0
     rc, out, terminal = _on_a_terminal(["verify", str(table), "--level", "bytes"], tmp_path)
-    assert rc == 0 and out.startswith("VERIFIED (bytes)")
+    assert rc == 0 and out.startswith("VERIFIED (bytes, unsigned)")
     assert "hashing table files" in terminal  # the bar, on stderr
     piped = run_cli("verify", str(table), "--level", "bytes")
     assert piped.returncode == 0 and piped.stderr == ""  # piped: nothing

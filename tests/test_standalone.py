@@ -115,7 +115,7 @@ def _verify_dir(out: Path) -> dict[str, Any]:
 
     result = run_cli("verify", str(out), "--json")
     doc: dict[str, Any] = json.loads(result.stdout)
-    assert result.returncode == 0 and doc["verdict"] == "VERIFIED", result.stdout + result.stderr
+    assert result.returncode == 0 and doc["verdict"] == "VERIFIED (bytes, unsigned)", result.stdout + result.stderr
     return doc
 
 

@@ -172,13 +172,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.early = head.agreeing(args) if head is not None else None
     from attest.cli import commands
     from attest.cli.output import EXIT_OK, output_for
-    from attest.errors import AttestError
+    from attest.errors import AttestError, Code
 
     out: Output = output_for(bool(getattr(args, "json", False)) or getattr(args, "format", None) == "json")
     func: Callable[[argparse.Namespace, Output], Any] = getattr(commands, args.func)
     try:
         return int(out.result(func(args, out)))
     except AttestError as err:
+        if err.code == Code.TABLE_NOT_FOUND and isinstance(getattr(args, "target", None), str):
+            from attest.cli.mistakes import table_hint
+
+            hint = table_hint(args.target)  # a folder of tables, an Iceberg folder, a typo: said with the fix
+            if hint and hint not in err.message:
+                err = AttestError(err.message + hint, path=err.path, code=err.code)
         code = out.error(err)
         return 1 if err.code in commands.NOT_DONE else code
     except KeyboardInterrupt:

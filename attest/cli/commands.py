@@ -37,11 +37,13 @@ NOT_DONE = frozenset({Code.SUPERSEDED, Code.COMMIT_CONFLICT, Code.EVIDENCE_DROPP
 
 @record
 class TextResult:
-    """A result that is a text (digest, schema) with its JSON form."""
+    """A result that is a text (digest, schema) with its JSON form. ``json_text``: the text is JSON itself (the
+    schema), printed escaped like any JSON (attest/cli/output.py), never with characters replaced."""
 
     text: str
     document: Any
     exit_code: int = EXIT_OK
+    json_text: bool = False
 
     def to_json(self) -> Any:
         return self.document
@@ -52,16 +54,23 @@ class TextResult:
 
 @record
 class ShowResult:
-    """``attest show``: the standalone manifest (or the inputs) of a table version, JSON either way."""
+    """``attest show``: the standalone manifest (or the inputs) of a table version, JSON either way: printed as
+    JSON prints it (escaped, never replaced: ``show | verify -`` checks the very document the table holds).
+    ``wrapped``: the one object ``--json`` prints when the document is not one (``--inputs``: a list)."""
 
     ref: str
     document: Any
     attested: bool
     exit_code: int = EXIT_OK
     stderr_text: str = ""
+    wrapped: Any = None
+
+    @property
+    def json_text(self) -> bool:
+        return self.attested
 
     def to_json(self) -> Any:
-        return self.document
+        return self.document if self.wrapped is None else self.wrapped
 
     def human(self) -> str:
         return "" if not self.attested else json.dumps(self.document, indent=2, ensure_ascii=False)
@@ -94,7 +103,7 @@ class RecordResult:
     def human(self) -> str:
         line = (f"RECORDED — {self.ref} {self.noun} {self.attested_version}: {self.files} file(s) hashed"
                 + (f", inputs {self.proof}" if self.proof else ", no inputs observed")
-                + (f", signed by {self.signer}" if self.signer else ""))
+                + (f", signed by {self.signer}" if self.signer else ", unsigned"))
         sent = [self.openlineage.line()] if self.openlineage is not None and self.openlineage.emitted else []
         return "\n".join([*(f"  replaces: {r}" for r in self.replaced), line, *sent])
 
@@ -153,12 +162,28 @@ def read_input(name: str, *, regular_only: bool = False) -> bytes:
     try:
         return _read_bounded(name, limit, regular_only=regular_only)
     except FileNotFoundError as exc:
-        raise AttestError(f"{name}: no such manifest file (nor a Delta table: no _delta_log there)",
-                          code=Code.MANIFEST_MISSING) from exc
+        from attest.cli.mistakes import missing_file
+
+        raise missing_file(name) from exc
     except IsADirectoryError as exc:
         raise AttestError(f"{name}: is a directory", code=Code.MANIFEST_MISSING) from exc
     except OSError as exc:
         raise AttestError(f"{name}: {exc.strerror}", code=Code.MANIFEST_MISSING) from exc
+
+
+def read_argument_file(option: str, name: str) -> bytes:
+    """The bytes of the file an option names (``--sql-file``, ``--program-json``): its errors name that option, never
+    a manifest (a missing ``--sql-file`` said "no such manifest file (nor a Delta table)")."""
+    from attest.model import MAX_DOCUMENT_BYTES
+
+    if name == "-":
+        return sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)
+    try:
+        return _read_bounded(name, MAX_DOCUMENT_BYTES + 1, regular_only=False)
+    except OSError as exc:
+        from attest.cli.mistakes import unreadable_argument_file
+
+        raise unreadable_argument_file(option, name, exc) from exc
 
 
 def _read_bounded(name: str, limit: int, *, regular_only: bool) -> bytes:
@@ -208,7 +233,11 @@ def cmd_digest(args: argparse.Namespace, out: Output) -> TextResult:
     from attest.canonical import digest
     from attest.model import load_json_document
 
-    identity = digest(load_json_document(read_input(args.file)))
+    data = read_input(args.file)
+    from attest.cli.mistakes import refuse_data_file
+
+    refuse_data_file(args.file, data, expected="JSON document")
+    identity = digest(load_json_document(data))
     return TextResult(identity, {"identity": identity, "hash_scheme": "v1"})
 
 
@@ -216,7 +245,7 @@ def cmd_schema(args: argparse.Namespace, out: Output) -> TextResult:
     from attest.schema import schema_text
 
     text = schema_text()
-    return TextResult(text.rstrip("\n"), json.loads(text))
+    return TextResult(text.rstrip("\n"), json.loads(text), json_text=True)
 
 
 # ---- verify ----------------------------------------------------------------------------------------------------
@@ -306,13 +335,33 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
                            progress=out.progress("hashing table files"), policy=policy)
 
 
+def _manifest_path(target: str) -> str:
+    """A manifest named by a ``file:`` URI is that local file; one on an object store is not read from there (it said
+    "no such file" of a file that exists)."""
+    from attest.locations import is_uri, scheme_of
+
+    if target == "-" or not is_uri(target):
+        return target
+    scheme = scheme_of(target)
+    if scheme == "file":
+        from carriers.refs import local_path
+
+        return str(local_path(target))
+    raise InvalidArgumentError(f"{target}: a manifest is read from a local file or from stdin, not from {scheme}:// "
+                               f"(copy it here, or pipe it: ... | attest verify -); a table on {scheme}:// is verified "
+                               "by its folder URI, without a file name")
+
+
 def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
-    target = args.target
+    target = _manifest_path(args.target)
     artifacts = Path(args.artifacts_dir) if args.artifacts_dir else None
     directory = None
     if target != "-" and Path(target).is_dir():
         # A standalone carrier directory: its manifest.json, and the directory itself as the artifacts dir.
         directory = target
+        from attest.cli.mistakes import refuse_directory
+
+        refuse_directory(directory)  # no manifest.json: an Iceberg table folder, a folder of tables, an empty one
         artifacts = artifacts or Path(target)
         target = str(Path(target) / "manifest.json")
     if args.level == "bytes" and artifacts is None:
@@ -321,6 +370,9 @@ def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
                              "carrier directory)", code=Code.ARTIFACTS_DIR_REQUIRED)
     policy = _trust_policy(args)  # before any hashing: a bad key or policy file is an input error (exit 2)
     data = read_input(target, regular_only=directory is not None)
+    from attest.cli.mistakes import refuse_data_file
+
+    refuse_data_file(target, data)  # a Parquet / Avro / ORC file: never JSON, so never a manifest
     from attest.verify.artifacts import EarlyHashes
 
     # Hashing started before the command was imported (attest.cli._head_start), or starts now, overlapping what is
@@ -332,14 +384,29 @@ def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
         early = EarlyHashes.start(data, artifacts)
     from attest.verify.manifest import verify_manifest_bytes
 
-    report = verify_manifest_bytes(data, subject=target, artifacts_dir=artifacts, level=args.level,
-                                   progress=out.progress("hashing artifacts"), early=early)
+    try:
+        report = verify_manifest_bytes(data, subject=target, artifacts_dir=artifacts, level=args.level,
+                                       progress=out.progress("hashing artifacts"), early=early)
+    except AttestError:
+        _name_the_document(target, data)  # a Delta log commit (not one JSON document): said so
+        raise
+    if not report.passed:
+        _name_the_document(target, data)  # Iceberg table metadata, a one-line Delta commit: said so
     _check_manifest_signature(args, target, data, policy, report)
     if directory is not None:
         from carriers.standalone import directory_notes
 
         report.notes += directory_notes(directory, data)
     return report
+
+
+def _name_the_document(target: str, data: bytes) -> None:
+    """Raise ``not_a_manifest`` when a document that failed is table metadata or a log commit (only then parsed)."""
+    from attest.cli.mistakes import not_a_manifest
+
+    err = not_a_manifest(target, data)
+    if err is not None:
+        raise err
 
 
 # ---- signatures (docs/signing.md) ------------------------------------------------------------------------------
@@ -369,7 +436,10 @@ def _check_manifest_signature(args: argparse.Namespace, target: str, data: bytes
 
     where = args.envelope or (None if target == "-" else _envelope_beside(target))
     if policy is None:
-        if where is not None and Path(where).is_file():
+        # signed: None when nothing could be looked for (stdin without --envelope): the verdict then says
+        # "signature not checked", never "unsigned".
+        report.signed = None if where is None else Path(where).is_file()
+        if report.signed:
             report.notes.append(f"a signed envelope is beside the manifest ({where}); its signature was not "
                                 "checked: give --key or --policy")
         return
@@ -395,6 +465,7 @@ def _check_manifest_signature(args: argparse.Namespace, target: str, data: bytes
         return  # not a manifest object: the schema failure is already in the report
     result = check_manifest_signature(envelope, policy, document)
     report.signature = result.to_json()
+    report.signed = result.signed
     if result.passed:
         report.signer = result.signer
     else:
@@ -456,7 +527,11 @@ def cmd_show(args: argparse.Namespace, out: Output) -> ShowResult:
         return ShowResult(str(ref), {"attested": False, "table": ref.base, "version": ref.version,
                                      "message": message}, attested=False, exit_code=EXIT_FAILED, stderr_text=message)
     if args.inputs:
-        return ShowResult(str(ref), [i.to_dict() for i in (attestation.inputs or ())], attested=True)
+        # Text: the list itself; --json: one object, as every --json prints (docs/cli.md).
+        inputs = [i.to_dict() for i in (attestation.inputs or ())]
+        return ShowResult(str(ref), inputs, attested=True, wrapped={
+            "table": ref.base, "version": ref.version, "attested_version": attestation.attested_version,
+            "inputs": inputs})
     document = attestation.document
     # Field order as in the spec when the document is valid; an invalid one is shown as read.
     with contextlib.suppress(AttestError):
@@ -577,16 +652,34 @@ def _program_hash(args: argparse.Namespace) -> str:
     if args.sql is not None:
         return program_identity_sql(args.sql, args.dialect)
     if args.sql_file is not None:
-        return program_identity_sql(read_input(args.sql_file).decode("utf-8"), args.dialect)
+        data = read_argument_file("--sql-file", args.sql_file)
+        try:
+            sql = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidArgumentError(f"--sql-file {args.sql_file}: not UTF-8 text (byte {exc.start}): give the "
+                                       "SQL as UTF-8") from None
+        return program_identity_sql(sql, args.dialect)
     if args.program_json is not None:
-        return program_identity_json(load_json_document(read_input(args.program_json)))
+        return program_identity_json(load_json_document(read_argument_file("--program-json", args.program_json)))
     value: str = str(args.program_hash)
     if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
         raise InvalidArgumentError("--program-hash must be 64 lowercase hex characters")
     return value
 
 
+def _text_arguments(args: argparse.Namespace) -> None:
+    """Words recorded into the manifest must be Unicode text: bytes that are not UTF-8 on the command line reach
+    Python as lone surrogates, which no JSON document may hold (refused here as the argument they are, not as a
+    malformed manifest)."""
+    for option in ("model", "run_id", "sql", "dialect", "branch"):
+        value = getattr(args, option, None)
+        if isinstance(value, str) and any("\ud800" <= c <= "\udfff" for c in value):
+            raise InvalidArgumentError(f"--{option.replace('_', '-')} is not UTF-8 text (it holds bytes no Unicode "
+                                       "character is made of): give it as UTF-8")
+
+
 def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
+    _text_arguments(args)
     program_hash = _program_hash(args)
     ref = table_ref(args)
     if ref.version is not None:

@@ -58,7 +58,11 @@ class Output:
 class TextOutput(Output):
     def result(self, result: Result) -> int:
         text = result.human()
-        if text:  # credentials never printed (attest/redact.py), nothing a terminal would act on
+        if text and getattr(result, "json_text", False):
+            # A JSON document (show, schema): escaped as JSON escapes (the same value), never replaced — replacing
+            # U+2028 in a model name by U+FFFD would print another document than the one the table holds.
+            print(json_terminal_safe(_redact_json(text)), file=self.stdout, flush=True)
+        elif text:  # credentials never printed (attest/redact.py), nothing a terminal would act on
             print(terminal_safe(redact(text)), file=self.stdout, flush=True)
         notice = getattr(result, "stderr_text", "")
         if notice:

@@ -33,8 +33,10 @@ def canonical_sql(sql: str, dialect: str | None = None) -> str:
     try:
         import sqlglot  # optional extra [sql]: the verifier-only install does not need it
         from sqlglot.errors import ParseError
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ProgramError("SQL program identity needs sqlglot: pip install 'recipe-attest[sql]'") from exc
+    except ImportError as exc:  # tests/test_cli_errors.py hides the module
+        raise ProgramError("SQL program identity (--sql, --sql-file) needs sqlglot: pip install "
+                           "'recipe-attest[sql]', or give --program-json / --program-hash",
+                           code=Code.EXTRA_MISSING) from exc
     try:
         trees = sqlglot.parse(sql, read=dialect or None)
     except ParseError as exc:

@@ -61,10 +61,13 @@ def verify_document(
         return report
     outputs = document.get("output_hashes")
     if level == "schema":
+        if outputs:
+            report.bytes_unchecked = f"{_hashes(len(outputs))} not checked: --level schema"
         return report
     if artifacts_dir is None:
         if outputs:
-            report.notes.append(f"{len(outputs)} output hash(es) not checked: no --artifacts-dir given")
+            report.bytes_unchecked = f"{_hashes(len(outputs))} not checked: no --artifacts-dir given"
+            report.notes.append(report.bytes_unchecked)
         return report
     if not outputs:
         if level == "bytes":
@@ -111,6 +114,10 @@ def verify_document(
     if progress is not None:  # done, also when some entries named no file (progress counted only found ones)
         progress(len(outputs), len(outputs), report.bytes_checked)
     return report
+
+
+def _hashes(count: int) -> str:
+    return f"{count} output hash" if count == 1 else f"{count} output hashes"
 
 
 def _sizes_changed(sizes: dict[str, int]) -> bool:

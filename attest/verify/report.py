@@ -17,9 +17,24 @@ else:
 LEVELS: tuple[Level, ...] = ("schema", "files", "bytes")
 
 VERIFIED = "VERIFIED"
-SCHEMA_ONLY = "VERIFIED (schema only — no byte-identity attested)"
+SCHEMA_ONLY = "VERIFIED (schema only — no byte-identity attested)"  # the reference verifier's line (docs/verify.md)
 NOT_VERIFIED = "NOT VERIFIED"
 UNATTESTED = "UNATTESTED"
+# What a verdict says of the signature (docs/verify.md): a passing verdict always says one of these three.
+UNSIGNED = "unsigned"
+SIGNATURE_NOT_CHECKED = "signature not checked"
+# What a table verdict says was checked, by the deepest level reached.
+_TABLE_LEVEL = {
+    "schema": "schema only — files and bytes not checked",
+    "files": "files — live file set and sizes; bytes not re-hashed",
+    "bytes": "bytes",
+    "none": "nothing checked",
+}
+_STOPPED_AT = {
+    "schema": "schema — files and bytes not checked",
+    "files": "files — bytes not re-hashed",
+    "none": "nothing checked",
+}
 
 
 def version_noun(table_format: str | None) -> str:
@@ -57,6 +72,11 @@ class Report:
     view_unbound: list[str] = field(default_factory=list)  # parts of the reader view bound only by newer attestations
     signer: str | None = None  # key id of the trusted key whose signature verified (docs/signing.md)
     signature: dict[str, Any] | None = None  # the signature check's result as JSON, when one was asked for
+    # Whether the attestation carries a signature: True (an envelope is there, checked or not), False (none: looked
+    # for and absent), None (not looked for: a manifest read from stdin, a document a caller passed).
+    signed: bool | None = None
+    # Output hashes the manifest holds that no byte was checked against, and why ("" when all were, or none held).
+    bytes_unchecked: str = ""
 
     @property
     def passed(self) -> bool:
@@ -90,35 +110,46 @@ class Report:
     def fail(self, code: Code, message: str, path: str = "") -> None:
         self.errors.append(Problem(code, message, path))
 
+    def signature_words(self) -> str:
+        """What was established about the signature: ``signed by <key id>``, ``unsigned`` or ``signature not
+        checked`` (an envelope is there but no key or policy was given, or nobody looked)."""
+        if self.signer is not None:
+            return f"signed by {self.signer}"
+        return UNSIGNED if self.signed is False else SIGNATURE_NOT_CHECKED
+
     def verdict(self) -> str:
-        """The single last line of human output."""
+        """The single last line of human output: what passed, at which level, what was not checked, and the
+        signature (a passing verdict never reads the same for an unsigned and a signed attestation)."""
         if not self.attested:
             where = f" at {version_noun(self.table_format)} {self.version}" if self.version is not None else ""
             return f"{UNATTESTED} — {self.subject}{where} carries no attestation"
         if self.table_format is None:  # a standalone manifest
             if not self.passed:
                 return NOT_VERIFIED
-            if self.signer is not None:
-                what = "bytes" if self.level == "bytes" else "schema only — no byte-identity attested"
-                return f"{VERIFIED} ({what}, signed by {self.signer})"
-            return VERIFIED if self.level == "bytes" else SCHEMA_ONLY
+            if self.level == "bytes":
+                what = "bytes"
+            else:  # the reference's "no byte-identity attested" only when the manifest attests none
+                what = "schema only — " + (self.bytes_unchecked or "no byte-identity attested")
+            return f"{VERIFIED} ({what}, {self.signature_words()})"
         word = VERIFIED if self.passed else NOT_VERIFIED
-        qualifier = {
-            "schema": "schema only — files and bytes not checked",
-            "files": "files — live file set and sizes; bytes not re-hashed",
-            "bytes": "bytes",
-            "none": "nothing checked",
-        }[self.level]
+        qualifier = _TABLE_LEVEL[self.level]
+        asked = self.requested_level
+        if not self.passed and asked in LEVELS and self.level in _STOPPED_AT and (
+                self.level == "none" or LEVELS.index(asked) > LEVELS.index(self.level)):
+            # A failure stops the checks: say how far they got, never "schema only" as if schema were asked.
+            qualifier = f"{asked} asked, stopped at {_STOPPED_AT[self.level]}"
         if self.origin == "foreign":
             # Another producer's attestation: say whose, and how its version was bound.
             qualifier = f"schema only — written by {self.producer}" + (
                 f", {self.binding_note}" if self.binding_note else "")
+        if self.passed:
+            qualifier += f", {self.signature_words()}"
+        if self.origin == "foreign":
+            pass  # its binding is said above; the reader view is never bound by another producer
         elif self.origin == "legacy" or self.view_bound is False:
             qualifier += "; reader view not bound (legacy attestation)"
         elif self.view_unbound:
             qualifier += f"; not bound: {', '.join(self.view_unbound)}"
-        if self.signer is not None and self.passed:
-            qualifier += f", signed by {self.signer}"
         noun = version_noun(self.table_format)
         tail = f"{self.table_format} table {self.subject} {noun} {self.version}"
         if self.attested_version is not None:
@@ -143,6 +174,9 @@ class Report:
             out["requested_level"] = self.requested_level
         if self.signer is not None:
             out["signer"] = self.signer
+        out["signed"] = self.signed
+        if self.bytes_unchecked:
+            out["bytes_unchecked"] = self.bytes_unchecked
         if self.signature is not None:
             out["signature"] = self.signature
         if self.table_format is not None:

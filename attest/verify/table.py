@@ -118,6 +118,7 @@ def _check_signature(state: TableState, report: Report, policy: TrustPolicy | No
     """The signature part of a verdict. Without a policy nothing is checked, and a signed attestation says so."""
     att = state.attestation
     assert att is not None
+    report.signed = att.envelope_ref is not None
     if policy is None:
         if att.envelope_ref is not None:
             report.notes.append(f"this attestation carries a signature ({att.envelope_ref}) that was not checked: "
@@ -139,6 +140,7 @@ def _check_signature(state: TableState, report: Report, policy: TrustPolicy | No
                                    attestation_document(att.document),
                                    binding, now=now)
     report.signature = result.to_json()
+    report.signed = result.signed
     if result.passed:
         report.signer = result.signer
         if result.signer is None:
