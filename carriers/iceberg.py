@@ -915,9 +915,10 @@ def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, A
                       partition_type: Any) -> list[Problem]:
     """Where the manifest list's summary of a manifest says other than the manifest's entries. Readers plan with the
     summary before they open a manifest: Java skips a manifest whose added and existing counts are zero, Java and
-    pyiceberg skip one whose partition bounds exclude a query's filter, Java drops delete files older than the
-    smallest data sequence number. A summary narrower than its manifest hides rows from some readers or queries, with
-    every file and byte intact (a wider one only costs planning time, as writers may make it)."""
+    pyiceberg skip one whose partition bounds exclude a query's filter, pyiceberg skips delete manifests listed below
+    the data manifests' smallest sequence number (carriers/iceberg_deletes.py). A summary narrower than its manifest
+    hides rows from some readers or queries, with every file and byte intact (a wider one only costs planning time, as
+    writers may make it)."""
     path = manifest.manifest_path
     out: list[Problem] = []
 
