@@ -193,8 +193,8 @@ class IcebergCarrier(AttestedTable):
     noun = "snapshot"
     sidecar_dir = SIDECAR_DIR
     pointer_dir = POINTER_DIR
-    # Compute views as readers of ``main`` would get the head of this carrier's branch once main is moved to it
-    # (carriers/publish.py): under the current schema, as a plain read of the table resolves it.
+    # Compute the view of the head of this carrier's branch as readers of ``main`` will get it once main is moved
+    # there (carriers/publish.py): under the current schema, as a plain read of the table resolves it.
     as_main = False
 
     def __init__(self, table: Table, *, catalog_name: str | None = None, detached: bool = False,
@@ -568,7 +568,8 @@ class IcebergCarrier(AttestedTable):
         # metadata has none of that id); a plain read of the table reads main's head under the current schema, and so
         # does Spark's read of a branch (SnapshotUtil.schemaFor: tags get their snapshot's, branches the table's).
         own = (meta.schema_by_id(snapshot.schema_id) if snapshot.schema_id is not None else None) or meta.schema()
-        main = self.as_main or (current is not None and current.snapshot_id == snapshot.snapshot_id)
+        head = self._head() if self.as_main else current
+        main = head is not None and head.snapshot_id == snapshot.snapshot_id
         # "schema" keeps its first meaning (views attested before "schemas" compare on it); "schemas" binds every
         # schema a reader of the snapshot resolves: a new schema-id given to the current snapshot changed only what
         # time travel to it read (the columns' names swapped), VERIFIED before.
