@@ -106,6 +106,33 @@ def test_the_attested_snapshot_pointed_at_a_schema_with_two_names_swapped(catalo
     assert_refused(REF, "reader_view_changed", "--snapshot-id", str(attested), "--level", "schema")
 
 
+def test_a_snapshot_whose_schema_id_the_metadata_no_longer_holds(catalog: SqlCatalog, table: Table) -> None:
+    """After a column is added, time travel to the attested snapshot reads it under its own (older) schema and it
+    verifies; that schema dropped from the metadata, pyiceberg reads the snapshot under the current schema (Java
+    refuses to), with the new column: what the time travel reads changed."""
+    follow_up = table.current_snapshot()
+    assert follow_up is not None and follow_up.parent_snapshot_id is not None
+    attested = follow_up.parent_snapshot_id
+    from pyiceberg.types import LongType
+
+    with table.update_schema() as update:
+        update.add_column("extra", LongType())
+    assert verify(REF, "--snapshot-id", str(attested))[0] == 0
+    assert set(_columns(catalog.load_table("ns.t"), snapshot_id=attested)) == {"id", "v"}
+
+    def drop_the_attested_schema(doc: dict[str, Any]) -> None:
+        own = next(s["schema-id"] for s in doc["snapshots"] if s["snapshot-id"] == attested)
+        doc["schemas"] = [s for s in doc["schemas"] if s["schema-id"] != own]
+
+    forged = rewrite_metadata(catalog, catalog.load_table("ns.t"), drop_the_attested_schema)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pyiceberg warns that the schema id is missing, and reads the current one
+        assert set(_columns(forged, snapshot_id=attested)) == {"id", "v", "extra"}
+    assert_refused(REF, "reader_view_changed", "--snapshot-id", str(attested), "--level", "schema")
+
+
 def test_a_tag_on_the_current_snapshot_reads_its_own_schema(catalog: SqlCatalog, table: Table) -> None:
     """A tag on the current snapshot: pyiceberg and Spark read a tag with the snapshot's own schema."""
     follow_up = table.current_snapshot()
