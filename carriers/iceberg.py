@@ -49,6 +49,7 @@ from carriers import properties as props
 from carriers.base import WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
 from carriers.iceberg_catalogs import guard, reading_io, storage_keys
+from carriers.iceberg_deletes import ListedManifest, Planned, applicability, path_bound
 from carriers.storage import FileIOStorage, check_supported, coded, local_path_of
 
 if TYPE_CHECKING:
@@ -192,6 +193,9 @@ class IcebergCarrier(AttestedTable):
     noun = "snapshot"
     sidecar_dir = SIDECAR_DIR
     pointer_dir = POINTER_DIR
+    # Compute the view of the head of this carrier's branch as readers of ``main`` will get it once main is moved
+    # there (carriers/publish.py): under the current schema, as a plain read of the table resolves it.
+    as_main = False
 
     def __init__(self, table: Table, *, catalog_name: str | None = None, detached: bool = False,
                  allow_external: bool = False, branch: str | None = None) -> None:
@@ -429,6 +433,7 @@ class IcebergCarrier(AttestedTable):
                         continue
                     data_file["spec_id"] = manifest.partition_spec_id
                     data_file["manifest_content"] = content
+                    data_file["manifest_path"] = manifest.manifest_path
                     # The data sequence number decides which delete files apply to the file (Iceberg spec, "Sequence
                     # Number Inheritance"): an added entry without one takes its manifest's, as every reader does.
                     sequence = entry.get("sequence_number")
@@ -477,6 +482,7 @@ class IcebergCarrier(AttestedTable):
     def _compute_live(self, snapshot: Snapshot) -> LiveVersion:
         files: dict[str, DataFile] = {}
         views: dict[str, list[dict[str, Any]]] = {}
+        planned: list[Planned] = []
         records, problems = self._manifest_entries(snapshot)
         problems += _metadata_problems(self.table.metadata)
         deletes_apply = deletes_in_view(int(self.table.metadata.format_version),
@@ -502,9 +508,11 @@ class IcebergCarrier(AttestedTable):
             # Several deletion vectors share one Puffin file (different offsets): one file, every entry in its view.
             files.setdefault(data_file.path, data_file)
             views.setdefault(data_file.path, []).append(entry)
+            planned.append(_planned(data_file, df))
         ordered = sorted(files.values(), key=lambda f: f.path)
         self._confine(ordered, problems)
-        view = ReaderView(table={**self._table_view(snapshot), "locations": locations_digest(ordered)},
+        view = ReaderView(table={**self._table_view(snapshot), "locations": locations_digest(ordered),
+                                 "deletes": self._deletes(snapshot, planned, problems)},
                           files=file_views(views))
         notes: list[str] = []
         ignored = storage_keys(self.table.metadata.properties)
@@ -514,6 +522,21 @@ class IcebergCarrier(AttestedTable):
                          "(and a REST server's vended config) say, never as the table's own metadata says, and no "
                          "code it names is run")
         return LiveVersion(files=ordered, view=view, identity=self.table_identity, problems=problems, notes=notes)
+
+    def _deletes(self, snapshot: Snapshot, planned: list[Planned], problems: list[Problem]) -> str:
+        """The view's ``deletes``: which delete files each reader applies to which data files
+        (carriers/iceberg_deletes.py), and a problem where one reader drops by a shortcut deletes the other applies."""
+        if all(p.content == 0 for p in planned):
+            return NO_DELETES
+        fv = max(2, int(self.table.metadata.format_version))
+        listed = [ListedManifest(path=str(m.manifest_path), content=int(getattr(m.content, "value", m.content) or 0),
+                                 sequence_number=m.sequence_number, min_sequence_number=m.min_sequence_number)
+                  for m, _ in self._manifest_list(snapshot, fv)]
+        unpartitioned = {i for i, spec in self.table.metadata.specs().items() if spec.is_unpartitioned()}
+        applied, differ = applicability(planned, listed, unpartitioned)
+        problems += [Problem(Code.TABLE_INCONSISTENT, f"readers apply different delete files: {why}") for why in
+                     differ[:5]]
+        return deletes_digest(applied)
 
     def file_entry(self, df: Mapping[str, Any], *, deletes_apply: bool = False) -> tuple[DataFile, dict[str, Any]]:
         """A manifest's data-file record (field name -> value) as a live file and its reader-view entry; with
@@ -544,10 +567,26 @@ class IcebergCarrier(AttestedTable):
     def _table_view(self, snapshot: Snapshot) -> dict[str, Any]:
         meta = self.table.metadata
         current = self.table.current_snapshot()
-        # Readers of the current snapshot use the current schema; time travel uses the snapshot's own.
-        schema = meta.schema() if current is not None and current.snapshot_id == snapshot.snapshot_id else (
-            meta.schema_by_id(snapshot.schema_id) if snapshot.schema_id is not None else None) or meta.schema()
-        return table_view(meta, schema)
+        # Time travel to a snapshot (by id, tag or timestamp: pyiceberg's scan(snapshot_id=...) and use_ref, Spark's
+        # VERSION AS OF and TIMESTAMP AS OF) reads it under its own schema-id (pyiceberg: the current schema when the
+        # metadata has none of that id); a plain read of the table reads main's head under the current schema, and so
+        # does Spark's read of a branch (SnapshotUtil.schemaFor: tags get their snapshot's, branches the table's).
+        own = (meta.schema_by_id(snapshot.schema_id) if snapshot.schema_id is not None else None) or meta.schema()
+        head = self._head() if self.as_main else current
+        main = head is not None and head.snapshot_id == snapshot.snapshot_id
+        # "schema" keeps its first meaning (views attested before "schemas" compare on it); "schemas" binds every
+        # schema a reader of the snapshot resolves: a new schema-id given to the current snapshot changed only what
+        # time travel to it read (the columns' names swapped), VERIFIED before.
+        view = table_view(meta, meta.schema() if main else own)
+        view["schemas"] = schema_digests([own, meta.schema()] if main or self._branch_head(snapshot) else [own])
+        return view
+
+    def _branch_head(self, snapshot: Snapshot) -> bool:
+        """Whether ``snapshot`` is the head of a branch: Spark reads a branch under the table's current schema."""
+        from pyiceberg.table.refs import SnapshotRefType
+
+        return any(ref.snapshot_id == snapshot.snapshot_id and ref.snapshot_ref_type == SnapshotRefType.BRANCH
+                   for ref in self.table.metadata.refs.values())
 
     def record_of(self, data_file: Any, spec_id: int) -> dict[str, Any]:
         """An in-memory pyiceberg DataFile as the field-name record a manifest read gives back."""
@@ -796,12 +835,46 @@ def table_view(meta: Any, schema: Any) -> dict[str, Any]:
     props_ = meta.properties
     return {
         "format_version": int(meta.format_version),
-        "schema": {k: v for k, v in _strip_docs(json.loads(schema.model_dump_json())).items() if k != "schema-id"},
+        "schema": _schema_view(schema),
         "partition_specs": {str(k): json.loads(s.model_dump_json()) for k, s in sorted(meta.specs().items())},
         "default_spec_id": int(meta.default_spec_id),
         "read_properties": {k: props_[k] for k in READ_PROPERTIES if k in props_},
         "data_locations": {k: props_[k] for k in LOCATION_PROPERTIES if k in props_},
     }
+
+
+def _schema_view(schema: Any) -> dict[str, Any]:
+    """A schema as readers resolve it: field ids, names, types, requiredness and defaults; docs and its id left out."""
+    return {k: v for k, v in _strip_docs(json.loads(schema.model_dump_json())).items() if k != "schema-id"}
+
+
+def schema_digests(schemas: Iterable[Any]) -> list[str]:
+    """The schemas readers of a snapshot resolve (:meth:`IcebergCarrier._table_view`), as the sorted digests of the
+    distinct ones: one digest when every reader reads the snapshot alike."""
+    return sorted({file_digest(_schema_view(s)) for s in schemas})
+
+
+def deletes_digest(applied: Mapping[str, Any]) -> str:
+    """Which delete files each reader applies to which data files (:func:`carriers.iceberg_deletes.applicability`), as
+    one digest of the view's table part."""
+    return file_digest(dict(applied))
+
+
+NO_DELETES = deletes_digest({"pyiceberg": {}, "java": {}})
+
+
+def _planned(data_file: DataFile, df: Mapping[str, Any]) -> Planned:
+    """A live file's manifest record as delete planning sees it."""
+    puffin = data_file.kind == "deletion_vector"
+    offset = df.get("content_offset")
+    sequence = df.get("data_sequence_number")
+    return Planned(key=f"{data_file.path}@{offset}" if puffin else data_file.path, location=data_file.location,
+                   content=int(_plain(df.get("content")) or 0), puffin=puffin, spec_id=int(df.get("spec_id") or 0),
+                   partition=json.dumps(json_safe(_plain(df.get("partition"))), sort_keys=True),
+                   sequence=sequence if isinstance(sequence, int) else None,
+                   referenced=None if df.get("referenced_data_file") is None else str(df["referenced_data_file"]),
+                   path_lower=path_bound(df.get("lower_bounds")), path_upper=path_bound(df.get("upper_bounds")),
+                   manifest=str(df.get("manifest_path") or ""))
 
 
 def locations_digest(files: Iterable[DataFile]) -> str:
@@ -847,9 +920,10 @@ def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, A
                       partition_type: Any) -> list[Problem]:
     """Where the manifest list's summary of a manifest says other than the manifest's entries. Readers plan with the
     summary before they open a manifest: Java skips a manifest whose added and existing counts are zero, Java and
-    pyiceberg skip one whose partition bounds exclude a query's filter, Java drops delete files older than the
-    smallest data sequence number. A summary narrower than its manifest hides rows from some readers or queries, with
-    every file and byte intact (a wider one only costs planning time, as writers may make it)."""
+    pyiceberg skip one whose partition bounds exclude a query's filter, pyiceberg skips delete manifests listed below
+    the data manifests' smallest sequence number (carriers/iceberg_deletes.py). A summary narrower than its manifest
+    hides rows from some readers or queries, with every file and byte intact (a wider one only costs planning time, as
+    writers may make it)."""
     path = manifest.manifest_path
     out: list[Problem] = []
 

@@ -9,7 +9,8 @@ the branch). ``publish`` then
    exception: main's own *attestation* snapshots (follow-ups that add and remove no file) committed after the fork
    point — an engine that caches table metadata (Spark) forks the branch from the data snapshot before the
    attestation of it landed. They change no data, and the branch head carries its own attestation;
-3. verifies B — the attestation in force at the branch head, at the requested level, under the trust policy;
+3. verifies B — the attestation in force at the branch head, at the requested level, under the trust policy — as
+   main's readers will read it once main is moved there (the current schema);
 4. moves main to exactly B (the verified snapshot, not whatever the branch holds by then), with pyiceberg's
    requirement that main is still M: a commit to main in the meantime makes the publish fail, never overwrite it.
 """
@@ -113,6 +114,9 @@ def publish(
     base.refresh()  # one metadata version for the checks and the commit's requirement
     carrier = IcebergCarrier(base.table, catalog_name=base.catalog_name, detached=base.detached,
                              allow_external=base.allow_external, branch=branch)
+    # The head is verified as main's readers will read it once main is moved there (the current schema, not only
+    # the head's own): verified under its own schema, a head was published whose readers got other columns.
+    carrier.as_main = True
     head = carrier._head()
     if head is None:
         raise VersionNotFoundError(f"branch {branch} of {carrier.reference} has no snapshot")
