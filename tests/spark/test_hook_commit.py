@@ -123,3 +123,42 @@ def test_a_property_change_racing_the_attestation_is_kept_and_retried_on(spark: 
     configuration = DeltaTable(path, version=4).metadata().configuration
     assert configuration.get("team") == "a"  # the concurrent change survives: ours was retried on top of it
     assert props.attestation_keys(configuration) == {props.KEY_VERSION: "1", props.PREFIX + "program_hash": "a" * 64}
+
+
+class _NoDeltaJvm:
+    """A JVM without the Delta classes the one-commit path calls (py4j's answer for a missing method)."""
+
+    def __getattr__(self, name: str) -> Any:
+        from py4j.protocol import Py4JError
+
+        raise Py4JError(f"An error occurred while calling o1.{name}. Trace:\npy4j.Py4JException: Method {name}([]) "
+                        "does not exist")
+
+
+class _FakeSpark:
+    def __init__(self) -> None:
+        self._jvm = _NoDeltaJvm()
+        self._jsparkSession = None
+        self.statements: list[str] = []
+        self.conf = {"spark.sql.parser.escapedStringLiterals": "false"}
+
+    def sql(self, statement: str) -> None:
+        self.statements.append(statement)
+
+
+def test_without_the_delta_transaction_api_the_writer_falls_back_to_two_quoted_alters(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Another Delta runtime without the methods: nothing committed by the first path, then UNSET and SET (the
+    only two-commit case), every identifier and literal quoted."""
+    from carriers.spark.hook import spark_property_writer
+
+    fake = _FakeSpark()
+    write = spark_property_writer(fake, name=None, path="/w/t`x'", data_version=lambda v: 1)  # type: ignore[arg-type]
+    with caplog.at_level("WARNING", logger="attest.spark"):
+        write({props.KEY_VERSION: "1", props.PREFIX + "subject.model": "it's"}, [props.PREFIX + "inputs_hash"])
+    assert fake.statements == [
+        "ALTER TABLE delta.`/w/t``x'` UNSET TBLPROPERTIES IF EXISTS ('recipe_manifest.inputs_hash')",
+        "ALTER TABLE delta.`/w/t``x'` SET TBLPROPERTIES ('recipe_attest.binding.version' = '1', "
+        "'recipe_manifest.subject.model' = 'it\\'s')",
+    ]
+    assert any("two commits" in r.getMessage() for r in caplog.records)
