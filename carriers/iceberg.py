@@ -888,7 +888,7 @@ class IcebergCarrier(AttestedTable):
             follows = current.snapshot_id
             try:
                 with _without_replay(self.table).transaction() as tx:
-                    # On a branch, the follow-up is committed on the branch (pyiceberg asserts its head is still `follows`).
+                    # On a branch, the follow-up is committed on the branch (pyiceberg asserts its head is `follows`).
                     producer = tx.update_snapshot(snapshot_properties=keys,
                                                   branch=self.branch or MAIN_BRANCH).fast_append()
                     new_id = producer.snapshot_id
