@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
@@ -119,6 +118,7 @@ def test_re_record_attests_the_data_snapshot_again(catalog: SqlCatalog, table: T
     assert doc["passed"] and doc["attested_version"] == str(newer), doc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kill_in", ["_commit", "_check_in_force"])
 def test_kill_9_during_record_then_a_rerun(catalog: SqlCatalog, table: Table, data: int, tmp_path: Path,
                                            kill_in: str) -> None:
@@ -137,6 +137,7 @@ def test_kill_9_during_record_then_a_rerun(catalog: SqlCatalog, table: Table, da
     assert _program_in_force(catalog) == program_identity_sql("select 2")
 
 
+@pytest.mark.slow
 def test_kill_9_of_the_first_record_after_its_commit(catalog: SqlCatalog, table: Table, data: int,
                                                      tmp_path: Path) -> None:
     killed = _record(tmp_path, "select 1", kill_in="_check_in_force")
@@ -148,6 +149,7 @@ def test_kill_9_of_the_first_record_after_its_commit(catalog: SqlCatalog, table:
     assert doc["passed"] and doc["attested_version"] == str(data), doc
 
 
+@pytest.mark.slow
 def test_re_record_keeps_the_inputs_or_says_so(catalog: SqlCatalog, table: Table, data: int, tmp_path: Path) -> None:
     """As on Delta: a re-record that would drop the inputs the attestation in force recorded is refused
     (evidence_dropped) unless --replace — the attestation in force for the data snapshot is found through its
@@ -220,6 +222,3 @@ def test_a_data_snapshot_that_expired_under_its_follow_up(catalog: SqlCatalog, t
     report = verify_table(IcebergCarrier(expired, catalog_name=CATALOG))
     assert report.passed and report.attested_version == str(follow_up), report.human()
 
-
-def _unused(_: pa.Table) -> None:  # pragma: no cover - keeps the pyarrow import for type checkers
-    return None
