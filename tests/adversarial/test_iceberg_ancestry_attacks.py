@@ -186,3 +186,31 @@ def test_a_chain_link_with_a_forged_program(catalog: SqlCatalog, table: Table) -
     keys[props.PREFIX + "program_hash"] = "f" * 64
     table.append(rows(0, 0), snapshot_properties=keys)  # binding S, on top of F: a chain link
     assert_refused(REF, "carrier_tampered", "--level", "schema")
+
+
+def test_the_spark_hook_matching_its_commit_ends_on_a_parent_cycle() -> None:
+    """The Spark listener matches an unstamped write to its commit by walking from a candidate down to the snapshot
+    the command read, through our attestation snapshots: two attestation snapshots naming each other as parent made
+    that walk spin forever in the listener's worker (before). Now it ends, and matches nothing."""
+    import threading
+    from types import SimpleNamespace
+
+    from carriers.spark.hook import Hook, WriteEvent
+
+    def snap(sid: int, parent: int, summary: dict[str, str], operation: str) -> Any:
+        return SimpleNamespace(snapshot_id=sid, parent_snapshot_id=parent, sequence_number=sid,
+                               summary=SimpleNamespace(additional_properties=summary, operation=operation))
+
+    ours = {props.PREFIX + "model": "m"}
+    snapshots = [snap(2, 3, ours, "append"), snap(3, 2, ours, "append"),
+                 snap(4, 3, {"spark.app.id": "app"}, "append")]  # the write, on top of the loop
+    hook = Hook.__new__(Hook)
+    hook._app_id = "app"
+    event = WriteEvent(command="AppendData", format="iceberg", table_name="t", location=None, read_version=1)
+    found: list[int | None] = []
+    worker = threading.Thread(target=lambda: found.append(hook._iceberg_unstamped(
+        SimpleNamespace(metadata=SimpleNamespace(snapshots=snapshots)), event, frozenset({"append"}))), daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive(), "the walk never ended"
+    assert found == [None]
