@@ -705,8 +705,8 @@ class IcebergCarrier(AttestedTable):
             # A follow-up whose data snapshot expired: the reader view check against its own files still holds.
             parent = int(binding)
         below = None if parent is None or binding == str(parent) else index.get(parent)
-        if below is not None and _attestation_only(below) and \
-                binding == str(self._data_snapshot(below).snapshot_id):
+        if below is not None and binding is not None and is_signed_digits(binding) and _attestation_only(below) and \
+                binding in self._chain_data(below):
             # A re-record: a follow-up on top of earlier follow-ups of the same data snapshot, which it binds.
             parent = int(binding)
         if parent is not None and binding == str(parent):
@@ -722,6 +722,15 @@ class IcebergCarrier(AttestedTable):
         attested = int(binding) if binding is not None and is_signed_digits(binding) else None
         return Carried(keys=keys, where=f"summary of snapshot {own}",
                        problems=(Problem(Code.CARRIER_TAMPERED, message),)), attested, False
+
+    def _chain_data(self, snapshot: Snapshot) -> tuple[str, ...]:
+        """What a follow-up on top of ``snapshot`` (one of our follow-ups) may bind: the data snapshot under the chain;
+        when that one expired, the chain's oldest follow-up left (what a re-record then attests) or the expired
+        snapshot that follow-up binds."""
+        bottom = self._data_snapshot(snapshot)
+        if not _attestation_only(bottom):
+            return (str(bottom.snapshot_id),)
+        return (str(bottom.snapshot_id), _binding_key(props.attestation_keys(_summary(bottom))) or "")
 
     def _follow_up_child(self, snapshot: Snapshot) -> tuple[Carried, int | None, bool, Snapshot] | None:
         """The latest follow-up attestation of ``snapshot``: among its children, and after re-records the chain of

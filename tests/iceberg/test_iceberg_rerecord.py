@@ -222,3 +222,20 @@ def test_a_data_snapshot_that_expired_under_its_follow_up(catalog: SqlCatalog, t
     report = verify_table(IcebergCarrier(expired, catalog_name=CATALOG))
     assert report.passed and report.attested_version == str(follow_up), report.human()
 
+
+
+def test_a_re_recorded_table_after_its_data_snapshot_expired(table: Table, data: int) -> None:
+    """Recorded twice (S <- F1 <- F2, both binding S), then S expired by pyiceberg: F2 still verifies (its chain's
+    data snapshot expired, the note says so), and a third record attests F1, the oldest snapshot left with S's files."""
+    attest_after_write(table, model="m", program_hash=PROGRAM)
+    f1 = table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    attest_after_write(table, model="m", program_hash="2" * 64)
+    table.maintenance.expire_snapshots().by_id(data).commit()
+    carrier = IcebergCarrier(table, catalog_name=CATALOG)
+    report = verify_table(carrier)
+    assert report.passed and report.attested_version == str(data), report.human()
+    assert any("has expired" in n for n in report.notes), report.notes
+    result = attest_after_write(table, model="m", program_hash="3" * 64)
+    assert result.attested_version == str(f1)
+    report = verify_table(IcebergCarrier(table, catalog_name=CATALOG))
+    assert report.passed and report.attested_version == str(f1), report.human()
