@@ -678,7 +678,10 @@ class IcebergCarrier(AttestedTable):
         if not index.pointers_listed:
             index.pointers_listed = True
             if self.storage.local_root is not None:
-                index.pointers = frozenset(self.storage.list_names(POINTER_DIR))
+                try:
+                    index.pointers = frozenset(self.storage.list_names(POINTER_DIR))
+                except OSError:  # unlistable (permissions): each pointer is read, and reported, as before
+                    index.pointers = None
         name = f"{snapshot_id}.json"
         if index.pointers is not None and name not in index.pointers:
             return None
