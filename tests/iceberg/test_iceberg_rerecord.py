@@ -239,3 +239,21 @@ def test_a_re_recorded_table_after_its_data_snapshot_expired(table: Table, data:
     assert result.attested_version == str(f1)
     report = verify_table(IcebergCarrier(table, catalog_name=CATALOG))
     assert report.passed and report.attested_version == str(f1), report.human()
+
+
+def test_a_table_left_by_the_old_re_record_is_repaired_by_recording_again(
+        table: Table, data: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, a re-record attested the first follow-up F1 as data (its follow-up F2 binds F1) and then reported
+    superseded. Such a table verifies as it did (an attestation for F1, which holds S's files); record run again
+    attests S on top of them, and the verdict names S."""
+    attest_after_write(table, model="m", program_hash=PROGRAM)
+    f1 = table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    with monkeypatch.context() as patched:  # the old navigation: the head is the data snapshot
+        patched.setattr(IcebergCarrier, "_data_snapshot", lambda self, snapshot: snapshot)
+        assert attest_after_write(table, model="m", program_hash="2" * 64).attested_version == str(f1)
+    report = verify_table(IcebergCarrier(table, catalog_name=CATALOG))
+    assert report.passed and report.attested_version == str(f1), report.human()
+    result = attest_after_write(table, model="m", program_hash="3" * 64)
+    assert result.attested_version == str(data)
+    report = verify_table(IcebergCarrier(table, catalog_name=CATALOG))
+    assert report.passed and report.attested_version == str(data), report.human()
