@@ -133,3 +133,26 @@ def test_record_over_a_long_history_attests_the_head_and_walks_linearly(
     assert counts["lookups"] <= 4 * n and counts["reads"] <= 3 * n, counts  # quadratic: ~n²/2 = 180,000
     report = verify_table(IcebergCarrier(catalog.load_table("ns.t"), catalog_name=CATALOG))
     assert report.passed and report.attested_version == str(data), report.human()
+
+
+def test_a_long_chain_of_follow_ups_is_walked_once(catalog: SqlCatalog, table: Table) -> None:
+    """2,000 follow-ups stacked on one data snapshot (re-records, or a writer copying the attestation on purpose):
+    the head's data snapshot, and the follow-up in force for the data snapshot itself, are each found in one pass
+    (each link's binding is checked against the chain under it, memoised)."""
+    from carriers import properties as props
+
+    n = 2_000
+    table.append(rows(0))
+    data = table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    attest_after_write(table, model="m", program_hash=PROGRAM)
+    head = table.current_snapshot()
+    assert head is not None and head.summary is not None
+    keys = props.attestation_keys(head.summary.additional_properties)
+    summary = {"operation": "append", **keys}
+    loaded = rewrite_metadata(catalog, table, lambda doc: chain(doc, n, summary=summary))
+    for version in (None, str(data), str(FIRST_ID + n // 2)):
+        carrier = IcebergCarrier(loaded, catalog_name=CATALOG)
+        report = verify_table(carrier, version=version, level="files")
+        assert report.passed and report.attested_version == str(data), report.human()
+        assert carrier._snapshots().lookups <= 3 * n, (version, carrier._snapshots().lookups)
+        assert len(carrier._snapshots().carried) <= n + 10
