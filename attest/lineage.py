@@ -202,7 +202,7 @@ class WalkFacts:
 
     @staticmethod
     def reason(node: LineageNode) -> str:
-        why = node.error or node.code or ("no attestation" if not node.attested else "")
+        why = node.error or ("no attestation" if not node.attested else node.code or "")
         return f"{node.ref}@{node.version} {node.outcome}" + (f" ({why})" if why else "")
 
     def summary(self, root: LineageNode) -> str:

@@ -142,8 +142,10 @@ class _Walker:
                 from_location(previous.location), _version_of(previous), previous)
             key = (earlier.ref, earlier.version)
             if earlier.error is None and not earlier.attested:
-                # The version this table's attestations start from: its history before them, not a failure.
-                earlier.pre_attestation = earlier.outcome == "UNATTESTED"
+                # The version this table's attestations start from: its history before them, not a failure — when
+                # it is the table the input record names (its identity), else an unattested input like any other.
+                earlier.pre_attestation = (earlier.outcome == "UNATTESTED"
+                                           and _identity(earlier_carrier, earlier.version) == previous.table)
                 tail.append(earlier)
                 break
             if not earlier.attested or key in in_chain or key in self.seen:
@@ -183,6 +185,16 @@ class _Walker:
         if member.table_format != "iceberg":
             return is_digits(older) and is_digits(newer) and int(older) < int(newer)
         return _ancestor(carrier, older, newer)
+
+
+def _identity(carrier: AttestedTable | None, version: str | None) -> str | None:
+    """The identity the table has at ``version`` (what an input record of it names: ``delta:<table id>``, ...)."""
+    if carrier is None:
+        return None
+    try:
+        return carrier._identity(carrier._resolve(version))
+    except AttestError:
+        return None
 
 
 def _ancestor(carrier: AttestedTable, older: str, newer: str) -> bool:
