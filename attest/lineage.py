@@ -15,7 +15,7 @@ not walked; ``summary()`` is the walk's last line.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 # What a node's colour says, best first. UNCHECKED: an input recorded without a table location (a file source, or
@@ -140,7 +140,8 @@ class LineageNode:
                 continue
             expanded.add(id(node))
             for version in (node, *node.chain):
-                key = f"{version.ref}@{version.version}"
+                # A version reached twice is counted once, but a failing reach is never hidden by a passing one.
+                key = f"{version.ref}@{version.version}{'!' if version.own_failure() else ''}"
                 opened = version.error is not None or bool(version.verdict)
                 if key in done:
                     if version is node:
@@ -177,6 +178,12 @@ class LineageNode:
         return lineage_html(self)
 
 
+def one_line(text: str) -> str:
+    """A name a table, a sidecar or a catalog chose, kept on one line: the summary is the walk's last line, and a
+    line break in a name must not print a line after it."""
+    return "".join(c if c.isprintable() else "\ufffd" for c in text)
+
+
 def _noun(node: LineageNode) -> str:
     return "snapshot" if node.table_format == "iceberg" else "version"
 
@@ -203,14 +210,15 @@ class WalkFacts:
     @staticmethod
     def reason(node: LineageNode) -> str:
         why = node.error or ("no attestation" if not node.attested else node.code or "")
-        return f"{node.ref}@{node.version} {node.outcome}" + (f" ({why})" if why else "")
+        return one_line(f"{node.ref}@{node.version} {node.outcome}" + (f" ({why})" if why else ""))
 
     def summary(self, root: LineageNode) -> str:
         if self.root_error is not None:
-            return f"lineage ERROR: {root.ref} could not be read ({self.root_error})"
+            return one_line(f"lineage ERROR: {root.ref} could not be read ({self.root_error})")
         extra = []
         if self.pre_attestation:
-            starts = ", ".join(f"{n.ref} starts at unattested {_noun(n)} {n.version}" for n in self.pre_attestation)
+            starts = ", ".join(one_line(f"{n.ref} starts at unattested {_noun(n)} {n.version}")
+                               for n in self.pre_attestation)
             extra.append(f"{len(self.pre_attestation)} pre-attestation history ({starts}: what came before is not "
                          "attested)")
         if self.unchecked:
@@ -341,6 +349,11 @@ class LineageGraph:
             if k not in seen:
                 seen[k] = box(drawn, k, downstream is None)
                 graph.nodes.append(seen[k])  # a version reached twice was checked twice, with one outcome
+            elif seen[k].pre_attestation and drawn.own_failure():
+                # Reached once as a table's pre-attestation history and once as a failing input: drawn as failing.
+                failing = replace(seen[k], pre_attestation=False)
+                graph.nodes[graph.nodes.index(seen[k])] = failing
+                seen[k] = failing
             if downstream is not None and k != downstream and (k, downstream) not in edges:
                 edges.add((k, downstream))
                 graph.edges.append(GraphEdge(source=k, target=downstream, version=node.version,

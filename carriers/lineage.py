@@ -126,10 +126,12 @@ class _Walker:
         in_chain = {(head.ref, head.version)}
         member, member_carrier, member_inputs = head, carrier, inputs
         while True:
-            previous: ObservedInput | None = None
+            own = [item for item in member_inputs if self._built_on(head, member, member_carrier, item)]
+            # The version it built on: the latest earlier version of the table it records (an append records one).
+            previous = max(own, key=lambda i: int(_version_of(i) or 0)) if own and member.table_format != "iceberg" \
+                else (own[0] if own else None)
             for item in member_inputs:
-                if previous is None and self._built_on(head, member, member_carrier, item):
-                    previous = item
+                if item is previous:
                     continue
                 key = _input_key(item)
                 kept = upstream.get(key)
