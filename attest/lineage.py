@@ -311,7 +311,7 @@ class LineageGraph:
     def from_tree(cls, root: LineageNode) -> LineageGraph:
         graph = cls()
         seen: dict[str, GraphNode] = {}
-        edges: set[tuple[str, str]] = set()
+        edges: dict[tuple[str, str], int] = {}  # (source, target): the edge's index
 
         def key(node: LineageNode) -> str:
             return f"{node.ref}@{node.version}"
@@ -355,9 +355,17 @@ class LineageGraph:
                 graph.nodes[graph.nodes.index(seen[k])] = failing
                 seen[k] = failing
             if downstream is not None and k != downstream and (k, downstream) not in edges:
-                edges.add((k, downstream))
+                edges[(k, downstream)] = len(graph.edges)
                 graph.edges.append(GraphEdge(source=k, target=downstream, version=node.version,
                                              observed_as=node.observed_as))
+            elif downstream is not None and k != downstream:
+                # Two versions of one chain read by one run: one arrow naming both, as weak as the weaker read.
+                at = edges[(k, downstream)]
+                edge = graph.edges[at]
+                read = (edge.version or "?").split(", @")
+                if (node.version or "?") not in read:
+                    weak = edge.observed_as if node.observed_as == "strong" else node.observed_as
+                    graph.edges[at] = replace(edge, version=f"{edge.version}, @{node.version}", observed_as=weak)
             if id(node) not in expanded:
                 expanded.add(id(node))
                 if node.not_walked and f"{k} …" not in seen:
@@ -366,7 +374,7 @@ class LineageGraph:
                                        marker=cut_text(node.not_walked, node.depth_limit))
                     seen[marker.key] = marker
                     graph.nodes.append(marker)
-                    edges.add((marker.key, k))
+                    edges[(marker.key, k)] = len(graph.edges)
                     graph.edges.append(GraphEdge(source=marker.key, target=k, version=None, observed_as=None,
                                                  note="not walked"))
                 stack.extend((child, k) for child in reversed(node.inputs))

@@ -60,7 +60,7 @@ def to_svg(graph: LineageGraph, *, title: str | None = None, caption: str | None
     layout = layered(graph, lambda k: lines[k], [e.label for e in graph.edges])
     present = {n.outcome for n in graph.nodes}
     outcomes = [o for o in OUTCOMES if o in present] + sorted(present - set(OUTCOMES))
-    styles = sorted({e.observed_as == "strong" for e in graph.edges}, reverse=True)
+    styles = sorted({e.observed_as == "strong" for e in graph.edges if e.note is None}, reverse=True)
     legend_h = LEGEND_ROW * (len(outcomes) + len(styles) + (1 if caption else 0)) + 16.0
     width = max(layout.width, 420.0, MARGIN * 2 + text_width(caption) * 0.9 if caption else 0.0)
     height = layout.height + legend_h
@@ -83,7 +83,7 @@ def to_svg(graph: LineageGraph, *, title: str | None = None, caption: str | None
     for edge, (path, _), w, (lx, ly) in zip(graph.edges, courses, widths, spots, strict=True):
         strong = edge.observed_as == "strong"
         stroke = EDGE_STRONG if strong else EDGE_HEURISTIC
-        dash = "" if strong else ' stroke-dasharray="6 4"'
+        dash = "" if strong else ' stroke-dasharray="6 4"' if edge.note is None else ' stroke-dasharray="2 3"'
         marker = "arrow-strong" if strong else "arrow-heuristic"
         out.append(f'<path d="{path}" fill="none" stroke="{stroke}" stroke-width="1.6"{dash} '
                    f'marker-end="url(#{marker})"><title>{esc(edge.label)}</title></path>')

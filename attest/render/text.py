@@ -19,7 +19,8 @@ def node_lines(node: GraphNode) -> list[str]:
     """Box lines: the table's short name, its version (a chain: its range), its model (when attested), whether it is
     the history before the table's attestations, its outcome. A cut marker: what was not walked."""
     if node.marker is not None:
-        return [shorten(node.short_name), shorten(node.marker), node.outcome]
+        what, _, depth = node.marker.partition(" (")  # "… 2 input(s) not walked", "--depth 8)"
+        return [shorten(what), *([f"({depth}"] if depth else []), node.outcome]
     model = [shorten(f"model {node.model}")] if node.model else []
     pre = [PRE_ATTESTATION] if node.pre_attestation else []
     return [shorten(node.short_name), shorten(node.version_label), *model, *pre, node.outcome]
