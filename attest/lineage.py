@@ -108,7 +108,7 @@ class LineageNode:
             status = f"UNREADABLE ({self.error})"
         elif self.attested:
             status += " ✗" if self.chain_failed() else " ✓"
-        versions = f" ({len(self.chain) + 1} versions)" if self.chain else ""
+        versions = f" ({len(self.chain) + 1} {_noun(self)}s)" if self.chain else ""
         seen = f" [read as {self.observed_as}]" if self.observed_as else ""
         model = f" model={self.model}" if self.model else ""
         proof = f" inputs={self.inputs_proof_class}" if self.inputs_proof_class else ""

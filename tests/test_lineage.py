@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 from deltalake import write_deltalake
 
 from carriers.lineage import walk
@@ -211,3 +212,41 @@ def test_the_depth_cut_is_shown_and_said(tmp_path: Path) -> None:
     assert tree["inputs"][0]["not_walked"] == 1 and tree["inputs"][0]["inputs"] == []
     zero = run_cli("lineage", str(d), "--depth", "0")
     assert zero.returncode == 0 and zero.stdout.splitlines()[-2] == "  … 1 input(s) not walked (--depth 0)"
+
+
+def test_an_iceberg_table_appended_and_recorded_is_one_node_too(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Iceberg snapshot ids are not ordered: the chain follows a snapshot's ancestors, and the first (unattested)
+    snapshot is the table's pre-attestation history."""
+    import pyiceberg.catalog
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.utils.config import Config
+
+    from carriers.iceberg import IcebergCarrier
+    from tests.iceberg.conftest import CATALOG, catalog_properties, rows
+
+    props = catalog_properties(tmp_path)
+    for key, value in (("TYPE", "sql"), ("URI", props["uri"]), ("WAREHOUSE", props["warehouse"])):
+        monkeypatch.setenv(f"PYICEBERG_CATALOG__{CATALOG.upper()}__{key}", value)
+    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))
+    monkeypatch.setattr(pyiceberg.catalog, "_ENV_CONFIG", Config())
+    (tmp_path / "warehouse").mkdir()
+    catalog = SqlCatalog(CATALOG, **props)
+    catalog.create_namespace("ns")
+    catalog.create_table("ns.t", schema=rows(0).schema).append(rows(0))  # the first snapshot: never attested
+    first = catalog.load_table("ns.t").current_snapshot()
+    assert first is not None
+    for i in range(4):
+        catalog.load_table("ns.t").append(rows(10 * (i + 1)))
+        IcebergCarrier(catalog.load_table("ns.t"), catalog_name=CATALOG).record(model="t", program_hash=PROGRAM)
+    root = walk(f"iceberg://{CATALOG}/ns.t")
+    assert not root.failed(), "\n".join(root.lines())
+    current = catalog.load_table("ns.t").current_snapshot()
+    assert current is not None and root.version == str(current.snapshot_id) and len(root.chain) == 3
+    assert all(m.passed and m.outcome == "VERIFIED" for m in root.chain)
+    (before,) = root.inputs
+    assert before.pre_attestation and before.version == str(first.snapshot_id) and before.outcome == "UNATTESTED"
+    span = f"{root.chain[-1].version}..{root.version}"
+    assert root.lines()[0].startswith(f"iceberg://{CATALOG}/ns.t@{span} (4 snapshots): ATTESTED ✓")
+    assert root.graph().nodes[0].version_label == f"snapshots {span} (4)"
+    assert root.summary().startswith("lineage PASSED: 1 node(s) verified (4 table version(s)); 1 pre-attestation")
