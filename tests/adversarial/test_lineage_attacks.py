@@ -256,3 +256,35 @@ def test_a_name_cannot_print_a_passing_last_line(tmp_path: Path) -> None:
     rc, svg, _ = cli("lineage", str(orders), "--format", "svg")
     caption = [t for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text") if t.get("data-summary")]
     assert len(caption) == 1 and (caption[0].text or "").startswith("lineage FAILED: ")
+
+
+def test_a_file_tampered_in_a_version_only_the_history_holds_fails_the_walk(tmp_path: Path) -> None:
+    """A DELETE removed a file from the table; its bytes changed afterwards. The newest version verifies at the bytes
+    level (the file is not live any more); the version of the chain that held it does not, and the walk says so."""
+    from deltalake import DeltaTable
+
+    orders = tmp_path / "orders"
+    write_deltalake(str(orders), pa.table({"a": [0]}))
+    before = set(orders.glob("*.parquet"))
+    _record_after_append(orders)  # appends a = 7 in a file of its own
+    (gone,) = set(orders.glob("*.parquet")) - before
+    write_deltalake(str(orders), pa.table({"a": [1]}), mode="append")
+    attest_after_write(str(orders), model="orders", program_hash=PROGRAM)
+    DeltaTable(str(orders)).delete("a = 7")  # that file: removed whole (a DELETE reads the previous version)
+    attest_after_write(str(orders), model="orders", program_hash=PROGRAM)
+    assert gone.name not in {uri.rsplit("/", 1)[-1] for uri in DeltaTable(str(orders)).file_uris()}
+    data = bytearray(gone.read_bytes())
+    data[-12] ^= 1
+    gone.write_bytes(bytes(data))
+    assert cli("verify", str(orders), "--level", "bytes")[0] == 0  # the table as it is now is intact
+    rc, out, _ = cli("lineage", str(orders), "--level", "bytes", "--json")
+    doc = json.loads(out)
+    assert rc == 1 and doc["node_passed"] is True and doc["chain_passed"] is False, doc["summary"]
+    # Both earlier versions held the file (the one that appended it and the append after it); each is named.
+    failures = doc["walk"]["failures"]
+    assert [f["version"] for f in failures] == [m["version"] for m in doc["chain"]] and len(failures) == 2
+    assert all(f["outcome"] == "NOT VERIFIED" and f["code"] == "artifact_hash_mismatch" for f in failures)
+    assert doc["summary"] == "lineage FAILED: " + "; ".join(
+        f"{orders.as_uri()}@{f['version']} NOT VERIFIED (artifact_hash_mismatch)" for f in failures) + (
+        f"; 1 pre-attestation history ({orders.as_uri()} starts at unattested version 0: what came before is not "
+        "attested)")
