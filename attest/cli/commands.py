@@ -126,7 +126,7 @@ class LineageResult:
         return out
 
     def human(self) -> str:
-        summary = self.root.summary()  # the last line, in every format: why the walk passed or failed
+        summary = self.root.summary()  # why the walk passed or failed: the last line, the caption of a picture
         if self.format == "dot":
             from attest.render.dot import to_dot
 
