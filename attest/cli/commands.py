@@ -127,25 +127,28 @@ class LineageResult:
     def to_json(self) -> Any:
         tree = self.root.to_json()
         # "passed" is the whole walk's outcome (the exit code); the root's own verdict stays as "node_passed".
-        out = {**tree, "passed": self.exit_code == EXIT_OK, "node_passed": tree.get("passed", False)}
+        facts = self.root.facts()
+        out = {**tree, "passed": self.exit_code == EXIT_OK, "node_passed": tree.get("passed", False),
+               "summary": facts.summary(self.root), "walk": facts.to_json()}
         if self.root.error is not None:  # the root could not be read: the same shape as any error
             out["errors"] = [{"code": self.root.error, "message": self.root.verdict, "path": self.root.ref}]
         return out
 
     def human(self) -> str:
+        summary = self.root.summary()  # why the walk passed or failed: the last line, the caption of a picture
         if self.format == "dot":
             from attest.render.dot import to_dot
 
-            return to_dot(self.root.graph())
+            return to_dot(self.root.graph(), caption=summary)
         if self.format == "mermaid":
             from attest.render.mermaid import to_mermaid
 
-            return to_mermaid(self.root.graph())
+            return to_mermaid(self.root.graph(), caption=summary)
         if self.format == "svg":
             from attest.render.svg import to_svg
 
-            return to_svg(self.root.graph())
-        return "\n".join(self.root.lines())
+            return to_svg(self.root.graph(), caption=summary)
+        return "\n".join([*self.root.lines(), summary])
 
 
 # ---- shared argument handling ----------------------------------------------------------------------------------
