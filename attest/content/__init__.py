@@ -1,0 +1,27 @@
+"""The content digest (issue 32): an order-independent, additive digest of the rows a reader gets.
+
+``ContentDigest`` and ``SCHEME`` need no pyarrow (a verifier adds and compares stored digests); ``ColumnSpec``,
+``digest_table``, ``encode_rows`` and ``type_tag`` import pyarrow when first used. docs/content-digest.md is the
+specification: the row encoding, the LtHash<32,1024> parameters, the test vectors, the storage the carriers use.
+"""
+
+from __future__ import annotations
+
+from attest.content.digest import CONTEXT, SCHEME, STATE_BYTES, ContentDigest, element
+
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+if TYPE_CHECKING:
+    from attest.content.encoding import ColumnSpec, digest_table, encode_rows, type_tag
+
+__all__ = ["CONTEXT", "SCHEME", "STATE_BYTES", "ColumnSpec", "ContentDigest", "digest_table", "element",
+           "encode_rows", "type_tag"]
+
+_LAZY = {"ColumnSpec", "digest_table", "encode_rows", "type_tag"}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        from attest.content import encoding
+
+        return getattr(encoding, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
