@@ -21,7 +21,14 @@ _LAZY = {"ColumnSpec", "digest_table", "encode_rows", "type_tag"}
 
 def __getattr__(name: str) -> object:
     if name in _LAZY:
-        from attest.content import encoding
+        try:
+            from attest.content import encoding
+        except ImportError as exc:
+            if exc.name is None or not exc.name.startswith("pyarrow"):
+                raise
+            from attest.errors import AttestError, Code
 
+            raise AttestError("a content digest of rows needs pyarrow: pip install 'recipe-attest[delta]' (or "
+                              "[iceberg])", code=Code.EXTRA_MISSING) from exc
         return getattr(encoding, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

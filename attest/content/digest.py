@@ -22,11 +22,15 @@ CONTEXT = "recipe-attest 2026-12-03 content-digest v1 LtHash<32,1024> row elemen
 LANE_BITS = 32
 LANES = 1024
 STATE_BYTES = LANES * LANE_BITS // 8  # 4096
-_MASK = (1 << LANE_BITS) - 1
 _ZERO = bytes(STATE_BYTES)
-# Lanes spread one per 64 bits in a Python integer: 2^32 additions fit before a lane could carry into the next.
-_SPREAD_BYTES = 2 * STATE_BYTES
-_MODULUS_SPREAD = int.from_bytes(b"".join((b"\x00\x00\x00\x00\x01\x00\x00\x00",) * LANES), "little")
+# The state read as one little-endian integer, split into its even and its odd lanes: each kept lane has 32 zero bits
+# above it, so 2^32 additions fit before a lane could carry into the next one kept. A few big-integer operations per
+# digest instead of 1024 lane additions in Python.
+_EVEN = int.from_bytes(b"\xff\xff\xff\xff\x00\x00\x00\x00" * (LANES // 2), "little")
+_ODD = _EVEN << LANE_BITS
+_Q_EVEN = int.from_bytes(b"\x00\x00\x00\x00\x01\x00\x00\x00" * (LANES // 2), "little")
+_Q_ODD = _Q_EVEN << LANE_BITS
+_FLUSH = 1 << 31  # additions between two reductions, far below the 2^32 a lane's headroom holds
 
 
 def element(row_encoding: bytes) -> bytes:
@@ -36,19 +40,8 @@ def element(row_encoding: bytes) -> bytes:
     return blake3(row_encoding, derive_key_context=CONTEXT).digest(length=STATE_BYTES)
 
 
-def _spread(state: bytes) -> int:
-    wide = bytearray(_SPREAD_BYTES)
-    for i in range(4):
-        wide[i::8] = state[i::4]
-    return int.from_bytes(wide, "little")
-
-
-def _gather(value: int) -> bytes:
-    wide = (value % (1 << (8 * _SPREAD_BYTES))).to_bytes(_SPREAD_BYTES, "little")
-    state = bytearray(STATE_BYTES)
-    for i in range(4):
-        state[i::4] = wide[i::8]
-    return bytes(state)
+def _join(even: int, odd: int) -> bytes:
+    return ((even & _EVEN) | ((odd & _ODD) % (1 << (8 * STATE_BYTES)))).to_bytes(STATE_BYTES, "little")
 
 
 @record(frozen=True)
@@ -83,26 +76,30 @@ class ContentDigest:
     @classmethod
     def total(cls, digests: Iterable[ContentDigest]) -> ContentDigest:
         """The sum of many digests in one pass (a version's total from its files' digests)."""
-        acc, rows, pending = 0, 0, 0
+        even, odd, rows, pending = 0, 0, 0, 0
         for d in digests:
-            acc += _spread(d.state)
+            value = int.from_bytes(d.state, "little")
+            even += value & _EVEN
+            odd += value & _ODD
             rows += d.rows
             pending += 1
-            if pending == 1 << 31:  # far below the 2^32 additions a spread lane holds
-                acc, pending = _spread(_gather(acc)), 0
-        return cls(_gather(acc), rows)
+            if pending == _FLUSH:
+                even, odd, pending = even & _EVEN, odd & _ODD, 0
+        return cls(_join(even, odd), rows)
 
     def __add__(self, other: ContentDigest) -> ContentDigest:
         if not isinstance(other, ContentDigest):
             return NotImplemented
-        return ContentDigest(_gather(_spread(self.state) + _spread(other.state)), self.rows + other.rows)
+        a, b = int.from_bytes(self.state, "little"), int.from_bytes(other.state, "little")
+        return ContentDigest(_join((a & _EVEN) + (b & _EVEN), (a & _ODD) + (b & _ODD)), self.rows + other.rows)
 
     def __sub__(self, other: ContentDigest) -> ContentDigest:
         if not isinstance(other, ContentDigest):
             return NotImplemented
-        # Each lane a + 2^32 - b stays in [1, 2^33): no borrow crosses into the next lane.
-        value = _spread(self.state) + _MODULUS_SPREAD - _spread(other.state)
-        return ContentDigest(_gather(value), self.rows - other.rows)
+        # Each lane a + 2^32 - b stays in [1, 2^33): no borrow crosses into the next lane kept.
+        a, b = int.from_bytes(self.state, "little"), int.from_bytes(other.state, "little")
+        return ContentDigest(_join((a & _EVEN) + _Q_EVEN - (b & _EVEN), (a & _ODD) + _Q_ODD - (b & _ODD)),
+                             self.rows - other.rows)
 
     def lanes(self) -> list[int]:
         """The 1024 lanes as integers (tests and third-party checks)."""
