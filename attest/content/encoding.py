@@ -86,7 +86,7 @@ def type_tag(t: pa.DataType) -> bytes:
             name = t.field(i).name.encode()
             children.append(b"%d:%s:%s" % (len(name), name, type_tag(t.field(i).type)))
         return b"struct<%s>" % b",".join(children)
-    if isinstance(t, pa.ExtensionType):
+    if isinstance(t, pa.BaseExtensionType):
         name = t.extension_name.encode()
         return b"extension(%d:%s)<%s>" % (len(name), name, type_tag(t.storage_type))
     raise InvalidArgumentError(f"the content digest does not define an encoding for the Arrow type {t}")
@@ -113,15 +113,31 @@ def _count(lengths: pa.Array) -> pa.Array:
     return _be(pc.fill_null(lengths, 0).cast(pa.uint32()), 4)
 
 
-def _lists(arr: pa.Array, elements: Any) -> pa.Array:
-    """u32 count + the elements' encodings, per list (or map) of ``arr``; ``elements`` encodes the entries."""
-    offsets = arr.offsets.cast(pa.int64())
-    start, stop = offsets[0].as_py(), offsets[-1].as_py()
-    encoded = elements(arr.values.slice(start, stop - start))  # the entries this (maybe sliced) array refers to
-    rebased = pc.subtract(offsets, pa.scalar(start, pa.int64()))
-    lengths = pc.subtract(offsets.slice(1), offsets.slice(0, len(arr)))
-    joined = pc.binary_join(pa.LargeListArray.from_arrays(rebased, encoded), _SEP)
+def _joined(lengths: pa.Array, encoded: pa.Array) -> pa.Array:
+    """u32 count + the concatenated encodings of each list's entries (``lengths``: 0 for a null list)."""
+    offsets = pa.concat_arrays([pa.array([0], pa.int64()), pc.cumulative_sum(lengths.cast(pa.int64()))])
+    joined = pc.binary_join(pa.LargeListArray.from_arrays(offsets, encoded), _SEP)
     return pc.binary_join_element_wise(_count(lengths), joined, _SEP)
+
+
+def _list_payload(arr: pa.Array) -> pa.Array:
+    """A list's payload per row. list_flatten emits the elements of the lists that are present, in order."""
+    lengths = pc.fill_null(pc.list_value_length(arr), 0)
+    return _joined(lengths, encode_values(pc.list_flatten(arr)))
+
+
+def _map_payload(arr: pa.Array) -> pa.Array:
+    """A map's payload per row: the entries in the order stored (a map is a list of entries in Parquet)."""
+    offsets = arr.offsets.cast(pa.int64())  # a map's offsets rise monotonically, null slots included
+    start, stop = offsets[0].as_py(), offsets[-1].as_py()
+    lengths = pc.subtract(offsets.slice(1), offsets.slice(0, len(arr)))
+    if arr.null_count:  # the entries a null slot may cover are not the map's: drop them
+        entries = pc.list_flatten(arr.cast(pa.large_list(pa.struct([arr.type.key_field, arr.type.item_field]))))
+        lengths = pc.if_else(arr.is_valid(), lengths, pa.scalar(0, pa.int64()))
+    else:
+        entries = arr.values.slice(start, stop - start)
+    encoded = pc.binary_join_element_wise(encode_values(entries.field(0)), encode_values(entries.field(1)), _SEP)
+    return _joined(lengths, encoded)
 
 
 def encode_values(arr: pa.Array) -> pa.Array:
@@ -129,7 +145,7 @@ def encode_values(arr: pa.Array) -> pa.Array:
     t = arr.type
     if pa.types.is_dictionary(t):
         return encode_values(arr.dictionary_decode())
-    if isinstance(t, pa.ExtensionType):
+    if isinstance(t, pa.BaseExtensionType):
         return encode_values(arr.storage)
     valid = arr.is_valid() if arr.null_count else None
     if pa.types.is_null(t):
@@ -152,15 +168,11 @@ def encode_values(arr: pa.Array) -> pa.Array:
         return _marked(valid, payload)
     if pa.types.is_fixed_size_binary(t):
         return _marked(valid, arr.cast(pa.large_binary()))
-    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
-        return encode_values(arr.cast(pa.large_list(t.value_field)))
-    if pa.types.is_fixed_size_list(t):
-        arr = arr.cast(pa.large_list(t.value_field))
-    if pa.types.is_map(t):  # entries in the order stored: a map is a list of (key, value) entries in Parquet
-        return _marked(valid, _lists(arr, lambda entries: pc.binary_join_element_wise(
-            encode_values(entries.field(0)), encode_values(entries.field(1)), _SEP)))
-    if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
-        return _marked(valid, _lists(arr, encode_values))
+    if pa.types.is_map(t):
+        return _marked(valid, _map_payload(arr))
+    if (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t)
+            or pa.types.is_large_list_view(t) or pa.types.is_fixed_size_list(t)):
+        return _marked(valid, _list_payload(arr))
     if pa.types.is_struct(t):
         children = [encode_values(arr.field(i)) for i in range(t.num_fields)]
         payload = (pc.binary_join_element_wise(*children, _SEP) if children
