@@ -298,9 +298,9 @@ def digest_table(rows: Any, columns: Sequence[ColumnSpec],
     plan = _plan(columns, constants or {})
     mask: pa.Array | None = None
     if keep is not None:
+        if isinstance(keep, pa.ChunkedArray):
+            keep = keep.combine_chunks()
         mask = keep if isinstance(keep, pa.Array) else pa.array(keep, pa.bool_())
-        if isinstance(mask, pa.ChunkedArray):
-            mask = mask.combine_chunks()
         if not pa.types.is_boolean(mask.type) or mask.null_count:
             raise InvalidArgumentError("keep is a boolean mask without nulls")
     total, seen = ContentDigest.zero(), 0

@@ -209,3 +209,4 @@ def test_a_deletion_vector_is_a_subtraction(cut: int) -> None:
     kept = digest_table(table, spec, keep=pa.array(keep))
     assert kept == digest_table(table.filter(pa.array(keep)), spec)
     assert kept.rows == sum(keep)
+    assert digest_table(table, spec, keep=pa.chunked_array([keep[:1], keep[1:]])) == kept
