@@ -99,7 +99,7 @@ class _Tags:
 
     def _struct(self) -> pa.DataType:
         self.take("struct<")
-        fields = []
+        fields: list[pa.Field] = []
         while not self.text.startswith(">", self.at):
             if fields:
                 self.take(",")
