@@ -45,9 +45,9 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
     ]),
     ("carriers_layer", "carriers/ (engine-aware)", [
         ("spark", "carriers.spark", ("carriers.spark",)),
-        ("many", "lineage · openlineage · audit_table", ("carriers.lineage", "carriers.openlineage",
-                                                         "carriers.audit_table")),
-        ("refs", "refs · discovery · read", ("carriers.refs", "carriers.discovery", "carriers.read")),
+        ("many", "lineage · openlineage · audit_table · discovery · read",
+         ("carriers.lineage", "carriers.openlineage", "carriers.audit_table", "carriers.discovery", "carriers.read")),
+        ("refs", "refs", ("carriers.refs",)),
         ("delta", "delta · delta_log · delta_commit · delta_write · delta_prefetch", ("carriers.delta",
                                                                                      "carriers.delta_log",
                                                                                      "carriers.delta_commit",
