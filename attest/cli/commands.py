@@ -530,6 +530,9 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
     for index, (name, ref, notes) in enumerate(refs):
         try:
             carrier = open_table(ref, storage_options=options)
+            label = getattr(carrier, "static_note", None)  # an Iceberg folder: how it was read (iceberg_static.py)
+            if isinstance(label, str):
+                notes = (*notes, label)
             state = carrier.state(ref.version)
             report = verify_with(carrier, spark, version=ref.version, level=args.level, policy=policy, state=state)
             row = audit.add_report(name, report, None if state.attestation is None else state.attestation.document,
