@@ -185,3 +185,30 @@ def test_audit_of_an_unconfigured_catalog_and_of_nothing_prints_the_error(tmp_pa
         code = "table_reference_invalid" if args[0].startswith("iceberg") else "table_not_found"
         assert lines[0].startswith("ERROR") and f"({code}): " in lines[0] and len(lines[0].split(": ", 1)[1]) > 10
         assert lines[1].endswith("1 error")
+
+
+def test_a_signed_table_read_statically_is_never_passed_as_signed(tmp_path: Path) -> None:
+    """The statement names ``iceberg://iceberg/ns.t``; read from its folder without the catalog the table cannot be
+    shown to be that one: under a key it is statement_mismatch; through the owning catalog it verifies, signed."""
+    from attest.signing.keys import PemSigner, generate_keypair
+
+    w = tmp_path / "W"
+    (w / "iceberg").mkdir(parents=True)
+    pair = generate_keypair("ed25519")
+    (tmp_path / "ci.pub").write_bytes(pair.public_pem)
+    props = pyiceberg_catalog_properties(w)
+    catalog = SqlCatalog("iceberg", **props)
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema=pa.schema([("x", pa.int64())]))
+    table.append(pa.table({"x": [1]}))
+    iceberg_attest_after_write(table, model="t", program_hash=PROGRAM, signer=PemSigner.load(pair.private_pem))
+    rc, doc = audit_json("W", "--key", "ci.pub", cwd=tmp_path)
+    row = rows(doc)["W/iceberg/ns/t"]
+    assert rc == 1 and row["code"] == "statement_mismatch", doc
+    env = {"PYICEBERG_CATALOG__ICEBERG__TYPE": "sql", "PYICEBERG_CATALOG__ICEBERG__URI": props["uri"],
+           "PYICEBERG_CATALOG__ICEBERG__WAREHOUSE": props["warehouse"]}
+    rc, doc = audit_json("W", "--key", "ci.pub", cwd=tmp_path, env=env)
+    row = rows(doc)["W/iceberg/ns/t"]
+    assert rc == 0 and row["signer"] == pair.key_id, doc
+    done = run_cli("record", str(w / "iceberg" / "ns" / "t"), "--model", "x", "--sql", "SELECT 1")
+    assert done.returncode == 2 and "unsupported_table" in done.stderr, done.stderr  # never written statically
