@@ -331,8 +331,13 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None) -> D
         return out
     if is_local(target):
         local = local_path(target)
-        if local.is_dir() and not (local / "_delta_log").is_dir():
-            return discover_local(local)
+        if local.is_dir():
+            # A folder, or a table folder: walked all the same (a table inside a table is found and noted); the
+            # folder itself, when a table, keeps the name the user typed.
+            found = discover_local(local)
+            found.tables = [Found(parse_ref(target), f.notes) if f.ref.location == str(local) else f
+                            for f in found.tables]
+            return found
         return Discovery([Found(parse_ref(target))])
     if target.endswith("/"):  # a prefix (the trailing slash says so): every table under it
         return discover_remote(target, storage_options)

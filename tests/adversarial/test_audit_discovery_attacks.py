@@ -85,6 +85,9 @@ def test_a_table_copied_into_the_parent_folder_no_longer_hides_the_one_below(lak
     orders = found[str(lake / "sales" / "orders")]
     assert_caught(orders)
     assert any(n.startswith(f"nested inside table {lake / 'sales'}") for n in orders["notes"]), orders
+    rc, doc = audit(str(lake / "sales"))  # the outer table named as the target: its folder is walked all the same
+    assert rc == 1 and set(by_table(doc)) == {str(lake / "sales"), str(lake / "sales" / "orders")}, doc
+    assert_caught(by_table(doc)[str(lake / "sales" / "orders")])
 
 
 def test_only_a_copied_log_in_the_parent(lake: Path) -> None:
