@@ -37,7 +37,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attest.errors import Code, Problem, TableReferenceError
+from attest.errors import AttestError, Code, Problem, TableReferenceError
 from carriers.refs import ICEBERG_SCHEME, TableRef, is_local, local_path, parse_ref
 
 # An object-store walk lists at most this many folders (each listing is one request).
@@ -263,13 +263,22 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
                 f"{prefix} holds more than {MAX_FOLDERS} folders; {len(pending) + 1} folder(s) were not listed and "
                 "tables under them are not audited: audit narrower prefixes"), blocking=True))
             break
-        folders = storage.list_folders(rel)
-        kind = None
-        if "_delta_log" in folders:
-            kind = "delta"
-        elif "metadata" in folders and _iceberg_metadata_names(
-                storage.list_names(f"{rel}/metadata" if rel else "metadata")):
-            kind = "iceberg"
+        try:
+            folders = storage.list_folders(rel)
+            kind = None
+            if "_delta_log" in folders:
+                kind = "delta"
+            elif "metadata" in folders and _iceberg_metadata_names(
+                    storage.list_names(f"{rel}/metadata" if rel else "metadata")):
+                kind = "iceberg"
+        except Exception as exc:
+            if not rel:
+                raise
+            # One folder that cannot be listed hides what is under it, never the rest of the walk.
+            message = exc.message if isinstance(exc, AttestError) else f"{type(exc).__name__}: {exc}"
+            out.skipped.append(Skipped(here, Code.TABLE_UNREADABLE, f"the folder cannot be listed ({message}); "
+                                       "tables under it are not audited", blocking=True))
+            continue
         inside = outer
         if kind is not None:
             notes = () if outer is None else (f"nested inside table {outer}: a table's folder holds this table",)
