@@ -155,11 +155,12 @@ class AuditReport:
             message = row.message or (row.verdict if row.outcome == "ERROR" else "")
             reason = f" ({code})" + (f": {_one_line(message)}" if message else "")
         notes = "".join(f"\n  note: {_one_line(n)}" for n in row.notes)
-        return f"{row.outcome:<13} {row.level:<7} {row.table}{reason}{notes}"
+        return f"{row.outcome:<13} {row.level:<7} {_name(row.table)}{reason}{notes}"
 
     @staticmethod
     def skipped_line(problem: Problem) -> str:
-        return f"{'SKIPPED':<13} {'none':<7} {problem.path} ({problem.code.value}): {_one_line(problem.message)}"
+        return (f"{'SKIPPED':<13} {'none':<7} {_name(problem.path)} ({problem.code.value}): "
+                f"{_one_line(problem.message)}")
 
     def summary(self) -> str:
         text = f"{len(self.rows)} table(s): " + ", ".join(f"{n} {c.lower()}" for c, n in self.counts.items())
@@ -194,7 +195,12 @@ class AuditReport:
 
 
 def _one_line(text: str) -> str:
+    """Messages and notes on one line: a name holding a line break cannot start a forged line of its own."""
     return " ".join(text.split())
+
+
+def _name(text: str) -> str:
+    return text.replace("\n", "\ufffd")
 
 
 def _cell(value: str | None) -> str:

@@ -14,6 +14,7 @@ link (measured in each test), and so does any engine given the path.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from contextlib import redirect_stdout
 from io import StringIO
@@ -197,3 +198,16 @@ def test_a_walk_is_bounded(lake: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rc, doc = audit(str(lake))
     assert rc == 2 and any(t["code"] == "table_not_audited" and "the walk stopped" in t["message"]
                            for t in doc["tables"]), doc
+
+
+def test_a_folder_name_with_a_line_break_cannot_forge_an_audit_line(lake: Path) -> None:
+    """A table folder renamed ``x\\nVERIFIED      bytes   fake``: the old text output printed the break, and the
+    forged second line read as a verified table. Names, messages and notes stay on their own line."""
+    tamper(lake / "customers")
+    os.rename(lake / "customers", lake / "x\nVERIFIED      bytes   fake")
+    out = StringIO()
+    with redirect_stdout(out):
+        rc = main(["audit", str(lake)])
+    lines = out.getvalue().splitlines()
+    assert rc != 0 and not any(line.startswith("VERIFIED") and "fake" in line for line in lines), lines
+    assert any("x\ufffdVERIFIED" in line for line in lines), lines
