@@ -186,7 +186,7 @@ class AuditReport:
         widths = [max(len(x[i]) for x in (header, *rows)) for i in range(len(header) - 1)]
         lines = ["  ".join([*(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)), row[-1]])
                  for row in (header, *rows)]
-        return terminal_safe("\n".join([*lines, self.summary()]))
+        return terminal_safe("\n".join([*lines, *(self.skipped_line(p) for p in self.skipped), self.summary()]))
 
     def _repr_html_(self) -> str:
         from attest.render.html import audit_html
