@@ -131,7 +131,9 @@ class StaticIcebergCarrier(IcebergCarrier):
 
     @property
     def signed_uri(self) -> str:
-        return Path(self.folder).resolve().as_uri()
+        """Never a name a statement is signed for: nothing records through a folder read this way, and a Delta
+        table's statement for the same folder URI must not pass for an Iceberg reading of it."""
+        return "iceberg+" + Path(self.folder).resolve().as_uri()
 
     @property
     def static_note(self) -> str:

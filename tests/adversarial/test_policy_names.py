@@ -229,3 +229,42 @@ def test_names_never_lift_a_requirement(lake: Path) -> None:
     link.symlink_to(unsigned, target_is_directory=True)
     rc, doc = verify(str(link), "--policy", _policy(lake.parent, [_finance_glob(lake)]))
     assert rc == 1 and codes(doc) == ["signature_missing"], doc
+
+
+def test_an_audit_judges_a_linked_table_under_its_name(lake: Path) -> None:
+    """``attest audit`` reaches ``finance/orders`` through the link as a reader does; the policy covers the name."""
+    import io
+    import json
+    from contextlib import redirect_stdout
+
+    from attest.cli import main
+
+    _swap_for_link(lake / "finance" / "orders", lake.parent / "elsewhere" / "x")
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rc = main(["audit", str(lake), "--policy", _policy(lake.parent, [_finance_glob(lake)]), "--json"])
+    row = {t["table"]: t for t in json.loads(out.getvalue())["tables"]}[str(lake / "finance" / "orders")]
+    assert rc == 1 and row["code"] == "signature_missing", row
+    assert any("reached through the link" in n for n in row["notes"]), row
+
+
+def test_an_iceberg_folder_read_without_its_catalog_is_covered_by_its_path(tmp_path: Path) -> None:
+    """A local Iceberg folder (read from its newest metadata file): a policy on its path requires a signature, and
+    no statement can ever pass for it (nothing is signed for a folder read this way)."""
+    import pyarrow as pa
+    from pyiceberg.catalog.sql import SqlCatalog as Sql
+
+    from carriers.spark.session import pyiceberg_catalog_properties
+
+    w = tmp_path / "W"
+    (w / "iceberg").mkdir(parents=True)
+    cat = Sql("local", **pyiceberg_catalog_properties(w))
+    cat.create_namespace("finance")
+    table = cat.create_table("finance.t", schema=pa.schema([("x", pa.int64())]))
+    table.append(pa.table({"x": [1]}))
+    iceberg_attest_after_write(table, model="t", program_hash=PROGRAM)
+    folder = w / "iceberg" / "finance" / "t"
+    rc, doc = verify(str(folder), "--policy", _policy(tmp_path, [f"file://{w}/iceberg/finance/*"]))
+    assert rc == 1 and codes(doc) == ["signature_missing"], doc
+    rc, doc = verify(str(folder), "--policy", _policy(tmp_path, ["file:///nowhere/*"]))
+    assert rc == 0 and doc["signature"]["required"] is False, doc  # control
