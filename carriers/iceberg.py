@@ -322,6 +322,17 @@ class IcebergCarrier(AttestedTable):
         return [self.table.location(), *extra]
 
     @property
+    def policy_locations(self) -> tuple[str, ...]:
+        """The table's location as its metadata says, and the folder its current metadata file lies in as the catalog
+        names it (not editable by a storage writer): a policy on storage paths covers the table by either."""
+        out = [self.table.location()]
+        metadata = self.table.metadata_location or ""
+        head, _, _ = metadata.rpartition("/")
+        if head.endswith("/metadata"):
+            out.append(head[: -len("/metadata")])
+        return tuple(dict.fromkeys(x for x in out if x))
+
+    @property
     def table_identity(self) -> str:
         return f"iceberg:{self.table.metadata.table_uuid}"
 
