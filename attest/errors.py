@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
 
 class Code(StrEnum):
-    """Every code, one spelling (tests/test_errors.py checks docs/errors.md against this list)."""
+    """Every code, one spelling (tests/test_cli_contract.py::test_every_code_has_one_spelling_and_is_documented checks
+    docs/errors.md against this list)."""
 
     # The document itself.
     MANIFEST_MISSING = "manifest_missing"
