@@ -757,6 +757,9 @@ def _compacted_disagrees(storage: Storage, name: str, a: int, b: int, *, require
                 out.append(f"{where} holds a {kinds[0]} action, which no reconciliation of commits holds: engines "
                            "that read the file may take it")
                 continue
+            if any(v is not None and not isinstance(v, dict) for v in action.values()):
+                out.append(f"{where} holds an action that is not an object: engines refuse the file or skip it")
+                continue
             actual.see(action)
     except TableInconsistentError as exc:
         return [f"{where}: {exc.message}"]

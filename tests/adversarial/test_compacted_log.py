@@ -136,11 +136,15 @@ def other_path_spelling(actions: Actions, path: Path) -> Actions:
     return actions
 
 
+def non_object_action(actions: Actions, path: Path) -> Actions:
+    return [*actions, {"remove": "p=a/x.parquet"}]
+
+
 EDITS: dict[str, Callable[[Actions, Path], Actions]] = {
     "renamed column": renamed_column, "modification time": modified_in_1970, "extra file": extra_file,
     "dropped file": dropped_file, "protocol": other_protocol, "statistics": other_statistics, "txn": with_txn,
     "domain metadata": with_domain, "commitInfo": with_commit_info, "cdc": with_cdc, "two metaData": two_metadata,
-    "path spelling": other_path_spelling,
+    "path spelling": other_path_spelling, "non-object action": non_object_action,
 }
 
 
@@ -246,6 +250,7 @@ def test_overlapping_compacted_files_past_the_bounded_work_are_refused(delta: Pa
     '{"add": {"path": "x", "path": "y", "size": 1}}\n',
 ])
 def test_a_malformed_compacted_file_is_a_coded_outcome(delta: Path, body: str) -> None:
+    """Spark refused to read the table with such a file (measured: malformed and 100,000-deep lines)."""
     target = delta / compacted_name(0, latest(delta))
     target.write_bytes(body.encode("latin-1") if body == "\xff\n" else body.encode())
     assert_refused(delta, "table_inconsistent")
