@@ -462,8 +462,12 @@ class LogState:
 
     def comparable(self) -> dict[str, Any]:
         """What two replays of one version must agree on (what changes the rows readers get)."""
+        # modificationTime and the row-tracking ids are in the reader view (Spark reads them from whichever
+        # checkpoint or commit it replays): compared where both sides carry them, as statistics are.
         files = {p: {"size": a.get("size"), "partitionValues": a.get("partitionValues") or {},
-                     "deletionVector": _dv_key(a.get("deletionVector")), "stats": _stats_key(a.get("stats"))}
+                     "deletionVector": _dv_key(a.get("deletionVector")), "stats": _stats_key(a.get("stats")),
+                     "modificationTime": a.get("modificationTime"), "baseRowId": a.get("baseRowId"),
+                     "defaultRowCommitVersion": a.get("defaultRowCommitVersion")}
                  for p, a in self.adds.items()}
         meta = self.metadata or {}
         protocol = {k: v for k, v in (self.protocol or {}).items() if v is not None}
@@ -485,7 +489,8 @@ def agree(a: dict[str, Any], b: dict[str, Any]) -> bool:
         y = fb[path]
         if any(x[k] != y[k] for k in ("size", "partitionValues", "deletionVector")):
             return False
-        if x["stats"] is not None and y["stats"] is not None and x["stats"] != y["stats"]:
+        if any(x[k] is not None and y[k] is not None and x[k] != y[k]
+               for k in ("stats", "modificationTime", "baseRowId", "defaultRowCommitVersion")):
             return False
     return True
 

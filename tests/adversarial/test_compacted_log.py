@@ -350,3 +350,24 @@ def test_spark_reads_no_compacted_file_past_the_version_or_from_before_its_check
     DeltaTable(str(delta)).create_checkpoint()
     write_compacted(delta, 0, n, extra_file(reconciled(delta, 0, n), delta))
     assert spark_read(spark, delta) == before
+
+
+# ---- checkpoints: every candidate an engine may choose holds what the view binds ------------------------------------
+def test_two_checkpoints_of_one_version_with_other_modification_times_get_no_verdict(delta: Path) -> None:
+    """A classic and a one-part multi-part checkpoint of one version, alike but for the files' modificationTime: the
+    view binds the one the replay reads, an engine choosing the other candidate (Spark ranks multi-part checkpoints
+    above classic ones) reads other ``_metadata.file_modification_time`` values. Before, candidates were compared
+    without those times: VERIFIED."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    DeltaTable(str(delta)).create_checkpoint()
+    cp = sorted((delta / "_delta_log").glob("*.checkpoint.parquet"))[-1]
+    table = pq.read_table(cp)
+    rows = table.to_pylist()
+    for row in rows:
+        if row.get("add"):
+            row["add"]["modificationTime"] = 1000
+    twin = cp.with_name(f"{cp.name[:20]}.checkpoint.0000000001.0000000001.parquet")
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), twin)
+    assert_refused(delta, "table_inconsistent")
