@@ -155,6 +155,24 @@ def test_a_compacted_file_that_is_its_commits_verifies(delta: Path) -> None:
     assert rc == 0 and doc["level"] == "bytes", doc
 
 
+def test_a_compacted_file_written_by_delta_rs_verifies_and_delta_rs_does_not_read_it(delta: Path) -> None:
+    """delta-rs writes compacted files (``DeltaTable.compact_logs``, Delta Kernel's reconciliation) and reads none:
+    one of its own verifies, and a forged one changes nothing it reads (Spark does read it, measured below)."""
+    n = latest(delta)
+    DeltaTable(str(delta)).compact_logs(0, n)
+    written = delta / compacted_name(0, n)
+    kinds = {next(iter(json.loads(line))) for line in written.read_text().splitlines() if line.strip()}
+    assert {"add", "metaData", "protocol"} <= kinds <= {"add", "remove", "metaData", "protocol", "txn",
+                                                        "domainMetadata"}, kinds
+    rc, doc = verify(str(delta))
+    assert rc == 0 and doc["level"] == "bytes", doc
+    engine = DeltaTable(str(delta)).to_pyarrow_table().to_pylist()
+    write_compacted(delta, 0, n, dropped_file(renamed_column(
+        [json.loads(line) for line in written.read_text().splitlines() if line.strip()], delta), delta))
+    assert DeltaTable(str(delta)).to_pyarrow_table().to_pylist() == engine
+    assert_refused(delta, "table_inconsistent")
+
+
 @pytest.mark.parametrize("edit", sorted(EDITS))
 def test_a_compacted_file_that_is_not_its_commits_gets_no_verdict(delta: Path, edit: str) -> None:
     """Before, only file actions were compared (not their modification time): a renamed column, a 1970 modification
@@ -371,3 +389,23 @@ def test_two_checkpoints_of_one_version_with_other_modification_times_get_no_ver
     twin = cp.with_name(f"{cp.name[:20]}.checkpoint.0000000001.0000000001.parquet")
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), twin)
     assert_refused(delta, "table_inconsistent")
+
+
+@pytest.mark.spark
+def test_spark_takes_nothing_it_reads_from_a_checksum_file(spark: SparkSession, tmp_path: Path) -> None:
+    """Why a version's checksum file (``<version>.crc``, which Spark writes with the whole file list, ``allFiles``) is
+    held to the log for delta-rs's reading only (test_delta_attacks): Spark 4.4 read the log's schema, files and
+    modification times with the checksum file saying otherwise, delta-rs the checksum file's schema."""
+    path = tmp_path / "t"
+    spark.sql(f"CREATE TABLE delta.`{path}` (id INT, s STRING) USING delta")
+    spark.sql(f"INSERT INTO delta.`{path}` VALUES (1, 'a'), (2, 'b')")
+    spark.sql(f"INSERT INTO delta.`{path}` VALUES (3, 'c')")
+    before = spark_read(spark, path)
+    crc = path / "_delta_log" / f"{2:020d}.crc"
+    doc = json.loads(crc.read_text())
+    assert len(doc["allFiles"]) == 3, doc
+    doc["metadata"]["schemaString"] = doc["metadata"]["schemaString"].replace('"name":"s"', '"name":"renamed"')
+    doc["allFiles"] = [{**f, "modificationTime": 1000} for f in doc["allFiles"][:1]]
+    crc.write_text(json.dumps(doc))
+    assert spark_read(spark, path) == before
+    assert DeltaTable(str(path)).to_pyarrow_table().column_names == ["id", "renamed"]
