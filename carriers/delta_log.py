@@ -758,12 +758,13 @@ def _compacted_disagrees(storage: Storage, name: str, a: int, b: int, *, require
         for action in json_lines(data, name):
             validity.see(action)
             kinds = sorted(k for k, v in action.items() if v is not None and k not in _RECONCILED)
-            if kinds:
-                out.append(f"{where} holds a {kinds[0]} action, which no reconciliation of commits holds: engines "
-                           "that read the file may take it")
-                continue
-            if any(v is not None and not isinstance(v, dict) for v in action.values()):
-                out.append(f"{where} holds an action that is not an object: engines refuse the file or skip it")
+            if kinds or any(v is not None and not isinstance(v, dict) for v in action.values()):
+                if len(out) < _SHOWN_PROBLEMS:  # a file of such lines is reported once per kind of line, not per line
+                    text = (f"holds a {kinds[0]} action, which no reconciliation of commits holds: engines that read "
+                            "the file may take it") if kinds else ("holds an action that is not an object: engines "
+                                                                   "refuse the file or skip it")
+                    if f"{where} {text}" not in out:
+                        out.append(f"{where} {text}")
                 continue
             actual.see(action)
     except TableInconsistentError as exc:
