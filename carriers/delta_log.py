@@ -10,8 +10,9 @@ module is the second opinion it is checked against, and what delta-rs does not e
   from the newest complete checkpoint (classic, multi-part, v2 with sidecars) plus the JSON commits after it, read in
   bounded batches;
 - ``checkpoint_problems``: where checkpoints and the log disagree (two checkpoints of one version that differ, a
-  checkpoint that is not the replay of the log before it, a compacted log file that is not its commits): engines
-  choose between them differently, so a table whose metadata contradicts itself gets no verdict;
+  checkpoint that is not the replay of the log before it, a compacted log file that is not the reconciliation of its
+  commits, in any action): engines choose between them differently, so a table whose metadata contradicts itself
+  gets no verdict;
 - deletion vectors: the protocol's z85 path encoding.
 """
 
