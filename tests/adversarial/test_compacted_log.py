@@ -409,3 +409,27 @@ def test_spark_takes_nothing_it_reads_from_a_checksum_file(spark: SparkSession, 
     crc.write_text(json.dumps(doc))
     assert spark_read(spark, path) == before
     assert DeltaTable(str(path)).to_pyarrow_table().column_names == ["id", "renamed"]
+
+
+@pytest.mark.spark
+def test_spark_takes_no_schema_from_the_last_checkpoint_hint(spark: SparkSession, tmp_path: Path) -> None:
+    """``_delta_log/_last_checkpoint`` of a v2 checkpoint repeats its protocol and metaData (``nonFileActions``):
+    rewritten there with a renamed column (with its checksum dropped, or kept and so stale), Spark 4.4 still read the
+    checkpoint's schema, so the hint is not a log file whose reading the view needs to cover."""
+    path = tmp_path / "t"
+    spark.sql(f"CREATE TABLE delta.`{path}` (id INT, s STRING) USING delta "
+              "TBLPROPERTIES ('delta.checkpointPolicy' = 'v2', 'delta.checkpointInterval' = '2')")
+    for values in ("(1, 'a'), (2, 'b')", "(3, 'c')", "(4, 'd')"):
+        spark.sql(f"INSERT INTO delta.`{path}` VALUES {values}")
+    before = spark_read(spark, path)
+    hint = path / "_delta_log" / "_last_checkpoint"
+    original = json.loads(hint.read_text())
+    for drop_checksum in (True, False):
+        doc = json.loads(json.dumps(original))
+        actions = doc["v2Checkpoint"]["nonFileActions"]
+        meta = next(a["metaData"] for a in actions if "metaData" in a)
+        meta["schemaString"] = meta["schemaString"].replace('"name":"s"', '"name":"renamed"')
+        if drop_checksum:
+            doc.pop("checksum", None)
+        hint.write_text(json.dumps(doc))
+        assert spark_read(spark, path) == before
