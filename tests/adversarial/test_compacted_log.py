@@ -373,14 +373,18 @@ def test_spark_reads_no_compacted_file_past_the_version_or_from_before_its_check
 # ---- checkpoints: every candidate an engine may choose holds what the view binds ------------------------------------
 def test_two_checkpoints_of_one_version_with_other_modification_times_get_no_verdict(delta: Path) -> None:
     """A classic and a one-part multi-part checkpoint of one version, alike but for the files' modificationTime: the
-    view binds the one the replay reads, an engine choosing the other candidate (Spark ranks multi-part checkpoints
-    above classic ones) reads other ``_metadata.file_modification_time`` values. Before, candidates were compared
-    without those times: VERIFIED."""
+    view binds the classic one, which the replay reads; Spark read the multi-part one (measured below: every file
+    modified in 1970). Before, candidates were compared without those times: VERIFIED."""
+    multi_part_twin_modified_in_1970(delta)
+    assert_refused(delta, "table_inconsistent")
+
+
+def multi_part_twin_modified_in_1970(path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    DeltaTable(str(delta)).create_checkpoint()
-    cp = sorted((delta / "_delta_log").glob("*.checkpoint.parquet"))[-1]
+    DeltaTable(str(path)).create_checkpoint()
+    cp = sorted((path / "_delta_log").glob("*.checkpoint.parquet"))[-1]
     table = pq.read_table(cp)
     rows = table.to_pylist()
     for row in rows:
@@ -388,7 +392,16 @@ def test_two_checkpoints_of_one_version_with_other_modification_times_get_no_ver
             row["add"]["modificationTime"] = 1000
     twin = cp.with_name(f"{cp.name[:20]}.checkpoint.0000000001.0000000001.parquet")
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), twin)
-    assert_refused(delta, "table_inconsistent")
+
+
+@pytest.mark.spark
+def test_spark_reads_the_multi_part_twin_of_a_classic_checkpoint(spark: SparkSession, delta: Path) -> None:
+    before = spark_read(spark, delta)
+    assert all(row[-1].year >= 2026 for row in before), before
+    multi_part_twin_modified_in_1970(delta)
+    after = spark_read(spark, delta)
+    assert [row[:-1] for row in after] == [row[:-1] for row in before]
+    assert all(row[-1].year == 1970 for row in after), after
 
 
 @pytest.mark.spark
