@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 __all__ = ["COMMANDS", "LEVELS", "build_parser", "command_of", "json_format", "parse"]
 
 LEVELS = ("schema", "files", "bytes")
-COMMANDS = ("digest", "schema", "verify", "keygen", "show", "lineage", "audit", "record", "publish")
+COMMANDS = ("digest", "schema", "verify", "keygen", "show", "lineage", "audit", "record", "publish", "program-hash",
+            "catalog-config")
 
 
 def _columns() -> int:
@@ -66,6 +67,12 @@ def _add_table_options(p: argparse.ArgumentParser, *, version: bool = True) -> N
                            help="Iceberg snapshot id, tag or branch")
     p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
                    help="object-store option passed to the table library (repeatable; values are never printed)")
+
+
+def _add_catalog(p: argparse.ArgumentParser) -> None:
+    from attest.cli.catalogs import add_catalog_options
+
+    add_catalog_options(p)
 
 
 def _add_spark_options(p: argparse.ArgumentParser) -> None:
@@ -133,6 +140,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="tables: read data files outside the table's locations (shallow clones, migrated tables)")
         _add_table_options(p)
         _add_spark_options(p)
+        _add_catalog(p)
+        from attest.cli.program_hash import add_verify_options
+
+        add_verify_options(p)
         p.set_defaults(func="cmd_verify")
 
     if want("keygen"):
@@ -154,6 +165,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--inputs", action="store_true", help="print the observed inputs kept beside the attestation")
         _add_json(p, "print JSON on every path (an unattested table or an error is an object too)")
         _add_table_options(p)
+        _add_catalog(p)
         p.set_defaults(func="cmd_show")
 
     if want("lineage"):
@@ -171,6 +183,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _add_json(p, "print the tree as JSON (same as --format json)")
         _add_trust(p, " on every node")
         _add_table_options(p)
+        _add_catalog(p)
         p.set_defaults(func="cmd_lineage")
 
     if want("audit"):
@@ -180,7 +193,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                            "references. One line per table (VERIFIED, STALE, COMPACTED, UNATTESTED, NOT VERIFIED, "
                            "ERROR), a summary with a count per category; exit 0 when every table verified, 1 when any "
                            "did not, 2 when any could not be checked.")
-        p.add_argument("targets", nargs="+", metavar="TARGET")
+        p.add_argument("targets", nargs="*", metavar="TARGET",
+                       help="a folder, a table, iceberg://<catalog>[/<namespace>]; with --catalog, a namespace or a "
+                       "<namespace>.<table> (none: the whole catalog)")
         p.add_argument("--level", choices=LEVELS, default=None,
                        help="schema, files or bytes (default: bytes where output hashes exist)")
         _add_json(p, "print one JSON object with every table's report (same as --format json)")
@@ -193,6 +208,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
                        help="object-store option passed to the table library (repeatable; values are never printed)")
         _add_spark_options(p)
+        _add_catalog(p)
         p.set_defaults(func="cmd_audit")
 
     if want("record"):
@@ -229,6 +245,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        "configuration (openlineage.yml, OPENLINEAGE_* variables); also on with ATTEST_OPENLINEAGE=1")
         _add_json(p, "print the result as JSON")
         _add_table_options(p, version=False)
+        _add_catalog(p)
         p.set_defaults(func="cmd_record")
 
     if want("publish"):
@@ -242,7 +259,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="schema, files or bytes (default: bytes where the attestation names files)")
         _add_trust(p)
         _add_json(p, "print the result as JSON")
+        _add_catalog(p)
         p.set_defaults(func="cmd_publish")
+
+    if want("program-hash"):
+        from attest.cli.program_hash import add_parser as add_program_hash
+
+        add_program_hash(sub)
+
+    if want("catalog-config"):
+        from attest.cli.catalog_config import add_parser as add_catalog_config
+
+        add_catalog_config(sub)
     return parser
 
 
