@@ -64,9 +64,15 @@ def yaml_text(name: str, properties: dict[str, str]) -> str:
 
 
 def env_text(name: str, properties: dict[str, str]) -> str:
-    """The same as ``PYICEBERG_CATALOG__<NAME>__<KEY>`` exports (pyiceberg's environment form)."""
+    """The same as ``PYICEBERG_CATALOG__<NAME>__<KEY>`` exports (pyiceberg's environment form). pyiceberg reads every
+    '_' of a variable's name as '-': ``schema_version`` cannot be spelt there and is left out (pyiceberg detects an
+    existing catalog's schema version itself), and a catalog name with '_' is refused."""
+    if "_" in name:
+        raise InvalidArgumentError(f"--name {name}: pyiceberg reads '_' in a variable's name as '-', so this catalog "
+                                   "cannot be named by variables; use the yaml form (--write)")
     prefix = f"PYICEBERG_CATALOG__{name.upper().replace('-', '_')}__"
-    return "\n".join(f"export {prefix}{key.upper()}={shlex.quote(value)}" for key, value in properties.items())
+    return "\n".join(f"export {prefix}{key.upper()}={shlex.quote(value)}" for key, value in properties.items()
+                     if "_" not in key)
 
 
 @record
@@ -99,6 +105,8 @@ def cmd_catalog_config(args: argparse.Namespace, out: Output) -> CatalogConfigRe
         raise AttestError(f"{args.warehouse}: no such folder (the warehouse given to local_session)",
                           code=Code.INVALID_ARGUMENT)
     properties = catalog_properties(root)
+    if args.format == "env":
+        env_text(args.name, properties)  # a name variables cannot spell: refused before anything is written
     written = None
     if args.write:
         target = root.resolve() / YAML_NAME
