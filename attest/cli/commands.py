@@ -347,7 +347,7 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
         state = None if expected is None else carrier.state(ref.version)
         report = verify_with(carrier, spark, version=ref.version, level=args.level,
                              progress=out.progress("hashing table files"), policy=policy, state=state)
-        return check_program(report, expected, state, args)
+        return check_program(report, expected, state, args.dialect)
 
 
 def _manifest_path(target: str) -> str:

@@ -121,7 +121,7 @@ def expected_program(args: argparse.Namespace) -> tuple[str, str] | None:
     return sql, program_identity_sql(sql, args.dialect)
 
 
-def check_program(report: Report, expected: tuple[str, str] | None, state: Any, args: argparse.Namespace) -> Report:
+def check_program(report: Report, expected: tuple[str, str] | None, state: Any, dialect: str | None) -> Report:
     """``program_mismatch`` on the report when the attestation of ``state`` names another program. Only an
     attestation that was read can match: an unattested or unreadable table keeps its own verdict."""
     attestation = getattr(state, "attestation", None)
@@ -132,8 +132,8 @@ def check_program(report: Report, expected: tuple[str, str] | None, state: Any, 
     if recorded == identity:
         report.notes.append(f"program: the attestation's program_hash is this program's ({identity[:12]}…)")
         return report
-    dialect = (args.dialect or "").lower() or "generic SQL"
-    other = _dialect_giving(sql, recorded, args.dialect)
+    other = _dialect_giving(sql, recorded, dialect)
+    dialect = (dialect or "").lower() or "generic SQL"
     hint = ("the identity depends on --dialect: give the one the record used" if other is None else
             f"it is this SQL's identity in {other or 'generic SQL'}: the record used "
             + (f"--dialect {other}" if other else "no --dialect"))
