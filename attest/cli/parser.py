@@ -52,6 +52,9 @@ class _Parser(argparse.ArgumentParser):
         from attest.cli.output import EXIT_UNREADABLE, error_object
         from attest.errors import Code, Problem
 
+        if message.startswith("argument command: invalid choice: '"):  # a misspelt command: the closest one
+            word = message.split("'")[1]
+            message += _closest(word, list(COMMANDS))
         if _Parser.json_errors:
             print(json.dumps(error_object(Problem(Code.INVALID_ARGUMENT, message))))
             self.exit(EXIT_UNREADABLE)
@@ -282,9 +285,45 @@ def json_format(arguments: list[str]) -> bool:
 
 def parse(arguments: list[str]) -> argparse.Namespace:
     """Parse a command line; a bad one prints one coded line (one JSON object with --json / --format json) and
-    exits 2."""
+    exits 2. ``attest`` alone prints the help and exits 2 (no command is a usage error, argparse's exit code for
+    those; the help goes to stdout, where ``attest | less`` reads it). An unknown option is refused with its command's
+    usage and the closest option it has."""
+    if not arguments:
+        build_parser().print_help(sys.stdout)
+        sys.exit(2)
     _Parser.json_errors = "--json" in arguments or json_format(arguments)
-    return build_parser(command_of(arguments)).parse_args(arguments)
+    parser = build_parser(command_of(arguments))
+    args, extras = parser.parse_known_args(arguments)
+    if extras:
+        _unrecognized(parser, args, extras)
+    return args
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser | None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser | None = action.choices.get(command or "")
+            return found
+    return None
+
+
+def _closest(word: str, choices: list[str]) -> str:
+    """"; did you mean X?" for the choice closest to ``word``, or ""."""
+    import difflib
+
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extras: list[str]) -> NoReturn:
+    """Arguments the command does not take: said by the command's own parser (its usage, not the top level's), with
+    the closest option it has (``--levle`` → ``--level``)."""
+    sub = _subparser(parser, getattr(args, "command", None)) or parser
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    option = next((e.partition("=")[0] for e in extras if e.startswith("--")), None)
+    if option is not None:
+        message += _closest(option, [o for a in sub._actions for o in a.option_strings if o.startswith("--")])
+    sub.error(message)
 
 
 def command_of(arguments: list[str]) -> str | None:
