@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import functools
 import hashlib
 import os
 import sys
@@ -260,7 +261,7 @@ def ensure_jars(cache_dir: Path | None = None, *, quiet: bool = False) -> list[P
             part = path.with_name(f".{path.name}.part")
             name = art.file_name
             try:
-                got = _download(url, part, lambda done, total, name=name: announce.progress(name, done, total))
+                got = _download(url, part, functools.partial(announce.progress, name))
                 if got != pinned[art.file_name]:
                     raise JarFetchError(
                         f"{url} has SHA-256 {got}, pinned {pinned[art.file_name]}: refusing it "
