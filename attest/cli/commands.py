@@ -580,11 +580,13 @@ def cmd_audit(args: argparse.Namespace, out: Output) -> _AuditResult:
 
 
 def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None) -> _AuditResult:
+    from attest.cli.catalogs import audit_targets
     from attest.verify.audit import AuditReport
     from carriers.discovery import expand
     from carriers.refs import open_table
 
     fmt = _format(args)
+    targets = audit_targets(args)  # --catalog: namespaces and identifiers of that catalog; none, the whole catalog
     policy = _trust_policy(args)  # one policy for every table; a bad file is an input error before any table
     sink = None
     if args.to is not None:  # checked before any table is: a destination that cannot take the audit is exit 2
@@ -594,9 +596,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
     audit = AuditReport()
     options = storage_options(args)
     refs: list[tuple[str, Any]] = []
-    from attest.cli.catalogs import audit_targets
-
-    for target in audit_targets(args):
+    for target in targets:
         try:
             found = expand(target, options)
         except Exception as exc:  # a target that cannot be expanded is an outcome, the others go on
