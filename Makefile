@@ -41,8 +41,12 @@ servers: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(BIN)/python examples/demo.py
 
+# ruff, then the import layers of docs/architecture.md (import-linter, contracts in pyproject.toml) and whether the
+# picture there is still the one the code's imports draw (docs/tools/architecture_graph.py --check).
 lint: $(VENV)/.installed
-	$(BIN)/ruff check attest carriers tests benchmarks examples notebooks/build_notebooks.py
+	$(BIN)/ruff check attest carriers tests benchmarks examples notebooks/build_notebooks.py docs/tools
+	$(BIN)/lint-imports --no-logo
+	$(BIN)/python docs/tools/architecture_graph.py --check
 
 typecheck: $(VENV)/.installed
 	$(BIN)/mypy
@@ -60,4 +64,4 @@ bench: $(VENV)/.installed jars b3sum servers
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) demo-out site .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) demo-out site .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -29,6 +29,10 @@ VIEW_VERSION = 1
 LATER_KEYS: dict[str, tuple[str, str]] = {
     "file_times": ("file modification times", "Spark's _metadata.file_modification_time"),
     "locations": ("file locations as written", "Spark's _file and input_file_name()"),
+    "deletes": ("which delete files readers apply to which data files",
+                "pyiceberg's and Iceberg Java's scan planning, which read sequence numbers from the manifest list too"),
+    "schemas": ("the schemas readers of the snapshot resolve",
+                "time travel reads the snapshot's own schema-id, Spark's read of a branch the current schema"),
 }
 # Keys of a view's table part that earlier releases bound and a later one binds in a narrower form: {earlier key: the
 # key replacing it}. A live view holds the earlier key's value aside (``ReaderView.earlier``, outside its digest), and a

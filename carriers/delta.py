@@ -36,7 +36,7 @@ from attest.errors import (
 from attest.identity.env import env_identity
 from attest.identity.inputs import ObservedInput
 from attest.model import Manifest
-from attest.numbers import is_digits
+from attest.numbers import is_digits, is_signed_digits
 from attest.tables import DataFile, Progress
 from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
@@ -405,9 +405,10 @@ class DeltaCarrier(AttestedTable):
         detached: bool = False,
         allow_external: bool = False,
     ) -> None:
-        """``property_writer(set, remove)`` replaces the carrier's own metadata commit (the Spark hook passes Spark
-        SQL ``ALTER TABLE ... UNSET/SET TBLPROPERTIES``); ``detached=True`` never commits to the Delta log: the
-        attestation goes to ``_recipe_attest/versions/<version>.json`` (docs/carrier-properties.md)."""
+        """``property_writer(set, remove)`` replaces the carrier's own metadata commit (the Spark hook passes one
+        that commits through Spark's own Delta transaction: carriers.spark.hook.spark_property_writer);
+        ``detached=True`` never commits to the Delta log: the attestation goes to
+        ``_recipe_attest/versions/<version>.json`` (docs/carrier-properties.md)."""
         self.property_writer = property_writer
         self.detached = detached
         self.allow_external = allow_external
@@ -478,6 +479,10 @@ class DeltaCarrier(AttestedTable):
 
     @staticmethod
     def _parse_version(version: str | int) -> int:
+        # ASCII digits only: int() reads '٣' as 3 and ' 3' or '+3' as 3 too, so an input record's version '٣' opened
+        # version 3 and a lineage walk showed that version verified as the one read.
+        if isinstance(version, str) and not is_signed_digits(version):
+            raise VersionNotFoundError(f"Delta versions are integers, got {version!r}")
         try:
             value = int(version)
         except ValueError as exc:
@@ -745,17 +750,28 @@ class DeltaCarrier(AttestedTable):
             carried = self._foreign(n, keys)
         if binding != str(n) and n < latest:
             # n may be a data version whose own attestation is a later metadata-only commit (recorded at n+1, or
-            # later when retried): the last one binding n before the next file-changing commit is in force.
-            for x in range(n + 1, latest + 1):  # up to the next file-changing commit, however far
-                commit = read_commit(self.storage, x)
-                if commit is None or commit.touches_files:
-                    break
-                if commit.configuration is None:
-                    continue
-                ahead = props.attestation_keys(commit.configuration)
-                if ahead and self._binding_of(ahead) == str(n):
-                    where = f"attestation for version {n} recorded at version {x}"
-                    carried, binding = Carried(keys=ahead, where=where, note=where), str(n)
+            # later when retried): the last one binding n before the next file-changing commit is in force. A
+            # metadata-only n (a property edit, or the UNSET commit older Spark hooks wrote before their SET) reads
+            # the data of its data version d: an attestation of d recorded after n, before the next file-changing
+            # commit, describes n's data too, and says where it was found (the reader view is still checked at n).
+            d = self.data_version(n)
+            targets = {str(n), str(d)}
+            if binding not in targets:
+                for x in range(n + 1, latest + 1):  # up to the next file-changing commit, however far
+                    commit = read_commit(self.storage, x)
+                    if commit is None or commit.touches_files:
+                        break
+                    if commit.configuration is None:
+                        continue
+                    ahead = props.attestation_keys(commit.configuration)
+                    bound = self._binding_of(ahead) if ahead else None
+                    if bound is not None and bound in targets:
+                        target = bound
+                        where = f"attestation for version {bound} recorded at version {x}"
+                        note = where if bound == str(n) else (
+                            f"{where}, after version {n}: version {n} carries no attestation of its data, which is "
+                            f"version {d}'s (only metadata-only commits in between)")
+                        carried, binding = Carried(keys=ahead, where=where, note=note), target
         if binding == str(n):
             return carried
         # Detached mode: a per-version pointer under _recipe_attest/versions/ (no log commit); the newer binding
@@ -870,10 +886,11 @@ class DeltaCarrier(AttestedTable):
                                   "every version")
         old = self._configuration(latest)
         if self.property_writer is not None:
-            # Remove the whole older attestation, then set the new one: a reader in between sees no attestation,
-            # never a mix of two.
+            # The whole older attestation goes and the new one is set; the Spark hook's writer does both in one
+            # metadata commit (carriers/spark/hook.py), so no version holds neither or a mix of two.
             owned = sorted(k for k in old if k.startswith(props.PREFIX) or k.startswith(props.CARRIER_PREFIX))
             self.property_writer(dict(keys), owned)
+            self._tables.clear()
             return
         to_set, to_remove = props.replacement(old, keys)
         if self.storage.conditional_puts:  # local files, and object stores with a conditional PUT

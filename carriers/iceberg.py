@@ -49,6 +49,7 @@ from carriers import properties as props
 from carriers.base import WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
 from carriers.iceberg_catalogs import guard, reading_io, storage_keys
+from carriers.iceberg_deletes import ListedManifest, Planned, applicability, path_bound
 from carriers.storage import FileIOStorage, check_supported, coded, local_path_of
 
 if TYPE_CHECKING:
@@ -155,6 +156,70 @@ class _Found:
     notes: tuple[str, ...] = ()
 
 
+def _attestation_only(snapshot: Snapshot) -> bool:
+    """Whether ``snapshot`` is a follow-up attestation snapshot: an append of no file whose summary binds another
+    snapshot (its parent, or after a re-record the data snapshot under a chain of them)."""
+    if _operation(snapshot) != "append" or not _changed_no_file(snapshot):
+        return False
+    binding = _binding_key(props.attestation_keys(_summary(snapshot)))
+    return binding is not None and binding != str(snapshot.snapshot_id)
+
+
+class _Snapshots:
+    """The snapshots of one table metadata, indexed once, and what the carrier found walking them.
+
+    Every walk over ancestry or children goes through this index: each is linear in the number of snapshots and
+    visits a snapshot at most once (a parent cycle ends it). pyiceberg's ``snapshot_by_id`` scans the whole list, so
+    walking 45,000 parents with it took minutes of CPU. ``lookups`` counts snapshot lookups (tests bound it)."""
+
+    def __init__(self, meta: Any) -> None:
+        self.meta = meta
+        self.by_id: dict[int, Snapshot] = {}
+        self.position: dict[int, int] = {}
+        for i, snap in enumerate(meta.snapshots):
+            if snap.snapshot_id not in self.by_id:  # the first of a shared id, as pyiceberg (table_inconsistent)
+                self.by_id[snap.snapshot_id] = snap
+                self.position[snap.snapshot_id] = i
+        self.children: dict[int, list[Snapshot]] = {}
+        for snap in self.by_id.values():
+            if snap.parent_snapshot_id is not None:
+                self.children.setdefault(snap.parent_snapshot_id, []).append(snap)
+        self.carried: dict[int, tuple[Carried, int | None, bool] | None] = {}
+        self.data: dict[int, Snapshot] = {}
+        self.found: dict[int, _Found] = {}
+        self.pointers: frozenset[str] | None = None
+        self.pointers_listed = False
+        self.lookups = 0
+
+    def get(self, snapshot_id: int | None) -> Snapshot | None:
+        self.lookups += 1
+        return None if snapshot_id is None else self.by_id.get(snapshot_id)
+
+    def order(self, snapshot: Snapshot) -> tuple[int, int]:
+        """Commit order: sequence number (0 in format v1), then place in the metadata's list."""
+        return (snapshot.sequence_number or 0, self.position.get(snapshot.snapshot_id, -1))
+
+
+def parent_cycles(snapshots: Sequence[Snapshot]) -> list[int]:
+    """A snapshot on each cycle of parent ids. The spec's ancestry is a forest (a parent is committed before its
+    child, with a smaller sequence number); a cycle is forged metadata, on which an ancestry walk never ends."""
+    parent: dict[int, int | None] = {}
+    for snap in snapshots:
+        parent.setdefault(snap.snapshot_id, snap.parent_snapshot_id)
+    done: set[int] = set()
+    out: list[int] = []
+    for start in parent:
+        path: dict[int, None] = {}
+        sid: int | None = start
+        while sid is not None and sid in parent and sid not in done and sid not in path:
+            path[sid] = None
+            sid = parent[sid]
+        if sid is not None and sid in path:
+            out.append(sid)
+        done.update(path)
+    return out
+
+
 def _canonical_uri(path: str) -> str | None:
     """Why a file's absolute location (a data or delete file, a manifest, a manifest list) would be read differently
     by different FileIOs or from different working directories (None when it would not)."""
@@ -192,6 +257,9 @@ class IcebergCarrier(AttestedTable):
     noun = "snapshot"
     sidecar_dir = SIDECAR_DIR
     pointer_dir = POINTER_DIR
+    # Compute the view of the head of this carrier's branch as readers of ``main`` will get it once main is moved
+    # there (carriers/publish.py): under the current schema, as a plain read of the table resolves it.
+    as_main = False
 
     def __init__(self, table: Table, *, catalog_name: str | None = None, detached: bool = False,
                  allow_external: bool = False, branch: str | None = None) -> None:
@@ -207,6 +275,7 @@ class IcebergCarrier(AttestedTable):
         self._read_as_the_catalog_says()
         self.storage = FileIOStorage(self._metadata_dir(), table.io)
         self._live_cache: dict[tuple[int, str], LiveVersion] = {}
+        self._index: _Snapshots | None = None
 
     @classmethod
     def from_reference(cls, catalog: str, identifier: str, **kwargs: Any) -> IcebergCarrier:
@@ -253,6 +322,17 @@ class IcebergCarrier(AttestedTable):
         return [self.table.location(), *extra]
 
     @property
+    def policy_locations(self) -> tuple[str, ...]:
+        """The table's location as its metadata says, and the folder its current metadata file lies in as the catalog
+        names it (not editable by a storage writer): a policy on storage paths covers the table by either."""
+        out = [self.table.location()]
+        metadata = self.table.metadata_location or ""
+        head, _, _ = metadata.rpartition("/")
+        if head.endswith("/metadata"):
+            out.append(head[: -len("/metadata")])
+        return tuple(dict.fromkeys(x for x in out if x))
+
+    @property
     def table_identity(self) -> str:
         return f"iceberg:{self.table.metadata.table_uuid}"
 
@@ -281,11 +361,13 @@ class IcebergCarrier(AttestedTable):
         from pyiceberg.table import StaticTable
 
         self._live_cache.clear()
+        self._index = None
         if not isinstance(self.table, StaticTable):  # a metadata file named by the user is that one version
             self.refresh()
 
     def refresh(self) -> None:
         self.table.refresh()
+        self._index = None
         self._read_as_the_catalog_says()
         self.storage = FileIOStorage(self._metadata_dir(), self.table.io)
 
@@ -303,10 +385,48 @@ class IcebergCarrier(AttestedTable):
         return None if snap is None else Version(id=str(snap.snapshot_id), number=snap.snapshot_id, handle=snap)
 
     def _data_version(self) -> Version:
-        v = self._version(None)
-        if v is None:
+        """The snapshot whose data the head holds: the head, or under our own follow-up attestation snapshots on top
+        of it the data snapshot they attest (a re-record attests that snapshot again, as Delta's skips metadata-only
+        commits); never an attestation snapshot as if it were data."""
+        head = self._head()
+        if head is None:
             raise UnsupportedTableError(f"{self.reference} has no snapshot to attest")
-        return v
+        snap = self._data_snapshot(head)
+        return Version(id=str(snap.snapshot_id), number=snap.snapshot_id, handle=snap)
+
+    def _snapshots(self) -> _Snapshots:
+        """The index of the current table metadata's snapshots (rebuilt when the metadata is reloaded)."""
+        meta = self.table.metadata
+        if self._index is None or self._index.meta is not meta:
+            self._index = _Snapshots(meta)
+        return self._index
+
+    def _data_snapshot(self, snapshot: Snapshot) -> Snapshot:
+        """``snapshot``, or when it is one of our follow-up attestation snapshots (a chain of them after re-records),
+        the snapshot under them whose data they attest. When that one expired, the oldest follow-up left holds the
+        same files and is the answer. Linear over the whole table: every snapshot is walked once (memoised)."""
+        index = self._snapshots()
+        path: list[int] = []
+        seen: set[int] = set()
+        current = snapshot
+        while True:
+            known = index.data.get(current.snapshot_id)
+            if known is not None:
+                result = known
+                break
+            if not _attestation_only(current) or current.snapshot_id in seen:  # seen: a parent cycle
+                result = current
+                break
+            seen.add(current.snapshot_id)
+            path.append(current.snapshot_id)
+            parent = index.get(current.parent_snapshot_id)
+            if parent is None:
+                result = current
+                break
+            current = parent
+        for sid in path:
+            index.data[sid] = result
+        return result
 
     def _head(self) -> Snapshot | None:
         """The current snapshot of the carrier's branch (main unless opened on another branch)."""
@@ -368,8 +488,7 @@ class IcebergCarrier(AttestedTable):
         return False
 
     def _parent(self, snapshot: Snapshot) -> Snapshot | None:
-        pid = snapshot.parent_snapshot_id
-        return None if pid is None else self.table.snapshot_by_id(pid)
+        return self._snapshots().get(snapshot.parent_snapshot_id)
 
     # ---- the live snapshot -------------------------------------------------------------------------------------
     def _live(self, v: Version) -> LiveVersion:
@@ -429,6 +548,7 @@ class IcebergCarrier(AttestedTable):
                         continue
                     data_file["spec_id"] = manifest.partition_spec_id
                     data_file["manifest_content"] = content
+                    data_file["manifest_path"] = manifest.manifest_path
                     # The data sequence number decides which delete files apply to the file (Iceberg spec, "Sequence
                     # Number Inheritance"): an added entry without one takes its manifest's, as every reader does.
                     sequence = entry.get("sequence_number")
@@ -477,6 +597,7 @@ class IcebergCarrier(AttestedTable):
     def _compute_live(self, snapshot: Snapshot) -> LiveVersion:
         files: dict[str, DataFile] = {}
         views: dict[str, list[dict[str, Any]]] = {}
+        planned: list[Planned] = []
         records, problems = self._manifest_entries(snapshot)
         problems += _metadata_problems(self.table.metadata)
         deletes_apply = deletes_in_view(int(self.table.metadata.format_version),
@@ -502,9 +623,11 @@ class IcebergCarrier(AttestedTable):
             # Several deletion vectors share one Puffin file (different offsets): one file, every entry in its view.
             files.setdefault(data_file.path, data_file)
             views.setdefault(data_file.path, []).append(entry)
+            planned.append(_planned(data_file, df))
         ordered = sorted(files.values(), key=lambda f: f.path)
         self._confine(ordered, problems)
-        view = ReaderView(table={**self._table_view(snapshot), "locations": locations_digest(ordered)},
+        view = ReaderView(table={**self._table_view(snapshot), "locations": locations_digest(ordered),
+                                 "deletes": self._deletes(snapshot, planned, problems)},
                           files=file_views(views))
         notes: list[str] = []
         ignored = storage_keys(self.table.metadata.properties)
@@ -514,6 +637,21 @@ class IcebergCarrier(AttestedTable):
                          "(and a REST server's vended config) say, never as the table's own metadata says, and no "
                          "code it names is run")
         return LiveVersion(files=ordered, view=view, identity=self.table_identity, problems=problems, notes=notes)
+
+    def _deletes(self, snapshot: Snapshot, planned: list[Planned], problems: list[Problem]) -> str:
+        """The view's ``deletes``: which delete files each reader applies to which data files
+        (carriers/iceberg_deletes.py), and a problem where one reader drops by a shortcut deletes the other applies."""
+        if all(p.content == 0 for p in planned):
+            return NO_DELETES
+        fv = max(2, int(self.table.metadata.format_version))
+        listed = [ListedManifest(path=str(m.manifest_path), content=int(getattr(m.content, "value", m.content) or 0),
+                                 sequence_number=m.sequence_number, min_sequence_number=m.min_sequence_number)
+                  for m, _ in self._manifest_list(snapshot, fv)]
+        unpartitioned = {i for i, spec in self.table.metadata.specs().items() if spec.is_unpartitioned()}
+        applied, differ = applicability(planned, listed, unpartitioned)
+        problems += [Problem(Code.TABLE_INCONSISTENT, f"readers apply different delete files: {why}") for why in
+                     differ[:5]]
+        return deletes_digest(applied)
 
     def file_entry(self, df: Mapping[str, Any], *, deletes_apply: bool = False) -> tuple[DataFile, dict[str, Any]]:
         """A manifest's data-file record (field name -> value) as a live file and its reader-view entry; with
@@ -544,10 +682,26 @@ class IcebergCarrier(AttestedTable):
     def _table_view(self, snapshot: Snapshot) -> dict[str, Any]:
         meta = self.table.metadata
         current = self.table.current_snapshot()
-        # Readers of the current snapshot use the current schema; time travel uses the snapshot's own.
-        schema = meta.schema() if current is not None and current.snapshot_id == snapshot.snapshot_id else (
-            meta.schema_by_id(snapshot.schema_id) if snapshot.schema_id is not None else None) or meta.schema()
-        return table_view(meta, schema)
+        # Time travel to a snapshot (by id, tag or timestamp: pyiceberg's scan(snapshot_id=...) and use_ref, Spark's
+        # VERSION AS OF and TIMESTAMP AS OF) reads it under its own schema-id (pyiceberg: the current schema when the
+        # metadata has none of that id); a plain read of the table reads main's head under the current schema, and so
+        # does Spark's read of a branch (SnapshotUtil.schemaFor: tags get their snapshot's, branches the table's).
+        own = (meta.schema_by_id(snapshot.schema_id) if snapshot.schema_id is not None else None) or meta.schema()
+        head = self._head() if self.as_main else current
+        main = head is not None and head.snapshot_id == snapshot.snapshot_id
+        # "schema" keeps its first meaning (views attested before "schemas" compare on it); "schemas" binds every
+        # schema a reader of the snapshot resolves: a new schema-id given to the current snapshot changed only what
+        # time travel to it read (the columns' names swapped), VERIFIED before.
+        view = table_view(meta, meta.schema() if main else own)
+        view["schemas"] = schema_digests([own, meta.schema()] if main or self._branch_head(snapshot) else [own])
+        return view
+
+    def _branch_head(self, snapshot: Snapshot) -> bool:
+        """Whether ``snapshot`` is the head of a branch: Spark reads a branch under the table's current schema."""
+        from pyiceberg.table.refs import SnapshotRefType
+
+        return any(ref.snapshot_id == snapshot.snapshot_id and ref.snapshot_ref_type == SnapshotRefType.BRANCH
+                   for ref in self.table.metadata.refs.values())
 
     def record_of(self, data_file: Any, spec_id: int) -> dict[str, Any]:
         """An in-memory pyiceberg DataFile as the field-name record a manifest read gives back."""
@@ -564,8 +718,31 @@ class IcebergCarrier(AttestedTable):
         return props.attestation_keys(_summary(snapshot))
 
     def _carried_by(self, snapshot: Snapshot) -> tuple[Carried, int | None, bool] | None:
-        """The attestation ``snapshot``'s summary holds (or its detached pointer): (carried, attested id, follow-up)."""
-        pointer = self._read_pointer(str(snapshot.snapshot_id))
+        """The attestation ``snapshot``'s summary holds (or its detached pointer): (carried, attested id, follow-up).
+        Read once per snapshot and table metadata."""
+        index = self._snapshots()
+        if snapshot.snapshot_id not in index.carried:
+            index.carried[snapshot.snapshot_id] = self._read_carried_by(snapshot)
+        return index.carried[snapshot.snapshot_id]
+
+    def _pointer_of(self, snapshot_id: int) -> Carried | None:
+        """The detached pointer of a snapshot. The pointer folder is listed once per table metadata where the listing
+        is authoritative (a local folder), so walking thousands of snapshots reads only the pointers that exist."""
+        index = self._snapshots()
+        if not index.pointers_listed:
+            index.pointers_listed = True
+            if self.storage.local_root is not None:
+                try:
+                    index.pointers = frozenset(self.storage.list_names(POINTER_DIR))
+                except OSError:  # unlistable (permissions): each pointer is read, and reported, as before
+                    index.pointers = None
+        name = f"{snapshot_id}.json"
+        if index.pointers is not None and name not in index.pointers:
+            return None
+        return self._read_pointer(str(snapshot_id))
+
+    def _read_carried_by(self, snapshot: Snapshot) -> tuple[Carried, int | None, bool] | None:
+        pointer = self._pointer_of(snapshot.snapshot_id)
         if pointer is not None:
             return pointer, snapshot.snapshot_id, False
         keys = self._summary_keys(snapshot)
@@ -579,9 +756,15 @@ class IcebergCarrier(AttestedTable):
                            foreign_note=f"bound to the snapshot that carries it, {own}"), own, False
         if binding == str(own):
             return Carried(keys=keys, where=f"summary of snapshot {own}"), own, False
+        index = self._snapshots()
         if parent is None and binding is not None and is_digits(binding) and \
-                self.table.snapshot_by_id(int(binding)) is None and _changed_no_file(snapshot):
+                index.get(int(binding)) is None and _changed_no_file(snapshot):
             # A follow-up whose data snapshot expired: the reader view check against its own files still holds.
+            parent = int(binding)
+        below = None if parent is None or binding == str(parent) else index.get(parent)
+        if below is not None and binding is not None and is_signed_digits(binding) and _attestation_only(below) and \
+                binding in self._chain_data(below):
+            # A re-record: a follow-up on top of earlier follow-ups of the same data snapshot, which it binds.
             parent = int(binding)
         if parent is not None and binding == str(parent):
             problems: tuple[Problem, ...] = ()
@@ -597,35 +780,66 @@ class IcebergCarrier(AttestedTable):
         return Carried(keys=keys, where=f"summary of snapshot {own}",
                        problems=(Problem(Code.CARRIER_TAMPERED, message),)), attested, False
 
+    def _chain_data(self, snapshot: Snapshot) -> tuple[str, ...]:
+        """What a follow-up on top of ``snapshot`` (one of our follow-ups) may bind: the data snapshot under the chain;
+        when that one expired, the chain's oldest follow-up left (what a re-record then attests) or the expired
+        snapshot that follow-up binds."""
+        bottom = self._data_snapshot(snapshot)
+        if not _attestation_only(bottom):
+            return (str(bottom.snapshot_id),)
+        return (str(bottom.snapshot_id), _binding_key(props.attestation_keys(_summary(bottom))) or "")
+
     def _follow_up_child(self, snapshot: Snapshot) -> tuple[Carried, int | None, bool, Snapshot] | None:
-        """The latest follow-up attestation whose parent is ``snapshot``."""
+        """The latest follow-up attestation of ``snapshot``: among its children, and after re-records the chain of
+        follow-up snapshots above it, the last committed one that binds it (the one in force, as on Delta)."""
+        index = self._snapshots()
         found: tuple[Carried, int | None, bool, Snapshot] | None = None
-        for snap in self.table.metadata.snapshots:
-            if snap.parent_snapshot_id != snapshot.snapshot_id:
+        todo = list(index.children.get(snapshot.snapshot_id, ()))
+        seen = {snapshot.snapshot_id}
+        while todo:
+            snap = todo.pop()
+            if snap.snapshot_id in seen:  # a parent cycle
                 continue
+            seen.add(snap.snapshot_id)
             carried = self._carried_by(snap)
             if carried is not None and carried[2] and carried[1] == snapshot.snapshot_id and (
-                    found is None or (snap.sequence_number or 0) >= (found[3].sequence_number or 0)):
+                    found is None or index.order(snap) >= index.order(found[3])):
                 found = (*carried, snap)
+            if _attestation_only(snap):
+                todo.extend(index.children.get(snap.snapshot_id, ()))
         return found
 
     def _find(self, target: Snapshot) -> _Found:
-        own = self._carried_by(target)
-        if own is not None:
-            return _Found(own[0], own[1], target.snapshot_id, own[2], (), True)
+        """The attestation in force at ``target`` (once per snapshot and table metadata): a follow-up of it (the
+        latest, so a re-record supersedes what it carries itself), its own, else the nearest ancestor's."""
+        index = self._snapshots()
+        found = index.found.get(target.snapshot_id)
+        if found is None:
+            found = index.found[target.snapshot_id] = self._walk(target)
+        return found
+
+    def _walk(self, target: Snapshot) -> _Found:
         child = self._follow_up_child(target)
         if child is not None:
             return _Found(child[0], child[1], child[3].snapshot_id, True, (), True,
                           (f"attested by follow-up snapshot {child[3].snapshot_id}",))
+        own = self._carried_by(target)
+        if own is not None:
+            return _Found(own[0], own[1], target.snapshot_id, own[2], (), True)
         between = [target]
         current = target
         seen = {target.snapshot_id}
+        # Each step visits a new snapshot: at most as many steps as the metadata lists snapshots.
         while current.parent_snapshot_id is not None:
             parent = self._parent(current)
-            if parent is None or parent.snapshot_id in seen:
+            if parent is None:
                 return _Found(None, None, None, False, tuple(between), False, (
                     f"the ancestry of snapshot {target.snapshot_id} ends at expired snapshot "
                     f"{current.parent_snapshot_id}: an attestation carried before it cannot be found",))
+            if parent.snapshot_id in seen:  # forged metadata: _metadata_problems makes it table_inconsistent
+                return _Found(None, None, None, False, tuple(between), False, (
+                    f"the ancestry of snapshot {target.snapshot_id} loops back to snapshot {parent.snapshot_id} "
+                    "(a parent cycle): no attestation was found before the loop",))
             seen.add(parent.snapshot_id)
             carried = self._carried_by(parent)
             if carried is not None:
@@ -644,7 +858,7 @@ class IcebergCarrier(AttestedTable):
         if found.carried is None:
             return None
         carried = found.carried
-        if found.attested is not None and self.table.snapshot_by_id(found.attested) is None:
+        if found.attested is not None and self._snapshots().get(found.attested) is None:
             from dataclasses import replace
 
             carried = replace(carried, note=f"the attested snapshot {found.attested} has expired; its follow-up "
@@ -662,15 +876,9 @@ class IcebergCarrier(AttestedTable):
     # ---- inputs ------------------------------------------------------------------------------------------------
     def _built_on(self, v: Version) -> Version | None:
         """The previous snapshot when the last data commit read or built on it (it is then an input)."""
-        data: Snapshot = v.handle
-        while True:
-            carried = self._carried_by(data)
-            if carried is None or not carried[2]:
-                break
-            parent = self._parent(data)
-            if parent is None:
-                return None
-            data = parent
+        data: Snapshot = self._data_snapshot(v.handle)
+        if _attestation_only(data):
+            return None  # the data snapshot under the follow-ups expired
         if data.parent_snapshot_id is None or not self._reads_previous(data):
             return None
         parent = self._parent(data)
@@ -721,6 +929,7 @@ class IcebergCarrier(AttestedTable):
     def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
         if self.writes_detached:
             self._write_pointer(v.id, keys)
+            self._index = None  # the pointer folder was listed
             return
         size = summary_size(keys)
         if size > SUMMARY_BUDGET:
@@ -737,12 +946,15 @@ class IcebergCarrier(AttestedTable):
         for attempt in range(COMMIT_RETRIES + 1):
             self.table.refresh()
             current = self._head()
-            if current is None or str(current.snapshot_id) != v.id:
+            # The head is v, or our follow-up attestation snapshots on top of v (a re-record: the new follow-up goes on
+            # top of them and binds v, superseding them).
+            if current is None or str(self._data_snapshot(current).snapshot_id) != v.id:
                 raise SupersededError(f"snapshot {v.id} of {self.reference} is no longer {where}; a follow-up "
                                       "attestation can only follow it (use detached mode to attest older snapshots)")
+            follows = current.snapshot_id
             try:
                 with _without_replay(self.table).transaction() as tx:
-                    # On a branch, the follow-up is committed on the branch (pyiceberg asserts its head is v).
+                    # On a branch, the follow-up is committed on the branch (pyiceberg asserts its head is `follows`).
                     producer = tx.update_snapshot(snapshot_properties=keys,
                                                   branch=self.branch or MAIN_BRANCH).fast_append()
                     new_id = producer.snapshot_id
@@ -756,8 +968,9 @@ class IcebergCarrier(AttestedTable):
                     raise CommitConflictError(f"the follow-up attestation of snapshot {v.id} of {self.reference} "
                                               f"lost {attempt + 1} commit races: {exc}") from exc
                 time.sleep(COMMIT_BACKOFF_S * (2 ** attempt))
-        committed = self.table.snapshot_by_id(new_id)
-        if committed is None or str(committed.parent_snapshot_id) != v.id:
+        self._index = None
+        committed = self._snapshots().get(new_id)
+        if committed is None or committed.parent_snapshot_id != follows:
             # pyiceberg retried the commit onto a newer head: the attestation no longer follows its snapshot.
             raise SupersededError(
                 f"a concurrent commit landed before the attestation of snapshot {v.id}; the follow-up snapshot "
@@ -766,13 +979,25 @@ class IcebergCarrier(AttestedTable):
     def record(self, **kwargs: Any) -> WriteResult:
         self.refresh()
         self._live_cache.clear()
-        return super().record(**kwargs)
+        return super().record(**self._data_of(kwargs))
+
+    def _data_of(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """A snapshot named for record/write, or the data snapshot under it when it is a follow-up attestation
+        snapshot: those hold their data snapshot's files, and are never attested as data themselves."""
+        version = kwargs.get("version")
+        if version is None:
+            return kwargs
+        snap = self._snapshot(version)
+        if snap is None or not _attestation_only(snap):
+            return kwargs
+        return {**kwargs, "version": str(self._data_snapshot(snap).snapshot_id)}
 
     def write(self, manifest: Manifest, **kwargs: Any) -> WriteResult:
+        kwargs = self._data_of(kwargs)
         version = kwargs.get("version")
         current = self._head()
-        if version is not None and current is not None and str(version) != str(current.snapshot_id) \
-                and not self.writes_detached:
+        if version is not None and current is not None and not self.writes_detached and \
+                str(version) not in (str(current.snapshot_id), str(self._data_snapshot(current).snapshot_id)):
             raise UnsupportedTableError(
                 f"Iceberg summaries are written at commit: only the current snapshot {current.snapshot_id} can be "
                 f"attested after the fact, not snapshot {version} (detached mode can)")
@@ -796,12 +1021,46 @@ def table_view(meta: Any, schema: Any) -> dict[str, Any]:
     props_ = meta.properties
     return {
         "format_version": int(meta.format_version),
-        "schema": {k: v for k, v in _strip_docs(json.loads(schema.model_dump_json())).items() if k != "schema-id"},
+        "schema": _schema_view(schema),
         "partition_specs": {str(k): json.loads(s.model_dump_json()) for k, s in sorted(meta.specs().items())},
         "default_spec_id": int(meta.default_spec_id),
         "read_properties": {k: props_[k] for k in READ_PROPERTIES if k in props_},
         "data_locations": {k: props_[k] for k in LOCATION_PROPERTIES if k in props_},
     }
+
+
+def _schema_view(schema: Any) -> dict[str, Any]:
+    """A schema as readers resolve it: field ids, names, types, requiredness and defaults; docs and its id left out."""
+    return {k: v for k, v in _strip_docs(json.loads(schema.model_dump_json())).items() if k != "schema-id"}
+
+
+def schema_digests(schemas: Iterable[Any]) -> list[str]:
+    """The schemas readers of a snapshot resolve (:meth:`IcebergCarrier._table_view`), as the sorted digests of the
+    distinct ones: one digest when every reader reads the snapshot alike."""
+    return sorted({file_digest(_schema_view(s)) for s in schemas})
+
+
+def deletes_digest(applied: Mapping[str, Any]) -> str:
+    """Which delete files each reader applies to which data files (:func:`carriers.iceberg_deletes.applicability`), as
+    one digest of the view's table part."""
+    return file_digest(dict(applied))
+
+
+NO_DELETES = deletes_digest({"pyiceberg": {}, "java": {}})
+
+
+def _planned(data_file: DataFile, df: Mapping[str, Any]) -> Planned:
+    """A live file's manifest record as delete planning sees it."""
+    puffin = data_file.kind == "deletion_vector"
+    offset = df.get("content_offset")
+    sequence = df.get("data_sequence_number")
+    return Planned(key=f"{data_file.path}@{offset}" if puffin else data_file.path, location=data_file.location,
+                   content=int(_plain(df.get("content")) or 0), puffin=puffin, spec_id=int(df.get("spec_id") or 0),
+                   partition=json.dumps(json_safe(_plain(df.get("partition"))), sort_keys=True),
+                   sequence=sequence if isinstance(sequence, int) else None,
+                   referenced=None if df.get("referenced_data_file") is None else str(df["referenced_data_file"]),
+                   path_lower=path_bound(df.get("lower_bounds")), path_upper=path_bound(df.get("upper_bounds")),
+                   manifest=str(df.get("manifest_path") or ""))
 
 
 def locations_digest(files: Iterable[DataFile]) -> str:
@@ -835,6 +1094,11 @@ def _metadata_problems(meta: Any) -> list[Problem]:
         if shared:
             out.append(Problem(Code.TABLE_INCONSISTENT, f"the table metadata lists {what} sharing an id "
                                f"({', '.join(map(str, shared[:5]))}): readers resolve the id to different ones"))
+    cycles = parent_cycles(meta.snapshots)
+    if cycles:
+        out.append(Problem(Code.TABLE_INCONSISTENT, f"the table metadata's parent ids form a cycle (through snapshot "
+                           f"{cycles[0]}): a snapshot's parent is committed before it, so this history was forged, and "
+                           "readers walking it never reach its start"))
     main = meta.refs.get("main")
     if main is not None and main.snapshot_id != meta.current_snapshot_id:
         out.append(Problem(Code.TABLE_INCONSISTENT, f"the main branch is at snapshot {main.snapshot_id} and the "
@@ -847,9 +1111,10 @@ def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, A
                       partition_type: Any) -> list[Problem]:
     """Where the manifest list's summary of a manifest says other than the manifest's entries. Readers plan with the
     summary before they open a manifest: Java skips a manifest whose added and existing counts are zero, Java and
-    pyiceberg skip one whose partition bounds exclude a query's filter, Java drops delete files older than the
-    smallest data sequence number. A summary narrower than its manifest hides rows from some readers or queries, with
-    every file and byte intact (a wider one only costs planning time, as writers may make it)."""
+    pyiceberg skip one whose partition bounds exclude a query's filter, pyiceberg skips delete manifests listed below
+    the data manifests' smallest sequence number (carriers/iceberg_deletes.py). A summary narrower than its manifest
+    hides rows from some readers or queries, with every file and byte intact (a wider one only costs planning time, as
+    writers may make it)."""
     path = manifest.manifest_path
     out: list[Problem] = []
 

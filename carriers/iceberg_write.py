@@ -22,11 +22,13 @@ from attest.view import ReaderView
 from carriers.base import WriteResult
 from carriers.core import encode_keys
 from carriers.iceberg import (
+    NO_DELETES,
     SUMMARY_BUDGET,
     IcebergCarrier,
     deletes_in_view,
     file_views,
     locations_digest,
+    schema_digests,
     summary_size,
     table_view,
 )
@@ -176,8 +178,14 @@ def write_content_addressed(
             files_view.update({p: d for p, d in previous.view.files.items()})
             located += previous_files
             observed.append(carrier.observe(current.snapshot_id))
+        # The snapshot-to-be takes the current schema's id and becomes main's head: every reader resolves that one.
+        # No delete file applies to the new files (their sequence number is above every delete file's), and the
+        # manifests kept keep their sequence numbers: deletes apply as in the previous snapshot.
+        deletes = previous.view.table.get("deletes", NO_DELETES) if mode == "append" and previous is not None \
+            and current is not None else NO_DELETES
         view = ReaderView(table={**table_view(tx.table_metadata, tx.table_metadata.schema()),
-                                 "locations": locations_digest(located)}, files=files_view)
+                                 "schemas": schema_digests([tx.table_metadata.schema()]),
+                                 "locations": locations_digest(located), "deletes": deletes}, files=files_view)
         manifest = build_manifest(model=model, program_hash=program_hash,
                                   env_hash=carrier.env_hash(dialect=dialect), inputs=observed,
                                   outputs=[(t.path, t.hash) for t in triples], run_id=run_id or new_run_id())

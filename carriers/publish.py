@@ -9,7 +9,8 @@ the branch). ``publish`` then
    exception: main's own *attestation* snapshots (follow-ups that add and remove no file) committed after the fork
    point — an engine that caches table metadata (Spark) forks the branch from the data snapshot before the
    attestation of it landed. They change no data, and the branch head carries its own attestation;
-3. verifies B — the attestation in force at the branch head, at the requested level, under the trust policy;
+3. verifies B — the attestation in force at the branch head, at the requested level, under the trust policy — as
+   main's readers will read it once main is moved there (the current schema);
 4. moves main to exactly B (the verified snapshot, not whatever the branch holds by then), with pyiceberg's
    requirement that main is still M: a commit to main in the meantime makes the publish fail, never overwrite it.
 """
@@ -65,14 +66,16 @@ class PublishResult:
 
 
 def _ancestors(carrier: IcebergCarrier, snapshot_id: int) -> list[int]:
-    """``snapshot_id`` and its ancestors, newest first, as far as the metadata still holds them."""
+    """``snapshot_id`` and its ancestors, newest first, as far as the metadata still holds them (linear: one indexed
+    lookup per snapshot, each visited once, a parent cycle ends the walk)."""
+    snapshots = carrier._snapshots()
     out: list[int] = []
     current: int | None = snapshot_id
     seen: set[int] = set()
     while current is not None and current not in seen:
         seen.add(current)
         out.append(current)
-        snap = carrier.table.snapshot_by_id(current)
+        snap = snapshots.get(current)
         current = None if snap is None else snap.parent_snapshot_id
     return out
 
@@ -82,9 +85,14 @@ def _fork_point(carrier: IcebergCarrier, main_head: int, branch_history: set[int
     follow-up snapshots (no file added or removed); None when main has anything else the branch lacks."""
     from carriers.iceberg import _changed_no_file, _operation
 
+    snapshots = carrier._snapshots()
     current: int | None = main_head
+    seen: set[int] = set()
     while current is not None and current not in branch_history:
-        snap = carrier.table.snapshot_by_id(current)
+        if current in seen:  # a parent cycle (forged metadata: verification refuses it as table_inconsistent)
+            return None
+        seen.add(current)
+        snap = snapshots.get(current)
         carried = None if snap is None else carrier._carried_by(snap)
         if snap is None or carried is None or not carried[2] or not _changed_no_file(snap) or \
                 _operation(snap) != "append":
@@ -113,6 +121,9 @@ def publish(
     base.refresh()  # one metadata version for the checks and the commit's requirement
     carrier = IcebergCarrier(base.table, catalog_name=base.catalog_name, detached=base.detached,
                              allow_external=base.allow_external, branch=branch)
+    # The head is verified as main's readers will read it once main is moved there (the current schema, not only
+    # the head's own): verified under its own schema, a head was published whose readers got other columns.
+    carrier.as_main = True
     head = carrier._head()
     if head is None:
         raise VersionNotFoundError(f"branch {branch} of {carrier.reference} has no snapshot")

@@ -131,25 +131,28 @@ class LineageResult:
     def to_json(self) -> Any:
         tree = self.root.to_json()
         # "passed" is the whole walk's outcome (the exit code); the root's own verdict stays as "node_passed".
-        out = {**tree, "passed": self.exit_code == EXIT_OK, "node_passed": tree.get("passed", False)}
+        facts = self.root.facts()
+        out = {**tree, "passed": self.exit_code == EXIT_OK, "node_passed": tree.get("passed", False),
+               "summary": facts.summary(self.root), "walk": facts.to_json()}
         if self.root.error is not None:  # the root could not be read: the same shape as any error
             out["errors"] = [{"code": self.root.error, "message": self.root.verdict, "path": self.root.ref}]
         return out
 
     def human(self) -> str:
+        summary = self.root.summary()  # why the walk passed or failed: the last line, the caption of a picture
         if self.format == "dot":
             from attest.render.dot import to_dot
 
-            return to_dot(self.root.graph())
+            return to_dot(self.root.graph(), caption=summary)
         if self.format == "mermaid":
             from attest.render.mermaid import to_mermaid
 
-            return to_mermaid(self.root.graph())
+            return to_mermaid(self.root.graph(), caption=summary)
         if self.format == "svg":
             from attest.render.svg import to_svg
 
-            return to_svg(self.root.graph())
-        return "\n".join(self.root.lines())
+            return to_svg(self.root.graph(), caption=summary)
+        return "\n".join([*self.root.lines(), summary])
 
 
 # ---- shared argument handling ----------------------------------------------------------------------------------
@@ -582,7 +585,7 @@ def cmd_audit(args: argparse.Namespace, out: Output) -> _AuditResult:
 def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None) -> _AuditResult:
     from attest.cli.catalogs import audit_targets
     from attest.verify.audit import AuditReport
-    from carriers.discovery import expand
+    from carriers.discovery import discover
     from carriers.refs import open_table
 
     fmt = _format(args)
@@ -595,37 +598,55 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
         sink = AuditTable.open(args.to, storage_options=storage_options(args))
     audit = AuditReport()
     options = storage_options(args)
-    refs: list[tuple[str, Any]] = []
+    stream = out.stdout if fmt == "text" else None
+    progress = out.progress("auditing", unit="tables")
+
+    def show(line: str) -> None:  # lines as they come: a long audit shows progress even when piped
+        if stream is not None:
+            progress.above(line, stream)
+
+    refs: list[tuple[str, Any, tuple[str, ...]]] = []
     for target in targets:
         try:
-            found = expand(target, options)
+            found = discover(target, options)
         except Exception as exc:  # a target that cannot be expanded is an outcome, the others go on
-            audit.add_exception(target, exc)
+            show(audit.line(audit.add_exception(target, _coded(exc))))
             continue
-        if not found:
-            audit.add_error(target, AttestError(f"no table found under {target}", code=Code.TABLE_NOT_FOUND).problem())
-        refs.extend((str(r), r) for r in found if sink is None or not sink.is_table(r))
-    progress = out.progress("auditing", unit="tables")
+        for skipped in found.skipped:  # every place not walked is said, with its reason
+            if skipped.blocking:
+                show(audit.line(audit.add_error(skipped.path, skipped.problem())))
+            else:
+                show(audit.skipped_line(audit.add_skipped(skipped.problem())))
+        if not found.tables and not any(s.blocking for s in found.skipped):
+            show(audit.line(audit.add_error(target, AttestError(f"no table found under {target}",
+                                                                code=Code.TABLE_NOT_FOUND).problem())))
+        refs.extend((str(f.ref), f.ref, f.notes) for f in found.tables if sink is None or not sink.is_table(f.ref))
     progress(0, len(refs), 0)  # the bar from the start: the first table may be the slow one
-    stream = out.stdout if fmt == "text" else None
-    for index, (name, ref) in enumerate(refs):
+    for index, (name, ref, notes) in enumerate(refs):
         try:
             carrier = open_table(ref, storage_options=options)
+            label = getattr(carrier, "static_note", None)  # an Iceberg folder: how it was read (iceberg_static.py)
+            if isinstance(label, str):
+                notes = (*notes, label)
             state = carrier.state(ref.version)
             report = verify_with(carrier, spark, version=ref.version, level=args.level, policy=policy, state=state)
-            row = audit.add_report(name, report, None if state.attestation is None else state.attestation.document)
+            row = audit.add_report(name, report, None if state.attestation is None else state.attestation.document,
+                                   notes)
         except Exception as exc:  # one unreadable table must not stop the audit of the others
-            from carriers.storage import coded
-
-            row = audit.add_exception(name, coded(exc) if isinstance(exc, OSError) else exc)
-        if stream is not None:  # lines as they come: a long audit shows progress even when piped
-            progress.above(audit.line(row), stream)
+            row = audit.add_exception(name, _coded(exc), notes)
+        show(audit.line(row))
         progress(index + 1, len(refs), 0)
     progress.close()
     kept = None
     if sink is not None:
         kept = sink.append(audit)
     return _AuditResult(audit, streamed=stream is not None, format=fmt, kept=kept)
+
+
+def _coded(exc: Exception) -> Exception:
+    from carriers.storage import coded
+
+    return coded(exc) if isinstance(exc, OSError) else exc
 
 
 @record

@@ -175,9 +175,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser("lineage", help="walk a table version's upstream inputs and check each one",
                            description="Print the lineage tree of a table version: each upstream version its "
                            "attestation observed, whether that version is attested and verifies, and how strongly "
-                           "it was observed. Exit 1 when any node does not verify.")
+                           "it was observed. A table's own earlier versions (appends, merges) are one node, each "
+                           "version checked; the unattested version its attestations start from is reported as "
+                           "pre-attestation history, not a failure. The last line says why the walk passed or failed. "
+                           "Exit 1 when any node does not verify.")
         p.add_argument("target", metavar="TABLE")
-        p.add_argument("--depth", type=int, default=8, help="how many levels upstream to walk (default 8)")
+        p.add_argument("--depth", type=int, default=8,
+                       help="how many tables upstream to walk (default 8; a table's own versions are one level; where "
+                       "the walk is cut is shown)")
         p.add_argument("--level", choices=LEVELS, default="files",
                        help="how deeply each node is verified (default files)")
         p.add_argument("--format", choices=("text", "json", "dot", "mermaid", "svg"), default=None,

@@ -136,9 +136,10 @@ def _check_signature(state: TableState, report: Report, policy: TrustPolicy | No
     binding = {"sidecar_digest": att.sidecar_digest, "reader_view_digest": None if att.view is None else
                att.view.digest}
     version = att.attested_version if att.attested_version is not None else state.version
+    # The policy is matched against the name the table was reached by and where it is stored too (issue 29.4).
     result = check_table_signature(envelope, policy, state.uri or state.table, version, None,
                                    attestation_document(att.document),
-                                   binding, now=now)
+                                   binding, now=now, names=(state.table,), locations=state.locations)
     report.signature = result.to_json()
     report.signed = result.signed
     if result.passed:

@@ -18,7 +18,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from attest.errors import PolicyError
+from attest.errors import CommitConflictError, PolicyError, SupersededError
 from attest.identity.inputs import ObservedInput
 from attest.render.terminal import terminal_safe_logger
 from carriers.spark import stamp as stamping
@@ -87,16 +87,63 @@ def sql_string(value: str) -> str:
 
 
 def spark_property_writer(spark: SparkSession, *, name: str | None, path: str, retries: int = 5,
-                          backoff_s: float = 0.2) -> Callable[[dict[str, str], list[str]], None]:
-    """A DeltaCarrier property writer committing through Spark SQL: ``ALTER TABLE ... UNSET TBLPROPERTIES IF EXISTS``
-    for the older attestation's keys, then ``ALTER TABLE ... SET TBLPROPERTIES`` for the new ones.
+                          backoff_s: float = 0.2, data_version: Callable[[int], int] | None = None,
+                          ) -> Callable[[dict[str, str], list[str]], None]:
+    """A DeltaCarrier property writer committing through Spark's own Delta transaction: ONE metadata-only commit
+    (``SET TBLPROPERTIES`` in the history) whose ``metaData.configuration`` is the current one with every key of the
+    older attestation (both prefixes, and ``remove``) dropped and ``updates`` set (docs/spark.md, "One commit per
+    attestation").
 
-    The table is addressed as ``delta.`<path>``` (``name`` is kept for messages).
+    The transaction is Spark's (``DeltaLog.startTransaction``): it is published through the table's LogStore, the one
+    Spark's own writers use (their mutual exclusion on a local file system or S3 is inside that JVM), and it reads the
+    whole table, so a concurrent data commit (append, delete, optimize) makes it fail instead of landing on top
+    (measured: ConcurrentAppendException / ConcurrentDeleteReadException; a concurrent property change:
+    MetadataChangedException). A lost race is retried from a fresh snapshot, with backoff; ``data_version(v)`` (the
+    newest data version at or before v) must stay the attestation's binding, else SupersededError. Where the Delta
+    runtime lacks that API, the writer falls back to ``ALTER TABLE ... UNSET TBLPROPERTIES IF EXISTS`` then ``SET
+    TBLPROPERTIES`` (two commits). The table is addressed by path (``name`` is kept for messages).
     """
+    from py4j.protocol import Py4JError, Py4JJavaError
+
+    from carriers import properties as props
+
     # Always by path: Spark's rendering of a name may already be quoted, a path is one unambiguous identifier.
     target = f"delta.{quote_identifier(path)}"
+    shown = name or path
 
     def write(updates: dict[str, str], remove: list[str]) -> None:
+        binding = updates.get(props.KEY_VERSION)
+        bound = int(binding) if binding is not None and binding.isdigit() and binding.isascii() else None
+        for attempt in range(retries + 1):
+            try:
+                committed = _commit_once(spark, path, updates, remove, lambda read: check(read, bound))
+            except _NoDeltaApi as exc:
+                log.warning("attest.spark: the Delta runtime offers no metadata transaction to the hook (%s); "
+                            "attesting %s with two commits (UNSET, then SET TBLPROPERTIES)", exc, shown)
+                alter(updates, remove)
+                return
+            except Py4JJavaError as exc:
+                # Our metadata commit lost a race with a concurrent writer: retry it (bounded, backoff).
+                if attempt == retries or not any(c in str(exc) for c in _CONFLICTS):
+                    raise
+                time.sleep(backoff_s * (2 ** attempt))
+                continue
+            except Py4JError as exc:
+                raise RuntimeError(f"the attestation commit to {shown} failed: {exc}") from exc
+            if data_version is not None and bound is not None and data_version(committed) != bound:
+                raise SupersededError(f"the attestation of version {bound} of {shown} was committed at version "
+                                      f"{committed}, after a later data commit: it is not in force")
+            return
+        raise CommitConflictError(f"the attestation commit to {shown} lost {retries + 1} races with concurrent "
+                                  "writers")  # pragma: no cover - the loop returns or raises
+
+    def check(read: int, bound: int | None) -> None:
+        if data_version is not None and bound is not None and data_version(read) != bound:
+            raise SupersededError(f"a data commit landed on {shown} after version {bound}; an attestation of "
+                                  f"version {bound} would not be in force (delta_mode='detached' attests every "
+                                  "version)")
+
+    def alter(updates: dict[str, str], remove: list[str]) -> None:
         if str(spark.conf.get("spark.sql.parser.escapedStringLiterals", "false")).lower() == "true":
             raise RuntimeError("spark.sql.parser.escapedStringLiterals=true: refusing to build the ALTER (string "
                                "literal escaping would not apply)")
@@ -112,12 +159,68 @@ def spark_property_writer(spark: SparkSession, *, name: str | None, path: str, r
                 spark.sql(statement)
                 return
             except Exception as exc:
-                # Our metadata commit lost a race with a concurrent writer: retry it (bounded, backoff).
                 if attempt == retries or not any(c in str(exc) for c in _CONFLICTS):
                     raise
                 time.sleep(backoff_s * (2 ** attempt))
 
     return write
+
+
+class _NoDeltaApi(Exception):
+    """The Delta runtime lacks a method the one-commit path calls (another Delta version): nothing was committed."""
+
+
+def _commit_once(spark: SparkSession, path: str, updates: Mapping[str, str], remove: list[str],
+                 check: Callable[[int], None]) -> int:
+    """One attempt of the attestation commit through Spark's Delta transaction; returns the committed version.
+    ``check(read_version)`` runs on the transaction's snapshot before anything is committed."""
+    from py4j.protocol import Py4JError, Py4JJavaError
+
+    from carriers import properties as props
+
+    jvm = spark._jvm
+    assert jvm is not None
+    try:
+        delta = jvm.org.apache.spark.sql.delta
+        convert = jvm.scala.jdk.javaapi.CollectionConverters
+        immutable = jvm.scala.collection.immutable
+        maps = getattr(getattr(immutable, "Map$"), "MODULE$")
+
+        def scala_map(values: Mapping[str, str]) -> Any:
+            java = jvm.java.util.HashMap()
+            for k, v in values.items():
+                java.put(k, v)
+            return getattr(maps, "from")(convert.asScala(java))
+
+        txn = delta.DeltaLog.forTable(spark._jsparkSession, path).startTransaction()
+        read = int(txn.readVersion())
+        if read < 0:
+            raise RuntimeError(f"no Delta table at {path}")
+        check(read)
+        txn.readWholeTable()  # a concurrent data commit conflicts with this one instead of landing under it
+        metadata = txn.metadata()
+        current = {str(k): str(v) for k, v in dict(convert.asJava(metadata.configuration())).items()}
+        dropped = set(remove)
+        configuration = {k: v for k, v in current.items() if k not in dropped
+                         and not k.startswith((props.PREFIX, props.CARRIER_PREFIX))}
+        configuration.update(updates)
+        # Metadata.copy(id, name, description, format, schemaString, partitionColumns, configuration, createdTime):
+        # every field as it is (copy$default$N), the configuration replaced.
+        fields = [getattr(metadata, f"copy$default${i}")() for i in range(1, 9)]
+        if dict(convert.asJava(fields[6])) != dict(convert.asJava(metadata.configuration())):
+            raise _NoDeltaApi("Metadata.copy's 7th field is not the configuration")
+        fields[6] = scala_map(configuration)
+        txn.updateMetadata(metadata.copy(*fields), False)
+        operation = getattr(delta, "DeltaOperations$SetTableProperties")(scala_map(updates))
+        nil = getattr(getattr(immutable, "Nil$"), "MODULE$")
+    except Py4JJavaError:
+        raise
+    except Py4JError as exc:
+        text = str(exc)
+        if "does not exist" in text or "call a package" in text:  # a method or class this runtime lacks
+            raise _NoDeltaApi(text.splitlines()[0] if text else type(exc).__name__) from exc
+        raise
+    return int(txn.commit(nil, operation))
 
 
 # ---- what the callback extracts ----------------------------------------------------------------------------------
@@ -600,9 +703,10 @@ class Hook:
                 return None
             self._done.add(key)
         detached = self.delta_mode == "detached"
-        writer = None if detached else spark_property_writer(self.spark, name=event.table_name,
-                                                             path=event.location)
-        carrier = DeltaCarrier(event.location, property_writer=writer, detached=detached)
+        carrier = DeltaCarrier(event.location, detached=detached)
+        if not detached:
+            carrier.property_writer = spark_property_writer(self.spark, name=event.table_name,
+                                                            path=event.location, data_version=carrier.data_version)
         self._route_hashing(carrier, event)
         if not detached and carrier.data_version() != version:
             self._skip(f"version {version} of {event.table_name or event.location} was superseded by a later data "
@@ -610,9 +714,14 @@ class Hook:
                        "delta_mode='detached' to attest every version)")
             return None
         inputs = [self._observe(leaf) for leaf in event.inputs]
-        return self._emit(carrier, carrier.record(model=self._model(event), program_hash=event.program_hash or "",
-                                                  inputs=inputs, run_id=self.run_id, dialect="spark",
-                                                  engines=self._engines, version=version, signer=self.signer))
+        try:
+            result = carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
+                                    run_id=self.run_id, dialect="spark", engines=self._engines, version=version,
+                                    signer=self.signer)
+        except SupersededError as exc:  # a data commit got in first: as the check above, never in force
+            self._skip(exc.message)
+            return None
+        return self._emit(carrier, result)
 
     def _route_hashing(self, carrier: AttestedTable, event: WriteEvent) -> None:
         """Large writes are hashed on the executors, small ones on the driver (carriers/spark/distributed.py)."""
@@ -701,7 +810,9 @@ class Hook:
                     or ICEBERG_STAMP_KEY in summary:
                 continue
             parent = snap.parent_snapshot_id
-            while parent is not None and parent != event.read_version:
+            seen: set[int] = set()
+            while parent is not None and parent != event.read_version and parent not in seen:
+                seen.add(parent)  # a parent cycle (forged metadata) ends the walk instead of hanging the listener
                 p = by_id.get(parent)
                 psum = {} if p is None else _summary(p)
                 if p is None or not any(k.startswith("recipe_manifest.") for k in psum):
