@@ -41,7 +41,7 @@ def test_record_verify_show_lineage_as_the_cli(tmp_path: Path) -> None:
     assert shown is not None and shown == json.loads(run_cli("show", str(orders)).stdout)
     assert shown["program_hash"] == run_cli("program-hash", "--sql", SQL, "--dialect", "spark").stdout.strip()
     tree = attest.lineage(str(orders))
-    assert "\n".join(tree.lines()) == run_cli("lineage", str(orders)).stdout.rstrip("\n")
+    assert "\n".join([*tree.lines(), tree.summary()]) == run_cli("lineage", str(orders)).stdout.rstrip("\n")
     assert [Path(child.ref.removeprefix("file://")) for child in tree.inputs] == [raw]
     # a tampered file turns the same call's verdict
     victim = next(p for p in orders.glob("*.parquet"))
