@@ -72,7 +72,7 @@ def verify(table: Any, *, level: str | None = None, version: str | int | None = 
         report = verify_state(state, carrier, level=level, policy=trust)  # type: ignore[arg-type]
         if expected is None:
             return report
-        from attest.cli.program_hash import check_program
+        from attest.verify.program import check_program
 
         return check_program(report, expected, state, dialect)
 

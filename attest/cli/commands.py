@@ -333,7 +333,8 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
         raise InvalidArgumentError("--envelope applies to manifest files; a table's envelope is the one its "
                                    "metadata names (recipe_attest.envelope.blake3)")
     policy = _trust_policy(args)  # before any hashing: a bad key or policy file is an input error (exit 2)
-    from attest.cli.program_hash import check_program, expected_program
+    from attest.cli.program_hash import expected_program
+    from attest.verify.program import check_program
 
     expected = expected_program(args)  # --program-file / --program-sql: a program that does not parse is exit 2
     ref = table_ref(args)

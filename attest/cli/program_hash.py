@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import argparse
 
-from attest.errors import Code, InvalidArgumentError
+from attest.errors import InvalidArgumentError
 from attest.record import record
+from attest.verify.program import dialect_giving
 
 TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any
 
     from attest.cli.output import Output
-    from attest.verify.report import Report
     from carriers.core import AttestedTable
 
-__all__ = ["add_parser", "add_verify_options", "check_program", "cmd_program_hash", "dialect_change",
+__all__ = ["add_parser", "add_verify_options", "cmd_program_hash", "dialect_change", "expected_program",
            "program_identity"]
 
 
@@ -121,50 +121,6 @@ def expected_program(args: argparse.Namespace) -> tuple[str, str] | None:
     return sql, program_identity_sql(sql, args.dialect)
 
 
-def check_program(report: Report, expected: tuple[str, str] | None, state: Any, dialect: str | None) -> Report:
-    """``program_mismatch`` on the report when the attestation of ``state`` names another program. Only an
-    attestation that was read can match: an unattested or unreadable table keeps its own verdict."""
-    attestation = getattr(state, "attestation", None)
-    if expected is None or attestation is None or not report.attested:
-        return report
-    sql, identity = expected
-    recorded = attestation.document.get("program_hash") if isinstance(attestation.document, dict) else None
-    if recorded == identity:
-        report.notes.append(f"program: the attestation's program_hash is this program's ({identity[:12]}…)")
-        return report
-    other = _dialect_giving(sql, recorded, dialect)
-    dialect = (dialect or "").lower() or "generic SQL"
-    hint = ("the identity depends on --dialect: give the one the record used" if other is None else
-            f"it is this SQL's identity in {other or 'generic SQL'}: the record used "
-            + (f"--dialect {other}" if other else "no --dialect"))
-    report.fail(Code.PROGRAM_MISMATCH, f"the attestation's program_hash {str(recorded)[:12]}… is not the identity of "
-                f"the given program in {dialect} ({identity[:12]}…): the table was not produced by it ({hint})",
-                "$.program_hash")
-    return report
-
-
-def _dialect_giving(sql: str, recorded: Any, skip: str | None) -> str | None:
-    """The sqlglot dialect ("" for generic SQL) in which ``sql`` has the identity ``recorded``, other than ``skip``;
-    None when there is none."""
-    if not isinstance(recorded, str):
-        return None
-    try:
-        import sqlglot
-
-        from attest.identity.program import program_identity_sql
-    except ImportError:
-        return None
-    for other in ["", *sorted(d.value for d in sqlglot.Dialects if d.value)]:
-        if other == (skip or "").lower():
-            continue
-        try:
-            if program_identity_sql(sql, other or None) == recorded:
-                return other
-        except Exception:  # the SQL does not parse in that dialect
-            continue
-    return None
-
-
 def dialect_change(args: argparse.Namespace, carrier: AttestedTable, program_hash: str) -> str | None:
     """When ``record`` is given SQL whose identity differs from the attestation in force only because the dialect
     changed (the same SQL in another sqlglot dialect gives the recorded identity): a warning saying so."""
@@ -180,7 +136,7 @@ def dialect_change(args: argparse.Namespace, carrier: AttestedTable, program_has
     recorded = None if current is None else current.document.get("program_hash")
     if not isinstance(recorded, str) or recorded == program_hash:
         return None
-    other = _dialect_giving(sql, recorded, args.dialect)
+    other = dialect_giving(sql, recorded, args.dialect)
     if other is None:
         return None
     was = f"--dialect {other}" if other else "no --dialect (generic SQL)"
