@@ -112,3 +112,15 @@ def test_record_warns_when_only_the_dialect_changed(tmp_path: Path) -> None:
     write_deltalake(str(table), pa.table({"id": [2], "amount": [1]}), mode="append")
     done = run_cli("record", str(table), "--model", "o", "--sql", OTHER, "--dialect", "spark")
     assert done.returncode == 0 and "dialect" not in done.stderr
+
+
+def test_the_dialect_warning_reads_a_program_from_stdin_once(tmp_path: Path) -> None:
+    table = _table(tmp_path)
+    assert run_cli("record", str(table), "--model", "o", "--sql", SQL, "--dialect", "spark").returncode == 0
+    write_deltalake(str(table), pa.table({"id": [5], "amount": [6]}), mode="append")
+    done = run_cli("record", str(table), "--model", "o", "--sql-file", "-", "--dialect", "hive", "--json",
+                   stdin=SQL.encode())
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["manifest"]["program_hash"] == _hash("--sql", SQL, "--dialect", "hive")
+    assert "--dialect spark before, --dialect hive now" in out["warnings"][0]

@@ -66,7 +66,8 @@ def program_identity(args: argparse.Namespace) -> str:
     if args.sql is not None:
         return program_identity_sql(args.sql, args.dialect)
     if args.sql_file is not None:
-        return program_identity_sql(_sql_text("--sql-file", args.sql_file), args.dialect)
+        args.sql_read = _sql_text("--sql-file", args.sql_file)  # read once: '-' is stdin (dialect_change reuses it)
+        return program_identity_sql(args.sql_read, args.dialect)
     if args.program_json is not None:
         from attest.cli.commands import read_argument_file
 
@@ -124,9 +125,7 @@ def expected_program(args: argparse.Namespace) -> tuple[str, str] | None:
 def dialect_change(args: argparse.Namespace, carrier: AttestedTable, program_hash: str) -> str | None:
     """When ``record`` is given SQL whose identity differs from the attestation in force only because the dialect
     changed (the same SQL in another sqlglot dialect gives the recorded identity): a warning saying so."""
-    sql = args.sql
-    if sql is None and args.sql_file is not None:
-        sql = _sql_text("--sql-file", args.sql_file)
+    sql = args.sql if args.sql is not None else getattr(args, "sql_read", None)
     if sql is None:
         return None
     try:
