@@ -55,6 +55,7 @@ class Code(StrEnum):
     LEVEL_NOT_ATTESTED = "level_not_attested"
     COMMIT_CONFLICT = "commit_conflict"
     SUPERSEDED = "superseded"
+    PROGRAM_MISMATCH = "program_mismatch"  # verify --program-file / --program-sql: another program produced it
     # Signed attestations and trust policies (issue 11, the engine-free signing core; docs/signing.md).
     SIGNATURE_MISSING = "signature_missing"
     SIGNATURE_INVALID = "signature_invalid"

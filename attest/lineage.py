@@ -18,6 +18,10 @@ import posixpath
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from attest._callable import make_callable
+
+make_callable(__name__)  # attest.lineage(table, ...) is attest.api.lineage
+
 # What a node's colour says, best first. UNCHECKED: an input recorded without a table location (a file source, or
 # no location): the walk cannot open it, so it is a leaf that is neither verified nor failed.
 # NOT WALKED: a marker, not a version: the inputs a node recorded beyond --depth (neither verified nor failed).

@@ -105,16 +105,39 @@ def validate_version(fmt: Format, text: str, option: str | None = None) -> str:
     return text
 
 
-def parse_ref(text: str, *, version: str | None = None, snapshot_id: str | None = None) -> TableRef:
-    """A table reference as a user typed it, with the version options of the command."""
+def parse_ref(text: str, *, version: str | None = None, snapshot_id: str | None = None,
+              catalog: str | None = None) -> TableRef:
+    """A table reference as a user typed it, with the version options of the command. ``catalog`` (``--catalog``,
+    as pyiceberg's CLI spells it) makes ``text`` a ``<namespace>.<table>`` identifier in that catalog — the same
+    table as ``iceberg://<catalog>/<namespace>.<table>``."""
     if not text or text.strip() != text or "\x00" in text:
         raise TableReferenceError(f"table reference {text!r} is empty or has surrounding spaces")
-    ref = _parse_typed(text)
+    ref = _parse_typed(text) if catalog is None else _in_catalog(text, catalog)
     if version is not None:
         ref = ref.with_version(version, option="--version")
     if snapshot_id is not None:
         ref = ref.with_version(snapshot_id, option="--snapshot-id")
     return ref
+
+
+def _in_catalog(text: str, catalog: str) -> TableRef:
+    """``text`` named with ``--catalog``: an identifier in that catalog, or an ``iceberg://`` reference to it."""
+    if not catalog or catalog.strip() != catalog or "/" in catalog or "\x00" in catalog:
+        raise TableReferenceError(f"--catalog {catalog!r} is not a catalog name (pyiceberg's name for it, e.g. "
+                                  "'default' or the key under 'catalog:' in .pyiceberg.yaml)",
+                                  code=Code.INVALID_ARGUMENT)
+    if text.startswith(ICEBERG_SCHEME) or text[:8].lower() == "iceberg:":
+        ref = _parse_typed(text)
+        if ref.catalog != catalog:
+            raise TableReferenceError(f"--catalog {catalog} and {text!r} name two catalogs: give one",
+                                      code=Code.INVALID_ARGUMENT)
+        return ref
+    if "/" in text or "\\" in text or "." not in text.split("@")[0].strip(".") or text.startswith(".") \
+            or text.split("@")[0].endswith("."):
+        raise TableReferenceError(f"with --catalog {catalog}, {text!r} must be a <namespace>.<table> identifier "
+                                  "(as in pyiceberg: 'sales.orders'); a Delta table is named by its path, without "
+                                  "--catalog")
+    return _parse_typed(f"{ICEBERG_SCHEME}{catalog}/{text}")
 
 
 def _parse_typed(text: str) -> TableRef:

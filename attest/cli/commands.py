@@ -91,6 +91,7 @@ class RecordResult:
     envelope: str | None = None
     openlineage: Emitted | None = None  # the OpenLineage event, when switched on
     exit_code: int = EXIT_OK
+    warnings: list[str] = field(default_factory=list)  # said on stderr, and in --json
 
     def to_json(self) -> dict[str, Any]:
         out = {"recorded": True, "table": self.ref, "location": self.location, "attested_version":
@@ -98,6 +99,8 @@ class RecordResult:
                "signer": self.signer, "envelope": self.envelope}
         if self.openlineage is not None:
             out["openlineage"] = self.openlineage.to_json()
+        if self.warnings:
+            out["warnings"] = self.warnings
         return out
 
     def human(self) -> str:
@@ -110,7 +113,8 @@ class RecordResult:
     @property
     def stderr_text(self) -> str:
         failed = self.openlineage is not None and not self.openlineage.emitted
-        return self.openlineage.line() if failed and self.openlineage is not None else ""
+        lines = [*self.warnings, *([self.openlineage.line()] if failed and self.openlineage is not None else [])]
+        return "\n".join(lines)
 
 
 @record
@@ -218,10 +222,12 @@ def storage_options(args: argparse.Namespace) -> dict[str, str]:
 
 def table_ref(args: argparse.Namespace, text: str | None = None) -> TableRef:
     """The command's table, parsed once with its version options."""
+    from attest.cli.catalogs import catalog_for
     from carriers.refs import parse_ref
 
-    return parse_ref(text if text is not None else args.target, version=getattr(args, "version", None),
-                     snapshot_id=getattr(args, "snapshot_id", None))
+    typed = text if text is not None else args.target
+    return parse_ref(typed, version=getattr(args, "version", None), snapshot_id=getattr(args, "snapshot_id", None),
+                     catalog=catalog_for(args, typed))
 
 
 def open_ref(args: argparse.Namespace, ref: TableRef, *, detached: bool = False,
@@ -302,9 +308,10 @@ def verify_with(carrier: AttestedTable, spark: SessionOnDemand | None, *, versio
 
 
 def cmd_verify(args: argparse.Namespace, out: Output) -> Report:
+    from attest.cli.catalogs import catalog_for
     from carriers.refs import looks_like_table
 
-    if looks_like_table(args.target):
+    if looks_like_table(args.target) or catalog_for(args, args.target) is not None:  # --catalog: an identifier
         return _verify_table(args, out)
     if args.spark or args.master:
         raise InvalidArgumentError("--spark and --master apply to tables; a manifest's artifacts are hashed here")
@@ -312,6 +319,9 @@ def cmd_verify(args: argparse.Namespace, out: Output) -> Report:
         raise InvalidArgumentError("--level files applies to tables; a manifest is checked at schema or bytes level")
     if getattr(args, "version", None) or getattr(args, "snapshot_id", None):
         raise InvalidArgumentError("--version and --snapshot-id apply to tables, not manifest files")
+    if getattr(args, "program_file", None) or getattr(args, "program_sql", None) or getattr(args, "dialect", None):
+        raise InvalidArgumentError("--program-file, --program-sql and --dialect apply to tables (a manifest's "
+                                   "program_hash is printed by `attest program-hash`)")
     return _verify_manifest(args, out)
 
 
@@ -323,6 +333,10 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
         raise InvalidArgumentError("--envelope applies to manifest files; a table's envelope is the one its "
                                    "metadata names (recipe_attest.envelope.blake3)")
     policy = _trust_policy(args)  # before any hashing: a bad key or policy file is an input error (exit 2)
+    from attest.cli.program_hash import expected_program
+    from attest.verify.program import check_program
+
+    expected = expected_program(args)  # --program-file / --program-sql: a program that does not parse is exit 2
     ref = table_ref(args)
     with spark_for(args) as spark:
         carrier = open_ref(args, ref, allow_external=bool(getattr(args, "allow_external_files", False)))
@@ -334,8 +348,10 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
 
             if isinstance(prefetch, DeltaPrefetch):
                 carrier.hasher = PrefetchedHasher(prefetch, carrier.storage)
-        return verify_with(carrier, spark, version=ref.version, level=args.level,
-                           progress=out.progress("hashing table files"), policy=policy)
+        state = None if expected is None else carrier.state(ref.version)
+        report = verify_with(carrier, spark, version=ref.version, level=args.level,
+                             progress=out.progress("hashing table files"), policy=policy, state=state)
+        return check_program(report, expected, state, args.dialect)
 
 
 def _manifest_path(target: str) -> str:
@@ -568,11 +584,13 @@ def cmd_audit(args: argparse.Namespace, out: Output) -> _AuditResult:
 
 
 def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None) -> _AuditResult:
+    from attest.cli.catalogs import audit_targets
     from attest.verify.audit import AuditReport
     from carriers.discovery import discover
     from carriers.refs import open_table
 
     fmt = _format(args)
+    targets = audit_targets(args)  # --catalog: namespaces and identifiers of that catalog; none, the whole catalog
     policy = _trust_policy(args)  # one policy for every table; a bad file is an input error before any table
     sink = None
     if args.to is not None:  # checked before any table is: a destination that cannot take the audit is exit 2
@@ -589,7 +607,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
             progress.above(line, stream)
 
     refs: list[tuple[str, Any, tuple[str, ...]]] = []
-    for target in args.targets:
+    for target in targets:
         try:
             found = discover(target, options)
         except Exception as exc:  # a target that cannot be expanded is an outcome, the others go on
@@ -664,28 +682,9 @@ class _AuditResult:
 
 # ---- record ----------------------------------------------------------------------------------------------------
 def _program_hash(args: argparse.Namespace) -> str:
-    from attest.identity.program import program_identity_json, program_identity_sql
-    from attest.model import load_json_document
+    from attest.cli.program_hash import program_identity  # the one computation, shared with `attest program-hash`
 
-    given = [x for x in (args.sql, args.sql_file, args.program_json, args.program_hash) if x is not None]
-    if len(given) != 1:
-        raise InvalidArgumentError("give exactly one of --sql, --sql-file, --program-json, --program-hash")
-    if args.sql is not None:
-        return program_identity_sql(args.sql, args.dialect)
-    if args.sql_file is not None:
-        data = read_argument_file("--sql-file", args.sql_file)
-        try:
-            sql = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidArgumentError(f"--sql-file {args.sql_file}: not UTF-8 text (byte {exc.start}): give the "
-                                       "SQL as UTF-8") from None
-        return program_identity_sql(sql, args.dialect)
-    if args.program_json is not None:
-        return program_identity_json(load_json_document(read_argument_file("--program-json", args.program_json)))
-    value: str = str(args.program_hash)
-    if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
-        raise InvalidArgumentError("--program-hash must be 64 lowercase hex characters")
-    return value
+    return program_identity(args)
 
 
 def _text_arguments(args: argparse.Namespace) -> None:
@@ -720,6 +719,9 @@ def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
     if args.branch is not None:
         carrier = _on_branch(carrier, args.branch)
     inputs.extend(_event_inputs(args, carrier))
+    from attest.cli.program_hash import dialect_change
+
+    warning = dialect_change(args, carrier, program_hash)
     result = carrier.record(model=args.model, program_hash=program_hash, inputs=inputs, run_id=args.run_id,
                             dialect=args.dialect, progress=out.progress("hashing table files"),
                             replace=bool(args.replace), signer=signer)
@@ -730,7 +732,7 @@ def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
                         proof=None if manifest is None else manifest.inputs_proof_class, location=result.location,
                         sidecar=result.sidecar, manifest=None if manifest is None else manifest.to_dict(),
                         replaced=list(result.replaced), signer=result.signer, envelope=result.envelope,
-                        openlineage=emitted)
+                        openlineage=emitted, warnings=[warning] if warning else [])
 
 
 def _signer(args: argparse.Namespace) -> Signer | None:

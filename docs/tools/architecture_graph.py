@@ -42,6 +42,7 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
         ("cli", "attest.cli", ("attest.cli",)),
         ("attest_spark", "attest.spark", ("attest.spark",)),
         ("attest_read", "attest.read", ("attest.read",)),
+        ("attest_api", "attest.api", ("attest.api",)),
     ]),
     ("carriers_layer", "carriers/ (engine-aware)", [
         ("spark", "carriers.spark", ("carriers.spark",)),
@@ -57,8 +58,9 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
          ("carriers.iceberg", "carriers.iceberg_catalogs", "carriers.iceberg_deletes", "carriers.iceberg_static",
           "carriers.iceberg_write", "carriers.publish")),
         ("standalone", "standalone", ("carriers.standalone",)),
-        ("carrier_core", "core · base · sidecar · properties", ("carriers", "carriers.core", "carriers.base",
-                                                                "carriers.sidecar", "carriers.properties")),
+        ("carrier_core", "core · base · sidecar · properties · catalog_options",
+         ("carriers", "carriers.core", "carriers.base", "carriers.sidecar", "carriers.properties",
+          "carriers.catalog_options")),
         ("storage", "storage · atomic", ("carriers.storage", "carriers.atomic")),
     ]),
     ("core", "attest/ engine-free core", [
@@ -72,8 +74,8 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
         ("content", "content", ("attest.content",)),
         ("canonical", "canonical · numbers · jsonscan", ("attest.canonical", "attest.numbers", "attest.jsonscan")),
         ("hashing", "hashing", ("attest.hashing",)),
-        ("base", "errors · record · redact · locations", ("attest", "attest.errors", "attest.record",
-                                                          "attest.redact", "attest.locations")),
+        ("base", "errors · record · redact · locations · _callable",
+         ("attest", "attest.errors", "attest.record", "attest.redact", "attest.locations", "attest._callable")),
     ]),
 ]
 # Third-party packages drawn as nodes: the engines and what reaches bytes for them.
