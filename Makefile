@@ -36,8 +36,8 @@ b3sum:
 # target dir so a change rebuilds only the crate), installed into the venv. CI sets ATTEST_REQUIRE_NATIVE=1: then a
 # missing cargo or a failed build stops here, and tests/content/test_native.py fails instead of skipping.
 NATIVE := native/recipe-attest-digest
-NATIVE_KEY = $(shell $(PY) -c 'import hashlib, sys; print(hashlib.sha256(b"".join(open(f, "rb").read() for f in sys.argv[1:])).hexdigest()[:16])' $(sort $(wildcard $(NATIVE)/Cargo.toml $(NATIVE)/Cargo.lock $(NATIVE)/pyproject.toml $(NATIVE)/src/*.rs)))
-NATIVE_WHEELS = $(CACHE)/recipe-attest-digest-$(NATIVE_KEY)
+NATIVE_KEY := $(shell $(PY) -c 'import hashlib, sys; print(hashlib.sha256(b"".join(open(f, "rb").read() for f in sys.argv[1:])).hexdigest()[:16])' $(sort $(wildcard $(NATIVE)/Cargo.toml $(NATIVE)/Cargo.lock $(NATIVE)/pyproject.toml $(NATIVE)/src/*.rs)))
+NATIVE_WHEELS := $(CACHE)/recipe-attest-digest-$(NATIVE_KEY)
 native: $(VENV)/.installed
 	@if [ -f $(VENV)/.native-$(NATIVE_KEY) ]; then :; \
 	elif ! command -v cargo >/dev/null 2>&1; then \
