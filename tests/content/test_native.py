@@ -168,6 +168,10 @@ def test_kernel_no_rows(kernel: native.Kernel) -> None:
     for arr in (pa.array([], pa.large_binary()), pa.array([b"a"], pa.binary()).slice(1)):
         assert _kernel_sum(kernel, arr) == ContentDigest.zero()
     assert kernel.digest_rows(b"", None, 0, 0, True, CONTEXT) == (bytes(4096), 0)
+    # rows that are all empty (no data buffer, or an empty one): each still has an element, BLAKE3 of no bytes
+    for arr in (pa.array([b"", b"", b""], pa.binary()), pa.array([b"", b""], pa.large_binary())):
+        assert _kernel_sum(kernel, arr) == _pure_sum(arr) != ContentDigest.zero()
+        assert _kernel_sum(kernel, arr).rows == len(arr)
 
 
 def test_kernel_refuses_out_of_range_input(kernel: native.Kernel) -> None:
