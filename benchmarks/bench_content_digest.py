@@ -2,15 +2,17 @@
 """The content digest (attest.content, docs/content-digest.md) against a plain pyarrow read of the same files.
 
 Writes ``--rows`` rows (default 1,000,000) of typical columns (int64 id, int32, float64, a short string, a UTC
-timestamp, a date, a decimal(10,2), a bool, a partition constant) into ``--files`` Parquet files, then for
-``--rounds`` rounds, alternating which goes first: ``pyarrow.parquet.read_table`` of every file (the reference), and
-read + ``digest_table`` of every file summed into the version's total. Best of N with the median in brackets, the
-ratio, and where the digest's time goes (encoding in pyarrow compute, one BLAKE3 XOF per row, the lane sums).
+timestamp, a date, a decimal(10,2), a bool, a partition constant) into ``--files`` Parquet files, then times, in
+the same run, ``pyarrow.parquet.read_table`` of every file (the reference) and read + ``digest_table`` of every file
+summed into the version's total, once with the native kernel (``recipe_attest_digest``, when installed) and once on
+the pure-Python path (``ATTEST_CONTENT_NATIVE=0``): ``--rounds`` rounds of the read and the native digest,
+alternating which goes first, and ``--pure-rounds`` of the pure one (about 100 times slower). Best of N with the
+median in brackets, the ratios, the machine's load, and where each digest's time goes.
 
-    python benchmarks/bench_content_digest.py [--rows N] [--files F] [--rounds R] [--dir D]
+    python benchmarks/bench_content_digest.py [--rows N] [--files F] [--rounds R] [--pure-rounds P] [--dir D]
 
-Exit status is non-zero only on an error (a total that differs from the sum of the files' digests), never because
-of a ratio. See benchmarks/README.md.
+Exit status is non-zero only on an error (a total that differs from the sum of the files' digests, or the two paths
+disagreeing), never because of a ratio. See benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import decimal
+import os
 import statistics
 import sys
 import tempfile
@@ -29,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from attest.content import ColumnSpec, ContentDigest, digest_table
+from attest.content import ColumnSpec, ContentDigest, digest_table, native
 from attest.content import encoding as enc
 
 CONSTANT = {"physical:part-date": (pa.date32(), dt.date(2026, 12, 3))}
@@ -73,28 +76,59 @@ def read_and_digest(paths: list[Path]) -> ContentDigest:
     return ContentDigest.total(digests)
 
 
-def stages(paths: list[Path]) -> dict[str, float]:
-    """One pass with each stage timed on its own (the same calls digest_table makes)."""
-    spent = {"read": 0.0, "encode": 0.0, "hash (BLAKE3 XOF per row)": 0.0, "lane sums": 0.0}
+def pure(switch: bool) -> None:
+    """Take the pure-Python path (``ATTEST_CONTENT_NATIVE=0``) or the default one (the kernel when installed)."""
+    if switch:
+        os.environ[native.ENV] = "0"
+    else:
+        os.environ.pop(native.ENV, None)
+
+
+def stages(paths: list[Path], kernel: native.Kernel | None) -> dict[str, float]:
+    """One pass with each stage timed on its own (the same calls digest_table makes on that path)."""
+    if kernel is None:
+        spent = {"read": 0.0, "encode": 0.0, "hash (BLAKE3 XOF per row)": 0.0, "lane sums": 0.0}
+        rows_per_step = enc.BATCH_ROWS
+    else:
+        spent = {"read": 0.0, "encode": 0.0, "native kernel (XOF + lane sums)": 0.0}
+        rows_per_step = enc.NATIVE_BATCH_ROWS
     for p in paths:
         t0 = time.perf_counter()
         table = pq.read_table(p)
         spent["read"] += time.perf_counter() - t0
         plan = enc._plan(columns(table.schema), CONSTANT)
         for batch in table.to_batches():
-            for start in range(0, batch.num_rows, enc.BATCH_ROWS):
-                part = batch.slice(start, enc.BATCH_ROWS)
+            for start in range(0, batch.num_rows, rows_per_step):
+                part = batch.slice(start, rows_per_step)
                 t0 = time.perf_counter()
                 encoded = enc._encode_batch(part, plan)
                 t1 = time.perf_counter()
+                spent["encode"] += t1 - t0
+                if kernel is not None:
+                    enc._native_sum(kernel, encoded, None)
+                    spent["native kernel (XOF + lane sums)"] += time.perf_counter() - t1
+                    continue
                 elements = enc._elements(encoded)
                 t2 = time.perf_counter()
                 enc._reduce(elements)
                 t3 = time.perf_counter()
-                spent["encode"] += t1 - t0
                 spent["hash (BLAKE3 XOF per row)"] += t2 - t1
                 spent["lane sums"] += t3 - t2
     return spent
+
+
+def breakdown(title: str, spent: dict[str, float]) -> None:
+    whole_time = sum(spent.values())
+    print(f"where the time goes, {title} (one pass):")
+    for name, seconds in spent.items():
+        print(f"  {name:<32}{seconds:8.3f} s  {100 * seconds / whole_time:5.1f} %")
+
+
+def load() -> str:
+    try:
+        return "load average " + " ".join(f"{v:.1f}" for v in os.getloadavg()) + f" on {os.cpu_count()} cores"
+    except OSError:
+        return "load average unknown"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,42 +136,66 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--files", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--pure-rounds", type=int, default=1, help="rounds of the pure-Python digest (slow)")
     parser.add_argument("--dir", help="where the Parquet files are written (default: a temporary folder)")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as scratch:
-        folder = Path(args.dir) if args.dir else Path(scratch)
-        folder.mkdir(parents=True, exist_ok=True)
-        paths = make_files(folder, args.rows, args.files)
-        size = sum(p.stat().st_size for p in paths)
-        print(f"{args.rows:,} rows in {args.files} Parquet files, {size / 2**20:.1f} MiB; best of {args.rounds} "
-              "[median]")
-        read_all(paths)  # page cache warm for both
-        times: dict[str, list[float]] = {"read": [], "read + digest": []}
-        total = None
-        for round_ in range(args.rounds):
-            order = ["read", "read + digest"] if round_ % 2 == 0 else ["read + digest", "read"]
-            for name in order:
-                start = time.perf_counter()
-                if name == "read":
-                    read_all(paths)
-                else:
-                    total = read_and_digest(paths)
-                times[name].append(time.perf_counter() - start)
-        assert total is not None
-        whole = pq.read_table(paths[0]) if len(paths) == 1 else pa.concat_tables(pq.read_table(p) for p in paths)
-        if digest_table(whole, columns(whole.schema), CONSTANT) != total or total.rows != args.rows:
-            print("ERROR: the version's total differs from the digest of all rows at once")
+    switch = os.environ.get(native.ENV)
+    try:
+        pure(False)
+        kernel = native.kernel()
+        with tempfile.TemporaryDirectory() as scratch:
+            folder = Path(args.dir) if args.dir else Path(scratch)
+            folder.mkdir(parents=True, exist_ok=True)
+            return run(args, folder, kernel)
+    finally:
+        if switch is None:
+            os.environ.pop(native.ENV, None)
+        else:
+            os.environ[native.ENV] = switch
+
+
+def run(args: argparse.Namespace, folder: Path, kernel: native.Kernel | None) -> int:
+    paths = make_files(folder, args.rows, args.files)
+    size = sum(p.stat().st_size for p in paths)
+    print(f"{args.rows:,} rows in {args.files} Parquet files, {size / 2**20:.1f} MiB; best of {args.rounds} "
+          f"[median] ({args.pure_rounds} of the pure path); {load()}")
+    print(f"digest path: {native.status()}")
+    read_all(paths)  # page cache warm for all
+    names = ["read"] + (["read + digest (native)"] if kernel is not None else [])
+    times: dict[str, list[float]] = {name: [] for name in [*names, "read + digest (pure)"]}
+    totals: dict[str, ContentDigest] = {}
+    for round_ in range(max(args.rounds, args.pure_rounds)):
+        order = names if round_ < args.rounds else []
+        order = [*order, "read + digest (pure)"] if round_ < args.pure_rounds else order
+        for name in order if round_ % 2 == 0 else order[::-1]:
+            pure(name == "read + digest (pure)")
+            start = time.perf_counter()
+            if name == "read":
+                read_all(paths)
+            else:
+                totals[name] = read_and_digest(paths)
+            times[name].append(time.perf_counter() - start)
+            pure(False)
+    whole = pq.read_table(paths[0]) if len(paths) == 1 else pa.concat_tables(pq.read_table(p) for p in paths)
+    reference = digest_table(whole, columns(whole.schema), CONSTANT)
+    for name, total in totals.items():
+        if total != reference or total.rows != args.rows:
+            print(f"ERROR: {name}: the version's total differs from the digest of all rows at once")
             return 1
-        best = {k: min(v) for k, v in times.items()}
-        for name, values in times.items():
-            print(f"{name:<16}{best[name]:9.3f} s [{statistics.median(values):7.3f}]")
-        print(f"ratio (read + digest) / read: {best['read + digest'] / best['read']:.1f}x (goal <= 2x)")
-        print(f"digest {total.short_id()}, {total.rows:,} rows")
-        spent = stages(paths)
-        whole_time = sum(spent.values())
-        print("where the time goes (one pass):")
-        for name, seconds in spent.items():
-            print(f"  {name:<28}{seconds:8.3f} s  {100 * seconds / whole_time:5.1f} %")
+    best = {k: min(v) for k, v in times.items() if v}
+    for name, values in times.items():
+        if values:
+            print(f"{name:<24}{best[name]:9.3f} s [{statistics.median(values):7.3f}]")
+    for name in best:
+        if name != "read":
+            print(f"ratio {name} / read: {best[name] / best['read']:.1f}x (goal <= 2x)")
+    if "read + digest (native)" in best:
+        print(f"native speed-up over pure: {best['read + digest (pure)'] / best['read + digest (native)']:.1f}x")
+    print(f"digest {reference.short_id()}, {reference.rows:,} rows (both paths)")
+    if kernel is not None:
+        breakdown("native", stages(paths, kernel))
+    breakdown("pure Python", stages(paths, None))
+    print(f"({load()} at the end)")
     return 0
 
 

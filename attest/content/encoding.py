@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from attest.content import native
 from attest.content.digest import CONTEXT, LANES, STATE_BYTES, ContentDigest
 from attest.errors import InvalidArgumentError
 from attest.record import record
@@ -29,6 +30,8 @@ _INT_NAMES = {pa.int8(): b"int8", pa.int16(): b"int16", pa.int32(): b"int32", pa
               pa.date32(): b"date32", pa.date64(): b"date64"}
 #: Rows hashed per step: 8,192 elements of 4 KiB are 32 MiB.
 BATCH_ROWS = 8192
+#: Rows per native kernel call: only their encodings are held (no elements), and the kernel spreads them on threads.
+NATIVE_BATCH_ROWS = 65536
 
 
 @record(frozen=True)
@@ -279,6 +282,23 @@ def _reduce(elements: bytes) -> bytes:
     return bytes(memoryview(lanes.buffers()[1])[lanes.offset * 4:(lanes.offset + LANES) * 4])
 
 
+def _native_sum(kernel: native.Kernel, encoded: pa.Array, keep: pa.Array | None) -> ContentDigest:
+    """The kernel's sum of the elements of ``encoded`` (binary or large_binary, from its buffers, no copy), of the
+    rows ``keep`` (a boolean array without nulls, as long as ``encoded``) keeps."""
+    if len(encoded) == 0:
+        return ContentDigest.zero()
+    buffers = encoded.buffers()
+    large = pa.types.is_large_binary(encoded.type)
+    if not (large or pa.types.is_binary(encoded.type)) or buffers[1] is None:
+        raise InvalidArgumentError(f"the native kernel hashes binary row encodings, not {encoded.type}")
+    bits, bit0 = None, 0
+    if keep is not None:
+        bits, bit0 = keep.buffers()[1], keep.offset
+    state, rows = kernel.digest_rows(buffers[1], buffers[2], encoded.offset, len(encoded), large, CONTEXT,
+                                     bits, bit0)
+    return ContentDigest(bytes(state), rows)
+
+
 def digest_table(rows: Any, columns: Sequence[ColumnSpec],
                  constants: Mapping[str, tuple[pa.DataType, Any]] | None = None,
                  keep: Any = None) -> ContentDigest:
@@ -303,14 +323,23 @@ def digest_table(rows: Any, columns: Sequence[ColumnSpec],
         mask = keep if isinstance(keep, pa.Array) else pa.array(keep, pa.bool_())
         if not pa.types.is_boolean(mask.type) or mask.null_count:
             raise InvalidArgumentError("keep is a boolean mask without nulls")
+    kernel = native.kernel()  # None: the pure-Python path, the reference (attest/content/native.py)
     total, seen = ContentDigest.zero(), 0
     for batch in _batches(rows):
+        kept: pa.Array | None = None
         if mask is not None:
             if seen + batch.num_rows > len(mask):
                 raise InvalidArgumentError("keep is shorter than the rows")
-            count = batch.num_rows
-            batch = batch.filter(mask.slice(seen, count))
-            seen += count
+            kept = mask.slice(seen, batch.num_rows)
+            seen += batch.num_rows
+        if kernel is not None:  # the kernel skips the rows not kept itself: no filtered copy of the batch
+            for start in range(0, batch.num_rows, NATIVE_BATCH_ROWS):
+                part = batch.slice(start, NATIVE_BATCH_ROWS)
+                total = total + _native_sum(kernel, _encode_batch(part, plan),
+                                            None if kept is None else kept.slice(start, part.num_rows))
+            continue
+        if kept is not None:
+            batch = batch.filter(kept)
         for start in range(0, batch.num_rows, BATCH_ROWS):
             part = batch.slice(start, BATCH_ROWS)
             total = total + ContentDigest(_reduce(_elements(_encode_batch(part, plan))), part.num_rows)

@@ -7,6 +7,8 @@ import io
 from contextlib import redirect_stdout
 from pathlib import Path
 
+from attest.content import native
+
 
 def test_bench_content_digest_runs(tmp_path: Path) -> None:
     from benchmarks import bench_content_digest
@@ -16,6 +18,8 @@ def test_bench_content_digest_runs(tmp_path: Path) -> None:
         code = bench_content_digest.main(["--rows", "1500", "--files", "3", "--rounds", "1", "--dir", str(tmp_path)])
     text = out.getvalue()
     assert code == 0, text
-    assert "1,500 rows in 3 Parquet files" in text and "ratio (read + digest) / read:" in text, text
-    assert "hash (BLAKE3 XOF per row)" in text and "1,500 rows" in text.split("digest ", 2)[-1], text
+    assert "1,500 rows in 3 Parquet files" in text and "ratio read + digest (pure) / read:" in text, text
+    assert "hash (BLAKE3 XOF per row)" in text and "1,500 rows (both paths)" in text, text
+    assert ("ratio read + digest (native) / read:" in text) == (native.kernel() is not None), text
+    assert ("native kernel (XOF + lane sums)" in text) == (native.kernel() is not None), text
     assert len(list(tmp_path.glob("part-*.parquet"))) == 3
