@@ -177,3 +177,18 @@ def test_the_hook_hashes_delta_and_iceberg_writes_on_the_cluster(cluster: Standa
     assert out["job_statuses"] and set(out["job_statuses"]) == {"SUCCEEDED"}, out
     assert out["delta"]["passed"] and out["iceberg"]["passed"], out
     assert out["executor_files"] == out["delta"]["files"] + out["iceberg"]["files"] >= 7, out
+
+
+def test_bench_cluster_runs_at_a_toy_size(tmp_path: Path) -> None:
+    """benchmarks/bench_cluster.py end to end on a toy table (its own clusters of one and two workers; a process
+    of its own, as a user runs it): every verification passes, the ratio is printed beside the machine's load."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON")}
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_cluster.py"), "--dir", str(tmp_path),
+                           "--gib", "0.02", "--files", "4", "--rounds", "1"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert [ln for ln in lines if ln.startswith("  1 worker(s): verify")], done.stdout
+    assert [ln for ln in lines if ln.startswith("  2 worker(s): verify")], done.stdout
+    ratio = [ln for ln in lines if ln.startswith("scaling 1 worker / 2 workers: verify ")]
+    assert len(ratio) == 1 and "x, hashing job " in ratio[0] and "load " in ratio[0], done.stdout
