@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench_distributed import make_table, warm  # noqa: E402
+from benchmarks.bench_distributed import make_table, warm
 
 
 def load() -> str:

@@ -16,6 +16,7 @@ deltalake, pyiceberg, pyspark are importable there, ``attest`` and ``carriers`` 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -27,6 +28,7 @@ import time
 import urllib.request
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 __all__ = ["StandaloneCluster", "bare_python", "free_port", "group_alive"]
 
@@ -126,10 +128,10 @@ class StandaloneCluster:
         finally:
             log.close()
 
-    def state(self) -> dict[str, object]:
+    def state(self) -> dict[str, Any]:
         """The master's JSON status page (``/json``): its workers, their state, cores and applications."""
-        with urllib.request.urlopen(f"{self.webui}/json", timeout=10) as response:  # noqa: S310 (loopback http)
-            state: dict[str, object] = json.loads(response.read())
+        with urllib.request.urlopen(f"{self.webui}/json", timeout=10) as response:
+            state: dict[str, Any] = json.loads(response.read())
             return state
 
     def alive_workers(self) -> int:
@@ -137,7 +139,7 @@ class StandaloneCluster:
             workers = self.state().get("workers", [])
         except (OSError, ValueError):
             return 0
-        return sum(1 for w in workers if isinstance(w, dict) and w.get("state") == "ALIVE")  # type: ignore[union-attr]
+        return sum(1 for w in workers if isinstance(w, dict) and w.get("state") == "ALIVE")
 
     def start(self) -> StandaloneCluster:
         self._start("master", "org.apache.spark.deploy.master.Master", "--host", LOOPBACK, "--port",
@@ -151,7 +153,7 @@ class StandaloneCluster:
             dead = [p.args for p in self.processes if p.poll() is not None]
             if dead or time.monotonic() > deadline:
                 self.stop()
-                why = f"{dead[0]} exited" if dead else f"{self.workers} worker(s) not registered in time"
+                why = f"{dead[0]!r} exited" if dead else f"{self.workers} worker(s) not registered in time"
                 raise RuntimeError(f"the Spark standalone cluster did not start: {why}; see {self.root / 'logs'}")
             time.sleep(0.5)
         return self
@@ -159,20 +161,14 @@ class StandaloneCluster:
     def stop(self) -> None:
         """End every process group (master, workers, their executors and Python workers); SIGKILL after 20 s."""
         for process in self.processes:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
         deadline = time.monotonic() + 20
         for process in self.processes:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
-            try:  # what is left of the group (an executor still shutting down) goes too
+            with contextlib.suppress(ProcessLookupError):  # what is left of the group (an executor ending) goes too
                 os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             process.wait()
         deadline = time.monotonic() + 20  # SIGKILLed members take a moment to be gone (reaped by init)
         while any(group_alive(p.pid) for p in self.processes) and time.monotonic() < deadline:
