@@ -199,7 +199,10 @@ def ship_code(sc: SparkContext) -> Path | None:
             archive = code_zip()
         except OSError as exc:
             raise SparkJobError(f"could not build the code the executors run ({exc})") from None
-        sc.addPyFile(str(archive))
+        try:
+            sc.addPyFile(str(archive))
+        except Exception as exc:  # a stopped context, a Py4J error: no job can run, none is started
+            raise SparkJobError(f"could not hand the executors the code they run: {_executor_failure(exc)}") from None
         _shipped[app] = archive
         return archive
 

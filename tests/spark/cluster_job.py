@@ -49,7 +49,9 @@ def hook(master: str, warehouse: str) -> dict[str, Any]:
 
     spark = local_session(warehouse, app_name="cluster-hook",
                           extra_conf={"spark.master": master, "spark.executor.memory": "768m",
-                                      "spark.default.parallelism": "4"})
+                                      "spark.default.parallelism": "4",
+                                      # Delta's state reconstruction in 2 tasks, not 50: a small table on 2 cores
+                                      "spark.databricks.delta.snapshotPartitions": "2"})
     try:
         h = attest.spark.install(spark, policy="required", executor_hash_bytes=1)
         try:

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +25,8 @@ from deltalake import write_deltalake
 
 from carriers.delta import DeltaCarrier
 from carriers.delta import attest_after_write as attest_delta
-from carriers.spark.distributed import code_zip
+from carriers.spark.distributed import code_zip, ship_code
+from carriers.spark.errors import SparkJobError
 from carriers.storage import local_path_of
 from tests.spark.cluster import StandaloneCluster, group_alive
 
@@ -113,6 +115,31 @@ def test_the_shipped_zip_is_the_packages_without_bytecode_and_cached_by_content(
     assert "carriers/spark/log4j2.xml" in names  # package data travels too
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     assert {n.split("/")[0] for n in names} == {"attest", "carriers"}
+
+
+class _FakeContext:
+    def __init__(self, master: str, app: str, fail: bool = False) -> None:
+        self.master, self.applicationId, self.fail = master, app, fail
+        self.added: list[str] = []
+
+    def addPyFile(self, path: str) -> None:
+        if self.fail:
+            raise RuntimeError("py4j.protocol.Py4JError: An error occurred while calling o1.addFile")
+        self.added.append(path)
+
+
+def test_code_is_shipped_once_per_application_and_never_to_a_local_master(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECIPE_ATTEST_CACHE", str(tmp_path))
+    local = _FakeContext("local[2]", "local-1")
+    assert ship_code(local) is None and local.added == []  # type: ignore[arg-type]
+    cluster = _FakeContext("spark://127.0.0.1:7077", f"app-{uuid.uuid4().hex}")
+    first = ship_code(cluster)  # type: ignore[arg-type]
+    assert first is not None and first.parent == tmp_path / "pyfiles"
+    assert ship_code(cluster) == first and cluster.added == [str(first)]  # type: ignore[arg-type]
+    broken = _FakeContext("spark://127.0.0.1:7077", f"app-{uuid.uuid4().hex}", fail=True)
+    with pytest.raises(SparkJobError, match="could not hand the executors the code they run: Py4JError"):
+        ship_code(broken)  # type: ignore[arg-type]
 
 
 def test_cli_verify_of_delta_on_the_cluster_agrees_with_local(cluster: StandaloneCluster, tmp_path: Path) -> None:
