@@ -152,9 +152,20 @@ def _package_files(package: str) -> list[tuple[str, Path]]:
     return found
 
 
+def _zip_holds(archive: Path, contents: Sequence[tuple[str, bytes]]) -> bool:
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(archive) as z:
+            return z.namelist() == [n for n, _ in contents] and all(z.read(n) == d for n, d in contents)
+    except (OSError, zipfile.BadZipFile, KeyError):
+        return False
+
+
 def code_zip(cache_dir: Path | None = None) -> Path:
     """A zip of the ``attest`` and ``carriers`` packages as this process imported them, for executors to import:
-    built once per content (its name is the SHA-256 of the files' names and bytes) under ``<cache>/pyfiles``."""
+    built once per content (its name is the SHA-256 of the files' names and bytes) under ``<cache>/pyfiles``, and
+    rebuilt when the cached one does not hold exactly those files (truncated, or changed by anyone)."""
     import zipfile
 
     from carriers.spark.jars import default_cache_dir
@@ -168,7 +179,7 @@ def code_zip(cache_dir: Path | None = None) -> Path:
         digest.update(name.encode("utf-8") + b"\0" + len(data).to_bytes(8, "big") + data)
     folder = (cache_dir or default_cache_dir()).expanduser() / "pyfiles"
     target = folder / f"recipe_attest-{digest.hexdigest()[:20]}.zip"
-    if target.is_file():
+    if _zip_holds(target, contents):  # a cached zip is used only if it holds exactly these files
         return target
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"

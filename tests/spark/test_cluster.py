@@ -115,6 +115,11 @@ def test_the_shipped_zip_is_the_packages_without_bytecode_and_cached_by_content(
     assert "carriers/spark/log4j2.xml" in names  # package data travels too
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     assert {n.split("/")[0] for n in names} == {"attest", "carriers"}
+    with zipfile.ZipFile(first, "a") as z:  # a cached zip that holds anything else is not handed to executors
+        z.writestr("carriers/evil.py", "raise SystemExit")
+    assert code_zip(tmp_path) == first and zipfile.ZipFile(first).namelist() == names
+    first.write_bytes(first.read_bytes()[:100])  # nor a truncated one
+    assert code_zip(tmp_path) == first and zipfile.ZipFile(first).namelist() == names
 
 
 class _FakeContext:
