@@ -88,6 +88,7 @@ def _flip_middle_byte(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+@pytest.mark.slow
 def test_executors_import_only_the_code_the_job_ships(cluster: StandaloneCluster, tmp_path: Path) -> None:
     """Without the shipped zip the executors cannot import recipe-attest at all (their Python, directory and
     environment lack it); after ``ship_code`` every task on both workers imports it from the zip."""
@@ -147,6 +148,7 @@ def test_code_is_shipped_once_per_application_and_never_to_a_local_master(tmp_pa
         ship_code(broken)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_cli_verify_of_delta_on_the_cluster_agrees_with_local(cluster: StandaloneCluster, tmp_path: Path) -> None:
     table = tmp_path / "orders"
     for part in ("a", "b", "c"):
@@ -166,6 +168,7 @@ def test_cli_verify_of_delta_on_the_cluster_agrees_with_local(cluster: Standalon
     assert [code for code, _ in tampered["errors"]] == ["artifact_hash_mismatch"]
 
 
+@pytest.mark.slow
 def test_cli_verify_of_iceberg_on_the_cluster_agrees_with_local(cluster: StandaloneCluster, tmp_path: Path) -> None:
     from pyiceberg.catalog.sql import SqlCatalog
 
@@ -198,6 +201,7 @@ def test_cli_verify_of_iceberg_on_the_cluster_agrees_with_local(cluster: Standal
     assert [code for code, _ in tampered["errors"]] == ["artifact_hash_mismatch"]
 
 
+@pytest.mark.slow
 def test_the_hook_hashes_delta_and_iceberg_writes_on_the_cluster(cluster: StandaloneCluster, tmp_path: Path) -> None:
     """Spark SQL writes on the cluster, attested by the hook with every new file hashed by an executor job (no
     fallback to the driver), and each table verifies when hashed here, independently."""
@@ -211,6 +215,7 @@ def test_the_hook_hashes_delta_and_iceberg_writes_on_the_cluster(cluster: Standa
     assert out["executor_files"] == out["delta"]["files"] + out["iceberg"]["files"] >= 7, out
 
 
+@pytest.mark.slow
 def test_bench_cluster_runs_at_a_toy_size(tmp_path: Path) -> None:
     """benchmarks/bench_cluster.py end to end on a toy table (its own clusters of one and two workers; a process
     of its own, as a user runs it): every verification passes, the ratio is printed beside the machine's load."""
