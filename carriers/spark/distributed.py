@@ -17,13 +17,15 @@ the verdict is decided on an executor, so the rules, codes and verdict are those
 
 Executors get what they need to open the table's filesystem and nothing else: a ``StorageRecipe`` (Delta: the table
 URI and its storage options; Iceberg: the FileIO class and its properties, which carry the catalog's credentials).
-They need recipe-attest installed (``blake3``; ``deltalake`` / ``pyiceberg`` for object stores). pyspark is imported
-only by the functions that need it.
+The code they run is shipped by the job itself (``ship_code``: the ``attest`` and ``carriers`` packages the driver
+imported, zipped once per content and handed to ``SparkContext.addPyFile``); their Python needs the dependencies
+(``blake3``; ``deltalake`` / ``pyiceberg`` for object stores). pyspark is imported only by the functions that need it.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import heapq
 import os
 import re
@@ -68,8 +70,10 @@ __all__ = [
     "SessionOnDemand",
     "StorageRecipe",
     "cli_session",
+    "code_zip",
     "executor_threshold",
     "plan_buckets",
+    "ship_code",
     "storage_recipe",
     "use_executors",
     "verify",
@@ -125,6 +129,93 @@ def storage_recipe(storage: Storage) -> StorageRecipe:
                              io_class=f"{cls.__module__}:{cls.__qualname__}")
     raise CarrierError(f"{type(storage).__name__} cannot be handed to Spark executors (only Delta storage and "
                        "Iceberg FileIO can)", code=Code.UNSUPPORTED_TABLE)
+
+
+# ---- the code executors run ----------------------------------------------------------------------------------------
+SHIPPED_PACKAGES = ("attest", "carriers")
+_shipped: dict[str, Path] = {}  # Spark application id -> the zip its executors were given
+_ship_lock = threading.Lock()
+
+
+def _package_files(package: str) -> list[tuple[str, Path]]:
+    """(name in the zip, file) for every file of the package the driver imported (no ``__pycache__``, no bytecode)."""
+    import importlib
+
+    module = importlib.import_module(package)
+    root = Path(module.__file__ or "").resolve().parent
+    found: list[tuple[str, Path]] = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if "__pycache__" in rel.parts or path.suffix in (".pyc", ".pyo") or not path.is_file():
+            continue
+        found.append(((Path(package) / rel).as_posix(), path))
+    return found
+
+
+def _zip_holds(archive: Path, contents: Sequence[tuple[str, bytes]]) -> bool:
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(archive) as z:
+            return z.namelist() == [n for n, _ in contents] and all(z.read(n) == d for n, d in contents)
+    except (OSError, zipfile.BadZipFile, KeyError):
+        return False
+
+
+def code_zip(cache_dir: Path | None = None) -> Path:
+    """A zip of the ``attest`` and ``carriers`` packages as this process imported them, for executors to import:
+    built once per content (its name is the SHA-256 of the files' names and bytes) under ``<cache>/pyfiles``, and
+    rebuilt when the cached one does not hold exactly those files (truncated, or changed by anyone)."""
+    import zipfile
+
+    from carriers.spark.jars import default_cache_dir
+
+    files = [entry for package in SHIPPED_PACKAGES for entry in _package_files(package)]
+    digest = hashlib.sha256()
+    contents: list[tuple[str, bytes]] = []
+    for name, path in files:
+        data = path.read_bytes()
+        contents.append((name, data))
+        digest.update(name.encode("utf-8") + b"\0" + len(data).to_bytes(8, "big") + data)
+    folder = (cache_dir or default_cache_dir()).expanduser() / "pyfiles"
+    target = folder / f"recipe_attest-{digest.hexdigest()[:20]}.zip"
+    if _zip_holds(target, contents):  # a cached zip is used only if it holds exactly these files
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+    try:
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, data in contents:
+                info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))  # same content, same bytes
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o644 << 16
+                archive.writestr(info, data)
+        os.replace(tmp, target)  # concurrent builders write the same bytes
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def ship_code(sc: SparkContext) -> Path | None:
+    """Hand the executors of a cluster the code they run (``code_zip`` through ``sc.addPyFile``), once per
+    SparkContext, before its first hashing job; None under a local master, whose executors run the driver's own
+    interpreter and import what it imports."""
+    if str(sc.master).startswith("local"):
+        return None
+    with _ship_lock:
+        app = str(sc.applicationId)
+        if app in _shipped:
+            return _shipped[app]
+        try:
+            archive = code_zip()
+        except OSError as exc:
+            raise SparkJobError(f"could not build the code the executors run ({exc})") from None
+        try:
+            sc.addPyFile(str(archive))
+        except Exception as exc:  # a stopped context, a Py4J error: no job can run, none is started
+            raise SparkJobError(f"could not hand the executors the code they run: {_executor_failure(exc)}") from None
+        _shipped[app] = archive
+        return archive
 
 
 # ---- planning ---------------------------------------------------------------------------------------------------
@@ -246,6 +337,7 @@ class ExecutorHasher:
         if not files:
             return {}
         sc = self.sc
+        ship_code(sc)
         buckets = plan_buckets(files, sc.defaultParallelism * self.tasks_per_core)
         done_files, done_bytes, cpu = sc.accumulator(0), sc.accumulator(0), sc.accumulator(0.0)
         task = functools.partial(_hash_buckets, self.recipe, done_files, done_bytes, cpu)
@@ -294,9 +386,9 @@ def _collect(sc: SparkContext, rdd: Any, group: str, description: str, total: in
         sc.cancelJobGroup(group)
         raise
     if failure:
-        raise SparkJobError(f"the hashing job failed on the executors: {_executor_failure(failure[0])}. They need "
-                            "recipe-attest installed in the Python Spark runs there (spark.pyspark.python / "
-                            "PYSPARK_PYTHON)") from None
+        raise SparkJobError(f"the hashing job failed on the executors: {_executor_failure(failure[0])}. The Python "
+                            "Spark runs there (spark.pyspark.python / PYSPARK_PYTHON) needs recipe-attest's "
+                            "dependencies (blake3; deltalake or pyiceberg for object stores)") from None
     if progress is not None:
         progress(total, total, int(done_bytes.value))
     return result
