@@ -564,6 +564,7 @@ class AttestedTable(ABC):
         return TableState(table=self.reference, table_format=self.kind, version=v.id, attestation=att,
                           live_files=tuple(live.files), changes=changes.kind,
                           change_detail=changes.detail if changes.complete else "", notes=tuple(dict.fromkeys(notes)),
+                          changes_complete=changes.complete,
                           view=live.view, problems=tuple(live.problems), uri=self.signed_uri)
 
     def _unattested_notes(self, v: Version) -> list[str]:

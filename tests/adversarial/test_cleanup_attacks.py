@@ -78,8 +78,8 @@ def test_kept_copy_verifies_after_the_sidecar_is_deleted(table: Table, iceberg_e
     assert rc == 0 and doc["level"] == "bytes", doc
 
 
-def test_a_kept_attestation_registered_for_another_snapshot_is_tampered(table: Table,  # noqa: F811
-                                                                       iceberg_env: str) -> None:
+def test_a_kept_attestation_registered_for_another_snapshot_is_tampered(
+        table: Table, iceberg_env: str) -> None:  # noqa: F811
     """S1 attested; S2 (new rows) unattested. The attacker registers S1's Puffin file for S2: its keys bind S1."""
     data, _follow_up, puffin = attested(table)
     table.append(rows(100))
@@ -92,8 +92,8 @@ def test_a_kept_attestation_registered_for_another_snapshot_is_tampered(table: T
     assert data != later.snapshot_id
 
 
-def test_a_kept_attestation_re_pointed_at_another_snapshot_is_tampered(table: Table,  # noqa: F811
-                                                                      iceberg_env: str) -> None:
+def test_a_kept_attestation_re_pointed_at_another_snapshot_is_tampered(
+        table: Table, iceberg_env: str) -> None:  # noqa: F811
     """The attacker rebuilds the Puffin file with S1's sidecar under keys whose binding names S2 (and the blob's
     snapshot id S2), and registers it for S2: the sidecar describes S1."""
     data, _follow_up, puffin = attested(table)
@@ -153,7 +153,7 @@ def test_a_kept_sidecar_with_other_bytes_is_not_the_attested_one(table: Table, i
 def test_two_kept_files_for_one_snapshot_are_tampered(table: Table, catalog: Any, iceberg_env: str) -> None:  # noqa: F811
     """The spec allows one statistics file per snapshot; readers disagree on which of two they take (pyiceberg's
     set_statistics replaces, Java's builder keeps the last). The follow-up expired, the data snapshot left with two."""
-    data, follow_up, puffin = attested(table)
+    data, follow_up, _puffin = attested(table)
     table.append(rows(100))
     table.maintenance.expire_snapshots().by_id(follow_up).commit()
     table.refresh()
