@@ -167,3 +167,26 @@ def test_two_kept_files_for_one_snapshot_are_tampered(table: Table, catalog: Any
 
     rewrite_metadata(catalog, table, twice)
     refused("carrier_tampered", "--snapshot-id", str(data))
+
+
+def test_a_signed_attestation_keeps_its_envelope(table: Table, iceberg_env: str) -> None:  # noqa: F811
+    """remove_orphan_files deletes the envelope beside the sidecar too: the kept copy holds it, and the signature
+    still verifies under the key (another key still refuses it)."""
+    from attest.signing.keys import PemSigner, generate_keypair
+    from attest.signing.policy import TrustPolicy
+    from attest.verify.table import verify_table
+
+    pair = generate_keypair("ed25519")
+    table.append(rows(0))
+    attest_after_write(IcebergCarrier(table, catalog_name=CATALOG), model="m", program_hash=PROGRAM,
+                       signer=PemSigner.load(pair.private_pem))
+    table.refresh()
+    folder = local(table.metadata_location).parent / "recipe_attest"
+    assert any(p.name.endswith(".dsse.json") for p in folder.iterdir())
+    delete_sidecars(folder / "x.puffin")  # the .json and the .dsse.json
+    report = verify_table(IcebergCarrier(table, catalog_name=CATALOG), policy=TrustPolicy.from_public_key(
+        pair.public_pem))
+    assert report.passed and report.signer == pair.key_id and report.level == "bytes", report.human()
+    other = verify_table(IcebergCarrier(table, catalog_name=CATALOG), policy=TrustPolicy.from_public_key(
+        generate_keypair("ed25519").public_pem))
+    assert not other.passed
