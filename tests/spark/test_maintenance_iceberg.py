@@ -173,3 +173,18 @@ def test_rewrite_manifests(spark: SparkSession, spark_warehouse: Path) -> None:
     assert snapshot is not None and snapshot.summary is not None and snapshot.summary.operation.value == "replace"
     # Measured before: compacted (every replace was). The manifests changed, not one data file: it verifies.
     _ok(ref, spark_warehouse)
+
+
+def test_compute_table_stats_on_the_carrier_snapshot(spark: SparkSession, spark_warehouse: Path) -> None:
+    """Spark's compute_table_stats registers its own statistics file for the current (follow-up) snapshot, replacing
+    ours there; the entry for the attested snapshot remains, so orphan removal keeps the attestation."""
+    name, ref = _table(spark, spark_warehouse)
+    table = name.split(".", 1)[1]
+    spark.sql(f"CALL iceberg.system.compute_table_stats(table => '{table}')").collect()
+    meta = _pyiceberg(spark_warehouse, name).metadata
+    ours = [s for s in meta.statistics if "/recipe_attest/" in s.statistics_path]
+    theirs = [s for s in meta.statistics if "/recipe_attest/" not in s.statistics_path]
+    current = meta.current_snapshot_id
+    assert [s.snapshot_id for s in theirs] == [current] and len(ours) == 1 and ours[0].snapshot_id != current
+    _remove_orphans_now(spark, name)
+    _ok(ref, spark_warehouse)
