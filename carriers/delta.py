@@ -454,6 +454,11 @@ class DeltaCarrier(AttestedTable):
         try:
             dt = DeltaTable(self.uri, version=version, storage_options=self.storage_options or None)
         except _DeltaTableNotFound as exc:
+            if version is not None and self._tables:  # the table is there, this version's log is not
+                raise VersionNotFoundError(
+                    f"version {version} of {self.display} can no longer be read: its commits are gone from the log "
+                    "(log cleanup after a checkpoint, delta.logRetentionDuration); its attestation can no longer be "
+                    "checked against the table") from exc
             raise TableNotFoundError(f"no Delta table at {self.display}") from exc
         except Exception as exc:
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -66,6 +66,9 @@ def test_log_cleanup_keeps_the_current_version_verifying(tmp_path: Path) -> None
     assert "00000000000000000000.json" not in left and any(n.endswith(".checkpoint.parquet") for n in left)
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0 and doc["level"] == "bytes", doc
+    # The attested version's own commits are gone: explained (it said "no Delta table at ...", table_not_found).
+    rc, doc = verify(str(path), "--level", "bytes", "--version", "2")
+    assert rc == 2 and codes(doc) == ["version_not_found"] and "log cleanup" in _messages(doc), doc
 
 
 def _messages(doc: dict[str, Any]) -> str:
