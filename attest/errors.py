@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
 
 class Code(StrEnum):
-    """Every code, one spelling (tests/test_errors.py checks docs/errors.md against this list)."""
+    """Every code, one spelling (tests/test_cli_contract.py::test_every_code_has_one_spelling_and_is_documented checks
+    docs/errors.md against this list)."""
 
     # The document itself.
     MANIFEST_MISSING = "manifest_missing"
@@ -54,6 +55,7 @@ class Code(StrEnum):
     LEVEL_NOT_ATTESTED = "level_not_attested"
     COMMIT_CONFLICT = "commit_conflict"
     SUPERSEDED = "superseded"
+    PROGRAM_MISMATCH = "program_mismatch"  # verify --program-file / --program-sql: another program produced it
     # Signed attestations and trust policies (issue 11, the engine-free signing core; docs/signing.md).
     SIGNATURE_MISSING = "signature_missing"
     SIGNATURE_INVALID = "signature_invalid"
@@ -79,6 +81,7 @@ class Code(StrEnum):
     OPENLINEAGE_EVENTS_INVALID = "openlineage_events_invalid"
     OPENLINEAGE_EMIT_FAILED = "openlineage_emit_failed"
     AUDIT_TABLE_REFUSED = "audit_table_refused"
+    TABLE_NOT_AUDITED = "table_not_audited"
     # Object stores and catalogs (issue 13): an engine that cannot reach a table on a store.
     UNSUPPORTED_STORAGE = "unsupported_storage"
     # Errors that name the mistake (issue 30): a data file, table metadata or a folder of tables given as a manifest.

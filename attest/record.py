@@ -22,6 +22,10 @@ else:
 
 __all__ = ["FrozenRecordError", "field", "record", "replace"]
 
+from attest._callable import make_callable  # noqa: E402 - attest.record(table, ...) is attest.api.record
+
+make_callable(__name__)
+
 _MISSING = object()
 
 

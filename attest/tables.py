@@ -130,6 +130,7 @@ class TableState:
     view: ReaderView | None = None
     problems: tuple[Any, ...] = ()
     uri: str | None = None  # the table as signatures name it (docs/signing.md); None: ``table``
+    locations: tuple[str, ...] = ()  # where the table is stored, when not ``uri`` (trust policies match these too)
 
 
 def attestation_identity(document: dict[str, Any]) -> str:

@@ -327,6 +327,11 @@ class AttestedTable(ABC):
         of the table (Delta overrides it with the table's absolute URI)."""
         return self.reference
 
+    @property
+    def policy_locations(self) -> tuple[str, ...]:
+        """Where the table is stored, when that is not ``signed_uri``: trust policies match these names too."""
+        return ()
+
     # ---- reading -----------------------------------------------------------------------------------------------
     _read_once: bool = False
 
@@ -565,7 +570,8 @@ class AttestedTable(ABC):
                           live_files=tuple(live.files), changes=changes.kind,
                           change_detail=changes.detail if changes.complete else "", notes=tuple(dict.fromkeys(notes)),
                           changes_complete=changes.complete,
-                          view=live.view, problems=tuple(live.problems), uri=self.signed_uri)
+                          view=live.view, problems=tuple(live.problems), uri=self.signed_uri,
+                          locations=self.policy_locations)
 
     def _unattested_notes(self, v: Version) -> list[str]:
         """Why no attestation was found at ``v``, when the format can tell (expired history, ...)."""

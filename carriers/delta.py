@@ -36,7 +36,7 @@ from attest.errors import (
 from attest.identity.env import env_identity
 from attest.identity.inputs import ObservedInput
 from attest.model import Manifest
-from attest.numbers import is_digits
+from attest.numbers import is_digits, is_signed_digits
 from attest.tables import DataFile, Progress
 from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
@@ -509,6 +509,10 @@ class DeltaCarrier(AttestedTable):
 
     @staticmethod
     def _parse_version(version: str | int) -> int:
+        # ASCII digits only: int() reads '٣' as 3 and ' 3' or '+3' as 3 too, so an input record's version '٣' opened
+        # version 3 and a lineage walk showed that version verified as the one read.
+        if isinstance(version, str) and not is_signed_digits(version):
+            raise VersionNotFoundError(f"Delta versions are integers, got {version!r}")
         try:
             value = int(version)
         except ValueError as exc:

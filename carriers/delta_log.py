@@ -10,8 +10,9 @@ module is the second opinion it is checked against, and what delta-rs does not e
   from the newest complete checkpoint (classic, multi-part, v2 with sidecars) plus the JSON commits after it, read in
   bounded batches;
 - ``checkpoint_problems``: where checkpoints and the log disagree (two checkpoints of one version that differ, a
-  checkpoint that is not the replay of the log before it, a compacted log file that is not its commits): engines
-  choose between them differently, so a table whose metadata contradicts itself gets no verdict;
+  checkpoint that is not the replay of the log before it, a compacted log file that is not the reconciliation of its
+  commits, in any action): engines choose between them differently, so a table whose metadata contradicts itself
+  gets no verdict;
 - deletion vectors: the protocol's z85 path encoding.
 """
 
@@ -499,8 +500,12 @@ class LogState:
 
     def comparable(self) -> dict[str, Any]:
         """What two replays of one version must agree on (what changes the rows readers get)."""
+        # modificationTime and the row-tracking ids are in the reader view (Spark reads them from whichever
+        # checkpoint or commit it replays): compared where both sides carry them, as statistics are.
         files = {p: {"size": a.get("size"), "partitionValues": a.get("partitionValues") or {},
-                     "deletionVector": _dv_key(a.get("deletionVector")), "stats": _stats_key(a.get("stats"))}
+                     "deletionVector": _dv_key(a.get("deletionVector")), "stats": _stats_key(a.get("stats")),
+                     "modificationTime": a.get("modificationTime"), "baseRowId": a.get("baseRowId"),
+                     "defaultRowCommitVersion": a.get("defaultRowCommitVersion")}
                  for p, a in self.adds.items()}
         meta = self.metadata or {}
         protocol = {k: v for k, v in (self.protocol or {}).items() if v is not None}
@@ -522,7 +527,8 @@ def agree(a: dict[str, Any], b: dict[str, Any]) -> bool:
         y = fb[path]
         if any(x[k] != y[k] for k in ("size", "partitionValues", "deletionVector")):
             return False
-        if x["stats"] is not None and y["stats"] is not None and x["stats"] != y["stats"]:
+        if any(x[k] is not None and y[k] is not None and x[k] != y[k]
+               for k in ("stats", "modificationTime", "baseRowId", "defaultRowCommitVersion")):
             return False
     return True
 
@@ -683,7 +689,7 @@ def replay(storage: Storage, version: int) -> tuple[LogState, list[str]]:
     if checkpoints:  # a checkpoint an engine may choose instead of the one replayed here
         problems.extend(p for tag in sorted(candidates) if tag != first_tag for p in candidates[tag].invalid)
     problems.extend(state.invalid)
-    problems.extend(_compacted_problems(storage, names, first, version))
+    problems.extend(_compacted_problems(storage, names, version, None if start is None else cp))
     for path in sorted(state.twice)[:5]:
         problems.append(f"{path} is live as {len(state.twice[path]) + 1} logical files (other deletion vectors, no "
                         "remove naming them): protocol readers (Spark) read its rows once for each, minus that "
@@ -722,24 +728,147 @@ def _lookalikes(names: list[str]) -> list[str]:
             "as a version, delta-rs (as the protocol) does not" for n in odd[:5]]
 
 
-def _compacted_problems(storage: Storage, names: list[str], first: int, last: int) -> list[str]:
-    """Compacted log files (``a.b.compacted.json``) some engines read instead of commits a..b: they must agree."""
+def _compacted_problems(storage: Storage, names: list[str], version: int, cp: int | None) -> list[str]:
+    """Compacted log files (``a.b.compacted.json``), which Spark reads instead of commits a..b (delta-rs does not):
+    each one a reader of ``version`` may take must be the reconciliation of its commits, in every action it holds.
+
+    Spark (delta-spark 4.4, ``deltaLog.minorCompaction.useForReads`` on by default) takes a compacted file in place of
+    its commits when it starts after the checkpoint it loads from and ends at or before the version it loads (measured:
+    one ending past the latest commit, or starting at or before the checkpoint, changed nothing it read). Those files
+    are checked whatever their span, against commits the replay reads anyway, and are never skipped: ``[]`` means all
+    of them hold what their commits hold. Files no such reader takes are checked too when their commits are still there
+    and the work stays under CROSS_CHECK_LIMIT commits; a file naming a range it cannot be (``a > b``) is refused."""
     out: list[str] = []
-    for name in names:
+    base = -1 if cp is None else cp
+    spans: list[tuple[int, int, str]] = []
+    for name in sorted(names):
         m = _COMPACTED.match(name)
-        if not m:
+        if m:
+            spans.append((int(m.group("a")), int(m.group("b")), name))
+    read_by_engines = [(a, b, n) for a, b, n in spans if base < a <= b <= version]
+    others = [(a, b, n) for a, b, n in spans if (a, b, n) not in read_by_engines and min(a, b) <= version]
+    budget = CROSS_CHECK_LIMIT
+    # Files engines read: the sum of their spans is bounded by the commits after the checkpoint, unless they overlap
+    # (only a forger writes overlapping ones); past twice those commits plus CROSS_CHECK_LIMIT the table is refused.
+    mandatory_budget = 2 * (version - base) + CROSS_CHECK_LIMIT
+    for a, b, name in read_by_engines:
+        mandatory_budget -= b - a + 1
+        if mandatory_budget < 0:
+            out.append(f"compacted log file {name}: the compacted log files engines read at version {version} overlap "
+                       f"past what is checked ({2 * (version - base) + CROSS_CHECK_LIMIT} commits): they cannot be "
+                       "bound to their commits")
+            break
+        out.extend(_compacted_disagrees(storage, name, a, b, required=True))
+    for a, b, name in others:
+        if a > b:
+            out.append(f"compacted log file {name} names the versions {a}..{b}, a range that ends before it starts")
             continue
-        a, b = int(m.group("a")), int(m.group("b"))
-        if b > last or a < first or b - a + 1 > CROSS_CHECK_LIMIT:
+        if b > version or b - a + 1 > budget:
+            continue  # ends past the version (no reader of it takes the file), or past the bounded work
+        budget -= b - a + 1
+        out.extend(_compacted_disagrees(storage, name, a, b, required=False))
+    return out
+
+
+# Actions a compacted file may hold: what the protocol's action reconciliation of commits keeps.
+_RECONCILED = frozenset({"add", "remove", "metaData", "protocol", "txn", "domainMetadata"})
+
+
+def _compacted_disagrees(storage: Storage, name: str, a: int, b: int, *, required: bool) -> list[str]:
+    """Where compacted log file ``name`` is not the reconciliation of commits a..b (PROTOCOL.md, "Action
+    Reconciliation"): the last protocol and metaData, the last action on each logical file (an add whole but for
+    ``dataChange``, a remove by the file it names), the last txn of each application and domainMetadata of each domain.
+    Compared action for action, so the result holds whatever the state before ``a``: a remove of a file live before the
+    range is a difference, as is any action no reconciliation holds (commitInfo, cdc, ...). A ``required`` file whose
+    commits are gone cannot be bound (the replay of the version already failed then); any other is skipped."""
+    where = f"compacted log file {name}"
+    expected = _Reconciled()
+    for v in range(a, b + 1):
+        data = storage.read(commit_name(v))
+        if data is None:
+            return [f"{where}: commit {v} is missing, so what the file holds cannot be checked"] if required else []
+        try:
+            for action in json_lines(data, commit_name(v)):
+                expected.see(action)
+        except TableInconsistentError:
+            return []  # a malformed commit: the replay of the version reports it when it reads it
+    data = storage.read(f"{LOG_DIR}/{name}")
+    if data is None:
+        return [f"{where} vanished while reading"] if required else []
+    actual = _Reconciled()
+    validity = _Validity(f"{LOG_DIR}/{name}")
+    out: list[str] = []
+    try:
+        for action in json_lines(data, name):
+            validity.see(action)
+            kinds = sorted(k for k, v in action.items() if v is not None and k not in _RECONCILED)
+            if kinds or any(v is not None and not isinstance(v, dict) for v in action.values()):
+                if len(out) < _SHOWN_PROBLEMS:  # a file of such lines is reported once per kind of line, not per line
+                    text = (f"holds a {kinds[0]} action, which no reconciliation of commits holds: engines that read "
+                            "the file may take it") if kinds else ("holds an action that is not an object: engines "
+                                                                   "refuse the file or skip it")
+                    if f"{where} {text}" not in out:
+                        out.append(f"{where} {text}")
+                continue
+            actual.see(action)
+    except TableInconsistentError as exc:
+        return [f"{where}: {exc.message}"]
+    out.extend(validity.report())
+    differ = [what for what, x, y in expected.sections(actual) if x != y]
+    if differ:
+        out.append(f"{where} is not the reconciliation of commits {a}..{b}: its {', '.join(differ)} differ, and "
+                   "Spark reads the file instead of those commits")
+    return out[:_SHOWN_PROBLEMS + 1]
+
+
+class _Reconciled:
+    """The action reconciliation of a run of actions: the last of each kind and key, as the protocol keeps them."""
+
+    def __init__(self) -> None:
+        self.protocol: Any = None
+        self.metadata: Any = None
+        self.files: dict[tuple[str, str | None], Any] = {}
+        self.txns: dict[str, Any] = {}
+        self.domains: dict[str, Any] = {}
+
+    def see(self, action: dict[str, Any]) -> None:
+        for kind, body in action.items():
+            if not isinstance(body, dict):
+                continue
+            if kind == "add":
+                key = (str(body.get("path")), dv_unique_id(body.get("deletionVector")))
+                self.files[key] = ("add", _plain_action(body, drop=("dataChange",)))
+            elif kind == "remove":
+                key = (str(body.get("path")), dv_unique_id(body.get("deletionVector")))
+                self.files[key] = ("remove", None)
+            elif kind == "metaData":
+                self.metadata = _plain_action(body)
+            elif kind == "protocol":
+                self.protocol = _plain_action(body)
+            elif kind == "txn":
+                self.txns[str(body.get("appId"))] = _plain_action(body)
+            elif kind == "domainMetadata":
+                self.domains[str(body.get("domain"))] = _plain_action(body)
+
+    def sections(self, other: _Reconciled) -> list[tuple[str, Any, Any]]:
+        return [("protocol", self.protocol, other.protocol), ("metaData", self.metadata, other.metadata),
+                ("file actions", self.files, other.files), ("txn actions", self.txns, other.txns),
+                ("domainMetadata actions", self.domains, other.domains)]
+
+
+def _plain_action(body: dict[str, Any], drop: tuple[str, ...] = ()) -> Any:
+    """An action as compared: absent and null fields alike, JSON text fields (schema, statistics) by their value,
+    feature lists as sets."""
+    out: dict[str, Any] = {}
+    for key, value in body.items():
+        if value is None or key in drop:
             continue
-        commits = _json_replay(storage, None, a, b)
-        data = storage.read(f"{LOG_DIR}/{name}")
-        if commits is None or data is None:
-            continue
-        compacted = LogState(version=b)
-        compacted.apply_commit(json_lines(data, name), f"{LOG_DIR}/{name}")
-        out.extend(compacted.invalid)
-        # Compare the net effect on files only: a compaction keeps the last metadata of the range.
-        if compacted.comparable()["files"] != commits.comparable()["files"]:
-            out.append(f"compacted log file {name} does not hold the file actions of commits {a}..{b}")
+        if key in ("schemaString", "stats", "configuration") and isinstance(value, str):
+            try:
+                value = ("json", jsonscan.loads_unique(value))
+            except (ValueError, RecursionError, jsonscan.DuplicateKeyError):
+                value = ("text", value)
+        elif key in ("readerFeatures", "writerFeatures") and isinstance(value, list):
+            value = sorted(map(str, value))
+        out[key] = value
     return out

@@ -1,33 +1,87 @@
 """Finding the tables an auditor wants checked: Delta tables under a folder or an object-store prefix, Iceberg tables
-in a catalog. Every table found is a ``TableRef`` taken as found: a folder named ``orders@7`` is that folder.
+in a catalog or in a folder. Every table found is a ``TableRef`` taken as found: a folder named ``orders@7`` is that
+folder.
 
-- a local folder: every Delta table below it (a folder holding ``_delta_log/``); the walk does not enter a table, nor
-  folders starting with ``_`` or ``.``, and never follows symlinks (a link loop cannot trap it);
+Every table a reader can reach under the audited location is found, or listed with the reason it was not (issue
+29.5: a copied ``_delta_log`` that made a parent folder a table hid the tampered table below it, and a table folder
+replaced by a symlink was skipped without a word):
+
+- a local folder: every Delta table below it (a folder holding ``_delta_log/``) and every Iceberg table folder
+  (``metadata/*.metadata.json``). The walk enters tables too: a table inside another table's folder is found and
+  noted as nested. Symlinked folders are followed under the name they are reached by, and every table found through a
+  link says so (the link and where it resolves, also when that is outside the audited folder); a link back to a
+  folder on its own path (a cycle) is listed and not followed, and the whole walk is bounded (``MAX_LOCAL_FOLDERS``).
+  Folders starting with ``_`` or ``.`` are not walked (Spark and Delta readers treat them as hidden); one that holds a
+  table itself is listed as skipped, with the reason;
 - an object-store prefix (``s3://bucket/prefix/``, ``gs://…``, ``az://…``, ``abfss://…``): the same walk, one
   delimiter listing per folder, through delta-rs's object store with the command's storage options; bounded
-  (``MAX_FOLDERS`` listings) so a huge bucket cannot stall an audit;
+  (``MAX_FOLDERS`` listings), the folders left unlisted reported as not audited;
 - ``iceberg://<catalog>``: every table of every namespace; ``iceberg://<catalog>/<namespace>``: that namespace;
 - anything else is one table reference, parsed as typed.
 
-Iceberg tables found by their folder (``metadata/*.metadata.json``, no catalog) are reported, never skipped, but not
-verified: without the catalog's pointer nobody can tell which metadata file is current (a newer one may be a
-commit that lost its race, an older one may have been rolled back to), so any verdict could be about the wrong
-snapshot. They come back as ``TableRef("iceberg", <uri>, catalog=None)``, which ``open_table`` refuses with
-``unsupported_table`` naming the folder and the way to audit it: ``iceberg://<catalog>``.
+Names that collide are reported: two catalog entries spelling the same ``iceberg://`` name (namespace ``a.b`` table
+``c`` and namespace ``a`` table ``b.c``) — only one of them can be opened by that name, the other is an ERROR row
+``table_not_audited``; two folders whose names differ only by case or Unicode form are both audited, each with a note.
+
+Iceberg tables found by their folder come back as ``TableRef("iceberg", <path or URI>, catalog=None)``: a local one
+is read from its own metadata (carriers/iceberg_static.py, the newest metadata file by version number, labelled so);
+one on an object store is refused by ``open_table`` with ``unsupported_table``, naming the way to audit it.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from attest.errors import CarrierError, Code, TableReferenceError
+from attest.errors import AttestError, Code, Problem, TableReferenceError
 from carriers.refs import ICEBERG_SCHEME, TableRef, is_local, local_path, parse_ref
 
 # An object-store walk lists at most this many folders (each listing is one request).
 MAX_FOLDERS = 10_000
+# A local walk visits at most this many folders (links can make a small tree look large).
+MAX_LOCAL_FOLDERS = 200_000
+
+
+@dataclass(frozen=True)
+class Found:
+    """A table discovery found, and what an audit should say about how it was reached."""
+
+    ref: TableRef
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A place under the audited location that was not walked or audited, and why.
+
+    ``blocking``: a table a reader can reach by a name under the audited location was not audited (the audit must
+    not pass: it becomes an ERROR row); otherwise the entry is listed for the auditor and the exit code is unchanged.
+    """
+
+    path: str
+    code: Code
+    message: str
+    blocking: bool = False
+
+    def problem(self) -> Problem:
+        return Problem(self.code, self.message, self.path)
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": self.path, "code": self.code.value, "message": self.message}
+
+
+@dataclass
+class Discovery:
+    tables: list[Found] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    @property
+    def refs(self) -> list[TableRef]:
+        return [f.ref for f in self.tables]
 
 
 def delta_tables_under(root: Path) -> Iterator[Path]:
@@ -38,51 +92,210 @@ def delta_tables_under(root: Path) -> Iterator[Path]:
 
 
 def tables_under(root: Path) -> Iterator[TableRef]:
-    """Delta tables and catalog-less Iceberg table folders under a local folder."""
-    for current, dirs, _files in os.walk(root, followlinks=False):
-        if "_delta_log" in dirs:
-            yield TableRef.discovered("delta", current)
-            dirs.clear()  # a table's own folders (partitions) hold no other tables
-            continue
-        if "metadata" in dirs and _has_iceberg_metadata(os.listdir(os.path.join(current, "metadata"))):
-            yield TableRef.discovered("iceberg", Path(current).as_uri(), catalog=None)
-            dirs.clear()
-            continue
-        dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
+    """Delta tables and Iceberg table folders under a local folder (see ``discover_local`` for what was skipped)."""
+    yield from discover_local(root).refs
 
 
-def _has_iceberg_metadata(names: list[str]) -> bool:
+def _iceberg_metadata_names(names: list[str]) -> bool:
     return any(n.endswith(".metadata.json") for n in names)
 
 
+def _is_iceberg_folder(path: str) -> bool:
+    try:
+        return os.path.isdir(os.path.join(path, "metadata")) and _iceberg_metadata_names(
+            os.listdir(os.path.join(path, "metadata")))
+    except OSError:
+        return False
+
+
+def _table_kind(path: str, names: set[str]) -> str | None:
+    if "_delta_log" in names and os.path.isdir(os.path.join(path, "_delta_log")):
+        return "delta"
+    if "metadata" in names and _is_iceberg_folder(path):
+        return "iceberg"
+    return None
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def discover_local(root: Path) -> Discovery:
+    """Every table under a local folder, and every place skipped with its reason (module docstring)."""
+    out = Discovery()
+    root_text = str(root)
+    root_real = os.path.realpath(root_text)
+    # (the folder as named, the real folders on its path (cycle check), the table it lies in, how links led here)
+    stack: list[tuple[str, tuple[str, ...], str | None, tuple[str, ...]]] = [(root_text, (root_real,), None, ())]
+    visited = 0
+    while stack:
+        current, chain, outer, via = stack.pop()
+        visited += 1
+        if visited > MAX_LOCAL_FOLDERS:
+            left = [current, *(s[0] for s in stack)]
+            out.skipped.append(Skipped(current, Code.TABLE_NOT_AUDITED, (
+                f"the walk stopped after {MAX_LOCAL_FOLDERS} folders (links may repeat a tree); {len(left)} folder(s) "
+                "were not walked, tables under them are not audited: audit narrower folders"), blocking=True))
+            break
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError as exc:
+            if current == root_text:
+                raise
+            out.skipped.append(Skipped(current, Code.TABLE_UNREADABLE,
+                                       f"the folder cannot be listed ({exc.strerror or exc}); tables under it are not "
+                                       "audited", blocking=True))
+            continue
+        names = {e.name for e in entries}
+        kind = _table_kind(current, names)
+        inside = outer
+        if kind is not None:
+            notes = list(via)
+            if outer is not None:
+                notes.append(f"nested inside table {outer}: a table's folder holds this table")
+            ref = TableRef.discovered("delta", current) if kind == "delta" else \
+                TableRef.discovered("iceberg", current, catalog=None)
+            out.tables.append(Found(ref, tuple(notes)))
+            inside = current
+        children: list[tuple[str, tuple[str, ...], str | None, tuple[str, ...]]] = []
+        for entry in entries:
+            child = os.path.join(current, entry.name)
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir()  # follows a link
+            except OSError:
+                continue
+            if entry.name.startswith(("_", ".")):
+                if is_dir and not (kind is not None and entry.name in ("_delta_log", "_recipe_attest")):
+                    hidden_kind = _hidden_table(child)
+                    if hidden_kind is not None:
+                        out.skipped.append(Skipped(child, Code.TABLE_NOT_AUDITED, (
+                            f"a {hidden_kind} table in a folder whose name starts with '{entry.name[0]}': such folders "
+                            "are hidden from readers of the folders above (Spark, Delta) and not walked; audit it by "
+                            "its name")))
+                continue
+            if is_link:
+                target = os.path.realpath(child)
+                if not is_dir:
+                    if not os.path.exists(target):
+                        out.skipped.append(Skipped(child, Code.TABLE_NOT_FOUND,
+                                                   f"a broken link (to {os.readlink(child)!r})"))
+                    continue
+                if target in chain:
+                    out.skipped.append(Skipped(child, Code.TABLE_NOT_AUDITED, (
+                        f"a link to {target}, a folder on its own path (a cycle): not followed, the tables under it "
+                        "are audited by their names without the link")))
+                    continue
+                where = "" if _within(target, root_real) else ", outside the audited folder"
+                note = f"reached through the link {child} -> {target}{where}"
+                children.append((child, (*chain, target), inside, (*via, note)))
+            elif is_dir:
+                children.append((child, (*chain, os.path.join(chain[-1], entry.name)), inside, via))
+        stack.extend(reversed(children))  # depth first, in name order
+    _flag_lookalikes(out)
+    return out
+
+
+def _hidden_table(path: str) -> str | None:
+    try:
+        return _table_kind(path, set(os.listdir(path)))
+    except OSError:
+        return None
+
+
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def _flag_lookalikes(out: Discovery) -> None:
+    """Tables whose names differ only by case or Unicode form: both audited, each noted. Exactly equal names (two
+    catalog entries spelling one ``iceberg://`` name): the first is audited, the others are not and say why."""
+    groups: dict[str, list[int]] = {}
+    for index, found in enumerate(out.tables):
+        groups.setdefault(_fold(str(found.ref)), []).append(index)
+    drop: set[int] = set()
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        names = [str(out.tables[i].ref) for i in members]
+        seen: dict[str, int] = {}
+        for i, name in zip(members, names, strict=True):
+            if name in seen:
+                drop.add(i)
+                first, this = out.tables[seen[name]].notes, out.tables[i].notes
+                what = " and ".join(n[0] if n else "another entry" for n in (first, this))
+                out.skipped.append(Skipped(name, Code.TABLE_NOT_AUDITED, (
+                    f"{what} both spell {name}: the audit checked the one table this name opens, the other entry is "
+                    "not audited (rename one of them)"), blocking=True))
+                continue
+            seen[name] = i
+            others = sorted({n for n in names if n != name})
+            if others:
+                note = (f"its name differs from {', '.join(others)} only by case or Unicode form: a case-insensitive "
+                        "catalog or file system names them alike")
+                out.tables[i] = Found(out.tables[i].ref, (*out.tables[i].notes, note))
+    if drop:
+        out.tables = [f for i, f in enumerate(out.tables) if i not in drop]
+
+
 def remote_tables_under(prefix: str, storage_options: Mapping[str, str] | None = None) -> Iterator[TableRef]:
-    """The same walk on an object store: one delimiter listing per folder through delta-rs's object store."""
+    """The same walk on an object store (see ``discover_remote`` for what was skipped)."""
+    yield from discover_remote(prefix, storage_options).refs
+
+
+def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = None) -> Discovery:
+    """The walk on an object store: one delimiter listing per folder through delta-rs's object store; tables are
+    entered too (a nested table is found and noted)."""
     from carriers.storage import DeltaStorage, check_supported
 
     root = prefix.rstrip("/")
     check_supported("delta-rs", root)
     storage = DeltaStorage(root, dict(storage_options or {}))
-    pending = [""]
+    out = Discovery()
+    pending: list[tuple[str, str | None]] = [("", None)]
     listed = 0
     while pending:
-        rel = pending.pop(0)
+        rel, outer = pending.pop(0)
+        here = f"{root}/{rel}" if rel else root
         listed += 1
         if listed > MAX_FOLDERS:
-            raise CarrierError(f"{prefix} holds more than {MAX_FOLDERS} folders; audit narrower prefixes",
-                               code=Code.INVALID_ARGUMENT)
-        folders = storage.list_folders(rel)
-        here = f"{root}/{rel}" if rel else root
-        if "_delta_log" in folders:
-            yield TableRef.discovered("delta", here)
+            out.skipped.append(Skipped(here, Code.TABLE_NOT_AUDITED, (
+                f"{prefix} holds more than {MAX_FOLDERS} folders; {len(pending) + 1} folder(s) were not listed and "
+                "tables under them are not audited: audit narrower prefixes"), blocking=True))
+            break
+        try:
+            folders = storage.list_folders(rel)
+            kind = None
+            if "_delta_log" in folders:
+                kind = "delta"
+            elif "metadata" in folders and _iceberg_metadata_names(
+                    storage.list_names(f"{rel}/metadata" if rel else "metadata")):
+                kind = "iceberg"
+        except Exception as exc:
+            if not rel:
+                raise
+            # One folder that cannot be listed hides what is under it, never the rest of the walk.
+            message = exc.message if isinstance(exc, AttestError) else f"{type(exc).__name__}: {exc}"
+            out.skipped.append(Skipped(here, Code.TABLE_UNREADABLE, f"the folder cannot be listed ({message}); "
+                                       "tables under it are not audited", blocking=True))
             continue
-        if "metadata" in folders and _has_iceberg_metadata(storage.list_names(f"{rel}/metadata" if rel else
-                                                                               "metadata")):
-            yield TableRef.discovered("iceberg", here, catalog=None)
-            continue
-        pending.extend(f"{rel}/{d}" if rel else d for d in sorted(folders) if not d.startswith(("_", ".")))
+        inside = outer
+        if kind is not None:
+            notes = () if outer is None else (f"nested inside table {outer}: a table's folder holds this table",)
+            ref = TableRef.discovered("delta", here) if kind == "delta" else \
+                TableRef.discovered("iceberg", here, catalog=None)
+            out.tables.append(Found(ref, notes))
+            inside = here
+        pending.extend((f"{rel}/{d}" if rel else d, inside) for d in sorted(folders) if not d.startswith(("_", ".")))
+    _flag_lookalikes(out)
+    return out
 
 
 def iceberg_tables(catalog_name: str, namespace: str | None) -> Iterator[TableRef]:
+    yield from (f.ref for f in _iceberg_found(catalog_name, namespace))
+
+
+def _iceberg_found(catalog_name: str, namespace: str | None) -> Iterator[Found]:
     from carriers.iceberg_catalogs import load_catalog
 
     try:
@@ -93,7 +306,9 @@ def iceberg_tables(catalog_name: str, namespace: str | None) -> Iterator[TableRe
     namespaces = [tuple(namespace.split("."))] if namespace else _all_namespaces(catalog)
     for ns in namespaces:
         for ident in sorted(catalog.list_tables(ns)):
-            yield TableRef.discovered("iceberg", ".".join(ident), catalog=catalog_name)
+            ident = tuple(ident)
+            entry = f"catalog entry namespace {'.'.join(ident[:-1])!r} table {ident[-1]!r}"
+            yield Found(TableRef.discovered("iceberg", ".".join(ident), catalog=catalog_name), (entry,))
 
 
 def _all_namespaces(catalog: object) -> list[tuple[str, ...]]:
@@ -109,28 +324,47 @@ def _all_namespaces(catalog: object) -> list[tuple[str, ...]]:
     return sorted(out)
 
 
-def expand(target: str, storage_options: Mapping[str, str] | None = None) -> list[TableRef]:
-    """The tables ``target`` stands for (see module docstring)."""
+def discover(target: str, storage_options: Mapping[str, str] | None = None) -> Discovery:
+    """The tables ``target`` stands for (see module docstring), and what was skipped."""
     if target.startswith(ICEBERG_SCHEME):
         rest = target[len(ICEBERG_SCHEME):].strip("/")
         catalog, _, ident = rest.partition("/")
         if not catalog:
             raise TableReferenceError(f"{target!r} names no catalog")
         if "." in ident or "@" in ident:
-            return [parse_ref(target)]
-        return list(iceberg_tables(catalog, ident or None))
+            return Discovery([Found(parse_ref(target))])
+        out = Discovery(list(_iceberg_found(catalog, ident or None)))
+        _flag_lookalikes(out)
+        # The catalog entry is named in a note only when it matters: when two entries spell one name.
+        out.tables = [Found(f.ref, f.notes[1:]) for f in out.tables]
+        return out
     if is_local(target):
         local = local_path(target)
-        if local.is_dir() and not (local / "_delta_log").is_dir():
-            return list(tables_under(local))
-        return [parse_ref(target)]
+        if local.is_dir():
+            # A folder, or a table folder: walked all the same (a table inside a table is found and noted); the
+            # folder itself, when a table, keeps the name the user typed.
+            found = discover_local(local)
+            found.tables = [Found(parse_ref(target), f.notes) if f.ref.location == str(local) else f
+                            for f in found.tables]
+            return found
+        return Discovery([Found(parse_ref(target))])
     if target.endswith("/"):  # a prefix (the trailing slash says so): every table under it
-        return list(remote_tables_under(target, storage_options))
+        return discover_remote(target, storage_options)
     from carriers.storage import DeltaStorage
 
     if re.search(r"@[0-9]+$", target):
-        return [parse_ref(target)]  # one table at a version
+        return Discovery([Found(parse_ref(target))])
     storage = DeltaStorage(target, dict(storage_options or {}))
     if storage.list_names("_delta_log"):
-        return [parse_ref(target)]
-    return list(remote_tables_under(target, storage_options))
+        return Discovery([Found(parse_ref(target))])
+    return discover_remote(target, storage_options)
+
+
+def expand(target: str, storage_options: Mapping[str, str] | None = None) -> list[TableRef]:
+    """The tables ``target`` stands for (see module docstring)."""
+    return discover(target, storage_options).refs
+
+
+__all__ = ["MAX_FOLDERS", "MAX_LOCAL_FOLDERS", "Discovery", "Found", "Skipped", "delta_tables_under",
+           "discover", "discover_local", "discover_remote", "expand", "iceberg_tables", "remote_tables_under",
+           "tables_under"]

@@ -158,6 +158,70 @@ class _Found:
     notes: tuple[str, ...] = ()
 
 
+def _attestation_only(snapshot: Snapshot) -> bool:
+    """Whether ``snapshot`` is a follow-up attestation snapshot: an append of no file whose summary binds another
+    snapshot (its parent, or after a re-record the data snapshot under a chain of them)."""
+    if _operation(snapshot) != "append" or not _changed_no_file(snapshot):
+        return False
+    binding = _binding_key(props.attestation_keys(_summary(snapshot)))
+    return binding is not None and binding != str(snapshot.snapshot_id)
+
+
+class _Snapshots:
+    """The snapshots of one table metadata, indexed once, and what the carrier found walking them.
+
+    Every walk over ancestry or children goes through this index: each is linear in the number of snapshots and
+    visits a snapshot at most once (a parent cycle ends it). pyiceberg's ``snapshot_by_id`` scans the whole list, so
+    walking 45,000 parents with it took minutes of CPU. ``lookups`` counts snapshot lookups (tests bound it)."""
+
+    def __init__(self, meta: Any) -> None:
+        self.meta = meta
+        self.by_id: dict[int, Snapshot] = {}
+        self.position: dict[int, int] = {}
+        for i, snap in enumerate(meta.snapshots):
+            if snap.snapshot_id not in self.by_id:  # the first of a shared id, as pyiceberg (table_inconsistent)
+                self.by_id[snap.snapshot_id] = snap
+                self.position[snap.snapshot_id] = i
+        self.children: dict[int, list[Snapshot]] = {}
+        for snap in self.by_id.values():
+            if snap.parent_snapshot_id is not None:
+                self.children.setdefault(snap.parent_snapshot_id, []).append(snap)
+        self.carried: dict[int, tuple[Carried, int | None, bool] | None] = {}
+        self.data: dict[int, Snapshot] = {}
+        self.found: dict[int, _Found] = {}
+        self.pointers: frozenset[str] | None = None
+        self.pointers_listed = False
+        self.lookups = 0
+
+    def get(self, snapshot_id: int | None) -> Snapshot | None:
+        self.lookups += 1
+        return None if snapshot_id is None else self.by_id.get(snapshot_id)
+
+    def order(self, snapshot: Snapshot) -> tuple[int, int]:
+        """Commit order: sequence number (0 in format v1), then place in the metadata's list."""
+        return (snapshot.sequence_number or 0, self.position.get(snapshot.snapshot_id, -1))
+
+
+def parent_cycles(snapshots: Sequence[Snapshot]) -> list[int]:
+    """A snapshot on each cycle of parent ids. The spec's ancestry is a forest (a parent is committed before its
+    child, with a smaller sequence number); a cycle is forged metadata, on which an ancestry walk never ends."""
+    parent: dict[int, int | None] = {}
+    for snap in snapshots:
+        parent.setdefault(snap.snapshot_id, snap.parent_snapshot_id)
+    done: set[int] = set()
+    out: list[int] = []
+    for start in parent:
+        path: dict[int, None] = {}
+        sid: int | None = start
+        while sid is not None and sid in parent and sid not in done and sid not in path:
+            path[sid] = None
+            sid = parent[sid]
+        if sid is not None and sid in path:
+            out.append(sid)
+        done.update(path)
+    return out
+
+
 def _canonical_uri(path: str) -> str | None:
     """Why a file's absolute location (a data or delete file, a manifest, a manifest list) would be read differently
     by different FileIOs or from different working directories (None when it would not)."""
@@ -214,6 +278,7 @@ class IcebergCarrier(AttestedTable):
         self.storage = FileIOStorage(self._metadata_dir(), table.io)
         self._live_cache: dict[tuple[int, str], LiveVersion] = {}
         self._kept_cache: dict[str, Kept | None] = {}
+        self._index: _Snapshots | None = None
 
     @classmethod
     def from_reference(cls, catalog: str, identifier: str, **kwargs: Any) -> IcebergCarrier:
@@ -260,6 +325,17 @@ class IcebergCarrier(AttestedTable):
         return [self.table.location(), *extra]
 
     @property
+    def policy_locations(self) -> tuple[str, ...]:
+        """The table's location as its metadata says, and the folder its current metadata file lies in as the catalog
+        names it (not editable by a storage writer): a policy on storage paths covers the table by either."""
+        out = [self.table.location()]
+        metadata = self.table.metadata_location or ""
+        head, _, _ = metadata.rpartition("/")
+        if head.endswith("/metadata"):
+            out.append(head[: -len("/metadata")])
+        return tuple(dict.fromkeys(x for x in out if x))
+
+    @property
     def table_identity(self) -> str:
         return f"iceberg:{self.table.metadata.table_uuid}"
 
@@ -289,11 +365,13 @@ class IcebergCarrier(AttestedTable):
 
         self._live_cache.clear()
         self._kept_cache.clear()
+        self._index = None
         if not isinstance(self.table, StaticTable):  # a metadata file named by the user is that one version
             self.refresh()
 
     def refresh(self) -> None:
         self.table.refresh()
+        self._index = None
         self._read_as_the_catalog_says()
         self.storage = FileIOStorage(self._metadata_dir(), self.table.io)
 
@@ -311,10 +389,48 @@ class IcebergCarrier(AttestedTable):
         return None if snap is None else Version(id=str(snap.snapshot_id), number=snap.snapshot_id, handle=snap)
 
     def _data_version(self) -> Version:
-        v = self._version(None)
-        if v is None:
+        """The snapshot whose data the head holds: the head, or under our own follow-up attestation snapshots on top
+        of it the data snapshot they attest (a re-record attests that snapshot again, as Delta's skips metadata-only
+        commits); never an attestation snapshot as if it were data."""
+        head = self._head()
+        if head is None:
             raise UnsupportedTableError(f"{self.reference} has no snapshot to attest")
-        return v
+        snap = self._data_snapshot(head)
+        return Version(id=str(snap.snapshot_id), number=snap.snapshot_id, handle=snap)
+
+    def _snapshots(self) -> _Snapshots:
+        """The index of the current table metadata's snapshots (rebuilt when the metadata is reloaded)."""
+        meta = self.table.metadata
+        if self._index is None or self._index.meta is not meta:
+            self._index = _Snapshots(meta)
+        return self._index
+
+    def _data_snapshot(self, snapshot: Snapshot) -> Snapshot:
+        """``snapshot``, or when it is one of our follow-up attestation snapshots (a chain of them after re-records),
+        the snapshot under them whose data they attest. When that one expired, the oldest follow-up left holds the
+        same files and is the answer. Linear over the whole table: every snapshot is walked once (memoised)."""
+        index = self._snapshots()
+        path: list[int] = []
+        seen: set[int] = set()
+        current = snapshot
+        while True:
+            known = index.data.get(current.snapshot_id)
+            if known is not None:
+                result = known
+                break
+            if not _attestation_only(current) or current.snapshot_id in seen:  # seen: a parent cycle
+                result = current
+                break
+            seen.add(current.snapshot_id)
+            path.append(current.snapshot_id)
+            parent = index.get(current.parent_snapshot_id)
+            if parent is None:
+                result = current
+                break
+            current = parent
+        for sid in path:
+            index.data[sid] = result
+        return result
 
     def _head(self) -> Snapshot | None:
         """The current snapshot of the carrier's branch (main unless opened on another branch)."""
@@ -376,8 +492,7 @@ class IcebergCarrier(AttestedTable):
         return False
 
     def _parent(self, snapshot: Snapshot) -> Snapshot | None:
-        pid = snapshot.parent_snapshot_id
-        return None if pid is None else self.table.snapshot_by_id(pid)
+        return self._snapshots().get(snapshot.parent_snapshot_id)
 
     # ---- the live snapshot -------------------------------------------------------------------------------------
     def _live(self, v: Version) -> LiveVersion:
@@ -607,8 +722,31 @@ class IcebergCarrier(AttestedTable):
         return props.attestation_keys(_summary(snapshot))
 
     def _carried_by(self, snapshot: Snapshot) -> tuple[Carried, int | None, bool] | None:
-        """The attestation ``snapshot``'s summary holds (or its detached pointer): (carried, attested id, follow-up)."""
-        pointer = self._read_pointer(str(snapshot.snapshot_id))
+        """The attestation ``snapshot``'s summary holds (or its detached pointer): (carried, attested id, follow-up).
+        Read once per snapshot and table metadata."""
+        index = self._snapshots()
+        if snapshot.snapshot_id not in index.carried:
+            index.carried[snapshot.snapshot_id] = self._read_carried_by(snapshot)
+        return index.carried[snapshot.snapshot_id]
+
+    def _pointer_of(self, snapshot_id: int) -> Carried | None:
+        """The detached pointer of a snapshot. The pointer folder is listed once per table metadata where the listing
+        is authoritative (a local folder), so walking thousands of snapshots reads only the pointers that exist."""
+        index = self._snapshots()
+        if not index.pointers_listed:
+            index.pointers_listed = True
+            if self.storage.local_root is not None:
+                try:
+                    index.pointers = frozenset(self.storage.list_names(POINTER_DIR))
+                except OSError:  # unlistable (permissions): each pointer is read, and reported, as before
+                    index.pointers = None
+        name = f"{snapshot_id}.json"
+        if index.pointers is not None and name not in index.pointers:
+            return None
+        return self._read_pointer(str(snapshot_id))
+
+    def _read_carried_by(self, snapshot: Snapshot) -> tuple[Carried, int | None, bool] | None:
+        pointer = self._pointer_of(snapshot.snapshot_id)
         if pointer is not None:
             return pointer, snapshot.snapshot_id, False
         keys = self._summary_keys(snapshot)
@@ -622,9 +760,15 @@ class IcebergCarrier(AttestedTable):
                            foreign_note=f"bound to the snapshot that carries it, {own}"), own, False
         if binding == str(own):
             return Carried(keys=keys, where=f"summary of snapshot {own}"), own, False
+        index = self._snapshots()
         if parent is None and binding is not None and is_digits(binding) and \
-                self.table.snapshot_by_id(int(binding)) is None and _changed_no_file(snapshot):
+                index.get(int(binding)) is None and _changed_no_file(snapshot):
             # A follow-up whose data snapshot expired: the reader view check against its own files still holds.
+            parent = int(binding)
+        below = None if parent is None or binding == str(parent) else index.get(parent)
+        if below is not None and binding is not None and is_signed_digits(binding) and _attestation_only(below) and \
+                binding in self._chain_data(below):
+            # A re-record: a follow-up on top of earlier follow-ups of the same data snapshot, which it binds.
             parent = int(binding)
         if parent is not None and binding == str(parent):
             problems: tuple[Problem, ...] = ()
@@ -640,38 +784,69 @@ class IcebergCarrier(AttestedTable):
         return Carried(keys=keys, where=f"summary of snapshot {own}",
                        problems=(Problem(Code.CARRIER_TAMPERED, message),)), attested, False
 
+    def _chain_data(self, snapshot: Snapshot) -> tuple[str, ...]:
+        """What a follow-up on top of ``snapshot`` (one of our follow-ups) may bind: the data snapshot under the chain;
+        when that one expired, the chain's oldest follow-up left (what a re-record then attests) or the expired
+        snapshot that follow-up binds."""
+        bottom = self._data_snapshot(snapshot)
+        if not _attestation_only(bottom):
+            return (str(bottom.snapshot_id),)
+        return (str(bottom.snapshot_id), _binding_key(props.attestation_keys(_summary(bottom))) or "")
+
     def _follow_up_child(self, snapshot: Snapshot) -> tuple[Carried, int | None, bool, Snapshot] | None:
-        """The latest follow-up attestation whose parent is ``snapshot``."""
+        """The latest follow-up attestation of ``snapshot``: among its children, and after re-records the chain of
+        follow-up snapshots above it, the last committed one that binds it (the one in force, as on Delta)."""
+        index = self._snapshots()
         found: tuple[Carried, int | None, bool, Snapshot] | None = None
-        for snap in self.table.metadata.snapshots:
-            if snap.parent_snapshot_id != snapshot.snapshot_id:
+        todo = list(index.children.get(snapshot.snapshot_id, ()))
+        seen = {snapshot.snapshot_id}
+        while todo:
+            snap = todo.pop()
+            if snap.snapshot_id in seen:  # a parent cycle
                 continue
+            seen.add(snap.snapshot_id)
             carried = self._carried_by(snap)
             if carried is not None and carried[2] and carried[1] == snapshot.snapshot_id and (
-                    found is None or (snap.sequence_number or 0) >= (found[3].sequence_number or 0)):
+                    found is None or index.order(snap) >= index.order(found[3])):
                 found = (*carried, snap)
+            if _attestation_only(snap):
+                todo.extend(index.children.get(snap.snapshot_id, ()))
         return found
 
     def _find(self, target: Snapshot) -> _Found:
-        own = self._carried_by(target)
-        if own is not None:
-            return _Found(own[0], own[1], target.snapshot_id, own[2], (), True)
+        """The attestation in force at ``target`` (once per snapshot and table metadata): a follow-up of it (the
+        latest, so a re-record supersedes what it carries itself), its own, else the nearest ancestor's."""
+        index = self._snapshots()
+        found = index.found.get(target.snapshot_id)
+        if found is None:
+            found = index.found[target.snapshot_id] = self._walk(target)
+        return found
+
+    def _walk(self, target: Snapshot) -> _Found:
         child = self._follow_up_child(target)
         if child is not None:
             return _Found(child[0], child[1], child[3].snapshot_id, True, (), True,
                           (f"attested by follow-up snapshot {child[3].snapshot_id}",))
+        own = self._carried_by(target)
+        if own is not None:
+            return _Found(own[0], own[1], target.snapshot_id, own[2], (), True)
         kept = self._kept_carried(target)  # the snapshot whose summary carried it expired; statistics keep it
         if kept is not None:
             return _Found(kept, target.snapshot_id, target.snapshot_id, False, (), True)
         between = [target]
         current = target
         seen = {target.snapshot_id}
+        # Each step visits a new snapshot: at most as many steps as the metadata lists snapshots.
         while current.parent_snapshot_id is not None:
             parent = self._parent(current)
-            if parent is None or parent.snapshot_id in seen:
+            if parent is None:
                 return _Found(None, None, None, False, tuple(between), False, (
                     f"the ancestry of snapshot {target.snapshot_id} ends at expired snapshot "
                     f"{current.parent_snapshot_id}: an attestation carried before it cannot be found",))
+            if parent.snapshot_id in seen:  # forged metadata: _metadata_problems makes it table_inconsistent
+                return _Found(None, None, None, False, tuple(between), False, (
+                    f"the ancestry of snapshot {target.snapshot_id} loops back to snapshot {parent.snapshot_id} "
+                    "(a parent cycle): no attestation was found before the loop",))
             seen.add(parent.snapshot_id)
             carried = self._carried_by(parent)
             if carried is not None:
@@ -690,7 +865,7 @@ class IcebergCarrier(AttestedTable):
         if found.carried is None:
             return None
         carried = found.carried
-        if found.attested is not None and self.table.snapshot_by_id(found.attested) is None:
+        if found.attested is not None and self._snapshots().get(found.attested) is None:
             from dataclasses import replace
 
             carried = replace(carried, note=f"the attested snapshot {found.attested} has expired; its follow-up "
@@ -708,15 +883,9 @@ class IcebergCarrier(AttestedTable):
     # ---- inputs ------------------------------------------------------------------------------------------------
     def _built_on(self, v: Version) -> Version | None:
         """The previous snapshot when the last data commit read or built on it (it is then an input)."""
-        data: Snapshot = v.handle
-        while True:
-            carried = self._carried_by(data)
-            if carried is None or not carried[2]:
-                break
-            parent = self._parent(data)
-            if parent is None:
-                return None
-            data = parent
+        data: Snapshot = self._data_snapshot(v.handle)
+        if _attestation_only(data):
+            return None  # the data snapshot under the follow-ups expired
         if data.parent_snapshot_id is None or not self._reads_previous(data):
             return None
         parent = self._parent(data)
@@ -847,6 +1016,7 @@ class IcebergCarrier(AttestedTable):
     def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
         if self.writes_detached:
             self._write_pointer(v.id, keys)
+            self._index = None  # the pointer folder was listed
             return
         size = summary_size(keys)
         if size > SUMMARY_BUDGET:
@@ -863,12 +1033,15 @@ class IcebergCarrier(AttestedTable):
         for attempt in range(COMMIT_RETRIES + 1):
             self.table.refresh()
             current = self._head()
-            if current is None or str(current.snapshot_id) != v.id:
+            # The head is v, or our follow-up attestation snapshots on top of v (a re-record: the new follow-up goes on
+            # top of them and binds v, superseding them).
+            if current is None or str(self._data_snapshot(current).snapshot_id) != v.id:
                 raise SupersededError(f"snapshot {v.id} of {self.reference} is no longer {where}; a follow-up "
                                       "attestation can only follow it (use detached mode to attest older snapshots)")
+            follows = current.snapshot_id
             try:
                 with _without_replay(self.table).transaction() as tx:
-                    # On a branch, the follow-up is committed on the branch (pyiceberg asserts its head is v).
+                    # On a branch, the follow-up is committed on the branch (pyiceberg asserts its head is `follows`).
                     producer = tx.update_snapshot(snapshot_properties=keys,
                                                   branch=self.branch or MAIN_BRANCH).fast_append()
                     new_id = producer.snapshot_id
@@ -885,8 +1058,9 @@ class IcebergCarrier(AttestedTable):
                     raise CommitConflictError(f"the follow-up attestation of snapshot {v.id} of {self.reference} "
                                               f"lost {attempt + 1} commit races: {exc}") from exc
                 time.sleep(COMMIT_BACKOFF_S * (2 ** attempt))
-        committed = self.table.snapshot_by_id(new_id)
-        if committed is None or str(committed.parent_snapshot_id) != v.id:
+        self._index = None
+        committed = self._snapshots().get(new_id)
+        if committed is None or committed.parent_snapshot_id != follows:
             # pyiceberg retried the commit onto a newer head: the attestation no longer follows its snapshot.
             raise SupersededError(
                 f"a concurrent commit landed before the attestation of snapshot {v.id}; the follow-up snapshot "
@@ -895,13 +1069,25 @@ class IcebergCarrier(AttestedTable):
     def record(self, **kwargs: Any) -> WriteResult:
         self.refresh()
         self._live_cache.clear()
-        return super().record(**kwargs)
+        return super().record(**self._data_of(kwargs))
+
+    def _data_of(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """A snapshot named for record/write, or the data snapshot under it when it is a follow-up attestation
+        snapshot: those hold their data snapshot's files, and are never attested as data themselves."""
+        version = kwargs.get("version")
+        if version is None:
+            return kwargs
+        snap = self._snapshot(version)
+        if snap is None or not _attestation_only(snap):
+            return kwargs
+        return {**kwargs, "version": str(self._data_snapshot(snap).snapshot_id)}
 
     def write(self, manifest: Manifest, **kwargs: Any) -> WriteResult:
+        kwargs = self._data_of(kwargs)
         version = kwargs.get("version")
         current = self._head()
-        if version is not None and current is not None and str(version) != str(current.snapshot_id) \
-                and not self.writes_detached:
+        if version is not None and current is not None and not self.writes_detached and \
+                str(version) not in (str(current.snapshot_id), str(self._data_snapshot(current).snapshot_id)):
             raise UnsupportedTableError(
                 f"Iceberg summaries are written at commit: only the current snapshot {current.snapshot_id} can be "
                 f"attested after the fact, not snapshot {version} (detached mode can)")
@@ -998,6 +1184,11 @@ def _metadata_problems(meta: Any) -> list[Problem]:
         if shared:
             out.append(Problem(Code.TABLE_INCONSISTENT, f"the table metadata lists {what} sharing an id "
                                f"({', '.join(map(str, shared[:5]))}): readers resolve the id to different ones"))
+    cycles = parent_cycles(meta.snapshots)
+    if cycles:
+        out.append(Problem(Code.TABLE_INCONSISTENT, f"the table metadata's parent ids form a cycle (through snapshot "
+                           f"{cycles[0]}): a snapshot's parent is committed before it, so this history was forged, and "
+                           "readers walking it never reach its start"))
     main = meta.refs.get("main")
     if main is not None and main.snapshot_id != meta.current_snapshot_id:
         out.append(Problem(Code.TABLE_INCONSISTENT, f"the main branch is at snapshot {main.snapshot_id} and the "

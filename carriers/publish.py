@@ -66,14 +66,16 @@ class PublishResult:
 
 
 def _ancestors(carrier: IcebergCarrier, snapshot_id: int) -> list[int]:
-    """``snapshot_id`` and its ancestors, newest first, as far as the metadata still holds them."""
+    """``snapshot_id`` and its ancestors, newest first, as far as the metadata still holds them (linear: one indexed
+    lookup per snapshot, each visited once, a parent cycle ends the walk)."""
+    snapshots = carrier._snapshots()
     out: list[int] = []
     current: int | None = snapshot_id
     seen: set[int] = set()
     while current is not None and current not in seen:
         seen.add(current)
         out.append(current)
-        snap = carrier.table.snapshot_by_id(current)
+        snap = snapshots.get(current)
         current = None if snap is None else snap.parent_snapshot_id
     return out
 
@@ -83,9 +85,14 @@ def _fork_point(carrier: IcebergCarrier, main_head: int, branch_history: set[int
     follow-up snapshots (no file added or removed); None when main has anything else the branch lacks."""
     from carriers.iceberg import _changed_no_file, _operation
 
+    snapshots = carrier._snapshots()
     current: int | None = main_head
+    seen: set[int] = set()
     while current is not None and current not in branch_history:
-        snap = carrier.table.snapshot_by_id(current)
+        if current in seen:  # a parent cycle (forged metadata: verification refuses it as table_inconsistent)
+            return None
+        seen.add(current)
+        snap = snapshots.get(current)
         carried = None if snap is None else carrier._carried_by(snap)
         if snap is None or carried is None or not carried[2] or not _changed_no_file(snap) or \
                 _operation(snap) != "append":

@@ -13,6 +13,7 @@ re-parsed (``TableRef.discovered``): a folder ``orders@7`` found by ``attest aud
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -104,16 +105,39 @@ def validate_version(fmt: Format, text: str, option: str | None = None) -> str:
     return text
 
 
-def parse_ref(text: str, *, version: str | None = None, snapshot_id: str | None = None) -> TableRef:
-    """A table reference as a user typed it, with the version options of the command."""
+def parse_ref(text: str, *, version: str | None = None, snapshot_id: str | None = None,
+              catalog: str | None = None) -> TableRef:
+    """A table reference as a user typed it, with the version options of the command. ``catalog`` (``--catalog``,
+    as pyiceberg's CLI spells it) makes ``text`` a ``<namespace>.<table>`` identifier in that catalog — the same
+    table as ``iceberg://<catalog>/<namespace>.<table>``."""
     if not text or text.strip() != text or "\x00" in text:
         raise TableReferenceError(f"table reference {text!r} is empty or has surrounding spaces")
-    ref = _parse_typed(text)
+    ref = _parse_typed(text) if catalog is None else _in_catalog(text, catalog)
     if version is not None:
         ref = ref.with_version(version, option="--version")
     if snapshot_id is not None:
         ref = ref.with_version(snapshot_id, option="--snapshot-id")
     return ref
+
+
+def _in_catalog(text: str, catalog: str) -> TableRef:
+    """``text`` named with ``--catalog``: an identifier in that catalog, or an ``iceberg://`` reference to it."""
+    if not catalog or catalog.strip() != catalog or "/" in catalog or "\x00" in catalog:
+        raise TableReferenceError(f"--catalog {catalog!r} is not a catalog name (pyiceberg's name for it, e.g. "
+                                  "'default' or the key under 'catalog:' in .pyiceberg.yaml)",
+                                  code=Code.INVALID_ARGUMENT)
+    if text.startswith(ICEBERG_SCHEME) or text[:8].lower() == "iceberg:":
+        ref = _parse_typed(text)
+        if ref.catalog != catalog:
+            raise TableReferenceError(f"--catalog {catalog} and {text!r} name two catalogs: give one",
+                                      code=Code.INVALID_ARGUMENT)
+        return ref
+    if "/" in text or "\\" in text or "." not in text.split("@")[0].strip(".") or text.startswith(".") \
+            or text.split("@")[0].endswith("."):
+        raise TableReferenceError(f"with --catalog {catalog}, {text!r} must be a <namespace>.<table> identifier "
+                                  "(as in pyiceberg: 'sales.orders'); a Delta table is named by its path, without "
+                                  "--catalog")
+    return _parse_typed(f"{ICEBERG_SCHEME}{catalog}/{text}")
 
 
 def _parse_typed(text: str) -> TableRef:
@@ -134,8 +158,12 @@ def _parse_typed(text: str) -> TableRef:
                 f"Iceberg reference {text!r} must look like iceberg://<catalog>/<namespace>.<table>: {missing}")
         return TableRef("iceberg", ident, catalog=catalog, version=version, at_syntax=version is not None)
     if match is None:
+        if is_local(text) and is_iceberg_dir(local_path(text)):
+            return TableRef("iceberg", text)  # an Iceberg table folder, read without a catalog (open_table)
         return TableRef("delta", text)
     base, version = match.group("base"), match.group("version")
+    if is_local(text) and not local_path(text).exists() and is_iceberg_dir(local_path(base)):
+        return TableRef("iceberg", base, version=validate_version("iceberg", version), at_syntax=True)
     if is_local(text):
         whole, stripped = local_path(text).exists(), _is_delta_dir(local_path(base))
         if whole and stripped:
@@ -159,6 +187,16 @@ def _is_delta_dir(path: Path) -> bool:
     return (path / "_delta_log").is_dir()
 
 
+def is_iceberg_dir(path: Path) -> bool:
+    """A local Iceberg table folder: ``metadata/*.metadata.json`` and no ``_delta_log`` (that makes it Delta)."""
+    if _is_delta_dir(path):
+        return False
+    try:
+        return any(n.endswith(".metadata.json") for n in os.listdir(path / "metadata"))
+    except OSError:
+        return False
+
+
 def looks_like_table(text: str) -> bool:
     """Whether a ``verify`` target is a table (else a manifest file, '-' or a standalone carrier directory)."""
     if text == "-":
@@ -167,10 +205,11 @@ def looks_like_table(text: str) -> bool:
         return True
     if not is_local(text):
         return not text.endswith(".json")
-    if _is_delta_dir(local_path(text)):
+    if _is_delta_dir(local_path(text)) or is_iceberg_dir(local_path(text)):
         return True
     match = _AT_VERSION.match(text)
-    return match is not None and _is_delta_dir(local_path(match.group("base")))
+    return match is not None and (_is_delta_dir(local_path(match.group("base"))) or
+                                  is_iceberg_dir(local_path(match.group("base"))))
 
 
 def open_table(ref: TableRef | str, *, storage_options: Mapping[str, str] | None = None, detached: bool = False,
@@ -187,8 +226,14 @@ def open_table(ref: TableRef | str, *, storage_options: Mapping[str, str] | None
         except ImportError as exc:
             raise AttestError(f"{ref.base} is an Iceberg table and this install has no Iceberg support: "
                               "pip install 'recipe-attest[iceberg]'", code=Code.EXTRA_MISSING) from exc
+        if ref.catalog is None and is_local(ref.location):
+            # A folder holding metadata/*.metadata.json: through a configured catalog that owns it, else read from its
+            # newest metadata file, labelled so (carriers/iceberg_static.py).
+            from carriers.iceberg_static import open_folder
+
+            return open_folder(ref.location, detached=detached, allow_external=allow_external)
         if ref.catalog is None:
-            # Found by its folder (carriers/discovery.py): which metadata.json is current only the catalog knows.
+            # Found by its folder on an object store: which metadata.json is current only the catalog knows.
             raise UnsupportedTableError(
                 f"{ref.location} is an Iceberg table folder found without its catalog: which metadata file is current "
                 "only the catalog knows (a newer one may be a failed commit), so it is not verified here; audit it "

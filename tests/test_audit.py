@@ -41,7 +41,10 @@ def test_audit_reports_every_table_and_fails_when_one_fails(tmp_path: Path) -> N
     assert any(line.startswith("VERIFIED") and line.rstrip().endswith("good") for line in lines)
     assert any(line.startswith("STALE") and "(stale)" in line for line in lines)
     assert any(line.startswith("UNATTESTED") and "bare" in line for line in lines)
-    assert lines[-1] == ("4 table(s): 2 verified, 1 stale, 0 compacted, 1 unattested, 0 not verified, 0 error")
+    # The "_hidden" table is not walked (hidden from readers of the folders above) but listed, with its reason.
+    assert any(line.startswith("SKIPPED") and "_hidden (table_not_audited): a delta table" in line for line in lines)
+    assert lines[-1] == ("4 table(s): 2 verified, 1 stale, 0 compacted, 1 unattested, 0 not verified, 0 error; "
+                         "1 place(s) skipped (listed above)")
     report = json.loads(run_cli("audit", str(tmp_path / "lake"), "--json").stdout)
     assert report["passed"] is False and report["counts"]["VERIFIED"] == 2 and len(report["tables"]) == 4
     assert report["counts"]["STALE"] == 1 and report["counts"]["UNATTESTED"] == 1

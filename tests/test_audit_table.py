@@ -98,7 +98,8 @@ def test_formats_for_one_off_runs(tmp_path: Path) -> None:
     assert len(rows) == 4 and list(rows[0]) == list(COLUMNS)
     assert sorted(r["outcome"] for r in rows) == ["STALE", "UNATTESTED", "VERIFIED", "VERIFIED"]
     table = run_cli("audit", lake, "--format", "table").stdout.splitlines()
-    assert table[0].split() == ["OUTCOME", "VERSION", "LEVEL", "CODE", "TABLE"] and len(table) == 6
+    assert table[0].split() == ["OUTCOME", "VERSION", "LEVEL", "CODE", "TABLE"] and len(table) == 7
+    assert table[-2].startswith("SKIPPED") and "_hidden (table_not_audited)" in table[-2]  # listed, as the summary says
     assert table[-1].startswith("4 table(s): 2 verified, 1 stale")
     as_format = json.loads(run_cli("audit", lake, "--format", "json").stdout)
     assert as_format["counts"]["VERIFIED"] == 2 and len(as_format["tables"]) == 4

@@ -16,7 +16,7 @@ from attest.render.dot import to_dot
 from attest.render.layout import layered
 from attest.render.mermaid import to_mermaid
 from attest.render.svg import to_svg
-from attest.render.text import node_lines
+from attest.render.text import node_lines, node_tooltip
 from attest.verify.audit import AuditReport
 from carriers.delta import DeltaCarrier
 from carriers.lineage import walk
@@ -147,3 +147,92 @@ def test_notebook_views(tmp_path: Path) -> None:
     write_deltalake(str(tmp_path / "w"), pa.table({"a": [1]}))
     result = DeltaCarrier(str(tmp_path / "w")).record(model="w", program_hash="0" * 64)
     assert 'data-attest="record"' in result._repr_html_()
+
+
+# ---- a table's own version chain, its pre-attestation history and the depth cut, in every format -----------------
+def _version(version: str, outcome: str = "VERIFIED", **extra: object) -> LineageNode:
+    attested = outcome != "UNATTESTED"
+    return LineageNode(ref="/lake/orders", version=version, outcome=outcome, attested=attested,
+                       passed=outcome == "VERIFIED", verdict=f"{outcome} — orders {version}",
+                       model="orders" if attested else None, table_format="delta", observed_as="strong",
+                       **extra)  # type: ignore[arg-type]
+
+
+def _chain(middle: str = "VERIFIED") -> LineageNode:
+    """orders v1..v6 (v6, v3 and v1 attested) read up@0 (its inputs cut at --depth) and built on v0 (unattested)."""
+    up = LineageNode(ref="/lake/up", version="0", outcome="VERIFIED", attested=True, passed=True, verdict="VERIFIED",
+                     model="up", table_format="delta", observed_as="strong", not_walked=2, depth_limit=1)
+    before = _version("0", "UNATTESTED", pre_attestation=True)
+    before.observed_as = "heuristic"
+    code = {"code": "artifact_hash_mismatch"} if middle != "VERIFIED" else {}
+    root = _version("6", chain=[_version("3", middle, **code), _version("1")], inputs=[up, before])
+    root.observed_as = None
+    return root
+
+
+def _texts(svg: str) -> list[list[str]]:
+    """Every box of a picture: its text lines (parsed as XML: it must be well formed)."""
+    root = ET.fromstring(svg)
+    return [[t.text or "" for t in g.iter(f"{SVG}text")] for g in root.iter(f"{SVG}g") if g.get("data-outcome")]
+
+
+def test_a_chain_a_pre_attestation_history_and_a_cut_are_drawn_in_every_format() -> None:
+    root = _chain()
+    assert not root.failed() and root.summary() == (
+        "lineage PASSED: 2 node(s) verified (4 table version(s)); 1 pre-attestation history (/lake/orders starts at "
+        "unattested version 0: what came before is not attested); walk cut at --depth 1: 2 input(s) not walked")
+    graph = root.graph()
+    assert [n.key for n in graph.nodes] == ["/lake/orders@6", "/lake/up@0", "/lake/up@0 …", "/lake/orders@0"]
+    assert graph.node("/lake/orders@6").version_label == "v1..v6 (3 versions)"
+    svg = to_svg(graph, caption=root.summary())
+    assert _texts(svg) == [["orders", "v1..v6 (3 versions)", "model orders", "VERIFIED"],
+                           ["up", "v0", "model up", "VERIFIED"],
+                           ["… 2 input(s) not walked", "(--depth 1)", "NOT WALKED"],
+                           ["orders", "v0", "pre-attestation history", "UNATTESTED"]]
+    assert "NOT WALKED: beyond --depth" in svg and root.summary() in svg
+    dot = to_dot(graph, caption=root.summary())
+    assert 'label="orders\\nv1..v6 (3 versions)\\nmodel orders\\nVERIFIED"' in dot
+    assert "pre-attestation history\\nUNATTESTED" in dot and "… 2 input(s) not walked\\n(--depth 1)" in dot
+    assert 'label="not walked", style=dotted' in dot and 'labelloc=b; label="lineage PASSED: ' in dot
+    mermaid = to_mermaid(graph, caption=root.summary())
+    assert "v1..v6 #40;3 versions#41;" in mermaid and "<br/>pre-attestation history<br/>UNATTESTED" in mermaid
+    assert "#8230; 2 input#40;s#41; not walked" in mermaid
+    assert mermaid.splitlines()[-1].startswith("  %% lineage PASSED")
+    html = root._repr_html_()
+    assert "@ 1..6" in html and "walk cut at --depth 1" in html and "pre-attestation history" in html
+    text = root.lines()
+    assert text[0].startswith("/lake/orders@1..6 (3 versions): ATTESTED ✓ model=orders")
+    assert text[-1] == "  /lake/orders@0 [read as heuristic]: UNATTESTED — pre-attestation history: the version this " \
+        "table's chain of attestations starts from (not a failure of the walk)"
+    assert "    … 2 input(s) not walked (--depth 1)" in text
+
+
+def test_a_failing_version_inside_a_chain_colours_it_and_is_named() -> None:
+    root = _chain(middle="NOT VERIFIED")
+    assert root.failed() and root.passed  # the newest version verifies; the walk does not
+    assert root.summary().startswith("lineage FAILED: /lake/orders@3 NOT VERIFIED (artifact_hash_mismatch)")
+    box = root.graph().node("/lake/orders@6")
+    assert box.outcome == "NOT VERIFIED" and "@3: NOT VERIFIED — orders 3" in node_tooltip(box)
+    assert _texts(to_svg(root.graph()))[0][-1] == "NOT VERIFIED"
+    assert "ATTESTED ✗" in root.lines()[0] and "    @3: NOT VERIFIED — orders 3" in root.lines()
+    # The same version reached elsewhere (a diamond) is that chain's box, not a second one.
+    root.observed_as = "strong"
+    gold = LineageNode(ref="/lake/gold", version="0", outcome="VERIFIED", attested=True, passed=True, verdict="V",
+                       inputs=[root, _version("3", "NOT VERIFIED")])
+    graph = gold.graph()
+    assert [n.key for n in graph.nodes if n.ref == "/lake/orders"] == ["/lake/orders@6", "/lake/orders@0"]
+    # gold read two versions of it: one arrow naming both.
+    assert [e.label for e in graph.edges if e.target == "/lake/gold@0"] == ["read @6, @3 · strong"]
+
+
+def test_the_cli_draws_a_table_recorded_after_appends_as_one_box(tmp_path: Path) -> None:
+    from tests.test_lineage import _appended
+
+    _, orders = _appended(tmp_path, 3)
+    proc = run_cli("lineage", str(orders), "--format", "svg", "--depth", "0")
+    assert proc.returncode == 0
+    assert _texts(proc.stdout) == [["orders", "v1..v6 (3 versions)", "model orders", "VERIFIED"],
+                                   ["… 1 input(s) not walked", "(--depth 0)", "NOT WALKED"],
+                                   ["orders", "v0", "pre-attestation history", "UNATTESTED"]]
+    caption = [t.text for t in ET.fromstring(proc.stdout).iter(f"{SVG}text") if t.get("data-summary")]
+    assert caption == [run_cli("lineage", str(orders), "--depth", "0").stdout.splitlines()[-1]]

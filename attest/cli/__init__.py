@@ -163,6 +163,19 @@ def _head_start(arguments: list[str]) -> _HeadStart | None:
     return None if early is None else _HeadStart(words, early)
 
 
+def _command(name: str) -> Callable[[argparse.Namespace, Output], Any]:
+    """A command by the name the parser gives: ``cmd_x`` in attest/cli/commands.py, or ``module:cmd_x`` for a command
+    with its own module under attest/cli/."""
+    module, _, func = name.rpartition(":")
+    if not module:
+        from attest.cli import commands
+
+        return getattr(commands, func)  # type: ignore[no-any-return]
+    import importlib
+
+    return getattr(importlib.import_module(f"attest.cli.{module}"), func)  # type: ignore[no-any-return]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     head = _head_start(arguments)
@@ -175,9 +188,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from attest.errors import AttestError, Code
 
     out: Output = output_for(bool(getattr(args, "json", False)) or getattr(args, "format", None) == "json")
-    func: Callable[[argparse.Namespace, Output], Any] = getattr(commands, args.func)
+    func: Callable[[argparse.Namespace, Output], Any] = _command(args.func)
     try:
-        return int(out.result(func(args, out)))
+        from attest.cli.catalogs import scope
+
+        with scope(args):  # --uri / --warehouse over the catalog's configuration, for the whole command
+            return int(out.result(func(args, out)))
     except AttestError as err:
         if err.code == Code.TABLE_NOT_FOUND and isinstance(getattr(args, "target", None), str):
             from attest.cli.mistakes import table_hint

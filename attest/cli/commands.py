@@ -91,6 +91,7 @@ class RecordResult:
     envelope: str | None = None
     openlineage: Emitted | None = None  # the OpenLineage event, when switched on
     exit_code: int = EXIT_OK
+    warnings: list[str] = field(default_factory=list)  # said on stderr, and in --json
 
     def to_json(self) -> dict[str, Any]:
         out = {"recorded": True, "table": self.ref, "location": self.location, "attested_version":
@@ -98,6 +99,8 @@ class RecordResult:
                "signer": self.signer, "envelope": self.envelope}
         if self.openlineage is not None:
             out["openlineage"] = self.openlineage.to_json()
+        if self.warnings:
+            out["warnings"] = self.warnings
         return out
 
     def human(self) -> str:
@@ -110,7 +113,8 @@ class RecordResult:
     @property
     def stderr_text(self) -> str:
         failed = self.openlineage is not None and not self.openlineage.emitted
-        return self.openlineage.line() if failed and self.openlineage is not None else ""
+        lines = [*self.warnings, *([self.openlineage.line()] if failed and self.openlineage is not None else [])]
+        return "\n".join(lines)
 
 
 @record
@@ -127,25 +131,28 @@ class LineageResult:
     def to_json(self) -> Any:
         tree = self.root.to_json()
         # "passed" is the whole walk's outcome (the exit code); the root's own verdict stays as "node_passed".
-        out = {**tree, "passed": self.exit_code == EXIT_OK, "node_passed": tree.get("passed", False)}
+        facts = self.root.facts()
+        out = {**tree, "passed": self.exit_code == EXIT_OK, "node_passed": tree.get("passed", False),
+               "summary": facts.summary(self.root), "walk": facts.to_json()}
         if self.root.error is not None:  # the root could not be read: the same shape as any error
             out["errors"] = [{"code": self.root.error, "message": self.root.verdict, "path": self.root.ref}]
         return out
 
     def human(self) -> str:
+        summary = self.root.summary()  # why the walk passed or failed: the last line, the caption of a picture
         if self.format == "dot":
             from attest.render.dot import to_dot
 
-            return to_dot(self.root.graph())
+            return to_dot(self.root.graph(), caption=summary)
         if self.format == "mermaid":
             from attest.render.mermaid import to_mermaid
 
-            return to_mermaid(self.root.graph())
+            return to_mermaid(self.root.graph(), caption=summary)
         if self.format == "svg":
             from attest.render.svg import to_svg
 
-            return to_svg(self.root.graph())
-        return "\n".join(self.root.lines())
+            return to_svg(self.root.graph(), caption=summary)
+        return "\n".join([*self.root.lines(), summary])
 
 
 # ---- shared argument handling ----------------------------------------------------------------------------------
@@ -215,10 +222,12 @@ def storage_options(args: argparse.Namespace) -> dict[str, str]:
 
 def table_ref(args: argparse.Namespace, text: str | None = None) -> TableRef:
     """The command's table, parsed once with its version options."""
+    from attest.cli.catalogs import catalog_for
     from carriers.refs import parse_ref
 
-    return parse_ref(text if text is not None else args.target, version=getattr(args, "version", None),
-                     snapshot_id=getattr(args, "snapshot_id", None))
+    typed = text if text is not None else args.target
+    return parse_ref(typed, version=getattr(args, "version", None), snapshot_id=getattr(args, "snapshot_id", None),
+                     catalog=catalog_for(args, typed))
 
 
 def open_ref(args: argparse.Namespace, ref: TableRef, *, detached: bool = False,
@@ -299,9 +308,10 @@ def verify_with(carrier: AttestedTable, spark: SessionOnDemand | None, *, versio
 
 
 def cmd_verify(args: argparse.Namespace, out: Output) -> Report:
+    from attest.cli.catalogs import catalog_for
     from carriers.refs import looks_like_table
 
-    if looks_like_table(args.target):
+    if looks_like_table(args.target) or catalog_for(args, args.target) is not None:  # --catalog: an identifier
         return _verify_table(args, out)
     if args.spark or args.master:
         raise InvalidArgumentError("--spark and --master apply to tables; a manifest's artifacts are hashed here")
@@ -309,6 +319,9 @@ def cmd_verify(args: argparse.Namespace, out: Output) -> Report:
         raise InvalidArgumentError("--level files applies to tables; a manifest is checked at schema or bytes level")
     if getattr(args, "version", None) or getattr(args, "snapshot_id", None):
         raise InvalidArgumentError("--version and --snapshot-id apply to tables, not manifest files")
+    if getattr(args, "program_file", None) or getattr(args, "program_sql", None) or getattr(args, "dialect", None):
+        raise InvalidArgumentError("--program-file, --program-sql and --dialect apply to tables (a manifest's "
+                                   "program_hash is printed by `attest program-hash`)")
     return _verify_manifest(args, out)
 
 
@@ -320,6 +333,10 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
         raise InvalidArgumentError("--envelope applies to manifest files; a table's envelope is the one its "
                                    "metadata names (recipe_attest.envelope.blake3)")
     policy = _trust_policy(args)  # before any hashing: a bad key or policy file is an input error (exit 2)
+    from attest.cli.program_hash import expected_program
+    from attest.verify.program import check_program
+
+    expected = expected_program(args)  # --program-file / --program-sql: a program that does not parse is exit 2
     ref = table_ref(args)
     with spark_for(args) as spark:
         carrier = open_ref(args, ref, allow_external=bool(getattr(args, "allow_external_files", False)))
@@ -331,8 +348,10 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
 
             if isinstance(prefetch, DeltaPrefetch):
                 carrier.hasher = PrefetchedHasher(prefetch, carrier.storage)
-        return verify_with(carrier, spark, version=ref.version, level=args.level,
-                           progress=out.progress("hashing table files"), policy=policy)
+        state = None if expected is None else carrier.state(ref.version)
+        report = verify_with(carrier, spark, version=ref.version, level=args.level,
+                             progress=out.progress("hashing table files"), policy=policy, state=state)
+        return check_program(report, expected, state, args.dialect)
 
 
 def _manifest_path(target: str) -> str:
@@ -565,11 +584,13 @@ def cmd_audit(args: argparse.Namespace, out: Output) -> _AuditResult:
 
 
 def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None) -> _AuditResult:
+    from attest.cli.catalogs import audit_targets
     from attest.verify.audit import AuditReport
-    from carriers.discovery import expand
+    from carriers.discovery import discover
     from carriers.refs import open_table
 
     fmt = _format(args)
+    targets = audit_targets(args)  # --catalog: namespaces and identifiers of that catalog; none, the whole catalog
     policy = _trust_policy(args)  # one policy for every table; a bad file is an input error before any table
     sink = None
     if args.to is not None:  # checked before any table is: a destination that cannot take the audit is exit 2
@@ -578,37 +599,55 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
         sink = AuditTable.open(args.to, storage_options=storage_options(args))
     audit = AuditReport()
     options = storage_options(args)
-    refs: list[tuple[str, Any]] = []
-    for target in args.targets:
-        try:
-            found = expand(target, options)
-        except Exception as exc:  # a target that cannot be expanded is an outcome, the others go on
-            audit.add_exception(target, exc)
-            continue
-        if not found:
-            audit.add_error(target, AttestError(f"no table found under {target}", code=Code.TABLE_NOT_FOUND).problem())
-        refs.extend((str(r), r) for r in found if sink is None or not sink.is_table(r))
-    progress = out.progress("auditing", unit="tables")
-    progress(0, len(refs), 0)  # the bar from the start: the first table may be the slow one
     stream = out.stdout if fmt == "text" else None
-    for index, (name, ref) in enumerate(refs):
+    progress = out.progress("auditing", unit="tables")
+
+    def show(line: str) -> None:  # lines as they come: a long audit shows progress even when piped
+        if stream is not None:
+            progress.above(line, stream)
+
+    refs: list[tuple[str, Any, tuple[str, ...]]] = []
+    for target in targets:
+        try:
+            found = discover(target, options)
+        except Exception as exc:  # a target that cannot be expanded is an outcome, the others go on
+            show(audit.line(audit.add_exception(target, _coded(exc))))
+            continue
+        for skipped in found.skipped:  # every place not walked is said, with its reason
+            if skipped.blocking:
+                show(audit.line(audit.add_error(skipped.path, skipped.problem())))
+            else:
+                show(audit.skipped_line(audit.add_skipped(skipped.problem())))
+        if not found.tables and not any(s.blocking for s in found.skipped):
+            show(audit.line(audit.add_error(target, AttestError(f"no table found under {target}",
+                                                                code=Code.TABLE_NOT_FOUND).problem())))
+        refs.extend((str(f.ref), f.ref, f.notes) for f in found.tables if sink is None or not sink.is_table(f.ref))
+    progress(0, len(refs), 0)  # the bar from the start: the first table may be the slow one
+    for index, (name, ref, notes) in enumerate(refs):
         try:
             carrier = open_table(ref, storage_options=options)
+            label = getattr(carrier, "static_note", None)  # an Iceberg folder: how it was read (iceberg_static.py)
+            if isinstance(label, str):
+                notes = (*notes, label)
             state = carrier.state(ref.version)
             report = verify_with(carrier, spark, version=ref.version, level=args.level, policy=policy, state=state)
-            row = audit.add_report(name, report, None if state.attestation is None else state.attestation.document)
+            row = audit.add_report(name, report, None if state.attestation is None else state.attestation.document,
+                                   notes)
         except Exception as exc:  # one unreadable table must not stop the audit of the others
-            from carriers.storage import coded
-
-            row = audit.add_exception(name, coded(exc) if isinstance(exc, OSError) else exc)
-        if stream is not None:  # lines as they come: a long audit shows progress even when piped
-            progress.above(audit.line(row), stream)
+            row = audit.add_exception(name, _coded(exc), notes)
+        show(audit.line(row))
         progress(index + 1, len(refs), 0)
     progress.close()
     kept = None
     if sink is not None:
         kept = sink.append(audit)
     return _AuditResult(audit, streamed=stream is not None, format=fmt, kept=kept)
+
+
+def _coded(exc: Exception) -> Exception:
+    from carriers.storage import coded
+
+    return coded(exc) if isinstance(exc, OSError) else exc
 
 
 @record
@@ -643,28 +682,9 @@ class _AuditResult:
 
 # ---- record ----------------------------------------------------------------------------------------------------
 def _program_hash(args: argparse.Namespace) -> str:
-    from attest.identity.program import program_identity_json, program_identity_sql
-    from attest.model import load_json_document
+    from attest.cli.program_hash import program_identity  # the one computation, shared with `attest program-hash`
 
-    given = [x for x in (args.sql, args.sql_file, args.program_json, args.program_hash) if x is not None]
-    if len(given) != 1:
-        raise InvalidArgumentError("give exactly one of --sql, --sql-file, --program-json, --program-hash")
-    if args.sql is not None:
-        return program_identity_sql(args.sql, args.dialect)
-    if args.sql_file is not None:
-        data = read_argument_file("--sql-file", args.sql_file)
-        try:
-            sql = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidArgumentError(f"--sql-file {args.sql_file}: not UTF-8 text (byte {exc.start}): give the "
-                                       "SQL as UTF-8") from None
-        return program_identity_sql(sql, args.dialect)
-    if args.program_json is not None:
-        return program_identity_json(load_json_document(read_argument_file("--program-json", args.program_json)))
-    value: str = str(args.program_hash)
-    if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
-        raise InvalidArgumentError("--program-hash must be 64 lowercase hex characters")
-    return value
+    return program_identity(args)
 
 
 def _text_arguments(args: argparse.Namespace) -> None:
@@ -699,6 +719,9 @@ def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
     if args.branch is not None:
         carrier = _on_branch(carrier, args.branch)
     inputs.extend(_event_inputs(args, carrier))
+    from attest.cli.program_hash import dialect_change
+
+    warning = dialect_change(args, carrier, program_hash)
     result = carrier.record(model=args.model, program_hash=program_hash, inputs=inputs, run_id=args.run_id,
                             dialect=args.dialect, progress=out.progress("hashing table files"),
                             replace=bool(args.replace), signer=signer)
@@ -709,7 +732,7 @@ def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
                         proof=None if manifest is None else manifest.inputs_proof_class, location=result.location,
                         sidecar=result.sidecar, manifest=None if manifest is None else manifest.to_dict(),
                         replaced=list(result.replaced), signer=result.signer, envelope=result.envelope,
-                        openlineage=emitted)
+                        openlineage=emitted, warnings=[warning] if warning else [])
 
 
 def _signer(args: argparse.Namespace) -> Signer | None:

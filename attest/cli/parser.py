@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 __all__ = ["COMMANDS", "LEVELS", "build_parser", "command_of", "json_format", "parse"]
 
 LEVELS = ("schema", "files", "bytes")
-COMMANDS = ("digest", "schema", "verify", "keygen", "show", "lineage", "audit", "record", "publish")
+COMMANDS = ("digest", "schema", "verify", "keygen", "show", "lineage", "audit", "record", "publish", "program-hash",
+            "catalog-config")
 
 
 def _columns() -> int:
@@ -51,6 +52,9 @@ class _Parser(argparse.ArgumentParser):
         from attest.cli.output import EXIT_UNREADABLE, error_object
         from attest.errors import Code, Problem
 
+        if message.startswith("argument command: invalid choice: '"):  # a misspelt command: the closest one
+            word = message.split("'")[1]
+            message += _closest(word, list(COMMANDS))
         if _Parser.json_errors:
             print(json.dumps(error_object(Problem(Code.INVALID_ARGUMENT, message))))
             self.exit(EXIT_UNREADABLE)
@@ -66,6 +70,12 @@ def _add_table_options(p: argparse.ArgumentParser, *, version: bool = True) -> N
                            help="Iceberg snapshot id, tag or branch")
     p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
                    help="object-store option passed to the table library (repeatable; values are never printed)")
+
+
+def _add_catalog(p: argparse.ArgumentParser) -> None:
+    from attest.cli.catalogs import add_catalog_options
+
+    add_catalog_options(p)
 
 
 def _add_spark_options(p: argparse.ArgumentParser) -> None:
@@ -133,6 +143,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="tables: read data files outside the table's locations (shallow clones, migrated tables)")
         _add_table_options(p)
         _add_spark_options(p)
+        _add_catalog(p)
+        from attest.cli.program_hash import add_verify_options
+
+        add_verify_options(p)
         p.set_defaults(func="cmd_verify")
 
     if want("keygen"):
@@ -154,15 +168,21 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--inputs", action="store_true", help="print the observed inputs kept beside the attestation")
         _add_json(p, "print JSON on every path (an unattested table or an error is an object too)")
         _add_table_options(p)
+        _add_catalog(p)
         p.set_defaults(func="cmd_show")
 
     if want("lineage"):
         p = sub.add_parser("lineage", help="walk a table version's upstream inputs and check each one",
                            description="Print the lineage tree of a table version: each upstream version its "
                            "attestation observed, whether that version is attested and verifies, and how strongly "
-                           "it was observed. Exit 1 when any node does not verify.")
+                           "it was observed. A table's own earlier versions (appends, merges) are one node, each "
+                           "version checked; the unattested version its attestations start from is reported as "
+                           "pre-attestation history, not a failure. The last line says why the walk passed or failed. "
+                           "Exit 1 when any node does not verify.")
         p.add_argument("target", metavar="TABLE")
-        p.add_argument("--depth", type=int, default=8, help="how many levels upstream to walk (default 8)")
+        p.add_argument("--depth", type=int, default=8,
+                       help="how many tables upstream to walk (default 8; a table's own versions are one level; where "
+                       "the walk is cut is shown)")
         p.add_argument("--level", choices=LEVELS, default="files",
                        help="how deeply each node is verified (default files)")
         p.add_argument("--format", choices=("text", "json", "dot", "mermaid", "svg"), default=None,
@@ -171,6 +191,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _add_json(p, "print the tree as JSON (same as --format json)")
         _add_trust(p, " on every node")
         _add_table_options(p)
+        _add_catalog(p)
         p.set_defaults(func="cmd_lineage")
 
     if want("audit"):
@@ -180,7 +201,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                            "references. One line per table (VERIFIED, STALE, COMPACTED, UNATTESTED, NOT VERIFIED, "
                            "ERROR), a summary with a count per category; exit 0 when every table verified, 1 when any "
                            "did not, 2 when any could not be checked.")
-        p.add_argument("targets", nargs="+", metavar="TARGET")
+        p.add_argument("targets", nargs="*", metavar="TARGET",
+                       help="a folder, a table, iceberg://<catalog>[/<namespace>]; with --catalog, a namespace or a "
+                       "<namespace>.<table> (none: the whole catalog)")
         p.add_argument("--level", choices=LEVELS, default=None,
                        help="schema, files or bytes (default: bytes where output hashes exist)")
         _add_json(p, "print one JSON object with every table's report (same as --format json)")
@@ -193,6 +216,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
                        help="object-store option passed to the table library (repeatable; values are never printed)")
         _add_spark_options(p)
+        _add_catalog(p)
         p.set_defaults(func="cmd_audit")
 
     if want("record"):
@@ -229,6 +253,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        "configuration (openlineage.yml, OPENLINEAGE_* variables); also on with ATTEST_OPENLINEAGE=1")
         _add_json(p, "print the result as JSON")
         _add_table_options(p, version=False)
+        _add_catalog(p)
         p.set_defaults(func="cmd_record")
 
     if want("publish"):
@@ -242,7 +267,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="schema, files or bytes (default: bytes where the attestation names files)")
         _add_trust(p)
         _add_json(p, "print the result as JSON")
+        _add_catalog(p)
         p.set_defaults(func="cmd_publish")
+
+    if want("program-hash"):
+        from attest.cli.program_hash import add_parser as add_program_hash
+
+        add_program_hash(sub)
+
+    if want("catalog-config"):
+        from attest.cli.catalog_config import add_parser as add_catalog_config
+
+        add_catalog_config(sub)
     return parser
 
 
@@ -254,9 +290,45 @@ def json_format(arguments: list[str]) -> bool:
 
 def parse(arguments: list[str]) -> argparse.Namespace:
     """Parse a command line; a bad one prints one coded line (one JSON object with --json / --format json) and
-    exits 2."""
+    exits 2. ``attest`` alone prints the help and exits 2 (no command is a usage error, argparse's exit code for
+    those; the help goes to stdout, where ``attest | less`` reads it). An unknown option is refused with its command's
+    usage and the closest option it has."""
+    if not arguments:
+        build_parser().print_help(sys.stdout)
+        sys.exit(2)
     _Parser.json_errors = "--json" in arguments or json_format(arguments)
-    return build_parser(command_of(arguments)).parse_args(arguments)
+    parser = build_parser(command_of(arguments))
+    args, extras = parser.parse_known_args(arguments)
+    if extras:
+        _unrecognized(parser, args, extras)
+    return args
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser | None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser | None = action.choices.get(command or "")
+            return found
+    return None
+
+
+def _closest(word: str, choices: list[str]) -> str:
+    """"; did you mean X?" for the choice closest to ``word``, or ""."""
+    import difflib
+
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extras: list[str]) -> NoReturn:
+    """Arguments the command does not take: said by the command's own parser (its usage, not the top level's), with
+    the closest option it has (``--levle`` → ``--level``)."""
+    sub = _subparser(parser, getattr(args, "command", None)) or parser
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    option = next((e.partition("=")[0] for e in extras if e.startswith("--")), None)
+    if option is not None:
+        message += _closest(option, [o for a in sub._actions for o in a.option_strings if o.startswith("--")])
+    sub.error(message)
 
 
 def command_of(arguments: list[str]) -> str | None:

@@ -14,11 +14,14 @@ def quote(text: str) -> str:
     return f'"{body}"'
 
 
-def to_dot(graph: LineageGraph) -> str:
+def to_dot(graph: LineageGraph, *, caption: str | None = None) -> str:
+    """The graph; ``caption``: the graph's label, under it (the command line gives the walk's summary)."""
     ids = {n.key: f"n{i}" for i, n in enumerate(graph.nodes)}
     out = ["digraph lineage {", "  rankdir=LR;",
            '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=11];',
            '  edge [fontname="Helvetica", fontsize=9];']
+    if caption:
+        out.append(f"  labelloc=b; label={quote(caption)};")
     for node in graph.nodes:
         c = colour(node.outcome)
         width = ", penwidth=2.5" if node.root else ""
@@ -26,6 +29,7 @@ def to_dot(graph: LineageGraph) -> str:
                    f"color={quote(c.stroke)}, tooltip={quote(node_tooltip(node))}{width}];")
     for edge in graph.edges:
         style = "solid" if edge.observed_as == "strong" else "dashed"
+        style = "dotted" if edge.note is not None else style
         out.append(f"  {ids[edge.source]} -> {ids[edge.target]} [label={quote(edge.label)}, style={style}];")
     out.append("}")
     return "\n".join(out)

@@ -123,5 +123,7 @@ def lineage_html(root: LineageNode) -> str:
     if root.error is not None:
         whole = "ERROR"
     text = "every node verified" if whole == "VERIFIED" else "the chain of evidence is not whole"
+    summary = root.summary()
     return (f'<div style="{_BOX}" data-attest="lineage-walk"><div>{badge(whole)} {esc(root.ref)} @ '
-            f"{esc(root.version)}: {esc(text)}</div>{to_svg(root.graph())}</div>")
+            f"{esc(root.version_span)}: {esc(text)}</div><div data-summary=\"1\">{esc(summary)}</div>"
+            f"{to_svg(root.graph(), caption=summary)}</div>")

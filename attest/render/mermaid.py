@@ -15,7 +15,8 @@ def escape(text: str) -> str:
     return "".join(c if c in _SAFE else f"#{ord(c)};" for c in printable(text))
 
 
-def to_mermaid(graph: LineageGraph) -> str:
+def to_mermaid(graph: LineageGraph, *, caption: str | None = None) -> str:
+    """The flowchart; ``caption``: a comment line after it (the command line gives the walk's summary)."""
     ids = {n.key: f"n{i}" for i, n in enumerate(graph.nodes)}
     out = ["flowchart LR"]
     for node in graph.nodes:
@@ -28,4 +29,7 @@ def to_mermaid(graph: LineageGraph) -> str:
         c = colour(node.outcome)
         width = ",stroke-width:3px" if node.root else ""
         out.append(f"  style {ids[node.key]} fill:{c.fill},stroke:{c.stroke},color:{c.text}{width}")
+    if caption:
+        # A comment runs to the end of its line: no line break (nor a backtick that could end a Markdown fence).
+        out.append("  %% " + "".join(c if c in _SAFE or c in "();…—" else f"#{ord(c)};" for c in printable(caption)))
     return "\n".join(out)

@@ -1,4 +1,5 @@
-"""The colours of an outcome, one table for every picture and HTML view (the audit's words, plus UNCHECKED)."""
+"""The colours of an outcome, one table for every picture and HTML view (the audit's words, plus UNCHECKED and the
+cut marker NOT WALKED)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ PALETTE: dict[str, Colour] = {
     "NOT VERIFIED": Colour("#fadbd8", "#c62828"),
     "ERROR": Colour("#f3d5f0", "#7b1f6a"),
     "UNCHECKED": Colour("#ffffff", "#9e9e9e"),
+    "NOT WALKED": Colour("#ffffff", "#9e9e9e"),
 }
 
 # What each colour means, for legends.
@@ -31,6 +33,7 @@ MEANING: dict[str, str] = {
     "NOT VERIFIED": "attested, but a check failed",
     "ERROR": "could not be read or checked",
     "UNCHECKED": "recorded without a table location: not opened",
+    "NOT WALKED": "beyond --depth: recorded inputs the walk did not open",
 }
 
 

@@ -54,14 +54,15 @@ def _unclash(labels: list[tuple[float, float, float]]) -> list[tuple[float, floa
     return [(x, y) for x, y, _ in placed]
 
 
-def to_svg(graph: LineageGraph, *, title: str | None = None) -> str:
+def to_svg(graph: LineageGraph, *, title: str | None = None, caption: str | None = None) -> str:
+    """The picture; ``caption``: a line written under the legend (the command line gives the walk's summary)."""
     lines = {n.key: node_lines(n) for n in graph.nodes}
     layout = layered(graph, lambda k: lines[k], [e.label for e in graph.edges])
     present = {n.outcome for n in graph.nodes}
     outcomes = [o for o in OUTCOMES if o in present] + sorted(present - set(OUTCOMES))
-    styles = sorted({e.observed_as == "strong" for e in graph.edges}, reverse=True)
-    legend_h = LEGEND_ROW * (len(outcomes) + len(styles)) + 16.0
-    width = max(layout.width, 420.0)
+    styles = sorted({e.observed_as == "strong" for e in graph.edges if e.note is None}, reverse=True)
+    legend_h = LEGEND_ROW * (len(outcomes) + len(styles) + (1 if caption else 0)) + 16.0
+    width = max(layout.width, 420.0, MARGIN * 2 + text_width(caption) * 0.9 if caption else 0.0)
     height = layout.height + legend_h
     root = next((n for n in graph.nodes if n.root), None)
     name = title or (f"Lineage of {root.ref} @ {root.version}" if root else "Lineage")
@@ -82,7 +83,7 @@ def to_svg(graph: LineageGraph, *, title: str | None = None) -> str:
     for edge, (path, _), w, (lx, ly) in zip(graph.edges, courses, widths, spots, strict=True):
         strong = edge.observed_as == "strong"
         stroke = EDGE_STRONG if strong else EDGE_HEURISTIC
-        dash = "" if strong else ' stroke-dasharray="6 4"'
+        dash = "" if strong else ' stroke-dasharray="6 4"' if edge.note is None else ' stroke-dasharray="2 3"'
         marker = "arrow-strong" if strong else "arrow-heuristic"
         out.append(f'<path d="{path}" fill="none" stroke="{stroke}" stroke-width="1.6"{dash} '
                    f'marker-end="url(#{marker})"><title>{esc(edge.label)}</title></path>')
@@ -95,7 +96,7 @@ def to_svg(graph: LineageGraph, *, title: str | None = None) -> str:
         box = layout.boxes[node.key]
         c = colour(node.outcome)
         border = 2.8 if node.root else 1.4
-        dash = ' stroke-dasharray="4 3"' if node.outcome == "UNCHECKED" else ""
+        dash = ' stroke-dasharray="4 3"' if node.outcome in ("UNCHECKED", "NOT WALKED") else ""
         out.append(f'<g data-outcome="{esc(node.outcome)}"><title>{esc(node_tooltip(node))}</title>'
                    f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.w:.1f}" height="{box.h:.1f}" rx="7" '
                    f'fill="{c.fill}" stroke="{c.stroke}" stroke-width="{border}"{dash}/>')
@@ -108,6 +109,11 @@ def to_svg(graph: LineageGraph, *, title: str | None = None) -> str:
                        f"{weight}{size}>{esc(line)}</text>")
         out.append("</g>")
     out.extend(_legend(outcomes, styles, layout.height))
+    if caption:
+        y = layout.height + LEGEND_ROW * (len(outcomes) + len(styles)) + 12.0
+        fill = colour("VERIFIED" if " PASSED" in caption[:16] else "NOT VERIFIED").stroke
+        out.append(f'<text data-summary="1" x="{MARGIN:.0f}" y="{y:.0f}" font-size="11" font-weight="bold" '
+                   f'fill="{fill}">{esc(caption)}</text>')
     out.append("</svg>")
     return "\n".join(out)
 

@@ -49,13 +49,17 @@ def _check(envelope: bytes | None, policy: TrustPolicy, make_target: Any, now: d
 def check_table_signature(envelope: bytes | None, policy: TrustPolicy, table_uri: str, version: str | int,
                           model: str | None, manifest_doc: Mapping[str, Any],
                           binding: Binding | Mapping[str, Any] | None, *,
-                          now: dt.datetime | None = None) -> SignatureResult:
+                          now: dt.datetime | None = None, names: tuple[str, ...] = (),
+                          locations: tuple[str, ...] = ()) -> SignatureResult:
     """Judge a table version's envelope (None when it has none) under ``policy``.
 
     ``model`` (default: the manifest's ``subject.model``) is matched against the keys' model globs; given, it must
-    equal the manifest's. ``binding`` holds the digests the carrier computes now for this version.
+    equal the manifest's. ``binding`` holds the digests the carrier computes now for this version. ``names``: the
+    names the table was reached by (the reference the user gave); ``locations``: where it is stored — the policy is
+    matched against every one of them as well as ``table_uri`` (docs/signing.md, "Which names a policy matches").
     """
-    return _check(envelope, policy, lambda: Target.table(table_uri, version, manifest_doc, binding, model), now)
+    return _check(envelope, policy, lambda: Target.table(table_uri, version, manifest_doc, binding, model,
+                                                         names=names, locations=locations), now)
 
 
 def check_manifest_signature(envelope: bytes | None, policy: TrustPolicy, manifest_doc: Mapping[str, Any], *,

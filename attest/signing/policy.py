@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import posixpath
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote, urlsplit
 
 from attest.errors import Code, Problem
 from attest.signing.dsse import verify_envelope
@@ -82,9 +85,10 @@ class TrustedKey:
             return 1, Code.KEY_EXPIRED, f"key {self.key_id} is not valid before {self.not_before.isoformat()}"
         if self.not_after is not None and now > self.not_after:
             return 1, Code.KEY_EXPIRED, f"key {self.key_id} expired at {self.not_after.isoformat()}"
-        if not any(fnmatchcase(target.scope, glob) for glob in self.tables):
-            return 2, Code.SIGNER_NOT_ALLOWED, (f"key {self.key_id} may not attest {target.scope} "
-                                                f"(its tables: {', '.join(self.tables) or 'none'})")
+        for name, how in _key_names(target):
+            if not any(fnmatchcase(name, glob) for glob in self.tables):
+                return 2, Code.SIGNER_NOT_ALLOWED, (f"key {self.key_id} may not attest {name}{how} "
+                                                    f"(its tables: {', '.join(self.tables) or 'none'})")
         if not any(fnmatchcase(target.model, glob) for glob in self.models):
             return 2, Code.SIGNER_NOT_ALLOWED, (f"key {self.key_id} may not attest model {target.model!r} "
                                                 f"(its models: {', '.join(self.models) or 'none'})")
@@ -154,8 +158,11 @@ class TrustPolicy:
 
     # ---- judgement ------------------------------------------------------------------------------------------------
     def requires_signature(self, target: Target) -> bool:
-        """Standalone manifests always (asking for a signature check is asking for a signature); tables by glob."""
-        return target.kind == "manifest" or any(fnmatchcase(target.scope, g) for g in self.require_signed)
+        """Standalone manifests always (asking for a signature check is asking for a signature); tables by glob,
+        matched against every spelling of every name of the table (``table_spellings``), also ignoring case: a table
+        reached through a link, by a relative path or another URI spelling is never outside a policy that covers one
+        of its names."""
+        return target.kind == "manifest" or _required_by(self.require_signed, target) is not None
 
     def key(self, key_id: str) -> TrustedKey | None:
         return next((k for k in self.keys if k.key_id == key_id), None)
@@ -177,9 +184,13 @@ class TrustPolicy:
         if envelope is None:
             if not required:
                 return SignatureResult(passed=True, code=None, required=False,
-                                       message=f"unsigned; the policy does not require a signature for {target.scope}")
+                                       message=f"unsigned; the policy does not require a signature for "
+                                               f"{_described(target)}")
+            matched = _required_by(self.require_signed, target)
+            why = "" if matched is None or matched[1] in (target.scope, target.subject_name) else \
+                f" (its glob {matched[0]!r} covers the name {matched[1]!r})"
             return SignatureResult.failure(
-                Code.SIGNATURE_MISSING, f"{target.subject_name} carries no signature and the policy requires one",
+                Code.SIGNATURE_MISSING, f"{target.subject_name} carries no signature and the policy requires one{why}",
                 required=required)
         try:
             verified = verify_envelope(envelope, [k.public_key for k in self.keys])
@@ -219,6 +230,105 @@ def load_policy(source: TrustPolicy | PublicKey | str | os.PathLike[str]) -> Tru
     if head.lstrip().startswith(b"-----BEGIN"):
         return TrustPolicy.from_public_key(path)
     return TrustPolicy.load(path)
+
+
+# ---- the names of a table (issue 29.4) ---------------------------------------------------------------------------
+# A policy names tables by URI globs; a verifier reaches a table by whatever the user typed. Matching only the resolved
+# URI let a table folder replaced by a symlink to an unsigned table elsewhere leave the policy ("the policy does not
+# require a signature for <elsewhere>"). So: require_signed applies when any spelling of any name matches, and a key
+# must be allowed for the table under every name it was reached by (its canonical spelling) and where that resolves.
+_SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3", "abfss": "abfs", "wasbs": "wasb"}
+
+
+def _is_uri(text: str) -> bool:
+    head, colon, _ = text.partition(":")
+    return bool(colon) and len(head) > 1 and head[0].isascii() and head[0].isalpha() and \
+        all(c.isascii() and (c.isalnum() or c in "+-.") for c in head)
+
+
+def _local_absolute(name: str) -> str | None:
+    """The absolute, lexically normal local path a local name (path or ``file:`` URI) spells; None: not local."""
+    if _is_uri(name):
+        parts = urlsplit(name)
+        if parts.scheme.lower() != "file":
+            return None
+        path = unquote(parts.path)
+        if parts.netloc not in ("", "localhost"):  # file://a/b: the path a/b (carriers.storage.local_path_of)
+            path = f"{parts.netloc}{path}"
+    else:
+        path = name
+    path = posixpath.normpath(os.path.join(os.getcwd(), path)) if path else os.getcwd()
+    return re.sub(r"^/+", "/", path)
+
+
+def canonical_name(name: str) -> str:
+    """The one spelling of a table name a key's ``tables`` globs must cover: ``file:///abs/path`` for a local name
+    (absolute, ``.``/``..`` and repeated slashes folded lexically, percent-encoded as ``Path.as_uri``, symlinks not
+    resolved); a URI with its scheme lowercased and folded (s3a → s3, abfss → abfs, ...), repeated slashes folded and a
+    trailing ``/`` removed."""
+    local = _local_absolute(name)
+    if local is not None:
+        return Path(local).as_uri()
+    parts = urlsplit(name)
+    scheme = parts.scheme.lower()
+    scheme = _SCHEME_ALIASES.get(scheme, scheme)
+    path = re.sub(r"/{2,}", "/", parts.path).rstrip("/")
+    return f"{scheme}://{parts.netloc}{path}"
+
+
+def name_spellings(name: str) -> set[str]:
+    """Every spelling of one table name a ``require_signed`` glob may be written in: as given, without a trailing
+    ``/``, canonical (``canonical_name``), percent-decoded and percent-encoded; for a local name also the bare path,
+    ``file:/p``, ``file://p`` and where its symlinks resolve."""
+    out = {name, name.rstrip("/") or name}
+    local = _local_absolute(name)
+    if local is not None:
+        for path in {local, os.path.realpath(local)}:
+            out.update({path, f"file:{path}", f"file://{path}", Path(path).as_uri(), f"file://{quote(path)}"})
+        return out
+    canonical = canonical_name(name)
+    parts = urlsplit(name)
+    decoded = re.sub(r"/{2,}", "/", unquote(parts.path)).rstrip("/")
+    for scheme in {parts.scheme, parts.scheme.lower(), canonical.partition(":")[0]}:
+        out.update({f"{scheme}://{parts.netloc}{decoded}", f"{scheme}://{parts.netloc.lower()}{decoded}"})
+    out.add(canonical)
+    return out
+
+
+def table_spellings(target: Target) -> set[str]:
+    """Every spelling of every name of a table target: its scope, the names it was reached by, its locations."""
+    out: set[str] = set()
+    for name in (target.scope, *target.names, *target.locations):
+        out |= name_spellings(name)
+    return out
+
+
+def _required_by(globs: tuple[str, ...], target: Target) -> tuple[str, str] | None:
+    """The first (glob, spelling) of ``require_signed`` that covers the table, matched case-sensitively and then
+    ignoring case (a case-insensitive file system or store reaches one table by either case); None: none does."""
+    spellings = sorted(table_spellings(target))
+    for glob in globs:
+        for spelling in spellings:
+            if fnmatchcase(spelling, glob) or fnmatchcase(spelling.casefold(), glob.casefold()):
+                return glob, spelling
+    return None
+
+
+def _key_names(target: Target) -> list[tuple[str, str]]:
+    """What a key must be allowed to attest, each with how the table is known by it: the scope (what the statement
+    names), then the canonical spelling of every other name the table was reached by."""
+    out = [(target.scope, "")]
+    if target.kind == "table":
+        for name in target.names:
+            canonical = canonical_name(name)
+            if canonical != target.scope and canonical not in (n for n, _ in out):
+                out.append((canonical, f" (the name this table was reached by, {name!r}; it is {target.scope})"))
+    return out
+
+
+def _described(target: Target) -> str:
+    others = sorted({n for n in (*target.names, *target.locations) if n != target.scope})
+    return target.scope + (f" (nor for {', '.join(others)})" if others else "")
 
 
 def _globs(value: Any, path: str, bad: Any) -> tuple[str, ...]:

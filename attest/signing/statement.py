@@ -212,7 +212,11 @@ def parse_statement(payload: bytes | str | Mapping[str, Any]) -> Statement:
 class Target:
     """What a verifier expects a signature to cover: one table version or one standalone manifest.
 
-    ``scope`` is what a policy's table globs are matched against: the table URI, or ``manifest:<model>``.
+    ``scope`` is what a policy's table globs are matched against: the table URI, or ``manifest:<model>``. A table is
+    also known by ``names`` — the names a user reached it by (a path through a symlink, a relative path, ``file:`` or
+    ``s3a://`` spellings) — and lives at ``locations`` (an Iceberg table's storage location): a policy's
+    ``require_signed`` applies when any spelling of any of them matches, and a key must be allowed for the scope and
+    for every name (attest/signing/policy.py).
     """
 
     kind: Kind
@@ -220,15 +224,19 @@ class Target:
     model: str
     manifest_doc: Mapping[str, Any]
     binding: Binding | None = None
+    names: tuple[str, ...] = ()
+    locations: tuple[str, ...] = ()
 
     @classmethod
     def table(cls, table_uri: str, version: str | int, manifest_doc: Mapping[str, Any],
-              binding: Binding | Mapping[str, Any] | None, model: str | None = None) -> Target:
+              binding: Binding | Mapping[str, Any] | None, model: str | None = None, *,
+              names: tuple[str, ...] = (), locations: tuple[str, ...] = ()) -> Target:
         actual = _model_of(manifest_doc)
         if model is not None and model != actual:
             raise StatementError(f"model {model!r} is not the manifest's subject.model {actual!r}")
         return cls(kind="table", scope=table_uri, model=actual, manifest_doc=manifest_doc,
-                   binding=Binding.of(table_uri, version, binding))
+                   binding=Binding.of(table_uri, version, binding), names=tuple(n for n in names if n),
+                   locations=tuple(loc for loc in locations if loc))
 
     @classmethod
     def manifest(cls, manifest_doc: Mapping[str, Any]) -> Target:

@@ -15,6 +15,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Report", "verify_document", "verify_manifest_bytes"]
 
+from attest._callable import make_callable  # noqa: E402 - after the names: attest.verify(table) is attest.api.verify
+
+make_callable(__name__)
+
 
 def __getattr__(name: str) -> Any:
     if name in ("verify_document", "verify_manifest_bytes"):

@@ -1,7 +1,10 @@
 """An audit as data: one row per table checked, every failure an outcome (never a stopped run), a count per category.
 
 Categories, from best to worst: VERIFIED, STALE, COMPACTED, UNATTESTED, NOT VERIFIED (exit 1 when any), ERROR (the
-table could not be read or checked; exit 2 when any).
+table could not be read or checked; exit 2 when any). Every row that is not VERIFIED says its code and message, and a
+row says how its table was found when that matters (through a link, nested in another table). Places the walk did not
+enter are listed apart (``skipped``), each with its code and reason; one that hides a table a reader can reach is an
+ERROR row instead.
 
 Each row also says what the attestation claims (model, program and inputs hashes) and when it was checked, so an
 audit can be kept as a table and queried later (``attest audit --to``, carriers/audit_table.py) or printed once as
@@ -56,10 +59,13 @@ class AuditRow:
     inputs_proof_class: str | None = None
     signer: str | None = None
     checked_at: str = field(default_factory=utc_now)
+    message: str = ""  # the first error's message (empty when verified)
+    notes: list[str] = field(default_factory=list)  # how the table was found (a link, nested); the report has its own
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"table": self.table, "outcome": self.outcome, "level": self.level, "code": self.code,
-                               "verdict": self.verdict, "version": self.version, "checked_at": self.checked_at}
+                               "verdict": self.verdict, "version": self.version, "checked_at": self.checked_at,
+                               "message": self.message, "notes": list(self.notes)}
         for key in ("table_format", "attested_version", "model", "program_hash", "inputs_hash",
                     "inputs_proof_class", "signer"):
             value = getattr(self, key)
@@ -78,10 +84,13 @@ class AuditRow:
 @dataclass
 class AuditReport:
     rows: list[AuditRow] = field(default_factory=list)
+    skipped: list[Problem] = field(default_factory=list)  # places not walked that hide no reachable table
     audit_id: str = field(default_factory=lambda: str(uuid.uuid4()))  # groups the rows of one run when kept
 
-    def add_report(self, table: str, report: Report, document: Mapping[str, Any] | None = None) -> AuditRow:
-        """A verified (or not) table; ``document`` is the attestation's manifest, for what it claims."""
+    def add_report(self, table: str, report: Report, document: Mapping[str, Any] | None = None,
+                   notes: tuple[str, ...] | list[str] = ()) -> AuditRow:
+        """A verified (or not) table; ``document`` is the attestation's manifest, for what it claims; ``notes``: how
+        the table was found (discovery)."""
         doc = document if isinstance(document, Mapping) else {}
         subject = doc.get("subject") if isinstance(doc.get("subject"), Mapping) else {}
         assert isinstance(subject, Mapping)
@@ -92,20 +101,27 @@ class AuditReport:
                        attested_version=report.attested_version, model=_text(subject.get("model")),
                        program_hash=_hash(doc.get("program_hash")), inputs_hash=_hash(doc.get("inputs_hash")),
                        inputs_proof_class=proof if proof in ("strong", "heuristic") else None,
-                       signer=report.signer)
+                       signer=report.signer, message=report.errors[0].message if report.errors else "",
+                       notes=list(notes))
         self.rows.append(row)
         return row
 
-    def add_error(self, table: str, problem: Problem) -> AuditRow:
-        row = AuditRow(table=table, outcome="ERROR", code=problem.code.value, verdict=problem.message)
+    def add_error(self, table: str, problem: Problem, notes: tuple[str, ...] | list[str] = ()) -> AuditRow:
+        row = AuditRow(table=table, outcome="ERROR", code=problem.code.value, verdict=problem.message,
+                       message=problem.message, notes=list(notes))
         self.rows.append(row)
         return row
 
-    def add_exception(self, table: str, exc: BaseException) -> AuditRow:
+    def add_exception(self, table: str, exc: BaseException, notes: tuple[str, ...] | list[str] = ()) -> AuditRow:
         """Any exception is an outcome of this table, coded: the audit of the others goes on."""
         if isinstance(exc, AttestError):
-            return self.add_error(table, exc.problem())
-        return self.add_error(table, Problem(Code.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"))
+            return self.add_error(table, exc.problem(), notes)
+        return self.add_error(table, Problem(Code.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"), notes)
+
+    def add_skipped(self, problem: Problem) -> Problem:
+        """A place the walk did not enter that hides no table a reader reaches by a name under the audit: listed."""
+        self.skipped.append(problem)
+        return problem
 
     @property
     def counts(self) -> dict[str, int]:
@@ -125,21 +141,34 @@ class AuditReport:
         # "errors": the tables that could not be checked, in the shape every command uses for errors.
         errors = [{"code": r.code, "message": r.verdict, "path": r.table} for r in self.rows if r.outcome == "ERROR"]
         return {"passed": self.passed, "counts": self.counts, "errors": errors, "audit_id": self.audit_id,
-                "tables": [r.to_json() for r in self.rows]}
+                "tables": [r.to_json() for r in self.rows], "skipped": [p.to_json() for p in self.skipped]}
 
     def records(self) -> list[dict[str, str | None]]:
         return [r.record(self.audit_id) for r in self.rows]
 
     @staticmethod
     def line(row: AuditRow) -> str:
-        reason = f" ({row.code})" if row.code and row.outcome != "VERIFIED" else ""
-        return f"{row.outcome:<13} {row.level:<7} {row.table}{reason}"
+        """The row's line: outcome, level, table and, unless verified, its code and message; then its notes."""
+        reason = ""
+        if row.outcome != "VERIFIED":
+            code = row.code or row.outcome.lower().replace(" ", "_")
+            message = row.message or (row.verdict if row.outcome == "ERROR" else "")
+            reason = f" ({code})" + (f": {_one_line(message)}" if message else "")
+        notes = "".join(f"\n  note: {_one_line(n)}" for n in row.notes)
+        return f"{row.outcome:<13} {row.level:<7} {_name(row.table)}{reason}{notes}"
+
+    @staticmethod
+    def skipped_line(problem: Problem) -> str:
+        return (f"{'SKIPPED':<13} {'none':<7} {_name(problem.path)} ({problem.code.value}): "
+                f"{_one_line(problem.message)}")
 
     def summary(self) -> str:
-        return f"{len(self.rows)} table(s): " + ", ".join(f"{n} {c.lower()}" for c, n in self.counts.items())
+        text = f"{len(self.rows)} table(s): " + ", ".join(f"{n} {c.lower()}" for c, n in self.counts.items())
+        return text + (f"; {len(self.skipped)} place(s) skipped (listed above)" if self.skipped else "")
 
     def human(self) -> str:
-        return terminal_safe("\n".join([*(self.line(r) for r in self.rows), self.summary()]))
+        return terminal_safe("\n".join([*(self.line(r) for r in self.rows),
+                                         *(self.skipped_line(p) for p in self.skipped), self.summary()]))
 
     def csv(self) -> str:
         """RFC 4180 CSV with a header (COLUMNS); a cell a spreadsheet would run as a formula is prefixed with '."""
@@ -157,12 +186,21 @@ class AuditReport:
         widths = [max(len(x[i]) for x in (header, *rows)) for i in range(len(header) - 1)]
         lines = ["  ".join([*(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)), row[-1]])
                  for row in (header, *rows)]
-        return terminal_safe("\n".join([*lines, self.summary()]))
+        return terminal_safe("\n".join([*lines, *(self.skipped_line(p) for p in self.skipped), self.summary()]))
 
     def _repr_html_(self) -> str:
         from attest.render.html import audit_html
 
         return audit_html(self)
+
+
+def _one_line(text: str) -> str:
+    """Messages and notes on one line: a name holding a line break cannot start a forged line of its own."""
+    return " ".join(text.split())
+
+
+def _name(text: str) -> str:
+    return text.replace("\n", "\ufffd")
 
 
 def _cell(value: str | None) -> str:

@@ -140,9 +140,10 @@ def _check_signature(state: TableState, report: Report, policy: TrustPolicy | No
     binding = {"sidecar_digest": att.sidecar_digest, "reader_view_digest": None if att.view is None else
                att.view.digest}
     version = att.attested_version if att.attested_version is not None else state.version
+    # The policy is matched against the name the table was reached by and where it is stored too (issue 29.4).
     result = check_table_signature(envelope, policy, state.uri or state.table, version, None,
                                    attestation_document(att.document),
-                                   binding, now=now)
+                                   binding, now=now, names=(state.table,), locations=state.locations)
     report.signature = result.to_json()
     report.signed = result.signed
     if result.passed:
@@ -256,5 +257,10 @@ def verify_table(
     policy: TrustPolicy | None = None,
     now: dt.datetime | None = None,
 ) -> Report:
-    """Verify a table version through its carrier (``policy``: judge its signature too, see ``verify_state``)."""
+    """Verify a table version through its carrier (``policy``: judge its signature too, see ``verify_state``). A
+    table given by path, URI or engine object is ``attest.verify(table)``'s (attest/api.py)."""
+    if not callable(getattr(carrier, "state", None)):
+        raise TypeError(f"verify_table takes a carrier (carriers.delta.DeltaCarrier(path), carriers.refs.open_table"
+                        f"(ref)), not a {type(carrier).__name__}: for a path, URI, iceberg:// reference or engine "
+                        "table use attest.verify(table)")
     return verify_state(carrier.state(version), carrier, level=level, progress=progress, policy=policy, now=now)

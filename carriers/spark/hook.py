@@ -810,7 +810,9 @@ class Hook:
                     or ICEBERG_STAMP_KEY in summary:
                 continue
             parent = snap.parent_snapshot_id
-            while parent is not None and parent != event.read_version:
+            seen: set[int] = set()
+            while parent is not None and parent != event.read_version and parent not in seen:
+                seen.add(parent)  # a parent cycle (forged metadata) ends the walk instead of hanging the listener
                 p = by_id.get(parent)
                 psum = {} if p is None else _summary(p)
                 if p is None or not any(k.startswith("recipe_manifest.") for k in psum):

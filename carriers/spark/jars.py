@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import functools
 import hashlib
 import os
 import sys
@@ -24,7 +25,7 @@ import time
 import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -157,16 +158,48 @@ def _complete(jar_dir: Path, names: list[str], stamp: str) -> bool:
     )
 
 
-def _download(url: str, dest: Path) -> str:
-    """Stream ``url`` into ``dest``, returning the SHA-256 of what arrived; retries transient failures."""
+class _Announce:
+    """What the first session of a machine downloads, said once on stderr (with progress on a terminal): the jars
+    are large and a silent first ``local_session`` looked hung."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.live = not quiet and sys.stderr.isatty()
+
+    def start(self, count: int, base: str, jar_dir: Path) -> None:
+        if not self.quiet:
+            print(f"recipe-attest: downloading {count} pinned Spark jar(s) from {base} into {jar_dir} — once: later "
+                  "sessions reuse them (each checked against its SHA-256 pin)", file=sys.stderr, flush=True)
+
+    def progress(self, name: str, done: int, total: int | None) -> None:
+        if self.live:
+            of = f" of {total / 1e6:.1f}" if total else ""
+            print(f"\r  {name}: {done / 1e6:.1f}{of} MB", end="", file=sys.stderr, flush=True)
+
+    def done(self, name: str, size: int) -> None:
+        if self.live:
+            print(f"\r  {name}: {size / 1e6:.1f} MB, checked", file=sys.stderr, flush=True)
+        elif not self.quiet:
+            print(f"  {name}: {size / 1e6:.1f} MB, checked", file=sys.stderr, flush=True)
+
+
+def _download(url: str, dest: Path, progress: Callable[[int, int | None], None] | None = None) -> str:
+    """Stream ``url`` into ``dest``, returning the SHA-256 of what arrived; retries transient failures. ``progress``
+    is told the bytes so far and the total the server announced (None when it did not)."""
     last: Exception | None = None
     for attempt in range(_ATTEMPTS):
         digest = hashlib.sha256()
         try:
             with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as resp, dest.open("wb") as out:
+                length = resp.headers.get("Content-Length")
+                total = int(length) if length and length.isdigit() else None
+                done = 0
                 for block in iter(lambda: resp.read(1 << 20), b""):
                     digest.update(block)
                     out.write(block)
+                    done += len(block)
+                    if progress is not None:
+                        progress(done, total)
             return digest.hexdigest()
         except urllib.error.HTTPError as exc:
             if exc.code < 500:  # 404 and friends will not fix themselves
@@ -182,8 +215,9 @@ def _download(url: str, dest: Path) -> str:
     )
 
 
-def ensure_jars(cache_dir: Path | None = None, *, quiet: bool = True) -> list[Path]:
-    """Return the jar paths for ``spark.jars``, downloading any that are not cached and verified yet.
+def ensure_jars(cache_dir: Path | None = None, *, quiet: bool = False) -> list[Path]:
+    """Return the jar paths for ``spark.jars``, downloading any that are not cached and verified yet: announced once on
+    stderr (what, from where, into where), with each jar's progress on a terminal; ``quiet`` says nothing.
 
     Idempotent and cheap once the jars are there (a stamp file records the pins they were checked against; a
     changed pom or pin file triggers a re-check, which keeps every cached jar whose SHA-256 still matches). Jars
@@ -217,21 +251,24 @@ def ensure_jars(cache_dir: Path | None = None, *, quiet: bool = True) -> list[Pa
             if stray.name.endswith((".jar", ".part")) and stray.name not in names and stray.is_file():
                 stray.unlink()
         base = repository_url()
-        for art, path in zip(wanted, paths, strict=True):
-            if path.is_file() and _sha256(path) == pinned[art.file_name]:
-                continue
+        todo = [(art, path) for art, path in zip(wanted, paths, strict=True)
+                if not (path.is_file() and _sha256(path) == pinned[art.file_name])]
+        announce = _Announce(quiet)
+        if todo:
+            announce.start(len(todo), base, jar_dir)
+        for art, path in todo:
             url = f"{base}/{art.repo_path}"
-            if not quiet:
-                print(f"fetching {url}", file=sys.stderr, flush=True)
             part = path.with_name(f".{path.name}.part")
+            name = art.file_name
             try:
-                got = _download(url, part)
+                got = _download(url, part, functools.partial(announce.progress, name))
                 if got != pinned[art.file_name]:
                     raise JarFetchError(
                         f"{url} has SHA-256 {got}, pinned {pinned[art.file_name]}: refusing it "
                         "(a tampered mirror, or a pin to update with --update-pins)"
                     )
                 os.replace(part, path)
+                announce.done(name, path.stat().st_size)
             finally:
                 part.unlink(missing_ok=True)
         (jar_dir / _STAMP).write_text(stamp + "\n", encoding="utf-8")

@@ -147,3 +147,144 @@ def test_the_audit_is_never_appended_through_a_link_into_a_table(tmp_path: Path)
     rc, out, _ = cli("audit", str(tmp_path / "lake"), "--to", str(link), "--json")
     assert rc == 2 and json.loads(out)["errors"][0]["code"] == "audit_table_refused"
     assert sorted(p.name for p in (victim / "_delta_log").iterdir()) == before
+
+
+# ---- issue 30.8: a table's own history walked as one node, its pre-attestation history, one spelling per location ---
+# The walk now lets one thing through that it failed on before: the unattested version a table's chain of attestations
+# starts from (an append records the version it built on). An attacker who writes input records would dress another
+# unattested version up as that history; none of these may pass, and each is named in the walk's JSON.
+PROGRAM = "c" * 64
+
+
+def _appended(tmp_path: Path, times: int = 2) -> Path:
+    orders = tmp_path / "orders"
+    write_deltalake(str(orders), pa.table({"a": [0]}))
+    for i in range(times):
+        write_deltalake(str(orders), pa.table({"a": [i]}), mode="append")
+        attest_after_write(str(orders), model="orders", program_hash=PROGRAM)
+    return orders
+
+
+def _walk(table: Path) -> tuple[int, dict[str, Any]]:
+    rc, out, _ = cli("lineage", str(table), "--json")
+    return rc, json.loads(out)
+
+
+def _record_after_append(table: Path, *inputs: ObservedInput) -> None:
+    write_deltalake(str(table), pa.table({"a": [7]}), mode="append")
+    attest_after_write(str(table), model="orders", program_hash=PROGRAM, inputs=list(inputs))
+
+
+def test_the_pre_attestation_history_is_the_honest_exception(tmp_path: Path) -> None:
+    """The baseline the attacks below are measured against: an ordinary append chain passes, and says where its
+    attestations start (the JSON carries it)."""
+    orders = _appended(tmp_path)
+    rc, doc = _walk(orders)
+    assert rc == 0 and doc["walk"]["pre_attestation"] == [{"ref": orders.as_uri(), "version": "0",
+                                                           "outcome": "UNATTESTED"}]
+    assert "starts at unattested version 0" in doc["summary"]
+
+
+def test_an_unattested_version_of_another_table_recorded_at_this_tables_location_is_no_history(tmp_path: Path) -> None:
+    """The record names this table's location but another table's identity: delta-rs opens what the location holds,
+    and its identity (metaData.id) is not the one recorded, so it is an unattested input like any other."""
+    orders = _appended(tmp_path)
+    other = tmp_path / "other"
+    write_deltalake(str(other), pa.table({"a": [1]}))
+    forged = ObservedInput(table=DeltaCarrier(str(other)).observe(0).table, version="0", location=orders.as_uri())
+    _record_after_append(orders, forged)
+    rc, doc = _walk(orders)
+    assert rc == 1, doc["summary"]
+    assert {"ref": orders.as_uri(), "version": "0", "outcome": "UNATTESTED", "code": "unattested"} in \
+        doc["walk"]["failures"], doc["walk"]
+    assert doc["summary"].startswith(f"lineage FAILED: {orders.as_uri()}@0 UNATTESTED (no attestation)")
+
+
+@pytest.mark.parametrize("version", ["9", "1\u00b2", "\u0661", "-1", "0x0", " 1", "+1"])
+def test_a_self_input_that_is_not_an_earlier_version_is_no_history(tmp_path: Path, version: str) -> None:
+    """A later version of the table (not attested itself when the walk runs), or a version spelled so that int() or a
+    digit test could misread it ('1²', Arabic one, '-1', '0x0', ' 1', '+1'): not the version the table built on. Before,
+    int() opened the Arabic one, ' 1' and '+1' as version 1 (attested, verified) and the walk passed."""
+    orders = _appended(tmp_path)
+    table_id = DeltaCarrier(str(orders)).observe(0).table
+    _record_after_append(orders, ObservedInput(table=table_id, version=version, location=orders.as_uri()))
+    for i in range(5):  # versions up to 9 exist, and 8/9 are unattested appends
+        write_deltalake(str(orders), pa.table({"a": [i]}), mode="append")
+    rc, out, _ = cli("lineage", str(orders), "--version", "6", "--json")
+    doc = json.loads(out)
+    assert rc == 1, doc["summary"]
+    failure = next(f for f in doc["walk"]["failures"] if f["ref"] == orders.as_uri())
+    # Version 9 is read with the attestation in force before it (of version 5): stale, not a history.
+    assert failure["outcome"] == ("STALE" if version == "9" else "ERROR"), doc["walk"]
+    assert failure["code"] == ("stale" if version == "9" else "version_not_found"), doc["walk"]
+    assert all(p["version"] == "0" for p in doc["walk"]["pre_attestation"])
+
+
+def test_a_merged_upstream_is_shown_as_weakly_as_any_version_read_it(tmp_path: Path) -> None:
+    """One upstream version read by several versions of a chain is one input: strong only if every read was
+    strong, never because one was."""
+    up = tmp_path / "up"
+    write_deltalake(str(up), pa.table({"a": [1]}))
+    attest_after_write(str(up), model="up", program_hash=PROGRAM)
+    strong = DeltaCarrier(str(up)).observe()
+    weak = ObservedInput(table=strong.table, version=strong.version, location=f"file:{up}")  # Spark's spelling
+    assert strong.proof_class == "strong" and weak.proof_class == "heuristic"
+    orders = tmp_path / "orders"
+    write_deltalake(str(orders), pa.table({"a": [0]}))
+    _record_after_append(orders, weak)
+    _record_after_append(orders, strong)
+    rc, doc = _walk(orders)
+    assert rc == 0, doc["summary"]
+    ups = [i for i in doc["inputs"] if i["ref"] == up.as_uri()]
+    assert len(ups) == 1 and ups[0]["observed_as"] == "heuristic"
+
+
+def test_a_name_cannot_print_a_passing_last_line(tmp_path: Path) -> None:
+    """The summary names what failed; a name with a line break in it (an Iceberg reference is kept as written)
+    must not end the output with a forged PASSED line."""
+    orders = _appended(tmp_path, 1)
+    fake = "iceberg://nope/ns.t\nlineage PASSED: 9 node(s) verified (9 table version(s))"
+    _record_after_append(orders, ObservedInput(table="iceberg:x", snapshot_id="1", location=fake))
+    rc, text, _ = cli("lineage", str(orders))
+    assert rc == 1
+    assert text.splitlines()[-1].startswith("lineage FAILED: iceberg://nope/ns.t\ufffdlineage PASSED"), text
+    rc, dot, _ = cli("lineage", str(orders), "--format", "dot")
+    assert rc == 1 and "\nlineage PASSED" not in dot and '  labelloc=b; label="lineage FAILED: ' in dot
+    rc, mermaid, _ = cli("lineage", str(orders), "--format", "mermaid")
+    assert rc == 1 and "\nlineage PASSED" not in mermaid
+    assert mermaid.splitlines()[-1].startswith("  %% lineage FAILED: iceberg://nope/ns.t")
+    rc, svg, _ = cli("lineage", str(orders), "--format", "svg")
+    caption = [t for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text") if t.get("data-summary")]
+    assert len(caption) == 1 and (caption[0].text or "").startswith("lineage FAILED: ")
+
+
+def test_a_file_tampered_in_a_version_only_the_history_holds_fails_the_walk(tmp_path: Path) -> None:
+    """A DELETE removed a file from the table; its bytes changed afterwards. The newest version verifies at the bytes
+    level (the file is not live any more); the version of the chain that held it does not, and the walk says so."""
+    from deltalake import DeltaTable
+
+    orders = tmp_path / "orders"
+    write_deltalake(str(orders), pa.table({"a": [0]}))
+    before = set(orders.glob("*.parquet"))
+    _record_after_append(orders)  # appends a = 7 in a file of its own
+    (gone,) = set(orders.glob("*.parquet")) - before
+    write_deltalake(str(orders), pa.table({"a": [1]}), mode="append")
+    attest_after_write(str(orders), model="orders", program_hash=PROGRAM)
+    DeltaTable(str(orders)).delete("a = 7")  # that file: removed whole (a DELETE reads the previous version)
+    attest_after_write(str(orders), model="orders", program_hash=PROGRAM)
+    assert gone.name not in {uri.rsplit("/", 1)[-1] for uri in DeltaTable(str(orders)).file_uris()}
+    data = bytearray(gone.read_bytes())
+    data[-12] ^= 1
+    gone.write_bytes(bytes(data))
+    assert cli("verify", str(orders), "--level", "bytes")[0] == 0  # the table as it is now is intact
+    rc, out, _ = cli("lineage", str(orders), "--level", "bytes", "--json")
+    doc = json.loads(out)
+    assert rc == 1 and doc["node_passed"] is True and doc["chain_passed"] is False, doc["summary"]
+    # Both earlier versions held the file (the one that appended it and the append after it); each is named.
+    failures = doc["walk"]["failures"]
+    assert [f["version"] for f in failures] == [m["version"] for m in doc["chain"]] and len(failures) == 2
+    assert all(f["outcome"] == "NOT VERIFIED" and f["code"] == "artifact_hash_mismatch" for f in failures)
+    assert doc["summary"] == "lineage FAILED: " + "; ".join(
+        f"{orders.as_uri()}@{f['version']} NOT VERIFIED (artifact_hash_mismatch)" for f in failures) + (
+        f"; 1 pre-attestation history ({orders.as_uri()} starts at unattested version 0: what came before is not "
+        "attested)")

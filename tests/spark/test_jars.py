@@ -201,3 +201,21 @@ def test_update_pins_cross_checks_the_published_sha1(repo: Repo, tmp_path: Path)
     with pytest.raises(JarFetchError, match=r"SHA-1 [0-9a-f]{40} differs from the published 0{40}"):
         jars.update_pins(tmp_path / "again.sha256")
     assert not (tmp_path / "again.sha256").exists()
+
+
+def test_a_download_is_announced_once_with_each_jar(
+    repo: Repo, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The first session's download says what it fetches, from where, into where — once; a cached stack says nothing
+    (issue 34.5: a silent first local_session looked hung)."""
+    cache = tmp_path / "cache"
+    ensure_jars(cache)
+    err = capfd.readouterr().err
+    names = expected_jar_names()
+    assert err.count("recipe-attest: downloading") == 1
+    assert f"downloading {len(names)} pinned Spark jar(s)" in err and str(cache.resolve() / "jars") in err
+    assert all(f"  {n}: " in err for n in names) and err.count("checked") == len(names) + 1
+    ensure_jars(cache)
+    assert capfd.readouterr().err == ""
+    ensure_jars(tmp_path / "quiet", quiet=True)
+    assert capfd.readouterr().err == ""

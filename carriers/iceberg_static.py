@@ -1,0 +1,185 @@
+"""An Iceberg table found by its folder (``<folder>/metadata/*.metadata.json``), with no catalog named (issue 30.6).
+
+``attest audit W`` on what ``attest.spark.local_session(W)`` makes (``W/spark-warehouse/`` Delta tables,
+``W/iceberg/<ns>/<table>`` Iceberg tables) stopped at the Iceberg folders. Such a folder is now read one of two ways,
+and the verdict says which:
+
+1. **through a configured catalog that owns it**: a pyiceberg catalog (``.pyiceberg.yaml``, ``PYICEBERG_CATALOG__*``)
+   whose local ``warehouse`` holds the folder, and in which the table the folder's path spells
+   (``<warehouse>/<ns>[.db]/<table>``) has exactly this folder as its location. The catalog's pointer says which
+   metadata file is current; the table is verified as ``iceberg://<catalog>/<ns>.<table>`` would be.
+2. **static**, from its own metadata: the metadata file with the highest version number in its name
+   (``00042-<uuid>.metadata.json`` as Java and pyiceberg write them, ``v42.metadata.json`` as Hadoop tables do, either
+   ``.gz`` compressed). Refused (``unsupported_table``) when two files claim the highest number (a commit race only a
+   catalog settles), when that file is not a regular file, or when the metadata names another table location (a
+   copied or moved table). Without a catalog nobody can say the newest file is current — a failed commit can leave a
+   newer one, a rollback makes an older one current — so every verdict carries a note naming the file read and that.
+
+The FileIO is built from nothing the table's own metadata says (carriers/iceberg_catalogs.py: pyiceberg's
+``StaticTable.from_metadata`` merges the table's properties into it, which can name code to import).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from attest.errors import CarrierError, UnsupportedTableError
+from attest.tables import TableState
+from carriers.iceberg import IcebergCarrier
+
+__all__ = ["StaticIcebergCarrier", "latest_metadata", "open_folder", "owning_catalog"]
+
+# 00042-<uuid>.metadata.json (Java, pyiceberg), v42.metadata.json (Hadoop tables); optionally .gz before .metadata.json
+_NUMBERED = re.compile(r"^(?:(?P<seq>[0-9]+)-[^/]+?|v(?P<v>[0-9]+))(?:\.gz)?\.metadata\.json$")
+
+
+def latest_metadata(folder: Path) -> tuple[Path, str]:
+    """The metadata file with the highest version number under ``folder/metadata``, and how it was chosen."""
+    meta = folder / "metadata"
+    numbered: dict[int, list[str]] = {}
+    others: list[str] = []
+    try:
+        names = sorted(os.listdir(meta))
+    except OSError as exc:
+        raise UnsupportedTableError(f"{folder}: its metadata folder cannot be listed ({exc.strerror or exc})") from exc
+    for name in names:
+        if not name.endswith(".metadata.json"):
+            continue
+        match = _NUMBERED.match(name)
+        if match is None:
+            others.append(name)
+            continue
+        numbered.setdefault(int(match.group("seq") or match.group("v")), []).append(name)
+    if not numbered:
+        raise UnsupportedTableError(f"{folder} holds metadata files but none named with a version number "
+                                    f"({', '.join(others[:3])}): which is current cannot be told without its catalog")
+    top = max(numbered)
+    if len(numbered[top]) > 1:
+        raise UnsupportedTableError(
+            f"{folder}: {len(numbered[top])} metadata files claim version {top} ({', '.join(numbered[top])}): two "
+            "commits raced and only the catalog knows which one won; audit it through its catalog")
+    chosen = meta / numbered[top][0]
+    if chosen.is_symlink() or not chosen.is_file():
+        raise UnsupportedTableError(f"{chosen} is not a regular file (a link or a special file): not read")
+    count = sum(len(v) for v in numbered.values())
+    ignored = f"; {len(others)} metadata file(s) without a version number ignored" if others else ""
+    how = (f"read without a catalog from metadata/{chosen.name}, the highest version number of {count} metadata "
+           f"file(s){ignored}: no catalog said it is current (a failed commit can leave a newer file, a rollback makes "
+           "an older one current)")
+    return chosen, how
+
+
+def owning_catalog(folder: Path) -> tuple[str, str] | None:
+    """(catalog name, ``<ns>.<table>``) of a configured pyiceberg catalog whose local warehouse holds ``folder`` and
+    whose table of that path has exactly this folder as its location; None when there is none."""
+    try:
+        from pyiceberg.catalog import _ENV_CONFIG
+    except ImportError:
+        return None
+    real = os.path.realpath(folder)
+    for name in sorted(_ENV_CONFIG.get_known_catalogs()):
+        conf = _ENV_CONFIG.get_catalog_config(name) or {}
+        warehouse = conf.get("warehouse")
+        local = _local(str(warehouse)) if warehouse else None
+        if local is None:
+            continue  # no local warehouse: the folder cannot be this catalog's, and no remote catalog is asked
+        base = os.path.realpath(local)
+        if not real.startswith(base.rstrip("/") + "/"):
+            continue
+        parts = real[len(base.rstrip("/")) + 1:].split("/")
+        if len(parts) < 2:
+            continue
+        namespace = ".".join(p[:-3] if p.endswith(".db") else p for p in parts[:-1])
+        identifier = f"{namespace}.{parts[-1]}"
+        if _location_is(name, identifier, real):
+            return name, identifier
+    return None
+
+
+def _local(location: str) -> str | None:
+    from carriers.storage import local_path_of
+
+    return local_path_of(location)
+
+
+def _location_is(catalog_name: str, identifier: str, real: str) -> bool:
+    from carriers.iceberg_catalogs import load_catalog
+
+    try:
+        table = load_catalog(catalog_name).load_table(identifier)
+    except Exception:  # not this catalog's table (or the catalog cannot answer): the static read stands
+        return False
+    location = _local(str(table.location()))
+    return location is not None and os.path.realpath(location) == real
+
+
+class StaticIcebergCarrier(IcebergCarrier):
+    """An Iceberg table read from one metadata file of its folder; named by the folder as found."""
+
+    def __init__(self, table: Any, *, folder: str, how: str, **kwargs: Any) -> None:
+        self.folder = folder
+        self.how = how
+        super().__init__(table, catalog_name=None, **kwargs)
+
+    @property
+    def reference(self) -> str:
+        return self.folder
+
+    @property
+    def signed_uri(self) -> str:
+        """Never a name a statement is signed for: nothing records through a folder read this way, and a Delta
+        table's statement for the same folder URI must not pass for an Iceberg reading of it."""
+        return "iceberg+" + Path(self.folder).resolve().as_uri()
+
+    @property
+    def static_note(self) -> str:
+        return self.how
+
+    def state(self, version: str | int | None = None) -> TableState:
+        state = super().state(version)
+        return dataclasses.replace(state, notes=(self.how, *state.notes))
+
+    def record(self, *args: Any, **kwargs: Any) -> Any:
+        raise UnsupportedTableError(f"{self.folder} was read from its metadata files without a catalog: attestations "
+                                    "are recorded through its catalog (iceberg://<catalog>/<namespace>.<table>)")
+
+
+def open_folder(location: str, *, detached: bool = False, allow_external: bool = False) -> IcebergCarrier:
+    """The carrier of a local Iceberg table folder: through a configured catalog that owns it, else static."""
+    from carriers.storage import local_path_of
+
+    local = local_path_of(location) or location
+    folder = Path(local)
+    owner = owning_catalog(folder)
+    if owner is not None:
+        carrier = IcebergCarrier.from_reference(owner[0], owner[1], detached=detached, allow_external=allow_external)
+        setattr(carrier, "static_note", f"found as the folder {location}; verified through catalog {owner[0]!r}, whose "  # noqa: B010
+                f"table {owner[1]} it is (the catalog says which metadata file is current)")
+        return carrier
+    chosen, how = latest_metadata(folder)
+    from pyiceberg.catalog.noop import NoopCatalog
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+    from pyiceberg.serializers import FromInputFile
+    from pyiceberg.table import StaticTable
+
+    from carriers.iceberg_catalogs import guard_local_reads
+
+    guard_local_reads()  # a FIFO or special file in its place is unreadable, never a hang
+    io = PyArrowFileIO(properties={})  # nothing from the table's own properties (they can name code)
+    uri = chosen.resolve().as_uri()
+    try:
+        metadata = FromInputFile.table_metadata(io.new_input(uri))
+    except Exception as exc:  # not JSON, not Iceberg metadata, gone, a FIFO: this table is unreadable, coded
+        raise CarrierError(f"{location}: metadata/{chosen.name} cannot be read as Iceberg table metadata "
+                           f"({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})") from exc
+    declared = _local(str(metadata.location))
+    if declared is None or os.path.realpath(declared) != os.path.realpath(folder):
+        raise UnsupportedTableError(f"{location}: its metadata names the table location {metadata.location}, not "
+                                    "this folder (a copied or moved table): read it through its catalog")
+    table = StaticTable(identifier=("static", str(folder)), metadata=metadata, metadata_location=uri, io=io,
+                        catalog=NoopCatalog("static"))
+    return StaticIcebergCarrier(table, folder=location, how=how, detached=detached, allow_external=allow_external)

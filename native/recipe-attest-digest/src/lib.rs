@@ -1,0 +1,173 @@
+//! Native batch kernel of recipe-attest's content digest (docs/content-digest.md): for each row encoding, the
+//! element `BLAKE3.derive_key(context, encoding)` read to 4096 bytes (1024 little-endian u32 lanes), summed lane by
+//! lane mod 2^32. The pure-Python path in `attest/content/encoding.py` is the reference; this computes the same sum
+//! from an Arrow binary / large_binary array's buffers, without copying them, on every core (rayon).
+//!
+//! Addition mod 2^32 is commutative and associative, so splitting rows into chunks summed on different threads and
+//! adding the chunks' sums gives the same state whatever the split and the scheduling.
+
+use pyo3::ffi;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use rayon::prelude::*;
+
+/// Bumped whenever `digest_rows`'s signature or meaning changes: attest.content.native uses a kernel only when it
+/// has the API version it was written for.
+const API: u32 = 1;
+const LANES: usize = 1024;
+const STATE_BYTES: usize = LANES * 4;
+/// Rows per rayon task: enough work (4 MiB of XOF output) to amortise a task, small enough to spread.
+const CHUNK_ROWS: usize = 1024;
+
+type State = [u32; LANES];
+
+fn add_into(acc: &mut State, other: &State) {
+    for (a, b) in acc.iter_mut().zip(other.iter()) {
+        *a = a.wrapping_add(*b);
+    }
+}
+
+/// The sum of the elements of rows `[lo, hi)` kept by `keep`, and how many were kept.
+fn sum_rows(base: &blake3::Hasher, offsets: &[i64], data: &[u8], keep: Option<(&[u8], usize)>, lo: usize,
+            hi: usize) -> (Box<State>, u64) {
+    let mut acc: Box<State> = Box::new([0u32; LANES]);
+    let mut block = [0u8; STATE_BYTES];
+    let mut hasher = base.clone();
+    let mut kept = 0u64;
+    for i in lo..hi {
+        if let Some((bits, bit0)) = keep {
+            let b = bit0 + i;
+            if bits[b >> 3] >> (b & 7) & 1 == 0 {
+                continue;
+            }
+        }
+        hasher.reset(); // keeps the derive_key context key and mode
+        hasher.update(&data[offsets[i] as usize..offsets[i + 1] as usize]);
+        hasher.finalize_xof().fill(&mut block);
+        for (lane, word) in acc.iter_mut().zip(block.chunks_exact(4)) {
+            *lane = lane.wrapping_add(u32::from_le_bytes([word[0], word[1], word[2], word[3]]));
+        }
+        kept += 1;
+    }
+    (acc, kept)
+}
+
+/// A read-only, contiguous view of any object with the buffer protocol (a pyarrow Buffer, bytes, memoryview),
+/// whatever its item format: the kernel reads bytes. Released when dropped.
+struct Bytes(Box<ffi::Py_buffer>);
+
+// SAFETY: the view is only read, and the exporting object is kept alive by the view's reference until drop.
+unsafe impl Send for Bytes {}
+unsafe impl Sync for Bytes {}
+
+impl Bytes {
+    fn get(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Self> {
+        let mut view: Box<ffi::Py_buffer> = Box::new(unsafe { std::mem::zeroed() });
+        // PyBUF_SIMPLE: a contiguous block of bytes, no format or shape requested.
+        if unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), &mut *view, ffi::PyBUF_SIMPLE) } != 0 {
+            return Err(PyErr::take(obj.py()).unwrap_or_else(|| {
+                PyValueError::new_err(format!("{what}: an object with the buffer protocol is needed"))
+            }));
+        }
+        Ok(Bytes(view))
+    }
+
+    fn slice(&self) -> &[u8] {
+        if self.0.len == 0 || self.0.buf.is_null() {
+            return &[];
+        }
+        // SAFETY: PyBUF_SIMPLE guarantees `len` contiguous bytes at `buf`, valid until PyBuffer_Release.
+        unsafe { std::slice::from_raw_parts(self.0.buf as *const u8, self.0.len as usize) }
+    }
+}
+
+impl Drop for Bytes {
+    fn drop(&mut self) {
+        Python::with_gil(|_| unsafe { ffi::PyBuffer_Release(&mut *self.0) });
+    }
+}
+
+/// The LtHash<32,1024> sum of the elements of `length` rows of an Arrow binary (`large=False`, int32 offsets) or
+/// large_binary (`large=True`, int64 offsets) array, given its offsets and data buffers and its `offset` (in rows),
+/// as `(state: 4096 bytes, rows kept)`. `keep`, when given, is a validity-style bitmap (bit `keep_offset + i` set:
+/// row i is kept), as in a pyarrow boolean array's second buffer. `threads` 0 means rayon's default pool.
+/// The GIL is released while hashing. Out-of-range offsets or a short bitmap raise ValueError.
+#[pyfunction]
+#[pyo3(signature = (offsets, data, offset, length, large, context, keep=None, keep_offset=0, threads=0))]
+#[allow(clippy::too_many_arguments)]
+fn digest_rows<'py>(py: Python<'py>, offsets: &Bound<'py, PyAny>, data: Option<&Bound<'py, PyAny>>, offset: usize,
+                    length: usize, large: bool, context: &str, keep: Option<&Bound<'py, PyAny>>, keep_offset: usize,
+                    threads: usize) -> PyResult<(Bound<'py, PyBytes>, u64)> {
+    let offsets_view = Bytes::get(offsets, "offsets")?;
+    let data_view = data.map(|d| Bytes::get(d, "data")).transpose()?;
+    let keep_view = keep.map(|k| Bytes::get(k, "keep")).transpose()?;
+    let raw = offsets_view.slice();
+    let data_bytes: &[u8] = data_view.as_ref().map_or(&[], |d| d.slice());
+    let width = if large { 8 } else { 4 };
+    let needed = offset.checked_add(length).and_then(|n| n.checked_add(1)).and_then(|n| n.checked_mul(width))
+        .ok_or_else(|| PyValueError::new_err("offset + length overflows"))?;
+    if length > 0 && raw.len() < needed {
+        return Err(PyValueError::new_err("the offsets buffer is shorter than offset + length + 1 offsets"));
+    }
+    // Widen the offsets in use to i64 and check them once: monotone and inside the data buffer.
+    let offs: Vec<i64> = if length == 0 {
+        Vec::new()
+    } else {
+        raw[offset * width..needed].chunks_exact(width).map(|w| if large {
+            i64::from_le_bytes(w.try_into().unwrap())
+        } else {
+            i32::from_le_bytes(w.try_into().unwrap()) as i64
+        }).collect()
+    };
+    for pair in offs.windows(2) {
+        if pair[0] < 0 || pair[1] < pair[0] || pair[1] as u64 > data_bytes.len() as u64 {
+            return Err(PyValueError::new_err("the offsets are not increasing within the data buffer"));
+        }
+    }
+    let keep_bits: Option<(&[u8], usize)> = match &keep_view {
+        Some(k) => {
+            let bits = k.slice();
+            let bits_needed = keep_offset.checked_add(length).ok_or_else(|| PyValueError::new_err("keep_offset overflows"))?;
+            if bits.len() * 8 < bits_needed {
+                return Err(PyValueError::new_err("the keep bitmap is shorter than keep_offset + length bits"));
+            }
+            Some((bits, keep_offset))
+        }
+        None => None,
+    };
+    let base = blake3::Hasher::new_derive_key(context);
+    let run = || -> (Box<State>, u64) {
+        let chunks: Vec<(usize, usize)> = (0..length).step_by(CHUNK_ROWS).map(|lo| (lo, (lo + CHUNK_ROWS).min(length))).collect();
+        chunks.into_par_iter()
+            .map(|(lo, hi)| sum_rows(&base, &offs, data_bytes, keep_bits, lo, hi))
+            .reduce(|| (Box::new([0u32; LANES]), 0), |(mut a, n), (b, m)| {
+                add_into(&mut a, &b);
+                (a, n + m)
+            })
+    };
+    let (state, kept) = py.allow_threads(|| -> PyResult<(Box<State>, u64)> {
+        if threads == 0 {
+            Ok(run())
+        } else {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()
+                .map_err(|e| PyValueError::new_err(format!("thread pool: {e}")))?;
+            Ok(pool.install(run))
+        }
+    })?;
+    let mut out = Vec::with_capacity(STATE_BYTES);
+    for lane in state.iter() {
+        out.extend_from_slice(&lane.to_le_bytes());
+    }
+    Ok((PyBytes::new(py, &out), kept))
+}
+
+#[pymodule]
+fn recipe_attest_digest(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("API", API)?;
+    m.add("LANES", LANES)?;
+    m.add("STATE_BYTES", STATE_BYTES)?;
+    m.add("CHUNK_ROWS", CHUNK_ROWS)?;
+    m.add_function(wrap_pyfunction!(digest_rows, m)?)?;
+    Ok(())
+}

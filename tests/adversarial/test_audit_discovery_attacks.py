@@ -1,0 +1,213 @@
+"""Attacks on what ``attest audit`` finds (issue 29.5): someone who can write the lake's storage hides a tampered table
+from an audit by changing the folders around it, never the table itself.
+
+Before: copying another attested table into a parent folder (``lake/sales/`` above ``lake/sales/orders``) made the
+parent a table, and the walk never entered it: ``1 verified``, exit 0, the tampered ``orders`` never checked. A table
+folder replaced by a symlink was skipped without a word. Now every table a reader can reach by a name under the
+audited folder is audited (nested ones noted as nested, ones reached through a link noted with the link) or listed
+with the reason it was not; the audit of a tampered table exits non-zero whatever is put around it.
+
+A reader reaches these tables: delta-rs opens ``lake/sales/orders`` inside another table's folder and through any
+link (measured in each test), and so does any engine given the path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from contextlib import redirect_stdout
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+from pyiceberg.catalog.sql import SqlCatalog
+
+from attest.cli import main
+from carriers.delta import attest_after_write
+from carriers.iceberg import attest_after_write as iceberg_attest_after_write
+from tests.adversarial.conftest import PROGRAM, rows
+from tests.adversarial.test_iceberg_attacks import CATALOG, catalog, iceberg_env  # noqa: F401  (fixtures)
+
+
+def audit(*targets: str) -> tuple[int, dict[str, Any]]:
+    out = StringIO()
+    with redirect_stdout(out):
+        rc = main(["audit", *targets, "--json"])
+    return rc, json.loads(out.getvalue())
+
+
+def by_table(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["table"]: t for t in doc["tables"]}
+
+
+def attested(path: Path) -> Path:
+    write_deltalake(str(path), rows(), partition_by=["p"])
+    attest_after_write(str(path), model=path.name, program_hash=PROGRAM)
+    return path
+
+
+def tamper(table: Path) -> None:
+    """Flip one byte in the middle of one data file, as a storage writer can."""
+    data = sorted(table.rglob("*.parquet"))[0]
+    raw = bytearray(data.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    data.write_bytes(bytes(raw))
+
+
+def assert_caught(row: dict[str, Any]) -> None:
+    assert row["outcome"] == "NOT VERIFIED" and row["code"] == "artifact_hash_mismatch", row
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Path:
+    root = tmp_path / "lake"
+    attested(root / "sales" / "orders")
+    attested(root / "customers")
+    rc, doc = audit(str(root))
+    assert rc == 0 and doc["counts"]["VERIFIED"] == 2, doc
+    return root
+
+
+def test_a_table_copied_into_the_parent_folder_no_longer_hides_the_one_below(lake: Path) -> None:
+    """The issue's attack: the whole of ``customers`` (log, sidecars, data) copied into ``lake/sales`` — a genuine,
+    verifying table — and ``orders`` below it tampered."""
+    for item in (lake / "customers").iterdir():
+        (shutil.copytree if item.is_dir() else shutil.copy2)(item, lake / "sales" / item.name)
+    tamper(lake / "sales" / "orders")
+    assert DeltaTable(str(lake / "sales" / "orders")).version() == 1  # a reader still opens orders as its own table
+    rc, doc = audit(str(lake))
+    found = by_table(doc)
+    assert rc == 1, doc
+    assert found[str(lake / "sales")]["outcome"] == "VERIFIED"
+    orders = found[str(lake / "sales" / "orders")]
+    assert_caught(orders)
+    assert any(n.startswith(f"nested inside table {lake / 'sales'}") for n in orders["notes"]), orders
+    rc, doc = audit(str(lake / "sales"))  # the outer table named as the target: its folder is walked all the same
+    assert rc == 1 and set(by_table(doc)) == {str(lake / "sales"), str(lake / "sales" / "orders")}, doc
+    assert_caught(by_table(doc)[str(lake / "sales" / "orders")])
+
+
+def test_only_a_copied_log_in_the_parent(lake: Path) -> None:
+    """Only ``_delta_log`` copied: the parent is a table whose files are missing; ``orders`` is still audited."""
+    shutil.copytree(lake / "customers" / "_delta_log", lake / "sales" / "_delta_log")
+    tamper(lake / "sales" / "orders")
+    rc, doc = audit(str(lake))
+    assert rc != 0 and doc["passed"] is False, doc
+    assert_caught(by_table(doc)[str(lake / "sales" / "orders")])
+
+
+@pytest.mark.parametrize("where", ["inside the audited folder", "outside the audited folder"])
+def test_a_table_folder_replaced_by_a_link_to_a_tampered_table(lake: Path, where: str) -> None:
+    base = lake / "team" if where.startswith("inside") else lake.parent / "elsewhere"
+    other = attested(base / "orders_copy")
+    tamper(other)
+    shutil.rmtree(lake / "sales" / "orders")
+    (lake / "sales" / "orders").symlink_to(other, target_is_directory=True)
+    assert DeltaTable(str(lake / "sales" / "orders")).version() == 1
+    rc, doc = audit(str(lake))
+    assert rc == 1, doc
+    row = by_table(doc)[str(lake / "sales" / "orders")]
+    assert_caught(row)
+    assert any(n.startswith(f"reached through the link {lake / 'sales' / 'orders'} -> ") for n in row["notes"]), row
+    assert any(where in n for n in row["notes"]) == where.startswith("outside"), row
+
+
+def test_a_parent_folder_replaced_by_a_link_outside_and_a_link_cycle(lake: Path) -> None:
+    """``lake/sales`` a link to a folder outside holding a tampered ``orders``, and a loop back to the lake: the
+    tampered table is audited under its name, the loop is listed and not followed."""
+    outside = lake.parent / "outside"
+    attested(outside / "orders")
+    tamper(outside / "orders")
+    shutil.rmtree(lake / "sales")
+    (lake / "sales").symlink_to(outside, target_is_directory=True)
+    (outside / "loop").symlink_to(lake, target_is_directory=True)
+    rc, doc = audit(str(lake))
+    assert rc == 1, doc
+    assert_caught(by_table(doc)[str(lake / "sales" / "orders")])
+    skipped = {s["path"]: s for s in doc["skipped"]}
+    loop = skipped[str(lake / "sales" / "loop")]
+    assert loop["code"] == "table_not_audited" and "cycle" in loop["message"], doc
+    assert len(doc["tables"]) == 2, doc  # the loop did not repeat the lake
+
+
+def test_a_link_into_a_hidden_folder(lake: Path) -> None:
+    """``lake/sales`` a link to ``lake/_s`` (hidden: not walked by its own name) holding a tampered ``orders``."""
+    shutil.move(lake / "sales", lake / "_s")
+    tamper(lake / "_s" / "orders")
+    (lake / "sales").symlink_to(lake / "_s", target_is_directory=True)
+    rc, doc = audit(str(lake))
+    assert rc == 1, doc
+    assert_caught(by_table(doc)[str(lake / "sales" / "orders")])
+
+
+def test_a_hidden_table_is_listed_with_its_reason(lake: Path) -> None:
+    attested(lake / "_staging")
+    rc, doc = audit(str(lake))
+    assert rc == 0, doc  # readers of lake/ do not see it: listed, the exit code stays the tables'
+    entry = {s["path"]: s for s in doc["skipped"]}[str(lake / "_staging")]
+    assert entry["code"] == "table_not_audited" and "hidden" in entry["message"], doc
+    out = StringIO()
+    with redirect_stdout(out):
+        main(["audit", str(lake)])
+    assert f"SKIPPED       none    {lake / '_staging'} (table_not_audited): a delta table" in out.getvalue()
+
+
+def test_names_differing_only_by_case_are_both_audited_and_noted(lake: Path) -> None:
+    tamper(attested(lake / "Customers"))
+    rc, doc = audit(str(lake))
+    found = by_table(doc)
+    assert rc == 1, doc
+    assert_caught(found[str(lake / "Customers")])
+    for name in ("Customers", "customers"):
+        row = found[str(lake / name)]
+        assert any("only by case or Unicode form" in n for n in row["notes"]), row
+
+
+def test_two_catalog_entries_spelling_one_name(catalog: SqlCatalog) -> None:  # noqa: F811
+    """Namespace ``a.b`` table ``c`` and namespace ``a`` table ``b.c`` are both ``iceberg://<cat>/a.b.c``: only one can
+    be opened by that name, so the other is an ERROR row (never silently audited twice as the same table)."""
+    schema = pa.schema([("x", pa.int64())])
+    catalog.create_namespace("a")
+    catalog.create_namespace(("a", "b"))
+    for ident in (("a", "b", "c"), ("a", "b.c")):
+        table = catalog.create_table(ident, schema=schema)
+        table.append(pa.table({"x": [1]}))
+        iceberg_attest_after_write(table, model="m", program_hash=PROGRAM)
+    assert sorted(catalog.list_tables("a")) == [("a", "b.c")] and catalog.list_tables(("a", "b")) == [("a", "b", "c")]
+    rc, doc = audit(f"iceberg://{CATALOG}/a")
+    assert rc == 0 and len(doc["tables"]) == 1, doc  # one namespace: one entry, no collision
+    rc, doc = audit(f"iceberg://{CATALOG}")
+    name = f"iceberg://{CATALOG}/a.b.c"
+    rows_ = [t for t in doc["tables"] if t["table"] == name]
+    assert rc == 2 and len(rows_) == 2, doc
+    assert sorted(r["outcome"] for r in rows_) == ["ERROR", "VERIFIED"], rows_
+    error = next(r for r in rows_ if r["outcome"] == "ERROR")
+    assert error["code"] == "table_not_audited" and "both spell" in error["message"], error
+
+
+def test_a_walk_is_bounded(lake: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Links can make a tree look huge (each name of a diamond is walked): the walk stops at its budget and says what
+    was not walked, as an ERROR row (the audit cannot pass)."""
+    import carriers.discovery as discovery
+
+    monkeypatch.setattr(discovery, "MAX_LOCAL_FOLDERS", 3)
+    rc, doc = audit(str(lake))
+    assert rc == 2 and any(t["code"] == "table_not_audited" and "the walk stopped" in t["message"]
+                           for t in doc["tables"]), doc
+
+
+def test_a_folder_name_with_a_line_break_cannot_forge_an_audit_line(lake: Path) -> None:
+    """A table folder renamed ``x\\nVERIFIED      bytes   fake``: the old text output printed the break, and the
+    forged second line read as a verified table. Names, messages and notes stay on their own line."""
+    tamper(lake / "customers")
+    os.rename(lake / "customers", lake / "x\nVERIFIED      bytes   fake")
+    out = StringIO()
+    with redirect_stdout(out):
+        rc = main(["audit", str(lake)])
+    lines = out.getvalue().splitlines()
+    assert rc != 0 and not any(line.startswith("VERIFIED") and "fake" in line for line in lines), lines
+    assert any("x\ufffdVERIFIED" in line for line in lines), lines
