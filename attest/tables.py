@@ -124,6 +124,9 @@ class TableState:
     changes: ChangeKind = "none"
     change_detail: str = ""
     notes: tuple[str, ...] = field(default=())
+    # False when the history between the attested version and ``version`` is gone (Delta log cleanup): ``changes``
+    # then says only what the remaining history shows.
+    changes_complete: bool = True
     view: ReaderView | None = None
     problems: tuple[Any, ...] = ()
     uri: str | None = None  # the table as signatures name it (docs/signing.md); None: ``table``

@@ -454,6 +454,11 @@ class DeltaCarrier(AttestedTable):
         try:
             dt = DeltaTable(self.uri, version=version, storage_options=self.storage_options or None)
         except _DeltaTableNotFound as exc:
+            if version is not None and self._tables:  # the table is there, this version's log is not
+                raise VersionNotFoundError(
+                    f"version {version} of {self.display} can no longer be read: its commits are gone from the log "
+                    "(log cleanup after a checkpoint, delta.logRetentionDuration); its attestation can no longer be "
+                    "checked against the table") from exc
             raise TableNotFoundError(f"no Delta table at {self.display}") from exc
         except Exception as exc:
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -476,6 +481,31 @@ class DeltaCarrier(AttestedTable):
 
     def latest_version(self) -> int:
         return int(self._load().version())
+
+    def removed_by_cleanup(self, version: str, paths: Sequence[str]) -> str | None:
+        """Why files of ``version`` are gone, when the log says so: they left the table later, and a VACUUM
+        (delta-rs and Spark both commit ``VACUUM START``/``VACUUM END``) ran after ``version``. None otherwise."""
+        if not is_digits(version) or not paths:
+            return None
+        latest = self.latest_version()
+        live = {f.path for f in self._live(Version(id=str(latest), number=latest)).files}
+        if any(p in live for p in paths):
+            return None  # a file the table still holds is missing: not VACUUM's doing
+        end: int | None = None
+        for x in range(latest, max(int(version), latest - 10_000), -1):  # newest first, bounded
+            commit = read_commit(self.storage, x)
+            operation = "" if commit is None else commit.operation.upper()
+            if commit is not None and operation == "VACUUM END" and end is None:
+                end = x
+            elif commit is not None and operation == "VACUUM START":
+                millis = str(commit.parameters.get("specifiedRetentionMillis", ""))
+                retention = f", retention {int(millis) / 3_600_000:g} h" if is_digits(millis) else ""
+                return (f"removed by the VACUUM the log records at version {x}{'' if end is None else f'-{end}'}"
+                        f"{retention}: it is no longer in the table at version {latest}")
+        if end is not None:
+            return f"removed by the VACUUM the log records at version {end}: it is no longer in the table at " \
+                   f"version {latest}"
+        return None
 
     @staticmethod
     def _parse_version(version: str | int) -> int:

@@ -50,6 +50,7 @@ from carriers.base import WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
 from carriers.iceberg_catalogs import guard, reading_io, storage_keys
 from carriers.iceberg_deletes import ListedManifest, Planned, applicability, path_bound
+from carriers.iceberg_kept import Kept, build_puffin, is_kept_location, kept_name, parse_puffin
 from carriers.storage import FileIOStorage, check_supported, coded, local_path_of
 
 if TYPE_CHECKING:
@@ -122,17 +123,18 @@ def _binding_key(keys: Mapping[str, str]) -> str | None:
 def classify_changes(snapshots: Sequence[Snapshot]) -> tuple[Literal["none", "data", "compaction"], str]:
     """What the snapshots committed after an attested one did: ("none" | "data" | "compaction", detail).
 
-    ``replace`` is a rewrite without data change (compaction); append/overwrite/delete change data unless their
-    summary says no file was added or removed (an empty commit; the reader view still guards it).
+    ``replace`` is a rewrite without data change (compaction); append/overwrite/delete change data. Any of them
+    whose summary says no file was added or removed (an empty commit, a manifest rewrite) changed nothing: the reader
+    view, which lists every live file, still guards that verdict.
     """
     data: list[str] = []
     compaction: list[str] = []
     for snap in snapshots:
         op = _operation(snap)
+        if op in (*_DATA_OPERATIONS, "replace") and _changed_no_file(snap):
+            continue  # e.g. rewrite_manifests: a replace of manifests only, every data and delete file kept
         if op == "replace":
             compaction.append(f"replace@{snap.snapshot_id}")
-        elif op in _DATA_OPERATIONS and _changed_no_file(snap):
-            continue
         else:
             data.append(f"{op}@{snap.snapshot_id}")
     if data:
@@ -275,6 +277,7 @@ class IcebergCarrier(AttestedTable):
         self._read_as_the_catalog_says()
         self.storage = FileIOStorage(self._metadata_dir(), table.io)
         self._live_cache: dict[tuple[int, str], LiveVersion] = {}
+        self._kept_cache: dict[str, Kept | None] = {}
         self._index: _Snapshots | None = None
 
     @classmethod
@@ -361,6 +364,7 @@ class IcebergCarrier(AttestedTable):
         from pyiceberg.table import StaticTable
 
         self._live_cache.clear()
+        self._kept_cache.clear()
         self._index = None
         if not isinstance(self.table, StaticTable):  # a metadata file named by the user is that one version
             self.refresh()
@@ -826,6 +830,9 @@ class IcebergCarrier(AttestedTable):
         own = self._carried_by(target)
         if own is not None:
             return _Found(own[0], own[1], target.snapshot_id, own[2], (), True)
+        kept = self._kept_carried(target)  # the snapshot whose summary carried it expired; statistics keep it
+        if kept is not None:
+            return _Found(kept, target.snapshot_id, target.snapshot_id, False, (), True)
         between = [target]
         current = target
         seen = {target.snapshot_id}
@@ -926,6 +933,86 @@ class IcebergCarrier(AttestedTable):
         # a follow-up snapshot is impossible there, a detached attestation is not.
         return self.detached or int(self.table.metadata.format_version) >= 3
 
+    # ---- attestations table maintenance keeps (carriers/iceberg_kept.py) ----------------------------------------
+    def _kept_files(self, snapshot_id: int | None = None) -> list[tuple[Any, Kept | None]]:
+        """(statistics entry, what its file holds) for every entry naming one of our kept Puffin files (of
+        ``snapshot_id`` only, when given). Only ``<metadata dir>/recipe_attest/<blake3>.puffin`` is ever read."""
+        found: list[tuple[Any, Kept | None]] = []
+        for entry in self.table.metadata.statistics:
+            if snapshot_id is not None and entry.snapshot_id != snapshot_id:
+                continue
+            path = str(entry.statistics_path)
+            if not self._is_kept(path):
+                continue
+            if path not in self._kept_cache:
+                try:
+                    data = self.storage.read(f"{SIDECAR_DIR}/{path.rsplit('/', 1)[1]}")
+                except OSError:
+                    data = None
+                self._kept_cache[path] = None if data is None else parse_puffin(data)
+            found.append((entry, self._kept_cache[path]))
+        return found
+
+    def _is_kept(self, location: str) -> bool:
+        # Spark writes file:/x, a catalog may give pyiceberg file:///x: the same local file.
+        return is_kept_location(_comparable(location), _comparable(self._metadata_dir()), SIDECAR_DIR)
+
+    def _kept_copy(self, digest: str) -> bytes | None:
+        for _entry, kept in self._kept_files():
+            if kept is not None and digest in kept.blobs:
+                return kept.blobs[digest]
+        return None
+
+    def _kept_carried(self, snapshot: Snapshot) -> Carried | None:
+        """The attestation of ``snapshot`` kept in a statistics file registered for it: it must bind that very
+        snapshot (copied to another snapshot's entry, or re-pointed, it is tampered)."""
+        own = snapshot.snapshot_id
+        kept = [(e, k) for e, k in self._kept_files(own) if k is not None and k.keys]
+        if not kept:
+            return None
+        where = f"statistics file of snapshot {own}"
+        if len(kept) > 1:
+            return Carried(keys=dict(kept[0][1].keys), where=where, problems=(Problem(
+                Code.CARRIER_TAMPERED, f"snapshot {own} has {len(kept)} statistics files (the spec allows one)"),))
+        keys = dict(kept[0][1].keys)
+        binding = _binding_key(keys)
+        problems: tuple[Problem, ...] = ()
+        if binding != str(own) or kept[0][1].snapshot_id != own or \
+                keys.get(props.KEY_SIDECAR_HASH) != kept[0][1].sidecar_digest:
+            problems = (Problem(Code.CARRIER_TAMPERED, f"the statistics file registered for snapshot {own} holds an "
+                                f"attestation bound to {binding if binding is not None else 'nothing'}, not to {own}"),)
+        return Carried(keys=keys, where=where, problems=problems,
+                       note=f"attestation kept in the statistics file of snapshot {own} (the snapshot whose summary "
+                       "carried it has expired)")
+
+    def kept_statistics(self, tx: Any, keys: Mapping[str, str], *, attested: int, carrier: int,
+                        sequence_number: int) -> None:
+        """Write the Puffin file keeping this attestation (before the commit) and register it in ``tx`` for the
+        attested snapshot (unless another producer's statistics are registered there) and the carrier snapshot."""
+        from pyiceberg.table.statistics import StatisticsFile
+
+        sidecar = self.storage.read(keys[props.KEY_SIDECAR_PATH])
+        if sidecar is None:
+            raise CarrierError(f"the sidecar {keys[props.KEY_SIDECAR_PATH]} just written cannot be read back")
+        envelope = None
+        if keys.get(props.KEY_ENVELOPE):
+            envelope = self.storage.read(self._envelope_rel(keys[props.KEY_ENVELOPE]))
+        data, footer = build_puffin(sidecar=sidecar, keys=keys, envelope=envelope, snapshot_id=attested,
+                                    sequence_number=sequence_number)
+        rel = f"{SIDECAR_DIR}/{kept_name(keys[props.KEY_SIDECAR_HASH])}"
+        self.storage.write_once(rel, data)
+        location = f"{self._metadata_dir()}/{rel}"
+        meta = tx.table_metadata
+        update = tx.update_statistics()
+        for snapshot_id in dict.fromkeys((carrier, attested)):
+            there = [e for e in meta.statistics if e.snapshot_id == snapshot_id]
+            if any(not self._is_kept(str(e.statistics_path)) for e in there):
+                continue  # another producer's statistics of that snapshot are not replaced
+            update.set_statistics(StatisticsFile.model_validate({
+                "snapshot-id": snapshot_id, "statistics-path": location, "file-size-in-bytes": len(data),
+                "file-footer-size-in-bytes": footer, "blob-metadata": []}))
+        update.commit()
+
     def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
         if self.writes_detached:
             self._write_pointer(v.id, keys)
@@ -959,6 +1046,9 @@ class IcebergCarrier(AttestedTable):
                                                   branch=self.branch or MAIN_BRANCH).fast_append()
                     new_id = producer.snapshot_id
                     producer.commit()
+                    attested = self.table.snapshot_by_id(int(v.id))
+                    self.kept_statistics(tx, keys, attested=int(v.id), carrier=new_id,
+                                         sequence_number=int(getattr(attested, "sequence_number", 0) or 0))
                 self.table.refresh()
                 break
             except CommitFailedException as exc:

@@ -210,6 +210,10 @@ def write_content_addressed(
         for df in new_files:
             producer.append_data_file(df)
         producer.commit()
+        # Kept where table maintenance keeps it: a Puffin file registered for this snapshot (carriers/iceberg_kept.py).
+        staged = tx.table_metadata.snapshot_by_id(snapshot_id)
+        carrier.kept_statistics(tx, keys, attested=snapshot_id, carrier=snapshot_id,
+                                sequence_number=int(getattr(staged, "sequence_number", 0) or 0))
     carrier.refresh()
     committed = tbl.snapshot_by_id(snapshot_id)
     expected_parent = None if current is None else current.snapshot_id

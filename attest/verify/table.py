@@ -105,7 +105,11 @@ def _check_binding(state: TableState, report: Report) -> None:
     if att.view.digest == current.digest:
         return
     detail = "; ".join(att.view.differences(current))
-    if not att.view.same_files(current):
+    if not att.view.same_files(current) and not state.changes_complete:
+        report.fail(Code.STALE, f"the live files of {noun} {state.version} are not the attested ones, and log cleanup "
+                    f"removed the commits since {noun} {att.attested_version}: whether they changed data or only "
+                    f"rewrote files (OPTIMIZE) cannot be told from the log: {detail}")
+    elif not att.view.same_files(current):
         report.fail(Code.STALE, f"the live files of {noun} {state.version} are not the attested ones although no "
                     f"commit since {noun} {att.attested_version} says data changed: {detail}")
     else:
@@ -222,12 +226,16 @@ def verify_state(
     assert carrier is not None, "bytes level needs the carrier to read files"
     targets: list[DataFile] = [live[p] for p in sorted(set(live) & set(attested))]
     hashes = carrier.hash_files(targets, progress=progress)
+    gone = [f.path for f in targets if hashes.get(f.path) is None]
+    why = getattr(carrier, "removed_by_cleanup", None)  # what table maintenance the log records (Delta: VACUUM)
+    cleanup = why(state.version, gone) if gone and callable(why) else None
     for f in targets:
         entry = attested[f.path]
         expected = entry.hash if isinstance(entry, FileIdentity) else entry["hash"]
         actual = hashes.get(f.path)
         if actual is None:
-            report.fail(Code.FILE_MISSING, "listed in the table log but cannot be read from storage", f.path)
+            report.fail(Code.FILE_MISSING, "listed in the table log but cannot be read from storage"
+                        + (f" ({cleanup})" if cleanup else ""), f.path)
         elif actual != expected:
             report.fail(Code.ARTIFACT_HASH_MISMATCH, f"BLAKE3 is {actual}, attested {expected}", f.path)
         else:

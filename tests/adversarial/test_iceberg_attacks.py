@@ -109,7 +109,12 @@ def test_sidecar_edited(table: Table) -> None:
 
 
 def test_sidecar_deleted(table: Table) -> None:
-    _sidecar(table).unlink()
+    """The sidecar and its copy in the registered statistics file both deleted (the JSON alone is what
+    remove_orphan_files deletes: the copy still verifies, tests/adversarial/test_cleanup_attacks.py)."""
+    sidecar = _sidecar(table)
+    sidecar.unlink()
+    for kept in sidecar.parent.glob("*.puffin"):
+        kept.unlink()
     assert_refused(REF, "sidecar_missing", "--level", "schema")
 
 

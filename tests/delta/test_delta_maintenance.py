@@ -1,0 +1,97 @@
+"""delta-rs table maintenance on attested tables, measured (docs/maintenance.md): vacuum at any retention,
+checkpoints and log cleanup, optimize.compact and z_order."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+
+from carriers.delta import attest_after_write
+from tests.adversarial.conftest import codes, verify
+from tests.delta.conftest import PROGRAM
+
+
+def _attested(path: Path, writes: int = 3) -> None:
+    for i in range(writes):
+        write_deltalake(str(path), pa.table({"x": [i, i + 10], "y": [str(i), "z"]}), mode="append")
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["level"] == "bytes", doc
+
+
+def _cleanup_log(path: Path) -> list[str]:
+    """delta.logRetentionDuration 0, a checkpoint, every commit file made old, cleanup_metadata: the log left."""
+    dt = DeltaTable(str(path))
+    dt.alter.set_table_properties({"delta.logRetentionDuration": "interval 0 seconds"})
+    dt = DeltaTable(str(path))
+    dt.create_checkpoint()
+    old = time.time() - 40 * 86400
+    for commit in (path / "_delta_log").glob("*.json"):
+        os.utime(commit, (old, old))
+    DeltaTable(str(path)).cleanup_metadata()
+    return sorted(p.name for p in (path / "_delta_log").iterdir())
+
+
+@pytest.mark.parametrize("hours", [0, 168])
+def test_vacuum_keeps_the_attestation(tmp_path: Path, hours: int) -> None:
+    path = tmp_path / "t"
+    _attested(path)
+    write_deltalake(str(path), pa.table({"x": [99], "y": ["o"]}), mode="overwrite")
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    sidecars = sorted((path / "_recipe_attest").iterdir())
+    deleted = DeltaTable(str(path)).vacuum(retention_hours=hours, enforce_retention_duration=False, dry_run=False)
+    assert sorted((path / "_recipe_attest").iterdir()) == sidecars and len(sidecars) == 2
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["level"] == "bytes", doc
+    rc, doc = verify(str(path), "--level", "bytes", "--version", "3")  # the first attested version
+    if hours == 0:  # its files are gone: the verdict says VACUUM removed them
+        assert len(deleted) == 3
+        assert rc != 0 and set(codes(doc)) == {"file_missing"}, doc
+        assert all("removed by the VACUUM the log records at version" in e["message"] and "retention 0 h"
+                   in e["message"] for e in doc["errors"]), doc
+    else:
+        assert deleted == [] and rc == 0 and doc["level"] == "bytes", doc
+
+
+def test_log_cleanup_keeps_the_current_version_verifying(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    _attested(path)
+    left = _cleanup_log(path)
+    assert "00000000000000000000.json" not in left and any(n.endswith(".checkpoint.parquet") for n in left)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["level"] == "bytes", doc
+    # The attested version's own commits are gone: explained (it said "no Delta table at ...", table_not_found).
+    rc, doc = verify(str(path), "--level", "bytes", "--version", "2")
+    assert rc == 2 and codes(doc) == ["version_not_found"] and "log cleanup" in _messages(doc), doc
+
+
+def _messages(doc: dict[str, Any]) -> str:
+    return " ".join(e["message"] for e in doc.get("errors", []))
+
+
+def test_optimize_then_log_cleanup_says_what_cleanup_removed(tmp_path: Path) -> None:
+    """Measured: before cleanup, compacted; after it the OPTIMIZE commit is gone, so the log cannot tell a rewrite
+    from a data change: stale, saying the commits were removed by log cleanup (it said no commit changed data)."""
+    path = tmp_path / "t"
+    _attested(path)
+    DeltaTable(str(path)).optimize.compact()
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc != 0 and codes(doc) == ["compacted"], doc
+    _cleanup_log(path)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc != 0 and codes(doc) == ["stale"], doc
+    assert "log cleanup removed the commits since version" in _messages(doc), doc
+
+
+def test_z_order_is_a_compaction(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    _attested(path)
+    DeltaTable(str(path)).optimize.z_order(["x"])
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc != 0 and codes(doc) == ["compacted"], doc

@@ -1,0 +1,72 @@
+"""Spark SQL maintenance of attested Delta tables (Delta 4.x), measured (docs/maintenance.md): VACUUM at retention
+0, OPTIMIZE, OPTIMIZE ZORDER BY, REORG TABLE ... APPLY (PURGE). The attestation is delta-rs's attest_after_write."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from carriers.delta import attest_after_write
+from tests.adversarial.conftest import codes, verify
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+PROGRAM = "d" * 64
+
+
+def _table(spark: SparkSession, tmp_path: Path, properties: str = "") -> tuple[str, Path]:
+    path = tmp_path / f"t{uuid.uuid4().hex[:6]}"
+    extra = f" TBLPROPERTIES ({properties})" if properties else ""
+    spark.sql(f"CREATE TABLE delta.`{path}` (id INT, s STRING) USING delta{extra}")
+    for start in (0, 100, 200):
+        spark.sql(f"INSERT INTO delta.`{path}` SELECT id + {start}, CAST(id AS STRING) FROM range(20)")
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["level"] == "bytes", doc
+    return f"delta.`{path}`", path
+
+
+def test_spark_vacuum_retain_0_hours_keeps_the_attestation(spark: SparkSession, tmp_path: Path) -> None:
+    name, path = _table(spark, tmp_path)
+    attested = verify(str(path), "--level", "bytes")[1]["attested_version"]
+    spark.sql(f"INSERT OVERWRITE {name} SELECT id, 'new' FROM range(5)")
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    sidecars = sorted((path / "_recipe_attest").iterdir())
+    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    try:
+        spark.sql(f"VACUUM {name} RETAIN 0 HOURS").collect()
+    finally:
+        spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
+    assert sorted((path / "_recipe_attest").iterdir()) == sidecars
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["level"] == "bytes", doc
+    rc, doc = verify(str(path), "--level", "bytes", "--version", attested)
+    assert rc != 0 and set(codes(doc)) == {"file_missing"}, doc
+    assert all("removed by the VACUUM the log records at version" in e["message"] for e in doc["errors"]), doc
+
+
+@pytest.mark.parametrize("command", ["OPTIMIZE {name}", "OPTIMIZE {name} ZORDER BY (id)"])
+def test_spark_optimize_is_a_compaction(spark: SparkSession, tmp_path: Path, command: str) -> None:
+    name, path = _table(spark, tmp_path)
+    spark.sql(command.format(name=name)).collect()
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc != 0 and codes(doc) == ["compacted"], doc
+
+
+def test_spark_reorg_purge(spark: SparkSession, tmp_path: Path) -> None:
+    """A DELETE with deletion vectors, attested; REORG ... APPLY (PURGE) rewrites the files without the deleted rows
+    (dataChange false): compacted."""
+    name, path = _table(spark, tmp_path, "'delta.enableDeletionVectors' = 'true'")
+    spark.sql(f"DELETE FROM {name} WHERE id % 7 = 0")
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc
+    spark.sql(f"REORG TABLE {name} APPLY (PURGE)").collect()
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc != 0 and codes(doc) == ["compacted"], doc

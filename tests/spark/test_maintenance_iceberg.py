@@ -1,0 +1,190 @@
+"""Iceberg table maintenance through Spark's Iceberg runtime (1.12) on attested tables (docs/maintenance.md).
+
+The attestation is written by pyiceberg (attest_after_write: a follow-up snapshot, plus its Puffin file registered in
+the table's statistics, carriers/iceberg_kept.py); the maintenance is Spark's: ``remove_orphan_files`` with
+``older_than`` = now, ``expire_snapshots``, ``rewrite_data_files``, ``rewrite_manifests``. Verification is the CLI in
+a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.adversarial.conftest import codes
+from tests.adversarial.test_spark_attacks import _verify
+
+if TYPE_CHECKING:
+    from pyiceberg.table import Table
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+PROGRAM = "c" * 64
+
+
+def _pyiceberg(warehouse: Path, name: str) -> Table:
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from carriers.spark.session import pyiceberg_catalog_properties
+
+    return SqlCatalog("iceberg", **pyiceberg_catalog_properties(warehouse)).load_table(name.split(".", 1)[1])
+
+
+def _table(spark: SparkSession, warehouse: Path, *inserts: int) -> tuple[str, str]:
+    """(Spark name, attest reference) of a Spark-written Iceberg table, attested by pyiceberg after the writes."""
+    from carriers.iceberg import attest_after_write
+
+    ns = f"mnt{uuid.uuid4().hex[:6]}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    name = f"iceberg.{ns}.t"
+    spark.sql(f"CREATE TABLE {name} (id INT, s STRING) USING iceberg")
+    for rows in inserts or (50,):
+        spark.sql(f"INSERT INTO {name} SELECT id, CAST(id AS STRING) FROM range({rows})")
+    attest_after_write(_pyiceberg(warehouse, name), model="orders", program_hash=PROGRAM)
+    spark.sql(f"REFRESH TABLE {name}")
+    return name, f"iceberg://iceberg/{ns}.t"
+
+
+def _now(spark: SparkSession) -> str:
+    """A timestamp literal just after every file written so far (Spark's session time zone)."""
+    time.sleep(1.2)
+    return str(spark.sql("SELECT CAST(current_timestamp() AS STRING)").first()[0])
+
+
+def _remove_orphans_now(spark: SparkSession, name: str) -> list[str]:
+    """Iceberg's DeleteOrphanFiles action with olderThan(now) (the procedure refuses an interval under 24 hours)."""
+    time.sleep(1.2)
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
+    result = jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession).deleteOrphanFiles(table) \
+        .olderThan(int(time.time() * 1000)).execute()
+    return [str(x) for x in result.orphanFileLocations()]
+
+
+def _age(table: Table, days: float) -> None:
+    """Every file of the table looks ``days`` old (the procedure's default cutoff is 3 days)."""
+    from carriers.storage import local_path_of
+
+    when = time.time() - days * 86400
+    for path in Path(local_path_of(table.location()) or "").rglob("*"):
+        if path.is_file():
+            os.utime(path, (when, when))
+
+
+def _ok(ref: str, warehouse: Path, *args: str) -> dict[str, Any]:
+    rc, doc = _verify(ref, warehouse, "--level", "bytes", *args)
+    assert rc == 0 and doc["level"] == "bytes", doc
+    return doc
+
+
+def _kept_dir(table: Table) -> Path:
+    from carriers.storage import local_path_of
+
+    return Path(local_path_of(table.metadata_location) or "").parent / "recipe_attest"
+
+
+def test_remove_orphan_files_keeps_the_attestation(spark: SparkSession, spark_warehouse: Path) -> None:
+    """Measured before: the sidecar under metadata/recipe_attest/ was deleted (no metadata references it),
+    sidecar_missing. Now its Puffin copy is a registered statistics file, which Spark keeps."""
+    name, ref = _table(spark, spark_warehouse)
+    kept = _kept_dir(_pyiceberg(spark_warehouse, name))
+    before = sorted(p.name for p in kept.iterdir())
+    removed = _remove_orphans_now(spark, name)
+    after = sorted(p.name for p in kept.iterdir())
+    # Spark deleted the sidecar (orphan), kept the Puffin file the metadata registers.
+    assert any(r.endswith(".json") and "recipe_attest" in r for r in removed), removed
+    assert [n for n in after if n.endswith(".puffin")] == [n for n in before if n.endswith(".puffin")] != []
+    assert not any(n.endswith(".json") for n in after)
+    doc = _ok(ref, spark_warehouse)
+    assert doc["attested"] is True
+
+
+def test_remove_orphan_files_procedure_at_its_default_cutoff(spark: SparkSession, spark_warehouse: Path) -> None:
+    name, ref = _table(spark, spark_warehouse, 10, 10)
+    table = _pyiceberg(spark_warehouse, name)
+    _age(table, 4)
+    removed = spark.sql(f"CALL iceberg.system.remove_orphan_files(table => '{name.split('.', 1)[1]}')").collect()
+    assert any(str(r[0]).endswith(".json") and "recipe_attest" in str(r[0]) for r in removed), removed
+    _ok(ref, spark_warehouse)
+
+
+def test_expire_snapshots_keeps_the_current_attestation(spark: SparkSession, spark_warehouse: Path) -> None:
+    name, ref = _table(spark, spark_warehouse, 20, 30)
+    table = name.split(".", 1)[1]
+    spark.sql(f"CALL iceberg.system.expire_snapshots(table => '{table}', older_than => TIMESTAMP '{_now(spark)}', "
+              "retain_last => 1)").collect()
+    meta = _pyiceberg(spark_warehouse, name).metadata
+    assert len(meta.snapshots) == 1  # only the follow-up snapshot is left
+    assert [s.snapshot_id for s in meta.statistics] == [meta.current_snapshot_id]
+    _remove_orphans_now(spark, name)
+    _ok(ref, spark_warehouse)
+
+
+def test_expiring_the_follow_up_snapshot_does_not_lose_the_attestation(spark: SparkSession,
+                                                                       spark_warehouse: Path) -> None:
+    """The data snapshot S is kept (a later write follows the follow-up F), F is expired by id: F's summary carried the
+    attestation (measured before: S unattested). S's statistics entry keeps it, and the Puffin file with it."""
+    name, ref = _table(spark, spark_warehouse)
+    table = _pyiceberg(spark_warehouse, name)
+    follow_up = table.current_snapshot()
+    assert follow_up is not None and follow_up.parent_snapshot_id is not None
+    data = follow_up.parent_snapshot_id
+    spark.sql(f"INSERT INTO {name} VALUES (1000, 'later')")
+    spark.sql(f"CALL iceberg.system.expire_snapshots(table => '{name.split('.', 1)[1]}', "
+              f"snapshot_ids => ARRAY({follow_up.snapshot_id}))").collect()
+    _remove_orphans_now(spark, name)
+    meta = _pyiceberg(spark_warehouse, name).metadata
+    assert {s.snapshot_id for s in meta.snapshots} >= {data} and follow_up.snapshot_id not in \
+        {s.snapshot_id for s in meta.snapshots}
+    doc = _ok(ref, spark_warehouse, "--snapshot-id", str(data))
+    assert doc["attested_version"] == str(data)
+    assert any("statistics file" in n for n in doc["notes"]), doc
+    # The current snapshot (an append after it) is not verified: its ancestry ends at the expired follow-up.
+    rc, doc = _verify(ref, spark_warehouse)
+    assert rc != 0 and doc["attested"] is False and any("expired" in n for n in doc["notes"]), doc
+
+
+def test_rewrite_data_files_then_expire(spark: SparkSession, spark_warehouse: Path) -> None:
+    """Measured today (the compaction carry-forward is not built yet): compacted before expiry; after expiry the
+    attested snapshots are gone and the current one is unattested, with a note saying why."""
+    name, ref = _table(spark, spark_warehouse, 10, 10, 10)
+    table = name.split(".", 1)[1]
+    spark.sql(f"CALL iceberg.system.rewrite_data_files(table => '{table}', options => map('min-input-files', '2'))"
+              ).collect()
+    rc, doc = _verify(ref, spark_warehouse)
+    assert rc != 0 and "compacted" in codes(doc), doc
+    spark.sql(f"CALL iceberg.system.expire_snapshots(table => '{table}', older_than => TIMESTAMP '{_now(spark)}', "
+              "retain_last => 1)").collect()
+    rc, doc = _verify(ref, spark_warehouse)
+    assert rc != 0 and doc["attested"] is False, doc
+    assert any("expired" in n for n in doc["notes"]), doc
+
+
+def test_rewrite_manifests(spark: SparkSession, spark_warehouse: Path) -> None:
+    name, ref = _table(spark, spark_warehouse, 10, 10)
+    spark.sql(f"CALL iceberg.system.rewrite_manifests(table => '{name.split('.', 1)[1]}')").collect()
+    snapshot = _pyiceberg(spark_warehouse, name).current_snapshot()
+    assert snapshot is not None and snapshot.summary is not None and snapshot.summary.operation.value == "replace"
+    # Measured before: compacted (every replace was). The manifests changed, not one data file: it verifies.
+    _ok(ref, spark_warehouse)
+
+
+def test_compute_table_stats_on_the_carrier_snapshot(spark: SparkSession, spark_warehouse: Path) -> None:
+    """Spark's compute_table_stats registers its own statistics file for the current (follow-up) snapshot, replacing
+    ours there; the entry for the attested snapshot remains, so orphan removal keeps the attestation."""
+    name, ref = _table(spark, spark_warehouse)
+    table = name.split(".", 1)[1]
+    spark.sql(f"CALL iceberg.system.compute_table_stats(table => '{table}')").collect()
+    meta = _pyiceberg(spark_warehouse, name).metadata
+    ours = [s for s in meta.statistics if "/recipe_attest/" in s.statistics_path]
+    theirs = [s for s in meta.statistics if "/recipe_attest/" not in s.statistics_path]
+    current = meta.current_snapshot_id
+    assert [s.snapshot_id for s in theirs] == [current] and len(ours) == 1 and ours[0].snapshot_id != current
+    _remove_orphans_now(spark, name)
+    _ok(ref, spark_warehouse)
