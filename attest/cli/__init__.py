@@ -1,9 +1,9 @@
 """The ``attest`` command line (docs/cli.md). Exit codes: 0 verified / done, 1 not verified, 2 unreadable input, bad
 arguments or an error. ``--json`` prints one JSON object on every path, errors included.
 
-The parser (attest/cli/parser.py) turns arguments into a namespace; commands (attest/cli/commands.py) return result
-objects; renderers (attest/cli/output.py) print them. This module imports only ``os`` and ``sys`` at first: a
-``verify`` of a manifest starts hashing (attest.verify.artifacts) before the parser and the verifier are imported.
+The parser (attest/cli/parser.py) turns arguments into a namespace; each command (``cmd_x`` in attest/cli/<command>.py,
+the parser names it) returns a result object; renderers (attest/cli/output.py) print them. This module imports only
+``os`` and ``sys`` at first: a ``verify`` of a manifest starts hashing (attest.verify.artifacts) before the parser and the verifier are imported.
 """
 
 from __future__ import annotations
@@ -164,15 +164,10 @@ def _head_start(arguments: list[str]) -> _HeadStart | None:
 
 
 def _command(name: str) -> Callable[[argparse.Namespace, Output], Any]:
-    """A command by the name the parser gives: ``cmd_x`` in attest/cli/commands.py, or ``module:cmd_x`` for a command
-    with its own module under attest/cli/."""
-    module, _, func = name.rpartition(":")
-    if not module:
-        from attest.cli import commands
-
-        return getattr(commands, func)  # type: ignore[no-any-return]
+    """A command by the name the parser gives, ``module:cmd_x``: ``cmd_x`` in attest/cli/<module>.py."""
     import importlib
 
+    module, _, func = name.partition(":")
     return getattr(importlib.import_module(f"attest.cli.{module}"), func)  # type: ignore[no-any-return]
 
 
@@ -183,8 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = parse(arguments)
     args.early = head.agreeing(args) if head is not None else None
-    from attest.cli import commands
     from attest.cli.output import EXIT_OK, output_for
+    from attest.cli.shared import NOT_DONE
     from attest.errors import AttestError, Code
 
     out: Output = output_for(bool(getattr(args, "json", False)) or getattr(args, "format", None) == "json")
@@ -202,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if hint and hint not in err.message:
                 err = AttestError(err.message + hint, path=err.path, code=err.code)
         code = out.error(err)
-        return 1 if err.code in commands.NOT_DONE else code
+        return 1 if err.code in NOT_DONE else code
     except KeyboardInterrupt:
         print("attest: interrupted", file=sys.stderr)
         return 130
