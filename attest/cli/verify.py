@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from attest import fast
 from attest.cli.output import Output
 from attest.cli.shared import open_ref, read_bounded, read_input, spark_for, table_ref, trust_policy, verify_with
 from attest.errors import ArgumentsError, AttestError, Code, InvalidArgumentError
@@ -50,8 +51,8 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
         carrier = open_ref(args, ref, allow_external=bool(getattr(args, "allow_external_files", False)))
         prefetch = getattr(args, "early", None)
         if prefetch is not None and spark is None:
-            # Hashing started before this module was imported (attest.cli._head_start): used only for exactly the
-            # files the carrier lists itself.
+            # Hashing started before this module was imported (attest.fast.startup.head_start): used only for
+            # exactly the files the carrier lists itself.
             from carriers.delta_prefetch import DeltaPrefetch, PrefetchedHasher
 
             if isinstance(prefetch, DeltaPrefetch):
@@ -102,12 +103,13 @@ def _verify_manifest(args: argparse.Namespace, out: Output) -> Report:
     refuse_data_file(target, data)  # a Parquet / Avro / ORC file: never JSON, so never a manifest
     from attest.verify.artifacts import EarlyHashes
 
-    # Hashing started before the command was imported (attest.cli._head_start), or starts now, overlapping what is
-    # left of start-up; the verification below decides (and re-hashes any file it resolves differently).
+    # Hashing started before the command was imported (attest.fast.startup.head_start), or (fast path on) starts now,
+    # overlapping what is left of start-up; the verification below decides (and re-hashes any file it resolves
+    # differently).
     early = getattr(args, "early", None)
     if not isinstance(early, EarlyHashes):
         early = None
-    if early is None and args.level != "schema":
+    if early is None and args.level != "schema" and fast.ON:
         early = EarlyHashes.start(data, artifacts)
     from attest.verify.manifest import verify_manifest_bytes
 
