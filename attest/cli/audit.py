@@ -7,7 +7,7 @@ import argparse
 from attest.cli.output import Output
 from attest.cli.shared import coded, output_format, spark_for, storage_options, trust_policy, verify_with
 from attest.errors import AttestError, Code
-from attest.record import record
+from attest.fast.record import record
 
 TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ import argparse
 
 from attest.cli.output import EXIT_OK, Output
 from attest.cli.shared import read_input
-from attest.record import record
+from attest.fast.record import record
 
 TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:

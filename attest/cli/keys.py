@@ -8,7 +8,7 @@ from pathlib import Path
 
 from attest.cli.output import EXIT_OK, Output
 from attest.errors import AttestError, Code
-from attest.record import record
+from attest.fast.record import record
 
 TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import argparse
 from attest.cli.output import EXIT_FAILED, EXIT_OK, EXIT_UNREADABLE, Output
 from attest.cli.shared import output_format, storage_options, table_ref, trust_policy
 from attest.errors import InvalidArgumentError
-from attest.record import record
+from attest.fast.record import record
 
 TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import argparse
 
 from attest.errors import InvalidArgumentError
-from attest.record import record
+from attest.fast.record import record
 from attest.verify.program import dialect_giving
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any
 

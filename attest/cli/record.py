@@ -8,7 +8,7 @@ import os
 from attest.cli.output import EXIT_OK, Output
 from attest.cli.shared import open_ref, read_input, storage_options, table_ref
 from attest.errors import AttestError, InvalidArgumentError, OpenLineageError
-from attest.record import field, record
+from attest.fast.record import field, record
 
 TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:

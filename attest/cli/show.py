@@ -9,7 +9,7 @@ import json
 from attest.cli.output import EXIT_FAILED, EXIT_OK, Output
 from attest.cli.shared import open_ref, table_ref
 from attest.errors import AttestError
-from attest.record import record
+from attest.fast.record import record
 
 TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""Plain data classes for the modules every command imports at start-up, without importing ``dataclasses``.
+"""Plain data classes for the modules every command imports at start-up, without importing ``dataclasses`` (part of
+the fast path, attest/fast/; with it switched off, ``ATTEST_FAST=0``, ``record`` is ``dataclasses.dataclass``).
 
 ``dataclasses`` imports ``inspect`` (and with it ``ast``, ``dis``, ``tokenize``): ~10 ms of CPU before any command
 can start, measured on the 2-core host (docs/hashing.md, "Start-up"), a tenth of the time ``b3sum`` takes on 1 GiB.
@@ -20,11 +21,9 @@ else:
     def dataclass_transform(**_options):  # type checkers only: nothing to do at run time
         return lambda function: function
 
-__all__ = ["FrozenRecordError", "field", "record", "replace"]
+__all__ = ["FrozenRecordError", "field", "many_records", "record", "replace"]
 
-from attest._callable import make_callable  # noqa: E402 - attest.record(table, ...) is attest.api.record
-
-make_callable(__name__)
+from attest.fast import ON  # noqa: E402
 
 _MISSING = object()
 
@@ -45,6 +44,12 @@ def field(*, default: Any = _MISSING, default_factory: Callable[[], Any] | None 
     """A field's default or default factory, and whether equality (and the hash) compares it."""
     if default is not _MISSING and default_factory is not None:
         raise ValueError("a field takes a default or a default factory, not both")
+    if not ON:
+        import dataclasses
+
+        if default_factory is not None:
+            return dataclasses.field(default_factory=default_factory, compare=compare)
+        return dataclasses.field(default=dataclasses.MISSING if default is _MISSING else default, compare=compare)
     return _Field(default, _MISSING if default_factory is None else default_factory, compare)
 
 
@@ -115,6 +120,10 @@ def _values(obj: Any, names: tuple[str, ...]) -> tuple[Any, ...]:
 @dataclass_transform(field_specifiers=(field,))
 def record(cls: type[T] | None = None, *, frozen: bool = False) -> Any:
     """Make ``cls`` a data class: ``@record`` or ``@record(frozen=True)``."""
+    if not ON:
+        import dataclasses
+
+        return dataclasses.dataclass(frozen=frozen) if cls is None else dataclasses.dataclass(cls, frozen=frozen)
 
     def wrap(cls: type[T]) -> type[T]:
         fields = _fields(cls)
@@ -155,6 +164,11 @@ def record(cls: type[T] | None = None, *, frozen: bool = False) -> Any:
 
 def replace(obj: T, /, **changes: Any) -> T:
     """A copy of the record ``obj`` with ``changes`` (dataclasses.replace)."""
+    if not ON:
+        import dataclasses
+
+        made_: T = dataclasses.replace(obj, **changes)  # type: ignore[type-var]
+        return made_
     fields = getattr(type(obj), "__record_fields__", None)
     if fields is None:
         raise TypeError(f"replace() takes a record, not {type(obj).__name__}")
@@ -180,7 +194,8 @@ class many_records:
         import gc
 
         self._was_enabled = gc.isenabled()
-        gc.disable()
+        if ON:  # the fast path off: the collector is left as it is
+            gc.disable()
 
     def __exit__(self, *_exc: object) -> None:
         import gc
