@@ -1,8 +1,8 @@
 """Plain data classes for the modules every command imports at start-up, without importing ``dataclasses`` (part of
 the fast path, attest/fast/; with it switched off, ``ATTEST_FAST=0``, ``record`` is ``dataclasses.dataclass``).
 
-``dataclasses`` imports ``inspect`` (and with it ``ast``, ``dis``, ``tokenize``): ~10 ms of CPU before any command
-can start, measured on the 2-core host (docs/hashing.md, "Start-up"), a tenth of the time ``b3sum`` takes on 1 GiB.
+``dataclasses`` imports ``inspect`` (and with it ``ast``, ``dis``, ``tokenize``): CPU before any command can start
+(measured: docs/hashing.md, "No dataclasses, no typing" and "The fast path as one unit").
 ``record`` gives the subset those modules use — fields from annotations, defaults, ``field(default_factory=...,
 compare=False)``, ``frozen``, ``__eq__``/``__hash__``/``__repr__`` as dataclasses writes them — and ``replace``.
 tests/test_record.py holds the behaviour equal to ``dataclasses`` for these uses. Modules a command imports
@@ -79,8 +79,8 @@ def _init(cls: type, fields: list[_Field], frozen: bool) -> Callable[..., None]:
     scope: dict[str, Any] = {"MISSING": _MISSING, "setattr": object.__setattr__}
     params, body, seen_default = [], [], False
     # A frozen record's fields go straight into the instance dict (what object.__setattr__ does for a name without a
-    # data descriptor on the class; 0.39 -> 0.31 us per two-field record, measured: a manifest of a million outputs
-    # builds a million records), through object.__setattr__ only where the class gives the name a descriptor.
+    # data descriptor on the class: a manifest of a million outputs builds a million records; docs/hashing.md, "A
+    # manifest of a million files"), through object.__setattr__ only where the class gives the name a descriptor.
     direct = frozen and not any(hasattr(type(getattr(cls, f.name, None)), "__set__") for f in fields)
     names = {f.name for f in fields}
     local = next(f"_d{i}" for i in range(len(names) + 1) if f"_d{i}" not in names)  # no field's name
@@ -186,9 +186,9 @@ class many_records:
     million files) with the cycle collector paused, and restores its state after.
 
     The objects built hold no cycles, but each allocation counts toward a collection, and the full collections on the
-    way traverse every object alive (the parsed document included): building a million records took 1.4–1.6 s with
-    the collector and 0.84–0.86 s without (measured). Pausing it changes when memory of cycles is reclaimed, never
-    what is built; a class, not contextlib, which is not imported at start-up."""
+    way traverse every object alive (the parsed document included; measured in docs/hashing.md, "A manifest of a
+    million files"). Pausing it changes when memory of cycles is reclaimed, never what is built; a class, not
+    contextlib, which is not imported at start-up. With the fast path off the collector is left alone."""
 
     def __enter__(self) -> None:
         import gc
