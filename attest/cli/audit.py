@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from attest.cli.output import Output
-from attest.cli.shared import coded, output_format, spark_for, storage_options, trust_policy, verify_with
+from attest.cli.shared import output_format, spark_for, storage_options, trust_policy, verify_with
 from attest.errors import AttestError, Code
 from attest.fast.record import record
 
@@ -50,7 +50,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
         try:
             found = discover(target, options)
         except Exception as exc:  # a target that cannot be expanded is an outcome, the others go on
-            show(audit.line(audit.add_exception(target, coded(exc))))
+            show(audit.line(audit.add_exception(target, _coded(exc))))
             continue
         for skipped in found.skipped:  # every place not walked is said, with its reason
             if skipped.blocking:
@@ -73,7 +73,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
             row = audit.add_report(name, report, None if state.attestation is None else state.attestation.document,
                                    notes)
         except Exception as exc:  # one unreadable table must not stop the audit of the others
-            row = audit.add_exception(name, coded(exc), notes)
+            row = audit.add_exception(name, _coded(exc), notes)
         show(audit.line(row))
         progress(index + 1, len(refs), 0)
     progress.close()
@@ -82,6 +82,12 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
         kept = sink.append(audit)
     return AuditResult(audit, streamed=stream is not None, format=fmt, kept=kept)
 
+
+
+def _coded(exc: Exception) -> Exception:
+    from carriers.storage import coded
+
+    return coded(exc) if isinstance(exc, OSError) else exc
 
 
 @record

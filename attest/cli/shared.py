@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from carriers.spark.distributed import SessionOnDemand
 
 
-# ---- small results ---------------------------------------------------------------------------------------------
+# ---- exit codes ------------------------------------------------------------------------------------------------
 # Failures of a run that are verdicts about the table, not unreadable input: exit 1.
 NOT_DONE = frozenset({Code.SUPERSEDED, Code.COMMIT_CONFLICT, Code.EVIDENCE_DROPPED, Code.NOT_FAST_FORWARD})
 
@@ -175,11 +175,3 @@ def output_format(args: argparse.Namespace) -> str:
     if args.json and args.format not in (None, "json"):
         raise InvalidArgumentError(f"--json and --format {args.format} ask for two formats: give one")
     return "json" if args.json else str(args.format or "text")
-
-
-
-
-def coded(exc: Exception) -> Exception:
-    from carriers.storage import coded
-
-    return coded(exc) if isinstance(exc, OSError) else exc
