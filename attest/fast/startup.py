@@ -19,7 +19,6 @@ __all__ = ["HeadStart", "end_now", "head_start", "read_only"]
 READ_ONLY = frozenset({"digest", "schema", "verify", "show", "lineage", "audit"})
 
 
-
 def read_only(args: argparse.Namespace) -> bool:
     """The parsed command writes nothing but its output: the process may end without the teardown (end_now)."""
     return args.command in READ_ONLY and getattr(args, "to", None) is None and not getattr(args, "spark", False)
