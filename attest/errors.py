@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from attest.record import record
+from attest.fast.record import record
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any
 

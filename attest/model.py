@@ -13,11 +13,11 @@ from itertools import chain
 
 from attest.canonical import HASH_SCHEME, MAX_DEPTH, canonical_bytes, digest
 from attest.errors import ManifestInvalidError, ManifestMalformedError, UnsupportedVersionError
+from attest.fast.record import many_records, record, replace
 from attest.numbers import NumberOutOfRange, reference_integer, reference_number
-from attest.record import many_records, record, replace
 from attest.schema import validate
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any, Literal
 

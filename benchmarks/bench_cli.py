@@ -8,7 +8,7 @@ Four shapes, each timed as a fresh process (start-up, imports, parsing, listing,
 - ``attest verify TABLE --level bytes`` on a Delta table of 2,000 files of ~512 KiB vs ``b3sum`` over its files;
 - the same on a Delta table of one ~1 GiB file.
 
-    python benchmarks/bench_cli.py [--dir D] [--keep] [--rounds N] [--editable] [--against REV]
+    python benchmarks/bench_cli.py [--dir D] [--keep] [--rounds N] [--editable] [--against REV] [--fast-off]
 
 Ratios are b3sum's time / attest's time (>= 1: attest is faster), best of N rounds with the median in brackets;
 the order of the runs alternates from round to round. Targets (issue 12): >= 1.0 on the 2,000 files, >= 0.8 on the
@@ -21,6 +21,8 @@ this environment's own ``attest`` instead.
 ``--against REV`` installs the packages of another git revision (``git archive``) the same way, beside this one, and
 times both in the same rounds (alternating with ``b3sum``): the way to tell a change from the host's noise, which moves
 every ratio by 10-20 % between hours here.
+``--fast-off`` also times this ``attest`` with its start-up fast path switched off (``ATTEST_FAST=0``, attest/fast/) in
+the same rounds: what the fast path buys, measured as a unit.
 Exit status is non-zero only on an error (a verification that fails, no b3sum), never because of a ratio.
 """
 
@@ -140,11 +142,11 @@ def revision_sources(root: Path, revision: str) -> Path:
     return target
 
 
-def run(cmd: list[str], cwd: Path) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the process)."""
+def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process), with ``env`` added to the environment."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=cwd, env={**ENV, **(env or {})}, capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -165,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
                         "install: ~10 ms more start-up) instead of an installed copy")
     parser.add_argument("--against", metavar="REV", help="also time the attest of this git revision, installed the "
                         "same way, in the same rounds")
+    parser.add_argument("--fast-off", action="store_true", help="also time this attest with ATTEST_FAST=0 (its "
+                        "start-up fast path off), in the same rounds")
     args = parser.parse_args(argv)
     b3sum = shutil.which("b3sum")
     if b3sum is None:
@@ -187,6 +191,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.against:
             tools[f"@{args.against}"] = installed_attest(root, revision_sources(root, args.against), "venv-against")
             print(f"against : {args.against}, installed in {root / 'venv-against'}")
+        envs = {}  # a tool's environment over ENV
+        if args.fast_off:
+            tools["ATTEST_FAST=0"] = tools["attest"]
+            envs["ATTEST_FAST=0"] = {"ATTEST_FAST": "0"}
         small = [b3sum, "--no-names", *(f"small/{n}" for n in sorted(os.listdir(root / "small")))]
         tsmall = [b3sum, "--no-names", *(f"tsmall/{p}" for p in parquet_files(root / "tsmall"))]
         tbig = [b3sum, "--no-names", *(f"tbig/{p}" for p in parquet_files(root / "tbig"))]
@@ -204,8 +212,8 @@ def main(argv: list[str] | None = None) -> int:
         start_up = {"python -c pass": [python, "-c", "pass"], "attest --version": [*attest, "--version"]}
         # Bytecode compiled: every command once before timing.
         for verify_args, ref in shapes.values():
-            for prefix in tools.values():
-                run([*prefix, *verify_args], root)
+            for tool, prefix in tools.items():
+                run([*prefix, *verify_args], root, envs.get(tool))
             run(ref, root)
         times: dict[str, list[float]] = {}
         cpu: dict[str, list[float]] = {}
@@ -217,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                 warm(folder)
                 order = [*((tool, [*prefix, *verify_args]) for tool, prefix in tools.items()), ("b3sum", ref)]
                 for tool, cmd in (order if r % 2 else order[::-1]):
-                    wall, used = run(cmd, root)
+                    wall, used = run(cmd, root, envs.get(tool))
                     times.setdefault(f"{name}|{tool}", []).append(wall)
                     cpu.setdefault(f"{name}|{tool}", []).append(used)
         for _ in range(args.rounds):

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from attest import __version__, jsonscan
+from attest import __version__
 from attest.build import PRODUCER_NAME
 from attest.errors import (
     CarrierError,
@@ -33,6 +33,7 @@ from attest.errors import (
     UnsupportedTableError,
     VersionNotFoundError,
 )
+from attest.fast import jsonscan
 from attest.identity.env import env_identity
 from attest.identity.inputs import ObservedInput
 from attest.model import Manifest

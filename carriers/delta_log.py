@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from attest import jsonscan
 from attest.errors import Code, TableInconsistentError
+from attest.fast import jsonscan
 from carriers.core import canonical_relative
 from carriers.storage import Storage
 

@@ -23,7 +23,7 @@ import stat
 import threading
 import time
 
-from attest import jsonscan
+from attest.fast import jsonscan
 from attest.hashing import BackgroundHashing, hash_sized_files
 
 TYPE_CHECKING = False  # typing is not imported before the hashing starts

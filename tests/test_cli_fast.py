@@ -22,8 +22,9 @@ from typing import Any
 import blake3
 import pytest
 
-from attest.cli import _head_start, main
+from attest.cli import main
 from attest.cli.parser import COMMANDS, build_parser
+from attest.fast.startup import head_start as _head_start
 from attest.verify.artifacts import EarlyHashes
 from carriers.core import canonical_relative
 from carriers.delta_prefetch import PREFETCH_MAX_FILES, DeltaPrefetch, PrefetchedHasher, _plain
@@ -249,7 +250,7 @@ def test_the_quick_exit_runs_exit_handlers_flushes_and_keeps_the_code() -> None:
     code = ("import atexit, sys\n"
             "atexit.register(lambda: print('handler ran'))\n"
             "sys.stdout.write('x' * 200000)\n"
-            "from attest.cli import _end_now\n"
+            "from attest.fast.startup import end_now as _end_now\n"
             "_end_now(3)\n"
             "print('not reached')\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
@@ -259,7 +260,7 @@ def test_the_quick_exit_runs_exit_handlers_flushes_and_keeps_the_code() -> None:
 
 def test_the_quick_exit_waits_for_a_running_non_daemon_thread() -> None:
     code = ("import threading, time\n"
-            "from attest.cli import _end_now\n"
+            "from attest.fast.startup import end_now as _end_now\n"
             "t = threading.Thread(target=lambda: (time.sleep(0.3), print('thread done')))\n"
             "t.start()\n"
             "_end_now(0)\n"
@@ -330,7 +331,7 @@ def test_the_head_start_imports_nothing_heavy(tmp_path: Path, valid_doc: dict[st
     _delta(tmp_path / "t", 1)
     code = ("import sys\n"
             "before = set(sys.modules)\n"
-            "from attest.cli import _head_start\n"
+            "from attest.fast.startup import head_start as _head_start\n"
             f"assert _head_start(['verify', {str(m)!r}, '--artifacts-dir', {str(tmp_path / 'art')!r}]) is not None\n"
             f"assert _head_start(['verify', {str(tmp_path / 't')!r}]) is not None\n"
             "heavy = ['typing', 'pathlib', 'queue', 'urllib.parse', 'argparse', 'dataclasses', 'deltalake',\n"

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attest import jsonscan
+from attest.fast import jsonscan
 
 _values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
@@ -40,10 +40,10 @@ def test_deep_nesting_raises_and_never_crashes() -> None:
         jsonscan.loads(b"[" * 100_000 + b"]" * 100_000)
 
 
-@pytest.mark.parametrize("module", ["attest.jsonscan", "attest.verify.artifacts", "carriers.delta_prefetch"])
+@pytest.mark.parametrize("module", ["attest.fast.jsonscan", "attest.verify.artifacts", "carriers.delta_prefetch"])
 def test_the_head_starts_import_neither_json_nor_re(module: str) -> None:
     """The point of the module: the head starts begin hashing before json and re are imported."""
-    code = (f"import sys, {module}, attest.jsonscan as j; j.loads(b'{{\"a\": [1, 2.5]}}'); "
+    code = (f"import sys, {module}, attest.fast.jsonscan as j; j.loads(b'{{\"a\": [1, 2.5]}}'); "
             "print('json' in sys.modules, 're' in sys.modules)")
     out = subprocess.run([sys.executable, "-S", "-c", f"import sys; sys.path[:0] = {sys.path!r}; {code}"],
                          capture_output=True, text=True, check=True).stdout.split()

@@ -132,7 +132,7 @@ def test_verifying_a_manifest_imports_only_what_it_uses(tmp_path: Path) -> None:
 
 
 def test_the_cli_finds_envelopes_where_the_standalone_carrier_puts_them() -> None:
-    from attest.cli.commands import _envelope_beside
+    from attest.cli.verify import _envelope_beside
     from carriers.standalone import envelope_name
 
     for target in ("m.json", "dir/m.json", "/abs/dir/manifest.json", "./x.json"):

@@ -13,9 +13,9 @@ import shlex
 from pathlib import Path
 
 from attest.errors import AttestError, Code, InvalidArgumentError
-from attest.record import record
+from attest.fast.record import record
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any
 

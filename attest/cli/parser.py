@@ -1,5 +1,5 @@
 """The ``attest`` argument parser: arguments in, an ``argparse.Namespace`` out (``func`` names the command in
-attest/cli/commands.py). Imported by ``attest.cli.main`` after any head start (argparse, enum and re cost ~6 ms)."""
+attest/cli/<command>.py). Imported by ``attest.cli.main`` after any head start (argparse, enum and re cost ~6 ms)."""
 
 from __future__ import annotations
 
@@ -115,14 +115,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                            description="Print the 64-hex v1 identity of the JSON document in FILE ('-' reads stdin).")
         p.add_argument("file", metavar="FILE.json")
         _add_json(p)
-        p.set_defaults(func="cmd_digest")
+        p.set_defaults(func="digest:cmd_digest")
 
     if want("schema"):
         p = sub.add_parser("schema", help="print the rocky-manifest v0.1 JSON Schema as published by the reference",
                            description="Print the rocky-manifest v0.1 JSON Schema (draft 2020-12) as published by the "
                            "reference implementation (Apache-2.0; attest/schema/NOTICE).")
         _add_json(p, "print the schema compactly as one JSON object")
-        p.set_defaults(func="cmd_schema")
+        p.set_defaults(func="schema:cmd_schema")
 
     if want("verify"):
         p = sub.add_parser(
@@ -147,7 +147,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from attest.cli.program_hash import add_verify_options
 
         add_verify_options(p)
-        p.set_defaults(func="cmd_verify")
+        p.set_defaults(func="verify:cmd_verify")
 
     if want("keygen"):
         p = sub.add_parser("keygen", help="write a signing key pair (PEM) and print its key id",
@@ -158,7 +158,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--out", required=True, metavar="PREFIX", help="write PREFIX.key and PREFIX.pub")
         p.add_argument("--encrypt", action="store_true", help="encrypt the private key ($ATTEST_SIGNING_KEY_PASSWORD)")
         _add_json(p)
-        p.set_defaults(func="cmd_keygen")
+        p.set_defaults(func="keys:cmd_keygen")
 
     if want("show"):
         p = sub.add_parser("show", help="print the standalone manifest a table carries",
@@ -169,7 +169,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _add_json(p, "print JSON on every path (an unattested table or an error is an object too)")
         _add_table_options(p)
         _add_catalog(p)
-        p.set_defaults(func="cmd_show")
+        p.set_defaults(func="show:cmd_show")
 
     if want("lineage"):
         p = sub.add_parser("lineage", help="walk a table version's upstream inputs and check each one",
@@ -192,7 +192,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _add_trust(p, " on every node")
         _add_table_options(p)
         _add_catalog(p)
-        p.set_defaults(func="cmd_lineage")
+        p.set_defaults(func="lineage:cmd_lineage")
 
     if want("audit"):
         p = sub.add_parser("audit", help="verify many tables: everything under a folder or in a catalog",
@@ -217,7 +217,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="object-store option passed to the table library (repeatable; values are never printed)")
         _add_spark_options(p)
         _add_catalog(p)
-        p.set_defaults(func="cmd_audit")
+        p.set_defaults(func="audit:cmd_audit")
 
     if want("record"):
         p = sub.add_parser("record", help="attest a table's latest data version",
@@ -254,7 +254,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _add_json(p, "print the result as JSON")
         _add_table_options(p, version=False)
         _add_catalog(p)
-        p.set_defaults(func="cmd_record")
+        p.set_defaults(func="record:cmd_record")
 
     if want("publish"):
         p = sub.add_parser("publish", help="Iceberg write-audit-publish: fast-forward main to a branch that verifies",
@@ -268,7 +268,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _add_trust(p)
         _add_json(p, "print the result as JSON")
         _add_catalog(p)
-        p.set_defaults(func="cmd_publish")
+        p.set_defaults(func="publish:cmd_publish")
 
     if want("program-hash"):
         from attest.cli.program_hash import add_parser as add_program_hash

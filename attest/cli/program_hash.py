@@ -7,10 +7,10 @@ from __future__ import annotations
 import argparse
 
 from attest.errors import InvalidArgumentError
-from attest.record import record
+from attest.fast.record import record
 from attest.verify.program import dialect_giving
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -43,7 +43,7 @@ def add_verify_options(p: argparse.ArgumentParser) -> None:
 
 
 def _sql_text(option: str, name: str) -> str:
-    from attest.cli.commands import read_argument_file
+    from attest.cli.shared import read_argument_file
 
     data = read_argument_file(option, name)
     try:
@@ -69,7 +69,7 @@ def program_identity(args: argparse.Namespace) -> str:
         args.sql_read = _sql_text("--sql-file", args.sql_file)  # read once: '-' is stdin (dialect_change reuses it)
         return program_identity_sql(args.sql_read, args.dialect)
     if args.program_json is not None:
-        from attest.cli.commands import read_argument_file
+        from attest.cli.shared import read_argument_file
 
         return program_identity_json(load_json_document(read_argument_file("--program-json", args.program_json)))
     value: str = str(args.program_hash)

@@ -7,9 +7,9 @@ removed and added) without pyarrow. docs/content-digest.md is the specification.
 from __future__ import annotations
 
 from attest.errors import InvalidArgumentError
-from attest.record import record
+from attest.fast.record import record
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from collections.abc import Iterable
 

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 from attest.content import native
 from attest.content.digest import CONTEXT, LANES, STATE_BYTES, ContentDigest
 from attest.errors import InvalidArgumentError
-from attest.record import record
+from attest.fast.record import record
 
 __all__ = ["ColumnSpec", "digest_table", "encode_rows", "type_tag"]
 

@@ -11,7 +11,7 @@ import os
 import stat
 import threading
 
-from attest import jsonscan
+from attest.fast import jsonscan
 from attest.hashing import BackgroundHashing
 
 TYPE_CHECKING = False  # typing and pathlib are not imported before the hashing starts

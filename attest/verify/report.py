@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from attest.errors import Code, Problem
-from attest.record import field, record
+from attest.fast.record import field, record
 from attest.render.terminal import terminal_safe
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any, Literal
 

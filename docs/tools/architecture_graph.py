@@ -40,6 +40,7 @@ DOC = ROOT / "docs" / "architecture.md"
 LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
     ("users", "entry points (users: CLI, Python, Spark jobs)", [
         ("cli", "attest.cli", ("attest.cli",)),
+        ("fast_startup", "attest.fast.startup (head start, quick exit)", ("attest.fast.startup",)),
         ("attest_spark", "attest.spark", ("attest.spark",)),
         ("attest_read", "attest.read", ("attest.read",)),
         ("attest_api", "attest.api", ("attest.api",)),
@@ -72,10 +73,11 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
         ("model", "model · build · schema", ("attest.model", "attest.build", "attest.schema")),
         ("identity", "identity", ("attest.identity",)),
         ("content", "content", ("attest.content",)),
-        ("canonical", "canonical · numbers · jsonscan", ("attest.canonical", "attest.numbers", "attest.jsonscan")),
+        ("canonical", "canonical · numbers", ("attest.canonical", "attest.numbers")),
         ("hashing", "hashing", ("attest.hashing",)),
         ("base", "errors · record · redact · locations · _callable",
          ("attest", "attest.errors", "attest.record", "attest.redact", "attest.locations", "attest._callable")),
+        ("fast", "fast (the start-up switch · record · jsonscan)", ("attest.fast",)),
     ]),
 ]
 # Third-party packages drawn as nodes: the engines and what reaches bytes for them.

@@ -1,12 +1,16 @@
-"""Plain JSON for the command line's head start, without importing ``json``.
+"""Plain JSON for the command line's head start, without importing ``json`` (part of the fast path, attest/fast/).
 
 ``json``'s Python layer imports ``re`` (and with it ``enum``, ``functools``, ``collections``): a few milliseconds that
 would all pass before the head start can begin hashing. The head start decides nothing (attest.verify.artifacts,
 carriers.delta_prefetch), so it reads documents with the C scanner CPython's own ``json`` uses, directly; where there
-is none (another interpreter), with ``json.loads``. The strict parse that decides comes later, with ``json``.
+is none (another interpreter), or with the fast path switched off (``ATTEST_FAST=0``), with ``json.loads`` and the
+same rules (strict, no NaN, no key twice for ``loads_unique``). The strict parse that decides comes later, with
+``json``.
 """
 
 from __future__ import annotations
+
+from attest.fast import ON
 
 TYPE_CHECKING = False  # typing is not imported before the hashing starts
 if TYPE_CHECKING:
@@ -67,12 +71,11 @@ def loads(data: bytes) -> Any:
     """The JSON value of UTF-8 ``data``; raises ValueError (or RecursionError) on anything else."""
     global _scanner
     if _scanner is None:
-        try:
-            from _json import make_scanner
-        except ImportError:  # no C scanner here: the json module's (importing re is then the cost of a head start)
+        make_scanner = _c_scanner()
+        if make_scanner is None:  # the json module's (importing re is then the cost of a head start)
             import json
 
-            return json.loads(data)
+            return json.loads(data, parse_constant=_no_constant)
         context: Any = _Context()  # duck-typed: typeshed names JSONDecoder
         _scanner = make_scanner(context)
     return _scan(_scanner, data.decode("utf-8"))
@@ -84,15 +87,25 @@ def loads_unique(text: str) -> Any:
     decides what a table is, two readers must not read two values out of it."""
     global _unique_scanner
     if _unique_scanner is None:
-        try:
-            from _json import make_scanner
-        except ImportError:
+        make_scanner = _c_scanner()
+        if make_scanner is None:
             import json
 
             return json.loads(text, object_pairs_hook=_unique, parse_constant=_no_constant)
         context: Any = _UniqueContext()
         _unique_scanner = make_scanner(context)
     return _scan(_unique_scanner, text)
+
+
+def _c_scanner() -> Any:
+    """CPython's C scanner factory (``_json.make_scanner``), or None: another interpreter, or the fast path off."""
+    if not ON:
+        return None
+    try:
+        from _json import make_scanner
+    except ImportError:
+        return None
+    return make_scanner
 
 
 def _scan(scanner: Any, text: str) -> Any:

@@ -1,0 +1,174 @@
+"""``attest record``: attest a table's latest data version."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from attest.cli.output import EXIT_OK, Output
+from attest.cli.shared import open_ref, read_input, storage_options, table_ref
+from attest.errors import AttestError, InvalidArgumentError, OpenLineageError
+from attest.fast.record import field, record
+
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from attest.openlineage.emit import Emitted
+    from attest.signing.keys import Signer
+    from carriers.core import AttestedTable
+    from carriers.refs import TableRef
+
+
+@record
+class RecordResult:
+    ref: str
+    noun: str
+    attested_version: str | None
+    files: int
+    proof: str | None
+    location: str
+    sidecar: str | None
+    manifest: dict[str, Any] | None
+    replaced: list[str] = field(default_factory=list)
+    signer: str | None = None  # the key id that signed (never the key)
+    envelope: str | None = None
+    openlineage: Emitted | None = None  # the OpenLineage event, when switched on
+    exit_code: int = EXIT_OK
+    warnings: list[str] = field(default_factory=list)  # said on stderr, and in --json
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"recorded": True, "table": self.ref, "location": self.location, "attested_version":
+               self.attested_version, "sidecar": self.sidecar, "manifest": self.manifest, "replaced": self.replaced,
+               "signer": self.signer, "envelope": self.envelope}
+        if self.openlineage is not None:
+            out["openlineage"] = self.openlineage.to_json()
+        if self.warnings:
+            out["warnings"] = self.warnings
+        return out
+
+    def human(self) -> str:
+        line = (f"RECORDED — {self.ref} {self.noun} {self.attested_version}: {self.files} file(s) hashed"
+                + (f", inputs {self.proof}" if self.proof else ", no inputs observed")
+                + (f", signed by {self.signer}" if self.signer else ", unsigned"))
+        sent = [self.openlineage.line()] if self.openlineage is not None and self.openlineage.emitted else []
+        return "\n".join([*(f"  replaces: {r}" for r in self.replaced), line, *sent])
+
+    @property
+    def stderr_text(self) -> str:
+        failed = self.openlineage is not None and not self.openlineage.emitted
+        lines = [*self.warnings, *([self.openlineage.line()] if failed and self.openlineage is not None else [])]
+        return "\n".join(lines)
+
+
+
+
+def _program_hash(args: argparse.Namespace) -> str:
+    from attest.cli.program_hash import program_identity  # the one computation, shared with `attest program-hash`
+
+    return program_identity(args)
+
+
+def _text_arguments(args: argparse.Namespace) -> None:
+    """Words recorded into the manifest must be Unicode text: bytes that are not UTF-8 on the command line reach
+    Python as lone surrogates, which no JSON document may hold (refused here as the argument they are, not as a
+    malformed manifest)."""
+    for option in ("model", "run_id", "sql", "dialect", "branch"):
+        value = getattr(args, option, None)
+        if isinstance(value, str) and any("\ud800" <= c <= "\udfff" for c in value):
+            raise InvalidArgumentError(f"--{option.replace('_', '-')} is not UTF-8 text (it holds bytes no Unicode "
+                                       "character is made of): give it as UTF-8")
+
+
+def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
+    _text_arguments(args)
+    program_hash = _program_hash(args)
+    ref = table_ref(args)
+    if ref.version is not None:
+        raise InvalidArgumentError(f"record attests the table's latest data {ref.noun}; drop the @{ref.version}")
+    from attest.openlineage.emit import switched_on
+
+    emit = switched_on(bool(args.openlineage))
+    inputs = []
+    upstreams = []
+    for item in args.input or []:
+        upstream_ref = _input_ref(item)
+        upstream = open_ref(args, upstream_ref)
+        upstreams.append(upstream)
+        inputs.append(upstream.observe(upstream_ref.version))
+    signer = _signer(args)  # before any hashing: an unreadable key is an input error (exit 2)
+    carrier = open_ref(args, ref, detached=bool(args.detached))
+    if args.branch is not None:
+        carrier = _on_branch(carrier, args.branch)
+    inputs.extend(_event_inputs(args, carrier))
+    from attest.cli.program_hash import dialect_change
+
+    warning = dialect_change(args, carrier, program_hash)
+    result = carrier.record(model=args.model, program_hash=program_hash, inputs=inputs, run_id=args.run_id,
+                            dialect=args.dialect, progress=out.progress("hashing table files"),
+                            replace=bool(args.replace), signer=signer)
+    manifest = result.manifest
+    emitted = _emit(args, carrier, result, upstreams) if emit else None
+    return RecordResult(ref=ref.base, noun=ref.noun, attested_version=result.attested_version,
+                        files=len(manifest.output_hashes or ()) if manifest is not None else 0,
+                        proof=None if manifest is None else manifest.inputs_proof_class, location=result.location,
+                        sidecar=result.sidecar, manifest=None if manifest is None else manifest.to_dict(),
+                        replaced=list(result.replaced), signer=result.signer, envelope=result.envelope,
+                        openlineage=emitted, warnings=[warning] if warning else [])
+
+
+def _signer(args: argparse.Namespace) -> Signer | None:
+    """The key ``--sign-key`` names, else ``$ATTEST_SIGNING_KEY``'s, else None. Never printed: only its key id."""
+    from attest.signing.keys import SIGNING_KEY_ENV
+
+    path = args.sign_key or os.environ.get(SIGNING_KEY_ENV)
+    if not path:
+        return None
+    from attest.signing.keys import PemSigner
+
+    return PemSigner.load(path)
+
+
+def _on_branch(carrier: AttestedTable, branch: str) -> AttestedTable:
+    from carriers.iceberg import IcebergCarrier
+
+    if not isinstance(carrier, IcebergCarrier):
+        raise InvalidArgumentError("--branch applies to Iceberg tables (Delta has no branches)")
+    return IcebergCarrier(carrier.table, catalog_name=carrier.catalog_name, detached=carrier.detached,
+                          allow_external=carrier.allow_external, branch=branch)
+
+
+
+
+def _event_inputs(args: argparse.Namespace, carrier: AttestedTable) -> list[Any]:
+    """Observed inputs from ``--openlineage-events`` files (carriers/openlineage.py resolves them)."""
+    if not args.openlineage_events:
+        return []
+    from attest.model import MAX_DOCUMENT_BYTES
+    from attest.openlineage.evidence import read_events
+    from carriers.openlineage import observe_events
+
+    datasets = []
+    for name in args.openlineage_events:
+        try:
+            data = read_input(name)
+        except AttestError as exc:
+            raise OpenLineageError(f"{name}: cannot read the OpenLineage events ({exc.message})", path=name) from exc
+        if len(data) > MAX_DOCUMENT_BYTES:  # read_input stops one byte past the limit: never parse a truncated file
+            raise OpenLineageError(f"{name}: more than {MAX_DOCUMENT_BYTES:,} bytes of OpenLineage events", path=name)
+        datasets.extend(read_events(data, name))
+    return list(observe_events(datasets, target=carrier, storage_options=storage_options(args)))
+
+
+def _emit(args: argparse.Namespace, carrier: AttestedTable, result: Any, upstreams: list[Any]) -> Emitted:
+    """The attestation's OpenLineage RunEvent, read back from the table; a failure is reported, never raised."""
+    from carriers.openlineage import emit_attestation, resolver, table_locations
+
+    return emit_attestation(carrier, result, resolve=resolver(storage_options(args)),
+                            input_locations=table_locations(upstreams), show_console=True)
+
+
+def _input_ref(text: str) -> TableRef:
+    from carriers.refs import parse_ref
+
+    return parse_ref(text)
