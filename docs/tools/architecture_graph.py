@@ -55,9 +55,10 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
                                                                                      "carriers.delta_commit",
                                                                                      "carriers.delta_write",
                                                                                      "carriers.delta_prefetch")),
-        ("iceberg", "iceberg · iceberg_catalogs · iceberg_deletes · iceberg_static · iceberg_write · publish",
-         ("carriers.iceberg", "carriers.iceberg_catalogs", "carriers.iceberg_deletes", "carriers.iceberg_static",
-          "carriers.iceberg_write", "carriers.publish")),
+        ("iceberg", "iceberg · iceberg_catalogs · iceberg_deletes · iceberg_kept · iceberg_static · iceberg_write · "
+                    "publish",
+         ("carriers.iceberg", "carriers.iceberg_catalogs", "carriers.iceberg_deletes", "carriers.iceberg_kept",
+          "carriers.iceberg_static", "carriers.iceberg_write", "carriers.publish")),
         ("standalone", "standalone", ("carriers.standalone",)),
         ("carrier_core", "core · base · sidecar · properties · catalog_options",
          ("carriers", "carriers.core", "carriers.base", "carriers.sidecar", "carriers.properties",
