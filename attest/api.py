@@ -171,7 +171,7 @@ def _expected(program_sql: str | None, dialect: str | None) -> tuple[str, str] |
 def _referenced(table: Any, version: str | int | None, snapshot_id: str | int | None, catalog: str | None,
                 uri: str | None, warehouse: str | None, *, latest: bool = False) -> Iterator[TableRef]:
     """The TableRef ``table`` stands for, with its catalog's overrides in force while the caller uses it."""
-    from carriers.catalog_options import default_catalog_name, overriding
+    from carriers.iceberg.catalog_options import default_catalog_name, overriding
     from carriers.refs import TableRef, parse_ref
 
     overrides = {k: v for k, v in (("uri", uri), ("warehouse", warehouse)) if v is not None}
@@ -218,7 +218,7 @@ def _opened(table: Any, version: str | int | None, snapshot_id: str | int | None
     options = dict(storage_options or {})
     if options:
         from attest.redact import register_secrets
-        from carriers.storage import option_secrets
+        from carriers.storage.options import option_secrets
 
         register_secrets(option_secrets(options))  # no message may echo a credential
     with _referenced(table, version, snapshot_id, catalog, uri, warehouse, latest=latest) as ref:

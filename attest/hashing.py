@@ -492,7 +492,7 @@ def _hash_all(jobs: list[list[str]], sizes: Mapping[str, int], workers: int,
 
 class BackgroundHashing:
     """Files listed and hashed on a thread of its own, started before the caller knows which files it will want: the
-    command line's head start (attest.verify.artifacts.EarlyHashes for manifests, carriers.delta_prefetch for Delta
+    command line's head start (attest.verify.artifacts.EarlyHashes for manifests, carriers.delta.prefetch for Delta
     tables). It decides nothing: ``take`` gives the hashes only for exactly the files listed here.
 
     Subclasses implement ``listing`` (``{path: size}`` of regular files, or None: nothing to hash), called on the

@@ -62,7 +62,7 @@ def make_data(root: Path, small_count: int, small_kib: int, big_mib: int) -> Non
 
     from attest.build import build_manifest
     from attest.hashing import hash_files
-    from carriers.delta import attest_after_write
+    from carriers.delta.carrier import attest_after_write
 
     marker = root / f".complete-{small_count}-{small_kib}-{big_mib}"
     if marker.exists():

@@ -36,7 +36,7 @@ def load() -> str:
 def on_cluster(root: Path, workers: int, table: Path, nbytes: int, rounds: int) -> tuple[float, float]:
     """(best verify seconds, best hashing-job seconds) on a fresh cluster of ``workers`` one-core workers."""
     from attest.verify.table import verify_table
-    from carriers.delta import DeltaCarrier
+    from carriers.delta.carrier import DeltaCarrier
     from carriers.spark.distributed import cli_session, use_executors
     from tests.spark.cluster import StandaloneCluster
 

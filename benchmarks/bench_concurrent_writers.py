@@ -44,7 +44,7 @@ def writer(path: str, appends: int, seed: int, results: mp.Queue) -> None:  # ty
 
 def attester(path: str, mode: str, stop: mp.Event, results: mp.Queue) -> None:  # type: ignore[type-arg]
     from attest.errors import AttestError
-    from carriers.delta import DeltaCarrier
+    from carriers.delta.carrier import DeltaCarrier
 
     done: set[int] = set()
     failures = 0
@@ -58,7 +58,7 @@ def attester(path: str, mode: str, stop: mp.Event, results: mp.Queue) -> None:  
             if v in done:
                 continue
             try:
-                from carriers.delta_log import read_commit
+                from carriers.delta.log import read_commit
 
                 commit = read_commit(carrier.storage, v)
                 if commit is None or not commit.touches_files:
@@ -78,8 +78,8 @@ def run(mode: str, appends: int) -> dict[str, int]:
     from deltalake import write_deltalake
 
     from attest.verify.table import verify_table
-    from carriers.delta import DeltaCarrier
-    from carriers.delta_log import read_commit
+    from carriers.delta.carrier import DeltaCarrier
+    from carriers.delta.log import read_commit
 
     root = Path(tempfile.mkdtemp(prefix=f"bench-cw-{mode}-"))
     path = str(root / "t")

@@ -16,7 +16,7 @@ from _timing import timed  # benchmarks run as scripts: their folder is on sys.p
 from deltalake import DeltaTable, write_deltalake
 
 from attest.verify.table import verify_table
-from carriers.delta import DeltaCarrier, attest_after_write
+from carriers.delta.carrier import DeltaCarrier, attest_after_write
 
 PROGRAM = "a" * 64
 

@@ -38,7 +38,7 @@ def make_table(path: Path, gib: float, files: int) -> int:
     import pyarrow as pa
     from deltalake import write_deltalake
 
-    from carriers.delta import attest_after_write
+    from carriers.delta.carrier import attest_after_write
 
     marker = path / f".complete-{gib}-{files}"
     if not marker.exists():
@@ -78,9 +78,9 @@ def on_executors(master: str, table: Path, nbytes: int, rounds: int) -> tuple[fl
     from attest.tables import DataFile
     from attest.verify.report import Report
     from attest.verify.table import verify_table
-    from carriers.delta import DeltaCarrier
+    from carriers.delta.carrier import DeltaCarrier
     from carriers.spark.distributed import ExecutorHasher, cli_session, use_executors
-    from carriers.storage import DeltaStorage
+    from carriers.storage.delta import DeltaStorage
 
     spark = cli_session(master, app_name="bench-distributed")
     try:
@@ -121,7 +121,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from attest.verify.table import verify_table
-    from carriers.delta import DeltaCarrier
+    from carriers.delta.carrier import DeltaCarrier
 
     root = args.dir if args.dir is not None else Path(tempfile.mkdtemp(prefix="attest-bench-dist-"))
     table = root / "table"

@@ -31,7 +31,7 @@ from _timing import timed  # benchmarks run as scripts: their folder is on sys.p
 from pyiceberg.catalog.sql import SqlCatalog
 
 from attest.verify.table import verify_table
-from carriers.iceberg import IcebergCarrier, attest_after_write
+from carriers.iceberg.carrier import IcebergCarrier, attest_after_write
 
 PROGRAM = "a" * 64
 

@@ -18,7 +18,7 @@ from _timing import timed  # benchmarks run as scripts: their folder is on sys.p
 from pyiceberg.catalog.sql import SqlCatalog
 
 from attest.verify.table import verify_table
-from carriers.iceberg import SUMMARY_BUDGET, IcebergCarrier, attest_after_write
+from carriers.iceberg.carrier import SUMMARY_BUDGET, IcebergCarrier, attest_after_write
 from carriers.properties import PREFIX
 
 PROGRAM = "a" * 64

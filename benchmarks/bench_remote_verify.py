@@ -34,7 +34,7 @@ def main() -> int:
     import pyarrow as pa
     from deltalake import write_deltalake
 
-    from carriers.delta import attest_after_write
+    from carriers.delta.carrier import attest_after_write
     from tests.servers import seaweed
     from tests.servers.stores import s3_bucket
 

@@ -15,10 +15,10 @@
 - **sign**: with a signer, record() / write() also sign the attestation (an in-toto Statement in a DSSE envelope,
   docs/signing.md) and store the envelope content-addressed beside the sidecar, before the metadata that names it.
 
-A format (carriers/delta.py, carriers/iceberg.py) supplies only what is truly its own: how versions are named, the
-live files and reader view of a version, where the attestation in force is found, how commits between two versions
-are classified, how the metadata map is committed, and what it caches while reading (``_forget``). Verification itself
-is engine-free (attest.verify.table).
+A format (carriers/delta/carrier.py, carriers/iceberg/carrier.py) supplies only what is truly its own: how versions
+are named, the live files and reader view of a version, where the attestation in force is found, how commits
+between two versions are classified, how the metadata map is committed, and what it caches while reading
+(``_forget``). Verification itself is engine-free (attest.verify.table).
 
 A carrier may be kept open (a notebook, a service, an audit): each ``read``, ``state`` or ``list_files`` after its
 first reads the table again, so an answer never comes from an earlier read.
@@ -58,7 +58,8 @@ from carriers import properties as props
 from carriers.base import WriteResult, triples_for
 from carriers.sidecar import Sidecar, SidecarError, sidecar_name
 from carriers.sidecar import build as build_sidecar
-from carriers.storage import Storage, hash_locations, local_path_of
+from carriers.storage.base import Storage, local_path_of
+from carriers.storage.hashing import hash_locations
 
 if TYPE_CHECKING:
     from attest.signing.keys import Signer
@@ -506,7 +507,7 @@ class AttestedTable(ABC):
 
     def _kept_copy(self, digest: str) -> bytes | None:
         """The bytes of BLAKE3 ``digest`` (a sidecar, an envelope) from where table maintenance does not delete them
-        (Iceberg: a Puffin file the table metadata registers, carriers/iceberg_kept.py); the caller checks the hash."""
+        (Iceberg: a Puffin file the table metadata registers, carriers/iceberg/kept.py); the caller checks the hash."""
         return None
 
     def _envelope_rel(self, digest: str) -> str:

@@ -24,7 +24,7 @@ Names that collide are reported: two catalog entries spelling the same ``iceberg
 ``table_not_audited``; two folders whose names differ only by case or Unicode form are both audited, each with a note.
 
 Iceberg tables found by their folder come back as ``TableRef("iceberg", <path or URI>, catalog=None)``: a local one
-is read from its own metadata (carriers/iceberg_static.py, the newest metadata file by version number, labelled so);
+is read from its own metadata (carriers/iceberg/static.py, the newest metadata file by version number, labelled so);
 one on an object store is refused by ``open_table`` with ``unsupported_table``, naming the way to audit it.
 """
 
@@ -246,7 +246,8 @@ def remote_tables_under(prefix: str, storage_options: Mapping[str, str] | None =
 def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = None) -> Discovery:
     """The walk on an object store: one delimiter listing per folder through delta-rs's object store; tables are
     entered too (a nested table is found and noted)."""
-    from carriers.storage import DeltaStorage, check_supported
+    from carriers.storage.delta import DeltaStorage
+    from carriers.storage.options import check_supported
 
     root = prefix.rstrip("/")
     check_supported("delta-rs", root)
@@ -296,7 +297,7 @@ def iceberg_tables(catalog_name: str, namespace: str | None) -> Iterator[TableRe
 
 
 def _iceberg_found(catalog_name: str, namespace: str | None) -> Iterator[Found]:
-    from carriers.iceberg_catalogs import load_catalog
+    from carriers.iceberg.catalogs import load_catalog
 
     try:
         catalog = load_catalog(catalog_name)
@@ -350,7 +351,7 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None) -> D
         return Discovery([Found(parse_ref(target))])
     if target.endswith("/"):  # a prefix (the trailing slash says so): every table under it
         return discover_remote(target, storage_options)
-    from carriers.storage import DeltaStorage
+    from carriers.storage.delta import DeltaStorage
 
     if re.search(r"@[0-9]+$", target):
         return Discovery([Found(parse_ref(target))])

@@ -33,12 +33,12 @@ __all__ = ["LineageGraph", "LineageNode", "location_key", "walk"]
 
 def location_key(location: str) -> str:
     """One spelling per table location: what node identity and self-inputs are judged by. Delta: the URI signed
-    statements name a table by (``carriers.delta.signed_table_uri``: ``file:///abs`` for ``file:/abs``,
+    statements name a table by (``carriers.delta.carrier.signed_table_uri``: ``file:///abs`` for ``file:/abs``,
     ``file:///abs/`` and ``/abs``; object stores without a trailing ``/``, Hadoop scheme aliases folded); an
     ``iceberg://`` reference as it is. A location that cannot be normalised (a NUL byte, ...) stays as written."""
     if location.startswith(ICEBERG_SCHEME):
         return location
-    from carriers.delta import signed_table_uri
+    from carriers.delta.carrier import signed_table_uri
 
     try:
         return signed_table_uri(location)
@@ -202,7 +202,7 @@ def _identity(carrier: AttestedTable | None, version: str | None) -> str | None:
 def _ancestor(carrier: AttestedTable, older: str, newer: str) -> bool:
     """Whether Iceberg snapshot ``older`` is an ancestor of ``newer`` (snapshot ids are not ordered). Bounded by the
     table's snapshot count: a parent cycle in hostile metadata ends."""
-    from carriers.iceberg import IcebergCarrier
+    from carriers.iceberg.carrier import IcebergCarrier
 
     if not isinstance(carrier, IcebergCarrier) or not is_digits(older):
         return False

@@ -220,16 +220,16 @@ def open_table(ref: TableRef | str, *, storage_options: Mapping[str, str] | None
         ref = parse_ref(ref)
     if ref.format == "iceberg":
         try:
-            import pyiceberg  # noqa: F401 - carriers.iceberg imports it lazily; ask now, before any work
+            import pyiceberg  # noqa: F401 - carriers.iceberg.carrier imports it lazily; ask now, before any work
 
-            from carriers.iceberg import IcebergCarrier
+            from carriers.iceberg.carrier import IcebergCarrier
         except ImportError as exc:
             raise AttestError(f"{ref.base} is an Iceberg table and this install has no Iceberg support: "
                               "pip install 'recipe-attest[iceberg]'", code=Code.EXTRA_MISSING) from exc
         if ref.catalog is None and is_local(ref.location):
             # A folder holding metadata/*.metadata.json: through a configured catalog that owns it, else read from its
-            # newest metadata file, labelled so (carriers/iceberg_static.py).
-            from carriers.iceberg_static import open_folder
+            # newest metadata file, labelled so (carriers/iceberg/static.py).
+            from carriers.iceberg.static import open_folder
 
             return open_folder(ref.location, detached=detached, allow_external=allow_external)
         if ref.catalog is None:
@@ -244,7 +244,7 @@ def open_table(ref: TableRef | str, *, storage_options: Mapping[str, str] | None
             _refuse_ambiguous_iceberg(ref)
         return carrier
     try:
-        from carriers.delta import DeltaCarrier
+        from carriers.delta.carrier import DeltaCarrier
     except ImportError as exc:
         raise AttestError(f"{ref.base} is a Delta table and this install has no Delta support: "
                           "pip install 'recipe-attest[delta]'", code=Code.EXTRA_MISSING) from exc
@@ -254,7 +254,7 @@ def open_table(ref: TableRef | str, *, storage_options: Mapping[str, str] | None
 
 def _refuse_ambiguous_iceberg(ref: TableRef) -> None:
     """``iceberg://c/ns.t@5`` when a table literally named ``t@5`` exists: refuse rather than guess."""
-    from carriers.iceberg_catalogs import load_catalog  # table_exists loads the table's metadata
+    from carriers.iceberg.catalogs import load_catalog  # table_exists loads the table's metadata
 
     try:
         exists = load_catalog(ref.catalog).table_exists(f"{ref.location}@{ref.version}")

@@ -22,8 +22,8 @@ import pytest
 from deltalake import write_deltalake
 from pyiceberg.catalog.sql import SqlCatalog
 
-from carriers.delta import attest_after_write
-from carriers.iceberg import attest_after_write as iceberg_attest_after_write
+from carriers.delta.carrier import attest_after_write
+from carriers.iceberg.carrier import attest_after_write as iceberg_attest_after_write
 from carriers.spark.session import pyiceberg_catalog_properties
 from tests.conftest import run_cli
 

@@ -147,7 +147,7 @@ def test_reattesting_without_the_inputs_needs_replace(tmp_path: Path) -> None:
 
 def test_record_of_a_superseded_version_exits_1(delta: Path) -> None:
     """Asked to attest an older data version in properties mode: it could never be in force."""
-    from carriers.delta import DeltaCarrier
+    from carriers.delta.carrier import DeltaCarrier
 
     write_deltalake(str(delta), pa.table({"x": [9]}), mode="append")
     from attest.errors import SupersededError

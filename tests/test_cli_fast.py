@@ -1,7 +1,7 @@
 """The command line's fast paths (docs/hashing.md, "The command line"): they must never change a verdict.
 
 - the head start: hashing begun from the raw command line (manifests: attest.verify.artifacts.EarlyHashes; local Delta
-  tables: carriers.delta_prefetch) is used only when the real parse agrees, and only for exactly the files the
+  tables: carriers.delta.prefetch) is used only when the real parse agrees, and only for exactly the files the
   verification resolves itself;
 - one sub-parser per run (attest.cli.parser.build_parser(command)) parses as the whole parser does;
 - a read-only command ends with os._exit after flushing and running the exit handlers (attest.cli.run);
@@ -27,7 +27,7 @@ from attest.cli.parser import COMMANDS, build_parser
 from attest.fast.startup import head_start as _head_start
 from attest.verify.artifacts import EarlyHashes
 from carriers.core import canonical_relative
-from carriers.delta_prefetch import PREFETCH_MAX_FILES, DeltaPrefetch, PrefetchedHasher, _plain
+from carriers.delta.prefetch import PREFETCH_MAX_FILES, DeltaPrefetch, PrefetchedHasher, _plain
 from tests.conftest import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,7 +123,7 @@ def _delta(path: Path, files: int, *, partitioned: bool = False) -> None:
     import pyarrow as pa
     from deltalake import write_deltalake
 
-    from carriers.delta import attest_after_write
+    from carriers.delta.carrier import attest_after_write
 
     data = pa.table({"p": list(range(files)), "b": [os.urandom(2000) for _ in range(files)]})
     write_deltalake(str(path), data, partition_by=["p"] if partitioned else None)
@@ -287,7 +287,7 @@ def test_add_action_rows_match_pyarrow(tmp_path: Path) -> None:
     import pyarrow as pa
     from deltalake import DeltaTable, write_deltalake
 
-    from carriers.delta import add_action_rows
+    from carriers.delta.carrier import add_action_rows
 
     utc = datetime.UTC
     data = pa.table({

@@ -1,4 +1,4 @@
-"""The command line's head start in a child process (carriers.delta_prefetch.ForkedDeltaPrefetch), for Delta logs of
+"""The command line's head start in a child process (carriers.delta.prefetch.ForkedDeltaPrefetch), for Delta logs of
 many files: the same listing and hashing as the thread, the same verdicts, nothing left running.
 
 The child is forked only from a fresh process (the ``attest`` program): each case runs in a fresh interpreter."""
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from carriers.delta_prefetch import FORK_MIN_COMMIT_BYTES, DeltaPrefetch, ForkedDeltaPrefetch, _commit_bytes
+from carriers.delta.prefetch import FORK_MIN_COMMIT_BYTES, DeltaPrefetch, ForkedDeltaPrefetch, _commit_bytes
 from tests.conftest import run_cli
 from tests.test_cli_fast import _delta
 
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # table through it; print what happened as JSON.
 _SCRIPT = """
 import json, os, sys
-from carriers.delta_prefetch import DeltaPrefetch
+from carriers.delta.prefetch import DeltaPrefetch
 table, mode = sys.argv[1], sys.argv[2]
 prefetch = DeltaPrefetch.start(table, may_fork=True)
 out = {"kind": type(prefetch).__name__}

@@ -69,7 +69,7 @@ def test_a_delta_table_verify_is_the_same_with_the_fast_path_off(tmp_path: Path)
     import pyarrow as pa
     from deltalake import write_deltalake
 
-    from carriers.delta import attest_after_write
+    from carriers.delta.carrier import attest_after_write
 
     table = tmp_path / "t"
     write_deltalake(str(table), pa.table({"p": [1, 2], "b": [b"x" * 2000, b"y" * 2000]}))

@@ -22,7 +22,7 @@ from attest.errors import AttestError
 from attest.verify.manifest import verify_manifest_bytes
 from carriers import properties as props
 from carriers.core import Carried
-from carriers.delta_log import LogState, _Validity, json_lines, parse_commit
+from carriers.delta.log import LogState, _Validity, json_lines, parse_commit
 from carriers.sidecar import Sidecar, SidecarError
 
 EXAMPLES = int(os.environ.get("ATTEST_FUZZ_EXAMPLES", "25000"))
@@ -89,7 +89,7 @@ def _table() -> Any:
     import pyarrow as pa
     from deltalake import write_deltalake
 
-    from carriers.delta import DeltaCarrier
+    from carriers.delta.carrier import DeltaCarrier
 
     path = tempfile.mkdtemp(prefix="attest-fuzz-") + "/t"
     write_deltalake(path, pa.table({"v": [1]}))
@@ -175,7 +175,7 @@ def test_path_canonicalisation(raw: str) -> None:
     """A Delta add path and an Iceberg location from the log or a manifest: a reason or a path, never an exception
     (a percent-escape that is not UTF-8 raised UnicodeDecodeError, an internal error)."""
     from carriers.core import canonical_relative
-    from carriers.iceberg import _canonical_uri
+    from carriers.iceberg.carrier import _canonical_uri
 
     _count("paths")
     rel, reason = canonical_relative(raw)
@@ -188,7 +188,7 @@ def test_path_canonicalisation(raw: str) -> None:
     from attest.locations import is_local, is_uri
     from attest.openlineage.naming import dataset_name, location_of
     from carriers.core import under_root
-    from carriers.storage import local_path_of
+    from carriers.storage.base import local_path_of
 
     assert isinstance(is_uri(raw), bool) and isinstance(is_local(raw), bool)
     assert local_path_of(raw) is None or isinstance(local_path_of(raw), str)

@@ -18,8 +18,9 @@ from deltalake import write_deltalake
 from attest.cli import main
 from attest.hashing import hash_bytes, hash_files, hash_sized_files, hash_stream_counted
 from attest.tables import DataFile
-from carriers.delta import attest_after_write
-from carriers.storage import DeltaStorage, hash_location, hash_locations
+from carriers.delta.carrier import attest_after_write
+from carriers.storage.delta import DeltaStorage
+from carriers.storage.hashing import hash_location, hash_locations
 
 
 class _ReadOnly:

@@ -40,7 +40,7 @@ def test_deep_nesting_raises_and_never_crashes() -> None:
         jsonscan.loads(b"[" * 100_000 + b"]" * 100_000)
 
 
-@pytest.mark.parametrize("module", ["attest.fast.jsonscan", "attest.verify.artifacts", "carriers.delta_prefetch"])
+@pytest.mark.parametrize("module", ["attest.fast.jsonscan", "attest.verify.artifacts", "carriers.delta.prefetch"])
 def test_the_head_starts_import_neither_json_nor_re(module: str) -> None:
     """The point of the module: the head starts begin hashing before json and re are imported."""
     code = (f"import sys, {module}, attest.fast.jsonscan as j; j.loads(b'{{\"a\": [1, 2.5]}}'); "

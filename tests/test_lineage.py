@@ -70,7 +70,7 @@ PROGRAM = "a" * 64
 def _appended(tmp_path: Path, times: int, *, spelling: str = "") -> tuple[Path, Path]:
     """``up`` attested once; ``orders`` written, then appended to and recorded ``times`` times (each record lists
     the version it built on and ``up``). ``spelling``: "file:" records through Spark's ``file:/p`` spelling."""
-    from carriers.delta import DeltaCarrier, attest_after_write
+    from carriers.delta.carrier import DeltaCarrier, attest_after_write
 
     up, orders = tmp_path / "up", tmp_path / "orders"
     write_deltalake(str(up), pa.table({"a": [1]}))
@@ -144,7 +144,7 @@ def test_a_tampered_middle_version_of_the_chain_fails_the_walk_and_is_named(tmp_
 
 def test_spark_file_colon_slash_and_delta_rs_file_uris_are_one_table(tmp_path: Path) -> None:
     """Spark names a local table ``file:/p``, delta-rs ``file:///p``: the same table, one node, one chain."""
-    from carriers.delta import DeltaCarrier, attest_after_write
+    from carriers.delta.carrier import DeltaCarrier, attest_after_write
 
     up, orders = _appended(tmp_path, 3, spelling="file:")
     assert DeltaCarrier(f"file:{orders}").input_location == f"file:{orders}"  # what the records hold
@@ -168,7 +168,7 @@ def test_spark_file_colon_slash_and_delta_rs_file_uris_are_one_table(tmp_path: P
 
 
 def test_an_unattested_different_upstream_still_fails(tmp_path: Path) -> None:
-    from carriers.delta import DeltaCarrier, attest_after_write
+    from carriers.delta.carrier import DeltaCarrier, attest_after_write
 
     _, orders = _appended(tmp_path, 2)
     raw = tmp_path / "raw"
@@ -184,7 +184,7 @@ def test_an_unattested_different_upstream_still_fails(tmp_path: Path) -> None:
 
 def _tables(tmp_path: Path, names: str) -> list[Path]:
     """A line of tables, each recorded as reading the one before: a -> b -> c -> ..."""
-    from carriers.delta import DeltaCarrier, attest_after_write
+    from carriers.delta.carrier import DeltaCarrier, attest_after_write
 
     out: list[Path] = []
     for name in names:
@@ -222,7 +222,7 @@ def test_an_iceberg_table_appended_and_recorded_is_one_node_too(tmp_path: Path,
     from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.utils.config import Config
 
-    from carriers.iceberg import IcebergCarrier
+    from carriers.iceberg.carrier import IcebergCarrier
     from tests.iceberg.conftest import CATALOG, catalog_properties, rows
 
     props = catalog_properties(tmp_path)

@@ -18,7 +18,7 @@ from attest.render.mermaid import to_mermaid
 from attest.render.svg import to_svg
 from attest.render.text import node_lines, node_tooltip
 from attest.verify.audit import AuditReport
-from carriers.delta import DeltaCarrier
+from carriers.delta.carrier import DeltaCarrier
 from carriers.lineage import walk
 from tests.conftest import run_cli
 from tests.test_lineage import _pipeline

@@ -86,7 +86,7 @@ def _on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str, str]:
 
 def test_verify_and_audit_show_progress_on_a_terminal_only(tmp_path: Path) -> None:
     table = tmp_path / "lake" / "t"
-    # More files than the command line's head start takes (carriers.delta_prefetch.PREFETCH_MAX_FILES), so that the
+    # More files than the command line's head start takes (carriers.delta.prefetch.PREFETCH_MAX_FILES), so that the
     # hashing is still to do when the bar can be drawn.
     write_deltalake(str(table), pa.table({"p": list(range(80)), "x": list(range(80))}), partition_by=["p"])
     assert run_cli("record", str(table), "--model", "m", "--sql", "SELECT 1").returncode == 0

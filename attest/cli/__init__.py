@@ -40,7 +40,7 @@ def run() -> NoReturn:
         # IMDS lines) before our coded error. Errors still print; RUST_LOG set, or ATTEST_DEBUG, shows everything.
         # Here, not in main(): the process's own setting, not one a caller of main() inherits.
         os.environ["RUST_LOG"] = "error"
-    # Nothing has run in this process before: a head start may fork a child to hash in (carriers.delta_prefetch).
+    # Nothing has run in this process before: a head start may fork a child to hash in (carriers.delta.prefetch).
     code, args = _main(sys.argv[1:], fresh_process=True)
     if fast.ON:
         from attest.fast.startup import end_now, read_only
@@ -108,7 +108,7 @@ def _run(args: argparse.Namespace) -> int:
         if os.environ.get("ATTEST_DEBUG"):
             raise
         if isinstance(exc, OSError):  # a store's failure (access denied, unreachable): coded like any other
-            from carriers.storage import coded
+            from carriers.storage.errors import coded
 
             return out.error(coded(exc))
         return out.internal(exc)

@@ -85,7 +85,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
 
 
 def _coded(exc: Exception) -> Exception:
-    from carriers.storage import coded
+    from carriers.storage.errors import coded
 
     return coded(exc) if isinstance(exc, OSError) else exc
 

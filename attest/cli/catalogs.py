@@ -1,7 +1,7 @@
 """``--catalog NAME``, ``--uri URI`` and ``--warehouse W`` on every command that takes a table, spelt as pyiceberg's own
 CLI spells them: ``attest verify --catalog prod sales.orders`` is ``attest verify iceberg://prod/sales.orders``, and
-``--uri`` / ``--warehouse`` override that catalog's configured properties (carriers.catalog_options) for the whole
-command. As in pyiceberg, ``--uri`` without ``--catalog`` is about pyiceberg's default catalog (``default``)."""
+``--uri`` / ``--warehouse`` override that catalog's configured properties (carriers.iceberg.catalog_options) for the
+whole command. As in pyiceberg, ``--uri`` without ``--catalog`` is about pyiceberg's default catalog (``default``)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def catalog_for(args: argparse.Namespace, text: str | None) -> str | None:
         return catalog
     if text is not None and text.startswith(_ICEBERG):
         return None
-    from carriers.catalog_options import default_catalog_name
+    from carriers.iceberg.catalog_options import default_catalog_name
 
     return default_catalog_name()
 
@@ -75,7 +75,7 @@ def scope(args: argparse.Namespace) -> Iterator[None]:
 
     with contextlib.suppress(ValueError):  # postgresql://user:password@host/db: the password is never printed
         register_secrets([p for p in (urlparse(properties.get("uri", "")).password,) if p])
-    from carriers.catalog_options import overriding
+    from carriers.iceberg.catalog_options import overriding
 
     with overriding(_scoped_catalog(args), properties):
         yield

@@ -40,13 +40,13 @@ class PublishRefusedResult:
 
 def cmd_publish(args: argparse.Namespace, out: Output) -> Any:
     from attest.errors import VerificationRefusedError
-    from carriers.publish import publish
+    from carriers.iceberg.publish import publish
 
     ref = table_ref(args)
     if ref.format != "iceberg" or ref.version is not None:
         raise InvalidArgumentError("publish takes an Iceberg table, iceberg://<catalog>/<namespace>.<table>, without "
                                    "a snapshot: the branch head is what is published")
-    from carriers.iceberg import IcebergCarrier
+    from carriers.iceberg.carrier import IcebergCarrier
 
     policy = trust_policy(args)
     carrier = open_ref(args, ref)

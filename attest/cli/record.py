@@ -130,7 +130,7 @@ def _signer(args: argparse.Namespace) -> Signer | None:
 
 
 def _on_branch(carrier: AttestedTable, branch: str) -> AttestedTable:
-    from carriers.iceberg import IcebergCarrier
+    from carriers.iceberg.carrier import IcebergCarrier
 
     if not isinstance(carrier, IcebergCarrier):
         raise InvalidArgumentError("--branch applies to Iceberg tables (Delta has no branches)")

@@ -85,7 +85,7 @@ def storage_options(args: argparse.Namespace) -> dict[str, str]:
                                        "characters, not shown)")
         out[key] = value
     from attest.redact import register_secrets
-    from carriers.storage import option_secrets
+    from carriers.storage.options import option_secrets
 
     register_secrets(option_secrets(out))  # before anything can fail: no message may echo a credential
     return out

@@ -53,7 +53,7 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
         if prefetch is not None and spark is None:
             # Hashing started before this module was imported (attest.fast.startup.head_start): used only for
             # exactly the files the carrier lists itself.
-            from carriers.delta_prefetch import DeltaPrefetch, PrefetchedHasher
+            from carriers.delta.prefetch import DeltaPrefetch, PrefetchedHasher
 
             if isinstance(prefetch, DeltaPrefetch):
                 carrier.hasher = PrefetchedHasher(prefetch, carrier.storage)

@@ -5,7 +5,7 @@
 only to make that start-up short is here; nothing outside this package needs it to be correct:
 
 - ``attest.fast.startup``: the head start (``verify`` read from the raw command line before argparse is imported, so
-  hashing overlaps the rest of start-up: attest.verify.artifacts.EarlyHashes, carriers.delta_prefetch) and, after a
+  hashing overlaps the rest of start-up: attest.verify.artifacts.EarlyHashes, carriers.delta.prefetch) and, after a
   read-only command, the interpreter's teardown skipped.
 - ``attest.fast.record``: plain data classes without importing ``dataclasses`` (and with it ``inspect``, ``ast``,
   ``dis``, ``tokenize``), for the modules every command imports; ``many_records`` pauses the cycle collector while a

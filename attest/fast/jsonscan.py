@@ -2,7 +2,7 @@
 
 ``json``'s Python layer imports ``re`` (and with it ``enum``, ``functools``, ``collections``): a few milliseconds that
 would all pass before the head start can begin hashing. The head start decides nothing (attest.verify.artifacts,
-carriers.delta_prefetch), so it reads documents with the C scanner CPython's own ``json`` uses, directly; where there
+carriers.delta.prefetch), so it reads documents with the C scanner CPython's own ``json`` uses, directly; where there
 is none (another interpreter), or with the fast path switched off (``ATTEST_FAST=0``), with ``json.loads`` and the
 same rules (strict, no NaN, no key twice for ``loads_unique``). The strict parse that decides comes later, with
 ``json``.

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     import argparse
 
     from attest.verify.artifacts import EarlyHashes
-    from carriers.delta_prefetch import DeltaPrefetch
+    from carriers.delta.prefetch import DeltaPrefetch
 
 __all__ = ["HeadStart", "end_now", "head_start", "read_only"]
 
@@ -66,7 +66,7 @@ def head_start(arguments: list[str], *, may_fork: bool = False) -> HeadStart | N
     """``verify MANIFEST --artifacts-dir DIR`` (or a standalone carrier directory), or ``verify TABLE`` of a local
     Delta table: start resolving and hashing the files now, before argparse, the verifier, the schema, the report
     machinery and the table library are imported, so that most of start-up overlaps the hashing. It decides nothing
-    (attest.verify.artifacts.EarlyHashes, carriers.delta_prefetch): the command parses the line for real and uses the
+    (attest.verify.artifacts.EarlyHashes, carriers.delta.prefetch): the command parses the line for real and uses the
     hashes only when the parse names the same target, directory, level and version, and only for exactly the files
     it resolves itself."""
     if not arguments or arguments[0] != "verify":
@@ -97,7 +97,7 @@ def head_start(arguments: list[str], *, may_fork: bool = False) -> HeadStart | N
         # ASCII digits only: '²'.isdigit() is true and int('²') raises (attest.numbers.is_digits, not imported yet).
         if artifacts is not None or (version is not None and not (version.isascii() and version.isdigit())):
             return None
-        from carriers.delta_prefetch import DeltaPrefetch
+        from carriers.delta.prefetch import DeltaPrefetch
 
         prefetch = DeltaPrefetch.start(target, None if version is None else int(version), may_fork=may_fork)
         return None if prefetch is None else HeadStart(words, prefetch)

@@ -260,7 +260,7 @@ def verify_table(
     """Verify a table version through its carrier (``policy``: judge its signature too, see ``verify_state``). A
     table given by path, URI or engine object is ``attest.verify(table)``'s (attest/api.py)."""
     if not callable(getattr(carrier, "state", None)):
-        raise TypeError(f"verify_table takes a carrier (carriers.delta.DeltaCarrier(path), carriers.refs.open_table"
+        raise TypeError("verify_table takes a carrier (carriers.delta.DeltaCarrier(path), carriers.refs.open_table"
                         f"(ref)), not a {type(carrier).__name__}: for a path, URI, iceberg:// reference or engine "
                         "table use attest.verify(table)")
     return verify_state(carrier.state(version), carrier, level=level, progress=progress, policy=policy, now=now)

@@ -42,15 +42,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from attest.errors import CarrierError, Code
 from attest.tables import DataFile, Progress
 from carriers.spark.errors import SparkJobError, SparkStartError
-from carriers.storage import (
-    REMOTE_WORKERS,
-    DeltaStorage,
-    FileIOStorage,
-    Storage,
-    environment_options,
-    hash_location,
-    hash_locations,
-)
+from carriers.storage.base import Storage
+from carriers.storage.delta import DeltaStorage
+from carriers.storage.fileio import FileIOStorage
+from carriers.storage.hashing import REMOTE_WORKERS, hash_location, hash_locations
+from carriers.storage.options import environment_options
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -241,7 +237,7 @@ def _hash_buckets(recipe: StorageRecipe, done_files: Any, done_bytes: Any, cpu_s
 
     from pyspark import TaskContext
 
-    from carriers.storage import local_path_of
+    from carriers.storage.base import local_path_of
 
     context = TaskContext.get()
     threads = max(1, context.cpus()) if context is not None else 1

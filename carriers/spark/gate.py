@@ -85,7 +85,7 @@ class TableRead:
     @property
     def key(self) -> tuple[str, ...]:
         if self.format == "delta":
-            from carriers.delta import signed_table_uri
+            from carriers.delta.carrier import signed_table_uri
 
             return ("delta", signed_table_uri(self.location or ""), str(self.version))
         return ("iceberg", self.catalog or "", ".".join(self.identifier or ()), str(self.version))
@@ -183,11 +183,11 @@ class ReadGate:
 
         carrier: Any
         if read.format == "delta":
-            from carriers.delta import DeltaCarrier
+            from carriers.delta.carrier import DeltaCarrier
 
             carrier = DeltaCarrier(read.location or "")
         else:
-            from carriers.iceberg import IcebergCarrier
+            from carriers.iceberg.carrier import IcebergCarrier
 
             assert read.catalog is not None and read.identifier is not None
             table = self._iceberg_catalog(read.catalog).load_table(read.identifier)
@@ -196,7 +196,7 @@ class ReadGate:
                             now=self.now)
 
     def _iceberg_catalog(self, name: str) -> Any:
-        from carriers.iceberg_catalogs import load_catalog  # table metadata never picks the code run here
+        from carriers.iceberg.catalogs import load_catalog  # table metadata never picks the code run here
         from carriers.spark.hook import _pyiceberg_props_from_spark
 
         if name not in self._catalogs:

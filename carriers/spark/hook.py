@@ -623,11 +623,11 @@ class Hook:
 
     def _observe(self, leaf: LeafInfo) -> ObservedInput:
         if leaf.kind == "delta" and leaf.location and leaf.version is not None:
-            from carriers.delta import DeltaCarrier
+            from carriers.delta.carrier import DeltaCarrier
 
             obs = DeltaCarrier(leaf.location).observe(int(leaf.version))
         elif leaf.kind == "iceberg" and leaf.catalog and leaf.identifier and leaf.version is not None:
-            from carriers.iceberg import IcebergCarrier
+            from carriers.iceberg.carrier import IcebergCarrier
 
             table = self._iceberg_catalog(leaf.catalog).load_table(leaf.identifier)
             obs = IcebergCarrier(table, catalog_name=leaf.catalog).observe(int(leaf.version))
@@ -646,8 +646,8 @@ class Hook:
         (read, hint] that read that version with a matching operation, carries no other write's stamp and is
         unclaimed — exact only without concurrent writers, and refused when two commits fit. A stamped write
         whose id no commit carries while an unstamped commit fits it is refused too (never a guess)."""
-        from carriers.delta import DeltaCarrier
-        from carriers.delta_log import commit_name
+        from carriers.delta.carrier import DeltaCarrier
+        from carriers.delta.log import commit_name
 
         carrier = DeltaCarrier(event.location or "")
         ops = _DELTA_OPS.get(event.command, frozenset())
@@ -668,7 +668,7 @@ class Hook:
         return self._delta_unstamped(carrier, event, ops)
 
     def _delta_unstamped(self, carrier: Any, event: WriteEvent, ops: frozenset[str]) -> int | None:
-        from carriers.delta_log import commit_name
+        from carriers.delta.log import commit_name
 
         low = -1 if event.read_version is None else event.read_version
         hint = event.hint_version if event.hint_version is not None else carrier.latest_version()
@@ -689,7 +689,7 @@ class Hook:
         return _one(matches, event)
 
     def _attest_delta(self, event: WriteEvent) -> WriteResult | None:
-        from carriers.delta import DeltaCarrier
+        from carriers.delta.carrier import DeltaCarrier
 
         assert event.location is not None
         version = self._delta_commit(event)
@@ -734,13 +734,13 @@ class Hook:
     def _iceberg_catalog(self, name: str) -> Any:
         if name not in self._catalogs:
             props = self.iceberg_catalogs.get(name) or _pyiceberg_props_from_spark(self.spark, name)
-            from carriers.iceberg_catalogs import load_catalog  # table metadata never picks the code run here
+            from carriers.iceberg.catalogs import load_catalog  # table metadata never picks the code run here
 
             self._catalogs[name] = load_catalog(name, **props) if props else load_catalog(name)
         return self._catalogs[name]
 
     def _attest_iceberg(self, event: WriteEvent) -> WriteResult | None:
-        from carriers.iceberg import IcebergCarrier
+        from carriers.iceberg.carrier import IcebergCarrier
 
         assert event.catalog is not None and event.identifier is not None
         table = self._iceberg_catalog(event.catalog).load_table(event.identifier)

@@ -20,9 +20,9 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from attest.cli import main
-from carriers.delta import attest_after_write
-from carriers.delta_log import commit_name, replay
-from carriers.storage import DeltaStorage
+from carriers.delta.carrier import attest_after_write
+from carriers.delta.log import commit_name, replay
+from carriers.storage.delta import DeltaStorage
 
 PROGRAM = "a" * 64
 

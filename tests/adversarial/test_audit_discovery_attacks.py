@@ -27,8 +27,8 @@ from deltalake import DeltaTable, write_deltalake
 from pyiceberg.catalog.sql import SqlCatalog
 
 from attest.cli import main
-from carriers.delta import attest_after_write
-from carriers.iceberg import attest_after_write as iceberg_attest_after_write
+from carriers.delta.carrier import attest_after_write
+from carriers.iceberg.carrier import attest_after_write as iceberg_attest_after_write
 from tests.adversarial.conftest import PROGRAM, rows
 from tests.adversarial.test_iceberg_attacks import CATALOG, catalog, iceberg_env  # noqa: F401  (fixtures)
 

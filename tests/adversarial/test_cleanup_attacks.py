@@ -1,4 +1,4 @@
-"""Attacks on the attestation copies table maintenance keeps (docs/maintenance.md, carriers/iceberg_kept.py).
+"""Attacks on the attestation copies table maintenance keeps (docs/maintenance.md, carriers/iceberg/kept.py).
 
 Each Iceberg attestation is also kept in ``metadata/recipe_attest/<sidecar blake3>.puffin``, registered in the table
 metadata's ``statistics`` for the attested and the carrier snapshot; the verifier reads a sidecar or an envelope from
@@ -20,8 +20,8 @@ from pyiceberg.table import Table
 from pyiceberg.table.statistics import StatisticsFile
 
 from carriers import properties as props
-from carriers.iceberg import IcebergCarrier, attest_after_write
-from carriers.iceberg_kept import build_puffin, parse_puffin
+from carriers.iceberg.carrier import IcebergCarrier, attest_after_write
+from carriers.iceberg.kept import build_puffin, parse_puffin
 from tests.iceberg.conftest import CATALOG, PROGRAM, catalog, iceberg_env, local, rewrite_metadata, rows, table  # noqa: F401
 
 REF = f"iceberg://{CATALOG}/ns.t"

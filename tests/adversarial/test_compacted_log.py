@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from deltalake import DeltaTable
 
-from carriers.delta_log import commit_name
+from carriers.delta.log import commit_name
 from tests.adversarial.conftest import a_data_file, assert_refused, codes, latest, verify, write_commit
 
 if TYPE_CHECKING:
@@ -236,7 +236,7 @@ def test_a_compacted_file_spanning_more_than_the_cross_check_limit_is_checked(de
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Before, a compacted file spanning more than CROSS_CHECK_LIMIT commits (2,000) was not compared at all; the
     limit is lowered here so the table stays small."""
-    monkeypatch.setattr("carriers.delta_log.CROSS_CHECK_LIMIT", 2)
+    monkeypatch.setattr("carriers.delta.log.CROSS_CHECK_LIMIT", 2)
     for _ in range(3):
         write_commit(delta, [])
     last = latest(delta)
@@ -249,7 +249,7 @@ def test_overlapping_compacted_files_past_the_bounded_work_are_refused(delta: Pa
     """Compacted files engines read are checked whatever their span, against commits the replay reads anyway; only
     files overlapping one another (no writer makes those) can make that work grow, and past twice the commits plus
     CROSS_CHECK_LIMIT the table is refused instead."""
-    monkeypatch.setattr("carriers.delta_log.CROSS_CHECK_LIMIT", 1)
+    monkeypatch.setattr("carriers.delta.log.CROSS_CHECK_LIMIT", 1)
     for _ in range(2):
         write_commit(delta, [])
     n = latest(delta)

@@ -16,8 +16,8 @@ from deltalake import DeltaTable, write_deltalake
 
 from attest.errors import TableInconsistentError
 from carriers import properties as props
-from carriers.delta import SIDECAR_DIR, add_action_rows, attest_after_write
-from carriers.delta_log import commit_name
+from carriers.delta.carrier import SIDECAR_DIR, add_action_rows, attest_after_write
+from carriers.delta.log import commit_name
 from tests.adversarial.conftest import (
     PROGRAM,
     a_data_file,
@@ -1238,7 +1238,7 @@ def test_a_checksum_file_that_agrees_with_the_log_still_verifies(delta: Path) ->
 def test_a_content_addressed_write_refuses_a_table_readers_read_differently(delta: Path) -> None:
     """delta-rs would commit the write against its own reading of the table (the checksum file's): refused before any
     byte is written, as the attestation after it would be."""
-    from carriers.delta_write import write_content_addressed
+    from carriers.delta.write import write_content_addressed
 
     meta, protocol = _latest_actions(delta)
     _crc_renamed_column(meta, protocol)
@@ -1336,7 +1336,7 @@ def test_an_attestation_made_before_the_times_were_bound_says_so(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """A view attested without ``file_times`` is compared on what it bound: it still verifies, and says what it does not
     bind — then a rewritten time is not caught, and the verdict said it would not be."""
-    import carriers.delta as delta_carrier
+    import carriers.delta.carrier as delta_carrier
     from attest.view import ReaderView
 
     def earlier(table: dict[str, Any], files: dict[str, str], **aside: Any) -> ReaderView:

@@ -23,7 +23,7 @@ import pytest
 from deltalake import DeltaTable, QueryBuilder, write_deltalake
 
 from attest.cli import main
-from carriers.delta_log import commit_name
+from carriers.delta.log import commit_name
 from tests.adversarial.conftest import PROGRAM, assert_refused, verify
 
 

@@ -22,7 +22,7 @@ import pytest
 from deltalake import DeltaTable, QueryBuilder, write_deltalake
 
 from attest.cli import main
-from carriers.delta import DeltaCarrier
+from carriers.delta.carrier import DeltaCarrier
 from tests.adversarial.conftest import PROGRAM, assert_refused, verify, write_commit
 
 

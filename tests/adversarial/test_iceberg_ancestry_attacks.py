@@ -18,7 +18,7 @@ from pyiceberg.table import Table
 from pyiceberg.table.snapshots import ancestors_of
 
 from carriers import properties as props
-from carriers.iceberg import attest_after_write
+from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial.conftest import PROGRAM, assert_refused, verify
 from tests.adversarial.test_iceberg_attacks import REF, catalog, iceberg_env  # noqa: F401 (fixtures)
 from tests.iceberg.conftest import rewrite_metadata, rows

@@ -17,7 +17,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
 from carriers import properties as props
-from carriers.iceberg import IcebergCarrier, attest_after_write
+from carriers.iceberg.carrier import IcebergCarrier, attest_after_write
 from tests.adversarial.conftest import PROGRAM, assert_refused, codes, verify
 from tests.iceberg.conftest import (
     CATALOG,
@@ -582,7 +582,7 @@ def test_a_respelled_data_file_without_delete_files_changes_the_view(catalog: Sq
 def test_an_attestation_made_before_the_locations_were_bound_says_so(catalog: SqlCatalog,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A view attested without ``locations`` is compared on what it bound, and the verdict says what it does not."""
-    import carriers.iceberg as iceberg_carrier
+    import carriers.iceberg.carrier as iceberg_carrier
     from attest.view import ReaderView
 
     def earlier(table: dict[str, Any], files: dict[str, str]) -> ReaderView:

@@ -15,8 +15,8 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
 from attest.signing.keys import KeyPair, PemSigner, generate_keypair
-from carriers.iceberg import IcebergCarrier, attest_after_write
-from carriers.iceberg_write import write_content_addressed
+from carriers.iceberg.carrier import IcebergCarrier, attest_after_write
+from carriers.iceberg.write import write_content_addressed
 from tests.adversarial import test_iceberg_attacks as base
 from tests.adversarial.conftest import PROGRAM, assert_refused, codes, verify
 from tests.adversarial.test_iceberg_attacks import REF, _rewrite_manifest_entries, _rewrite_manifest_list, _rows_read
@@ -274,7 +274,7 @@ def test_the_deletes_readers_apply_are_bound(catalog: SqlCatalog, with_deletes: 
     """Which delete files each reader applies is in the view (the attestation binds the result, beside each deciding
     field): a manifest list that still keeps the delete manifest for pyiceberg (its sequence number lowered to the
     data manifests' smallest minimum, the entries explicit) leaves it as attested; one below that changes it."""
-    from carriers.iceberg import NO_DELETES
+    from carriers.iceberg.carrier import NO_DELETES
 
     def deletes() -> Any:
         live = IcebergCarrier(catalog.load_table("ns.t"), catalog_name=CATALOG).live()
@@ -298,7 +298,7 @@ def test_attestations_made_before_schemas_and_deletes_were_bound_say_so(
         catalog: SqlCatalog, monkeypatch: pytest.MonkeyPatch) -> None:
     """A view attested without ``schemas`` and ``deletes`` is compared on what it bound, and the verdict names what it
     does not; readers that differ are refused all the same."""
-    import carriers.iceberg as iceberg_carrier
+    import carriers.iceberg.carrier as iceberg_carrier
     from attest.view import ReaderView
 
     def earlier(table: dict[str, Any], files: dict[str, str]) -> ReaderView:

@@ -18,7 +18,7 @@ from deltalake import write_deltalake
 from attest.cli import main
 from attest.identity.inputs import ObservedInput
 from attest.tables import Attestation
-from carriers.delta import DeltaCarrier, attest_after_write
+from carriers.delta.carrier import DeltaCarrier, attest_after_write
 
 EVIL = '"]; n9 --> n0; <script>alert(1)</script> %%{init}%% \\N \x1b[2J\u202e'
 

@@ -11,10 +11,10 @@ from deltalake import write_deltalake
 from pyiceberg.catalog.sql import SqlCatalog
 
 from attest.verify.table import verify_table
-from carriers.delta import DeltaCarrier
-from carriers.delta import attest_after_write as attest_delta
-from carriers.iceberg import IcebergCarrier
-from carriers.iceberg import attest_after_write as attest_iceberg
+from carriers.delta.carrier import DeltaCarrier
+from carriers.delta.carrier import attest_after_write as attest_delta
+from carriers.iceberg.carrier import IcebergCarrier
+from carriers.iceberg.carrier import attest_after_write as attest_iceberg
 from tests.adversarial.conftest import PROGRAM
 from tests.iceberg.conftest import CATALOG, catalog_properties, rows
 

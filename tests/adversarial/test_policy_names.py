@@ -24,8 +24,8 @@ from attest.signing.keys import generate_keypair
 from attest.signing.policy import TrustPolicy, canonical_name
 from attest.signing.statement import Target
 from attest.verify.table import verify_table
-from carriers.delta import DeltaCarrier, attest_after_write
-from carriers.iceberg import attest_after_write as iceberg_attest_after_write
+from carriers.delta.carrier import DeltaCarrier, attest_after_write
+from carriers.iceberg.carrier import attest_after_write as iceberg_attest_after_write
 from tests.adversarial.conftest import PROGRAM, codes, rows, verify
 from tests.adversarial.test_iceberg_attacks import REF, catalog, iceberg_env  # noqa: F401  (fixtures)
 from tests.adversarial.test_signing_attacks import KEY, _signer

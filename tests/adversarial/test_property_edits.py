@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from attest.verify.table import verify_table
 from carriers import properties as props
-from carriers.delta import READ_PROPERTIES, DeltaCarrier, attest_after_write
+from carriers.delta.carrier import READ_PROPERTIES, DeltaCarrier, attest_after_write
 from tests.adversarial.conftest import PROGRAM, metadata_commit, rows
 
 VALUES = st.text(max_size=70) | st.sampled_from(["", "0", "1", "true", "name", "v1", "0.1", "a" * 64, "f" * 64])

@@ -24,8 +24,8 @@ from attest.signing.keys import KeyPair, PemSigner, generate_keypair
 from attest.signing.policy import TrustPolicy
 from attest.verify.table import verify_table
 from carriers import properties as props
-from carriers.delta import SIDECAR_DIR, DeltaCarrier, attest_after_write
-from carriers.delta_log import commit_name
+from carriers.delta.carrier import SIDECAR_DIR, DeltaCarrier, attest_after_write
+from carriers.delta.log import commit_name
 from tests.adversarial.conftest import PROGRAM, codes, latest, metadata_commit, remove_properties, rows, verify
 from tests.adversarial.test_iceberg_attacks import REF, catalog, iceberg_env  # noqa: F401  (fixtures)
 
@@ -268,8 +268,8 @@ def test_commit_log_rewritten_to_drop_the_signed_attestation(tmp_path: Path, pub
 
 # ---- Iceberg ------------------------------------------------------------------------------------------------------
 def test_iceberg_signature_stripped_from_a_follow_up_summary(catalog: SqlCatalog, pub: str) -> None:  # noqa: F811
-    from carriers.iceberg import IcebergCarrier
-    from carriers.iceberg import attest_after_write as iceberg_attest
+    from carriers.iceberg.carrier import IcebergCarrier
+    from carriers.iceberg.carrier import attest_after_write as iceberg_attest
     from tests.iceberg.conftest import CATALOG, rewrite_metadata
     from tests.iceberg.conftest import rows as ice_rows
 

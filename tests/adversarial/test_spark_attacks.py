@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from carriers import properties as props
-from carriers.delta_log import commit_name
+from carriers.delta.log import commit_name
 from tests.adversarial.conftest import append_actions, codes
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ def test_iceberg_v3_row_lineage_moved_by_a_manifest_list_rewrite(spark: SparkSes
     from pyiceberg.io.pyarrow import PyArrowFileIO
     from pyiceberg.manifest import MANIFEST_LIST_FILE_SCHEMAS, ManifestContent, ManifestFile, PartitionFieldSummary
 
-    from carriers.storage import local_path_of
+    from carriers.storage.base import local_path_of
 
     name, ref = _attested_iceberg(spark, hook, spark_warehouse, "5", "5, 8", properties="'format-version'='3'")
 
@@ -281,7 +281,7 @@ def test_a_content_addressed_overwrite_of_identical_bytes_reads_the_same_in_spar
     import pyarrow as pa
     from deltalake import DeltaTable
 
-    from carriers.delta_write import write_content_addressed
+    from carriers.delta.write import write_content_addressed
 
     path = tmp_path / "ca"
     data = pa.table({"v": [1, 2, 3]})
@@ -301,7 +301,7 @@ def test_spark_and_delta_rs_read_an_empty_string_partition_value_differently(spa
     import pyarrow as pa
     from deltalake import DeltaTable, write_deltalake
 
-    from carriers.delta_write import write_content_addressed
+    from carriers.delta.write import write_content_addressed
 
     path = tmp_path / "t"
     write_deltalake(str(path), pa.table({"p": ["", "a"], "v": [1, 2]}), partition_by=["p"])
@@ -418,7 +418,7 @@ def test_spark_reads_a_timestamp_partition_value_without_a_zone_in_its_session_t
     import pyarrow as pa
     from deltalake import DeltaTable, write_deltalake
 
-    from carriers.delta_write import write_content_addressed
+    from carriers.delta.write import write_content_addressed
 
     def instants(path: Path) -> tuple[list[int], list[int]]:
         engine = [int(r["p"].timestamp()) for r in DeltaTable(str(path)).to_pyarrow_table().to_pylist()]
@@ -483,7 +483,7 @@ def test_spark_reads_statistics_delta_rs_reads_none_of(spark: SparkSession, tmp_
     import pyarrow as pa
     from deltalake import DeltaTable, write_deltalake
 
-    from carriers.delta import add_action_rows, attest_after_write
+    from carriers.delta.carrier import add_action_rows, attest_after_write
     from tests.adversarial.conftest import verify
 
     path = tmp_path / "t"
@@ -539,7 +539,7 @@ def test_spark_reads_a_file_modification_time_from_the_log(spark: SparkSession, 
     import pyarrow as pa
     from deltalake import write_deltalake
 
-    from carriers.delta import attest_after_write
+    from carriers.delta.carrier import attest_after_write
     from tests.adversarial.conftest import verify
     from tests.adversarial.test_delta_attacks import _modified_at, _rewrite_attested_commit
 

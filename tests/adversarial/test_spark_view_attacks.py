@@ -42,7 +42,7 @@ def _rewrite_metadata(spark: SparkSession, warehouse: Path, name: str, edit: Cal
     """A hand-made commit of Spark's Iceberg table ``name``: an edited copy of its metadata.json, the JDBC catalog
     (sqlite, shared with pyiceberg) pointed at it, the table refreshed in Spark."""
     from carriers.spark.session import pyiceberg_catalog_properties
-    from carriers.storage import local_path_of
+    from carriers.storage.base import local_path_of
 
     table = _pyiceberg(warehouse, name)
     current = Path(local_path_of(table.metadata_location) or table.metadata_location)

@@ -21,7 +21,7 @@ from deltalake import DeltaTable, write_deltalake
 
 from attest.cli import main
 from carriers import properties as props
-from carriers.delta import attest_after_write as attest_delta
+from carriers.delta.carrier import attest_after_write as attest_delta
 from tests.conformance.reference import naive_properties_reader, rocky_verify
 
 pytestmark = pytest.mark.usefixtures("reference_built")
@@ -72,7 +72,7 @@ def test_delta_properties_read_by_the_reference_convention(tmp_path: Path, parti
     up = tmp_path / "up"
     write_deltalake(str(up), pa.table({"v": [1]}))
     attest_delta(str(up), model="up", program_hash=PROGRAM)
-    from carriers.delta import DeltaCarrier
+    from carriers.delta.carrier import DeltaCarrier
 
     result = attest_delta(str(table), model="orders", program_hash=PROGRAM, inputs=[DeltaCarrier(str(up)).observe()])
     assert result.manifest is not None
@@ -102,7 +102,7 @@ def test_a_reattestation_leaves_nothing_the_convention_would_misread(tmp_path: P
 def test_iceberg_summaries_read_by_the_reference_convention(tmp_path: Path) -> None:
     from pyiceberg.catalog.sql import SqlCatalog
 
-    from carriers.iceberg import attest_after_write as attest_iceberg
+    from carriers.iceberg.carrier import attest_after_write as attest_iceberg
 
     (tmp_path / "wh").mkdir()
     catalog = SqlCatalog("c", uri=f"sqlite:///{tmp_path / 'c.db'}", warehouse=f"file://{tmp_path / 'wh'}")

@@ -58,7 +58,7 @@ def add_deletion_vector(table_dir: Path, positions: list[int], *, version: int |
     import pyarrow as pa
     from deltalake import DeltaTable
 
-    from carriers.delta_log import z85_encode
+    from carriers.delta.log import z85_encode
 
     dt = DeltaTable(str(table_dir))
     n = dt.version() + 1 if version is None else version

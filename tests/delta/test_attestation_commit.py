@@ -16,9 +16,9 @@ from deltalake import DeltaTable, write_deltalake
 
 from attest.verify.table import verify_table
 from carriers import properties as props
-from carriers.delta import DeltaCarrier, attest_after_write
-from carriers.delta_commit import commit_properties
-from carriers.delta_log import read_commit
+from carriers.delta.carrier import DeltaCarrier, attest_after_write
+from carriers.delta.commit import commit_properties
+from carriers.delta.log import read_commit
 from tests.delta.conftest import PROGRAM
 
 

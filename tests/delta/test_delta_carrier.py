@@ -17,8 +17,8 @@ from attest.errors import Code, UnsupportedTableError
 from attest.verify.table import verify_table
 from carriers import properties as props
 from carriers.base import TableCarrier
-from carriers.delta import SIDECAR_DIR, DeltaCarrier, attest_after_write
-from carriers.delta_write import write_content_addressed
+from carriers.delta.carrier import SIDECAR_DIR, DeltaCarrier, attest_after_write
+from carriers.delta.write import write_content_addressed
 from tests.delta.conftest import PROGRAM, SPECIAL, special_table
 from tests.delta.dv import add_deletion_vector
 
@@ -435,8 +435,8 @@ def test_an_overwrite_keeping_files_of_a_table_naming_a_file_ambiguously_is_refu
     assert caught.value.code.value == "path_ambiguous"
     assert DeltaTable(str(table_dir)).version() == version
     # The same check on the version the commit is made against (such an add committed after the table was read).
-    from carriers import delta_write
-    from carriers.storage import DeltaStorage
+    from carriers.delta import write as delta_write
+    from carriers.storage.delta import DeltaStorage
 
     with pytest.raises(CarrierError, match=r"cannot be overwritten in place.*nothing was written") as caught:
         delta_write._keeping(DeltaStorage(str(table_dir)), version, {kept.name}, str(table_dir))
@@ -448,8 +448,8 @@ def test_an_overwrite_whose_kept_file_a_concurrent_commit_removes_is_never_attes
     """A kept file has no action in the overwrite's commit, so no conflict check covers it: removed by another writer
     before the commit (nothing written) or after it (the new version is reported, not attested short)."""
     from attest.errors import CarrierError
-    from carriers import delta_write
-    from carriers.storage import DeltaStorage
+    from carriers.delta import write as delta_write
+    from carriers.storage.delta import DeltaStorage
 
     data = pa.table({"v": [1, 2, 3]})
     write_content_addressed(str(table_dir), data, model="m", program_hash=PROGRAM)

@@ -1,4 +1,4 @@
-"""carriers.delta_log: a checkpoint's JSON statistics and partition values against their typed twins. Every rendering
+"""carriers.delta.log: a checkpoint's JSON statistics and partition values against their typed twins. Every rendering
 Spark writes must agree with its typed value (no false alarm); a changed value must not."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from carriers.delta_log import _differs, _partition_differs
+from carriers.delta.log import _differs, _partition_differs
 
 UTC = datetime.UTC
 

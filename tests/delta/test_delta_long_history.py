@@ -17,7 +17,7 @@ import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
 from attest.cli import main
-from carriers.delta_log import commit_name
+from carriers.delta.log import commit_name
 from tests.delta.conftest import PROGRAM
 from tests.delta.test_other_layouts import ROCKY
 

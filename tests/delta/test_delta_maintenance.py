@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from carriers.delta import attest_after_write
+from carriers.delta.carrier import attest_after_write
 from tests.adversarial.conftest import codes, verify
 from tests.delta.conftest import PROGRAM
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from attest.model import Manifest
 from carriers import properties as props
 from carriers.core import encode_keys
-from carriers.delta_log import deletion_vector_path, z85_decode, z85_encode
-from carriers.delta_write import hive_partition_dir
+from carriers.delta.log import deletion_vector_path, z85_decode, z85_encode
+from carriers.delta.write import hive_partition_dir
 
 HEX = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
 TEXT = st.text(min_size=1, max_size=40).filter(lambda s: "\x00" not in s)

@@ -11,7 +11,7 @@ from deltalake import write_deltalake
 
 from attest.verify.table import verify_table
 from carriers import properties as props
-from carriers.delta import DeltaCarrier, attest_after_write
+from carriers.delta.carrier import DeltaCarrier, attest_after_write
 from tests.delta.conftest import PROGRAM
 
 N_FILES = 10_000

@@ -12,7 +12,7 @@ from deltalake import DeltaTable, write_deltalake
 from attest.canonical import blake3_hex, canonical_bytes, digest
 from attest.verify.table import verify_table
 from carriers import properties as props
-from carriers.delta import SIDECAR_DIR, DeltaCarrier, attest_after_write
+from carriers.delta.carrier import SIDECAR_DIR, DeltaCarrier, attest_after_write
 from tests.delta.conftest import PROGRAM
 
 ROCKY = {
@@ -60,7 +60,7 @@ def test_our_attestation_then_reference_properties_for_new_data(tmp_path: Path) 
     write_deltalake(str(path), pa.table({"v": [4]}), mode="append")  # version 2
     carrier = DeltaCarrier(str(path))
     keys = props.attestation_keys(DeltaTable(str(path)).metadata().configuration)
-    from carriers.delta_commit import commit_properties
+    from carriers.delta.commit import commit_properties
 
     commit_properties(carrier.storage, binding=2, set_keys=ROCKY, remove_keys=sorted(set(keys) - set(ROCKY)),
                       is_data_version=lambda latest: True, where="test")

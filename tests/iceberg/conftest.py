@@ -14,7 +14,7 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
-from carriers.iceberg import IcebergCarrier
+from carriers.iceberg.carrier import IcebergCarrier
 
 CATALOG = "attesttest"
 PROGRAM = "1" * 64

@@ -17,7 +17,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
 from attest.verify.table import verify_table
-from carriers.iceberg import IcebergCarrier, _Snapshots, attest_after_write
+from carriers.iceberg.carrier import IcebergCarrier, _Snapshots, attest_after_write
 from tests.iceberg.conftest import CATALOG, PROGRAM, rewrite_metadata, rows
 
 FIRST_ID = 10**12

@@ -1,4 +1,4 @@
-"""carriers.iceberg_catalogs: table metadata never picks code, pyiceberg's local reads never block on a FIFO."""
+"""carriers.iceberg.catalogs: table metadata never picks code, pyiceberg's local reads never block on a FIFO."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyiceberg.io.pyarrow import PyArrowFile, PyArrowFileIO
 
-from carriers.iceberg_catalogs import (
+from carriers.iceberg.catalogs import (
     code_keys,
     guard,
     guard_local_reads,
@@ -140,7 +140,7 @@ def test_a_data_file_swapped_after_the_check_is_read_through_the_checked_descrip
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A data file (or metadata over 64 MiB) is not read whole: pyarrow opens it. By path, a FIFO swapped in after the
     # check would block that open forever; through the checked descriptor it is the file that was checked.
-    import carriers.iceberg_catalogs as catalogs
+    import carriers.iceberg.catalogs as catalogs
 
     data = tmp_path / "part.parquet"
     pq.write_table(pa.table({"a": [1, 2, 3]}), data)

@@ -1,4 +1,4 @@
-"""carriers.iceberg_deletes: which delete files pyiceberg and Iceberg Java apply to which data files."""
+"""carriers.iceberg.deletes: which delete files pyiceberg and Iceberg Java apply to which data files."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
-from carriers.iceberg import IcebergCarrier
-from carriers.iceberg_deletes import ListedManifest, Planned, applicability
+from carriers.iceberg.carrier import IcebergCarrier
+from carriers.iceberg.deletes import ListedManifest, Planned, applicability
 from tests.iceberg.conftest import CATALOG, catalog, commit_delete_file, local, rows, table  # noqa: F401
 
 UNPARTITIONED = "[]"
@@ -108,7 +108,7 @@ def test_the_model_matches_what_pyiceberg_plans(catalog: SqlCatalog, table: Tabl
     table = catalog.load_table("ns.t")
     carrier = IcebergCarrier(table, catalog_name=CATALOG)
     records, _ = carrier._manifest_entries(table.current_snapshot())  # type: ignore[arg-type]
-    from carriers.iceberg import _planned
+    from carriers.iceberg.carrier import _planned
 
     files = [_planned(carrier.file_entry(r)[0], r) for r in records]
     fv = int(table.metadata.format_version)

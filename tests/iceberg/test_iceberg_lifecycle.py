@@ -13,7 +13,7 @@ from pyiceberg.table.update.snapshot import _OverwriteFiles
 
 from attest.errors import Code, VersionNotFoundError
 from attest.verify.table import verify_table
-from carriers.iceberg import IcebergCarrier, attest_after_write, classify_changes, tag_attested
+from carriers.iceberg.carrier import IcebergCarrier, attest_after_write, classify_changes, tag_attested
 from tests.iceberg.conftest import CATALOG, PROGRAM, commit_delete_file, rewrite_metadata, rows
 
 

@@ -7,8 +7,8 @@ import json
 from pyiceberg.table import Table
 
 from attest.build import build_manifest
-from carriers.iceberg import SUMMARY_BUDGET, IcebergCarrier, attest_after_write
-from carriers.iceberg_write import write_content_addressed
+from carriers.iceberg.carrier import SUMMARY_BUDGET, IcebergCarrier, attest_after_write
+from carriers.iceberg.write import write_content_addressed
 from carriers.properties import (
     CARRIER_KEYS,
     INLINE_OUTPUTS_MAX,

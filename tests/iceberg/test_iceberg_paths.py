@@ -10,7 +10,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
 from attest.verify.table import verify_table
-from carriers.iceberg import IcebergCarrier, attest_after_write
+from carriers.iceberg.carrier import IcebergCarrier, attest_after_write
 from tests.iceberg.conftest import PROGRAM, local
 
 

@@ -19,8 +19,8 @@ from pyiceberg.table import Table
 from attest.identity.program import program_identity_sql
 from attest.verify.table import verify_table
 from carriers import properties as props
-from carriers.iceberg import IcebergCarrier, attest_after_write
-from carriers.iceberg_write import write_content_addressed
+from carriers.iceberg.carrier import IcebergCarrier, attest_after_write
+from carriers.iceberg.write import write_content_addressed
 from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, rows
 
 REF = f"iceberg://{CATALOG}/ns.t"
@@ -41,7 +41,7 @@ def _attest(tmp_path: Path, *args: str, kill_in: str | None = None) -> subproces
     follow-up commit; ``_check_in_force``: after the follow-up commit) the process SIGKILLs itself at that step."""
     code = "import sys\nfrom attest.cli import main\n"
     if kill_in is not None:
-        code += ("import os, signal\nfrom carriers.iceberg import IcebergCarrier\n"
+        code += ("import os, signal\nfrom carriers.iceberg.carrier import IcebergCarrier\n"
                  "def die(*a, **k):\n    os.kill(os.getpid(), signal.SIGKILL)\n"
                  f"setattr(IcebergCarrier, {kill_in!r}, die)\n")
     code += "sys.exit(main(sys.argv[1:]))\n"

@@ -11,7 +11,7 @@ import pytest
 from pyiceberg.table import Table
 
 from attest.verify.table import verify_table
-from carriers.iceberg import SUMMARY_BUDGET, IcebergCarrier, attest_after_write
+from carriers.iceberg.carrier import SUMMARY_BUDGET, IcebergCarrier, attest_after_write
 from carriers.properties import KEY_OUTPUTS_COUNT, PREFIX, attestation_keys
 from tests.iceberg.conftest import PROGRAM, local, rows
 

@@ -10,8 +10,8 @@ from pyiceberg.table import Table
 
 from attest.errors import Code
 from attest.verify.table import verify_table
-from carriers.iceberg import IcebergCarrier, attest_after_write
-from carriers.iceberg_write import write_content_addressed
+from carriers.iceberg.carrier import IcebergCarrier, attest_after_write
+from carriers.iceberg.write import write_content_addressed
 from carriers.properties import KEY_SIDECAR_HASH, KEY_VERSION, PREFIX, attestation_keys
 from tests.iceberg.conftest import CATALOG, PROGRAM, local, rewrite_metadata, rows
 

@@ -10,8 +10,8 @@ from pyiceberg.table import Table
 from attest.errors import CarrierError
 from attest.identity.inputs import ObservedInput
 from attest.verify.table import verify_table
-from carriers.iceberg import IcebergCarrier, attest_after_write
-from carriers.iceberg_write import write_content_addressed
+from carriers.iceberg.carrier import IcebergCarrier, attest_after_write
+from carriers.iceberg.write import write_content_addressed
 from carriers.refs import open_table
 from tests.iceberg.conftest import CATALOG, PROGRAM, commit_delete_file, local, rows, summary_of
 

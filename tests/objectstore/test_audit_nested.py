@@ -8,7 +8,7 @@ import json
 
 from deltalake import DeltaTable, write_deltalake
 
-from carriers.delta import attest_after_write
+from carriers.delta.carrier import attest_after_write
 from tests.delta.conftest import PROGRAM, special_table
 from tests.objectstore.test_stores import cli, options_args
 from tests.servers.stores import Bucket

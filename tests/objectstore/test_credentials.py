@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from carriers.delta import attest_after_write
+from carriers.delta.carrier import attest_after_write
 from tests.delta.conftest import PROGRAM, special_table
 from tests.servers import seaweed as sw
 from tests.servers.stores import Bucket
@@ -115,7 +115,8 @@ def test_the_executors_recipe_carries_the_drivers_store_environment(monkeypatch:
     """A Spark executor reads a Delta table's objects as the driver's delta-rs does: the store's variables in the
     driver's environment travel in the task's recipe (explicit options win), and nothing else does."""
     from carriers.spark.distributed import storage_recipe
-    from carriers.storage import DeltaStorage, environment_options
+    from carriers.storage.delta import DeltaStorage
+    from carriers.storage.options import environment_options
 
     for key in [k for k in os.environ if k.startswith(("AWS_", "AZURE_", "GOOGLE_"))]:
         monkeypatch.delenv(key)

@@ -17,8 +17,8 @@ from deltalake import DeltaTable, write_deltalake
 
 from attest.errors import CarrierError
 from attest.verify.table import verify_table
-from carriers.delta import SIDECAR_DIR, DeltaCarrier, attest_after_write
-from carriers.delta_write import write_content_addressed
+from carriers.delta.carrier import SIDECAR_DIR, DeltaCarrier, attest_after_write
+from carriers.delta.write import write_content_addressed
 from tests.delta.conftest import PROGRAM, SPECIAL, special_table
 from tests.objectstore.conftest import S3
 

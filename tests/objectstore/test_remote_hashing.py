@@ -14,7 +14,8 @@ import blake3
 import pytest
 
 from attest.tables import DataFile
-from carriers.storage import REMOTE_CHUNK, REMOTE_WORKERS, Storage, hash_locations
+from carriers.storage.base import Storage
+from carriers.storage.hashing import REMOTE_CHUNK, REMOTE_WORKERS, hash_locations
 from tests.servers.stores import Bucket
 
 BIG = 192 << 20  # three times the bound: a whole-object read could not stay under it
@@ -23,7 +24,8 @@ BOUND = 64 << 20
 _MEASURE = """
 import json, resource, sys
 from attest.tables import DataFile
-from carriers.storage import DeltaStorage, hash_locations
+from carriers.storage.delta import DeltaStorage
+from carriers.storage.hashing import hash_locations
 uri, size, options = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
 storage = DeltaStorage(uri.rsplit("/", 1)[0], options)
 small = DataFile(path="small", size=1, kind="data", location=uri.rsplit("/", 1)[0] + "/small")

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pytest
 
 from attest.errors import Code, SupersededError
-from carriers.iceberg import attest_after_write as iceberg_attest
+from carriers.iceberg.carrier import attest_after_write as iceberg_attest
 from tests.delta.conftest import PROGRAM
 from tests.servers.stores import new_name
 

@@ -16,8 +16,8 @@ import pytest
 
 from attest.errors import SupersededError
 from attest.verify.table import verify_table
-from carriers.iceberg import IcebergCarrier
-from carriers.iceberg import attest_after_write as iceberg_attest
+from carriers.iceberg.carrier import IcebergCarrier
+from carriers.iceberg.carrier import attest_after_write as iceberg_attest
 from tests.delta.conftest import PROGRAM
 from tests.servers import seaweed as sw
 from tests.servers.stores import new_name

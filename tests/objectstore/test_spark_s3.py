@@ -184,7 +184,7 @@ def test_executors_verify_iceberg_on_s3_as_the_driver_does(s3_spark: SparkSessio
 
     from attest.spark import verify as verify_on_executors
     from attest.verify.table import verify_table
-    from carriers.iceberg import IcebergCarrier
+    from carriers.iceberg.carrier import IcebergCarrier
     from carriers.spark.hook import attested_write
 
     name = f"x{s3.name}"

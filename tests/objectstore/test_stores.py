@@ -19,9 +19,9 @@ from deltalake import DeltaTable, write_deltalake
 from attest.errors import CarrierError
 from attest.verify.table import verify_table
 from carriers import properties as props
-from carriers.delta import DeltaCarrier, attest_after_write
-from carriers.iceberg import IcebergCarrier
-from carriers.iceberg import attest_after_write as iceberg_attest
+from carriers.delta.carrier import DeltaCarrier, attest_after_write
+from carriers.iceberg.carrier import IcebergCarrier
+from carriers.iceberg.carrier import attest_after_write as iceberg_attest
 from tests.delta.conftest import PROGRAM, special_table
 from tests.servers.stores import Bucket
 
@@ -74,7 +74,7 @@ def test_delta_record_verify_tamper_stale(bucket: Bucket) -> None:
 def test_delta_checkpoint_hint_too_big_to_read_is_refused(s3: Bucket, monkeypatch: pytest.MonkeyPatch) -> None:
     """delta-rs reads _last_checkpoint whole: one of many GiB on a store would fill the verifier's memory. Its size
     is asked first (the limit lowered here: the mechanism, not 64 MiB of upload)."""
-    import carriers.delta as delta_carrier
+    import carriers.delta.carrier as delta_carrier
 
     uri = s3.uri("hint/t")
     write_deltalake(uri, special_table(), storage_options=s3.storage_options)

@@ -16,9 +16,9 @@ from attest.signing.keys import KeyPair, PemSigner, generate_keypair
 from attest.signing.policy import TrustPolicy
 from attest.verify.table import verify_table
 from carriers import properties as props
-from carriers.iceberg import IcebergCarrier, attest_after_write
-from carriers.iceberg_write import write_content_addressed
-from carriers.publish import publish
+from carriers.iceberg.carrier import IcebergCarrier, attest_after_write
+from carriers.iceberg.publish import publish
+from carriers.iceberg.write import write_content_addressed
 from tests.iceberg.conftest import CATALOG, PROGRAM, catalog, iceberg_env, rows, summary_of, table  # noqa: F401
 
 REF = f"iceberg://{CATALOG}/ns.t"

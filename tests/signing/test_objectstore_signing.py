@@ -11,7 +11,7 @@ from attest.signing.keys import PemSigner, generate_keypair
 from attest.signing.policy import TrustPolicy
 from attest.verify.table import verify_table
 from carriers import properties as props
-from carriers.delta import SIDECAR_DIR, DeltaCarrier, attest_after_write
+from carriers.delta.carrier import SIDECAR_DIR, DeltaCarrier, attest_after_write
 from tests.delta.conftest import PROGRAM, special_table
 from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
 from tests.servers.stores import Bucket

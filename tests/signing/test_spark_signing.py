@@ -75,7 +75,7 @@ def test_gate_refuses_a_tampered_upstream_before_the_query_runs(spark: SparkSess
     from deltalake import DeltaTable
 
     from attest.verify.table import verify_table
-    from carriers.delta import DeltaCarrier, attest_after_write
+    from carriers.delta.carrier import DeltaCarrier, attest_after_write
 
     path = _signed_delta(spark, tmp_path, ci)
     # Someone with write access to the storage adds rows and re-attests the table with their own key: the
@@ -168,8 +168,8 @@ def test_spark_write_audit_publish(spark: SparkSession, ci: KeyPair, gates: list
     """A Spark job writes to an Iceberg branch, the hook attests (and signs) it on the branch, publish verifies the
     branch head and fast-forwards main; main then reads through the gate."""
     from attest.spark import attested_write
-    from carriers.iceberg import IcebergCarrier
-    from carriers.publish import publish
+    from carriers.iceberg.carrier import IcebergCarrier
+    from carriers.iceberg.publish import publish
     from carriers.spark.hook import _pyiceberg_props_from_spark
 
     namespace = f"wap_{_uid()}"
@@ -219,7 +219,7 @@ def test_a_job_with_the_hook_and_the_gate_reads_back_what_it_wrote(spark: SparkS
     finally:
         hook.uninstall()
     # The hook is gone; the gate still gates: an unsigned attestation of a new version is refused.
-    from carriers.delta import attest_after_write
+    from carriers.delta.carrier import attest_after_write
 
     spark.range(1).write.format("delta").mode("append").save(path)
     attest_after_write(path, model="upstream", program_hash="e" * 64)

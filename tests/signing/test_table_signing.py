@@ -23,7 +23,7 @@ from attest.signing.keys import KeyPair, PemSigner, generate_keypair
 from attest.signing.policy import TrustPolicy
 from attest.verify.table import verify_table
 from carriers import properties as props
-from carriers.delta import DeltaCarrier, attest_after_write
+from carriers.delta.carrier import DeltaCarrier, attest_after_write
 from tests.conftest import run_cli
 from tests.signing.conftest import payload_of
 
@@ -358,7 +358,7 @@ def test_content_addressed_write_signs_and_others_can_check_the_stored_envelope(
     from securesystemslib.dsse import Envelope as SslibEnvelope
     from securesystemslib.signer import SSlibKey
 
-    from carriers.delta_write import write_content_addressed
+    from carriers.delta.write import write_content_addressed
 
     path = tmp_path / "ca"
     result = write_content_addressed(str(path), pa.table({"v": [1, 2, 3]}), model="orders", program_hash=PROGRAM,

@@ -44,7 +44,7 @@ def probe(master: str) -> dict[str, Any]:
 def hook(master: str, warehouse: str) -> dict[str, Any]:
     import attest.spark
     from attest.verify.table import verify_table
-    from carriers.delta import DeltaCarrier
+    from carriers.delta.carrier import DeltaCarrier
     from carriers.spark.session import local_session
 
     spark = local_session(warehouse, app_name="cluster-hook",
@@ -72,7 +72,7 @@ def hook(master: str, warehouse: str) -> dict[str, Any]:
 
     from pyiceberg.catalog.sql import SqlCatalog
 
-    from carriers.iceberg import IcebergCarrier
+    from carriers.iceberg.carrier import IcebergCarrier
     from carriers.spark.session import pyiceberg_catalog_properties
 
     delta = verify_table(DeltaCarrier(location), level="bytes")  # hashed here, independently of the executors

@@ -25,8 +25,8 @@ PROGRAM = "a" * 64
 def test_audit_of_a_local_session_warehouse(spark: SparkSession, spark_warehouse: Path) -> None:
     from pyiceberg.catalog.sql import SqlCatalog
 
-    from carriers.delta import attest_after_write
-    from carriers.iceberg import attest_after_write as iceberg_attest_after_write
+    from carriers.delta.carrier import attest_after_write
+    from carriers.iceberg.carrier import attest_after_write as iceberg_attest_after_write
     from carriers.spark.session import pyiceberg_catalog_properties
 
     spark.sql("CREATE TABLE audit_wh_orders (id INT) USING delta")

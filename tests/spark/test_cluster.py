@@ -23,11 +23,11 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from carriers.delta import DeltaCarrier
-from carriers.delta import attest_after_write as attest_delta
+from carriers.delta.carrier import DeltaCarrier
+from carriers.delta.carrier import attest_after_write as attest_delta
 from carriers.spark.distributed import code_zip, ship_code
 from carriers.spark.errors import SparkJobError
-from carriers.storage import local_path_of
+from carriers.storage.base import local_path_of
 from tests.spark.cluster import StandaloneCluster, group_alive
 
 pytestmark = pytest.mark.spark
@@ -172,8 +172,8 @@ def test_cli_verify_of_delta_on_the_cluster_agrees_with_local(cluster: Standalon
 def test_cli_verify_of_iceberg_on_the_cluster_agrees_with_local(cluster: StandaloneCluster, tmp_path: Path) -> None:
     from pyiceberg.catalog.sql import SqlCatalog
 
-    from carriers.iceberg import IcebergCarrier
-    from carriers.iceberg import attest_after_write as attest_iceberg
+    from carriers.iceberg.carrier import IcebergCarrier
+    from carriers.iceberg.carrier import attest_after_write as attest_iceberg
 
     (tmp_path / "warehouse").mkdir()
     props = {"uri": f"sqlite:///{tmp_path / 'catalog.db'}", "warehouse": (tmp_path / "warehouse").as_uri()}

@@ -27,7 +27,7 @@ from attest.tables import DataFile
 from attest.verify.report import Report
 from attest.verify.table import verify_table
 from carriers.core import AttestedTable
-from carriers.delta import DeltaCarrier, attest_after_write
+from carriers.delta.carrier import DeltaCarrier, attest_after_write
 from carriers.spark.distributed import (
     ExecutorHasher,
     HashingStats,
@@ -37,7 +37,7 @@ from carriers.spark.distributed import (
     storage_recipe,
 )
 from carriers.spark.errors import SparkJobError
-from carriers.storage import local_path_of
+from carriers.storage.base import local_path_of
 from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
 from tests.servers.stores import Bucket as S3
 
@@ -184,7 +184,7 @@ def test_delta_on_an_object_store_reads_through_the_tables_own_options(spark: Sp
 def _iceberg(warehouse: Path, ident: str) -> Callable[[], AttestedTable]:
     from pyiceberg.catalog.sql import SqlCatalog
 
-    from carriers.iceberg import IcebergCarrier
+    from carriers.iceberg.carrier import IcebergCarrier
     from carriers.spark.session import pyiceberg_catalog_properties
 
     def open_carrier() -> AttestedTable:
@@ -320,7 +320,7 @@ def test_the_default_threshold_keeps_hashing_on_the_driver_under_a_local_master(
 # ---- failures and planning ----------------------------------------------------------------------------------------
 def test_a_failed_executor_job_is_coded_and_the_hook_falls_back(spark: SparkSession, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from carriers.storage import hash_locations
+    from carriers.storage.hashing import hash_locations
 
     write_deltalake(str(tmp_path / "t"), pa.table({"x": [1]}))
     carrier = DeltaCarrier(str(tmp_path / "t"))
@@ -357,7 +357,7 @@ def test_buckets_spread_bytes_and_keep_every_file_once() -> None:
 def test_storage_recipes_never_show_credentials_and_rebuild_the_same_filesystem(tmp_path: Path) -> None:
     import pickle
 
-    from carriers.storage import DeltaStorage
+    from carriers.storage.delta import DeltaStorage
 
     recipe = storage_recipe(DeltaStorage(str(tmp_path), {"AWS_SECRET_ACCESS_KEY": "hunter2"}))
     assert "hunter2" not in repr(recipe)

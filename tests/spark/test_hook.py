@@ -221,7 +221,7 @@ def test_failure_is_contained_under_optional(spark: SparkSession, hook: Callable
                                              caplog: pytest.LogCaptureFixture,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     from attest.errors import PolicyError
-    from carriers.delta import DeltaCarrier
+    from carriers.delta.carrier import DeltaCarrier
 
     def boom(self: Any, **kw: Any) -> Any:
         raise OSError("disk on fire")

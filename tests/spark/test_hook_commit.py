@@ -51,7 +51,7 @@ def _keys(path: str, version: int) -> dict[str, str]:
 
 def test_three_writes_make_three_data_and_three_attestation_commits(spark: SparkSession, spark_warehouse: Path,
                                                                     hook: Callable[..., Hook]) -> None:
-    from carriers.delta import DeltaCarrier
+    from carriers.delta.carrier import DeltaCarrier
 
     u = uuid.uuid4().hex[:8]
     path = str(spark_warehouse / f"one_commit_{u}")
@@ -77,7 +77,7 @@ def test_three_writes_make_three_data_and_three_attestation_commits(spark: Spark
 def _writer(spark: SparkSession, path: str, before_commit: Callable[[], None]) -> Callable[..., None]:
     """The hook's property writer on ``path``, running ``before_commit`` once inside its first transaction (after
     the snapshot is taken, before the commit): a commit of another writer racing ours."""
-    from carriers.delta import DeltaCarrier
+    from carriers.delta.carrier import DeltaCarrier
     from carriers.spark.hook import spark_property_writer
 
     carrier = DeltaCarrier(path)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from carriers.delta import attest_after_write
+from carriers.delta.carrier import attest_after_write
 from tests.adversarial.conftest import codes, verify
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Iceberg table maintenance through Spark's Iceberg runtime (1.12) on attested tables (docs/maintenance.md).
 
 The attestation is written by pyiceberg (attest_after_write: a follow-up snapshot, plus its Puffin file registered in
-the table's statistics, carriers/iceberg_kept.py); the maintenance is Spark's: ``remove_orphan_files`` with
+the table's statistics, carriers/iceberg/kept.py); the maintenance is Spark's: ``remove_orphan_files`` with
 ``older_than`` = now, ``expire_snapshots``, ``rewrite_data_files``, ``rewrite_manifests``. Verification is the CLI in
 a fresh interpreter.
 """
@@ -38,7 +38,7 @@ def _pyiceberg(warehouse: Path, name: str) -> Table:
 
 def _table(spark: SparkSession, warehouse: Path, *inserts: int) -> tuple[str, str]:
     """(Spark name, attest reference) of a Spark-written Iceberg table, attested by pyiceberg after the writes."""
-    from carriers.iceberg import attest_after_write
+    from carriers.iceberg.carrier import attest_after_write
 
     ns = f"mnt{uuid.uuid4().hex[:6]}"
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
@@ -69,7 +69,7 @@ def _remove_orphans_now(spark: SparkSession, name: str) -> list[str]:
 
 def _age(table: Table, days: float) -> None:
     """Every file of the table looks ``days`` old (the procedure's default cutoff is 3 days)."""
-    from carriers.storage import local_path_of
+    from carriers.storage.base import local_path_of
 
     when = time.time() - days * 86400
     for path in Path(local_path_of(table.location()) or "").rglob("*"):
@@ -84,7 +84,7 @@ def _ok(ref: str, warehouse: Path, *args: str) -> dict[str, Any]:
 
 
 def _kept_dir(table: Table) -> Path:
-    from carriers.storage import local_path_of
+    from carriers.storage.base import local_path_of
 
     return Path(local_path_of(table.metadata_location) or "").parent / "recipe_attest"
 

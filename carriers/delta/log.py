@@ -29,7 +29,7 @@ from typing import Any
 from attest.errors import Code, TableInconsistentError
 from attest.fast import jsonscan
 from carriers.core import canonical_relative
-from carriers.storage import Storage
+from carriers.storage.base import Storage
 
 LOG_DIR = "_delta_log"
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"

@@ -1,5 +1,5 @@
 """The Delta content-addressed write path: Parquet files named by the BLAKE3 of their bytes, committed through
-delta-rs and attested without reading them back (the write side, apart from the reader in carriers/delta.py)."""
+delta-rs and attested without reading them back (the write side, apart from the reader in carriers/delta/carrier.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from attest.hashing import hash_bytes
 from attest.identity.inputs import ObservedInput
 from attest.tables import Progress
 from carriers.base import WriteResult
-from carriers.delta import DeltaCarrier, _table_uri, _unsupported_or_error, check_log
-from carriers.storage import DeltaStorage
+from carriers.delta.carrier import DeltaCarrier, _table_uri, _unsupported_or_error, check_log
+from carriers.storage.delta import DeltaStorage
 
 if TYPE_CHECKING:
     from attest.signing.keys import Signer
@@ -203,7 +203,7 @@ def _keeping(storage: DeltaStorage, version: int, kept: set[str], table_uri: str
     from deltalake.transaction import RemoveAction
 
     from carriers.core import canonical_relative
-    from carriers.delta_log import replay
+    from carriers.delta.log import replay
 
     state, problems = replay(storage, version)
     if problems or state.twice:

@@ -152,10 +152,10 @@ def reading_io(table: Any) -> Any | None:
 
 def load_catalog(name: str | None, **properties: str) -> Any:
     """``pyiceberg.catalog.load_catalog``, guarded (see the module docstring); with the properties given on the command
-    line for that catalog (``--uri``, ``--warehouse``: carriers.catalog_options) over its configuration."""
+    line for that catalog (``--uri``, ``--warehouse``: carriers.iceberg.catalog_options) over its configuration."""
     from pyiceberg.catalog import load_catalog as load
 
-    from carriers.catalog_options import overrides_for
+    from carriers.iceberg.catalog_options import overrides_for
 
     return guard(load(name, **{**overrides_for(name), **properties}))
 

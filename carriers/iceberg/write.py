@@ -1,5 +1,6 @@
 """The Iceberg content-addressed write path: Parquet files named by the BLAKE3 of their bytes, committed in ONE
-snapshot whose summary carries the full attestation (the write side, apart from the reader in carriers/iceberg.py).
+snapshot whose summary carries the full attestation (the write side, apart from the reader in
+carriers/iceberg/carrier.py).
 
 Everything the attestation binds is known before the commit: the files' hashes (their names), the snapshot id
 (fixed when the snapshot producer is created), and the reader view the new snapshot will have (the table metadata of
@@ -21,7 +22,7 @@ from attest.tables import DataFile, FileIdentity, Progress
 from attest.view import ReaderView
 from carriers.base import WriteResult
 from carriers.core import encode_keys
-from carriers.iceberg import (
+from carriers.iceberg.carrier import (
     NO_DELETES,
     SUMMARY_BUDGET,
     IcebergCarrier,
@@ -65,7 +66,7 @@ def _put_once(carrier: IcebergCarrier, uri: str, data: bytes) -> None:
     from pathlib import Path
 
     from carriers.atomic import write_once_local
-    from carriers.storage import local_path_of
+    from carriers.storage.base import local_path_of
 
     local = local_path_of(uri, decode=False)  # Iceberg locations are literal
     if local is not None:
@@ -210,7 +211,7 @@ def write_content_addressed(
         for df in new_files:
             producer.append_data_file(df)
         producer.commit()
-        # Kept where table maintenance keeps it: a Puffin file registered for this snapshot (carriers/iceberg_kept.py).
+        # Kept where table maintenance keeps it: a Puffin file registered for this snapshot (carriers/iceberg/kept.py).
         staged = tx.table_metadata.snapshot_by_id(snapshot_id)
         carrier.kept_statistics(tx, keys, attested=snapshot_id, carrier=snapshot_id,
                                 sequence_number=int(getattr(staged, "sequence_number", 0) or 0))

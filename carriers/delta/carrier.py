@@ -2,10 +2,10 @@
 
 Open spec: docs/carrier-properties.md; user guide: docs/delta.md. In short:
 - the data commit is an ordinary Delta commit; the attestation is a *separate* later metadata-only commit that sets
-  the ``recipe_manifest.*`` / ``recipe_attest.*`` properties (carriers/delta_commit.py), so it never perturbs data;
+  the ``recipe_manifest.*`` / ``recipe_attest.*`` properties (carriers/delta/commit.py), so it never perturbs data;
   ``detached`` mode writes no commit at all (``_recipe_attest/versions/<version>.json``);
 - a version's files, schema, partition values and statistics come from delta-rs's snapshot (checkpoint + log), and
-  are checked against an independent replay of the log (carriers/delta_log.py); paths engines would resolve
+  are checked against an independent replay of the log (carriers/delta/log.py); paths engines would resolve
   differently, or a checkpoint that disagrees with the log, make the version ``path_ambiguous`` /
   ``table_inconsistent`` instead of letting attest and the reader see different files;
 - every attestation writes ``<table>/_recipe_attest/<blake3>.json`` (file triples, inputs, reader view).
@@ -43,8 +43,11 @@ from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
 from carriers.base import WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version, canonical_relative
-from carriers.delta_log import Commit, LogState, deletion_vector_path, read_commit, replay
-from carriers.storage import DeltaStorage, Storage, check_supported, coded, is_panic
+from carriers.delta.log import Commit, LogState, deletion_vector_path, read_commit, replay
+from carriers.storage.base import Storage
+from carriers.storage.delta import DeltaStorage
+from carriers.storage.errors import coded, is_panic
+from carriers.storage.options import check_supported
 
 if TYPE_CHECKING:
     from attest.signing.keys import Signer
@@ -343,7 +346,7 @@ def _table_uri(table: str | DeltaTable) -> str:
 
 def signed_table_uri(location: str) -> str:
     """The URI a signed statement names a Delta table by (see ``DeltaCarrier.signed_uri``)."""
-    from carriers.storage import local_path_of
+    from carriers.storage.base import local_path_of
 
     local = local_path_of(location) if len(urlparse(location).scheme) > 1 else location
     if local is not None:
@@ -925,7 +928,7 @@ class DeltaCarrier(AttestedTable):
             return
         to_set, to_remove = props.replacement(old, keys)
         if self.storage.conditional_puts:  # local files, and object stores with a conditional PUT
-            from carriers.delta_commit import commit_properties
+            from carriers.delta.commit import commit_properties
 
             commit_properties(self.storage, binding=v.number, set_keys=to_set, remove_keys=to_remove,
                               is_data_version=lambda latest: v.number in (self.data_version(latest),
@@ -937,7 +940,7 @@ class DeltaCarrier(AttestedTable):
         # blanked; readers skip blanks).
         import time
 
-        from carriers.delta_commit import BACKOFF_S, RETRIES
+        from carriers.delta.commit import BACKOFF_S, RETRIES
 
         updates = dict(to_set)
         updates.update({k: props.ABSENT for k in to_remove})
@@ -959,7 +962,7 @@ class DeltaCarrier(AttestedTable):
     def record(self, **kwargs: Any) -> WriteResult:
         """See AttestedTable.record; refuses tables with writer features an attestation commit cannot honour."""
         if not self.detached and self.property_writer is None and self.storage.conditional_puts:
-            from carriers.delta_commit import check_writable
+            from carriers.delta.commit import check_writable
 
             check_writable(_protocol_doc(self._load().protocol()), str(self.display))
         version = kwargs.pop("version", None)

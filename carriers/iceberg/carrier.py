@@ -2,7 +2,7 @@
 
 Summaries are immutable and written at commit, so an attestation is either
 
-- carried by the data snapshot itself (content-addressed write, carriers/iceberg_write.py), binding
+- carried by the data snapshot itself (content-addressed write, carriers/iceberg/write.py), binding
   ``recipe_attest.binding.version`` = that snapshot's own id; or
 - carried by a *follow-up* snapshot: an append that adds no file, committed right after the data snapshot, whose
   binding names its parent (attest-after-write, ``record()``); or
@@ -10,7 +10,7 @@ Summaries are immutable and written at commit, so an attestation is either
   tables get (pyiceberg cannot write their manifest lists) and what ``detached=True`` asks for.
 
 A carrier opened on a *branch* (``branch="audit"``) treats that branch's head as "current": record() attests it and
-commits the follow-up snapshot on the branch, so a write-audit-publish job (carriers/publish.py) can attest and
+commits the follow-up snapshot on the branch, so a write-audit-publish job (carriers/iceberg/publish.py) can attest and
 verify a branch before ``main`` is fast-forwarded to it.
 
 A snapshot's files and reader view are read from its manifests with the table format version's own manifest schema
@@ -48,10 +48,13 @@ from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
 from carriers.base import WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
-from carriers.iceberg_catalogs import guard, reading_io, storage_keys
-from carriers.iceberg_deletes import ListedManifest, Planned, applicability, path_bound
-from carriers.iceberg_kept import Kept, build_puffin, is_kept_location, kept_name, parse_puffin
-from carriers.storage import FileIOStorage, check_supported, coded, local_path_of
+from carriers.iceberg.catalogs import guard, reading_io, storage_keys
+from carriers.iceberg.deletes import ListedManifest, Planned, applicability, path_bound
+from carriers.iceberg.kept import Kept, build_puffin, is_kept_location, kept_name, parse_puffin
+from carriers.storage.base import local_path_of
+from carriers.storage.errors import coded
+from carriers.storage.fileio import FileIOStorage
+from carriers.storage.options import check_supported
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
@@ -260,7 +263,7 @@ class IcebergCarrier(AttestedTable):
     sidecar_dir = SIDECAR_DIR
     pointer_dir = POINTER_DIR
     # Compute the view of the head of this carrier's branch as readers of ``main`` will get it once main is moved
-    # there (carriers/publish.py): under the current schema, as a plain read of the table resolves it.
+    # there (carriers/iceberg/publish.py): under the current schema, as a plain read of the table resolves it.
     as_main = False
 
     def __init__(self, table: Table, *, catalog_name: str | None = None, detached: bool = False,
@@ -286,7 +289,7 @@ class IcebergCarrier(AttestedTable):
         (.pyiceberg.yaml, PYICEBERG_CATALOG__<NAME>__* variables)."""
         from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
-        from carriers.iceberg_catalogs import load_catalog  # the table's metadata never picks the code run here
+        from carriers.iceberg.catalogs import load_catalog  # the table's metadata never picks the code run here
 
 
         try:
@@ -378,7 +381,7 @@ class IcebergCarrier(AttestedTable):
     def _read_as_the_catalog_says(self) -> None:
         """A table loaded through a catalog that was not guarded has a FileIO that follows the table's own properties
         (an ``s3.endpoint`` there steered every read): it is replaced by one the catalog's configuration alone
-        builds (carriers.iceberg_catalogs.reading_io)."""
+        builds (carriers.iceberg.catalogs.reading_io)."""
         io = reading_io(self.table)
         if io is not None:
             self.table.io = io
@@ -644,7 +647,7 @@ class IcebergCarrier(AttestedTable):
 
     def _deletes(self, snapshot: Snapshot, planned: list[Planned], problems: list[Problem]) -> str:
         """The view's ``deletes``: which delete files each reader applies to which data files
-        (carriers/iceberg_deletes.py), and a problem where one reader drops by a shortcut deletes the other applies."""
+        (carriers/iceberg/deletes.py), and a problem where one reader drops by a shortcut deletes the other applies."""
         if all(p.content == 0 for p in planned):
             return NO_DELETES
         fv = max(2, int(self.table.metadata.format_version))
@@ -933,7 +936,7 @@ class IcebergCarrier(AttestedTable):
         # a follow-up snapshot is impossible there, a detached attestation is not.
         return self.detached or int(self.table.metadata.format_version) >= 3
 
-    # ---- attestations table maintenance keeps (carriers/iceberg_kept.py) ----------------------------------------
+    # ---- attestations table maintenance keeps (carriers/iceberg/kept.py) ----------------------------------------
     def _kept_files(self, snapshot_id: int | None = None) -> list[tuple[Any, Kept | None]]:
         """(statistics entry, what its file holds) for every entry naming one of our kept Puffin files (of
         ``snapshot_id`` only, when given). Only ``<metadata dir>/recipe_attest/<blake3>.puffin`` is ever read."""
@@ -1131,7 +1134,7 @@ def schema_digests(schemas: Iterable[Any]) -> list[str]:
 
 
 def deletes_digest(applied: Mapping[str, Any]) -> str:
-    """Which delete files each reader applies to which data files (:func:`carriers.iceberg_deletes.applicability`), as
+    """Which delete files each reader applies to which data files (:func:`carriers.iceberg.deletes.applicability`), as
     one digest of the view's table part."""
     return file_digest(dict(applied))
 
@@ -1202,7 +1205,7 @@ def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, A
     """Where the manifest list's summary of a manifest says other than the manifest's entries. Readers plan with the
     summary before they open a manifest: Java skips a manifest whose added and existing counts are zero, Java and
     pyiceberg skip one whose partition bounds exclude a query's filter, pyiceberg skips delete manifests listed below
-    the data manifests' smallest sequence number (carriers/iceberg_deletes.py). A summary narrower than its manifest
+    the data manifests' smallest sequence number (carriers/iceberg/deletes.py). A summary narrower than its manifest
     hides rows from some readers or queries, with every file and byte intact (a wider one only costs planning time, as
     writers may make it)."""
     path = manifest.manifest_path

@@ -15,7 +15,7 @@ and the verdict says which:
    copied or moved table). Without a catalog nobody can say the newest file is current — a failed commit can leave a
    newer one, a rollback makes an older one current — so every verdict carries a note naming the file read and that.
 
-The FileIO is built from nothing the table's own metadata says (carriers/iceberg_catalogs.py: pyiceberg's
+The FileIO is built from nothing the table's own metadata says (carriers/iceberg/catalogs.py: pyiceberg's
 ``StaticTable.from_metadata`` merges the table's properties into it, which can name code to import).
 """
 
@@ -29,7 +29,7 @@ from typing import Any
 
 from attest.errors import CarrierError, UnsupportedTableError
 from attest.tables import TableState
-from carriers.iceberg import IcebergCarrier
+from carriers.iceberg.carrier import IcebergCarrier
 
 __all__ = ["StaticIcebergCarrier", "latest_metadata", "open_folder", "owning_catalog"]
 
@@ -101,13 +101,13 @@ def owning_catalog(folder: Path) -> tuple[str, str] | None:
 
 
 def _local(location: str) -> str | None:
-    from carriers.storage import local_path_of
+    from carriers.storage.base import local_path_of
 
     return local_path_of(location)
 
 
 def _location_is(catalog_name: str, identifier: str, real: str) -> bool:
-    from carriers.iceberg_catalogs import load_catalog
+    from carriers.iceberg.catalogs import load_catalog
 
     try:
         table = load_catalog(catalog_name).load_table(identifier)
@@ -150,7 +150,7 @@ class StaticIcebergCarrier(IcebergCarrier):
 
 def open_folder(location: str, *, detached: bool = False, allow_external: bool = False) -> IcebergCarrier:
     """The carrier of a local Iceberg table folder: through a configured catalog that owns it, else static."""
-    from carriers.storage import local_path_of
+    from carriers.storage.base import local_path_of
 
     local = local_path_of(location) or location
     folder = Path(local)
@@ -166,7 +166,7 @@ def open_folder(location: str, *, detached: bool = False, allow_external: bool =
     from pyiceberg.serializers import FromInputFile
     from pyiceberg.table import StaticTable
 
-    from carriers.iceberg_catalogs import guard_local_reads
+    from carriers.iceberg.catalogs import guard_local_reads
 
     guard_local_reads()  # a FIFO or special file in its place is unreadable, never a hang
     io = PyArrowFileIO(properties={})  # nothing from the table's own properties (they can name code)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from attest.tables import DataFile, Progress
-    from carriers.storage import Storage
+    from carriers.storage.base import Storage
 
 __all__ = ["DeltaPrefetch", "ForkedDeltaPrefetch", "PrefetchedHasher"]
 
@@ -267,7 +267,7 @@ class PrefetchedHasher:
         self.used = False
 
     def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
-        from carriers.storage import hash_locations
+        from carriers.storage.hashing import hash_locations
 
         local = {self.storage.local_of(f.location): f.path for f in files}
         if None not in local:

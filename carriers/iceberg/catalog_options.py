@@ -1,6 +1,6 @@
 """Catalog properties given on the command line (``--uri``, ``--warehouse``, as pyiceberg's own CLI spells them) or
 to the Python API: they override what pyiceberg's configuration (.pyiceberg.yaml, ``PYICEBERG_CATALOG__<NAME>__*``)
-says for that catalog, in every catalog this process opens through ``carriers.iceberg_catalogs.load_catalog`` — the
+says for that catalog, in every catalog this process opens through ``carriers.iceberg.catalogs.load_catalog`` — the
 table a command names, the tables an audit lists, the upstream tables a lineage walk opens. Set once per command
 (:func:`overriding`), never per call site.
 """

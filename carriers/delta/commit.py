@@ -29,8 +29,8 @@ from typing import Any
 
 from attest import __version__
 from attest.errors import CommitConflictError, SupersededError, UnsupportedTableError
-from carriers.delta_log import LOG_DIR, commit_name, log_versions, read_commit, replay
-from carriers.storage import Storage
+from carriers.delta.log import LOG_DIR, commit_name, log_versions, read_commit, replay
+from carriers.storage.base import Storage
 
 # Writer features a metadata-only commit honours without doing anything (they constrain data files, schemas or
 # checkpoints, none of which this commit touches). inCommitTimestamp is honoured explicitly below.
@@ -60,7 +60,7 @@ def check_writable(protocol: Mapping[str, Any] | None, where: str) -> None:
 
 def _put_if_absent(storage: Storage, rel: str, data: bytes) -> bool:
     """Publish ``data`` at ``rel`` only if nothing is there: True when published, False when the name exists (a hard
-    link locally, a conditional PUT on object stores: carriers/storage.py)."""
+    link locally, a conditional PUT on object stores: carriers/storage/)."""
     return storage.put_if_absent(rel, data)
 
 

@@ -1,0 +1,49 @@
+"""The Delta Lake format (docs/delta.md), one concern per module:
+
+- ``carrier``: ``DeltaCarrier`` — a version's state from delta-rs, where its attestation is carried, its verdicts;
+- ``log``: an independent replay of ``_delta_log`` (the second opinion against delta-rs);
+- ``commit``: the metadata-only attestation commit (put-if-absent of the next version);
+- ``write``: content-addressed writes whose commit carries its own attestation;
+- ``prefetch``: the start-up head start on a local table's hashing (attest.fast).
+
+The public names (``DeltaCarrier``, ``attest_after_write``, ...) are importable from here; each is loaded on first
+use, so importing one module of the package (the log replay, the prefetch) never loads delta-rs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from carriers.delta.carrier import (
+        POINTER_DIR as POINTER_DIR,
+    )
+    from carriers.delta.carrier import (
+        READ_PROPERTIES as READ_PROPERTIES,
+    )
+    from carriers.delta.carrier import (
+        SIDECAR_DIR as SIDECAR_DIR,
+    )
+    from carriers.delta.carrier import (
+        DeltaCarrier as DeltaCarrier,
+    )
+    from carriers.delta.carrier import (
+        attest_after_write as attest_after_write,
+    )
+    from carriers.delta.carrier import (
+        signed_table_uri as signed_table_uri,
+    )
+    from carriers.delta.write import write_content_addressed as write_content_addressed
+
+__all__ = ["POINTER_DIR", "READ_PROPERTIES", "SIDECAR_DIR", "DeltaCarrier", "attest_after_write", "signed_table_uri",
+           "write_content_addressed"]
+
+# Each public name -> the module holding it (loaded on first access: PEP 562).
+_HOME = {"write_content_addressed": "carriers.delta.write"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module 'carriers.delta' has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOME.get(name, "carriers.delta.carrier")), name)

@@ -1,0 +1,52 @@
+"""The Apache Iceberg format (docs/iceberg.md), one concern per module:
+
+- ``carrier``: ``IcebergCarrier`` — a snapshot's state, where its attestation is carried, follow-up commits;
+- ``catalogs`` and ``catalog_options``: opening tables through pyiceberg catalogs, with command-line overrides;
+- ``deletes``: which delete files each reader (pyiceberg, Iceberg Java) applies;
+- ``static``: a table read from its metadata file alone, no catalog;
+- ``kept``: the attestation kept in a Puffin file registered in the table's statistics (survives cleanup);
+- ``write``: content-addressed writes whose snapshot carries its own attestation;
+- ``publish``: verify a write-audit-publish branch, then fast-forward main.
+
+The public names (``IcebergCarrier``, ``attest_after_write``, ``tag_attested``, ...) are importable from here; each is
+loaded on first use, so importing one module of the package never loads the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from carriers.iceberg.carrier import (
+        SIDECAR_DIR as SIDECAR_DIR,
+    )
+    from carriers.iceberg.carrier import (
+        SUMMARY_BUDGET as SUMMARY_BUDGET,
+    )
+    from carriers.iceberg.carrier import (
+        IcebergCarrier as IcebergCarrier,
+    )
+    from carriers.iceberg.carrier import (
+        attest_after_write as attest_after_write,
+    )
+    from carriers.iceberg.carrier import (
+        classify_changes as classify_changes,
+    )
+    from carriers.iceberg.carrier import (
+        tag_attested as tag_attested,
+    )
+    from carriers.iceberg.write import write_content_addressed as write_content_addressed
+
+__all__ = ["SIDECAR_DIR", "SUMMARY_BUDGET", "IcebergCarrier", "attest_after_write", "classify_changes",
+           "tag_attested", "write_content_addressed"]
+
+# Each public name -> the module holding it (loaded on first access: PEP 562).
+# (``publish`` stays the submodule's name: the function is ``carriers.publish.publish``, as docs/signing.md shows.)
+_HOME = {"write_content_addressed": "carriers.iceberg.write"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module 'carriers.iceberg' has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOME.get(name, "carriers.iceberg.carrier")), name)

@@ -1,0 +1,77 @@
+"""``FileIOStorage``: an Iceberg table's bytes through its pyiceberg FileIO, so catalog properties and credentials
+are the table's own (pyiceberg is imported inside the methods)."""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO, cast
+
+from attest.redact import register_secrets
+from carriers.storage.base import Storage, open_object_store
+from carriers.storage.errors import not_found
+from carriers.storage.options import fileio_obstore_config, scheme_of
+
+
+class FileIOStorage(Storage):
+    """Bytes of an Iceberg table through its pyiceberg FileIO (the catalog's own properties and credentials)."""
+
+    decode_file_uris = False  # pyiceberg (and Java's HadoopFileIO) read a location string literally
+
+    def __init__(self, uri: str, io: Any) -> None:
+        self.io = io
+        self._store: Any = False
+        super().__init__(uri)
+        register_secrets(self.secrets)
+
+    @property
+    def secrets(self) -> list[str]:
+        # FileIO properties mix catalog settings (uri, warehouse, prefix) with credentials: only the latter.
+        from attest.redact import is_secret_name
+
+        props = dict(getattr(self.io, "properties", {}) or {})
+        return [str(v) for k, v in props.items() if isinstance(v, str) and is_secret_name(k)]
+
+    def _object_store(self) -> Any:
+        if self._store is False:
+            mapped = fileio_obstore_config(scheme_of(self.uri), dict(getattr(self.io, "properties", {}) or {}))
+            self._store = None if mapped is None else open_object_store(self.uri, *mapped)
+        return self._store
+
+    def _read_remote(self, rel: str) -> bytes | None:
+        try:
+            with self.io.new_input(f"{self.uri}/{rel}").open() as stream:
+                return bytes(stream.read())
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if not_found(exc):
+                return None
+            raise
+
+    def _list_remote(self, rel_dir: str) -> list[str]:
+        from pyiceberg.io.pyarrow import PyArrowFileIO
+
+        if not isinstance(self.io, PyArrowFileIO):  # pragma: no cover - fsspec FileIO has no listing
+            return []
+        from pyarrow.fs import FileSelector
+
+        scheme, netloc, path = self.io.parse_location(f"{self.uri}/{rel_dir}")
+        fs = self.io.fs_by_scheme(scheme, netloc)
+        try:
+            infos = fs.get_file_info(FileSelector(path, allow_not_found=True))
+        except OSError:
+            return []
+        return sorted(i.base_name for i in infos)
+
+    def _write_remote(self, rel: str, data: bytes) -> None:
+        out = self.io.new_output(f"{self.uri}/{rel}")
+        with out.create(overwrite=True) as stream:
+            stream.write(data)
+
+    def _open_remote(self, location: str) -> BinaryIO:
+        return cast(BinaryIO, self.io.new_input(location).open(seekable=False))
+
+    def _size_remote(self, location: str) -> int | None:
+        try:
+            return len(self.io.new_input(location))
+        except FileNotFoundError:
+            return None

@@ -1,0 +1,121 @@
+"""Hashing files at their locations with bounded memory: local files through attest.hashing (mmap + threads),
+object-store objects streamed by a few concurrent readers."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+from attest.tables import DataFile, Progress
+from carriers.storage.base import Storage, local_path_of
+
+# Remote hashing: this many objects in flight, each streamed in chunks of this size: memory stays at most
+# REMOTE_WORKERS * REMOTE_CHUNK (32 MiB) whatever the file sizes.
+REMOTE_WORKERS = 8
+REMOTE_CHUNK = 4 << 20
+
+
+def hash_location(storage: Storage | None, location: str, *, threads: int | None = None) -> tuple[int, str] | None:
+    """``(bytes hashed, BLAKE3)`` of one file at its ``location``; None when it cannot be read (missing, not a
+    regular file, permission, an object-store error): the same "unreadable is absent" rule as
+    :func:`hash_locations`. ``threads`` caps the cores one big local file is hashed on (an executor task: its
+    ``spark.task.cpus``). ``storage`` is needed only for object-store locations (None: local files only)."""
+    import stat
+
+    from attest.hashing import hash_regular_file, hash_stream_counted
+
+    local = local_path_of(location)
+    if local is not None:
+        try:
+            st = os.stat(local)
+            if not stat.S_ISREG(st.st_mode):
+                return None  # a FIFO would block the reader forever, a device never ends: never a table file
+            return st.st_size, hash_regular_file(local, threads=threads)  # regular when opened too
+        except OSError:
+            return None
+    if storage is None:
+        return None
+    try:
+        stream = storage.open_location(location)
+    except Exception:
+        return None
+    try:
+        return hash_stream_counted(stream, chunk_size=REMOTE_CHUNK)
+    except Exception:
+        return None
+    finally:
+        stream.close()
+
+
+def hash_locations(storage: Storage, files: Sequence[DataFile], *,
+                   progress: Progress | None = None) -> dict[str, str]:
+    """BLAKE3 of each file's bytes at its ``location``, keyed by ``DataFile.path``.
+
+    A file that cannot be read (missing, permission) is left out of the result; the caller reports it.
+    """
+    import stat
+
+    from attest.hashing import hash_regular_file, hash_sized_files, hash_stream
+
+    out: dict[str, str] = {}
+    local: dict[str, str] = {}
+    remote: list[DataFile] = []
+    for f in files:
+        path = storage.local_of(f.location)
+        if path is None:
+            remote.append(f)
+        else:
+            local[path] = f.path
+    total = len(files)
+    if local:
+        present: dict[str, int] = {}
+        for p in local:
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue  # unreadable: the verifier reports it
+            if stat.S_ISREG(st.st_mode):  # a FIFO would block the reader forever: never hashed
+                present[p] = st.st_size
+        report: Callable[[int, int, int], None] | None = None
+        if progress is not None:
+            def report(done: int, _total: int, nbytes: int) -> None:
+                progress(done, total, nbytes)
+        try:
+            hashed = hash_sized_files(present, progress=report)  # one stat per file, here
+        except OSError:
+            hashed = {}
+            for p in present:  # one unreadable file must not hide the others' hashes
+                try:
+                    hashed[p] = hash_regular_file(p)  # a FIFO swapped in since: skipped, never waited on
+                except OSError:
+                    continue
+        out.update({local[p]: h for p, h in hashed.items()})
+    if not remote:
+        return out
+    done = len(local)
+    done_bytes = sum(f.size for f in files if f.path in out)
+
+    def one(f: DataFile) -> str | None:
+        try:
+            stream = storage.open_location(f.location)
+        except Exception:
+            return None  # unreadable: the verifier reports it as missing
+        try:
+            return hash_stream(stream, chunk_size=REMOTE_CHUNK)
+        except Exception:
+            return None
+        finally:
+            stream.close()
+
+    # Object-store reads are latency-bound: overlap a few of them.
+    from concurrent.futures import ThreadPoolExecutor  # here: local tables never need it
+
+    with ThreadPoolExecutor(max_workers=min(REMOTE_WORKERS, len(remote))) as pool:
+        for f, digest in zip(remote, pool.map(one, remote), strict=True):
+            if digest is not None:
+                out[f.path] = digest
+            done += 1
+            done_bytes += f.size
+            if progress is not None:
+                progress(done, total, done_bytes)
+    return out
