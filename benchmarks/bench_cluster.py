@@ -37,7 +37,7 @@ def on_cluster(root: Path, workers: int, table: Path, nbytes: int, rounds: int) 
     """(best verify seconds, best hashing-job seconds) on a fresh cluster of ``workers`` one-core workers."""
     from attest.verify.table import verify_table
     from carriers.delta.carrier import DeltaCarrier
-    from carriers.spark.distributed import cli_session, use_executors
+    from carriers.spark.distributed import cli_session, executor_hasher
     from tests.spark.cluster import StandaloneCluster
 
     with StandaloneCluster(root / f"cluster-{workers}", workers=workers, cores=1, memory="1g") as cluster:
@@ -56,10 +56,10 @@ def on_cluster(root: Path, workers: int, table: Path, nbytes: int, rounds: int) 
             for _ in range(rounds):
                 warm(table)  # other jobs on the machine evict the page cache
                 carrier = DeltaCarrier(str(table))
-                hasher = use_executors(carrier, spark)
+                hasher = executor_hasher(carrier, spark)
                 before = load()
                 start = time.perf_counter()
-                report = verify_table(carrier, level="bytes")
+                report = verify_table(carrier, level="bytes", hasher=hasher)
                 totals.append(time.perf_counter() - start)
                 jobs.append(hasher.stats.seconds)
                 if not report.passed or hasher.stats.executor_bytes != nbytes:

@@ -41,7 +41,7 @@ from attest.numbers import is_digits, is_signed_digits
 from attest.tables import DataFile, Progress
 from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
-from carriers.base import WriteResult
+from carriers.base import RecordRequest, WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version, canonical_relative
 from carriers.delta.log import Commit, LogState, deletion_vector_path, read_commit, replay
 from carriers.storage.base import Storage
@@ -959,14 +959,14 @@ class DeltaCarrier(AttestedTable):
                 raise SupersededError(f"a data commit landed on {self.display} after version {v.id}; its attestation "
                                       "would not be in force")
 
-    def record(self, **kwargs: Any) -> WriteResult:
+    def record(self, request: RecordRequest | None = None, /, **fields: Any) -> WriteResult:
         """See AttestedTable.record; refuses tables with writer features an attestation commit cannot honour."""
+        request = RecordRequest.of(request, fields)
         if not self.detached and self.property_writer is None and self.storage.conditional_puts:
             from carriers.delta.commit import check_writable
 
             check_writable(_protocol_doc(self._load().protocol()), str(self.display))
-        version = kwargs.pop("version", None)
-        return super().record(version=version, **kwargs)
+        return super().record(request)
 
 
 # ---- helpers -------------------------------------------------------------------------------------------------------

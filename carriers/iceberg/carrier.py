@@ -19,6 +19,7 @@ A snapshot's files and reader view are read from its manifests with the table fo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections import Counter
@@ -46,7 +47,7 @@ from attest.numbers import is_digits, is_signed_digits
 from attest.tables import DataFile, Progress
 from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
-from carriers.base import WriteResult
+from carriers.base import RecordRequest, WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
 from carriers.iceberg.catalogs import guard, reading_io, storage_keys
 from carriers.iceberg.deletes import ListedManifest, Planned, applicability, path_bound
@@ -1050,10 +1051,11 @@ class IcebergCarrier(AttestedTable):
                 f"a concurrent commit landed before the attestation of snapshot {v.id}; the follow-up snapshot "
                 f"{new_id} does not follow it and will read as tampered. Run record again")
 
-    def record(self, **kwargs: Any) -> WriteResult:
+    def record(self, request: RecordRequest | None = None, /, **fields: Any) -> WriteResult:
+        request = RecordRequest.of(request, fields)
         self.refresh()
         self._live_cache.clear()
-        return super().record(**self._data_of(kwargs))
+        return super().record(dataclasses.replace(request, **self._data_of({"version": request.version})))
 
     def _data_of(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """A snapshot named for record/write, or the data snapshot under it when it is a follow-up attestation

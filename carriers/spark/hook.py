@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from attest.signing.keys import Signer
     from carriers.base import WriteResult
     from carriers.core import AttestedTable
+    from carriers.spark.distributed import RoutedHasher
 
 __all__ = ["Hook", "attested_write", "install", "quote_identifier", "spark_property_writer", "sql_string"]
 
@@ -674,7 +675,7 @@ class Hook:
         if not detached:
             carrier.property_writer = spark_property_writer(self.spark, name=event.table_name,
                                                             path=event.location, data_version=carrier.data_version)
-        self._route_hashing(carrier, event)
+        hasher = self._hasher(carrier, event)
         if not detached and carrier.data_version() != version:
             self._skip(f"version {version} of {event.table_name or event.location} was superseded by a later data "
                        "commit before it could be attested (alter mode attests the latest data version; use "
@@ -684,19 +685,19 @@ class Hook:
         try:
             result = carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
                                     run_id=self.run_id, dialect="spark", engines=self._engines, version=version,
-                                    signer=self.signer)
+                                    signer=self.signer, hasher=hasher)
         except SupersededError as exc:  # a data commit got in first: as the check above, never in force
             self._skip(exc.message)
             return None
         return self._emit(carrier, result)
 
-    def _route_hashing(self, carrier: AttestedTable, event: WriteEvent) -> None:
+    def _hasher(self, carrier: AttestedTable, event: WriteEvent) -> RoutedHasher:
         """Large writes are hashed on the executors, small ones on the driver (carriers/spark/distributed.py)."""
         from carriers.spark.distributed import RoutedHasher, executor_threshold
 
-        carrier.hasher = RoutedHasher(self.spark, carrier.storage,
-                                      threshold=executor_threshold(self.spark, self.executor_hash_bytes),
-                                      stats=self.hashing, label=event.table_name or event.location or "")
+        return RoutedHasher(self.spark, carrier.storage,
+                            threshold=executor_threshold(self.spark, self.executor_hash_bytes),
+                            stats=self.hashing, label=event.table_name or event.location or "")
 
     def _iceberg_catalog(self, name: str) -> Any:
         if name not in self._catalogs:
@@ -712,7 +713,7 @@ class Hook:
         assert event.catalog is not None and event.identifier is not None
         table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
         carrier = IcebergCarrier(table, catalog_name=event.catalog, branch=event.branch)
-        self._route_hashing(carrier, event)
+        hasher = self._hasher(carrier, event)
         committed = self._iceberg_commit(table, event)
         if committed is None:
             log.debug("attest.spark: %s on %s committed nothing", event.command, event.table_name)
@@ -730,7 +731,7 @@ class Hook:
         inputs = [self._observe(leaf) for leaf in event.inputs]
         return self._emit(carrier, carrier.record(model=self._model(event), program_hash=event.program_hash or "",
                                                   inputs=inputs, run_id=self.run_id, dialect="spark",
-                                                  engines=self._engines, signer=self.signer))
+                                                  engines=self._engines, signer=self.signer, hasher=hasher))
 
     def _emit(self, carrier: Any, result: WriteResult) -> WriteResult:
         """The attestation's OpenLineage RunEvent, when switched on; a failure is logged, never raised."""
