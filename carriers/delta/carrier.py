@@ -938,26 +938,27 @@ class DeltaCarrier(AttestedTable):
             return
         # Object stores without a conditional PUT: delta-rs's own commit (it cannot remove keys, so they are
         # blanked; readers skip blanks).
-        import time
-
         from carriers.delta.commit import BACKOFF_S, RETRIES
+        from carriers.retry import retry
 
         updates = dict(to_set)
         updates.update({k: props.ABSENT for k in to_remove})
-        for attempt in range(RETRIES + 1):
+
+        def attempt() -> None:
             try:
                 self._load().alter.set_table_properties(
                     updates, raise_if_not_exists=False,
                     commit_properties=CommitProperties(custom_metadata={"recipe_attest.binding_version": v.id}))
-                return
             except Exception as exc:
-                error = _unsupported_or_error(str(self.display), exc)
-                if not isinstance(error, CommitConflictError) or attempt == RETRIES:
-                    raise error from exc
-            time.sleep(BACKOFF_S * (2 ** attempt))
+                raise _unsupported_or_error(str(self.display), exc) from exc
+
+        def still_in_force() -> None:
             if self.data_version() != v.number:
                 raise SupersededError(f"a data commit landed on {self.display} after version {v.id}; its attestation "
                                       "would not be in force")
+
+        retry(attempt, retries=RETRIES, backoff_s=BACKOFF_S, between=still_in_force,
+              retry_on=lambda error: isinstance(error, CommitConflictError))
 
     def record(self, request: RecordRequest | None = None, /, **fields: Any) -> WriteResult:
         """See AttestedTable.record; refuses tables with writer features an attestation commit cannot honour."""

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -55,6 +54,7 @@ from carriers.iceberg.kept import Kept, build_puffin, is_kept_location, kept_nam
 from carriers.iceberg.summaries import changed_no_file as _changed_no_file
 from carriers.iceberg.summaries import operation as _operation
 from carriers.iceberg.summaries import summary as _summary
+from carriers.retry import retry
 from carriers.storage.base import local_path_of
 from carriers.storage.errors import coded
 from carriers.storage.fileio import FileIOStorage
@@ -1015,7 +1015,7 @@ class IcebergCarrier(AttestedTable):
         # retried on the refreshed table while the attested snapshot is still the head (of main, or of the branch
         # attested); once another snapshot is, the attestation could no longer follow it: superseded, never
         # retried onto the new head.
-        for attempt in range(COMMIT_RETRIES + 1):
+        def attempt() -> tuple[int, int]:
             self.table.refresh()
             current = self._head()
             # The head is v, or our follow-up attestation snapshots on top of v (a re-record: the new follow-up goes on
@@ -1024,25 +1024,26 @@ class IcebergCarrier(AttestedTable):
                 raise SupersededError(f"snapshot {v.id} of {self.reference} is no longer {where}; a follow-up "
                                       "attestation can only follow it (use detached mode to attest older snapshots)")
             follows = current.snapshot_id
-            try:
-                with _without_replay(self.table).transaction() as tx:
-                    # On a branch, the follow-up is committed on the branch (pyiceberg asserts its head is `follows`).
-                    producer = tx.update_snapshot(snapshot_properties=keys,
-                                                  branch=self.branch or MAIN_BRANCH).fast_append()
-                    new_id = producer.snapshot_id
-                    producer.commit()
-                    attested = self.table.snapshot_by_id(int(v.id))
-                    self.kept_statistics(tx, keys, attested=int(v.id), carrier=new_id,
-                                         sequence_number=int(getattr(attested, "sequence_number", 0) or 0))
-                self.table.refresh()
-                break
-            except CommitFailedException as exc:
-                if attempt == COMMIT_RETRIES:
-                    from attest.errors import CommitConflictError
+            with _without_replay(self.table).transaction() as tx:
+                # On a branch, the follow-up is committed on the branch (pyiceberg asserts its head is `follows`).
+                producer = tx.update_snapshot(snapshot_properties=keys,
+                                              branch=self.branch or MAIN_BRANCH).fast_append()
+                new_id = producer.snapshot_id
+                producer.commit()
+                attested = self.table.snapshot_by_id(int(v.id))
+                self.kept_statistics(tx, keys, attested=int(v.id), carrier=new_id,
+                                     sequence_number=int(getattr(attested, "sequence_number", 0) or 0))
+            self.table.refresh()
+            return follows, new_id
 
-                    raise CommitConflictError(f"the follow-up attestation of snapshot {v.id} of {self.reference} "
-                                              f"lost {attempt + 1} commit races: {exc}") from exc
-                time.sleep(COMMIT_BACKOFF_S * (2 ** attempt))
+        try:
+            follows, new_id = retry(attempt, retries=COMMIT_RETRIES, backoff_s=COMMIT_BACKOFF_S,
+                                    retry_on=lambda exc: isinstance(exc, CommitFailedException))
+        except CommitFailedException as exc:
+            from attest.errors import CommitConflictError
+
+            raise CommitConflictError(f"the follow-up attestation of snapshot {v.id} of {self.reference} "
+                                      f"lost {COMMIT_RETRIES + 1} commit races: {exc}") from exc
         self._index = None
         committed = self._snapshots().get(new_id)
         if committed is None or committed.parent_snapshot_id != follows:

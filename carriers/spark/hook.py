@@ -17,7 +17,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from attest.errors import CommitConflictError, PolicyError, SupersededError
+from attest.errors import PolicyError, SupersededError
 from attest.identity.inputs import ObservedInput
 from attest.render.terminal import terminal_safe_logger
 from carriers.base import AmbiguousCommit, one_commit
@@ -107,6 +107,7 @@ def spark_property_writer(spark: SparkSession, *, name: str | None, path: str, r
     from py4j.protocol import Py4JError, Py4JJavaError
 
     from carriers import properties as props
+    from carriers.retry import retry
 
     # Always by path: Spark's rendering of a name may already be quoted, a path is one unambiguous identifier.
     target = f"delta.{quote_identifier(path)}"
@@ -115,28 +116,28 @@ def spark_property_writer(spark: SparkSession, *, name: str | None, path: str, r
     def write(updates: dict[str, str], remove: list[str]) -> None:
         binding = updates.get(props.KEY_VERSION)
         bound = int(binding) if binding is not None and binding.isdigit() and binding.isascii() else None
-        for attempt in range(retries + 1):
+
+        def attempt() -> int | None:
             try:
-                committed = _commit_once(spark, path, updates, remove, lambda read: check(read, bound))
+                return _commit_once(spark, path, updates, remove, lambda read: check(read, bound))
             except _NoDeltaApi as exc:
                 log.warning("attest.spark: the Delta runtime offers no metadata transaction to the hook (%s); "
                             "attesting %s with two commits (UNSET, then SET TBLPROPERTIES)", exc, shown)
-                alter(updates, remove)
-                return
-            except Py4JJavaError as exc:
-                # Our metadata commit lost a race with a concurrent writer: retry it (bounded, backoff).
-                if attempt == retries or not any(c in str(exc) for c in _CONFLICTS):
-                    raise
-                time.sleep(backoff_s * (2 ** attempt))
-                continue
+                return None  # nothing was committed: the fallback below
+            except Py4JJavaError:
+                raise  # our metadata commit lost a race with a concurrent writer: retried (bounded, backoff)
             except Py4JError as exc:
                 raise RuntimeError(f"the attestation commit to {shown} failed: {exc}") from exc
-            if data_version is not None and bound is not None and data_version(committed) != bound:
-                raise SupersededError(f"the attestation of version {bound} of {shown} was committed at version "
-                                      f"{committed}, after a later data commit: it is not in force")
-            return
-        raise CommitConflictError(f"the attestation commit to {shown} lost {retries + 1} races with concurrent "
-                                  "writers")  # pragma: no cover - the loop returns or raises
+
+        committed = retry(attempt, retries=retries, backoff_s=backoff_s, retry_on=lost_race)
+        if committed is None:
+            alter(updates, remove)
+        elif data_version is not None and bound is not None and data_version(committed) != bound:
+            raise SupersededError(f"the attestation of version {bound} of {shown} was committed at version "
+                                  f"{committed}, after a later data commit: it is not in force")
+
+    def lost_race(exc: Exception) -> bool:
+        return isinstance(exc, Py4JJavaError) and any(c in str(exc) for c in _CONFLICTS)
 
     def check(read: int, bound: int | None) -> None:
         if data_version is not None and bound is not None and data_version(read) != bound:
@@ -155,14 +156,8 @@ def spark_property_writer(spark: SparkSession, *, name: str | None, path: str, r
         run(f"ALTER TABLE {target} SET TBLPROPERTIES ({pairs})")
 
     def run(statement: str) -> None:
-        for attempt in range(retries + 1):
-            try:
-                spark.sql(statement)
-                return
-            except Exception as exc:
-                if attempt == retries or not any(c in str(exc) for c in _CONFLICTS):
-                    raise
-                time.sleep(backoff_s * (2 ** attempt))
+        retry(lambda: spark.sql(statement), retries=retries, backoff_s=backoff_s,
+              retry_on=lambda exc: any(c in str(exc) for c in _CONFLICTS))
 
     return write
 

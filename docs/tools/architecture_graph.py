@@ -57,8 +57,8 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
         ("standalone", "standalone", ("carriers.standalone",)),
         ("carrier_core", "core · base · sidecar · properties",
          ("carriers", "carriers.core", "carriers.base", "carriers.sidecar", "carriers.properties")),
-        ("storage", "storage/ · options · errors · base · delta · fileio · hashing · atomic",
-         ("carriers.storage", "carriers.atomic")),
+        ("storage", "storage/ · options · errors · base · delta · fileio · hashing · atomic · retry",
+         ("carriers.storage", "carriers.atomic", "carriers.retry")),
     ]),
     ("core", "attest/ engine-free core", [
         ("verify", "verify", ("attest.verify",)),
