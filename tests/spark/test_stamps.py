@@ -11,7 +11,7 @@ import json
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,22 +27,6 @@ if TYPE_CHECKING:
     from carriers.spark.hook import Hook
 
 ROUNDS = 5
-
-
-@pytest.fixture
-def hook(spark: SparkSession) -> Iterator[Callable[..., Hook]]:
-    from attest.spark import install
-
-    made: list[Hook] = []
-
-    def make(**kw: Any) -> Hook:
-        h = install(spark, **kw)
-        made.append(h)
-        return h
-
-    yield make
-    for h in made:
-        h.uninstall()
 
 
 def _commits(path: Path) -> dict[int, dict[str, Any]]:
