@@ -36,13 +36,11 @@ if TYPE_CHECKING:
 
 __all__ = ["DeltaPrefetch", "ForkedDeltaPrefetch", "PrefetchedHasher"]
 
-# The thread takes no more files than this: on 2 cores, 2,000 files of 512 KiB verified 8 % slower with it than
-# without (between files it waits for the interpreter lock the main thread holds), one 1 GiB file 14 % faster.
+# The thread takes no more files than this: between files it waits for the interpreter lock the main thread holds
+# (docs/hashing.md, "The command line against `b3sum`", has the figures that set it).
 PREFETCH_MAX_FILES = 64
 # From this many bytes of JSON commits (~100 files with statistics) the head start runs in a child process and takes
-# up to FORKED_MAX_FILES files: 2,000 files of 512 KiB verified in 0.264 s against 0.327 s without a head start
-# (medians; CPU 0.469 s against 0.463 s), while for one 1 GiB file the child cost ~20 ms of CPU more than the thread
-# (measured side by side, docs/hashing.md).
+# up to FORKED_MAX_FILES files (docs/hashing.md: measured side by side with the thread).
 FORK_MIN_COMMIT_BYTES = 64 << 10
 FORKED_MAX_FILES = 100_000
 # A log this long without a checkpoint is replayed once, by the carrier, not twice side by side.
