@@ -21,6 +21,7 @@ __all__ = [
     "FileIdentity",
     "FileKind",
     "Progress",
+    "Rewrite",
     "TableCarrier",
     "TableState",
     "WriteResult",
@@ -46,6 +47,22 @@ class WriteResult:
 
         return write_result_html(self.location, self.attested_version, self.sidecar,
                                  None if self.manifest is None else self.manifest.to_dict(), self.replaced)
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One commit after an attested version that rewrote files and declared no data change (Delta: every add and
+    remove ``dataChange: false``; Iceberg: a ``replace`` snapshot). Format-neutral: the carrier-forward judge
+    (carriers/content_store.py) checks that the rows of ``added`` are the rows of ``removed``.
+
+    ``version``: the version / snapshot id the rewrite created; ``removed`` / ``added``: the data files it took out of
+    and put into the table (as ``DataFile``: path relative to the root, the location the engine reads); ``operation``:
+    what the commit says it was (``OPTIMIZE``, ``REORG``, ``replace``)."""
+
+    version: str
+    removed: tuple[DataFile, ...]
+    added: tuple[DataFile, ...]
+    operation: str
 
 
 @runtime_checkable

@@ -55,18 +55,19 @@ from attest.numbers import is_signed_digits
 from attest.tables import Attestation, ChangeKind, DataFile, FileIdentity, Progress, TableState, attestation_document
 from attest.view import ReaderView
 from carriers import properties as props
-from carriers.base import WriteResult, triples_for
+from carriers.base import Rewrite, WriteResult, triples_for
 from carriers.sidecar import Sidecar, SidecarError, sidecar_name
 from carriers.sidecar import build as build_sidecar
 from carriers.storage.base import Storage, local_path_of
 from carriers.storage.hashing import hash_locations
 
 if TYPE_CHECKING:
+    from attest.content import ContentDigest
     from attest.signing.keys import Signer
     from attest.verify.table import FileHasher
 
-__all__ = ["ENVELOPE_SUFFIX", "AttestedTable", "Carried", "Changes", "LiveVersion", "Version", "canonical_relative",
-           "encode_keys"]
+__all__ = ["ENVELOPE_SUFFIX", "AttestedTable", "Carried", "Changes", "LiveVersion", "Rewrite", "Version",
+           "canonical_relative", "encode_keys"]
 
 # A table attestation's DSSE envelope: <sidecar dir>/<BLAKE3 of its bytes>.dsse.json (docs/signing.md).
 ENVELOPE_SUFFIX = ".dsse.json"
@@ -311,6 +312,24 @@ class AttestedTable(ABC):
     @abstractmethod
     def _env(self, dialect: str | None, engines: Mapping[str, str] | None, v: Version) -> str:
         """The environment identity of an attestation of ``v``."""
+
+    # ---- content digests (issue 32; docs/content-digest.md, "For carriers") ---------------------------------------
+    def file_content_digests(self, version: Version, files: Sequence[DataFile], *,
+                             progress: Progress | None = None) -> dict[str, ContentDigest]:
+        """The content digest (attest.content) of each data file's rows as every reader of ``version`` gets them
+        (deletion vectors / delete files applied, columns by the identity engines use, partition values folded in),
+        keyed by ``DataFile.path``. A file that cannot be read is left out (the caller reports it). A format without
+        content digests raises UnsupportedTableError."""
+        from attest.errors import UnsupportedTableError
+
+        raise UnsupportedTableError(f"{self.kind} tables do not compute content digests yet")
+
+    def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
+        """The commits after ``attested`` up to ``version`` that touched files, when every one is a rewrite that
+        declares no data change and changes nothing else (Delta: dataChange=false adds and removes, no metaData or
+        protocol action; Iceberg: operation=replace), oldest first; None when any is not (or the history between them
+        is gone). An empty list: no commit touched files."""
+        return None
 
     # ---- naming ------------------------------------------------------------------------------------------------
     def _resolve(self, version: str | int | None) -> Version:
