@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from attest import __version__
 from attest.build import PRODUCER_NAME
 from attest.errors import (
+    AttestError,
     CarrierError,
     Code,
     Problem,
@@ -46,7 +47,7 @@ from attest.numbers import is_digits, is_signed_digits
 from attest.tables import DataFile, Progress
 from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
-from carriers.base import WriteResult
+from carriers.base import Rewrite, WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
 from carriers.iceberg.catalogs import guard, reading_io, storage_keys
 from carriers.iceberg.deletes import ListedManifest, Planned, applicability, path_bound
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from pyiceberg.table import Table
     from pyiceberg.table.snapshots import Snapshot
 
+    from attest.content import ContentDigest
     from attest.signing.keys import Signer
 
 __all__ = [
@@ -282,6 +284,8 @@ class IcebergCarrier(AttestedTable):
         self._live_cache: dict[tuple[int, str], LiveVersion] = {}
         self._kept_cache: dict[str, Kept | None] = {}
         self._index: _Snapshots | None = None
+        # Why a file's content digest was left out (carriers/iceberg/content.py), by DataFile.path.
+        self.content_problems: dict[str, AttestError] = {}
 
     @classmethod
     def from_reference(cls, catalog: str, identifier: str, **kwargs: Any) -> IcebergCarrier:
@@ -911,6 +915,18 @@ class IcebergCarrier(AttestedTable):
         dv = Version(id=str(data.snapshot_id), number=data.snapshot_id, handle=data)
         before = {f.path for f in self._live(pv).files if f.kind == "data"}
         return any(f.kind == "data" and f.path in before for f in self._live(dv).files)
+
+    # ---- content digests and rewrites (issue 32: carriers/iceberg/content.py, rewrites.py) -------------------------
+    def file_content_digests(self, version: Version, files: Sequence[DataFile], *,
+                             progress: Progress | None = None) -> dict[str, ContentDigest]:
+        from carriers.iceberg.content import file_content_digests
+
+        return file_content_digests(self, version, files, progress=progress)
+
+    def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
+        from carriers.iceberg.rewrites import rewrites_between
+
+        return rewrites_between(self, attested, version)
 
     def observe(self, version: str | int | None = None) -> ObservedInput:
         try:
