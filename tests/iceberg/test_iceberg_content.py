@@ -14,27 +14,27 @@ from pyiceberg.types import LongType
 from attest.content import ContentDigest, digest_table
 from carriers.iceberg.carrier import attest_after_write
 from carriers.iceberg.content import column_specs, file_content_digests, reader_schema
-from tests.iceberg.conftest import PROGRAM, catalog, commit_delete_file, local, rows, table  # noqa: F401
+from tests.iceberg.conftest import PROGRAM, commit_delete_file, local, rows
 from tests.iceberg.rewrites import carrier_of, content_check, live_data_files, replace, with_ids, write_file
 
 
-def _digests(table: Table) -> dict[str, ContentDigest]:
-    carrier = carrier_of(table)
+def _digests(t: Table) -> dict[str, ContentDigest]:
+    carrier = carrier_of(t)
     v = carrier._resolve(None)
     out = carrier.file_content_digests(v, carrier._live(v).files)
     assert not carrier.content_problems, carrier.content_problems
     return out
 
 
-def _scan_digest(table: Table) -> ContentDigest:
+def _scan_digest(t: Table) -> ContentDigest:
     """The digest of what pyiceberg's scan of the table returns, by field id (the reference)."""
-    schema = table.schema()
-    data = table.scan().to_arrow()
+    schema = t.schema()
+    data = t.scan().to_arrow()
     named = pa.table({f"field-id:{f.field_id}": data.column(f.name) for f in schema.fields})
     return digest_table(named, column_specs(schema))
 
 
-def test_the_files_digests_add_up_to_what_a_scan_returns(table: Table) -> None:  # noqa: F811
+def test_the_files_digests_add_up_to_what_a_scan_returns(table: Table) -> None:
     table.append(rows(0))
     table.append(rows(3, 4))
     digests = _digests(table)
@@ -42,7 +42,7 @@ def test_the_files_digests_add_up_to_what_a_scan_returns(table: Table) -> None: 
     assert ContentDigest.total(digests.values()) == _scan_digest(table)
 
 
-def test_a_rename_keeps_the_digest_and_files_are_read_by_field_id(catalog: SqlCatalog, table: Table  # noqa: F811
+def test_a_rename_keeps_the_digest_and_files_are_read_by_field_id(catalog: SqlCatalog, table: Table
                                                                    ) -> None:
     table.append(rows(0))
     before = _digests(table)
@@ -63,7 +63,7 @@ def test_a_rename_keeps_the_digest_and_files_are_read_by_field_id(catalog: SqlCa
                                     carrier._resolve(None)) is not None
 
 
-def test_a_promoted_type_is_digested_as_readers_cast_it(catalog: SqlCatalog) -> None:  # noqa: F811
+def test_a_promoted_type_is_digested_as_readers_cast_it(catalog: SqlCatalog) -> None:
     t = catalog.create_table("ns.p", schema=pa.schema([pa.field("n", pa.int32())]))
     t.append(pa.table({"n": pa.array([1, 2], pa.int32())}))
     (before,) = _digests(t).values()
@@ -78,7 +78,7 @@ def test_a_promoted_type_is_digested_as_readers_cast_it(catalog: SqlCatalog) -> 
     assert after == _scan_digest(t)
 
 
-def test_position_deletes_are_applied(tmp_path: Path, table: Table) -> None:  # noqa: F811
+def test_position_deletes_are_applied(tmp_path: Path, table: Table) -> None:
     table.append(rows(0))
     (whole,) = _digests(table).values()
     commit_delete_file(table, tmp_path / "del.parquet")  # hides row 0
@@ -87,7 +87,7 @@ def test_position_deletes_are_applied(tmp_path: Path, table: Table) -> None:  # 
     assert after == _scan_digest(table)
 
 
-def test_equality_deletes_are_not_digested(tmp_path: Path, table: Table) -> None:  # noqa: F811
+def test_equality_deletes_are_not_digested(tmp_path: Path, table: Table) -> None:
     table.append(rows(0))
     commit_delete_file(table, tmp_path / "eq.parquet", equality=True)
     carrier = carrier_of(table)
@@ -96,7 +96,7 @@ def test_equality_deletes_are_not_digested(tmp_path: Path, table: Table) -> None
     assert [e.code for e in carrier.content_problems.values()] == ["unsupported_table"]
 
 
-def test_nested_fields_are_identified_by_field_id(catalog: SqlCatalog) -> None:  # noqa: F811
+def test_nested_fields_are_identified_by_field_id(catalog: SqlCatalog) -> None:
     schema = pa.schema([pa.field("s", pa.struct([pa.field("a", pa.int64()), pa.field("b", pa.string())])),
                         pa.field("l", pa.list_(pa.int32())), pa.field("m", pa.map_(pa.string(), pa.float64()))])
     t = catalog.create_table("ns.n", schema=schema)
@@ -110,7 +110,7 @@ def test_nested_fields_are_identified_by_field_id(catalog: SqlCatalog) -> None: 
     assert after == before and after.rows == 2
 
 
-def test_rewrites_between_lists_replace_snapshots_only(catalog: SqlCatalog, table: Table) -> None:  # noqa: F811
+def test_rewrites_between_lists_replace_snapshots_only(catalog: SqlCatalog, table: Table) -> None:
     table.append(rows(0))
     table.append(rows(3))
     attested = attest_after_write(table, model="orders", program_hash=PROGRAM).attested_version
@@ -129,7 +129,7 @@ def test_rewrites_between_lists_replace_snapshots_only(catalog: SqlCatalog, tabl
     assert carrier_of(table).rewrites_between(carrier._resolve(attested), carrier_of(table)._resolve(None)) is None
 
 
-def test_a_summary_that_lies_about_its_files_is_not_a_rewrite(catalog: SqlCatalog, table: Table) -> None:  # noqa: F811
+def test_a_summary_that_lies_about_its_files_is_not_a_rewrite(catalog: SqlCatalog, table: Table) -> None:
     from tests.iceberg.conftest import rewrite_metadata
 
     table.append(rows(0))
@@ -146,7 +146,7 @@ def test_a_summary_that_lies_about_its_files_is_not_a_rewrite(catalog: SqlCatalo
     assert carrier.rewrites_between(carrier._resolve(attested), carrier._resolve(None)) is None
 
 
-def test_a_rewrite_that_drops_a_position_delete_is_re_read(tmp_path: Path, catalog: SqlCatalog,  # noqa: F811
+def test_a_rewrite_that_drops_a_position_delete_is_re_read(tmp_path: Path, catalog: SqlCatalog,
                                                            table: Table) -> None:
     """A replace snapshot that only removes a delete file (the data file kept): its rows come back."""
     table.append(rows(0))
@@ -164,7 +164,7 @@ def test_a_rewrite_that_drops_a_position_delete_is_re_read(tmp_path: Path, catal
     assert content_check(table, attested) == (False, 2, 3)
 
 
-def test_the_reader_schema_of_time_travel_is_the_snapshots_own(catalog: SqlCatalog, table: Table) -> None:  # noqa: F811
+def test_the_reader_schema_of_time_travel_is_the_snapshots_own(catalog: SqlCatalog, table: Table) -> None:
     table.append(rows(0))
     first = table.current_snapshot()
     with table.update_schema() as update:
@@ -180,7 +180,7 @@ def test_the_reader_schema_of_time_travel_is_the_snapshots_own(catalog: SqlCatal
     assert [d.rows for d in old.values()] == [3]
 
 
-def test_a_hand_written_file_is_read_back_as_written(catalog: SqlCatalog, table: Table) -> None:  # noqa: F811
+def test_a_hand_written_file_is_read_back_as_written(catalog: SqlCatalog, table: Table) -> None:
     table.append(rows(0))
     data = with_ids(rows(0), [1, 2])
     table = replace(catalog, table, [data])
@@ -190,7 +190,7 @@ def test_a_hand_written_file_is_read_back_as_written(catalog: SqlCatalog, table:
 
 
 @pytest.mark.parametrize("ids", [[2, 1]])
-def test_swapped_field_ids_change_the_digest(catalog: SqlCatalog, table: Table, ids: list[int]) -> None:  # noqa: F811
+def test_swapped_field_ids_change_the_digest(catalog: SqlCatalog, table: Table, ids: list[int]) -> None:
     table.append(rows(0))
     attested = str(table.current_snapshot().snapshot_id)  # type: ignore[union-attr]
     data = pa.table({"id": rows(0).column("v"), "v": rows(0).column("id")})  # names swapped with the ids
