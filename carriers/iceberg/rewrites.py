@@ -12,6 +12,7 @@ module's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from carriers.base import Rewrite
@@ -60,8 +61,10 @@ def _summary_counts(snapshot: Snapshot) -> dict[str, int] | None:
     return counts
 
 
-def _files(carrier: IcebergCarrier, snapshot: Snapshot) -> dict[str, DataFile]:
-    return {f.path: f for f in carrier._live(_version(snapshot)).files}
+def _files(carrier: IcebergCarrier, snapshot: Snapshot) -> tuple[dict[str, DataFile], Mapping[str, str]]:
+    """The live files of ``snapshot`` by path, and each one's reader-view entry."""
+    live = carrier._live(_version(snapshot))
+    return {f.path: f for f in live.files}, live.view.files
 
 
 def rewrites_between(carrier: IcebergCarrier, attested: Version, version: Version) -> list[Rewrite] | None:
@@ -89,11 +92,11 @@ def rewrites_between(carrier: IcebergCarrier, attested: Version, version: Versio
         current = parent
     chain.reverse()
     out: list[Rewrite] = []
-    before = _files(carrier, start)
+    before, entries_before = _files(carrier, start)
     applied_before: dict[str, tuple[tuple[str, ...], ...]] | None = None
     previous = start
     for snap in chain:
-        after = _files(carrier, snap)
+        after, entries_after = _files(carrier, snap)
         removed = sorted(set(before) - set(after))
         added = sorted(set(after) - set(before))
         # Which deletes apply can change without a file changing (entries rewritten with other sequence numbers):
@@ -101,7 +104,10 @@ def rewrites_between(carrier: IcebergCarrier, attested: Version, version: Versio
         kept = [p for p in set(before) & set(after) if after[p].kind == "data"]
         applied_before = applied_before if applied_before is not None else _applied_deletes(carrier, previous)
         applied_after = _applied_deletes(carrier, snap)
-        reread = sorted(p for p in kept if applied_before.get(p) != applied_after.get(p))
+        # A kept file is re-read when the deletes applied to it changed, or its reader-view entry did (its data
+        # sequence number; in v1/v2 the entries gain or lose it when the table gains or loses its last delete file).
+        reread = sorted(p for p in kept if applied_before.get(p) != applied_after.get(p)
+                        or entries_before.get(p) != entries_after.get(p))
         if removed or added or reread:
             if _operation(snap) != "replace":
                 return None
@@ -109,13 +115,13 @@ def rewrites_between(carrier: IcebergCarrier, attested: Version, version: Versio
             data_removed = [p for p in removed if before[p].kind == "data"]
             data_added = [p for p in added if after[p].kind == "data"]
             # A data file removed and added again under its own path (a new entry) is counted by the summary and
-            # kept by the file diff: its count may be either.
-            if counts is None or not any(
-                    counts["added-data-files"] == len(data_added) + n and counts["deleted-data-files"] ==
-                    len(data_removed) + n for n in {0, len(reread)}):
+            # kept by the file diff: the counts may include some of the files re-read.
+            if counts is None or not (
+                    len(data_added) <= counts["added-data-files"] <= len(data_added) + len(reread)
+                    and len(data_removed) <= counts["deleted-data-files"] <= len(data_removed) + len(reread)):
                 return None  # a summary that says otherwise than its manifests
             out.append(Rewrite(version=str(snap.snapshot_id),
                                removed=tuple(before[p] for p in [*data_removed, *reread]),
                                added=tuple(after[p] for p in [*data_added, *reread]), operation="replace"))
-        before, applied_before, previous = after, applied_after, snap
+        before, entries_before, applied_before, previous = after, entries_after, applied_after, snap
     return out
