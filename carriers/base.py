@@ -40,6 +40,8 @@ class WriteResult:
     replaced: tuple[str, ...] = ()  # what an explicit replace=True re-attestation replaced (evidence it dropped)
     envelope: str | None = None  # a signed attestation: where its DSSE envelope was stored (docs/signing.md)
     signer: str | None = None  # the key id that signed it (never the key)
+    content: str | None = None  # the rows the content digest bound counts (None: no content digest recorded)
+    continues: str | None = None  # a carry-forward attestation: the sidecar BLAKE3 of the attestation it continues
 
     def _repr_html_(self) -> str:
         """Rich notebook display (attest/render/html.py)."""
