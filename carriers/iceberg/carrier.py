@@ -44,7 +44,7 @@ from attest.identity.inputs import ObservedInput
 from attest.identity.program import program_identity_sql
 from attest.model import Manifest
 from attest.numbers import is_digits, is_signed_digits
-from attest.tables import DataFile, Progress
+from attest.tables import Attestation, ContentCheck, DataFile, Progress
 from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
 from carriers.base import Rewrite, WriteResult
@@ -927,6 +927,18 @@ class IcebergCarrier(AttestedTable):
         from carriers.iceberg.rewrites import rewrites_between
 
         return rewrites_between(self, attested, version)
+
+    def _content_check(self, att: Attestation, v: Version, live: LiveVersion, progress: Progress | None = None,
+                       computed: dict[str, Any] | None = None) -> ContentCheck | None:
+        """The core's check; when it passes, the view's ``locations`` and ``deletes`` (each a digest over every
+        file) are the rewrites' to change: rewrites_between refused a kept file respelled, and re-read every data
+        file whose applied deletes changed."""
+        check = super()._content_check(att, v, live, progress, computed)
+        if check is None or not check.passed:
+            return check
+        from dataclasses import replace
+
+        return replace(check, view_keys=("locations", "deletes"))
 
     def observe(self, version: str | int | None = None) -> ObservedInput:
         try:

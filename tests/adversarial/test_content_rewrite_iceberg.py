@@ -10,6 +10,7 @@ An honest rewrite of the same table passes the same check (the control), so each
 
 from __future__ import annotations
 
+import json
 import struct
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -22,8 +23,8 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
 from carriers.iceberg.carrier import attest_after_write
-from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, commit_delete_file, local
-from tests.iceberg.rewrites import content_check, live_data_files, replace, with_ids
+from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, commit_delete_file, iceberg_env, local  # noqa: F401
+from tests.iceberg.rewrites import content_check, live_data_files, replace, replace_manifests, with_ids
 
 T0 = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 # Field ids pyiceberg assigns to this schema, in column order.
@@ -52,7 +53,7 @@ def _with(data: pa.Table, column: str, values: list[Any]) -> pa.Table:
 
 
 @pytest.fixture
-def catalog(tmp_path: Path) -> SqlCatalog:
+def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
     (tmp_path / "warehouse").mkdir()
     cat = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
     cat.create_namespace("ns")
@@ -76,6 +77,15 @@ def _verify(table: Table) -> tuple[int, dict[str, Any]]:
     return verify(f"iceberg://{CATALOG}/ns.t")
 
 
+def _refused(table: Table, code: str = "content_changed") -> dict[str, Any]:
+    from tests.adversarial.conftest import codes
+
+    rc, doc = _verify(table)
+    assert rc != 0 and not doc["passed"] and code in codes(doc), json.dumps(doc, indent=1)
+    assert doc["verdict"].startswith("NOT VERIFIED"), doc["verdict"]
+    return doc
+
+
 def _scanned(table: Table) -> list[dict[str, Any]]:
     return sorted(table.scan().to_arrow().to_pylist(), key=lambda r: (r["id"], str(r)))
 
@@ -97,6 +107,10 @@ def test_an_honest_rewrite_keeps_the_rows(attested: tuple[Table, str], catalog: 
     table = replace(catalog, table, [with_ids(_rows(), IDS)])
     assert _scanned(table) == before or str(_scanned(table)) == str(before)  # NaN != NaN
     assert content_check(table, snapshot) == (True, 3, 3)
+    rc, doc = _verify(table)
+    assert rc == 0 and doc["level"] == "bytes", json.dumps(doc, indent=1)
+    assert doc["verdict"].startswith("VERIFIED (content; compacted at snapshot "), doc["verdict"]
+    assert "2 files → 1, same rows" in doc["verdict"], doc["verdict"]
 
 
 @pytest.mark.parametrize("attack", list(ATTACKS))
@@ -112,6 +126,7 @@ def test_a_dishonest_rewrite_is_caught(attack: str, attested: tuple[Table, str],
         assert struct.pack(">d", read) == struct.pack(">d", _nan(1))
     same, _removed, _added = content_check(table, snapshot)
     assert not same
+    _refused(table)
 
 
 def test_a_column_read_by_the_wrong_field_id(attested: tuple[Table, str], catalog: SqlCatalog) -> None:
@@ -122,6 +137,7 @@ def test_a_column_read_by_the_wrong_field_id(attested: tuple[Table, str], catalo
     got = table.scan().to_arrow()
     assert got.column("a").to_pylist() == [11, 21, 31] and got.column("b").to_pylist() == [10, 20, 30]
     assert content_check(table, snapshot)[0] is False
+    _refused(table)
 
 
 def test_a_column_by_its_new_name_without_an_id(attested: tuple[Table, str], catalog: SqlCatalog) -> None:
@@ -135,6 +151,7 @@ def test_a_column_by_its_new_name_without_an_id(attested: tuple[Table, str], cat
     table = replace(catalog, table, [with_ids(data, [1, 99, 3, 4, 5, 6])])
     assert table.scan().to_arrow().column("label").to_pylist() == [None, None, None]
     assert content_check(table, snapshot)[0] is False
+    _refused(table)
 
 
 def test_a_rewrite_that_forgets_a_position_delete(catalog: SqlCatalog) -> None:
@@ -150,3 +167,33 @@ def test_a_rewrite_that_forgets_a_position_delete(catalog: SqlCatalog) -> None:
     table = replace(catalog, table, [with_ids(_rows(), IDS)], remove=live_data_files(table))
     assert [r["id"] for r in _scanned(table)] == [1, 2, 3]  # the deleted row is back for pyiceberg
     assert content_check(table, snapshot) == (False, 2, 3)
+    _refused(table)
+
+
+@pytest.mark.parametrize("other_delete", [False, True])
+def test_a_replace_that_drops_a_delete_file_of_a_kept_data_file(catalog: SqlCatalog, other_delete: bool) -> None:
+    """rewrite_position_delete_files' shape, dishonest: the replace snapshot's manifest list leaves out a delete
+    manifest while the data file it applied to stays as it was (same entry, same bytes): the deleted row is back.
+    With ``other_delete`` another delete file stays, so no data file's reader-view entry changes at all."""
+    from pyiceberg.manifest import ManifestContent
+
+    table = catalog.create_table("ns.t", schema=_rows().schema)
+    table.append(_rows().slice(0, 2))
+    table.append(_rows().slice(2))
+    first, second = sorted(live_data_files(table), key=lambda f: f.record_count, reverse=True)
+    folder = local(table.location()) / "data"
+    commit_delete_file(table, folder / "del-1.parquet", target=first.file_path)  # hides id 1
+    if other_delete:
+        commit_delete_file(table, folder / "del-2.parquet", target=second.file_path)  # hides id 3
+    snapshot = attest_after_write(table, model="orders", program_hash=PROGRAM).attested_version
+    assert snapshot is not None
+    table = catalog.load_table("ns.t")
+    assert [r["id"] for r in _scanned(table)] == ([2] if other_delete else [2, 3])
+    dropped = [m for m in table.current_snapshot().manifests(table.io)  # type: ignore[union-attr]
+               if m.content == ManifestContent.DELETES and any(
+                   "del-1" in e.data_file.file_path for e in m.fetch_manifest_entry(table.io))]
+    assert len(dropped) == 1
+    table = replace_manifests(catalog, table, lambda m: m.manifest_path != dropped[0].manifest_path,
+                              {"removed-position-delete-files": "1", "removed-delete-files": "1"})
+    assert [r["id"] for r in _scanned(table)] == ([1, 2] if other_delete else [1, 2, 3])  # id 1 is back
+    _refused(table)

@@ -111,3 +111,37 @@ def content_check(table: Table, attested: str) -> tuple[bool, int, int]:
 
 def path_of(table: Table, data_file: Any) -> Path:
     return local(str(data_file.file_path))
+
+
+def replace_manifests(catalog: SqlCatalog, table: Table, keep: Any, summary: dict[str, str] | None = None) -> Table:
+    """Commit by hand a ``replace`` snapshot whose manifest list holds the current snapshot's manifests ``keep``
+    selects (``keep(manifest) -> bool``): what rewrite_position_delete_files commits when it drops a delete file."""
+    import random
+    import time
+
+    from pyiceberg.manifest import write_manifest_list
+
+    snapshot = table.current_snapshot()
+    assert snapshot is not None
+    manifests = [m for m in snapshot.manifests(table.io) if keep(m)]
+    new_id = random.randint(1, 2**62)
+    sequence = table.metadata.last_sequence_number + 1
+    path = local(table.location()) / "metadata" / f"snap-{new_id}-hand.avro"
+    with write_manifest_list(format_version=2, output_file=table.io.new_output(f"file://{path}"), snapshot_id=new_id,
+                             parent_snapshot_id=snapshot.snapshot_id, sequence_number=sequence,
+                             avro_compression="null") as writer:
+        writer.add_manifests(manifests)
+    now = int(time.time() * 1000)
+
+    def add(doc: dict[str, Any]) -> None:
+        doc["snapshots"].append({
+            "snapshot-id": new_id, "parent-snapshot-id": snapshot.snapshot_id, "sequence-number": sequence,
+            "timestamp-ms": now, "manifest-list": f"file://{path}", "schema-id": doc["current-schema-id"],
+            "summary": {"operation": "replace", **(summary or {})}})
+        doc["current-snapshot-id"] = new_id
+        doc["last-sequence-number"] = sequence
+        doc["last-updated-ms"] = now
+        doc["refs"] = {**doc.get("refs", {}), "main": {"snapshot-id": new_id, "type": "branch"}}
+        doc.setdefault("snapshot-log", []).append({"snapshot-id": new_id, "timestamp-ms": now})
+
+    return rewrite_metadata(catalog, table, add)
