@@ -933,12 +933,31 @@ class IcebergCarrier(AttestedTable):
         """The core's check; when it passes, the view's ``locations`` and ``deletes`` (each a digest over every
         file) are the rewrites' to change: rewrites_between refused a kept file respelled, and re-read every data
         file whose applied deletes changed."""
-        check = super()._content_check(att, v, live, progress, computed)
+        from carriers.content_store import judge
+
+        if att.content is None or att.problems or att.attested_version is None or live.problems:
+            return None
+        try:
+            check = judge(self, att, self._attested_or_follow_up(att.attested_version, v), v, live,
+                          progress=progress, computed=computed)
+        except AttestError as exc:
+            return ContentCheck(passed=False, code=exc.code.value, message=exc.message)
         if check is None or not check.passed:
             return check
         from dataclasses import replace
 
         return replace(check, view_keys=("locations", "deletes"))
+
+    def _attested_or_follow_up(self, attested: str, v: Version) -> Version:
+        """The attested snapshot; when it expired, the follow-up snapshot that carried its attestation (an append of
+        no file: the same files; the judge compares the attested file list itself with the live one)."""
+        index = self._snapshots()
+        if is_signed_digits(attested) and index.get(int(attested)) is None and v.handle is not None:
+            found = self._find(v.handle)
+            follow_up = index.get(found.carrier_snapshot) if found.attested == int(attested) else None
+            if follow_up is not None and found.follow_up:
+                return Version(id=str(follow_up.snapshot_id), number=follow_up.snapshot_id, handle=follow_up)
+        return self._resolve(attested)
 
     def observe(self, version: str | int | None = None) -> ObservedInput:
         try:

@@ -218,3 +218,41 @@ def test_an_attestation_without_a_content_digest_stays_compacted(catalog: SqlCat
     report = verify_table(carrier_of(table))
     assert [p.code for p in report.errors] == ["compacted"] and "binds no content digest" in report.human()
     assert verify_table(carrier_of(table), version=attested).passed
+
+
+def test_a_rewrite_after_the_attested_snapshot_expired_and_its_carry_forward(catalog: SqlCatalog,
+                                                                            table: Table) -> None:
+    """Attested snapshot S (follow-up F), a rewrite R, then S expired (pyiceberg expire_snapshots): R still verifies
+    by content from F's attestation. `record` on R carries the attestation forward (same program, the new files'
+    bytes); once S, F and R all expired, the current snapshot verifies at bytes level from the carry-forward."""
+    from attest.verify.table import verify_table
+
+    table.append(rows(0))
+    table.append(rows(3))
+    attested = attest_after_write(table, model="orders", program_hash=PROGRAM).attested_version
+    assert attested is not None
+    table = replace(catalog, catalog.load_table("ns.t"))
+    follow_up = table.snapshot_by_id(table.current_snapshot().parent_snapshot_id)  # type: ignore[union-attr]
+    assert follow_up is not None and str(follow_up.parent_snapshot_id) == attested
+    table.maintenance.expire_snapshots().by_id(int(attested)).commit()
+    table = catalog.load_table("ns.t")
+    assert table.snapshot_by_id(int(attested)) is None
+    report = verify_table(carrier_of(table))
+    assert report.passed and report.level == "bytes", report.human()
+    assert "compacted at snapshot" in report.human() and "same rows" in report.human()
+    rewrite = table.current_snapshot()
+    assert rewrite is not None
+    result = attest_after_write(table, model="orders", program_hash=PROGRAM)
+    assert result.attested_version == str(rewrite.snapshot_id)
+    table = catalog.load_table("ns.t")
+    carry = table.current_snapshot()
+    assert carry is not None and carry.snapshot_id != rewrite.snapshot_id
+    for old in [s.snapshot_id for s in table.snapshots() if s.snapshot_id != carry.snapshot_id]:
+        table.maintenance.expire_snapshots().by_id(old).commit()
+        table = catalog.load_table("ns.t")
+    assert [s.snapshot_id for s in table.snapshots()] == [carry.snapshot_id]
+    report = verify_table(carrier_of(table))
+    assert report.passed and report.level == "bytes" and "compacted" not in report.human(), report.human()
+    state = carrier_of(table).state()
+    assert state.attestation is not None and state.attestation.content is not None
+    assert state.attestation.content.get("continues")
