@@ -21,7 +21,25 @@ from pyiceberg.table.snapshots import Operation
 from pyiceberg.table.update.snapshot import _OverwriteFiles
 
 from carriers.iceberg.carrier import IcebergCarrier
-from tests.iceberg.conftest import CATALOG, local, rewrite_metadata
+from tests.iceberg.conftest import CATALOG, local
+
+
+def rewrite_metadata(catalog: SqlCatalog, table: Table, edit: Any) -> Table:
+    """tests/iceberg/conftest.py's hand-made commit, for any SqlCatalog on sqlite (the Spark tests' too)."""
+    import json
+    import sqlite3
+
+    current = local(table.metadata_location)
+    doc = json.loads(current.read_text())
+    edit(doc)
+    new = current.with_name(f"99999-{uuid.uuid4()}.metadata.json")
+    new.write_text(json.dumps(doc))
+    with sqlite3.connect(catalog.properties["uri"][len("sqlite:///"):]) as conn:
+        conn.execute("UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+                     "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?",
+                     (f"file://{new}", table.metadata_location, catalog.name, ".".join(table.name()[:-1]),
+                      table.name()[-1]))
+    return catalog.load_table(".".join(table.name()))
 
 
 def with_ids(data: pa.Table, ids: Sequence[int]) -> pa.Table:

@@ -155,7 +155,8 @@ def _compacted(ref: str, warehouse: Path, at_least: int) -> dict[str, Any]:
     import re
 
     doc = _ok(ref, warehouse)
-    found = re.search(r"^VERIFIED \(content; compacted at snapshots? [\d, ]+: (\d+) files → 1, same rows", doc["verdict"])
+    pattern = r"^VERIFIED \(content; compacted at snapshots? [\d, ]+: (\d+) files → 1, same rows"
+    found = re.search(pattern, doc["verdict"])
     assert found is not None and int(found.group(1)) >= at_least, doc["verdict"]
     return doc
 
@@ -240,3 +241,25 @@ def test_compute_table_stats_on_the_carrier_snapshot(spark: SparkSession, spark_
     assert [s.snapshot_id for s in theirs] == [current] and len(ours) == 1 and ours[0].snapshot_id != current
     _remove_orphans_now(spark, name)
     _ok(ref, spark_warehouse)
+
+
+def test_a_hand_made_rewrite_that_loses_a_column_is_refused(spark: SparkSession, spark_warehouse: Path) -> None:
+    """A dishonest replace snapshot made by hand on a Spark table: the new file names the column `s` right but
+    gives it an unknown field id (the public compaction bug: a column written by name after a rename). Spark and
+    pyiceberg resolve columns by id and read nulls; the content check refuses it."""
+    import pyarrow as pa
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from carriers.spark.session import pyiceberg_catalog_properties
+    from tests.adversarial.conftest import codes
+    from tests.iceberg.rewrites import replace, with_ids
+
+    name, ref = _table(spark, spark_warehouse, 10)
+    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
+    table = catalog.load_table(name.split(".", 1)[1])
+    data = pa.table({"id": pa.array(range(10), pa.int32()), "s": [str(i) for i in range(10)]})
+    replace(catalog, table, [with_ids(data, [1, 99])])
+    spark.sql(f"REFRESH TABLE {name}")
+    assert spark.sql(f"SELECT count(*), count(s) FROM {name}").first()[:] == (10, 0)  # Spark reads s as null
+    rc, doc = _verify(ref, spark_warehouse)
+    assert rc != 0 and "content_changed" in codes(doc), doc
