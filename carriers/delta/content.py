@@ -108,8 +108,8 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
             partitions[rel] = row.get("partition") or {}
     masks: dict[str, list[bool]] = {}
     wanted = {f.path for f in files if f.kind == "data"}
-    if "deletionVectors" in (dt.protocol().reader_features or []):
-        roots = carrier._engine_roots(dt)
+    roots = carrier._engine_roots(dt)
+    try:  # every file's deletion vector as delta-rs applies it (whatever the protocol claims)
         for batch in dt.deletion_vectors():
             paths = batch.column("filepath").to_pylist()
             vectors = batch.column("selection_vector").to_pylist()
@@ -117,6 +117,10 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
                 rel = _engine_relative(roots, str(p))
                 if rel in wanted:
                     masks[rel] = [bool(x) for x in vector]
+    except Exception as exc:
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CarrierError(f"delta-rs cannot read the deletion vectors of {carrier.reference}: {text}",
+                           code=Code.TABLE_UNREADABLE) from exc
     out: dict[str, ContentDigest] = {}
     done = 0
     for f in files:
