@@ -1,8 +1,10 @@
 """What recording content digests costs: ``attest record`` of a Delta table of a few hundred MB, with and without them.
 
-Run on demand: ``.venv/bin/python benchmarks/bench_record_content.py [megabytes] [row bytes]``. The table (default
-300 MB of Parquet, rows of about 1 KB: an int64, a UTC timestamp, a random 1,000-character string, a partition
-column) is written once and copied, so each record runs on an unattested table with cold hashes: one record with
+Run on demand: ``.venv/bin/python benchmarks/bench_record_content.py [megabytes] [row bytes] [random|repeated]``. The
+table (default 300 MB of Parquet; rows of an int64, a UTC timestamp, a string of ``row bytes`` characters and a
+partition column; ``random``: each row's string drawn independently, so Parquet cannot compress it; ``repeated``:
+overlapping slices of one random text, which Parquet compresses about 10×, i.e. many more rows per MB) is written
+once and copied, so each record runs on an unattested table with cold hashes: one record with
 content digests (every file's rows read and digested, the companion file written), one without (the format's
 ``file_content_digests`` switched off, as before content digests). docs/content-digest.md ("Cost of recording")
 reports a run. Which digest path runs (the native kernel or pure Python) is printed first.
@@ -29,26 +31,31 @@ from carriers.delta.carrier import DeltaCarrier
 PROGRAM = "a" * 64
 
 
-def _rows(n: int, width: int, seed: int) -> pa.Table:
+def _rows(n: int, width: int, seed: int, shape: str) -> pa.Table:
     rng = random.Random(seed)
     alphabet = string.ascii_letters + string.digits
-    blob = "".join(rng.choices(alphabet, k=width + n))
+    if shape == "random":
+        payload = [rng.randbytes(width // 2).hex() for _ in range(n)]
+    else:
+        blob = "".join(rng.choices(alphabet, k=width + n))
+        payload = [blob[i:i + width] for i in range(n)]
     return pa.table({
         "id": pa.array(range(seed * n, (seed + 1) * n), pa.int64()),
         "at": pa.array([1_700_000_000_000_000 + i for i in range(n)], pa.timestamp("us", tz="UTC")),
-        "payload": [blob[i:i + width] for i in range(n)],
+        "payload": payload,
         "p": [f"p{i % 4}" for i in range(n)],
     })
 
 
-def main(megabytes: int = 300, width: int = 1000) -> None:
+def main(megabytes: int = 300, width: int = 1000, shape: str = "random") -> None:
     print(f"content digest path: {native.status()}")
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "source"
-        rows_per_write = max(1, (32 << 20) // width)
+        rows_per_write = max(1, (32 << 20) // width)  # 32 MB of strings per write
         written, seed = 0, 0
         while written < megabytes << 20:
-            write_deltalake(str(source), _rows(rows_per_write, width, seed), mode="append", partition_by=["p"])
+            write_deltalake(str(source), _rows(rows_per_write, width, seed, shape), mode="append",
+                            partition_by=["p"])
             seed += 1
             written = sum(f.stat().st_size for f in source.rglob("*.parquet"))
         files = len(list(source.rglob("*.parquet")))
@@ -74,4 +81,4 @@ def main(megabytes: int = 300, width: int = 1000) -> None:
 
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:3]))
+    main(*(int(a) for a in sys.argv[1:3]), *sys.argv[3:4])

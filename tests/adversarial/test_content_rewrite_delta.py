@@ -272,9 +272,14 @@ def test_a_deletion_vector_dropped_by_re_adding_the_same_path(tmp_path: Path) ->
     _refused(path)
 
 
-def _mapped_table(path: Path) -> dict[str, str]:
-    """A column-mapped table (mode name) written as Spark writes one: files hold the physical names. delta-rs 1.6
-    writes logical names into mapped tables, so the log and the file are written by hand here."""
+def _ids(table: pa.Table, ids: dict[str, int]) -> pa.Table:
+    """The Parquet field ids Spark writes into the files of an id-mapped table."""
+    return table.cast(pa.schema([f.with_metadata({"PARQUET:field_id": str(ids[f.name])}) for f in table.schema]))
+
+
+def _mapped_table(path: Path, mode: str = "name") -> dict[str, str]:
+    """A column-mapped table written as Spark writes one: files hold the physical names (and, mode id, the field
+    ids). delta-rs 1.6 writes logical names into mapped tables, so the log and the file are written by hand here."""
     path.mkdir()
     (path / "_delta_log").mkdir()
     physical = {"a": "col-aaaa", "b": "col-bbbb"}
@@ -285,13 +290,14 @@ def _mapped_table(path: Path) -> dict[str, str]:
         {"protocol": {"minReaderVersion": 2, "minWriterVersion": 5}},
         {"metaData": {"id": str(uuid.uuid4()), "format": {"provider": "parquet", "options": {}},
                       "schemaString": json.dumps({"type": "struct", "fields": fields}), "partitionColumns": [],
-                      "configuration": {"delta.columnMapping.mode": "name", "delta.columnMapping.maxColumnId": "2"},
+                      "configuration": {"delta.columnMapping.mode": mode, "delta.columnMapping.maxColumnId": "2"},
                       "createdTime": 1}},
     ]
     for i in range(2):
         rel = f"part-{i}.parquet"
-        pq.write_table(pa.table({"col-aaaa": pa.array([i, i + 10], pa.int64()),
-                                 "col-bbbb": pa.array([100 + i, 200 + i], pa.int64())}), path / rel)
+        rows = pa.table({"col-aaaa": pa.array([i, i + 10], pa.int64()),
+                         "col-bbbb": pa.array([100 + i, 200 + i], pa.int64())})
+        pq.write_table(_ids(rows, {"col-aaaa": 1, "col-bbbb": 2}) if mode == "id" else rows, path / rel)
         actions.append({"add": {"path": rel, "partitionValues": {}, "size": (path / rel).stat().st_size,
                                 "modificationTime": 1, "dataChange": True,
                                 "stats": json.dumps({"numRecords": 2})}})
@@ -303,9 +309,10 @@ def _mapped_table(path: Path) -> dict[str, str]:
     return physical
 
 
-def test_column_mapping_honest_rewrite_verifies(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["name", "id"])
+def test_column_mapping_honest_rewrite_verifies(tmp_path: Path, mode: str) -> None:
     path = tmp_path / "t"
-    _mapped_table(path)
+    _mapped_table(path, mode)
     rels = sorted(_adds(path))
     rewrite(path, rels, [(_merged(path, rels), {})])
     rc, doc = verify(str(path), "--level", "bytes")
@@ -344,6 +351,20 @@ def test_the_recorded_digests_must_be_there(table: Path) -> None:
     _refused(table, "sidecar_mismatch")
     companion.unlink()
     _refused(table, "sidecar_missing")
+
+
+def test_column_mapping_by_id_field_ids_swapped(tmp_path: Path) -> None:
+    """Mode id: the new file keeps the physical names but swaps the field ids. Spark resolves columns of id-mapped
+    tables by field id (a and b swapped for it), delta-rs by name (measured: the same rows): readers disagree."""
+    path = tmp_path / "t"
+    _mapped_table(path, "id")
+    before = _engine_rows(path)
+    rels = sorted(_adds(path))
+    rows = _ids(_merged(path, rels), {"col-aaaa": 2, "col-bbbb": 1})
+    rewrite(path, rels, [(rows, {})])
+    assert _engine_rows(path) == before
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["unsupported_table"] and "field id" in doc["errors"][0]["message"], doc
 
 
 # ---- honest rewrites by the engine ---------------------------------------------------------------------------------
