@@ -265,10 +265,14 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
     old, new = att.view.files, live.view.files
     att_data = {f.path for f in att.files if f.kind == "data"}
     live_data = {f.path: f for f in live.files if f.kind == "data"}
-    removed = sorted(p for p in att_data if p not in live_data or old.get(p) != new.get(p))
-    added = [live_data[p] for p in sorted(live_data) if p not in att_data or old.get(p) != new.get(p)]
     rewrote_out = {f.path for r in rewrites for f in r.removed}
     rewrote_in = {f.path for r in rewrites for f in r.added}
+    # A file a rewrite names is rewritten, even when it is added back under its path with the same entry (its bytes,
+    # its modification time may be new): its rows are read again and compared like any other.
+    touched = rewrote_out | rewrote_in
+    removed = sorted(p for p in att_data if p not in live_data or old.get(p) != new.get(p) or p in touched)
+    added = [live_data[p] for p in sorted(live_data)
+             if p not in att_data or old.get(p) != new.get(p) or p in touched]
     stray = [p for p in removed if p not in rewrote_out] + [f.path for f in added if f.path not in rewrote_in]
     if stray:
         return _fail(Code.COMPACTED, f"{stray[0]} changed without a rewrite commit naming it", facts)

@@ -277,6 +277,25 @@ def _ids(table: pa.Table, ids: dict[str, int]) -> pa.Table:
     return table.cast(pa.schema([f.with_metadata({"PARQUET:field_id": str(ids[f.name])}) for f in table.schema]))
 
 
+@pytest.mark.parametrize("rows_kept", [True, False])
+def test_a_file_re_added_under_its_own_path(table: Path, rows_kept: bool) -> None:
+    """Two rewrites: one removes an attested file, the next adds it back under the same path (a new modification
+    time; with rows_kept False, other bytes: its rows minus one). One commit may not remove and add a path (PROTOCOL.md,
+    "Action Reconciliation": table_inconsistent). The file counts as rewritten and is read again."""
+    rel = _partition(table, "b")[0]
+    rows = _file_rows(table, rel)
+    before = _engine_rows(table)
+    rewrite(table, [rel], [])
+    rewrite(table, [], [(rows if rows_kept else rows.slice(1), {"p": "b"})], same_path=rel)
+    if rows_kept:
+        assert _engine_rows(table) == before
+        rc, doc = verify(str(table), "--level", "bytes")
+        assert rc == 0 and "compacted at version" in doc["verdict"] and ": 1 files → 1, same rows" in doc["verdict"]
+    else:
+        assert _engine_rows(table) != before
+        _refused(table)
+
+
 def _mapped_table(path: Path, mode: str = "name") -> dict[str, str]:
     """A column-mapped table written as Spark writes one: files hold the physical names (and, mode id, the field
     ids). delta-rs 1.6 writes logical names into mapped tables, so the log and the file are written by hand here."""
