@@ -267,11 +267,12 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
     live_data = {f.path: f for f in live.files if f.kind == "data"}
     rewrote_out = {f.path for r in rewrites for f in r.removed}
     rewrote_in = {f.path for r in rewrites for f in r.added}
-    # A file a rewrite lists as both removed and added is read again even when its view entry is the same: an Iceberg
-    # data file whose delete files a rewrite changed (rewrite_position_delete_files) keeps its entry, not its rows.
-    reread = rewrote_out & rewrote_in
-    removed = sorted(p for p in att_data if p not in live_data or old.get(p) != new.get(p) or p in reread)
-    added = [live_data[p] for p in sorted(live_data) if p not in att_data or old.get(p) != new.get(p) or p in reread]
+    # A file a rewrite names is rewritten, even when it is added back under its path with the same entry (its bytes,
+    # its modification time may be new): its rows are read again and compared like any other.
+    touched = rewrote_out | rewrote_in
+    removed = sorted(p for p in att_data if p not in live_data or old.get(p) != new.get(p) or p in touched)
+    added = [live_data[p] for p in sorted(live_data)
+             if p not in att_data or old.get(p) != new.get(p) or p in touched]
     stray = [p for p in removed if p not in rewrote_out] + [f.path for f in added if f.path not in rewrote_in]
     if stray:
         return _fail(Code.COMPACTED, f"{stray[0]} changed without a rewrite commit naming it", facts)

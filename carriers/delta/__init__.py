@@ -1,6 +1,8 @@
 """The Delta Lake format (docs/delta.md), one concern per module:
 
 - ``carrier``: ``DeltaCarrier`` — a version's state from delta-rs, where its attestation is carried, its verdicts;
+- ``content``: the rows of a data file as readers get them (content digests) and the ``dataChange: false`` rewrites
+  between two versions (issue 32; carriers/content_store.py records and judges);
 - ``log``: an independent replay of ``_delta_log`` (the second opinion against delta-rs);
 - ``commit``: the metadata-only attestation commit (put-if-absent of the next version);
 - ``write``: content-addressed writes whose commit carries its own attestation;
@@ -12,10 +14,12 @@ use, so importing one module of the package (the log replay, the prefetch) never
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
+# Not ``typing.TYPE_CHECKING``: the fast path imports carriers.delta.prefetch before typing is loaded (mypy reads
+# this name the same way).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from carriers.delta.carrier import (
         POINTER_DIR as POINTER_DIR,
     )
@@ -44,6 +48,8 @@ _HOME = {"write_content_addressed": "carriers.delta.write"}
 
 
 def __getattr__(name: str) -> Any:
+    import importlib
+
     if name not in __all__:
         raise AttributeError(f"module 'carriers.delta' has no attribute {name!r}")
     return getattr(importlib.import_module(_HOME.get(name, "carriers.delta.carrier")), name)

@@ -17,6 +17,7 @@ docs/content-digest.md is the specification; carriers/content_store.py records a
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -90,14 +91,12 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from attest.content import ColumnSpec, digest_table
     from carriers.delta.carrier import _engine_relative, add_action_rows
 
     dt = carrier._load(v.number)
     schema_doc = json.loads(dt.schema().to_json())
     arrow = pa.schema(dt.schema().to_arrow())
     mode = str(dict(dt.metadata().configuration).get(_MAPPING) or "none").lower()
-    mapped = mode in ("name", "id")
     partition_columns = list(dt.metadata().partition_columns)
     fields = {str(f.get("name")): f for f in schema_doc.get("fields") or [] if isinstance(f, dict)}
     rows = add_action_rows(dt)
@@ -108,8 +107,8 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
             partitions[rel] = row.get("partition") or {}
     masks: dict[str, list[bool]] = {}
     wanted = {f.path for f in files if f.kind == "data"}
-    if "deletionVectors" in (dt.protocol().reader_features or []):
-        roots = carrier._engine_roots(dt)
+    roots = carrier._engine_roots(dt)
+    try:  # every file's deletion vector as delta-rs applies it (whatever the protocol claims)
         for batch in dt.deletion_vectors():
             paths = batch.column("filepath").to_pylist()
             vectors = batch.column("selection_vector").to_pylist()
@@ -117,6 +116,10 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
                 rel = _engine_relative(roots, str(p))
                 if rel in wanted:
                     masks[rel] = [bool(x) for x in vector]
+    except Exception as exc:
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CarrierError(f"delta-rs cannot read the deletion vectors of {carrier.reference}: {text}",
+                           code=Code.TABLE_UNREADABLE) from exc
     out: dict[str, ContentDigest] = {}
     done = 0
     for f in files:
@@ -131,48 +134,78 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
                 table = parquet.read()
         except FileNotFoundError:
             continue
-        except OSError as exc:
+        except (OSError, pa.ArrowException) as exc:
             raise CarrierError(f"{f.path} cannot be read as Parquet: {exc}", code=Code.TABLE_UNREADABLE,
                                path=f.path) from exc
-        columns: list[ColumnSpec] = []
-        arrays: dict[str, pa.Array | pa.ChunkedArray] = {}
-        constants: dict[str, tuple[pa.DataType, Any]] = {}
-        values = partitions.get(f.path) or {}
-        for field in arrow:
-            doc = fields.get(field.name, {})
-            physical = _physical(doc) if mapped else field.name
-            identity = f"physical:{physical}" if mapped else field.name
-            want = _physical_type(field.type, doc.get("type"), mapped)
-            if field.name in partition_columns:
-                constants[identity] = (want, values.get(field.name))
-                continue
-            if physical in stored.names:
-                column = table.column(physical)
-                target = _read_type(column.type, want, physical in int96)
-                if target is not None and column.type != target:
-                    try:
-                        column = column.cast(target)
-                    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                        target = None
-                arrays[physical] = column
-                columns.append(ColumnSpec(identity=identity, field=pa.field(physical, column.type)))
-            elif mapped and field.name in stored.names:
-                raise UnsupportedTableError(
-                    f"{f.path} holds column {field.name!r} under its logical name, not its physical name "
-                    f"{physical!r}: Spark reads it as nulls, delta-rs by name; its rows have no one content")
-            else:  # a column added after the file was written: every reader reads nulls
-                arrays[physical] = pa.nulls(table.num_rows, want)
-                columns.append(ColumnSpec(identity=identity, field=pa.field(physical, want)))
-        rows_table = pa.table(arrays) if arrays else pa.table({"_": pa.nulls(table.num_rows)})
-        keep = None
-        if f.path in masks:
-            vector = masks[f.path]
-            keep = (vector + [True] * (table.num_rows - len(vector)))[:table.num_rows]
-        out[f.path] = digest_table(rows_table, columns, constants, keep=keep)
+        try:
+            out[f.path] = _digest_file(f, table, stored, int96, arrow, fields, partition_columns,
+                                       partitions.get(f.path) or {}, masks.get(f.path), mode)
+        except (KeyError, ValueError, pa.ArrowException) as exc:  # duplicate column names, malformed values, ...
+            raise CarrierError(f"the rows of {f.path} cannot be read as the table's columns: {exc}",
+                               code=Code.TABLE_UNREADABLE, path=f.path) from exc
         done += 1
         if progress is not None:
             progress(done, len(files), 0)
     return out
+
+
+def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str], arrow: pa.Schema,
+                 fields: dict[str, dict[str, Any]], partition_columns: list[str], values: dict[str, Any],
+                 vector: list[bool] | None, mode: str) -> ContentDigest:
+    import pyarrow as pa
+
+    from attest.content import ColumnSpec, digest_table
+
+    mapped = mode in ("name", "id")
+    columns: list[ColumnSpec] = []
+    arrays: dict[str, pa.Array | pa.ChunkedArray] = {}
+    constants: dict[str, tuple[pa.DataType, Any]] = {}
+    for field in arrow:
+        doc = fields.get(field.name, {})
+        physical = _physical(doc) if mapped else field.name
+        identity = f"physical:{physical}" if mapped else field.name
+        want = _physical_type(field.type, doc.get("type"), mapped)
+        if field.name in partition_columns:
+            constants[identity] = (want, values.get(field.name))
+            continue
+        if mode == "id" and field.name not in partition_columns:
+            _check_field_id(f, stored, physical, (doc.get("metadata") or {}).get("delta.columnMapping.id"))
+        if physical in stored.names:
+            column = table.column(physical)
+            target = _read_type(column.type, want, physical in int96)
+            if target is not None and column.type != target:
+                # A lossy conversion (a timestamp below the table's unit) is refused by the cast: the column keeps
+                # its stored type, and its digest differs.
+                with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    column = column.cast(target)
+            arrays[physical] = column
+            columns.append(ColumnSpec(identity=identity, field=pa.field(physical, column.type)))
+        elif mapped and field.name in stored.names:
+            raise UnsupportedTableError(
+                f"{f.path} holds column {field.name!r} under its logical name, not its physical name "
+                f"{physical!r}: Spark reads it as nulls, delta-rs by name; its rows have no one content")
+        else:  # a column added after the file was written: every reader reads nulls
+            arrays[physical] = pa.nulls(table.num_rows, want)
+            columns.append(ColumnSpec(identity=identity, field=pa.field(physical, want)))
+    rows_table = pa.table(arrays) if arrays else pa.table({"_": pa.nulls(table.num_rows)})
+    keep = None
+    if vector is not None:
+        keep = (vector + [True] * (table.num_rows - len(vector)))[:table.num_rows]
+    return digest_table(rows_table, columns, constants, keep=keep)
+
+
+def _check_field_id(f: DataFile, stored: pa.Schema, physical: str, wanted: Any) -> None:
+    """Column mapping by id: Spark resolves a file's columns by their Parquet field ids, delta-rs by name. A file whose
+    field ids do not name the same columns as its names (or that has none) is read differently by the two: refused."""
+    by_id = {}
+    for field in stored:
+        raw = (field.metadata or {}).get(b"PARQUET:field_id")
+        if raw is not None:
+            by_id[raw.decode()] = field.name
+    if (physical in stored.names or str(wanted) in by_id) and by_id.get(str(wanted)) != physical:
+        raise UnsupportedTableError(
+            f"{f.path}: the column with field id {wanted} is {by_id.get(str(wanted))!r}, the column named "
+            f"{physical!r} is another: Spark reads columns of id-mapped tables by field id, delta-rs by name")
 
 
 def rewrites_between(carrier: DeltaCarrier, attested: Version, version: Version) -> list[Rewrite] | None:
