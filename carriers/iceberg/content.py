@@ -234,19 +234,19 @@ def file_content_digests(carrier: IcebergCarrier, version: Version, files: Seque
     columns = column_specs(schema)
     wanted = [f for f in files if f.kind == "data"]
     data, deletes, plans, differ = _plans(carrier, snapshot)
-    if differ:  # the view says table_inconsistent; no file's rows are claimed
-        for f in wanted:
-            carrier.content_problems[f.path] = AttestError(f"readers apply different delete files: {differ[0]}",
-                                                           code=Code.TABLE_INCONSISTENT)
-        return {}
+    if differ:  # the view says table_inconsistent too; no file's rows are claimed
+        raise AttestError(f"readers apply different delete files: {differ[0]}", code=Code.TABLE_INCONSISTENT)
     projected = {i for i in schema.field_ids if not isinstance(schema.find_type(i), (MapType, ListType))}
     cache: dict[str, dict[str, Any]] = {}
     out: dict[str, ContentDigest] = {}
     for done, f in enumerate(wanted):
         try:
             out[f.path] = _digest_one(carrier, snapshot, schema, columns, projected, data, deletes, plans, f, cache)
-        except AttestError as exc:  # left out, as the seam says: the judge reports a file it has no digest of
+        except AttestError as exc:
             carrier.content_problems[f.path] = exc
+            if exc.code not in (Code.FILE_MISSING, Code.TABLE_UNREADABLE):
+                raise  # readers disagree, or no reader gets the rows: no digest of the version, with its code
+            # an unreadable file is left out, as the seam says: the caller reports it
         if progress is not None:
             progress(done + 1, len(wanted), sum(w.size for w in wanted[: done + 1]))
     return out

@@ -197,3 +197,25 @@ def test_a_replace_that_drops_a_delete_file_of_a_kept_data_file(catalog: SqlCata
                               {"removed-position-delete-files": "1", "removed-delete-files": "1"})
     assert [r["id"] for r in _scanned(table)] == ([1, 2] if other_delete else [1, 2, 3])  # id 1 is back
     _refused(table)
+
+
+def test_a_rewritten_file_whose_column_contradicts_its_partition_value(catalog: SqlCatalog) -> None:
+    """Partitioned by identity(a): the rewrite's file keeps the partition tuple (a=10) in the manifest but holds
+    a=99 in the file. pyiceberg reads the file's value, Iceberg Java the tuple's: readers disagree."""
+    from tests.iceberg.rewrites import write_file
+
+    table = catalog.create_table("ns.t", schema=_rows().schema)
+    with table.update_spec() as update:
+        update.add_identity("a")
+    table = catalog.load_table("ns.t")
+    table.append(_rows())
+    snapshot = attest_after_write(table, model="orders", program_hash=PROGRAM).attested_version
+    assert snapshot is not None
+    table = catalog.load_table("ns.t")
+    (victim,) = [f for f in live_data_files(table) if f.partition[0] == 10]
+    forged = write_file(table, with_ids(_with(_rows().slice(0, 1), "a", [99]), IDS), partition=victim.partition,
+                        spec_id=victim.spec_id)
+    table = replace(catalog, table, remove=[victim], data_files=[forged])
+    assert sorted(r["a"] for r in _scanned(table)) == [20, 30, 99]  # pyiceberg: the file's value
+    doc = _refused(table, "table_inconsistent")
+    assert "partition value" in json.dumps(doc), doc

@@ -48,8 +48,9 @@ def with_ids(data: pa.Table, ids: Sequence[int]) -> pa.Table:
     return data.cast(pa.schema(fields))
 
 
-def write_file(table: Table, data: pa.Table) -> Any:
-    """Write ``data`` as a Parquet file under the table's data folder; a pyiceberg DataFile for it (unpartitioned)."""
+def write_file(table: Table, data: pa.Table, *, partition: Any = None, spec_id: int = 0) -> Any:
+    """Write ``data`` as a Parquet file under the table's data folder; a pyiceberg DataFile for it (unpartitioned,
+    unless ``partition`` gives its tuple under spec ``spec_id``)."""
     from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
     from pyiceberg.typedef import Record
 
@@ -58,7 +59,8 @@ def write_file(table: Table, data: pa.Table) -> Any:
     path = folder / f"rewritten-{uuid.uuid4().hex}.parquet"
     pq.write_table(data, path)
     return DataFile.from_args(content=DataFileContent.DATA, file_path=f"file://{path}", file_format=FileFormat.PARQUET,
-                              partition=Record(), record_count=data.num_rows, file_size_in_bytes=path.stat().st_size)
+                              partition=Record() if partition is None else partition, record_count=data.num_rows,
+                              file_size_in_bytes=path.stat().st_size, spec_id=spec_id)
 
 
 def live_data_files(table: Table) -> list[Any]:

@@ -12,6 +12,7 @@ from pyiceberg.table import Table
 from pyiceberg.types import LongType
 
 from attest.content import ContentDigest, digest_table
+from attest.errors import AttestError
 from carriers.iceberg.carrier import attest_after_write
 from carriers.iceberg.content import column_specs, file_content_digests, reader_schema
 from tests.iceberg.conftest import PROGRAM, commit_delete_file, local, rows
@@ -87,13 +88,18 @@ def test_position_deletes_are_applied(tmp_path: Path, table: Table) -> None:
     assert after == _scan_digest(table)
 
 
-def test_equality_deletes_are_not_digested(tmp_path: Path, table: Table) -> None:
+def test_equality_deletes_are_not_digested(table: Table) -> None:
     table.append(rows(0))
-    commit_delete_file(table, tmp_path / "eq.parquet", equality=True)
+    commit_delete_file(table, local(table.location()) / "data" / "eq.parquet", equality=True)
     carrier = carrier_of(table)
     v = carrier._resolve(None)
-    assert carrier.file_content_digests(v, carrier._live(v).files) == {}
-    assert [e.code for e in carrier.content_problems.values()] == ["unsupported_table"]
+    with pytest.raises(AttestError) as caught:
+        carrier.file_content_digests(v, carrier._live(v).files)
+    assert caught.value.code == "unsupported_table"
+    # Such a table is still attested, without a content digest (a rewrite of it stays `compacted`).
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    state = carrier_of(table).state()
+    assert state.attestation is not None and state.attestation.content is None
 
 
 def test_nested_fields_are_identified_by_field_id(catalog: SqlCatalog) -> None:
