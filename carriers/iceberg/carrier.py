@@ -1035,6 +1035,27 @@ class IcebergCarrier(AttestedTable):
                        note=f"attestation kept in the statistics file of snapshot {own} (the snapshot whose summary "
                        "carried it has expired)")
 
+    def _companions(self, sidecar: bytes) -> list[bytes]:
+        """The content-digest companion files the sidecar names (carriers/content_store.py), to keep in its Puffin
+        file: remove_orphan_files deletes them at their own path (no metadata references them). Up to the bound."""
+        from carriers.content_store import companion_rel
+        from carriers.iceberg.kept import MAX_CONTENT_BYTES
+
+        try:
+            content = json.loads(sidecar).get("content") or {}
+            names = [d for d in content.get("digests") or [] if isinstance(d, str)]
+        except (ValueError, AttributeError):
+            return []
+        out: list[bytes] = []
+        size = 0
+        for digest in names:
+            data = self.storage.read(companion_rel(self, digest))
+            if data is None or size + len(data) > MAX_CONTENT_BYTES:
+                continue
+            size += len(data)
+            out.append(data)
+        return out
+
     def kept_statistics(self, tx: Any, keys: Mapping[str, str], *, attested: int, carrier: int,
                         sequence_number: int) -> None:
         """Write the Puffin file keeping this attestation (before the commit) and register it in ``tx`` for the
@@ -1048,7 +1069,7 @@ class IcebergCarrier(AttestedTable):
         if keys.get(props.KEY_ENVELOPE):
             envelope = self.storage.read(self._envelope_rel(keys[props.KEY_ENVELOPE]))
         data, footer = build_puffin(sidecar=sidecar, keys=keys, envelope=envelope, snapshot_id=attested,
-                                    sequence_number=sequence_number)
+                                    sequence_number=sequence_number, content=self._companions(sidecar))
         rel = f"{SIDECAR_DIR}/{kept_name(keys[props.KEY_SIDECAR_HASH])}"
         self.storage.write_once(rel, data)
         location = f"{self._metadata_dir()}/{rel}"

@@ -262,3 +262,21 @@ def test_a_rewrite_after_the_attested_snapshot_expired_and_its_carry_forward(cat
     state = carrier_of(table).state()
     assert state.attestation is not None and state.attestation.content is not None
     assert state.attestation.content.get("continues")
+
+
+def test_the_recorded_digests_survive_orphan_removal(catalog: SqlCatalog, table: Table) -> None:
+    """remove_orphan_files deletes what no metadata references: the sidecar and the content-digest companion files
+    under metadata/recipe_attest/. The registered Puffin file keeps both, so a later rewrite is still checked."""
+    from attest.verify.table import verify_table
+
+    table.append(rows(0))
+    table.append(rows(3))
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    folder = local(table.metadata_location).parent / "recipe_attest"
+    orphans = [p for p in folder.iterdir() if p.suffix in (".json", ".digests")]
+    assert {p.suffix for p in orphans} == {".json", ".digests"}
+    for path in orphans:
+        path.unlink()
+    table = replace(catalog, catalog.load_table("ns.t"))
+    report = verify_table(carrier_of(table))
+    assert report.passed and report.level == "bytes" and "same rows" in report.human(), report.human()
