@@ -210,10 +210,13 @@ def _partition_check(carrier: IcebergCarrier, df: Mapping[str, Any], schema: Sch
         if expected is None:
             same = column.null_count == len(column)
         else:
-            try:
-                scalar = pa.scalar(expected).cast(column.type)
-                same = column.null_count == 0 and bool(pc.all(pc.equal(column, scalar)).as_py())
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            try:  # the tuple holds Iceberg's internal form (days, microseconds, ...): typed as the column
+                scalar = pa.scalar(expected, type=column.type)
+                equal = pc.equal(column, scalar)
+                if pa.types.is_floating(column.type) and pc.is_nan(scalar).as_py():
+                    equal = pc.is_nan(column)
+                same = column.null_count == 0 and bool(pc.all(equal).as_py())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, ValueError):
                 same = False
         if not same:
             raise AttestError(f"data file {path}: its column {name!r} holds values other than its partition value "
