@@ -191,9 +191,9 @@ def test_a_dishonest_rewrite_of_rows_is_content_changed(table: Path, attack: str
     assert "not the same rows" in doc["errors"][0]["message"] or "rows, fewer" in doc["errors"][0]["message"], doc
     assert doc["content"]["passed"] is False, doc
     # What delta-rs reads now. Measured: a different multiset of rows for the value attacks; for the three type
-    # attacks delta-rs casts the stored column to the table's type and reads the same values. They are refused all the
-    # same: the digest binds the type each column is stored as (docs/content-digest.md), and a reader that does not
-    # convert it alike (a zone-less timestamp read in the session's zone, a binary column) gets other values.
+    # attacks delta-rs casts the stored column to the table's type and reads the same values (Spark too, for the
+    # zone-less timestamp: test_spark_reads_what_the_dishonest_rewrites_changed). They are refused all the same: the
+    # digest binds the type each column is stored as (docs/content-digest.md); an honest rewrite stores the table's.
     assert (_engine_rows(table) == before) == (attack in ("an_int_narrowed", "a_string_as_binary",
                                                           "timestamp_read_without_its_zone"))
     # And recording on it refuses to carry the attestation forward.
@@ -493,8 +493,9 @@ def test_property_row_multiset_changes_change_the_total_permutations_do_not() ->
 
 @pytest.mark.spark
 def test_spark_reads_what_the_dishonest_rewrites_changed(spark: Any, tmp_path: Path) -> None:
-    """Spark (Delta 4.4) reading the same hand-made rewrites: a dropped row is gone for it too, a zone-less timestamp
-    is read as the session's local time (measured below: not the attested instants), and both are content_changed."""
+    """Spark (Delta 4.4) reading the same hand-made rewrites: a dropped row is gone for it too; a timestamp stored
+    zone-less is read as the same instants (measured, session zone Europe/Paris; delta-rs too), and is refused all the
+    same: the digest binds each column's stored type, and an honest rewrite stores the table's types."""
     spark.conf.set("spark.sql.session.timeZone", "Europe/Paris")
     try:
         for attack in ("a_row_dropped", "timestamp_read_without_its_zone"):
@@ -514,7 +515,7 @@ def test_spark_reads_what_the_dishonest_rewrites_changed(spark: Any, tmp_path: P
             if attack == "a_row_dropped":
                 assert frame.count() == count - 1
             else:
-                assert sorted(r[0] for r in frame.selectExpr("unix_micros(ts)").collect()) != instants
+                assert sorted(r[0] for r in frame.selectExpr("unix_micros(ts)").collect()) == instants
             _refused(path)
     finally:
         spark.conf.unset("spark.sql.session.timeZone")
