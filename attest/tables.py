@@ -140,6 +140,9 @@ class ContentCheck:
     code: str = ""
     message: str = ""
     added: int = 0  # the data files among ``checked``
+    # Keys of the view's table part that bind the file set as a whole (Iceberg: every file's location, which deletes
+    # apply to which file): rewrites change them by nature, and the format's rewrites_between accounts for them.
+    view_keys: tuple[str, ...] = ()
 
 
     def to_json(self) -> dict[str, Any]:

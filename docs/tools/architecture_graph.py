@@ -52,7 +52,8 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
         ("refs", "refs", ("carriers.refs",)),
         ("publish", "publish (carriers.iceberg.publish, as earlier releases named it)", ("carriers.publish",)),
         ("delta", "delta/ · carrier · content · log · commit · write · prefetch", ("carriers.delta",)),
-        ("iceberg", "iceberg/ · carrier · catalogs · catalog_options · deletes · kept · static · write · publish",
+        ("iceberg", "iceberg/ · carrier · catalogs · catalog_options · content · deletes · kept · rewrites · static · "
+                    "write · publish",
          ("carriers.iceberg",)),
         ("standalone", "standalone", ("carriers.standalone",)),
         ("carrier_core", "core · content_store · base · sidecar · properties",
