@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from attest import __version__
 from attest.build import PRODUCER_NAME
 from attest.errors import (
+    AttestError,
     CarrierError,
     Code,
     Problem,
@@ -43,10 +44,10 @@ from attest.identity.inputs import ObservedInput
 from attest.identity.program import program_identity_sql
 from attest.model import Manifest
 from attest.numbers import is_digits, is_signed_digits
-from attest.tables import DataFile, Progress
+from attest.tables import Attestation, ContentCheck, DataFile, Progress
 from attest.view import ReaderView, json_safe
 from carriers import properties as props
-from carriers.base import RecordRequest, WriteResult
+from carriers.base import RecordRequest, Rewrite, WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
 from carriers.iceberg.catalogs import guard, reading_io, storage_keys
 from carriers.iceberg.deletes import ListedManifest, Planned, applicability, path_bound
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
     from pyiceberg.table import Table
     from pyiceberg.table.snapshots import Snapshot
 
+    from attest.content import ContentDigest
     from attest.signing.keys import Signer
 
 __all__ = [
@@ -245,6 +247,8 @@ class IcebergCarrier(ManifestReader, AttestedTable):
         self._live_cache: dict[tuple[int, str], LiveVersion] = {}
         self._kept_cache: dict[str, Kept | None] = {}
         self._index: _Snapshots | None = None
+        # Why a file's content digest was left out (carriers/iceberg/content.py), by DataFile.path.
+        self.content_problems: dict[str, AttestError] = {}
 
     @classmethod
     def from_reference(cls, catalog: str, identifier: str, **kwargs: Any) -> IcebergCarrier:
@@ -773,6 +777,49 @@ class IcebergCarrier(ManifestReader, AttestedTable):
         before = {f.path for f in self._live(pv).files if f.kind == "data"}
         return any(f.kind == "data" and f.path in before for f in self._live(dv).files)
 
+    # ---- content digests and rewrites (issue 32: carriers/iceberg/content.py, rewrites.py) -------------------------
+    def file_content_digests(self, version: Version, files: Sequence[DataFile], *,
+                             progress: Progress | None = None) -> dict[str, ContentDigest]:
+        from carriers.iceberg.content import file_content_digests
+
+        return file_content_digests(self, version, files, progress=progress)
+
+    def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
+        from carriers.iceberg.rewrites import rewrites_between
+
+        return rewrites_between(self, attested, version)
+
+    def _content_check(self, att: Attestation, v: Version, live: LiveVersion, progress: Progress | None = None,
+                       computed: dict[str, Any] | None = None) -> ContentCheck | None:
+        """The core's check; when it passes, the view's ``locations`` and ``deletes`` (each a digest over every
+        file) are the rewrites' to change: rewrites_between refused a kept file respelled, and re-read every data
+        file whose applied deletes changed."""
+        from carriers.content_store import judge
+
+        if att.content is None or att.problems or att.attested_version is None or live.problems:
+            return None
+        try:
+            check = judge(self, att, self._attested_or_follow_up(att.attested_version, v), v, live,
+                          progress=progress, computed=computed)
+        except AttestError as exc:
+            return ContentCheck(passed=False, code=exc.code.value, message=exc.message)
+        if check is None or not check.passed:
+            return check
+        from dataclasses import replace
+
+        return replace(check, view_keys=("locations", "deletes"))
+
+    def _attested_or_follow_up(self, attested: str, v: Version) -> Version:
+        """The attested snapshot; when it expired, the follow-up snapshot that carried its attestation (an append of
+        no file: the same files; the judge compares the attested file list itself with the live one)."""
+        index = self._snapshots()
+        if is_signed_digits(attested) and index.get(int(attested)) is None and v.handle is not None:
+            found = self._find(v.handle)
+            follow_up = index.get(found.carrier_snapshot) if found.attested == int(attested) else None
+            if follow_up is not None and found.follow_up:
+                return Version(id=str(follow_up.snapshot_id), number=follow_up.snapshot_id, handle=follow_up)
+        return self._resolve(attested)
+
     def observe(self, version: str | int | None = None) -> ObservedInput:
         try:
             return super().observe(version)
@@ -849,6 +896,27 @@ class IcebergCarrier(ManifestReader, AttestedTable):
                        note=f"attestation kept in the statistics file of snapshot {own} (the snapshot whose summary "
                        "carried it has expired)")
 
+    def _companions(self, sidecar: bytes) -> list[bytes]:
+        """The content-digest companion files the sidecar names (carriers/content_store.py), to keep in its Puffin
+        file: remove_orphan_files deletes them at their own path (no metadata references them). Up to the bound."""
+        from carriers.content_store import companion_rel
+        from carriers.iceberg.kept import MAX_CONTENT_BYTES
+
+        try:
+            content = json.loads(sidecar).get("content") or {}
+            names = [d for d in content.get("digests") or [] if isinstance(d, str)]
+        except (ValueError, AttributeError):
+            return []
+        out: list[bytes] = []
+        size = 0
+        for digest in names:
+            data = self.storage.read(companion_rel(self, digest))
+            if data is None or size + len(data) > MAX_CONTENT_BYTES:
+                continue
+            size += len(data)
+            out.append(data)
+        return out
+
     def kept_statistics(self, tx: Any, keys: Mapping[str, str], *, attested: int, carrier: int,
                         sequence_number: int) -> None:
         """Write the Puffin file keeping this attestation (before the commit) and register it in ``tx`` for the
@@ -862,7 +930,7 @@ class IcebergCarrier(ManifestReader, AttestedTable):
         if keys.get(props.KEY_ENVELOPE):
             envelope = self.storage.read(self._envelope_rel(keys[props.KEY_ENVELOPE]))
         data, footer = build_puffin(sidecar=sidecar, keys=keys, envelope=envelope, snapshot_id=attested,
-                                    sequence_number=sequence_number)
+                                    sequence_number=sequence_number, content=self._companions(sidecar))
         rel = f"{SIDECAR_DIR}/{kept_name(keys[props.KEY_SIDECAR_HASH])}"
         self.storage.write_once(rel, data)
         location = f"{self._metadata_dir()}/{rel}"

@@ -9,6 +9,9 @@ no remaining entry names it. So each attestation also writes ``<metadata dir>/re
 
 - blob ``recipe-attest-sidecar-v1``: the sidecar's bytes, its properties the attestation keys (the summary map);
 - blob ``recipe-attest-envelope-v1`` (signed attestations): the DSSE envelope's bytes;
+- blob ``recipe-attest-content-digests-v1``, one per content-digest companion file the sidecar names
+  (carriers/content_store.py: each data file's content digest, which a rewrite is checked against), while they fit
+  the file's bound;
 
 and registers it, in the same commit as the attestation, for the attested snapshot (unless another producer's
 statistics file is registered there: that one is kept) and for the snapshot that carries the summary (the follow-up,
@@ -29,21 +32,25 @@ from __future__ import annotations
 import json
 import posixpath
 import struct
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from attest.canonical import blake3_hex
 
-__all__ = ["ENVELOPE_BLOB", "KEPT_SUFFIX", "SIDECAR_BLOB", "Kept", "build_puffin", "kept_name", "parse_puffin"]
+__all__ = ["CONTENT_BLOB", "ENVELOPE_BLOB", "KEPT_SUFFIX", "SIDECAR_BLOB", "Kept", "build_puffin", "kept_name",
+           "parse_puffin"]
 
 MAGIC = b"PFA1"
 SIDECAR_BLOB = "recipe-attest-sidecar-v1"
 ENVELOPE_BLOB = "recipe-attest-envelope-v1"
+CONTENT_BLOB = "recipe-attest-content-digests-v1"
 KEPT_SUFFIX = ".puffin"
 # The file is untrusted input when read: bound it (a sidecar is at most 512 MiB, carriers/sidecar.py).
 MAX_KEPT_BYTES = (512 << 20) + (16 << 20)
 MAX_FOOTER_BYTES = 1 << 20
+# Companion files kept beside the sidecar, in all (the rest stay only at their own path).
+MAX_CONTENT_BYTES = 256 << 20
 
 
 def kept_name(sidecar_digest: str) -> str:
@@ -51,7 +58,7 @@ def kept_name(sidecar_digest: str) -> str:
 
 
 def build_puffin(*, sidecar: bytes, keys: Mapping[str, str], envelope: bytes | None, snapshot_id: int,
-                 sequence_number: int) -> tuple[bytes, int]:
+                 sequence_number: int, content: Sequence[bytes] = ()) -> tuple[bytes, int]:
     """(the Puffin file's bytes, its footer size): blobs uncompressed, footer uncompressed (Puffin spec)."""
     body = bytearray(MAGIC)
     blobs: list[dict[str, Any]] = []
@@ -64,6 +71,8 @@ def build_puffin(*, sidecar: bytes, keys: Mapping[str, str], envelope: bytes | N
     blob(SIDECAR_BLOB, sidecar, {**keys, "recipe-attest-blake3": blake3_hex(sidecar)})
     if envelope is not None:
         blob(ENVELOPE_BLOB, envelope, {"recipe-attest-blake3": blake3_hex(envelope)})
+    for companion in content:
+        blob(CONTENT_BLOB, companion, {"recipe-attest-blake3": blake3_hex(companion)})
     payload = json.dumps({"blobs": blobs, "properties": {"created-by": "recipe-attest"}},
                          separators=(",", ":"), sort_keys=True).encode()
     footer = MAGIC + payload + struct.pack("<i", len(payload)) + b"\0\0\0\0" + MAGIC
@@ -101,7 +110,7 @@ def parse_puffin(data: bytes) -> Kept | None:
     snapshot_id: int | None = None
     end = len(data) - size - 16
     for entry in footer["blobs"]:
-        if not isinstance(entry, dict) or entry.get("type") not in (SIDECAR_BLOB, ENVELOPE_BLOB) or \
+        if not isinstance(entry, dict) or entry.get("type") not in (SIDECAR_BLOB, ENVELOPE_BLOB, CONTENT_BLOB) or \
                 entry.get("compression-codec") is not None:
             continue
         offset, length, props = entry.get("offset"), entry.get("length"), entry.get("properties")

@@ -1,0 +1,301 @@
+"""The content digest (attest.content) of an Iceberg data file's rows as readers get them (issue 32, docs/iceberg.md).
+
+Each data file is read the way pyiceberg reads it (``pyiceberg.io.pyarrow._task_to_record_batches``): columns
+projected **by field id** (a file written before a rename is read by id, not by name; a file without ids through the
+table's name mapping), values cast to the reader's schema (int → long, float → double, a wider decimal), a column
+missing from the file filled from an identity partition value or as null, and the position delete files and deletion
+vectors each reader applies to the file removed (carriers/iceberg/deletes.py plans them; where pyiceberg and Iceberg
+Java plan differently the view already says ``table_inconsistent``, and no digest is given).
+
+The digest's columns are the reader schema's top-level fields, identified as ``field-id:<id>``; nested struct fields
+are renamed ``field-id:<id>`` too (a renamed nested field keeps its identity), a uuid is passed as ``fixed_binary(16)``.
+Which schema a reader of a snapshot uses is the view's rule (carriers/iceberg/carrier.py ``_table_view``): the
+table's current schema for the head of main or of a branch, the snapshot's own for time travel.
+
+Two readers differ on one more thing, checked here: Iceberg Java reads an identity-partitioned column from the
+partition tuple in the manifest (``PartitionUtil.constantsMap``), pyiceberg from the file when the file has the
+column. A file whose column disagrees with its partition value (a hand-made rewrite can write one) is refused as
+``table_inconsistent`` rather than digested one way. Equality delete files (applied by Java, refused by pyiceberg) are
+refused as ``unsupported_table``: no digest is claimed for rows no reader agrees on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from attest.content import ContentDigest
+from attest.errors import AttestError, Code
+from attest.tables import DataFile, Progress
+from carriers.iceberg.deletes import ListedManifest, Planned, applicability
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyiceberg.schema import Schema
+    from pyiceberg.table.snapshots import Snapshot
+
+    from carriers.core import Version
+    from carriers.iceberg.carrier import IcebergCarrier
+
+__all__ = ["column_specs", "file_content_digests", "reader_schema"]
+
+_EQUALITY = 2
+
+
+def reader_schema(carrier: IcebergCarrier, snapshot: Snapshot) -> Schema:
+    """The schema readers of ``snapshot`` project its files onto (the view's rule: the current schema for the head
+    of main or of a branch, the snapshot's own schema for time travel to it)."""
+    meta = carrier.table.metadata
+    own = (meta.schema_by_id(snapshot.schema_id) if snapshot.schema_id is not None else None) or meta.schema()
+    head = carrier._head() if carrier.as_main else carrier.table.current_snapshot()
+    if (head is not None and head.snapshot_id == snapshot.snapshot_id) or carrier._branch_head(snapshot):
+        return meta.schema()
+    return own
+
+
+def _canonical_type(t: Any) -> pa.DataType:
+    """An Iceberg type as the digest encodes it: struct fields named ``field-id:<id>``, a uuid as fixed_binary(16)."""
+    import pyarrow as pa
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+    from pyiceberg.types import ListType, MapType, StructType, UUIDType
+
+    if isinstance(t, StructType):
+        return pa.struct([pa.field(f"field-id:{f.field_id}", _canonical_type(f.field_type)) for f in t.fields])
+    if isinstance(t, ListType):
+        return pa.large_list(_canonical_type(t.element_type))
+    if isinstance(t, MapType):
+        return pa.map_(_canonical_type(t.key_type), _canonical_type(t.value_type))
+    if isinstance(t, UUIDType):
+        return pa.binary(16)
+    arrow: pa.DataType = schema_to_pyarrow(t, include_field_ids=False)
+    if isinstance(arrow, pa.BaseExtensionType):
+        arrow = arrow.storage_type
+    return arrow
+
+
+def column_specs(schema: Schema) -> list[Any]:
+    """The digest's columns for ``schema``: ``field-id:<id>`` of each top-level field, its type as readers get it."""
+    import pyarrow as pa
+
+    from attest.content import ColumnSpec
+
+    return [ColumnSpec(f"field-id:{f.field_id}", pa.field(f"field-id:{f.field_id}", _canonical_type(f.field_type)))
+            for f in schema.fields]
+
+
+def _canonical(arr: pa.Array, t: Any) -> pa.Array:
+    """``arr`` (a column as pyiceberg read it) rebuilt in the canonical type of Iceberg type ``t``: struct children
+    renamed by field id (rebuilt, never cast: Arrow casts structs by child name and would null renamed children)."""
+    import pyarrow as pa
+    from pyiceberg.types import ListType, MapType, StructType
+
+    if isinstance(arr.type, pa.BaseExtensionType):
+        arr = arr.storage
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    mask = arr.is_null() if arr.null_count else None
+    if isinstance(t, StructType):
+        children = [_canonical(c, f.field_type) for c, f in zip(arr.flatten(), t.fields, strict=True)]
+        return pa.StructArray.from_arrays(children, names=[f"field-id:{f.field_id}" for f in t.fields], mask=mask)
+    if isinstance(t, ListType):
+        offsets = arr.offsets.cast(pa.int64())
+        values = _canonical(arr.values, t.element_type)
+        return pa.LargeListArray.from_arrays(offsets, values, mask=mask)
+    if isinstance(t, MapType):
+        return pa.MapArray.from_arrays(arr.offsets, _canonical(arr.keys, t.key_type),
+                                       _canonical(arr.items, t.value_type), mask=mask)
+    return arr
+
+
+def _plans(carrier: IcebergCarrier, snapshot: Snapshot) -> tuple[dict[str, dict[str, Any]], dict[str, Any],
+                                                                   dict[str, Any], list[str]]:
+    """(manifest record of every live file by DataFile.path, {key: record} of delete files, the plans, why readers
+    differ) for ``snapshot``."""
+    from carriers.iceberg.carrier import _planned
+
+    records, _problems = carrier._manifest_entries(snapshot)
+    data: dict[str, dict[str, Any]] = {}
+    deletes: dict[str, Any] = {}
+    planned: list[Planned] = []
+    for df in records:
+        data_file, _entry = carrier.file_entry(df)
+        p = _planned(data_file, df)
+        planned.append(p)
+        if data_file.kind == "data":
+            data[data_file.path] = {**df, "_key": p.key, "_location": data_file.location}
+        else:
+            deletes[p.key] = df
+    if not deletes:
+        return data, deletes, {"pyiceberg": {"files": {}, "groups": {}}, "java": {"files": {}, "groups": {}}}, []
+    fv = max(2, int(carrier.table.metadata.format_version))
+    listed = [ListedManifest(path=str(m.manifest_path), content=int(getattr(m.content, "value", m.content) or 0),
+                             sequence_number=m.sequence_number, min_sequence_number=m.min_sequence_number)
+              for m, _ in carrier._manifest_list(snapshot, fv)]
+    unpartitioned = {i for i, spec in carrier.table.metadata.specs().items() if spec.is_unpartitioned()}
+    plans, differ = applicability(planned, listed, unpartitioned)
+    return data, deletes, plans, differ
+
+
+def _applied(plan: Mapping[str, Any], key: str) -> list[str]:
+    """The delete files (keys) ``plan`` applies to the data file ``key``; a read the plan refuses raises."""
+    out: list[str] = []
+    for item in plan.get("files", {}).get(key, []):
+        if item.startswith("!"):
+            raise AttestError(f"readers refuse to read data file {key}: {item[1:]}", code=Code.TABLE_INCONSISTENT)
+        if item.startswith("dv:"):
+            out.append(item[len("dv:"):])
+            continue
+        group, _, start = item.rpartition("#")
+        out += plan["groups"][group][int(start):]
+    return sorted(set(out))
+
+
+def _pyiceberg_file(df: Mapping[str, Any]) -> Any:
+    from pyiceberg.manifest import DataFile as IcebergDataFile
+    from pyiceberg.manifest import DataFileContent, FileFormat
+
+    file_format = FileFormat(str(getattr(df.get("file_format"), "value", df.get("file_format"))).upper())
+    content = DataFileContent(int(getattr(df.get("content"), "value", df.get("content")) or 0))
+    return IcebergDataFile.from_args(file_path=str(df["file_path"]), file_format=file_format, content=content,
+                                     partition=df.get("partition"), record_count=int(df.get("record_count") or 0),
+                                     file_size_in_bytes=int(df.get("file_size_in_bytes") or 0),
+                                     referenced_data_file=df.get("referenced_data_file"),
+                                     content_offset=df.get("content_offset"),
+                                     content_size_in_bytes=df.get("content_size_in_bytes"))
+
+
+def _positions(carrier: IcebergCarrier, location: str, delete_records: Sequence[Any],
+               cache: dict[str, dict[str, Any]]) -> list[Any]:
+    """The deleted positions of the data file at ``location`` (as written) that the delete files hold, read as
+    pyiceberg reads them (``_read_deletes``: a position delete file's rows whose file_path is that string; a
+    deletion vector by its referenced data file)."""
+    from pyiceberg.io.pyarrow import _read_deletes
+
+    out: list[Any] = []
+    for df in delete_records:
+        cache_key = f"{df['file_path']}@{df.get('content_offset')}"
+        if cache_key not in cache:
+            cache[cache_key] = _read_deletes(carrier.table.io, _pyiceberg_file(df))
+        found = cache[cache_key].get(location)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _partition_check(carrier: IcebergCarrier, df: Mapping[str, Any], schema: Schema, rows: pa.Table,
+                     path: str) -> None:
+    """Refuse a file whose identity-partitioned column holds another value than its partition tuple (Java reads the
+    tuple, pyiceberg the file)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyiceberg.transforms import IdentityTransform
+
+    spec = carrier.table.metadata.specs().get(int(df.get("spec_id") or 0))
+    partition = df.get("partition")
+    if spec is None or partition is None or rows.num_rows == 0:
+        return
+    values = list(getattr(partition, "_data", partition) or [])
+    for i, pf in enumerate(spec.fields):
+        if not isinstance(pf.transform, IdentityTransform) or i >= len(values):
+            continue
+        try:
+            name = schema.find_field(pf.source_id).name
+        except ValueError:
+            continue
+        if name not in rows.column_names:
+            continue
+        column = rows.column(name)
+        expected = values[i]
+        if expected is None:
+            same = column.null_count == len(column)
+        else:
+            try:  # the tuple holds Iceberg's internal form (days, microseconds, ...): typed as the column
+                scalar = pa.scalar(expected, type=column.type)
+                equal = pc.equal(column, scalar)
+                if pa.types.is_floating(column.type) and pc.is_nan(scalar).as_py():
+                    equal = pc.is_nan(column)
+                same = column.null_count == 0 and bool(pc.all(equal).as_py())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, ValueError):
+                same = False
+        if not same:
+            raise AttestError(f"data file {path}: its column {name!r} holds values other than its partition value "
+                              f"{expected!r} (Iceberg Java reads the partition value, pyiceberg the file's)",
+                              code=Code.TABLE_INCONSISTENT)
+
+
+def file_content_digests(carrier: IcebergCarrier, version: Version, files: Sequence[DataFile], *,
+                         progress: Progress | None = None) -> dict[str, ContentDigest]:
+    """The content digest of each data file's rows as readers of ``version`` get them, keyed by DataFile.path
+    (delete files and deletion vectors in ``files`` are skipped: their effect is in the data files' digests)."""
+    from pyiceberg.types import ListType, MapType
+
+    snapshot = version.handle if version.handle is not None else carrier._snapshot(version.id)
+    if snapshot is None:
+        raise AttestError(f"{carrier.reference} has no snapshot {version.id}", code=Code.VERSION_NOT_FOUND)
+    schema = reader_schema(carrier, snapshot)
+    columns = column_specs(schema)
+    wanted = [f for f in files if f.kind == "data"]
+    data, deletes, plans, differ = _plans(carrier, snapshot)
+    if differ:  # the view says table_inconsistent too; no file's rows are claimed
+        raise AttestError(f"readers apply different delete files: {differ[0]}", code=Code.TABLE_INCONSISTENT)
+    projected = {i for i in schema.field_ids if not isinstance(schema.find_type(i), (MapType, ListType))}
+    cache: dict[str, dict[str, Any]] = {}
+    out: dict[str, ContentDigest] = {}
+    for done, f in enumerate(wanted):
+        try:
+            out[f.path] = _digest_one(carrier, snapshot, schema, columns, projected, data, deletes, plans, f, cache)
+        except AttestError as exc:
+            carrier.content_problems[f.path] = exc
+            if exc.code not in (Code.FILE_MISSING, Code.TABLE_UNREADABLE):
+                raise  # readers disagree, or no reader gets the rows: no digest of the version, with its code
+            # an unreadable file is left out, as the seam says: the caller reports it
+        if progress is not None:
+            progress(done + 1, len(wanted), sum(w.size for w in wanted[: done + 1]))
+    return out
+
+
+def _digest_one(carrier: IcebergCarrier, snapshot: Snapshot, schema: Schema, columns: list[Any], projected: set[int],
+                data: Mapping[str, dict[str, Any]], deletes: Mapping[str, Any], plans: Mapping[str, Any],
+                f: DataFile, cache: dict[str, dict[str, Any]]) -> ContentDigest:
+    """One data file's digest (AttestError with its code when readers would not get its rows, or disagree)."""
+    import pyarrow as pa
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import _task_to_record_batches, schema_to_pyarrow
+    from pyiceberg.table import FileScanTask
+
+    from attest.content import digest_table
+
+    meta = carrier.table.metadata
+    df = data.get(f.path)
+    if df is None:
+        raise AttestError(f"{f.path} is not a live data file of snapshot {snapshot.snapshot_id}",
+                          code=Code.FILE_MISSING)
+    key, location = df["_key"], df["_location"]
+    java = _applied(plans["java"], key)
+    if any(int(getattr(deletes[k].get("content"), "value", deletes[k].get("content")) or 0) == _EQUALITY
+           for k in java):
+        raise AttestError(f"data file {f.path} has equality deletes applied (Iceberg Java applies them, pyiceberg "
+                          "refuses the scan): its rows as readers get them are not digested",
+                          code=Code.UNSUPPORTED_TABLE)
+    applied = _applied(plans["pyiceberg"], key)
+    positional = _positions(carrier, location, [deletes[k] for k in applied], cache)
+    task = FileScanTask(_pyiceberg_file(df))
+    try:
+        batches = list(_task_to_record_batches(
+            carrier.table.io, task, AlwaysTrue(), schema, meta.schema(), projected, positional or None, True,
+            meta.name_mapping(), meta.specs().get(int(df.get("spec_id") or 0)), meta.format_version))
+    except Exception as exc:  # a file pyiceberg cannot project onto the schema is not read by readers either
+        raise AttestError(f"data file {f.path} cannot be read as the schema says: {exc}",
+                          code=Code.TABLE_UNREADABLE) from exc
+    rows = pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="permissive") \
+        if batches else schema_to_pyarrow(schema, include_field_ids=False).empty_table()
+    _partition_check(carrier, df, schema, rows, f.path)
+    canon = pa.table({f"field-id:{field.field_id}": _canonical(rows.column(field.name).combine_chunks(),
+                                                                  field.field_type) for field in schema.fields})
+    return digest_table(canon, columns)
+
+
+def digest_text(d: ContentDigest) -> str:
+    """A digest for messages: its short id and row count."""
+    return json.dumps({"id": d.short_id()[:16], "rows": d.rows})

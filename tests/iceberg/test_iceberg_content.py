@@ -1,0 +1,282 @@
+"""The content digest of Iceberg data files as readers get them, and replace chains (carriers/iceberg/content.py,
+rewrites.py; issue 32). Each digest is checked against what pyiceberg's own scan returns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import Table
+from pyiceberg.types import LongType
+
+from attest.content import ContentDigest, digest_table
+from attest.errors import AttestError
+from carriers.iceberg.carrier import attest_after_write
+from carriers.iceberg.content import column_specs, file_content_digests, reader_schema
+from tests.iceberg.conftest import PROGRAM, commit_delete_file, local, rows
+from tests.iceberg.rewrites import carrier_of, content_check, live_data_files, replace, with_ids, write_file
+
+
+def _digests(t: Table) -> dict[str, ContentDigest]:
+    carrier = carrier_of(t)
+    v = carrier._resolve(None)
+    out = carrier.file_content_digests(v, carrier._live(v).files)
+    assert not carrier.content_problems, carrier.content_problems
+    return out
+
+
+def _scan_digest(t: Table) -> ContentDigest:
+    """The digest of what pyiceberg's scan of the table returns, by field id (the reference)."""
+    schema = t.schema()
+    data = t.scan().to_arrow()
+    named = pa.table({f"field-id:{f.field_id}": data.column(f.name) for f in schema.fields})
+    return digest_table(named, column_specs(schema))
+
+
+def test_the_files_digests_add_up_to_what_a_scan_returns(table: Table) -> None:
+    table.append(rows(0))
+    table.append(rows(3, 4))
+    digests = _digests(table)
+    assert len(digests) == 2 and sorted(d.rows for d in digests.values()) == [3, 4]
+    assert ContentDigest.total(digests.values()) == _scan_digest(table)
+
+
+def test_a_rename_keeps_the_digest_and_files_are_read_by_field_id(catalog: SqlCatalog, table: Table
+                                                                   ) -> None:
+    table.append(rows(0))
+    before = _digests(table)
+    with table.update_schema() as update:
+        update.rename_column("v", "label")
+    table = catalog.load_table("ns.t")
+    assert _digests(table) == before  # the file still says "v": read by its field id, the same rows
+    assert table.scan().to_arrow().column("label").to_pylist() == ["row-0", "row-1", "row-2"]
+    # The compaction bug the issue cites: a file whose column carries the new name but not the field id is read by
+    # id — pyiceberg gets nulls — and its digest is not the old rows'.
+    data = pa.table({"id": pa.array([0, 1, 2], pa.int64()), "label": ["row-0", "row-1", "row-2"]})
+    table = replace(catalog, table, [with_ids(data, [1, 3])])
+    assert table.scan().to_arrow().column("label").to_pylist() == [None, None, None]
+    carrier = carrier_of(table)
+    (only,) = _digests(table).values()
+    assert only != next(iter(before.values()))
+    assert carrier.rewrites_between(carrier._resolve(str(table.snapshots()[0].snapshot_id)),
+                                    carrier._resolve(None)) is not None
+
+
+def test_a_promoted_type_is_digested_as_readers_cast_it(catalog: SqlCatalog) -> None:
+    t = catalog.create_table("ns.p", schema=pa.schema([pa.field("n", pa.int32())]))
+    t.append(pa.table({"n": pa.array([1, 2], pa.int32())}))
+    (before,) = _digests(t).values()
+    with t.update_schema() as update:
+        update.update_column("n", LongType())
+    t = catalog.load_table("ns.p")
+    assert t.scan().to_arrow().schema.field("n").type == pa.int64()
+    (after,) = _digests(t).values()
+    # A reader now gets int64 values: another type, another digest (a compaction across the promotion is checked
+    # against what readers got when it was attested).
+    assert after != before and after.rows == before.rows
+    assert after == _scan_digest(t)
+
+
+def test_position_deletes_are_applied(tmp_path: Path, table: Table) -> None:
+    table.append(rows(0))
+    (whole,) = _digests(table).values()
+    commit_delete_file(table, tmp_path / "del.parquet")  # hides row 0
+    (after,) = _digests(table).values()
+    assert after.rows == 2 and after != whole
+    assert after == _scan_digest(table)
+
+
+def test_equality_deletes_are_not_digested(table: Table) -> None:
+    table.append(rows(0))
+    commit_delete_file(table, local(table.location()) / "data" / "eq.parquet", equality=True)
+    carrier = carrier_of(table)
+    v = carrier._resolve(None)
+    with pytest.raises(AttestError) as caught:
+        carrier.file_content_digests(v, carrier._live(v).files)
+    assert caught.value.code == "unsupported_table"
+    # Such a table is still attested, without a content digest (a rewrite of it stays `compacted`).
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    state = carrier_of(table).state()
+    assert state.attestation is not None and state.attestation.content is None
+
+
+def test_nested_fields_are_identified_by_field_id(catalog: SqlCatalog) -> None:
+    schema = pa.schema([pa.field("s", pa.struct([pa.field("a", pa.int64()), pa.field("b", pa.string())])),
+                        pa.field("l", pa.list_(pa.int32())), pa.field("m", pa.map_(pa.string(), pa.float64()))])
+    t = catalog.create_table("ns.n", schema=schema)
+    t.append(pa.table({"s": [{"a": 1, "b": "x"}, None], "l": [[1, 2], None], "m": [[("k", 1.5)], []]},
+                      schema=t.schema().as_arrow()))
+    (before,) = _digests(t).values()
+    with t.update_schema() as update:
+        update.rename_column("s.a", "alpha")
+    t = catalog.load_table("ns.n")
+    (after,) = _digests(t).values()
+    assert after == before and after.rows == 2
+
+
+def test_rewrites_between_lists_replace_snapshots_only(catalog: SqlCatalog, table: Table) -> None:
+    table.append(rows(0))
+    table.append(rows(3))
+    attested = attest_after_write(table, model="orders", program_hash=PROGRAM).attested_version
+    assert attested is not None
+    table = replace(catalog, catalog.load_table("ns.t"))
+    carrier = carrier_of(table)
+    (rewrite,) = carrier.rewrites_between(carrier._resolve(attested), carrier._resolve(None)) or []
+    assert rewrite.operation == "replace" and len(rewrite.removed) == 2 and len(rewrite.added) == 1
+    assert content_check(table, attested) == (True, 6, 6)
+    # The same swap committed as an overwrite is a data change: no carry-forward.
+    table = replace(catalog, table, operation="overwrite")
+    carrier = carrier_of(table)
+    assert carrier.rewrites_between(carrier._resolve(attested), carrier._resolve(None)) is None
+    # An append after the attested snapshot too.
+    table.append(rows(9))
+    assert carrier_of(table).rewrites_between(carrier._resolve(attested), carrier_of(table)._resolve(None)) is None
+
+
+def test_a_summary_that_lies_about_its_files_is_not_a_rewrite(catalog: SqlCatalog, table: Table) -> None:
+    from tests.iceberg.conftest import rewrite_metadata
+
+    table.append(rows(0))
+    attested = str(table.current_snapshot().snapshot_id)  # type: ignore[union-attr]
+    table = replace(catalog, table)
+
+    def lie(doc: dict[str, object]) -> None:
+        for snap in doc["snapshots"]:  # type: ignore[attr-defined]
+            if snap["snapshot-id"] == doc["current-snapshot-id"]:
+                snap["summary"]["added-data-files"] = "0"
+
+    table = rewrite_metadata(catalog, table, lie)
+    carrier = carrier_of(table)
+    assert carrier.rewrites_between(carrier._resolve(attested), carrier._resolve(None)) is None
+
+
+def test_a_rewrite_that_drops_a_position_delete_is_re_read(tmp_path: Path, catalog: SqlCatalog,
+                                                           table: Table) -> None:
+    """A replace snapshot that only removes a delete file (the data file kept): its rows come back."""
+    table.append(rows(0))
+    commit_delete_file(table, tmp_path / "del.parquet")
+    attested = str(table.current_snapshot().snapshot_id)  # type: ignore[union-attr]
+    assert table.scan().to_arrow().num_rows == 2
+    (data_file,) = live_data_files(table)
+    # Rewrite keeping the data file: remove and re-add it; the delete file now applies to an older data sequence
+    # number only... instead, re-add the very file as a new entry: its data sequence number is newer than the delete.
+    table = replace(catalog, table, remove=[data_file], data_files=[data_file])
+    assert table.scan().to_arrow().num_rows == 3  # pyiceberg reads the deleted row again
+    carrier = carrier_of(table)
+    (rewrite,) = carrier.rewrites_between(carrier._resolve(attested), carrier._resolve(None)) or []
+    assert [f.path for f in rewrite.removed] == [f.path for f in rewrite.added]
+    assert content_check(table, attested) == (False, 2, 3)
+
+
+def test_the_reader_schema_of_time_travel_is_the_snapshots_own(catalog: SqlCatalog, table: Table) -> None:
+    table.append(rows(0))
+    first = table.current_snapshot()
+    with table.update_schema() as update:
+        update.add_column("extra", LongType())
+    table = catalog.load_table("ns.t")
+    table.append(rows(3))
+    carrier = carrier_of(table)
+    assert first is not None
+    assert [f.name for f in reader_schema(carrier, first).fields] == ["id", "v"]
+    assert [f.name for f in reader_schema(carrier, table.current_snapshot()).fields] == ["id", "v", "extra"]  # type: ignore[arg-type]
+    old = file_content_digests(carrier, carrier._resolve(str(first.snapshot_id)), carrier._live(
+        carrier._resolve(str(first.snapshot_id))).files)
+    assert [d.rows for d in old.values()] == [3]
+
+
+def test_a_hand_written_file_is_read_back_as_written(catalog: SqlCatalog, table: Table) -> None:
+    table.append(rows(0))
+    data = with_ids(rows(0), [1, 2])
+    table = replace(catalog, table, [data])
+    assert table.scan().to_arrow().num_rows == 3
+    assert write_file is not None and local(table.location()).is_dir()
+    assert ContentDigest.total(_digests(table).values()) == _scan_digest(table)
+
+
+@pytest.mark.parametrize("ids", [[2, 1]])
+def test_swapped_field_ids_change_the_digest(catalog: SqlCatalog, table: Table, ids: list[int]) -> None:
+    table.append(rows(0))
+    attested = str(table.current_snapshot().snapshot_id)  # type: ignore[union-attr]
+    data = pa.table({"id": rows(0).column("v"), "v": rows(0).column("id")})  # names swapped with the ids
+    table = replace(catalog, table, [with_ids(data, ids)])
+    assert table.scan().to_arrow().to_pylist() == rows(0).to_pylist()  # pyiceberg reads by id: the same rows
+    assert content_check(table, attested) == (True, 3, 3)  # the same rows, as readers get them
+
+
+def test_an_attestation_without_a_content_digest_stays_compacted(catalog: SqlCatalog, table: Table,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Attestations recorded before content digests verify as they did: a replace is `compacted`, with a note."""
+    from attest.errors import UnsupportedTableError
+    from attest.verify.table import verify_table
+    from carriers.iceberg.carrier import IcebergCarrier
+
+    def unsupported(*_args: object, **_kwargs: object) -> dict[str, ContentDigest]:
+        raise UnsupportedTableError("iceberg tables do not compute content digests yet")
+
+    table.append(rows(0))
+    table.append(rows(3))
+    with monkeypatch.context() as patch:
+        patch.setattr(IcebergCarrier, "file_content_digests", unsupported)
+        attested = attest_after_write(table, model="orders", program_hash=PROGRAM).attested_version
+    table = replace(catalog, catalog.load_table("ns.t"))
+    report = verify_table(carrier_of(table))
+    assert [p.code for p in report.errors] == ["compacted"] and "binds no content digest" in report.human()
+    assert verify_table(carrier_of(table), version=attested).passed
+
+
+def test_a_rewrite_after_the_attested_snapshot_expired_and_its_carry_forward(catalog: SqlCatalog,
+                                                                            table: Table) -> None:
+    """Attested snapshot S (follow-up F), a rewrite R, then S expired (pyiceberg expire_snapshots): R still verifies
+    by content from F's attestation. `record` on R carries the attestation forward (same program, the new files'
+    bytes); once S, F and R all expired, the current snapshot verifies at bytes level from the carry-forward."""
+    from attest.verify.table import verify_table
+
+    table.append(rows(0))
+    table.append(rows(3))
+    attested = attest_after_write(table, model="orders", program_hash=PROGRAM).attested_version
+    assert attested is not None
+    table = replace(catalog, catalog.load_table("ns.t"))
+    follow_up = table.snapshot_by_id(table.current_snapshot().parent_snapshot_id)  # type: ignore[union-attr]
+    assert follow_up is not None and str(follow_up.parent_snapshot_id) == attested
+    table.maintenance.expire_snapshots().by_id(int(attested)).commit()
+    table = catalog.load_table("ns.t")
+    assert table.snapshot_by_id(int(attested)) is None
+    report = verify_table(carrier_of(table))
+    assert report.passed and report.level == "bytes", report.human()
+    assert "compacted at snapshot" in report.human() and "same rows" in report.human()
+    rewrite = table.current_snapshot()
+    assert rewrite is not None
+    result = attest_after_write(table, model="orders", program_hash=PROGRAM)
+    assert result.attested_version == str(rewrite.snapshot_id)
+    table = catalog.load_table("ns.t")
+    carry = table.current_snapshot()
+    assert carry is not None and carry.snapshot_id != rewrite.snapshot_id
+    for old in [s.snapshot_id for s in table.snapshots() if s.snapshot_id != carry.snapshot_id]:
+        table.maintenance.expire_snapshots().by_id(old).commit()
+        table = catalog.load_table("ns.t")
+    assert [s.snapshot_id for s in table.snapshots()] == [carry.snapshot_id]
+    report = verify_table(carrier_of(table))
+    assert report.passed and report.level == "bytes" and "compacted" not in report.human(), report.human()
+    state = carrier_of(table).state()
+    assert state.attestation is not None and state.attestation.content is not None
+    assert state.attestation.content.get("continues")
+
+
+def test_the_recorded_digests_survive_orphan_removal(catalog: SqlCatalog, table: Table) -> None:
+    """remove_orphan_files deletes what no metadata references: the sidecar and the content-digest companion files
+    under metadata/recipe_attest/. The registered Puffin file keeps both, so a later rewrite is still checked."""
+    from attest.verify.table import verify_table
+
+    table.append(rows(0))
+    table.append(rows(3))
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    folder = local(table.metadata_location).parent / "recipe_attest"
+    orphans = [p for p in folder.iterdir() if p.suffix in (".json", ".digests")]
+    assert {p.suffix for p in orphans} == {".json", ".digests"}
+    for path in orphans:
+        path.unlink()
+    table = replace(catalog, catalog.load_table("ns.t"))
+    report = verify_table(carrier_of(table))
+    assert report.passed and report.level == "bytes" and "same rows" in report.human(), report.human()
