@@ -9,6 +9,8 @@ the bucket, converts it to Delta and attests it. Then, in turns, ``--rounds`` ti
 
 - **download**: obstore ``get`` of every object of the table at once (asyncio), streamed and dropped: no hashing, no
   table; the reference (its time counts from the first request, not from the interpreter's start);
+- **hashing**: the same objects hashed as verification hashes them (``carriers.storage.hashing.hash_locations``),
+  timed the same way: the read path alone, without the command's start-up and the table's reading;
 - **verify**: ``attest verify T --level bytes --storage-option ...`` (the CLI, start-up and table reading included),
   hashing through obstore (carriers/storage/objects.py);
 - **verify (engine reader)**: the same with obstore switched off (as for options it cannot take), the objects
@@ -80,6 +82,20 @@ _CLI = _PEAK + """
 import runpy
 sys.argv = ["attest", *sys.argv[1:]]
 runpy.run_module("attest.cli", run_name="__main__")
+"""
+
+_HASH_ONLY = _PEAK + """
+import json, time
+from attest.tables import DataFile
+from carriers.storage.delta import DeltaStorage
+from carriers.storage.hashing import hash_locations
+uri, options, keys = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+storage = DeltaStorage(uri, options)
+files = [DataFile(path=k, size=n, kind="data", location=f"{uri}/{k}") for k, n in keys.items()]
+start = time.perf_counter()
+hashes = hash_locations(storage, files)
+print(json.dumps({"seconds": time.perf_counter() - start, "bytes": sum(keys.values()) if len(hashes) == len(files)
+                  else -1}))
 """
 
 _ENGINE_ONLY = _PEAK + """
@@ -169,15 +185,17 @@ def main() -> int:
         options = [a for k, v in bucket.storage_options.items() for a in ("--storage-option", f"{k}={v}")]
         verify = [sys.executable, "-c", _CLI, "verify", uri, "--level", "bytes", *options]
         engine = [sys.executable, "-c", _ENGINE_ONLY, "verify", uri, "--level", "bytes", *options]
+        hashing = [sys.executable, "-c", _HASH_ONLY, uri, json.dumps(bucket.storage_options),
+                   json.dumps({k.removeprefix("t/"): n for k, n in keys.items()})]
 
-        runs: dict[str, list[tuple[float, int, str]]] = {"download": [], "verify": [], "engine": []}
+        runs: dict[str, list[tuple[float, int, str]]] = {"download": [], "hashing": [], "verify": [], "engine": []}
         for round_ in range(args.rounds):
-            for name, argv in (("download", download), ("verify", verify), ("engine", engine)):
+            for name, argv in (("download", download), ("hashing", hashing), ("verify", verify), ("engine", engine)):
                 if name == "engine" and args.no_engine:
                     continue
                 before = load()
                 seconds, rss, out = run_measured(argv, env)
-                if name == "download":
+                if name in ("download", "hashing"):
                     got = json.loads(out)
                     assert got["bytes"] == total, (got, total)
                     seconds = got["seconds"]
@@ -192,6 +210,7 @@ def main() -> int:
 
         print(f"\nmedian of {args.rounds} ({load()} now):")
         labels = {"download": "plain parallel download (obstore get, no hashing, from first request)",
+                  "hashing": "the same objects hashed (hash_locations, from first request)",
                   "verify": "attest verify --level bytes (CLI, start-up included)",
                   "engine": "attest verify, engine reader (before this path)"}
         for name, label in labels.items():
@@ -199,6 +218,7 @@ def main() -> int:
                 peak = max(r for _, r, _ in runs[name])
                 print(f"  {label:72s} {median(name):6.2f} s {total / median(name) / 1e6:6.0f} MB/s  "
                       f"peak {peak} MiB")
+        print(f"ratio download / hashing the same objects: {median('download') / median('hashing'):.2f}")
         print(f"ratio download / verify: {median('download') / median('verify'):.2f} (goal >= 0.9)")
         if runs["engine"]:
             print(f"ratio download / verify through the engine reader: "
