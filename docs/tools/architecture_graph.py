@@ -57,7 +57,7 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
         ("standalone", "standalone", ("carriers.standalone",)),
         ("carrier_core", "core · base · sidecar · properties",
          ("carriers", "carriers.core", "carriers.base", "carriers.sidecar", "carriers.properties")),
-        ("storage", "storage/ · options · errors · base · delta · fileio · hashing · atomic",
+        ("storage", "storage/ · options · errors · base · delta · fileio · hashing · objects · atomic",
          ("carriers.storage", "carriers.atomic")),
     ]),
     ("core", "attest/ engine-free core", [
