@@ -135,6 +135,11 @@ def test_only_plain_keys_under_the_root_are_read_through_obstore() -> None:
                      "s3://b/t/../u/x", "s3://b/t/./x", "s3://b/t//x", "s3://b/t/", "s3://b/t/ü", "s3://b/t/a+b",
                      "s3://b/t/x?versionId=1", "s3://b/t/x#y", "s3://b/t/a\\b"):
         assert object_key(root, location) is None, location
+    # the root itself: obstore reads it as a URL (decoded), pyiceberg's FileIO literally
+    assert object_key("abfs://c@acct.dfs.core.windows.net/t", "abfs://c@acct.dfs.core.windows.net/t/x") == "x"
+    for odd in ("s3://b/my%20t", "s3://b/my t", "s3://b/../t", "s3://b/./t", "s3://b//t", "s3://b/t?x=1",
+                "s3://b:9000/t", "/local/t", "s3://b/t#x"):
+        assert object_key(odd, odd + "/x.parquet") is None, odd
 
 
 def test_the_bound_is_what_the_module_says() -> None:

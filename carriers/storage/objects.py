@@ -39,10 +39,15 @@ GIVE_UP_ERRORS = 3
 # obstore asks for is the object the engine reads (anything else, e.g. a percent-escaped partition value, goes to the
 # engine: object_store and the engines' own path types do not all escape alike).
 _SAFE_KEY = re.compile(r"[A-Za-z0-9._=-]+(?:/[A-Za-z0-9._=-]+)*")
+# The root too: obstore builds its store from the root as a URL (percent-decoded) where pyiceberg's FileIO reads a
+# location string literally, so a root with an escape could name another prefix for each.
+_SAFE_ROOT = re.compile(r"[a-z][a-z0-9]*://[A-Za-z0-9._@-]+(?:/[A-Za-z0-9._=-]+)*/?")
 
 
 def object_key(root: str, location: str) -> str | None:
     """The key of ``location`` under a store rooted at ``root``, or None when it is not plainly under it."""
+    if not _SAFE_ROOT.fullmatch(root) or any(part in (".", "..") for part in root.split("://", 1)[-1].split("/")):
+        return None
     prefix = root.rstrip("/") + "/"
     if not location.startswith(prefix):
         return None
