@@ -59,7 +59,7 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
         ("carrier_core", "core · content_store · base · sidecar · properties",
          ("carriers", "carriers.core", "carriers.content_store", "carriers.base", "carriers.sidecar",
           "carriers.properties")),
-        ("storage", "storage/ · options · errors · base · delta · fileio · hashing · atomic",
+        ("storage", "storage/ · options · errors · base · delta · fileio · hashing · objects · atomic",
          ("carriers.storage", "carriers.atomic")),
     ]),
     ("core", "attest/ engine-free core", [
