@@ -10,7 +10,8 @@ engines that honour the protocol refuse to delete or rewrite kept rows.
 A long audit is kept in batches (``append_rows``: one commit per batch of rows, ``attest audit`` writes one every
 ``BATCH_ROWS`` tables or ``BATCH_SECONDS``), so a run cut short keeps what it checked. Each commit's commit info says
 which run and batch it holds (``attest.audit.id``, ``attest.audit.batch``) and the run's last batch says
-``attest.audit.complete: true``: a run whose commits never say so was cut short (``DeltaTable.history()``).
+``attest.audit.complete: true``: a run whose commits never say so was cut short (``DeltaTable.history()``; Spark's
+``DESCRIBE HISTORY`` shows the same in ``userMetadata``: ``attest audit <id> batch <k> [complete]``).
 """
 
 from __future__ import annotations
@@ -102,7 +103,10 @@ class AuditTable:
                                  for t in columns["checked_at"]]
         data = pa.table(columns, schema=_schema())
         options = self.storage_options or None
-        info = CommitProperties(custom_metadata={RUN_KEY: audit_id, BATCH_KEY: batch, COMPLETE_KEY: complete})
+        # userMetadata too: the one commit info field Spark's DESCRIBE HISTORY shows.
+        said = f"attest audit {audit_id} batch {batch}" + (" complete" if complete else "")
+        info = CommitProperties(custom_metadata={RUN_KEY: audit_id, BATCH_KEY: batch, COMPLETE_KEY: complete,
+                                                 "userMetadata": said})
         try:
             if not self.exists:
                 # delta-rs takes only delta.* keys when creating a table: the layout marker is a second commit,

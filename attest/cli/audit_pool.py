@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 Item = tuple[str, "TableRef", tuple[str, ...]]  # the name the audit prints, the table, how it was found
 # Below this many tables a pool of processes costs more to start (each imports the engines) than it saves.
-PROCESS_MIN_TABLES = 64
+PROCESS_MIN_TABLES = 500
 # The arguments a worker process rebuilds its context from (the parent parsed and checked them already).
 _SETTINGS = ("level", "key", "policy", "storage_option", "catalog", "uri", "warehouse", "targets")
 
