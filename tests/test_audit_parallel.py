@@ -266,3 +266,49 @@ def test_log_progress_is_a_line_every_few_seconds() -> None:
 def test_jobs_must_be_positive(tmp_path: Path) -> None:
     done = _audit([str(tmp_path)], {}, "--jobs", "0", "--json")
     assert done.returncode == 2 and json.loads(done.stdout)["errors"][0]["code"] == "invalid_argument"
+
+
+def test_a_worker_process_that_dies_takes_only_its_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tables a dead worker held are ERROR rows saying so (never a verdict), the others are checked in a fresh
+    pool, and the rows keep the tables' order."""
+    import argparse
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    import attest.cli.audit_pool as pool
+    from carriers.refs import TableRef
+
+    pools: list[Any] = []
+
+    class Dying:
+        """A pool whose worker dies on the chunk holding table t3 (every chunk in flight then fails, as in
+        ProcessPoolExecutor), until a fresh pool is made."""
+
+        def __init__(self) -> None:
+            self.broken = False
+            self.held: list[Future[list[AuditRow]]] = []
+            pools.append(self)
+
+        def submit(self, fn: Any, chunk: list[Any]) -> Future[list[AuditRow]]:
+            future: Future[list[AuditRow]] = Future()
+            if self.broken or (len(pools) == 1 and any(name == "t3" for name, _, _ in chunk)):
+                self.broken = True
+                for held in [*self.held, future]:
+                    if not held.done():
+                        held.set_exception(BrokenProcessPool("a worker died"))
+            else:
+                future.set_result([AuditRow(name, "VERIFIED", "bytes") for name, _, _ in chunk])
+            self.held.append(future)
+            return future
+
+        def shutdown(self, **_: Any) -> None:
+            pass
+
+    monkeypatch.setattr(pool, "_process_pool", lambda jobs, settings: Dying())
+    items = [(f"t{i}", TableRef.discovered("delta", f"/x/t{i}"), ()) for i in range(40)]
+    rows = list(pool._processes(items, argparse.Namespace(), 1))
+    assert [r.table for r in rows] == [f"t{i}" for i in range(40)]
+    lost = [r for r in rows if r.outcome != "VERIFIED"]
+    assert lost and all(r.outcome == "ERROR" and r.code == "internal_error" and "worker process" in r.message
+                        for r in lost)
+    assert "t3" in {r.table for r in lost} and len(pools) == 2 and len(lost) < 40

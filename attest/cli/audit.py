@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 
 
 def cmd_audit(args: argparse.Namespace, out: Output) -> AuditResult:
-    with spark_for(args) as spark:
+    from carriers.iceberg.catalogs import shared_catalogs
+
+    with spark_for(args) as spark, shared_catalogs():  # a catalog of 2,000 tables is opened once, not per table
         return _audit(args, out, spark)
 
 

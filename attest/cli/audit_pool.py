@@ -185,7 +185,11 @@ def _start_worker(settings: dict[str, Any]) -> None:
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     args = argparse.Namespace(**settings)
-    contextlib.ExitStack().enter_context(scope(args))  # for the worker's whole life: --uri / --warehouse
+    from carriers.iceberg.catalogs import shared_catalogs
+
+    stack = contextlib.ExitStack()  # for the worker's whole life: --uri / --warehouse, one object per catalog
+    stack.enter_context(scope(args))
+    stack.enter_context(shared_catalogs())
     _WORKER = Context(options=storage_options(args), level=args.level, policy=trust_policy(args))
 
 
