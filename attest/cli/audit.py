@@ -83,7 +83,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
             refs.extend((str(f.ref), f.ref, f.notes) for f in found.tables if sink is None or not sink.is_table(f.ref))
         progress(0, len(refs), 0)  # the bar from the start: the first table may be the slow one
         context = Context(options=options, level=args.level, policy=policy, spark=spark)
-        rows = audited(refs, context, args, jobs=jobs, kind=pool_kind(len(refs), jobs, spark))
+        rows = audited(refs, context, args, jobs=jobs, kind=pool_kind(refs, jobs, spark))
         for index, row in enumerate(rows, 1):
             add(row)
             progress(index, len(refs), 0)
