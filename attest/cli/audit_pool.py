@@ -5,9 +5,10 @@ written in batches (docs/audit.md).
 Tables are checked in threads — delta-rs releases the GIL while it reads a log — or, when there are enough Iceberg
 tables to pay for starting them, in worker processes (``spawn``: nothing of the parent's Rust runtimes is forked):
 pyiceberg is Python, which threads do not run at once (measured: benchmarks/bench_audit_many.py, docs/audit.md).
-A worker rebuilds what the command was given — the trust policy, the storage options, the catalog overrides — from the same arguments the parent parsed, and turns every failure of a
-table into that table's row; a worker process that dies takes only the tables it held with it, each an ``ERROR``
-row saying so, and the audit goes on in a fresh pool.
+A worker rebuilds what the command was given — the trust policy, the storage options, the catalog overrides — from
+the same arguments the parent parsed, and turns every failure of a table into that table's row; a worker process
+that dies takes only the tables it held with it, each an ``ERROR`` row saying so, and the audit goes on in a fresh
+pool.
 """
 
 from __future__ import annotations
