@@ -2,9 +2,11 @@
 handed back in the order of the tables (the report is the serial one, line for line), and the kept audit (``--to``)
 written in batches (docs/audit.md).
 
-Tables are checked in threads — delta-rs releases the GIL while it reads a log — or, when there are enough Iceberg
-tables to pay for starting them, in worker processes (``spawn``: nothing of the parent's Rust runtimes is forked):
-pyiceberg is Python, which threads do not run at once (measured: benchmarks/bench_audit_many.py, docs/audit.md).
+Tables are checked in threads: delta-rs releases the GIL while it reads a log. Worker processes (``spawn``: nothing
+of the parent's Rust runtimes is forked) run pyiceberg's Python at once too, but each costs about 1.5 s of CPU to
+start and its own engines' memory: measured on 2 cores (benchmarks/bench_audit_many.py, docs/audit.md) they never
+beat threads on 500 Iceberg or 10,000 Delta tables, at 2-3x the memory, so they are used only when asked
+(``ATTEST_AUDIT_POOL=processes``: many idle cores and a big catalog).
 A worker rebuilds what the command was given — the trust policy, the storage options, the catalog overrides — from
 the same arguments the parent parsed, and turns every failure of a table into that table's row; a worker process
 that dies takes only the tables it held with it, each an ``ERROR`` row saying so, and the audit goes on in a fresh
@@ -33,9 +35,6 @@ if TYPE_CHECKING:
     from carriers.spark.distributed import SessionOnDemand
 
 Item = tuple[str, "TableRef", tuple[str, ...]]  # the name the audit prints, the table, how it was found
-# From this many Iceberg tables on, worker processes: below, starting them (each imports the engines, about a
-# second of CPU) costs more than they save.
-PROCESS_MIN_TABLES = 200
 # The arguments a worker process rebuilds its context from (the parent parsed and checked them already).
 _SETTINGS = ("level", "key", "policy", "storage_option", "catalog", "uri", "warehouse", "targets")
 
@@ -84,17 +83,13 @@ def jobs_for(args: argparse.Namespace) -> int:
 
 
 def pool_kind(items: Sequence[Item], jobs: int, spark: object) -> str:
-    """``serial``, ``threads`` or ``processes`` for these tables (module docstring): processes for many Iceberg
-    tables (pyiceberg is Python: threads ran them no faster and used 1.5x the CPU), threads otherwise (delta-rs
-    releases the GIL; a worker process costs about a second of start-up, more than a few thousand small Delta tables
-    gain from it). ``ATTEST_AUDIT_POOL`` forces one (benchmarks/bench_audit_many.py measures each)."""
+    """``serial``, ``threads`` or ``processes`` for these tables: threads (module docstring), unless
+    ``ATTEST_AUDIT_POOL`` says otherwise (``processes`` for a machine with many idle cores and a big Iceberg
+    catalog; benchmarks/bench_audit_many.py measures each)."""
     forced = os.environ.get("ATTEST_AUDIT_POOL", "")
     if jobs <= 1 or len(items) <= 1 or spark is not None:  # Spark: the executors hash, one table at a time
         return "serial"
-    if forced in ("serial", "threads", "processes"):
-        return forced
-    iceberg = sum(1 for _, ref, _ in items if ref.format == "iceberg")
-    return "processes" if iceberg >= PROCESS_MIN_TABLES else "threads"
+    return forced if forced in ("serial", "threads", "processes") else "threads"
 
 
 def audited(items: Sequence[Item], ctx: Context, args: argparse.Namespace, *, jobs: int,
