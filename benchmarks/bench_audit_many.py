@@ -1,17 +1,19 @@
 """``attest audit`` over many small tables against the engine opening each table alone, in the same run (issue 35.3).
 
-Builds N small attested Delta tables under one folder (a few hundred built with delta-rs and attested, the rest
+Builds N small attested Delta tables under one folder (a hundred built with delta-rs and attested, the rest
 copies of them: every copy is a genuine table that verifies) and a sqlite pyiceberg catalog of M attested Iceberg
 tables, then times, each in a fresh process with the peak memory of its whole process tree (worker processes
 included, sampled with psutil):
 
 - the reference: delta-rs ``DeltaTable(p).version()`` of every table; pyiceberg ``catalog.load_table`` of every
   table of the catalog (listed as the audit lists it);
+- the engine listing each Iceberg table's files too (``scan().plan_files()``), as any verification must;
 - ``attest audit FOLDER`` and ``attest audit iceberg://bench``, serial (``--jobs 1``), in threads and in worker
   processes (``ATTEST_AUDIT_POOL``), and once with ``--to`` (the kept audit, written in batches).
 
-Per table: the whole run divided by the tables, and the cost of one more table (the run on N tables less the run on
-one, divided by N - 1: the interpreter's start-up is left out of both sides). Goal: within 2x of the reference.
+Per table: the whole run divided by the tables (wall and CPU: user + system of the run and the workers it waited
+for, steady however loaded the machine is), and the CPU of one more table (the run on N tables less the run on one,
+divided by N - 1: the interpreter's start-up is left out of both sides). Goal: within 2x of the reference.
 
 Run: ``.venv/bin/python benchmarks/bench_audit_many.py`` (300 Delta + 100 Iceberg, minutes) or ``--full`` (10,000 +
 2,000); ``--keep DIR`` builds once and reuses the tables on the next run.
