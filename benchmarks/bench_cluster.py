@@ -39,7 +39,7 @@ def on_cluster(root: Path, workers: int, table: Path, nbytes: int, rounds: int) 
     from attest.tables import DataFile
     from attest.verify.table import verify_table
     from carriers.delta.carrier import DeltaCarrier
-    from carriers.spark.distributed import ExecutorHasher, cli_session, use_executors
+    from carriers.spark.distributed import ExecutorHasher, cli_session, executor_hasher
     from carriers.storage.delta import DeltaStorage
     from tests.spark.cluster import StandaloneCluster
 
@@ -69,10 +69,10 @@ def on_cluster(root: Path, workers: int, table: Path, nbytes: int, rounds: int) 
             for _ in range(rounds):
                 warm(table)  # other jobs on the machine evict the page cache
                 carrier = DeltaCarrier(str(table))
-                hasher = use_executors(carrier, spark)
+                hasher = executor_hasher(carrier, spark)
                 before = load()
                 start = time.perf_counter()
-                report = verify_table(carrier, level="bytes")
+                report = verify_table(carrier, level="bytes", hasher=hasher)
                 totals.append(time.perf_counter() - start)
                 jobs.append(hasher.stats.seconds)
                 if not report.passed or hasher.stats.executor_bytes != nbytes:

@@ -16,7 +16,7 @@ from attest.errors import AttestError, Code, Problem
 from attest.redact import redact
 from attest.render.terminal import json_terminal_safe, terminal_safe
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any, Protocol, TextIO
 
