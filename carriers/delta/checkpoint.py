@@ -27,9 +27,11 @@ _READ = ("add", "remove", "metaData", "protocol", "sidecar")
 _STATS_BATCH = 65_536
 
 
-def columnar_state(storage: Storage, version: int, names: list[str]) -> LogState | None:
+def columnar_state(storage: Storage, version: int, names: list[str], *, judged: bool = True) -> LogState | None:
     """The state checkpoint ``names`` (the Parquet parts of one checkpoint of ``version``) holds, read in columns; None
-    when it is not regular (see the module docstring): the line reader (``log._checkpoint_state``) decides then."""
+    when it is not regular (see the module docstring): the line reader (``log._checkpoint_state``) decides then.
+    Not ``judged`` (a checkpoint only compared, whose problems nobody reads), the statistics texts are not parsed:
+    a key named twice in them is a problem of the checkpoint, not a change of the state it holds."""
     import pyarrow as pa
     import pyarrow.compute  # noqa: F401  (pa.compute)
     import pyarrow.parquet as pq
@@ -85,16 +87,17 @@ def columnar_state(storage: Storage, version: int, names: list[str]) -> LogState
         if "add" in cols:
             add = _rows(table.column("add"))
             if add is not None:
-                if not _plain_files(add) or not _statistics_regular(add):
+                if not _plain_files(add) or (judged and not _statistics_regular(add)):
                     return None
                 fields = _columns(add)
                 if fields is None:
                     return None
-                paths = fields["path"]
                 size = len(adds)
-                for i, path in enumerate(paths):
-                    adds[path] = {k: v[i] for k, v in fields.items() if v[i] is not None}
-                if len(adds) != size + len(paths):
+                keys = tuple(fields)
+                at = keys.index("path")
+                for row in zip(*fields.values(), strict=True):
+                    adds[row[at]] = dict(zip(keys, row, strict=True))
+                if len(adds) != size + len(fields["path"]):
                     return None  # a path added twice (across parts): the line reader words it
     if validity.metadata > 1 or validity.protocol > 1 or validity.report():
         return None
@@ -192,6 +195,8 @@ def _columns(add: Any) -> dict[str, list[Any]] | None:
     out: dict[str, list[Any]] = {}
     for field in add.type:
         child = add.field(field.name)
+        if child.null_count == len(child) and field.name != "path":
+            continue  # null in every row: left out, as ``add.get`` reads it (None)
         if pa.types.is_map(field.type) and child.null_count == 0 and _no_entries(child):
             out[field.name] = [{} for _ in range(len(child))]  # no key in any row (an unpartitioned table)
         elif pa.types.is_map(field.type) and pa.types.is_string(field.type.item_type):

@@ -510,7 +510,7 @@ class LogState:
             return False
         for path, x in self.adds.items():
             y = other.adds[path]
-            if x is y:
+            if x is y or x == y:
                 continue
             if (x.get("size") != y.get("size")
                     or (x.get("partitionValues") or {}) != (y.get("partitionValues") or {})
@@ -649,12 +649,13 @@ def _plain(value: Any, arrow_type: Any) -> Any:
     return value
 
 
-def _checkpoint_state(storage: Storage, version: int, names: list[str]) -> LogState:
+def _checkpoint_state(storage: Storage, version: int, names: list[str], *, judged: bool = True) -> LogState:
     """The state checkpoint ``names`` holds: read in columns when it is regular (carriers/delta/checkpoint.py), else
-    line by line here, where every problem is found and worded."""
+    line by line here, where every problem is found and worded (not ``judged``: only its state is read for a
+    comparison, its problems are not)."""
     from carriers.delta.checkpoint import columnar_state
 
-    state = columnar_state(storage, version, names)
+    state = columnar_state(storage, version, names, judged=judged)
     return _line_checkpoint_state(storage, version, names) if state is None else state
 
 
@@ -751,7 +752,7 @@ def _cross_check(storage: Storage, checkpoints: dict[int, dict[str, list[str]]],
     base = None
     if base_version is not None:
         tag = sorted(checkpoints[base_version])[0]
-        base = _checkpoint_state(storage, base_version, checkpoints[base_version][tag])
+        base = _checkpoint_state(storage, base_version, checkpoints[base_version][tag], judged=False)
     expected = _json_replay(storage, base, first, cp, check=False)
     if expected is None:
         return None
