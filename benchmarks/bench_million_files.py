@@ -159,8 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             ref = results["reference: delta-rs file_uris()"]
             print(f"{label:<36}{best[0]:8.2f} s {best[1] / 1024:8.0f} MiB   {best[0] / ref[0]:5.2f}× time "
                   f"{best[1] / ref[1]:5.2f}× memory  (load {os.getloadavg()[0]:.1f})")
-        sidecars = [p for p in (table / "_delta_log").rglob("*") if "attest" in p.name or "sidecar" in p.name]
-        for p in sidecars:
+        for p in sorted((table / "_recipe_attest").glob("*.json")):
             print(f"sidecar {p.name}: {p.stat().st_size / 1e6:.1f} MB")
     return failed
 
