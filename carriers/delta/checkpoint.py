@@ -33,7 +33,7 @@ def columnar_state(storage: Storage, version: int, names: list[str], *, judged: 
     Not ``judged`` (a checkpoint only compared, whose problems nobody reads), the statistics texts are not parsed:
     a key named twice in them is a problem of the checkpoint, not a change of the state it holds."""
     import pyarrow as pa
-    import pyarrow.compute  # noqa: F401  (pa.compute)
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from carriers.delta.log import _FIELDS, _FOLDED, ACTIONS, LOG_DIR, LogState, _plain, _Validity
@@ -63,18 +63,18 @@ def columnar_state(storage: Storage, version: int, names: list[str], *, judged: 
             if kind in cols and not _fields_known(table.schema.field(kind).type, kind, _FIELDS, _FOLDED):
                 return None
         # One action per row.
-        valid = [pa.compute.cast(pa.compute.is_valid(table.column(c)), pa.int8()) for c in cols]
+        valid = [pc.cast(pc.is_valid(table.column(c)), pa.int8()) for c in cols]
         if len(valid) > 1:
             per_row = valid[0]
             for v in valid[1:]:
-                per_row = pa.compute.add(per_row, v)
-            if table.num_rows and pa.compute.max(per_row).as_py() > 1:
+                per_row = pc.add(per_row, v)
+            if table.num_rows and pc.max(per_row).as_py() > 1:
                 return None
         # metaData, protocol and anything else that is not a file action: a few rows, read as the line reader does.
         for kind in ("metaData", "protocol"):
             if kind in cols:
                 column = table.column(kind)
-                for value in column.filter(pa.compute.is_valid(column)).to_pylist():
+                for value in column.filter(pc.is_valid(column)).to_pylist():
                     action = {kind: _plain(value, column.type)}
                     validity.see(action)
                     state.apply_other(action)
@@ -103,7 +103,7 @@ def columnar_state(storage: Storage, version: int, names: list[str], *, judged: 
         return None
     if removed:
         gone = pa.chunked_array([c for r in removed for c in (r.chunks if isinstance(r, pa.ChunkedArray) else [r])])
-        if pa.compute.count_distinct(gone).as_py() != len(gone):
+        if pc.count_distinct(gone).as_py() != len(gone):
             return None  # a path removed twice
         if any(p in adds for p in gone.to_pylist()):
             return None  # a path added and removed: the line reader words it
@@ -114,7 +114,6 @@ def _fields_known(arrow_type: Any, kind: str, fields: dict[str, frozenset[str]],
                   folded: dict[str, dict[str, str]]) -> bool:
     """Whether action ``kind``'s struct names no field as a known one in another case, and holds no typed twin."""
     import pyarrow as pa
-    import pyarrow.compute  # noqa: F401  (pa.compute)
 
     if not pa.types.is_struct(arrow_type):
         return False
@@ -127,9 +126,9 @@ def _fields_known(arrow_type: Any, kind: str, fields: dict[str, frozenset[str]],
 def _rows(column: Any) -> Any:
     """The non-null rows of a struct column as one StructArray, or None when there are none."""
     import pyarrow as pa
-    import pyarrow.compute  # noqa: F401  (pa.compute)
+    import pyarrow.compute as pc
 
-    column = column.filter(pa.compute.is_valid(column))
+    column = column.filter(pc.is_valid(column))
     if len(column) == 0:
         return None
     return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
@@ -137,18 +136,15 @@ def _rows(column: Any) -> Any:
 
 def _plain_files(rows: Any) -> bool:
     """File actions (add or remove) of distinct paths, none null, none with a deletion vector."""
-    import pyarrow as pa
-    import pyarrow.compute  # noqa: F401  (pa.compute)
+    import pyarrow.compute as pc
 
     names = {f.name for f in rows.type}
     if "path" not in names:
         return False
     paths = rows.field("path")
-    if paths.null_count or pa.compute.count_distinct(paths).as_py() != len(paths):
+    if paths.null_count or pc.count_distinct(paths).as_py() != len(paths):
         return False
-    if "deletionVector" in names and rows.field("deletionVector").null_count != len(rows):
-        return False
-    return True
+    return not ("deletionVector" in names and rows.field("deletionVector").null_count != len(rows))
 
 
 def _statistics_regular(add: Any) -> bool:
@@ -157,7 +153,7 @@ def _statistics_regular(add: Any) -> bool:
     import io
 
     import pyarrow as pa
-    import pyarrow.compute  # noqa: F401  (pa.compute)
+    import pyarrow.compute as pc
     import pyarrow.json as pj
 
     if "stats" not in {f.name for f in add.type}:
@@ -165,14 +161,14 @@ def _statistics_regular(add: Any) -> bool:
     stats = add.field("stats")
     if not pa.types.is_string(stats.type) and not pa.types.is_large_string(stats.type):
         return False
-    stats = stats.filter(pa.compute.is_valid(stats))
+    stats = stats.filter(pc.is_valid(stats))
     if len(stats) == 0:
         return True
-    if pa.compute.any(pa.compute.match_substring_regex(stats, r"[\n\r]")).as_py():
+    if pc.any(pc.match_substring_regex(stats, r"[\n\r]")).as_py():
         return False  # a line break inside would make one text two rows
     for start in range(0, len(stats), _STATS_BATCH):
         chunk = stats.slice(start, _STATS_BATCH)
-        if pa.compute.any(pa.compute.equal(pa.compute.utf8_length(chunk), 0)).as_py():
+        if pc.any(pc.equal(pc.utf8_length(chunk), 0)).as_py():
             return False  # an empty text is no row
         body = "\n".join(chunk.to_pylist()).encode("utf-8")
         try:
@@ -188,7 +184,6 @@ def _columns(add: Any) -> dict[str, list[Any]] | None:
     """The add rows' fields as Python lists, maps as dicts (as ``log._plain`` gives them); None when a map names a
     key twice (the line reader refuses the checkpoint then)."""
     import pyarrow as pa
-    import pyarrow.compute  # noqa: F401  (pa.compute)
 
     from carriers.delta.log import _plain
 
@@ -225,7 +220,6 @@ def _maps_unique(rows: Any) -> bool:
     """Whether no map of these rows (a remove's partition values, tags) names a key twice, as ``log._plain`` holds
     them (it refuses the checkpoint when one does)."""
     import pyarrow as pa
-    import pyarrow.compute  # noqa: F401  (pa.compute)
 
     from carriers.delta.log import _plain
 

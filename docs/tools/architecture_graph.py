@@ -51,7 +51,7 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
          ("carriers.lineage", "carriers.openlineage", "carriers.audit_table", "carriers.discovery", "carriers.read")),
         ("refs", "refs", ("carriers.refs",)),
         ("publish", "publish (carriers.iceberg.publish, as earlier releases named it)", ("carriers.publish",)),
-        ("delta", "delta/ · carrier · log · commit · write · prefetch", ("carriers.delta",)),
+        ("delta", "delta/ · carrier · log · checkpoint · commit · write · prefetch", ("carriers.delta",)),
         ("iceberg", "iceberg/ · carrier · catalogs · catalog_options · deletes · kept · static · write · publish",
          ("carriers.iceberg",)),
         ("standalone", "standalone", ("carriers.standalone",)),

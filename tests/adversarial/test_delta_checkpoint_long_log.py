@@ -39,7 +39,7 @@ def long_table(tmp_path: Path) -> Path:
     """A table of COMMITS + 1 appends (each a copy of one small file, with its statistics), checkpointed at the last."""
     path = tmp_path / "t"
     write_deltalake(str(path), pa.table({"v": [1, 2, 3]}))
-    first = json.loads([line for line in (path / commit_name(0)).read_text().splitlines() if '"add"' in line][0])
+    first = json.loads(next(line for line in (path / commit_name(0)).read_text().splitlines() if '"add"' in line))
     source = path / first["add"]["path"]
     for v in range(1, COMMITS + 1):
         name = f"copy-{v:05d}.parquet"
