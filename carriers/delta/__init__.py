@@ -2,6 +2,7 @@
 
 - ``carrier``: ``DeltaCarrier`` — a version's state from delta-rs, where its attestation is carried, its verdicts;
 - ``log``: an independent replay of ``_delta_log`` (the second opinion against delta-rs);
+- ``checkpoint``: a checkpoint read in columns for the replay when it is regular (docs/scale.md);
 - ``commit``: the metadata-only attestation commit (put-if-absent of the next version);
 - ``write``: content-addressed writes whose commit carries its own attestation;
 - ``prefetch``: the start-up head start on a local table's hashing (attest.fast).
