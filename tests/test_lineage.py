@@ -250,3 +250,22 @@ def test_an_iceberg_table_appended_and_recorded_is_one_node_too(tmp_path: Path,
     assert root.lines()[0].startswith(f"iceberg://{CATALOG}/ns.t@{span} (4 snapshots): ATTESTED ✓")
     assert root.graph().nodes[0].version_label == f"snapshots {span} (4)"
     assert root.summary().startswith("lineage PASSED: 1 node(s) verified (4 table version(s)); 1 pre-attestation")
+
+
+def test_lineage_after_a_compaction_shows_the_real_producer(tmp_path: Path) -> None:
+    """silver is OPTIMIZEd and recorded again (issue 32): the carry-forward attestation keeps silver's model,
+    program and inputs, so the walk still shows the job that produced the rows and its upstream bronze."""
+    from deltalake import DeltaTable
+
+    _, _, silver = _pipeline(tmp_path)
+    write_deltalake(str(silver), pa.table({"a": [8]}), mode="append")
+    assert run_cli("record", str(silver), "--model", "silver", "--sql", "SELECT a * 2 AS a FROM bronze",
+                   "--input", str(tmp_path / "bronze"), "--input", f"{tmp_path / 'raw'}@0").returncode == 0
+    DeltaTable(str(silver)).optimize.compact()
+    result = run_cli("record", str(silver), "--model", "optimize", "--sql", "OPTIMIZE silver", "--json")
+    assert result.returncode == 0, result.stderr
+    recorded = json.loads(result.stdout)
+    assert recorded["continues"] and recorded["manifest"]["subject"]["model"] == "silver", recorded
+    root = walk(str(silver))
+    assert root.attested and root.passed and root.model == "silver", root
+    assert {child.model for child in root.inputs} >= {"bronze"}
