@@ -450,7 +450,9 @@ class DeltaCarrier(AttestedTable):
             seen[rel] = raw
             size = int(row["size_bytes"])
             add = log.adds.get(raw) or {}
-            if add and int(add.get("size") or -1) != size:
+            logged = add.get("size")
+            # A logged size of 0 is a real (empty) file's size, not a missing one.
+            if add and (-1 if logged is None else int(logged)) != size:
                 problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of "
                                         f"{rel}", rel))
             values = add.get("partitionValues")
