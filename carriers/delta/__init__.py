@@ -13,9 +13,11 @@ use, so importing one module of the package (the log replay, the prefetch) never
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # the head start (carriers.delta.prefetch) loads this package before typing is imported
 if TYPE_CHECKING:
+    from typing import Any
+
     from carriers.delta.carrier import (
         POINTER_DIR as POINTER_DIR,
     )

@@ -29,9 +29,10 @@ from typing import Any
 from attest.errors import Code, TableInconsistentError
 from attest.fast import jsonscan
 from carriers.core import canonical_relative
+from carriers.delta.lines import LOG_DIR as LOG_DIR  # the log's names are spelt once, where its lines are read
+from carriers.delta.lines import commit_name as commit_name
 from carriers.storage.base import Storage
 
-LOG_DIR = "_delta_log"
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 _Z85_INDEX = {c: i for i, c in enumerate(_Z85)}
 _CHECKPOINT = re.compile(
@@ -52,12 +53,9 @@ _BATCH_ROWS = 8192
 
 
 # ---- commits -----------------------------------------------------------------------------------------------------
-def commit_name(version: int) -> str:
-    return f"{LOG_DIR}/{version:020d}.json"
-
-
 def json_lines(data: bytes, where: str) -> Iterator[dict[str, Any]]:
-    """The actions of newline-delimited JSON: split on ``\\n`` only (never on other Unicode line breaks)."""
+    """The actions of newline-delimited JSON: split on ``\\n`` only (never on other Unicode line breaks), strictly: the
+    whole file UTF-8, each line one JSON object naming no key twice (the lenient reading is carriers/delta/lines.py)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -51,6 +51,9 @@ from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
 from carriers.iceberg.catalogs import guard, reading_io, storage_keys
 from carriers.iceberg.deletes import ListedManifest, Planned, applicability, path_bound
 from carriers.iceberg.kept import Kept, build_puffin, is_kept_location, kept_name, parse_puffin
+from carriers.iceberg.summaries import changed_no_file as _changed_no_file
+from carriers.iceberg.summaries import operation as _operation
+from carriers.iceberg.summaries import summary as _summary
 from carriers.storage.base import local_path_of
 from carriers.storage.errors import coded
 from carriers.storage.fileio import FileIOStorage
@@ -78,12 +81,6 @@ SUMMARY_BUDGET = 8 * 1024
 # Follow-up commits a catalog refused (REST: 409 Conflict) are retried this often, with exponential backoff.
 COMMIT_RETRIES = 5
 COMMIT_BACKOFF_S = 0.1
-# Summary counters Iceberg computes; a snapshot whose counters are all zero/absent changed no file.
-_CHANGE_COUNTERS = (
-    "added-data-files", "deleted-data-files", "added-delete-files", "removed-delete-files",
-    "added-position-delete-files", "removed-position-delete-files", "added-equality-delete-files",
-    "removed-equality-delete-files", "added-dvs", "removed-dvs", "added-records", "deleted-records",
-)
 _DATA_OPERATIONS = ("append", "overwrite", "delete")
 # Operations that read the table they write into (Spark MERGE/UPDATE commit `overwrite`, DELETE `delete`).
 _READS_PREVIOUS = ("overwrite", "delete")
@@ -102,22 +99,6 @@ def _pyiceberg_version() -> str:
 
 
 # ---- snapshot summaries --------------------------------------------------------------------------------------------
-
-def _summary(snapshot: Snapshot) -> dict[str, Any]:
-    return {} if snapshot.summary is None else dict(snapshot.summary.additional_properties)
-
-
-def _operation(snapshot: Snapshot) -> str:
-    if snapshot.summary is None:
-        return "unknown"
-    op = snapshot.summary.operation
-    return str(getattr(op, "value", op))
-
-
-def _changed_no_file(snapshot: Snapshot) -> bool:
-    summary = _summary(snapshot)
-    return all(str(summary.get(k, "0")) in ("0", "") for k in _CHANGE_COUNTERS)
-
 
 def _binding_key(keys: Mapping[str, str]) -> str | None:
     return keys.get(props.KEY_VERSION) or keys.get(props.LEGACY_KEY_VERSION)

@@ -9,7 +9,6 @@ pyspark/py4j are never imported at module level.
 
 from __future__ import annotations
 
-import json
 import queue
 import threading
 import time
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from attest.errors import CommitConflictError, PolicyError, SupersededError
 from attest.identity.inputs import ObservedInput
 from attest.render.terminal import terminal_safe_logger
+from carriers.base import AmbiguousCommit, one_commit
 from carriers.spark import stamp as stamping
 from carriers.spark.plan import LeafInfo, ident_parts, leaves, opt, program_hash_from_json, simple_name
 from carriers.spark.stamp import ICEBERG_STAMP_KEY, Window, is_stamp, stamp_in_options
@@ -689,54 +689,21 @@ class Hook:
                              snapshot_id=obs.snapshot_id, location=obs.location, name=leaf.name)
 
     def _delta_commit(self, event: WriteEvent) -> int | None:
-        """The version this command committed, None when it committed nothing.
-
-        Stamped: the one commit whose ``commitInfo.userMetadata`` is the write's stamp and whose operation
-        matches (our own ALTER may carry a conf stamp of another thread's statement). Unstamped: a commit in
-        (read, hint] that read that version with a matching operation, carries no other write's stamp and is
-        unclaimed — exact only without concurrent writers, and refused when two commits fit. A stamped write
-        whose id no commit carries while an unstamped commit fits it is refused too (never a guess)."""
+        """The version this command committed, None when it committed nothing: the Delta format finds the commit
+        carrying the write's stamp, or for an unstamped write the one that fits it
+        (carriers/delta/write_commit.py)."""
         from carriers.delta.carrier import DeltaCarrier
-        from carriers.delta.log import commit_name
+        from carriers.delta.write_commit import commit_for_write
 
-        carrier = DeltaCarrier(event.location or "")
-        ops = _DELTA_OPS.get(event.command, frozenset())
-        low = -1 if event.read_version is None else event.read_version
-        if event.stamp is not None:
-            # The commit happened before the callback read the hint; the latest version bounds a stale hint.
-            high = max(event.hint_version if event.hint_version is not None else -1, carrier.latest_version())
-            found: list[int] = []
-            for v in range(high, low, -1):
-                info = _read_commit_info(carrier.storage.read(commit_name(v)))
-                if info.get("userMetadata") == event.stamp and str(info.get("operation", "")) in ops:
-                    found.append(v)
-                    if event.read_version is None:
-                        break  # CTAS/RTAS: no read version bounds the search; a stamp is unique, stop at it
-            if found or self._delta_unstamped(carrier, event, ops) is None:
-                return _one(found, event)
-            raise _Ambiguous(_NOT_STAMPED.format(what=event.table_name or event.location, command=event.command))
-        return self._delta_unstamped(carrier, event, ops)
-
-    def _delta_unstamped(self, carrier: Any, event: WriteEvent, ops: frozenset[str]) -> int | None:
-        from carriers.delta.log import commit_name
-
-        low = -1 if event.read_version is None else event.read_version
-        hint = event.hint_version if event.hint_version is not None else carrier.latest_version()
-        candidates = range(low + 1, hint + 1) if event.read_version is not None else range(hint, low, -1)
-        matches: list[int] = []
-        for v in candidates:
+        def claimed(version: int) -> bool:
             with self._lock:
-                if (f"delta:{event.location}", str(v), "") in self._done:
-                    continue  # claimed by an earlier event: two writes that read one version commit twice
-            info = _read_commit_info(carrier.storage.read(commit_name(v)))
-            if str(info.get("operation", "")) not in ops or is_stamp(info.get("userMetadata")):
-                continue  # another operation, or a stamped write's commit (never an unstamped one's)
-            if event.read_version is not None and info.get("readVersion") not in (event.read_version, None):
-                continue
-            matches.append(v)
-            if event.read_version is None:
-                break
-        return _one(matches, event)
+                return (f"delta:{event.location}", str(version), "") in self._done
+
+        return commit_for_write(DeltaCarrier(event.location or ""), write_id=event.stamp,
+                                operations=_DELTA_OPS.get(event.command, frozenset()),
+                                read_version=event.read_version, hint_version=event.hint_version,
+                                what=event.table_name or event.location, command=event.command, claimed=claimed,
+                                is_write_id=is_stamp)
 
     def _attest_delta(self, event: WriteEvent) -> WriteResult | None:
         from carriers.delta.carrier import DeltaCarrier
@@ -831,90 +798,25 @@ class Hook:
         return result
 
     def _iceberg_commit(self, table: Any, event: WriteEvent) -> int | None:
-        """The snapshot this command committed, None when it committed nothing.
+        """The snapshot this command committed, None when it committed nothing: the Iceberg format finds the
+        snapshot carrying the write's stamp, or for an unstamped write the one this Spark application wrote that
+        fits it (carriers/iceberg/write_commit.py)."""
+        from carriers.iceberg.write_commit import commit_for_write
 
-        Stamped: the one snapshot whose summary carries the write's stamp (any operation: our own attestation
-        snapshots come from pyiceberg and never carry a Spark conf). Unstamped: written by this Spark
-        application, with a matching operation and no stamp, descending from the read snapshot (possibly
-        through our own no-file attestation snapshots)."""
-        ops = _ICEBERG_OPS.get(event.command, frozenset())
-        if event.stamp is not None:
-            found = [int(snap.snapshot_id) for snap in table.metadata.snapshots
-                     if _summary(snap).get(ICEBERG_STAMP_KEY) == event.stamp]
-            if found or self._iceberg_unstamped(table, event, ops) is None:
-                return _one(found, event)
-            raise _Ambiguous(_NOT_STAMPED.format(what=event.table_name, command=event.command))
-        return self._iceberg_unstamped(table, event, ops)
-
-    def _iceberg_unstamped(self, table: Any, event: WriteEvent, ops: frozenset[str]) -> int | None:
-        by_id = {s.snapshot_id: s for s in table.metadata.snapshots}
-        # Known read snapshot: its first matching descendant is the commit. No read snapshot (CTAS/RTAS): the
-        # newest matching root up to the hint, since an RTAS's new root sits beside the replaced table's old one.
-        ordered = sorted(table.metadata.snapshots, key=lambda s: s.sequence_number or 0,
-                         reverse=event.read_version is None)
-        for snap in ordered:
-            if event.hint_version is not None and (snap.sequence_number or 0) > event.hint_version:
-                continue
-            summary = _summary(snap)
-            if summary.get("spark.app.id") != self._app_id or _operation(snap) not in ops \
-                    or ICEBERG_STAMP_KEY in summary:
-                continue
-            parent = snap.parent_snapshot_id
-            seen: set[int] = set()
-            while parent is not None and parent != event.read_version and parent not in seen:
-                seen.add(parent)  # a parent cycle (forged metadata) ends the walk instead of hanging the listener
-                p = by_id.get(parent)
-                psum = {} if p is None else _summary(p)
-                if p is None or not any(k.startswith("recipe_manifest.") for k in psum):
-                    break  # only our attestation snapshots may sit between the read snapshot and the commit
-                parent = p.parent_snapshot_id
-            if parent == event.read_version and (event.read_version is not None
-                                                 or event.command in _CTAS or snap.parent_snapshot_id is None):
-                return int(snap.snapshot_id)
-        return None
+        return commit_for_write(table, write_id=event.stamp, id_key=ICEBERG_STAMP_KEY,
+                                operations=_ICEBERG_OPS.get(event.command, frozenset()),
+                                read_snapshot=event.read_version, hint_sequence=event.hint_version,
+                                creates=event.command in _CTAS, writer={"spark.app.id": self._app_id},
+                                what=event.table_name or event.location, command=event.command)
 
 
-class _Ambiguous(Exception):
-    """Two commits fit one write, or its commit lacks the write id it was given: attesting a guess could attest
-    the wrong program (never over-claim); the write is counted as skipped, with this message."""
-
-
-# A stamped write whose id is in no commit while an unstamped commit fits it: the engine dropped the id on this
-# path (a write form not measured in docs/dev-notes-spark-listener.md §4), or another writer made that commit.
-_NOT_STAMPED = ("no commit of {what} carries the write id of this {command}, but an unstamped commit fits it "
-                "(the engine may have ignored the id on this write path); not attested rather than guessed")
+# Two commits fit one write, or its commit lacks the write id it was given (carriers/base.py): the write is counted
+# as skipped, with the message.
+_Ambiguous = AmbiguousCommit
 
 
 def _one(found: list[int], event: WriteEvent) -> int | None:
-    if len(found) > 1:
-        raise _Ambiguous(f"{len(found)} commits of {event.table_name or event.location} fit this "
-                         f"{event.command} ({', '.join(map(str, sorted(found)))}); none attested")
-    return found[0] if found else None
-
-
-def _summary(snap: Any) -> dict[str, str]:
-    return {} if snap.summary is None else {str(k): str(v) for k, v in snap.summary.additional_properties.items()}
-
-
-def _operation(snap: Any) -> str:
-    return str(getattr(snap.summary.operation, "value", snap.summary.operation)) if snap.summary else ""
-
-
-def _read_commit_info(data: bytes | None) -> dict[str, Any]:
-    """A Delta commit's commitInfo. Commits are newline-delimited JSON: split on b"\\n" only (a value may hold
-    U+2028 or U+0085); an unreadable line (another writer's) is skipped, never fatal."""
-    if data is None:
-        return {}
-    for line in data.split(b"\n"):
-        if b'"commitInfo"' not in line:
-            continue
-        try:
-            info = json.loads(line).get("commitInfo")
-        except (ValueError, RecursionError, AttributeError):
-            continue
-        if isinstance(info, dict):
-            return dict(info)
-    return {}
+    return one_commit(found, event.table_name or event.location, event.command)
 
 
 def _engines(spark: SparkSession) -> dict[str, str]:

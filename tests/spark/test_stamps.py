@@ -212,7 +212,7 @@ def _scala(collection: Any) -> list[Any]:
 
 
 def test_commit_info_is_read_line_by_line_on_newlines_only() -> None:
-    from carriers.spark.hook import _read_commit_info
+    from carriers.delta.lines import commit_info as _read_commit_info
 
     info = {"operation": "WRITE", "userMetadata": "a\u2028b\u0085c"}
     data = (json.dumps({"add": {"path": "x"}}) + "\n" + json.dumps({"commitInfo": info}, ensure_ascii=False)).encode()
