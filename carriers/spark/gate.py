@@ -22,8 +22,8 @@ through in ``optional`` mode; ``disabled`` installs nothing.
 **What it does not cover.** Code that reaches the JVM without the Python API (Scala/Java in the same application,
 ``spark._jsparkSession`` used directly), the versions a Structured Streaming query reads after it started (its
 Delta / Iceberg sources are checked once, at their latest version, when ``start()`` / ``toTable()`` is called:
-docs/streaming.md), and files changed after the check and before the read (files level compares the file set and sizes the engine will read; bytes level re-hashes them at check
-time). docs/security.md has the threat model.
+docs/streaming.md), and files changed after the check and before the read (files level compares the file set and
+sizes the engine will read; bytes level re-hashes them at check time). docs/security.md has the threat model.
 """
 
 from __future__ import annotations

@@ -647,7 +647,11 @@ class Hook:
                        "not attested")
             return
         if not isinstance(event, WriteEvent):  # a streaming batch (carriers.spark.streaming)
-            done = self._streams.attest(event) if self._streams is not None else []
+            try:
+                done = self._streams.attest(event) if self._streams is not None else []
+            except AmbiguousCommit as exc:
+                self._skip(str(exc))
+                return
             with self._lock:
                 self.attested += len(done)
                 self.results.extend(done)

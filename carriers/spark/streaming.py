@@ -6,8 +6,8 @@ session, unnamed; Iceberg's reaches it as a ``collect``), so the hook also regis
 - ``onQueryStarted``: the query's sink (Delta path / Iceberg table; other sinks are not tables) and its checkpoint;
 - ``onQueryProgress`` (after each batch committed and Spark logged it): the batch id and each source's offset range;
   the worker then asks the format which commit carries the batch (Delta ``txn(appId=query id, version=batch id)``,
-  Iceberg summary ``spark.sql.streaming.queryId`` / ``epochId``: carriers/delta/stream.py,
-  carriers/iceberg/stream.py) and attests it **detached** (a pointer file per version, never a commit: a metadata
+  Iceberg summary ``spark.sql.streaming.queryId`` / ``epochId``: carriers/delta/stream_commit.py,
+  carriers/iceberg/stream_commit.py) and attests it **detached** (a pointer file per version, never a commit: a metadata
   commit would abort the stream's next Delta transaction, and an Iceberg follow-up snapshot can only attest the
   head, which the stream moves on);
 - the first progress (or the end) of every run first *catches up*: the query's committed batches without an
@@ -463,22 +463,23 @@ class StreamWatcher:
         return IcebergCarrier(table, catalog_name=sink.catalog, detached=True)
 
     def _committed(self, carrier: Any, query_id: str, batch: int) -> str | None:
+        what = carrier.reference
         if carrier.kind == "delta":
-            from carriers.delta.stream import batch_commit
+            from carriers.delta.stream_commit import commit_for_batch
 
-            found = batch_commit(carrier.storage, query_id, batch, carrier.latest_version())
+            found = commit_for_batch(carrier.storage, query_id, batch, carrier.latest_version(), what=what)
         else:
-            from carriers.iceberg.stream import batch_snapshot
+            from carriers.iceberg.stream_commit import snapshot_for_batch
 
             carrier.refresh()
-            found = batch_snapshot(carrier.table.metadata.snapshots, query_id, batch)
+            found = snapshot_for_batch(carrier.table.metadata.snapshots, query_id, batch, what=what)
         return None if found is None else str(found)
 
     def _committed_batches(self, carrier: Any, query_id: str, missed: set[int]) -> list[tuple[int, str]]:
         """(batch, version) of every committed batch of the query without an attestation, oldest first. Delta:
         the log is walked back to the newest attested batch of the query (attestations are made in order)."""
         if carrier.kind == "delta":
-            from carriers.delta.stream import stream_commits
+            from carriers.delta.stream_commit import stream_commits
 
             floor = min(missed, default=None)
             missing = [(c.batch, str(c.version)) for c in stream_commits(
@@ -486,7 +487,7 @@ class StreamWatcher:
                 stop=lambda c: carrier._read_pointer(str(c.version)) is not None
                 and (floor is None or c.batch <= floor))]
             return sorted((b, v) for b, v in missing if carrier._read_pointer(v) is None)
-        from carriers.iceberg.stream import stream_snapshots
+        from carriers.iceberg.stream_commit import stream_snapshots
 
         carrier.refresh()
         return [(s.batch, str(s.snapshot_id)) for s in stream_snapshots(carrier.table.metadata.snapshots, query_id)
@@ -506,7 +507,11 @@ class StreamWatcher:
                 ranges = []
             log.info("attest.spark: catching up batch %d (version %s) of streaming query %s", batch, version,
                      state.query_id)
-            result = self._attest_version(carrier, state, version, ranges)
+            try:
+                result = self._attest_version(carrier, state, version, ranges)
+            except Exception as exc:  # one batch's failure never keeps the others from being attested
+                self.hook._fail(f"attesting batch {batch} (version {version}) of {job.table_name} failed: {exc}")
+                continue
             if result is not None:
                 out.append(result)
         return out

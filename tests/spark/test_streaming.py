@@ -113,7 +113,7 @@ def test_rate_to_delta_then_delta_source_to_delta_table_is_a_strong_chain(spark:
 def test_file_source_to_iceberg_attests_every_snapshot(spark: SparkSession, spark_warehouse: Path,
                                                        hook: Hook) -> None:
     from carriers.iceberg.carrier import IcebergCarrier
-    from carriers.iceberg.stream import stream_snapshots
+    from carriers.iceberg.stream_commit import stream_snapshots
 
     u = uuid.uuid4().hex[:8]
     src = spark_warehouse / f"in_{u}"
