@@ -12,9 +12,9 @@ use, so importing one module of the package (the log replay, the prefetch) never
 
 from __future__ import annotations
 
-import importlib
-
-TYPE_CHECKING = False  # the head start (carriers.delta.prefetch) loads this package before typing is imported
+# Not ``typing.TYPE_CHECKING``: the fast path imports carriers.delta.prefetch before typing is loaded (mypy reads
+# this name the same way).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -46,6 +46,8 @@ _HOME = {"write_content_addressed": "carriers.delta.write"}
 
 
 def __getattr__(name: str) -> Any:
+    import importlib
+
     if name not in __all__:
         raise AttributeError(f"module 'carriers.delta' has no attribute {name!r}")
     return getattr(importlib.import_module(_HOME.get(name, "carriers.delta.carrier")), name)

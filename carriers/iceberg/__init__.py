@@ -14,10 +14,12 @@ loaded on first use, so importing one module of the package never loads the othe
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
+# Not ``typing.TYPE_CHECKING``: the fast path imports carriers.delta.prefetch before typing is loaded (mypy reads
+# this name the same way).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from carriers.iceberg.carrier import (
         SIDECAR_DIR as SIDECAR_DIR,
     )
@@ -47,6 +49,8 @@ _HOME = {"write_content_addressed": "carriers.iceberg.write"}
 
 
 def __getattr__(name: str) -> Any:
+    import importlib
+
     if name not in __all__:
         raise AttributeError(f"module 'carriers.iceberg' has no attribute {name!r}")
     return getattr(importlib.import_module(_HOME.get(name, "carriers.iceberg.carrier")), name)
