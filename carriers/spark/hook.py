@@ -476,7 +476,11 @@ class Hook:
         from carriers.spark.streaming import StreamWatcher
 
         self._streams = StreamWatcher(self)  # Structured Streaming sinks and foreachBatch (docs/streaming.md)
-        self._streams.start()
+        try:
+            self._streams.start()
+        except Exception as exc:  # no streaming listener here (another pyspark): batch writes are still attested
+            self._streams = None
+            log.warning("attest.spark: streaming queries will not be attested: %s", exc)
         stamping.register(self)  # stamps every write (always) and runs the write guard (serialize_writes)
 
     def uninstall(self) -> None:
