@@ -36,6 +36,7 @@ class Code(StrEnum):
     UNATTESTED = "unattested"
     STALE = "stale"
     COMPACTED = "compacted"
+    CONTENT_CHANGED = "content_changed"
     FILE_MISSING = "file_missing"
     FILE_UNATTESTED = "file_unattested"
     SIZE_MISMATCH = "size_mismatch"

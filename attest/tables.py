@@ -86,6 +86,9 @@ class Attestation:
     sidecar_digest: str | None = None
     envelope_ref: str | None = None
     envelope_loader: Callable[[], tuple[bytes | None, Any]] | None = field(default=None, compare=False, repr=False)
+    # The content digest the sidecar binds (docs/content-digest.md, "What a carrier stores"): its ``content`` object
+    # as read (scheme, total, companion files, the attestation it continues); None: no content digest bound.
+    content: dict[str, Any] | None = None
 
     def load_envelope(self) -> tuple[bytes | None, Any]:
         """(the envelope's bytes, matching their content address; or None and the Problem saying why not)."""
@@ -103,6 +106,51 @@ class Attestation:
         if isinstance(producer, dict):
             return f"{producer.get('name', '?')} {producer.get('version', '?')}"
         return "an unnamed producer"
+
+
+@dataclass(frozen=True)
+class RewriteFact:
+    """One commit the content check carried an attestation over: its version, what it says it was, and how many
+    data files it removed and added."""
+
+    version: str
+    operation: str
+    removed: int
+    added: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "operation": self.operation, "files_removed": self.removed,
+                "files_added": self.added}
+
+
+@dataclass(frozen=True)
+class ContentCheck:
+    """The outcome of checking rewrites after the attested version by content (docs/content-digest.md).
+
+    ``passed``: the rows of the data files the rewrites added (``added``, live paths, read now) are the rows of the
+    attested files they removed (``removed``), by the digests recorded with the attestation. ``code`` / ``message``:
+    why not. ``checked``: every live file the rewrites added (data files and their deletion vectors): the verifier
+    takes them as attested by content. ``rows``: the rows on each side (when compared)."""
+
+    passed: bool
+    rewrites: tuple[RewriteFact, ...] = ()
+    removed: tuple[str, ...] = ()
+    checked: tuple[str, ...] = ()
+    rows: int | None = None
+    code: str = ""
+    message: str = ""
+    added: int = 0  # the data files among ``checked``
+
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"passed": self.passed, "rewrites": [r.to_json() for r in self.rewrites],
+                               "files_removed": len(self.removed), "files_added": self.added}
+        if self.rows is not None:
+            out["rows"] = self.rows
+        if not self.passed:
+            out["code"] = self.code
+            out["message"] = self.message
+        return out
 
 
 @dataclass(frozen=True)
@@ -131,6 +179,8 @@ class TableState:
     problems: tuple[Any, ...] = ()
     uri: str | None = None  # the table as signatures name it (docs/signing.md); None: ``table``
     locations: tuple[str, ...] = ()  # where the table is stored, when not ``uri`` (trust policies match these too)
+    # Rewrites after the attested version checked by content (None: not checked: no rewrite, or no digest bound).
+    content_check: ContentCheck | None = None
 
 
 def attestation_identity(document: dict[str, Any]) -> str:

@@ -22,6 +22,7 @@ __all__ = [
     "FileIdentity",
     "FileKind",
     "Progress",
+    "Rewrite",
     "TableCarrier",
     "TableState",
     "WriteResult",
@@ -41,6 +42,8 @@ class WriteResult:
     replaced: tuple[str, ...] = ()  # what an explicit replace=True re-attestation replaced (evidence it dropped)
     envelope: str | None = None  # a signed attestation: where its DSSE envelope was stored (docs/signing.md)
     signer: str | None = None  # the key id that signed it (never the key)
+    content: str | None = None  # the rows the content digest bound counts (None: no content digest recorded)
+    continues: str | None = None  # a carry-forward attestation: the sidecar BLAKE3 of the attestation it continues
 
     def _repr_html_(self) -> str:
         """Rich notebook display (attest/render/html.py)."""
@@ -69,6 +72,22 @@ def one_commit(found: Sequence[int], what: str | None, command: str) -> int | No
         raise AmbiguousCommit(f"{len(found)} commits of {what} fit this "
                               f"{command} ({', '.join(map(str, sorted(found)))}); none attested")
     return found[0] if found else None
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One commit after an attested version that rewrote files and declared no data change (Delta: every add and
+    remove ``dataChange: false``; Iceberg: a ``replace`` snapshot). Format-neutral: the carrier-forward judge
+    (carriers/content_store.py) checks that the rows of ``added`` are the rows of ``removed``.
+
+    ``version``: the version / snapshot id the rewrite created; ``removed`` / ``added``: the data files it took out of
+    and put into the table (as ``DataFile``: path relative to the root, the location the engine reads); ``operation``:
+    what the commit says it was (``OPTIMIZE``, ``REORG``, ``replace``)."""
+
+    version: str
+    removed: tuple[DataFile, ...]
+    added: tuple[DataFile, ...]
+    operation: str
 
 
 @runtime_checkable

@@ -40,6 +40,7 @@ from urllib.parse import urlparse
 
 from attest.build import PRODUCER_NAME, build_manifest, new_run_id
 from attest.errors import (
+    AttestError,
     CarrierError,
     Code,
     EvidenceDroppedError,
@@ -52,21 +53,31 @@ from attest.errors import (
 from attest.identity.inputs import ObservedInput, content_identity, inputs_identity
 from attest.model import Manifest, load_json_document
 from attest.numbers import is_signed_digits
-from attest.tables import Attestation, ChangeKind, DataFile, FileIdentity, Progress, TableState, attestation_document
+from attest.tables import (
+    Attestation,
+    ChangeKind,
+    ContentCheck,
+    DataFile,
+    FileIdentity,
+    Progress,
+    TableState,
+    attestation_document,
+)
 from attest.view import ReaderView
 from carriers import properties as props
-from carriers.base import WriteResult, triples_for
+from carriers.base import Rewrite, WriteResult, triples_for
 from carriers.sidecar import Sidecar, SidecarError, sidecar_name
 from carriers.sidecar import build as build_sidecar
 from carriers.storage.base import Storage, local_path_of
 from carriers.storage.hashing import hash_locations
 
 if TYPE_CHECKING:
+    from attest.content import ContentDigest
     from attest.signing.keys import Signer
     from attest.verify.table import FileHasher
 
-__all__ = ["ENVELOPE_SUFFIX", "AttestedTable", "Carried", "Changes", "LiveVersion", "Version", "canonical_relative",
-           "encode_keys"]
+__all__ = ["ENVELOPE_SUFFIX", "AttestedTable", "Carried", "Changes", "LiveVersion", "Rewrite", "Version",
+           "canonical_relative", "encode_keys"]
 
 # A table attestation's DSSE envelope: <sidecar dir>/<BLAKE3 of its bytes>.dsse.json (docs/signing.md).
 ENVELOPE_SUFFIX = ".dsse.json"
@@ -312,6 +323,24 @@ class AttestedTable(ABC):
     def _env(self, dialect: str | None, engines: Mapping[str, str] | None, v: Version) -> str:
         """The environment identity of an attestation of ``v``."""
 
+    # ---- content digests (issue 32; docs/content-digest.md, "For carriers") ---------------------------------------
+    def file_content_digests(self, version: Version, files: Sequence[DataFile], *,
+                             progress: Progress | None = None) -> dict[str, ContentDigest]:
+        """The content digest (attest.content) of each data file's rows as every reader of ``version`` gets them
+        (deletion vectors / delete files applied, columns by the identity engines use, partition values folded in),
+        keyed by ``DataFile.path``. A file that cannot be read is left out (the caller reports it). A format without
+        content digests raises UnsupportedTableError."""
+        from attest.errors import UnsupportedTableError
+
+        raise UnsupportedTableError(f"{self.kind} tables do not compute content digests yet")
+
+    def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
+        """The commits after ``attested`` up to ``version`` that touched files, when every one is a rewrite that
+        declares no data change and changes nothing else (Delta: dataChange=false adds and removes, no metaData or
+        protocol action; Iceberg: operation=replace), oldest first; None when any is not (or the history between them
+        is gone). An empty list: no commit touched files."""
+        return None
+
     # ---- naming ------------------------------------------------------------------------------------------------
     def _resolve(self, version: str | int | None) -> Version:
         v = self._version(version)
@@ -409,6 +438,7 @@ class AttestedTable(ABC):
                            view=None if sidecar is None else sidecar.view, origin="recipe-attest",
                            binding_note=carried.where, table_identity=None if sidecar is None else sidecar.table,
                            sidecar_digest=None if sidecar is None else ours.get(props.KEY_SIDECAR_HASH),
+                           content=None if sidecar is None else sidecar.content,
                            envelope_ref=envelope_rel,
                            envelope_loader=None if envelope_rel is None else
                            functools.partial(self._read_envelope, ours[props.KEY_ENVELOPE]))
@@ -567,12 +597,27 @@ class AttestedTable(ABC):
                 notes.append(carried.note)
         if att is None:
             notes.extend(self._unattested_notes(v))
+        check = self._content_check(att, v, live) if att is not None and changes.kind == "compaction" else None
         return TableState(table=self.reference, table_format=self.kind, version=v.id, attestation=att,
                           live_files=tuple(live.files), changes=changes.kind,
                           change_detail=changes.detail if changes.complete else "", notes=tuple(dict.fromkeys(notes)),
                           changes_complete=changes.complete,
                           view=live.view, problems=tuple(live.problems), uri=self.signed_uri,
-                          locations=self.policy_locations)
+                          locations=self.policy_locations, content_check=check)
+
+    def _content_check(self, att: Attestation, v: Version, live: LiveVersion, progress: Progress | None = None,
+                       computed: dict[str, Any] | None = None) -> ContentCheck | None:
+        """Rewrites since the attested version checked by content (carriers/content_store.py), when the attestation
+        binds a content digest and read back without a problem; None otherwise."""
+        from carriers.content_store import judge
+
+        if att.content is None or att.problems or att.attested_version is None or live.problems:
+            return None
+        try:
+            return judge(self, att, self._resolve(att.attested_version), v, live, progress=progress,
+                         computed=computed)
+        except AttestError as exc:
+            return ContentCheck(passed=False, code=exc.code.value, message=exc.message)
 
     def _unattested_notes(self, v: Version) -> list[str]:
         """Why no attestation was found at ``v``, when the format can tell (expired history, ...)."""
@@ -636,8 +681,13 @@ class AttestedTable(ABC):
         return self._write(v, manifest, list(files), list(inputs), live, signer)
 
     def _write(self, v: Version, manifest: Manifest, files: list[FileIdentity], inputs: list[ObservedInput],
-               live: LiveVersion, signer: Signer | None = None) -> WriteResult:
-        sidecar = build_sidecar(files, inputs, v.id, manifest, table=live.identity, view=live.view)
+               live: LiveVersion, signer: Signer | None = None, *, content: dict[str, Any] | None = None,
+               progress: Progress | None = None) -> WriteResult:
+        if content is None:
+            from carriers.content_store import record_content
+
+            content = record_content(self, v, live, self._in_force(v), progress=progress)
+        sidecar = build_sidecar(files, inputs, v.id, manifest, table=live.identity, view=live.view, content=content)
         data, digest = sidecar.encode()
         rel = f"{self.sidecar_dir}/{sidecar_name(digest)}"
         # Sidecar (and envelope) first: metadata must never name a file that is not there yet.
@@ -649,7 +699,17 @@ class AttestedTable(ABC):
         return WriteResult(location=self.reference, attested_version=v.id, sidecar=self.storage.location(rel),
                            manifest=manifest,
                            envelope=None if envelope_rel is None else self.storage.location(envelope_rel),
-                           signer=None if signer is None else signer.key_id)
+                           signer=None if signer is None else signer.key_id,
+                           content=None if content is None else str(content.get("rows")),
+                           continues=None if content is None else content.get("continues"))
+
+    def _in_force(self, v: Version) -> Attestation | None:
+        """The attestation in force at ``v`` as read back (None: none, or it cannot be read)."""
+        try:
+            carried = self._carried(v)
+            return None if carried is None else self._decode(carried, self._identity(v))
+        except CarrierError:
+            return None
 
     def sign(self, signer: Signer, version_id: str, manifest: Manifest, *, sidecar_digest: str,
              view: ReaderView) -> tuple[str, str]:
@@ -695,6 +755,7 @@ class AttestedTable(ABC):
         v = self._data_version() if version is None else self._resolve(version)
         live = self._live(v)
         live.refuse_if_inconsistent(f"{self.reference} {self.noun} {v.id} cannot be attested")
+        carried = self._carry_forward_check(v, live, progress)
         reuse: dict[tuple[str, int], str] = {}
         previous = self._reusable()
         if previous is not None:
@@ -709,6 +770,8 @@ class AttestedTable(ABC):
                                f"{unreadable[0]}", code=Code.FILE_MISSING, path=unreadable[0])
         triples = [FileIdentity(path=f.path, size=f.size, kind=f.kind,
                                 hash=reuse.get((f.path, f.size)) or hashed[f.path]) for f in live.files]
+        if carried is not None:
+            return self._carry_forward(v, live, triples, *carried, signer=signer, progress=progress)
         observed = list(inputs)
         base = self._built_on(v)
         if base is not None:
@@ -717,9 +780,54 @@ class AttestedTable(ABC):
         manifest = build_manifest(model=model, program_hash=program_hash, env_hash=self._env(dialect, engines, v),
                                   inputs=observed, outputs=[(t.path, t.hash) for t in triples],
                                   run_id=run_id or new_run_id())
-        result = self._write(v, manifest, triples, observed, live, signer)
+        result = self._write(v, manifest, triples, observed, live, signer, progress=progress)
         self._check_in_force(v, manifest)
         return replace_result(result, replaced=tuple(replaced))
+
+    def _carry_forward_check(self, v: Version, live: LiveVersion,
+                             progress: Progress | None
+                             ) -> tuple[Attestation, ContentCheck, dict[str, Any]] | None:
+        """(the attestation in force, its passing content check) when ``v`` is reached from the attested version only
+        through rewrites whose rows the recorded content digests confirm: ``record`` then carries it forward. None
+        when there is nothing to carry (no content digest bound, data changed, the rewrites changed metadata too).
+        A rewrite that changed the rows is refused (``content_changed``): re-attesting it under another program would
+        hide what the rewrite did."""
+        att = self._in_force(v)
+        if att is None or att.content is None or att.problems or att.attested_version in (None, v.id):
+            return None
+        try:
+            changes = self._changes(att.attested_version, v)
+        except VersionNotFoundError:
+            return None
+        if changes.kind != "compaction":
+            return None
+        computed: dict[str, Any] = {}
+        check = self._content_check(att, v, live, progress, computed)
+        if check is None:
+            return None
+        if not check.passed:
+            if check.code in (Code.COMPACTED.value,):
+                return None  # not a pure rewrite: an ordinary attestation of what the table now is
+            raise CarrierError(f"{self.noun} {v.id} of {self.reference} cannot carry forward the attestation of "
+                               f"{self.noun} {att.attested_version}: {check.message}", code=Code(check.code))
+        return att, check, computed
+
+    def _carry_forward(self, v: Version, live: LiveVersion, triples: list[FileIdentity], att: Attestation,
+                       check: ContentCheck, computed: dict[str, Any], *, signer: Signer | None,
+                       progress: Progress | None) -> WriteResult:
+        """The carry-forward attestation of ``v``: the continued attestation's manifest (program, inputs, producer,
+        run) with ``v``'s files, the same content total, naming the sidecar it continues (docs/content-digest.md)."""
+        from carriers.content_store import parse_binding, record_content
+
+        document = dict(att.document)
+        document["output_hashes"] = [{"hash": t.hash, "path": t.path} for t in sorted(triples, key=lambda t: t.path)]
+        manifest = Manifest.from_dict(document)
+        content = record_content(self, v, live, att, progress=progress,
+                                 total=parse_binding(att.content or {}).total, continues=att.sidecar_digest,
+                                 rewrites=check.rewrites, computed=computed)
+        result = self._write(v, manifest, triples, list(att.inputs or ()), live, signer, content=content)
+        self._check_in_force(v, manifest)
+        return result
 
     def _dropped_evidence(self, v: Version, observed: Sequence[ObservedInput], replace: bool) -> list[str]:
         """What a new attestation of ``v`` would lose against the one in force for ``v``: inputs it recorded that the

@@ -48,6 +48,10 @@ class Sidecar:
     table: str | None = None
     view: ReaderView | None = None
     version: int = SIDECAR_VERSION
+    # The content digest bound (carriers/content_store.py; docs/content-digest.md): scheme, the version's total, the
+    # BLAKE3s of the companion files holding each data file's digest, the attestation it continues. None: none bound
+    # (attestations written before content digests; readers that predate the key ignore it).
+    content: dict[str, Any] | None = None
 
     @property
     def legacy(self) -> bool:
@@ -68,6 +72,8 @@ class Sidecar:
             doc["table"] = self.table
         if self.view is not None:
             doc["reader_view"] = self.view.to_dict()
+        if self.content is not None:
+            doc["content"] = self.content
         return doc
 
     def encode(self) -> tuple[bytes, str]:
@@ -101,6 +107,7 @@ class Sidecar:
                 table=_opt_str(doc.get("table")),
                 view=None if doc.get("reader_view") is None else ReaderView.from_dict(doc["reader_view"]),
                 version=int(version),
+                content=_opt_content(doc.get("content")),
             )
             if version == SIDECAR_VERSION and (sidecar.manifest is None or sidecar.table is None
                                                or sidecar.view is None or sidecar.attested_version is None):
@@ -111,6 +118,14 @@ class Sidecar:
             raise
         except Exception as exc:  # any shape error in untrusted bytes is one failure kind
             raise SidecarError(f"sidecar does not parse: {type(exc).__name__}: {exc}") from exc
+
+
+def _opt_content(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise SidecarError(f"the content binding is a {type(value).__name__}, not an object")
+    return value
 
 
 def _opt_str(value: Any) -> str | None:
@@ -126,6 +141,6 @@ def sidecar_name(digest_hex: str) -> str:
 
 
 def build(files: Sequence[FileIdentity], inputs: Sequence[ObservedInput], attested_version: str,
-          manifest: Manifest, *, table: str, view: ReaderView) -> Sidecar:
+          manifest: Manifest, *, table: str, view: ReaderView, content: dict[str, Any] | None = None) -> Sidecar:
     return Sidecar(attested_version=attested_version, files=tuple(files), inputs=tuple(inputs),
-                   manifest=attestation_identity(manifest.to_dict()), table=table, view=view)
+                   manifest=attestation_identity(manifest.to_dict()), table=table, view=view, content=content)

@@ -271,3 +271,22 @@ def test_a_stream_fed_table_is_one_node_with_each_streaming_source_once(tmp_path
     lines = proc.stdout.splitlines()
     assert lines[0].startswith(f"{table.as_uri()}@0..3 (4 versions): ATTESTED ✓ model=bronze"), proc.stdout
     assert sum(1 for line in lines if source in line) == 1, proc.stdout
+
+
+def test_lineage_after_a_compaction_shows_the_real_producer(tmp_path: Path) -> None:
+    """silver is OPTIMIZEd and recorded again (issue 32): the carry-forward attestation keeps silver's model,
+    program and inputs, so the walk still shows the job that produced the rows and its upstream bronze."""
+    from deltalake import DeltaTable
+
+    _, _, silver = _pipeline(tmp_path)
+    write_deltalake(str(silver), pa.table({"a": [8]}), mode="append")
+    assert run_cli("record", str(silver), "--model", "silver", "--sql", "SELECT a * 2 AS a FROM bronze",
+                   "--input", str(tmp_path / "bronze"), "--input", f"{tmp_path / 'raw'}@0").returncode == 0
+    DeltaTable(str(silver)).optimize.compact()
+    result = run_cli("record", str(silver), "--model", "optimize", "--sql", "OPTIMIZE silver", "--json")
+    assert result.returncode == 0, result.stderr
+    recorded = json.loads(result.stdout)
+    assert recorded["continues"] and recorded["manifest"]["subject"]["model"] == "silver", recorded
+    root = walk(str(silver))
+    assert root.attested and root.passed and root.model == "silver", root
+    assert {child.model for child in root.inputs} >= {"bronze"}

@@ -36,6 +36,9 @@ class RecordResult:
     openlineage: Emitted | None = None  # the OpenLineage event, when switched on
     exit_code: int = EXIT_OK
     warnings: list[str] = field(default_factory=list)  # said on stderr, and in --json
+    # A carry-forward attestation (docs/content-digest.md): the sidecar BLAKE3 of the attestation it continues.
+    continues: str | None = None
+    content: str | None = None  # the rows the recorded content digest counts (None: none recorded)
 
     def to_json(self) -> dict[str, Any]:
         out = {"recorded": True, "table": self.ref, "location": self.location, "attested_version":
@@ -45,12 +48,19 @@ class RecordResult:
             out["openlineage"] = self.openlineage.to_json()
         if self.warnings:
             out["warnings"] = self.warnings
+        out["content_digest_rows"] = None if self.content is None else int(self.content)
+        if self.continues is not None:
+            out["continues"] = self.continues
         return out
 
     def human(self) -> str:
         line = (f"RECORDED — {self.ref} {self.noun} {self.attested_version}: {self.files} file(s) hashed"
                 + (f", inputs {self.proof}" if self.proof else ", no inputs observed")
                 + (f", signed by {self.signer}" if self.signer else ", unsigned"))
+        if self.continues is not None:
+            line += (f"; carried forward across rewrites that kept the same rows: it continues the attestation "
+                     f"whose sidecar is {self.continues[:16]}… (its program, inputs and producer; the model and "
+                     "program given were not used)")
         sent = [self.openlineage.line()] if self.openlineage is not None and self.openlineage.emitted else []
         return "\n".join([*(f"  replaces: {r}" for r in self.replaced), line, *sent])
 
@@ -114,7 +124,8 @@ def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
                         proof=None if manifest is None else manifest.inputs_proof_class, location=result.location,
                         sidecar=result.sidecar, manifest=None if manifest is None else manifest.to_dict(),
                         replaced=list(result.replaced), signer=result.signer, envelope=result.envelope,
-                        openlineage=emitted, warnings=[warning] if warning else [])
+                        openlineage=emitted, warnings=[warning] if warning else [], continues=result.continues,
+                        content=result.content)
 
 
 def _signer(args: argparse.Namespace) -> Signer | None:

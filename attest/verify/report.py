@@ -42,6 +42,15 @@ def version_noun(table_format: str | None) -> str:
     return "snapshot" if table_format == "iceberg" else "version"
 
 
+def carried_words(check: Any, table_format: str | None) -> str:
+    """``compacted at version 6: 12 files → 1, same rows``: what the rewrites carried over by content did."""
+    noun = version_noun(table_format)
+    versions = [r.version for r in check.rewrites]
+    where = f"{noun} {versions[0]}" if len(versions) == 1 else f"{noun}s {', '.join(versions[:4])}" + (
+        f" (+{len(versions) - 4} more)" if len(versions) > 4 else "")
+    return f"compacted at {where}: {len(check.removed)} files → {check.added}, same rows"
+
+
 def version_option(table_format: str | None) -> str:
     return "--snapshot-id" if table_format == "iceberg" else "--version"
 
@@ -77,6 +86,11 @@ class Report:
     signed: bool | None = None
     # Output hashes the manifest holds that no byte was checked against, and why ("" when all were, or none held).
     bytes_unchecked: str = ""
+    # The content digest (docs/content-digest.md): whether the attestation binds one (None: not a table, or another
+    # producer's), and the rewrites checked by content since the attested version (their facts as JSON).
+    content_bound: bool | None = None
+    content: dict[str, Any] | None = None
+    content_check: Any = None  # attest.tables.ContentCheck when rewrites were carried over by content
 
     @property
     def passed(self) -> bool:
@@ -144,6 +158,8 @@ class Report:
                 f", {self.binding_note}" if self.binding_note else "")
         if self.passed:
             qualifier += f", {self.signature_words()}"
+            if self.content_check is not None:
+                qualifier = f"content; {carried_words(self.content_check, self.table_format)}; {qualifier}"
         if self.origin == "foreign":
             pass  # its binding is said above; the reader view is never bound by another producer
         elif self.origin == "legacy" or self.view_bound is False:
@@ -190,6 +206,10 @@ class Report:
                 out["reader_view_bound"] = self.view_bound
             if self.view_unbound:
                 out["reader_view_unbound"] = list(self.view_unbound)
+            if self.content_bound is not None:
+                out["content_digest_bound"] = self.content_bound
+            if self.content is not None:
+                out["content"] = self.content
         return out
 
     def human(self) -> str:

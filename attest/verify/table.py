@@ -82,9 +82,32 @@ def _check_binding(state: TableState, report: Report) -> None:
                     f"checks the attested {noun} itself")
         return
     if state.changes == "compaction":
+        check = state.content_check
+        if check is not None:
+            report.content = check.to_json()
+        if check is not None and check.passed and att.view is not None and state.view is not None:
+            report.content_check = check
+            report.view_bound = True
+            current, unbound = state.view.bound_as(att.view)
+            if unbound:
+                report.view_unbound = [LATER_KEYS[k][0] for k in unbound]
+            # The files' modification times are bound as one digest of all files (Spark's file_modification_time):
+            # the rewritten files' are new by nature, so that digest is not compared here.
+            if _without_times(current.table) != _without_times(att.view.table):
+                detail = "; ".join(d for d in att.view.differences(current) if not d.startswith(("files ", "file ")))
+                report.fail(Code.READER_VIEW_CHANGED, f"what readers get changed after the attested {noun} "
+                            f"{att.attested_version} besides the rewrites: {detail or 'the table part of the view'}")
+            return
+        if check is not None and check.code not in ("", Code.COMPACTED.value):
+            report.fail(Code(check.code), f"files were rewritten without a declared data change after {noun} "
+                        f"{att.attested_version} ({state.change_detail or 'compaction'}): {check.message}")
+            return
+        why = f": {check.message}" if check is not None and check.message else (
+            "; this attestation binds no content digest, so the rewrite cannot be checked by content (re-attest: "
+            "attest record)" if att.content is None and att.origin != "foreign" else "")
         report.fail(Code.COMPACTED, f"files were rewritten without a data change after {noun} "
                     f"{att.attested_version} ({state.change_detail or 'compaction'}); the attested file set "
-                    "is no longer live")
+                    f"is no longer live{why}")
         return
     if att.view is None or state.view is None:
         if att.origin != "foreign":
@@ -115,6 +138,10 @@ def _check_binding(state: TableState, report: Report) -> None:
     else:
         report.fail(Code.READER_VIEW_CHANGED, f"what readers get changed after the attested {noun} "
                     f"{att.attested_version} without a data commit: {detail}; re-attest if the change is intended")
+
+
+def _without_times(table: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in table.items() if k != "file_times"}
 
 
 def _check_signature(state: TableState, report: Report, policy: TrustPolicy | None,
@@ -181,6 +208,16 @@ def verify_state(
     report.origin = att.origin
     report.producer = att.producer_label
     report.binding_note = att.binding_note
+    if att.origin != "foreign":
+        report.content_bound = att.content is not None
+        continues = None if att.content is None else att.content.get("continues")
+        if isinstance(continues, str):
+            report.notes.append(f"a carry-forward attestation: it continues the attestation whose sidecar is "
+                                f"{continues[:16]}… across rewrites that kept the same rows (its program, inputs and "
+                                "producer)")
+        if att.content is None:
+            report.notes.append("no content digest is bound by this attestation (recorded before content digests): "
+                                "a later compaction cannot be carried over by content; `attest record` adds one")
     # Schema: the reconstituted manifest, what the carrier found while reading it, and the table's own integrity.
     report.level = "schema"
     report.errors.extend(att.problems)
@@ -207,6 +244,18 @@ def verify_state(
                     "table's files (schema level is the most it supports)")
         return report
     live = {f.path: f for f in state.live_files}
+    sized = any(isinstance(e, FileIdentity) for e in attested.values())
+    by_content: set[str] = set()
+    carried = report.content_check
+    if carried is not None:
+        # Carried over rewrites by content: the files they removed are not expected (nor their deletion vectors:
+        # an untouched file's vector is in its unchanged view entry), the files they added were read for their rows.
+        by_content = set(carried.checked) & set(live)
+        attested = {p: e for p, e in attested.items() if p not in carried.removed
+                    and not (isinstance(e, FileIdentity) and e.kind != "data" and p not in live)}
+        live = {p: f for p, f in live.items() if p not in by_content}
+        report.notes.append(f"{len(by_content)} file(s) the rewrites added were checked by their rows (content "
+                            "digest), not against attested bytes")
     for path in sorted(set(attested) - set(live)):
         report.fail(Code.FILE_MISSING, f"attested file is not live in {version_noun(state.table_format)} "
                     f"{state.version}", path)
@@ -217,9 +266,9 @@ def verify_state(
         if isinstance(entry, FileIdentity) and entry.size != live[path].size:
             report.fail(Code.SIZE_MISMATCH,
                         f"the log records {live[path].size} bytes, the attestation {entry.size}", path)
-    if not any(isinstance(e, FileIdentity) for e in attested.values()):
+    if not sized:
         report.notes.append("sizes not compared: this attestation carries no sidecar with file sizes")
-    report.files_checked = len(live)
+    report.files_checked = len(live) + len(by_content)
     if report.errors or want == "files":
         return report
     report.level = "bytes"

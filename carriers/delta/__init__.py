@@ -1,6 +1,8 @@
 """The Delta Lake format (docs/delta.md), one concern per module:
 
 - ``carrier``: ``DeltaCarrier`` — a version's state from delta-rs, where its attestation is carried, its verdicts;
+- ``content``: the rows of a data file as readers get them (content digests) and the ``dataChange: false`` rewrites
+  between two versions (issue 32; carriers/content_store.py records and judges);
 - ``log``: an independent replay of ``_delta_log`` (the second opinion against delta-rs);
 - ``commit``: the metadata-only attestation commit (put-if-absent of the next version);
 - ``write``: content-addressed writes whose commit carries its own attestation;

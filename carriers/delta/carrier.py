@@ -50,7 +50,9 @@ from carriers.storage.errors import coded, is_panic
 from carriers.storage.options import check_supported
 
 if TYPE_CHECKING:
+    from attest.content import ContentDigest
     from attest.signing.keys import Signer
+    from carriers.base import Rewrite
 
 try:
     import deltalake
@@ -883,6 +885,19 @@ class DeltaCarrier(AttestedTable):
         if rewrites:
             return Changes("compaction", _describe(rewrites))
         return Changes("none")
+
+    def file_content_digests(self, version: Version, files: Sequence[DataFile], *,
+                             progress: Progress | None = None) -> dict[str, ContentDigest]:
+        """See AttestedTable.file_content_digests (carriers/delta/content.py)."""
+        from carriers.delta import content
+
+        return content.file_content_digests(self, version, files, progress=progress)
+
+    def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
+        """See AttestedTable.rewrites_between: ``dataChange: false`` commits (carriers/delta/content.py)."""
+        from carriers.delta import content
+
+        return content.rewrites_between(self, attested, version)
 
     def _built_on(self, v: Version) -> Version | None:
         """Did commit ``v`` append to / merge into the table's previous version (which is then an input)?"""

@@ -51,13 +51,14 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
          ("carriers.lineage", "carriers.openlineage", "carriers.audit_table", "carriers.discovery", "carriers.read")),
         ("refs", "refs", ("carriers.refs",)),
         ("publish", "publish (carriers.iceberg.publish, as earlier releases named it)", ("carriers.publish",)),
-        ("delta", "delta/ · carrier · log · lines · commit · write · write_commit · stream_commit · prefetch",
-         ("carriers.delta",)),
+        ("delta", "delta/ · carrier · content · log · lines · commit · write · write_commit · stream_commit · "
+         "prefetch", ("carriers.delta",)),
         ("iceberg", "iceberg/ · carrier · summaries · catalogs · catalog_options · deletes · kept · static · write · "
          "write_commit · stream_commit · publish", ("carriers.iceberg",)),
         ("standalone", "standalone", ("carriers.standalone",)),
-        ("carrier_core", "core · base · sidecar · properties",
-         ("carriers", "carriers.core", "carriers.base", "carriers.sidecar", "carriers.properties")),
+        ("carrier_core", "core · content_store · base · sidecar · properties",
+         ("carriers", "carriers.core", "carriers.content_store", "carriers.base", "carriers.sidecar",
+          "carriers.properties")),
         ("storage", "storage/ · options · errors · base · delta · fileio · hashing · atomic",
          ("carriers.storage", "carriers.atomic")),
     ]),

@@ -99,6 +99,26 @@ def test_a_reattestation_leaves_nothing_the_convention_would_misread(tmp_path: P
     _naive(DeltaTable(str(table)).metadata().configuration, second.manifest.to_dict(), tmp_path)
 
 
+def test_a_carry_forward_attestation_is_a_manifest_the_reference_accepts(tmp_path: Path) -> None:
+    """After OPTIMIZE, record carries the attestation forward (issue 32): the same manifest but its file list, which
+    the reference verifier accepts at schema and bytes level, as ours does; the properties read by its convention."""
+    from carriers.delta.carrier import DeltaCarrier
+
+    table = tmp_path / "t"
+    for i in range(3):
+        write_deltalake(str(table), pa.table({"p": ["a", "b"], "v": [i, i + 1]}), mode="append", partition_by=["p"])
+    first = attest_delta(str(table), model="orders", program_hash=PROGRAM)
+    DeltaTable(str(table)).optimize.compact()
+    carried = DeltaCarrier(str(table)).record(model="ignored", program_hash="b" * 64)
+    assert carried.continues is not None and carried.manifest is not None and first.manifest is not None
+    ours = carried.manifest.to_dict()
+    assert {k: v for k, v in ours.items() if k != "output_hashes"} == \
+        {k: v for k, v in first.manifest.to_dict().items() if k != "output_hashes"}
+    _naive(DeltaTable(str(table)).metadata().configuration, ours, tmp_path)
+    _same_verdicts(ours, tmp_path)
+    _same_verdicts(ours, tmp_path, artifacts=table)
+
+
 def test_iceberg_summaries_read_by_the_reference_convention(tmp_path: Path) -> None:
     from pyiceberg.catalog.sql import SqlCatalog
 
