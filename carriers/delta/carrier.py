@@ -189,7 +189,7 @@ def add_action_rows(dt: DeltaTable) -> list[dict[str, Any]]:
     return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 
-def _engine_relative(roots: tuple[str, ...], uri: str) -> str:
+def engine_relative(roots: tuple[str, ...], uri: str) -> str:
     """A location delta-rs gives, relative to the table root: it writes the table URI's (percent-encoded) path
     followed by the decoded relative path, or a file URI of the whole."""
     local = uri
@@ -554,13 +554,13 @@ class DeltaCarrier(AttestedTable):
             return
         expected = {canonical_relative(raw)[0] or raw for raw in with_dv}
         roots = self._engine_roots(dt)
-        got = {_engine_relative(roots, p) for p in engine}
+        got = {engine_relative(roots, p) for p in engine}
         if self.storage.local_root is not None and got != expected:
             problems.append(Problem(Code.TABLE_INCONSISTENT, "delta-rs applies deletion vectors to other files than "
                                     "the log names"))
 
     def _engine_roots(self, dt: DeltaTable) -> tuple[str, ...]:
-        """The prefixes of the locations delta-rs gives (see _engine_relative): the resolved local root and the table
+        """The prefixes of the locations delta-rs gives (see engine_relative): the resolved local root and the table
         URI's path. Computed once per check, not once per file (the URI is a call into delta-rs)."""
         return str(self.storage.local_root), urlparse(str(dt.table_uri)).path.rstrip("/")
 
@@ -571,7 +571,7 @@ class DeltaCarrier(AttestedTable):
         so the comparison is on the part after the root."""
         ours = sorted(f.path for f in files if f.kind == "data")
         roots = self._engine_roots(dt)
-        engine = [_engine_relative(roots, uri) for uri in dt.file_uris()]
+        engine = [engine_relative(roots, uri) for uri in dt.file_uris()]
         if sorted(engine) != ours:
             odd = sorted(set(engine) ^ set(ours))[:3]
             problems.append(Problem(Code.PATH_AMBIGUOUS, f"delta-rs resolves the live files to other locations than "

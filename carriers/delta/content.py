@@ -91,7 +91,7 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from carriers.delta.carrier import _engine_relative, add_action_rows
+    from carriers.delta.carrier import add_action_rows, engine_relative
 
     dt = carrier._load(v.number)
     schema_doc = json.loads(dt.schema().to_json())
@@ -113,7 +113,7 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
             paths = batch.column("filepath").to_pylist()
             vectors = batch.column("selection_vector").to_pylist()
             for p, vector in zip(paths, vectors, strict=True):
-                rel = _engine_relative(roots, str(p))
+                rel = engine_relative(roots, str(p))
                 if rel in wanted:
                     masks[rel] = [bool(x) for x in vector]
     except Exception as exc:

@@ -1,6 +1,10 @@
 """The Apache Iceberg format (docs/iceberg.md), one concern per module:
 
-- ``carrier``: ``IcebergCarrier`` — a snapshot's state, where its attestation is carried, follow-up commits;
+- ``carrier``: ``IcebergCarrier`` — snapshot navigation, a snapshot's state, record and write;
+- ``carriage``: where a snapshot's attestation is carried (summaries, follow-ups, detached pointers, kept copies);
+- ``commit``: the follow-up commit carrying an attestation, with its retries;
+- ``manifests``, ``views``, ``summaries``: manifests as the format version writes them, the reader view's digests,
+  what a snapshot summary says;
 - ``catalogs`` and ``catalog_options``: opening tables through pyiceberg catalogs, with command-line overrides;
 - ``deletes``: which delete files each reader (pyiceberg, Iceberg Java) applies;
 - ``static``: a table read from its metadata file alone, no catalog;

@@ -13,6 +13,9 @@ A carrier opened on a *branch* (``branch="audit"``) treats that branch's head as
 commits the follow-up snapshot on the branch, so a write-audit-publish job (carriers/iceberg/publish.py) can attest and
 verify a branch before ``main`` is fast-forwarded to it.
 
+Where an attestation is carried is found by ``Carriage`` (carriers/iceberg/carriage.py), the follow-up snapshot
+committed by ``FollowUpCommit`` (carriers/iceberg/commit.py): both are parts of ``IcebergCarrier``.
+
 A snapshot's files and reader view are read from its manifests with the table format version's own manifest schema
 (pyiceberg 0.12 reads v3 manifests with the v2 schema, losing deletion-vector offsets and row lineage).
 """
@@ -23,7 +26,6 @@ import dataclasses
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from attest import __version__
@@ -33,7 +35,6 @@ from attest.errors import (
     CarrierError,
     Code,
     Problem,
-    SupersededError,
     TableNotFoundError,
     TableReferenceError,
     UnsupportedTableError,
@@ -43,15 +44,16 @@ from attest.identity.env import env_identity
 from attest.identity.inputs import ObservedInput
 from attest.identity.program import program_identity_sql
 from attest.model import Manifest
-from attest.numbers import is_digits, is_signed_digits
+from attest.numbers import is_signed_digits
 from attest.tables import Attestation, ContentCheck, DataFile, Progress
 from attest.view import ReaderView, json_safe
-from carriers import properties as props
 from carriers.base import RecordRequest, Rewrite, WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
+from carriers.iceberg.carriage import POINTER_DIR, SIDECAR_DIR, Carriage, _attestation_only, _comparable, _Found
 from carriers.iceberg.catalogs import guard, reading_io, storage_keys
+from carriers.iceberg.commit import SUMMARY_BUDGET, FollowUpCommit
 from carriers.iceberg.deletes import ListedManifest, Planned, applicability, path_bound
-from carriers.iceberg.kept import Kept, build_puffin, is_kept_location, kept_name, parse_puffin
+from carriers.iceberg.kept import Kept
 from carriers.iceberg.manifests import ManifestReader, _canonical_uri, _plain
 from carriers.iceberg.summaries import changed_no_file as _changed_no_file
 from carriers.iceberg.summaries import operation as _operation
@@ -67,8 +69,6 @@ from carriers.iceberg.views import file_views as file_views
 from carriers.iceberg.views import locations_digest as locations_digest
 from carriers.iceberg.views import schema_digests as schema_digests
 from carriers.iceberg.views import table_view as table_view
-from carriers.retry import retry
-from carriers.storage.base import local_path_of
 from carriers.storage.errors import coded
 from carriers.storage.fileio import FileIOStorage
 from carriers.storage.options import check_supported
@@ -89,13 +89,6 @@ __all__ = [
     "tag_attested",
 ]
 
-SIDECAR_DIR = "recipe_attest"
-POINTER_DIR = f"{SIDECAR_DIR}/snapshots"
-# Every summary is copied into every later metadata.json: one attestation may add at most this many bytes.
-SUMMARY_BUDGET = 8 * 1024
-# Follow-up commits a catalog refused (REST: 409 Conflict) are retried this often, with exponential backoff.
-COMMIT_RETRIES = 5
-COMMIT_BACKOFF_S = 0.1
 _DATA_OPERATIONS = ("append", "overwrite", "delete")
 # Operations that read the table they write into (Spark MERGE/UPDATE commit `overwrite`, DELETE `delete`).
 _READS_PREVIOUS = ("overwrite", "delete")
@@ -111,10 +104,6 @@ def _pyiceberg_version() -> str:
 
 
 # ---- snapshot summaries --------------------------------------------------------------------------------------------
-
-def _binding_key(keys: Mapping[str, str]) -> str | None:
-    return keys.get(props.KEY_VERSION) or keys.get(props.LEGACY_KEY_VERSION)
-
 
 def classify_changes(snapshots: Sequence[Snapshot]) -> tuple[Literal["none", "data", "compaction"], str]:
     """What the snapshots committed after an attested one did: ("none" | "data" | "compaction", detail).
@@ -141,29 +130,7 @@ def classify_changes(snapshots: Sequence[Snapshot]) -> tuple[Literal["none", "da
     return "none", ""
 
 
-@dataclass(frozen=True)
-class _Found:
-    """The attestation in force at a snapshot: where it is, which snapshots lie between it and the target."""
-
-    carried: Carried | None
-    attested: int | None
-    carrier_snapshot: int | None
-    follow_up: bool
-    between: tuple[Snapshot, ...]
-    complete: bool
-    notes: tuple[str, ...] = ()
-
-
-def _attestation_only(snapshot: Snapshot) -> bool:
-    """Whether ``snapshot`` is a follow-up attestation snapshot: an append of no file whose summary binds another
-    snapshot (its parent, or after a re-record the data snapshot under a chain of them)."""
-    if _operation(snapshot) != "append" or not _changed_no_file(snapshot):
-        return False
-    binding = _binding_key(props.attestation_keys(_summary(snapshot)))
-    return binding is not None and binding != str(snapshot.snapshot_id)
-
-
-class _Snapshots:
+class SnapshotIndex:
     """The snapshots of one table metadata, indexed once, and what the carrier found walking them.
 
     Every walk over ancestry or children goes through this index: each is linear in the number of snapshots and
@@ -220,7 +187,7 @@ def parent_cycles(snapshots: Sequence[Snapshot]) -> list[int]:
 
 # ---- the carrier ---------------------------------------------------------------------------------------------------
 
-class IcebergCarrier(ManifestReader, AttestedTable):
+class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
     """An Iceberg table (pyiceberg ``Table``) as an attestation carrier. See docs/iceberg.md."""
 
     kind = "iceberg"
@@ -246,7 +213,7 @@ class IcebergCarrier(ManifestReader, AttestedTable):
         self.storage = FileIOStorage(self._metadata_dir(), table.io)
         self._live_cache: dict[tuple[int, str], LiveVersion] = {}
         self._kept_cache: dict[str, Kept | None] = {}
-        self._index: _Snapshots | None = None
+        self._index: SnapshotIndex | None = None
         # Why a file's content digest was left out (carriers/iceberg/content.py), by DataFile.path.
         self.content_problems: dict[str, AttestError] = {}
 
@@ -362,24 +329,24 @@ class IcebergCarrier(ManifestReader, AttestedTable):
         """The snapshot whose data the head holds: the head, or under our own follow-up attestation snapshots on top
         of it the data snapshot they attest (a re-record attests that snapshot again, as Delta's skips metadata-only
         commits); never an attestation snapshot as if it were data."""
-        head = self._head()
+        head = self.head()
         if head is None:
             raise UnsupportedTableError(f"{self.reference} has no snapshot to attest")
         snap = self._data_snapshot(head)
         return Version(id=str(snap.snapshot_id), number=snap.snapshot_id, handle=snap)
 
-    def _snapshots(self) -> _Snapshots:
+    def snapshot_index(self) -> SnapshotIndex:
         """The index of the current table metadata's snapshots (rebuilt when the metadata is reloaded)."""
         meta = self.table.metadata
         if self._index is None or self._index.meta is not meta:
-            self._index = _Snapshots(meta)
+            self._index = SnapshotIndex(meta)
         return self._index
 
     def _data_snapshot(self, snapshot: Snapshot) -> Snapshot:
         """``snapshot``, or when it is one of our follow-up attestation snapshots (a chain of them after re-records),
         the snapshot under them whose data they attest. When that one expired, the oldest follow-up left holds the
         same files and is the answer. Linear over the whole table: every snapshot is walked once (memoised)."""
-        index = self._snapshots()
+        index = self.snapshot_index()
         path: list[int] = []
         seen: set[int] = set()
         current = snapshot
@@ -402,7 +369,7 @@ class IcebergCarrier(ManifestReader, AttestedTable):
             index.data[sid] = result
         return result
 
-    def _head(self) -> Snapshot | None:
+    def head(self) -> Snapshot | None:
         """The current snapshot of the carrier's branch (main unless opened on another branch)."""
         if self.branch is None:
             return self.table.current_snapshot()
@@ -417,7 +384,7 @@ class IcebergCarrier(ManifestReader, AttestedTable):
         """The snapshot ``version`` names (id, or a tag/branch name); None = the head of the carrier's branch (None
         if the table has no snapshot)."""
         if version is None:
-            return self._head()
+            return self.head()
         text = str(version)
         if is_signed_digits(text):
             snap = self.table.snapshot_by_id(int(text))
@@ -462,7 +429,7 @@ class IcebergCarrier(ManifestReader, AttestedTable):
         return False
 
     def _parent(self, snapshot: Snapshot) -> Snapshot | None:
-        return self._snapshots().get(snapshot.parent_snapshot_id)
+        return self.snapshot_index().get(snapshot.parent_snapshot_id)
 
     # ---- the live snapshot -------------------------------------------------------------------------------------
     def _live(self, v: Version) -> LiveVersion:
@@ -505,7 +472,7 @@ class IcebergCarrier(ManifestReader, AttestedTable):
             # Several deletion vectors share one Puffin file (different offsets): one file, every entry in its view.
             files.setdefault(data_file.path, data_file)
             views.setdefault(data_file.path, []).append(entry)
-            planned.append(_planned(data_file, df))
+            planned.append(planned_file(data_file, df))
         ordered = sorted(files.values(), key=lambda f: f.path)
         self._confine(ordered, problems)
         view = ReaderView(table={**self._table_view(snapshot), "locations": locations_digest(ordered),
@@ -569,7 +536,7 @@ class IcebergCarrier(ManifestReader, AttestedTable):
         # metadata has none of that id); a plain read of the table reads main's head under the current schema, and so
         # does Spark's read of a branch (SnapshotUtil.schemaFor: tags get their snapshot's, branches the table's).
         own = (meta.schema_by_id(snapshot.schema_id) if snapshot.schema_id is not None else None) or meta.schema()
-        head = self._head() if self.as_main else current
+        head = self.head() if self.as_main else current
         main = head is not None and head.snapshot_id == snapshot.snapshot_id
         # "schema" keeps its first meaning (views attested before "schemas" compare on it); "schemas" binds every
         # schema a reader of the snapshot resolves: a new schema-id given to the current snapshot changed only what
@@ -585,161 +552,7 @@ class IcebergCarrier(ManifestReader, AttestedTable):
         return any(ref.snapshot_id == snapshot.snapshot_id and ref.snapshot_ref_type == SnapshotRefType.BRANCH
                    for ref in self.table.metadata.refs.values())
 
-    # ---- the attestation in force ------------------------------------------------------------------------------
-    def _summary_keys(self, snapshot: Snapshot) -> dict[str, str]:
-        return props.attestation_keys(_summary(snapshot))
-
-    def _carried_by(self, snapshot: Snapshot) -> tuple[Carried, int | None, bool] | None:
-        """The attestation ``snapshot``'s summary holds (or its detached pointer): (carried, attested id, follow-up).
-        Read once per snapshot and table metadata."""
-        index = self._snapshots()
-        if snapshot.snapshot_id not in index.carried:
-            index.carried[snapshot.snapshot_id] = self._read_carried_by(snapshot)
-        return index.carried[snapshot.snapshot_id]
-
-    def _pointer_of(self, snapshot_id: int) -> Carried | None:
-        """The detached pointer of a snapshot. The pointer folder is listed once per table metadata where the listing
-        is authoritative (a local folder), so walking thousands of snapshots reads only the pointers that exist."""
-        index = self._snapshots()
-        if not index.pointers_listed:
-            index.pointers_listed = True
-            if self.storage.local_root is not None:
-                try:
-                    index.pointers = frozenset(self.storage.list_names(POINTER_DIR))
-                except OSError:  # unlistable (permissions): each pointer is read, and reported, as before
-                    index.pointers = None
-        name = f"{snapshot_id}.json"
-        if index.pointers is not None and name not in index.pointers:
-            return None
-        return self._read_pointer(str(snapshot_id))
-
-    def _read_carried_by(self, snapshot: Snapshot) -> tuple[Carried, int | None, bool] | None:
-        pointer = self._pointer_of(snapshot.snapshot_id)
-        if pointer is not None:
-            return pointer, snapshot.snapshot_id, False
-        keys = self._summary_keys(snapshot)
-        if not keys:
-            return None
-        own, parent = snapshot.snapshot_id, snapshot.parent_snapshot_id
-        binding = _binding_key(keys)
-        if binding is None and not any(k.startswith(props.CARRIER_PREFIX) for k in keys):
-            # Another producer's summary keys: bound to the snapshot that carries them.
-            return Carried(keys=keys, where=f"summary of snapshot {own}", foreign_binding=str(own),
-                           foreign_note=f"bound to the snapshot that carries it, {own}"), own, False
-        if binding == str(own):
-            return Carried(keys=keys, where=f"summary of snapshot {own}"), own, False
-        index = self._snapshots()
-        if parent is None and binding is not None and is_digits(binding) and \
-                index.get(int(binding)) is None and _changed_no_file(snapshot):
-            # A follow-up whose data snapshot expired: the reader view check against its own files still holds.
-            parent = int(binding)
-        below = None if parent is None or binding == str(parent) else index.get(parent)
-        if below is not None and binding is not None and is_signed_digits(binding) and _attestation_only(below) and \
-                binding in self._chain_data(below):
-            # A re-record: a follow-up on top of earlier follow-ups of the same data snapshot, which it binds.
-            parent = int(binding)
-        if parent is not None and binding == str(parent):
-            problems: tuple[Problem, ...] = ()
-            if not _changed_no_file(snapshot) or _operation(snapshot) != "append":
-                problems = (Problem(Code.CARRIER_TAMPERED, f"snapshot {own} carries a follow-up attestation for "
-                                    f"{parent} but is not an append of no file"),)
-            return Carried(keys=keys, where=f"follow-up snapshot {own}", problems=problems,
-                           note=f"attested by follow-up snapshot {own}"), parent, True
-        message = (f"snapshot {own} carries attestation keys without a binding" if binding is None else
-                   f"snapshot {own} carries an attestation bound to snapshot {binding}, which is neither itself nor "
-                   "its parent")
-        attested = int(binding) if binding is not None and is_signed_digits(binding) else None
-        return Carried(keys=keys, where=f"summary of snapshot {own}",
-                       problems=(Problem(Code.CARRIER_TAMPERED, message),)), attested, False
-
-    def _chain_data(self, snapshot: Snapshot) -> tuple[str, ...]:
-        """What a follow-up on top of ``snapshot`` (one of our follow-ups) may bind: the data snapshot under the chain;
-        when that one expired, the chain's oldest follow-up left (what a re-record then attests) or the expired
-        snapshot that follow-up binds."""
-        bottom = self._data_snapshot(snapshot)
-        if not _attestation_only(bottom):
-            return (str(bottom.snapshot_id),)
-        return (str(bottom.snapshot_id), _binding_key(props.attestation_keys(_summary(bottom))) or "")
-
-    def _follow_up_child(self, snapshot: Snapshot) -> tuple[Carried, int | None, bool, Snapshot] | None:
-        """The latest follow-up attestation of ``snapshot``: among its children, and after re-records the chain of
-        follow-up snapshots above it, the last committed one that binds it (the one in force, as on Delta)."""
-        index = self._snapshots()
-        found: tuple[Carried, int | None, bool, Snapshot] | None = None
-        todo = list(index.children.get(snapshot.snapshot_id, ()))
-        seen = {snapshot.snapshot_id}
-        while todo:
-            snap = todo.pop()
-            if snap.snapshot_id in seen:  # a parent cycle
-                continue
-            seen.add(snap.snapshot_id)
-            carried = self._carried_by(snap)
-            if carried is not None and carried[2] and carried[1] == snapshot.snapshot_id and (
-                    found is None or index.order(snap) >= index.order(found[3])):
-                found = (*carried, snap)
-            if _attestation_only(snap):
-                todo.extend(index.children.get(snap.snapshot_id, ()))
-        return found
-
-    def _find(self, target: Snapshot) -> _Found:
-        """The attestation in force at ``target`` (once per snapshot and table metadata): a follow-up of it (the
-        latest, so a re-record supersedes what it carries itself), its own, else the nearest ancestor's."""
-        index = self._snapshots()
-        found = index.found.get(target.snapshot_id)
-        if found is None:
-            found = index.found[target.snapshot_id] = self._walk(target)
-        return found
-
-    def _walk(self, target: Snapshot) -> _Found:
-        child = self._follow_up_child(target)
-        if child is not None:
-            return _Found(child[0], child[1], child[3].snapshot_id, True, (), True,
-                          (f"attested by follow-up snapshot {child[3].snapshot_id}",))
-        own = self._carried_by(target)
-        if own is not None:
-            return _Found(own[0], own[1], target.snapshot_id, own[2], (), True)
-        kept = self._kept_carried(target)  # the snapshot whose summary carried it expired; statistics keep it
-        if kept is not None:
-            return _Found(kept, target.snapshot_id, target.snapshot_id, False, (), True)
-        between = [target]
-        current = target
-        seen = {target.snapshot_id}
-        # Each step visits a new snapshot: at most as many steps as the metadata lists snapshots.
-        while current.parent_snapshot_id is not None:
-            parent = self._parent(current)
-            if parent is None:
-                return _Found(None, None, None, False, tuple(between), False, (
-                    f"the ancestry of snapshot {target.snapshot_id} ends at expired snapshot "
-                    f"{current.parent_snapshot_id}: an attestation carried before it cannot be found",))
-            if parent.snapshot_id in seen:  # forged metadata: _metadata_problems makes it table_inconsistent
-                return _Found(None, None, None, False, tuple(between), False, (
-                    f"the ancestry of snapshot {target.snapshot_id} loops back to snapshot {parent.snapshot_id} "
-                    "(a parent cycle): no attestation was found before the loop",))
-            seen.add(parent.snapshot_id)
-            carried = self._carried_by(parent)
-            if carried is not None:
-                return _Found(carried[0], carried[1], parent.snapshot_id, carried[2], tuple(between), True)
-            between.append(parent)
-            current = parent
-        notes: tuple[str, ...] = ()
-        if (current.sequence_number or 0) > 1:
-            # v2+: the first snapshot of a table has sequence number 1, so older snapshots were expired.
-            notes = (f"the ancestry of snapshot {target.snapshot_id} ends at snapshot {current.snapshot_id} because "
-                     "older snapshots have expired: an attestation carried by them cannot be found",)
-        return _Found(None, None, None, False, tuple(between), True, notes)
-
-    def _carried(self, v: Version) -> Carried | None:
-        found = self._find(v.handle)
-        if found.carried is None:
-            return None
-        carried = found.carried
-        if found.attested is not None and self._snapshots().get(found.attested) is None:
-            from dataclasses import replace
-
-            carried = replace(carried, note=f"the attested snapshot {found.attested} has expired; its follow-up "
-                              f"snapshot {found.carrier_snapshot} still holds the same files")
-        return carried
-
+    # ---- since the attestation in force (found by carriers/iceberg/carriage.py) --------------------------------
     def _changes(self, attested: str, v: Version) -> Changes:
         found = self._find(v.handle)
         kind, detail = classify_changes(found.between)
@@ -812,7 +625,7 @@ class IcebergCarrier(ManifestReader, AttestedTable):
     def _attested_or_follow_up(self, attested: str, v: Version) -> Version:
         """The attested snapshot; when it expired, the follow-up snapshot that carried its attestation (an append of
         no file: the same files; the judge compares the attested file list itself with the live one)."""
-        index = self._snapshots()
+        index = self.snapshot_index()
         if is_signed_digits(attested) and index.get(int(attested)) is None and v.handle is not None:
             found = self._find(v.handle)
             follow_up = index.get(found.carrier_snapshot) if found.attested == int(attested) else None
@@ -844,161 +657,6 @@ class IcebergCarrier(ManifestReader, AttestedTable):
         # a follow-up snapshot is impossible there, a detached attestation is not.
         return self.detached or int(self.table.metadata.format_version) >= 3
 
-    # ---- attestations table maintenance keeps (carriers/iceberg/kept.py) ----------------------------------------
-    def _kept_files(self, snapshot_id: int | None = None) -> list[tuple[Any, Kept | None]]:
-        """(statistics entry, what its file holds) for every entry naming one of our kept Puffin files (of
-        ``snapshot_id`` only, when given). Only ``<metadata dir>/recipe_attest/<blake3>.puffin`` is ever read."""
-        found: list[tuple[Any, Kept | None]] = []
-        for entry in self.table.metadata.statistics:
-            if snapshot_id is not None and entry.snapshot_id != snapshot_id:
-                continue
-            path = str(entry.statistics_path)
-            if not self._is_kept(path):
-                continue
-            if path not in self._kept_cache:
-                try:
-                    data = self.storage.read(f"{SIDECAR_DIR}/{path.rsplit('/', 1)[1]}")
-                except OSError:
-                    data = None
-                self._kept_cache[path] = None if data is None else parse_puffin(data)
-            found.append((entry, self._kept_cache[path]))
-        return found
-
-    def _is_kept(self, location: str) -> bool:
-        # Spark writes file:/x, a catalog may give pyiceberg file:///x: the same local file.
-        return is_kept_location(_comparable(location), _comparable(self._metadata_dir()), SIDECAR_DIR)
-
-    def _kept_copy(self, digest: str) -> bytes | None:
-        for _entry, kept in self._kept_files():
-            if kept is not None and digest in kept.blobs:
-                return kept.blobs[digest]
-        return None
-
-    def _kept_carried(self, snapshot: Snapshot) -> Carried | None:
-        """The attestation of ``snapshot`` kept in a statistics file registered for it: it must bind that very
-        snapshot (copied to another snapshot's entry, or re-pointed, it is tampered)."""
-        own = snapshot.snapshot_id
-        kept = [(e, k) for e, k in self._kept_files(own) if k is not None and k.keys]
-        if not kept:
-            return None
-        where = f"statistics file of snapshot {own}"
-        if len(kept) > 1:
-            return Carried(keys=dict(kept[0][1].keys), where=where, problems=(Problem(
-                Code.CARRIER_TAMPERED, f"snapshot {own} has {len(kept)} statistics files (the spec allows one)"),))
-        keys = dict(kept[0][1].keys)
-        binding = _binding_key(keys)
-        problems: tuple[Problem, ...] = ()
-        if binding != str(own) or kept[0][1].snapshot_id != own or \
-                keys.get(props.KEY_SIDECAR_HASH) != kept[0][1].sidecar_digest:
-            problems = (Problem(Code.CARRIER_TAMPERED, f"the statistics file registered for snapshot {own} holds an "
-                                f"attestation bound to {binding if binding is not None else 'nothing'}, not to {own}"),)
-        return Carried(keys=keys, where=where, problems=problems,
-                       note=f"attestation kept in the statistics file of snapshot {own} (the snapshot whose summary "
-                       "carried it has expired)")
-
-    def _companions(self, sidecar: bytes) -> list[bytes]:
-        """The content-digest companion files the sidecar names (carriers/content_store.py), to keep in its Puffin
-        file: remove_orphan_files deletes them at their own path (no metadata references them). Up to the bound."""
-        from carriers.content_store import companion_rel
-        from carriers.iceberg.kept import MAX_CONTENT_BYTES
-
-        try:
-            content = json.loads(sidecar).get("content") or {}
-            names = [d for d in content.get("digests") or [] if isinstance(d, str)]
-        except (ValueError, AttributeError):
-            return []
-        out: list[bytes] = []
-        size = 0
-        for digest in names:
-            data = self.storage.read(companion_rel(self, digest))
-            if data is None or size + len(data) > MAX_CONTENT_BYTES:
-                continue
-            size += len(data)
-            out.append(data)
-        return out
-
-    def kept_statistics(self, tx: Any, keys: Mapping[str, str], *, attested: int, carrier: int,
-                        sequence_number: int) -> None:
-        """Write the Puffin file keeping this attestation (before the commit) and register it in ``tx`` for the
-        attested snapshot (unless another producer's statistics are registered there) and the carrier snapshot."""
-        from pyiceberg.table.statistics import StatisticsFile
-
-        sidecar = self.storage.read(keys[props.KEY_SIDECAR_PATH])
-        if sidecar is None:
-            raise CarrierError(f"the sidecar {keys[props.KEY_SIDECAR_PATH]} just written cannot be read back")
-        envelope = None
-        if keys.get(props.KEY_ENVELOPE):
-            envelope = self.storage.read(self._envelope_rel(keys[props.KEY_ENVELOPE]))
-        data, footer = build_puffin(sidecar=sidecar, keys=keys, envelope=envelope, snapshot_id=attested,
-                                    sequence_number=sequence_number, content=self._companions(sidecar))
-        rel = f"{SIDECAR_DIR}/{kept_name(keys[props.KEY_SIDECAR_HASH])}"
-        self.storage.write_once(rel, data)
-        location = f"{self._metadata_dir()}/{rel}"
-        meta = tx.table_metadata
-        update = tx.update_statistics()
-        for snapshot_id in dict.fromkeys((carrier, attested)):
-            there = [e for e in meta.statistics if e.snapshot_id == snapshot_id]
-            if any(not self._is_kept(str(e.statistics_path)) for e in there):
-                continue  # another producer's statistics of that snapshot are not replaced
-            update.set_statistics(StatisticsFile.model_validate({
-                "snapshot-id": snapshot_id, "statistics-path": location, "file-size-in-bytes": len(data),
-                "file-footer-size-in-bytes": footer, "blob-metadata": []}))
-        update.commit()
-
-    def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
-        if self.writes_detached:
-            self._write_pointer(v.id, keys)
-            self._index = None  # the pointer folder was listed
-            return
-        size = summary_size(keys)
-        if size > SUMMARY_BUDGET:
-            raise CarrierError(f"the attestation would add {size} bytes to the snapshot summary (budget "
-                               f"{SUMMARY_BUDGET}); shorten subject fields")
-        from pyiceberg.exceptions import CommitFailedException
-        from pyiceberg.table.refs import MAIN_BRANCH
-
-        where = "the current snapshot" if self.branch is None else f"the head of branch {self.branch}"
-        # A catalog that refuses the commit (a REST catalog's 409: another writer changed the table metadata) is
-        # retried on the refreshed table while the attested snapshot is still the head (of main, or of the branch
-        # attested); once another snapshot is, the attestation could no longer follow it: superseded, never
-        # retried onto the new head.
-        def attempt() -> tuple[int, int]:
-            self.table.refresh()
-            current = self._head()
-            # The head is v, or our follow-up attestation snapshots on top of v (a re-record: the new follow-up goes on
-            # top of them and binds v, superseding them).
-            if current is None or str(self._data_snapshot(current).snapshot_id) != v.id:
-                raise SupersededError(f"snapshot {v.id} of {self.reference} is no longer {where}; a follow-up "
-                                      "attestation can only follow it (use detached mode to attest older snapshots)")
-            follows = current.snapshot_id
-            with _without_replay(self.table).transaction() as tx:
-                # On a branch, the follow-up is committed on the branch (pyiceberg asserts its head is `follows`).
-                producer = tx.update_snapshot(snapshot_properties=keys,
-                                              branch=self.branch or MAIN_BRANCH).fast_append()
-                new_id = producer.snapshot_id
-                producer.commit()
-                attested = self.table.snapshot_by_id(int(v.id))
-                self.kept_statistics(tx, keys, attested=int(v.id), carrier=new_id,
-                                     sequence_number=int(getattr(attested, "sequence_number", 0) or 0))
-            self.table.refresh()
-            return follows, new_id
-
-        try:
-            follows, new_id = retry(attempt, retries=COMMIT_RETRIES, backoff_s=COMMIT_BACKOFF_S,
-                                    retry_on=lambda exc: isinstance(exc, CommitFailedException))
-        except CommitFailedException as exc:
-            from attest.errors import CommitConflictError
-
-            raise CommitConflictError(f"the follow-up attestation of snapshot {v.id} of {self.reference} "
-                                      f"lost {COMMIT_RETRIES + 1} commit races: {exc}") from exc
-        self._index = None
-        committed = self._snapshots().get(new_id)
-        if committed is None or committed.parent_snapshot_id != follows:
-            # pyiceberg retried the commit onto a newer head: the attestation no longer follows its snapshot.
-            raise SupersededError(
-                f"a concurrent commit landed before the attestation of snapshot {v.id}; the follow-up snapshot "
-                f"{new_id} does not follow it and will read as tampered. Run record again")
-
     def record(self, request: RecordRequest | None = None, /, **fields: Any) -> WriteResult:
         request = RecordRequest.of(request, fields)
         self.refresh()
@@ -1019,7 +677,7 @@ class IcebergCarrier(ManifestReader, AttestedTable):
     def write(self, manifest: Manifest, **kwargs: Any) -> WriteResult:
         kwargs = self._data_of(kwargs)
         version = kwargs.get("version")
-        current = self._head()
+        current = self.head()
         if version is not None and current is not None and not self.writes_detached and \
                 str(version) not in (str(current.snapshot_id), str(self._data_snapshot(current).snapshot_id)):
             raise UnsupportedTableError(
@@ -1028,18 +686,7 @@ class IcebergCarrier(ManifestReader, AttestedTable):
         return super().write(manifest, **kwargs)
 
 
-def _without_replay(table: Table) -> Table:
-    """The table with pyiceberg's own commit retries off: pyiceberg would re-apply a refused follow-up append onto
-    whatever snapshot is current by then, which is not the one it attests. The carrier retries itself instead."""
-    from pyiceberg.table import Table as _Table
-
-    properties = {**table.metadata.properties, "commit.retry.num-retries": "0"}
-    metadata = table.metadata.model_copy(update={"properties": properties})
-    return _Table(table._identifier, metadata, table.metadata_location, table.io, table.catalog,
-                  config=dict(getattr(table, "config", {}) or {}))
-
-
-def _planned(data_file: DataFile, df: Mapping[str, Any]) -> Planned:
+def planned_file(data_file: DataFile, df: Mapping[str, Any]) -> Planned:
     """A live file's manifest record as delete planning sees it."""
     puffin = data_file.kind == "deletion_vector"
     offset = df.get("content_offset")
@@ -1080,15 +727,6 @@ def _metadata_problems(meta: Any) -> list[Problem]:
                            f"current snapshot is {meta.current_snapshot_id}: readers of the table and of its branch "
                            "read different snapshots"))
     return out
-
-
-def summary_size(keys: Mapping[str, str]) -> int:
-    return len(json.dumps(dict(keys), separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
-
-
-def _comparable(uri: str) -> str:
-    local = local_path_of(uri, decode=False)  # Iceberg locations are literal strings (see FileIOStorage)
-    return (local if local is not None else uri).rstrip("/")
 
 
 # ---- the after-write entry point ---------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ def reader_schema(carrier: IcebergCarrier, snapshot: Snapshot) -> Schema:
     of main or of a branch, the snapshot's own schema for time travel to it)."""
     meta = carrier.table.metadata
     own = (meta.schema_by_id(snapshot.schema_id) if snapshot.schema_id is not None else None) or meta.schema()
-    head = carrier._head() if carrier.as_main else carrier.table.current_snapshot()
+    head = carrier.head() if carrier.as_main else carrier.table.current_snapshot()
     if (head is not None and head.snapshot_id == snapshot.snapshot_id) or carrier._branch_head(snapshot):
         return meta.schema()
     return own
@@ -112,7 +112,7 @@ def _plans(carrier: IcebergCarrier, snapshot: Snapshot) -> tuple[dict[str, dict[
                                                                    dict[str, Any], list[str]]:
     """(manifest record of every live file by DataFile.path, {key: record} of delete files, the plans, why readers
     differ) for ``snapshot``."""
-    from carriers.iceberg.carrier import _planned
+    from carriers.iceberg.carrier import planned_file
 
     records, _problems = carrier._manifest_entries(snapshot)
     data: dict[str, dict[str, Any]] = {}
@@ -120,7 +120,7 @@ def _plans(carrier: IcebergCarrier, snapshot: Snapshot) -> tuple[dict[str, dict[
     planned: list[Planned] = []
     for df in records:
         data_file, _entry = carrier.file_entry(df)
-        p = _planned(data_file, df)
+        p = planned_file(data_file, df)
         planned.append(p)
         if data_file.kind == "data":
             data[data_file.path] = {**df, "_key": p.key, "_location": data_file.location}

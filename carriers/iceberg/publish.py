@@ -69,7 +69,7 @@ class PublishResult:
 def _ancestors(carrier: IcebergCarrier, snapshot_id: int) -> list[int]:
     """``snapshot_id`` and its ancestors, newest first, as far as the metadata still holds them (linear: one indexed
     lookup per snapshot, each visited once, a parent cycle ends the walk)."""
-    snapshots = carrier._snapshots()
+    snapshots = carrier.snapshot_index()
     out: list[int] = []
     current: int | None = snapshot_id
     seen: set[int] = set()
@@ -84,7 +84,7 @@ def _ancestors(carrier: IcebergCarrier, snapshot_id: int) -> list[int]:
 def _fork_point(carrier: IcebergCarrier, main_head: int, branch_history: set[int]) -> int | None:
     """The snapshot of main's history the branch descends from, passing over only main's attestation-only
     follow-up snapshots (no file added or removed); None when main has anything else the branch lacks."""
-    snapshots = carrier._snapshots()
+    snapshots = carrier.snapshot_index()
     current: int | None = main_head
     seen: set[int] = set()
     while current is not None and current not in branch_history:
@@ -92,7 +92,7 @@ def _fork_point(carrier: IcebergCarrier, main_head: int, branch_history: set[int
             return None
         seen.add(current)
         snap = snapshots.get(current)
-        carried = None if snap is None else carrier._carried_by(snap)
+        carried = None if snap is None else carrier.carried_by(snap)
         if snap is None or carried is None or not carried[2] or not changed_no_file(snap) or \
                 operation(snap) != "append":
             return None  # a data commit (or anything but our follow-up) on main since the fork
@@ -123,7 +123,7 @@ def publish(
     # The head is verified as main's readers will read it once main is moved there (the current schema, not only
     # the head's own): verified under its own schema, a head was published whose readers got other columns.
     carrier.as_main = True
-    head = carrier._head()
+    head = carrier.head()
     if head is None:
         raise VersionNotFoundError(f"branch {branch} of {carrier.reference} has no snapshot")
     main = base.table.metadata.refs.get("main")

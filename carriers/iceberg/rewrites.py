@@ -73,7 +73,7 @@ def rewrites_between(carrier: IcebergCarrier, attested: Version, version: Versio
     descend from ``attested`` through snapshots still in the metadata. An empty list: no snapshot touched a file."""
     from carriers.iceberg.summaries import operation as _operation
 
-    index = carrier._snapshots()
+    index = carrier.snapshot_index()
     target = version.handle if version.handle is not None else carrier._snapshot(version.id)
     start = attested.handle if attested.handle is not None else index.get(int(attested.id))
     if target is None or start is None:

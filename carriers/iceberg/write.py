@@ -24,15 +24,14 @@ from carriers.base import WriteResult
 from carriers.core import encode_keys
 from carriers.iceberg.carrier import (
     NO_DELETES,
-    SUMMARY_BUDGET,
     IcebergCarrier,
     deletes_in_view,
     file_views,
     locations_digest,
     schema_digests,
-    summary_size,
     table_view,
 )
+from carriers.iceberg.commit import SUMMARY_BUDGET, summary_size
 from carriers.sidecar import build as build_sidecar
 from carriers.sidecar import sidecar_name
 

@@ -776,7 +776,7 @@ class Hook:
             if key in self._done:
                 return None
             self._done.add(key)
-        current = carrier._head()  # main's current snapshot, or the head of the branch written
+        current = carrier.head()  # main's current snapshot, or the head of the branch written
         if current is None or current.snapshot_id != committed:
             self._skip(f"snapshot {committed} of {event.table_name} was superseded by a later commit before it "
                        "could be attested (Iceberg attests the current snapshot of the branch written)")

@@ -17,7 +17,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
 from attest.verify.table import verify_table
-from carriers.iceberg.carrier import IcebergCarrier, _Snapshots, attest_after_write
+from carriers.iceberg.carrier import IcebergCarrier, SnapshotIndex, attest_after_write
 from tests.iceberg.conftest import CATALOG, PROGRAM, rewrite_metadata, rows
 
 FIRST_ID = 10**12
@@ -83,8 +83,8 @@ def _cost(catalog: SqlCatalog, table: Table, count: int) -> tuple[int, int, int]
     report = verify_table(carrier)
     assert report.passed, report.human()
     assert report.attested_version == str(data)
-    assert carrier._snapshots().meta is loaded.metadata  # what was counted is what was walked
-    return _CountingList.items, carrier._snapshots().lookups, reads
+    assert carrier.snapshot_index().meta is loaded.metadata  # what was counted is what was walked
+    return _CountingList.items, carrier.snapshot_index().lookups, reads
 
 
 def test_verify_over_thousands_of_snapshots_walks_each_once(catalog: SqlCatalog, tmp_path: Any) -> None:
@@ -116,9 +116,9 @@ def test_record_over_a_long_history_attests_the_head_and_walks_linearly(
     loaded.append(rows(10))
     data = loaded.current_snapshot().snapshot_id  # type: ignore[union-attr]
     counts = {"lookups": 0, "reads": 0}
-    get, read = _Snapshots.get, IcebergCarrier._read_carried_by
+    get, read = SnapshotIndex.get, IcebergCarrier._read_carried_by
 
-    def counted_get(self: _Snapshots, snapshot_id: int | None) -> Any:
+    def counted_get(self: SnapshotIndex, snapshot_id: int | None) -> Any:
         counts["lookups"] += 1
         return get(self, snapshot_id)
 
@@ -126,7 +126,7 @@ def test_record_over_a_long_history_attests_the_head_and_walks_linearly(
         counts["reads"] += 1
         return read(self, snapshot)
 
-    monkeypatch.setattr(_Snapshots, "get", counted_get)
+    monkeypatch.setattr(SnapshotIndex, "get", counted_get)
     monkeypatch.setattr(IcebergCarrier, "_read_carried_by", counted_read)
     result = IcebergCarrier(loaded, catalog_name=CATALOG).record(model="m", program_hash=PROGRAM)
     assert result.attested_version == str(data)
@@ -154,5 +154,5 @@ def test_a_long_chain_of_follow_ups_is_walked_once(catalog: SqlCatalog, table: T
         carrier = IcebergCarrier(loaded, catalog_name=CATALOG)
         report = verify_table(carrier, version=version, level="files")
         assert report.passed and report.attested_version == str(data), report.human()
-        assert carrier._snapshots().lookups <= 3 * n, (version, carrier._snapshots().lookups)
-        assert len(carrier._snapshots().carried) <= n + 10
+        assert carrier.snapshot_index().lookups <= 3 * n, (version, carrier.snapshot_index().lookups)
+        assert len(carrier.snapshot_index().carried) <= n + 10

@@ -108,9 +108,9 @@ def test_the_model_matches_what_pyiceberg_plans(catalog: SqlCatalog, table: Tabl
     table = catalog.load_table("ns.t")
     carrier = IcebergCarrier(table, catalog_name=CATALOG)
     records, _ = carrier._manifest_entries(table.current_snapshot())  # type: ignore[arg-type]
-    from carriers.iceberg.carrier import _planned
+    from carriers.iceberg.carrier import planned_file
 
-    files = [_planned(carrier.file_entry(r)[0], r) for r in records]
+    files = [planned_file(carrier.file_entry(r)[0], r) for r in records]
     fv = int(table.metadata.format_version)
     listed = [ListedManifest(m.manifest_path, int(m.content.value), m.sequence_number, m.min_sequence_number)
               for m, _ in carrier._manifest_list(table.current_snapshot(), fv)]  # type: ignore[arg-type]

@@ -1,0 +1,289 @@
+"""Where an Iceberg snapshot's attestation is carried (docs/iceberg.md): its own summary, the summary of a follow-up
+snapshot (an append of no file binding its parent, or after re-records the data snapshot under a chain of them), a
+detached pointer, or the copy kept in a Puffin statistics file (carriers/iceberg/kept.py) once the snapshot whose
+summary carried it expired.
+
+``Carriage`` is a part of ``IcebergCarrier``: it reads the carrier's snapshot index (``snapshot_index``) and storage,
+and answers ``carried_by`` (one snapshot) and ``_find`` (the attestation in force at a snapshot, walking ancestry).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from attest.errors import Code, Problem
+from attest.numbers import is_digits, is_signed_digits
+from carriers import properties as props
+from carriers.core import Carried, Version
+from carriers.iceberg.kept import Kept, is_kept_location, parse_puffin
+from carriers.iceberg.summaries import changed_no_file as _changed_no_file
+from carriers.iceberg.summaries import operation as _operation
+from carriers.iceberg.summaries import summary as _summary
+from carriers.storage.base import local_path_of
+
+if TYPE_CHECKING:
+    from pyiceberg.table import Table
+    from pyiceberg.table.snapshots import Snapshot
+
+    from carriers.iceberg.carrier import SnapshotIndex
+    from carriers.storage.base import Storage
+
+__all__ = ["Carriage"]
+
+SIDECAR_DIR = "recipe_attest"
+POINTER_DIR = f"{SIDECAR_DIR}/snapshots"
+
+
+def _binding_key(keys: Mapping[str, str]) -> str | None:
+    return keys.get(props.KEY_VERSION) or keys.get(props.LEGACY_KEY_VERSION)
+
+
+@dataclass(frozen=True)
+class _Found:
+    """The attestation in force at a snapshot: where it is, which snapshots lie between it and the target."""
+
+    carried: Carried | None
+    attested: int | None
+    carrier_snapshot: int | None
+    follow_up: bool
+    between: tuple[Snapshot, ...]
+    complete: bool
+    notes: tuple[str, ...] = ()
+
+
+def _attestation_only(snapshot: Snapshot) -> bool:
+    """Whether ``snapshot`` is a follow-up attestation snapshot: an append of no file whose summary binds another
+    snapshot (its parent, or after a re-record the data snapshot under a chain of them)."""
+    if _operation(snapshot) != "append" or not _changed_no_file(snapshot):
+        return False
+    binding = _binding_key(props.attestation_keys(_summary(snapshot)))
+    return binding is not None and binding != str(snapshot.snapshot_id)
+
+
+class Carriage:
+    """Where ``IcebergCarrier``'s attestations are carried (its ``table``, ``storage`` and snapshot index)."""
+
+    table: Table
+    storage: Storage
+    _kept_cache: dict[str, Kept | None]
+
+    if TYPE_CHECKING:
+        def snapshot_index(self) -> SnapshotIndex: ...
+        def _data_snapshot(self, snapshot: Snapshot) -> Snapshot: ...
+        def _parent(self, snapshot: Snapshot) -> Snapshot | None: ...
+        def _metadata_dir(self) -> str: ...
+        def _read_pointer(self, version_id: str) -> Carried | None: ...
+
+    # ---- the attestation in force ------------------------------------------------------------------------------
+    def _summary_keys(self, snapshot: Snapshot) -> dict[str, str]:
+        return props.attestation_keys(_summary(snapshot))
+
+    def carried_by(self, snapshot: Snapshot) -> tuple[Carried, int | None, bool] | None:
+        """The attestation ``snapshot``'s summary holds (or its detached pointer): (carried, attested id, follow-up).
+        Read once per snapshot and table metadata."""
+        index = self.snapshot_index()
+        if snapshot.snapshot_id not in index.carried:
+            index.carried[snapshot.snapshot_id] = self._read_carried_by(snapshot)
+        return index.carried[snapshot.snapshot_id]
+
+    def _pointer_of(self, snapshot_id: int) -> Carried | None:
+        """The detached pointer of a snapshot. The pointer folder is listed once per table metadata where the listing
+        is authoritative (a local folder), so walking thousands of snapshots reads only the pointers that exist."""
+        index = self.snapshot_index()
+        if not index.pointers_listed:
+            index.pointers_listed = True
+            if self.storage.local_root is not None:
+                try:
+                    index.pointers = frozenset(self.storage.list_names(POINTER_DIR))
+                except OSError:  # unlistable (permissions): each pointer is read, and reported, as before
+                    index.pointers = None
+        name = f"{snapshot_id}.json"
+        if index.pointers is not None and name not in index.pointers:
+            return None
+        return self._read_pointer(str(snapshot_id))
+
+    def _read_carried_by(self, snapshot: Snapshot) -> tuple[Carried, int | None, bool] | None:
+        pointer = self._pointer_of(snapshot.snapshot_id)
+        if pointer is not None:
+            return pointer, snapshot.snapshot_id, False
+        keys = self._summary_keys(snapshot)
+        if not keys:
+            return None
+        own, parent = snapshot.snapshot_id, snapshot.parent_snapshot_id
+        binding = _binding_key(keys)
+        if binding is None and not any(k.startswith(props.CARRIER_PREFIX) for k in keys):
+            # Another producer's summary keys: bound to the snapshot that carries them.
+            return Carried(keys=keys, where=f"summary of snapshot {own}", foreign_binding=str(own),
+                           foreign_note=f"bound to the snapshot that carries it, {own}"), own, False
+        if binding == str(own):
+            return Carried(keys=keys, where=f"summary of snapshot {own}"), own, False
+        index = self.snapshot_index()
+        if parent is None and binding is not None and is_digits(binding) and \
+                index.get(int(binding)) is None and _changed_no_file(snapshot):
+            # A follow-up whose data snapshot expired: the reader view check against its own files still holds.
+            parent = int(binding)
+        below = None if parent is None or binding == str(parent) else index.get(parent)
+        if below is not None and binding is not None and is_signed_digits(binding) and _attestation_only(below) and \
+                binding in self._chain_data(below):
+            # A re-record: a follow-up on top of earlier follow-ups of the same data snapshot, which it binds.
+            parent = int(binding)
+        if parent is not None and binding == str(parent):
+            problems: tuple[Problem, ...] = ()
+            if not _changed_no_file(snapshot) or _operation(snapshot) != "append":
+                problems = (Problem(Code.CARRIER_TAMPERED, f"snapshot {own} carries a follow-up attestation for "
+                                    f"{parent} but is not an append of no file"),)
+            return Carried(keys=keys, where=f"follow-up snapshot {own}", problems=problems,
+                           note=f"attested by follow-up snapshot {own}"), parent, True
+        message = (f"snapshot {own} carries attestation keys without a binding" if binding is None else
+                   f"snapshot {own} carries an attestation bound to snapshot {binding}, which is neither itself nor "
+                   "its parent")
+        attested = int(binding) if binding is not None and is_signed_digits(binding) else None
+        return Carried(keys=keys, where=f"summary of snapshot {own}",
+                       problems=(Problem(Code.CARRIER_TAMPERED, message),)), attested, False
+
+    def _chain_data(self, snapshot: Snapshot) -> tuple[str, ...]:
+        """What a follow-up on top of ``snapshot`` (one of our follow-ups) may bind: the data snapshot under the chain;
+        when that one expired, the chain's oldest follow-up left (what a re-record then attests) or the expired
+        snapshot that follow-up binds."""
+        bottom = self._data_snapshot(snapshot)
+        if not _attestation_only(bottom):
+            return (str(bottom.snapshot_id),)
+        return (str(bottom.snapshot_id), _binding_key(props.attestation_keys(_summary(bottom))) or "")
+
+    def _follow_up_child(self, snapshot: Snapshot) -> tuple[Carried, int | None, bool, Snapshot] | None:
+        """The latest follow-up attestation of ``snapshot``: among its children, and after re-records the chain of
+        follow-up snapshots above it, the last committed one that binds it (the one in force, as on Delta)."""
+        index = self.snapshot_index()
+        found: tuple[Carried, int | None, bool, Snapshot] | None = None
+        todo = list(index.children.get(snapshot.snapshot_id, ()))
+        seen = {snapshot.snapshot_id}
+        while todo:
+            snap = todo.pop()
+            if snap.snapshot_id in seen:  # a parent cycle
+                continue
+            seen.add(snap.snapshot_id)
+            carried = self.carried_by(snap)
+            if carried is not None and carried[2] and carried[1] == snapshot.snapshot_id and (
+                    found is None or index.order(snap) >= index.order(found[3])):
+                found = (*carried, snap)
+            if _attestation_only(snap):
+                todo.extend(index.children.get(snap.snapshot_id, ()))
+        return found
+
+    def _find(self, target: Snapshot) -> _Found:
+        """The attestation in force at ``target`` (once per snapshot and table metadata): a follow-up of it (the
+        latest, so a re-record supersedes what it carries itself), its own, else the nearest ancestor's."""
+        index = self.snapshot_index()
+        found = index.found.get(target.snapshot_id)
+        if found is None:
+            found = index.found[target.snapshot_id] = self._walk(target)
+        return found
+
+    def _walk(self, target: Snapshot) -> _Found:
+        child = self._follow_up_child(target)
+        if child is not None:
+            return _Found(child[0], child[1], child[3].snapshot_id, True, (), True,
+                          (f"attested by follow-up snapshot {child[3].snapshot_id}",))
+        own = self.carried_by(target)
+        if own is not None:
+            return _Found(own[0], own[1], target.snapshot_id, own[2], (), True)
+        kept = self._kept_carried(target)  # the snapshot whose summary carried it expired; statistics keep it
+        if kept is not None:
+            return _Found(kept, target.snapshot_id, target.snapshot_id, False, (), True)
+        between = [target]
+        current = target
+        seen = {target.snapshot_id}
+        # Each step visits a new snapshot: at most as many steps as the metadata lists snapshots.
+        while current.parent_snapshot_id is not None:
+            parent = self._parent(current)
+            if parent is None:
+                return _Found(None, None, None, False, tuple(between), False, (
+                    f"the ancestry of snapshot {target.snapshot_id} ends at expired snapshot "
+                    f"{current.parent_snapshot_id}: an attestation carried before it cannot be found",))
+            if parent.snapshot_id in seen:  # forged metadata: _metadata_problems makes it table_inconsistent
+                return _Found(None, None, None, False, tuple(between), False, (
+                    f"the ancestry of snapshot {target.snapshot_id} loops back to snapshot {parent.snapshot_id} "
+                    "(a parent cycle): no attestation was found before the loop",))
+            seen.add(parent.snapshot_id)
+            carried = self.carried_by(parent)
+            if carried is not None:
+                return _Found(carried[0], carried[1], parent.snapshot_id, carried[2], tuple(between), True)
+            between.append(parent)
+            current = parent
+        notes: tuple[str, ...] = ()
+        if (current.sequence_number or 0) > 1:
+            # v2+: the first snapshot of a table has sequence number 1, so older snapshots were expired.
+            notes = (f"the ancestry of snapshot {target.snapshot_id} ends at snapshot {current.snapshot_id} because "
+                     "older snapshots have expired: an attestation carried by them cannot be found",)
+        return _Found(None, None, None, False, tuple(between), True, notes)
+
+    def _carried(self, v: Version) -> Carried | None:
+        found = self._find(v.handle)
+        if found.carried is None:
+            return None
+        carried = found.carried
+        if found.attested is not None and self.snapshot_index().get(found.attested) is None:
+            from dataclasses import replace
+
+            carried = replace(carried, note=f"the attested snapshot {found.attested} has expired; its follow-up "
+                              f"snapshot {found.carrier_snapshot} still holds the same files")
+        return carried
+
+    # ---- attestations table maintenance keeps (carriers/iceberg/kept.py) ----------------------------------------
+    def _kept_files(self, snapshot_id: int | None = None) -> list[tuple[Any, Kept | None]]:
+        """(statistics entry, what its file holds) for every entry naming one of our kept Puffin files (of
+        ``snapshot_id`` only, when given). Only ``<metadata dir>/recipe_attest/<blake3>.puffin`` is ever read."""
+        found: list[tuple[Any, Kept | None]] = []
+        for entry in self.table.metadata.statistics:
+            if snapshot_id is not None and entry.snapshot_id != snapshot_id:
+                continue
+            path = str(entry.statistics_path)
+            if not self._is_kept(path):
+                continue
+            if path not in self._kept_cache:
+                try:
+                    data = self.storage.read(f"{SIDECAR_DIR}/{path.rsplit('/', 1)[1]}")
+                except OSError:
+                    data = None
+                self._kept_cache[path] = None if data is None else parse_puffin(data)
+            found.append((entry, self._kept_cache[path]))
+        return found
+
+    def _is_kept(self, location: str) -> bool:
+        # Spark writes file:/x, a catalog may give pyiceberg file:///x: the same local file.
+        return is_kept_location(_comparable(location), _comparable(self._metadata_dir()), SIDECAR_DIR)
+
+    def _kept_copy(self, digest: str) -> bytes | None:
+        for _entry, kept in self._kept_files():
+            if kept is not None and digest in kept.blobs:
+                return kept.blobs[digest]
+        return None
+
+    def _kept_carried(self, snapshot: Snapshot) -> Carried | None:
+        """The attestation of ``snapshot`` kept in a statistics file registered for it: it must bind that very
+        snapshot (copied to another snapshot's entry, or re-pointed, it is tampered)."""
+        own = snapshot.snapshot_id
+        kept = [(e, k) for e, k in self._kept_files(own) if k is not None and k.keys]
+        if not kept:
+            return None
+        where = f"statistics file of snapshot {own}"
+        if len(kept) > 1:
+            return Carried(keys=dict(kept[0][1].keys), where=where, problems=(Problem(
+                Code.CARRIER_TAMPERED, f"snapshot {own} has {len(kept)} statistics files (the spec allows one)"),))
+        keys = dict(kept[0][1].keys)
+        binding = _binding_key(keys)
+        problems: tuple[Problem, ...] = ()
+        if binding != str(own) or kept[0][1].snapshot_id != own or \
+                keys.get(props.KEY_SIDECAR_HASH) != kept[0][1].sidecar_digest:
+            problems = (Problem(Code.CARRIER_TAMPERED, f"the statistics file registered for snapshot {own} holds an "
+                                f"attestation bound to {binding if binding is not None else 'nothing'}, not to {own}"),)
+        return Carried(keys=keys, where=where, problems=problems,
+                       note=f"attestation kept in the statistics file of snapshot {own} (the snapshot whose summary "
+                       "carried it has expired)")
+
+
+def _comparable(uri: str) -> str:
+    local = local_path_of(uri, decode=False)  # Iceberg locations are literal strings (see FileIOStorage)
+    return (local if local is not None else uri).rstrip("/")

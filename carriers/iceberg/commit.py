@@ -1,0 +1,177 @@
+"""The follow-up commit of an Iceberg attestation (docs/iceberg.md): an append of no file on top of the attested
+snapshot (or on top of earlier follow-ups of it), whose summary carries the attestation, committed with the
+carrier's own retries (carriers/retry.py), never pyiceberg's replay; or, detached, a pointer file and no commit.
+The Puffin file keeping the attestation (carriers/iceberg/kept.py) is written and registered in the same commit.
+
+``FollowUpCommit`` is a part of ``IcebergCarrier`` (its ``_commit`` is the core's hook, carriers/core.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from attest.errors import CarrierError, SupersededError
+from attest.model import Manifest
+from carriers import properties as props
+from carriers.core import Version
+from carriers.iceberg.carriage import SIDECAR_DIR
+from carriers.iceberg.kept import build_puffin, kept_name
+from carriers.retry import retry
+
+if TYPE_CHECKING:
+    from pyiceberg.table import Table
+    from pyiceberg.table.snapshots import Snapshot
+
+    from carriers.core import AttestedTable
+    from carriers.iceberg.carrier import SnapshotIndex
+    from carriers.storage.base import Storage
+
+__all__ = ["COMMIT_BACKOFF_S", "COMMIT_RETRIES", "SUMMARY_BUDGET", "FollowUpCommit", "summary_size"]
+
+# Every summary is copied into every later metadata.json: one attestation may add at most this many bytes.
+SUMMARY_BUDGET = 8 * 1024
+# Follow-up commits a catalog refused (REST: 409 Conflict) are retried this often, with exponential backoff.
+COMMIT_RETRIES = 5
+COMMIT_BACKOFF_S = 0.1
+
+
+class FollowUpCommit:
+    """The follow-up commits of ``IcebergCarrier`` (its ``table``, ``branch``, ``storage`` and snapshot index)."""
+
+    table: Table
+    branch: str | None
+    storage: Storage
+    _index: SnapshotIndex | None
+
+    if TYPE_CHECKING:
+        @property
+        def reference(self) -> str: ...
+        @property
+        def writes_detached(self) -> bool: ...
+        def head(self) -> Snapshot | None: ...
+        def snapshot_index(self) -> SnapshotIndex: ...
+        def _data_snapshot(self, snapshot: Snapshot) -> Snapshot: ...
+        def _metadata_dir(self) -> str: ...
+        def _is_kept(self, location: str) -> bool: ...
+        def _envelope_rel(self, digest: str) -> str: ...
+        def _write_pointer(self, version_id: str, keys: Mapping[str, str]) -> None: ...
+
+    def _companions(self, sidecar: bytes) -> list[bytes]:
+        """The content-digest companion files the sidecar names (carriers/content_store.py), to keep in its Puffin
+        file: remove_orphan_files deletes them at their own path (no metadata references them). Up to the bound."""
+        from carriers.content_store import companion_rel
+        from carriers.iceberg.kept import MAX_CONTENT_BYTES
+
+        try:
+            content = json.loads(sidecar).get("content") or {}
+            names = [d for d in content.get("digests") or [] if isinstance(d, str)]
+        except (ValueError, AttributeError):
+            return []
+        out: list[bytes] = []
+        size = 0
+        for digest in names:
+            data = self.storage.read(companion_rel(cast("AttestedTable", self), digest))
+            if data is None or size + len(data) > MAX_CONTENT_BYTES:
+                continue
+            size += len(data)
+            out.append(data)
+        return out
+
+    def kept_statistics(self, tx: Any, keys: Mapping[str, str], *, attested: int, carrier: int,
+                        sequence_number: int) -> None:
+        """Write the Puffin file keeping this attestation (before the commit) and register it in ``tx`` for the
+        attested snapshot (unless another producer's statistics are registered there) and the carrier snapshot."""
+        from pyiceberg.table.statistics import StatisticsFile
+
+        sidecar = self.storage.read(keys[props.KEY_SIDECAR_PATH])
+        if sidecar is None:
+            raise CarrierError(f"the sidecar {keys[props.KEY_SIDECAR_PATH]} just written cannot be read back")
+        envelope = None
+        if keys.get(props.KEY_ENVELOPE):
+            envelope = self.storage.read(self._envelope_rel(keys[props.KEY_ENVELOPE]))
+        data, footer = build_puffin(sidecar=sidecar, keys=keys, envelope=envelope, snapshot_id=attested,
+                                    sequence_number=sequence_number, content=self._companions(sidecar))
+        rel = f"{SIDECAR_DIR}/{kept_name(keys[props.KEY_SIDECAR_HASH])}"
+        self.storage.write_once(rel, data)
+        location = f"{self._metadata_dir()}/{rel}"
+        meta = tx.table_metadata
+        update = tx.update_statistics()
+        for snapshot_id in dict.fromkeys((carrier, attested)):
+            there = [e for e in meta.statistics if e.snapshot_id == snapshot_id]
+            if any(not self._is_kept(str(e.statistics_path)) for e in there):
+                continue  # another producer's statistics of that snapshot are not replaced
+            update.set_statistics(StatisticsFile.model_validate({
+                "snapshot-id": snapshot_id, "statistics-path": location, "file-size-in-bytes": len(data),
+                "file-footer-size-in-bytes": footer, "blob-metadata": []}))
+        update.commit()
+
+    def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
+        if self.writes_detached:
+            self._write_pointer(v.id, keys)
+            self._index = None  # the pointer folder was listed
+            return
+        size = summary_size(keys)
+        if size > SUMMARY_BUDGET:
+            raise CarrierError(f"the attestation would add {size} bytes to the snapshot summary (budget "
+                               f"{SUMMARY_BUDGET}); shorten subject fields")
+        from pyiceberg.exceptions import CommitFailedException
+        from pyiceberg.table.refs import MAIN_BRANCH
+
+        where = "the current snapshot" if self.branch is None else f"the head of branch {self.branch}"
+        # A catalog that refuses the commit (a REST catalog's 409: another writer changed the table metadata) is
+        # retried on the refreshed table while the attested snapshot is still the head (of main, or of the branch
+        # attested); once another snapshot is, the attestation could no longer follow it: superseded, never
+        # retried onto the new head.
+        def attempt() -> tuple[int, int]:
+            self.table.refresh()
+            current = self.head()
+            # The head is v, or our follow-up attestation snapshots on top of v (a re-record: the new follow-up goes on
+            # top of them and binds v, superseding them).
+            if current is None or str(self._data_snapshot(current).snapshot_id) != v.id:
+                raise SupersededError(f"snapshot {v.id} of {self.reference} is no longer {where}; a follow-up "
+                                      "attestation can only follow it (use detached mode to attest older snapshots)")
+            follows = current.snapshot_id
+            with _without_replay(self.table).transaction() as tx:
+                # On a branch, the follow-up is committed on the branch (pyiceberg asserts its head is `follows`).
+                producer = tx.update_snapshot(snapshot_properties=keys,
+                                              branch=self.branch or MAIN_BRANCH).fast_append()
+                new_id = producer.snapshot_id
+                producer.commit()
+                attested = self.table.snapshot_by_id(int(v.id))
+                self.kept_statistics(tx, keys, attested=int(v.id), carrier=new_id,
+                                     sequence_number=int(getattr(attested, "sequence_number", 0) or 0))
+            self.table.refresh()
+            return follows, new_id
+
+        try:
+            follows, new_id = retry(attempt, retries=COMMIT_RETRIES, backoff_s=COMMIT_BACKOFF_S,
+                                    retry_on=lambda exc: isinstance(exc, CommitFailedException))
+        except CommitFailedException as exc:
+            from attest.errors import CommitConflictError
+
+            raise CommitConflictError(f"the follow-up attestation of snapshot {v.id} of {self.reference} "
+                                      f"lost {COMMIT_RETRIES + 1} commit races: {exc}") from exc
+        self._index = None
+        committed = self.snapshot_index().get(new_id)
+        if committed is None or committed.parent_snapshot_id != follows:
+            # pyiceberg retried the commit onto a newer head: the attestation no longer follows its snapshot.
+            raise SupersededError(
+                f"a concurrent commit landed before the attestation of snapshot {v.id}; the follow-up snapshot "
+                f"{new_id} does not follow it and will read as tampered. Run record again")
+
+
+def _without_replay(table: Table) -> Table:
+    """The table with pyiceberg's own commit retries off: pyiceberg would re-apply a refused follow-up append onto
+    whatever snapshot is current by then, which is not the one it attests. The carrier retries itself instead."""
+    from pyiceberg.table import Table as _Table
+
+    properties = {**table.metadata.properties, "commit.retry.num-retries": "0"}
+    metadata = table.metadata.model_copy(update={"properties": properties})
+    return _Table(table._identifier, metadata, table.metadata_location, table.io, table.catalog,
+                  config=dict(getattr(table, "config", {}) or {}))
+
+
+def summary_size(keys: Mapping[str, str]) -> int:
+    return len(json.dumps(dict(keys), separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
