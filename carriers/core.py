@@ -679,7 +679,8 @@ class AttestedTable(ABC):
         real_roots = [_real_dir(local_root) for _, local_root in bounds if local_root is not None]
         prefixes = tuple(r.rstrip("/") + "/" for r in real_roots)
         store_roots = [root for root, local_root in bounds if local_root is None]
-        locals_ = [local_of(f.location) for f in files]
+        # A plain absolute path is its own local path (local_path_of): only URIs are parsed.
+        locals_ = [loc if loc[:1] == "/" else local_of(loc) for loc in (f.location for f in files)]
         plain = _plain_by_folder([local for local in locals_ if local is not None])
         for f, local in zip(files, locals_, strict=True):
             if local is not None:
