@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from attest.errors import PolicyError, SupersededError
 from attest.identity.inputs import ObservedInput
@@ -240,6 +240,7 @@ class WriteEvent:
     queued_at: float = 0.0
     stamp: str | None = None  # the per-write id its commit carries (None: unstamped, matched heuristically)
     plan_key: int | None = None  # JVM identity of the executed command plan (pairs a spark.sql call with it)
+    stream: list[Any] | None = None  # inside foreachBatch: the batch's source ranges (carriers.spark.streaming)
 
 
 def _target_from_relation(rel: Any) -> tuple[str, dict[str, Any]] | None:
@@ -363,6 +364,19 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
 
 # ---- the hook ----------------------------------------------------------------------------------------------------
 
+class _Named(Protocol):
+    """What model naming and the hashing route read off a write (a WriteEvent, or a streaming sink)."""
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def table_name(self) -> str | None: ...
+
+    @property
+    def location(self) -> str | None: ...
+
+
 class _Listener:
     """The py4j-side object Spark calls. It must never raise into the JVM and must return quickly."""
 
@@ -416,7 +430,9 @@ class Hook:
         self.seconds = 0.0
         self.results: list[WriteResult] = []
         self.errors: list[str] = []
-        self._queue: queue.Queue[WriteEvent | None] = queue.Queue(maxsize=max_pending)
+        self.already_attested = 0  # streaming commits found attested already (a restart's re-run batch)
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=max_pending)  # WriteEvent | StreamBatch | None
+        self._streams: Any = None  # carriers.spark.streaming.StreamWatcher, once started
         # Claimed commits: (table, version, write id or ""). The id is part of the key: a table dropped and created
         # again at the same location starts at version 0 again, and its new commits are other commits.
         self._done: set[tuple[str, str, str]] = set()
@@ -453,10 +469,21 @@ class Hook:
         self._session_key = int(self.spark._jsparkSession.hashCode())
         self._listener = _Listener(self)
         self.spark._jsparkSession.listenerManager().register(self._listener)
+        from carriers.spark.streaming import StreamWatcher
+
+        self._streams = StreamWatcher(self)  # Structured Streaming sinks and foreachBatch (docs/streaming.md)
+        try:
+            self._streams.start()
+        except Exception as exc:  # no streaming listener here (another pyspark): batch writes are still attested
+            self._streams = None
+            log.warning("attest.spark: streaming queries will not be attested: %s", exc)
         stamping.register(self)  # stamps every write (always) and runs the write guard (serialize_writes)
 
     def uninstall(self) -> None:
         stamping.unregister(self)
+        if self._streams is not None:
+            self._streams.stop()
+            self._streams = None
         if self._listener is not None:
             self.spark._jsparkSession.listenerManager().unregister(self._listener)
             self._listener = None
@@ -539,6 +566,8 @@ class Hook:
             log.debug("attest.spark: %s -> %s", func_name, event)
             if event is None:
                 return
+            if self._streams is not None:
+                event.stream = self._streams.batch_of(qe)  # a write inside foreachBatch: the batch's range
             event.model = self._override_model
             if self._override_program is not None:
                 event.program_hash = self._override_program
@@ -554,7 +583,20 @@ class Hook:
             with self._lock:
                 self.seconds += time.perf_counter() - start
 
-    def _enqueue(self, event: WriteEvent) -> None:
+    def _enqueue_any(self, event: Any) -> bool:
+        """Queue a streaming job (carriers.spark.streaming.StreamBatch). A full queue is back-pressure on the
+        streaming listener's events (never on the stream itself): the callback waits, at most ``timeout_s``;
+        then the batch is skipped (counted) and left to the next catch-up."""
+        event.queued_at = time.monotonic()
+        try:
+            self._queue.put(event, timeout=self.timeout_s)
+            return True
+        except queue.Full:
+            self._skip(f"{self._queue.maxsize} attestations pending for {self.timeout_s}s; streaming batch "
+                       f"{event.batch} of {event.table_name} not attested now (the query's next catch-up does it)")
+            return False
+
+    def _enqueue(self, event: Any) -> None:
         event.queued_at = time.monotonic()
         try:
             self._queue.put_nowait(event)
@@ -593,16 +635,26 @@ class Hook:
             self.skipped += 1
         log.warning("attest.spark: %s", message)
 
-    def _model(self, event: WriteEvent) -> str:
+    def _model(self, event: _Named) -> str:
         if event.model:
             return event.model
         name = event.table_name or event.location or "table"
         return self.model_namer(name) if self.model_namer else name
 
     def _attest(self, event: WriteEvent) -> None:
-        if event.queued_at and time.monotonic() - event.queued_at > self.timeout_s:
+        if isinstance(event, WriteEvent) and event.queued_at and time.monotonic() - event.queued_at > self.timeout_s:
             self._skip(f"the write to {event.table_name or event.location} waited more than {self.timeout_s}s; "
                        "not attested")
+            return
+        if not isinstance(event, WriteEvent):  # a streaming batch (carriers.spark.streaming)
+            try:
+                done = self._streams.attest(event) if self._streams is not None else []
+            except AmbiguousCommit as exc:
+                self._skip(str(exc))
+                return
+            with self._lock:
+                self.attested += len(done)
+                self.results.extend(done)
             return
         try:
             result = self._attest_delta(event) if event.format == "delta" else self._attest_iceberg(event)
@@ -616,6 +668,12 @@ class Hook:
             self.results.append(result)
             if self._capture is not None:
                 self._capture.append(result)
+
+    def _stream_inputs(self, event: WriteEvent) -> list[ObservedInput]:
+        """A write inside foreachBatch read its micro-batch: the batch's source range (docs/streaming.md)."""
+        if not event.stream or self._streams is None:
+            return []
+        return list(self._streams.observe(event.stream))
 
     def _observe(self, leaf: LeafInfo) -> ObservedInput:
         if leaf.kind == "delta" and leaf.location and leaf.version is not None:
@@ -676,7 +734,7 @@ class Hook:
                        "commit before it could be attested (alter mode attests the latest data version; use "
                        "delta_mode='detached' to attest every version)")
             return None
-        inputs = [self._observe(leaf) for leaf in event.inputs]
+        inputs = [self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
         try:
             result = carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
                                     run_id=self.run_id, dialect="spark", engines=self._engines, version=version,
@@ -686,7 +744,7 @@ class Hook:
             return None
         return self._emit(carrier, result)
 
-    def _hasher(self, carrier: AttestedTable, event: WriteEvent) -> RoutedHasher:
+    def _hasher(self, carrier: AttestedTable, event: _Named) -> RoutedHasher:
         """Large writes are hashed on the executors, small ones on the driver (carriers/spark/distributed.py)."""
         from carriers.spark.distributed import RoutedHasher, executor_threshold
 
@@ -723,7 +781,7 @@ class Hook:
             self._skip(f"snapshot {committed} of {event.table_name} was superseded by a later commit before it "
                        "could be attested (Iceberg attests the current snapshot of the branch written)")
             return None
-        inputs = [self._observe(leaf) for leaf in event.inputs]
+        inputs = [self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
         return self._emit(carrier, carrier.record(model=self._model(event), program_hash=event.program_hash or "",
                                                   inputs=inputs, run_id=self.run_id, dialect="spark",
                                                   engines=self._engines, signer=self.signer, hasher=hasher))

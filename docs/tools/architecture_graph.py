@@ -52,9 +52,9 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
         ("refs", "refs", ("carriers.refs",)),
         ("publish", "publish (carriers.iceberg.publish, as earlier releases named it)", ("carriers.publish",)),
         ("delta", "delta/ · carrier · content · spellings · guard · log · checkpoint · lines · commit · write · "
-                  "write_commit · prefetch", ("carriers.delta",)),
+                  "write_commit · stream_commit · prefetch", ("carriers.delta",)),
         ("iceberg", "iceberg/ · carrier · manifests · views · summaries · catalogs · catalog_options · content · "
-                    "deletes · kept · rewrites · static · write · write_commit · publish",
+                    "deletes · kept · rewrites · static · write · write_commit · stream_commit · publish",
          ("carriers.iceberg",)),
         ("standalone", "standalone", ("carriers.standalone",)),
         ("carrier_core", "core · content_store · base · sidecar · properties",
