@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,14 +114,28 @@ def file_digest(entry: Mapping[str, Any]) -> str:
     """The v1 digest of one file's view: BLAKE3 of its canonical JSON (``entry`` must already be JSON-able, e.g.
     built with :func:`json_safe`). Computed for every live file of a version, so it skips canonical_bytes' type walk:
     the bytes are the same for such an entry."""
-    text = _file_encoder().encode(entry)
-    return blake3_hex(text.encode("utf-8", "surrogatepass"))
+    return blake3_hex(_file_encode()(entry).encode("utf-8", "surrogatepass"))
 
 
 @functools.cache
 def _file_encoder() -> json.JSONEncoder:
     # One encoder for every file: json.dumps with these options builds a new one per call (~2 µs of 2,000 files).
     return json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+@functools.cache
+def _file_encode() -> Callable[[Any], str]:
+    """_file_encoder().encode, with CPython's C encoder made once rather than per call (JSONEncoder.iterencode builds
+    one each time: ~40 % of encoding a file's view). The same options, so the same text; the encoder's own where
+    there is no C encoder."""
+    encoder = _file_encoder()
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return encoder.encode
+    # The arguments JSONEncoder.iterencode passes (json/encoder.py), with these options. No circular check (markers
+    # None): a view is a tree json_safe built, and a markers dict shared by every call keeps stale ids after an error.
+    c_encode = make(None, encoder.default, json.encoder.encode_basestring, None, ":", ",", True, False, False)
+    return lambda entry: "".join(c_encode(entry, 0))
 
 
 _PLAIN = frozenset({str, int, bool})

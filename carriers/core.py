@@ -217,6 +217,44 @@ def _real_file(path: str) -> str:
     return _child(_real_dir(parent), name)
 
 
+#: A folder holding at least this many of the files checked is listed once (os.scandir: which of its entries are
+#: plain files, not symlinks) rather than each file lstat'ed: one readdir instead of thousands of lstat calls.
+FOLDER_LISTING_MIN = 16
+
+
+def _plain_by_folder(paths: Sequence[str]) -> dict[str, frozenset[str] | None]:
+    """For each folder holding at least FOLDER_LISTING_MIN of ``paths``: the names of its entries that are neither
+    symlinks nor folders, spelled as listed; None for a folder that could not be listed (its files are lstat'ed one
+    by one, as any other)."""
+    counts: dict[str, int] = {}
+    for path in paths:
+        parent = path.rpartition("/")[0]
+        counts[parent] = counts.get(parent, 0) + 1
+    out: dict[str, frozenset[str] | None] = {}
+    for parent, count in counts.items():
+        if count < FOLDER_LISTING_MIN or not parent:
+            continue
+        try:
+            with os.scandir(parent) as entries:
+                # DirEntry.is_symlink / is_dir: the d_type readdir gives (an lstat where the file system gives none).
+                out[parent] = frozenset(e.name for e in entries
+                                        if not e.is_symlink() and not e.is_dir(follow_symlinks=False))
+        except (OSError, ValueError):
+            out[parent] = None
+    return out
+
+
+def _real_in(path: str, plain: Mapping[str, frozenset[str] | None]) -> str:
+    """_real_file, with the plain files of listed folders known (``plain``, from _plain_by_folder): a name listed as
+    a plain file is not lstat'ed; any other (a symlink, a folder, missing, or spelled otherwise than listed — a file
+    system folding case or Unicode forms) is resolved as _real_file does."""
+    parent, _, name = path.rpartition("/")
+    names = plain.get(parent)
+    if names is None or name in ("", ".", "..") or name not in names:
+        return _real_file(path)
+    return _child(_real_dir(parent), name)
+
+
 @functools.lru_cache(maxsize=4096)
 def _real_dir(path: str) -> str:
     # A folder as a file, cached: one lstat per new folder, and a folder that is not a symlink is its real parent's
@@ -641,10 +679,12 @@ class AttestedTable(ABC):
         real_roots = [_real_dir(local_root) for _, local_root in bounds if local_root is not None]
         prefixes = tuple(r.rstrip("/") + "/" for r in real_roots)
         store_roots = [root for root, local_root in bounds if local_root is None]
-        for f in files:
-            local = local_of(f.location)
+        # A plain absolute path is its own local path (local_path_of): only URIs are parsed.
+        locals_ = [loc if loc[:1] == "/" else local_of(loc) for loc in (f.location for f in files)]
+        plain = _plain_by_folder([local for local in locals_ if local is not None])
+        for f, local in zip(files, locals_, strict=True):
             if local is not None:
-                real = _real_file(local)
+                real = _real_in(local, plain)
                 inside = real in real_roots or real.startswith(prefixes)
             else:
                 inside = any(_under(f.location, None, root, None) for root in store_roots)

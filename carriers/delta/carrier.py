@@ -437,6 +437,9 @@ class DeltaCarrier(AttestedTable):
         file_views: dict[str, str] = {}
         times: dict[str, Any] = {}
         seen: dict[str, str] = {}
+        has_partition = "partition" in cols
+        stat_keys = [k for k in ("num_records", "null_count", "min", "max") if k in cols]
+        location = self._location
         for row in rows:
             raw = str(row["path"])
             rel, reason = canonical_relative(raw)
@@ -460,8 +463,8 @@ class DeltaCarrier(AttestedTable):
             entry = {
                 "kind": "data",
                 "size": size,
-                "partition": json_safe(row.get("partition")) if "partition" in cols else None,
-                "stats": json_safe({k: row.get(k) for k in ("num_records", "null_count", "min", "max") if k in cols}),
+                "partition": json_safe(row.get("partition")) if has_partition else None,
+                "stats": json_safe({k: row.get(k) for k in stat_keys}),
                 "deletion_vector": _dv_entry(add.get("deletionVector")),
                 "row_tracking": json_safe({k: add.get(k) for k in ("baseRowId", "defaultRowCommitVersion")}),
             }
@@ -474,7 +477,7 @@ class DeltaCarrier(AttestedTable):
             # Spark's _metadata.file_modification_time is the log's modificationTime (measured: rewritten in the
             # attested commit, the column read 1970 for the same file); delta-rs's typed view above holds no time.
             times[rel] = add.get("modificationTime", row.get("modification_time"))
-            files.append(DataFile(path=rel, size=size, kind="data", location=self._location(rel)))
+            files.append(DataFile(path=rel, size=size, kind="data", location=location(rel)))
             file_views[rel] = file_digest(entry)
         spellings.report(problems, notes)
         dv_files = self._deletion_vector_files(log, problems)
