@@ -264,6 +264,10 @@ def _tampered(message: str, path: str = "") -> Problem:
 
 
 # ---- the core ----------------------------------------------------------------------------------------------------
+class NothingToCarry(CarrierError):
+    """``record(carry_only=True)`` found no attestation to carry forward (``carry_forward`` returns None)."""
+
+
 class AttestedTable(ABC):
     """Shared attestation logic; a table format subclasses it (see module docstring)."""
 
@@ -743,6 +747,7 @@ class AttestedTable(ABC):
         version: str | int | None = None,
         replace: bool = False,
         signer: Signer | None = None,
+        carry_only: bool = False,
     ) -> WriteResult:
         """Attest a version (default: the latest data version) after any engine wrote it: list its live files as
         the engine resolves them, hash them (reusing hashes of the previous clean attestation and ``known_hashes``
@@ -751,11 +756,14 @@ class AttestedTable(ABC):
         commit the attestation. Raises SupersededError when the
         attestation was written but another commit keeps it from being in force, and EvidenceDroppedError when it
         would replace an attestation of the same version that recorded inputs this one does not (unless
-        ``replace``)."""
+        ``replace``). ``carry_only``: write only a carry-forward attestation (``model``, ``program_hash`` and
+        ``inputs`` are then unused); NothingToCarry when there is none to write (see ``carry_forward``)."""
         v = self._data_version() if version is None else self._resolve(version)
         live = self._live(v)
         live.refuse_if_inconsistent(f"{self.reference} {self.noun} {v.id} cannot be attested")
         carried = self._carry_forward_check(v, live, progress)
+        if carry_only and carried is None:
+            raise NothingToCarry(f"{self.noun} {v.id} of {self.reference} has no attestation to carry forward")
         reuse: dict[tuple[str, int], str] = {}
         previous = self._reusable()
         if previous is not None:
@@ -783,6 +791,20 @@ class AttestedTable(ABC):
         result = self._write(v, manifest, triples, observed, live, signer, progress=progress)
         self._check_in_force(v, manifest)
         return replace_result(result, replaced=tuple(replaced))
+
+    def carry_forward(self, *, version: str | int | None = None, signer: Signer | None = None,
+                      progress: Progress | None = None) -> WriteResult | None:
+        """The carry-forward attestation of ``version`` (default: the latest data version), written when it is
+        reached from the attested version only through rewrites whose rows the recorded content digests confirm: the
+        continued attestation's program, inputs and producer with the version's files. None, writing nothing, when
+        there is nothing to carry (the version is attested already, no content digest is bound, data changed, or the
+        rewrites changed metadata too): never an attestation naming a maintenance command as its program. A rewrite
+        whose rows changed raises (``content_changed``). What the Spark hook runs after a maintenance command."""
+        try:
+            return self.record(model="", program_hash="", version=version, signer=signer, progress=progress,
+                               carry_only=True)
+        except NothingToCarry:
+            return None
 
     def _carry_forward_check(self, v: Version, live: LiveVersion,
                              progress: Progress | None
