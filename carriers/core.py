@@ -761,7 +761,7 @@ class AttestedTable(ABC):
         v = self._data_version() if version is None else self._resolve(version)
         live = self._live(v)
         live.refuse_if_inconsistent(f"{self.reference} {self.noun} {v.id} cannot be attested")
-        carried = self._carry_forward_check(v, live, progress)
+        carried = self._carry_forward_check(v, live, progress, unchanged=carry_only)
         if carry_only and carried is None:
             raise NothingToCarry(f"{self.noun} {v.id} of {self.reference} has no attestation to carry forward")
         reuse: dict[tuple[str, int], str] = {}
@@ -798,8 +798,9 @@ class AttestedTable(ABC):
         reached from the attested version only through rewrites whose rows the recorded content digests confirm: the
         continued attestation's program, inputs and producer with the version's files. None, writing nothing, when
         there is nothing to carry (the version is attested already, no content digest is bound, data changed, or the
-        rewrites changed metadata too): never an attestation naming a maintenance command as its program. A rewrite
-        whose rows changed raises (``content_changed``). What the Spark hook runs after a maintenance command."""
+        rewrites changed metadata too): never an attestation naming a maintenance command as its program. A version
+        whose commits since the attested one changed no file (Iceberg ``rewrite_manifests``) is carried to as well. A
+        rewrite whose rows changed raises (``content_changed``). What the Spark hook runs after maintenance."""
         try:
             return self.record(model="", program_hash="", version=version, signer=signer, progress=progress,
                                carry_only=True)
@@ -807,13 +808,14 @@ class AttestedTable(ABC):
             return None
 
     def _carry_forward_check(self, v: Version, live: LiveVersion,
-                             progress: Progress | None
+                             progress: Progress | None, *, unchanged: bool = False
                              ) -> tuple[Attestation, ContentCheck, dict[str, Any]] | None:
         """(the attestation in force, its passing content check) when ``v`` is reached from the attested version only
         through rewrites whose rows the recorded content digests confirm: ``record`` then carries it forward. None
         when there is nothing to carry (no content digest bound, data changed, the rewrites changed metadata too).
         A rewrite that changed the rows is refused (``content_changed``): re-attesting it under another program would
-        hide what the rewrite did."""
+        hide what the rewrite did. ``unchanged``: also carry it to a later version whose commits changed no file
+        (Iceberg ``rewrite_manifests``), so that expiring the attested snapshot does not lose it (``carry_forward``)."""
         att = self._in_force(v)
         if att is None or att.content is None or att.problems or att.attested_version in (None, v.id):
             return None
@@ -821,7 +823,7 @@ class AttestedTable(ABC):
             changes = self._changes(att.attested_version, v)
         except VersionNotFoundError:
             return None
-        if changes.kind != "compaction":
+        if changes.kind != "compaction" and not (unchanged and changes.kind == "none"):
             return None
         computed: dict[str, Any] = {}
         check = self._content_check(att, v, live, progress, computed)
