@@ -156,12 +156,14 @@ def test_iceberg_rewrite_data_files_then_cleanup(spark: SparkSession, spark_ware
 
 
 def test_iceberg_rewrite_manifests_then_expiry(spark: SparkSession, spark_warehouse: Path, hook: Hook) -> None:
+    """A ``replace`` snapshot adding and removing no file: the hook carries the attestation onto it all the same."""
     name, ref, program = _iceberg(spark, hook)
     table = name.split(".", 1)[1]
     before = _counts(hook)
     spark.sql(f"CALL iceberg.system.rewrite_manifests(table => '{table}')").collect()
-    after = _counts(hook)
-    assert after[0] == before[0] and after[2] == before[2] + 1 and after[3:] == before[3:], hook.errors
+    # Measured without this carry-forward (a snapshot that changed no file was left alone): after the expiry below,
+    # UNATTESTED — the attested snapshot and the follow-up carrying its attestation both expired.
+    _carried_once(hook, before, program)
     _verified(ref, spark_warehouse)
     spark.sql(f"CALL iceberg.system.expire_snapshots(table => '{table}', older_than => TIMESTAMP '{_now(spark)}', "
               "retain_last => 1)").collect()
