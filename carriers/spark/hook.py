@@ -295,11 +295,12 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         return None  # Delta internal queries: the class whitelist below would drop them too, later
     if func_name in _READ_ACTIONS:
         # A CALL runs while it is analysed: Spark reports it only when its result is read, as a CommandResult.
-        if func_name in _CALL_ACTIONS and simple_name(plan := qe.analyzed()) == "CommandResult":
-            call = plan.commandLogicalPlan()
-            if simple_name(call) == "Call":
-                return _maintenance_event("Call", call, jvm, jspark)
-        return None
+        call = None
+        if func_name in _CALL_ACTIONS:
+            with suppress(Exception):  # a read action that is no CALL's: nothing to do, whatever its plan
+                plan = qe.analyzed()
+                call = plan.commandLogicalPlan() if simple_name(plan) == "CommandResult" else None
+        return None if call is None or simple_name(call) != "Call" else _maintenance_event("Call", call, jvm, jspark)
     plan = qe.analyzed()
     cmd = simple_name(plan)
     if cmd in _DELTA_MAINTENANCE:
