@@ -7,7 +7,7 @@ use: ``import attest`` stays light."""
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from attest.errors import AttestError, Code, InvalidArgumentError
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -17,7 +17,7 @@ import blake3
 from attest.errors import AttestError, Code
 from attest.numbers import I64_MIN, U64_MAX, NumberOutOfRange, format_number
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any
 

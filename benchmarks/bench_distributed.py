@@ -79,7 +79,7 @@ def on_executors(master: str, table: Path, nbytes: int, rounds: int) -> tuple[fl
     from attest.verify.report import Report
     from attest.verify.table import verify_table
     from carriers.delta.carrier import DeltaCarrier
-    from carriers.spark.distributed import ExecutorHasher, cli_session, use_executors
+    from carriers.spark.distributed import ExecutorHasher, cli_session, executor_hasher
     from carriers.storage.delta import DeltaStorage
 
     spark = cli_session(master, app_name="bench-distributed")
@@ -91,8 +91,8 @@ def on_executors(master: str, table: Path, nbytes: int, rounds: int) -> tuple[fl
 
         def once() -> Report:
             carrier = DeltaCarrier(str(table))
-            hasher = use_executors(carrier, spark)
-            report = verify_table(carrier, level="bytes")
+            hasher = executor_hasher(carrier, spark)
+            report = verify_table(carrier, level="bytes", hasher=hasher)
             jobs.append(hasher.stats.seconds)
             cpu.append(hasher.stats.executor_cpu_seconds)
             return report

@@ -6,6 +6,12 @@ The audit table is one this project created: it carries the table property ``att
 our columns. Anything else at PATH — another Delta table, a file, a non-empty folder — is refused before any table
 is checked: an audit is never appended to user data. The table is created append-only (``delta.appendOnly``):
 engines that honour the protocol refuse to delete or rewrite kept rows.
+
+A long audit is kept in batches (``append_rows``: one commit per batch of rows, ``attest audit`` writes one every
+``BATCH_ROWS`` tables or ``BATCH_SECONDS``), so a run cut short keeps what it checked. Each commit's commit info says
+which run and batch it holds (``attest.audit.id``, ``attest.audit.batch``) and the run's last batch says
+``attest.audit.complete: true``: a run whose commits never say so was cut short (``DeltaTable.history()``; Spark's
+``DESCRIBE HISTORY`` shows the same in ``userMetadata``: ``attest audit <id> batch <k> [complete]``).
 """
 
 from __future__ import annotations
@@ -21,6 +27,10 @@ from attest.verify.audit import COLUMNS, AuditReport
 from carriers.refs import TableRef, is_local, local_path
 
 LAYOUT_KEY, LAYOUT = "attest.audit.layout", "1"
+# The commit info keys of a kept batch (DeltaTable.history()): the run, the batch's number in it, and on the run's
+# last batch only, that the run completed.
+RUN_KEY, BATCH_KEY, COMPLETE_KEY = "attest.audit.id", "attest.audit.batch", "attest.audit.complete"
+BATCH_ROWS, BATCH_SECONDS = 1000, 60.0
 
 
 def _schema() -> Any:
@@ -77,17 +87,26 @@ class AuditTable:
 
     def append(self, audit: AuditReport) -> str:
         """Append the audit's rows (one commit); returns ``"<uri> version <N>"``."""
-        import pyarrow as pa
-        from deltalake import DeltaTable, write_deltalake
-
         records = audit.records()
         if not records:
             return f"{self.uri} (nothing to append)"
+        return f"{self.uri} version {self.append_rows(records, audit_id=audit.audit_id, batch=1, complete=True)}"
+
+    def append_rows(self, records: list[dict[str, str | None]], *, audit_id: str, batch: int, complete: bool) -> int:
+        """One commit of a run's rows (COLUMNS), the table created by the first; returns the version written. The
+        commit info names the run and the batch, and says whether it is the run's last (module docstring)."""
+        import pyarrow as pa
+        from deltalake import CommitProperties, DeltaTable, write_deltalake
+
         columns: dict[str, list[Any]] = {c: [r[c] for r in records] for c in COLUMNS}
         columns["checked_at"] = [None if t is None else datetime.fromisoformat(t.replace("Z", "+00:00"))
                                  for t in columns["checked_at"]]
         data = pa.table(columns, schema=_schema())
         options = self.storage_options or None
+        # userMetadata too: the one commit info field Spark's DESCRIBE HISTORY shows.
+        said = f"attest audit {audit_id} batch {batch}" + (" complete" if complete else "")
+        info = CommitProperties(custom_metadata={RUN_KEY: audit_id, BATCH_KEY: batch, COMPLETE_KEY: complete,
+                                                 "userMetadata": said})
         try:
             if not self.exists:
                 # delta-rs takes only delta.* keys when creating a table: the layout marker is a second commit,
@@ -96,13 +115,13 @@ class AuditTable:
                                           description="attest audit: one row per table version checked",
                                           configuration={"delta.appendOnly": "true"})
                 table.alter.set_table_properties({LAYOUT_KEY: LAYOUT}, raise_if_not_exists=False)
-            write_deltalake(self.uri, data, mode="append", storage_options=options)
+            write_deltalake(self.uri, data, mode="append", storage_options=options, commit_properties=info)
             version = DeltaTable(self.uri, storage_options=options).version()
         except Exception as exc:
             raise AuditTableError(f"{self.uri}: the audit could not be appended ({type(exc).__name__}: {exc})",
                                   path=self.uri) from exc
         self.exists = True
-        return f"{self.uri} version {version}"
+        return version
 
 
 def _same(a: Path, b: Path) -> bool:

@@ -8,23 +8,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from attest.identity.inputs import ObservedInput
 from attest.model import Manifest, OutputHash
 from attest.tables import Attestation, DataFile, FileIdentity, FileKind, Progress, TableState
 
+if TYPE_CHECKING:
+    from attest.signing.keys import Signer
+    from attest.verify.table import FileHasher
+
 __all__ = [
+    "AmbiguousCommit",
     "Attestation",
     "Carrier",
     "DataFile",
     "FileIdentity",
     "FileKind",
     "Progress",
+    "RecordRequest",
     "Rewrite",
     "TableCarrier",
     "TableState",
     "WriteResult",
+    "one_commit",
     "triples_for",
 ]
 
@@ -49,6 +56,61 @@ class WriteResult:
 
         return write_result_html(self.location, self.attested_version, self.sidecar,
                                  None if self.manifest is None else self.manifest.to_dict(), self.replaced)
+
+
+@dataclass(frozen=True)
+class RecordRequest:
+    """What a record takes (``AttestedTable.record``): the program, its run and inputs, and how to attest.
+
+    ``known_hashes``: {path: (size, BLAKE3)} a writer already knows (a content-addressed write), reused when (path,
+    size) match; ``version``: the version to attest (default: the latest data version); ``replace``: drop the
+    evidence of an attestation of the same version that recorded inputs this one does not; ``signer``: sign it
+    (docs/signing.md); ``hasher``: hashes the live files instead of this machine (Spark executors,
+    carriers/spark/distributed.py). The keyword form ``carrier.record(model=..., ...)`` builds one."""
+
+    model: str
+    program_hash: str
+    inputs: Sequence[ObservedInput] = ()
+    run_id: str | None = None
+    dialect: str | None = None
+    engines: Mapping[str, str] | None = None
+    progress: Progress | None = None
+    known_hashes: Mapping[str, tuple[int, str]] | None = None
+    version: str | int | None = None
+    replace: bool = False
+    signer: Signer | None = None
+    hasher: FileHasher | None = None
+    carry_only: bool = False  # only a carry-forward attestation, else NothingToCarry (AttestedTable.carry_forward)
+
+    @classmethod
+    def of(cls, request: RecordRequest | None, fields: Mapping[str, Any]) -> RecordRequest:
+        """``request``, or one built from keyword ``fields`` (never both)."""
+        if request is None:
+            return cls(**fields)
+        if fields:
+            raise TypeError(f"record() takes a RecordRequest or keywords, not both ({', '.join(sorted(fields))})")
+        return request
+
+
+class AmbiguousCommit(Exception):
+    """Two commits fit one write, or its commit lacks the write id it was given: attesting a guess could attest
+    the wrong program (never over-claim). A format's search for a write's commit raises it (carriers/delta/
+    write_commit.py, carriers/iceberg/write_commit.py); the Spark hook counts the write as skipped, with this
+    message."""
+
+
+# A stamped write whose id is in no commit while an unstamped commit fits it: the engine dropped the id on this
+# path (a write form not measured in docs/dev-notes-spark-listener.md §4), or another writer made that commit.
+NOT_STAMPED = ("no commit of {what} carries the write id of this {command}, but an unstamped commit fits it "
+               "(the engine may have ignored the id on this write path); not attested rather than guessed")
+
+
+def one_commit(found: Sequence[int], what: str | None, command: str) -> int | None:
+    """The one commit found for a write (``what``: the table as shown), None for none; AmbiguousCommit for more."""
+    if len(found) > 1:
+        raise AmbiguousCommit(f"{len(found)} commits of {what} fit this "
+                              f"{command} ({', '.join(map(str, sorted(found)))}); none attested")
+    return found[0] if found else None
 
 
 @dataclass(frozen=True)
@@ -107,20 +169,11 @@ class TableCarrier(Carrier, Protocol):
         """
         ...
 
-    def record(
-        self,
-        *,
-        model: str,
-        program_hash: str,
-        inputs: Sequence[ObservedInput] = (),
-        run_id: str | None = None,
-        dialect: str | None = None,
-        engines: Mapping[str, str] | None = None,
-        progress: Progress | None = None,
-    ) -> WriteResult:
+    def record(self, request: RecordRequest | None = None, /, **fields: Any) -> WriteResult:
         """Attest the table's current version (attest-after-write): list its live files, hash them (reusing
         hashes of files covered by the previous valid attestation), add the table's previous version as an
-        input when the last data commit appended or merged, build the manifest and write it."""
+        input when the last data commit appended or merged, build the manifest and write it. Takes a
+        RecordRequest, or its fields as keywords."""
         ...
 
     def observe(self, version: str | int | None = None) -> ObservedInput:

@@ -65,7 +65,7 @@ from attest.tables import (
 )
 from attest.view import ReaderView
 from carriers import properties as props
-from carriers.base import Rewrite, WriteResult, triples_for
+from carriers.base import RecordRequest, Rewrite, WriteResult, triples_for
 from carriers.sidecar import Sidecar, SidecarError, sidecar_name
 from carriers.sidecar import build as build_sidecar
 from carriers.storage.base import Storage, local_path_of
@@ -277,8 +277,6 @@ class AttestedTable(ABC):
     pointer_dir: str = ""  # detached attestations, relative to ``storage``'s root
     storage: Storage
     allow_external: bool = False
-    # Hashes live files instead of this machine when set (Spark executors: carriers/spark/distributed.py).
-    hasher: FileHasher | None = None
 
     # ---- what a format supplies ----------------------------------------------------------------------------------
     @property
@@ -629,9 +627,8 @@ class AttestedTable(ABC):
 
     # ---- bytes -------------------------------------------------------------------------------------------------
     def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
-        """BLAKE3 of each file's bytes at the location the engine reads, keyed by ``DataFile.path``."""
-        if self.hasher is not None:
-            return self.hasher.hash_files(files, progress=progress)
+        """BLAKE3 of each file's bytes at the location the engine reads, keyed by ``DataFile.path`` (another hasher,
+        e.g. Spark executors', is passed to ``verify_state`` / ``record`` instead)."""
         return hash_locations(self.storage, files, progress=progress)
 
     def _confine(self, files: Sequence[DataFile], problems: list[Problem]) -> None:
@@ -733,22 +730,7 @@ class AttestedTable(ABC):
         self.storage.write_once(rel, envelope)
         return rel, digest
 
-    def record(
-        self,
-        *,
-        model: str,
-        program_hash: str,
-        inputs: Sequence[ObservedInput] = (),
-        run_id: str | None = None,
-        dialect: str | None = None,
-        engines: Mapping[str, str] | None = None,
-        progress: Progress | None = None,
-        known_hashes: Mapping[str, tuple[int, str]] | None = None,
-        version: str | int | None = None,
-        replace: bool = False,
-        signer: Signer | None = None,
-        carry_only: bool = False,
-    ) -> WriteResult:
+    def record(self, request: RecordRequest | None = None, /, **fields: Any) -> WriteResult:
         """Attest a version (default: the latest data version) after any engine wrote it: list its live files as
         the engine resolves them, hash them (reusing hashes of the previous clean attestation and ``known_hashes``
         ({path: (size, hash)}) when (path, size) match), add the previous version as an input when the data commit
@@ -756,22 +738,25 @@ class AttestedTable(ABC):
         commit the attestation. Raises SupersededError when the
         attestation was written but another commit keeps it from being in force, and EvidenceDroppedError when it
         would replace an attestation of the same version that recorded inputs this one does not (unless
-        ``replace``). ``carry_only``: write only a carry-forward attestation (``model``, ``program_hash`` and
-        ``inputs`` are then unused); NothingToCarry when there is none to write (see ``carry_forward``)."""
-        v = self._data_version() if version is None else self._resolve(version)
+        ``replace``). Takes a RecordRequest (carriers/base.py), or its fields as keywords. ``carry_only``: write only a
+        carry-forward attestation (``model``, ``program_hash`` and ``inputs`` are then unused); NothingToCarry when
+        there is none to write (see ``carry_forward``)."""
+        r = RecordRequest.of(request, fields)
+        v = self._data_version() if r.version is None else self._resolve(r.version)
         live = self._live(v)
         live.refuse_if_inconsistent(f"{self.reference} {self.noun} {v.id} cannot be attested")
-        carried = self._carry_forward_check(v, live, progress, unchanged=carry_only)
-        if carry_only and carried is None:
+        carried = self._carry_forward_check(v, live, r.progress, unchanged=r.carry_only)
+        if r.carry_only and carried is None:
             raise NothingToCarry(f"{self.noun} {v.id} of {self.reference} has no attestation to carry forward")
         reuse: dict[tuple[str, int], str] = {}
         previous = self._reusable()
         if previous is not None:
             reuse = {(f.path, f.size): f.hash for f in previous}
-        for path, (size, digest) in (known_hashes or {}).items():
+        for path, (size, digest) in (r.known_hashes or {}).items():
             reuse[(path, size)] = digest
         todo = [f for f in live.files if (f.path, f.size) not in reuse]
-        hashed = self.hash_files(todo, progress=progress) if todo else {}
+        hasher: FileHasher = self if r.hasher is None else r.hasher
+        hashed = hasher.hash_files(todo, progress=r.progress) if todo else {}
         unreadable = [f.path for f in todo if f.path not in hashed]
         if unreadable:
             raise CarrierError(f"{len(unreadable)} live file(s) of {self.noun} {v.id} cannot be read, e.g. "
@@ -779,21 +764,21 @@ class AttestedTable(ABC):
         triples = [FileIdentity(path=f.path, size=f.size, kind=f.kind,
                                 hash=reuse.get((f.path, f.size)) or hashed[f.path]) for f in live.files]
         if carried is not None:
-            return self._carry_forward(v, live, triples, *carried, signer=signer, progress=progress)
-        observed = list(inputs)
+            return self._carry_forward(v, live, triples, *carried, signer=r.signer, progress=r.progress)
+        observed = list(r.inputs)
         base = self._built_on(v)
         if base is not None:
             observed.append(self.observe(base.id))
-        replaced = self._dropped_evidence(v, observed, replace)
-        manifest = build_manifest(model=model, program_hash=program_hash, env_hash=self._env(dialect, engines, v),
-                                  inputs=observed, outputs=[(t.path, t.hash) for t in triples],
-                                  run_id=run_id or new_run_id())
-        result = self._write(v, manifest, triples, observed, live, signer, progress=progress)
+        replaced = self._dropped_evidence(v, observed, r.replace)
+        manifest = build_manifest(model=r.model, program_hash=r.program_hash,
+                                  env_hash=self._env(r.dialect, r.engines, v), inputs=observed,
+                                  outputs=[(t.path, t.hash) for t in triples], run_id=r.run_id or new_run_id())
+        result = self._write(v, manifest, triples, observed, live, r.signer, progress=r.progress)
         self._check_in_force(v, manifest)
         return replace_result(result, replaced=tuple(replaced))
 
     def carry_forward(self, *, version: str | int | None = None, signer: Signer | None = None,
-                      progress: Progress | None = None) -> WriteResult | None:
+                      progress: Progress | None = None, hasher: FileHasher | None = None) -> WriteResult | None:
         """The carry-forward attestation of ``version`` (default: the latest data version), written when it is
         reached from the attested version only through rewrites whose rows the recorded content digests confirm: the
         continued attestation's program, inputs and producer with the version's files. None, writing nothing, when
@@ -803,7 +788,7 @@ class AttestedTable(ABC):
         rewrite whose rows changed raises (``content_changed``). What the Spark hook runs after maintenance."""
         try:
             return self.record(model="", program_hash="", version=version, signer=signer, progress=progress,
-                               carry_only=True)
+                               hasher=hasher, carry_only=True)
         except NothingToCarry:
             return None
 

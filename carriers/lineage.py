@@ -75,6 +75,9 @@ def _input_key(observed: ObservedInput) -> tuple[str, str | None]:
     """An input as one table version: by its location's one spelling, else (a leaf) by what it recorded."""
     if observed.location and not observed.table.startswith("path:"):
         return location_key(observed.location), _version_of(observed)
+    if observed.table.startswith("stream:") and _version_of(observed) is None:
+        # A streaming source (rate, files, Kafka): one leaf per source, not one per micro-batch offset range
+        return f"leaf:{observed.table}:{observed.name}", None
     return f"leaf:{observed.table}:{observed.name}", _version_of(observed) or observed.watermark
 
 

@@ -26,7 +26,7 @@ from attest.record import field, record, replace
 __all__ = ["ICEBERG_SCHEME", "TableRef", "from_location", "is_local", "is_uri", "local_path", "looks_like_table",
            "open_table", "parse_ref", "validate_version"]
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Literal
 

@@ -1,13 +1,14 @@
 """Regenerates the notebooks in this folder from code, with their outputs (reviewable diffs).
 
-    python notebooks/build_notebooks.py            # regenerate both; run the lineage notebook, keep its outputs
+    python notebooks/build_notebooks.py            # regenerate both: run each, keep its outputs
     python notebooks/build_notebooks.py --check    # exit 1 when a committed notebook differs from a fresh build
 
 The lineage notebook runs in a fresh kernel in a scratch folder; what would differ from run to run is made stable
 (:func:`stable`): the scratch folder's path, the Delta log's commit times and the file modification times the sidecar
 binds (so its content address) are replaced by fixed words. Its outputs are committed, so GitHub shows them. The
-Spark notebook needs a JVM and the jars: it is committed without outputs (tests/test_notebooks.py runs it). Checks
-of what the notebooks show live in tests/test_notebooks.py, not in the notebooks.
+Spark notebook is run the same way (it needs a JDK and the Delta/Iceberg jars: `make jars`), its tables in a
+``warehouse`` folder beside it; what the JVM and Spark log on stderr (warnings stamped with the time) is dropped
+from both. Checks of what the notebooks show live in tests/test_notebooks.py, not in the notebooks.
 """
 
 from __future__ import annotations
@@ -130,13 +131,15 @@ def spark_notebook() -> nbformat.NotebookNode:
             "One line turns the hook on; every Delta or Iceberg table the job writes is attested after its "
             "commit. The tables are then inspected and verified the way an auditor would: from their own "
             "metadata, without trusting the job. Needs `recipe-attest[spark]` and a JDK; the Delta/Iceberg jars "
-            "are fetched by `python -m carriers.spark.jars` (`make jars`)."),
+            "are fetched by `python -m carriers.spark.jars` (`make jars`). The tables go to `./warehouse`, next to "
+            "the notebook (emptied first)."),
         new_code_cell(
-            "import os, tempfile\n"
+            "import os, shutil\n"
             "from pathlib import Path\n"
             "import attest.spark\n"
             "from carriers.spark.session import pyiceberg_catalog_properties\n\n"
-            "warehouse = Path(tempfile.mkdtemp(prefix='attest-spark-notebook-'))\n"
+            "warehouse = Path('warehouse').resolve()\n"
+            "shutil.rmtree(warehouse, ignore_errors=True)\n"
             "# pyiceberg's own configuration for the catalog Spark uses (read once, when pyiceberg is imported):\n"
             "# what `iceberg://iceberg/...` references resolve through.\n"
             "for key, value in pyiceberg_catalog_properties(warehouse).items():\n"
@@ -220,11 +223,14 @@ def _relative(text: str, root: Path) -> str:
 
 
 def _outputs(nb: nbformat.NotebookNode, edit: Callable[[str], str]) -> nbformat.NotebookNode:
-    """``nb`` with ``edit`` applied to every text of every output (and run metadata dropped)."""
+    """``nb`` with ``edit`` applied to every text of every output (and run metadata and stderr dropped: the JVM's and
+    Spark's log lines, stamped with the time, are not what a notebook shows)."""
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
         cell.metadata.pop("execution", None)
+        cell.outputs = [o for o in cell.get("outputs", [])
+                        if not (o.get("output_type") == "stream" and o.get("name") == "stderr")]
         for output in cell.get("outputs", []):
             if "text" in output:
                 output["text"] = edit(output["text"])
@@ -260,9 +266,19 @@ def stable(first: nbformat.NotebookNode, second: nbformat.NotebookNode) -> nbfor
     return _outputs(first, fixed)
 
 
+# The lineage picture's geometry (box widths, positions, paths) follows its labels' lengths, and an Iceberg snapshot id
+# (a random 64-bit number shown as <per-run>) has 18 or 19 digits: compared notebooks leave it out.
+_GEOMETRY = re.compile(r'\b(x|y|x1|y1|x2|y2|cx|cy|r|width|height|viewBox|d|points|transform)=\\"[^"\\]*\\"')
+
+
+def comparable(text: str) -> str:
+    """A notebook's text as --check and the tests compare it: the picture's geometry left out (:data:`_GEOMETRY`)."""
+    return _GEOMETRY.sub(r'\1=\\"<n>\\"', text)
+
+
 def built() -> dict[str, nbformat.NotebookNode]:
-    """Every notebook as the generator makes it: the lineage one run, with its outputs."""
-    return {"inspect_lineage.ipynb": execute(lineage_notebook), "spark_pipeline.ipynb": spark_notebook()}
+    """Every notebook as the generator makes it: run, with its outputs."""
+    return {"inspect_lineage.ipynb": execute(lineage_notebook), "spark_pipeline.ipynb": execute(spark_notebook)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -272,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         text = nbformat.writes(nb) + "\n"
         path = HERE / name
         if check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
+            if not path.exists() or comparable(path.read_text(encoding="utf-8")) != comparable(text):
                 stale.append(name)
         else:
             path.write_text(text, encoding="utf-8")

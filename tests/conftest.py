@@ -46,6 +46,22 @@ def run_cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> 
     )
 
 
+def cli_in_process(*args: str) -> tuple[int, str, str]:
+    """Run ``attest.cli.main`` in this process: (exit code, stdout, stderr), argparse's exits included."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from attest.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            rc = main(list(args))
+        except SystemExit as exc:  # argparse
+            rc = int(exc.code or 0)
+    return rc, out.getvalue(), err.getvalue()
+
+
 # ---- one local SparkSession (Delta + Iceberg JDBC catalog on sqlite) for every Spark test ------------------------
 @pytest.fixture(scope="session")
 def spark_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -3,10 +3,8 @@ format, honest exit codes (issue 15's list and issue 9's CLI items)."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -14,21 +12,13 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from attest.cli import main
 from attest.errors import Code
-from tests.conftest import run_cli
+from tests.conftest import cli_in_process, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            rc = main(list(args))
-        except SystemExit as exc:  # argparse
-            rc = int(exc.code or 0)
-    return rc, out.getvalue(), err.getvalue()
+cli = cli_in_process
 
 
 def cli_json(*args: str) -> tuple[int, Any]:

@@ -136,8 +136,7 @@ def _verify_with_prefetch(table: Path, prefetch: DeltaPrefetch) -> tuple[Any, bo
 
     carrier = open_table(str(table))
     hasher = PrefetchedHasher(prefetch, carrier.storage)
-    carrier.hasher = hasher
-    return verify_state(carrier.state(None), carrier, level="bytes"), hasher.used
+    return verify_state(carrier.state(None), carrier, level="bytes", hasher=hasher), hasher.used
 
 
 def test_the_prefetch_serves_a_plain_table_and_the_verdict_is_the_same(tmp_path: Path) -> None:

@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
 import sys
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -16,19 +14,12 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from attest.cli import main
+from tests.conftest import cli_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            rc = main(list(args))
-        except SystemExit as exc:  # argparse
-            rc = int(exc.code or 0)
-    return rc, out.getvalue(), err.getvalue()
+cli = cli_in_process
 
 
 def verdict(out: str) -> str:

@@ -252,6 +252,27 @@ def test_an_iceberg_table_appended_and_recorded_is_one_node_too(tmp_path: Path,
     assert root.summary().startswith("lineage PASSED: 1 node(s) verified (4 table version(s)); 1 pre-attestation")
 
 
+def test_a_stream_fed_table_is_one_node_with_each_streaming_source_once(tmp_path: Path) -> None:
+    """Every micro-batch of a streaming query is a version attested detached with its source's offset range
+    (docs/streaming.md): the walk shows the table once with its version range, and the source once — not one
+    leaf per batch."""
+    from attest.identity.inputs import ObservedInput
+    from carriers.delta.carrier import DeltaCarrier
+
+    table = tmp_path / "bronze"
+    source = "stream:RateStreamV2[rowsPerSecond=5, rampUpTimeSeconds=0, numPartitions=default"
+    for batch in range(4):
+        write_deltalake(str(table), pa.table({"a": [batch]}), mode="append")
+        rate = ObservedInput(table=source, watermark=f"offsets {batch * 10} -> {batch * 10 + 10}")
+        DeltaCarrier(str(table), detached=True).record(model="bronze", program_hash="ab" * 32, inputs=[rate],
+                                                      version=batch)
+    proc = run_cli("lineage", str(table))
+    assert proc.returncode == 0, proc.stdout
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"{table.as_uri()}@0..3 (4 versions): ATTESTED ✓ model=bronze"), proc.stdout
+    assert sum(1 for line in lines if source in line) == 1, proc.stdout
+
+
 def test_lineage_after_a_compaction_shows_the_real_producer(tmp_path: Path) -> None:
     """silver is OPTIMIZEd and recorded again (issue 32): the carry-forward attestation keeps silver's model,
     program and inputs, so the walk still shows the job that produced the rows and its upstream bronze."""

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from attest.cli.output import Output
-from attest.cli.shared import output_format, spark_for, storage_options, trust_policy, verify_with
+from attest.cli.shared import output_format, spark_for, storage_options, trust_policy
 from attest.errors import AttestError, Code
 from attest.fast.record import record
 
 TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     from attest.verify.audit import AuditReport
@@ -18,76 +20,82 @@ if TYPE_CHECKING:
 
 
 def cmd_audit(args: argparse.Namespace, out: Output) -> AuditResult:
-    with spark_for(args) as spark:
+    from carriers.iceberg.catalogs import shared_catalogs
+
+    with spark_for(args) as spark, shared_catalogs():  # a catalog of 2,000 tables is opened once, not per table
         return _audit(args, out, spark)
 
 
 def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None) -> AuditResult:
+    from attest.cli.audit_pool import Context, Item, Kept, audit_progress, audited, coded, jobs_for, pool_kind
     from attest.cli.catalogs import audit_targets
-    from attest.verify.audit import AuditReport
+    from attest.errors import InvalidArgumentError
+    from attest.redact import redact
+    from attest.render.terminal import terminal_safe
+    from attest.verify.audit import AuditReport, AuditRow
+    from carriers.audit_table import BATCH_ROWS, BATCH_SECONDS
     from carriers.discovery import discover
-    from carriers.refs import open_table
 
     fmt = output_format(args)
     targets = audit_targets(args)  # --catalog: namespaces and identifiers of that catalog; none, the whole catalog
     policy = trust_policy(args)  # one policy for every table; a bad file is an input error before any table
+    jobs = jobs_for(args)
+    if jobs < 1:
+        raise InvalidArgumentError(f"--jobs {jobs}: at least 1 (1 audits one table after another)")
     sink = None
     if args.to is not None:  # checked before any table is: a destination that cannot take the audit is exit 2
         from carriers.audit_table import AuditTable
 
         sink = AuditTable.open(args.to, storage_options=storage_options(args))
-    audit = AuditReport()
+    # Rows are streamed, never all held: printed as they come (text) or spooled to disk for the end (json, csv,
+    # table); an audit of 10,000 tables holds its counts.
+    audit = AuditReport.streaming(spool=fmt != "text")
     options = storage_options(args)
     stream = out.stdout if fmt == "text" else None
-    progress = out.progress("auditing", unit="tables")
+    progress = audit_progress(out, forced=bool(getattr(args, "progress", False)))
+    kept = None if sink is None else Kept(sink, audit.audit_id, rows=BATCH_ROWS, seconds=BATCH_SECONDS)
 
-    def show(line: str) -> None:  # lines as they come: a long audit shows progress even when piped
+    def add(row: AuditRow) -> None:  # lines as they come: a long audit shows progress even when piped
+        audit.add(row)
+        if kept is not None:
+            kept.add(row)
         if stream is not None:
-            progress.above(line, stream)
+            progress.above(audit.line(row), stream)
 
-    refs: list[tuple[str, Any, tuple[str, ...]]] = []
-    for target in targets:
-        try:
-            found = discover(target, options)
-        except Exception as exc:  # a target that cannot be expanded is an outcome, the others go on
-            show(audit.line(audit.add_exception(target, _coded(exc))))
-            continue
-        for skipped in found.skipped:  # every place not walked is said, with its reason
-            if skipped.blocking:
-                show(audit.line(audit.add_error(skipped.path, skipped.problem())))
-            else:
-                show(audit.skipped_line(audit.add_skipped(skipped.problem())))
-        if not found.tables and not any(s.blocking for s in found.skipped):
-            show(audit.line(audit.add_error(target, AttestError(f"no table found under {target}",
-                                                                code=Code.TABLE_NOT_FOUND).problem())))
-        refs.extend((str(f.ref), f.ref, f.notes) for f in found.tables if sink is None or not sink.is_table(f.ref))
-    progress(0, len(refs), 0)  # the bar from the start: the first table may be the slow one
-    for index, (name, ref, notes) in enumerate(refs):
-        try:
-            carrier = open_table(ref, storage_options=options)
-            label = getattr(carrier, "static_note", None)  # an Iceberg folder: how it was read (iceberg_static.py)
-            if isinstance(label, str):
-                notes = (*notes, label)
-            state = carrier.state(ref.version)
-            report = verify_with(carrier, spark, version=ref.version, level=args.level, policy=policy, state=state)
-            row = audit.add_report(name, report, None if state.attestation is None else state.attestation.document,
-                                   notes)
-        except Exception as exc:  # one unreadable table must not stop the audit of the others
-            row = audit.add_exception(name, _coded(exc), notes)
-        show(audit.line(row))
-        progress(index + 1, len(refs), 0)
-    progress.close()
-    kept = None
-    if sink is not None:
-        kept = sink.append(audit)
-    return AuditResult(audit, streamed=stream is not None, format=fmt, kept=kept)
-
-
-
-def _coded(exc: Exception) -> Exception:
-    from carriers.storage.errors import coded
-
-    return coded(exc) if isinstance(exc, OSError) else exc
+    refs: list[Item] = []
+    try:
+        for target in targets:
+            try:
+                found = discover(target, options)
+            except Exception as exc:  # a target that cannot be expanded is an outcome, the others go on
+                add(AuditRow.of_exception(target, coded(exc)))
+                continue
+            for skipped in found.skipped:  # every place not walked is said, with its reason
+                if skipped.blocking:
+                    add(AuditRow.of_problem(skipped.path, skipped.problem()))
+                else:
+                    problem = audit.add_skipped(skipped.problem())
+                    if stream is not None:
+                        progress.above(audit.skipped_line(problem), stream)
+            if not found.tables and not any(s.blocking for s in found.skipped):
+                add(AuditRow.of_problem(target, AttestError(f"no table found under {target}",
+                                                            code=Code.TABLE_NOT_FOUND).problem()))
+            refs.extend((str(f.ref), f.ref, f.notes) for f in found.tables if sink is None or not sink.is_table(f.ref))
+        progress(0, len(refs), 0)  # the bar from the start: the first table may be the slow one
+        context = Context(options=options, level=args.level, policy=policy, spark=spark)
+        rows = audited(refs, context, args, jobs=jobs, kind=pool_kind(refs, jobs, spark))
+        for index, row in enumerate(rows, 1):
+            add(row)
+            progress(index, len(refs), 0)
+        progress.close()
+        where = None if kept is None else kept.finish()
+    except BaseException as exc:  # Ctrl-C, a batch that could not be written: what was kept is said
+        progress.close()
+        if kept is not None and not isinstance(exc, AttestError):
+            print(terminal_safe(redact("attest: " + kept.interrupted())), file=out.stderr, flush=True)
+        audit.close()
+        raise
+    return AuditResult(audit, streamed=stream is not None, format=fmt, kept=where)
 
 
 @record
@@ -107,12 +115,32 @@ class AuditResult:
             out["kept"] = self.kept
         return out
 
+    def json_chunks(self) -> Iterator[str]:
+        """``to_json`` as JSON text, a table at a time (attest/cli/output.py prints it so): the same text."""
+        chunks = self.audit.json_chunks()
+        if self.kept is None:
+            yield from chunks
+            return
+        last = ""
+        for chunk in chunks:  # "kept" goes last, as to_json puts it
+            if last:
+                yield last
+            last = chunk
+        yield last[:-2] + ",\n  \"kept\": " + json.dumps(self.kept, ensure_ascii=False) + "\n}"
+
     def human(self) -> str:
+        return "".join(self.human_chunks()).rstrip("\n")
+
+    def human_chunks(self) -> Iterator[str]:
+        """What ``human`` says, in pieces (each ends with a line break): the rows are read back one at a time."""
         if self.format == "csv":
-            return self.audit.csv()
-        if self.format == "table":
-            return self.audit.table()
-        return self.audit.summary() if self.streamed else self.audit.human()
+            yield from self.audit.csv_chunks()
+        elif self.format == "table":
+            yield from (line + "\n" for line in self.audit.table_chunks())
+        elif self.streamed:
+            yield self.audit.summary() + "\n"
+        else:
+            yield self.audit.human() + "\n"
 
     @property
     def stderr_text(self) -> str:

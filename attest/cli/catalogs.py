@@ -10,7 +10,7 @@ import contextlib
 
 from attest.errors import InvalidArgumentError
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from collections.abc import Iterator
 

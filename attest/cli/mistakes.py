@@ -12,7 +12,7 @@ import os
 
 from attest.errors import AttestError, Code, InvalidArgumentError, TableReferenceError
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any
 

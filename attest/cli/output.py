@@ -16,7 +16,7 @@ from attest.errors import AttestError, Code, Problem
 from attest.redact import redact
 from attest.render.terminal import json_terminal_safe, terminal_safe
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any, Protocol, TextIO
 
@@ -57,7 +57,14 @@ class Output:
 
 class TextOutput(Output):
     def result(self, result: Result) -> int:
-        text = result.human()
+        chunks = getattr(result, "human_chunks", None)  # a long result (attest audit) printed a piece at a time
+        if chunks is not None:
+            for chunk in chunks():
+                self.stdout.write(terminal_safe(redact(chunk)))
+            self.stdout.flush()
+            text = ""
+        else:
+            text = result.human()
         if text and getattr(result, "json_text", False):
             # A JSON document (show, schema): escaped as JSON escapes (the same value), never replaced — replacing
             # U+2028 in a model name by U+FFFD would print another document than the one the table holds.
@@ -76,6 +83,12 @@ class TextOutput(Output):
 
 class JsonOutput(Output):
     def result(self, result: Result) -> int:
+        chunks = getattr(result, "json_chunks", None)  # the same text, never whole in memory (attest audit)
+        if chunks is not None:
+            for chunk in chunks():
+                self.stdout.write(json_terminal_safe(_redact_json(chunk)))
+            print(file=self.stdout, flush=True)
+            return result.exit_code
         text = json.dumps(result.to_json(), ensure_ascii=False, indent=2)
         print(json_terminal_safe(_redact_json(text)), file=self.stdout, flush=True)
         return result.exit_code

@@ -11,7 +11,7 @@ import sys
 
 from attest import __version__
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
@@ -211,7 +211,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="text (default: one line per table as it is checked), json, csv (one row per table version "
                        "checked, the --to columns) or table (aligned columns)")
         p.add_argument("--to", metavar="PATH", help="also append one row per table version checked to the Delta table "
-                       "at PATH (created if absent; readable by any Delta engine; docs/audit.md)")
+                       "at PATH (created if absent; readable by any Delta engine; docs/audit.md), in batches as the "
+                       "audit goes")
+        p.add_argument("--jobs", type=int, default=None, metavar="N",
+                       help="tables checked at once (default: the number of CPUs, at most 8; 1: one after another); "
+                       "the report is the same, in the same order")
+        p.add_argument("--progress", action="store_true",
+                       help="show progress on stderr even when it is not a terminal (a line every few seconds, for "
+                       "logs); on a terminal it is always shown")
         _add_trust(p, " on every table")
         p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
                        help="object-store option passed to the table library (repeatable; values are never printed)")

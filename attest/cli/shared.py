@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from attest.signing.policy import TrustPolicy
     from attest.verify.report import Report
+    from attest.verify.table import FileHasher
     from carriers.core import AttestedTable
     from carriers.refs import TableRef
     from carriers.spark.distributed import SessionOnDemand
@@ -138,25 +139,26 @@ def spark_for(args: argparse.Namespace) -> Iterator[SessionOnDemand | None]:
 
 
 def verify_with(carrier: AttestedTable, spark: SessionOnDemand | None, *, version: str | None, level: Any,
-                progress: Any = None, policy: TrustPolicy | None = None, state: Any = None) -> Report:
+                progress: Any = None, policy: TrustPolicy | None = None, state: Any = None,
+                hasher: FileHasher | None = None) -> Report:
     """verify_state on ``state`` (default: the carrier's state of ``version``), with the bytes hashed on Spark
-    executors when ``spark`` is given (the same decision)."""
+    executors when ``spark`` is given (the same decision), else by ``hasher`` when given (the head start)."""
     from attest.verify.table import verify_state
 
-    if spark is None:
-        note = None
-    else:
-        from carriers.spark.distributed import executor_note, use_executors
-
-        hasher = use_executors(carrier, spark)
-    report = verify_state(state if state is not None else carrier.state(version), carrier, level=level,
-                          progress=progress, policy=policy)
+    executors = None
     if spark is not None:
-        note = executor_note(hasher)
-    if note is not None:
-        report.notes.append(note)
-    return report
+        from carriers.spark.distributed import executor_hasher
 
+        hasher = executors = executor_hasher(carrier, spark)
+    report = verify_state(state if state is not None else carrier.state(version), carrier, level=level,
+                          progress=progress, policy=policy, hasher=hasher)
+    if executors is not None:
+        from carriers.spark.distributed import executor_note
+
+        note = executor_note(executors)
+        if note is not None:
+            report.notes.append(note)
+    return report
 
 
 def trust_policy(args: argparse.Namespace) -> TrustPolicy | None:

@@ -50,16 +50,17 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
     with spark_for(args) as spark:
         carrier = open_ref(args, ref, allow_external=bool(getattr(args, "allow_external_files", False)))
         prefetch = getattr(args, "early", None)
+        hasher = None
         if prefetch is not None and spark is None:
             # Hashing started before this module was imported (attest.fast.startup.head_start): used only for
             # exactly the files the carrier lists itself.
             from carriers.delta.prefetch import DeltaPrefetch, PrefetchedHasher
 
             if isinstance(prefetch, DeltaPrefetch):
-                carrier.hasher = PrefetchedHasher(prefetch, carrier.storage)
+                hasher = PrefetchedHasher(prefetch, carrier.storage)
         state = None if expected is None else carrier.state(ref.version)
         report = verify_with(carrier, spark, version=ref.version, level=args.level,
-                             progress=out.progress("hashing table files"), policy=policy, state=state)
+                             progress=out.progress("hashing table files"), policy=policy, state=state, hasher=hasher)
         return check_program(report, expected, state, args.dialect)
 
 

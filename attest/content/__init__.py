@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from attest.content.digest import CONTEXT, SCHEME, STATE_BYTES, ContentDigest, element
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from attest.content.encoding import ColumnSpec, digest_table, encode_rows, type_tag
 

@@ -8,7 +8,7 @@ imported here: reports and the command line use it on every path.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 
 if TYPE_CHECKING:
     import logging

@@ -21,7 +21,7 @@ from attest.canonical import all_hex_digests
 from attest.errors import Code, Problem
 from attest.schema.semantics import semantic_problems
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -14,7 +14,7 @@ from itertools import repeat
 
 from attest.errors import Code, Problem
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any

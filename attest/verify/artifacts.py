@@ -1,6 +1,6 @@
 """Where a manifest's artifacts are under an artifacts directory, confined to it, and hashing them early.
 
-Light on purpose (os, stat, threading, attest.hashing, attest.jsonscan — not json, which imports re): the command
+Light on purpose (os, stat, threading, attest.hashing, attest.fast.jsonscan — not json, which imports re): the command
 line imports this module, starts hashing, and only then imports the model, the schema and the report machinery
 (``EarlyHashes``).
 """

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ CATEGORIES = ("VERIFIED", "STALE", "COMPACTED", "UNATTESTED", "NOT VERIFIED", "E
 COLUMNS = ("audit_id", "checked_at", "table", "table_format", "version", "outcome", "code", "level", "verdict",
            "attested_version", "model", "program_hash", "inputs_hash", "inputs_proof_class", "signer")
 _HEX = frozenset("0123456789abcdef")
+_TABLE_HEADER = ("OUTCOME", "VERSION", "LEVEL", "CODE", "TABLE")  # the aligned table (--format table)
 
 
 def _hash(value: Any) -> str | None:
@@ -75,6 +77,35 @@ class AuditRow:
             out["report"] = self.report
         return out
 
+    @classmethod
+    def of_report(cls, table: str, report: Report, document: Mapping[str, Any] | None = None,
+                  notes: tuple[str, ...] | list[str] = ()) -> AuditRow:
+        """The row of a verified (or not) table; ``document`` is the attestation's manifest, for what it claims."""
+        doc = document if isinstance(document, Mapping) else {}
+        subject = doc.get("subject") if isinstance(doc.get("subject"), Mapping) else {}
+        assert isinstance(subject, Mapping)
+        proof = doc.get("inputs_proof_class")
+        return cls(table=table, outcome=report.outcome, level=report.level,
+                   code=report.errors[0].code.value if report.errors else None, verdict=report.verdict(),
+                   report=report.to_json(), version=report.version, table_format=report.table_format,
+                   attested_version=report.attested_version, model=_text(subject.get("model")),
+                   program_hash=_hash(doc.get("program_hash")), inputs_hash=_hash(doc.get("inputs_hash")),
+                   inputs_proof_class=proof if proof in ("strong", "heuristic") else None,
+                   signer=report.signer, message=report.errors[0].message if report.errors else "",
+                   notes=list(notes))
+
+    @classmethod
+    def of_problem(cls, table: str, problem: Problem, notes: tuple[str, ...] | list[str] = ()) -> AuditRow:
+        return cls(table=table, outcome="ERROR", code=problem.code.value, verdict=problem.message,
+                   message=problem.message, notes=list(notes))
+
+    @classmethod
+    def of_exception(cls, table: str, exc: BaseException, notes: tuple[str, ...] | list[str] = ()) -> AuditRow:
+        """Any exception is an outcome of its table, coded."""
+        if isinstance(exc, AttestError):
+            return cls.of_problem(table, exc.problem(), notes)
+        return cls.of_problem(table, Problem(Code.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"), notes)
+
     def record(self, audit_id: str) -> dict[str, str | None]:
         """The row as kept (COLUMNS): strings or nulls, nothing nested."""
         values = {**{c: getattr(self, c, None) for c in COLUMNS}, "audit_id": audit_id}
@@ -83,68 +114,120 @@ class AuditRow:
 
 @dataclass
 class AuditReport:
+    """The rows of an audit. Held in ``rows`` (the default, for notebooks and the library), or streamed: built by
+    ``AuditReport.streaming()``, a row is counted and, when ``spool`` is asked, written to a temporary file — an audit
+    of 10,000 tables holds its tallies, never 10,000 reports (``attest audit``)."""
+
     rows: list[AuditRow] = field(default_factory=list)
     skipped: list[Problem] = field(default_factory=list)  # places not walked that hide no reachable table
     audit_id: str = field(default_factory=lambda: str(uuid.uuid4()))  # groups the rows of one run when kept
+    keep: bool = field(default=True, repr=False)  # False: rows are counted (and spooled) as they come, not held
+    _tally: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0), repr=False)
+    _errors: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    _spool: Any = field(default=None, repr=False)  # streamed: the rows as JSON lines, when they are printed after
+    _widths: list[int] = field(default_factory=lambda: [len(h) for h in _TABLE_HEADER[:-1]], repr=False)
+
+    @classmethod
+    def streaming(cls, *, spool: bool) -> AuditReport:
+        """A report that does not hold its rows; ``spool``: kept on disk to be printed at the end (JSON, CSV, the
+        aligned table), read back one at a time."""
+        import tempfile
+
+        return cls(keep=False, _spool=tempfile.TemporaryFile("w+", encoding="utf-8") if spool else None)
+
+    def add(self, row: AuditRow) -> AuditRow:
+        if self.keep:
+            self.rows.append(row)
+            return row
+        self._tally[row.outcome] = self._tally.get(row.outcome, 0) + 1
+        if row.outcome == "ERROR":
+            self._errors.append(_error(row))
+        if self._spool is not None:
+            self._spool.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
+            for i, cell in enumerate(_table_cells(row)[:-1]):
+                self._widths[i] = max(self._widths[i], len(cell))
+        return row
 
     def add_report(self, table: str, report: Report, document: Mapping[str, Any] | None = None,
                    notes: tuple[str, ...] | list[str] = ()) -> AuditRow:
         """A verified (or not) table; ``document`` is the attestation's manifest, for what it claims; ``notes``: how
         the table was found (discovery)."""
-        doc = document if isinstance(document, Mapping) else {}
-        subject = doc.get("subject") if isinstance(doc.get("subject"), Mapping) else {}
-        assert isinstance(subject, Mapping)
-        proof = doc.get("inputs_proof_class")
-        row = AuditRow(table=table, outcome=report.outcome, level=report.level,
-                       code=report.errors[0].code.value if report.errors else None, verdict=report.verdict(),
-                       report=report.to_json(), version=report.version, table_format=report.table_format,
-                       attested_version=report.attested_version, model=_text(subject.get("model")),
-                       program_hash=_hash(doc.get("program_hash")), inputs_hash=_hash(doc.get("inputs_hash")),
-                       inputs_proof_class=proof if proof in ("strong", "heuristic") else None,
-                       signer=report.signer, message=report.errors[0].message if report.errors else "",
-                       notes=list(notes))
-        self.rows.append(row)
-        return row
+        return self.add(AuditRow.of_report(table, report, document, notes))
 
     def add_error(self, table: str, problem: Problem, notes: tuple[str, ...] | list[str] = ()) -> AuditRow:
-        row = AuditRow(table=table, outcome="ERROR", code=problem.code.value, verdict=problem.message,
-                       message=problem.message, notes=list(notes))
-        self.rows.append(row)
-        return row
+        return self.add(AuditRow.of_problem(table, problem, notes))
 
     def add_exception(self, table: str, exc: BaseException, notes: tuple[str, ...] | list[str] = ()) -> AuditRow:
         """Any exception is an outcome of this table, coded: the audit of the others goes on."""
-        if isinstance(exc, AttestError):
-            return self.add_error(table, exc.problem(), notes)
-        return self.add_error(table, Problem(Code.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"), notes)
+        return self.add(AuditRow.of_exception(table, exc, notes))
 
     def add_skipped(self, problem: Problem) -> Problem:
         """A place the walk did not enter that hides no table a reader reaches by a name under the audit: listed."""
         self.skipped.append(problem)
         return problem
 
+    def each(self) -> Iterator[AuditRow]:
+        """Every row in order: held, or read back from the spool one at a time."""
+        if self.keep:
+            yield from self.rows
+        elif self._spool is not None:
+            self._spool.flush()
+            self._spool.seek(0)
+            for line in self._spool:
+                yield AuditRow(**json.loads(line))
+            self._spool.seek(0, 2)
+
+    def close(self) -> None:
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
+
+    @property
+    def total(self) -> int:
+        return len(self.rows) if self.keep else sum(self._tally.values())
+
     @property
     def counts(self) -> dict[str, int]:
+        if not self.keep:
+            return {c: self._tally.get(c, 0) for c in CATEGORIES}
         return {c: sum(1 for r in self.rows if r.outcome == c) for c in CATEGORIES}
 
     @property
     def passed(self) -> bool:
+        if not self.keep:
+            return self.total > 0 and self._tally.get("VERIFIED", 0) == self.total
         return bool(self.rows) and all(r.outcome == "VERIFIED" for r in self.rows)
 
     @property
     def exit_code(self) -> int:
-        if any(r.outcome == "ERROR" for r in self.rows):
+        if (self.counts["ERROR"] if not self.keep else any(r.outcome == "ERROR" for r in self.rows)):
             return 2
         return 0 if self.passed else 1
 
-    def to_json(self) -> dict[str, Any]:
+    def _head(self) -> dict[str, Any]:
         # "errors": the tables that could not be checked, in the shape every command uses for errors.
-        errors = [{"code": r.code, "message": r.verdict, "path": r.table} for r in self.rows if r.outcome == "ERROR"]
-        return {"passed": self.passed, "counts": self.counts, "errors": errors, "audit_id": self.audit_id,
-                "tables": [r.to_json() for r in self.rows], "skipped": [p.to_json() for p in self.skipped]}
+        errors = [_error(r) for r in self.rows if r.outcome == "ERROR"] if self.keep else list(self._errors)
+        return {"passed": self.passed, "counts": self.counts, "errors": errors, "audit_id": self.audit_id}
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self._head(), "tables": [r.to_json() for r in self.each()],
+                "skipped": [p.to_json() for p in self.skipped]}
+
+    def json_chunks(self) -> Iterator[str]:
+        """``json.dumps(self.to_json(), ensure_ascii=False, indent=2)`` piece by piece (one table at a time): the
+        same text, never the whole of it in memory."""
+        head = json.dumps(self._head(), ensure_ascii=False, indent=2)
+        yield head[:-2] + ',\n  "tables": ['  # the object without its closing "\n}"
+        first = True
+        for row in self.each():
+            text = json.dumps(row.to_json(), ensure_ascii=False, indent=2)
+            yield ("\n" if first else ",\n") + "\n".join("    " + line for line in text.split("\n"))
+            first = False
+        skipped = json.dumps([p.to_json() for p in self.skipped], ensure_ascii=False, indent=2)
+        yield ("]" if first else "\n  ]") + ',\n  "skipped": ' + skipped.replace("\n", "\n  ") + "\n}"
 
     def records(self) -> list[dict[str, str | None]]:
-        return [r.record(self.audit_id) for r in self.rows]
+        return [r.record(self.audit_id) for r in self.each()]
 
     @staticmethod
     def line(row: AuditRow) -> str:
@@ -163,35 +246,65 @@ class AuditReport:
                 f"{_one_line(problem.message)}")
 
     def summary(self) -> str:
-        text = f"{len(self.rows)} table(s): " + ", ".join(f"{n} {c.lower()}" for c, n in self.counts.items())
+        text = f"{self.total} table(s): " + ", ".join(f"{n} {c.lower()}" for c, n in self.counts.items())
         return text + (f"; {len(self.skipped)} place(s) skipped (listed above)" if self.skipped else "")
 
     def human(self) -> str:
-        return terminal_safe("\n".join([*(self.line(r) for r in self.rows),
+        return terminal_safe("\n".join([*(self.line(r) for r in self.each()),
                                          *(self.skipped_line(p) for p in self.skipped), self.summary()]))
 
     def csv(self) -> str:
         """RFC 4180 CSV with a header (COLUMNS); a cell a spreadsheet would run as a formula is prefixed with '."""
+        return "".join(self.csv_chunks()).rstrip("\n")
+
+    def csv_chunks(self) -> Iterator[str]:
+        """The CSV a row at a time (each chunk ends with a line break)."""
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(COLUMNS)
-        for record in self.records():
+        for row in self.each():
+            record = row.record(self.audit_id)
             writer.writerow([_cell(record[c]) for c in COLUMNS])
-        return buffer.getvalue().rstrip("\n")
+            if buffer.tell() > 1 << 16:
+                yield buffer.getvalue()
+                buffer.seek(0)
+                buffer.truncate()
+        yield buffer.getvalue()
 
     def table(self) -> str:
         """An aligned text table (outcome, version, level, code, table) and the summary."""
-        header = ("OUTCOME", "VERSION", "LEVEL", "CODE", "TABLE")
-        rows = [(r.outcome, r.version or "-", r.level, r.code or "-", r.table) for r in self.rows]
-        widths = [max(len(x[i]) for x in (header, *rows)) for i in range(len(header) - 1)]
-        lines = ["  ".join([*(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)), row[-1]])
-                 for row in (header, *rows)]
-        return terminal_safe("\n".join([*lines, *(self.skipped_line(p) for p in self.skipped), self.summary()]))
+        return terminal_safe("\n".join(self.table_chunks()))
+
+    def table_chunks(self) -> Iterator[str]:
+        """The aligned table a line at a time (joined by line breaks), the summary last."""
+        body: Iterable[tuple[str, ...]]
+        if self.keep:
+            body = [_table_cells(r) for r in self.rows]
+            widths = [max(len(x[i]) for x in (_TABLE_HEADER, *body)) for i in range(len(_TABLE_HEADER) - 1)]
+        else:
+            body, widths = (_table_cells(r) for r in self.each()), self._widths
+        for row in _chain(_TABLE_HEADER, body):
+            yield "  ".join([*(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)), row[-1]])
+        yield from (self.skipped_line(p) for p in self.skipped)
+        yield self.summary()
 
     def _repr_html_(self) -> str:
         from attest.render.html import audit_html
 
         return audit_html(self)
+
+
+def _table_cells(row: AuditRow) -> tuple[str, ...]:
+    return (row.outcome, row.version or "-", row.level, row.code or "-", row.table)
+
+
+def _chain(first: tuple[str, ...], rest: Iterable[tuple[str, ...]]) -> Iterator[tuple[str, ...]]:
+    yield first
+    yield from rest
+
+
+def _error(row: AuditRow) -> dict[str, Any]:
+    return {"code": row.code, "message": row.verdict, "path": row.table}
 
 
 def _one_line(text: str) -> str:

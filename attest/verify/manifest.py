@@ -13,7 +13,7 @@ from attest.schema import validate
 from attest.verify.artifacts import EarlyHashes, Resolver, candidate_names
 from attest.verify.report import Level, Report
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any
 

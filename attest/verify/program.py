@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from attest.errors import Code
 
-TYPE_CHECKING = False  # typing is not imported at start-up (attest/record.py; mypy reads the name as typing's)
+TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -189,10 +189,12 @@ def verify_state(
     progress: Progress | None = None,
     policy: TrustPolicy | None = None,
     now: dt.datetime | None = None,
+    hasher: FileHasher | None = None,
 ) -> Report:
-    """Judge one table version. ``carrier`` is needed only for the bytes level (to hash live files). With
-    ``policy`` the attestation's signature is judged too (``now``: the instant key validity windows are judged at,
-    default the current time)."""
+    """Judge one table version. ``carrier`` is needed only for the bytes level (to hash live files; ``hasher``
+    hashes them instead when given: Spark executors, the command line's head start). With ``policy`` the
+    attestation's signature is judged too (``now``: the instant key validity windows are judged at, default the
+    current time)."""
     report = Report(subject=state.table, table_format=state.table_format, version=state.version)
     report.notes.extend(state.notes)
     att = state.attestation
@@ -272,9 +274,10 @@ def verify_state(
     if report.errors or want == "files":
         return report
     report.level = "bytes"
-    assert carrier is not None, "bytes level needs the carrier to read files"
+    source = carrier if hasher is None else hasher
+    assert source is not None, "bytes level needs the carrier to read files"
     targets: list[DataFile] = [live[p] for p in sorted(set(live) & set(attested))]
-    hashes = carrier.hash_files(targets, progress=progress)
+    hashes = source.hash_files(targets, progress=progress)
     gone = [f.path for f in targets if hashes.get(f.path) is None]
     why = getattr(carrier, "removed_by_cleanup", None)  # what table maintenance the log records (Delta: VACUUM)
     cleanup = why(state.version, gone) if gone and callable(why) else None
@@ -305,11 +308,14 @@ def verify_table(
     progress: Progress | None = None,
     policy: TrustPolicy | None = None,
     now: dt.datetime | None = None,
+    hasher: FileHasher | None = None,
 ) -> Report:
-    """Verify a table version through its carrier (``policy``: judge its signature too, see ``verify_state``). A
+    """Verify a table version through its carrier (``policy``: judge its signature too, ``hasher``: hash its files
+    instead of the carrier, see ``verify_state``). A
     table given by path, URI or engine object is ``attest.verify(table)``'s (attest/api.py)."""
     if not callable(getattr(carrier, "state", None)):
         raise TypeError("verify_table takes a carrier (carriers.delta.DeltaCarrier(path), carriers.refs.open_table"
                         f"(ref)), not a {type(carrier).__name__}: for a path, URI, iceberg:// reference or engine "
                         "table use attest.verify(table)")
-    return verify_state(carrier.state(version), carrier, level=level, progress=progress, policy=policy, now=now)
+    return verify_state(carrier.state(version), carrier, level=level, progress=progress, policy=policy, now=now,
+                        hasher=hasher)

@@ -4,6 +4,7 @@
 - ``content``: the rows of a data file as readers get them (content digests) and the ``dataChange: false`` rewrites
   between two versions (issue 32; carriers/content_store.py records and judges);
 - ``log``: an independent replay of ``_delta_log`` (the second opinion against delta-rs);
+- ``checkpoint``: a checkpoint read in columns for the replay when it is regular (docs/scale.md);
 - ``commit``: the metadata-only attestation commit (put-if-absent of the next version);
 - ``write``: content-addressed writes whose commit carries its own attestation;
 - ``prefetch``: the start-up head start on a local table's hashing (attest.fast).

@@ -14,7 +14,6 @@ Open spec: docs/carrier-properties.md; user guide: docs/delta.md. In short:
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,10 +40,14 @@ from attest.numbers import is_digits, is_signed_digits
 from attest.tables import DataFile, Progress
 from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
-from carriers.base import WriteResult
+from carriers.base import RecordRequest, WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version, canonical_relative
+from carriers.delta.guard import LAST_CHECKPOINT_MAX_BYTES as LAST_CHECKPOINT_MAX_BYTES
+from carriers.delta.guard import check_local_log as check_local_log
+from carriers.delta.guard import check_log as check_log
+from carriers.delta.guard import check_remote_hint as check_remote_hint
 from carriers.delta.log import Commit, LogState, deletion_vector_path, read_commit, replay
-from carriers.storage.base import Storage
+from carriers.delta.spellings import _Spellings
 from carriers.storage.delta import DeltaStorage
 from carriers.storage.errors import coded, is_panic
 from carriers.storage.options import check_supported
@@ -139,201 +142,6 @@ def _raw_reader_table(meta: dict[str, Any] | None, protocol: dict[str, Any] | No
     return (schema, list(meta.get("partitionColumns") or []), {k: config[k] for k in READ_PROPERTIES if k in config},
             view_reader_features(version if type(version) is int else 99,
                                  [str(f) for f in features] if isinstance(features, list) else None))
-
-
-class _Spellings:
-    """Values the log spells in ways engines read differently, found file by file (``see``), then reported once
-    (``report``). Measured with Spark 4.1 and delta-rs 1.6: an empty partition value of a string column is null for
-    delta-rs and '' for Spark; a timestamp without a zone is UTC for delta-rs and in Spark's session time zone;
-    statistics delta-rs cannot read are none to it and read by Spark."""
-
-    def __init__(self, dt: DeltaTable) -> None:
-        fields = json.loads(dt.schema().to_json()).get("fields")
-        columns = set(dt.metadata().partition_columns)
-        # {partitionValues key (the physical name under column mapping): (column, type)}
-        self.partitions = {_physical(f): (str(f.get("name")), str(f.get("type"))) for f in _fields(fields)
-                           if f.get("name") in columns}
-        self.strings = [k for k, (_, kind) in self.partitions.items() if kind == "string"]
-        self.timestamps = [k for k, (_, kind) in self.partitions.items() if kind == "timestamp"]
-        self.columns = _leaf_columns(fields)
-        self.statistics = [physical for physical, _, kind in self.columns if kind == "timestamp"]
-        self.empty: list[str] = []
-        self.zoneless: set[str] = set()
-        self.zoneless_statistics: list[str] = []
-        self.unread: list[str] = []
-        self.unread_names: set[str] = set()
-
-    def see(self, rel: str, values: Any, stats: Any, engine: Mapping[str, Any],
-            parsed: Mapping[str, Any]) -> list[Any] | None:
-        """One live file: its partition values and statistics as the log spells them (``parsed``: statistics text the
-        log replay parsed, by text), and delta-rs's row for it. Returns the statistics delta-rs cannot read, as
-        written, for the file's view (None when there are none)."""
-        if isinstance(values, dict):
-            if self.strings and any(values.get(k) == "" for k in self.strings):
-                self.empty.append(rel)
-            if self.timestamps:
-                self.zoneless.update(self.partitions[k][0] for k in self.timestamps if _zoneless(values.get(k)))
-        # Looked into only where a check needs it: timestamp columns, or a statistic delta-rs read none of.
-        gap = (engine.get("num_records") is None or _gap(engine.get("null_count")) or _gap(engine.get("min"))
-               or _gap(engine.get("max")))
-        if not (self.statistics or gap) or not isinstance(stats, str):
-            return None
-        value = parsed.get(stats)
-        if value is None:  # not parsed by the replay: a key named twice (a problem already), NaN, or malformed
-            try:
-                value = json.loads(stats)
-            except (ValueError, RecursionError):
-                value = None
-        if not isinstance(value, dict):
-            # Not JSON to Python (nested deeper than its parser goes, or malformed): Spark may read it (it read bounds
-            # nested 990 deep, measured) and delta-rs read none of it, so the text is bound as written.
-            return self._unread(rel, {"statistics"}, [["text", [], stats]]) if gap and stats.strip() else None
-        if self.statistics and _zoneless_statistics(value, self.statistics):
-            self.zoneless_statistics.append(rel)
-        unread = _unread_statistics(value, engine, self.columns) if gap else []
-        if not unread:
-            return None
-        written: list[Any] = []
-        for field, path, given in unread:
-            try:  # as JSON text: exact types and values (1 and "1", floats by repr), whatever the nesting
-                written.append([field, list(path), json.dumps(given, sort_keys=True, separators=(",", ":"),
-                                                              ensure_ascii=False)])
-            except (ValueError, RecursionError):
-                return self._unread(rel, {"statistics"}, [["text", [], stats]])
-        return self._unread(rel, {".".join([field, *path]) for field, path, _ in unread}, written)
-
-    def _unread(self, rel: str, names: set[str], bound: list[Any]) -> list[Any]:
-        """Records a file with statistics delta-rs cannot read (``names``, for the note); returns ``bound``."""
-        self.unread.append(rel)
-        self.unread_names.update(names)
-        return bound
-
-    def report(self, problems: list[Problem], notes: list[str]) -> None:
-        if self.empty:
-            problems.append(Problem(Code.TABLE_INCONSISTENT, f"{_some(self.empty)}: an empty partition value of a "
-                                    "string column, which delta-rs reads as null and Spark as an empty string",
-                                    self.empty[0]))
-        if self.zoneless_statistics:
-            # No writer measured writes them so (delta-rs and Spark write 'Z'); delta-rs's typed reading (the view) is
-            # the same instant, and Spark in a New York session skipped the file in a query for its rows.
-            problems.append(Problem(Code.TABLE_INCONSISTENT, f"the statistics of {_some(self.zoneless_statistics)} "
-                                    "give a timestamp bound without a time zone: delta-rs reads it as UTC, Spark in "
-                                    "its session time zone, and a filtered query skips the file by it",
-                                    self.zoneless_statistics[0]))
-        if self.unread:
-            # Bound as written in each file's view (see _compute_live), so a change is reader_view_changed: an honest
-            # writer leaves them too (delta-rs writes a decimal bound past 17 digits as a rounded float it then cannot
-            # read, and Spark read it and skipped the file holding that value: measured).
-            names = sorted(self.unread_names)
-            notes.append(f"the statistics of {_some(self.unread)} give values delta-rs cannot read (it reads none: "
-                         f"{', '.join(names[:5])}{' …' if len(names) > 5 else ''}), bound as written: Spark may read "
-                         "them, and skip a file or count its rows by them")
-        if self.zoneless:
-            notes.append(f"timestamp partition values of {', '.join(sorted(self.zoneless))} carry no time zone (as "
-                         "delta-rs writes them): delta-rs reads them as UTC, Spark in its session time zone "
-                         "(spark.sql.session.timeZone) — other instants unless that zone is UTC")
-
-
-def _some(paths: list[str]) -> str:
-    return ", ".join(paths[:3]) + (f" (+{len(paths) - 3} more)" if len(paths) > 3 else "")
-
-
-def _fields(fields: Any) -> list[dict[str, Any]]:
-    return [f for f in fields if isinstance(f, dict)] if isinstance(fields, list) else []
-
-
-def _physical(field: dict[str, Any]) -> str:
-    return str((field.get("metadata") or {}).get("delta.columnMapping.physicalName") or field.get("name"))
-
-
-def _leaf_columns(fields: Any, physical: tuple[str, ...] = (), logical: tuple[str, ...] = ()
-                  ) -> list[tuple[tuple[str, ...], tuple[str, ...], str]]:
-    """(physical path, logical path, type) of every column that is not a struct, through structs: the places the
-    statistics can bound or count."""
-    out: list[tuple[tuple[str, ...], tuple[str, ...], str]] = []
-    for f in _fields(fields):
-        key, name, kind = (*physical, _physical(f)), (*logical, str(f.get("name"))), f.get("type")
-        if isinstance(kind, dict) and kind.get("type") == "struct":
-            out += _leaf_columns(kind.get("fields"), key, name)
-        else:
-            out.append((key, name, kind if isinstance(kind, str) else "complex"))  # arrays and maps: no bounds
-    return out
-
-
-# The log's statistics and delta-rs's typed reading of each (``get_add_actions``).
-_ENGINE_STATISTICS = {"numRecords": "num_records", "nullCount": "null_count", "minValues": "min", "maxValues": "max"}
-
-
-def _gap(value: Any) -> bool:
-    """Whether delta-rs's reading of a statistic lacks something: None, or None somewhere inside."""
-    if type(value) is dict:
-        for v in value.values():  # noqa: SIM110 - a loop: any() over a generator cost ~2 µs a file here
-            if v is None or (type(v) is dict and _gap(v)):
-                return True
-        return False
-    return value is None
-
-
-_ABSENT = object()
-
-
-def _unread_statistics(parsed: dict[str, Any], engine: Mapping[str, Any],
-                       columns: list[tuple[tuple[str, ...], tuple[str, ...], str]]
-                       ) -> list[tuple[str, tuple[str, ...], Any]]:
-    """(statistic, column path, JSON value) wherever the parsed JSON statistics give a value and delta-rs's typed
-    statistics have none. A column delta-rs leaves out of its statistics altogether (past
-    ``delta.dataSkippingNumIndexedCols``, not in ``delta.dataSkippingStatsColumns``, a type without bounds) is one
-    Spark does not read either (measured)."""
-    out: list[tuple[str, tuple[str, ...], Any]] = []
-    if parsed.get("numRecords") is not None and engine.get("num_records") is None:
-        out.append(("numRecords", (), parsed["numRecords"]))
-    for field, key in _ENGINE_STATISTICS.items():
-        given, mine = parsed.get(field), engine.get(key)
-        if key == "num_records" or not given or not isinstance(given, dict):
-            continue
-        for physical, logical, _ in columns:
-            value = _dig(given, physical)
-            if value is None:
-                continue
-            if mine is not None:
-                found = [v for v in (_find(mine, physical), _find(mine, logical)) if v is not _ABSENT]
-                if not found or any(v is not None for v in found):  # delta-rs keys by physical name under mapping
-                    continue
-            # else delta-rs read none of this statistic: one value it could not parse voids them all
-            out.append((field, physical, value))
-    return out
-
-
-def _find(node: Any, path: tuple[str, ...]) -> Any:
-    """The value at ``path``, None where a struct on the way is null, ``_ABSENT`` where a key is missing."""
-    for key in path:
-        if node is None:
-            return None
-        if not isinstance(node, dict) or key not in node:
-            return _ABSENT
-        node = node[key]
-    return node
-
-
-def _dig(node: Any, path: tuple[str, ...]) -> Any:
-    """The value at ``path``, None where anything on the way is missing."""
-    value = _find(node, path)
-    return None if value is _ABSENT else value
-
-
-def _zoneless_statistics(parsed: dict[str, Any], columns: list[tuple[str, ...]]) -> bool:
-    """Whether parsed JSON statistics give a ``timestamp`` column's minimum or maximum without a zone."""
-    return any(_zoneless(_dig(parsed.get(bound), column)) for bound in ("minValues", "maxValues") for column in columns)
-
-
-# A local date-time and nothing after it (``2024-01-05 10:00:00.000000``, as delta-rs writes partition values). Any zone
-# after it — Z, +00:00, +0000, +00, UTC — was read as that zone by both engines (measured), '' as null by both.
-_ZONELESS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]*)?)?")
-
-
-def _zoneless(text: Any) -> bool:
-    """A timestamp spelled without a zone, which delta-rs reads as UTC and Spark in its session time zone."""
-    return isinstance(text, str) and _ZONELESS.fullmatch(text) is not None
 
 
 def _table_uri(table: str | DeltaTable) -> str:
@@ -642,7 +450,9 @@ class DeltaCarrier(AttestedTable):
             seen[rel] = raw
             size = int(row["size_bytes"])
             add = log.adds.get(raw) or {}
-            if add and int(add.get("size") or -1) != size:
+            logged = add.get("size")
+            # A logged size of 0 is a real (empty) file's size, not a missing one.
+            if add and (-1 if logged is None else int(logged)) != size:
                 problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of "
                                         f"{rel}", rel))
             values = add.get("partitionValues")
@@ -953,35 +763,36 @@ class DeltaCarrier(AttestedTable):
             return
         # Object stores without a conditional PUT: delta-rs's own commit (it cannot remove keys, so they are
         # blanked; readers skip blanks).
-        import time
-
         from carriers.delta.commit import BACKOFF_S, RETRIES
+        from carriers.retry import retry
 
         updates = dict(to_set)
         updates.update({k: props.ABSENT for k in to_remove})
-        for attempt in range(RETRIES + 1):
+
+        def attempt() -> None:
             try:
                 self._load().alter.set_table_properties(
                     updates, raise_if_not_exists=False,
                     commit_properties=CommitProperties(custom_metadata={"recipe_attest.binding_version": v.id}))
-                return
             except Exception as exc:
-                error = _unsupported_or_error(str(self.display), exc)
-                if not isinstance(error, CommitConflictError) or attempt == RETRIES:
-                    raise error from exc
-            time.sleep(BACKOFF_S * (2 ** attempt))
+                raise _unsupported_or_error(str(self.display), exc) from exc
+
+        def still_in_force() -> None:
             if self.data_version() != v.number:
                 raise SupersededError(f"a data commit landed on {self.display} after version {v.id}; its attestation "
                                       "would not be in force")
 
-    def record(self, **kwargs: Any) -> WriteResult:
+        retry(attempt, retries=RETRIES, backoff_s=BACKOFF_S, between=still_in_force,
+              retry_on=lambda error: isinstance(error, CommitConflictError))
+
+    def record(self, request: RecordRequest | None = None, /, **fields: Any) -> WriteResult:
         """See AttestedTable.record; refuses tables with writer features an attestation commit cannot honour."""
+        request = RecordRequest.of(request, fields)
         if not self.detached and self.property_writer is None and self.storage.conditional_puts:
             from carriers.delta.commit import check_writable
 
             check_writable(_protocol_doc(self._load().protocol()), str(self.display))
-        version = kwargs.pop("version", None)
-        return super().record(version=version, **kwargs)
+        return super().record(request)
 
 
 # ---- helpers -------------------------------------------------------------------------------------------------------
@@ -1075,70 +886,3 @@ def attest_after_write(
                           progress=progress, replace=replace, signer=signer)
 
 
-
-# delta-rs reads _last_checkpoint by its name, whole: a FIFO there blocked it forever, a device (a symlink to
-# /dev/zero) or a huge file filled the memory. The log's other files it finds by listing, which skips what is not a
-# regular file (a missing commit is then a gap it reports).
-LAST_CHECKPOINT_MAX_BYTES = 64 << 20
-
-
-def check_log(storage: Storage, display: str) -> None:
-    """What delta-rs would block on or exhaust memory with in a table's log, refused before it opens the table:
-    :func:`check_local_log` for a local table, :func:`check_remote_hint` on an object store."""
-    if storage.local_root is not None:
-        check_local_log(storage.local_root, display)
-    else:
-        check_remote_hint(storage, display)
-
-
-def check_local_log(root: Path, display: str) -> None:
-    """Refuse a local table whose ``_delta_log`` holds something delta-rs would block on or exhaust memory with:
-    anything but a regular file (a FIFO, socket or device, or a symlink to one), and a ``_last_checkpoint`` over
-    LAST_CHECKPOINT_MAX_BYTES. One listing of the folder (its entries' types come with it); a ``stat`` only for
-    symlinks and ``_last_checkpoint``. What is swapped in after this check is delta-rs's to read, as before."""
-    import os
-    import stat
-
-    log = root / "_delta_log"
-    try:
-        entries = list(os.scandir(log))
-    except (FileNotFoundError, NotADirectoryError):
-        return  # no log: delta-rs says the table is not there
-    except OSError as exc:
-        raise CarrierError(f"cannot open Delta table {display}: _delta_log cannot be listed ({exc.strerror})") from exc
-    for entry in entries:
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                continue
-            plain = entry.is_file(follow_symlinks=False)
-            if plain and entry.name != "_last_checkpoint":
-                continue
-            st = entry.stat(follow_symlinks=True)
-        except FileNotFoundError:
-            continue  # gone since the listing, or a dangling symlink: delta-rs does not see it either
-        except OSError as exc:
-            raise CarrierError(f"cannot open Delta table {display}: _delta_log/{entry.name} cannot be read "
-                               f"({exc.strerror})", path=f"_delta_log/{entry.name}") from exc
-        if stat.S_ISDIR(st.st_mode):
-            continue
-        if not stat.S_ISREG(st.st_mode):
-            raise CarrierError(f"cannot open Delta table {display}: _delta_log/{entry.name} is not a regular file "
-                               "(a FIFO, socket or device, or a link to one: the engine would wait on it forever or "
-                               "read it without end)", path=f"_delta_log/{entry.name}")
-        if entry.name == "_last_checkpoint":
-            _check_hint_size(st.st_size, display)
-
-
-def check_remote_hint(storage: Storage, display: str) -> None:
-    """Refuse a table on an object store whose ``_delta_log/_last_checkpoint`` is over LAST_CHECKPOINT_MAX_BYTES:
-    delta-rs would read it whole into memory. One HEAD request; a store that cannot answer it is left to delta-rs."""
-    size = storage.size_of(storage.location("_delta_log/_last_checkpoint"))
-    if size is not None:
-        _check_hint_size(size, display)
-
-
-def _check_hint_size(size: int, display: str) -> None:
-    if size > LAST_CHECKPOINT_MAX_BYTES:
-        raise CarrierError(f"cannot open Delta table {display}: _delta_log/_last_checkpoint is {size} bytes (a "
-                           f"checkpoint hint is a few hundred; more than {LAST_CHECKPOINT_MAX_BYTES} bytes is "
-                           "refused)", path="_delta_log/_last_checkpoint")

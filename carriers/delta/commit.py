@@ -30,6 +30,7 @@ from typing import Any
 from attest import __version__
 from attest.errors import CommitConflictError, SupersededError, UnsupportedTableError
 from carriers.delta.log import LOG_DIR, commit_name, log_versions, read_commit, replay
+from carriers.retry import retry
 from carriers.storage.base import Storage
 
 # Writer features a metadata-only commit honours without doing anything (they constrain data files, schemas or
@@ -80,7 +81,8 @@ def commit_properties(
     the attestation)."""
     if not storage.conditional_puts:
         raise UnsupportedTableError(f"{where}: the store offers no conditional PUT for these options")
-    for attempt in range(RETRIES + 1):
+
+    def attempt() -> int:
         latest = _latest_version(storage)
         if not is_data_version(latest):
             raise SupersededError(f"a data commit landed on {where} after version {binding}; an attestation of "
@@ -113,8 +115,17 @@ def commit_properties(
             {"metaData": metadata}, ensure_ascii=False) + "\n"
         if _put_if_absent(storage, commit_name(latest + 1), body.encode("utf-8")):
             return latest + 1
-        time.sleep(BACKOFF_S * (2 ** attempt))  # another writer took that version: re-read and retry on top
-    raise CommitConflictError(f"the attestation commit to {where} lost {RETRIES + 1} races with concurrent writers")
+        raise _Taken  # another writer took that version: re-read and retry on top
+
+    try:
+        return retry(attempt, retries=RETRIES, backoff_s=BACKOFF_S, retry_on=lambda exc: isinstance(exc, _Taken))
+    except _Taken:
+        raise CommitConflictError(f"the attestation commit to {where} lost {RETRIES + 1} races with concurrent "
+                                  "writers") from None
+
+
+class _Taken(Exception):
+    """The version an attempt would commit was taken by another writer."""
 
 
 def _next_ict(storage: Storage, latest: int) -> int:

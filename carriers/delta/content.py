@@ -126,7 +126,7 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
         if f.kind != "data":
             continue
         try:
-            with carrier.storage.open_location(f.location) as handle:
+            with contextlib.closing(carrier.storage.open_location(f.location)) as handle:  # delta-rs: no "with"
                 parquet = pq.ParquetFile(handle)
                 stored = parquet.schema_arrow
                 int96 = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))

@@ -29,9 +29,10 @@ from typing import Any
 from attest.errors import Code, TableInconsistentError
 from attest.fast import jsonscan
 from carriers.core import canonical_relative
+from carriers.delta.lines import LOG_DIR as LOG_DIR  # the log's names are spelt once, where its lines are read
+from carriers.delta.lines import commit_name as commit_name
 from carriers.storage.base import Storage
 
-LOG_DIR = "_delta_log"
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 _Z85_INDEX = {c: i for i, c in enumerate(_Z85)}
 _CHECKPOINT = re.compile(
@@ -46,18 +47,17 @@ _COMMIT = re.compile(r"[0-9]{20}\.json")
 _SPARK_LOG_NAME = re.compile(r"[0-9]+\.json"
                              r"|[0-9]+\.checkpoint(?:(?:\.[0-9]+\.[0-9]+)?\.parquet|\.[^.]+\.(?:json|parquet))"
                              r"|[0-9]+.[0-9]+.compacted.json|[0-9]+\.[^.]+\.json")
-# Cross-checking a checkpoint replays at most this many JSON commits before it: bounded work per verification.
+# Compacted log files no reader of the version takes are checked while their commits total at most this many (files
+# engines read are always checked). The checkpoint cross-check has no such bound: it always runs when the log before
+# the checkpoint is there, at the cost of an engine loading the version before it (see _cross_check).
 CROSS_CHECK_LIMIT = 2000
 _BATCH_ROWS = 8192
 
 
 # ---- commits -----------------------------------------------------------------------------------------------------
-def commit_name(version: int) -> str:
-    return f"{LOG_DIR}/{version:020d}.json"
-
-
 def json_lines(data: bytes, where: str) -> Iterator[dict[str, Any]]:
-    """The actions of newline-delimited JSON: split on ``\\n`` only (never on other Unicode line breaks)."""
+    """The actions of newline-delimited JSON: split on ``\\n`` only (never on other Unicode line breaks), strictly: the
+    whole file UTF-8, each line one JSON object naming no key twice (the lenient reading is carriers/delta/lines.py)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -467,14 +467,16 @@ class LogState:
                 del self.twice[path]
         self.adds[path] = add
 
-    def apply_commit(self, actions: Iterator[dict[str, Any]], where: str) -> None:
+    def apply_commit(self, actions: Iterator[dict[str, Any]], where: str, *, check: bool = True) -> None:
         """One commit's actions (``where``: its file, for problems). Removes go first: a commit may remove a path
         with one deletion vector and add it with another (a deletion-vector update), and the add is what is live
-        afterwards; a commit that holds what a version may not (_Validity) is recorded in ``invalid``."""
+        afterwards; a commit that holds what a version may not (_Validity) is recorded in ``invalid`` (unless not
+        ``check``: a replay only compared, whose problems nobody reads)."""
         adds: list[dict[str, Any]] = []
         validity = _Validity(where, parsed=self.parsed_stats)
         for action in actions:
-            validity.see(action)
+            if check:
+                validity.see(action)
             if isinstance(action.get("add"), dict):
                 adds.append(action["add"])
             elif isinstance(action.get("remove"), dict):
@@ -498,19 +500,44 @@ class LogState:
         elif isinstance(action.get("protocol"), dict):
             self.protocol = action["protocol"]
 
-    def comparable(self) -> dict[str, Any]:
+    def agrees(self, other: LogState) -> bool:
+        """``agree(self.comparable(), other.comparable())``, file by file without building either: statistics texts
+        are parsed only where they differ."""
+        mine, theirs = self.comparable(files=False), other.comparable(files=False)
+        if mine != theirs or self.adds.keys() != other.adds.keys():
+            return False
+        for path, x in self.adds.items():
+            y = other.adds[path]
+            if x is y or x == y:
+                continue
+            if (x.get("size") != y.get("size")
+                    or (x.get("partitionValues") or {}) != (y.get("partitionValues") or {})
+                    or _dv_key(x.get("deletionVector")) != _dv_key(y.get("deletionVector"))):
+                return False
+            for key in ("modificationTime", "baseRowId", "defaultRowCommitVersion"):
+                a, b = x.get(key), y.get(key)
+                if a is not None and b is not None and a != b:
+                    return False
+            a, b = x.get("stats"), y.get("stats")
+            if a != b:
+                a, b = _stats_key(a), _stats_key(b)
+                if a is not None and b is not None and a != b:
+                    return False
+        return True
+
+    def comparable(self, files: bool = True) -> dict[str, Any]:
         """What two replays of one version must agree on (what changes the rows readers get)."""
         # modificationTime and the row-tracking ids are in the reader view (Spark reads them from whichever
         # checkpoint or commit it replays): compared where both sides carry them, as statistics are.
-        files = {p: {"size": a.get("size"), "partitionValues": a.get("partitionValues") or {},
-                     "deletionVector": _dv_key(a.get("deletionVector")), "stats": _stats_key(a.get("stats")),
-                     "modificationTime": a.get("modificationTime"), "baseRowId": a.get("baseRowId"),
-                     "defaultRowCommitVersion": a.get("defaultRowCommitVersion")}
-                 for p, a in self.adds.items()}
+        live = {p: {"size": a.get("size"), "partitionValues": a.get("partitionValues") or {},
+                    "deletionVector": _dv_key(a.get("deletionVector")), "stats": _stats_key(a.get("stats")),
+                    "modificationTime": a.get("modificationTime"), "baseRowId": a.get("baseRowId"),
+                    "defaultRowCommitVersion": a.get("defaultRowCommitVersion")}
+                for p, a in self.adds.items()} if files else {}
         meta = self.metadata or {}
         protocol = {k: v for k, v in (self.protocol or {}).items() if v is not None}
         twice = {p: sorted(map(str, others)) for p, others in sorted(self.twice.items())}
-        return {"files": files, "twice": twice, "schemaString": meta.get("schemaString"),
+        return {"files": live, "twice": twice, "schemaString": meta.get("schemaString"),
                 "partitionColumns": meta.get("partitionColumns") or [],
                 "configuration": meta.get("configuration") or {}, "protocol": protocol}
 
@@ -620,7 +647,18 @@ def _plain(value: Any, arrow_type: Any) -> Any:
     return value
 
 
-def _checkpoint_state(storage: Storage, version: int, names: list[str]) -> LogState:
+def _checkpoint_state(storage: Storage, version: int, names: list[str], *, judged: bool = True) -> LogState:
+    """The state checkpoint ``names`` holds: read in columns when it is regular (carriers/delta/checkpoint.py), else
+    line by line here, where every problem is found and worded (not ``judged``: only its state is read for a
+    comparison, its problems are not)."""
+    from carriers.delta.checkpoint import columnar_state
+
+    state = columnar_state(storage, version, names, judged=judged)
+    return _line_checkpoint_state(storage, version, names) if state is None else state
+
+
+def _line_checkpoint_state(storage: Storage, version: int, names: list[str]) -> LogState:
+    """The state checkpoint ``names`` holds, read row by row with every action checked (``_Validity``)."""
     state = LogState(version=version, checkpoint=version)
     validity = _Validity(f"checkpoint {names[0]}" + (f" (+{len(names) - 1} parts)" if len(names) > 1 else ""),
                          checkpoint=True, parsed=state.parsed_stats)
@@ -647,8 +685,10 @@ def _checkpoint_state(storage: Storage, version: int, names: list[str]) -> LogSt
     return state
 
 
-def _json_replay(storage: Storage, start: LogState | None, first: int, last: int) -> LogState | None:
-    """``start`` (or an empty state) with the JSON commits first..last applied; None if one of them is gone."""
+def _json_replay(storage: Storage, start: LogState | None, first: int, last: int, *,
+                 check: bool = True) -> LogState | None:
+    """``start`` (or an empty state) with the JSON commits first..last applied; None if one of them is gone. Without
+    ``check`` the commits' validity is not judged (LogState.apply_commit)."""
     state = LogState(version=last) if start is None else LogState(
         version=last, adds=dict(start.adds), metadata=start.metadata, protocol=start.protocol,
         checkpoint=start.checkpoint, twice={p: dict(ids) for p, ids in start.twice.items()},
@@ -657,7 +697,7 @@ def _json_replay(storage: Storage, start: LogState | None, first: int, last: int
         data = storage.read(commit_name(v))
         if data is None:
             return None
-        state.apply_commit(json_lines(data, commit_name(v)), commit_name(v))
+        state.apply_commit(json_lines(data, commit_name(v)), commit_name(v), check=check)
     return state
 
 
@@ -670,10 +710,9 @@ def replay(storage: Storage, version: int) -> tuple[LogState, list[str]]:
     if checkpoints:
         cp = max(checkpoints)
         candidates = {tag: _checkpoint_state(storage, cp, names) for tag, names in checkpoints[cp].items()}
-        views = {tag: s.comparable() for tag, s in candidates.items()}
-        first_tag = sorted(views)[0]
-        for tag in sorted(views)[1:]:
-            if not agree(views[tag], views[first_tag]):
+        first_tag = sorted(candidates)[0]
+        for tag in sorted(candidates)[1:]:
+            if not candidates[tag].agrees(candidates[first_tag]):
                 problems.append(f"two checkpoints of version {cp} disagree ({first_tag} / {tag}); engines choose "
                                 "between them differently")
         start = candidates[first_tag]
@@ -700,20 +739,22 @@ def replay(storage: Storage, version: int) -> tuple[LogState, list[str]]:
 def _cross_check(storage: Storage, checkpoints: dict[int, dict[str, list[str]]], cp: int,
                  state: LogState) -> str | None:
     """Whether checkpoint ``cp`` is the replay of the log before it (the previous checkpoint, or version 0, plus the
-    JSON commits up to ``cp``), when those commits are still there and few enough to read."""
+    JSON commits up to ``cp``), whenever those commits are still there, however many: what an engine reads to load
+    the version before ``cp`` (both checkpoints are read in columns, the commits without judging them again). When the
+    log before it was cleaned up, the checkpoint is all any engine has, and there is nothing to compare it with."""
     older = [v for v in checkpoints if v < cp]
     base_version = max(older) if older else None
     first = 0 if base_version is None else base_version + 1
-    if cp - first + 1 > CROSS_CHECK_LIMIT or storage.read(commit_name(cp)) is None:
-        return None  # the log before it was cleaned up (or is long): the checkpoint is all engines have
+    if storage.read(commit_name(cp)) is None:
+        return None
     base = None
     if base_version is not None:
         tag = sorted(checkpoints[base_version])[0]
-        base = _checkpoint_state(storage, base_version, checkpoints[base_version][tag])
-    expected = _json_replay(storage, base, first, cp)
+        base = _checkpoint_state(storage, base_version, checkpoints[base_version][tag], judged=False)
+    expected = _json_replay(storage, base, first, cp, check=False)
     if expected is None:
         return None
-    if not agree(expected.comparable(), state.comparable()):
+    if not expected.agrees(state):
         return (f"checkpoint {cp} is not the replay of the commits before it: readers that use the checkpoint and "
                 "readers that replay the log see different tables")
     return None

@@ -1,8 +1,9 @@
 """A head start for ``attest verify TABLE`` on a local Delta table: hash the version's files while the command line is
 still importing delta-rs and the verifier and loading the table.
 
-Light on purpose (os, threading, attest.hashing, attest.jsonscan): the command line starts it before anything else is
-imported. It decides nothing. It reads the log's JSON commits itself, lists the live files whose paths are plain
+Light on purpose (os, threading, attest.hashing, carriers.delta.lines): the command line starts it before anything
+else is imported. It decides nothing. It reads the log's JSON commits (``carriers.delta.lines``, the log's one line
+reader), lists the live files whose paths are plain
 (nothing encoded, no dot segments, no scheme: the common case), and hashes them when they are few and regular files,
 all under the table's real root. The verification takes these hashes only when the carrier's own file list (delta-rs's
 snapshot, checked against the log, confined) names exactly the same local files (``PrefetchedHasher``); anything else
@@ -23,8 +24,8 @@ import stat
 import threading
 import time
 
-from attest.fast import jsonscan
 from attest.hashing import BackgroundHashing, hash_sized_files
+from carriers.delta.lines import COMMIT_NAME_LENGTH, LOG_DIR, actions
 
 TYPE_CHECKING = False  # typing is not imported before the hashing starts
 if TYPE_CHECKING:
@@ -35,19 +36,16 @@ if TYPE_CHECKING:
 
 __all__ = ["DeltaPrefetch", "ForkedDeltaPrefetch", "PrefetchedHasher"]
 
-# The thread takes no more files than this: on 2 cores, 2,000 files of 512 KiB verified 8 % slower with it than
-# without (between files it waits for the interpreter lock the main thread holds), one 1 GiB file 14 % faster.
+# The thread takes no more files than this: between files it waits for the interpreter lock the main thread holds
+# (docs/hashing.md, "The command line against `b3sum`", has the figures that set it).
 PREFETCH_MAX_FILES = 64
 # From this many bytes of JSON commits (~100 files with statistics) the head start runs in a child process and takes
-# up to FORKED_MAX_FILES files: 2,000 files of 512 KiB verified in 0.264 s against 0.327 s without a head start
-# (medians; CPU 0.469 s against 0.463 s), while for one 1 GiB file the child cost ~20 ms of CPU more than the thread
-# (measured side by side, docs/hashing.md).
+# up to FORKED_MAX_FILES files (docs/hashing.md: measured side by side with the thread).
 FORK_MIN_COMMIT_BYTES = 64 << 10
 FORKED_MAX_FILES = 100_000
 # A log this long without a checkpoint is replayed once, by the carrier, not twice side by side.
 PREFETCH_MAX_COMMITS = 256
 PREFETCH_MAX_COMMIT_BYTES = 16 << 20
-_COMMIT_NAME_LENGTH = 25  # 20 digits + ".json" (Delta protocol: zero-padded commit files)
 # RFC 3986 unreserved and sub-delims, ':' and '@': a path made of these alone means the same to every engine.
 _PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@")
 
@@ -77,7 +75,7 @@ class DeltaPrefetch(BackgroundHashing):
         """The head start for this table, or None. ``may_fork``: the caller is a fresh ``attest`` process that has run
         nothing else yet (a child forked from a process whose hashing threads have started could wait forever on
         them), and a log of many files is then hashed in a child process."""
-        log = os.path.join(table_dir, "_delta_log")
+        log = os.path.join(table_dir, LOG_DIR)
         if not os.path.isdir(log):
             return None
         if may_fork and hasattr(os, "fork") and threading.active_count() == 1 and _commit_bytes(log) >= \
@@ -87,12 +85,12 @@ class DeltaPrefetch(BackgroundHashing):
 
     def listing(self) -> dict[str, int] | None:
         """{local path: size} of the version's live files, or None when this head start does not apply."""
-        log = os.path.join(self.table_dir, "_delta_log")
+        log = os.path.join(self.table_dir, LOG_DIR)
         names = os.listdir(log)
         if any("checkpoint" in n for n in names):  # Parquet checkpoints: left to the carrier
             return None
         # ASCII digits only ('²'.isdigit() is true): attest.numbers.is_digits, inlined (it would import re now).
-        numbers = sorted(int(n[:-5]) for n in names if len(n) == _COMMIT_NAME_LENGTH and n.endswith(".json")
+        numbers = sorted(int(n[:-5]) for n in names if len(n) == COMMIT_NAME_LENGTH and n.endswith(".json")
                          and n[:-5].isascii() and n[:-5].isdigit())
         if not numbers or numbers != list(range(numbers[-1] + 1)) or len(numbers) > PREFETCH_MAX_COMMITS:
             return None
@@ -106,10 +104,7 @@ class DeltaPrefetch(BackgroundHashing):
             if not stat.S_ISREG(st.st_mode) or st.st_size > PREFETCH_MAX_COMMIT_BYTES:
                 return None  # a FIFO would block this thread (and the verify waiting for it) forever
             with open(name, "rb") as handle:
-                for line in handle.read().split(b"\n"):
-                    if not line.strip():
-                        continue
-                    action = jsonscan.loads(line)
+                for action in actions(handle.read()):
                     if "add" in action:
                         add = action["add"]
                         if add.get("deletionVector") or not _plain(add.get("path")):
@@ -145,7 +140,7 @@ def _commit_bytes(log: str) -> int:
     total = 0
     with os.scandir(log) as entries:
         for entry in entries:
-            if len(entry.name) == _COMMIT_NAME_LENGTH and entry.name.endswith(".json"):
+            if len(entry.name) == COMMIT_NAME_LENGTH and entry.name.endswith(".json"):
                 try:
                     total += entry.stat(follow_symlinks=False).st_size
                 except OSError:

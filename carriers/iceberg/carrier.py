@@ -19,10 +19,10 @@ A snapshot's files and reader view are read from its manifests with the table fo
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -45,13 +45,29 @@ from attest.identity.program import program_identity_sql
 from attest.model import Manifest
 from attest.numbers import is_digits, is_signed_digits
 from attest.tables import Attestation, ContentCheck, DataFile, Progress
-from attest.view import ReaderView, file_digest, json_safe
+from attest.view import ReaderView, json_safe
 from carriers import properties as props
-from carriers.base import Rewrite, WriteResult
+from carriers.base import RecordRequest, Rewrite, WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
 from carriers.iceberg.catalogs import guard, reading_io, storage_keys
 from carriers.iceberg.deletes import ListedManifest, Planned, applicability, path_bound
 from carriers.iceberg.kept import Kept, build_puffin, is_kept_location, kept_name, parse_puffin
+from carriers.iceberg.manifests import ManifestReader, _canonical_uri, _plain
+from carriers.iceberg.summaries import changed_no_file as _changed_no_file
+from carriers.iceberg.summaries import operation as _operation
+from carriers.iceberg.summaries import summary as _summary
+
+# The reader view's digests and the manifest reading live beside the carrier; their names stay importable from here.
+from carriers.iceberg.views import LOCATION_PROPERTIES as LOCATION_PROPERTIES
+from carriers.iceberg.views import NO_DELETES as NO_DELETES
+from carriers.iceberg.views import READ_PROPERTIES as READ_PROPERTIES
+from carriers.iceberg.views import deletes_digest as deletes_digest
+from carriers.iceberg.views import deletes_in_view as deletes_in_view
+from carriers.iceberg.views import file_views as file_views
+from carriers.iceberg.views import locations_digest as locations_digest
+from carriers.iceberg.views import schema_digests as schema_digests
+from carriers.iceberg.views import table_view as table_view
+from carriers.retry import retry
 from carriers.storage.base import local_path_of
 from carriers.storage.errors import coded
 from carriers.storage.fileio import FileIOStorage
@@ -80,18 +96,9 @@ SUMMARY_BUDGET = 8 * 1024
 # Follow-up commits a catalog refused (REST: 409 Conflict) are retried this often, with exponential backoff.
 COMMIT_RETRIES = 5
 COMMIT_BACKOFF_S = 0.1
-# Summary counters Iceberg computes; a snapshot whose counters are all zero/absent changed no file.
-_CHANGE_COUNTERS = (
-    "added-data-files", "deleted-data-files", "added-delete-files", "removed-delete-files",
-    "added-position-delete-files", "removed-position-delete-files", "added-equality-delete-files",
-    "removed-equality-delete-files", "added-dvs", "removed-dvs", "added-records", "deleted-records",
-)
 _DATA_OPERATIONS = ("append", "overwrite", "delete")
 # Operations that read the table they write into (Spark MERGE/UPDATE commit `overwrite`, DELETE `delete`).
 _READS_PREVIOUS = ("overwrite", "delete")
-# Table properties that change what readers get or where data files may live (docs/security.md).
-READ_PROPERTIES = ("schema.name-mapping.default",)
-LOCATION_PROPERTIES = ("write.data.path", "write.object-storage.path", "write.folder-storage.path")
 _FILE_FIELDS = ("content", "file_format", "partition", "record_count", "file_size_in_bytes", "value_counts",
                 "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds", "key_metadata",
                 "equality_ids", "first_row_id", "referenced_data_file", "content_offset", "content_size_in_bytes")
@@ -104,22 +111,6 @@ def _pyiceberg_version() -> str:
 
 
 # ---- snapshot summaries --------------------------------------------------------------------------------------------
-
-def _summary(snapshot: Snapshot) -> dict[str, Any]:
-    return {} if snapshot.summary is None else dict(snapshot.summary.additional_properties)
-
-
-def _operation(snapshot: Snapshot) -> str:
-    if snapshot.summary is None:
-        return "unknown"
-    op = snapshot.summary.operation
-    return str(getattr(op, "value", op))
-
-
-def _changed_no_file(snapshot: Snapshot) -> bool:
-    summary = _summary(snapshot)
-    return all(str(summary.get(k, "0")) in ("0", "") for k in _CHANGE_COUNTERS)
-
 
 def _binding_key(keys: Mapping[str, str]) -> str | None:
     return keys.get(props.KEY_VERSION) or keys.get(props.LEGACY_KEY_VERSION)
@@ -227,37 +218,9 @@ def parent_cycles(snapshots: Sequence[Snapshot]) -> list[int]:
     return out
 
 
-def _canonical_uri(path: str) -> str | None:
-    """Why a file's absolute location (a data or delete file, a manifest, a manifest list) would be read differently
-    by different FileIOs or from different working directories (None when it would not)."""
-    from urllib.parse import urlparse
-
-    try:
-        parsed = urlparse(path)
-    except ValueError:  # "s3://[b/k": urlsplit refuses an unbalanced '[' in the authority, other parsers read a bucket
-        return "an authority with an unbalanced '[' or ']' (URI parsers refuse or read it differently)"
-    if len(parsed.scheme) <= 1 and not path.startswith("/"):
-        return "a relative path"
-    if parsed.scheme == "file" and (parsed.netloc or not parsed.path.startswith("/")):
-        # pyiceberg reads file://host/p and file:p as the relative path host/p or p, from its working directory
-        # (measured: rows from '/', FileNotFoundError from /tmp); Hadoop refuses a host ("Wrong FS").
-        return "a file URI with a host or a relative path: readers resolve it against their working directory"
-    if len(parsed.scheme) > 1 and parsed.scheme != "file" and not path[len(parsed.scheme) + 1:].startswith("//"):
-        return "a URI without '//' after its scheme (FileIOs parse it differently, or refuse it)"
-    body = parsed.path if len(parsed.scheme) > 1 else path
-    segments = body.split("/")[1:]
-    if any(s in ("", ".", "..") for s in segments) or "\\" in path or "\x00" in path:
-        return "'.', '..' or empty segments (Hadoop FileIO normalises them, object stores do not)"
-    if "#" in path or "?" in path:
-        # Measured: pyiceberg read x.parquet for file:///t/x.parquet#f; Hadoop FileIO reads the whole name, Java's
-        # S3FileIO drops a query and a fragment from an s3:// key.
-        return "a '#' or '?' in the location (some FileIOs read the file named before it, others the whole name)"
-    return None
-
-
 # ---- the carrier ---------------------------------------------------------------------------------------------------
 
-class IcebergCarrier(AttestedTable):
+class IcebergCarrier(ManifestReader, AttestedTable):
     """An Iceberg table (pyiceberg ``Table``) as an attestation carrier. See docs/iceberg.md."""
 
     kind = "iceberg"
@@ -513,98 +476,6 @@ class IcebergCarrier(AttestedTable):
             self._live_cache[key] = cached
         return cached
 
-    def _manifest_entries(self, snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[Problem]]:
-        """Live data-file records of a snapshot, read with the table format version's own manifest schema, and where
-        the manifest list's summary of a manifest contradicts the manifest (:func:`_summary_problems`)."""
-        from pyiceberg.avro.file import AvroFile
-        from pyiceberg.manifest import MANIFEST_ENTRY_SCHEMAS, ManifestEntryStatus
-
-        fv = max(2, int(self.table.metadata.format_version))
-        schema = MANIFEST_ENTRY_SCHEMAS[fv]
-        entry_names = [f.name for f in schema.fields]
-        file_type: Any = schema.find_field("data_file").field_type
-        file_names = [f.name for f in file_type.fields]
-        out: list[dict[str, Any]] = []
-        problems: list[Problem] = []
-        partition_types: dict[int, Any] = {}
-        reason = _canonical_uri(str(snapshot.manifest_list))
-        if reason is not None:
-            return out, [Problem(Code.PATH_AMBIGUOUS, f"manifest list {snapshot.manifest_list!r}: {reason}",
-                                 str(snapshot.manifest_list))]
-        for manifest, first_row_id in self._manifest_list(snapshot, fv):
-            reader: Any
-            reason = _canonical_uri(str(manifest.manifest_path))
-            if reason is not None:
-                problems.append(Problem(Code.PATH_AMBIGUOUS, f"manifest {manifest.manifest_path!r}: {reason}",
-                                        str(manifest.manifest_path)))
-                continue
-            inherited = int(manifest.sequence_number or 0)
-            content = int(getattr(manifest.content, "value", manifest.content) or 0)
-            statuses: list[int] = []
-            live: list[dict[str, Any]] = []
-            # v3 row lineage: a data file without a first_row_id takes its manifest's, plus the rows of the files
-            # before it in the manifest that had none (Iceberg spec, "First Row ID Inheritance"); readers' _row_id.
-            next_row_id = first_row_id if content == 0 else None
-            with AvroFile(self.table.io.new_input(manifest.manifest_path), schema, read_types={},
-                          read_enums={}) as reader:
-                for record in reader:
-                    entry = dict(zip(entry_names, record._data, strict=False))
-                    status = entry.get("status")
-                    statuses.append(int(status or 0))
-                    data_file = dict(zip(file_names, entry["data_file"]._data, strict=False))
-                    if next_row_id is not None and data_file.get("first_row_id") is None:
-                        data_file["first_row_id"] = next_row_id
-                        next_row_id += int(data_file.get("record_count") or 0)
-                    if status == ManifestEntryStatus.DELETED.value:
-                        continue
-                    data_file["spec_id"] = manifest.partition_spec_id
-                    data_file["manifest_content"] = content
-                    data_file["manifest_path"] = manifest.manifest_path
-                    # The data sequence number decides which delete files apply to the file (Iceberg spec, "Sequence
-                    # Number Inheritance"): an added entry without one takes its manifest's, as every reader does.
-                    sequence = entry.get("sequence_number")
-                    if sequence is None and (inherited == 0 or status == ManifestEntryStatus.ADDED.value):
-                        sequence = inherited
-                    data_file["data_sequence_number"] = sequence
-                    live.append(data_file)
-            spec_id = manifest.partition_spec_id
-            if spec_id not in partition_types:
-                partition_types[spec_id] = self._partition_type(spec_id)
-            problems += _summary_problems(manifest, statuses, live, partition_types[spec_id])
-            out += live
-        return out, problems
-
-    def _manifest_list(self, snapshot: Snapshot, format_version: int) -> list[tuple[Any, int | None]]:
-        """(manifest, its first_row_id) for each manifest of the snapshot's list, as the file says now:
-        Snapshot.manifests() serves records cached process-wide by manifest path (a list rewritten in place would go
-        unseen by a long-lived process), and reads no first_row_id (pyiceberg reads every list as a v2 one)."""
-        from pyiceberg.avro.file import AvroFile
-        from pyiceberg.manifest import (
-            MANIFEST_LIST_FILE_SCHEMAS,
-            ManifestContent,
-            ManifestFile,
-            PartitionFieldSummary,
-            read_manifest_list,
-        )
-
-        source = self.table.io.new_input(snapshot.manifest_list)
-        if format_version < 3:
-            return [(m, None) for m in read_manifest_list(source)]
-        schema = MANIFEST_LIST_FILE_SCHEMAS[3]
-        position = [f.name for f in schema.fields].index("first_row_id")
-        reader: Any
-        with AvroFile(source, schema, read_types={-1: ManifestFile, 508: PartitionFieldSummary},
-                      read_enums={517: ManifestContent}) as reader:
-            return [(m, m._data[position] if len(m._data) > position else None) for m in reader]
-
-    def _partition_type(self, spec_id: int) -> Any:
-        """The partition tuple's type under spec ``spec_id`` (None when the current schema cannot resolve it)."""
-        spec = self.table.metadata.specs().get(spec_id)
-        try:
-            return None if spec is None else spec.partition_type(self.table.metadata.schema())
-        except Exception:  # a source column dropped since: bounds are then not compared (counts still are)
-            return None
-
     def _compute_live(self, snapshot: Snapshot) -> LiveVersion:
         files: dict[str, DataFile] = {}
         views: dict[str, list[dict[str, Any]]] = {}
@@ -713,16 +584,6 @@ class IcebergCarrier(AttestedTable):
 
         return any(ref.snapshot_id == snapshot.snapshot_id and ref.snapshot_ref_type == SnapshotRefType.BRANCH
                    for ref in self.table.metadata.refs.values())
-
-    def record_of(self, data_file: Any, spec_id: int) -> dict[str, Any]:
-        """An in-memory pyiceberg DataFile as the field-name record a manifest read gives back."""
-        from pyiceberg.manifest import DATA_FILE_TYPE, DEFAULT_READ_VERSION
-
-        names = [f.name for f in DATA_FILE_TYPE[DEFAULT_READ_VERSION].fields]
-        record = dict(zip(names, data_file._data, strict=False))
-        record["spec_id"] = spec_id
-        return record
-
 
     # ---- the attestation in force ------------------------------------------------------------------------------
     def _summary_keys(self, snapshot: Snapshot) -> dict[str, str]:
@@ -1101,7 +962,7 @@ class IcebergCarrier(AttestedTable):
         # retried on the refreshed table while the attested snapshot is still the head (of main, or of the branch
         # attested); once another snapshot is, the attestation could no longer follow it: superseded, never
         # retried onto the new head.
-        for attempt in range(COMMIT_RETRIES + 1):
+        def attempt() -> tuple[int, int]:
             self.table.refresh()
             current = self._head()
             # The head is v, or our follow-up attestation snapshots on top of v (a re-record: the new follow-up goes on
@@ -1110,25 +971,26 @@ class IcebergCarrier(AttestedTable):
                 raise SupersededError(f"snapshot {v.id} of {self.reference} is no longer {where}; a follow-up "
                                       "attestation can only follow it (use detached mode to attest older snapshots)")
             follows = current.snapshot_id
-            try:
-                with _without_replay(self.table).transaction() as tx:
-                    # On a branch, the follow-up is committed on the branch (pyiceberg asserts its head is `follows`).
-                    producer = tx.update_snapshot(snapshot_properties=keys,
-                                                  branch=self.branch or MAIN_BRANCH).fast_append()
-                    new_id = producer.snapshot_id
-                    producer.commit()
-                    attested = self.table.snapshot_by_id(int(v.id))
-                    self.kept_statistics(tx, keys, attested=int(v.id), carrier=new_id,
-                                         sequence_number=int(getattr(attested, "sequence_number", 0) or 0))
-                self.table.refresh()
-                break
-            except CommitFailedException as exc:
-                if attempt == COMMIT_RETRIES:
-                    from attest.errors import CommitConflictError
+            with _without_replay(self.table).transaction() as tx:
+                # On a branch, the follow-up is committed on the branch (pyiceberg asserts its head is `follows`).
+                producer = tx.update_snapshot(snapshot_properties=keys,
+                                              branch=self.branch or MAIN_BRANCH).fast_append()
+                new_id = producer.snapshot_id
+                producer.commit()
+                attested = self.table.snapshot_by_id(int(v.id))
+                self.kept_statistics(tx, keys, attested=int(v.id), carrier=new_id,
+                                     sequence_number=int(getattr(attested, "sequence_number", 0) or 0))
+            self.table.refresh()
+            return follows, new_id
 
-                    raise CommitConflictError(f"the follow-up attestation of snapshot {v.id} of {self.reference} "
-                                              f"lost {attempt + 1} commit races: {exc}") from exc
-                time.sleep(COMMIT_BACKOFF_S * (2 ** attempt))
+        try:
+            follows, new_id = retry(attempt, retries=COMMIT_RETRIES, backoff_s=COMMIT_BACKOFF_S,
+                                    retry_on=lambda exc: isinstance(exc, CommitFailedException))
+        except CommitFailedException as exc:
+            from attest.errors import CommitConflictError
+
+            raise CommitConflictError(f"the follow-up attestation of snapshot {v.id} of {self.reference} "
+                                      f"lost {COMMIT_RETRIES + 1} commit races: {exc}") from exc
         self._index = None
         committed = self._snapshots().get(new_id)
         if committed is None or committed.parent_snapshot_id != follows:
@@ -1137,10 +999,11 @@ class IcebergCarrier(AttestedTable):
                 f"a concurrent commit landed before the attestation of snapshot {v.id}; the follow-up snapshot "
                 f"{new_id} does not follow it and will read as tampered. Run record again")
 
-    def record(self, **kwargs: Any) -> WriteResult:
+    def record(self, request: RecordRequest | None = None, /, **fields: Any) -> WriteResult:
+        request = RecordRequest.of(request, fields)
         self.refresh()
         self._live_cache.clear()
-        return super().record(**self._data_of(kwargs))
+        return super().record(dataclasses.replace(request, **self._data_of({"version": request.version})))
 
     def _data_of(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """A snapshot named for record/write, or the data snapshot under it when it is a follow-up attestation
@@ -1176,40 +1039,6 @@ def _without_replay(table: Table) -> Table:
                   config=dict(getattr(table, "config", {}) or {}))
 
 
-def table_view(meta: Any, schema: Any) -> dict[str, Any]:
-    """The table half of a reader view: schema (field ids, names, types, requiredness), partition specs, format
-    version, the properties that change reads, and where data files may live."""
-    props_ = meta.properties
-    return {
-        "format_version": int(meta.format_version),
-        "schema": _schema_view(schema),
-        "partition_specs": {str(k): json.loads(s.model_dump_json()) for k, s in sorted(meta.specs().items())},
-        "default_spec_id": int(meta.default_spec_id),
-        "read_properties": {k: props_[k] for k in READ_PROPERTIES if k in props_},
-        "data_locations": {k: props_[k] for k in LOCATION_PROPERTIES if k in props_},
-    }
-
-
-def _schema_view(schema: Any) -> dict[str, Any]:
-    """A schema as readers resolve it: field ids, names, types, requiredness and defaults; docs and its id left out."""
-    return {k: v for k, v in _strip_docs(json.loads(schema.model_dump_json())).items() if k != "schema-id"}
-
-
-def schema_digests(schemas: Iterable[Any]) -> list[str]:
-    """The schemas readers of a snapshot resolve (:meth:`IcebergCarrier._table_view`), as the sorted digests of the
-    distinct ones: one digest when every reader reads the snapshot alike."""
-    return sorted({file_digest(_schema_view(s)) for s in schemas})
-
-
-def deletes_digest(applied: Mapping[str, Any]) -> str:
-    """Which delete files each reader applies to which data files (:func:`carriers.iceberg.deletes.applicability`), as
-    one digest of the view's table part."""
-    return file_digest(dict(applied))
-
-
-NO_DELETES = deletes_digest({"pyiceberg": {}, "java": {}})
-
-
 def _planned(data_file: DataFile, df: Mapping[str, Any]) -> Planned:
     """A live file's manifest record as delete planning sees it."""
     puffin = data_file.kind == "deletion_vector"
@@ -1222,21 +1051,6 @@ def _planned(data_file: DataFile, df: Mapping[str, Any]) -> Planned:
                    referenced=None if df.get("referenced_data_file") is None else str(df["referenced_data_file"]),
                    path_lower=path_bound(df.get("lower_bounds")), path_upper=path_bound(df.get("upper_bounds")),
                    manifest=str(df.get("manifest_path") or ""))
-
-
-def locations_digest(files: Iterable[DataFile]) -> str:
-    """Every live file's location as written, as one digest of the view's table part: Spark's ``_file`` and
-    ``input_file_name()`` return that string, so a location respelled for the same file (``file:///t/x`` as ``/t/x``)
-    changes what a query on them gets — a job that skips the files it has seen by name reads them again."""
-    return file_digest({f.path: f.location for f in files})
-
-
-def deletes_in_view(format_version: int, has_delete_files: bool) -> bool:
-    """Whether files' data sequence numbers and locations as written are in a snapshot's reader view: they decide
-    which delete files apply (position deletes and deletion vectors name a data file by its location string), and in
-    v3 every row's ``_last_updated_sequence_number``. Without delete files they change nothing a v1/v2 reader gets (a
-    delete file added later changes the live files anyway)."""
-    return format_version >= 3 or has_delete_files
 
 
 def _metadata_problems(meta: Any) -> list[Problem]:
@@ -1268,102 +1082,8 @@ def _metadata_problems(meta: Any) -> list[Problem]:
     return out
 
 
-def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, Any]],
-                      partition_type: Any) -> list[Problem]:
-    """Where the manifest list's summary of a manifest says other than the manifest's entries. Readers plan with the
-    summary before they open a manifest: Java skips a manifest whose added and existing counts are zero, Java and
-    pyiceberg skip one whose partition bounds exclude a query's filter, pyiceberg skips delete manifests listed below
-    the data manifests' smallest sequence number (carriers/iceberg/deletes.py). A summary narrower than its manifest
-    hides rows from some readers or queries, with every file and byte intact (a wider one only costs planning time, as
-    writers may make it)."""
-    path = manifest.manifest_path
-    out: list[Problem] = []
-
-    def inconsistent(what: str) -> None:
-        out.append(Problem(Code.TABLE_INCONSISTENT, f"the manifest list says manifest {path} {what}: readers that plan "
-                           "with the summary skip rows others read", path))
-
-    for label, status, claimed in (("added", 1, manifest.added_files_count),
-                                   ("existing", 0, manifest.existing_files_count),
-                                   ("deleted", 2, manifest.deleted_files_count)):
-        real = statuses.count(status)
-        if claimed is not None and claimed != real:
-            inconsistent(f"holds {claimed} {label} file(s), it holds {real}")
-    sequences = [df["data_sequence_number"] for df in live if isinstance(df.get("data_sequence_number"), int)]
-    claimed_min = manifest.min_sequence_number
-    if sequences and claimed_min is not None and claimed_min > min(sequences):
-        inconsistent(f"holds no file older than sequence number {claimed_min}, it holds one of {min(sequences)}")
-    summaries = manifest.partitions or []
-    fields = list(getattr(partition_type, "fields", None) or [])
-    if partition_type is None or len(summaries) != len(fields):
-        if partition_type is not None and live and summaries:
-            inconsistent(f"has {len(summaries)} partition summaries for {len(fields)} partition fields")
-        return out
-    from pyiceberg.conversions import from_bytes
-
-    for i, (field, summary) in enumerate(zip(fields, summaries, strict=True)):
-        values = [_partition_value(df.get("partition"), i) for df in live]
-        if summary.contains_null is False and any(v is None for v in values):
-            inconsistent(f"has no null {field.name} partition value, it has one")
-        present = [v for v in values if v is not None and not (isinstance(v, float) and v != v)]
-        if summary.contains_nan is False and len(present) + values.count(None) < len(values):
-            inconsistent(f"has no NaN {field.name} partition value, it has one")
-        if not present:
-            continue
-        try:
-            low = None if summary.lower_bound is None else from_bytes(field.field_type, summary.lower_bound)
-            high = None if summary.upper_bound is None else from_bytes(field.field_type, summary.upper_bound)
-        except Exception:  # hostile bytes (struct.error, UnicodeDecodeError, ...): never a crash
-            inconsistent(f"has {field.name} partition bounds that are not {field.field_type} values")
-            continue
-        try:
-            outside = [v for v in present if low is None or high is None or not low <= v <= high]
-        except TypeError:  # a value this reader does not compare with its bound (a promoted type): not judged
-            continue
-        if outside:
-            inconsistent(f"holds {field.name} partition values in [{low!r}, {high!r}], it holds {outside[0]!r}")
-    return out
-
-
-def _partition_value(partition: Any, i: int) -> Any:
-    data = getattr(partition, "_data", partition)
-    try:
-        return _plain(data[i])
-    except (IndexError, KeyError, TypeError):
-        return None
-
-
-def file_views(entries: Mapping[str, list[dict[str, Any]]]) -> dict[str, str]:
-    """Per-file view digests: every manifest entry naming a file, in a stable order."""
-    return {p: file_digest({"entries": sorted(e, key=lambda x: json.dumps(x, sort_keys=True))})
-            for p, e in entries.items()}
-
-
 def summary_size(keys: Mapping[str, str]) -> int:
     return len(json.dumps(dict(keys), separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
-
-
-def _strip_docs(node: Any) -> Any:
-    """A schema as readers resolve it: field docs change no value read; ids, names, types and requiredness do."""
-    if isinstance(node, dict):
-        return {k: _strip_docs(v) for k, v in node.items() if k != "doc"}
-    if isinstance(node, list):
-        return [_strip_docs(v) for v in node]
-    return node
-
-
-def _plain(value: Any) -> Any:
-    import enum
-
-    from pyiceberg.typedef import Record
-
-    if isinstance(value, enum.Enum):  # before int/str: DataFileContent is an IntEnum, FileFormat a str enum
-        return value.value
-    if isinstance(value, Record):
-        return [_plain(v) for v in value._data]
-    if isinstance(value, Mapping) or hasattr(value, "items"):
-        return {str(k): _plain(v) for k, v in sorted(dict(value.items()).items())}
-    return value
 
 
 def _comparable(uri: str) -> str:

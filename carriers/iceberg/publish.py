@@ -26,6 +26,7 @@ from attest.tables import Progress
 from attest.verify.report import Level, Report
 from attest.verify.table import verify_state
 from carriers.iceberg.carrier import IcebergCarrier
+from carriers.iceberg.summaries import changed_no_file, operation
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
@@ -83,8 +84,6 @@ def _ancestors(carrier: IcebergCarrier, snapshot_id: int) -> list[int]:
 def _fork_point(carrier: IcebergCarrier, main_head: int, branch_history: set[int]) -> int | None:
     """The snapshot of main's history the branch descends from, passing over only main's attestation-only
     follow-up snapshots (no file added or removed); None when main has anything else the branch lacks."""
-    from carriers.iceberg.carrier import _changed_no_file, _operation
-
     snapshots = carrier._snapshots()
     current: int | None = main_head
     seen: set[int] = set()
@@ -94,8 +93,8 @@ def _fork_point(carrier: IcebergCarrier, main_head: int, branch_history: set[int
         seen.add(current)
         snap = snapshots.get(current)
         carried = None if snap is None else carrier._carried_by(snap)
-        if snap is None or carried is None or not carried[2] or not _changed_no_file(snap) or \
-                _operation(snap) != "append":
+        if snap is None or carried is None or not carried[2] or not changed_no_file(snap) or \
+                operation(snap) != "append":
             return None  # a data commit (or anything but our follow-up) on main since the fork
         current = snap.parent_snapshot_id
     return current

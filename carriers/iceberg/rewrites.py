@@ -71,7 +71,7 @@ def rewrites_between(carrier: IcebergCarrier, attested: Version, version: Versio
     """The snapshots after ``attested`` up to ``version`` that touched files, oldest first, when each is a
     ``replace`` whose summary's file counts are its manifests'; None when any is not, or when ``version`` does not
     descend from ``attested`` through snapshots still in the metadata. An empty list: no snapshot touched a file."""
-    from carriers.iceberg.carrier import _operation
+    from carriers.iceberg.summaries import operation as _operation
 
     index = carrier._snapshots()
     target = version.handle if version.handle is not None else carrier._snapshot(version.id)

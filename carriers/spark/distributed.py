@@ -13,7 +13,8 @@ the verdict is decided on an executor, so the rules, codes and verdict are those
 - ``RoutedHasher``: what the post-write hook uses: writes of at least ``EXECUTOR_HASH_BYTES`` on the executors,
   smaller ones on the driver (a Spark job costs a fixed ~0.1-1 s that a small write does not repay); under a local
   master the driver always (``executor_threshold``).
-- ``verify`` / ``use_executors``: a table verified with its bytes hashed on executors.
+- ``verify`` / ``executor_hasher``: a table verified with its bytes hashed on executors (the hasher is passed to
+  ``verify_state`` / ``record``).
 
 Executors get what they need to open the table's filesystem and nothing else: a ``StorageRecipe`` (Delta: the table
 URI and its storage options; Iceberg: the FileIO class and its properties, which carry the catalog's credentials).
@@ -67,11 +68,11 @@ __all__ = [
     "StorageRecipe",
     "cli_session",
     "code_zip",
+    "executor_hasher",
     "executor_threshold",
     "plan_buckets",
     "ship_code",
     "storage_recipe",
-    "use_executors",
     "verify",
 ]
 
@@ -451,12 +452,11 @@ def executor_threshold(spark: Any, explicit: int | None = None) -> int | None:
     return None if master.startswith("local") else EXECUTOR_HASH_BYTES
 
 
-def use_executors(carrier: AttestedTable, spark: SparkSession | SparkContext | SessionOnDemand, *,
-                  stats: HashingStats | None = None) -> ExecutorHasher:
-    """Make ``carrier`` hash its live files on ``spark``'s executors; returns the hasher (its ``stats``)."""
-    hasher = ExecutorHasher(spark, carrier.storage, label=carrier.reference, stats=stats)
-    carrier.hasher = hasher
-    return hasher
+def executor_hasher(carrier: AttestedTable, spark: SparkSession | SparkContext | SessionOnDemand, *,
+                    stats: HashingStats | None = None) -> ExecutorHasher:
+    """A hasher of ``carrier``'s live files on ``spark``'s executors (its ``stats`` say what it did), to pass to
+    ``verify_state`` / ``verify_table`` / ``record``."""
+    return ExecutorHasher(spark, carrier.storage, label=carrier.reference, stats=stats)
 
 
 def executor_note(hasher: ExecutorHasher) -> str | None:
@@ -486,8 +486,8 @@ def verify(spark: SparkSession, table: str | TableRef | AttestedTable, *, versio
         if version is None:
             version = ref.version
         carrier = open_table(ref, storage_options=storage_options, allow_external=allow_external)
-    hasher = use_executors(carrier, spark)
-    report = verify_table(carrier, version=version, level=level, progress=progress, policy=policy)
+    hasher = executor_hasher(carrier, spark)
+    report = verify_table(carrier, version=version, level=level, progress=progress, policy=policy, hasher=hasher)
     note = executor_note(hasher)
     if note is not None:
         report.notes.append(note)

@@ -20,9 +20,10 @@ mode (``VerificationRefusedError`` naming the table, the version and the code), 
 through in ``optional`` mode; ``disabled`` installs nothing.
 
 **What it does not cover.** Code that reaches the JVM without the Python API (Scala/Java in the same application,
-``spark._jsparkSession`` used directly), Structured Streaming sources, and files changed after the check and before
-the read (files level compares the file set and sizes the engine will read; bytes level re-hashes them at check
-time). docs/security.md has the threat model.
+``spark._jsparkSession`` used directly), the versions a Structured Streaming query reads after it started (its
+Delta / Iceberg sources are checked once, at their latest version, when ``start()`` / ``toTable()`` is called:
+docs/streaming.md), and files changed after the check and before the read (files level compares the file set and
+sizes the engine will read; bytes level re-hashes them at check time). docs/security.md has the threat model.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from attest.errors import AttestError, Code, InvalidArgumentError, Problem, VerificationRefusedError
 from attest.render.terminal import terminal_safe_logger
 from carriers.spark import intercept
-from carriers.spark.plan import LeafInfo, leaves, opt, seq, simple_name
+from carriers.spark.plan import LeafInfo, ident_parts, leaves, opt, seq, simple_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -64,6 +65,8 @@ GATED: dict[tuple[str, str], tuple[str, ...]] = {
     # __init__ only remembers the source and target (pyspark keeps neither); merge() is checked.
     ("pyspark.sql.merge", "MergeIntoWriter"): ("__init__", "merge"),
     ("pyspark.sql.session", "SparkSession"): ("sql",),
+    # A streaming query's Delta / Iceberg sources, checked when it starts (docs/streaming.md, "The read gate").
+    ("pyspark.sql.streaming.readwriter", "DataStreamWriter"): ("start", "toTable"),
 }
 _ROW_LEVEL = frozenset({"ReplaceData", "WriteDelta"})  # Iceberg MERGE/UPDATE/DELETE: the table read is originalTable
 _local = threading.local()  # depth of gated calls in this thread: toPandas -> collect is one statement, one check
@@ -137,6 +140,12 @@ class ReadGate:
     def check_dataframe(self, df: Any, what: str = "query") -> list[Report]:
         """Check what ``df``'s analysed plan reads (raises in required mode); the reports of the tables read."""
         return self.check_plan(df._jdf.queryExecution().analyzed(), what)
+
+    def check_stream(self, df: Any, what: str = "DataStreamWriter.start") -> list[Report]:
+        """Check the Delta / Iceberg sources of a streaming DataFrame at the version each has when the query starts
+        (its latest); the versions the query reads later are not checked (docs/streaming.md)."""
+        reads = stream_reads(df._jdf.queryExecution().analyzed(), self.spark)
+        return [self._check(read, what) for read in reads]
 
     def check_sql(self, text: str, what: str = "SparkSession.sql") -> list[Report]:
         """Parse and analyse a statement without executing it, and check what it reads."""
@@ -238,6 +247,47 @@ def table_reads(plan: Any, jvm: Any) -> list[TableRead]:
     return list(found.values())
 
 
+def stream_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
+    """The Delta / Iceberg tables a streaming plan reads (``StreamingRelation`` of a Delta source,
+    ``StreamingRelationV2`` of an Iceberg table), each at its latest version now: where a query starts reading
+    (a fresh one reads that version's snapshot, a restarted one the versions after its checkpoint, up to it)."""
+    jvm = spark._jvm
+    assert jvm is not None
+    found: dict[tuple[str, ...], TableRead] = {}
+    for leaf in seq(plan.collectLeaves()):
+        cls = simple_name(leaf)
+        read: TableRead | None = None
+        if cls == "StreamingRelation":
+            source = leaf.dataSource()
+            if "delta" not in str(source.className()).lower():
+                continue
+            table = opt(source.catalogTable())
+            path = str(table.location().toString()) if table is not None else opt(source.options().get("path"))
+            if path is None:
+                continue
+            from carriers.delta.carrier import DeltaCarrier
+
+            location = str(jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, str(path))
+                           .dataPath().toString())
+            label = str(table.identifier().unquotedString()) if table is not None else location
+            read = TableRead("delta", label, str(DeltaCarrier(location).latest_version()), location=location)
+        elif cls == "StreamingRelationV2":
+            table = leaf.table()
+            if simple_name(table) != "SparkTable":
+                continue
+            catalog, ident = opt(leaf.catalog()), opt(leaf.identifier())
+            if catalog is None or ident is None:
+                continue
+            cat, parts = str(catalog.name()), ident_parts(ident)
+            table.table().refresh()
+            current = table.table().currentSnapshot()
+            read = TableRead("iceberg", f"iceberg://{cat}/{'.'.join(parts)}",
+                             None if current is None else str(current.snapshotId()), catalog=cat, identifier=parts)
+        if read is not None:
+            found.setdefault(read.key, read)
+    return list(found.values())
+
+
 def _table_read(leaf: LeafInfo) -> TableRead | None:
     if leaf.kind == "delta" and leaf.location:
         return TableRead("delta", leaf.name or leaf.location, leaf.version, location=leaf.location)
@@ -325,6 +375,9 @@ def _intercept(name: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any
         if df is None:
             return
         for gate in _gates_for(df.sparkSession):
+            if name.startswith("DataStreamWriter."):
+                gate.check_stream(df, name)
+                continue
             gate.check_dataframe(df, name)
             if target:
                 gate.check_dataframe(df.sparkSession.table(target), name)  # a MERGE reads its target too

@@ -9,18 +9,18 @@ pyspark/py4j are never imported at module level.
 
 from __future__ import annotations
 
-import json
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from attest.errors import CommitConflictError, PolicyError, SupersededError
+from attest.errors import PolicyError, SupersededError
 from attest.identity.inputs import ObservedInput
 from attest.render.terminal import terminal_safe_logger
+from carriers.base import AmbiguousCommit, one_commit
 from carriers.spark import stamp as stamping
 from carriers.spark.plan import LeafInfo, ident_parts, leaves, opt, program_hash_from_json, seq, simple_name
 from carriers.spark.stamp import ICEBERG_STAMP_KEY, Window, is_stamp, stamp_in_options
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from attest.signing.keys import Signer
     from carriers.base import WriteResult
     from carriers.core import AttestedTable
+    from carriers.spark.distributed import RoutedHasher
 
 __all__ = ["Hook", "attested_write", "install", "quote_identifier", "spark_property_writer", "sql_string"]
 
@@ -112,6 +113,7 @@ def spark_property_writer(spark: SparkSession, *, name: str | None, path: str, r
     from py4j.protocol import Py4JError, Py4JJavaError
 
     from carriers import properties as props
+    from carriers.retry import retry
 
     # Always by path: Spark's rendering of a name may already be quoted, a path is one unambiguous identifier.
     target = f"delta.{quote_identifier(path)}"
@@ -120,28 +122,28 @@ def spark_property_writer(spark: SparkSession, *, name: str | None, path: str, r
     def write(updates: dict[str, str], remove: list[str]) -> None:
         binding = updates.get(props.KEY_VERSION)
         bound = int(binding) if binding is not None and binding.isdigit() and binding.isascii() else None
-        for attempt in range(retries + 1):
+
+        def attempt() -> int | None:
             try:
-                committed = _commit_once(spark, path, updates, remove, lambda read: check(read, bound))
+                return _commit_once(spark, path, updates, remove, lambda read: check(read, bound))
             except _NoDeltaApi as exc:
                 log.warning("attest.spark: the Delta runtime offers no metadata transaction to the hook (%s); "
                             "attesting %s with two commits (UNSET, then SET TBLPROPERTIES)", exc, shown)
-                alter(updates, remove)
-                return
-            except Py4JJavaError as exc:
-                # Our metadata commit lost a race with a concurrent writer: retry it (bounded, backoff).
-                if attempt == retries or not any(c in str(exc) for c in _CONFLICTS):
-                    raise
-                time.sleep(backoff_s * (2 ** attempt))
-                continue
+                return None  # nothing was committed: the fallback below
+            except Py4JJavaError:
+                raise  # our metadata commit lost a race with a concurrent writer: retried (bounded, backoff)
             except Py4JError as exc:
                 raise RuntimeError(f"the attestation commit to {shown} failed: {exc}") from exc
-            if data_version is not None and bound is not None and data_version(committed) != bound:
-                raise SupersededError(f"the attestation of version {bound} of {shown} was committed at version "
-                                      f"{committed}, after a later data commit: it is not in force")
-            return
-        raise CommitConflictError(f"the attestation commit to {shown} lost {retries + 1} races with concurrent "
-                                  "writers")  # pragma: no cover - the loop returns or raises
+
+        committed = retry(attempt, retries=retries, backoff_s=backoff_s, retry_on=lost_race)
+        if committed is None:
+            alter(updates, remove)
+        elif data_version is not None and bound is not None and data_version(committed) != bound:
+            raise SupersededError(f"the attestation of version {bound} of {shown} was committed at version "
+                                  f"{committed}, after a later data commit: it is not in force")
+
+    def lost_race(exc: Exception) -> bool:
+        return isinstance(exc, Py4JJavaError) and any(c in str(exc) for c in _CONFLICTS)
 
     def check(read: int, bound: int | None) -> None:
         if data_version is not None and bound is not None and data_version(read) != bound:
@@ -160,14 +162,8 @@ def spark_property_writer(spark: SparkSession, *, name: str | None, path: str, r
         run(f"ALTER TABLE {target} SET TBLPROPERTIES ({pairs})")
 
     def run(statement: str) -> None:
-        for attempt in range(retries + 1):
-            try:
-                spark.sql(statement)
-                return
-            except Exception as exc:
-                if attempt == retries or not any(c in str(exc) for c in _CONFLICTS):
-                    raise
-                time.sleep(backoff_s * (2 ** attempt))
+        retry(lambda: spark.sql(statement), retries=retries, backoff_s=backoff_s,
+              retry_on=lambda exc: any(c in str(exc) for c in _CONFLICTS))
 
     return write
 
@@ -251,6 +247,7 @@ class WriteEvent:
     stamp: str | None = None  # the per-write id its commit carries (None: unstamped, matched heuristically)
     plan_key: int | None = None  # JVM identity of the executed command plan (pairs a spark.sql call with it)
     maintenance: str | None = None  # OPTIMIZE, REORG, VACUUM, or an Iceberg procedure's name: not a write
+    stream: list[Any] | None = None  # inside foreachBatch: the batch's source ranges (carriers.spark.streaming)
 
 
 def _target_from_relation(rel: Any) -> tuple[str, dict[str, Any]] | None:
@@ -433,6 +430,19 @@ def _call_of(plan: Any) -> tuple[str | None, str | None, str | None]:
 
 # ---- the hook ----------------------------------------------------------------------------------------------------
 
+class _Named(Protocol):
+    """What model naming and the hashing route read off a write (a WriteEvent, or a streaming sink)."""
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def table_name(self) -> str | None: ...
+
+    @property
+    def location(self) -> str | None: ...
+
+
 class _Listener:
     """The py4j-side object Spark calls. It must never raise into the JVM and must return quickly."""
 
@@ -488,7 +498,9 @@ class Hook:
         self.seconds = 0.0
         self.results: list[WriteResult] = []
         self.errors: list[str] = []
-        self._queue: queue.Queue[WriteEvent | None] = queue.Queue(maxsize=max_pending)
+        self.already_attested = 0  # streaming commits found attested already (a restart's re-run batch)
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=max_pending)  # WriteEvent | StreamBatch | None
+        self._streams: Any = None  # carriers.spark.streaming.StreamWatcher, once started
         # Claimed commits: (table, version, write id or ""). The id is part of the key: a table dropped and created
         # again at the same location starts at version 0 again, and its new commits are other commits.
         self._done: set[tuple[str, str, str]] = set()
@@ -525,10 +537,21 @@ class Hook:
         self._session_key = int(self.spark._jsparkSession.hashCode())
         self._listener = _Listener(self)
         self.spark._jsparkSession.listenerManager().register(self._listener)
+        from carriers.spark.streaming import StreamWatcher
+
+        self._streams = StreamWatcher(self)  # Structured Streaming sinks and foreachBatch (docs/streaming.md)
+        try:
+            self._streams.start()
+        except Exception as exc:  # no streaming listener here (another pyspark): batch writes are still attested
+            self._streams = None
+            log.warning("attest.spark: streaming queries will not be attested: %s", exc)
         stamping.register(self)  # stamps every write (always) and runs the write guard (serialize_writes)
 
     def uninstall(self) -> None:
         stamping.unregister(self)
+        if self._streams is not None:
+            self._streams.stop()
+            self._streams = None
         if self._listener is not None:
             self.spark._jsparkSession.listenerManager().unregister(self._listener)
             self._listener = None
@@ -611,6 +634,8 @@ class Hook:
             log.debug("attest.spark: %s -> %s", func_name, event)
             if event is None:
                 return
+            if self._streams is not None:
+                event.stream = self._streams.batch_of(qe)  # a write inside foreachBatch: the batch's range
             event.model = self._override_model
             if self._override_program is not None:
                 event.program_hash = self._override_program
@@ -626,7 +651,20 @@ class Hook:
             with self._lock:
                 self.seconds += time.perf_counter() - start
 
-    def _enqueue(self, event: WriteEvent) -> None:
+    def _enqueue_any(self, event: Any) -> bool:
+        """Queue a streaming job (carriers.spark.streaming.StreamBatch). A full queue is back-pressure on the
+        streaming listener's events (never on the stream itself): the callback waits, at most ``timeout_s``;
+        then the batch is skipped (counted) and left to the next catch-up."""
+        event.queued_at = time.monotonic()
+        try:
+            self._queue.put(event, timeout=self.timeout_s)
+            return True
+        except queue.Full:
+            self._skip(f"{self._queue.maxsize} attestations pending for {self.timeout_s}s; streaming batch "
+                       f"{event.batch} of {event.table_name} not attested now (the query's next catch-up does it)")
+            return False
+
+    def _enqueue(self, event: Any) -> None:
         event.queued_at = time.monotonic()
         try:
             self._queue.put_nowait(event)
@@ -665,16 +703,26 @@ class Hook:
             self.skipped += 1
         log.warning("attest.spark: %s", message)
 
-    def _model(self, event: WriteEvent) -> str:
+    def _model(self, event: _Named) -> str:
         if event.model:
             return event.model
         name = event.table_name or event.location or "table"
         return self.model_namer(name) if self.model_namer else name
 
     def _attest(self, event: WriteEvent) -> None:
-        if event.queued_at and time.monotonic() - event.queued_at > self.timeout_s:
+        if isinstance(event, WriteEvent) and event.queued_at and time.monotonic() - event.queued_at > self.timeout_s:
             self._skip(f"the write to {event.table_name or event.location} waited more than {self.timeout_s}s; "
                        "not attested")
+            return
+        if not isinstance(event, WriteEvent):  # a streaming batch (carriers.spark.streaming)
+            try:
+                done = self._streams.attest(event) if self._streams is not None else []
+            except AmbiguousCommit as exc:
+                self._skip(str(exc))
+                return
+            with self._lock:
+                self.attested += len(done)
+                self.results.extend(done)
             return
         if event.maintenance is not None:
             self._after_maintenance(event)
@@ -721,9 +769,8 @@ class Hook:
             assert event.catalog is not None and event.identifier is not None
             table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
             carrier = IcebergCarrier(table, catalog_name=event.catalog)
-        self._route_hashing(carrier, event)
         try:
-            result = carrier.carry_forward(signer=self.signer)
+            result = carrier.carry_forward(signer=self.signer, hasher=self._hasher(carrier, event))
         except SupersededError as exc:
             self._skip(exc.message)
             return
@@ -740,6 +787,12 @@ class Hook:
             self.results.append(result)
             if self._capture is not None:
                 self._capture.append(result)
+
+    def _stream_inputs(self, event: WriteEvent) -> list[ObservedInput]:
+        """A write inside foreachBatch read its micro-batch: the batch's source range (docs/streaming.md)."""
+        if not event.stream or self._streams is None:
+            return []
+        return list(self._streams.observe(event.stream))
 
     def _observe(self, leaf: LeafInfo) -> ObservedInput:
         if leaf.kind == "delta" and leaf.location and leaf.version is not None:
@@ -759,54 +812,21 @@ class Hook:
                              snapshot_id=obs.snapshot_id, location=obs.location, name=leaf.name)
 
     def _delta_commit(self, event: WriteEvent) -> int | None:
-        """The version this command committed, None when it committed nothing.
-
-        Stamped: the one commit whose ``commitInfo.userMetadata`` is the write's stamp and whose operation
-        matches (our own ALTER may carry a conf stamp of another thread's statement). Unstamped: a commit in
-        (read, hint] that read that version with a matching operation, carries no other write's stamp and is
-        unclaimed — exact only without concurrent writers, and refused when two commits fit. A stamped write
-        whose id no commit carries while an unstamped commit fits it is refused too (never a guess)."""
+        """The version this command committed, None when it committed nothing: the Delta format finds the commit
+        carrying the write's stamp, or for an unstamped write the one that fits it
+        (carriers/delta/write_commit.py)."""
         from carriers.delta.carrier import DeltaCarrier
-        from carriers.delta.log import commit_name
+        from carriers.delta.write_commit import commit_for_write
 
-        carrier = DeltaCarrier(event.location or "")
-        ops = _DELTA_OPS.get(event.command, frozenset())
-        low = -1 if event.read_version is None else event.read_version
-        if event.stamp is not None:
-            # The commit happened before the callback read the hint; the latest version bounds a stale hint.
-            high = max(event.hint_version if event.hint_version is not None else -1, carrier.latest_version())
-            found: list[int] = []
-            for v in range(high, low, -1):
-                info = _read_commit_info(carrier.storage.read(commit_name(v)))
-                if info.get("userMetadata") == event.stamp and str(info.get("operation", "")) in ops:
-                    found.append(v)
-                    if event.read_version is None:
-                        break  # CTAS/RTAS: no read version bounds the search; a stamp is unique, stop at it
-            if found or self._delta_unstamped(carrier, event, ops) is None:
-                return _one(found, event)
-            raise _Ambiguous(_NOT_STAMPED.format(what=event.table_name or event.location, command=event.command))
-        return self._delta_unstamped(carrier, event, ops)
-
-    def _delta_unstamped(self, carrier: Any, event: WriteEvent, ops: frozenset[str]) -> int | None:
-        from carriers.delta.log import commit_name
-
-        low = -1 if event.read_version is None else event.read_version
-        hint = event.hint_version if event.hint_version is not None else carrier.latest_version()
-        candidates = range(low + 1, hint + 1) if event.read_version is not None else range(hint, low, -1)
-        matches: list[int] = []
-        for v in candidates:
+        def claimed(version: int) -> bool:
             with self._lock:
-                if (f"delta:{event.location}", str(v), "") in self._done:
-                    continue  # claimed by an earlier event: two writes that read one version commit twice
-            info = _read_commit_info(carrier.storage.read(commit_name(v)))
-            if str(info.get("operation", "")) not in ops or is_stamp(info.get("userMetadata")):
-                continue  # another operation, or a stamped write's commit (never an unstamped one's)
-            if event.read_version is not None and info.get("readVersion") not in (event.read_version, None):
-                continue
-            matches.append(v)
-            if event.read_version is None:
-                break
-        return _one(matches, event)
+                return (f"delta:{event.location}", str(version), "") in self._done
+
+        return commit_for_write(DeltaCarrier(event.location or ""), write_id=event.stamp,
+                                operations=_DELTA_OPS.get(event.command, frozenset()),
+                                read_version=event.read_version, hint_version=event.hint_version,
+                                what=event.table_name or event.location, command=event.command, claimed=claimed,
+                                is_write_id=is_stamp)
 
     def _attest_delta(self, event: WriteEvent) -> WriteResult | None:
         from carriers.delta.carrier import DeltaCarrier
@@ -827,29 +847,29 @@ class Hook:
         if not detached:
             carrier.property_writer = spark_property_writer(self.spark, name=event.table_name,
                                                             path=event.location, data_version=carrier.data_version)
-        self._route_hashing(carrier, event)
+        hasher = self._hasher(carrier, event)
         if not detached and carrier.data_version() != version:
             self._skip(f"version {version} of {event.table_name or event.location} was superseded by a later data "
                        "commit before it could be attested (alter mode attests the latest data version; use "
                        "delta_mode='detached' to attest every version)")
             return None
-        inputs = [self._observe(leaf) for leaf in event.inputs]
+        inputs = [self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
         try:
             result = carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
                                     run_id=self.run_id, dialect="spark", engines=self._engines, version=version,
-                                    signer=self.signer)
+                                    signer=self.signer, hasher=hasher)
         except SupersededError as exc:  # a data commit got in first: as the check above, never in force
             self._skip(exc.message)
             return None
         return self._emit(carrier, result)
 
-    def _route_hashing(self, carrier: AttestedTable, event: WriteEvent) -> None:
+    def _hasher(self, carrier: AttestedTable, event: _Named) -> RoutedHasher:
         """Large writes are hashed on the executors, small ones on the driver (carriers/spark/distributed.py)."""
         from carriers.spark.distributed import RoutedHasher, executor_threshold
 
-        carrier.hasher = RoutedHasher(self.spark, carrier.storage,
-                                      threshold=executor_threshold(self.spark, self.executor_hash_bytes),
-                                      stats=self.hashing, label=event.table_name or event.location or "")
+        return RoutedHasher(self.spark, carrier.storage,
+                            threshold=executor_threshold(self.spark, self.executor_hash_bytes),
+                            stats=self.hashing, label=event.table_name or event.location or "")
 
     def _iceberg_catalog(self, name: str) -> Any:
         if name not in self._catalogs:
@@ -865,7 +885,7 @@ class Hook:
         assert event.catalog is not None and event.identifier is not None
         table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
         carrier = IcebergCarrier(table, catalog_name=event.catalog, branch=event.branch)
-        self._route_hashing(carrier, event)
+        hasher = self._hasher(carrier, event)
         committed = self._iceberg_commit(table, event)
         if committed is None:
             log.debug("attest.spark: %s on %s committed nothing", event.command, event.table_name)
@@ -880,10 +900,10 @@ class Hook:
             self._skip(f"snapshot {committed} of {event.table_name} was superseded by a later commit before it "
                        "could be attested (Iceberg attests the current snapshot of the branch written)")
             return None
-        inputs = [self._observe(leaf) for leaf in event.inputs]
+        inputs = [self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
         return self._emit(carrier, carrier.record(model=self._model(event), program_hash=event.program_hash or "",
                                                   inputs=inputs, run_id=self.run_id, dialect="spark",
-                                                  engines=self._engines, signer=self.signer))
+                                                  engines=self._engines, signer=self.signer, hasher=hasher))
 
     def _emit(self, carrier: Any, result: WriteResult) -> WriteResult:
         """The attestation's OpenLineage RunEvent, when switched on; a failure is logged, never raised."""
@@ -901,90 +921,25 @@ class Hook:
         return result
 
     def _iceberg_commit(self, table: Any, event: WriteEvent) -> int | None:
-        """The snapshot this command committed, None when it committed nothing.
+        """The snapshot this command committed, None when it committed nothing: the Iceberg format finds the
+        snapshot carrying the write's stamp, or for an unstamped write the one this Spark application wrote that
+        fits it (carriers/iceberg/write_commit.py)."""
+        from carriers.iceberg.write_commit import commit_for_write
 
-        Stamped: the one snapshot whose summary carries the write's stamp (any operation: our own attestation
-        snapshots come from pyiceberg and never carry a Spark conf). Unstamped: written by this Spark
-        application, with a matching operation and no stamp, descending from the read snapshot (possibly
-        through our own no-file attestation snapshots)."""
-        ops = _ICEBERG_OPS.get(event.command, frozenset())
-        if event.stamp is not None:
-            found = [int(snap.snapshot_id) for snap in table.metadata.snapshots
-                     if _summary(snap).get(ICEBERG_STAMP_KEY) == event.stamp]
-            if found or self._iceberg_unstamped(table, event, ops) is None:
-                return _one(found, event)
-            raise _Ambiguous(_NOT_STAMPED.format(what=event.table_name, command=event.command))
-        return self._iceberg_unstamped(table, event, ops)
-
-    def _iceberg_unstamped(self, table: Any, event: WriteEvent, ops: frozenset[str]) -> int | None:
-        by_id = {s.snapshot_id: s for s in table.metadata.snapshots}
-        # Known read snapshot: its first matching descendant is the commit. No read snapshot (CTAS/RTAS): the
-        # newest matching root up to the hint, since an RTAS's new root sits beside the replaced table's old one.
-        ordered = sorted(table.metadata.snapshots, key=lambda s: s.sequence_number or 0,
-                         reverse=event.read_version is None)
-        for snap in ordered:
-            if event.hint_version is not None and (snap.sequence_number or 0) > event.hint_version:
-                continue
-            summary = _summary(snap)
-            if summary.get("spark.app.id") != self._app_id or _operation(snap) not in ops \
-                    or ICEBERG_STAMP_KEY in summary:
-                continue
-            parent = snap.parent_snapshot_id
-            seen: set[int] = set()
-            while parent is not None and parent != event.read_version and parent not in seen:
-                seen.add(parent)  # a parent cycle (forged metadata) ends the walk instead of hanging the listener
-                p = by_id.get(parent)
-                psum = {} if p is None else _summary(p)
-                if p is None or not any(k.startswith("recipe_manifest.") for k in psum):
-                    break  # only our attestation snapshots may sit between the read snapshot and the commit
-                parent = p.parent_snapshot_id
-            if parent == event.read_version and (event.read_version is not None
-                                                 or event.command in _CTAS or snap.parent_snapshot_id is None):
-                return int(snap.snapshot_id)
-        return None
+        return commit_for_write(table, write_id=event.stamp, id_key=ICEBERG_STAMP_KEY,
+                                operations=_ICEBERG_OPS.get(event.command, frozenset()),
+                                read_snapshot=event.read_version, hint_sequence=event.hint_version,
+                                creates=event.command in _CTAS, writer={"spark.app.id": self._app_id},
+                                what=event.table_name or event.location, command=event.command)
 
 
-class _Ambiguous(Exception):
-    """Two commits fit one write, or its commit lacks the write id it was given: attesting a guess could attest
-    the wrong program (never over-claim); the write is counted as skipped, with this message."""
-
-
-# A stamped write whose id is in no commit while an unstamped commit fits it: the engine dropped the id on this
-# path (a write form not measured in docs/dev-notes-spark-listener.md §4), or another writer made that commit.
-_NOT_STAMPED = ("no commit of {what} carries the write id of this {command}, but an unstamped commit fits it "
-                "(the engine may have ignored the id on this write path); not attested rather than guessed")
+# Two commits fit one write, or its commit lacks the write id it was given (carriers/base.py): the write is counted
+# as skipped, with the message.
+_Ambiguous = AmbiguousCommit
 
 
 def _one(found: list[int], event: WriteEvent) -> int | None:
-    if len(found) > 1:
-        raise _Ambiguous(f"{len(found)} commits of {event.table_name or event.location} fit this "
-                         f"{event.command} ({', '.join(map(str, sorted(found)))}); none attested")
-    return found[0] if found else None
-
-
-def _summary(snap: Any) -> dict[str, str]:
-    return {} if snap.summary is None else {str(k): str(v) for k, v in snap.summary.additional_properties.items()}
-
-
-def _operation(snap: Any) -> str:
-    return str(getattr(snap.summary.operation, "value", snap.summary.operation)) if snap.summary else ""
-
-
-def _read_commit_info(data: bytes | None) -> dict[str, Any]:
-    """A Delta commit's commitInfo. Commits are newline-delimited JSON: split on b"\\n" only (a value may hold
-    U+2028 or U+0085); an unreadable line (another writer's) is skipped, never fatal."""
-    if data is None:
-        return {}
-    for line in data.split(b"\n"):
-        if b'"commitInfo"' not in line:
-            continue
-        try:
-            info = json.loads(line).get("commitInfo")
-        except (ValueError, RecursionError, AttributeError):
-            continue
-        if isinstance(info, dict):
-            return dict(info)
-    return {}
+    return one_commit(found, event.table_name or event.location, event.command)
 
 
 def _engines(spark: SparkSession) -> dict[str, str]:

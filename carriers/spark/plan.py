@@ -30,6 +30,8 @@ __all__ = [
 RELATION_CLASSES = frozenset({
     "LogicalRelation", "DataSourceV2Relation", "DataSourceV2ScanRelation", "HiveTableRelation", "LogicalRDD",
     "LocalRelation", "StreamingRelation", "StreamingRelationV2", "ExternalRDD", "OneRowRelation",
+    # a streaming query's sources once it runs (docs/streaming.md): replaced by what they read, never offsets
+    "StreamingExecutionRelation", "StreamingDataSourceV2ScanRelation", "StreamingDataSourceV2Relation",
 })
 # Iceberg's Spark identifiers that select a snapshot of a table rather than name one (SparkCatalog.loadTable).
 _ICEBERG_REF_PREFIXES = ("branch_", "tag_", "snapshot_id_", "at_timestamp_")

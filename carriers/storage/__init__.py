@@ -1,7 +1,7 @@
 """One way to reach bytes for every table carrier: local files, or an object store through the table's engine.
 
 One module per concern: ``options`` (schemes, option checks and mappings), ``errors`` (coded failures), ``base``
-(``Storage``), the backends ``delta`` and ``fileio``, and ``hashing``.
+(``Storage``), the backends ``delta`` and ``fileio``, ``hashing``, and ``objects`` (object-store reads at line rate).
 
 A ``Storage`` addresses bytes two ways: *names* relative to a carrier root (sidecars, pointers, Delta log files —
 POSIX segments, never ``.``/``..``, so untrusted metadata cannot send a reader outside the root) and *locations* (the
@@ -11,7 +11,9 @@ absolute local path or URI at which the table's engine reads a data file). Backe
 - ``FileIOStorage``: pyiceberg's FileIO of the table, so catalog properties and credentials are the table's own.
 
 Both read local paths with plain file I/O. ``hash_locations`` hashes many files with bounded memory: local files
-through attest.hashing (mmap + threads), remote objects streamed by a few concurrent readers.
+through attest.hashing (mmap + threads), remote objects through obstore (concurrent ranged GETs, bounded pieces in
+flight) when the options map to an obstore store, else — and for any object obstore cannot read whole — streamed by
+a few concurrent readers through the engine.
 
 Writes on object stores (docs/object-stores.md): every file the carrier writes (sidecar, detached pointer, Delta
 attestation commit) is one PUT, created conditionally — ``If-None-Match: *`` on S3 and Azure, ``ifGenerationMatch=0``

@@ -51,16 +51,17 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
          ("carriers.lineage", "carriers.openlineage", "carriers.audit_table", "carriers.discovery", "carriers.read")),
         ("refs", "refs", ("carriers.refs",)),
         ("publish", "publish (carriers.iceberg.publish, as earlier releases named it)", ("carriers.publish",)),
-        ("delta", "delta/ · carrier · content · log · commit · write · prefetch", ("carriers.delta",)),
-        ("iceberg", "iceberg/ · carrier · catalogs · catalog_options · content · deletes · kept · rewrites · static · "
-                    "write · publish",
+        ("delta", "delta/ · carrier · content · spellings · guard · log · checkpoint · lines · commit · write · "
+                  "write_commit · stream_commit · prefetch", ("carriers.delta",)),
+        ("iceberg", "iceberg/ · carrier · manifests · views · summaries · catalogs · catalog_options · content · "
+                    "deletes · kept · rewrites · static · write · write_commit · stream_commit · publish",
          ("carriers.iceberg",)),
         ("standalone", "standalone", ("carriers.standalone",)),
         ("carrier_core", "core · content_store · base · sidecar · properties",
          ("carriers", "carriers.core", "carriers.content_store", "carriers.base", "carriers.sidecar",
           "carriers.properties")),
-        ("storage", "storage/ · options · errors · base · delta · fileio · hashing · atomic",
-         ("carriers.storage", "carriers.atomic")),
+        ("storage", "storage/ · options · errors · base · delta · fileio · hashing · objects · atomic · retry",
+         ("carriers.storage", "carriers.atomic", "carriers.retry")),
     ]),
     ("core", "attest/ engine-free core", [
         ("verify", "verify", ("attest.verify",)),

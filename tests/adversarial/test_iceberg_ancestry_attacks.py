@@ -208,8 +208,8 @@ def test_the_spark_hook_matching_its_commit_ends_on_a_parent_cycle() -> None:
     hook._app_id = "app"
     event = WriteEvent(command="AppendData", format="iceberg", table_name="t", location=None, read_version=1)
     found: list[int | None] = []
-    worker = threading.Thread(target=lambda: found.append(hook._iceberg_unstamped(
-        SimpleNamespace(metadata=SimpleNamespace(snapshots=snapshots)), event, frozenset({"append"}))), daemon=True)
+    worker = threading.Thread(target=lambda: found.append(hook._iceberg_commit(  # unstamped: AppendData's "append"
+        SimpleNamespace(metadata=SimpleNamespace(snapshots=snapshots)), event)), daemon=True)
     worker.start()
     worker.join(timeout=20)
     assert not worker.is_alive(), "the walk never ended"

@@ -61,7 +61,7 @@ def test_a_rewrite_that_changed_rows_is_refused(tmp_path: Path) -> None:
     dt = DeltaTable(str(path))
     old = dt.file_uris()[0].split("/")[-1]
     write_deltalake(str(tmp_path / "scratch"), pa.table({"x": [1, 2]}), mode="append")
-    new = [p for p in (tmp_path / "scratch").iterdir() if p.suffix == ".parquet"][0]
+    new = next(p for p in (tmp_path / "scratch").iterdir() if p.suffix == ".parquet")
     (path / new.name).write_bytes(new.read_bytes())
     version = dt.version() + 1
     actions = [{"commitInfo": {"operation": "OPTIMIZE", "operationParameters": {}}},

@@ -127,3 +127,17 @@ def test_legacy_layout_edit_is_still_caught(tmp_path: Path) -> None:
                                                      raise_if_not_exists=False)
     report = verify_table(DeltaCarrier(str(path)), level="schema")
     assert [e.code.value for e in report.errors] == ["carrier_tampered"], report.human()
+
+
+def test_a_data_file_logged_with_size_zero_is_not_a_size_disagreement(tmp_path: Path) -> None:
+    """A logged size of 0 is the file's size (an empty file), not a missing size: delta-rs and the log agree."""
+    import json
+
+    path = _table(tmp_path / "t")
+    (path / "empty.bin").write_bytes(b"")
+    add = {"add": {"path": "empty.bin", "size": 0, "partitionValues": {}, "modificationTime": 1, "dataChange": True}}
+    (path / "_delta_log" / f"{1:020}.json").write_text(json.dumps(add) + "\n")
+    assert DeltaTable(str(path)).version() == 1
+    report = verify_table(DeltaCarrier(str(path)))
+    codes = [e.code.value for e in report.errors]
+    assert "table_inconsistent" not in codes and codes, report.human()

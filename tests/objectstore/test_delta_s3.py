@@ -72,8 +72,12 @@ def test_attest_then_verify_bytes_on_s3(s3: S3) -> None:
 def test_sidecar_is_a_content_addressed_object_under_recipe_attest(s3: S3) -> None:
     result = write_and_attest(s3)
     assert result.sidecar is not None and result.sidecar.startswith(f"{s3.uri(TABLE)}/{SIDECAR_DIR}/")
-    sidecars = [k for k in s3.keys(f"{TABLE}/{SIDECAR_DIR}/")]
+    objects = list(s3.keys(f"{TABLE}/{SIDECAR_DIR}/"))
+    sidecars = [k for k in objects if k.endswith(".json")]
     assert [s3.uri(k) for k in sidecars] == [result.sidecar]
+    # Beside it, only the content digests it binds (docs/content-digest.md), content-addressed the same way.
+    for key in set(objects) - set(sidecars):
+        assert key.endswith(f"/{blake3.blake3(s3.get(key)).hexdigest()}.digests"), key
     body = s3.get(sidecars[0])
     assert sidecars[0].endswith(f"/{blake3.blake3(body).hexdigest()}.json")
     # The reader really takes it from the bucket: without it the attestation cannot be checked.

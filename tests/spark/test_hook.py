@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,22 +52,6 @@ def _delta_path(spark: SparkSession, name: str) -> str:
     row = spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]
     location = str(row["location"])
     return location[len("file:"):] if location.startswith("file:") else location
-
-
-@pytest.fixture
-def hook(spark: SparkSession) -> Iterator[Callable[..., Hook]]:
-    from attest.spark import install
-
-    made: list[Hook] = []
-
-    def make(**kw: Any) -> Hook:
-        h = install(spark, **kw)
-        made.append(h)
-        return h
-
-    yield make
-    for h in made:
-        h.uninstall()
 
 
 def _uid() -> str:

@@ -4,7 +4,7 @@ transaction), every version of the history verifiable, concurrent commits handle
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,22 +20,6 @@ if TYPE_CHECKING:
     from carriers.spark.hook import Hook
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture
-def hook(spark: SparkSession) -> Iterator[Callable[..., Hook]]:
-    from attest.spark import install
-
-    made: list[Hook] = []
-
-    def make(**kw: Any) -> Hook:
-        h = install(spark, **kw)
-        made.append(h)
-        return h
-
-    yield make
-    for h in made:
-        h.uninstall()
 
 
 def _history(spark: SparkSession, path: str) -> list[tuple[int, str]]:

@@ -11,7 +11,7 @@ import json
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,22 +27,6 @@ if TYPE_CHECKING:
     from carriers.spark.hook import Hook
 
 ROUNDS = 5
-
-
-@pytest.fixture
-def hook(spark: SparkSession) -> Iterator[Callable[..., Hook]]:
-    from attest.spark import install
-
-    made: list[Hook] = []
-
-    def make(**kw: Any) -> Hook:
-        h = install(spark, **kw)
-        made.append(h)
-        return h
-
-    yield make
-    for h in made:
-        h.uninstall()
 
 
 def _commits(path: Path) -> dict[int, dict[str, Any]]:
@@ -212,7 +196,7 @@ def _scala(collection: Any) -> list[Any]:
 
 
 def test_commit_info_is_read_line_by_line_on_newlines_only() -> None:
-    from carriers.spark.hook import _read_commit_info
+    from carriers.delta.lines import commit_info as _read_commit_info
 
     info = {"operation": "WRITE", "userMetadata": "a\u2028b\u0085c"}
     data = (json.dumps({"add": {"path": "x"}}) + "\n" + json.dumps({"commitInfo": info}, ensure_ascii=False)).encode()

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Tables of many small files: ``attest verify --level files`` and ``attest record`` against the engine's own listing.
+
+A Delta table of N files (statistics on every add, a checkpoint every 100 commits as delta-rs writes them, the last
+version checkpointed) is built fast: the ``_delta_log`` JSON commits and checkpoint Parquet are written directly with
+pyarrow, and the data files hold one byte (``--level files`` reads none of them; ``record`` hashes each, so they must
+exist). Then, each as a fresh process, in the same run:
+
+- the reference: delta-rs ``DeltaTable(T).file_uris()`` (the engine's listing of the version);
+- ``attest record T`` (attests the version: the sidecar of N file identities is written);
+- ``attest verify T --level files`` (the table read back, the log replayed and cross-checked, the files compared).
+
+Prints per step the wall time and peak memory (max RSS of the process, from ``wait4``) and both as ratios to the
+reference. Goal (issue 35.2): ≤ 1.5× the time, ≤ 2× the memory.
+
+    python benchmarks/bench_million_files.py [--files N] [--full] [--dir D] [--rounds R] [--against ROOT]
+
+``--full`` builds 1,000,000 files (default 200,000); ``--against ROOT`` verifies the same table with another checkout's
+code too (before / after in one run). Exit status is non-zero only when a step fails or a verdict is
+not VERIFIED, never because of a ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+FILES_PER_COMMIT = 1000
+CHECKPOINT_INTERVAL = 100  # delta-rs's default delta.checkpointInterval
+SCHEMA = {"type": "struct", "fields": [{"name": "id", "type": "long", "nullable": True, "metadata": {}},
+                                       {"name": "name", "type": "string", "nullable": True, "metadata": {}}]}
+
+
+def _checkpoint_schema() -> object:
+    """The checkpoint schema delta-rs writes (taken from a checkpoint it writes of a two-row table)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable, write_deltalake
+
+    with tempfile.TemporaryDirectory() as tmp:
+        write_deltalake(tmp, pa.table({"id": pa.array([1], pa.int64()), "name": ["a"]}))
+        DeltaTable(tmp).create_checkpoint()
+        return pq.read_schema(next((Path(tmp) / "_delta_log").glob("*.checkpoint.parquet")))
+
+
+def _add(i: int, now: int) -> dict[str, object]:
+    stats = json.dumps({"numRecords": 1, "minValues": {"id": i, "name": f"n{i}"},
+                        "maxValues": {"id": i, "name": f"n{i}"}, "nullCount": {"id": 0, "name": 0}},
+                       separators=(",", ":"))
+    return {"path": f"d{i // 10000:04d}/part-{i:08d}.parquet", "partitionValues": {}, "size": 1,
+            "modificationTime": now, "dataChange": True, "stats": stats}
+
+
+def build_delta(root: Path, files: int) -> int:
+    """A Delta table of ``files`` empty data files; returns its last version."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    log = root / "_delta_log"
+    log.mkdir(parents=True)
+    now = int(time.time() * 1000)
+    table_id = str(uuid.uuid4())
+    protocol = {"minReaderVersion": 1, "minWriterVersion": 2}
+    metadata = {"id": table_id, "name": None, "description": None, "format": {"provider": "parquet", "options": {}},
+                "schemaString": json.dumps(SCHEMA, separators=(",", ":")), "partitionColumns": [],
+                "createdTime": now, "configuration": {}}
+    info = {"timestamp": now, "operation": "WRITE", "operationParameters": {"mode": "Append"},
+            "engineInfo": "bench_million_files"}
+    (log / f"{0:020d}.json").write_text("\n".join(json.dumps(a) for a in (
+        {"commitInfo": {**info, "operationParameters": {"mode": "ErrorIfExists"}}}, {"protocol": protocol},
+        {"metaData": metadata})) + "\n")
+    schema = _checkpoint_schema()
+    commits = (files + FILES_PER_COMMIT - 1) // FILES_PER_COMMIT
+    for d in range((files + 9999) // 10000):
+        (root / f"d{d:04d}").mkdir()
+    head = [{"protocol": {**protocol, "readerFeatures": None, "writerFeatures": None}},
+            {"metaData": {**metadata, "format": {"provider": "parquet", "options": []}, "configuration": []}}]
+    for version in range(1, commits + 1):
+        first, last = (version - 1) * FILES_PER_COMMIT, min(files, version * FILES_PER_COMMIT)
+        adds = [_add(i, now) for i in range(first, last)]
+        lines = [json.dumps({"commitInfo": info})] + [json.dumps({"add": a}) for a in adds]
+        (log / f"{version:020d}.json").write_text("\n".join(lines) + "\n")
+        for a in adds:
+            fd = os.open(root / str(a["path"]), os.O_CREAT | os.O_WRONLY, 0o644)
+            os.write(fd, b"x")
+            os.close(fd)
+        if version % CHECKPOINT_INTERVAL == 0 or version == commits:
+            rows = last
+            # The checkpoint of `version`: protocol, metaData, then every add so far, written in row groups.
+            name = log / f"{version:020d}.checkpoint.parquet"
+            with pq.ParquetWriter(name, schema) as writer:  # type: ignore[arg-type]
+                writer.write_table(pa.Table.from_pylist(head, schema=schema))  # type: ignore[arg-type]
+                for start in range(0, rows, 100_000):
+                    batch = [_add(i, now) for i in range(start, min(rows, start + 100_000))]
+                    for a in batch:
+                        a["partitionValues"] = []
+                    writer.write_table(pa.Table.from_pylist([{"add": a} for a in batch],
+                                                            schema=schema))  # type: ignore[arg-type]
+            (log / "_last_checkpoint").write_text(json.dumps({"version": version, "size": rows + 2}))
+    return commits
+
+
+def run_once(argv: list[str], root: Path = ROOT) -> tuple[float, int, int, str]:
+    """(wall seconds, exit status, max RSS in KiB, stdout + stderr tail) of one process running ``root``'s code."""
+    start = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=root)
+    assert process.stdout is not None
+    out = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    return elapsed, os.waitstatus_to_exitcode(status), usage.ru_maxrss, out.decode(errors="replace")[-2000:]
+
+
+REFERENCE_DELTA = "import sys; from deltalake import DeltaTable; print(len(DeltaTable(sys.argv[1]).file_uris()))"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=None, help="data files of the Delta table (default 200,000)")
+    parser.add_argument("--full", action="store_true", help="1,000,000 files")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of verify and the reference (best is shown)")
+    parser.add_argument("--dir", help="where the table is built (default: a temporary folder)")
+    parser.add_argument("--against", metavar="ROOT",
+                        help="also verify with the code of another checkout ROOT (e.g. a `git worktree` of main)")
+    parser.add_argument("--build-only", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    files = args.files or (1_000_000 if args.full else 200_000)
+    if args.build_only:
+        build_delta(Path(args.build_only), files)
+        return 0
+    failed = 0
+    with tempfile.TemporaryDirectory(dir=args.dir) as scratch:
+        table = Path(scratch) / "delta"
+        start = time.perf_counter()
+        # Built in a process of its own: a started program's peak memory (max RSS) counts from this process's at the
+        # time it starts, which building here would raise.
+        subprocess.run([PYTHON, __file__, "--files", str(files), "--build-only", str(table)], check=True)
+        last = (files + FILES_PER_COMMIT - 1) // FILES_PER_COMMIT
+        print(f"built a Delta table of {files:,} files in {last} commits: {time.perf_counter() - start:.1f} s "
+              f"(load {os.getloadavg()[0]:.1f})")
+        verify = [PYTHON, "-m", "attest.cli", "verify", str(table), "--level", "files"]
+        steps: dict[str, tuple[list[str], Path]] = {
+            "reference: delta-rs file_uris()": ([PYTHON, "-c", REFERENCE_DELTA, str(table)], ROOT),
+            "attest record": ([PYTHON, "-m", "attest.cli", "record", str(table), "--model", "bench",
+                               "--program-hash", "a" * 64], ROOT),
+            "attest verify --level files": (verify, ROOT),
+        }
+        if args.against:
+            steps[f"  the same, code of {args.against}"] = (verify, Path(args.against).resolve())
+        results: dict[str, tuple[float, int]] = {}
+        for label, (cmd, root) in steps.items():
+            rounds = 1 if label == "attest record" else args.rounds
+            best: tuple[float, int] | None = None
+            for _ in range(rounds):
+                elapsed, status, rss, out = run_once(cmd, root)
+                if status != 0:
+                    print(f"{label}: exit {status}\n{out}")
+                    failed = 1
+                best = (elapsed, rss) if best is None or elapsed < best[0] else (best[0], max(best[1], rss))
+            assert best is not None
+            results[label] = best
+            ref = results["reference: delta-rs file_uris()"]
+            print(f"{label:<36}{best[0]:8.2f} s {best[1] / 1024:8.0f} MiB   {best[0] / ref[0]:5.2f}× time "
+                  f"{best[1] / ref[1]:5.2f}× memory  (load {os.getloadavg()[0]:.1f})")
+        for p in sorted((table / "_recipe_attest").glob("*.json")):
+            print(f"sidecar {p.name}: {p.stat().st_size / 1e6:.1f} MB")
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main())

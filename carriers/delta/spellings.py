@@ -1,0 +1,211 @@
+"""Values a Delta log spells in ways engines read differently (an empty string partition value, a timestamp without a
+zone, statistics one engine cannot read), found file by file while the carrier builds a version's reader view.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from attest.errors import Code, Problem
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
+
+__all__ = ["_Spellings"]
+
+# The log's statistics and delta-rs's typed reading of each (``get_add_actions``).
+_ENGINE_STATISTICS = {"numRecords": "num_records", "nullCount": "null_count", "minValues": "min", "maxValues": "max"}
+
+
+_ABSENT = object()
+
+
+# A local date-time and nothing after it (``2024-01-05 10:00:00.000000``, as delta-rs writes partition values). Any zone
+# after it — Z, +00:00, +0000, +00, UTC — was read as that zone by both engines (measured), '' as null by both.
+_ZONELESS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]*)?)?")
+
+
+class _Spellings:
+    """Values the log spells in ways engines read differently, found file by file (``see``), then reported once
+    (``report``). Measured with Spark 4.1 and delta-rs 1.6: an empty partition value of a string column is null for
+    delta-rs and '' for Spark; a timestamp without a zone is UTC for delta-rs and in Spark's session time zone;
+    statistics delta-rs cannot read are none to it and read by Spark."""
+
+    def __init__(self, dt: DeltaTable) -> None:
+        fields = json.loads(dt.schema().to_json()).get("fields")
+        columns = set(dt.metadata().partition_columns)
+        # {partitionValues key (the physical name under column mapping): (column, type)}
+        self.partitions = {_physical(f): (str(f.get("name")), str(f.get("type"))) for f in _fields(fields)
+                           if f.get("name") in columns}
+        self.strings = [k for k, (_, kind) in self.partitions.items() if kind == "string"]
+        self.timestamps = [k for k, (_, kind) in self.partitions.items() if kind == "timestamp"]
+        self.columns = _leaf_columns(fields)
+        self.statistics = [physical for physical, _, kind in self.columns if kind == "timestamp"]
+        self.empty: list[str] = []
+        self.zoneless: set[str] = set()
+        self.zoneless_statistics: list[str] = []
+        self.unread: list[str] = []
+        self.unread_names: set[str] = set()
+
+    def see(self, rel: str, values: Any, stats: Any, engine: Mapping[str, Any],
+            parsed: Mapping[str, Any]) -> list[Any] | None:
+        """One live file: its partition values and statistics as the log spells them (``parsed``: statistics text the
+        log replay parsed, by text), and delta-rs's row for it. Returns the statistics delta-rs cannot read, as
+        written, for the file's view (None when there are none)."""
+        if isinstance(values, dict):
+            if self.strings and any(values.get(k) == "" for k in self.strings):
+                self.empty.append(rel)
+            if self.timestamps:
+                self.zoneless.update(self.partitions[k][0] for k in self.timestamps if _zoneless(values.get(k)))
+        # Looked into only where a check needs it: timestamp columns, or a statistic delta-rs read none of.
+        gap = (engine.get("num_records") is None or _gap(engine.get("null_count")) or _gap(engine.get("min"))
+               or _gap(engine.get("max")))
+        if not (self.statistics or gap) or not isinstance(stats, str):
+            return None
+        value = parsed.get(stats)
+        if value is None:  # not parsed by the replay: a key named twice (a problem already), NaN, or malformed
+            try:
+                value = json.loads(stats)
+            except (ValueError, RecursionError):
+                value = None
+        if not isinstance(value, dict):
+            # Not JSON to Python (nested deeper than its parser goes, or malformed): Spark may read it (it read bounds
+            # nested 990 deep, measured) and delta-rs read none of it, so the text is bound as written.
+            return self._unread(rel, {"statistics"}, [["text", [], stats]]) if gap and stats.strip() else None
+        if self.statistics and _zoneless_statistics(value, self.statistics):
+            self.zoneless_statistics.append(rel)
+        unread = _unread_statistics(value, engine, self.columns) if gap else []
+        if not unread:
+            return None
+        written: list[Any] = []
+        for field, path, given in unread:
+            try:  # as JSON text: exact types and values (1 and "1", floats by repr), whatever the nesting
+                written.append([field, list(path), json.dumps(given, sort_keys=True, separators=(",", ":"),
+                                                              ensure_ascii=False)])
+            except (ValueError, RecursionError):
+                return self._unread(rel, {"statistics"}, [["text", [], stats]])
+        return self._unread(rel, {".".join([field, *path]) for field, path, _ in unread}, written)
+
+    def _unread(self, rel: str, names: set[str], bound: list[Any]) -> list[Any]:
+        """Records a file with statistics delta-rs cannot read (``names``, for the note); returns ``bound``."""
+        self.unread.append(rel)
+        self.unread_names.update(names)
+        return bound
+
+    def report(self, problems: list[Problem], notes: list[str]) -> None:
+        if self.empty:
+            problems.append(Problem(Code.TABLE_INCONSISTENT, f"{_some(self.empty)}: an empty partition value of a "
+                                    "string column, which delta-rs reads as null and Spark as an empty string",
+                                    self.empty[0]))
+        if self.zoneless_statistics:
+            # No writer measured writes them so (delta-rs and Spark write 'Z'); delta-rs's typed reading (the view) is
+            # the same instant, and Spark in a New York session skipped the file in a query for its rows.
+            problems.append(Problem(Code.TABLE_INCONSISTENT, f"the statistics of {_some(self.zoneless_statistics)} "
+                                    "give a timestamp bound without a time zone: delta-rs reads it as UTC, Spark in "
+                                    "its session time zone, and a filtered query skips the file by it",
+                                    self.zoneless_statistics[0]))
+        if self.unread:
+            # Bound as written in each file's view (see _compute_live), so a change is reader_view_changed: an honest
+            # writer leaves them too (delta-rs writes a decimal bound past 17 digits as a rounded float it then cannot
+            # read, and Spark read it and skipped the file holding that value: measured).
+            names = sorted(self.unread_names)
+            notes.append(f"the statistics of {_some(self.unread)} give values delta-rs cannot read (it reads none: "
+                         f"{', '.join(names[:5])}{' …' if len(names) > 5 else ''}), bound as written: Spark may read "
+                         "them, and skip a file or count its rows by them")
+        if self.zoneless:
+            notes.append(f"timestamp partition values of {', '.join(sorted(self.zoneless))} carry no time zone (as "
+                         "delta-rs writes them): delta-rs reads them as UTC, Spark in its session time zone "
+                         "(spark.sql.session.timeZone) — other instants unless that zone is UTC")
+
+
+def _some(paths: list[str]) -> str:
+    return ", ".join(paths[:3]) + (f" (+{len(paths) - 3} more)" if len(paths) > 3 else "")
+
+
+def _fields(fields: Any) -> list[dict[str, Any]]:
+    return [f for f in fields if isinstance(f, dict)] if isinstance(fields, list) else []
+
+
+def _physical(field: dict[str, Any]) -> str:
+    return str((field.get("metadata") or {}).get("delta.columnMapping.physicalName") or field.get("name"))
+
+
+def _leaf_columns(fields: Any, physical: tuple[str, ...] = (), logical: tuple[str, ...] = ()
+                  ) -> list[tuple[tuple[str, ...], tuple[str, ...], str]]:
+    """(physical path, logical path, type) of every column that is not a struct, through structs: the places the
+    statistics can bound or count."""
+    out: list[tuple[tuple[str, ...], tuple[str, ...], str]] = []
+    for f in _fields(fields):
+        key, name, kind = (*physical, _physical(f)), (*logical, str(f.get("name"))), f.get("type")
+        if isinstance(kind, dict) and kind.get("type") == "struct":
+            out += _leaf_columns(kind.get("fields"), key, name)
+        else:
+            out.append((key, name, kind if isinstance(kind, str) else "complex"))  # arrays and maps: no bounds
+    return out
+
+
+def _gap(value: Any) -> bool:
+    """Whether delta-rs's reading of a statistic lacks something: None, or None somewhere inside."""
+    if type(value) is dict:
+        for v in value.values():  # noqa: SIM110 - a loop: any() over a generator cost ~2 µs a file here
+            if v is None or (type(v) is dict and _gap(v)):
+                return True
+        return False
+    return value is None
+
+
+def _unread_statistics(parsed: dict[str, Any], engine: Mapping[str, Any],
+                       columns: list[tuple[tuple[str, ...], tuple[str, ...], str]]
+                       ) -> list[tuple[str, tuple[str, ...], Any]]:
+    """(statistic, column path, JSON value) wherever the parsed JSON statistics give a value and delta-rs's typed
+    statistics have none. A column delta-rs leaves out of its statistics altogether (past
+    ``delta.dataSkippingNumIndexedCols``, not in ``delta.dataSkippingStatsColumns``, a type without bounds) is one
+    Spark does not read either (measured)."""
+    out: list[tuple[str, tuple[str, ...], Any]] = []
+    if parsed.get("numRecords") is not None and engine.get("num_records") is None:
+        out.append(("numRecords", (), parsed["numRecords"]))
+    for field, key in _ENGINE_STATISTICS.items():
+        given, mine = parsed.get(field), engine.get(key)
+        if key == "num_records" or not given or not isinstance(given, dict):
+            continue
+        for physical, logical, _ in columns:
+            value = _dig(given, physical)
+            if value is None:
+                continue
+            if mine is not None:
+                found = [v for v in (_find(mine, physical), _find(mine, logical)) if v is not _ABSENT]
+                if not found or any(v is not None for v in found):  # delta-rs keys by physical name under mapping
+                    continue
+            # else delta-rs read none of this statistic: one value it could not parse voids them all
+            out.append((field, physical, value))
+    return out
+
+
+def _find(node: Any, path: tuple[str, ...]) -> Any:
+    """The value at ``path``, None where a struct on the way is null, ``_ABSENT`` where a key is missing."""
+    for key in path:
+        if node is None:
+            return None
+        if not isinstance(node, dict) or key not in node:
+            return _ABSENT
+        node = node[key]
+    return node
+
+
+def _dig(node: Any, path: tuple[str, ...]) -> Any:
+    """The value at ``path``, None where anything on the way is missing."""
+    value = _find(node, path)
+    return None if value is _ABSENT else value
+
+
+def _zoneless_statistics(parsed: dict[str, Any], columns: list[tuple[str, ...]]) -> bool:
+    """Whether parsed JSON statistics give a ``timestamp`` column's minimum or maximum without a zone."""
+    return any(_zoneless(_dig(parsed.get(bound), column)) for bound in ("minValues", "maxValues") for column in columns)
+
+
+def _zoneless(text: Any) -> bool:
+    """A timestamp spelled without a zone, which delta-rs reads as UTC and Spark in its session time zone."""
+    return isinstance(text, str) and _ZONELESS.fullmatch(text) is not None

@@ -1,0 +1,235 @@
+"""Reading an Iceberg snapshot's manifests as the table format version writes them, and what their summaries claim.
+
+pyiceberg 0.12 reads v3 manifests with the v2 schema (losing deletion-vector offsets and row lineage) and caches
+manifest lists process-wide by path: the carrier reads them here itself, through pyiceberg's Avro reader, with the
+format version's own schema (``ManifestReader``, a part of ``IcebergCarrier``). ``_summary_problems``: where the
+manifest list's summary of a manifest says other than its entries; ``_canonical_uri``: a location readers resolve
+differently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from attest.errors import Code, Problem
+
+if TYPE_CHECKING:
+    from pyiceberg.table import Table
+    from pyiceberg.table.snapshots import Snapshot
+
+__all__ = ["ManifestReader"]
+
+
+class ManifestReader:
+    """The manifest reading of ``IcebergCarrier`` (its ``table``)."""
+
+    table: Table
+
+    def _manifest_entries(self, snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[Problem]]:
+        """Live data-file records of a snapshot, read with the table format version's own manifest schema, and where
+        the manifest list's summary of a manifest contradicts the manifest (:func:`_summary_problems`)."""
+        from pyiceberg.avro.file import AvroFile
+        from pyiceberg.manifest import MANIFEST_ENTRY_SCHEMAS, ManifestEntryStatus
+
+        fv = max(2, int(self.table.metadata.format_version))
+        schema = MANIFEST_ENTRY_SCHEMAS[fv]
+        entry_names = [f.name for f in schema.fields]
+        file_type: Any = schema.find_field("data_file").field_type
+        file_names = [f.name for f in file_type.fields]
+        out: list[dict[str, Any]] = []
+        problems: list[Problem] = []
+        partition_types: dict[int, Any] = {}
+        reason = _canonical_uri(str(snapshot.manifest_list))
+        if reason is not None:
+            return out, [Problem(Code.PATH_AMBIGUOUS, f"manifest list {snapshot.manifest_list!r}: {reason}",
+                                 str(snapshot.manifest_list))]
+        for manifest, first_row_id in self._manifest_list(snapshot, fv):
+            reader: Any
+            reason = _canonical_uri(str(manifest.manifest_path))
+            if reason is not None:
+                problems.append(Problem(Code.PATH_AMBIGUOUS, f"manifest {manifest.manifest_path!r}: {reason}",
+                                        str(manifest.manifest_path)))
+                continue
+            inherited = int(manifest.sequence_number or 0)
+            content = int(getattr(manifest.content, "value", manifest.content) or 0)
+            statuses: list[int] = []
+            live: list[dict[str, Any]] = []
+            # v3 row lineage: a data file without a first_row_id takes its manifest's, plus the rows of the files
+            # before it in the manifest that had none (Iceberg spec, "First Row ID Inheritance"); readers' _row_id.
+            next_row_id = first_row_id if content == 0 else None
+            with AvroFile(self.table.io.new_input(manifest.manifest_path), schema, read_types={},
+                          read_enums={}) as reader:
+                for record in reader:
+                    entry = dict(zip(entry_names, record._data, strict=False))
+                    status = entry.get("status")
+                    statuses.append(int(status or 0))
+                    data_file = dict(zip(file_names, entry["data_file"]._data, strict=False))
+                    if next_row_id is not None and data_file.get("first_row_id") is None:
+                        data_file["first_row_id"] = next_row_id
+                        next_row_id += int(data_file.get("record_count") or 0)
+                    if status == ManifestEntryStatus.DELETED.value:
+                        continue
+                    data_file["spec_id"] = manifest.partition_spec_id
+                    data_file["manifest_content"] = content
+                    data_file["manifest_path"] = manifest.manifest_path
+                    # The data sequence number decides which delete files apply to the file (Iceberg spec, "Sequence
+                    # Number Inheritance"): an added entry without one takes its manifest's, as every reader does.
+                    sequence = entry.get("sequence_number")
+                    if sequence is None and (inherited == 0 or status == ManifestEntryStatus.ADDED.value):
+                        sequence = inherited
+                    data_file["data_sequence_number"] = sequence
+                    live.append(data_file)
+            spec_id = manifest.partition_spec_id
+            if spec_id not in partition_types:
+                partition_types[spec_id] = self._partition_type(spec_id)
+            problems += _summary_problems(manifest, statuses, live, partition_types[spec_id])
+            out += live
+        return out, problems
+
+    def _manifest_list(self, snapshot: Snapshot, format_version: int) -> list[tuple[Any, int | None]]:
+        """(manifest, its first_row_id) for each manifest of the snapshot's list, as the file says now:
+        Snapshot.manifests() serves records cached process-wide by manifest path (a list rewritten in place would go
+        unseen by a long-lived process), and reads no first_row_id (pyiceberg reads every list as a v2 one)."""
+        from pyiceberg.avro.file import AvroFile
+        from pyiceberg.manifest import (
+            MANIFEST_LIST_FILE_SCHEMAS,
+            ManifestContent,
+            ManifestFile,
+            PartitionFieldSummary,
+            read_manifest_list,
+        )
+
+        source = self.table.io.new_input(snapshot.manifest_list)
+        if format_version < 3:
+            return [(m, None) for m in read_manifest_list(source)]
+        schema = MANIFEST_LIST_FILE_SCHEMAS[3]
+        position = [f.name for f in schema.fields].index("first_row_id")
+        reader: Any
+        with AvroFile(source, schema, read_types={-1: ManifestFile, 508: PartitionFieldSummary},
+                      read_enums={517: ManifestContent}) as reader:
+            return [(m, m._data[position] if len(m._data) > position else None) for m in reader]
+
+    def _partition_type(self, spec_id: int) -> Any:
+        """The partition tuple's type under spec ``spec_id`` (None when the current schema cannot resolve it)."""
+        spec = self.table.metadata.specs().get(spec_id)
+        try:
+            return None if spec is None else spec.partition_type(self.table.metadata.schema())
+        except Exception:  # a source column dropped since: bounds are then not compared (counts still are)
+            return None
+
+    def record_of(self, data_file: Any, spec_id: int) -> dict[str, Any]:
+        """An in-memory pyiceberg DataFile as the field-name record a manifest read gives back."""
+        from pyiceberg.manifest import DATA_FILE_TYPE, DEFAULT_READ_VERSION
+
+        names = [f.name for f in DATA_FILE_TYPE[DEFAULT_READ_VERSION].fields]
+        record = dict(zip(names, data_file._data, strict=False))
+        record["spec_id"] = spec_id
+        return record
+
+
+def _canonical_uri(path: str) -> str | None:
+    """Why a file's absolute location (a data or delete file, a manifest, a manifest list) would be read differently
+    by different FileIOs or from different working directories (None when it would not)."""
+    from urllib.parse import urlparse
+
+    try:
+        parsed = urlparse(path)
+    except ValueError:  # "s3://[b/k": urlsplit refuses an unbalanced '[' in the authority, other parsers read a bucket
+        return "an authority with an unbalanced '[' or ']' (URI parsers refuse or read it differently)"
+    if len(parsed.scheme) <= 1 and not path.startswith("/"):
+        return "a relative path"
+    if parsed.scheme == "file" and (parsed.netloc or not parsed.path.startswith("/")):
+        # pyiceberg reads file://host/p and file:p as the relative path host/p or p, from its working directory
+        # (measured: rows from '/', FileNotFoundError from /tmp); Hadoop refuses a host ("Wrong FS").
+        return "a file URI with a host or a relative path: readers resolve it against their working directory"
+    if len(parsed.scheme) > 1 and parsed.scheme != "file" and not path[len(parsed.scheme) + 1:].startswith("//"):
+        return "a URI without '//' after its scheme (FileIOs parse it differently, or refuse it)"
+    body = parsed.path if len(parsed.scheme) > 1 else path
+    segments = body.split("/")[1:]
+    if any(s in ("", ".", "..") for s in segments) or "\\" in path or "\x00" in path:
+        return "'.', '..' or empty segments (Hadoop FileIO normalises them, object stores do not)"
+    if "#" in path or "?" in path:
+        # Measured: pyiceberg read x.parquet for file:///t/x.parquet#f; Hadoop FileIO reads the whole name, Java's
+        # S3FileIO drops a query and a fragment from an s3:// key.
+        return "a '#' or '?' in the location (some FileIOs read the file named before it, others the whole name)"
+    return None
+
+
+def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, Any]],
+                      partition_type: Any) -> list[Problem]:
+    """Where the manifest list's summary of a manifest says other than the manifest's entries. Readers plan with the
+    summary before they open a manifest: Java skips a manifest whose added and existing counts are zero, Java and
+    pyiceberg skip one whose partition bounds exclude a query's filter, pyiceberg skips delete manifests listed below
+    the data manifests' smallest sequence number (carriers/iceberg/deletes.py). A summary narrower than its manifest
+    hides rows from some readers or queries, with every file and byte intact (a wider one only costs planning time, as
+    writers may make it)."""
+    path = manifest.manifest_path
+    out: list[Problem] = []
+
+    def inconsistent(what: str) -> None:
+        out.append(Problem(Code.TABLE_INCONSISTENT, f"the manifest list says manifest {path} {what}: readers that plan "
+                           "with the summary skip rows others read", path))
+
+    for label, status, claimed in (("added", 1, manifest.added_files_count),
+                                   ("existing", 0, manifest.existing_files_count),
+                                   ("deleted", 2, manifest.deleted_files_count)):
+        real = statuses.count(status)
+        if claimed is not None and claimed != real:
+            inconsistent(f"holds {claimed} {label} file(s), it holds {real}")
+    sequences = [df["data_sequence_number"] for df in live if isinstance(df.get("data_sequence_number"), int)]
+    claimed_min = manifest.min_sequence_number
+    if sequences and claimed_min is not None and claimed_min > min(sequences):
+        inconsistent(f"holds no file older than sequence number {claimed_min}, it holds one of {min(sequences)}")
+    summaries = manifest.partitions or []
+    fields = list(getattr(partition_type, "fields", None) or [])
+    if partition_type is None or len(summaries) != len(fields):
+        if partition_type is not None and live and summaries:
+            inconsistent(f"has {len(summaries)} partition summaries for {len(fields)} partition fields")
+        return out
+    from pyiceberg.conversions import from_bytes
+
+    for i, (field, summary) in enumerate(zip(fields, summaries, strict=True)):
+        values = [_partition_value(df.get("partition"), i) for df in live]
+        if summary.contains_null is False and any(v is None for v in values):
+            inconsistent(f"has no null {field.name} partition value, it has one")
+        present = [v for v in values if v is not None and not (isinstance(v, float) and v != v)]
+        if summary.contains_nan is False and len(present) + values.count(None) < len(values):
+            inconsistent(f"has no NaN {field.name} partition value, it has one")
+        if not present:
+            continue
+        try:
+            low = None if summary.lower_bound is None else from_bytes(field.field_type, summary.lower_bound)
+            high = None if summary.upper_bound is None else from_bytes(field.field_type, summary.upper_bound)
+        except Exception:  # hostile bytes (struct.error, UnicodeDecodeError, ...): never a crash
+            inconsistent(f"has {field.name} partition bounds that are not {field.field_type} values")
+            continue
+        try:
+            outside = [v for v in present if low is None or high is None or not low <= v <= high]
+        except TypeError:  # a value this reader does not compare with its bound (a promoted type): not judged
+            continue
+        if outside:
+            inconsistent(f"holds {field.name} partition values in [{low!r}, {high!r}], it holds {outside[0]!r}")
+    return out
+
+
+def _partition_value(partition: Any, i: int) -> Any:
+    data = getattr(partition, "_data", partition)
+    try:
+        return _plain(data[i])
+    except (IndexError, KeyError, TypeError):
+        return None
+
+
+def _plain(value: Any) -> Any:
+    import enum
+
+    from pyiceberg.typedef import Record
+
+    if isinstance(value, enum.Enum):  # before int/str: DataFileContent is an IntEnum, FileFormat a str enum
+        return value.value
+    if isinstance(value, Record):
+        return [_plain(v) for v in value._data]
+    if isinstance(value, Mapping) or hasattr(value, "items"):
+        return {str(k): _plain(v) for k, v in sorted(dict(value.items()).items())}
+    return value

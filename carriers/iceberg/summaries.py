@@ -1,0 +1,40 @@
+"""What an Iceberg snapshot's summary says: its properties, its operation, whether it changed any file.
+
+Every reader of a summary goes through these (the carrier, write-audit-publish, the search for a write's snapshot),
+so a summary is read one way.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyiceberg.table.snapshots import Snapshot
+
+__all__ = ["CHANGE_COUNTERS", "changed_no_file", "operation", "summary"]
+
+# Summary counters Iceberg computes; a snapshot whose counters are all zero/absent changed no file.
+CHANGE_COUNTERS = (
+    "added-data-files", "deleted-data-files", "added-delete-files", "removed-delete-files",
+    "added-position-delete-files", "removed-position-delete-files", "added-equality-delete-files",
+    "removed-equality-delete-files", "added-dvs", "removed-dvs", "added-records", "deleted-records",
+)
+
+
+def summary(snapshot: Snapshot) -> dict[str, Any]:
+    """The summary's properties, {} for a snapshot without a summary."""
+    return {} if snapshot.summary is None else dict(snapshot.summary.additional_properties)
+
+
+def operation(snapshot: Snapshot) -> str:
+    """The summary's operation ("append", "overwrite", "delete", "replace"), "unknown" without a summary."""
+    if snapshot.summary is None:
+        return "unknown"
+    op = snapshot.summary.operation
+    return str(getattr(op, "value", op))
+
+
+def changed_no_file(snapshot: Snapshot) -> bool:
+    """Whether the snapshot added and removed no file, by its summary's counters."""
+    found = summary(snapshot)
+    return all(str(found.get(k, "0")) in ("0", "") for k in CHANGE_COUNTERS)
