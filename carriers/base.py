@@ -80,6 +80,7 @@ class RecordRequest:
     replace: bool = False
     signer: Signer | None = None
     hasher: FileHasher | None = None
+    carry_only: bool = False  # only a carry-forward attestation, else NothingToCarry (AttestedTable.carry_forward)
 
     @classmethod
     def of(cls, request: RecordRequest | None, fields: Mapping[str, Any]) -> RecordRequest:

@@ -302,6 +302,10 @@ def _tampered(message: str, path: str = "") -> Problem:
 
 
 # ---- the core ----------------------------------------------------------------------------------------------------
+class NothingToCarry(CarrierError):
+    """``record(carry_only=True)`` found no attestation to carry forward (``carry_forward`` returns None)."""
+
+
 class AttestedTable(ABC):
     """Shared attestation logic; a table format subclasses it (see module docstring)."""
 
@@ -774,12 +778,16 @@ class AttestedTable(ABC):
         commit the attestation. Raises SupersededError when the
         attestation was written but another commit keeps it from being in force, and EvidenceDroppedError when it
         would replace an attestation of the same version that recorded inputs this one does not (unless
-        ``replace``). Takes a RecordRequest (carriers/base.py), or its fields as keywords."""
+        ``replace``). Takes a RecordRequest (carriers/base.py), or its fields as keywords. ``carry_only``: write only a
+        carry-forward attestation (``model``, ``program_hash`` and ``inputs`` are then unused); NothingToCarry when
+        there is none to write (see ``carry_forward``)."""
         r = RecordRequest.of(request, fields)
         v = self._data_version() if r.version is None else self._resolve(r.version)
         live = self._live(v)
         live.refuse_if_inconsistent(f"{self.reference} {self.noun} {v.id} cannot be attested")
-        carried = self._carry_forward_check(v, live, r.progress)
+        carried = self._carry_forward_check(v, live, r.progress, unchanged=r.carry_only)
+        if r.carry_only and carried is None:
+            raise NothingToCarry(f"{self.noun} {v.id} of {self.reference} has no attestation to carry forward")
         reuse: dict[tuple[str, int], str] = {}
         previous = self._reusable()
         if previous is not None:
@@ -809,14 +817,30 @@ class AttestedTable(ABC):
         self._check_in_force(v, manifest)
         return replace_result(result, replaced=tuple(replaced))
 
+    def carry_forward(self, *, version: str | int | None = None, signer: Signer | None = None,
+                      progress: Progress | None = None, hasher: FileHasher | None = None) -> WriteResult | None:
+        """The carry-forward attestation of ``version`` (default: the latest data version), written when it is
+        reached from the attested version only through rewrites whose rows the recorded content digests confirm: the
+        continued attestation's program, inputs and producer with the version's files. None, writing nothing, when
+        there is nothing to carry (the version is attested already, no content digest is bound, data changed, or the
+        rewrites changed metadata too): never an attestation naming a maintenance command as its program. A version
+        whose commits since the attested one changed no file (Iceberg ``rewrite_manifests``) is carried to as well. A
+        rewrite whose rows changed raises (``content_changed``). What the Spark hook runs after maintenance."""
+        try:
+            return self.record(model="", program_hash="", version=version, signer=signer, progress=progress,
+                               hasher=hasher, carry_only=True)
+        except NothingToCarry:
+            return None
+
     def _carry_forward_check(self, v: Version, live: LiveVersion,
-                             progress: Progress | None
+                             progress: Progress | None, *, unchanged: bool = False
                              ) -> tuple[Attestation, ContentCheck, dict[str, Any]] | None:
         """(the attestation in force, its passing content check) when ``v`` is reached from the attested version only
         through rewrites whose rows the recorded content digests confirm: ``record`` then carries it forward. None
         when there is nothing to carry (no content digest bound, data changed, the rewrites changed metadata too).
         A rewrite that changed the rows is refused (``content_changed``): re-attesting it under another program would
-        hide what the rewrite did."""
+        hide what the rewrite did. ``unchanged``: also carry it to a later version whose commits changed no file
+        (Iceberg ``rewrite_manifests``), so that expiring the attested snapshot does not lose it (``carry_forward``)."""
         att = self._in_force(v)
         if att is None or att.content is None or att.problems or att.attested_version in (None, v.id):
             return None
@@ -824,7 +848,7 @@ class AttestedTable(ABC):
             changes = self._changes(att.attested_version, v)
         except VersionNotFoundError:
             return None
-        if changes.kind != "compaction":
+        if changes.kind != "compaction" and not (unchanged and changes.kind == "none"):
             return None
         computed: dict[str, Any] = {}
         check = self._content_check(att, v, live, progress, computed)

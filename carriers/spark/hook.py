@@ -22,7 +22,7 @@ from attest.identity.inputs import ObservedInput
 from attest.render.terminal import terminal_safe_logger
 from carriers.base import AmbiguousCommit, one_commit
 from carriers.spark import stamp as stamping
-from carriers.spark.plan import LeafInfo, ident_parts, leaves, opt, program_hash_from_json, simple_name
+from carriers.spark.plan import LeafInfo, ident_parts, leaves, opt, program_hash_from_json, seq, simple_name
 from carriers.spark.stamp import ICEBERG_STAMP_KEY, Window, is_stamp, stamp_in_options
 
 if TYPE_CHECKING:
@@ -67,6 +67,12 @@ _ICEBERG_OPS: dict[str, frozenset[str]] = {
     "CreateTableAsSelect": frozenset({"append", "overwrite"}),
     "ReplaceTableAsSelect": frozenset({"append", "overwrite"}),
 }
+# Maintenance commands (docs/maintenance.md): never attested as writes (their program is not the producer's). After a
+# rewrite the hook writes a carry-forward attestation when the rows are the attested ones; cleanup needs nothing.
+_DELTA_MAINTENANCE = {"OptimizeTableCommand": "OPTIMIZE", "DeltaReorgTableCommand": "REORG",
+                      "VacuumTableCommand": "VACUUM"}
+_ICEBERG_REWRITES = frozenset({"rewrite_data_files", "rewrite_manifests", "rewrite_position_delete_files"})
+_ICEBERG_CLEANUP = frozenset({"expire_snapshots", "remove_orphan_files"})
 _READ_ACTIONS = frozenset({"head", "collect", "count", "show", "take", "tail", "toPandas", "collectToPython",
                            "deltaTransactionalWrite", "toLocalIterator", "foreach", "foreachPartition"})
 _CONFLICTS = ("ConcurrentModification", "MetadataChanged", "ConcurrentAppend", "ConcurrentTransaction",
@@ -240,6 +246,7 @@ class WriteEvent:
     queued_at: float = 0.0
     stamp: str | None = None  # the per-write id its commit carries (None: unstamped, matched heuristically)
     plan_key: int | None = None  # JVM identity of the executed command plan (pairs a spark.sql call with it)
+    maintenance: str | None = None  # OPTIMIZE, REORG, VACUUM, or an Iceberg procedure's name: not a write
     stream: list[Any] | None = None  # inside foreachBatch: the batch's source ranges (carriers.spark.streaming)
 
 
@@ -281,10 +288,20 @@ def _branch_of(spark_table: Any) -> str | None:
 
 def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
     """The write event of one successful query, or None when it is not a Delta/Iceberg write command."""
-    if func_name in _READ_ACTIONS or func_name.startswith("Cache Delta Table State"):
-        return None  # Delta internal queries and actions: the class whitelist below would drop them too, later
+    if func_name.startswith("Cache Delta Table State"):
+        return None  # Delta internal queries: the class whitelist below would drop them too, later
+    if func_name in _READ_ACTIONS:
+        # A CALL runs while it is analysed: Spark reports it only when its result is read, as a CommandResult.
+        call = None
+        if func_name in _CALL_ACTIONS:
+            with suppress(Exception):  # a read action that is no CALL's: nothing to do, whatever its plan
+                plan = qe.analyzed()
+                call = plan.commandLogicalPlan() if simple_name(plan) == "CommandResult" else None
+        return None if call is None or simple_name(call) != "Call" else _maintenance_event("Call", call, jvm, jspark)
     plan = qe.analyzed()
     cmd = simple_name(plan)
+    if cmd in _DELTA_MAINTENANCE:
+        return _maintenance_event(cmd, plan, jvm, jspark)
     found: tuple[str, dict[str, Any]] | None = None
     parts: list[tuple[str, Any]] = []
     options: Any = None  # the write options, where a DataFrame write's stamp travels
@@ -362,6 +379,55 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
     return event
 
 
+_CALL_ACTIONS = frozenset({"collect", "collectToPython", "show", "head", "take", "tail", "toPandas", "count",
+                           "toLocalIterator"})
+
+
+def _maintenance_event(cmd: str, plan: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
+    """The event of a maintenance command on a Delta / Iceberg table, None when it is no such command."""
+    if cmd in _DELTA_MAINTENANCE:
+        what = _DELTA_MAINTENANCE[cmd]
+        for attr in ("child", "target"):
+            with suppress(Exception):
+                sub = getattr(plan, attr)()
+                table = plan.getDeltaTable(sub, what)  # DeltaCommand.getDeltaTable: the DeltaTableV2 it runs on
+                ident = opt(table.catalogTable())
+                name = None if ident is None else str(ident.identifier().unquotedString())
+                return WriteEvent(command=cmd, format="delta", table_name=name,
+                                  location=str(table.path().toString()), maintenance=what)
+        return None
+    procedure, catalog, table_arg = _call_of(plan)
+    if procedure not in _ICEBERG_REWRITES | _ICEBERG_CLEANUP or catalog is None or table_arg is None:
+        return None
+    parts = tuple(str(p) for p in seq(jspark.sessionState().sqlParser().parseMultipartIdentifier(table_arg)))
+    if len(parts) > 1 and parts[0] == catalog:
+        parts = parts[1:]  # 'cat.ns.t' names the procedure's own catalog
+    return WriteEvent(command=cmd, format="iceberg", table_name=".".join((catalog, *parts)), location=None,
+                      catalog=catalog, identifier=parts, maintenance=procedure)
+
+
+def _call_of(plan: Any) -> tuple[str | None, str | None, str | None]:
+    """(procedure name, catalog, table argument) of an analysed Spark 4 ``Call`` (Iceberg's procedures are Spark
+    procedures there): the ``table`` argument by name, else the first (every Iceberg procedure's first parameter)."""
+    resolved = plan.procedure()
+    if simple_name(resolved) != "ResolvedProcedure":
+        return None, None, None
+    procedure, catalog = str(resolved.ident().name()), str(resolved.catalog().name())
+    names: list[str] = []
+    with suppress(Exception):
+        names = [str(p.name()) for p in resolved.procedure().parameters()]
+    table: str | None = None
+    for i, arg in enumerate(seq(plan.args())):
+        key = str(arg.key()) if simple_name(arg) == "NamedArgumentExpression" else (names[i] if i < len(names)
+                                                                                     else str(i))
+        if key == "table" or (i == 0 and table is None and simple_name(arg) != "NamedArgumentExpression"):
+            value = arg.value() if simple_name(arg) == "NamedArgumentExpression" else arg
+            table = None if not value.foldable() else str(value.eval(None))
+            if key == "table":
+                break
+    return procedure, catalog, table
+
+
 # ---- the hook ----------------------------------------------------------------------------------------------------
 
 class _Named(Protocol):
@@ -426,6 +492,8 @@ class Hook:
         self.hashing = HashingStats()  # where the written bytes were hashed
         self.attested = 0
         self.skipped = 0
+        self.carried = 0  # carry-forward attestations written after maintenance rewrites (also in ``results``)
+        self.maintained = 0  # maintenance commands seen (OPTIMIZE, REORG, VACUUM, Iceberg procedures)
         self.failed = 0
         self.seconds = 0.0
         self.results: list[WriteResult] = []
@@ -656,6 +724,9 @@ class Hook:
                 self.attested += len(done)
                 self.results.extend(done)
             return
+        if event.maintenance is not None:
+            self._after_maintenance(event)
+            return
         try:
             result = self._attest_delta(event) if event.format == "delta" else self._attest_iceberg(event)
         except _Ambiguous as exc:
@@ -665,6 +736,54 @@ class Hook:
             return
         with self._lock:
             self.attested += 1
+            self.results.append(result)
+            if self._capture is not None:
+                self._capture.append(result)
+
+    def _after_maintenance(self, event: WriteEvent) -> None:
+        """After OPTIMIZE / ZORDER / REORG or an Iceberg rewrite procedure: the carry-forward attestation of the
+        table's latest version when it is reached from the attested one only through rewrites whose rows the
+        recorded content digests confirm (the producer's program, inputs and run, never the maintenance command's);
+        else nothing (the table keeps verifying as it does, by content where it can). A rewrite whose rows changed
+        fails (``content_changed``). Cleanup (VACUUM, expire_snapshots, remove_orphan_files) writes nothing."""
+        what = event.table_name or event.location
+        with self._lock:
+            self.maintained += 1
+        if event.maintenance in ("VACUUM", *_ICEBERG_CLEANUP):
+            log.info("attest.spark: %s on %s: cleanup, nothing to attest", event.maintenance, what)
+            return
+        carrier: AttestedTable
+        if event.format == "delta":
+            from carriers.delta.carrier import DeltaCarrier
+
+            assert event.location is not None
+            detached = self.delta_mode == "detached"
+            carrier = DeltaCarrier(event.location, detached=detached)
+            if not detached:
+                carrier.property_writer = spark_property_writer(self.spark, name=event.table_name,
+                                                                path=event.location,
+                                                                data_version=carrier.data_version)
+        else:
+            from carriers.iceberg.carrier import IcebergCarrier
+
+            assert event.catalog is not None and event.identifier is not None
+            table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
+            carrier = IcebergCarrier(table, catalog_name=event.catalog)
+        try:
+            result = carrier.carry_forward(signer=self.signer, hasher=self._hasher(carrier, event))
+        except SupersededError as exc:
+            self._skip(exc.message)
+            return
+        if result is None:
+            log.info("attest.spark: %s on %s: no attestation to carry forward (not attested, already attested, or "
+                     "not a pure rewrite of an attestation with a content digest); nothing written", event.maintenance,
+                     what)
+            return
+        log.info("attest.spark: %s on %s: attestation carried forward to %s %s (the producer's program kept)",
+                 event.maintenance, what, carrier.noun, result.attested_version)
+        result = self._emit(carrier, result)
+        with self._lock:
+            self.carried += 1
             self.results.append(result)
             if self._capture is not None:
                 self._capture.append(result)
