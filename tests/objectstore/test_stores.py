@@ -74,13 +74,13 @@ def test_delta_record_verify_tamper_stale(bucket: Bucket) -> None:
 def test_delta_checkpoint_hint_too_big_to_read_is_refused(s3: Bucket, monkeypatch: pytest.MonkeyPatch) -> None:
     """delta-rs reads _last_checkpoint whole: one of many GiB on a store would fill the verifier's memory. Its size
     is asked first (the limit lowered here: the mechanism, not 64 MiB of upload)."""
-    import carriers.delta.carrier as delta_carrier
+    import carriers.delta.guard as delta_guard
 
     uri = s3.uri("hint/t")
     write_deltalake(uri, special_table(), storage_options=s3.storage_options)
     attest_after_write(uri, model="m", program_hash=PROGRAM, storage_options=s3.storage_options)
     s3.put("hint/t/_delta_log/_last_checkpoint", b'{"version":0,"size":1}' + b" " * 4096)
-    monkeypatch.setattr(delta_carrier, "LAST_CHECKPOINT_MAX_BYTES", 4096)
+    monkeypatch.setattr(delta_guard, "LAST_CHECKPOINT_MAX_BYTES", 4096)
     with pytest.raises(CarrierError) as info:
         verify_table(DeltaCarrier(uri, storage_options=s3.storage_options), level="bytes")
     assert info.value.code.value == "table_unreadable" and "_last_checkpoint is 4118 bytes" in str(info.value)
