@@ -62,8 +62,10 @@ _ICEBERG_OPS: dict[str, frozenset[str]] = {
     "AppendData": frozenset({"append"}),
     "OverwriteByExpression": frozenset({"overwrite", "delete", "append"}),
     "OverwritePartitionsDynamic": frozenset({"overwrite", "append"}),
-    "ReplaceData": frozenset({"overwrite", "delete"}),
-    "WriteDelta": frozenset({"overwrite", "delete"}),
+    # A MERGE that only inserts (nothing matched) commits "append": Iceberg names a copy-on-write overwrite or a row
+    # delta that removed nothing after what it did (BaseOverwriteFiles / BaseRowDelta.operation()).
+    "ReplaceData": frozenset({"overwrite", "delete", "append"}),
+    "WriteDelta": frozenset({"overwrite", "delete", "append"}),
     "CreateTableAsSelect": frozenset({"append", "overwrite"}),
     "ReplaceTableAsSelect": frozenset({"append", "overwrite"}),
 }
