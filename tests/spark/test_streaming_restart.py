@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.spark.side_by_side import ROOT
+from tests.spark.test_streaming import _txn as txn_versions  # one reader of the txn-carrying commits
 
 pytestmark = pytest.mark.spark
 
@@ -29,17 +30,6 @@ def _job(args: list[str], log: Path) -> subprocess.Popen[bytes]:
                                 stdout=out, stderr=subprocess.STDOUT)
 
 
-def _txn_versions(table: Path) -> dict[int, int]:
-    """{version: batch} of every commit carrying a streaming txn (read from the log as bytes, no engine)."""
-    out: dict[int, int] = {}
-    for commit in sorted((table / "_delta_log").glob("*.json")):
-        for line in commit.read_text().splitlines():
-            action = json.loads(line)
-            if "txn" in action:
-                out[int(commit.stem)] = int(action["txn"]["version"])
-    return out
-
-
 def test_kill_9_mid_stream_then_restart_attests_every_committed_batch_once(tmp_path: Path) -> None:
     source, table, checkpoint = tmp_path / "in", tmp_path / "table", tmp_path / "ck"
     source.mkdir()
@@ -51,14 +41,14 @@ def test_kill_9_mid_stream_then_restart_attests_every_committed_batch_once(tmp_p
     deadline = time.monotonic() + 900
     try:
         # Kill once a batch past the stalled one has committed: committed, not attested.
-        while len(_txn_versions(table) if (table / "_delta_log").is_dir() else {}) < STALL_FROM + 2:
+        while len(txn_versions(table) if (table / "_delta_log").is_dir() else {}) < STALL_FROM + 2:
             assert first.poll() is None, (tmp_path / "run1.log").read_text()[-3000:]
             assert time.monotonic() < deadline, "the first run committed too little in time"
             time.sleep(0.5)
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait()
-    committed_before = _txn_versions(table)
+    committed_before = txn_versions(table)
     pointers_before = {int(p.stem) for p in (table / "_recipe_attest" / "versions").glob("*.json")}
     assert set(committed_before) - pointers_before, "the kill left no committed batch unattested"
 
@@ -68,7 +58,7 @@ def test_kill_9_mid_stream_then_restart_attests_every_committed_batch_once(tmp_p
     report = json.loads((tmp_path / "out2.json").read_text())
     assert (report["failed"], report["skipped"]) == (0, 0), report["errors"]
 
-    committed = _txn_versions(table)
+    committed = txn_versions(table)
     assert sorted(committed.values()) == list(range(len(committed)))  # one commit per batch, none twice
     assert len(committed) >= FILES  # every file went in (batch 0 may be the empty first batch of a file source)
     latest = max(int(p.stem) for p in (table / "_delta_log").glob("*.json"))
