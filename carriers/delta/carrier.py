@@ -21,6 +21,7 @@ from urllib.parse import urlparse
 
 from attest import __version__
 from attest.build import PRODUCER_NAME
+from attest.canonical import blake3_hex
 from attest.errors import (
     CarrierError,
     Code,
@@ -38,7 +39,7 @@ from attest.identity.inputs import ObservedInput
 from attest.model import Manifest
 from attest.numbers import is_digits, is_signed_digits
 from attest.tables import DataFile, Progress
-from attest.view import ReaderView, file_digest, json_safe
+from attest.view import ReaderView, _file_encode, file_digest, json_safe
 from carriers import properties as props
 from carriers.base import RecordRequest, WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version, canonical_relative
@@ -48,6 +49,7 @@ from carriers.delta.guard import check_log as check_log
 from carriers.delta.guard import check_remote_hint as check_remote_hint
 from carriers.delta.log import Commit, LogState, deletion_vector_path, read_commit, replay
 from carriers.delta.spellings import _Spellings
+from carriers.delta.views import add_columns
 from carriers.storage.delta import DeltaStorage
 from carriers.storage.errors import coded, is_panic
 from carriers.storage.options import check_supported
@@ -426,10 +428,10 @@ class DeltaCarrier(AttestedTable):
         except TableInconsistentError as exc:
             log, inconsistencies = LogState(version=n), [exc.message]
         problems += [Problem(Code.TABLE_INCONSISTENT, text) for text in inconsistencies]
-        rows = add_action_rows(dt)
-        cols = set(rows[0]) if rows else set()
+        adds = add_columns(dt)
         spellings = _Spellings(dt)
-        engine_raw = {str(r["path"]) for r in rows}
+        paths = adds.paths
+        engine_raw = set(paths)
         if (log.adds and set(log.adds) != engine_raw) or (not log.adds and engine_raw and not inconsistencies):
             problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log replay disagree on the live files "
                                     f"of version {n} ({len(engine_raw)} vs {len(log.adds)})"))
@@ -437,48 +439,64 @@ class DeltaCarrier(AttestedTable):
         file_views: dict[str, str] = {}
         times: dict[str, Any] = {}
         seen: dict[str, str] = {}
-        has_partition = "partition" in cols
-        stat_keys = [k for k in ("num_records", "null_count", "min", "max") if k in cols]
         location = self._location
-        for row in rows:
-            raw = str(row["path"])
-            rel, reason = canonical_relative(raw)
-            if rel is None:
-                problems.append(Problem(Code.PATH_AMBIGUOUS, f"add path {raw!r}: {reason}", raw))
-                continue
+        # Each file's view is the canonical JSON of {deletion_vector, kind, partition, [partition_text], row_tracking,
+        # size, stats, [stats_unread]} (keys sorted, as the views' encoder writes them): the typed parts' texts come
+        # from delta-rs's columns (carriers/delta/views.py), the log's parts are encoded here, file by file only where
+        # they are not the common null / no row tracking.
+        encode = _file_encode()
+        partition_texts = adds.partition_texts
+        stats_texts, gaps, plain, sizes, engine_times = adds.stats_texts, adds.gaps, adds.plain, adds.sizes, adds.times
+        look_into = bool(spellings.statistics)
+        log_adds, parsed_stats = log.adds, log.parsed_stats
+        for i, raw in enumerate(paths):
+            if plain[i]:
+                rel = raw
+            else:
+                canonical, reason = canonical_relative(raw)
+                if canonical is None:
+                    problems.append(Problem(Code.PATH_AMBIGUOUS, f"add path {raw!r}: {reason}", raw))
+                    continue
+                rel = canonical
             if rel in seen:
                 problems.append(Problem(Code.PATH_AMBIGUOUS, f"add paths {seen[rel]!r} and {raw!r} name the same file "
                                         "(engines read it once or twice)", raw))
                 continue
             seen[rel] = raw
-            size = int(row["size_bytes"])
-            add = log.adds.get(raw) or {}
+            size = int(sizes[i])
+            add = log_adds.get(raw) or {}
             logged = add.get("size")
             # A logged size of 0 is a real (empty) file's size, not a missing one.
             if add and (-1 if logged is None else int(logged)) != size:
                 problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of "
                                         f"{rel}", rel))
             values = add.get("partitionValues")
-            unread = spellings.see(rel, values, add.get("stats"), row, log.parsed_stats)
-            entry = {
-                "kind": "data",
-                "size": size,
-                "partition": json_safe(row.get("partition")) if has_partition else None,
-                "stats": json_safe({k: row.get(k) for k in stat_keys}),
-                "deletion_vector": _dv_entry(add.get("deletionVector")),
-                "row_tracking": json_safe({k: add.get(k) for k in ("baseRowId", "defaultRowCommitVersion")}),
-            }
+            if look_into or gaps[i]:
+                unread = spellings.see(rel, values, add.get("stats"), adds.stats_row(i), parsed_stats)
+            else:  # delta-rs read every statistic of this file and no column is a timestamp: nothing to look into
+                spellings.see_partitions(rel, values)
+                unread = None
+            dv = add.get("deletionVector")
+            base_row, commit_version = add.get("baseRowId"), add.get("defaultRowCommitVersion")
+            text = [
+                '{"deletion_vector":', "null" if dv is None else encode(_dv_entry(dv)),
+                ',"kind":"data","partition":', "null" if partition_texts is None else partition_texts[i],
+            ]
             if spellings.partitions:
                 # As written too: engines parse some spellings alike and others not (a timestamp's zone, measured).
-                entry["partition_text"] = json_safe(values) if isinstance(values, dict) else None
+                text += [',"partition_text":', encode(json_safe(values) if isinstance(values, dict) else None)]
+            text += [',"row_tracking":', _NO_ROW_TRACKING if base_row is None and commit_version is None else
+                     encode(json_safe({"baseRowId": base_row, "defaultRowCommitVersion": commit_version})),
+                     ',"size":', str(size), ',"stats":', stats_texts[i]]
             if unread is not None:
                 # Out of delta-rs's typed statistics above, read by Spark (measured): bound as the log writes them.
-                entry["stats_unread"] = unread
+                text += [',"stats_unread":', encode(unread)]
+            text.append("}")
             # Spark's _metadata.file_modification_time is the log's modificationTime (measured: rewritten in the
             # attested commit, the column read 1970 for the same file); delta-rs's typed view above holds no time.
-            times[rel] = add.get("modificationTime", row.get("modification_time"))
+            times[rel] = add.get("modificationTime", engine_times[i])
             files.append(DataFile(path=rel, size=size, kind="data", location=location(rel)))
-            file_views[rel] = file_digest(entry)
+            file_views[rel] = blake3_hex("".join(text).encode("utf-8", "surrogatepass"))
         spellings.report(problems, notes)
         dv_files = self._deletion_vector_files(log, problems)
         for f in dv_files:
@@ -824,6 +842,10 @@ def _cross_check_metadata(dt: DeltaTable, log: LogState, problems: list[Problem]
     if differ:
         problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log replay read other {', '.join(differ)} "
                                 f"at version {log.version}"))
+
+
+# A file's row_tracking part when the log gives neither field (json_safe of two None values, as the encoder writes it).
+_NO_ROW_TRACKING = '{"baseRowId":null,"defaultRowCommitVersion":null}'
 
 
 def _dv_entry(dv: Any) -> Any:
