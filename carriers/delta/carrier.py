@@ -237,10 +237,14 @@ class DeltaCarrier(AttestedTable):
         self.storage = DeltaStorage(self.uri, self.storage_options)
         self._tables: dict[int, DeltaTable] = {}
         self._live_cache: dict[int, LiveVersion] = {}
+        # {version: (metaData, protocol)} of the versions whose live files were listed from a log replay without an
+        # inconsistency: the attestation commit on top of such a version takes them instead of replaying it again.
+        self._replayed: dict[int, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
 
     def _forget(self) -> None:
         self._tables.clear()  # the next load checks the log again (check_log) and reads it anew
         self._live_cache.clear()
+        self._replayed.clear()
 
     # ---- naming ------------------------------------------------------------------------------------------------
     @property
@@ -428,6 +432,8 @@ class DeltaCarrier(AttestedTable):
         except TableInconsistentError as exc:
             log, inconsistencies = LogState(version=n), [exc.message]
         problems += [Problem(Code.TABLE_INCONSISTENT, text) for text in inconsistencies]
+        if not inconsistencies:
+            self._replayed[n] = (log.metadata, log.protocol)
         adds = add_columns(dt)
         spellings = _Spellings(dt)
         paths = adds.paths
@@ -779,7 +785,8 @@ class DeltaCarrier(AttestedTable):
             commit_properties(self.storage, binding=v.number, set_keys=to_set, remove_keys=to_remove,
                               is_data_version=lambda latest: v.number in (self.data_version(latest),
                                                                           self.attestable_version(latest)),
-                              where=str(self.display), custom={"recipe_attest.binding_version": v.id})
+                              where=str(self.display), custom={"recipe_attest.binding_version": v.id},
+                              replayed=self._replayed.get)
             self._tables.clear()
             return
         # Object stores without a conditional PUT: delta-rs's own commit (it cannot remove keys, so they are

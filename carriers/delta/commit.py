@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from attest import __version__
@@ -74,6 +74,7 @@ def commit_properties(
     is_data_version: Any,
     where: str,
     custom: Mapping[str, str] | None = None,
+    replayed: Callable[[int], tuple[dict[str, Any] | None, dict[str, Any] | None] | None] | None = None,
 ) -> int:
     """Commit one metadata-only version that sets ``set_keys`` and removes ``remove_keys`` from the table's
     configuration; returns the committed version. ``is_data_version(latest) -> bool`` tells whether ``binding`` is
@@ -88,15 +89,21 @@ def commit_properties(
             raise SupersededError(f"a data commit landed on {where} after version {binding}; an attestation of "
                                   f"version {binding} would not be in force. Attest the new version (or use detached "
                                   "mode to attest every version)")
-        state, _problems = replay(storage, latest)
-        if state.metadata is None:
+        # The metaData and protocol in force at ``latest``: those the caller's own replay of that version read
+        # (``replayed``: the carrier replayed it to list the version it attests), else replayed here.
+        known = None if replayed is None else replayed(latest)
+        if known is None:
+            state, _problems = replay(storage, latest)
+            known = state.metadata, state.protocol
+        current, protocol = known
+        if current is None:
             raise UnsupportedTableError(f"{where} version {latest} has no metadata action")
-        check_writable(state.protocol, where)
-        configuration = {str(k): str(v) for k, v in (state.metadata.get("configuration") or {}).items()}
+        check_writable(protocol, where)
+        configuration = {str(k): str(v) for k, v in (current.get("configuration") or {}).items()}
         for key in remove_keys:
             configuration.pop(key, None)
         configuration.update(set_keys)
-        metadata = dict(state.metadata)
+        metadata = dict(current)
         metadata["configuration"] = configuration
         info: dict[str, Any] = {
             "timestamp": int(time.time() * 1000),

@@ -70,7 +70,7 @@ def _rows(offset: int) -> pa.Table:
         "f": pa.array([1.5, float("nan"), -0.0]),
         "b": pa.array([True, None, False]),
         "d": pa.array([dt.date(2024, 1, 5), None, dt.date(1970, 1, 1)]),
-        "ts": pa.array([dt.datetime(2024, 1, 5, 10, tzinfo=dt.timezone.utc), None, None], pa.timestamp("us", "UTC")),
+        "ts": pa.array([dt.datetime(2024, 1, 5, 10, tzinfo=dt.UTC), None, None], pa.timestamp("us", "UTC")),
         "dec": pa.array([decimal.Decimal("1.25"), None, decimal.Decimal("-3.50")], pa.decimal128(10, 2)),
         "bin": pa.array([b"\x00\xff", None, b""]),
         "none": pa.array([None, None, None], pa.string()),
