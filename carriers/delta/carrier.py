@@ -24,9 +24,7 @@ from attest.build import PRODUCER_NAME
 from attest.errors import (
     CarrierError,
     Code,
-    CommitConflictError,
     Problem,
-    SupersededError,
     TableInconsistentError,
     TableNotFoundError,
     UnsupportedTableError,
@@ -35,13 +33,13 @@ from attest.errors import (
 from attest.fast import jsonscan
 from attest.identity.env import env_identity
 from attest.identity.inputs import ObservedInput
-from attest.model import Manifest
 from attest.numbers import is_digits, is_signed_digits
 from attest.tables import DataFile, Progress
 from attest.view import ReaderView, file_digest, json_safe
-from carriers import properties as props
 from carriers.base import RecordRequest, WriteResult
-from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version, canonical_relative
+from carriers.core import AttestedTable, Changes, LiveVersion, Version, canonical_relative
+from carriers.delta.carriage import POINTER_DIR, SIDECAR_DIR, Carriage
+from carriers.delta.commit import MetadataCommit, check_writable
 from carriers.delta.guard import LAST_CHECKPOINT_MAX_BYTES as LAST_CHECKPOINT_MAX_BYTES
 from carriers.delta.guard import check_local_log as check_local_log
 from carriers.delta.guard import check_log as check_log
@@ -59,15 +57,13 @@ if TYPE_CHECKING:
 
 try:
     import deltalake
-    from deltalake import CommitProperties, DeltaTable
+    from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError as _DeltaTableNotFound
 except ImportError as exc:  # pragma: no cover - the [delta] extra is missing
     raise ImportError("the Delta carrier needs deltalake: pip install 'recipe-attest[delta]'") from exc
 
 __all__ = ["POINTER_DIR", "READ_PROPERTIES", "SIDECAR_DIR", "DeltaCarrier", "attest_after_write", "signed_table_uri"]
 
-SIDECAR_DIR = "_recipe_attest"  # "_"-prefixed: Delta readers and VACUUM ignore it (Delta protocol, hidden dirs)
-POINTER_DIR = f"{SIDECAR_DIR}/versions"
 # The carrier's walks over the log (back over metadata-only commits to the data version, forward from a data version to
 # its follow-up attestation commit, back through history for another producer's properties) read each commit once and
 # are not cut short: a cut-off walk bound a metadata-only version as the data version (issue 29.6: past 1,000
@@ -202,7 +198,7 @@ def engine_relative(roots: tuple[str, ...], uri: str) -> str:
     return uri
 
 
-class DeltaCarrier(AttestedTable):
+class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
     """Attestations of a Delta table's versions, carried in its table properties (see module docstring)."""
 
     kind = "delta"
@@ -580,103 +576,6 @@ class DeltaCarrier(AttestedTable):
             problems.append(Problem(Code.PATH_AMBIGUOUS, f"delta-rs resolves the live files to other locations than "
                                     f"the log's paths name: {odd}"))
 
-    # ---- the attestation in force ------------------------------------------------------------------------------
-    def _configuration(self, n: int) -> dict[str, str]:
-        return dict(self._load(n).metadata().configuration)
-
-    def _binding_of(self, keys: Mapping[str, str]) -> str | None:
-        return keys.get(props.KEY_VERSION) or keys.get(props.LEGACY_KEY_VERSION)
-
-    def _carried(self, v: Version) -> Carried | None:
-        n = v.number
-        latest = v.handle if isinstance(v.handle, int) else self.latest_version()
-        keys = props.attestation_keys(self._configuration(n))
-        carried: Carried | None = None
-        binding = self._binding_of(keys) if keys else None
-        if keys:
-            carried = Carried(keys=keys, where=f"table properties at version {n}")
-        if keys and binding is None and not any(k.startswith(props.CARRIER_PREFIX) for k in keys):
-            carried = self._foreign(n, keys)
-        if binding != str(n) and n < latest:
-            # n may be a data version whose own attestation is a later metadata-only commit (recorded at n+1, or
-            # later when retried): the last one binding n before the next file-changing commit is in force. A
-            # metadata-only n (a property edit, or the UNSET commit older Spark hooks wrote before their SET) reads
-            # the data of its data version d: an attestation of d recorded after n, before the next file-changing
-            # commit, describes n's data too, and says where it was found (the reader view is still checked at n).
-            d = self.data_version(n)
-            targets = {str(n), str(d)}
-            if binding not in targets:
-                for x in range(n + 1, latest + 1):  # up to the next file-changing commit, however far
-                    commit = read_commit(self.storage, x)
-                    if commit is None or commit.touches_files:
-                        break
-                    if commit.configuration is None:
-                        continue
-                    ahead = props.attestation_keys(commit.configuration)
-                    bound = self._binding_of(ahead) if ahead else None
-                    if bound is not None and bound in targets:
-                        target = bound
-                        where = f"attestation for version {bound} recorded at version {x}"
-                        note = where if bound == str(n) else (
-                            f"{where}, after version {n}: version {n} carries no attestation of its data, which is "
-                            f"version {d}'s (only metadata-only commits in between)")
-                        carried, binding = Carried(keys=ahead, where=where, note=note), target
-        if binding == str(n):
-            return carried
-        # Detached mode: a per-version pointer under _recipe_attest/versions/ (no log commit); the newer binding
-        # of the two is in force.
-        floor = int(binding) if binding is not None and is_digits(binding) and carried is not None else -1
-        pointer = self._detached_between(floor, n)
-        return pointer if pointer is not None else carried
-
-    def _detached_between(self, floor: int, n: int) -> Carried | None:
-        # The newest pointer in (floor, n], from one listing (a pointer is named <version>.json, the version as
-        # str(int) spells it): linear in the listing, however many versions lie between.
-        found = -1
-        for name in self.storage.list_names(POINTER_DIR):
-            stem = name[:-5] if name.endswith(".json") else ""
-            if is_digits(stem) and str(int(stem)) == stem and floor < int(stem) <= n:
-                found = max(found, int(stem))
-        return None if found < 0 else self._read_pointer(str(found))
-
-    def _foreign(self, n: int, keys: Mapping[str, str]) -> Carried:
-        """Another producer's ``recipe_manifest.*`` properties (no binding of ours): bound by the log to the last data
-        version before the commit that set them."""
-        wanted = {k: v for k, v in keys.items() if k.startswith(props.PREFIX)}
-        set_at: int | None = None
-        for x in range(n, -1, -1):
-            commit = read_commit(self.storage, x)
-            if commit is None:
-                break
-            if commit.configuration is None:
-                continue
-            here = {k: v for k, v in props.attestation_keys(commit.configuration).items() if k.startswith(props.PREFIX)}
-            if here != wanted:
-                break
-            set_at = x
-        if set_at is None:
-            return Carried(keys=dict(keys), where=f"table properties at version {n}", foreign_binding=None,
-                           foreign_note="the commit that set these properties is no longer in the log",
-                           problems=(Problem(Code.CARRIER_TAMPERED, "the version these properties attest cannot be "
-                                             "found: the commit that set them is no longer in the log"),))
-        commit = read_commit(self.storage, set_at)
-        bound = set_at if commit is not None and commit.touches_files else self.data_version(max(set_at - 1, 0))
-        problems: tuple[Problem, ...] = ()
-        # A downgrade, not another producer's run: between the data version and these keys, a recipe-attest
-        # attestation of that very version was in force and was replaced by keys nothing can check.
-        for x in range(set_at - 1, bound - 1, -1):
-            earlier = read_commit(self.storage, x)
-            if earlier is None:
-                break
-            if earlier.configuration is not None and \
-                    props.attestation_keys(earlier.configuration).get(props.KEY_VERSION) == str(bound):
-                problems = (Problem(Code.CARRIER_TAMPERED, f"the recipe-attest attestation of version {bound} "
-                                    f"(version {x}) was replaced by recipe_manifest.* keys without its binding and "
-                                    "sidecar"),)
-                break
-        return Carried(keys=dict(keys), where=f"table properties set at version {set_at}", foreign_binding=str(bound),
-                       foreign_note=f"bound by the log to version {bound}", problems=problems)
-
     def _changes(self, attested: str, v: Version) -> Changes:
         if not is_digits(attested):
             raise VersionNotFoundError(f"the attestation binds {attested!r}, not a Delta version")
@@ -736,64 +635,10 @@ class DeltaCarrier(AttestedTable):
             engines={"deltalake": str(deltalake.__version__), **dict(engines or {})},
             dialect=dialect, table_format="delta", protocol=_protocol_doc(self._load(v.number).protocol()))
 
-    # ---- writing -----------------------------------------------------------------------------------------------
-    def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
-        if self.detached:
-            self._write_pointer(v.id, keys)
-            return
-        latest = self.latest_version()
-        if v.number not in (self.data_version(latest), self.attestable_version(latest)):
-            raise SupersededError(f"version {v.id} of {self.display} is not its latest data version (a later data "
-                                  "commit would hide a property attestation of it); use detached mode to attest "
-                                  "every version")
-        old = self._configuration(latest)
-        if self.property_writer is not None:
-            # The whole older attestation goes and the new one is set; the Spark hook's writer does both in one
-            # metadata commit (carriers/spark/hook.py), so no version holds neither or a mix of two.
-            owned = sorted(k for k in old if k.startswith(props.PREFIX) or k.startswith(props.CARRIER_PREFIX))
-            self.property_writer(dict(keys), owned)
-            self._tables.clear()
-            return
-        to_set, to_remove = props.replacement(old, keys)
-        if self.storage.conditional_puts:  # local files, and object stores with a conditional PUT
-            from carriers.delta.commit import commit_properties
-
-            commit_properties(self.storage, binding=v.number, set_keys=to_set, remove_keys=to_remove,
-                              is_data_version=lambda latest: v.number in (self.data_version(latest),
-                                                                          self.attestable_version(latest)),
-                              where=str(self.display), custom={"recipe_attest.binding_version": v.id})
-            self._tables.clear()
-            return
-        # Object stores without a conditional PUT: delta-rs's own commit (it cannot remove keys, so they are
-        # blanked; readers skip blanks).
-        from carriers.delta.commit import BACKOFF_S, RETRIES
-        from carriers.retry import retry
-
-        updates = dict(to_set)
-        updates.update({k: props.ABSENT for k in to_remove})
-
-        def attempt() -> None:
-            try:
-                self._load().alter.set_table_properties(
-                    updates, raise_if_not_exists=False,
-                    commit_properties=CommitProperties(custom_metadata={"recipe_attest.binding_version": v.id}))
-            except Exception as exc:
-                raise _unsupported_or_error(str(self.display), exc) from exc
-
-        def still_in_force() -> None:
-            if self.data_version() != v.number:
-                raise SupersededError(f"a data commit landed on {self.display} after version {v.id}; its attestation "
-                                      "would not be in force")
-
-        retry(attempt, retries=RETRIES, backoff_s=BACKOFF_S, between=still_in_force,
-              retry_on=lambda error: isinstance(error, CommitConflictError))
-
     def record(self, request: RecordRequest | None = None, /, **fields: Any) -> WriteResult:
         """See AttestedTable.record; refuses tables with writer features an attestation commit cannot honour."""
         request = RecordRequest.of(request, fields)
         if not self.detached and self.property_writer is None and self.storage.conditional_puts:
-            from carriers.delta.commit import check_writable
-
             check_writable(_protocol_doc(self._load().protocol()), str(self.display))
         return super().record(request)
 
@@ -846,16 +691,6 @@ def _describe(commits: Sequence[Commit]) -> str:
     labels = [c.label() for c in commits[:5]]
     more = f" (+{len(commits) - 5} more)" if len(commits) > 5 else ""
     return ", ".join(labels) + more
-
-
-def _unsupported_or_error(table: str, exc: Exception) -> CarrierError:
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    if "nsupported" in text or "not supported" in text or "not yet supported" in text:
-        return UnsupportedTableError(f"delta-rs cannot write the attestation commit to {table}: {text}; attest it "
-                                     "without a Delta commit: attest record --detached")
-    if "conflict" in text.lower() or "concurrent" in text.lower() or "Metadata changed" in text:
-        return CommitConflictError(f"the attestation commit to {table} conflicted with another writer: {text}")
-    return CarrierError(f"the attestation commit to {table} failed: {text}")
 
 
 def attest_after_write(
