@@ -231,10 +231,14 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         self.storage = DeltaStorage(self.uri, self.storage_options)
         self._tables: dict[int, DeltaTable] = {}
         self._live_cache: dict[int, LiveVersion] = {}
+        self._replays: dict[int, tuple[LogState, list[str]]] = {}
+        self._recording = False
 
     def _forget(self) -> None:
         self._tables.clear()  # the next load checks the log again (check_log) and reads it anew
         self._live_cache.clear()
+        if not self._recording:  # one record judges and commits on top of one replay of the version it attests
+            self._replays.clear()
 
     # ---- naming ------------------------------------------------------------------------------------------------
     @property
@@ -367,7 +371,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         # One replay of n and one pass over the metadata-only commits after it (their metaData and protocol actions),
         # not a load per version: the last version whose reader table differs from the latest's, plus one.
         try:
-            log, _ = replay(self.storage, n)
+            log, _ = self._replay(n)
         except TableInconsistentError:
             return top
         meta, protocol = log.metadata, log.protocol
@@ -413,12 +417,21 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             self._live_cache[v.number] = cached
         return cached
 
+    def _replay(self, n: int) -> tuple[LogState, list[str]]:
+        """The log's own replay of version ``n`` (carriers/delta/log.py) and its inconsistencies, made once until the
+        carrier forgets what it read (a log that cannot be replayed raises each time). A version's commits never change
+        under the protocol (put-if-absent), so the view, the live files and the attestation commit share one replay."""
+        found = self._replays.get(n)
+        if found is None:
+            found = self._replays[n] = replay(self.storage, n)
+        return found
+
     def _compute_live(self, n: int) -> LiveVersion:
         dt = self._load(n)
         problems: list[Problem] = []
         notes: list[str] = []
         try:
-            log, inconsistencies = replay(self.storage, n)
+            log, inconsistencies = self._replay(n)
         except TableInconsistentError as exc:
             log, inconsistencies = LogState(version=n), [exc.message]
         problems += [Problem(Code.TABLE_INCONSISTENT, text) for text in inconsistencies]
@@ -640,7 +653,11 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         request = RecordRequest.of(request, fields)
         if not self.detached and self.property_writer is None and self.storage.conditional_puts:
             check_writable(_protocol_doc(self._load().protocol()), str(self.display))
-        return super().record(request)
+        recording, self._recording = self._recording, True
+        try:
+            return super().record(request)
+        finally:
+            self._recording = recording
 
 
 # ---- helpers -------------------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from attest import __version__
 from attest.errors import CarrierError, CommitConflictError, SupersededError, UnsupportedTableError
 from carriers import properties as props
-from carriers.delta.log import LOG_DIR, commit_name, log_versions, read_commit, replay
+from carriers.delta.log import LOG_DIR, LogState, commit_name, log_versions, read_commit, replay
 from carriers.retry import retry
 from carriers.storage.base import Storage
 
@@ -86,11 +86,13 @@ def commit_properties(
     is_data_version: Any,
     where: str,
     custom: Mapping[str, str] | None = None,
+    replayed: Callable[[int], tuple[LogState, list[str]]] | None = None,
 ) -> int:
     """Commit one metadata-only version that sets ``set_keys`` and removes ``remove_keys`` from the table's
     configuration; returns the committed version. ``is_data_version(latest) -> bool`` tells whether ``binding`` is
     still the newest data version when the commit is attempted (else SupersededError: a later data commit would hide
-    the attestation)."""
+    the attestation). ``replayed(version)``: the log's replay of a version (default ``replay``; the carrier passes
+    the one it already made of the version it attests, so a record replays that version once)."""
     if not storage.conditional_puts:
         raise UnsupportedTableError(f"{where}: the store offers no conditional PUT for these options")
 
@@ -100,7 +102,7 @@ def commit_properties(
             raise SupersededError(f"a data commit landed on {where} after version {binding}; an attestation of "
                                   f"version {binding} would not be in force. Attest the new version (or use detached "
                                   "mode to attest every version)")
-        state, _problems = replay(storage, latest)
+        state, _problems = replay(storage, latest) if replayed is None else replayed(latest)
         if state.metadata is None:
             raise UnsupportedTableError(f"{where} version {latest} has no metadata action")
         check_writable(state.protocol, where)
@@ -171,6 +173,7 @@ class MetadataCommit:
         def attestable_version(self, latest: int | None = None) -> int: ...
         def _load(self, version: int | None = None) -> DeltaTable: ...
         def _configuration(self, n: int) -> dict[str, str]: ...
+        def _replay(self, n: int) -> tuple[LogState, list[str]]: ...
         def _write_pointer(self, version_id: str, keys: Mapping[str, str]) -> None: ...
 
     def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
@@ -195,7 +198,8 @@ class MetadataCommit:
             commit_properties(self.storage, binding=v.number, set_keys=to_set, remove_keys=to_remove,
                               is_data_version=lambda latest: v.number in (self.data_version(latest),
                                                                           self.attestable_version(latest)),
-                              where=str(self.display), custom={"recipe_attest.binding_version": v.id})
+                              where=str(self.display), custom={"recipe_attest.binding_version": v.id},
+                              replayed=self._replay)
             self._tables.clear()
             return
         # Object stores without a conditional PUT: delta-rs's own commit (it cannot remove keys, so they are
