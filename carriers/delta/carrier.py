@@ -45,7 +45,10 @@ from carriers.delta.guard import check_local_log as check_local_log
 from carriers.delta.guard import check_log as check_log
 from carriers.delta.guard import check_remote_hint as check_remote_hint
 from carriers.delta.log import Commit, LogState, deletion_vector_path, read_commit, replay
+from carriers.delta.rows import add_action_rows as add_action_rows
+from carriers.delta.rows import engine_relative, protocol_doc
 from carriers.delta.spellings import _Spellings
+from carriers.delta.view import READ_PROPERTIES, raw_reader_table, strip_comments, view_reader_features
 from carriers.storage.delta import DeltaStorage
 from carriers.storage.errors import coded, is_panic
 from carriers.storage.options import check_supported
@@ -72,74 +75,6 @@ __all__ = ["POINTER_DIR", "READ_PROPERTIES", "SIDECAR_DIR", "DeltaCarrier", "att
 # version above the gap, whose files are the data version's (only metadata-only commits lie between), is the answer.
 # Operations that read the table they write into (the previous version is then an observed input).
 _READS_PREVIOUS = frozenset({"MERGE", "UPDATE", "DELETE", "STREAMING UPDATE"})
-# Table properties that change the rows or values readers get (docs/security.md, "The reader view"). Properties not
-# listed change how data is written, retained or optimised, not what is read.
-READ_PROPERTIES = (
-    "delta.columnMapping.mode",
-    "delta.enableRowTracking",
-    "delta.rowTracking.materializedRowIdColumnName",
-    "delta.rowTracking.materializedRowCommitVersionColumnName",
-    "delta.enableTypeWidening",
-    "delta.enableDeletionVectors",
-    "delta.enableChangeDataFeed",
-    "delta.enableIcebergCompatV1",
-    "delta.enableIcebergCompatV2",
-    "delta.universalFormat.enabledFormats",
-)
-
-
-# What each reader feature does to reads (PROTOCOL.md, "Table Features"; docs/security.md, "The reader view"). The view
-# binds the reader features a protocol enables, less those that change nothing a reader gets: a commit that only raises
-# the protocol's versions, or adds such a feature, keeps the view (issue 30.4: it made the table unverifiable at its
-# latest version, record after record). Writer-only features (appendOnly, invariants, checkConstraints, ...) never were
-# in the view: they constrain writers, not what is read.
-# Kept, each for what it does to reads (and any feature not named below, known or not):
-# - columnMapping: columns are resolved by physical name or id (with the mode property and field metadata);
-# - deletionVectors: readers drop the rows a file's deletion vector names;
-# - timestampNtz: timestamp_ntz values are read without a time zone;
-# - typeWidening(-preview): stored values are widened to the schema's type;
-# - v2Checkpoint: readers take the table's state from v2 checkpoints and their sidecars;
-# - variantType(-preview), variantShredding-preview: variant values are decoded (from shredded columns);
-# - catalogManaged, catalogOwned-preview: the latest version is the catalog's, not the log listing's.
-_VIEW_NEUTRAL_READER_FEATURES = frozenset({
-    # Only VACUUM acts on it (PROTOCOL.md: it must check the protocol first): readers read the same files, rows and
-    # values. (delta-rs 1.6's query engine refuses such a table outright, measured: no rows, never other rows.)
-    "vacuumProtocolCheck",
-})
-
-
-def view_reader_features(min_reader_version: int, reader_features: Sequence[str] | None) -> list[str]:
-    """The reader features a protocol enables that change what readers get (the view's ``reader_features``): reader
-    version 1 enables none, 2 column mapping (a legacy version), 3 the ones it names; a version past 3, which this
-    release does not know, is kept as a feature of its own. The versions themselves change no read: a bare bump to 3/7
-    is the same view."""
-    if min_reader_version <= 1:
-        enabled: set[str] = set()
-    elif min_reader_version == 2:
-        enabled = {"columnMapping"}
-    else:
-        enabled = set(reader_features or ())
-        if min_reader_version > 3:
-            enabled.add(f"minReaderVersion={min_reader_version}")
-    return sorted(enabled - _VIEW_NEUTRAL_READER_FEATURES)
-
-
-def _raw_reader_table(meta: dict[str, Any] | None, protocol: dict[str, Any] | None) -> Any:
-    """The parts of a version's reader table (DeltaCarrier._table_view) as its log actions write them, for comparing
-    versions without loading each (DeltaCarrier.attestable_version)."""
-    meta, protocol = meta or {}, protocol or {}
-    try:
-        schema = _strip_comments(jsonscan.loads_unique(str(meta.get("schemaString"))))
-    except (ValueError, RecursionError):
-        schema = meta.get("schemaString")
-    config = {str(k): str(v) for k, v in (meta.get("configuration") or {}).items() if v is not None}
-    version = protocol.get("minReaderVersion")
-    features = protocol.get("readerFeatures")
-    return (schema, list(meta.get("partitionColumns") or []), {k: config[k] for k in READ_PROPERTIES if k in config},
-            view_reader_features(version if type(version) is int else 99,
-                                 [str(f) for f in features] if isinstance(features, list) else None))
-
-
 def _table_uri(table: str | DeltaTable) -> str:
     if isinstance(table, DeltaTable):
         return str(table.table_uri).rstrip("/")
@@ -160,42 +95,6 @@ def signed_table_uri(location: str) -> str:
     parsed = urlparse(location.rstrip("/"))
     scheme = {"s3a": "s3", "s3n": "s3", "abfss": "abfs", "wasbs": "wasb"}.get(parsed.scheme, parsed.scheme)
     return parsed._replace(scheme=scheme).geturl()
-
-
-def _strip_comments(node: Any) -> Any:
-    """A schema as readers resolve it: column comments change no value read, everything else in field metadata
-    (column-mapping ids and physical names, generation expressions, type-widening history) may."""
-    if isinstance(node, dict):
-        out = {k: _strip_comments(v) for k, v in node.items()}
-        meta = out.get("metadata")
-        if isinstance(meta, dict):
-            out["metadata"] = {k: v for k, v in meta.items() if k != "comment"}
-        return out
-    if isinstance(node, list):
-        return [_strip_comments(v) for v in node]
-    return node
-
-
-def add_action_rows(dt: DeltaTable) -> list[dict[str, Any]]:
-    """delta-rs's add actions of the loaded version as rows (``get_add_actions(flatten=False)``), read column by
-    column from its Arrow table without pyarrow: the same Python values as pyarrow's ``to_pylist`` (a test holds them
-    together), and a verify does not pay ~22 ms to import pyarrow."""
-    actions = dt.get_add_actions(flatten=False)
-    columns = {name: actions.column(name).to_pylist() for name in actions.column_names}
-    return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
-
-
-def engine_relative(roots: tuple[str, ...], uri: str) -> str:
-    """A location delta-rs gives, relative to the table root: it writes the table URI's (percent-encoded) path
-    followed by the decoded relative path, or a file URI of the whole."""
-    local = uri
-    if uri.startswith("file:"):
-        parsed = urlparse(uri)
-        local = parsed.netloc + parsed.path if parsed.netloc else parsed.path
-    for root in roots:
-        if local.startswith(root + "/"):
-            return local[len(root) + 1:]
-    return uri
 
 
 class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
@@ -375,14 +274,14 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         except TableInconsistentError:
             return top
         meta, protocol = log.metadata, log.protocol
-        seen: list[tuple[int, Any]] = [(n, _raw_reader_table(meta, protocol))]
+        seen: list[tuple[int, Any]] = [(n, raw_reader_table(meta, protocol))]
         for x in range(n + 1, top + 1):
             commit = read_commit(self.storage, x)
             if commit is None:
                 return top
             meta = commit.metadata if commit.metadata is not None else meta
             protocol = commit.protocol if commit.protocol is not None else protocol
-            seen.append((x, _raw_reader_table(meta, protocol)))
+            seen.append((x, raw_reader_table(meta, protocol)))
         last = seen[-1][1]
         found = max((x + 1 for x, table in seen if table != last), default=n)
         # Confirmed by the engine's own reading (the view verify compares), else the latest version itself.
@@ -514,7 +413,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         protocol = dt.protocol()
         config = dict(dt.metadata().configuration)
         return {
-            "schema": _strip_comments(schema),
+            "schema": strip_comments(schema),
             "partition_columns": list(dt.metadata().partition_columns),
             "reader_features": view_reader_features(int(protocol.min_reader_version), protocol.reader_features),
             "read_properties": {k: config[k] for k in READ_PROPERTIES if k in config},
@@ -646,13 +545,13 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         return env_identity(
             producer_name=PRODUCER_NAME, producer_version=__version__,
             engines={"deltalake": str(deltalake.__version__), **dict(engines or {})},
-            dialect=dialect, table_format="delta", protocol=_protocol_doc(self._load(v.number).protocol()))
+            dialect=dialect, table_format="delta", protocol=protocol_doc(self._load(v.number).protocol()))
 
     def record(self, request: RecordRequest | None = None, /, **fields: Any) -> WriteResult:
         """See AttestedTable.record; refuses tables with writer features an attestation commit cannot honour."""
         request = RecordRequest.of(request, fields)
         if not self.detached and self.property_writer is None and self.storage.conditional_puts:
-            check_writable(_protocol_doc(self._load().protocol()), str(self.display))
+            check_writable(protocol_doc(self._load().protocol()), str(self.display))
         recording, self._recording = self._recording, True
         try:
             return super().record(request)
@@ -692,16 +591,6 @@ def _dv_entry(dv: Any) -> Any:
     if not isinstance(dv, dict):
         return None
     return {k: dv.get(k) for k in ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality")}
-
-
-def _protocol_doc(protocol: Any) -> dict[str, Any]:
-    doc: dict[str, Any] = {"minReaderVersion": int(protocol.min_reader_version),
-                           "minWriterVersion": int(protocol.min_writer_version)}
-    if protocol.reader_features is not None:
-        doc["readerFeatures"] = sorted(protocol.reader_features)
-    if protocol.writer_features is not None:
-        doc["writerFeatures"] = sorted(protocol.writer_features)
-    return doc
 
 
 def _describe(commits: Sequence[Commit]) -> str:
