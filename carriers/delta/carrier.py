@@ -3,7 +3,8 @@
 Open spec: docs/carrier-properties.md; user guide: docs/delta.md. In short:
 - the data commit is an ordinary Delta commit; the attestation is a *separate* later metadata-only commit that sets
   the ``recipe_manifest.*`` / ``recipe_attest.*`` properties (carriers/delta/commit.py), so it never perturbs data;
-  ``detached`` mode writes no commit at all (``_recipe_attest/versions/<version>.json``);
+  ``detached`` mode writes no commit at all (``_recipe_attest/versions/<version>.json``); where a version's
+  attestation is found is carriers/delta/carriage.py;
 - a version's files, schema, partition values and statistics come from delta-rs's snapshot (checkpoint + log), and
   are checked against an independent replay of the log (carriers/delta/log.py); paths engines would resolve
   differently, or a checkpoint that disagrees with the log, make the version ``path_ambiguous`` /
