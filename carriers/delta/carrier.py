@@ -37,7 +37,7 @@ from attest.identity.inputs import ObservedInput
 from attest.numbers import is_digits, is_signed_digits
 from attest.tables import DataFile, Progress
 from attest.view import ReaderView, file_digest, json_safe
-from carriers.base import RecordRequest, WriteResult
+from carriers.base import RecordRequest, WriteResult, program_of
 from carriers.core import AttestedTable, Changes, LiveVersion, Version, canonical_relative
 from carriers.delta.carriage import POINTER_DIR, SIDECAR_DIR, Carriage
 from carriers.delta.commit import MetadataCommit, check_writable
@@ -620,12 +620,7 @@ def attest_after_write(
     The program is ``program_hash`` or, given ``sql``, its SQL program identity in ``dialect``. With ``signer``
     (e.g. ``attest.signing.PemSigner.load("ci.key")``) the attestation is signed (docs/signing.md).
     """
-    if program_hash is None:
-        if sql is None:
-            raise CarrierError("attest_after_write needs program_hash or sql", code=Code.MANIFEST_INVALID_FIELD)
-        from attest.identity.program import program_identity_sql
-
-        program_hash = program_identity_sql(sql, dialect)
+    program_hash = program_of(program_hash, sql, dialect)
     carrier = DeltaCarrier(table, storage_options=storage_options, detached=detached)
     return carrier.record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id, dialect=dialect,
                           progress=progress, replace=replace, signer=signer)
