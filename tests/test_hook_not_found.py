@@ -110,3 +110,29 @@ def test_an_iceberg_write_that_committed_nothing_is_not_counted(iceberg: tuple[H
                        stamp=STAMP)
     hook._attest(event)
     assert (hook.not_found, hook.attested, hook.skipped, hook.failed) == (0, 0, 0, 0) and not _warnings(caplog)
+
+
+def _bus() -> SimpleNamespace:
+    """As much of a SparkSession as ``flush`` touches: the listener bus it waits on (empty here)."""
+    bus = SimpleNamespace(waitUntilEmpty=lambda: None)
+    context = SimpleNamespace(listenerBus=lambda: bus)
+    return SimpleNamespace(_jsparkSession=SimpleNamespace(sparkContext=lambda: context))
+
+
+@pytest.mark.parametrize("policy", ["required", "optional"])
+def test_a_write_whose_commit_cannot_be_found_fails_a_required_flush(tmp_path: Path, policy: str) -> None:
+    """Under policy "required" a missed attestation is as unattested as a failed one: ``flush`` raises PolicyError
+    naming the count; under "optional" it is counted and the job goes on."""
+    from attest.errors import PolicyError
+
+    path = _delta(tmp_path)
+    DeltaTable(path).delete("x = 1")
+    hook = Hook(_bus(), delta_mode="detached", policy=policy)  # type: ignore[arg-type]
+    hook._attest(WriteEvent(command="AppendData", format="delta", table_name="t", location=path,
+                            read_version=0, hint_version=1, stamp=STAMP))
+    assert hook.not_found == 1 and hook.failed == 0
+    if policy == "optional":
+        assert hook.flush() is hook
+    else:
+        with pytest.raises(PolicyError, match="1 Spark write"):
+            hook.flush()

@@ -568,7 +568,8 @@ class Hook:
 
     def flush(self, timeout: float | None = None) -> Hook:
         """Wait for the listener bus to drain and every queued attestation to finish (never call it from a
-        listener callback). Under policy "required", raise PolicyError if any attestation failed."""
+        listener callback). Under policy "required", raise PolicyError if any attestation failed or any write's commit
+        was not found."""
         if self.policy == "disabled":
             return self
         self.spark._jsparkSession.sparkContext().listenerBus().waitUntilEmpty()
@@ -579,6 +580,10 @@ class Hook:
             time.sleep(0.02)
         if self.policy == "required" and self.failed:
             raise PolicyError(f"{self.failed} Spark write(s) could not be attested: {'; '.join(self.errors[-3:])}")
+        # A write whose commit was never found is as unattested as a failed one: "required" refuses both.
+        if self.policy == "required" and self.not_found:
+            raise PolicyError(f"{self.not_found} Spark write(s) were not attested: their commit could not be found "
+                              "(the WARNING lines of logger attest.spark name them)")
         return self
 
     # ---- what the job-call wrappers need (carriers.spark.stamp.Participant) ------------------------------------
