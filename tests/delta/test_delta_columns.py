@@ -1,4 +1,4 @@
-"""Per-file reader views built from delta-rs's Arrow columns (carriers/delta/views.py) are the same bytes as the views
+"""Per-file reader views built from delta-rs's Arrow columns (carriers/delta/columns.py) are the same bytes as the views
 built file by file from Python rows (the code before, kept here as the reference): every digest an attestation bound
 before still verifies, and a change of any typed value still changes its file's digest."""
 
@@ -16,9 +16,9 @@ from deltalake import DeltaTable, write_deltalake
 from attest.view import file_digest, json_safe
 from carriers.core import canonical_relative
 from carriers.delta.carrier import DeltaCarrier, _dv_entry, add_action_rows
+from carriers.delta.columns import _array_text, _encoded
 from carriers.delta.log import replay
 from carriers.delta.spellings import _Spellings
-from carriers.delta.views import _array_text, _encoded
 
 
 def _reference_views(path: Path) -> dict[str, str]:

@@ -9,7 +9,7 @@ with pyarrow compute, column by column, wherever a column's type has one spellin
 booleans, strings without a character JSON escapes, structs of those, nulls. Any other column (floats, timestamps,
 decimals, binary, lists, strings JSON escapes, a struct naming a field twice) is encoded value by value exactly as
 before (``json_safe`` + the views' encoder), so every file's text, and its digest, is the same bytes either way
-(``tests/delta/test_delta_views_columns.py`` holds the two to each other).
+(``tests/delta/test_delta_columns.py`` holds the two to each other).
 """
 
 from __future__ import annotations
