@@ -65,7 +65,7 @@ from attest.tables import (
 )
 from attest.view import ReaderView
 from carriers import properties as props
-from carriers.base import RecordRequest, Rewrite, WriteResult, triples_for
+from carriers.base import ContentReader, RecordRequest, Rewrite, WriteResult, triples_for
 from carriers.sidecar import Sidecar, SidecarError, sidecar_name
 from carriers.sidecar import build as build_sidecar
 from carriers.storage.base import Storage, local_path_of
@@ -370,6 +370,14 @@ class AttestedTable(ABC):
         (deletion vectors / delete files applied, columns by the identity engines use, partition values folded in),
         keyed by ``DataFile.path``. A file that cannot be read is left out (the caller reports it). A format without
         content digests raises UnsupportedTableError."""
+        from attest.errors import UnsupportedTableError
+
+        raise UnsupportedTableError(f"{self.kind} tables do not compute content digests yet")
+
+    def content_reader(self, version: Version, files: Sequence[DataFile]) -> ContentReader:
+        """What ``file_content_digests`` runs per file, as a picklable reader of ``files`` (DataFile.path) at
+        ``version`` — for Spark executors to digest files in the task that hashes their bytes. Default:
+        UnsupportedTableError (as ``file_content_digests``)."""
         from attest.errors import UnsupportedTableError
 
         raise UnsupportedTableError(f"{self.kind} tables do not compute content digests yet")

@@ -40,7 +40,7 @@ from attest.numbers import is_digits, is_signed_digits
 from attest.tables import DataFile, Progress
 from attest.view import ReaderView, file_digest, json_safe
 from carriers import properties as props
-from carriers.base import RecordRequest, WriteResult
+from carriers.base import ContentReader, RecordRequest, WriteResult
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version, canonical_relative
 from carriers.delta.guard import LAST_CHECKPOINT_MAX_BYTES as LAST_CHECKPOINT_MAX_BYTES
 from carriers.delta.guard import check_local_log as check_local_log
@@ -698,6 +698,12 @@ class DeltaCarrier(AttestedTable):
         if rewrites:
             return Changes("compaction", _describe(rewrites))
         return Changes("none")
+
+    def content_reader(self, version: Version, files: Sequence[DataFile]) -> ContentReader:
+        """See AttestedTable.content_reader (carriers/delta/content.py)."""
+        from carriers.delta import content
+
+        return content.content_reader(self, version, files)
 
     def file_content_digests(self, version: Version, files: Sequence[DataFile], *,
                              progress: Progress | None = None) -> dict[str, ContentDigest]:
