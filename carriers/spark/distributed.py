@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from attest.signing.policy import TrustPolicy
     from attest.verify.report import Report
     from carriers.base import ContentReader
+    from carriers.content_store import ContentPass
     from carriers.core import AttestedTable
     from carriers.refs import TableRef
 
@@ -70,6 +71,7 @@ __all__ = [
     "StorageRecipe",
     "cli_session",
     "code_zip",
+    "executor_content",
     "executor_hasher",
     "executor_threshold",
     "plan_buckets",
@@ -636,6 +638,22 @@ def executor_hasher(carrier: AttestedTable, spark: SparkSession | SparkContext |
     return ExecutorHasher(spark, carrier.storage, label=carrier.reference, stats=stats)
 
 
+def executor_content(carrier: AttestedTable, spark: SparkSession | SparkContext | SessionOnDemand, *,
+                     stats: HashingStats | None = None) -> ContentPass:
+    """Hand ``carrier``'s content digests to ``spark``'s executors: the digests its ``state`` needs (the files a
+    rewrite added, checked against the recorded ones) are computed there, each file hashed in the same read, and the
+    returned ContentPass — the FileHasher to verify with — does not read those files again. Installed on the carrier
+    (``_content_pass``) until it is closed; its ``hasher`` is the ExecutorHasher (its ``stats`` for the note)."""
+    from carriers.content_store import ContentPass
+
+    current = carrier._content_pass
+    if current is not None and isinstance(current.hasher, ExecutorHasher):
+        return current
+    content = ContentPass(carrier, executor_hasher(carrier, spark, stats=stats))
+    carrier._content_pass = content
+    return content
+
+
 def executor_note(hasher: ExecutorHasher) -> str | None:
     """The report's note on where bytes were hashed (None when nothing was)."""
     stats = hasher.stats
@@ -663,8 +681,14 @@ def verify(spark: SparkSession, table: str | TableRef | AttestedTable, *, versio
         if version is None:
             version = ref.version
         carrier = open_table(ref, storage_options=storage_options, allow_external=allow_external)
-    hasher = executor_hasher(carrier, spark)
-    report = verify_table(carrier, version=version, level=level, progress=progress, policy=policy, hasher=hasher)
+    content = executor_content(carrier, spark)
+    try:
+        report = verify_table(carrier, version=version, level=level, progress=progress, policy=policy,
+                              hasher=content)
+    finally:
+        carrier._content_pass = None
+    hasher = content.hasher
+    assert isinstance(hasher, ExecutorHasher)
     note = executor_note(hasher)
     if note is not None:
         report.notes.append(note)
