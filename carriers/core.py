@@ -306,6 +306,8 @@ def _tampered(message: str, path: str = "") -> Problem:
 class NothingToCarry(CarrierError):
     """``record(carry_only=True)`` found no attestation to carry forward (``carry_forward`` returns None)."""
 
+    code = Code.NOTHING_TO_CARRY
+
 
 class AttestedTable(ABC):
     """Shared attestation logic; a table format subclasses it (see module docstring)."""
@@ -832,7 +834,11 @@ class AttestedTable(ABC):
                 todo: list[DataFile], hasher: FileHasher) -> WriteResult:
         carried = self._carry_forward_check(v, live, r.progress, unchanged=r.carry_only)
         if r.carry_only and carried is None:
-            raise NothingToCarry(f"{self.noun} {v.id} of {self.reference} has no attestation to carry forward")
+            raise NothingToCarry(
+                f"{self.noun} {v.id} of {self.reference} has no attestation to carry forward (it is attested already, "
+                "was never attested, its attestation binds no content digest, or something other than a rewrite of "
+                "the attested rows happened since); nothing was written: attest it with its own program instead "
+                "(record() without carry_only, or `attest record`)")
         hashed = hasher.hash_files(todo, progress=r.progress) if todo else {}
         unreadable = [f.path for f in todo if f.path not in hashed]
         if unreadable:
