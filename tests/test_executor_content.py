@@ -227,3 +227,29 @@ def test_iceberg_digests_on_executors_are_the_drivers(tmp_path: Path, driver_rea
     assert len(driver_reads) == 3
     assert driver == json.loads(json.dumps(att.content))
     assert _companions(local(table.location())) == before
+
+
+def test_a_failed_executor_job_leaves_the_digests_to_the_driver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                driver_reads: list[str]) -> None:
+    """The hook's hasher redoes a failed job on the driver: the hashes there, the digests by the driver's path, the
+    same attestation."""
+    from carriers.spark.distributed import ExecutorHasher, HashingStats, RoutedHasher
+    from carriers.spark.errors import SparkJobError
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    _delta(a)
+    shutil.copytree(a, b)
+    _record(a)
+
+    def failing(self: ExecutorHasher, files: Any, reader: Any, *, progress: Any = None) -> Any:
+        raise SparkJobError("executors are gone")
+
+    monkeypatch.setattr(ExecutorHasher, "hash_and_digest", failing)
+    driver_reads.clear()
+    routed = RoutedHasher(None, DeltaCarrier(str(b)).storage, threshold=1, stats=HashingStats())  # type: ignore[arg-type]
+    _record(b, routed)
+    data = sorted(f.path for f in DeltaCarrier(str(b)).state().live_files if f.kind == "data")
+    assert routed.stats.fallbacks == 1 and routed.stats.executor_content_files == 0
+    assert sorted(driver_reads) == data
+    assert _companions(a) == _companions(b)
+    assert _content(DeltaCarrier(str(a))) == _content(DeltaCarrier(str(b)))
