@@ -10,7 +10,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from attest.errors import CarrierError, Code
 from attest.identity.inputs import ObservedInput
+from attest.identity.program import program_identity_sql
 from attest.model import Manifest, OutputHash
 from attest.tables import Attestation, DataFile, FileIdentity, FileKind, Progress, TableState
 
@@ -34,6 +36,7 @@ __all__ = [
     "TableState",
     "WriteResult",
     "one_commit",
+    "program_of",
     "triples_for",
 ]
 
@@ -109,6 +112,16 @@ class ContentReader(Protocol):
         """The digest of ``f``'s rows, read through ``storage`` (the table's Storage), from ``data`` (the file's
         bytes, already read to hash them) when given; None or an AttestError with the format's code otherwise."""
         ...
+
+
+def program_of(program_hash: str | None, sql: str | None, dialect: str | None) -> str:
+    """The program an ``attest_after_write`` records: ``program_hash``, or given ``sql`` its SQL program identity in
+    ``dialect`` (one of the two is needed)."""
+    if program_hash is not None:
+        return program_hash
+    if sql is None:
+        raise CarrierError("attest_after_write needs program_hash or sql", code=Code.MANIFEST_INVALID_FIELD)
+    return program_identity_sql(sql, dialect)
 
 
 class AmbiguousCommit(Exception):

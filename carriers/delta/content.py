@@ -29,6 +29,7 @@ from attest.tables import DataFile, Progress
 from carriers.base import Rewrite
 from carriers.core import canonical_relative
 from carriers.delta.log import read_commit
+from carriers.delta.rows import add_action_rows, engine_relative
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -134,8 +135,6 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile])
     """The reader of ``files``' rows as readers of ``v`` get them (the version's schema, column mapping, partition
     values, deletion vectors as delta-rs reads them)."""
     import pyarrow as pa
-
-    from carriers.delta.carrier import add_action_rows, engine_relative
 
     dt = carrier._load(v.number)
     schema_doc = json.loads(dt.schema().to_json())

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from attest.content import ContentDigest
 from attest.errors import AttestError, Code
 from attest.tables import DataFile, Progress
-from carriers.iceberg.deletes import ListedManifest, Planned, applicability
+from carriers.iceberg.deletes import Planned
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -130,12 +130,7 @@ def _plans(carrier: IcebergCarrier, snapshot: Snapshot) -> tuple[dict[str, dict[
             deletes[p.key] = df
     if not deletes:
         return data, deletes, {"pyiceberg": {"files": {}, "groups": {}}, "java": {"files": {}, "groups": {}}}, []
-    fv = max(2, int(carrier.table.metadata.format_version))
-    listed = [ListedManifest(path=str(m.manifest_path), content=int(getattr(m.content, "value", m.content) or 0),
-                             sequence_number=m.sequence_number, min_sequence_number=m.min_sequence_number)
-              for m, _ in carrier._manifest_list(snapshot, fv)]
-    unpartitioned = {i for i, spec in carrier.table.metadata.specs().items() if spec.is_unpartitioned()}
-    plans, differ = applicability(planned, listed, unpartitioned)
+    plans, differ = carrier.delete_plans(snapshot, planned)
     return data, deletes, plans, differ
 
 
