@@ -18,7 +18,7 @@ __all__ = ["API", "ENV", "MODULE", "Kernel", "kernel", "status"]
 #: The import name of the kernel.
 MODULE = "recipe_attest_digest"
 #: The kernel API this module calls (the crate's ``API`` constant); another version is not used.
-API = 1
+API = 2
 #: ``ATTEST_CONTENT_NATIVE=0`` forces the pure-Python path (read at every digest, so tests can switch it).
 ENV = "ATTEST_CONTENT_NATIVE"
 _OFF = {"0", "false", "no", "off"}
@@ -34,6 +34,14 @@ class Kernel(Protocol):
                     keep: object | None = None, keep_offset: int = 0, threads: int = 0) -> tuple[bytes, int]:
         """The 4096-byte lane sum of the elements of ``length`` rows of a (large_)binary array and how many were
         kept (``keep``: a bitmap, bit ``keep_offset + i`` for row ``i``)."""
+        ...
+
+    def digest_batch(self, columns: list[tuple[object, object]], segments: list[tuple[bytes, int]], length: int,
+                     context: str, keep: object | None = None, keep_offset: int = 0, threads: int = 0
+                     ) -> tuple[bytes, int]:
+        """The same sum over ``length`` rows whose canonical encodings the kernel builds itself: ``columns`` are
+        Arrow C data interface capsule pairs (``Array.__arrow_c_array__()``), ``segments`` the row's encoding in
+        order, ``(bytes, column)`` (a column's prefix then its value; ``column`` -1: the bytes alone)."""
         ...
 
 
