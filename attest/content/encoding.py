@@ -30,7 +30,8 @@ _INT_NAMES = {pa.int8(): b"int8", pa.int16(): b"int16", pa.int32(): b"int32", pa
               pa.date32(): b"date32", pa.date64(): b"date64"}
 #: Rows hashed per step: 8,192 elements of 4 KiB are 32 MiB.
 BATCH_ROWS = 8192
-#: Rows per native kernel call: only their encodings are held (no elements), and the kernel spreads them on threads.
+#: Rows per ``digest_rows`` call when a column's type is not taken by ``digest_batch`` (the kernel then hashes the
+#: pyarrow encodings: only they are held, no elements, and the kernel spreads them on threads).
 NATIVE_BATCH_ROWS = 65536
 
 
