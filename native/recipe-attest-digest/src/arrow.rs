@@ -199,7 +199,7 @@ unsafe fn offsets<'a>(array: &FfiArray, large: bool, first: usize, n: usize, lim
         return Ok((Offs::I64(&[0]), 0)); // an empty array may omit its offsets
     }
     let raw = buffer(array, 1, entries * width, format)?;
-    if raw.as_ptr() as usize % width != 0 {
+    if !(raw.as_ptr() as usize).is_multiple_of(width) {
         return Err(format!("the offsets of the {format} array are not aligned"));
     }
     let (offs, values): (Offs<'a>, Vec<i64>) = if large {
