@@ -198,7 +198,7 @@ unsafe fn offsets<'a>(array: &FfiArray, large: bool, first: usize, n: usize, lim
     if n == 0 && first == 0 && (array.n_buffers as usize) > 1 && (*array.buffers.add(1)).is_null() {
         return Ok((Offs::I64(&[0]), 0)); // an empty array may omit its offsets
     }
-    let raw = buffer(array, 1, entries * width, format)?;
+    let raw = buffer(array, 1, bytes_of(entries, width)?, format)?;
     if !(raw.as_ptr() as usize).is_multiple_of(width) {
         return Err(format!("the offsets of the {format} array are not aligned"));
     }
@@ -227,6 +227,10 @@ unsafe fn offsets<'a>(array: &FfiArray, large: bool, first: usize, n: usize, lim
         }
     }
     Ok((offs, last))
+}
+
+fn bytes_of(items: usize, width: usize) -> Result<usize, String> {
+    items.checked_mul(width).ok_or_else(|| format!("{items} values of {width} bytes overflow"))
 }
 
 fn fixed_width(format: &str) -> Option<usize> {
@@ -277,6 +281,9 @@ pub unsafe fn import<'a>(schema: &FfiSchema, array: &FfiArray) -> Result<Col<'a>
         if schema.n_children != n as i64 || array.n_children != n as i64 {
             return Err(format!("the {format} array has {} children, {n} expected", array.n_children));
         }
+        if n > 0 && (schema.children.is_null() || array.children.is_null()) {
+            return Err(format!("the {format} array has no children"));
+        }
         (0..n).map(|k| {
             let (s, a) = (*schema.children.add(k), *array.children.add(k));
             if s.is_null() || a.is_null() {
@@ -295,13 +302,13 @@ pub unsafe fn import<'a>(schema: &FfiSchema, array: &FfiArray) -> Result<Col<'a>
     } else if format == "b" {
         Kind::Bool(Bits(buffer(array, 1, bitmap_bytes, format)?))
     } else if let Some(width) = fixed_width(format) {
-        Kind::Fixed { data: buffer(array, 1, end * width, format)?, width }
+        Kind::Fixed { data: buffer(array, 1, bytes_of(end, width)?, format)?, width }
     } else if format.starts_with("d:") {
         let width = decimal_width(format)?;
-        Kind::Fixed { data: buffer(array, 1, end * width, format)?, width }
+        Kind::Fixed { data: buffer(array, 1, bytes_of(end, width)?, format)?, width }
     } else if let Some(n) = format.strip_prefix("w:") {
         let width: usize = n.parse().map_err(|_| format!("the format {format:?} has no width"))?;
-        Kind::Raw { data: buffer(array, 1, end * width, format)?, width }
+        Kind::Raw { data: buffer(array, 1, bytes_of(end, width)?, format)?, width }
     } else if matches!(format, "z" | "Z" | "u" | "U") {
         let (offsets, last) = offsets(array, matches!(format, "Z" | "U"), offset, length, None, format)?;
         Kind::Binary { offsets, data: buffer(array, 2, last, format)? }
@@ -337,7 +344,17 @@ pub unsafe fn import<'a>(schema: &FfiSchema, array: &FfiArray) -> Result<Col<'a>
         }
         let entries_offset = nonneg(ea.offset, "offset")?;
         let entries_len = nonneg(ea.length, "length")?;
-        let (ks, ka, vs, va) = (&**es.children, &**ea.children, &**es.children.add(1), &**ea.children.add(1));
+        let kid = |k: usize| -> Result<(&FfiSchema, &FfiArray), String> {
+            if es.children.is_null() || ea.children.is_null() {
+                return Err("a map's entries have no children".into());
+            }
+            let (s, a) = (*es.children.add(k), *ea.children.add(k));
+            if s.is_null() || a.is_null() {
+                return Err("a map's key or value is missing".into());
+            }
+            Ok((&*s, &*a))
+        };
+        let ((ks, ka), (vs, va)) = (kid(0)?, kid(1)?);
         for a in [ka, va] {
             if nonneg(a.length, "length")? < entries_offset + entries_len {
                 return Err("a map's keys or values are shorter than its entries".into());
