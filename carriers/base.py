@@ -10,7 +10,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from attest.errors import CarrierError, Code
 from attest.identity.inputs import ObservedInput
+from attest.identity.program import program_identity_sql
 from attest.model import Manifest, OutputHash
 from attest.tables import Attestation, DataFile, FileIdentity, FileKind, Progress, TableState
 
@@ -32,6 +34,7 @@ __all__ = [
     "TableState",
     "WriteResult",
     "one_commit",
+    "program_of",
     "triples_for",
 ]
 
@@ -90,6 +93,16 @@ class RecordRequest:
         if fields:
             raise TypeError(f"record() takes a RecordRequest or keywords, not both ({', '.join(sorted(fields))})")
         return request
+
+
+def program_of(program_hash: str | None, sql: str | None, dialect: str | None) -> str:
+    """The program an ``attest_after_write`` records: ``program_hash``, or given ``sql`` its SQL program identity in
+    ``dialect`` (one of the two is needed)."""
+    if program_hash is not None:
+        return program_hash
+    if sql is None:
+        raise CarrierError("attest_after_write needs program_hash or sql", code=Code.MANIFEST_INVALID_FIELD)
+    return program_identity_sql(sql, dialect)
 
 
 class AmbiguousCommit(Exception):

@@ -28,6 +28,7 @@ from attest.tables import DataFile, Progress
 from carriers.base import Rewrite
 from carriers.core import canonical_relative
 from carriers.delta.log import read_commit
+from carriers.delta.rows import add_action_rows, engine_relative
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -90,8 +91,6 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
                          progress: Progress | None = None) -> dict[str, ContentDigest]:
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from carriers.delta.carrier import add_action_rows, engine_relative
 
     dt = carrier._load(v.number)
     schema_doc = json.loads(dt.schema().to_json())
