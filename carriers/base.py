@@ -17,6 +17,7 @@ from attest.model import Manifest, OutputHash
 from attest.tables import Attestation, DataFile, FileIdentity, FileKind, Progress, TableState
 
 if TYPE_CHECKING:
+    from attest.content import ContentDigest
     from attest.signing.keys import Signer
     from attest.verify.table import FileHasher
 
@@ -24,6 +25,7 @@ __all__ = [
     "AmbiguousCommit",
     "Attestation",
     "Carrier",
+    "ContentReader",
     "DataFile",
     "FileIdentity",
     "FileKind",
@@ -93,6 +95,23 @@ class RecordRequest:
         if fields:
             raise TypeError(f"record() takes a RecordRequest or keywords, not both ({', '.join(sorted(fields))})")
         return request
+
+
+class ContentReader(Protocol):
+    """Reads data files' rows for their content digest as readers of one version get them (docs/content-digest.md):
+    built on the driver by ``AttestedTable.content_reader``, picklable, and run where a file is read — this machine
+    (``file_content_digests``) or a Spark executor, in the task that hashes the file's bytes
+    (carriers/spark/distributed.py). One ``digest`` for both, so both give the same digests."""
+
+    @property
+    def paths(self) -> frozenset[str]:
+        """The data files (DataFile.path) it was built for."""
+        ...
+
+    def digest(self, f: DataFile, storage: Any, data: bytes | None = None) -> ContentDigest | None:
+        """The digest of ``f``'s rows, read through ``storage`` (the table's Storage), from ``data`` (the file's
+        bytes, already read to hash them) when given; None or an AttestError with the format's code otherwise."""
+        ...
 
 
 def program_of(program_hash: str | None, sql: str | None, dialect: str | None) -> str:

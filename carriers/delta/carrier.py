@@ -38,7 +38,7 @@ from attest.identity.inputs import ObservedInput
 from attest.numbers import is_digits, is_signed_digits
 from attest.tables import DataFile, Progress
 from attest.view import ReaderView, _file_encode, file_digest, json_safe
-from carriers.base import RecordRequest, WriteResult, program_of
+from carriers.base import ContentReader, RecordRequest, WriteResult, program_of
 from carriers.core import AttestedTable, Changes, LiveVersion, Version, canonical_relative
 from carriers.delta.carriage import POINTER_DIR, SIDECAR_DIR, Carriage
 from carriers.delta.columns import add_columns
@@ -528,6 +528,12 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         if rewrites:
             return Changes("compaction", _describe(rewrites))
         return Changes("none")
+
+    def content_reader(self, version: Version, files: Sequence[DataFile]) -> ContentReader:
+        """See AttestedTable.content_reader (carriers/delta/content.py)."""
+        from carriers.delta import content
+
+        return content.content_reader(self, version, files)
 
     def file_content_digests(self, version: Version, files: Sequence[DataFile], *,
                              progress: Progress | None = None) -> dict[str, ContentDigest]:

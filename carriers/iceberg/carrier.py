@@ -46,7 +46,7 @@ from attest.model import Manifest
 from attest.numbers import is_signed_digits
 from attest.tables import Attestation, ContentCheck, DataFile, Progress
 from attest.view import ReaderView, json_safe
-from carriers.base import RecordRequest, Rewrite, WriteResult, program_of
+from carriers.base import ContentReader, RecordRequest, Rewrite, WriteResult, program_of
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
 from carriers.iceberg.carriage import POINTER_DIR, SIDECAR_DIR, Carriage, _attestation_only, _comparable, _Found
 from carriers.iceberg.catalogs import guard, reading_io, storage_keys
@@ -596,6 +596,11 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         return any(f.kind == "data" and f.path in before for f in self._live(dv).files)
 
     # ---- content digests and rewrites (issue 32: carriers/iceberg/content.py, rewrites.py) -------------------------
+    def content_reader(self, version: Version, files: Sequence[DataFile]) -> ContentReader:
+        from carriers.iceberg.content import content_reader
+
+        return content_reader(self, version, files)
+
     def file_content_digests(self, version: Version, files: Sequence[DataFile], *,
                              progress: Progress | None = None) -> dict[str, ContentDigest]:
         from carriers.iceberg.content import file_content_digests
