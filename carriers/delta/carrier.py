@@ -134,6 +134,9 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         self._tables: dict[int, DeltaTable] = {}
         self._live_cache: dict[int, LiveVersion] = {}
         self._replays: dict[int, tuple[LogState, list[str]]] = {}
+        # Versions whose replay above was cut to its metaData and protocol once their live files were listed (what the
+        # attestation commit and attestable_version read of it): the adds of a large table are not held meanwhile.
+        self._slim: set[int] = set()
         self._recording = False
 
     def _forget(self) -> None:
@@ -141,6 +144,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         self._live_cache.clear()
         if not self._recording:  # one record judges and commits on top of one replay of the version it attests
             self._replays.clear()
+            self._slim.clear()
 
     # ---- naming ------------------------------------------------------------------------------------------------
     @property
@@ -273,7 +277,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         # One replay of n and one pass over the metadata-only commits after it (their metaData and protocol actions),
         # not a load per version: the last version whose reader table differs from the latest's, plus one.
         try:
-            log, _ = self._replay(n)
+            log, _ = self._replay(n, whole=False)
         except TableInconsistentError:
             return top
         meta, protocol = log.metadata, log.protocol
@@ -319,13 +323,15 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             self._live_cache[v.number] = cached
         return cached
 
-    def _replay(self, n: int) -> tuple[LogState, list[str]]:
+    def _replay(self, n: int, *, whole: bool = True) -> tuple[LogState, list[str]]:
         """The log's own replay of version ``n`` (carriers/delta/log.py) and its inconsistencies, made once until the
         carrier forgets what it read (a log that cannot be replayed raises each time). A version's commits never change
-        under the protocol (put-if-absent), so the view, the live files and the attestation commit share one replay."""
+        under the protocol (put-if-absent), so the view, the live files and the attestation commit share one replay.
+        Not ``whole``: its metaData and protocol are all the caller reads (a replay cut to them will do)."""
         found = self._replays.get(n)
-        if found is None:
+        if found is None or (whole and n in self._slim):
             found = self._replays[n] = replay(self.storage, n)
+            self._slim.discard(n)
         return found
 
     def _compute_live(self, n: int) -> LiveVersion:
@@ -337,6 +343,9 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         except TableInconsistentError as exc:
             log, inconsistencies = LogState(version=n), [exc.message]
         problems += [Problem(Code.TABLE_INCONSISTENT, text) for text in inconsistencies]
+        if n in self._replays:  # listed once (cached in _live_cache): only its metaData and protocol are read again
+            self._replays[n] = (LogState(version=n, metadata=log.metadata, protocol=log.protocol), inconsistencies)
+            self._slim.add(n)
         adds = add_columns(dt)
         spellings = _Spellings(dt)
         paths = adds.paths
