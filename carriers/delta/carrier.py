@@ -700,11 +700,11 @@ class DeltaCarrier(AttestedTable):
         return Changes("none")
 
     def file_content_digests(self, version: Version, files: Sequence[DataFile], *,
-                             progress: Progress | None = None) -> dict[str, ContentDigest]:
+                             progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
         """See AttestedTable.file_content_digests (carriers/delta/content.py)."""
         from carriers.delta import content
 
-        return content.file_content_digests(self, version, files, progress=progress)
+        return content.file_content_digests(self, version, files, progress=progress, statistics=statistics)
 
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         """See AttestedTable.rewrites_between: ``dataChange: false`` commits (carriers/delta/content.py)."""

@@ -87,7 +87,9 @@ def _read_type(stored: pa.DataType, want: pa.DataType, int96: bool) -> pa.DataTy
 
 
 def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile], *,
-                         progress: Progress | None = None) -> dict[str, ContentDigest]:
+                         progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
+    """Each data file's digest (the module docstring); ``statistics``: each file's statistics, as the log writes them
+    (Spark reads them) and as delta-rs reads them, held to its stored rows (``_check_statistics``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -101,10 +103,21 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
     fields = {str(f.get("name")): f for f in schema_doc.get("fields") or [] if isinstance(f, dict)}
     rows = add_action_rows(dt)
     partitions: dict[str, dict[str, Any]] = {}
+    typed: dict[str, dict[str, Any]] = {}
     for row in rows:
         rel = canonical_relative(str(row["path"]))[0]
         if rel is not None:
             partitions[rel] = row.get("partition") or {}
+            typed[rel] = row
+    logged: dict[str, Any] = {}
+    if statistics:
+        from carriers.delta.log import replay
+
+        log, _ = replay(carrier.storage, v.number)
+        for raw, add in log.adds.items():
+            rel = canonical_relative(str(raw))[0]
+            if rel is not None:
+                logged[rel] = add.get("stats")
     masks: dict[str, list[bool]] = {}
     wanted = {f.path for f in files if f.kind == "data"}
     roots = carrier._engine_roots(dt)
@@ -138,11 +151,13 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
             raise CarrierError(f"{f.path} cannot be read as Parquet: {exc}", code=Code.TABLE_UNREADABLE,
                                path=f.path) from exc
         try:
-            out[f.path] = _digest_file(f, table, stored, int96, arrow, fields, partition_columns,
-                                       partitions.get(f.path) or {}, masks.get(f.path), mode)
+            out[f.path], read = _digest_file(f, table, stored, int96, arrow, fields, partition_columns,
+                                             partitions.get(f.path) or {}, masks.get(f.path), mode)
         except (KeyError, ValueError, pa.ArrowException) as exc:  # duplicate column names, malformed values, ...
             raise CarrierError(f"the rows of {f.path} cannot be read as the table's columns: {exc}",
                                code=Code.TABLE_UNREADABLE, path=f.path) from exc
+        if statistics:
+            _check_statistics(f, table.num_rows, read, logged.get(f.path), typed.get(f.path) or {})
         done += 1
         if progress is not None:
             progress(done, len(files), 0)
@@ -151,7 +166,8 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
 
 def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str], arrow: pa.Schema,
                  fields: dict[str, dict[str, Any]], partition_columns: list[str], values: dict[str, Any],
-                 vector: list[bool] | None, mode: str) -> ContentDigest:
+                 vector: list[bool] | None, mode: str) -> tuple[ContentDigest, dict[str, Any]]:
+    """The file's digest, and its data columns as read (every stored row), keyed as its statistics name them."""
     import pyarrow as pa
 
     from attest.content import ColumnSpec, digest_table
@@ -191,7 +207,126 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
     keep = None
     if vector is not None:
         keep = (vector + [True] * (table.num_rows - len(vector)))[:table.num_rows]
-    return digest_table(rows_table, columns, constants, keep=keep)
+    return digest_table(rows_table, columns, constants, keep=keep), arrays
+
+
+_EXACT = ("int8", "int16", "int32", "int64", "uint", "decimal", "date32", "bool", "float")
+
+
+def _claimed(value: Any, t: pa.DataType) -> Any:
+    """A bound as the log writes it (JSON), as a Python value of the column's type (ValueError when it is none):
+    what Spark reads. delta-rs's typed reading is checked as it gives it."""
+    import datetime as dt
+    import decimal
+
+    import pyarrow as pa
+
+    if value is None:
+        return None
+    if pa.types.is_boolean(t):
+        if not isinstance(value, bool):
+            raise ValueError(value)
+        return value
+    if pa.types.is_integer(t):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(value)
+        return value
+    if pa.types.is_floating(t):
+        if isinstance(value, str) and value in ("NaN", "Infinity", "-Infinity"):
+            return float(value)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(value)
+        return float(value)
+    if pa.types.is_decimal(t):
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ValueError(value)
+        return decimal.Decimal(str(value))
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        if not isinstance(value, str):
+            raise ValueError(value)
+        return value
+    if pa.types.is_date32(t):
+        return dt.date.fromisoformat(str(value))
+    if pa.types.is_timestamp(t):
+        when = dt.datetime.fromisoformat(str(value))
+        if t.tz is not None:
+            if when.tzinfo is None:
+                raise ValueError(value)
+            return when.astimezone(dt.UTC)
+        if when.tzinfo is not None:
+            raise ValueError(value)
+        return when
+    raise TypeError(t)  # binary and others: no statistics engines use
+
+
+def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: Any, typed: dict[str, Any]) -> None:
+    """A rewritten file's statistics, as the log writes them (Spark) and as delta-rs reads them, held to its stored
+    rows (every row, its deletion vector not applied, as the protocol counts them): ``numRecords`` and each
+    ``nullCount`` exactly (null counts and bounds only when ``tightBounds`` is not false), bounds soundly (no row
+    outside them: a filtered read skips none) and, for numbers, dates and booleans, exactly (Spark and delta-rs answer
+    COUNT(*) and MIN / MAX from them). Strings are kept to a prefix by writers and timestamps to the millisecond:
+    bound soundly only. StatisticsMismatch (content_changed) otherwise."""
+    import pyarrow as pa
+
+    from carriers.content_store import StatisticsMismatch, bound_problem, observe
+
+    try:
+        doc = json.loads(logged) if isinstance(logged, str) else {} if logged is None else None
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        raise StatisticsMismatch(f"{f.path}, added by a rewrite: its statistics in the log do not parse")
+    tight = doc.get("tightBounds") is not False
+    sources = [("the log", doc.get("numRecords"), doc.get("nullCount"), doc.get("minValues"), doc.get("maxValues"),
+                True),
+               ("delta-rs", typed.get("num_records"), typed.get("null_count"), typed.get("min"), typed.get("max"),
+                False)]
+    problems: list[str] = []
+    for source, count, nulls, lo, hi, as_json in sources:
+        if count is not None and (isinstance(count, bool) or count != num_rows):
+            problems.append(f"{num_rows} rows stored, {count!r} in its statistics ({source})")
+
+        def walk(prefix: str, columns: dict[str, Any], nulls: Any, lo: Any, hi: Any, source: str = source,
+                 as_json: bool = as_json) -> None:
+            for key, column in columns.items():
+                name = f"{prefix}{key}"
+                n = nulls.get(key) if isinstance(nulls, dict) else None
+                a = lo.get(key) if isinstance(lo, dict) else None
+                b = hi.get(key) if isinstance(hi, dict) else None
+                t = column.type
+                if pa.types.is_struct(t):
+                    flat = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+                    children = flat.flatten()
+                    walk(f"{name}.", {t.field(i).name: children[i] for i in range(t.num_fields)}, n, a, b)
+                    continue
+                if pa.types.is_nested(t):
+                    continue  # lists and maps: no statistics engines skip by
+                seen = observe(column)
+                if n is not None and tight and (isinstance(n, bool) or n != seen.nulls):
+                    problems.append(f"{name}: {seen.nulls} nulls stored, {n!r} in its statistics ({source})")
+                try:
+                    a, b = (_claimed(a, t), _claimed(b, t)) if as_json else (a, b)
+                except TypeError:
+                    continue
+                except ValueError:
+                    problems.append(f"{name}: bounds {a!r} / {b!r} that are not values of the column ({source})")
+                    continue
+                floor = None
+                if pa.types.is_timestamp(t) and seen.hi is not None:
+                    floor = seen.hi.replace(microsecond=seen.hi.microsecond // 1000 * 1000)
+                exact = tight and not pa.types.is_timestamp(t) and any(str(t).startswith(x) for x in _EXACT)
+                exact = exact or (tight and pa.types.is_floating(t))
+                found = bound_problem(name, seen, a, b, exact=exact, hi_floor=floor)
+                if found is not None:
+                    problems.append(f"{found} ({source})")
+
+        try:
+            walk("", read, nulls, lo, hi)
+        except (pa.ArrowException, ValueError, TypeError) as exc:
+            problems.append(f"its statistics cannot be held to its rows ({exc})")
+    if problems:
+        raise StatisticsMismatch(f"{f.path}, added by a rewrite, has statistics that misstate its rows — readers skip "
+                                 f"files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
 
 
 def _check_field_id(f: DataFile, stored: pa.Schema, physical: str, wanted: Any) -> None:

@@ -592,10 +592,10 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
 
     # ---- content digests and rewrites (issue 32: carriers/iceberg/content.py, rewrites.py) -------------------------
     def file_content_digests(self, version: Version, files: Sequence[DataFile], *,
-                             progress: Progress | None = None) -> dict[str, ContentDigest]:
+                             progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
         from carriers.iceberg.content import file_content_digests
 
-        return file_content_digests(self, version, files, progress=progress)
+        return file_content_digests(self, version, files, progress=progress, statistics=statistics)
 
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         from carriers.iceberg.rewrites import rewrites_between

@@ -224,10 +224,89 @@ def _partition_check(carrier: IcebergCarrier, df: Mapping[str, Any], schema: Sch
                               code=Code.TABLE_INCONSISTENT)
 
 
+def _metric_map(value: Any) -> dict[int, Any]:
+    """A manifest metric map (field id -> count or bound) as pyiceberg's Avro reader gives it."""
+    value = getattr(value, "_data", value)
+    if isinstance(value, Mapping):
+        return {int(k): v for k, v in value.items()}
+    out: dict[int, Any] = {}
+    for item in value or []:  # a list of key/value records
+        pair = list(getattr(item, "_data", item))
+        if len(pair) == 2:
+            out[int(pair[0])] = pair[1]
+    return out
+
+
+def _check_statistics(df: Mapping[str, Any], schema: Schema, rows: pa.Table, path: str) -> None:
+    """A rewritten data file's metrics in its manifest entry, held to its rows (every stored row, deletes not
+    applied, read as readers read it): ``record_count`` and each primitive column's value, null and NaN counts
+    exactly, lower and upper bounds soundly (no row outside them: pyiceberg and Spark skip files by them) and, but
+    for strings and binaries (kept to a prefix), exactly (Spark answers COUNT(*) and MIN / MAX from them by default:
+    aggregate push-down). StatisticsMismatch (content_changed) otherwise."""
+    import pyarrow as pa
+    from pyiceberg.conversions import from_bytes
+    from pyiceberg.types import BinaryType, FixedType, ListType, MapType, StringType, StructType, UUIDType
+
+    from carriers.content_store import StatisticsMismatch, bound_problem, observe
+
+    problems: list[str] = []
+    count = df.get("record_count")
+    if count is not None and int(count) != rows.num_rows:
+        problems.append(f"{rows.num_rows} rows stored, {count} in its manifest entry")
+    maps = {k: _metric_map(df.get(k)) for k in ("value_counts", "null_value_counts", "nan_value_counts",
+                                                 "lower_bounds", "upper_bounds")}
+
+    def walk(fields: Any, columns: Mapping[str, Any], prefix: str) -> None:
+        for field in fields:
+            column = columns.get(field.name)
+            t = field.field_type
+            name = f"{prefix}{field.name} (field id {field.field_id})"
+            if column is None or isinstance(t, (ListType, MapType)):
+                continue
+            if isinstance(column, pa.ChunkedArray):
+                column = column.combine_chunks()
+            if isinstance(column.type, pa.BaseExtensionType):
+                column = column.storage
+            if isinstance(t, StructType):
+                children = column.flatten()
+                walk(t.fields, {c.name: children[i] for i, c in enumerate(t.fields)}, f"{name}.")
+                continue
+            if pa.types.is_temporal(column.type):  # bounds of dates, times and timestamps decode to counts
+                column = column.cast(pa.int32() if pa.types.is_date32(column.type) else pa.int64())
+            seen = observe(column)
+            for key, actual in (("value_counts", seen.values), ("null_value_counts", seen.nulls),
+                                ("nan_value_counts", seen.nans)):
+                claimed = maps[key].get(field.field_id)
+                if claimed is not None and int(claimed) != actual and (key != "nan_value_counts" or seen.nans
+                                                                       or pa.types.is_floating(column.type)):
+                    problems.append(f"{name}: {key} {claimed}, the rows hold {actual}")
+            try:
+                lo, hi = ((None if maps[b].get(field.field_id) is None else
+                           from_bytes(t, maps[b][field.field_id])) for b in ("lower_bounds", "upper_bounds"))
+            except Exception:
+                problems.append(f"{name}: bounds that are not values of the column")
+                continue
+            if isinstance(t, UUIDType):
+                lo, hi = (None if x is None else getattr(x, "bytes", x) for x in (lo, hi))
+            exact = not isinstance(t, (StringType, BinaryType)) or isinstance(t, FixedType)
+            found = bound_problem(name, seen, lo, hi, exact=exact)
+            if found is not None:
+                problems.append(found)
+
+    try:
+        walk(schema.fields, {n: rows.column(n) for n in rows.column_names}, "")
+    except (pa.ArrowException, ValueError, TypeError) as exc:
+        problems.append(f"its metrics cannot be held to its rows ({exc})")
+    if problems:
+        raise StatisticsMismatch(f"data file {path}, added by a rewrite, has metrics that misstate its rows — readers "
+                                 f"skip files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
+
+
 def file_content_digests(carrier: IcebergCarrier, version: Version, files: Sequence[DataFile], *,
-                         progress: Progress | None = None) -> dict[str, ContentDigest]:
+                         progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
     """The content digest of each data file's rows as readers of ``version`` get them, keyed by DataFile.path
-    (delete files and deletion vectors in ``files`` are skipped: their effect is in the data files' digests)."""
+    (delete files and deletion vectors in ``files`` are skipped: their effect is in the data files' digests).
+    ``statistics``: each file's manifest metrics held to its rows too (``_check_statistics``)."""
     from pyiceberg.types import ListType, MapType
 
     snapshot = version.handle if version.handle is not None else carrier._snapshot(version.id)
@@ -244,7 +323,8 @@ def file_content_digests(carrier: IcebergCarrier, version: Version, files: Seque
     out: dict[str, ContentDigest] = {}
     for done, f in enumerate(wanted):
         try:
-            out[f.path] = _digest_one(carrier, snapshot, schema, columns, projected, data, deletes, plans, f, cache)
+            out[f.path] = _digest_one(carrier, snapshot, schema, columns, projected, data, deletes, plans, f, cache,
+                                      statistics=statistics)
         except AttestError as exc:
             carrier.content_problems[f.path] = exc
             if exc.code not in (Code.FILE_MISSING, Code.TABLE_UNREADABLE):
@@ -257,7 +337,7 @@ def file_content_digests(carrier: IcebergCarrier, version: Version, files: Seque
 
 def _digest_one(carrier: IcebergCarrier, snapshot: Snapshot, schema: Schema, columns: list[Any], projected: set[int],
                 data: Mapping[str, dict[str, Any]], deletes: Mapping[str, Any], plans: Mapping[str, Any],
-                f: DataFile, cache: dict[str, dict[str, Any]]) -> ContentDigest:
+                f: DataFile, cache: dict[str, dict[str, Any]], *, statistics: bool = False) -> ContentDigest:
     """One data file's digest (AttestError with its code when readers would not get its rows, or disagree)."""
     import pyarrow as pa
     from pyiceberg.expressions import AlwaysTrue
@@ -281,16 +361,21 @@ def _digest_one(carrier: IcebergCarrier, snapshot: Snapshot, schema: Schema, col
     applied = _applied(plans["pyiceberg"], key)
     positional = _positions(carrier, location, [deletes[k] for k in applied], cache)
     task = FileScanTask(_pyiceberg_file(df))
-    try:
-        batches = list(_task_to_record_batches(
-            carrier.table.io, task, AlwaysTrue(), schema, meta.schema(), projected, positional or None, True,
-            meta.name_mapping(), meta.specs().get(int(df.get("spec_id") or 0)), meta.format_version))
-    except Exception as exc:  # a file pyiceberg cannot project onto the schema is not read by readers either
-        raise AttestError(f"data file {f.path} cannot be read as the schema says: {exc}",
-                          code=Code.TABLE_UNREADABLE) from exc
-    rows = pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="permissive") \
-        if batches else schema_to_pyarrow(schema, include_field_ids=False).empty_table()
+    def read(deleted: list[Any] | None) -> pa.Table:
+        try:
+            batches = list(_task_to_record_batches(
+                carrier.table.io, task, AlwaysTrue(), schema, meta.schema(), projected, deleted, True,
+                meta.name_mapping(), meta.specs().get(int(df.get("spec_id") or 0)), meta.format_version))
+        except Exception as exc:  # a file pyiceberg cannot project onto the schema is not read by readers either
+            raise AttestError(f"data file {f.path} cannot be read as the schema says: {exc}",
+                              code=Code.TABLE_UNREADABLE) from exc
+        return pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="permissive") \
+            if batches else schema_to_pyarrow(schema, include_field_ids=False).empty_table()
+
+    rows = read(positional or None)
     _partition_check(carrier, df, schema, rows, f.path)
+    if statistics:  # metrics count every stored row: the file read again without its deletes when it has some
+        _check_statistics(df, schema, read(None) if positional else rows, f.path)
     canon = pa.table({f"field-id:{field.field_id}": _canonical(rows.column(field.name).combine_chunks(),
                                                                   field.field_type) for field in schema.fields})
     return digest_table(canon, columns)
