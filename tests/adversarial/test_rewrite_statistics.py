@@ -1,0 +1,252 @@
+"""Rewrites whose rows are honest but whose statistics are not, and carry-forwards over a changed reader view.
+
+Since content digests, a rewrite (Delta ``dataChange: false``, Iceberg ``replace``) verifies by content: the rows of
+the files it added are digested and compared with the recorded digests of the files it removed. The added files'
+bytes are bound by nothing, and neither are their **statistics** — the log's ``numRecords`` / ``nullCount`` /
+``minValues`` / ``maxValues``, a manifest entry's ``record_count``, value / null counts and bounds. Readers skip files
+by them and answer ``COUNT(*)`` (and MIN / MAX) from them: measured with delta-rs (DataFusion) and pyiceberg here, and
+with Spark in ``test_spark_reads_forged_rewrite_statistics``, a forged maximum made a filtered query skip the file and
+a forged row count was returned as the count, while the verdict said ``VERIFIED (content; …, same rows)``. Each
+attack must now be ``content_changed``; an honest rewrite writing full statistics still verifies.
+
+The carry-forward: ``attest record`` (and the Spark hook after maintenance) carried an attestation across rewrites
+whose rows the digests confirmed — even when another commit in the range changed what readers get (columns swapped
+under column mapping, renamed by id): verify said ``reader_view_changed``, record wrote an attestation naming the
+producer's program for a table that program never wrote, and it then VERIFIED.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, QueryBuilder
+
+from attest.errors import CarrierError
+from carriers.delta.carrier import DeltaCarrier
+from carriers.delta.log import commit_name
+from tests.adversarial.conftest import PROGRAM, codes, metadata_commit, verify
+from tests.iceberg.conftest import iceberg_env  # noqa: F401  (the fixture)
+from tests.adversarial.test_content_rewrite_delta import (
+    _adds,
+    _attested,
+    _engine_rows,
+    _mapped_table,
+    _merged,
+    _partition,
+    rewrite,
+)
+
+
+def _sql(path: Path, query: str) -> int:
+    """The one number a query returns through delta-rs (DataFusion, which answers COUNT(*) from numRecords)."""
+    out = pa.table(QueryBuilder().register("t", DeltaTable(str(path))).execute(query).read_all())
+    return int(out.column(0)[0].as_py())
+
+
+def _restat(path: Path, n: int, edit: Callable[[dict[str, Any]], None]) -> None:
+    """The statistics of the file commit ``n`` adds, edited in place (the rewrite's committer wrote them)."""
+    commit = path / commit_name(n)
+    actions = [json.loads(line) for line in commit.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            stats = json.loads(action["add"]["stats"])
+            edit(stats)
+            action["add"]["stats"] = json.dumps(stats)
+    commit.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+def _true_stats(stats: dict[str, Any]) -> None:
+    """What delta-rs writes for partition a's rows (_batch of test_content_rewrite_delta: v 0..23, ts, w, f)."""
+    stats.update({"numRecords": 9, "minValues": {"v": 0, "w": "w0", "f": -2.0, "ts": "1970-01-02T00:00:00Z"},
+                  "maxValues": {"v": 23, "w": "z", "f": 0.0, "ts": "2023-11-14T22:13:20.000Z"},
+                  "nullCount": {"v": 0, "w": 0, "f": 0, "ts": 0}})
+
+
+DELTA_ATTACKS: dict[str, tuple[Callable[[dict[str, Any]], None], str, Callable[[int], bool]]] = {
+    # name: (the forgery, a query, what the query returns now, as delta-rs answers it: not the true answer)
+    "numRecords inflated": (lambda s: s.update(numRecords=100), "select count(*) from t where p = 'a'",
+                            lambda got: got == 100),
+    "a minimum above the least value": (lambda s: s["minValues"].update(v=5), "select count(*) from t where v = 1",
+                                        lambda got: got == 0),
+    "a maximum below the greatest value": (lambda s: s["maxValues"].update(v=20), "select count(*) from t where v = 23",
+                                           lambda got: got == 0),
+    "a string maximum below the greatest value": (lambda s: s["maxValues"].update(w="y"),
+                                                  "select count(*) from t where w = 'z'", lambda got: got == 0),
+    "a timestamp minimum above the least value": (
+        lambda s: s["minValues"].update(ts="2000-01-01T00:00:00.000Z"),
+        "select count(*) from t where ts = to_timestamp_micros(86400000000, 'UTC')", lambda got: got == 0),
+    "nullCount equal to numRecords": (lambda s: s["nullCount"].update(v=9),
+                                      "select count(*) from t where v is not null and p = 'a'",
+                                      lambda got: got != 9),
+}
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Path:
+    path = tmp_path / "t"
+    _attested(path)
+    return path
+
+
+def test_an_honest_rewrite_with_full_statistics_verifies(table: Path) -> None:
+    """The control: the rewrite of partition a with the statistics delta-rs writes (exact counts and bounds, the
+    timestamp maximum kept to the millisecond) verifies by content."""
+    rels = _partition(table, "a")
+    n = rewrite(table, rels, [(_merged(table, rels), {"p": "a"})])
+    _restat(table, n, _true_stats)
+    assert _sql(table, "select count(*) from t where v = 1") == 1
+    rc, doc = verify(str(table), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
+
+
+@pytest.mark.parametrize("attack", list(DELTA_ATTACKS))
+def test_delta_rewrite_statistics_that_misstate_the_rows(table: Path, attack: str) -> None:
+    forge, query, wrong = DELTA_ATTACKS[attack]
+    before = _engine_rows(table)
+    rels = _partition(table, "a")
+    n = rewrite(table, rels, [(_merged(table, rels), {"p": "a"})])
+
+    def edit(stats: dict[str, Any]) -> None:
+        _true_stats(stats)
+        forge(stats)
+
+    _restat(table, n, edit)
+    assert _engine_rows(table) == before  # the rows of a full scan are the same ...
+    assert wrong(_sql(table, query))  # ... but a filtered read or COUNT(*) gets other rows (measured, delta-rs)
+    rc, doc = verify(str(table), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "statistics that misstate its rows" in doc["errors"][0]["message"], doc
+    with pytest.raises(CarrierError) as err:  # and record does not carry the attestation onto it
+        DeltaCarrier(str(table)).record(model="orders", program_hash=PROGRAM)
+    assert err.value.code.value == "content_changed"
+
+
+def test_delta_rewrite_statistics_that_do_not_parse(table: Path) -> None:
+    """A bound that is no value of its column (Spark reads the JSON; delta-rs drops what it cannot read)."""
+    rels = _partition(table, "a")
+    n = rewrite(table, rels, [(_merged(table, rels), {"p": "a"})])
+    _restat(table, n, lambda s: (_true_stats(s), s["maxValues"].update(v="99")))
+    rc, doc = verify(str(table), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+
+
+# ---- Iceberg: a replace snapshot's manifest entry --------------------------------------------------------------------
+ICEBERG_ATTACKS: dict[str, dict[str, Any]] = {
+    "record_count inflated": {"record_count": 50},
+    "an upper bound below the greatest value": {"upper_bounds": {1: struct.pack("<q", 2)}},
+    "a lower bound above the least value": {"lower_bounds": {1: struct.pack("<q", 2)}},
+    "a string upper bound below the greatest value": {"upper_bounds": {2: b"b"}},
+    "null_value_counts equal to the value count": {"null_value_counts": {1: 3}, "value_counts": {1: 3}},
+    "a timestamp lower bound above the least value": {"lower_bounds": {4: struct.pack("<q", 2**62)}},
+}
+
+
+@pytest.mark.parametrize("attack", list(ICEBERG_ATTACKS))
+def test_iceberg_rewrite_metrics_that_misstate_the_rows(attack: str, tmp_path: Path, iceberg_env: str) -> None:
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.expressions import EqualTo, NotNull
+    from pyiceberg.manifest import DataFile
+
+    from carriers.iceberg.carrier import attest_after_write
+    from tests.adversarial.test_content_rewrite_iceberg import IDS, _rows
+    from tests.iceberg.conftest import CATALOG, catalog_properties
+    from tests.iceberg.rewrites import replace, with_ids, write_file
+
+    (tmp_path / "warehouse").mkdir()
+    catalog = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema=_rows().schema)
+    table.append(_rows().slice(0, 1))
+    table.append(_rows().slice(1))
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    table = catalog.load_table("ns.t")
+    honest = write_file(table, with_ids(_rows(), IDS))
+    fields = {"content": honest.content, "file_path": honest.file_path, "file_format": honest.file_format,
+              "partition": honest.partition, "record_count": 3, "file_size_in_bytes": honest.file_size_in_bytes,
+              "spec_id": 0, **ICEBERG_ATTACKS[attack]}
+    table = replace(catalog, table, data_files=[DataFile.from_args(**fields)])
+    # What pyiceberg reads now (a full scan still gets the three rows):
+    assert table.scan().to_arrow().num_rows == 3
+    if attack == "record_count inflated":
+        assert table.scan().count() == 50
+    elif attack.startswith("null_value_counts"):
+        assert table.scan(row_filter=NotNull("id")).to_arrow().num_rows == 0
+    elif attack.startswith("a string"):
+        assert table.scan(row_filter=EqualTo("v", "c")).to_arrow().num_rows == 0
+    elif attack.startswith("a timestamp"):
+        assert table.scan(row_filter=EqualTo("ts", _rows().column("ts")[0].as_py().isoformat())
+                          ).to_arrow().num_rows == 0
+    else:
+        row = 3 if attack.startswith("an upper") else 1
+        assert table.scan(row_filter=EqualTo("id", row)).to_arrow().num_rows == 0
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "misstate its rows" in doc["errors"][0]["message"], doc
+
+
+# ---- the carry-forward over a changed reader view ------------------------------------------------------------------
+def test_no_carry_forward_over_columns_swapped_after_a_rewrite(tmp_path: Path) -> None:
+    """Column mapping by name: an honest rewrite, then a metadata commit swapping the two columns' names (each keeps
+    its physical name, so every content digest is the same). verify: reader_view_changed; record must not write the
+    producer's program onto it (before: a carry-forward, then VERIFIED)."""
+    path = tmp_path / "t"
+    _mapped_table(path)
+    rels = sorted(_adds(path))
+    rewrite(path, rels, [(_merged(path, rels), {})])
+
+    def swap(meta: dict[str, Any]) -> None:
+        schema = json.loads(meta["schemaString"])
+        for field in schema["fields"]:
+            field["name"] = {"a": "b", "b": "a"}[field["name"]]
+        schema["fields"].reverse()
+        meta["schemaString"] = json.dumps(schema)
+
+    metadata_commit(path, swap)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["reader_view_changed"], doc
+    assert DeltaCarrier(str(path)).carry_forward() is None  # the Spark hook's call after maintenance
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["reader_view_changed"], doc
+    result = DeltaCarrier(str(path)).record(model="mine", program_hash="b" * 64)
+    assert result.continues is None and result.manifest is not None and result.manifest.program_hash == "b" * 64
+
+
+def test_no_iceberg_carry_forward_over_columns_swapped_after_a_rewrite(tmp_path: Path, iceberg_env: str) -> None:
+    """Iceberg: an honest rewrite (digests by field id), then the two int columns' names swapped through pyiceberg's
+    own schema update: readers get a's values under b's name. carry_forward must write nothing."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from carriers.iceberg.carrier import IcebergCarrier, attest_after_write
+    from tests.adversarial.test_content_rewrite_iceberg import _rows
+    from tests.iceberg.conftest import CATALOG, catalog_properties
+    from tests.iceberg.rewrites import replace
+
+    (tmp_path / "warehouse").mkdir()
+    catalog = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema=_rows().schema)
+    table.append(_rows().slice(0, 1))
+    table.append(_rows().slice(1))
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    table = replace(catalog, catalog.load_table("ns.t"))
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc
+    with table.update_schema() as update:
+        update.rename_column("a", "tmp")
+    with catalog.load_table("ns.t").update_schema() as update:
+        update.rename_column("b", "a")
+    with catalog.load_table("ns.t").update_schema() as update:
+        update.rename_column("tmp", "b")
+    table = catalog.load_table("ns.t")
+    assert sorted(table.scan().to_arrow().column("a").to_pylist()) == [11, 21, 31]  # b's values, under a's name
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 1 and codes(doc) == ["reader_view_changed"], doc
+    assert IcebergCarrier(table, catalog_name=CATALOG).carry_forward() is None
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 1 and codes(doc) == ["reader_view_changed"], doc
