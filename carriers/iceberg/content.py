@@ -302,6 +302,46 @@ def _check_statistics(df: Mapping[str, Any], schema: Schema, rows: pa.Table, pat
                                  f"skip files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
 
 
+def _check_transforms(carrier: IcebergCarrier, df: Mapping[str, Any], schema: Schema, rows: pa.Table,
+                      path: str) -> None:
+    """A rewritten data file's partition tuple under a transform other than identity (day, month, bucket, truncate,
+    ...), held to its rows: readers read the rows from the file but prune files by the tuple, so a tuple its rows do
+    not map to made a filtered read skip them (pyiceberg, measured). StatisticsMismatch (content_changed)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyiceberg.transforms import IdentityTransform, VoidTransform
+
+    from carriers.content_store import StatisticsMismatch
+
+    spec = carrier.table.metadata.specs().get(int(df.get("spec_id") or 0))
+    partition = df.get("partition")
+    if spec is None or partition is None or rows.num_rows == 0:
+        return
+    values = list(getattr(partition, "_data", partition) or [])
+    for i, pf in enumerate(spec.fields):
+        if isinstance(pf.transform, IdentityTransform | VoidTransform) or i >= len(values):
+            continue  # identity: _partition_check (readers disagree on the rows); void: always null
+        try:
+            field = schema.find_field(pf.source_id)
+        except ValueError:
+            continue
+        if field.name not in rows.column_names:
+            continue
+        column = rows.column(field.name)
+        try:
+            if pa.types.is_temporal(column.type):  # transforms take Iceberg's internal form: days, microseconds
+                column = column.cast(pa.int32() if pa.types.is_date32(column.type) else pa.int64())
+            apply = pf.transform.transform(field.field_type)
+            got = {apply(v) for v in pc.unique(column).to_pylist()}
+        except Exception as exc:
+            raise StatisticsMismatch(f"data file {path}, added by a rewrite: its partition value of {pf.name!r} cannot "
+                                     f"be held to its rows ({exc})") from exc
+        if got != {values[i]}:
+            raise StatisticsMismatch(
+                f"data file {path}, added by a rewrite, has the partition value {values[i]!r} for {pf.name!r} "
+                f"({pf.transform}), its rows map to {sorted(map(str, got))[:3]}: readers prune files by it")
+
+
 def file_content_digests(carrier: IcebergCarrier, version: Version, files: Sequence[DataFile], *,
                          progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
     """The content digest of each data file's rows as readers of ``version`` get them, keyed by DataFile.path
@@ -375,7 +415,9 @@ def _digest_one(carrier: IcebergCarrier, snapshot: Snapshot, schema: Schema, col
     rows = read(positional or None)
     _partition_check(carrier, df, schema, rows, f.path)
     if statistics:  # metrics count every stored row: the file read again without its deletes when it has some
-        _check_statistics(df, schema, read(None) if positional else rows, f.path)
+        stored = read(None) if positional else rows
+        _check_statistics(df, schema, stored, f.path)
+        _check_transforms(carrier, df, schema, stored, f.path)
     canon = pa.table({f"field-id:{field.field_id}": _canonical(rows.column(field.name).combine_chunks(),
                                                                   field.field_type) for field in schema.fields})
     return digest_table(canon, columns)

@@ -250,3 +250,100 @@ def test_no_iceberg_carry_forward_over_columns_swapped_after_a_rewrite(tmp_path:
     assert IcebergCarrier(table, catalog_name=CATALOG).carry_forward() is None
     rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
     assert rc == 1 and codes(doc) == ["reader_view_changed"], doc
+
+
+# ---- Spark: honest OPTIMIZE statistics pass; forged ones change what Spark answers --------------------------------
+@pytest.mark.spark
+def test_spark_reads_forged_rewrite_statistics(spark: Any, tmp_path: Path) -> None:
+    """Two copies of one table written by Spark (ints, strings past Delta's 32-character prefix, microsecond
+    timestamps, doubles with NaN, dates, decimals, a struct). Spark's own OPTIMIZE of the first — its statistics
+    truncated as Spark truncates them — verifies by content. The second is rewritten by hand with those same
+    statistics, one maximum forged below the greatest id and numRecords inflated: Spark then answers COUNT(*) from
+    numRecords and skips the file for the greatest id (measured), and the verdict is content_changed."""
+    from carriers.delta.carrier import attest_after_write
+
+    def made(name: str) -> Path:
+        path = tmp_path / name
+        spark.sql(f"CREATE TABLE delta.`{path}` (id INT, s STRING, ts TIMESTAMP, f DOUBLE, d DATE, "
+                  "dec DECIMAL(10,2), st STRUCT<x: INT, y: STRING>) USING delta")
+        for start in (0, 100):
+            spark.sql(f"INSERT INTO delta.`{path}` SELECT id + {start}, repeat(CAST(id AS STRING), 40), "
+                      "timestamp_micros(1700000000000000 + id * 1001), IF(id = 3, double('NaN'), id / 7), "
+                      "date_add(DATE'1000-01-01', CAST(id AS INT)), CAST(id / 3 AS DECIMAL(10,2)), "
+                      "named_struct('x', CAST(id AS INT), 'y', IF(id = 2, NULL, 'y')) FROM range(10)")
+        attest_after_write(str(path), model="m", program_hash=PROGRAM)
+        return path
+
+    honest, forged = made("honest"), made("forged")
+    spark.sql(f"OPTIMIZE delta.`{honest}`").collect()
+    rc, doc = verify(str(honest), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
+    (stats,) = [a["stats"] for a in _adds(honest).values()]
+    rels = sorted(_adds(forged))
+    n = rewrite(forged, rels, [(_merged(forged, rels), {})])
+
+    def forge(s: dict[str, Any]) -> None:
+        s.clear()
+        s.update(json.loads(stats))
+        s["numRecords"] = 1000
+        s["maxValues"]["id"] = 100
+
+    _restat(forged, n, forge)
+    assert spark.read.format("delta").load(str(forged)).count() == 1000  # COUNT(*) from numRecords
+    assert spark.read.format("delta").load(str(forged)).where("id = 109").collect() == []  # the file skipped
+    assert 109 in [r.id for r in spark.read.format("delta").load(str(forged)).select("id").collect()]  # it is there
+    rc, doc = verify(str(forged), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+
+
+@pytest.mark.parametrize("transform", ["day", "bucket"])
+def test_iceberg_rewrite_partition_tuple_that_misstates_the_rows(transform: str, tmp_path: Path,
+                                                                 iceberg_env: str) -> None:
+    """Partitioned by day(ts) or bucket(4, id): the rewrite's file holds the rows of one partition but its manifest
+    entry gives it another partition value. A full scan reads the rows from the file; a filtered one prunes the file
+    by its tuple (pyiceberg, measured: the rows of that day vanish)."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.expressions import EqualTo
+    from pyiceberg.transforms import BucketTransform, DayTransform
+    from pyiceberg.typedef import Record
+    from pyiceberg.types import LongType, TimestamptzType
+
+    from carriers.iceberg.carrier import attest_after_write
+    from tests.adversarial.test_content_rewrite_iceberg import IDS, _rows
+    from tests.iceberg.conftest import CATALOG, catalog_properties
+    from tests.iceberg.rewrites import live_data_files, replace, with_ids, write_file
+
+    (tmp_path / "warehouse").mkdir()
+    catalog = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema=_rows().schema)
+    with table.update_spec() as update:
+        if transform == "day":
+            update.add_field("ts", DayTransform(), "ts_day")
+        else:
+            update.add_field("id", BucketTransform(4), "id_bucket")
+    table = catalog.load_table("ns.t")
+    one = _rows().slice(0, 1)
+    ts = one.column("ts")[0].as_py()
+    # pyiceberg's append needs pyiceberg-core for these transforms: the first file is written and appended by hand.
+    micros = int(one.column("ts").cast(pa.int64())[0].as_py())
+    value = (DayTransform().transform(TimestamptzType())(micros) if transform == "day"
+             else BucketTransform(4).transform(LongType())(1))
+    first = write_file(table, with_ids(one, IDS), partition=Record(value), spec_id=table.spec().spec_id)
+    table = replace(catalog, table, remove=[], data_files=[first], operation="append")
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    table = catalog.load_table("ns.t")
+    (victim,) = live_data_files(table)
+    query = EqualTo("ts", ts.isoformat()) if transform == "day" else EqualTo("id", 1)
+    assert table.scan(row_filter=query).to_arrow().num_rows == 1
+    honest = write_file(table, with_ids(one, IDS), partition=victim.partition, spec_id=victim.spec_id)
+    forged = write_file(table, with_ids(one, IDS), partition=Record(value + 1), spec_id=victim.spec_id)
+    control = replace(catalog, table, remove=[victim], data_files=[honest])
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc  # the same tuple: honest
+    table = replace(catalog, control, remove=live_data_files(control), data_files=[forged])
+    assert table.scan().to_arrow().num_rows == 1  # a full scan reads the row ...
+    assert table.scan(row_filter=query).to_arrow().num_rows == 0  # ... a filtered one prunes the file
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "partition value" in doc["errors"][0]["message"], doc
