@@ -145,6 +145,7 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
                 int96 = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
                          if parquet.schema.column(i).physical_type == "INT96"}
                 table = parquet.read()
+                footer = dict(parquet.metadata.metadata or {})
         except FileNotFoundError:
             continue
         except (OSError, pa.ArrowException) as exc:
@@ -158,6 +159,7 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
                                code=Code.TABLE_UNREADABLE, path=f.path) from exc
         if statistics:
             _check_statistics(f, table.num_rows, read, logged.get(f.path), typed.get(f.path) or {})
+            _check_calendar(f, footer, read, int96)
         done += 1
         if progress is not None:
             progress(done, len(files), 0)
@@ -327,6 +329,40 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
     if problems:
         raise StatisticsMismatch(f"{f.path}, added by a rewrite, has statistics that misstate its rows — readers skip "
                                  f"files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
+
+
+# Spark reads a Parquet file's dates and timestamps rebased from the hybrid Julian calendar when its footer says it
+# was written so (DataSourceUtils.datetimeRebaseSpec / int96RebaseSpec): written by Spark before 3.0.0 (INT96: 3.1.0),
+# or marked org.apache.spark.legacyDateTime / legacyINT96. delta-rs, pyarrow and the digest read the stored values.
+_SPARK_VERSION, _LEGACY_DATETIME, _LEGACY_INT96 = (b"org.apache.spark.version", b"org.apache.spark.legacyDateTime",
+                                                   b"org.apache.spark.legacyINT96")
+_ANCIENT = 1900  # the rebase moves dates before 1582-10-15 and, by time zone, timestamps before about 1900
+
+
+def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any], int96: set[str]) -> None:
+    """A rewritten file whose footer makes Spark rebase its dates or timestamps (above) while holding values old
+    enough for the rebase to move them: Spark reads other values than delta-rs and the digest (content_changed)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    version = footer.get(_SPARK_VERSION)
+    if version is None:
+        return  # Spark reads by its session's rebase mode: EXCEPTION by default (an error, never other values)
+    legacy = version.decode("utf-8", "replace") < "3.0.0" or _LEGACY_DATETIME in footer
+    legacy96 = version.decode("utf-8", "replace") < "3.1.0" or _LEGACY_INT96 in footer
+    for name, column in read.items():
+        t = column.type
+        if not (pa.types.is_date(t) or pa.types.is_timestamp(t)):
+            continue  # nested dates are rebased too; a rewrite holding them ancient is left to the digest
+        if not (legacy or (legacy96 and name in int96)) or column.null_count == len(column):
+            continue
+        least = pc.min(column).as_py()
+        if least is not None and least.year < _ANCIENT:
+            raise CarrierError(
+                f"{f.path}, added by a rewrite, holds {name} values before {_ANCIENT} and its Parquet footer says "
+                f"Spark {version.decode('utf-8', 'replace')!r} wrote it in the legacy calendar: Spark reads them "
+                "rebased from the Julian calendar, delta-rs as stored — readers get other values",
+                code=Code.CONTENT_CHANGED, path=f.path)
 
 
 def _check_field_id(f: DataFile, stored: pa.Schema, physical: str, wanted: Any) -> None:

@@ -31,7 +31,6 @@ from attest.errors import CarrierError
 from carriers.delta.carrier import DeltaCarrier
 from carriers.delta.log import commit_name
 from tests.adversarial.conftest import PROGRAM, codes, metadata_commit, verify
-from tests.iceberg.conftest import iceberg_env  # noqa: F401  (the fixture)
 from tests.adversarial.test_content_rewrite_delta import (
     _adds,
     _attested,
@@ -41,6 +40,7 @@ from tests.adversarial.test_content_rewrite_delta import (
     _partition,
     rewrite,
 )
+from tests.iceberg.conftest import iceberg_env  # noqa: F401  (the fixture)
 
 
 def _sql(path: Path, query: str) -> int:
@@ -136,6 +136,46 @@ def test_delta_rewrite_statistics_that_do_not_parse(table: Path) -> None:
     assert rc == 1 and codes(doc) == ["content_changed"], doc
 
 
+LEGACY_FOOTER = {"org.apache.spark.version": "2.4.8", "org.apache.spark.legacyDateTime": ""}
+
+
+def _dated(path: Path) -> None:
+    """A delta-rs table of dates and timestamps before 1582 (sentinel dates: 0001-01-01 is common), attested."""
+    import datetime as dt
+
+    from deltalake import write_deltalake
+
+    from carriers.delta.carrier import attest_after_write
+
+    for year in (1000, 1500):
+        write_deltalake(str(path), pa.table({
+            "id": pa.array([year, year + 1], pa.int64()),
+            "d": pa.array([dt.date(year, 1, 1), dt.date(year, 6, 1)]),
+            "ts": pa.array([dt.datetime(year, 1, 1, tzinfo=dt.UTC), None], pa.timestamp("us", tz="UTC"))}),
+            mode="append")
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+
+
+@pytest.mark.parametrize("footer", [None, LEGACY_FOOTER, {"org.apache.spark.version": "2.4.8"}])
+def test_a_rewrite_whose_footer_makes_spark_rebase_its_dates(tmp_path: Path, footer: dict[str, str] | None) -> None:
+    """The rewrite stores the same values, but its Parquet footer says Spark 2.4 wrote it (or marks it
+    legacyDateTime): Spark 4 then reads its dates and timestamps rebased from the Julian calendar — other days
+    (measured in test_spark_reads_forged_rewrite_statistics) — while delta-rs reads them as stored (here)."""
+    path = tmp_path / "t"
+    _dated(path)
+    before = _engine_rows(path)
+    rels = sorted(_adds(path))
+    rows = _merged(path, rels)
+    rewrite(path, rels, [(rows if footer is None else rows.replace_schema_metadata(footer), {})])
+    assert _engine_rows(path) == before  # delta-rs: the stored values
+    rc, doc = verify(str(path), "--level", "bytes")
+    if footer is None:
+        assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc
+    else:
+        assert rc == 1 and codes(doc) == ["content_changed"], doc
+        assert "Julian calendar" in doc["errors"][0]["message"], doc
+
+
 # ---- Iceberg: a replace snapshot's manifest entry --------------------------------------------------------------------
 ICEBERG_ATTACKS: dict[str, dict[str, Any]] = {
     "record_count inflated": {"record_count": 50},
@@ -147,8 +187,9 @@ ICEBERG_ATTACKS: dict[str, dict[str, Any]] = {
 }
 
 
+@pytest.mark.usefixtures("iceberg_env")
 @pytest.mark.parametrize("attack", list(ICEBERG_ATTACKS))
-def test_iceberg_rewrite_metrics_that_misstate_the_rows(attack: str, tmp_path: Path, iceberg_env: str) -> None:
+def test_iceberg_rewrite_metrics_that_misstate_the_rows(attack: str, tmp_path: Path) -> None:
     from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.expressions import EqualTo, NotNull
     from pyiceberg.manifest import DataFile
@@ -217,7 +258,8 @@ def test_no_carry_forward_over_columns_swapped_after_a_rewrite(tmp_path: Path) -
     assert result.continues is None and result.manifest is not None and result.manifest.program_hash == "b" * 64
 
 
-def test_no_iceberg_carry_forward_over_columns_swapped_after_a_rewrite(tmp_path: Path, iceberg_env: str) -> None:
+@pytest.mark.usefixtures("iceberg_env")
+def test_no_iceberg_carry_forward_over_columns_swapped_after_a_rewrite(tmp_path: Path) -> None:
     """Iceberg: an honest rewrite (digests by field id), then the two int columns' names swapped through pyiceberg's
     own schema update: readers get a's values under b's name. carry_forward must write nothing."""
     from pyiceberg.catalog.sql import SqlCatalog
@@ -289,6 +331,16 @@ def test_spark_reads_forged_rewrite_statistics(spark: Any, tmp_path: Path) -> No
         s["maxValues"]["id"] = 100
 
     _restat(forged, n, forge)
+    # The legacy-calendar footer: a delta-rs table of ancient dates, rewritten with Spark 2.4's footer.
+    dated = tmp_path / "dated"
+    _dated(dated)
+    stored = sorted(str(r.d) for r in spark.read.format("delta").load(str(dated)).collect())
+    rels = sorted(_adds(dated))
+    rewrite(dated, rels, [(_merged(dated, rels).replace_schema_metadata(LEGACY_FOOTER), {})])
+    rebased = sorted(str(r.d) for r in spark.read.format("delta").load(str(dated)).collect())
+    assert stored == ["1000-01-01", "1000-06-01", "1500-01-01", "1500-06-01"] and rebased != stored, rebased
+    rc, doc = verify(str(dated), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
     assert spark.read.format("delta").load(str(forged)).count() == 1000  # COUNT(*) from numRecords
     assert spark.read.format("delta").load(str(forged)).where("id = 109").collect() == []  # the file skipped
     assert 109 in [r.id for r in spark.read.format("delta").load(str(forged)).select("id").collect()]  # it is there
@@ -296,9 +348,9 @@ def test_spark_reads_forged_rewrite_statistics(spark: Any, tmp_path: Path) -> No
     assert rc == 1 and codes(doc) == ["content_changed"], doc
 
 
+@pytest.mark.usefixtures("iceberg_env")
 @pytest.mark.parametrize("transform", ["day", "bucket"])
-def test_iceberg_rewrite_partition_tuple_that_misstates_the_rows(transform: str, tmp_path: Path,
-                                                                 iceberg_env: str) -> None:
+def test_iceberg_rewrite_partition_tuple_that_misstates_the_rows(transform: str, tmp_path: Path) -> None:
     """Partitioned by day(ts) or bucket(4, id): the rewrite's file holds the rows of one partition but its manifest
     entry gives it another partition value. A full scan reads the rows from the file; a filtered one prunes the file
     by its tuple (pyiceberg, measured: the rows of that day vanish)."""
