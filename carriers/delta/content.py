@@ -372,6 +372,9 @@ def _check_field_id(f: DataFile, stored: pa.Schema, physical: str, wanted: Any) 
     for field in stored:
         raw = (field.metadata or {}).get(b"PARQUET:field_id")
         if raw is not None:
+            if raw.decode() in by_id:  # one id given to two columns: which one a reader by id takes is its own
+                raise UnsupportedTableError(f"{f.path}: field id {raw.decode()} names two columns, "
+                                            f"{by_id[raw.decode()]!r} and {field.name!r}")
             by_id[raw.decode()] = field.name
     if (physical in stored.names or str(wanted) in by_id) and by_id.get(str(wanted)) != physical:
         raise UnsupportedTableError(

@@ -399,3 +399,47 @@ def test_iceberg_rewrite_partition_tuple_that_misstates_the_rows(transform: str,
     rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
     assert rc == 1 and codes(doc) == ["content_changed"], doc
     assert "partition value" in doc["errors"][0]["message"], doc
+
+
+# ---- a field id given to two columns ---------------------------------------------------------------------------------
+@pytest.mark.usefixtures("iceberg_env")
+def test_iceberg_rewrite_with_a_field_id_given_twice(tmp_path: Path) -> None:
+    """The rewrite's file holds every column with its id, plus a first column of other values under a's id (5):
+    pyiceberg reads the last column of an id (measured: a's values, the digest unchanged: VERIFIED before); the spec
+    forbids the file, and a reader taking the first gets the other values."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from carriers.iceberg.carrier import attest_after_write
+    from tests.adversarial.test_content_rewrite_iceberg import IDS, _rows
+    from tests.iceberg.conftest import CATALOG, catalog_properties
+    from tests.iceberg.rewrites import replace, with_ids
+
+    (tmp_path / "warehouse").mkdir()
+    catalog = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema=_rows().schema)
+    table.append(_rows().slice(0, 1))
+    table.append(_rows().slice(1))
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    data = _rows().append_column("zz", pa.array([99, 98, 97], pa.int32())).select(
+        ["zz", "id", "v", "f", "ts", "a", "b"])
+    table = replace(catalog, catalog.load_table("ns.t"), [with_ids(data, [5, *IDS])])
+    assert sorted(table.scan().to_arrow().column("a").to_pylist()) == [10, 20, 30]
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 1 and codes(doc) == ["table_inconsistent"], doc
+
+
+def test_delta_id_mapped_rewrite_with_a_field_id_given_twice(tmp_path: Path) -> None:
+    """Column mapping by id: a first column 'zz' of other values carries a's field id (1) beside the right columns.
+    delta-rs reads by physical name (the same rows); Spark reads by field id and need not take a's column."""
+    from tests.adversarial.test_content_rewrite_delta import _ids
+
+    path = tmp_path / "t"
+    _mapped_table(path, "id")
+    rels = sorted(_adds(path))
+    rows = _merged(path, rels)
+    rows = rows.add_column(0, "zz", pa.array([7] * rows.num_rows, pa.int64()))
+    rewrite(path, rels, [(_ids(rows, {"zz": 1, "col-aaaa": 1, "col-bbbb": 2}), {})])
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["unsupported_table"], doc
+    assert "names two columns" in doc["errors"][0]["message"], doc
