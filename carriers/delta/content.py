@@ -368,7 +368,7 @@ def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any
 def _check_field_id(f: DataFile, stored: pa.Schema, physical: str, wanted: Any) -> None:
     """Column mapping by id: Spark resolves a file's columns by their Parquet field ids, delta-rs by name. A file whose
     field ids do not name the same columns as its names (or that has none) is read differently by the two: refused."""
-    by_id = {}
+    by_id: dict[str, str] = {}
     for field in stored:
         raw = (field.metadata or {}).get(b"PARQUET:field_id")
         if raw is not None:
