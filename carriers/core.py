@@ -317,6 +317,8 @@ def _tampered(message: str, path: str = "") -> Problem:
 class NothingToCarry(CarrierError):
     """``record(carry_only=True)`` found no attestation to carry forward (``carry_forward`` returns None)."""
 
+    code = Code.NOTHING_TO_CARRY
+
 
 class AttestedTable(ABC):
     """Shared attestation logic; a table format subclasses it (see module docstring)."""
@@ -802,7 +804,11 @@ class AttestedTable(ABC):
         live.refuse_if_inconsistent(f"{self.reference} {self.noun} {v.id} cannot be attested")
         carried = self._carry_forward_check(v, live, r.progress, unchanged=r.carry_only)
         if r.carry_only and carried is None:
-            raise NothingToCarry(f"{self.noun} {v.id} of {self.reference} has no attestation to carry forward")
+            raise NothingToCarry(
+                f"{self.noun} {v.id} of {self.reference} has no attestation to carry forward (it is attested already, "
+                "was never attested, its attestation binds no content digest, or something other than a rewrite of "
+                "the attested rows happened since); nothing was written: attest it with its own program instead "
+                "(record() without carry_only, or `attest record`)")
         reuse: dict[tuple[str, int], str] = {}
         previous = self._reusable()
         if previous is not None:

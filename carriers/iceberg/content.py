@@ -1,11 +1,12 @@
 """The content digest (attest.content) of an Iceberg data file's rows as readers get them (issue 32, docs/iceberg.md).
 
-Each data file is read the way pyiceberg reads it (``pyiceberg.io.pyarrow._task_to_record_batches``): columns
-projected **by field id** (a file written before a rename is read by id, not by name; a file without ids through the
-table's name mapping), values cast to the reader's schema (int → long, float → double, a wider decimal), a column
-missing from the file filled from an identity partition value or as null, and the position delete files and deletion
-vectors each reader applies to the file removed (carriers/iceberg/deletes.py plans them; where pyiceberg and Iceberg
-Java plan differently the view already says ``table_inconsistent``, and no digest is given).
+Each data file is read the way pyiceberg reads it (``pyiceberg.io.pyarrow._task_to_record_batches``, a private API
+of pyiceberg 0.12 checked before use): columns projected **by field id** (a file written before a rename is read by
+id, not by name; a file without ids through the table's name mapping), values cast to the reader's schema (int →
+long, float → double, a wider decimal), a column missing from the file filled from an identity partition value or as
+null, and the position delete files and deletion vectors each reader applies to the file removed
+(carriers/iceberg/deletes.py plans them; where pyiceberg and Iceberg Java plan differently the view already says
+``table_inconsistent``, and no digest is given).
 
 The digest's columns are the reader schema's top-level fields, identified as ``field-id:<id>``; nested struct fields
 are renamed ``field-id:<id>`` too (a renamed nested field keeps its identity), a uuid is passed as ``fixed_binary(16)``.
@@ -151,6 +152,36 @@ def _applied(plan: Mapping[str, Any], key: str) -> list[str]:
     return sorted(set(out))
 
 
+# pyiceberg's per-file reader is private (``pyiceberg.io.pyarrow._task_to_record_batches``); it gained
+# ``table_schema`` in 0.11 (in 0.10 these arguments, passed by position, bound to other parameters). It is called by
+# keyword, after checking that it takes every one: a pyiceberg whose reader differs is refused with a coded error
+# naming the version to install, never read with arguments in the wrong places (pyproject pins >=0.12,<0.13).
+_READER_ARGUMENTS = frozenset({"io", "task", "bound_row_filter", "projected_schema", "table_schema",
+                               "projected_field_ids", "positional_deletes", "case_sensitive", "name_mapping",
+                               "partition_spec", "format_version"})
+
+
+def _private(name: str, arguments: frozenset[str]) -> Any:
+    """pyiceberg's private ``pyiceberg.io.pyarrow.<name>`` when it takes ``arguments``; else ``extra_missing``."""
+    import inspect
+
+    import pyiceberg
+    from pyiceberg.io import pyarrow as pyiceberg_pyarrow
+
+    found = getattr(pyiceberg_pyarrow, name, None)
+    try:
+        taken = set(inspect.signature(found).parameters) if callable(found) else set()
+    except (TypeError, ValueError):
+        taken = set()
+    if not arguments <= taken:
+        version = getattr(pyiceberg, "__version__", "?")
+        raise AttestError(f"pyiceberg {version} has no {name}({', '.join(sorted(arguments))}), which content "
+                          "digests read Iceberg data files with: install pyiceberg 0.12 "
+                          "(pip install 'recipe-attest[iceberg]', which pins pyiceberg>=0.12,<0.13)",
+                          code=Code.EXTRA_MISSING)
+    return found
+
+
 def _pyiceberg_file(df: Mapping[str, Any]) -> Any:
     from pyiceberg.manifest import DataFile as IcebergDataFile
     from pyiceberg.manifest import DataFileContent, FileFormat
@@ -170,13 +201,12 @@ def _positions(carrier: IcebergCarrier, location: str, delete_records: Sequence[
     """The deleted positions of the data file at ``location`` (as written) that the delete files hold, read as
     pyiceberg reads them (``_read_deletes``: a position delete file's rows whose file_path is that string; a
     deletion vector by its referenced data file)."""
-    from pyiceberg.io.pyarrow import _read_deletes
-
+    read_deletes = _private("_read_deletes", frozenset({"io", "data_file"}))
     out: list[Any] = []
     for df in delete_records:
         cache_key = f"{df['file_path']}@{df.get('content_offset')}"
         if cache_key not in cache:
-            cache[cache_key] = _read_deletes(carrier.table.io, _pyiceberg_file(df))
+            cache[cache_key] = read_deletes(io=carrier.table.io, data_file=_pyiceberg_file(df))
         found = cache[cache_key].get(location)
         if found is not None:
             out.append(found)
@@ -414,7 +444,7 @@ def _digest_one(carrier: IcebergCarrier, snapshot: Snapshot, schema: Schema, col
     """One data file's digest (AttestError with its code when readers would not get its rows, or disagree)."""
     import pyarrow as pa
     from pyiceberg.expressions import AlwaysTrue
-    from pyiceberg.io.pyarrow import _task_to_record_batches, schema_to_pyarrow
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
     from pyiceberg.table import FileScanTask
 
     from attest.content import digest_table
@@ -434,11 +464,15 @@ def _digest_one(carrier: IcebergCarrier, snapshot: Snapshot, schema: Schema, col
     applied = _applied(plans["pyiceberg"], key)
     positional = _positions(carrier, location, [deletes[k] for k in applied], cache)
     task = FileScanTask(_pyiceberg_file(df))
+    reader = _private("_task_to_record_batches", _READER_ARGUMENTS)  # outside the try: no fault of the file
+
     def read(deleted: list[Any] | None) -> pa.Table:
         try:
-            batches = list(_task_to_record_batches(
-                carrier.table.io, task, AlwaysTrue(), schema, meta.schema(), projected, deleted, True,
-                meta.name_mapping(), meta.specs().get(int(df.get("spec_id") or 0)), meta.format_version))
+            batches = list(reader(
+                io=carrier.table.io, task=task, bound_row_filter=AlwaysTrue(), projected_schema=schema,
+                table_schema=meta.schema(), projected_field_ids=projected, positional_deletes=deleted,
+                case_sensitive=True, name_mapping=meta.name_mapping(),
+                partition_spec=meta.specs().get(int(df.get("spec_id") or 0)), format_version=meta.format_version))
         except Exception as exc:  # a file pyiceberg cannot project onto the schema is not read by readers either
             raise AttestError(f"data file {f.path} cannot be read as the schema says: {exc}",
                               code=Code.TABLE_UNREADABLE) from exc
