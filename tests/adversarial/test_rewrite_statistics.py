@@ -301,7 +301,9 @@ def test_spark_reads_forged_rewrite_statistics(spark: Any, tmp_path: Path) -> No
     timestamps, doubles with NaN, dates, decimals, a struct). Spark's own OPTIMIZE of the first — its statistics
     truncated as Spark truncates them — verifies by content. The second is rewritten by hand with those same
     statistics, one maximum forged below the greatest id and numRecords inflated: Spark then answers COUNT(*) from
-    numRecords and skips the file for the greatest id (measured), and the verdict is content_changed."""
+    numRecords and skips the file for the greatest id (measured), and the verdict is content_changed. A third
+    table, of dates before 1582, rewritten with the same values under Spark 2.4's footer: Spark reads other days
+    (delta-rs the stored ones: test_a_rewrite_whose_footer_makes_spark_rebase_its_dates), content_changed."""
     from carriers.delta.carrier import attest_after_write
 
     def made(name: str) -> Path:
