@@ -40,7 +40,7 @@ LATER_KEYS: dict[str, tuple[str, str]] = {
 # did, a new one binds the narrower form.
 REPLACED_KEYS: dict[str, str] = {
     # Delta: the reader protocol as written (version and features) -> the reader features that change what is read
-    # (carriers/delta/carrier.py, view_reader_features; issue 30.4).
+    # (carriers/delta/view.py, view_reader_features; issue 30.4).
     "reader_protocol": "reader_features",
 }
 

@@ -31,10 +31,13 @@ from attest.errors import AttestError, CarrierError, Code
 from attest.tables import Attestation, ContentCheck, DataFile, Progress, RewriteFact
 
 if TYPE_CHECKING:
+    from attest.verify.table import FileHasher
+    from carriers.base import ContentReader
     from carriers.core import AttestedTable, LiveVersion, Version
 
-__all__ = ["COMPANION_SUFFIX", "Binding", "Observed", "StatisticsMismatch", "bound_problem", "decode_companion",
-           "encode_companion", "judge", "observe", "parse_binding", "record_content"]
+__all__ = ["COMPANION_SUFFIX", "Binding", "ContentPass", "Observed", "StatisticsMismatch", "bound_problem",
+           "decode_companion", "encode_companion", "file_digests", "judge", "observe", "parse_binding",
+           "record_content"]
 
 COMPANION_MAGIC = b"RACD"
 COMPANION_FORMAT = 1
@@ -175,6 +178,87 @@ def _data(files: Iterable[Any]) -> list[Any]:
     return [f for f in files if f.kind == "data"]
 
 
+class ContentPass:
+    """Content digests computed in the pass that hashes the files' bytes, where the hasher can do both
+    (``hash_and_digest``: Spark executors, carriers/spark/distributed.py), for ``record_content`` and ``judge`` to
+    use instead of reading the files' rows again on this machine. A ``FileHasher`` itself: the hashes of files it
+    already read are not read again.
+
+    ``version`` and ``expected`` (``record``): the version being attested, and the files it hashes plus the data
+    files whose rows it digests; the first request for either runs one pass over all of them, digesting their data
+    files. Without them (``verify``) each request for digests runs a pass over the files asked for. Whatever the pass
+    could not digest (a file it could not read, a reader the format could not build, a job that failed, a write below
+    the hook's threshold) is left to the format's ``file_content_digests`` on this machine, which gives the same
+    digests, or the same error."""
+
+    def __init__(self, table: AttestedTable, hasher: FileHasher, *, version: Version | None = None,
+                 expected: Sequence[DataFile] = ()) -> None:
+        self.table = table
+        self.hasher = hasher
+        self.version = version
+        self.expected = list(expected)
+        self.hashes: dict[str, str] = {}
+        self.digests: dict[tuple[str, str], ContentDigest] = {}  # (version id, DataFile.path)
+        self.tried: set[str] = set()
+
+    def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
+        rest = [f for f in files if f.path not in self.hashes]
+        if rest and self.version is not None:
+            named = {f.path for f in rest}
+            self._run(rest + [f for f in self.expected if f.path not in self.tried and f.path not in named],
+                      self.version, progress)
+        elif rest:
+            self._run(rest, None, progress)
+        return {f.path: self.hashes[f.path] for f in files if f.path in self.hashes}
+
+    def precomputed(self, v: Version, files: Sequence[DataFile], *,
+                    progress: Progress | None = None) -> dict[str, ContentDigest]:
+        """The digests of ``files`` at ``v`` this pass has (running it first when it has not run for them)."""
+        if self.version is not None:
+            if v.id != self.version.id:
+                return {}
+            todo = [f for f in self.expected if f.path not in self.tried]
+        else:
+            todo = [f for f in files if f.kind == "data" and f.path not in self.tried]
+        if todo:
+            self._run(todo, v, progress)
+        return {f.path: d for f in files if (d := self.digests.get((v.id, f.path))) is not None}
+
+    def _run(self, files: Sequence[DataFile], v: Version | None, progress: Progress | None) -> None:
+        self.tried.update(f.path for f in files)
+        combined = getattr(self.hasher, "hash_and_digest", None)
+        data = [f for f in files if f.kind == "data"]
+        if v is None or combined is None or not data:
+            self.hashes.update(self.hasher.hash_files(files, progress=progress))
+            return
+        version = v
+
+        def reader() -> ContentReader | None:
+            try:
+                return self.table.content_reader(version, data)
+            except AttestError:  # file_content_digests raises it again on this machine, with its code
+                return None
+
+        hashes, digests = combined(files, reader, progress=progress)
+        self.hashes.update(hashes)
+        self.digests.update({(v.id, path): d for path, d in digests.items()})
+
+
+def file_digests(table: AttestedTable, v: Version, files: Sequence[DataFile], *,
+                 progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
+    """``table.file_content_digests(v, files)``, with the digests the table's ContentPass computed where the files
+    were hashed taken from there (the rest read on this machine). ``statistics`` (the judge, for the files a rewrite
+    added): every file read here, its statistics held to its rows (a ContentPass digests rows only)."""
+    if statistics:
+        return table.file_content_digests(v, files, progress=progress, statistics=True)
+    content_pass: ContentPass | None = getattr(table, "_content_pass", None)
+    got = {} if content_pass is None else content_pass.precomputed(v, files, progress=progress)
+    rest = [f for f in files if f.path not in got]
+    if rest:
+        got.update(table.file_content_digests(v, rest, progress=progress))
+    return got
+
+
 def record_content(table: AttestedTable, v: Version, live: LiveVersion, previous: Attestation | None, *,
                    progress: Progress | None = None, total: ContentDigest | None = None,
                    continues: str | None = None, rewrites: Sequence[RewriteFact] = (),
@@ -210,7 +294,7 @@ def record_content(table: AttestedTable, v: Version, live: LiveVersion, previous
             todo.append(f)
     if todo:
         try:
-            computed = table.file_content_digests(v, todo, progress=progress)
+            computed = file_digests(table, v, todo, progress=progress)
         except AttestError as exc:
             if exc.code == Code.UNSUPPORTED_TABLE:
                 return None
@@ -373,7 +457,7 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
     try:
         # statistics: the log's / manifests' statistics of each added file are checked against its rows too (readers
         # skip files and answer COUNT / MIN / MAX by them; the digest alone says nothing of them).
-        digests = table.file_content_digests(v, added, progress=progress, statistics=True) if added else {}
+        digests = file_digests(table, v, added, progress=progress, statistics=True) if added else {}
     except AttestError as exc:
         if exc.code == Code.CONTENT_CHANGED:
             return _fail(exc.code, exc.message, facts)

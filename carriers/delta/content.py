@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from attest.content import ContentDigest
@@ -28,14 +29,16 @@ from attest.tables import DataFile, Progress
 from carriers.base import Rewrite
 from carriers.core import canonical_relative
 from carriers.delta.log import read_commit
+from carriers.delta.rows import add_action_rows, engine_relative
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from carriers.core import Version
     from carriers.delta.carrier import DeltaCarrier
+    from carriers.storage.base import Storage
 
-__all__ = ["file_content_digests", "rewrites_between"]
+__all__ = ["DeltaContentReader", "content_reader", "file_content_digests", "rewrites_between"]
 
 _MAPPING = "delta.columnMapping.mode"
 _PHYSICAL = "delta.columnMapping.physicalName"
@@ -86,14 +89,63 @@ def _read_type(stored: pa.DataType, want: pa.DataType, int96: bool) -> pa.DataTy
     return None
 
 
-def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile], *,
-                         progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
-    """Each data file's digest (the module docstring); ``statistics``: each file's statistics, as the log writes them
-    (Spark reads them) and as delta-rs reads them, held to its stored rows (``_check_statistics``)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+@dataclass(frozen=True)
+class DeltaContentReader:
+    """What reading a version's data files for their content digest needs, built on the driver (``content_reader``)
+    and picklable: the same ``digest`` runs on the driver (``file_content_digests``) and on Spark executors
+    (carriers/spark/distributed.py), so the two give the same digests."""
 
-    from carriers.delta.carrier import add_action_rows, engine_relative
+    arrow: Any  # pa.Schema: the version's schema as delta-rs gives it
+    fields: dict[str, dict[str, Any]]
+    partition_columns: list[str]
+    partitions: dict[str, dict[str, Any]]  # DataFile.path -> its partition values
+    masks: dict[str, list[bool]]  # DataFile.path -> its deletion vector's selection vector
+    mode: str  # delta.columnMapping.mode
+    paths: frozenset[str]  # the data files it digests
+    # With statistics: each file's statistics as the log writes them (JSON) and as delta-rs reads them (typed), held
+    # to its rows by ``digest`` (``_check_statistics``, ``_check_calendar``): the judge asks it for rewritten files.
+    logged: dict[str, Any] | None = None
+    typed: dict[str, dict[str, Any]] | None = None
+
+    def digest(self, f: DataFile, storage: Storage, data: bytes | None = None) -> ContentDigest | None:
+        """The digest of ``f``'s rows, from ``data`` (its bytes, read once to hash them too) when given, else read
+        through ``storage``; None when the file is not there. CarrierError (``table_unreadable``) when it is not
+        Parquet or its rows are not the table's columns; UnsupportedTableError when readers disagree on them."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            source: Any = pa.BufferReader(data) if data is not None else storage.open_location(f.location)
+            with contextlib.closing(source) as handle:  # delta-rs: no "with"
+                parquet = pq.ParquetFile(handle)
+                stored = parquet.schema_arrow
+                int96 = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
+                         if parquet.schema.column(i).physical_type == "INT96"}
+                table = parquet.read()
+                footer = dict(parquet.metadata.metadata or {})
+        except FileNotFoundError:
+            return None
+        except (OSError, pa.ArrowException) as exc:
+            raise CarrierError(f"{f.path} cannot be read as Parquet: {exc}", code=Code.TABLE_UNREADABLE,
+                               path=f.path) from exc
+        try:
+            digest, read = _digest_file(f, table, stored, int96, self.arrow, self.fields, self.partition_columns,
+                                        self.partitions.get(f.path) or {}, self.masks.get(f.path), self.mode)
+        except (KeyError, ValueError, pa.ArrowException) as exc:  # duplicate column names, malformed values, ...
+            raise CarrierError(f"the rows of {f.path} cannot be read as the table's columns: {exc}",
+                               code=Code.TABLE_UNREADABLE, path=f.path) from exc
+        if self.logged is not None:
+            _check_statistics(f, table.num_rows, read, self.logged.get(f.path), (self.typed or {}).get(f.path) or {})
+            _check_calendar(f, footer, read, int96)
+        return digest
+
+
+def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile], *,
+                   statistics: bool = False) -> DeltaContentReader:
+    """The reader of ``files``' rows as readers of ``v`` get them (the version's schema, column mapping, partition
+    values, deletion vectors as delta-rs reads them); ``statistics``: one that also holds each file's statistics, as
+    the log writes them (Spark reads them) and as delta-rs reads them, to its stored rows."""
+    import pyarrow as pa
 
     dt = carrier._load(v.number)
     schema_doc = json.loads(dt.schema().to_json())
@@ -101,25 +153,26 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
     mode = str(dict(dt.metadata().configuration).get(_MAPPING) or "none").lower()
     partition_columns = list(dt.metadata().partition_columns)
     fields = {str(f.get("name")): f for f in schema_doc.get("fields") or [] if isinstance(f, dict)}
+    wanted = {f.path for f in files if f.kind == "data"}
     rows = add_action_rows(dt)
     partitions: dict[str, dict[str, Any]] = {}
     typed: dict[str, dict[str, Any]] = {}
     for row in rows:
         rel = canonical_relative(str(row["path"]))[0]
-        if rel is not None:
+        if rel is not None and rel in wanted:
             partitions[rel] = row.get("partition") or {}
-            typed[rel] = row
-    logged: dict[str, Any] = {}
+            typed[rel] = {k: row.get(k) for k in ("num_records", "null_count", "min", "max")}
+    logged: dict[str, Any] | None = None
     if statistics:
         from carriers.delta.log import replay
 
         log, _ = replay(carrier.storage, v.number)
+        logged = {}
         for raw, add in log.adds.items():
             rel = canonical_relative(str(raw))[0]
-            if rel is not None:
+            if rel is not None and rel in wanted:
                 logged[rel] = add.get("stats")
     masks: dict[str, list[bool]] = {}
-    wanted = {f.path for f in files if f.kind == "data"}
     roots = carrier._engine_roots(dt)
     try:  # every file's deletion vector as delta-rs applies it (whatever the protocol claims)
         for batch in dt.deletion_vectors():
@@ -133,33 +186,25 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
         text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise CarrierError(f"delta-rs cannot read the deletion vectors of {carrier.reference}: {text}",
                            code=Code.TABLE_UNREADABLE) from exc
+    return DeltaContentReader(arrow=arrow, fields=fields, partition_columns=partition_columns, partitions=partitions,
+                              masks=masks, mode=mode, paths=frozenset(wanted), logged=logged,
+                              typed=typed if statistics else None)
+
+
+def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile], *,
+                         progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
+    """Each data file's digest (the module docstring); ``statistics``: each file's statistics held to its rows too
+    (``content_reader``)."""
+    reader = content_reader(carrier, v, files, statistics=statistics)
     out: dict[str, ContentDigest] = {}
     done = 0
     for f in files:
         if f.kind != "data":
             continue
-        try:
-            with contextlib.closing(carrier.storage.open_location(f.location)) as handle:  # delta-rs: no "with"
-                parquet = pq.ParquetFile(handle)
-                stored = parquet.schema_arrow
-                int96 = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
-                         if parquet.schema.column(i).physical_type == "INT96"}
-                table = parquet.read()
-                footer = dict(parquet.metadata.metadata or {})
-        except FileNotFoundError:
+        digest = reader.digest(f, carrier.storage)
+        if digest is None:
             continue
-        except (OSError, pa.ArrowException) as exc:
-            raise CarrierError(f"{f.path} cannot be read as Parquet: {exc}", code=Code.TABLE_UNREADABLE,
-                               path=f.path) from exc
-        try:
-            out[f.path], read = _digest_file(f, table, stored, int96, arrow, fields, partition_columns,
-                                             partitions.get(f.path) or {}, masks.get(f.path), mode)
-        except (KeyError, ValueError, pa.ArrowException) as exc:  # duplicate column names, malformed values, ...
-            raise CarrierError(f"the rows of {f.path} cannot be read as the table's columns: {exc}",
-                               code=Code.TABLE_UNREADABLE, path=f.path) from exc
-        if statistics:
-            _check_statistics(f, table.num_rows, read, logged.get(f.path), typed.get(f.path) or {})
-            _check_calendar(f, footer, read, int96)
+        out[f.path] = digest
         done += 1
         if progress is not None:
             progress(done, len(files), 0)
