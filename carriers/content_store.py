@@ -235,7 +235,8 @@ class ContentPass:
 
         def reader() -> ContentReader | None:
             try:
-                return self.table.content_reader(version, data)
+                # statistics: a digest the judge takes from here must have passed the check its own read makes.
+                return self.table.content_reader(version, data, statistics=True)
             except AttestError:  # file_content_digests raises it again on this machine, with its code
                 return None
 
@@ -248,14 +249,13 @@ def file_digests(table: AttestedTable, v: Version, files: Sequence[DataFile], *,
                  progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
     """``table.file_content_digests(v, files)``, with the digests the table's ContentPass computed where the files
     were hashed taken from there (the rest read on this machine). ``statistics`` (the judge, for the files a rewrite
-    added): every file read here, its statistics held to its rows (a ContentPass digests rows only)."""
-    if statistics:
-        return table.file_content_digests(v, files, progress=progress, statistics=True)
+    added): each file's statistics held to its rows too — a ContentPass's readers always hold them, and hand a file
+    whose statistics fail back to this machine, which then gives the verdict."""
     content_pass: ContentPass | None = getattr(table, "_content_pass", None)
     got = {} if content_pass is None else content_pass.precomputed(v, files, progress=progress)
     rest = [f for f in files if f.path not in got]
     if rest:
-        got.update(table.file_content_digests(v, rest, progress=progress))
+        got.update(table.file_content_digests(v, rest, progress=progress, statistics=statistics))
     return got
 
 

@@ -394,10 +394,11 @@ class AttestedTable(ABC):
 
         raise UnsupportedTableError(f"{self.kind} tables do not compute content digests yet")
 
-    def content_reader(self, version: Version, files: Sequence[DataFile]) -> ContentReader:
+    def content_reader(self, version: Version, files: Sequence[DataFile], *,
+                       statistics: bool = False) -> ContentReader:
         """What ``file_content_digests`` runs per file, as a picklable reader of ``files`` (DataFile.path) at
-        ``version`` — for Spark executors to digest files in the task that hashes their bytes. Default:
-        UnsupportedTableError (as ``file_content_digests``)."""
+        ``version`` — for Spark executors to digest files in the task that hashes their bytes (``statistics``: as
+        ``file_content_digests``'s). Default: UnsupportedTableError (as ``file_content_digests``)."""
         from attest.errors import UnsupportedTableError
 
         raise UnsupportedTableError(f"{self.kind} tables do not compute content digests yet")
