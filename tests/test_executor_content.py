@@ -78,9 +78,10 @@ def driver_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         original = cls.file_content_digests
 
         def counted(self: Any, version: Any, files: Sequence[DataFile], *, progress: Any = None,
-                    _original: Any = original) -> dict[str, ContentDigest]:
+                    statistics: bool = False, _original: Any = original) -> dict[str, ContentDigest]:
             seen.extend(f.path for f in files if f.kind == "data")
-            return _original(self, version, files, progress=progress)  # type: ignore[no-any-return]
+            return _original(self, version, files, progress=progress,  # type: ignore[no-any-return]
+                             statistics=statistics)
 
         monkeypatch.setattr(cls, "file_content_digests", counted)
     return seen
@@ -213,7 +214,8 @@ def test_iceberg_digests_on_executors_are_the_drivers(tmp_path: Path, driver_rea
     carrier = IcebergCarrier(table, catalog_name=CATALOG)
     executors = InProcessExecutors(carrier)
     carrier.record(model="orders", program_hash=PROGRAM, hasher=executors)
-    assert driver_reads == [] and len(executors.digested) == 3 and sorted(served) == sorted(
+    # (each file may be opened more than once: its metrics are held to its rows too, read without its deletes)
+    assert driver_reads == [] and len(executors.digested) == 3 and sorted(set(served)) == sorted(
         f.location for f in carrier.state().live_files if f.kind == "data")
 
     # The driver's path on the same snapshot: the same companion file (write_once refuses other bytes under its

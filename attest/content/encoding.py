@@ -414,11 +414,12 @@ def digest_table(rows: Any, columns: Sequence[ColumnSpec],
                 total = total + _native_sum(kernel, _encode_batch(part, plan),
                                             None if kept is None else kept.slice(start, part.num_rows))
             continue
-        if kept is not None:
-            batch = batch.filter(kept)
         for start in range(0, batch.num_rows, BATCH_ROWS):
             part = batch.slice(start, BATCH_ROWS)
-            total = total + ContentDigest(_reduce(_elements(_encode_batch(part, plan))), part.num_rows)
+            encoded = _encode_batch(part, plan)
+            if kept is not None:  # the rows' encodings are filtered, not the rows: every column type filters as bytes
+                encoded = encoded.filter(kept.slice(start, part.num_rows))
+            total = total + ContentDigest(_reduce(_elements(encoded)), len(encoded))
     if mask is not None and seen != len(mask):
         raise InvalidArgumentError("keep is longer than the rows")
     return total

@@ -538,18 +538,19 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             return Changes("compaction", _describe(rewrites))
         return Changes("none")
 
-    def content_reader(self, version: Version, files: Sequence[DataFile]) -> ContentReader:
+    def content_reader(self, version: Version, files: Sequence[DataFile], *,
+                       statistics: bool = False) -> ContentReader:
         """See AttestedTable.content_reader (carriers/delta/content.py)."""
         from carriers.delta import content
 
-        return content.content_reader(self, version, files)
+        return content.content_reader(self, version, files, statistics=statistics)
 
     def file_content_digests(self, version: Version, files: Sequence[DataFile], *,
-                             progress: Progress | None = None) -> dict[str, ContentDigest]:
+                             progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
         """See AttestedTable.file_content_digests (carriers/delta/content.py)."""
         from carriers.delta import content
 
-        return content.file_content_digests(self, version, files, progress=progress)
+        return content.file_content_digests(self, version, files, progress=progress, statistics=statistics)
 
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         """See AttestedTable.rewrites_between: ``dataChange: false`` commits (carriers/delta/content.py)."""

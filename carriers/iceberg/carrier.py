@@ -596,16 +596,17 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         return any(f.kind == "data" and f.path in before for f in self._live(dv).files)
 
     # ---- content digests and rewrites (issue 32: carriers/iceberg/content.py, rewrites.py) -------------------------
-    def content_reader(self, version: Version, files: Sequence[DataFile]) -> ContentReader:
+    def content_reader(self, version: Version, files: Sequence[DataFile], *,
+                       statistics: bool = False) -> ContentReader:
         from carriers.iceberg.content import content_reader
 
-        return content_reader(self, version, files)
+        return content_reader(self, version, files, statistics=statistics)
 
     def file_content_digests(self, version: Version, files: Sequence[DataFile], *,
-                             progress: Progress | None = None) -> dict[str, ContentDigest]:
+                             progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
         from carriers.iceberg.content import file_content_digests
 
-        return file_content_digests(self, version, files, progress=progress)
+        return file_content_digests(self, version, files, progress=progress, statistics=statistics)
 
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         from carriers.iceberg.rewrites import rewrites_between
