@@ -55,8 +55,10 @@ class ReaderView:
     # The values of REPLACED_KEYS' earlier keys, for comparing with views attested with them; not part of the view.
     earlier: dict[str, Any] = field(default_factory=dict, compare=False)
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
+        # Computed once per view (a verification compares it, reports it and a signature names it: each a canonical
+        # encoding of one entry per file). A view is not changed once made: bound_as and from_dict make new ones.
         return digest({"view": VIEW_VERSION, "table": self.table, "files": self.files})
 
     def to_dict(self) -> dict[str, Any]:

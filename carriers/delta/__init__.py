@@ -8,6 +8,7 @@
   of ``DeltaCarrier``;
 - ``view``: the table part of the reader view (read-changing properties and reader features, the schema as read);
 - ``rows``: what delta-rs answers about a loaded version, as plain values;
+- ``columns``: delta-rs's add actions in columns, each file's typed view parts written for all files at once;
 - ``content``: the rows of a data file as readers get them (content digests) and the ``dataChange: false`` rewrites
   between two versions (issue 32; carriers/content_store.py records and judges);
 - ``log``: an independent replay of ``_delta_log`` (the second opinion against delta-rs);

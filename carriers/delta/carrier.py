@@ -22,6 +22,7 @@ from urllib.parse import urlparse
 
 from attest import __version__
 from attest.build import PRODUCER_NAME
+from attest.canonical import blake3_hex
 from attest.errors import (
     CarrierError,
     Code,
@@ -36,10 +37,11 @@ from attest.identity.env import env_identity
 from attest.identity.inputs import ObservedInput
 from attest.numbers import is_digits, is_signed_digits
 from attest.tables import DataFile, Progress
-from attest.view import ReaderView, file_digest, json_safe
+from attest.view import ReaderView, _file_encode, file_digest, json_safe
 from carriers.base import ContentReader, RecordRequest, WriteResult, program_of
 from carriers.core import AttestedTable, Changes, LiveVersion, Version, canonical_relative
 from carriers.delta.carriage import POINTER_DIR, SIDECAR_DIR, Carriage
+from carriers.delta.columns import add_columns
 from carriers.delta.commit import MetadataCommit, check_writable
 from carriers.delta.guard import LAST_CHECKPOINT_MAX_BYTES as LAST_CHECKPOINT_MAX_BYTES
 from carriers.delta.guard import check_local_log as check_local_log
@@ -132,6 +134,9 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         self._tables: dict[int, DeltaTable] = {}
         self._live_cache: dict[int, LiveVersion] = {}
         self._replays: dict[int, tuple[LogState, list[str]]] = {}
+        # Versions whose replay above was cut to its metaData and protocol once their live files were listed (what the
+        # attestation commit and attestable_version read of it): the adds of a large table are not held meanwhile.
+        self._slim: set[int] = set()
         self._recording = False
 
     def _forget(self) -> None:
@@ -139,6 +144,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         self._live_cache.clear()
         if not self._recording:  # one record judges and commits on top of one replay of the version it attests
             self._replays.clear()
+            self._slim.clear()
 
     # ---- naming ------------------------------------------------------------------------------------------------
     @property
@@ -271,7 +277,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         # One replay of n and one pass over the metadata-only commits after it (their metaData and protocol actions),
         # not a load per version: the last version whose reader table differs from the latest's, plus one.
         try:
-            log, _ = self._replay(n)
+            log, _ = self._replay(n, whole=False)
         except TableInconsistentError:
             return top
         meta, protocol = log.metadata, log.protocol
@@ -317,13 +323,15 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             self._live_cache[v.number] = cached
         return cached
 
-    def _replay(self, n: int) -> tuple[LogState, list[str]]:
+    def _replay(self, n: int, *, whole: bool = True) -> tuple[LogState, list[str]]:
         """The log's own replay of version ``n`` (carriers/delta/log.py) and its inconsistencies, made once until the
         carrier forgets what it read (a log that cannot be replayed raises each time). A version's commits never change
-        under the protocol (put-if-absent), so the view, the live files and the attestation commit share one replay."""
+        under the protocol (put-if-absent), so the view, the live files and the attestation commit share one replay.
+        Not ``whole``: its metaData and protocol are all the caller reads (a replay cut to them will do)."""
         found = self._replays.get(n)
-        if found is None:
+        if found is None or (whole and n in self._slim):
             found = self._replays[n] = replay(self.storage, n)
+            self._slim.discard(n)
         return found
 
     def _compute_live(self, n: int) -> LiveVersion:
@@ -335,10 +343,13 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         except TableInconsistentError as exc:
             log, inconsistencies = LogState(version=n), [exc.message]
         problems += [Problem(Code.TABLE_INCONSISTENT, text) for text in inconsistencies]
-        rows = add_action_rows(dt)
-        cols = set(rows[0]) if rows else set()
+        if n in self._replays:  # listed once (cached in _live_cache): only its metaData and protocol are read again
+            self._replays[n] = (LogState(version=n, metadata=log.metadata, protocol=log.protocol), inconsistencies)
+            self._slim.add(n)
+        adds = add_columns(dt)
         spellings = _Spellings(dt)
-        engine_raw = {str(r["path"]) for r in rows}
+        paths = adds.paths
+        engine_raw = set(paths)
         if (log.adds and set(log.adds) != engine_raw) or (not log.adds and engine_raw and not inconsistencies):
             problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log replay disagree on the live files "
                                     f"of version {n} ({len(engine_raw)} vs {len(log.adds)})"))
@@ -346,48 +357,64 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         file_views: dict[str, str] = {}
         times: dict[str, Any] = {}
         seen: dict[str, str] = {}
-        has_partition = "partition" in cols
-        stat_keys = [k for k in ("num_records", "null_count", "min", "max") if k in cols]
         location = self._location
-        for row in rows:
-            raw = str(row["path"])
-            rel, reason = canonical_relative(raw)
-            if rel is None:
-                problems.append(Problem(Code.PATH_AMBIGUOUS, f"add path {raw!r}: {reason}", raw))
-                continue
+        # Each file's view is the canonical JSON of {deletion_vector, kind, partition, [partition_text], row_tracking,
+        # size, stats, [stats_unread]} (keys sorted, as the views' encoder writes them): the typed parts' texts come
+        # from delta-rs's columns (carriers/delta/columns.py), the log's parts are encoded here, file by file only where
+        # they are not the common null / no row tracking.
+        encode = _file_encode()
+        partition_texts = adds.partition_texts
+        stats_texts, gaps, plain, sizes, engine_times = adds.stats_texts, adds.gaps, adds.plain, adds.sizes, adds.times
+        look_into = bool(spellings.statistics)
+        log_adds, parsed_stats = log.adds, log.parsed_stats
+        for i, raw in enumerate(paths):
+            if plain[i]:
+                rel = raw
+            else:
+                canonical, reason = canonical_relative(raw)
+                if canonical is None:
+                    problems.append(Problem(Code.PATH_AMBIGUOUS, f"add path {raw!r}: {reason}", raw))
+                    continue
+                rel = canonical
             if rel in seen:
                 problems.append(Problem(Code.PATH_AMBIGUOUS, f"add paths {seen[rel]!r} and {raw!r} name the same file "
                                         "(engines read it once or twice)", raw))
                 continue
             seen[rel] = raw
-            size = int(row["size_bytes"])
-            add = log.adds.get(raw) or {}
+            size = int(sizes[i])
+            add = log_adds.get(raw) or {}
             logged = add.get("size")
             # A logged size of 0 is a real (empty) file's size, not a missing one.
             if add and (-1 if logged is None else int(logged)) != size:
                 problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of "
                                         f"{rel}", rel))
             values = add.get("partitionValues")
-            unread = spellings.see(rel, values, add.get("stats"), row, log.parsed_stats)
-            entry = {
-                "kind": "data",
-                "size": size,
-                "partition": json_safe(row.get("partition")) if has_partition else None,
-                "stats": json_safe({k: row.get(k) for k in stat_keys}),
-                "deletion_vector": _dv_entry(add.get("deletionVector")),
-                "row_tracking": json_safe({k: add.get(k) for k in ("baseRowId", "defaultRowCommitVersion")}),
-            }
+            if look_into or gaps[i]:
+                unread = spellings.see(rel, values, add.get("stats"), adds.stats_row(i), parsed_stats)
+            else:  # delta-rs read every statistic of this file and no column is a timestamp: nothing to look into
+                spellings.see_partitions(rel, values)
+                unread = None
+            dv = add.get("deletionVector")
+            base_row, commit_version = add.get("baseRowId"), add.get("defaultRowCommitVersion")
+            text = [
+                '{"deletion_vector":', "null" if dv is None else encode(_dv_entry(dv)),
+                ',"kind":"data","partition":', "null" if partition_texts is None else partition_texts[i],
+            ]
             if spellings.partitions:
                 # As written too: engines parse some spellings alike and others not (a timestamp's zone, measured).
-                entry["partition_text"] = json_safe(values) if isinstance(values, dict) else None
+                text += [',"partition_text":', encode(json_safe(values) if isinstance(values, dict) else None)]
+            text += [',"row_tracking":', _NO_ROW_TRACKING if base_row is None and commit_version is None else
+                     encode(json_safe({"baseRowId": base_row, "defaultRowCommitVersion": commit_version})),
+                     ',"size":', str(size), ',"stats":', stats_texts[i]]
             if unread is not None:
                 # Out of delta-rs's typed statistics above, read by Spark (measured): bound as the log writes them.
-                entry["stats_unread"] = unread
+                text += [',"stats_unread":', encode(unread)]
+            text.append("}")
             # Spark's _metadata.file_modification_time is the log's modificationTime (measured: rewritten in the
             # attested commit, the column read 1970 for the same file); delta-rs's typed view above holds no time.
-            times[rel] = add.get("modificationTime", row.get("modification_time"))
+            times[rel] = add.get("modificationTime", engine_times[i])
             files.append(DataFile(path=rel, size=size, kind="data", location=location(rel)))
-            file_views[rel] = file_digest(entry)
+            file_views[rel] = blake3_hex("".join(text).encode("utf-8", "surrogatepass"))
         spellings.report(problems, notes)
         dv_files = self._deletion_vector_files(log, problems)
         for f in dv_files:
@@ -593,6 +620,10 @@ def _cross_check_metadata(dt: DeltaTable, log: LogState, problems: list[Problem]
     if differ:
         problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log replay read other {', '.join(differ)} "
                                 f"at version {log.version}"))
+
+
+# A file's row_tracking part when the log gives neither field (json_safe of two None values, as the encoder writes it).
+_NO_ROW_TRACKING = '{"baseRowId":null,"defaultRowCommitVersion":null}'
 
 
 def _dv_entry(dv: Any) -> Any:

@@ -51,7 +51,7 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
          ("carriers.lineage", "carriers.openlineage", "carriers.audit_table", "carriers.discovery", "carriers.read")),
         ("refs", "refs", ("carriers.refs",)),
         ("publish", "publish (carriers.iceberg.publish, as earlier releases named it)", ("carriers.publish",)),
-        ("delta", "delta/ · carrier · carriage · commit · view · rows · content · spellings · guard · log · "
+        ("delta", "delta/ · carrier · carriage · commit · view · rows · columns · content · spellings · guard · log · "
                   "checkpoint · lines · write · write_commit · stream_commit · prefetch", ("carriers.delta",)),
         ("iceberg", "iceberg/ · carrier · carriage · commit · manifests · views · summaries · catalogs · "
                     "catalog_options · content · deletes · kept · rewrites · static · write · write_commit · "

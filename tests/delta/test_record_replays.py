@@ -48,20 +48,40 @@ def test_record_of_a_first_version_replays_it_once(tmp_path: Path, replays: Coun
     assert verify_table(DeltaCarrier(str(path)), level="bytes").passed
 
 
-def test_record_of_an_append_replays_it_once_though_observing_its_base_forgets_what_was_read(
+def test_record_of_an_append_on_an_unattested_base_replays_only_the_version_it_attests(
         tmp_path: Path, replays: Counter[int]) -> None:
-    """The append builds on version 0, which record observes as an input (a reading operation of its own, after which
-    the carrier forgets what it loaded): the replay of the attested version still serves the commit."""
+    """The append builds on version 0, which record observes as an input: with no attestation in force there, the input
+    is heuristic whatever its files are, so version 0 is neither listed nor replayed (AttestedTable.observe)."""
     path = tmp_path / "t"
     write_deltalake(str(path), pa.table({"v": [1, 2]}))  # version 0
     write_deltalake(str(path), pa.table({"v": [3]}), mode="append")  # version 1
     carrier = DeltaCarrier(str(path))
     result = carrier.record(model="orders", program_hash=PROGRAM)
     assert result.attested_version == "1"
-    assert replays == Counter({1: 1, 0: 1})
+    assert replays == Counter({1: 1})
+    assert result.manifest.inputs_proof_class == "heuristic"
     # Once the record is over, a reading operation sees the log as it is now: replayed again.
     assert verify_table(carrier, level="files").passed
-    assert replays == Counter({1: 1, 0: 1, 2: 1})
+    assert replays == Counter({1: 1, 2: 1})
+
+
+def test_record_of_an_append_replays_it_once_though_observing_its_base_forgets_what_was_read(
+        tmp_path: Path, replays: Counter[int]) -> None:
+    """The append builds on version 0, attested, which record observes as an input (a reading operation of its own,
+    after which the carrier forgets what it loaded): the replay of the attested version still serves the commit."""
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"v": [1, 2]}))  # version 0
+    DeltaCarrier(str(path)).record(model="orders", program_hash=PROGRAM)  # its attestation commit: version 1
+    write_deltalake(str(path), pa.table({"v": [3]}), mode="append")  # version 2
+    replays.clear()
+    carrier = DeltaCarrier(str(path))
+    result = carrier.record(model="orders", program_hash=PROGRAM)
+    assert result.attested_version == "2"
+    assert replays == Counter({2: 1, 0: 1})
+    assert result.manifest.inputs_proof_class == "strong"
+    # Once the record is over, a reading operation sees the log as it is now: replayed again.
+    assert verify_table(carrier, level="files").passed
+    assert replays == Counter({2: 1, 0: 1, 3: 1})
 
 
 def test_what_a_record_replayed_is_not_kept_past_it(tmp_path: Path, replays: Counter[int]) -> None:
