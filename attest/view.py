@@ -40,7 +40,7 @@ LATER_KEYS: dict[str, tuple[str, str]] = {
 # did, a new one binds the narrower form.
 REPLACED_KEYS: dict[str, str] = {
     # Delta: the reader protocol as written (version and features) -> the reader features that change what is read
-    # (carriers/delta/carrier.py, view_reader_features; issue 30.4).
+    # (carriers/delta/view.py, view_reader_features; issue 30.4).
     "reader_protocol": "reader_features",
 }
 
@@ -55,8 +55,10 @@ class ReaderView:
     # The values of REPLACED_KEYS' earlier keys, for comparing with views attested with them; not part of the view.
     earlier: dict[str, Any] = field(default_factory=dict, compare=False)
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
+        # Computed once per view (a verification compares it, reports it and a signature names it: each a canonical
+        # encoding of one entry per file). A view is not changed once made: bound_as and from_dict make new ones.
         return digest({"view": VIEW_VERSION, "table": self.table, "files": self.files})
 
     def to_dict(self) -> dict[str, Any]:

@@ -85,43 +85,57 @@ def pure(switch: bool) -> None:
 
 
 def stages(paths: list[Path], kernel: native.Kernel | None) -> dict[str, float]:
-    """One pass with each stage timed on its own (the same calls digest_table makes on that path)."""
+    """One pass with each stage timed on its own (the same calls digest_table makes on that path). With the kernel:
+    the read, then the kernel's digest_batch (it encodes each row from the Arrow arrays and hashes it), and, for
+    comparison, what the fallback would spend: pyarrow's encoding and the kernel hashing those encodings."""
     if kernel is None:
         spent = {"read": 0.0, "encode": 0.0, "hash (BLAKE3 XOF per row)": 0.0, "lane sums": 0.0}
-        rows_per_step = enc.BATCH_ROWS
     else:
-        spent = {"read": 0.0, "encode": 0.0, "native kernel (XOF + lane sums)": 0.0}
-        rows_per_step = enc.NATIVE_BATCH_ROWS
+        spent = {"read": 0.0, "native kernel (encode + XOF + lane sums)": 0.0}
+        fallback = {"pyarrow encoding (fallback)": 0.0, "kernel hashing those": 0.0}
     for p in paths:
         t0 = time.perf_counter()
         table = pq.read_table(p)
         spent["read"] += time.perf_counter() - t0
         plan = enc._plan(columns(table.schema), CONSTANT)
         for batch in table.to_batches():
-            for start in range(0, batch.num_rows, rows_per_step):
-                part = batch.slice(start, rows_per_step)
+            if kernel is not None:
+                t0 = time.perf_counter()
+                if enc._native_batch(kernel, batch, plan, None) is None:
+                    raise AssertionError("a column the kernel does not take")
+                spent["native kernel (encode + XOF + lane sums)"] += time.perf_counter() - t0
+                for start in range(0, batch.num_rows, enc.NATIVE_BATCH_ROWS):
+                    part = batch.slice(start, enc.NATIVE_BATCH_ROWS)
+                    t0 = time.perf_counter()
+                    encoded = enc._encode_batch(part, plan)
+                    t1 = time.perf_counter()
+                    enc._native_sum(kernel, encoded, None)
+                    fallback["pyarrow encoding (fallback)"] += t1 - t0
+                    fallback["kernel hashing those"] += time.perf_counter() - t1
+                continue
+            for start in range(0, batch.num_rows, enc.BATCH_ROWS):
+                part = batch.slice(start, enc.BATCH_ROWS)
                 t0 = time.perf_counter()
                 encoded = enc._encode_batch(part, plan)
                 t1 = time.perf_counter()
                 spent["encode"] += t1 - t0
-                if kernel is not None:
-                    enc._native_sum(kernel, encoded, None)
-                    spent["native kernel (XOF + lane sums)"] += time.perf_counter() - t1
-                    continue
                 elements = enc._elements(encoded)
                 t2 = time.perf_counter()
                 enc._reduce(elements)
                 t3 = time.perf_counter()
                 spent["hash (BLAKE3 XOF per row)"] += t2 - t1
                 spent["lane sums"] += t3 - t2
+    if kernel is not None:
+        spent.update({f"  vs. {k}": v for k, v in fallback.items()})
     return spent
 
 
 def breakdown(title: str, spent: dict[str, float]) -> None:
-    whole_time = sum(spent.values())
+    whole_time = sum(v for k, v in spent.items() if not k.startswith(" "))
     print(f"where the time goes, {title} (one pass):")
     for name, seconds in spent.items():
-        print(f"  {name:<32}{seconds:8.3f} s  {100 * seconds / whole_time:5.1f} %")
+        share = "" if name.startswith(" ") else f"  {100 * seconds / whole_time:5.1f} %"
+        print(f"  {name:<42}{seconds:8.3f} s{share}")
 
 
 def load() -> str:
@@ -163,18 +177,20 @@ def run(args: argparse.Namespace, folder: Path, kernel: native.Kernel | None) ->
     read_all(paths)  # page cache warm for all
     names = ["read"] + (["read + digest (native)"] if kernel is not None else [])
     times: dict[str, list[float]] = {name: [] for name in [*names, "read + digest (pure)"]}
+    cpu_times: dict[str, list[float]] = {name: [] for name in times}  # every thread's CPU time, this process
     totals: dict[str, ContentDigest] = {}
     for round_ in range(max(args.rounds, args.pure_rounds)):
         order = names if round_ < args.rounds else []
         order = [*order, "read + digest (pure)"] if round_ < args.pure_rounds else order
         for name in order if round_ % 2 == 0 else order[::-1]:
             pure(name == "read + digest (pure)")
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             if name == "read":
                 read_all(paths)
             else:
                 totals[name] = read_and_digest(paths)
             times[name].append(time.perf_counter() - start)
+            cpu_times[name].append(time.process_time() - cpu)
             pure(False)
     whole = pq.read_table(paths[0]) if len(paths) == 1 else pa.concat_tables(pq.read_table(p) for p in paths)
     reference = digest_table(whole, columns(whole.schema), CONSTANT)
@@ -183,18 +199,22 @@ def run(args: argparse.Namespace, folder: Path, kernel: native.Kernel | None) ->
             print(f"ERROR: {name}: the version's total differs from the digest of all rows at once")
             return 1
     best = {k: min(v) for k, v in times.items() if v}
+    cpu_best = {k: min(v) for k, v in cpu_times.items() if v}
+    print(f"{'':<24}{'wall':>9}   [median]   CPU (every thread)")
     for name, values in times.items():
         if values:
-            print(f"{name:<24}{best[name]:9.3f} s [{statistics.median(values):7.3f}]")
+            print(f"{name:<24}{best[name]:9.3f} s [{statistics.median(values):7.3f}]  {cpu_best[name]:7.3f} s")
     for name in best:
         if name != "read":
-            print(f"ratio {name} / read: {best[name] / best['read']:.1f}x (goal <= 2x)")
-    if "read + digest (native)" in best:
+            print(f"ratio {name} / read: {best[name] / best['read']:.1f}x (goal <= 2x); "
+                  f"CPU time: {cpu_best[name] / cpu_best['read']:.1f}x")
+    if "read + digest (native)" in best and "read + digest (pure)" in best:
         print(f"native speed-up over pure: {best['read + digest (pure)'] / best['read + digest (native)']:.1f}x")
-    print(f"digest {reference.short_id()}, {reference.rows:,} rows (both paths)")
+    print(f"digest {reference.short_id()}, {reference.rows:,} rows ({'both paths' if len(totals) > 1 else 'one path'})")
     if kernel is not None:
         breakdown("native", stages(paths, kernel))
-    breakdown("pure Python", stages(paths, None))
+    if args.pure_rounds:
+        breakdown("pure Python", stages(paths, None))
     print(f"({load()} at the end)")
     return 0
 

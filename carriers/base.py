@@ -10,11 +10,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from attest.errors import CarrierError, Code
 from attest.identity.inputs import ObservedInput
+from attest.identity.program import program_identity_sql
 from attest.model import Manifest, OutputHash
 from attest.tables import Attestation, DataFile, FileIdentity, FileKind, Progress, TableState
 
 if TYPE_CHECKING:
+    from attest.content import ContentDigest
     from attest.signing.keys import Signer
     from attest.verify.table import FileHasher
 
@@ -22,6 +25,7 @@ __all__ = [
     "AmbiguousCommit",
     "Attestation",
     "Carrier",
+    "ContentReader",
     "DataFile",
     "FileIdentity",
     "FileKind",
@@ -32,6 +36,7 @@ __all__ = [
     "TableState",
     "WriteResult",
     "one_commit",
+    "program_of",
     "triples_for",
 ]
 
@@ -90,6 +95,33 @@ class RecordRequest:
         if fields:
             raise TypeError(f"record() takes a RecordRequest or keywords, not both ({', '.join(sorted(fields))})")
         return request
+
+
+class ContentReader(Protocol):
+    """Reads data files' rows for their content digest as readers of one version get them (docs/content-digest.md):
+    built on the driver by ``AttestedTable.content_reader``, picklable, and run where a file is read — this machine
+    (``file_content_digests``) or a Spark executor, in the task that hashes the file's bytes
+    (carriers/spark/distributed.py). One ``digest`` for both, so both give the same digests."""
+
+    @property
+    def paths(self) -> frozenset[str]:
+        """The data files (DataFile.path) it was built for."""
+        ...
+
+    def digest(self, f: DataFile, storage: Any, data: bytes | None = None) -> ContentDigest | None:
+        """The digest of ``f``'s rows, read through ``storage`` (the table's Storage), from ``data`` (the file's
+        bytes, already read to hash them) when given; None or an AttestError with the format's code otherwise."""
+        ...
+
+
+def program_of(program_hash: str | None, sql: str | None, dialect: str | None) -> str:
+    """The program an ``attest_after_write`` records: ``program_hash``, or given ``sql`` its SQL program identity in
+    ``dialect`` (one of the two is needed)."""
+    if program_hash is not None:
+        return program_hash
+    if sql is None:
+        raise CarrierError("attest_after_write needs program_hash or sql", code=Code.MANIFEST_INVALID_FIELD)
+    return program_identity_sql(sql, dialect)
 
 
 class AmbiguousCommit(Exception):

@@ -19,6 +19,7 @@ The format supplies only the two seam methods; nothing here imports an engine (p
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,10 +31,13 @@ from attest.errors import AttestError, CarrierError, Code
 from attest.tables import Attestation, ContentCheck, DataFile, Progress, RewriteFact
 
 if TYPE_CHECKING:
+    from attest.verify.table import FileHasher
+    from carriers.base import ContentReader
     from carriers.core import AttestedTable, LiveVersion, Version
 
-__all__ = ["COMPANION_SUFFIX", "Binding", "decode_companion", "encode_companion", "judge",
-           "parse_binding", "record_content"]
+__all__ = ["COMPANION_SUFFIX", "Binding", "ContentPass", "Observed", "StatisticsMismatch", "bound_problem",
+           "decode_companion", "encode_companion", "file_digests", "judge", "observe", "parse_binding",
+           "record_content"]
 
 COMPANION_MAGIC = b"RACD"
 COMPANION_FORMAT = 1
@@ -174,6 +178,87 @@ def _data(files: Iterable[Any]) -> list[Any]:
     return [f for f in files if f.kind == "data"]
 
 
+class ContentPass:
+    """Content digests computed in the pass that hashes the files' bytes, where the hasher can do both
+    (``hash_and_digest``: Spark executors, carriers/spark/distributed.py), for ``record_content`` and ``judge`` to
+    use instead of reading the files' rows again on this machine. A ``FileHasher`` itself: the hashes of files it
+    already read are not read again.
+
+    ``version`` and ``expected`` (``record``): the version being attested, and the files it hashes plus the data
+    files whose rows it digests; the first request for either runs one pass over all of them, digesting their data
+    files. Without them (``verify``) each request for digests runs a pass over the files asked for. Whatever the pass
+    could not digest (a file it could not read, a reader the format could not build, a job that failed, a write below
+    the hook's threshold) is left to the format's ``file_content_digests`` on this machine, which gives the same
+    digests, or the same error."""
+
+    def __init__(self, table: AttestedTable, hasher: FileHasher, *, version: Version | None = None,
+                 expected: Sequence[DataFile] = ()) -> None:
+        self.table = table
+        self.hasher = hasher
+        self.version = version
+        self.expected = list(expected)
+        self.hashes: dict[str, str] = {}
+        self.digests: dict[tuple[str, str], ContentDigest] = {}  # (version id, DataFile.path)
+        self.tried: set[str] = set()
+
+    def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
+        rest = [f for f in files if f.path not in self.hashes]
+        if rest and self.version is not None:
+            named = {f.path for f in rest}
+            self._run(rest + [f for f in self.expected if f.path not in self.tried and f.path not in named],
+                      self.version, progress)
+        elif rest:
+            self._run(rest, None, progress)
+        return {f.path: self.hashes[f.path] for f in files if f.path in self.hashes}
+
+    def precomputed(self, v: Version, files: Sequence[DataFile], *,
+                    progress: Progress | None = None) -> dict[str, ContentDigest]:
+        """The digests of ``files`` at ``v`` this pass has (running it first when it has not run for them)."""
+        if self.version is not None:
+            if v.id != self.version.id:
+                return {}
+            todo = [f for f in self.expected if f.path not in self.tried]
+        else:
+            todo = [f for f in files if f.kind == "data" and f.path not in self.tried]
+        if todo:
+            self._run(todo, v, progress)
+        return {f.path: d for f in files if (d := self.digests.get((v.id, f.path))) is not None}
+
+    def _run(self, files: Sequence[DataFile], v: Version | None, progress: Progress | None) -> None:
+        self.tried.update(f.path for f in files)
+        combined = getattr(self.hasher, "hash_and_digest", None)
+        data = [f for f in files if f.kind == "data"]
+        if v is None or combined is None or not data:
+            self.hashes.update(self.hasher.hash_files(files, progress=progress))
+            return
+        version = v
+
+        def reader() -> ContentReader | None:
+            try:
+                # statistics: a digest the judge takes from here must have passed the check its own read makes.
+                return self.table.content_reader(version, data, statistics=True)
+            except AttestError:  # file_content_digests raises it again on this machine, with its code
+                return None
+
+        hashes, digests = combined(files, reader, progress=progress)
+        self.hashes.update(hashes)
+        self.digests.update({(v.id, path): d for path, d in digests.items()})
+
+
+def file_digests(table: AttestedTable, v: Version, files: Sequence[DataFile], *,
+                 progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
+    """``table.file_content_digests(v, files)``, with the digests the table's ContentPass computed where the files
+    were hashed taken from there (the rest read on this machine). ``statistics`` (the judge, for the files a rewrite
+    added): each file's statistics held to its rows too — a ContentPass's readers always hold them, and hand a file
+    whose statistics fail back to this machine, which then gives the verdict."""
+    content_pass: ContentPass | None = getattr(table, "_content_pass", None)
+    got = {} if content_pass is None else content_pass.precomputed(v, files, progress=progress)
+    rest = [f for f in files if f.path not in got]
+    if rest:
+        got.update(table.file_content_digests(v, rest, progress=progress, statistics=statistics))
+    return got
+
+
 def record_content(table: AttestedTable, v: Version, live: LiveVersion, previous: Attestation | None, *,
                    progress: Progress | None = None, total: ContentDigest | None = None,
                    continues: str | None = None, rewrites: Sequence[RewriteFact] = (),
@@ -209,7 +294,7 @@ def record_content(table: AttestedTable, v: Version, live: LiveVersion, previous
             todo.append(f)
     if todo:
         try:
-            computed = table.file_content_digests(v, todo, progress=progress)
+            computed = file_digests(table, v, todo, progress=progress)
         except AttestError as exc:
             if exc.code == Code.UNSUPPORTED_TABLE:
                 return None
@@ -231,6 +316,83 @@ def record_content(table: AttestedTable, v: Version, live: LiveVersion, previous
                            "continue", code=Code.CONTENT_CHANGED)
     return Binding(total=summed, companions=tuple(companions), continues=continues,
                    rewrites=tuple(r.to_json() for r in rewrites)).to_dict()
+
+
+class StatisticsMismatch(AttestError, ValueError):
+    """A rewritten file's recorded statistics misstate its rows (docs/content-digest.md, "Statistics of rewritten
+    files"): readers skip it by them and answer COUNT / MIN / MAX from them, so they get other rows than the digest
+    says."""
+
+    code = Code.CONTENT_CHANGED
+
+
+@dataclass(frozen=True)
+class Observed:
+    """A column's values as read from a file (every stored row, no deletion applied): counts, and the least and the
+    greatest value that is neither null nor NaN (None when there is none), as Python values."""
+
+    values: int
+    nulls: int
+    nans: int
+    lo: Any
+    hi: Any
+
+
+def observe(column: Any) -> Observed:
+    """``column`` (a pyarrow Array or ChunkedArray of a scalar type) observed for a statistics check."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    nans = 0
+    values = column
+    if pa.types.is_floating(column.type):
+        is_nan = pc.fill_null(pc.is_nan(column), False)
+        nans = int(pc.sum(is_nan.cast(pa.int64())).as_py() or 0)
+        values = pc.filter(column, pc.invert(is_nan))
+    lo = hi = None
+    if len(values) - values.null_count > 0:
+        found = pc.min_max(values)
+        lo, hi = found["min"].as_py(), found["max"].as_py()
+    return Observed(values=len(column), nulls=int(column.null_count), nans=nans, lo=lo, hi=hi)
+
+
+def _key(value: Any) -> Any:
+    """How readers order a bound: strings by their UTF-8 bytes, -0.0 as 0.0."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    if isinstance(value, float) and value == 0.0:
+        return 0.0
+    return value
+
+
+def bound_problem(name: str, seen: Observed, lo: Any, hi: Any, *, exact: bool, hi_floor: Any = None) -> str | None:
+    """Why the claimed bounds ``lo`` / ``hi`` (None: not claimed) of column ``name`` misstate ``seen``; None when they
+    do not. Sound: no value read lies outside them (a filtered read skips no row). ``exact``: they are the least and
+    the greatest value read (engines answer MIN / MAX from them; a float column's maximum may be claimed as NaN when
+    it holds one); otherwise (truncated strings and binaries, timestamps kept to the millisecond) only sound.
+    ``hi_floor``: the greatest value as a writer may truncate it (a timestamp's millisecond), default ``seen.hi``."""
+    floor = seen.hi if hi_floor is None else hi_floor
+    try:
+        for side, claim in (("minimum", lo), ("maximum", hi)):
+            if claim is None:
+                continue
+            if isinstance(claim, float) and math.isnan(claim):
+                # NaN orders above every number for Spark: a maximum of NaN is sound when a NaN is there, a minimum
+                # of NaN only when nothing else is.
+                if not seen.nans or (side == "minimum" and seen.lo is not None):
+                    return f"{name}: a {side} of NaN, the rows hold {seen.lo if side == 'minimum' else seen.hi!r}"
+                continue
+            if seen.lo is None:  # no value but null or NaN: a numeric bound skips NaN rows, or answers MIN / MAX
+                if seen.nans or exact:
+                    return f"{name}: a {side} of {claim!r}, the rows hold no value but null or NaN"
+                continue
+            if side == "minimum" and (_key(claim) > _key(seen.lo) or (exact and _key(claim) != _key(seen.lo))):
+                return f"{name}: a minimum of {claim!r}, the least value read is {seen.lo!r}"
+            if side == "maximum" and (_key(claim) < _key(floor) or (exact and _key(claim) != _key(seen.hi))):
+                return f"{name}: a maximum of {claim!r}, the greatest value read is {seen.hi!r}"
+    except TypeError:
+        return f"{name}: bounds {lo!r} / {hi!r} that are not values of the column"
+    return None
 
 
 def _binding_or_none(raw: Mapping[str, Any]) -> Binding | None:
@@ -293,8 +455,12 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
         return _fail(Code.COMPACTED, f"the rewritten files held {gone.rows} rows: beyond 2^31 rows a content digest "
                      "is no evidence (docs/content-digest.md, 'Security')", facts)
     try:
-        digests = table.file_content_digests(v, added, progress=progress) if added else {}
+        # statistics: the log's / manifests' statistics of each added file are checked against its rows too (readers
+        # skip files and answer COUNT / MIN / MAX by them; the digest alone says nothing of them).
+        digests = file_digests(table, v, added, progress=progress, statistics=True) if added else {}
     except AttestError as exc:
+        if exc.code == Code.CONTENT_CHANGED:
+            return _fail(exc.code, exc.message, facts)
         return _fail(exc.code, f"the files the rewrites added cannot be digested: {exc.message}", facts)
     unread = [f.path for f in added if f.path not in digests]
     if unread:

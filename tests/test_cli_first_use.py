@@ -4,10 +4,14 @@ the closest option it has; a misspelt command names the closest one."""
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import json
 
-from attest.cli.parser import COMMANDS
-from tests.conftest import run_cli
+import pytest
+
+from attest.cli.parser import COMMANDS, build_parser
+from tests.conftest import cli_in_process, run_cli
 
 
 def test_attest_alone_prints_the_help() -> None:
@@ -39,3 +43,44 @@ def test_a_misspelt_command_names_the_closest() -> None:
     assert done.returncode == 2 and done.stderr.rstrip().endswith("did you mean verify?")
     done = run_cli("program-hsh", "--sql", "select 1")
     assert done.returncode == 2 and "did you mean program-hash?" in done.stderr
+
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    """Every command's parser, as the command line builds them (never a list kept by hand)."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def _misspelt(option: str) -> str:
+    """``option`` with two letters of its name swapped: a typo no option of the command starts with."""
+    name = option[2:]
+    i = max(1, len(name) // 2)
+    return "--" + name[: i - 1] + name[i] + name[i - 1] + name[i + 1:]
+
+
+def test_the_commands_are_every_command_the_parser_has() -> None:
+    assert sorted(_commands()) == sorted(COMMANDS)
+
+
+@pytest.mark.parametrize("command", sorted(_commands()))
+def test_every_command_has_help_and_refuses_an_unknown_option_with_its_usage_and_the_closest(command: str) -> None:
+    """issue 34 item 5, for every command the parser has: ``--help`` prints the command's usage (exit 0); a misspelt
+    option is refused (exit 2) with the command's own usage and the option meant — also when the command's required
+    arguments are missing, where argparse would report only those (``keygen --outt K``: ``--out`` "is required")."""
+    rc, out, err = cli_in_process(command, "--help")
+    assert rc == 0 and out.startswith(f"usage: attest {command} ") and err == "", (out, err)
+    options = [o for a in _commands()[command]._actions for o in a.option_strings
+               if o.startswith("--") and o != "--help"]
+    assert options, command
+    for option in options:
+        typo = _misspelt(option)
+        if any(o.startswith(typo) for o in options) or difflib.get_close_matches(typo, options, n=1)[:1] != [option]:
+            continue  # a swap that spells (the start of) another option, or is closer to one: not this option's typo
+        rc, out, err = cli_in_process(command, typo)
+        assert rc == 2 and out == "" and err.startswith(f"usage: attest {command} "), (typo, out, err)
+        assert err.rstrip().endswith(f"unrecognized arguments: {typo}; did you mean {option}?"), (typo, err)
+        rc, out, err = cli_in_process(command, f"{typo}=1", "--json")
+        problem = json.loads(out)["errors"][0]
+        assert rc == 2 and problem["code"] == "invalid_argument", out
+        assert problem["message"].endswith(f"did you mean {option}?"), (typo, problem)

@@ -327,3 +327,22 @@ def test_a_document_beyond_the_size_limit_is_refused_without_reading_it_all(tmp_
 def test_digest_hashes_numbers_as_the_reference(text: str, canonical: bytes) -> None:
     result = run_cli("digest", "-", stdin=text.encode())
     assert result.returncode == 0 and result.stdout.strip() == blake3.blake3(canonical).hexdigest()
+
+
+@pytest.mark.parametrize("kind", ["absent", "a file"])
+def test_an_artifacts_dir_that_is_no_directory_is_a_wrong_argument(tmp_path: Path, valid_doc: dict[str, Any],
+                                                                   kind: str) -> None:
+    """The directory the user named is missing (or a file): exit 2 with its own code, never ``artifact_missing``
+    (that code is a failed check inside a directory, exit 1, as docs/errors.md says)."""
+    _, h = _artifact(tmp_path)
+    valid_doc["output_hashes"] = [{"hash": h, "path": f"{h}.parquet"}]
+    named = tmp_path / "no-such-dir"
+    if kind == "a file":
+        named.write_bytes(b"not a folder")
+    manifest = str(_write(tmp_path, valid_doc))
+    result = run_cli("verify", manifest, "--artifacts-dir", str(named), "--json")
+    error = json.loads(result.stdout)["errors"][0]
+    assert result.returncode == 2 and error["code"] == "artifacts_dir_missing", result.stdout
+    assert str(named) in error["message"]
+    text = run_cli("verify", manifest, "--artifacts-dir", str(named))
+    assert text.returncode == 2 and "attest: artifacts_dir_missing: --artifacts-dir" in text.stderr

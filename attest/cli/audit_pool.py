@@ -60,6 +60,10 @@ def check(item: Item, ctx: Context) -> AuditRow:
         label = getattr(carrier, "static_note", None)  # an Iceberg folder: how it was read (iceberg/static.py)
         if isinstance(label, str):
             notes = (*notes, label)
+        if ctx.spark is not None:  # a rewrite's added files are digested on the executors too
+            from carriers.spark.distributed import executor_content
+
+            executor_content(carrier, ctx.spark)
         state = carrier.state(ref.version)
         report = verify_with(carrier, ctx.spark, version=ref.version, level=ctx.level, policy=ctx.policy,
                              state=state)

@@ -43,10 +43,16 @@ class _Formatter(argparse.HelpFormatter):
 
 class _Parser(argparse.ArgumentParser):
     json_errors = False  # set by main() when --json is on the command line: errors are then one JSON object
+    _given: list[str]  # the arguments this parser was last given (a command's parser: those after its name)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
+        self._given = []
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._given = [str(a) for a in (sys.argv[1:] if args is None else args)]
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
         from attest.cli.output import EXIT_UNREADABLE, error_object
@@ -55,11 +61,34 @@ class _Parser(argparse.ArgumentParser):
         if message.startswith("argument command: invalid choice: '"):  # a misspelt command: the closest one
             word = message.split("'")[1]
             message += _closest(word, list(COMMANDS))
+        elif message.startswith("the following arguments are required"):
+            # argparse checks required arguments before it reports unknown ones: a misspelt required option
+            # (`keygen --outt K`) would be reported as the option missing. The unknown option is the mistake.
+            unknown = self._unknown_options()
+            if unknown:
+                message = f"unrecognized arguments: {' '.join(unknown)}" + _closest(unknown[0], _long_options(self))
         if _Parser.json_errors:
             print(json.dumps(error_object(Problem(Code.INVALID_ARGUMENT, message))))
             self.exit(EXIT_UNREADABLE)
         self.print_usage(sys.stderr)
         self.exit(EXIT_UNREADABLE, f"attest: {Code.INVALID_ARGUMENT.value}: {message}\n")
+
+
+    def _unknown_options(self) -> list[str]:
+        """The ``--options`` given to this parser that it has none of (nor, abbreviated, starts any of)."""
+        known = _long_options(self)
+        found: list[str] = []
+        for given in self._given:
+            if given == "--":
+                break  # the rest are positional arguments
+            name = given.partition("=")[0]
+            if name.startswith("--") and not any(o.startswith(name) for o in known):
+                found.append(name)
+        return found
+
+
+def _long_options(parser: argparse.ArgumentParser) -> list[str]:
+    return [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
 
 
 def _add_table_options(p: argparse.ArgumentParser, *, version: bool = True) -> None:
@@ -334,7 +363,7 @@ def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, ext
     message = f"unrecognized arguments: {' '.join(extras)}"
     option = next((e.partition("=")[0] for e in extras if e.startswith("--")), None)
     if option is not None:
-        message += _closest(option, [o for a in sub._actions for o in a.option_strings if o.startswith("--")])
+        message += _closest(option, _long_options(sub))
     sub.error(message)
 
 

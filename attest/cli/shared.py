@@ -19,12 +19,13 @@ if TYPE_CHECKING:
     from attest.verify.table import FileHasher
     from carriers.core import AttestedTable
     from carriers.refs import TableRef
-    from carriers.spark.distributed import SessionOnDemand
+    from carriers.spark.distributed import ExecutorHasher, SessionOnDemand
 
 
 # ---- exit codes ------------------------------------------------------------------------------------------------
 # Failures of a run that are verdicts about the table, not unreadable input: exit 1.
-NOT_DONE = frozenset({Code.SUPERSEDED, Code.COMMIT_CONFLICT, Code.EVIDENCE_DROPPED, Code.NOT_FAST_FORWARD})
+NOT_DONE = frozenset({Code.SUPERSEDED, Code.COMMIT_CONFLICT, Code.EVIDENCE_DROPPED, Code.NOT_FAST_FORWARD,
+                      Code.NOTHING_TO_CARRY})
 
 
 # ---- shared argument handling ----------------------------------------------------------------------------------
@@ -145,11 +146,13 @@ def verify_with(carrier: AttestedTable, spark: SessionOnDemand | None, *, versio
     executors when ``spark`` is given (the same decision), else by ``hasher`` when given (the head start)."""
     from attest.verify.table import verify_state
 
-    executors = None
+    executors: ExecutorHasher | None = None
     if spark is not None:
-        from carriers.spark.distributed import executor_hasher
+        from carriers.spark.distributed import ExecutorHasher, executor_content
 
-        hasher = executors = executor_hasher(carrier, spark)
+        content = executor_content(carrier, spark)  # installed before ``state`` when the caller built one
+        assert isinstance(content.hasher, ExecutorHasher)
+        hasher, executors = content, content.hasher
     report = verify_state(state if state is not None else carrier.state(version), carrier, level=level,
                           progress=progress, policy=policy, hasher=hasher)
     if executors is not None:

@@ -49,6 +49,10 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
     ref = table_ref(args)
     with spark_for(args) as spark:
         carrier = open_ref(args, ref, allow_external=bool(getattr(args, "allow_external_files", False)))
+        if spark is not None:  # a rewrite's added files are digested on the executors too (docs/distributed.md)
+            from carriers.spark.distributed import executor_content
+
+            executor_content(carrier, spark)
         prefetch = getattr(args, "early", None)
         hasher = None
         if prefetch is not None and spark is None:

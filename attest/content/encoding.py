@@ -30,7 +30,8 @@ _INT_NAMES = {pa.int8(): b"int8", pa.int16(): b"int16", pa.int32(): b"int32", pa
               pa.date32(): b"date32", pa.date64(): b"date64"}
 #: Rows hashed per step: 8,192 elements of 4 KiB are 32 MiB.
 BATCH_ROWS = 8192
-#: Rows per native kernel call: only their encodings are held (no elements), and the kernel spreads them on threads.
+#: Rows per ``digest_rows`` call when a column's type is not taken by ``digest_batch`` (the kernel then hashes the
+#: pyarrow encodings: only they are held, no elements, and the kernel spreads them on threads).
 NATIVE_BATCH_ROWS = 65536
 
 
@@ -214,11 +215,12 @@ def _plan(columns: Sequence[ColumnSpec], constants: Mapping[str, tuple[pa.DataTy
     return [seen[k] for k in sorted(seen)]
 
 
-def _encode_batch(batch: pa.RecordBatch, plan: list[tuple[bytes, Any]]) -> pa.Array:
-    parts: list[Any] = []
+def _resolve(batch: pa.RecordBatch, plan: list[tuple[bytes, Any]]) -> list[tuple[bytes, pa.Array | None]]:
+    """The plan's columns found in ``batch``: (prefix, the column's values) or (a constant's encoding, None)."""
+    resolved: list[tuple[bytes, pa.Array | None]] = []
     for prefix, field in plan:
         if field is None:  # a constant: its whole encoding is fixed
-            parts.append(pa.scalar(prefix, pa.large_binary()))
+            resolved.append((prefix, None))
             continue
         index = batch.schema.get_field_index(field.name)
         if index < 0:
@@ -227,8 +229,16 @@ def _encode_batch(batch: pa.RecordBatch, plan: list[tuple[bytes, Any]]) -> pa.Ar
         if type_tag(column.type) != type_tag(field.type):
             raise InvalidArgumentError(f"the column {field.name!r} is {column.type}, the attested type is "
                                        f"{field.type}: the caller gives the values as readers get them")
+        resolved.append((prefix, column))
+    return resolved
+
+
+def _encode_batch(batch: pa.RecordBatch, plan: list[tuple[bytes, Any]]) -> pa.Array:
+    parts: list[Any] = []
+    for prefix, column in _resolve(batch, plan):
         parts.append(pa.scalar(prefix, pa.large_binary()))
-        parts.append(encode_values(column))
+        if column is not None:
+            parts.append(encode_values(column))
     if all(isinstance(p, pa.Scalar) for p in parts):  # constants only
         parts.append(pa.array([b""] * batch.num_rows, pa.large_binary()))
     return pc.binary_join_element_wise(*parts, _SEP)
@@ -299,6 +309,68 @@ def _native_sum(kernel: native.Kernel, encoded: pa.Array, keep: pa.Array | None)
     return ContentDigest(bytes(state), rows)
 
 
+def _kernel_takes(t: pa.DataType) -> bool:
+    """Whether the kernel's ``digest_batch`` encodes values of ``t`` itself (native/recipe-attest-digest/src/arrow.rs:
+    the layouts whose encoding needs no conversion first); other columns take the pyarrow encoding."""
+    if (t in _INT_NAMES or pa.types.is_null(t) or pa.types.is_boolean(t) or pa.types.is_string(t)
+            or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+            or pa.types.is_fixed_size_binary(t) or pa.types.is_time32(t) or pa.types.is_time64(t)
+            or pa.types.is_timestamp(t) or pa.types.is_duration(t)):
+        return True
+    if pa.types.is_decimal(t):
+        return bool(t.bit_width == (128 if t.precision <= 38 else 256))
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _kernel_takes(t.value_type)
+    if pa.types.is_map(t):
+        return _kernel_takes(t.key_type) and _kernel_takes(t.item_type)
+    if pa.types.is_struct(t):
+        return all(_kernel_takes(t.field(i).type) for i in range(t.num_fields))
+    return False
+
+
+def _for_kernel(column: pa.Array) -> pa.Array | None:
+    """``column`` as the kernel takes it, converted as ``encode_values`` converts it (a dictionary decoded, an
+    extension's storage, a view cast, a decimal at its precision's width), or None when a nested type is not taken."""
+    t = column.type
+    if pa.types.is_dictionary(t):
+        return _for_kernel(column.dictionary_decode())
+    if isinstance(t, pa.BaseExtensionType):
+        return _for_kernel(column.storage)
+    if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
+        return _for_kernel(column.cast(pa.large_string() if pa.types.is_string_view(t) else pa.large_binary()))
+    if pa.types.is_decimal(t) and t.bit_width != (128 if t.precision <= 38 else 256):
+        return _for_kernel(column.cast(pa.decimal128(t.precision, t.scale) if t.precision <= 38
+                                       else pa.decimal256(t.precision, t.scale)))
+    return column if _kernel_takes(t) else None
+
+
+def _native_batch(kernel: native.Kernel, batch: pa.RecordBatch, plan: list[tuple[bytes, Any]],
+                  keep: pa.Array | None) -> ContentDigest | None:
+    """The digest of the rows of ``batch`` kept by ``keep``, encoded and hashed by the kernel from the columns'
+    Arrow arrays (C data interface, no copy), or None when a column's type is not taken by the kernel (the caller
+    then encodes in pyarrow and hashes the encodings with ``digest_rows``: the same digest)."""
+    arrays: list[pa.Array] = []
+    segments: list[tuple[bytes, int]] = []
+    for prefix, column in _resolve(batch, plan):
+        if column is None:
+            segments.append((prefix, -1))
+            continue
+        ready = _for_kernel(column)
+        if ready is None:
+            return None
+        segments.append((prefix, len(arrays)))
+        arrays.append(ready)
+    if batch.num_rows == 0:
+        return ContentDigest.zero()
+    bits, bit0 = (None, 0) if keep is None else (keep.buffers()[1], keep.offset)
+    try:
+        state, rows = kernel.digest_batch([a.__arrow_c_array__() for a in arrays], segments, batch.num_rows,
+                                          CONTEXT, bits, bit0)
+    except ValueError as exc:  # a value of 4 GiB or more, or buffers that disagree with their lengths
+        raise InvalidArgumentError(f"the native kernel refused the rows: {exc}") from exc
+    return ContentDigest(bytes(state), rows)
+
+
 def digest_table(rows: Any, columns: Sequence[ColumnSpec],
                  constants: Mapping[str, tuple[pa.DataType, Any]] | None = None,
                  keep: Any = None) -> ContentDigest:
@@ -333,16 +405,21 @@ def digest_table(rows: Any, columns: Sequence[ColumnSpec],
             kept = mask.slice(seen, batch.num_rows)
             seen += batch.num_rows
         if kernel is not None:  # the kernel skips the rows not kept itself: no filtered copy of the batch
+            whole = _native_batch(kernel, batch, plan, kept)
+            if whole is not None:  # encoded and hashed in the kernel
+                total = total + whole
+                continue
             for start in range(0, batch.num_rows, NATIVE_BATCH_ROWS):
                 part = batch.slice(start, NATIVE_BATCH_ROWS)
                 total = total + _native_sum(kernel, _encode_batch(part, plan),
                                             None if kept is None else kept.slice(start, part.num_rows))
             continue
-        if kept is not None:
-            batch = batch.filter(kept)
         for start in range(0, batch.num_rows, BATCH_ROWS):
             part = batch.slice(start, BATCH_ROWS)
-            total = total + ContentDigest(_reduce(_elements(_encode_batch(part, plan))), part.num_rows)
+            encoded = _encode_batch(part, plan)
+            if kept is not None:  # the rows' encodings are filtered, not the rows: every column type filters as bytes
+                encoded = encoded.filter(kept.slice(start, part.num_rows))
+            total = total + ContentDigest(_reduce(_elements(encoded)), len(encoded))
     if mask is not None and seen != len(mask):
         raise InvalidArgumentError("keep is longer than the rows")
     return total

@@ -1,10 +1,13 @@
 """The optional native kernel of the content digest: ``recipe_attest_digest`` (native/recipe-attest-digest, Rust).
 
-It sums the LtHash<32,1024> elements of a batch of row encodings in one call (BLAKE3's SIMD XOF, every core, the
+It encodes rows and sums their LtHash<32,1024> elements in one call per batch (BLAKE3's SIMD XOF, every core, the
 4 KiB elements never materialised) and returns exactly what the pure-Python path of ``attest.content.encoding``
-computes; that path stays the reference and the fallback. The kernel is used when it is importable, has the API
-version below and ``ATTEST_CONTENT_NATIVE`` is not ``0``. ``pip install ./native/recipe-attest-digest`` (Rust and
-maturin) builds it; ``make`` does when cargo is present. No pyarrow here: encoding.py passes the Arrow buffers.
+computes; that path stays the reference and the fallback. ``digest_batch`` builds each row's canonical encoding
+itself from the columns' Arrow arrays (the Arrow C data interface, read in place); a column whose layout it does
+not take is encoded by pyarrow and its encodings hashed by ``digest_rows``. The kernel is used when it is
+importable, has the API version below and ``ATTEST_CONTENT_NATIVE`` is not ``0``. ``pip install
+./native/recipe-attest-digest`` (Rust and maturin) builds it; ``make`` does when cargo is present. No pyarrow here:
+encoding.py passes the Arrow arrays and buffers.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ __all__ = ["API", "ENV", "MODULE", "Kernel", "kernel", "status"]
 
 #: The import name of the kernel.
 MODULE = "recipe_attest_digest"
-#: The kernel API this module calls (the crate's ``API`` constant); another version is not used.
-API = 1
+#: The kernel API this module calls (the crate's ``API`` constant); another version is not used. 2: ``digest_batch``.
+API = 2
 #: ``ATTEST_CONTENT_NATIVE=0`` forces the pure-Python path (read at every digest, so tests can switch it).
 ENV = "ATTEST_CONTENT_NATIVE"
 _OFF = {"0", "false", "no", "off"}
@@ -34,6 +37,14 @@ class Kernel(Protocol):
                     keep: object | None = None, keep_offset: int = 0, threads: int = 0) -> tuple[bytes, int]:
         """The 4096-byte lane sum of the elements of ``length`` rows of a (large_)binary array and how many were
         kept (``keep``: a bitmap, bit ``keep_offset + i`` for row ``i``)."""
+        ...
+
+    def digest_batch(self, columns: list[tuple[object, object]], segments: list[tuple[bytes, int]], length: int,
+                     context: str, keep: object | None = None, keep_offset: int = 0, threads: int = 0
+                     ) -> tuple[bytes, int]:
+        """The same sum over ``length`` rows whose canonical encodings the kernel builds itself: ``columns`` are
+        Arrow C data interface capsule pairs (``Array.__arrow_c_array__()``), ``segments`` the row's encoding in
+        order, ``(bytes, column)`` (a column's prefix then its value; ``column`` -1: the bytes alone)."""
         ...
 
 

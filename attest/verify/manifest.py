@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from attest.errors import ArgumentsError, AttestError, Code
+from attest.errors import ArgumentsError, Code
 from attest.hashing import hash_regular_file, hash_sized_files
 from attest.model import load_json_document
 from attest.schema import validate
@@ -77,9 +77,10 @@ def verify_document(
             report.notes.append("the manifest attests no output bytes (no output_hashes): schema only")
         return report
     root = Path(artifacts_dir)
-    if not root.is_dir():
-        raise AttestError(f"artifacts directory {root} does not exist or is not a directory",
-                          code=Code.ARTIFACT_MISSING)
+    if not root.is_dir():  # the directory the user named: a wrong argument (exit 2), not a failed check (exit 1)
+        what = "is not a directory" if root.exists() else "does not exist"
+        raise ArgumentsError(f"--artifacts-dir {root} {what}: give the folder holding the manifest's artifacts",
+                             code=Code.ARTIFACTS_DIR_MISSING)
     report.level = "bytes"
     # Resolve every entry first (confined, cheap), then hash all found files at once: side by side on every core.
     resolved = early.resolution(outputs, root) if early is not None else None

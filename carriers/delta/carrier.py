@@ -3,7 +3,8 @@
 Open spec: docs/carrier-properties.md; user guide: docs/delta.md. In short:
 - the data commit is an ordinary Delta commit; the attestation is a *separate* later metadata-only commit that sets
   the ``recipe_manifest.*`` / ``recipe_attest.*`` properties (carriers/delta/commit.py), so it never perturbs data;
-  ``detached`` mode writes no commit at all (``_recipe_attest/versions/<version>.json``);
+  ``detached`` mode writes no commit at all (``_recipe_attest/versions/<version>.json``); where a version's
+  attestation is found is carriers/delta/carriage.py;
 - a version's files, schema, partition values and statistics come from delta-rs's snapshot (checkpoint + log), and
   are checked against an independent replay of the log (carriers/delta/log.py); paths engines would resolve
   differently, or a checkpoint that disagrees with the log, make the version ``path_ambiguous`` /
@@ -21,12 +22,11 @@ from urllib.parse import urlparse
 
 from attest import __version__
 from attest.build import PRODUCER_NAME
+from attest.canonical import blake3_hex
 from attest.errors import (
     CarrierError,
     Code,
-    CommitConflictError,
     Problem,
-    SupersededError,
     TableInconsistentError,
     TableNotFoundError,
     UnsupportedTableError,
@@ -35,19 +35,23 @@ from attest.errors import (
 from attest.fast import jsonscan
 from attest.identity.env import env_identity
 from attest.identity.inputs import ObservedInput
-from attest.model import Manifest
 from attest.numbers import is_digits, is_signed_digits
 from attest.tables import DataFile, Progress
-from attest.view import ReaderView, file_digest, json_safe
-from carriers import properties as props
-from carriers.base import RecordRequest, WriteResult
-from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version, canonical_relative
+from attest.view import ReaderView, _file_encode, file_digest, json_safe
+from carriers.base import ContentReader, RecordRequest, WriteResult, program_of
+from carriers.core import AttestedTable, Changes, LiveVersion, Version, canonical_relative
+from carriers.delta.carriage import POINTER_DIR, SIDECAR_DIR, Carriage
+from carriers.delta.columns import add_columns
+from carriers.delta.commit import MetadataCommit, check_writable
 from carriers.delta.guard import LAST_CHECKPOINT_MAX_BYTES as LAST_CHECKPOINT_MAX_BYTES
 from carriers.delta.guard import check_local_log as check_local_log
 from carriers.delta.guard import check_log as check_log
 from carriers.delta.guard import check_remote_hint as check_remote_hint
 from carriers.delta.log import Commit, LogState, deletion_vector_path, read_commit, replay
+from carriers.delta.rows import add_action_rows as add_action_rows
+from carriers.delta.rows import engine_relative, protocol_doc
 from carriers.delta.spellings import _Spellings
+from carriers.delta.view import READ_PROPERTIES, raw_reader_table, strip_comments, view_reader_features
 from carriers.storage.delta import DeltaStorage
 from carriers.storage.errors import coded, is_panic
 from carriers.storage.options import check_supported
@@ -59,15 +63,13 @@ if TYPE_CHECKING:
 
 try:
     import deltalake
-    from deltalake import CommitProperties, DeltaTable
+    from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError as _DeltaTableNotFound
 except ImportError as exc:  # pragma: no cover - the [delta] extra is missing
     raise ImportError("the Delta carrier needs deltalake: pip install 'recipe-attest[delta]'") from exc
 
 __all__ = ["POINTER_DIR", "READ_PROPERTIES", "SIDECAR_DIR", "DeltaCarrier", "attest_after_write", "signed_table_uri"]
 
-SIDECAR_DIR = "_recipe_attest"  # "_"-prefixed: Delta readers and VACUUM ignore it (Delta protocol, hidden dirs)
-POINTER_DIR = f"{SIDECAR_DIR}/versions"
 # The carrier's walks over the log (back over metadata-only commits to the data version, forward from a data version to
 # its follow-up attestation commit, back through history for another producer's properties) read each commit once and
 # are not cut short: a cut-off walk bound a metadata-only version as the data version (issue 29.6: past 1,000
@@ -76,74 +78,6 @@ POINTER_DIR = f"{SIDECAR_DIR}/versions"
 # version above the gap, whose files are the data version's (only metadata-only commits lie between), is the answer.
 # Operations that read the table they write into (the previous version is then an observed input).
 _READS_PREVIOUS = frozenset({"MERGE", "UPDATE", "DELETE", "STREAMING UPDATE"})
-# Table properties that change the rows or values readers get (docs/security.md, "The reader view"). Properties not
-# listed change how data is written, retained or optimised, not what is read.
-READ_PROPERTIES = (
-    "delta.columnMapping.mode",
-    "delta.enableRowTracking",
-    "delta.rowTracking.materializedRowIdColumnName",
-    "delta.rowTracking.materializedRowCommitVersionColumnName",
-    "delta.enableTypeWidening",
-    "delta.enableDeletionVectors",
-    "delta.enableChangeDataFeed",
-    "delta.enableIcebergCompatV1",
-    "delta.enableIcebergCompatV2",
-    "delta.universalFormat.enabledFormats",
-)
-
-
-# What each reader feature does to reads (PROTOCOL.md, "Table Features"; docs/security.md, "The reader view"). The view
-# binds the reader features a protocol enables, less those that change nothing a reader gets: a commit that only raises
-# the protocol's versions, or adds such a feature, keeps the view (issue 30.4: it made the table unverifiable at its
-# latest version, record after record). Writer-only features (appendOnly, invariants, checkConstraints, ...) never were
-# in the view: they constrain writers, not what is read.
-# Kept, each for what it does to reads (and any feature not named below, known or not):
-# - columnMapping: columns are resolved by physical name or id (with the mode property and field metadata);
-# - deletionVectors: readers drop the rows a file's deletion vector names;
-# - timestampNtz: timestamp_ntz values are read without a time zone;
-# - typeWidening(-preview): stored values are widened to the schema's type;
-# - v2Checkpoint: readers take the table's state from v2 checkpoints and their sidecars;
-# - variantType(-preview), variantShredding-preview: variant values are decoded (from shredded columns);
-# - catalogManaged, catalogOwned-preview: the latest version is the catalog's, not the log listing's.
-_VIEW_NEUTRAL_READER_FEATURES = frozenset({
-    # Only VACUUM acts on it (PROTOCOL.md: it must check the protocol first): readers read the same files, rows and
-    # values. (delta-rs 1.6's query engine refuses such a table outright, measured: no rows, never other rows.)
-    "vacuumProtocolCheck",
-})
-
-
-def view_reader_features(min_reader_version: int, reader_features: Sequence[str] | None) -> list[str]:
-    """The reader features a protocol enables that change what readers get (the view's ``reader_features``): reader
-    version 1 enables none, 2 column mapping (a legacy version), 3 the ones it names; a version past 3, which this
-    release does not know, is kept as a feature of its own. The versions themselves change no read: a bare bump to 3/7
-    is the same view."""
-    if min_reader_version <= 1:
-        enabled: set[str] = set()
-    elif min_reader_version == 2:
-        enabled = {"columnMapping"}
-    else:
-        enabled = set(reader_features or ())
-        if min_reader_version > 3:
-            enabled.add(f"minReaderVersion={min_reader_version}")
-    return sorted(enabled - _VIEW_NEUTRAL_READER_FEATURES)
-
-
-def _raw_reader_table(meta: dict[str, Any] | None, protocol: dict[str, Any] | None) -> Any:
-    """The parts of a version's reader table (DeltaCarrier._table_view) as its log actions write them, for comparing
-    versions without loading each (DeltaCarrier.attestable_version)."""
-    meta, protocol = meta or {}, protocol or {}
-    try:
-        schema = _strip_comments(jsonscan.loads_unique(str(meta.get("schemaString"))))
-    except (ValueError, RecursionError):
-        schema = meta.get("schemaString")
-    config = {str(k): str(v) for k, v in (meta.get("configuration") or {}).items() if v is not None}
-    version = protocol.get("minReaderVersion")
-    features = protocol.get("readerFeatures")
-    return (schema, list(meta.get("partitionColumns") or []), {k: config[k] for k in READ_PROPERTIES if k in config},
-            view_reader_features(version if type(version) is int else 99,
-                                 [str(f) for f in features] if isinstance(features, list) else None))
-
-
 def _table_uri(table: str | DeltaTable) -> str:
     if isinstance(table, DeltaTable):
         return str(table.table_uri).rstrip("/")
@@ -166,43 +100,7 @@ def signed_table_uri(location: str) -> str:
     return parsed._replace(scheme=scheme).geturl()
 
 
-def _strip_comments(node: Any) -> Any:
-    """A schema as readers resolve it: column comments change no value read, everything else in field metadata
-    (column-mapping ids and physical names, generation expressions, type-widening history) may."""
-    if isinstance(node, dict):
-        out = {k: _strip_comments(v) for k, v in node.items()}
-        meta = out.get("metadata")
-        if isinstance(meta, dict):
-            out["metadata"] = {k: v for k, v in meta.items() if k != "comment"}
-        return out
-    if isinstance(node, list):
-        return [_strip_comments(v) for v in node]
-    return node
-
-
-def add_action_rows(dt: DeltaTable) -> list[dict[str, Any]]:
-    """delta-rs's add actions of the loaded version as rows (``get_add_actions(flatten=False)``), read column by
-    column from its Arrow table without pyarrow: the same Python values as pyarrow's ``to_pylist`` (a test holds them
-    together), and a verify does not pay ~22 ms to import pyarrow."""
-    actions = dt.get_add_actions(flatten=False)
-    columns = {name: actions.column(name).to_pylist() for name in actions.column_names}
-    return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
-
-
-def engine_relative(roots: tuple[str, ...], uri: str) -> str:
-    """A location delta-rs gives, relative to the table root: it writes the table URI's (percent-encoded) path
-    followed by the decoded relative path, or a file URI of the whole."""
-    local = uri
-    if uri.startswith("file:"):
-        parsed = urlparse(uri)
-        local = parsed.netloc + parsed.path if parsed.netloc else parsed.path
-    for root in roots:
-        if local.startswith(root + "/"):
-            return local[len(root) + 1:]
-    return uri
-
-
-class DeltaCarrier(AttestedTable):
+class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
     """Attestations of a Delta table's versions, carried in its table properties (see module docstring)."""
 
     kind = "delta"
@@ -235,10 +133,18 @@ class DeltaCarrier(AttestedTable):
         self.storage = DeltaStorage(self.uri, self.storage_options)
         self._tables: dict[int, DeltaTable] = {}
         self._live_cache: dict[int, LiveVersion] = {}
+        self._replays: dict[int, tuple[LogState, list[str]]] = {}
+        # Versions whose replay above was cut to its metaData and protocol once their live files were listed (what the
+        # attestation commit and attestable_version read of it): the adds of a large table are not held meanwhile.
+        self._slim: set[int] = set()
+        self._recording = False
 
     def _forget(self) -> None:
         self._tables.clear()  # the next load checks the log again (check_log) and reads it anew
         self._live_cache.clear()
+        if not self._recording:  # one record judges and commits on top of one replay of the version it attests
+            self._replays.clear()
+            self._slim.clear()
 
     # ---- naming ------------------------------------------------------------------------------------------------
     @property
@@ -371,18 +277,18 @@ class DeltaCarrier(AttestedTable):
         # One replay of n and one pass over the metadata-only commits after it (their metaData and protocol actions),
         # not a load per version: the last version whose reader table differs from the latest's, plus one.
         try:
-            log, _ = replay(self.storage, n)
+            log, _ = self._replay(n, whole=False)
         except TableInconsistentError:
             return top
         meta, protocol = log.metadata, log.protocol
-        seen: list[tuple[int, Any]] = [(n, _raw_reader_table(meta, protocol))]
+        seen: list[tuple[int, Any]] = [(n, raw_reader_table(meta, protocol))]
         for x in range(n + 1, top + 1):
             commit = read_commit(self.storage, x)
             if commit is None:
                 return top
             meta = commit.metadata if commit.metadata is not None else meta
             protocol = commit.protocol if commit.protocol is not None else protocol
-            seen.append((x, _raw_reader_table(meta, protocol)))
+            seen.append((x, raw_reader_table(meta, protocol)))
         last = seen[-1][1]
         found = max((x + 1 for x, table in seen if table != last), default=n)
         # Confirmed by the engine's own reading (the view verify compares), else the latest version itself.
@@ -417,19 +323,33 @@ class DeltaCarrier(AttestedTable):
             self._live_cache[v.number] = cached
         return cached
 
+    def _replay(self, n: int, *, whole: bool = True) -> tuple[LogState, list[str]]:
+        """The log's own replay of version ``n`` (carriers/delta/log.py) and its inconsistencies, made once until the
+        carrier forgets what it read (a log that cannot be replayed raises each time). A version's commits never change
+        under the protocol (put-if-absent), so the view, the live files and the attestation commit share one replay.
+        Not ``whole``: its metaData and protocol are all the caller reads (a replay cut to them will do)."""
+        found = self._replays.get(n)
+        if found is None or (whole and n in self._slim):
+            found = self._replays[n] = replay(self.storage, n)
+            self._slim.discard(n)
+        return found
+
     def _compute_live(self, n: int) -> LiveVersion:
         dt = self._load(n)
         problems: list[Problem] = []
         notes: list[str] = []
         try:
-            log, inconsistencies = replay(self.storage, n)
+            log, inconsistencies = self._replay(n)
         except TableInconsistentError as exc:
             log, inconsistencies = LogState(version=n), [exc.message]
         problems += [Problem(Code.TABLE_INCONSISTENT, text) for text in inconsistencies]
-        rows = add_action_rows(dt)
-        cols = set(rows[0]) if rows else set()
+        if n in self._replays:  # listed once (cached in _live_cache): only its metaData and protocol are read again
+            self._replays[n] = (LogState(version=n, metadata=log.metadata, protocol=log.protocol), inconsistencies)
+            self._slim.add(n)
+        adds = add_columns(dt)
         spellings = _Spellings(dt)
-        engine_raw = {str(r["path"]) for r in rows}
+        paths = adds.paths
+        engine_raw = set(paths)
         if (log.adds and set(log.adds) != engine_raw) or (not log.adds and engine_raw and not inconsistencies):
             problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log replay disagree on the live files "
                                     f"of version {n} ({len(engine_raw)} vs {len(log.adds)})"))
@@ -437,48 +357,64 @@ class DeltaCarrier(AttestedTable):
         file_views: dict[str, str] = {}
         times: dict[str, Any] = {}
         seen: dict[str, str] = {}
-        has_partition = "partition" in cols
-        stat_keys = [k for k in ("num_records", "null_count", "min", "max") if k in cols]
         location = self._location
-        for row in rows:
-            raw = str(row["path"])
-            rel, reason = canonical_relative(raw)
-            if rel is None:
-                problems.append(Problem(Code.PATH_AMBIGUOUS, f"add path {raw!r}: {reason}", raw))
-                continue
+        # Each file's view is the canonical JSON of {deletion_vector, kind, partition, [partition_text], row_tracking,
+        # size, stats, [stats_unread]} (keys sorted, as the views' encoder writes them): the typed parts' texts come
+        # from delta-rs's columns (carriers/delta/columns.py), the log's parts are encoded here, file by file only where
+        # they are not the common null / no row tracking.
+        encode = _file_encode()
+        partition_texts = adds.partition_texts
+        stats_texts, gaps, plain, sizes, engine_times = adds.stats_texts, adds.gaps, adds.plain, adds.sizes, adds.times
+        look_into = bool(spellings.statistics)
+        log_adds, parsed_stats = log.adds, log.parsed_stats
+        for i, raw in enumerate(paths):
+            if plain[i]:
+                rel = raw
+            else:
+                canonical, reason = canonical_relative(raw)
+                if canonical is None:
+                    problems.append(Problem(Code.PATH_AMBIGUOUS, f"add path {raw!r}: {reason}", raw))
+                    continue
+                rel = canonical
             if rel in seen:
                 problems.append(Problem(Code.PATH_AMBIGUOUS, f"add paths {seen[rel]!r} and {raw!r} name the same file "
                                         "(engines read it once or twice)", raw))
                 continue
             seen[rel] = raw
-            size = int(row["size_bytes"])
-            add = log.adds.get(raw) or {}
+            size = int(sizes[i])
+            add = log_adds.get(raw) or {}
             logged = add.get("size")
             # A logged size of 0 is a real (empty) file's size, not a missing one.
             if add and (-1 if logged is None else int(logged)) != size:
                 problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of "
                                         f"{rel}", rel))
             values = add.get("partitionValues")
-            unread = spellings.see(rel, values, add.get("stats"), row, log.parsed_stats)
-            entry = {
-                "kind": "data",
-                "size": size,
-                "partition": json_safe(row.get("partition")) if has_partition else None,
-                "stats": json_safe({k: row.get(k) for k in stat_keys}),
-                "deletion_vector": _dv_entry(add.get("deletionVector")),
-                "row_tracking": json_safe({k: add.get(k) for k in ("baseRowId", "defaultRowCommitVersion")}),
-            }
+            if look_into or gaps[i]:
+                unread = spellings.see(rel, values, add.get("stats"), adds.stats_row(i), parsed_stats)
+            else:  # delta-rs read every statistic of this file and no column is a timestamp: nothing to look into
+                spellings.see_partitions(rel, values)
+                unread = None
+            dv = add.get("deletionVector")
+            base_row, commit_version = add.get("baseRowId"), add.get("defaultRowCommitVersion")
+            text = [
+                '{"deletion_vector":', "null" if dv is None else encode(_dv_entry(dv)),
+                ',"kind":"data","partition":', "null" if partition_texts is None else partition_texts[i],
+            ]
             if spellings.partitions:
                 # As written too: engines parse some spellings alike and others not (a timestamp's zone, measured).
-                entry["partition_text"] = json_safe(values) if isinstance(values, dict) else None
+                text += [',"partition_text":', encode(json_safe(values) if isinstance(values, dict) else None)]
+            text += [',"row_tracking":', _NO_ROW_TRACKING if base_row is None and commit_version is None else
+                     encode(json_safe({"baseRowId": base_row, "defaultRowCommitVersion": commit_version})),
+                     ',"size":', str(size), ',"stats":', stats_texts[i]]
             if unread is not None:
                 # Out of delta-rs's typed statistics above, read by Spark (measured): bound as the log writes them.
-                entry["stats_unread"] = unread
+                text += [',"stats_unread":', encode(unread)]
+            text.append("}")
             # Spark's _metadata.file_modification_time is the log's modificationTime (measured: rewritten in the
             # attested commit, the column read 1970 for the same file); delta-rs's typed view above holds no time.
-            times[rel] = add.get("modificationTime", row.get("modification_time"))
+            times[rel] = add.get("modificationTime", engine_times[i])
             files.append(DataFile(path=rel, size=size, kind="data", location=location(rel)))
-            file_views[rel] = file_digest(entry)
+            file_views[rel] = blake3_hex("".join(text).encode("utf-8", "surrogatepass"))
         spellings.report(problems, notes)
         dv_files = self._deletion_vector_files(log, problems)
         for f in dv_files:
@@ -505,7 +441,7 @@ class DeltaCarrier(AttestedTable):
         protocol = dt.protocol()
         config = dict(dt.metadata().configuration)
         return {
-            "schema": _strip_comments(schema),
+            "schema": strip_comments(schema),
             "partition_columns": list(dt.metadata().partition_columns),
             "reader_features": view_reader_features(int(protocol.min_reader_version), protocol.reader_features),
             "read_properties": {k: config[k] for k in READ_PROPERTIES if k in config},
@@ -580,103 +516,6 @@ class DeltaCarrier(AttestedTable):
             problems.append(Problem(Code.PATH_AMBIGUOUS, f"delta-rs resolves the live files to other locations than "
                                     f"the log's paths name: {odd}"))
 
-    # ---- the attestation in force ------------------------------------------------------------------------------
-    def _configuration(self, n: int) -> dict[str, str]:
-        return dict(self._load(n).metadata().configuration)
-
-    def _binding_of(self, keys: Mapping[str, str]) -> str | None:
-        return keys.get(props.KEY_VERSION) or keys.get(props.LEGACY_KEY_VERSION)
-
-    def _carried(self, v: Version) -> Carried | None:
-        n = v.number
-        latest = v.handle if isinstance(v.handle, int) else self.latest_version()
-        keys = props.attestation_keys(self._configuration(n))
-        carried: Carried | None = None
-        binding = self._binding_of(keys) if keys else None
-        if keys:
-            carried = Carried(keys=keys, where=f"table properties at version {n}")
-        if keys and binding is None and not any(k.startswith(props.CARRIER_PREFIX) for k in keys):
-            carried = self._foreign(n, keys)
-        if binding != str(n) and n < latest:
-            # n may be a data version whose own attestation is a later metadata-only commit (recorded at n+1, or
-            # later when retried): the last one binding n before the next file-changing commit is in force. A
-            # metadata-only n (a property edit, or the UNSET commit older Spark hooks wrote before their SET) reads
-            # the data of its data version d: an attestation of d recorded after n, before the next file-changing
-            # commit, describes n's data too, and says where it was found (the reader view is still checked at n).
-            d = self.data_version(n)
-            targets = {str(n), str(d)}
-            if binding not in targets:
-                for x in range(n + 1, latest + 1):  # up to the next file-changing commit, however far
-                    commit = read_commit(self.storage, x)
-                    if commit is None or commit.touches_files:
-                        break
-                    if commit.configuration is None:
-                        continue
-                    ahead = props.attestation_keys(commit.configuration)
-                    bound = self._binding_of(ahead) if ahead else None
-                    if bound is not None and bound in targets:
-                        target = bound
-                        where = f"attestation for version {bound} recorded at version {x}"
-                        note = where if bound == str(n) else (
-                            f"{where}, after version {n}: version {n} carries no attestation of its data, which is "
-                            f"version {d}'s (only metadata-only commits in between)")
-                        carried, binding = Carried(keys=ahead, where=where, note=note), target
-        if binding == str(n):
-            return carried
-        # Detached mode: a per-version pointer under _recipe_attest/versions/ (no log commit); the newer binding
-        # of the two is in force.
-        floor = int(binding) if binding is not None and is_digits(binding) and carried is not None else -1
-        pointer = self._detached_between(floor, n)
-        return pointer if pointer is not None else carried
-
-    def _detached_between(self, floor: int, n: int) -> Carried | None:
-        # The newest pointer in (floor, n], from one listing (a pointer is named <version>.json, the version as
-        # str(int) spells it): linear in the listing, however many versions lie between.
-        found = -1
-        for name in self.storage.list_names(POINTER_DIR):
-            stem = name[:-5] if name.endswith(".json") else ""
-            if is_digits(stem) and str(int(stem)) == stem and floor < int(stem) <= n:
-                found = max(found, int(stem))
-        return None if found < 0 else self._read_pointer(str(found))
-
-    def _foreign(self, n: int, keys: Mapping[str, str]) -> Carried:
-        """Another producer's ``recipe_manifest.*`` properties (no binding of ours): bound by the log to the last data
-        version before the commit that set them."""
-        wanted = {k: v for k, v in keys.items() if k.startswith(props.PREFIX)}
-        set_at: int | None = None
-        for x in range(n, -1, -1):
-            commit = read_commit(self.storage, x)
-            if commit is None:
-                break
-            if commit.configuration is None:
-                continue
-            here = {k: v for k, v in props.attestation_keys(commit.configuration).items() if k.startswith(props.PREFIX)}
-            if here != wanted:
-                break
-            set_at = x
-        if set_at is None:
-            return Carried(keys=dict(keys), where=f"table properties at version {n}", foreign_binding=None,
-                           foreign_note="the commit that set these properties is no longer in the log",
-                           problems=(Problem(Code.CARRIER_TAMPERED, "the version these properties attest cannot be "
-                                             "found: the commit that set them is no longer in the log"),))
-        commit = read_commit(self.storage, set_at)
-        bound = set_at if commit is not None and commit.touches_files else self.data_version(max(set_at - 1, 0))
-        problems: tuple[Problem, ...] = ()
-        # A downgrade, not another producer's run: between the data version and these keys, a recipe-attest
-        # attestation of that very version was in force and was replaced by keys nothing can check.
-        for x in range(set_at - 1, bound - 1, -1):
-            earlier = read_commit(self.storage, x)
-            if earlier is None:
-                break
-            if earlier.configuration is not None and \
-                    props.attestation_keys(earlier.configuration).get(props.KEY_VERSION) == str(bound):
-                problems = (Problem(Code.CARRIER_TAMPERED, f"the recipe-attest attestation of version {bound} "
-                                    f"(version {x}) was replaced by recipe_manifest.* keys without its binding and "
-                                    "sidecar"),)
-                break
-        return Carried(keys=dict(keys), where=f"table properties set at version {set_at}", foreign_binding=str(bound),
-                       foreign_note=f"bound by the log to version {bound}", problems=problems)
-
     def _changes(self, attested: str, v: Version) -> Changes:
         if not is_digits(attested):
             raise VersionNotFoundError(f"the attestation binds {attested!r}, not a Delta version")
@@ -699,12 +538,19 @@ class DeltaCarrier(AttestedTable):
             return Changes("compaction", _describe(rewrites))
         return Changes("none")
 
+    def content_reader(self, version: Version, files: Sequence[DataFile], *,
+                       statistics: bool = False) -> ContentReader:
+        """See AttestedTable.content_reader (carriers/delta/content.py)."""
+        from carriers.delta import content
+
+        return content.content_reader(self, version, files, statistics=statistics)
+
     def file_content_digests(self, version: Version, files: Sequence[DataFile], *,
-                             progress: Progress | None = None) -> dict[str, ContentDigest]:
+                             progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
         """See AttestedTable.file_content_digests (carriers/delta/content.py)."""
         from carriers.delta import content
 
-        return content.file_content_digests(self, version, files, progress=progress)
+        return content.file_content_digests(self, version, files, progress=progress, statistics=statistics)
 
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         """See AttestedTable.rewrites_between: ``dataChange: false`` commits (carriers/delta/content.py)."""
@@ -734,68 +580,18 @@ class DeltaCarrier(AttestedTable):
         return env_identity(
             producer_name=PRODUCER_NAME, producer_version=__version__,
             engines={"deltalake": str(deltalake.__version__), **dict(engines or {})},
-            dialect=dialect, table_format="delta", protocol=_protocol_doc(self._load(v.number).protocol()))
-
-    # ---- writing -----------------------------------------------------------------------------------------------
-    def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
-        if self.detached:
-            self._write_pointer(v.id, keys)
-            return
-        latest = self.latest_version()
-        if v.number not in (self.data_version(latest), self.attestable_version(latest)):
-            raise SupersededError(f"version {v.id} of {self.display} is not its latest data version (a later data "
-                                  "commit would hide a property attestation of it); use detached mode to attest "
-                                  "every version")
-        old = self._configuration(latest)
-        if self.property_writer is not None:
-            # The whole older attestation goes and the new one is set; the Spark hook's writer does both in one
-            # metadata commit (carriers/spark/hook.py), so no version holds neither or a mix of two.
-            owned = sorted(k for k in old if k.startswith(props.PREFIX) or k.startswith(props.CARRIER_PREFIX))
-            self.property_writer(dict(keys), owned)
-            self._tables.clear()
-            return
-        to_set, to_remove = props.replacement(old, keys)
-        if self.storage.conditional_puts:  # local files, and object stores with a conditional PUT
-            from carriers.delta.commit import commit_properties
-
-            commit_properties(self.storage, binding=v.number, set_keys=to_set, remove_keys=to_remove,
-                              is_data_version=lambda latest: v.number in (self.data_version(latest),
-                                                                          self.attestable_version(latest)),
-                              where=str(self.display), custom={"recipe_attest.binding_version": v.id})
-            self._tables.clear()
-            return
-        # Object stores without a conditional PUT: delta-rs's own commit (it cannot remove keys, so they are
-        # blanked; readers skip blanks).
-        from carriers.delta.commit import BACKOFF_S, RETRIES
-        from carriers.retry import retry
-
-        updates = dict(to_set)
-        updates.update({k: props.ABSENT for k in to_remove})
-
-        def attempt() -> None:
-            try:
-                self._load().alter.set_table_properties(
-                    updates, raise_if_not_exists=False,
-                    commit_properties=CommitProperties(custom_metadata={"recipe_attest.binding_version": v.id}))
-            except Exception as exc:
-                raise _unsupported_or_error(str(self.display), exc) from exc
-
-        def still_in_force() -> None:
-            if self.data_version() != v.number:
-                raise SupersededError(f"a data commit landed on {self.display} after version {v.id}; its attestation "
-                                      "would not be in force")
-
-        retry(attempt, retries=RETRIES, backoff_s=BACKOFF_S, between=still_in_force,
-              retry_on=lambda error: isinstance(error, CommitConflictError))
+            dialect=dialect, table_format="delta", protocol=protocol_doc(self._load(v.number).protocol()))
 
     def record(self, request: RecordRequest | None = None, /, **fields: Any) -> WriteResult:
         """See AttestedTable.record; refuses tables with writer features an attestation commit cannot honour."""
         request = RecordRequest.of(request, fields)
         if not self.detached and self.property_writer is None and self.storage.conditional_puts:
-            from carriers.delta.commit import check_writable
-
-            check_writable(_protocol_doc(self._load().protocol()), str(self.display))
-        return super().record(request)
+            check_writable(protocol_doc(self._load().protocol()), str(self.display))
+        recording, self._recording = self._recording, True
+        try:
+            return super().record(request)
+        finally:
+            self._recording = recording
 
 
 # ---- helpers -------------------------------------------------------------------------------------------------------
@@ -826,36 +622,20 @@ def _cross_check_metadata(dt: DeltaTable, log: LogState, problems: list[Problem]
                                 f"at version {log.version}"))
 
 
+# A file's row_tracking part when the log gives neither field (json_safe of two None values, as the encoder writes it).
+_NO_ROW_TRACKING = '{"baseRowId":null,"defaultRowCommitVersion":null}'
+
+
 def _dv_entry(dv: Any) -> Any:
     if not isinstance(dv, dict):
         return None
     return {k: dv.get(k) for k in ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality")}
 
 
-def _protocol_doc(protocol: Any) -> dict[str, Any]:
-    doc: dict[str, Any] = {"minReaderVersion": int(protocol.min_reader_version),
-                           "minWriterVersion": int(protocol.min_writer_version)}
-    if protocol.reader_features is not None:
-        doc["readerFeatures"] = sorted(protocol.reader_features)
-    if protocol.writer_features is not None:
-        doc["writerFeatures"] = sorted(protocol.writer_features)
-    return doc
-
-
 def _describe(commits: Sequence[Commit]) -> str:
     labels = [c.label() for c in commits[:5]]
     more = f" (+{len(commits) - 5} more)" if len(commits) > 5 else ""
     return ", ".join(labels) + more
-
-
-def _unsupported_or_error(table: str, exc: Exception) -> CarrierError:
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    if "nsupported" in text or "not supported" in text or "not yet supported" in text:
-        return UnsupportedTableError(f"delta-rs cannot write the attestation commit to {table}: {text}; attest it "
-                                     "without a Delta commit: attest record --detached")
-    if "conflict" in text.lower() or "concurrent" in text.lower() or "Metadata changed" in text:
-        return CommitConflictError(f"the attestation commit to {table} conflicted with another writer: {text}")
-    return CarrierError(f"the attestation commit to {table} failed: {text}")
 
 
 def attest_after_write(
@@ -878,12 +658,7 @@ def attest_after_write(
     The program is ``program_hash`` or, given ``sql``, its SQL program identity in ``dialect``. With ``signer``
     (e.g. ``attest.signing.PemSigner.load("ci.key")``) the attestation is signed (docs/signing.md).
     """
-    if program_hash is None:
-        if sql is None:
-            raise CarrierError("attest_after_write needs program_hash or sql", code=Code.MANIFEST_INVALID_FIELD)
-        from attest.identity.program import program_identity_sql
-
-        program_hash = program_identity_sql(sql, dialect)
+    program_hash = program_of(program_hash, sql, dialect)
     carrier = DeltaCarrier(table, storage_options=storage_options, detached=detached)
     return carrier.record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id, dialect=dialect,
                           progress=progress, replace=replace, signer=signer)

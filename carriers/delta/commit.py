@@ -13,6 +13,9 @@ atomic put-if-absent of ``_delta_log/<version>.json``):
 - writer features this commit cannot honour (catalog-managed commits, unknown features) are refused with a message
   that names detached mode, which writes no commit at all.
 
+``MetadataCommit`` is a part of ``DeltaCarrier`` (its ``_commit`` is the core's hook, carriers/core.py): detached, a
+pointer file and no commit; with a Spark hook's property writer, Spark's own transaction; else the commit below.
+
 On object stores the same commit is one conditional PUT (``If-None-Match: *`` on S3 and Azure,
 ``ifGenerationMatch=0`` on GCS) through obstore, the Rust object_store delta-rs itself uses: exactly one writer of a
 version wins, as the protocol requires. Only where no conditional PUT can be had for the store's options does the
@@ -24,14 +27,23 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from attest import __version__
-from attest.errors import CommitConflictError, SupersededError, UnsupportedTableError
-from carriers.delta.log import LOG_DIR, commit_name, log_versions, read_commit, replay
+from attest.errors import CarrierError, CommitConflictError, SupersededError, UnsupportedTableError
+from carriers import properties as props
+from carriers.delta.log import LOG_DIR, LogState, commit_name, log_versions, read_commit, replay
 from carriers.retry import retry
 from carriers.storage.base import Storage
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
+
+    from attest.model import Manifest
+    from carriers.core import Version
+
+__all__ = ["BACKOFF_S", "RETRIES", "MetadataCommit", "check_writable", "commit_error", "commit_properties"]
 
 # Writer features a metadata-only commit honours without doing anything (they constrain data files, schemas or
 # checkpoints, none of which this commit touches). inCommitTimestamp is honoured explicitly below.
@@ -74,11 +86,13 @@ def commit_properties(
     is_data_version: Any,
     where: str,
     custom: Mapping[str, str] | None = None,
+    replayed: Callable[[int], tuple[LogState, list[str]]] | None = None,
 ) -> int:
     """Commit one metadata-only version that sets ``set_keys`` and removes ``remove_keys`` from the table's
     configuration; returns the committed version. ``is_data_version(latest) -> bool`` tells whether ``binding`` is
     still the newest data version when the commit is attempted (else SupersededError: a later data commit would hide
-    the attestation)."""
+    the attestation). ``replayed(version)``: the log's replay of a version (default ``replay``; the carrier passes
+    the one it already made of the version it attests, so a record replays that version once)."""
     if not storage.conditional_puts:
         raise UnsupportedTableError(f"{where}: the store offers no conditional PUT for these options")
 
@@ -88,7 +102,7 @@ def commit_properties(
             raise SupersededError(f"a data commit landed on {where} after version {binding}; an attestation of "
                                   f"version {binding} would not be in force. Attest the new version (or use detached "
                                   "mode to attest every version)")
-        state, _problems = replay(storage, latest)
+        state, _problems = replay(storage, latest) if replayed is None else replayed(latest)
         if state.metadata is None:
             raise UnsupportedTableError(f"{where} version {latest} has no metadata action")
         check_writable(state.protocol, where)
@@ -142,3 +156,82 @@ def _latest_version(storage: Storage) -> int:
     if not versions:
         raise UnsupportedTableError("no Delta log commits found")
     return max(versions)
+
+
+class MetadataCommit:
+    """The attestation commits of ``DeltaCarrier`` (its ``storage``, writing mode and loaded versions)."""
+
+    storage: Storage
+    detached: bool
+    display: str
+    property_writer: Callable[[dict[str, str], list[str]], None] | None
+    _tables: dict[int, DeltaTable]
+
+    if TYPE_CHECKING:
+        def latest_version(self) -> int: ...
+        def data_version(self, latest: int | None = None) -> int: ...
+        def attestable_version(self, latest: int | None = None) -> int: ...
+        def _load(self, version: int | None = None) -> DeltaTable: ...
+        def _configuration(self, n: int) -> dict[str, str]: ...
+        def _replay(self, n: int, *, whole: bool = True) -> tuple[LogState, list[str]]: ...
+        def _write_pointer(self, version_id: str, keys: Mapping[str, str]) -> None: ...
+
+    def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
+        if self.detached:
+            self._write_pointer(v.id, keys)
+            return
+        latest = self.latest_version()
+        if v.number not in (self.data_version(latest), self.attestable_version(latest)):
+            raise SupersededError(f"version {v.id} of {self.display} is not its latest data version (a later data "
+                                  "commit would hide a property attestation of it); use detached mode to attest "
+                                  "every version")
+        old = self._configuration(latest)
+        if self.property_writer is not None:
+            # The whole older attestation goes and the new one is set; the Spark hook's writer does both in one
+            # metadata commit (carriers/spark/hook.py), so no version holds neither or a mix of two.
+            owned = sorted(k for k in old if k.startswith(props.PREFIX) or k.startswith(props.CARRIER_PREFIX))
+            self.property_writer(dict(keys), owned)
+            self._tables.clear()
+            return
+        to_set, to_remove = props.replacement(old, keys)
+        if self.storage.conditional_puts:  # local files, and object stores with a conditional PUT
+            commit_properties(self.storage, binding=v.number, set_keys=to_set, remove_keys=to_remove,
+                              is_data_version=lambda latest: v.number in (self.data_version(latest),
+                                                                          self.attestable_version(latest)),
+                              where=str(self.display), custom={"recipe_attest.binding_version": v.id},
+                              replayed=lambda n: self._replay(n, whole=False))
+            self._tables.clear()
+            return
+        # Object stores without a conditional PUT: delta-rs's own commit (it cannot remove keys, so they are
+        # blanked; readers skip blanks).
+        from deltalake import CommitProperties
+
+        updates = dict(to_set)
+        updates.update({k: props.ABSENT for k in to_remove})
+
+        def attempt() -> None:
+            try:
+                self._load().alter.set_table_properties(
+                    updates, raise_if_not_exists=False,
+                    commit_properties=CommitProperties(custom_metadata={"recipe_attest.binding_version": v.id}))
+            except Exception as exc:
+                raise commit_error(str(self.display), exc) from exc
+
+        def still_in_force() -> None:
+            if self.data_version() != v.number:
+                raise SupersededError(f"a data commit landed on {self.display} after version {v.id}; its attestation "
+                                      "would not be in force")
+
+        retry(attempt, retries=RETRIES, backoff_s=BACKOFF_S, between=still_in_force,
+              retry_on=lambda error: isinstance(error, CommitConflictError))
+
+
+def commit_error(table: str, exc: Exception) -> CarrierError:
+    """delta-rs's refusal of an attestation commit (or a content-addressed write's commit), coded."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "nsupported" in text or "not supported" in text or "not yet supported" in text:
+        return UnsupportedTableError(f"delta-rs cannot write the attestation commit to {table}: {text}; attest it "
+                                     "without a Delta commit: attest record --detached")
+    if "conflict" in text.lower() or "concurrent" in text.lower() or "Metadata changed" in text:
+        return CommitConflictError(f"the attestation commit to {table} conflicted with another writer: {text}")
+    return CarrierError(f"the attestation commit to {table} failed: {text}")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from attest.content import ContentDigest
@@ -28,14 +29,16 @@ from attest.tables import DataFile, Progress
 from carriers.base import Rewrite
 from carriers.core import canonical_relative
 from carriers.delta.log import read_commit
+from carriers.delta.rows import add_action_rows, engine_relative
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from carriers.core import Version
     from carriers.delta.carrier import DeltaCarrier
+    from carriers.storage.base import Storage
 
-__all__ = ["file_content_digests", "rewrites_between"]
+__all__ = ["DeltaContentReader", "content_reader", "file_content_digests", "rewrites_between"]
 
 _MAPPING = "delta.columnMapping.mode"
 _PHYSICAL = "delta.columnMapping.physicalName"
@@ -86,12 +89,63 @@ def _read_type(stored: pa.DataType, want: pa.DataType, int96: bool) -> pa.DataTy
     return None
 
 
-def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile], *,
-                         progress: Progress | None = None) -> dict[str, ContentDigest]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+@dataclass(frozen=True)
+class DeltaContentReader:
+    """What reading a version's data files for their content digest needs, built on the driver (``content_reader``)
+    and picklable: the same ``digest`` runs on the driver (``file_content_digests``) and on Spark executors
+    (carriers/spark/distributed.py), so the two give the same digests."""
 
-    from carriers.delta.carrier import add_action_rows, engine_relative
+    arrow: Any  # pa.Schema: the version's schema as delta-rs gives it
+    fields: dict[str, dict[str, Any]]
+    partition_columns: list[str]
+    partitions: dict[str, dict[str, Any]]  # DataFile.path -> its partition values
+    masks: dict[str, list[bool]]  # DataFile.path -> its deletion vector's selection vector
+    mode: str  # delta.columnMapping.mode
+    paths: frozenset[str]  # the data files it digests
+    # With statistics: each file's statistics as the log writes them (JSON) and as delta-rs reads them (typed), held
+    # to its rows by ``digest`` (``_check_statistics``, ``_check_calendar``): the judge asks it for rewritten files.
+    logged: dict[str, Any] | None = None
+    typed: dict[str, dict[str, Any]] | None = None
+
+    def digest(self, f: DataFile, storage: Storage, data: bytes | None = None) -> ContentDigest | None:
+        """The digest of ``f``'s rows, from ``data`` (its bytes, read once to hash them too) when given, else read
+        through ``storage``; None when the file is not there. CarrierError (``table_unreadable``) when it is not
+        Parquet or its rows are not the table's columns; UnsupportedTableError when readers disagree on them."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            source: Any = pa.BufferReader(data) if data is not None else storage.open_location(f.location)
+            with contextlib.closing(source) as handle:  # delta-rs: no "with"
+                parquet = pq.ParquetFile(handle)
+                stored = parquet.schema_arrow
+                int96 = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
+                         if parquet.schema.column(i).physical_type == "INT96"}
+                table = parquet.read()
+                footer = dict(parquet.metadata.metadata or {})
+        except FileNotFoundError:
+            return None
+        except (OSError, pa.ArrowException) as exc:
+            raise CarrierError(f"{f.path} cannot be read as Parquet: {exc}", code=Code.TABLE_UNREADABLE,
+                               path=f.path) from exc
+        try:
+            digest, read = _digest_file(f, table, stored, int96, self.arrow, self.fields, self.partition_columns,
+                                        self.partitions.get(f.path) or {}, self.masks.get(f.path), self.mode)
+        except (KeyError, ValueError, pa.ArrowException) as exc:  # duplicate column names, malformed values, ...
+            raise CarrierError(f"the rows of {f.path} cannot be read as the table's columns: {exc}",
+                               code=Code.TABLE_UNREADABLE, path=f.path) from exc
+        if self.logged is not None:
+            _check_statistics(f, table.num_rows, read, self.logged.get(f.path), (self.typed or {}).get(f.path) or {})
+            _check_calendar(f, footer, read, int96)
+        return digest
+
+
+def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile], *,
+                   statistics: bool = False) -> DeltaContentReader:
+    """The reader of ``files``' rows as readers of ``v`` get them (the version's schema, column mapping, partition
+    values, deletion vectors as delta-rs reads them); ``statistics``: one that also holds each file's statistics, as
+    the log writes them (Spark reads them) and as delta-rs reads them, to its stored rows."""
+    import pyarrow as pa
 
     dt = carrier._load(v.number)
     schema_doc = json.loads(dt.schema().to_json())
@@ -99,14 +153,26 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
     mode = str(dict(dt.metadata().configuration).get(_MAPPING) or "none").lower()
     partition_columns = list(dt.metadata().partition_columns)
     fields = {str(f.get("name")): f for f in schema_doc.get("fields") or [] if isinstance(f, dict)}
+    wanted = {f.path for f in files if f.kind == "data"}
     rows = add_action_rows(dt)
     partitions: dict[str, dict[str, Any]] = {}
+    typed: dict[str, dict[str, Any]] = {}
     for row in rows:
         rel = canonical_relative(str(row["path"]))[0]
-        if rel is not None:
+        if rel is not None and rel in wanted:
             partitions[rel] = row.get("partition") or {}
+            typed[rel] = {k: row.get(k) for k in ("num_records", "null_count", "min", "max")}
+    logged: dict[str, Any] | None = None
+    if statistics:
+        from carriers.delta.log import replay
+
+        log, _ = replay(carrier.storage, v.number)
+        logged = {}
+        for raw, add in log.adds.items():
+            rel = canonical_relative(str(raw))[0]
+            if rel is not None and rel in wanted:
+                logged[rel] = add.get("stats")
     masks: dict[str, list[bool]] = {}
-    wanted = {f.path for f in files if f.kind == "data"}
     roots = carrier._engine_roots(dt)
     try:  # every file's deletion vector as delta-rs applies it (whatever the protocol claims)
         for batch in dt.deletion_vectors():
@@ -120,29 +186,25 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
         text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise CarrierError(f"delta-rs cannot read the deletion vectors of {carrier.reference}: {text}",
                            code=Code.TABLE_UNREADABLE) from exc
+    return DeltaContentReader(arrow=arrow, fields=fields, partition_columns=partition_columns, partitions=partitions,
+                              masks=masks, mode=mode, paths=frozenset(wanted), logged=logged,
+                              typed=typed if statistics else None)
+
+
+def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile], *,
+                         progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
+    """Each data file's digest (the module docstring); ``statistics``: each file's statistics held to its rows too
+    (``content_reader``)."""
+    reader = content_reader(carrier, v, files, statistics=statistics)
     out: dict[str, ContentDigest] = {}
     done = 0
     for f in files:
         if f.kind != "data":
             continue
-        try:
-            with contextlib.closing(carrier.storage.open_location(f.location)) as handle:  # delta-rs: no "with"
-                parquet = pq.ParquetFile(handle)
-                stored = parquet.schema_arrow
-                int96 = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
-                         if parquet.schema.column(i).physical_type == "INT96"}
-                table = parquet.read()
-        except FileNotFoundError:
+        digest = reader.digest(f, carrier.storage)
+        if digest is None:
             continue
-        except (OSError, pa.ArrowException) as exc:
-            raise CarrierError(f"{f.path} cannot be read as Parquet: {exc}", code=Code.TABLE_UNREADABLE,
-                               path=f.path) from exc
-        try:
-            out[f.path] = _digest_file(f, table, stored, int96, arrow, fields, partition_columns,
-                                       partitions.get(f.path) or {}, masks.get(f.path), mode)
-        except (KeyError, ValueError, pa.ArrowException) as exc:  # duplicate column names, malformed values, ...
-            raise CarrierError(f"the rows of {f.path} cannot be read as the table's columns: {exc}",
-                               code=Code.TABLE_UNREADABLE, path=f.path) from exc
+        out[f.path] = digest
         done += 1
         if progress is not None:
             progress(done, len(files), 0)
@@ -151,7 +213,8 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
 
 def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str], arrow: pa.Schema,
                  fields: dict[str, dict[str, Any]], partition_columns: list[str], values: dict[str, Any],
-                 vector: list[bool] | None, mode: str) -> ContentDigest:
+                 vector: list[bool] | None, mode: str) -> tuple[ContentDigest, dict[str, Any]]:
+    """The file's digest, and its data columns as read (every stored row), keyed as its statistics name them."""
     import pyarrow as pa
 
     from attest.content import ColumnSpec, digest_table
@@ -191,16 +254,172 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
     keep = None
     if vector is not None:
         keep = (vector + [True] * (table.num_rows - len(vector)))[:table.num_rows]
-    return digest_table(rows_table, columns, constants, keep=keep)
+    return digest_table(rows_table, columns, constants, keep=keep), arrays
+
+
+_EXACT = ("int8", "int16", "int32", "int64", "uint", "decimal", "date32", "bool", "float")
+
+
+def _claimed(value: Any, t: pa.DataType) -> Any:
+    """A bound as the log writes it (JSON), as a Python value of the column's type (ValueError when it is none):
+    what Spark reads. delta-rs's typed reading is checked as it gives it."""
+    import datetime as dt
+    import decimal
+
+    import pyarrow as pa
+
+    if value is None:
+        return None
+    if pa.types.is_boolean(t):
+        if not isinstance(value, bool):
+            raise ValueError(value)
+        return value
+    if pa.types.is_integer(t):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(value)
+        return value
+    if pa.types.is_floating(t):
+        if isinstance(value, str) and value in ("NaN", "Infinity", "-Infinity"):
+            return float(value)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(value)
+        return float(value)
+    if pa.types.is_decimal(t):
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ValueError(value)
+        return decimal.Decimal(str(value))
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        if not isinstance(value, str):
+            raise ValueError(value)
+        return value
+    if pa.types.is_date32(t):
+        return dt.date.fromisoformat(str(value))
+    if pa.types.is_timestamp(t):
+        when = dt.datetime.fromisoformat(str(value))
+        if t.tz is not None:
+            if when.tzinfo is None:
+                raise ValueError(value)
+            return when.astimezone(dt.UTC)
+        if when.tzinfo is not None:
+            raise ValueError(value)
+        return when
+    raise TypeError(t)  # binary and others: no statistics engines use
+
+
+def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: Any, typed: dict[str, Any]) -> None:
+    """A rewritten file's statistics, as the log writes them (Spark) and as delta-rs reads them, held to its stored
+    rows (every row, its deletion vector not applied, as the protocol counts them): ``numRecords`` and each
+    ``nullCount`` exactly (null counts and bounds only when ``tightBounds`` is not false), bounds soundly (no row
+    outside them: a filtered read skips none) and, for numbers, dates and booleans, exactly (Spark and delta-rs answer
+    COUNT(*) and MIN / MAX from them). Strings are kept to a prefix by writers and timestamps to the millisecond:
+    bound soundly only. StatisticsMismatch (content_changed) otherwise."""
+    import pyarrow as pa
+
+    from carriers.content_store import StatisticsMismatch, bound_problem, observe
+
+    try:
+        doc = json.loads(logged) if isinstance(logged, str) else {} if logged is None else None
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        raise StatisticsMismatch(f"{f.path}, added by a rewrite: its statistics in the log do not parse")
+    tight = doc.get("tightBounds") is not False
+    sources = [("the log", doc.get("numRecords"), doc.get("nullCount"), doc.get("minValues"), doc.get("maxValues"),
+                True),
+               ("delta-rs", typed.get("num_records"), typed.get("null_count"), typed.get("min"), typed.get("max"),
+                False)]
+    problems: list[str] = []
+    for source, count, nulls, lo, hi, as_json in sources:
+        if count is not None and (isinstance(count, bool) or count != num_rows):
+            problems.append(f"{num_rows} rows stored, {count!r} in its statistics ({source})")
+
+        def walk(prefix: str, columns: dict[str, Any], nulls: Any, lo: Any, hi: Any, source: str = source,
+                 as_json: bool = as_json) -> None:
+            for key, column in columns.items():
+                name = f"{prefix}{key}"
+                n = nulls.get(key) if isinstance(nulls, dict) else None
+                a = lo.get(key) if isinstance(lo, dict) else None
+                b = hi.get(key) if isinstance(hi, dict) else None
+                t = column.type
+                if pa.types.is_struct(t):
+                    flat = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+                    children = flat.flatten()
+                    walk(f"{name}.", {t.field(i).name: children[i] for i in range(t.num_fields)}, n, a, b)
+                    continue
+                if pa.types.is_nested(t):
+                    continue  # lists and maps: no statistics engines skip by
+                seen = observe(column)
+                if n is not None and tight and (isinstance(n, bool) or n != seen.nulls):
+                    problems.append(f"{name}: {seen.nulls} nulls stored, {n!r} in its statistics ({source})")
+                try:
+                    a, b = (_claimed(a, t), _claimed(b, t)) if as_json else (a, b)
+                except TypeError:
+                    continue
+                except ValueError:
+                    problems.append(f"{name}: bounds {a!r} / {b!r} that are not values of the column ({source})")
+                    continue
+                floor = None
+                if pa.types.is_timestamp(t) and seen.hi is not None:
+                    floor = seen.hi.replace(microsecond=seen.hi.microsecond // 1000 * 1000)
+                exact = tight and not pa.types.is_timestamp(t) and any(str(t).startswith(x) for x in _EXACT)
+                exact = exact or (tight and pa.types.is_floating(t))
+                found = bound_problem(name, seen, a, b, exact=exact, hi_floor=floor)
+                if found is not None:
+                    problems.append(f"{found} ({source})")
+
+        try:
+            walk("", read, nulls, lo, hi)
+        except (pa.ArrowException, ValueError, TypeError) as exc:
+            problems.append(f"its statistics cannot be held to its rows ({exc})")
+    if problems:
+        raise StatisticsMismatch(f"{f.path}, added by a rewrite, has statistics that misstate its rows — readers skip "
+                                 f"files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
+
+
+# Spark reads a Parquet file's dates and timestamps rebased from the hybrid Julian calendar when its footer says it
+# was written so (DataSourceUtils.datetimeRebaseSpec / int96RebaseSpec): written by Spark before 3.0.0 (INT96: 3.1.0),
+# or marked org.apache.spark.legacyDateTime / legacyINT96. delta-rs, pyarrow and the digest read the stored values.
+_SPARK_VERSION, _LEGACY_DATETIME, _LEGACY_INT96 = (b"org.apache.spark.version", b"org.apache.spark.legacyDateTime",
+                                                   b"org.apache.spark.legacyINT96")
+_ANCIENT = 1900  # the rebase moves dates before 1582-10-15 and, by time zone, timestamps before about 1900
+
+
+def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any], int96: set[str]) -> None:
+    """A rewritten file whose footer makes Spark rebase its dates or timestamps (above) while holding values old
+    enough for the rebase to move them: Spark reads other values than delta-rs and the digest (content_changed)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    version = footer.get(_SPARK_VERSION)
+    if version is None:
+        return  # Spark reads by its session's rebase mode: EXCEPTION by default (an error, never other values)
+    legacy = version.decode("utf-8", "replace") < "3.0.0" or _LEGACY_DATETIME in footer
+    legacy96 = version.decode("utf-8", "replace") < "3.1.0" or _LEGACY_INT96 in footer
+    for name, column in read.items():
+        t = column.type
+        if not (pa.types.is_date(t) or pa.types.is_timestamp(t)):
+            continue  # nested dates are rebased too; a rewrite holding them ancient is left to the digest
+        if not (legacy or (legacy96 and name in int96)) or column.null_count == len(column):
+            continue
+        least = pc.min(column).as_py()
+        if least is not None and least.year < _ANCIENT:
+            raise CarrierError(
+                f"{f.path}, added by a rewrite, holds {name} values before {_ANCIENT} and its Parquet footer says "
+                f"Spark {version.decode('utf-8', 'replace')!r} wrote it in the legacy calendar: Spark reads them "
+                "rebased from the Julian calendar, delta-rs as stored — readers get other values",
+                code=Code.CONTENT_CHANGED, path=f.path)
 
 
 def _check_field_id(f: DataFile, stored: pa.Schema, physical: str, wanted: Any) -> None:
     """Column mapping by id: Spark resolves a file's columns by their Parquet field ids, delta-rs by name. A file whose
     field ids do not name the same columns as its names (or that has none) is read differently by the two: refused."""
-    by_id = {}
+    by_id: dict[str, str] = {}
     for field in stored:
         raw = (field.metadata or {}).get(b"PARQUET:field_id")
         if raw is not None:
+            if raw.decode() in by_id:  # one id given to two columns: which one a reader by id takes is its own
+                raise UnsupportedTableError(f"{f.path}: field id {raw.decode()} names two columns, "
+                                            f"{by_id[raw.decode()]!r} and {field.name!r}")
             by_id[raw.decode()] = field.name
     if (physical in stored.names or str(wanted) in by_id) and by_id.get(str(wanted)) != physical:
         raise UnsupportedTableError(

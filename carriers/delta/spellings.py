@@ -55,11 +55,7 @@ class _Spellings:
         """One live file: its partition values and statistics as the log spells them (``parsed``: statistics text the
         log replay parsed, by text), and delta-rs's row for it. Returns the statistics delta-rs cannot read, as
         written, for the file's view (None when there are none)."""
-        if isinstance(values, dict):
-            if self.strings and any(values.get(k) == "" for k in self.strings):
-                self.empty.append(rel)
-            if self.timestamps:
-                self.zoneless.update(self.partitions[k][0] for k in self.timestamps if _zoneless(values.get(k)))
+        self.see_partitions(rel, values)
         # Looked into only where a check needs it: timestamp columns, or a statistic delta-rs read none of.
         gap = (engine.get("num_records") is None or _gap(engine.get("null_count")) or _gap(engine.get("min"))
                or _gap(engine.get("max")))
@@ -88,6 +84,15 @@ class _Spellings:
             except (ValueError, RecursionError):
                 return self._unread(rel, {"statistics"}, [["text", [], stats]])
         return self._unread(rel, {".".join([field, *path]) for field, path, _ in unread}, written)
+
+    def see_partitions(self, rel: str, values: Any) -> None:
+        """One live file's partition values as the log spells them (the part of ``see`` that needs no statistics: a
+        file whose statistics delta-rs read whole, in a table without timestamp columns, needs no more)."""
+        if isinstance(values, dict):
+            if self.strings and any(values.get(k) == "" for k in self.strings):
+                self.empty.append(rel)
+            if self.timestamps:
+                self.zoneless.update(self.partitions[k][0] for k in self.timestamps if _zoneless(values.get(k)))
 
     def _unread(self, rel: str, names: set[str], bound: list[Any]) -> list[Any]:
         """Records a file with statistics delta-rs cannot read (``names``, for the note); returns ``bound``."""

@@ -13,7 +13,8 @@ from attest.hashing import hash_bytes
 from attest.identity.inputs import ObservedInput
 from attest.tables import Progress
 from carriers.base import WriteResult
-from carriers.delta.carrier import DeltaCarrier, _table_uri, _unsupported_or_error, check_log
+from carriers.delta.carrier import DeltaCarrier, _table_uri, check_log
+from carriers.delta.commit import commit_error
 from carriers.storage.delta import DeltaStorage
 
 if TYPE_CHECKING:
@@ -179,7 +180,7 @@ def write_content_addressed(
             dt.create_write_transaction(adds + removes, "append" if kept else mode, schema,
                                         partition_by=columns or None)
         except Exception as exc:
-            raise _unsupported_or_error(table_uri, exc) from exc
+            raise commit_error(table_uri, exc) from exc
     else:
         create_table_with_add_actions(uri, _delta_schema(schema), adds, mode="error", partition_by=columns or None,
                                       configuration=configuration, storage_options=storage_options)

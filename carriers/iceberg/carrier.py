@@ -42,12 +42,11 @@ from attest.errors import (
 )
 from attest.identity.env import env_identity
 from attest.identity.inputs import ObservedInput
-from attest.identity.program import program_identity_sql
 from attest.model import Manifest
 from attest.numbers import is_signed_digits
 from attest.tables import Attestation, ContentCheck, DataFile, Progress
 from attest.view import ReaderView, json_safe
-from carriers.base import RecordRequest, Rewrite, WriteResult
+from carriers.base import ContentReader, RecordRequest, Rewrite, WriteResult, program_of
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
 from carriers.iceberg.carriage import POINTER_DIR, SIDECAR_DIR, Carriage, _attestation_only, _comparable, _Found
 from carriers.iceberg.catalogs import guard, reading_io, storage_keys
@@ -492,15 +491,21 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         (carriers/iceberg/deletes.py), and a problem where one reader drops by a shortcut deletes the other applies."""
         if all(p.content == 0 for p in planned):
             return NO_DELETES
+        applied, differ = self.delete_plans(snapshot, planned)
+        problems += [Problem(Code.TABLE_INCONSISTENT, f"readers apply different delete files: {why}") for why in
+                     differ[:5]]
+        return deletes_digest(applied)
+
+    def delete_plans(self, snapshot: Snapshot, planned: Sequence[Planned]) -> tuple[dict[str, Any], list[str]]:
+        """Which delete files each reader applies to ``planned`` (carriers/iceberg/deletes.py ``applicability``) and
+        why readers differ, from ``snapshot``'s manifest list: the view's ``deletes`` and the content digests
+        (carriers/iceberg/content.py) read them alike."""
         fv = max(2, int(self.table.metadata.format_version))
         listed = [ListedManifest(path=str(m.manifest_path), content=int(getattr(m.content, "value", m.content) or 0),
                                  sequence_number=m.sequence_number, min_sequence_number=m.min_sequence_number)
                   for m, _ in self._manifest_list(snapshot, fv)]
         unpartitioned = {i for i, spec in self.table.metadata.specs().items() if spec.is_unpartitioned()}
-        applied, differ = applicability(planned, listed, unpartitioned)
-        problems += [Problem(Code.TABLE_INCONSISTENT, f"readers apply different delete files: {why}") for why in
-                     differ[:5]]
-        return deletes_digest(applied)
+        return applicability(planned, listed, unpartitioned)
 
     def file_entry(self, df: Mapping[str, Any], *, deletes_apply: bool = False) -> tuple[DataFile, dict[str, Any]]:
         """A manifest's data-file record (field name -> value) as a live file and its reader-view entry; with
@@ -591,11 +596,17 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         return any(f.kind == "data" and f.path in before for f in self._live(dv).files)
 
     # ---- content digests and rewrites (issue 32: carriers/iceberg/content.py, rewrites.py) -------------------------
+    def content_reader(self, version: Version, files: Sequence[DataFile], *,
+                       statistics: bool = False) -> ContentReader:
+        from carriers.iceberg.content import content_reader
+
+        return content_reader(self, version, files, statistics=statistics)
+
     def file_content_digests(self, version: Version, files: Sequence[DataFile], *,
-                             progress: Progress | None = None) -> dict[str, ContentDigest]:
+                             progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
         from carriers.iceberg.content import file_content_digests
 
-        return file_content_digests(self, version, files, progress=progress)
+        return file_content_digests(self, version, files, progress=progress, statistics=statistics)
 
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         from carriers.iceberg.rewrites import rewrites_between
@@ -753,10 +764,7 @@ def attest_after_write(
 
     ``branch``: attest the head of that branch instead of main's (write-audit-publish). ``signer``: sign the
     attestation (docs/signing.md)."""
-    if program_hash is None:
-        if sql is None:
-            raise CarrierError("attest_after_write needs program_hash or sql", code=Code.MANIFEST_INVALID_FIELD)
-        program_hash = program_identity_sql(sql, dialect)
+    program_hash = program_of(program_hash, sql, dialect)
     carrier = _carrier(table)
     if branch is not None and branch != (carrier.branch or "main"):
         carrier = IcebergCarrier(carrier.table, catalog_name=carrier.catalog_name, detached=carrier.detached,

@@ -1,11 +1,12 @@
 """The content digest (attest.content) of an Iceberg data file's rows as readers get them (issue 32, docs/iceberg.md).
 
-Each data file is read the way pyiceberg reads it (``pyiceberg.io.pyarrow._task_to_record_batches``): columns
-projected **by field id** (a file written before a rename is read by id, not by name; a file without ids through the
-table's name mapping), values cast to the reader's schema (int → long, float → double, a wider decimal), a column
-missing from the file filled from an identity partition value or as null, and the position delete files and deletion
-vectors each reader applies to the file removed (carriers/iceberg/deletes.py plans them; where pyiceberg and Iceberg
-Java plan differently the view already says ``table_inconsistent``, and no digest is given).
+Each data file is read the way pyiceberg reads it (``pyiceberg.io.pyarrow._task_to_record_batches``, a private API
+of pyiceberg 0.12 checked before use): columns projected **by field id** (a file written before a rename is read by
+id, not by name; a file without ids through the table's name mapping), values cast to the reader's schema (int →
+long, float → double, a wider decimal), a column missing from the file filled from an identity partition value or as
+null, and the position delete files and deletion vectors each reader applies to the file removed
+(carriers/iceberg/deletes.py plans them; where pyiceberg and Iceberg Java plan differently the view already says
+``table_inconsistent``, and no digest is given).
 
 The digest's columns are the reader schema's top-level fields, identified as ``field-id:<id>``; nested struct fields
 are renamed ``field-id:<id>`` too (a renamed nested field keeps its identity), a uuid is passed as ``fixed_binary(16)``.
@@ -23,12 +24,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from attest.content import ContentDigest
 from attest.errors import AttestError, Code
 from attest.tables import DataFile, Progress
-from carriers.iceberg.deletes import ListedManifest, Planned, applicability
+from carriers.iceberg.deletes import Planned
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from carriers.core import Version
     from carriers.iceberg.carrier import IcebergCarrier
 
-__all__ = ["column_specs", "file_content_digests", "reader_schema"]
+__all__ = ["IcebergContentReader", "column_specs", "content_reader", "file_content_digests", "reader_schema"]
 
 _EQUALITY = 2
 
@@ -128,12 +130,7 @@ def _plans(carrier: IcebergCarrier, snapshot: Snapshot) -> tuple[dict[str, dict[
             deletes[p.key] = df
     if not deletes:
         return data, deletes, {"pyiceberg": {"files": {}, "groups": {}}, "java": {"files": {}, "groups": {}}}, []
-    fv = max(2, int(carrier.table.metadata.format_version))
-    listed = [ListedManifest(path=str(m.manifest_path), content=int(getattr(m.content, "value", m.content) or 0),
-                             sequence_number=m.sequence_number, min_sequence_number=m.min_sequence_number)
-              for m, _ in carrier._manifest_list(snapshot, fv)]
-    unpartitioned = {i for i, spec in carrier.table.metadata.specs().items() if spec.is_unpartitioned()}
-    plans, differ = applicability(planned, listed, unpartitioned)
+    plans, differ = carrier.delete_plans(snapshot, planned)
     return data, deletes, plans, differ
 
 
@@ -151,6 +148,36 @@ def _applied(plan: Mapping[str, Any], key: str) -> list[str]:
     return sorted(set(out))
 
 
+# pyiceberg's per-file reader is private (``pyiceberg.io.pyarrow._task_to_record_batches``); it gained
+# ``table_schema`` in 0.11 (in 0.10 these arguments, passed by position, bound to other parameters). It is called by
+# keyword, after checking that it takes every one: a pyiceberg whose reader differs is refused with a coded error
+# naming the version to install, never read with arguments in the wrong places (pyproject pins >=0.12,<0.13).
+_READER_ARGUMENTS = frozenset({"io", "task", "bound_row_filter", "projected_schema", "table_schema",
+                               "projected_field_ids", "positional_deletes", "case_sensitive", "name_mapping",
+                               "partition_spec", "format_version"})
+
+
+def _private(name: str, arguments: frozenset[str]) -> Any:
+    """pyiceberg's private ``pyiceberg.io.pyarrow.<name>`` when it takes ``arguments``; else ``extra_missing``."""
+    import inspect
+
+    import pyiceberg
+    from pyiceberg.io import pyarrow as pyiceberg_pyarrow
+
+    found = getattr(pyiceberg_pyarrow, name, None)
+    try:
+        taken = set(inspect.signature(found).parameters) if callable(found) else set()
+    except (TypeError, ValueError):
+        taken = set()
+    if not arguments <= taken:
+        version = getattr(pyiceberg, "__version__", "?")
+        raise AttestError(f"pyiceberg {version} has no {name}({', '.join(sorted(arguments))}), which content "
+                          "digests read Iceberg data files with: install pyiceberg 0.12 "
+                          "(pip install 'recipe-attest[iceberg]', which pins pyiceberg>=0.12,<0.13)",
+                          code=Code.EXTRA_MISSING)
+    return found
+
+
 def _pyiceberg_file(df: Mapping[str, Any]) -> Any:
     from pyiceberg.manifest import DataFile as IcebergDataFile
     from pyiceberg.manifest import DataFileContent, FileFormat
@@ -165,25 +192,24 @@ def _pyiceberg_file(df: Mapping[str, Any]) -> Any:
                                      content_size_in_bytes=df.get("content_size_in_bytes"))
 
 
-def _positions(carrier: IcebergCarrier, location: str, delete_records: Sequence[Any],
+def _positions(io: Any, location: str, delete_records: Sequence[Any],
                cache: dict[str, dict[str, Any]]) -> list[Any]:
     """The deleted positions of the data file at ``location`` (as written) that the delete files hold, read as
     pyiceberg reads them (``_read_deletes``: a position delete file's rows whose file_path is that string; a
     deletion vector by its referenced data file)."""
-    from pyiceberg.io.pyarrow import _read_deletes
-
+    read_deletes = _private("_read_deletes", frozenset({"io", "data_file"}))
     out: list[Any] = []
     for df in delete_records:
         cache_key = f"{df['file_path']}@{df.get('content_offset')}"
         if cache_key not in cache:
-            cache[cache_key] = _read_deletes(carrier.table.io, _pyiceberg_file(df))
+            cache[cache_key] = read_deletes(io=io, data_file=_pyiceberg_file(df))
         found = cache[cache_key].get(location)
         if found is not None:
             out.append(found)
     return out
 
 
-def _partition_check(carrier: IcebergCarrier, df: Mapping[str, Any], schema: Schema, rows: pa.Table,
+def _partition_check(specs: Mapping[int, Any], df: Mapping[str, Any], schema: Schema, rows: pa.Table,
                      path: str) -> None:
     """Refuse a file whose identity-partitioned column holds another value than its partition tuple (Java reads the
     tuple, pyiceberg the file)."""
@@ -191,7 +217,7 @@ def _partition_check(carrier: IcebergCarrier, df: Mapping[str, Any], schema: Sch
     import pyarrow.compute as pc
     from pyiceberg.transforms import IdentityTransform
 
-    spec = carrier.table.metadata.specs().get(int(df.get("spec_id") or 0))
+    spec = specs.get(int(df.get("spec_id") or 0))
     partition = df.get("partition")
     if spec is None or partition is None or rows.num_rows == 0:
         return
@@ -224,10 +250,272 @@ def _partition_check(carrier: IcebergCarrier, df: Mapping[str, Any], schema: Sch
                               code=Code.TABLE_INCONSISTENT)
 
 
-def file_content_digests(carrier: IcebergCarrier, version: Version, files: Sequence[DataFile], *,
-                         progress: Progress | None = None) -> dict[str, ContentDigest]:
-    """The content digest of each data file's rows as readers of ``version`` get them, keyed by DataFile.path
-    (delete files and deletion vectors in ``files`` are skipped: their effect is in the data files' digests)."""
+def _metric_map(value: Any) -> dict[int, Any]:
+    """A manifest metric map (field id -> count or bound) as pyiceberg's Avro reader gives it."""
+    value = getattr(value, "_data", value)
+    if isinstance(value, Mapping):
+        return {int(k): v for k, v in value.items()}
+    out: dict[int, Any] = {}
+    for item in value or []:  # a list of key/value records
+        pair = list(getattr(item, "_data", item))
+        if len(pair) == 2:
+            out[int(pair[0])] = pair[1]
+    return out
+
+
+def _check_statistics(df: Mapping[str, Any], schema: Schema, rows: pa.Table, path: str) -> None:
+    """A rewritten data file's metrics in its manifest entry, held to its rows (every stored row, deletes not
+    applied, read as readers read it): ``record_count`` and each primitive column's value, null and NaN counts
+    exactly, lower and upper bounds soundly (no row outside them: pyiceberg and Spark skip files by them) and, but
+    for strings and binaries (kept to a prefix), exactly (Spark answers COUNT(*) and MIN / MAX from them by default:
+    aggregate push-down). StatisticsMismatch (content_changed) otherwise."""
+    import pyarrow as pa
+    from pyiceberg.conversions import from_bytes
+    from pyiceberg.types import BinaryType, FixedType, ListType, MapType, StringType, StructType, UUIDType
+
+    from carriers.content_store import StatisticsMismatch, bound_problem, observe
+
+    problems: list[str] = []
+    count = df.get("record_count")
+    if count is not None and int(count) != rows.num_rows:
+        problems.append(f"{rows.num_rows} rows stored, {count} in its manifest entry")
+    maps = {k: _metric_map(df.get(k)) for k in ("value_counts", "null_value_counts", "nan_value_counts",
+                                                 "lower_bounds", "upper_bounds")}
+
+    def walk(fields: Any, columns: Mapping[str, Any], prefix: str) -> None:
+        for col in fields:
+            column = columns.get(col.name)
+            t = col.field_type
+            name = f"{prefix}{col.name} (field id {col.field_id})"
+            if column is None or isinstance(t, (ListType, MapType)):
+                continue
+            if isinstance(column, pa.ChunkedArray):
+                column = column.combine_chunks()
+            if isinstance(column.type, pa.BaseExtensionType):
+                column = column.storage
+            if isinstance(t, StructType):
+                children = column.flatten()
+                walk(t.fields, {c.name: children[i] for i, c in enumerate(t.fields)}, f"{name}.")
+                continue
+            if pa.types.is_temporal(column.type):  # bounds of dates, times and timestamps decode to counts
+                column = column.cast(pa.int32() if pa.types.is_date32(column.type) else pa.int64())
+            seen = observe(column)
+            for key, actual in (("value_counts", seen.values), ("null_value_counts", seen.nulls),
+                                ("nan_value_counts", seen.nans)):
+                claimed = maps[key].get(col.field_id)
+                if claimed is not None and int(claimed) != actual and (key != "nan_value_counts" or seen.nans
+                                                                       or pa.types.is_floating(column.type)):
+                    problems.append(f"{name}: {key} {claimed}, the rows hold {actual}")
+            try:
+                lo, hi = ((None if maps[b].get(col.field_id) is None else
+                           from_bytes(t, maps[b][col.field_id])) for b in ("lower_bounds", "upper_bounds"))
+            except Exception:
+                problems.append(f"{name}: bounds that are not values of the column")
+                continue
+            if isinstance(t, UUIDType):
+                lo, hi = (None if x is None else getattr(x, "bytes", x) for x in (lo, hi))
+            exact = not isinstance(t, (StringType, BinaryType)) or isinstance(t, FixedType)
+            found = bound_problem(name, seen, lo, hi, exact=exact)
+            if found is not None:
+                problems.append(found)
+
+    try:
+        walk(schema.fields, {n: rows.column(n) for n in rows.column_names}, "")
+    except (pa.ArrowException, ValueError, TypeError) as exc:
+        problems.append(f"its metrics cannot be held to its rows ({exc})")
+    if problems:
+        raise StatisticsMismatch(f"data file {path}, added by a rewrite, has metrics that misstate its rows — readers "
+                                 f"skip files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
+
+
+def _check_field_ids(io: Any, location: str, path: str) -> None:
+    """A rewritten data file whose Parquet schema gives one field id to two columns (the spec forbids it): pyiceberg
+    reads the last of them (measured: a first column of other values under a's id left a's digest as it was,
+    VERIFIED), other readers need not. table_inconsistent: no one content."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def ids(fields: Any) -> list[str]:
+        out: list[str] = []
+        for col in fields:
+            raw = (col.metadata or {}).get(b"PARQUET:field_id")
+            if raw is not None:
+                out.append(raw.decode("utf-8", "replace"))
+            t = col.type
+            if pa.types.is_struct(t):
+                out += ids([t.field(i) for i in range(t.num_fields)])
+            elif pa.types.is_list(t) or pa.types.is_large_list(t):
+                out += ids([t.value_field])
+            elif pa.types.is_map(t):
+                out += ids([t.key_field, t.item_field])
+        return out
+
+    try:
+        with io.new_input(location).open() as handle:
+            found = ids(pq.ParquetFile(handle).schema_arrow)
+    except Exception as exc:
+        raise AttestError(f"data file {path} cannot be read as Parquet: {exc}", code=Code.TABLE_UNREADABLE) from exc
+    twice = sorted({i for i in found if found.count(i) > 1})
+    if twice:
+        raise AttestError(f"data file {path}, added by a rewrite, gives field id {twice[0]} to two columns: readers "
+                          "resolve columns by id and need not pick the same one", code=Code.TABLE_INCONSISTENT)
+
+
+def _check_transforms(specs: Mapping[int, Any], df: Mapping[str, Any], schema: Schema, rows: pa.Table,
+                      path: str) -> None:
+    """A rewritten data file's partition tuple under a transform other than identity (day, month, bucket, truncate,
+    ...), held to its rows: readers read the rows from the file but prune files by the tuple, so a tuple its rows do
+    not map to made a filtered read skip them (pyiceberg, measured). StatisticsMismatch (content_changed)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyiceberg.transforms import IdentityTransform, VoidTransform
+
+    from carriers.content_store import StatisticsMismatch
+
+    spec = specs.get(int(df.get("spec_id") or 0))
+    partition = df.get("partition")
+    if spec is None or partition is None or rows.num_rows == 0:
+        return
+    values = list(getattr(partition, "_data", partition) or [])
+    for i, pf in enumerate(spec.fields):
+        if isinstance(pf.transform, IdentityTransform | VoidTransform) or i >= len(values):
+            continue  # identity: _partition_check (readers disagree on the rows); void: always null
+        try:
+            col = schema.find_field(pf.source_id)
+        except ValueError:
+            continue
+        if col.name not in rows.column_names:
+            continue
+        column = rows.column(col.name)
+        try:
+            if pa.types.is_temporal(column.type):  # transforms take Iceberg's internal form: days, microseconds
+                column = column.cast(pa.int32() if pa.types.is_date32(column.type) else pa.int64())
+            apply = pf.transform.transform(col.field_type)
+            got = {apply(v) for v in pc.unique(column).to_pylist()}
+        except Exception as exc:
+            raise StatisticsMismatch(f"data file {path}, added by a rewrite: its partition value of {pf.name!r} cannot "
+                                     f"be held to its rows ({exc})") from exc
+        if got != {values[i]}:
+            raise StatisticsMismatch(
+                f"data file {path}, added by a rewrite, has the partition value {values[i]!r} for {pf.name!r} "
+                f"({pf.transform}), its rows map to {sorted(map(str, got))[:3]}: readers prune files by it")
+
+
+@dataclass
+class IcebergContentReader:
+    """What reading a snapshot's data files for their content digest needs, built on the driver (``content_reader``)
+    and picklable: the same ``digest`` runs on the driver (``file_content_digests``) and on Spark executors
+    (carriers/spark/distributed.py), so the two give the same digests."""
+
+    snapshot_id: int
+    schema: Any  # the reader schema (pyiceberg Schema)
+    table_schema: Any  # the table's current schema
+    name_mapping: Any
+    specs: dict[int, Any]
+    format_version: Any  # 1, 2 or 3
+    columns: list[Any]
+    projected: set[int]
+    data: dict[str, dict[str, Any]]  # DataFile.path -> its manifest record (with "_key", "_location")
+    deletes: dict[str, Any]  # key -> delete file record
+    plans: dict[str, Any]
+    cache: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)  # delete files read, by file
+    # Each file's manifest metrics, field ids and partition tuple held to its rows too (_check_statistics,
+    # _check_field_ids, _check_transforms): the judge asks it for the files a rewrite added.
+    statistics: bool = False
+
+    @property
+    def paths(self) -> frozenset[str]:
+        return frozenset(self.data)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "cache": {}}  # delete files are read again where the reader runs
+
+    def digest(self, f: DataFile, storage: Any, data: bytes | None = None) -> ContentDigest:
+        """One data file's digest, read through ``storage``'s FileIO — its bytes from ``data`` when given (read once
+        to hash them too) and the file is read at the location it was written (AttestError with its code when
+        readers would not get its rows, or disagree)."""
+        import pyarrow as pa
+        from pyiceberg.expressions import AlwaysTrue
+        from pyiceberg.io.pyarrow import schema_to_pyarrow
+        from pyiceberg.table import FileScanTask
+
+        from attest.content import digest_table
+
+        df = self.data.get(f.path)
+        if df is None:
+            raise AttestError(f"{f.path} is not a live data file of snapshot {self.snapshot_id}",
+                              code=Code.FILE_MISSING)
+        key, location = df["_key"], df["_location"]
+        java = _applied(self.plans["java"], key)
+        if any(int(getattr(self.deletes[k].get("content"), "value", self.deletes[k].get("content")) or 0)
+               == _EQUALITY for k in java):
+            raise AttestError(f"data file {f.path} has equality deletes applied (Iceberg Java applies them, "
+                              "pyiceberg refuses the scan): its rows as readers get them are not digested",
+                              code=Code.UNSUPPORTED_TABLE)
+        io = storage.io
+        applied = _applied(self.plans["pyiceberg"], key)
+        positional = _positions(io, location, [self.deletes[k] for k in applied], self.cache)
+        task = FileScanTask(_pyiceberg_file(df))
+        if data is not None and str(df["file_path"]) == f.location:
+            io = _OneFileIO(io, f.location, data)  # the bytes just hashed are the file pyiceberg opens
+        reader = _private("_task_to_record_batches", _READER_ARGUMENTS)  # outside the try: no fault of the file
+
+        def read(deleted: list[Any] | None) -> pa.Table:
+            try:
+                batches = list(reader(
+                    io=io, task=task, bound_row_filter=AlwaysTrue(), projected_schema=self.schema,
+                    table_schema=self.table_schema, projected_field_ids=self.projected,
+                    positional_deletes=deleted, case_sensitive=True, name_mapping=self.name_mapping,
+                    partition_spec=self.specs.get(int(df.get("spec_id") or 0)), format_version=self.format_version))
+            except Exception as exc:  # a file pyiceberg cannot project onto the schema is not read by readers either
+                raise AttestError(f"data file {f.path} cannot be read as the schema says: {exc}",
+                                  code=Code.TABLE_UNREADABLE) from exc
+            return pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="permissive") \
+                if batches else schema_to_pyarrow(self.schema, include_field_ids=False).empty_table()
+
+        rows = read(positional or None)
+        _partition_check(self.specs, df, self.schema, rows, f.path)
+        if self.statistics:  # metrics count every stored row: read again without its deletes when it has some
+            _check_field_ids(io, str(df["file_path"]), f.path)
+            stored = read(None) if positional else rows
+            _check_statistics(df, self.schema, stored, f.path)
+            _check_transforms(self.specs, df, self.schema, stored, f.path)
+        canon = pa.table({f"field-id:{c.field_id}": _canonical(rows.column(c.name).combine_chunks(), c.field_type)
+                          for c in self.schema.fields})
+        return digest_table(canon, self.columns)
+
+
+class _OneFileIO:
+    """A FileIO that serves one file's bytes from memory and everything else from ``io``."""
+
+    def __init__(self, io: Any, location: str, data: bytes) -> None:
+        self.io, self.location, self.data = io, location, data
+        self.properties = getattr(io, "properties", {})
+
+    def new_input(self, location: str) -> Any:
+        return _BytesInput(location, self.data) if location == self.location else self.io.new_input(location)
+
+
+class _BytesInput:
+    def __init__(self, location: str, data: bytes) -> None:
+        self.location, self.data = location, data
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def exists(self) -> bool:
+        return True
+
+    def open(self, seekable: bool = True) -> Any:
+        import pyarrow as pa
+
+        return pa.BufferReader(self.data)
+
+
+def content_reader(carrier: IcebergCarrier, version: Version, files: Sequence[DataFile], *,
+                   statistics: bool = False) -> IcebergContentReader:
+    """The reader of ``files``' rows as readers of ``version`` get them: the reader schema, field ids, the delete
+    files each reader applies (AttestError ``table_inconsistent`` when pyiceberg and Java plan them differently)."""
     from pyiceberg.types import ListType, MapType
 
     snapshot = version.handle if version.handle is not None else carrier._snapshot(version.id)
@@ -235,16 +523,33 @@ def file_content_digests(carrier: IcebergCarrier, version: Version, files: Seque
         raise AttestError(f"{carrier.reference} has no snapshot {version.id}", code=Code.VERSION_NOT_FOUND)
     schema = reader_schema(carrier, snapshot)
     columns = column_specs(schema)
-    wanted = [f for f in files if f.kind == "data"]
+    wanted = {f.path for f in files if f.kind == "data"}
     data, deletes, plans, differ = _plans(carrier, snapshot)
     if differ:  # the view says table_inconsistent too; no file's rows are claimed
         raise AttestError(f"readers apply different delete files: {differ[0]}", code=Code.TABLE_INCONSISTENT)
     projected = {i for i in schema.field_ids if not isinstance(schema.find_type(i), (MapType, ListType))}
-    cache: dict[str, dict[str, Any]] = {}
+    meta = carrier.table.metadata
+    mine = {p: df for p, df in data.items() if p in wanted}
+    keys = {df["_key"] for df in mine.values()}
+    plans = {reader: {**plan, "files": {k: v for k, v in plan.get("files", {}).items() if k in keys}}
+             for reader, plan in plans.items()}
+    return IcebergContentReader(snapshot_id=int(snapshot.snapshot_id), schema=schema, table_schema=meta.schema(),
+                                name_mapping=meta.name_mapping(), specs=dict(meta.specs()),
+                                format_version=meta.format_version, columns=columns, projected=projected,
+                                data=mine, deletes=deletes, plans=plans, statistics=statistics)
+
+
+def file_content_digests(carrier: IcebergCarrier, version: Version, files: Sequence[DataFile], *,
+                         progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
+    """The content digest of each data file's rows as readers of ``version`` get them, keyed by DataFile.path
+    (delete files and deletion vectors in ``files`` are skipped: their effect is in the data files' digests).
+    ``statistics``: each file's manifest metrics held to its rows too (``IcebergContentReader.statistics``)."""
+    reader = content_reader(carrier, version, files, statistics=statistics)
+    wanted = [f for f in files if f.kind == "data"]
     out: dict[str, ContentDigest] = {}
     for done, f in enumerate(wanted):
         try:
-            out[f.path] = _digest_one(carrier, snapshot, schema, columns, projected, data, deletes, plans, f, cache)
+            out[f.path] = reader.digest(f, carrier.storage)
         except AttestError as exc:
             carrier.content_problems[f.path] = exc
             if exc.code not in (Code.FILE_MISSING, Code.TABLE_UNREADABLE):
@@ -253,47 +558,6 @@ def file_content_digests(carrier: IcebergCarrier, version: Version, files: Seque
         if progress is not None:
             progress(done + 1, len(wanted), sum(w.size for w in wanted[: done + 1]))
     return out
-
-
-def _digest_one(carrier: IcebergCarrier, snapshot: Snapshot, schema: Schema, columns: list[Any], projected: set[int],
-                data: Mapping[str, dict[str, Any]], deletes: Mapping[str, Any], plans: Mapping[str, Any],
-                f: DataFile, cache: dict[str, dict[str, Any]]) -> ContentDigest:
-    """One data file's digest (AttestError with its code when readers would not get its rows, or disagree)."""
-    import pyarrow as pa
-    from pyiceberg.expressions import AlwaysTrue
-    from pyiceberg.io.pyarrow import _task_to_record_batches, schema_to_pyarrow
-    from pyiceberg.table import FileScanTask
-
-    from attest.content import digest_table
-
-    meta = carrier.table.metadata
-    df = data.get(f.path)
-    if df is None:
-        raise AttestError(f"{f.path} is not a live data file of snapshot {snapshot.snapshot_id}",
-                          code=Code.FILE_MISSING)
-    key, location = df["_key"], df["_location"]
-    java = _applied(plans["java"], key)
-    if any(int(getattr(deletes[k].get("content"), "value", deletes[k].get("content")) or 0) == _EQUALITY
-           for k in java):
-        raise AttestError(f"data file {f.path} has equality deletes applied (Iceberg Java applies them, pyiceberg "
-                          "refuses the scan): its rows as readers get them are not digested",
-                          code=Code.UNSUPPORTED_TABLE)
-    applied = _applied(plans["pyiceberg"], key)
-    positional = _positions(carrier, location, [deletes[k] for k in applied], cache)
-    task = FileScanTask(_pyiceberg_file(df))
-    try:
-        batches = list(_task_to_record_batches(
-            carrier.table.io, task, AlwaysTrue(), schema, meta.schema(), projected, positional or None, True,
-            meta.name_mapping(), meta.specs().get(int(df.get("spec_id") or 0)), meta.format_version))
-    except Exception as exc:  # a file pyiceberg cannot project onto the schema is not read by readers either
-        raise AttestError(f"data file {f.path} cannot be read as the schema says: {exc}",
-                          code=Code.TABLE_UNREADABLE) from exc
-    rows = pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="permissive") \
-        if batches else schema_to_pyarrow(schema, include_field_ids=False).empty_table()
-    _partition_check(carrier, df, schema, rows, f.path)
-    canon = pa.table({f"field-id:{field.field_id}": _canonical(rows.column(field.name).combine_chunks(),
-                                                                  field.field_type) for field in schema.fields})
-    return digest_table(canon, columns)
 
 
 def digest_text(d: ContentDigest) -> str:

@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,15 +46,18 @@ from carriers.spark.errors import SparkJobError, SparkStartError
 from carriers.storage.base import Storage
 from carriers.storage.delta import DeltaStorage
 from carriers.storage.fileio import FileIOStorage
-from carriers.storage.hashing import REMOTE_WORKERS, hash_location, hash_locations
+from carriers.storage.hashing import REMOTE_CHUNK, REMOTE_WORKERS, hash_location, hash_locations
 from carriers.storage.options import environment_options
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
+    from attest.content import ContentDigest
     from attest.signing.policy import TrustPolicy
     from attest.verify.report import Report
+    from carriers.base import ContentReader
+    from carriers.content_store import ContentPass
     from carriers.core import AttestedTable
     from carriers.refs import TableRef
 
@@ -68,6 +71,7 @@ __all__ = [
     "StorageRecipe",
     "cli_session",
     "code_zip",
+    "executor_content",
     "executor_hasher",
     "executor_threshold",
     "plan_buckets",
@@ -83,6 +87,11 @@ EXECUTOR_HASH_BYTES = 512 << 20
 # Buckets per core of the cluster: with a few waves of tasks a slow executor or a straggler file costs at most a
 # fraction of a wave; many more would add per-task overhead (~10 ms each) for nothing.
 TASKS_PER_CORE = 3
+
+# A data file whose rows are digested too (ContentPass) is read once into the task's memory, hashed and parsed from
+# that one read, up to this size; a bigger one is hashed as it streams and read again for its rows (its rows are
+# decoded into memory either way: pyarrow reads a Parquet file's row groups whole).
+SINGLE_READ_BYTES = 512 << 20
 
 JOB_GROUP_PREFIX = "recipe-attest-hash"
 _POLL_S = 0.2
@@ -219,12 +228,16 @@ def ship_code(sc: SparkContext) -> Path | None:
 def plan_buckets(files: Sequence[DataFile], slots: int) -> list[list[tuple[str, str]]]:
     """``(path, location)`` lists, at most ``slots`` of them, with bytes spread evenly: largest file first onto the
     least loaded bucket (LPT), so no task is left holding the big files at the end of the job."""
+    return [[(f.path, f.location) for f in bucket] for bucket in _file_buckets(files, slots)]
+
+
+def _file_buckets(files: Sequence[DataFile], slots: int) -> list[list[DataFile]]:
     count = min(len(files), max(1, slots))
-    buckets: list[list[tuple[str, str]]] = [[] for _ in range(count)]
+    buckets: list[list[DataFile]] = [[] for _ in range(count)]
     loads = [(0, i) for i in range(count)]
     for f in sorted(files, key=lambda f: (-f.size, f.path)):
         load, i = heapq.heappop(loads)
-        buckets[i].append((f.path, f.location))
+        buckets[i].append(f)
         heapq.heappush(loads, (load + max(f.size, 1), i))  # an empty file still costs an open
     return [b for b in buckets if b]
 
@@ -263,6 +276,105 @@ def _hash_buckets(recipe: StorageRecipe, done_files: Any, done_bytes: Any, cpu_s
                 yield path, result[0], result[1]
 
 
+_TOO_BIG = object()
+
+
+def _read_once(location: str, size: int, storage: Callable[[], Storage], limit: int) -> Any:
+    """The bytes of the file at ``location`` in one read: bytes, None when it cannot be read (the hashing rule:
+    unreadable is absent), or _TOO_BIG above ``limit`` bytes."""
+    from attest.hashing import open_regular
+    from carriers.storage.base import local_path_of
+
+    if size > limit:
+        return _TOO_BIG
+    local = local_path_of(location)
+    try:
+        if local is not None:
+            fd, actual = open_regular(local)  # a FIFO or a device is never read, never waited on
+            if actual > limit:
+                os.close(fd)
+                return _TOO_BIG
+            with open(fd, "rb") as handle:
+                return handle.read()
+        stream = storage().open_location(location)
+    except Exception:
+        return None
+    try:
+        chunks: list[bytes] = []
+        read = 0
+        while chunk := stream.read(REMOTE_CHUNK):
+            chunks.append(bytes(chunk))
+            read += len(chunk)
+            if read > limit:
+                return _TOO_BIG
+        return b"".join(chunks)
+    except Exception:
+        return None
+    finally:
+        stream.close()
+
+
+def _hash_and_digest_one(f: DataFile, reader: ContentReader, storage: Callable[[], Storage], threads: int,
+                         limit: int) -> tuple[tuple[int, str] | None, bytes | None]:
+    """((bytes read, BLAKE3) or None, the 4104-byte content digest or None) of one file; a data file of ``reader``
+    is read once for both (up to ``limit`` bytes), any other is only hashed."""
+    from blake3 import blake3
+
+    from carriers.storage.base import local_path_of
+
+    def hashed() -> tuple[int, str] | None:
+        return hash_location(None if local_path_of(f.location) is not None else storage(), f.location,
+                             threads=threads)
+
+    if f.kind != "data" or f.path not in reader.paths:
+        return hashed(), None
+    data = _read_once(f.location, f.size, storage, limit)
+    if data is None:
+        return None, None
+    if data is _TOO_BIG:
+        result, data = hashed(), None
+        if result is None:
+            return None, None
+    else:
+        result = (len(data), blake3(data, max_threads=threads).hexdigest() if threads > 1 else
+                  blake3(data).hexdigest())
+    try:
+        digest = reader.digest(f, storage(), data)
+    except Exception:  # the driver digests it again, with the error its own read gives
+        return result, None
+    return result, None if digest is None else digest.to_bytes()
+
+
+def _hash_and_digest_buckets(recipe: StorageRecipe, reader: ContentReader, limit: int, done_files: Any,
+                             done_bytes: Any, cpu_seconds: Any, buckets: Iterable[list[DataFile]]
+                             ) -> Iterator[tuple[str, int, str | None, bytes | None]]:
+    """Runs in an executor's Python worker: ``(path, bytes read, BLAKE3, content digest)`` per file (-1 and Nones
+    when it cannot be read, a None digest when its rows could not be digested here). Files are read one after
+    another: a file's bytes and rows are in memory while it is digested."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    threads = max(1, context.cpus()) if context is not None else 1
+    opened: list[Storage] = []
+
+    def storage() -> Storage:
+        if not opened:
+            opened.append(recipe.open())
+        return opened[0]
+
+    for bucket in buckets:
+        for f in bucket:
+            started = time.process_time()
+            result, digest = _hash_and_digest_one(f, reader, storage, threads, limit)
+            cpu_seconds.add(time.process_time() - started)
+            done_files.add(1)
+            if result is None:
+                yield f.path, -1, None, None
+            else:
+                done_bytes.add(result[0])
+                yield f.path, result[0], result[1], digest
+
+
 # ---- the driver side --------------------------------------------------------------------------------------------
 @dataclass
 class HashingStats:
@@ -277,6 +389,7 @@ class HashingStats:
     executor_cpu_seconds: float = 0.0  # CPU time the tasks spent reading and hashing
     job_groups: list[str] = field(default_factory=list)  # Spark job groups of the hashing jobs (status tracker)
     fallbacks: int = 0  # executor jobs that failed and were redone on the driver (the hook only)
+    executor_content_files: int = 0  # data files whose content digest the executors computed (in the hashing task)
 
 
 def _context(spark: Any) -> SparkContext:
@@ -357,9 +470,53 @@ class ExecutorHasher:
                 self.stats.executor_bytes += size
         return out
 
+    def hash_and_digest(self, files: Sequence[DataFile], reader: Callable[[], ContentReader | None], *,
+                        progress: Progress | None = None) -> tuple[dict[str, str], dict[str, ContentDigest]]:
+        """(BLAKE3 of each file, the content digest of each data file ``reader()`` reads), in one Spark job whose
+        tasks read each data file once for both; a file no executor could read is absent from both, one whose rows
+        could not be digested there from the digests (the caller digests it on the driver: the same code, the same
+        result or error). ``reader`` returning None (the format cannot build one): only hashes."""
+        if progress is not None:
+            progress(0, len(files), 0)
+        if not files:
+            return {}, {}
+        sc = self.sc
+        content = reader()
+        if content is None:
+            return self.hash_files(files, progress=progress), {}
+        from attest.content import ContentDigest
+
+        ship_code(sc)
+        buckets = _file_buckets(files, sc.defaultParallelism * self.tasks_per_core)
+        done_files, done_bytes, cpu = sc.accumulator(0), sc.accumulator(0), sc.accumulator(0.0)
+        task = functools.partial(_hash_and_digest_buckets, self.recipe, content, SINGLE_READ_BYTES, done_files,
+                                 done_bytes, cpu)
+        rdd = sc.parallelize(buckets, len(buckets)).mapPartitions(task)
+        group = f"{JOB_GROUP_PREFIX}-{uuid.uuid4().hex[:12]}"
+        description = f"recipe-attest: hashing and digesting {len(files)} file(s) of {self.label}"
+        start = time.monotonic()
+        rows = _collect(sc, rdd, group, description, len(files), progress, done_files, done_bytes)
+        self.stats.seconds += time.monotonic() - start
+        self.stats.executor_cpu_seconds += float(cpu.value)
+        self.stats.tasks += len(buckets)
+        self.stats.job_groups.append(group)
+        wanted = {f.path for f in files}
+        hashes: dict[str, str] = {}
+        digests: dict[str, ContentDigest] = {}
+        for path, size, blake3_hex, digest in rows:
+            if blake3_hex is None or path not in wanted:
+                continue
+            hashes[path] = blake3_hex
+            self.stats.executor_files += 1
+            self.stats.executor_bytes += size
+            if digest is not None and path in content.paths:
+                digests[path] = ContentDigest.from_bytes(digest)
+                self.stats.executor_content_files += 1
+        return hashes, digests
+
 
 def _collect(sc: SparkContext, rdd: Any, group: str, description: str, total: int, progress: Progress | None,
-             done_files: Any, done_bytes: Any) -> list[tuple[str, int, str | None]]:
+             done_files: Any, done_bytes: Any) -> list[Any]:
     """``rdd.collect()`` in a job group, reporting progress on the calling thread while the job runs; Ctrl-C
     cancels the job."""
     result: list[Any] = []
@@ -437,6 +594,28 @@ class RoutedHasher:
         self.stats.driver_bytes += sum(f.size for f in files if f.path in hashes)
         return hashes
 
+    def hash_and_digest(self, files: Sequence[DataFile], reader: Callable[[], ContentReader | None], *,
+                        progress: Progress | None = None) -> tuple[dict[str, str], dict[str, ContentDigest]]:
+        """As ``hash_files``, with the data files' content digests computed in the same executor tasks when the
+        files go to the executors (``ExecutorHasher.hash_and_digest``); below the threshold, or when the job fails,
+        only hashes (the content digests are then computed on the driver, as without executors)."""
+        total = sum(max(f.size, 0) for f in files)
+        if self.threshold is not None and total >= self.threshold and files:
+            try:
+                hasher = ExecutorHasher(self.spark, self.storage, label=self.label, stats=self.stats)
+                return hasher.hash_and_digest(files, reader, progress=progress)
+            except (SparkJobError, CarrierError) as exc:
+                from attest.render.terminal import terminal_safe_logger
+
+                terminal_safe_logger("attest.spark").warning("attest.spark: hashing %d file(s) on the executors "
+                                                             "failed (%s); hashing them on the driver", len(files),
+                                                             exc.message)
+                self.stats.fallbacks += 1
+        hashes = hash_locations(self.storage, files, progress=progress)
+        self.stats.driver_files += len(hashes)
+        self.stats.driver_bytes += sum(f.size for f in files if f.path in hashes)
+        return hashes, {}
+
 
 # ---- verification -------------------------------------------------------------------------------------------------
 def executor_threshold(spark: Any, explicit: int | None = None) -> int | None:
@@ -457,6 +636,22 @@ def executor_hasher(carrier: AttestedTable, spark: SparkSession | SparkContext |
     """A hasher of ``carrier``'s live files on ``spark``'s executors (its ``stats`` say what it did), to pass to
     ``verify_state`` / ``verify_table`` / ``record``."""
     return ExecutorHasher(spark, carrier.storage, label=carrier.reference, stats=stats)
+
+
+def executor_content(carrier: AttestedTable, spark: SparkSession | SparkContext | SessionOnDemand, *,
+                     stats: HashingStats | None = None) -> ContentPass:
+    """Hand ``carrier``'s content digests to ``spark``'s executors: the digests its ``state`` needs (the files a
+    rewrite added, checked against the recorded ones) are computed there, each file hashed in the same read, and the
+    returned ContentPass — the FileHasher to verify with — does not read those files again. Installed on the carrier
+    (``_content_pass``) until it is closed; its ``hasher`` is the ExecutorHasher (its ``stats`` for the note)."""
+    from carriers.content_store import ContentPass
+
+    current = carrier._content_pass
+    if current is not None and isinstance(current.hasher, ExecutorHasher):
+        return current
+    content = ContentPass(carrier, executor_hasher(carrier, spark, stats=stats))
+    carrier._content_pass = content
+    return content
 
 
 def executor_note(hasher: ExecutorHasher) -> str | None:
@@ -486,8 +681,14 @@ def verify(spark: SparkSession, table: str | TableRef | AttestedTable, *, versio
         if version is None:
             version = ref.version
         carrier = open_table(ref, storage_options=storage_options, allow_external=allow_external)
-    hasher = executor_hasher(carrier, spark)
-    report = verify_table(carrier, version=version, level=level, progress=progress, policy=policy, hasher=hasher)
+    content = executor_content(carrier, spark)
+    try:
+        report = verify_table(carrier, version=version, level=level, progress=progress, policy=policy,
+                              hasher=content)
+    finally:
+        carrier._content_pass = None
+    hasher = content.hasher
+    assert isinstance(hasher, ExecutorHasher)
     note = executor_note(hasher)
     if note is not None:
         report.notes.append(note)

@@ -501,6 +501,7 @@ class Hook:
         self.results: list[WriteResult] = []
         self.errors: list[str] = []
         self.already_attested = 0  # streaming commits found attested already (a restart's re-run batch)
+        self.not_found = 0  # writes whose commit could not be found although the table moved: not attested (WARNING)
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=max_pending)  # WriteEvent | StreamBatch | None
         self._streams: Any = None  # carriers.spark.streaming.StreamWatcher, once started
         # Claimed commits: (table, version, write id or ""). The id is part of the key: a table dropped and created
@@ -567,7 +568,8 @@ class Hook:
 
     def flush(self, timeout: float | None = None) -> Hook:
         """Wait for the listener bus to drain and every queued attestation to finish (never call it from a
-        listener callback). Under policy "required", raise PolicyError if any attestation failed."""
+        listener callback). Under policy "required", raise PolicyError if any attestation failed or any write's commit
+        was not found."""
         if self.policy == "disabled":
             return self
         self.spark._jsparkSession.sparkContext().listenerBus().waitUntilEmpty()
@@ -578,6 +580,10 @@ class Hook:
             time.sleep(0.02)
         if self.policy == "required" and self.failed:
             raise PolicyError(f"{self.failed} Spark write(s) could not be attested: {'; '.join(self.errors[-3:])}")
+        # A write whose commit was never found is as unattested as a failed one: "required" refuses both.
+        if self.policy == "required" and self.not_found:
+            raise PolicyError(f"{self.not_found} Spark write(s) were not attested: their commit could not be found "
+                              "(the WARNING lines of logger attest.spark name them)")
         return self
 
     # ---- what the job-call wrappers need (carriers.spark.stamp.Participant) ------------------------------------
@@ -704,6 +710,23 @@ class Hook:
         with self._lock:
             self.skipped += 1
         log.warning("attest.spark: %s", message)
+
+    def _no_commit(self, event: WriteEvent, head: int | None) -> None:
+        """No commit of the table carries the write (or, unstamped, fits it). When the table is still at the version
+        the write read (``head``: its version or snapshot id now), the write committed nothing (a DML that matched
+        no row): nothing to attest. Otherwise a commit was made that the hook cannot tell is the write's — a missed
+        attestation, counted in ``not_found`` and logged at WARNING with the table and the reason."""
+        what = event.table_name or event.location
+        if event.read_version is not None and head == event.read_version:
+            log.debug("attest.spark: %s on %s committed nothing (the table is still at %s)", event.command, what, head)
+            return
+        reason = (f"no commit carries its write id {event.stamp}" if event.stamp
+                  else "no commit without a write id fits it (operation, version read)")
+        with self._lock:
+            self.not_found += 1
+        log.warning("attest.spark: the %s on %s was not attested: its commit cannot be found (%s; it read %s, the "
+                    "table is now at %s)", event.command, what, reason,
+                    "nothing" if event.read_version is None else event.read_version, head)
 
     def _model(self, event: _Named) -> str:
         if event.model:
@@ -836,10 +859,11 @@ class Hook:
         assert event.location is not None
         version = self._delta_commit(event)
         key = (f"delta:{event.location}", str(version), event.stamp or "")
-        if version is None:
-            log.debug("attest.spark: %s on %s committed nothing (read %s, hint %s)", event.command, event.location,
-                      event.read_version, event.hint_version)
-            return None  # a DML that matched nothing commits nothing: nothing to attest
+        if version is None:  # a DML that matched nothing commits nothing; anything else is a missed attestation
+            head = event.hint_version if event.hint_version is not None else \
+                DeltaCarrier(event.location).latest_version()
+            self._no_commit(event, head)
+            return None
         with self._lock:
             if key in self._done:
                 return None
@@ -890,7 +914,8 @@ class Hook:
         hasher = self._hasher(carrier, event)
         committed = self._iceberg_commit(table, event)
         if committed is None:
-            log.debug("attest.spark: %s on %s committed nothing", event.command, event.table_name)
+            head = carrier.head()  # main's current snapshot, or the head of the branch written
+            self._no_commit(event, None if head is None else int(head.snapshot_id))
             return None
         key = (f"iceberg:{table.metadata.table_uuid}", str(committed), event.stamp or "")
         with self._lock:

@@ -51,8 +51,8 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
          ("carriers.lineage", "carriers.openlineage", "carriers.audit_table", "carriers.discovery", "carriers.read")),
         ("refs", "refs", ("carriers.refs",)),
         ("publish", "publish (carriers.iceberg.publish, as earlier releases named it)", ("carriers.publish",)),
-        ("delta", "delta/ · carrier · content · spellings · guard · log · checkpoint · lines · commit · write · "
-                  "write_commit · stream_commit · prefetch", ("carriers.delta",)),
+        ("delta", "delta/ · carrier · carriage · commit · view · rows · columns · content · spellings · guard · log · "
+                  "checkpoint · lines · write · write_commit · stream_commit · prefetch", ("carriers.delta",)),
         ("iceberg", "iceberg/ · carrier · carriage · commit · manifests · views · summaries · catalogs · "
                     "catalog_options · content · deletes · kept · rewrites · static · write · write_commit · "
                     "stream_commit · publish",

@@ -302,4 +302,5 @@ def test_divergence_missing_artifacts_directory(tmp_path: Path) -> None:
     produced = with_inputs_and_outputs(tmp_path)
     absent = tmp_path / "no-such-dir"
     assert rocky_verify(produced.manifest, absent)[0] == 1  # every artifact "not found"
-    assert attest_verify(produced.manifest, absent)[0] == 2  # a wrong argument: exit 2
+    code, text = attest_verify(produced.manifest, absent)
+    assert code == 2 and "artifacts_dir_missing" in text  # a wrong argument: exit 2, with its own code

@@ -73,3 +73,20 @@ def test_a_rewrite_that_changed_rows_is_refused(tmp_path: Path) -> None:
         DeltaCarrier(str(path)).carry_forward()
     assert err.value.code.value == "content_changed"
     assert DeltaTable(str(path)).version() == version
+
+
+def test_carry_only_with_nothing_to_carry_has_its_own_code_and_names_the_fix(tmp_path: Path) -> None:
+    """``record(carry_only=True)`` with nothing to carry: ``nothing_to_carry`` (no longer the generic
+    ``table_unreadable``: the table was read fine), a message saying what to run instead, and nothing written."""
+    from carriers.core import NothingToCarry
+
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"x": [1]}), mode="append")
+    DeltaTable(str(path)).optimize.compact()
+    latest = DeltaTable(str(path)).version()
+    with pytest.raises(NothingToCarry) as err:
+        DeltaCarrier(str(path)).record(model="", program_hash="", carry_only=True)  # never attested
+    assert err.value.code.value == "nothing_to_carry"
+    assert "record() without carry_only" in err.value.message and "attest record" in err.value.message
+    assert DeltaTable(str(path)).version() == latest
+    assert DeltaCarrier(str(path)).carry_forward() is None  # what the Spark hook runs: still None, no error

@@ -280,3 +280,44 @@ def test_the_recorded_digests_survive_orphan_removal(catalog: SqlCatalog, table:
     table = replace(catalog, catalog.load_table("ns.t"))
     report = verify_table(carrier_of(table))
     assert report.passed and report.level == "bytes" and "same rows" in report.human(), report.human()
+
+
+def test_a_pyiceberg_whose_private_reader_differs_is_refused_with_a_coded_error(table: Table,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyiceberg 0.10's ``_task_to_record_batches`` had no ``table_schema``: the arguments content digests pass by
+    position bound to other parameters there. Now such a reader is refused (``extra_missing``, naming the version to
+    install) before any file is read with them — never a file reported unreadable, or read with a wrong schema."""
+    import pyiceberg.io.pyarrow as pio
+
+    real = pio._task_to_record_batches
+    calls: list[object] = []
+
+    def reader_of_0_10(io: object, task: object, bound_row_filter: object, projected_schema: object,
+                       projected_field_ids: object, positional_deletes: object, case_sensitive: object,
+                       name_mapping: object = None, partition_spec: object = None, format_version: object = 2,
+                       downcast_ns_timestamp_to_us: object = None) -> object:
+        calls.append(projected_field_ids)
+        return real(io, task, bound_row_filter, projected_schema, projected_schema, projected_field_ids,
+                    positional_deletes, case_sensitive, name_mapping, partition_spec, format_version)
+
+    table.append(rows(0))
+    monkeypatch.setattr(pio, "_task_to_record_batches", reader_of_0_10)
+    carrier = carrier_of(table)
+    v = carrier._resolve(None)
+    with pytest.raises(AttestError) as err:
+        carrier.file_content_digests(v, carrier._live(v).files)
+    assert err.value.code.value == "extra_missing" and "pyiceberg>=0.12" in err.value.message, err.value.message
+    assert calls == []  # no file was read with the arguments in the wrong places
+    monkeypatch.setattr(pio, "_task_to_record_batches", real)
+    assert _digests(table)  # pyiceberg 0.12's reader: read as before
+
+
+def test_pyproject_requires_the_pyiceberg_whose_reader_content_digests_use() -> None:
+    import re
+    import tomllib
+
+    extras = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    spec = next(d for d in extras["iceberg"] if d.startswith("pyiceberg"))
+    floor = re.search(r">=\s*([0-9.]+)", spec)
+    assert floor is not None and tuple(int(p) for p in floor.group(1).split(".")) >= (0, 12), spec

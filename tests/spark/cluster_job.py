@@ -52,6 +52,16 @@ def hook(master: str, warehouse: str) -> dict[str, Any]:
                                       "spark.default.parallelism": "4",
                                       # Delta's state reconstruction in 2 tasks, not 50: a small table on 2 cores
                                       "spark.databricks.delta.snapshotPartitions": "2"})
+    import attest.content
+
+    driver_digests: list[int] = []  # digest_table in this process: the driver reading rows (never, on executors)
+    digest_table = attest.content.digest_table
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        driver_digests.append(1)
+        return digest_table(*args, **kwargs)
+
+    attest.content.digest_table = counted  # type: ignore[assignment]
     try:
         h = attest.spark.install(spark, policy="required", executor_hash_bytes=1)
         try:
@@ -69,18 +79,25 @@ def hook(master: str, warehouse: str) -> dict[str, Any]:
         location = str(spark.sql("DESCRIBE DETAIL d").collect()[0]["location"]).removeprefix("file:")
     finally:
         spark.stop()
+        attest.content.digest_table = digest_table  # type: ignore[assignment]
 
     from pyiceberg.catalog.sql import SqlCatalog
 
     from carriers.iceberg.carrier import IcebergCarrier
     from carriers.spark.session import pyiceberg_catalog_properties
+    from tests.spark.content_check import against_driver
 
     delta = verify_table(DeltaCarrier(location), level="bytes")  # hashed here, independently of the executors
     catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(warehouse))
     iceberg = verify_table(IcebergCarrier(catalog.load_table("ns.i"), catalog_name="iceberg"), level="bytes")
     stats = h.hashing
+    content = {"delta": against_driver(DeltaCarrier(location), first=True),
+               "iceberg": against_driver(IcebergCarrier(catalog.load_table("ns.i"), catalog_name="iceberg"),
+                                         first=True)}
     return {"attested": h.attested, "failed": h.failed, "errors": [str(e) for e in h.errors],
             "executor_files": stats.executor_files, "driver_files": stats.driver_files,
+            "executor_content_files": stats.executor_content_files, "driver_digests": len(driver_digests),
+            "content": content,
             "fallbacks": stats.fallbacks, "tasks": stats.tasks, "job_statuses": statuses,
             "delta": {"passed": delta.passed, "files": delta.files_checked, "verdict": delta.verdict()},
             "iceberg": {"passed": iceberg.passed, "files": iceberg.files_checked, "verdict": iceberg.verdict()}}

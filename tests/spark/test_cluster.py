@@ -204,7 +204,9 @@ def test_cli_verify_of_iceberg_on_the_cluster_agrees_with_local(cluster: Standal
 @pytest.mark.slow
 def test_the_hook_hashes_delta_and_iceberg_writes_on_the_cluster(cluster: StandaloneCluster, tmp_path: Path) -> None:
     """Spark SQL writes on the cluster, attested by the hook with every new file hashed by an executor job (no
-    fallback to the driver), and each table verifies when hashed here, independently."""
+    fallback to the driver) and its content digest computed in the same task (no row read on the driver, the
+    driver's path recomputing the same digests, companion file and content object), and each table verifies when
+    hashed here, independently."""
     done = _run(cluster, tmp_path, [str(JOB), "hook", cluster.master_url, str(tmp_path / "warehouse")])
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
@@ -213,6 +215,14 @@ def test_the_hook_hashes_delta_and_iceberg_writes_on_the_cluster(cluster: Standa
     assert out["job_statuses"] and set(out["job_statuses"]) == {"SUCCEEDED"}, out
     assert out["delta"]["passed"] and out["iceberg"]["passed"], out
     assert out["executor_files"] == out["delta"]["files"] + out["iceberg"]["files"] >= 7, out
+    # The content digests too, in the same tasks (the executors import attest.content from the shipped zip), with no
+    # row read on the driver; what they recorded is what the driver's path computes, byte for byte.
+    assert out["driver_digests"] == 0, out
+    data_files = out["content"]["delta"]["files"] + out["content"]["iceberg"]["files"]
+    assert out["executor_content_files"] == data_files >= 7, out
+    for fmt in ("delta", "iceberg"):
+        assert out["content"][fmt]["differ"] == [] and out["content"][fmt]["total_same"], out
+        assert out["content"][fmt]["content_same"], out
 
 
 @pytest.mark.slow

@@ -5,6 +5,15 @@
 //!
 //! Addition mod 2^32 is commutative and associative, so splitting rows into chunks summed on different threads and
 //! adding the chunks' sums gives the same state whatever the split and the scheduling.
+//!
+//! Two entry points: `digest_rows` hashes row encodings built elsewhere (pyarrow compute, the fallback), and
+//! `digest_batch` builds each row's canonical encoding itself from the columns' Arrow arrays (the Arrow C data
+//! interface: pyarrow's `__arrow_c_array__` capsules, read in place) and hashes it — no encodings are materialised.
+//! `digest_batch` takes the physical layouts listed in `arrow.rs`; the caller sends anything else down the fallback.
+
+mod arrow;
+
+use std::ffi::CStr;
 
 use pyo3::ffi;
 use pyo3::exceptions::PyValueError;
@@ -14,7 +23,7 @@ use rayon::prelude::*;
 
 /// Bumped whenever `digest_rows`'s signature or meaning changes: attest.content.native uses a kernel only when it
 /// has the API version it was written for.
-const API: u32 = 1;
+const API: u32 = 2;
 const LANES: usize = 1024;
 const STATE_BYTES: usize = LANES * 4;
 /// Rows per rayon task: enough work (4 MiB of XOF output) to amortise a task, small enough to spread.
@@ -28,6 +37,28 @@ fn add_into(acc: &mut State, other: &State) {
     }
 }
 
+/// Adds the element of one row encoding (BLAKE3 derive_key XOF, 4096 bytes, 1024 little-endian u32 lanes) to `acc`.
+#[inline]
+fn absorb(hasher: &mut blake3::Hasher, encoding: &[u8], acc: &mut State, block: &mut [u8; STATE_BYTES]) {
+    hasher.reset(); // keeps the derive_key context key and mode
+    hasher.update(encoding);
+    hasher.finalize_xof().fill(block);
+    for (lane, word) in acc.iter_mut().zip(block.chunks_exact(4)) {
+        *lane = lane.wrapping_add(u32::from_le_bytes([word[0], word[1], word[2], word[3]]));
+    }
+}
+
+#[inline]
+fn kept_bit(keep: Option<(&[u8], usize)>, i: usize) -> bool {
+    match keep {
+        Some((bits, bit0)) => {
+            let b = bit0 + i;
+            bits[b >> 3] >> (b & 7) & 1 == 1
+        }
+        None => true,
+    }
+}
+
 /// The sum of the elements of rows `[lo, hi)` kept by `keep`, and how many were kept.
 fn sum_rows(base: &blake3::Hasher, offsets: &[i64], data: &[u8], keep: Option<(&[u8], usize)>, lo: usize,
             hi: usize) -> (Box<State>, u64) {
@@ -36,18 +67,10 @@ fn sum_rows(base: &blake3::Hasher, offsets: &[i64], data: &[u8], keep: Option<(&
     let mut hasher = base.clone();
     let mut kept = 0u64;
     for i in lo..hi {
-        if let Some((bits, bit0)) = keep {
-            let b = bit0 + i;
-            if bits[b >> 3] >> (b & 7) & 1 == 0 {
-                continue;
-            }
+        if !kept_bit(keep, i) {
+            continue;
         }
-        hasher.reset(); // keeps the derive_key context key and mode
-        hasher.update(&data[offsets[i] as usize..offsets[i + 1] as usize]);
-        hasher.finalize_xof().fill(&mut block);
-        for (lane, word) in acc.iter_mut().zip(block.chunks_exact(4)) {
-            *lane = lane.wrapping_add(u32::from_le_bytes([word[0], word[1], word[2], word[3]]));
-        }
+        absorb(&mut hasher, &data[offsets[i] as usize..offsets[i + 1] as usize], &mut acc, &mut block);
         kept += 1;
     }
     (acc, kept)
@@ -162,6 +185,122 @@ fn digest_rows<'py>(py: Python<'py>, offsets: &Bound<'py, PyAny>, data: Option<&
     Ok((PyBytes::new(py, &out), kept))
 }
 
+/// A pyarrow array exported through the Arrow C data interface: its schema and array capsules (`__arrow_c_array__`),
+/// kept alive (by the caller's tuple) while the kernel reads them.
+fn capsule_ptr<T>(obj: &Bound<'_, PyAny>, name: &CStr) -> PyResult<*const T> {
+    // SAFETY: PyCapsule_GetPointer checks the capsule's name and type, setting an exception on a mismatch.
+    let ptr = unsafe { ffi::PyCapsule_GetPointer(obj.as_ptr(), name.as_ptr()) };
+    if ptr.is_null() {
+        return Err(PyErr::take(obj.py()).unwrap_or_else(|| {
+            PyValueError::new_err(format!("not an {} capsule", name.to_string_lossy()))
+        }));
+    }
+    Ok(ptr as *const T)
+}
+
+/// The sum of the elements of rows `[lo, hi)` of a batch kept by `keep`, each row's encoding built from `segments`.
+fn sum_batch(base: &blake3::Hasher, segments: &[(Vec<u8>, Option<usize>)], cols: &[arrow::Col<'_>],
+             keep: Option<(&[u8], usize)>, lo: usize, hi: usize) -> (Box<State>, u64) {
+    let mut acc: Box<State> = Box::new([0u32; LANES]);
+    let mut block = [0u8; STATE_BYTES];
+    let mut hasher = base.clone();
+    let mut row: Vec<u8> = Vec::with_capacity(1024);
+    let mut kept = 0u64;
+    for i in lo..hi {
+        if !kept_bit(keep, i) {
+            continue;
+        }
+        row.clear();
+        for (prefix, col) in segments {
+            row.extend_from_slice(prefix);
+            if let Some(c) = col {
+                cols[*c].encode(i, &mut row);
+            }
+        }
+        absorb(&mut hasher, &row, &mut acc, &mut block);
+        kept += 1;
+    }
+    (acc, kept)
+}
+
+/// The LtHash<32,1024> sum of the elements of the canonical row encodings of `length` rows, built here from the
+/// columns' Arrow arrays, as `(state: 4096 bytes, rows kept)`.
+///
+/// `columns` are `(schema capsule, array capsule)` pairs (pyarrow's `Array.__arrow_c_array__()`), each at least
+/// `length` rows long; `segments` is the row's encoding in order: `(bytes, column)` writes the bytes (a column's
+/// identity and type tag prefix, or a constant's whole encoding) then, when `column` is not negative, that
+/// column's value encoding for the row. `keep`, `keep_offset`, `threads`: as for `digest_rows`. The GIL is released
+/// while hashing. A layout the kernel does not take, or buffers inconsistent with their lengths, raise ValueError
+/// before any row is hashed.
+#[pyfunction]
+#[pyo3(signature = (columns, segments, length, context, keep=None, keep_offset=0, threads=0))]
+#[allow(clippy::too_many_arguments)]
+fn digest_batch<'py>(py: Python<'py>, columns: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+                     segments: Vec<(Vec<u8>, i64)>, length: usize, context: &str, keep: Option<&Bound<'py, PyAny>>,
+                     keep_offset: usize, threads: usize) -> PyResult<(Bound<'py, PyBytes>, u64)> {
+    let mut cols = Vec::with_capacity(columns.len());
+    for (k, (schema, array)) in columns.iter().enumerate() {
+        let s = capsule_ptr::<arrow::FfiSchema>(schema, c"arrow_schema")?;
+        let a = capsule_ptr::<arrow::FfiArray>(array, c"arrow_array")?;
+        // SAFETY: the capsules hold live C data interface structs (pyarrow exports them), alive until `columns`
+        // is dropped, after the hashing below; nothing here releases or moves them.
+        let col = unsafe { arrow::import(&*s, &*a) }.map_err(|e| PyValueError::new_err(format!("column {k}: {e}")))?;
+        if unsafe { (*a).length } != length as i64 {
+            return Err(PyValueError::new_err(format!("column {k} does not hold the {length} rows")));
+        }
+        cols.push(col);
+    }
+    let mut plan: Vec<(Vec<u8>, Option<usize>)> = Vec::with_capacity(segments.len());
+    for (bytes, col) in segments {
+        let col = if col < 0 {
+            None
+        } else if (col as usize) < cols.len() {
+            Some(col as usize)
+        } else {
+            return Err(PyValueError::new_err(format!("a segment names column {col} of {}", cols.len())));
+        };
+        plan.push((bytes, col));
+    }
+    let keep_view = keep.map(|k| Bytes::get(k, "keep")).transpose()?;
+    let keep_bits: Option<(&[u8], usize)> = match &keep_view {
+        Some(k) => {
+            let bits = k.slice();
+            let needed = keep_offset.checked_add(length).ok_or_else(|| PyValueError::new_err("keep_offset overflows"))?;
+            if bits.len() * 8 < needed {
+                return Err(PyValueError::new_err("the keep bitmap is shorter than keep_offset + length bits"));
+            }
+            Some((bits, keep_offset))
+        }
+        None => None,
+    };
+    let base = blake3::Hasher::new_derive_key(context);
+    let cols = &cols;
+    let plan = &plan;
+    let run = || -> (Box<State>, u64) {
+        let chunks: Vec<(usize, usize)> = (0..length).step_by(CHUNK_ROWS).map(|lo| (lo, (lo + CHUNK_ROWS).min(length))).collect();
+        chunks.into_par_iter()
+            .map(|(lo, hi)| sum_batch(&base, plan, cols, keep_bits, lo, hi))
+            .reduce(|| (Box::new([0u32; LANES]), 0), |(mut a, n), (b, m)| {
+                add_into(&mut a, &b);
+                (a, n + m)
+            })
+    };
+    let (state, kept) = py.allow_threads(|| -> PyResult<(Box<State>, u64)> {
+        if threads == 0 {
+            Ok(run())
+        } else {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()
+                .map_err(|e| PyValueError::new_err(format!("thread pool: {e}")))?;
+            Ok(pool.install(run))
+        }
+    })?;
+    let mut out = Vec::with_capacity(STATE_BYTES);
+    for lane in state.iter() {
+        out.extend_from_slice(&lane.to_le_bytes());
+    }
+    Ok((PyBytes::new(py, &out), kept))
+}
+
 #[pymodule]
 fn recipe_attest_digest(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("API", API)?;
@@ -169,5 +308,6 @@ fn recipe_attest_digest(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("STATE_BYTES", STATE_BYTES)?;
     m.add("CHUNK_ROWS", CHUNK_ROWS)?;
     m.add_function(wrap_pyfunction!(digest_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(digest_batch, m)?)?;
     Ok(())
 }

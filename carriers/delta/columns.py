@@ -1,0 +1,197 @@
+"""delta-rs's add actions in columns, for the per-file reader views of a version of many files (docs/scale.md).
+
+A file's view (carriers/delta/carrier.py, ``DeltaCarrier._compute_live``) is the canonical JSON of a small object:
+its size, its partition values and statistics as delta-rs types them (``json_safe``), its deletion vector and row
+tracking fields as the log writes them, and what the log spells otherwise. Built file by file, every row of delta-rs's
+Arrow table became Python values, then a dict through ``json_safe``, then text: most of a verification of 200,000
+files. Here the JSON text of the two typed parts — ``partition`` and ``stats`` — is written for all files at once
+with pyarrow compute, column by column, wherever a column's type has one spelling that is the same text: integers,
+booleans, strings without a character JSON escapes, structs of those, nulls. Any other column (floats, timestamps,
+decimals, binary, lists, strings JSON escapes, a struct naming a field twice) is encoded value by value exactly as
+before (``json_safe`` + the views' encoder), so every file's text, and its digest, is the same bytes either way
+(``tests/delta/test_delta_columns.py`` holds the two to each other).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from attest.view import _file_encode, json_safe
+
+__all__ = ["AddColumns", "add_columns"]
+
+# The statistics delta-rs types (get_add_actions), in the order of their keys in a view (sorted, as the encoder does).
+STAT_KEYS = ("max", "min", "null_count", "num_records")
+# Characters JSON escapes (json.encoder.ESCAPE: '"', '\\', and the controls below 0x20): a string column holding one is
+# encoded value by value.
+_ESCAPED = '["\\\\\\x00-\\x1f]'
+
+
+class AddColumns:
+    """The add actions of one loaded version: per file (in delta-rs's order) its path, size and modification time,
+    the JSON text of its ``partition`` and ``stats`` view parts, whether delta-rs's statistics lack something (the
+    spellings check looks into those files), and delta-rs's row (as ``add_action_rows`` gives it) on demand."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+        names = table.column_names
+        self.columns = set(names)
+        self.paths: list[str] = [str(p) for p in table.column("path").to_pylist()] if "path" in names else []
+        self.sizes: list[int] = table.column("size_bytes").to_pylist() if "size_bytes" in names else []
+        self.times: list[Any] = table.column("modification_time").to_pylist() if "modification_time" in names \
+            else [None] * len(self.paths)
+        self.has_partition = "partition" in names
+        self.stat_keys = [k for k in STAT_KEYS if k in names]
+        self.partition_texts: list[str] | None = _texts(table.column("partition")) if self.has_partition else None
+        self.stats_texts: list[str] = _object_texts(table, self.stat_keys)
+        self.gaps: list[bool] = _gaps(table, self.stat_keys)
+        self.plain: list[bool] = _plain(table.column("path")) if "path" in names else []
+        self._many = sum(self.gaps) > 1024
+        self._stats: dict[str, list[Any]] | None = None
+
+    def stats_row(self, index: int) -> dict[str, Any]:
+        """delta-rs's statistics of file ``index`` (``num_records``, ``null_count``, ``min``, ``max``: those it gives)
+        as Python values, as pyarrow's ``to_pylist`` gives them: read for the files the spellings check looks into
+        (one at a time while they are few, all at once when many are)."""
+        if not self._many:
+            return dict(self.table.select(self.stat_keys).slice(index, 1).to_pylist()[0])
+        if self._stats is None:
+            self._stats = {k: self.table.column(k).to_pylist() for k in self.stat_keys}
+        return {k: values[index] for k, values in self._stats.items()}
+
+
+def add_columns(dt: Any) -> AddColumns:
+    """delta-rs's add actions of the loaded version (``get_add_actions(flatten=False)``), in columns."""
+    import pyarrow as pa
+
+    return AddColumns(pa.table(dt.get_add_actions(flatten=False)))
+
+
+def _encoded(values: list[Any]) -> list[str]:
+    encode: Callable[[Any], str] = _file_encode()
+    return [encode(json_safe(v)) for v in values]
+
+
+def _texts(column: Any) -> list[str]:
+    """The canonical JSON text of ``json_safe(value)`` for every value of a column (chunked array)."""
+    import pyarrow as pa
+
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    out: list[str] = []
+    for chunk in chunks:
+        text = _array_text(chunk)
+        out += _encoded(chunk.to_pylist()) if text is None else text.to_pylist()
+    return out
+
+
+def _object_texts(table: Any, keys: list[str]) -> list[str]:
+    """The text of ``json_safe({k: row[k] for k in keys})`` for every row of ``table`` (``keys`` sorted)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = table.num_rows
+    if not keys:
+        return ["{}"] * rows
+    encode = _file_encode()
+    parts: list[Any] = []
+    for index, key in enumerate(keys):
+        column = table.column(key)
+        chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+        pieces = []
+        for chunk in chunks:
+            text = _array_text(chunk)
+            pieces.append(pa.array(_encoded(chunk.to_pylist()), pa.string()) if text is None else text)
+        prefix = ("{" if index == 0 else ",") + encode(key) + ":"
+        parts += [pa.scalar(prefix), pa.chunked_array(pieces, pa.string()) if pieces else pa.array([], pa.string())]
+    joined = pc.binary_join_element_wise(*parts, pa.scalar("}"), pa.scalar(""))
+    return [str(t) for t in joined.to_pylist()]
+
+
+def _array_text(array: Any) -> Any:
+    """The JSON text of every value of one Arrow array (a string array without nulls), or None where a value would
+    be spelled otherwise than pyarrow writes it (then the caller encodes value by value)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = array.type
+    null = pa.scalar("null")
+    if pa.types.is_null(kind):
+        return pa.array(["null"] * len(array), pa.string())
+    if pa.types.is_integer(kind):
+        return pc.fill_null(pc.cast(array, pa.string()), null)
+    if pa.types.is_boolean(kind):
+        return pc.fill_null(pc.if_else(array, pa.scalar("true"), pa.scalar("false")), null)
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        if len(array) - array.null_count and pc.any(pc.match_substring_regex(array, _ESCAPED)).as_py():
+            return None
+        quoted = pc.binary_join_element_wise(pa.scalar('"'), pc.cast(array, pa.string()), pa.scalar('"'),
+                                             pa.scalar(""))
+        return pc.fill_null(quoted, null)
+    if pa.types.is_struct(kind):
+        names = [kind.field(i).name for i in range(kind.num_fields)]
+        if len(set(names)) != len(names):
+            return None  # a dict keeps one of the two: as pyarrow's to_pylist does
+        if not names:
+            body: Any = pa.array(["{}"] * len(array), pa.string())
+        else:
+            encode = _file_encode()
+            parts: list[Any] = []
+            # json_safe keeps the keys, the encoder sorts them: by code point, as sorted() does.
+            for index, name in enumerate(sorted(names)):
+                child = _array_text(array.field(names.index(name)))
+                if child is None:
+                    return None
+                parts += [pa.scalar(("{" if index == 0 else ",") + encode(name) + ":"), child]
+            body = pc.binary_join_element_wise(*parts, pa.scalar("}"), pa.scalar(""))
+        if array.null_count:
+            body = pc.if_else(array.is_valid(), body, null)
+        return body
+    return None
+
+
+def _plain(paths: Any) -> list[bool]:
+    """Per path, whether it is plain (carriers.core.canonical_relative's common case: nothing encoded, no dot
+    segment, no scheme): a plain path is its own relative path. Any other is judged by canonical_relative itself."""
+    import pyarrow.compute as pc
+
+    from carriers.core import _PLAIN_PATH
+
+    plain = pc.and_(pc.match_substring_regex(paths, f"^(?:{_PLAIN_PATH.pattern})$"),
+                    pc.invert(pc.match_substring_regex(paths, "^[^/]*:")))
+    return [bool(p) for p in pc.fill_null(plain, False).to_pylist()]
+
+
+def _gaps(table: Any, keys: list[str]) -> list[bool]:
+    """Per row, ``spellings._gap`` of delta-rs's statistics: ``num_records`` null, or a null anywhere in the null
+    counts, minimums or maximums (the struct itself, or a value inside, through nested structs)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = table.num_rows
+    if "num_records" not in keys:
+        return [True] * rows  # no column: None for every file
+    gap: Any = pc.is_null(table.column("num_records"))
+    for key in ("null_count", "min", "max"):
+        if key not in keys:
+            return [True] * rows
+        column = table.column(key)
+        chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+        nulls = pa.chunked_array([_any_null(c) for c in chunks], pa.bool_()) if chunks else pa.chunked_array(
+            [], pa.bool_())
+        gap = pc.or_(gap, nulls)
+    return [bool(g) for g in gap.to_pylist()]
+
+
+def _any_null(array: Any) -> Any:
+    """Per value: null itself, or (a struct) a null in any field, through nested structs — what ``_gap`` finds in the
+    dict to_pylist gives (a struct naming a field twice: the dict keeps the last, so every field is looked at, which
+    finds at least what the dict shows)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out: Any = pc.is_null(array)
+    if pa.types.is_struct(array.type):
+        for i in range(array.type.num_fields):
+            out = pc.or_(out, _any_null(array.field(i)))
+    return pc.fill_null(out, True)

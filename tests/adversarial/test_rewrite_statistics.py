@@ -1,0 +1,447 @@
+"""Rewrites whose rows are honest but whose statistics are not, and carry-forwards over a changed reader view.
+
+Since content digests, a rewrite (Delta ``dataChange: false``, Iceberg ``replace``) verifies by content: the rows of
+the files it added are digested and compared with the recorded digests of the files it removed. The added files'
+bytes are bound by nothing, and neither are their **statistics** — the log's ``numRecords`` / ``nullCount`` /
+``minValues`` / ``maxValues``, a manifest entry's ``record_count``, value / null counts and bounds. Readers skip files
+by them and answer ``COUNT(*)`` (and MIN / MAX) from them: measured with delta-rs (DataFusion) and pyiceberg here, and
+with Spark in ``test_spark_reads_forged_rewrite_statistics``, a forged maximum made a filtered query skip the file and
+a forged row count was returned as the count, while the verdict said ``VERIFIED (content; …, same rows)``. Each
+attack must now be ``content_changed``; an honest rewrite writing full statistics still verifies.
+
+The carry-forward: ``attest record`` (and the Spark hook after maintenance) carried an attestation across rewrites
+whose rows the digests confirmed — even when another commit in the range changed what readers get (columns swapped
+under column mapping, renamed by id): verify said ``reader_view_changed``, record wrote an attestation naming the
+producer's program for a table that program never wrote, and it then VERIFIED.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, QueryBuilder
+
+from attest.errors import CarrierError
+from carriers.delta.carrier import DeltaCarrier
+from carriers.delta.log import commit_name
+from tests.adversarial.conftest import PROGRAM, codes, metadata_commit, verify
+from tests.adversarial.test_content_rewrite_delta import (
+    _adds,
+    _attested,
+    _engine_rows,
+    _mapped_table,
+    _merged,
+    _partition,
+    rewrite,
+)
+from tests.iceberg.conftest import iceberg_env  # noqa: F401  (the fixture)
+
+
+def _sql(path: Path, query: str) -> int:
+    """The one number a query returns through delta-rs (DataFusion, which answers COUNT(*) from numRecords)."""
+    out = pa.table(QueryBuilder().register("t", DeltaTable(str(path))).execute(query).read_all())
+    return int(out.column(0)[0].as_py())
+
+
+def _restat(path: Path, n: int, edit: Callable[[dict[str, Any]], None]) -> None:
+    """The statistics of the file commit ``n`` adds, edited in place (the rewrite's committer wrote them)."""
+    commit = path / commit_name(n)
+    actions = [json.loads(line) for line in commit.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            stats = json.loads(action["add"]["stats"])
+            edit(stats)
+            action["add"]["stats"] = json.dumps(stats)
+    commit.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+def _true_stats(stats: dict[str, Any]) -> None:
+    """What delta-rs writes for partition a's rows (_batch of test_content_rewrite_delta: v 0..23, ts, w, f)."""
+    stats.update({"numRecords": 9, "minValues": {"v": 0, "w": "w0", "f": -2.0, "ts": "1970-01-02T00:00:00Z"},
+                  "maxValues": {"v": 23, "w": "z", "f": 0.0, "ts": "2023-11-14T22:13:20.000Z"},
+                  "nullCount": {"v": 0, "w": 0, "f": 0, "ts": 0}})
+
+
+DELTA_ATTACKS: dict[str, tuple[Callable[[dict[str, Any]], None], str, Callable[[int], bool]]] = {
+    # name: (the forgery, a query, what the query returns now, as delta-rs answers it: not the true answer)
+    "numRecords inflated": (lambda s: s.update(numRecords=100), "select count(*) from t where p = 'a'",
+                            lambda got: got == 100),
+    "a minimum above the least value": (lambda s: s["minValues"].update(v=5), "select count(*) from t where v = 1",
+                                        lambda got: got == 0),
+    "a maximum below the greatest value": (lambda s: s["maxValues"].update(v=20), "select count(*) from t where v = 23",
+                                           lambda got: got == 0),
+    "a string maximum below the greatest value": (lambda s: s["maxValues"].update(w="y"),
+                                                  "select count(*) from t where w = 'z'", lambda got: got == 0),
+    "a timestamp minimum above the least value": (
+        lambda s: s["minValues"].update(ts="2000-01-01T00:00:00.000Z"),
+        "select count(*) from t where ts = to_timestamp_micros(86400000000, 'UTC')", lambda got: got == 0),
+    "nullCount equal to numRecords": (lambda s: s["nullCount"].update(v=9),
+                                      "select count(*) from t where v is not null and p = 'a'",
+                                      lambda got: got != 9),
+}
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Path:
+    path = tmp_path / "t"
+    _attested(path)
+    return path
+
+
+def test_an_honest_rewrite_with_full_statistics_verifies(table: Path) -> None:
+    """The control: the rewrite of partition a with the statistics delta-rs writes (exact counts and bounds, the
+    timestamp maximum kept to the millisecond) verifies by content."""
+    rels = _partition(table, "a")
+    n = rewrite(table, rels, [(_merged(table, rels), {"p": "a"})])
+    _restat(table, n, _true_stats)
+    assert _sql(table, "select count(*) from t where v = 1") == 1
+    rc, doc = verify(str(table), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
+
+
+@pytest.mark.parametrize("attack", list(DELTA_ATTACKS))
+def test_delta_rewrite_statistics_that_misstate_the_rows(table: Path, attack: str) -> None:
+    forge, query, wrong = DELTA_ATTACKS[attack]
+    before = _engine_rows(table)
+    rels = _partition(table, "a")
+    n = rewrite(table, rels, [(_merged(table, rels), {"p": "a"})])
+
+    def edit(stats: dict[str, Any]) -> None:
+        _true_stats(stats)
+        forge(stats)
+
+    _restat(table, n, edit)
+    assert _engine_rows(table) == before  # the rows of a full scan are the same ...
+    assert wrong(_sql(table, query))  # ... but a filtered read or COUNT(*) gets other rows (measured, delta-rs)
+    rc, doc = verify(str(table), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "statistics that misstate its rows" in doc["errors"][0]["message"], doc
+    with pytest.raises(CarrierError) as err:  # and record does not carry the attestation onto it
+        DeltaCarrier(str(table)).record(model="orders", program_hash=PROGRAM)
+    assert err.value.code.value == "content_changed"
+
+
+def test_delta_rewrite_statistics_that_do_not_parse(table: Path) -> None:
+    """A bound that is no value of its column (Spark reads the JSON; delta-rs drops what it cannot read)."""
+    rels = _partition(table, "a")
+    n = rewrite(table, rels, [(_merged(table, rels), {"p": "a"})])
+    _restat(table, n, lambda s: (_true_stats(s), s["maxValues"].update(v="99")))
+    rc, doc = verify(str(table), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+
+
+LEGACY_FOOTER = {"org.apache.spark.version": "2.4.8", "org.apache.spark.legacyDateTime": ""}
+
+
+def _dated(path: Path) -> None:
+    """A delta-rs table of dates and timestamps before 1582 (sentinel dates: 0001-01-01 is common), attested."""
+    import datetime as dt
+
+    from deltalake import write_deltalake
+
+    from carriers.delta.carrier import attest_after_write
+
+    for year in (1000, 1500):
+        write_deltalake(str(path), pa.table({
+            "id": pa.array([year, year + 1], pa.int64()),
+            "d": pa.array([dt.date(year, 1, 1), dt.date(year, 6, 1)]),
+            "ts": pa.array([dt.datetime(year, 1, 1, tzinfo=dt.UTC), None], pa.timestamp("us", tz="UTC"))}),
+            mode="append")
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+
+
+@pytest.mark.parametrize("footer", [None, LEGACY_FOOTER, {"org.apache.spark.version": "2.4.8"}])
+def test_a_rewrite_whose_footer_makes_spark_rebase_its_dates(tmp_path: Path, footer: dict[str, str] | None) -> None:
+    """The rewrite stores the same values, but its Parquet footer says Spark 2.4 wrote it (or marks it
+    legacyDateTime): Spark 4 then reads its dates and timestamps rebased from the Julian calendar — other days
+    (measured in test_spark_reads_forged_rewrite_statistics) — while delta-rs reads them as stored (here)."""
+    path = tmp_path / "t"
+    _dated(path)
+    before = _engine_rows(path)
+    rels = sorted(_adds(path))
+    rows = _merged(path, rels)
+    rewrite(path, rels, [(rows if footer is None else rows.replace_schema_metadata(footer), {})])
+    assert _engine_rows(path) == before  # delta-rs: the stored values
+    rc, doc = verify(str(path), "--level", "bytes")
+    if footer is None:
+        assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc
+    else:
+        assert rc == 1 and codes(doc) == ["content_changed"], doc
+        assert "Julian calendar" in doc["errors"][0]["message"], doc
+
+
+# ---- Iceberg: a replace snapshot's manifest entry --------------------------------------------------------------------
+ICEBERG_ATTACKS: dict[str, dict[str, Any]] = {
+    "record_count inflated": {"record_count": 50},
+    "an upper bound below the greatest value": {"upper_bounds": {1: struct.pack("<q", 2)}},
+    "a lower bound above the least value": {"lower_bounds": {1: struct.pack("<q", 2)}},
+    "a string upper bound below the greatest value": {"upper_bounds": {2: b"b"}},
+    "null_value_counts equal to the value count": {"null_value_counts": {1: 3}, "value_counts": {1: 3}},
+    "a timestamp lower bound above the least value": {"lower_bounds": {4: struct.pack("<q", 2**62)}},
+}
+
+
+@pytest.mark.usefixtures("iceberg_env")
+@pytest.mark.parametrize("attack", list(ICEBERG_ATTACKS))
+def test_iceberg_rewrite_metrics_that_misstate_the_rows(attack: str, tmp_path: Path) -> None:
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.expressions import EqualTo, NotNull
+    from pyiceberg.manifest import DataFile
+
+    from carriers.iceberg.carrier import attest_after_write
+    from tests.adversarial.test_content_rewrite_iceberg import IDS, _rows
+    from tests.iceberg.conftest import CATALOG, catalog_properties
+    from tests.iceberg.rewrites import replace, with_ids, write_file
+
+    (tmp_path / "warehouse").mkdir()
+    catalog = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema=_rows().schema)
+    table.append(_rows().slice(0, 1))
+    table.append(_rows().slice(1))
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    table = catalog.load_table("ns.t")
+    honest = write_file(table, with_ids(_rows(), IDS))
+    fields = {"content": honest.content, "file_path": honest.file_path, "file_format": honest.file_format,
+              "partition": honest.partition, "record_count": 3, "file_size_in_bytes": honest.file_size_in_bytes,
+              "spec_id": 0, **ICEBERG_ATTACKS[attack]}
+    table = replace(catalog, table, data_files=[DataFile.from_args(**fields)])
+    # What pyiceberg reads now (a full scan still gets the three rows):
+    assert table.scan().to_arrow().num_rows == 3
+    if attack == "record_count inflated":
+        assert table.scan().count() == 50
+    elif attack.startswith("null_value_counts"):
+        assert table.scan(row_filter=NotNull("id")).to_arrow().num_rows == 0
+    elif attack.startswith("a string"):
+        assert table.scan(row_filter=EqualTo("v", "c")).to_arrow().num_rows == 0
+    elif attack.startswith("a timestamp"):
+        assert table.scan(row_filter=EqualTo("ts", _rows().column("ts")[0].as_py().isoformat())
+                          ).to_arrow().num_rows == 0
+    else:
+        row = 3 if attack.startswith("an upper") else 1
+        assert table.scan(row_filter=EqualTo("id", row)).to_arrow().num_rows == 0
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "misstate its rows" in doc["errors"][0]["message"], doc
+
+
+# ---- the carry-forward over a changed reader view ------------------------------------------------------------------
+def test_no_carry_forward_over_columns_swapped_after_a_rewrite(tmp_path: Path) -> None:
+    """Column mapping by name: an honest rewrite, then a metadata commit swapping the two columns' names (each keeps
+    its physical name, so every content digest is the same). verify: reader_view_changed; record must not write the
+    producer's program onto it (before: a carry-forward, then VERIFIED)."""
+    path = tmp_path / "t"
+    _mapped_table(path)
+    rels = sorted(_adds(path))
+    rewrite(path, rels, [(_merged(path, rels), {})])
+
+    def swap(meta: dict[str, Any]) -> None:
+        schema = json.loads(meta["schemaString"])
+        for field in schema["fields"]:
+            field["name"] = {"a": "b", "b": "a"}[field["name"]]
+        schema["fields"].reverse()
+        meta["schemaString"] = json.dumps(schema)
+
+    metadata_commit(path, swap)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["reader_view_changed"], doc
+    assert DeltaCarrier(str(path)).carry_forward() is None  # the Spark hook's call after maintenance
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["reader_view_changed"], doc
+    result = DeltaCarrier(str(path)).record(model="mine", program_hash="b" * 64)
+    assert result.continues is None and result.manifest is not None and result.manifest.program_hash == "b" * 64
+
+
+@pytest.mark.usefixtures("iceberg_env")
+def test_no_iceberg_carry_forward_over_columns_swapped_after_a_rewrite(tmp_path: Path) -> None:
+    """Iceberg: an honest rewrite (digests by field id), then the two int columns' names swapped through pyiceberg's
+    own schema update: readers get a's values under b's name. carry_forward must write nothing."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from carriers.iceberg.carrier import IcebergCarrier, attest_after_write
+    from tests.adversarial.test_content_rewrite_iceberg import _rows
+    from tests.iceberg.conftest import CATALOG, catalog_properties
+    from tests.iceberg.rewrites import replace
+
+    (tmp_path / "warehouse").mkdir()
+    catalog = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema=_rows().schema)
+    table.append(_rows().slice(0, 1))
+    table.append(_rows().slice(1))
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    table = replace(catalog, catalog.load_table("ns.t"))
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc
+    with table.update_schema() as update:
+        update.rename_column("a", "tmp")
+    with catalog.load_table("ns.t").update_schema() as update:
+        update.rename_column("b", "a")
+    with catalog.load_table("ns.t").update_schema() as update:
+        update.rename_column("tmp", "b")
+    table = catalog.load_table("ns.t")
+    assert sorted(table.scan().to_arrow().column("a").to_pylist()) == [11, 21, 31]  # b's values, under a's name
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 1 and codes(doc) == ["reader_view_changed"], doc
+    assert IcebergCarrier(table, catalog_name=CATALOG).carry_forward() is None
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 1 and codes(doc) == ["reader_view_changed"], doc
+
+
+# ---- Spark: honest OPTIMIZE statistics pass; forged ones change what Spark answers --------------------------------
+@pytest.mark.spark
+def test_spark_reads_forged_rewrite_statistics(spark: Any, tmp_path: Path) -> None:
+    """Two copies of one table written by Spark (ints, strings past Delta's 32-character prefix, microsecond
+    timestamps, doubles with NaN, dates, decimals, a struct). Spark's own OPTIMIZE of the first — its statistics
+    truncated as Spark truncates them — verifies by content. The second is rewritten by hand with those same
+    statistics, one maximum forged below the greatest id and numRecords inflated: Spark then answers COUNT(*) from
+    numRecords and skips the file for the greatest id (measured), and the verdict is content_changed. A third
+    table, of dates before 1582, rewritten with the same values under Spark 2.4's footer: Spark reads other days
+    (delta-rs the stored ones: test_a_rewrite_whose_footer_makes_spark_rebase_its_dates), content_changed."""
+    from carriers.delta.carrier import attest_after_write
+
+    def made(name: str) -> Path:
+        path = tmp_path / name
+        spark.sql(f"CREATE TABLE delta.`{path}` (id INT, s STRING, ts TIMESTAMP, f DOUBLE, d DATE, "
+                  "dec DECIMAL(10,2), st STRUCT<x: INT, y: STRING>) USING delta")
+        for start in (0, 100):
+            spark.sql(f"INSERT INTO delta.`{path}` SELECT id + {start}, repeat(CAST(id AS STRING), 40), "
+                      "timestamp_micros(1700000000000000 + id * 1001), IF(id = 3, double('NaN'), id / 7), "
+                      "date_add(DATE'1000-01-01', CAST(id AS INT)), CAST(id / 3 AS DECIMAL(10,2)), "
+                      "named_struct('x', CAST(id AS INT), 'y', IF(id = 2, NULL, 'y')) FROM range(10)")
+        attest_after_write(str(path), model="m", program_hash=PROGRAM)
+        return path
+
+    honest, forged = made("honest"), made("forged")
+    spark.sql(f"OPTIMIZE delta.`{honest}`").collect()
+    rc, doc = verify(str(honest), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
+    (stats,) = [a["stats"] for a in _adds(honest).values()]
+    rels = sorted(_adds(forged))
+    n = rewrite(forged, rels, [(_merged(forged, rels), {})])
+
+    def forge(s: dict[str, Any]) -> None:
+        s.clear()
+        s.update(json.loads(stats))
+        s["numRecords"] = 1000
+        s["maxValues"]["id"] = 100
+
+    _restat(forged, n, forge)
+    # The legacy-calendar footer: a delta-rs table of ancient dates, rewritten with Spark 2.4's footer.
+    dated = tmp_path / "dated"
+    _dated(dated)
+    stored = sorted(str(r.d) for r in spark.read.format("delta").load(str(dated)).collect())
+    rels = sorted(_adds(dated))
+    rewrite(dated, rels, [(_merged(dated, rels).replace_schema_metadata(LEGACY_FOOTER), {})])
+    rebased = sorted(str(r.d) for r in spark.read.format("delta").load(str(dated)).collect())
+    assert stored == ["1000-01-01", "1000-06-01", "1500-01-01", "1500-06-01"] and rebased != stored, rebased
+    rc, doc = verify(str(dated), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert spark.read.format("delta").load(str(forged)).count() == 1000  # COUNT(*) from numRecords
+    assert spark.read.format("delta").load(str(forged)).where("id = 109").collect() == []  # the file skipped
+    assert 109 in [r.id for r in spark.read.format("delta").load(str(forged)).select("id").collect()]  # it is there
+    rc, doc = verify(str(forged), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+
+
+@pytest.mark.usefixtures("iceberg_env")
+@pytest.mark.parametrize("transform", ["day", "bucket"])
+def test_iceberg_rewrite_partition_tuple_that_misstates_the_rows(transform: str, tmp_path: Path) -> None:
+    """Partitioned by day(ts) or bucket(4, id): the rewrite's file holds the rows of one partition but its manifest
+    entry gives it another partition value. A full scan reads the rows from the file; a filtered one prunes the file
+    by its tuple (pyiceberg, measured: the rows of that day vanish)."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.expressions import EqualTo
+    from pyiceberg.transforms import BucketTransform, DayTransform
+    from pyiceberg.typedef import Record
+    from pyiceberg.types import LongType, TimestamptzType
+
+    from carriers.iceberg.carrier import attest_after_write
+    from tests.adversarial.test_content_rewrite_iceberg import IDS, _rows
+    from tests.iceberg.conftest import CATALOG, catalog_properties
+    from tests.iceberg.rewrites import live_data_files, replace, with_ids, write_file
+
+    (tmp_path / "warehouse").mkdir()
+    catalog = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema=_rows().schema)
+    with table.update_spec() as update:
+        if transform == "day":
+            update.add_field("ts", DayTransform(), "ts_day")
+        else:
+            update.add_field("id", BucketTransform(4), "id_bucket")
+    table = catalog.load_table("ns.t")
+    one = _rows().slice(0, 1)
+    ts = one.column("ts")[0].as_py()
+    # pyiceberg's append needs pyiceberg-core for these transforms: the first file is written and appended by hand.
+    micros = int(one.column("ts").cast(pa.int64())[0].as_py())
+    value = (DayTransform().transform(TimestamptzType())(micros) if transform == "day"
+             else BucketTransform(4).transform(LongType())(1))
+    first = write_file(table, with_ids(one, IDS), partition=Record(value), spec_id=table.spec().spec_id)
+    table = replace(catalog, table, remove=[], data_files=[first], operation="append")
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    table = catalog.load_table("ns.t")
+    (victim,) = live_data_files(table)
+    query = EqualTo("ts", ts.isoformat()) if transform == "day" else EqualTo("id", 1)
+    assert table.scan(row_filter=query).to_arrow().num_rows == 1
+    honest = write_file(table, with_ids(one, IDS), partition=victim.partition, spec_id=victim.spec_id)
+    forged = write_file(table, with_ids(one, IDS), partition=Record(value + 1), spec_id=victim.spec_id)
+    control = replace(catalog, table, remove=[victim], data_files=[honest])
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc  # the same tuple: honest
+    table = replace(catalog, control, remove=live_data_files(control), data_files=[forged])
+    assert table.scan().to_arrow().num_rows == 1  # a full scan reads the row ...
+    assert table.scan(row_filter=query).to_arrow().num_rows == 0  # ... a filtered one prunes the file
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "partition value" in doc["errors"][0]["message"], doc
+
+
+# ---- a field id given to two columns ---------------------------------------------------------------------------------
+@pytest.mark.usefixtures("iceberg_env")
+def test_iceberg_rewrite_with_a_field_id_given_twice(tmp_path: Path) -> None:
+    """The rewrite's file holds every column with its id, plus a first column of other values under a's id (5):
+    pyiceberg reads the last column of an id (measured: a's values, the digest unchanged: VERIFIED before); the spec
+    forbids the file, and a reader taking the first gets the other values."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from carriers.iceberg.carrier import attest_after_write
+    from tests.adversarial.test_content_rewrite_iceberg import IDS, _rows
+    from tests.iceberg.conftest import CATALOG, catalog_properties
+    from tests.iceberg.rewrites import replace, with_ids
+
+    (tmp_path / "warehouse").mkdir()
+    catalog = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema=_rows().schema)
+    table.append(_rows().slice(0, 1))
+    table.append(_rows().slice(1))
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    data = _rows().append_column("zz", pa.array([99, 98, 97], pa.int32())).select(
+        ["zz", "id", "v", "f", "ts", "a", "b"])
+    table = replace(catalog, catalog.load_table("ns.t"), [with_ids(data, [5, *IDS])])
+    assert sorted(table.scan().to_arrow().column("a").to_pylist()) == [10, 20, 30]
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 1 and codes(doc) == ["table_inconsistent"], doc
+
+
+def test_delta_id_mapped_rewrite_with_a_field_id_given_twice(tmp_path: Path) -> None:
+    """Column mapping by id: a first column 'zz' of other values carries a's field id (1) beside the right columns.
+    delta-rs reads by physical name (the same rows); Spark reads by field id and need not take a's column."""
+    from tests.adversarial.test_content_rewrite_delta import _ids
+
+    path = tmp_path / "t"
+    _mapped_table(path, "id")
+    rels = sorted(_adds(path))
+    rows = _merged(path, rels)
+    rows = rows.add_column(0, "zz", pa.array([7] * rows.num_rows, pa.int64()))
+    rewrite(path, rels, [(_ids(rows, {"zz": 1, "col-aaaa": 1, "col-bbbb": 2}), {})])
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["unsupported_table"], doc
+    assert "names two columns" in doc["errors"][0]["message"], doc

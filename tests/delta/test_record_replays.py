@@ -1,0 +1,98 @@
+"""A Delta ``record`` replays the log of the version it attests once: the live files and reader view are judged on
+that replay, and the attestation commit takes the table's metadata from the same one (carriers/delta/commit.py),
+instead of replaying the log a second time. Counted, not timed: every replay goes through ``carriers.delta.log.replay``
+as the carrier and the commit module name it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from deltalake import write_deltalake
+
+import carriers.delta.carrier as carrier_module
+import carriers.delta.commit as commit_module
+from attest.verify.table import verify_table
+from carriers import properties as props
+from carriers.delta.carrier import DeltaCarrier
+from carriers.delta.log import read_commit, replay
+from carriers.storage.base import Storage
+from tests.delta.conftest import PROGRAM
+
+
+@pytest.fixture
+def replays(monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
+    """How many times each version's log was replayed (by the carrier and by the attestation commit)."""
+    counted: Counter[int] = Counter()
+
+    def counting(storage: Storage, version: int) -> object:
+        counted[version] += 1
+        return replay(storage, version)
+
+    monkeypatch.setattr(carrier_module, "replay", counting)
+    monkeypatch.setattr(commit_module, "replay", counting)
+    return counted
+
+
+def test_record_of_a_first_version_replays_it_once(tmp_path: Path, replays: Counter[int]) -> None:
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"v": [1, 2, 3]}))  # version 0
+    result = DeltaCarrier(str(path)).record(model="orders", program_hash=PROGRAM)
+    assert result.attested_version == "0"
+    assert replays == Counter({0: 1})
+    commit = read_commit(DeltaCarrier(str(path)).storage, 1)  # the attestation commit, from that replay's metadata
+    assert commit is not None and commit.configuration is not None
+    assert props.attestation_keys(commit.configuration)[props.KEY_VERSION] == "0"
+    assert verify_table(DeltaCarrier(str(path)), level="bytes").passed
+
+
+def test_record_of_an_append_on_an_unattested_base_replays_only_the_version_it_attests(
+        tmp_path: Path, replays: Counter[int]) -> None:
+    """The append builds on version 0, which record observes as an input: with no attestation in force there, the input
+    is heuristic whatever its files are, so version 0 is neither listed nor replayed (AttestedTable.observe)."""
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"v": [1, 2]}))  # version 0
+    write_deltalake(str(path), pa.table({"v": [3]}), mode="append")  # version 1
+    carrier = DeltaCarrier(str(path))
+    result = carrier.record(model="orders", program_hash=PROGRAM)
+    assert result.attested_version == "1"
+    assert replays == Counter({1: 1})
+    assert result.manifest.inputs_proof_class == "heuristic"
+    # Once the record is over, a reading operation sees the log as it is now: replayed again.
+    assert verify_table(carrier, level="files").passed
+    assert replays == Counter({1: 1, 2: 1})
+
+
+def test_record_of_an_append_replays_it_once_though_observing_its_base_forgets_what_was_read(
+        tmp_path: Path, replays: Counter[int]) -> None:
+    """The append builds on version 0, attested, which record observes as an input (a reading operation of its own,
+    after which the carrier forgets what it loaded): the replay of the attested version still serves the commit."""
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"v": [1, 2]}))  # version 0
+    DeltaCarrier(str(path)).record(model="orders", program_hash=PROGRAM)  # its attestation commit: version 1
+    write_deltalake(str(path), pa.table({"v": [3]}), mode="append")  # version 2
+    replays.clear()
+    carrier = DeltaCarrier(str(path))
+    result = carrier.record(model="orders", program_hash=PROGRAM)
+    assert result.attested_version == "2"
+    assert replays == Counter({2: 1, 0: 1})
+    assert result.manifest.inputs_proof_class == "strong"
+    # Once the record is over, a reading operation sees the log as it is now: replayed again.
+    assert verify_table(carrier, level="files").passed
+    assert replays == Counter({2: 1, 0: 1, 3: 1})
+
+
+def test_what_a_record_replayed_is_not_kept_past_it(tmp_path: Path, replays: Counter[int]) -> None:
+    """A kept carrier's next reading operation, or next record, replays the log as it is then."""
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"v": [1, 2]}))  # version 0
+    carrier = DeltaCarrier(str(path))
+    carrier.record(model="orders", program_hash=PROGRAM)  # version 1 carries it
+    assert replays == Counter({0: 1})
+    assert verify_table(carrier, version=0, level="files").passed
+    assert replays == Counter({0: 2})
+    write_deltalake(str(path), pa.table({"v": [3]}), mode="overwrite")  # version 2
+    carrier.record(model="orders", program_hash=PROGRAM)  # version 3 carries it
+    assert replays == Counter({0: 2, 2: 1})
