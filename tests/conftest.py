@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 
     from pyspark.sql import SparkSession
 
+    from carriers.spark.hook import Hook
+
 HEX_A = "a" * 64
 HEX_B = "b" * 64
 HEX_C = "c" * 64
@@ -77,3 +79,15 @@ def spark(spark_warehouse: Path) -> Iterator[SparkSession]:
     session = local_session(spark_warehouse, app_name="recipe-attest-tests")
     yield session
     session.stop()
+
+
+@pytest.fixture
+def required_hook(spark: SparkSession) -> Iterator[Hook]:
+    """The hook as a job installs it, ``attest.spark.install(spark, policy="required")``, on the shared session for one
+    test, uninstalled after it. A module takes it as its ``hook`` with ``hook = required_hook`` (tests/spark's own
+    ``hook`` is a factory, tests/spark/conftest.py)."""
+    from attest.spark import install
+
+    h = install(spark, policy="required")
+    yield h
+    h.uninstall()

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.adversarial import test_spark_attacks as spark_attacks
 from tests.adversarial.test_iceberg_view_attacks import _delete_manifest_sequence_number, swap_names
 from tests.adversarial.test_spark_attacks import _attested_iceberg, _refused, _verify
+from tests.conftest import required_hook
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.spark
 
-hook = spark_attacks.hook  # the Spark hook installed for the test (its attestations), as in test_spark_attacks
+hook = required_hook  # attest.spark.install(spark, policy="required") for the test (tests/conftest.py)
 
 
 def _pyiceberg(warehouse: Path, name: str) -> Table:

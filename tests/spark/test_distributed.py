@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,7 @@ from carriers.spark.distributed import (
 )
 from carriers.spark.errors import SparkJobError
 from carriers.storage.base import local_path_of
+from tests.conftest import required_hook
 from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
 from tests.servers.stores import Bucket as S3
 
@@ -94,11 +95,7 @@ def _delta_path(spark: SparkSession, name: str) -> str:
     return location.removeprefix("file:")
 
 
-@pytest.fixture
-def hook(spark: SparkSession) -> Iterator[Hook]:
-    h = attest.spark.install(spark, policy="required")
-    yield h
-    h.uninstall()
+hook = required_hook  # attest.spark.install(spark, policy="required") for the test (tests/conftest.py)
 
 
 # ---- Delta ------------------------------------------------------------------------------------------------------

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.conftest import required_hook
 from tests.spark.test_hook import _attest, _delta_path, _show
 from tests.spark.test_maintenance_iceberg import _age, _pyiceberg, _remove_orphans_now
 
@@ -29,13 +29,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture(scope="module")
-def hook(spark: SparkSession) -> Iterator[Hook]:
-    from attest.spark import install
-
-    h = install(spark, policy="required")
-    yield h
-    h.uninstall()
+hook = required_hook  # attest.spark.install(spark, policy="required") for the test (tests/conftest.py)
 
 
 def _verified(ref: str, warehouse: Path) -> dict[str, Any]:

@@ -8,11 +8,12 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from tests.conftest import required_hook
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -33,13 +34,7 @@ def _attest(*args: str, warehouse: Path) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300)
 
 
-@pytest.fixture
-def hook(spark: SparkSession) -> Iterator[Hook]:
-    from attest.spark import install
-
-    made = install(spark, policy="required")
-    yield made
-    made.uninstall()
+hook = required_hook  # attest.spark.install(spark, policy="required") for the test (tests/conftest.py)
 
 
 def _walk(ref: str, warehouse: Path) -> tuple[int, dict[str, Any]]:

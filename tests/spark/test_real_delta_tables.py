@@ -4,12 +4,12 @@ special partition values — attested by the hook and verified without Spark (de
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.conftest import required_hook
 from tests.spark.test_hook import _attest, _delta_path, _uid
 
 if TYPE_CHECKING:
@@ -20,13 +20,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture
-def hook(spark: SparkSession) -> Iterator[Hook]:
-    from attest.spark import install
-
-    h = install(spark, policy="required")
-    yield h
-    h.uninstall()
+hook = required_hook  # attest.spark.install(spark, policy="required") for the test (tests/conftest.py)
 
 
 def _verify_json(ref: str) -> dict[str, object]:

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from attest.verify.table import verify_table
+from tests.conftest import required_hook
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -23,13 +23,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture
-def hook(spark: SparkSession) -> Iterator[Hook]:
-    from attest.spark import install
-
-    h = install(spark, policy="required")
-    yield h
-    h.uninstall()
+hook = required_hook  # attest.spark.install(spark, policy="required") for the test (tests/conftest.py)
 
 
 def _txn(table: Path) -> dict[int, int]:
