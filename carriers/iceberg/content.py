@@ -590,7 +590,7 @@ class _SchemaIO:
 class _SchemaInput:
     def __init__(self, owner: _SchemaIO, found: Any) -> None:
         self.owner, self.found = owner, found
-        self.location = found.location
+        self.location = getattr(found, "location", owner.location)
 
     def __len__(self) -> int:
         return len(self.found)
