@@ -556,16 +556,16 @@ def _equality_rows(io: Any, df: Mapping[str, Any], ids: Sequence[int], cache: di
         except Exception as exc:
             raise AttestError(f"equality delete file {location} cannot be read as Parquet: {exc}",
                               code=Code.TABLE_UNREADABLE) from exc
-        by_id: dict[int, Any] = {}
+        by_id: dict[str, Any] = {}
         for i, fld in enumerate(table.schema):
             raw = (fld.metadata or {}).get(b"PARQUET:field_id")
             if raw is not None and raw.decode("utf-8", "replace").isdigit():
-                by_id.setdefault(int(raw), []).append(table.column(i))
+                by_id.setdefault(str(int(raw)), []).append(table.column(i))
         cache[cache_key] = by_id
-    found: dict[int, Any] = cache[cache_key]
+    found = cache[cache_key]
     out: dict[int, Any] = {}
     for i in ids:
-        cols = found.get(i, [])
+        cols = found.get(str(i), [])
         if len(cols) != 1:
             raise AttestError(f"equality delete file {df['file_path']} has {len(cols)} columns of field id {i} "
                               "(one is needed: readers match its columns by field id)", code=Code.UNSUPPORTED_TABLE)

@@ -106,9 +106,9 @@ def commit_delete_file(table: Table, path: Path, *, target: str | None = None, e
 
     if deleted is not None:
         equality, ids = True, list(equality_ids or [])
-        pq.write_table(pa.table(deleted.columns, schema=pa.schema(
-            [f.with_metadata({b"PARQUET:field_id": str(i).encode()}) for f, i in zip(deleted.schema, ids, strict=True)])),
-            path)
+        fields = [f.with_metadata({b"PARQUET:field_id": str(i).encode()})
+                  for f, i in zip(deleted.schema, ids, strict=True)]
+        pq.write_table(pa.table(deleted.columns, schema=pa.schema(fields)), path)
     elif equality:
         pq.write_table(pa.table({"id": pa.array([1], pa.int64())}), path)
     else:

@@ -102,10 +102,12 @@ def test_equality_deletes_are_applied_as_java_applies_them(tmp_path: Path, table
     scan such a table (measured), so the rows a reader gets are Java's (tests/spark/test_maintenance_iceberg.py
     measures Spark returning exactly these)."""
     table.append(pa.table({"id": pa.array([0, 1, 2, 7], pa.int64()), "v": ["row-0", "row-1", "row-2", None]}))
-    commit_delete_file(table, local(table.location()) / "data" / "eq-id.parquet", deleted=pa.table({"id": pa.array([1], pa.int64())}),
+    commit_delete_file(table, local(table.location()) / "data" / "eq-id.parquet",
+                       deleted=pa.table({"id": pa.array([1], pa.int64())}),
                        equality_ids=[1])
     table.append(rows(1, 1))  # id 1 again, newer than the delete: read
-    commit_delete_file(table, local(table.location()) / "data" / "eq-v.parquet", deleted=pa.table({"v": pa.array([None], pa.string())}),
+    commit_delete_file(table, local(table.location()) / "data" / "eq-v.parquet",
+                       deleted=pa.table({"v": pa.array([None], pa.string())}),
                        equality_ids=[2])  # deletes the null v of the first file (null equals null), nothing else
     with pytest.raises((NotImplementedError, ValueError), match="equality deletes"):
         table.scan().to_arrow()
@@ -153,7 +155,8 @@ def test_one_open_and_one_row_read_per_data_file(tmp_path: Path, table: Table, m
 
     table.append(pa.table({"id": pa.array([0, 1, 2, 3], pa.int64()), "v": ["a", "b", "c", "d"]}))
     commit_delete_file(table, local(table.location()) / "data" / "pos.parquet")  # position 0: id 0
-    commit_delete_file(table, local(table.location()) / "data" / "eq.parquet", deleted=pa.table({"id": pa.array([2], pa.int64())}),
+    commit_delete_file(table, local(table.location()) / "data" / "eq.parquet",
+                       deleted=pa.table({"id": pa.array([2], pa.int64())}),
                        equality_ids=[1])
     carrier = carrier_of(table)
     v = carrier._resolve(None)
