@@ -531,14 +531,18 @@ def _equality_keep(reader: IcebergContentReader, io: Any, rows: pa.Table, keys: 
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
             raise AttestError(f"equality delete file {k}: its values are not values of the columns it deletes by "
                               f"({exc})", code=Code.UNSUPPORTED_TABLE) from exc
-        if len(ids) == 1:
-            hit = pc.is_in(rows.column(columns[0].name), value_set=wanted[0].combine_chunks(),
-                         skip_nulls=False)
-        else:
-            gone = set(zip(*(w.to_pylist() for w in wanted), strict=True))
-            got = zip(*(rows.column(c.name).to_pylist() for c in columns), strict=True)
-            hit = pa.array([t in gone for t in got], pa.bool_())
-        deleted = pc.or_(deleted, pc.fill_null(hit, False))
+        try:
+            if len(ids) == 1:
+                hit = pc.is_in(rows.column(columns[0].name), value_set=wanted[0].combine_chunks(),
+                               skip_nulls=False)
+            else:
+                gone = set(zip(*(w.to_pylist() for w in wanted), strict=True))
+                got = zip(*(rows.column(c.name).to_pylist() for c in columns), strict=True)
+                hit = pa.array([t in gone for t in got], pa.bool_())
+            deleted = pc.or_(deleted, pc.fill_null(hit, False))
+        except (pa.ArrowException, TypeError, ValueError) as exc:  # a type Arrow cannot compare: no claim
+            raise AttestError(f"equality delete file {k}: the rows of data file {path} cannot be compared with it "
+                              f"({exc})", code=Code.UNSUPPORTED_TABLE) from exc
     return pc.invert(deleted)
 
 
