@@ -143,6 +143,25 @@ def test_equality_deletes_without_field_ids_are_not_digested(table: Table) -> No
     assert state.attestation is not None and state.attestation.content is None
 
 
+@pytest.mark.parametrize("field", ["f", "twice"])
+def test_equality_deletes_no_reading_is_certain_of_are_not_digested(catalog: SqlCatalog, field: str) -> None:
+    """A float equality field (Java compares -0.0 and NaN otherwise than Arrow), and a delete file giving its field
+    id to two columns: no digest (``unsupported_table``), never one reading's rows."""
+    t = catalog.create_table("ns.f", schema=pa.schema([pa.field("id", pa.int64()), pa.field("f", pa.float64())]))
+    t.append(pa.table({"id": pa.array([1, 2], pa.int64()), "f": pa.array([0.0, float("nan")], pa.float64())}))
+    path = local(t.location()) / "data" / "eq.parquet"
+    if field == "f":
+        commit_delete_file(t, path, deleted=pa.table({"f": pa.array([-0.0], pa.float64())}), equality_ids=[2])
+    else:
+        commit_delete_file(t, path, deleted=pa.table({"a": pa.array([1], pa.int64()), "b": pa.array([2], pa.int64())}),
+                           equality_ids=[1, 1])
+    carrier = carrier_of(t)
+    v = carrier._resolve(None)
+    with pytest.raises(AttestError) as caught:
+        carrier.file_content_digests(v, carrier._live(v).files)
+    assert caught.value.code == "unsupported_table"
+
+
 def test_one_open_and_one_row_read_per_data_file(tmp_path: Path, table: Table, monkeypatch: pytest.MonkeyPatch
                                                  ) -> None:
     """A data file with position and equality deletes, digested with its statistics held to its rows (what the
