@@ -104,15 +104,21 @@ class _Literal:
     def invalid(self) -> ValueError:
         return ValueError(f"invalid number {self.text!r}")
 
+    def digit(self) -> str:
+        """The next character, consumed: a digit, or the number is invalid (the first of an integer part or an
+        exponent)."""
+        first = self.peek()
+        if first not in _DIGITS or not first:
+            raise self.invalid()
+        self.pos += 1
+        return first
+
     def parse(self) -> int | float:
         positive = True
         if self.peek() == "-":
             positive = False
             self.pos += 1
-        first = self.peek()
-        if first not in _DIGITS or not first:
-            raise self.invalid()
-        self.pos += 1
+        first = self.digit()
         significand = ord(first) - 48
         if first == "0":
             if self.peek() in _DIGITS:
@@ -178,11 +184,7 @@ class _Literal:
         if self.peek() in ("+", "-"):
             positive_exp = self.peek() == "+"
             self.pos += 1
-        first = self.peek()
-        if first not in _DIGITS or not first:
-            raise self.invalid()
-        self.pos += 1
-        exp = ord(first) - 48
+        exp = ord(self.digit()) - 48
         if exp == 0:
             self.skip_zeros()
         while self.peek() in _DIGITS:

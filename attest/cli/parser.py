@@ -249,8 +249,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="show progress on stderr even when it is not a terminal (a line every few seconds, for "
                        "logs); on a terminal it is always shown")
         _add_trust(p, " on every table")
-        p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
-                       help="object-store option passed to the table library (repeatable; values are never printed)")
+        _add_table_options(p, version=False)
         _add_spark_options(p)
         _add_catalog(p)
         p.set_defaults(func="audit:cmd_audit")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from attest._signature import arguments_of
 from attest.canonical import digest
 
 
@@ -34,15 +35,8 @@ def env_document(
     return doc
 
 
-def env_identity(
-    *,
-    producer_name: str,
-    producer_version: str,
-    engines: Mapping[str, str] | None = None,
-    dialect: str | None = None,
-    table_format: str | None = None,
-    protocol: Mapping[str, Any] | None = None,
-) -> str:
-    """BLAKE3 (v1) of the environment document; see docs/identities.md for the field list."""
-    return digest(env_document(producer_name=producer_name, producer_version=producer_version, engines=engines,
-                               dialect=dialect, table_format=table_format, protocol=protocol))
+@arguments_of(env_document)
+def env_identity(**fields: Any) -> str:
+    """BLAKE3 (v1) of the environment document (``env_document``, which takes the same keywords); see
+    docs/identities.md for the field list."""
+    return digest(env_document(**fields))

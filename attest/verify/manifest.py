@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from attest._signature import options_of
 from attest.errors import ArgumentsError, Code
 from attest.hashing import hash_regular_file, hash_sized_files
 from attest.model import load_json_document
@@ -158,16 +159,8 @@ def _hash_found(sizes: dict[str, int], progress: Callable[[int, int, int], None]
     return hashes, unreadable
 
 
-def verify_manifest_bytes(
-    data: bytes,
-    *,
-    subject: str,
-    artifacts_dir: Path | None = None,
-    level: Level | None = None,
-    progress: Callable[[int, int, int], None] | None = None,
-    early: EarlyHashes | None = None,
-) -> Report:
-    """Parse (raising ManifestMalformedError on bad, too deep or too large JSON) and verify."""
-    document = load_json_document(data)
-    return verify_document(document, subject=subject, artifacts_dir=artifacts_dir, level=level, progress=progress,
-                           early=early)
+@options_of(verify_document)
+def verify_manifest_bytes(data: bytes, **options: Any) -> Report:
+    """Parse (raising ManifestMalformedError on bad, too deep or too large JSON) and verify: ``options`` are
+    ``verify_document``'s (``subject``, ``artifacts_dir``, ``level``, ``progress``, ``early``)."""
+    return verify_document(load_json_document(data), **options)

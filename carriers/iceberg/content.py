@@ -27,7 +27,7 @@ of carriers/iceberg/deletes.py) the table stays ``table_inconsistent``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,8 +38,10 @@ from carriers.iceberg.deletes import Planned
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from pyiceberg.partitioning import PartitionField
     from pyiceberg.schema import Schema
     from pyiceberg.table.snapshots import Snapshot
+    from pyiceberg.types import NestedField
 
     from carriers.core import Version
     from carriers.iceberg.carrier import IcebergCarrier
@@ -213,6 +215,27 @@ def _positions(io: Any, location: str, delete_records: Sequence[Any],
     return out
 
 
+def _partition_columns(specs: Mapping[int, Any], df: Mapping[str, Any], schema: Schema, rows: pa.Table
+                       ) -> Iterator[tuple[PartitionField, NestedField, Any, pa.ChunkedArray]]:
+    """Each field of the partition spec of manifest record ``df`` with the file's value for it (its partition tuple,
+    in Iceberg's internal form), as ``(partition field, source schema field, value, the source column of rows)``;
+    fields whose source column ``schema`` or ``rows`` lacks, or the tuple does not reach, are passed over, and nothing
+    is given for an unpartitioned file or no rows. What ``_partition_check`` and ``_check_transforms`` hold the rows
+    to."""
+    spec = specs.get(int(df.get("spec_id") or 0))
+    partition = df.get("partition")
+    if spec is None or partition is None or rows.num_rows == 0:
+        return
+    values = list(getattr(partition, "_data", partition) or [])
+    for pf, value in zip(spec.fields, values, strict=False):  # a tuple shorter than the spec: its fields are passed
+        try:
+            source = schema.find_field(pf.source_id)
+        except ValueError:
+            continue
+        if source.name in rows.column_names:
+            yield pf, source, value, rows.column(source.name)
+
+
 def _partition_check(specs: Mapping[int, Any], df: Mapping[str, Any], schema: Schema, rows: pa.Table,
                      path: str) -> None:
     """Refuse a file whose identity-partitioned column holds another value than its partition tuple (Java reads the
@@ -221,22 +244,9 @@ def _partition_check(specs: Mapping[int, Any], df: Mapping[str, Any], schema: Sc
     import pyarrow.compute as pc
     from pyiceberg.transforms import IdentityTransform
 
-    spec = specs.get(int(df.get("spec_id") or 0))
-    partition = df.get("partition")
-    if spec is None or partition is None or rows.num_rows == 0:
-        return
-    values = list(getattr(partition, "_data", partition) or [])
-    for i, pf in enumerate(spec.fields):
-        if not isinstance(pf.transform, IdentityTransform) or i >= len(values):
+    for pf, source, expected, column in _partition_columns(specs, df, schema, rows):
+        if not isinstance(pf.transform, IdentityTransform):
             continue
-        try:
-            name = schema.find_field(pf.source_id).name
-        except ValueError:
-            continue
-        if name not in rows.column_names:
-            continue
-        column = rows.column(name)
-        expected = values[i]
         if expected is None:
             same = column.null_count == len(column)
         else:
@@ -249,8 +259,8 @@ def _partition_check(specs: Mapping[int, Any], df: Mapping[str, Any], schema: Sc
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, ValueError):
                 same = False
         if not same:
-            raise AttestError(f"data file {path}: its column {name!r} holds values other than its partition value "
-                              f"{expected!r} (Iceberg Java reads the partition value, pyiceberg the file's)",
+            raise AttestError(f"data file {path}: its column {source.name!r} holds values other than its partition "
+                              f"value {expected!r} (Iceberg Java reads the partition value, pyiceberg the file's)",
                               code=Code.TABLE_INCONSISTENT)
 
 
@@ -374,32 +384,20 @@ def _check_transforms(specs: Mapping[int, Any], df: Mapping[str, Any], schema: S
 
     from carriers.content_store import StatisticsMismatch
 
-    spec = specs.get(int(df.get("spec_id") or 0))
-    partition = df.get("partition")
-    if spec is None or partition is None or rows.num_rows == 0:
-        return
-    values = list(getattr(partition, "_data", partition) or [])
-    for i, pf in enumerate(spec.fields):
-        if isinstance(pf.transform, IdentityTransform | VoidTransform) or i >= len(values):
+    for pf, source, value, column in _partition_columns(specs, df, schema, rows):
+        if isinstance(pf.transform, IdentityTransform | VoidTransform):
             continue  # identity: _partition_check (readers disagree on the rows); void: always null
-        try:
-            col = schema.find_field(pf.source_id)
-        except ValueError:
-            continue
-        if col.name not in rows.column_names:
-            continue
-        column = rows.column(col.name)
         try:
             if pa.types.is_temporal(column.type):  # transforms take Iceberg's internal form: days, microseconds
                 column = column.cast(pa.int32() if pa.types.is_date32(column.type) else pa.int64())
-            apply = pf.transform.transform(col.field_type)
+            apply = pf.transform.transform(source.field_type)
             got = {apply(v) for v in pc.unique(column).to_pylist()}
         except Exception as exc:
             raise StatisticsMismatch(f"data file {path}, added by a rewrite: its partition value of {pf.name!r} cannot "
                                      f"be held to its rows ({exc})") from exc
-        if got != {values[i]}:
+        if got != {value}:
             raise StatisticsMismatch(
-                f"data file {path}, added by a rewrite, has the partition value {values[i]!r} for {pf.name!r} "
+                f"data file {path}, added by a rewrite, has the partition value {value!r} for {pf.name!r} "
                 f"({pf.transform}), its rows map to {sorted(map(str, got))[:3]}: readers prune files by it")
 
 

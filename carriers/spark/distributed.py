@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from attest.errors import CarrierError, Code
 from attest.tables import DataFile, Progress
@@ -95,6 +95,7 @@ SINGLE_READ_BYTES = 512 << 20
 
 JOB_GROUP_PREFIX = "recipe-attest-hash"
 _POLL_S = 0.2
+_T = TypeVar("_T")
 
 
 # ---- what executors need to open the table's filesystem ---------------------------------------------------------
@@ -447,20 +448,9 @@ class ExecutorHasher:
         if not files:
             return {}
         sc = self.sc
-        ship_code(sc)
-        buckets = plan_buckets(files, sc.defaultParallelism * self.tasks_per_core)
-        done_files, done_bytes, cpu = sc.accumulator(0), sc.accumulator(0), sc.accumulator(0.0)
-        task = functools.partial(_hash_buckets, self.recipe, done_files, done_bytes, cpu)
-        # One bucket per partition: parallelize slices a list of n items into n partitions of one item each.
-        rdd = sc.parallelize(buckets, len(buckets)).mapPartitions(task)
-        group = f"{JOB_GROUP_PREFIX}-{uuid.uuid4().hex[:12]}"
-        description = f"recipe-attest: hashing {len(files)} file(s) of {self.label}"
-        start = time.monotonic()
-        rows = _collect(sc, rdd, group, description, len(files), progress, done_files, done_bytes)
-        self.stats.seconds += time.monotonic() - start
-        self.stats.executor_cpu_seconds += float(cpu.value)
-        self.stats.tasks += len(buckets)
-        self.stats.job_groups.append(group)
+        task = functools.partial(_hash_buckets, self.recipe)
+        rows = self._run(sc, plan_buckets(files, self._slots(sc)), task, f"hashing {len(files)} file(s)", len(files),
+                         progress)
         wanted = {f.path for f in files}
         out: dict[str, str] = {}
         for path, size, digest in rows:
@@ -486,20 +476,9 @@ class ExecutorHasher:
             return self.hash_files(files, progress=progress), {}
         from attest.content import ContentDigest
 
-        ship_code(sc)
-        buckets = _file_buckets(files, sc.defaultParallelism * self.tasks_per_core)
-        done_files, done_bytes, cpu = sc.accumulator(0), sc.accumulator(0), sc.accumulator(0.0)
-        task = functools.partial(_hash_and_digest_buckets, self.recipe, content, SINGLE_READ_BYTES, done_files,
-                                 done_bytes, cpu)
-        rdd = sc.parallelize(buckets, len(buckets)).mapPartitions(task)
-        group = f"{JOB_GROUP_PREFIX}-{uuid.uuid4().hex[:12]}"
-        description = f"recipe-attest: hashing and digesting {len(files)} file(s) of {self.label}"
-        start = time.monotonic()
-        rows = _collect(sc, rdd, group, description, len(files), progress, done_files, done_bytes)
-        self.stats.seconds += time.monotonic() - start
-        self.stats.executor_cpu_seconds += float(cpu.value)
-        self.stats.tasks += len(buckets)
-        self.stats.job_groups.append(group)
+        task = functools.partial(_hash_and_digest_buckets, self.recipe, content, SINGLE_READ_BYTES)
+        rows = self._run(sc, _file_buckets(files, self._slots(sc)), task,
+                         f"hashing and digesting {len(files)} file(s)", len(files), progress)
         wanted = {f.path for f in files}
         hashes: dict[str, str] = {}
         digests: dict[str, ContentDigest] = {}
@@ -513,6 +492,31 @@ class ExecutorHasher:
                 digests[path] = ContentDigest.from_bytes(digest)
                 self.stats.executor_content_files += 1
         return hashes, digests
+
+    def _slots(self, sc: SparkContext) -> int:
+        """How many buckets a job's files are planned into: ``tasks_per_core`` per default-parallelism slot."""
+        return sc.defaultParallelism * self.tasks_per_core
+
+    def _run(self, sc: SparkContext, buckets: Sequence[Any], task: Callable[..., Iterator[Any]], doing: str,
+             total: int, progress: Progress | None) -> list[Any]:
+        """One Spark job, the same for every kind of task: the code shipped, one bucket per partition mapped by
+        ``task(done_files, done_bytes, cpu_seconds, buckets)`` (accumulators it adds to), collected in a job group of
+        its own described as ``doing`` (``_collect``: progress, Ctrl-C); the job's time, CPU, tasks and group go to
+        ``stats``. The rows the tasks yielded."""
+        ship_code(sc)
+        done_files, done_bytes, cpu = sc.accumulator(0), sc.accumulator(0), sc.accumulator(0.0)
+        # One bucket per partition: parallelize slices a list of n items into n partitions of one item each.
+        rdd = sc.parallelize(buckets, len(buckets)).mapPartitions(functools.partial(task, done_files, done_bytes,
+                                                                                    cpu))
+        group = f"{JOB_GROUP_PREFIX}-{uuid.uuid4().hex[:12]}"
+        start = time.monotonic()
+        rows = _collect(sc, rdd, group, f"recipe-attest: {doing} of {self.label}", total, progress, done_files,
+                        done_bytes)
+        self.stats.seconds += time.monotonic() - start
+        self.stats.executor_cpu_seconds += float(cpu.value)
+        self.stats.tasks += len(buckets)
+        self.stats.job_groups.append(group)
+        return rows
 
 
 def _collect(sc: SparkContext, rdd: Any, group: str, description: str, total: int, progress: Progress | None,
@@ -577,44 +581,39 @@ class RoutedHasher:
         self.label = label
 
     def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
-        total = sum(max(f.size, 0) for f in files)
-        if self.threshold is not None and total >= self.threshold and files:
-            try:
-                hasher = ExecutorHasher(self.spark, self.storage, label=self.label, stats=self.stats)
-                return hasher.hash_files(files, progress=progress)
-            except (SparkJobError, CarrierError) as exc:
-                from attest.render.terminal import terminal_safe_logger
-
-                terminal_safe_logger("attest.spark").warning("attest.spark: hashing %d file(s) on the executors "
-                                                             "failed (%s); hashing them on the driver", len(files),
-                                                             exc.message)
-                self.stats.fallbacks += 1
-        hashes = hash_locations(self.storage, files, progress=progress)
-        self.stats.driver_files += len(hashes)
-        self.stats.driver_bytes += sum(f.size for f in files if f.path in hashes)
-        return hashes
+        hashed = self._on_executors(files, lambda hasher: hasher.hash_files(files, progress=progress))
+        return hashed if hashed is not None else self._on_driver(files, progress)
 
     def hash_and_digest(self, files: Sequence[DataFile], reader: Callable[[], ContentReader | None], *,
                         progress: Progress | None = None) -> tuple[dict[str, str], dict[str, ContentDigest]]:
         """As ``hash_files``, with the data files' content digests computed in the same executor tasks when the
         files go to the executors (``ExecutorHasher.hash_and_digest``); below the threshold, or when the job fails,
         only hashes (the content digests are then computed on the driver, as without executors)."""
-        total = sum(max(f.size, 0) for f in files)
-        if self.threshold is not None and total >= self.threshold and files:
-            try:
-                hasher = ExecutorHasher(self.spark, self.storage, label=self.label, stats=self.stats)
-                return hasher.hash_and_digest(files, reader, progress=progress)
-            except (SparkJobError, CarrierError) as exc:
-                from attest.render.terminal import terminal_safe_logger
+        done = self._on_executors(files, lambda hasher: hasher.hash_and_digest(files, reader, progress=progress))
+        return done if done is not None else (self._on_driver(files, progress), {})
 
-                terminal_safe_logger("attest.spark").warning("attest.spark: hashing %d file(s) on the executors "
-                                                             "failed (%s); hashing them on the driver", len(files),
-                                                             exc.message)
-                self.stats.fallbacks += 1
+    def _on_executors(self, files: Sequence[DataFile], job: Callable[[ExecutorHasher], _T]) -> _T | None:
+        """``job`` on an ExecutorHasher when ``files`` hold at least ``threshold`` bytes; None when they stay on the
+        driver, or when the executor job failed (logged, counted in ``stats.fallbacks``)."""
+        total = sum(max(f.size, 0) for f in files)
+        if self.threshold is None or total < self.threshold or not files:
+            return None
+        try:
+            return job(ExecutorHasher(self.spark, self.storage, label=self.label, stats=self.stats))
+        except (SparkJobError, CarrierError) as exc:
+            from attest.render.terminal import terminal_safe_logger
+
+            terminal_safe_logger("attest.spark").warning("attest.spark: hashing %d file(s) on the executors "
+                                                         "failed (%s); hashing them on the driver", len(files),
+                                                         exc.message)
+            self.stats.fallbacks += 1
+            return None
+
+    def _on_driver(self, files: Sequence[DataFile], progress: Progress | None) -> dict[str, str]:
         hashes = hash_locations(self.storage, files, progress=progress)
         self.stats.driver_files += len(hashes)
         self.stats.driver_bytes += sum(f.size for f in files if f.path in hashes)
-        return hashes, {}
+        return hashes
 
 
 # ---- verification -------------------------------------------------------------------------------------------------

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote, urlparse
 
 from attest.errors import AttestError, CarrierError, Code
@@ -18,6 +18,7 @@ from carriers.storage.options import scheme_of
 
 # Names under a carrier root (sidecars, pointers, log files) are untrusted input: read at most this much.
 MAX_NAME_BYTES = 1 << 30
+_T = TypeVar("_T")
 
 
 def open_object_store(root: str, config: Mapping[str, str], client: Mapping[str, str]) -> Any:
@@ -101,14 +102,7 @@ class Storage(ABC):
             if not (real + "/").startswith(str(self.local_root) + "/"):
                 return None
             return _read_regular(Path(real))
-        try:
-            return self._read_remote(check_name(rel))
-        except AttestError:
-            raise
-        except BaseException as exc:
-            if not isinstance(exc, Exception) and not is_panic(exc):
-                raise
-            raise coded(exc, where=self.location(rel), secrets=self.secrets) from None
+        return self._remote(self._read_remote, rel)
 
     def list_names(self, rel_dir: str) -> list[str]:
         """File names directly under a folder (empty when it does not exist)."""
@@ -117,14 +111,19 @@ class Storage(ABC):
                 return sorted(os.listdir(self.local_path(rel_dir)))
             except (FileNotFoundError, NotADirectoryError):
                 return []
+        return self._remote(self._list_remote, rel_dir)
+
+    def _remote(self, call: Callable[[str], _T], rel: str) -> _T:
+        """``call`` (a read of the store) on the checked name ``rel``: a failure of the store's library — an
+        exception, or a panic of its Rust code — raised coded, naming where (never the options' secrets)."""
         try:
-            return self._list_remote(check_name(rel_dir))
+            return call(check_name(rel))
         except AttestError:
             raise
         except BaseException as exc:
             if not isinstance(exc, Exception) and not is_panic(exc):
                 raise
-            raise coded(exc, where=self.location(rel_dir), secrets=self.secrets) from None
+            raise coded(exc, where=self.location(rel), secrets=self.secrets) from None
 
     def write_once(self, rel: str, data: bytes) -> bool:
         """Write content-addressed bytes: True when written, False when identical bytes were there already.

@@ -75,8 +75,9 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
         ("content", "content", ("attest.content",)),
         ("canonical", "canonical · numbers", ("attest.canonical", "attest.numbers")),
         ("hashing", "hashing", ("attest.hashing",)),
-        ("base", "errors · record · redact · locations · _callable",
-         ("attest", "attest.errors", "attest.record", "attest.redact", "attest.locations", "attest._callable")),
+        ("base", "errors · record · redact · locations · _callable · _signature",
+         ("attest", "attest.errors", "attest.record", "attest.redact", "attest.locations", "attest._callable",
+          "attest._signature")),
         ("fast", "fast (the start-up switch · record · jsonscan)", ("attest.fast",)),
     ]),
 ]

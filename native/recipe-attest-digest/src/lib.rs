@@ -111,6 +111,52 @@ impl Drop for Bytes {
     }
 }
 
+/// The `keep` bitmap as `(bits, keep_offset)` for `kept_bit`, checked to hold bits `keep_offset .. keep_offset +
+/// length`; None (every row kept) without one.
+fn checked_keep(keep: Option<&Bytes>, keep_offset: usize, length: usize) -> PyResult<Option<(&[u8], usize)>> {
+    let Some(k) = keep else { return Ok(None) };
+    let bits = k.slice();
+    let needed = keep_offset.checked_add(length).ok_or_else(|| PyValueError::new_err("keep_offset overflows"))?;
+    if bits.len() * 8 < needed {
+        return Err(PyValueError::new_err("the keep bitmap is shorter than keep_offset + length bits"));
+    }
+    Ok(Some((bits, keep_offset)))
+}
+
+/// Both entry points' run: rows `0..length` split into chunks of CHUNK_ROWS, each summed by `sum(base, lo, hi)`
+/// (`base`: BLAKE3 derive_key of `context`) on rayon — its default pool for `threads` 0, else a pool of that many —
+/// with the GIL released, the chunks' sums added; returned as `(state: 4096 little-endian bytes, rows kept)`.
+fn sum_chunks<'py, F>(py: Python<'py>, context: &str, length: usize, threads: usize, sum: F)
+                      -> PyResult<(Bound<'py, PyBytes>, u64)>
+where
+    F: Fn(&blake3::Hasher, usize, usize) -> (Box<State>, u64) + Sync,
+{
+    let base = blake3::Hasher::new_derive_key(context);
+    let run = || -> (Box<State>, u64) {
+        let chunks: Vec<(usize, usize)> = (0..length).step_by(CHUNK_ROWS).map(|lo| (lo, (lo + CHUNK_ROWS).min(length))).collect();
+        chunks.into_par_iter()
+            .map(|(lo, hi)| sum(&base, lo, hi))
+            .reduce(|| (Box::new([0u32; LANES]), 0), |(mut a, n), (b, m)| {
+                add_into(&mut a, &b);
+                (a, n + m)
+            })
+    };
+    let (state, kept) = py.allow_threads(|| -> PyResult<(Box<State>, u64)> {
+        if threads == 0 {
+            Ok(run())
+        } else {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()
+                .map_err(|e| PyValueError::new_err(format!("thread pool: {e}")))?;
+            Ok(pool.install(run))
+        }
+    })?;
+    let mut out = Vec::with_capacity(STATE_BYTES);
+    for lane in state.iter() {
+        out.extend_from_slice(&lane.to_le_bytes());
+    }
+    Ok((PyBytes::new(py, &out), kept))
+}
+
 /// The LtHash<32,1024> sum of the elements of `length` rows of an Arrow binary (`large=False`, int32 offsets) or
 /// large_binary (`large=True`, int64 offsets) array, given its offsets and data buffers and its `offset` (in rows),
 /// as `(state: 4096 bytes, rows kept)`. `keep`, when given, is a validity-style bitmap (bit `keep_offset + i` set:
@@ -148,41 +194,8 @@ fn digest_rows<'py>(py: Python<'py>, offsets: &Bound<'py, PyAny>, data: Option<&
             return Err(PyValueError::new_err("the offsets are not increasing within the data buffer"));
         }
     }
-    let keep_bits: Option<(&[u8], usize)> = match &keep_view {
-        Some(k) => {
-            let bits = k.slice();
-            let bits_needed = keep_offset.checked_add(length).ok_or_else(|| PyValueError::new_err("keep_offset overflows"))?;
-            if bits.len() * 8 < bits_needed {
-                return Err(PyValueError::new_err("the keep bitmap is shorter than keep_offset + length bits"));
-            }
-            Some((bits, keep_offset))
-        }
-        None => None,
-    };
-    let base = blake3::Hasher::new_derive_key(context);
-    let run = || -> (Box<State>, u64) {
-        let chunks: Vec<(usize, usize)> = (0..length).step_by(CHUNK_ROWS).map(|lo| (lo, (lo + CHUNK_ROWS).min(length))).collect();
-        chunks.into_par_iter()
-            .map(|(lo, hi)| sum_rows(&base, &offs, data_bytes, keep_bits, lo, hi))
-            .reduce(|| (Box::new([0u32; LANES]), 0), |(mut a, n), (b, m)| {
-                add_into(&mut a, &b);
-                (a, n + m)
-            })
-    };
-    let (state, kept) = py.allow_threads(|| -> PyResult<(Box<State>, u64)> {
-        if threads == 0 {
-            Ok(run())
-        } else {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()
-                .map_err(|e| PyValueError::new_err(format!("thread pool: {e}")))?;
-            Ok(pool.install(run))
-        }
-    })?;
-    let mut out = Vec::with_capacity(STATE_BYTES);
-    for lane in state.iter() {
-        out.extend_from_slice(&lane.to_le_bytes());
-    }
-    Ok((PyBytes::new(py, &out), kept))
+    let keep_bits = checked_keep(keep_view.as_ref(), keep_offset, length)?;
+    sum_chunks(py, context, length, threads, |base, lo, hi| sum_rows(base, &offs, data_bytes, keep_bits, lo, hi))
 }
 
 /// A pyarrow array exported through the Arrow C data interface: its schema and array capsules (`__arrow_c_array__`),
@@ -262,43 +275,8 @@ fn digest_batch<'py>(py: Python<'py>, columns: Vec<(Bound<'py, PyAny>, Bound<'py
         plan.push((bytes, col));
     }
     let keep_view = keep.map(|k| Bytes::get(k, "keep")).transpose()?;
-    let keep_bits: Option<(&[u8], usize)> = match &keep_view {
-        Some(k) => {
-            let bits = k.slice();
-            let needed = keep_offset.checked_add(length).ok_or_else(|| PyValueError::new_err("keep_offset overflows"))?;
-            if bits.len() * 8 < needed {
-                return Err(PyValueError::new_err("the keep bitmap is shorter than keep_offset + length bits"));
-            }
-            Some((bits, keep_offset))
-        }
-        None => None,
-    };
-    let base = blake3::Hasher::new_derive_key(context);
-    let cols = &cols;
-    let plan = &plan;
-    let run = || -> (Box<State>, u64) {
-        let chunks: Vec<(usize, usize)> = (0..length).step_by(CHUNK_ROWS).map(|lo| (lo, (lo + CHUNK_ROWS).min(length))).collect();
-        chunks.into_par_iter()
-            .map(|(lo, hi)| sum_batch(&base, plan, cols, keep_bits, lo, hi))
-            .reduce(|| (Box::new([0u32; LANES]), 0), |(mut a, n), (b, m)| {
-                add_into(&mut a, &b);
-                (a, n + m)
-            })
-    };
-    let (state, kept) = py.allow_threads(|| -> PyResult<(Box<State>, u64)> {
-        if threads == 0 {
-            Ok(run())
-        } else {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()
-                .map_err(|e| PyValueError::new_err(format!("thread pool: {e}")))?;
-            Ok(pool.install(run))
-        }
-    })?;
-    let mut out = Vec::with_capacity(STATE_BYTES);
-    for lane in state.iter() {
-        out.extend_from_slice(&lane.to_le_bytes());
-    }
-    Ok((PyBytes::new(py, &out), kept))
+    let keep_bits = checked_keep(keep_view.as_ref(), keep_offset, length)?;
+    sum_chunks(py, context, length, threads, |base, lo, hi| sum_batch(base, &plan, &cols, keep_bits, lo, hi))
 }
 
 #[pymodule]
