@@ -25,7 +25,7 @@ from typing import Any
 
 import blake3
 
-from attest.canonical import MAX_DEPTH, all_hex_digests, blake3_hex, canonical_bytes
+from attest.canonical import MAX_DEPTH, all_hex_digests, blake3_hex, canonical_bytes, mapping_chunks, object_chunks
 from attest.errors import AttestError, Code, ManifestMalformedError
 from attest.identity.inputs import ObservedInput
 from attest.model import (
@@ -124,7 +124,7 @@ class Sidecar:
         streamed: dict[str, Callable[[], Iterator[bytes]]] = {"files": lambda: self._files_chunks(batch)}
         if self.view is not None:
             streamed["reader_view"] = lambda: self._view_chunks(batch)
-        return _coalesce(_object_chunks(top, streamed))
+        return _coalesce(object_chunks(top, streamed))
 
     def _files_chunks(self, batch: int) -> Iterator[bytes]:
         ordered = sorted(self.files, key=attrgetter("path"))
@@ -138,7 +138,7 @@ class Sidecar:
         assert self.view is not None
         small = self.view.to_dict()
         files = small.pop("files")
-        return _object_chunks(small, {"files": lambda: _mapping_chunks(files, batch)})
+        return object_chunks(small, {"files": lambda: mapping_chunks(files, batch)})
 
     @classmethod
     def decode(cls, data: bytes, expected_hash: str | None) -> Sidecar:
@@ -217,28 +217,6 @@ class Sidecar:
 def _file_records(entries: Any) -> list[FileIdentity]:
     with many_records():  # one record per file of the table
         return [FileIdentity.from_dict(f) for f in entries]
-
-
-def _object_chunks(small: dict[str, Any], streamed: dict[str, Callable[[], Iterator[bytes]]]) -> Iterator[bytes]:
-    """A canonical JSON object of ``small``'s values (encoded whole) and ``streamed``'s (written in pieces)."""
-    yield b"{"
-    for index, key in enumerate(sorted([*small, *streamed])):
-        yield (b"," if index else b"") + canonical_bytes(key) + b":"
-        if key in streamed:
-            yield from streamed[key]()
-        else:
-            yield canonical_bytes(small[key])
-    yield b"}"
-
-
-def _mapping_chunks(mapping: dict[str, Any], batch: int) -> Iterator[bytes]:
-    """A canonical JSON object of ``mapping``, ``batch`` keys at a time (keys in code point order, as a whole)."""
-    keys = sorted(mapping)
-    yield b"{"
-    for start in range(0, len(keys), batch):
-        part = canonical_bytes({k: mapping[k] for k in keys[start:start + batch]})[1:-1]
-        yield part if start == 0 else b"," + part
-    yield b"}"
 
 
 def _coalesce(pieces: Iterable[bytes], size: int = CHUNK_BYTES) -> Iterator[bytes]:

@@ -237,12 +237,12 @@ def test_keys_named_twice_are_refused_at_every_level(where: str) -> None:
     data = dict(_cases())["v2-one"].encode()[0]
     text = data.decode()
     doc = json.loads(text)
-    path = doc["files"][0]["path"]
+    path = json.dumps(doc["files"][0]["path"], ensure_ascii=False)
     digest = doc["reader_view"]["files"]["a"]
     edits = {
         "top": ('"table":"t"', '"table":"t","table":"t"'),
         "files_twice": ('"format":', '"files":[],"format":'),
-        "file_entry": (f'"path":{json.dumps(path, ensure_ascii=False)}', f'"path":{json.dumps(path, ensure_ascii=False)},"path":"other"'),
+        "file_entry": (f'"path":{path}', f'"path":{path},"path":"other"'),
         "view": ('"table":{"x":null}', '"table":{"x":null},"table":{"x":null}'),
         "view_files": (f'"a":"{digest}"', f'"a":"{digest}","a":"{digest}"'),
         "content": ('"attested_version":"-1"', '"attested_version":"-1","content":{"a":1,"a":2}'),
@@ -370,3 +370,13 @@ def test_a_recorded_table_verifies_and_its_sidecar_is_the_whole_writers(tmp_path
         carrier.storage.write_once_stream(carrier.sidecar_dir, ".json", [data])
     assert getattr(caught.value, "code", None) is Code.SIDECAR_MISMATCH
     assert not [p for p in written.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_large_reader_view_is_hashed_in_pieces_to_the_same_digest() -> None:
+    from attest.canonical import digest
+    from attest.view import VIEW_VERSION
+
+    for count in (8192, 8193, 30_000):
+        files = {f"p={i % 7}/\u00e9{i:06d}.parquet": f"{i:064x}" for i in range(count)}
+        view = ReaderView(table={"schema": {"f": 1.5}, "n": "\u00e9"}, files=files)
+        assert view.digest == digest({"view": VIEW_VERSION, "table": view.table, "files": files})
