@@ -380,3 +380,60 @@ def test_a_large_reader_view_is_hashed_in_pieces_to_the_same_digest() -> None:
         files = {f"p={i % 7}/\u00e9{i:06d}.parquet": f"{i:064x}" for i in range(count)}
         view = ReaderView(table={"schema": {"f": 1.5}, "n": "\u00e9"}, files=files)
         assert view.digest == digest({"view": VIEW_VERSION, "table": view.table, "files": files})
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("what", ["fifo", "link to /dev/zero", "dangling link", "folder", "other bytes"])
+def test_a_streamed_write_over_a_name_that_is_no_such_file_is_refused_never_read(tmp_path: Path, what: str) -> None:
+    """As write_once_local (tests/test_atomic.py): the name the pieces' BLAKE3 gives, planted before the write as a
+    FIFO (blocked forever), a link to /dev/zero (read until memory ran out), a folder or other bytes: refused, coded,
+    left alone — and no temporary file is left behind."""
+    import os
+
+    from attest.errors import CarrierError
+    from carriers.atomic import write_once_local_stream
+
+    data = b'{"a":1}'
+    target = tmp_path / f"{blake3_hex(data)}.json"
+    if what == "fifo":
+        os.mkfifo(target)
+    elif what == "folder":
+        target.mkdir()
+    elif what == "other bytes":
+        target.write_bytes(b'{"a":2}')
+    else:
+        target.symlink_to("/dev/zero" if what == "link to /dev/zero" else tmp_path / "missing")
+    with pytest.raises(CarrierError) as info:
+        write_once_local_stream(tmp_path, ".json", [data[:3], data[3:]])
+    assert info.value.code is Code.SIDECAR_MISMATCH
+    assert os.path.lexists(target) and not (target.is_file() and target.read_bytes() == data)
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+def test_a_streamed_write_publishes_once_and_agrees_with_identical_bytes(tmp_path: Path) -> None:
+    from carriers.atomic import write_once_local_stream
+
+    data = b'{"a":1}'
+    assert write_once_local_stream(tmp_path / "d", ".json", iter([data])) == (blake3_hex(data), True)
+    assert write_once_local_stream(tmp_path / "d", ".json", [data[:1], data[1:]]) == (blake3_hex(data), False)
+    assert [p.name for p in (tmp_path / "d").iterdir()] == [f"{blake3_hex(data)}.json"]
+    assert (tmp_path / "d" / f"{blake3_hex(data)}.json").read_bytes() == data
+
+
+def test_a_fifo_or_an_escaping_link_in_place_of_a_sidecar_is_not_read(tmp_path: Path) -> None:
+    import os
+
+    from carriers.storage.delta import DeltaStorage
+
+    root = tmp_path / "t"
+    (root / "_recipe_attest").mkdir(parents=True)
+    storage = DeltaStorage(str(root))
+    os.mkfifo(root / "_recipe_attest" / "a.json")
+    (tmp_path / "outside.json").write_bytes(b"{}")
+    (root / "_recipe_attest" / "b.json").symlink_to(tmp_path / "outside.json")
+    (root / "_recipe_attest" / "c.json").write_bytes(b"x" * 3_000_000)
+    assert storage.read_chunks("_recipe_attest/a.json") is None
+    assert storage.read_chunks("_recipe_attest/b.json") is None
+    assert storage.read_chunks("_recipe_attest/missing.json") is None
+    pieces = storage.read_chunks("_recipe_attest/c.json")
+    assert pieces is not None and [len(p) for p in pieces] == [1 << 20, 1 << 20, 3_000_000 - (2 << 20)]
