@@ -176,3 +176,42 @@ def blake3_hex(data: bytes) -> str:
 def digest(document: JSONValue) -> str:
     """The v1 identity of a JSON document: BLAKE3-256 of its canonical bytes, lowercase hex."""
     return blake3_hex(canonical_bytes(document))
+
+
+# Large documents (a sidecar, a reader view: one entry per file of a table) are written in pieces: canonical JSON is
+# written value by value with keys sorted at every level, so an object or a list written a slice at a time is the same
+# bytes as written whole, and none of it is held whole (docs/scale.md, "The sidecar in bounded memory").
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+
+
+def object_chunks(small: dict[str, JSONValue], streamed: dict[str, Callable[[], Iterator[bytes]]]) \
+        -> Iterator[bytes]:
+    """The canonical bytes of an object of ``small``'s values (each encoded whole) and ``streamed``'s (each given in
+    pieces by its function), in pieces: joined, ``canonical_bytes`` of the whole object."""
+    yield b"{"
+    for index, key in enumerate(sorted([*small, *streamed])):
+        yield (b"," if index else b"") + canonical_bytes(key) + b":"
+        if key in streamed:
+            yield from streamed[key]()
+        else:
+            yield canonical_bytes(small[key])
+    yield b"}"
+
+
+def mapping_chunks(mapping: dict[str, JSONValue], batch: int = 8192) -> Iterator[bytes]:
+    """The canonical bytes of ``mapping``, ``batch`` keys at a time (keys in code point order, as a whole)."""
+    keys = sorted(mapping)
+    yield b"{"
+    for start in range(0, len(keys), batch):
+        part = canonical_bytes({k: mapping[k] for k in keys[start:start + batch]})[1:-1]
+        yield part if start == 0 else b"," + part
+    yield b"}"
+
+
+def digest_of_chunks(chunks: Iterable[bytes]) -> str:
+    """BLAKE3-256 (lowercase hex) of the bytes ``chunks`` gives, hashed as they come."""
+    hasher = blake3.blake3()
+    for chunk in chunks:
+        hasher.update(chunk)
+    return hasher.hexdigest()

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from attest.canonical import blake3_hex, digest
+from attest.canonical import blake3_hex, digest, digest_of_chunks, mapping_chunks, object_chunks
 
 VIEW_VERSION = 1
 
@@ -45,6 +45,10 @@ REPLACED_KEYS: dict[str, str] = {
 }
 
 
+# Views of more files than this are hashed in pieces (attest.canonical.object_chunks): the same digest.
+_STREAM_FILES = 8192
+
+
 @dataclass(frozen=True)
 class ReaderView:
     """Engine-free reader view. ``table`` values must be canonical-JSON-able; ``files`` maps a file's identity path
@@ -59,7 +63,11 @@ class ReaderView:
     def digest(self) -> str:
         # Computed once per view (a verification compares it, reports it and a signature names it: each a canonical
         # encoding of one entry per file). A view is not changed once made: bound_as and from_dict make new ones.
-        return digest({"view": VIEW_VERSION, "table": self.table, "files": self.files})
+        if len(self.files) <= _STREAM_FILES:
+            return digest({"view": VIEW_VERSION, "table": self.table, "files": self.files})
+        # The same bytes hashed in pieces: a million files' entries are never one canonical text (~140 MB).
+        return digest_of_chunks(object_chunks({"view": VIEW_VERSION, "table": self.table},
+                                              {"files": lambda: mapping_chunks(self.files)}))
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": VIEW_VERSION, "digest": self.digest, "table": self.table, "files": self.files}

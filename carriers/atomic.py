@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from attest.errors import CarrierError, Code
@@ -122,5 +123,65 @@ def write_once_local(path: Path, data: bytes) -> bool:
             os.replace(tmp, path)  # filesystems without hard links: rename is still atomic
         fsync_dir(path.parent)
         return True
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _holds_digest(path: Path, digest: str) -> bool:
+    """Whether ``path`` is a regular file whose BLAKE3 is ``digest``, read a piece at a time."""
+    from blake3 import blake3
+
+    from attest.hashing import open_regular
+
+    try:
+        fd, _ = open_regular(path)
+    except OSError:
+        return False
+    hasher = blake3()
+    with open(fd, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            hasher.update(chunk)
+    return hasher.hexdigest() == digest
+
+
+def write_once_local_stream(folder: Path, suffix: str, chunks: Iterable[bytes]) -> tuple[str, bool]:
+    """Publish content-addressed bytes given in pieces at ``folder/<their BLAKE3><suffix>``: (the BLAKE3, whether
+    written). As write_once_local, but the pieces go to the temporary file as they come, hashed on the way, so the
+    bytes are never held whole (a sidecar of a million files is 233 MB); the name, known once the last piece is
+    written, is published with link(). A different file under the name is never replaced (sidecar_mismatch);
+    identical bytes there already are left as they are."""
+    folder.mkdir(parents=True, exist_ok=True)
+    import tempfile
+
+    from blake3 import blake3
+
+    fd, tmp = tempfile.mkstemp(prefix=".write-once.", suffix=".tmp", dir=folder)
+    try:
+        hasher = blake3()
+        with os.fdopen(fd, "wb") as fh:
+            for chunk in chunks:
+                hasher.update(chunk)
+                fh.write(chunk)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~umask())
+        digest = hasher.hexdigest()
+        path = folder / f"{digest}{suffix}"
+        if os.path.lexists(path):
+            if not _holds_digest(path, digest):
+                raise CarrierError(f"{path} exists with different bytes; a content-addressed file is never "
+                                   "overwritten", code=Code.SIDECAR_MISMATCH, path=str(path))
+            return digest, False
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            if not _holds_digest(path, digest):
+                raise CarrierError(f"{path} appeared concurrently with different bytes",
+                                   code=Code.SIDECAR_MISMATCH, path=str(path)) from None
+            return digest, False
+        except OSError:
+            os.replace(tmp, path)  # filesystems without hard links: rename is still atomic
+        fsync_dir(folder)
+        return digest, True
     finally:
         Path(tmp).unlink(missing_ok=True)

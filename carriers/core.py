@@ -589,17 +589,18 @@ class AttestedTable(ABC):
                                       "recorded BLAKE3"))
             return None
         try:
-            data = self.storage.read(path)
+            # Read a piece at a time and parsed as it is read (Sidecar.decode_chunks): never held whole.
+            chunks = self.storage.read_chunks(path)
+            if chunks is None:
+                data = self._kept_copy(digest)  # deleted by table cleanup, kept elsewhere under the same BLAKE3
+                if data is None:
+                    problems.append(Problem(Code.SIDECAR_MISSING, "the attestation's sidecar is missing", path))
+                    return None
+                return Sidecar.decode(data, digest)
+            return Sidecar.decode_chunks(chunks, digest)
         except OSError as exc:
             problems.append(Problem(Code.SIDECAR_MISSING, f"the sidecar cannot be read: {exc}", path))
             return None
-        if data is None:
-            data = self._kept_copy(digest)  # deleted by table cleanup, kept elsewhere under the same BLAKE3
-        if data is None:
-            problems.append(Problem(Code.SIDECAR_MISSING, "the attestation's sidecar is missing", path))
-            return None
-        try:
-            return Sidecar.decode(data, digest)
         except SidecarError as exc:
             problems.append(Problem(Code.SIDECAR_MISMATCH, str(exc), path))
             return None
@@ -758,10 +759,9 @@ class AttestedTable(ABC):
 
             content = record_content(self, v, live, self._in_force(v), progress=progress)
         sidecar = build_sidecar(files, inputs, v.id, manifest, table=live.identity, view=live.view, content=content)
-        data, digest = sidecar.encode()
-        rel = f"{self.sidecar_dir}/{sidecar_name(digest)}"
-        # Sidecar (and envelope) first: metadata must never name a file that is not there yet.
-        self.storage.write_once(rel, data)
+        # Sidecar (and envelope) first: metadata must never name a file that is not there yet. Written a piece at a
+        # time under <sidecar dir>/<its BLAKE3>.json (sidecar_name): the bytes are never held whole.
+        rel, digest = self.storage.write_once_stream(self.sidecar_dir, ".json", sidecar.chunks())
         envelope_rel, envelope_digest = (None, None) if signer is None else \
             self.sign(signer, v.id, manifest, sidecar_digest=digest, view=live.view)
         keys = encode_keys(manifest, version=v.id, sidecar_rel=rel, sidecar_hash=digest, envelope=envelope_digest)

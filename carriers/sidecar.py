@@ -7,19 +7,34 @@ the carrier records the same BLAKE3 in the table's metadata, so a swapped or edi
 
 Version 2 (current) requires ``table``, ``manifest`` and ``reader_view``; version 1 (first wave) is still read and
 labelled legacy: it binds no reader view.
+
+A sidecar is written and read in pieces (docs/scale.md, "The sidecar in bounded memory"): ``Sidecar.chunks`` yields the
+canonical bytes a batch of files at a time (the same bytes ``canonical_bytes(to_dict())`` writes whole, so its name and
+binding are unchanged), and ``Sidecar.decode_chunks`` parses a document given in pieces one value at a time, hashing as
+it reads: neither the bytes nor the JSON tree of a million files is ever held whole. The format is unchanged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import codecs
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from attest.canonical import all_hex_digests, blake3_hex, canonical_bytes
-from attest.errors import AttestError, Code
+import blake3
+
+from attest.canonical import MAX_DEPTH, all_hex_digests, blake3_hex, canonical_bytes, mapping_chunks, object_chunks
+from attest.errors import AttestError, Code, ManifestMalformedError
 from attest.identity.inputs import ObservedInput
-from attest.model import Manifest, load_json_document
+from attest.model import (
+    _SURROGATE_ESCAPE,
+    Manifest,
+    _lone_surrogate,
+    _too_deep,
+)
+from attest.numbers import NumberOutOfRange, reference_integer, reference_number
 from attest.record import many_records
 from attest.tables import FileIdentity, attestation_identity
 from attest.view import ReaderView
@@ -27,8 +42,18 @@ from attest.view import ReaderView
 SIDECAR_FORMAT = "recipe-attest-sidecar"
 SIDECAR_VERSION = 2
 LEGACY_SIDECAR_VERSION = 1
-# A sidecar is untrusted input: bound what a reader will parse (100,000 files take ~25 MB).
-MAX_SIDECAR_BYTES = 512 << 20
+# A sidecar is untrusted input. It is read in pieces (memory bounded by one piece and one value, never by the
+# document), so what bounds a reader is what it keeps: one record per file. A million files take ~233 MB of sidecar;
+# MAX_SIDECAR_FILES files (~2.3 GB) is the most a reader keeps, a document of more bytes than MAX_SIDECAR_BYTES is
+# refused before it is parsed further, and one value (a file's entry, the table view, the content binding) of more
+# than MAX_SIDECAR_VALUE_CHARS characters is refused before it is parsed (a huge string cannot make the reader hold
+# it). Until this reader, a whole document of at most 512 MiB (~2.2 million files) was read and parsed at once.
+MAX_SIDECAR_FILES = 10_000_000
+MAX_SIDECAR_BYTES = 4 << 30
+MAX_SIDECAR_VALUE_CHARS = 64 << 20
+# Bytes read from storage at a time, and files encoded at a time when writing.
+CHUNK_BYTES = 1 << 20
+WRITE_BATCH = 8192
 
 
 class SidecarError(AttestError, ValueError):
@@ -77,47 +102,387 @@ class Sidecar:
         return doc
 
     def encode(self) -> tuple[bytes, str]:
-        """(canonical bytes, their BLAKE3): the bytes are deterministic, so the name is too."""
-        data = canonical_bytes(self.to_dict())
+        """(canonical bytes, their BLAKE3): the bytes are deterministic, so the name is too. Held whole: writers of
+        large tables use ``chunks`` (storage ``write_once_stream``)."""
+        data = b"".join(self.chunks())
         return data, blake3_hex(data)
+
+    def chunks(self, batch: int = WRITE_BATCH) -> Iterator[bytes]:
+        """The canonical bytes of ``to_dict()`` in pieces of at most ``batch`` files: exactly ``canonical_bytes(
+        self.to_dict())`` once joined (canonical JSON is written value by value, keys sorted at every level, so a
+        list or object written a slice at a time is the same bytes), without building the document or its text."""
+        top: dict[str, Any] = {"format": SIDECAR_FORMAT, "version": self.version,
+                               "inputs": [i.to_dict() for i in self.inputs]}
+        if self.attested_version is not None:
+            top["attested_version"] = self.attested_version
+        if self.manifest is not None:
+            top["manifest"] = self.manifest
+        if self.table is not None:
+            top["table"] = self.table
+        if self.content is not None:
+            top["content"] = self.content
+        streamed: dict[str, Callable[[], Iterator[bytes]]] = {"files": lambda: self._files_chunks(batch)}
+        if self.view is not None:
+            streamed["reader_view"] = lambda: self._view_chunks(batch)
+        return _coalesce(object_chunks(top, streamed))
+
+    def _files_chunks(self, batch: int) -> Iterator[bytes]:
+        ordered = sorted(self.files, key=attrgetter("path"))
+        yield b"["
+        for start in range(0, len(ordered), batch):
+            part = canonical_bytes([f.to_dict() for f in ordered[start:start + batch]])[1:-1]
+            yield part if start == 0 else b"," + part
+        yield b"]"
+
+    def _view_chunks(self, batch: int) -> Iterator[bytes]:
+        assert self.view is not None
+        small = self.view.to_dict()
+        files = small.pop("files")
+        return object_chunks(small, {"files": lambda: mapping_chunks(files, batch)})
 
     @classmethod
     def decode(cls, data: bytes, expected_hash: str | None) -> Sidecar:
-        if len(data) > MAX_SIDECAR_BYTES:
-            raise SidecarError(f"sidecar is larger than {MAX_SIDECAR_BYTES} bytes")
-        if expected_hash is not None and blake3_hex(data) != expected_hash:
-            raise SidecarError("sidecar bytes do not match the BLAKE3 recorded in the table metadata")
+        view = memoryview(data)
+        return cls.decode_chunks((view[i:i + CHUNK_BYTES] for i in range(0, len(data), CHUNK_BYTES)),
+                                 expected_hash)
+
+    @classmethod
+    def decode_chunks(cls, chunks: Iterable[bytes | memoryview], expected_hash: str | None) -> Sidecar:
+        """The sidecar whose bytes ``chunks`` yields in order, parsed a value at a time while their BLAKE3 is
+        computed. Bytes that do not match ``expected_hash`` are refused as such, whatever they parse to (the rest of
+        the document is read to tell); an OSError while reading is raised as it is."""
+        reader = _Reader(iter(chunks))
         try:
-            doc = load_json_document(data)
-            version = doc.get("version") if isinstance(doc, dict) else None
-            if doc.get("format") != SIDECAR_FORMAT or version not in (SIDECAR_VERSION, LEGACY_SIDECAR_VERSION):
-                raise SidecarError(f"not a {SIDECAR_FORMAT} v{SIDECAR_VERSION} (or v1) document")
-            with many_records():  # one record per file of the table
-                files = tuple(FileIdentity.from_dict(f) for f in doc["files"])
-            if not all_hex_digests(list(map(attrgetter("hash"), files))) or \
-                    min(map(attrgetter("size"), files), default=0) < 0:
-                raise SidecarError("a file triple has a malformed hash or a negative size")
-            if len({f.path for f in files}) != len(files):
-                raise SidecarError("the file list names a path twice")
-            sidecar = cls(
-                attested_version=_opt_str(doc.get("attested_version")),
-                files=files,
-                inputs=tuple(ObservedInput.from_dict(i) for i in doc.get("inputs", [])),
-                manifest=_opt_str(doc.get("manifest")),
-                table=_opt_str(doc.get("table")),
-                view=None if doc.get("reader_view") is None else ReaderView.from_dict(doc["reader_view"]),
-                version=int(version),
-                content=_opt_content(doc.get("content")),
-            )
-            if version == SIDECAR_VERSION and (sidecar.manifest is None or sidecar.table is None
-                                               or sidecar.view is None or sidecar.attested_version is None):
-                raise SidecarError("a version 2 sidecar must name the table, the attested version, the manifest "
-                                   "identity and the reader view")
-            return sidecar
-        except SidecarError:
+            sidecar = cls._parse(reader)
+        except OSError:
             raise
         except Exception as exc:  # any shape error in untrusted bytes is one failure kind
-            raise SidecarError(f"sidecar does not parse: {type(exc).__name__}: {exc}") from exc
+            failure = exc if isinstance(exc, SidecarError) else \
+                SidecarError(f"sidecar does not parse: {type(exc).__name__}: {exc}")
+            if expected_hash is not None and not isinstance(exc, _TooLarge):
+                reader.drain()  # bytes that are not the bound ones are refused as such, as the whole reader did
+                if reader.hasher.hexdigest() != expected_hash:
+                    raise SidecarError("sidecar bytes do not match the BLAKE3 recorded in the table metadata") \
+                        from None
+            raise failure from exc
+        if expected_hash is not None and reader.hasher.hexdigest() != expected_hash:
+            raise SidecarError("sidecar bytes do not match the BLAKE3 recorded in the table metadata")
+        return sidecar
+
+    @classmethod
+    def _parse(cls, reader: _Reader) -> Sidecar:
+        doc: dict[str, Any] = {}
+        files: list[FileIdentity] | None = None
+        reader.expect("{", "the sidecar is not a JSON object")
+        for key in reader.members():
+            if key in doc or (key == "files" and files is not None):
+                raise SidecarError(f"sidecar does not parse: duplicate key {key!r} in JSON object")
+            if key == "files" and reader.peek() == "[":
+                files = reader.file_list()
+                doc[key] = None
+            elif key == "reader_view" and reader.peek() == "{":
+                doc[key] = reader.view_object()
+            else:
+                doc[key] = reader.value(1)
+        reader.end()
+        version = doc.get("version")
+        if doc.get("format") != SIDECAR_FORMAT or version not in (SIDECAR_VERSION, LEGACY_SIDECAR_VERSION):
+            raise SidecarError(f"not a {SIDECAR_FORMAT} v{SIDECAR_VERSION} (or v1) document")
+        if files is None:
+            if "files" not in doc:
+                raise SidecarError("sidecar does not parse: KeyError: 'files'")
+            files = _file_records(doc["files"])  # not a list: refused as the whole-document reader refused it
+        if not all_hex_digests(list(map(attrgetter("hash"), files))) or \
+                min(map(attrgetter("size"), files), default=0) < 0:
+            raise SidecarError("a file triple has a malformed hash or a negative size")
+        if len({f.path for f in files}) != len(files):
+            raise SidecarError("the file list names a path twice")
+        sidecar = cls(
+            attested_version=_opt_str(doc.get("attested_version")),
+            files=tuple(files),
+            inputs=tuple(ObservedInput.from_dict(i) for i in doc.get("inputs", [])),
+            manifest=_opt_str(doc.get("manifest")),
+            table=_opt_str(doc.get("table")),
+            view=None if doc.get("reader_view") is None else ReaderView.from_dict(doc["reader_view"]),
+            version=int(version),
+            content=_opt_content(doc.get("content")),
+        )
+        if version == SIDECAR_VERSION and (sidecar.manifest is None or sidecar.table is None
+                                           or sidecar.view is None or sidecar.attested_version is None):
+            raise SidecarError("a version 2 sidecar must name the table, the attested version, the manifest "
+                               "identity and the reader view")
+        return sidecar
+
+
+def _file_records(entries: Any) -> list[FileIdentity]:
+    with many_records():  # one record per file of the table
+        return [FileIdentity.from_dict(f) for f in entries]
+
+
+def _coalesce(pieces: Iterable[bytes], size: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """``pieces`` joined into chunks of about ``size`` bytes (a write per chunk, not per key)."""
+    held: list[bytes] = []
+    total = 0
+    for piece in pieces:
+        held.append(piece)
+        total += len(piece)
+        if total >= size:
+            yield b"".join(held)
+            held, total = [], 0
+    if held:
+        yield b"".join(held)
+
+
+class _TooLarge(SidecarError):
+    """The document is larger than a reader reads: refused at once, its hash never computed."""
+
+
+def _no_constant(name: str) -> Any:
+    raise ManifestMalformedError(f"{name} is not valid JSON")
+
+
+def _number(literal: str, read: Callable[[str], int | float] = reference_number) -> int | float:
+    try:
+        return read(literal)
+    except NumberOutOfRange as exc:
+        raise ManifestMalformedError(f"number {literal[:40]} is out of range: no f64 holds it") from exc
+
+
+def _integer(literal: str) -> int | float:
+    return _number(literal, reference_integer)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ManifestMalformedError(f"duplicate key {key!r} in JSON object")
+            seen.add(key)
+    return out
+
+
+# The rules of attest.model.load_json_document, value by value: strict strings, no NaN / Infinity, numbers as the
+# reference reads them, no key named twice (each value is checked for depth and lone surrogates by _Reader.value).
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_int=_integer,
+                            parse_float=_number)
+_scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+_WHITESPACE = " \t\n\r"
+
+
+class _Reader:
+    """A JSON document given in byte chunks, read a value at a time: at most one chunk and one value are held (a
+    value is bounded by MAX_SIDECAR_VALUE_CHARS). Every byte read is hashed (``hasher``)."""
+
+    def __init__(self, chunks: Iterator[bytes | memoryview]) -> None:
+        self._chunks = chunks
+        self._utf8 = codecs.getincrementaldecoder("utf-8")("strict")
+        self.hasher = blake3.blake3()
+        self.size = 0
+        self.buf = ""
+        self.pos = 0
+        self.eof = False
+        self._escapes = False  # whether the held text may spell a surrogate escape (then values are walked)
+
+    def _fill(self, least: int = 1) -> bool:
+        """Append the text of the next chunks, at least ``least`` characters of it unless the document ends first
+        (joined once: a buffer is never copied once per chunk); False when nothing was left to read."""
+        if self.eof:
+            return False
+        texts: list[str] = []
+        got = 0
+        read = False
+        while got < least:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                self.eof = True
+                try:
+                    text = self._utf8.decode(b"", final=True)
+                except UnicodeDecodeError as exc:
+                    raise SidecarError(f"sidecar does not parse: not UTF-8: {exc.reason} at the end") from None
+                texts.append(text)
+                break
+            read = True
+            self.size += len(chunk)
+            if self.size > MAX_SIDECAR_BYTES:
+                raise _TooLarge(f"sidecar is larger than {MAX_SIDECAR_BYTES} bytes")
+            self.hasher.update(chunk)
+            try:
+                text = self._utf8.decode(chunk)
+            except UnicodeDecodeError as exc:
+                raise SidecarError(f"sidecar does not parse: not UTF-8: {exc.reason}") from None
+            texts.append(text)
+            got += len(text)
+        rest = self.buf[self.pos:]
+        self.buf = rest + "".join(texts) if texts else rest
+        self.pos = 0
+        if not self._escapes:  # once seen, values are checked to the end (an escape may span two chunks)
+            self._escapes = _SURROGATE_ESCAPE.search(self.buf, max(0, len(rest) - 6)) is not None
+        return read or any(texts)
+
+    def drain(self) -> None:
+        """Read (and hash) the rest of the document without decoding or parsing it."""
+        self.buf, self.pos = "", 0
+        if self.eof:
+            return
+        for chunk in self._chunks:
+            self.size += len(chunk)
+            if self.size > MAX_SIDECAR_BYTES:
+                raise _TooLarge(f"sidecar is larger than {MAX_SIDECAR_BYTES} bytes")
+            self.hasher.update(chunk)
+        self.eof = True
+
+    def _grow(self) -> bool:
+        """Read until the unread text has doubled (a value retried after each chunk would be parsed anew once per
+        chunk: doubling bounds the work by twice its length); False at the end of the document."""
+        return self._fill(max(len(self.buf) - self.pos, CHUNK_BYTES // 2))
+
+    def peek(self) -> str:
+        """The next character that is not whitespace (not consumed); refuses the end of the document."""
+        while True:
+            buf, pos = self.buf, self.pos
+            while pos < len(buf) and buf[pos] in _WHITESPACE:
+                pos += 1
+            self.pos = pos
+            if pos < len(buf):
+                return buf[pos]
+            if not self._fill():
+                raise SidecarError("sidecar does not parse: the document ends early (truncated)")
+
+    def expect(self, char: str, message: str) -> None:
+        if self.peek() != char:
+            raise SidecarError(f"sidecar does not parse: {message}")
+        self.pos += 1
+
+    def end(self) -> None:
+        """Only whitespace may follow the document."""
+        while True:
+            rest = self.buf[self.pos:].strip(_WHITESPACE)
+            if rest:
+                raise SidecarError("sidecar does not parse: extra data after the document")
+            self.buf, self.pos = "", 0
+            if not self._fill():
+                return
+
+    def _string(self) -> str:
+        """A string at the reading position (the next character is its opening quote)."""
+        while True:
+            try:
+                text, end = _scanstring(self.buf, self.pos + 1, True)
+            except json.JSONDecodeError:
+                if len(self.buf) - self.pos > MAX_SIDECAR_VALUE_CHARS:
+                    raise SidecarError("sidecar does not parse: a string is longer than "
+                                       f"{MAX_SIDECAR_VALUE_CHARS} characters") from None
+                if self._grow():
+                    continue
+                raise
+            if self._escapes:
+                _refuse_surrogates(self.buf, self.pos, end, text)
+            self.pos = end
+            return text
+
+    def members(self) -> Iterator[str]:
+        """The keys of the object whose '{' was just read, each left for the caller to read its value."""
+        if self.peek() == "}":
+            self.pos += 1
+            return
+        while True:
+            if self.peek() != '"':
+                raise SidecarError("sidecar does not parse: expecting a property name in double quotes")
+            key = self._string()
+            self.expect(":", "expecting ':' after a property name")
+            yield key
+            if self.peek() == ",":
+                self.pos += 1
+                continue
+            self.expect("}", "expecting ',' or '}' in an object")
+            return
+
+    def value(self, depth: int) -> Any:
+        """One JSON value at the reading position, nested ``depth`` arrays/objects deep in the document."""
+        self.peek()
+        while True:
+            start = self.pos
+            try:
+                value, end = _DECODER.raw_decode(self.buf, start)
+            except json.JSONDecodeError:
+                if len(self.buf) - start > MAX_SIDECAR_VALUE_CHARS:
+                    raise SidecarError(f"sidecar does not parse: a value is longer than {MAX_SIDECAR_VALUE_CHARS} "
+                                       "characters") from None
+                if self._grow():
+                    continue
+                raise
+            except RecursionError:
+                raise SidecarError(f"sidecar does not parse: nested more than {MAX_DEPTH} arrays/objects deep") \
+                    from None
+            if end >= len(self.buf) and not self.eof and self._fill():
+                continue  # a number may go on in the next chunk
+            if end - start > 2 * (MAX_DEPTH - depth):  # shallower text cannot nest that deep: only then walk
+                nested: Any = value
+                for _ in range(depth):
+                    nested = [nested]
+                if _too_deep(nested):
+                    raise SidecarError(f"sidecar does not parse: nested more than {MAX_DEPTH} arrays/objects deep")
+            if self._escapes:
+                _refuse_surrogates(self.buf, start, end, value)
+            self.pos = end
+            return value
+
+    def _items(self, close: str) -> Iterator[None]:
+        """Once per item of the array or object just opened (its '[' or '{' read), at the item."""
+        if self.peek() == close:
+            self.pos += 1
+            return
+        while True:
+            yield None
+            char = self.peek()
+            self.pos += 1
+            if char == ",":
+                continue
+            if char != close:
+                raise SidecarError(f"sidecar does not parse: expecting ',' or '{close}'")
+            return
+
+    def file_list(self) -> list[FileIdentity]:
+        """The ``files`` array, one entry at a time, each made a record at once."""
+        self.expect("[", "files is not an array")
+        out: list[FileIdentity] = []
+        with many_records():
+            for _ in self._items("]"):
+                if len(out) >= MAX_SIDECAR_FILES:
+                    raise SidecarError(f"the file list names more than {MAX_SIDECAR_FILES} files")
+                out.append(FileIdentity.from_dict(self.value(2)))
+        return out
+
+    def view_object(self) -> dict[str, Any]:
+        """The ``reader_view`` object, its ``files`` object read a member at a time."""
+        self.expect("{", "reader_view is not an object")
+        view: dict[str, Any] = {}
+        for key in self.members():
+            if key in view:
+                raise SidecarError(f"sidecar does not parse: duplicate key {key!r} in JSON object")
+            view[key] = self._view_files() if key == "files" and self.peek() == "{" else self.value(2)
+        return view
+
+    def _view_files(self) -> dict[str, Any]:
+        self.expect("{", "the view's files is not an object")
+        files: dict[str, Any] = {}
+        for key in self.members():
+            if key in files:
+                raise SidecarError(f"sidecar does not parse: duplicate key {key!r} in JSON object")
+            if len(files) >= MAX_SIDECAR_FILES:
+                raise SidecarError(f"the reader view names more than {MAX_SIDECAR_FILES} files")
+            files[key] = self._string() if self.peek() == '"' else self.value(3)
+        return files
+
+
+def _refuse_surrogates(buf: str, start: int, end: int, value: Any) -> None:
+    if _SURROGATE_ESCAPE.search(buf, start, end):
+        lone = _lone_surrogate(value)
+        if lone is not None:
+            raise SidecarError(f"sidecar does not parse: string {lone[:40]!r} holds a lone surrogate escape: not "
+                               "Unicode text")
 
 
 def _opt_content(value: Any) -> dict[str, Any] | None:

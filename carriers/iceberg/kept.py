@@ -46,7 +46,8 @@ SIDECAR_BLOB = "recipe-attest-sidecar-v1"
 ENVELOPE_BLOB = "recipe-attest-envelope-v1"
 CONTENT_BLOB = "recipe-attest-content-digests-v1"
 KEPT_SUFFIX = ".puffin"
-# The file is untrusted input when read: bound it (a sidecar is at most 512 MiB, carriers/sidecar.py).
+# The file is untrusted input when read, whole: bound it (a sidecar of up to ~2.2 million files; a larger one, which
+# carriers/sidecar.py now reads in pieces, has no kept copy read back: only the sidecar at its own path).
 MAX_KEPT_BYTES = (512 << 20) + (16 << 20)
 MAX_FOOTER_BYTES = 1 << 20
 # Companion files kept beside the sidecar, in all (the rest stay only at their own path).

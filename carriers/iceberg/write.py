@@ -33,7 +33,6 @@ from carriers.iceberg.carrier import (
 )
 from carriers.iceberg.commit import SUMMARY_BUDGET, summary_size
 from carriers.sidecar import build as build_sidecar
-from carriers.sidecar import sidecar_name
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -190,9 +189,8 @@ def write_content_addressed(
                                   env_hash=carrier.env_hash(dialect=dialect), inputs=observed,
                                   outputs=[(t.path, t.hash) for t in triples], run_id=run_id or new_run_id())
         sidecar = build_sidecar(triples, observed, str(snapshot_id), manifest, table=carrier.table_identity, view=view)
-        payload, sidecar_digest = sidecar.encode()
-        rel = f"{carrier.sidecar_dir}/{sidecar_name(sidecar_digest)}"
-        carrier.storage.write_once(rel, payload)  # before the commit
+        # Before the commit, a piece at a time, under <sidecar dir>/<its BLAKE3>.json (sidecar_name).
+        rel, sidecar_digest = carrier.storage.write_once_stream(carrier.sidecar_dir, ".json", sidecar.chunks())
         envelope_rel, envelope_digest = (None, None) if signer is None else \
             carrier.sign(signer, str(snapshot_id), manifest, sidecar_digest=sidecar_digest, view=view)
         keys = encode_keys(manifest, version=str(snapshot_id), sidecar_rel=rel, sidecar_hash=sidecar_digest,

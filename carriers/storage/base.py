@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote, urlparse
 
 from attest.errors import AttestError, CarrierError, Code
-from carriers.atomic import link_if_absent, write_once_local
+from carriers.atomic import link_if_absent, write_once_local, write_once_local_stream
 from carriers.storage.errors import ConditionalPutUnsupported, coded, is_panic
 from carriers.storage.options import scheme_of
 
@@ -103,6 +103,43 @@ class Storage(ABC):
                 return None
             return _read_regular(Path(real))
         return self._remote(self._read_remote, rel)
+
+    def read_chunks(self, rel: str, size: int = 1 << 20) -> Iterator[bytes] | None:
+        """The bytes of a name under the root in pieces of ``size`` bytes, or None when it does not exist: a local
+        file is read a piece at a time as the pieces are taken (never held whole); elsewhere it is read whole
+        (``read``) and given in pieces."""
+        if self.local_root is not None:
+            path = self.local_path(rel)
+            real = os.path.realpath(path)
+            if not (real + "/").startswith(str(self.local_root) + "/"):
+                return None  # as read: a symlink never leads a reader out of the carrier root
+            return _chunks_regular(Path(real), size)
+        data = self.read(rel)
+        if data is None:
+            return None
+        view = memoryview(data)
+        return (bytes(view[i:i + size]) for i in range(0, len(data), size))
+
+    def write_once_stream(self, folder: str, suffix: str, chunks: Iterable[bytes]) -> tuple[str, str]:
+        """Write content-addressed bytes given in pieces at ``folder/<their BLAKE3><suffix>``: (that name, the
+        BLAKE3). Locally streamed to a temporary file, hashed on the way, and published with link()
+        (carriers.atomic.write_once_local_stream): never held whole. On object stores the pieces are joined and
+        written by ``write_once`` (one conditional PUT)."""
+        if self.local_root is not None:
+            check_name(f"{folder}/{'0' * 64}{suffix}")
+            try:
+                digest, _ = write_once_local_stream(self.local_path(folder), suffix, chunks)
+            except CarrierError as exc:
+                raise CarrierError(exc.message.replace(str(self.local_path(folder)), folder), code=exc.code,
+                                   path=folder) from None
+            return f"{folder}/{digest}{suffix}", digest
+        from attest.canonical import blake3_hex
+
+        data = b"".join(chunks)
+        digest = blake3_hex(data)
+        rel = f"{folder}/{digest}{suffix}"
+        self.write_once(rel, data)
+        return rel, digest
 
     def list_names(self, rel_dir: str) -> list[str]:
         """File names directly under a folder (empty when it does not exist)."""
@@ -234,6 +271,46 @@ class Storage(ABC):
 
     @abstractmethod
     def _size_remote(self, location: str) -> int | None: ...
+
+
+def _open_regular(path: Path) -> int | None:
+    """A descriptor of ``path`` when it is a regular file (opened without blocking: a FIFO is never waited on)."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    return None
+
+
+def _chunks_regular(path: Path, size: int) -> Iterator[bytes] | None:
+    """A local file's bytes in pieces, read as they are taken; None when absent. A FIFO, device or folder in its
+    place is absent too (as _read_regular). Opened once to tell, and again when the pieces are first taken (so no
+    descriptor is left open by pieces never taken); what is not a regular file by then is an OSError."""
+    probe = _open_regular(path)
+    if probe is None:
+        return None
+    os.close(probe)
+
+    def pieces() -> Iterator[bytes]:
+        fd = _open_regular(path)
+        if fd is None:
+            raise OSError(f"{path.name} is no longer a regular file")
+        try:
+            while chunk := os.read(fd, size):
+                yield chunk
+        finally:
+            os.close(fd)
+
+    return pieces()
 
 
 def _read_regular(path: Path) -> bytes | None:
