@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_million_files import PYTHON, ROOT, run_once  # noqa: E402  (benchmarks run as scripts)
+from bench_million_files import PYTHON, ROOT, run_once  # benchmarks run as scripts: their folder is on sys.path
 
 CATALOG = "bench"
 TABLE = "ns.t"
@@ -83,10 +83,9 @@ def build_iceberg(root: Path, files: int, per_commit: int) -> int:
                 nan_value_counts={}, lower_bounds={1: to_bytes(LongType(), i), 2: to_bytes(StringType(), name)},
                 upper_bounds={1: to_bytes(LongType(), i), 2: to_bytes(StringType(), name)}, key_metadata=None,
                 split_offsets=[4], equality_ids=None, sort_order_id=None, spec_id=0))
-        with table.transaction() as tx:
-            with tx.update_snapshot().fast_append() as append:
-                for entry in entries:
-                    append.append_data_file(entry)
+        with table.transaction() as tx, tx.update_snapshot().fast_append() as append:
+            for entry in entries:
+                append.append_data_file(entry)
         snapshots += 1
     return snapshots
 
@@ -103,7 +102,8 @@ RECORD_NO_CONTENT = (
     "def none(*_a, **_k): raise UnsupportedTableError('benchmark: one-byte files, no rows')\n"
     "IcebergCarrier.file_content_digests = none\n"
     "from attest.cli import main\n"
-    "sys.exit(main(['record', '--catalog', sys.argv[1], sys.argv[2], '--model', 'bench', '--program-hash', 'a' * 64]))\n"
+    "sys.exit(main(['record', '--catalog', sys.argv[1], sys.argv[2], '--model', 'bench',\n"
+    "               '--program-hash', 'a' * 64]))\n"
 )
 
 

@@ -37,8 +37,9 @@ TWICE = [
 
 
 def _stats(i: int) -> str:
-    return json.dumps({"numRecords": 1, "minValues": {"id": i, "name": f"n{i}"}, "maxValues": {"id": i, "name": f"n{i}"},
-                       "nullCount": {"id": 0, "name": 0}}, separators=(",", ":"))
+    bounds = {"id": i, "name": f"n{i}"}
+    return json.dumps({"numRecords": 1, "minValues": bounds, "maxValues": bounds, "nullCount": {"id": 0, "name": 0}},
+                      separators=(",", ":"))
 
 
 @pytest.mark.parametrize("text", TWICE)
