@@ -60,8 +60,10 @@ def _add(i: int, now: int) -> dict[str, object]:
             "modificationTime": now, "dataChange": True, "stats": stats}
 
 
-def build_delta(root: Path, files: int) -> int:
-    """A Delta table of ``files`` empty data files; returns its last version."""
+def build_delta(root: Path, files: int, per_commit: int = FILES_PER_COMMIT, after: int = 0,
+                checkpoints: bool = True) -> int:
+    """A Delta table of ``files`` one-byte data files, ``per_commit`` adds a commit; returns its last version. The
+    last checkpoint is ``after`` commits before the last version (0: at it); none at all without ``checkpoints``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -79,13 +81,14 @@ def build_delta(root: Path, files: int) -> int:
         {"commitInfo": {**info, "operationParameters": {"mode": "ErrorIfExists"}}}, {"protocol": protocol},
         {"metaData": metadata})) + "\n")
     schema = _checkpoint_schema()
-    commits = (files + FILES_PER_COMMIT - 1) // FILES_PER_COMMIT
+    commits = (files + per_commit - 1) // per_commit
+    last_checkpoint = commits - after if checkpoints else 0
     for d in range((files + 9999) // 10000):
         (root / f"d{d:04d}").mkdir()
     head = [{"protocol": {**protocol, "readerFeatures": None, "writerFeatures": None}},
             {"metaData": {**metadata, "format": {"provider": "parquet", "options": []}, "configuration": []}}]
     for version in range(1, commits + 1):
-        first, last = (version - 1) * FILES_PER_COMMIT, min(files, version * FILES_PER_COMMIT)
+        first, last = (version - 1) * per_commit, min(files, version * per_commit)
         adds = [_add(i, now) for i in range(first, last)]
         lines = [json.dumps({"commitInfo": info})] + [json.dumps({"add": a}) for a in adds]
         (log / f"{version:020d}.json").write_text("\n".join(lines) + "\n")
@@ -93,7 +96,7 @@ def build_delta(root: Path, files: int) -> int:
             fd = os.open(root / str(a["path"]), os.O_CREAT | os.O_WRONLY, 0o644)
             os.write(fd, b"x")
             os.close(fd)
-        if version % CHECKPOINT_INTERVAL == 0 or version == commits:
+        if version <= last_checkpoint and (version % CHECKPOINT_INTERVAL == 0 or version == last_checkpoint):
             rows = last
             # The checkpoint of `version`: protocol, metaData, then every add so far, written in row groups.
             name = log / f"{version:020d}.checkpoint.parquet"
@@ -109,11 +112,13 @@ def build_delta(root: Path, files: int) -> int:
     return commits
 
 
-def run_once(argv: list[str], root: Path = ROOT) -> tuple[float, int, int, str, float]:
+def run_once(argv: list[str], root: Path = ROOT,
+             env: dict[str, str] | None = None) -> tuple[float, int, int, str, float]:
     """(wall seconds, exit status, max RSS in KiB, stdout + stderr tail, CPU seconds: user + system) of one process
-    running ``root``'s code. On a loaded machine the CPU time is the steadier figure."""
+    running ``root``'s code (in ``env``, else this one's environment). On a loaded machine the CPU time is the
+    steadier figure."""
     start = time.perf_counter()
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    env = {**(os.environ if env is None else env), "PYTHONPATH": str(root)}
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=root)
     assert process.stdout is not None
     out = process.stdout.read()
@@ -145,11 +150,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", help="where the table is built (default: a temporary folder)")
     parser.add_argument("--against", metavar="ROOT",
                         help="also verify with the code of another checkout ROOT (e.g. a `git worktree` of main)")
+    parser.add_argument("--per-commit", type=int, default=FILES_PER_COMMIT,
+                        help=f"adds per commit (default {FILES_PER_COMMIT})")
+    parser.add_argument("--after", type=int, default=0,
+                        help="JSON commits after the last checkpoint (default 0: the last version is checkpointed)")
+    parser.add_argument("--no-checkpoint", action="store_true", help="no checkpoint: the whole log is JSON commits")
     parser.add_argument("--build-only", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     files = args.files or (1_000_000 if args.full else 200_000)
     if args.build_only:
-        build_delta(Path(args.build_only), files)
+        build_delta(Path(args.build_only), files, args.per_commit, args.after, not args.no_checkpoint)
         return 0
     failed = 0
     with tempfile.TemporaryDirectory(dir=args.dir) as scratch:
@@ -157,10 +167,14 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         # Built in a process of its own: a started program's peak memory (max RSS) counts from this process's at the
         # time it starts, which building here would raise.
-        subprocess.run([PYTHON, __file__, "--files", str(files), "--build-only", str(table)], check=True)
-        last = (files + FILES_PER_COMMIT - 1) // FILES_PER_COMMIT
-        print(f"built a Delta table of {files:,} files in {last} commits: {time.perf_counter() - start:.1f} s "
-              f"(load {os.getloadavg()[0]:.1f})")
+        shape = ["--per-commit", str(args.per_commit), "--after", str(args.after)] + \
+            (["--no-checkpoint"] if args.no_checkpoint else [])
+        subprocess.run([PYTHON, __file__, "--files", str(files), *shape, "--build-only", str(table)], check=True)
+        last = (files + args.per_commit - 1) // args.per_commit
+        where = "no checkpoint" if args.no_checkpoint else (
+            f"the last checkpoint {args.after} commits before it" if args.after else "the last version checkpointed")
+        print(f"built a Delta table of {files:,} files in {last} commits ({where}): "
+              f"{time.perf_counter() - start:.1f} s (load {os.getloadavg()[0]:.1f})")
         verify = [PYTHON, "-m", "attest.cli", "verify", str(table), "--level", "files"]
         steps: dict[str, tuple[list[str], Path]] = {
             "reference: delta-rs file_uris()": ([PYTHON, "-c", REFERENCE_DELTA, str(table)], ROOT),

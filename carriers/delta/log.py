@@ -240,10 +240,14 @@ class _Validity:
     """The actions of one commit (or one checkpoint: ``checkpoint=True``) checked against what a version may hold
     once; ``problems`` says what broke it (at most _SHOWN_PROBLEMS, then a count)."""
 
-    def __init__(self, where: str, *, checkpoint: bool = False, parsed: dict[str, Any] | None = None) -> None:
+    def __init__(self, where: str, *, checkpoint: bool = False, parsed: dict[str, Any] | None = None,
+                 deferred: list[str] | None = None) -> None:
         self.where = where
         self.checkpoint = checkpoint
         self.parsed = parsed  # statistics text -> its JSON value, kept for the carrier (LogState.parsed_stats)
+        # Given, the adds' statistics texts are collected here instead of parsed one by one: checked in bulk later
+        # (_BulkStatistics), and only where that cannot vouch for them judged one by one as before.
+        self.deferred = deferred
         self.metadata = 0
         self.protocol = 0
         # Logical files, (path, deletion-vector id), added and removed; a commit may also add (and remove) a path once
@@ -321,6 +325,10 @@ class _Validity:
                               "is gone for one and live for the other")
         if kind == "add":
             stats = body.get("stats")
+            if self.deferred is not None:
+                if isinstance(stats, str):
+                    self.deferred.append(stats)
+                return
             value = self._unique_json(stats, f"the statistics of {path!r}")
             if self.parsed is not None and isinstance(value, dict):
                 self.parsed[str(stats)] = value
@@ -467,13 +475,16 @@ class LogState:
                 del self.twice[path]
         self.adds[path] = add
 
-    def apply_commit(self, actions: Iterator[dict[str, Any]], where: str, *, check: bool = True) -> None:
+    def apply_commit(self, actions: Iterator[dict[str, Any]], where: str, *, check: bool = True,
+                     bulk: _BulkStatistics | None = None, data: bytes = b"") -> None:
         """One commit's actions (``where``: its file, for problems). Removes go first: a commit may remove a path
         with one deletion vector and add it with another (a deletion-vector update), and the add is what is live
         afterwards; a commit that holds what a version may not (_Validity) is recorded in ``invalid`` (unless not
-        ``check``: a replay only compared, whose problems nobody reads)."""
+        ``check``: a replay only compared, whose problems nobody reads). With ``bulk`` (and the commit's ``data``),
+        its adds' statistics are checked in bulk with other commits' (_BulkStatistics), and its problems recorded
+        when that is done (``bulk.finish``)."""
         adds: list[dict[str, Any]] = []
-        validity = _Validity(where, parsed=self.parsed_stats)
+        validity = _Validity(where, parsed=self.parsed_stats, deferred=None if bulk is None else [])
         for action in actions:
             if check:
                 validity.see(action)
@@ -485,7 +496,10 @@ class LogState:
                 self.apply_other(action)
         for add in adds:
             self._add(add)
-        self.invalid.extend(validity.report())
+        if bulk is not None and check:
+            bulk.pending(validity, data)
+        else:
+            self.invalid.extend(validity.report())
 
     def apply_checkpoint(self, action: dict[str, Any]) -> None:
         """One checkpoint action: its adds are the live files; its removes are tombstones of files already gone."""
@@ -693,12 +707,81 @@ def _json_replay(storage: Storage, start: LogState | None, first: int, last: int
         version=last, adds=dict(start.adds), metadata=start.metadata, protocol=start.protocol,
         checkpoint=start.checkpoint, twice={p: dict(ids) for p, ids in start.twice.items()},
         invalid=list(start.invalid), parsed_stats=start.parsed_stats)
+    bulk = _BulkStatistics(state) if check else None
     for v in range(first, last + 1):
         data = storage.read(commit_name(v))
         if data is None:
             return None
-        state.apply_commit(json_lines(data, commit_name(v)), commit_name(v), check=check)
+        state.apply_commit(json_lines(data, commit_name(v)), commit_name(v), check=check, bulk=bulk, data=data)
+    if bulk is not None:
+        bulk.finish()
     return state
+
+
+class _BulkStatistics:
+    """The statistics of the adds of a run of JSON commits, checked in bulk: each must be JSON naming no key twice in
+    any object (_Validity._unique_json, which reports a key named twice). Parsed one by one in Python, that was the
+    largest part of replaying commits (issue 35.2); here pyarrow's JSON reader reads up to _STATS_BATCH texts at once
+    as newline-delimited JSON, and it refuses an object naming a key twice — nested, in arrays, spelt with an escape,
+    null or not (tests/delta/test_delta_json_bulk.py). A batch it reads whole, one row per text, holds no such key.
+    Any batch it does not (a key named twice, a text that is not one JSON object on one line, statistics whose types
+    differ between files, ...) sends its commits back to the line reader's judgement, exactly as before: their
+    _Validity is made again, one action at a time, each statistics text parsed. The commits' problems are recorded
+    in their order either way. Texts vouched for in bulk are not kept parsed (LogState.parsed_stats): the carrier
+    parses the few it looks into (carriers/delta/spellings.py)."""
+
+    def __init__(self, state: LogState) -> None:
+        self.state = state
+        self.commits: list[tuple[_Validity, bytes]] = []
+
+    def pending(self, validity: _Validity, data: bytes) -> None:
+        self.commits.append((validity, data))
+
+    def finish(self) -> None:
+        texts: list[str] = []
+        owners: list[int] = []  # the commit of each text
+        for i, (validity, _) in enumerate(self.commits):
+            assert validity.deferred is not None
+            texts.extend(validity.deferred)
+            owners.extend([i] * len(validity.deferred))
+            validity.deferred = None
+        redo: set[int] = set()
+        for start in range(0, len(texts), _STATS_BATCH):
+            if not statistics_unique(texts[start:start + _STATS_BATCH]):
+                redo.update(owners[start:start + _STATS_BATCH])
+        del texts, owners
+        for i, (validity, data) in enumerate(self.commits):
+            if i in redo:
+                validity = _Validity(validity.where, parsed=self.state.parsed_stats)
+                for action in json_lines(data, validity.where):
+                    validity.see(action)
+            self.state.invalid.extend(validity.report())
+        self.commits = []
+
+
+# Statistics texts read per pyarrow call: bounds the parsed batch's memory whatever the log's size.
+_STATS_BATCH = 65_536
+
+
+def statistics_unique(texts: list[str]) -> bool:
+    """Whether every one of ``texts`` is a JSON object in which no object names a key twice, as pyarrow's JSON reader
+    finds reading them as one newline-delimited document (one row per text, or False: a line break in a text, a
+    blank one, anything it cannot read). False says nothing: the texts are then judged one by one."""
+    if not texts:
+        return True
+    if any(not t.strip() or "\n" in t or "\r" in t for t in texts):
+        return False
+    import io
+
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    try:
+        body = "\n".join(texts).encode("utf-8")
+        table = pj.read_json(io.BytesIO(body), read_options=pj.ReadOptions(block_size=max(1 << 20, len(body) + 1)))
+    except (pa.ArrowException, UnicodeEncodeError, ValueError):
+        return False
+    return bool(table.num_rows == len(texts))
 
 
 def replay(storage: Storage, version: int) -> tuple[LogState, list[str]]:

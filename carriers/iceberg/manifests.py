@@ -221,7 +221,15 @@ def _partition_value(partition: Any, i: int) -> Any:
         return None
 
 
+# Values ``_plain`` gives back as they are: these exact types (an enum member's type is its enum class, a Record's its
+# own), checked first because most values of a manifest entry are such scalars and the checks below cost far more
+# (pyiceberg's Record is a Protocol subclass: isinstance against it runs typing's protocol check).
+_PLAIN_TYPES = frozenset({int, str, bytes, float, bool, type(None)})
+
+
 def _plain(value: Any) -> Any:
+    if type(value) in _PLAIN_TYPES:
+        return value
     import enum
 
     from pyiceberg.typedef import Record

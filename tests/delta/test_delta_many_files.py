@@ -55,3 +55,21 @@ def test_the_benchmark_runs_at_a_toy_size(tmp_path: Path) -> None:
     assert code == 0, text
     for step in ("reference: delta-rs file_uris()", "attest record", "attest verify --level files"):
         assert step in text, text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", [["--per-commit", "50", "--after", "30"], ["--per-commit", "100", "--no-checkpoint"]],
+                         ids=["json-commits-after-the-checkpoint", "no-checkpoint"])
+def test_the_benchmark_builds_logs_of_json_commits(tmp_path: Path, shape: list[str]) -> None:
+    """The logs the JSON-commit replay was profiled on (docs/scale.md): JSON commits after the last checkpoint, or no
+    checkpoint at all; delta-rs lists every file and the verification passes."""
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = bench.main(["--files", "2500", *shape, "--dir", str(tmp_path)])
+    text = out.getvalue()
+    assert code == 0, text
+    assert ("no checkpoint" if "--no-checkpoint" in shape else "the last checkpoint 30 commits before it") in text
+    table = tmp_path / "t"
+    bench.build_delta(table, 2500, 50, 30) if "--after" in shape else bench.build_delta(table, 2500, 100, 0, False)
+    checkpoints = sorted(p.name[:20] for p in (table / "_delta_log").glob("*.checkpoint.parquet"))
+    assert checkpoints == ([] if "--no-checkpoint" in shape else [f"{20:020d}"])
