@@ -62,9 +62,11 @@ def _restat(path: Path, n: int, edit: Callable[[dict[str, Any]], None]) -> None:
 
 
 def _true_stats(stats: dict[str, Any]) -> None:
-    """What delta-rs writes for partition a's rows (_batch of test_content_rewrite_delta: v 0..23, ts, w, f)."""
+    """What Spark writes for partition a's rows (_batch of test_content_rewrite_delta: v 0..23, ts, w, f): as delta-rs
+    would, but for f's maximum, NaN (f holds NaN; delta-rs writes 0.0, the greatest number, which readers prune by:
+    test_a_maximum_that_leaves_out_nan)."""
     stats.update({"numRecords": 9, "minValues": {"v": 0, "w": "w0", "f": -2.0, "ts": "1970-01-02T00:00:00Z"},
-                  "maxValues": {"v": 23, "w": "z", "f": 0.0, "ts": "2023-11-14T22:13:20.000Z"},
+                  "maxValues": {"v": 23, "w": "z", "f": "NaN", "ts": "2023-11-14T22:13:20.000Z"},
                   "nullCount": {"v": 0, "w": 0, "f": 0, "ts": 0}})
 
 
@@ -445,3 +447,129 @@ def test_delta_id_mapped_rewrite_with_a_field_id_given_twice(tmp_path: Path) -> 
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 1 and codes(doc) == ["unsupported_table"], doc
     assert "names two columns" in doc["errors"][0]["message"], doc
+
+
+# ---- NaN and signed zeros: bounds readers order otherwise than the digest's check did (issue 32, NaN maxima) ---------
+def _rewrite_footer(path: Path, n: int, rows: pa.Table) -> None:
+    """The file commit ``n`` adds, written again with pyarrow's default footer statistics (NaN left out of a maximum)."""
+    import pyarrow.parquet as pq
+
+    commit = path / commit_name(n)
+    actions = [json.loads(line) for line in commit.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            pq.write_table(rows, path / action["add"]["path"])
+            action["add"]["size"] = (path / action["add"]["path"]).stat().st_size
+    commit.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+NAN_QUERIES = {  # the true answer of each: partition a's 3 NaN rows
+    "greatest": "select count(*) from t where p = 'a' and f > 0.5",
+    "Infinity": "select count(*) from t where p = 'a' and f = CAST('NaN' AS DOUBLE)",
+    "footer": "select count(*) from t where p = 'a' and f > 0.5",
+}
+
+
+@pytest.mark.parametrize("attack", ["a maximum of the greatest number (delta-rs's)", "a maximum of Infinity",
+                                    "a footer maximum that leaves out NaN"])
+def test_a_maximum_that_leaves_out_nan(table: Path, attack: str) -> None:
+    """Partition a holds NaN in f. Spark and delta-rs order NaN above every number (delta-rs measured here: NaN > 0.5
+    is true) and skip a file whose maximum is below the constant — in the log or in the Parquet footer, which delta-rs
+    prunes row groups by whatever the log says. A rewrite stating its greatest number as the maximum (what delta-rs
+    writes; the check accepted it before) drops the NaN rows from ``f > 0.5``, one of Infinity from ``f = NaN``:
+    content_changed."""
+    query = next(q for k, q in NAN_QUERIES.items() if k in attack)
+    rels = _partition(table, "a")
+    rows = _merged(table, rels)
+    n = rewrite(table, rels, [(rows, {"p": "a"})])
+    _restat(table, n, _true_stats)
+    assert _sql(table, query) == 3  # the control: the maximum NaN, no float footer statistics
+    if attack.startswith("a footer"):
+        _rewrite_footer(table, n, rows)
+    else:
+        _restat(table, n, lambda s: s["maxValues"].update(f=0.0 if "greatest" in attack else "Infinity"))
+    assert _sql(table, query) == 0  # the NaN rows skipped (measured, delta-rs)
+    rc, doc = verify(str(table), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "NaN" in doc["errors"][0]["message"], doc
+    with pytest.raises(CarrierError) as err:
+        DeltaCarrier(str(table)).record(model="orders", program_hash=PROGRAM)
+    assert err.value.code.value == "content_changed"
+
+
+def _zeros(path: Path) -> None:
+    from deltalake import write_deltalake
+
+    from carriers.delta.carrier import attest_after_write
+
+    for xs in ([-0.0, 1.0], [0.0, -1.0]):
+        write_deltalake(str(path), pa.table({"id": pa.array([int(x) for x in xs], pa.int64()),
+                                             "x": pa.array(xs, pa.float64())}), mode="append")
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+
+
+@pytest.mark.parametrize(("side", "query"), [("minValues", "x = -0.0"), ("maxValues", "x = 0.0")])
+def test_a_signed_zero_bound_of_the_other_sign(tmp_path: Path, side: str, query: str) -> None:
+    """delta-rs prunes by IEEE total order, -0.0 below 0.0: a minimum of 0.0 over a -0.0 (what Spark writes) skips the
+    file for ``x = -0.0``, a maximum of -0.0 over a 0.0 for ``x = 0.0`` (measured) — the check compared -0.0 as 0.0."""
+    path = tmp_path / "t"
+    _zeros(path)
+    rels = sorted(_adds(path))
+    rows = _merged(path, rels)
+    n = rewrite(path, rels, [(rows, {})])
+    honest = {"numRecords": 4, "minValues": {"id": -1, "x": -1.0}, "maxValues": {"id": 1, "x": 1.0},
+              "nullCount": {"id": 0, "x": 0}}
+    _restat(path, n, lambda s: s.update(json.loads(json.dumps(honest))))
+    q = f"select count(*) from t where {query}"
+    assert _sql(path, q) == 2  # rows compare -0.0 equal to 0.0
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc
+    # the file holding both signs: min -0.0 .. max 0.0 is sound; the forgery narrows to the other sign
+    rows = pa.table({"id": pa.array([0, 0], pa.int64()), "x": pa.array([-0.0, 0.0], pa.float64())})
+    path = tmp_path / "u"
+    from deltalake import write_deltalake
+
+    from carriers.delta.carrier import attest_after_write
+    write_deltalake(str(path), rows.slice(0, 1), mode="append")
+    write_deltalake(str(path), rows.slice(1), mode="append")
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    rels = sorted(_adds(path))
+    n = rewrite(path, rels, [(_merged(path, rels), {})])
+    zero = {"minValues": {"id": 0, "x": -0.0}, "maxValues": {"id": 0, "x": 0.0}}
+    _restat(path, n, lambda s: (s.update(numRecords=2, nullCount={"id": 0, "x": 0}, **json.loads(json.dumps(zero)))))
+    assert _sql(path, q) == 2
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc
+    _restat(path, n, lambda s: s[side].update(x=0.0 if side == "minValues" else -0.0))
+    assert _sql(path, q) == 0  # the row skipped (measured, delta-rs)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "0.0" in doc["errors"][0]["message"], doc
+
+
+def test_delta_rs_optimize_of_a_table_holding_nan_is_not_verified(tmp_path: Path) -> None:
+    """The honest engine itself: delta-rs writes the greatest number as a file's maximum, NaN left out, in the log
+    and the footer, and prunes by it — so which NaN rows a filtered read gets depends on how rows are laid out in
+    files (measured: ``x > 5`` got [10] before its own OPTIMIZE and [10, NaN] after). A rewrite after which readers
+    get other rows is never VERIFIED: content_changed, saying why (re-attest the table after the rewrite)."""
+    import math
+
+    from deltalake import write_deltalake
+
+    from carriers.delta.carrier import attest_after_write
+
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"id": [1, 2], "x": [1.0, math.nan]}), mode="append")
+    write_deltalake(str(path), pa.table({"id": [3], "x": [10.0]}), mode="append")
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+
+    def ids() -> list[int]:
+        out = QueryBuilder().register("t", DeltaTable(str(path))).execute("select id from t where x > 5").read_all()
+        return sorted(pa.table(out).column("id").to_pylist())
+
+    assert ids() == [3]
+    DeltaTable(str(path)).optimize.compact()
+    assert ids() == [2, 3]  # readers get another row after the rewrite
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "NaN" in doc["errors"][0]["message"] and "delta-rs writes such maxima itself" in doc["errors"][0]["message"]
