@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from carriers.core import AttestedTable, LiveVersion, Version
 
 __all__ = ["COMPANION_SUFFIX", "Binding", "ContentPass", "Observed", "StatisticsMismatch", "bound_problem",
-           "decode_companion", "footer_problems", "encode_companion", "file_digests", "judge", "observe", "parse_binding",
-           "record_content"]
+           "decode_companion", "encode_companion", "file_digests", "footer_problems", "judge", "observe",
+           "parse_binding", "record_content"]
 
 COMPANION_MAGIC = b"RACD"
 COMPANION_FORMAT = 1

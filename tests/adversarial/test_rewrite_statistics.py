@@ -274,9 +274,10 @@ def test_no_iceberg_carry_forward_over_columns_swapped_after_a_rewrite(tmp_path:
     (tmp_path / "warehouse").mkdir()
     catalog = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
     catalog.create_namespace("ns")
-    table = catalog.create_table("ns.t", schema=_rows().schema)
-    table.append(_rows().slice(0, 1))
-    table.append(_rows().slice(1))
+    data = _rows().set_column(2, "f", pa.array([0.0, 1.5, 2.5]))  # no NaN: test_iceberg_rewrite_holding_nan
+    table = catalog.create_table("ns.t", schema=data.schema)
+    table.append(data.slice(0, 1))
+    table.append(data.slice(1))
     attest_after_write(table, model="orders", program_hash=PROGRAM)
     table = replace(catalog, catalog.load_table("ns.t"))
     rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
@@ -451,7 +452,7 @@ def test_delta_id_mapped_rewrite_with_a_field_id_given_twice(tmp_path: Path) -> 
 
 # ---- NaN and signed zeros: bounds readers order otherwise than the digest's check did (issue 32, NaN maxima) ---------
 def _rewrite_footer(path: Path, n: int, rows: pa.Table) -> None:
-    """The file commit ``n`` adds, written again with pyarrow's default footer statistics (NaN left out of a maximum)."""
+    """The file commit ``n`` adds, written again with pyarrow's default footer statistics (NaN left out of maxima)."""
     import pyarrow.parquet as pq
 
     commit = path / commit_name(n)
@@ -573,3 +574,52 @@ def test_delta_rs_optimize_of_a_table_holding_nan_is_not_verified(tmp_path: Path
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 1 and codes(doc) == ["content_changed"], doc
     assert "NaN" in doc["errors"][0]["message"] and "delta-rs writes such maxima itself" in doc["errors"][0]["message"]
+
+
+@pytest.mark.usefixtures("iceberg_env")
+@pytest.mark.parametrize("metrics", ["pyiceberg's (bounds that leave NaN out)", "counts of NaN only",
+                                     "nan_value_counts of 0"])
+def test_iceberg_rewrite_holding_nan(tmp_path: Path, metrics: str) -> None:
+    """Spark orders NaN above every number (NaN >= 1 is true), while Iceberg's pruning leaves NaN out of bounds and
+    skips a file of NaN only for x > c / x >= c. Measured with Spark 4.1 and Iceberg 1.12: ``x >= 1`` got [1] from a
+    file of 1.0 beside a file of NaN only (Spark's own INSERT), [1, NaN] from one file holding both (bounds 1.0):
+    the same rows, another answer — so a rewrite moving NaN rows between files changes what Spark returns, even
+    written honestly (pyiceberg's, Spark's rewrite_data_files). Not VERIFIED: content_changed, naming NaN. A forged
+    nan_value_counts of 0 (``isnan(x)`` and ``x = NaN`` skip the file: measured with Spark) was refused before."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.manifest import DataFile
+
+    from carriers.iceberg.carrier import attest_after_write
+    from tests.adversarial.test_content_rewrite_iceberg import IDS, _rows
+    from tests.iceberg.conftest import CATALOG, catalog_properties
+    from tests.iceberg.rewrites import replace, with_ids, write_file
+
+    (tmp_path / "warehouse").mkdir()
+    catalog = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema=_rows().schema)
+    table.append(_rows().slice(0, 1))
+    table.append(_rows().slice(1))
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    table = catalog.load_table("ns.t")
+    if metrics.startswith("pyiceberg"):
+        table = replace(catalog, table)  # pyiceberg's writer: bounds 0.0 .. 2.5 on f, which holds a NaN
+    else:
+        honest = write_file(table, with_ids(_rows(), IDS))
+        counts = ({"value_counts": {3: 1}, "nan_value_counts": {3: 1}} if metrics.startswith("counts")
+                  else {"nan_value_counts": {3: 0}})
+        if metrics.startswith("counts"):  # a file of the NaN row only
+            honest = write_file(table, with_ids(_rows().slice(1, 1), IDS))
+            rest = write_file(table, with_ids(pa.concat_tables([_rows().slice(0, 1), _rows().slice(2)]), IDS))
+            files = [DataFile.from_args(content=honest.content, file_path=honest.file_path,
+                                        file_format=honest.file_format, partition=honest.partition, record_count=1,
+                                        file_size_in_bytes=honest.file_size_in_bytes, spec_id=0, **counts), rest]
+        else:
+            files = [DataFile.from_args(content=honest.content, file_path=honest.file_path,
+                                        file_format=honest.file_format, partition=honest.partition, record_count=3,
+                                        file_size_in_bytes=honest.file_size_in_bytes, spec_id=0, **counts)]
+        table = replace(catalog, table, data_files=files)
+    assert table.scan().to_arrow().num_rows == 3
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "NaN" in doc["errors"][0]["message"] or "nan_value_counts" in doc["errors"][0]["message"], doc
