@@ -409,7 +409,7 @@ def bound_problem(name: str, seen: Observed, lo: Any, hi: Any, *, exact: bool, h
                 signed = math.copysign(1.0, claim)
                 if side == "minimum" and signed > 0 and seen.negative_zero:
                     return (f"{name}: a minimum of 0.0 over a -0.0 — delta-rs and Iceberg Java order -0.0 below "
-                            f"0.0 and skip the file for {name} = -0.0 (Spark writes such minima itself)")
+                            f"0.0 and skip the file for {name} = -0.0")
                 if side == "maximum" and signed < 0 and seen.positive_zero:
                     return (f"{name}: a maximum of -0.0 over a 0.0 — delta-rs and Iceberg Java order 0.0 above "
                             f"-0.0 and skip the file for {name} = 0.0")

@@ -511,7 +511,7 @@ def _zeros(path: Path) -> None:
 
 @pytest.mark.parametrize(("side", "query"), [("minValues", "x = -0.0"), ("maxValues", "x = 0.0")])
 def test_a_signed_zero_bound_of_the_other_sign(tmp_path: Path, side: str, query: str) -> None:
-    """delta-rs prunes by IEEE total order, -0.0 below 0.0: a minimum of 0.0 over a -0.0 (what Spark writes) skips the
+    """delta-rs prunes by IEEE total order, -0.0 below 0.0: a minimum of 0.0 over a -0.0 skips the
     file for ``x = -0.0``, a maximum of -0.0 over a 0.0 for ``x = 0.0`` (measured) — the check compared -0.0 as 0.0."""
     path = tmp_path / "t"
     _zeros(path)
@@ -623,3 +623,77 @@ def test_iceberg_rewrite_holding_nan(tmp_path: Path, metrics: str) -> None:
     rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
     assert rc == 1 and codes(doc) == ["content_changed"], doc
     assert "NaN" in doc["errors"][0]["message"] or "nan_value_counts" in doc["errors"][0]["message"], doc
+
+
+@pytest.mark.spark
+def test_spark_reads_nan_and_zero_bounds_of_rewrites(spark: Any, tmp_path: Path) -> None:
+    """Spark's side of the NaN maxima and signed zeros. A Spark table holding NaN: Spark's OPTIMIZE writes a maximum
+    of NaN (log and footer) and verifies by content; the same rewrite by hand with the greatest number as maximum
+    (what delta-rs writes) makes Spark skip the file for ``x > 10`` and ``x = NaN`` (measured) — content_changed.
+    Then the residual of signed zeros (below), and a file moved under another partition's folder (held)."""
+    from carriers.delta.carrier import attest_after_write
+
+    def made(name: str, rows: str) -> Path:
+        path = tmp_path / name
+        spark.sql(f"CREATE TABLE delta.`{path}` (id INT, x DOUBLE) USING delta")
+        for values in rows.split(";"):
+            spark.sql(f"INSERT INTO delta.`{path}` VALUES {values}")
+        attest_after_write(str(path), model="m", program_hash=PROGRAM)
+        return path
+
+    def ids(path: Path, where: str) -> list[int]:
+        return sorted(r.id for r in spark.read.format("delta").load(str(path)).where(where).select("id").collect())
+
+    nan_rows = "(1, 1.0), (2, double('NaN'));(3, 10.0)"
+    honest, forged = made("honest", nan_rows), made("forged", nan_rows)
+    spark.sql(f"OPTIMIZE delta.`{honest}`").collect()
+    (stats,) = [json.loads(a["stats"]) for a in _adds(honest).values()]
+    assert stats["maxValues"]["x"] == "NaN", stats
+    rc, doc = verify(str(honest), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
+    rels = sorted(_adds(forged))
+    n = rewrite(forged, rels, [(_merged(forged, rels), {})])
+    _restat(forged, n, lambda s: (s.clear(), s.update(json.loads(json.dumps(stats))), s["maxValues"].update(x=10.0)))
+    assert ids(honest, "x > 10") == [2] and ids(honest, "x = double('NaN')") == [2]
+    assert ids(forged, "x > 10") == [] and ids(forged, "x = double('NaN')") == []  # the NaN row skipped
+    assert ids(forged, "isnan(x)") == [2]  # it is there
+    rc, doc = verify(str(forged), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "NaN" in doc["errors"][0]["message"], doc
+
+    # Residual, measured: Spark stores -0.0 written in SQL as 0.0 and states its minimum 0.0 — exact — but delta-rs
+    # prunes by total order (0.0 above -0.0) while its rows compare -0.0 equal to 0.0: ``x = -0.0`` misses the row
+    # with honest statistics, before and after any rewrite. Not a misstatement: the rewrite verifies.
+    zeros = made("zeros", "(1, -0.0), (2, 1.0);(3, 5.0)")
+    spark.sql(f"OPTIMIZE delta.`{zeros}`").collect()
+    assert ids(zeros, "x = -0.0") == [1]
+    assert _sql(zeros, "select count(*) from t where x = -0.0") == 0  # delta-rs pruned the file ...
+    assert _sql(zeros, "select count(*) from t where x = -0.0 or id = 1") == 1  # ... the row (0.0) is there
+    rc, doc = verify(str(zeros), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc
+
+    # Held: a rewrite's file placed under another partition's folder (p=b/) than its partitionValues (p=a). Delta
+    # readers take partition values from the log, never from the path: Spark and delta-rs read the same rows.
+    from tests.adversarial.test_content_rewrite_delta import _attested, _engine_rows
+
+    moved = tmp_path / "moved"
+    _attested(moved, nan=False)
+
+    def spark_rows() -> list[tuple[Any, ...]]:
+        return sorted((r.p, r.v) for r in spark.read.format("delta").load(str(moved)).where("p = 'a'").collect())
+
+    before, spark_before = _engine_rows(moved), spark_rows()
+    rels = _partition(moved, "a")
+    n = rewrite(moved, rels, [(_merged(moved, rels), {"p": "a"})])
+    commit = moved / commit_name(n)
+    actions = [json.loads(line) for line in commit.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            old = action["add"]["path"]
+            action["add"]["path"] = old.replace("p=a/", "p=b/")
+            (moved / "p=b").mkdir(exist_ok=True)
+            (moved / old).rename(moved / action["add"]["path"])
+    commit.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    assert _engine_rows(moved) == before and spark_rows() == spark_before
+    rc, doc = verify(str(moved), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc
