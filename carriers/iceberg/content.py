@@ -343,6 +343,24 @@ def _check_statistics(df: Mapping[str, Any], schema: Schema, rows: pa.Table, pat
                                  f"skip files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
 
 
+def _check_footer(opened: _SchemaIO, path: str) -> None:
+    """A rewritten data file's Parquet footer statistics held to its stored rows (``content_store.footer_problems``):
+    pyarrow (pyiceberg's reads) and Iceberg Java skip row groups by them whatever the manifest says. NaN is left out
+    of footer bounds as of Iceberg's (no reader counts it in: pyarrow compares by IEEE)."""
+    import pyarrow.parquet as pq
+
+    from carriers.content_store import StatisticsMismatch, footer_problems
+
+    if opened.metadata is None:
+        return
+    with opened.io.new_input(opened.location).open() as handle:
+        stored = pq.ParquetFile(handle).read()
+    problems = footer_problems(opened.metadata, stored, total_order=False)
+    if problems:
+        raise StatisticsMismatch(f"data file {path}, added by a rewrite, has Parquet footer statistics that misstate "
+                                 f"its rows — readers skip row groups by them: {'; '.join(problems[:3])}")
+
+
 def _check_field_ids(schema: Any, path: str) -> None:
     """A rewritten data file whose Parquet schema (``schema``: its Arrow schema with the ``PARQUET:field_id``
     metadata, read from the footer) gives one field id to two columns (the spec forbids it): pyiceberg reads the last
@@ -497,6 +515,7 @@ class IcebergContentReader:
         if self.statistics:  # metrics count every stored row: the rows before any delete
             _check_field_ids(opened.schema, f.path)
             _check_statistics(df, self.schema, stored, f.path)
+            _check_footer(opened, f.path)
             _check_transforms(self.specs, df, self.schema, stored, f.path)
         canon = pa.table({f"field-id:{c.field_id}": _canonical(rows.column(c.name).combine_chunks(), c.field_type)
                           for c in self.schema.fields})
@@ -596,6 +615,7 @@ class _SchemaIO:
         self.io, self.location, self.footer = io, location, footer
         self.properties = getattr(io, "properties", {})
         self.schema: Any = None
+        self.metadata: Any = None
 
     def new_input(self, location: str) -> Any:
         found = self.io.new_input(location)
@@ -618,7 +638,9 @@ class _SchemaInput:
 
         handle = self.found.open(seekable=seekable)
         if self.owner.schema is None:
-            self.owner.schema = pq.ParquetFile(handle).schema_arrow  # the footer, from this handle
+            parquet = pq.ParquetFile(handle)
+            self.owner.schema = parquet.schema_arrow  # the footer, from this handle
+            self.owner.metadata = parquet.metadata
             handle.seek(0)
         return handle
 

@@ -697,3 +697,67 @@ def test_spark_reads_nan_and_zero_bounds_of_rewrites(spark: Any, tmp_path: Path)
     assert _engine_rows(moved) == before and spark_rows() == spark_before
     rc, doc = verify(str(moved), "--level", "bytes")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc
+
+
+def _forge_footer_max(path: Path, true: int, forged: int) -> None:
+    """The Parquet footer of ``path`` with an int64 column's maximum ``true`` rewritten as ``forged`` (same width: the
+    footer stays well formed; the manifest and the rows are untouched)."""
+    data = bytearray(path.read_bytes())
+    length = struct.unpack("<i", bytes(data[-8:-4]))[0]
+    start = len(data) - 8 - length
+    footer = bytes(data[start:-8])
+    assert footer.count(struct.pack("<q", true)) >= 1
+    data[start:-8] = footer.replace(struct.pack("<q", true), struct.pack("<q", forged))
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.usefixtures("iceberg_env")
+def test_iceberg_rewrite_whose_parquet_footer_misstates_its_rows(tmp_path: Path) -> None:
+    """The manifest entry is honest, the rows are honest, but the file's own Parquet footer says the greatest id is 2:
+    pyarrow — pyiceberg's reader — skips the row group for ``id = 3`` (measured), VERIFIED before."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.expressions import EqualTo
+
+    from carriers.iceberg.carrier import attest_after_write
+    from tests.adversarial.test_content_rewrite_iceberg import IDS, _rows
+    from tests.iceberg.conftest import CATALOG, catalog_properties
+    from tests.iceberg.rewrites import live_data_files, path_of, replace, with_ids
+
+    (tmp_path / "warehouse").mkdir()
+    catalog = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
+    catalog.create_namespace("ns")
+    data = _rows().set_column(2, "f", pa.array([0.0, 1.5, 2.5]))
+    table = catalog.create_table("ns.t", schema=data.schema)
+    table.append(data.slice(0, 1))
+    table.append(data.slice(1))
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    table = replace(catalog, catalog.load_table("ns.t"), [with_ids(data, IDS)])
+    assert table.scan(row_filter=EqualTo("id", 3)).to_arrow().num_rows == 1
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc
+    (added,) = live_data_files(table)
+    _forge_footer_max(path_of(table, added), 3, 2)
+    table = catalog.load_table("ns.t")
+    assert table.scan().to_arrow().num_rows == 3  # a full scan reads the three rows ...
+    assert table.scan(row_filter=EqualTo("id", 3)).to_arrow().num_rows == 0  # ... id = 3 skips the row group
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "Parquet footer" in doc["errors"][0]["message"], doc
+
+
+def test_delta_rewrite_whose_parquet_footer_misstates_its_rows(table: Path) -> None:
+    """Delta: the log's statistics honest (Spark's, NaN maximum), the file's footer saying the greatest v is 20:
+    delta-rs skips the row group for ``v = 23`` (measured), VERIFIED before."""
+    rels = _partition(table, "a")
+    n = rewrite(table, rels, [(_merged(table, rels), {"p": "a"})])
+    _restat(table, n, _true_stats)
+    assert _sql(table, "select count(*) from t where v = 23") == 1
+    (added,) = [a["add"]["path"] for a in map(json.loads, (table / commit_name(n)).read_text().splitlines())
+                if "add" in a]
+    _forge_footer_max(table / added, 23, 20)
+    commit = table / commit_name(n)
+    assert _sql(table, "select count(*) from t where v = 23") == 0  # the row group skipped
+    assert _sql(table, "select count(*) from t where p = 'a'") == 9
+    rc, doc = verify(str(table), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "Parquet footer" in doc["errors"][0]["message"] and commit.exists(), doc
