@@ -347,15 +347,11 @@ def _check_footer(opened: _SchemaIO, path: str) -> None:
     """A rewritten data file's Parquet footer statistics held to its stored rows (``content_store.footer_problems``):
     pyarrow (pyiceberg's reads) and Iceberg Java skip row groups by them whatever the manifest says. NaN is left out
     of footer bounds as of Iceberg's (no reader counts it in: pyarrow compares by IEEE)."""
-    import pyarrow.parquet as pq
-
     from carriers.content_store import StatisticsMismatch, footer_problems
 
-    if opened.metadata is None:
+    if opened.metadata is None or opened.stored is None:
         return
-    with opened.io.new_input(opened.location).open() as handle:
-        stored = pq.ParquetFile(handle).read()
-    problems = footer_problems(opened.metadata, stored, total_order=False)
+    problems = footer_problems(opened.metadata, opened.stored, total_order=False)
     if problems:
         raise StatisticsMismatch(f"data file {path}, added by a rewrite, has Parquet footer statistics that misstate "
                                  f"its rows — readers skip row groups by them: {'; '.join(problems[:3])}")
@@ -616,6 +612,7 @@ class _SchemaIO:
         self.properties = getattr(io, "properties", {})
         self.schema: Any = None
         self.metadata: Any = None
+        self.stored: Any = None
 
     def new_input(self, location: str) -> Any:
         found = self.io.new_input(location)
@@ -641,6 +638,7 @@ class _SchemaInput:
             parquet = pq.ParquetFile(handle)
             self.owner.schema = parquet.schema_arrow  # the footer, from this handle
             self.owner.metadata = parquet.metadata
+            self.owner.stored = parquet.read()  # as stored, for its footer statistics (_check_footer): no second open
             handle.seek(0)
         return handle
 
