@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from carriers.core import AttestedTable, LiveVersion, Version
 
 __all__ = ["COMPANION_SUFFIX", "Binding", "ContentPass", "Observed", "StatisticsMismatch", "bound_problem",
-           "decode_companion", "encode_companion", "file_digests", "judge", "observe", "parse_binding",
-           "record_content"]
+           "decode_companion", "encode_companion", "file_digests", "footer_problems", "judge", "observe",
+           "parse_binding", "record_content"]
 
 COMPANION_MAGIC = b"RACD"
 COMPANION_FORMAT = 1
@@ -329,13 +329,16 @@ class StatisticsMismatch(AttestError, ValueError):
 @dataclass(frozen=True)
 class Observed:
     """A column's values as read from a file (every stored row, no deletion applied): counts, and the least and the
-    greatest value that is neither null nor NaN (None when there is none), as Python values."""
+    greatest value that is neither null nor NaN (None when there is none), as Python values; for floats, whether a
+    ``-0.0`` and a ``0.0`` are among them (readers that order by IEEE total order put ``-0.0`` below ``0.0``)."""
 
     values: int
     nulls: int
     nans: int
     lo: Any
     hi: Any
+    negative_zero: bool = False
+    positive_zero: bool = False
 
 
 def observe(column: Any) -> Observed:
@@ -345,15 +348,20 @@ def observe(column: Any) -> Observed:
 
     nans = 0
     values = column
+    negative = positive = False
     if pa.types.is_floating(column.type):
         is_nan = pc.fill_null(pc.is_nan(column), False)
         nans = int(pc.sum(is_nan.cast(pa.int64())).as_py() or 0)
         values = pc.filter(column, pc.invert(is_nan))
+        zeros = pc.filter(values, pc.fill_null(pc.equal(values, pa.scalar(0, column.type)), False))
+        signs = {math.copysign(1.0, z) for z in zeros.to_pylist() if z is not None}
+        negative, positive = -1.0 in signs, 1.0 in signs
     lo = hi = None
     if len(values) - values.null_count > 0:
         found = pc.min_max(values)
         lo, hi = found["min"].as_py(), found["max"].as_py()
-    return Observed(values=len(column), nulls=int(column.null_count), nans=nans, lo=lo, hi=hi)
+    return Observed(values=len(column), nulls=int(column.null_count), nans=nans, lo=lo, hi=hi,
+                    negative_zero=negative, positive_zero=positive)
 
 
 def _key(value: Any) -> Any:
@@ -365,12 +373,19 @@ def _key(value: Any) -> Any:
     return value
 
 
-def bound_problem(name: str, seen: Observed, lo: Any, hi: Any, *, exact: bool, hi_floor: Any = None) -> str | None:
+def bound_problem(name: str, seen: Observed, lo: Any, hi: Any, *, exact: bool, hi_floor: Any = None,
+                  total_order: bool = False) -> str | None:
     """Why the claimed bounds ``lo`` / ``hi`` (None: not claimed) of column ``name`` misstate ``seen``; None when they
-    do not. Sound: no value read lies outside them (a filtered read skips no row). ``exact``: they are the least and
-    the greatest value read (engines answer MIN / MAX from them; a float column's maximum may be claimed as NaN when
-    it holds one); otherwise (truncated strings and binaries, timestamps kept to the millisecond) only sound.
-    ``hi_floor``: the greatest value as a writer may truncate it (a timestamp's millisecond), default ``seen.hi``."""
+    do not. Sound: no value read lies outside them (a filtered read skips no row). ``total_order`` (Delta): readers
+    prune floats in IEEE total order — NaN above every number (Spark, delta-rs: a file is skipped for ``x > c`` and
+    ``x = NaN`` by its maximum, so a column holding NaN must claim a maximum of NaN or none) and ``-0.0`` below
+    ``0.0`` (delta-rs: a minimum of ``0.0`` over a ``-0.0`` skipped the file for ``x = -0.0``, measured). Iceberg's
+    bounds exclude NaN by its spec (its readers consult ``nan_value_counts``), and its readers were measured to
+    prune ``-0.0`` as ``0.0``.
+    ``exact``: they are the least and the greatest value read (engines answer MIN / MAX from them; a float column's
+    maximum may be claimed as NaN when it holds one); otherwise (truncated strings and binaries, timestamps kept to
+    the millisecond) only sound. ``hi_floor``: the greatest value as a writer may truncate it (a timestamp's
+    millisecond), default ``seen.hi``."""
     floor = seen.hi if hi_floor is None else hi_floor
     try:
         for side, claim in (("minimum", lo), ("maximum", hi)):
@@ -382,10 +397,22 @@ def bound_problem(name: str, seen: Observed, lo: Any, hi: Any, *, exact: bool, h
                 if not seen.nans or (side == "minimum" and seen.lo is not None):
                     return f"{name}: a {side} of NaN, the rows hold {seen.lo if side == 'minimum' else seen.hi!r}"
                 continue
+            if side == "maximum" and total_order and seen.nans:
+                return (f"{name}: a maximum of {claim!r} over {seen.nans} NaN value(s) — Spark and delta-rs order NaN "
+                        f"above every number and skip the file for {name} > c and {name} = NaN, so which rows a "
+                        "filtered read gets depends on how files are laid out (delta-rs writes such maxima itself)")
             if seen.lo is None:  # no value but null or NaN: a numeric bound skips NaN rows, or answers MIN / MAX
                 if seen.nans or exact:
                     return f"{name}: a {side} of {claim!r}, the rows hold no value but null or NaN"
                 continue
+            if total_order and isinstance(claim, float) and claim == 0.0:
+                signed = math.copysign(1.0, claim)
+                if side == "minimum" and signed > 0 and seen.negative_zero:
+                    return (f"{name}: a minimum of 0.0 over a -0.0 — delta-rs and Iceberg Java order -0.0 below "
+                            f"0.0 and skip the file for {name} = -0.0")
+                if side == "maximum" and signed < 0 and seen.positive_zero:
+                    return (f"{name}: a maximum of -0.0 over a 0.0 — delta-rs and Iceberg Java order 0.0 above "
+                            f"-0.0 and skip the file for {name} = 0.0")
             if side == "minimum" and (_key(claim) > _key(seen.lo) or (exact and _key(claim) != _key(seen.lo))):
                 return f"{name}: a minimum of {claim!r}, the least value read is {seen.lo!r}"
             if side == "maximum" and (_key(claim) < _key(floor) or (exact and _key(claim) != _key(seen.hi))):
@@ -393,6 +420,60 @@ def bound_problem(name: str, seen: Observed, lo: Any, hi: Any, *, exact: bool, h
     except TypeError:
         return f"{name}: bounds {lo!r} / {hi!r} that are not values of the column"
     return None
+
+
+def _leaf(table: Any, path: Sequence[str]) -> Any:
+    """The stored column at Parquet path ``path`` (top-level and struct fields; None inside lists and maps, or when a
+    name is not one column)."""
+    import pyarrow as pa
+
+    if table.column_names.count(path[0]) != 1:
+        return None
+    column = table.column(path[0])
+    for name in path[1:]:
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        t = column.type
+        if not pa.types.is_struct(t) or [t.field(i).name for i in range(t.num_fields)].count(name) != 1:
+            return None
+        column = column.flatten()[t.get_field_index(name)]
+    return column
+
+
+def footer_problems(metadata: Any, table: Any, *, total_order: bool) -> list[str]:
+    """Why a Parquet file's footer statistics misstate its stored rows (``table``: every row, as stored; ``metadata``:
+    its pyarrow FileMetaData): readers skip whole row groups by them — delta-rs (DataFusion) and pyarrow (pyiceberg's
+    reads) measured, Spark's Parquet reader by default — so a rewrite's file can hide rows from a filtered read with
+    the log's or the manifest's statistics honest. Each row group's null count must be exact and its minimum and
+    maximum sound, in the order ``bound_problem`` applies (``total_order``: Delta's readers)."""
+    import pyarrow as pa
+
+    problems: list[str] = []
+    start = 0
+    for g in range(metadata.num_row_groups):
+        group = metadata.row_group(g)
+        part = table.slice(start, group.num_rows)
+        start += group.num_rows
+        for i in range(group.num_columns):
+            chunk = group.column(i)
+            stats = chunk.statistics
+            if stats is None:
+                continue
+            name = f"{chunk.path_in_schema} (Parquet footer, row group {g})"
+            try:
+                column = _leaf(part, chunk.path_in_schema.split("."))
+                if column is None or pa.types.is_nested(column.type):
+                    continue
+                seen = observe(column)
+                if stats.has_null_count and stats.null_count != seen.nulls:
+                    problems.append(f"{name}: {stats.null_count} nulls stated, {seen.nulls} stored")
+                if stats.has_min_max:
+                    found = bound_problem(name, seen, stats.min, stats.max, exact=False, total_order=total_order)
+                    if found is not None:
+                        problems.append(found)
+            except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+                problems.append(f"{name}: statistics that cannot be held to its rows ({exc})")
+    return problems
 
 
 def _binding_or_none(raw: Mapping[str, Any]) -> Binding | None:

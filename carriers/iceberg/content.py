@@ -329,6 +329,17 @@ def _check_statistics(df: Mapping[str, Any], schema: Schema, rows: pa.Table, pat
             if isinstance(t, UUIDType):
                 lo, hi = (None if x is None else getattr(x, "bytes", x) for x in (lo, hi))
             exact = not isinstance(t, (StringType, BinaryType)) or isinstance(t, FixedType)
+            nans = maps["nan_value_counts"].get(col.field_id)
+            values = maps["value_counts"].get(col.field_id)
+            if seen.nans and (lo is not None or hi is not None or (nans is not None and nans == values)):
+                # Spark orders NaN above every number; Iceberg's pruning leaves NaN out of bounds and skips a file of
+                # NaN only for x > c: which NaN rows Spark gets for x > c / x >= c depends on the files' layout.
+                problems.append(f"{name}: {seen.nans} NaN value(s) under "
+                                f"{'bounds' if lo is not None or hi is not None else 'counts of NaN only'} — Spark "
+                                "orders NaN above every number, Iceberg's pruning skips files by bounds that leave "
+                                "NaN out, so which NaN rows Spark gets for a filtered read depends on how files are "
+                                "laid out (Spark's and pyiceberg's own rewrites write such metrics)")
+                continue
             found = bound_problem(name, seen, lo, hi, exact=exact)
             if found is not None:
                 problems.append(found)
@@ -340,6 +351,20 @@ def _check_statistics(df: Mapping[str, Any], schema: Schema, rows: pa.Table, pat
     if problems:
         raise StatisticsMismatch(f"data file {path}, added by a rewrite, has metrics that misstate its rows — readers "
                                  f"skip files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
+
+
+def _check_footer(opened: _SchemaIO, path: str) -> None:
+    """A rewritten data file's Parquet footer statistics held to its stored rows (``content_store.footer_problems``):
+    pyarrow (pyiceberg's reads) and Iceberg Java skip row groups by them whatever the manifest says. NaN is left out
+    of footer bounds as of Iceberg's (no reader counts it in: pyarrow compares by IEEE)."""
+    from carriers.content_store import StatisticsMismatch, footer_problems
+
+    if opened.metadata is None or opened.stored is None:
+        return
+    problems = footer_problems(opened.metadata, opened.stored, total_order=False)
+    if problems:
+        raise StatisticsMismatch(f"data file {path}, added by a rewrite, has Parquet footer statistics that misstate "
+                                 f"its rows — readers skip row groups by them: {'; '.join(problems[:3])}")
 
 
 def _check_field_ids(schema: Any, path: str) -> None:
@@ -484,6 +509,7 @@ class IcebergContentReader:
         if self.statistics:  # metrics count every stored row: the rows before any delete
             _check_field_ids(opened.schema, f.path)
             _check_statistics(df, self.schema, stored, f.path)
+            _check_footer(opened, f.path)
             _check_transforms(self.specs, df, self.schema, stored, f.path)
         canon = pa.table({f"field-id:{c.field_id}": _canonical(rows.column(c.name).combine_chunks(), c.field_type)
                           for c in self.schema.fields})
@@ -583,6 +609,8 @@ class _SchemaIO:
         self.io, self.location, self.footer = io, location, footer
         self.properties = getattr(io, "properties", {})
         self.schema: Any = None
+        self.metadata: Any = None
+        self.stored: Any = None
 
     def new_input(self, location: str) -> Any:
         found = self.io.new_input(location)
@@ -605,7 +633,10 @@ class _SchemaInput:
 
         handle = self.found.open(seekable=seekable)
         if self.owner.schema is None:
-            self.owner.schema = pq.ParquetFile(handle).schema_arrow  # the footer, from this handle
+            parquet = pq.ParquetFile(handle)
+            self.owner.schema = parquet.schema_arrow  # the footer, from this handle
+            self.owner.metadata = parquet.metadata
+            self.owner.stored = parquet.read()  # as stored, for its footer statistics (_check_footer): no second open
             handle.seek(0)
         return handle
 
