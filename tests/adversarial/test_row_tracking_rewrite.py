@@ -183,3 +183,31 @@ def test_an_attestation_without_row_ids_is_not_carried_over(spark: SparkSession,
     rc, doc = verify(str(table), "--level", "bytes")
     assert rc == 1 and codes(doc) == ["compacted"], doc
     assert "row-tracking ids" in json.dumps(doc), doc
+
+
+def test_the_docs_row_tracking_vector_is_a_spark_written_file(table: Path) -> None:
+    """docs/content-digest.md's row-tracking vector is the digest of the first file Spark wrote here (ids 0-5,
+    baseRowId 0, defaultRowCommitVersion 1, id 1 deleted by a deletion vector): the carrier's reader of a real file
+    gives the specified digest."""
+    from attest.content import ContentDigest
+    from tests.content.vectors import vectors
+
+    (vector,) = [v for v in vectors() if v["name"].startswith("Delta row tracking")]
+    carrier = DeltaCarrier(str(table))
+    v = carrier._resolve(None)
+    first = [f for f in carrier._live(v).files if f.kind == "data" and log_state(table).adds[f.path].get("baseRowId")
+             == 0]
+    assert len(first) == 1
+    digest = carrier.file_content_digests(v, first)[first[0].path]
+    assert digest.rows == vector["digest"]["rows"] and digest.short_id() == vector["digest"]["short_id"]
+    assert isinstance(digest, ContentDigest)
+
+
+def test_delta_rs_does_not_write_row_tracking_tables(table: Path) -> None:
+    """Measured (delta-rs 1.6): no optimize or append of a row-tracking table, so no delta-rs rewrite to check."""
+    from deltalake import DeltaTable, write_deltalake
+
+    with pytest.raises(Exception, match="RowTracking"):
+        DeltaTable(str(table)).optimize.compact()
+    with pytest.raises(Exception, match="RowTracking"):
+        write_deltalake(str(table), pa.table({"id": pa.array([99], pa.int64()), "s": ["x"]}), mode="append")
