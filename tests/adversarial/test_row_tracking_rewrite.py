@@ -211,3 +211,4 @@ def test_delta_rs_does_not_write_row_tracking_tables(table: Path) -> None:
         DeltaTable(str(table)).optimize.compact()
     with pytest.raises(Exception, match="RowTracking"):
         write_deltalake(str(table), pa.table({"id": pa.array([99], pa.int64()), "s": ["x"]}), mode="append")
+
