@@ -115,10 +115,14 @@ class Binding:
     companions: tuple[str, ...]
     continues: str | None = None
     rewrites: tuple[dict[str, Any], ...] = ()
+    # The row-tracking ids folded into every digest of this binding (AttestedTable.content_row_ids), None: none.
+    row_ids: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"scheme": SCHEME, "total": self.total.to_bytes().hex(), "rows": self.total.rows,
                                "digests": list(self.companions)}
+        if self.row_ids is not None:
+            out["row_ids"] = self.row_ids
         if self.continues is not None:
             out["continues"] = self.continues
             out["rewrites"] = list(self.rewrites)
@@ -148,7 +152,11 @@ def parse_binding(raw: Mapping[str, Any]) -> Binding:
     rewrites = raw.get("rewrites") or []
     if not isinstance(rewrites, list) or not all(isinstance(r, dict) for r in rewrites):
         raise ValueError("'rewrites' is not a list of objects")
-    return Binding(total=total, companions=tuple(companions), continues=continues, rewrites=tuple(rewrites))
+    row_ids = raw.get("row_ids")
+    if row_ids is not None and not isinstance(row_ids, str):
+        raise ValueError("'row_ids' is not a string")
+    return Binding(total=total, companions=tuple(companions), continues=continues, rewrites=tuple(rewrites),
+                   row_ids=row_ids)
 
 
 def companion_rel(table: AttestedTable, digest: str) -> str:
@@ -269,6 +277,11 @@ def record_content(table: AttestedTable, v: Version, live: LiveVersion, previous
     known: dict[Key, tuple[ContentDigest, str]] = {}
     binding = None if previous is None or previous.content is None or previous.problems else \
         _binding_or_none(previous.content)
+    row_ids = table.content_row_ids(v)
+    if binding is not None and binding.row_ids != row_ids:
+        # Its digests fold in other row-tracking ids (recorded before they were bound): digested again, and not
+        # continued (a carry-forward's judge refuses such a binding).
+        binding = None
     if binding is not None:
         try:
             for digest in binding.companions:
@@ -315,7 +328,7 @@ def record_content(table: AttestedTable, v: Version, live: LiveVersion, previous
         raise CarrierError(f"the content of {table.noun} {v.id} is not the content of the attestation it would "
                            "continue", code=Code.CONTENT_CHANGED)
     return Binding(total=summed, companions=tuple(companions), continues=continues,
-                   rewrites=tuple(r.to_json() for r in rewrites)).to_dict()
+                   rewrites=tuple(r.to_json() for r in rewrites), row_ids=row_ids).to_dict()
 
 
 class StatisticsMismatch(AttestError, ValueError):
@@ -505,6 +518,19 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
                      "data change and change nothing else (metadata, schema, protocol): not carried over by content")
     facts = tuple(RewriteFact(version=r.version, operation=r.operation or "rewrite", removed=len(_data(r.removed)),
                               added=len(_data(r.added))) for r in rewrites)
+    try:  # the version's own (a rewrite changes no metadata: the attested version's)
+        row_ids = table.content_row_ids(v)
+    except AttestError as exc:
+        return _fail(exc.code, exc.message, facts)
+    if binding.row_ids != row_ids:
+        if binding.row_ids is None:
+            return _fail(Code.COMPACTED, f"{noun} {attested.id} tracks rows: readers get each row's row-tracking ids "
+                         f"({row_ids}), which this attestation's content digests do not bind (recorded before they "
+                         "were): a rewrite that changed them would look the same, so it is not carried over by "
+                         "content; `attest record` of a version before the rewrite binds them", facts)
+        return _fail(Code.COMPACTED, f"this attestation's content digests fold in row-tracking ids "
+                     f"({binding.row_ids}) that {noun} {attested.id} does not give readers: not carried over by "
+                     "content", facts)
     old, new = att.view.files, live.view.files
     att_data = {f.path for f in att.files if f.kind == "data"}
     live_data = {f.path: f for f in live.files if f.kind == "data"}

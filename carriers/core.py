@@ -26,6 +26,7 @@ first reads the table again, so an answer never comes from an earlier read.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import posixpath
@@ -403,6 +404,12 @@ class AttestedTable(ABC):
 
         raise UnsupportedTableError(f"{self.kind} tables do not compute content digests yet")
 
+    def content_row_ids(self, version: Version) -> str | None:
+        """The name of the row-tracking ids folded into ``version``'s content digests (docs/content-digest.md,
+        "Row-tracking ids"; a sidecar's ``content.row_ids``) when its readers get per-row ids a rewrite must keep,
+        else None. Default: None (the format folds in none)."""
+        return None
+
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         """The commits after ``attested`` up to ``version`` that touched files, when every one is a rewrite that
         declares no data change and changes nothing else (Delta: dataChange=false adds and removes, no metaData or
@@ -667,6 +674,13 @@ class AttestedTable(ABC):
                 notes.append(carried.note)
         if att is None:
             notes.extend(self._unattested_notes(v))
+        elif isinstance(att.content, dict) and att.content.get("row_ids") is None and not att.problems:
+            with contextlib.suppress(AttestError):
+                row_ids = self.content_row_ids(v)
+                if row_ids is not None:
+                    notes.append(f"the {self.noun}'s rows carry row-tracking ids ({row_ids}) that this attestation's "
+                                 "content digest does not bind (recorded before they were): a later rewrite is not "
+                                 "carried over by content; `attest record` binds them")
         check = self._content_check(att, v, live) if att is not None and changes.kind == "compaction" else None
         return TableState(table=self.reference, table_format=self.kind, version=v.id, attestation=att,
                           live_files=tuple(live.files), changes=changes.kind,

@@ -552,6 +552,14 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
 
         return content.file_content_digests(self, version, files, progress=progress, statistics=statistics)
 
+    def content_row_ids(self, version: Version) -> str | None:
+        """See AttestedTable.content_row_ids: with ``delta.enableRowTracking`` each row's row_id and
+        row_commit_version (carriers/delta/content.py)."""
+        from carriers.delta import content
+
+        configuration = dict(self._load(version.number).metadata().configuration)
+        return content.ROW_IDS_MARKER if content.row_tracking_enabled(configuration) else None
+
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         """See AttestedTable.rewrites_between: ``dataChange: false`` commits (carriers/delta/content.py)."""
         from carriers.delta import content

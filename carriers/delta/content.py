@@ -12,7 +12,12 @@ docs/content-digest.md is the specification; carriers/content_store.py records a
   keeps that type in the encoding (its digest differs), except timestamps stored as INT96 (Spark's legacy) or in
   another unit with the same zone-ness, which every reader converts to the table's type;
 - **partition values** (not in the files) folded in as constants, typed as delta-rs types them;
-- **deletion vectors** applied: the selection vectors delta-rs reads for the version (``deletion_vectors()``).
+- **deletion vectors** applied: the selection vectors delta-rs reads for the version (``deletion_vectors()``);
+- **row-tracking ids** (``delta.enableRowTracking`` true): each row's ``row_id`` and ``row_commit_version`` as Spark
+  readers get them (``_metadata.row_id`` / ``_metadata.row_commit_version``: the materialized column's value when the
+  file holds one that is not null, else the add's ``baseRowId`` plus the row's physical index in the file, before its
+  deletion vector / the add's ``defaultRowCommitVersion``), folded in as two more fields of reserved identities
+  (``ROW_ID`` / ``ROW_COMMIT_VERSION``, int64); the materialized columns are not data columns (not in the schema).
 """
 
 from __future__ import annotations
@@ -42,6 +47,32 @@ __all__ = ["DeltaContentReader", "content_reader", "file_content_digests", "rewr
 
 _MAPPING = "delta.columnMapping.mode"
 _PHYSICAL = "delta.columnMapping.physicalName"
+_ROW_TRACKING = "delta.enableRowTracking"
+_MATERIALIZED_ROW_ID = "delta.rowTracking.materializedRowIdColumnName"
+_MATERIALIZED_COMMIT_VERSION = "delta.rowTracking.materializedRowCommitVersionColumnName"
+# docs/content-digest.md, "Row-tracking ids": the identities of the two fields folded into each row's encoding when
+# the table tracks rows. Braces are not allowed in a Delta column name without column mapping, and with it every
+# column's identity starts with "physical:": no column of the table can have them.
+ROW_ID = "{row_id}"
+ROW_COMMIT_VERSION = "{row_commit_version}"
+# The sidecar's content object names it ("row_ids") when its digests fold the ids in (content_store.Binding).
+ROW_IDS_MARKER = "delta-row-tracking"
+
+
+def row_tracking_enabled(configuration: dict[str, Any]) -> bool:
+    """Does the table give readers row-tracking ids (``delta.enableRowTracking``, read as Spark reads a boolean
+    property: case-insensitive ``true``)?"""
+    return str(configuration.get(_ROW_TRACKING) or "").strip().lower() == "true"
+
+
+@dataclass(frozen=True)
+class RowTracking:
+    """What a reader needs to give each row of the digested files its row-tracking ids: the materialized columns'
+    names (the table's configuration) and each file's ``baseRowId`` / ``defaultRowCommitVersion`` (its add action)."""
+
+    row_id_column: str | None
+    commit_version_column: str | None
+    files: dict[str, tuple[int | None, int | None]]  # DataFile.path -> (baseRowId, defaultRowCommitVersion)
 
 
 def _physical(field: dict[str, Any]) -> str:
@@ -106,6 +137,8 @@ class DeltaContentReader:
     # to its rows by ``digest`` (``_check_statistics``, ``_check_calendar``): the judge asks it for rewritten files.
     logged: dict[str, Any] | None = None
     typed: dict[str, dict[str, Any]] | None = None
+    # Row tracking enabled: every row's ids are folded in (None: the table gives readers none).
+    row_tracking: RowTracking | None = None
 
     def digest(self, f: DataFile, storage: Storage, data: bytes | None = None) -> ContentDigest | None:
         """The digest of ``f``'s rows, from ``data`` (its bytes, read once to hash them too) when given, else read
@@ -131,7 +164,8 @@ class DeltaContentReader:
                                path=f.path) from exc
         try:
             digest, read = _digest_file(f, table, stored, int96, self.arrow, self.fields, self.partition_columns,
-                                        self.partitions.get(f.path) or {}, self.masks.get(f.path), self.mode)
+                                        self.partitions.get(f.path) or {}, self.masks.get(f.path), self.mode,
+                                        self.row_tracking)
         except (KeyError, ValueError, pa.ArrowException) as exc:  # duplicate column names, malformed values, ...
             raise CarrierError(f"the rows of {f.path} cannot be read as the table's columns: {exc}",
                                code=Code.TABLE_UNREADABLE, path=f.path) from exc
@@ -152,7 +186,8 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
     dt = carrier._load(v.number)
     schema_doc = json.loads(dt.schema().to_json())
     arrow = pa.schema(dt.schema().to_arrow())
-    mode = str(dict(dt.metadata().configuration).get(_MAPPING) or "none").lower()
+    configuration = dict(dt.metadata().configuration)
+    mode = str(configuration.get(_MAPPING) or "none").lower()
     partition_columns = list(dt.metadata().partition_columns)
     fields = {str(f.get("name")): f for f in schema_doc.get("fields") or [] if isinstance(f, dict)}
     wanted = {f.path for f in files if f.kind == "data"}
@@ -165,15 +200,24 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
             partitions[rel] = row.get("partition") or {}
             typed[rel] = {k: row.get(k) for k in ("num_records", "null_count", "min", "max")}
     logged: dict[str, Any] | None = None
-    if statistics:
+    tracking: RowTracking | None = None
+    tracked = row_tracking_enabled(configuration)
+    if statistics or tracked:
         from carriers.delta.log import replay
 
         log, _ = replay(carrier.storage, v.number)
-        logged = {}
+        logged = {} if statistics else None
+        ids: dict[str, tuple[int | None, int | None]] = {}
         for raw, add in log.adds.items():
             rel = canonical_relative(str(raw))[0]
             if rel is not None and rel in wanted:
-                logged[rel] = add.get("stats")
+                if logged is not None:
+                    logged[rel] = add.get("stats")
+                ids[rel] = (_id_value(add.get("baseRowId")), _id_value(add.get("defaultRowCommitVersion")))
+        if tracked:
+            tracking = RowTracking(row_id_column=_name(configuration.get(_MATERIALIZED_ROW_ID)),
+                                   commit_version_column=_name(configuration.get(_MATERIALIZED_COMMIT_VERSION)),
+                                   files=ids)
     masks: dict[str, list[bool]] = {}
     roots = carrier._engine_roots(dt)
     try:  # every file's deletion vector as delta-rs applies it (whatever the protocol claims)
@@ -190,7 +234,54 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
                            code=Code.TABLE_UNREADABLE) from exc
     return DeltaContentReader(arrow=arrow, fields=fields, partition_columns=partition_columns, partitions=partitions,
                               masks=masks, mode=mode, paths=frozenset(wanted), logged=logged,
-                              typed=typed if statistics else None)
+                              typed=typed if statistics else None, row_tracking=tracking)
+
+
+def _id_value(value: Any) -> int | None:
+    """A ``baseRowId`` / ``defaultRowCommitVersion`` as the log gives it; ValueError-free: anything but an integer is
+    refused (table_unreadable), as no reader can add a row index to it."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CarrierError(f"an add action's row-tracking id {value!r} is not an integer", code=Code.TABLE_UNREADABLE)
+    return value
+
+
+def _name(value: Any) -> str | None:
+    return str(value) if value else None
+
+
+def row_id_arrays(f: DataFile, table: pa.Table, stored: pa.Schema,
+                  tracking: RowTracking) -> tuple[pa.Array, pa.Array]:
+    """Each stored row's ``row_id`` and ``row_commit_version`` as Spark reads ``_metadata.row_id`` /
+    ``_metadata.row_commit_version`` (measured, Delta 4 on Spark 4.1): the materialized column's value where the file
+    holds that column and the value is not null, else ``baseRowId`` + the row's physical index in the file (its
+    position before the deletion vector is applied) / ``defaultRowCommitVersion``; null when neither is there."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    base, commit_version = tracking.files.get(f.path, (None, None))
+    n = table.num_rows
+    fallback_ids = pa.nulls(n, pa.int64()) if base is None else \
+        pa.array(range(base, base + n), pa.int64()) if base + n <= (1 << 63) else None
+    if fallback_ids is None:
+        raise CarrierError(f"{f.path}: its baseRowId {base} plus its {n} rows overflow a row id (64 bits)",
+                           code=Code.TABLE_UNREADABLE, path=f.path)
+    fallback_versions = pa.nulls(n, pa.int64()) if commit_version is None else \
+        pa.array([commit_version] * n, pa.int64())
+    out: list[pa.Array] = []
+    for name, fallback in ((tracking.row_id_column, fallback_ids),
+                           (tracking.commit_version_column, fallback_versions)):
+        if name is not None and name in stored.names:
+            column = table.column(name)
+            if not pa.types.is_integer(column.type):
+                raise CarrierError(f"{f.path}: its materialized row-tracking column {name!r} is of type {column.type}, "
+                                   "not an integer", code=Code.TABLE_UNREADABLE, path=f.path)
+            materialized = column.combine_chunks().cast(pa.int64())
+            out.append(pc.coalesce(materialized, fallback))
+        else:
+            out.append(fallback)
+    return out[0], out[1]
 
 
 def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile], *,
@@ -215,8 +306,10 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
 
 def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str], arrow: pa.Schema,
                  fields: dict[str, dict[str, Any]], partition_columns: list[str], values: dict[str, Any],
-                 vector: list[bool] | None, mode: str) -> tuple[ContentDigest, dict[str, Any]]:
-    """The file's digest, and its data columns as read (every stored row), keyed as its statistics name them."""
+                 vector: list[bool] | None, mode: str,
+                 tracking: RowTracking | None = None) -> tuple[ContentDigest, dict[str, Any]]:
+    """The file's digest, and its data columns as read (every stored row), keyed as its statistics name them.
+    ``tracking``: each row's row-tracking ids folded in (``row_id_arrays``)."""
     import pyarrow as pa
 
     from attest.content import ColumnSpec, digest_table
@@ -252,7 +345,17 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
         else:  # a column added after the file was written: every reader reads nulls
             arrays[physical] = pa.nulls(table.num_rows, want)
             columns.append(ColumnSpec(identity=identity, field=pa.field(physical, want)))
-    rows_table = pa.table(arrays) if arrays else pa.table({"_": pa.nulls(table.num_rows)})
+    table_arrays: dict[str, pa.Array | pa.ChunkedArray] = dict(arrays)
+    if tracking is not None:
+        if {ROW_ID, ROW_COMMIT_VERSION} & ({c.identity for c in columns} | set(constants) | set(arrays)):
+            raise UnsupportedTableError(f"the table has a column named {ROW_ID!r} or {ROW_COMMIT_VERSION!r}, the "
+                                        "identities of the row-tracking ids in the content digest")
+        row_ids, commit_versions = row_id_arrays(f, table, stored, tracking)
+        table_arrays[ROW_ID] = row_ids
+        table_arrays[ROW_COMMIT_VERSION] = commit_versions
+        columns.append(ColumnSpec(identity=ROW_ID, field=pa.field(ROW_ID, pa.int64())))
+        columns.append(ColumnSpec(identity=ROW_COMMIT_VERSION, field=pa.field(ROW_COMMIT_VERSION, pa.int64())))
+    rows_table = pa.table(table_arrays) if table_arrays else pa.table({"_": pa.nulls(table.num_rows)})
     keep = None
     if vector is not None:
         keep = (vector + [True] * (table.num_rows - len(vector)))[:table.num_rows]
