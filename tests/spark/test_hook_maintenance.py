@@ -181,9 +181,6 @@ def test_iceberg_procedures_whose_result_is_never_read(spark: SparkSession, spar
     before = _counts(hook)
     result.collect()  # read afterwards: the same statement, not a second maintenance command
     assert _counts(hook) == before, hook.errors
-    spark.sql(f"CALL iceberg.system.rewrite_manifests(table => '{table}')")
-    _carried_once(hook, before, program)
-    before = _counts(hook)
     spark.sql(f"CALL iceberg.system.expire_snapshots(table => '{table}', older_than => TIMESTAMP '{_now(spark)}', "
               "retain_last => 1)")
     spark.sql(f"call iceberg.system.remove_orphan_files(table => '{table}')")
@@ -192,6 +189,14 @@ def test_iceberg_procedures_whose_result_is_never_read(spark: SparkSession, spar
     doc = _verified(ref, spark_warehouse)
     assert "content" not in doc["verdict"], doc
     assert _show(ref, spark_warehouse)["program_hash"] == program
+    # rewrite_manifests on a fresh table: right after the carry-forward above, Spark's cached copy of the table is
+    # older than the hook's commit and the procedure's own validation refuses (Iceberg ValidationException).
+    name, ref, program = _iceberg(spark, hook)
+    table = name.split(".", 1)[1]
+    before = _counts(hook)
+    spark.sql(f"CALL iceberg.system.rewrite_manifests(table => '{table}')")
+    _carried_once(hook, before, program)
+    _verified(ref, spark_warehouse)
 
 
 def test_delta_optimize_and_vacuum_whose_result_is_never_read(spark: SparkSession, spark_warehouse: Path,
