@@ -874,6 +874,8 @@ class Hook:
             return
         log.info("attest.spark: %s on %s: attestation carried forward to %s %s (the producer's program kept)",
                  event.maintenance, what, carrier.noun, result.attested_version)
+        if event.format == "iceberg":
+            self._invalidate_cached(event)
         result = self._emit(carrier, result)
         self._attested_table(event)
         with self._lock:
@@ -998,9 +1000,33 @@ class Hook:
                        superseded=event)
             return None
         inputs = [self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
-        return self._emit(carrier, carrier.record(model=self._model(event), program_hash=event.program_hash or "",
-                                                  inputs=inputs, run_id=self.run_id, dialect="spark",
-                                                  engines=self._engines, signer=self.signer, hasher=hasher))
+        result = carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
+                                run_id=self.run_id, dialect="spark", engines=self._engines, signer=self.signer,
+                                hasher=hasher)
+        self._invalidate_cached(event)
+        return self._emit(carrier, result)
+
+    def _invalidate_cached(self, event: WriteEvent) -> None:
+        """The hook commits an Iceberg attestation through pyiceberg, outside Spark, whose Iceberg catalog caches
+        tables (``cache-enabled``, the default): its copy is then older than the table. A procedure planned on that
+        copy fails its own validation (measured: ``rewrite_manifests`` right after the carry-forward of a
+        ``rewrite_data_files`` — Iceberg ValidationException, a deleted manifest not in the latest snapshot, as the
+        follow-up snapshot keeps no manifest holding deletes only). So the hook drops Spark's cached copy; a failure is
+        logged, never raised."""
+        if event.catalog is None or not event.identifier:
+            return
+        try:
+            jvm = self.spark._jvm
+            assert jvm is not None
+            gateway = self.spark.sparkContext._gateway
+            assert gateway is not None
+            namespace = gateway.new_array(jvm.java.lang.String, len(event.identifier) - 1)
+            for i, part in enumerate(event.identifier[:-1]):
+                namespace[i] = part
+            ident = jvm.org.apache.spark.sql.connector.catalog.Identifier.of(namespace, event.identifier[-1])
+            self.spark._jsparkSession.sessionState().catalogManager().catalog(event.catalog).invalidateTable(ident)
+        except Exception as exc:
+            log.debug("attest.spark: could not drop Spark's cached copy of %s: %s", event.table_name, exc)
 
     def _emit(self, carrier: Any, result: WriteResult) -> WriteResult:
         """The attestation's OpenLineage RunEvent, when switched on; a failure is logged, never raised."""
