@@ -16,8 +16,12 @@ table's current schema for the head of main or of a branch, the snapshot's own f
 Two readers differ on one more thing, checked here: Iceberg Java reads an identity-partitioned column from the
 partition tuple in the manifest (``PartitionUtil.constantsMap``), pyiceberg from the file when the file has the
 column. A file whose column disagrees with its partition value (a hand-made rewrite can write one) is refused as
-``table_inconsistent`` rather than digested one way. Equality delete files (applied by Java, refused by pyiceberg) are
-refused as ``unsupported_table``: no digest is claimed for rows no reader agrees on.
+``table_inconsistent`` rather than digested one way.
+
+Equality delete files are applied as Iceberg Java (Spark) applies them (``_equality_keep``): pyiceberg 0.12 refuses
+to scan a table that has any (``NotImplementedError`` / ``ValueError``, measured), so it returns no rows that could
+differ, and the rows a reader gets are Java's. Where the two plan a delete file differently (the planning shortcuts
+of carriers/iceberg/deletes.py) the table stays ``table_inconsistent``.
 """
 
 from __future__ import annotations
@@ -328,12 +332,12 @@ def _check_statistics(df: Mapping[str, Any], schema: Schema, rows: pa.Table, pat
                                  f"skip files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
 
 
-def _check_field_ids(io: Any, location: str, path: str) -> None:
-    """A rewritten data file whose Parquet schema gives one field id to two columns (the spec forbids it): pyiceberg
-    reads the last of them (measured: a first column of other values under a's id left a's digest as it was,
-    VERIFIED), other readers need not. table_inconsistent: no one content."""
+def _check_field_ids(schema: Any, path: str) -> None:
+    """A rewritten data file whose Parquet schema (``schema``: its Arrow schema with the ``PARQUET:field_id``
+    metadata, read from the footer) gives one field id to two columns (the spec forbids it): pyiceberg reads the last
+    of them (measured: a first column of other values under a's id left a's digest as it was, VERIFIED), other
+    readers need not. table_inconsistent: no one content."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     def ids(fields: Any) -> list[str]:
         out: list[str] = []
@@ -350,11 +354,9 @@ def _check_field_ids(io: Any, location: str, path: str) -> None:
                 out += ids([t.key_field, t.item_field])
         return out
 
-    try:
-        with io.new_input(location).open() as handle:
-            found = ids(pq.ParquetFile(handle).schema_arrow)
-    except Exception as exc:
-        raise AttestError(f"data file {path} cannot be read as Parquet: {exc}", code=Code.TABLE_UNREADABLE) from exc
+    if schema is None:
+        raise AttestError(f"data file {path} cannot be read as Parquet: no schema was read", code=Code.TABLE_UNREADABLE)
+    found = ids(schema)
     twice = sorted({i for i in found if found.count(i) > 1})
     if twice:
         raise AttestError(f"data file {path}, added by a rewrite, gives field id {twice[0]} to two columns: readers "
@@ -433,7 +435,12 @@ class IcebergContentReader:
     def digest(self, f: DataFile, storage: Any, data: bytes | None = None) -> ContentDigest:
         """One data file's digest, read through ``storage``'s FileIO — its bytes from ``data`` when given (read once
         to hash them too) and the file is read at the location it was written (AttestError with its code when
-        readers would not get its rows, or disagree)."""
+        readers would not get its rows, or disagree).
+
+        The file is opened once and its rows read once, whatever is checked: its stored rows are read without
+        deletes, the position deletes and equality deletes applied to them here (as pyiceberg applies position
+        deletes: ``_combine_positional_deletes``, then ``take``), and its Parquet schema (the field ids
+        ``_check_field_ids`` holds) is taken from the handle the row read opens."""
         import pyarrow as pa
         from pyiceberg.expressions import AlwaysTrue
         from pyiceberg.io.pyarrow import schema_to_pyarrow
@@ -447,42 +454,162 @@ class IcebergContentReader:
                               code=Code.FILE_MISSING)
         key, location = df["_key"], df["_location"]
         java = _applied(self.plans["java"], key)
-        if any(int(getattr(self.deletes[k].get("content"), "value", self.deletes[k].get("content")) or 0)
-               == _EQUALITY for k in java):
-            raise AttestError(f"data file {f.path} has equality deletes applied (Iceberg Java applies them, "
-                              "pyiceberg refuses the scan): its rows as readers get them are not digested",
-                              code=Code.UNSUPPORTED_TABLE)
+        equality = [k for k in java if _content(self.deletes[k]) == _EQUALITY]
         io = storage.io
         applied = _applied(self.plans["pyiceberg"], key)
         positional = _positions(io, location, [self.deletes[k] for k in applied], self.cache)
         task = FileScanTask(_pyiceberg_file(df))
+        file_io: Any = io
         if data is not None and str(df["file_path"]) == f.location:
-            io = _OneFileIO(io, f.location, data)  # the bytes just hashed are the file pyiceberg opens
+            file_io = _OneFileIO(io, f.location, data)  # the bytes just hashed are the file pyiceberg opens
+        opened = _SchemaIO(file_io, str(df["file_path"]), footer=self.statistics)
         reader = _private("_task_to_record_batches", _READER_ARGUMENTS)  # outside the try: no fault of the file
-
-        def read(deleted: list[Any] | None) -> pa.Table:
-            try:
-                batches = list(reader(
-                    io=io, task=task, bound_row_filter=AlwaysTrue(), projected_schema=self.schema,
-                    table_schema=self.table_schema, projected_field_ids=self.projected,
-                    positional_deletes=deleted, case_sensitive=True, name_mapping=self.name_mapping,
-                    partition_spec=self.specs.get(int(df.get("spec_id") or 0)), format_version=self.format_version))
-            except Exception as exc:  # a file pyiceberg cannot project onto the schema is not read by readers either
-                raise AttestError(f"data file {f.path} cannot be read as the schema says: {exc}",
-                                  code=Code.TABLE_UNREADABLE) from exc
-            return pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="permissive") \
-                if batches else schema_to_pyarrow(self.schema, include_field_ids=False).empty_table()
-
-        rows = read(positional or None)
+        try:
+            batches = list(reader(
+                io=opened, task=task, bound_row_filter=AlwaysTrue(), projected_schema=self.schema,
+                table_schema=self.table_schema, projected_field_ids=self.projected, positional_deletes=None,
+                case_sensitive=True, name_mapping=self.name_mapping,
+                partition_spec=self.specs.get(int(df.get("spec_id") or 0)), format_version=self.format_version))
+        except Exception as exc:  # a file pyiceberg cannot project onto the schema is not read by readers either
+            raise AttestError(f"data file {f.path} cannot be read as the schema says: {exc}",
+                              code=Code.TABLE_UNREADABLE) from exc
+        stored = pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="permissive") \
+            if batches else schema_to_pyarrow(self.schema, include_field_ids=False).empty_table()
+        rows = stored
+        if positional:
+            combine = _private("_combine_positional_deletes",
+                               frozenset({"positional_deletes", "start_index", "end_index"}))
+            rows = rows.take(combine(positional, 0, stored.num_rows))
+        if equality:
+            rows = rows.filter(_equality_keep(self, io, rows, equality, f.path))
         _partition_check(self.specs, df, self.schema, rows, f.path)
-        if self.statistics:  # metrics count every stored row: read again without its deletes when it has some
-            _check_field_ids(io, str(df["file_path"]), f.path)
-            stored = read(None) if positional else rows
+        if self.statistics:  # metrics count every stored row: the rows before any delete
+            _check_field_ids(opened.schema, f.path)
             _check_statistics(df, self.schema, stored, f.path)
             _check_transforms(self.specs, df, self.schema, stored, f.path)
         canon = pa.table({f"field-id:{c.field_id}": _canonical(rows.column(c.name).combine_chunks(), c.field_type)
                           for c in self.schema.fields})
         return digest_table(canon, self.columns)
+
+
+def _content(df: Mapping[str, Any]) -> int:
+    return int(getattr(df.get("content"), "value", df.get("content")) or 0)
+
+
+def _equality_keep(reader: IcebergContentReader, io: Any, rows: pa.Table, keys: Sequence[str], path: str
+                   ) -> pa.Array:
+    """The rows of ``rows`` (one data file's, its position deletes applied) that none of the equality delete files
+    ``keys`` deletes, as Iceberg Java applies them (``DeleteFilter``, ``StructLikeSet``): a row is deleted when its
+    values of a delete file's ``equality_ids`` fields equal one of that file's rows, null equal to null. Which
+    files apply (data sequence number strictly below the delete's, the delete's partition unless its spec is
+    unpartitioned) is the plan's (carriers/iceberg/deletes.py). Fields that are not top-level primitive columns of
+    the reader schema, float and double fields (-0.0 and NaN compare otherwise in Java than in Arrow), and delete
+    files without the fields' Parquet field ids are refused: ``unsupported_table``, no digest is claimed."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyiceberg.types import DoubleType, FloatType, PrimitiveType
+
+    deleted = pa.array([False] * rows.num_rows, pa.bool_())
+    top = {c.field_id: c for c in reader.schema.fields}
+    for k in keys:
+        df = reader.deletes[k]
+        ids = [int(i) for i in (df.get("equality_ids") or [])]
+        if not ids:
+            raise AttestError(f"equality delete file {k} names no equality field ids", code=Code.UNSUPPORTED_TABLE)
+        columns = []
+        for i in ids:
+            col = top.get(i)
+            if col is None or not isinstance(col.field_type, PrimitiveType) \
+                    or isinstance(col.field_type, (FloatType, DoubleType)):
+                raise AttestError(f"equality delete file {k} deletes by field id {i}, which is not a top-level "
+                                  "non-floating primitive column of the reader schema: its rows as readers get them "
+                                  "are not digested", code=Code.UNSUPPORTED_TABLE)
+            columns.append(col)
+        values = _equality_rows(io, df, ids, reader.cache)
+        try:
+            wanted = [values[i].cast(rows.column(c.name).type) for i, c in zip(ids, columns, strict=True)]
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+            raise AttestError(f"equality delete file {k}: its values are not values of the columns it deletes by "
+                              f"({exc})", code=Code.UNSUPPORTED_TABLE) from exc
+        try:
+            if len(ids) == 1:
+                hit = pc.is_in(rows.column(columns[0].name), value_set=wanted[0].combine_chunks(),
+                               skip_nulls=False)
+            else:
+                gone = set(zip(*(w.to_pylist() for w in wanted), strict=True))
+                got = zip(*(rows.column(c.name).to_pylist() for c in columns), strict=True)
+                hit = pa.array([t in gone for t in got], pa.bool_())
+            deleted = pc.or_(deleted, pc.fill_null(hit, False))
+        except (pa.ArrowException, TypeError, ValueError) as exc:  # a type Arrow cannot compare: no claim
+            raise AttestError(f"equality delete file {k}: the rows of data file {path} cannot be compared with it "
+                              f"({exc})", code=Code.UNSUPPORTED_TABLE) from exc
+    return pc.invert(deleted)
+
+
+def _equality_rows(io: Any, df: Mapping[str, Any], ids: Sequence[int], cache: dict[str, dict[str, Any]]
+                   ) -> dict[int, pa.ChunkedArray]:
+    """The columns of equality delete file ``df`` by Parquet field id (those of ``ids``), read once per reader."""
+    import pyarrow.parquet as pq
+
+    cache_key = f"equality:{df['file_path']}"
+    if cache_key not in cache:
+        location = str(df["file_path"])
+        try:
+            with io.new_input(location).open() as handle:
+                table = pq.read_table(handle)
+        except Exception as exc:
+            raise AttestError(f"equality delete file {location} cannot be read as Parquet: {exc}",
+                              code=Code.TABLE_UNREADABLE) from exc
+        by_id: dict[str, Any] = {}
+        for i, fld in enumerate(table.schema):
+            raw = (fld.metadata or {}).get(b"PARQUET:field_id")
+            if raw is not None and raw.decode("utf-8", "replace").isdigit():
+                by_id.setdefault(str(int(raw)), []).append(table.column(i))
+        cache[cache_key] = by_id
+    found = cache[cache_key]
+    out: dict[int, Any] = {}
+    for i in ids:
+        cols = found.get(str(i), [])
+        if len(cols) != 1:
+            raise AttestError(f"equality delete file {df['file_path']} has {len(cols)} columns of field id {i} "
+                              "(one is needed: readers match its columns by field id)", code=Code.UNSUPPORTED_TABLE)
+        out[i] = cols[0]
+    return out
+
+
+class _SchemaIO:
+    """A FileIO that opens ``location`` through ``io`` and, when ``footer``, keeps its Parquet schema (read from the
+    handle pyiceberg reads the rows from): one open serves the rows and the field ids."""
+
+    def __init__(self, io: Any, location: str, *, footer: bool) -> None:
+        self.io, self.location, self.footer = io, location, footer
+        self.properties = getattr(io, "properties", {})
+        self.schema: Any = None
+
+    def new_input(self, location: str) -> Any:
+        found = self.io.new_input(location)
+        return _SchemaInput(self, found) if location == self.location and self.footer else found
+
+
+class _SchemaInput:
+    def __init__(self, owner: _SchemaIO, found: Any) -> None:
+        self.owner, self.found = owner, found
+        self.location = getattr(found, "location", owner.location)
+
+    def __len__(self) -> int:
+        return len(self.found)
+
+    def exists(self) -> bool:
+        return bool(self.found.exists())
+
+    def open(self, seekable: bool = True) -> Any:
+        import pyarrow.parquet as pq
+
+        handle = self.found.open(seekable=seekable)
+        if self.owner.schema is None:
+            self.owner.schema = pq.ParquetFile(handle).schema_arrow  # the footer, from this handle
+            handle.seek(0)
+        return handle
 
 
 class _OneFileIO:

@@ -90,25 +90,35 @@ def summary_of(table: Table, snapshot_id: int | str) -> dict[str, str]:
     return dict(snap.summary.additional_properties)
 
 
-def commit_delete_file(table: Table, path: Path, *, target: str | None = None, equality: bool = False) -> None:
+def commit_delete_file(table: Table, path: Path, *, target: str | None = None, equality: bool = False,
+                       deleted: pa.Table | None = None, equality_ids: list[int] | None = None) -> None:
     """Commit a position-delete file at ``path`` hiding row 0 of ``target`` (default: the first data file), or an
     equality-delete file hiding ``id == 1``, in a snapshot of its own, as Java writers do: in a *delete* manifest.
 
     pyiceberg writes no delete files itself; its snapshot producer would put one in a data manifest, which Java
-    readers read as rows (recipe-attest refuses such a table: ``table_inconsistent``)."""
+    readers read as rows (recipe-attest refuses such a table: ``table_inconsistent``).
+
+    ``deleted`` / ``equality_ids``: an equality delete file of these rows instead, its columns stored with the
+    Parquet field ids (as Flink's and Iceberg Java's writers store them) of ``equality_ids``, in order."""
     import pyarrow.parquet as pq
     from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
     from pyiceberg.typedef import Record
 
-    if equality:
+    if deleted is not None:
+        equality, ids = True, list(equality_ids or [])
+        fields = [f.with_metadata({b"PARQUET:field_id": str(i).encode()})
+                  for f, i in zip(deleted.schema, ids, strict=True)]
+        pq.write_table(pa.table(deleted.columns, schema=pa.schema(fields)), path)
+    elif equality:
         pq.write_table(pa.table({"id": pa.array([1], pa.int64())}), path)
     else:
         target = target or next(iter(table.scan().plan_files())).file.file_path
         pq.write_table(pa.table({"file_path": [target], "pos": pa.array([0], pa.int64())}), path)
     df = DataFile.from_args(content=DataFileContent.EQUALITY_DELETES if equality else DataFileContent.POSITION_DELETES,
                             file_path=f"file://{path}", file_format=FileFormat.PARQUET, partition=Record(),
-                            record_count=1, file_size_in_bytes=path.stat().st_size,
-                            equality_ids=[1] if equality else None)
+                            record_count=1 if deleted is None else deleted.num_rows,
+                            file_size_in_bytes=path.stat().st_size,
+                            equality_ids=(equality_ids or [1]) if equality else None)
     with table.transaction() as tx:
         producer: Any = tx.update_snapshot().fast_append()
 

@@ -142,6 +142,54 @@ def test_iceberg_writes_with_position_deletes_are_digested_on_the_executors(
     assert against_driver(carrier()) == {"files": files, "differ": [], "read": files, "total_same": True}
 
 
+def test_iceberg_equality_deletes_are_digested_on_the_executors(
+        spark: SparkSession, spark_warehouse: Path, hook: Hook, driver_digests: list[int]) -> None:
+    """An equality delete file (committed through Iceberg Java's RowDelta, outside the hook) applies to the attested
+    data files; the next write's attestation digests their rows again, with the delete applied, on the executors —
+    and the digests are the driver's, byte for byte (one read of each file there too)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from carriers.iceberg.carrier import IcebergCarrier
+    from carriers.spark.session import pyiceberg_catalog_properties
+    from carriers.storage.base import local_path_of
+
+    ns = f"exq{uuid.uuid4().hex[:6]}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    name = f"iceberg.{ns}.t"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, s STRING) USING iceberg TBLPROPERTIES ('format-version' = '2')")
+    spark.sql(f"INSERT INTO {name} SELECT id, CAST(id % 4 AS STRING) FROM range(300)")
+    _settled(hook)
+
+    def carrier() -> IcebergCarrier:
+        catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
+        return IcebergCarrier(catalog.load_table(f"{ns}.t"), catalog_name="iceberg")
+
+    path = Path(local_path_of(carrier().table.location()) or "") / "data" / "eq.parquet"
+    pq.write_table(pa.table({"s": pa.array(["1", None], pa.string())}, schema=pa.schema(
+        [pa.field("s", pa.string(), metadata={b"PARQUET:field_id": b"2"})])), path)
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    java_table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
+    ids = spark.sparkContext._gateway.new_array(jvm.int, 1)  # type: ignore[union-attr]
+    ids[0] = 2
+    delete = jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(java_table.spec()).ofEqualityDeletes(ids) \
+        .withPath(f"file://{path}").withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET) \
+        .withFileSizeInBytes(path.stat().st_size).withRecordCount(2).build()
+    java_table.newRowDelta().addDeletes(delete).commit()
+    spark.sql(f"REFRESH TABLE {name}")
+    assert spark.table(name).count() == 225  # measured: Spark applies it (s = '1': 75 rows)
+    driver_digests.clear()
+    before = hook.hashing.executor_content_files
+    spark.sql(f"INSERT INTO {name} VALUES (1000, '1')")  # newer than the delete: read
+    _settled(hook)
+    assert hook.hashing.executor_content_files > before and driver_digests == []
+    files = _data_files(carrier())
+    assert against_driver(carrier()) == {"files": files, "differ": [], "read": files, "total_same": True}
+    att = carrier().read(None)
+    assert att is not None and att.content is not None and att.content["rows"] == 226
+
+
 def test_spark_verify_digests_a_compactions_files_on_the_executors(spark: SparkSession, hook: Hook,
                                                                    driver_digests: list[int]) -> None:
     """A compaction nobody attested (delta-rs, outside the hook): ``attest.spark.verify`` checks it by content with

@@ -41,6 +41,11 @@ def test_ensure_jars_is_idempotent_and_matches_the_session(spark: SparkSession) 
     assert spark.conf.get("spark.jars") == ",".join(map(str, first))
 
 
+def test_delta_state_is_rebuilt_in_two_tasks(spark: SparkSession) -> None:
+    """local_session sizes Delta's state reconstruction for local[2], not Delta's cluster default of 50 tasks."""
+    assert spark.conf.get("spark.databricks.delta.snapshotPartitions") == "2"
+
+
 def test_delta_table_written_by_spark_is_read_by_delta_rs(spark: SparkSession, spark_warehouse: Path) -> None:
     from deltalake import DeltaTable
 

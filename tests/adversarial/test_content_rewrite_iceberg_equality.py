@@ -1,0 +1,146 @@
+"""Rewrites of an Iceberg table with equality deletes (issue 32): the content digest of each data file is its rows as
+Iceberg Java (Spark) reads them, the equality delete files of a higher data sequence number applied by the values of
+their ``equality_ids`` (carriers/iceberg/content.py ``_equality_keep``). pyiceberg 0.12 refuses to scan such a table
+(measured here), so it returns no rows that could differ; Spark's rows are measured in
+tests/spark/test_maintenance_iceberg.py (``rewrite_data_files`` after an equality delete verifies by content).
+
+Before: a data file with an equality delete applied had no digest (``unsupported_table``), the attestation recorded
+none, and every rewrite below — honest or not — stayed ``compacted``. Now the honest one verifies by content and each
+dishonest one is NOT VERIFIED ``content_changed``. The rewrites are made by hand as an attacker with write access to
+the table's storage would (tests/iceberg/rewrites.py: pyiceberg's snapshot producer, the operation then set to
+``replace``); a new data file gets the rewrite's sequence number, above the delete's, so the delete does not apply
+to it (Iceberg spec: an equality delete applies to data files of a strictly lower data sequence number) — which is
+what an honest rewrite relies on and what a dishonest one abuses.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import Table
+
+from carriers.iceberg.carrier import attest_after_write
+from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, commit_delete_file, iceberg_env, local  # noqa: F401
+from tests.iceberg.rewrites import content_check, live_data_files, replace, replace_manifests, with_ids
+
+
+def _rows(ids: list[int]) -> pa.Table:
+    return pa.table({"id": pa.array(ids, pa.int64()), "v": pa.array([f"v{i}" for i in ids], pa.string())})
+
+
+@pytest.fixture
+def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
+    (tmp_path / "warehouse").mkdir()
+    cat = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
+    cat.create_namespace("ns")
+    return cat
+
+
+@pytest.fixture
+def attested(catalog: SqlCatalog) -> tuple[Table, str]:
+    """Two data files (ids 1, 2, then 3), then an equality delete file of id 2 (field id 1), attested; readers get
+    ids 1 and 3. (table, attested snapshot id)."""
+    table = catalog.create_table("ns.t", schema=_rows([]).schema)
+    table.append(_rows([1, 2]))
+    table.append(_rows([3]))
+    commit_delete_file(table, local(table.location()) / "data" / "eq.parquet",
+                       deleted=pa.table({"id": pa.array([2], pa.int64())}), equality_ids=[1])
+    with pytest.raises((NotImplementedError, ValueError), match="equality deletes"):  # measured: pyiceberg refuses
+        table.scan().to_arrow()
+    result = attest_after_write(table, model="orders", program_hash=PROGRAM)
+    assert result.attested_version is not None
+    table = catalog.load_table("ns.t")
+    state_content = _content_rows(table)
+    assert state_content == 2  # the attestation binds the digest of ids 1 and 3
+    return table, result.attested_version
+
+
+def _content_rows(table: Table) -> int | None:
+    from tests.iceberg.rewrites import carrier_of
+
+    state = carrier_of(table).state()
+    assert state.attestation is not None
+    content = state.attestation.content
+    return None if content is None else int(content["rows"])
+
+
+def _verify() -> tuple[int, dict[str, Any]]:
+    from tests.adversarial.conftest import verify
+
+    return verify(f"iceberg://{CATALOG}/ns.t")
+
+
+def _refused(code: str = "content_changed") -> dict[str, Any]:
+    from tests.adversarial.conftest import codes
+
+    rc, doc = _verify()
+    assert rc != 0 and not doc["passed"] and code in codes(doc), json.dumps(doc, indent=1)
+    assert doc["verdict"].startswith("NOT VERIFIED"), doc["verdict"]
+    return doc
+
+
+def test_an_honest_rewrite_applies_the_equality_delete(attested: tuple[Table, str], catalog: SqlCatalog) -> None:
+    """The control: the new file holds ids 1 and 3 (the delete applied, as rewrite_data_files writes it); the
+    delete file stays and does not apply to the newer file."""
+    table, snapshot = attested
+    table = replace(catalog, table, [with_ids(_rows([1, 3]), [1, 2])])
+    assert content_check(table, snapshot) == (True, 2, 2)
+    rc, doc = _verify()
+    assert rc == 0, json.dumps(doc, indent=1)
+    assert doc["verdict"].startswith("VERIFIED (content; compacted at snapshot "), doc["verdict"]
+    assert "2 files → 1, same rows" in doc["verdict"], doc["verdict"]
+
+
+def test_a_rewrite_that_resurrects_an_equality_deleted_row(attested: tuple[Table, str], catalog: SqlCatalog) -> None:
+    """The new file holds id 2 again: newer than the delete, so Java reads it (the delete applies to strictly older
+    data files only)."""
+    table, snapshot = attested
+    table = replace(catalog, table, [with_ids(_rows([1, 2, 3]), [1, 2])])
+    assert content_check(table, snapshot) == (False, 2, 3)
+    _refused()
+
+
+def test_a_replace_that_adds_an_equality_delete(attested: tuple[Table, str], catalog: SqlCatalog) -> None:
+    """A ``replace`` snapshot that changes no data file but adds an equality delete file of id 3: Java no longer
+    reads id 3 from the older data file. The kept file whose applied deletes changed is read again."""
+    from tests.iceberg.rewrites import rewrite_metadata
+
+    table, snapshot = attested
+    commit_delete_file(table, local(table.location()) / "data" / "eq-3.parquet",
+                       deleted=pa.table({"id": pa.array([3], pa.int64())}), equality_ids=[1])
+
+    def as_replace(doc: dict[str, Any]) -> None:
+        for snap in doc["snapshots"]:
+            if snap["snapshot-id"] == doc["current-snapshot-id"]:
+                snap["summary"]["operation"] = "replace"
+
+    table = rewrite_metadata(catalog, catalog.load_table("ns.t"), as_replace)
+    assert content_check(table, snapshot) == (False, 2, 1)  # both data files re-read: the delete applies to both
+    _refused()
+
+
+@pytest.mark.parametrize("rewrite_data", [False, True])
+def test_a_replace_that_drops_the_equality_delete_file(attested: tuple[Table, str], catalog: SqlCatalog,
+                                                       rewrite_data: bool) -> None:
+    """rewrite_position_delete_files' shape, dishonest: the replace snapshot's manifest list leaves out the delete
+    manifest, the data files stay as they were (same entries, same bytes): id 2 is back for Java. The kept file
+    whose applied deletes changed is read again. With ``rewrite_data`` a later honest-looking replace then
+    compacts the data files into one holding ids 1, 2, 3 (what rewrite_data_files would write now)."""
+    from pyiceberg.manifest import ManifestContent
+
+    table, snapshot = attested
+    dropped = [m for m in table.current_snapshot().manifests(table.io)  # type: ignore[union-attr]
+               if m.content == ManifestContent.DELETES]
+    assert len(dropped) == 1
+    table = replace_manifests(catalog, table, lambda m: m.manifest_path != dropped[0].manifest_path,
+                              {"removed-equality-delete-files": "1", "removed-delete-files": "1"})
+    assert sorted(r["id"] for r in table.scan().to_arrow().to_pylist()) == [1, 2, 3]  # pyiceberg reads again: id 2 back
+    if rewrite_data:
+        table = replace(catalog, table, [with_ids(_rows([1, 2, 3]), [1, 2])], remove=live_data_files(table))
+    assert content_check(table, snapshot)[0] is False
+    _refused()
