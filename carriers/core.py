@@ -1014,20 +1014,33 @@ class AttestedTable(ABC):
 
     def observe(self, version: str | int | None = None) -> ObservedInput:
         """This table at ``version`` as an upstream input: its content identity (strong) when an attestation that
-        holds at the files level covers exactly that version, else its version (heuristic)."""
+        holds at the files level covers exactly that version, else its version (heuristic).
+
+        With no attestation in force the input is heuristic whatever the files are, so they are not listed (record
+        observes the version its data commit built on: a second table listing, ~a quarter of a record of 200,000
+        files, for a verdict that could only fail); an error listing them is then not raised here — it could not
+        make the input any weaker. With one in force, a listing error is raised, and an attestation of exactly this
+        version that does not hold at the files level (tampered, files changed) makes the input heuristic with a
+        WARNING on logger ``attest.inputs`` naming the table, the version and the codes: never a silent downgrade."""
         from attest.verify.table import verify_state
 
         v = self._observed_version(self._resolve(version))
         if self._carried(v) is None:
-            # No attestation in force: heuristic whatever the files are, so they are not listed and judged (record
-            # observes the version its data commit built on: a second table listing, ~a quarter of a record of
-            # 200,000 files, for a verdict that could only fail).
             return self._observed(self._identity(v), v, None)
         st = self.state(v.id)
         identity = self._identity(v)
         att = st.attestation
-        if att is not None and att.files is not None and verify_state(st, None, level="files").passed:
+        report = verify_state(st, None, level="files")
+        if att is not None and att.files is not None and report.passed:
             return self._observed(identity, v, content_identity(f.hash for f in att.files))
+        codes = sorted({p.code.value for p in report.errors} - {Code.STALE.value, Code.UNATTESTED.value})
+        if codes and (att is None or att.attested_version == v.id):
+            from attest.render.terminal import terminal_safe_logger
+
+            terminal_safe_logger("attest.inputs").warning(
+                "attest: input %s %s %s is attested but its attestation does not hold at the files level (%s): "
+                "recorded as a heuristic input (its %s), not by its content", self.reference, self.noun, v.id,
+                ", ".join(codes), self.noun)
         return self._observed(identity, v, None)
 
     def _observed_version(self, v: Version) -> Version:

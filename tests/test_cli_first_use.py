@@ -84,3 +84,39 @@ def test_every_command_has_help_and_refuses_an_unknown_option_with_its_usage_and
         problem = json.loads(out)["errors"][0]
         assert rc == 2 and problem["code"] == "invalid_argument", out
         assert problem["message"].endswith(f"did you mean {option}?"), (typo, problem)
+
+
+@pytest.mark.parametrize("command", sorted(_commands()))
+def test_every_command_names_the_option_meant_by_a_short_or_single_dash_option(command: str) -> None:
+    """A misspelt short option got no suggestion (``attest verify -x T``: "unrecognized arguments: -x"). The commands
+    have long options only, besides ``-h``: ``-j`` names the long option(s) starting with j (``--json``), ``-json``
+    (one dash) the long option it spells, for every option of every command as the parser builds it — also where the
+    command's required arguments are missing (``keygen -o K``). A letter no option starts with gets no guess."""
+    options = [o for a in _commands()[command]._actions for o in a.option_strings
+               if o.startswith("--") and o != "--help"]
+    short = {o for a in _commands()[command]._actions for o in a.option_strings if not o.startswith("--")}
+    assert short == {"-h"}, short  # if a command grows a short option, its misspellings need their own cases here
+    for letter in sorted({o[2] for o in options} - {"h"}):
+        meant = sorted(o for o in options if o[2] == letter)
+        said = meant[0] if len(meant) == 1 else f"one of {', '.join(meant)}"
+        rc, out, err = cli_in_process(command, f"-{letter}")
+        assert rc == 2 and out == "" and err.startswith(f"usage: attest {command} "), (letter, out, err)
+        assert err.rstrip().endswith(f"unrecognized arguments: -{letter}; did you mean {said}?"), (letter, err)
+    for option in options:
+        rc, out, err = cli_in_process(command, option[1:], "--json")
+        problem = json.loads(out)["errors"][0]
+        assert rc == 2 and problem["code"] == "invalid_argument", out
+        assert problem["message"].endswith(f"did you mean {option}?"), (option, problem)
+    unused = next(c for c in "xqzwy" if all(o[2] != c for o in options))
+    rc, out, err = cli_in_process(command, f"-{unused}")
+    assert rc == 2 and "unrecognized arguments" in err and "did you mean" not in err, err
+
+
+def test_a_short_option_typo_in_context() -> None:
+    done = run_cli("verify", "/lake/orders", "-l", "bytes")
+    assert done.returncode == 2 and done.stderr.startswith("usage: attest verify ")
+    assert done.stderr.rstrip().endswith("unrecognized arguments: -l bytes; did you mean --level?"), done.stderr
+    done = run_cli("verify", "-x", "/lake/orders")  # nothing starts with x: no guess
+    assert done.returncode == 2 and done.stderr.rstrip().endswith("unrecognized arguments: -x"), done.stderr
+    rc, _, err = cli_in_process("show", "-5")  # a negative number is a value, never taken for an option
+    assert rc == 2 and "did you mean" not in err, err

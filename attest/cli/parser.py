@@ -66,7 +66,7 @@ class _Parser(argparse.ArgumentParser):
             # (`keygen --outt K`) would be reported as the option missing. The unknown option is the mistake.
             unknown = self._unknown_options()
             if unknown:
-                message = f"unrecognized arguments: {' '.join(unknown)}" + _closest(unknown[0], _long_options(self))
+                message = f"unrecognized arguments: {' '.join(unknown)}" + _option_hint(unknown[0], self)
         if _Parser.json_errors:
             print(json.dumps(error_object(Problem(Code.INVALID_ARGUMENT, message))))
             self.exit(EXIT_UNREADABLE)
@@ -75,20 +75,48 @@ class _Parser(argparse.ArgumentParser):
 
 
     def _unknown_options(self) -> list[str]:
-        """The ``--options`` given to this parser that it has none of (nor, abbreviated, starts any of)."""
+        """The options given to this parser that it has none of (``--long`` ones: nor, abbreviated, starts any of;
+        ``-x`` ones: no short option of that letter)."""
         known = _long_options(self)
+        short = {o for a in self._actions for o in a.option_strings if not o.startswith("--")}
         found: list[str] = []
         for given in self._given:
             if given == "--":
                 break  # the rest are positional arguments
             name = given.partition("=")[0]
-            if name.startswith("--") and not any(o.startswith(name) for o in known):
+            long_unknown = name.startswith("--") and not any(o.startswith(name) for o in known)
+            if long_unknown or (_is_short(name) and name[:2] not in short):
                 found.append(name)
         return found
 
 
 def _long_options(parser: argparse.ArgumentParser) -> list[str]:
     return [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+
+
+def _is_short(word: str) -> bool:
+    """``-x`` / ``-xyz`` as a command line gives an option (not ``-``, ``--x``, nor a negative number)."""
+    return len(word) > 1 and word[0] == "-" and word[1] != "-" and not word[1:].replace(".", "", 1).isdigit()
+
+
+def _option_hint(given: str, parser: argparse.ArgumentParser) -> str:
+    """"; did you mean X?" for a misspelt option: ``--levle`` the closest long option; ``-json`` (one dash) the long
+    option it spells; ``-j`` (a short option the command does not have: ``attest`` has long options only, besides
+    ``-h``) the long option(s) starting with that letter; "" when nothing is close."""
+    options = _long_options(parser)
+    if given.startswith("--"):
+        return _closest(given, options)
+    if not _is_short(given):
+        return ""
+    name = given[1:]
+    if len(name) > 1:  # one dash before a long name: -json, -levle
+        return _closest("-" + given, options)
+    starting = sorted(o for o in options if o[2:3].lower() == name.lower())
+    if len(starting) == 1:
+        return f"; did you mean {starting[0]}?"
+    if starting:
+        return f"; did you mean one of {', '.join(starting)}?"
+    return ""
 
 
 def _add_table_options(p: argparse.ArgumentParser, *, version: bool = True) -> None:
@@ -357,12 +385,12 @@ def _closest(word: str, choices: list[str]) -> str:
 
 def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extras: list[str]) -> NoReturn:
     """Arguments the command does not take: said by the command's own parser (its usage, not the top level's), with
-    the closest option it has (``--levle`` → ``--level``)."""
+    the closest option it has (``--levle`` → ``--level``, ``-l`` / ``-level`` → ``--level``)."""
     sub = _subparser(parser, getattr(args, "command", None)) or parser
     message = f"unrecognized arguments: {' '.join(extras)}"
-    option = next((e.partition("=")[0] for e in extras if e.startswith("--")), None)
+    option = next((e.partition("=")[0] for e in extras if e.startswith("--") or _is_short(e)), None)
     if option is not None:
-        message += _closest(option, _long_options(sub))
+        message += _option_hint(option, sub)
     sub.error(message)
 
 

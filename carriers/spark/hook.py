@@ -299,7 +299,12 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
             with suppress(Exception):  # a read action that is no CALL's: nothing to do, whatever its plan
                 plan = qe.analyzed()
                 call = plan.commandLogicalPlan() if simple_name(plan) == "CommandResult" else None
-        return None if call is None or simple_name(call) != "Call" else _maintenance_event("Call", call, jvm, jspark)
+        if call is None or simple_name(call) != "Call":
+            return None
+        event = _maintenance_event("Call", call, jvm, jspark)
+        if event is not None:  # the statement's identity: the hook saw it already when spark.sql returned
+            event.plan_key = int(jvm.java.lang.System.identityHashCode(plan))
+        return event
     plan = qe.analyzed()
     cmd = simple_name(plan)
     if cmd in _DELTA_MAINTENANCE:
@@ -502,6 +507,9 @@ class Hook:
         self.errors: list[str] = []
         self.already_attested = 0  # streaming commits found attested already (a restart's re-run batch)
         self.not_found = 0  # writes whose commit could not be found although the table moved: not attested (WARNING)
+        self.lost: list[str] = []  # skips that lose an attestation (queue full, waited too long, ambiguous commit)
+        # Tables a write of which was skipped as superseded, with the message, until this hook attests them again.
+        self._superseded: dict[str, str] = {}
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=max_pending)  # WriteEvent | StreamBatch | None
         self._streams: Any = None  # carriers.spark.streaming.StreamWatcher, once started
         # Claimed commits: (table, version, write id or ""). The id is part of the key: a table dropped and created
@@ -524,6 +532,7 @@ class Hook:
         self._session_key: int | None = None
         self._window: Window | None = None  # a conf-stamped call of the job is running (carriers.spark.stamp)
         self._held: list[WriteEvent] = []  # events that arrived during it, released when it closes
+        self._calls: dict[int, None] = {}  # CALL statements queued when spark.sql returned (identity; insertion order)
 
     # ---- lifecycle ----------------------------------------------------------------------------------------------
     def _start(self) -> None:
@@ -584,6 +593,13 @@ class Hook:
         if self.policy == "required" and self.not_found:
             raise PolicyError(f"{self.not_found} Spark write(s) were not attested: their commit could not be found "
                               "(the WARNING lines of logger attest.spark name them)")
+        # Skipped writes: a lost one (queue full, waited longer than timeout_s, ambiguous commit) is refused; one
+        # superseded by a later commit of its table only while this hook has not attested that table since.
+        with self._lock:
+            unattested = self.lost + list(self._superseded.values())
+        if self.policy == "required" and unattested:
+            raise PolicyError(f"{len(unattested)} Spark write(s) were skipped and are not attested: "
+                              f"{'; '.join(unattested[-3:])}")
         return self
 
     # ---- what the job-call wrappers need (carriers.spark.stamp.Participant) ------------------------------------
@@ -642,6 +658,8 @@ class Hook:
             log.debug("attest.spark: %s -> %s", func_name, event)
             if event is None:
                 return
+            if event.command == "Call" and self._called(event.plan_key):
+                return  # a CALL's result read after spark.sql returned it: queued then (procedure_called)
             if self._streams is not None:
                 event.stream = self._streams.batch_of(qe)  # a write inside foreachBatch: the batch's range
             event.model = self._override_model
@@ -659,6 +677,40 @@ class Hook:
             with self._lock:
                 self.seconds += time.perf_counter() - start
 
+    def procedure_called(self, result: Any) -> None:
+        """``spark.sql("CALL ...")`` returned ``result``. Spark ran the procedure while analysing the statement and
+        reports it to no listener unless the result is read (measured, Spark 4.1 / Iceberg 1.10: a bare
+        ``spark.sql("CALL cat.system.rewrite_data_files(...)")`` left the table without its carry-forward
+        attestation): its maintenance event is queued here, once (a later read of the result is recognised by the
+        plan's identity and not queued again)."""
+        jvm = self.spark._jvm
+        try:
+            plan = result._jdf.queryExecution().analyzed()
+            if simple_name(plan) != "CommandResult":
+                return
+            call = plan.commandLogicalPlan()
+            if simple_name(call) != "Call":
+                return
+            assert jvm is not None
+            event = _maintenance_event("Call", call, jvm, self.spark._jsparkSession)
+            if event is None:
+                return
+            key = int(jvm.java.lang.System.identityHashCode(plan))
+        except Exception as exc:  # never into the job: a CALL whose plan cannot be read is a failed attestation
+            self._fail(f"reading a CALL's plan failed: {exc!r}")
+            return
+        with self._lock:
+            self._calls[key] = None
+            while len(self._calls) > 1024:
+                self._calls.pop(next(iter(self._calls)))
+        event.model = self._override_model
+        self._enqueue(event)
+
+    def _called(self, key: int | None) -> bool:
+        """Whether the CALL statement ``key`` (its plan's JVM identity) was queued when spark.sql returned it."""
+        with self._lock:
+            return key is not None and key in self._calls
+
     def _enqueue_any(self, event: Any) -> bool:
         """Queue a streaming job (carriers.spark.streaming.StreamBatch). A full queue is back-pressure on the
         streaming listener's events (never on the stream itself): the callback waits, at most ``timeout_s``;
@@ -669,7 +721,8 @@ class Hook:
             return True
         except queue.Full:
             self._skip(f"{self._queue.maxsize} attestations pending for {self.timeout_s}s; streaming batch "
-                       f"{event.batch} of {event.table_name} not attested now (the query's next catch-up does it)")
+                       f"{event.batch} of {event.table_name} not attested now (the query's next catch-up does it)",
+                       superseded=event)  # made good when the catch-up attests the table
             return False
 
     def _enqueue(self, event: Any) -> None:
@@ -677,10 +730,8 @@ class Hook:
         try:
             self._queue.put_nowait(event)
         except queue.Full:
-            with self._lock:
-                self.skipped += 1
-            log.warning("attest.spark: %d attestations pending; skipping the write to %s (not attested)",
-                        self._queue.maxsize, event.table_name or event.location)
+            self._skip(f"{self._queue.maxsize} attestations pending; skipping the write to "
+                       f"{event.table_name or event.location} (not attested)")
 
     # ---- worker side ----------------------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -706,10 +757,24 @@ class Hook:
             self.errors.append(message)
         log.warning("attest.spark: %s; the Spark job continues unattested for this write", message)
 
-    def _skip(self, message: str) -> None:
+    def _skip(self, message: str, *, superseded: Any = None) -> None:
+        """A write not attested. ``superseded`` (the event): a later commit of the same table got in first, and it is
+        made good when this hook attests that table again (a later write, a catch-up); any other skip (queue full,
+        waited too long, ambiguous commit) is a lost attestation. ``policy="required"`` refuses both at ``flush()``
+        while they stand."""
         with self._lock:
             self.skipped += 1
+            if superseded is not None:
+                self._superseded.setdefault(_table_key(superseded), message)
+            else:
+                self.lost.append(message)
         log.warning("attest.spark: %s", message)
+
+    def _attested_table(self, event: Any) -> None:
+        """This hook attested (or carried an attestation forward on) ``event``'s table: a write of it skipped as
+        superseded earlier is made good (the attestation in force is a later one of this job)."""
+        with self._lock:
+            self._superseded.pop(_table_key(event), None)
 
     def _no_commit(self, event: WriteEvent, head: int | None) -> None:
         """No commit of the table carries the write (or, unstamped, fits it). When the table is still at the version
@@ -748,6 +813,8 @@ class Hook:
             with self._lock:
                 self.attested += len(done)
                 self.results.extend(done)
+            if done:
+                self._attested_table(event)
             return
         if event.maintenance is not None:
             self._after_maintenance(event)
@@ -759,6 +826,7 @@ class Hook:
             return
         if result is None:
             return
+        self._attested_table(event)
         with self._lock:
             self.attested += 1
             self.results.append(result)
@@ -797,7 +865,7 @@ class Hook:
         try:
             result = carrier.carry_forward(signer=self.signer, hasher=self._hasher(carrier, event))
         except SupersededError as exc:
-            self._skip(exc.message)
+            self._skip(exc.message, superseded=event)
             return
         if result is None:
             log.info("attest.spark: %s on %s: no attestation to carry forward (not attested, already attested, or "
@@ -806,7 +874,10 @@ class Hook:
             return
         log.info("attest.spark: %s on %s: attestation carried forward to %s %s (the producer's program kept)",
                  event.maintenance, what, carrier.noun, result.attested_version)
+        if event.format == "iceberg":
+            self._invalidate_cached(event)
         result = self._emit(carrier, result)
+        self._attested_table(event)
         with self._lock:
             self.carried += 1
             self.results.append(result)
@@ -877,7 +948,7 @@ class Hook:
         if not detached and carrier.data_version() != version:
             self._skip(f"version {version} of {event.table_name or event.location} was superseded by a later data "
                        "commit before it could be attested (alter mode attests the latest data version; use "
-                       "delta_mode='detached' to attest every version)")
+                       "delta_mode='detached' to attest every version)", superseded=event)
             return None
         inputs = [self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
         try:
@@ -885,7 +956,7 @@ class Hook:
                                     run_id=self.run_id, dialect="spark", engines=self._engines, version=version,
                                     signer=self.signer, hasher=hasher)
         except SupersededError as exc:  # a data commit got in first: as the check above, never in force
-            self._skip(exc.message)
+            self._skip(exc.message, superseded=event)
             return None
         return self._emit(carrier, result)
 
@@ -925,12 +996,37 @@ class Hook:
         current = carrier.head()  # main's current snapshot, or the head of the branch written
         if current is None or current.snapshot_id != committed:
             self._skip(f"snapshot {committed} of {event.table_name} was superseded by a later commit before it "
-                       "could be attested (Iceberg attests the current snapshot of the branch written)")
+                       "could be attested (Iceberg attests the current snapshot of the branch written)",
+                       superseded=event)
             return None
         inputs = [self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
-        return self._emit(carrier, carrier.record(model=self._model(event), program_hash=event.program_hash or "",
-                                                  inputs=inputs, run_id=self.run_id, dialect="spark",
-                                                  engines=self._engines, signer=self.signer, hasher=hasher))
+        result = carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
+                                run_id=self.run_id, dialect="spark", engines=self._engines, signer=self.signer,
+                                hasher=hasher)
+        self._invalidate_cached(event)
+        return self._emit(carrier, result)
+
+    def _invalidate_cached(self, event: WriteEvent) -> None:
+        """The hook commits an Iceberg attestation through pyiceberg, outside Spark, whose Iceberg catalog caches
+        tables (``cache-enabled``, the default): its copy is then older than the table. A procedure planned on that
+        copy fails its own validation (measured: ``rewrite_manifests`` right after the carry-forward of a
+        ``rewrite_data_files`` — Iceberg ValidationException, a deleted manifest not in the latest snapshot, as the
+        follow-up snapshot keeps no manifest holding deletes only). So the hook drops Spark's cached copy; a failure is
+        logged, never raised."""
+        if event.catalog is None or not event.identifier:
+            return
+        try:
+            jvm = self.spark._jvm
+            assert jvm is not None
+            gateway = self.spark.sparkContext._gateway
+            assert gateway is not None
+            namespace = gateway.new_array(jvm.java.lang.String, len(event.identifier) - 1)
+            for i, part in enumerate(event.identifier[:-1]):
+                namespace[i] = part
+            ident = jvm.org.apache.spark.sql.connector.catalog.Identifier.of(namespace, event.identifier[-1])
+            self.spark._jsparkSession.sessionState().catalogManager().catalog(event.catalog).invalidateTable(ident)
+        except Exception as exc:
+            log.debug("attest.spark: could not drop Spark's cached copy of %s: %s", event.table_name, exc)
 
     def _emit(self, carrier: Any, result: WriteResult) -> WriteResult:
         """The attestation's OpenLineage RunEvent, when switched on; a failure is logged, never raised."""
@@ -963,6 +1059,17 @@ class Hook:
 # Two commits fit one write, or its commit lacks the write id it was given (carriers/base.py): the write is counted
 # as skipped, with the message.
 _Ambiguous = AmbiguousCommit
+
+
+def _table_key(event: Any) -> str:
+    """The table an event (a WriteEvent, a streaming batch) is about: a Delta table by its location, an Iceberg one
+    by its catalog name (a maintenance event has no location)."""
+    fmt = getattr(event, "format", None)
+    if fmt is None:  # a streaming batch: its sink's
+        sink = getattr(getattr(event, "query", None), "sink", None)
+        fmt = getattr(sink, "format", None)
+    first, second = (event.location, event.table_name) if fmt == "delta" else (event.table_name, event.location)
+    return f"{fmt}:{first or second}"
 
 
 def _one(found: list[int], event: WriteEvent) -> int | None:

@@ -164,3 +164,72 @@ def test_iceberg_rewrite_manifests_then_expiry(spark: SparkSession, spark_wareho
     hook.flush()
     _verified(ref, spark_warehouse)
     assert _show(ref, spark_warehouse)["program_hash"] == program
+
+
+def test_iceberg_procedures_whose_result_is_never_read(spark: SparkSession, spark_warehouse: Path,
+                                                        hook: Hook) -> None:
+    """Measured before (Spark 4.1, Iceberg 1.10): ``spark.sql("CALL ...")`` runs the procedure at once (the rewrite's
+    snapshot is committed when it returns), but Spark reports a CALL to no listener unless its result is read, so a
+    bare CALL was invisible to the hook: no carry-forward, ``maintained`` unchanged, and after expiry the table was
+    left unattested. Now the hook sees it when ``spark.sql`` returns; reading the result later queues nothing more."""
+    name, ref, program = _iceberg(spark, hook)
+    table = name.split(".", 1)[1]
+    before = _counts(hook)
+    result = spark.sql(f"CALL iceberg.system.rewrite_data_files(table => '{table}')")  # never read here
+    _carried_once(hook, before, program)
+    _verified(ref, spark_warehouse)
+    before = _counts(hook)
+    result.collect()  # read afterwards: the same statement, not a second maintenance command
+    assert _counts(hook) == before, hook.errors
+    spark.sql(f"CALL iceberg.system.expire_snapshots(table => '{table}', older_than => TIMESTAMP '{_now(spark)}', "
+              "retain_last => 1)")
+    spark.sql(f"call iceberg.system.remove_orphan_files(table => '{table}')")
+    assert _counts(hook) == (before[0], before[1], before[2] + 2, before[3], before[4]), hook.errors
+    assert len(_pyiceberg(spark_warehouse, name).metadata.snapshots) == 1
+    doc = _verified(ref, spark_warehouse)
+    assert "content" not in doc["verdict"], doc
+    assert _show(ref, spark_warehouse)["program_hash"] == program
+    name, ref, program = _iceberg(spark, hook)
+    table = name.split(".", 1)[1]
+    before = _counts(hook)
+    spark.sql(f"CALL iceberg.system.rewrite_manifests(table => '{table}')")
+    _carried_once(hook, before, program)
+    _verified(ref, spark_warehouse)
+
+
+def test_iceberg_rewrite_manifests_right_after_a_carry_forward(spark: SparkSession, spark_warehouse: Path,
+                                                              hook: Hook) -> None:
+    """Iceberg's maintenance sequence, rewrite_data_files then rewrite_manifests. Measured before the hook dropped
+    Spark's cached copy of the table after its own (pyiceberg) commit: the second procedure failed, Iceberg
+    ValidationException (a deleted manifest not in the latest snapshot: planned on the stale copy)."""
+    name, ref, program = _iceberg(spark, hook)
+    table = name.split(".", 1)[1]
+    before = _counts(hook)
+    spark.sql(f"CALL iceberg.system.rewrite_data_files(table => '{table}')")
+    _carried_once(hook, before, program)
+    before = _counts(hook)
+    spark.sql(f"CALL iceberg.system.rewrite_manifests(table => '{table}')")
+    after = _counts(hook)
+    assert (after[2], after[3], after[4]) == (before[2] + 1, before[3], before[4]), hook.errors
+    _verified(ref, spark_warehouse)
+    assert _show(ref, spark_warehouse)["program_hash"] == program
+
+
+def test_delta_optimize_and_vacuum_whose_result_is_never_read(spark: SparkSession, spark_warehouse: Path,
+                                                              hook: Hook) -> None:
+    """Delta's OPTIMIZE and VACUUM are commands Spark runs in ``spark.sql`` and reports to the listeners at once
+    (measured: a "command" event with the OptimizeTableCommand plan before anything is read): seen unread too."""
+    name, path, program = _delta(spark, hook)
+    before = _counts(hook)
+    spark.sql(f"OPTIMIZE {name}")
+    _carried_once(hook, before, program)
+    before = _counts(hook)
+    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    try:
+        spark.sql(f"VACUUM {name} RETAIN 0 HOURS")
+    finally:
+        spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
+    assert _counts(hook) == (before[0], before[1], before[2] + 1, before[3], before[4]), hook.errors
+    doc = _verified(path, spark_warehouse)
+    assert "content" not in doc["verdict"], doc
+    assert _show(path, spark_warehouse)["program_hash"] == program
