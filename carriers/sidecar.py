@@ -455,22 +455,25 @@ class _Reader:
                 out.append(FileIdentity.from_dict(self.value(2)))
         return out
 
+    def _new_members(self, seen: dict[str, Any]) -> Iterator[str]:
+        """The member names, refusing one already in ``seen`` (the object being filled), as JSON loading does."""
+        for key in self.members():
+            if key in seen:
+                raise SidecarError(f"sidecar does not parse: duplicate key {key!r} in JSON object")
+            yield key
+
     def view_object(self) -> dict[str, Any]:
         """The ``reader_view`` object, its ``files`` object read a member at a time."""
         self.expect("{", "reader_view is not an object")
         view: dict[str, Any] = {}
-        for key in self.members():
-            if key in view:
-                raise SidecarError(f"sidecar does not parse: duplicate key {key!r} in JSON object")
+        for key in self._new_members(view):
             view[key] = self._view_files() if key == "files" and self.peek() == "{" else self.value(2)
         return view
 
     def _view_files(self) -> dict[str, Any]:
         self.expect("{", "the view's files is not an object")
         files: dict[str, Any] = {}
-        for key in self.members():
-            if key in files:
-                raise SidecarError(f"sidecar does not parse: duplicate key {key!r} in JSON object")
+        for key in self._new_members(files):
             if len(files) >= MAX_SIDECAR_FILES:
                 raise SidecarError(f"the reader view names more than {MAX_SIDECAR_FILES} files")
             files[key] = self._string() if self.peek() == '"' else self.value(3)
