@@ -26,15 +26,15 @@ from typing import Any
 import blake3
 
 from attest.canonical import MAX_DEPTH, all_hex_digests, blake3_hex, canonical_bytes, mapping_chunks, object_chunks
-from attest.errors import AttestError, Code, ManifestMalformedError
+from attest.errors import AttestError, Code
 from attest.identity.inputs import ObservedInput
 from attest.model import (
     _SURROGATE_ESCAPE,
+    JSON_HOOKS,
     Manifest,
     _lone_surrogate,
     _too_deep,
 )
-from attest.numbers import NumberOutOfRange, reference_integer, reference_number
 from attest.record import many_records
 from attest.tables import FileIdentity, attestation_identity
 from attest.view import ReaderView
@@ -237,36 +237,9 @@ class _TooLarge(SidecarError):
     """The document is larger than a reader reads: refused at once, its hash never computed."""
 
 
-def _no_constant(name: str) -> Any:
-    raise ManifestMalformedError(f"{name} is not valid JSON")
-
-
-def _number(literal: str, read: Callable[[str], int | float] = reference_number) -> int | float:
-    try:
-        return read(literal)
-    except NumberOutOfRange as exc:
-        raise ManifestMalformedError(f"number {literal[:40]} is out of range: no f64 holds it") from exc
-
-
-def _integer(literal: str) -> int | float:
-    return _number(literal, reference_integer)
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise ManifestMalformedError(f"duplicate key {key!r} in JSON object")
-            seen.add(key)
-    return out
-
-
 # The rules of attest.model.load_json_document, value by value: strict strings, no NaN / Infinity, numbers as the
 # reference reads them, no key named twice (each value is checked for depth and lone surrogates by _Reader.value).
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_int=_integer,
-                            parse_float=_number)
+_DECODER = json.JSONDecoder(**JSON_HOOKS)
 _scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _WHITESPACE = " \t\n\r"
 
