@@ -247,6 +247,43 @@ def _shown(literal: str) -> str:
     return f"{literal[:40]}{'…' if len(literal) > 40 else ''}"
 
 
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # A duplicate key lets two readers see two different documents: refuse it. One C call in the common case
+    # (a key loop in Python was a third of parsing a manifest of a million output hashes, measured); the rare
+    # case pays for finding the key.
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ManifestMalformedError(f"duplicate key {key!r} in JSON object")
+            seen.add(key)
+    return out
+
+
+def _json_constant(name: str) -> Any:
+    raise ManifestMalformedError(f"{name} is not valid JSON")
+
+
+def _json_number(literal: str, read: Callable[[str], int | float] = reference_number) -> int | float:
+    try:
+        return read(literal)
+    except NumberOutOfRange as exc:
+        raise ManifestMalformedError(f"number {_shown(literal)} is out of range: no f64 holds it") from exc
+    except ValueError as exc:  # not reachable through json's grammar; kept so no literal can crash a command
+        raise ManifestMalformedError(f"number {_shown(literal)} is not JSON") from exc
+
+
+def _json_integer(literal: str) -> int | float:
+    return _json_number(literal, reference_integer)  # json's parse_int: a literal of its integer grammar
+
+
+# The hooks that make json's parser read as the reference reads (load_json_document; carriers.sidecar reads a
+# sidecar value by value with the same ones).
+JSON_HOOKS: dict[str, Any] = {"object_pairs_hook": _json_object, "parse_constant": _json_constant,
+                              "parse_int": _json_integer, "parse_float": _json_number}
+
+
 def load_json_document(text: str | bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
     """Parse JSON text as the reference reads it, or raise ManifestMalformedError.
 
@@ -261,40 +298,13 @@ def load_json_document(text: str | bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES
     if size > max_bytes:
         raise ManifestMalformedError(f"document is {size:,} bytes, more than the {max_bytes:,} this reader accepts")
 
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        # A duplicate key lets two readers see two different documents: refuse it. One C call in the common case
-        # (a key loop in Python was a third of parsing a manifest of a million output hashes, measured); the rare
-        # case pays for finding the key.
-        out = dict(pairs)
-        if len(out) != len(pairs):
-            seen: set[str] = set()
-            for key, _ in pairs:
-                if key in seen:
-                    raise ManifestMalformedError(f"duplicate key {key!r} in JSON object")
-                seen.add(key)
-        return out
-
-    def no_constant(name: str) -> Any:
-        raise ManifestMalformedError(f"{name} is not valid JSON")
-
-    def number(literal: str, read: Callable[[str], int | float] = reference_number) -> int | float:
-        try:
-            return read(literal)
-        except NumberOutOfRange as exc:
-            raise ManifestMalformedError(f"number {_shown(literal)} is out of range: no f64 holds it") from exc
-        except ValueError as exc:  # not reachable through json's grammar; kept so no literal can crash a command
-            raise ManifestMalformedError(f"number {_shown(literal)} is not JSON") from exc
-
-    def integer(literal: str) -> int | float:
-        return number(literal, reference_integer)  # json's parse_int: a literal of its integer grammar
 
     given_text = isinstance(text, str)
     too_deep = f"nested more than {MAX_DEPTH} arrays/objects deep: refused, as the reference refuses it"
     try:
         if isinstance(text, bytes):
             text = text.decode("utf-8")
-        document = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant,
-                              parse_int=integer, parse_float=number)
+        document = json.loads(text, **JSON_HOOKS)
     except UnicodeDecodeError as exc:
         raise ManifestMalformedError(f"not UTF-8: {exc.reason} at byte {exc.start}") from exc
     except json.JSONDecodeError as exc:

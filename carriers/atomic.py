@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from attest.errors import CarrierError, Code
@@ -105,26 +105,40 @@ def write_once_local(path: Path, data: bytes) -> bool:
     Raises CarrierError (sidecar_mismatch) when a different file holds the name: it is never replaced.
     """
     if os.path.lexists(path):
-        if not _holds(path, data):
-            raise CarrierError(f"{path} exists with different bytes; a content-addressed file is never "
-                               "overwritten", code=Code.SIDECAR_MISMATCH, path=str(path))
+        _same(path, lambda: _holds(path, data), "exists with different bytes; a content-addressed file is never "
+              "overwritten")
         return False
     tmp = _temp_with(path, data)
     try:
-        try:
-            # link() fails when the name exists: a concurrent writer of the same name wins, bytes agree.
-            os.link(tmp, path)
-        except FileExistsError:
-            if not _holds(path, data):
-                raise CarrierError(f"{path} appeared concurrently with different bytes",
-                                   code=Code.SIDECAR_MISMATCH, path=str(path)) from None
-            return False
-        except OSError:
-            os.replace(tmp, path)  # filesystems without hard links: rename is still atomic
-        fsync_dir(path.parent)
-        return True
+        return _publish(tmp, path, lambda: _holds(path, data))
     finally:
         Path(tmp).unlink(missing_ok=True)
+
+
+def _same(path: Path, holds: Callable[[], bool], why: str) -> None:
+    """Refuse (sidecar_mismatch) when the file under a content-addressed name is not the bytes being published."""
+    if not holds():
+        raise CarrierError(f"{path} {why}", code=Code.SIDECAR_MISMATCH, path=str(path))
+
+
+def _publish(tmp: str, path: Path, holds: Callable[[], bool]) -> bool:
+    """Publish the written temporary file ``tmp`` under the content-addressed ``path``: True when published, False
+    when a concurrent writer published identical bytes first (``holds``: whether ``path`` has them)."""
+    try:
+        # link() fails when the name exists: a concurrent writer of the same name wins, bytes agree.
+        os.link(tmp, path)
+    except FileExistsError:
+        taken = True  # judged outside the handler: the refusal carries no FileExistsError context
+    except OSError:
+        os.replace(tmp, path)  # filesystems without hard links: rename is still atomic
+        taken = False
+    else:
+        taken = False
+    if taken:
+        _same(path, holds, "appeared concurrently with different bytes")
+        return False
+    fsync_dir(path.parent)
+    return True
 
 
 def _holds_digest(path: Path, digest: str) -> bool:
@@ -168,20 +182,9 @@ def write_once_local_stream(folder: Path, suffix: str, chunks: Iterable[bytes]) 
         digest = hasher.hexdigest()
         path = folder / f"{digest}{suffix}"
         if os.path.lexists(path):
-            if not _holds_digest(path, digest):
-                raise CarrierError(f"{path} exists with different bytes; a content-addressed file is never "
-                                   "overwritten", code=Code.SIDECAR_MISMATCH, path=str(path))
+            _same(path, lambda: _holds_digest(path, digest), "exists with different bytes; a content-addressed "
+                  "file is never overwritten")
             return digest, False
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            if not _holds_digest(path, digest):
-                raise CarrierError(f"{path} appeared concurrently with different bytes",
-                                   code=Code.SIDECAR_MISMATCH, path=str(path)) from None
-            return digest, False
-        except OSError:
-            os.replace(tmp, path)  # filesystems without hard links: rename is still atomic
-        fsync_dir(folder)
-        return digest, True
+        return digest, _publish(tmp, path, lambda: _holds_digest(path, digest))
     finally:
         Path(tmp).unlink(missing_ok=True)

@@ -26,15 +26,15 @@ from typing import Any
 import blake3
 
 from attest.canonical import MAX_DEPTH, all_hex_digests, blake3_hex, canonical_bytes, mapping_chunks, object_chunks
-from attest.errors import AttestError, Code, ManifestMalformedError
+from attest.errors import AttestError, Code
 from attest.identity.inputs import ObservedInput
 from attest.model import (
     _SURROGATE_ESCAPE,
+    JSON_HOOKS,
     Manifest,
     _lone_surrogate,
     _too_deep,
 )
-from attest.numbers import NumberOutOfRange, reference_integer, reference_number
 from attest.record import many_records
 from attest.tables import FileIdentity, attestation_identity
 from attest.view import ReaderView
@@ -237,36 +237,9 @@ class _TooLarge(SidecarError):
     """The document is larger than a reader reads: refused at once, its hash never computed."""
 
 
-def _no_constant(name: str) -> Any:
-    raise ManifestMalformedError(f"{name} is not valid JSON")
-
-
-def _number(literal: str, read: Callable[[str], int | float] = reference_number) -> int | float:
-    try:
-        return read(literal)
-    except NumberOutOfRange as exc:
-        raise ManifestMalformedError(f"number {literal[:40]} is out of range: no f64 holds it") from exc
-
-
-def _integer(literal: str) -> int | float:
-    return _number(literal, reference_integer)
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise ManifestMalformedError(f"duplicate key {key!r} in JSON object")
-            seen.add(key)
-    return out
-
-
 # The rules of attest.model.load_json_document, value by value: strict strings, no NaN / Infinity, numbers as the
 # reference reads them, no key named twice (each value is checked for depth and lone surrogates by _Reader.value).
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_int=_integer,
-                            parse_float=_number)
+_DECODER = json.JSONDecoder(**JSON_HOOKS)
 _scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _WHITESPACE = " \t\n\r"
 
@@ -455,22 +428,25 @@ class _Reader:
                 out.append(FileIdentity.from_dict(self.value(2)))
         return out
 
+    def _new_members(self, seen: dict[str, Any]) -> Iterator[str]:
+        """The member names, refusing one already in ``seen`` (the object being filled), as JSON loading does."""
+        for key in self.members():
+            if key in seen:
+                raise SidecarError(f"sidecar does not parse: duplicate key {key!r} in JSON object")
+            yield key
+
     def view_object(self) -> dict[str, Any]:
         """The ``reader_view`` object, its ``files`` object read a member at a time."""
         self.expect("{", "reader_view is not an object")
         view: dict[str, Any] = {}
-        for key in self.members():
-            if key in view:
-                raise SidecarError(f"sidecar does not parse: duplicate key {key!r} in JSON object")
+        for key in self._new_members(view):
             view[key] = self._view_files() if key == "files" and self.peek() == "{" else self.value(2)
         return view
 
     def _view_files(self) -> dict[str, Any]:
         self.expect("{", "the view's files is not an object")
         files: dict[str, Any] = {}
-        for key in self.members():
-            if key in files:
-                raise SidecarError(f"sidecar does not parse: duplicate key {key!r} in JSON object")
+        for key in self._new_members(files):
             if len(files) >= MAX_SIDECAR_FILES:
                 raise SidecarError(f"the reader view names more than {MAX_SIDECAR_FILES} files")
             files[key] = self._string() if self.peek() == '"' else self.value(3)

@@ -826,12 +826,7 @@ class Hook:
             return
         if result is None:
             return
-        self._attested_table(event)
-        with self._lock:
-            self.attested += 1
-            self.results.append(result)
-            if self._capture is not None:
-                self._capture.append(result)
+        self._keep(event, result, carried=False)
 
     def _after_maintenance(self, event: WriteEvent) -> None:
         """After OPTIMIZE / ZORDER / REORG or an Iceberg rewrite procedure: the carry-forward attestation of the
@@ -876,10 +871,16 @@ class Hook:
                  event.maintenance, what, carrier.noun, result.attested_version)
         if event.format == "iceberg":
             self._invalidate_cached(event)
-        result = self._emit(carrier, result)
+        self._keep(event, self._emit(carrier, result), carried=True)
+
+    def _keep(self, event: WriteEvent, result: WriteResult, *, carried: bool) -> None:
+        """Count an attestation written for ``event``'s table (a write's, or a carry-forward) and keep its result."""
         self._attested_table(event)
         with self._lock:
-            self.carried += 1
+            if carried:
+                self.carried += 1
+            else:
+                self.attested += 1
             self.results.append(result)
             if self._capture is not None:
                 self._capture.append(result)
