@@ -325,8 +325,8 @@ class Storage(ABC):
         PUT_CONCURRENCY parts in flight) to ``<folder>/.write-once.<random>.tmp``, then a copy to ``rel`` only if
         nothing is there (S3: a multipart copy completed with ``If-None-Match: *``; Azure and GCS: their own
         conditional copy), then the temporary object deleted. A name already holding identical bytes is left as it
-        is; different bytes there are never replaced (sidecar_mismatch). False when the store offers no multipart
-        upload or no conditional copy (the caller then writes as ``write_once`` does)."""
+        is; different bytes there are never replaced (sidecar_mismatch). False when the multipart upload fails or the
+        store offers no conditional copy (the caller then writes as ``write_once`` does)."""
         import uuid
 
         import obstore
@@ -344,7 +344,17 @@ class Storage(ABC):
             try:
                 obstore.put(store, temp, spool, use_multipart=True, chunk_size=PUT_PART,
                             max_concurrency=PUT_CONCURRENCY)
-                uploaded = True
+            except Exception:
+                # No multipart upload here (fake-gcs-server has no XML multipart API), or it failed: written as
+                # write_once writes (one conditional PUT), which succeeds or gives the store's coded error. Nothing
+                # was published: a multipart upload appears only once completed, and only under the temporary name.
+                return False
+            except BaseException as exc:
+                if not is_panic(exc):
+                    raise
+                return False
+            uploaded = True
+            try:
                 obstore.copy(store, temp, rel, overwrite=False)
             except (AlreadyExistsError, PreconditionError):
                 pass  # a concurrent writer of the same name won: checked below
