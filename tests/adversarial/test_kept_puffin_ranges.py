@@ -55,7 +55,7 @@ class Reader:
 
     def __call__(self, offset: int, length: int) -> bytes:
         assert type(offset) is int and type(length) is int, (offset, length)
-        assert 0 <= offset and 0 <= length and offset + length <= len(self.data), (offset, length, len(self.data))
+        assert offset >= 0 and length >= 0 and offset + length <= len(self.data), (offset, length, len(self.data))
         self.calls.append((offset, length))
         return self.data[offset:offset + length]
 
@@ -90,7 +90,7 @@ def test_an_honest_file_is_indexed_from_its_footer_alone_and_a_blob_read_alone()
     assert index is not None and [b.kind for b in index.blobs] == [SIDECAR_BLOB, ENVELOPE_BLOB, CONTENT_BLOB]
     body, _ = footer_of(data)
     assert read.read_bytes == 4 + 12 + (len(data) - len(body) - 12)  # header magic, tail, footer magic + payload
-    assert all(offset >= len(body) or length == 4 and offset == 0 for offset, length in read.calls)
+    assert all(offset >= len(body) or (length == 4 and offset == 0) for offset, length in read.calls)
     sidecar = index.sidecars()[0]
     blob_read = Reader(data)
     assert b"".join(blob_chunks(blob_read, sidecar, piece=100)) == SIDECAR
@@ -171,7 +171,7 @@ def test_a_blob_outside_the_bytes_before_the_footer_is_never_read(name: str,
     index = read_footer(len(data), read)
     assert index is not None and SIDECAR_BLOB not in [b.kind for b in index.blobs], name
     for blob in index.blobs:  # what is left is inside the file, before the footer
-        assert 4 <= blob.offset and blob.offset + blob.length <= len(footer_of(data)[0])
+        assert blob.offset >= 4 and blob.offset + blob.length <= len(footer_of(data)[0])
     kept = parse_puffin(data)
     assert kept is not None and kept.sidecar_digest is None and not kept.keys
 
@@ -217,7 +217,7 @@ def _count_ranged_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]
     real = storage_base.Ranged.read
 
     def read(self: storage_base.Ranged, offset: int, length: int) -> bytes:
-        assert 0 <= offset and 0 <= length and offset + length <= self.size
+        assert offset >= 0 and length >= 0 and offset + length <= self.size
         calls.append((offset, length))
         return real(self, offset, length)
 
