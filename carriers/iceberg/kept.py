@@ -17,6 +17,9 @@ and registers it, in the same commit as the attestation, for the attested snapsh
 statistics file is registered there: that one is kept) and for the snapshot that carries the summary (the follow-up,
 or the data snapshot itself). While either snapshot lives, the file stays and the attestation can be read from it.
 
+The file is read by ranges, never whole (``read_footer``: the last 12 bytes, then the footer; then only the blob
+wanted, in pieces): every offset and length its footer claims is checked against the file's size first.
+
 Nothing read from the file is trusted for where it came from: a sidecar or an envelope is taken from it only under
 the BLAKE3 the metadata records, and keys taken from it must bind the exact snapshot the entry is registered for
 (then checked like any carrier: sidecar, manifest identity, reader view, files, bytes).
