@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from attest.canonical import blake3_hex
-from attest.errors import Code, Problem
+from attest.errors import AttestError, Code, Problem
 from attest.numbers import is_digits, is_signed_digits
 from carriers import properties as props
 from carriers.core import Carried, KeptCopyMismatch, Version
@@ -307,7 +307,10 @@ class Carriage:
     def _verified_blob(self, rel: str, blob: BlobRef, size: int) -> Iterator[bytes]:
         from blake3 import blake3
 
-        opened = self.storage.open_ranged(rel)
+        try:
+            opened = self.storage.open_ranged(rel)
+        except AttestError as exc:  # the store's coded failure, passed through the parser as a read failure
+            raise StoreReadError(exc) from None
         if opened is None:
             raise KeptCopyMismatch(f"{rel} is gone")
         with opened:

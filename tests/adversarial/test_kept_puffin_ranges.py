@@ -314,3 +314,25 @@ def storage_base_storage(root: Path) -> storage_base.Storage:
     from carriers.storage import DeltaStorage
 
     return DeltaStorage(str(root))
+
+
+def test_a_store_failure_while_the_kept_blob_is_read_is_coded_not_a_mismatch(
+        table: Table, iceberg_env: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """The store fails while the sidecar blob streams into the parser: its coded error (table_unreadable), as a
+    whole read raised it — never sidecar_mismatch (bytes that do not parse)."""
+    from attest.errors import CarrierError
+    from carriers.storage.errors import StoreReadError
+
+    _data, _follow_up, puffin = attested(table)
+    body = len(footer_of(puffin.read_bytes())[0])
+    delete_sidecars(puffin)
+    real = storage_base.Ranged.read
+
+    def read(self: storage_base.Ranged, offset: int, length: int) -> bytes:
+        if 0 < offset < body:
+            raise StoreReadError(CarrierError("cannot read the kept copy: connection reset by peer"))
+        return real(self, offset, length)
+
+    monkeypatch.setattr(storage_base.Ranged, "read", read)
+    doc = refused("table_unreadable")
+    assert "connection reset" in json.dumps(doc)
