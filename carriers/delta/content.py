@@ -157,6 +157,11 @@ class DeltaContentReader:
                 table = parquet.read()
                 meta = parquet.metadata
                 footer = dict(meta.metadata or {})
+                indexes = None
+                if self.logged is not None:  # the page index and bloom filters too, as written (_check_footer)
+                    from carriers.content_store import read_parquet_indexes
+
+                    indexes = read_parquet_indexes(handle)
         except FileNotFoundError:
             return None
         except (OSError, pa.ArrowException) as exc:
@@ -172,7 +177,7 @@ class DeltaContentReader:
         if self.logged is not None:
             _check_statistics(f, table.num_rows, read, self.logged.get(f.path), (self.typed or {}).get(f.path) or {})
             _check_calendar(f, footer, read, int96)
-            _check_footer(f, meta, table)
+            _check_footer(f, meta, table, indexes)
         return digest
 
 
@@ -481,13 +486,15 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
                                  f"files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
 
 
-def _check_footer(f: DataFile, meta: Any, table: pa.Table) -> None:
+def _check_footer(f: DataFile, meta: Any, table: pa.Table, indexes: Any = None) -> None:
     """A rewritten file's Parquet footer statistics held to its stored rows (``content_store.footer_problems``):
     delta-rs skips row groups by them whatever the log says (measured: a footer maximum of 1.0 over a NaN dropped the
     NaN row from ``x > 5``, ``x = NaN`` and ``x != 1.0`` under a log maximum of NaN), and so does Spark's reader."""
-    from carriers.content_store import StatisticsMismatch, footer_problems
+    from carriers.content_store import StatisticsMismatch, footer_problems, index_problems
 
     problems = footer_problems(meta, table, total_order=True)
+    if indexes is not None:
+        problems += index_problems(indexes, meta, table, total_order=True)
     if problems:
         raise StatisticsMismatch(f"{f.path}, added by a rewrite, has Parquet footer statistics that misstate its rows "
                                  f"— readers skip row groups by them: {'; '.join(problems[:3])}")

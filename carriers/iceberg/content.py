@@ -357,11 +357,13 @@ def _check_footer(opened: _SchemaIO, path: str) -> None:
     """A rewritten data file's Parquet footer statistics held to its stored rows (``content_store.footer_problems``):
     pyarrow (pyiceberg's reads) and Iceberg Java skip row groups by them whatever the manifest says. NaN is left out
     of footer bounds as of Iceberg's (no reader counts it in: pyarrow compares by IEEE)."""
-    from carriers.content_store import StatisticsMismatch, footer_problems
+    from carriers.content_store import StatisticsMismatch, footer_problems, index_problems
 
     if opened.metadata is None or opened.stored is None:
         return
     problems = footer_problems(opened.metadata, opened.stored, total_order=False)
+    if opened.indexes is not None:
+        problems += index_problems(opened.indexes, opened.metadata, opened.stored, total_order=False)
     if problems:
         raise StatisticsMismatch(f"data file {path}, added by a rewrite, has Parquet footer statistics that misstate "
                                  f"its rows — readers skip row groups by them: {'; '.join(problems[:3])}")
@@ -611,6 +613,7 @@ class _SchemaIO:
         self.schema: Any = None
         self.metadata: Any = None
         self.stored: Any = None
+        self.indexes: Any = None
 
     def new_input(self, location: str) -> Any:
         found = self.io.new_input(location)
@@ -637,6 +640,9 @@ class _SchemaInput:
             self.owner.schema = parquet.schema_arrow  # the footer, from this handle
             self.owner.metadata = parquet.metadata
             self.owner.stored = parquet.read()  # as stored, for its footer statistics (_check_footer): no second open
+            from carriers.content_store import read_parquet_indexes
+
+            self.owner.indexes = read_parquet_indexes(handle)  # its page index and bloom filters, as written
             handle.seek(0)
         return handle
 
