@@ -816,8 +816,8 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
                 firsts = [int(p.get(3)) for p in pages]
                 n = len(firsts)
                 nulls_pages, mins, maxs, counts = ci.get(1) or [], ci.get(2) or [], ci.get(3) or [], ci.get(5)
-                if len(nulls_pages) != n or len(mins) != n or len(maxs) != n or (counts is not None and len(counts) != n) \
-                        or firsts != sorted(firsts) or (firsts and firsts[0] != 0):
+                lengths = {len(nulls_pages), len(mins), len(maxs), n if counts is None else len(counts)}
+                if lengths != {n} or firsts != sorted(firsts) or (firsts and firsts[0] != 0):
                     problems.append(f"{name}: a page index whose pages do not match its offset index")
                     continue
                 bounds = [*firsts, len(values)]

@@ -17,7 +17,6 @@ import json
 import struct
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
