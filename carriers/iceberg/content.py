@@ -376,12 +376,16 @@ def _check_field_ids(schema: Any, path: str) -> None:
     readers need not. table_inconsistent: no one content."""
     import pyarrow as pa
 
+    missing: list[str] = []
+
     def ids(fields: Any) -> list[str]:
         out: list[str] = []
         for col in fields:
             raw = (col.metadata or {}).get(b"PARQUET:field_id")
             if raw is not None:
                 out.append(raw.decode("utf-8", "replace"))
+            else:
+                missing.append(col.name)
             t = col.type
             if pa.types.is_struct(t):
                 out += ids([t.field(i) for i in range(t.num_fields)])
@@ -398,6 +402,12 @@ def _check_field_ids(schema: Any, path: str) -> None:
     if twice:
         raise AttestError(f"data file {path}, added by a rewrite, gives field id {twice[0]} to two columns: readers "
                           "resolve columns by id and need not pick the same one", code=Code.TABLE_INCONSISTENT)
+    if found and missing:
+        # pyiceberg resolves a file by field id only when every field has one, else by the table's name mapping;
+        # Iceberg Java (Spark) by the ids whenever any field has one, a field without an id being absent (nulls).
+        raise AttestError(f"data file {path}, added by a rewrite, gives field ids to some of its columns and none to "
+                          f"{missing[0]!r}: pyiceberg then reads every column by the name mapping, Iceberg Java "
+                          "(Spark) by the ids, reading the others as missing", code=Code.TABLE_INCONSISTENT)
 
 
 def _check_transforms(specs: Mapping[int, Any], df: Mapping[str, Any], schema: Schema, rows: pa.Table,
