@@ -78,3 +78,89 @@ def test_a_rewrite_whose_file_has_field_ids_on_some_columns(spark: SparkSession,
         assert "name mapping" in json.dumps(doc), doc
     else:
         assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc
+
+
+# ---- Delta column mapping by id: nested fields ---------------------------------------------------------------------
+def _field(name: str, t: pa.DataType, field_id: int | None) -> pa.Field:
+    return pa.field(name, t, metadata={"PARQUET:field_id": str(field_id)} if field_id else None)
+
+
+def _nested_rows(a: list[int], x: list[int], y: list[int], ids: tuple[int, int, int, int] = (1, 2, 3, 4)) -> pa.Table:
+    """Rows of an id-mapped table ``a long, st struct<x long, y long>`` as Spark writes them: physical names, and
+    field ids at every depth (``ids``: a, st, st.x, st.y)."""
+    st = pa.struct([_field("col-xxxx", pa.int64(), ids[2]), _field("col-yyyy", pa.int64(), ids[3])])
+    schema = pa.schema([_field("col-aaaa", pa.int64(), ids[0]), _field("col-ssss", st, ids[1])])
+    return pa.table({"col-aaaa": pa.array(a, pa.int64()),
+                     "col-ssss": pa.StructArray.from_arrays([pa.array(x, pa.int64()), pa.array(y, pa.int64())],
+                                                            fields=list(st))}, schema=schema)
+
+
+def _nested_table(path: Path) -> None:
+    import uuid
+
+    import pyarrow.parquet as pq
+
+    from carriers.delta.log import commit_name
+
+    path.mkdir(parents=True)
+    (path / "_delta_log").mkdir()
+
+    def mapping(i: int, physical: str) -> dict[str, Any]:
+        return {"delta.columnMapping.id": i, "delta.columnMapping.physicalName": physical}
+
+    children = [{"name": "x", "type": "long", "nullable": True, "metadata": mapping(3, "col-xxxx")},
+                {"name": "y", "type": "long", "nullable": True, "metadata": mapping(4, "col-yyyy")}]
+    fields = [{"name": "a", "type": "long", "nullable": True, "metadata": mapping(1, "col-aaaa")},
+              {"name": "st", "nullable": True, "metadata": mapping(2, "col-ssss"),
+               "type": {"type": "struct", "fields": children}}]
+    actions: list[dict[str, Any]] = [
+        {"commitInfo": {"operation": "CREATE TABLE"}},
+        {"protocol": {"minReaderVersion": 2, "minWriterVersion": 5}},
+        {"metaData": {"id": str(uuid.uuid4()), "format": {"provider": "parquet", "options": {}},
+                      "schemaString": json.dumps({"type": "struct", "fields": fields}), "partitionColumns": [],
+                      "configuration": {"delta.columnMapping.mode": "id", "delta.columnMapping.maxColumnId": "4"},
+                      "createdTime": 1}}]
+    for i in range(2):
+        rel = f"part-{i}.parquet"
+        pq.write_table(_nested_rows([i, i + 10], [100 + i, 200 + i], [300 + i, 400 + i]), path / rel)
+        actions.append({"add": {"path": rel, "partitionValues": {}, "size": (path / rel).stat().st_size,
+                                "modificationTime": 1, "dataChange": True, "stats": json.dumps({"numRecords": 2})}})
+    (path / commit_name(0)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+@pytest.mark.parametrize("swapped", [True, False])
+def test_a_delta_rewrite_whose_struct_fields_carry_each_others_ids(spark: SparkSession, tmp_path: Path,
+                                                                   swapped: bool) -> None:
+    """Column mapping by id: the rewrite's file holds st.x and st.y under their physical names with the right values,
+    but with each other's field ids. delta-rs reads by physical name (the attested rows), Spark by field id at every
+    depth: x and y swapped (measured). ``swapped`` False: the same rewrite with the right ids verifies."""
+    from deltalake import DeltaTable
+
+    from carriers.delta.carrier import attest_after_write
+    from tests.adversarial.conftest import verify
+    from tests.adversarial.test_content_rewrite_delta import _adds, rewrite
+
+    path = tmp_path / "t"
+    _nested_table(path)
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+
+    def spark_rows() -> list[tuple[int, int, int]]:
+        spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()  # type: ignore[union-attr]
+        return sorted((r[0], r[1], r[2]) for r in spark.sql(f"SELECT a, st.x, st.y FROM delta.`{path}`").collect())
+
+    before = spark_rows()
+    assert before == [(0, 100, 300), (1, 101, 301), (10, 200, 400), (11, 201, 401)]
+    new = _nested_rows([0, 10, 1, 11], [100, 200, 101, 201], [300, 400, 301, 401],
+                       ids=(1, 2, 4, 3) if swapped else (1, 2, 3, 4))
+    rewrite(path, sorted(_adds(path)), [(new, {})])
+    read = DeltaTable(str(path)).to_pyarrow_table().to_pylist()
+    delta_rs = sorted((r["a"], r["st"]["x"], r["st"]["y"]) for r in read)
+    assert delta_rs == before  # delta-rs: by physical name
+    rc, doc = verify(str(path), "--level", "bytes")
+    if swapped:
+        assert spark_rows() == [(a, y, x) for a, x, y in before]  # Spark: by field id, x and y swapped
+        assert rc == 1 and codes(doc) == ["unsupported_table"], doc
+        assert "col-ssss." in doc["errors"][0]["message"], doc
+    else:
+        assert spark_rows() == before
+        assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc
