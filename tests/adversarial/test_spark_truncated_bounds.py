@@ -102,3 +102,27 @@ def test_a_page_index_minimum_above_the_page(spark: SparkSession, optimized: tup
         assert "page index" in doc["errors"][0]["message"], doc
     finally:
         added.write_bytes(honest)
+
+
+def test_spark_iceberg_rewrite_of_long_strings_verifies(spark: SparkSession, spark_warehouse: Path) -> None:
+    """Iceberg's default metrics keep ``truncate(16)`` of a string's bounds (the upper one incremented), and
+    parquet-mr writes page indexes: Spark's rewrite_data_files of such strings verifies by content."""
+    from pyiceberg.expressions import EqualTo
+
+    from carriers.iceberg.carrier import attest_after_write as iceberg_attest
+    from tests.spark.test_maintenance_iceberg import _compacted, _pyiceberg
+
+    name = "iceberg.truncated.t"
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS iceberg.truncated")
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, s STRING) USING iceberg")
+    for i, s in enumerate(LONG):
+        spark.createDataFrame([(i, s), (10 + i, s[:-1])], "id BIGINT, s STRING").writeTo(name).append()
+    iceberg_attest(_pyiceberg(spark_warehouse, name), model="orders", program_hash=PROGRAM)
+    spark.sql(f"REFRESH TABLE {name}")
+    spark.sql("CALL iceberg.system.rewrite_data_files(table => 'truncated.t', options => map('min-input-files', '2'))"
+              ).collect()
+    table = _pyiceberg(spark_warehouse, name)
+    (task,) = list(table.scan().plan_files())
+    assert task.file.upper_bounds[2].decode() == MAX[:15] + "\U0001f601"  # 16 characters, the last incremented
+    assert table.scan(row_filter=EqualTo("s", MAX)).to_arrow().num_rows == 1
+    _compacted("iceberg://iceberg/truncated.t", spark_warehouse, 4)
