@@ -598,6 +598,12 @@ class ChunkIndexes:
     column_index: dict[int, Any] | None
     offset_index: dict[int, Any] | None
     bloom: bytes | None
+    # The encodings of its data pages as its page headers give them ((page type, encoding) -> pages), and as its
+    # footer states them (``encoding_stats``, ``encodings``): parquet-mr skips a row group by its dictionary when the
+    # footer says every data page is dictionary-encoded.
+    pages: dict[tuple[int, int], int] | None = None
+    encoding_stats: list[Any] | None = None
+    encodings: list[Any] | None = None
 
 
 def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
@@ -645,10 +651,36 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
                                          "split-block, XXH64, uncompressed")
                     bloom = read(at + used, n)
                 out.append(ChunkIndexes(group=g, column=i, statistics=cmd.get(12), column_index=column_index,
-                                        offset_index=offset_index, bloom=bloom))
+                                        offset_index=offset_index, bloom=bloom, pages=_page_encodings(read, cmd),
+                                        encoding_stats=cmd.get(13), encodings=cmd.get(2)))
         return out
     except (ValueError, OSError, TypeError, AttributeError, struct.error) as exc:
         return f"its footer, page index or bloom filters cannot be read ({exc})"
+
+
+MAX_PAGES = 1_000_000
+
+
+def _page_encodings(read: Any, cmd: dict[int, Any]) -> dict[tuple[int, int], int]:
+    """(page type, encoding) -> number of data pages of a column chunk (ColumnMetaData ``cmd``), from its page
+    headers; the dictionary and index pages are not counted."""
+    at = cmd.get(11) if isinstance(cmd.get(11), int) and cmd[11] > 0 else cmd.get(9)
+    size = cmd.get(7)
+    if not isinstance(at, int) or not isinstance(size, int) or size < 0:
+        raise ValueError("a column chunk without offsets")
+    end, out = at + size, {}
+    for _ in range(MAX_PAGES):
+        if at >= end:
+            return out
+        head, used = _struct(read(at, min(end - at, 1 << 16)))
+        kind, compressed = head.get(1), head.get(3)
+        if not isinstance(compressed, int) or compressed < 0:
+            raise ValueError("a page header without its size")
+        encoding = (head.get(5) or {}).get(2) if kind == 0 else (head.get(8) or {}).get(4) if kind == 3 else None
+        if kind in (0, 3):
+            out[(kind, encoding)] = out.get((kind, encoding), 0) + 1
+        at += used + compressed
+    raise ValueError(f"a column chunk of more than {MAX_PAGES} pages")
 
 
 _P1, _P2, _P3 = 11400714785074694791, 14029467366897019727, 1609587929392839161
@@ -800,6 +832,26 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
         if any(v is not None for v in raw.values()) and (read is None or not read.has_min_max):
             problems.append(f"{name}: footer statistics pyarrow disregards (written by {metadata.created_by!r}), "
                             "which other readers (delta-rs) skip row groups by: they cannot be held to its rows")
+        if chunk.pages is not None:
+            dictionary = (2, 8)  # PLAIN_DICTIONARY, RLE_DICTIONARY
+            if chunk.encoding_stats is not None:
+                stated: dict[tuple[int, int], int] = {}
+                for e in chunk.encoding_stats:
+                    if isinstance(e, dict) and e.get(1) in (0, 3):
+                        key = (int(e.get(1)), e.get(2))
+                        stated[key] = stated.get(key, 0) + int(e.get(3) or 0)
+                if stated != chunk.pages:
+                    problems.append(f"{name}: encoding statistics that misstate its data pages ({stated} stated, "
+                                    f"{chunk.pages} stored) — parquet-mr skips a row group by its dictionary when "
+                                    "they say every data page is dictionary-encoded")
+            else:  # parquet-mr: PLAIN_DICTIONARY with only level encodings (RLE, BIT_PACKED) beside it = all pages
+                listed = set(chunk.encodings or [])
+                data = {e for _, e in chunk.pages}
+                if any(e not in dictionary and e not in listed for e in data) or \
+                        (2 in listed and listed <= {2, 3, 4} and not data <= set(dictionary)):
+                    problems.append(f"{name}: data page encodings ({sorted(data, key=str)}) its footer's encodings "
+                                    f"({sorted(listed, key=str)}) misstate — parquet-mr skips a row group by its "
+                                    "dictionary when they say every data page is dictionary-encoded")
         if chunk.column_index is None and chunk.bloom is None:
             continue
         part = table.slice(starts[chunk.group], starts[chunk.group + 1] - starts[chunk.group])
