@@ -601,7 +601,7 @@ class ChunkIndexes:
     # The encodings of its data pages as its page headers give them ((page type, encoding) -> pages), and as its
     # footer states them (``encoding_stats``, ``encodings``): parquet-mr skips a row group by its dictionary when the
     # footer says every data page is dictionary-encoded.
-    pages: dict[tuple[int, int], int] | None = None
+    pages: dict[tuple[Any, Any], int] | None = None
     encoding_stats: list[Any] | None = None
     encodings: list[Any] | None = None
 
@@ -661,14 +661,15 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
 MAX_PAGES = 1_000_000
 
 
-def _page_encodings(read: Any, cmd: dict[int, Any]) -> dict[tuple[int, int], int]:
+def _page_encodings(read: Any, cmd: dict[int, Any]) -> dict[tuple[Any, Any], int]:
     """(page type, encoding) -> number of data pages of a column chunk (ColumnMetaData ``cmd``), from its page
     headers; the dictionary and index pages are not counted."""
     at = cmd.get(11) if isinstance(cmd.get(11), int) and cmd[11] > 0 else cmd.get(9)
     size = cmd.get(7)
     if not isinstance(at, int) or not isinstance(size, int) or size < 0:
         raise ValueError("a column chunk without offsets")
-    end, out = at + size, {}
+    end = at + size
+    out: dict[tuple[Any, Any], int] = {}
     for _ in range(MAX_PAGES):
         if at >= end:
             return out
@@ -835,10 +836,10 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
         if chunk.pages is not None:
             dictionary = (2, 8)  # PLAIN_DICTIONARY, RLE_DICTIONARY
             if chunk.encoding_stats is not None:
-                stated: dict[tuple[int, int], int] = {}
+                stated: dict[tuple[Any, Any], int] = {}
                 for e in chunk.encoding_stats:
                     if isinstance(e, dict) and e.get(1) in (0, 3):
-                        key = (int(e.get(1)), e.get(2))
+                        key = (e.get(1), e.get(2))
                         stated[key] = stated.get(key, 0) + int(e.get(3) or 0)
                 if stated != chunk.pages:
                     problems.append(f"{name}: encoding statistics that misstate its data pages ({stated} stated, "
