@@ -610,8 +610,11 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
     """The pruning structures of the Parquet file open as ``handle`` (seek / read / tell), read as written; a reason
     (str) when they cannot be read — no reader can then be said to prune as the rows say."""
     try:
-        handle.seek(0, 2)
-        size = int(handle.tell())
+        if callable(getattr(handle, "size", None)):  # pyarrow's files
+            size = int(handle.size())
+        else:
+            handle.seek(0, 2)
+            size = int(handle.tell())
 
         def read(offset: int, length: int) -> bytes:
             if offset < 0 or length < 0 or offset + length > size or length > MAX_PARQUET_INDEX_BYTES:
