@@ -565,6 +565,8 @@ class _Thrift:
             n = self.varint()
             if not n:
                 return {}
+            if n > len(self.data) - self.pos:
+                raise ValueError("Thrift map longer than the data")
             types = self.byte()
             return {self.value(types >> 4, depth + 1): self.value(types & 0x0F, depth + 1) for _ in range(n)}
         if kind == _T_STRUCT:

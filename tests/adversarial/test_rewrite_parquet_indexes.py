@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import struct
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -148,3 +149,33 @@ def test_footer_statistics_pyarrow_disregards(table: Path) -> None:
     _old_writer(added, b"parquet-mr version 1.9.0 (build)", b"\x01z", b"\x01y")
     assert pq.ParquetFile(added).metadata.row_group(0).column(2).statistics is None  # pyarrow: none
     _refused(table, before, "select count(*) from t where w = 'z'")
+
+
+def test_the_footer_reader_never_raises_on_hostile_bytes(tmp_path: Path) -> None:
+    """Every byte of a footer with page indexes and bloom filters changed, or the file cut anywhere: a list of
+    structures or a reason, never an exception or a hang (a map of booleans a billion long is refused at once)."""
+    import io
+    import random
+
+    from carriers.content_store import _Thrift, read_parquet_indexes
+
+    path = tmp_path / "f.parquet"
+    pq.write_table(pa_rows(), path, write_page_index=True, bloom_filter_options={"w": {"ndv": 4}})
+    data = path.read_bytes()
+    assert isinstance(read_parquet_indexes(io.BytesIO(data)), list)
+    rng = random.Random(7)
+    for _ in range(300):
+        forged = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            forged[rng.randrange(max(0, len(data) - 600), len(data) - 8)] = rng.randrange(256)
+        assert isinstance(read_parquet_indexes(io.BytesIO(bytes(forged))), list | str)
+    for cut in range(0, len(data), 97):
+        assert isinstance(read_parquet_indexes(io.BytesIO(data[:cut])), str)
+    with pytest.raises(ValueError):
+        _Thrift(b"\x1b\xff\xff\xff\xff\x0f\x11").value(12, 0)  # field 1: map of 2^32 - 1 entries, bool keys
+
+
+def pa_rows() -> Any:
+    import pyarrow as pa
+
+    return pa.table({"v": pa.array(range(100), pa.int64()), "w": [f"x{i % 7}" for i in range(100)]})
