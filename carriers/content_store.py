@@ -752,6 +752,8 @@ def _physical(column: Any, physical: str, length: int) -> tuple[list[Any], Any]:
     a plain-encoded bound into the same domain. ValueError for a type this check does not take."""
     import pyarrow as pa
 
+    if isinstance(column.type, pa.BaseExtensionType):  # a uuid (arrow.uuid over fixed_size_binary(16)), ...: as stored
+        column = column.storage
     t = column.type
     values = column.to_pylist()
     if pa.types.is_decimal(t):

@@ -179,3 +179,38 @@ def pa_rows() -> Any:
     import pyarrow as pa
 
     return pa.table({"v": pa.array(range(100), pa.int64()), "w": [f"x{i % 7}" for i in range(100)]})
+
+
+def test_honest_indexes_of_every_physical_type_hold() -> None:
+    """pyarrow's page indexes and bloom filters of decimals (INT32 and fixed-length), a uuid, booleans, timestamps,
+    dates, floats with -0.0, struct fields with parent nulls and a list: no problem (the check reads each in the
+    domain its physical type encodes); and one cleared bloom filter of them is found."""
+    import decimal
+    import io
+    import uuid
+
+    import pyarrow as pa
+
+    from carriers.content_store import index_problems, read_parquet_indexes
+
+    dec = [decimal.Decimal("1.25"), decimal.Decimal("-3.5"), None, decimal.Decimal("7"), decimal.Decimal("0.01")]
+    rows = pa.table({
+        "u": pa.ExtensionArray.from_storage(pa.uuid(), pa.array([uuid.uuid4().bytes for _ in range(5)], pa.binary(16))),
+        "d": pa.array(dec, pa.decimal128(9, 2)), "e": pa.array(dec, pa.decimal128(30, 2)),
+        "b": [True, False, None, True, True], "ts": pa.array([1, 2, 3, 4, 5], pa.timestamp("us")),
+        "dt": pa.array([1, 2, 3, 4, 5], pa.date32()), "f": pa.array([1.5, -0.0, 2.0, None, 3.0], pa.float32()),
+        "st": pa.array([{"x": 1, "y": "a"}, None, {"x": 3, "y": None}, {"x": None, "y": "q"}, {"x": 5, "y": "z"}]),
+        "l": [[1, 2], [3], None, [], [4]]})
+    blooms = {c: {"ndv": 5} for c in ("u", "d", "e", "ts", "dt", "f")}
+    buffer = io.BytesIO()
+    pq.write_table(rows, buffer, write_page_index=True, store_decimal_as_integer=True, bloom_filter_options=blooms)
+    data = buffer.getvalue()
+    parquet = pq.ParquetFile(io.BytesIO(data))
+    table = parquet.read()
+    assert index_problems(read_parquet_indexes(io.BytesIO(data)), parquet.metadata, table, total_order=True) == []
+    meta = parquet.metadata.row_group(0).column(1)
+    forged = bytearray(data)
+    end = meta.bloom_filter_offset + meta.bloom_filter_length
+    forged[end - 32:end] = bytes(32)
+    found = index_problems(read_parquet_indexes(io.BytesIO(bytes(forged))), parquet.metadata, table, total_order=True)
+    assert len(found) == 1 and "bloom filter that leaves out" in found[0], found
