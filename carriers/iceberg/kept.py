@@ -17,6 +17,9 @@ and registers it, in the same commit as the attestation, for the attested snapsh
 statistics file is registered there: that one is kept) and for the snapshot that carries the summary (the follow-up,
 or the data snapshot itself). While either snapshot lives, the file stays and the attestation can be read from it.
 
+The file is written in pieces, never whole (``PuffinStream``: each blob copied from storage a piece at a time and
+hashed on the way, the footer last), with the bytes ``build_puffin`` gives for the same blobs.
+
 The file is read by ranges, never whole (``read_footer``: the last 12 bytes, then the footer; then only the blob
 wanted, in pieces): every offset and length its footer claims is checked against the file's size first.
 
