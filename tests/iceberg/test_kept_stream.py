@@ -227,3 +227,50 @@ def test_a_kept_copy_of_200k_files_is_written_in_bounded_memory(tmp_path: Path) 
     print(json.dumps({"sidecar": f"{len(sidecar) / 2**20:.1f} MiB", "peak": f"{m['peak'] / 2**20:.1f} MiB"}))
     # Pieces of 1 MiB, a 64 KiB head read, the footer (measured: +2.1 MiB; main's writer: +239 MiB).
     assert m["peak"] < len(sidecar) // 8, (m, len(sidecar))
+
+
+class _Keeper:
+    """A FollowUpCommit over a local storage and a stand-in transaction (what ``kept_statistics`` touches)."""
+
+    sidecar_dir = "recipe_attest"
+
+    def __init__(self, root: Path) -> None:
+        from types import SimpleNamespace
+
+        from carriers.storage import DeltaStorage
+
+        self.storage = DeltaStorage(str(root))
+        self.entries: list[Any] = []
+        update = SimpleNamespace(set_statistics=self.entries.append, commit=lambda: None)
+        self.tx = SimpleNamespace(table_metadata=SimpleNamespace(statistics=[]), update_statistics=lambda: update)
+
+    def keep(self, keys: dict[str, str]) -> None:
+        from carriers.iceberg.commit import FollowUpCommit
+
+        keeper = type("Keeper", (FollowUpCommit,), {"_metadata_dir": lambda self: "/m", "_is_kept": lambda *_: True,
+                                                    "sidecar_dir": self.sidecar_dir})()
+        keeper.storage = self.storage
+        keeper.kept_statistics(self.tx, keys, attested=5, carrier=6, sequence_number=2)
+
+
+def test_a_different_file_under_the_kept_name_is_never_replaced(tmp_path: Path) -> None:
+    """As the whole writer (``write_once``): bytes planted under ``<sidecar blake3>.puffin`` before the record are
+    refused (sidecar_mismatch) and left as they are, nothing else is published; the same bytes there are left."""
+    from carriers import properties as props
+    from tests.objectstore.test_sidecar_stores import sidecar as make_sidecar
+
+    keeper = _Keeper(tmp_path)
+    rel, digest = keeper.storage.write_once_stream("recipe_attest", ".json", make_sidecar(50).chunks())
+    keys = {props.KEY_SIDECAR_PATH: rel, props.KEY_SIDECAR_HASH: digest}
+    kept = tmp_path / "recipe_attest" / f"{digest}.puffin"
+    kept.write_bytes(b"PFA1 planted")
+    with pytest.raises(CarrierError) as err:
+        keeper.keep(keys)
+    assert err.value.code == Code.SIDECAR_MISMATCH and kept.read_bytes() == b"PFA1 planted"
+    assert sorted(p.name for p in kept.parent.iterdir()) == sorted([kept.name, f"{digest}.json"])
+    assert not keeper.entries
+    kept.unlink()
+    keeper.keep(keys)
+    first = kept.read_bytes()
+    keeper.keep(keys)  # identical bytes there: left, registered again
+    assert kept.read_bytes() == first and [e.file_size_in_bytes for e in keeper.entries] == [len(first)] * 4
