@@ -608,6 +608,13 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
 
         return file_content_digests(self, version, files, progress=progress, statistics=statistics)
 
+    def content_row_ids(self, version: Version) -> str | None:
+        """See AttestedTable.content_row_ids: readers of a format v3 table get each row's ``_row_id`` and
+        ``_last_updated_sequence_number`` (row lineage), folded into its digests (carriers/iceberg/content.py)."""
+        from carriers.iceberg.content import ROW_LINEAGE_MARKER, row_lineage
+
+        return ROW_LINEAGE_MARKER if row_lineage(self.table.metadata.format_version) else None
+
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         from carriers.iceberg.rewrites import rewrites_between
 
