@@ -152,8 +152,9 @@ def test_a_vector_whose_footer_points_elsewhere_is_table_inconsistent(restored: 
 
 
 def test_a_vector_java_refuses_is_table_inconsistent(restored: Converted, spark_warehouse: Path) -> None:
-    """The blob at the manifest's offset with a broken CRC (Java refuses to read the table), the footer pointing
-    pyiceberg at an intact blob of the same bits: no one reading."""
+    """The blob at the manifest's offset with a broken CRC (Spark refuses the read: "Invalid CRC for deletion vector",
+    measured), the footer pointing pyiceberg at an intact blob of the same bits (it reads the attested rows): no one
+    reading."""
     forged = bytearray(_moved_footer(restored.honest, 2))  # the same bits: only the footer moved
     _, footer = _footer(restored.honest)
     start = footer["blobs"][0]["offset"]
