@@ -80,3 +80,13 @@ def test_a_rewrite_dropping_a_column_with_an_exists_default_is_not_verified(spar
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc != 0 and codes(doc) == ["unsupported_table"], doc
     assert not doc["verdict"].startswith("VERIFIED"), doc
+
+
+def test_an_exists_default_added_after_the_attestation_is_reader_view_changed(tmp_path: Path) -> None:
+    """Held before: field metadata is in the reader view."""
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"id": pa.array([0, 1], pa.int64()), "c": pa.array([None, None], pa.int32())}))
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    metadata_commit(path, _with_exists_default)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["reader_view_changed"], doc
