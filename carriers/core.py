@@ -36,7 +36,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from dataclasses import replace as replace_result
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 from urllib.parse import urlparse
 
 from attest.build import PRODUCER_NAME, build_manifest, new_run_id
@@ -66,7 +66,7 @@ from attest.tables import (
 )
 from attest.view import ReaderView
 from carriers import properties as props
-from carriers.base import ContentReader, RecordRequest, Rewrite, WriteResult, triples_for
+from carriers.base import ContentReader, RecordRequest, Rewrite, WriteOptions, WriteResult, keywords_of, triples_for
 from carriers.sidecar import Sidecar, SidecarError, sidecar_name
 from carriers.sidecar import build as build_sidecar
 from carriers.storage.base import Storage, local_path_of
@@ -742,17 +742,11 @@ class AttestedTable(ABC):
                                         "it", f.path))
 
     # ---- writing -----------------------------------------------------------------------------------------------
-    def write(
-        self,
-        manifest: Manifest,
-        *,
-        files: Sequence[FileIdentity] | None = None,
-        inputs: Sequence[ObservedInput] = (),
-        version: str | int | None = None,
-        signer: Signer | None = None,
-    ) -> WriteResult:
+    def write(self, manifest: Manifest, **options: Unpack[WriteOptions]) -> WriteResult:
         """Attest ``version`` (default: the latest data version) with a manifest built elsewhere (signed by
-        ``signer`` when given)."""
+        ``signer`` when given; see WriteOptions, carriers/base.py)."""
+        keywords_of(WriteOptions, options, "write")
+        version, files = options.get("version"), options.get("files")
         v = self._data_version() if version is None else self._resolve(version)
         live = self._live(v)
         live.refuse_if_inconsistent(f"{self.reference} {self.noun} {v.id} cannot be attested")
@@ -763,7 +757,7 @@ class AttestedTable(ABC):
         elif outputs is not None and {(o.get("path"), o["hash"]) for o in outputs} != {(f.path, f.hash)
                                                                                       for f in files}:
             raise CarrierError("the manifest's output_hashes and the given file triples disagree")
-        return self._write(v, manifest, list(files), list(inputs), live, signer)
+        return self._write(v, manifest, list(files), list(options.get("inputs", ())), live, options.get("signer"))
 
     def _write(self, v: Version, manifest: Manifest, files: list[FileIdentity], inputs: list[ObservedInput],
                live: LiveVersion, signer: Signer | None = None, *, content: dict[str, Any] | None = None,

@@ -26,7 +26,7 @@ import dataclasses
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from attest import __version__
 from attest.build import PRODUCER_NAME
@@ -46,7 +46,16 @@ from attest.model import Manifest
 from attest.numbers import is_signed_digits
 from attest.tables import Attestation, ContentCheck, DataFile, Progress
 from attest.view import ReaderView, json_safe
-from carriers.base import ContentReader, RecordRequest, Rewrite, WriteResult, program_of
+from carriers.base import (
+    AfterWrite,
+    ContentReader,
+    RecordRequest,
+    Rewrite,
+    WriteOptions,
+    WriteResult,
+    after_write_request,
+    keywords_of,
+)
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
 from carriers.iceberg.carriage import POINTER_DIR, SIDECAR_DIR, Carriage, _attestation_only, _comparable, _Found
 from carriers.iceberg.catalogs import guard, reading_io, storage_keys
@@ -77,7 +86,6 @@ if TYPE_CHECKING:
     from pyiceberg.table.snapshots import Snapshot
 
     from attest.content import ContentDigest
-    from attest.signing.keys import Signer
 
 __all__ = [
     "SIDECAR_DIR",
@@ -700,16 +708,16 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             return kwargs
         return {**kwargs, "version": str(self._data_snapshot(snap).snapshot_id)}
 
-    def write(self, manifest: Manifest, **kwargs: Any) -> WriteResult:
-        kwargs = self._data_of(kwargs)
-        version = kwargs.get("version")
+    def write(self, manifest: Manifest, **options: Unpack[WriteOptions]) -> WriteResult:
+        keywords_of(WriteOptions, options, "write")
+        version = self._data_of({"version": options.get("version")})["version"]
         current = self.head()
         if version is not None and current is not None and not self.writes_detached and \
                 str(version) not in (str(current.snapshot_id), str(self._data_snapshot(current).snapshot_id)):
             raise UnsupportedTableError(
                 f"Iceberg summaries are written at commit: only the current snapshot {current.snapshot_id} can be "
                 f"attested after the fact, not snapshot {version} (detached mode can)")
-        return super().write(manifest, **kwargs)
+        return super().write(manifest, **{**options, "version": version})
 
 
 def planned_file(data_file: DataFile, df: Mapping[str, Any]) -> Planned:
@@ -761,31 +769,19 @@ def _carrier(table: Table | IcebergCarrier) -> IcebergCarrier:
     return table if isinstance(table, IcebergCarrier) else IcebergCarrier(table)
 
 
-def attest_after_write(
-    table: Table | IcebergCarrier,
-    *,
-    model: str,
-    program_hash: str | None = None,
-    sql: str | None = None,
-    dialect: str | None = None,
-    inputs: Sequence[ObservedInput] = (),
-    run_id: str | None = None,
-    progress: Progress | None = None,
-    replace: bool = False,
-    signer: Signer | None = None,
-    branch: str | None = None,
-) -> WriteResult:
+def attest_after_write(table: Table | IcebergCarrier, *, model: str, branch: str | None = None,
+                       **fields: Unpack[AfterWrite]) -> WriteResult:
     """Attest the table's current snapshot after an ordinary commit (pyiceberg append/overwrite, Spark, ...).
 
-    ``branch``: attest the head of that branch instead of main's (write-audit-publish). ``signer``: sign the
-    attestation (docs/signing.md)."""
-    program_hash = program_of(program_hash, sql, dialect)
+    ``branch``: attest the head of that branch instead of main's (write-audit-publish). The program is
+    ``program_hash`` or, given ``sql``, its SQL program identity in ``dialect``; ``signer``: sign the attestation
+    (docs/signing.md); the other keywords are AfterWrite's (carriers/base.py)."""
+    request = after_write_request(model, fields)
     carrier = _carrier(table)
     if branch is not None and branch != (carrier.branch or "main"):
         carrier = IcebergCarrier(carrier.table, catalog_name=carrier.catalog_name, detached=carrier.detached,
                                  allow_external=carrier.allow_external, branch=branch)
-    return carrier.record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id,
-                          dialect=dialect, progress=progress, replace=replace, signer=signer)
+    return carrier.record(request)
 
 
 # ---- tags ----------------------------------------------------------------------------------------------------------
