@@ -231,15 +231,26 @@ def _positions(io: Any, location: str, delete_records: Sequence[Any],
     deletion vector by its referenced data file)."""
     read_deletes = _private("_read_deletes", frozenset({"io", "data_file"}))
     out: list[Any] = []
+    puffin = False
+    pyiceberg: set[int] = set()
+    java: set[int] = set()
     for df in delete_records:
         cache_key = f"{df['file_path']}@{df.get('content_offset')}"
         if cache_key not in cache:
             cache[cache_key] = read_deletes(io=io, data_file=_pyiceberg_file(df))
         found = cache[cache_key].get(location)
         if _is_puffin(df):
-            _same_deletion_vector(io, df, location, found, cache)
+            puffin = True
+            pyiceberg.update([] if found is None else found.to_pylist())
+            if str(df.get("referenced_data_file")) == location:  # Java applies a vector to its referenced file only
+                java.update(_java_vector(io, df, location, cache))
         if found is not None:
             out.append(found)
+    if puffin and pyiceberg != java:
+        raise AttestError(f"the deletion vectors of data file {location}: Iceberg Java reads the blob at each "
+                          "manifest entry's offset for its referenced data file, pyiceberg the Puffin footer's blob "
+                          f"for the data file, and they delete other rows ({len(java)} and {len(pyiceberg)} "
+                          "positions, not the same)", code=Code.TABLE_INCONSISTENT)
     return out
 
 
@@ -250,14 +261,13 @@ def _is_puffin(df: Mapping[str, Any]) -> bool:
 _DV_MAGIC = bytes.fromhex("d1d33964")
 
 
-def _same_deletion_vector(io: Any, df: Mapping[str, Any], location: str, found: Any,
-                          cache: dict[str, dict[str, Any]]) -> None:
-    """A deletion vector read as Iceberg Java reads it — the blob at the manifest entry's ``content_offset`` and
-    ``content_size_in_bytes`` (its length prefix, magic and CRC checked, its cardinality the entry's record count) —
-    must delete the positions pyiceberg's reading (``found``: the Puffin footer's blob whose ``referenced-data-file``
-    is ``location``, the manifest's offset unused) deletes. Measured: a Puffin file rewritten in place with the
-    footer's offset moved to another blob and other positions at the manifest's offset made Spark return a deleted
-    row while pyiceberg's rows (and the digest) were unchanged — VERIFIED before. table_inconsistent otherwise."""
+def _java_vector(io: Any, df: Mapping[str, Any], location: str, cache: dict[str, dict[str, Any]]) -> list[int]:
+    """The positions a deletion vector deletes as Iceberg Java reads it: the blob at the manifest entry's
+    ``content_offset`` and ``content_size_in_bytes`` (its length prefix, magic and CRC checked, its cardinality the
+    entry's record count), where pyiceberg reads the Puffin footer's blob whose ``referenced-data-file`` is the data
+    file (the manifest's offset unused). Measured: a Puffin file rewritten in place with the footer's offset moved to
+    another blob and other positions at the manifest's offset made Spark return a deleted row while pyiceberg's rows
+    (and the digest) were unchanged — VERIFIED before. table_inconsistent when Java would refuse the blob."""
     import zlib
 
     from pyiceberg.table.deletion_vector import DeletionVector
@@ -296,14 +306,10 @@ def _same_deletion_vector(io: Any, df: Mapping[str, Any], location: str, found: 
                            f"{df['record_count']}")
         cache[key] = {"why": why, "positions": positions}
     java = cache[key]
-    pyiceberg = [] if found is None else sorted(found.to_pylist())
     if java["why"]:
         raise AttestError(f"deletion vector {path}@{offset} of data file {location}: Iceberg Java refuses it "
                           f"({java['why']}), pyiceberg reads the Puffin footer's blob", code=Code.TABLE_INCONSISTENT)
-    if sorted(java["positions"]) != pyiceberg:
-        raise AttestError(f"deletion vector {path}@{offset} of data file {location}: Iceberg Java reads the blob at "
-                          "its manifest entry's offset, pyiceberg the Puffin footer's blob for the data file, and they "
-                          "delete other rows", code=Code.TABLE_INCONSISTENT)
+    return list(java["positions"])
 
 
 def _partition_columns(specs: Mapping[int, Any], df: Mapping[str, Any], schema: Schema, rows: pa.Table
