@@ -61,7 +61,7 @@ from carriers.iceberg.carriage import POINTER_DIR, SIDECAR_DIR, Carriage, _attes
 from carriers.iceberg.catalogs import guard, reading_io, storage_keys
 from carriers.iceberg.commit import SUMMARY_BUDGET, FollowUpCommit
 from carriers.iceberg.deletes import ListedManifest, Planned, applicability, path_bound
-from carriers.iceberg.kept import Kept
+from carriers.iceberg.kept import PuffinIndex
 from carriers.iceberg.manifests import ManifestReader, _canonical_uri, _plain
 from carriers.iceberg.summaries import changed_no_file as _changed_no_file
 from carriers.iceberg.summaries import operation as _operation
@@ -219,7 +219,8 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         self._read_as_the_catalog_says()
         self.storage = FileIOStorage(self._metadata_dir(), table.io)
         self._live_cache: dict[tuple[int, str], LiveVersion] = {}
-        self._kept_cache: dict[str, Kept | None] = {}
+        self._kept_cache: dict[str, PuffinIndex | None] = {}
+        self._kept_verified: dict[tuple[str, int, int, str], bool] = {}
         self._index: SnapshotIndex | None = None
         # Why a file's content digest was left out (carriers/iceberg/content.py), by DataFile.path.
         self.content_problems: dict[str, AttestError] = {}
@@ -312,6 +313,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
 
         self._live_cache.clear()
         self._kept_cache.clear()
+        self._kept_verified.clear()
         self._index = None
         if not isinstance(self.table, StaticTable):  # a metadata file named by the user is that one version
             self.refresh()
