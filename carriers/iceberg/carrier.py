@@ -230,6 +230,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         """Open ``<namespace>.<table>`` in the catalog pyiceberg's own configuration names ``catalog``
         (.pyiceberg.yaml, PYICEBERG_CATALOG__<NAME>__* variables)."""
         from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+        from pyiceberg.exceptions import ValidationError as PyicebergValidationError
 
         from carriers.iceberg.catalogs import load_catalog  # the table's metadata never picks the code run here
 
@@ -248,6 +249,8 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             raise _catalog_database_error(catalog, exc) from None
         try:
             table = cat.load_table(identifier)
+        except PyicebergValidationError as exc:
+            raise _metadata_refused(identifier, exc) from None
         except (NoSuchTableError, NoSuchNamespaceError) as exc:
             raise TableNotFoundError(f"no Iceberg table {identifier!r} in catalog {catalog!r}") from exc
         except (OSError, ValueError) as exc:  # the FileIO's store refused or cannot be used: coded, redacted
@@ -316,7 +319,12 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             self.refresh()
 
     def refresh(self) -> None:
-        self.table.refresh()
+        from pyiceberg.exceptions import ValidationError as PyicebergValidationError
+
+        try:
+            self.table.refresh()
+        except PyicebergValidationError as exc:
+            raise _metadata_refused(".".join(self.table.name()), exc) from None
         self._index = None
         self._read_as_the_catalog_says()
         self.storage = FileIOStorage(self._metadata_dir(), self.table.io)
@@ -618,6 +626,13 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
 
         return file_content_digests(self, version, files, progress=progress, statistics=statistics)
 
+    def content_row_ids(self, version: Version) -> str | None:
+        """See AttestedTable.content_row_ids: readers of a format v3 table get each row's ``_row_id`` and
+        ``_last_updated_sequence_number`` (row lineage), folded into its digests (carriers/iceberg/content.py)."""
+        from carriers.iceberg.content import ROW_LINEAGE_MARKER, row_lineage
+
+        return ROW_LINEAGE_MARKER if row_lineage(self.table.metadata.format_version) else None
+
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         from carriers.iceberg.rewrites import rewrites_between
 
@@ -809,3 +824,16 @@ def _catalog_database_error(catalog: str, exc: BaseException) -> TableReferenceE
                 "and four before an absolute one (sqlite:////abs/path/cat.db), and its folder must exist")
     return TableReferenceError(f"Iceberg catalog {catalog!r}: its SQL database cannot be opened ({text}); check the "
                                f"catalog's uri in .pyiceberg.yaml or PYICEBERG_CATALOG__{catalog.upper()}__URI{hint}")
+
+
+def _metadata_refused(identifier: str, exc: BaseException) -> AttestError:
+    """pyiceberg's refusal of a table's metadata (``pyiceberg.exceptions.ValidationError``) as a coded error: a type
+    it does not know (``variant``, ``geometry``, ``geography``, ``unknown``: Iceberg v3 types Spark writes) is
+    ``unsupported_table`` — its rows are not read here, so nothing about them is claimed — anything else
+    ``table_unreadable``. It was an internal error."""
+    text = " ".join(str(exc).split())[:300]
+    if "unsupported field type" in text.lower():
+        return AttestError(f"Iceberg table {identifier}: pyiceberg cannot read its schema ({text}): a column type "
+                           "this release does not read is not verified", code=Code.UNSUPPORTED_TABLE)
+    return AttestError(f"Iceberg table {identifier}: pyiceberg cannot read its metadata ({text})",
+                       code=Code.TABLE_UNREADABLE)
