@@ -15,8 +15,8 @@ from deltalake import DeltaTable, write_deltalake
 
 from attest.view import file_digest, json_safe
 from carriers.core import canonical_relative
-from carriers.delta.carrier import DeltaCarrier, _dv_entry, add_action_rows
 from carriers.delta import columns
+from carriers.delta.carrier import DeltaCarrier, _dv_entry, add_action_rows
 from carriers.delta.columns import _array_text, _encoded
 from carriers.delta.log import replay
 from carriers.delta.spellings import _Spellings
