@@ -33,7 +33,7 @@ import uuid
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -242,16 +242,15 @@ class DeltaWalk:
         why = f"{m.where()}\nrecord: exit {rc}, {doc}"
         if self.lost():  # nothing in force: an attestation of its own
             assert rc == 0 and doc["manifest"]["program_hash"] == program, why
-            self.attested(doc)
             m.attested(program)
+            self.attested(doc)
             return
-        if m.forged and not m.dirty:
+        if m.forged and not m.dirty and (rc != 0 or not m.cleaned):
             # Never carried forward, never re-attested under another program: the rewrite changed the rows. Once log
             # cleanup removed the rewrite's commit the log no longer tells a rewrite from a data change: an
             # attestation of its own (the program given) is then written.
-            if rc != 0 or not m.cleaned:
-                assert rc == 2 and codes(doc) == ["content_changed"], why
-                return
+            assert rc == 2 and codes(doc) == ["content_changed"], why
+            return
         if not (m.dirty or m.forged or m.rewritten or m.cleaned) and rc == 1:
             # Nothing changed since the last attestation: re-attesting the same version under another program would
             # drop the inputs it recorded (a carry-forward keeps the producer's): refused, unless --replace.
@@ -263,8 +262,8 @@ class DeltaWalk:
             assert doc["manifest"]["program_hash"] == m.program, why  # a carry-forward keeps the producer's
         elif m.dirty or m.forged:
             assert doc["manifest"]["program_hash"] == program, why
-        self.attested(doc)
         m.attested(doc["manifest"]["program_hash"] if carried else program)
+        self.attested(doc)
 
     def lost(self) -> bool:
         return False
@@ -273,7 +272,11 @@ class DeltaWalk:
         return not self.adds()
 
     def attested(self, doc: dict[str, Any]) -> None:
-        pass
+        """After a record: a checkpoint newer than the attested version (record attests the data version under
+        VACUUM's commits, say) means the next delta-rs commit removes the commits after the attested version."""
+        last = self.path / "_delta_log" / "_last_checkpoint"
+        if last.exists() and json.loads(last.read_text())["version"] > int(doc["attested_version"]):
+            self.model.cleaned = True
 
     # -- the attack
     def forge(self) -> None:
@@ -292,8 +295,9 @@ class DeltaWalk:
         self.model.forged = True
         return None
 
-    ACTIONS = {"append": 3, "delete": 2, "update": 2, "overwrite": 1, "dv": 1, "compact": 4, "z_order": 3,
-               "vacuum": 3, "checkpoint": 2, "cleanup": 2, "record": 4, "forge": 2}
+    ACTIONS: ClassVar[dict[str, int]] = {"append": 3, "delete": 2, "update": 2, "overwrite": 1, "dv": 1,
+                                         "compact": 4, "z_order": 3, "vacuum": 3, "checkpoint": 2, "cleanup": 2,
+                                         "record": 4, "forge": 2}
 
 
 # ---- Iceberg (pyiceberg on a sqlite catalog) -----------------------------------------------------------------------
@@ -416,8 +420,8 @@ class IcebergWalk:
         self.model.forged = True
         return None
 
-    ACTIONS = {"append": 3, "delete": 2, "overwrite": 1, "rewrite": 4, "expire_all": 2, "expire_one": 2,
-               "record": 4, "forge": 2}
+    ACTIONS: ClassVar[dict[str, int]] = {"append": 3, "delete": 2, "overwrite": 1, "rewrite": 4, "expire_all": 2,
+                                         "expire_one": 2, "record": 4, "forge": 2}
 
 
 def walk(w: Any, steps: int) -> None:
