@@ -232,7 +232,7 @@ def test_a_follow_up_with_an_expired_parent_and_other_files_is_refused(table: Ta
     """The attack on that rule: a snapshot claiming to be such a follow-up (an append of no file, its parent
     expired, binding the data snapshot) that holds other files than the data snapshot — a data change hidden under a
     re-record's shape — is not taken as a follow-up: carrier_tampered, as before."""
-    data, first, second = _re_recorded(table)
+    _data, first, second = _re_recorded(table)
     table.maintenance.expire_snapshots().by_id(first).commit()
     table.refresh()
     keys = dict(table.snapshot_by_id(second).summary.additional_properties)  # type: ignore[union-attr]
