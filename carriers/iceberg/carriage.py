@@ -126,12 +126,12 @@ class Carriage:
                 index.get(int(binding)) is None and _changed_no_file(snapshot):
             # A follow-up whose data snapshot expired: the reader view check against its own files still holds.
             parent = int(binding)
-        elif (parent is None or index.get(parent) is None) and binding is not None and is_signed_digits(binding) \
-                and index.get(int(binding)) is not None and _changed_no_file(snapshot) and \
-                _operation(snapshot) == "append" and self._same_files(snapshot, index.get(int(binding))):
-            # A re-record's follow-up whose parent, an earlier follow-up of the same data snapshot, expired (pyiceberg's
-            # expiry clears the parent, Java's leaves it dangling): it still holds exactly the files of the snapshot
-            # it binds, so nothing the expired snapshots did is visible. Was carrier_tampered.
+        elif parent is None and binding is not None and is_signed_digits(binding) and _changed_no_file(snapshot) \
+                and _operation(snapshot) == "append" and self._same_files(snapshot, index.get(int(binding))):
+            # A re-record's follow-up whose parent, an earlier follow-up of the same data snapshot, expired: pyiceberg's
+            # expiry clears the parent of the snapshots it keeps. It still holds exactly the files of the snapshot it
+            # binds, so nothing the expired snapshots did is visible. Was carrier_tampered. (A parent id naming no
+            # snapshot, as Java's expiry leaves it, is still refused: test_iceberg_ancestry_attacks.)
             parent = int(binding)
         below = None if parent is None or binding == str(parent) else index.get(parent)
         if below is not None and binding is not None and is_signed_digits(binding) and _attestation_only(below) and \
