@@ -243,3 +243,30 @@ def test_a_follow_up_with_an_expired_parent_and_other_files_is_refused(table: Ta
 
     rewrite_metadata(catalog, table, disguise)
     refused("carrier_tampered")
+
+
+@pytest.mark.parametrize("honest", [True, False])
+def test_a_rewrite_after_a_cut_chain_of_follow_ups_is_judged_by_content(table: Table, catalog: Any,  # noqa: F811
+                                                                         iceberg_env: str, honest: bool) -> None:  # noqa: F811
+    """Found by the sequence walk: three records of one data snapshot (follow-ups F1, F2, F3), F1 expired (pyiceberg
+    clears F2's parent), then a rewrite. The attested snapshot is no ancestor of the rewrite any more: it was
+    ``compacted`` (not judged). The follow-up in force holds its files, so the rewrite is judged from it: an honest one
+    verifies by content, one that changes a value is ``content_changed``."""
+    import pyarrow as pa
+
+    from tests.iceberg.rewrites import replace, with_ids
+
+    data, first, _second = _re_recorded(table)
+    attest_after_write(IcebergCarrier(table, catalog_name=CATALOG), model="m", program_hash="3" * 64, replace=True)
+    table.maintenance.expire_snapshots().by_id(first).commit()
+    table.refresh()
+    rows_now = table.scan().to_arrow()
+    if not honest:
+        rows_now = rows_now.set_column(1, "v", pa.array(["changed", *rows_now.column("v").to_pylist()[1:]]))
+    table = replace(catalog, table, [with_ids(rows_now, [1, 2])])
+    if honest:
+        rc, doc = cli()
+        assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at snapshot "), doc
+        assert doc["attested_version"] == str(data), doc
+    else:
+        refused("content_changed")
