@@ -15,10 +15,13 @@ level) must agree with a model of the table's history:
 * a data change since: never VERIFIED, ``stale``;
 * a dishonest rewrite since (and no data change): never VERIFIED, ``content_changed`` — and ``attest record``
   refuses to carry it forward (exit 2, ``content_changed``) until a data change is attested;
-* the attestation is never lost (never unattested, never ``sidecar_missing``), and no command raises.
+* the attestation is never lost (never unattested, never ``sidecar_missing``), and no command raises — but for the
+  documented Iceberg case: expiry removed every snapshot between the current one and the attestation (unattested,
+  with a note). Log cleanup after a rewrite (``stale``, saying so) and a re-record with nothing new
+  (``evidence_dropped``) are the other documented answers the model admits (docs/maintenance.md, "Sequences").
 
-The walks are deterministic (``random.Random(seed)``); a failure prints the seed and the steps so far, which is the
-regression test to write. ``ATTEST_SEQUENCE_SEEDS`` / ``ATTEST_SEQUENCE_STEPS`` widen the run (docs/maintenance.md,
+The walks are deterministic (``random.Random(seed)``); a failure names the test's seed and the steps so far, which
+is the regression test to write. ``ATTEST_SEQUENCE_SEEDS`` / ``ATTEST_SEQUENCE_STEPS`` widen the run (docs/maintenance.md,
 "Sequences").
 """
 
