@@ -21,8 +21,8 @@ level) must agree with a model of the table's history:
   (``evidence_dropped``) are the other documented answers the model admits (docs/maintenance.md, "Sequences").
 
 The walks are deterministic (``random.Random(seed)``); a failure names the test's seed and the steps so far, which
-is the regression test to write. ``ATTEST_SEQUENCE_SEEDS`` / ``ATTEST_SEQUENCE_STEPS`` widen the run (docs/maintenance.md,
-"Sequences").
+is the regression test to write. ``ATTEST_SEQUENCE_SEEDS`` / ``ATTEST_SEQUENCE_STEPS`` widen the run
+(docs/maintenance.md, "Sequences").
 """
 
 from __future__ import annotations
