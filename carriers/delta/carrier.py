@@ -24,6 +24,7 @@ from attest import __version__
 from attest.build import PRODUCER_NAME
 from attest.canonical import blake3_hex
 from attest.errors import (
+    AttestError,
     CarrierError,
     Code,
     Problem,
@@ -224,7 +225,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         """The newest version the log's listing names a commit or checkpoint of (None: none, or no listing)."""
         try:
             return max(log_versions(self.storage.list_names(LOG_DIR)), default=None)
-        except CarrierError:
+        except (AttestError, OSError):  # then delta-rs loads the table, and says what is wrong as it always did
             return None
 
     def _committed(self, version: int | None) -> None:
