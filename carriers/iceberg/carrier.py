@@ -26,7 +26,7 @@ import dataclasses
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from attest import __version__
 from attest.build import PRODUCER_NAME
@@ -46,13 +46,22 @@ from attest.model import Manifest
 from attest.numbers import is_signed_digits
 from attest.tables import Attestation, ContentCheck, DataFile, Progress
 from attest.view import ReaderView, json_safe
-from carriers.base import ContentReader, RecordRequest, Rewrite, WriteResult, program_of
+from carriers.base import (
+    AfterWrite,
+    ContentReader,
+    RecordRequest,
+    Rewrite,
+    WriteOptions,
+    WriteResult,
+    after_write_request,
+    keywords_of,
+)
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
 from carriers.iceberg.carriage import POINTER_DIR, SIDECAR_DIR, Carriage, _attestation_only, _comparable, _Found
 from carriers.iceberg.catalogs import guard, reading_io, storage_keys
 from carriers.iceberg.commit import SUMMARY_BUDGET, FollowUpCommit
 from carriers.iceberg.deletes import ListedManifest, Planned, applicability, path_bound
-from carriers.iceberg.kept import Kept
+from carriers.iceberg.kept import PuffinIndex
 from carriers.iceberg.manifests import ManifestReader, _canonical_uri, _plain
 from carriers.iceberg.summaries import changed_no_file as _changed_no_file
 from carriers.iceberg.summaries import operation as _operation
@@ -77,7 +86,6 @@ if TYPE_CHECKING:
     from pyiceberg.table.snapshots import Snapshot
 
     from attest.content import ContentDigest
-    from attest.signing.keys import Signer
 
 __all__ = [
     "SIDECAR_DIR",
@@ -215,7 +223,8 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         # about another snapshot that shares the manifest (the parent of an append shares all of its) reads them here
         # instead of listing that snapshot again (_data_paths). Forgotten with the listings.
         self._listed: dict[str, list[DataFile]] = {}
-        self._kept_cache: dict[str, Kept | None] = {}
+        self._kept_cache: dict[str, PuffinIndex | None] = {}
+        self._kept_verified: dict[tuple[str, int, int, str], bool] = {}
         self._index: SnapshotIndex | None = None
         # Why a file's content digest was left out (carriers/iceberg/content.py), by DataFile.path.
         self.content_problems: dict[str, AttestError] = {}
@@ -306,6 +315,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         self._live_cache.clear()
         self._listed.clear()
         self._kept_cache.clear()
+        self._kept_verified.clear()
         self._index = None
         if not isinstance(self.table, StaticTable):  # a metadata file named by the user is that one version
             self.refresh()
@@ -724,16 +734,16 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             return kwargs
         return {**kwargs, "version": str(self._data_snapshot(snap).snapshot_id)}
 
-    def write(self, manifest: Manifest, **kwargs: Any) -> WriteResult:
-        kwargs = self._data_of(kwargs)
-        version = kwargs.get("version")
+    def write(self, manifest: Manifest, **options: Unpack[WriteOptions]) -> WriteResult:
+        keywords_of(WriteOptions, options, "write")
+        version = self._data_of({"version": options.get("version")})["version"]
         current = self.head()
         if version is not None and current is not None and not self.writes_detached and \
                 str(version) not in (str(current.snapshot_id), str(self._data_snapshot(current).snapshot_id)):
             raise UnsupportedTableError(
                 f"Iceberg summaries are written at commit: only the current snapshot {current.snapshot_id} can be "
                 f"attested after the fact, not snapshot {version} (detached mode can)")
-        return super().write(manifest, **kwargs)
+        return super().write(manifest, **{**options, "version": version})
 
 
 def planned_file(data_file: DataFile, df: Mapping[str, Any]) -> Planned:
@@ -785,31 +795,19 @@ def _carrier(table: Table | IcebergCarrier) -> IcebergCarrier:
     return table if isinstance(table, IcebergCarrier) else IcebergCarrier(table)
 
 
-def attest_after_write(
-    table: Table | IcebergCarrier,
-    *,
-    model: str,
-    program_hash: str | None = None,
-    sql: str | None = None,
-    dialect: str | None = None,
-    inputs: Sequence[ObservedInput] = (),
-    run_id: str | None = None,
-    progress: Progress | None = None,
-    replace: bool = False,
-    signer: Signer | None = None,
-    branch: str | None = None,
-) -> WriteResult:
+def attest_after_write(table: Table | IcebergCarrier, *, model: str, branch: str | None = None,
+                       **fields: Unpack[AfterWrite]) -> WriteResult:
     """Attest the table's current snapshot after an ordinary commit (pyiceberg append/overwrite, Spark, ...).
 
-    ``branch``: attest the head of that branch instead of main's (write-audit-publish). ``signer``: sign the
-    attestation (docs/signing.md)."""
-    program_hash = program_of(program_hash, sql, dialect)
+    ``branch``: attest the head of that branch instead of main's (write-audit-publish). The program is
+    ``program_hash`` or, given ``sql``, its SQL program identity in ``dialect``; ``signer``: sign the attestation
+    (docs/signing.md); the other keywords are AfterWrite's (carriers/base.py)."""
+    request = after_write_request(model, fields)
     carrier = _carrier(table)
     if branch is not None and branch != (carrier.branch or "main"):
         carrier = IcebergCarrier(carrier.table, catalog_name=carrier.catalog_name, detached=carrier.detached,
                                  allow_external=carrier.allow_external, branch=branch)
-    return carrier.record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id,
-                          dialect=dialect, progress=progress, replace=replace, signer=signer)
+    return carrier.record(request)
 
 
 # ---- tags ----------------------------------------------------------------------------------------------------------

@@ -357,11 +357,13 @@ def _check_footer(opened: _SchemaIO, path: str) -> None:
     """A rewritten data file's Parquet footer statistics held to its stored rows (``content_store.footer_problems``):
     pyarrow (pyiceberg's reads) and Iceberg Java skip row groups by them whatever the manifest says. NaN is left out
     of footer bounds as of Iceberg's (no reader counts it in: pyarrow compares by IEEE)."""
-    from carriers.content_store import StatisticsMismatch, footer_problems
+    from carriers.content_store import StatisticsMismatch, footer_problems, index_problems
 
     if opened.metadata is None or opened.stored is None:
         return
     problems = footer_problems(opened.metadata, opened.stored, total_order=False)
+    if opened.indexes is not None:
+        problems += index_problems(opened.indexes, opened.metadata, opened.stored, total_order=False)
     if problems:
         raise StatisticsMismatch(f"data file {path}, added by a rewrite, has Parquet footer statistics that misstate "
                                  f"its rows — readers skip row groups by them: {'; '.join(problems[:3])}")
@@ -374,12 +376,16 @@ def _check_field_ids(schema: Any, path: str) -> None:
     readers need not. table_inconsistent: no one content."""
     import pyarrow as pa
 
+    missing: list[str] = []
+
     def ids(fields: Any) -> list[str]:
         out: list[str] = []
         for col in fields:
             raw = (col.metadata or {}).get(b"PARQUET:field_id")
             if raw is not None:
                 out.append(raw.decode("utf-8", "replace"))
+            else:
+                missing.append(col.name)
             t = col.type
             if pa.types.is_struct(t):
                 out += ids([t.field(i) for i in range(t.num_fields)])
@@ -396,6 +402,12 @@ def _check_field_ids(schema: Any, path: str) -> None:
     if twice:
         raise AttestError(f"data file {path}, added by a rewrite, gives field id {twice[0]} to two columns: readers "
                           "resolve columns by id and need not pick the same one", code=Code.TABLE_INCONSISTENT)
+    if found and missing:
+        # pyiceberg resolves a file by field id only when every field has one, else by the table's name mapping;
+        # Iceberg Java (Spark) by the ids whenever any field has one, a field without an id being absent (nulls).
+        raise AttestError(f"data file {path}, added by a rewrite, gives field ids to some of its columns and none to "
+                          f"{missing[0]!r}: pyiceberg then reads every column by the name mapping, Iceberg Java "
+                          "(Spark) by the ids, reading the others as missing", code=Code.TABLE_INCONSISTENT)
 
 
 def _check_transforms(specs: Mapping[int, Any], df: Mapping[str, Any], schema: Schema, rows: pa.Table,
@@ -611,6 +623,7 @@ class _SchemaIO:
         self.schema: Any = None
         self.metadata: Any = None
         self.stored: Any = None
+        self.indexes: Any = None
 
     def new_input(self, location: str) -> Any:
         found = self.io.new_input(location)
@@ -637,6 +650,9 @@ class _SchemaInput:
             self.owner.schema = parquet.schema_arrow  # the footer, from this handle
             self.owner.metadata = parquet.metadata
             self.owner.stored = parquet.read()  # as stored, for its footer statistics (_check_footer): no second open
+            from carriers.content_store import read_parquet_indexes
+
+            self.owner.indexes = read_parquet_indexes(handle)  # its page index and bloom filters, as written
             handle.seek(0)
         return handle
 
