@@ -308,8 +308,19 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         if n == top:
             return n
         want = self._reader_table(top)
-        if self._reader_table(n) == want:
-            return n
+        try:
+            if self._reader_table(n) == want:
+                return n
+        except VersionNotFoundError:
+            # Log cleanup removed the data version's commits (a checkpoint after it): the metadata-only commits since
+            # kept its files, so the first version still readable whose readers get what they get at ``top``.
+            for x in range(n + 1, top):
+                try:
+                    if self._reader_table(x) == want:
+                        return x
+                except VersionNotFoundError:
+                    continue
+            return top
         # One replay of n and one pass over the metadata-only commits after it (their metaData and protocol actions),
         # not a load per version: the last version whose reader table differs from the latest's, plus one.
         try:

@@ -700,12 +700,28 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         """The attested snapshot; when it expired, the follow-up snapshot that carried its attestation (an append of
         no file: the same files; the judge compares the attested file list itself with the live one)."""
         index = self.snapshot_index()
-        if is_signed_digits(attested) and index.get(int(attested)) is None and v.handle is not None:
+        if is_signed_digits(attested) and v.handle is not None:
+            gone = index.get(int(attested)) is None
             found = self._find(v.handle)
             follow_up = index.get(found.carrier_snapshot) if found.attested == int(attested) else None
-            if follow_up is not None and found.follow_up:
+            # Also when expiry cut a re-record's chain of follow-ups (pyiceberg clears the parent, carriage.py): the
+            # attested snapshot is then no ancestor of ``v``, the follow-up in force (holding exactly its files) is.
+            if follow_up is not None and found.follow_up and (gone or not self._descends(follow_up, int(attested))):
                 return Version(id=str(follow_up.snapshot_id), number=follow_up.snapshot_id, handle=follow_up)
         return self._resolve(attested)
+
+    def _descends(self, snapshot: Snapshot, ancestor: int) -> bool:
+        """Is ``ancestor`` among the parents of ``snapshot`` (each visited once: a parent cycle ends the walk)?"""
+        seen = {snapshot.snapshot_id}
+        current: Snapshot | None = snapshot
+        while current is not None and current.parent_snapshot_id is not None:
+            if current.parent_snapshot_id == ancestor:
+                return True
+            if current.parent_snapshot_id in seen:
+                return False
+            seen.add(current.parent_snapshot_id)
+            current = self._parent(current)
+        return False
 
     def observe(self, version: str | int | None = None) -> ObservedInput:
         try:
