@@ -203,6 +203,7 @@ def test_an_iceberg_rewrite_whose_map_keys_and_values_trade_places_and_ids(spark
     with each other's field ids — a reader by id would read the attested map. pyiceberg reads key/value by position
     (the swapped entries), Spark fails the read: refused, table_inconsistent."""
     from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.types import MapType
 
     from carriers.spark.session import pyiceberg_catalog_properties
     from tests.iceberg.rewrites import replace
@@ -219,6 +220,7 @@ def test_an_iceberg_rewrite_whose_map_keys_and_values_trade_places_and_ids(spark
     attest_after_write(table, model="orders", program_hash=PROGRAM)
     table = catalog.load_table(f"{namespace}.t")
     mt = table.schema().find_field("n").field_type
+    assert isinstance(mt, MapType)
     swapped = pa.array([[("v1", "k1")], [("v2", "k2"), ("v3", "k3")]],
                        pa.map_(pa.field("key", pa.string(), nullable=False, metadata=_meta(mt.value_id)),
                                pa.field("value", pa.string(), metadata=_meta(mt.key_id))))
