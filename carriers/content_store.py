@@ -1004,5 +1004,11 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
                             code=Code.CONTENT_CHANGED.value,
                             message=f"the files the rewrites added hold {came.rows} rows, as many as the attested "
                             f"files they removed, but not the same rows (content digests differ: a value, a type or a "
-                            f"column's identity changed; {len(removed)} → {len(added)} files)")
+                            f"column's identity changed{_ids_too(binding.row_ids)}; {len(removed)} → {len(added)} "
+                            "files)")
     return base
+
+
+def _ids_too(row_ids: str | None) -> str:
+    """The ids a content_changed message names too when the digests fold them in."""
+    return "" if row_ids is None else f", or the rows' row-tracking ids ({row_ids})"

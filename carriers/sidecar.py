@@ -474,3 +474,27 @@ def build(files: Sequence[FileIdentity], inputs: Sequence[ObservedInput], attest
           manifest: Manifest, *, table: str, view: ReaderView, content: dict[str, Any] | None = None) -> Sidecar:
     return Sidecar(attested_version=attested_version, files=tuple(files), inputs=tuple(inputs),
                    manifest=attestation_identity(manifest.to_dict()), table=table, view=view, content=content)
+
+
+def leading_members(chunks: Iterable[bytes], last: str) -> dict[str, Any] | None:
+    """The top-level members of the document ``chunks`` yields whose keys sort at most ``last``, read from its start:
+    a sidecar is canonical JSON (keys sorted), so reading stops at the first key after ``last`` and the rest (the
+    file list, the reader view) is never read (the Iceberg kept copy takes the ``content`` binding so, before it
+    copies the sidecar in pieces). A repeated key keeps its last value, as ``json.loads`` does. None when the
+    document does not read so (not an object, keys out of order, a value that does not parse): the caller then
+    reads it as it would otherwise."""
+    reader = _Reader(iter(chunks))
+    members: dict[str, Any] = {}
+    previous = ""
+    try:
+        reader.expect("{", "the sidecar is not a JSON object")
+        for key in reader.members():
+            if key < previous:
+                return None
+            if key > last:
+                break
+            previous = key
+            members[key] = reader.value(1)
+    except (SidecarError, ValueError, RecursionError):
+        return None
+    return members

@@ -335,6 +335,15 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
             _check_field_id(f, stored, physical, (doc.get("metadata") or {}).get("delta.columnMapping.id"))
             if stored.get_field_index(physical) >= 0:
                 _check_nested_ids(f, stored.field(stored.get_field_index(physical)).type, doc.get("type"), physical)
+        if _nested_exists_default(doc.get("type")):
+            raise UnsupportedTableError(
+                f"column {field.name!r} has a nested field with an {_EXISTS_DEFAULT} (Spark fills a field a file lacks "
+                "with it, delta-rs with nulls): its rows have no one content")
+        if physical not in stored.names and _EXISTS_DEFAULT in (doc.get("metadata") or {}) \
+                and not (mapped and field.name in stored.names):
+            raise UnsupportedTableError(
+                f"{f.path} lacks column {field.name!r}, whose schema field has an {_EXISTS_DEFAULT}: Spark reads "
+                "the default in every row of it, delta-rs nulls (measured): its rows have no one content")
         if physical in stored.names:
             column = table.column(physical)
             target = _read_type(column.type, want, physical in int96)
@@ -367,6 +376,28 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
     if vector is not None:
         keep = (vector + [True] * (table.num_rows - len(vector)))[:table.num_rows]
     return digest_table(rows_table, columns, constants, keep=keep), arrays
+
+
+# Spark's column-default metadata (ResolveDefaultColumns): Spark's readers, Delta's included, fill a column (or
+# nested field) a file lacks with this value; delta-rs reads nulls. Delta's own DDL never writes it (only
+# CURRENT_DEFAULT, which affects writes), a hand-written schema can (measured with delta-spark 4.4: 7, delta-rs: null).
+_EXISTS_DEFAULT = "EXISTS_DEFAULT"
+
+
+def _nested_exists_default(t: Any) -> bool:
+    """Does a Delta schema type (JSON) hold a struct field, at any depth, whose metadata names an EXISTS_DEFAULT."""
+    if not isinstance(t, dict):
+        return False
+    kind = t.get("type")
+    if kind == "struct":
+        return any(_EXISTS_DEFAULT in ((fld.get("metadata") or {}) if isinstance(fld, dict) else {})
+                   or _nested_exists_default(fld.get("type") if isinstance(fld, dict) else None)
+                   for fld in t.get("fields") or [])
+    if kind == "array":
+        return _nested_exists_default(t.get("elementType"))
+    if kind == "map":
+        return _nested_exists_default(t.get("keyType")) or _nested_exists_default(t.get("valueType"))
+    return False
 
 
 _EXACT = ("int8", "int16", "int32", "int64", "uint", "decimal", "date32", "bool", "float")

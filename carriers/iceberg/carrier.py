@@ -219,6 +219,10 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         self._read_as_the_catalog_says()
         self.storage = FileIOStorage(self._metadata_dir(), table.io)
         self._live_cache: dict[tuple[int, str], LiveVersion] = {}
+        # The files each manifest read by a listing above gave (by manifest path, in entry order): a later question
+        # about another snapshot that shares the manifest (the parent of an append shares all of its) reads them here
+        # instead of listing that snapshot again (_data_paths). Forgotten with the listings.
+        self._listed: dict[str, list[DataFile]] = {}
         self._kept_cache: dict[str, PuffinIndex | None] = {}
         self._kept_verified: dict[tuple[str, int, int, str], bool] = {}
         self._index: SnapshotIndex | None = None
@@ -230,6 +234,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         """Open ``<namespace>.<table>`` in the catalog pyiceberg's own configuration names ``catalog``
         (.pyiceberg.yaml, PYICEBERG_CATALOG__<NAME>__* variables)."""
         from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+        from pyiceberg.exceptions import ValidationError as PyicebergValidationError
 
         from carriers.iceberg.catalogs import load_catalog  # the table's metadata never picks the code run here
 
@@ -248,6 +253,8 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             raise _catalog_database_error(catalog, exc) from None
         try:
             table = cat.load_table(identifier)
+        except PyicebergValidationError as exc:
+            raise _metadata_refused(identifier, exc) from None
         except (NoSuchTableError, NoSuchNamespaceError) as exc:
             raise TableNotFoundError(f"no Iceberg table {identifier!r} in catalog {catalog!r}") from exc
         except (OSError, ValueError) as exc:  # the FileIO's store refused or cannot be used: coded, redacted
@@ -309,6 +316,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         from pyiceberg.table import StaticTable
 
         self._live_cache.clear()
+        self._listed.clear()
         self._kept_cache.clear()
         self._kept_verified.clear()
         self._index = None
@@ -316,7 +324,12 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             self.refresh()
 
     def refresh(self) -> None:
-        self.table.refresh()
+        from pyiceberg.exceptions import ValidationError as PyicebergValidationError
+
+        try:
+            self.table.refresh()
+        except PyicebergValidationError as exc:
+            raise _metadata_refused(".".join(self.table.name()), exc) from None
         self._index = None
         self._read_as_the_catalog_says()
         self.storage = FileIOStorage(self._metadata_dir(), self.table.io)
@@ -457,6 +470,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         views: dict[str, list[dict[str, Any]]] = {}
         planned: list[Planned] = []
         records, problems = self._manifest_entries(snapshot)
+        listed: dict[str, list[DataFile]] = {}
         problems += _metadata_problems(self.table.metadata)
         deletes_apply = deletes_in_view(int(self.table.metadata.format_version),
                                         any(int(_plain(df.get("content")) or 0) != 0 for df in records))
@@ -467,6 +481,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
                 problems.append(Problem(Code.PATH_AMBIGUOUS, f"data file {location!r}: {reason}", location))
                 continue
             data_file, entry = self.file_entry(df, deletes_apply=deletes_apply)
+            listed.setdefault(str(df["manifest_path"]), []).append(data_file)
             if (data_file.kind == "data") != (df.get("manifest_content") == 0):
                 # Java readers take a file's kind from its manifest (ManifestFiles.read vs readDeleteManifest),
                 # pyiceberg from the file's own content field: a delete file in a data manifest is applied by one
@@ -482,6 +497,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             files.setdefault(data_file.path, data_file)
             views.setdefault(data_file.path, []).append(entry)
             planned.append(planned_file(data_file, df))
+        self._listed.update(listed)
         ordered = sorted(files.values(), key=lambda f: f.path)
         self._confine(ordered, problems)
         view = ReaderView(table={**self._table_view(snapshot), "locations": locations_digest(ordered),
@@ -600,10 +616,40 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         if parent is None:
             summary = _summary(data)
             return str(summary.get("total-data-files", "0")) != str(summary.get("added-data-files", "0"))
-        pv = Version(id=str(parent.snapshot_id), number=parent.snapshot_id, handle=parent)
         dv = Version(id=str(data.snapshot_id), number=data.snapshot_id, handle=data)
-        before = {f.path for f in self._live(pv).files if f.kind == "data"}
-        return any(f.kind == "data" and f.path in before for f in self._live(dv).files)
+        live = self._live(dv).files  # the listing record made of the snapshot it attests
+        before = self._data_paths(parent)
+        return any(f.kind == "data" and f.path in before for f in live)
+
+    def _data_paths(self, snapshot: Snapshot) -> set[str]:
+        """The paths of ``snapshot``'s live data files, as its listing (``_live``) gives them, without listing it
+        again: the manifests a listing already read (``_listed``: the parent of an append shares every manifest with
+        the append) give their files from that listing, the others are read, paths only (issue 35: a record of an
+        append listed the previous snapshot's files in full, a second listing of the same manifests, ~25% of a record
+        of 200,000 files). A path is a data file's when its first live entry is (as the listing keeps it)."""
+        fv = max(2, int(self.table.metadata.format_version))
+        if _canonical_uri(str(snapshot.manifest_list)) is not None:
+            return set()  # the listing reads no manifest of an ambiguous manifest list
+        listed = self._listed
+        paths = [str(m.manifest_path) for m, _ in self._manifest_list(snapshot, fv)]
+        unread = {p for p in paths if p not in listed and _canonical_uri(p) is None}
+        read: dict[str, list[tuple[str, bool]]] = {}
+        if unread:
+            records, _problems = self._manifest_entries(snapshot, only=unread)
+            for df in records:
+                location = str(df["file_path"])
+                if _canonical_uri(location) is None:
+                    read.setdefault(str(df["manifest_path"]), []).append(
+                        (self.relative(location), int(_plain(df.get("content")) or 0) == 0))
+        first: dict[str, bool] = {}
+        for path in paths:
+            if path in listed:
+                for f in listed[path]:
+                    first.setdefault(f.path, f.kind == "data")
+            else:
+                for rel, is_data in read.get(path, ()):
+                    first.setdefault(rel, is_data)
+        return {rel for rel, is_data in first.items() if is_data}
 
     # ---- content digests and rewrites (issue 32: carriers/iceberg/content.py, rewrites.py) -------------------------
     def content_reader(self, version: Version, files: Sequence[DataFile], *,
@@ -617,6 +663,13 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         from carriers.iceberg.content import file_content_digests
 
         return file_content_digests(self, version, files, progress=progress, statistics=statistics)
+
+    def content_row_ids(self, version: Version) -> str | None:
+        """See AttestedTable.content_row_ids: readers of a format v3 table get each row's ``_row_id`` and
+        ``_last_updated_sequence_number`` (row lineage), folded into its digests (carriers/iceberg/content.py)."""
+        from carriers.iceberg.content import ROW_LINEAGE_MARKER, row_lineage
+
+        return ROW_LINEAGE_MARKER if row_lineage(self.table.metadata.format_version) else None
 
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         from carriers.iceberg.rewrites import rewrites_between
@@ -682,6 +735,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         request = RecordRequest.of(request, fields)
         self.refresh()
         self._live_cache.clear()
+        self._listed.clear()
         return super().record(dataclasses.replace(request, **self._data_of({"version": request.version})))
 
     def _data_of(self, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -809,3 +863,16 @@ def _catalog_database_error(catalog: str, exc: BaseException) -> TableReferenceE
                 "and four before an absolute one (sqlite:////abs/path/cat.db), and its folder must exist")
     return TableReferenceError(f"Iceberg catalog {catalog!r}: its SQL database cannot be opened ({text}); check the "
                                f"catalog's uri in .pyiceberg.yaml or PYICEBERG_CATALOG__{catalog.upper()}__URI{hint}")
+
+
+def _metadata_refused(identifier: str, exc: BaseException) -> AttestError:
+    """pyiceberg's refusal of a table's metadata (``pyiceberg.exceptions.ValidationError``) as a coded error: a type
+    it does not know (``variant``, ``geometry``, ``geography``, ``unknown``: Iceberg v3 types Spark writes) is
+    ``unsupported_table`` — its rows are not read here, so nothing about them is claimed — anything else
+    ``table_unreadable``. It was an internal error."""
+    text = " ".join(str(exc).split())[:300]
+    if "unsupported field type" in text.lower():
+        return AttestError(f"Iceberg table {identifier}: pyiceberg cannot read its schema ({text}): a column type "
+                           "this release does not read is not verified", code=Code.UNSUPPORTED_TABLE)
+    return AttestError(f"Iceberg table {identifier}: pyiceberg cannot read its metadata ({text})",
+                       code=Code.TABLE_UNREADABLE)

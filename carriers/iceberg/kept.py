@@ -17,6 +17,9 @@ and registers it, in the same commit as the attestation, for the attested snapsh
 statistics file is registered there: that one is kept) and for the snapshot that carries the summary (the follow-up,
 or the data snapshot itself). While either snapshot lives, the file stays and the attestation can be read from it.
 
+The file is written in pieces, never whole (``PuffinStream``: each blob copied from storage a piece at a time and
+hashed on the way, the footer last), with the bytes ``build_puffin`` gives for the same blobs.
+
 The file is read by ranges, never whole (``read_footer``: the last 12 bytes, then the footer; then only the blob
 wanted, in pieces): every offset and length its footer claims is checked against the file's size first.
 
@@ -36,15 +39,16 @@ import itertools
 import json
 import posixpath
 import struct
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from attest.canonical import blake3_hex
 from carriers.sidecar import MAX_SIDECAR_BYTES
 
-__all__ = ["CONTENT_BLOB", "ENVELOPE_BLOB", "KEPT_SUFFIX", "SIDECAR_BLOB", "BlobRef", "Kept", "PuffinIndex",
-           "blob_chunks", "blob_digest", "build_puffin", "kept_name", "parse_puffin", "read_footer", "sidecar_keys"]
+__all__ = ["CONTENT_BLOB", "ENVELOPE_BLOB", "KEPT_SUFFIX", "SIDECAR_BLOB", "BlobRef", "Kept", "PendingBlob",
+           "PuffinIndex", "PuffinStream", "blob_chunks", "blob_digest", "build_puffin", "kept_name", "parse_puffin",
+           "read_footer", "sidecar_keys"]
 
 MAGIC = b"PFA1"
 SIDECAR_BLOB = "recipe-attest-sidecar-v1"
@@ -73,7 +77,8 @@ def kept_name(sidecar_digest: str) -> str:
 
 def build_puffin(*, sidecar: bytes, keys: Mapping[str, str], envelope: bytes | None, snapshot_id: int,
                  sequence_number: int, content: Sequence[bytes] = ()) -> tuple[bytes, int]:
-    """(the Puffin file's bytes, its footer size): blobs uncompressed, footer uncompressed (Puffin spec)."""
+    """(the Puffin file's bytes, its footer size): blobs uncompressed, footer uncompressed (Puffin spec). Held whole:
+    the writer streams the same bytes (``PuffinStream``)."""
     body = bytearray(MAGIC)
     blobs: list[dict[str, Any]] = []
 
@@ -91,6 +96,58 @@ def build_puffin(*, sidecar: bytes, keys: Mapping[str, str], envelope: bytes | N
                          separators=(",", ":"), sort_keys=True).encode()
     footer = MAGIC + payload + struct.pack("<i", len(payload)) + b"\0\0\0\0" + MAGIC
     return bytes(body) + footer, len(footer)
+
+
+@dataclass(frozen=True)
+class PendingBlob:
+    """A blob to write in pieces (``PuffinStream``): its type, its bytes as ``chunks`` yields them (read as they are
+    taken), the properties the footer gives it besides the BLAKE3 of its bytes."""
+
+    kind: str
+    chunks: Callable[[], Iterable[bytes]]
+    properties: Mapping[str, str]
+
+
+class PuffinStream:
+    """The bytes ``build_puffin`` writes, in pieces: the magic, each blob's bytes copied a piece at a time as they are
+    read (hashed on the way), then the footer, whose offsets, lengths and BLAKE3s are known by then. Iterated once;
+    ``size``, ``footer_size`` and ``digests`` (each blob's BLAKE3, in order) are set once the last piece is taken.
+    What is held is one piece and the footer, never a blob: an Iceberg ``record`` of a table of a million files no
+    longer holds its sidecar (hundreds of MB) to keep it."""
+
+    def __init__(self, blobs: Iterable[PendingBlob], *, snapshot_id: int, sequence_number: int) -> None:
+        self._blobs = blobs
+        self._snapshot_id = snapshot_id
+        self._sequence_number = sequence_number
+        self.size: int | None = None
+        self.footer_size: int | None = None
+        self.digests: list[str] = []
+
+    def __iter__(self) -> Iterator[bytes]:
+        from blake3 import blake3
+
+        yield MAGIC
+        offset = len(MAGIC)
+        entries: list[dict[str, Any]] = []
+        for pending in self._blobs:
+            hasher = blake3()
+            start = offset
+            for piece in pending.chunks():
+                if piece:
+                    hasher.update(piece)
+                    offset += len(piece)
+                    yield piece
+            digest = str(hasher.hexdigest())
+            self.digests.append(digest)
+            entries.append({"type": pending.kind, "fields": [], "snapshot-id": self._snapshot_id,
+                            "sequence-number": self._sequence_number, "offset": start, "length": offset - start,
+                            "properties": {**pending.properties, "recipe-attest-blake3": digest}})
+        payload = json.dumps({"blobs": entries, "properties": {"created-by": "recipe-attest"}},
+                             separators=(",", ":"), sort_keys=True).encode()
+        footer = MAGIC + payload + struct.pack("<i", len(payload)) + b"\0\0\0\0" + MAGIC
+        self.footer_size = len(footer)
+        self.size = offset + len(footer)
+        yield footer
 
 
 @dataclass(frozen=True)

@@ -269,23 +269,25 @@ class Storage(ABC):
             return None
         return len(data), lambda offset, length: data[offset:offset + length], lambda: None
 
-    def write_once_stream(self, folder: str, suffix: str, chunks: Iterable[bytes]) -> tuple[str, str]:
+    def write_once_stream(self, folder: str, suffix: str, chunks: Iterable[bytes],
+                          name: str | None = None) -> tuple[str, str]:
         """Write content-addressed bytes given in pieces at ``folder/<their BLAKE3><suffix>``: (that name, the
         BLAKE3), never held whole. Locally streamed to a temporary file, hashed on the way, and published with
         link() (carriers.atomic.write_once_local_stream). On object stores the pieces are spooled to a local
         temporary file, hashed on the way; up to STREAM_PUT_MIN bytes are then one conditional PUT
         (``write_once``), larger ones a multipart upload to a temporary name in the folder, published under the
         final name by a conditional server-side copy (``_publish_streamed``): no partial object is ever visible
-        under the final name, and a different object there is never replaced."""
+        under the final name, and a different object there is never replaced. ``name``: published under
+        ``folder/<name>`` instead of ``folder/<BLAKE3><suffix>`` (bytes named by another digest: the Iceberg kept
+        copy, named by its sidecar's), with the same guarantees."""
+        check_name(f"{folder}/{name}" if name is not None else f"{folder}/{'0' * 64}{suffix}")
         if self.local_root is not None:
-            check_name(f"{folder}/{'0' * 64}{suffix}")
             try:
-                digest, _ = write_once_local_stream(self.local_path(folder), suffix, chunks)
+                digest, _ = write_once_local_stream(self.local_path(folder), suffix, chunks, name)
             except CarrierError as exc:
                 raise CarrierError(exc.message.replace(str(self.local_path(folder)), folder), code=exc.code,
                                    path=folder) from None
-            return f"{folder}/{digest}{suffix}", digest
-        check_name(f"{folder}/{'0' * 64}{suffix}")
+            return f"{folder}/{name}" if name is not None else f"{folder}/{digest}{suffix}", digest
         import tempfile
 
         from blake3 import blake3
@@ -300,7 +302,7 @@ class Storage(ABC):
                     fh.write(chunk)
                     size += len(chunk)
             digest = hasher.hexdigest()
-            rel = f"{folder}/{digest}{suffix}"
+            rel = f"{folder}/{name}" if name is not None else f"{folder}/{digest}{suffix}"
             store = self._object_store()
             if size <= STREAM_PUT_MIN or store is None or not self._publish_streamed(store, rel, Path(spool), digest):
                 self.write_once(rel, Path(spool).read_bytes())  # small, or no streamed publish on this store
