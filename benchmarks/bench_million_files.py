@@ -32,8 +32,9 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PYTHON = sys.executable
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks run as scripts: their folder is on sys.path
+from _timing import PYTHON, RECORD, ROOT, add_run_options, compare, record_no_content
+
 FILES_PER_COMMIT = 1000
 CHECKPOINT_INTERVAL = 100  # delta-rs's default delta.checkpointInterval
 SCHEMA = {"type": "struct", "fields": [{"name": "id", "type": "long", "nullable": True, "metadata": {}},
@@ -112,44 +113,17 @@ def build_delta(root: Path, files: int, per_commit: int = FILES_PER_COMMIT, afte
     return commits
 
 
-def run_once(argv: list[str], root: Path = ROOT,
-             env: dict[str, str] | None = None) -> tuple[float, int, int, str, float]:
-    """(wall seconds, exit status, max RSS in KiB, stdout + stderr tail, CPU seconds: user + system) of one process
-    running ``root``'s code (in ``env``, else this one's environment). On a loaded machine the CPU time is the
-    steadier figure."""
-    start = time.perf_counter()
-    env = {**(os.environ if env is None else env), "PYTHONPATH": str(root)}
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=root)
-    assert process.stdout is not None
-    out = process.stdout.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    return (elapsed, os.waitstatus_to_exitcode(status), usage.ru_maxrss, out.decode(errors="replace")[-2000:],
-            usage.ru_utime + usage.ru_stime)
-
-
 REFERENCE_DELTA = "import sys; from deltalake import DeltaTable; print(len(DeltaTable(sys.argv[1]).file_uris()))"
 # The table's one-byte files are not Parquet: `attest record` without content digests (of the rows, which it could not
 # read), as a carrier computing none records — the sidecar and every per-file view are the same.
-RECORD_NO_CONTENT = (
-    "import sys\n"
-    "from attest.errors import UnsupportedTableError\n"
-    "from carriers.delta.carrier import DeltaCarrier\n"
-    "def none(*_a, **_k): raise UnsupportedTableError('benchmark: one-byte files, no rows')\n"
-    "DeltaCarrier.file_content_digests = none\n"
-    "from attest.cli import main\n"
-    "sys.exit(main(['record', sys.argv[1], '--model', 'bench', '--program-hash', 'a' * 64]))\n"
-)
+RECORD_NO_CONTENT = record_no_content("carriers.delta.carrier.DeltaCarrier")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=None, help="data files of the Delta table (default 200,000)")
     parser.add_argument("--full", action="store_true", help="1,000,000 files")
-    parser.add_argument("--rounds", type=int, default=1, help="rounds of verify and the reference (best is shown)")
-    parser.add_argument("--dir", help="where the table is built (default: a temporary folder)")
-    parser.add_argument("--against", metavar="ROOT",
-                        help="also verify with the code of another checkout ROOT (e.g. a `git worktree` of main)")
+    add_run_options(parser)
     parser.add_argument("--per-commit", type=int, default=FILES_PER_COMMIT,
                         help=f"adds per commit (default {FILES_PER_COMMIT})")
     parser.add_argument("--after", type=int, default=0,
@@ -161,7 +135,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.build_only:
         build_delta(Path(args.build_only), files, args.per_commit, args.after, not args.no_checkpoint)
         return 0
-    failed = 0
     with tempfile.TemporaryDirectory(dir=args.dir) as scratch:
         table = Path(scratch) / "delta"
         start = time.perf_counter()
@@ -176,30 +149,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"built a Delta table of {files:,} files in {last} commits ({where}): "
               f"{time.perf_counter() - start:.1f} s (load {os.getloadavg()[0]:.1f})")
         verify = [PYTHON, "-m", "attest.cli", "verify", str(table), "--level", "files"]
-        steps: dict[str, tuple[list[str], Path]] = {
+        steps = {
             "reference: delta-rs file_uris()": ([PYTHON, "-c", REFERENCE_DELTA, str(table)], ROOT),
-            "attest record": ([PYTHON, "-c", RECORD_NO_CONTENT, str(table)], ROOT),
+            RECORD: ([PYTHON, "-c", RECORD_NO_CONTENT, str(table)], ROOT),
             "attest verify --level files": (verify, ROOT),
         }
-        if args.against:
-            steps[f"  the same, code of {args.against}"] = (verify, Path(args.against).resolve())
-        results: dict[str, tuple[float, int, float]] = {}
-        for label, (cmd, root) in steps.items():
-            rounds = 1 if label == "attest record" else args.rounds
-            best: tuple[float, int, float] | None = None
-            for _ in range(rounds):
-                elapsed, status, rss, out, cpu = run_once(cmd, root)
-                if status != 0:
-                    print(f"{label}: exit {status}\n{out}")
-                    failed = 1
-                best = (elapsed, rss, cpu) if best is None or elapsed < best[0] else \
-                    (best[0], max(best[1], rss), best[2])
-            assert best is not None
-            results[label] = best
-            ref = results["reference: delta-rs file_uris()"]
-            print(f"{label:<36}{best[0]:8.2f} s {best[1] / 1024:8.0f} MiB {best[2]:8.2f} s CPU   "
-                  f"{best[0] / ref[0]:5.2f}× time {best[1] / ref[1]:5.2f}× memory {best[2] / ref[2]:5.2f}× CPU  "
-                  f"(load {os.getloadavg()[0]:.1f})")
+        failed = compare(steps, verify, args)
         for p in sorted((table / "_recipe_attest").glob("*.json")):
             print(f"sidecar {p.name}: {p.stat().st_size / 1e6:.1f} MB")
     return failed

@@ -33,8 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_million_files import PYTHON, ROOT, run_once  # benchmarks run as scripts: their folder is on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks run as scripts: their folder is on sys.path
+from _timing import PYTHON, RECORD, ROOT, add_run_options, compare, record_no_content
 
 CATALOG = "bench"
 TABLE = "ns.t"
@@ -95,32 +95,19 @@ REFERENCE_ICEBERG = (
     "from pyiceberg.catalog import load_catalog\n"
     "print(len(list(load_catalog(sys.argv[1]).load_table(sys.argv[2]).scan().plan_files())))\n"
 )
-RECORD_NO_CONTENT = (
-    "import sys\n"
-    "from attest.errors import UnsupportedTableError\n"
-    "from carriers.iceberg.carrier import IcebergCarrier\n"
-    "def none(*_a, **_k): raise UnsupportedTableError('benchmark: one-byte files, no rows')\n"
-    "IcebergCarrier.file_content_digests = none\n"
-    "from attest.cli import main\n"
-    "sys.exit(main(['record', '--catalog', sys.argv[1], sys.argv[2], '--model', 'bench',\n"
-    "               '--program-hash', 'a' * 64]))\n"
-)
+RECORD_NO_CONTENT = record_no_content("carriers.iceberg.carrier.IcebergCarrier")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=200_000, help="data files of the table (default 200,000)")
     parser.add_argument("--per-commit", type=int, default=50_000, help="files per fast_append (default 50,000)")
-    parser.add_argument("--rounds", type=int, default=1, help="rounds of verify and the reference (best is shown)")
-    parser.add_argument("--dir", help="where the table is built (default: a temporary folder)")
-    parser.add_argument("--against", metavar="ROOT",
-                        help="also verify with the code of another checkout ROOT (e.g. a `git worktree` of main)")
+    add_run_options(parser)
     parser.add_argument("--build-only", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.build_only:
         build_iceberg(Path(args.build_only), args.files, args.per_commit)
         return 0
-    failed = 0
     with tempfile.TemporaryDirectory(dir=args.dir) as scratch:
         root = Path(scratch) / "iceberg"
         start = time.perf_counter()
@@ -129,32 +116,13 @@ def main(argv: list[str] | None = None) -> int:
                         "--build-only", str(root)], check=True)
         print(f"built an Iceberg table of {args.files:,} files in {-(-args.files // args.per_commit)} fast appends: "
               f"{time.perf_counter() - start:.1f} s (load {os.getloadavg()[0]:.1f})")
-        env = _environment(root)
         verify = [PYTHON, "-m", "attest.cli", "verify", "--catalog", CATALOG, TABLE, "--level", "files"]
-        steps: dict[str, tuple[list[str], Path]] = {
+        steps = {
             "reference: pyiceberg plan_files()": ([PYTHON, "-c", REFERENCE_ICEBERG, CATALOG, TABLE], ROOT),
-            "attest record": ([PYTHON, "-c", RECORD_NO_CONTENT, CATALOG, TABLE], ROOT),
+            RECORD: ([PYTHON, "-c", RECORD_NO_CONTENT, "--catalog", CATALOG, TABLE], ROOT),
             "attest verify --level files": (verify, ROOT),
         }
-        if args.against:
-            steps[f"  the same, code of {args.against}"] = (verify, Path(args.against).resolve())
-        results: dict[str, tuple[float, int, float]] = {}
-        for label, (cmd, code) in steps.items():
-            rounds = 1 if label == "attest record" else args.rounds
-            best: tuple[float, int, float] | None = None
-            for _ in range(rounds):
-                elapsed, status, rss, out, cpu = run_once(cmd, code, env=env)
-                if status != 0:
-                    print(f"{label}: exit {status}\n{out}")
-                    failed = 1
-                best = (elapsed, rss, cpu) if best is None or elapsed < best[0] else \
-                    (best[0], max(best[1], rss), best[2])
-            assert best is not None
-            results[label] = best
-            ref = results["reference: pyiceberg plan_files()"]
-            print(f"{label:<36}{best[0]:8.2f} s {best[1] / 1024:8.0f} MiB {best[2]:8.2f} s CPU   "
-                  f"{best[0] / ref[0]:5.2f}× time {best[1] / ref[1]:5.2f}× memory {best[2] / ref[2]:5.2f}× CPU  "
-                  f"(load {os.getloadavg()[0]:.1f})")
+        failed = compare(steps, verify, args, env=_environment(root))
         for p in sorted((root / "wh").rglob("recipe_attest/*.json")):
             print(f"sidecar {p.name}: {p.stat().st_size / 1e6:.1f} MB")
     return failed

@@ -158,12 +158,14 @@ def _holds_digest(path: Path, digest: str) -> bool:
     return hasher.hexdigest() == digest
 
 
-def write_once_local_stream(folder: Path, suffix: str, chunks: Iterable[bytes]) -> tuple[str, bool]:
+def write_once_local_stream(folder: Path, suffix: str, chunks: Iterable[bytes],
+                            name: str | None = None) -> tuple[str, bool]:
     """Publish content-addressed bytes given in pieces at ``folder/<their BLAKE3><suffix>``: (the BLAKE3, whether
     written). As write_once_local, but the pieces go to the temporary file as they come, hashed on the way, so the
     bytes are never held whole (a sidecar of a million files is 233 MB); the name, known once the last piece is
     written, is published with link(). A different file under the name is never replaced (sidecar_mismatch);
-    identical bytes there already are left as they are."""
+    identical bytes there already are left as they are. ``name``: publish under ``folder/<name>`` instead (bytes
+    addressed by another digest: an Iceberg kept copy is named by its sidecar's BLAKE3), with the same guarantees."""
     folder.mkdir(parents=True, exist_ok=True)
     import tempfile
 
@@ -180,7 +182,7 @@ def write_once_local_stream(folder: Path, suffix: str, chunks: Iterable[bytes]) 
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~umask())
         digest = hasher.hexdigest()
-        path = folder / f"{digest}{suffix}"
+        path = folder / (name if name is not None else f"{digest}{suffix}")
         if os.path.lexists(path):
             _same(path, lambda: _holds_digest(path, digest), "exists with different bytes; a content-addressed "
                   "file is never overwritten")

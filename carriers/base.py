@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack, runtime_checkable
 
 from attest.errors import CarrierError, Code
 from attest.identity.inputs import ObservedInput
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from attest.verify.table import FileHasher
 
 __all__ = [
+    "AfterWrite",
     "AmbiguousCommit",
     "Attestation",
     "Carrier",
@@ -34,7 +35,10 @@ __all__ = [
     "Rewrite",
     "TableCarrier",
     "TableState",
+    "WriteOptions",
     "WriteResult",
+    "after_write_request",
+    "keywords_of",
     "one_commit",
     "program_of",
     "triples_for",
@@ -114,6 +118,52 @@ class ContentReader(Protocol):
         ...
 
 
+class WriteOptions(TypedDict, total=False):
+    """The keywords every carrier's ``write(manifest, ...)`` takes (the Carrier protocol, carriers/core.py,
+    carriers/standalone.py): ``files``, the (path, size, hash) triples attested (default: the manifest's output hashes
+    with the sizes of the version's live files); ``inputs``, the observed inputs; ``version``, the version attested
+    (default: the current one); ``signer``, sign the attestation (docs/signing.md). A standalone manifest names no
+    table version and ignores ``files``, ``inputs`` and ``version``."""
+
+    files: Sequence[FileIdentity] | None
+    inputs: Sequence[ObservedInput]
+    version: str | int | None
+    signer: Signer | None
+
+
+class AfterWrite(TypedDict, total=False):
+    """The keywords every format's ``attest_after_write(table, model=..., ...)`` takes besides its own (Delta's
+    ``storage_options`` and ``detached``, Iceberg's ``branch``): the program, ``program_hash`` or ``sql`` in
+    ``dialect`` (program_of); then the RecordRequest fields of the same names."""
+
+    program_hash: str | None
+    sql: str | None
+    dialect: str | None
+    inputs: Sequence[ObservedInput]
+    run_id: str | None
+    progress: Progress | None
+    replace: bool
+    signer: Signer | None
+
+
+def keywords_of(kind: type, given: Mapping[str, object], where: str) -> None:
+    """Refuse a keyword ``given`` to ``where`` that the TypedDict ``kind`` does not name, as Python refuses one a
+    signature does not name (a ``**options: Unpack[...]`` signature takes any at run time)."""
+    unknown = sorted(set(given) - set(kind.__annotations__))
+    if unknown:
+        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
+
+
+def after_write_request(model: str, fields: AfterWrite) -> RecordRequest:
+    """The RecordRequest of ``attest_after_write(table, model=model, **fields)``."""
+    keywords_of(AfterWrite, fields, "attest_after_write")
+    dialect = fields.get("dialect")
+    return RecordRequest(model=model, program_hash=program_of(fields.get("program_hash"), fields.get("sql"), dialect),
+                         inputs=fields.get("inputs", ()), run_id=fields.get("run_id"), dialect=dialect,
+                         progress=fields.get("progress"), replace=fields.get("replace", False),
+                         signer=fields.get("signer"))
+
+
 def program_of(program_hash: str | None, sql: str | None, dialect: str | None) -> str:
     """The program an ``attest_after_write`` records: ``program_hash``, or given ``sql`` its SQL program identity in
     ``dialect`` (one of the two is needed)."""
@@ -167,15 +217,9 @@ class Carrier(Protocol):
 
     kind: str
 
-    def write(
-        self,
-        manifest: Manifest,
-        *,
-        files: Sequence[FileIdentity] | None = None,
-        inputs: Sequence[ObservedInput] = (),
-        version: str | int | None = None,
-    ) -> WriteResult:
-        """Write ``manifest`` for the target (for tables: for ``version``, default the current one)."""
+    def write(self, manifest: Manifest, **options: Unpack[WriteOptions]) -> WriteResult:
+        """Write ``manifest`` for the target (for tables: for ``version``, default the current one; see
+        WriteOptions)."""
         ...
 
     def read(self, version: str | int | None = None) -> Attestation | None:

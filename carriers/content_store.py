@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from carriers.base import ContentReader
     from carriers.core import AttestedTable, LiveVersion, Version
 
-__all__ = ["COMPANION_SUFFIX", "Binding", "ContentPass", "Observed", "StatisticsMismatch", "bound_problem",
-           "decode_companion", "encode_companion", "file_digests", "footer_problems", "judge", "observe",
-           "parse_binding", "record_content"]
+__all__ = ["COMPANION_SUFFIX", "Binding", "ChunkIndexes", "ContentPass", "Observed", "StatisticsMismatch",
+           "bloom_holds", "bound_problem", "decode_companion", "encode_companion", "file_digests", "footer_problems",
+           "index_problems", "judge", "observe", "parse_binding", "read_parquet_indexes", "record_content", "xxh64"]
 
 COMPANION_MAGIC = b"RACD"
 COMPANION_FORMAT = 1
@@ -489,6 +489,422 @@ def footer_problems(metadata: Any, table: Any, *, total_order: bool) -> list[str
     return problems
 
 
+# ---- What else in a Parquet file readers prune by: raw footer statistics, page indexes, bloom filters -------------
+# pyarrow (the reader footer_problems sees statistics through) disregards some footer statistics — those of a file
+# whose ``created_by`` names an old parquet-mr or parquet-cpp, which delta-rs still prunes by (measured: a string
+# maximum forged under ``parquet-mr version 1.9.0`` made delta-rs's ``w = 'z'`` return no row) — and reads neither
+# the page index (ColumnIndex / OffsetIndex: delta-rs and parquet-mr skip pages by it, measured: ``v = 23`` returned
+# no row) nor bloom filters (delta-rs and parquet-mr skip row groups whose filter leaves a value out, measured). So
+# the footer's Thrift is read here as written, and each of them held to the stored rows.
+
+MAX_PARQUET_INDEX_BYTES = 256 << 20  # one column chunk's index or bloom filter; beyond it, no verdict by rows
+_T_STOP, _T_TRUE, _T_FALSE, _T_BYTE, _T_I16, _T_I32, _T_I64, _T_DOUBLE, _T_BINARY = range(9)
+_T_LIST, _T_SET, _T_MAP, _T_STRUCT = 9, 10, 11, 12
+
+
+class _Thrift:
+    """A reader of Thrift's compact protocol (what Parquet's footer, page indexes and bloom filter headers are
+    written in) into nested dicts keyed by field id; lists as lists. ValueError on anything malformed."""
+
+    def __init__(self, data: bytes, pos: int = 0) -> None:
+        self.data, self.pos = data, pos
+
+    def byte(self) -> int:
+        if self.pos >= len(self.data):
+            raise ValueError("Thrift data cut short")
+        self.pos += 1
+        return self.data[self.pos - 1]
+
+    def varint(self) -> int:
+        out = shift = 0
+        while True:
+            b = self.byte()
+            out |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return out
+            shift += 7
+            if shift > 70:
+                raise ValueError("Thrift varint too long")
+
+    def zigzag(self) -> int:
+        n = self.varint()
+        return (n >> 1) ^ -(n & 1)
+
+    def value(self, kind: int, depth: int) -> Any:
+        if depth > 32:
+            raise ValueError("Thrift data nested too deep")
+        if kind in (_T_TRUE, _T_FALSE):
+            return kind == _T_TRUE
+        if kind == _T_BYTE:
+            return self.byte()
+        if kind in (_T_I16, _T_I32, _T_I64):
+            return self.zigzag()
+        if kind == _T_DOUBLE:
+            raw = self.data[self.pos:self.pos + 8]
+            if len(raw) != 8:
+                raise ValueError("Thrift data cut short")
+            self.pos += 8
+            return struct.unpack("<d", raw)[0]
+        if kind == _T_BINARY:
+            n = self.varint()
+            if self.pos + n > len(self.data):
+                raise ValueError("Thrift binary past the data")
+            self.pos += n
+            return self.data[self.pos - n:self.pos]
+        if kind in (_T_LIST, _T_SET):
+            head = self.byte()
+            n, elem = head >> 4, head & 0x0F
+            if n == 15:
+                n = self.varint()
+            if n > len(self.data) - self.pos + 1:
+                raise ValueError("Thrift list longer than the data")
+            if elem in (_T_TRUE, _T_FALSE):  # in a list, a boolean is one byte
+                return [self.byte() == 1 for _ in range(n)]
+            return [self.value(elem, depth + 1) for _ in range(n)]
+        if kind == _T_MAP:
+            n = self.varint()
+            if not n:
+                return {}
+            if n > len(self.data) - self.pos:
+                raise ValueError("Thrift map longer than the data")
+            types = self.byte()
+            return {self.value(types >> 4, depth + 1): self.value(types & 0x0F, depth + 1) for _ in range(n)}
+        if kind == _T_STRUCT:
+            out: dict[int, Any] = {}
+            last = 0
+            while True:
+                head = self.byte()
+                if head == _T_STOP:
+                    return out
+                delta, ftype = head >> 4, head & 0x0F
+                last = last + delta if delta else self.zigzag()
+                out[last] = self.value(ftype, depth + 1)
+        raise ValueError(f"Thrift type {kind} unknown")
+
+
+def _struct(data: bytes, pos: int = 0) -> tuple[dict[int, Any], int]:
+    reader = _Thrift(data, pos)
+    value = reader.value(_T_STRUCT, 0)
+    return value, reader.pos
+
+
+@dataclass(frozen=True)
+class ChunkIndexes:
+    """One column chunk's pruning structures as the file writes them (Thrift field ids of parquet.thrift):
+    ``statistics`` (ColumnMetaData 12), ``column_index`` / ``offset_index`` (ColumnIndex, OffsetIndex), ``bloom``
+    (the bloom filter's bitset)."""
+
+    group: int
+    column: int
+    statistics: dict[int, Any] | None
+    column_index: dict[int, Any] | None
+    offset_index: dict[int, Any] | None
+    bloom: bytes | None
+    # The encodings of its data pages as its page headers give them ((page type, encoding) -> pages), and as its
+    # footer states them (``encoding_stats``, ``encodings``): parquet-mr skips a row group by its dictionary when the
+    # footer says every data page is dictionary-encoded.
+    pages: dict[tuple[Any, Any], int] | None = None
+    encoding_stats: list[Any] | None = None
+    encodings: list[Any] | None = None
+
+
+def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
+    """The pruning structures of the Parquet file open as ``handle`` (seek / read / tell), read as written; a reason
+    (str) when they cannot be read — no reader can then be said to prune as the rows say."""
+    try:
+        if callable(getattr(handle, "size", None)):  # pyarrow's files
+            size = int(handle.size())
+        else:
+            handle.seek(0, 2)
+            size = int(handle.tell())
+
+        def read(offset: int, length: int) -> bytes:
+            if offset < 0 or length < 0 or offset + length > size or length > MAX_PARQUET_INDEX_BYTES:
+                raise ValueError(f"a structure at {offset}+{length} is outside the file of {size} bytes")
+            handle.seek(offset)
+            data = bytes(handle.read(length))
+            if len(data) != length:
+                raise ValueError("the file is shorter than its footer says")
+            return data
+
+        tail = read(size - 8, 8)
+        if tail[4:] != b"PAR1":
+            raise ValueError("no Parquet magic at the end (an encrypted footer is not read)")
+        length = struct.unpack("<i", tail[:4])[0]
+        if length > MAX_PARQUET_INDEX_BYTES:
+            raise ValueError("a footer over the size read")
+        meta, _ = _struct(read(size - 8 - length, length))
+        out: list[ChunkIndexes] = []
+        for g, group in enumerate(meta.get(4) or []):
+            for i, chunk in enumerate(group.get(1) or []):
+                cmd = chunk.get(3) or {}
+                column_index = offset_index = bloom = None
+                if chunk.get(6) is not None and chunk.get(7) is not None:
+                    column_index = _struct(read(int(chunk[6]), int(chunk[7])))[0]
+                if chunk.get(4) is not None and chunk.get(5) is not None:
+                    offset_index = _struct(read(int(chunk[4]), int(chunk[5])))[0]
+                if cmd.get(14) is not None:
+                    at = int(cmd[14])
+                    head_len = int(cmd[15]) if cmd.get(15) is not None else min(64, size - at)
+                    header, used = _struct(read(at, head_len))
+                    n = header.get(1)
+                    if not isinstance(n, int) or n <= 0 or n % 32:
+                        raise ValueError(f"a bloom filter of {n!r} bytes")
+                    if (header.get(2) or {}).keys() != {1} or (header.get(3) or {}).keys() != {1} \
+                            or (header.get(4) or {}).keys() != {1}:
+                        raise ValueError("a bloom filter of an algorithm, hash or compression other than Parquet's "
+                                         "split-block, XXH64, uncompressed")
+                    bloom = read(at + used, n)
+                out.append(ChunkIndexes(group=g, column=i, statistics=cmd.get(12), column_index=column_index,
+                                        offset_index=offset_index, bloom=bloom, pages=_page_encodings(read, cmd),
+                                        encoding_stats=cmd.get(13), encodings=cmd.get(2)))
+        return out
+    except (ValueError, OSError, TypeError, AttributeError, struct.error) as exc:
+        return f"its footer, page index or bloom filters cannot be read ({exc})"
+
+
+MAX_PAGES = 1_000_000
+
+
+def _page_encodings(read: Any, cmd: dict[int, Any]) -> dict[tuple[Any, Any], int]:
+    """(page type, encoding) -> number of data pages of a column chunk (ColumnMetaData ``cmd``), from its page
+    headers; the dictionary and index pages are not counted."""
+    at = cmd.get(11) if isinstance(cmd.get(11), int) and cmd[11] > 0 else cmd.get(9)
+    size = cmd.get(7)
+    if not isinstance(at, int) or not isinstance(size, int) or size < 0:
+        raise ValueError("a column chunk without offsets")
+    end = at + size
+    out: dict[tuple[Any, Any], int] = {}
+    for _ in range(MAX_PAGES):
+        if at >= end:
+            return out
+        head, used = _struct(read(at, min(end - at, 1 << 16)))
+        kind, compressed = head.get(1), head.get(3)
+        if not isinstance(compressed, int) or compressed < 0:
+            raise ValueError("a page header without its size")
+        encoding = (head.get(5) or {}).get(2) if kind == 0 else (head.get(8) or {}).get(4) if kind == 3 else None
+        if kind in (0, 3):
+            out[(kind, encoding)] = out.get((kind, encoding), 0) + 1
+        at += used + compressed
+    raise ValueError(f"a column chunk of more than {MAX_PAGES} pages")
+
+
+_P1, _P2, _P3 = 11400714785074694791, 14029467366897019727, 1609587929392839161
+_P4, _P5, _M64 = 9650029242287828579, 2870177450012600261, (1 << 64) - 1
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (64 - r))) & _M64
+
+
+def _round(acc: int, lane: int) -> int:
+    return (_rotl((acc + lane * _P2) & _M64, 31) * _P1) & _M64
+
+
+def xxh64(data: bytes, seed: int = 0) -> int:
+    """XXH64 (the hash of Parquet's bloom filters, seed 0)."""
+    n, i = len(data), 0
+    if n >= 32:
+        v = [(seed + _P1 + _P2) & _M64, (seed + _P2) & _M64, seed & _M64, (seed - _P1) & _M64]
+        while i + 32 <= n:
+            for j in range(4):
+                v[j] = _round(v[j], int.from_bytes(data[i + 8 * j:i + 8 * j + 8], "little"))
+            i += 32
+        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M64
+        for x in v:
+            h = ((h ^ _round(0, x)) * _P1 + _P4) & _M64
+    else:
+        h = (seed + _P5) & _M64
+    h = (h + n) & _M64
+    while i + 8 <= n:
+        h = (_rotl(h ^ _round(0, int.from_bytes(data[i:i + 8], "little")), 27) * _P1 + _P4) & _M64
+        i += 8
+    if i + 4 <= n:
+        h = (_rotl(h ^ (int.from_bytes(data[i:i + 4], "little") * _P1) & _M64, 23) * _P2 + _P3) & _M64
+        i += 4
+    while i < n:
+        h = (_rotl(h ^ (data[i] * _P5) & _M64, 11) * _P1) & _M64
+        i += 1
+    h ^= h >> 33
+    h = (h * _P2) & _M64
+    h ^= h >> 29
+    h = (h * _P3) & _M64
+    return h ^ (h >> 32)
+
+
+_SALT = (0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D, 0x705495C7, 0x2DF1424B, 0x9EFC4947, 0x5C6BFB31)
+
+
+def bloom_holds(bitset: bytes, plain: bytes) -> bool:
+    """Whether the split-block bloom filter ``bitset`` may hold the value whose plain encoding is ``plain``."""
+    h = xxh64(plain)
+    block = (((h >> 32) * (len(bitset) // 32)) >> 32) * 32
+    key = h & 0xFFFFFFFF
+    for i, salt in enumerate(_SALT):
+        word = int.from_bytes(bitset[block + 4 * i:block + 4 * i + 4], "little")
+        if not (word >> (((key * salt) & 0xFFFFFFFF) >> 27)) & 1:
+            return False
+    return True
+
+
+def _physical(column: Any, physical: str, length: int) -> tuple[list[Any], Any]:
+    """``column``'s values in Parquet's physical domain (Python ints, floats, bytes; None for null), and a decoder of
+    a plain-encoded bound into the same domain. ValueError for a type this check does not take."""
+    import pyarrow as pa
+
+    if isinstance(column.type, pa.BaseExtensionType):  # a uuid (arrow.uuid over fixed_size_binary(16)), ...: as stored
+        column = column.storage
+    t = column.type
+    values = column.to_pylist()
+    if pa.types.is_decimal(t):
+        scale = t.scale
+        ints = [None if v is None else int(v.scaleb(scale)) for v in values]
+        if physical in ("INT32", "INT64"):
+            return ints, lambda b: int.from_bytes(b, "little", signed=True)
+        if physical == "FIXED_LEN_BYTE_ARRAY":
+            return ints, lambda b: int.from_bytes(b, "big", signed=True)
+        raise ValueError(f"decimal stored as {physical}")
+    if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_duration(t):
+        values = column.cast(pa.int64() if physical == "INT64" else pa.int32()).to_pylist()
+        t = pa.int64() if physical == "INT64" else pa.int32()
+    if pa.types.is_boolean(t) and physical == "BOOLEAN":
+        return [None if v is None else int(v) for v in values], lambda b: int(b[:1] == b"\x01")
+    if pa.types.is_integer(t) and physical in ("INT32", "INT64"):
+        signed = pa.types.is_signed_integer(t)
+        return values, lambda b: int.from_bytes(b, "little", signed=signed)
+    if pa.types.is_floating(t) and physical in ("FLOAT", "DOUBLE") and not pa.types.is_float16(t):
+        fmt = "<f" if physical == "FLOAT" else "<d"
+        return values, lambda b: struct.unpack(fmt, b)[0]
+    if (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)) \
+            and physical == "BYTE_ARRAY":
+        return [None if v is None else v.encode("utf-8", "surrogatepass") for v in values], bytes
+    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
+            or pa.types.is_fixed_size_binary(t)) and physical in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+        return values, bytes
+    raise ValueError(f"a {t} column stored as {physical}")
+
+
+def _plain(value: Any, physical: str, length: int, signed: bool) -> bytes:
+    """A physical value's plain encoding, as a bloom filter hashes it."""
+    if physical == "INT32":
+        return struct.pack("<I", value & 0xFFFFFFFF)
+    if physical == "INT64":
+        return struct.pack("<Q", value & _M64)
+    if physical == "FLOAT":
+        return struct.pack("<f", value)
+    if physical == "DOUBLE":
+        return struct.pack("<d", value)
+    if isinstance(value, int):  # a decimal in a fixed-length array: big-endian two's complement
+        return value.to_bytes(length, "big", signed=True)
+    return bytes(value)
+
+
+def _observe_values(values: list[Any], float_column: bool) -> Observed:
+    present = [v for v in values if v is not None]
+    nans = sum(1 for v in present if isinstance(v, float) and math.isnan(v)) if float_column else 0
+    numbers = [v for v in present if not (isinstance(v, float) and math.isnan(v))]
+    zeros = {math.copysign(1.0, v) for v in numbers if isinstance(v, float) and v == 0.0}
+    lo = min(numbers, key=_key) if numbers else None
+    hi = max(numbers, key=_key) if numbers else None
+    return Observed(values=len(values), nulls=len(values) - len(present), nans=nans, lo=lo, hi=hi,
+                    negative_zero=-1.0 in zeros, positive_zero=1.0 in zeros)
+
+
+def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any, *, total_order: bool) -> list[str]:
+    """Why the pruning structures ``footer_problems`` does not see through pyarrow misstate the stored rows
+    (``table``, every row as stored): footer statistics pyarrow disregards (a reader that does not prunes by them),
+    minimum / maximum pairs written twice (the deprecated ``min`` / ``max`` and ``min_value`` / ``max_value``) that
+    differ, a page index whose pages' null counts are not exact or whose bounds are not sound, a bloom filter that
+    leaves out a stored value."""
+    import pyarrow as pa
+
+    if isinstance(indexes, str):
+        return [indexes]
+    problems: list[str] = []
+    starts = [0]
+    for g in range(metadata.num_row_groups):
+        starts.append(starts[-1] + metadata.row_group(g).num_rows)
+    for chunk in indexes:
+        if chunk.group >= metadata.num_row_groups or chunk.column >= metadata.num_columns:
+            problems.append("its footer names more column chunks than pyarrow reads")
+            continue
+        meta = metadata.row_group(chunk.group).column(chunk.column)
+        leaf = metadata.schema.column(chunk.column)
+        name = f"{meta.path_in_schema} (Parquet row group {chunk.group})"
+        stats = chunk.statistics or {}
+        raw = {k: stats.get(k) for k in (1, 2, 5, 6)}
+        if (raw[1] is not None and raw[5] is not None and raw[1] != raw[5]) or \
+                (raw[2] is not None and raw[6] is not None and raw[2] != raw[6]):
+            problems.append(f"{name}: a deprecated minimum / maximum other than its min_value / max_value")
+        read = meta.statistics
+        if any(v is not None for v in raw.values()) and (read is None or not read.has_min_max):
+            problems.append(f"{name}: footer statistics pyarrow disregards (written by {metadata.created_by!r}), "
+                            "which other readers (delta-rs) skip row groups by: they cannot be held to its rows")
+        if chunk.pages is not None:
+            dictionary = (2, 8)  # PLAIN_DICTIONARY, RLE_DICTIONARY
+            if chunk.encoding_stats is not None:
+                stated: dict[tuple[Any, Any], int] = {}
+                for e in chunk.encoding_stats:
+                    if isinstance(e, dict) and e.get(1) in (0, 3):
+                        key = (e.get(1), e.get(2))
+                        stated[key] = stated.get(key, 0) + int(e.get(3) or 0)
+                if stated != chunk.pages:
+                    problems.append(f"{name}: encoding statistics that misstate its data pages ({stated} stated, "
+                                    f"{chunk.pages} stored) — parquet-mr skips a row group by its dictionary when "
+                                    "they say every data page is dictionary-encoded")
+            else:  # parquet-mr: PLAIN_DICTIONARY with only level encodings (RLE, BIT_PACKED) beside it = all pages
+                listed = set(chunk.encodings or [])
+                data = {e for _, e in chunk.pages}
+                if any(e not in dictionary and e not in listed for e in data) or \
+                        (2 in listed and listed <= {2, 3, 4} and not data <= set(dictionary)):
+                    problems.append(f"{name}: data page encodings ({sorted(data, key=str)}) its footer's encodings "
+                                    f"({sorted(listed, key=str)}) misstate — parquet-mr skips a row group by its "
+                                    "dictionary when they say every data page is dictionary-encoded")
+        if chunk.column_index is None and chunk.bloom is None:
+            continue
+        part = table.slice(starts[chunk.group], starts[chunk.group + 1] - starts[chunk.group])
+        try:
+            column = _leaf(part, meta.path_in_schema.split("."))
+            if column is None or pa.types.is_nested(column.type):
+                continue  # inside a list or a map: readers prune by no element
+            if isinstance(column, pa.ChunkedArray):
+                column = column.combine_chunks()
+            values, decode = _physical(column, leaf.physical_type, leaf.length or 0)
+            floating = pa.types.is_floating(column.type)
+            if chunk.column_index is not None and chunk.offset_index is not None:
+                ci, pages = chunk.column_index, chunk.offset_index.get(1) or []
+                firsts = [int(p.get(3)) for p in pages]
+                n = len(firsts)
+                nulls_pages, mins, maxs, counts = ci.get(1) or [], ci.get(2) or [], ci.get(3) or [], ci.get(5)
+                lengths = {len(nulls_pages), len(mins), len(maxs), n if counts is None else len(counts)}
+                if lengths != {n} or firsts != sorted(firsts) or (firsts and firsts[0] != 0):
+                    problems.append(f"{name}: a page index whose pages do not match its offset index")
+                    continue
+                bounds = [*firsts, len(values)]
+                for k in range(n):
+                    seen = _observe_values(values[bounds[k]:bounds[k + 1]], floating)
+                    where = f"{name}, page {k} of its page index"
+                    if counts is not None and int(counts[k]) != seen.nulls:
+                        problems.append(f"{where}: {counts[k]} nulls stated, {seen.nulls} stored")
+                    if nulls_pages[k]:
+                        if seen.nulls != seen.values:
+                            problems.append(f"{where}: said to hold only nulls, holds values")
+                        continue
+                    found = bound_problem(where, seen, decode(mins[k]), decode(maxs[k]), exact=False,
+                                          total_order=total_order)
+                    if found is not None:
+                        problems.append(found)
+            if chunk.bloom is not None:
+                signed = not pa.types.is_unsigned_integer(column.type)
+                for value in {v for v in values if v is not None}:
+                    if not bloom_holds(chunk.bloom, _plain(value, leaf.physical_type, leaf.length or 0, signed)):
+                        problems.append(f"{name}: a bloom filter that leaves out the stored value {value!r}")
+                        break
+        except (pa.ArrowException, TypeError, ValueError, OverflowError, struct.error) as exc:
+            problems.append(f"{name}: a page index or bloom filter that cannot be held to its rows ({exc})")
+    return problems
+
+
 def _binding_or_none(raw: Mapping[str, Any]) -> Binding | None:
     try:
         return parse_binding(raw)
@@ -588,5 +1004,11 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
                             code=Code.CONTENT_CHANGED.value,
                             message=f"the files the rewrites added hold {came.rows} rows, as many as the attested "
                             f"files they removed, but not the same rows (content digests differ: a value, a type or a "
-                            f"column's identity changed; {len(removed)} → {len(added)} files)")
+                            f"column's identity changed{_ids_too(binding.row_ids)}; {len(removed)} → {len(added)} "
+                            "files)")
     return base
+
+
+def _ids_too(row_ids: str | None) -> str:
+    """The ids a content_changed message names too when the digests fold them in."""
+    return "" if row_ids is None else f", or the rows' row-tracking ids ({row_ids})"

@@ -33,10 +33,10 @@ import posixpath
 import re
 import stat
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from dataclasses import replace as replace_result
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 from urllib.parse import urlparse
 
 from attest.build import PRODUCER_NAME, build_manifest, new_run_id
@@ -66,10 +66,11 @@ from attest.tables import (
 )
 from attest.view import ReaderView
 from carriers import properties as props
-from carriers.base import ContentReader, RecordRequest, Rewrite, WriteResult, triples_for
+from carriers.base import ContentReader, RecordRequest, Rewrite, WriteOptions, WriteResult, keywords_of, triples_for
 from carriers.sidecar import Sidecar, SidecarError, sidecar_name
 from carriers.sidecar import build as build_sidecar
 from carriers.storage.base import Storage, local_path_of
+from carriers.storage.errors import StoreReadError
 from carriers.storage.hashing import hash_locations
 
 if TYPE_CHECKING:
@@ -316,6 +317,11 @@ def _tampered(message: str, path: str = "") -> Problem:
 
 
 # ---- the core ----------------------------------------------------------------------------------------------------
+class KeptCopyMismatch(OSError):
+    """A kept copy read in pieces turned out not to be the bytes it was recorded as (or changed while read): the
+    reader takes it as not there (``AttestedTable._kept_chunks``)."""
+
+
 class NothingToCarry(CarrierError):
     """``record(carry_only=True)`` found no attestation to carry forward (``carry_forward`` returns None)."""
 
@@ -599,12 +605,18 @@ class AttestedTable(ABC):
             # Read a piece at a time and parsed as it is read (Sidecar.decode_chunks): never held whole.
             chunks = self.storage.read_chunks(path)
             if chunks is None:
-                data = self._kept_copy(digest)  # deleted by table cleanup, kept elsewhere under the same BLAKE3
-                if data is None:
-                    problems.append(Problem(Code.SIDECAR_MISSING, "the attestation's sidecar is missing", path))
-                    return None
-                return Sidecar.decode(data, digest)
+                # Deleted by table cleanup, kept elsewhere under the same BLAKE3: each copy recorded under it, read in
+                # pieces too; one whose bytes are not that BLAKE3 is as if it were not there.
+                for kept in self._kept_chunks(digest):
+                    try:
+                        return Sidecar.decode_chunks(kept, digest)
+                    except KeptCopyMismatch:
+                        continue
+                problems.append(Problem(Code.SIDECAR_MISSING, "the attestation's sidecar is missing", path))
+                return None
             return Sidecar.decode_chunks(chunks, digest)
+        except StoreReadError as exc:  # the store failed mid-read: its coded failure, as a whole read raised it
+            raise exc.error from None
         except OSError as exc:
             problems.append(Problem(Code.SIDECAR_MISSING, f"the sidecar cannot be read: {exc}", path))
             return None
@@ -616,6 +628,14 @@ class AttestedTable(ABC):
         """The bytes of BLAKE3 ``digest`` (a sidecar, an envelope) from where table maintenance does not delete them
         (Iceberg: a Puffin file the table metadata registers, carriers/iceberg/kept.py); the caller checks the hash."""
         return None
+
+    def _kept_chunks(self, digest: str) -> Iterator[Iterable[bytes]]:
+        """Each copy of BLAKE3 ``digest`` kept where table maintenance does not delete it, as pieces (a sidecar is
+        never held whole); a copy whose bytes turn out not to be ``digest`` ends in KeptCopyMismatch. By default
+        the one ``_kept_copy`` gives."""
+        data = self._kept_copy(digest)
+        if data is not None:
+            yield (data,)
 
     def _envelope_rel(self, digest: str) -> str:
         return f"{self.sidecar_dir}/{digest}{ENVELOPE_SUFFIX}"
@@ -742,17 +762,11 @@ class AttestedTable(ABC):
                                         "it", f.path))
 
     # ---- writing -----------------------------------------------------------------------------------------------
-    def write(
-        self,
-        manifest: Manifest,
-        *,
-        files: Sequence[FileIdentity] | None = None,
-        inputs: Sequence[ObservedInput] = (),
-        version: str | int | None = None,
-        signer: Signer | None = None,
-    ) -> WriteResult:
+    def write(self, manifest: Manifest, **options: Unpack[WriteOptions]) -> WriteResult:
         """Attest ``version`` (default: the latest data version) with a manifest built elsewhere (signed by
-        ``signer`` when given)."""
+        ``signer`` when given; see WriteOptions, carriers/base.py)."""
+        keywords_of(WriteOptions, options, "write")
+        version, files = options.get("version"), options.get("files")
         v = self._data_version() if version is None else self._resolve(version)
         live = self._live(v)
         live.refuse_if_inconsistent(f"{self.reference} {self.noun} {v.id} cannot be attested")
@@ -763,7 +777,7 @@ class AttestedTable(ABC):
         elif outputs is not None and {(o.get("path"), o["hash"]) for o in outputs} != {(f.path, f.hash)
                                                                                       for f in files}:
             raise CarrierError("the manifest's output_hashes and the given file triples disagree")
-        return self._write(v, manifest, list(files), list(inputs), live, signer)
+        return self._write(v, manifest, list(files), list(options.get("inputs", ())), live, options.get("signer"))
 
     def _write(self, v: Version, manifest: Manifest, files: list[FileIdentity], inputs: list[ObservedInput],
                live: LiveVersion, signer: Signer | None = None, *, content: dict[str, Any] | None = None,

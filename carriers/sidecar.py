@@ -83,22 +83,20 @@ class Sidecar:
         return self.version == LEGACY_SIDECAR_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "format": SIDECAR_FORMAT,
-            "version": self.version,
-            "files": [f.to_dict() for f in sorted(self.files, key=lambda f: f.path)],
-            "inputs": [i.to_dict() for i in self.inputs],
-        }
-        if self.attested_version is not None:
-            doc["attested_version"] = self.attested_version
-        if self.manifest is not None:
-            doc["manifest"] = self.manifest
-        if self.table is not None:
-            doc["table"] = self.table
+        doc = self._small_fields()
+        doc["files"] = [f.to_dict() for f in sorted(self.files, key=lambda f: f.path)]
         if self.view is not None:
             doc["reader_view"] = self.view.to_dict()
-        if self.content is not None:
-            doc["content"] = self.content
+        return doc
+
+    def _small_fields(self) -> dict[str, Any]:
+        """The document's fields but ``files`` and ``reader_view`` (the ones that grow with the table), each optional
+        one only when set: what ``to_dict`` and ``chunks`` both write as they are."""
+        doc: dict[str, Any] = {"format": SIDECAR_FORMAT, "version": self.version,
+                               "inputs": [i.to_dict() for i in self.inputs]}
+        optional = {"attested_version": self.attested_version, "manifest": self.manifest, "table": self.table,
+                    "content": self.content}
+        doc.update((key, value) for key, value in optional.items() if value is not None)
         return doc
 
     def encode(self) -> tuple[bytes, str]:
@@ -111,16 +109,7 @@ class Sidecar:
         """The canonical bytes of ``to_dict()`` in pieces of at most ``batch`` files: exactly ``canonical_bytes(
         self.to_dict())`` once joined (canonical JSON is written value by value, keys sorted at every level, so a
         list or object written a slice at a time is the same bytes), without building the document or its text."""
-        top: dict[str, Any] = {"format": SIDECAR_FORMAT, "version": self.version,
-                               "inputs": [i.to_dict() for i in self.inputs]}
-        if self.attested_version is not None:
-            top["attested_version"] = self.attested_version
-        if self.manifest is not None:
-            top["manifest"] = self.manifest
-        if self.table is not None:
-            top["table"] = self.table
-        if self.content is not None:
-            top["content"] = self.content
+        top = self._small_fields()
         streamed: dict[str, Callable[[], Iterator[bytes]]] = {"files": lambda: self._files_chunks(batch)}
         if self.view is not None:
             streamed["reader_view"] = lambda: self._view_chunks(batch)
@@ -485,3 +474,27 @@ def build(files: Sequence[FileIdentity], inputs: Sequence[ObservedInput], attest
           manifest: Manifest, *, table: str, view: ReaderView, content: dict[str, Any] | None = None) -> Sidecar:
     return Sidecar(attested_version=attested_version, files=tuple(files), inputs=tuple(inputs),
                    manifest=attestation_identity(manifest.to_dict()), table=table, view=view, content=content)
+
+
+def leading_members(chunks: Iterable[bytes], last: str) -> dict[str, Any] | None:
+    """The top-level members of the document ``chunks`` yields whose keys sort at most ``last``, read from its start:
+    a sidecar is canonical JSON (keys sorted), so reading stops at the first key after ``last`` and the rest (the
+    file list, the reader view) is never read (the Iceberg kept copy takes the ``content`` binding so, before it
+    copies the sidecar in pieces). A repeated key keeps its last value, as ``json.loads`` does. None when the
+    document does not read so (not an object, keys out of order, a value that does not parse): the caller then
+    reads it as it would otherwise."""
+    reader = _Reader(iter(chunks))
+    members: dict[str, Any] = {}
+    previous = ""
+    try:
+        reader.expect("{", "the sidecar is not a JSON object")
+        for key in reader.members():
+            if key < previous:
+                return None
+            if key > last:
+                break
+            previous = key
+            members[key] = reader.value(1)
+    except (SidecarError, ValueError, RecursionError):
+        return None
+    return members

@@ -14,19 +14,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Unpack
 
 from attest.canonical import blake3_hex
 from attest.errors import CarrierError, Code, ManifestMissingError
-from attest.identity.inputs import ObservedInput
 from attest.model import Manifest, load_json_document
 from carriers.atomic import atomic_write_local
-from carriers.base import Attestation, DataFile, FileIdentity, WriteResult
-
-if TYPE_CHECKING:
-    from attest.signing.keys import Signer
+from carriers.base import Attestation, DataFile, WriteOptions, WriteResult, keywords_of
 
 MANIFEST_NAME = "manifest.json"
 MARKER_NAME = "_SUCCESS"
@@ -180,21 +175,15 @@ class StandaloneCarrier:
         return bytes(data)
 
     # ---- the carrier protocol ------------------------------------------------------------------------
-    def write(
-        self,
-        manifest: Manifest,
-        *,
-        files: Sequence[FileIdentity] | None = None,
-        inputs: Sequence[ObservedInput] = (),
-        version: str | int | None = None,
-        marker: bool = False,
-        signer: Signer | None = None,
-    ) -> WriteResult:
+    def write(self, manifest: Manifest, *, marker: bool = False, **options: Unpack[WriteOptions]) -> WriteResult:
         """Write the run-unique copy, then manifest.json, then (``marker=True``) the completion marker.
 
         With ``signer``, each manifest file gets its DSSE envelope beside it, written before the manifest so a
-        reader that sees the new manifest also finds its signature.
+        reader that sees the new manifest also finds its signature. ``files``, ``inputs`` and ``version`` (the
+        table carriers' WriteOptions) name nothing a standalone manifest carries: they are taken and unused.
         """
+        keywords_of(WriteOptions, options, "write")
+        signer = options.get("signer")
         problems = manifest.problems()
         if problems:
             raise CarrierError(f"refusing to write an invalid manifest: {problems[0].message}",

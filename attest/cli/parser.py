@@ -119,6 +119,22 @@ def _option_hint(given: str, parser: argparse.ArgumentParser) -> str:
     return ""
 
 
+def _command(sub: argparse._SubParsersAction[_Parser], name: str, func: str, target: str | None, *, help: str,
+             description: str) -> _Parser:
+    """One command's parser: its ``name``, the function that runs it (``func``, ``<module>:<function>`` in
+    attest/cli/, imported by main() after parsing), its one-line ``help`` and ``description``, and its positional
+    ``target`` argument shown as that metavar (None: it takes none, or its own)."""
+    p = sub.add_parser(name, help=help, description=description)
+    if target is not None:
+        p.add_argument("target", metavar=target)
+    p.set_defaults(func=func)
+    return p
+
+
+def _add_level(p: argparse.ArgumentParser, what: str, default: str | None = None) -> None:
+    p.add_argument("--level", choices=LEVELS, default=default, help=what)
+
+
 def _add_table_options(p: argparse.ArgumentParser, *, version: bool = True) -> None:
     if version:
         group = p.add_mutually_exclusive_group()
@@ -168,30 +184,28 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     if want("digest"):
-        p = sub.add_parser("digest", help="print the v1 identity (BLAKE3 of canonical JSON) of a JSON document",
-                           description="Print the 64-hex v1 identity of the JSON document in FILE ('-' reads stdin).")
+        p = _command(sub, "digest", "digest:cmd_digest", None,
+                     help="print the v1 identity (BLAKE3 of canonical JSON) of a JSON document",
+                     description="Print the 64-hex v1 identity of the JSON document in FILE ('-' reads stdin).")
         p.add_argument("file", metavar="FILE.json")
         _add_json(p)
-        p.set_defaults(func="digest:cmd_digest")
 
     if want("schema"):
-        p = sub.add_parser("schema", help="print the rocky-manifest v0.1 JSON Schema as published by the reference",
-                           description="Print the rocky-manifest v0.1 JSON Schema (draft 2020-12) as published by the "
-                           "reference implementation (Apache-2.0; attest/schema/NOTICE).")
+        p = _command(sub, "schema", "schema:cmd_schema", None,
+                     help="print the rocky-manifest v0.1 JSON Schema as published by the reference",
+                     description="Print the rocky-manifest v0.1 JSON Schema (draft 2020-12) as published by the "
+                     "reference implementation (Apache-2.0; attest/schema/NOTICE).")
         _add_json(p, "print the schema compactly as one JSON object")
-        p.set_defaults(func="schema:cmd_schema")
 
     if want("verify"):
-        p = sub.add_parser(
-            "verify", help="verify a manifest file or a table version",
-            description="Verify a manifest file ('-' reads stdin), a standalone carrier directory, or a table "
-            "(a Delta path/URI or iceberg://<catalog>/<ns>.<table>). Exit 0 verified, 1 not verified (including "
-            "unattested and stale), 2 unreadable input or bad arguments.")
-        p.add_argument("target", metavar="MANIFEST.json|TABLE")
+        p = _command(sub, "verify", "verify:cmd_verify", "MANIFEST.json|TABLE",
+                     help="verify a manifest file or a table version",
+                     description="Verify a manifest file ('-' reads stdin), a standalone carrier directory, or a table "
+                     "(a Delta path/URI or iceberg://<catalog>/<ns>.<table>). Exit 0 verified, 1 not verified "
+                     "(including unattested and stale), 2 unreadable input or bad arguments.")
         p.add_argument("--artifacts-dir", metavar="DIR", help="directory holding the artifacts a manifest names")
-        p.add_argument("--level", choices=LEVELS, default=None,
-                       help="schema, files (tables) or bytes; default bytes where output hashes and files exist. "
-                       "Manifests: bytes needs --artifacts-dir")
+        _add_level(p, "schema, files (tables) or bytes; default bytes where output hashes and files exist. "
+                   "Manifests: bytes needs --artifacts-dir")
         _add_json(p)
         _add_trust(p)
         p.add_argument("--envelope", metavar="FILE", help="manifests: the signed envelope (default: "
@@ -204,44 +218,38 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from attest.cli.program_hash import add_verify_options
 
         add_verify_options(p)
-        p.set_defaults(func="verify:cmd_verify")
 
     if want("keygen"):
-        p = sub.add_parser("keygen", help="write a signing key pair (PEM) and print its key id",
-                           description="Write PREFIX.key (private, PKCS#8, mode 0600) and PREFIX.pub (public) and "
-                           "print the key id (SHA-256 of the public key's DER). Never overwrites. --encrypt "
-                           "encrypts the private key with the password in $ATTEST_SIGNING_KEY_PASSWORD.")
+        p = _command(sub, "keygen", "keys:cmd_keygen", None, help="write a signing key pair (PEM) and print its key id",
+                     description="Write PREFIX.key (private, PKCS#8, mode 0600) and PREFIX.pub (public) and print "
+                     "the key id (SHA-256 of the public key's DER). Never overwrites. --encrypt encrypts the private "
+                     "key with the password in $ATTEST_SIGNING_KEY_PASSWORD.")
         p.add_argument("--type", choices=("ed25519", "p256"), default="ed25519", help="key type (default ed25519)")
         p.add_argument("--out", required=True, metavar="PREFIX", help="write PREFIX.key and PREFIX.pub")
         p.add_argument("--encrypt", action="store_true", help="encrypt the private key ($ATTEST_SIGNING_KEY_PASSWORD)")
         _add_json(p)
-        p.set_defaults(func="keys:cmd_keygen")
 
     if want("show"):
-        p = sub.add_parser("show", help="print the standalone manifest a table carries",
-                           description="Print the reconstituted standalone manifest of a table version as JSON "
-                           "(pipe it to 'attest verify -'), or with --inputs the observed input list.")
-        p.add_argument("target", metavar="TABLE")
+        p = _command(sub, "show", "show:cmd_show", "TABLE", help="print the standalone manifest a table carries",
+                     description="Print the reconstituted standalone manifest of a table version as JSON (pipe it "
+                     "to 'attest verify -'), or with --inputs the observed input list.")
         p.add_argument("--inputs", action="store_true", help="print the observed inputs kept beside the attestation")
         _add_json(p, "print JSON on every path (an unattested table or an error is an object too)")
         _add_table_options(p)
         _add_catalog(p)
-        p.set_defaults(func="show:cmd_show")
 
     if want("lineage"):
-        p = sub.add_parser("lineage", help="walk a table version's upstream inputs and check each one",
-                           description="Print the lineage tree of a table version: each upstream version its "
-                           "attestation observed, whether that version is attested and verifies, and how strongly "
-                           "it was observed. A table's own earlier versions (appends, merges) are one node, each "
-                           "version checked; the unattested version its attestations start from is reported as "
-                           "pre-attestation history, not a failure. The last line says why the walk passed or failed. "
-                           "Exit 1 when any node does not verify.")
-        p.add_argument("target", metavar="TABLE")
+        p = _command(sub, "lineage", "lineage:cmd_lineage", "TABLE",
+                     help="walk a table version's upstream inputs and check each one",
+                     description="Print the lineage tree of a table version: each upstream version its attestation "
+                     "observed, whether that version is attested and verifies, and how strongly it was observed. A "
+                     "table's own earlier versions (appends, merges) are one node, each version checked; the "
+                     "unattested version its attestations start from is reported as pre-attestation history, not a "
+                     "failure. The last line says why the walk passed or failed. Exit 1 when any node does not verify.")
         p.add_argument("--depth", type=int, default=8,
                        help="how many tables upstream to walk (default 8; a table's own versions are one level; where "
                        "the walk is cut is shown)")
-        p.add_argument("--level", choices=LEVELS, default="files",
-                       help="how deeply each node is verified (default files)")
+        _add_level(p, "how deeply each node is verified (default files)", default="files")
         p.add_argument("--format", choices=("text", "json", "dot", "mermaid", "svg"), default=None,
                        help="text (default), json (as --json), dot (Graphviz), mermaid, or svg: a picture with nodes "
                        "coloured by verdict and edges labelled with the version read (docs/lineage.md)")
@@ -249,20 +257,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _add_trust(p, " on every node")
         _add_table_options(p)
         _add_catalog(p)
-        p.set_defaults(func="lineage:cmd_lineage")
 
     if want("audit"):
-        p = sub.add_parser("audit", help="verify many tables: everything under a folder or in a catalog",
-                           description="Verify every table a target stands for: a folder (every Delta table below "
-                           "it), iceberg://<catalog> (every table), iceberg://<catalog>/<namespace>, or single table "
-                           "references. One line per table (VERIFIED, STALE, COMPACTED, UNATTESTED, NOT VERIFIED, "
-                           "ERROR), a summary with a count per category; exit 0 when every table verified, 1 when any "
-                           "did not, 2 when any could not be checked.")
+        p = _command(sub, "audit", "audit:cmd_audit", None,
+                     help="verify many tables: everything under a folder or in a catalog",
+                     description="Verify every table a target stands for: a folder (every Delta table below it), "
+                     "iceberg://<catalog> (every table), iceberg://<catalog>/<namespace>, or single table references. "
+                     "One line per table (VERIFIED, STALE, COMPACTED, UNATTESTED, NOT VERIFIED, ERROR), a summary "
+                     "with a count per category; exit 0 when every table verified, 1 when any did not, 2 when any "
+                     "could not be checked.")
         p.add_argument("targets", nargs="*", metavar="TARGET",
                        help="a folder, a table, iceberg://<catalog>[/<namespace>]; with --catalog, a namespace or a "
                        "<namespace>.<table> (none: the whole catalog)")
-        p.add_argument("--level", choices=LEVELS, default=None,
-                       help="schema, files or bytes (default: bytes where output hashes exist)")
+        _add_level(p, "schema, files or bytes (default: bytes where output hashes exist)")
         _add_json(p, "print one JSON object with every table's report (same as --format json)")
         p.add_argument("--format", choices=("text", "json", "csv", "table"), default=None,
                        help="text (default: one line per table as it is checked), json, csv (one row per table version "
@@ -280,13 +287,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _add_table_options(p, version=False)
         _add_spark_options(p)
         _add_catalog(p)
-        p.set_defaults(func="audit:cmd_audit")
 
     if want("record"):
-        p = sub.add_parser("record", help="attest a table's latest data version",
-                           description="Attest the latest data version of TABLE (written by any engine). Exit 1 "
-                           "(superseded) when another commit keeps the attestation from being in force.")
-        p.add_argument("target", metavar="TABLE")
+        p = _command(sub, "record", "record:cmd_record", "TABLE", help="attest a table's latest data version",
+                     description="Attest the latest data version of TABLE (written by any engine). Exit 1 "
+                     "(superseded) when another commit keeps the attestation from being in force.")
         p.add_argument("--model", required=True, help="the model / target name (subject.model)")
         p.add_argument("--sql", help="the SQL text of the program")
         p.add_argument("--sql-file", metavar="F", help="a file holding the SQL text of the program")
@@ -317,21 +322,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _add_json(p, "print the result as JSON")
         _add_table_options(p, version=False)
         _add_catalog(p)
-        p.set_defaults(func="record:cmd_record")
 
     if want("publish"):
-        p = sub.add_parser("publish", help="Iceberg write-audit-publish: fast-forward main to a branch that verifies",
-                           description="Verify the head of BRANCH of an Iceberg table (its attestation, at --level, "
-                           "under --key/--policy) and only then fast-forward main to it. Refused (exit 1) when main "
-                           "moved since the branch forked (not_fast_forward) or the branch head does not verify.")
-        p.add_argument("target", metavar="iceberg://CATALOG/NS.TABLE")
+        p = _command(sub, "publish", "publish:cmd_publish", "iceberg://CATALOG/NS.TABLE",
+                     help="Iceberg write-audit-publish: fast-forward main to a branch that verifies",
+                     description="Verify the head of BRANCH of an Iceberg table (its attestation, at --level, under "
+                     "--key/--policy) and only then fast-forward main to it. Refused (exit 1) when main moved since "
+                     "the branch forked (not_fast_forward) or the branch head does not verify.")
         p.add_argument("--branch", required=True, metavar="NAME", help="the branch the job wrote and attested")
-        p.add_argument("--level", choices=LEVELS, default=None,
-                       help="schema, files or bytes (default: bytes where the attestation names files)")
+        _add_level(p, "schema, files or bytes (default: bytes where the attestation names files)")
         _add_trust(p)
         _add_json(p, "print the result as JSON")
         _add_catalog(p)
-        p.set_defaults(func="publish:cmd_publish")
 
     if want("program-hash"):
         from attest.cli.program_hash import add_parser as add_program_hash

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack
 
 from attest.errors import Code
 from attest.schema import validate
@@ -300,22 +300,23 @@ class _StatefulCarrier(FileHasher, Protocol):
         ...
 
 
-def verify_table(
-    carrier: _StatefulCarrier,
-    *,
-    version: str | int | None = None,
-    level: Level | None = None,
-    progress: Progress | None = None,
-    policy: TrustPolicy | None = None,
-    now: dt.datetime | None = None,
-    hasher: FileHasher | None = None,
-) -> Report:
-    """Verify a table version through its carrier (``policy``: judge its signature too, ``hasher``: hash its files
-    instead of the carrier, see ``verify_state``). A
+class VerifyOptions(TypedDict, total=False):
+    """How ``verify_table`` judges the version: ``verify_state``'s keywords, passed on as they are."""
+
+    level: Level | None
+    progress: Progress | None
+    policy: TrustPolicy | None
+    now: dt.datetime | None
+    hasher: FileHasher | None
+
+
+def verify_table(carrier: _StatefulCarrier, *, version: str | int | None = None,
+                 **options: Unpack[VerifyOptions]) -> Report:
+    """Verify a table version through its carrier, as ``verify_state`` judges it (``policy``: judge its signature
+    too, ``hasher``: hash its files instead of the carrier). A
     table given by path, URI or engine object is ``attest.verify(table)``'s (attest/api.py)."""
     if not callable(getattr(carrier, "state", None)):
         raise TypeError("verify_table takes a carrier (carriers.delta.DeltaCarrier(path), carriers.refs.open_table"
                         f"(ref)), not a {type(carrier).__name__}: for a path, URI, iceberg:// reference or engine "
                         "table use attest.verify(table)")
-    return verify_state(carrier.state(version), carrier, level=level, progress=progress, policy=policy, now=now,
-                        hasher=hasher)
+    return verify_state(carrier.state(version), carrier, **options)

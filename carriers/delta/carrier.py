@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 from urllib.parse import urlparse
 
 from attest import __version__
@@ -34,11 +34,10 @@ from attest.errors import (
 )
 from attest.fast import jsonscan
 from attest.identity.env import env_identity
-from attest.identity.inputs import ObservedInput
 from attest.numbers import is_digits, is_signed_digits
 from attest.tables import DataFile, Progress
 from attest.view import ReaderView, _file_encode, file_digest, json_safe
-from carriers.base import ContentReader, RecordRequest, WriteResult, program_of
+from carriers.base import AfterWrite, ContentReader, RecordRequest, WriteResult, after_write_request
 from carriers.core import AttestedTable, Changes, LiveVersion, Version, canonical_relative
 from carriers.delta.carriage import POINTER_DIR, SIDECAR_DIR, Carriage
 from carriers.delta.columns import add_columns
@@ -58,7 +57,6 @@ from carriers.storage.options import check_supported
 
 if TYPE_CHECKING:
     from attest.content import ContentDigest
-    from attest.signing.keys import Signer
     from carriers.base import Rewrite
 
 try:
@@ -646,29 +644,15 @@ def _describe(commits: Sequence[Commit]) -> str:
     return ", ".join(labels) + more
 
 
-def attest_after_write(
-    table: str | DeltaTable,
-    *,
-    model: str,
-    program_hash: str | None = None,
-    sql: str | None = None,
-    dialect: str | None = None,
-    inputs: Sequence[ObservedInput] = (),
-    run_id: str | None = None,
-    storage_options: dict[str, str] | None = None,
-    progress: Progress | None = None,
-    detached: bool = False,
-    replace: bool = False,
-    signer: Signer | None = None,
-) -> WriteResult:
+def attest_after_write(table: str | DeltaTable, *, model: str, storage_options: dict[str, str] | None = None,
+                       detached: bool = False, **fields: Unpack[AfterWrite]) -> WriteResult:
     """Attest the table's latest data version after an ordinary ``write_deltalake`` (or any engine's commit).
 
     The program is ``program_hash`` or, given ``sql``, its SQL program identity in ``dialect``. With ``signer``
-    (e.g. ``attest.signing.PemSigner.load("ci.key")``) the attestation is signed (docs/signing.md).
+    (e.g. ``attest.signing.PemSigner.load("ci.key")``) the attestation is signed (docs/signing.md). The other keywords
+    are AfterWrite's (carriers/base.py).
     """
-    program_hash = program_of(program_hash, sql, dialect)
-    carrier = DeltaCarrier(table, storage_options=storage_options, detached=detached)
-    return carrier.record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id, dialect=dialect,
-                          progress=progress, replace=replace, signer=signer)
+    request = after_write_request(model, fields)
+    return DeltaCarrier(table, storage_options=storage_options, detached=detached).record(request)
 
 

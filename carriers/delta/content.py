@@ -157,6 +157,11 @@ class DeltaContentReader:
                 table = parquet.read()
                 meta = parquet.metadata
                 footer = dict(meta.metadata or {})
+                indexes = None
+                if self.logged is not None:  # the page index and bloom filters too, as written (_check_footer)
+                    from carriers.content_store import read_parquet_indexes
+
+                    indexes = read_parquet_indexes(handle)
         except FileNotFoundError:
             return None
         except (OSError, pa.ArrowException) as exc:
@@ -172,7 +177,7 @@ class DeltaContentReader:
         if self.logged is not None:
             _check_statistics(f, table.num_rows, read, self.logged.get(f.path), (self.typed or {}).get(f.path) or {})
             _check_calendar(f, footer, read, int96)
-            _check_footer(f, meta, table)
+            _check_footer(f, meta, table, indexes)
         return digest
 
 
@@ -328,6 +333,17 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
             continue
         if mode == "id" and field.name not in partition_columns:
             _check_field_id(f, stored, physical, (doc.get("metadata") or {}).get("delta.columnMapping.id"))
+            if stored.get_field_index(physical) >= 0:
+                _check_nested_ids(f, stored.field(stored.get_field_index(physical)).type, doc.get("type"), physical)
+        if _nested_exists_default(doc.get("type")):
+            raise UnsupportedTableError(
+                f"column {field.name!r} has a nested field with an {_EXISTS_DEFAULT} (Spark fills a field a file lacks "
+                "with it, delta-rs with nulls): its rows have no one content")
+        if physical not in stored.names and _EXISTS_DEFAULT in (doc.get("metadata") or {}) \
+                and not (mapped and field.name in stored.names):
+            raise UnsupportedTableError(
+                f"{f.path} lacks column {field.name!r}, whose schema field has an {_EXISTS_DEFAULT}: Spark reads "
+                "the default in every row of it, delta-rs nulls (measured): its rows have no one content")
         if physical in stored.names:
             column = table.column(physical)
             target = _read_type(column.type, want, physical in int96)
@@ -360,6 +376,28 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
     if vector is not None:
         keep = (vector + [True] * (table.num_rows - len(vector)))[:table.num_rows]
     return digest_table(rows_table, columns, constants, keep=keep), arrays
+
+
+# Spark's column-default metadata (ResolveDefaultColumns): Spark's readers, Delta's included, fill a column (or
+# nested field) a file lacks with this value; delta-rs reads nulls. Delta's own DDL never writes it (only
+# CURRENT_DEFAULT, which affects writes), a hand-written schema can (measured with delta-spark 4.4: 7, delta-rs: null).
+_EXISTS_DEFAULT = "EXISTS_DEFAULT"
+
+
+def _nested_exists_default(t: Any) -> bool:
+    """Does a Delta schema type (JSON) hold a struct field, at any depth, whose metadata names an EXISTS_DEFAULT."""
+    if not isinstance(t, dict):
+        return False
+    kind = t.get("type")
+    if kind == "struct":
+        return any(_EXISTS_DEFAULT in ((fld.get("metadata") or {}) if isinstance(fld, dict) else {})
+                   or _nested_exists_default(fld.get("type") if isinstance(fld, dict) else None)
+                   for fld in t.get("fields") or [])
+    if kind == "array":
+        return _nested_exists_default(t.get("elementType"))
+    if kind == "map":
+        return _nested_exists_default(t.get("keyType")) or _nested_exists_default(t.get("valueType"))
+    return False
 
 
 _EXACT = ("int8", "int16", "int32", "int64", "uint", "decimal", "date32", "bool", "float")
@@ -481,13 +519,15 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
                                  f"files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
 
 
-def _check_footer(f: DataFile, meta: Any, table: pa.Table) -> None:
+def _check_footer(f: DataFile, meta: Any, table: pa.Table, indexes: Any = None) -> None:
     """A rewritten file's Parquet footer statistics held to its stored rows (``content_store.footer_problems``):
     delta-rs skips row groups by them whatever the log says (measured: a footer maximum of 1.0 over a NaN dropped the
     NaN row from ``x > 5``, ``x = NaN`` and ``x != 1.0`` under a log maximum of NaN), and so does Spark's reader."""
-    from carriers.content_store import StatisticsMismatch, footer_problems
+    from carriers.content_store import StatisticsMismatch, footer_problems, index_problems
 
     problems = footer_problems(meta, table, total_order=True)
+    if indexes is not None:
+        problems += index_problems(indexes, meta, table, total_order=True)
     if problems:
         raise StatisticsMismatch(f"{f.path}, added by a rewrite, has Parquet footer statistics that misstate its rows "
                                  f"— readers skip row groups by them: {'; '.join(problems[:3])}")
@@ -527,7 +567,7 @@ def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any
                 code=Code.CONTENT_CHANGED, path=f.path)
 
 
-def _check_field_id(f: DataFile, stored: pa.Schema, physical: str, wanted: Any) -> None:
+def _check_field_id(f: DataFile, stored: pa.Schema, physical: str, wanted: Any, *, where: str = "") -> None:
     """Column mapping by id: Spark resolves a file's columns by their Parquet field ids, delta-rs by name. A file whose
     field ids do not name the same columns as its names (or that has none) is read differently by the two: refused."""
     by_id: dict[str, str] = {}
@@ -536,12 +576,40 @@ def _check_field_id(f: DataFile, stored: pa.Schema, physical: str, wanted: Any) 
         if raw is not None:
             if raw.decode() in by_id:  # one id given to two columns: which one a reader by id takes is its own
                 raise UnsupportedTableError(f"{f.path}: field id {raw.decode()} names two columns, "
-                                            f"{by_id[raw.decode()]!r} and {field.name!r}")
+                                            f"{where}{by_id[raw.decode()]!r} and {where}{field.name!r}")
             by_id[raw.decode()] = field.name
     if (physical in stored.names or str(wanted) in by_id) and by_id.get(str(wanted)) != physical:
         raise UnsupportedTableError(
-            f"{f.path}: the column with field id {wanted} is {by_id.get(str(wanted))!r}, the column named "
-            f"{physical!r} is another: Spark reads columns of id-mapped tables by field id, delta-rs by name")
+            f"{f.path}: the column with field id {wanted} is {where}{by_id.get(str(wanted))!r}, the column named "
+            f"{where}{physical!r} is another: Spark reads columns of id-mapped tables by field id, delta-rs by name")
+
+
+def _check_nested_ids(f: DataFile, stored: pa.DataType, doc: Any, where: str) -> None:
+    """``_check_field_id`` for the fields nested in a column of an id-mapped table (``stored``: its type in the file,
+    ``doc``: its type in the Delta schema): Spark resolves struct fields by their Parquet field ids at every depth,
+    delta-rs by physical name (measured: a file whose two struct fields carry each other's ids read swapped in
+    Spark, as written in delta-rs — VERIFIED before)."""
+    import pyarrow as pa
+
+    if not isinstance(doc, dict):
+        return
+    kind = doc.get("type")
+    if kind == "struct" and pa.types.is_struct(stored):
+        children = pa.schema([stored.field(i) for i in range(stored.num_fields)])
+        for child in doc.get("fields") or []:
+            if not isinstance(child, dict):
+                continue
+            meta = child.get("metadata") or {}
+            physical = str(meta.get("delta.columnMapping.physicalName") or child.get("name"))
+            _check_field_id(f, children, physical, meta.get("delta.columnMapping.id"), where=f"{where}.")
+            if children.get_field_index(physical) >= 0:
+                _check_nested_ids(f, children.field(children.get_field_index(physical)).type, child.get("type"),
+                                  f"{where}.{physical}")
+    elif kind == "array" and (pa.types.is_list(stored) or pa.types.is_large_list(stored)):
+        _check_nested_ids(f, stored.value_type, doc.get("elementType"), f"{where}.element")
+    elif kind == "map" and pa.types.is_map(stored):
+        _check_nested_ids(f, stored.key_type, doc.get("keyType"), f"{where}.key")
+        _check_nested_ids(f, stored.item_type, doc.get("valueType"), f"{where}.value")
 
 
 def rewrites_between(carrier: DeltaCarrier, attested: Version, version: Version) -> list[Rewrite] | None:

@@ -9,19 +9,31 @@ and answers ``carried_by`` (one snapshot) and ``_find`` (the attestation in forc
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from attest.errors import Code, Problem
+from attest.canonical import blake3_hex
+from attest.errors import AttestError, Code, Problem
 from attest.numbers import is_digits, is_signed_digits
 from carriers import properties as props
-from carriers.core import Carried, Version
-from carriers.iceberg.kept import Kept, is_kept_location, parse_puffin
+from carriers.core import Carried, KeptCopyMismatch, Version
+from carriers.iceberg.kept import (
+    MAX_WHOLE_BLOB_BYTES,
+    BlobRef,
+    PuffinIndex,
+    blob_chunks,
+    blob_digest,
+    is_kept_location,
+    read_footer,
+    sidecar_keys,
+)
 from carriers.iceberg.summaries import changed_no_file as _changed_no_file
 from carriers.iceberg.summaries import operation as _operation
 from carriers.iceberg.summaries import summary as _summary
-from carriers.storage.base import local_path_of
+from carriers.storage.base import Ranged, local_path_of
+from carriers.storage.errors import StoreReadError
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
@@ -31,6 +43,8 @@ if TYPE_CHECKING:
     from carriers.storage.base import Storage
 
 __all__ = ["Carriage"]
+
+_T = TypeVar("_T")
 
 SIDECAR_DIR = "recipe_attest"
 POINTER_DIR = f"{SIDECAR_DIR}/snapshots"
@@ -67,7 +81,8 @@ class Carriage:
 
     table: Table
     storage: Storage
-    _kept_cache: dict[str, Kept | None]
+    _kept_cache: dict[str, PuffinIndex | None]
+    _kept_verified: dict[tuple[str, int, int, str], bool]
 
     if TYPE_CHECKING:
         def snapshot_index(self) -> SnapshotIndex: ...
@@ -232,56 +247,127 @@ class Carriage:
         return carried
 
     # ---- attestations table maintenance keeps (carriers/iceberg/kept.py) ----------------------------------------
-    def _kept_files(self, snapshot_id: int | None = None) -> list[tuple[Any, Kept | None]]:
-        """(statistics entry, what its file holds) for every entry naming one of our kept Puffin files (of
-        ``snapshot_id`` only, when given). Only ``<metadata dir>/recipe_attest/<blake3>.puffin`` is ever read."""
-        found: list[tuple[Any, Kept | None]] = []
+    # Read by ranges, never whole: the footer once (cached), then only the blob wanted, in pieces.
+    def _kept_files(self, snapshot_id: int | None = None) -> list[tuple[Any, str, PuffinIndex | None]]:
+        """(statistics entry, its name under the root, what its footer names) for every entry naming one of our kept
+        Puffin files (of ``snapshot_id`` only, when given). Only ``<metadata dir>/recipe_attest/<blake3>.puffin`` is
+        ever read."""
+        found: list[tuple[Any, str, PuffinIndex | None]] = []
         for entry in self.table.metadata.statistics:
             if snapshot_id is not None and entry.snapshot_id != snapshot_id:
                 continue
             path = str(entry.statistics_path)
             if not self._is_kept(path):
                 continue
+            rel = f"{SIDECAR_DIR}/{path.rsplit('/', 1)[1]}"
             if path not in self._kept_cache:
-                try:
-                    data = self.storage.read(f"{SIDECAR_DIR}/{path.rsplit('/', 1)[1]}")
-                except OSError:
-                    data = None
-                self._kept_cache[path] = None if data is None else parse_puffin(data)
-            found.append((entry, self._kept_cache[path]))
+                self._kept_cache[path] = self._read_kept(rel, lambda opened: read_footer(opened.size, opened.read))
+            found.append((entry, rel, self._kept_cache[path]))
         return found
+
+    def _read_kept(self, rel: str, how: Callable[[Ranged], _T]) -> _T | None:
+        """``how`` applied to the kept file ``rel`` opened for ranged reads; None when it is absent or cannot be
+        read (a store's coded failure is raised as it is)."""
+        try:
+            opened = self.storage.open_ranged(rel)
+            if opened is None:
+                return None
+            with opened:
+                return how(opened)
+        except StoreReadError as exc:
+            raise exc.error from None
+        except (OSError, ValueError):
+            return None
 
     def _is_kept(self, location: str) -> bool:
         # Spark writes file:/x, a catalog may give pyiceberg file:///x: the same local file.
         return is_kept_location(_comparable(location), _comparable(self._metadata_dir()), SIDECAR_DIR)
 
     def _kept_copy(self, digest: str) -> bytes | None:
-        for _entry, kept in self._kept_files():
-            if kept is not None and digest in kept.blobs:
-                return kept.blobs[digest]
+        """The bytes of the first of our blobs recorded under ``digest`` that hash to it (an envelope, a companion
+        file: their readers take bytes), read by range."""
+        for _entry, rel, index in self._kept_files():
+            for blob in [] if index is None else index.with_digest(digest):
+                if blob.length > MAX_WHOLE_BLOB_BYTES:
+                    continue
+                data = self._read_kept(rel, functools.partial(_whole_blob, blob=blob))
+                if data is not None and blake3_hex(data) == digest:
+                    return data
+        return None
+
+    def _kept_chunks(self, digest: str) -> Iterator[Iterator[bytes]]:
+        """Each of our blobs recorded under ``digest``, as pieces read by range while they are taken; a blob whose
+        bytes do not hash to it ends in KeptCopyMismatch (the caller takes the next)."""
+        for _entry, rel, index in self._kept_files():
+            if index is None:
+                continue
+            for blob in index.with_digest(digest):
+                yield self._verified_blob(rel, blob, index.size)
+
+    def _verified_blob(self, rel: str, blob: BlobRef, size: int) -> Iterator[bytes]:
+        from blake3 import blake3
+
+        try:
+            opened = self.storage.open_ranged(rel)
+        except AttestError as exc:  # the store's coded failure, passed through the parser as a read failure
+            raise StoreReadError(exc) from None
+        if opened is None:
+            raise KeptCopyMismatch(f"{rel} is gone")
+        with opened:
+            if opened.size != size:
+                raise KeptCopyMismatch(f"{rel} changed since its footer was read")
+            hasher = blake3()
+            for chunk in blob_chunks(opened.read, blob):
+                hasher.update(chunk)
+                yield chunk
+        if hasher.hexdigest() != blob.digest:
+            raise KeptCopyMismatch(f"a blob of {rel} does not hash to the BLAKE3 recorded for it")
+
+    def _kept_sidecar(self, rel: str, index: PuffinIndex) -> BlobRef | None:
+        """The first sidecar blob of a kept file whose bytes hash to the BLAKE3 recorded for it (hashed by range, in
+        pieces; each blob once)."""
+        for blob in index.sidecars():
+            key = (rel, blob.offset, blob.length, blob.digest)
+            if key not in self._kept_verified:
+                got = self._read_kept(rel, functools.partial(_blob_digest, blob=blob))
+                self._kept_verified[key] = got == blob.digest
+            if self._kept_verified[key]:
+                return blob
         return None
 
     def _kept_carried(self, snapshot: Snapshot) -> Carried | None:
         """The attestation of ``snapshot`` kept in a statistics file registered for it: it must bind that very
         snapshot (copied to another snapshot's entry, or re-pointed, it is tampered)."""
         own = snapshot.snapshot_id
-        kept = [(e, k) for e, k in self._kept_files(own) if k is not None and k.keys]
+        kept: list[tuple[Any, BlobRef]] = []
+        for entry, rel, index in self._kept_files(own):
+            blob = None if index is None else self._kept_sidecar(rel, index)
+            if blob is not None and sidecar_keys(blob):
+                kept.append((entry, blob))
         if not kept:
             return None
         where = f"statistics file of snapshot {own}"
         if len(kept) > 1:
-            return Carried(keys=dict(kept[0][1].keys), where=where, problems=(Problem(
+            return Carried(keys=sidecar_keys(kept[0][1]), where=where, problems=(Problem(
                 Code.CARRIER_TAMPERED, f"snapshot {own} has {len(kept)} statistics files (the spec allows one)"),))
-        keys = dict(kept[0][1].keys)
+        keys = sidecar_keys(kept[0][1])
         binding = _binding_key(keys)
         problems: tuple[Problem, ...] = ()
         if binding != str(own) or kept[0][1].snapshot_id != own or \
-                keys.get(props.KEY_SIDECAR_HASH) != kept[0][1].sidecar_digest:
+                keys.get(props.KEY_SIDECAR_HASH) != kept[0][1].digest:
             problems = (Problem(Code.CARRIER_TAMPERED, f"the statistics file registered for snapshot {own} holds an "
                                 f"attestation bound to {binding if binding is not None else 'nothing'}, not to {own}"),)
         return Carried(keys=keys, where=where, problems=problems,
                        note=f"attestation kept in the statistics file of snapshot {own} (the snapshot whose summary "
                        "carried it has expired)")
+
+
+def _whole_blob(opened: Ranged, blob: BlobRef) -> bytes:
+    return opened.read(blob.offset, blob.length)
+
+
+def _blob_digest(opened: Ranged, blob: BlobRef) -> str:
+    return blob_digest(opened.read, blob)
 
 
 def _comparable(uri: str) -> str:

@@ -26,7 +26,7 @@ import dataclasses
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from attest import __version__
 from attest.build import PRODUCER_NAME
@@ -46,13 +46,22 @@ from attest.model import Manifest
 from attest.numbers import is_signed_digits
 from attest.tables import Attestation, ContentCheck, DataFile, Progress
 from attest.view import ReaderView, json_safe
-from carriers.base import ContentReader, RecordRequest, Rewrite, WriteResult, program_of
+from carriers.base import (
+    AfterWrite,
+    ContentReader,
+    RecordRequest,
+    Rewrite,
+    WriteOptions,
+    WriteResult,
+    after_write_request,
+    keywords_of,
+)
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
 from carriers.iceberg.carriage import POINTER_DIR, SIDECAR_DIR, Carriage, _attestation_only, _comparable, _Found
 from carriers.iceberg.catalogs import guard, reading_io, storage_keys
 from carriers.iceberg.commit import SUMMARY_BUDGET, FollowUpCommit
 from carriers.iceberg.deletes import ListedManifest, Planned, applicability, path_bound
-from carriers.iceberg.kept import Kept
+from carriers.iceberg.kept import PuffinIndex
 from carriers.iceberg.manifests import ManifestReader, _canonical_uri, _plain
 from carriers.iceberg.summaries import changed_no_file as _changed_no_file
 from carriers.iceberg.summaries import operation as _operation
@@ -77,7 +86,6 @@ if TYPE_CHECKING:
     from pyiceberg.table.snapshots import Snapshot
 
     from attest.content import ContentDigest
-    from attest.signing.keys import Signer
 
 __all__ = [
     "SIDECAR_DIR",
@@ -211,7 +219,8 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         self._read_as_the_catalog_says()
         self.storage = FileIOStorage(self._metadata_dir(), table.io)
         self._live_cache: dict[tuple[int, str], LiveVersion] = {}
-        self._kept_cache: dict[str, Kept | None] = {}
+        self._kept_cache: dict[str, PuffinIndex | None] = {}
+        self._kept_verified: dict[tuple[str, int, int, str], bool] = {}
         self._index: SnapshotIndex | None = None
         # Why a file's content digest was left out (carriers/iceberg/content.py), by DataFile.path.
         self.content_problems: dict[str, AttestError] = {}
@@ -221,6 +230,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         """Open ``<namespace>.<table>`` in the catalog pyiceberg's own configuration names ``catalog``
         (.pyiceberg.yaml, PYICEBERG_CATALOG__<NAME>__* variables)."""
         from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+        from pyiceberg.exceptions import ValidationError as PyicebergValidationError
 
         from carriers.iceberg.catalogs import load_catalog  # the table's metadata never picks the code run here
 
@@ -239,6 +249,8 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             raise _catalog_database_error(catalog, exc) from None
         try:
             table = cat.load_table(identifier)
+        except PyicebergValidationError as exc:
+            raise _metadata_refused(identifier, exc) from None
         except (NoSuchTableError, NoSuchNamespaceError) as exc:
             raise TableNotFoundError(f"no Iceberg table {identifier!r} in catalog {catalog!r}") from exc
         except (OSError, ValueError) as exc:  # the FileIO's store refused or cannot be used: coded, redacted
@@ -301,12 +313,18 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
 
         self._live_cache.clear()
         self._kept_cache.clear()
+        self._kept_verified.clear()
         self._index = None
         if not isinstance(self.table, StaticTable):  # a metadata file named by the user is that one version
             self.refresh()
 
     def refresh(self) -> None:
-        self.table.refresh()
+        from pyiceberg.exceptions import ValidationError as PyicebergValidationError
+
+        try:
+            self.table.refresh()
+        except PyicebergValidationError as exc:
+            raise _metadata_refused(".".join(self.table.name()), exc) from None
         self._index = None
         self._read_as_the_catalog_says()
         self.storage = FileIOStorage(self._metadata_dir(), self.table.io)
@@ -608,6 +626,13 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
 
         return file_content_digests(self, version, files, progress=progress, statistics=statistics)
 
+    def content_row_ids(self, version: Version) -> str | None:
+        """See AttestedTable.content_row_ids: readers of a format v3 table get each row's ``_row_id`` and
+        ``_last_updated_sequence_number`` (row lineage), folded into its digests (carriers/iceberg/content.py)."""
+        from carriers.iceberg.content import ROW_LINEAGE_MARKER, row_lineage
+
+        return ROW_LINEAGE_MARKER if row_lineage(self.table.metadata.format_version) else None
+
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         from carriers.iceberg.rewrites import rewrites_between
 
@@ -685,16 +710,16 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             return kwargs
         return {**kwargs, "version": str(self._data_snapshot(snap).snapshot_id)}
 
-    def write(self, manifest: Manifest, **kwargs: Any) -> WriteResult:
-        kwargs = self._data_of(kwargs)
-        version = kwargs.get("version")
+    def write(self, manifest: Manifest, **options: Unpack[WriteOptions]) -> WriteResult:
+        keywords_of(WriteOptions, options, "write")
+        version = self._data_of({"version": options.get("version")})["version"]
         current = self.head()
         if version is not None and current is not None and not self.writes_detached and \
                 str(version) not in (str(current.snapshot_id), str(self._data_snapshot(current).snapshot_id)):
             raise UnsupportedTableError(
                 f"Iceberg summaries are written at commit: only the current snapshot {current.snapshot_id} can be "
                 f"attested after the fact, not snapshot {version} (detached mode can)")
-        return super().write(manifest, **kwargs)
+        return super().write(manifest, **{**options, "version": version})
 
 
 def planned_file(data_file: DataFile, df: Mapping[str, Any]) -> Planned:
@@ -746,31 +771,19 @@ def _carrier(table: Table | IcebergCarrier) -> IcebergCarrier:
     return table if isinstance(table, IcebergCarrier) else IcebergCarrier(table)
 
 
-def attest_after_write(
-    table: Table | IcebergCarrier,
-    *,
-    model: str,
-    program_hash: str | None = None,
-    sql: str | None = None,
-    dialect: str | None = None,
-    inputs: Sequence[ObservedInput] = (),
-    run_id: str | None = None,
-    progress: Progress | None = None,
-    replace: bool = False,
-    signer: Signer | None = None,
-    branch: str | None = None,
-) -> WriteResult:
+def attest_after_write(table: Table | IcebergCarrier, *, model: str, branch: str | None = None,
+                       **fields: Unpack[AfterWrite]) -> WriteResult:
     """Attest the table's current snapshot after an ordinary commit (pyiceberg append/overwrite, Spark, ...).
 
-    ``branch``: attest the head of that branch instead of main's (write-audit-publish). ``signer``: sign the
-    attestation (docs/signing.md)."""
-    program_hash = program_of(program_hash, sql, dialect)
+    ``branch``: attest the head of that branch instead of main's (write-audit-publish). The program is
+    ``program_hash`` or, given ``sql``, its SQL program identity in ``dialect``; ``signer``: sign the attestation
+    (docs/signing.md); the other keywords are AfterWrite's (carriers/base.py)."""
+    request = after_write_request(model, fields)
     carrier = _carrier(table)
     if branch is not None and branch != (carrier.branch or "main"):
         carrier = IcebergCarrier(carrier.table, catalog_name=carrier.catalog_name, detached=carrier.detached,
                                  allow_external=carrier.allow_external, branch=branch)
-    return carrier.record(model=model, program_hash=program_hash, inputs=inputs, run_id=run_id,
-                          dialect=dialect, progress=progress, replace=replace, signer=signer)
+    return carrier.record(request)
 
 
 # ---- tags ----------------------------------------------------------------------------------------------------------
@@ -811,3 +824,16 @@ def _catalog_database_error(catalog: str, exc: BaseException) -> TableReferenceE
                 "and four before an absolute one (sqlite:////abs/path/cat.db), and its folder must exist")
     return TableReferenceError(f"Iceberg catalog {catalog!r}: its SQL database cannot be opened ({text}); check the "
                                f"catalog's uri in .pyiceberg.yaml or PYICEBERG_CATALOG__{catalog.upper()}__URI{hint}")
+
+
+def _metadata_refused(identifier: str, exc: BaseException) -> AttestError:
+    """pyiceberg's refusal of a table's metadata (``pyiceberg.exceptions.ValidationError``) as a coded error: a type
+    it does not know (``variant``, ``geometry``, ``geography``, ``unknown``: Iceberg v3 types Spark writes) is
+    ``unsupported_table`` — its rows are not read here, so nothing about them is claimed — anything else
+    ``table_unreadable``. It was an internal error."""
+    text = " ".join(str(exc).split())[:300]
+    if "unsupported field type" in text.lower():
+        return AttestError(f"Iceberg table {identifier}: pyiceberg cannot read its schema ({text}): a column type "
+                           "this release does not read is not verified", code=Code.UNSUPPORTED_TABLE)
+    return AttestError(f"Iceberg table {identifier}: pyiceberg cannot read its metadata ({text})",
+                       code=Code.TABLE_UNREADABLE)

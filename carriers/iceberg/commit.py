@@ -9,15 +9,15 @@ The Puffin file keeping the attestation (carriers/iceberg/kept.py) is written an
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from attest.errors import CarrierError, SupersededError
+from attest.errors import CarrierError, Code, SupersededError
 from attest.model import Manifest
 from carriers import properties as props
 from carriers.core import Version
 from carriers.iceberg.carriage import SIDECAR_DIR
-from carriers.iceberg.kept import build_puffin, kept_name
+from carriers.iceberg.kept import ENVELOPE_BLOB, KEPT_SUFFIX, SIDECAR_BLOB, PendingBlob, PuffinStream, kept_name
 from carriers.retry import retry
 
 if TYPE_CHECKING:
@@ -58,43 +58,104 @@ class FollowUpCommit:
         def _envelope_rel(self, digest: str) -> str: ...
         def _write_pointer(self, version_id: str, keys: Mapping[str, str]) -> None: ...
 
-    def _companions(self, sidecar: bytes) -> list[bytes]:
-        """The content-digest companion files the sidecar names (carriers/content_store.py), to keep in its Puffin
-        file: remove_orphan_files deletes them at their own path (no metadata references them). Up to the bound."""
-        from carriers.content_store import companion_rel
-        from carriers.iceberg.kept import MAX_CONTENT_BYTES
+    def _content_binding(self, sidecar_rel: str) -> Any:
+        """The sidecar's ``content`` binding (None: none), read from the start of the document only: ``content``
+        sorts before ``files`` in canonical JSON, so the file list is never read (carriers/sidecar.py
+        ``leading_members``). A document that does not read so (never one written here) is read whole, as before."""
+        from carriers.sidecar import leading_members
 
+        pieces = self.storage.read_chunks(sidecar_rel, 64 << 10)
+        if pieces is None:
+            raise CarrierError(f"the sidecar {sidecar_rel} just written cannot be read back")
         try:
-            content = json.loads(sidecar).get("content") or {}
+            head = leading_members(pieces, "content")
+        finally:
+            close = getattr(pieces, "close", None)
+            if close is not None:
+                close()
+        if head is not None:
+            return head.get("content")
+        data = self.storage.read(sidecar_rel)
+        if data is None:
+            raise CarrierError(f"the sidecar {sidecar_rel} just written cannot be read back")
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            return None
+        return doc.get("content") if isinstance(doc, dict) else None
+
+    def _companions(self, sidecar_rel: str) -> list[PendingBlob]:
+        """The content-digest companion files the sidecar names (carriers/content_store.py), to keep in its Puffin
+        file: remove_orphan_files deletes them at their own path (no metadata references them). Up to the bound,
+        each taken by its size (``open_ranged``) and copied in pieces when the Puffin file is written."""
+        from carriers.content_store import companion_rel
+        from carriers.iceberg.kept import CONTENT_BLOB, MAX_CONTENT_BYTES
+
+        content = self._content_binding(sidecar_rel) or {}
+        try:
             names = [d for d in content.get("digests") or [] if isinstance(d, str)]
-        except (ValueError, AttributeError):
+        except AttributeError:
             return []
-        out: list[bytes] = []
+        out: list[PendingBlob] = []
         size = 0
         for digest in names:
-            data = self.storage.read(companion_rel(cast("AttestedTable", self), digest))
-            if data is None or size + len(data) > MAX_CONTENT_BYTES:
+            rel = companion_rel(cast("AttestedTable", self), digest)
+            opened = self.storage.open_ranged(rel)
+            if opened is None:
                 continue
-            size += len(data)
-            out.append(data)
+            with opened:
+                length = opened.size
+            if size + length > MAX_CONTENT_BYTES:
+                continue
+            size += length
+            out.append(PendingBlob(CONTENT_BLOB, self._pieces(rel, length), {}))
         return out
+
+    def _pieces(self, rel: str, length: int | None = None,
+                digest: str | None = None) -> Callable[[], Iterator[bytes]]:
+        """The bytes of ``rel`` in pieces, read when taken: ``length`` and ``digest`` (when given) are what they were
+        when the Puffin file was planned; other bytes by then are refused (sidecar_mismatch), before it is
+        published."""
+        from blake3 import blake3
+
+        def pieces() -> Iterator[bytes]:
+            chunks = self.storage.read_chunks(rel)
+            if chunks is None:
+                raise CarrierError(f"{rel} disappeared while it was being kept", code=Code.SIDECAR_MISMATCH, path=rel)
+            hasher = blake3()
+            got = 0
+            for chunk in chunks:
+                got += len(chunk)
+                if digest is not None:
+                    hasher.update(chunk)
+                yield chunk
+            if (length is not None and got != length) or (digest is not None and hasher.hexdigest() != digest):
+                raise CarrierError(f"{rel} changed while it was being kept", code=Code.SIDECAR_MISMATCH, path=rel)
+
+        return pieces
 
     def kept_statistics(self, tx: Any, keys: Mapping[str, str], *, attested: int, carrier: int,
                         sequence_number: int) -> None:
         """Write the Puffin file keeping this attestation (before the commit) and register it in ``tx`` for the
-        attested snapshot (unless another producer's statistics are registered there) and the carrier snapshot."""
+        attested snapshot (unless another producer's statistics are registered there) and the carrier snapshot.
+
+        The file is written in pieces (``PuffinStream``; published as sidecars are, ``Storage.write_once_stream``
+        under ``<sidecar blake3>.puffin``): the sidecar and the companion files are copied a piece at a time, never
+        held whole. Its bytes are the ones ``build_puffin`` gives for the same blobs."""
         from pyiceberg.table.statistics import StatisticsFile
 
-        sidecar = self.storage.read(keys[props.KEY_SIDECAR_PATH])
-        if sidecar is None:
-            raise CarrierError(f"the sidecar {keys[props.KEY_SIDECAR_PATH]} just written cannot be read back")
+        sidecar_rel = keys[props.KEY_SIDECAR_PATH]
+        content = self._companions(sidecar_rel)  # raises when the sidecar cannot be read back
         envelope = None
         if keys.get(props.KEY_ENVELOPE):
             envelope = self.storage.read(self._envelope_rel(keys[props.KEY_ENVELOPE]))
-        data, footer = build_puffin(sidecar=sidecar, keys=keys, envelope=envelope, snapshot_id=attested,
-                                    sequence_number=sequence_number, content=self._companions(sidecar))
-        rel = f"{SIDECAR_DIR}/{kept_name(keys[props.KEY_SIDECAR_HASH])}"
-        self.storage.write_once(rel, data)
+        blobs = [PendingBlob(SIDECAR_BLOB, self._pieces(sidecar_rel, digest=keys[props.KEY_SIDECAR_HASH]), keys)]
+        if envelope is not None:
+            blobs.append(PendingBlob(ENVELOPE_BLOB, lambda: (envelope,), {}))
+        stream = PuffinStream([*blobs, *content], snapshot_id=attested, sequence_number=sequence_number)
+        rel, _ = self.storage.write_once_stream(SIDECAR_DIR, KEPT_SUFFIX, stream,
+                                                name=kept_name(keys[props.KEY_SIDECAR_HASH]))
+        assert stream.size is not None and stream.footer_size is not None  # the stream was taken to its end
         location = f"{self._metadata_dir()}/{rel}"
         meta = tx.table_metadata
         update = tx.update_statistics()
@@ -103,8 +164,8 @@ class FollowUpCommit:
             if any(not self._is_kept(str(e.statistics_path)) for e in there):
                 continue  # another producer's statistics of that snapshot are not replaced
             update.set_statistics(StatisticsFile.model_validate({
-                "snapshot-id": snapshot_id, "statistics-path": location, "file-size-in-bytes": len(data),
-                "file-footer-size-in-bytes": footer, "blob-metadata": []}))
+                "snapshot-id": snapshot_id, "statistics-path": location, "file-size-in-bytes": stream.size,
+                "file-footer-size-in-bytes": stream.footer_size, "blob-metadata": []}))
         update.commit()
 
     def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:

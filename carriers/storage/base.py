@@ -4,6 +4,7 @@ locations; content-addressed writes that never replace different bytes (a condit
 
 from __future__ import annotations
 
+import contextlib
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -13,11 +14,17 @@ from urllib.parse import unquote, urlparse
 
 from attest.errors import AttestError, CarrierError, Code
 from carriers.atomic import link_if_absent, write_once_local, write_once_local_stream
-from carriers.storage.errors import ConditionalPutUnsupported, coded, is_panic
+from carriers.storage.errors import ConditionalPutUnsupported, StoreReadError, coded, is_panic
 from carriers.storage.options import scheme_of
 
 # Names under a carrier root (sidecars, pointers, log files) are untrusted input: read at most this much.
 MAX_NAME_BYTES = 1 << 30
+# Content-addressed writes on object stores given in pieces (write_once_stream): up to STREAM_PUT_MIN bytes are one
+# conditional PUT (held whole, as before); larger ones a multipart upload of PUT_PART bytes a part, PUT_CONCURRENCY
+# parts in flight (S3's smallest part is 5 MiB), so memory stays near PUT_PART * PUT_CONCURRENCY whatever the size.
+STREAM_PUT_MIN = 8 << 20
+PUT_PART = 5 << 20
+PUT_CONCURRENCY = 2
 _T = TypeVar("_T")
 
 
@@ -30,6 +37,10 @@ def open_object_store(root: str, config: Mapping[str, str], client: Mapping[str,
     url = root
     if scheme_of(root) == "s3a":
         url = "s3" + root[3:]
+    config = dict(config)
+    if scheme_of(root) in ("s3", "s3a", "s3n") and not any(k.lower().endswith("copy_if_not_exists") for k in config):
+        # S3's "copy if not exists" (write_once_stream's publish): a multipart copy completed with If-None-Match: *.
+        config["aws_copy_if_not_exists"] = "multipart"
     try:
         return from_url(url, config=dict(config), client_options=dict(client))  # type: ignore[call-overload]
     except Exception:
@@ -47,6 +58,43 @@ def check_name(rel: str) -> str:
         raise CarrierError(f"{rel!r} is not a plain relative name under the carrier root",
                            code=Code.CARRIER_TAMPERED, path=rel)
     return rel
+
+
+class Ranged:
+    """An object read by ranges: its size when opened, and exact reads inside it. A read outside the object is a
+    ValueError (callers check untrusted offsets first), a short one an OSError (the object changed while read)."""
+
+    def __init__(self, size: int, read_at: Callable[[int, int], bytes], close: Callable[[], None]) -> None:
+        self.size = size
+        self._read_at = read_at
+        self._close = close
+
+    def read(self, offset: int, length: int) -> bytes:
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise ValueError(f"bytes {offset}..{offset + length} are outside an object of {self.size} bytes")
+        data = self._read_at(offset, length) if length else b""
+        if len(data) != length:
+            raise OSError(f"{length} bytes asked at {offset}, {len(data)} read: the object changed while read")
+        return data
+
+    def chunks(self, offset: int, length: int, piece: int = 1 << 20) -> Iterator[bytes]:
+        """Bytes ``offset``..``offset + length`` in pieces of ``piece`` bytes, read as they are taken."""
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise ValueError(f"bytes {offset}..{offset + length} are outside an object of {self.size} bytes")
+        end = offset + length
+        while offset < end:
+            step = min(piece, end - offset)
+            yield self.read(offset, step)
+            offset += step
+
+    def close(self) -> None:
+        self._close()
+
+    def __enter__(self) -> Ranged:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
 
 def local_path_of(location: str, *, decode: bool = True) -> str | None:
@@ -105,41 +153,230 @@ class Storage(ABC):
         return self._remote(self._read_remote, rel)
 
     def read_chunks(self, rel: str, size: int = 1 << 20) -> Iterator[bytes] | None:
-        """The bytes of a name under the root in pieces of ``size`` bytes, or None when it does not exist: a local
-        file is read a piece at a time as the pieces are taken (never held whole); elsewhere it is read whole
-        (``read``) and given in pieces."""
+        """The bytes of a name under the root in pieces of about ``size`` bytes, or None when it does not exist,
+        never held whole: a local file is read a piece at a time as the pieces are taken; an object on a store is
+        one streamed GET through obstore where the options map to an obstore store (``_object_store``), else read
+        through the engine's input stream a piece at a time. Whether it exists is asked at once; a store failure
+        while the pieces are taken is a ``StoreReadError`` (an OSError carrying the coded failure)."""
         if self.local_root is not None:
             path = self.local_path(rel)
             real = os.path.realpath(path)
             if not (real + "/").startswith(str(self.local_root) + "/"):
                 return None  # as read: a symlink never leads a reader out of the carrier root
             return _chunks_regular(Path(real), size)
-        data = self.read(rel)
+        return self._remote(lambda name: self._remote_chunks(name, size), rel)
+
+    def _remote_chunks(self, rel: str, size: int) -> Iterator[bytes] | None:
+        store = self._read_store(rel)
+        if store is not None:
+            import obstore
+            from obstore.exceptions import NotFoundError
+
+            try:
+                got = obstore.get(store, rel)
+            except (FileNotFoundError, NotFoundError):
+                return None
+            except Exception:
+                got = None  # refused with the mapped options (a credential only the engine knows): the engine reads
+            if got is not None:
+                return self._guarded(rel, (bytes(c) for c in got.stream(min_chunk_size=size)))
+        pieces = self._stream_remote(rel, size)
+        return None if pieces is None else self._guarded(rel, pieces)
+
+    def _guarded(self, rel: str, pieces: Iterator[bytes]) -> Iterator[bytes]:
+        """``pieces`` with any failure of the store's library raised as a StoreReadError carrying it coded."""
+        try:
+            yield from pieces
+        except AttestError as exc:
+            raise StoreReadError(exc) from None
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and not is_panic(exc):
+                raise
+            raise StoreReadError(coded(exc, where=self.location(rel), secrets=self.secrets)) from None
+
+    def _read_store(self, rel: str) -> Any:
+        """The obstore store to read ``rel`` through, or None: only where the options map to one and the root and
+        the name are spelled alike by obstore and the engine (carriers/storage/objects.py ``object_key``)."""
+        from carriers.storage.objects import object_key
+
+        store = self._object_store()
+        if store is None or object_key(self.uri, f"{self.uri}/{rel}") is None:
+            return None
+        return store
+
+    def _stream_remote(self, rel: str, size: int) -> Iterator[bytes] | None:
+        """The engine's bytes of ``rel`` in pieces (None: absent). Backends read a piece at a time; this default
+        reads whole."""
+        data = self._read_remote(rel)
         if data is None:
             return None
         view = memoryview(data)
         return (bytes(view[i:i + size]) for i in range(0, len(data), size))
 
-    def write_once_stream(self, folder: str, suffix: str, chunks: Iterable[bytes]) -> tuple[str, str]:
-        """Write content-addressed bytes given in pieces at ``folder/<their BLAKE3><suffix>``: (that name, the
-        BLAKE3). Locally streamed to a temporary file, hashed on the way, and published with link()
-        (carriers.atomic.write_once_local_stream): never held whole. On object stores the pieces are joined and
-        written by ``write_once`` (one conditional PUT)."""
+    def open_ranged(self, rel: str) -> Ranged | None:
+        """A name under the root to be read by ranges (its size when opened, then exact reads inside it), or None
+        when it does not exist (locally: as ``read``, no link out of the root, nothing but a regular file)."""
         if self.local_root is not None:
-            check_name(f"{folder}/{'0' * 64}{suffix}")
+            path = self.local_path(rel)
+            real = os.path.realpath(path)
+            if not (real + "/").startswith(str(self.local_root) + "/"):
+                return None
+            fd = _open_regular(Path(real))
+            if fd is None:
+                return None
+            return Ranged(os.fstat(fd).st_size, lambda offset, length: os.pread(fd, length, offset),
+                          lambda: os.close(fd))
+        opened = self._remote(self._ranged_remote, rel)
+        if opened is None:
+            return None
+        size, read_at, close = opened
+
+        def guarded(offset: int, length: int) -> bytes:
             try:
-                digest, _ = write_once_local_stream(self.local_path(folder), suffix, chunks)
+                return read_at(offset, length)
+            except AttestError as exc:
+                raise StoreReadError(exc) from None
+            except BaseException as exc:
+                if not isinstance(exc, Exception) and not is_panic(exc):
+                    raise
+                raise StoreReadError(coded(exc, where=self.location(rel), secrets=self.secrets)) from None
+
+        return Ranged(size, guarded, close)
+
+    def _ranged_remote(self, rel: str) -> tuple[int, Callable[[int, int], bytes], Callable[[], None]] | None:
+        store = self._read_store(rel)
+        if store is not None:
+            import obstore
+            from obstore.exceptions import NotFoundError
+
+            try:
+                meta = obstore.head(store, rel)
+            except (FileNotFoundError, NotFoundError):
+                return None
+            except Exception:
+                meta = None  # as _remote_chunks: the engine reads
+            if meta is not None:
+                return (int(meta["size"]),
+                        lambda offset, length: bytes(obstore.get_range(store, rel, start=offset, length=length))
+                        if length else b"", lambda: None)
+        return self._engine_ranged(rel)
+
+    def _engine_ranged(self, rel: str) -> tuple[int, Callable[[int, int], bytes], Callable[[], None]] | None:
+        """(size, read(offset, length), close) of ``rel`` through the engine, or None when absent. This default
+        reads whole; backends seek."""
+        data = self._read_remote(rel)
+        if data is None:
+            return None
+        return len(data), lambda offset, length: data[offset:offset + length], lambda: None
+
+    def write_once_stream(self, folder: str, suffix: str, chunks: Iterable[bytes],
+                          name: str | None = None) -> tuple[str, str]:
+        """Write content-addressed bytes given in pieces at ``folder/<their BLAKE3><suffix>``: (that name, the
+        BLAKE3), never held whole. Locally streamed to a temporary file, hashed on the way, and published with
+        link() (carriers.atomic.write_once_local_stream). On object stores the pieces are spooled to a local
+        temporary file, hashed on the way; up to STREAM_PUT_MIN bytes are then one conditional PUT
+        (``write_once``), larger ones a multipart upload to a temporary name in the folder, published under the
+        final name by a conditional server-side copy (``_publish_streamed``): no partial object is ever visible
+        under the final name, and a different object there is never replaced. ``name``: published under
+        ``folder/<name>`` instead of ``folder/<BLAKE3><suffix>`` (bytes named by another digest: the Iceberg kept
+        copy, named by its sidecar's), with the same guarantees."""
+        check_name(f"{folder}/{name}" if name is not None else f"{folder}/{'0' * 64}{suffix}")
+        if self.local_root is not None:
+            try:
+                digest, _ = write_once_local_stream(self.local_path(folder), suffix, chunks, name)
             except CarrierError as exc:
                 raise CarrierError(exc.message.replace(str(self.local_path(folder)), folder), code=exc.code,
                                    path=folder) from None
-            return f"{folder}/{digest}{suffix}", digest
-        from attest.canonical import blake3_hex
+            return f"{folder}/{name}" if name is not None else f"{folder}/{digest}{suffix}", digest
+        import tempfile
 
-        data = b"".join(chunks)
-        digest = blake3_hex(data)
-        rel = f"{folder}/{digest}{suffix}"
-        self.write_once(rel, data)
-        return rel, digest
+        from blake3 import blake3
+
+        fd, spool = tempfile.mkstemp(prefix="attest-write-once.", suffix=".tmp")
+        try:
+            hasher = blake3()
+            size = 0
+            with os.fdopen(fd, "wb") as fh:
+                for chunk in chunks:
+                    hasher.update(chunk)
+                    fh.write(chunk)
+                    size += len(chunk)
+            digest = hasher.hexdigest()
+            rel = f"{folder}/{name}" if name is not None else f"{folder}/{digest}{suffix}"
+            store = self._object_store()
+            if size <= STREAM_PUT_MIN or store is None or not self._publish_streamed(store, rel, Path(spool), digest):
+                self.write_once(rel, Path(spool).read_bytes())  # small, or no streamed publish on this store
+            return rel, digest
+        finally:
+            Path(spool).unlink(missing_ok=True)
+
+    def remote_digest(self, rel: str) -> str | None:
+        """The BLAKE3 of the object ``rel`` read in pieces, or None when it does not exist."""
+        from blake3 import blake3
+
+        pieces = self.read_chunks(rel)
+        if pieces is None:
+            return None
+        hasher = blake3()
+        for piece in pieces:
+            hasher.update(piece)
+        return hasher.hexdigest()
+
+    def _publish_streamed(self, store: Any, rel: str, spool: Path, digest: str) -> bool:
+        """Publish the spooled bytes (BLAKE3 ``digest``) at ``rel``: a multipart upload (PUT_PART bytes a part,
+        PUT_CONCURRENCY parts in flight) to ``<folder>/.write-once.<random>.tmp``, then a copy to ``rel`` only if
+        nothing is there (S3: a multipart copy completed with ``If-None-Match: *``; Azure and GCS: their own
+        conditional copy), then the temporary object deleted. A name already holding identical bytes is left as it
+        is; different bytes there are never replaced (sidecar_mismatch). False when the multipart upload fails or the
+        store offers no conditional copy (the caller then writes as ``write_once`` does)."""
+        import uuid
+
+        import obstore
+        from obstore.exceptions import AlreadyExistsError, NotSupportedError, PreconditionError
+
+        there = self.remote_digest(rel)
+        if there is not None:
+            if there != digest:
+                raise CarrierError(f"{rel} exists with different bytes; a content-addressed file is never "
+                                   "overwritten", code=Code.SIDECAR_MISMATCH, path=rel)
+            return True
+        temp = f"{rel.rsplit('/', 1)[0]}/.write-once.{uuid.uuid4().hex}.tmp"
+        uploaded = False
+        try:
+            try:
+                obstore.put(store, temp, spool, use_multipart=True, chunk_size=PUT_PART,
+                            max_concurrency=PUT_CONCURRENCY)
+            except Exception:
+                # No multipart upload here (fake-gcs-server has no XML multipart API), or it failed: written as
+                # write_once writes (one conditional PUT), which succeeds or gives the store's coded error. Nothing
+                # was published: a multipart upload appears only once completed, and only under the temporary name.
+                return False
+            except BaseException as exc:
+                if not is_panic(exc):
+                    raise
+                return False
+            uploaded = True
+            try:
+                obstore.copy(store, temp, rel, overwrite=False)
+            except (AlreadyExistsError, PreconditionError):
+                pass  # a concurrent writer of the same name won: checked below
+            except (NotSupportedError, NotImplementedError):
+                return False
+            except Exception as exc:
+                raise coded(exc, where=self.location(rel), secrets=self.secrets, action="write") from None
+            except BaseException as exc:
+                if not is_panic(exc):
+                    raise
+                raise coded(exc, where=self.location(rel), secrets=self.secrets, action="write") from None
+        finally:
+            if uploaded:  # best effort: a leftover temporary object is never under a content-addressed name
+                with contextlib.suppress(Exception):
+                    obstore.delete(store, temp)
+        # As write_once: read back (in pieces), the bytes under the name must be these.
+        if self.remote_digest(rel) != digest:
+            raise CarrierError(f"{rel} appeared concurrently with different bytes", code=Code.SIDECAR_MISMATCH,
+                               path=rel)
+        return True
 
     def list_names(self, rel_dir: str) -> list[str]:
         """File names directly under a folder (empty when it does not exist)."""

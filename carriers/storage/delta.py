@@ -4,6 +4,7 @@ what they mean to delta-rs (deltalake is imported inside the methods: a local ta
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, cast
 
 from attest.redact import register_secrets
@@ -53,6 +54,37 @@ class DeltaStorage(Storage):
             return bytes(stream.read(stream.size()))
         finally:
             stream.close()
+
+    def _stream_remote(self, rel: str, size: int) -> Iterator[bytes] | None:
+        try:
+            stream = self.handler.open_input_file(rel)
+        except Exception as exc:
+            if not_found(exc):
+                return None
+            raise
+
+        def pieces() -> Iterator[bytes]:
+            try:
+                while chunk := stream.read(size):
+                    yield bytes(chunk)
+            finally:
+                stream.close()
+
+        return pieces()
+
+    def _engine_ranged(self, rel: str) -> tuple[int, Callable[[int, int], bytes], Callable[[], None]] | None:
+        try:
+            stream = self.handler.open_input_file(rel)
+        except Exception as exc:
+            if not_found(exc):
+                return None
+            raise
+
+        def read_at(offset: int, length: int) -> bytes:
+            stream.seek(offset)
+            return bytes(stream.read(length))
+
+        return int(stream.size()), read_at, stream.close
 
     def list_folders(self, rel_dir: str) -> list[str]:
         """Folder names directly under ``rel_dir`` ("" is the root): one delimiter listing on an object store."""

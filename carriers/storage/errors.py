@@ -14,6 +14,16 @@ class ConditionalPutUnsupported(Exception):
     """The store (or the options it was opened with) offers no conditional create."""
 
 
+class StoreReadError(OSError):
+    """A store failed while an object was being read in pieces: ``error`` is the coded failure, carried as an OSError
+    so that a reader parsing the pieces (carriers/sidecar.py) passes it on as a read failure, never as bytes that do
+    not parse."""
+
+    def __init__(self, error: AttestError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def is_panic(exc: BaseException) -> bool:
     """A Rust panic surfaced by pyo3 (``PanicException`` derives from BaseException, not Exception)."""
     return type(exc).__name__ == "PanicException"

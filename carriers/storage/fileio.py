@@ -3,6 +3,7 @@ are the table's own (pyiceberg is imported inside the methods)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, cast
 
 from attest.redact import register_secrets
@@ -46,6 +47,46 @@ class FileIOStorage(Storage):
             if not_found(exc):
                 return None
             raise
+
+    def _stream_remote(self, rel: str, size: int) -> Iterator[bytes] | None:
+        try:
+            stream = self.io.new_input(f"{self.uri}/{rel}").open(seekable=False)
+            first = bytes(stream.read(size))  # some FileIOs open lazily: a missing object is told by its first read
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if not_found(exc):
+                return None
+            raise
+
+        def pieces() -> Iterator[bytes]:
+            try:
+                chunk = first
+                while chunk:
+                    yield chunk
+                    chunk = bytes(stream.read(size))
+            finally:
+                stream.close()
+
+        return pieces()
+
+    def _engine_ranged(self, rel: str) -> tuple[int, Callable[[int, int], bytes], Callable[[], None]] | None:
+        try:
+            source = self.io.new_input(f"{self.uri}/{rel}")
+            size = len(source)
+            stream = source.open(seekable=True)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if not_found(exc):
+                return None
+            raise
+
+        def read_at(offset: int, length: int) -> bytes:
+            stream.seek(offset)
+            return bytes(stream.read(length))
+
+        return int(size), read_at, stream.close
 
     def _list_remote(self, rel_dir: str) -> list[str]:
         from pyiceberg.io.pyarrow import PyArrowFileIO

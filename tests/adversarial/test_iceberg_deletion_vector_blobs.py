@@ -1,0 +1,181 @@
+"""Iceberg v3 deletion vectors that readers read from different bytes.
+
+A deletion vector is a blob of a Puffin file. Iceberg Java (Spark) reads the blob at the manifest entry's
+``content_offset`` / ``content_size_in_bytes`` (and checks its length, magic and CRC); pyiceberg 0.12 reads every blob
+the Puffin *footer* lists and matches them to data files by the footer's ``referenced-data-file`` property, the
+manifest's offset unused. A ``replace`` snapshot that adds a Puffin file (Spark's ``rewrite_position_delete_files``
+turning an upgraded table's position delete files into deletion vectors) is checked by content, read through
+pyiceberg: its Puffin file rewritten in place — the same size, the footer's offset of one blob moved to another blob
+of the same bits, the bytes at the manifest's offset now deleting another row — left pyiceberg's rows and the digest
+unchanged while Spark returned a deleted row and lost another (measured): ``VERIFIED (content; ..., same rows)``
+before (main's code). Now each vector is read both ways and must agree: ``table_inconsistent``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import uuid
+import zlib
+from collections.abc import Iterator
+from contextlib import redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from attest.cli import main
+from tests.adversarial.conftest import PROGRAM, codes
+from tests.iceberg.conftest import local
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+
+def _cli(warehouse: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rc = main([*args, "--json", "--uri", f"sqlite:///{warehouse / 'iceberg_catalog.db'}",
+                   "--warehouse", (warehouse / "iceberg").as_uri()])
+    return rc, json.loads(out.getvalue())
+
+
+def _spark_ids(spark: SparkSession, name: str) -> list[int]:
+    spark.sql(f"REFRESH TABLE {name}")
+    return sorted(int(r[0]) for r in spark.sql(f"SELECT id FROM {name}").collect())
+
+
+def _pyiceberg_ids(warehouse: Path, ident: str) -> list[int]:
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    catalog = SqlCatalog("iceberg", uri=f"sqlite:///{warehouse / 'iceberg_catalog.db'}",
+                         warehouse=(warehouse / "iceberg").as_uri())
+    return sorted(catalog.load_table(ident).scan().to_arrow().column("id").to_pylist())
+
+
+@dataclass
+class Converted:
+    name: str
+    ident: str
+    ref: str
+    puffin: Path
+    honest: bytes
+    rows: list[int]
+
+
+@pytest.fixture(scope="module")
+def converted(spark: SparkSession, spark_warehouse: Path) -> Converted:
+    """A v2 table with position deletes of ids 2 and 7 (position 2 of each of its two files: two equal vectors),
+    upgraded to v3, one more row inserted (its first v3 snapshot gives the older rows their row ids), attested, then
+    ``rewrite_position_delete_files``: one Puffin file with a deletion vector for each data file."""
+    ns = f"dv{uuid.uuid4().hex[:6]}"
+    name, ident = f"iceberg.{ns}.t", f"{ns}.t"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, s STRING) USING iceberg TBLPROPERTIES ('format-version'='2', "
+              "'write.delete.mode'='merge-on-read')")
+    spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id, CAST(id AS STRING) FROM range(0, 5)")
+    spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id, CAST(id AS STRING) FROM range(5, 10)")
+    spark.sql(f"DELETE FROM {name} WHERE id IN (2, 7)")
+    spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('format-version'='3')")
+    spark.sql(f"INSERT INTO {name} VALUES (100, 'x')")
+    ref = f"iceberg://iceberg/{ident}"
+    rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc == 0, doc
+    spark.sql(f"CALL iceberg.system.rewrite_position_delete_files(table => '{ident}', "
+              "options => map('rewrite-all', 'true'))")
+    found = {r[0] for r in spark.sql(f"SELECT file_path FROM {name}.files WHERE file_format = 'PUFFIN'").collect()}
+    assert len(found) == 1, found
+    location = found.pop()
+    puffin = Path(location[len("file:"):] if location.startswith("file:") else location)
+    # Not read through Spark here: Iceberg's executor cache keeps a deletion vector file's bits by path, and the
+    # attack's first Spark read must see the file as forged.
+    rows = _pyiceberg_ids(spark_warehouse, ident)
+    assert rows == [0, 1, 3, 4, 5, 6, 8, 9, 100]
+    return Converted(name=name, ident=ident, ref=ref, puffin=puffin, honest=puffin.read_bytes(), rows=rows)
+
+
+@pytest.fixture
+def restored(converted: Converted, spark: SparkSession) -> Iterator[Converted]:
+    yield converted
+    converted.puffin.write_bytes(converted.honest)
+    spark.sql(f"REFRESH TABLE {converted.name}")
+
+
+def _footer(data: bytes) -> tuple[int, dict[str, Any]]:
+    size = struct.unpack("<i", data[-12:-8])[0]
+    return size, json.loads(data[-12 - size:-12])
+
+
+def _moved_footer(data: bytes, position: int) -> bytes:
+    """The Puffin file with its first blob's bits replaced by a vector deleting ``position`` (length, magic and CRC
+    kept valid: what Java reads at the manifest's offset), and the footer's offset of that blob moved to the second
+    blob (equal to the first's old bits: what pyiceberg reads); the footer keeps its length, the file its size."""
+    out = bytearray(data)
+    size, footer = _footer(data)
+    first, second = footer["blobs"][0], footer["blobs"][1]
+    assert data[first["offset"]:first["offset"] + first["length"]] == \
+        data[second["offset"]:second["offset"] + second["length"]]
+    start = first["offset"]
+    length = int.from_bytes(data[start:start + 4], "big")
+    body = bytearray(data[start + 4:start + 4 + length])
+    assert body[-2:] == struct.pack("<H", 2)  # one array container holding position 2
+    body[-2:] = struct.pack("<H", position)
+    out[start + 4:start + 4 + length] = body
+    out[start + 4 + length:start + 8 + length] = struct.pack(">I", zlib.crc32(bytes(body)))
+    first["offset"] = second["offset"]
+    text = json.dumps(footer, separators=(",", ":"))
+    created = footer.get("properties", {}).get("created-by", "")
+    footer["properties"]["created-by"] = created[: len(created) - (len(text) - size)]
+    text = json.dumps(footer, separators=(",", ":"))
+    assert len(text) == size
+    out[-12 - size:-12] = text.encode()
+    return bytes(out)
+
+
+def test_sparks_conversion_to_deletion_vectors_verifies_by_content(converted: Converted,
+                                                                   spark_warehouse: Path) -> None:
+    rc, doc = _cli(spark_warehouse, "verify", converted.ref, "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc
+
+
+def test_a_vector_whose_footer_points_elsewhere_is_table_inconsistent(restored: Converted, spark: SparkSession,
+                                                                      spark_warehouse: Path) -> None:
+    restored.puffin.write_bytes(_moved_footer(restored.honest, 3))
+    for crc in restored.puffin.parent.glob(f".{restored.puffin.name}.crc"):
+        crc.unlink()
+    assert _pyiceberg_ids(spark_warehouse, restored.ident) == restored.rows  # pyiceberg: the footer's blob
+    spark.conf.set("spark.sql.iceberg.executor-cache.enabled", "false")
+    try:
+        # Spark reads the manifest's offset: the first blob's data file gets its position 2 back, loses position 3
+        first = _footer(restored.honest)[1]["blobs"][0]["properties"]["referenced-data-file"]
+        base = int(pq.read_table(local(first)).column("id")[0].as_py())
+        expected = sorted((set(restored.rows) | {base + 2}) - {base + 3})
+        assert _spark_ids(spark, restored.name) == expected != restored.rows
+    finally:
+        spark.conf.unset("spark.sql.iceberg.executor-cache.enabled")
+    rc, doc = _cli(spark_warehouse, "verify", restored.ref, "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["table_inconsistent"], doc
+    assert "Iceberg Java reads the blob at each manifest entry's offset" in json.dumps(doc), doc
+
+
+def test_a_vector_java_refuses_is_table_inconsistent(restored: Converted, spark_warehouse: Path) -> None:
+    """The blob at the manifest's offset with a broken CRC (Spark refuses the read: "Invalid CRC for deletion vector",
+    measured), the footer pointing pyiceberg at an intact blob of the same bits (it reads the attested rows): no one
+    reading."""
+    forged = bytearray(_moved_footer(restored.honest, 2))  # the same bits: only the footer moved
+    _, footer = _footer(restored.honest)
+    start = footer["blobs"][0]["offset"]
+    length = int.from_bytes(forged[start:start + 4], "big")
+    forged[start + 4 + length] ^= 0xFF  # the CRC's first byte
+    restored.puffin.write_bytes(bytes(forged))
+    for crc in restored.puffin.parent.glob(f".{restored.puffin.name}.crc"):
+        crc.unlink()
+    assert _pyiceberg_ids(spark_warehouse, restored.ident) == restored.rows
+    rc, doc = _cli(spark_warehouse, "verify", restored.ref, "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["table_inconsistent"], doc
+    assert "fails its CRC" in json.dumps(doc), doc
