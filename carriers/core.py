@@ -895,7 +895,12 @@ class AttestedTable(ABC):
         observed = list(r.inputs)
         base = self._built_on(v)
         if base is not None:
-            observed.append(self.observe(base.id))
+            try:
+                observed.append(self.observe(base.id))
+            except VersionNotFoundError:
+                # Cleanup (Delta log cleanup, Iceberg expiry) removed the version the data commit built on: it is
+                # still what the run read, recorded by its version alone (heuristic), never a reason to refuse.
+                observed.append(self._observed(self._identity(v), base, None))
         replaced = self._dropped_evidence(v, observed, r.replace)
         manifest = build_manifest(model=r.model, program_hash=r.program_hash,
                                   env_hash=self._env(r.dialect, r.engines, v), inputs=observed,

@@ -65,7 +65,10 @@ class Carriage:
             # commit, describes n's data too, and says where it was found (the reader view is still checked at n).
             d = self.data_version(n)
             targets = {str(n), str(d)}
-            if binding not in targets:
+            # Bound to the data version already: only an attestation of n itself, recorded later, takes over (record
+            # attests a metadata-only n when the data version's commits are gone to log cleanup, attestable_version).
+            wanted = targets if binding not in targets else {str(n)}
+            if binding != str(n):
                 for x in range(n + 1, latest + 1):  # up to the next file-changing commit, however far
                     commit = read_commit(self.storage, x)
                     if commit is None or commit.touches_files:
@@ -74,7 +77,7 @@ class Carriage:
                         continue
                     ahead = props.attestation_keys(commit.configuration)
                     bound = self._binding_of(ahead) if ahead else None
-                    if bound is not None and bound in targets:
+                    if bound is not None and bound in wanted:
                         target = bound
                         where = f"attestation for version {bound} recorded at version {x}"
                         note = where if bound == str(n) else (

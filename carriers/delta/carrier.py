@@ -24,6 +24,7 @@ from attest import __version__
 from attest.build import PRODUCER_NAME
 from attest.canonical import blake3_hex
 from attest.errors import (
+    AttestError,
     CarrierError,
     Code,
     Problem,
@@ -46,7 +47,7 @@ from carriers.delta.guard import LAST_CHECKPOINT_MAX_BYTES as LAST_CHECKPOINT_MA
 from carriers.delta.guard import check_local_log as check_local_log
 from carriers.delta.guard import check_log as check_log
 from carriers.delta.guard import check_remote_hint as check_remote_hint
-from carriers.delta.log import Commit, LogState, deletion_vector_path, read_commit, replay
+from carriers.delta.log import LOG_DIR, Commit, LogState, deletion_vector_path, log_versions, read_commit, replay
 from carriers.delta.rows import add_action_rows as add_action_rows
 from carriers.delta.rows import engine_relative, protocol_doc
 from carriers.delta.spellings import _Spellings
@@ -130,6 +131,10 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         check_supported("delta-rs", self.uri)
         self.storage = DeltaStorage(self.uri, self.storage_options)
         self._tables: dict[int, DeltaTable] = {}
+        # The latest version as delta-rs last loaded it (or as this carrier's own attestation commit made it): while
+        # the log's newest listed version is still that one, the table has not moved and is not loaded again.
+        self._latest: int | None = None
+        self._log_checked = False  # check_log ran since the carrier last forgot what it read (or committed)
         self._live_cache: dict[int, LiveVersion] = {}
         self._replays: dict[int, tuple[LogState, list[str]]] = {}
         # Versions whose replay above was cut to its metaData and protocol once their live files were listed (what the
@@ -138,9 +143,14 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         self._recording = False
 
     def _forget(self) -> None:
-        self._tables.clear()  # the next load checks the log again (check_log) and reads it anew
         self._live_cache.clear()
-        if not self._recording:  # one record judges and commits on top of one replay of the version it attests
+        if not self._recording:
+            # The next load checks the log again (check_log) and reads it anew. One record judges and commits on top
+            # of one load and one replay of each version it reads (a version's commits never change: put-if-absent);
+            # whether the table moved meanwhile is asked of the log itself (latest_version), not of a reload.
+            self._tables.clear()
+            self._latest = None
+            self._log_checked = False
             self._replays.clear()
             self._slim.clear()
 
@@ -167,8 +177,9 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
     def _load(self, version: int | None = None) -> DeltaTable:
         if version is not None and version in self._tables:
             return self._tables[version]
-        if not self._tables:  # before delta-rs first reads the log
+        if not self._log_checked:  # before delta-rs first reads the log
             check_log(self.storage, self.display)
+            self._log_checked = True
         try:
             dt = DeltaTable(self.uri, version=version, storage_options=self.storage_options or None)
         except _DeltaTableNotFound as exc:
@@ -194,11 +205,38 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             raise coded(exc, where=f"Delta table {self.display}", engine="delta-rs",
                         secrets=self.storage.secrets) from None
         # The latest load is also that version's (verify loads the latest, then reads the same version again).
-        self._tables[int(dt.version()) if version is None else version] = dt
+        loaded = int(dt.version()) if version is None else version
+        self._tables[loaded] = dt
+        if version is None:
+            self._latest = loaded
         return dt
 
     def latest_version(self) -> int:
+        """The table's latest version, as delta-rs loads it. Loaded once: asked again, the log's newest listed version
+        (one listing of ``_delta_log``, what delta-rs itself lists first) says whether the table moved since; only
+        then is the latest version loaded again (a record asked ~12 times, each a load of the whole table)."""
+        if self._latest is not None and self._listed_latest() == self._latest:
+            return self._latest
         return int(self._load().version())
+
+    def _listed_latest(self) -> int | None:
+        """The newest version the log's listing names a commit or checkpoint of (None: none, or no listing)."""
+        try:
+            return max(log_versions(self.storage.list_names(LOG_DIR)), default=None)
+        except (AttestError, OSError):  # then delta-rs loads the table, and says what is wrong as it always did
+            return None
+
+    def _committed(self, version: int | None) -> None:
+        """This carrier's own attestation commit published ``version`` on top of the latest version it loaded (put-if-
+        absent: no one else's commit is that version): it is now the latest, with the metadata it wrote, and the
+        versions loaded before are still what they were. None: committed elsewhere (Spark's transaction, delta-rs's
+        own commit), the version unknown: what was loaded is forgotten and read again."""
+        if version is None:
+            self._tables.clear()
+            self._latest = None
+            self._log_checked = False
+        else:
+            self._latest = version
 
     def removed_by_cleanup(self, version: str, paths: Sequence[str]) -> str | None:
         """Why files of ``version`` are gone, when the log says so: they left the table later, and a VACUUM
@@ -270,8 +308,19 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         if n == top:
             return n
         want = self._reader_table(top)
-        if self._reader_table(n) == want:
-            return n
+        try:
+            if self._reader_table(n) == want:
+                return n
+        except VersionNotFoundError:
+            # Log cleanup removed the data version's commits (a checkpoint after it): the metadata-only commits since
+            # kept its files, so the first version still readable whose readers get what they get at ``top``.
+            for x in range(n + 1, top):
+                try:
+                    if self._reader_table(x) == want:
+                        return x
+                except VersionNotFoundError:
+                    continue
+            return top
         # One replay of n and one pass over the metadata-only commits after it (their metaData and protocol actions),
         # not a load per version: the last version whose reader table differs from the latest's, plus one.
         try:
@@ -592,7 +641,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         """See AttestedTable.record; refuses tables with writer features an attestation commit cannot honour."""
         request = RecordRequest.of(request, fields)
         if not self.detached and self.property_writer is None and self.storage.conditional_puts:
-            check_writable(protocol_doc(self._load().protocol()), str(self.display))
+            check_writable(protocol_doc(self._load(self.latest_version()).protocol()), str(self.display))
         recording, self._recording = self._recording, True
         try:
             return super().record(request)

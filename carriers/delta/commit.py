@@ -165,7 +165,6 @@ class MetadataCommit:
     detached: bool
     display: str
     property_writer: Callable[[dict[str, str], list[str]], None] | None
-    _tables: dict[int, DeltaTable]
 
     if TYPE_CHECKING:
         def latest_version(self) -> int: ...
@@ -175,6 +174,7 @@ class MetadataCommit:
         def _configuration(self, n: int) -> dict[str, str]: ...
         def _replay(self, n: int, *, whole: bool = True) -> tuple[LogState, list[str]]: ...
         def _write_pointer(self, version_id: str, keys: Mapping[str, str]) -> None: ...
+        def _committed(self, version: int | None) -> None: ...
 
     def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
         if self.detached:
@@ -191,16 +191,18 @@ class MetadataCommit:
             # metadata commit (carriers/spark/hook.py), so no version holds neither or a mix of two.
             owned = sorted(k for k in old if k.startswith(props.PREFIX) or k.startswith(props.CARRIER_PREFIX))
             self.property_writer(dict(keys), owned)
-            self._tables.clear()
+            self._committed(None)
             return
         to_set, to_remove = props.replacement(old, keys)
         if self.storage.conditional_puts:  # local files, and object stores with a conditional PUT
-            commit_properties(self.storage, binding=v.number, set_keys=to_set, remove_keys=to_remove,
+            committed = commit_properties(self.storage, binding=v.number, set_keys=to_set, remove_keys=to_remove,
                               is_data_version=lambda latest: v.number in (self.data_version(latest),
                                                                           self.attestable_version(latest)),
                               where=str(self.display), custom={"recipe_attest.binding_version": v.id},
                               replayed=lambda n: self._replay(n, whole=False))
-            self._tables.clear()
+            # On top of the latest version loaded: that one is then the latest no more, and the table is not loaded
+            # again to learn it. On top of a version some other writer committed meanwhile: read anew.
+            self._committed(committed if committed == latest + 1 else None)
             return
         # Object stores without a conditional PUT: delta-rs's own commit (it cannot remove keys, so they are
         # blanked; readers skip blanks).
@@ -224,6 +226,7 @@ class MetadataCommit:
 
         retry(attempt, retries=RETRIES, backoff_s=BACKOFF_S, between=still_in_force,
               retry_on=lambda error: isinstance(error, CommitConflictError))
+        self._committed(None)  # delta-rs moved the table it loaded to its own commit: read it anew
 
 
 def commit_error(table: str, exc: Exception) -> CarrierError:

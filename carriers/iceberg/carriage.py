@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from pyiceberg.table import Table
     from pyiceberg.table.snapshots import Snapshot
 
+    from carriers.core import LiveVersion
     from carriers.iceberg.carrier import SnapshotIndex
     from carriers.storage.base import Storage
 
@@ -90,6 +91,7 @@ class Carriage:
         def _parent(self, snapshot: Snapshot) -> Snapshot | None: ...
         def _metadata_dir(self) -> str: ...
         def _read_pointer(self, version_id: str) -> Carried | None: ...
+        def _live(self, v: Version) -> LiveVersion: ...
 
     # ---- the attestation in force ------------------------------------------------------------------------------
     def _summary_keys(self, snapshot: Snapshot) -> dict[str, str]:
@@ -139,6 +141,13 @@ class Carriage:
                 index.get(int(binding)) is None and _changed_no_file(snapshot):
             # A follow-up whose data snapshot expired: the reader view check against its own files still holds.
             parent = int(binding)
+        elif parent is None and binding is not None and is_signed_digits(binding) and _changed_no_file(snapshot) \
+                and _operation(snapshot) == "append" and self._same_files(snapshot, index.get(int(binding))):
+            # A re-record's follow-up whose parent, an earlier follow-up of the same data snapshot, expired: pyiceberg's
+            # expiry clears the parent of the snapshots it keeps. It still holds exactly the files of the snapshot it
+            # binds, so nothing the expired snapshots did is visible. Was carrier_tampered. (A parent id naming no
+            # snapshot, as Java's expiry leaves it, is still refused: test_iceberg_ancestry_attacks.)
+            parent = int(binding)
         below = None if parent is None or binding == str(parent) else index.get(parent)
         if below is not None and binding is not None and is_signed_digits(binding) and _attestation_only(below) and \
                 binding in self._chain_data(below):
@@ -157,6 +166,17 @@ class Carriage:
         attested = int(binding) if binding is not None and is_signed_digits(binding) else None
         return Carried(keys=keys, where=f"summary of snapshot {own}",
                        problems=(Problem(Code.CARRIER_TAMPERED, message),)), attested, False
+
+    def _same_files(self, snapshot: Snapshot, other: Snapshot | None) -> bool:
+        """Do two snapshots hold the same live files (path, size and kind, delete files included)?"""
+        if other is None:
+            return False
+
+        def files(snap: Snapshot) -> set[tuple[str, int, str]]:
+            live = self._live(Version(id=str(snap.snapshot_id), number=snap.snapshot_id, handle=snap))
+            return {(f.path, f.size, f.kind) for f in live.files}
+
+        return files(snapshot) == files(other)
 
     def _chain_data(self, snapshot: Snapshot) -> tuple[str, ...]:
         """What a follow-up on top of ``snapshot`` (one of our follow-ups) may bind: the data snapshot under the chain;

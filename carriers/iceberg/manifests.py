@@ -9,7 +9,7 @@ differently.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any
 
 from attest.errors import Code, Problem
@@ -26,9 +26,11 @@ class ManifestReader:
 
     table: Table
 
-    def _manifest_entries(self, snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[Problem]]:
+    def _manifest_entries(self, snapshot: Snapshot, *, only: Container[str] | None = None,
+                          ) -> tuple[list[dict[str, Any]], list[Problem]]:
         """Live data-file records of a snapshot, read with the table format version's own manifest schema, and where
-        the manifest list's summary of a manifest contradicts the manifest (:func:`_summary_problems`)."""
+        the manifest list's summary of a manifest contradicts the manifest (:func:`_summary_problems`). ``only``: the
+        paths of the manifests to read (the others are skipped)."""
         from pyiceberg.avro.file import AvroFile
         from pyiceberg.manifest import MANIFEST_ENTRY_SCHEMAS, ManifestEntryStatus
 
@@ -46,6 +48,8 @@ class ManifestReader:
                                  str(snapshot.manifest_list))]
         for manifest, first_row_id in self._manifest_list(snapshot, fv):
             reader: Any
+            if only is not None and str(manifest.manifest_path) not in only:
+                continue
             reason = _canonical_uri(str(manifest.manifest_path))
             if reason is not None:
                 problems.append(Problem(Code.PATH_AMBIGUOUS, f"manifest {manifest.manifest_path!r}: {reason}",

@@ -190,3 +190,83 @@ def test_a_signed_attestation_keeps_its_envelope(table: Table, iceberg_env: str)
     other = verify_table(IcebergCarrier(table, catalog_name=CATALOG), policy=TrustPolicy.from_public_key(
         generate_keypair("ed25519").public_pem))
     assert not other.passed
+
+
+def _re_recorded(table: Table) -> tuple[int, int, int]:  # noqa: F811
+    """(data snapshot, first follow-up, second follow-up) of an attestation recorded twice (a re-record: a second
+    follow-up on top of the first, binding the same data snapshot)."""
+    data, first, _puffin = attested(table)
+    attest_after_write(IcebergCarrier(table, catalog_name=CATALOG), model="m", program_hash="2" * 64, replace=True)
+    table.refresh()
+    second = table.current_snapshot()
+    assert second is not None and second.parent_snapshot_id == first
+    return data, first, second.snapshot_id
+
+
+def test_a_re_record_whose_first_follow_up_expired_still_verifies(table: Table, iceberg_env: str) -> None:  # noqa: F811
+    """Found by the sequence walk (tests/test_maintenance_sequences.py): record twice, then expire the first
+    follow-up (``expire_snapshots().by_id``). pyiceberg clears the parent of the second follow-up, which binds the
+    data snapshot, no longer its ancestor: it was ``carrier_tampered`` on an honest table. It holds exactly the data
+    snapshot's files: in force. (Java's expiry leaves the parent id naming the expired snapshot, a shape
+    test_iceberg_ancestry_attacks refuses: still carrier_tampered, docs/maintenance.md.)"""
+    data, first, second = _re_recorded(table)
+    table.maintenance.expire_snapshots().by_id(first).commit()
+    table.refresh()
+    assert table.snapshot_by_id(second).parent_snapshot_id is None  # type: ignore[union-attr]
+    rc, doc = cli()
+    assert rc == 0 and doc["level"] == "bytes" and doc["attested_version"] == str(data), doc
+    rc, doc = cli("--snapshot-id", str(data))
+    assert rc == 0, doc
+    table.append(rows(50))  # and a data change after it is stale, not tampered
+    refused("stale")
+
+
+def test_a_follow_up_with_an_expired_parent_and_other_files_is_refused(table: Table, catalog: Any,  # noqa: F811
+                                                                        iceberg_env: str) -> None:  # noqa: F811
+    """The attack on that rule: a snapshot claiming to be such a follow-up (an append of no file, no parent,
+    binding the data snapshot) that holds other files than the data snapshot — a data change hidden under a
+    re-record's shape — is not taken as a follow-up: carrier_tampered, as before."""
+    _data, first, second = _re_recorded(table)
+    table.maintenance.expire_snapshots().by_id(first).commit()
+    table.refresh()
+    keys = dict(table.snapshot_by_id(second).summary.additional_properties)  # type: ignore[union-attr]
+    table.append(rows(50))
+    table.refresh()
+    forged = table.current_snapshot()
+    assert forged is not None
+
+    def disguise(meta: dict[str, Any]) -> None:
+        snap = next(s for s in meta["snapshots"] if s["snapshot-id"] == forged.snapshot_id)
+        snap["parent-snapshot-id"] = None  # as pyiceberg's expiry leaves it
+        snap["summary"] = {**keys, "operation": "append", "added-data-files": "0", "added-records": "0",
+                           "added-files-size": "0"}
+
+    rewrite_metadata(catalog, table, disguise)
+    refused("carrier_tampered")
+
+
+@pytest.mark.parametrize("honest", [True, False])
+def test_a_rewrite_after_a_cut_chain_of_follow_ups_is_judged_by_content(table: Table, catalog: Any,  # noqa: F811
+                                                                         iceberg_env: str, honest: bool) -> None:  # noqa: F811
+    """Found by the sequence walk: three records of one data snapshot (follow-ups F1, F2, F3), F1 expired (pyiceberg
+    clears F2's parent), then a rewrite. The attested snapshot is no ancestor of the rewrite any more: it was
+    ``compacted`` (not judged). The follow-up in force holds its files, so the rewrite is judged from it: an honest one
+    verifies by content, one that changes a value is ``content_changed``."""
+    import pyarrow as pa
+
+    from tests.iceberg.rewrites import replace, with_ids
+
+    data, first, _second = _re_recorded(table)
+    attest_after_write(IcebergCarrier(table, catalog_name=CATALOG), model="m", program_hash="3" * 64, replace=True)
+    table.maintenance.expire_snapshots().by_id(first).commit()
+    table.refresh()
+    rows_now = table.scan().to_arrow()
+    if not honest:
+        rows_now = rows_now.set_column(1, "v", pa.array(["changed", *rows_now.column("v").to_pylist()[1:]]))
+    table = replace(catalog, table, [with_ids(rows_now, [1, 2])])
+    if honest:
+        rc, doc = cli()
+        assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at snapshot "), doc
+        assert doc["attested_version"] == str(data), doc
+    else:
+        refused("content_changed")

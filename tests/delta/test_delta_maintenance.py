@@ -12,23 +12,29 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from carriers.delta.carrier import attest_after_write
+from carriers.delta.carrier import DeltaCarrier, attest_after_write
 from tests.adversarial.conftest import codes, verify
 from tests.delta.conftest import PROGRAM
 
 
-def _attested(path: Path, writes: int = 3) -> None:
+def _attested(path: Path, writes: int = 3, configuration: dict[str, str] | None = None) -> None:
     for i in range(writes):
-        write_deltalake(str(path), pa.table({"x": [i, i + 10], "y": [str(i), "z"]}), mode="append")
+        write_deltalake(str(path), pa.table({"x": [i, i + 10], "y": [str(i), "z"]}), mode="append",
+                        configuration=configuration if i == 0 else None)
     attest_after_write(str(path), model="m", program_hash=PROGRAM)
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0 and doc["level"] == "bytes", doc
 
 
-def _cleanup_log(path: Path) -> list[str]:
-    """delta.logRetentionDuration 0, a checkpoint, every commit file made old, cleanup_metadata: the log left."""
+SHORT_LOG = {"delta.logRetentionDuration": "interval 0 seconds"}
+
+
+def _cleanup_log(path: Path, set_retention: bool = True) -> list[str]:
+    """delta.logRetentionDuration 0 (a commit, unless the table was created with it), a checkpoint, every commit file
+    made old, cleanup_metadata: the log left."""
     dt = DeltaTable(str(path))
-    dt.alter.set_table_properties({"delta.logRetentionDuration": "interval 0 seconds"})
+    if set_retention:
+        dt.alter.set_table_properties(SHORT_LOG)
     dt = DeltaTable(str(path))
     dt.create_checkpoint()
     old = time.time() - 40 * 86400
@@ -98,3 +104,48 @@ def test_z_order_is_carried_over_by_content(tmp_path: Path) -> None:
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version 4: 3 files → 1, same rows;")
     assert doc["content"]["rows"] == 6 and doc["content_digest_bound"] is True, doc
+
+
+def _record(path: Path, program: str) -> tuple[int, dict[str, Any]]:
+    import io
+    import json
+    from contextlib import redirect_stdout
+
+    from attest.cli import main
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rc = main(["record", str(path), "--model", "m", "--program-hash", program, "--json"])
+    return rc, json.loads(out.getvalue())
+
+
+def test_record_after_log_cleanup_removed_the_attested_data_version(tmp_path: Path) -> None:
+    """Found by the sequence walk (tests/test_maintenance_sequences.py): attested, then a checkpoint and log cleanup
+    removed the data version's commits, only the attestation commit (metadata-only) left on top. ``attest record``
+    failed with version_not_found (it compared the reader view of the data version, which can no longer be read);
+    it now attests the first version still readable, which holds the same files."""
+    path = tmp_path / "t"
+    _attested(path, configuration=SHORT_LOG)  # versions 0-2, the attestation commit 3
+    assert _cleanup_log(path, set_retention=False)[0] == "00000000000000000003.checkpoint.parquet"
+    rc, doc = _record(path, "b" * 64)
+    assert rc == 0 and doc["recorded"] is True and doc["attested_version"] == "3", doc
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["level"] == "bytes" and doc["attested_version"] == "3", doc
+    assert DeltaCarrier(str(path)).read().document["program_hash"] == "b" * 64  # type: ignore[union-attr]
+
+
+def test_record_after_log_cleanup_removed_the_version_a_data_commit_built_on(tmp_path: Path) -> None:
+    """Found by the sequence walk: an UPDATE after the attestation (it reads the version before it, an input of the
+    new attestation), then log cleanup removed that version's commits. ``attest record`` failed with
+    version_not_found; it now records the version it built on as a heuristic input (its version alone)."""
+    path = tmp_path / "t"
+    _attested(path, configuration=SHORT_LOG)
+    DeltaTable(str(path)).update(updates={"y": "'u'"}, predicate="x = 1")  # version 4, built on 3
+    assert _cleanup_log(path, set_retention=False)[0] == "00000000000000000004.checkpoint.parquet"
+    rc, doc = _record(path, "c" * 64)
+    assert rc == 0 and doc["recorded"] is True and doc["attested_version"] == "4", doc
+    assert doc["manifest"]["inputs_proof_class"] == "heuristic", doc
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["level"] == "bytes", doc
+    (observed,) = DeltaCarrier(str(path)).read().inputs or ()  # type: ignore[union-attr]
+    assert observed.version == "3" and observed.content is None and observed.proof_class == "heuristic", observed

@@ -10,6 +10,7 @@ interpreter) is VERIFIED and ``attest show`` names the producer's program. One h
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from pathlib import Path
@@ -233,3 +234,97 @@ def test_delta_optimize_and_vacuum_whose_result_is_never_read(spark: SparkSessio
     doc = _verified(path, spark_warehouse)
     assert "content" not in doc["verdict"], doc
     assert _show(path, spark_warehouse)["program_hash"] == program
+
+
+
+# Chains of Iceberg maintenance procedures, each ending with expiry keeping only the last snapshot. The DELETE before
+# them (merge-on-read) leaves position delete files; ``rewrite_data_files`` compacts ``id < 10`` only, so that the
+# snapshot after it has more than one manifest and the ``rewrite_manifests`` after it commits a snapshot (measured:
+# after a full compaction one manifest is left, and rewrite_manifests commits nothing).
+_ICEBERG_ORDERS: tuple[tuple[str, ...], ...] = (
+    ("rewrite_data_files", "rewrite_manifests", "expire", "orphans"),
+    ("rewrite_position_delete_files", "expire", "rewrite_manifests", "rewrite_data_files", "orphans", "expire"),
+)
+
+
+def _procedure(spark: SparkSession, name: str, step: str) -> None:
+    table = name.split(".", 1)[1]
+    if step == "expire":
+        spark.sql(f"CALL iceberg.system.expire_snapshots(table => '{table}', older_than => TIMESTAMP "
+                  f"'{_now(spark)}', retain_last => 1)")
+    elif step == "orphans":
+        _remove_orphans_now(spark, name)  # the action with olderThan(now): the procedure refuses under 24 hours
+    elif step == "rewrite_data_files":
+        spark.sql(f"CALL iceberg.system.rewrite_data_files(table => '{table}', where => 'id < 10', options => "
+                  "map('min-input-files', '2', 'delete-file-threshold', '1'))")
+    elif step == "rewrite_position_delete_files":
+        spark.sql(f"CALL iceberg.system.rewrite_position_delete_files(table => '{table}', options => "
+                  "map('rewrite-all', 'true'))")
+    else:
+        spark.sql(f"CALL iceberg.system.{step}(table => '{table}')")
+
+
+def _delta_log_cleanup(spark: SparkSession, name: str, path: str) -> None:
+    """Delta's own log cleanup: it runs after a checkpoint and deletes log files older than the retention, the
+    cutoff truncated to the day (so the log is made to look 3 days old); the checkpoint interval 1 makes the ALTER's
+    own commit write a checkpoint. delta.logRetentionDuration may not be under deletedFileRetentionDuration."""
+    old = time.time() - 3 * 86400
+    for f in Path(path, "_delta_log").iterdir():
+        if f.is_file():
+            os.utime(f, (old, old))
+    spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('delta.logRetentionDuration' = 'interval 1 hours', "
+              "'delta.deletedFileRetentionDuration' = 'interval 1 hours', 'delta.checkpointInterval' = '1')")
+
+
+def test_maintenance_chains_then_expiry_keep_the_attestation(spark: SparkSession, spark_warehouse: Path,
+                                                             hook: Hook) -> None:
+    """Issue 32: expiring the snapshot that carried an attestation never loses it. Chains of Iceberg maintenance
+    procedures, each ending with ``expire_snapshots(older_than => now, retain_last => 1)``, leave one snapshot that
+    verifies at bytes level with the producer's program (the hook carried the attestation onto every rewrite, a
+    ``rewrite_manifests`` after a carry-forward included); and Delta's REORG PURGE, OPTIMIZE, VACUUM RETAIN 0 HOURS
+    and log cleanup leave the current version verified the same way. Measured so (docs/maintenance.md)."""
+    for steps in _ICEBERG_ORDERS:
+        ns = f"hmo{uuid.uuid4().hex[:6]}"
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+        name, ref = f"iceberg.{ns}.t", f"iceberg://iceberg/{ns}.t"
+        spark.sql(f"CREATE TABLE {name} (id INT, s STRING) USING iceberg TBLPROPERTIES ('format-version' = '2', "
+                  "'write.delete.mode' = 'merge-on-read')")
+        for start in (0, 10, 20):
+            spark.sql(f"INSERT INTO {name} SELECT id, CAST(id AS STRING) FROM range({start}, {start + 10})")
+        spark.sql(f"DELETE FROM {name} WHERE id IN (3, 13)")
+        hook.flush()
+        assert hook.failed == 0, hook.errors
+        program = hook.results[-1].manifest.program_hash  # type: ignore[union-attr]  # the DELETE's
+        carried = hook.carried
+        for step in steps:
+            _procedure(spark, name, step)
+        hook.flush()
+        assert (hook.failed, hook.skipped) == (0, 0), (steps, hook.errors)
+        rewrites = sum(1 for s in steps if s.startswith("rewrite"))
+        assert hook.carried == carried + rewrites, steps  # each rewrite committed a snapshot, and was carried onto
+        assert len(_pyiceberg(spark_warehouse, name).metadata.snapshots) == 1, steps
+        doc = _verified(ref, spark_warehouse)
+        assert "content" not in doc["verdict"], (steps, doc)
+        assert _show(ref, spark_warehouse)["program_hash"] == program, steps
+        assert spark.sql(f"SELECT count(*) FROM {name}").first()[0] == 28  # type: ignore[index]
+
+    name, path, _ = _delta(spark, hook, "'delta.enableDeletionVectors' = 'true'")
+    spark.sql(f"DELETE FROM {name} WHERE id % 7 = 0")  # deletion vectors, which REORG purges
+    hook.flush()
+    program = hook.results[-1].manifest.program_hash  # type: ignore[union-attr]
+    carried = hook.carried
+    spark.sql(f"REORG TABLE {name} APPLY (PURGE)")
+    spark.sql(f"OPTIMIZE {name}")
+    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    try:
+        spark.sql(f"VACUUM {name} RETAIN 0 HOURS")
+    finally:
+        spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
+    _delta_log_cleanup(spark, name, path)
+    hook.flush()
+    assert (hook.carried, hook.failed, hook.skipped) == (carried + 2, 0, 0), hook.errors
+    assert not (Path(path) / "_delta_log" / f"{0:020d}.json").exists(), "log cleanup removed nothing"
+    doc = _verified(path, spark_warehouse)
+    assert "content" not in doc["verdict"], doc
+    assert _show(path, spark_warehouse)["program_hash"] == program
+    assert spark.table(name).count() == 26
