@@ -14,10 +14,12 @@ before (``json_safe`` + the views' encoder), so every file's text, and its diges
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from attest.view import _file_encode, json_safe
+from carriers.core import _PLAIN_PATH
 
 __all__ = ["AddColumns", "add_columns"]
 
@@ -61,11 +63,73 @@ class AddColumns:
         return {k: values[index] for k, values in self._stats.items()}
 
 
+class _RowColumns(AddColumns):
+    """The same values as AddColumns, read as Python values from delta-rs's own Arrow table (arro3's ``to_pylist``,
+    as ``add_action_rows`` reads them: the same values as pyarrow's, tests/test_cli_fast.py) and encoded value by
+    value (``json_safe`` + the views' encoder, as the column path does wherever a column's type has no one spelling):
+    for a version of few files, where importing pyarrow and its compute functions costs more than the files."""
+
+    def __init__(self, table: Any) -> None:
+        values: dict[str, list[Any]] = {name: table.column(name).to_pylist() for name in table.column_names}
+        rows = int(table.num_rows)
+        self.table = table
+        self.columns = set(values)
+        self.paths = [str(p) for p in values["path"]] if "path" in values else []
+        self.sizes = values.get("size_bytes", [])
+        self.times = values["modification_time"] if "modification_time" in values else [None] * len(self.paths)
+        self.has_partition = "partition" in values
+        self.stat_keys = [k for k in STAT_KEYS if k in values]
+        self.partition_texts = _encoded(values["partition"]) if self.has_partition else None
+        self._stats = {k: values[k] for k in self.stat_keys}
+        self._many = True  # stats_row reads self._stats
+        self.stats_texts = _encoded([self.stats_row(i) for i in range(rows)]) if self.stat_keys else ["{}"] * rows
+        self.gaps = _row_gaps(self._stats, rows)
+        self.plain = [p is not None and _PLAIN_PATH.fullmatch(p) is not None and _SCHEME.match(p) is None
+                      for p in values["path"]] if "path" in values else []
+
+
+# Below this many files a version's add actions are read as Python rows (_RowColumns) without pyarrow: importing
+# pyarrow and pyarrow.compute (~100-200 ms) costs more than encoding that many files value by value (~15 µs a file).
+ROWS_MAX = 4_096
+# The scheme test of _plain (carriers.core.canonical_relative's): a colon before any slash.
+_SCHEME = re.compile("[^/]*:")
+
+
 def add_columns(dt: Any) -> AddColumns:
-    """delta-rs's add actions of the loaded version (``get_add_actions(flatten=False)``), in columns."""
+    """delta-rs's add actions of the loaded version (``get_add_actions(flatten=False)``), in columns: for fewer than
+    ROWS_MAX files whose columns are all of types read alike without pyarrow (_row_type), read as Python rows."""
+    actions = dt.get_add_actions(flatten=False)
+    if int(actions.num_rows) < ROWS_MAX and all(_row_type(field.type) for field in actions.schema):
+        return _RowColumns(actions)
     import pyarrow as pa
 
-    return AddColumns(pa.table(dt.get_add_actions(flatten=False)))
+    return AddColumns(pa.table(actions))
+
+
+def _row_type(kind: Any) -> bool:
+    """Whether a column of this (arro3) type is read by arro3 as pyarrow reads it and judged as the column path judges
+    it: the scalar types delta-rs's statistics and partition values hold (a test holds their values to pyarrow's), and
+    structs of those naming no field twice (_gaps looks at every field of such a struct, a dict keeps the last)."""
+    from arro3.core import DataType
+
+    if DataType.is_struct(kind):
+        names = [field.name for field in kind.fields]
+        return len(set(names)) == len(names) and all(_row_type(field.type) for field in kind.fields)
+    return any(check(kind) for check in (
+        DataType.is_null, DataType.is_boolean, DataType.is_integer, DataType.is_float32, DataType.is_float64,
+        DataType.is_string, DataType.is_large_string, DataType.is_binary, DataType.is_large_binary,
+        DataType.is_date32, DataType.is_timestamp, DataType.is_decimal128))
+
+
+def _row_gaps(stats: dict[str, list[Any]], rows: int) -> list[bool]:
+    """_gaps of the rows: ``spellings._gap`` of each file's statistics."""
+    from carriers.delta.spellings import _gap
+
+    if any(key not in stats for key in ("num_records", "null_count", "min", "max")):
+        return [True] * rows
+    return [records is None or _gap(nulls) or _gap(low) or _gap(high)
+            for records, nulls, low, high in zip(stats["num_records"], stats["null_count"], stats["min"], stats["max"],
+                                                 strict=True)]
 
 
 def _encoded(values: list[Any]) -> list[str]:
@@ -154,8 +218,6 @@ def _plain(paths: Any) -> list[bool]:
     """Per path, whether it is plain (carriers.core.canonical_relative's common case: nothing encoded, no dot
     segment, no scheme): a plain path is its own relative path. Any other is judged by canonical_relative itself."""
     import pyarrow.compute as pc
-
-    from carriers.core import _PLAIN_PATH
 
     plain = pc.and_(pc.match_substring_regex(paths, f"^(?:{_PLAIN_PATH.pattern})$"),
                     pc.invert(pc.match_substring_regex(paths, "^[^/]*:")))

@@ -15,6 +15,7 @@ from deltalake import DeltaTable, write_deltalake
 
 from attest.view import file_digest, json_safe
 from carriers.core import canonical_relative
+from carriers.delta import columns
 from carriers.delta.carrier import DeltaCarrier, _dv_entry, add_action_rows
 from carriers.delta.columns import _array_text, _encoded
 from carriers.delta.log import replay
@@ -81,8 +82,59 @@ def _rows(offset: int) -> pa.Table:
     })
 
 
+@pytest.fixture(params=["pyarrow", "rows"])
+def reading(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both readings of the add actions: in columns with pyarrow compute (many files), as Python rows (few)."""
+    if request.param == "pyarrow":
+        monkeypatch.setattr(columns, "ROWS_MAX", 0)
+    return str(request.param)
+
+
+def _fields(adds: columns.AddColumns) -> dict[str, Any]:
+    return {"paths": adds.paths, "sizes": adds.sizes, "times": adds.times, "partition_texts": adds.partition_texts,
+            "stats_texts": adds.stats_texts, "gaps": adds.gaps, "plain": adds.plain, "stat_keys": adds.stat_keys,
+            "has_partition": adds.has_partition, "columns": adds.columns,
+            "stats_rows": [adds.stats_row(i) for i in range(len(adds.paths))]}
+
+
 @pytest.mark.parametrize("partition_by", [None, ["part"], ["part", "ipart"]])
-def test_views_from_columns_are_the_rows_views(tmp_path: Path, partition_by: list[str] | None) -> None:
+def test_rows_reading_gives_the_columns_values(tmp_path: Path, partition_by: list[str] | None,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A version of few files is read without pyarrow (columns._RowColumns): every value the carrier uses is the
+    same as the pyarrow reading's, so are the views built from them."""
+    path = tmp_path / "t"
+    for offset in range(4):
+        write_deltalake(str(path), _rows(offset), mode="append", partition_by=partition_by)
+    write_deltalake(str(path), _rows(9).slice(1, 1), mode="append", partition_by=partition_by)
+    write_deltalake(str(path), pa.table({"i": pa.array([None], pa.int64())}), mode="append",
+                    schema_mode="merge", partition_by=partition_by)
+    plain = tmp_path / "plain"  # files without a null: no gap
+    write_deltalake(str(plain), pa.table({"i": [1, 2], "s": ["a", "b"]}))
+    write_deltalake(str(plain), pa.table({"i": [3, None], "s": ["c", "d"]}), mode="append")
+    write_deltalake(str(plain), pa.table({"i": pa.array([None], pa.int64()), "s": ["e"]}), mode="append")
+    read = [_fields(columns.add_columns(DeltaTable(str(p)))) for p in (path, plain)]
+    assert [type(columns.add_columns(DeltaTable(str(p)))) for p in (path, plain)] == [columns._RowColumns] * 2
+    monkeypatch.setattr(columns, "ROWS_MAX", 0)
+    assert [type(columns.add_columns(DeltaTable(str(p)))) for p in (path, plain)] == [columns.AddColumns] * 2
+    assert read == [_fields(columns.add_columns(DeltaTable(str(p)))) for p in (path, plain)]
+    assert sorted(read[1]["gaps"]) == [False, False, True] and all(read[0]["plain"])
+
+
+def test_types_read_otherwise_go_to_pyarrow(tmp_path: Path) -> None:
+    """A column of a type the rows reading is not held to (a struct naming a field twice, a list, a map, ...) sends
+    the whole version to the pyarrow reading."""
+    from arro3.core import DataType
+
+    assert columns._row_type(DataType.struct([pa.field("a", pa.int64()), pa.field("b", pa.string())]))
+    assert not columns._row_type(DataType.struct([pa.field("a", pa.int64()), pa.field("a", pa.int64())]))
+    assert not columns._row_type(DataType.struct([pa.field("s", pa.struct([("a", pa.int8()), ("a", pa.int8())]))]))
+    assert not columns._row_type(DataType.list(pa.field("x", pa.int64())))
+    assert not columns._row_type(DataType.from_arrow(pa.map_(pa.string(), pa.int64())))
+    assert not columns._row_type(DataType.from_arrow(pa.string_view()))
+
+
+@pytest.mark.parametrize("partition_by", [None, ["part"], ["part", "ipart"]])
+def test_views_from_columns_are_the_rows_views(tmp_path: Path, partition_by: list[str] | None, reading: str) -> None:
     path = tmp_path / "t"
     for offset in range(4):
         write_deltalake(str(path), _rows(offset), mode="append", partition_by=partition_by)
@@ -93,7 +145,7 @@ def test_views_from_columns_are_the_rows_views(tmp_path: Path, partition_by: lis
     assert _live_views(path) == reference
 
 
-def test_views_from_columns_many_files_and_a_checkpoint(tmp_path: Path) -> None:
+def test_views_from_columns_many_files_and_a_checkpoint(tmp_path: Path, reading: str) -> None:
     path = tmp_path / "t"
     for offset in range(12):
         write_deltalake(str(path), _rows(offset), mode="append", partition_by=["part"])

@@ -36,6 +36,12 @@ TWICE = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _bulk_even_when_few(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The logs here are small: the bulk reading is used for them all the same (BULK_MIN is tested on its own)."""
+    monkeypatch.setattr(delta_log, "BULK_MIN", 1)
+
+
 def _stats(i: int) -> str:
     bounds = {"id": i, "name": f"n{i}"}
     return json.dumps({"numRecords": 1, "minValues": bounds, "maxValues": bounds, "nullCount": {"id": 0, "name": 0}},
@@ -137,3 +143,23 @@ def test_a_batch_boundary_sends_back_only_the_commits_it_holds(tmp_path: Path,
     assert len(problems) == 1 and "part-000059.parquet" in problems[0] and "'numRecords' twice" in problems[0]
     stats_judged = [w for w in seen if w.startswith("the statistics")]
     assert len(stats_judged) == 10  # the batch of texts 56..59 is all commit 6's: its 10 adds judged again, no other
+
+
+@pytest.mark.parametrize("forged", [{}, {(2, 1): TWICE[7], (5, 0): TWICE[2]}], ids=["honest", "twice"])
+def test_few_statistics_are_judged_one_by_one_without_pyarrow(tmp_path: Path, forged: dict[tuple[int, int], str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fewer than BULK_MIN texts never reach the bulk reading (importing pyarrow.json costs more than they do): the
+    same problems, found and worded as by the bulk reading."""
+    last = _log(tmp_path, 6, 10, forged)
+    bulk = _problems(tmp_path, last)
+    monkeypatch.setattr(delta_log, "BULK_MIN", 61)  # the log holds 60 statistics texts
+
+    def refused(texts: list[str]) -> bool:
+        raise AssertionError("bulk reading of a few texts")
+
+    monkeypatch.setattr(delta_log, "statistics_unique", refused)
+    assert _problems(tmp_path, last) == bulk
+    assert bool(bulk) == bool(forged)
+    monkeypatch.setattr(delta_log, "BULK_MIN", 60)
+    with pytest.raises(AssertionError, match="bulk reading"):
+        _problems(tmp_path, last)
