@@ -393,10 +393,8 @@ class Storage(ABC):
                 pass  # a concurrent writer of the same name won: checked below
             except (NotSupportedError, NotImplementedError):
                 return False
-            except Exception as exc:
-                raise coded(exc, where=self.location(rel), secrets=self.secrets, action="write") from None
             except BaseException as exc:
-                if not is_panic(exc):
+                if not isinstance(exc, Exception) and not is_panic(exc):
                     raise
                 raise coded(exc, where=self.location(rel), secrets=self.secrets, action="write") from None
         finally:
@@ -482,10 +480,8 @@ class Storage(ABC):
             return False
         except NotImplementedError as exc:
             raise ConditionalPutUnsupported(str(exc)) from None
-        except Exception as exc:
-            raise coded(exc, where=self.location(rel), secrets=self.secrets, action="write") from None
         except BaseException as exc:
-            if not is_panic(exc):
+            if not isinstance(exc, Exception) and not is_panic(exc):
                 raise
             raise coded(exc, where=self.location(rel), secrets=self.secrets, action="write") from None
         return True
