@@ -588,7 +588,8 @@ def _representation_problem(element: Mapping[int, Any], t: Any) -> str | None:
         ok = physical in ("DOUBLE", "FLOAT") and note is None
     elif isinstance(t, it.DecimalType):
         ok = (physical in ("INT32", "INT64", "FIXED_LEN_BYTE_ARRAY", "BYTE_ARRAY") and note is not None
-              and note[0] == "decimal" and note[2] == t.scale and isinstance(note[1], int) and 0 < note[1] <= t.precision)
+              and note[0] == "decimal" and note[2] == t.scale and isinstance(note[1], int)
+              and 0 < note[1] <= t.precision)
     elif isinstance(t, it.DateType):
         ok = physical == "INT32" and note == ("date",)
     elif isinstance(t, it.TimeType):
