@@ -360,6 +360,9 @@ def observe(column: Any) -> Observed:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(column.type, pa.BaseExtensionType):  # a uuid as pyarrow reads it: its bytes are what is bounded
+        column = column.storage if isinstance(column, pa.Array) else \
+            pa.chunked_array([c.storage for c in column.chunks], column.type.storage_type)
     nans = 0
     values = column
     negative = positive = False
