@@ -294,3 +294,29 @@ def test_pyiceberg_rewrite_of_every_type_verifies(catalog: SqlCatalog) -> None:
     replace(catalog, catalog.load_table("ns.all"))  # the rows pyiceberg reads, written by pyiceberg's writer
     rc, doc = verify(f"iceberg://{CATALOG}/ns.all")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at snapshot "), json.dumps(doc)
+
+
+@pytest.mark.parametrize("attack", [None, "a timestamp in milliseconds", "a decimal of another scale"])
+def test_a_file_without_field_ids_is_held_by_the_name_mapping(attack: str | None, catalog: SqlCatalog) -> None:
+    """A rewrite's file without Parquet field ids is read through the table's name mapping (by pyiceberg and
+    Iceberg Java alike): its columns are found that way and held all the same; without an attack it verifies."""
+    from tests.adversarial.conftest import verify
+
+    table = catalog.create_table("ns.m", schema=_rows().schema)
+    mapping = table.metadata.schema().name_mapping.model_dump_json()
+    table.transaction().set_properties({"schema.name-mapping.default": mapping}).commit_transaction()
+    table = catalog.load_table("ns.m")
+    table.append(_rows().slice(0, 1))
+    table.append(_rows().slice(1))
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    table = catalog.load_table("ns.m")
+    before = _read(table)
+    data = _rows() if attack is None else ATTACKS[attack][0](_rows())
+    table = replace(catalog, table, [data.cast(pa.schema([f.with_metadata(None) for f in data.schema]))])
+    assert _read(table) == before
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.m")
+    if attack is None:
+        assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), json.dumps(doc)
+    else:
+        assert rc == 1 and codes(doc) == ["table_inconsistent"], json.dumps(doc, indent=1)
+        assert "not as Iceberg's writers store" in json.dumps(doc), doc
