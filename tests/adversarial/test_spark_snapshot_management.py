@@ -103,3 +103,30 @@ def test_rollback_cherrypick_and_set_current(spark: SparkSession, spark_warehous
     assert _rows(spark, name) == [1, 2, 7]
     rc, doc = verdict()
     assert rc == 1 and codes(doc) == ["stale"], doc
+
+
+def test_a_tag_named_as_a_snapshot_id(spark: SparkSession, spark_warehouse: Path) -> None:
+    """A tag named as the attested snapshot's id (and as ``0<id>``, which Java's ``Long.parseLong`` reads as the id),
+    pointing at a later snapshot: Spark's ``VERSION AS OF`` resolves the snapshot id first (measured), so it reads the
+    version ``verify --snapshot-id <id>`` checked, which still verifies."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from carriers.spark.session import pyiceberg_catalog_properties
+
+    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
+    catalog.create_namespace("snaptag")
+    name = "snaptag.t"
+    table = catalog.create_table(name, schema=_ids().schema)
+    table.append(_ids(1))
+    attested = int(str(attest_after_write(table, model="orders", program_hash=PROGRAM).attested_version))
+    catalog.load_table(name).append(_ids(666))
+    table = catalog.load_table(name)
+    later = table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    table.manage_snapshots().create_tag(snapshot_id=later, tag_name=str(attested)).commit()
+    catalog.load_table(name).manage_snapshots().create_tag(snapshot_id=later, tag_name=f"0{attested}").commit()
+    spark.sql(f"REFRESH TABLE iceberg.{name}")
+    for spelling in (str(attested), f"'{attested}'", f"'0{attested}'"):
+        got = [r[0] for r in spark.sql(f"SELECT id FROM iceberg.{name} VERSION AS OF {spelling}").collect()]
+        assert got == [1], (spelling, got)
+    rc, doc = _verify(f"iceberg://iceberg/{name}", spark_warehouse, "--snapshot-id", str(attested))
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED"), doc
