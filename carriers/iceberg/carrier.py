@@ -692,9 +692,9 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         if found is None and self._retained_check(version):
             # The history between them expired (found through our tag): the whole version, every data file, is
             # judged against every attested one.
-            tagged = self._find(version.handle).carrier_snapshot
-            if attested.id in (str(tagged), str(self._find(version.handle).attested)):
-                return whole_version(self, attested, version)
+            found_ = self._find(version.handle)
+            if attested.id in (str(found_.carrier_snapshot), str(found_.attested)):
+                return whole_version(self, attested, version, since=str(found_.attested))
         return found
 
     def _content_check(self, att: Attestation, v: Version, live: LiveVersion, progress: Progress | None = None,
