@@ -19,8 +19,9 @@ level) must agree with a model of the table's history:
   expiry that removes every snapshot between the current one and the attestation leaves the snapshot carrying it
   (the retention tag ``recipe-attest`` keeps it): the current rows are judged against the attested content digest
   (VERIFIED ``content; history since snapshot S expired``, or ``stale``), and ``attest record`` then carries the
-  attestation forward (a rewrite) or attests a data change. Unattested with a note only without the tag. Log cleanup after a rewrite (``stale``, saying so) and a re-record with nothing new
-  (``evidence_dropped``) are the other documented answers the model admits (docs/maintenance.md, "Sequences").
+  attestation forward (a rewrite) or attests a data change. Unattested with a note only without the tag. Log
+  cleanup after a rewrite (``stale``, saying so) and a re-record with nothing new (``evidence_dropped``) are the
+  other documented answers the model admits (docs/maintenance.md, "Sequences").
 
 The walks are deterministic (``random.Random(seed)``); a failure names the test's seed and the steps so far, which
 is the regression test to write. ``ATTEST_SEQUENCE_SEEDS`` / ``ATTEST_SEQUENCE_STEPS`` widen the run

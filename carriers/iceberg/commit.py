@@ -44,7 +44,7 @@ class FollowUpCommit:
     branch: str | None
     storage: Storage
     _index: SnapshotIndex | None
-    retain_tag: bool
+    retain_tag: bool = True  # IcebergCarrier's retain_tag (docs/iceberg.md "Expiry and tags")
 
     if TYPE_CHECKING:
         @property

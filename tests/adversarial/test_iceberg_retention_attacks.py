@@ -55,11 +55,11 @@ def expire_all(catalog: SqlCatalog, name: str = "ns.t") -> Table:  # noqa: F811
 
 def attest(catalog: SqlCatalog, name: str = "ns.t") -> int:  # noqa: F811
     """Attest the current snapshot; the id of the follow-up carrying it (the tag's snapshot)."""
-    table = catalog.load_table(name)
-    attest_after_write(IcebergCarrier(table, catalog_name=CATALOG), model="m", program_hash=PROGRAM)
-    table = catalog.load_table(name)
-    follow_up = table.current_snapshot()
-    assert follow_up is not None and table.metadata.refs[RETAIN_TAG].snapshot_id == follow_up.snapshot_id
+    attest_after_write(IcebergCarrier(catalog.load_table(name), catalog_name=CATALOG), model="m",
+                       program_hash=PROGRAM)
+    now = catalog.load_table(name)
+    follow_up = now.current_snapshot()
+    assert follow_up is not None and now.metadata.refs[RETAIN_TAG].snapshot_id == follow_up.snapshot_id
     return follow_up.snapshot_id
 
 
