@@ -170,7 +170,6 @@ class FollowUpCommit:
                 "snapshot-id": snapshot_id, "statistics-path": location, "file-size-in-bytes": stream.size,
                 "file-footer-size-in-bytes": stream.footer_size, "blob-metadata": []}))
         update.commit()
-        self.retain(tx, carrier)
 
     def retain(self, tx: Any, carrier: int) -> None:
         """Move our tag (RETAIN_TAG) to ``carrier``, the snapshot carrying the attestation, in the same metadata
@@ -235,6 +234,7 @@ class FollowUpCommit:
                 attested = self.table.snapshot_by_id(int(v.id))
                 self.kept_statistics(tx, keys, attested=int(v.id), carrier=new_id,
                                      sequence_number=int(getattr(attested, "sequence_number", 0) or 0))
+                self.retain(tx, new_id)
             self.table.refresh()
             return follows, new_id
 

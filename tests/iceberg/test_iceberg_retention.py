@@ -157,3 +157,20 @@ def test_a_detached_attestation_sets_no_tag(catalog: SqlCatalog, table: Table) -
     table.append(rows(0))
     IcebergCarrier(table, catalog_name=CATALOG, detached=True).record(model="orders", program_hash=PROGRAM)
     assert RETAIN_TAG not in catalog.load_table("ns.t").metadata.refs
+
+
+def test_a_content_addressed_write_tags_its_own_snapshot(catalog: SqlCatalog, table: Table) -> None:
+    """write_content_addressed carries the attestation in the data snapshot itself: the tag names that snapshot. Its
+    attestation binds no content digest, so after a cut history it stays as a rewrite without one does: compacted,
+    with the notes (was: unattested)."""
+    from carriers.iceberg.write import write_content_addressed
+
+    result = write_content_addressed(table, rows(0), model="orders", program_hash=PROGRAM)
+    table = catalog.load_table("ns.t")
+    current = table.current_snapshot()
+    assert current is not None and tag_of(table) == int(str(result.attested_version)) == current.snapshot_id
+    table = replace(catalog, replace(catalog, table))
+    table = expire_all(catalog)
+    report = verify_table(carrier_of(table))
+    assert [e.code.value for e in report.errors] == ["compacted"], report.human()
+    assert "binds no content digest" in report.human() and RETAIN_TAG in report.human(), report.human()
