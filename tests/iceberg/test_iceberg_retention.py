@@ -174,3 +174,48 @@ def test_a_content_addressed_write_tags_its_own_snapshot(catalog: SqlCatalog, ta
     report = verify_table(carrier_of(table))
     assert [e.code.value for e in report.errors] == ["compacted"], report.human()
     assert "binds no content digest" in report.human() and RETAIN_TAG in report.human(), report.human()
+
+
+def test_record_no_retain_tag_on_the_command_line(catalog: SqlCatalog, table: Table, iceberg_env: str,
+                                                  tmp_path: object) -> None:
+    """`attest record --no-retain-tag` sets no tag; without the flag the record sets it; on a Delta table the flag is
+    an argument error."""
+    import io
+    import json
+    from contextlib import redirect_stdout
+    from pathlib import Path
+
+    from attest.cli import main
+
+    def record(*extra: str) -> tuple[int, dict[str, object]]:
+        out = io.StringIO()
+        with redirect_stdout(out):
+            rc = main(["record", *extra, "--model", "orders", "--program-hash", PROGRAM, "--json"])
+        return rc, json.loads(out.getvalue())
+
+    table.append(rows(0))
+    rc, doc = record(f"iceberg://{CATALOG}/ns.t", "--no-retain-tag")
+    assert rc == 0, doc
+    assert RETAIN_TAG not in catalog.load_table("ns.t").metadata.refs
+    table.append(rows(3))
+    rc, doc = record(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0, doc
+    table = catalog.load_table("ns.t")
+    assert tag_of(table) == table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    from deltalake import write_deltalake
+
+    delta = Path(str(tmp_path)) / "delta"
+    write_deltalake(str(delta), rows(0))
+    rc, doc = record(str(delta), "--no-retain-tag")
+    assert rc == 2 and "--no-retain-tag applies to Iceberg" in json.dumps(doc), doc
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, True), ("true", True), ("false", False), ("FALSE", False)])
+def test_the_hook_reads_the_opt_out_from_the_spark_conf(value: str | None, expected: bool) -> None:
+    from types import SimpleNamespace
+
+    from carriers.spark.hook import RETAIN_TAG_CONF, _retain_tag
+
+    confs = {} if value is None else {RETAIN_TAG_CONF: value}
+    spark = SimpleNamespace(conf=SimpleNamespace(get=lambda key, default: confs.get(key, default)))
+    assert _retain_tag(spark) is expected
