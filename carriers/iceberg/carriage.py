@@ -149,7 +149,7 @@ class Carriage:
             parent = int(binding)
         elif binding is not None and is_signed_digits(binding) and binding != str(parent) \
                 and _changed_no_file(snapshot) and _operation(snapshot) == "append" \
-                and (parent is None or (index.get(parent) is None and self._in_previous_metadata(parent))) \
+                and (parent is None or (parent not in index.by_id and self._in_previous_metadata(parent))) \
                 and self._same_files(snapshot, index.get(int(binding))):
             # A re-record's follow-up whose parent, an earlier follow-up of the same data snapshot, expired: pyiceberg's
             # expiry clears the parent of the snapshots it keeps, Java's leaves its id (measured with Spark,
