@@ -947,8 +947,10 @@ class AttestedTable(ABC):
         if check is None:
             return None
         if not check.passed:
-            if check.code in (Code.COMPACTED.value,):
-                return None  # not a pure rewrite: an ordinary attestation of what the table now is
+            if check.code in (Code.COMPACTED.value, Code.STALE.value):
+                # not a pure rewrite (stale: other rows after an expired history, a data change cannot be excluded):
+                # an ordinary attestation of what the table now is
+                return None
             raise CarrierError(f"{self.noun} {v.id} of {self.reference} cannot carry forward the attestation of "
                                f"{self.noun} {att.attested_version}: {check.message}", code=Code(check.code))
         if not _table_part_kept(att, live, check):

@@ -475,7 +475,7 @@ class Hook:
                  iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
                  serialize_writes: bool = True, guard_timeout_s: float = 120.0,
                  executor_hash_bytes: int | None = None, signer: Signer | None = None,
-                 openlineage: bool = False) -> None:
+                 openlineage: bool = False, iceberg_retain_tag: bool | None = None) -> None:
         if policy not in ("optional", "required", "disabled"):
             raise ValueError(f"policy must be optional, required or disabled, not {policy!r}")
         if delta_mode not in ("alter", "detached"):
@@ -490,6 +490,9 @@ class Hook:
         self.serialize_writes = serialize_writes
         self.guard_timeout_s = guard_timeout_s
         self.signer = signer  # signs every attestation (docs/signing.md); only its key id is ever shown
+        # Iceberg attestation commits move the retention tag (docs/iceberg.md "Expiry and tags"); None: the session's
+        # RETAIN_TAG_CONF, default on.
+        self.iceberg_retain_tag = _retain_tag(spark) if iceberg_retain_tag is None else iceberg_retain_tag
         self.guard_seconds = 0.0  # time the job's statements spent waiting for pending attestations
         from carriers.spark.distributed import HashingStats
 
@@ -856,7 +859,7 @@ class Hook:
 
             assert event.catalog is not None and event.identifier is not None
             table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
-            carrier = IcebergCarrier(table, catalog_name=event.catalog)
+            carrier = IcebergCarrier(table, catalog_name=event.catalog, retain_tag=self.iceberg_retain_tag)
         try:
             result = carrier.carry_forward(signer=self.signer, hasher=self._hasher(carrier, event))
         except SupersededError as exc:
@@ -982,7 +985,8 @@ class Hook:
 
         assert event.catalog is not None and event.identifier is not None
         table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
-        carrier = IcebergCarrier(table, catalog_name=event.catalog, branch=event.branch)
+        carrier = IcebergCarrier(table, catalog_name=event.catalog, branch=event.branch,
+                                 retain_tag=self.iceberg_retain_tag)
         hasher = self._hasher(carrier, event)
         committed = self._iceberg_commit(table, event)
         if committed is None:
@@ -1116,7 +1120,8 @@ def install(spark: SparkSession, policy: Policy = "optional", *, model_namer: Ca
             run_id: str | None = None, delta_mode: DeltaMode = "alter", timeout_s: float = 600.0,
             max_pending: int = 256, iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
             serialize_writes: bool = True, guard_timeout_s: float = 120.0,
-            executor_hash_bytes: int | None = None, signer: Signer | None = None, openlineage: bool = False) -> Hook:
+            executor_hash_bytes: int | None = None, signer: Signer | None = None, openlineage: bool = False,
+            iceberg_retain_tag: bool | None = None) -> Hook:
     """Register the post-write hook on ``spark`` (see docs/spark.md). policy="disabled" registers nothing.
 
     ``serialize_writes`` (default): the job's next statement waits, at most ``guard_timeout_s``, for pending
@@ -1125,13 +1130,28 @@ def install(spark: SparkSession, policy: Policy = "optional", *, model_namer: Ca
     carriers.spark.distributed.EXECUTOR_HASH_BYTES on a cluster and the driver under a local master, whose
     executors are the driver's own cores (docs/distributed.md). ``signer``: sign every attestation
     (docs/signing.md). ``openlineage`` (or ATTEST_OPENLINEAGE=1): one OpenLineage RunEvent per attestation,
-    through OpenLineage's own transport configuration (docs/lineage.md)."""
+    through OpenLineage's own transport configuration (docs/lineage.md). ``iceberg_retain_tag=False`` (or the
+    session conf ``spark.recipe_attest.iceberg.retainTag=false``): Iceberg attestation commits set no retention tag
+    (docs/iceberg.md "Expiry and tags")."""
     hook = Hook(spark, policy=policy, model_namer=model_namer, run_id=run_id, delta_mode=delta_mode,
                 timeout_s=timeout_s, max_pending=max_pending, iceberg_catalogs=iceberg_catalogs,
                 serialize_writes=serialize_writes, guard_timeout_s=guard_timeout_s,
-                executor_hash_bytes=executor_hash_bytes, signer=signer, openlineage=openlineage)
+                executor_hash_bytes=executor_hash_bytes, signer=signer, openlineage=openlineage,
+                iceberg_retain_tag=iceberg_retain_tag)
     hook._start()
     return hook
+
+
+RETAIN_TAG_CONF = "spark.recipe_attest.iceberg.retainTag"
+
+
+def _retain_tag(spark: Any) -> bool:
+    """The session's RETAIN_TAG_CONF: anything but ``false`` (any case) keeps the retention tag on."""
+    try:
+        value = spark.conf.get(RETAIN_TAG_CONF, "true")
+    except Exception:  # a session whose conf cannot be read: the default
+        return True
+    return str(value).strip().lower() != "false"
 
 
 @contextmanager
