@@ -616,6 +616,8 @@ class ChunkIndexes:
     page_records: int | None = None
     midpoint: int | None = None
     file_size: int | None = None
+    # The leaf column it names (ColumnMetaData ``path_in_schema``) and the schema's leaf at its position (None: none).
+    path: tuple[tuple[str, ...], tuple[str, ...] | None] | None = None
 
 
 def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
@@ -644,7 +646,7 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
         if length > MAX_PARQUET_INDEX_BYTES:
             raise ValueError("a footer over the size read")
         meta, _ = _struct(read(size - 8 - length, length))
-        repeated = _leaf_repetition(meta.get(2) or [])
+        leaves = _leaves(meta.get(2) or [])
         out: list[ChunkIndexes] = []
         for g, group in enumerate(meta.get(4) or []):
             midpoint = _midpoint(group)
@@ -668,12 +670,16 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
                         raise ValueError("a bloom filter of an algorithm, hash or compression other than Parquet's "
                                          "split-block, XXH64, uncompressed")
                     bloom = read(at + used, n)
-                pages = _page_encodings(read, cmd, counts, repeated[i] if i < len(repeated) else 0)
+                leaf, repeated = leaves[i] if i < len(leaves) else (None, 0)
+                pages = _page_encodings(read, cmd, counts, repeated)
+                named = tuple(x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
+                              for x in cmd.get(3) or [])
                 out.append(ChunkIndexes(group=g, column=i, statistics=cmd.get(12), column_index=column_index,
                                         offset_index=offset_index, bloom=bloom, pages=pages,
                                         encoding_stats=cmd.get(13), encodings=cmd.get(2), group_rows=group.get(3),
                                         num_values=cmd.get(5), page_values=counts[0], page_records=counts[1],
-                                        midpoint=midpoint if i == 0 else None, file_size=size))
+                                        midpoint=midpoint if i == 0 else None, file_size=size,
+                                        path=(named, leaf)))
         return out
     except (ValueError, OSError, TypeError, AttributeError, struct.error) as exc:
         return f"its footer, page index or bloom filters cannot be read ({exc})"
@@ -682,22 +688,25 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
 MAX_PAGES = 1_000_000
 
 
-def _leaf_repetition(schema: list[Any]) -> list[int]:
-    """Each leaf column's maximum repetition level, in column-chunk order, from the footer's schema (SchemaElements
-    in depth-first order: 3 repetition_type, 5 num_children; the root is not counted)."""
-    out: list[int] = []
-    stack: list[tuple[int, int]] = []  # (children left, repetition level) of the open groups
+def _leaves(schema: list[Any]) -> list[tuple[tuple[str, ...], int]]:
+    """Each leaf column's path and maximum repetition level, in column-chunk order, from the footer's schema
+    (SchemaElements in depth-first order: 3 repetition_type, 4 name, 5 num_children; the root is not counted)."""
+    out: list[tuple[tuple[str, ...], int]] = []
+    stack: list[tuple[int, int, tuple[str, ...]]] = []  # (children left, repetition level, path) of the open groups
     for k, element in enumerate(schema):
         if not isinstance(element, dict):
             raise ValueError("a footer schema element that is no struct")
+        name = element.get(4)
+        name = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
         level = (stack[-1][1] if stack else 0) + (1 if k and element.get(3) == 2 else 0)
+        path = (*stack[-1][2], name) if stack else ()
         if stack:
-            stack[-1] = (stack[-1][0] - 1, stack[-1][1])
+            stack[-1] = (stack[-1][0] - 1, *stack[-1][1:])
         children = element.get(5)
         if isinstance(children, int) and children > 0:
-            stack.append((children, level))
+            stack.append((children, level, path))
         elif k:
-            out.append(level)
+            out.append((path, level))
         while stack and stack[-1][0] <= 0:
             stack.pop()
     return out
@@ -829,10 +838,16 @@ def layout_problems(indexes: list[ChunkIndexes]) -> list[str]:
     row group placement: a row group's ``num_rows`` below the rows its pages hold (pyarrow and parquet-mr read
     ``num_rows``, delta-rs every row of the pages: measured), a chunk's ``num_values`` other than its pages', and a
     row group whose midpoint (parquet-mr's) is outside the file — Spark and Iceberg Java read a row group in the
-    split whose range holds its midpoint, so no split reads it (measured: Spark lost its rows)."""
+    split whose range holds its midpoint, so no split reads it (measured: Spark lost its rows); a chunk naming
+    (``path_in_schema``) another column than the schema's at its place — parquet-mr reads chunks by that name,
+    pyarrow and delta-rs by position (measured: Spark read two columns swapped)."""
     problems: list[str] = []
     for chunk in indexes:
         where = f"Parquet row group {chunk.group}, column {chunk.column}"
+        if chunk.path is not None and chunk.path[0] != chunk.path[1]:
+            problems.append(f"{where}: its chunk names column {'.'.join(chunk.path[0])!r}, the schema's column at "
+                            f"its place is {'.'.join(chunk.path[1] or ('none',))!r} — parquet-mr (Spark) reads a "
+                            "chunk as the column it names, pyarrow and delta-rs as the column at its place")
         if chunk.num_values is not None and chunk.page_values is not None and chunk.num_values != chunk.page_values:
             problems.append(f"{where}: its footer says {chunk.num_values} values, its pages hold {chunk.page_values}")
         if chunk.group_rows is not None and chunk.page_records is not None and chunk.group_rows != chunk.page_records:

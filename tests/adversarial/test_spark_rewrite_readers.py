@@ -9,6 +9,9 @@ The digest reads a rewritten file as delta-rs does (pyarrow, columns by exact na
 - it reads a row group in the split whose byte range holds the row group's **midpoint** (parquet-mr: the first
   column chunk's start plus half the group's ``total_compressed_size``, a footer field no other reader uses): a
   midpoint past the end of the file is in no split, and Spark read 15 of the 30 rows (delta-rs all) — VERIFIED
+  before; ``content_changed`` now;
+- it reads each column chunk as the column its footer entry names (``path_in_schema``), pyarrow and delta-rs as the
+  schema's column at its place: two chunks naming each other read as two columns swapped in Spark only — VERIFIED
   before; ``content_changed`` now.
 
 Tried and held (measured: Spark read the attested rows, as delta-rs and the digest): a file that also holds the
@@ -22,6 +25,7 @@ verifies by content.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,7 +95,7 @@ def test_a_column_in_another_case(spark: SparkSession, tmp_path: Path, stored: s
     if stored == "V":
         assert sorted(r["v"] for r in spark_rows(spark, path)) == [7, 7, 8, 8]  # Spark: the values; delta-rs: nulls
     if stored == "v and V":
-        with pytest.raises(Exception, match="(?i)duplicate|ambiguous"):
+        with pytest.raises(Exception, match=r"(?i)duplicate|ambiguous"):
             spark_rows(spark, path)
     if stored == "p":  # held: the partition value is the log's for Spark too
         assert [(r["p"], r["v"]) for r in spark_rows(spark, path)] == [("a", None)] * 4
@@ -120,6 +124,27 @@ def test_a_row_group_whose_midpoint_is_past_the_file(spark: SparkSession, tmp_pa
         assert "midpoint" in doc["errors"][0]["message"], doc
     else:
         assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
+
+
+def test_column_chunks_naming_each_other(spark: SparkSession, tmp_path: Path) -> None:
+    """The footer's ``path_in_schema`` of two column chunks swapped (one byte each, in place): parquet-mr reads a
+    chunk as the column it names, pyarrow and delta-rs as the schema's column at its place."""
+    path = tmp_path / "t"
+    _attested(path, pa.table({"a": pa.array([1, 2], pa.int64()), "b": pa.array([10, 20], pa.int64())}))
+    added = rewrite_with(path, pa.table({"a": pa.array([1, 2] * 2, pa.int64()), "b": pa.array([10, 20] * 2,
+                                                                                              pa.int64())}), 4)
+    data = added.read_bytes()
+    start = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    # A list of one string, "a" or "b": the chunk's path_in_schema.
+    footer, swaps = re.subn(rb"\x19\x18\x01([ab])", lambda m: m[0][:3] + (b"b" if m[1] == b"a" else b"a"),
+                            data[start:-8])
+    assert swaps == 2
+    added.write_bytes(data[:start] + footer + data[-8:])
+    assert sorted((r["a"], r["b"]) for r in delta_rs_rows(path)) == [(1, 10), (1, 10), (2, 20), (2, 20)]
+    assert sorted((r["a"], r["b"]) for r in spark_rows(spark, path)) == [(10, 1), (10, 1), (20, 2), (20, 2)]
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "the column it names" in doc["errors"][0]["message"], doc
 
 
 def test_held_representations(spark: SparkSession, tmp_path: Path) -> None:
