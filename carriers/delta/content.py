@@ -7,7 +7,8 @@ docs/content-digest.md is the specification; carriers/content_store.py records a
   physical names (identity ``physical:<name>``; nested struct fields by their physical names too), without it by
   their names. The file's column is found by that name; a column the file lacks reads as nulls (schema evolution),
   as every reader reads it. A file that holds a mapped column under its *logical* name only is refused: Spark reads
-  such a column as nulls, delta-rs by name (readers disagree);
+  such a column as nulls, delta-rs by name (readers disagree); so is one holding a column under another case (Spark
+  matches names without case, delta-rs exactly);
 - **types** as the table declares them (delta-rs's Arrow schema of the version): a column stored with another type
   keeps that type in the encoding (its digest differs), except timestamps stored as INT96 (Spark's legacy) or in
   another unit with the same zone-ness, which every reader converts to the table's type;
