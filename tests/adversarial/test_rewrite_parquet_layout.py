@@ -5,7 +5,8 @@ group as its footer's ``num_rows`` says; delta-rs (arrow-rs) reads every row its
 group holds more rows in its pages than ``num_rows`` says therefore gives delta-rs rows the digest never saw
 (measured below: 35 rows where pyarrow reads the attested 30) — flat columns and repeated ones (a list column, whose
 rows are counted by its repetition levels) alike: VERIFIED before. Each column chunk's pages are now counted (values,
-and rows: DataPageV2 headers or the repetition levels of v1 pages) and held to the footer: ``content_changed``.
+and rows: DataPageV2 headers or the repetition levels of v1 pages) and held to the footer: ``content_changed``
+(data pages v1 and v2).
 
 Controls: the same files with an honest footer, and delta-rs's own ``optimize.compact()`` of a table of nested
 columns (lists of lists, maps, structs of lists) whose names differ only in case from one another's folded forms,
@@ -65,7 +66,7 @@ def delta_rs_rows(path: Path) -> list[dict[str, Any]]:
     return pa.table(table).to_pylist()
 
 
-def replace_added(path: Path, n: int, groups: list[pa.Table], stored_rows: int) -> Path:
+def replace_added(path: Path, n: int, groups: list[pa.Table], stored_rows: int, **write: Any) -> Path:
     """The file rewrite commit ``n`` added, written again with one row group per table of ``groups``; its add's
     size and ``numRecords`` (``stored_rows``: what pyarrow will read) set to match."""
     import json
@@ -76,7 +77,7 @@ def replace_added(path: Path, n: int, groups: list[pa.Table], stored_rows: int) 
     actions = [json.loads(line) for line in commit.read_text().splitlines()]
     (add,) = [a["add"] for a in actions if "add" in a]
     added = path / add["path"]
-    with pq.ParquetWriter(added, groups[0].schema) as writer:
+    with pq.ParquetWriter(added, groups[0].schema, **write) as writer:
         for group in groups:
             writer.write_table(group, row_group_size=len(group))
     add["size"] = added.stat().st_size
@@ -92,8 +93,10 @@ COLUMNS = {
 
 
 @pytest.mark.parametrize("forged", [False, True])
+@pytest.mark.parametrize("pages", ["1.0", "2.0"])
 @pytest.mark.parametrize("shape", sorted(COLUMNS))
-def test_row_group_holding_more_rows_than_its_footer_says(tmp_path: Path, shape: str, forged: bool) -> None:
+def test_row_group_holding_more_rows_than_its_footer_says(tmp_path: Path, shape: str, pages: str,
+                                                          forged: bool) -> None:
     path = tmp_path / "t"
     for i in range(3):
         write_deltalake(str(path), pa.table({"c": COLUMNS[shape](10 * i)}), mode="append")
@@ -105,7 +108,7 @@ def test_row_group_holding_more_rows_than_its_footer_says(tmp_path: Path, shape:
     n = rewrite(path, rels, [(rows, {})])
     # Two row groups of 15 rows; forged: the second holds 5 rows no attested version holds after them.
     second = pa.concat_tables([rows.slice(15), extra]) if forged else rows.slice(15)
-    added = replace_added(path, n, [rows.slice(0, 15), second], 30)
+    added = replace_added(path, n, [rows.slice(0, 15), second], 30, data_page_version=pages)
     if forged:
         forge_row_group(added, 1, num_rows=15)  # said to hold 15 rows, as pyarrow reads it
         assert pq.read_table(added).num_rows == 30  # pyarrow reads the attested rows ...
