@@ -143,3 +143,39 @@ def test_delta_rs_compaction_of_nested_columns_verifies(tmp_path: Path) -> None:
     DeltaTable(str(path)).optimize.compact()
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
+
+
+def test_a_mapped_column_in_another_case(tmp_path: Path) -> None:
+    """Column mapping by name: the rewrite's file holds ``b``'s physical name upper-cased (``COL-BBBB``) with values
+    where the attested rows had nulls. delta-rs (and the digest) read the exact physical name: nulls, the attested
+    rows; Spark (delta-spark 4.4, measured by hand: tests/adversarial/test_spark_rewrite_readers.py measures the
+    unmapped case) matched it without case and read 7 and 8 — VERIFIED before."""
+    import json
+    import uuid
+
+    from carriers.delta.log import commit_name
+
+    path = tmp_path / "t"
+    (path / "_delta_log").mkdir(parents=True)
+    fields = [{"name": n, "type": "long", "nullable": True,
+               "metadata": {"delta.columnMapping.id": i + 1, "delta.columnMapping.physicalName": physical}}
+              for i, (n, physical) in enumerate([("a", "col-aaaa"), ("b", "col-bbbb")])]
+    pq.write_table(pa.table({"col-aaaa": pa.array([1, 2], pa.int64()), "col-bbbb": pa.nulls(2, pa.int64())}),
+                   path / "part-0.parquet")
+    actions: list[dict[str, Any]] = [
+        {"commitInfo": {"operation": "CREATE TABLE"}},
+        {"protocol": {"minReaderVersion": 2, "minWriterVersion": 5}},
+        {"metaData": {"id": str(uuid.uuid4()), "format": {"provider": "parquet", "options": {}},
+                      "schemaString": json.dumps({"type": "struct", "fields": fields}), "partitionColumns": [],
+                      "configuration": {"delta.columnMapping.mode": "name", "delta.columnMapping.maxColumnId": "2"},
+                      "createdTime": 1}},
+        {"add": {"path": "part-0.parquet", "partitionValues": {}, "size": (path / "part-0.parquet").stat().st_size,
+                 "modificationTime": 1, "dataChange": True, "stats": json.dumps({"numRecords": 2})}}]
+    (path / commit_name(0)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    rewrite(path, ["part-0.parquet"],
+            [(pa.table({"col-aaaa": pa.array([1, 2], pa.int64()), "COL-BBBB": pa.array([7, 8], pa.int64())}), {})])
+    assert [r["b"] for r in delta_rs_rows(path)] == [None, None]
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["unsupported_table"], doc
+    assert "in another case" in doc["errors"][0]["message"], doc
