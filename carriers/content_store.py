@@ -315,8 +315,8 @@ def record_content(table: AttestedTable, v: Version, live: LiveVersion, previous
             raise
         unread = [f.path for f in todo if f.path not in computed]
         if unread:
-            raise CarrierError(f"{len(unread)} data file(s) of {table.noun} {v.id} cannot be read for their content "
-                               f"digest, e.g. {unread[0]}", code=Code.FILE_MISSING, path=unread[0])
+            raise CarrierError(f"{len(unread)} data file(s) of {table.noun} {v.id} are not in storage (their content "
+                               f"cannot be digested), e.g. {unread[0]}", code=Code.FILE_MISSING, path=unread[0])
         mine.update(computed)
     companions = [] if binding is None else [d for d in binding.companions if d in used]
     if todo or fresh:
@@ -1199,7 +1199,7 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
         return _fail(exc.code, f"the files the rewrites added cannot be digested: {exc.message}", facts)
     unread = [f.path for f in added if f.path not in digests]
     if unread:
-        return _fail(Code.FILE_MISSING, f"{unread[0]}, added by a rewrite, cannot be read", facts)
+        return _fail(Code.FILE_MISSING, f"{unread[0]}, added by a rewrite, is not in storage", facts)
     if computed is not None:
         computed.update(digests)
     came = ContentDigest.total(digests[f.path] for f in added)

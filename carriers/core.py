@@ -392,7 +392,8 @@ class AttestedTable(ABC):
                              progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
         """The content digest (attest.content) of each data file's rows as every reader of ``version`` gets them
         (deletion vectors / delete files applied, columns by the identity engines use, partition values folded in),
-        keyed by ``DataFile.path``. A file that cannot be read is left out (the caller reports it). A format without
+        keyed by ``DataFile.path``. A file not in storage is left out (the caller reports it: ``file_missing``); one
+        there whose rows cannot be read raises ``table_unreadable`` naming it (never "missing"). A format without
         content digests raises UnsupportedTableError. ``statistics``: also hold each file's recorded statistics (row
         count, null counts, bounds: what readers skip files and answer COUNT / MIN / MAX by) to its rows, raising
         content_changed (content_store.StatisticsMismatch) when they misstate them — the judge asks it of the files a

@@ -353,6 +353,11 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
         if physical in stored.names:
             column = table.column(physical)
             target = _read_type(column.type, want, physical in int96)
+            if target is None and mode == "name" and _reordered(column.type, want):
+                # Spark and delta-rs resolve nested struct fields by physical name (measured: a struct whose fields
+                # are stored in another order, or under each other's names with the values moved to match, reads
+                # as the attested rows): the digest reads them by name too (pyarrow's struct cast matches names).
+                target = want
             if target is not None and column.type != target:
                 # A lossy conversion (a timestamp below the table's unit) is refused by the cast: the column keeps
                 # its stored type, and its digest differs.
@@ -382,6 +387,24 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
     if vector is not None:
         keep = (vector + [True] * (table.num_rows - len(vector)))[:table.num_rows]
     return digest_table(rows_table, columns, constants, keep=keep), arrays
+
+
+def _reordered(stored: pa.DataType, want: pa.DataType) -> bool:
+    """Is ``stored`` ``want`` but for the order of struct fields (at any depth): the same field names, each once, the
+    same leaf types? Only then are nested fields read by name (a field missing, added or of another type is not)."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(stored) and pa.types.is_struct(want):
+        names = [stored.field(i).name for i in range(stored.num_fields)]
+        wanted = {want.field(i).name: want.field(i).type for i in range(want.num_fields)}
+        return len(set(names)) == len(names) == len(wanted) and set(names) == set(wanted) and all(
+            _reordered(stored.field(i).type, wanted[stored.field(i).name]) for i in range(stored.num_fields))
+    if (pa.types.is_list(stored) and pa.types.is_list(want)) or \
+            (pa.types.is_large_list(stored) and pa.types.is_large_list(want)):
+        return _reordered(stored.value_type, want.value_type)
+    if pa.types.is_map(stored) and pa.types.is_map(want):
+        return _reordered(stored.key_type, want.key_type) and _reordered(stored.item_type, want.item_type)
+    return bool(stored == want)
 
 
 # Spark's column-default metadata (ResolveDefaultColumns): Spark's readers, Delta's included, fill a column (or

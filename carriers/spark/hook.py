@@ -466,6 +466,30 @@ class _Listener:
         implements: ClassVar[list[str]] = ["org.apache.spark.sql.util.QueryExecutionListener"]
 
 
+# The event of a ``replace`` snapshot seen through Iceberg's commit listener (``_IcebergCommits``), not a statement.
+ICEBERG_REPLACE_COMMIT = "IcebergReplaceCommit"
+
+
+class _IcebergCommits:
+    """Iceberg's commit listener (``org.apache.iceberg.events.Listener`` of ``CreateSnapshotEvent``), which Iceberg
+    calls in the committing thread after every snapshot commit of the JVM — its Java actions too
+    (``SparkActions.get(spark).rewriteDataFiles(table).execute()``), which Spark reports to no query listener by the
+    table's name (measured). Iceberg keeps listeners for the JVM's life: ``uninstall`` unhooks the hook instead.
+    Never raises into the JVM."""
+
+    def __init__(self, hook: Hook) -> None:
+        self.hook: Hook | None = hook
+
+    def notify(self, event: Any) -> None:
+        hook = self.hook
+        if hook is not None:
+            with suppress(Exception):
+                hook._iceberg_committed(event)
+
+    class Java:
+        implements: ClassVar[list[str]] = ["org.apache.iceberg.events.Listener"]
+
+
 class Hook:
     """Handle returned by ``install``: counters, ``results``, ``flush()``, ``uninstall()``."""
 
@@ -520,6 +544,7 @@ class Hook:
         self._done: set[tuple[str, str, str]] = set()
         self._lock = threading.Lock()
         self._listener: _Listener | None = None
+        self._commits: _IcebergCommits | None = None
         self._worker: threading.Thread | None = None
         self._engines: dict[str, str] | None = None
         self._app_id = ""
@@ -552,6 +577,7 @@ class Hook:
         self._session_key = int(self.spark._jsparkSession.hashCode())
         self._listener = _Listener(self)
         self.spark._jsparkSession.listenerManager().register(self._listener)
+        self._register_iceberg_commits()
         from carriers.spark.streaming import StreamWatcher
 
         self._streams = StreamWatcher(self)  # Structured Streaming sinks and foreachBatch (docs/streaming.md)
@@ -564,6 +590,9 @@ class Hook:
 
     def uninstall(self) -> None:
         stamping.unregister(self)
+        if self._commits is not None:
+            self._commits.hook = None  # Iceberg has no unregister: the listener stays, inert
+            self._commits = None
         if self._streams is not None:
             self._streams.stop()
             self._streams = None
@@ -654,6 +683,34 @@ class Hook:
             self.guard_seconds += time.monotonic() - start
 
     # ---- callback side --------------------------------------------------------------------------------------------
+    def _register_iceberg_commits(self) -> None:
+        """Register ``_IcebergCommits`` with Iceberg's ``Listeners`` (nothing when Iceberg is not on the classpath)."""
+        try:
+            jvm = self.spark._jvm
+            assert jvm is not None
+            events = jvm.org.apache.iceberg.events
+            commits = _IcebergCommits(self)
+            events.Listeners.register(commits, events.CreateSnapshotEvent._java_lang_class)
+            self._commits = commits
+        except Exception as exc:
+            log.debug("attest.spark: Iceberg's commit listener not registered: %s", exc)
+
+    def _iceberg_committed(self, event: Any) -> None:
+        """Iceberg committed a snapshot in this JVM. A ``replace`` (a rewrite: ``rewriteDataFiles``,
+        ``rewritePositionDeletes``, ``rewriteManifests``, through a Java action or a procedure) of a table of one of
+        the session's Iceberg catalogs is queued as maintenance: the worker carries the attestation forward as after
+        a rewrite procedure (``_after_maintenance``). A procedure's own event, queued after it, then finds the
+        version attested and writes nothing more."""
+        if str(event.operation()) != "replace":
+            return
+        name = str(event.tableName())
+        parts = tuple(name.split("."))
+        if len(parts) < 3 or not self.spark.conf.get(f"spark.sql.catalog.{parts[0]}", None):
+            log.debug("attest.spark: replace commit of %s: not a table of the session's catalogs", name)
+            return
+        self._enqueue(WriteEvent(command=ICEBERG_REPLACE_COMMIT, format="iceberg", table_name=name, location=None,
+                                 catalog=parts[0], identifier=parts[1:], maintenance="replace"))
+
     def _on_success(self, func_name: str, qe: Any) -> None:
         start = time.perf_counter()
         try:
@@ -838,8 +895,9 @@ class Hook:
         else nothing (the table keeps verifying as it does, by content where it can). A rewrite whose rows changed
         fails (``content_changed``). Cleanup (VACUUM, expire_snapshots, remove_orphan_files) writes nothing."""
         what = event.table_name or event.location
-        with self._lock:
-            self.maintained += 1
+        if event.command != ICEBERG_REPLACE_COMMIT:  # a commit, not a command: its command counts when seen
+            with self._lock:
+                self.maintained += 1
         if event.maintenance in ("VACUUM", *_ICEBERG_CLEANUP):
             log.info("attest.spark: %s on %s: cleanup, nothing to attest", event.maintenance, what)
             return
