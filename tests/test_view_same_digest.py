@@ -16,7 +16,7 @@ FILES = {f"d/part-{i:05d}.parquet": file_digest({"kind": "data", "size": i}) for
     ({"schema": {"a": 1}}, FILES, {"schema": {"a": 1.0}}, dict(FILES)),  # 1 == 1.0, but another text
     ({"schema": {"a": 1}}, FILES, {"schema": {"a": 2}}, dict(FILES)),
     ({"schema": {"a": 1}}, FILES, {"schema": {"a": 1}}, {**FILES, "d/part-00000.parquet": "0" * 64}),
-    ({"schema": {"a": 1}}, FILES, {"schema": {"a": 1}}, {k: v for k, v in FILES.items() if k != "d/part-00001.parquet"}),
+    ({"schema": {"a": 1}}, FILES, {"schema": {"a": 1}}, {k: v for k, v in FILES.items() if k[-9:] != "1.parquet"}),
 ])
 def test_same_digest_is_the_digests_equality(table: dict[str, object], files: dict[str, str],
                                              other_table: dict[str, object], other_files: dict[str, str]) -> None:
