@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 
 __all__ = ["COMPANION_SUFFIX", "Binding", "ChunkIndexes", "ContentPass", "Observed", "StatisticsMismatch",
            "bloom_holds", "bound_problem", "decode_companion", "encode_companion", "file_digests", "footer_problems",
-           "index_problems", "judge", "observe", "parse_binding", "read_parquet_indexes", "record_content", "xxh64"]
+           "index_problems", "judge", "observe", "parse_binding", "read_parquet_indexes", "read_parquet_schema",
+           "record_content", "xxh64"]
 
 COMPANION_MAGIC = b"RACD"
 COMPANION_FORMAT = 1
@@ -359,6 +360,9 @@ def observe(column: Any) -> Observed:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(column.type, pa.BaseExtensionType):  # a uuid as pyarrow reads it: its bytes are what is bounded
+        column = column.storage if isinstance(column, pa.Array) else \
+            pa.chunked_array([c.storage for c in column.chunks], column.type.storage_type)
     nans = 0
     values = column
     negative = positive = False
@@ -661,6 +665,38 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
         return out
     except (ValueError, OSError, TypeError, AttributeError, struct.error) as exc:
         return f"its footer, page index or bloom filters cannot be read ({exc})"
+
+
+def read_parquet_schema(handle: Any) -> list[dict[int, Any]] | str:
+    """The schema elements of the Parquet file open as ``handle`` (FileMetaData field 2, read as written: Thrift
+    field ids of parquet.thrift's ``SchemaElement`` — 1 physical type, 2 type length, 5 number of children,
+    6 converted type, 7 scale, 8 precision, 9 field id, 10 logical type), in the file's depth-first order; a reason
+    (str) when they cannot be read. What a reader decodes a column's values as is read from these."""
+    try:
+        if callable(getattr(handle, "size", None)):
+            size = int(handle.size())
+        else:
+            handle.seek(0, 2)
+            size = int(handle.tell())
+        if size < 12:
+            raise ValueError("shorter than a Parquet file")
+        handle.seek(size - 8)
+        tail = bytes(handle.read(8))
+        if tail[4:] != b"PAR1":
+            raise ValueError("no Parquet magic at the end (an encrypted footer is not read)")
+        length = struct.unpack("<i", tail[:4])[0]
+        if length < 0 or length > MAX_PARQUET_INDEX_BYTES or length > size - 12:
+            raise ValueError(f"a footer of {length} bytes")
+        handle.seek(size - 8 - length)
+        data = bytes(handle.read(length))
+        if len(data) != length:
+            raise ValueError("the file is shorter than its footer says")
+        elements = _struct(data)[0].get(2)
+        if not isinstance(elements, list) or not all(isinstance(e, dict) for e in elements):
+            raise ValueError("no schema")
+        return elements
+    except (ValueError, OSError, TypeError, AttributeError, struct.error) as exc:
+        return f"its footer's schema cannot be read ({exc})"
 
 
 MAX_PAGES = 1_000_000

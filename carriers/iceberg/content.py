@@ -507,6 +507,174 @@ def _check_field_ids(schema: Any, path: str) -> None:
                           "(Spark) by the ids, reading the others as missing", code=Code.TABLE_INCONSISTENT)
 
 
+# Parquet's physical types and converted types (parquet.thrift), as the footer writes them.
+_PHYSICAL = {0: "BOOLEAN", 1: "INT32", 2: "INT64", 3: "INT96", 4: "FLOAT", 5: "DOUBLE", 6: "BYTE_ARRAY",
+             7: "FIXED_LEN_BYTE_ARRAY"}
+_CONVERTED: dict[int, tuple[Any, ...]] = {
+    0: ("string",), 4: ("enum",), 6: ("date",), 7: ("time", "MILLIS"), 8: ("time", "MICROS"),
+    9: ("timestamp", "MILLIS"), 10: ("timestamp", "MICROS"), 11: ("int", 8, False), 12: ("int", 16, False),
+    13: ("int", 32, False), 14: ("int", 64, False), 15: ("int", 8, True), 16: ("int", 16, True), 17: ("int", 32, True),
+    18: ("int", 64, True), 19: ("json",), 20: ("bson",), 21: ("interval",)}
+_UNITS = {1: "MILLIS", 2: "MICROS", 3: "NANOS"}
+_LOGICAL = {1: "string", 4: "enum", 6: "date", 11: "unknown", 12: "json", 13: "bson", 14: "uuid", 15: "float16",
+            16: "variant", 17: "geometry", 18: "geography"}
+
+
+def _annotation(element: Mapping[int, Any]) -> tuple[Any, ...] | None:
+    """What a Parquet leaf's footer says its values are (its logical type, else its converted type), as a tuple
+    (``("timestamp", "MILLIS")``, ``("int", 32, False)``, ``("decimal", 10, 3)``, ...); None when neither is set.
+    ValueError when both are set and say different things: readers take one or the other (parquet-mr the logical
+    type, older readers the converted one)."""
+    converted: tuple[Any, ...] | None = None
+    raw = element.get(6)
+    if raw is not None:
+        if raw == 5:  # DECIMAL: its precision and scale are the element's own
+            converted = ("decimal", element.get(8), element.get(7) or 0)
+        else:
+            converted = _CONVERTED.get(raw, ("converted", raw))
+    logical: tuple[Any, ...] | None = None
+    union = element.get(10)
+    if isinstance(union, dict) and union:
+        if len(union) != 1:
+            raise ValueError("a logical type naming two types")
+        (kind, body), = union.items()
+        body = body if isinstance(body, dict) else {}
+        if kind == 5:
+            logical = ("decimal", body.get(2), body.get(1) or 0)
+        elif kind in (7, 8):
+            unit = body.get(2)
+            unit_name = _UNITS.get(next(iter(unit)), "?") if isinstance(unit, dict) and len(unit) == 1 else "?"
+            logical = ("time" if kind == 7 else "timestamp", unit_name)
+        elif kind == 10:
+            logical = ("int", body.get(1), bool(body.get(2)))
+        else:
+            logical = (_LOGICAL.get(kind, f"logical type {kind}"),)
+    elif union is not None:
+        raise ValueError("a logical type that is no union")
+    if logical is not None and converted is not None and logical != converted:
+        raise ValueError(f"a logical type {logical} and a converted type {converted} that differ")
+    return logical if logical is not None else converted
+
+
+def _representation_problem(element: Mapping[int, Any], t: Any) -> str | None:
+    """Why Iceberg Java (Spark) and pyiceberg need not decode the Parquet leaf ``element`` alike as Iceberg type
+    ``t``; None when it is stored as Iceberg's writers store that type (or a promotion of it both read alike).
+
+    Measured (Spark 4.1 / Iceberg 1.12, vectorized and not, against pyiceberg 0.12), a rewrite's file holding the
+    attested values: a ``timestamp`` stored in MILLIS read by Spark as micros (1970-01-21), in NANOS as a year past
+    9999; a ``decimal(10, 2)`` stored as DECIMAL(10, 3) read by Spark's vectorized reader at the schema's scale
+    (12.340 as 123.40); pyiceberg converted each to the attested value. UINT_32 in a ``long`` column and unannotated
+    BYTE_ARRAY in a ``string`` column: Spark refused the read. Both flags of ``isAdjustedToUTC`` and DECIMAL of a
+    lower precision read alike in both."""
+    from pyiceberg import types as it
+
+    physical = _PHYSICAL.get(element.get(1), f"type {element.get(1)}")  # type: ignore[arg-type]
+    try:
+        note = _annotation(element)
+    except ValueError as exc:
+        return f"{physical} with {exc}"
+    stored = physical if note is None else f"{physical} {note}"
+    signed32, signed64 = (None, ("int", 32, True)), (None, ("int", 64, True))
+    ok: bool
+    if isinstance(t, it.BooleanType):
+        ok = physical == "BOOLEAN" and note is None
+    elif isinstance(t, it.IntegerType):
+        ok = physical == "INT32" and note in signed32
+    elif isinstance(t, it.LongType):  # an int column promoted to long: INT32 files read widened
+        ok = (physical == "INT64" and note in signed64) or (physical == "INT32" and note in signed32)
+    elif isinstance(t, it.FloatType):
+        ok = physical == "FLOAT" and note is None
+    elif isinstance(t, it.DoubleType):
+        ok = physical in ("DOUBLE", "FLOAT") and note is None
+    elif isinstance(t, it.DecimalType):
+        ok = (physical in ("INT32", "INT64", "FIXED_LEN_BYTE_ARRAY", "BYTE_ARRAY") and note is not None
+              and note[0] == "decimal" and note[2] == t.scale and isinstance(note[1], int)
+              and 0 < note[1] <= t.precision)
+    elif isinstance(t, it.DateType):
+        ok = physical == "INT32" and note == ("date",)
+    elif isinstance(t, it.TimeType):
+        ok = physical == "INT64" and note == ("time", "MICROS")
+    elif isinstance(t, (it.TimestampNanoType, it.TimestamptzNanoType)):
+        ok = physical == "INT64" and note == ("timestamp", "NANOS")
+    elif isinstance(t, (it.TimestampType, it.TimestamptzType)):
+        ok = physical == "INT64" and note == ("timestamp", "MICROS")
+    elif isinstance(t, it.StringType):
+        ok = physical == "BYTE_ARRAY" and note == ("string",)
+    elif isinstance(t, it.UUIDType):
+        ok = physical == "FIXED_LEN_BYTE_ARRAY" and element.get(2) == 16 and note in (None, ("uuid",))
+    elif isinstance(t, it.FixedType):
+        ok = physical == "FIXED_LEN_BYTE_ARRAY" and element.get(2) == len(t) and note is None
+    elif isinstance(t, it.BinaryType):
+        ok = physical == "BYTE_ARRAY" and note is None
+    else:  # types whose rows are judged elsewhere (unknown, variant, geometry: not read here)
+        return None
+    return None if ok else stored
+
+
+def _leaf_ids(file_schema: Any) -> list[int]:
+    """The field ids of a pyiceberg Schema's primitive leaves in Parquet's depth-first order (struct fields in
+    order, a list's element, a map's key then value)."""
+    from pyiceberg.types import ListType, MapType, StructType
+
+    out: list[int] = []
+
+    def walk(field_id: int, t: Any) -> None:
+        if isinstance(t, StructType):
+            for f in t.fields:
+                walk(f.field_id, f.field_type)
+        elif isinstance(t, ListType):
+            walk(t.element_id, t.element_type)
+        elif isinstance(t, MapType):
+            walk(t.key_id, t.key_type)
+            walk(t.value_id, t.value_type)
+        else:
+            out.append(field_id)
+
+    for f in file_schema.fields:
+        walk(f.field_id, f.field_type)
+    return out
+
+
+def _check_representation(reader: IcebergContentReader, opened: _SchemaIO, path: str) -> None:
+    """Each column a rewritten data file stores, held to how Iceberg's writers store its type in the reader schema
+    (``_representation_problem``): readers decode the stored values by the file's Parquet physical and logical
+    types, and Iceberg Java and pyiceberg decode some representations differently — the rows pyiceberg reads (the
+    digest) are then not the rows Spark reads. table_inconsistent: no one content."""
+    from pyiceberg.io.pyarrow import pyarrow_to_schema
+
+    elements = opened.elements
+    if isinstance(elements, str) or elements is None:
+        raise AttestError(f"data file {path}, added by a rewrite: "
+                          f"{elements or 'its footer schema was not read'}", code=Code.TABLE_INCONSISTENT)
+    leaves = [e for e in elements[1:] if not e.get(5)]
+    ids: list[int | None] = [e.get(9) if isinstance(e.get(9), int) else None for e in leaves]
+    if any(i is None for i in ids):  # a file without ids (_check_field_ids refuses some): read by the name mapping
+        try:
+            mapped = _leaf_ids(pyarrow_to_schema(opened.schema, name_mapping=reader.name_mapping,
+                                                 downcast_ns_timestamp_to_us=True,
+                                                 format_version=reader.format_version))
+        except Exception as exc:
+            raise AttestError(f"data file {path}, added by a rewrite, has columns without field ids that the name "
+                              f"mapping does not resolve: {exc}", code=Code.TABLE_INCONSISTENT) from exc
+        if len(mapped) != len(leaves):
+            raise AttestError(f"data file {path}, added by a rewrite, has {len(leaves)} leaf columns where its "
+                              f"schema read by the name mapping has {len(mapped)}", code=Code.TABLE_INCONSISTENT)
+        ids = [i if i is not None else m for i, m in zip(ids, mapped, strict=True)]
+    known = set(reader.schema.field_ids)
+    for element, field_id in zip(leaves, ids, strict=True):
+        if field_id is None or field_id not in known:
+            continue  # a column the reader schema does not read
+        t = reader.schema.find_type(field_id)
+        problem = _representation_problem(element, t)
+        if problem is not None:
+            name = reader.schema.find_column_name(field_id) or f"field id {field_id}"
+            raise AttestError(f"data file {path}, added by a rewrite, stores column {name!r} ({t}) as {problem}, "
+                              f"not as Iceberg's writers store {t}: Iceberg Java (Spark) and pyiceberg decode such "
+                              "values differently or not at all (measured: a timestamp in milliseconds read by Spark "
+                              "as microseconds, a decimal of another scale at the schema's), so readers need not get "
+                              "the rows the digest reads", code=Code.TABLE_INCONSISTENT)
+
+
 def _lineage(df: Mapping[str, Any], opened: _SchemaIO, n: int, path: str) -> pa.Table:
     """Each stored row's ``_row_id`` and ``_last_updated_sequence_number`` as Iceberg Java reads them (Spark's
     metadata columns; measured, Iceberg 1.12): the value of the file's column of field id 2147483540 / 2147483539
@@ -668,6 +836,7 @@ class IcebergContentReader:
         _partition_check(self.specs, df, self.schema, rows, f.path)
         if self.statistics:  # metrics count every stored row: the rows before any delete
             _check_field_ids(opened.schema, f.path)
+            _check_representation(self, opened, f.path)
             _check_statistics(df, self.schema, stored, f.path)
             _check_footer(opened, f.path)
             _check_transforms(self.specs, df, self.schema, stored, f.path)
@@ -776,6 +945,7 @@ class _SchemaIO:
         # lineage: the file's top-level columns of the row-lineage field ids, by id (_lineage), from the same handle
         self.lineage_columns: dict[int, list[Any]] | None = None
         self.indexes: Any = None
+        self.elements: list[dict[int, Any]] | str | None = None  # the footer's schema elements (footer: as written)
 
     def new_input(self, location: str) -> Any:
         found = self.io.new_input(location)
@@ -803,9 +973,10 @@ class _SchemaInput:
             self.owner.metadata = parquet.metadata
             if self.owner.footer:  # as stored, for its footer statistics (_check_footer): no second open
                 self.owner.stored = parquet.read()
-                from carriers.content_store import read_parquet_indexes
+                from carriers.content_store import read_parquet_indexes, read_parquet_schema
 
                 self.owner.indexes = read_parquet_indexes(handle)  # its page index and bloom filters, as written
+                self.owner.elements = read_parquet_schema(handle)  # its columns' physical and logical types
             if self.owner.lineage:
                 self.owner.lineage_columns = _lineage_columns(parquet, self.owner.stored)
             handle.seek(0)
