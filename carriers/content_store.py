@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 
 __all__ = ["COMPANION_SUFFIX", "Binding", "ChunkIndexes", "ContentPass", "Observed", "StatisticsMismatch",
            "bloom_holds", "bound_problem", "decode_companion", "encode_companion", "file_digests", "footer_problems",
-           "index_problems", "judge", "observe", "parse_binding", "read_parquet_indexes", "read_parquet_schema",
-           "record_content", "xxh64"]
+           "index_problems", "judge", "layout_problems", "observe", "parse_binding", "read_parquet_indexes",
+           "read_parquet_schema", "record_content", "xxh64"]
 
 COMPANION_MAGIC = b"RACD"
 COMPANION_FORMAT = 1
@@ -315,8 +315,8 @@ def record_content(table: AttestedTable, v: Version, live: LiveVersion, previous
             raise
         unread = [f.path for f in todo if f.path not in computed]
         if unread:
-            raise CarrierError(f"{len(unread)} data file(s) of {table.noun} {v.id} cannot be read for their content "
-                               f"digest, e.g. {unread[0]}", code=Code.FILE_MISSING, path=unread[0])
+            raise CarrierError(f"{len(unread)} data file(s) of {table.noun} {v.id} are not in storage (their content "
+                               f"cannot be digested), e.g. {unread[0]}", code=Code.FILE_MISSING, path=unread[0])
         mine.update(computed)
     companions = [] if binding is None else [d for d in binding.companions if d in used]
     if todo or fresh:
@@ -610,6 +610,17 @@ class ChunkIndexes:
     pages: dict[tuple[Any, Any], int] | None = None
     encoding_stats: list[Any] | None = None
     encodings: list[Any] | None = None
+    # How many rows it holds (``layout_problems``): its row group's ``num_rows``, its footer's ``num_values`` and what
+    # its data pages hold (values; records: rows started, as its repetition levels or DataPageV2 headers count them);
+    # for a row group's first chunk, the group's midpoint as parquet-mr computes it and the file's size.
+    group_rows: int | None = None
+    num_values: int | None = None
+    page_values: int | None = None
+    page_records: int | None = None
+    midpoint: int | None = None
+    file_size: int | None = None
+    # The leaf column it names (ColumnMetaData ``path_in_schema``) and the schema's leaf at its position (None: none).
+    path: tuple[tuple[str, ...], tuple[str, ...] | None] | None = None
 
 
 def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
@@ -638,10 +649,13 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
         if length > MAX_PARQUET_INDEX_BYTES:
             raise ValueError("a footer over the size read")
         meta, _ = _struct(read(size - 8 - length, length))
+        leaves = _leaves(meta.get(2) or [])
         out: list[ChunkIndexes] = []
         for g, group in enumerate(meta.get(4) or []):
+            midpoint = _midpoint(group)
             for i, chunk in enumerate(group.get(1) or []):
                 cmd = chunk.get(3) or {}
+                counts = [0, 0]
                 column_index = offset_index = bloom = None
                 if chunk.get(6) is not None and chunk.get(7) is not None:
                     column_index = _struct(read(int(chunk[6]), int(chunk[7])))[0]
@@ -659,9 +673,16 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
                         raise ValueError("a bloom filter of an algorithm, hash or compression other than Parquet's "
                                          "split-block, XXH64, uncompressed")
                     bloom = read(at + used, n)
+                leaf, repeated = leaves[i] if i < len(leaves) else (None, 0)
+                pages = _page_encodings(read, cmd, counts, repeated)
+                named = tuple(x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
+                              for x in cmd.get(3) or [])
                 out.append(ChunkIndexes(group=g, column=i, statistics=cmd.get(12), column_index=column_index,
-                                        offset_index=offset_index, bloom=bloom, pages=_page_encodings(read, cmd),
-                                        encoding_stats=cmd.get(13), encodings=cmd.get(2)))
+                                        offset_index=offset_index, bloom=bloom, pages=pages,
+                                        encoding_stats=cmd.get(13), encodings=cmd.get(2), group_rows=group.get(3),
+                                        num_values=cmd.get(5), page_values=counts[0], page_records=counts[1],
+                                        midpoint=midpoint if i == 0 else None, file_size=size,
+                                        path=(named, leaf)))
         return out
     except (ValueError, OSError, TypeError, AttributeError, struct.error) as exc:
         return f"its footer, page index or bloom filters cannot be read ({exc})"
@@ -702,9 +723,97 @@ def read_parquet_schema(handle: Any) -> list[dict[int, Any]] | str:
 MAX_PAGES = 1_000_000
 
 
-def _page_encodings(read: Any, cmd: dict[int, Any]) -> dict[tuple[Any, Any], int]:
+def _leaves(schema: list[Any]) -> list[tuple[tuple[str, ...], int]]:
+    """Each leaf column's path and maximum repetition level, in column-chunk order, from the footer's schema
+    (SchemaElements in depth-first order: 3 repetition_type, 4 name, 5 num_children; the root is not counted)."""
+    out: list[tuple[tuple[str, ...], int]] = []
+    stack: list[tuple[int, int, tuple[str, ...]]] = []  # (children left, repetition level, path) of the open groups
+    for k, element in enumerate(schema):
+        if not isinstance(element, dict):
+            raise ValueError("a footer schema element that is no struct")
+        name = element.get(4)
+        name = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+        level = (stack[-1][1] if stack else 0) + (1 if k and element.get(3) == 2 else 0)
+        path = (*stack[-1][2], name) if stack else ()
+        if stack:
+            stack[-1] = (stack[-1][0] - 1, *stack[-1][1:])
+        children = element.get(5)
+        if isinstance(children, int) and children > 0:
+            stack.append((children, level, path))
+        elif k:
+            out.append((path, level))
+        while stack and stack[-1][0] <= 0:
+            stack.pop()
+    return out
+
+
+def _midpoint(group: dict[int, Any]) -> int | None:
+    """The row group's midpoint as parquet-mr places it (ParquetMetadataConverter.filterFileMetaDataByMidpoint):
+    the start of its first column chunk (the dictionary page's offset when before the first data page's) plus half
+    of the group's ``total_compressed_size`` (without it, of the sum of its chunks'). Spark and Iceberg Java read a
+    row group in the split whose byte range holds it; None when the first chunk has no metadata."""
+    chunks = group.get(1) or []
+    first = (chunks[0].get(3) if chunks and isinstance(chunks[0], dict) else None) or {}
+    start = first.get(9)
+    if not isinstance(start, int):
+        return None
+    dictionary = first.get(11)
+    if isinstance(dictionary, int) and start > dictionary:
+        start = dictionary
+    total = group.get(6)
+    if not isinstance(total, int):
+        total = sum(int(((c.get(3) or {}) if isinstance(c, dict) else {}).get(7) or 0) for c in chunks)
+    half = abs(total) // 2
+    return start + (half if total >= 0 else -half)  # Java's long division truncates toward zero
+
+
+_CODECS = {1: "snappy", 2: "gzip", 4: "brotli", 6: "zstd", 7: "lz4_raw"}
+
+
+def _records(body: bytes, values: int, level: int) -> int:
+    """How many rows a DataPage (v1) of a repeated column starts: its repetition levels (the page's first part, RLE /
+    bit-packed hybrid with a 4-byte length) that are 0, among its first ``values``."""
+    (length,) = struct.unpack_from("<I", body, 0)
+    data, width, pos, left, zeros = body[4:4 + length], level.bit_length(), 0, values, 0
+    if len(data) != length:
+        raise ValueError("repetition levels past the page")
+    while left > 0:
+        reader = _Thrift(data, pos)
+        header = reader.varint()
+        pos = reader.pos
+        if header & 1:  # bit-packed: groups of 8 values, ``width`` bits each, least significant bit first
+            n = (header >> 1) * 8
+            packed = data[pos:pos + n * width // 8]
+            if len(packed) * 8 < n * width:
+                raise ValueError("repetition levels cut short")
+            pos += len(packed)
+            take = min(n, left)
+            bits = int.from_bytes(packed, "little") & ((1 << (take * width)) - 1)
+            fold = bits
+            for shift in range(1, width):
+                fold |= bits >> shift
+            firsts = ((1 << (take * width)) - 1) // ((1 << width) - 1)  # bit 0 of each value
+            zeros += take - (fold & firsts).bit_count()
+        else:  # a run of one value
+            n = header >> 1
+            size = (width + 7) // 8
+            if pos + size > len(data):
+                raise ValueError("repetition levels cut short")
+            take = min(n, left)
+            zeros += take if not int.from_bytes(data[pos:pos + size], "little") else 0
+            pos += size
+        if n == 0:
+            raise ValueError("an empty run of repetition levels")
+        left -= take
+    return zeros
+
+
+def _page_encodings(read: Any, cmd: dict[int, Any], counts: list[int] | None = None,
+                    repeated: int = 0) -> dict[tuple[Any, Any], int]:
     """(page type, encoding) -> number of data pages of a column chunk (ColumnMetaData ``cmd``), from its page
-    headers; the dictionary and index pages are not counted."""
+    headers; the dictionary and index pages are not counted. ``counts``: [values, rows] its data pages hold are
+    added to it (rows: its values when the column is not ``repeated``, else as DataPageV2 headers count them or the
+    pages' repetition levels say)."""
     at = cmd.get(11) if isinstance(cmd.get(11), int) and cmd[11] > 0 else cmd.get(9)
     size = cmd.get(7)
     if not isinstance(at, int) or not isinstance(size, int) or size < 0:
@@ -721,12 +830,79 @@ def _page_encodings(read: Any, cmd: dict[int, Any]) -> dict[tuple[Any, Any], int
         encoding = (head.get(5) or {}).get(2) if kind == 0 else (head.get(8) or {}).get(4) if kind == 3 else None
         if kind in (0, 3):
             out[(kind, encoding)] = out.get((kind, encoding), 0) + 1
+            if counts is not None:
+                header = head.get(5) if kind == 0 else head.get(8)
+                values = header.get(1) if isinstance(header, dict) else None
+                if not isinstance(values, int) or values < 0:
+                    raise ValueError("a data page header without its number of values")
+                counts[0] += values
+                if kind == 3:  # a DataPageV2 states its rows (of a column not repeated: its values)
+                    rows = (head.get(8) or {}).get(3)
+                    if not isinstance(rows, int) or rows < 0:
+                        raise ValueError("a data page header (v2) without its number of rows")
+                    counts[1] += rows
+                elif not repeated:
+                    counts[1] += values
+                else:
+                    counts[1] += _records(_uncompressed(read(at + used, compressed), cmd.get(4), head.get(2)),
+                                          values, repeated)
         at += used + compressed
     raise ValueError(f"a column chunk of more than {MAX_PAGES} pages")
 
 
 _P1, _P2, _P3 = 11400714785074694791, 14029467366897019727, 1609587929392839161
 _P4, _P5, _M64 = 9650029242287828579, 2870177450012600261, (1 << 64) - 1
+
+
+def _uncompressed(body: bytes, codec: Any, size: Any) -> bytes:
+    """A page's body decompressed by its chunk's codec (parquet.thrift CompressionCodec)."""
+    if codec in (None, 0):
+        return body
+    if codec not in _CODECS or not isinstance(size, int) or not 0 <= size <= MAX_PARQUET_INDEX_BYTES:
+        raise ValueError(f"a page compressed by codec {codec!r} the check does not read")
+    import pyarrow as pa
+
+    try:
+        return bytes(pa.Codec(_CODECS[codec]).decompress(body, decompressed_size=size))
+    except (pa.ArrowException, ValueError) as exc:
+        raise ValueError(f"a page that does not decompress ({exc})") from exc
+
+
+def _data_pages(pages: dict[tuple[Any, Any], int]) -> dict[Any, int]:
+    """Data pages by encoding, v1 and v2 alike: parquet-mr's dictionary filter asks only whether a data page of
+    another encoding than the dictionary's exists (pyarrow states its DataPageV2 pages as DATA_PAGE)."""
+    out: dict[Any, int] = {}
+    for (_, encoding), n in pages.items():
+        out[encoding] = out.get(encoding, 0) + n
+    return out
+
+
+def layout_problems(indexes: list[ChunkIndexes]) -> list[str]:
+    """Why readers would read other rows from the file than pyarrow (the digest) does, by the footer's row counts and
+    row group placement: a row group's ``num_rows`` below the rows its pages hold (pyarrow and parquet-mr read
+    ``num_rows``, delta-rs every row of the pages: measured), a chunk's ``num_values`` other than its pages', and a
+    row group whose midpoint (parquet-mr's) is outside the file — Spark and Iceberg Java read a row group in the
+    split whose range holds its midpoint, so no split reads it (measured: Spark lost its rows); a chunk naming
+    (``path_in_schema``) another column than the schema's at its place — parquet-mr reads chunks by that name,
+    pyarrow and delta-rs by position (measured: Spark read two columns swapped)."""
+    problems: list[str] = []
+    for chunk in indexes:
+        where = f"Parquet row group {chunk.group}, column {chunk.column}"
+        if chunk.path is not None and chunk.path[0] != chunk.path[1]:
+            problems.append(f"{where}: its chunk names column {'.'.join(chunk.path[0])!r}, the schema's column at "
+                            f"its place is {'.'.join(chunk.path[1] or ('none',))!r} — parquet-mr (Spark) reads a "
+                            "chunk as the column it names, pyarrow and delta-rs as the column at its place")
+        if chunk.num_values is not None and chunk.page_values is not None and chunk.num_values != chunk.page_values:
+            problems.append(f"{where}: its footer says {chunk.num_values} values, its pages hold {chunk.page_values}")
+        if chunk.group_rows is not None and chunk.page_records is not None and chunk.group_rows != chunk.page_records:
+            problems.append(f"{where}: its row group says {chunk.group_rows} rows, its pages hold "
+                            f"{chunk.page_records} — pyarrow and Spark read the first, delta-rs the second")
+        if chunk.column == 0 and chunk.file_size is not None and (
+                chunk.midpoint is None or not 0 <= chunk.midpoint < chunk.file_size):
+            problems.append(f"Parquet row group {chunk.group}: its midpoint ({chunk.midpoint}) is outside the file of "
+                            f"{chunk.file_size} bytes — Spark reads a row group in the split that holds its midpoint, "
+                            "so none reads its rows")
+    return problems
 
 
 def _rotl(x: int, r: int) -> int:
@@ -856,7 +1032,7 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
 
     if isinstance(indexes, str):
         return [indexes]
-    problems: list[str] = []
+    problems: list[str] = layout_problems(indexes)
     starts = [0]
     for g in range(metadata.num_row_groups):
         starts.append(starts[-1] + metadata.row_group(g).num_rows)
@@ -884,7 +1060,7 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
                     if isinstance(e, dict) and e.get(1) in (0, 3):
                         key = (e.get(1), e.get(2))
                         stated[key] = stated.get(key, 0) + int(e.get(3) or 0)
-                if stated != chunk.pages:
+                if _data_pages(stated) != _data_pages(chunk.pages):
                     problems.append(f"{name}: encoding statistics that misstate its data pages ({stated} stated, "
                                     f"{chunk.pages} stored) — parquet-mr skips a row group by its dictionary when "
                                     "they say every data page is dictionary-encoded")
@@ -1023,7 +1199,7 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
         return _fail(exc.code, f"the files the rewrites added cannot be digested: {exc.message}", facts)
     unread = [f.path for f in added if f.path not in digests]
     if unread:
-        return _fail(Code.FILE_MISSING, f"{unread[0]}, added by a rewrite, cannot be read", facts)
+        return _fail(Code.FILE_MISSING, f"{unread[0]}, added by a rewrite, is not in storage", facts)
     if computed is not None:
         computed.update(digests)
     came = ContentDigest.total(digests[f.path] for f in added)

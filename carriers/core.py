@@ -392,7 +392,8 @@ class AttestedTable(ABC):
                              progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
         """The content digest (attest.content) of each data file's rows as every reader of ``version`` gets them
         (deletion vectors / delete files applied, columns by the identity engines use, partition values folded in),
-        keyed by ``DataFile.path``. A file that cannot be read is left out (the caller reports it). A format without
+        keyed by ``DataFile.path``. A file not in storage is left out (the caller reports it: ``file_missing``); one
+        there whose rows cannot be read raises ``table_unreadable`` naming it (never "missing"). A format without
         content digests raises UnsupportedTableError. ``statistics``: also hold each file's recorded statistics (row
         count, null counts, bounds: what readers skip files and answer COUNT / MIN / MAX by) to its rows, raising
         content_changed (content_store.StatisticsMismatch) when they misstate them — the judge asks it of the files a
@@ -947,8 +948,10 @@ class AttestedTable(ABC):
         if check is None:
             return None
         if not check.passed:
-            if check.code in (Code.COMPACTED.value,):
-                return None  # not a pure rewrite: an ordinary attestation of what the table now is
+            if check.code in (Code.COMPACTED.value, Code.STALE.value):
+                # not a pure rewrite (stale: other rows after an expired history, a data change cannot be excluded):
+                # an ordinary attestation of what the table now is
+                return None
             raise CarrierError(f"{self.noun} {v.id} of {self.reference} cannot carry forward the attestation of "
                                f"{self.noun} {att.attested_version}: {check.message}", code=Code(check.code))
         if not _table_part_kept(att, live, check):

@@ -110,6 +110,8 @@ def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
     carrier = open_ref(args, ref, detached=bool(args.detached))
     if args.branch is not None:
         carrier = _on_branch(carrier, args.branch)
+    if getattr(args, "no_retain_tag", False):
+        _without_retention(carrier)
     inputs.extend(_event_inputs(args, carrier))
     from attest.cli.program_hash import dialect_change
 
@@ -146,7 +148,16 @@ def _on_branch(carrier: AttestedTable, branch: str) -> AttestedTable:
     if not isinstance(carrier, IcebergCarrier):
         raise InvalidArgumentError("--branch applies to Iceberg tables (Delta has no branches)")
     return IcebergCarrier(carrier.table, catalog_name=carrier.catalog_name, detached=carrier.detached,
-                          allow_external=carrier.allow_external, branch=branch)
+                          allow_external=carrier.allow_external, branch=branch, retain_tag=carrier.retain_tag)
+
+
+def _without_retention(carrier: AttestedTable) -> None:
+    """``--no-retain-tag``: the attestation commit sets no retention tag (docs/iceberg.md "Expiry and tags")."""
+    from carriers.iceberg.carrier import IcebergCarrier
+
+    if not isinstance(carrier, IcebergCarrier):
+        raise InvalidArgumentError("--no-retain-tag applies to Iceberg tables (a Delta attestation needs no tag)")
+    carrier.retain_tag = False
 
 
 

@@ -45,6 +45,11 @@ def version_noun(table_format: str | None) -> str:
 def carried_words(check: Any, table_format: str | None) -> str:
     """``compacted at version 6: 12 files → 1, same rows``: what the rewrites carried over by content did."""
     noun = version_noun(table_format)
+    if len(check.rewrites) == 1 and check.rewrites[0].operation == "expired history":
+        # Iceberg: the history since the attested snapshot expired, the whole version judged by its rows
+        # (carriers/iceberg/rewrites.py whole_version).
+        return (f"history since {noun} {check.rewrites[0].version} expired: {len(check.removed)} files → "
+                f"{check.added}, same rows")
     versions = [r.version for r in check.rewrites]
     where = f"{noun} {versions[0]}" if len(versions) == 1 else f"{noun}s {', '.join(versions[:4])}" + (
         f" (+{len(versions) - 4} more)" if len(versions) > 4 else "")

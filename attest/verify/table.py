@@ -125,7 +125,7 @@ def _check_binding(state: TableState, report: Report) -> None:
         report.view_unbound = [LATER_KEYS[k][0] for k in unbound]
         report.notes.append("not bound by this attestation, made before they were: " + ", ".join(
             f"{LATER_KEYS[k][0]} ({LATER_KEYS[k][1]})" for k in unbound) + " (re-attest to bind them)")
-    if att.view.digest == current.digest:
+    if att.view.same_digest(current):
         return
     detail = "; ".join(att.view.differences(current))
     if not att.view.same_files(current) and not state.changes_complete:

@@ -36,6 +36,7 @@ from attest.errors import (
 from attest.fast import jsonscan
 from attest.identity.env import env_identity
 from attest.numbers import is_digits, is_signed_digits
+from attest.record import many_records
 from attest.tables import DataFile, Progress
 from attest.view import ReaderView, _file_encode, file_digest, json_safe
 from carriers.base import AfterWrite, ContentReader, RecordRequest, WriteResult, after_write_request
@@ -366,7 +367,8 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
     def _live(self, v: Version) -> LiveVersion:
         cached = self._live_cache.get(v.number)
         if cached is None:
-            cached = self._compute_live(v.number)
+            with many_records():  # the replay and every file's view: many small objects, no cycles
+                cached = self._compute_live(v.number)
             self._live_cache[v.number] = cached
         return cached
 

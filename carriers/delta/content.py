@@ -7,7 +7,8 @@ docs/content-digest.md is the specification; carriers/content_store.py records a
   physical names (identity ``physical:<name>``; nested struct fields by their physical names too), without it by
   their names. The file's column is found by that name; a column the file lacks reads as nulls (schema evolution),
   as every reader reads it. A file that holds a mapped column under its *logical* name only is refused: Spark reads
-  such a column as nulls, delta-rs by name (readers disagree);
+  such a column as nulls, delta-rs by name (readers disagree); so is one holding a column under another case (Spark
+  matches names without case, delta-rs exactly);
 - **types** as the table declares them (delta-rs's Arrow schema of the version): a column stored with another type
   keeps that type in the encoding (its digest differs), except timestamps stored as INT96 (Spark's legacy) or in
   another unit with the same zone-ness, which every reader converts to the table's type;
@@ -320,6 +321,10 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
     from attest.content import ColumnSpec, digest_table
 
     mapped = mode in ("name", "id")
+    folds: dict[str, list[str]] = {}
+    for name in stored.names:
+        for key in _folded(name):
+            folds.setdefault(key, []).append(name)
     columns: list[ColumnSpec] = []
     arrays: dict[str, pa.Array | pa.ChunkedArray] = {}
     constants: dict[str, tuple[pa.DataType, Any]] = {}
@@ -344,9 +349,15 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
             raise UnsupportedTableError(
                 f"{f.path} lacks column {field.name!r}, whose schema field has an {_EXISTS_DEFAULT}: Spark reads "
                 "the default in every row of it, delta-rs nulls (measured): its rows have no one content")
+        _check_case(f, stored, physical, folds)
         if physical in stored.names:
             column = table.column(physical)
             target = _read_type(column.type, want, physical in int96)
+            if target is None and mode == "name" and _reordered(column.type, want):
+                # Spark and delta-rs resolve nested struct fields by physical name (measured: a struct whose fields
+                # are stored in another order, or under each other's names with the values moved to match, reads
+                # as the attested rows): the digest reads them by name too (pyarrow's struct cast matches names).
+                target = want
             if target is not None and column.type != target:
                 # A lossy conversion (a timestamp below the table's unit) is refused by the cast: the column keeps
                 # its stored type, and its digest differs.
@@ -376,6 +387,24 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
     if vector is not None:
         keep = (vector + [True] * (table.num_rows - len(vector)))[:table.num_rows]
     return digest_table(rows_table, columns, constants, keep=keep), arrays
+
+
+def _reordered(stored: pa.DataType, want: pa.DataType) -> bool:
+    """Is ``stored`` ``want`` but for the order of struct fields (at any depth): the same field names, each once, the
+    same leaf types? Only then are nested fields read by name (a field missing, added or of another type is not)."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(stored) and pa.types.is_struct(want):
+        names = [stored.field(i).name for i in range(stored.num_fields)]
+        wanted = {want.field(i).name: want.field(i).type for i in range(want.num_fields)}
+        return len(set(names)) == len(names) == len(wanted) and set(names) == set(wanted) and all(
+            _reordered(stored.field(i).type, wanted[stored.field(i).name]) for i in range(stored.num_fields))
+    if (pa.types.is_list(stored) and pa.types.is_list(want)) or \
+            (pa.types.is_large_list(stored) and pa.types.is_large_list(want)):
+        return _reordered(stored.value_type, want.value_type)
+    if pa.types.is_map(stored) and pa.types.is_map(want):
+        return _reordered(stored.key_type, want.key_type) and _reordered(stored.item_type, want.item_type)
+    return bool(stored == want)
 
 
 # Spark's column-default metadata (ResolveDefaultColumns): Spark's readers, Delta's included, fill a column (or
@@ -565,6 +594,26 @@ def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any
                 f"Spark {version.decode('utf-8', 'replace')!r} wrote it in the legacy calendar: Spark reads them "
                 "rebased from the Julian calendar, delta-rs as stored — readers get other values",
                 code=Code.CONTENT_CHANGED, path=f.path)
+
+
+def _folded(name: str) -> set[str]:
+    """A column name as Spark compares names case-insensitively (Java's ``toLowerCase(Locale.ROOT)``; Python's
+    ``casefold`` too, which folds more: a wider match only refuses more)."""
+    return {name.lower(), name.casefold()}
+
+
+def _check_case(f: DataFile, stored: pa.Schema, physical: str, folds: dict[str, list[str]]) -> None:
+    """Spark (``spark.sql.caseSensitive`` false, its default) resolves a file's top-level columns by name without
+    case (ParquetReadSupport.clipParquetSchema), delta-rs and the digest by the exact name: a file holding the
+    column ``physical`` under another case (``V`` for ``v``) gives Spark its values and delta-rs nulls (measured), a
+    file holding it under two cases makes Spark refuse the read. Either is refused. ``folds``: the file's column names
+    by their folded forms."""
+    others = [name for key in _folded(physical) for name in folds.get(key, ()) if name != physical]
+    if others:
+        raise UnsupportedTableError(
+            f"{f.path} holds column {others[0]!r}, which is {physical!r} in another case: Spark matches a file's "
+            f"columns by name without case, delta-rs by the exact name (a column {physical!r} "
+            f"{'held beside it' if physical in stored.names else 'missing from the file'}): readers get other rows")
 
 
 def _check_field_id(f: DataFile, stored: pa.Schema, physical: str, wanted: Any, *, where: str = "") -> None:

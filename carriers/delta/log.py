@@ -667,17 +667,52 @@ def _checkpoint_state(storage: Storage, version: int, names: list[str], *, judge
     comparison, its problems are not)."""
     from carriers.delta.checkpoint import columnar_state
 
+    parts = _few_rows(storage, names)
+    if parts is not None:  # the line reader's verdict, without importing pyarrow.compute and pyarrow.json
+        return _line_checkpoint_state(storage, version, names, parts)
     state = columnar_state(storage, version, names, judged=judged)
     return _line_checkpoint_state(storage, version, names) if state is None else state
 
 
-def _line_checkpoint_state(storage: Storage, version: int, names: list[str]) -> LogState:
-    """The state checkpoint ``names`` holds, read row by row with every action checked (``_Validity``)."""
+# A Parquet checkpoint of fewer rows than this is read by the line reader, not in columns: the same state and problems
+# (the columns are only ever a faster way to the line reader's verdict), and importing pyarrow.compute and
+# pyarrow.json costs a small table's verify more (~150-300 ms) than reading its few rows one by one.
+LINE_ROWS_MAX = 4_096
+
+
+def _few_rows(storage: Storage, names: list[str]) -> dict[str, bytes] | None:
+    """The bytes of checkpoint parts ``names`` when they are Parquet files of fewer than LINE_ROWS_MAX rows in all
+    (read once: the line reader takes them), else None."""
+    if not names or not all(n.endswith(".parquet") for n in names):
+        return None
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    parts: dict[str, bytes] = {}
+    rows = 0
+    for name in names:
+        data = storage.read(f"{LOG_DIR}/{name}")
+        if data is None:
+            return None  # vanished: the reader that reads it again says so
+        try:
+            rows += pq.ParquetFile(pa.BufferReader(data)).metadata.num_rows
+        except (pa.ArrowException, OSError, ValueError):
+            return None  # not Parquet: worded as before
+        if rows >= LINE_ROWS_MAX:
+            return None
+        parts[name] = data
+    return parts
+
+
+def _line_checkpoint_state(storage: Storage, version: int, names: list[str],
+                           parts: dict[str, bytes] | None = None) -> LogState:
+    """The state checkpoint ``names`` holds, read row by row with every action checked (``_Validity``); ``parts``:
+    their bytes, already read."""
     state = LogState(version=version, checkpoint=version)
     validity = _Validity(f"checkpoint {names[0]}" + (f" (+{len(names) - 1} parts)" if len(names) > 1 else ""),
                          checkpoint=True, parsed=state.parsed_stats)
     for name in names:
-        data = storage.read(f"{LOG_DIR}/{name}")
+        data = parts[name] if parts is not None else storage.read(f"{LOG_DIR}/{name}")
         if data is None:
             raise TableInconsistentError(f"checkpoint {name} vanished while reading")
         actions = json_lines(data, name) if name.endswith(".json") else _parquet_actions(data)

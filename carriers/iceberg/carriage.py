@@ -43,12 +43,15 @@ if TYPE_CHECKING:
     from carriers.iceberg.carrier import SnapshotIndex
     from carriers.storage.base import Storage
 
-__all__ = ["Carriage"]
+__all__ = ["RETAIN_TAG", "Carriage"]
 
 _T = TypeVar("_T")
 
 SIDECAR_DIR = "recipe_attest"
 POINTER_DIR = f"{SIDECAR_DIR}/snapshots"
+# The one moving tag every attestation commit sets on the snapshot carrying the attestation (docs/iceberg.md "Expiry
+# and tags"): expiry keeps that snapshot and its files, so a later version whose history expired is judged by content.
+RETAIN_TAG = "recipe-attest"
 
 
 def _binding_key(keys: Mapping[str, str]) -> str | None:
@@ -66,6 +69,8 @@ class _Found:
     between: tuple[Snapshot, ...]
     complete: bool
     notes: tuple[str, ...] = ()
+    # Found through the RETAIN_TAG after the ancestry of the target ended at expired snapshots: judged by content.
+    retained: bool = False
 
 
 def _attestation_only(snapshot: Snapshot) -> bool:
@@ -92,6 +97,7 @@ class Carriage:
         def _metadata_dir(self) -> str: ...
         def _read_pointer(self, version_id: str) -> Carried | None: ...
         def _live(self, v: Version) -> LiveVersion: ...
+        def _in_previous_metadata(self, snapshot_id: int) -> bool: ...
 
     # ---- the attestation in force ------------------------------------------------------------------------------
     def _summary_keys(self, snapshot: Snapshot) -> dict[str, str]:
@@ -141,12 +147,16 @@ class Carriage:
                 index.get(int(binding)) is None and _changed_no_file(snapshot):
             # A follow-up whose data snapshot expired: the reader view check against its own files still holds.
             parent = int(binding)
-        elif parent is None and binding is not None and is_signed_digits(binding) and _changed_no_file(snapshot) \
-                and _operation(snapshot) == "append" and self._same_files(snapshot, index.get(int(binding))):
+        elif binding is not None and is_signed_digits(binding) and binding != str(parent) \
+                and _changed_no_file(snapshot) and _operation(snapshot) == "append" \
+                and (parent is None or (parent not in index.by_id and self._in_previous_metadata(parent))) \
+                and self._same_files(snapshot, index.get(int(binding))):
             # A re-record's follow-up whose parent, an earlier follow-up of the same data snapshot, expired: pyiceberg's
-            # expiry clears the parent of the snapshots it keeps. It still holds exactly the files of the snapshot it
-            # binds, so nothing the expired snapshots did is visible. Was carrier_tampered. (A parent id naming no
-            # snapshot, as Java's expiry leaves it, is still refused: test_iceberg_ancestry_attacks.)
+            # expiry clears the parent of the snapshots it keeps, Java's leaves its id (measured with Spark,
+            # tests/spark/test_maintenance_iceberg.py), naming a snapshot an older metadata file of the log lists. It
+            # still holds exactly the files of the snapshot it binds, so nothing the expired snapshots did is visible.
+            # Was carrier_tampered. (A parent id naming a snapshot the table never had is still refused:
+            # test_iceberg_ancestry_attacks.)
             parent = int(binding)
         below = None if parent is None or binding == str(parent) else index.get(parent)
         if below is not None and binding is not None and is_signed_digits(binding) and _attestation_only(below) and \
@@ -234,7 +244,7 @@ class Carriage:
         while current.parent_snapshot_id is not None:
             parent = self._parent(current)
             if parent is None:
-                return _Found(None, None, None, False, tuple(between), False, (
+                return self._retained(target, between) or _Found(None, None, None, False, tuple(between), False, (
                     f"the ancestry of snapshot {target.snapshot_id} ends at expired snapshot "
                     f"{current.parent_snapshot_id}: an attestation carried before it cannot be found",))
             if parent.snapshot_id in seen:  # forged metadata: _metadata_problems makes it table_inconsistent
@@ -250,9 +260,41 @@ class Carriage:
         notes: tuple[str, ...] = ()
         if (current.sequence_number or 0) > 1:
             # v2+: the first snapshot of a table has sequence number 1, so older snapshots were expired.
+            retained = self._retained(target, between)
+            if retained is not None:
+                return retained
             notes = (f"the ancestry of snapshot {target.snapshot_id} ends at snapshot {current.snapshot_id} because "
                      "older snapshots have expired: an attestation carried by them cannot be found",)
         return _Found(None, None, None, False, tuple(between), True, notes)
+
+    def _retained(self, target: Snapshot, between: list[Snapshot]) -> _Found | None:
+        """The attestation carried by the snapshot our RETAIN_TAG names, for a ``target`` whose ancestry ended at
+        expired snapshots before an attestation was found. Only a *tag* of that name counts (a branch of that name is
+        the user's), and only a snapshot carrying an attestation itself (its summary, a follow-up's binding, its
+        detached pointer or its kept statistics copy). What it attests is never taken for ``target``'s: the history
+        between them is gone, so the carrier judges ``target``'s rows against the attested version's whole-version
+        content digest (``IcebergCarrier._content_check``); a problem of what the tag names (forged keys, another
+        table's sidecar) is the verdict's, as anywhere."""
+        from pyiceberg.table.refs import SnapshotRefType
+
+        ref = self.table.metadata.refs.get(RETAIN_TAG)
+        if ref is None or ref.snapshot_ref_type != SnapshotRefType.TAG:
+            return None
+        index = self.snapshot_index()
+        tagged = index.get(ref.snapshot_id)
+        if tagged is None or any(s.snapshot_id == tagged.snapshot_id for s in between):
+            return None  # a tag naming no snapshot, or one the walk passed (it carries nothing)
+        carried = self.carried_by(tagged)
+        if carried is None:
+            kept = self._kept_carried(tagged)
+            if kept is None:
+                return None
+            carried = (kept, tagged.snapshot_id, False)
+        what, attested, follow_up = carried
+        note = (f"the history between snapshot {target.snapshot_id} and the attestation of snapshot {attested} "
+                f"(carried by snapshot {tagged.snapshot_id}, kept by the tag {RETAIN_TAG!r}) has expired: the "
+                "current rows are judged against the attested version's content digest, not by the commits between")
+        return _Found(what, attested, tagged.snapshot_id, follow_up, tuple(between), False, (note,), retained=True)
 
     def _carried(self, v: Version) -> Carried | None:
         found = self._find(v.handle)

@@ -206,8 +206,11 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
     as_main = False
 
     def __init__(self, table: Table, *, catalog_name: str | None = None, detached: bool = False,
-                 allow_external: bool = False, branch: str | None = None) -> None:
+                 allow_external: bool = False, branch: str | None = None, retain_tag: bool = True) -> None:
         self.table = table
+        # Every attestation commit moves the tag RETAIN_TAG to the snapshot carrying it (docs/iceberg.md "Expiry and
+        # tags"); False: no tag (the attested version's files are not retained past expiry).
+        self.retain_tag = retain_tag
         self.branch = branch if branch not in (None, "main") else None  # None: main
         catalog = getattr(table, "catalog", None)
         self.catalog_name = catalog_name or getattr(catalog, "name", None) or "default"
@@ -587,7 +590,18 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
     def _changes(self, attested: str, v: Version) -> Changes:
         found = self._find(v.handle)
         kind, detail = classify_changes(found.between)
+        if found.retained:
+            # Found through our tag after expiry cut the history: what the expired snapshots did is unknown, so unless
+            # a snapshot left says data changed, the rows are judged by content (a "compaction" of the whole version).
+            # The note says why; the same files as the tagged snapshot are checked by bytes as ever.
+            tagged = self.snapshot_index().get(found.carrier_snapshot)
+            if kind == "none" and not self._same_files(v.handle, tagged):
+                kind = "compaction"
+            return Changes(kind, found.notes[0], complete=False)
         return Changes(kind, detail, complete=found.complete)
+
+    def _retained_check(self, v: Version) -> bool:
+        return v.handle is not None and self._find(v.handle).retained
 
     def _unattested_notes(self, v: Version) -> list[str]:
         return list(self._find(v.handle).notes)
@@ -672,9 +686,16 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         return ROW_LINEAGE_MARKER if row_lineage(self.table.metadata.format_version) else None
 
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
-        from carriers.iceberg.rewrites import rewrites_between
+        from carriers.iceberg.rewrites import rewrites_between, whole_version
 
-        return rewrites_between(self, attested, version)
+        found = rewrites_between(self, attested, version)
+        if found is None and self._retained_check(version):
+            # The history between them expired (found through our tag): the whole version, every data file, is
+            # judged against every attested one.
+            found_ = self._find(version.handle)
+            if attested.id in (str(found_.carrier_snapshot), str(found_.attested)):
+                return whole_version(self, attested, version, since=str(found_.attested))
+        return found
 
     def _content_check(self, att: Attestation, v: Version, live: LiveVersion, progress: Progress | None = None,
                        computed: dict[str, Any] | None = None) -> ContentCheck | None:
@@ -690,6 +711,12 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
                           progress=progress, computed=computed)
         except AttestError as exc:
             return ContentCheck(passed=False, code=exc.code.value, message=exc.message)
+        if check is not None and not check.passed and self._retained_check(v) and check.code in (
+                Code.CONTENT_CHANGED.value, Code.COMPACTED.value):
+            # Other rows than the attested version's, its history expired: a data change cannot be excluded.
+            return ContentCheck(passed=False, rewrites=check.rewrites, code=Code.STALE.value, message=(
+                f"the history since snapshot {att.attested_version} has expired and the rows of snapshot {v.id} are "
+                f"not the attested ones ({check.message}): a data change cannot be excluded"))
         if check is None or not check.passed:
             return check
         from dataclasses import replace
@@ -827,17 +854,20 @@ def _carrier(table: Table | IcebergCarrier) -> IcebergCarrier:
 
 
 def attest_after_write(table: Table | IcebergCarrier, *, model: str, branch: str | None = None,
-                       **fields: Unpack[AfterWrite]) -> WriteResult:
+                       retain_tag: bool | None = None, **fields: Unpack[AfterWrite]) -> WriteResult:
     """Attest the table's current snapshot after an ordinary commit (pyiceberg append/overwrite, Spark, ...).
 
-    ``branch``: attest the head of that branch instead of main's (write-audit-publish). The program is
+    ``branch``: attest the head of that branch instead of main's (write-audit-publish); ``retain_tag=False``: set no
+    retention tag (docs/iceberg.md "Expiry and tags"; default: the carrier's, True). The program is
     ``program_hash`` or, given ``sql``, its SQL program identity in ``dialect``; ``signer``: sign the attestation
     (docs/signing.md); the other keywords are AfterWrite's (carriers/base.py)."""
     request = after_write_request(model, fields)
     carrier = _carrier(table)
-    if branch is not None and branch != (carrier.branch or "main"):
+    retain = carrier.retain_tag if retain_tag is None else retain_tag
+    if (branch is not None and branch != (carrier.branch or "main")) or retain != carrier.retain_tag:
         carrier = IcebergCarrier(carrier.table, catalog_name=carrier.catalog_name, detached=carrier.detached,
-                                 allow_external=carrier.allow_external, branch=branch)
+                                 allow_external=carrier.allow_external,
+                                 branch=branch if branch is not None else carrier.branch, retain_tag=retain)
     return carrier.record(request)
 
 

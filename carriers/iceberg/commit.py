@@ -12,11 +12,11 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from attest.errors import CarrierError, Code, SupersededError
+from attest.errors import CarrierError, Code, SupersededError, UnsupportedTableError
 from attest.model import Manifest
 from carriers import properties as props
 from carriers.core import Version
-from carriers.iceberg.carriage import SIDECAR_DIR
+from carriers.iceberg.carriage import RETAIN_TAG, SIDECAR_DIR
 from carriers.iceberg.kept import ENVELOPE_BLOB, KEPT_SUFFIX, SIDECAR_BLOB, PendingBlob, PuffinStream, kept_name
 from carriers.retry import retry
 
@@ -44,6 +44,7 @@ class FollowUpCommit:
     branch: str | None
     storage: Storage
     _index: SnapshotIndex | None
+    retain_tag: bool = True  # IcebergCarrier's retain_tag (docs/iceberg.md "Expiry and tags")
 
     if TYPE_CHECKING:
         @property
@@ -57,6 +58,8 @@ class FollowUpCommit:
         def _is_kept(self, location: str) -> bool: ...
         def _envelope_rel(self, digest: str) -> str: ...
         def _write_pointer(self, version_id: str, keys: Mapping[str, str]) -> None: ...
+        def carried_by(self, snapshot: Snapshot) -> tuple[Any, int | None, bool] | None: ...
+        def _kept_carried(self, snapshot: Snapshot) -> Any: ...
 
     def _content_binding(self, sidecar_rel: str) -> Any:
         """The sidecar's ``content`` binding (None: none), read from the start of the document only: ``content``
@@ -168,6 +171,34 @@ class FollowUpCommit:
                 "file-footer-size-in-bytes": stream.footer_size, "blob-metadata": []}))
         update.commit()
 
+    def retain(self, tx: Any, carrier: int) -> None:
+        """Move our tag (RETAIN_TAG) to ``carrier``, the snapshot carrying the attestation, in the same metadata
+        commit as the attestation (docs/iceberg.md "Expiry and tags"): expiry then keeps that snapshot, its files and
+        its kept copy until a later attestation moves the tag, so a version whose history expired is still judged by
+        content. Off with ``retain_tag=False``. A ref of that name that is not ours (a branch, or a tag on a snapshot
+        carrying no attestation) is never moved: UnsupportedTableError, before anything is committed."""
+        if not self.retain_tag:
+            return
+        from pyiceberg.table.refs import SnapshotRefType
+
+        ref = tx.table_metadata.refs.get(RETAIN_TAG)
+        if ref is not None:
+            tagged = self.snapshot_index().get(ref.snapshot_id)
+            carried = None if tagged is None else self.carried_by(tagged)
+            ours = ref.snapshot_ref_type == SnapshotRefType.TAG and tagged is not None and (
+                (carried is not None and carried[0].foreign_binding is None)
+                or (carried is None and self._kept_carried(tagged) is not None))
+            if not ours:
+                what = "branch" if ref.snapshot_ref_type == SnapshotRefType.BRANCH else "tag"
+                raise UnsupportedTableError(
+                    f"{self.reference} has a {what} named {RETAIN_TAG!r} that recipe-attest did not set (on snapshot "
+                    f"{ref.snapshot_id}); the attestation's retention tag would replace it. Rename that {what}, or "
+                    "attest without the retention tag (retain_tag=False, attest record --no-retain-tag); nothing "
+                    "was committed")
+        from pyiceberg.table.update.snapshot import ManageSnapshots
+
+        ManageSnapshots(tx).create_tag(carrier, RETAIN_TAG).commit()
+
     def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
         if self.writes_detached:
             self._write_pointer(v.id, keys)
@@ -203,6 +234,7 @@ class FollowUpCommit:
                 attested = self.table.snapshot_by_id(int(v.id))
                 self.kept_statistics(tx, keys, attested=int(v.id), carrier=new_id,
                                      sequence_number=int(getattr(attested, "sequence_number", 0) or 0))
+                self.retain(tx, new_id)
             self.table.refresh()
             return follows, new_id
 

@@ -817,8 +817,11 @@ class IcebergContentReader:
                 case_sensitive=True, name_mapping=self.name_mapping,
                 partition_spec=self.specs.get(int(df.get("spec_id") or 0)), format_version=self.format_version))
         except Exception as exc:  # a file pyiceberg cannot project onto the schema is not read by readers either
-            raise AttestError(f"data file {f.path} cannot be read as the schema says: {exc}",
-                              code=Code.TABLE_UNREADABLE) from exc
+            if _gone(exc):  # not in storage at all: the caller reports it missing (file_missing)
+                raise AttestError(f"data file {f.path} is not in storage: {exc}", code=Code.FILE_MISSING,
+                                  path=f.path) from exc
+            raise AttestError(f"data file {f.path} is in storage but pyiceberg cannot read it as the schema says: "
+                              f"{exc}", code=Code.TABLE_UNREADABLE, path=f.path) from exc
         stored = pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="permissive") \
             if batches else schema_to_pyarrow(self.schema, include_field_ids=False).empty_table()
         rows = stored
@@ -845,6 +848,18 @@ class IcebergContentReader:
         if lineage is not None:
             arrays.update({name: lineage.column(name) for name in (ROW_ID, LAST_UPDATED)})
         return digest_table(pa.table(arrays), self.columns)
+
+
+def _gone(exc: BaseException) -> bool:
+    """Is ``exc`` (or an exception it was raised from) the storage saying the file is not there?"""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, FileNotFoundError):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _content(df: Mapping[str, Any]) -> int:
@@ -1073,9 +1088,11 @@ def file_content_digests(carrier: IcebergCarrier, version: Version, files: Seque
             out[f.path] = reader.digest(f, carrier.storage)
         except AttestError as exc:
             carrier.content_problems[f.path] = exc
-            if exc.code not in (Code.FILE_MISSING, Code.TABLE_UNREADABLE):
-                raise  # readers disagree, or no reader gets the rows: no digest of the version, with its code
-            # an unreadable file is left out, as the seam says: the caller reports it
+            if exc.code != Code.FILE_MISSING:
+                # readers disagree, no reader gets the rows, or the file is there but cannot be read
+                # (table_unreadable, naming it): no digest of the version, with its code — never "missing"
+                raise
+            # a file not in storage is left out, as the seam says: the caller reports it (file_missing)
         if progress is not None:
             progress(done + 1, len(wanted), sum(w.size for w in wanted[: done + 1]))
     return out

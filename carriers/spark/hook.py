@@ -466,6 +466,30 @@ class _Listener:
         implements: ClassVar[list[str]] = ["org.apache.spark.sql.util.QueryExecutionListener"]
 
 
+# The event of a ``replace`` snapshot seen through Iceberg's commit listener (``_IcebergCommits``), not a statement.
+ICEBERG_REPLACE_COMMIT = "IcebergReplaceCommit"
+
+
+class _IcebergCommits:
+    """Iceberg's commit listener (``org.apache.iceberg.events.Listener`` of ``CreateSnapshotEvent``), which Iceberg
+    calls in the committing thread after every snapshot commit of the JVM — its Java actions too
+    (``SparkActions.get(spark).rewriteDataFiles(table).execute()``), which Spark reports to no query listener by the
+    table's name (measured). Iceberg keeps listeners for the JVM's life: ``uninstall`` unhooks the hook instead.
+    Never raises into the JVM."""
+
+    def __init__(self, hook: Hook) -> None:
+        self.hook: Hook | None = hook
+
+    def notify(self, event: Any) -> None:
+        hook = self.hook
+        if hook is not None:
+            with suppress(Exception):
+                hook._iceberg_committed(event)
+
+    class Java:
+        implements: ClassVar[list[str]] = ["org.apache.iceberg.events.Listener"]
+
+
 class Hook:
     """Handle returned by ``install``: counters, ``results``, ``flush()``, ``uninstall()``."""
 
@@ -475,7 +499,7 @@ class Hook:
                  iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
                  serialize_writes: bool = True, guard_timeout_s: float = 120.0,
                  executor_hash_bytes: int | None = None, signer: Signer | None = None,
-                 openlineage: bool = False) -> None:
+                 openlineage: bool = False, iceberg_retain_tag: bool | None = None) -> None:
         if policy not in ("optional", "required", "disabled"):
             raise ValueError(f"policy must be optional, required or disabled, not {policy!r}")
         if delta_mode not in ("alter", "detached"):
@@ -490,6 +514,9 @@ class Hook:
         self.serialize_writes = serialize_writes
         self.guard_timeout_s = guard_timeout_s
         self.signer = signer  # signs every attestation (docs/signing.md); only its key id is ever shown
+        # Iceberg attestation commits move the retention tag (docs/iceberg.md "Expiry and tags"); None: the session's
+        # RETAIN_TAG_CONF, default on.
+        self.iceberg_retain_tag = _retain_tag(spark) if iceberg_retain_tag is None else iceberg_retain_tag
         self.guard_seconds = 0.0  # time the job's statements spent waiting for pending attestations
         from carriers.spark.distributed import HashingStats
 
@@ -517,6 +544,7 @@ class Hook:
         self._done: set[tuple[str, str, str]] = set()
         self._lock = threading.Lock()
         self._listener: _Listener | None = None
+        self._commits: _IcebergCommits | None = None
         self._worker: threading.Thread | None = None
         self._engines: dict[str, str] | None = None
         self._app_id = ""
@@ -549,6 +577,7 @@ class Hook:
         self._session_key = int(self.spark._jsparkSession.hashCode())
         self._listener = _Listener(self)
         self.spark._jsparkSession.listenerManager().register(self._listener)
+        self._register_iceberg_commits()
         from carriers.spark.streaming import StreamWatcher
 
         self._streams = StreamWatcher(self)  # Structured Streaming sinks and foreachBatch (docs/streaming.md)
@@ -561,6 +590,9 @@ class Hook:
 
     def uninstall(self) -> None:
         stamping.unregister(self)
+        if self._commits is not None:
+            self._commits.hook = None  # Iceberg has no unregister: the listener stays, inert
+            self._commits = None
         if self._streams is not None:
             self._streams.stop()
             self._streams = None
@@ -651,6 +683,34 @@ class Hook:
             self.guard_seconds += time.monotonic() - start
 
     # ---- callback side --------------------------------------------------------------------------------------------
+    def _register_iceberg_commits(self) -> None:
+        """Register ``_IcebergCommits`` with Iceberg's ``Listeners`` (nothing when Iceberg is not on the classpath)."""
+        try:
+            jvm = self.spark._jvm
+            assert jvm is not None
+            events = jvm.org.apache.iceberg.events
+            commits = _IcebergCommits(self)
+            events.Listeners.register(commits, events.CreateSnapshotEvent._java_lang_class)
+            self._commits = commits
+        except Exception as exc:
+            log.debug("attest.spark: Iceberg's commit listener not registered: %s", exc)
+
+    def _iceberg_committed(self, event: Any) -> None:
+        """Iceberg committed a snapshot in this JVM. A ``replace`` (a rewrite: ``rewriteDataFiles``,
+        ``rewritePositionDeletes``, ``rewriteManifests``, through a Java action or a procedure) of a table of one of
+        the session's Iceberg catalogs is queued as maintenance: the worker carries the attestation forward as after
+        a rewrite procedure (``_after_maintenance``). A procedure's own event, queued after it, then finds the
+        version attested and writes nothing more."""
+        if str(event.operation()) != "replace":
+            return
+        name = str(event.tableName())
+        parts = tuple(name.split("."))
+        if len(parts) < 3 or not self.spark.conf.get(f"spark.sql.catalog.{parts[0]}", None):
+            log.debug("attest.spark: replace commit of %s: not a table of the session's catalogs", name)
+            return
+        self._enqueue(WriteEvent(command=ICEBERG_REPLACE_COMMIT, format="iceberg", table_name=name, location=None,
+                                 catalog=parts[0], identifier=parts[1:], maintenance="replace"))
+
     def _on_success(self, func_name: str, qe: Any) -> None:
         start = time.perf_counter()
         try:
@@ -835,8 +895,9 @@ class Hook:
         else nothing (the table keeps verifying as it does, by content where it can). A rewrite whose rows changed
         fails (``content_changed``). Cleanup (VACUUM, expire_snapshots, remove_orphan_files) writes nothing."""
         what = event.table_name or event.location
-        with self._lock:
-            self.maintained += 1
+        if event.command != ICEBERG_REPLACE_COMMIT:  # a commit, not a command: its command counts when seen
+            with self._lock:
+                self.maintained += 1
         if event.maintenance in ("VACUUM", *_ICEBERG_CLEANUP):
             log.info("attest.spark: %s on %s: cleanup, nothing to attest", event.maintenance, what)
             return
@@ -856,7 +917,7 @@ class Hook:
 
             assert event.catalog is not None and event.identifier is not None
             table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
-            carrier = IcebergCarrier(table, catalog_name=event.catalog)
+            carrier = IcebergCarrier(table, catalog_name=event.catalog, retain_tag=self.iceberg_retain_tag)
         try:
             result = carrier.carry_forward(signer=self.signer, hasher=self._hasher(carrier, event))
         except SupersededError as exc:
@@ -982,7 +1043,8 @@ class Hook:
 
         assert event.catalog is not None and event.identifier is not None
         table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
-        carrier = IcebergCarrier(table, catalog_name=event.catalog, branch=event.branch)
+        carrier = IcebergCarrier(table, catalog_name=event.catalog, branch=event.branch,
+                                 retain_tag=self.iceberg_retain_tag)
         hasher = self._hasher(carrier, event)
         committed = self._iceberg_commit(table, event)
         if committed is None:
@@ -1116,7 +1178,8 @@ def install(spark: SparkSession, policy: Policy = "optional", *, model_namer: Ca
             run_id: str | None = None, delta_mode: DeltaMode = "alter", timeout_s: float = 600.0,
             max_pending: int = 256, iceberg_catalogs: Mapping[str, Mapping[str, str]] | None = None,
             serialize_writes: bool = True, guard_timeout_s: float = 120.0,
-            executor_hash_bytes: int | None = None, signer: Signer | None = None, openlineage: bool = False) -> Hook:
+            executor_hash_bytes: int | None = None, signer: Signer | None = None, openlineage: bool = False,
+            iceberg_retain_tag: bool | None = None) -> Hook:
     """Register the post-write hook on ``spark`` (see docs/spark.md). policy="disabled" registers nothing.
 
     ``serialize_writes`` (default): the job's next statement waits, at most ``guard_timeout_s``, for pending
@@ -1125,13 +1188,28 @@ def install(spark: SparkSession, policy: Policy = "optional", *, model_namer: Ca
     carriers.spark.distributed.EXECUTOR_HASH_BYTES on a cluster and the driver under a local master, whose
     executors are the driver's own cores (docs/distributed.md). ``signer``: sign every attestation
     (docs/signing.md). ``openlineage`` (or ATTEST_OPENLINEAGE=1): one OpenLineage RunEvent per attestation,
-    through OpenLineage's own transport configuration (docs/lineage.md)."""
+    through OpenLineage's own transport configuration (docs/lineage.md). ``iceberg_retain_tag=False`` (or the
+    session conf ``spark.recipe_attest.iceberg.retainTag=false``): Iceberg attestation commits set no retention tag
+    (docs/iceberg.md "Expiry and tags")."""
     hook = Hook(spark, policy=policy, model_namer=model_namer, run_id=run_id, delta_mode=delta_mode,
                 timeout_s=timeout_s, max_pending=max_pending, iceberg_catalogs=iceberg_catalogs,
                 serialize_writes=serialize_writes, guard_timeout_s=guard_timeout_s,
-                executor_hash_bytes=executor_hash_bytes, signer=signer, openlineage=openlineage)
+                executor_hash_bytes=executor_hash_bytes, signer=signer, openlineage=openlineage,
+                iceberg_retain_tag=iceberg_retain_tag)
     hook._start()
     return hook
+
+
+RETAIN_TAG_CONF = "spark.recipe_attest.iceberg.retainTag"
+
+
+def _retain_tag(spark: Any) -> bool:
+    """The session's RETAIN_TAG_CONF: anything but ``false`` (any case) keeps the retention tag on."""
+    try:
+        value = spark.conf.get(RETAIN_TAG_CONF, "true")
+    except Exception:  # a session whose conf cannot be read: the default
+        return True
+    return str(value).strip().lower() != "false"
 
 
 @contextmanager

@@ -42,10 +42,12 @@ def refused(code: str, *args: str) -> dict[str, Any]:
     return doc
 
 
-def attested(table: Table) -> tuple[int, int, Path]:  # noqa: F811
-    """(data snapshot, follow-up snapshot, the kept Puffin file) of a fresh attestation."""
+def attested(table: Table, *, retain_tag: bool = True) -> tuple[int, int, Path]:  # noqa: F811
+    """(data snapshot, follow-up snapshot, the kept Puffin file) of a fresh attestation (``retain_tag=False``: without
+    the retention tag, so the follow-up can be expired by id)."""
     table.append(rows(0))
-    attest_after_write(IcebergCarrier(table, catalog_name=CATALOG), model="m", program_hash=PROGRAM)
+    attest_after_write(IcebergCarrier(table, catalog_name=CATALOG, retain_tag=retain_tag), model="m",
+                       program_hash=PROGRAM)
     table.refresh()
     follow_up = table.current_snapshot()
     assert follow_up is not None and follow_up.parent_snapshot_id is not None
@@ -152,8 +154,9 @@ def test_a_kept_sidecar_with_other_bytes_is_not_the_attested_one(table: Table, i
 
 def test_two_kept_files_for_one_snapshot_are_tampered(table: Table, catalog: Any, iceberg_env: str) -> None:  # noqa: F811
     """The spec allows one statistics file per snapshot; readers disagree on which of two they take (pyiceberg's
-    set_statistics replaces, Java's builder keeps the last). The follow-up expired, the data snapshot left with two."""
-    data, follow_up, _puffin = attested(table)
+    set_statistics replaces, Java's builder keeps the last). The follow-up expired (attested without the retention
+    tag, which would keep it), the data snapshot left with two."""
+    data, follow_up, _puffin = attested(table, retain_tag=False)
     table.append(rows(100))
     table.maintenance.expire_snapshots().by_id(follow_up).commit()
     table.refresh()

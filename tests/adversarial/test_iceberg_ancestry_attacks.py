@@ -106,15 +106,16 @@ def test_a_cycle_off_the_verified_history_still_gets_no_verdict(catalog: SqlCata
 
 
 # ---- parents that are not in the table -----------------------------------------------------------------------------
-def test_a_data_snapshot_whose_parent_is_missing_is_unattested(catalog: SqlCatalog, table: Table) -> None:  # noqa: F811
+def test_a_data_snapshot_whose_parent_is_missing_is_stale(catalog: SqlCatalog, table: Table) -> None:  # noqa: F811
     """A data commit on top of the attested history, its parent id pointing nowhere: the attestation below is out of
-    its reach (an expired history looks the same), so it is unattested, with a note, never VERIFIED."""
+    its reach (an expired history looks the same). The retention tag names the follow-up carrying it, so the snapshot
+    is judged against it: a data commit left after the cut is stale, never VERIFIED (unattested before the tag)."""
     table.append(rows(3))
     head = table.current_snapshot()
     assert head is not None
     rewrite_metadata(catalog, table, lambda doc: _snap(doc, head.snapshot_id).update({"parent-snapshot-id": 424242}))
-    doc = assert_refused(REF, "unattested", "--level", "schema")
-    assert "424242" in json.dumps(doc)
+    doc = assert_refused(REF, "stale", "--level", "schema")
+    assert "has expired" in json.dumps(doc) and "recipe-attest" in json.dumps(doc)
 
 
 def test_a_follow_up_whose_parent_is_missing_binds_nothing(catalog: SqlCatalog, table: Table) -> None:  # noqa: F811

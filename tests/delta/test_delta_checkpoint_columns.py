@@ -121,6 +121,11 @@ def _added_and_removed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [*rows, {"remove": {"path": add["path"], "dataChange": True, "deletionTimestamp": 1}}]
 
 
+def _twice_removed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    gone = next(r["remove"] for r in rows if r.get("remove"))
+    return [*rows, {"remove": dict(gone)}]
+
+
 def _two_actions_in_a_row(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     row = next(r for r in rows if r.get("add"))
     row["remove"] = {"path": "elsewhere.parquet", "dataChange": True, "deletionTimestamp": 1}
@@ -172,6 +177,7 @@ def _sidecar_row(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 IRREGULAR = {
     "an add named twice": _twice_added,
     "a path added and removed": _added_and_removed,
+    "a tombstone named twice": _twice_removed,
     "two actions in one row": _two_actions_in_a_row,
     "two metaData actions": _two_metadata,
     "statistics naming a key twice": _stats('{"numRecords":1,"numRecords":2}'),
@@ -183,6 +189,8 @@ IRREGULAR = {
     "statistics naming a null key twice": _stats('{"numRecords":1,"nullCount":null,"nullCount":null}'),
     "statistics of two lines": _stats('{"numRecords":1}\n{"numRecords":2}'),
     "statistics holding two objects": _stats('{"numRecords":1} {"numRecords":1,"numRecords":2}'),
+    "statistics holding a carriage return": _stats('{"numRecords":1,\r"x":1}'),
+    "statistics of two lines by a carriage return": _stats('{"numRecords":1}\r{"numRecords":2}'),
     "a partition value named twice": _map_key_twice,
     "a tombstone's tag named twice": _remove_tag_twice,
     "a deletion vector": _deletion_vector,
@@ -204,7 +212,8 @@ def test_a_checkpoint_that_is_not_regular_is_left_to_the_line_reader(tmp_path: P
     elif kind == "a v2 sidecar":  # the sidecar file is missing
         assert isinstance(line, TableInconsistentError)
     elif kind.startswith("statistics of two lines") or kind.startswith("statistics holding"):
-        # Not JSON to the line reader either (malformed, not ambiguous): no problem, and not read in columns.
+        # Not JSON to the line reader either (malformed, not ambiguous), or JSON with a carriage return as white
+        # space: no problem, and not read in columns (one text would be two lines of the bulk reading).
         assert isinstance(line, LogState)
     else:
         assert isinstance(line, TableInconsistentError) or line.invalid, line

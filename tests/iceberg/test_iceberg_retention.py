@@ -1,0 +1,221 @@
+"""The retention tag (issue 32, item 3; docs/iceberg.md "Expiry and tags"): every attestation commit moves the tag
+``recipe-attest`` to the snapshot carrying it, in the same metadata commit; expiring every older snapshot after honest
+rewrites then never loses the attestation: the current rows are judged against the attested version's content digest.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pyarrow as pa
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import Table
+
+from attest.errors import UnsupportedTableError
+from attest.verify.table import verify_table
+from carriers.iceberg.carriage import RETAIN_TAG
+from carriers.iceberg.carrier import IcebergCarrier, attest_after_write
+from tests.iceberg.conftest import CATALOG, PROGRAM, rows
+from tests.iceberg.rewrites import carrier_of, replace, with_ids
+
+
+def expire_all(catalog: SqlCatalog) -> Table:
+    """pyiceberg's `expire_snapshots().older_than(now)`: every snapshot but the current one and those refs name."""
+    table = catalog.load_table("ns.t")
+    time.sleep(0.01)
+    table.maintenance.expire_snapshots().older_than(
+        __import__("datetime").datetime.now(__import__("datetime").timezone.utc)).commit()
+    return catalog.load_table("ns.t")
+
+
+def attested_table(catalog: SqlCatalog, table: Table) -> tuple[Table, str]:
+    table.append(rows(0))
+    table.append(rows(3))
+    attested = attest_after_write(table, model="orders", program_hash=PROGRAM).attested_version
+    assert attested is not None
+    return catalog.load_table("ns.t"), attested
+
+
+def tag_of(table: Table) -> int | None:
+    ref = table.metadata.refs.get(RETAIN_TAG)
+    return None if ref is None else ref.snapshot_id
+
+
+def test_every_attestation_commit_moves_the_one_tag_to_its_carrier(catalog: SqlCatalog, table: Table) -> None:
+    table, attested = attested_table(catalog, table)
+    follow_up = table.current_snapshot()
+    assert follow_up is not None and str(follow_up.parent_snapshot_id) == attested
+    assert tag_of(table) == follow_up.snapshot_id
+    assert table.metadata.refs[RETAIN_TAG].snapshot_ref_type.value == "tag"
+    # The tag is set in the attestation's own metadata commit: the metadata that added the follow-up names it.
+    log = table.metadata.metadata_log
+    assert log, "the attestation is a commit after the appends"
+    table.append(rows(6))
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    table = catalog.load_table("ns.t")
+    assert tag_of(table) == table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    assert [name for name in table.metadata.refs if name != "main"] == [RETAIN_TAG]
+
+
+def test_rewrites_then_every_older_snapshot_expired_verifies_by_content(catalog: SqlCatalog, table: Table) -> None:
+    """The issue's sequence without `attest record` in between: two honest rewrites, then expiry of everything older
+    than now. Was: unattested ("ancestry ends at expired snapshots")."""
+    table, attested = attested_table(catalog, table)
+    tagged = tag_of(table)
+    table = replace(catalog, table)
+    table = replace(catalog, table)
+    table = expire_all(catalog)
+    ids = {s.snapshot_id for s in table.snapshots()}
+    assert tagged in ids and int(attested) not in ids and len(ids) == 2
+    report = verify_table(carrier_of(table))
+    text = report.human()
+    assert report.passed, text
+    assert report.content_check is not None and report.content_check.passed
+    assert "has expired" in text and f"snapshot {attested}" in text and RETAIN_TAG in text, text
+    # `attest record` on it writes a carry-forward (the same program), moving the tag: the next expiry frees the
+    # attested files, and the one snapshot left verifies at bytes level.
+    result = attest_after_write(table, model="other", program_hash="2" * 64)
+    assert result.continues is not None
+    table = expire_all(catalog)
+    assert tag_of(table) == table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    assert len(table.snapshots()) == 1
+    report = verify_table(carrier_of(table))
+    assert report.passed and report.level == "bytes" and report.content_check is None, report.human()
+    state = carrier_of(table).state()
+    assert state.attestation is not None and state.attestation.document["program_hash"] == PROGRAM
+
+
+def test_other_rows_after_an_expired_history_are_stale_never_verified(catalog: SqlCatalog, table: Table) -> None:
+    """A `replace` that changed the rows, then expiry: the rows are not the attested ones, and what the expired
+    snapshots did is unknown: stale. `attest record` attests it as a data change (its own program)."""
+    table, _ = attested_table(catalog, table)
+    table = replace(catalog, table, [with_ids(pa.concat_tables([rows(0), rows(3)]).slice(0, 5), [1, 2])])
+    table = replace(catalog, table)
+    table = expire_all(catalog)
+    report = verify_table(carrier_of(table))
+    assert not report.passed and [e.code.value for e in report.errors] == ["stale"], report.human()
+    assert "cannot be excluded" in report.human()
+    result = attest_after_write(table, model="other", program_hash="2" * 64)
+    assert result.continues is None
+    report = verify_table(carrier_of(catalog.load_table("ns.t")))
+    assert report.passed and report.level == "bytes", report.human()
+
+
+def test_a_data_commit_left_after_the_cut_is_stale(catalog: SqlCatalog, table: Table) -> None:
+    """Rows appended, then every older snapshot expired but the append kept (retain_last 2): a snapshot left says
+    data changed."""
+    table, _ = attested_table(catalog, table)
+    table = replace(catalog, table)
+    table.append(rows(9))
+    table = catalog.load_table("ns.t")
+    keep = table.current_snapshot()
+    assert keep is not None and keep.parent_snapshot_id is not None
+    table.maintenance.expire_snapshots().by_ids(
+        [s.snapshot_id for s in table.snapshots()
+         if s.snapshot_id not in (keep.snapshot_id, keep.parent_snapshot_id, tag_of(table))]).commit()
+    table = catalog.load_table("ns.t")
+    report = verify_table(carrier_of(table))
+    assert not report.passed and [e.code.value for e in report.errors] == ["stale"], report.human()
+
+
+def test_without_the_tag_expiry_still_loses_it(catalog: SqlCatalog, table: Table) -> None:
+    """The opt-out: no tag, no retention cost, and after the same sequence the table is unattested with a note."""
+    table.append(rows(0))
+    table.append(rows(3))
+    attest_after_write(table, model="orders", program_hash=PROGRAM, retain_tag=False)
+    table = catalog.load_table("ns.t")
+    assert RETAIN_TAG not in table.metadata.refs
+    table = replace(catalog, table)
+    table = expire_all(catalog)
+    report = verify_table(carrier_of(table))
+    assert [e.code.value for e in report.errors] == ["unattested"] and "expired" in report.human(), report.human()
+
+
+@pytest.mark.parametrize("kind", ["branch", "tag"])
+def test_a_ref_of_that_name_the_user_owns_is_never_moved(catalog: SqlCatalog, table: Table, kind: str) -> None:
+    table.append(rows(0))
+    table = catalog.load_table("ns.t")
+    first = table.current_snapshot()
+    assert first is not None
+    manage = table.manage_snapshots()
+    (manage.create_branch if kind == "branch" else manage.create_tag)(first.snapshot_id, RETAIN_TAG).commit()
+    table.append(rows(3))
+    before = catalog.load_table("ns.t").metadata
+    with pytest.raises(UnsupportedTableError, match="did not set") as raised:
+        attest_after_write(table, model="orders", program_hash=PROGRAM)
+    assert raised.value.code.value == "unsupported_table" and "--no-retain-tag" in raised.value.message
+    after = catalog.load_table("ns.t").metadata
+    assert after.refs == before.refs and after.current_snapshot_id == before.current_snapshot_id
+    # Opted out, it attests (and leaves the user's ref alone).
+    attest_after_write(table, model="orders", program_hash=PROGRAM, retain_tag=False)
+    assert catalog.load_table("ns.t").metadata.refs[RETAIN_TAG] == before.refs[RETAIN_TAG]
+
+
+def test_a_detached_attestation_sets_no_tag(catalog: SqlCatalog, table: Table) -> None:
+    """Detached mode commits nothing to the table metadata, so it sets no tag either (tag_attested does, on demand)."""
+    table.append(rows(0))
+    IcebergCarrier(table, catalog_name=CATALOG, detached=True).record(model="orders", program_hash=PROGRAM)
+    assert RETAIN_TAG not in catalog.load_table("ns.t").metadata.refs
+
+
+def test_a_content_addressed_write_tags_its_own_snapshot(catalog: SqlCatalog, table: Table) -> None:
+    """write_content_addressed carries the attestation in the data snapshot itself: the tag names that snapshot. Its
+    attestation binds no content digest, so after a cut history it stays as a rewrite without one does: compacted,
+    with the notes (was: unattested)."""
+    from carriers.iceberg.write import write_content_addressed
+
+    result = write_content_addressed(table, rows(0), model="orders", program_hash=PROGRAM)
+    table = catalog.load_table("ns.t")
+    current = table.current_snapshot()
+    assert current is not None and tag_of(table) == int(str(result.attested_version)) == current.snapshot_id
+    table = replace(catalog, replace(catalog, table))
+    table = expire_all(catalog)
+    report = verify_table(carrier_of(table))
+    assert [e.code.value for e in report.errors] == ["compacted"], report.human()
+    assert "binds no content digest" in report.human() and RETAIN_TAG in report.human(), report.human()
+
+
+def test_record_no_retain_tag_on_the_command_line(catalog: SqlCatalog, table: Table, iceberg_env: str,
+                                                  tmp_path: object) -> None:
+    """`attest record --no-retain-tag` sets no tag; without the flag the record sets it; on a Delta table the flag is
+    an argument error."""
+    import io
+    import json
+    from contextlib import redirect_stdout
+    from pathlib import Path
+
+    from attest.cli import main
+
+    def record(*extra: str) -> tuple[int, dict[str, object]]:
+        out = io.StringIO()
+        with redirect_stdout(out):
+            rc = main(["record", *extra, "--model", "orders", "--program-hash", PROGRAM, "--json"])
+        return rc, json.loads(out.getvalue())
+
+    table.append(rows(0))
+    rc, doc = record(f"iceberg://{CATALOG}/ns.t", "--no-retain-tag")
+    assert rc == 0, doc
+    assert RETAIN_TAG not in catalog.load_table("ns.t").metadata.refs
+    table.append(rows(3))
+    rc, doc = record(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0, doc
+    table = catalog.load_table("ns.t")
+    assert tag_of(table) == table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    from deltalake import write_deltalake
+
+    delta = Path(str(tmp_path)) / "delta"
+    write_deltalake(str(delta), rows(0))
+    rc, doc = record(str(delta), "--no-retain-tag")
+    assert rc == 2 and "--no-retain-tag applies to Iceberg" in json.dumps(doc), doc
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, True), ("true", True), ("false", False), ("FALSE", False)])
+def test_the_hook_reads_the_opt_out_from_the_spark_conf(value: str | None, expected: bool) -> None:
+    from types import SimpleNamespace
+
+    from carriers.spark.hook import RETAIN_TAG_CONF, _retain_tag
+
+    confs = {} if value is None else {RETAIN_TAG_CONF: value}
+    spark = SimpleNamespace(conf=SimpleNamespace(get=lambda key, default: confs.get(key, default)))
+    assert _retain_tag(spark) is expected

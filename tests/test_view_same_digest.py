@@ -1,0 +1,27 @@
+"""``ReaderView.same_digest``: a verification of an unchanged table compares the two views without encoding their
+files; the answer is always ``digest == digest`` (docs/scale.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from attest.view import ReaderView, file_digest
+
+FILES = {f"d/part-{i:05d}.parquet": file_digest({"kind": "data", "size": i}) for i in range(10_000)}
+
+
+@pytest.mark.parametrize(("table", "files", "other_table", "other_files"), [
+    ({"schema": {"a": 1}}, FILES, {"schema": {"a": 1}}, dict(FILES)),  # the same
+    ({"schema": {"a": 1}}, FILES, {"schema": {"a": True}}, dict(FILES)),  # 1 == True, but another text
+    ({"schema": {"a": 1}}, FILES, {"schema": {"a": 1.0}}, dict(FILES)),  # 1 == 1.0, but another text
+    ({"schema": {"a": 1}}, FILES, {"schema": {"a": 2}}, dict(FILES)),
+    ({"schema": {"a": 1}}, FILES, {"schema": {"a": 1}}, {**FILES, "d/part-00000.parquet": "0" * 64}),
+    ({"schema": {"a": 1}}, FILES, {"schema": {"a": 1}}, {k: v for k, v in FILES.items() if k[-9:] != "1.parquet"}),
+])
+def test_same_digest_is_the_digests_equality(table: dict[str, object], files: dict[str, str],
+                                             other_table: dict[str, object], other_files: dict[str, str]) -> None:
+    a, b = ReaderView(table=table, files=files), ReaderView(table=other_table, files=other_files)
+    expected = a.digest == b.digest
+    a, b = ReaderView(table=table, files=files), ReaderView(table=other_table, files=other_files)  # nothing cached
+    assert a.same_digest(b) is expected
+    assert b.same_digest(a) is expected
