@@ -26,6 +26,39 @@ STREAM_PUT_MIN = 8 << 20
 PUT_PART = 5 << 20
 PUT_CONCURRENCY = 2
 _T = TypeVar("_T")
+_ABSENT: Any = object()  # Storage._from_store: the object does not exist
+
+
+def _same_bytes(rel: str, same: bool, concurrently: bool = False) -> None:
+    """A content-addressed name holding other bytes than the ones written: sidecar_mismatch, never overwritten."""
+    if same:
+        return
+    if concurrently:
+        raise CarrierError(f"{rel} appeared concurrently with different bytes", code=Code.SIDECAR_MISMATCH, path=rel)
+    raise CarrierError(f"{rel} exists with different bytes; a content-addressed file is never overwritten",
+                       code=Code.SIDECAR_MISMATCH, path=rel)
+
+
+def stream_pieces(stream: Any, size: int, first: bytes | None = None) -> Iterator[bytes]:
+    """An engine's input stream read ``size`` bytes a piece (after ``first``, already read, if given), closed at the
+    end (backends' ``_stream_remote``)."""
+    try:
+        chunk = bytes(stream.read(size)) if first is None else first
+        while chunk:
+            yield chunk
+            chunk = bytes(stream.read(size))
+    finally:
+        stream.close()
+
+
+def seek_reader(stream: Any) -> Callable[[int, int], bytes]:
+    """read(offset, length) on an engine's seekable input stream (backends' ``_engine_ranged``)."""
+
+    def read_at(offset: int, length: int) -> bytes:
+        stream.seek(offset)
+        return bytes(stream.read(length))
+
+    return read_at
 
 
 def open_object_store(root: str, config: Mapping[str, str], client: Mapping[str, str]) -> Any:
@@ -144,13 +177,17 @@ class Storage(ABC):
     def read(self, rel: str) -> bytes | None:
         """The bytes of a name under the root, or None when it does not exist."""
         if self.local_root is not None:
-            path = self.local_path(rel)
-            real = os.path.realpath(path)
-            # A symlinked folder or file must not lead a reader out of the carrier root.
-            if not (real + "/").startswith(str(self.local_root) + "/"):
-                return None
-            return _read_regular(Path(real))
+            real = self._local_real(rel)
+            return None if real is None else _read_regular(real)
         return self._remote(self._read_remote, rel)
+
+    def _local_real(self, rel: str) -> Path | None:
+        """The real path of a name under a local root, or None where it leads out of the root: a symlinked folder
+        or file must not lead a reader out of the carrier root."""
+        real = os.path.realpath(self.local_path(rel))
+        if not (real + "/").startswith(str(self.local_root) + "/"):
+            return None
+        return Path(real)
 
     def read_chunks(self, rel: str, size: int = 1 << 20) -> Iterator[bytes] | None:
         """The bytes of a name under the root in pieces of about ``size`` bytes, or None when it does not exist,
@@ -159,40 +196,52 @@ class Storage(ABC):
         through the engine's input stream a piece at a time. Whether it exists is asked at once; a store failure
         while the pieces are taken is a ``StoreReadError`` (an OSError carrying the coded failure)."""
         if self.local_root is not None:
-            path = self.local_path(rel)
-            real = os.path.realpath(path)
-            if not (real + "/").startswith(str(self.local_root) + "/"):
-                return None  # as read: a symlink never leads a reader out of the carrier root
-            return _chunks_regular(Path(real), size)
+            real = self._local_real(rel)  # as read: a symlink never leads a reader out of the carrier root
+            return None if real is None else _chunks_regular(real, size)
         return self._remote(lambda name: self._remote_chunks(name, size), rel)
 
     def _remote_chunks(self, rel: str, size: int) -> Iterator[bytes] | None:
-        store = self._read_store(rel)
-        if store is not None:
-            import obstore
-            from obstore.exceptions import NotFoundError
-
-            try:
-                got = obstore.get(store, rel)
-            except (FileNotFoundError, NotFoundError):
-                return None
-            except Exception:
-                got = None  # refused with the mapped options (a credential only the engine knows): the engine reads
-            if got is not None:
-                return self._guarded(rel, (bytes(c) for c in got.stream(min_chunk_size=size)))
+        got = self._from_store(rel, lambda obstore, store: obstore.get(store, rel))
+        if got is _ABSENT:
+            return None
+        if got is not None:
+            return self._guarded(rel, (bytes(c) for c in got.stream(min_chunk_size=size)))
         pieces = self._stream_remote(rel, size)
         return None if pieces is None else self._guarded(rel, pieces)
 
-    def _guarded(self, rel: str, pieces: Iterator[bytes]) -> Iterator[bytes]:
-        """``pieces`` with any failure of the store's library raised as a StoreReadError carrying it coded."""
+    def _from_store(self, rel: str, ask: Callable[[Any, Any], Any]) -> Any:
+        """``ask(obstore, store)`` where ``rel`` is read through obstore (``_read_store``): its answer, ``_ABSENT``
+        when the object does not exist, or None where the engine reads (no such store, or the store refused with
+        the mapped options: a credential only the engine knows)."""
+        store = self._read_store(rel)
+        if store is None:
+            return None
+        import obstore
+        from obstore.exceptions import NotFoundError
+
         try:
-            yield from pieces
+            return ask(obstore, store)
+        except (FileNotFoundError, NotFoundError):
+            return _ABSENT
+        except Exception:
+            return None
+
+    @contextlib.contextmanager
+    def _store_failures(self, rel: str) -> Iterator[None]:
+        """Any failure of the store's library inside the block raised as a StoreReadError carrying it coded."""
+        try:
+            yield
         except AttestError as exc:
             raise StoreReadError(exc) from None
         except BaseException as exc:
             if not isinstance(exc, Exception) and not is_panic(exc):
                 raise
             raise StoreReadError(coded(exc, where=self.location(rel), secrets=self.secrets)) from None
+
+    def _guarded(self, rel: str, pieces: Iterator[bytes]) -> Iterator[bytes]:
+        """``pieces`` with any failure of the store's library raised as a StoreReadError carrying it coded."""
+        with self._store_failures(rel):
+            yield from pieces
 
     def _read_store(self, rel: str) -> Any:
         """The obstore store to read ``rel`` through, or None: only where the options map to one and the root and
@@ -217,11 +266,8 @@ class Storage(ABC):
         """A name under the root to be read by ranges (its size when opened, then exact reads inside it), or None
         when it does not exist (locally: as ``read``, no link out of the root, nothing but a regular file)."""
         if self.local_root is not None:
-            path = self.local_path(rel)
-            real = os.path.realpath(path)
-            if not (real + "/").startswith(str(self.local_root) + "/"):
-                return None
-            fd = _open_regular(Path(real))
+            real = self._local_real(rel)
+            fd = None if real is None else _open_regular(real)
             if fd is None:
                 return None
             return Ranged(os.fstat(fd).st_size, lambda offset, length: os.pread(fd, length, offset),
@@ -232,33 +278,20 @@ class Storage(ABC):
         size, read_at, close = opened
 
         def guarded(offset: int, length: int) -> bytes:
-            try:
+            with self._store_failures(rel):
                 return read_at(offset, length)
-            except AttestError as exc:
-                raise StoreReadError(exc) from None
-            except BaseException as exc:
-                if not isinstance(exc, Exception) and not is_panic(exc):
-                    raise
-                raise StoreReadError(coded(exc, where=self.location(rel), secrets=self.secrets)) from None
 
         return Ranged(size, guarded, close)
 
     def _ranged_remote(self, rel: str) -> tuple[int, Callable[[int, int], bytes], Callable[[], None]] | None:
-        store = self._read_store(rel)
-        if store is not None:
-            import obstore
-            from obstore.exceptions import NotFoundError
-
-            try:
-                meta = obstore.head(store, rel)
-            except (FileNotFoundError, NotFoundError):
-                return None
-            except Exception:
-                meta = None  # as _remote_chunks: the engine reads
-            if meta is not None:
-                return (int(meta["size"]),
-                        lambda offset, length: bytes(obstore.get_range(store, rel, start=offset, length=length))
-                        if length else b"", lambda: None)
+        got = self._from_store(rel, lambda obstore, store: (obstore, store, obstore.head(store, rel)))
+        if got is _ABSENT:
+            return None
+        if got is not None:
+            obstore, store, meta = got
+            return (int(meta["size"]),
+                    lambda offset, length: bytes(obstore.get_range(store, rel, start=offset, length=length))
+                    if length else b"", lambda: None)
         return self._engine_ranged(rel)
 
     def _engine_ranged(self, rel: str) -> tuple[int, Callable[[int, int], bytes], Callable[[], None]] | None:
@@ -336,9 +369,7 @@ class Storage(ABC):
 
         there = self.remote_digest(rel)
         if there is not None:
-            if there != digest:
-                raise CarrierError(f"{rel} exists with different bytes; a content-addressed file is never "
-                                   "overwritten", code=Code.SIDECAR_MISMATCH, path=rel)
+            _same_bytes(rel, there == digest)
             return True
         temp = f"{rel.rsplit('/', 1)[0]}/.write-once.{uuid.uuid4().hex}.tmp"
         uploaded = False
@@ -362,10 +393,8 @@ class Storage(ABC):
                 pass  # a concurrent writer of the same name won: checked below
             except (NotSupportedError, NotImplementedError):
                 return False
-            except Exception as exc:
-                raise coded(exc, where=self.location(rel), secrets=self.secrets, action="write") from None
             except BaseException as exc:
-                if not is_panic(exc):
+                if not isinstance(exc, Exception) and not is_panic(exc):
                     raise
                 raise coded(exc, where=self.location(rel), secrets=self.secrets, action="write") from None
         finally:
@@ -373,9 +402,7 @@ class Storage(ABC):
                 with contextlib.suppress(Exception):
                     obstore.delete(store, temp)
         # As write_once: read back (in pieces), the bytes under the name must be these.
-        if self.remote_digest(rel) != digest:
-            raise CarrierError(f"{rel} appeared concurrently with different bytes", code=Code.SIDECAR_MISMATCH,
-                               path=rel)
+        _same_bytes(rel, self.remote_digest(rel) == digest, concurrently=True)
         return True
 
     def list_names(self, rel_dir: str) -> list[str]:
@@ -407,9 +434,7 @@ class Storage(ABC):
         """
         existing = self.read(rel)
         if existing is not None:
-            if existing != data:
-                raise CarrierError(f"{rel} exists with different bytes; a content-addressed file is never "
-                                   "overwritten", code=Code.SIDECAR_MISMATCH, path=rel)
+            _same_bytes(rel, existing == data)
             return False
         if self.local_root is not None:
             try:
@@ -423,9 +448,7 @@ class Storage(ABC):
             self._write_remote(check_name(rel), data)  # one PUT: the object appears whole, or not at all
             written = True
         # A concurrent writer of the same name won (or the store has no conditional PUT): the bytes must agree.
-        if self.read(rel) != data:
-            raise CarrierError(f"{rel} appeared concurrently with different bytes", code=Code.SIDECAR_MISMATCH,
-                               path=rel)
+        _same_bytes(rel, self.read(rel) == data, concurrently=True)
         return written
 
     def put_if_absent(self, rel: str, data: bytes) -> bool:
@@ -457,10 +480,8 @@ class Storage(ABC):
             return False
         except NotImplementedError as exc:
             raise ConditionalPutUnsupported(str(exc)) from None
-        except Exception as exc:
-            raise coded(exc, where=self.location(rel), secrets=self.secrets, action="write") from None
         except BaseException as exc:
-            if not is_panic(exc):
+            if not isinstance(exc, Exception) and not is_panic(exc):
                 raise
             raise coded(exc, where=self.location(rel), secrets=self.secrets, action="write") from None
         return True

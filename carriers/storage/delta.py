@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, cast
 
 from attest.redact import register_secrets
-from carriers.storage.base import Storage, check_name, open_object_store
+from carriers.storage.base import Storage, check_name, open_object_store, seek_reader, stream_pieces
 from carriers.storage.errors import coded, is_panic, not_found
 from carriers.storage.options import check_options, obstore_config, option_secrets, scheme_of
 
@@ -43,48 +43,31 @@ class DeltaStorage(Storage):
             self._handler = DeltaFileSystemHandler(table_uri=self.uri, options=self.options or None)
         return self._handler
 
-    def _read_remote(self, rel: str) -> bytes | None:
+    def _open_or_none(self, rel: str) -> Any:
+        """delta-rs's input stream of ``rel``, or None when it does not exist."""
         try:
-            stream = self.handler.open_input_file(rel)
+            return self.handler.open_input_file(rel)
         except Exception as exc:  # object_store raises its own error types; NotFound is the common case
             if not_found(exc):
                 return None
             raise
+
+    def _read_remote(self, rel: str) -> bytes | None:
+        stream = self._open_or_none(rel)
+        if stream is None:
+            return None
         try:
             return bytes(stream.read(stream.size()))
         finally:
             stream.close()
 
     def _stream_remote(self, rel: str, size: int) -> Iterator[bytes] | None:
-        try:
-            stream = self.handler.open_input_file(rel)
-        except Exception as exc:
-            if not_found(exc):
-                return None
-            raise
-
-        def pieces() -> Iterator[bytes]:
-            try:
-                while chunk := stream.read(size):
-                    yield bytes(chunk)
-            finally:
-                stream.close()
-
-        return pieces()
+        stream = self._open_or_none(rel)
+        return None if stream is None else stream_pieces(stream, size)
 
     def _engine_ranged(self, rel: str) -> tuple[int, Callable[[int, int], bytes], Callable[[], None]] | None:
-        try:
-            stream = self.handler.open_input_file(rel)
-        except Exception as exc:
-            if not_found(exc):
-                return None
-            raise
-
-        def read_at(offset: int, length: int) -> bytes:
-            stream.seek(offset)
-            return bytes(stream.read(length))
-
-        return int(stream.size()), read_at, stream.close
+        stream = self._open_or_none(rel)
+        return None if stream is None else (int(stream.size()), seek_reader(stream), stream.close)
 
     def list_folders(self, rel_dir: str) -> list[str]:
         """Folder names directly under ``rel_dir`` ("" is the root): one delimiter listing on an object store."""

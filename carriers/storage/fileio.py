@@ -4,12 +4,26 @@ are the table's own (pyiceberg is imported inside the methods)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO, TypeVar, cast
 
 from attest.redact import register_secrets
-from carriers.storage.base import Storage, open_object_store
+from carriers.storage.base import Storage, open_object_store, seek_reader, stream_pieces
 from carriers.storage.errors import not_found
 from carriers.storage.options import fileio_obstore_config, scheme_of
+
+_T = TypeVar("_T")
+
+
+def _absent_as_none(action: Callable[[], _T]) -> _T | None:
+    """``action()`` on the FileIO, or None where it fails because the object does not exist."""
+    try:
+        return action()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if not_found(exc):
+            return None
+        raise
 
 
 class FileIOStorage(Storage):
@@ -38,55 +52,34 @@ class FileIOStorage(Storage):
         return self._store
 
     def _read_remote(self, rel: str) -> bytes | None:
-        try:
+        def read() -> bytes:
             with self.io.new_input(f"{self.uri}/{rel}").open() as stream:
                 return bytes(stream.read())
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            if not_found(exc):
-                return None
-            raise
+
+        return _absent_as_none(read)
 
     def _stream_remote(self, rel: str, size: int) -> Iterator[bytes] | None:
-        try:
+        def first_piece() -> tuple[Any, bytes]:
+            # Some FileIOs open lazily: a missing object is told by its first read.
             stream = self.io.new_input(f"{self.uri}/{rel}").open(seekable=False)
-            first = bytes(stream.read(size))  # some FileIOs open lazily: a missing object is told by its first read
-        except FileNotFoundError:
+            return stream, bytes(stream.read(size))
+
+        opened = _absent_as_none(first_piece)
+        if opened is None:
             return None
-        except OSError as exc:
-            if not_found(exc):
-                return None
-            raise
-
-        def pieces() -> Iterator[bytes]:
-            try:
-                chunk = first
-                while chunk:
-                    yield chunk
-                    chunk = bytes(stream.read(size))
-            finally:
-                stream.close()
-
-        return pieces()
+        stream, first = opened
+        return stream_pieces(stream, size, first)
 
     def _engine_ranged(self, rel: str) -> tuple[int, Callable[[int, int], bytes], Callable[[], None]] | None:
-        try:
+        def sized() -> tuple[int, Any]:
             source = self.io.new_input(f"{self.uri}/{rel}")
-            size = len(source)
-            stream = source.open(seekable=True)
-        except FileNotFoundError:
+            return len(source), source.open(seekable=True)
+
+        opened = _absent_as_none(sized)
+        if opened is None:
             return None
-        except OSError as exc:
-            if not_found(exc):
-                return None
-            raise
-
-        def read_at(offset: int, length: int) -> bytes:
-            stream.seek(offset)
-            return bytes(stream.read(length))
-
-        return int(size), read_at, stream.close
+        size, stream = opened
+        return int(size), seek_reader(stream), stream.close
 
     def _list_remote(self, rel_dir: str) -> list[str]:
         from pyiceberg.io.pyarrow import PyArrowFileIO

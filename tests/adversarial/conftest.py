@@ -35,6 +35,15 @@ def verify(*args: str) -> tuple[int, dict[str, Any]]:
     return rc, json.loads(out.getvalue())
 
 
+def warehouse_cli(warehouse: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    """``attest ARGS --json`` on the Spark warehouse's Iceberg SQL catalog: (exit code, the JSON object it printed)."""
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rc = main([*args, "--json", "--uri", f"sqlite:///{warehouse / 'iceberg_catalog.db'}",
+                   "--warehouse", (warehouse / "iceberg").as_uri()])
+    return rc, json.loads(out.getvalue())
+
+
 def codes(doc: dict[str, Any]) -> list[str]:
     return [e["code"] for e in doc.get("errors", [])]
 

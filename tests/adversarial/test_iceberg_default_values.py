@@ -7,32 +7,21 @@ keeps it held."""
 
 from __future__ import annotations
 
-import io
-import json
 import re
 import uuid
-from contextlib import redirect_stdout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from attest.cli import main
 from tests.adversarial.conftest import PROGRAM, codes
+from tests.adversarial.conftest import warehouse_cli as _cli
 from tests.iceberg.conftest import local
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 pytestmark = pytest.mark.spark
-
-
-def _cli(warehouse: Path, *args: str) -> tuple[int, dict[str, Any]]:
-    out = io.StringIO()
-    with redirect_stdout(out):
-        rc = main([*args, "--json", "--uri", f"sqlite:///{warehouse / 'iceberg_catalog.db'}",
-                   "--warehouse", (warehouse / "iceberg").as_uri()])
-    return rc, json.loads(out.getvalue())
 
 
 def test_an_initial_default_changed_in_place_is_reader_view_changed(spark: SparkSession,

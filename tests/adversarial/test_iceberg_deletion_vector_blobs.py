@@ -13,13 +13,11 @@ before (main's code). Now each vector is read both ways and must agree: ``table_
 
 from __future__ import annotations
 
-import io
 import json
 import struct
 import uuid
 import zlib
 from collections.abc import Iterator
-from contextlib import redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,22 +25,14 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.parquet as pq
 import pytest
 
-from attest.cli import main
 from tests.adversarial.conftest import PROGRAM, codes
+from tests.adversarial.conftest import warehouse_cli as _cli
 from tests.iceberg.conftest import local
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 pytestmark = pytest.mark.spark
-
-
-def _cli(warehouse: Path, *args: str) -> tuple[int, dict[str, Any]]:
-    out = io.StringIO()
-    with redirect_stdout(out):
-        rc = main([*args, "--json", "--uri", f"sqlite:///{warehouse / 'iceberg_catalog.db'}",
-                   "--warehouse", (warehouse / "iceberg").as_uri()])
-    return rc, json.loads(out.getvalue())
 
 
 def _spark_ids(spark: SparkSession, name: str) -> list[int]:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pytest
 
-from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial.conftest import PROGRAM, codes
+from tests.adversarial.field_ids import delta_struct_table, iceberg_table
 from tests.adversarial.test_spark_attacks import _verify
 
 if TYPE_CHECKING:
@@ -38,20 +38,7 @@ def _ids(table: pa.Table, ids: dict[str, int]) -> pa.Table:
 
 def _mapped(spark_warehouse: Path, namespace: str) -> tuple[Any, Any]:
     """An Iceberg table with a name mapping, two appends attested; its catalog and table (pyiceberg)."""
-    from pyiceberg.catalog.sql import SqlCatalog
-
-    from carriers.spark.session import pyiceberg_catalog_properties
-
-    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
-    catalog.create_namespace(namespace)
-    table = catalog.create_table(f"{namespace}.t", schema=ROWS.schema)
-    mapping = table.metadata.schema().name_mapping.model_dump_json()
-    table.transaction().set_properties({"schema.name-mapping.default": mapping}).commit_transaction()
-    table = catalog.load_table(f"{namespace}.t")
-    table.append(ROWS.slice(0, 1))
-    table.append(ROWS.slice(1))
-    attest_after_write(table, model="orders", program_hash=PROGRAM)
-    return catalog, catalog.load_table(f"{namespace}.t")
+    return iceberg_table(spark_warehouse, namespace, ROWS)
 
 
 def _spark_rows(spark: SparkSession, name: str) -> list[tuple[Any, ...]]:
@@ -96,36 +83,7 @@ def _nested_rows(a: list[int], x: list[int], y: list[int], ids: tuple[int, int, 
 
 
 def _nested_table(path: Path) -> None:
-    import uuid
-
-    import pyarrow.parquet as pq
-
-    from carriers.delta.log import commit_name
-
-    path.mkdir(parents=True)
-    (path / "_delta_log").mkdir()
-
-    def mapping(i: int, physical: str) -> dict[str, Any]:
-        return {"delta.columnMapping.id": i, "delta.columnMapping.physicalName": physical}
-
-    children = [{"name": "x", "type": "long", "nullable": True, "metadata": mapping(3, "col-xxxx")},
-                {"name": "y", "type": "long", "nullable": True, "metadata": mapping(4, "col-yyyy")}]
-    fields = [{"name": "a", "type": "long", "nullable": True, "metadata": mapping(1, "col-aaaa")},
-              {"name": "st", "nullable": True, "metadata": mapping(2, "col-ssss"),
-               "type": {"type": "struct", "fields": children}}]
-    actions: list[dict[str, Any]] = [
-        {"commitInfo": {"operation": "CREATE TABLE"}},
-        {"protocol": {"minReaderVersion": 2, "minWriterVersion": 5}},
-        {"metaData": {"id": str(uuid.uuid4()), "format": {"provider": "parquet", "options": {}},
-                      "schemaString": json.dumps({"type": "struct", "fields": fields}), "partitionColumns": [],
-                      "configuration": {"delta.columnMapping.mode": "id", "delta.columnMapping.maxColumnId": "4"},
-                      "createdTime": 1}}]
-    for i in range(2):
-        rel = f"part-{i}.parquet"
-        pq.write_table(_nested_rows([i, i + 10], [100 + i, 200 + i], [300 + i, 400 + i]), path / rel)
-        actions.append({"add": {"path": rel, "partitionValues": {}, "size": (path / rel).stat().st_size,
-                                "modificationTime": 1, "dataChange": True, "stats": json.dumps({"numRecords": 2})}})
-    (path / commit_name(0)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    delta_struct_table(path, "id", _nested_rows)
 
 
 @pytest.mark.parametrize("swapped", [True, False])

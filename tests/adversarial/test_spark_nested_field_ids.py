@@ -17,15 +17,14 @@ The same names swapped without moving the values reads other rows in both engine
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pytest
 
-from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial.conftest import PROGRAM, codes
+from tests.adversarial.field_ids import delta_struct_table, iceberg_table
 from tests.adversarial.test_spark_attacks import _verify
 
 if TYPE_CHECKING:
@@ -52,21 +51,7 @@ def _file(ids: dict[str, int | None]) -> pa.Table:
 
 
 def _table(spark_warehouse: Path, namespace: str, mapped: bool) -> tuple[Any, Any]:
-    from pyiceberg.catalog.sql import SqlCatalog
-
-    from carriers.spark.session import pyiceberg_catalog_properties
-
-    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
-    catalog.create_namespace(namespace)
-    table = catalog.create_table(f"{namespace}.t", schema=ROWS.schema)
-    if mapped:
-        mapping = table.metadata.schema().name_mapping.model_dump_json()
-        table.transaction().set_properties({"schema.name-mapping.default": mapping}).commit_transaction()
-        table = catalog.load_table(f"{namespace}.t")
-    table.append(ROWS.slice(0, 1))
-    table.append(ROWS.slice(1))
-    attest_after_write(table, model="orders", program_hash=PROGRAM)
-    return catalog, catalog.load_table(f"{namespace}.t")
+    return iceberg_table(spark_warehouse, namespace, ROWS, mapped)
 
 
 def _spark_rows(spark: SparkSession, name: str) -> list[Any]:
@@ -109,37 +94,7 @@ NAMES = ("col-aaaa", "col-ssss", "col-xxxx", "col-yyyy")
 
 
 def _name_table(path: Path) -> None:
-    import uuid
-
-    import pyarrow.parquet as pq
-
-    from carriers.delta.log import commit_name
-
-    path.mkdir(parents=True)
-    (path / "_delta_log").mkdir()
-
-    def mapping(i: int, physical: str) -> dict[str, Any]:
-        return {"delta.columnMapping.id": i, "delta.columnMapping.physicalName": physical}
-
-    children = [{"name": "x", "type": "long", "nullable": True, "metadata": mapping(3, "col-xxxx")},
-                {"name": "y", "type": "long", "nullable": True, "metadata": mapping(4, "col-yyyy")}]
-    fields = [{"name": "a", "type": "long", "nullable": True, "metadata": mapping(1, "col-aaaa")},
-              {"name": "st", "nullable": True, "metadata": mapping(2, "col-ssss"),
-               "type": {"type": "struct", "fields": children}}]
-    actions: list[dict[str, Any]] = [
-        {"commitInfo": {"operation": "CREATE TABLE"}},
-        {"protocol": {"minReaderVersion": 2, "minWriterVersion": 5}},
-        {"metaData": {"id": str(uuid.uuid4()), "format": {"provider": "parquet", "options": {}},
-                      "schemaString": json.dumps({"type": "struct", "fields": fields}), "partitionColumns": [],
-                      "configuration": {"delta.columnMapping.mode": "name", "delta.columnMapping.maxColumnId": "4"},
-                      "createdTime": 1}}]
-    for i in range(2):
-        rel = f"part-{i}.parquet"
-        pq.write_table(_named_rows([i, i + 10], [100 + i, 200 + i], [300 + i, 400 + i], (1, 2, 3, 4), NAMES),
-                       path / rel)
-        actions.append({"add": {"path": rel, "partitionValues": {}, "size": (path / rel).stat().st_size,
-                                "modificationTime": 1, "dataChange": True, "stats": json.dumps({"numRecords": 2})}})
-    (path / commit_name(0)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    delta_struct_table(path, "name", lambda a, x, y: _named_rows(a, x, y, (1, 2, 3, 4), NAMES))
 
 
 
@@ -204,23 +159,12 @@ def test_an_iceberg_rewrite_whose_map_keys_and_values_trade_places_and_ids(spark
     """map<string, string>: the file holds each entry's value in the key column and the key in the value column,
     with each other's field ids — a reader by id would read the attested map. pyiceberg and Spark both read map keys
     and values by position (the swapped entries, measured): content_changed."""
-    from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.types import MapType
 
-    from carriers.spark.session import pyiceberg_catalog_properties
     from tests.iceberg.rewrites import replace
 
     namespace = "nested_swap_strings"
-    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
-    catalog.create_namespace(namespace)
-    table = catalog.create_table(f"{namespace}.t", schema=ROWS2.schema)
-    mapping = table.metadata.schema().name_mapping.model_dump_json()
-    table.transaction().set_properties({"schema.name-mapping.default": mapping}).commit_transaction()
-    table = catalog.load_table(f"{namespace}.t")
-    table.append(ROWS2.slice(0, 1))
-    table.append(ROWS2.slice(1))
-    attest_after_write(table, model="orders", program_hash=PROGRAM)
-    table = catalog.load_table(f"{namespace}.t")
+    catalog, table = iceberg_table(spark_warehouse, namespace, ROWS2)
     mt = table.schema().find_field("n").field_type
     assert isinstance(mt, MapType)
     swapped_type = pa.map_(pa.field("key", pa.string(), nullable=False, metadata=_meta(mt.value_id)),

@@ -10,8 +10,6 @@ writer it replaces) gives for the same blobs, and an ``attest record`` no longer
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +31,8 @@ from carriers.iceberg.kept import (
 from carriers.sidecar import leading_members
 from tests.adversarial.test_cleanup_attacks import attested
 from tests.iceberg.conftest import catalog, iceberg_env, table  # noqa: F401
+from tests.memory_probe import run_probe
 
-ROOT = Path(__file__).resolve().parents[2]
 KEYS = {"recipe-attest.version": "7", "recipe-attest.sidecar-hash": "ab" * 32}
 
 
@@ -132,14 +130,6 @@ import json, sys
 from pathlib import Path
 from types import SimpleNamespace
 
-def hwm():
-    with open("/proc/self/status") as fh:
-        return next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmHWM:"))
-
-def rss():
-    with open("/proc/self/status") as fh:
-        return next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmRSS:"))
-
 from carriers.storage import DeltaStorage
 from carriers.iceberg.commit import FollowUpCommit
 from pyiceberg.table.statistics import StatisticsFile  # imported before the measure (modules are not the sidecar)
@@ -174,13 +164,7 @@ tx = SimpleNamespace(table_metadata=SimpleNamespace(statistics=[]), update_stati
 rel, digest = sys.argv[4], sys.argv[5]
 from carriers import properties as props
 keys = {props.KEY_SIDECAR_PATH: rel, props.KEY_SIDECAR_HASH: digest}
-import gc
-gc.collect()
-with open("/proc/self/clear_refs", "w") as fh:
-    fh.write("5")
-base = rss()
-Keeper().kept_statistics(tx, keys, attested=5, carrier=6, sequence_number=2)
-peak = hwm() - base
+_, peak = peak_of(lambda: Keeper().kept_statistics(tx, keys, attested=5, carrier=6, sequence_number=2))
 print(json.dumps({"peak": peak, "size": entries[0].file_size_in_bytes,
                   "footer": entries[0].file_footer_size_in_bytes}))
 '''
@@ -190,12 +174,7 @@ def keep_200k(root: str, options: dict[str, str]) -> dict[str, Any]:
     """Prepare a sidecar of 200,000 files (and one companion file) under ``root``, then keep it in a fresh process:
     (the sidecar's name and BLAKE3, the peak growth, the size and footer size registered)."""
     def run(*args: str) -> dict[str, Any]:
-        out = subprocess.run([sys.executable, "-c", MEASURE, args[0], root, json.dumps(options), *args[1:]],
-                             capture_output=True, text=True, timeout=600, cwd=ROOT,
-                             env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-        assert out.returncode == 0, out.stderr[-3000:]
-        result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-        return result
+        return run_probe(MEASURE, args[0], root, json.dumps(options), *args[1:])
 
     prepared = run("prepare", "200000")
     return {**prepared, **run("keep", prepared["rel"], prepared["digest"])}

@@ -16,8 +16,6 @@ GCS (fake-gcs-server), Azure Blob (Azurite).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +28,10 @@ from attest.view import ReaderView
 from carriers.sidecar import Sidecar
 from carriers.storage import DeltaStorage, FileIOStorage
 from carriers.storage.base import Storage
+from tests.memory_probe import run_probe
 from tests.servers.stores import Bucket
 
 HEX = "0123456789abcdef" * 4
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def sidecar(count: int) -> Sidecar:
@@ -179,26 +177,6 @@ MEASURE = r'''
 import json, sys, tempfile
 from pathlib import Path
 
-def hwm():
-    with open("/proc/self/status") as fh:
-        return next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmHWM:"))
-
-def rss():
-    with open("/proc/self/status") as fh:
-        return next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmRSS:"))
-
-def reset():
-    with open("/proc/self/clear_refs", "w") as fh:
-        fh.write("5")  # the peak (VmHWM) starts again from what is resident now
-
-def peak_of(call):
-    import gc
-    gc.collect()
-    reset()
-    base = rss()
-    out = call()
-    return out, hwm() - base
-
 from tests.objectstore.test_sidecar_stores import sidecar
 from carriers.storage import DeltaStorage
 from carriers.sidecar import Sidecar
@@ -242,13 +220,8 @@ def test_a_sidecar_of_200k_files_is_written_and_read_in_bounded_memory_on_s3(s3:
     from its pieces and handed to one PUT, and the whole object read); parsing from the store takes what parsing
     from a local file takes (the records the reader keeps); the bytes are the local writer's."""
     def run(*args: str) -> dict[str, Any]:
-        out = subprocess.run([sys.executable, "-c", MEASURE, *args[:1], "200000", s3.uri("big"),
-                              json.dumps(s3.storage_options), str(tmp_path / "local"), *args[1:]],
-                             capture_output=True, text=True, timeout=600, cwd=ROOT,
-                             env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-        assert out.returncode == 0, out.stderr[-3000:]
-        result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-        return result
+        return run_probe(MEASURE, *args[:1], "200000", s3.uri("big"), json.dumps(s3.storage_options),
+                         str(tmp_path / "local"), *args[1:])
 
     m = run("write")
     for step in ("decode-local", "decode-remote"):

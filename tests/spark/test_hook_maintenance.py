@@ -42,6 +42,15 @@ def _verified(ref: str, warehouse: Path) -> dict[str, Any]:
     return doc
 
 
+def _verified_shown(ref: str, warehouse: Path) -> tuple[dict[str, Any], Any]:
+    """``_verified`` and ``attest show`` side by side: two fresh interpreters, mostly starting up (2 cores in CI)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        shown = pool.submit(_show, ref, warehouse)
+        return _verified(ref, warehouse), shown.result()
+
+
 def _counts(h: Hook) -> tuple[int, int, int, int, int]:
     h.flush()
     return h.attested, h.carried, h.maintained, h.skipped, h.failed
@@ -76,9 +85,8 @@ def test_delta_optimize_is_carried_forward(spark: SparkSession, spark_warehouse:
     before = _counts(hook)
     spark.sql(command.format(name=name)).collect()
     _carried_once(hook, before, program)
-    doc = _verified(path, spark_warehouse)
+    doc, shown = _verified_shown(path, spark_warehouse)
     assert "content" not in doc["verdict"], doc  # the carry-forward binds the new file's bytes: no rows read
-    shown = _show(path, spark_warehouse)
     assert shown["program_hash"] == program and shown["subject"]["model"] != "OPTIMIZE", shown
 
 
@@ -90,8 +98,8 @@ def test_delta_reorg_purge_is_carried_forward(spark: SparkSession, spark_warehou
     before = _counts(hook)
     spark.sql(f"REORG TABLE {name} APPLY (PURGE)").collect()
     _carried_once(hook, before, program)
-    _verified(path, spark_warehouse)
-    assert _show(path, spark_warehouse)["program_hash"] == program
+    shown = _verified_shown(path, spark_warehouse)[1]
+    assert shown["program_hash"] == program
     assert spark.table(name).count() == 26  # 4 of the 30 ids are multiples of 7
 
 
@@ -106,8 +114,8 @@ def test_delta_vacuum_after_optimize(spark: SparkSession, spark_warehouse: Path,
         spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
     after = _counts(hook)
     assert after == (before[0], before[1], before[2] + 1, before[3], before[4]), hook.errors  # cleanup: nothing written
-    _verified(path, spark_warehouse)
-    assert _show(path, spark_warehouse)["program_hash"] == program
+    shown = _verified_shown(path, spark_warehouse)[1]
+    assert shown["program_hash"] == program
 
 
 def _iceberg(spark: SparkSession, h: Hook) -> tuple[str, str, str]:
@@ -145,9 +153,9 @@ def test_iceberg_rewrite_data_files_then_cleanup(spark: SparkSession, spark_ware
     assert _counts(hook) == (before[0], before[1], before[2] + 2, before[3], before[4]), hook.errors
     _remove_orphans_now(spark, name)  # the action with olderThan(now): the procedure refuses under 24 hours
     assert len(_pyiceberg(spark_warehouse, name).metadata.snapshots) == 1
-    doc = _verified(ref, spark_warehouse)
+    doc, shown = _verified_shown(ref, spark_warehouse)
     assert "content" not in doc["verdict"], doc
-    assert _show(ref, spark_warehouse)["program_hash"] == program
+    assert shown["program_hash"] == program
 
 
 def test_iceberg_rewrite_manifests_then_expiry(spark: SparkSession, spark_warehouse: Path, hook: Hook) -> None:
@@ -163,8 +171,8 @@ def test_iceberg_rewrite_manifests_then_expiry(spark: SparkSession, spark_wareho
     spark.sql(f"CALL iceberg.system.expire_snapshots(table => '{table}', older_than => TIMESTAMP '{_now(spark)}', "
               "retain_last => 1)").collect()
     hook.flush()
-    _verified(ref, spark_warehouse)
-    assert _show(ref, spark_warehouse)["program_hash"] == program
+    shown = _verified_shown(ref, spark_warehouse)[1]
+    assert shown["program_hash"] == program
 
 
 def test_iceberg_procedures_whose_result_is_never_read(spark: SparkSession, spark_warehouse: Path,
@@ -187,9 +195,9 @@ def test_iceberg_procedures_whose_result_is_never_read(spark: SparkSession, spar
     spark.sql(f"call iceberg.system.remove_orphan_files(table => '{table}')")
     assert _counts(hook) == (before[0], before[1], before[2] + 2, before[3], before[4]), hook.errors
     assert len(_pyiceberg(spark_warehouse, name).metadata.snapshots) == 1
-    doc = _verified(ref, spark_warehouse)
+    doc, shown = _verified_shown(ref, spark_warehouse)
     assert "content" not in doc["verdict"], doc
-    assert _show(ref, spark_warehouse)["program_hash"] == program
+    assert shown["program_hash"] == program
     name, ref, program = _iceberg(spark, hook)
     table = name.split(".", 1)[1]
     before = _counts(hook)
@@ -212,8 +220,8 @@ def test_iceberg_rewrite_manifests_right_after_a_carry_forward(spark: SparkSessi
     spark.sql(f"CALL iceberg.system.rewrite_manifests(table => '{table}')")
     after = _counts(hook)
     assert (after[2], after[3], after[4]) == (before[2] + 1, before[3], before[4]), hook.errors
-    _verified(ref, spark_warehouse)
-    assert _show(ref, spark_warehouse)["program_hash"] == program
+    shown = _verified_shown(ref, spark_warehouse)[1]
+    assert shown["program_hash"] == program
 
 
 def test_delta_optimize_and_vacuum_whose_result_is_never_read(spark: SparkSession, spark_warehouse: Path,
@@ -231,9 +239,9 @@ def test_delta_optimize_and_vacuum_whose_result_is_never_read(spark: SparkSessio
     finally:
         spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
     assert _counts(hook) == (before[0], before[1], before[2] + 1, before[3], before[4]), hook.errors
-    doc = _verified(path, spark_warehouse)
+    doc, shown = _verified_shown(path, spark_warehouse)
     assert "content" not in doc["verdict"], doc
-    assert _show(path, spark_warehouse)["program_hash"] == program
+    assert shown["program_hash"] == program
 
 
 
@@ -303,9 +311,9 @@ def test_maintenance_chains_then_expiry_keep_the_attestation(spark: SparkSession
         rewrites = sum(1 for s in steps if s.startswith("rewrite"))
         assert hook.carried == carried + rewrites, steps  # each rewrite committed a snapshot, and was carried onto
         assert len(_pyiceberg(spark_warehouse, name).metadata.snapshots) == 1, steps
-        doc = _verified(ref, spark_warehouse)
+        doc, shown = _verified_shown(ref, spark_warehouse)
         assert "content" not in doc["verdict"], (steps, doc)
-        assert _show(ref, spark_warehouse)["program_hash"] == program, steps
+        assert shown["program_hash"] == program, steps
         assert spark.sql(f"SELECT count(*) FROM {name}").first()[0] == 28  # type: ignore[index]
 
     name, path, _ = _delta(spark, hook, "'delta.enableDeletionVectors' = 'true'")
@@ -324,7 +332,7 @@ def test_maintenance_chains_then_expiry_keep_the_attestation(spark: SparkSession
     hook.flush()
     assert (hook.carried, hook.failed, hook.skipped) == (carried + 2, 0, 0), hook.errors
     assert not (Path(path) / "_delta_log" / f"{0:020d}.json").exists(), "log cleanup removed nothing"
-    doc = _verified(path, spark_warehouse)
+    doc, shown = _verified_shown(path, spark_warehouse)
     assert "content" not in doc["verdict"], doc
-    assert _show(path, spark_warehouse)["program_hash"] == program
+    assert shown["program_hash"] == program
     assert spark.table(name).count() == 26

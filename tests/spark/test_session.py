@@ -46,6 +46,11 @@ def test_delta_state_is_rebuilt_in_two_tasks(spark: SparkSession) -> None:
     assert spark.conf.get("spark.databricks.delta.snapshotPartitions") == "2"
 
 
+def test_delta_vacuum_lists_in_two_tasks(spark: SparkSession) -> None:
+    """local_session sizes VACUUM's folder listing for local[2], not Spark's cluster default of 10,000 tasks."""
+    assert spark.conf.get("spark.sql.sources.parallelPartitionDiscovery.parallelism") == "2"
+
+
 def test_delta_table_written_by_spark_is_read_by_delta_rs(spark: SparkSession, spark_warehouse: Path) -> None:
     from deltalake import DeltaTable
 
