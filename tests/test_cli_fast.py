@@ -340,21 +340,26 @@ def test_the_head_start_imports_nothing_heavy(tmp_path: Path, valid_doc: dict[st
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
-@pytest.mark.parametrize("partitioned", [False, True])
-def test_verify_of_a_small_delta_table_imports_no_pyarrow(tmp_path: Path, partitioned: bool) -> None:
-    """A verify of a Delta table of few files reads delta-rs's add actions without pyarrow (carriers/delta/columns.py
-    ``ROWS_MAX``) and judges its few statistics texts one by one (carriers/delta/log.py ``BULK_MIN``): importing
-    pyarrow, pyarrow.compute and pyarrow.json cost it ~100-200 ms, more than the rest of its reading."""
-    _delta(tmp_path / "t", 3, partitioned=partitioned)
+def _verify_seeing_pyarrow(table: Path) -> subprocess.CompletedProcess[str]:
+    """`attest verify table --level bytes` in a fresh process that prints each pyarrow module it imports to stderr."""
     code = ("import runpy, sys\n"
             "class Seen:\n"
             "    def find_spec(self, name, path=None, target=None):\n"
             "        if name.split('.')[0] == 'pyarrow':\n"
             "            print('imported', name, file=sys.stderr, flush=True)\n"
             "sys.meta_path.insert(0, Seen())\n"
-            f"sys.argv = ['attest', 'verify', {str(tmp_path / 't')!r}, '--level', 'bytes']\n"
+            f"sys.argv = ['attest', 'verify', {str(table)!r}, '--level', 'bytes']\n"
             "runpy.run_module('attest.cli', run_name='__main__')\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_verify_of_a_small_delta_table_imports_no_pyarrow(tmp_path: Path, partitioned: bool) -> None:
+    """A verify of a Delta table of few files reads delta-rs's add actions without pyarrow (carriers/delta/columns.py
+    ``ROWS_MAX``) and judges its few statistics texts one by one (carriers/delta/log.py ``BULK_MIN``): importing
+    pyarrow, pyarrow.compute and pyarrow.json cost it ~100-200 ms, more than the rest of its reading."""
+    _delta(tmp_path / "t", 3, partitioned=partitioned)
+    out = _verify_seeing_pyarrow(tmp_path / "t")
     assert out.returncode == 0 and out.stdout.startswith("VERIFIED (bytes"), out.stdout + out.stderr
     assert "imported pyarrow" not in out.stderr, out.stderr
 
@@ -377,15 +382,7 @@ def test_verify_of_a_small_delta_table_with_a_checkpoint_imports_no_pyarrow_comp
                     mode="append")
     DeltaTable(str(table)).create_checkpoint()  # the cross-check reads the one before, and the commit between
     attest_after_write(str(table), model="t", program_hash=PROGRAM)
-    code = ("import runpy, sys\n"
-            "class Seen:\n"
-            "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name.split('.')[0] == 'pyarrow':\n"
-            "            print('imported', name, file=sys.stderr, flush=True)\n"
-            "sys.meta_path.insert(0, Seen())\n"
-            f"sys.argv = ['attest', 'verify', {str(table)!r}, '--level', 'bytes']\n"
-            "runpy.run_module('attest.cli', run_name='__main__')\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    out = _verify_seeing_pyarrow(table)
     assert out.returncode == 0 and out.stdout.startswith("VERIFIED (bytes"), out.stdout + out.stderr
     assert "imported pyarrow.parquet" in out.stderr, out.stderr  # the checkpoint was read
     assert "imported pyarrow.compute" not in out.stderr and "imported pyarrow.json" not in out.stderr, out.stderr

@@ -23,7 +23,15 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
 from carriers.iceberg.carrier import attest_after_write
-from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, commit_delete_file, iceberg_env, local  # noqa: F401
+from tests.iceberg.conftest import (  # noqa: F401
+    CATALOG,
+    PROGRAM,
+    catalog_properties,
+    commit_delete_file,
+    iceberg_env,
+    local,
+    ns_catalog,
+)
 from tests.iceberg.rewrites import content_check, live_data_files, replace, replace_manifests, with_ids
 
 T0 = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
@@ -54,10 +62,7 @@ def _with(data: pa.Table, column: str, values: list[Any]) -> pa.Table:
 
 @pytest.fixture
 def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    (tmp_path / "warehouse").mkdir()
-    cat = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
-    cat.create_namespace("ns")
-    return cat
+    return ns_catalog(tmp_path)
 
 
 @pytest.fixture

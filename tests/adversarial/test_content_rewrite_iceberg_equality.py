@@ -25,7 +25,15 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
 from carriers.iceberg.carrier import attest_after_write
-from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, commit_delete_file, iceberg_env, local  # noqa: F401
+from tests.iceberg.conftest import (  # noqa: F401
+    CATALOG,
+    PROGRAM,
+    catalog_properties,
+    commit_delete_file,
+    iceberg_env,
+    local,
+    ns_catalog,
+)
 from tests.iceberg.rewrites import content_check, live_data_files, replace, replace_manifests, with_ids
 
 
@@ -35,10 +43,7 @@ def _rows(ids: list[int]) -> pa.Table:
 
 @pytest.fixture
 def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    (tmp_path / "warehouse").mkdir()
-    cat = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
-    cat.create_namespace("ns")
-    return cat
+    return ns_catalog(tmp_path)
 
 
 @pytest.fixture

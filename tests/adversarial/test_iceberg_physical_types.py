@@ -29,7 +29,7 @@ import pytest
 
 from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial.conftest import codes
-from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, iceberg_env, local  # noqa: F401
+from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, iceberg_env, local, ns_catalog  # noqa: F401
 from tests.iceberg.rewrites import replace, with_ids
 
 if TYPE_CHECKING:
@@ -109,12 +109,7 @@ def _read(table: Table) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    from pyiceberg.catalog.sql import SqlCatalog
-
-    (tmp_path / "warehouse").mkdir()
-    cat = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
-    cat.create_namespace("ns")
-    return cat
+    return ns_catalog(tmp_path)
 
 
 @pytest.mark.parametrize("attack", list(ATTACKS))

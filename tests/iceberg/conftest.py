@@ -29,12 +29,17 @@ def catalog_properties(root: Path) -> dict[str, str]:
     return {"uri": f"sqlite:///{root / 'catalog.db'}", "warehouse": f"file://{root / 'warehouse'}"}
 
 
-@pytest.fixture
-def catalog(tmp_path: Path) -> SqlCatalog:
-    (tmp_path / "warehouse").mkdir()
-    cat = SqlCatalog(CATALOG, **catalog_properties(tmp_path))
+def ns_catalog(root: Path) -> SqlCatalog:
+    """A sqlite catalog under `root` (warehouse folder made) holding the namespace `ns`."""
+    (root / "warehouse").mkdir()
+    cat = SqlCatalog(CATALOG, **catalog_properties(root))
     cat.create_namespace("ns")
     return cat
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> SqlCatalog:
+    return ns_catalog(tmp_path)
 
 
 @pytest.fixture
