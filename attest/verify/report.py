@@ -44,8 +44,10 @@ def version_noun(table_format: str | None) -> str:
 
 def carried_words(check: Any, table_format: str | None) -> str:
     """``compacted at version 6: 12 files → 1, same rows``: what the rewrites carried over by content did."""
+    from attest.tables import EXPIRED_HISTORY  # here: the report itself loads without the table model
+
     noun = version_noun(table_format)
-    if len(check.rewrites) == 1 and check.rewrites[0].operation == "expired history":
+    if len(check.rewrites) == 1 and check.rewrites[0].operation == EXPIRED_HISTORY:
         # Iceberg: the history since the attested snapshot expired, the whole version judged by its rows
         # (carriers/iceberg/rewrites.py whole_version).
         return (f"history since {noun} {check.rewrites[0].version} expired: {len(check.removed)} files → "
