@@ -29,6 +29,7 @@ from carriers.iceberg.kept import (
     read_footer,
     sidecar_keys,
 )
+from carriers.iceberg.summaries import built_on_earlier as _built_on_earlier
 from carriers.iceberg.summaries import changed_no_file as _changed_no_file
 from carriers.iceberg.summaries import operation as _operation
 from carriers.iceberg.summaries import summary as _summary
@@ -258,14 +259,26 @@ class Carriage:
             between.append(parent)
             current = parent
         notes: tuple[str, ...] = ()
-        if (current.sequence_number or 0) > 1:
-            # v2+: the first snapshot of a table has sequence number 1, so older snapshots were expired.
+        if self._expired_below(current):
             retained = self._retained(target, between)
             if retained is not None:
                 return retained
             notes = (f"the ancestry of snapshot {target.snapshot_id} ends at snapshot {current.snapshot_id} because "
                      "older snapshots have expired: an attestation carried by them cannot be found",)
         return _Found(None, None, None, False, tuple(between), True, notes)
+
+    def _expired_below(self, root: Snapshot) -> bool:
+        """Whether snapshots older than ``root``, where an ancestry ends (it names no parent), have expired. v2+: the
+        first snapshot of a table has sequence number 1, a later one more. Format v1 records no sequence number
+        (pyiceberg reads 0), and pyiceberg's expiry clears the parent of the snapshots it keeps (Java's keeps the id,
+        so its walk ends at an expired parent instead): the root's own summary tells, when it says the table held data
+        before it (``built_on_earlier``: files or records deleted, more in total than added; pyiceberg writes these
+        counters in every snapshot, measured, as Java's SnapshotSummary does). A first snapshot never says so, so a
+        table set back to it is not judged through the tag. Was: a v1 table's cut history never consulted the tag.
+        Either way, what the tag names is judged by content, never taken on this evidence alone."""
+        if (root.sequence_number or 0) > 1:
+            return True
+        return int(self.table.metadata.format_version) == 1 and _built_on_earlier(root)
 
     def _retained(self, target: Snapshot, between: list[Snapshot]) -> _Found | None:
         """The attestation carried by the snapshot our RETAIN_TAG names, for a ``target`` whose ancestry ended at

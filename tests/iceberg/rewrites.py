@@ -68,7 +68,7 @@ def live_data_files(table: Table) -> list[Any]:
     assert snapshot is not None
     return [entry.data_file for manifest in snapshot.manifests(table.io)
             for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True)
-            if entry.data_file.content.value == 0]
+            if int(getattr(entry.data_file.content, "value", entry.data_file.content)) == 0]  # v1 manifests: an int
 
 
 def replace(catalog: SqlCatalog, table: Table, new: Sequence[pa.Table] | None = None, *,

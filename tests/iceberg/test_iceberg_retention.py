@@ -58,16 +58,35 @@ def test_every_attestation_commit_moves_the_one_tag_to_its_carrier(catalog: SqlC
     assert [name for name in table.metadata.refs if name != "main"] == [RETAIN_TAG]
 
 
-def test_rewrites_then_every_older_snapshot_expired_verifies_by_content(catalog: SqlCatalog, table: Table) -> None:
+@pytest.fixture(params=[2, 1], ids=["v2", "v1"])
+def any_table(request: pytest.FixtureRequest, catalog: SqlCatalog) -> Table:
+    """A table of format version 2, or 1: no sequence numbers, so after pyiceberg's expiry (which clears the parent
+    of the snapshots it keeps) only the oldest snapshot's summary tells that older ones expired (carriage.py
+    ``_expired_below``). Was, for v1: unattested, the tag never consulted."""
+    return catalog.create_table("ns.t", schema=rows(0).schema, properties={"format-version": str(request.param)})
+
+
+def cut_root(table: Table) -> None:
+    """The current snapshot's ancestry ends at a snapshot naming no parent (pyiceberg's expiry cleared it), with the
+    sequence number of the table's format: 0 for v1 (pyiceberg's reading of none), more than 1 for v2."""
+    snap = table.current_snapshot()
+    while snap is not None and snap.parent_snapshot_id is not None:
+        snap = table.snapshot_by_id(snap.parent_snapshot_id)
+    assert snap is not None and snap.parent_snapshot_id is None
+    assert (snap.sequence_number or 0) == 0 if table.metadata.format_version == 1 else snap.sequence_number > 1
+
+
+def test_rewrites_then_every_older_snapshot_expired_verifies_by_content(catalog: SqlCatalog, any_table: Table) -> None:
     """The issue's sequence without `attest record` in between: two honest rewrites, then expiry of everything older
     than now. Was: unattested ("ancestry ends at expired snapshots")."""
-    table, attested = attested_table(catalog, table)
+    table, attested = attested_table(catalog, any_table)
     tagged = tag_of(table)
     table = replace(catalog, table)
     table = replace(catalog, table)
     table = expire_all(catalog)
     ids = {s.snapshot_id for s in table.snapshots()}
     assert tagged in ids and int(attested) not in ids and len(ids) == 2
+    cut_root(table)
     report = verify_table(carrier_of(table))
     text = report.human()
     assert report.passed, text
@@ -86,13 +105,15 @@ def test_rewrites_then_every_older_snapshot_expired_verifies_by_content(catalog:
     assert state.attestation is not None and state.attestation.document["program_hash"] == PROGRAM
 
 
-def test_other_rows_after_an_expired_history_are_stale_never_verified(catalog: SqlCatalog, table: Table) -> None:
+def test_other_rows_after_an_expired_history_are_stale_never_verified(catalog: SqlCatalog,
+                                                                      any_table: Table) -> None:
     """A `replace` that changed the rows, then expiry: the rows are not the attested ones, and what the expired
     snapshots did is unknown: stale. `attest record` attests it as a data change (its own program)."""
-    table, attested = attested_table(catalog, table)
+    table, attested = attested_table(catalog, any_table)
     table = replace(catalog, table, [with_ids(pa.concat_tables([rows(0), rows(3)]).slice(0, 5), [1, 2])])
     table = replace(catalog, table)
     table = expire_all(catalog)
+    cut_root(table)
     report = verify_table(carrier_of(table))
     assert not report.passed and [e.code.value for e in report.errors] == ["stale"], report.human()
     # The verdict says what happened (was: "files were rewritten without a declared data change after snapshot S
@@ -110,10 +131,10 @@ def test_other_rows_after_an_expired_history_are_stale_never_verified(catalog: S
     assert report.passed and report.level == "bytes", report.human()
 
 
-def test_a_data_commit_left_after_the_cut_is_stale(catalog: SqlCatalog, table: Table) -> None:
+def test_a_data_commit_left_after_the_cut_is_stale(catalog: SqlCatalog, any_table: Table) -> None:
     """Rows appended, then every older snapshot expired but the append kept (retain_last 2): a snapshot left says
     data changed."""
-    table, _ = attested_table(catalog, table)
+    table, _ = attested_table(catalog, any_table)
     table = replace(catalog, table)
     table.append(rows(9))
     table = catalog.load_table("ns.t")
@@ -123,8 +144,33 @@ def test_a_data_commit_left_after_the_cut_is_stale(catalog: SqlCatalog, table: T
         [s.snapshot_id for s in table.snapshots()
          if s.snapshot_id not in (keep.snapshot_id, keep.parent_snapshot_id, tag_of(table))]).commit()
     table = catalog.load_table("ns.t")
+    cut_root(table)
     report = verify_table(carrier_of(table))
     assert not report.passed and [e.code.value for e in report.errors] == ["stale"], report.human()
+    assert "data changed after the attested snapshot" in report.errors[0].message, report.human()
+
+
+def test_a_v1_table_s_first_snapshot_never_consults_the_tag(catalog: SqlCatalog) -> None:
+    """Format v1 has no sequence number to tell a table's first snapshot from one whose parent expiry cleared: only a
+    summary saying the table held data before counts. A first snapshot (an append of everything it holds) whose
+    rows are those the tag's attestation attests, on a lineage of its own (the table's `main` set back to it), is
+    not judged through the tag: unattested, never "history since … expired"."""
+    table = catalog.create_table("ns.t", schema=rows(0).schema, properties={"format-version": "1"})
+    table.append(rows(0))
+    table = catalog.load_table("ns.t")
+    first = table.current_snapshot()
+    assert first is not None
+    table.delete("id >= 0")  # empty, then the same rows again, attested
+    catalog.load_table("ns.t").append(rows(0))
+    attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM)
+    table = catalog.load_table("ns.t")
+    assert tag_of(table) == table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    table.manage_snapshots().set_current_snapshot(first.snapshot_id).commit()
+    table = catalog.load_table("ns.t")
+    assert table.current_snapshot().snapshot_id == first.snapshot_id  # type: ignore[union-attr]
+    report = verify_table(carrier_of(table))
+    assert [e.code.value for e in report.errors] == ["unattested"], report.human()
+    assert RETAIN_TAG not in report.human(), report.human()
 
 
 def test_without_the_tag_expiry_still_loses_it(catalog: SqlCatalog, table: Table) -> None:
