@@ -14,7 +14,7 @@ from pyiceberg.table import Table
 
 from attest.errors import UnsupportedTableError
 from attest.verify.table import verify_table
-from carriers.iceberg.carriage import RETAIN_TAG
+from carriers.iceberg.carriage import RETAIN_TAG, retain_tag_name
 from carriers.iceberg.carrier import IcebergCarrier, attest_after_write
 from tests.iceberg.conftest import CATALOG, PROGRAM, rows
 from tests.iceberg.rewrites import carrier_of, replace, with_ids
@@ -273,3 +273,101 @@ def test_the_hook_reads_the_opt_out_from_the_spark_conf(value: str | None, expec
     confs = {} if value is None else {RETAIN_TAG_CONF: value}
     spark = SimpleNamespace(conf=SimpleNamespace(get=lambda key, default: confs.get(key, default)))
     assert _retain_tag(spark) is expected
+
+
+def branch_tag(table: Table, branch: str) -> int | None:
+    ref = table.metadata.refs.get(retain_tag_name(branch))
+    return None if ref is None else ref.snapshot_id
+
+
+def two_branches(catalog: SqlCatalog, table: Table) -> tuple[Table, str, str]:
+    """main attested (rows 0–2), then a branch `audit` forked from it with rows 3–5 appended and attested there
+    (`record --branch audit`); (the table, main's attested snapshot, audit's)."""
+    table.append(rows(0))
+    main_attested = attest_after_write(table, model="orders", program_hash=PROGRAM).attested_version
+    table = catalog.load_table("ns.t")
+    main_tagged = tag_of(table)
+    assert main_attested is not None and main_tagged == table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    table.manage_snapshots().create_branch(main_tagged, "audit").commit()
+    table = catalog.load_table("ns.t")
+    table.append(rows(3), branch="audit")
+    audit_attested = attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM,
+                                        branch="audit").attested_version
+    table = catalog.load_table("ns.t")
+    assert audit_attested is not None
+    # The branch's attestation moved the branch's own tag, not main's: main's attested snapshot stays retained.
+    assert tag_of(table) == main_tagged, "an attestation of a branch moved main's retention tag"
+    assert branch_tag(table, "audit") == table.metadata.refs["audit"].snapshot_id
+    assert retain_tag_name("audit") == f"{RETAIN_TAG}@audit" and retain_tag_name("main") == RETAIN_TAG
+    return table, main_attested, audit_attested
+
+
+def test_two_branches_attested_both_survive_expiry(catalog: SqlCatalog, table: Table) -> None:
+    """One retention tag per branch (was: one per table, moved by `record --branch`, so main's attested snapshot lost
+    its retention and main's cut history was judged against the branch's rows: stale). Honest rewrites on both
+    branches, then every older snapshot expired: each verifies by content through its own tag, whether the branch is
+    read by a carrier opened on it or named as a version."""
+    table, main_attested, audit_attested = two_branches(catalog, table)
+    tags = {tag_of(table), branch_tag(table, "audit")}
+    for _ in range(2):
+        table = replace(catalog, table)
+        table = replace(catalog, table, branch="audit")
+    table = expire_all(catalog)
+    ids = {s.snapshot_id for s in table.snapshots()}
+    assert tags <= ids and int(main_attested) not in ids and int(audit_attested) not in ids and len(ids) == 4
+    main = verify_table(carrier_of(table))
+    assert main.passed and main.content_check is not None, main.human()
+    assert main.attested_version == main_attested and f"kept by the tag {RETAIN_TAG!r}" in main.human()
+    for report in (verify_table(IcebergCarrier(table, catalog_name=CATALOG, branch="audit")),
+                   verify_table(carrier_of(table), version="audit")):
+        assert report.passed and report.content_check is not None, report.human()
+        assert report.attested_version == audit_attested, report.human()
+        assert f"kept by the tag {retain_tag_name('audit')!r}" in report.human(), report.human()
+    # The next attestation of each branch moves only its own tag.
+    attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM, branch="audit")
+    table = catalog.load_table("ns.t")
+    assert branch_tag(table, "audit") == table.metadata.refs["audit"].snapshot_id and tag_of(table) in tags
+
+
+def test_publish_moves_mains_tag_to_the_published_attestation(catalog: SqlCatalog, table: Table) -> None:
+    """Write-audit-publish: main fast-forwarded to the attested branch head takes the branch's attestation as its
+    own for retention too (main's tag moves, in the publish's commit), so main's history since then can expire."""
+    from carriers.iceberg.publish import publish
+
+    table, _main_attested, audit_attested = two_branches(catalog, table)
+    audit_tagged = branch_tag(table, "audit")
+    result = publish(carrier_of(table), "audit")
+    table = catalog.load_table("ns.t")
+    assert result.published and tag_of(table) == audit_tagged == table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    table = replace(catalog, replace(catalog, table))
+    table = expire_all(catalog)
+    report = verify_table(carrier_of(table))
+    assert report.passed and report.content_check is not None, report.human()
+    assert report.attested_version == audit_attested, report.human()
+
+
+@pytest.mark.parametrize("kind", ["branch", "tag"])
+def test_a_ref_named_like_a_branch_s_tag_the_user_owns_is_never_moved(catalog: SqlCatalog, table: Table,
+                                                                       kind: str) -> None:
+    """The rule for main's tag holds for each branch's: a ref of that name recipe-attest did not set stops the
+    record (`unsupported_table`, nothing committed); opted out, the record attests and leaves it alone."""
+    table.append(rows(0))
+    table = catalog.load_table("ns.t")
+    first = table.current_snapshot()
+    assert first is not None
+    manage = table.manage_snapshots().create_branch(first.snapshot_id, "audit")
+    (manage.create_branch if kind == "branch" else manage.create_tag)(first.snapshot_id,
+                                                                      retain_tag_name("audit")).commit()
+    table = catalog.load_table("ns.t")
+    table.append(rows(3), branch="audit")
+    before = catalog.load_table("ns.t").metadata
+    with pytest.raises(UnsupportedTableError, match="did not set") as raised:
+        attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM, branch="audit")
+    assert raised.value.code.value == "unsupported_table" and retain_tag_name("audit") in raised.value.message
+    after = catalog.load_table("ns.t").metadata
+    assert after.refs == before.refs
+    attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM, branch="audit",
+                       retain_tag=False)
+    table = catalog.load_table("ns.t")
+    assert table.metadata.refs[retain_tag_name("audit")] == before.refs[retain_tag_name("audit")]
+    assert RETAIN_TAG not in table.metadata.refs
