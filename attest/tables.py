@@ -108,12 +108,6 @@ class Attestation:
         return "an unnamed producer"
 
 
-# The operation of the one "rewrite" a format gives when the history since the attested version was cut (Iceberg
-# expiry, found through the retention tag: carriers/iceberg/rewrites.py whole_version): every attested data file
-# removed, every current one added, so the whole version is judged by its rows.
-EXPIRED_HISTORY = "expired history"
-
-
 @dataclass(frozen=True)
 class RewriteFact:
     """One commit the content check carried an attestation over: its version, what it says it was, and how many

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from attest.canonical import blake3_hex
 from attest.content import SCHEME, ContentDigest
 from attest.errors import AttestError, CarrierError, Code
-from attest.tables import EXPIRED_HISTORY, Attestation, ContentCheck, DataFile, Progress, RewriteFact
+from attest.tables import Attestation, ContentCheck, DataFile, Progress, RewriteFact
 
 if TYPE_CHECKING:
     from attest.verify.table import FileHasher
@@ -1203,6 +1203,8 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
     if computed is not None:
         computed.update(digests)
     came = ContentDigest.total(digests[f.path] for f in added)
+    from attest.verify.report import EXPIRED_HISTORY  # the verdict's word for it, loaded with the verdict
+
     # After a cut history the one "rewrite" is the whole version (EXPIRED_HISTORY): its sides are every current and
     # every attested data file, which the message names as such.
     whole = len(rewrites) == 1 and rewrites[0].operation == EXPIRED_HISTORY

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from attest.tables import EXPIRED_HISTORY
+from attest.verify.report import EXPIRED_HISTORY
 from carriers.base import Rewrite
 from carriers.core import Version
 
