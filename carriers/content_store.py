@@ -1203,19 +1203,26 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
     if computed is not None:
         computed.update(digests)
     came = ContentDigest.total(digests[f.path] for f in added)
+    from attest.verify.report import EXPIRED_HISTORY  # the verdict's word for it, loaded with the verdict
+
+    # After a cut history the one "rewrite" is the whole version (EXPIRED_HISTORY): its sides are every current and
+    # every attested data file, which the message names as such.
+    whole = len(rewrites) == 1 and rewrites[0].operation == EXPIRED_HISTORY
+    new_side, old_side = (("the current data files", "the attested data files") if whole else
+                          ("the files the rewrites added", "the attested files they removed"))
     base = ContentCheck(passed=True, rewrites=facts, removed=tuple(removed),
                         checked=tuple([f.path for f in added] + new_dv), rows=gone.rows, added=len(added))
     if came.rows != gone.rows:
         what = "fewer" if came.rows < gone.rows else "more"
         return ContentCheck(passed=False, rewrites=facts, removed=base.removed, checked=base.checked, rows=gone.rows,
                             code=Code.CONTENT_CHANGED.value,
-                            message=f"the files the rewrites added hold {came.rows} rows, {what} than the "
-                            f"{gone.rows} of the attested files they removed ({len(removed)} → {len(added)} files)")
+                            message=f"{new_side} hold {came.rows} rows, {what} than the {gone.rows} of "
+                            f"{old_side} ({len(removed)} → {len(added)} files)")
     if came.state != gone.state:
         return ContentCheck(passed=False, rewrites=facts, removed=base.removed, checked=base.checked, rows=gone.rows,
                             code=Code.CONTENT_CHANGED.value,
-                            message=f"the files the rewrites added hold {came.rows} rows, as many as the attested "
-                            f"files they removed, but not the same rows (content digests differ: a value, a type or a "
+                            message=f"{new_side} hold {came.rows} rows, as many as {old_side}, but not the same "
+                            "rows (content digests differ: a value, a type or a "
                             f"column's identity changed{_ids_too(binding.row_ids)}; {len(removed)} → {len(added)} "
                             "files)")
     return base

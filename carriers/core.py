@@ -948,9 +948,10 @@ class AttestedTable(ABC):
         if check is None:
             return None
         if not check.passed:
-            if check.code in (Code.COMPACTED.value, Code.STALE.value):
-                # not a pure rewrite (stale: other rows after an expired history, a data change cannot be excluded):
-                # an ordinary attestation of what the table now is
+            cut = not changes.complete and check.code == Code.CONTENT_CHANGED.value
+            if check.code == Code.COMPACTED.value or cut:
+                # not a pure rewrite, or other rows after a cut history (Iceberg expiry: verify says stale, a data
+                # change cannot be excluded): an ordinary attestation of what the table now is
                 return None
             raise CarrierError(f"{self.noun} {v.id} of {self.reference} cannot carry forward the attestation of "
                                f"{self.noun} {att.attested_version}: {check.message}", code=Code(check.code))

@@ -313,9 +313,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--branch", metavar="NAME",
                        help="Iceberg: attest the head of this branch (write-audit-publish) instead of main's")
         p.add_argument("--no-retain-tag", action="store_true",
-                       help="Iceberg: do not move the retention tag recipe-attest to the attestation's snapshot "
-                       "(expiry may then free the attested files, and a version whose history expired is unattested; "
-                       "docs/iceberg.md)")
+                       help="Iceberg: do not move the retention tag recipe-attest (with --branch B: "
+                       "recipe-attest@B) to the attestation's snapshot (expiry may then free the attested files, and "
+                       "a version whose history expired is unattested; docs/iceberg.md)")
         p.add_argument("--openlineage-events", action="append", metavar="FILE",
                        help="OpenLineage events (JSON lines, e.g. the file transport of the openlineage-spark "
                        "listener): their input datasets become observed inputs, strong when they resolve to an "

@@ -42,10 +42,16 @@ def version_noun(table_format: str | None) -> str:
     return "snapshot" if table_format == "iceberg" else "version"
 
 
+# The operation of the one "rewrite" a format gives when the history since the attested version was cut (Iceberg
+# expiry, found through the retention tag: carriers/iceberg/rewrites.py whole_version): every attested data file
+# removed, every current one added, so the whole version is judged by its rows (and the verdict says so).
+EXPIRED_HISTORY = "expired history"
+
+
 def carried_words(check: Any, table_format: str | None) -> str:
     """``compacted at version 6: 12 files → 1, same rows``: what the rewrites carried over by content did."""
     noun = version_noun(table_format)
-    if len(check.rewrites) == 1 and check.rewrites[0].operation == "expired history":
+    if len(check.rewrites) == 1 and check.rewrites[0].operation == EXPIRED_HISTORY:
         # Iceberg: the history since the attested snapshot expired, the whole version judged by its rows
         # (carriers/iceberg/rewrites.py whole_version).
         return (f"history since {noun} {check.rewrites[0].version} expired: {len(check.removed)} files → "

@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack
 
 from attest.errors import Code
 from attest.schema import validate
-from attest.tables import DataFile, FileIdentity, Progress, TableState, attestation_document, attestation_identity
+from attest.tables import (
+    ContentCheck,
+    DataFile,
+    FileIdentity,
+    Progress,
+    TableState,
+    attestation_document,
+    attestation_identity,
+)
 from attest.verify.report import Level, Report, version_noun, version_option
 from attest.view import LATER_KEYS
 
@@ -98,6 +106,9 @@ def _check_binding(state: TableState, report: Report) -> None:
                 report.fail(Code.READER_VIEW_CHANGED, f"what readers get changed after the attested {noun} "
                             f"{att.attested_version} besides the rewrites: {detail or 'the table part of the view'}")
             return
+        if not state.changes_complete:
+            _check_cut_history(state, check, report)
+            return
         if check is not None and check.code not in ("", Code.COMPACTED.value):
             report.fail(Code(check.code), f"files were rewritten without a declared data change after {noun} "
                         f"{att.attested_version} ({state.change_detail or 'compaction'}): {check.message}")
@@ -138,6 +149,31 @@ def _check_binding(state: TableState, report: Report) -> None:
     else:
         report.fail(Code.READER_VIEW_CHANGED, f"what readers get changed after the attested {noun} "
                     f"{att.attested_version} without a data commit: {detail}; re-attest if the change is intended")
+
+
+def _check_cut_history(state: TableState, check: ContentCheck | None, report: Report) -> None:
+    """The verdict when the history since the attested version was cut (Iceberg: expiry, the attestation found
+    through the retention tag, docs/iceberg.md "Expiry and tags") and the current rows did not match the attested
+    ones whole (a passing check is VERIFIED by content before this). Nothing the verifier saw "rewrote files": what
+    happened is that the commits since the attested version are gone and the rows differ (or cannot be matched), so
+    whatever they did, a data change cannot be excluded: stale. A check that could not be made keeps its own code."""
+    att = state.attestation
+    assert att is not None
+    noun, since = version_noun(state.table_format), att.attested_version
+    cut = f"the history since {noun} {since} expired"
+    if check is None or check.passed:  # a passing check without a reader view to bind is no verdict either
+        why = ("this attestation binds no content digest, so they cannot be judged by content (re-attest: attest "
+               "record)" if att.content is None and att.origin != "foreign" else "they cannot be judged by content")
+        report.fail(Code.COMPACTED, f"{cut}, and the files of {noun} {state.version} are not the attested ones: {why}")
+    elif check.code == Code.CONTENT_CHANGED.value:
+        report.fail(Code.STALE, f"{cut}, and the current rows ({noun} {state.version}) differ from those attested at "
+                    f"{noun} {since} ({check.message}): a data change cannot be excluded")
+    elif check.code in ("", Code.COMPACTED.value):
+        report.fail(Code.STALE, f"{cut}, and the current rows ({noun} {state.version}) cannot be matched with those "
+                    f"attested at {noun} {since} ({check.message}): a data change cannot be excluded")
+    else:
+        report.fail(Code(check.code), f"{cut}, and the current rows ({noun} {state.version}) could not be judged "
+                    f"against those attested at {noun} {since}: {check.message}")
 
 
 def _without_times(table: dict[str, Any], rewritten: tuple[str, ...] = ()) -> dict[str, Any]:

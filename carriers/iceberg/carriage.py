@@ -29,6 +29,7 @@ from carriers.iceberg.kept import (
     read_footer,
     sidecar_keys,
 )
+from carriers.iceberg.summaries import built_on_earlier as _built_on_earlier
 from carriers.iceberg.summaries import changed_no_file as _changed_no_file
 from carriers.iceberg.summaries import operation as _operation
 from carriers.iceberg.summaries import summary as _summary
@@ -43,15 +44,29 @@ if TYPE_CHECKING:
     from carriers.iceberg.carrier import SnapshotIndex
     from carriers.storage.base import Storage
 
-__all__ = ["RETAIN_TAG", "Carriage"]
+__all__ = ["RETAIN_TAG", "Carriage", "retain_tag_name"]
 
 _T = TypeVar("_T")
 
 SIDECAR_DIR = "recipe_attest"
 POINTER_DIR = f"{SIDECAR_DIR}/snapshots"
-# The one moving tag every attestation commit sets on the snapshot carrying the attestation (docs/iceberg.md "Expiry
-# and tags"): expiry keeps that snapshot and its files, so a later version whose history expired is judged by content.
+# The moving tag every attestation commit of main sets on the snapshot carrying the attestation (docs/iceberg.md
+# "Expiry and tags"): expiry keeps that snapshot and its files, so a later version whose history expired is judged by
+# content. An attestation of another branch moves that branch's own tag (retain_tag_name).
 RETAIN_TAG = "recipe-attest"
+# Between RETAIN_TAG and a branch's name. Iceberg ref names are free strings (the spec, Java's SnapshotManager and
+# pyiceberg's ManageSnapshots constrain nothing but uniqueness); Spark's VERSION AS OF 'x' takes x as a snapshot id
+# only when it parses as a long, else as a ref name, and "recipe-attest@…" never parses as one; "@" is not among
+# the characters Iceberg's Spark catalog gives a meaning in a table identifier ("." between its parts, "#" before a
+# metadata table, the branch_/tag_/snapshot_id_/at_timestamp_ selectors), nor does it occur in RETAIN_TAG, so no
+# branch's tag is main's and two branches never share one (measured with Spark's Iceberg 1.12 runtime:
+# tests/spark/test_maintenance_iceberg.py).
+BRANCH_TAG_SEPARATOR = "@"
+
+
+def retain_tag_name(branch: str | None) -> str:
+    """The retention tag of ``branch`` (None or "main": main's, RETAIN_TAG; another: ``recipe-attest@<branch>``)."""
+    return RETAIN_TAG if branch in (None, "main") else f"{RETAIN_TAG}{BRANCH_TAG_SEPARATOR}{branch}"
 
 
 def _binding_key(keys: Mapping[str, str]) -> str | None:
@@ -87,6 +102,7 @@ class Carriage:
 
     table: Table
     storage: Storage
+    branch: str | None  # IcebergCarrier's: the branch it reads (None: main)
     _kept_cache: dict[str, PuffinIndex | None]
     _kept_verified: dict[tuple[str, int, int, str], bool]
 
@@ -258,8 +274,7 @@ class Carriage:
             between.append(parent)
             current = parent
         notes: tuple[str, ...] = ()
-        if (current.sequence_number or 0) > 1:
-            # v2+: the first snapshot of a table has sequence number 1, so older snapshots were expired.
+        if self._expired_below(current):
             retained = self._retained(target, between)
             if retained is not None:
                 return retained
@@ -267,17 +282,54 @@ class Carriage:
                      "older snapshots have expired: an attestation carried by them cannot be found",)
         return _Found(None, None, None, False, tuple(between), True, notes)
 
+    def _expired_below(self, root: Snapshot) -> bool:
+        """Whether snapshots older than ``root``, where an ancestry ends (it names no parent), have expired. v2+: the
+        first snapshot of a table has sequence number 1, a later one more. Format v1 records no sequence number
+        (pyiceberg reads 0), and pyiceberg's expiry clears the parent of the snapshots it keeps (Java's keeps the id,
+        so its walk ends at an expired parent instead): the root's own summary tells, when it says the table held data
+        before it (``built_on_earlier``: files or records deleted, more in total than added; pyiceberg writes these
+        counters in every snapshot, measured, as Java's SnapshotSummary does). A first snapshot never says so, so a
+        table set back to it is not judged through the tag. Was: a v1 table's cut history never consulted the tag.
+        Either way, what the tag names is judged by content, never taken on this evidence alone."""
+        if (root.sequence_number or 0) > 1:
+            return True
+        return int(self.table.metadata.format_version) == 1 and _built_on_earlier(root)
+
+    def _retain_tags(self, target: Snapshot) -> list[str]:
+        """The retention tags followed for ``target``, in order: the tag of the branch it is read through. A carrier
+        opened on a branch reads that branch; otherwise main's tag when ``target`` is main's head, then the tags of
+        the other branches whose head it is (a branch verified by its name, ``--snapshot-id audit``); main's last (a
+        snapshot no branch heads, or a branch attested before branches had tags of their own). The first tag naming
+        an attestation is followed: its rows are judged by content, so another tag can never make other rows pass."""
+        from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
+
+        refs = self.table.metadata.refs
+        heads = [name for name, ref in sorted(refs.items()) if ref.snapshot_ref_type == SnapshotRefType.BRANCH
+                 and ref.snapshot_id == target.snapshot_id]
+        order: list[str | None] = [self.branch] if self.branch is not None else []
+        order += [None] if MAIN_BRANCH in heads else []
+        order += [name for name in heads if name != MAIN_BRANCH]
+        return list(dict.fromkeys([*map(retain_tag_name, order), RETAIN_TAG]))
+
     def _retained(self, target: Snapshot, between: list[Snapshot]) -> _Found | None:
-        """The attestation carried by the snapshot our RETAIN_TAG names, for a ``target`` whose ancestry ended at
-        expired snapshots before an attestation was found. Only a *tag* of that name counts (a branch of that name is
-        the user's), and only a snapshot carrying an attestation itself (its summary, a follow-up's binding, its
-        detached pointer or its kept statistics copy). What it attests is never taken for ``target``'s: the history
-        between them is gone, so the carrier judges ``target``'s rows against the attested version's whole-version
-        content digest (``IcebergCarrier._content_check``); a problem of what the tag names (forged keys, another
-        table's sidecar) is the verdict's, as anywhere."""
+        """The attestation carried by the snapshot a retention tag names (``_retain_tags``: main's RETAIN_TAG, or the
+        tag of the branch read), for a ``target`` whose ancestry ended at expired snapshots before an attestation was
+        found. Only a *tag* of that name counts (a branch of that name is the user's), and only a snapshot carrying an
+        attestation itself (its summary, a follow-up's binding, its detached pointer or its kept statistics copy).
+        What it attests is never taken for ``target``'s: the history between them is gone, so the carrier judges
+        ``target``'s rows against the attested version's whole-version content digest
+        (``IcebergCarrier._content_check``); a problem of what the tag names (forged keys, another table's sidecar) is
+        the verdict's, as anywhere."""
+        for name in self._retain_tags(target):
+            found = self._retained_by(name, target, between)
+            if found is not None:
+                return found
+        return None
+
+    def _retained_by(self, name: str, target: Snapshot, between: list[Snapshot]) -> _Found | None:
         from pyiceberg.table.refs import SnapshotRefType
 
-        ref = self.table.metadata.refs.get(RETAIN_TAG)
+        ref = self.table.metadata.refs.get(name)
         if ref is None or ref.snapshot_ref_type != SnapshotRefType.TAG:
             return None
         index = self.snapshot_index()
@@ -292,7 +344,7 @@ class Carriage:
             carried = (kept, tagged.snapshot_id, False)
         what, attested, follow_up = carried
         note = (f"the history between snapshot {target.snapshot_id} and the attestation of snapshot {attested} "
-                f"(carried by snapshot {tagged.snapshot_id}, kept by the tag {RETAIN_TAG!r}) has expired: the "
+                f"(carried by snapshot {tagged.snapshot_id}, kept by the tag {name!r}) has expired: the "
                 "current rows are judged against the attested version's content digest, not by the commits between")
         return _Found(what, attested, tagged.snapshot_id, follow_up, tuple(between), False, (note,), retained=True)
 

@@ -711,12 +711,6 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
                           progress=progress, computed=computed)
         except AttestError as exc:
             return ContentCheck(passed=False, code=exc.code.value, message=exc.message)
-        if check is not None and not check.passed and self._retained_check(v) and check.code in (
-                Code.CONTENT_CHANGED.value, Code.COMPACTED.value):
-            # Other rows than the attested version's, its history expired: a data change cannot be excluded.
-            return ContentCheck(passed=False, rewrites=check.rewrites, code=Code.STALE.value, message=(
-                f"the history since snapshot {att.attested_version} has expired and the rows of snapshot {v.id} are "
-                f"not the attested ones ({check.message}): a data change cannot be excluded"))
         if check is None or not check.passed:
             return check
         from dataclasses import replace

@@ -16,7 +16,7 @@ from attest.errors import CarrierError, Code, SupersededError, UnsupportedTableE
 from attest.model import Manifest
 from carriers import properties as props
 from carriers.core import Version
-from carriers.iceberg.carriage import RETAIN_TAG, SIDECAR_DIR
+from carriers.iceberg.carriage import SIDECAR_DIR, retain_tag_name
 from carriers.iceberg.kept import ENVELOPE_BLOB, KEPT_SUFFIX, SIDECAR_BLOB, PendingBlob, PuffinStream, kept_name
 from carriers.retry import retry
 
@@ -171,33 +171,41 @@ class FollowUpCommit:
                 "file-footer-size-in-bytes": stream.footer_size, "blob-metadata": []}))
         update.commit()
 
-    def retain(self, tx: Any, carrier: int) -> None:
-        """Move our tag (RETAIN_TAG) to ``carrier``, the snapshot carrying the attestation, in the same metadata
-        commit as the attestation (docs/iceberg.md "Expiry and tags"): expiry then keeps that snapshot, its files and
-        its kept copy until a later attestation moves the tag, so a version whose history expired is still judged by
-        content. Off with ``retain_tag=False``. A ref of that name that is not ours (a branch, or a tag on a snapshot
-        carrying no attestation) is never moved: UnsupportedTableError, before anything is committed."""
+    def retain(self, tx: Any, carrier: int, branch: str | None) -> None:
+        """Move the retention tag of ``branch``, the branch attested (``retain_tag_name``: main's RETAIN_TAG, or
+        ``recipe-attest@<branch>``) to ``carrier``, the snapshot carrying the attestation, in the same metadata commit
+        as the attestation (docs/iceberg.md "Expiry and tags"): expiry then keeps that snapshot, its files and its kept
+        copy until a later attestation of that branch moves the tag, so a version of it whose history expired is still
+        judged by content. One tag per branch: an attestation of a branch no longer takes main's attested snapshot out
+        of retention. Off with ``retain_tag=False``. A ref of that name that is not ours (a branch, or a tag on a
+        snapshot carrying no attestation) is never moved: UnsupportedTableError, before anything is committed."""
         if not self.retain_tag:
             return
         from pyiceberg.table.refs import SnapshotRefType
 
-        ref = tx.table_metadata.refs.get(RETAIN_TAG)
-        if ref is not None:
-            tagged = self.snapshot_index().get(ref.snapshot_id)
-            carried = None if tagged is None else self.carried_by(tagged)
-            ours = ref.snapshot_ref_type == SnapshotRefType.TAG and tagged is not None and (
-                (carried is not None and carried[0].foreign_binding is None)
-                or (carried is None and self._kept_carried(tagged) is not None))
-            if not ours:
-                what = "branch" if ref.snapshot_ref_type == SnapshotRefType.BRANCH else "tag"
-                raise UnsupportedTableError(
-                    f"{self.reference} has a {what} named {RETAIN_TAG!r} that recipe-attest did not set (on snapshot "
-                    f"{ref.snapshot_id}); the attestation's retention tag would replace it. Rename that {what}, or "
-                    "attest without the retention tag (retain_tag=False, attest record --no-retain-tag); nothing "
-                    "was committed")
+        name = retain_tag_name(branch)
+        ref = tx.table_metadata.refs.get(name)
+        if ref is not None and not self.our_tag(ref):
+            what = "branch" if ref.snapshot_ref_type == SnapshotRefType.BRANCH else "tag"
+            raise UnsupportedTableError(
+                f"{self.reference} has a {what} named {name!r} that recipe-attest did not set (on snapshot "
+                f"{ref.snapshot_id}); the attestation's retention tag would replace it. Rename that {what}, or "
+                "attest without the retention tag (retain_tag=False, attest record --no-retain-tag); nothing "
+                "was committed")
         from pyiceberg.table.update.snapshot import ManageSnapshots
 
-        ManageSnapshots(tx).create_tag(carrier, RETAIN_TAG).commit()
+        ManageSnapshots(tx).create_tag(carrier, name).commit()
+
+    def our_tag(self, ref: Any) -> bool:
+        """Whether ``ref`` (a retention tag's name in the table metadata) is one recipe-attest set: a *tag* on a
+        snapshot carrying an attestation of ours (its summary, a follow-up's binding, its pointer or kept copy)."""
+        from pyiceberg.table.refs import SnapshotRefType
+
+        tagged = self.snapshot_index().get(ref.snapshot_id)
+        carried = None if tagged is None else self.carried_by(tagged)
+        return ref.snapshot_ref_type == SnapshotRefType.TAG and tagged is not None and (
+            (carried is not None and carried[0].foreign_binding is None)
+            or (carried is None and self._kept_carried(tagged) is not None))
 
     def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
         if self.writes_detached:
@@ -234,7 +242,7 @@ class FollowUpCommit:
                 attested = self.table.snapshot_by_id(int(v.id))
                 self.kept_statistics(tx, keys, attested=int(v.id), carrier=new_id,
                                      sequence_number=int(getattr(attested, "sequence_number", 0) or 0))
-                self.retain(tx, new_id)
+                self.retain(tx, new_id, self.branch)
             self.table.refresh()
             return follows, new_id
 

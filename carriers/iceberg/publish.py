@@ -25,11 +25,13 @@ from attest.errors import NotFastForwardError, VerificationRefusedError, Version
 from attest.tables import Progress
 from attest.verify.report import Level, Report
 from attest.verify.table import verify_state
+from carriers.iceberg.carriage import RETAIN_TAG, retain_tag_name
 from carriers.iceberg.carrier import IcebergCarrier
 from carriers.iceberg.summaries import changed_no_file, operation
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
+    from pyiceberg.table.snapshots import Snapshot
 
     from attest.signing.policy import TrustPolicy
 
@@ -141,12 +143,31 @@ def publish(
                                        f"verify, main was not moved: {report.verdict()}", code=code, report=report)
     if previous == head.snapshot_id:
         return PublishResult(carrier.reference, branch, str(head.snapshot_id), str(previous), report, False)
-    _fast_forward(carrier, head.snapshot_id, previous, branch)
+    _fast_forward(carrier, head.snapshot_id, previous, branch, _main_tag(carrier, head))
     return PublishResult(carrier.reference, branch, str(head.snapshot_id),
                          None if previous is None else str(previous), report, True)
 
 
-def _fast_forward(carrier: IcebergCarrier, snapshot_id: int, previous: int | None, branch: str) -> None:
+def _main_tag(carrier: IcebergCarrier, head: Snapshot) -> int | None:
+    """Where main's retention tag moves when main is fast-forwarded to ``head`` (docs/iceberg.md "Expiry and tags"):
+    to the snapshot the branch's own tag names, when that one carries the attestation in force at ``head`` (the one
+    just verified), so that main's readers keep it past expiry as the branch's did (was, with one tag per branch:
+    main's tag stayed on main's previous attestation, and a published head whose history then expired was stale).
+    None, the tag left where it is, when the branch has no tag of ours (attested with the opt-out), or main's tag is
+    not ours (a user's ref of that name is never moved)."""
+    refs = carrier.table.metadata.refs
+    branch_tag = refs.get(retain_tag_name(carrier.branch))
+    if branch_tag is None or not carrier.our_tag(branch_tag) or \
+            carrier._find(head).carrier_snapshot != branch_tag.snapshot_id:
+        return None
+    main_tag = refs.get(RETAIN_TAG)
+    if main_tag is not None and (main_tag.snapshot_id == branch_tag.snapshot_id or not carrier.our_tag(main_tag)):
+        return None
+    return int(branch_tag.snapshot_id)
+
+
+def _fast_forward(carrier: IcebergCarrier, snapshot_id: int, previous: int | None, branch: str,
+                  main_tag: int | None) -> None:
     from pyiceberg.exceptions import CommitFailedException
 
     table = carrier.table
@@ -155,8 +176,12 @@ def _fast_forward(carrier: IcebergCarrier, snapshot_id: int, previous: int | Non
         raise NotFastForwardError(f"main of {carrier.reference} moved while branch {branch} was being verified; "
                                   "publish again")
     try:
-        # set_current_snapshot requires main to still be at ``previous`` in the catalog (AssertRefSnapshotId).
-        table.manage_snapshots().set_current_snapshot(snapshot_id=snapshot_id).commit()
+        # set_current_snapshot requires main to still be at ``previous`` in the catalog (AssertRefSnapshotId); main's
+        # retention tag moves in the same metadata commit.
+        manage = table.manage_snapshots().set_current_snapshot(snapshot_id=snapshot_id)
+        if main_tag is not None:
+            manage = manage.create_tag(main_tag, RETAIN_TAG)
+        manage.commit()
     except CommitFailedException as exc:
         raise NotFastForwardError(f"main of {carrier.reference} moved while branch {branch} was being verified "
                                   f"({exc}); nothing was published") from exc

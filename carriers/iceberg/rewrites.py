@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from attest.verify.report import EXPIRED_HISTORY
 from carriers.base import Rewrite
 from carriers.core import Version
 
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["EXPIRED_HISTORY", "rewrites_between", "whole_version"]
 
-# The operation of the one "rewrite" whole_version gives (the verdict's words for it: attest/verify/report.py).
-EXPIRED_HISTORY = "expired history"
 
 # pyiceberg and Spark write these counters in every replace snapshot; absent means 0.
 _COUNTERS = ("added-data-files", "deleted-data-files")

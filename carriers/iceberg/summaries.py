@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyiceberg.table.snapshots import Snapshot
 
-__all__ = ["CHANGE_COUNTERS", "changed_no_file", "operation", "summary"]
+__all__ = ["CHANGE_COUNTERS", "built_on_earlier", "changed_no_file", "operation", "summary"]
 
 # Summary counters Iceberg computes; a snapshot whose counters are all zero/absent changed no file.
 CHANGE_COUNTERS = (
@@ -38,3 +38,24 @@ def changed_no_file(snapshot: Snapshot) -> bool:
     """Whether the snapshot added and removed no file, by its summary's counters."""
     found = summary(snapshot)
     return all(str(found.get(k, "0")) in ("0", "") for k in CHANGE_COUNTERS)
+
+
+def built_on_earlier(snapshot: Snapshot) -> bool:
+    """Whether the snapshot's summary says the table held data before it: it deleted data files or records, or it
+    holds more data files or records in total than it added. A table's first snapshot never does; a snapshot without
+    these counters (or with ones that do not parse) says nothing."""
+    found = summary(snapshot)
+
+    def count(key: str) -> int | None:
+        value = str(found.get(key, ""))
+        return int(value) if value.isascii() and value.isdigit() else None
+
+    deleted = [count("deleted-data-files"), count("deleted-records")]
+    if any(n is not None and n > 0 for n in deleted):
+        return True
+    pairs = (("total-data-files", "added-data-files"), ("total-records", "added-records"))
+    for total_key, added_key in pairs:
+        total, added = count(total_key), count(added_key) if added_key in found else 0
+        if total is not None and added is not None and total > added:
+            return True
+    return False

@@ -212,7 +212,8 @@ def write_content_addressed(
         staged = tx.table_metadata.snapshot_by_id(snapshot_id)
         carrier.kept_statistics(tx, keys, attested=snapshot_id, carrier=snapshot_id,
                                 sequence_number=int(getattr(staged, "sequence_number", 0) or 0))
-        carrier.retain(tx, snapshot_id)  # the retention tag, in the same commit (docs/iceberg.md)
+        # main's retention tag (the write commits on main), in the same commit (docs/iceberg.md)
+        carrier.retain(tx, snapshot_id, None)
     carrier.refresh()
     committed = tbl.snapshot_by_id(snapshot_id)
     expected_parent = None if current is None else current.snapshot_id

@@ -22,7 +22,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
 from carriers import properties as props
-from carriers.iceberg.carriage import RETAIN_TAG
+from carriers.iceberg.carriage import RETAIN_TAG, retain_tag_name
 from carriers.iceberg.carrier import IcebergCarrier, attest_after_write
 from tests.iceberg.conftest import CATALOG, PROGRAM, catalog, iceberg_env, local, rows, table  # noqa: F401
 from tests.iceberg.rewrites import replace, rewrite_metadata, with_ids
@@ -31,17 +31,17 @@ REF = f"iceberg://{CATALOG}/ns.t"
 pytestmark = pytest.mark.usefixtures("iceberg_env")
 
 
-def verify(ref: str = REF) -> tuple[int, dict[str, Any]]:
+def verify(ref: str = REF, *extra: str) -> tuple[int, dict[str, Any]]:
     from attest.cli import main
 
     out = io.StringIO()
     with redirect_stdout(out):
-        rc = main(["verify", ref, "--level", "bytes", "--json"])
+        rc = main(["verify", ref, "--level", "bytes", "--json", *extra])
     return rc, json.loads(out.getvalue())
 
 
-def refused(code: str, ref: str = REF) -> dict[str, Any]:
-    rc, doc = verify(ref)
+def refused(code: str, ref: str = REF, *extra: str) -> dict[str, Any]:
+    rc, doc = verify(ref, *extra)
     found = [e["code"] for e in doc.get("errors", [])]
     assert rc != 0 and not doc["passed"] and code in found, doc
     return doc
@@ -63,9 +63,10 @@ def attest(catalog: SqlCatalog, name: str = "ns.t") -> int:  # noqa: F811
     return follow_up.snapshot_id
 
 
-def retag(catalog: SqlCatalog, table: Table, snapshot_id: int, kind: str = "tag") -> Table:  # noqa: F811
+def retag(catalog: SqlCatalog, table: Table, snapshot_id: int, kind: str = "tag",  # noqa: F811
+          name: str = RETAIN_TAG) -> Table:
     def edit(doc: dict[str, Any]) -> None:
-        doc["refs"][RETAIN_TAG] = {"snapshot-id": snapshot_id, "type": kind}
+        doc["refs"][name] = {"snapshot-id": snapshot_id, "type": kind}
 
     return rewrite_metadata(catalog, table, edit)
 
@@ -199,6 +200,26 @@ def test_rows_changed_then_the_history_expired(catalog: SqlCatalog, table: Table
     assert doc["attested"] is True
 
 
+def test_rows_changed_then_the_history_expired_on_a_format_v1_table(catalog: SqlCatalog) -> None:  # noqa: F811
+    """The same on format v1, whose snapshots carry no sequence number: the oldest snapshot left, its parent cleared
+    by pyiceberg's expiry, says by its summary that older ones expired; the tag is followed and the rows judged:
+    stale, never VERIFIED. The honest sequence verifies (tests/iceberg/test_iceberg_retention.py)."""
+    table = catalog.create_table("ns.t", schema=rows(0).schema, properties={"format-version": "1"})  # noqa: F811
+    table.append(rows(0))
+    table.append(rows(3))
+    attest(catalog)
+    table = catalog.load_table("ns.t")
+    data = table.scan().to_arrow()
+    values = data.column("v").to_pylist()
+    values[-1] = "forged"
+    replace(catalog, table, [with_ids(data.set_column(1, "v", pa.array(values, pa.string())), [1, 2])])
+    replace(catalog, catalog.load_table("ns.t"))
+    table = expire_all(catalog)
+    assert all(s.parent_snapshot_id is None and not s.sequence_number for s in table.snapshots())
+    doc = refused("stale")
+    assert doc["attested"] is True and "differ from those attested" in json.dumps(doc), doc
+
+
 def test_a_delete_file_hidden_in_a_rewrite_then_the_history_expired(catalog: SqlCatalog,  # noqa: F811
                                                                     table: Table) -> None:  # noqa: F811
     """A position delete file committed in a snapshot disguised as a rewrite (`replace`), then expiry: the rows
@@ -221,3 +242,61 @@ def test_a_delete_file_hidden_in_a_rewrite_then_the_history_expired(catalog: Sql
     table.append(rows(0).slice(0, 0))
     expire_all(catalog)
     refused("stale")
+
+
+def two_branches_expired(catalog: SqlCatalog, table: Table) -> tuple[Table, int, int]:  # noqa: F811
+    """main attested (rows 0–2); branch `audit` forked from it, rows 3–5 appended and attested there; honest rewrites
+    on both, then every older snapshot expired: both verify through their own tag. (table, main's tagged snapshot,
+    audit's tagged snapshot)."""
+    table.append(rows(0))
+    main_tagged = attest(catalog)
+    catalog.load_table("ns.t").manage_snapshots().create_branch(main_tagged, "audit").commit()
+    catalog.load_table("ns.t").append(rows(3), branch="audit")
+    attest_after_write(IcebergCarrier(catalog.load_table("ns.t"), catalog_name=CATALOG), model="m",
+                       program_hash=PROGRAM, branch="audit")
+    table = catalog.load_table("ns.t")
+    audit_tagged = table.metadata.refs[retain_tag_name("audit")].snapshot_id
+    assert table.metadata.refs[RETAIN_TAG].snapshot_id == main_tagged
+    for _ in range(2):
+        table = replace(catalog, table)
+        table = replace(catalog, table, branch="audit")
+    table = expire_all(catalog)
+    for extra in ((), ("--snapshot-id", "audit")):
+        rc, doc = verify(REF, *extra)
+        assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; history since snapshot "), doc
+    return table, main_tagged, audit_tagged
+
+
+def test_the_branch_tag_moved_onto_mains_attestation(catalog: SqlCatalog, table: Table) -> None:  # noqa: F811
+    """The attacker points audit's tag at main's attested snapshot (rows 0–2, kept by main's tag): audit's rows
+    (0–5) are not those: stale, read through the branch's name or a carrier opened on the branch."""
+    table, main_tagged, _ = two_branches_expired(catalog, table)
+    retag(catalog, table, main_tagged, name=retain_tag_name("audit"))
+    doc = refused("stale", REF, "--snapshot-id", "audit")
+    assert "differ from those attested" in json.dumps(doc), doc
+    from attest.verify.table import verify_table
+
+    report = verify_table(IcebergCarrier(catalog.load_table("ns.t"), catalog_name=CATALOG, branch="audit"))
+    assert not report.passed and [e.code.value for e in report.errors] == ["stale"], report.human()
+
+
+def test_mains_tag_moved_onto_the_branch_attestation(catalog: SqlCatalog, table: Table) -> None:  # noqa: F811
+    """The other way: main's tag pointed at audit's attestation (rows 0–5); main holds rows 0–2: stale."""
+    table, _, audit_tagged = two_branches_expired(catalog, table)
+    retag(catalog, table, audit_tagged)
+    refused("stale")
+
+
+def test_a_branch_named_like_the_branch_tag_is_never_followed(catalog: SqlCatalog, table: Table) -> None:  # noqa: F811
+    """audit's tag turned into a branch of that name: not followed. main's tag is (a snapshot no tag of its own
+    names falls back to it), whose rows are not audit's: stale, never VERIFIED; without main's tag, unattested."""
+    table, _, audit_tagged = two_branches_expired(catalog, table)
+    table = retag(catalog, table, audit_tagged, kind="branch", name=retain_tag_name("audit"))
+    refused("stale", REF, "--snapshot-id", "audit")
+
+    def untag(doc: dict[str, Any]) -> None:
+        del doc["refs"][RETAIN_TAG]
+
+    rewrite_metadata(catalog, table, untag)
+    doc = refused("unattested", REF, "--snapshot-id", "audit")
+    assert doc["attested"] is False

@@ -63,31 +63,35 @@ def write_file(table: Table, data: pa.Table, *, partition: Any = None, spec_id: 
                               file_size_in_bytes=path.stat().st_size, spec_id=spec_id)
 
 
-def live_data_files(table: Table) -> list[Any]:
-    snapshot = table.current_snapshot()
+def live_data_files(table: Table, branch: str | None = None) -> list[Any]:
+    snapshot = table.current_snapshot() if branch is None else table.snapshot_by_name(branch)
     assert snapshot is not None
     return [entry.data_file for manifest in snapshot.manifests(table.io)
             for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True)
-            if entry.data_file.content.value == 0]
+            if int(getattr(entry.data_file.content, "value", entry.data_file.content)) == 0]  # v1 manifests: an int
 
 
 def replace(catalog: SqlCatalog, table: Table, new: Sequence[pa.Table] | None = None, *,
             remove: Sequence[Any] | None = None, data_files: Sequence[Any] | None = None,
-            operation: str = "replace") -> Table:
+            operation: str = "replace", branch: str | None = None) -> Table:
     """Commit a snapshot removing ``remove`` (default: every live data file) and adding a file per table of ``new``
     (default: the rows pyiceberg reads now, written by pyiceberg's own writer), or the DataFiles ``data_files``;
-    then set its operation to ``operation``. Returns the table reloaded."""
+    then set its operation to ``operation``. On main, or on ``branch``. Returns the table reloaded."""
     from pyiceberg.io.pyarrow import _dataframe_to_data_files
+    from pyiceberg.table.refs import MAIN_BRANCH
 
-    remove = live_data_files(table) if remove is None else list(remove)
+    remove = live_data_files(table, branch) if remove is None else list(remove)
+    head = table.current_snapshot() if branch is None else table.snapshot_by_name(branch)
     with table.transaction() as tx:
-        producer = _OverwriteFiles(operation=Operation.OVERWRITE, transaction=tx, io=table.io)
+        producer = _OverwriteFiles(operation=Operation.OVERWRITE, transaction=tx, io=table.io,
+                                   branch=branch or MAIN_BRANCH)
         for data_file in remove:
             producer.delete_data_file(data_file)
         if data_files is not None:
             added = list(data_files)
         elif new is None:
-            added = list(_dataframe_to_data_files(table_metadata=tx.table_metadata, df=table.scan().to_arrow(),
+            rows = table.scan(snapshot_id=None if head is None else head.snapshot_id).to_arrow()
+            added = list(_dataframe_to_data_files(table_metadata=tx.table_metadata, df=rows,
                                                   io=table.io, write_uuid=producer.commit_uuid))
         else:
             added = [write_file(table, t) for t in new]
@@ -96,8 +100,9 @@ def replace(catalog: SqlCatalog, table: Table, new: Sequence[pa.Table] | None = 
         producer.commit()
 
     def as_replace(doc: dict[str, Any]) -> None:
+        written = doc["refs"][branch]["snapshot-id"] if branch is not None else doc["current-snapshot-id"]
         for snap in doc["snapshots"]:
-            if snap["snapshot-id"] == doc["current-snapshot-id"]:
+            if snap["snapshot-id"] == written:
                 snap["summary"]["operation"] = operation
 
     return rewrite_metadata(catalog, table, as_replace)

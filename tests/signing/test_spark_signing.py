@@ -193,6 +193,11 @@ def test_spark_write_audit_publish(spark: SparkSession, ci: KeyPair, gates: list
     result = publish(IcebergCarrier(table, catalog_name="iceberg"), "audit", policy=TrustPolicy.from_public_key(
         ci.public_pem))
     assert result.published and result.previous_main == str(main_before.snapshot_id)
+    # The hook moved the branch's own retention tag; publish moved main's onto the same attestation (docs/iceberg.md).
+    from carriers.iceberg.carriage import RETAIN_TAG, retain_tag_name
+
+    refs = load_catalog("iceberg", **props).load_table(f"{namespace}.t").metadata.refs
+    assert refs[RETAIN_TAG].snapshot_id == refs[retain_tag_name("audit")].snapshot_id == refs["main"].snapshot_id
     spark.sql(f"REFRESH TABLE {name}")
     gate = _gate(spark, gates, TrustPolicy.from_public_key(ci.public_pem))
     assert sorted(r.id for r in spark.table(name).collect()) == [1, 2, 3] and gate.checked == 1

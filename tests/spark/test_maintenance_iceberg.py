@@ -360,3 +360,39 @@ def test_java_expiry_of_a_re_records_first_follow_up(spark: SparkSession, spark_
     assert second.parent_snapshot_id == first.snapshot_id  # measured: Java keeps the expired parent's id
     doc = _ok(ref, spark_warehouse)
     assert doc["attested_version"] == str(data), doc
+
+
+def test_each_branch_s_retention_tag_survives_java_expiry(spark: SparkSession, spark_warehouse: Path) -> None:
+    """One retention tag per branch (docs/iceberg.md "Expiry and tags"): main's `recipe-attest` and the branch's
+    `recipe-attest@audit`, set by pyiceberg. Spark resolves each as a ref (VERSION AS OF takes a string that does not
+    parse as a long for a ref name; the identifier selector `tag_…` too), and Java's expiry keeps both: after two
+    rewrite_data_files on main and expire_snapshots(older_than => now, retain_last => 1), main verifies by content
+    through its own tag and the branch at its head."""
+    from carriers.iceberg.carriage import RETAIN_TAG, retain_tag_name
+    from carriers.iceberg.carrier import attest_after_write
+
+    name, ref = _table(spark, spark_warehouse, 10, 10)
+    table = name.split(".", 1)[1]
+    spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
+    spark.sql(f"INSERT INTO {name}.branch_audit SELECT id, CAST(id AS STRING) FROM range(100, 105)")
+    attest_after_write(_pyiceberg(spark_warehouse, name), model="orders", program_hash=PROGRAM, branch="audit")
+    spark.sql(f"REFRESH TABLE {name}")
+    refs = _pyiceberg(spark_warehouse, name).metadata.refs
+    tagged = {refs[RETAIN_TAG].snapshot_id, refs[retain_tag_name("audit")].snapshot_id}
+    assert refs[retain_tag_name("audit")].snapshot_id == refs["audit"].snapshot_id and len(tagged) == 2
+    count = "SELECT count(*) FROM {} VERSION AS OF '{}'"
+    assert spark.sql(count.format(name, RETAIN_TAG)).first()[0] == 20
+    assert spark.sql(count.format(name, retain_tag_name("audit"))).first()[0] == 25
+    assert spark.sql(f"SELECT count(*) FROM {name}.`tag_{retain_tag_name('audit')}`").first()[0] == 25
+    for _ in range(2):
+        spark.sql(f"CALL iceberg.system.rewrite_data_files(table => '{table}', options => map('rewrite-all', "
+                  "'true'))").collect()
+    spark.sql(f"CALL iceberg.system.expire_snapshots(table => '{table}', older_than => TIMESTAMP '{_now(spark)}', "
+              "retain_last => 1)").collect()
+    meta = _pyiceberg(spark_warehouse, name).metadata
+    assert tagged <= {s.snapshot_id for s in meta.snapshots}
+    doc = _ok(ref, spark_warehouse)
+    assert doc["verdict"].startswith("VERIFIED (content; history since snapshot "), doc["verdict"]
+    assert any(f"tag {RETAIN_TAG!r}" in n for n in doc["notes"]), doc["notes"]
+    doc = _ok(ref, spark_warehouse, "--snapshot-id", "audit")
+    assert doc["passed"] and doc["verdict"].startswith("VERIFIED"), doc["verdict"]
