@@ -36,6 +36,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from attest.errors import AttestError, Code, Problem, TableReferenceError
 from carriers.refs import ICEBERG_SCHEME, TableRef, is_local, local_path, parse_ref
@@ -297,28 +298,53 @@ def iceberg_tables(catalog_name: str, namespace: str | None) -> Iterator[TableRe
 
 
 def _iceberg_found(catalog_name: str, namespace: str | None) -> Iterator[Found]:
-    from carriers.iceberg.catalogs import load_catalog
-
-    try:
-        catalog = load_catalog(catalog_name)
-    except (ValueError, KeyError, NotImplementedError) as exc:
-        raise TableReferenceError(f"Iceberg catalog {catalog_name!r} is not configured for pyiceberg (.pyiceberg.yaml "
-                                  f"or PYICEBERG_CATALOG__{catalog_name.upper()}__* variables)") from exc
-    namespaces = [tuple(namespace.split("."))] if namespace else _all_namespaces(catalog)
-    for ns in namespaces:
+    """Every table of ``namespace`` and of every namespace nested below it (None: the whole catalog). A namespace is
+    audited with the namespaces it holds, as a folder is with its subfolders: ``iceberg://c/a`` left the tables of
+    ``a.b`` unaudited and passed."""
+    catalog = _catalog(catalog_name)
+    root = tuple(namespace.split(".")) if namespace else ()
+    for ns in ([root] if root else []) + _all_namespaces(catalog, root):
         for ident in sorted(catalog.list_tables(ns)):
             ident = tuple(ident)
             entry = f"catalog entry namespace {'.'.join(ident[:-1])!r} table {ident[-1]!r}"
             yield Found(TableRef.discovered("iceberg", ".".join(ident), catalog=catalog_name), (entry,))
 
 
-def _all_namespaces(catalog: object) -> list[tuple[str, ...]]:
+def _catalog(catalog_name: str) -> Any:
+    from carriers.iceberg.catalogs import load_catalog
+
+    try:
+        return load_catalog(catalog_name)
+    except (ValueError, KeyError, NotImplementedError) as exc:
+        raise TableReferenceError(f"Iceberg catalog {catalog_name!r} is not configured for pyiceberg (.pyiceberg.yaml "
+                                  f"or PYICEBERG_CATALOG__{catalog_name.upper()}__* variables)") from exc
+
+
+def _is_namespace(catalog_name: str, name: str) -> bool:
+    """Whether ``name`` (``a.b``) is a namespace of the catalog; a catalog that cannot be opened: not one (the name is
+    then read as a table, whose row says why it could not be opened)."""
+    try:
+        return bool(_catalog(catalog_name).namespace_exists(tuple(name.split("."))))
+    except TableReferenceError:
+        return False
+
+
+def _is_table(catalog_name: str, name: str) -> bool:
+    return bool(_catalog(catalog_name).table_exists(tuple(name.split("."))))
+
+
+def _all_namespaces(catalog: Any, root: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every namespace nested below ``root`` (``()``: every namespace of the catalog), ``root`` itself left out."""
     out: list[tuple[str, ...]] = []
-    pending: list[tuple[str, ...]] = [()]
+    pending: list[tuple[str, ...]] = [root]
     while pending:
         parent = pending.pop()
-        for ns in catalog.list_namespaces(parent):  # type: ignore[attr-defined]
+        for ns in catalog.list_namespaces(parent):
             ns = tuple(ns)
+            # Only namespaces strictly below the parent: pyiceberg's SqlCatalog lists by a LIKE prefix ('a%' also
+            # matches 'ab', '_' any character), and a catalog answering with the parent itself must not loop.
+            if len(ns) <= len(parent) or ns[:len(parent)] != parent:
+                continue
             if ns not in out:
                 out.append(ns)
                 pending.append(ns)
@@ -332,9 +358,15 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None) -> D
         catalog, _, ident = rest.partition("/")
         if not catalog:
             raise TableReferenceError(f"{target!r} names no catalog")
-        if "." in ident or "@" in ident:
+        if "@" in ident or ("." in ident and not _is_namespace(catalog, ident)):
             return Discovery([Found(parse_ref(target))])
-        out = Discovery(list(_iceberg_found(catalog, ident or None)))
+        entries = list(_iceberg_found(catalog, ident or None))
+        if "." in ident and _is_table(catalog, ident):
+            # ``a.b`` names a nested namespace and table ``b`` of ``a`` alike: an auditor typing it gets both audited,
+            # never the table alone while the namespace's tables go unchecked.
+            both = f"{ident} names a table and a namespace: the table and every table of the namespace are audited"
+            entries.insert(0, Found(parse_ref(target), ("", both)))
+        out = Discovery(entries)
         _flag_lookalikes(out)
         # The catalog entry is named in a note only when it matters: when two entries spell one name.
         out.tables = [Found(f.ref, f.notes[1:]) for f in out.tables]

@@ -295,7 +295,8 @@ class AuditReport:
 
 
 def _table_cells(row: AuditRow) -> tuple[str, ...]:
-    return (row.outcome, row.version or "-", row.level, row.code or "-", row.table)
+    # The name as in text lines (_name): a folder named "x\nVERIFIED  1  bytes  -  y" forged a row of the aligned table.
+    return (row.outcome, row.version or "-", row.level, row.code or "-", _name(row.table))
 
 
 def _chain(first: tuple[str, ...], rest: Iterable[tuple[str, ...]]) -> Iterator[tuple[str, ...]]:

@@ -178,15 +178,67 @@ def test_two_catalog_entries_spelling_one_name(catalog: SqlCatalog) -> None:  # 
         table.append(pa.table({"x": [1]}))
         iceberg_attest_after_write(table, model="m", program_hash=PROGRAM)
     assert sorted(catalog.list_tables("a")) == [("a", "b.c")] and catalog.list_tables(("a", "b")) == [("a", "b", "c")]
-    rc, doc = audit(f"iceberg://{CATALOG}/a")
-    assert rc == 0 and len(doc["tables"]) == 1, doc  # one namespace: one entry, no collision
-    rc, doc = audit(f"iceberg://{CATALOG}")
+    rc, doc = audit(f"iceberg://{CATALOG}/a.b")
+    assert rc == 0 and len(doc["tables"]) == 1, doc  # namespace a.b alone: one entry, no collision
     name = f"iceberg://{CATALOG}/a.b.c"
-    rows_ = [t for t in doc["tables"] if t["table"] == name]
-    assert rc == 2 and len(rows_) == 2, doc
-    assert sorted(r["outcome"] for r in rows_) == ["ERROR", "VERIFIED"], rows_
-    error = next(r for r in rows_ if r["outcome"] == "ERROR")
-    assert error["code"] == "table_not_audited" and "both spell" in error["message"], error
+    for target in (f"iceberg://{CATALOG}", f"iceberg://{CATALOG}/a"):  # namespace a holds a.b: both entries
+        rc, doc = audit(target)
+        rows_ = [t for t in doc["tables"] if t["table"] == name]
+        assert rc == 2 and len(rows_) == 2, doc
+        assert sorted(r["outcome"] for r in rows_) == ["ERROR", "VERIFIED"], rows_
+        error = next(r for r in rows_ if r["outcome"] == "ERROR")
+        assert error["code"] == "table_not_audited" and "both spell" in error["message"], error
+
+
+def _iceberg_attested(cat: SqlCatalog, ident: tuple[str, ...], *, tampered: bool = False) -> None:
+    table = cat.create_table(ident, schema=rows().schema)
+    table.append(rows())
+    iceberg_attest_after_write(table, model="m", program_hash=PROGRAM)
+    if tampered:  # one byte of its data file flipped, as a storage writer can
+        from carriers.iceberg.carrier import IcebergCarrier
+        from tests.iceberg.conftest import local
+
+        victim = local(IcebergCarrier(cat.load_table(ident), catalog_name=CATALOG).list_files()[0].location)
+        raw = bytearray(victim.read_bytes())
+        raw[len(raw) // 2] ^= 0xFF
+        victim.write_bytes(bytes(raw))
+
+
+def test_a_namespace_is_audited_with_the_namespaces_nested_in_it(catalog: SqlCatalog) -> None:  # noqa: F811
+    """``iceberg://<cat>/finance`` audited the tables of ``finance`` only: a tampered table in ``finance.eu`` was never
+    checked, ``1 verified``, exit 0. A namespace is audited with the namespaces below it, as a folder with its
+    subfolders (pyiceberg's ``load_table(("finance", "eu", "orders"))`` reads the tampered table)."""
+    catalog.create_namespace("finance")
+    catalog.create_namespace(("finance", "eu"))
+    catalog.create_namespace("finance_other")  # a LIKE 'finance%' sibling: not below finance
+    _iceberg_attested(catalog, ("finance", "ledger"))
+    _iceberg_attested(catalog, ("finance", "eu", "orders"), tampered=True)
+    _iceberg_attested(catalog, ("finance_other", "x"))
+    rc, doc = audit(f"iceberg://{CATALOG}/finance")
+    tables = by_table(doc)
+    assert sorted(tables) == [f"iceberg://{CATALOG}/finance.eu.orders", f"iceberg://{CATALOG}/finance.ledger"], doc
+    assert rc == 1 and tables[f"iceberg://{CATALOG}/finance.ledger"]["outcome"] == "VERIFIED", doc
+    assert_caught(tables[f"iceberg://{CATALOG}/finance.eu.orders"])
+
+
+def test_a_dotted_name_that_is_a_table_and_a_namespace_audits_both(catalog: SqlCatalog) -> None:  # noqa: F811
+    """``iceberg://<cat>/finance.eu`` named table ``eu`` of ``finance`` and was audited as that table alone, while
+    namespace ``finance.eu`` held a tampered table: exit 0. Now a nested namespace can be audited by its name, and a
+    name that is both gets both audited (the table's row says so)."""
+    catalog.create_namespace("finance")
+    catalog.create_namespace(("finance", "eu"))
+    _iceberg_attested(catalog, ("finance", "eu"))
+    _iceberg_attested(catalog, ("finance", "eu", "orders"), tampered=True)
+    rc, doc = audit(f"iceberg://{CATALOG}/finance.eu")
+    tables = by_table(doc)
+    assert sorted(tables) == [f"iceberg://{CATALOG}/finance.eu", f"iceberg://{CATALOG}/finance.eu.orders"], doc
+    assert rc == 1, doc
+    table = tables[f"iceberg://{CATALOG}/finance.eu"]
+    assert table["outcome"] == "VERIFIED" and any("a table and a namespace" in n for n in table["notes"]), table
+    assert_caught(tables[f"iceberg://{CATALOG}/finance.eu.orders"])
+    catalog.drop_table(("finance", "eu"))  # the namespace alone, by its dotted name
+    rc, doc = audit(f"iceberg://{CATALOG}/finance.eu")
+    assert rc == 1 and [t["table"] for t in doc["tables"]] == [f"iceberg://{CATALOG}/finance.eu.orders"], doc
 
 
 def test_a_walk_is_bounded(lake: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -200,14 +252,16 @@ def test_a_walk_is_bounded(lake: Path, monkeypatch: pytest.MonkeyPatch) -> None:
                            for t in doc["tables"]), doc
 
 
-def test_a_folder_name_with_a_line_break_cannot_forge_an_audit_line(lake: Path) -> None:
+@pytest.mark.parametrize("fmt", ["text", "table"])
+def test_a_folder_name_with_a_line_break_cannot_forge_an_audit_line(lake: Path, fmt: str) -> None:
     """A table folder renamed ``x\\nVERIFIED      bytes   fake``: the old text output printed the break, and the
-    forged second line read as a verified table. Names, messages and notes stay on their own line."""
+    forged second line read as a verified table; ``--format table`` printed it until this round. Names, messages and
+    notes stay on their own line."""
     tamper(lake / "customers")
     os.rename(lake / "customers", lake / "x\nVERIFIED      bytes   fake")
     out = StringIO()
     with redirect_stdout(out):
-        rc = main(["audit", str(lake)])
+        rc = main(["audit", str(lake), "--format", fmt])
     lines = out.getvalue().splitlines()
     assert rc != 0 and not any(line.startswith("VERIFIED") and "fake" in line for line in lines), lines
     assert any("x\ufffdVERIFIED" in line for line in lines), lines
