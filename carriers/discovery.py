@@ -154,9 +154,7 @@ def discover_local(root: Path) -> Discovery:
             notes = list(via)
             if outer is not None:
                 notes.append(f"nested inside table {outer}: a table's folder holds this table")
-            ref = TableRef.discovered("delta", current) if kind == "delta" else \
-                TableRef.discovered("iceberg", current, catalog=None)
-            out.tables.append(Found(ref, tuple(notes)))
+            out.tables.extend(_found_at(current, kind, "metadata" in names and _is_iceberg_folder(current), notes))
             inside = current
         children: list[tuple[str, tuple[str, ...], str | None, tuple[str, ...]]] = []
         for entry in entries:
@@ -197,6 +195,22 @@ def discover_local(root: Path) -> Discovery:
     return out
 
 
+_BOTH = ("this folder is a Delta table (_delta_log/) and an Iceberg table folder (metadata/*.metadata.json) alike: "
+         "Delta readers read its log, Iceberg readers of the path that metadata, so each is audited on its own line")
+
+
+def _found_at(where: str, kind: str, iceberg_too: bool, notes: list[str]) -> list[Found]:
+    """The table(s) of one folder. A Delta table holding Iceberg metadata (UniForm, or metadata put there) is two
+    tables to readers: a path-based Iceberg reader (pyiceberg's StaticTable, a Hadoop catalog) reads what that metadata
+    lists, which the Delta log's attestation says nothing of; auditing the Delta side alone passed the folder."""
+    if kind != "delta":
+        return [Found(TableRef.discovered("iceberg", where, catalog=None), tuple(notes))]
+    if not iceberg_too:
+        return [Found(TableRef.discovered("delta", where), tuple(notes))]
+    return [Found(TableRef.discovered("delta", where), (*notes, _BOTH)),
+            Found(TableRef.discovered("iceberg", where, catalog=None), (*notes, _BOTH))]
+
+
 def _hidden_table(path: str) -> str | None:
     try:
         return _table_kind(path, set(os.listdir(path)))
@@ -219,17 +233,19 @@ def _flag_lookalikes(out: Discovery) -> None:
         if len(members) < 2:
             continue
         names = [str(out.tables[i].ref) for i in members]
-        seen: dict[str, int] = {}
+        # Keyed by format too: a Delta table and the Iceberg metadata in its folder share a name (_found_at).
+        seen: dict[tuple[str, str], int] = {}
         for i, name in zip(members, names, strict=True):
-            if name in seen:
+            key = (name, out.tables[i].ref.format)
+            if key in seen:
                 drop.add(i)
-                first, this = out.tables[seen[name]].notes, out.tables[i].notes
+                first, this = out.tables[seen[key]].notes, out.tables[i].notes
                 what = " and ".join(n[0] if n else "another entry" for n in (first, this))
                 out.skipped.append(Skipped(name, Code.TABLE_NOT_AUDITED, (
                     f"{what} both spell {name}: the audit checked the one table this name opens, the other entry is "
                     "not audited (rename one of them)"), blocking=True))
                 continue
-            seen[name] = i
+            seen[key] = i
             others = sorted({n for n in names if n != name})
             if others:
                 note = (f"its name differs from {', '.join(others)} only by case or Unicode form: a case-insensitive "
@@ -267,12 +283,9 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
             break
         try:
             folders = storage.list_folders(rel)
-            kind = None
-            if "_delta_log" in folders:
-                kind = "delta"
-            elif "metadata" in folders and _iceberg_metadata_names(
-                    storage.list_names(f"{rel}/metadata" if rel else "metadata")):
-                kind = "iceberg"
+            iceberg = "metadata" in folders and _iceberg_metadata_names(
+                storage.list_names(f"{rel}/metadata" if rel else "metadata"))
+            kind = "delta" if "_delta_log" in folders else "iceberg" if iceberg else None
         except Exception as exc:
             if not rel:
                 raise
@@ -283,10 +296,8 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
             continue
         inside = outer
         if kind is not None:
-            notes = () if outer is None else (f"nested inside table {outer}: a table's folder holds this table",)
-            ref = TableRef.discovered("delta", here) if kind == "delta" else \
-                TableRef.discovered("iceberg", here, catalog=None)
-            out.tables.append(Found(ref, notes))
+            notes = [] if outer is None else [f"nested inside table {outer}: a table's folder holds this table"]
+            out.tables.extend(_found_at(here, kind, iceberg, notes))
             inside = here
         pending.extend((f"{rel}/{d}" if rel else d, inside) for d in sorted(folders) if not d.startswith(("_", ".")))
     _flag_lookalikes(out)
@@ -377,8 +388,9 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None) -> D
             # A folder, or a table folder: walked all the same (a table inside a table is found and noted); the
             # folder itself, when a table, keeps the name the user typed.
             found = discover_local(local)
-            found.tables = [Found(parse_ref(target), f.notes) if f.ref.location == str(local) else f
-                            for f in found.tables]
+            # (parse_ref only for the folder itself, as typed: the Delta side of a folder that is both keeps it)
+            found.tables = [Found(parse_ref(target), f.notes) if f.ref.location == str(local) and
+                            f.ref.format == parse_ref(target).format else f for f in found.tables]
             return found
         return Discovery([Found(parse_ref(target))])
     if target.endswith("/"):  # a prefix (the trailing slash says so): every table under it

@@ -265,3 +265,28 @@ def test_a_folder_name_with_a_line_break_cannot_forge_an_audit_line(lake: Path, 
     lines = out.getvalue().splitlines()
     assert rc != 0 and not any(line.startswith("VERIFIED") and "fake" in line for line in lines), lines
     assert any("x\ufffdVERIFIED" in line for line in lines), lines
+
+
+def test_iceberg_metadata_put_into_a_delta_table_folder_is_audited_too(lake: Path, tmp_path: Path) -> None:
+    """An Iceberg table created at ``lake/customers`` (its ``metadata/`` and ``data/`` beside the attested Delta log):
+    a path-based Iceberg reader (pyiceberg's ``StaticTable``, a Hadoop catalog) of that folder reads the planted rows,
+    while the audit checked the Delta log alone — ``2 verified``, exit 0. Both readings are audited now, each noted."""
+    import glob
+
+    from pyiceberg.table import StaticTable
+
+    folder = lake / "customers"
+    planted = SqlCatalog("planted", uri=f"sqlite:///{tmp_path}/planted.db", warehouse=f"file://{tmp_path}/wh")
+    planted.create_namespace("ns")
+    table = planted.create_table("ns.t", schema=pa.schema([("id", pa.int64())]), location=folder.as_uri())
+    table.append(pa.table({"id": pa.array([666], pa.int64())}))
+    metadata = sorted(glob.glob(str(folder / "metadata" / "*.metadata.json")))[-1]
+    assert StaticTable.from_metadata(metadata).scan().to_arrow().to_pylist() == [{"id": 666}]  # what a reader gets
+    assert DeltaTable(str(folder)).to_pyarrow_table().num_rows == rows().num_rows  # Delta readers: as before
+    rc, doc = audit(str(lake))
+    rows_ = [t for t in doc["tables"] if t["table"] == str(folder)]
+    assert rc == 1 and sorted((r["table_format"], r["outcome"]) for r in rows_) == [
+        ("delta", "VERIFIED"), ("iceberg", "UNATTESTED")], doc
+    assert all(any("an Iceberg table folder" in n for n in r["notes"]) for r in rows_), rows_
+    rc, doc = audit(str(folder))  # the folder itself as the target: both readings too
+    assert rc == 1 and len(doc["tables"]) == 2, doc
