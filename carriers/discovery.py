@@ -11,8 +11,9 @@ replaced by a symlink was skipped without a word):
   noted as nested. Symlinked folders are followed under the name they are reached by, and every table found through a
   link says so (the link and where it resolves, also when that is outside the audited folder); a link back to a
   folder on its own path (a cycle) is listed and not followed, and the whole walk is bounded (``MAX_LOCAL_FOLDERS``).
-  Folders starting with ``_`` or ``.`` are not walked (Spark and Delta readers treat them as hidden); one that holds a
-  table itself is listed as skipped, with the reason;
+  Folders starting with ``_`` or ``.`` are not walked (Spark and Delta readers treat them as hidden); every table in
+  one or below it is listed as skipped, with the reason (``MAX_HIDDEN_FOLDERS``); a folder that is a Delta table and
+  holds Iceberg metadata is both tables;
 - an object-store prefix (``s3://bucket/prefix/``, ``gs://…``, ``az://…``, ``abfss://…``): the same walk, one
   delimiter listing per folder, through delta-rs's object store with the command's storage options; bounded
   (``MAX_FOLDERS`` listings), the folders left unlisted reported as not audited;
@@ -166,12 +167,9 @@ def discover_local(root: Path) -> Discovery:
                 continue
             if entry.name.startswith(("_", ".")):
                 if is_dir and not (kind is not None and entry.name in ("_delta_log", "_recipe_attest")):
-                    hidden_kind = _hidden_table(child)
-                    if hidden_kind is not None:
-                        out.skipped.append(Skipped(child, Code.TABLE_NOT_AUDITED, (
-                            f"a {hidden_kind} table in a folder whose name starts with '{entry.name[0]}': such folders "
-                            "are hidden from readers of the folders above (Spark, Delta) and not walked; audit it by "
-                            "its name")))
+                    # A Delta table's own change-data and index folders are looked at, not searched (they are big).
+                    deep = not (kind == "delta" and entry.name in ("_change_data", "_delta_index"))
+                    out.skipped.extend(_hidden_tables(child, entry.name[0], deep=deep))
                 continue
             if is_link:
                 target = os.path.realpath(child)
@@ -211,11 +209,43 @@ def _found_at(where: str, kind: str, iceberg_too: bool, notes: list[str]) -> lis
             Found(TableRef.discovered("iceberg", where, catalog=None), (*notes, _BOTH))]
 
 
-def _hidden_table(path: str) -> str | None:
-    try:
-        return _table_kind(path, set(os.listdir(path)))
-    except OSError:
-        return None
+# A hidden folder is searched for tables through at most this many folders (it is listed, never audited).
+MAX_HIDDEN_FOLDERS = 2_000
+
+
+def _hidden_tables(folder: str, mark: str, *, deep: bool) -> list[Skipped]:
+    """The tables in a hidden folder and below it, each listed with its reason: ``_staging/orders`` is reached by its
+    name as much as ``_staging`` is, and was not even listed. Links are not followed here, nor tables entered (their
+    ``_delta_log`` / ``metadata``); a search cut short by its budget says so."""
+    hidden = (f"a folder whose name starts with '{mark}': such folders are hidden from readers of the folders above "
+              "(Spark, Delta) and not walked; audit it by its name")
+    out: list[Skipped] = []
+    pending, seen = [folder], 0
+    while pending:
+        current = pending.pop()
+        seen += 1
+        if seen > MAX_HIDDEN_FOLDERS:
+            out.append(Skipped(folder, Code.TABLE_NOT_AUDITED, (
+                f"{folder} is hidden and was searched for tables through {MAX_HIDDEN_FOLDERS} folders only; "
+                f"{len(pending) + 1} folder(s) under it were not looked at: audit it by its name")))
+            break
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError:
+            continue
+        kind = _table_kind(current, {e.name for e in entries})
+        if kind is not None:
+            where = "in" if current == folder else f"under {folder},"
+            out.append(Skipped(current, Code.TABLE_NOT_AUDITED, f"a {kind} table {where} {hidden}"))
+        if not deep:
+            break
+        skip = {"_delta_log", "_recipe_attest", "metadata"} if kind is not None else set()
+        try:
+            pending.extend(os.path.join(current, e.name) for e in reversed(entries)
+                           if e.name not in skip and e.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
+    return out
 
 
 def _fold(name: str) -> str:

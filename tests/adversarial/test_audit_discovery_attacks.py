@@ -156,6 +156,20 @@ def test_a_hidden_table_is_listed_with_its_reason(lake: Path) -> None:
     assert f"SKIPPED       none    {lake / '_staging'} (table_not_audited): a delta table" in out.getvalue()
 
 
+def test_a_table_below_a_hidden_folder_is_listed_too(lake: Path) -> None:
+    """``lake/_staging/eu/orders``, tampered: a reader opens it by its name, and the audit said nothing of it (only a
+    hidden folder that is itself a table was listed). Every table under a hidden folder is listed now."""
+    tamper(attested(lake / "_staging" / "eu" / "orders"))
+    attested(lake / ".snapshots" / "customers")
+    assert DeltaTable(str(lake / "_staging" / "eu" / "orders")).version() == 1  # a reader reaches it by its name
+    rc, doc = audit(str(lake))
+    skipped = {s["path"]: s for s in doc["skipped"]}
+    for hidden, table in (("_staging", "_staging/eu/orders"), (".snapshots", ".snapshots/customers")):
+        entry = skipped[str(lake / table)]
+        assert entry["code"] == "table_not_audited" and f"under {lake / hidden}" in entry["message"], doc
+    assert rc == 0 and len(doc["tables"]) == 2, doc  # listed, not audited: the exit code stays the tables'
+
+
 def test_names_differing_only_by_case_are_both_audited_and_noted(lake: Path) -> None:
     tamper(attested(lake / "Customers"))
     rc, doc = audit(str(lake))
