@@ -304,3 +304,9 @@ def test_iceberg_metadata_put_into_a_delta_table_folder_is_audited_too(lake: Pat
     assert all(any("an Iceberg table folder" in n for n in r["notes"]) for r in rows_), rows_
     rc, doc = audit(str(folder))  # the folder itself as the target: both readings too
     assert rc == 1 and len(doc["tables"]) == 2, doc
+    out = StringIO()
+    with redirect_stdout(out):  # verify reads the Delta table, and says what it did not check
+        rc = main(["verify", str(folder), "--json"])
+    report = json.loads(out.getvalue())
+    assert rc == 0 and report["table_format"] == "delta", report
+    assert any("also holds Iceberg metadata" in n for n in report["notes"]), report
