@@ -344,7 +344,7 @@ def _iceberg_found(catalog_name: str, namespace: str | None) -> Iterator[Found]:
     ``a.b`` unaudited and passed."""
     catalog = _catalog(catalog_name)
     root = tuple(namespace.split(".")) if namespace else ()
-    for ns in ([root] if root else []) + _all_namespaces(catalog, root):
+    for ns in ([root] if root else []) + _all_namespaces(catalog, catalog_name, root):
         for ident in sorted(catalog.list_tables(ns)):
             ident = tuple(ident)
             entry = f"catalog entry namespace {'.'.join(ident[:-1])!r} table {ident[-1]!r}"
@@ -374,7 +374,7 @@ def _is_table(catalog_name: str, name: str) -> bool:
     return bool(_catalog(catalog_name).table_exists(tuple(name.split("."))))
 
 
-def _all_namespaces(catalog: Any, root: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+def _all_namespaces(catalog: Any, catalog_name: str, root: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     """Every namespace nested below ``root`` (``()``: every namespace of the catalog), ``root`` itself left out."""
     out: list[tuple[str, ...]] = []
     pending: list[tuple[str, ...]] = [root]
@@ -382,10 +382,14 @@ def _all_namespaces(catalog: Any, root: tuple[str, ...] = ()) -> list[tuple[str,
         parent = pending.pop()
         for ns in catalog.list_namespaces(parent):
             ns = tuple(ns)
-            # Only namespaces strictly below the parent: pyiceberg's SqlCatalog lists by a LIKE prefix ('a%' also
-            # matches 'ab', '_' any character), and a catalog answering with the parent itself must not loop.
-            if len(ns) <= len(parent) or ns[:len(parent)] != parent:
+            if ns == parent:  # a catalog answering with the parent itself must not loop
                 continue
+            if len(ns) <= len(parent) or ns[:len(parent)] != parent:
+                # Never dropped in silence, never guessed: the tables below could not be found for certain.
+                raise AttestError(f"catalog {catalog_name!r} listed namespace {'.'.join(ns)!r} as nested in "
+                                  f"{'.'.join(parent) or 'the catalog root'!r}, which it is not: the namespaces "
+                                  "below cannot be found for certain, their tables are not audited",
+                                  code=Code.TABLE_NOT_AUDITED)
             if ns not in out:
                 out.append(ns)
                 pending.append(ns)

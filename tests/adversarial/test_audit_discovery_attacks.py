@@ -235,6 +235,27 @@ def test_a_namespace_is_audited_with_the_namespaces_nested_in_it(catalog: SqlCat
     assert_caught(tables[f"iceberg://{CATALOG}/finance.eu.orders"])
 
 
+def test_a_catalog_listing_nested_namespaces_relatively_is_an_error(catalog: SqlCatalog,  # noqa: F811
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A catalog that answers "the namespaces in finance" with ``("eu",)`` instead of ``("finance", "eu")`` (a REST
+    server off the spec): the tables below cannot be found for certain. An ERROR line, never a silent skip."""
+    catalog.create_namespace("finance")
+    catalog.create_namespace(("finance", "eu"))
+    _iceberg_attested(catalog, ("finance", "ledger"))
+    _iceberg_attested(catalog, ("finance", "eu", "orders"), tampered=True)
+    listed = SqlCatalog.list_namespaces
+
+    def relative(self: SqlCatalog, namespace: Any = ()) -> list[tuple[str, ...]]:
+        found = listed(self, namespace)
+        return [tuple(ns[len(namespace):]) for ns in found] if namespace else found
+
+    monkeypatch.setattr(SqlCatalog, "list_namespaces", relative)
+    for target in (f"iceberg://{CATALOG}/finance", f"iceberg://{CATALOG}"):
+        rc, doc = audit(target)
+        assert rc == 2 and any(t["code"] == "table_not_audited" and "which it is not" in t["message"]
+                               for t in doc["tables"]), doc
+
+
 def test_a_dotted_name_that_is_a_table_and_a_namespace_audits_both(catalog: SqlCatalog) -> None:  # noqa: F811
     """``iceberg://<cat>/finance.eu`` named table ``eu`` of ``finance`` and was audited as that table alone, while
     namespace ``finance.eu`` held a tampered table: exit 0. Now a nested namespace can be audited by its name, and a
