@@ -93,3 +93,11 @@ def test_a_folder_named_like_a_version_is_audited_as_itself(tmp_path: Path) -> N
     # Typed by a user, the same text is ambiguous (a folder and a version of another table): refused.
     typed = run_cli("verify", str(lake / "orders@1"), "--json")
     assert typed.returncode == 2 and json.loads(typed.stdout)["errors"][0]["code"] == "invalid_argument"
+
+
+def test_overlapping_targets_audit_a_table_once(tmp_path: Path) -> None:
+    """``attest audit lake lake/good``: the table both name is one line, counted once (it was two)."""
+    tables = _lakehouse(tmp_path)
+    report = json.loads(run_cli("audit", str(tmp_path / "lake"), str(tables["good"]), "--json").stdout)
+    assert [t["table"] for t in report["tables"]].count(str(tables["good"])) == 1, report
+    assert len(report["tables"]) == 4 and report["counts"]["VERIFIED"] == 2, report
