@@ -331,3 +331,18 @@ def test_iceberg_metadata_put_into_a_delta_table_folder_is_audited_too(lake: Pat
     report = json.loads(out.getvalue())
     assert rc == 0 and report["table_format"] == "delta", report
     assert any("also holds Iceberg metadata" in n for n in report["notes"]), report
+
+
+def test_folder_names_a_uri_would_decode_are_audited_as_themselves(lake: Path) -> None:
+    """Held (pinned): a tampered copy of ``a b`` named ``a%20b`` (and ``x#y`` / ``x%23y``, ``q`` / ``q?v=1``) is never
+    read through its decoded twin: each folder is its own line, the copies caught."""
+    for good, twin in (("a b", "a%20b"), ("x#y", "x%23y"), ("q", "q?v=1")):
+        attested(lake / good)
+        shutil.copytree(lake / good, lake / twin)
+        tamper(lake / twin)
+    rc, doc = audit(str(lake))
+    tables = by_table(doc)
+    assert rc == 1, doc
+    for good, twin in (("a b", "a%20b"), ("x#y", "x%23y"), ("q", "q?v=1")):
+        assert tables[str(lake / good)]["outcome"] == "VERIFIED", doc
+        assert_caught(tables[str(lake / twin)])
