@@ -11,8 +11,9 @@ replaced by a symlink was skipped without a word):
   noted as nested. Symlinked folders are followed under the name they are reached by, and every table found through a
   link says so (the link and where it resolves, also when that is outside the audited folder); a link back to a
   folder on its own path (a cycle) is listed and not followed, and the whole walk is bounded (``MAX_LOCAL_FOLDERS``).
-  Folders starting with ``_`` or ``.`` are not walked (Spark and Delta readers treat them as hidden); one that holds a
-  table itself is listed as skipped, with the reason;
+  Folders starting with ``_`` or ``.`` are not walked (Spark and Delta readers treat them as hidden); every table in
+  one or below it is listed as skipped, with the reason (``MAX_HIDDEN_FOLDERS``); a folder that is a Delta table and
+  holds Iceberg metadata is both tables;
 - an object-store prefix (``s3://bucket/prefix/``, ``gs://…``, ``az://…``, ``abfss://…``): the same walk, one
   delimiter listing per folder, through delta-rs's object store with the command's storage options; bounded
   (``MAX_FOLDERS`` listings), the folders left unlisted reported as not audited;
@@ -36,6 +37,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from attest.errors import AttestError, Code, Problem, TableReferenceError
 from carriers.refs import ICEBERG_SCHEME, TableRef, is_local, local_path, parse_ref
@@ -153,9 +155,7 @@ def discover_local(root: Path) -> Discovery:
             notes = list(via)
             if outer is not None:
                 notes.append(f"nested inside table {outer}: a table's folder holds this table")
-            ref = TableRef.discovered("delta", current) if kind == "delta" else \
-                TableRef.discovered("iceberg", current, catalog=None)
-            out.tables.append(Found(ref, tuple(notes)))
+            out.tables.extend(_found_at(current, kind, "metadata" in names and _is_iceberg_folder(current), notes))
             inside = current
         children: list[tuple[str, tuple[str, ...], str | None, tuple[str, ...]]] = []
         for entry in entries:
@@ -167,12 +167,9 @@ def discover_local(root: Path) -> Discovery:
                 continue
             if entry.name.startswith(("_", ".")):
                 if is_dir and not (kind is not None and entry.name in ("_delta_log", "_recipe_attest")):
-                    hidden_kind = _hidden_table(child)
-                    if hidden_kind is not None:
-                        out.skipped.append(Skipped(child, Code.TABLE_NOT_AUDITED, (
-                            f"a {hidden_kind} table in a folder whose name starts with '{entry.name[0]}': such folders "
-                            "are hidden from readers of the folders above (Spark, Delta) and not walked; audit it by "
-                            "its name")))
+                    # A Delta table's own change-data and index folders are looked at, not searched (they are big).
+                    deep = not (kind == "delta" and entry.name in ("_change_data", "_delta_index"))
+                    out.skipped.extend(_hidden_tables(child, entry.name[0], deep=deep))
                 continue
             if is_link:
                 target = os.path.realpath(child)
@@ -196,11 +193,59 @@ def discover_local(root: Path) -> Discovery:
     return out
 
 
-def _hidden_table(path: str) -> str | None:
-    try:
-        return _table_kind(path, set(os.listdir(path)))
-    except OSError:
-        return None
+_BOTH = ("this folder is a Delta table (_delta_log/) and an Iceberg table folder (metadata/*.metadata.json) alike: "
+         "Delta readers read its log, Iceberg readers of the path that metadata, so each is audited on its own line")
+
+
+def _found_at(where: str, kind: str, iceberg_too: bool, notes: list[str]) -> list[Found]:
+    """The table(s) of one folder. A Delta table holding Iceberg metadata (UniForm, or metadata put there) is two
+    tables to readers: a path-based Iceberg reader (pyiceberg's StaticTable, a Hadoop catalog) reads what that metadata
+    lists, which the Delta log's attestation says nothing of; auditing the Delta side alone passed the folder."""
+    if kind != "delta":
+        return [Found(TableRef.discovered("iceberg", where, catalog=None), tuple(notes))]
+    if not iceberg_too:
+        return [Found(TableRef.discovered("delta", where), tuple(notes))]
+    return [Found(TableRef.discovered("delta", where), (*notes, _BOTH)),
+            Found(TableRef.discovered("iceberg", where, catalog=None), (*notes, _BOTH))]
+
+
+# A hidden folder is searched for tables through at most this many folders (it is listed, never audited).
+MAX_HIDDEN_FOLDERS = 2_000
+
+
+def _hidden_tables(folder: str, mark: str, *, deep: bool) -> list[Skipped]:
+    """The tables in a hidden folder and below it, each listed with its reason: ``_staging/orders`` is reached by its
+    name as much as ``_staging`` is, and was not even listed. Links are not followed here, nor tables entered (their
+    ``_delta_log`` / ``metadata``); a search cut short by its budget says so."""
+    hidden = (f"a folder whose name starts with '{mark}': such folders are hidden from readers of the folders above "
+              "(Spark, Delta) and not walked; audit it by its name")
+    out: list[Skipped] = []
+    pending, seen = [folder], 0
+    while pending:
+        current = pending.pop()
+        seen += 1
+        if seen > MAX_HIDDEN_FOLDERS:
+            out.append(Skipped(folder, Code.TABLE_NOT_AUDITED, (
+                f"{folder} is hidden and was searched for tables through {MAX_HIDDEN_FOLDERS} folders only; "
+                f"{len(pending) + 1} folder(s) under it were not looked at: audit it by its name")))
+            break
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError:
+            continue
+        kind = _table_kind(current, {e.name for e in entries})
+        if kind is not None:
+            where = "in" if current == folder else f"under {folder},"
+            out.append(Skipped(current, Code.TABLE_NOT_AUDITED, f"a {kind} table {where} {hidden}"))
+        if not deep:
+            break
+        skip = {"_delta_log", "_recipe_attest", "metadata"} if kind is not None else set()
+        try:
+            pending.extend(os.path.join(current, e.name) for e in reversed(entries)
+                           if e.name not in skip and e.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
+    return out
 
 
 def _fold(name: str) -> str:
@@ -218,17 +263,19 @@ def _flag_lookalikes(out: Discovery) -> None:
         if len(members) < 2:
             continue
         names = [str(out.tables[i].ref) for i in members]
-        seen: dict[str, int] = {}
+        # Keyed by format too: a Delta table and the Iceberg metadata in its folder share a name (_found_at).
+        seen: dict[tuple[str, str], int] = {}
         for i, name in zip(members, names, strict=True):
-            if name in seen:
+            key = (name, out.tables[i].ref.format)
+            if key in seen:
                 drop.add(i)
-                first, this = out.tables[seen[name]].notes, out.tables[i].notes
+                first, this = out.tables[seen[key]].notes, out.tables[i].notes
                 what = " and ".join(n[0] if n else "another entry" for n in (first, this))
                 out.skipped.append(Skipped(name, Code.TABLE_NOT_AUDITED, (
                     f"{what} both spell {name}: the audit checked the one table this name opens, the other entry is "
                     "not audited (rename one of them)"), blocking=True))
                 continue
-            seen[name] = i
+            seen[key] = i
             others = sorted({n for n in names if n != name})
             if others:
                 note = (f"its name differs from {', '.join(others)} only by case or Unicode form: a case-insensitive "
@@ -266,12 +313,9 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
             break
         try:
             folders = storage.list_folders(rel)
-            kind = None
-            if "_delta_log" in folders:
-                kind = "delta"
-            elif "metadata" in folders and _iceberg_metadata_names(
-                    storage.list_names(f"{rel}/metadata" if rel else "metadata")):
-                kind = "iceberg"
+            iceberg = "metadata" in folders and _iceberg_metadata_names(
+                storage.list_names(f"{rel}/metadata" if rel else "metadata"))
+            kind = "delta" if "_delta_log" in folders else "iceberg" if iceberg else None
         except Exception as exc:
             if not rel:
                 raise
@@ -282,10 +326,8 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
             continue
         inside = outer
         if kind is not None:
-            notes = () if outer is None else (f"nested inside table {outer}: a table's folder holds this table",)
-            ref = TableRef.discovered("delta", here) if kind == "delta" else \
-                TableRef.discovered("iceberg", here, catalog=None)
-            out.tables.append(Found(ref, notes))
+            notes = [] if outer is None else [f"nested inside table {outer}: a table's folder holds this table"]
+            out.tables.extend(_found_at(here, kind, iceberg, notes))
             inside = here
         pending.extend((f"{rel}/{d}" if rel else d, inside) for d in sorted(folders) if not d.startswith(("_", ".")))
     _flag_lookalikes(out)
@@ -297,28 +339,57 @@ def iceberg_tables(catalog_name: str, namespace: str | None) -> Iterator[TableRe
 
 
 def _iceberg_found(catalog_name: str, namespace: str | None) -> Iterator[Found]:
-    from carriers.iceberg.catalogs import load_catalog
-
-    try:
-        catalog = load_catalog(catalog_name)
-    except (ValueError, KeyError, NotImplementedError) as exc:
-        raise TableReferenceError(f"Iceberg catalog {catalog_name!r} is not configured for pyiceberg (.pyiceberg.yaml "
-                                  f"or PYICEBERG_CATALOG__{catalog_name.upper()}__* variables)") from exc
-    namespaces = [tuple(namespace.split("."))] if namespace else _all_namespaces(catalog)
-    for ns in namespaces:
+    """Every table of ``namespace`` and of every namespace nested below it (None: the whole catalog). A namespace is
+    audited with the namespaces it holds, as a folder is with its subfolders: ``iceberg://c/a`` left the tables of
+    ``a.b`` unaudited and passed."""
+    catalog = _catalog(catalog_name)
+    root = tuple(namespace.split(".")) if namespace else ()
+    for ns in ([root] if root else []) + _all_namespaces(catalog, catalog_name, root):
         for ident in sorted(catalog.list_tables(ns)):
             ident = tuple(ident)
             entry = f"catalog entry namespace {'.'.join(ident[:-1])!r} table {ident[-1]!r}"
             yield Found(TableRef.discovered("iceberg", ".".join(ident), catalog=catalog_name), (entry,))
 
 
-def _all_namespaces(catalog: object) -> list[tuple[str, ...]]:
+def _catalog(catalog_name: str) -> Any:
+    from carriers.iceberg.catalogs import load_catalog
+
+    try:
+        return load_catalog(catalog_name)
+    except (ValueError, KeyError, NotImplementedError) as exc:
+        raise TableReferenceError(f"Iceberg catalog {catalog_name!r} is not configured for pyiceberg (.pyiceberg.yaml "
+                                  f"or PYICEBERG_CATALOG__{catalog_name.upper()}__* variables)") from exc
+
+
+def _is_namespace(catalog_name: str, name: str) -> bool:
+    """Whether ``name`` (``a.b``) is a namespace of the catalog; a catalog that cannot be opened: not one (the name is
+    then read as a table, whose row says why it could not be opened)."""
+    try:
+        return bool(_catalog(catalog_name).namespace_exists(tuple(name.split("."))))
+    except TableReferenceError:
+        return False
+
+
+def _is_table(catalog_name: str, name: str) -> bool:
+    return bool(_catalog(catalog_name).table_exists(tuple(name.split("."))))
+
+
+def _all_namespaces(catalog: Any, catalog_name: str, root: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every namespace nested below ``root`` (``()``: every namespace of the catalog), ``root`` itself left out."""
     out: list[tuple[str, ...]] = []
-    pending: list[tuple[str, ...]] = [()]
+    pending: list[tuple[str, ...]] = [root]
     while pending:
         parent = pending.pop()
-        for ns in catalog.list_namespaces(parent):  # type: ignore[attr-defined]
+        for ns in catalog.list_namespaces(parent):
             ns = tuple(ns)
+            if ns == parent:  # a catalog answering with the parent itself must not loop
+                continue
+            if len(ns) <= len(parent) or ns[:len(parent)] != parent:
+                # Never dropped in silence, never guessed: the tables below could not be found for certain.
+                raise AttestError(f"catalog {catalog_name!r} listed namespace {'.'.join(ns)!r} as nested in "
+                                  f"{'.'.join(parent) or 'the catalog root'!r}, which it is not: the namespaces "
+                                  "below cannot be found for certain, their tables are not audited",
+                                  code=Code.TABLE_NOT_AUDITED)
             if ns not in out:
                 out.append(ns)
                 pending.append(ns)
@@ -332,9 +403,15 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None) -> D
         catalog, _, ident = rest.partition("/")
         if not catalog:
             raise TableReferenceError(f"{target!r} names no catalog")
-        if "." in ident or "@" in ident:
+        if "@" in ident or ("." in ident and not _is_namespace(catalog, ident)):
             return Discovery([Found(parse_ref(target))])
-        out = Discovery(list(_iceberg_found(catalog, ident or None)))
+        entries = list(_iceberg_found(catalog, ident or None))
+        if "." in ident and _is_table(catalog, ident):
+            # ``a.b`` names a nested namespace and table ``b`` of ``a`` alike: an auditor typing it gets both audited,
+            # never the table alone while the namespace's tables go unchecked.
+            both = f"{ident} names a table and a namespace: the table and every table of the namespace are audited"
+            entries.insert(0, Found(parse_ref(target), ("", both)))
+        out = Discovery(entries)
         _flag_lookalikes(out)
         # The catalog entry is named in a note only when it matters: when two entries spell one name.
         out.tables = [Found(f.ref, f.notes[1:]) for f in out.tables]
@@ -345,8 +422,9 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None) -> D
             # A folder, or a table folder: walked all the same (a table inside a table is found and noted); the
             # folder itself, when a table, keeps the name the user typed.
             found = discover_local(local)
-            found.tables = [Found(parse_ref(target), f.notes) if f.ref.location == str(local) else f
-                            for f in found.tables]
+            # (parse_ref only for the folder itself, as typed: the Delta side of a folder that is both keeps it)
+            found.tables = [Found(parse_ref(target), f.notes) if f.ref.location == str(local) and
+                            f.ref.format == parse_ref(target).format else f for f in found.tables]
             return found
         return Discovery([Found(parse_ref(target))])
     if target.endswith("/"):  # a prefix (the trailing slash says so): every table under it

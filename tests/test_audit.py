@@ -93,3 +93,25 @@ def test_a_folder_named_like_a_version_is_audited_as_itself(tmp_path: Path) -> N
     # Typed by a user, the same text is ambiguous (a folder and a version of another table): refused.
     typed = run_cli("verify", str(lake / "orders@1"), "--json")
     assert typed.returncode == 2 and json.loads(typed.stdout)["errors"][0]["code"] == "invalid_argument"
+
+
+def test_overlapping_targets_audit_a_table_once(tmp_path: Path) -> None:
+    """``attest audit lake lake/good``: the table both name is one line, counted once (it was two)."""
+    tables = _lakehouse(tmp_path)
+    report = json.loads(run_cli("audit", str(tmp_path / "lake"), str(tables["good"]), "--json").stdout)
+    assert [t["table"] for t in report["tables"]].count(str(tables["good"])) == 1, report
+    assert len(report["tables"]) == 4 and report["counts"]["VERIFIED"] == 2, report
+
+
+def test_audit_json_chunks_are_to_json_with_warnings_and_kept() -> None:
+    """The streamed JSON is ``to_json``'s text with the tail keys (``warnings``, ``kept``) in any combination."""
+    from attest.cli.audit import AuditResult
+    from attest.verify.audit import AuditReport, AuditRow
+
+    audit = AuditReport.streaming(spool=True)
+    audit.add(AuditRow(table="t", outcome="VERIFIED", report={"signature": {"required": False}}))
+    for kept in (None, "/x version 3"):
+        for globs in (None, ("s3://x/*",)):
+            result = AuditResult(audit, streamed=False, format="json", kept=kept, require_signed=globs)
+            assert "".join(result.json_chunks()) == json.dumps(result.to_json(), ensure_ascii=False, indent=2)
+            assert ("warnings" in result.to_json()) == (globs is not None)

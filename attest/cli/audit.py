@@ -63,6 +63,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
             progress.above(audit.line(row), stream)
 
     refs: list[Item] = []
+    queued: set[tuple[str, str]] = set()
     try:
         for target in targets:
             try:
@@ -80,7 +81,11 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
             if not found.tables and not any(s.blocking for s in found.skipped):
                 add(AuditRow.of_problem(target, AttestError(f"no table found under {target}",
                                                             code=Code.TABLE_NOT_FOUND).problem()))
-            refs.extend((str(f.ref), f.ref, f.notes) for f in found.tables if sink is None or not sink.is_table(f.ref))
+            for f in found.tables:
+                # Overlapping targets (``/lake /lake/orders``) audit a table once: counts are of tables, not of lines.
+                if (f.ref.format, str(f.ref)) not in queued and (sink is None or not sink.is_table(f.ref)):
+                    queued.add((f.ref.format, str(f.ref)))
+                    refs.append((str(f.ref), f.ref, f.notes))
         progress(0, len(refs), 0)  # the bar from the start: the first table may be the slow one
         context = Context(options=options, level=args.level, policy=policy, spark=spark)
         rows = audited(refs, context, args, jobs=jobs, kind=pool_kind(refs, jobs, spark))
@@ -95,7 +100,8 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
             print(terminal_safe(redact("attest: " + kept.interrupted())), file=out.stderr, flush=True)
         audit.close()
         raise
-    return AuditResult(audit, streamed=stream is not None, format=fmt, kept=where)
+    return AuditResult(audit, streamed=stream is not None, format=fmt, kept=where,
+                       require_signed=None if policy is None else policy.require_signed)
 
 
 @record
@@ -104,13 +110,26 @@ class AuditResult:
     streamed: bool
     format: str = "text"
     kept: str | None = None  # where the rows were appended (--to), as "<path> version <N>"
+    require_signed: tuple[str, ...] | None = None  # the trust policy's globs, when one was given
 
     @property
     def exit_code(self) -> int:
         return self.audit.exit_code
 
+    @property
+    def warnings(self) -> list[str]:
+        """A policy whose ``require_signed`` globs covered none of the tables judged: most likely a glob that names
+        the lake otherwise (``s3://`` for a local path, a typo) — every table then passed unsigned, as written."""
+        judged, required = self.audit.signatures_required
+        if not self.require_signed or judged == 0 or required:
+            return []
+        return [f"the trust policy's require_signed ({', '.join(self.require_signed)}) covered none of the {judged} "
+                "table(s) whose signature was judged: a signature was required of none of them (docs/signing.md)"]
+
     def to_json(self) -> Any:
         out = self.audit.to_json()
+        if self.warnings:
+            out["warnings"] = self.warnings
         if self.kept is not None:
             out["kept"] = self.kept
         return out
@@ -118,15 +137,18 @@ class AuditResult:
     def json_chunks(self) -> Iterator[str]:
         """``to_json`` as JSON text, a table at a time (attest/cli/output.py prints it so): the same text."""
         chunks = self.audit.json_chunks()
-        if self.kept is None:
+        tail = {k: v for k, v in (("warnings", self.warnings), ("kept", self.kept)) if v}
+        if not tail:
             yield from chunks
             return
         last = ""
-        for chunk in chunks:  # "kept" goes last, as to_json puts it
+        for chunk in chunks:  # "warnings" and "kept" go last, as to_json puts them
             if last:
                 yield last
             last = chunk
-        yield last[:-2] + ",\n  \"kept\": " + json.dumps(self.kept, ensure_ascii=False) + "\n}"
+        extra = "".join(f",\n  {json.dumps(k)}: " + json.dumps(v, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+                        for k, v in tail.items())
+        yield last[:-2] + extra + "\n}"
 
     def human(self) -> str:
         return "".join(self.human_chunks()).rstrip("\n")
@@ -145,4 +167,7 @@ class AuditResult:
     @property
     def stderr_text(self) -> str:
         # CSV and tables stay clean for the next program; where the rows went is said on stderr.
-        return "" if self.kept is None else f"audit appended to {self.kept}"
+        lines = [f"attest: warning: {w}" for w in self.warnings]
+        if self.kept is not None:
+            lines.append(f"audit appended to {self.kept}")
+        return "\n".join(lines)

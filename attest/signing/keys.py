@@ -89,6 +89,9 @@ class PublicKey:
     def load(cls, source: str | os.PathLike[str] | bytes) -> PublicKey:
         """A public key from a PEM file (path) or PEM bytes (SubjectPublicKeyInfo, ``BEGIN PUBLIC KEY``)."""
         data, label = _read(source, "public key")
+        blocks = data.count(b"-----BEGIN ")
+        if blocks > 1:  # the PEM reader takes the first block and ignores the rest: never trust a key nobody chose
+            raise KeyInvalidError(f"{label}: holds {blocks} PEM blocks; give one public key (one [[keys]] entry each)")
         try:
             key = serialization.load_pem_public_key(data)
         except (ValueError, TypeError, UnsupportedAlgorithm) as exc:

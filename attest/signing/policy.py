@@ -140,7 +140,8 @@ class TrustPolicy:
         unknown = set(document) - _TOP_FIELDS
         if unknown:
             raise bad(f"unknown field(s) {', '.join(sorted(unknown))}", "$")
-        if document.get("version", POLICY_VERSION) != POLICY_VERSION:
+        version = document.get("version", POLICY_VERSION)
+        if type(version) is not int or version != POLICY_VERSION:  # true and 1.0 equal 1 in Python, not in TOML
             raise bad(f"policy version {document.get('version')!r} is not {POLICY_VERSION}", "version")
         require = _globs(document.get("require_signed", ["*"]), "require_signed", bad)
         raw_keys = document.get("keys")

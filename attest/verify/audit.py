@@ -126,6 +126,8 @@ class AuditReport:
     _errors: list[dict[str, Any]] = field(default_factory=list, repr=False)
     _spool: Any = field(default=None, repr=False)  # streamed: the rows as JSON lines, when they are printed after
     _widths: list[int] = field(default_factory=lambda: [len(h) for h in _TABLE_HEADER[:-1]], repr=False)
+    # Streamed: (tables whose signature was judged under a policy, those of them the policy required it of).
+    _judged: list[int] = field(default_factory=lambda: [0, 0], repr=False)
 
     @classmethod
     def streaming(cls, *, spool: bool) -> AuditReport:
@@ -140,6 +142,10 @@ class AuditReport:
             self.rows.append(row)
             return row
         self._tally[row.outcome] = self._tally.get(row.outcome, 0) + 1
+        judged = _signature_judged(row)
+        if judged is not None:
+            self._judged[0] += 1
+            self._judged[1] += judged
         if row.outcome == "ERROR":
             self._errors.append(_error(row))
         if self._spool is not None:
@@ -191,6 +197,14 @@ class AuditReport:
         if not self.keep:
             return {c: self._tally.get(c, 0) for c in CATEGORIES}
         return {c: sum(1 for r in self.rows if r.outcome == c) for c in CATEGORIES}
+
+    @property
+    def signatures_required(self) -> tuple[int, int]:
+        """(tables whose signature was judged under a trust policy, how many of them the policy required one of)."""
+        if not self.keep:
+            return self._judged[0], self._judged[1]
+        judged = [j for j in map(_signature_judged, self.rows) if j is not None]
+        return len(judged), sum(judged)
 
     @property
     def passed(self) -> bool:
@@ -295,12 +309,19 @@ class AuditReport:
 
 
 def _table_cells(row: AuditRow) -> tuple[str, ...]:
-    return (row.outcome, row.version or "-", row.level, row.code or "-", row.table)
+    # The name as in text lines (_name): a folder named "x\nVERIFIED  1  bytes  -  y" forged a row of the aligned table.
+    return (row.outcome, row.version or "-", row.level, row.code or "-", _name(row.table))
 
 
 def _chain(first: tuple[str, ...], rest: Iterable[tuple[str, ...]]) -> Iterator[tuple[str, ...]]:
     yield first
     yield from rest
+
+
+def _signature_judged(row: AuditRow) -> int | None:
+    """1: the policy required this table's signature; 0: it did not; None: no signature was judged."""
+    signature = (row.report or {}).get("signature")
+    return int(bool(signature.get("required"))) if isinstance(signature, dict) else None
 
 
 def _error(row: AuditRow) -> dict[str, Any]:

@@ -15,6 +15,7 @@ Open spec: docs/carrier-properties.md; user guide: docs/delta.md. In short:
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
@@ -67,6 +68,14 @@ try:
     from deltalake.exceptions import TableNotFoundError as _DeltaTableNotFound
 except ImportError as exc:  # pragma: no cover - the [delta] extra is missing
     raise ImportError("the Delta carrier needs deltalake: pip install 'recipe-attest[delta]'") from exc
+
+
+def _holds_iceberg_metadata(folder: Path) -> bool:
+    """Whether ``folder`` (a table's ``metadata/``) holds Iceberg table metadata (``*.metadata.json``)."""
+    try:
+        return any(name.endswith(".metadata.json") for name in os.listdir(folder))
+    except OSError:
+        return False
 
 __all__ = ["POINTER_DIR", "READ_PROPERTIES", "SIDECAR_DIR", "DeltaCarrier", "attest_after_write", "signed_table_uri"]
 
@@ -474,6 +483,11 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             _cross_check_metadata(dt, log, problems)
         if self.storage.local_root is not None:
             self._cross_check_uris(dt, files, problems)
+            if _holds_iceberg_metadata(self.storage.local_root / "metadata"):
+                # A path-based Iceberg reader of this folder reads that metadata, not this log: say what is not checked.
+                notes.append("this folder also holds Iceberg metadata (metadata/*.metadata.json): an Iceberg reader of "
+                             "the path reads the files it lists, which this Delta attestation does not cover (attest "
+                             "audit FOLDER checks both)")
         self._confine(files, problems)
         files.sort(key=lambda f: f.path)
         protocol = dt.protocol()

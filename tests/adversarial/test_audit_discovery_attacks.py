@@ -156,6 +156,20 @@ def test_a_hidden_table_is_listed_with_its_reason(lake: Path) -> None:
     assert f"SKIPPED       none    {lake / '_staging'} (table_not_audited): a delta table" in out.getvalue()
 
 
+def test_a_table_below_a_hidden_folder_is_listed_too(lake: Path) -> None:
+    """``lake/_staging/eu/orders``, tampered: a reader opens it by its name, and the audit said nothing of it (only a
+    hidden folder that is itself a table was listed). Every table under a hidden folder is listed now."""
+    tamper(attested(lake / "_staging" / "eu" / "orders"))
+    attested(lake / ".snapshots" / "customers")
+    assert DeltaTable(str(lake / "_staging" / "eu" / "orders")).version() == 1  # a reader reaches it by its name
+    rc, doc = audit(str(lake))
+    skipped = {s["path"]: s for s in doc["skipped"]}
+    for hidden, table in (("_staging", "_staging/eu/orders"), (".snapshots", ".snapshots/customers")):
+        entry = skipped[str(lake / table)]
+        assert entry["code"] == "table_not_audited" and f"under {lake / hidden}" in entry["message"], doc
+    assert rc == 0 and len(doc["tables"]) == 2, doc  # listed, not audited: the exit code stays the tables'
+
+
 def test_names_differing_only_by_case_are_both_audited_and_noted(lake: Path) -> None:
     tamper(attested(lake / "Customers"))
     rc, doc = audit(str(lake))
@@ -178,15 +192,88 @@ def test_two_catalog_entries_spelling_one_name(catalog: SqlCatalog) -> None:  # 
         table.append(pa.table({"x": [1]}))
         iceberg_attest_after_write(table, model="m", program_hash=PROGRAM)
     assert sorted(catalog.list_tables("a")) == [("a", "b.c")] and catalog.list_tables(("a", "b")) == [("a", "b", "c")]
-    rc, doc = audit(f"iceberg://{CATALOG}/a")
-    assert rc == 0 and len(doc["tables"]) == 1, doc  # one namespace: one entry, no collision
-    rc, doc = audit(f"iceberg://{CATALOG}")
+    rc, doc = audit(f"iceberg://{CATALOG}/a.b")
+    assert rc == 0 and len(doc["tables"]) == 1, doc  # namespace a.b alone: one entry, no collision
     name = f"iceberg://{CATALOG}/a.b.c"
-    rows_ = [t for t in doc["tables"] if t["table"] == name]
-    assert rc == 2 and len(rows_) == 2, doc
-    assert sorted(r["outcome"] for r in rows_) == ["ERROR", "VERIFIED"], rows_
-    error = next(r for r in rows_ if r["outcome"] == "ERROR")
-    assert error["code"] == "table_not_audited" and "both spell" in error["message"], error
+    for target in (f"iceberg://{CATALOG}", f"iceberg://{CATALOG}/a"):  # namespace a holds a.b: both entries
+        rc, doc = audit(target)
+        rows_ = [t for t in doc["tables"] if t["table"] == name]
+        assert rc == 2 and len(rows_) == 2, doc
+        assert sorted(r["outcome"] for r in rows_) == ["ERROR", "VERIFIED"], rows_
+        error = next(r for r in rows_ if r["outcome"] == "ERROR")
+        assert error["code"] == "table_not_audited" and "both spell" in error["message"], error
+
+
+def _iceberg_attested(cat: SqlCatalog, ident: tuple[str, ...], *, tampered: bool = False) -> None:
+    table = cat.create_table(ident, schema=rows().schema)
+    table.append(rows())
+    iceberg_attest_after_write(table, model="m", program_hash=PROGRAM)
+    if tampered:  # one byte of its data file flipped, as a storage writer can
+        from carriers.iceberg.carrier import IcebergCarrier
+        from tests.iceberg.conftest import local
+
+        victim = local(IcebergCarrier(cat.load_table(ident), catalog_name=CATALOG).list_files()[0].location)
+        raw = bytearray(victim.read_bytes())
+        raw[len(raw) // 2] ^= 0xFF
+        victim.write_bytes(bytes(raw))
+
+
+def test_a_namespace_is_audited_with_the_namespaces_nested_in_it(catalog: SqlCatalog) -> None:  # noqa: F811
+    """``iceberg://<cat>/finance`` audited the tables of ``finance`` only: a tampered table in ``finance.eu`` was never
+    checked, ``1 verified``, exit 0. A namespace is audited with the namespaces below it, as a folder with its
+    subfolders (pyiceberg's ``load_table(("finance", "eu", "orders"))`` reads the tampered table)."""
+    catalog.create_namespace("finance")
+    catalog.create_namespace(("finance", "eu"))
+    catalog.create_namespace("finance_other")  # a LIKE 'finance%' sibling: not below finance
+    _iceberg_attested(catalog, ("finance", "ledger"))
+    _iceberg_attested(catalog, ("finance", "eu", "orders"), tampered=True)
+    _iceberg_attested(catalog, ("finance_other", "x"))
+    rc, doc = audit(f"iceberg://{CATALOG}/finance")
+    tables = by_table(doc)
+    assert sorted(tables) == [f"iceberg://{CATALOG}/finance.eu.orders", f"iceberg://{CATALOG}/finance.ledger"], doc
+    assert rc == 1 and tables[f"iceberg://{CATALOG}/finance.ledger"]["outcome"] == "VERIFIED", doc
+    assert_caught(tables[f"iceberg://{CATALOG}/finance.eu.orders"])
+
+
+def test_a_catalog_listing_nested_namespaces_relatively_is_an_error(catalog: SqlCatalog,  # noqa: F811
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A catalog that answers "the namespaces in finance" with ``("eu",)`` instead of ``("finance", "eu")`` (a REST
+    server off the spec): the tables below cannot be found for certain. An ERROR line, never a silent skip."""
+    catalog.create_namespace("finance")
+    catalog.create_namespace(("finance", "eu"))
+    _iceberg_attested(catalog, ("finance", "ledger"))
+    _iceberg_attested(catalog, ("finance", "eu", "orders"), tampered=True)
+    listed = SqlCatalog.list_namespaces
+
+    def relative(self: SqlCatalog, namespace: Any = ()) -> list[tuple[str, ...]]:
+        found = listed(self, namespace)
+        return [tuple(ns[len(namespace):]) for ns in found] if namespace else found
+
+    monkeypatch.setattr(SqlCatalog, "list_namespaces", relative)
+    for target in (f"iceberg://{CATALOG}/finance", f"iceberg://{CATALOG}"):
+        rc, doc = audit(target)
+        assert rc == 2 and any(t["code"] == "table_not_audited" and "which it is not" in t["message"]
+                               for t in doc["tables"]), doc
+
+
+def test_a_dotted_name_that_is_a_table_and_a_namespace_audits_both(catalog: SqlCatalog) -> None:  # noqa: F811
+    """``iceberg://<cat>/finance.eu`` named table ``eu`` of ``finance`` and was audited as that table alone, while
+    namespace ``finance.eu`` held a tampered table: exit 0. Now a nested namespace can be audited by its name, and a
+    name that is both gets both audited (the table's row says so)."""
+    catalog.create_namespace("finance")
+    catalog.create_namespace(("finance", "eu"))
+    _iceberg_attested(catalog, ("finance", "eu"))
+    _iceberg_attested(catalog, ("finance", "eu", "orders"), tampered=True)
+    rc, doc = audit(f"iceberg://{CATALOG}/finance.eu")
+    tables = by_table(doc)
+    assert sorted(tables) == [f"iceberg://{CATALOG}/finance.eu", f"iceberg://{CATALOG}/finance.eu.orders"], doc
+    assert rc == 1, doc
+    table = tables[f"iceberg://{CATALOG}/finance.eu"]
+    assert table["outcome"] == "VERIFIED" and any("a table and a namespace" in n for n in table["notes"]), table
+    assert_caught(tables[f"iceberg://{CATALOG}/finance.eu.orders"])
+    catalog.drop_table(("finance", "eu"))  # the namespace alone, by its dotted name
+    rc, doc = audit(f"iceberg://{CATALOG}/finance.eu")
+    assert rc == 1 and [t["table"] for t in doc["tables"]] == [f"iceberg://{CATALOG}/finance.eu.orders"], doc
 
 
 def test_a_walk_is_bounded(lake: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -200,14 +287,62 @@ def test_a_walk_is_bounded(lake: Path, monkeypatch: pytest.MonkeyPatch) -> None:
                            for t in doc["tables"]), doc
 
 
-def test_a_folder_name_with_a_line_break_cannot_forge_an_audit_line(lake: Path) -> None:
+@pytest.mark.parametrize("fmt", ["text", "table"])
+def test_a_folder_name_with_a_line_break_cannot_forge_an_audit_line(lake: Path, fmt: str) -> None:
     """A table folder renamed ``x\\nVERIFIED      bytes   fake``: the old text output printed the break, and the
-    forged second line read as a verified table. Names, messages and notes stay on their own line."""
+    forged second line read as a verified table; ``--format table`` printed it until this round. Names, messages and
+    notes stay on their own line."""
     tamper(lake / "customers")
     os.rename(lake / "customers", lake / "x\nVERIFIED      bytes   fake")
     out = StringIO()
     with redirect_stdout(out):
-        rc = main(["audit", str(lake)])
+        rc = main(["audit", str(lake), "--format", fmt])
     lines = out.getvalue().splitlines()
     assert rc != 0 and not any(line.startswith("VERIFIED") and "fake" in line for line in lines), lines
     assert any("x\ufffdVERIFIED" in line for line in lines), lines
+
+
+def test_iceberg_metadata_put_into_a_delta_table_folder_is_audited_too(lake: Path, tmp_path: Path) -> None:
+    """An Iceberg table created at ``lake/customers`` (its ``metadata/`` and ``data/`` beside the attested Delta log):
+    a path-based Iceberg reader (pyiceberg's ``StaticTable``, a Hadoop catalog) of that folder reads the planted rows,
+    while the audit checked the Delta log alone — ``2 verified``, exit 0. Both readings are audited now, each noted."""
+    import glob
+
+    from pyiceberg.table import StaticTable
+
+    folder = lake / "customers"
+    planted = SqlCatalog("planted", uri=f"sqlite:///{tmp_path}/planted.db", warehouse=f"file://{tmp_path}/wh")
+    planted.create_namespace("ns")
+    table = planted.create_table("ns.t", schema=pa.schema([("id", pa.int64())]), location=folder.as_uri())
+    table.append(pa.table({"id": pa.array([666], pa.int64())}))
+    metadata = sorted(glob.glob(str(folder / "metadata" / "*.metadata.json")))[-1]
+    assert StaticTable.from_metadata(metadata).scan().to_arrow().to_pylist() == [{"id": 666}]  # what a reader gets
+    assert DeltaTable(str(folder)).to_pyarrow_table().num_rows == rows().num_rows  # Delta readers: as before
+    rc, doc = audit(str(lake))
+    rows_ = [t for t in doc["tables"] if t["table"] == str(folder)]
+    assert rc == 1 and sorted((r["table_format"], r["outcome"]) for r in rows_) == [
+        ("delta", "VERIFIED"), ("iceberg", "UNATTESTED")], doc
+    assert all(any("an Iceberg table folder" in n for n in r["notes"]) for r in rows_), rows_
+    rc, doc = audit(str(folder))  # the folder itself as the target: both readings too
+    assert rc == 1 and len(doc["tables"]) == 2, doc
+    out = StringIO()
+    with redirect_stdout(out):  # verify reads the Delta table, and says what it did not check
+        rc = main(["verify", str(folder), "--json"])
+    report = json.loads(out.getvalue())
+    assert rc == 0 and report["table_format"] == "delta", report
+    assert any("also holds Iceberg metadata" in n for n in report["notes"]), report
+
+
+def test_folder_names_a_uri_would_decode_are_audited_as_themselves(lake: Path) -> None:
+    """Held (pinned): a tampered copy of ``a b`` named ``a%20b`` (and ``x#y`` / ``x%23y``, ``q`` / ``q?v=1``) is never
+    read through its decoded twin: each folder is its own line, the copies caught."""
+    for good, twin in (("a b", "a%20b"), ("x#y", "x%23y"), ("q", "q?v=1")):
+        attested(lake / good)
+        shutil.copytree(lake / good, lake / twin)
+        tamper(lake / twin)
+    rc, doc = audit(str(lake))
+    tables = by_table(doc)
+    assert rc == 1, doc
+    for good, twin in (("a b", "a%20b"), ("x#y", "x%23y"), ("q", "q?v=1")):
+        assert tables[str(lake / good)]["outcome"] == "VERIFIED", doc
+        assert_caught(tables[str(lake / twin)])

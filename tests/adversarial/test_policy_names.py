@@ -268,3 +268,33 @@ def test_an_iceberg_folder_read_without_its_catalog_is_covered_by_its_path(tmp_p
     assert rc == 1 and codes(doc) == ["signature_missing"], doc
     rc, doc = verify(str(folder), "--policy", _policy(tmp_path, ["file:///nowhere/*"]))
     assert rc == 0 and doc["signature"]["required"] is False, doc  # control
+
+
+def test_an_audit_under_a_policy_whose_globs_cover_no_table_says_so(tmp_path: Path) -> None:
+    """``require_signed = ["s3://lake/finance/*"]`` (the lake's bucket name, audited from a local copy) or a typo:
+    every unsigned table passed as "the policy does not require a signature", and nothing said the policy had not
+    applied anywhere. The verdicts stay as written; the audit now warns (stderr, and ``warnings`` in --json)."""
+    import json
+    from contextlib import redirect_stderr, redirect_stdout
+    from io import StringIO
+
+    from attest.cli import main
+
+    lake = tmp_path / "lake"
+    _unsigned(lake / "finance" / "orders")
+    _unsigned(lake / "finance" / "ledger")
+
+    def audit(policy: str, *extra: str) -> tuple[int, str, str]:
+        out, err = StringIO(), StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            rc = main(["audit", str(lake), "--policy", policy, *extra])
+        return rc, out.getvalue(), err.getvalue()
+
+    typo = _policy(tmp_path, ["s3://lake/finanse/*"])
+    rc, out, err = audit(typo)
+    assert rc == 0 and "covered none of the 2 table(s)" in err and "s3://lake/finanse/*" in err, (out, err)
+    rc, out, _ = audit(typo, "--json")
+    doc = json.loads(out)
+    assert rc == 0 and len(doc["warnings"]) == 1 and "covered none" in doc["warnings"][0], doc
+    rc, out, err = audit(_policy(tmp_path, [f"file://{lake}/finance/*"]))  # the glob applies: no warning, refused
+    assert rc == 1 and "warning" not in err and "signature_missing" in out, (out, err)

@@ -218,6 +218,9 @@ def test_inline_pem_and_pinned_id(tmp_path: Path, doc: dict[str, Any]) -> None:
     ("[[keys]]\npublic_key = 'ci.pub'\nrevokd = true\n", "unknown field(s) revokd"),
     ("trusted = 1\n[[keys]]\npublic_key = 'ci.pub'\n", "unknown field(s) trusted"),
     ("version = 2\n[[keys]]\npublic_key = 'ci.pub'\n", "policy version"),
+    ("version = true\n[[keys]]\npublic_key = 'ci.pub'\n", "policy version"),
+    ("version = 1.0\n[[keys]]\npublic_key = 'ci.pub'\n", "policy version"),
+    ("[[keys]]\npublic_key = 'two.pub'\n", "2 PEM blocks"),
     ("require_signed = '*'\n[[keys]]\npublic_key = 'ci.pub'\n", "list of non-empty glob"),
     ("keys = []\n", "at least one"),
     ("", "at least one"),
@@ -237,6 +240,7 @@ def test_inline_pem_and_pinned_id(tmp_path: Path, doc: dict[str, Any]) -> None:
 ])
 def test_invalid_policies_are_policy_invalid(tmp_path: Path, text: str, fragment: str | None) -> None:
     (tmp_path / "ci.pub").write_bytes(generate_keypair().public_pem)
+    (tmp_path / "two.pub").write_bytes(generate_keypair().public_pem + generate_keypair().public_pem)
     (tmp_path / "trust.toml").write_text(text, encoding="utf-8")
     if fragment is None:
         assert TrustPolicy.load(tmp_path / "trust.toml").keys[0].tables == ()
