@@ -813,8 +813,11 @@ def _check_delete_representation(reader: IcebergContentReader, io: Any, keys: Se
     """The delete files (``keys``) applied to a data file a rewrite added or re-reads, held to how Iceberg's writers
     store them (``_delete_problem``): the rows the digest keeps are the rows readers keep only when every reader
     reads each delete file's values alike. Measured (pyiceberg 0.12 / Spark 4.1, Iceberg 1.12): a position delete
-    file whose ``file_path`` and ``pos`` swap field ids was applied by pyiceberg, refused by Spark. Deletion vectors
-    (Puffin) are held by ``_positions``. table_inconsistent: no one content."""
+    file whose ``file_path`` and ``pos`` swap field ids, whose ``pos`` is an unsigned int64, or without field ids was
+    applied by pyiceberg (the digest the attested one: VERIFIED before) and refused by Spark; a 32-bit ``pos`` and an
+    equality key timestamp in milliseconds or nanoseconds Spark read as pyarrow converts them, refused all the same
+    (no Iceberg writer stores them, no reader is bound to convert them). Deletion vectors (Puffin) are held by
+    ``_positions``. table_inconsistent: no one content."""
     for key in keys:
         df = reader.deletes[key]
         if _is_puffin(df):
