@@ -6,9 +6,9 @@ a 2-level list (the repeated field is the element), a repeated group named ``arr
 the element: a list of structs) and a bare repeated field (a list of it) — and readers implement those rules each
 their own way, or not at all. pyarrow (pyiceberg's reads) decodes each of these files (hand-edited footers over the
 very same pages, tests/adversarial/parquet_footer.py) to the attested rows, so the content digest was the attested
-one: ``VERIFIED (content; …, same rows)`` for the 2-level list and the ``array`` / ``_tuple`` groups. Such a file is
-now ``table_inconsistent`` (carriers/iceberg/content.py ``_nesting_problem``); the standard shapes pyarrow and
-pyiceberg write still verify.
+one: ``VERIFIED (content; …, same rows)`` for the 2-level list and the ``array`` / ``_tuple`` groups, while Spark
+(Iceberg 1.12) refused to read every one of these files (measured below). Such a file is now ``table_inconsistent``
+(carriers/iceberg/content.py ``_nesting_problem``); the standard shapes pyarrow and pyiceberg write still verify.
 """
 
 from __future__ import annotations
@@ -228,3 +228,46 @@ def test_pyiceberg_rewrite_of_lists_and_maps_verifies(catalog: Any) -> None:
     replace(catalog, table)
     rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at snapshot "), json.dumps(doc)
+
+
+# ---- what Spark reads (Iceberg 1.12) -------------------------------------------------------------------------------
+# attack -> what Spark returned for the rewritten table, measured: it refused each ("Should not read definition, past
+# page end" for the 2-level and array / _tuple lists, which Iceberg Java reads as 3-level; "Not a primitive type:
+# list<long>" for the bare repeated field), where pyiceberg returned the attested rows.
+SPARK_READS: dict[str, Any] = {case: "refused" for case in ATTACKS}
+
+
+@pytest.mark.spark
+def test_spark_reads_these_lists(spark: Any, spark_warehouse: Path) -> None:
+    """The same rewritten tables read by Spark: the control returns the attested rows and verifies; Spark refuses
+    every legacy shape (``SPARK_READS``) and none verifies."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from carriers.spark.session import pyiceberg_catalog_properties
+    from tests.adversarial.test_spark_attacks import _verify
+
+    spark_catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
+    seen: dict[str, Any] = {}
+    verdicts: dict[str, Any] = {}
+    for i, case in enumerate(["control", *ATTACKS]):
+        rows, edit = (_longs, None) if case == "control" else ATTACKS[case]
+        ns = f"lists{i}"
+        spark_catalog.create_namespace(ns)
+        table = spark_catalog.create_table(f"{ns}.t", schema=rows().schema)
+        table.append(rows().slice(0, 1))
+        table.append(rows().slice(1))
+        attest_after_write(table, model="orders", program_hash=PROGRAM)
+        spark.sql(f"REFRESH TABLE iceberg.{ns}.t")
+        attested = [str(r) for r in spark.sql(f"SELECT * FROM iceberg.{ns}.t ORDER BY id").collect()]
+        _rewrite(spark_catalog, spark_catalog.load_table(f"{ns}.t"), rows(), edit)
+        spark.sql(f"REFRESH TABLE iceberg.{ns}.t")
+        try:
+            got = [str(r) for r in spark.sql(f"SELECT * FROM iceberg.{ns}.t ORDER BY id").collect()]
+            seen[case] = "same" if got == attested else got
+        except Exception as exc:
+            seen[case] = "refused" if "IllegalArgumentException" in str(exc) else str(exc)[:300]
+        rc, doc = _verify(f"iceberg://iceberg/{ns}.t", spark_warehouse)
+        verdicts[case] = (rc, codes(doc))
+    assert seen["control"] == "same" and verdicts["control"] == (0, []), (seen, verdicts)
+    assert {c: seen[c] for c in ATTACKS} == SPARK_READS, seen
+    assert all(verdicts[c][0] != 0 for c in ATTACKS), verdicts
