@@ -791,6 +791,8 @@ def _delete_problem(reader: IcebergContentReader, df: Mapping[str, Any], nodes: 
         if problem is not None:
             return (f"stores {column!r} as {problem}, not as the spec's "
                     f"{'string' if column == 'file_path' else 'long (signed INT64)'}")
+        if element.get(3) != _REQUIRED:  # a null pyiceberg passes over; Java's index of positions takes none
+            return f"stores {column!r} as an optional column, not as the spec's required one"
     return None
 
 
@@ -813,10 +815,11 @@ def _check_delete_representation(reader: IcebergContentReader, io: Any, keys: Se
     """The delete files (``keys``) applied to a data file a rewrite added or re-reads, held to how Iceberg's writers
     store them (``_delete_problem``): the rows the digest keeps are the rows readers keep only when every reader
     reads each delete file's values alike. Measured (pyiceberg 0.12 / Spark 4.1, Iceberg 1.12): a position delete
-    file whose ``file_path`` and ``pos`` swap field ids, whose ``pos`` is an unsigned int64, or without field ids was
-    applied by pyiceberg (the digest the attested one: VERIFIED before) and refused by Spark; a 32-bit ``pos`` and an
-    equality key timestamp in milliseconds or nanoseconds Spark read as pyarrow converts them, refused all the same
-    (no Iceberg writer stores them, no reader is bound to convert them). Deletion vectors (Puffin) are held by
+    file whose ``file_path`` and ``pos`` swap field ids, whose ``pos`` is an unsigned int64 or optional with a null,
+    or without field ids was applied by pyiceberg (the digest the attested one: VERIFIED before) and refused by
+    Spark; a 32-bit ``pos`` and an equality key timestamp in milliseconds or nanoseconds Spark read as pyarrow
+    converts them, refused all the same (no Iceberg writer stores them, no reader is bound to convert them).
+    Deletion vectors (Puffin) are held by
     ``_positions``. table_inconsistent: no one content."""
     for key in keys:
         df = reader.deletes[key]

@@ -8,11 +8,12 @@ equality delete file, reads its key column through pyarrow (a timestamp in milli
 the extra row was gone, the digest the attested one, ``VERIFIED (content; …, same rows)``. Iceberg Java (Spark) reads
 a position delete file by the spec's reserved field ids (``file_path`` 2147483546, ``pos`` 2147483545) as a string and
 a long, and an equality delete file's key column as the table's type. Measured below: Spark refused the read of the
-table whose position delete file swaps the two field ids, stores ``pos`` as an unsigned int64, or has no field ids
-(where pyiceberg returned ids 1 and 2); it read a 32-bit ``pos`` and key timestamps in milliseconds or nanoseconds as
-pyarrow converts them. Each is now ``table_inconsistent`` (carriers/iceberg/content.py
-``_check_delete_representation``): the ones Spark read alike too, as no Iceberg writer stores them and no reader is
-bound to convert them; delete files as Iceberg Java writes them (the conftest builder) still verify.
+table whose position delete file swaps the two field ids, stores ``pos`` as an unsigned int64 or as an optional
+column holding a null, or has no field ids (where pyiceberg returned ids 1 and 2); it read a 32-bit ``pos`` and key
+timestamps in milliseconds or nanoseconds as pyarrow converts them. Each is now ``table_inconsistent``
+(carriers/iceberg/content.py ``_check_delete_representation``): the ones Spark read alike too, as no Iceberg writer
+stores them and no reader is bound to convert them; delete files as Iceberg Java writes them (the conftest builder)
+still verify.
 """
 
 from __future__ import annotations
@@ -75,9 +76,18 @@ def _no_ids(table: pa.Table) -> pa.Table:
     return _fields(table, lambda f: f.with_metadata(None))
 
 
+def _null_pos(table: pa.Table) -> pa.Table:
+    """``pos`` optional, and a second row of the same ``file_path`` whose ``pos`` is null."""
+    optional = _fields(table, lambda f: f.with_nullable(f.name == "pos"))
+    extra = pa.Table.from_pylist([{"file_path": table.column("file_path")[0].as_py(), "pos": None}],
+                                 schema=optional.schema)
+    return pa.concat_tables([optional, extra])
+
+
 # position delete file attacks: the file the conftest builder writes (as Iceberg Java does), stored otherwise
 POSITION: dict[str, Callable[[pa.Table], pa.Table]] = {
     "file_path and pos with swapped field ids": _swap_ids,
+    "pos optional, with a null": _null_pos,
     "pos as unsigned int64": _retype("pos", pa.uint64()),
     "pos as int32": _retype("pos", pa.int32()),
     "no field ids": _no_ids,
@@ -215,10 +225,11 @@ def _java_equality_delete(spark: SparkSession, name: str, path: Path, stored: Ca
 SPARK_READS: dict[str, Any] = {
     "control": [1, 2],
     "equality control": [1, 2],
-    "file_path and pos with swapped field ids": "refused",
-    "pos as unsigned int64": "refused",
+    "file_path and pos with swapped field ids": "refused",  # "Not an instance of java.lang.CharSequence: 0"
+    "pos optional, with a null": "refused",  # NullPointerException (Long.longValue); pyiceberg passes the null over
+    "pos as unsigned int64": "refused",  # "Cannot read UINT64 as a long value"
     "pos as int32": [1, 2],
-    "no field ids": "refused",  # Iceberg Java reads a position delete file by the spec's field ids only
+    "no field ids": "refused",  # "Missing required field: file_path": Java reads it by the spec's field ids only
     "a key timestamp in milliseconds": [1, 2],
     "a key timestamp in nanoseconds": [1, 2],
 }
