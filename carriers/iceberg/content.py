@@ -635,6 +635,211 @@ def _leaf_ids(file_schema: Any) -> list[int]:
     return out
 
 
+# The Iceberg spec's reserved field ids of a position delete file's columns ("Position Delete Files").
+DELETE_FILE_PATH = 2147483546
+DELETE_FILE_POS = 2147483545
+
+_Node = tuple[dict[int, Any], list[Any]]  # a footer schema element and its children (nodes)
+
+
+def _tree(elements: Sequence[Mapping[int, Any]]) -> list[_Node]:
+    """The root's children of a Parquet footer schema (its elements in depth-first order, ``5`` the number of
+    children) as nodes; ValueError when the counts do not make one tree."""
+    at = 1
+
+    def node() -> _Node:
+        nonlocal at
+        if at >= len(elements):
+            raise ValueError("its schema's groups claim more fields than it has")
+        element = dict(elements[at])
+        at += 1
+        count = element.get(5)
+        return element, [node() for _ in range(count if isinstance(count, int) and count > 0 else 0)]
+
+    if not elements:
+        raise ValueError("its schema has no root")
+    root = elements[0].get(5)
+    out = [node() for _ in range(root if isinstance(root, int) and root > 0 else 0)]
+    if at != len(elements):
+        raise ValueError("its schema has fields outside its root")
+    return out
+
+
+def _name(element: Mapping[int, Any]) -> str:
+    raw = element.get(4)
+    return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+
+
+def _group_kind(element: Mapping[int, Any]) -> str | None:
+    """"list", "map" or "map_key_value" when a group's logical or converted type says so, else None."""
+    union = element.get(10)
+    if isinstance(union, dict) and union.keys() & {2, 3}:
+        return "map" if 2 in union else "list"
+    return {1: "map", 2: "map_key_value", 3: "list"}.get(element.get(6))  # type: ignore[arg-type]
+
+
+_REQUIRED, _REPEATED = 0, 2
+
+
+def _nesting_problem(nodes: Sequence[_Node], prefix: str = "") -> str | None:
+    """Why a Parquet schema (``_tree``) does not store its lists and maps in the standard 3-level shapes Iceberg's
+    writers write (``<list> (LIST) { repeated group list { element } }``, ``<map> (MAP) { repeated group key_value
+    { required key; value } }``); None when it does. The Parquet LogicalTypes backward-compatibility rules read a
+    2-level list (its repeated field is the element), a repeated group named ``array`` or ``<list>_tuple`` or of
+    several fields (the group is the element), and a repeated field outside a LIST / MAP group (a list of it)
+    otherwise than a 3-level one, and readers implement these rules each their own way, or not at all."""
+    for element, children in nodes:
+        name = f"{prefix}{_name(element)}"
+        kind = _group_kind(element)
+        if element.get(3) == _REPEATED:
+            return f"the repeated field {name!r} outside a LIST or MAP group (a bare repeated field)"
+        if kind is None:
+            found = _nesting_problem(children, f"{name}.")
+            if found is not None:
+                return found
+            continue
+        if kind == "map_key_value":
+            return f"the map {name!r} annotated MAP_KEY_VALUE (a legacy map) rather than MAP"
+        if len(children) != 1:
+            return f"the {kind} {name!r} with {len(children)} fields under its {kind.upper()} group, not one"
+        (inner, fields), = children
+        inner_name = _name(inner)
+        if inner.get(3) != _REPEATED:
+            return f"the {kind} {name!r} whose field {inner_name!r} is not repeated"
+        if not fields:
+            return f"the {kind} {name!r} as a 2-level {kind} (its repeated field {inner_name!r} is the element)"
+        if kind == "list":
+            if inner_name in ("array", f"{_name(element)}_tuple"):
+                return (f"the list {name!r} whose repeated group is named {inner_name!r} (read as the element: a "
+                        "2-level list)")
+            if len(fields) != 1:
+                return f"the list {name!r} whose repeated group has {len(fields)} fields (read as the element)"
+        else:
+            if len(fields) != 2:
+                return f"the map {name!r} whose repeated group has {len(fields)} fields, not a key and a value"
+            if fields[0][0].get(3) != _REQUIRED:
+                return f"the map {name!r} whose key {_name(fields[0][0])!r} is not required"
+        for child in fields:
+            if child[0].get(3) == _REPEATED:
+                return f"the {kind} {name!r} whose element {_name(child[0])!r} is itself repeated"
+        found = _nesting_problem([({**c[0], 3: _REQUIRED}, c[1]) for c in fields], f"{name}.{inner_name}.")
+        if found is not None:
+            return found
+    return None
+
+
+def _delete_schema(io: Any, df: Mapping[str, Any], cache: dict[str, dict[str, Any]]) -> list[_Node]:
+    """The footer schema (``_tree``) of Parquet delete file ``df``, read once per reader; AttestError when it cannot
+    be read."""
+    from carriers.content_store import read_parquet_schema
+
+    location = str(df["file_path"])
+    key = f"delete-schema:{location}"
+    if key not in cache:
+        try:
+            with io.new_input(location).open() as handle:
+                elements = read_parquet_schema(handle)
+        except Exception as exc:
+            raise AttestError(f"delete file {location} cannot be read: {exc}", code=Code.TABLE_UNREADABLE) from exc
+        try:
+            if isinstance(elements, str):
+                raise ValueError(elements)
+            cache[key] = {"nodes": _tree(elements)}
+        except ValueError as exc:
+            raise AttestError(f"delete file {location} cannot be read as Parquet: {exc}",
+                              code=Code.TABLE_INCONSISTENT) from exc
+    nodes: list[_Node] = cache[key]["nodes"]
+    return nodes
+
+
+def _delete_problem(reader: IcebergContentReader, df: Mapping[str, Any], nodes: Sequence[_Node]) -> str | None:
+    """Why readers need not read the Parquet delete file ``df`` (its schema ``nodes``) alike; None when it stores its
+    columns as Iceberg's writers do. pyiceberg reads a position delete file's ``file_path`` and ``pos`` by name and
+    converts what it reads, Iceberg Java (Spark) by the spec's reserved field ids as the spec's types; an equality
+    delete file's key columns are read by field id by both, Java decoding them as the table's type."""
+    from pyiceberg.types import StringType
+
+    def ids(element: Mapping[int, Any]) -> int | None:
+        raw = element.get(9)
+        return raw if isinstance(raw, int) else None
+
+    if _content(df) == _EQUALITY:
+        for i in (int(x) for x in (df.get("equality_ids") or [])):
+            found = [e for e, children in nodes if ids(e) == i and not children]
+            if len(found) != 1 or i not in set(reader.schema.field_ids):
+                continue  # none or two: _equality_rows refuses it (unsupported_table); not read: not applied
+            t = reader.schema.find_type(i)
+            problem = _representation_problem(found[0], t)
+            if problem is not None:
+                name = reader.schema.find_column_name(i) or f"field id {i}"
+                return f"stores its key column {name!r} ({t}) as {problem}, not as Iceberg's writers store {t}"
+        return None
+    for column, field_id in (("file_path", DELETE_FILE_PATH), ("pos", DELETE_FILE_POS)):
+        by_name = [(e, c) for e, c in nodes if _name(e) == column]
+        by_id = [(e, c) for e, c in nodes if ids(e) == field_id]
+        if len(by_name) != 1 or len(by_id) != 1 or by_name[0][0] is not by_id[0][0]:
+            return (f"has {len(by_name)} column(s) named {column!r} and {len(by_id)} of field id {field_id}, not one "
+                    f"column {column!r} of that id (the spec's): pyiceberg reads it by name, Iceberg Java by id")
+        element, children = by_id[0]
+        if children:
+            return f"stores {column!r} as a group"
+        if column == "file_path":
+            problem = _representation_problem(element, StringType())
+        else:  # a signed INT64 only: Java reads an INT32 or unsigned one otherwise than pyiceberg's cast, or refuses it
+            signed = element.get(1) == 2 and _annotation_or(element) in (None, ("int", 64, True))
+            problem = None if signed else _stored(element)
+        if problem is not None:
+            return (f"stores {column!r} as {problem}, not as the spec's "
+                    f"{'string' if column == 'file_path' else 'long (signed INT64)'}")
+        if element.get(3) != _REQUIRED:  # a null pyiceberg passes over; Java's index of positions takes none
+            return f"stores {column!r} as an optional column, not as the spec's required one"
+    return None
+
+
+def _annotation_or(element: Mapping[int, Any]) -> tuple[Any, ...] | str | None:
+    """``_annotation``, or the reason it cannot be read (a string)."""
+    try:
+        return _annotation(element)
+    except ValueError as exc:
+        return str(exc)
+
+
+def _stored(element: Mapping[int, Any]) -> str:
+    """How a Parquet leaf stores its values, for messages (``INT32 ('int', 32, True)``)."""
+    physical = _PHYSICAL.get(element.get(1), f"type {element.get(1)}")  # type: ignore[arg-type]
+    note = _annotation_or(element)
+    return physical if note is None else f"{physical} {note}"
+
+
+def _check_delete_representation(reader: IcebergContentReader, io: Any, keys: Sequence[str], path: str) -> None:
+    """The delete files (``keys``) applied to a data file a rewrite added or re-reads, held to how Iceberg's writers
+    store them (``_delete_problem``): the rows the digest keeps are the rows readers keep only when every reader
+    reads each delete file's values alike. Measured (pyiceberg 0.12 / Spark 4.1, Iceberg 1.12): a position delete
+    file whose ``file_path`` and ``pos`` swap field ids, whose ``pos`` is an unsigned int64 or optional with a null,
+    or without field ids was applied by pyiceberg (the digest the attested one: VERIFIED before) and refused by
+    Spark; a 32-bit ``pos`` and an equality key timestamp in milliseconds or nanoseconds Spark read as pyarrow
+    converts them, refused all the same (no Iceberg writer stores them, no reader is bound to convert them).
+    Deletion vectors (Puffin) are held by
+    ``_positions``. table_inconsistent: no one content."""
+    for key in keys:
+        df = reader.deletes[key]
+        if _is_puffin(df):
+            continue
+        location = str(df["file_path"])
+        file_format = str(getattr(df.get("file_format"), "value", df.get("file_format"))).upper()
+        if file_format != "PARQUET":  # a rewrite's data files must be Parquet too (_check_representation)
+            raise AttestError(f"delete file {location} ({file_format}), applied to data file {path} a rewrite "
+                              "changed, is not Parquet: how readers decode its columns is not checked here",
+                              code=Code.TABLE_INCONSISTENT)
+        problem = _delete_problem(reader, df, _delete_schema(io, df, reader.cache))
+        if problem is not None:
+            kind = "equality" if _content(df) == _EQUALITY else "position"
+            raise AttestError(f"{kind} delete file {location}, applied to data file {path} a rewrite changed, "
+                              f"{problem}: Iceberg Java (Spark) and pyiceberg read such a delete file differently "
+                              "or not at all, so readers need not get the rows the digest keeps",
+                              code=Code.TABLE_INCONSISTENT)
+
+
 def _check_representation(reader: IcebergContentReader, opened: _SchemaIO, path: str) -> None:
     """Each column a rewritten data file stores, held to how Iceberg's writers store its type in the reader schema
     (``_representation_problem``): readers decode the stored values by the file's Parquet physical and logical
@@ -646,6 +851,15 @@ def _check_representation(reader: IcebergContentReader, opened: _SchemaIO, path:
     if isinstance(elements, str) or elements is None:
         raise AttestError(f"data file {path}, added by a rewrite: "
                           f"{elements or 'its footer schema was not read'}", code=Code.TABLE_INCONSISTENT)
+    try:
+        nesting = _nesting_problem(_tree(elements))
+    except ValueError as exc:
+        raise AttestError(f"data file {path}, added by a rewrite: {exc}", code=Code.TABLE_INCONSISTENT) from exc
+    if nesting is not None:
+        raise AttestError(f"data file {path}, added by a rewrite, stores {nesting}: not the 3-level LIST / MAP shape "
+                          "Iceberg's writers write, and the Parquet spec's backward-compatibility rules for other "
+                          "shapes are implemented by each reader its own way, or not at all, so readers need not "
+                          "get the rows the digest reads", code=Code.TABLE_INCONSISTENT)
     leaves = [e for e in elements[1:] if not e.get(5)]
     ids: list[int | None] = [e.get(9) if isinstance(e.get(9), int) else None for e in leaves]
     if any(i is None for i in ids):  # a file without ids (_check_field_ids refuses some): read by the name mapping
@@ -800,6 +1014,8 @@ class IcebergContentReader:
         equality = [k for k in java if _content(self.deletes[k]) == _EQUALITY]
         io = storage.io
         applied = _applied(self.plans["pyiceberg"], key)
+        if self.statistics:  # the delete files applied to a file a rewrite changed: read alike by every reader
+            _check_delete_representation(self, io, sorted(set(applied) | set(java)), f.path)
         positional = _positions(io, location, [self.deletes[k] for k in applied], self.cache)
         task = FileScanTask(_pyiceberg_file(df))
         file_io: Any = io

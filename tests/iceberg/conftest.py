@@ -96,7 +96,8 @@ def summary_of(table: Table, snapshot_id: int | str) -> dict[str, str]:
 
 
 def commit_delete_file(table: Table, path: Path, *, target: str | None = None, equality: bool = False,
-                       deleted: pa.Table | None = None, equality_ids: list[int] | None = None) -> None:
+                       deleted: pa.Table | None = None, equality_ids: list[int] | None = None,
+                       stored: Callable[[pa.Table], pa.Table] | None = None) -> None:
     """Commit a position-delete file at ``path`` hiding row 0 of ``target`` (default: the first data file), or an
     equality-delete file hiding ``id == 1``, in a snapshot of its own, as Java writers do: in a *delete* manifest.
 
@@ -104,21 +105,30 @@ def commit_delete_file(table: Table, path: Path, *, target: str | None = None, e
     readers read as rows (recipe-attest refuses such a table: ``table_inconsistent``).
 
     ``deleted`` / ``equality_ids``: an equality delete file of these rows instead, its columns stored with the
-    Parquet field ids (as Flink's and Iceberg Java's writers store them) of ``equality_ids``, in order."""
+    Parquet field ids (as Flink's and Iceberg Java's writers store them) of ``equality_ids``, in order.
+
+    A position delete file stores ``file_path`` (string) and ``pos`` (long) as Iceberg Java's writers do: required,
+    with the spec's reserved field ids 2147483546 and 2147483545. ``stored``: the table written is
+    ``stored(<that table>)`` instead (another physical Parquet schema: other types, field ids, names)."""
     import pyarrow.parquet as pq
     from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
     from pyiceberg.typedef import Record
+
+    def fid(name: str, t: pa.DataType, i: int) -> pa.Field:
+        return pa.field(name, t, nullable=False, metadata={b"PARQUET:field_id": str(i).encode()})
 
     if deleted is not None:
         equality, ids = True, list(equality_ids or [])
         fields = [f.with_metadata({b"PARQUET:field_id": str(i).encode()})
                   for f, i in zip(deleted.schema, ids, strict=True)]
-        pq.write_table(pa.table(deleted.columns, schema=pa.schema(fields)), path)
+        written = pa.table(deleted.columns, schema=pa.schema(fields))
     elif equality:
-        pq.write_table(pa.table({"id": pa.array([1], pa.int64())}), path)
+        written = pa.table({"id": pa.array([1], pa.int64())})
     else:
         target = target or next(iter(table.scan().plan_files())).file.file_path
-        pq.write_table(pa.table({"file_path": [target], "pos": pa.array([0], pa.int64())}), path)
+        spec = pa.schema([fid("file_path", pa.string(), 2147483546), fid("pos", pa.int64(), 2147483545)])
+        written = pa.table({"file_path": [target], "pos": pa.array([0], pa.int64())}, schema=spec)
+    pq.write_table(written if stored is None else stored(written), path)
     df = DataFile.from_args(content=DataFileContent.EQUALITY_DELETES if equality else DataFileContent.POSITION_DELETES,
                             file_path=f"file://{path}", file_format=FileFormat.PARQUET, partition=Record(),
                             record_count=1 if deleted is None else deleted.num_rows,
