@@ -159,6 +159,9 @@ def test_a_hint_naming_a_planted_sidecar_gets_no_verdict(tmp_path: Path) -> None
     write_hint(path, sidecars=[{"path": "planted.parquet", "sizeInBytes": size, "modificationTime": 1}])
     rc, doc = verify(str(path))  # VERIFIED before: nothing read the hint
     assert rc != 0 and "table_inconsistent" in codes(doc), doc
+    out = io.StringIO()
+    with redirect_stdout(out):  # nor is it attested again
+        assert main(["record", str(path), "--model", "orders", "--program-hash", PROGRAM]) != 0
 
 
 @pytest.mark.parametrize("said", [None, "not a list", [{"path": 1}], [None]])
