@@ -721,7 +721,7 @@ def _line_checkpoint_state(storage: Storage, version: int, names: list[str],
             sidecar = action.get("sidecar")
             if isinstance(sidecar, dict):
                 # v2 checkpoints keep their file actions in sidecar files under _delta_log/_sidecars/.
-                rel = f"{LOG_DIR}/_sidecars/{sidecar.get('path')}"
+                rel = f"{LOG_DIR}/_sidecars/{_sidecar_name(sidecar.get('path'))}"
                 inner = storage.read(rel)
                 if inner is None:
                     raise TableInconsistentError(f"checkpoint sidecar {rel} is missing")
@@ -732,6 +732,22 @@ def _line_checkpoint_state(storage: Storage, version: int, names: list[str],
                 state.apply_checkpoint(action)
     state.invalid.extend(validity.report())
     return state
+
+
+# A sidecar path engines resolve alike: a plain file name. The protocol's sidecar path is URI-encoded: delta-rs decodes
+# it, Spark and this replay do not (measured: a sidecar named '%30...' was read by delta-rs from the file '0...', by
+# Spark from '%30...'); other spellings (escapes, separators, a scheme, '..') are where readers part ways, and the
+# writers measured (Spark, Delta Kernel) write bare names.
+_SIDECAR_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+
+
+def _sidecar_name(path: Any) -> str:
+    """A checkpoint's sidecar ``path``, which must be a plain file name (_SIDECAR_NAME): any other spelling is read as
+    one file here and as another by an engine, so the checkpoint gets no verdict."""
+    if not isinstance(path, str) or not _SIDECAR_NAME.fullmatch(path):
+        raise TableInconsistentError(f"checkpoint sidecar path {str(path)[:200]!r} is not a plain file name: delta-rs "
+                                     "decodes it as a URI and Spark does not, so readers may take other files")
+    return path
 
 
 def _json_replay(storage: Storage, start: LogState | None, first: int, last: int, *,
@@ -854,6 +870,7 @@ def replay(storage: Storage, version: int) -> tuple[LogState, list[str]]:
         problems.extend(p for tag in sorted(candidates) if tag != first_tag for p in candidates[tag].invalid)
     problems.extend(state.invalid)
     problems.extend(_compacted_problems(storage, names, version, None if start is None else cp))
+    problems.extend(_hint_problems(storage, names))
     for path in sorted(state.twice)[:5]:
         problems.append(f"{path} is live as {len(state.twice[path]) + 1} logical files (other deletion vectors, no "
                         "remove naming them): protocol readers (Spark) read its rows once for each, minus that "
@@ -883,6 +900,45 @@ def _cross_check(storage: Storage, checkpoints: dict[int, dict[str, list[str]]],
         return (f"checkpoint {cp} is not the replay of the commits before it: readers that use the checkpoint and "
                 "readers that replay the log see different tables")
     return None
+
+
+def _hint_problems(storage: Storage, names: list[str]) -> list[str]:
+    """Where ``_delta_log/_last_checkpoint`` names other sidecar files for a v2 checkpoint than the checkpoint does.
+
+    Spark (delta-spark 4.4) takes the sidecars of the checkpoint the hint names (``v2Checkpoint.sidecarFiles``) from the
+    hint, without reading them out of the checkpoint (measured: a hint naming a planted sidecar that held one file
+    fewer, its checksum dropped, had Spark read a row fewer), while delta-rs and this replay read the checkpoint's.
+    Spark skips a hint whose checksum does not match, but anyone can write a matching one, so any disagreement gets no
+    verdict. A hint that is not JSON, or names a checkpoint the log does not hold, is one no reader takes."""
+    if "_last_checkpoint" not in names:
+        return []
+    data = storage.read(f"{LOG_DIR}/_last_checkpoint")
+    try:
+        hint = jsonscan.loads_unique((data or b"").decode("utf-8"))
+    except (ValueError, RecursionError, UnicodeDecodeError, jsonscan.DuplicateKeyError):
+        return []  # Spark reads no hint out of it and lists the log instead
+    v2 = hint.get("v2Checkpoint") if isinstance(hint, dict) else None
+    if not isinstance(v2, dict) or v2.get("sidecarFiles") is None:
+        return []  # no sidecars in the hint: Spark reads them out of the checkpoint
+    top = v2.get("path")
+    if not isinstance(top, str) or top not in names or not _CHECKPOINT.match(top):
+        return []  # Spark uses the hint's v2 part only for the checkpoint file it loads, by name
+    said = v2["sidecarFiles"]
+    data = storage.read(f"{LOG_DIR}/{top}")
+    if data is None:
+        return []
+    try:
+        actions = json_lines(data, top) if top.endswith(".json") else _parquet_actions(data)
+        held = sorted((str(a["sidecar"].get("path")), a["sidecar"].get("sizeInBytes"))
+                      for a in actions if isinstance(a.get("sidecar"), dict))
+    except (TableInconsistentError, ValueError, OSError):
+        return []  # an unreadable checkpoint: the replay that reads it says so
+    hinted = sorted((str(f.get("path")), f.get("sizeInBytes")) for f in said if isinstance(f, dict)) \
+        if isinstance(said, list) else None
+    if hinted is None or len(hinted) != len(said) or hinted != held:
+        return [f"_last_checkpoint names other sidecar files for checkpoint {top} than the checkpoint does: Spark "
+                "reads the hint's, delta-rs the checkpoint's"]
+    return []
 
 
 def _lookalikes(names: list[str]) -> list[str]:
