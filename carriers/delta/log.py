@@ -725,6 +725,13 @@ def _line_checkpoint_state(storage: Storage, version: int, names: list[str],
                 inner = storage.read(rel)
                 if inner is None:
                     raise TableInconsistentError(f"checkpoint sidecar {rel} is missing")
+                # Engines find a sidecar's Parquet footer at the size the checkpoint records (delta-rs: another size
+                # is "Corrupt footer"), this replay at the file's end: a file of another length could read as two.
+                if sidecar.get("sizeInBytes") != len(inner) or isinstance(sidecar.get("sizeInBytes"), bool):
+                    raise TableInconsistentError(
+                        f"checkpoint sidecar {rel} holds {len(inner)} bytes, its checkpoint records "
+                        f"{str(sidecar.get('sizeInBytes'))[:40]}: engines read its footer at the recorded size, so "
+                        "readers may take other actions from it")
                 for a in (_parquet_actions(inner) if rel.endswith(".parquet") else json_lines(inner, rel)):
                     validity.see(a)
                     state.apply_checkpoint(a)

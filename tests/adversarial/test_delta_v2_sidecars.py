@@ -203,3 +203,24 @@ def test_spark_reads_the_sidecars_the_hint_names(spark: SparkSession, tmp_path: 
     assert spark.read.format("delta").load(str(forged)).count() == 2  # of 3
     rc, doc = verify(str(forged))
     assert rc != 0 and "table_inconsistent" in codes(doc), doc
+
+
+@pytest.mark.parametrize("change", ["longer", "recorded larger"])
+def test_a_sidecar_whose_length_is_not_its_recorded_size_gets_no_verdict(tmp_path: Path, change: str) -> None:
+    """delta-rs reads a sidecar's footer at the checkpoint's ``sizeInBytes``, the replay at the file's end: bytes after
+    the recorded size (a second Parquet file's footer) would be read by one and not the other."""
+    path = v2_table(tmp_path)
+    log = path / "_delta_log"
+    sidecar = next((log / "_sidecars").iterdir())
+    if change == "longer":
+        sidecar.write_bytes(sidecar.read_bytes() + sidecar.read_bytes())  # a second copy after the recorded size
+    else:
+        top = next(log.glob("*.checkpoint.*.json"))
+        size = sidecar.stat().st_size
+        top.write_text(top.read_text().replace(f'"sizeInBytes": {size}', f'"sizeInBytes": {size + 1}'))
+    rc, doc = verify(str(path))
+    if change == "recorded larger":  # delta-rs reads past the end and fails first: no verdict either way
+        assert rc != 0 and {"table_inconsistent", "table_unreadable"} & set(codes(doc)), doc
+        return
+    assert rc != 0 and "table_inconsistent" in codes(doc), doc
+    assert "recorded size" in json.dumps(doc), doc
