@@ -36,15 +36,16 @@ def columnar_state(storage: Storage, version: int, names: list[str], *, judged: 
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
+    from carriers.delta.adds import Adds, Columns
     from carriers.delta.log import _FIELDS, _FOLDED, ACTIONS, LOG_DIR, LogState, _plain, _Validity
 
     if not names or not all(n.endswith(".parquet") for n in names):
         return None
-    state = LogState(version=version, checkpoint=version)
+    columns = Columns()
+    state = LogState(version=version, checkpoint=version, adds=Adds(columns))
     validity = _Validity(f"checkpoint {names[0]}" + (f" (+{len(names) - 1} parts)" if len(names) > 1 else ""),
                          checkpoint=True)
     removed: list[Any] = []
-    adds = state.adds
     for name in names:
         data = storage.read(f"{LOG_DIR}/{name}")
         if data is None:
@@ -92,12 +93,9 @@ def columnar_state(storage: Storage, version: int, names: list[str], *, judged: 
                 fields = _columns(add)
                 if fields is None:
                     return None
-                size = len(adds)
-                keys = tuple(fields)
-                at = keys.index("path")
-                for row in zip(*fields.values(), strict=True):
-                    adds[row[at]] = dict(zip(keys, row, strict=True))
-                if len(adds) != size + len(fields["path"]):
+                # Kept in columns (carriers/delta/adds.py): a dict is made of a row only when one is asked for.
+                paths = fields["path"]
+                if not columns.append(fields, paths if isinstance(paths, list) else paths.to_pylist()):
                     return None  # a path added twice (across parts): the line reader words it
     if validity.metadata > 1 or validity.protocol > 1 or validity.report():
         return None
@@ -105,7 +103,7 @@ def columnar_state(storage: Storage, version: int, names: list[str], *, judged: 
         gone = pa.chunked_array([c for r in removed for c in (r.chunks if isinstance(r, pa.ChunkedArray) else [r])])
         if pc.count_distinct(gone).as_py() != len(gone):
             return None  # a path removed twice
-        if any(p in adds for p in gone.to_pylist()):
+        if any(p in columns.index for p in gone.to_pylist()):
             return None  # a path added and removed: the line reader words it
     return state
 
@@ -182,20 +180,23 @@ def _statistics_regular(add: Any) -> bool:
     return True
 
 
-def _columns(add: Any) -> dict[str, list[Any]] | None:
-    """The add rows' fields as Python lists, maps as dicts (as ``log._plain`` gives them); None when a map names a
-    key twice (the line reader refuses the checkpoint then)."""
+def _columns(add: Any) -> dict[str, Any] | None:
+    """The add rows' fields, by name in the order of the add struct: a scalar type as its pyarrow array (made Python
+    values only when read, carriers/delta/adds.py), a map as dicts and any other nested type as ``log._plain`` gives
+    it (both made here: a map naming a key twice is found now), a map with no entry in any row as ``EmptyMaps``;
+    None when a map names a key twice (the line reader refuses the checkpoint then)."""
     import pyarrow as pa
 
+    from carriers.delta.adds import EmptyMaps
     from carriers.delta.log import _plain
 
-    out: dict[str, list[Any]] = {}
+    out: dict[str, Any] = {}
     for field in add.type:
         child = add.field(field.name)
         if child.null_count == len(child) and field.name != "path":
             continue  # null in every row: left out, as ``add.get`` reads it (None)
         if pa.types.is_map(field.type) and child.null_count == 0 and _no_entries(child):
-            out[field.name] = [{} for _ in range(len(child))]  # no key in any row (an unpartitioned table)
+            out[field.name] = EmptyMaps(len(child))  # no key in any row (an unpartitioned table)
         elif pa.types.is_map(field.type) and pa.types.is_string(field.type.item_type):
             values: list[Any] = []
             for pairs in child.to_pylist():
@@ -213,8 +214,9 @@ def _columns(add: Any) -> dict[str, list[Any]] | None:
             except TableInconsistentError:
                 return None
         else:
-            out[field.name] = child.to_pylist()
-    out["path"] = [str(p) for p in out["path"]]
+            out[field.name] = child
+    if not pa.types.is_string(add.field("path").type) and not pa.types.is_large_string(add.field("path").type):
+        out["path"] = [str(p) for p in add.field("path").to_pylist()]  # as the line reader's str(path) keys it
     return out
 
 

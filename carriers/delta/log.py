@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import operator
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from typing import Any
 from attest.errors import Code, TableInconsistentError
 from attest.fast import jsonscan
 from carriers.core import canonical_relative
+from carriers.delta.adds import Adds
 from carriers.delta.lines import LOG_DIR as LOG_DIR  # the log's names are spelt once, where its lines are read
 from carriers.delta.lines import commit_name as commit_name
 from carriers.storage.base import Storage
@@ -439,7 +441,8 @@ class LogState:
     last one of each path."""
 
     version: int
-    adds: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # A mapping as a dict of raw path -> add; a regular checkpoint's rows stay in its columns (carriers/delta/adds.py).
+    adds: Adds = field(default_factory=Adds)
     metadata: dict[str, Any] | None = None
     protocol: dict[str, Any] | None = None
     checkpoint: int | None = None  # the checkpoint version the replay started from
@@ -515,27 +518,39 @@ class LogState:
             self.protocol = action["protocol"]
 
     def agrees(self, other: LogState) -> bool:
-        """``agree(self.comparable(), other.comparable())``, file by file without building either: statistics texts
-        are parsed only where they differ."""
+        """``agree(self.comparable(), other.comparable())``, field by field over aligned columns of both states'
+        adds (carriers/delta/adds.py: no dict made of a checkpoint row): statistics texts are parsed only where they
+        differ."""
         mine, theirs = self.comparable(files=False), other.comparable(files=False)
-        if mine != theirs or self.adds.keys() != other.adds.keys():
+        if mine != theirs or not self.adds.same_paths(other.adds):
             return False
-        for path, x in self.adds.items():
-            y = other.adds[path]
-            if x is y or x == y:
+        paths = list(self.adds)
+        x, y = self.adds.locate(paths), other.adds.locate(paths)
+        for key in ("size", "partitionValues", "deletionVector"):
+            if not x.holds(key) and not y.holds(key):
+                continue  # null (absent) in every add of both: equal
+            a, b = x.values(key), y.values(key)
+            if a == b:
                 continue
-            if (x.get("size") != y.get("size")
-                    or (x.get("partitionValues") or {}) != (y.get("partitionValues") or {})
-                    or _dv_key(x.get("deletionVector")) != _dv_key(y.get("deletionVector"))):
+            if key == "partitionValues":
+                a, b = [v or {} for v in a], [v or {} for v in b]
+            elif key == "deletionVector":
+                a, b = [_dv_key(v) for v in a], [_dv_key(v) for v in b]
+            if any(map(operator.ne, a, b)):
                 return False
-            for key in ("modificationTime", "baseRowId", "defaultRowCommitVersion"):
-                a, b = x.get(key), y.get(key)
-                if a is not None and b is not None and a != b:
+        for key in ("modificationTime", "baseRowId", "defaultRowCommitVersion", "stats"):
+            if not x.holds(key) or not y.holds(key):
+                continue  # compared where both carry it: one side carries it nowhere
+            a, b = x.values(key), y.values(key)
+            if a == b:
+                continue
+            for u, v in zip(a, b, strict=True):
+                if u is None or v is None or u == v:
+                    continue
+                if key != "stats":
                     return False
-            a, b = x.get("stats"), y.get("stats")
-            if a != b:
-                a, b = _stats_key(a), _stats_key(b)
-                if a is not None and b is not None and a != b:
+                u, v = _stats_key(u), _stats_key(v)
+                if u is not None and v is not None and u != v:
                     return False
         return True
 
@@ -762,7 +777,7 @@ def _json_replay(storage: Storage, start: LogState | None, first: int, last: int
     """``start`` (or an empty state) with the JSON commits first..last applied; None if one of them is gone. Without
     ``check`` the commits' validity is not judged (LogState.apply_commit)."""
     state = LogState(version=last) if start is None else LogState(
-        version=last, adds=dict(start.adds), metadata=start.metadata, protocol=start.protocol,
+        version=last, adds=start.adds.copy(), metadata=start.metadata, protocol=start.protocol,
         checkpoint=start.checkpoint, twice={p: dict(ids) for p, ids in start.twice.items()},
         invalid=list(start.invalid), parsed_stats=start.parsed_stats)
     bulk = _BulkStatistics(state) if check else None

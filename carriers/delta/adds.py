@@ -1,0 +1,285 @@
+"""A version's live adds by raw path (``LogState.adds``), a checkpoint's rows kept in the columns they were read in.
+
+The replay of a table of many files (issue 35.2) made every add of the newest checkpoint a Python dict — and of the
+checkpoint before it, for the cross-check — though most readers look at a few fields of each (the carrier: the size,
+partition values, times, row-tracking ids; the comparison of two replays: the fields that change the rows readers get).
+Here a regular checkpoint's adds (``carriers/delta/checkpoint.py`` decided it is one) stay in its Arrow columns
+(``Columns``); the adds and removes of the JSON commits after it are kept on top as the dicts they were parsed into
+(``Adds``). ``Adds`` is a mutable mapping of raw path to add with the same keys, values and order as the dict it
+replaces (a row is made a dict when it is asked for, the fields the checkpoint part holds in the order it holds them);
+readers of many files ask for aligned columns instead (``Adds.locate``), without a dict per file.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator, MutableMapping, Sequence
+from typing import Any
+
+# A field an add does not hold (a column null in every row of its checkpoint part, left out as ``add.get`` reads it),
+# or a path that is not live: told apart from a null value where a reader's default depends on it.
+MISSING: Any = object()
+
+
+class EmptyMaps:
+    """A map column with no entry in any row (an unpartitioned table's partition values): ``{}`` in each row, a fresh
+    dict each time it is read (as each row's own dict was)."""
+
+    __slots__ = ("length",)
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+
+
+class Columns:
+    """The add rows of a regular checkpoint, part by part: each part's fields (a pyarrow array for a scalar type, a
+    list of Python values for a map or struct, already made as the line reader makes them, ``EmptyMaps``), by name in
+    the order of the part's add struct, and every path's row."""
+
+    __slots__ = ("index", "parts", "rows", "starts")
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}  # raw path -> row, counted across parts
+        self.starts: list[int] = []
+        self.parts: list[dict[str, Any]] = []
+        self.rows = 0
+
+    def append(self, fields: dict[str, Any], paths: list[str]) -> bool:
+        """One part's add rows (``paths``: its ``path`` column as Python strings); False when a path is one already
+        held (a path added twice: the checkpoint is left to the line reader)."""
+        held = len(self.index)
+        self.index.update(zip(paths, range(self.rows, self.rows + len(paths)), strict=True))
+        if len(self.index) != held + len(paths):
+            return False
+        self.starts.append(self.rows)
+        self.parts.append(fields)
+        self.rows += len(paths)
+        return True
+
+    def row(self, i: int) -> dict[str, Any]:
+        """Row ``i`` as the dict the line reader (less the fields null in every row of its part) makes of it."""
+        p = bisect.bisect_right(self.starts, i) - 1
+        j = i - self.starts[p]
+        return {name: _value(column, j) for name, column in self.parts[p].items()}
+
+    def holds(self, name: str) -> bool:
+        """Whether some part holds field ``name`` (not null in every row)."""
+        return any(name in fields for fields in self.parts)
+
+    def values(self, name: str, rows: list[int | None], missing: Any, taken: Any = None) -> list[Any]:
+        """Field ``name`` of each of ``rows`` (None: no row, given ``missing``), ``missing`` where its part lacks it;
+        ``taken``: ``rows`` as a pyarrow array, when made already."""
+        if len(self.parts) == 1 and self.starts[0] == 0:
+            return _take(self.parts[0].get(name, MISSING), rows, missing, taken)
+        out = [missing] * len(rows)
+        for p, fields in enumerate(self.parts):
+            start = self.starts[p]
+            end = start + _length(fields)
+            at = [k for k, r in enumerate(rows) if r is not None and start <= r < end]
+            got = _take(fields.get(name, MISSING), [rows[k] - start for k in at], missing)  # type: ignore[operator]
+            for k, v in zip(at, got, strict=True):
+                out[k] = v
+        return out
+
+
+def _length(fields: dict[str, Any]) -> int:
+    column = fields["path"]  # always held: the index is built from it
+    return len(column)
+
+
+def _value(column: Any, j: int) -> Any:
+    if isinstance(column, list):
+        return column[j]
+    if isinstance(column, EmptyMaps):
+        return {}
+    return column[j].as_py()
+
+
+# The partition values of an add in a part with no entry in any row, as aligned lists give them: one shared empty
+# dict (those lists are read, never written; ``Columns.row`` makes each row a dict of its own).
+_NO_ENTRIES: dict[str, Any] = {}
+
+
+def _take(column: Any, rows: Sequence[int | None], missing: Any, taken: Any = None) -> list[Any]:
+    """``column``'s values at ``rows`` (None rows: ``missing``); ``missing`` throughout when the column is MISSING."""
+    if column is MISSING:
+        return [missing] * len(rows)
+    if isinstance(column, list):
+        return [missing if r is None else column[r] for r in rows]
+    if isinstance(column, EmptyMaps):
+        return [missing if r is None else _NO_ENTRIES for r in rows]
+    import pyarrow as pa
+
+    got: list[Any] = column.take(pa.array(rows, pa.int64()) if taken is None else taken).to_pylist()
+    if missing is not None and None in rows:
+        got = [missing if r is None else v for r, v in zip(rows, got, strict=True)]
+    return got
+
+
+class Located:
+    """The adds of given paths, in their order: which are live (``live``) and their fields as aligned lists
+    (``values``). Made by ``Adds.locate``."""
+
+    __slots__ = ("_overlay", "_taken", "base", "live", "over", "rows")
+
+    def __init__(self, adds: Adds, paths: Sequence[str]) -> None:
+        self.base = adds._base
+        over, gone = adds._over, adds._gone
+        self._overlay = over  # every add on top (of these paths or not): whether one holds a field is asked of all
+        index = self.base.index if self.base is not None else {}
+        # Each path's checkpoint row, or None (not in the checkpoint, removed since, or added again after it); the add
+        # a commit after the checkpoint made of each path, or None (the list left empty when there is none).
+        self.over: list[dict[str, Any] | None] = []
+        if over:
+            get = over.get
+            self.over = [get(p) for p in paths]
+            self.rows: list[int | None] = [None if d is not None or p in gone else index.get(p)
+                                           for p, d in zip(paths, self.over, strict=True)]
+            self.live = [r is not None or d is not None for r, d in zip(self.rows, self.over, strict=True)]
+        else:
+            self.rows = [index.get(p) for p in paths] if not gone else \
+                [None if p in gone else index.get(p) for p in paths]
+            self.live = [r is not None for r in self.rows]
+        self._taken: Any = None
+
+    def holds(self, name: str) -> bool:
+        """Whether any of the adds may hold field ``name`` not null (False: ``values(name)`` is None throughout)."""
+        if self.base is not None and self.base.holds(name) and any(r is not None for r in self.rows):
+            return True
+        return bool(self.over) and any(a.get(name) is not None for a in self._overlay.values())
+
+    def values(self, name: str, missing: Any = None) -> list[Any]:
+        """Field ``name`` of each path's add; ``missing`` for a path not live or whose add lacks the field. The values
+        are read, not written (an add with no partition value in a checkpoint part of none shares one empty dict)."""
+        base = self.base
+        if base is None:
+            out = [missing] * len(self.rows)
+        else:
+            if self._taken is None and len(base.parts) == 1:
+                import pyarrow as pa
+
+                self._taken = pa.array(self.rows, pa.int64())  # made once for every field read
+            out = base.values(name, self.rows, missing, self._taken)
+        if self.over:
+            out = [v if d is None else d.get(name, missing) for d, v in zip(self.over, out, strict=True)]
+        return out
+
+
+class Adds(MutableMapping[str, dict[str, Any]]):
+    """Live adds by raw path: a checkpoint's rows in columns (``Columns``, never changed once built), with what the
+    commits after it did on top — adds by path (``_over``: new paths, and checkpoint paths added again) and the
+    checkpoint's paths removed (``_gone``). Keys, values and iteration order are those of the dict it replaces: a
+    checkpoint path keeps its place when added again, a path removed and added again goes last."""
+
+    __slots__ = ("_base", "_gone", "_new", "_over")
+
+    def __init__(self, base: Columns | None = None) -> None:
+        self._base = base
+        self._over: dict[str, dict[str, Any]] = {}
+        self._gone: set[str] = set()
+        self._new = 0  # paths of _over that are not a checkpoint row held in place
+
+    def _in_base(self, path: str) -> bool:
+        return self._base is not None and path in self._base.index and path not in self._gone
+
+    def __getitem__(self, path: str) -> dict[str, Any]:
+        found = self._over.get(path)
+        if found is not None:
+            return found
+        if self._in_base(path):
+            assert self._base is not None
+            return self._base.row(self._base.index[path])
+        raise KeyError(path)
+
+    def get(self, path: str, default: Any = None) -> Any:  # as dict.get, without raising and catching a KeyError
+        found = self._over.get(path)
+        if found is not None:
+            return found
+        base = self._base
+        if base is not None:
+            row = base.index.get(path)
+            if row is not None and path not in self._gone:
+                return base.row(row)
+        return default
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._over or (isinstance(path, str) and self._in_base(path))
+
+    def __setitem__(self, path: str, add: dict[str, Any]) -> None:
+        over = self._over
+        if path not in over:
+            base = self._base
+            if base is None or path not in base.index or path in self._gone:
+                self._new += 1
+        over[path] = add
+
+    def __delitem__(self, path: str) -> None:
+        if path in self._over:
+            del self._over[path]
+            if self._in_base(path):  # a checkpoint row held in place: removed with it
+                self._gone.add(path)
+            else:
+                self._new -= 1
+        elif self._in_base(path):
+            self._gone.add(path)
+        else:
+            raise KeyError(path)
+
+    def __iter__(self) -> Iterator[str]:
+        base, over, gone = self._base, self._over, self._gone
+        if base is not None:
+            if not gone and not over:
+                yield from base.index
+            else:
+                yield from (p for p in base.index if p not in gone)
+        if self._new:
+            yield from (p for p in over if base is None or p not in base.index or p in gone)
+
+    def __len__(self) -> int:
+        held = 0 if self._base is None else len(self._base.index)
+        return held - len(self._gone) + self._new
+
+    def copy(self) -> Adds:
+        """A copy to apply more commits to: the columns are shared (never changed), what is on top is copied."""
+        out = Adds(self._base)
+        out._over = dict(self._over)
+        out._gone = set(self._gone)
+        out._new = self._new
+        return out
+
+    def paths(self) -> set[str]:
+        """The live paths, as a set."""
+        if self._base is None:
+            return set(self._over)
+        out = set(self._base.index)
+        if self._gone:
+            out -= self._gone
+        if self._over:
+            out.update(self._over)
+        return out
+
+    def having(self, name: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(path, add) of the live adds whose field ``name`` is not null, in order (``items()`` filtered on
+        ``add.get(name) is not None``); when no checkpoint part holds the field, only the adds on top are read."""
+        base, over = self._base, self._over
+        if base is None or any(name in fields for fields in base.parts):
+            yield from ((p, a) for p, a in self.items() if a.get(name) is not None)
+            return
+        if not any(a.get(name) is not None for a in over.values()):
+            return  # the checkpoint's rows lack the field, and so does every add after it
+        for path in self:  # no dict is made of the checkpoint's rows
+            add = over.get(path)
+            if add is not None and add.get(name) is not None:
+                yield path, add
+
+    def same_paths(self, other: Adds) -> bool:
+        """Whether ``other`` holds the same live paths."""
+        if len(self) != len(other):
+            return False
+        if self._base is other._base and not self._gone and not other._gone:
+            return all(p in self for p in other._over) and all(p in other for p in self._over)
+        return self.paths() == other.paths()
+
+    def locate(self, paths: Sequence[str]) -> Located:
+        """The adds of ``paths`` (live or not), to read as aligned columns (``Located.values``)."""
+        return Located(self, paths)
