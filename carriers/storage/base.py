@@ -490,6 +490,20 @@ class Storage(ABC):
         """An obstore store rooted at this carrier root, or None when the options cannot be mapped to one."""
         return None
 
+    def _object_store_at(self, root: str) -> Any:
+        """An obstore store rooted at ``root`` (a folder of the same store: an Iceberg table's data folder, where this
+        storage is rooted at its metadata) with this storage's options, or None when they map to none."""
+        if root.rstrip("/") == self.uri:
+            return self._object_store()
+        mapped = self._store_config()
+        if mapped is None or scheme_of(root) != scheme_of(self.uri):  # the options are for this storage's scheme
+            return None
+        return open_object_store(root, *mapped)
+
+    def _store_config(self) -> tuple[dict[str, str], dict[str, str]] | None:
+        """(obstore config, client options) mapped from this storage's options, or None when they map to none."""
+        return None
+
     @property
     def secrets(self) -> list[str]:
         """Option values that must never appear in a message."""
