@@ -43,12 +43,19 @@ def stored_sizes(storage: Storage, files: Sequence[DataFile]) -> dict[str, int |
     store that refuses the requests raises its coded error (never taken for a missing file)."""
     out: dict[str, int | str] = {}
     remote: list[DataFile] = []
+    local_of, lstat, regular = storage.local_of, os.lstat, stat.S_ISREG
     for f in files:
-        local = storage.local_of(f.location)
+        location = f.location
+        local = location if location[:1] == "/" else local_of(location)  # a plain absolute path is its own
         if local is None:
             remote.append(f)
-        else:
+            continue
+        try:  # the common case inline (200,000 files: a third of the look's time was calls)
+            st = lstat(local)
+        except (OSError, ValueError):
             out[f.path] = _local(local)
+            continue
+        out[f.path] = st.st_size if regular(st.st_mode) else _local(local)
     if remote:
         out.update(_remote(storage, remote))
     return out
