@@ -1,7 +1,8 @@
 """One way to reach bytes for every table carrier: local files, or an object store through the table's engine.
 
 One module per concern: ``options`` (schemes, option checks and mappings), ``errors`` (coded failures), ``base``
-(``Storage``), the backends ``delta`` and ``fileio``, ``hashing``, and ``objects`` (object-store reads at line rate).
+(``Storage``), the backends ``delta`` and ``fileio``, ``hashing``, ``objects`` (object-store reads at line rate), and
+``listing`` (whether each file is there, and its size, without opening it: ``verify --level files``).
 
 A ``Storage`` addresses bytes two ways: *names* relative to a carrier root (sidecars, pointers, Delta log files —
 POSIX segments, never ``.``/``..``, so untrusted metadata cannot send a reader outside the root) and *locations* (the
