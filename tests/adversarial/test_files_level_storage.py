@@ -25,7 +25,15 @@ from tests.adversarial.conftest import PROGRAM, a_data_file, codes, verify
 from tests.adversarial.test_iceberg_attacks import REF, catalog, iceberg_env, table  # noqa: F401  (fixtures)
 from tests.iceberg.conftest import CATALOG, local
 from tests.objectstore.test_stores import iceberg_table
-from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
+from tests.servers.fixtures import (  # noqa: F401  (fixtures, registered by import)
+    azure,
+    azurite_server,
+    bucket,
+    gcs,
+    gcs_server,
+    s3,
+    seaweed_server,
+)
 from tests.servers.stores import Bucket
 
 
@@ -159,15 +167,15 @@ def test_the_look_opens_no_file(delta: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert opened == []
 
 
-# ---- S3 (SeaweedFS): a listing of the table's prefix, or a HEAD per file -------------------------------------------
-def _tamper_object(bucket: Bucket, key: str, how: str) -> None:
+# ---- object stores: a listing of the files' folder, or a HEAD per file -----------------------------------------------
+def _tamper_object(store: Bucket, key: str, how: str) -> None:
     if how == "missing":
-        bucket.delete(key)
+        store.delete(key)
     elif how == "folder":  # an object store's "folder": objects under the name, none at it
-        bucket.delete(key)
-        bucket.put(f"{key}/inside.parquet", b"x")
+        store.delete(key)
+        store.put(f"{key}/inside.parquet", b"x")
     else:  # other bytes of another size
-        bucket.put(key, bucket.get(key) + b"\0")
+        store.put(key, store.get(key) + b"\0")
 
 
 OBJECT_TAMPERS = {"missing": "file_missing", "folder": "file_missing", "longer": "size_mismatch"}
@@ -194,8 +202,8 @@ def _through_obstore(monkeypatch: pytest.MonkeyPatch, list_min: int) -> list[str
     return ways
 
 
-def _data_keys(bucket: Bucket, prefix: str) -> list[str]:
-    return sorted(k for k in bucket.keys(prefix) if k.endswith(".parquet") and "/metadata/" not in k)
+def _data_keys(store: Bucket, prefix: str) -> list[str]:
+    return sorted(k for k in store.keys(prefix) if k.endswith(".parquet") and "/metadata/" not in k)
 
 
 @WAYS
@@ -245,3 +253,15 @@ def test_iceberg_on_s3_files_level_looks_at_storage(s3: Bucket, tmp_path: Path, 
     assert [e.code.value for e in report.errors] == [OBJECT_TAMPERS[how]], report.human()
     assert set(ways) == {"_listed" if list_min == 1 else "_headed"}
 
+
+
+def test_delta_files_level_on_each_store(bucket: Bucket) -> None:  # noqa: F811
+    """GCS (fake-gcs-server) and Azure (Azurite) as S3: honest verifies at files level, a deleted object does not."""
+    uri = bucket.uri("t")
+    write_deltalake(uri, pa.table({"v": list(range(4))}), storage_options=bucket.storage_options)
+    attest_after_write(uri, model="orders", program_hash=PROGRAM, storage_options=bucket.storage_options)
+    honest = verify_table(DeltaCarrier(uri, storage_options=bucket.storage_options), level="files")
+    assert honest.passed and honest.level == "files", honest.human()
+    bucket.delete(_data_keys(bucket, "t/")[0])
+    report = verify_table(DeltaCarrier(uri, storage_options=bucket.storage_options), level="files")
+    assert [e.code.value for e in report.errors] == ["file_missing"], report.human()
