@@ -740,7 +740,7 @@ class AttestedTable(ABC):
         (``verify --level files``: carriers/storage/listing.py)."""
         from carriers.storage.listing import stored_sizes
 
-        return stored_sizes(self.storage, files)
+        return stored_sizes(self.storage, files, self.roots)
 
     def _confine(self, files: Sequence[DataFile], problems: list[Problem]) -> None:
         """Data files must live under the table root (symlinks resolved): a hostile table must not make an auditor

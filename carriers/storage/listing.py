@@ -6,11 +6,11 @@ to, as the bytes level reads it — confinement has refused one leading outside 
 file was measured cheaper than listing each folder (``os.scandir``): a listing gives no sizes, so its entries need
 an ``lstat`` each anyway (200,000 files: 0.36 s CPU against 0.49 s).
 
-On an object store, through obstore where the table's options map to an obstore store: one recursive listing of the
-folder the files share (~1 request per 1,000 objects), or a HEAD per file when there are fewer than ``LIST_MIN``.
-Files whose key is not plainly under the storage root (another prefix: Iceberg's ``write.data.path``, files added
-from elsewhere; an escaped key), and every file when obstore cannot be used, are asked of the table's engine, one
-HEAD each, a few at a time."""
+On an object store, through obstore where the table's options map to an obstore store: for the files under each of
+the table's roots (its location; Iceberg's ``write.data.path`` and the like), one recursive listing of the folder
+they share (~1 request per 1,000 objects), or a HEAD each when there are fewer than ``LIST_MIN``. A file under none
+of the roots (added from elsewhere), one whose key the stores escape differently, and every file when obstore cannot
+be used, are asked of the table's engine, one HEAD each, a few at a time."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from attest.tables import DataFile
-from carriers.storage.base import Storage
+from carriers.storage.base import Storage, local_path_of
 from carriers.storage.errors import coded, is_panic, not_found
 
 #: Fewer files than this on an object store: a HEAD each (concurrently) rather than a listing of their folder, which
@@ -37,10 +37,12 @@ _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK,
           (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
 
 
-def stored_sizes(storage: Storage, files: Sequence[DataFile]) -> dict[str, int | str]:
+def stored_sizes(storage: Storage, files: Sequence[DataFile], roots: Sequence[str] = ()) -> dict[str, int | str]:
     """For each file (keyed by ``DataFile.path``): the size of the regular file or object at its location, or what
-    is there instead — ``"missing"``, ``"a FIFO"``, ``"a folder"``, ``"a symlink to a FIFO"``, ... Opens no file. A
-    store that refuses the requests raises its coded error (never taken for a missing file)."""
+    is there instead — ``"missing"``, ``"a FIFO"``, ``"a folder"``, ``"a symlink to a FIFO"``, ... Opens no file.
+    ``roots``: the table's roots on an object store (the files under each are listed together; the others are asked
+    of the engine one by one). A store that refuses the requests raises its coded error (never taken for a missing
+    file)."""
     out: dict[str, int | str] = {}
     remote: list[DataFile] = []
     local_of, lstat, regular = storage.local_of, os.lstat, stat.S_ISREG
@@ -57,7 +59,7 @@ def stored_sizes(storage: Storage, files: Sequence[DataFile]) -> dict[str, int |
             continue
         out[f.path] = st.st_size if regular(st.st_mode) else _local(local)
     if remote:
-        out.update(_remote(storage, remote))
+        out.update(_remote(storage, remote, roots))
     return out
 
 
@@ -67,7 +69,7 @@ def _local(path: str) -> int | str:
     except (FileNotFoundError, NotADirectoryError):
         return MISSING
     except (OSError, ValueError) as exc:  # permission on a folder on the way, a NUL in the name
-        return f"not readable ({type(exc).__name__})"
+        return f"an entry that cannot be looked at ({type(exc).__name__})"
     if stat.S_ISREG(st.st_mode):
         return st.st_size
     if not stat.S_ISLNK(st.st_mode):
@@ -83,24 +85,40 @@ def _kind(mode: int) -> str:
     return next((word for test, word in _KINDS if test(mode)), "not a regular file")
 
 
-def _remote(storage: Storage, files: Sequence[DataFile]) -> dict[str, int | str]:
-    from carriers.storage.objects import object_key
-
+def _remote(storage: Storage, files: Sequence[DataFile], roots: Sequence[str]) -> dict[str, int | str]:
     out: dict[str, int | str] = {}
-    # Rooted at the folder the files share, not at the storage's root (an Iceberg table's is its metadata folder).
-    root = _common_folder([f.location for f in files])
-    store = storage._object_store_at(root) if "://" in root and root.split("://", 1)[1] else None
-    keyed = {} if store is None else {f.path: key for f in files if (key := object_key(root, f.location)) is not None}
-    if keyed:
-        sizes = _listed(store, set(keyed.values())) if len(keyed) >= LIST_MIN else _headed(store, keyed.values())
-        if sizes is not None:
-            out.update({path: sizes.get(key, MISSING) for path, key in keyed.items()})
+    # The files under each of the table's roots are looked up together (a listing of the folder they share, not the
+    # storage's root: an Iceberg table's is its metadata folder); a file under none of them is asked of the engine
+    # alone, so one file elsewhere never makes a listing of a whole bucket.
+    groups: dict[str, list[DataFile]] = {}
+    bounds = [root.rstrip("/") + "/" for root in roots if root and local_path_of(root) is None]
+    for f in files:
+        groups.setdefault(next((b for b in bounds if f.location.startswith(b)), ""), []).append(f)
+    for bound, group in groups.items():
+        if bound:
+            out.update(_through_obstore(storage, group))
     rest = [f for f in files if f.path not in out]
     if rest:
         with ThreadPoolExecutor(max_workers=min(HEAD_WORKERS, len(rest))) as pool:
             out.update(zip((f.path for f in rest), pool.map(lambda f: _engine_size(storage, f.location), rest),
                            strict=True))
     return out
+
+
+def _through_obstore(storage: Storage, files: Sequence[DataFile]) -> dict[str, int | str]:
+    """What obstore can tell of ``files`` (under one root of the table): a listing of the folder they share, or a
+    HEAD each; the files it cannot tell of are left out (asked of the engine)."""
+    from carriers.storage.objects import object_key
+
+    root = _common_folder([f.location for f in files])
+    store = storage._object_store_at(root) if "://" in root and root.split("://", 1)[1] else None
+    if store is None:
+        return {}
+    keyed = {f.path: key for f in files if (key := object_key(root, f.location)) is not None}
+    if not keyed:
+        return {}
+    sizes = _listed(store, set(keyed.values())) if len(keyed) >= LIST_MIN else _headed(store, keyed.values())
+    return {} if sizes is None else {path: sizes.get(key, MISSING) for path, key in keyed.items()}
 
 
 def _common_folder(names: Sequence[str]) -> str:

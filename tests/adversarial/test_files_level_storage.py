@@ -265,3 +265,39 @@ def test_delta_files_level_on_each_store(bucket: Bucket) -> None:  # noqa: F811
     bucket.delete(_data_keys(bucket, "t/")[0])
     report = verify_table(DeltaCarrier(uri, storage_options=bucket.storage_options), level="files")
     assert [e.code.value for e in report.errors] == ["file_missing"], report.human()
+
+
+def test_a_file_outside_the_tables_roots_is_asked_alone_never_a_bucket_listing(s3: Bucket,  # noqa: F811
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files under the table's root are listed together (the folder they share); one elsewhere in the bucket (an
+    Iceberg file added from another prefix) is a HEAD of its own through the engine, so it never widens the listing
+    to the whole bucket."""
+    from attest.tables import DataFile
+    from carriers.storage import DeltaStorage
+
+    monkeypatch.setattr(listing, "LIST_MIN", 1)
+    for i in range(3):
+        s3.put(f"t/data/part-{i}.parquet", b"x" * (i + 1))
+    s3.put("other/x.parquet", b"abc")
+    files = [DataFile(path=f"data/part-{i}.parquet", size=i + 1, location=s3.uri(f"t/data/part-{i}.parquet"))
+             for i in range(4)]  # part-3 is not there
+    files.append(DataFile(path=s3.uri("other/x.parquet"), size=3, location=s3.uri("other/x.parquet")))
+    prefixes: list[str | None] = []
+    import obstore
+
+    real = obstore.list
+
+    def spy(store: Any, prefix: str | None = None, **kwargs: Any) -> Any:
+        prefixes.append(f"{store.prefix}|{prefix}")
+        return real(store, prefix, **kwargs)
+
+    monkeypatch.setattr(obstore, "list", spy)
+    asked: list[str] = []
+    real_engine = listing._engine_size
+    monkeypatch.setattr(listing, "_engine_size", lambda st, loc: asked.append(loc) or real_engine(st, loc))
+    storage = DeltaStorage(s3.uri("t"), s3.storage_options)
+    got = listing.stored_sizes(storage, files, [s3.uri("t")])
+    assert got == {"data/part-0.parquet": 1, "data/part-1.parquet": 2, "data/part-2.parquet": 3,
+                   "data/part-3.parquet": "missing", s3.uri("other/x.parquet"): 3}
+    assert prefixes == ["t/data|None"], prefixes  # the table's data folder, listed once
+    assert asked == [s3.uri("other/x.parquet")]
