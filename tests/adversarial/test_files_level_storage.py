@@ -301,3 +301,31 @@ def test_a_file_outside_the_tables_roots_is_asked_alone_never_a_bucket_listing(s
                    "data/part-3.parquet": "missing", s3.uri("other/x.parquet"): 3}
     assert prefixes == ["t/data|None"], prefixes  # the table's data folder, listed once
     assert asked == [s3.uri("other/x.parquet")]
+
+
+# ---- Spark-written Delta: escaped partition folders and deletion vectors, as Spark lays them out ------------------
+@pytest.mark.spark
+def test_a_spark_written_table_is_looked_up_where_spark_wrote_it(spark: Any, required_hook: Any) -> None:
+    """Partition values Spark escapes in folder names (``p=x%2Fy%3Dz%25``), and deletion-vector files: the honest
+    tables verify at the files level (each file looked up where Spark wrote it); a data file removed from an escaped
+    folder is file_missing. (Two tables: delta-rs matches deletion vectors to escaped partition paths otherwise than
+    the log names them, and such a table cannot be attested at all; a deletion-vector file removed is
+    table_unreadable, as before: delta-rs cannot read the table.)"""
+    from tests.spark.test_hook import _delta_path, _uid
+
+    escaped, vectors = f"fl_{_uid()}", f"fl_{_uid()}"
+    spark.createDataFrame([(i, p) for i in range(10) for p in ("a b", "x/y=z%", "日本")], "id int, p string") \
+        .write.format("delta").partitionBy("p").saveAsTable(escaped)
+    spark.sql(f"CREATE TABLE {vectors} (id INT) USING delta TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+    spark.sql(f"INSERT INTO {vectors} SELECT id FROM range(1000)")
+    spark.sql(f"DELETE FROM {vectors} WHERE id % 7 = 0")  # a deletion vector, not a rewrite
+    required_hook.flush()
+    assert required_hook.failed == 0, required_hook.errors
+    tables = {name: Path(_delta_path(spark, name)) for name in (escaped, vectors)}
+    for path in tables.values():
+        rc, doc = verify(str(path), "--level", "files")
+        assert rc == 0 and doc["level"] == "files", doc
+    assert list(tables[vectors].rglob("deletion_vector_*.bin"))
+    next(f for f in tables[escaped].rglob("*.parquet") if "%" in f.parent.name).unlink()
+    rc, doc = verify(str(tables[escaped]), "--level", "files")
+    assert rc == 1 and codes(doc) == ["file_missing"], doc
