@@ -734,6 +734,14 @@ class AttestedTable(ABC):
         e.g. Spark executors', is passed to ``verify_state`` / ``record`` instead)."""
         return hash_locations(self.storage, files, progress=progress)
 
+    def stored_files(self, files: Sequence[DataFile]) -> dict[str, int | str]:
+        """What storage holds at each file's location (keyed by ``DataFile.path``): the size of the regular file or
+        object there, or what is there instead (``"missing"``, ``"a FIFO"``, ...), found without opening any
+        (``verify --level files``: carriers/storage/listing.py)."""
+        from carriers.storage.listing import stored_sizes
+
+        return stored_sizes(self.storage, files, self.roots)
+
     def _confine(self, files: Sequence[DataFile], problems: list[Problem]) -> None:
         """Data files must live under the table root (symlinks resolved): a hostile table must not make an auditor
         read /dev/zero, a FIFO or another tenant's data."""

@@ -3,7 +3,8 @@
 At every level: the reconstituted manifest, the carrier's integrity (sidecar, manifest identity, table identity),
 the table's own consistency, and the binding — the attested version is still what readers get (no data change, no
 rewrite, the same reader view). Then ``files`` adds the live file set and sizes against the attested triples, and
-``bytes`` re-hashes every live file.
+(asked as the level) that each is in storage as a regular file of that size, found by a listing (no file opened),
+and ``bytes`` re-hashes every live file.
 
 With a trust policy (docs/signing.md) every level also checks the attestation's signature: the envelope the metadata
 names must verify under a trusted key that may attest this table and model, over a Statement naming exactly this
@@ -307,6 +308,9 @@ def verify_state(
     if not sized:
         report.notes.append("sizes not compared: this attestation carries no sidecar with file sizes")
     report.files_checked = len(live) + len(by_content)
+    if not report.errors and want == "files":
+        # The bytes level reads every file (and reports what it cannot read): the look is the files level's own.
+        _check_stored(state, report, carrier, [live[p] for p in sorted(set(live) & set(attested))])
     if report.errors or want == "files":
         return report
     report.level = "bytes"
@@ -329,6 +333,30 @@ def verify_state(
         else:
             report.bytes_checked += f.size
     return report
+
+
+def _check_stored(state: TableState, report: Report, carrier: FileHasher | None, files: list[DataFile]) -> None:
+    """The files level's look at storage (docs/verify.md): each file is there as a regular file or object, with the
+    size the log records (and the attestation, when it records one), found without opening any."""
+    look = getattr(carrier, "stored_files", None)  # the carrier's storage (carriers/storage/listing.py)
+    if not callable(look):
+        report.notes.append("the files were not looked for in storage (no carrier given): the file set and sizes "
+                            "are the log's")
+        return
+    stored: dict[str, int | str] = look(files)
+    gone = [f.path for f in files if stored.get(f.path) == "missing"]
+    why = getattr(carrier, "removed_by_cleanup", None)  # what table maintenance the log records (Delta: VACUUM)
+    cleanup = why(state.version, gone) if gone and callable(why) else None
+    for f in files:
+        there = stored.get(f.path, "missing")
+        if there == "missing":
+            report.fail(Code.FILE_MISSING, "listed in the table log but not in storage"
+                        + (f" ({cleanup})" if cleanup else ""), f.path)
+        elif isinstance(there, str):
+            report.fail(Code.FILE_MISSING, f"listed in the table log, but storage holds {there} there, not a "
+                        "regular file", f.path)
+        elif f.size >= 0 and there != f.size:  # the log's size is the attested one (compared above)
+            report.fail(Code.SIZE_MISMATCH, f"storage holds {there} bytes, the log records {f.size}", f.path)
 
 
 class _StatefulCarrier(FileHasher, Protocol):

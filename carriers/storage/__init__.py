@@ -1,7 +1,8 @@
 """One way to reach bytes for every table carrier: local files, or an object store through the table's engine.
 
 One module per concern: ``options`` (schemes, option checks and mappings), ``errors`` (coded failures), ``base``
-(``Storage``), the backends ``delta`` and ``fileio``, ``hashing``, and ``objects`` (object-store reads at line rate).
+(``Storage``), the backends ``delta`` and ``fileio``, ``hashing``, ``objects`` (object-store reads at line rate), and
+``listing`` (whether each file is there, and its size, without opening it: ``verify --level files``).
 
 A ``Storage`` addresses bytes two ways: *names* relative to a carrier root (sidecars, pointers, Delta log files —
 POSIX segments, never ``.``/``..``, so untrusted metadata cannot send a reader outside the root) and *locations* (the
@@ -20,7 +21,8 @@ attestation commit) is one PUT, created conditionally — ``If-None-Match: *`` o
 on GCS — through obstore (the same Rust object_store delta-rs uses, so the options mean the same); a store whose
 options cannot be mapped falls back to the engine's own single PUT, and reads it back. Objects appear whole or not
 at all, so no reader ever sees a partial sidecar. A sidecar above ``STREAM_PUT_MIN`` is spooled and uploaded in parts
-to a temporary name, then published by a conditional server-side copy (``Storage.write_once_stream``); sidecars are
+to a temporary name, then published by a conditional server-side copy (``Storage.write_once_stream``; a store with
+neither, such as fake-gcs-server: one conditional PUT, its body held once, ``_write_once_spooled``); sidecars are
 read as a stream (``read_chunks``) and the Iceberg kept copy by ranges (``open_ranged``): never held whole.
 
 Store failures are coded (``coded``): a refused credential, an unknown scheme, a malformed endpoint (checked before

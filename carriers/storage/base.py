@@ -308,7 +308,8 @@ class Storage(ABC):
         BLAKE3), never held whole. Locally streamed to a temporary file, hashed on the way, and published with
         link() (carriers.atomic.write_once_local_stream). On object stores the pieces are spooled to a local
         temporary file, hashed on the way; up to STREAM_PUT_MIN bytes are then one conditional PUT
-        (``write_once``), larger ones a multipart upload to a temporary name in the folder, published under the
+        (``_write_once_spooled``: held once, as a store without multipart upload or conditional copy gets any size),
+        larger ones a multipart upload to a temporary name in the folder, published under the
         final name by a conditional server-side copy (``_publish_streamed``): no partial object is ever visible
         under the final name, and a different object there is never replaced. ``name``: published under
         ``folder/<name>`` instead of ``folder/<BLAKE3><suffix>`` (bytes named by another digest: the Iceberg kept
@@ -338,10 +339,29 @@ class Storage(ABC):
             rel = f"{folder}/{name}" if name is not None else f"{folder}/{digest}{suffix}"
             store = self._object_store()
             if size <= STREAM_PUT_MIN or store is None or not self._publish_streamed(store, rel, Path(spool), digest):
-                self.write_once(rel, Path(spool).read_bytes())  # small, or no streamed publish on this store
+                self._write_once_spooled(store, rel, Path(spool), digest)  # small, or no streamed publish here
             return rel, digest
         finally:
             Path(spool).unlink(missing_ok=True)
+
+    def _write_once_spooled(self, store: Any, rel: str, spool: Path, digest: str) -> None:
+        """``write_once`` of the spooled bytes (BLAKE3 ``digest``) as one conditional PUT, holding them once: what is
+        under the name is compared by a streamed read (``remote_digest``), before and after, never read whole; obstore
+        reads the PUT's body from the spool itself into its own buffer (a single PUT is one request body, in memory
+        whole: the bound on a store without multipart upload or conditional copy, docs/object-stores.md). Without an
+        obstore store the engine's single PUT is given the bytes."""
+        there = self.remote_digest(rel)
+        if there is not None:
+            _same_bytes(rel, there == digest)
+            return
+        try:
+            if store is None:
+                raise ConditionalPutUnsupported(f"no conditional PUT for {scheme_of(self.uri)}:// with these options")
+            self._put_if_absent_remote(rel, spool)
+        except ConditionalPutUnsupported:
+            self._write_remote(check_name(rel), spool.read_bytes())  # one PUT: the object appears whole, or not at all
+        # A concurrent writer of the same name won (or the store has no conditional PUT): the bytes must agree.
+        _same_bytes(rel, self.remote_digest(rel) == digest, concurrently=True)
 
     def remote_digest(self, rel: str) -> str | None:
         """The BLAKE3 of the object ``rel`` read in pieces, or None when it does not exist."""
@@ -361,7 +381,7 @@ class Storage(ABC):
         nothing is there (S3: a multipart copy completed with ``If-None-Match: *``; Azure and GCS: their own
         conditional copy), then the temporary object deleted. A name already holding identical bytes is left as it
         is; different bytes there are never replaced (sidecar_mismatch). False when the multipart upload fails or the
-        store offers no conditional copy (the caller then writes as ``write_once`` does)."""
+        store offers no conditional copy (the caller then writes one conditional PUT: ``_write_once_spooled``)."""
         import uuid
 
         import obstore
@@ -378,9 +398,10 @@ class Storage(ABC):
                 obstore.put(store, temp, spool, use_multipart=True, chunk_size=PUT_PART,
                             max_concurrency=PUT_CONCURRENCY)
             except Exception:
-                # No multipart upload here (fake-gcs-server has no XML multipart API), or it failed: written as
-                # write_once writes (one conditional PUT), which succeeds or gives the store's coded error. Nothing
-                # was published: a multipart upload appears only once completed, and only under the temporary name.
+                # No multipart upload here (fake-gcs-server answers object_store's XML `POST ?uploads` with 400), or
+                # it failed: written as one conditional PUT (_write_once_spooled), which succeeds or gives the store's
+                # coded error. Nothing was published: a multipart upload appears only once completed, and only under
+                # the temporary name.
                 return False
             except BaseException as exc:
                 if not is_panic(exc):
@@ -467,7 +488,7 @@ class Storage(ABC):
         """Whether ``put_if_absent`` is available for this root (always locally)."""
         return self.local_root is not None or self._object_store() is not None
 
-    def _put_if_absent_remote(self, rel: str, data: bytes) -> bool:
+    def _put_if_absent_remote(self, rel: str, data: bytes | Path) -> bool:
         store = self._object_store()
         if store is None:
             raise ConditionalPutUnsupported(f"no conditional PUT for {scheme_of(self.uri)}:// with these options")
@@ -475,7 +496,8 @@ class Storage(ABC):
         from obstore.exceptions import AlreadyExistsError, PreconditionError
 
         try:
-            obstore.put(store, rel, data, mode="create")
+            # A Path is read by obstore into its own buffer (a conditional create is one request: never multipart).
+            obstore.put(store, rel, data, mode="create", use_multipart=False)
         except (AlreadyExistsError, PreconditionError):
             return False
         except NotImplementedError as exc:
@@ -488,6 +510,20 @@ class Storage(ABC):
 
     def _object_store(self) -> Any:
         """An obstore store rooted at this carrier root, or None when the options cannot be mapped to one."""
+        return None
+
+    def _object_store_at(self, root: str) -> Any:
+        """An obstore store rooted at ``root`` (a folder of the same store: an Iceberg table's data folder, where this
+        storage is rooted at its metadata) with this storage's options, or None when they map to none."""
+        if root.rstrip("/") == self.uri:
+            return self._object_store()
+        mapped = self._store_config()
+        if mapped is None or scheme_of(root) != scheme_of(self.uri):  # the options are for this storage's scheme
+            return None
+        return open_object_store(root, *mapped)
+
+    def _store_config(self) -> tuple[dict[str, str], dict[str, str]] | None:
+        """(obstore config, client options) mapped from this storage's options, or None when they map to none."""
         return None
 
     @property

@@ -29,9 +29,12 @@ class DeltaStorage(Storage):
     def secrets(self) -> list[str]:
         return option_secrets(self.options)
 
+    def _store_config(self) -> tuple[dict[str, str], dict[str, str]] | None:
+        return obstore_config(scheme_of(self.uri), self.options)
+
     def _object_store(self) -> Any:
         if self._store is False:
-            mapped = obstore_config(scheme_of(self.uri), self.options)
+            mapped = self._store_config()
             self._store = None if mapped is None else open_object_store(self.uri, *mapped)
         return self._store
 

@@ -45,9 +45,12 @@ class FileIOStorage(Storage):
         props = dict(getattr(self.io, "properties", {}) or {})
         return [str(v) for k, v in props.items() if isinstance(v, str) and is_secret_name(k)]
 
+    def _store_config(self) -> tuple[dict[str, str], dict[str, str]] | None:
+        return fileio_obstore_config(scheme_of(self.uri), dict(getattr(self.io, "properties", {}) or {}))
+
     def _object_store(self) -> Any:
         if self._store is False:
-            mapped = fileio_obstore_config(scheme_of(self.uri), dict(getattr(self.io, "properties", {}) or {}))
+            mapped = self._store_config()
             self._store = None if mapped is None else open_object_store(self.uri, *mapped)
         return self._store
 
@@ -106,6 +109,8 @@ class FileIOStorage(Storage):
 
     def _size_remote(self, location: str) -> int | None:
         try:
-            return len(self.io.new_input(location))
+            # Not len(): a "folder" (objects under the name, none at it) has no size, which len() refuses.
+            size = self.io.new_input(location).__len__()
         except FileNotFoundError:
             return None
+        return None if size is None else int(size)
