@@ -1196,7 +1196,8 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
     except AttestError as exc:
         if exc.code == Code.CONTENT_CHANGED:
             return _fail(exc.code, exc.message, facts)
-        return _fail(exc.code, f"the files the rewrites added cannot be digested: {exc.message}", facts)
+        return _fail(exc.code, f"the files the rewrites added cannot be digested: {exc.message}"
+                     f"{_widened_note(table, attested, v)}", facts)
     unread = [f.path for f in added if f.path not in digests]
     if unread:
         return _fail(Code.FILE_MISSING, f"{unread[0]}, added by a rewrite, is not in storage", facts)
@@ -1217,10 +1218,23 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
                             message=f"the files the rewrites added hold {came.rows} rows, as many as the attested "
                             f"files they removed, but not the same rows (content digests differ: a value, a type or a "
                             f"column's identity changed{_ids_too(binding.row_ids)}; {len(removed)} → {len(added)} "
-                            "files)")
+                            f"files){_widened_note(table, attested, v)}")
     return base
 
 
 def _ids_too(row_ids: str | None) -> str:
     """The ids a content_changed message names too when the digests fold them in."""
     return "" if row_ids is None else f", or the rows' row-tracking ids ({row_ids})"
+
+
+def _widened_note(table: AttestedTable, attested: Version, v: Version) -> str:
+    """What a refusal adds when columns changed type since the attested version (Delta type widening): the digests
+    encode each value's type, so equal values read as a wider type are other rows to them — the refusal is
+    over-cautious, and the message says so rather than leave a reader to suspect the rows."""
+    changes = table.content_type_changes(attested, v)
+    if not changes:
+        return ""
+    return (f"; column types changed since {table.noun} {attested.id}: {', '.join(changes[:5])}"
+            f"{f' and {len(changes) - 5} more' if len(changes) > 5 else ''} — the content digest encodes each "
+            "value's type, so rows read as a wider type are other rows to it even where every value is equal (an "
+            "over-cautious refusal; docs/content-digest.md, \"Delta type widening\", says how to re-attest)")

@@ -417,6 +417,12 @@ class AttestedTable(ABC):
         else None. Default: None (the format folds in none)."""
         return None
 
+    def content_type_changes(self, attested: Version, version: Version) -> list[str]:
+        """The columns whose declared type changed between ``attested`` and ``version`` (``id: integer → long
+        (widened)``), for the message of a rewrite judged by content: a digest encodes each value's type
+        (docs/content-digest.md, "Delta type widening"). Default: none named."""
+        return []
+
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         """The commits after ``attested`` up to ``version`` that touched files, when every one is a rewrite that
         declares no data change and changes nothing else (Delta: dataChange=false adds and removes, no metaData or

@@ -609,6 +609,12 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         configuration = dict(self._load(version.number).metadata().configuration)
         return content.ROW_IDS_MARKER if content.row_tracking_enabled(configuration) else None
 
+    def content_type_changes(self, attested: Version, version: Version) -> list[str]:
+        """See AttestedTable.content_type_changes: the schemas of the log's replays (Delta type widening)."""
+        from carriers.delta import content
+
+        return content.widened(self, attested, version)
+
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         """See AttestedTable.rewrites_between: ``dataChange: false`` commits (carriers/delta/content.py)."""
         from carriers.delta import content

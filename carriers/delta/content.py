@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from carriers.delta.carrier import DeltaCarrier
     from carriers.storage.base import Storage
 
-__all__ = ["DeltaContentReader", "content_reader", "file_content_digests", "rewrites_between"]
+__all__ = ["DeltaContentReader", "content_reader", "file_content_digests", "rewrites_between", "widened"]
 
 _MAPPING = "delta.columnMapping.mode"
 _PHYSICAL = "delta.columnMapping.physicalName"
@@ -690,3 +690,75 @@ def _file(carrier: DeltaCarrier, action: dict[str, Any]) -> DataFile | None:
     size = action.get("size")
     return DataFile(path=rel, size=int(size) if isinstance(size, int) else -1, kind="data",
                     location=carrier._location(rel))
+
+
+# docs/content-digest.md, "Delta type widening": the type changes Delta's typeWidening feature allows (Delta protocol,
+# "Type Widening"; delta-spark 4.x), as the schema names them. Decimals widen by precision (and scale) and are told
+# apart by their text; these are the rest.
+_WIDENINGS = frozenset({
+    ("byte", "short"), ("byte", "integer"), ("byte", "long"), ("short", "integer"), ("short", "long"),
+    ("integer", "long"), ("float", "double"), ("byte", "double"), ("short", "double"), ("integer", "double"),
+    ("date", "timestamp_ntz"),
+})
+_TYPE_CHANGES = "delta.typeChanges"
+_INTEGERS = frozenset({"byte", "short", "integer", "long"})  # widen to a decimal of enough precision
+
+
+def _schema_fields(meta: Any) -> dict[str, tuple[str, Any]]:
+    """The schema's fields of ``meta`` (a metaData action), by dotted path of their physical names (column mapping)
+    or names — what a reader's value of the field is identified by (docs/content-digest.md, "Identities") — each
+    with its dotted path of names (for messages)."""
+    try:
+        schema = json.loads(str((meta or {}).get("schemaString")))
+    except ValueError:
+        return {}
+    out: dict[str, tuple[str, Any]] = {}
+
+    def walk(prefix: str, names: str, node: Any, depth: int = 0) -> None:
+        if not isinstance(node, dict) or depth > 64:
+            return
+        for field in node.get("fields") or ():
+            if not isinstance(field, dict):
+                continue
+            metadata = field.get("metadata")
+            physical = metadata.get(_PHYSICAL) if isinstance(metadata, dict) else None
+            key = f"{prefix}{physical or field.get('name')}"
+            name = f"{names}{field.get('name')}"
+            out[key] = (name, field)
+            walk(f"{key}.", f"{name}.", field.get("type"), depth + 1)
+
+    walk("", "", schema)
+    return out
+
+
+def _type_text(t: Any) -> str:
+    return t if isinstance(t, str) else str((t or {}).get("type") if isinstance(t, dict) else t)
+
+
+def widened(carrier: DeltaCarrier, attested: Version, version: Version) -> list[str]:
+    """The columns whose type changed between ``attested`` and ``version`` (``id: integer → long``), marked
+    "widened" when the change is one Delta's typeWidening allows or the field records it (``delta.typeChanges``): a
+    content digest encodes each value's type, so a rewrite after it is ``content_changed`` though the values read are
+    equal. Read from the log's own replay (delta-rs cannot load a version with the typeWidening reader feature).
+    Empty when none changed or a schema cannot be read (the message then names no column)."""
+    from attest.errors import AttestError
+
+    try:
+        before = _schema_fields(carrier._replay(attested.number, whole=False)[0].metadata)
+        after = _schema_fields(carrier._replay(version.number, whole=False)[0].metadata)
+    except AttestError:
+        return []
+    out: list[str] = []
+    for key, (name, field) in after.items():
+        old = before.get(key)
+        if old is None:
+            continue
+        a, b = _type_text(old[1].get("type")), _type_text(field.get("type"))
+        if a == b or a in ("struct", "array", "map") or b in ("struct", "array", "map"):
+            continue  # nested types: their fields are listed themselves
+        metadata = field.get("metadata")
+        recorded = isinstance(metadata, dict) and bool(metadata.get(_TYPE_CHANGES))
+        kind = "widened" if (a, b) in _WIDENINGS or recorded or (
+            b.startswith("decimal") and (a.startswith("decimal") or a in _INTEGERS)) else "type changed"
+        out.append(f"{name}: {a} → {b} ({kind})")
+    return out
