@@ -609,6 +609,19 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         configuration = dict(self._load(version.number).metadata().configuration)
         return content.ROW_IDS_MARKER if content.row_tracking_enabled(configuration) else None
 
+    def content_widening(self, attested_view: Mapping[str, Any], view: Mapping[str, Any]) -> dict[str, str] | None:
+        """See AttestedTable.content_widening: Delta's typeWidening (carriers/delta/content.py ``widening``)."""
+        from carriers.delta import content
+
+        return content.widening(dict(attested_view), dict(view))
+
+    def widened_digests(self, attested: Version, version: Version, files: Sequence[DataFile],
+                        hashes: Mapping[str, str]) -> dict[str, tuple[ContentDigest, ContentDigest]] | str:
+        """See AttestedTable.widened_digests (carriers/delta/content.py)."""
+        from carriers.delta import content
+
+        return content.widened_digests(self, attested, version, files, dict(hashes))
+
     def content_type_changes(self, attested: Version, version: Version) -> list[str]:
         """See AttestedTable.content_type_changes: the schemas of the log's replays (Delta type widening)."""
         from carriers.delta import content
