@@ -144,9 +144,9 @@ class DeltaContentReader:
     typed: dict[str, dict[str, Any]] | None = None
     # Row tracking enabled: every row's ids are folded in (None: the table gives readers none).
     row_tracking: RowTracking | None = None
-    # Delta type widening (``widened_digests``): a column stored as a narrower type is read as the schema's wider one
-    # (``_widens``), as Spark reads it; otherwise it keeps its stored type.
-    widen: bool = False
+    # Delta type widening (``widened_digests``): these columns (by name), stored as a narrower type, are read as the
+    # schema's wider one (``_widens``), as Spark reads them; any other column keeps its stored type.
+    widen: frozenset[str] = frozenset()
 
     def digest(self, f: DataFile, storage: Storage, data: bytes | None = None) -> ContentDigest | None:
         """The digest of ``f``'s rows, from ``data`` (its bytes, read once to hash them too) when given, else read
@@ -320,7 +320,8 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
 def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str], arrow: pa.Schema,
                  fields: dict[str, dict[str, Any]], partition_columns: list[str], values: dict[str, Any],
                  vector: list[bool] | None, mode: str,
-                 tracking: RowTracking | None = None, *, widen: bool = False) -> tuple[ContentDigest, dict[str, Any]]:
+                 tracking: RowTracking | None = None, *,
+                 widen: frozenset[str] = frozenset()) -> tuple[ContentDigest, dict[str, Any]]:
     """The file's digest, and its data columns as read (every stored row), keyed as its statistics name them.
     ``tracking``: each row's row-tracking ids folded in (``row_id_arrays``)."""
     import pyarrow as pa
@@ -359,7 +360,7 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
         _check_case(f, stored, physical, folds)
         if physical in stored.names:
             column = table.column(physical)
-            target = _read_type(column.type, want, physical in int96, widen=widen)
+            target = _read_type(column.type, want, physical in int96, widen=field.name in widen)
             if target is None and mode == "name" and _reordered(column.type, want):
                 # Spark and delta-rs resolve nested struct fields by physical name (measured: a struct whose fields
                 # are stored in another order, or under each other's names with the values moved to match, reads
@@ -823,10 +824,12 @@ def widening(old_table: dict[str, Any], new_table: dict[str, Any]) -> dict[str, 
 
 
 def widened_digests(carrier: DeltaCarrier, attested: Version, version: Version, files: Sequence[DataFile],
-                    hashes: dict[str, str]) -> dict[str, tuple[ContentDigest, ContentDigest]] | str:
-    """Each attested file's digest as ``attested`` reads it and as ``version`` reads it after a type widening (its
-    narrower columns read as the wider types), from one read of its bytes, which must hash to ``hashes[path]`` (the
-    attestation's); a string saying why not (a file gone or changed, the attested version no longer readable)."""
+                    hashes: dict[str, str], columns: frozenset[str]
+                    ) -> dict[str, tuple[ContentDigest, ContentDigest]] | str:
+    """Each attested file's digest as ``attested`` reads it and as ``version`` reads it after a type widening (the
+    widened ``columns`` read as the wider types, every other column as before), from one read of its bytes, which
+    must hash to ``hashes[path]`` (the attestation's); a string saying why not (a file gone or changed, the attested
+    version no longer readable)."""
     import dataclasses
 
     import pyarrow as pa
@@ -838,7 +841,7 @@ def widened_digests(carrier: DeltaCarrier, attested: Version, version: Version, 
         before = content_reader(carrier, attested, files)
         dt = carrier._load(version.number)
         schema_doc = json.loads(dt.schema().to_json())
-        after = dataclasses.replace(before, arrow=pa.schema(dt.schema().to_arrow()), widen=True,
+        after = dataclasses.replace(before, arrow=pa.schema(dt.schema().to_arrow()), widen=columns,
                                     fields={str(f.get("name")): f for f in schema_doc.get("fields") or []
                                             if isinstance(f, dict)})
     except AttestError as exc:
