@@ -1247,7 +1247,7 @@ def _widened_check(table: AttestedTable, att: Attestation, attested: Version, v:
     if len(files) != len(removed):
         return ""
     old = att.view.files
-    got = table.widened_digests(attested, v, files, {f.path: f.hash for f in att.files}, frozenset(widened))
+    got = table.widened_digests(attested, v, files, {f.path: (f.size, f.hash) for f in att.files}, frozenset(widened))
     if isinstance(got, str):
         return f"the removed files could not be read again as the wider types: {got}"
     for p in removed:

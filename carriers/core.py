@@ -425,11 +425,11 @@ class AttestedTable(ABC):
         return None
 
     def widened_digests(self, attested: Version, version: Version, files: Sequence[DataFile],
-                        hashes: Mapping[str, str], columns: frozenset[str]
+                        identities: Mapping[str, tuple[int, str]], columns: frozenset[str]
                         ) -> dict[str, tuple[ContentDigest, ContentDigest]] | str:
         """Each attested file's digest as ``attested`` reads it and as ``version`` reads it after a type widening of
-        ``columns`` (names), from one read of bytes that must hash to ``hashes[path]``; or why not. Default: not
-        supported."""
+        ``columns`` (names), from one read of bytes that must be ``identities[path]`` (size, BLAKE3); or why not.
+        Default: not supported."""
         return f"{self.kind} tables are not re-digested after a type widening"
 
     def content_type_changes(self, attested: Version, version: Version) -> list[str]:

@@ -616,12 +616,12 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         return content.widening(dict(attested_view), dict(view))
 
     def widened_digests(self, attested: Version, version: Version, files: Sequence[DataFile],
-                        hashes: Mapping[str, str], columns: frozenset[str]
+                        identities: Mapping[str, tuple[int, str]], columns: frozenset[str]
                         ) -> dict[str, tuple[ContentDigest, ContentDigest]] | str:
         """See AttestedTable.widened_digests (carriers/delta/content.py)."""
         from carriers.delta import content
 
-        return content.widened_digests(self, attested, version, files, dict(hashes), columns)
+        return content.widened_digests(self, attested, version, files, dict(identities), columns)
 
     def content_type_changes(self, attested: Version, version: Version) -> list[str]:
         """See AttestedTable.content_type_changes: the schemas of the log's replays (Delta type widening)."""

@@ -824,18 +824,20 @@ def widening(old_table: dict[str, Any], new_table: dict[str, Any]) -> dict[str, 
 
 
 def widened_digests(carrier: DeltaCarrier, attested: Version, version: Version, files: Sequence[DataFile],
-                    hashes: dict[str, str], columns: frozenset[str]
+                    identities: dict[str, tuple[int, str]], columns: frozenset[str]
                     ) -> dict[str, tuple[ContentDigest, ContentDigest]] | str:
     """Each attested file's digest as ``attested`` reads it and as ``version`` reads it after a type widening (the
     widened ``columns`` read as the wider types, every other column as before), from one read of its bytes, which
-    must hash to ``hashes[path]`` (the attestation's); a string saying why not (a file gone or changed, the attested
-    version no longer readable)."""
+    must be the attestation's ``identities[path]`` (size, BLAKE3); a string saying why not (a file gone, changed or
+    outside the table, the attested version no longer readable). The files are no longer live, so nothing else
+    confined them: each is held inside the table and read as a regular file of at most its attested size, never a
+    FIFO's endless wait or a link to /dev/zero."""
     import dataclasses
 
     import pyarrow as pa
 
-    from attest.errors import AttestError
-    from attest.hashing import hash_bytes
+    from attest.errors import AttestError, Problem
+    from attest.hashing import hash_bytes, read_regular
 
     try:
         before = content_reader(carrier, attested, files)
@@ -846,14 +848,23 @@ def widened_digests(carrier: DeltaCarrier, attested: Version, version: Version, 
                                             if isinstance(f, dict)})
     except AttestError as exc:
         return f"{carrier.noun} {attested.id} cannot be read again: {exc.message}"
+    outside: list[Problem] = []
+    carrier._confine(files, outside)
+    if outside:
+        return outside[0].message
     out: dict[str, tuple[ContentDigest, ContentDigest]] = {}
     for f in files:
+        size, digest = identities.get(f.path, (-1, ""))
+        local = carrier.storage.local_of(f.location)
         try:
-            with contextlib.closing(carrier.storage.open_location(f.location)) as handle:
-                data = handle.read()
-        except (OSError, AttestError) as exc:  # gone (VACUUM), or a store's coded failure
+            if local is not None:
+                data = read_regular(local, size + 1)
+            else:
+                with contextlib.closing(carrier.storage.open_location(f.location)) as handle:
+                    data = handle.read(size + 1)
+        except (OSError, AttestError) as exc:  # gone (VACUUM), not a regular file, or a store's coded failure
             return f"{f.path}, removed by a rewrite, cannot be read: {getattr(exc, 'message', None) or exc}"
-        if hash_bytes(data) != hashes.get(f.path):
+        if len(data) != size or hash_bytes(data) != digest:
             return f"{f.path}, removed by a rewrite, no longer holds the attested bytes"
         try:
             a, b = before.digest(f, carrier.storage, data), after.digest(f, carrier.storage, data)

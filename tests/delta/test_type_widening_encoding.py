@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -177,13 +178,33 @@ def _narrowed(meta: dict[str, Any]) -> None:
     meta["schemaString"] = json.dumps(schema)
 
 
+def _fifo_removed(path: Path) -> None:
+    """A removed file replaced by a FIFO with no writer: opening it to read would wait forever."""
+    live = set(log_state(path).adds)
+    f = next(f for f in sorted(path.glob("*.parquet")) if f.name not in live)
+    f.unlink()
+    os.mkfifo(f)
+
+
+def _linked_removed(path: Path) -> None:
+    """A removed file replaced by a link to a file outside the table (its attested bytes: only where it lies is
+    wrong)."""
+    live = set(log_state(path).adds)
+    f = next(f for f in sorted(path.glob("*.parquet")) if f.name not in live)
+    outside = path.parent / "outside.parquet"
+    f.rename(outside)
+    f.symlink_to(outside)
+
+
 @pytest.mark.parametrize("attack", ["value changed", "removed files gone", "removed files swapped",
+                                    "removed file a FIFO", "removed file a link out of the table",
                                     "widening and a rename", "not a widening"])
 def test_what_a_widening_does_not_carry(tmp_path: Path, attack: str) -> None:
     """The carry-over after a widening holds only for the attested rows, read again from the attested bytes, under a
     schema that differs by allowed widenings alone: a changed value, removed files deleted or swapped for files
     matching a dishonest rewrite (their bytes are not the attested ones; the re-read digests would not be the
-    recorded ones either), a rename beside the widening, a type change Delta does not allow — each content_changed."""
+    recorded ones either), a removed file made a FIFO (read without waiting) or a link out of the table, a rename
+    beside the widening, a type change Delta does not allow — each content_changed."""
     path = tmp_path / "t"
     _ints_table(path)
     if attack == "widening and a rename":
@@ -202,12 +223,18 @@ def test_what_a_widening_does_not_carry(tmp_path: Path, attack: str) -> None:
             _drop_removed(path)
         if attack == "removed files swapped":
             _swap_removed(path)
+        if attack == "removed file a FIFO":
+            _fifo_removed(path)
+        if attack == "removed file a link out of the table":
+            _linked_removed(path)
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc != 0 and not doc["verdict"].startswith("VERIFIED"), doc
     message = doc["errors"][0]["message"]
     expected = {"value changed": "do not hold the added files' rows either",
                 "removed files gone": "removed by a rewrite, cannot be read: [Errno 2] No such file",
                 "removed files swapped": "no longer holds the attested bytes",
+                "removed file a FIFO": "cannot be read: [Errno 22] not a regular file",
+                "removed file a link out of the table": "is outside the table's locations",
                 "widening and a rename": "id: integer → long (widened)",
                 "not a widening": "m: decimal(10,2) → decimal(11,4) (type changed)"}[attack]
     assert codes(doc) == ["content_changed"] and expected in message, doc
