@@ -143,6 +143,9 @@ class ContentCheck:
     # Keys of the view's table part that bind the file set as a whole (Iceberg: every file's location, which deletes
     # apply to which file): rewrites change them by nature, and the format's rewrites_between accounts for them.
     view_keys: tuple[str, ...] = ()
+    # Columns widened since the attested version (Delta type widening, ``id: integer → long``): the removed files were
+    # read again (their attested bytes) as the wider types and hold the added files' rows; the verdict says so.
+    widened: tuple[str, ...] = ()
 
 
     def to_json(self) -> dict[str, Any]:
@@ -150,6 +153,8 @@ class ContentCheck:
                                "files_removed": len(self.removed), "files_added": self.added}
         if self.rows is not None:
             out["rows"] = self.rows
+        if self.widened:
+            out["widened"] = list(self.widened)
         if not self.passed:
             out["code"] = self.code
             out["message"] = self.message

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from attest.canonical import blake3_hex
@@ -1196,7 +1196,8 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
     except AttestError as exc:
         if exc.code == Code.CONTENT_CHANGED:
             return _fail(exc.code, exc.message, facts)
-        return _fail(exc.code, f"the files the rewrites added cannot be digested: {exc.message}", facts)
+        return _fail(exc.code, f"the files the rewrites added cannot be digested: {exc.message}"
+                     f"{_widened_note(table, attested, v)}", facts)
     unread = [f.path for f in added if f.path not in digests]
     if unread:
         return _fail(Code.FILE_MISSING, f"{unread[0]}, added by a rewrite, is not in storage", facts)
@@ -1219,15 +1220,67 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
                             message=f"{new_side} hold {came.rows} rows, {what} than the {gone.rows} of "
                             f"{old_side} ({len(removed)} → {len(added)} files)")
     if came.state != gone.state:
+        widened = _widened_check(table, att, attested, v, live, rewrites, removed, records, came, base)
+        if isinstance(widened, ContentCheck):
+            return widened
         return ContentCheck(passed=False, rewrites=facts, removed=base.removed, checked=base.checked, rows=gone.rows,
                             code=Code.CONTENT_CHANGED.value,
                             message=f"{new_side} hold {came.rows} rows, as many as {old_side}, but not the same "
                             "rows (content digests differ: a value, a type or a "
                             f"column's identity changed{_ids_too(binding.row_ids)}; {len(removed)} → {len(added)} "
-                            "files)")
+                            f"files){_widened_note(table, attested, v, widened)}")
     return base
 
 
 def _ids_too(row_ids: str | None) -> str:
     """The ids a content_changed message names too when the digests fold them in."""
     return "" if row_ids is None else f", or the rows' row-tracking ids ({row_ids})"
+
+
+def _widened_check(table: AttestedTable, att: Attestation, attested: Version, v: Version, live: LiveVersion,
+                   rewrites: Sequence[Any], removed: Sequence[str], records: Mapping[Key, ContentDigest],
+                   came: ContentDigest, base: ContentCheck) -> ContentCheck | str:
+    """After a type widening (the only difference of the attested reader view's schema and the current one,
+    ``AttestedTable.content_widening``): the passing check when the removed files, read again from their attested
+    bytes, give their recorded digests as the attested version reads them and the added files' digest as the wider
+    types — the same values, as every reader of the version gets them (docs/content-digest.md, "Delta type
+    widening"); else why not, for the refusal's message ("" when no widening alone was found)."""
+    assert att.view is not None and att.files is not None
+    widened = table.content_widening(att.view.table, live.view.table)
+    if not widened:
+        return ""
+    by_path = {f.path: f for r in rewrites for f in r.removed}
+    files = [by_path[p] for p in removed if p in by_path]
+    if len(files) != len(removed):
+        return ""
+    old = att.view.files
+    got = table.widened_digests(attested, v, files, {f.path: (f.size, f.hash) for f in att.files}, frozenset(widened))
+    if isinstance(got, str):
+        return f"the removed files could not be read again as the wider types: {got}"
+    for p in removed:
+        recorded = records.get((p, old.get(p, "")))
+        if recorded is None or got[p][0].state != recorded.state or got[p][0].rows != recorded.rows:
+            return f"the removed files could not be read again as the wider types: {p} read again is not the " \
+                   "attested rows"
+    wide = ContentDigest.total(got[p][1] for p in removed)
+    if wide.rows != came.rows or wide.state != came.state:
+        return "the removed files, read again from their attested bytes as the wider types, do not hold the added " \
+               "files' rows either: the rows changed"
+    # The schema is left out of verify's view comparison: content_widening compared it, and found only the widening.
+    return replace(base, widened=tuple(f"{k}: {t}" for k, t in widened.items()), view_keys=("schema",))
+
+
+def _widened_note(table: AttestedTable, attested: Version, v: Version, reread: str = "") -> str:
+    """What a refusal adds when columns changed type since the attested version (Delta type widening): which, and
+    what reading the removed files again as the wider types found (``reread``; "" when it was not tried: the digests
+    encode each value's type, so equal values read as a wider type are other rows to them, and the message says so
+    rather than leave a reader to suspect the rows)."""
+    changes = table.content_type_changes(attested, v)
+    if not changes:
+        return ""
+    why = reread or ("the content digest encodes each value's type, so equal values read as a wider type are other "
+                     "rows to it, and the removed files were not read again as the wider types (only a widening Delta "
+                     "allows, alone in the schema, with the table readable, is): re-attest after the widening "
+                     "(docs/content-digest.md, \"Delta type widening\")")
+    return (f"; column types changed since {table.noun} {attested.id}: {', '.join(changes[:5])}"
+            f"{f' and {len(changes) - 5} more' if len(changes) > 5 else ''} — {why}")

@@ -417,6 +417,27 @@ class AttestedTable(ABC):
         else None. Default: None (the format folds in none)."""
         return None
 
+    def content_widening(self, attested_view: Mapping[str, Any], view: Mapping[str, Any]) -> dict[str, str] | None:
+        """The columns widened between two reader views' table parts (name → ``integer → long``) when a type
+        widening is their only difference (Delta's typeWidening; docs/content-digest.md, "Delta type widening"):
+        the judge then re-digests the removed files as the wider types (``widened_digests``). None: not one.
+        Default: None."""
+        return None
+
+    def widened_digests(self, attested: Version, version: Version, files: Sequence[DataFile],
+                        identities: Mapping[str, tuple[int, str]], columns: frozenset[str]
+                        ) -> dict[str, tuple[ContentDigest, ContentDigest]] | str:
+        """Each attested file's digest as ``attested`` reads it and as ``version`` reads it after a type widening of
+        ``columns`` (names), from one read of bytes that must be ``identities[path]`` (size, BLAKE3); or why not.
+        Default: not supported."""
+        return f"{self.kind} tables are not re-digested after a type widening"
+
+    def content_type_changes(self, attested: Version, version: Version) -> list[str]:
+        """The columns whose declared type changed between ``attested`` and ``version`` (``id: integer → long
+        (widened)``), for the message of a rewrite judged by content: a digest encodes each value's type
+        (docs/content-digest.md, "Delta type widening"). Default: none named."""
+        return []
+
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         """The commits after ``attested`` up to ``version`` that touched files, when every one is a rewrite that
         declares no data change and changes nothing else (Delta: dataChange=false adds and removes, no metaData or
@@ -963,6 +984,10 @@ class AttestedTable(ABC):
                 return None
             raise CarrierError(f"{self.noun} {v.id} of {self.reference} cannot carry forward the attestation of "
                                f"{self.noun} {att.attested_version}: {check.message}", code=Code(check.code))
+        if check.widened:
+            # The rows are the attested ones read as wider types (Delta type widening): the version's digests are of
+            # those types, not the continued attestation's total, so it cannot be continued — an ordinary attestation.
+            return None
         if not _table_part_kept(att, live, check):
             # What readers get changed besides the rewrites (a column renamed or swapped under column mapping, a read
             # property, a schema given to the snapshot): verify says reader_view_changed, so carrying the producer's

@@ -59,6 +59,10 @@ def carried_words(check: Any, table_format: str | None) -> str:
     versions = [r.version for r in check.rewrites]
     where = f"{noun} {versions[0]}" if len(versions) == 1 else f"{noun}s {', '.join(versions[:4])}" + (
         f" (+{len(versions) - 4} more)" if len(versions) > 4 else "")
+    widened = getattr(check, "widened", ())
+    if widened:
+        return (f"compacted at {where}: {len(check.removed)} files → {check.added}, same rows read as the types "
+                f"widened since the attestation ({', '.join(widened)})")
     return f"compacted at {where}: {len(check.removed)} files → {check.added}, same rows"
 
 

@@ -648,6 +648,26 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         configuration = dict(self._load(version.number).metadata().configuration)
         return content.ROW_IDS_MARKER if content.row_tracking_enabled(configuration) else None
 
+    def content_widening(self, attested_view: Mapping[str, Any], view: Mapping[str, Any]) -> dict[str, str] | None:
+        """See AttestedTable.content_widening: Delta's typeWidening (carriers/delta/content.py ``widening``)."""
+        from carriers.delta import content
+
+        return content.widening(dict(attested_view), dict(view))
+
+    def widened_digests(self, attested: Version, version: Version, files: Sequence[DataFile],
+                        identities: Mapping[str, tuple[int, str]], columns: frozenset[str]
+                        ) -> dict[str, tuple[ContentDigest, ContentDigest]] | str:
+        """See AttestedTable.widened_digests (carriers/delta/content.py)."""
+        from carriers.delta import content
+
+        return content.widened_digests(self, attested, version, files, dict(identities), columns)
+
+    def content_type_changes(self, attested: Version, version: Version) -> list[str]:
+        """See AttestedTable.content_type_changes: the schemas of the log's replays (Delta type widening)."""
+        from carriers.delta import content
+
+        return content.widened(self, attested, version)
+
     def rewrites_between(self, attested: Version, version: Version) -> list[Rewrite] | None:
         """See AttestedTable.rewrites_between: ``dataChange: false`` commits (carriers/delta/content.py)."""
         from carriers.delta import content

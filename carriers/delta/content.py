@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from carriers.delta.carrier import DeltaCarrier
     from carriers.storage.base import Storage
 
-__all__ = ["DeltaContentReader", "content_reader", "file_content_digests", "rewrites_between"]
+__all__ = ["DeltaContentReader", "content_reader", "file_content_digests", "rewrites_between", "widened"]
 
 _MAPPING = "delta.columnMapping.mode"
 _PHYSICAL = "delta.columnMapping.physicalName"
@@ -101,9 +102,10 @@ def _physical_type(t: pa.DataType, kind: Any, mapped: bool) -> pa.DataType:
     return t
 
 
-def _read_type(stored: pa.DataType, want: pa.DataType, int96: bool) -> pa.DataType | None:
+def _read_type(stored: pa.DataType, want: pa.DataType, int96: bool, *, widen: bool = False) -> pa.DataType | None:
     """The type a reader converts the stored column to (``want``) when it does so for every value without loss of
-    meaning; None when the stored type is kept (its digest then differs, as a changed type should)."""
+    meaning; None when the stored type is kept (its digest then differs, as a changed type should). ``widen``: a
+    type widening's conversion too (``_widens``; the cast is exact or refused)."""
     import pyarrow as pa
 
     from attest.content import type_tag
@@ -113,6 +115,8 @@ def _read_type(stored: pa.DataType, want: pa.DataType, int96: bool) -> pa.DataTy
             return want
     except Exception:  # an Arrow type with no encoding: digest_table refuses it with its own message
         return None
+    if widen and _widens(stored, want):
+        return want
     if pa.types.is_timestamp(stored) and pa.types.is_timestamp(want):
         if int96 and want.tz is not None:
             return want  # INT96: UTC instants in nanoseconds, read by every engine as the table's timestamp
@@ -140,6 +144,9 @@ class DeltaContentReader:
     typed: dict[str, dict[str, Any]] | None = None
     # Row tracking enabled: every row's ids are folded in (None: the table gives readers none).
     row_tracking: RowTracking | None = None
+    # Delta type widening (``widened_digests``): these columns (by name), stored as a narrower type, are read as the
+    # schema's wider one (``_widens``), as Spark reads them; any other column keeps its stored type.
+    widen: frozenset[str] = frozenset()
 
     def digest(self, f: DataFile, storage: Storage, data: bytes | None = None) -> ContentDigest | None:
         """The digest of ``f``'s rows, from ``data`` (its bytes, read once to hash them too) when given, else read
@@ -171,7 +178,7 @@ class DeltaContentReader:
         try:
             digest, read = _digest_file(f, table, stored, int96, self.arrow, self.fields, self.partition_columns,
                                         self.partitions.get(f.path) or {}, self.masks.get(f.path), self.mode,
-                                        self.row_tracking)
+                                        self.row_tracking, widen=self.widen)
         except (KeyError, ValueError, pa.ArrowException) as exc:  # duplicate column names, malformed values, ...
             raise CarrierError(f"the rows of {f.path} cannot be read as the table's columns: {exc}",
                                code=Code.TABLE_UNREADABLE, path=f.path) from exc
@@ -313,7 +320,8 @@ def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[Data
 def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str], arrow: pa.Schema,
                  fields: dict[str, dict[str, Any]], partition_columns: list[str], values: dict[str, Any],
                  vector: list[bool] | None, mode: str,
-                 tracking: RowTracking | None = None) -> tuple[ContentDigest, dict[str, Any]]:
+                 tracking: RowTracking | None = None, *,
+                 widen: frozenset[str] = frozenset()) -> tuple[ContentDigest, dict[str, Any]]:
     """The file's digest, and its data columns as read (every stored row), keyed as its statistics name them.
     ``tracking``: each row's row-tracking ids folded in (``row_id_arrays``)."""
     import pyarrow as pa
@@ -352,7 +360,7 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
         _check_case(f, stored, physical, folds)
         if physical in stored.names:
             column = table.column(physical)
-            target = _read_type(column.type, want, physical in int96)
+            target = _read_type(column.type, want, physical in int96, widen=field.name in widen)
             if target is None and mode == "name" and _reordered(column.type, want):
                 # Spark and delta-rs resolve nested struct fields by physical name (measured: a struct whose fields
                 # are stored in another order, or under each other's names with the values moved to match, reads
@@ -455,6 +463,14 @@ def _claimed(value: Any, t: pa.DataType) -> Any:
             return float(value)
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(value)
+        if pa.types.is_float32(t):
+            # A FLOAT column's bound as its readers take it: Spark writes the shortest text of the float32
+            # ("6.3333335") and Spark (Jackson's getFloatValue) and delta-rs (f64 `as f32`) read it back as the nearest
+            # float32 of that double — the value stored. Compared as the double of the text, every Spark OPTIMIZE of a
+            # FLOAT column holding a value like 19/3 was refused (measured, delta-spark 4.4). Beyond the float32
+            # range: kept as the double (never a stored value: the exact comparison refuses it).
+            with contextlib.suppress(OverflowError):
+                return float(struct.unpack("<f", struct.pack("<f", float(value)))[0])
         return float(value)
     if pa.types.is_decimal(t):
         if isinstance(value, bool) or not isinstance(value, int | float | str):
@@ -690,3 +706,201 @@ def _file(carrier: DeltaCarrier, action: dict[str, Any]) -> DataFile | None:
     size = action.get("size")
     return DataFile(path=rel, size=int(size) if isinstance(size, int) else -1, kind="data",
                     location=carrier._location(rel))
+
+
+# docs/content-digest.md, "Delta type widening": the type changes Delta's typeWidening feature allows (Delta protocol,
+# "Type Widening"; delta-spark 4.x), as the schema names them. Decimals widen by precision (and scale) and are told
+# apart by their text; these are the rest.
+_WIDENINGS = frozenset({
+    ("byte", "short"), ("byte", "integer"), ("byte", "long"), ("short", "integer"), ("short", "long"),
+    ("integer", "long"), ("float", "double"), ("byte", "double"), ("short", "double"), ("integer", "double"),
+    ("date", "timestamp_ntz"),
+})
+_TYPE_CHANGES = "delta.typeChanges"
+
+
+def _schema_fields(meta: Any) -> dict[str, tuple[str, Any]]:
+    """The schema's fields of ``meta`` (a metaData action), by dotted path of their physical names (column mapping)
+    or names — what a reader's value of the field is identified by (docs/content-digest.md, "Identities") — each
+    with its dotted path of names (for messages)."""
+    try:
+        schema = json.loads(str((meta or {}).get("schemaString")))
+    except ValueError:
+        return {}
+    out: dict[str, tuple[str, Any]] = {}
+
+    def walk(prefix: str, names: str, node: Any, depth: int = 0) -> None:
+        if not isinstance(node, dict) or depth > 64:
+            return
+        for field in node.get("fields") or ():
+            if not isinstance(field, dict):
+                continue
+            metadata = field.get("metadata")
+            physical = metadata.get(_PHYSICAL) if isinstance(metadata, dict) else None
+            key = f"{prefix}{physical or field.get('name')}"
+            name = f"{names}{field.get('name')}"
+            out[key] = (name, field)
+            walk(f"{key}.", f"{name}.", field.get("type"), depth + 1)
+
+    walk("", "", schema)
+    return out
+
+
+def _widens(stored: pa.DataType, want: pa.DataType) -> bool:
+    """Is ``stored`` → ``want`` a conversion Delta's type widening makes readers apply (Arrow types)? Integers to wider
+    integers, to double or to a decimal; float to double; a decimal to one of no fewer integer and fraction digits;
+    date to timestamp without a zone. Exactness is the cast's (pyarrow's safe cast refuses a lossy one)."""
+    import pyarrow as pa
+
+    ints = (pa.int8(), pa.int16(), pa.int32(), pa.int64())
+    if stored in ints:
+        return (want in ints and ints.index(want) > ints.index(stored)) or (
+            want == pa.float64() and stored != pa.int64()) or pa.types.is_decimal(want)
+    if stored == pa.float32():
+        return bool(want == pa.float64())
+    if pa.types.is_decimal(stored) and pa.types.is_decimal(want):
+        return bool(want.scale >= stored.scale and want.precision - want.scale >= stored.precision - stored.scale)
+    return pa.types.is_date32(stored) and pa.types.is_timestamp(want) and want.tz is None
+
+
+def _decimal(text: str) -> tuple[int, int] | None:
+    import re
+
+    m = re.fullmatch(r"decimal\((\d+),\s*(\d+)\)", text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+_DIGITS = {"byte": 3, "short": 5, "integer": 10, "long": 20}  # the decimal integer digits each integer needs
+
+
+def _widening_allowed(a: str, b: str) -> bool:
+    """Delta's type widening (protocol, "Type Widening"), by the schema's type names."""
+    if (a, b) in _WIDENINGS:
+        return True
+    da, db = _decimal(a), _decimal(b)
+    if db is None:
+        return False
+    if da is not None:
+        return db[1] >= da[1] and db[0] - db[1] >= da[0] - da[1]
+    return a in _DIGITS and db[0] - db[1] >= _DIGITS[a]
+
+
+def widening(old_table: dict[str, Any], new_table: dict[str, Any]) -> dict[str, str] | None:
+    """The top-level columns widened between two reader views' table parts (``schema``, ``partition_columns``: the
+    attested view and the current one) — name → ``integer → long`` — when that is the only difference of the two
+    schemas (names, order, nullability, field metadata but ``delta.typeChanges``, nested types all equal; no partition
+    column widened; each change one Delta allows). ``{}``: the schemas are equal; None: they differ otherwise — no
+    carry-over by widened digests then. The views' own schemas, so that what verify then leaves out of its view
+    comparison (``ContentCheck.view_keys``) is exactly what was compared here."""
+    old, new = old_table.get("schema"), new_table.get("schema")
+    if not isinstance(old, dict) or not isinstance(new, dict) or \
+            old_table.get("partition_columns") != new_table.get("partition_columns"):
+        return None
+    partitions = set(new_table.get("partition_columns") or [])
+    a_fields, b_fields = old.get("fields"), new.get("fields")
+    if not isinstance(a_fields, list) or not isinstance(b_fields, list) or len(a_fields) != len(b_fields) or \
+            {k: v for k, v in old.items() if k != "fields"} != {k: v for k, v in new.items() if k != "fields"}:
+        return None
+    out: dict[str, str] = {}
+    for a, b in zip(a_fields, b_fields, strict=True):
+        if not isinstance(a, dict) or not isinstance(b, dict):
+            return None
+
+        def bare(field: dict[str, Any]) -> dict[str, Any]:
+            meta = field.get("metadata")
+            kept = {k: v for k, v in meta.items() if k != _TYPE_CHANGES} if isinstance(meta, dict) else meta
+            return {**{k: v for k, v in field.items() if k != "type"}, "metadata": kept}
+
+        if bare(a) != bare(b):
+            return None
+        ta, tb = a.get("type"), b.get("type")
+        if ta == tb:
+            continue
+        if not isinstance(ta, str) or not isinstance(tb, str) or not _widening_allowed(ta, tb) \
+                or a.get("name") in partitions:
+            return None  # nested types, partition columns, other changes: not carried over this way
+        out[str(a.get("name"))] = f"{ta} → {tb}"
+    return out
+
+
+def widened_digests(carrier: DeltaCarrier, attested: Version, version: Version, files: Sequence[DataFile],
+                    identities: dict[str, tuple[int, str]], columns: frozenset[str]
+                    ) -> dict[str, tuple[ContentDigest, ContentDigest]] | str:
+    """Each attested file's digest as ``attested`` reads it and as ``version`` reads it after a type widening (the
+    widened ``columns`` read as the wider types, every other column as before), from one read of its bytes, which
+    must be the attestation's ``identities[path]`` (size, BLAKE3); a string saying why not (a file gone, changed or
+    outside the table, the attested version no longer readable). The files are no longer live, so nothing else
+    confined them: each is held inside the table and read as a regular file of at most its attested size, never a
+    FIFO's endless wait or a link to /dev/zero."""
+    import dataclasses
+
+    import pyarrow as pa
+
+    from attest.errors import AttestError, Problem
+    from attest.hashing import hash_bytes, read_regular
+
+    try:
+        before = content_reader(carrier, attested, files)
+        dt = carrier._load(version.number)
+        schema_doc = json.loads(dt.schema().to_json())
+        after = dataclasses.replace(before, arrow=pa.schema(dt.schema().to_arrow()), widen=columns,
+                                    fields={str(f.get("name")): f for f in schema_doc.get("fields") or []
+                                            if isinstance(f, dict)})
+    except AttestError as exc:
+        return f"{carrier.noun} {attested.id} cannot be read again: {exc.message}"
+    outside: list[Problem] = []
+    carrier._confine(files, outside)
+    if outside:
+        return outside[0].message
+    out: dict[str, tuple[ContentDigest, ContentDigest]] = {}
+    for f in files:
+        size, digest = identities.get(f.path, (-1, ""))
+        local = carrier.storage.local_of(f.location)
+        try:
+            if local is not None:
+                data = read_regular(local, size + 1)
+            else:
+                with contextlib.closing(carrier.storage.open_location(f.location)) as handle:
+                    data = handle.read(size + 1)
+        except (OSError, AttestError) as exc:  # gone (VACUUM), not a regular file, or a store's coded failure
+            return f"{f.path}, removed by a rewrite, cannot be read: {getattr(exc, 'message', None) or exc}"
+        if len(data) != size or hash_bytes(data) != digest:
+            return f"{f.path}, removed by a rewrite, no longer holds the attested bytes"
+        try:
+            a, b = before.digest(f, carrier.storage, data), after.digest(f, carrier.storage, data)
+        except AttestError as exc:
+            return f"{f.path} cannot be read again: {exc.message}"
+        if a is None or b is None:
+            return f"{f.path}, removed by a rewrite, is no longer in storage"
+        out[f.path] = (a, b)
+    return out
+
+
+def _type_text(t: Any) -> str:
+    return t if isinstance(t, str) else str((t or {}).get("type") if isinstance(t, dict) else t)
+
+
+def widened(carrier: DeltaCarrier, attested: Version, version: Version) -> list[str]:
+    """The columns whose type changed between ``attested`` and ``version`` (``id: integer → long``), marked
+    "widened" when the change is one Delta's typeWidening allows (``_widening_allowed``): a
+    content digest encodes each value's type, so a rewrite after it is ``content_changed`` though the values read are
+    equal. Read from the log's own replay (delta-rs cannot load a version with the typeWidening reader feature).
+    Empty when none changed or a schema cannot be read (the message then names no column)."""
+    from attest.errors import AttestError
+
+    try:
+        before = _schema_fields(carrier._replay(attested.number, whole=False)[0].metadata)
+        after = _schema_fields(carrier._replay(version.number, whole=False)[0].metadata)
+    except AttestError:
+        return []
+    out: list[str] = []
+    for key, (name, field) in after.items():
+        old = before.get(key)
+        if old is None:
+            continue
+        a, b = _type_text(old[1].get("type")), _type_text(field.get("type"))
+        if a == b or a in ("struct", "array", "map") or b in ("struct", "array", "map"):
+            continue  # nested types: their fields are listed themselves
+        kind = "widened" if _widening_allowed(a, b) else "type changed"
+        out.append(f"{name}: {a} → {b} ({kind})")
+    return out

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+import struct
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -75,3 +77,21 @@ def test_spark_reorg_purge(spark: SparkSession, tmp_path: Path) -> None:
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
     assert doc["content"]["rewrites"][0]["operation"] == "REORG" and doc["content"]["rows"] == 51, doc
     assert spark.read.format("delta").load(str(path)).count() == 51
+
+
+def test_spark_optimize_of_a_float_column_is_carried_over_by_content(spark: SparkSession, tmp_path: Path) -> None:
+    """Spark writes a FLOAT column's bounds as the float32's shortest text (219/7: ``31.285715``), read back as that
+    float32; compared as a double they were refused (``content_changed``, measured before the fix)."""
+    path = tmp_path / f"t{uuid.uuid4().hex[:6]}"
+    spark.sql(f"CREATE TABLE delta.`{path}` (id INT, f FLOAT) USING delta")
+    for start in (0, 100, 200):
+        spark.sql(f"INSERT INTO delta.`{path}` SELECT id + {start}, CAST(id + {start} AS FLOAT) / 7 FROM range(20)")
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    spark.sql(f"OPTIMIZE delta.`{path}`").collect()
+    stored = struct.unpack("<f", struct.pack("<f", 219 / 7))[0]
+    adds = [json.loads(line)["add"] for line in (path / "_delta_log" / "00000000000000000005.json").read_text()
+            .splitlines() if line.startswith('{"add"')]
+    logged = json.loads(adds[0]["stats"])["maxValues"]["f"]
+    assert logged != stored and struct.unpack("<f", struct.pack("<f", logged))[0] == stored, adds  # the case
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version 5"), doc

@@ -1,0 +1,85 @@
+"""Delta type widening (the ``typeWidening`` table feature) then maintenance, measured with Spark (delta-spark 4.4)
+and delta-rs 1.6 (docs/content-digest.md, "Delta type widening"; docs/maintenance.md). One table, one Spark session:
+attest, widen (reader_view_changed), OPTIMIZE (table_unreadable: delta-rs cannot read the feature; the message names
+the widened columns), DROP FEATURE (VERIFIED by content read as the wider types), re-attest."""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from attest.cli import main
+from carriers.delta.carrier import attest_after_write
+from tests.adversarial.conftest import codes, verify
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+PROGRAM = "d" * 64
+WIDENED = ("id: integer → long (widened)", "m: decimal(10,2) → decimal(12,2) (widened)")  # the refusals' notes
+
+
+def _record(path: Path) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rc = main(["record", str(path), "--model", "m", "--program-hash", "e" * 64, "--detached", "--json"])
+    return rc, json.loads(out.getvalue())
+
+
+def _rows(spark: SparkSession, path: Path) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in spark.read.format("delta").load(str(path)).collect())
+
+
+def test_widening_then_optimize_and_drop_feature_is_never_verified(spark: SparkSession, tmp_path: Path) -> None:
+    path = tmp_path / f"t{uuid.uuid4().hex[:6]}"
+    name = f"delta.`{path}`"
+    spark.sql(f"CREATE TABLE {name} (id INT, m DECIMAL(10,2), s STRING) USING delta")
+    for start in (0, 100, 200):
+        spark.sql(f"INSERT INTO {name} SELECT id + {start}, CAST(id AS DECIMAL(10,2)) / 4, CAST(id AS STRING) "
+                  "FROM range(20)")
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["content_digest_bound"] is True, doc
+    before = _rows(spark, path)
+
+    # The feature is enabled after the attestation: a table created with it is unreadable to delta-rs 1.6 at once.
+    spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    spark.sql(f"ALTER TABLE {name} CHANGE COLUMN id TYPE BIGINT")
+    spark.sql(f"ALTER TABLE {name} CHANGE COLUMN m TYPE DECIMAL(12,2)")
+    assert _rows(spark, path) == before  # Spark reads the old files' values as the wider types: equal values
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc != 0 and codes(doc) == ["reader_view_changed"], doc  # the schema changed without a data commit
+
+    # OPTIMIZE with the feature on: delta-rs 1.6 cannot read the table's files (reader feature typeWidening).
+    spark.sql(f"OPTIMIZE {name}").collect()
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc != 0 and not doc["verdict"].startswith("VERIFIED") and codes(doc) == ["table_unreadable"], doc
+    message = doc["errors"][0]["message"]
+    assert "TypeWidening" in message and all(w in message for w in WIDENED), message
+
+    # DROP FEATURE removes the reader feature (delta-rs reads the table again; the OPTIMIZE already wrote every file
+    # as the wider types, so it rewrites none): the OPTIMIZE is judged by content. The recorded digests (the narrower
+    # types) differ from the added file's; the removed files, still in storage with their attested bytes, are read
+    # again as the wider types and hold the same rows: VERIFIED, saying the types were widened.
+    spark.sql(f"ALTER TABLE {name} DROP FEATURE typeWidening").collect()
+    assert _rows(spark, path) == before
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version 8: 6 files → 1, same rows "
+                                                 "read as the types widened since the attestation (id: integer → "
+                                                 "long, m: decimal(10,2) → decimal(12,2))"), doc
+
+    # Re-attesting: no carry-forward (the version's digests are of the wider types), an ordinary attestation;
+    # --detached, since DROP FEATURE adds the writer feature checkpointProtection, which an attestation commit cannot
+    # honour.
+    rc, doc = _record(path)
+    assert rc == 0 and doc["recorded"] is True and not doc.get("continues"), doc
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (bytes"), doc
