@@ -581,15 +581,18 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             return
         expected = {canonical_relative(raw)[0] or raw for raw in with_dv}
         roots = self._engine_roots(dt)
-        got = {engine_relative(roots, p) for p in engine}
-        if self.storage.local_root is not None and got != expected:
+        got = {engine_relative(roots, p, encoded=True) for p in engine}
+        if got != expected:
             problems.append(Problem(Code.TABLE_INCONSISTENT, "delta-rs applies deletion vectors to other files than "
                                     "the log names"))
 
     def _engine_roots(self, dt: DeltaTable) -> tuple[str, ...]:
         """The prefixes of the locations delta-rs gives (see engine_relative): the resolved local root and the table
-        URI's path. Computed once per check, not once per file (the URI is a call into delta-rs)."""
-        return str(self.storage.local_root), urlparse(str(dt.table_uri)).path.rstrip("/")
+        URI's path, and on an object store the table URI itself. Computed once per check, not once per file (the URI
+        is a call into delta-rs)."""
+        uri = str(dt.table_uri).rstrip("/")
+        local = "" if self.storage.local_root is None else str(self.storage.local_root)
+        return local, urlparse(uri).path.rstrip("/") if uri.startswith("file:") or local else "", uri
 
     def _cross_check_uris(self, dt: DeltaTable, files: Sequence[DataFile], problems: list[Problem]) -> None:
         """Locally, the files delta-rs reads must be exactly the ones attest reads.

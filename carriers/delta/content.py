@@ -238,9 +238,14 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
             paths = batch.column("filepath").to_pylist()
             vectors = batch.column("selection_vector").to_pylist()
             for p, vector in zip(paths, vectors, strict=True):
-                rel = engine_relative(roots, str(p))
+                rel = engine_relative(roots, str(p), encoded=True)
+                if rel == str(p):  # under no root as read: the vector would be matched to no file, its rows kept
+                    raise CarrierError(f"delta-rs applies a deletion vector to {str(p)[:300]}, which is not under the "
+                                       f"root of {carrier.reference} as read", code=Code.TABLE_INCONSISTENT)
                 if rel in wanted:
                     masks[rel] = [bool(x) for x in vector]
+    except CarrierError:
+        raise
     except Exception as exc:
         text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise CarrierError(f"delta-rs cannot read the deletion vectors of {carrier.reference}: {text}",

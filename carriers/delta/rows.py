@@ -6,7 +6,7 @@ digests, carriers/delta/content.py).
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
@@ -23,16 +23,24 @@ def add_action_rows(dt: DeltaTable) -> list[dict[str, Any]]:
     return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 
-def engine_relative(roots: tuple[str, ...], uri: str) -> str:
-    """A location delta-rs gives, relative to the table root: it writes the table URI's (percent-encoded) path
-    followed by the decoded relative path, or a file URI of the whole."""
+def engine_relative(roots: tuple[str, ...], uri: str, *, encoded: bool = False) -> str:
+    """A location delta-rs gives, relative to the table root. ``file_uris()`` writes the table URI's (percent-encoded)
+    path, or the table URI itself on an object store, followed by the decoded relative path; ``deletion_vectors()``
+    writes a URI percent-encoded throughout (``encoded``: its relative part is decoded here). ``uri`` itself when no
+    root is its prefix."""
     local = uri
     if uri.startswith("file:"):
         parsed = urlparse(uri)
         local = parsed.netloc + parsed.path if parsed.netloc else parsed.path
     for root in roots:
-        if local.startswith(root + "/"):
-            return local[len(root) + 1:]
+        if root and local.startswith(root + "/"):
+            rest = local[len(root) + 1:]
+            return unquote(rest) if encoded else rest
+    if encoded:  # a root delta-rs spells decoded (a local folder named with '%' or a space): match the decoded path
+        decoded = unquote(local)
+        for root in roots:
+            if root and decoded.startswith(root + "/"):
+                return decoded[len(root) + 1:]
     return uri
 
 

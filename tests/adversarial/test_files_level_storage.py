@@ -308,16 +308,18 @@ def test_a_file_outside_the_tables_roots_is_asked_alone_never_a_bucket_listing(s
 def test_a_spark_written_table_is_looked_up_where_spark_wrote_it(spark: Any, required_hook: Any) -> None:
     """Partition values Spark escapes in folder names (``p=x%2Fy%3Dz%25``), and deletion-vector files: the honest
     tables verify at the files level (each file looked up where Spark wrote it); a data file removed from an escaped
-    folder is file_missing. (Two tables: delta-rs matches deletion vectors to escaped partition paths otherwise than
-    the log names them, and such a table cannot be attested at all; a deletion-vector file removed is
-    table_unreadable, as before: delta-rs cannot read the table.)"""
+    folder is file_missing. The deletion vectors sit in escaped partition folders too: delta-rs names their files by
+    URIs encoded throughout, which are matched to the log's paths decoded (such a table could not be attested
+    before: "applies deletion vectors to other files than the log names"); it verifies at bytes, its content bound."""
     from tests.spark.test_hook import _delta_path, _uid
 
     escaped, vectors = f"fl_{_uid()}", f"fl_{_uid()}"
     spark.createDataFrame([(i, p) for i in range(10) for p in ("a b", "x/y=z%", "日本")], "id int, p string") \
         .write.format("delta").partitionBy("p").saveAsTable(escaped)
-    spark.sql(f"CREATE TABLE {vectors} (id INT) USING delta TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
-    spark.sql(f"INSERT INTO {vectors} SELECT id FROM range(1000)")
+    spark.sql(f"CREATE TABLE {vectors} (id INT, p STRING) USING delta PARTITIONED BY (p) "
+              "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+    spark.sql(f"INSERT INTO {vectors} SELECT id, CASE id % 3 WHEN 0 THEN 'a b' WHEN 1 THEN 'x/y=z%' ELSE '日本' END "
+              "FROM range(1000)")
     spark.sql(f"DELETE FROM {vectors} WHERE id % 7 = 0")  # a deletion vector, not a rewrite
     required_hook.flush()
     assert required_hook.failed == 0, required_hook.errors
@@ -326,6 +328,8 @@ def test_a_spark_written_table_is_looked_up_where_spark_wrote_it(spark: Any, req
         rc, doc = verify(str(path), "--level", "files")
         assert rc == 0 and doc["level"] == "files", doc
     assert list(tables[vectors].rglob("deletion_vector_*.bin"))
+    rc, doc = verify(str(tables[vectors]), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (bytes") and doc["content_digest_bound"] is True, doc
     next(f for f in tables[escaped].rglob("*.parquet") if "%" in f.parent.name).unlink()
     rc, doc = verify(str(tables[escaped]), "--level", "files")
     assert rc == 1 and codes(doc) == ["file_missing"], doc
