@@ -1185,6 +1185,15 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
         if d is None:
             return _fail(Code.CARRIER_TAMPERED, f"no content digest was recorded for the attested file {p}", facts)
         before.append(d)
+    # A digest recorded without a file's deletes applied (on an object store with deletion vectors, before
+    # recipe-attest matched them there) counts rows readers never got: a rewrite bringing them back would match it.
+    read = table.content_rows_read(attested, removed)
+    for p, d in zip(removed, before, strict=True):
+        if p in read and d.rows != read[p]:
+            return _fail(Code.CONTENT_CHANGED, f"the content digest recorded for the attested file {p} holds {d.rows} "
+                         f"rows, and readers got {read[p]} (its stored rows less those its deletion vector deletes): "
+                         "it was recorded without the deletes applied, so it is no evidence of the rows; `attest "
+                         "record` of the table binds the right one", facts)
     gone = ContentDigest.total(before)
     if gone.rows >= MAX_ROWS:
         return _fail(Code.COMPACTED, f"the rewritten files held {gone.rows} rows: beyond 2^31 rows a content digest "

@@ -417,6 +417,13 @@ class AttestedTable(ABC):
         else None. Default: None (the format folds in none)."""
         return None
 
+    def content_rows_read(self, attested: Version, paths: Sequence[str]) -> dict[str, int]:
+        """The rows readers of ``attested`` got from each of ``paths`` that has deletes applied to it, where the
+        table's own metadata says how many (Delta: the add's ``numRecords`` less its deletion vector's
+        ``cardinality``): a recorded content digest of another row count was made without the deletes. Default:
+        none known."""
+        return {}
+
     def content_widening(self, attested_view: Mapping[str, Any], view: Mapping[str, Any]) -> dict[str, str] | None:
         """The columns widened between two reader views' table parts (name → ``integer → long``) when a type
         widening is their only difference (Delta's typeWidening; docs/content-digest.md, "Delta type widening"):

@@ -651,6 +651,12 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         configuration = dict(self._load(version.number).metadata().configuration)
         return content.ROW_IDS_MARKER if content.row_tracking_enabled(configuration) else None
 
+    def content_rows_read(self, attested: Version, paths: Sequence[str]) -> dict[str, int]:
+        """See AttestedTable.content_rows_read (carriers/delta/content.py ``rows_read``)."""
+        from carriers.delta import content
+
+        return content.rows_read(self, attested, paths)
+
     def content_widening(self, attested_view: Mapping[str, Any], view: Mapping[str, Any]) -> dict[str, str] | None:
         """See AttestedTable.content_widening: Delta's typeWidening (carriers/delta/content.py ``widening``)."""
         from carriers.delta import content

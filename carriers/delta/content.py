@@ -885,6 +885,33 @@ def _type_text(t: Any) -> str:
     return t if isinstance(t, str) else str((t or {}).get("type") if isinstance(t, dict) else t)
 
 
+def rows_read(carrier: DeltaCarrier, attested: Version, paths: Sequence[str]) -> dict[str, int]:
+    """The rows readers of ``attested`` got from each of ``paths`` carrying a deletion vector: its add's
+    ``numRecords`` (every stored row, as Delta's statistics count them) less the vector's ``cardinality``. Where the
+    log no longer holds that version, or an add states neither, nothing is known of it."""
+    from attest.errors import AttestError
+
+    wanted = set(paths)
+    try:
+        state = carrier._replay(attested.number)[0]
+    except AttestError:
+        return {}
+    out: dict[str, int] = {}
+    for raw, add in state.adds.having("deletionVector"):
+        vector, rel = add.get("deletionVector"), canonical_relative(str(raw))[0]
+        if not isinstance(vector, dict) or rel not in wanted:
+            continue
+        try:
+            stored = json.loads(add.get("stats") or "null")
+        except ValueError:
+            continue
+        records, deleted = (stored or {}).get("numRecords") if isinstance(stored, dict) else None, \
+            vector.get("cardinality")
+        if type(records) is int and type(deleted) is int and 0 <= deleted <= records:
+            out[rel] = records - deleted
+    return out
+
+
 def widened(carrier: DeltaCarrier, attested: Version, version: Version) -> list[str]:
     """The columns whose type changed between ``attested`` and ``version`` (``id: integer → long``), marked
     "widened" when the change is one Delta's typeWidening allows (``_widening_allowed``): a

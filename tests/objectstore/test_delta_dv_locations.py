@@ -23,7 +23,7 @@ from deltalake import DeltaTable, write_deltalake
 
 from carriers.delta.carrier import attest_after_write
 from tests.adversarial.conftest import PROGRAM, verify
-from tests.adversarial.test_content_rewrite_delta import _engine_rows, _file_rows, rewrite
+from tests.adversarial.test_content_rewrite_delta import _adds, _engine_rows, _file_rows, rewrite
 from tests.delta.dv import add_deletion_vector
 from tests.servers.stores import Bucket
 
@@ -108,7 +108,8 @@ def test_a_rewrite_on_a_store_bringing_a_deleted_row_back_is_not_verified(s3: Bu
     local = tmp_path / "copy"
     _down(s3, local)
     # Every stored row of the file, the deleted one included, rewritten as a compaction (dataChange: false).
-    rewrite(local, [dv_file], [(_file_rows(local, dv_file), {"p": "a"})], operation="OPTIMIZE")
+    values = _adds(local)[dv_file]["partitionValues"]
+    rewrite(local, [dv_file], [(_file_rows(local, dv_file), values)], operation="OPTIMIZE")
     _up(local, s3)
     rc, doc = _verify_on_store(s3, uri)
     assert rc == 1 and "content_changed" in [e["code"] for e in doc["errors"]], doc
@@ -120,3 +121,23 @@ def test_an_honest_compaction_on_a_store_verifies_by_content(s3: Bucket, tmp_pat
     DeltaTable(uri, storage_options=s3.storage_options).optimize.compact()
     rc, doc = _verify_on_store(s3, uri)
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
+
+
+def test_a_digest_recorded_without_the_vector_applied_is_no_evidence(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """An attestation made before the fix on a store (the vectors matched to no file): its recorded digest counts the
+    deleted row. A compaction bringing that row back matches it; the file's log entry (numRecords less the vector's
+    cardinality) says readers got a row fewer, so it is content_changed."""
+    import carriers.delta.content as delta_content
+
+    path = tmp_path / TABLE
+    dv_file = _with_dv(path, ["a", "a", "a", "b"], appends=2)
+    with monkeypatch.context() as m:  # the old matching, as on a store: no vector found its file
+        m.setattr(delta_content, "engine_relative", lambda roots, uri, encoded=False: "")
+        result = attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert result.sidecar is not None and _recorded_rows(Path(result.sidecar).read_text())[-1] == 8
+    rewrite(path, [dv_file], [(_file_rows(path, dv_file), _adds(path)[dv_file]["partitionValues"])],
+            operation="OPTIMIZE")
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and [e["code"] for e in doc["errors"]] == ["content_changed"], doc
+    assert "recorded without the deletes applied" in doc["errors"][0]["message"], doc
