@@ -51,7 +51,7 @@ def _verified(*args: str) -> dict[str, Any]:
     return doc
 
 
-# ---- the snapshot log: what TIMESTAMP AS OF reads ---------------------------------------------------------------------
+# ---- the snapshot log: what TIMESTAMP AS OF reads --------------------------------------------------------------------
 def test_a_forged_snapshot_log_moves_time_travel_but_no_verdict(catalog: SqlCatalog, table: Table) -> None:  # noqa: F811
     """The log rewritten so that S's commit time names the unattested U, with an entry naming no snapshot: a read
     as of S's time now gets U's rows (pyiceberg; Iceberg Java's ``snapshotIdAsOfTime`` reads the same log), while
@@ -75,7 +75,7 @@ def test_a_forged_snapshot_log_moves_time_travel_but_no_verdict(catalog: SqlCata
     assert_refused(REF, "stale")  # the head U, as before the forgery
 
 
-# ---- a snapshot's schema-id: what time travel resolves its columns with ------------------------------------------------
+# ---- a snapshot's schema-id: what time travel resolves its columns with ----------------------------------------------
 @pytest.mark.parametrize("edit", ["dropped", "unknown"])
 def test_a_snapshot_whose_schema_id_is_dropped_or_unknown_after_a_rename(catalog: SqlCatalog, table: Table,  # noqa: F811
                                                                       edit: str) -> None:
@@ -100,7 +100,7 @@ def test_a_snapshot_whose_schema_id_is_dropped_or_unknown_after_a_rename(catalog
     assert_refused(REF, "reader_view_changed", "--snapshot-id", str(s), "--level", "schema")
 
 
-# ---- the partition spec a manifest is read with -----------------------------------------------------------------------
+# ---- the partition spec a manifest is read with ----------------------------------------------------------------------
 @pytest.mark.parametrize("spec_id", [5, 0])
 def test_a_manifest_listed_under_another_or_no_partition_spec(catalog: SqlCatalog, spec_id: int) -> None:  # noqa: F811
     """A table partitioned by ``id`` after a first unpartitioned append (specs 0 and 1), attested; then the head's
