@@ -125,3 +125,41 @@ def test_a_manifest_listed_under_another_or_no_partition_spec(catalog: SqlCatalo
         with pytest.raises(KeyError):
             catalog.load_table("ns.t").scan().to_arrow()
     assert_refused(REF, "reader_view_changed" if spec_id == 5 else "table_inconsistent", "--level", "schema")
+
+
+# ---- format-version: a v2 table relabelled v1 ------------------------------------------------------------------------
+@pytest.mark.parametrize("attested", ["before the relabel", "after it"])
+def test_a_table_relabelled_format_version_1_keeps_its_delete_files_applied(catalog: SqlCatalog,  # noqa: F811
+                                                                            attested: str) -> None:
+    """v1 has no delete files (pyiceberg refuses to commit one there), but a v2 table holding a position delete file
+    relabelled ``format-version: 1`` is read with the delete applied by pyiceberg and by Spark (measured,
+    test_spark_view_attacks). Attested before the relabel, the view changed (``format_version`` is in it); attested
+    after it (detached: pyiceberg commits nothing to such a table), it verifies: every reader gets the same rows."""
+    from pathlib import Path
+
+    from carriers.iceberg.carrier import IcebergCarrier
+    from tests.iceberg.conftest import commit_delete_file
+
+    t = catalog.create_table("ns.t", schema=rows(0).schema)
+    t.append(rows(0))
+    data = Path(t.location()[len("file://"):]) / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    commit_delete_file(t, data / "del.parquet")
+    t = catalog.load_table("ns.t")
+    if attested == "before the relabel":
+        attest_after_write(IcebergCarrier(t, detached=True), model="orders", program_hash=PROGRAM)
+        assert _verified()["level"] == "bytes"
+
+    def v1(doc: dict[str, Any]) -> None:
+        doc["format-version"] = 1
+        doc["schema"] = doc["schemas"][0]
+        doc["partition-spec"] = []
+
+    relabelled = rewrite_metadata(catalog, t, v1)
+    assert relabelled.metadata.format_version == 1
+    assert sorted(relabelled.scan().to_arrow().column("id").to_pylist()) == [1, 2]
+    if attested == "before the relabel":
+        assert_refused(REF, "reader_view_changed", "--level", "schema")
+    else:
+        attest_after_write(IcebergCarrier(relabelled, detached=True), model="orders", program_hash=PROGRAM)
+        assert _verified()["level"] == "bytes"

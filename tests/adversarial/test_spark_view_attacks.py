@@ -195,3 +195,39 @@ def test_spark_time_travel_by_timestamp_reads_the_snapshot_log_and_by_id_the_sna
     _rewrite_metadata(spark, spark_warehouse, name, lambda d: of(d).update({"schema-id": 77}))
     assert isinstance(_count(spark, by_id), str)  # Java: no schema 77 (pyiceberg reads the current one)
     _refused(ref, spark_warehouse, "reader_view_changed", "--snapshot-id", str(attested), "--level", "schema")
+
+
+def test_spark_applies_the_delete_files_of_a_table_relabelled_format_version_1(spark: SparkSession,
+                                                                                 spark_warehouse: Path) -> None:
+    """A format-v2 table with a position delete file relabelled ``format-version: 1`` (v1 has no delete files;
+    pyiceberg refuses to commit one): Spark and pyiceberg both still apply the delete (measured: 2 rows each), so no
+    reader gets the deleted row back (test_iceberg_time_travel_attacks pins the verdict). Java refuses the relabel
+    while a snapshot's sequence number exceeds ``last-sequence-number`` (0 in v1)."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from carriers.spark.session import pyiceberg_catalog_properties
+    from tests.iceberg.conftest import commit_delete_file, rows
+
+    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
+    ns = f"adv{uuid.uuid4().hex[:6]}"
+    catalog.create_namespace(ns)
+    table = catalog.create_table(f"{ns}.t", schema=rows(0).schema)
+    table.append(rows(0))
+    data = Path(table.location()[len("file://"):]) / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    commit_delete_file(table, data / "del.parquet")
+    name = f"iceberg.{ns}.t"
+    assert _count(spark, f"SELECT * FROM {name}") == 2
+
+    def v1(doc: dict[str, Any]) -> None:
+        doc["format-version"] = 1
+        doc["schema"] = doc["schemas"][0]
+        doc["partition-spec"] = []
+        doc["last-sequence-number"] = 0
+        for s in doc["snapshots"]:
+            s.pop("sequence-number", None)
+
+    _rewrite_metadata(spark, spark_warehouse, name, v1)
+    assert catalog.load_table(f"{ns}.t").metadata.format_version == 1
+    assert sorted(r.id for r in spark.sql(f"SELECT * FROM {name}").collect()) == [1, 2]
+    assert sorted(catalog.load_table(f"{ns}.t").scan().to_arrow().column("id").to_pylist()) == [1, 2]
