@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -127,26 +127,36 @@ def _common_folder(names: Sequence[str]) -> str:
     return os.path.commonprefix([min(names), max(names)]).rpartition("/")[0]  # noqa: RUF071
 
 
-def _listed(store: Any, keys: set[str]) -> dict[str, int] | None:
-    """{key: size} of the objects among ``keys``, by one recursive listing of the folder they share; None when the
-    store refuses the listing (the engine is asked instead)."""
-    import obstore
-
-    folder = _common_folder(sorted(keys))
-    sizes: dict[str, int] = {}
+def _or_none(action: Callable[[], dict[str, int]]) -> dict[str, int] | None:
+    """``action()``, or None where the store's library fails in it (a Rust panic included; an interrupt is raised):
+    the engine is asked instead."""
     try:
-        # Only the keys asked for are kept: the folder may hold many more objects.
-        for chunk in obstore.list(store, prefix=folder or None, chunk_size=1000):
-            for meta in chunk:
-                if meta["path"] in keys:
-                    sizes[meta["path"]] = int(meta["size"])
+        return action()
     except Exception:
         return None
     except BaseException as exc:
         if not is_panic(exc):
             raise
         return None
-    return sizes
+
+
+def _listed(store: Any, keys: set[str]) -> dict[str, int] | None:
+    """{key: size} of the objects among ``keys``, by one recursive listing of the folder they share; None when the
+    store refuses the listing (the engine is asked instead)."""
+    import obstore
+
+    folder = _common_folder(sorted(keys))
+
+    def listing() -> dict[str, int]:
+        sizes: dict[str, int] = {}
+        # Only the keys asked for are kept: the folder may hold many more objects.
+        for chunk in obstore.list(store, prefix=folder or None, chunk_size=1000):
+            for meta in chunk:
+                if meta["path"] in keys:
+                    sizes[meta["path"]] = int(meta["size"])
+        return sizes
+
+    return _or_none(listing)
 
 
 def _headed(store: Any, keys: Any) -> dict[str, int] | None:
@@ -161,15 +171,12 @@ def _headed(store: Any, keys: Any) -> dict[str, int] | None:
             return key, None
 
     wanted = list(keys)
-    try:
+
+    def heads() -> dict[str, int]:
         with ThreadPoolExecutor(max_workers=min(HEAD_WORKERS, len(wanted))) as pool:
             return {key: size for key, size in pool.map(head, wanted) if size is not None}
-    except Exception:
-        return None
-    except BaseException as exc:
-        if not is_panic(exc):
-            raise
-        return None
+
+    return _or_none(heads)
 
 
 def _engine_size(storage: Storage, location: str) -> int | str:
