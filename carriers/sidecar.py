@@ -38,7 +38,7 @@ from attest.model import (
     _too_deep,
 )
 from attest.record import many_records
-from attest.tables import FileIdentity, attestation_identity
+from attest.tables import FileIdentity, FileKind, attestation_identity
 from attest.view import ReaderView
 
 SIDECAR_FORMAT = "recipe-attest-sidecar"
@@ -245,9 +245,10 @@ _WHITESPACE = " \t\n\r"
 # exactly its pieces joined, so checking the pieces checks the text. Anything else (white space, another key order,
 # an escape, a key named twice in an entry, a cut that fell inside a string) fails the check and is read by the
 # general reader, one value at a time, for the rest of the held text (so a failed check costs one pass over it, once):
-# what is accepted and refused is the general reader's (tests/adversarial/test_sidecar_stream.py holds the two to each
-# other on random and mutated sidecars).
-_KINDS = {"data": "data", "deletion_vector": "deletion_vector", "delete": "delete"}  # shared by a million records
+# what is accepted and refused is the general reader's (tests/adversarial/test_sidecar_regular_runs.py holds the two to
+# each other on random and mutated sidecars).
+# The kinds, shared by a million records rather than one string each.
+_KINDS: dict[str, FileKind] = {"data": "data", "deletion_vector": "deletion_vector", "delete": "delete"}
 _SIZES = re.compile(r"(?::(?:0|[1-9][0-9]{0,15})\},\{\|)*:(?:0|[1-9][0-9]{0,15})\}")
 _NOT_PLAIN = re.compile(r"[\\\x00-\x1f]")
 _NOT_PLAIN_BYTES = bytes(range(0x20)) + b"\\"
