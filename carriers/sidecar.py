@@ -243,10 +243,10 @@ _WHITESPACE = " \t\n\r"
 # control character (their text is their value, and no lone surrogate can be spelled); a size of at most 16 digits
 # without sign, fraction or leading zero (an int within i64); no white space. Split at its quotes, such a text is
 # exactly its pieces joined, so checking the pieces checks the text. Anything else (white space, another key order,
-# an escape, a key named twice in an entry, a cut that fell inside a string) fails the check and is read by the
-# general reader, one value at a time, for the rest of the held text (so a failed check costs one pass over it, once):
-# what is accepted and refused is the general reader's (tests/adversarial/test_sidecar_regular_runs.py holds the two to
-# each other on random and mutated sidecars).
+# an escape, a key named twice in an entry, a cut inside a string, as in a path holding "}]") fails the check and is
+# read by the general reader, one value at a time, for the rest of the held text (a failed check costs one pass over
+# it, once): what is accepted and refused is the general reader's (tests/adversarial/test_sidecar_regular_runs.py
+# holds the two to each other on random and mutated sidecars).
 # The kinds, shared by a million records rather than one string each.
 _KINDS: dict[str, FileKind] = {"data": "data", "deletion_vector": "deletion_vector", "delete": "delete"}
 _SIZES = re.compile(r"(?::(?:0|[1-9][0-9]{0,15})\},\{\|)*:(?:0|[1-9][0-9]{0,15})\}")
