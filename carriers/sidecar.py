@@ -284,6 +284,8 @@ def _regular_entries(text: str) -> list[FileIdentity] | None:
     if _SIZES.fullmatch(tails) is None:
         return None
     sizes = tails[1:-1].split("},{|:")
+    if len(sizes) != n:  # a tail holding "|" itself: then the tails are not one size each
+        return None
     return list(map(FileIdentity, paths, map(int, sizes), hashes, map(_KINDS.__getitem__, kinds)))
 
 

@@ -28,7 +28,8 @@ HEX = "0123456789abcdef" * 4
 # Path pieces: plain ones, and ones that make an entry irregular or put the splitters inside a string.
 _PIECES = ["a", "b/", "x=1/", "part-0.parquet", "é", "\U0001f600", '"', "\\", "\x01", "\x7f", "}]", '","',
            '},{"hash":"', '"}', ":", ",", " "]
-_BYTES = [b'"', b"\\", b"{", b"}", b"[", b"]", b",", b":", b" ", b"0", b"1", b"-", b"a", b"f", b"\x01", b"\xff",
+_BYTES = [b'"', b"|", b"},{|:1",
+          b"\\", b"{", b"}", b"[", b"]", b",", b":", b" ", b"0", b"1", b"-", b"a", b"f", b"\x01", b"\xff",
           b"\xc3", b"\\u", b"\\ud800", b'"x"', b'"size":1']
 
 
@@ -187,6 +188,7 @@ def _entry(path: str) -> bytes:
     ([_entry("a"), _entry("b")], b'"a":"x","b":"\\ud800"'),  # a lone surrogate in the view
     ([_entry("a"), _entry("b")], b'"a":"x","b":"y",'),  # a trailing comma
     ([_entry("a"), _entry("b")], b'"a":"x","b":"y\x01"'),  # a control character
+    ([_entry("a").replace(b'"size":1}', b'"size":1},{|:2}'), _entry("b")], b'"a":"x"'),  # the tails' separator
 ])
 def test_irregular_windows_are_read_by_the_general_reader(files: list[bytes], view: bytes) -> None:
     data = (b'{"attested_version":"1","files":[' + b",".join(files) + b'],"format":"recipe-attest-sidecar",'
