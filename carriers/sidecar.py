@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -25,6 +26,7 @@ from typing import Any
 
 import blake3
 
+from attest import fast
 from attest.canonical import MAX_DEPTH, all_hex_digests, blake3_hex, canonical_bytes, mapping_chunks, object_chunks
 from attest.errors import AttestError, Code
 from attest.identity.inputs import ObservedInput
@@ -36,7 +38,7 @@ from attest.model import (
     _too_deep,
 )
 from attest.record import many_records
-from attest.tables import FileIdentity, attestation_identity
+from attest.tables import FileIdentity, FileKind, attestation_identity
 from attest.view import ReaderView
 
 SIDECAR_FORMAT = "recipe-attest-sidecar"
@@ -233,6 +235,74 @@ _scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstri
 _WHITESPACE = " \t\n\r"
 
 
+# The regular runs (docs/scale.md, "seventh pass"). A canonical sidecar writes every file entry, and every member of
+# the reader view's files, in one shape: a window of them (at most CHUNK_BYTES characters of the held text, cut where
+# one ends) is split at its quotes in C and, when every piece is the one that shape puts there, made records in bulk
+# instead of a value at a time. Only text the general reader reads to the same values is taken: the four keys in
+# canonical order, each once; a hash of 64 lower-case hex digits; a known kind; strings with no escape, no quote and no
+# control character (their text is their value, and no lone surrogate can be spelled); a size of at most 16 digits
+# without sign, fraction or leading zero (an int within i64); no white space. Split at its quotes, such a text is
+# exactly its pieces joined, so checking the pieces checks the text. Anything else (white space, another key order,
+# an escape, a key named twice in an entry, a cut inside a string, as in a path holding "}]") fails the check and is
+# read by the general reader, one value at a time, for the rest of the held text (a failed check costs one pass over
+# it, once): what is accepted and refused is the general reader's (tests/adversarial/test_sidecar_regular_runs.py
+# holds the two to each other on random and mutated sidecars).
+# The kinds, shared by a million records rather than one string each.
+_KINDS: dict[str, FileKind] = {"data": "data", "deletion_vector": "deletion_vector", "delete": "delete"}
+_SIZES = re.compile(r"(?::(?:0|[1-9][0-9]{0,15})\},\{\|)*:(?:0|[1-9][0-9]{0,15})\}")
+_NOT_PLAIN = re.compile(r"[\\\x00-\x1f]")
+_NOT_PLAIN_BYTES = bytes(range(0x20)) + b"\\"
+# Whether the regular runs are read in bulk (ATTEST_FAST=0 reads every value with the general reader; the tests
+# compare the two).
+REGULAR_RUNS: bool = fast.ON
+
+
+def _plain(text: str) -> bool:
+    """Whether ``text`` (quote-free: pieces split at quotes) holds no backslash and no control character."""
+    if text.isascii():  # one C pass over the bytes rather than a regex over the text
+        data = text.encode("ascii")
+        return len(data.translate(None, _NOT_PLAIN_BYTES)) == len(data)
+    return _NOT_PLAIN.search(text) is None
+
+
+def _regular_entries(text: str) -> list[FileIdentity] | None:
+    """The file entries ``text`` spells, when it is regular entries joined by commas (see above); else None."""
+    parts = text.split('"')
+    n, rest = divmod(len(parts) - 1, 14)
+    if rest or not n or parts[0] != "{":
+        return None
+    if (parts[1::14].count("hash"), parts[5::14].count("kind"), parts[9::14].count("path"),
+            parts[13::14].count("size")) != (n, n, n, n):
+        return None
+    if (parts[2::14].count(":"), parts[6::14].count(":"), parts[10::14].count(":"), parts[4::14].count(","),
+            parts[8::14].count(","), parts[12::14].count(",")) != (n, n, n, n, n, n):
+        return None
+    hashes, kinds, paths = parts[3::14], parts[7::14], parts[11::14]
+    if not all_hex_digests(hashes) or not _KINDS.keys() >= set(kinds) or not _plain("".join(paths)):
+        return None
+    tails = "|".join(parts[14::14])  # each ':<size>},{' and the last ':<size>}'
+    if _SIZES.fullmatch(tails) is None:
+        return None
+    sizes = tails[1:-1].split("},{|:")
+    if len(sizes) != n:  # a tail holding "|" itself: then the tails are not one size each
+        return None
+    return list(map(FileIdentity, paths, map(int, sizes), hashes, map(_KINDS.__getitem__, kinds)))
+
+
+def _regular_members(text: str) -> list[tuple[str, str]] | None:
+    """The (key, value) members ``text`` spells, when it is string members joined by commas; else None."""
+    parts = text.split('"')
+    n, rest = divmod(len(parts) - 1, 4)
+    if rest or not n or parts[0] or parts[-1]:
+        return None
+    if parts[2::4].count(":") != n or parts[4:-1:4].count(",") != n - 1:
+        return None
+    keys, values = parts[1::4], parts[3::4]
+    if not _plain("".join(keys)) or not _plain("".join(values)):
+        return None
+    return list(zip(keys, values, strict=True))
+
+
 class _Reader:
     """A JSON document given in byte chunks, read a value at a time: at most one chunk and one value are held (a
     value is bounded by MAX_SIDECAR_VALUE_CHARS). Every byte read is hashed (``hasher``)."""
@@ -246,6 +316,7 @@ class _Reader:
         self.pos = 0
         self.eof = False
         self._escapes = False  # whether the held text may spell a surrogate escape (then values are walked)
+        self._irregular = ""  # the held text a regular run was refused in: the general reader reads the rest of it
 
     def _fill(self, least: int = 1) -> bool:
         """Append the text of the next chunks, at least ``least`` characters of it unless the document ends first
@@ -407,15 +478,48 @@ class _Reader:
             return
 
     def file_list(self) -> list[FileIdentity]:
-        """The ``files`` array, one entry at a time, each made a record at once."""
+        """The ``files`` array, one entry at a time, each made a record at once (a run of regular entries at once)."""
         self.expect("[", "files is not an array")
         out: list[FileIdentity] = []
         with many_records():
-            for _ in self._items("]"):
+            if self.peek() == "]":
+                self.pos += 1
+                return out
+            while True:
+                if REGULAR_RUNS and self._entry_run(out):
+                    return out
                 if len(out) >= MAX_SIDECAR_FILES:
                     raise SidecarError(f"the file list names more than {MAX_SIDECAR_FILES} files")
                 out.append(FileIdentity.from_dict(self.value(2)))
-        return out
+                char = self.peek()
+                self.pos += 1
+                if char == ",":
+                    continue
+                if char != "]":
+                    raise SidecarError("sidecar does not parse: expecting ',' or ']'")
+                return out
+
+    def _entry_run(self, out: list[FileIdentity]) -> bool:
+        """A window of regular entries from the reading position on, appended to ``out``; True when the array's last
+        entry was among them and its ']' read. Nothing is read when the window is not regular (the general reader
+        then reads the rest of the held text) or holds no whole entry."""
+        buf, pos = self.buf, self.pos
+        if buf is self._irregular or not buf.startswith('{"hash":"', pos):
+            return False
+        limit = pos + CHUNK_BYTES  # a window bounds the pieces held at once, whatever the held text's length
+        close = buf.find("}]", pos, limit)
+        cut = close if close >= 0 else buf.rfind('},{"hash":"', pos, limit)
+        if cut < 0:
+            return False
+        records = _regular_entries(buf[pos:cut + 1])
+        if records is None:
+            self._irregular = buf
+            return False
+        if len(out) + len(records) > MAX_SIDECAR_FILES:
+            raise SidecarError(f"the file list names more than {MAX_SIDECAR_FILES} files")
+        out.extend(records)
+        self.pos = cut + 2
+        return close >= 0
 
     def _new_members(self, seen: dict[str, Any]) -> Iterator[str]:
         """The member names, refusing one already in ``seen`` (the object being filled), as JSON loading does."""
@@ -433,13 +537,60 @@ class _Reader:
         return view
 
     def _view_files(self) -> dict[str, Any]:
+        """The view's ``files`` object, a member at a time (a run of regular members at once): ``members`` and
+        ``_new_members`` written out, so that a run can be read between two members."""
         self.expect("{", "the view's files is not an object")
         files: dict[str, Any] = {}
-        for key in self._new_members(files):
+        if self.peek() == "}":
+            self.pos += 1
+            return files
+        while True:
+            if REGULAR_RUNS and self._member_run(files):
+                return files
+            if self.peek() != '"':
+                raise SidecarError("sidecar does not parse: expecting a property name in double quotes")
+            key = self._string()
+            self.expect(":", "expecting ':' after a property name")
+            if key in files:
+                raise SidecarError(f"sidecar does not parse: duplicate key {key!r} in JSON object")
             if len(files) >= MAX_SIDECAR_FILES:
                 raise SidecarError(f"the reader view names more than {MAX_SIDECAR_FILES} files")
             files[key] = self._string() if self.peek() == '"' else self.value(3)
-        return files
+            if self.peek() == ",":
+                self.pos += 1
+                continue
+            self.expect("}", "expecting ',' or '}' in an object")
+            return files
+
+    def _member_run(self, files: dict[str, Any]) -> bool:
+        """A window of regular members (a string key, a string value) from the reading position on, put in
+        ``files``; True when the object's last member was among them and its '}' read. A key named twice or a
+        member too many is refused as the general reader refuses it."""
+        buf, pos = self.buf, self.pos
+        if buf is self._irregular or not buf.startswith('"', pos):
+            return False
+        limit = pos + CHUNK_BYTES
+        close = buf.find('"}', pos, limit)
+        cut = close if close >= 0 else buf.rfind('","', pos, limit)
+        if cut < 0:
+            return False
+        found = _regular_members(buf[pos:cut + 1])
+        if found is None:
+            self._irregular = buf
+            return False
+        batch = dict(found)
+        if len(batch) != len(found) or len(files) + len(batch) > MAX_SIDECAR_FILES \
+                or not files.keys().isdisjoint(batch):
+            for key, value in found:  # the general reader's checks, in its order, to its refusal
+                if key in files:
+                    raise SidecarError(f"sidecar does not parse: duplicate key {key!r} in JSON object")
+                if len(files) >= MAX_SIDECAR_FILES:
+                    raise SidecarError(f"the reader view names more than {MAX_SIDECAR_FILES} files")
+                files[key] = value
+        else:
+            files.update(batch)
+        self.pos = cut + 2
+        return close >= 0
 
 
 def _refuse_surrogates(buf: str, start: int, end: int, value: Any) -> None:
