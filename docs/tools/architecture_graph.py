@@ -61,7 +61,8 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
         ("carrier_core", "core · content_store · base · sidecar · properties",
          ("carriers", "carriers.core", "carriers.content_store", "carriers.base", "carriers.sidecar",
           "carriers.properties")),
-        ("storage", "storage/ · options · errors · base · delta · fileio · hashing · objects · listing · atomic · retry",
+        ("storage", "storage/ · options · errors · base · delta · fileio · hashing · objects · listing · atomic · "
+                    "retry",
          ("carriers.storage", "carriers.atomic", "carriers.retry")),
     ]),
     ("core", "attest/ engine-free core", [
