@@ -117,9 +117,11 @@ def _release_arrow_memory() -> None:
     changes."""
     import sys
 
-    pyarrow = sys.modules.get("pyarrow")
-    if pyarrow is not None:  # a table read without pyarrow holds no Arrow memory
-        pyarrow.default_memory_pool().release_unused()
+    # A table read without pyarrow holds no Arrow memory. Audits read tables on several threads: another one may be
+    # importing pyarrow right now (a partly initialised module, without default_memory_pool yet): skip the hint then.
+    pool = getattr(sys.modules.get("pyarrow"), "default_memory_pool", None)
+    if pool is not None:
+        pool().release_unused()
 
 
 class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):

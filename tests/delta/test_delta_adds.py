@@ -97,3 +97,16 @@ def test_a_path_twice_across_parts_is_refused() -> None:
     assert columns.append(fields, fields["path"].to_pylist())
     again, _ = _part(3, 5, with_time=True, partitioned=False)
     assert not columns.append(again, again["path"].to_pylist())  # p3, p4 twice: the line reader words it
+
+
+def test_the_arrow_memory_hint_skips_a_pyarrow_still_being_imported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Audits read tables on several threads: one may list a table while another is importing pyarrow (a partly
+    initialised module, no ``default_memory_pool`` yet). The hint is skipped then; it made the table an
+    ``internal_error`` ("partially initialized module 'pyarrow'") in a local audit."""
+    import sys
+    import types
+
+    from carriers.delta.carrier import _release_arrow_memory
+
+    monkeypatch.setitem(sys.modules, "pyarrow", types.ModuleType("pyarrow"))
+    _release_arrow_memory()  # no AttributeError
