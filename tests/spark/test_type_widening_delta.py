@@ -83,3 +83,30 @@ def test_widening_then_optimize_and_drop_feature_is_never_verified(spark: SparkS
     assert rc == 0 and doc["recorded"] is True and not doc.get("continues"), doc
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (bytes"), doc
+
+
+def test_nested_and_partition_widenings_then_drop_feature_verify(spark: SparkSession, tmp_path: Path) -> None:
+    """A struct's field, a list's element, a map's value and a partition column widened, then DROP FEATURE (which
+    rewrites every file still stored as the narrower types): the removed files read again as the wider types — the
+    partition values cast too — hold the rows Spark reads, so it verifies, naming each widened field."""
+    path = tmp_path / f"t{uuid.uuid4().hex[:6]}"
+    name = f"delta.`{path}`"
+    spark.sql(f"CREATE TABLE {name} (id INT, p INT, st STRUCT<x: INT, y: STRING>, a ARRAY<INT>, "
+              "mp MAP<STRING, INT>) USING delta PARTITIONED BY (p)")
+    for start in (0, 100):
+        spark.sql(f"INSERT INTO {name} SELECT id + {start}, id % 2, named_struct('x', CAST(id AS INT), 'y', "
+                  "CAST(id AS STRING)), array(CAST(id AS INT), -1), map('k', CAST(id * 3 AS INT)) FROM range(6)")
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["content_digest_bound"] is True, doc
+    before = [json.dumps(r, default=str) for r in sorted(str(x) for x in _rows(spark, path))]
+
+    spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    for column in ("st.x", "a.element", "mp.value", "p"):
+        spark.sql(f"ALTER TABLE {name} CHANGE COLUMN {column} TYPE BIGINT")
+    spark.sql(f"ALTER TABLE {name} DROP FEATURE typeWidening").collect()
+    assert [json.dumps(r, default=str) for r in sorted(str(x) for x in _rows(spark, path))] == before
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version "), doc
+    assert sorted(doc["content"]["widened"]) == ["a.element: integer → long", "mp.value: integer → long",
+                                                 "p: integer → long", "st.x: integer → long"], doc
