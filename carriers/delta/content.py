@@ -233,8 +233,18 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
                                    files=ids)
     masks: dict[str, list[bool]] = {}
     roots = carrier._engine_roots(dt)
+    features = set(dt.protocol().reader_features or [])
+    # Delta type widening on (docs/content-digest.md, "Delta type widening"): readers get every file's values as the
+    # schema's types, a narrower stored column upcast (the protocol; Spark does), so the digest reads them so too.
+    # delta-rs 1.6 reads no deletion vector of such a table ("Unsupported table features required: [TypeWidening]"),
+    # so where the log gives none of these files one, and the table has no deletionVectors feature, none is read:
+    # no reader applies a vector the log does not name.
+    widening_on = bool(features & {"typeWidening", "typeWidening-preview"})
+    vectors_named = "deletionVectors" in features or any(
+        canonical_relative(str(raw))[0] in wanted for raw, _ in carrier._replay(v.number)[0].adds.having(
+            "deletionVector")) if widening_on else True
     try:  # every file's deletion vector as delta-rs applies it (whatever the protocol claims)
-        for batch in dt.deletion_vectors():
+        for batch in (dt.deletion_vectors() if vectors_named else ()):
             paths = batch.column("filepath").to_pylist()
             vectors = batch.column("selection_vector").to_pylist()
             for p, vector in zip(paths, vectors, strict=True):
@@ -252,7 +262,8 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
                            code=Code.TABLE_UNREADABLE) from exc
     return DeltaContentReader(arrow=arrow, fields=fields, partition_columns=partition_columns, partitions=partitions,
                               masks=masks, mode=mode, paths=frozenset(wanted), logged=logged,
-                              typed=typed if statistics else None, row_tracking=tracking)
+                              typed=typed if statistics else None, row_tracking=tracking,
+                              widen=frozenset(arrow.names) if widening_on else frozenset())
 
 
 def _id_value(value: Any) -> int | None:
@@ -904,7 +915,7 @@ def widened_digests(carrier: DeltaCarrier, attested: Version, version: Version, 
         schema_doc = json.loads(dt.schema().to_json())
         arrow = pa.schema(dt.schema().to_arrow())
         top = widened_columns(arrow, columns)
-        after = dataclasses.replace(before, arrow=arrow, widen=top,
+        after = dataclasses.replace(before, arrow=arrow, widen=top | before.widen,
                                     fields={str(f.get("name")): f for f in schema_doc.get("fields") or []
                                             if isinstance(f, dict)},
                                     partitions=_widened_partitions(before, arrow, top))

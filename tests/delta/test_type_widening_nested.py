@@ -174,3 +174,69 @@ def test_a_widened_partition_column(tmp_path: Path, attack: str | None) -> None:
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version 6: 4 files → 2, same rows "
                                                  "read as the types widened since the attestation (id: integer → "
                                                  "long, p: integer → long)"), doc
+
+
+def _feature_on(path: Path) -> None:
+    """What Spark's ``SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')`` then ``CHANGE COLUMN id TYPE BIGINT``
+    commit: the typeWidening reader and writer feature, then the wider type (the files keep their INT32 values)."""
+    from tests.adversarial.conftest import write_commit
+    from tests.adversarial.test_delta_protocol_view import protocol
+
+    write_commit(path, [protocol(3, 7, ["typeWidening"], ["typeWidening"])])
+    metadata_commit(path, _widen_partition)
+
+
+@pytest.mark.parametrize("attack", [None, "value changed"])
+def test_a_table_attested_with_the_type_widening_feature_on(tmp_path: Path, attack: str | None) -> None:
+    """It was table_unreadable (delta-rs 1.6 reads no deletion vector of a table with the typeWidening reader feature,
+    and the digest asked it for them). Now, with no deletion vector in the log, the files are digested as readers
+    get them — the INT32 ids as longs — so the attestation records the widened rows, and a rewrite writing them as
+    longs verifies by its recorded digests alone (no re-read); a changed value is content_changed."""
+    from carriers.delta.carrier import DeltaCarrier
+
+    path = tmp_path / "t"
+    for p in (1, 2):
+        write_deltalake(str(path), pa.table({"id": pa.array(range(p * 10, p * 10 + 3), pa.int32()),
+                                             "p": pa.array([p] * 3, pa.int32())}),
+                        mode="append", partition_by=["p"])
+    _feature_on(path)
+    result = DeltaCarrier(str(path)).record(model="orders", program_hash=PROGRAM)
+    assert result.attested_version == "3"
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (bytes") and doc["content_digest_bound"], doc
+    values = {"1": "1", "2": "2"}
+    if attack:
+        adds = log_state(path).adds
+        rels = sorted(rel for rel, add in adds.items() if add["partitionValues"]["p"] == "1")
+        rows = _compacted(path, pa.schema([("id", pa.int64())]), rels)
+        rows = rows.set_column(0, "id", pa.array([999, *rows.column("id").to_pylist()[1:]], pa.int64()))
+        rewrite(path, rels, [(rows, {"p": "1"})])
+    else:
+        _partition_rewrite(path, values)
+    rc, doc = verify(str(path), "--level", "bytes")
+    if attack:
+        assert rc != 0 and codes(doc) == ["content_changed"], doc
+    else:
+        assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version 5: 2 files → 2, same "
+                                                     "rows; bytes"), doc
+        assert "widened" not in doc["content"], doc  # the recorded digests are of the widened rows already
+
+
+def test_record_after_a_widening_digests_the_widened_rows(tmp_path: Path) -> None:
+    """Attested before the widening (INT32 digests), then the feature on and id, p widened, then `record`: an
+    ordinary attestation (the schema changed: a carry-forward needs the attested reader view), whose digests are of
+    the rows as the version's readers get them, longs — it reused the narrower recorded digests, so the rewrite
+    Spark's OPTIMIZE then writes (longs) was content_changed. Now it verifies by the recorded digests."""
+    from carriers.delta.carrier import DeltaCarrier
+
+    path = tmp_path / "t"
+    _partitioned_table(path)
+    _feature_on(path)
+    result = DeltaCarrier(str(path)).record(model="orders", program_hash=PROGRAM)
+    assert result.continues is None
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (bytes"), doc
+    _partition_rewrite(path, {"1": "1", "2": "2"})
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version 8: 4 files → 2, same rows; "
+                                                 "bytes"), doc
