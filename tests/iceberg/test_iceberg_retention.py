@@ -404,15 +404,19 @@ def test_a_dropped_branch_s_tag_is_released(catalog: SqlCatalog, table: Table) -
     assert release_stale_tags(carrier_of(table)) == []  # nothing left: nothing committed
 
 
-def test_an_attestation_commit_releases_a_dropped_branch_s_tag(catalog: SqlCatalog, table: Table) -> None:
+@pytest.mark.parametrize("retain", [True, False])
+def test_an_attestation_commit_releases_a_dropped_branch_s_tag(catalog: SqlCatalog, table: Table,
+                                                                retain: bool) -> None:
     table, _main_attested, _audit_attested = two_branches(catalog, table)
     audit_tagged = branch_tag(table, "audit")
     table.manage_snapshots().remove_branch("audit").commit()
     table = catalog.load_table("ns.t")
     table.append(rows(6))
-    attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM, retain_tag=False)
+    attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM, retain_tag=retain)
     table = catalog.load_table("ns.t")
     assert retain_tag_name("audit") not in table.metadata.refs and tag_of(table) is not None
+    head = table.current_snapshot()
+    assert head is not None and (tag_of(table) == head.snapshot_id) is retain  # main's tag moved only when asked
     table = expire_all(catalog)
     assert audit_tagged not in {s.snapshot_id for s in table.snapshots()}  # expiry now frees it
     report = verify_table(carrier_of(table))
