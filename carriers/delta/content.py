@@ -757,6 +757,17 @@ def _schema_fields(meta: Any) -> dict[str, tuple[str, Any]]:
             name = f"{names}{field.get('name')}"
             out[key] = (name, field)
             walk(f"{key}.", f"{name}.", field.get("type"), depth + 1)
+            inner(key, name, field.get("type"), depth + 1)
+
+    def inner(key: str, name: str, node: Any, depth: int) -> None:
+        """A list's element, a map's key and value, as fields of their own (``a.element``: a widening names them)."""
+        if not isinstance(node, dict) or depth > 64:
+            return
+        for part, label in (("elementType", "element"), ("keyType", "key"), ("valueType", "value")):
+            if part in node:
+                out[f"{key}.{label}"] = (f"{name}.{label}", {"type": node[part]})
+                walk(f"{key}.{label}.", f"{name}.{label}.", node[part], depth + 1)
+                inner(f"{key}.{label}", f"{name}.{label}", node[part], depth + 1)
 
     walk("", "", schema)
     return out

@@ -121,6 +121,11 @@ def test_what_a_nested_widening_does_not_carry(tmp_path: Path, attack: str) -> N
     rewrite(path, sorted(log_state(path).adds), [(change(_compacted(path, schema)), {})])
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc != 0 and not doc["verdict"].startswith("VERIFIED") and codes(doc) == ["content_changed"], doc
+    # The refusal names every changed type, list elements and map keys and values too.
+    message = doc["errors"][0]["message"]
+    x = "st.x: integer → string (type changed)" if attack == "not a widening" else "st.x: integer → long (widened)"
+    assert all(t in message for t in (x, "a.element: integer → long (widened)", "mp.key: short → integer (widened)",
+                                      "mp.value: integer → double (widened)")), message
 
 
 def _partitioned_table(path: Path) -> None:
