@@ -421,3 +421,29 @@ def test_an_attestation_commit_releases_a_dropped_branch_s_tag(catalog: SqlCatal
     assert audit_tagged not in {s.snapshot_id for s in table.snapshots()}  # expiry now frees it
     report = verify_table(carrier_of(table))
     assert report.passed, report.human()
+
+
+def test_release_tags_on_the_command_line(catalog: SqlCatalog, table: Table, iceberg_env: str) -> None:
+    """`attest release-tags iceberg://…`: the maintenance job's way, without an attestation; a Delta table is an
+    argument error."""
+    import io
+    import json
+    from contextlib import redirect_stdout
+
+    from attest.cli import main
+
+    def release(target: str) -> tuple[int, dict[str, object]]:
+        out = io.StringIO()
+        with redirect_stdout(out):
+            rc = main(["release-tags", target, "--json"])
+        return rc, json.loads(out.getvalue())
+
+    table, _main_attested, _audit_attested = two_branches(catalog, table)
+    table.manage_snapshots().remove_branch("audit").commit()
+    rc, doc = release(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0 and doc["released"] == [retain_tag_name("audit")], doc
+    assert retain_tag_name("audit") not in catalog.load_table("ns.t").metadata.refs
+    rc, doc = release(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0 and doc["released"] == [], doc
+    rc, doc = release(f"iceberg://{CATALOG}/ns.t@1")
+    assert rc == 2, doc
