@@ -283,6 +283,11 @@ def record_content(table: AttestedTable, v: Version, live: LiveVersion, previous
         # Its digests fold in other row-tracking ids (recorded before they were bound): digested again, and not
         # continued (a carry-forward's judge refuses such a binding).
         binding = None
+    if binding is not None and previous is not None and previous.view is not None and \
+            table.content_widening(previous.view.table, live.view.table):
+        # Columns widened since (Delta type widening): the recorded digests are of the narrower types, and readers of
+        # this version get the wider ones (docs/content-digest.md, "Delta type widening"): digested again.
+        binding = None
     if binding is not None:
         try:
             for digest in binding.companions:

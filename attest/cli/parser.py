@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 __all__ = ["COMMANDS", "LEVELS", "build_parser", "command_of", "json_format", "parse"]
 
 LEVELS = ("schema", "files", "bytes")
-COMMANDS = ("digest", "schema", "verify", "keygen", "show", "lineage", "audit", "record", "publish", "program-hash",
-            "catalog-config")
+COMMANDS = ("digest", "schema", "verify", "keygen", "show", "lineage", "audit", "record", "publish", "release-tags",
+            "program-hash", "catalog-config")
 
 
 def _columns() -> int:
@@ -336,6 +336,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--branch", required=True, metavar="NAME", help="the branch the job wrote and attested")
         _add_level(p, "schema, files or bytes (default: bytes where the attestation names files)")
         _add_trust(p)
+        _add_json(p, "print the result as JSON")
+        _add_catalog(p)
+
+    if want("release-tags"):
+        p = _command(sub, "release-tags", "tags:cmd_release_tags", "iceberg://CATALOG/NS.TABLE",
+                     help="Iceberg: remove the retention tags of branches the table no longer has",
+                     description="Remove each retention tag recipe-attest@BRANCH whose branch was dropped (it would "
+                     "keep its snapshot and files from every expiry; docs/iceberg.md). Every attestation commit "
+                     "does it too; run this in a maintenance job before expire_snapshots. Only tags recipe-attest "
+                     "set are removed.")
         _add_json(p, "print the result as JSON")
         _add_catalog(p)
 

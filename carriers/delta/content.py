@@ -115,7 +115,7 @@ def _read_type(stored: pa.DataType, want: pa.DataType, int96: bool, *, widen: bo
             return want
     except Exception:  # an Arrow type with no encoding: digest_table refuses it with its own message
         return None
-    if widen and _widens(stored, want):
+    if widen and _widen_target(stored, want):
         return want
     if pa.types.is_timestamp(stored) and pa.types.is_timestamp(want):
         if int96 and want.tz is not None:
@@ -233,8 +233,18 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
                                    files=ids)
     masks: dict[str, list[bool]] = {}
     roots = carrier._engine_roots(dt)
+    features = set(dt.protocol().reader_features or [])
+    # Delta type widening on (docs/content-digest.md, "Delta type widening"): readers get every file's values as the
+    # schema's types, a narrower stored column upcast (the protocol; Spark does), so the digest reads them so too.
+    # delta-rs 1.6 reads no deletion vector of such a table ("Unsupported table features required: [TypeWidening]"),
+    # so where the log gives none of these files one, and the table has no deletionVectors feature, none is read:
+    # no reader applies a vector the log does not name.
+    widening_on = bool(features & {"typeWidening", "typeWidening-preview"})
+    vectors_named = "deletionVectors" in features or any(
+        canonical_relative(str(raw))[0] in wanted for raw, _ in carrier._replay(v.number)[0].adds.having(
+            "deletionVector")) if widening_on else True
     try:  # every file's deletion vector as delta-rs applies it (whatever the protocol claims)
-        for batch in dt.deletion_vectors():
+        for batch in (dt.deletion_vectors() if vectors_named else ()):
             paths = batch.column("filepath").to_pylist()
             vectors = batch.column("selection_vector").to_pylist()
             for p, vector in zip(paths, vectors, strict=True):
@@ -252,7 +262,8 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
                            code=Code.TABLE_UNREADABLE) from exc
     return DeltaContentReader(arrow=arrow, fields=fields, partition_columns=partition_columns, partitions=partitions,
                               masks=masks, mode=mode, paths=frozenset(wanted), logged=logged,
-                              typed=typed if statistics else None, row_tracking=tracking)
+                              typed=typed if statistics else None, row_tracking=tracking,
+                              widen=frozenset(arrow.names) if widening_on else frozenset())
 
 
 def _id_value(value: Any) -> int | None:
@@ -746,6 +757,17 @@ def _schema_fields(meta: Any) -> dict[str, tuple[str, Any]]:
             name = f"{names}{field.get('name')}"
             out[key] = (name, field)
             walk(f"{key}.", f"{name}.", field.get("type"), depth + 1)
+            inner(key, name, field.get("type"), depth + 1)
+
+    def inner(key: str, name: str, node: Any, depth: int) -> None:
+        """A list's element, a map's key and value, as fields of their own (``a.element``: a widening names them)."""
+        if not isinstance(node, dict) or depth > 64:
+            return
+        for part, label in (("elementType", "element"), ("keyType", "key"), ("valueType", "value")):
+            if part in node:
+                out[f"{key}.{label}"] = (f"{name}.{label}", {"type": node[part]})
+                walk(f"{key}.{label}.", f"{name}.{label}.", node[part], depth + 1)
+                inner(f"{key}.{label}", f"{name}.{label}", node[part], depth + 1)
 
     walk("", "", schema)
     return out
@@ -766,6 +788,31 @@ def _widens(stored: pa.DataType, want: pa.DataType) -> bool:
     if pa.types.is_decimal(stored) and pa.types.is_decimal(want):
         return bool(want.scale >= stored.scale and want.precision - want.scale >= stored.precision - stored.scale)
     return pa.types.is_date32(stored) and pa.types.is_timestamp(want) and want.tz is None
+
+
+def _widen_target(stored: pa.DataType, want: pa.DataType) -> bool:
+    """Is ``want`` ``stored`` with some leaves widened (``_widens``) — a top-level column, or a struct's fields, a
+    list's element, a map's key and value at any depth (the same field names in the same order, every other leaf of
+    the same type tag)? Only then is the column cast to ``want`` (exact or refused, as for a top-level column)."""
+    import pyarrow as pa
+
+    from attest.content import type_tag
+
+    try:
+        if type_tag(stored) == type_tag(want):
+            return True
+    except Exception:  # an Arrow type with no encoding: not cast
+        return False
+    if pa.types.is_struct(stored) and pa.types.is_struct(want):
+        return stored.num_fields == want.num_fields and all(
+            stored.field(i).name == want.field(i).name and _widen_target(stored.field(i).type, want.field(i).type)
+            for i in range(stored.num_fields))
+    if (pa.types.is_list(stored) or pa.types.is_large_list(stored)) and \
+            (pa.types.is_list(want) or pa.types.is_large_list(want)):
+        return _widen_target(stored.value_type, want.value_type)
+    if pa.types.is_map(stored) and pa.types.is_map(want):
+        return _widen_target(stored.key_type, want.key_type) and _widen_target(stored.item_type, want.item_type)
+    return _widens(stored, want)
 
 
 def _decimal(text: str) -> tuple[int, int] | None:
@@ -790,42 +837,71 @@ def _widening_allowed(a: str, b: str) -> bool:
     return a in _DIGITS and db[0] - db[1] >= _DIGITS[a]
 
 
+def _bare(field: dict[str, Any]) -> dict[str, Any]:
+    """A schema field but its type and the ``delta.typeChanges`` its widenings add to its metadata."""
+    meta = field.get("metadata")
+    kept = {k: v for k, v in meta.items() if k != _TYPE_CHANGES} if isinstance(meta, dict) else meta
+    return {**{k: v for k, v in field.items() if k != "type"}, "metadata": kept}
+
+
+def _type_widenings(a: Any, b: Any, path: str, out: dict[str, str], depth: int = 0) -> bool:
+    """Adds to ``out`` the widenings (``path`` → ``integer → long``) that make schema type ``a`` into ``b`` — a
+    primitive widened, or a struct's fields, an array's element, a map's key and value widened at any depth, all
+    else equal; False when they differ otherwise."""
+    if a == b:
+        return True
+    if isinstance(a, str) and isinstance(b, str):
+        if not _widening_allowed(a, b):
+            return False
+        out[path] = f"{a} → {b}"
+        return True
+    if not isinstance(a, dict) or not isinstance(b, dict) or a.get("type") != b.get("type") or depth > 64:
+        return False
+    kind = a.get("type")
+    if kind == "struct":
+        fa, fb = a.get("fields"), b.get("fields")
+        if not isinstance(fa, list) or not isinstance(fb, list) or len(fa) != len(fb) or \
+                {k: v for k, v in a.items() if k != "fields"} != {k: v for k, v in b.items() if k != "fields"}:
+            return False
+        return all(isinstance(x, dict) and isinstance(y, dict) and _bare(x) == _bare(y)
+                   and _type_widenings(x.get("type"), y.get("type"), f"{path}.{x.get('name')}", out, depth + 1)
+                   for x, y in zip(fa, fb, strict=True))
+    parts = {"array": ("elementType",), "map": ("keyType", "valueType")}.get(str(kind))
+    if parts is None or {k: v for k, v in a.items() if k not in parts} != \
+            {k: v for k, v in b.items() if k not in parts}:
+        return False
+    names = {"elementType": "element", "keyType": "key", "valueType": "value"}
+    return all(_type_widenings(a.get(k), b.get(k), f"{path}.{names[k]}", out, depth + 1) for k in parts)
+
+
 def widening(old_table: dict[str, Any], new_table: dict[str, Any]) -> dict[str, str] | None:
-    """The top-level columns widened between two reader views' table parts (``schema``, ``partition_columns``: the
-    attested view and the current one) — name → ``integer → long`` — when that is the only difference of the two
-    schemas (names, order, nullability, field metadata but ``delta.typeChanges``, nested types all equal; no partition
-    column widened; each change one Delta allows). ``{}``: the schemas are equal; None: they differ otherwise — no
-    carry-over by widened digests then. The views' own schemas, so that what verify then leaves out of its view
-    comparison (``ContentCheck.view_keys``) is exactly what was compared here."""
+    """The columns and nested fields widened between two reader views' table parts (``schema``,
+    ``partition_columns``: the attested view and the current one) — dotted path (``st.x``, ``a.element``,
+    ``mp.value``) → ``integer → long`` — when that is the only difference of the two schemas (names, order,
+    nullability, field metadata but ``delta.typeChanges`` all equal; the same partition columns, which may be widened
+    too; each change one Delta allows). ``{}``: the schemas are equal; None: they differ otherwise — no carry-over by
+    widened digests then. The views' own schemas, so that what verify then leaves out of its view comparison
+    (``ContentCheck.view_keys``) is exactly what was compared here."""
     old, new = old_table.get("schema"), new_table.get("schema")
     if not isinstance(old, dict) or not isinstance(new, dict) or \
             old_table.get("partition_columns") != new_table.get("partition_columns"):
         return None
-    partitions = set(new_table.get("partition_columns") or [])
     a_fields, b_fields = old.get("fields"), new.get("fields")
     if not isinstance(a_fields, list) or not isinstance(b_fields, list) or len(a_fields) != len(b_fields) or \
             {k: v for k, v in old.items() if k != "fields"} != {k: v for k, v in new.items() if k != "fields"}:
         return None
     out: dict[str, str] = {}
     for a, b in zip(a_fields, b_fields, strict=True):
-        if not isinstance(a, dict) or not isinstance(b, dict):
-            return None
-
-        def bare(field: dict[str, Any]) -> dict[str, Any]:
-            meta = field.get("metadata")
-            kept = {k: v for k, v in meta.items() if k != _TYPE_CHANGES} if isinstance(meta, dict) else meta
-            return {**{k: v for k, v in field.items() if k != "type"}, "metadata": kept}
-
-        if bare(a) != bare(b):
-            return None
-        ta, tb = a.get("type"), b.get("type")
-        if ta == tb:
-            continue
-        if not isinstance(ta, str) or not isinstance(tb, str) or not _widening_allowed(ta, tb) \
-                or a.get("name") in partitions:
-            return None  # nested types, partition columns, other changes: not carried over this way
-        out[str(a.get("name"))] = f"{ta} → {tb}"
+        if not isinstance(a, dict) or not isinstance(b, dict) or _bare(a) != _bare(b) or \
+                not _type_widenings(a.get("type"), b.get("type"), str(a.get("name")), out):
+            return None  # a rename, another type change: not carried over this way
     return out
+
+
+def widened_columns(schema: pa.Schema, widened: frozenset[str]) -> frozenset[str]:
+    """The top-level columns of ``schema`` that ``widened`` (``widening``'s dotted paths) are in."""
+    return frozenset(name for name in schema.names
+                     if any(w == name or w.startswith(f"{name}.") for w in widened))
 
 
 def widened_digests(carrier: DeltaCarrier, attested: Version, version: Version, files: Sequence[DataFile],
@@ -848,11 +924,16 @@ def widened_digests(carrier: DeltaCarrier, attested: Version, version: Version, 
         before = content_reader(carrier, attested, files)
         dt = carrier._load(version.number)
         schema_doc = json.loads(dt.schema().to_json())
-        after = dataclasses.replace(before, arrow=pa.schema(dt.schema().to_arrow()), widen=columns,
+        arrow = pa.schema(dt.schema().to_arrow())
+        top = widened_columns(arrow, columns)
+        after = dataclasses.replace(before, arrow=arrow, widen=top | before.widen,
                                     fields={str(f.get("name")): f for f in schema_doc.get("fields") or []
-                                            if isinstance(f, dict)})
+                                            if isinstance(f, dict)},
+                                    partitions=_widened_partitions(before, arrow, top))
     except AttestError as exc:
         return f"{carrier.noun} {attested.id} cannot be read again: {exc.message}"
+    except (ValueError, pa.ArrowException) as exc:  # a partition value the wider type cannot hold exactly
+        return f"the partition values of {carrier.noun} {attested.id} cannot be read as the wider types: {exc}"
     outside: list[Problem] = []
     carrier._confine(files, outside)
     if outside:
@@ -878,6 +959,26 @@ def widened_digests(carrier: DeltaCarrier, attested: Version, version: Version, 
         if a is None or b is None:
             return f"{f.path}, removed by a rewrite, is no longer in storage"
         out[f.path] = (a, b)
+    return out
+
+
+def _widened_partitions(before: DeltaContentReader, arrow: pa.Schema, columns: frozenset[str]
+                        ) -> dict[str, dict[str, Any]]:
+    """Each file's partition values as the attested version typed them, the widened partition columns cast to the
+    wider type (Delta readers upcast partition values as they do stored values; pyarrow's safe cast: exact or
+    refused)."""
+    import pyarrow as pa
+
+    wide = [c for c in before.partition_columns if c in columns and c in arrow.names and c in before.arrow.names]
+    if not wide:
+        return before.partitions
+    out: dict[str, dict[str, Any]] = {}
+    for path, values in before.partitions.items():
+        cast = dict(values)
+        for c in wide:
+            if cast.get(c) is not None:
+                cast[c] = pa.array([cast[c]], before.arrow.field(c).type).cast(arrow.field(c).type)[0].as_py()
+        out[path] = cast
     return out
 
 

@@ -40,12 +40,15 @@ if TYPE_CHECKING:
         classify_changes as classify_changes,
     )
     from carriers.iceberg.carrier import (
+        release_stale_tags as release_stale_tags,
+    )
+    from carriers.iceberg.carrier import (
         tag_attested as tag_attested,
     )
     from carriers.iceberg.write import write_content_addressed as write_content_addressed
 
 __all__ = ["SIDECAR_DIR", "SUMMARY_BUDGET", "IcebergCarrier", "attest_after_write", "classify_changes",
-           "tag_attested", "write_content_addressed"]
+           "release_stale_tags", "tag_attested", "write_content_addressed"]
 
 # Each public name -> the module holding it (loaded on first access: PEP 562).
 # (``publish`` stays the submodule's name: the function is ``carriers.publish.publish``, as docs/signing.md shows.)

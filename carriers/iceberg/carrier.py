@@ -93,6 +93,7 @@ __all__ = [
     "IcebergCarrier",
     "attest_after_write",
     "classify_changes",
+    "release_stale_tags",
     "tag_attested",
 ]
 
@@ -888,6 +889,22 @@ def tag_attested(carrier: IcebergCarrier | Table, snapshot_id: int | str, name: 
         manage = manage.create_tag(sid, tag)
     manage.commit()
     return [tag for _, tag in tags]
+
+
+def release_stale_tags(carrier: IcebergCarrier | Table) -> list[str]:
+    """Remove the retention tags of branches the table no longer has (``recipe-attest@<branch>`` once the branch is
+    dropped), which would otherwise keep their snapshots from every expiry; only tags recipe-attest set (docs/iceberg.md
+    "Expiry and tags"). Every attestation commit of the table does this too. Returns the tag names removed (none:
+    nothing committed)."""
+    c = _carrier(carrier)
+    c.table.refresh()
+    stale = c.stale_tags(c.table.metadata.refs)
+    if stale:
+        manage = c.table.manage_snapshots()
+        for name in stale:
+            manage = manage.remove_tag(name)
+        manage.commit()
+    return stale
 
 
 def _catalog_database_error(catalog: str, exc: BaseException) -> TableReferenceError:

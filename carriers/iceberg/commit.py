@@ -16,7 +16,7 @@ from attest.errors import CarrierError, Code, SupersededError, UnsupportedTableE
 from attest.model import Manifest
 from carriers import properties as props
 from carriers.core import Version
-from carriers.iceberg.carriage import SIDECAR_DIR, retain_tag_name
+from carriers.iceberg.carriage import BRANCH_TAG_SEPARATOR, RETAIN_TAG, SIDECAR_DIR, retain_tag_name
 from carriers.iceberg.kept import ENVELOPE_BLOB, KEPT_SUFFIX, SIDECAR_BLOB, PendingBlob, PuffinStream, kept_name
 from carriers.retry import retry
 
@@ -178,7 +178,17 @@ class FollowUpCommit:
         copy until a later attestation of that branch moves the tag, so a version of it whose history expired is still
         judged by content. One tag per branch: an attestation of a branch no longer takes main's attested snapshot out
         of retention. Off with ``retain_tag=False``. A ref of that name that is not ours (a branch, or a tag on a
-        snapshot carrying no attestation) is never moved: UnsupportedTableError, before anything is committed."""
+        snapshot carrying no attestation) is never moved: UnsupportedTableError, before anything is committed. The
+        tags of branches no longer in the table are released in the same commit (``stale_tags``), with or without
+        ``retain_tag``."""
+        from pyiceberg.table.update.snapshot import ManageSnapshots
+
+        stale = self.stale_tags(tx.table_metadata.refs)
+        if stale:
+            manage = ManageSnapshots(tx)
+            for old in stale:
+                manage = manage.remove_tag(old)
+            manage.commit()
         if not self.retain_tag:
             return
         from pyiceberg.table.refs import SnapshotRefType
@@ -192,9 +202,18 @@ class FollowUpCommit:
                 f"{ref.snapshot_id}); the attestation's retention tag would replace it. Rename that {what}, or "
                 "attest without the retention tag (retain_tag=False, attest record --no-retain-tag); nothing "
                 "was committed")
-        from pyiceberg.table.update.snapshot import ManageSnapshots
-
         ManageSnapshots(tx).create_tag(carrier, name).commit()
+
+    def stale_tags(self, refs: Mapping[str, Any]) -> list[str]:
+        """The retention tags of branches the table no longer has (``recipe-attest@<branch>`` with no branch of
+        that name): a dropped branch's tag would keep its snapshot, and the files it names, from every expiry.
+        Only tags recipe-attest set (``our_tag``); main's tag is never one."""
+        from pyiceberg.table.refs import SnapshotRefType
+
+        prefix = f"{RETAIN_TAG}{BRANCH_TAG_SEPARATOR}"
+        branches = {n for n, r in refs.items() if r.snapshot_ref_type == SnapshotRefType.BRANCH}
+        return sorted(n for n, r in refs.items() if n.startswith(prefix) and n[len(prefix):] not in branches
+                      and self.our_tag(r))
 
     def our_tag(self, ref: Any) -> bool:
         """Whether ``ref`` (a retention tag's name in the table metadata) is one recipe-attest set: a *tag* on a

@@ -371,3 +371,79 @@ def test_a_ref_named_like_a_branch_s_tag_the_user_owns_is_never_moved(catalog: S
     table = catalog.load_table("ns.t")
     assert table.metadata.refs[retain_tag_name("audit")] == before.refs[retain_tag_name("audit")]
     assert RETAIN_TAG not in table.metadata.refs
+
+
+def test_a_dropped_branch_s_tag_is_released(catalog: SqlCatalog, table: Table) -> None:
+    """`recipe-attest@audit` outlived the dropped branch `audit`, so every expiry kept its snapshot and the files it
+    names. The next attestation commit of the table releases it (in the same commit); `release_stale_tags` does
+    without an attestation. A tag of a branch still there, main's tag, and a ref of that form recipe-attest did not
+    set are kept."""
+    from carriers.iceberg import release_stale_tags
+
+    table, _main_attested, _audit_attested = two_branches(catalog, table)
+    audit_tagged = branch_tag(table, "audit")
+    assert audit_tagged is not None
+    table.manage_snapshots().create_branch(audit_tagged, "kept").commit()
+    attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM, branch="kept")
+    table = catalog.load_table("ns.t")
+    kept_tagged = branch_tag(table, "kept")
+    table.append(rows(9))  # a snapshot carrying no attestation, tagged by the user under a name of our form
+    table = catalog.load_table("ns.t")
+    first = table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    table.manage_snapshots().create_tag(first, retain_tag_name("mine")).commit()
+    table = catalog.load_table("ns.t")
+    table.manage_snapshots().remove_branch("audit").commit()
+    table = expire_all(catalog)
+    # Measured before: the tag stays, and so does the snapshot it names, at every expiry.
+    assert branch_tag(table, "audit") == audit_tagged and audit_tagged in {s.snapshot_id for s in table.snapshots()}
+    assert release_stale_tags(carrier_of(table)) == [retain_tag_name("audit")]
+    table = catalog.load_table("ns.t")
+    assert retain_tag_name("audit") not in table.metadata.refs
+    assert branch_tag(table, "kept") == kept_tagged and tag_of(table) is not None
+    assert branch_tag(table, "mine") == first  # not ours: never removed
+    assert release_stale_tags(carrier_of(table)) == []  # nothing left: nothing committed
+
+
+@pytest.mark.parametrize("retain", [True, False])
+def test_an_attestation_commit_releases_a_dropped_branch_s_tag(catalog: SqlCatalog, table: Table,
+                                                                retain: bool) -> None:
+    table, _main_attested, _audit_attested = two_branches(catalog, table)
+    audit_tagged = branch_tag(table, "audit")
+    table.manage_snapshots().remove_branch("audit").commit()
+    table = catalog.load_table("ns.t")
+    table.append(rows(6))
+    attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM, retain_tag=retain)
+    table = catalog.load_table("ns.t")
+    assert retain_tag_name("audit") not in table.metadata.refs and tag_of(table) is not None
+    head = table.current_snapshot()
+    assert head is not None and (tag_of(table) == head.snapshot_id) is retain  # main's tag moved only when asked
+    table = expire_all(catalog)
+    assert audit_tagged not in {s.snapshot_id for s in table.snapshots()}  # expiry now frees it
+    report = verify_table(carrier_of(table))
+    assert report.passed, report.human()
+
+
+def test_release_tags_on_the_command_line(catalog: SqlCatalog, table: Table, iceberg_env: str) -> None:
+    """`attest release-tags iceberg://…`: the maintenance job's way, without an attestation; a Delta table is an
+    argument error."""
+    import io
+    import json
+    from contextlib import redirect_stdout
+
+    from attest.cli import main
+
+    def release(target: str) -> tuple[int, dict[str, object]]:
+        out = io.StringIO()
+        with redirect_stdout(out):
+            rc = main(["release-tags", target, "--json"])
+        return rc, json.loads(out.getvalue())
+
+    table, _main_attested, _audit_attested = two_branches(catalog, table)
+    table.manage_snapshots().remove_branch("audit").commit()
+    rc, doc = release(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0 and doc["released"] == [retain_tag_name("audit")], doc
+    assert retain_tag_name("audit") not in catalog.load_table("ns.t").metadata.refs
+    rc, doc = release(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0 and doc["released"] == [], doc
+    rc, doc = release(f"iceberg://{CATALOG}/ns.t@1")
+    assert rc == 2, doc

@@ -396,3 +396,33 @@ def test_each_branch_s_retention_tag_survives_java_expiry(spark: SparkSession, s
     assert any(f"tag {RETAIN_TAG!r}" in n for n in doc["notes"]), doc["notes"]
     doc = _ok(ref, spark_warehouse, "--snapshot-id", "audit")
     assert doc["passed"] and doc["verdict"].startswith("VERIFIED"), doc["verdict"]
+
+
+def test_a_dropped_branch_s_tag_released_then_java_expiry_frees_it(spark: SparkSession,
+                                                                  spark_warehouse: Path) -> None:
+    """`ALTER TABLE … DROP BRANCH audit` leaves `recipe-attest@audit` (Iceberg drops no tag with a branch), and Java's
+    expiry keeps its snapshot; `release_stale_tags` (`attest release-tags`) removes it, and the next expiry frees the
+    branch's snapshots; main still verifies."""
+    from carriers.iceberg.carriage import retain_tag_name
+    from carriers.iceberg.carrier import attest_after_write, release_stale_tags
+
+    name, ref = _table(spark, spark_warehouse, 10)
+    table = name.split(".", 1)[1]
+    spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
+    spark.sql(f"INSERT INTO {name}.branch_audit SELECT id, CAST(id AS STRING) FROM range(100, 105)")
+    attest_after_write(_pyiceberg(spark_warehouse, name), model="orders", program_hash=PROGRAM, branch="audit")
+    spark.sql(f"REFRESH TABLE {name}")
+    tagged = _pyiceberg(spark_warehouse, name).metadata.refs[retain_tag_name("audit")].snapshot_id
+    spark.sql(f"ALTER TABLE {name} DROP BRANCH audit")
+
+    def expire() -> set[int]:
+        spark.sql(f"CALL iceberg.system.expire_snapshots(table => '{table}', older_than => TIMESTAMP "
+                  f"'{_now(spark)}', retain_last => 1)").collect()
+        return {s.snapshot_id for s in _pyiceberg(spark_warehouse, name).metadata.snapshots}
+
+    assert tagged in expire()  # measured before: the dropped branch's tag kept its snapshot at every expiry
+    assert release_stale_tags(_pyiceberg(spark_warehouse, name)) == [retain_tag_name("audit")]
+    spark.sql(f"REFRESH TABLE {name}")
+    assert tagged not in expire()
+    doc = _ok(ref, spark_warehouse)
+    assert doc["passed"] and doc["verdict"].startswith("VERIFIED"), doc["verdict"]
