@@ -803,11 +803,14 @@ def planned_file(data_file: DataFile, df: Mapping[str, Any]) -> Planned:
     puffin = data_file.kind == "deletion_vector"
     offset = df.get("content_offset")
     sequence = df.get("data_sequence_number")
+    # Iceberg Java scopes a position delete file by referenced_data_file in v2 too (carriers/iceberg/manifests.py).
+    referenced = df.get("referenced_data_file")
+    referenced = df.get("java_referenced_data_file") if referenced is None else referenced
     return Planned(key=f"{data_file.path}@{offset}" if puffin else data_file.path, location=data_file.location,
                    content=int(_plain(df.get("content")) or 0), puffin=puffin, spec_id=int(df.get("spec_id") or 0),
                    partition=json.dumps(json_safe(_plain(df.get("partition"))), sort_keys=True),
                    sequence=sequence if isinstance(sequence, int) else None,
-                   referenced=None if df.get("referenced_data_file") is None else str(df["referenced_data_file"]),
+                   referenced=None if referenced is None else str(referenced),
                    path_lower=path_bound(df.get("lower_bounds")), path_upper=path_bound(df.get("upper_bounds")),
                    manifest=str(df.get("manifest_path") or ""))
 
