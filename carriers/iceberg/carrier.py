@@ -678,6 +678,30 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
 
         return file_content_digests(self, version, files, progress=progress, statistics=statistics)
 
+    def content_rows_read(self, attested: Version, paths: Sequence[str]) -> dict[str, int]:
+        """See AttestedTable.content_rows_read (carriers/iceberg/content.py ``rows_read``)."""
+        from carriers.iceberg.content import rows_read
+
+        return rows_read(self, attested, paths)
+
+    def content_reuse_blocked(self, previous: Attestation, version: Version) -> set[str] | None:
+        """See AttestedTable.content_reuse_blocked: the data files whose applied delete files (each reader's, with
+        their entries) differ between ``previous``'s snapshot and ``version``'s — a data file's entry does not change
+        when a later snapshot deletes some of its rows. None when the previous snapshot is gone
+        (its deletes unknown)."""
+        from carriers.iceberg.content import applied_deletes
+
+        index = self.snapshot_index()
+        try:
+            old = index.get(int(previous.attested_version or ""))
+        except ValueError:
+            old = None
+        new = version.handle if version.handle is not None else self._snapshot(version.id)
+        if old is None or new is None:
+            return None
+        before, after = applied_deletes(self, old), applied_deletes(self, new)
+        return {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+
     def content_row_ids(self, version: Version) -> str | None:
         """See AttestedTable.content_row_ids: readers of a format v3 table get each row's ``_row_id`` and
         ``_last_updated_sequence_number`` (row lineage), folded into its digests (carriers/iceberg/content.py)."""

@@ -180,6 +180,77 @@ def _applied(plan: Mapping[str, Any], key: str) -> list[str]:
     return sorted(set(out))
 
 
+def applied_deletes(carrier: IcebergCarrier, snapshot: Snapshot) -> dict[str, tuple[Any, ...]]:
+    """For each data file (DataFile.path) some delete file applies to in ``snapshot``: the delete files each reader
+    applies to it, with their reader-view entries (a refused read as its reason) — what its rows depend on besides
+    its own entry (``IcebergCarrier.content_reuse_blocked``)."""
+    data, deletes, plans, _differ = _plans(carrier, snapshot)
+    entries = {k: json.dumps(carrier.file_entry(df)[1], sort_keys=True, default=str) for k, df in deletes.items()}
+    out: dict[str, tuple[Any, ...]] = {}
+    for path, df in data.items():
+        found: list[tuple[str, ...]] = []
+        for reader in ("pyiceberg", "java"):
+            plan = plans[reader]
+            keys: list[str] = []
+            for item in plan.get("files", {}).get(df["_key"], []):
+                if item.startswith(("!", "dv:")):
+                    keys.append(item)
+                    continue
+                group, _, start = item.rpartition("#")
+                keys += plan["groups"][group][int(start):]
+            found.append(tuple(f"{k}={entries.get(k.removeprefix('dv:'), '')}" for k in sorted(set(keys))))
+        if any(found):
+            out[path] = tuple(found)
+    return out
+
+
+def rows_read(carrier: IcebergCarrier, attested: Version, paths: Sequence[str]) -> dict[str, int]:
+    """The rows readers of ``attested`` got from each of ``paths`` that position delete files or deletion vectors
+    apply to: its ``record_count`` less the positions (below it) pyiceberg deletes, where Java applies the same
+    delete files as rows (no equality delete; plans that agree). What the judge holds a recorded digest's row count
+    to (``AttestedTable.content_rows_read``): a digest recorded before the deletes applied (a record after a
+    merge-on-read DELETE reused the rows before it) is no evidence. Unknown files (the snapshot gone, an unreadable
+    delete file) are left out."""
+    try:
+        snapshot = attested.handle if attested.handle is not None else carrier._snapshot(attested.id)
+        if snapshot is None:
+            return {}
+        data, deletes, plans, differ = _plans(carrier, snapshot)
+    except AttestError:
+        return {}
+    if differ or not deletes:
+        return {}
+    read_deletes = _private("_read_deletes", frozenset({"io", "data_file"}))
+    cache: dict[str, Any] = {}
+    out: dict[str, int] = {}
+    for path in paths:
+        df = data.get(path)
+        if df is None or not isinstance(df.get("record_count"), int):
+            continue
+        try:
+            applied = _applied(plans["pyiceberg"], df["_key"])
+            java = _applied(plans["java"], df["_key"])
+        except AttestError:
+            continue
+        if not applied or any(_content(deletes[k]) == _EQUALITY for k in java):
+            continue
+        positions: set[int] = set()
+        try:
+            for k in applied:
+                record = deletes[k]
+                cache_key = f"{record['file_path']}@{record.get('content_offset')}"
+                if cache_key not in cache:
+                    cache[cache_key] = read_deletes(io=carrier.table.io, data_file=_pyiceberg_file(record))
+                found = cache[cache_key].get(df["_location"])
+                if found is not None:
+                    positions.update(found.to_pylist())
+        except Exception:  # a delete file that cannot be read: nothing known here (the digest check reads it)
+            continue
+        records = int(df["record_count"])
+        out[path] = records - len({p for p in positions if isinstance(p, int) and 0 <= p < records})
+    return out
+
+
 # pyiceberg's per-file reader is private (``pyiceberg.io.pyarrow._task_to_record_batches``); it gained
 # ``table_schema`` in 0.11 (in 0.10 these arguments, passed by position, bound to other parameters). It is called by
 # keyword, after checking that it takes every one: a pyiceberg whose reader differs is refused with a coded error
