@@ -8,6 +8,10 @@ merge-on-read ``DELETE`` reused the digest of the file's rows *before* the delet
 the deleted row (measured: pyiceberg read ids 2 and 4, the attestation said 3 rows), and a later ``replace`` writing
 the deleted row back (ids 2, 3, 4) was ``VERIFIED (content; …, same rows)``. Now a digest is reused only when the
 delete files each reader applies to the file are those it was recorded with.
+
+Also here (pyiceberg-made, as it needs a manifest rewritten in place): a v2 delete manifest given a
+``referenced_data_file`` after the attestation, which Iceberg Java scopes the delete file by (the Spark measurement is
+tests/adversarial/test_spark_referenced_data_file.py).
 """
 
 from __future__ import annotations
@@ -103,3 +107,79 @@ def test_a_digest_recorded_before_the_fix_is_no_evidence(catalog: SqlCatalog, mo
     rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
     assert rc == 1 and codes(doc) == ["content_changed"], json.dumps(doc)
     assert "recorded without the deletes applied" in json.dumps(doc), json.dumps(doc)
+
+
+# ---- a v2 delete manifest rewritten in place with a referenced_data_file ------------------------------------------
+def _rewrite_delete_manifest_with_reference(table: Table, referenced: str) -> None:
+    """Rewrite the current snapshot's delete manifest in place, its one entry's file given ``referenced_data_file``
+    (a field Iceberg Java's v2 manifests carry; pyiceberg's v2 writer has no such field, so the entry is written with
+    the v3 data-file type in a v2 manifest, as Java's v2 writer lays it out)."""
+    import shutil
+
+    from pyiceberg.manifest import (
+        DataFile,
+        ManifestContent,
+        ManifestEntry,
+        ManifestWriterV2,
+        data_file_with_partition,
+        manifest_entry_schema_with_data_file,
+    )
+
+    class Writer(ManifestWriterV2):
+        def content(self) -> ManifestContent:
+            return ManifestContent.DELETES
+
+        @property
+        def _meta(self) -> dict[str, str]:
+            return {**super()._meta, "content": "deletes"}
+
+        def _with_partition(self, format_version: Any) -> Any:
+            file_type = data_file_with_partition(format_version=3, partition_type=self._spec.partition_type(
+                self._schema))
+            return manifest_entry_schema_with_data_file(format_version=2, data_file=file_type)
+
+    snap = table.current_snapshot()
+    assert snap is not None
+    (manifest,) = [m for m in snap.manifests(table.io) if m.content == ManifestContent.DELETES]
+    (entry,) = manifest.fetch_manifest_entry(table.io, discard_deleted=False)
+    old = entry.data_file
+    fields = ("content", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes",
+              "column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds",
+              "key_metadata", "split_offsets", "equality_ids", "sort_order_id")
+    new = DataFile.from_args(_table_format_version=3, **{f: getattr(old, f) for f in fields},
+                             referenced_data_file=referenced)
+    rewritten = ManifestEntry.from_args(_table_format_version=2, status=entry.status, snapshot_id=entry.snapshot_id,
+                                        sequence_number=entry.sequence_number,
+                                        file_sequence_number=entry.file_sequence_number, data_file=new)
+    path = local(manifest.manifest_path)
+    tmp = path.with_suffix(".new.avro")
+    with Writer(table.spec(), table.schema(), table.io.new_output(f"file://{tmp}"), entry.snapshot_id,
+                "null") as writer:
+        writer.add_entry(rewritten)
+    shutil.move(tmp, path)
+
+
+def test_a_delete_file_given_a_reference_in_place_is_a_changed_view(catalog: SqlCatalog) -> None:
+    """After the attestation, the v2 delete manifest rewritten in place: the delete file of id 1 (position 0 of the
+    file of ids 1, 2) now references the file of ids 3, 4. Iceberg Java scopes it to that file, where it deletes
+    nothing (measured with Spark on a file committed so: tests/adversarial/test_spark_referenced_data_file.py),
+    pyiceberg still deletes id 1. The manifest was read with v2's schema, without the field: VERIFIED before."""
+    table = catalog.create_table("ns.t", schema=_rows([]).schema)
+    table.append(_rows([1, 2]))
+    table.append(_rows([3, 4]))
+    files = live_data_files(table)
+    target = next(f for f in files if _first_id(table, f) == 1)
+    other = next(f for f in files if f is not target)
+    commit_delete_file(table, local(table.location()) / "data" / "pos1.parquet", target=target.file_path)
+    table = catalog.load_table("ns.t")
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0, json.dumps(doc)
+    table = catalog.load_table("ns.t")
+    _rewrite_delete_manifest_with_reference(table, other.file_path)
+    from pyiceberg.manifest import clear_manifest_cache
+
+    clear_manifest_cache()
+    assert _read(catalog.load_table("ns.t")) == [2, 3, 4]  # pyiceberg: unchanged
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 1 and codes(doc) == ["reader_view_changed"], json.dumps(doc)
