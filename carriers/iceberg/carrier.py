@@ -903,8 +903,8 @@ def _metadata_problems(meta: Any) -> list[Problem]:
     mapping = _name_mapping_problem(meta.properties.get("schema.name-mapping.default"))
     if mapping is not None:
         out.append(Problem(Code.TABLE_INCONSISTENT, f"the table's name mapping (schema.name-mapping.default) "
-                           f"{mapping}: Iceberg Java refuses to read the table (measured with Spark: \"Multiple entries with same "
-                           "key\"), pyiceberg reads its files' columns by it"))
+                           f"{mapping}: Iceberg Java refuses to read the table (measured with Spark: \"Multiple "
+                           "entries with same key\"), pyiceberg reads its files' columns by it"))
     main = meta.refs.get("main")
     if main is not None and main.snapshot_id != meta.current_snapshot_id:
         out.append(Problem(Code.TABLE_INCONSISTENT, f"the main branch is at snapshot {main.snapshot_id} and the "
