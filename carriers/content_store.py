@@ -295,6 +295,12 @@ def record_content(table: AttestedTable, v: Version, live: LiveVersion, previous
                     known.setdefault(key, (d, digest))
         except CarrierError:
             known = {}  # a companion file gone or swapped: its files are digested again
+    # Files whose rows changed under an unchanged entry (Iceberg: a delete file added for them since): digested again.
+    # Measured: a record after a merge-on-read DELETE reused the digest of the rows before it (VERIFIED a rewrite that
+    # brought the deleted row back).
+    blocked = table.content_reuse_blocked(previous, v) if known and previous is not None else set()
+    if blocked is None:
+        known = {}
     entries = live.view.files
     data = _data(live.files)
     mine: dict[str, ContentDigest] = {}
@@ -302,7 +308,7 @@ def record_content(table: AttestedTable, v: Version, live: LiveVersion, previous
     todo: list[DataFile] = []
     fresh: list[DataFile] = []  # digests the caller computed from the rows just now (a carry-forward's judge)
     for f in data:
-        hit = known.get((f.path, entries.get(f.path, "")))
+        hit = None if blocked and f.path in blocked else known.get((f.path, entries.get(f.path, "")))
         if computed is not None and f.path in computed:
             mine[f.path] = computed[f.path]
             fresh.append(f)

@@ -417,6 +417,13 @@ class AttestedTable(ABC):
         else None. Default: None (the format folds in none)."""
         return None
 
+    def content_reuse_blocked(self, previous: Attestation, version: Version) -> set[str] | None:
+        """The data files whose content digest recorded by ``previous`` (the attestation in force) must not be reused
+        for ``version`` although their reader-view entry is the same: where the rows readers get from a file depend
+        on more than its entry (Iceberg: the delete files applied to it, added by later snapshots). None: reuse none.
+        Default: none blocked (a Delta file's deletion vector is in its entry)."""
+        return set()
+
     def content_rows_read(self, attested: Version, paths: Sequence[str]) -> dict[str, int]:
         """The rows readers of ``attested`` got from each of ``paths`` that has deletes applied to it, where the
         table's own metadata says how many (Delta: the add's ``numRecords`` less its deletion vector's

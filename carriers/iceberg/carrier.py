@@ -679,6 +679,30 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
 
         return file_content_digests(self, version, files, progress=progress, statistics=statistics)
 
+    def content_rows_read(self, attested: Version, paths: Sequence[str]) -> dict[str, int]:
+        """See AttestedTable.content_rows_read (carriers/iceberg/content.py ``rows_read``)."""
+        from carriers.iceberg.content import rows_read
+
+        return rows_read(self, attested, paths)
+
+    def content_reuse_blocked(self, previous: Attestation, version: Version) -> set[str] | None:
+        """See AttestedTable.content_reuse_blocked: the data files whose applied delete files (each reader's, with
+        their entries) differ between ``previous``'s snapshot and ``version``'s — a data file's entry does not change
+        when a later snapshot deletes some of its rows. None when the previous snapshot is gone
+        (its deletes unknown)."""
+        from carriers.iceberg.content import applied_deletes
+
+        index = self.snapshot_index()
+        try:
+            old = index.get(int(previous.attested_version or ""))
+        except ValueError:
+            old = None
+        new = version.handle if version.handle is not None else self._snapshot(version.id)
+        if old is None or new is None:
+            return None
+        before, after = applied_deletes(self, old), applied_deletes(self, new)
+        return {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+
     def content_row_ids(self, version: Version) -> str | None:
         """See AttestedTable.content_row_ids: readers of a format v3 table get each row's ``_row_id`` and
         ``_last_updated_sequence_number`` (row lineage), folded into its digests (carriers/iceberg/content.py)."""
@@ -804,13 +828,56 @@ def planned_file(data_file: DataFile, df: Mapping[str, Any]) -> Planned:
     puffin = data_file.kind == "deletion_vector"
     offset = df.get("content_offset")
     sequence = df.get("data_sequence_number")
+    # Iceberg Java scopes a position delete file by referenced_data_file in v2 too (carriers/iceberg/manifests.py).
+    referenced = df.get("referenced_data_file")
+    referenced = df.get("java_referenced_data_file") if referenced is None else referenced
     return Planned(key=f"{data_file.path}@{offset}" if puffin else data_file.path, location=data_file.location,
                    content=int(_plain(df.get("content")) or 0), puffin=puffin, spec_id=int(df.get("spec_id") or 0),
                    partition=json.dumps(json_safe(_plain(df.get("partition"))), sort_keys=True),
                    sequence=sequence if isinstance(sequence, int) else None,
-                   referenced=None if df.get("referenced_data_file") is None else str(df["referenced_data_file"]),
+                   referenced=None if referenced is None else str(referenced),
                    path_lower=path_bound(df.get("lower_bounds")), path_upper=path_bound(df.get("upper_bounds")),
                    manifest=str(df.get("manifest_path") or ""))
+
+
+def _name_mapping_problem(raw: Any) -> str | None:
+    """Why Iceberg Java refuses the name mapping ``raw`` (the property's JSON text), None when it does not: Java indexes
+    each level's fields by name and by id into maps that take no key twice (``MappedFields.indexIds``), pyiceberg
+    chains them (the first field naming a name wins). Measured (Spark 4.1 / Iceberg 1.12, pyiceberg 0.12): ``b``
+    mapped to two field ids — Spark refused the read, pyiceberg read the file's ``b`` as ``a`` and ``b`` as nulls."""
+    if not isinstance(raw, str):
+        return None
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None  # pyiceberg cannot parse it either: its name_mapping() raises where it is read
+
+    def walk(fields: Any, prefix: str) -> str | None:
+        if not isinstance(fields, list):
+            return None
+        names: Counter[str] = Counter()
+        ids: Counter[int] = Counter()
+        for f in fields:
+            if not isinstance(f, dict):
+                continue
+            names.update(n for n in (f.get("names") or []) if isinstance(n, str))
+            if isinstance(f.get("field-id"), int):
+                ids[f["field-id"]] += 1
+        twice = sorted(n for n, c in names.items() if c > 1)
+        if twice:
+            return f"maps the name {prefix}{twice[0]!r} to more than one field"
+        again = sorted(i for i, c in ids.items() if c > 1)
+        if again:
+            return f"lists field id {again[0]} more than once{' under ' + prefix.rstrip('.') if prefix else ''}"
+        for f in fields:
+            if isinstance(f, dict):
+                first = next((n for n in (f.get("names") or []) if isinstance(n, str)), "?")
+                found = walk(f.get("fields"), f"{prefix}{first}.")
+                if found is not None:
+                    return found
+        return None
+
+    return walk(doc, "")
 
 
 def _metadata_problems(meta: Any) -> list[Problem]:
@@ -834,6 +901,11 @@ def _metadata_problems(meta: Any) -> list[Problem]:
         out.append(Problem(Code.TABLE_INCONSISTENT, f"the table metadata's parent ids form a cycle (through snapshot "
                            f"{cycles[0]}): a snapshot's parent is committed before it, so this history was forged, and "
                            "readers walking it never reach its start"))
+    mapping = _name_mapping_problem(meta.properties.get("schema.name-mapping.default"))
+    if mapping is not None:
+        out.append(Problem(Code.TABLE_INCONSISTENT, f"the table's name mapping (schema.name-mapping.default) "
+                           f"{mapping}: Iceberg Java refuses to read the table (measured with Spark: \"Multiple "
+                           "entries with same key\"), pyiceberg reads its files' columns by it"))
     main = meta.refs.get("main")
     if main is not None and main.snapshot_id != meta.current_snapshot_id:
         out.append(Problem(Code.TABLE_INCONSISTENT, f"the main branch is at snapshot {main.snapshot_id} and the "

@@ -180,6 +180,77 @@ def _applied(plan: Mapping[str, Any], key: str) -> list[str]:
     return sorted(set(out))
 
 
+def applied_deletes(carrier: IcebergCarrier, snapshot: Snapshot) -> dict[str, tuple[Any, ...]]:
+    """For each data file (DataFile.path) some delete file applies to in ``snapshot``: the delete files each reader
+    applies to it, with their reader-view entries (a refused read as its reason) — what its rows depend on besides
+    its own entry (``IcebergCarrier.content_reuse_blocked``)."""
+    data, deletes, plans, _differ = _plans(carrier, snapshot)
+    entries = {k: json.dumps(carrier.file_entry(df)[1], sort_keys=True, default=str) for k, df in deletes.items()}
+    out: dict[str, tuple[Any, ...]] = {}
+    for path, df in data.items():
+        found: list[tuple[str, ...]] = []
+        for reader in ("pyiceberg", "java"):
+            plan = plans[reader]
+            keys: list[str] = []
+            for item in plan.get("files", {}).get(df["_key"], []):
+                if item.startswith(("!", "dv:")):
+                    keys.append(item)
+                    continue
+                group, _, start = item.rpartition("#")
+                keys += plan["groups"][group][int(start):]
+            found.append(tuple(f"{k}={entries.get(k.removeprefix('dv:'), '')}" for k in sorted(set(keys))))
+        if any(found):
+            out[path] = tuple(found)
+    return out
+
+
+def rows_read(carrier: IcebergCarrier, attested: Version, paths: Sequence[str]) -> dict[str, int]:
+    """The rows readers of ``attested`` got from each of ``paths`` that position delete files or deletion vectors
+    apply to: its ``record_count`` less the positions (below it) pyiceberg deletes, where Java applies the same
+    delete files as rows (no equality delete; plans that agree). What the judge holds a recorded digest's row count
+    to (``AttestedTable.content_rows_read``): a digest recorded before the deletes applied (a record after a
+    merge-on-read DELETE reused the rows before it) is no evidence. Unknown files (the snapshot gone, an unreadable
+    delete file) are left out."""
+    try:
+        snapshot = attested.handle if attested.handle is not None else carrier._snapshot(attested.id)
+        if snapshot is None:
+            return {}
+        data, deletes, plans, differ = _plans(carrier, snapshot)
+    except AttestError:
+        return {}
+    if differ or not deletes:
+        return {}
+    read_deletes = _private("_read_deletes", frozenset({"io", "data_file"}))
+    cache: dict[str, Any] = {}
+    out: dict[str, int] = {}
+    for path in paths:
+        df = data.get(path)
+        if df is None or not isinstance(df.get("record_count"), int):
+            continue
+        try:
+            applied = _applied(plans["pyiceberg"], df["_key"])
+            java = _applied(plans["java"], df["_key"])
+        except AttestError:
+            continue
+        if not applied or any(_content(deletes[k]) == _EQUALITY for k in java):
+            continue
+        positions: set[int] = set()
+        try:
+            for k in applied:
+                record = deletes[k]
+                cache_key = f"{record['file_path']}@{record.get('content_offset')}"
+                if cache_key not in cache:
+                    cache[cache_key] = read_deletes(io=carrier.table.io, data_file=_pyiceberg_file(record))
+                found = cache[cache_key].get(df["_location"])
+                if found is not None:
+                    positions.update(found.to_pylist())
+        except Exception:  # a delete file that cannot be read: nothing known here (the digest check reads it)
+            continue
+        records = int(df["record_count"])
+        out[path] = records - len({p for p in positions if isinstance(p, int) and 0 <= p < records})
+    return out
+
+
 # pyiceberg's per-file reader is private (``pyiceberg.io.pyarrow._task_to_record_batches``); it gained
 # ``table_schema`` in 0.11 (in 0.10 these arguments, passed by position, bound to other parameters). It is called by
 # keyword, after checking that it takes every one: a pyiceberg whose reader differs is refused with a coded error
@@ -252,6 +323,40 @@ def _positions(io: Any, location: str, delete_records: Sequence[Any],
                           f"for the data file, and they delete other rows ({len(java)} and {len(pyiceberg)} "
                           "positions, not the same)", code=Code.TABLE_INCONSISTENT)
     return out
+
+
+def _same_positions(io: Any, location: str, positional: Sequence[Any], java_records: Sequence[Any],
+                    cache: dict[str, dict[str, Any]]) -> None:
+    """Refuse a data file whose deleted positions Iceberg Java (the position delete files and deletion vectors of its
+    plan, ``java_records``) and pyiceberg (``positional``, what ``_positions`` read for its plan) do not agree on.
+    The plans differ where Java scopes a position delete file by its ``referenced_data_file`` and pyiceberg by its
+    partition (it never reads that field): measured with Spark 4.1 / Iceberg 1.12, a v2 delete file referenced to one
+    data file and holding a row of another — Spark kept the row, pyiceberg deleted it, and the table was attested with
+    pyiceberg's rows (VERIFIED). table_inconsistent: no one content."""
+    if not positional and not java_records:
+        return
+    read_deletes = _private("_read_deletes", frozenset({"io", "data_file"}))
+    mine: set[int] = set()
+    for found in positional:
+        mine.update(found.to_pylist())
+    theirs: set[int] = set()
+    for df in java_records:
+        if _is_puffin(df):  # Java reads the blob at the entry's offset (_java_vector), for its referenced file only
+            if str(df.get("referenced_data_file")) == location:
+                theirs.update(_java_vector(io, df, location, cache))
+            continue
+        cache_key = f"{df['file_path']}@{df.get('content_offset')}"
+        if cache_key not in cache:
+            cache[cache_key] = read_deletes(io=io, data_file=_pyiceberg_file(df))
+        found = cache[cache_key].get(location)  # Java reads the rows whose file_path is the location as written
+        if found is not None:
+            theirs.update(found.to_pylist())
+    if mine != theirs:
+        raise AttestError(f"the position deletes of data file {location}: Iceberg Java (Spark) and pyiceberg apply "
+                          f"different delete files to it and delete other rows ({len(theirs)} and {len(mine)} "
+                          "positions, not the same) — a position delete file's referenced_data_file, which Java "
+                          "scopes it by and pyiceberg does not read, names another file than its rows",
+                          code=Code.TABLE_INCONSISTENT)
 
 
 def _is_puffin(df: Mapping[str, Any]) -> bool:
@@ -811,14 +916,17 @@ def _stored(element: Mapping[int, Any]) -> str:
     return physical if note is None else f"{physical} {note}"
 
 
-def _check_delete_representation(reader: IcebergContentReader, io: Any, keys: Sequence[str], path: str) -> None:
-    """The delete files (``keys``) applied to a data file a rewrite added or re-reads, held to how Iceberg's writers
-    store them (``_delete_problem``): the rows the digest keeps are the rows readers keep only when every reader
-    reads each delete file's values alike. Measured (pyiceberg 0.12 / Spark 4.1, Iceberg 1.12): a position delete
-    file whose ``file_path`` and ``pos`` swap field ids, whose ``pos`` is an unsigned int64 or optional with a null,
-    or without field ids was applied by pyiceberg (the digest the attested one: VERIFIED before) and refused by
-    Spark; a 32-bit ``pos`` and an equality key timestamp in milliseconds or nanoseconds Spark read as pyarrow
-    converts them, refused all the same (no Iceberg writer stores them, no reader is bound to convert them).
+def _check_delete_representation(reader: IcebergContentReader, io: Any, keys: Sequence[str], path: str, *,
+                                 rewrite: bool) -> None:
+    """The delete files (``keys``) applied to data file ``path`` — by any reader, at record time too — held to how
+    Iceberg's writers store them (``_delete_problem``): the rows the digest keeps are the rows readers keep only when
+    every reader reads each delete file's values alike. Before, only a file a rewrite added or re-read was held so:
+    a table attested with such a delete file recorded pyiceberg's rows, which Spark refused to read. Measured
+    (pyiceberg 0.12 / Spark 4.1, Iceberg 1.12): a position delete file whose ``file_path`` and ``pos`` swap field
+    ids, whose ``pos`` is an unsigned int64 or optional with a null, or without field ids was applied by pyiceberg
+    (the digest the attested one: VERIFIED before) and refused by Spark; a 32-bit ``pos`` and an equality key
+    timestamp in milliseconds or nanoseconds Spark read as pyarrow converts them, refused all the same (no Iceberg
+    writer stores them, no reader is bound to convert them).
     Deletion vectors (Puffin) are held by
     ``_positions``. table_inconsistent: no one content."""
     for key in keys:
@@ -828,13 +936,16 @@ def _check_delete_representation(reader: IcebergContentReader, io: Any, keys: Se
         location = str(df["file_path"])
         file_format = str(getattr(df.get("file_format"), "value", df.get("file_format"))).upper()
         if file_format != "PARQUET":  # a rewrite's data files must be Parquet too (_check_representation)
+            if not rewrite:  # not read here (pyiceberg reads Parquet and Puffin delete files only): _positions says so
+                continue
             raise AttestError(f"delete file {location} ({file_format}), applied to data file {path} a rewrite "
                               "changed, is not Parquet: how readers decode its columns is not checked here",
                               code=Code.TABLE_INCONSISTENT)
         problem = _delete_problem(reader, df, _delete_schema(io, df, reader.cache))
         if problem is not None:
             kind = "equality" if _content(df) == _EQUALITY else "position"
-            raise AttestError(f"{kind} delete file {location}, applied to data file {path} a rewrite changed, "
+            changed = " a rewrite changed" if rewrite else ""
+            raise AttestError(f"{kind} delete file {location}, applied to data file {path}{changed}, "
                               f"{problem}: Iceberg Java (Spark) and pyiceberg read such a delete file differently "
                               "or not at all, so readers need not get the rows the digest keeps",
                               code=Code.TABLE_INCONSISTENT)
@@ -1014,9 +1125,12 @@ class IcebergContentReader:
         equality = [k for k in java if _content(self.deletes[k]) == _EQUALITY]
         io = storage.io
         applied = _applied(self.plans["pyiceberg"], key)
-        if self.statistics:  # the delete files applied to a file a rewrite changed: read alike by every reader
-            _check_delete_representation(self, io, sorted(set(applied) | set(java)), f.path)
+        # The delete files applied to the file, read alike by every reader: at record time too (a position delete
+        # file without field ids was attested with pyiceberg's rows while Spark refused the read, measured).
+        _check_delete_representation(self, io, sorted(set(applied) | set(java)), f.path, rewrite=self.statistics)
         positional = _positions(io, location, [self.deletes[k] for k in applied], self.cache)
+        _same_positions(io, location, positional, [self.deletes[k] for k in java if _content(self.deletes[k]) == 1],
+                        self.cache)
         task = FileScanTask(_pyiceberg_file(df))
         file_io: Any = io
         if data is not None and str(df["file_path"]) == f.location:

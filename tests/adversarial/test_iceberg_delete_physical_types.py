@@ -275,3 +275,42 @@ def test_spark_reads_these_delete_files_otherwise(spark: SparkSession, spark_war
     assert seen["file_path and pos with swapped field ids"] == "refused", seen
     assert all(verdicts[c] == (1, ["table_inconsistent"]) for c in [*POSITION, *EQUALITY]), verdicts
     assert seen == SPARK_READS, seen
+
+
+# ---- at record time: the delete file is in the attested snapshot itself ---------------------------------------------
+def _with_delete_then_attest(catalog: SqlCatalog, stored: Callable[[pa.Table], pa.Table] | None) -> Table:
+    """ids 3 (position 0) and 1 in one file, 2 in another, a position delete file hiding id 3 stored by ``stored``
+    committed before the attestation, which is then recorded (``attest_after_write``)."""
+    table = catalog.create_table("ns.t", schema=_rows([]).schema)
+    table.append(_rows([EXTRA, 1]))
+    table.append(_rows([2]))
+    first = next(f for f in live_data_files(table) if f.record_count == 2)
+    commit_delete_file(table, local(table.location()) / "data" / "pos.parquet", target=first.file_path, stored=stored)
+    table = catalog.load_table("ns.t")
+    assert _read(table) == [1, 2]  # pyiceberg applies it whatever its field ids and types
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    return catalog.load_table("ns.t")
+
+
+@pytest.mark.parametrize("attack", ["no field ids", "file_path and pos with swapped field ids",
+                                    "pos as unsigned int64"])
+def test_a_position_delete_stored_otherwise_is_refused_at_record_time(attack: str, catalog: SqlCatalog) -> None:
+    """The gap left by the rewrite-only check: a table whose position delete file Spark refuses to read (measured
+    above: ``Missing required field: file_path`` without field ids) was attested with pyiceberg's rows (ids 1, 2)
+    and VERIFIED. Now ``record`` refuses it as ``table_inconsistent`` and writes nothing."""
+    from attest.errors import AttestError
+
+    with pytest.raises(AttestError) as info:
+        _with_delete_then_attest(catalog, POSITION[attack])
+    assert info.value.code.value == "table_inconsistent" and "pos.parquet" in str(info.value), info.value
+    snapshot = catalog.load_table("ns.t").current_snapshot()
+    assert snapshot is not None and not any(k.startswith("recipe") for k in snapshot.summary.additional_properties)
+
+
+def test_a_position_delete_as_iceberg_writes_it_is_attested(catalog: SqlCatalog) -> None:
+    """The control: the same table with the delete file as Iceberg Java writes it is attested and verifies."""
+    _with_delete_then_attest(catalog, None)
+    from tests.adversarial.conftest import verify
+
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED"), json.dumps(doc)
