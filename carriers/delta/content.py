@@ -705,11 +705,12 @@ def rewrites_between(carrier: DeltaCarrier, attested: Version, version: Version)
         out.append(Rewrite(version=str(x), removed=tuple(f for f in removed if f is not None),
                            added=tuple(f for f in added if f is not None), operation=commit.operation))
     if commits:
-        _check_partition_zones(carrier, attested, commits)
+        _check_partition_zones(carrier, attested, version, commits)
     return out
 
 
-def _check_partition_zones(carrier: DeltaCarrier, attested: Version, commits: Sequence[Commit]) -> None:
+def _check_partition_zones(carrier: DeltaCarrier, attested: Version, version: Version,
+                           commits: Sequence[Commit]) -> None:
     """A rewrite must keep each ``timestamp`` partition value's zone as written: delta-rs (and the digest, which folds
     its typed value in) reads ``2024-01-05 10:00:00.000000`` and ``2024-01-05T10:00:00.000000Z`` as one instant,
     Spark the first in its session time zone (measured, delta-spark 4.4 in a New York session: 15:00 UTC against
@@ -718,10 +719,13 @@ def _check_partition_zones(carrier: DeltaCarrier, attested: Version, commits: Se
     files' spellings are unknown, so a table with such a column is not carried over (content_changed too)."""
     from attest.errors import AttestError
 
-    try:
-        meta = carrier._replay(attested.number, whole=False)[0].metadata
-    except AttestError:
-        meta = None
+    meta = None
+    for n in (attested.number, version.number):  # the partition columns: the attested schema's, else the version's
+        try:
+            meta = carrier._replay(n, whole=False)[0].metadata
+            break
+        except AttestError:
+            continue
     fields = _schema_fields(meta)
     partitioned = {str(c) for c in (meta or {}).get("partitionColumns") or []}
     columns = [key for key, (name, f) in fields.items()
@@ -751,12 +755,12 @@ def _check_partition_zones(carrier: DeltaCarrier, attested: Version, commits: Se
                 had = gone.get(instant, (None, ""))[0]
                 if had is not None and (len(had) > 1 or zones != had):
                     name = fields[column][0]
+                    removed = "both ways" if len(had) > 1 else "with one" if False in had else "without one"
                     raise CarrierError(
                         f"the rewrite at version {commit.version} writes partition value {text!r} of timestamp "
                         f"column {name!r} {'without' if True in zones else 'with'} a time zone, where the files it "
-                        f"removed {'mix both' if len(had) > 1 else 'with' if False in had else 'without'}: delta-rs "
-                        "reads one instant, Spark a value without a zone in its session time zone — other rows "
-                        "outside UTC", code=Code.CONTENT_CHANGED)
+                        f"removed spell it {removed}: delta-rs reads one instant, Spark a value without a zone in its "
+                        "session time zone — other rows outside UTC", code=Code.CONTENT_CHANGED)
         for a in commit.adds:
             rel = canonical_relative(str(a.get("path")))[0]
             if rel is not None:
