@@ -148,6 +148,7 @@ HELD = [
     (pa.array([True]), ["True", "TRUE"], [True]),
     (pa.array([datetime.date(2024, 1, 1)]), ["2024-1-1", "+2024-01-01", " 2024-01-01"], [datetime.date(2024, 1, 1)]),
     (pa.array([1.5]), ["1.50", "15e-1", "+1.5"], [1.5]),
+    (pa.array([float("inf")]), ["inf", "+inf", "1e400"], [float("inf")]),
 ]
 
 
@@ -205,3 +206,32 @@ def test_a_column_mapped_table_is_held_by_physical_name(tmp_path: Path) -> None:
     assert delta_rs(path) == [TEN]
     rc, doc = verify(str(path), "--level", "schema")
     assert rc == 1 and codes(doc) == ["content_changed"] and "'p'" in json.dumps(doc), doc
+
+
+@pytest.mark.parametrize(("written", "respelled"), [
+    ("2024-01-05 10:01:00.000000", "2024-01-05 10:00:60"),
+    ("2024-01-05 10:01:00.500000", "2024-01-05 10:00:60.5"),
+    ("2024-01-05T10:01:00.000000Z", "2024-01-05T10:00:60Z"),
+    ("2024-01-06T00:00:00.000000Z", "2024-01-05T23:59:60.000000+00:00"),
+])
+def test_a_leap_second_partition_value_is_inconsistent(tmp_path: Path, written: str, respelled: str) -> None:
+    """delta-rs reads ':60' as the next second — the attested instant, so a rewrite to it kept the digest (VERIFIED
+    before) — while Spark reads the partition value as null (measured, test_spark_partition_spellings). A live file
+    so spelled is table_inconsistent, in a rewrite or in the attested version itself (and record refuses it)."""
+    when = datetime.datetime.fromisoformat(written.replace(" ", "T")).replace(tzinfo=datetime.UTC)
+    stamp = pa.array([when.replace(tzinfo=None)], pa.timestamp("us", "UTC"))
+    path = attested(tmp_path / "t", stamp, written)
+    rewrite(path, [respelled])
+    assert delta_rs(path) == [when]  # the attested instant, for delta-rs
+    rc, doc = verify(str(path), "--level", "schema")
+    assert rc == 1 and "table_inconsistent" in codes(doc) and "leap second" in json.dumps(doc), doc
+    fresh = tmp_path / "fresh"
+    write_deltalake(str(fresh), pa.table({"p": stamp, "v": [0]}), partition_by=["p"])
+    log = fresh / commit_name(0)
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            action["add"]["partitionValues"]["p"] = respelled
+    log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    with pytest.raises(Exception, match="leap second"):
+        attest_after_write(str(fresh), model="orders", program_hash=PROGRAM)

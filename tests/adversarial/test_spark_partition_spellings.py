@@ -6,6 +6,7 @@ a ``dataChange: false`` rewrite, in a UTC and a New York session, against delta-
 - held: the other spellings delta-rs reads as the attested value (``+1``, ``01.00``, ``TRUE``, ``2024-1-1``,
   `` 2024-01-01``, ``15e-1``, a zoned timestamp's offset, digits past the microsecond) are read alike by Spark in
   both sessions;
+- a leap second (`:60`): delta-rs reads the next second, Spark null;
 - Spark's own OPTIMIZE writes ``…T10:00:00.000000Z`` (UTC session) for a delta-rs table's zoneless ``10:00`` value,
   and ``…T15:00:00.000000Z`` in a New York session (the instant it read): neither keeps what every reader got.
 """
@@ -107,3 +108,15 @@ def test_spark_optimize_respells_a_zoneless_timestamp_partition_value(spark: Spa
         assert rc == 1 and codes(doc) == ["content_changed"], doc
     assert spelled == {"UTC": ["2024-01-05T10:00:00.000000Z"], "America/New_York": ["2024-01-05T15:00:00.000000Z"]}
 
+
+
+def test_spark_reads_a_leap_second_partition_value_as_null(spark: SparkSession, tmp_path: Path) -> None:
+    """Why ':60' is table_inconsistent (test_delta_partition_spellings): delta-rs reads the next second, the attested
+    instant of a file moved there by a rewrite; Spark reads null."""
+    one = datetime.datetime(2024, 1, 5, 10, 1)
+    path = attested(tmp_path / "t", pa.array([one], pa.timestamp("us", "UTC")), "2024-01-05T10:01:00.000000Z")
+    assert spark_values(spark, path, "UTC", True) == [TEN + 60]
+    rewrite(path, ["2024-01-05T10:00:60Z"])
+    assert delta_rs(path) == [one.replace(tzinfo=datetime.UTC)]
+    assert spark_values(spark, path, "UTC", True) == [None]
+    assert "table_inconsistent" in codes(verify(str(path), "--level", "schema")[1])
