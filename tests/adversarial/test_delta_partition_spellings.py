@@ -10,11 +10,14 @@ Measured (delta-rs 1.6, delta-spark 4.4; ``test_spark_partition_spellings.py`` p
   ``VERIFIED (content; …, same rows)`` — other rows for every Spark reader outside UTC. ``content_changed`` now;
 - tried and held — spellings delta-rs reads as the attested value and Spark reads alike (UTC and New York sessions):
   ``+1`` / ``01`` (int), ``+1.00`` / ``01.00`` (``decimal(10,2)``), ``True`` / ``TRUE``, ``2024-1-1`` /
-  ``+2024-01-01`` / `` 2024-01-01`` (date), ``1.50`` / ``15e-1`` / ``+1.5`` (double), and for timestamps any two
-  spellings of one instant that both carry a zone, or both none (``.0000009`` past the microsecond: both truncate):
+  ``+2024-01-01`` / `` 2024-01-01`` (date), ``1.50`` / ``15e-1`` / ``+1.5`` / ``inf`` / ``1e400`` (double), and any two
+  timestamp spellings of one instant that both carry a zone, or both none (``.0000009`` past the microsecond: both truncate):
   VERIFIED; spellings delta-rs refuses to parse (`` 1``, ``1.0`` for an int, ``1`` or ``1.0`` for ``decimal(10,2)``,
-  ``1`` / ``t`` / ``yes`` for a boolean, ``2024-01-05T10:00:00`` without a zone, any zone on ``timestamp_ntz``) make
-  the table unreadable to it: ``table_unreadable``, never VERIFIED.
+  ``1`` / ``t`` / ``yes`` / ``true `` for a boolean, ``__HIVE_DEFAULT_PARTITION__`` for an int (Spark: null),
+  ``2024-01-01T10`` or a year past 9999 for a date, ``2024-01-05T10:00:00`` without a zone, any zone on
+  ``timestamp_ntz``) make the table unreadable to it: ``table_unreadable``, never VERIFIED. A string column's
+  ``__HIVE_DEFAULT_PARTITION__``, `` a`` and ``a `` are read as written by both;
+- a **leap second** (``10:00:60``): delta-rs reads the next second, Spark null — ``table_inconsistent``.
 """
 
 from __future__ import annotations
@@ -172,6 +175,10 @@ def test_other_spellings_both_engines_read_alike_verify(tmp_path: Path, values: 
     (pa.array([decimal.Decimal("1.00")], pa.decimal128(10, 2)), "1.005"),
     (pa.array([True]), "1"),
     (pa.array([True]), "yes"),
+    (pa.array([True]), "true "),  # Spark: true
+    (pa.array([1], pa.int32()), "__HIVE_DEFAULT_PARTITION__"),  # Spark: null (a string column: the literal, both)
+    (pa.array([datetime.date(2024, 1, 1)]), "2024-01-01T10"),  # Spark: 2024-01-01
+    (pa.array([datetime.date(2024, 1, 1)]), "10000-01-01"),
     (STAMP, "2024-01-05T10:00:00"),
     (pa.array([datetime.datetime(2024, 1, 5, 10)], pa.timestamp("us")), "2024-01-05T10:00:00Z"),
 ])
