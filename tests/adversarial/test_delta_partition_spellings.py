@@ -12,7 +12,8 @@ Measured (delta-rs 1.6, delta-spark 4.4; ``test_spark_partition_spellings.py`` p
   ``+1`` / ``01`` (int), ``+1.00`` / ``01.00`` (``decimal(10,2)``), ``True`` / ``TRUE``, ``2024-1-1`` /
   ``+2024-01-01`` / `` 2024-01-01`` (date), ``1.50`` / ``15e-1`` / ``+1.5`` / ``inf`` / ``1e400`` (double), and
   any two timestamp spellings of one instant that both carry a zone, or both none (``.0000009`` past the
-  microsecond: both truncate): VERIFIED; spellings delta-rs refuses to parse (`` 1``, ``1.0`` for an int, ``1`` or ``1.0`` for ``decimal(10,2)``,
+  microsecond: both truncate): VERIFIED; spellings delta-rs refuses to parse (`` 1``, ``1.0`` for an int, ``1`` or
+  ``1.0`` for ``decimal(10,2)``,
   ``1`` / ``t`` / ``yes`` / ``true `` for a boolean, ``__HIVE_DEFAULT_PARTITION__`` for an int (Spark: null),
   ``2024-01-01T10`` or a year past 9999 for a date, ``2024-01-05T10:00:00`` without a zone, any zone on
   ``timestamp_ntz``) make the table unreadable to it: ``table_unreadable``, never VERIFIED. A string column's
