@@ -120,3 +120,30 @@ def test_spark_reads_a_leap_second_partition_value_as_null(spark: SparkSession, 
     assert delta_rs(path) == [one.replace(tzinfo=datetime.UTC)]
     assert spark_values(spark, path, "UTC", True) == [None]
     assert "table_inconsistent" in codes(verify(str(path), "--level", "schema")[1])
+
+
+def test_a_leap_second_in_statistics_changes_no_answer(spark: SparkSession, tmp_path: Path) -> None:
+    """Held: a timestamp bound respelled in place with a leap second (``10:01:00Z`` as ``10:00:60Z``, ``10:00:00Z`` as
+    ``09:59:60Z``) is the same bound for delta-rs (its typed statistics, the view: VERIFIED), and Spark neither skips
+    the file for either row nor answers MIN / MAX otherwise."""
+    path = tmp_path / "t"
+    stamps = [datetime.datetime(2024, 1, 5, 10, 0), datetime.datetime(2024, 1, 5, 10, 1)]
+    write_deltalake(str(path), pa.table({"t": pa.array(stamps, pa.timestamp("us", "UTC")), "v": [1, 2]}))
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+
+    def answers() -> list[Any]:
+        spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()  # type: ignore[union-attr]
+        counts = [spark.sql(f"SELECT count(*) FROM delta.`{path}` WHERE unix_timestamp(t) = {s}").collect()[0][0]
+                  for s in (TEN, TEN + 60)]
+        return [*counts, *spark.sql(f"SELECT unix_timestamp(min(t)), unix_timestamp(max(t)) FROM delta.`{path}`")
+                .collect()[0]]
+
+    assert answers() == [1, 1, TEN, TEN + 60]
+    log = path / commit_name(0)
+    for old, new in (("2024-01-05T10:01:00Z", "2024-01-05T10:00:60Z"),
+                     ("2024-01-05T10:00:00Z", "2024-01-05T09:59:60Z")):
+        assert old in log.read_text()
+        log.write_text(log.read_text().replace(old, new))
+        assert answers() == [1, 1, TEN, TEN + 60], new
+        rc, doc = verify(str(path), "--level", "schema")
+        assert rc == 0 and doc["passed"], doc
