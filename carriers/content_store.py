@@ -1151,7 +1151,10 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
         binding = parse_binding(att.content)
     except (ValueError, AttestError) as exc:
         return _fail(Code.CARRIER_TAMPERED, f"the sidecar's content binding does not parse: {exc}")
-    rewrites = table.rewrites_between(attested, v)
+    try:
+        rewrites = table.rewrites_between(attested, v)
+    except AttestError as exc:  # a rewrite that changes rows for some reader, found from its log alone
+        return _fail(exc.code, exc.message)
     if rewrites is None:
         return _fail(Code.COMPACTED, f"the commits since {noun} {attested.id} are not all rewrites that declare no "
                      "data change and change nothing else (metadata, schema, protocol): not carried over by content")

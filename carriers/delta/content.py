@@ -35,8 +35,9 @@ from attest.errors import CarrierError, Code, UnsupportedTableError
 from attest.tables import DataFile, Progress
 from carriers.base import Rewrite
 from carriers.core import canonical_relative
-from carriers.delta.log import read_commit
+from carriers.delta.log import Commit, read_commit
 from carriers.delta.rows import add_action_rows, engine_relative
+from carriers.delta.spellings import _zoneless
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -698,6 +699,7 @@ def rewrites_between(carrier: DeltaCarrier, attested: Version, version: Version)
     ``dataChange: false``, no metaData or protocol action (a schema or protocol change is not a rewrite). None when
     any is not, or a commit is gone from the log."""
     out: list[Rewrite] = []
+    commits: list[Commit] = []
     for x in range(attested.number + 1, version.number + 1):
         commit = read_commit(carrier.storage, x)
         if commit is None:
@@ -710,8 +712,90 @@ def rewrites_between(carrier: DeltaCarrier, attested: Version, version: Version)
         added = tuple(_file(carrier, a) for a in commit.adds)
         if any(f is None for f in (*removed, *added)):
             return None
+        commits.append(commit)
         out.append(Rewrite(version=str(x), removed=tuple(f for f in removed if f is not None),
                            added=tuple(f for f in added if f is not None), operation=commit.operation))
+    if commits:
+        _check_partition_zones(carrier, attested, version, commits)
+    return out
+
+
+def _check_partition_zones(carrier: DeltaCarrier, attested: Version, version: Version,
+                           commits: Sequence[Commit]) -> None:
+    """A rewrite must keep each ``timestamp`` partition value's zone as written: delta-rs (and the digest, which folds
+    its typed value in) reads ``2024-01-05 10:00:00.000000`` and ``2024-01-05T10:00:00.000000Z`` as one instant,
+    Spark the first in its session time zone (measured, delta-spark 4.4 in a New York session: 15:00 UTC against
+    10:00). Per rewrite and instant, the files it added must spell it as the files it removed do (all with a zone, or
+    all without); else CarrierError (content_changed). A log that no longer holds the attested version: the removed
+    files' spellings are unknown, so a table with such a column is not carried over (content_changed too)."""
+    from attest.errors import AttestError
+
+    meta = None
+    for n in (attested.number, version.number):  # the partition columns: the attested schema's, else the version's
+        try:
+            meta = carrier._replay(n, whole=False)[0].metadata
+            break
+        except AttestError:
+            continue
+    fields = _schema_fields(meta)
+    partitioned = {str(c) for c in (meta or {}).get("partitionColumns") or []}
+    columns = [key for key, (name, f) in fields.items()
+               if "." not in key and name in partitioned and isinstance(f, dict) and f.get("type") == "timestamp"]
+    if meta is not None and not columns:
+        return
+    try:
+        state = carrier._replay(attested.number)[0]
+    except AttestError as exc:
+        raise CarrierError(f"the log no longer holds version {attested.number}, so the time zones its timestamp "
+                           "partition values were written with cannot be compared with the rewrites' (Spark reads a "
+                           "value without a zone in its session time zone): not carried over by content",
+                           code=Code.CONTENT_CHANGED) from exc
+    paths = list(state.adds)
+    located = state.adds.locate(paths).values("partitionValues")
+    written: dict[str, Any] = {}
+    for raw, values in zip(paths, located, strict=True):
+        rel = canonical_relative(str(raw))[0]
+        if rel is not None:
+            written[rel] = values
+    for commit in commits:
+        before = [written.get(canonical_relative(str(a.get("path")))[0] or "") for a in commit.removes]
+        after = [a.get("partitionValues") for a in commit.adds]
+        for column in columns:
+            gone = _zones(before, column)
+            for instant, (zones, text) in _zones(after, column).items():
+                had = gone.get(instant, (None, ""))[0]
+                if had is not None and (len(had) > 1 or zones != had):
+                    name = fields[column][0]
+                    removed = "both ways" if len(had) > 1 else "with one" if False in had else "without one"
+                    raise CarrierError(
+                        f"the rewrite at version {commit.version} writes partition value {text!r} of timestamp "
+                        f"column {name!r} {'without' if True in zones else 'with'} a time zone, where the files it "
+                        f"removed spell it {removed}: delta-rs reads one instant, Spark a value without a zone in its "
+                        "session time zone — other rows outside UTC", code=Code.CONTENT_CHANGED)
+        for a in commit.adds:
+            rel = canonical_relative(str(a.get("path")))[0]
+            if rel is not None:
+                written[rel] = a.get("partitionValues")
+
+
+def _zones(values: Sequence[Any], column: str) -> dict[Any, tuple[set[bool], str]]:
+    """The instants ``column`` takes in ``values`` (partition-value maps as written), each with whether it is spelled
+    without a zone (True) and with one (False), and one spelling of it. An instant is delta-rs's reading (without a
+    zone: UTC); a spelling Python does not parse is an instant of its own."""
+    import datetime as dt
+
+    out: dict[Any, tuple[set[bool], str]] = {}
+    for mapping in values:
+        text = mapping.get(column) if isinstance(mapping, dict) else None
+        if not isinstance(text, str) or not text:
+            continue
+        zoneless = _zoneless(text)
+        try:
+            when = dt.datetime.fromisoformat(text.replace(" ", "T", 1))
+            instant: Any = (when.replace(tzinfo=dt.UTC) if when.tzinfo is None else when).astimezone(dt.UTC)
+        except ValueError:
+            instant = text
+        out.setdefault(instant, (set(), text))[0].add(zoneless)
     return out
 
 
