@@ -217,8 +217,7 @@ def _hidden_tables(folder: str, mark: str, *, deep: bool) -> list[Skipped]:
     """The tables in a hidden folder and below it, each listed with its reason: ``_staging/orders`` is reached by its
     name as much as ``_staging`` is, and was not even listed. Links are not followed here, nor tables entered (their
     ``_delta_log`` / ``metadata``); a search cut short by its budget says so."""
-    hidden = (f"a folder whose name starts with '{mark}': such folders are hidden from readers of the folders above "
-              "(Spark, Delta) and not walked; audit it by its name")
+    hidden = _hidden_reason(mark)
     out: list[Skipped] = []
     pending, seen = [folder], 0
     while pending:
@@ -246,6 +245,56 @@ def _hidden_tables(folder: str, mark: str, *, deep: bool) -> list[Skipped]:
         except OSError:
             continue
     return out
+
+
+def _hidden_reason(mark: str) -> str:
+    return (f"a folder whose name starts with '{mark}': such folders are hidden from readers of the folders above "
+            "(Spark, Delta) and not walked; audit it by its name")
+
+
+def _hidden_remote(storage: Any, root: str, rel: str, *, deep: bool) -> list[Skipped]:
+    """``_hidden_tables`` on an object store: the tables in a hidden prefix and below it, each listed with its reason
+    (the store's walk dropped ``_staging/orders`` without a word, where the local walk listed it). One delimiter
+    listing per folder, at most ``MAX_HIDDEN_FOLDERS``; tables are not entered; a prefix that cannot be listed is
+    said."""
+    folder = f"{root}/{rel}"
+    hidden = _hidden_reason(rel.rsplit("/", 1)[-1][0])
+    out: list[Skipped] = []
+    pending, seen = [rel], 0
+    while pending:
+        current = pending.pop()
+        here = f"{root}/{current}"
+        seen += 1
+        if seen > MAX_HIDDEN_FOLDERS:
+            out.append(Skipped(folder, Code.TABLE_NOT_AUDITED, (
+                f"{folder} is hidden and was searched for tables through {MAX_HIDDEN_FOLDERS} folders only; "
+                f"{len(pending) + 1} folder(s) under it were not looked at: audit it by its name")))
+            break
+        try:
+            folders, _, kind = _remote_kind(storage, current)
+        except Exception as exc:
+            # Listed, not blocking (a hidden place never blocks): the auditor learns a table may sit there unseen.
+            message = exc.message if isinstance(exc, AttestError) else f"{type(exc).__name__}: {exc}"
+            out.append(Skipped(here, Code.TABLE_NOT_AUDITED, f"the folder cannot be listed ({message}); it is under "
+                               f"{folder}, {hidden}"))
+            continue
+        if kind is not None:
+            where = "in" if current == rel else f"under {folder},"
+            out.append(Skipped(here, Code.TABLE_NOT_AUDITED, f"a {kind} table {where} {hidden}"))
+        if not deep:
+            break
+        skip = {"_delta_log", "_recipe_attest", "metadata"} if kind is not None else set()
+        pending.extend(f"{current}/{d}" for d in sorted(folders, reverse=True) if d not in skip)
+    return out
+
+
+def _remote_kind(storage: Any, rel: str) -> tuple[list[str], bool, str | None]:
+    """The folders directly under ``rel`` on a store, whether it holds Iceberg metadata, and the kind of table ``rel``
+    is (None: no table)."""
+    folders = storage.list_folders(rel)
+    iceberg = "metadata" in folders and _iceberg_metadata_names(
+        storage.list_names(f"{rel}/metadata" if rel else "metadata"))
+    return folders, iceberg, "delta" if "_delta_log" in folders else "iceberg" if iceberg else None
 
 
 def _fold(name: str) -> str:
@@ -312,10 +361,7 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
                 "tables under them are not audited: audit narrower prefixes"), blocking=True))
             break
         try:
-            folders = storage.list_folders(rel)
-            iceberg = "metadata" in folders and _iceberg_metadata_names(
-                storage.list_names(f"{rel}/metadata" if rel else "metadata"))
-            kind = "delta" if "_delta_log" in folders else "iceberg" if iceberg else None
+            folders, iceberg, kind = _remote_kind(storage, rel)
         except Exception as exc:
             if not rel:
                 raise
@@ -329,7 +375,14 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
             notes = [] if outer is None else [f"nested inside table {outer}: a table's folder holds this table"]
             out.tables.extend(_found_at(here, kind, iceberg, notes))
             inside = here
-        pending.extend((f"{rel}/{d}" if rel else d, inside) for d in sorted(folders) if not d.startswith(("_", ".")))
+        for d in sorted(folders):
+            child = f"{rel}/{d}" if rel else d
+            if not d.startswith(("_", ".")):
+                pending.append((child, inside))
+            elif not (kind is not None and d in ("_delta_log", "_recipe_attest")):
+                # As the local walk: hidden folders are not walked, but every table in one is listed (SKIPPED).
+                deep = not (kind == "delta" and d in ("_change_data", "_delta_index"))
+                out.skipped.extend(_hidden_remote(storage, root, child, deep=deep))
     _flag_lookalikes(out)
     return out
 
