@@ -400,6 +400,12 @@ def _iceberg_found(catalog_name: str, namespace: str | None) -> Iterator[Found]:
     for ns in ([root] if root else []) + _all_namespaces(catalog, catalog_name, root):
         for ident in sorted(catalog.list_tables(ns)):
             ident = tuple(ident)
+            if ident[:-1] != ns:
+                # A REST server answers each entry with its own namespace: one of another namespace would be audited
+                # in place of what ``ns`` holds. Never guessed, as for namespaces (_all_namespaces).
+                raise AttestError(f"catalog {catalog_name!r} listed table {'.'.join(ident)!r} as a table of namespace "
+                                  f"{'.'.join(ns)!r}, which it is not: the tables of {'.'.join(ns)!r} cannot be found "
+                                  "for certain, they are not audited", code=Code.TABLE_NOT_AUDITED)
             entry = f"catalog entry namespace {'.'.join(ident[:-1])!r} table {ident[-1]!r}"
             yield Found(TableRef.discovered("iceberg", ".".join(ident), catalog=catalog_name), (entry,))
 
