@@ -298,3 +298,57 @@ def test_an_audit_under_a_policy_whose_globs_cover_no_table_says_so(tmp_path: Pa
     assert rc == 0 and len(doc["warnings"]) == 1 and "covered none" in doc["warnings"][0], doc
     rc, out, err = audit(_policy(tmp_path, [f"file://{lake}/finance/*"]))  # the glob applies: no warning, refused
     assert rc == 1 and "warning" not in err and "signature_missing" in out, (out, err)
+
+
+def _audit_under(lake: Path, policy: str, *extra: str) -> tuple[int, str, str]:
+    from contextlib import redirect_stderr, redirect_stdout
+    from io import StringIO
+
+    from attest.cli import main
+
+    out, err = StringIO(), StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = main(["audit", str(lake), "--policy", policy, *extra])
+    return rc, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("idle", ["hr/peple", "_staging/*", "hr/people/x"])
+def test_a_require_signed_glob_that_covers_no_audited_table_is_said(tmp_path: Path, idle: str) -> None:
+    """``require_signed = [".../finance/*", ".../hr/peple"]`` (a typo), or a glob naming a table the audit skipped
+    (``_staging/*``, hidden) or one that is not there: the finance glob applies, so the warning for a policy that
+    covers nothing stayed silent, and the audit passed (exit 0) with ``hr/people`` unsigned and every word of the
+    policy looking applied. The verdicts stay as the policy says; the audit now names the globs that covered none."""
+    import json
+
+    lake = tmp_path / "lake"
+    _signed(lake / "finance" / "orders")
+    _unsigned(lake / "hr" / "people")
+    _unsigned(lake / "_staging" / "orders")
+    policy = _policy(tmp_path, [f"file://{lake}/finance/*", f"file://{lake}/{idle}"])
+    rc, out, err = _audit_under(lake, policy)
+    assert rc == 0, (out, err)  # as the policy says: hr/people is not required to be signed
+    assert f"require_signed glob(s) file://{lake}/{idle} covered none of the 2 table(s)" in err, err
+    rc, out, _ = _audit_under(lake, policy, "--json")
+    doc = json.loads(out)
+    assert rc == 0 and len(doc["warnings"]) == 1 and f"{lake}/{idle} covered none" in doc["warnings"][0], doc
+    by = {t["table"]: t["report"]["signature"]["required_by"] for t in doc["tables"]}
+    assert by == {str(lake / "finance" / "orders"): [f"file://{lake}/finance/*"], str(lake / "hr" / "people"): []}
+
+
+def test_a_require_signed_glob_ending_in_a_slash_covers_the_table(tmp_path: Path) -> None:
+    """``file:///…/hr/people/`` (the table written as a folder) matched none of its names, which carry no trailing
+    ``/``: the table passed unsigned. It is matched without the slash too: ``signature_missing``."""
+    lake = tmp_path / "lake"
+    _signed(lake / "finance" / "orders")
+    _unsigned(lake / "hr" / "people")
+    rc, out, err = _audit_under(lake, _policy(tmp_path, [f"file://{lake}/finance/*", f"file://{lake}/hr/people/"]))
+    assert rc == 1 and "signature_missing" in out and "warning" not in err, (out, err)
+
+
+def test_every_require_signed_glob_covering_a_table_is_quiet(tmp_path: Path) -> None:
+    """Control: each glob covers an audited table (one the signed table, one the unsigned one, refused): no warning."""
+    lake = tmp_path / "lake"
+    _signed(lake / "finance" / "orders")
+    _unsigned(lake / "hr" / "people")
+    rc, out, err = _audit_under(lake, _policy(tmp_path, [f"file://{lake}/finance/*", f"file://{lake}/hr/*"]))
+    assert rc == 1 and "signature_missing" in out and "warning" not in err, (out, err)
