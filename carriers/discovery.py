@@ -488,14 +488,16 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None) -> D
         return Discovery([Found(parse_ref(target))])
     if target.endswith("/"):  # a prefix (the trailing slash says so): every table under it
         return discover_remote(target, storage_options)
-    from carriers.storage.delta import DeltaStorage
-
     if re.search(r"@[0-9]+$", target):
         return Discovery([Found(parse_ref(target))])
-    storage = DeltaStorage(target, dict(storage_options or {}))
-    if storage.list_names("_delta_log"):
-        return Discovery([Found(parse_ref(target))])
-    return discover_remote(target, storage_options)
+    # A table named without its trailing '/' is walked all the same, as a local table folder is (issue 29.5 on a
+    # store: an attested table copied to ``lake/sales`` made ``attest audit s3://b/lake/sales`` audit it alone, and
+    # the tampered ``lake/sales/orders`` below went unchecked). The table itself keeps the name as typed.
+    found = discover_remote(target, storage_options)
+    root = target.rstrip("/")
+    found.tables = [Found(parse_ref(target), f.notes) if f.ref.location == root and f.ref.format == "delta" else f
+                    for f in found.tables]
+    return found
 
 
 def expand(target: str, storage_options: Mapping[str, str] | None = None) -> list[TableRef]:
