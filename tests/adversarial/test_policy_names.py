@@ -352,3 +352,29 @@ def test_every_require_signed_glob_covering_a_table_is_quiet(tmp_path: Path) -> 
     _unsigned(lake / "hr" / "people")
     rc, out, err = _audit_under(lake, _policy(tmp_path, [f"file://{lake}/finance/*", f"file://{lake}/hr/*"]))
     assert rc == 1 and "signature_missing" in out and "warning" not in err, (out, err)
+
+
+def test_a_glob_naming_a_table_whose_name_holds_a_bracket_covers_it(tmp_path: Path) -> None:
+    """A table folder ``orders[1]`` and ``require_signed = [".../orders[1]"]``, the name written as it is: fnmatch
+    reads ``[1]`` as a class matching ``1``, so the glob matched ``orders1`` and never the table: it passed unsigned.
+    The glob is taken as the name it spells too: ``signature_missing``."""
+    lake = tmp_path / "lake"
+    _signed(lake / "finance" / "orders")
+    _unsigned(lake / "orders1")  # delta-rs writes no path holding '[', it reads one (its log names files relatively)
+    (lake / "orders1").rename(lake / "orders[1]")
+    assert DeltaTable(str(lake / "orders[1]")).version() == 1
+    rc, out, err = _audit_under(lake, _policy(tmp_path, [f"file://{lake}/finance/*", f"file://{lake}/orders[1]"]))
+    assert rc == 1 and "signature_missing" in out and "warning" not in err, (out, err)
+
+
+def test_a_table_two_globs_cover_is_required_by_both(tmp_path: Path) -> None:
+    """Held: globs are not ranked (no "most specific wins"): a table is required to be signed when any glob covers it,
+    every covering glob is listed (``required_by``), and none of them warns."""
+    import json
+
+    lake = tmp_path / "lake"
+    _signed(lake / "finance" / "orders")
+    rc, out, _ = _audit_under(lake, _policy(tmp_path, [f"file://{lake}/finance/*", "*/orders"]), "--json")
+    doc = json.loads(out)
+    assert rc == 0 and "warnings" not in doc, doc
+    assert doc["tables"][0]["report"]["signature"]["required_by"] == [f"file://{lake}/finance/*", "*/orders"]
