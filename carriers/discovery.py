@@ -99,7 +99,9 @@ def tables_under(root: Path) -> Iterator[TableRef]:
 
 
 def _iceberg_metadata_names(names: list[str]) -> bool:
-    return any(n.endswith(".metadata.json") for n in names)
+    # ``.metadata.json.gz``: the old compressed name Iceberg's Hadoop tables still read (a folder holding only such
+    # files was no table to the walk, and silently not audited).
+    return any(n.endswith((".metadata.json", ".metadata.json.gz")) for n in names)
 
 
 def _is_iceberg_folder(path: str) -> bool:

@@ -11,7 +11,8 @@ and the verdict says which:
 2. **static**, from its own metadata: the metadata file with the highest version number in its name
    (``00042-<uuid>.metadata.json`` as Java and pyiceberg write them, ``v42.metadata.json`` as Hadoop tables do, either
    ``.gz`` compressed). Refused (``unsupported_table``) when two files claim the highest number (a commit race only a
-   catalog settles), when that file is not a regular file, or when the metadata names another table location (a
+   catalog settles), when that file is not a regular file or has the old compressed name ``v42.metadata.json.gz``
+   (Hadoop tables read it, pyiceberg does not), or when the metadata names another table location (a
    copied or moved table). Without a catalog nobody can say the newest file is current — a failed commit can leave a
    newer one, a rollback makes an older one current — so every verdict carries a note naming the file read and that.
 
@@ -34,7 +35,7 @@ from carriers.iceberg.carrier import IcebergCarrier
 __all__ = ["StaticIcebergCarrier", "latest_metadata", "open_folder", "owning_catalog"]
 
 # 00042-<uuid>.metadata.json (Java, pyiceberg), v42.metadata.json (Hadoop tables); optionally .gz before .metadata.json
-_NUMBERED = re.compile(r"^(?:(?P<seq>[0-9]+)-[^/]+?|v(?P<v>[0-9]+))(?:\.gz)?\.metadata\.json$")
+_NUMBERED = re.compile(r"^(?:(?P<seq>[0-9]+)-[^/]+?|v(?P<v>[0-9]+))(?:\.gz)?\.metadata\.json(?P<old>\.gz)?$")
 
 
 def latest_metadata(folder: Path) -> tuple[Path, str]:
@@ -47,7 +48,9 @@ def latest_metadata(folder: Path) -> tuple[Path, str]:
     except OSError as exc:
         raise UnsupportedTableError(f"{folder}: its metadata folder cannot be listed ({exc.strerror or exc})") from exc
     for name in names:
-        if not name.endswith(".metadata.json"):
+        # v3.metadata.json.gz: the old compressed name, which Iceberg Java's Hadoop tables still read (pyiceberg does
+        # not). Ignored, a file there with the highest number made the table verify as of an older file.
+        if not name.endswith((".metadata.json", ".metadata.json.gz")):
             continue
         match = _NUMBERED.match(name)
         if match is None:
@@ -63,6 +66,11 @@ def latest_metadata(folder: Path) -> tuple[Path, str]:
             f"{folder}: {len(numbered[top])} metadata files claim version {top} ({', '.join(numbered[top])}): two "
             "commits raced and only the catalog knows which one won; audit it through its catalog")
     chosen = meta / numbered[top][0]
+    if chosen.name.endswith(".gz"):
+        raise UnsupportedTableError(
+            f"{folder}: metadata/{chosen.name} has the highest version number, in the old compressed naming "
+            "(.metadata.json.gz) that Iceberg's Hadoop tables read and pyiceberg does not: audit it through its "
+            "catalog")
     if chosen.is_symlink() or not chosen.is_file():
         raise UnsupportedTableError(f"{chosen} is not a regular file (a link or a special file): not read")
     count = sum(len(v) for v in numbered.values())

@@ -346,3 +346,37 @@ def test_folder_names_a_uri_would_decode_are_audited_as_themselves(lake: Path) -
     for good, twin in (("a b", "a%20b"), ("x#y", "x%23y"), ("q", "q?v=1")):
         assert tables[str(lake / good)]["outcome"] == "VERIFIED", doc
         assert_caught(tables[str(lake / twin)])
+
+
+def test_iceberg_metadata_in_the_old_compressed_name_is_not_passed_over(tmp_path: Path) -> None:
+    """``v<N>.metadata.json.gz``: the name Iceberg's Hadoop tables wrote before ``.gz.metadata.json``, which Iceberg
+    Java's ``HadoopTableOperations`` still reads ("backward-compatible with .metadata.json.gz files"). A storage
+    writer put the table's next metadata there: the folder read without a catalog took the highest version among the
+    other names and verified as of the older file (VERIFIED), while a Hadoop reader reads the newer. And a folder
+    holding only such files was no table to the walk: not audited, not listed. Now the first is refused
+    (``unsupported_table``: pyiceberg does not read that name) and the second is found, and refused likewise."""
+    import gzip
+
+    from tests.test_audit_warehouse import audit_json, warehouse
+    from tests.test_audit_warehouse import rows as by_name
+
+    wh = warehouse(tmp_path)
+    metadata = wh["iceberg"] / "metadata"
+    newest = max(metadata.glob("*.metadata.json"))
+    rc, doc = audit_json("W", cwd=tmp_path)
+    assert rc == 0 and by_name(doc)["W/iceberg/ns/t"]["outcome"] == "VERIFIED", doc  # control
+    planted = metadata / f"v{int(newest.name[:5]) + 1}.metadata.json.gz"
+    planted.write_bytes(gzip.compress(newest.read_bytes()))
+    rc, doc = audit_json("W", cwd=tmp_path)
+    row = by_name(doc)["W/iceberg/ns/t"]
+    assert (rc, row["outcome"], row["code"]) == (2, "ERROR", "unsupported_table"), doc
+    assert planted.name in row["message"], row
+    planted.unlink()
+    old = tmp_path / "W" / "old"
+    shutil.copytree(wh["iceberg"], old)
+    for name in (old / "metadata").glob("*.metadata.json"):
+        name.unlink()
+    (old / "metadata" / "v1.metadata.json.gz").write_bytes(gzip.compress(newest.read_bytes()))
+    rc, doc = audit_json("W", cwd=tmp_path)
+    assert by_name(doc)["W/old"]["code"] == "unsupported_table" and rc == 2, doc
+    assert by_name(doc)["W/iceberg/ns/t"]["outcome"] == "VERIFIED", doc
