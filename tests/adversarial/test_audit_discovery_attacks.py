@@ -380,3 +380,44 @@ def test_iceberg_metadata_in_the_old_compressed_name_is_not_passed_over(tmp_path
     rc, doc = audit_json("W", cwd=tmp_path)
     assert by_name(doc)["W/old"]["code"] == "unsupported_table" and rc == 2, doc
     assert by_name(doc)["W/iceberg/ns/t"]["outcome"] == "VERIFIED", doc
+
+
+def _hadoop_folder(tmp_path: Path) -> tuple[Path, list[Path]]:
+    """The warehouse's Iceberg table with its metadata files named as Hadoop tables name them (``v<N>.metadata.json``:
+    pyiceberg's ``0000N-<uuid>`` renamed in place, the table location unchanged), and those files in order."""
+    from tests.test_audit_warehouse import warehouse
+
+    folder = warehouse(tmp_path)["iceberg"]
+    renamed = []
+    for name in sorted((folder / "metadata").glob("*.metadata.json")):
+        renamed.append(name.rename(name.with_name(f"v{int(name.name[:5])}.metadata.json")))
+    return folder, renamed
+
+
+def test_a_version_hint_older_than_a_gap_is_not_passed_over(tmp_path: Path) -> None:
+    """A Hadoop table (``v0``, ``v1``, ``v2``: created, appended, attested). Iceberg Java's ``HadoopTableOperations``
+    reads from ``version-hint.text`` up while ``v<N+1>`` exists. A storage writer deleted ``v1`` and wrote ``0`` in the
+    hint: Hadoop readers read ``v0`` (the empty table), the folder read without a catalog took ``v2`` and VERIFIED.
+    Now, when the Hadoop choice is not the file read, the folder is ``unsupported_table``; a hint that agrees, and
+    none at all, verify as before; a hint that is a FIFO is refused, never opened."""
+    from tests.test_audit_warehouse import audit_json
+    from tests.test_audit_warehouse import rows as by_name
+
+    folder, files = _hadoop_folder(tmp_path)
+    assert [f.name for f in files] == ["v0.metadata.json", "v1.metadata.json", "v2.metadata.json"]
+    hint = folder / "metadata" / "version-hint.text"
+    for text in (None, "2\n", "1"):  # controls: no hint, the hint Hadoop writes, an older hint with no gap above it
+        if text is not None:
+            hint.write_text(text)
+        rc, doc = audit_json("W", cwd=tmp_path)
+        assert rc == 0 and by_name(doc)["W/iceberg/ns/t"]["outcome"] == "VERIFIED", (text, doc)
+    files[1].unlink()
+    hint.write_text("0\n")
+    rc, doc = audit_json("W", cwd=tmp_path)
+    row = by_name(doc)["W/iceberg/ns/t"]
+    assert (rc, row["code"]) == (2, "unsupported_table") and "read version 0" in row["message"], doc
+    hint.unlink()
+    os.mkfifo(hint)
+    rc, doc = audit_json("W", cwd=tmp_path)
+    row = by_name(doc)["W/iceberg/ns/t"]
+    assert (rc, row["code"]) == (2, "unsupported_table") and "not a regular file" in row["message"], doc
