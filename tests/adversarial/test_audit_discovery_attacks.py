@@ -421,3 +421,32 @@ def test_a_version_hint_older_than_a_gap_is_not_passed_over(tmp_path: Path) -> N
     rc, doc = audit_json("W", cwd=tmp_path)
     row = by_name(doc)["W/iceberg/ns/t"]
     assert (rc, row["code"]) == (2, "unsupported_table") and "not a regular file" in row["message"], doc
+
+
+@pytest.mark.spark
+def test_spark_reads_the_hadoop_choice_the_static_read_used_to_pass_over(tmp_path: Path, spark: Any) -> None:
+    """What Spark (Iceberg 1.12, ``spark.read.format("iceberg").load(folder)``: HadoopTables) reads in the two
+    attacks above, where the folder read without a catalog verified ``v2`` (2 rows): a hint of ``0`` with ``v1``
+    deleted reads the empty ``v0``; a ``v3.metadata.json.gz`` (here a copy of the empty ``v0``) is read, with the hint
+    at 2 or without one. Each time the audit is now ``unsupported_table``, never VERIFIED."""
+    import gzip
+
+    from tests.test_audit_warehouse import audit_json
+    from tests.test_audit_warehouse import rows as by_name
+
+    def read() -> int:
+        return int(spark.read.format("iceberg").load(str(folder)).count())
+
+    def audited() -> str | None:
+        return by_name(audit_json("W", cwd=tmp_path)[1])["W/iceberg/ns/t"]["code"]  # type: ignore[no-any-return]
+
+    folder, files = _hadoop_folder(tmp_path)
+    meta = folder / "metadata"
+    (meta / "version-hint.text").write_text("2\n")
+    assert (read(), audited()) == (2, None)  # control: the attested v2, VERIFIED
+    (meta / "v3.metadata.json.gz").write_bytes(gzip.compress(files[0].read_bytes()))
+    assert (read(), audited()) == (0, "unsupported_table")
+    (meta / "v3.metadata.json.gz").unlink()
+    files[1].unlink()
+    (meta / "version-hint.text").write_text("0\n")
+    assert (read(), audited()) == (0, "unsupported_table")
