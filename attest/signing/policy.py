@@ -12,6 +12,7 @@ import os
 import posixpath
 import re
 import tomllib
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -337,8 +338,17 @@ def _covers(glob: str, spellings: list[str]) -> bool:
     globs = {glob, glob.rstrip("/") or glob}
     # A name holding '[' (a folder ``orders[1]``) is no match for itself as a glob (fnmatch reads a class there):
     # the glob is also taken as the name it spells, so a policy naming that table literally covers it.
-    return any(fnmatchcase(s, g) or fnmatchcase(s.casefold(), g.casefold()) or s.casefold() == g.casefold()
-               for s in spellings for g in globs)
+    if any(fnmatchcase(s, g) or fnmatchcase(s.casefold(), g.casefold()) or s.casefold() == g.casefold()
+           for s in spellings for g in globs):
+        return True
+    # Unicode form ignored too, as case is: a normalization-insensitive file system (APFS) opens ``café`` (NFC, as a
+    # policy is typed) as the folder ``café`` (NFD) a writer made, whose name the NFC glob never matched.
+    folded = {_folded(g) for g in globs}
+    return any(fnmatchcase(_folded(s), g) or _folded(s) == g for s in spellings for g in folded)
+
+
+def _folded(text: str) -> str:
+    return unicodedata.normalize("NFC", text).casefold()
 
 
 def _key_names(target: Target) -> list[tuple[str, str]]:

@@ -394,3 +394,19 @@ def test_iceberg_names_under_require_signed(glob: str, name: str, covered: bool)
     policy = TrustPolicy(keys=(), require_signed=(glob,))
     assert policy.requires_signature(target) is covered
     assert policy.evaluate(None, target).required_by == ((glob,) if covered else ())
+
+
+def test_a_table_folder_in_another_unicode_form_is_covered(tmp_path: Path) -> None:
+    """``require_signed = [".../café/*"]`` typed in NFC; the writer made the folder ``café`` in NFD (``e`` + U+0301),
+    which a normalization-insensitive file system (APFS) opens for readers of ``.../café/orders``: the glob never
+    matched the NFD name and the unsigned table passed (VERIFIED, exit 0). Unicode form is ignored as case is:
+    ``signature_missing``."""
+    import unicodedata
+
+    lake = tmp_path / "lake"
+    nfc, nfd = unicodedata.normalize("NFC", "café"), unicodedata.normalize("NFD", "café")
+    assert nfc != nfd
+    _signed(lake / "finance" / "orders")
+    _unsigned(lake / nfd / "orders")
+    rc, out, err = _audit_under(lake, _policy(tmp_path, [f"file://{lake}/finance/*", f"file://{lake}/{nfc}/*"]))
+    assert rc == 1 and "signature_missing" in out and "warning" not in err, (out, err)
