@@ -393,13 +393,15 @@ def iceberg_tables(catalog_name: str, namespace: str | None) -> Iterator[TableRe
     yield from (f.ref for f in _iceberg_found(catalog_name, namespace))
 
 
-def _iceberg_found(catalog_name: str, namespace: str | None) -> Iterator[Found]:
+def _iceberg_found(catalog_name: str, namespace: str | None, views: list[Skipped] | None = None) -> Iterator[Found]:
     """Every table of ``namespace`` and of every namespace nested below it (None: the whole catalog). A namespace is
     audited with the namespaces it holds, as a folder is with its subfolders: ``iceberg://c/a`` left the tables of
-    ``a.b`` unaudited and passed."""
+    ``a.b`` unaudited and passed. ``views``: where the catalog's views of those namespaces are listed (not audited)."""
     catalog = _catalog(catalog_name)
     root = tuple(namespace.split(".")) if namespace else ()
     for ns in ([root] if root else []) + _all_namespaces(catalog, catalog_name, root):
+        if views is not None:
+            views.extend(_iceberg_views(catalog, catalog_name, ns))
         for ident in sorted(catalog.list_tables(ns)):
             ident = tuple(ident)
             if ident[:-1] != ns:
@@ -410,6 +412,23 @@ def _iceberg_found(catalog_name: str, namespace: str | None) -> Iterator[Found]:
                                   "for certain, they are not audited", code=Code.TABLE_NOT_AUDITED)
             entry = f"catalog entry namespace {'.'.join(ident[:-1])!r} table {ident[-1]!r}"
             yield Found(TableRef.discovered("iceberg", ".".join(ident), catalog=catalog_name), (entry,))
+
+
+def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...]) -> list[Skipped]:
+    """The views of a namespace, each listed as not audited: a reader of ``ns.v`` gets what the view's SQL reads, which
+    no attestation binds (an audit of the namespace said nothing of them). A catalog without views says so by
+    ``NotImplementedError`` (pyiceberg's SQL catalog; a REST server that does not serve them)."""
+    try:
+        listed = sorted(tuple(v) for v in catalog.list_views(ns))
+    except NotImplementedError:
+        return []
+    except Exception as exc:  # the tables are audited all the same; the auditor learns the views were not listed
+        where = f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(ns)}"
+        return [Skipped(where, Code.TABLE_NOT_AUDITED, f"the views of namespace {'.'.join(ns)!r} could not be listed "
+                        f"({type(exc).__name__}: {exc}); views are not audited")]
+    return [Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(view)}", Code.TABLE_NOT_AUDITED, (
+        "an Iceberg view: its readers get the rows of the tables its SQL reads, which no attestation binds (the "
+        "tables it reads are audited where they are among the audit's tables)")) for view in listed]
 
 
 def _catalog(catalog_name: str) -> Any:
@@ -466,13 +485,14 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None) -> D
             raise TableReferenceError(f"{target!r} names no catalog")
         if "@" in ident or ("." in ident and not _is_namespace(catalog, ident)):
             return Discovery([Found(parse_ref(target))])
-        entries = list(_iceberg_found(catalog, ident or None))
+        views: list[Skipped] = []
+        entries = list(_iceberg_found(catalog, ident or None, views))
         if "." in ident and _is_table(catalog, ident):
             # ``a.b`` names a nested namespace and table ``b`` of ``a`` alike: an auditor typing it gets both audited,
             # never the table alone while the namespace's tables go unchecked.
             both = f"{ident} names a table and a namespace: the table and every table of the namespace are audited"
             entries.insert(0, Found(parse_ref(target), ("", both)))
-        out = Discovery(entries)
+        out = Discovery(entries, views)
         _flag_lookalikes(out)
         # The catalog entry is named in a note only when it matters: when two entries spell one name.
         out.tables = [Found(f.ref, f.notes[1:]) for f in out.tables]

@@ -26,8 +26,9 @@ class Catalog:
     which a hostile server may put in another namespace), ``page`` entries a page."""
 
     def __init__(self, namespaces: list[Namespace], listed: dict[Namespace, list[tuple[Namespace, str]]],
-                 page: int) -> None:
+                 page: int, views: dict[Namespace, list[str]] | None = None) -> None:
         self.namespaces, self.listed, self.page = namespaces, listed, page
+        self.views = views  # None: the server serves no views (its config says nothing of them)
         self.requests: list[str] = []
 
     def paged(self, items: list[Any], token: str | None, key: str) -> dict[str, Any]:
@@ -57,7 +58,12 @@ def _handler(catalog: Catalog) -> type[BaseHTTPRequestHandler]:
             catalog.requests.append(self.path)
             parts = [unquote(p) for p in url.path.strip("/").split("/")]
             if parts == ["v1", "config"]:
-                return self.answer(200, {"defaults": {}, "overrides": {}})
+                served = {} if catalog.views is None else {"view-endpoints-supported": "true"}
+                return self.answer(200, {"defaults": served, "overrides": {}})
+            if len(parts) == 4 and parts[:2] == ["v1", "namespaces"] and parts[3] == "views":
+                ns = tuple(parts[2].split(SEP))
+                entries = [{"namespace": list(ns), "name": v} for v in (catalog.views or {}).get(ns, [])]
+                return self.answer(200, catalog.paged(entries, query.get("pageToken"), "identifiers"))
             if parts == ["v1", "namespaces"]:
                 parent = tuple(query["parent"].split(SEP)) if "parent" in query else ()
                 below = [list(ns) for ns in catalog.namespaces
@@ -121,3 +127,20 @@ def test_a_table_listed_in_another_namespace_is_not_audited_in_its_place(rest: A
     assert "hr.payroll" in doc["tables"][0]["message"] and "iceberg://stub/hr.payroll" not in \
         [t["table"] for t in doc["tables"]]
     assert rc == 2
+
+
+def test_views_of_an_audited_namespace_are_listed_not_audited(rest: Any) -> None:
+    """A view ``sales.v_orders`` (and ``sales.eu.v_late`` in a nested namespace) is a name its readers query: the rows
+    come from whatever its SQL reads, which no attestation binds. The audit of ``iceberg://stub/sales`` said nothing
+    of them; each is now listed ``SKIPPED (table_not_audited)``, the exit code unchanged."""
+    catalog = Catalog([("sales",), ("sales", "eu")], {("sales",): [(("sales",), "orders")]}, page=1,
+                      views={("sales",): ["v_orders"], ("sales", "eu"): ["v_late"]})
+    rc, doc = audit(rest(catalog), "iceberg://stub/sales")
+    assert [t["table"] for t in doc["tables"]] == ["iceberg://stub/sales.orders"], doc
+    skipped = {s["path"]: s["code"] for s in doc["skipped"]}
+    assert skipped == {"iceberg://stub/sales.v_orders": "table_not_audited",
+                       "iceberg://stub/sales.eu.v_late": "table_not_audited"}, doc["skipped"]
+    assert rc == 2  # the table is a 404 here: its ERROR line decides, the views change nothing
+    without = Catalog([("sales",)], {("sales",): [(("sales",), "orders")]}, page=1)  # a server serving no views
+    rc, doc = audit(rest(without), "iceberg://stub/sales")
+    assert doc["skipped"] == [] and [t["table"] for t in doc["tables"]] == ["iceberg://stub/sales.orders"], doc
