@@ -16,8 +16,10 @@ replaced by a symlink was skipped without a word):
   holds Iceberg metadata is both tables;
 - an object-store prefix (``s3://bucket/prefix/``, ``gs://…``, ``az://…``, ``abfss://…``): the same walk, one
   delimiter listing per folder, through delta-rs's object store with the command's storage options; bounded
-  (``MAX_FOLDERS`` listings), the folders left unlisted reported as not audited;
-- ``iceberg://<catalog>``: every table of every namespace; ``iceberg://<catalog>/<namespace>``: that namespace;
+  (``MAX_FOLDERS`` listings), the folders left unlisted reported as not audited; tables in hidden prefixes listed as
+  on a local lake; a table named without its trailing ``/`` is walked too, as a local table folder is;
+- ``iceberg://<catalog>``: every table of every namespace; ``iceberg://<catalog>/<namespace>``: that namespace and
+  the namespaces nested in it; their views (a REST catalog that serves them) are listed as not audited;
 - anything else is one table reference, parsed as typed.
 
 Names that collide are reported: two catalog entries spelling the same ``iceberg://`` name (namespace ``a.b`` table
