@@ -115,23 +115,23 @@ def _list_page(s3: Bucket, prefix: str) -> str:  # noqa: F811
         return str(response.read().decode())
 
 
-def test_a_table_copied_over_a_prefix_named_without_a_slash_no_longer_hides_the_one_below(s3: Bucket) -> None:  # noqa: F811
+def test_a_table_copied_over_a_prefix_named_without_a_slash_no_longer_hides_the_one_below(bucket: Bucket) -> None:  # noqa: F811
     """Issue 29.5 on a store, by a target without its trailing ``/``: ``attest audit s3://b/lake/sales`` walked the
     prefix while ``sales`` was no table, and audited the tampered ``sales/orders``. Once an attested table is copied
     to ``lake/sales`` the target named a table, and that table alone was audited: ``1 verified``, exit 0. A local
     table folder given as a target was walked all the same (the nested table audited); the store's is now too, the
     outer table keeping the name as typed."""
-    opts = s3.storage_options
-    outer, inner = s3.uri("lake/sales"), s3.uri("lake/sales/orders")
+    opts = bucket.storage_options
+    outer, inner = bucket.uri("lake/sales"), bucket.uri("lake/sales/orders")
     for uri in (inner, outer):
         write_deltalake(uri, special_table(), storage_options=opts)
         attest_after_write(uri, model="orders", program_hash=PROGRAM, storage_options=opts)
-    s3.flip_byte(sorted(k for k in s3.keys("lake/sales/orders") if k.endswith(".parquet"))[0])
-    done = cli("audit", outer, "--json", *options_args(s3))
+    bucket.flip_byte(sorted(k for k in bucket.keys("lake/sales/orders") if k.endswith(".parquet"))[0])
+    done = cli("audit", outer, "--json", *options_args(bucket))
     rows = {t["table"]: t for t in json.loads(done.stdout)["tables"]}
     assert set(rows) == {outer, inner}, done.stdout
     assert rows[outer]["outcome"] == "VERIFIED" and rows[inner]["code"] == "artifact_hash_mismatch", rows
     assert any(n.startswith(f"nested inside table {outer}") for n in rows[inner]["notes"]), rows[inner]
     assert done.returncode == 1
-    at_version = cli("audit", outer + "@1", "--json", *options_args(s3))  # a version of the table: that table alone
+    at_version = cli("audit", outer + "@1", "--json", *options_args(bucket))  # a version of the table: that table alone
     assert [t["table"] for t in json.loads(at_version.stdout)["tables"]] == [outer + "@1"], at_version.stdout
