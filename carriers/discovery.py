@@ -16,8 +16,10 @@ replaced by a symlink was skipped without a word):
   holds Iceberg metadata is both tables;
 - an object-store prefix (``s3://bucket/prefix/``, ``gs://…``, ``az://…``, ``abfss://…``): the same walk, one
   delimiter listing per folder, through delta-rs's object store with the command's storage options; bounded
-  (``MAX_FOLDERS`` listings), the folders left unlisted reported as not audited;
-- ``iceberg://<catalog>``: every table of every namespace; ``iceberg://<catalog>/<namespace>``: that namespace;
+  (``MAX_FOLDERS`` listings), the folders left unlisted reported as not audited; tables in hidden prefixes listed as
+  on a local lake; a table named without its trailing ``/`` is walked too, as a local table folder is;
+- ``iceberg://<catalog>``: every table of every namespace; ``iceberg://<catalog>/<namespace>``: that namespace and
+  the namespaces nested in it; their views (a REST catalog that serves them) are listed as not audited;
 - anything else is one table reference, parsed as typed.
 
 Names that collide are reported: two catalog entries spelling the same ``iceberg://`` name (namespace ``a.b`` table
@@ -99,7 +101,9 @@ def tables_under(root: Path) -> Iterator[TableRef]:
 
 
 def _iceberg_metadata_names(names: list[str]) -> bool:
-    return any(n.endswith(".metadata.json") for n in names)
+    # ``.metadata.json.gz``: the old compressed name Iceberg's Hadoop tables still read (a folder holding only such
+    # files was no table to the walk, and silently not audited).
+    return any(n.endswith((".metadata.json", ".metadata.json.gz")) for n in names)
 
 
 def _is_iceberg_folder(path: str) -> bool:
@@ -217,8 +221,7 @@ def _hidden_tables(folder: str, mark: str, *, deep: bool) -> list[Skipped]:
     """The tables in a hidden folder and below it, each listed with its reason: ``_staging/orders`` is reached by its
     name as much as ``_staging`` is, and was not even listed. Links are not followed here, nor tables entered (their
     ``_delta_log`` / ``metadata``); a search cut short by its budget says so."""
-    hidden = (f"a folder whose name starts with '{mark}': such folders are hidden from readers of the folders above "
-              "(Spark, Delta) and not walked; audit it by its name")
+    hidden = _hidden_reason(mark)
     out: list[Skipped] = []
     pending, seen = [folder], 0
     while pending:
@@ -246,6 +249,56 @@ def _hidden_tables(folder: str, mark: str, *, deep: bool) -> list[Skipped]:
         except OSError:
             continue
     return out
+
+
+def _hidden_reason(mark: str) -> str:
+    return (f"a folder whose name starts with '{mark}': such folders are hidden from readers of the folders above "
+            "(Spark, Delta) and not walked; audit it by its name")
+
+
+def _hidden_remote(storage: Any, root: str, rel: str, *, deep: bool) -> list[Skipped]:
+    """``_hidden_tables`` on an object store: the tables in a hidden prefix and below it, each listed with its reason
+    (the store's walk dropped ``_staging/orders`` without a word, where the local walk listed it). One delimiter
+    listing per folder, at most ``MAX_HIDDEN_FOLDERS``; tables are not entered; a prefix that cannot be listed is
+    said."""
+    folder = f"{root}/{rel}"
+    hidden = _hidden_reason(rel.rsplit("/", 1)[-1][0])
+    out: list[Skipped] = []
+    pending, seen = [rel], 0
+    while pending:
+        current = pending.pop()
+        here = f"{root}/{current}"
+        seen += 1
+        if seen > MAX_HIDDEN_FOLDERS:
+            out.append(Skipped(folder, Code.TABLE_NOT_AUDITED, (
+                f"{folder} is hidden and was searched for tables through {MAX_HIDDEN_FOLDERS} folders only; "
+                f"{len(pending) + 1} folder(s) under it were not looked at: audit it by its name")))
+            break
+        try:
+            folders, _, kind = _remote_kind(storage, current)
+        except Exception as exc:
+            # Listed, not blocking (a hidden place never blocks): the auditor learns a table may sit there unseen.
+            message = exc.message if isinstance(exc, AttestError) else f"{type(exc).__name__}: {exc}"
+            out.append(Skipped(here, Code.TABLE_NOT_AUDITED, f"the folder cannot be listed ({message}); it is under "
+                               f"{folder}, {hidden}"))
+            continue
+        if kind is not None:
+            where = "in" if current == rel else f"under {folder},"
+            out.append(Skipped(here, Code.TABLE_NOT_AUDITED, f"a {kind} table {where} {hidden}"))
+        if not deep:
+            break
+        skip = {"_delta_log", "_recipe_attest", "metadata"} if kind is not None else set()
+        pending.extend(f"{current}/{d}" for d in sorted(folders, reverse=True) if d not in skip)
+    return out
+
+
+def _remote_kind(storage: Any, rel: str) -> tuple[list[str], bool, str | None]:
+    """The folders directly under ``rel`` on a store, whether it holds Iceberg metadata, and the kind of table ``rel``
+    is (None: no table)."""
+    folders = storage.list_folders(rel)
+    iceberg = "metadata" in folders and _iceberg_metadata_names(
+        storage.list_names(f"{rel}/metadata" if rel else "metadata"))
+    return folders, iceberg, "delta" if "_delta_log" in folders else "iceberg" if iceberg else None
 
 
 def _fold(name: str) -> str:
@@ -312,10 +365,7 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
                 "tables under them are not audited: audit narrower prefixes"), blocking=True))
             break
         try:
-            folders = storage.list_folders(rel)
-            iceberg = "metadata" in folders and _iceberg_metadata_names(
-                storage.list_names(f"{rel}/metadata" if rel else "metadata"))
-            kind = "delta" if "_delta_log" in folders else "iceberg" if iceberg else None
+            folders, iceberg, kind = _remote_kind(storage, rel)
         except Exception as exc:
             if not rel:
                 raise
@@ -329,7 +379,14 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
             notes = [] if outer is None else [f"nested inside table {outer}: a table's folder holds this table"]
             out.tables.extend(_found_at(here, kind, iceberg, notes))
             inside = here
-        pending.extend((f"{rel}/{d}" if rel else d, inside) for d in sorted(folders) if not d.startswith(("_", ".")))
+        for d in sorted(folders):
+            child = f"{rel}/{d}" if rel else d
+            if not d.startswith(("_", ".")):
+                pending.append((child, inside))
+            elif not (kind is not None and d in ("_delta_log", "_recipe_attest")):
+                # As the local walk: hidden folders are not walked, but every table in one is listed (SKIPPED).
+                deep = not (kind == "delta" and d in ("_change_data", "_delta_index"))
+                out.skipped.extend(_hidden_remote(storage, root, child, deep=deep))
     _flag_lookalikes(out)
     return out
 
@@ -338,17 +395,42 @@ def iceberg_tables(catalog_name: str, namespace: str | None) -> Iterator[TableRe
     yield from (f.ref for f in _iceberg_found(catalog_name, namespace))
 
 
-def _iceberg_found(catalog_name: str, namespace: str | None) -> Iterator[Found]:
+def _iceberg_found(catalog_name: str, namespace: str | None, views: list[Skipped] | None = None) -> Iterator[Found]:
     """Every table of ``namespace`` and of every namespace nested below it (None: the whole catalog). A namespace is
     audited with the namespaces it holds, as a folder is with its subfolders: ``iceberg://c/a`` left the tables of
-    ``a.b`` unaudited and passed."""
+    ``a.b`` unaudited and passed. ``views``: where the catalog's views of those namespaces are listed (not audited)."""
     catalog = _catalog(catalog_name)
     root = tuple(namespace.split(".")) if namespace else ()
     for ns in ([root] if root else []) + _all_namespaces(catalog, catalog_name, root):
+        if views is not None:
+            views.extend(_iceberg_views(catalog, catalog_name, ns))
         for ident in sorted(catalog.list_tables(ns)):
             ident = tuple(ident)
+            if ident[:-1] != ns:
+                # A REST server answers each entry with its own namespace: one of another namespace would be audited
+                # in place of what ``ns`` holds. Never guessed, as for namespaces (_all_namespaces).
+                raise AttestError(f"catalog {catalog_name!r} listed table {'.'.join(ident)!r} as a table of namespace "
+                                  f"{'.'.join(ns)!r}, which it is not: the tables of {'.'.join(ns)!r} cannot be found "
+                                  "for certain, they are not audited", code=Code.TABLE_NOT_AUDITED)
             entry = f"catalog entry namespace {'.'.join(ident[:-1])!r} table {ident[-1]!r}"
             yield Found(TableRef.discovered("iceberg", ".".join(ident), catalog=catalog_name), (entry,))
+
+
+def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...]) -> list[Skipped]:
+    """The views of a namespace, each listed as not audited: a reader of ``ns.v`` gets what the view's SQL reads, which
+    no attestation binds (an audit of the namespace said nothing of them). A catalog without views says so by
+    ``NotImplementedError`` (pyiceberg's SQL catalog; a REST server that does not serve them)."""
+    try:
+        listed = sorted(tuple(v) for v in catalog.list_views(ns))
+    except NotImplementedError:
+        return []
+    except Exception as exc:  # the tables are audited all the same; the auditor learns the views were not listed
+        where = f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(ns)}"
+        return [Skipped(where, Code.TABLE_NOT_AUDITED, f"the views of namespace {'.'.join(ns)!r} could not be listed "
+                        f"({type(exc).__name__}: {exc}); views are not audited")]
+    return [Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(view)}", Code.TABLE_NOT_AUDITED, (
+        "an Iceberg view: its readers get the rows of the tables its SQL reads, which no attestation binds (the "
+        "tables it reads are audited where they are among the audit's tables)")) for view in listed]
 
 
 def _catalog(catalog_name: str) -> Any:
@@ -405,13 +487,14 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None) -> D
             raise TableReferenceError(f"{target!r} names no catalog")
         if "@" in ident or ("." in ident and not _is_namespace(catalog, ident)):
             return Discovery([Found(parse_ref(target))])
-        entries = list(_iceberg_found(catalog, ident or None))
+        views: list[Skipped] = []
+        entries = list(_iceberg_found(catalog, ident or None, views))
         if "." in ident and _is_table(catalog, ident):
             # ``a.b`` names a nested namespace and table ``b`` of ``a`` alike: an auditor typing it gets both audited,
             # never the table alone while the namespace's tables go unchecked.
             both = f"{ident} names a table and a namespace: the table and every table of the namespace are audited"
             entries.insert(0, Found(parse_ref(target), ("", both)))
-        out = Discovery(entries)
+        out = Discovery(entries, views)
         _flag_lookalikes(out)
         # The catalog entry is named in a note only when it matters: when two entries spell one name.
         out.tables = [Found(f.ref, f.notes[1:]) for f in out.tables]
@@ -429,14 +512,16 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None) -> D
         return Discovery([Found(parse_ref(target))])
     if target.endswith("/"):  # a prefix (the trailing slash says so): every table under it
         return discover_remote(target, storage_options)
-    from carriers.storage.delta import DeltaStorage
-
     if re.search(r"@[0-9]+$", target):
         return Discovery([Found(parse_ref(target))])
-    storage = DeltaStorage(target, dict(storage_options or {}))
-    if storage.list_names("_delta_log"):
-        return Discovery([Found(parse_ref(target))])
-    return discover_remote(target, storage_options)
+    # A table named without its trailing '/' is walked all the same, as a local table folder is (issue 29.5 on a
+    # store: an attested table copied to ``lake/sales`` made ``attest audit s3://b/lake/sales`` audit it alone, and
+    # the tampered ``lake/sales/orders`` below went unchecked). The table itself keeps the name as typed.
+    found = discover_remote(target, storage_options)
+    root = target.rstrip("/")
+    found.tables = [Found(parse_ref(target), f.notes) if f.ref.location == root and f.ref.format == "delta" else f
+                    for f in found.tables]
+    return found
 
 
 def expand(target: str, storage_options: Mapping[str, str] | None = None) -> list[TableRef]:

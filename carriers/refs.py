@@ -192,7 +192,8 @@ def is_iceberg_dir(path: Path) -> bool:
     if _is_delta_dir(path):
         return False
     try:
-        return any(n.endswith(".metadata.json") for n in os.listdir(path / "metadata"))
+        # (.metadata.json.gz: the old compressed name Iceberg's Hadoop tables still read)
+        return any(n.endswith((".metadata.json", ".metadata.json.gz")) for n in os.listdir(path / "metadata"))
     except OSError:
         return False
 

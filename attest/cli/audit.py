@@ -121,10 +121,21 @@ class AuditResult:
         """A policy whose ``require_signed`` globs covered none of the tables judged: most likely a glob that names
         the lake otherwise (``s3://`` for a local path, a typo) — every table then passed unsigned, as written."""
         judged, required = self.audit.signatures_required
-        if not self.require_signed or judged == 0 or required:
+        if not self.require_signed or judged == 0:
             return []
-        return [f"the trust policy's require_signed ({', '.join(self.require_signed)}) covered none of the {judged} "
-                "table(s) whose signature was judged: a signature was required of none of them (docs/signing.md)"]
+        if not required:
+            return [f"the trust policy's require_signed ({', '.join(self.require_signed)}) covered none of the "
+                    f"{judged} table(s) whose signature was judged: a signature was required of none of them "
+                    "(docs/signing.md)"]
+        # Some glob applied: one that covered nothing names a table not audited here, or spells a name otherwise (a
+        # typo, a trailing '/', s3:// for a local copy) — whatever it was meant to cover passed without it.
+        covered = self.audit.globs_covering
+        idle = [] if covered is None else [g for g in self.require_signed if g not in covered]
+        if not idle:
+            return []
+        return [f"the trust policy's require_signed glob(s) {', '.join(idle)} covered none of the {judged} table(s) "
+                "whose signature was judged: a table they name is not among them (not audited, skipped, or named "
+                "otherwise), so a signature was required of it nowhere (docs/signing.md)"]
 
     def to_json(self) -> Any:
         out = self.audit.to_json()

@@ -12,8 +12,9 @@ import os
 import posixpath
 import re
 import tomllib
+import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,9 @@ class SignatureResult:
     signed: bool = False
     required: bool = True
     verified_keys: tuple[str, ...] = ()
+    # The require_signed globs that cover the table (a table's judgement; None: not known). An audit says which globs
+    # covered none of its tables: a glob naming a table that is not there, or spelt otherwise, requires nothing.
+    required_by: tuple[str, ...] | None = field(default=None, compare=False)
 
     @classmethod
     def failure(cls, code: Code, message: str, **kwargs: Any) -> SignatureResult:
@@ -54,9 +58,13 @@ class SignatureResult:
         return None if self.code is None else Problem(self.code, self.message, path)
 
     def to_json(self) -> dict[str, Any]:
-        return {"passed": self.passed, "code": None if self.code is None else self.code.value,
-                "message": self.message, "signer": self.signer, "signed": self.signed, "required": self.required,
-                "verified_keys": list(self.verified_keys)}
+        out: dict[str, Any] = {
+            "passed": self.passed, "code": None if self.code is None else self.code.value, "message": self.message,
+            "signer": self.signer, "signed": self.signed, "required": self.required,
+            "verified_keys": list(self.verified_keys)}
+        if self.required_by is not None:
+            out["required_by"] = list(self.required_by)
+        return out
 
 
 @dataclass(frozen=True)
@@ -176,8 +184,17 @@ class TrustPolicy:
         ``target``, and that key is not revoked, is inside its validity window at ``now`` (default: the current
         time) and its globs allow the target's table and model. Otherwise the result names the first failure:
         envelope (signature_missing / signature_invalid), statement (statement_mismatch), then the furthest any
-        verifying key got (key_revoked, key_expired, signer_not_allowed).
+        verifying key got (key_revoked, key_expired, signer_not_allowed). A table's result says which
+        ``require_signed`` globs cover it (``required_by``).
         """
+        result = self._evaluate(envelope, target, now=now)
+        if target.kind != "table":
+            return result
+        spellings = sorted(table_spellings(target))
+        return replace(result, required_by=tuple(g for g in self.require_signed if _covers(g, spellings)))
+
+    def _evaluate(self, envelope: bytes | str | Mapping[str, Any] | None, target: Target,
+                  *, now: dt.datetime | None = None) -> SignatureResult:
         now = now or dt.datetime.now(dt.UTC)
         if now.tzinfo is None:  # a naive instant is taken as UTC, as the policy file's instants all carry offsets
             now = now.replace(tzinfo=dt.UTC)
@@ -310,9 +327,28 @@ def _required_by(globs: tuple[str, ...], target: Target) -> tuple[str, str] | No
     spellings = sorted(table_spellings(target))
     for glob in globs:
         for spelling in spellings:
-            if fnmatchcase(spelling, glob) or fnmatchcase(spelling.casefold(), glob.casefold()):
+            if _covers(glob, [spelling]):
                 return glob, spelling
     return None
+
+
+def _covers(glob: str, spellings: list[str]) -> bool:
+    # A glob ending in '/' (``file:///lake/hr/people/``) names the table as a folder: names are matched without their
+    # trailing '/', so it covered nothing and the table passed unsigned. Matched without it too (only adds a need).
+    globs = {glob, glob.rstrip("/") or glob}
+    # A name holding '[' (a folder ``orders[1]``) is no match for itself as a glob (fnmatch reads a class there):
+    # the glob is also taken as the name it spells, so a policy naming that table literally covers it.
+    if any(fnmatchcase(s, g) or fnmatchcase(s.casefold(), g.casefold()) or s.casefold() == g.casefold()
+           for s in spellings for g in globs):
+        return True
+    # Unicode form ignored too, as case is: a normalization-insensitive file system (APFS) opens ``café`` (NFC, as a
+    # policy is typed) as the folder ``café`` (NFD) a writer made, whose name the NFC glob never matched.
+    folded = {_folded(g) for g in globs}
+    return any(fnmatchcase(_folded(s), g) or _folded(s) == g for s in spellings for g in folded)
+
+
+def _folded(text: str) -> str:
+    return unicodedata.normalize("NFC", text).casefold()
 
 
 def _key_names(target: Target) -> list[tuple[str, str]]:

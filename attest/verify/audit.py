@@ -128,6 +128,8 @@ class AuditReport:
     _widths: list[int] = field(default_factory=lambda: [len(h) for h in _TABLE_HEADER[:-1]], repr=False)
     # Streamed: (tables whose signature was judged under a policy, those of them the policy required it of).
     _judged: list[int] = field(default_factory=lambda: [0, 0], repr=False)
+    # Streamed: the require_signed globs that covered a judged table (None once a judged table's coverage is unknown).
+    _covered: set[str] | None = field(default_factory=set, repr=False)
 
     @classmethod
     def streaming(cls, *, spool: bool) -> AuditReport:
@@ -146,6 +148,8 @@ class AuditReport:
         if judged is not None:
             self._judged[0] += 1
             self._judged[1] += judged
+            globs = _globs_covering(row)
+            self._covered = None if globs is None or self._covered is None else self._covered | globs
         if row.outcome == "ERROR":
             self._errors.append(_error(row))
         if self._spool is not None:
@@ -205,6 +209,21 @@ class AuditReport:
             return self._judged[0], self._judged[1]
         judged = [j for j in map(_signature_judged, self.rows) if j is not None]
         return len(judged), sum(judged)
+
+    @property
+    def globs_covering(self) -> set[str] | None:
+        """The trust policy's ``require_signed`` globs that covered a table whose signature was judged (None: some
+        judged table's coverage is not known, an envelope that could not be read)."""
+        if not self.keep:
+            return None if self._covered is None else set(self._covered)
+        out: set[str] = set()
+        for row in self.rows:
+            if _signature_judged(row) is not None:
+                globs = _globs_covering(row)
+                if globs is None:
+                    return None
+                out |= globs
+        return out
 
     @property
     def passed(self) -> bool:
@@ -322,6 +341,12 @@ def _signature_judged(row: AuditRow) -> int | None:
     """1: the policy required this table's signature; 0: it did not; None: no signature was judged."""
     signature = (row.report or {}).get("signature")
     return int(bool(signature.get("required"))) if isinstance(signature, dict) else None
+
+
+def _globs_covering(row: AuditRow) -> set[str] | None:
+    """The ``require_signed`` globs that covered this judged table (None: not known)."""
+    globs = ((row.report or {}).get("signature") or {}).get("required_by")
+    return set(globs) if isinstance(globs, list) and all(isinstance(g, str) for g in globs) else None
 
 
 def _error(row: AuditRow) -> dict[str, Any]:

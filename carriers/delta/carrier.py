@@ -74,7 +74,7 @@ except ImportError as exc:  # pragma: no cover - the [delta] extra is missing
 def _holds_iceberg_metadata(folder: Path) -> bool:
     """Whether ``folder`` (a table's ``metadata/``) holds Iceberg table metadata (``*.metadata.json``)."""
     try:
-        return any(name.endswith(".metadata.json") for name in os.listdir(folder))
+        return any(name.endswith((".metadata.json", ".metadata.json.gz")) for name in os.listdir(folder))
     except OSError:
         return False
 

@@ -11,9 +11,12 @@ and the verdict says which:
 2. **static**, from its own metadata: the metadata file with the highest version number in its name
    (``00042-<uuid>.metadata.json`` as Java and pyiceberg write them, ``v42.metadata.json`` as Hadoop tables do, either
    ``.gz`` compressed). Refused (``unsupported_table``) when two files claim the highest number (a commit race only a
-   catalog settles), when that file is not a regular file, or when the metadata names another table location (a
-   copied or moved table). Without a catalog nobody can say the newest file is current — a failed commit can leave a
-   newer one, a rollback makes an older one current — so every verdict carries a note naming the file read and that.
+   catalog settles), when that file is not a regular file or has the old compressed name ``v42.metadata.json.gz``
+   (Hadoop tables read it, pyiceberg does not), when Hadoop-table readers would read another file
+   (``version-hint.text`` then up while ``v<N+1>`` exists, as Iceberg Java's ``HadoopTableOperations.refresh``), or
+   when the metadata names another table location (a copied or moved table). Without a catalog nobody can say the
+   newest file is current — a failed commit can leave a newer one, a rollback makes an older one current — so every
+   verdict carries a note naming the file read and that.
 
 The FileIO is built from nothing the table's own metadata says (carriers/iceberg/catalogs.py: pyiceberg's
 ``StaticTable.from_metadata`` merges the table's properties into it, which can name code to import).
@@ -34,7 +37,7 @@ from carriers.iceberg.carrier import IcebergCarrier
 __all__ = ["StaticIcebergCarrier", "latest_metadata", "open_folder", "owning_catalog"]
 
 # 00042-<uuid>.metadata.json (Java, pyiceberg), v42.metadata.json (Hadoop tables); optionally .gz before .metadata.json
-_NUMBERED = re.compile(r"^(?:(?P<seq>[0-9]+)-[^/]+?|v(?P<v>[0-9]+))(?:\.gz)?\.metadata\.json$")
+_NUMBERED = re.compile(r"^(?:(?P<seq>[0-9]+)-[^/]+?|v(?P<v>[0-9]+))(?:\.gz)?\.metadata\.json(?P<old>\.gz)?$")
 
 
 def latest_metadata(folder: Path) -> tuple[Path, str]:
@@ -47,7 +50,9 @@ def latest_metadata(folder: Path) -> tuple[Path, str]:
     except OSError as exc:
         raise UnsupportedTableError(f"{folder}: its metadata folder cannot be listed ({exc.strerror or exc})") from exc
     for name in names:
-        if not name.endswith(".metadata.json"):
+        # v3.metadata.json.gz: the old compressed name, which Iceberg Java's Hadoop tables still read (pyiceberg does
+        # not). Ignored, a file there with the highest number made the table verify as of an older file.
+        if not name.endswith((".metadata.json", ".metadata.json.gz")):
             continue
         match = _NUMBERED.match(name)
         if match is None:
@@ -63,6 +68,18 @@ def latest_metadata(folder: Path) -> tuple[Path, str]:
             f"{folder}: {len(numbered[top])} metadata files claim version {top} ({', '.join(numbered[top])}): two "
             "commits raced and only the catalog knows which one won; audit it through its catalog")
     chosen = meta / numbered[top][0]
+    hadoop = _hadoop_choice(meta, names)
+    if hadoop is not None and hadoop != top:
+        read = f"version {hadoop}" if isinstance(hadoop, int) else f"a version this folder cannot tell ({hadoop})"
+        raise UnsupportedTableError(
+            f"{folder}: Iceberg's Hadoop tables (version-hint.text, then v<N> while v<N+1> exists) read {read}, not "
+            f"metadata/{chosen.name} with the highest version number: which is current only its catalog can say; "
+            "audit it through its catalog")
+    if chosen.name.endswith(".gz"):
+        raise UnsupportedTableError(
+            f"{folder}: metadata/{chosen.name} has the highest version number, in the old compressed naming "
+            "(.metadata.json.gz) that Iceberg's Hadoop tables read and pyiceberg does not: audit it through its "
+            "catalog")
     if chosen.is_symlink() or not chosen.is_file():
         raise UnsupportedTableError(f"{chosen} is not a regular file (a link or a special file): not read")
     count = sum(len(v) for v in numbered.values())
@@ -71,6 +88,40 @@ def latest_metadata(folder: Path) -> tuple[Path, str]:
            f"file(s){ignored}: no catalog said it is current (a failed commit can leave a newer file, a rollback makes "
            "an older one current)")
     return chosen, how
+
+
+def _hadoop_choice(meta: Path, names: list[str]) -> int | str | None:
+    """The version Iceberg Java's ``HadoopTableOperations.refresh`` reads from ``meta``: from ``version-hint.text``
+    (else the highest ``v<N>``), then up while ``v<N+1>`` exists. None: the folder has no ``v<N>`` file (no Hadoop
+    reader reads it); a string: the hint cannot be read as Java reads it. A hint older than a gap made Hadoop readers
+    read an older file than the one this folder is verified from (a planted hint, a deleted file)."""
+    versions = {int(m.group("v")) for m in map(_NUMBERED.match, names) if m is not None and m.group("v") is not None}
+    if not versions:
+        return None
+    hint = meta / "version-hint.text"
+    start = max(versions)
+    if os.path.lexists(hint):
+        if not hint.is_file():  # a FIFO or a link to a device is never opened (it would block or never end)
+            return "a version-hint.text that is not a regular file"
+        try:
+            with hint.open("rb") as handle:
+                text = handle.read(64).decode("ascii").split("\n", 1)[0]
+        except (OSError, UnicodeDecodeError):
+            return "an unreadable version-hint.text"
+        if not text.isdigit():  # Java's parseInt takes signs and other digits: not guessed
+            return f"version-hint.text {text!r}"
+        start = int(text)
+
+    def exists(version: int) -> bool:
+        return any(os.path.lexists(meta / f"v{version}{ext}")
+                   for ext in (".metadata.json", ".gz.metadata.json", ".metadata.json.gz"))
+
+    if not exists(start):
+        return None  # Hadoop readers fail ("Metadata file for version N is missing"): they read no other rows
+    version = start
+    while exists(version + 1):
+        version += 1
+    return version
 
 
 def owning_catalog(folder: Path) -> tuple[str, str] | None:

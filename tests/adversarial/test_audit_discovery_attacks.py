@@ -346,3 +346,107 @@ def test_folder_names_a_uri_would_decode_are_audited_as_themselves(lake: Path) -
     for good, twin in (("a b", "a%20b"), ("x#y", "x%23y"), ("q", "q?v=1")):
         assert tables[str(lake / good)]["outcome"] == "VERIFIED", doc
         assert_caught(tables[str(lake / twin)])
+
+
+def test_iceberg_metadata_in_the_old_compressed_name_is_not_passed_over(tmp_path: Path) -> None:
+    """``v<N>.metadata.json.gz``: the name Iceberg's Hadoop tables wrote before ``.gz.metadata.json``, which Iceberg
+    Java's ``HadoopTableOperations`` still reads ("backward-compatible with .metadata.json.gz files"). A storage
+    writer put the table's next metadata there: the folder read without a catalog took the highest version among the
+    other names and verified as of the older file (VERIFIED), while a Hadoop reader reads the newer. And a folder
+    holding only such files was no table to the walk: not audited, not listed. Now the first is refused
+    (``unsupported_table``: pyiceberg does not read that name) and the second is found, and refused likewise."""
+    import gzip
+
+    from tests.test_audit_warehouse import audit_json, warehouse
+    from tests.test_audit_warehouse import rows as by_name
+
+    wh = warehouse(tmp_path)
+    metadata = wh["iceberg"] / "metadata"
+    newest = max(metadata.glob("*.metadata.json"))
+    rc, doc = audit_json("W", cwd=tmp_path)
+    assert rc == 0 and by_name(doc)["W/iceberg/ns/t"]["outcome"] == "VERIFIED", doc  # control
+    planted = metadata / f"v{int(newest.name[:5]) + 1}.metadata.json.gz"
+    planted.write_bytes(gzip.compress(newest.read_bytes()))
+    rc, doc = audit_json("W", cwd=tmp_path)
+    row = by_name(doc)["W/iceberg/ns/t"]
+    assert (rc, row["outcome"], row["code"]) == (2, "ERROR", "unsupported_table"), doc
+    assert planted.name in row["message"], row
+    planted.unlink()
+    old = tmp_path / "W" / "old"
+    shutil.copytree(wh["iceberg"], old)
+    for name in (old / "metadata").glob("*.metadata.json"):
+        name.unlink()
+    (old / "metadata" / "v1.metadata.json.gz").write_bytes(gzip.compress(newest.read_bytes()))
+    rc, doc = audit_json("W", cwd=tmp_path)
+    assert by_name(doc)["W/old"]["code"] == "unsupported_table" and rc == 2, doc
+    assert by_name(doc)["W/iceberg/ns/t"]["outcome"] == "VERIFIED", doc
+
+
+def _hadoop_folder(tmp_path: Path) -> tuple[Path, list[Path]]:
+    """The warehouse's Iceberg table with its metadata files named as Hadoop tables name them (``v<N>.metadata.json``:
+    pyiceberg's ``0000N-<uuid>`` renamed in place, the table location unchanged), and those files in order."""
+    from tests.test_audit_warehouse import warehouse
+
+    folder = warehouse(tmp_path)["iceberg"]
+    renamed = []
+    for name in sorted((folder / "metadata").glob("*.metadata.json")):
+        renamed.append(name.rename(name.with_name(f"v{int(name.name[:5])}.metadata.json")))
+    return folder, renamed
+
+
+def test_a_version_hint_older_than_a_gap_is_not_passed_over(tmp_path: Path) -> None:
+    """A Hadoop table (``v0``, ``v1``, ``v2``: created, appended, attested). Iceberg Java's ``HadoopTableOperations``
+    reads from ``version-hint.text`` up while ``v<N+1>`` exists. A storage writer deleted ``v1`` and wrote ``0`` in the
+    hint: Hadoop readers read ``v0`` (the empty table), the folder read without a catalog took ``v2`` and VERIFIED.
+    Now, when the Hadoop choice is not the file read, the folder is ``unsupported_table``; a hint that agrees, and
+    none at all, verify as before; a hint that is a FIFO is refused, never opened."""
+    from tests.test_audit_warehouse import audit_json
+    from tests.test_audit_warehouse import rows as by_name
+
+    folder, files = _hadoop_folder(tmp_path)
+    assert [f.name for f in files] == ["v0.metadata.json", "v1.metadata.json", "v2.metadata.json"]
+    hint = folder / "metadata" / "version-hint.text"
+    for text in (None, "2\n", "1"):  # controls: no hint, the hint Hadoop writes, an older hint with no gap above it
+        if text is not None:
+            hint.write_text(text)
+        rc, doc = audit_json("W", cwd=tmp_path)
+        assert rc == 0 and by_name(doc)["W/iceberg/ns/t"]["outcome"] == "VERIFIED", (text, doc)
+    files[1].unlink()
+    hint.write_text("0\n")
+    rc, doc = audit_json("W", cwd=tmp_path)
+    row = by_name(doc)["W/iceberg/ns/t"]
+    assert (rc, row["code"]) == (2, "unsupported_table") and "read version 0" in row["message"], doc
+    hint.unlink()
+    os.mkfifo(hint)
+    rc, doc = audit_json("W", cwd=tmp_path)
+    row = by_name(doc)["W/iceberg/ns/t"]
+    assert (rc, row["code"]) == (2, "unsupported_table") and "not a regular file" in row["message"], doc
+
+
+@pytest.mark.spark
+def test_spark_reads_the_hadoop_choice_the_static_read_used_to_pass_over(tmp_path: Path, spark: Any) -> None:
+    """What Spark (Iceberg 1.12, ``spark.read.format("iceberg").load(folder)``: HadoopTables) reads in the two
+    attacks above, where the folder read without a catalog verified ``v2`` (2 rows): a hint of ``0`` with ``v1``
+    deleted reads the empty ``v0``; a ``v3.metadata.json.gz`` (here a copy of the empty ``v0``) is read, with the hint
+    at 2 or without one. Each time the audit is now ``unsupported_table``, never VERIFIED."""
+    import gzip
+
+    from tests.test_audit_warehouse import audit_json
+    from tests.test_audit_warehouse import rows as by_name
+
+    def read() -> int:
+        return int(spark.read.format("iceberg").load(str(folder)).count())
+
+    def audited() -> str | None:
+        return by_name(audit_json("W", cwd=tmp_path)[1])["W/iceberg/ns/t"]["code"]  # type: ignore[no-any-return]
+
+    folder, files = _hadoop_folder(tmp_path)
+    meta = folder / "metadata"
+    (meta / "version-hint.text").write_text("2\n")
+    assert (read(), audited()) == (2, None)  # control: the attested v2, VERIFIED
+    (meta / "v3.metadata.json.gz").write_bytes(gzip.compress(files[0].read_bytes()))
+    assert (read(), audited()) == (0, "unsupported_table")
+    (meta / "v3.metadata.json.gz").unlink()
+    files[1].unlink()
+    (meta / "version-hint.text").write_text("0\n")
+    assert (read(), audited()) == (0, "unsupported_table")

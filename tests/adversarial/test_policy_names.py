@@ -298,3 +298,115 @@ def test_an_audit_under_a_policy_whose_globs_cover_no_table_says_so(tmp_path: Pa
     assert rc == 0 and len(doc["warnings"]) == 1 and "covered none" in doc["warnings"][0], doc
     rc, out, err = audit(_policy(tmp_path, [f"file://{lake}/finance/*"]))  # the glob applies: no warning, refused
     assert rc == 1 and "warning" not in err and "signature_missing" in out, (out, err)
+
+
+def _audit_under(lake: Path, policy: str, *extra: str) -> tuple[int, str, str]:
+    from contextlib import redirect_stderr, redirect_stdout
+    from io import StringIO
+
+    from attest.cli import main
+
+    out, err = StringIO(), StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = main(["audit", str(lake), "--policy", policy, *extra])
+    return rc, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("idle", ["hr/peple", "_staging/*", "hr/people/x"])
+def test_a_require_signed_glob_that_covers_no_audited_table_is_said(tmp_path: Path, idle: str) -> None:
+    """``require_signed = [".../finance/*", ".../hr/peple"]`` (a typo), or a glob naming a table the audit skipped
+    (``_staging/*``, hidden) or one that is not there: the finance glob applies, so the warning for a policy that
+    covers nothing stayed silent, and the audit passed (exit 0) with ``hr/people`` unsigned and every word of the
+    policy looking applied. The verdicts stay as the policy says; the audit now names the globs that covered none."""
+    import json
+
+    lake = tmp_path / "lake"
+    _signed(lake / "finance" / "orders")
+    _unsigned(lake / "hr" / "people")
+    _unsigned(lake / "_staging" / "orders")
+    policy = _policy(tmp_path, [f"file://{lake}/finance/*", f"file://{lake}/{idle}"])
+    rc, out, err = _audit_under(lake, policy)
+    assert rc == 0, (out, err)  # as the policy says: hr/people is not required to be signed
+    assert f"require_signed glob(s) file://{lake}/{idle} covered none of the 2 table(s)" in err, err
+    rc, out, _ = _audit_under(lake, policy, "--json")
+    doc = json.loads(out)
+    assert rc == 0 and len(doc["warnings"]) == 1 and f"{lake}/{idle} covered none" in doc["warnings"][0], doc
+    by = {t["table"]: t["report"]["signature"]["required_by"] for t in doc["tables"]}
+    assert by == {str(lake / "finance" / "orders"): [f"file://{lake}/finance/*"], str(lake / "hr" / "people"): []}
+
+
+def test_a_require_signed_glob_ending_in_a_slash_covers_the_table(tmp_path: Path) -> None:
+    """``file:///…/hr/people/`` (the table written as a folder) matched none of its names, which carry no trailing
+    ``/``: the table passed unsigned. It is matched without the slash too: ``signature_missing``."""
+    lake = tmp_path / "lake"
+    _signed(lake / "finance" / "orders")
+    _unsigned(lake / "hr" / "people")
+    rc, out, err = _audit_under(lake, _policy(tmp_path, [f"file://{lake}/finance/*", f"file://{lake}/hr/people/"]))
+    assert rc == 1 and "signature_missing" in out and "warning" not in err, (out, err)
+
+
+def test_every_require_signed_glob_covering_a_table_is_quiet(tmp_path: Path) -> None:
+    """Control: each glob covers an audited table (one the signed table, one the unsigned one, refused): no warning."""
+    lake = tmp_path / "lake"
+    _signed(lake / "finance" / "orders")
+    _unsigned(lake / "hr" / "people")
+    rc, out, err = _audit_under(lake, _policy(tmp_path, [f"file://{lake}/finance/*", f"file://{lake}/hr/*"]))
+    assert rc == 1 and "signature_missing" in out and "warning" not in err, (out, err)
+
+
+def test_a_glob_naming_a_table_whose_name_holds_a_bracket_covers_it(tmp_path: Path) -> None:
+    """A table folder ``orders[1]`` and ``require_signed = [".../orders[1]"]``, the name written as it is: fnmatch
+    reads ``[1]`` as a class matching ``1``, so the glob matched ``orders1`` and never the table: it passed unsigned.
+    The glob is taken as the name it spells too: ``signature_missing``."""
+    lake = tmp_path / "lake"
+    _signed(lake / "finance" / "orders")
+    _unsigned(lake / "orders1")  # delta-rs writes no path holding '[', it reads one (its log names files relatively)
+    (lake / "orders1").rename(lake / "orders[1]")
+    assert DeltaTable(str(lake / "orders[1]")).version() == 1
+    rc, out, err = _audit_under(lake, _policy(tmp_path, [f"file://{lake}/finance/*", f"file://{lake}/orders[1]"]))
+    assert rc == 1 and "signature_missing" in out and "warning" not in err, (out, err)
+
+
+def test_a_table_two_globs_cover_is_required_by_both(tmp_path: Path) -> None:
+    """Held: globs are not ranked (no "most specific wins"): a table is required to be signed when any glob covers it,
+    every covering glob is listed (``required_by``), and none of them warns."""
+    import json
+
+    lake = tmp_path / "lake"
+    _signed(lake / "finance" / "orders")
+    rc, out, _ = _audit_under(lake, _policy(tmp_path, [f"file://{lake}/finance/*", "*/orders"]), "--json")
+    doc = json.loads(out)
+    assert rc == 0 and "warnings" not in doc, doc
+    assert doc["tables"][0]["report"]["signature"]["required_by"] == [f"file://{lake}/finance/*", "*/orders"]
+
+
+@pytest.mark.parametrize(("glob", "name", "covered"), [
+    ("iceberg://prod/finance.*", "iceberg://prod/finance.eu.orders", True),  # '*' crosses the dots of nested names
+    ("iceberg://prod/finance.*", "iceberg://prod/FINANCE.orders", True),  # case ignored, as for paths
+    ("iceberg://prod/finance/*", "iceberg://prod/finance.orders", False),  # a path-like glob names no Iceberg table
+    ("iceberg://prod/finance.orders/", "iceberg://prod/finance.orders", True),  # the trailing '/'
+    ("iceberg://prod/fin?nce.*", "iceberg://prod/finance.orders", True),
+])
+def test_iceberg_names_under_require_signed(glob: str, name: str, covered: bool) -> None:
+    """Held (and the third is what the audit's glob warning is for: it covers nothing, and says so): how
+    ``require_signed`` globs meet ``iceberg://`` names, nested namespaces included."""
+    target = Target.table(name, 0, {"subject": {"model": "orders"}}, None, names=(name,))
+    policy = TrustPolicy(keys=(), require_signed=(glob,))
+    assert policy.requires_signature(target) is covered
+    assert policy.evaluate(None, target).required_by == ((glob,) if covered else ())
+
+
+def test_a_table_folder_in_another_unicode_form_is_covered(tmp_path: Path) -> None:
+    """``require_signed = [".../café/*"]`` typed in NFC; the writer made the folder ``café`` in NFD (``e`` + U+0301),
+    which a normalization-insensitive file system (APFS) opens for readers of ``.../café/orders``: the glob never
+    matched the NFD name and the unsigned table passed (VERIFIED, exit 0). Unicode form is ignored as case is:
+    ``signature_missing``."""
+    import unicodedata
+
+    lake = tmp_path / "lake"
+    nfc, nfd = unicodedata.normalize("NFC", "café"), unicodedata.normalize("NFD", "café")
+    assert nfc != nfd
+    _signed(lake / "finance" / "orders")
+    _unsigned(lake / nfd / "orders")
+    rc, out, err = _audit_under(lake, _policy(tmp_path, [f"file://{lake}/finance/*", f"file://{lake}/{nfc}/*"]))
+    assert rc == 1 and "signature_missing" in out and "warning" not in err, (out, err)

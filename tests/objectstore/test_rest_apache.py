@@ -120,6 +120,7 @@ def test_record_verify_tamper_stale_through_the_rest_catalog(rest_catalog_server
 
     audit = cli("audit", f"iceberg://{CATALOG}/{ident.split('.')[0]}", "--json", env=env)
     assert audit.returncode == 0 and json.loads(audit.stdout)["counts"]["VERIFIED"] == 1, audit.stdout
+    assert json.loads(audit.stdout)["skipped"] == [], audit.stdout  # its views listed (none), no listing refused
 
     target = data_files(fresh)[0]
     flip_byte(target)

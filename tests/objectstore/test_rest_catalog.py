@@ -71,6 +71,7 @@ def test_rest_catalog_table_bucket_refusals_are_coded(seaweed_server: Any, rest_
     audit = cli("audit", "iceberg://rest/" + ident.split(".")[0], "--json", env=env)
     found = json.loads(audit.stdout)  # discovery goes through the REST API: the table is found and reported
     assert [t["table"] for t in found["tables"]] == [ref] and found["counts"]["ERROR"] == 1, audit.stdout
+    assert found["skipped"] == [], audit.stdout  # no views, and none that could not be listed
     recorded = cli("record", ref, "--model", "orders", "--program-hash", PROGRAM, "--json", env=env)
     assert recorded.returncode == 2, recorded.stdout + recorded.stderr
     error = json.loads(recorded.stdout)["errors"][0]
