@@ -44,6 +44,7 @@ from attest.identity.env import env_identity
 from attest.identity.inputs import ObservedInput
 from attest.model import Manifest
 from attest.numbers import is_signed_digits
+from attest.record import many_records
 from attest.tables import Attestation, ContentCheck, DataFile, Progress
 from attest.view import ReaderView, json_safe
 from carriers.base import (
@@ -470,7 +471,8 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         key = (snap.snapshot_id, f"{snap.manifest_list}|{self.table.metadata_location}")
         cached = self._live_cache.get(key)
         if cached is None:
-            cached = self._compute_live(snap)
+            with many_records():  # every manifest entry and file's view: many small objects, no cycles
+                cached = self._compute_live(snap)
             self._live_cache[key] = cached
         return cached
 
