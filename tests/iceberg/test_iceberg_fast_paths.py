@@ -1,4 +1,4 @@
-"""The listing's per-file fast paths give what the general code gives (docs/scale.md, "Iceberg: the listing's per-file
+"""The listing's per-file fast paths give what the general code gives (docs/scale.md, "The Iceberg listing's per-file
 work", issue 35 item 2): ``view_value`` against ``json_safe(_plain(v))`` with the code before's ``_plain``, the
 ``file:///`` shortcut of ``local_path_of`` and ``_canonical_uri`` against urlparse, on random values and locations."""
 
