@@ -133,7 +133,18 @@ def file_digest(entry: Mapping[str, Any]) -> str:
     """The v1 digest of one file's view: BLAKE3 of its canonical JSON (``entry`` must already be JSON-able, e.g.
     built with :func:`json_safe`). Computed for every live file of a version, so it skips canonical_bytes' type walk:
     the bytes are the same for such an entry."""
-    return blake3_hex(_file_encode()(entry).encode("utf-8", "surrogatepass"))
+    return file_text_digest(file_text(entry))
+
+
+def file_text(entry: Mapping[str, Any]) -> str:
+    """The canonical JSON text :func:`file_digest` hashes for ``entry`` (a listing may hold a file's view as this text,
+    a fraction of the memory of the entry's objects)."""
+    return _file_encode()(entry)
+
+
+def file_text_digest(text: str) -> str:
+    """:func:`file_digest` of the entry whose :func:`file_text` is ``text``."""
+    return blake3_hex(text.encode("utf-8", "surrogatepass"))
 
 
 @functools.cache

@@ -44,6 +44,7 @@ from attest.identity.env import env_identity
 from attest.identity.inputs import ObservedInput
 from attest.model import Manifest
 from attest.numbers import is_signed_digits
+from attest.record import many_records
 from attest.tables import Attestation, ContentCheck, DataFile, Progress
 from attest.view import ReaderView, json_safe
 from carriers.base import (
@@ -62,7 +63,7 @@ from carriers.iceberg.catalogs import guard, reading_io, storage_keys
 from carriers.iceberg.commit import SUMMARY_BUDGET, FollowUpCommit
 from carriers.iceberg.deletes import ListedManifest, Planned, applicability, path_bound
 from carriers.iceberg.kept import PuffinIndex
-from carriers.iceberg.manifests import ManifestReader, _canonical_uri, _plain
+from carriers.iceberg.manifests import ManifestReader, _canonical_uri, _plain, view_value
 from carriers.iceberg.summaries import changed_no_file as _changed_no_file
 from carriers.iceberg.summaries import operation as _operation
 from carriers.iceberg.summaries import summary as _summary
@@ -71,6 +72,7 @@ from carriers.iceberg.summaries import summary as _summary
 from carriers.iceberg.views import LOCATION_PROPERTIES as LOCATION_PROPERTIES
 from carriers.iceberg.views import NO_DELETES as NO_DELETES
 from carriers.iceberg.views import READ_PROPERTIES as READ_PROPERTIES
+from carriers.iceberg.views import ViewEntries
 from carriers.iceberg.views import deletes_digest as deletes_digest
 from carriers.iceberg.views import deletes_in_view as deletes_in_view
 from carriers.iceberg.views import file_views as file_views
@@ -205,6 +207,8 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
     # Compute the view of the head of this carrier's branch as readers of ``main`` will get it once main is moved
     # there (carriers/iceberg/publish.py): under the current schema, as a plain read of the table resolves it.
     as_main = False
+    # The table location ``relative`` last compared against, and its comparable form.
+    _relative_root: tuple[str | None, str] = (None, "")
 
     def __init__(self, table: Table, *, catalog_name: str | None = None, detached: bool = False,
                  allow_external: bool = False, branch: str | None = None, retain_tag: bool = True) -> None:
@@ -310,7 +314,10 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
 
     def relative(self, uri: str) -> str:
         """A file's identity path: relative to the table location when under it, else its absolute URI."""
-        root = _comparable(self.table.location())
+        location = self.table.location()
+        if self._relative_root[0] != location:  # once per table location, not once per file
+            self._relative_root = (location, _comparable(location))
+        root = self._relative_root[1]
         candidate = _comparable(uri)
         if candidate.startswith(root + "/"):
             return candidate[len(root) + 1:]
@@ -465,20 +472,25 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         key = (snap.snapshot_id, f"{snap.manifest_list}|{self.table.metadata_location}")
         cached = self._live_cache.get(key)
         if cached is None:
-            cached = self._compute_live(snap)
+            with many_records():  # every manifest entry and file's view: many small objects, no cycles
+                cached = self._compute_live(snap)
             self._live_cache[key] = cached
         return cached
 
     def _compute_live(self, snapshot: Snapshot) -> LiveVersion:
         files: dict[str, DataFile] = {}
-        views: dict[str, list[dict[str, Any]]] = {}
+        views = ViewEntries()
         planned: list[Planned] = []
         records, problems = self._manifest_entries(snapshot)
         listed: dict[str, list[DataFile]] = {}
         problems += _metadata_problems(self.table.metadata)
-        deletes_apply = deletes_in_view(int(self.table.metadata.format_version),
-                                        any(int(_plain(df.get("content")) or 0) != 0 for df in records))
-        for df in records:
+        has_deletes = any(int(_plain(df.get("content")) or 0) != 0 for df in records)
+        deletes_apply = deletes_in_view(int(self.table.metadata.format_version), has_deletes)
+        # Each record is dropped once made a file and its view entry (the records of every manifest are not all held
+        # to the end: the listing's peak memory).
+        records.reverse()
+        while records:
+            df = records.pop()
             location = str(df["file_path"])
             reason = _canonical_uri(location)
             if reason is not None:
@@ -499,14 +511,15 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
                 continue
             # Several deletion vectors share one Puffin file (different offsets): one file, every entry in its view.
             files.setdefault(data_file.path, data_file)
-            views.setdefault(data_file.path, []).append(entry)
-            planned.append(planned_file(data_file, df))
+            views.add(data_file.path, entry)
+            if has_deletes:  # without delete files every plan is of a data file: the view's deletes are NO_DELETES
+                planned.append(planned_file(data_file, df))
         self._listed.update(listed)
         ordered = sorted(files.values(), key=lambda f: f.path)
         self._confine(ordered, problems)
         view = ReaderView(table={**self._table_view(snapshot), "locations": locations_digest(ordered),
                                  "deletes": self._deletes(snapshot, planned, problems)},
-                          files=file_views(views))
+                          files=views.digests())
         notes: list[str] = []
         ignored = storage_keys(self.table.metadata.properties)
         if ignored:  # a legitimate pyiceberg-only setting, or an attack: either way, not how engines read the table
@@ -518,7 +531,8 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
 
     def _deletes(self, snapshot: Snapshot, planned: list[Planned], problems: list[Problem]) -> str:
         """The view's ``deletes``: which delete files each reader applies to which data files
-        (carriers/iceberg/deletes.py), and a problem where one reader drops by a shortcut deletes the other applies."""
+        (carriers/iceberg/deletes.py), and a problem where one reader drops by a shortcut deletes the other applies.
+        ``planned`` is empty when the snapshot lists no delete file."""
         if all(p.content == 0 for p in planned):
             return NO_DELETES
         applied, differ = self.delete_plans(snapshot, planned)
@@ -546,7 +560,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         file_format = str(_plain(df.get("file_format")) or "").upper()
         kind: Literal["data", "deletion_vector", "delete"] = (
             "data" if content == 0 else "deletion_vector" if file_format == "PUFFIN" else "delete")
-        entry = {"spec_id": df.get("spec_id"), **{k: json_safe(_plain(df.get(k))) for k in _FILE_FIELDS}}
+        entry = {"spec_id": df.get("spec_id"), **{k: view_value(df.get(k)) for k in _FILE_FIELDS}}
         offsets = _plain(df.get("split_offsets"))
         if offsets is not None and not (file_format == "PARQUET" and offsets == [4]):
             # Spark splits a file at these offsets and reads a row group in the split that holds its midpoint: a data

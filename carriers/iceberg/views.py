@@ -9,10 +9,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from attest.tables import DataFile
-from attest.view import file_digest
+from attest.view import file_digest, file_text, file_text_digest
 
-__all__ = ["LOCATION_PROPERTIES", "NO_DELETES", "READ_PROPERTIES", "deletes_digest", "deletes_in_view", "file_views",
-           "locations_digest", "schema_digests", "table_view"]
+__all__ = ["LOCATION_PROPERTIES", "NO_DELETES", "READ_PROPERTIES", "ViewEntries", "deletes_digest", "deletes_in_view",
+           "file_views", "locations_digest", "schema_digests", "table_view"]
 
 # Table properties that change what readers get or where data files may live (docs/security.md).
 READ_PROPERTIES = ("schema.name-mapping.default",)
@@ -70,7 +70,8 @@ def deletes_in_view(format_version: int, has_delete_files: bool) -> bool:
 
 def file_views(entries: Mapping[str, list[dict[str, Any]]]) -> dict[str, str]:
     """Per-file view digests: every manifest entry naming a file, in a stable order."""
-    return {p: file_digest({"entries": sorted(e, key=lambda x: json.dumps(x, sort_keys=True))})
+    # One entry (nearly every file) is its own order: no sort key encoded for it.
+    return {p: file_digest({"entries": e if len(e) == 1 else sorted(e, key=lambda x: json.dumps(x, sort_keys=True))})
             for p, e in entries.items()}
 
 
@@ -81,3 +82,28 @@ def _strip_docs(node: Any) -> Any:
     if isinstance(node, list):
         return [_strip_docs(v) for v in node]
     return node
+
+
+class ViewEntries:
+    """The reader-view entries of a listing's files, by path, held as their canonical text (:func:`file_text`) rather
+    than as the entries' objects (dicts of counts and bounds: several times the memory, kept for every live file until
+    the view is made). A path named by a second entry (deletion vectors sharing a Puffin file) keeps its entries as
+    objects, the first decoded from its text (the same JSON value). :meth:`digests` is :func:`file_views` of the
+    entries added: the text of one entry's ``{"entries": [entry]}`` is its text between the object's and list's
+    brackets (tests/iceberg/test_iceberg_fast_paths.py)."""
+
+    def __init__(self) -> None:
+        self._texts: dict[str, str] = {}
+        self._more: dict[str, list[dict[str, Any]]] = {}
+
+    def add(self, path: str, entry: dict[str, Any]) -> None:
+        first = self._texts.get(path)
+        if first is None:
+            self._texts[path] = file_text(entry)
+        else:
+            self._more.setdefault(path, [json.loads(first)]).append(entry)
+
+    def digests(self) -> dict[str, str]:
+        more = file_views(self._more)
+        return {p: more[p] if p in more else file_text_digest('{"entries":[' + text + "]}")
+                for p, text in self._texts.items()}
