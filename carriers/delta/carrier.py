@@ -609,11 +609,20 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
 
         delta-rs gives a location as its table URI's (percent-encoded) path followed by the decoded relative path,
         so the comparison is on the part after the root."""
-        ours = sorted(f.path for f in files if f.kind == "data")
+        ours = [f.path for f in files if f.kind == "data"]
         roots = self._engine_roots(dt)
-        engine = [engine_relative(roots, uri) for uri in dt.file_uris()]
-        if sorted(engine) != ours:
-            odd = sorted(set(engine) ^ set(ours))[:3]
+        uris = dt.file_uris()
+        first = roots[0] + "/" if roots[0] else ""
+        if first and not first.startswith("file:") and all(uri.startswith(first) for uri in uris):
+            # What engine_relative gives each: the first root is the one every location starts with.
+            engine = [uri[len(first):] for uri in uris]
+        else:
+            engine = [engine_relative(roots, uri) for uri in uris]
+        mine, theirs = set(ours), set(engine)
+        # The same lists but for order: where neither names a path twice, as equal sets (sorting both cost more).
+        distinct = len(mine) == len(ours) == len(engine) == len(theirs)
+        if not (mine == theirs if distinct else sorted(engine) == sorted(ours)):
+            odd = sorted(theirs ^ mine)[:3]
             problems.append(Problem(Code.PATH_AMBIGUOUS, f"delta-rs resolves the live files to other locations than "
                                     f"the log's paths name: {odd}"))
 

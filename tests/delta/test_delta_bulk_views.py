@@ -125,3 +125,58 @@ def test_statistics_to_look_into_go_through_the_loop(tmp_path: Path, monkeypatch
     stamped = tmp_path / "ts"  # a timestamp column: its statistics are looked into
     write_deltalake(str(stamped), pa.table({"t": pa.array([1, 2], pa.timestamp("us", "UTC"))}))
     _same(stamped, monkeypatch, taken=False)
+
+
+class _Engine:
+    """delta-rs's table as _cross_check_uris reads it: its URI and the locations it gives."""
+
+    def __init__(self, uri: str, uris: list[str]) -> None:
+        self.table_uri, self.uris = uri, uris
+
+    def file_uris(self) -> list[str]:
+        return self.uris
+
+
+def _uris_problems_before(carrier: DeltaCarrier, dt: Any, files: list[Any]) -> list[str]:
+    """_cross_check_uris as it was: every location through engine_relative, the two lists sorted and compared."""
+    from carriers.delta.rows import engine_relative
+
+    ours = sorted(f.path for f in files if f.kind == "data")
+    roots = carrier._engine_roots(dt)
+    engine = [engine_relative(roots, uri) for uri in dt.file_uris()]
+    return [] if sorted(engine) == ours else [str(sorted(set(engine) ^ set(ours))[:3])]
+
+
+def test_the_uri_cross_check_is_the_sorted_comparison(tmp_path: Path) -> None:
+    from attest.tables import DataFile
+
+    path = tmp_path / "t"
+    _table(path, commits=1)
+    carrier = DeltaCarrier(str(path))
+    root = str(carrier.storage.local_root)
+    names = ["a", "b/c", "d%20e", "f g"]
+    files = [DataFile(path=n, size=1) for n in names] + [DataFile(path="dv.bin", size=1, kind="deletion_vector")]
+    cases = [
+        [f"{root}/{n}" for n in reversed(names)],  # the same, another order: no problem
+        [f"{root}/{n}" for n in names[:3]],  # one fewer
+        [f"{root}/{n}" for n in [*names[:3], "a"]],  # one named twice instead of another
+        [f"{root}/{n}" for n in [*names, "a"]],  # one named twice more
+        [f"file://{root}/{n}" for n in names],  # as URIs: through engine_relative
+        [f"{root}/{n}" for n in names[:3]] + [f"/elsewhere/{names[3]}"],  # one under no root
+        [f"{root}/{n}" for n in names] + [f"{root}/dv.bin"],
+    ]
+    found = []
+    for uris in cases:
+        dt = _Engine(f"file://{root}", uris)
+        problems: list[Any] = []
+        carrier._cross_check_uris(dt, files, problems)  # type: ignore[arg-type]
+        expected = _uris_problems_before(carrier, dt, files)
+        assert [p.message.rpartition("name: ")[2] for p in problems] == expected, uris
+        found.append(bool(problems))
+    assert found == [False, True, True, True, False, True, True]
+    twice = [*files, DataFile(path="a", size=1)]  # ours naming a path twice (never made by the carrier)
+    for uris in ([f"{root}/{n}" for n in [*names, "a"]], [f"{root}/{n}" for n in [*names, "b/c"]]):
+        dt = _Engine(f"file://{root}", uris)
+        problems = []
+        carrier._cross_check_uris(dt, twice, problems)  # type: ignore[arg-type]
+        assert [p.message.rpartition("name: ")[2] for p in problems] == _uris_problems_before(carrier, dt, twice)
