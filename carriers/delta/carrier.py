@@ -618,11 +618,8 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             engine = [uri[len(first):] for uri in uris]
         else:
             engine = [engine_relative(roots, uri) for uri in uris]
-        mine, theirs = set(ours), set(engine)
-        # The same lists but for order: where neither names a path twice, as equal sets (sorting both cost more).
-        distinct = len(mine) == len(ours) == len(engine) == len(theirs)
-        if not (mine == theirs if distinct else sorted(engine) == sorted(ours)):
-            odd = sorted(theirs ^ mine)[:3]
+        if sorted(engine) != sorted(ours):
+            odd = sorted(set(engine) ^ set(ours))[:3]
             problems.append(Problem(Code.PATH_AMBIGUOUS, f"delta-rs resolves the live files to other locations than "
                                     f"the log's paths name: {odd}"))
 
