@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 from urllib.parse import urlparse
 
-from attest import __version__
+from attest import __version__, fast
 from attest.build import PRODUCER_NAME
 from attest.canonical import blake3_hex
 from attest.errors import (
@@ -451,7 +451,10 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             logged_adds.values("baseRowId"), logged_adds.values("defaultRowCommitVersion")
         logged_times = logged_adds.values("modificationTime", MISSING)
         logged_stats = logged_adds.values("stats") if look_into or any(gaps) else None
-        for i, raw in enumerate(paths):
+        # The same files, views, times and problems, in the same order, made in bulk (_bulk_views) where no file needs
+        # the loop's per-file branches: every path plain and named once, no statistics to look into.
+        bulk = BULK_VIEWS and logged_stats is None and len(engine_raw) == len(paths) and all(plain)
+        for i, raw in enumerate(() if bulk else paths):
             if plain[i]:
                 rel = raw
             else:
@@ -500,6 +503,11 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             times[rel] = engine_times[i] if logged_time is MISSING else logged_time
             files.append(DataFile(path=rel, size=size, kind="data", location=location(rel)))
             file_views[rel] = blake3_hex("".join(text).encode("utf-8", "surrogatepass"))
+        if bulk:
+            location_of = f"{self.storage.local_root}/" if self.storage.local_root is not None else f"{self.uri}/"
+            files, file_views, times = _bulk_views(
+                paths, sizes, partition_texts, stats_texts, engine_times, logged_adds.live, logged_sizes,
+                logged_values, logged_dvs, base_rows, commit_versions, logged_times, spellings, location_of, problems)
         spellings.report(problems, notes)
         dv_files = self._deletion_vector_files(log, problems)
         for f in dv_files:
@@ -601,10 +609,16 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
 
         delta-rs gives a location as its table URI's (percent-encoded) path followed by the decoded relative path,
         so the comparison is on the part after the root."""
-        ours = sorted(f.path for f in files if f.kind == "data")
+        ours = [f.path for f in files if f.kind == "data"]
         roots = self._engine_roots(dt)
-        engine = [engine_relative(roots, uri) for uri in dt.file_uris()]
-        if sorted(engine) != ours:
+        uris = dt.file_uris()
+        first = roots[0] + "/" if roots[0] else ""
+        if first and not first.startswith("file:") and all(uri.startswith(first) for uri in uris):
+            # What engine_relative gives each: the first root is the one every location starts with.
+            engine = [uri[len(first):] for uri in uris]
+        else:
+            engine = [engine_relative(roots, uri) for uri in uris]
+        if sorted(engine) != sorted(ours):
             odd = sorted(set(engine) ^ set(ours))[:3]
             problems.append(Problem(Code.PATH_AMBIGUOUS, f"delta-rs resolves the live files to other locations than "
                                     f"the log's paths name: {odd}"))
@@ -751,6 +765,50 @@ def _cross_check_metadata(dt: DeltaTable, log: LogState, problems: list[Problem]
 
 # A file's row_tracking part when the log gives neither field (json_safe of two None values, as the encoder writes it).
 _NO_ROW_TRACKING = '{"baseRowId":null,"defaultRowCommitVersion":null}'
+
+
+# Whether a version's file views are made in bulk where the per-file branches are not needed (_bulk_views);
+# ATTEST_FAST=0 makes every one in the loop (tests/delta/test_delta_bulk_views.py holds the two to each other).
+BULK_VIEWS: bool = fast.ON
+
+
+def _bulk_views(paths: list[str], sizes: list[Any], partition_texts: list[str] | None, stats_texts: list[str],
+                engine_times: list[Any], live: list[bool], logged_sizes: list[Any], logged_values: list[Any],
+                logged_dvs: list[Any], base_rows: list[Any], commit_versions: list[Any], logged_times: list[Any],
+                spellings: _Spellings, location_of: str,
+                problems: list[Problem]) -> tuple[list[DataFile], dict[str, str], dict[str, Any]]:
+    """What ``DeltaCarrier._compute_live``'s per-file loop makes of files whose paths are all plain (each its own
+    canonical relative path), named once, with no statistics to look into: the files, their view digests and times,
+    and the size problems (appended to ``problems``, in file order). Each value is made by the loop's own expression,
+    column by column rather than file by file; the view texts are made and hashed one at a time (never all held)."""
+    sized = [int(size) for size in sizes]
+    for rel, is_live, logged, size in zip(paths, live, logged_sizes, sized, strict=True):
+        # A logged size of 0 is a real (empty) file's size, not a missing one.
+        if is_live and (-1 if logged is None else int(logged)) != size:
+            problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of {rel}",
+                                    rel))
+    if spellings.strings or spellings.timestamps:  # else see_partitions finds nothing
+        for rel, values in zip(paths, logged_values, strict=True):
+            spellings.see_partitions(rel, values)
+    encode = _file_encode()
+    dvs = ["null" if dv is None else encode(_dv_entry(dv)) for dv in logged_dvs]
+    rows = [_NO_ROW_TRACKING if base is None and version is None else
+            encode(json_safe({"baseRowId": base, "defaultRowCommitVersion": version}))
+            for base, version in zip(base_rows, commit_versions, strict=True)]
+    partitions = ["null"] * len(paths) if partition_texts is None else partition_texts
+    if spellings.partitions:
+        # As written too: engines parse some spellings alike and others not (a timestamp's zone, measured).
+        partitions = [f'{part},"partition_text":{encode(json_safe(v) if isinstance(v, dict) else None)}'
+                      for part, v in zip(partitions, logged_values, strict=True)]
+    texts = (f'{{"deletion_vector":{dv},"kind":"data","partition":{part},"row_tracking":{row},"size":{size},'
+             f'"stats":{stats}}}' for dv, part, row, size, stats in zip(dvs, partitions, rows, sized, stats_texts,
+                                                                        strict=True))
+    file_views = dict(zip(paths, [blake3_hex(text.encode("utf-8", "surrogatepass")) for text in texts], strict=True))
+    times = dict(zip(paths, [engine if logged is MISSING else logged
+                             for engine, logged in zip(engine_times, logged_times, strict=True)], strict=True))
+    files = [DataFile(path=rel, size=size, kind="data", location=location_of + rel)
+             for rel, size in zip(paths, sized, strict=True)]
+    return files, file_views, times
 
 
 def _dv_entry(dv: Any) -> Any:

@@ -242,3 +242,22 @@ def test_the_replay_of_a_regular_checkpoint_finds_nothing_and_matches_the_engine
     assert problems == []
     engine = {str(r["path"]) for r in pa.table(DeltaTable(str(path)).get_add_actions()).to_pylist()}
     assert set(state.adds) == engine
+
+
+def test_joined_lines_are_the_texts_joined_in_python() -> None:
+    """The statistics check's bytes (checkpoint.joined_lines) are the texts made Python strings and joined."""
+    import random
+
+    import pyarrow as pa
+
+    from carriers.delta.checkpoint import joined_lines
+
+    rng = random.Random(35)
+    alphabet = ['a', '"', "\\", "\n", "\r", " ", "é", "日", "\u2028", "\U0001f600", "{", "}", ":", ","]
+    for kind in (pa.string(), pa.large_string()):
+        for _ in range(200):
+            texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(1, 9))]
+            array = pa.array(texts, kind)
+            start = rng.randint(0, len(texts) - 1)
+            for part in (array, array.slice(start), array.slice(start, 1)):
+                assert joined_lines(part) == "".join(t + "\n" for t in part.to_pylist()).encode("utf-8")
