@@ -217,6 +217,13 @@ def _found_at(where: str, kind: str, iceberg_too: bool, notes: list[str]) -> lis
 MAX_HIDDEN_FOLDERS = 2_000
 
 
+def _search_bounded(folder: str, left: int) -> Skipped:
+    # One wording for the local and the store walk: the auditor learns the search stopped, and where.
+    return Skipped(folder, Code.TABLE_NOT_AUDITED, (
+        f"{folder} is hidden and was searched for tables through {MAX_HIDDEN_FOLDERS} folders only; "
+        f"{left} folder(s) under it were not looked at: audit it by its name"))
+
+
 def _hidden_tables(folder: str, mark: str, *, deep: bool) -> list[Skipped]:
     """The tables in a hidden folder and below it, each listed with its reason: ``_staging/orders`` is reached by its
     name as much as ``_staging`` is, and was not even listed. Links are not followed here, nor tables entered (their
@@ -228,9 +235,7 @@ def _hidden_tables(folder: str, mark: str, *, deep: bool) -> list[Skipped]:
         current = pending.pop()
         seen += 1
         if seen > MAX_HIDDEN_FOLDERS:
-            out.append(Skipped(folder, Code.TABLE_NOT_AUDITED, (
-                f"{folder} is hidden and was searched for tables through {MAX_HIDDEN_FOLDERS} folders only; "
-                f"{len(pending) + 1} folder(s) under it were not looked at: audit it by its name")))
+            out.append(_search_bounded(folder, len(pending) + 1))
             break
         try:
             entries = sorted(os.scandir(current), key=lambda e: e.name)
@@ -270,9 +275,7 @@ def _hidden_remote(storage: Any, root: str, rel: str, *, deep: bool) -> list[Ski
         here = f"{root}/{current}"
         seen += 1
         if seen > MAX_HIDDEN_FOLDERS:
-            out.append(Skipped(folder, Code.TABLE_NOT_AUDITED, (
-                f"{folder} is hidden and was searched for tables through {MAX_HIDDEN_FOLDERS} folders only; "
-                f"{len(pending) + 1} folder(s) under it were not looked at: audit it by its name")))
+            out.append(_search_bounded(folder, len(pending) + 1))
             break
         try:
             folders, _, kind = _remote_kind(storage, current)
