@@ -27,25 +27,13 @@ import pytest
 
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
+from tests.adversarial.spark_iceberg import pyiceberg_ids, spark_ids
 from tests.iceberg.conftest import local
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 pytestmark = pytest.mark.spark
-
-
-def _spark_ids(spark: SparkSession, name: str) -> list[int]:
-    spark.sql(f"REFRESH TABLE {name}")
-    return sorted(int(r[0]) for r in spark.sql(f"SELECT id FROM {name}").collect())
-
-
-def _pyiceberg_ids(warehouse: Path, ident: str) -> list[int]:
-    from pyiceberg.catalog.sql import SqlCatalog
-
-    catalog = SqlCatalog("iceberg", uri=f"sqlite:///{warehouse / 'iceberg_catalog.db'}",
-                         warehouse=(warehouse / "iceberg").as_uri())
-    return sorted(catalog.load_table(ident).scan().to_arrow().column("id").to_pylist())
 
 
 @dataclass
@@ -84,7 +72,7 @@ def converted(spark: SparkSession, spark_warehouse: Path) -> Converted:
     puffin = Path(location[len("file:"):] if location.startswith("file:") else location)
     # Not read through Spark here: Iceberg's executor cache keeps a deletion vector file's bits by path, and the
     # attack's first Spark read must see the file as forged.
-    rows = _pyiceberg_ids(spark_warehouse, ident)
+    rows = pyiceberg_ids(spark_warehouse, ident)
     assert rows == [0, 1, 3, 4, 5, 6, 8, 9, 100]
     return Converted(name=name, ident=ident, ref=ref, puffin=puffin, honest=puffin.read_bytes(), rows=rows)
 
@@ -138,14 +126,14 @@ def test_a_vector_whose_footer_points_elsewhere_is_table_inconsistent(restored: 
     restored.puffin.write_bytes(_moved_footer(restored.honest, 3))
     for crc in restored.puffin.parent.glob(f".{restored.puffin.name}.crc"):
         crc.unlink()
-    assert _pyiceberg_ids(spark_warehouse, restored.ident) == restored.rows  # pyiceberg: the footer's blob
+    assert pyiceberg_ids(spark_warehouse, restored.ident) == restored.rows  # pyiceberg: the footer's blob
     spark.conf.set("spark.sql.iceberg.executor-cache.enabled", "false")
     try:
         # Spark reads the manifest's offset: the first blob's data file gets its position 2 back, loses position 3
         first = _footer(restored.honest)[1]["blobs"][0]["properties"]["referenced-data-file"]
         base = int(pq.read_table(local(first)).column("id")[0].as_py())
         expected = sorted((set(restored.rows) | {base + 2}) - {base + 3})
-        assert _spark_ids(spark, restored.name) == expected != restored.rows
+        assert spark_ids(spark, restored.name) == expected != restored.rows
     finally:
         spark.conf.unset("spark.sql.iceberg.executor-cache.enabled")
     rc, doc = _cli(spark_warehouse, "verify", restored.ref, "--level", "bytes")
@@ -165,7 +153,7 @@ def test_a_vector_java_refuses_is_table_inconsistent(restored: Converted, spark_
     restored.puffin.write_bytes(bytes(forged))
     for crc in restored.puffin.parent.glob(f".{restored.puffin.name}.crc"):
         crc.unlink()
-    assert _pyiceberg_ids(spark_warehouse, restored.ident) == restored.rows
+    assert pyiceberg_ids(spark_warehouse, restored.ident) == restored.rows
     rc, doc = _cli(spark_warehouse, "verify", restored.ref, "--level", "bytes")
     assert rc == 1 and codes(doc) == ["table_inconsistent"], doc
     assert "fails its CRC" in json.dumps(doc), doc

@@ -11,7 +11,6 @@ table (the rows Spark read) was ``content_changed``. Now: ``content_changed`` an
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +19,7 @@ import pytest
 
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
+from tests.adversarial.spark_iceberg import merge_on_read_table, spark_ids
 from tests.iceberg.rewrites import replace, with_ids
 
 if TYPE_CHECKING:
@@ -28,27 +28,15 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.spark
 
 
-def _spark_ids(spark: SparkSession, name: str) -> list[int]:
-    spark.sql(f"REFRESH TABLE {name}")
-    return sorted(int(r[0]) for r in spark.sql(f"SELECT id FROM {name}").collect())
-
-
 def _deleted_twice(spark: SparkSession, warehouse: Path) -> tuple[str, str, str]:
-    ns = f"rad{uuid.uuid4().hex[:8]}"
-    name, ident = f"iceberg.{ns}.t", f"{ns}.t"
-    ref = f"iceberg://iceberg/{ident}"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
-    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', "
-              "'write.delete.mode'='merge-on-read')")
-    spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id FROM range(0, 5)")
-    spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id FROM range(5, 10)")
+    name, ident, ref = merge_on_read_table(spark, "rad")
     spark.sql(f"DELETE FROM {name} WHERE id = 2")
     rc, doc = _cli(warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
     assert rc == 0, doc
     spark.sql(f"DELETE FROM {name} WHERE id = 7")
     rc, doc = _cli(warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
     assert rc == 0, doc
-    assert _spark_ids(spark, name) == [0, 1, 3, 4, 5, 6, 8, 9]
+    assert spark_ids(spark, name) == [0, 1, 3, 4, 5, 6, 8, 9]
     return name, ident, ref
 
 
@@ -62,13 +50,13 @@ def test_spark_delete_then_record_then_rewrites(spark: SparkSession, spark_wareh
     catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
     back = [i for i in range(10) if i != 2]
     replace(catalog, catalog.load_table(ident), [with_ids(pa.table({"id": pa.array(back, pa.int64())}), [1])])
-    assert _spark_ids(spark, name) == back  # Spark reads id 7 again
+    assert spark_ids(spark, name) == back  # Spark reads id 7 again
     rc, doc = _cli(spark_warehouse, "verify", ref)
     assert rc == 1 and codes(doc) == ["content_changed"], json.dumps(doc)
 
     # the honest path: Spark's own rewrite_data_files of the rows it read
     name, ident, ref = _deleted_twice(spark, spark_warehouse)
     spark.sql(f"CALL iceberg.system.rewrite_data_files(table => '{ident}', options => map('rewrite-all', 'true'))")
-    assert _spark_ids(spark, name) == [0, 1, 3, 4, 5, 6, 8, 9]
+    assert spark_ids(spark, name) == [0, 1, 3, 4, 5, 6, 8, 9]
     rc, doc = _cli(spark_warehouse, "verify", ref)
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at snapshot"), json.dumps(doc)

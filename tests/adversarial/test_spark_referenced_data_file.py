@@ -14,7 +14,6 @@ v2 deletes (no ``referenced_data_file``, equal bounds; the ``DELETE`` here) read
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,25 +23,13 @@ import pytest
 
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
+from tests.adversarial.spark_iceberg import merge_on_read_table, pyiceberg_ids, spark_ids
 from tests.iceberg.conftest import local
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 pytestmark = pytest.mark.spark
-
-
-def _spark_ids(spark: SparkSession, name: str) -> list[int]:
-    spark.sql(f"REFRESH TABLE {name}")
-    return sorted(int(r[0]) for r in spark.sql(f"SELECT id FROM {name}").collect())
-
-
-def _pyiceberg_ids(warehouse: Path, ident: str) -> list[int]:
-    from pyiceberg.catalog.sql import SqlCatalog
-
-    catalog = SqlCatalog("iceberg", uri=f"sqlite:///{warehouse / 'iceberg_catalog.db'}",
-                         warehouse=(warehouse / "iceberg").as_uri())
-    return sorted(catalog.load_table(ident).scan().to_arrow().column("id").to_pylist())
 
 
 def _referenced_elsewhere(spark: SparkSession, name: str) -> None:
@@ -68,19 +55,12 @@ def _referenced_elsewhere(spark: SparkSession, name: str) -> None:
 
 def test_a_delete_file_referenced_to_another_data_file_is_not_attested(spark: SparkSession,
                                                                        spark_warehouse: Path) -> None:
-    ns = f"ref{uuid.uuid4().hex[:8]}"
-    name, ident = f"iceberg.{ns}.t", f"{ns}.t"
-    ref = f"iceberg://iceberg/{ident}"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
-    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', "
-              "'write.delete.mode'='merge-on-read')")
-    spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id FROM range(0, 5)")
-    spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id FROM range(5, 10)")
+    name, ident, ref = merge_on_read_table(spark, "ref")
     spark.sql(f"DELETE FROM {name} WHERE id = 2")
     _referenced_elsewhere(spark, name)
     honest = [0, 1, 3, 4, 5, 6, 7, 8, 9]
-    assert _spark_ids(spark, name) == honest  # Java applies the file to the file it references: id 5 kept
-    assert _pyiceberg_ids(spark_warehouse, ident) == [i for i in honest if i != 5]  # pyiceberg: id 5 deleted
+    assert spark_ids(spark, name) == honest  # Java applies the file to the file it references: id 5 kept
+    assert pyiceberg_ids(spark_warehouse, ident) == [i for i in honest if i != 5]  # pyiceberg: id 5 deleted
     rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
     assert rc != 0 and "table_inconsistent" in codes(doc), doc
     rc, doc = _cli(spark_warehouse, "verify", ref)
