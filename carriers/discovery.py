@@ -12,8 +12,9 @@ replaced by a symlink was skipped without a word):
   link says so (the link and where it resolves, also when that is outside the audited folder); a link back to a
   folder on its own path (a cycle) is listed and not followed, and the whole walk is bounded (``MAX_LOCAL_FOLDERS``).
   Folders starting with ``_`` or ``.`` are not walked (Spark and Delta readers treat them as hidden); every table in
-  one or below it is listed as skipped, with the reason (``MAX_HIDDEN_FOLDERS``); a folder that is a Delta table and
-  holds Iceberg metadata is both tables;
+  one or below it is listed as skipped, with the reason (``MAX_HIDDEN_FOLDERS``) — a table's own ``_delta_log``,
+  ``_recipe_attest``, ``_change_data``, ``_delta_index`` included, and tables found there entered; a folder that is
+  a Delta table and holds Iceberg metadata is both tables;
 - an object-store prefix (``s3://bucket/prefix/``, ``gs://…``, ``az://…``, ``abfss://…``): the same walk, one
   delimiter listing per folder, through delta-rs's object store with the command's storage options; bounded
   (``MAX_FOLDERS`` listings), the folders left unlisted reported as not audited; tables in hidden prefixes listed as
@@ -170,10 +171,11 @@ def discover_local(root: Path) -> Discovery:
             except OSError:
                 continue
             if entry.name.startswith(("_", ".")):
-                if is_dir and not (kind is not None and entry.name in ("_delta_log", "_recipe_attest")):
-                    # A Delta table's own change-data and index folders are looked at, not searched (they are big).
-                    deep = not (kind == "delta" and entry.name in ("_change_data", "_delta_index"))
-                    out.skipped.extend(_hidden_tables(child, entry.name[0], deep=deep))
+                if is_dir:
+                    # A table's own folders too (_delta_log, _recipe_attest, _change_data, _delta_index): a table
+                    # copied into one was neither audited nor listed while delta-rs reads it by its name (the
+                    # search is bounded; a big _change_data costs listings, never a silent gap).
+                    out.skipped.extend(_hidden_tables(child, entry.name[0]))
                 continue
             if is_link:
                 target = os.path.realpath(child)
@@ -224,10 +226,11 @@ def _search_bounded(folder: str, left: int) -> Skipped:
         f"{left} folder(s) under it were not looked at: audit it by its name"))
 
 
-def _hidden_tables(folder: str, mark: str, *, deep: bool) -> list[Skipped]:
+def _hidden_tables(folder: str, mark: str) -> list[Skipped]:
     """The tables in a hidden folder and below it, each listed with its reason: ``_staging/orders`` is reached by its
-    name as much as ``_staging`` is, and was not even listed. Links are not followed here, nor tables entered (their
-    ``_delta_log`` / ``metadata``); a search cut short by its budget says so."""
+    name as much as ``_staging`` is, and was not even listed. Tables found are entered too (a table copied into a
+    hidden table's ``_delta_log``, ``metadata`` or ``_change_data`` was not listed); links are not followed; a folder
+    that cannot be listed, and a search cut short by its budget, say so."""
     hidden = _hidden_reason(mark)
     out: list[Skipped] = []
     pending, seen = [folder], 0
@@ -239,20 +242,22 @@ def _hidden_tables(folder: str, mark: str, *, deep: bool) -> list[Skipped]:
             break
         try:
             entries = sorted(os.scandir(current), key=lambda e: e.name)
-        except OSError:
+        except OSError as exc:
+            # Listed, not blocking (a hidden place never blocks): the auditor learns a table may sit there unseen.
+            where = "" if current == folder else f"; it is under {folder}"
+            out.append(Skipped(current, Code.TABLE_NOT_AUDITED, f"the folder cannot be listed ({exc.strerror or exc})"
+                               f"{where}, {hidden}"))
             continue
         kind = _table_kind(current, {e.name for e in entries})
         if kind is not None:
             where = "in" if current == folder else f"under {folder},"
             out.append(Skipped(current, Code.TABLE_NOT_AUDITED, f"a {kind} table {where} {hidden}"))
-        if not deep:
-            break
-        skip = {"_delta_log", "_recipe_attest", "metadata"} if kind is not None else set()
-        try:
-            pending.extend(os.path.join(current, e.name) for e in reversed(entries)
-                           if e.name not in skip and e.is_dir(follow_symlinks=False))
-        except OSError:
-            continue
+        for e in reversed(entries):
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    pending.append(os.path.join(current, e.name))
+            except OSError:
+                continue
     return out
 
 
@@ -261,10 +266,10 @@ def _hidden_reason(mark: str) -> str:
             "(Spark, Delta) and not walked; audit it by its name")
 
 
-def _hidden_remote(storage: Any, root: str, rel: str, *, deep: bool) -> list[Skipped]:
+def _hidden_remote(storage: Any, root: str, rel: str) -> list[Skipped]:
     """``_hidden_tables`` on an object store: the tables in a hidden prefix and below it, each listed with its reason
     (the store's walk dropped ``_staging/orders`` without a word, where the local walk listed it). One delimiter
-    listing per folder, at most ``MAX_HIDDEN_FOLDERS``; tables are not entered; a prefix that cannot be listed is
+    listing per folder, at most ``MAX_HIDDEN_FOLDERS``; tables are entered too; a prefix that cannot be listed is
     said."""
     folder = f"{root}/{rel}"
     hidden = _hidden_reason(rel.rsplit("/", 1)[-1][0])
@@ -288,10 +293,7 @@ def _hidden_remote(storage: Any, root: str, rel: str, *, deep: bool) -> list[Ski
         if kind is not None:
             where = "in" if current == rel else f"under {folder},"
             out.append(Skipped(here, Code.TABLE_NOT_AUDITED, f"a {kind} table {where} {hidden}"))
-        if not deep:
-            break
-        skip = {"_delta_log", "_recipe_attest", "metadata"} if kind is not None else set()
-        pending.extend(f"{current}/{d}" for d in sorted(folders, reverse=True) if d not in skip)
+        pending.extend(f"{current}/{d}" for d in sorted(folders, reverse=True))
     return out
 
 
@@ -386,10 +388,10 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
             child = f"{rel}/{d}" if rel else d
             if not d.startswith(("_", ".")):
                 pending.append((child, inside))
-            elif not (kind is not None and d in ("_delta_log", "_recipe_attest")):
-                # As the local walk: hidden folders are not walked, but every table in one is listed (SKIPPED).
-                deep = not (kind == "delta" and d in ("_change_data", "_delta_index"))
-                out.skipped.extend(_hidden_remote(storage, root, child, deep=deep))
+            else:
+                # As the local walk: hidden folders (a table's own too) are not walked, but every table in one is
+                # listed (SKIPPED).
+                out.skipped.extend(_hidden_remote(storage, root, child))
     _flag_lookalikes(out)
     return out
 

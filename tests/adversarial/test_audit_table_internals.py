@@ -1,0 +1,93 @@
+"""Tables hidden inside another table's own folders (``_delta_log/``, ``_recipe_attest/``, ``_change_data/``,
+``_delta_index/``) or inside a hidden table's folders (``_staging/t/metadata/``, ``_staging/t/_delta_log/``).
+
+Before, the walk did not look into a table's ``_delta_log`` or ``_recipe_attest`` at all, looked at its
+``_change_data`` and ``_delta_index`` only as tables themselves, and the hidden-folder search never entered a table
+it found: a tampered table copied there was neither audited nor listed, the audit exiting 0 with nothing said, while
+delta-rs opens it by its name (measured in each test: ``DeltaTable(path).version()``; delta-rs refuses a table inside
+``_delta_log/``, another engine's path logic may not). Such places are hidden as a ``_staging`` folder is (Spark and
+Delta readers of the folder above do not read them): each table there is now listed ``SKIPPED (table_not_audited)``,
+as a table in ``_staging/`` is, and a hidden folder that cannot be listed says so."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from deltalake import DeltaTable
+
+from tests.adversarial.test_audit_discovery_attacks import attested, audit, tamper
+
+
+def planted(lake: Path, where: str, scratch: Path) -> Path:
+    """An attested table made elsewhere, copied to ``lake/where`` and tampered there (as a storage writer can)."""
+    source = attested(scratch / where.replace("/", "_"))
+    shutil.copytree(source, lake / where)
+    tamper(lake / where)
+    return lake / where
+
+
+OWN = ["orders/_change_data/x", "orders/_delta_index/x", "orders/_recipe_attest/x", "orders/_delta_log/x",
+       "orders/_delta_log/_sidecars/x"]
+IN_HIDDEN = ["_staging/t/_delta_log/y", "_staging/t/metadata/z", "_staging/t/_recipe_attest/w"]
+
+
+def test_tables_inside_a_tables_own_folders_are_listed(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    attested(lake / "orders")
+    attested(lake / "_staging" / "t")
+    for where in OWN + IN_HIDDEN:
+        planted(lake, where, tmp_path / "src")
+    for where in ("orders/_change_data/x", "orders/_recipe_attest/x", "_staging/t/metadata/z"):
+        assert DeltaTable(str(lake / where)).version() == 1  # a reader opens the tampered table by its name
+    rc, doc = audit(str(lake))
+    assert [(t["table"], t["outcome"]) for t in doc["tables"]] == [(str(lake / "orders"), "VERIFIED")], doc
+    skipped = {s["path"]: s for s in doc["skipped"]}
+    for where in OWN + IN_HIDDEN:
+        entry = skipped.get(str(lake / where))
+        assert entry is not None, (where, sorted(skipped))  # before: not listed, the audit said nothing of it
+        assert entry["code"] == "table_not_audited" and "a delta table" in entry["message"], entry
+    assert str(lake / "_staging" / "t") in skipped
+    assert set(skipped) == {str(lake / w) for w in OWN + IN_HIDDEN} | {str(lake / "_staging" / "t")}
+    assert rc == 0  # listed as a table in _staging/ is: the exit code stays the audited tables'
+
+
+def test_a_table_with_change_data_and_sidecars_lists_nothing(tmp_path: Path) -> None:
+    """Control: a table's own folders holding what they hold (change data files, a log with a ``_sidecars/`` folder,
+    the attestation sidecars) are no table: nothing is listed."""
+    lake = tmp_path / "lake"
+    table = attested(lake / "orders")
+    for folder in ("_change_data/p=1", "_delta_log/_sidecars", "_delta_index"):
+        (table / folder).mkdir(parents=True, exist_ok=True)
+        (table / folder / "f.parquet").write_bytes(b"x")
+    rc, doc = audit(str(lake))
+    assert rc == 0 and doc["skipped"] == [] and len(doc["tables"]) == 1, doc
+
+
+def test_a_hidden_folder_that_cannot_be_listed_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hidden folder (or one below it) the auditor may not list: before, the search passed over it in silence. Now
+    it is listed (the tables under it are unknown); a folder of the walk itself that cannot be listed is, as before, an
+    ERROR line (held). Permissions are simulated: the tests run as root, whom ``chmod 000`` does not stop."""
+    lake = tmp_path / "lake"
+    attested(lake / "orders")
+    (lake / "_staging" / "eu").mkdir(parents=True)
+    (lake / "team").mkdir()
+    denied = {str(lake / "_staging" / "eu"), str(lake / "team")}
+    real = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        if str(path) in denied:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    rc, doc = audit(str(lake))
+    skipped = {s["path"]: s for s in doc["skipped"]}
+    entry = skipped.get(str(lake / "_staging" / "eu"))
+    assert entry is not None and "cannot be listed (Permission denied)" in entry["message"], doc["skipped"]
+    errors = {t["table"]: t for t in doc["tables"] if t["outcome"] == "ERROR"}
+    assert errors[str(lake / "team")]["code"] == "table_unreadable", doc
+    assert rc == 2
