@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,9 @@ from carriers.refs import ICEBERG_SCHEME, TableRef, is_local, local_path, parse_
 MAX_FOLDERS = 10_000
 # A local walk visits at most this many folders (links can make a small tree look large).
 MAX_LOCAL_FOLDERS = 200_000
+
+# Told how a walk goes: (folders listed so far, tables found so far), after each folder.
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,7 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def discover_local(root: Path) -> Discovery:
+def discover_local(root: Path, progress: Progress | None = None) -> Discovery:
     """Every table under a local folder, and every place skipped with its reason (module docstring)."""
     out = Discovery()
     root_text = str(root)
@@ -138,6 +141,8 @@ def discover_local(root: Path) -> Discovery:
     while stack:
         current, chain, outer, via = stack.pop()
         visited += 1
+        if progress is not None:
+            progress(visited, len(out.tables))
         if visited > MAX_LOCAL_FOLDERS:
             left = [current, *(s[0] for s in stack)]
             out.skipped.append(Skipped(current, Code.TABLE_NOT_AUDITED, (
@@ -348,7 +353,8 @@ def remote_tables_under(prefix: str, storage_options: Mapping[str, str] | None =
     yield from discover_remote(prefix, storage_options).refs
 
 
-def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = None) -> Discovery:
+def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = None,
+                    progress: Progress | None = None) -> Discovery:
     """The walk on an object store: one delimiter listing per folder through delta-rs's object store; tables are
     entered too (a nested table is found and noted)."""
     from carriers.storage.delta import DeltaStorage
@@ -364,6 +370,8 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
         rel, outer = pending.pop(0)
         here = f"{root}/{rel}" if rel else root
         listed += 1
+        if progress is not None:
+            progress(listed, len(out.tables))
         if listed > MAX_FOLDERS:
             out.skipped.append(Skipped(here, Code.TABLE_NOT_AUDITED, (
                 f"{prefix} holds more than {MAX_FOLDERS} folders; {len(pending) + 1} folder(s) were not listed and "
@@ -483,8 +491,10 @@ def _all_namespaces(catalog: Any, catalog_name: str, root: tuple[str, ...] = ())
     return sorted(out)
 
 
-def discover(target: str, storage_options: Mapping[str, str] | None = None) -> Discovery:
-    """The tables ``target`` stands for (see module docstring), and what was skipped."""
+def discover(target: str, storage_options: Mapping[str, str] | None = None,
+             progress: Progress | None = None) -> Discovery:
+    """The tables ``target`` stands for (see module docstring), and what was skipped; ``progress`` is told how a
+    folder walk goes (a walk of 10,000 prefixes on a store takes minutes, and said nothing until it ended)."""
     if target.startswith(ICEBERG_SCHEME):
         rest = target[len(ICEBERG_SCHEME):].strip("/")
         catalog, _, ident = rest.partition("/")
@@ -509,20 +519,20 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None) -> D
         if local.is_dir():
             # A folder, or a table folder: walked all the same (a table inside a table is found and noted); the
             # folder itself, when a table, keeps the name the user typed.
-            found = discover_local(local)
+            found = discover_local(local, progress)
             # (parse_ref only for the folder itself, as typed: the Delta side of a folder that is both keeps it)
             found.tables = [Found(parse_ref(target), f.notes) if f.ref.location == str(local) and
                             f.ref.format == parse_ref(target).format else f for f in found.tables]
             return found
         return Discovery([Found(parse_ref(target))])
     if target.endswith("/"):  # a prefix (the trailing slash says so): every table under it
-        return discover_remote(target, storage_options)
+        return discover_remote(target, storage_options, progress)
     if re.search(r"@[0-9]+$", target):
         return Discovery([Found(parse_ref(target))])
     # A table named without its trailing '/' is walked all the same, as a local table folder is (issue 29.5 on a
     # store: an attested table copied to ``lake/sales`` made ``attest audit s3://b/lake/sales`` audit it alone, and
     # the tampered ``lake/sales/orders`` below went unchecked). The table itself keeps the name as typed.
-    found = discover_remote(target, storage_options)
+    found = discover_remote(target, storage_options, progress)
     root = target.rstrip("/")
     found.tables = [Found(parse_ref(target), f.notes) if f.ref.location == root and f.ref.format == "delta" else f
                     for f in found.tables]

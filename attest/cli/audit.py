@@ -27,7 +27,17 @@ def cmd_audit(args: argparse.Namespace, out: Output) -> AuditResult:
 
 
 def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None) -> AuditResult:
-    from attest.cli.audit_pool import Context, Item, Kept, audit_progress, audited, coded, jobs_for, pool_kind
+    from attest.cli.audit_pool import (
+        Context,
+        Item,
+        Kept,
+        audit_progress,
+        audited,
+        coded,
+        jobs_for,
+        pool_kind,
+        walk_progress,
+    )
     from attest.cli.catalogs import audit_targets
     from attest.errors import InvalidArgumentError
     from attest.redact import redact
@@ -67,7 +77,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
     try:
         for target in targets:
             try:
-                found = discover(target, options)
+                found = discover(target, options, walk_progress(out, target, progress.enabled))
             except Exception as exc:  # a target that cannot be expanded is an outcome, the others go on
                 add(AuditRow.of_exception(target, coded(exc)))
                 continue
