@@ -34,6 +34,7 @@ one on an object store is refused by ``open_table`` with ``unsupported_table``, 
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import unicodedata
@@ -173,7 +174,14 @@ def discover_local(root: Path, progress: Progress | None = None) -> Discovery:
             try:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir()  # follows a link
-            except OSError:
+            except OSError as exc:
+                # Never passed over in silence: a link looping on itself reaches nothing (listed); one the walk may
+                # not follow (permission denied on the way) may reach a table another reader can open (ERROR).
+                looping = exc.errno == errno.ELOOP
+                out.skipped.append(Skipped(child, Code.TABLE_NOT_FOUND if looping else Code.TABLE_UNREADABLE, (
+                    "a link that loops on itself: it reaches nothing" if looping else
+                    f"cannot be looked at ({exc.strerror or exc}); a table there is not audited"),
+                    blocking=not looping))
                 continue
             if entry.name.startswith(("_", ".")):
                 if is_dir:

@@ -91,3 +91,39 @@ def test_a_hidden_folder_that_cannot_be_listed_is_said(tmp_path: Path, monkeypat
     errors = {t["table"]: t for t in doc["tables"] if t["outcome"] == "ERROR"}
     assert errors[str(lake / "team")]["code"] == "table_unreadable", doc
     assert rc == 2
+
+
+def test_a_link_the_walk_cannot_follow_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link looping on itself (``ELOOP``) and a link whose target the auditor may not look at (``EACCES`` on the
+    way, simulated): before, the walk passed over both without a word (``DirEntry.is_dir`` raised, the entry was
+    dropped). A reader whose permissions differ opens the table behind the second: it is an ERROR line now; the loop
+    reaches nothing and is listed."""
+    lake = tmp_path / "lake"
+    attested(lake / "orders")
+    hidden_table = attested(tmp_path / "private" / "finance")
+    os.symlink(lake / "loop", lake / "loop")
+    os.symlink(hidden_table, lake / "finance")
+    real = os.scandir
+
+    class Denied:
+        """The entry ``finance`` as a walk not allowed to look behind it sees it."""
+
+        def __init__(self, entry: Any) -> None:
+            self.entry, self.name, self.path = entry, entry.name, entry.path
+
+        def is_symlink(self) -> bool:
+            return True
+
+        def is_dir(self, follow_symlinks: bool = True) -> bool:
+            raise PermissionError(13, "Permission denied", self.path)
+
+    def scandir(path: Any = ".") -> Any:
+        return [Denied(e) if e.name == "finance" else e for e in real(path)]
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    rc, doc = audit(str(lake))
+    skipped = {s["path"]: s for s in doc["skipped"]}
+    assert skipped[str(lake / "loop")]["code"] == "table_not_found", doc["skipped"]
+    errors = {t["table"]: t for t in doc["tables"] if t["outcome"] == "ERROR"}
+    assert errors[str(lake / "finance")]["code"] == "table_unreadable", doc
+    assert rc == 2
