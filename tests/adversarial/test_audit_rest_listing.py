@@ -190,6 +190,10 @@ def test_a_listing_paging_without_end_is_bounded(rest: Any, monkeypatch: pytest.
     catalog = Endless([("sales",)], {("sales",): [(("sales",), "orders")]}, page=10)
     monkeypatch.setenv("PYICEBERG_CATALOG__STUB__TYPE", "rest")
     monkeypatch.setenv("PYICEBERG_CATALOG__STUB__URI", rest(catalog))
+    import pyiceberg.catalog
+    from pyiceberg.utils.config import Config
+
+    monkeypatch.setattr(pyiceberg.catalog, "_ENV_CONFIG", Config())  # read once at import: read these variables
     monkeypatch.setattr(catalogs, "MAX_LISTING_PAGES", 5)
     with pytest.raises(AttestError) as caught:
         discovery.discover("iceberg://stub/sales")
