@@ -117,8 +117,16 @@ def test_a_link_the_walk_cannot_follow_is_said(tmp_path: Path, monkeypatch: pyte
         def is_dir(self, follow_symlinks: bool = True) -> bool:
             raise PermissionError(13, "Permission denied", self.path)
 
+    class Listing(list[Any]):
+        def __enter__(self) -> Listing:
+            return self
+
+        def __exit__(self, *args: Any) -> None:
+            pass
+
     def scandir(path: Any = ".") -> Any:
-        return [Denied(e) if e.name == "finance" else e for e in real(path)]
+        with real(path) as entries:
+            return Listing(Denied(e) if e.name == "finance" else e for e in entries)
 
     monkeypatch.setattr(os, "scandir", scandir)
     rc, doc = audit(str(lake))
