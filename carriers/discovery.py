@@ -120,11 +120,19 @@ def _is_iceberg_folder(path: str) -> bool:
 
 
 def _table_kind(path: str, names: set[str]) -> str | None:
-    if "_delta_log" in names and os.path.isdir(os.path.join(path, "_delta_log")):
+    # Any case of the name, then the name itself looked up: on a case-insensitive file system (APFS, NTFS) readers
+    # open ``_DELTA_LOG/`` as ``_delta_log/``, and the table was neither audited nor listed; on a case-sensitive one
+    # the lookup fails and such a folder is no table, as to its readers.
+    folded = {n.casefold() for n in names if len(n) in (8, 10)}  # "metadata", "_delta_log": a data folder is big
+    if "_delta_log" in folded and os.path.isdir(os.path.join(path, "_delta_log")):
         return "delta"
-    if "metadata" in names and _is_iceberg_folder(path):
+    if "metadata" in folded and _is_iceberg_folder(path):
         return "iceberg"
     return None
+
+
+def _has_metadata(names: set[str]) -> bool:
+    return any(n.casefold() == "metadata" for n in names if len(n) == 8)
 
 
 def _within(path: str, root: str) -> bool:
@@ -166,7 +174,8 @@ def discover_local(root: Path, progress: Progress | None = None) -> Discovery:
             notes = list(via)
             if outer is not None:
                 notes.append(f"nested inside table {outer}: a table's folder holds this table")
-            out.tables.extend(_found_at(current, kind, "metadata" in names and _is_iceberg_folder(current), notes))
+            iceberg_too = kind == "iceberg" or (_has_metadata(names) and _is_iceberg_folder(current))
+            out.tables.extend(_found_at(current, kind, iceberg_too, notes))
             inside = current
         children: list[tuple[str, tuple[str, ...], str | None, tuple[str, ...]]] = []
         for entry in entries:

@@ -135,3 +135,31 @@ def test_a_link_the_walk_cannot_follow_is_said(tmp_path: Path, monkeypatch: pyte
     errors = {t["table"]: t for t in doc["tables"] if t["outcome"] == "ERROR"}
     assert errors[str(lake / "finance")]["code"] == "table_unreadable", doc
     assert rc == 2
+
+
+def test_a_log_folder_in_other_case_on_a_case_insensitive_file_system(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``orders/_DELTA_LOG/`` (the log folder renamed in capitals), tampered: on a case-insensitive file system (APFS,
+    NTFS) delta-rs opens ``orders`` through it, and the walk, looking for the exact name ``_delta_log``, found no table
+    and searched the capitalised folder as a hidden one: neither audited nor listed. Simulated (this machine's file
+    systems are case-sensitive): ``os.path.isdir`` answers as such a file system does. On a case-sensitive file system
+    the folder is no table, to delta-rs and to the walk alike (held)."""
+    lake = tmp_path / "lake"
+    attested(lake / "customers")
+    tamper(attested(lake / "orders"))
+    (lake / "orders" / "_delta_log").rename(lake / "orders" / "_DELTA_LOG")
+    with pytest.raises(Exception):  # noqa: B017  (delta-rs's own error types)
+        DeltaTable(str(lake / "orders"))
+    rc, doc = audit(str(lake))
+    assert [t["table"] for t in doc["tables"]] == [str(lake / "customers")] and rc == 0, doc
+    real = os.path.isdir
+
+    def isdir(path: Any) -> bool:
+        head, tail = os.path.split(str(path))
+        return real(os.path.join(head, "_DELTA_LOG") if tail == "_delta_log" else path) or real(path)
+
+    monkeypatch.setattr(os.path, "isdir", isdir)
+    rc, doc = audit(str(lake))
+    outcomes = {t["table"]: t["outcome"] for t in doc["tables"]}
+    assert str(lake / "orders") in outcomes and outcomes[str(lake / "orders")] != "VERIFIED", doc
+    assert rc != 0
