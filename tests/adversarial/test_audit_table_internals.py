@@ -7,7 +7,9 @@ it found: a tampered table copied there was neither audited nor listed, the audi
 delta-rs opens it by its name (measured in each test: ``DeltaTable(path).version()``; delta-rs refuses a table inside
 ``_delta_log/``, another engine's path logic may not). Such places are hidden as a ``_staging`` folder is (Spark and
 Delta readers of the folder above do not read them): each table there is now listed ``SKIPPED (table_not_audited)``,
-as a table in ``_staging/`` is, and a hidden folder that cannot be listed says so."""
+as a table in ``_staging/`` is, and a hidden folder that cannot be listed says so. Also here: links the walk cannot
+follow, a log folder in another case on a case-insensitive file system, and (held) an Iceberg folder holding only
+``.gz.metadata.json`` names."""
 
 from __future__ import annotations
 
@@ -163,3 +165,31 @@ def test_a_log_folder_in_other_case_on_a_case_insensitive_file_system(tmp_path: 
     outcomes = {t["table"]: t["outcome"] for t in doc["tables"]}
     assert str(lake / "orders") in outcomes and outcomes[str(lake / "orders")] != "VERIFIED", doc
     assert rc != 0
+
+
+def test_an_iceberg_folder_holding_only_gz_metadata_names_is_found(tmp_path: Path) -> None:
+    """Held (pinned): an Iceberg table folder whose metadata files are all named ``<n>-<uuid>.gz.metadata.json``
+    (gzip-compressed, as ``write.metadata.compression-codec=gzip`` names them) is found and read from the newest
+    one, labelled so; pyiceberg's ``StaticTable`` reads the same snapshot."""
+    import gzip
+
+    import pyarrow as pa
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.table import StaticTable
+
+    catalog = SqlCatalog("c", uri=f"sqlite:///{tmp_path}/c.db", warehouse=f"file://{tmp_path}/wh")
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema=pa.schema([("x", pa.int64())]))
+    table.append(pa.table({"x": [1, 2]}))
+    metadata = Path(table.location().removeprefix("file://")) / "metadata"
+    for file in sorted(metadata.glob("*.metadata.json")):
+        file.with_name(file.name.replace(".metadata.json", ".gz.metadata.json")).write_bytes(
+            gzip.compress(file.read_bytes()))
+        file.unlink()
+    newest = sorted(metadata.glob("00001-*.gz.metadata.json"))
+    assert len(newest) == 1 and not list(metadata.glob("*[!z].metadata.json"))
+    rc, doc = audit(str(tmp_path / "wh"))
+    rows = doc["tables"]
+    assert [(r["table"], r["outcome"]) for r in rows] == [(str(metadata.parent), "UNATTESTED")], doc
+    assert f"metadata/{newest[0].name}" in rows[0]["notes"][0] and rc == 1
+    assert rows[0]["version"] == str(StaticTable.from_metadata(str(newest[0])).current_snapshot().snapshot_id)
