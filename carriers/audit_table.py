@@ -16,6 +16,7 @@ which run and batch it holds (``attest.audit.id``, ``attest.audit.batch``) and t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -78,7 +79,11 @@ class AuditTable:
         return cls(uri=uri, storage_options=options, exists=True)
 
     def is_table(self, ref: TableRef) -> bool:
-        """Whether an audited table is this audit table (the run writing to it does not audit it)."""
+        """Whether an audited table is this audit table by its own name (the run writing to it does not audit it).
+
+        By its name only — the path given to ``--to`` or the one it resolves to — never by where a table resolves:
+        ``lake/orders`` replaced by a link to the audit table (its readers get the audit's rows) was left out of the
+        audit without a word, exit 0. Reached by another name it is audited as any table."""
         if ref.format != "delta":
             return False
         if is_local(ref.location) and is_local(self.uri):
@@ -124,8 +129,9 @@ class AuditTable:
         return version
 
 
-def _same(a: Path, b: Path) -> bool:
+def _same(found: Path, sink: Path) -> bool:
+    # The found table's name (absolute, not resolved) against the sink's as given and as it resolves.
     try:
-        return a.resolve() == b.resolve()
+        return os.path.abspath(found) in (os.path.abspath(sink), os.path.realpath(sink))
     except OSError:
         return False

@@ -115,3 +115,23 @@ def test_audit_json_chunks_are_to_json_with_warnings_and_kept() -> None:
             result = AuditResult(audit, streamed=False, format="json", kept=kept, require_signed=globs)
             assert "".join(result.json_chunks()) == json.dumps(result.to_json(), ensure_ascii=False, indent=2)
             assert ("warnings" in result.to_json()) == (globs is not None)
+
+
+def test_a_folder_walk_says_how_it_goes(tmp_path: Path) -> None:
+    """A walk of many folders (minutes on a store) said nothing until it ended: ``discover`` tells its ``progress``
+    after each folder, and the CLI prints it as a line every few seconds when progress is shown."""
+    import io
+    from types import SimpleNamespace
+
+    from attest.cli.audit_pool import walk_progress
+    from carriers.discovery import discover
+
+    tables = _lakehouse(tmp_path)
+    told: list[tuple[int, int]] = []
+    found = discover(str(tmp_path / "lake"), None, lambda listed, n: told.append((listed, n)))
+    assert [n for n, _ in told] == list(range(1, len(told) + 1)) and told[-1][1] <= len(found.tables) == len(tables)
+    err = io.StringIO()
+    tell = walk_progress(SimpleNamespace(stderr=err), "s3://b/lake/", True, every=0.0)
+    tell(1200, 3)
+    assert err.getvalue() == "walking s3://b/lake/: 1200 folder(s) listed, 3 table(s) found\n"
+    assert walk_progress(SimpleNamespace(stderr=err), "x", False) is None

@@ -27,9 +27,19 @@ def cmd_audit(args: argparse.Namespace, out: Output) -> AuditResult:
 
 
 def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None) -> AuditResult:
-    from attest.cli.audit_pool import Context, Item, Kept, audit_progress, audited, coded, jobs_for, pool_kind
+    from attest.cli.audit_pool import (
+        Context,
+        Item,
+        Kept,
+        audit_progress,
+        audited,
+        coded,
+        jobs_for,
+        pool_kind,
+        walk_progress,
+    )
     from attest.cli.catalogs import audit_targets
-    from attest.errors import InvalidArgumentError
+    from attest.errors import InvalidArgumentError, Problem
     from attest.redact import redact
     from attest.render.terminal import terminal_safe
     from attest.verify.audit import AuditReport, AuditRow
@@ -67,7 +77,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
     try:
         for target in targets:
             try:
-                found = discover(target, options)
+                found = discover(target, options, walk_progress(out, target, progress.enabled))
             except Exception as exc:  # a target that cannot be expanded is an outcome, the others go on
                 add(AuditRow.of_exception(target, coded(exc)))
                 continue
@@ -83,9 +93,17 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
                                                             code=Code.TABLE_NOT_FOUND).problem()))
             for f in found.tables:
                 # Overlapping targets (``/lake /lake/orders``) audit a table once: counts are of tables, not of lines.
-                if (f.ref.format, str(f.ref)) not in queued and (sink is None or not sink.is_table(f.ref)):
-                    queued.add((f.ref.format, str(f.ref)))
-                    refs.append((str(f.ref), f.ref, f.notes))
+                if (f.ref.format, str(f.ref)) in queued:
+                    continue
+                queued.add((f.ref.format, str(f.ref)))
+                if sink is not None and sink.is_table(f.ref):
+                    # Said, never dropped in silence: the auditor sees which table was left out and why.
+                    problem = audit.add_skipped(Problem(Code.TABLE_NOT_AUDITED, "the audit table this run appends to "
+                                                        "(--to): not audited by the run writing it", str(f.ref)))
+                    if stream is not None:
+                        progress.above(audit.skipped_line(problem), stream)
+                    continue
+                refs.append((str(f.ref), f.ref, f.notes))
         progress(0, len(refs), 0)  # the bar from the start: the first table may be the slow one
         context = Context(options=options, level=args.level, policy=policy, spark=spark)
         rows = audited(refs, context, args, jobs=jobs, kind=pool_kind(refs, jobs, spark))

@@ -266,6 +266,26 @@ def audit_progress(out: Any, *, forced: bool) -> Any:
     return progress if progress.enabled or not forced else LogProgress(out.stderr)
 
 
+def walk_progress(out: Any, target: str, enabled: bool, *, every: float = 5.0) -> Any:
+    """How the walk of one target goes, on stderr when progress is shown (a terminal, or ``--progress``): a line
+    ``walking s3://b/lake/: 1200 folder(s) listed, 3 table(s) found`` every ``every`` seconds, the first after
+    ``every`` seconds (a short walk says nothing). None when progress is not shown."""
+    if not enabled:
+        return None
+    from attest.render.terminal import terminal_safe
+
+    last = [time.monotonic()]
+
+    def tell(listed: int, found: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= every:
+            last[0] = now
+            print(terminal_safe(f"walking {target}: {listed} folder(s) listed, {found} table(s) found"),
+                  file=out.stderr, flush=True)
+
+    return tell
+
+
 class LogProgress:
     """``--progress`` on a stream that is not a terminal: ``auditing: 1200/10000 tables`` on a line of its own, at
     the start, every ``every`` seconds and at the end; nothing is rewritten in place."""

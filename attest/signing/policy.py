@@ -335,7 +335,7 @@ def _required_by(globs: tuple[str, ...], target: Target) -> tuple[str, str] | No
 def _covers(glob: str, spellings: list[str]) -> bool:
     # A glob ending in '/' (``file:///lake/hr/people/``) names the table as a folder: names are matched without their
     # trailing '/', so it covered nothing and the table passed unsigned. Matched without it too (only adds a need).
-    globs = {glob, glob.rstrip("/") or glob}
+    globs = _glob_forms(glob)
     # A name holding '[' (a folder ``orders[1]``) is no match for itself as a glob (fnmatch reads a class there):
     # the glob is also taken as the name it spells, so a policy naming that table literally covers it.
     if any(fnmatchcase(s, g) or fnmatchcase(s.casefold(), g.casefold()) or s.casefold() == g.casefold()
@@ -345,6 +345,35 @@ def _covers(glob: str, spellings: list[str]) -> bool:
     # policy is typed) as the folder ``café`` (NFD) a writer made, whose name the NFC glob never matched.
     folded = {_folded(g) for g in globs}
     return any(fnmatchcase(_folded(s), g) or _folded(s) == g for s in spellings for g in folded)
+
+
+def _glob_forms(glob: str) -> set[str]:
+    """A ``require_signed`` glob, and the same glob spelt as table names are (``name_spellings``): without a trailing
+    ``/``, percent-decoded, its scheme lowercased and folded (``s3a`` → ``s3``), repeated slashes folded, and a local
+    path's ``.``/``..`` folded lexically (``file://localhost/`` is ``file:///``). Names were normalized and globs were
+    not: ``s3a://b/lake/finance/*`` (a Spark user's spelling), ``s3://b//lake/finance/*`` or ``/lake/./finance/*``
+    covered no table, which passed unsigned. Only ever more names covered: the glob as written is kept."""
+    out = {glob, glob.rstrip("/") or glob}
+    for text in {glob, unquote(glob)}:
+        head, sep, rest = text.partition("://")
+        if sep and _is_uri(text):
+            scheme = head.lower()
+            scheme = _SCHEME_ALIASES.get(scheme, scheme)
+            netloc, slash, path = rest.partition("/")
+            if scheme == "file":
+                if netloc not in ("", "localhost"):  # file://a/b: the path a/b, as for names (_local_absolute)
+                    path, netloc = f"{netloc}/{path}", ""
+                local = posixpath.normpath("/" + path)
+                forms = {f"file://{local}", local}
+            else:
+                forms = {f"{scheme}://{netloc}" + re.sub("/{2,}", "/", slash + path)}
+        elif text.startswith("/"):
+            local = posixpath.normpath(text)
+            forms = {local, f"file://{local}"}
+        else:
+            forms = {text}
+        out |= {f for form in forms for f in (form, form.rstrip("/") or form)}
+    return out
 
 
 def _folded(text: str) -> str:

@@ -103,8 +103,52 @@ def guard(catalog: Any) -> Any:
         method = getattr(catalog, name, None)
         if callable(method):
             setattr(catalog, name, _telling_rest_side(method))
+    session = getattr(catalog, "_session", None)
+    hooks = getattr(session, "hooks", None)
+    if isinstance(hooks, dict) and isinstance(hooks.get("response"), list):  # a REST catalog's requests.Session
+        hooks["response"].append(_paging_guard())
     setattr(catalog, _GUARDED, True)
     return catalog
+
+
+# A catalog listing (namespaces, tables, views) is read through at most this many pages.
+MAX_LISTING_PAGES = 10_000
+
+
+def _paging_guard() -> Any:
+    """A response hook for a REST catalog's session: a listing that repeats a ``next-page-token`` (or pages past
+    ``MAX_LISTING_PAGES``) stops with a coded error. pyiceberg follows the token until the server omits it, so a
+    server answering the same token forever made ``attest audit iceberg://<catalog>`` hang, its memory growing."""
+    import threading
+    from urllib.parse import parse_qsl, urlencode, urlsplit
+
+    from attest.errors import AttestError, Code
+
+    pages: dict[tuple[str, str], set[str]] = {}  # the tokens asked for so far, per listing under way
+    lock = threading.Lock()
+
+    def hook(response: Any, *args: Any, **kwargs: Any) -> Any:
+        request = response.request
+        parts = urlsplit(str(request.url))
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        token = next((v for k, v in query if k == "pageToken"), None)
+        key = (str(request.method), parts.path + "?" + urlencode(sorted(kv for kv in query if kv[0] != "pageToken")))
+        with lock:
+            if token is None:  # a first page (or no listing at all): nothing to remember
+                pages.pop(key, None)
+                return response
+            seen = pages.setdefault(key, set())
+            repeated = token in seen
+            if not repeated and len(seen) < MAX_LISTING_PAGES:
+                seen.add(token)
+                return response
+            pages.pop(key, None)
+        why = (f"answered the page token {token[:80]!r} a second time" if repeated else
+               f"was still paging after {MAX_LISTING_PAGES} pages")
+        raise AttestError(f"the catalog server's listing {parts.path} {why}: it never ends, so what it lists cannot "
+                          "be found for certain and is not audited", code=Code.TABLE_NOT_AUDITED)
+
+    return hook
 
 
 def _telling_rest_side(method: Any) -> Any:

@@ -144,3 +144,58 @@ def test_views_of_an_audited_namespace_are_listed_not_audited(rest: Any) -> None
     without = Catalog([("sales",)], {("sales",): [(("sales",), "orders")]}, page=1)  # a server serving no views
     rc, doc = audit(rest(without), "iceberg://stub/sales")
     assert doc["skipped"] == [] and [t["table"] for t in doc["tables"]] == ["iceberg://stub/sales.orders"], doc
+
+
+class Looping(Catalog):
+    """A server whose ``which`` listing never ends: every page answers ``tokens`` in turn as its next-page-token
+    (``["same"]``: the same token forever; ``["a", "b"]``: a cycle), with the first entry again each time."""
+
+    def __init__(self, which: str, tokens: list[str], *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.which, self.tokens, self.served = which, tokens, 0
+
+    def paged(self, items: list[Any], token: str | None, key: str) -> dict[str, Any]:
+        if key != self.which or not items:
+            return super().paged(items, token, key)
+        self.served += 1
+        return {key: items[:1], "next-page-token": self.tokens[self.served % len(self.tokens)]}
+
+
+@pytest.mark.parametrize("which, tokens", [("namespaces", ["same"]), ("identifiers", ["same"]),
+                                           ("identifiers", ["a", "b"])])
+def test_a_listing_whose_page_token_never_ends_is_an_error(rest: Any, which: str, tokens: list[str]) -> None:
+    """A server answering the same ``next-page-token`` forever (or a cycle of them): pyiceberg 0.12 follows the token
+    until the server omits it, so ``attest audit iceberg://stub/sales`` hung (measured: 10,000 requests in 20 s, its
+    memory growing, never an answer). Now the repeated token stops the listing: ``ERROR (table_not_audited)``."""
+    catalog = Looping(which, tokens, [("sales",), ("sales", "eu")], {("sales",): [(("sales",), "orders")]}, page=10)
+    rc, doc = audit(rest(catalog), "iceberg://stub/sales")
+    assert [(t["outcome"], t["code"]) for t in doc["tables"]] == [("ERROR", "table_not_audited")], doc
+    assert "a second time" in doc["tables"][0]["message"]
+    assert rc == 2 and len(catalog.requests) < 20, catalog.requests
+
+
+def test_a_listing_paging_without_end_is_bounded(rest: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server answering a new token on every page (``1``, ``2``, …) never repeats one: the listing stops after
+    ``MAX_LISTING_PAGES`` pages with the same coded error (lowered here to 5, in process)."""
+    from attest.errors import AttestError
+    from carriers import discovery
+    from carriers.iceberg import catalogs
+
+    class Endless(Catalog):
+        def paged(self, items: list[Any], token: str | None, key: str) -> dict[str, Any]:
+            if key != "identifiers":
+                return super().paged(items, token, key)
+            return {key: items[:1], "next-page-token": str(int(token or 0) + 1)}
+
+    catalog = Endless([("sales",)], {("sales",): [(("sales",), "orders")]}, page=10)
+    monkeypatch.setenv("PYICEBERG_CATALOG__STUB__TYPE", "rest")
+    monkeypatch.setenv("PYICEBERG_CATALOG__STUB__URI", rest(catalog))
+    import pyiceberg.catalog
+    from pyiceberg.utils.config import Config
+
+    monkeypatch.setattr(pyiceberg.catalog, "_ENV_CONFIG", Config())  # read once at import: read these variables
+    monkeypatch.setattr(catalogs, "MAX_LISTING_PAGES", 5)
+    with pytest.raises(AttestError) as caught:
+        discovery.discover("iceberg://stub/sales")
+    assert caught.value.code.value == "table_not_audited" and "after 5 pages" in caught.value.message
+    assert len([r for r in catalog.requests if "/tables" in r]) == 7, catalog.requests  # the first page, 5, refused

@@ -57,8 +57,8 @@ def test_tables_in_hidden_prefixes_of_a_store_are_listed_skipped(bucket: Bucket)
 
 
 def test_a_delta_tables_own_folders_on_a_store_are_not_listed(s3: Bucket) -> None:  # noqa: F811
-    """The walk lists hidden tables, not a table's own ``_delta_log`` nor its change-data folder (which it does not
-    search): an attested table with change data audits clean, nothing skipped."""
+    """The walk lists hidden tables, not a table's own ``_delta_log`` nor its change-data folder (searched, they hold
+    no table): an attested table with change data audits clean, nothing skipped."""
     table = s3.uri("lake/orders")
     write_deltalake(table, special_table(), storage_options=s3.storage_options,
                     configuration={"delta.enableChangeDataFeed": "true"})
@@ -135,3 +135,22 @@ def test_a_table_copied_over_a_prefix_named_without_a_slash_no_longer_hides_the_
     assert done.returncode == 1
     at_version = cli("audit", outer + "@1", "--json", *options_args(bucket))  # a version of the table: that table alone
     assert [t["table"] for t in json.loads(at_version.stdout)["tables"]] == [outer + "@1"], at_version.stdout
+
+
+def test_tables_inside_a_tables_own_prefixes_on_a_store_are_listed(s3: Bucket) -> None:  # noqa: F811
+    """``lake/orders/_change_data/x``, ``lake/orders/_recipe_attest/x`` (a table's own prefixes) and
+    ``lake/_staging/t/metadata/z`` (inside a hidden table): before, the store's walk neither audited nor listed them
+    (it did not search a table's own prefixes, nor enter a hidden table), while delta-rs opens each by its name. Now
+    each is listed SKIPPED as a table in ``_staging/`` is (tests/adversarial/test_audit_table_internals.py, locally)."""
+    opts = s3.storage_options
+    planted = ("lake/orders/_change_data/x", "lake/orders/_recipe_attest/x", "lake/_staging/t/metadata/z")
+    for key in ("lake/orders", "lake/_staging/t", *planted):
+        write_deltalake(s3.uri(key), special_table(), storage_options=opts)
+    attest_after_write(s3.uri("lake/orders"), model="orders", program_hash=PROGRAM, storage_options=opts)
+    done = cli("audit", s3.uri("lake") + "/", "--json", *options_args(s3))
+    report = json.loads(done.stdout)
+    assert [(t["table"], t["outcome"]) for t in report["tables"]] == [(s3.uri("lake/orders"), "VERIFIED")], \
+        done.stdout
+    skipped = {s["path"]: s["code"] for s in report["skipped"]}
+    assert skipped == {s3.uri(k): "table_not_audited" for k in ("lake/_staging/t", *planted)}, report["skipped"]
+    assert done.returncode == 0

@@ -410,3 +410,29 @@ def test_a_table_folder_in_another_unicode_form_is_covered(tmp_path: Path) -> No
     _unsigned(lake / nfd / "orders")
     rc, out, err = _audit_under(lake, _policy(tmp_path, [f"file://{lake}/finance/*", f"file://{lake}/{nfc}/*"]))
     assert rc == 1 and "signature_missing" in out and "warning" not in err, (out, err)
+
+
+@pytest.mark.parametrize("spelling", ["{lake}/./hr/*", "{lake}/x/../hr/*", "{lake}//hr/*", "file://localhost{lake}/hr/*",
+                                      "file://{lake}/h%72/*"])
+def test_a_require_signed_glob_spelt_unlike_a_name_covers_the_table(tmp_path: Path, spelling: str) -> None:
+    """Table names were normalized (``.``/``..`` and repeated slashes folded, ``file://localhost``, percent-decoded)
+    and globs were not: ``require_signed = ["…/lake/./hr/*"]`` covered no name of ``lake/hr/people``, which passed
+    unsigned (only the audit's warning hinted at it; ``attest verify`` said "the policy does not require a
+    signature"). Globs are now matched in those spellings too: ``signature_missing``."""
+    lake = tmp_path / "lake"
+    _signed(lake / "finance" / "orders")
+    _unsigned(lake / "hr" / "people")
+    policy = _policy(tmp_path, [f"file://{lake}/finance/*", spelling.format(lake=lake)])
+    rc, out, err = _audit_under(lake, policy)
+    assert rc == 1 and "signature_missing" in out and "warning" not in err, (out, err)
+
+
+def test_object_store_glob_spellings_cover_the_table() -> None:
+    """The same on a store, judged on the names alone: a glob in Hadoop's scheme (``s3a://``, Spark's spelling), in
+    capitals, with a doubled slash or percent-encoded covers ``s3://b/lake/finance/orders``; other tables stay out."""
+    for glob in ("s3a://b/lake/finance/*", "S3A://b/lake/finance/*", "s3://b//lake/finance/*",
+                 "s3://b/lake/fin%61nce/*", "s3n://b/lake//finance/orders"):
+        policy = TrustPolicy(keys=(), require_signed=(glob,))
+        covered = [policy.requires_signature(Target.table(t, 1, {"subject": {"model": "orders"}}, None))
+                   for t in ("s3://b/lake/finance/orders", "s3://b/lake/hr/people", "s3://c/lake/finance/orders")]
+        assert covered == [True, False, False], glob
