@@ -503,23 +503,37 @@ class _Reader:
         """A window of regular entries from the reading position on, appended to ``out``; True when the array's last
         entry was among them and its ']' read. Nothing is read when the window is not regular (the general reader
         then reads the rest of the held text) or holds no whole entry."""
-        buf, pos = self.buf, self.pos
-        if buf is self._irregular or not buf.startswith('{"hash":"', pos):
+        window = self._window('{"hash":"', "}]", '},{"hash":"')
+        if window is None:
             return False
-        limit = pos + CHUNK_BYTES  # a window bounds the pieces held at once, whatever the held text's length
-        close = buf.find("}]", pos, limit)
-        cut = close if close >= 0 else buf.rfind('},{"hash":"', pos, limit)
-        if cut < 0:
-            return False
-        records = _regular_entries(buf[pos:cut + 1])
+        text, after, last = window
+        records = _regular_entries(text)
         if records is None:
-            self._irregular = buf
+            self._irregular = self.buf
             return False
         if len(out) + len(records) > MAX_SIDECAR_FILES:
             raise SidecarError(f"the file list names more than {MAX_SIDECAR_FILES} files")
         out.extend(records)
-        self.pos = cut + 2
-        return close >= 0
+        self.pos = after
+        return last
+
+    def _window(self, first: str, close: str, between: str) -> tuple[str, int, bool] | None:
+        """The window of a run (``_entry_run``, ``_member_run``): the held text from the reading position, which must
+        start with ``first``, to the end of the last whole item within CHUNK_BYTES characters — up to the ``close``
+        ending the array or object, else up to the last ``between`` two items — as (that text, where the item after
+        it starts, whether ``close`` ended it). None when the held text was found irregular, does not start so, or
+        holds no whole item within the window (the caller reads a value at a time)."""
+        buf, pos = self.buf, self.pos
+        if buf is self._irregular or not buf.startswith(first, pos):
+            return None
+        limit = pos + CHUNK_BYTES  # a window bounds the pieces held at once, whatever the held text's length
+        end = buf.find(close, pos, limit)
+        cut = end if end >= 0 else buf.rfind(between, pos, limit)
+        if cut < 0:
+            return None
+        # Both ``close`` and ``between`` start with the item's last character: the text ends with it, and the
+        # character after it (the close, or the comma between two items) is skipped.
+        return buf[pos:cut + 1], cut + 2, end >= 0
 
     def _new_members(self, seen: dict[str, Any]) -> Iterator[str]:
         """The member names, refusing one already in ``seen`` (the object being filled), as JSON loading does."""
@@ -566,17 +580,13 @@ class _Reader:
         """A window of regular members (a string key, a string value) from the reading position on, put in
         ``files``; True when the object's last member was among them and its '}' read. A key named twice or a
         member too many is refused as the general reader refuses it."""
-        buf, pos = self.buf, self.pos
-        if buf is self._irregular or not buf.startswith('"', pos):
+        window = self._window('"', '"}', '","')
+        if window is None:
             return False
-        limit = pos + CHUNK_BYTES
-        close = buf.find('"}', pos, limit)
-        cut = close if close >= 0 else buf.rfind('","', pos, limit)
-        if cut < 0:
-            return False
-        found = _regular_members(buf[pos:cut + 1])
+        text, after, last = window
+        found = _regular_members(text)
         if found is None:
-            self._irregular = buf
+            self._irregular = self.buf
             return False
         batch = dict(found)
         if len(batch) != len(found) or len(files) + len(batch) > MAX_SIDECAR_FILES \
@@ -589,8 +599,8 @@ class _Reader:
                 files[key] = value
         else:
             files.update(batch)
-        self.pos = cut + 2
-        return close >= 0
+        self.pos = after
+        return last
 
 
 def _refuse_surrogates(buf: str, start: int, end: int, value: Any) -> None:
