@@ -632,9 +632,13 @@ def sidecar_name(digest_hex: str) -> str:
 
 
 def build(files: Sequence[FileIdentity], inputs: Sequence[ObservedInput], attested_version: str,
-          manifest: Manifest, *, table: str, view: ReaderView, content: dict[str, Any] | None = None) -> Sidecar:
+          manifest: Manifest, *, table: str, view: ReaderView, content: dict[str, Any] | None = None,
+          identity: str | None = None) -> Sidecar:
+    """The sidecar of an attestation of ``manifest``; ``identity``: its attestation identity when the caller has it
+    already (attest.tables.attestation_identity of ``manifest.to_dict()``, else computed here)."""
     return Sidecar(attested_version=attested_version, files=tuple(files), inputs=tuple(inputs),
-                   manifest=attestation_identity(manifest.to_dict()), table=table, view=view, content=content)
+                   manifest=attestation_identity(manifest.to_dict()) if identity is None else identity, table=table,
+                   view=view, content=content)
 
 
 def leading_members(chunks: Iterable[bytes], last: str) -> dict[str, Any] | None:
