@@ -27,7 +27,15 @@ from typing import Any
 import blake3
 
 from attest import fast
-from attest.canonical import MAX_DEPTH, all_hex_digests, blake3_hex, canonical_bytes, mapping_chunks, object_chunks
+from attest.canonical import (
+    MAX_DEPTH,
+    CanonicalizationError,
+    all_hex_digests,
+    blake3_hex,
+    canonical_bytes,
+    mapping_chunks,
+    object_chunks,
+)
 from attest.errors import AttestError, Code
 from attest.identity.inputs import ObservedInput
 from attest.model import (
@@ -194,7 +202,8 @@ class Sidecar:
             inputs=tuple(ObservedInput.from_dict(i) for i in doc.get("inputs", [])),
             manifest=_opt_str(doc.get("manifest")),
             table=_opt_str(doc.get("table")),
-            view=None if doc.get("reader_view") is None else ReaderView.from_dict(doc["reader_view"]),
+            view=None if doc.get("reader_view") is None else ReaderView.from_dict(
+                doc["reader_view"], files_hashed=reader.view_files_hash),
             version=int(version),
             content=_opt_content(doc.get("content")),
         )
@@ -317,6 +326,12 @@ class _Reader:
         self.eof = False
         self._escapes = False  # whether the held text may spell a surrogate escape (then values are walked)
         self._irregular = ""  # the held text a regular run was refused in: the general reader reads the rest of it
+        # The reader view's files object as its canonical text, hashed as it is read (after b'{"files":', as the
+        # view's digest hashes it: attest.view.ReaderView.from_dict): kept while every member comes from a regular
+        # run in ascending key order, whose text is then that member's canonical text. None otherwise.
+        self._files_hash: Any = None
+        self._files_last: str | None = None  # the last key hashed
+        self.view_files_hash: Any = None  # the hash of the whole files object so read, when it was
 
     def _fill(self, least: int = 1) -> bool:
         """Append the text of the next chunks, at least ``least`` characters of it unless the document ends first
@@ -555,11 +570,14 @@ class _Reader:
         ``_new_members`` written out, so that a run can be read between two members."""
         self.expect("{", "the view's files is not an object")
         files: dict[str, Any] = {}
+        self.view_files_hash, self._files_last = None, None
+        self._files_hash = blake3.blake3(b'{"files":{') if REGULAR_RUNS else None
         if self.peek() == "}":
             self.pos += 1
             return files
         while True:
             if REGULAR_RUNS and self._member_run(files):
+                self._files_hashed()
                 return files
             if self.peek() != '"':
                 raise SidecarError("sidecar does not parse: expecting a property name in double quotes")
@@ -569,12 +587,39 @@ class _Reader:
                 raise SidecarError(f"sidecar does not parse: duplicate key {key!r} in JSON object")
             if len(files) >= MAX_SIDECAR_FILES:
                 raise SidecarError(f"the reader view names more than {MAX_SIDECAR_FILES} files")
-            files[key] = self._string() if self.peek() == '"' else self.value(3)
+            files[key] = value = self._string() if self.peek() == '"' else self.value(3)
+            if self._files_hash is not None:
+                if self.buf is self._irregular:  # not a canonical text: the digest is computed from the values
+                    self._files_hash = None
+                else:
+                    self._hash_member(key, value)
             if self.peek() == ",":
                 self.pos += 1
                 continue
             self.expect("}", "expecting ',' or '}' in an object")
+            self._files_hashed()
             return files
+
+    def _hash_member(self, key: str, value: Any) -> None:
+        """A member read by the general reader (one between two runs) into the files text hashed: its canonical
+        text, when it is a string member after the last key hashed; else the hashing stops (the view's digest is
+        then computed from the values, as before)."""
+        if type(value) is str and (self._files_last is None or self._files_last < key):
+            try:
+                text = canonical_bytes({key: value})[1:-1]
+            except CanonicalizationError:  # e.g. a lone surrogate: refused where the digest is computed, as before
+                self._files_hash = None
+                return
+            self._files_hash.update(text if self._files_last is None else b"," + text)
+            self._files_last = key
+        else:
+            self._files_hash = None
+
+    def _files_hashed(self) -> None:
+        """The files object read whole: its text's hash is the view's (``view_files_hash``) when it was kept."""
+        if self._files_hash is not None:
+            self._files_hash.update(b"}")
+            self.view_files_hash = self._files_hash
 
     def _member_run(self, files: dict[str, Any]) -> bool:
         """A window of regular members (a string key, a string value) from the reading position on, put in
@@ -599,6 +644,16 @@ class _Reader:
                 files[key] = value
         else:
             files.update(batch)
+        if self._files_hash is not None:
+            # No key named twice (refused above), each after the last hashed: canonical order, code point by code
+            # point as str compares (what canonical JSON's sort_keys does). Else the digest is computed from the
+            # values, as before.
+            keys = list(batch)
+            if (self._files_last is None or self._files_last < keys[0]) and keys == sorted(keys):
+                self._files_hash.update((b"" if self._files_last is None else b",") + text.encode("utf-8"))
+                self._files_last = keys[-1]
+            else:
+                self._files_hash = None
         self.pos = after
         return last
 
