@@ -73,8 +73,11 @@ class ReaderView:
         return {"version": VIEW_VERSION, "digest": self.digest, "table": self.table, "files": self.files}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ReaderView:
-        """Parse a recorded view; raises ValueError when it is malformed or its digest does not match."""
+    def from_dict(cls, data: Mapping[str, Any], *, files_hashed: Any = None) -> ReaderView:
+        """Parse a recorded view; raises ValueError when it is malformed or its digest does not match.
+        ``files_hashed``: a BLAKE3 hasher (``blake3.blake3``) that has hashed ``b'{"files":'`` and the canonical text
+        of ``data["files"]`` (the sidecar reader hashes that text as it reads it, carriers/sidecar.py): the digest is
+        then finished from it, the same bytes hashed, rather than the files encoded again."""
         if not isinstance(data, Mapping) or data.get("version") != VIEW_VERSION:
             raise ValueError(f"reader view is not a version {VIEW_VERSION} view")
         table, files = data.get("table"), data.get("files")
@@ -82,6 +85,10 @@ class ReaderView:
                 isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
             raise ValueError("reader view must hold a 'table' object and a 'files' object of strings")
         view = cls(table=table, files=dict(files))
+        if files_hashed is not None and len(view.files) > _STREAM_FILES:
+            # Only where the digest is hashed in pieces (object_chunks): its table part, and any refusal of it, are
+            # then those of the code computing it from the values.
+            view.__dict__["digest"] = _digest_after_files(files_hashed, table)  # functools.cached_property's slot
         if data.get("digest") != view.digest:
             raise ValueError("reader view digest does not match its content")
         return view
@@ -127,6 +134,21 @@ class ReaderView:
             return self, []
         table = {k: v for k, v in table.items() if k not in missing}
         return ReaderView(table=table, files=self.files), missing
+
+
+def _digest_after_files(files_hashed: Any, table: dict[str, Any]) -> str:
+    """ReaderView.digest of a view of more than _STREAM_FILES files whose ``b'{"files":'`` and files text
+    ``files_hashed`` hashed: the rest of the pieces ``digest`` hashes, from the same object_chunks call."""
+    hasher = files_hashed.copy()
+    pieces = object_chunks({"view": VIEW_VERSION, "table": table}, {"files": lambda: iter(())})
+    # b"{" and b'"files":' ("files" sorts first), which were hashed before the files' text
+    for expected in (b"{", b'"files":'):
+        if next(pieces) != expected:
+            raise AssertionError("the view's pieces changed shape")
+    for piece in pieces:
+        hasher.update(piece)
+    digest_: str = hasher.hexdigest()
+    return digest_
 
 
 def file_digest(entry: Mapping[str, Any]) -> str:

@@ -63,6 +63,7 @@ from attest.tables import (
     Progress,
     TableState,
     attestation_document,
+    attestation_identity,
 )
 from attest.view import ReaderView
 from carriers import properties as props
@@ -825,12 +826,13 @@ class AttestedTable(ABC):
 
     def _write(self, v: Version, manifest: Manifest, files: list[FileIdentity], inputs: list[ObservedInput],
                live: LiveVersion, signer: Signer | None = None, *, content: dict[str, Any] | None = None,
-               progress: Progress | None = None) -> WriteResult:
+               progress: Progress | None = None, identity: str | None = None) -> WriteResult:
         if content is None:
             from carriers.content_store import record_content
 
             content = record_content(self, v, live, self._in_force(v), progress=progress)
-        sidecar = build_sidecar(files, inputs, v.id, manifest, table=live.identity, view=live.view, content=content)
+        sidecar = build_sidecar(files, inputs, v.id, manifest, table=live.identity, view=live.view, content=content,
+                                identity=identity)
         # Sidecar (and envelope) first: metadata must never name a file that is not there yet. Written a piece at a
         # time under <sidecar dir>/<its BLAKE3>.json (sidecar_name): the bytes are never held whole.
         rel, digest = self.storage.write_once_stream(self.sidecar_dir, ".json", sidecar.chunks())
@@ -949,8 +951,11 @@ class AttestedTable(ABC):
         manifest = build_manifest(model=r.model, program_hash=r.program_hash,
                                   env_hash=self._env(r.dialect, r.engines, v), inputs=observed,
                                   outputs=[(t.path, t.hash) for t in triples], run_id=r.run_id or new_run_id())
-        result = self._write(v, manifest, triples, observed, live, r.signer, progress=r.progress)
-        self._check_in_force(v, manifest)
+        # The manifest's identity, computed once: the sidecar binds it and the check after the commit compares it
+        # (each a canonical encoding of one output per file).
+        identity = attestation_identity(manifest.to_dict())
+        result = self._write(v, manifest, triples, observed, live, r.signer, progress=r.progress, identity=identity)
+        self._check_in_force(v, identity)
         return replace_result(result, replaced=tuple(replaced))
 
     def carry_forward(self, *, version: str | int | None = None, signer: Signer | None = None,
@@ -1022,8 +1027,10 @@ class AttestedTable(ABC):
         content = record_content(self, v, live, att, progress=progress,
                                  total=parse_binding(att.content or {}).total, continues=att.sidecar_digest,
                                  rewrites=check.rewrites, computed=computed)
-        result = self._write(v, manifest, triples, list(att.inputs or ()), live, signer, content=content)
-        self._check_in_force(v, manifest)
+        identity = attestation_identity(manifest.to_dict())
+        result = self._write(v, manifest, triples, list(att.inputs or ()), live, signer, content=content,
+                             identity=identity)
+        self._check_in_force(v, identity)
         return result
 
     def _dropped_evidence(self, v: Version, observed: Sequence[ObservedInput], replace: bool) -> list[str]:
@@ -1071,13 +1078,11 @@ class AttestedTable(ABC):
             return None
         return att.files
 
-    def _check_in_force(self, v: Version, manifest: Manifest) -> None:
-        """After writing: the attestation in force at ``v`` must be the one just written (concurrent writers)."""
-        from attest.tables import attestation_identity
-
+    def _check_in_force(self, v: Version, identity: str) -> None:
+        """After writing: the attestation in force at ``v`` must be the one just written (concurrent writers), the
+        manifest of attestation identity ``identity``."""
         att = self.read(v.id)
-        if att is None or att.attested_version != v.id or att.problems or \
-                att.manifest_identity != attestation_identity(manifest.to_dict()):
+        if att is None or att.attested_version != v.id or att.problems or att.manifest_identity != identity:
             raise SupersededError(f"the attestation of {self.noun} {v.id} of {self.reference} was written but is not "
                                   "in force: another commit landed before it bound that version. Run record again "
                                   "(or use detached mode)")

@@ -27,7 +27,15 @@ from typing import Any
 import blake3
 
 from attest import fast
-from attest.canonical import MAX_DEPTH, all_hex_digests, blake3_hex, canonical_bytes, mapping_chunks, object_chunks
+from attest.canonical import (
+    MAX_DEPTH,
+    CanonicalizationError,
+    all_hex_digests,
+    blake3_hex,
+    canonical_bytes,
+    mapping_chunks,
+    object_chunks,
+)
 from attest.errors import AttestError, Code
 from attest.identity.inputs import ObservedInput
 from attest.model import (
@@ -194,7 +202,8 @@ class Sidecar:
             inputs=tuple(ObservedInput.from_dict(i) for i in doc.get("inputs", [])),
             manifest=_opt_str(doc.get("manifest")),
             table=_opt_str(doc.get("table")),
-            view=None if doc.get("reader_view") is None else ReaderView.from_dict(doc["reader_view"]),
+            view=None if doc.get("reader_view") is None else ReaderView.from_dict(
+                doc["reader_view"], files_hashed=reader.view_files_hash),
             version=int(version),
             content=_opt_content(doc.get("content")),
         )
@@ -317,6 +326,12 @@ class _Reader:
         self.eof = False
         self._escapes = False  # whether the held text may spell a surrogate escape (then values are walked)
         self._irregular = ""  # the held text a regular run was refused in: the general reader reads the rest of it
+        # The reader view's files object as its canonical text, hashed as it is read (after b'{"files":', as the
+        # view's digest hashes it: attest.view.ReaderView.from_dict): kept while every member comes from a regular
+        # run in ascending key order, whose text is then that member's canonical text. None otherwise.
+        self._files_hash: Any = None
+        self._files_last: str | None = None  # the last key hashed
+        self.view_files_hash: Any = None  # the hash of the whole files object so read, when it was
 
     def _fill(self, least: int = 1) -> bool:
         """Append the text of the next chunks, at least ``least`` characters of it unless the document ends first
@@ -503,23 +518,37 @@ class _Reader:
         """A window of regular entries from the reading position on, appended to ``out``; True when the array's last
         entry was among them and its ']' read. Nothing is read when the window is not regular (the general reader
         then reads the rest of the held text) or holds no whole entry."""
-        buf, pos = self.buf, self.pos
-        if buf is self._irregular or not buf.startswith('{"hash":"', pos):
+        window = self._window('{"hash":"', "}]", '},{"hash":"')
+        if window is None:
             return False
-        limit = pos + CHUNK_BYTES  # a window bounds the pieces held at once, whatever the held text's length
-        close = buf.find("}]", pos, limit)
-        cut = close if close >= 0 else buf.rfind('},{"hash":"', pos, limit)
-        if cut < 0:
-            return False
-        records = _regular_entries(buf[pos:cut + 1])
+        text, after, last = window
+        records = _regular_entries(text)
         if records is None:
-            self._irregular = buf
+            self._irregular = self.buf
             return False
         if len(out) + len(records) > MAX_SIDECAR_FILES:
             raise SidecarError(f"the file list names more than {MAX_SIDECAR_FILES} files")
         out.extend(records)
-        self.pos = cut + 2
-        return close >= 0
+        self.pos = after
+        return last
+
+    def _window(self, first: str, close: str, between: str) -> tuple[str, int, bool] | None:
+        """The window of a run (``_entry_run``, ``_member_run``): the held text from the reading position, which must
+        start with ``first``, to the end of the last whole item within CHUNK_BYTES characters — up to the ``close``
+        ending the array or object, else up to the last ``between`` two items — as (that text, where the item after
+        it starts, whether ``close`` ended it). None when the held text was found irregular, does not start so, or
+        holds no whole item within the window (the caller reads a value at a time)."""
+        buf, pos = self.buf, self.pos
+        if buf is self._irregular or not buf.startswith(first, pos):
+            return None
+        limit = pos + CHUNK_BYTES  # a window bounds the pieces held at once, whatever the held text's length
+        end = buf.find(close, pos, limit)
+        cut = end if end >= 0 else buf.rfind(between, pos, limit)
+        if cut < 0:
+            return None
+        # Both ``close`` and ``between`` start with the item's last character: the text ends with it, and the
+        # character after it (the close, or the comma between two items) is skipped.
+        return buf[pos:cut + 1], cut + 2, end >= 0
 
     def _new_members(self, seen: dict[str, Any]) -> Iterator[str]:
         """The member names, refusing one already in ``seen`` (the object being filled), as JSON loading does."""
@@ -541,11 +570,14 @@ class _Reader:
         ``_new_members`` written out, so that a run can be read between two members."""
         self.expect("{", "the view's files is not an object")
         files: dict[str, Any] = {}
+        self.view_files_hash, self._files_last = None, None
+        self._files_hash = blake3.blake3(b'{"files":{') if REGULAR_RUNS else None
         if self.peek() == "}":
             self.pos += 1
             return files
         while True:
             if REGULAR_RUNS and self._member_run(files):
+                self._files_hashed()
                 return files
             if self.peek() != '"':
                 raise SidecarError("sidecar does not parse: expecting a property name in double quotes")
@@ -555,28 +587,51 @@ class _Reader:
                 raise SidecarError(f"sidecar does not parse: duplicate key {key!r} in JSON object")
             if len(files) >= MAX_SIDECAR_FILES:
                 raise SidecarError(f"the reader view names more than {MAX_SIDECAR_FILES} files")
-            files[key] = self._string() if self.peek() == '"' else self.value(3)
+            files[key] = value = self._string() if self.peek() == '"' else self.value(3)
+            if self._files_hash is not None:
+                if self.buf is self._irregular:  # not a canonical text: the digest is computed from the values
+                    self._files_hash = None
+                else:
+                    self._hash_member(key, value)
             if self.peek() == ",":
                 self.pos += 1
                 continue
             self.expect("}", "expecting ',' or '}' in an object")
+            self._files_hashed()
             return files
+
+    def _hash_member(self, key: str, value: Any) -> None:
+        """A member read by the general reader (one between two runs) into the files text hashed: its canonical
+        text, when it is a string member after the last key hashed; else the hashing stops (the view's digest is
+        then computed from the values, as before)."""
+        if type(value) is str and (self._files_last is None or self._files_last < key):
+            try:
+                text = canonical_bytes({key: value})[1:-1]
+            except CanonicalizationError:  # e.g. a lone surrogate: refused where the digest is computed, as before
+                self._files_hash = None
+                return
+            self._files_hash.update(text if self._files_last is None else b"," + text)
+            self._files_last = key
+        else:
+            self._files_hash = None
+
+    def _files_hashed(self) -> None:
+        """The files object read whole: its text's hash is the view's (``view_files_hash``) when it was kept."""
+        if self._files_hash is not None:
+            self._files_hash.update(b"}")
+            self.view_files_hash = self._files_hash
 
     def _member_run(self, files: dict[str, Any]) -> bool:
         """A window of regular members (a string key, a string value) from the reading position on, put in
         ``files``; True when the object's last member was among them and its '}' read. A key named twice or a
         member too many is refused as the general reader refuses it."""
-        buf, pos = self.buf, self.pos
-        if buf is self._irregular or not buf.startswith('"', pos):
+        window = self._window('"', '"}', '","')
+        if window is None:
             return False
-        limit = pos + CHUNK_BYTES
-        close = buf.find('"}', pos, limit)
-        cut = close if close >= 0 else buf.rfind('","', pos, limit)
-        if cut < 0:
-            return False
-        found = _regular_members(buf[pos:cut + 1])
+        text, after, last = window
+        found = _regular_members(text)
         if found is None:
-            self._irregular = buf
+            self._irregular = self.buf
             return False
         batch = dict(found)
         if len(batch) != len(found) or len(files) + len(batch) > MAX_SIDECAR_FILES \
@@ -589,8 +644,18 @@ class _Reader:
                 files[key] = value
         else:
             files.update(batch)
-        self.pos = cut + 2
-        return close >= 0
+        if self._files_hash is not None:
+            # No key named twice (refused above), each after the last hashed: canonical order, code point by code
+            # point as str compares (what canonical JSON's sort_keys does). Else the digest is computed from the
+            # values, as before.
+            keys = list(batch)
+            if (self._files_last is None or self._files_last < keys[0]) and keys == sorted(keys):
+                self._files_hash.update((b"" if self._files_last is None else b",") + text.encode("utf-8"))
+                self._files_last = keys[-1]
+            else:
+                self._files_hash = None
+        self.pos = after
+        return last
 
 
 def _refuse_surrogates(buf: str, start: int, end: int, value: Any) -> None:
@@ -622,9 +687,13 @@ def sidecar_name(digest_hex: str) -> str:
 
 
 def build(files: Sequence[FileIdentity], inputs: Sequence[ObservedInput], attested_version: str,
-          manifest: Manifest, *, table: str, view: ReaderView, content: dict[str, Any] | None = None) -> Sidecar:
+          manifest: Manifest, *, table: str, view: ReaderView, content: dict[str, Any] | None = None,
+          identity: str | None = None) -> Sidecar:
+    """The sidecar of an attestation of ``manifest``; ``identity``: its attestation identity when the caller has it
+    already (attest.tables.attestation_identity of ``manifest.to_dict()``, else computed here)."""
     return Sidecar(attested_version=attested_version, files=tuple(files), inputs=tuple(inputs),
-                   manifest=attestation_identity(manifest.to_dict()), table=table, view=view, content=content)
+                   manifest=attestation_identity(manifest.to_dict()) if identity is None else identity, table=table,
+                   view=view, content=content)
 
 
 def leading_members(chunks: Iterable[bytes], last: str) -> dict[str, Any] | None:

@@ -16,8 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import attest.view as view_module
 import carriers.sidecar as sidecar_module
-from attest.canonical import blake3_hex
+from attest.canonical import blake3_hex, canonical_bytes
 from attest.errors import Code
 from attest.tables import FileIdentity
 from attest.view import ReaderView
@@ -198,3 +199,93 @@ def test_irregular_windows_are_read_by_the_general_reader(files: list[bytes], vi
         fast, general = _both(data, piece, window, True)
         _same(fast, general)
 
+
+
+# The reader view's digest from the text read (docs/scale.md, "ninth pass"): the sidecar reader hashes the view's files
+# object as it reads it, when every member is a string member in ascending key order (the runs' text, and the members
+# the general reader reads between them re-encoded), and ReaderView.from_dict finishes the digest from that hash
+# instead of encoding the files again — only for views hashed in pieces (more than attest.view._STREAM_FILES files),
+# patched to 0 here so that every view takes it. It must compute the digest the values give, and refuse what that
+# refuses.
+def _both_digests(data: bytes, piece: int, window: int, hashed: bool) -> tuple[Any, Any, int]:
+    """``_both`` with every view's digest finished from the text read; and how often it was."""
+    calls: list[None] = []
+    saved = view_module._STREAM_FILES, view_module._digest_after_files
+
+    def counted(*args: Any) -> str:
+        calls.append(None)
+        return saved[1](*args)
+
+    try:
+        view_module._STREAM_FILES = 0
+        view_module._digest_after_files = counted  # type: ignore[assignment]
+        fast, general = _both(data, piece, window, hashed)
+    finally:
+        view_module._STREAM_FILES, view_module._digest_after_files = saved  # type: ignore[assignment]
+    return fast, general, len(calls)
+
+
+def _fresh_digest(view: ReaderView) -> str:
+    saved = view_module._STREAM_FILES
+    try:
+        view_module._STREAM_FILES = 0
+        return ReaderView(table=view.table, files=view.files).digest
+    finally:
+        view_module._STREAM_FILES = saved
+
+
+@_SETTINGS
+@given(_mutated(), st.integers(1, 400), st.integers(8, 600), st.booleans())
+def test_the_view_digest_from_the_text_read_is_the_values_digest(
+        data: bytes, piece: int, window: int, hashed: bool) -> None:
+    fast, general, _ = _both_digests(data, piece, window, hashed)
+    _same(fast, general)
+    if isinstance(fast, Sidecar) and fast.view is not None:
+        assert fast.view.digest == _fresh_digest(fast.view)
+
+
+@_SETTINGS
+@given(_sidecars(), st.integers(1, 5000), st.integers(8, 5000))
+def test_honest_views_take_the_digest_from_the_text_read(data: bytes, piece: int, window: int) -> None:
+    fast, general, calls = _both_digests(data, piece, window, True)
+    assert isinstance(fast, Sidecar) and fast.view is not None
+    _same(fast, general)
+    assert fast.view.digest == _fresh_digest(fast.view)
+    assert calls <= 1  # the reader with the runs hashed the text, or read a member otherwise and did not
+
+
+def test_a_regular_view_takes_the_digest_from_the_text_read() -> None:
+    data = _regular(300)
+    for piece, window in ((1 << 20, 1 << 20), (7, 16), (64, 64), (1000, 333)):
+        fast, general, calls = _both_digests(data, piece, window, True)
+        assert isinstance(fast, Sidecar) and fast.view is not None
+        _same(fast, general)
+        assert fast.view.digest == _fresh_digest(fast.view)
+        assert calls == 1  # the runs' windows and the members read between them, hashed as read
+
+
+@st.composite
+def _reordered_views(draw: st.DrawFn) -> tuple[bytes, bool]:
+    """A sidecar whose view's files are written in another order than canonical (or not), with a digest over the text
+    as written: a document that is not canonical, whose digest the text read would give if order were not checked.
+    Second: whether the order is the canonical one (then the document is honest)."""
+    paths = draw(st.lists(_path(), min_size=2, max_size=10, unique=True))
+    values = {p: draw(st.one_of(st.just(HEX), st.text(max_size=4))) for p in paths}
+    order = draw(st.permutations(sorted(paths)))
+    table = {"name": "t"}
+    members = b",".join(canonical_bytes({p: values[p]})[1:-1] for p in order)
+    digest = blake3_hex(b'{"files":{' + members + b'},"table":' + canonical_bytes(table) + b',"view":1}')
+    data = (b'{"attested_version":"1","files":[],"format":"recipe-attest-sidecar","inputs":[],"manifest":"'
+            + HEX.encode() + b'","reader_view":{"digest":"' + digest.encode() + b'","files":{' + members
+            + b'},"table":' + canonical_bytes(table) + b',"version":1},"table":"delta:/t","version":2}')
+    return data, list(order) == sorted(paths)
+
+
+@_SETTINGS
+@given(_reordered_views(), st.integers(1, 400), st.integers(8, 600))
+def test_a_view_out_of_canonical_order_is_refused_as_the_values_refuse_it(
+        document: tuple[bytes, bool], piece: int, window: int) -> None:
+    data, canonical = document
+    fast, general, _ = _both_digests(data, piece, window, True)
+    _same(fast, general)
+    assert isinstance(fast, Sidecar) == canonical  # its digest is the canonical text's only when written in order
