@@ -1060,7 +1060,11 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
                 (raw[2] is not None and raw[6] is not None and raw[2] != raw[6]):
             problems.append(f"{name}: a deprecated minimum / maximum other than its min_value / max_value")
         read = meta.statistics
-        if any(v is not None for v in raw.values()) and (read is None or not read.has_min_max):
+        # INT96's sort order is undefined (parquet.thrift): no reader prunes by its bounds — measured, bounds forged
+        # years away from the stored timestamps (a data column, and a partition column Spark also stores in the file)
+        # changed no answer of Spark 4.1 / delta-spark 4.4 nor delta-rs 1.6; Spark writes them, pyarrow drops them.
+        if any(v is not None for v in raw.values()) and (read is None or not read.has_min_max) \
+                and leaf.physical_type != "INT96":
             problems.append(f"{name}: footer statistics pyarrow disregards (written by {metadata.created_by!r}), "
                             "which other readers (delta-rs) skip row groups by: they cannot be held to its rows")
         if chunk.pages is not None:
