@@ -17,6 +17,7 @@ import json
 import struct
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pyarrow.parquet as pq
 import pytest
@@ -239,13 +240,16 @@ def _forge_int96_bounds(path: Path, column: str, lo: bytes, hi: bytes) -> None:
                         pf.set_field(stats, fid, pf.BINARY, value)
 
     pf.edit_footer(path, edit)
+    (path.parent / f".{path.name}.crc").unlink(missing_ok=True)  # Hadoop's checksum of the old bytes (Spark's files)
     table = next(p for p in path.parents if (p / "_delta_log").is_dir())
     commit = max((table / "_delta_log").glob("*.json"))
     actions = [json.loads(line) for line in commit.read_text().splitlines()]
     for action in actions:  # the footer grew: the log's size of the file follows (readers seek the footer by it)
-        if "add" in action and (table / action["add"]["path"]).samefile(path):
+        if "add" in action and (table / unquote(action["add"]["path"])).samefile(path):
             action["add"]["size"] = path.stat().st_size
     commit.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    for checksum in (commit.parent / f".{commit.name}.crc", commit.with_suffix(".crc")):
+        checksum.unlink(missing_ok=True)  # Hadoop's checksum of the commit's old bytes, Delta's of the old table size
 
 
 def test_int96_footer_bounds_no_reader_prunes_by_are_not_refused(table: Path) -> None:
