@@ -1060,7 +1060,11 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
                 (raw[2] is not None and raw[6] is not None and raw[2] != raw[6]):
             problems.append(f"{name}: a deprecated minimum / maximum other than its min_value / max_value")
         read = meta.statistics
-        if any(v is not None for v in raw.values()) and (read is None or not read.has_min_max):
+        # INT96's sort order is undefined (parquet.thrift): no reader prunes by its bounds — measured, bounds forged
+        # years away from the stored timestamps (a data column, and a partition column Spark also stores in the file)
+        # changed no answer of Spark 4.1 / delta-spark 4.4 nor delta-rs 1.6; Spark writes them, pyarrow drops them.
+        if any(v is not None for v in raw.values()) and (read is None or not read.has_min_max) \
+                and leaf.physical_type != "INT96":
             problems.append(f"{name}: footer statistics pyarrow disregards (written by {metadata.created_by!r}), "
                             "which other readers (delta-rs) skip row groups by: they cannot be held to its rows")
         if chunk.pages is not None:
@@ -1290,7 +1294,22 @@ def _widened_check(table: AttestedTable, att: Attestation, attested: Version, v:
         return "the removed files, read again from their attested bytes as the wider types, do not hold the added " \
                "files' rows either: the rows changed"
     # The schema is left out of verify's view comparison: content_widening compared it, and found only the widening.
-    return replace(base, widened=tuple(f"{k}: {t}" for k, t in widened.items()), view_keys=("schema",))
+    keys: tuple[str, ...] = ("schema",)
+    if _ntz_feature_added(att.view.table, live.view.table, widened):
+        keys += ("reader_features",)
+    return replace(base, widened=tuple(f"{k}: {t}" for k, t in widened.items()), view_keys=keys)
+
+
+def _ntz_feature_added(old: Mapping[str, Any], new: Mapping[str, Any], widened: Mapping[str, str]) -> bool:
+    """Whether the reader features differ only by the ``timestampNtz`` a widening to ``timestamp_ntz`` needs: Delta
+    requires the feature for a timestamp_ntz column (delta-spark 4.4 refuses ``CHANGE COLUMN d TYPE TIMESTAMP_NTZ``
+    without it, measured), and it changes no value read but that column's, which the widening check just compared —
+    a reader without the feature refuses the table, never reads other rows. Any other feature added or removed: no."""
+    a, b = old.get("reader_features"), new.get("reader_features")
+    if not isinstance(a, list) or not isinstance(b, list) or "timestampNtz" in a:
+        return False
+    return sorted(b) == sorted([*a, "timestampNtz"]) and \
+        any(t.endswith("→ timestamp_ntz") for t in widened.values())
 
 
 def _widened_note(table: AttestedTable, attested: Version, v: Version, reread: str = "") -> str:

@@ -17,6 +17,7 @@ import json
 import struct
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pyarrow.parquet as pq
 import pytest
@@ -214,3 +215,65 @@ def test_honest_indexes_of_every_physical_type_hold() -> None:
     forged[end - 32:end] = bytes(32)
     found = index_problems(read_parquet_indexes(io.BytesIO(bytes(forged))), parquet.metadata, table, total_order=True)
     assert len(found) == 1 and "bloom filter that leaves out" in found[0], found
+
+
+def _int96(when: int) -> bytes:
+    """An INT96 timestamp (nanoseconds of the day, then the Julian day, little-endian) of ``when`` seconds."""
+    days, seconds = divmod(when, 86_400)
+    return struct.pack("<qi", seconds * 10**9, 2_440_588 + days)
+
+
+def _forge_int96_bounds(path: Path, column: str, lo: bytes, hi: bytes) -> None:
+    """Column ``column``'s footer minimum and maximum (deprecated and current) written as ``lo`` / ``hi``."""
+    from tests.adversarial import parquet_footer as pf
+
+    def edit(meta: list[list[Any]]) -> None:
+        for group in pf.field(meta, pf.ROW_GROUPS)[1]:
+            for chunk in pf.field(group, 1)[1]:
+                md = pf.field(chunk, 3)
+                if pf.field(md, 3)[1] == [column.encode()]:
+                    stats = pf.field(md, 12)  # ColumnMetaData 12: statistics
+                    if stats is None:
+                        stats = []
+                        pf.set_field(md, 12, pf.STRUCT, stats)
+                    for fid, value in ((1, hi), (2, lo), (5, hi), (6, lo)):
+                        pf.set_field(stats, fid, pf.BINARY, value)
+
+    pf.edit_footer(path, edit)
+    (path.parent / f".{path.name}.crc").unlink(missing_ok=True)  # Hadoop's checksum of the old bytes (Spark's files)
+    table = next(p for p in path.parents if (p / "_delta_log").is_dir())
+    commit = max((table / "_delta_log").glob("*.json"))
+    actions = [json.loads(line) for line in commit.read_text().splitlines()]
+    for action in actions:  # the footer grew: the log's size of the file follows (readers seek the footer by it)
+        if "add" in action and (table / unquote(action["add"]["path"])).samefile(path):
+            action["add"]["size"] = path.stat().st_size
+    commit.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    for checksum in (commit.parent / f".{commit.name}.crc", commit.with_suffix(".crc")):
+        checksum.unlink(missing_ok=True)  # Hadoop's checksum of the commit's old bytes, Delta's of the old table size
+
+
+def test_int96_footer_bounds_no_reader_prunes_by_are_not_refused(table: Path) -> None:
+    """Spark writes timestamps as INT96 with footer bounds pyarrow disregards (INT96's sort order is undefined). No
+    reader prunes by them — delta-rs here; Spark in test_spark_int96_statistics — so bounds forged 24 years away
+    change no answer, and the rewrite verifies (it was refused, and so was every Spark OPTIMIZE of a table with a
+    timestamp column)."""
+    added = _rewritten(table, use_deprecated_int96_timestamps=True)
+    schema = pq.ParquetFile(added).schema
+    assert [schema.column(i).physical_type for i in range(len(schema)) if schema.column(i).name == "ts"] == ["INT96"]
+    query = "select count(*) from t where ts = '2023-11-14T22:13:20Z'::timestamptz"
+    before = _sql(table, query)
+    assert before >= 1
+    _forge_int96_bounds(added, "ts", _int96(946_684_800), _int96(946_684_800))  # 2000-01-01
+    assert _sql(table, query) == before  # not pruned
+    rc, doc = verify(str(table), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
+
+
+def test_an_old_writers_bounds_beside_int96_ones_are_still_refused(table: Path) -> None:
+    """The INT96 exemption is by physical type: in the same file, an old parquet-mr's string bound forged (pyarrow
+    disregards it, delta-rs prunes by it) is refused as before."""
+    before = _engine_rows(table)
+    added = _rewritten(table, use_deprecated_int96_timestamps=True)
+    _forge_int96_bounds(added, "ts", _int96(946_684_800), _int96(946_684_800))
+    _old_writer(added, b"parquet-mr version 1.9.0 (build)", b"\x01z", b"\x01y")
+    _refused(table, before, "select count(*) from t where w = 'z'")

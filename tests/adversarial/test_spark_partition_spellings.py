@@ -88,8 +88,8 @@ def test_spark_reads_the_other_spellings_as_delta_rs_does(spark: SparkSession, t
 
 def test_spark_optimize_respells_a_zoneless_timestamp_partition_value(spark: SparkSession, tmp_path: Path) -> None:
     """Spark writes the instant it read, with 'Z': in a New York session another instant than delta-rs read. Not
-    VERIFIED either way (besides, Spark's file also holds the partition column with footer statistics pyarrow
-    disregards: refused on that count first)."""
+    VERIFIED either way: refused by the zone check (Spark's file also holds the partition column as INT96, whose
+    footer bounds no reader prunes by: no longer a refusal of its own, test_spark_int96_statistics)."""
     spelled = {}
     for zone in ("UTC", "America/New_York"):
         path = tmp_path / zone.replace("/", "_")

@@ -135,3 +135,47 @@ def test_a_table_attested_with_the_feature_on_then_widened_and_optimized(spark: 
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version "), doc
     assert doc["content"]["widened"] == ["id: integer → long"], doc
+
+
+def test_date_to_timestamp_ntz_and_int_to_decimal_widenings(spark: SparkSession, tmp_path: Path) -> None:
+    """Data and partition columns widened date → timestamp_ntz (Spark needs the timestampNtz feature for it) and
+    int → decimal(12,2). While the feature is on, delta-rs 1.6 cannot open the table at all — it parses no partition
+    value '2024-01-05' as a timestamp_ntz nor '-7' as a decimal(12,2), where Spark reads midnight and -7.00
+    (table_unreadable, measured; nothing to verify with it) until a rewrite respells them ('2024-01-05 00:00:00',
+    '-7.00': OPTIMIZE, or DROP FEATURE's own). After DROP FEATURE: VERIFIED by content naming the four widenings (it was
+    reader_view_changed: the timestampNtz reader feature the widening needs), and `record` then writes an ordinary
+    attestation (no carry-forward after a schema change) that verifies at bytes level."""
+    path = tmp_path / f"t{uuid.uuid4().hex[:6]}"
+    name = f"delta.`{path}`"
+    spark.sql(f"CREATE TABLE {name} (id INT, d DATE, p DATE, q INT) USING delta PARTITIONED BY (p, q)")
+    for start in (0, 100, 200):
+        spark.sql(f"INSERT INTO {name} SELECT id + {start}, date_add(DATE'2024-01-05', CAST(id AS INT)), "
+                  "DATE'2024-01-05', IF(id % 2 = 0, -7, 3) FROM range(4)")
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    before = [tuple(r) for r in spark.sql(f"SELECT CAST(id AS STRING), CAST(d AS STRING), CAST(p AS STRING), "
+                                        f"CAST(q AS INT) FROM {name} ORDER BY 1").collect()]
+    spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true', "
+              "'delta.feature.timestampNtz' = 'supported')")
+    for change in ("id TYPE DECIMAL(12,2)", "d TYPE TIMESTAMP_NTZ", "p TYPE TIMESTAMP_NTZ", "q TYPE DECIMAL(12,2)"):
+        spark.sql(f"ALTER TABLE {name} CHANGE COLUMN {change}")
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 2 and codes(doc) == ["table_unreadable"] and "Failed to parse value" in doc["errors"][0]["message"], \
+        doc
+    # OPTIMIZE rewrites every file (three to a partition) under respelled values: delta-rs opens the table again, and
+    # the typeWidening reader feature enabled since the attestation is in the reader view.
+    spark.sql(f"OPTIMIZE {name}").collect()
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["reader_view_changed"], doc
+    spark.sql(f"ALTER TABLE {name} DROP FEATURE typeWidening").collect()
+    after = [tuple(r) for r in spark.sql(f"SELECT CAST(CAST(id AS INT) AS STRING), CAST(CAST(d AS DATE) AS STRING), "
+                                       f"CAST(CAST(p AS DATE) AS STRING), CAST(q AS INT) FROM {name} ORDER BY 1")
+             .collect()]
+    assert after == before  # the same values, as the wider types (midnight, .00)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
+    assert sorted(doc["content"]["widened"]) == ["d: date → timestamp_ntz", "id: integer → decimal(12,2)",
+                                                 "p: date → timestamp_ntz", "q: integer → decimal(12,2)"], doc
+    rc, doc = _record(path)
+    assert rc == 0 and doc["recorded"] is True and not doc.get("continues"), doc
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (bytes"), doc
