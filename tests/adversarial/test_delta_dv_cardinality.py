@@ -11,7 +11,9 @@ of every vector the digest applies is now held to the rows it deletes: ``content
 ``table_inconsistent`` at ``record``.
 
 Tried and held: a vector whose bitmap names bucket 0 twice (``[{2}, {1}]``): delta-rs keeps the last (row 1, the
-attested rows), Spark refuses the read (``Keys are required to be sorted``) and counts by the cardinality (1, right).
+attested rows), Spark refuses the read (``Keys are required to be sorted``) and counts by the cardinality (1, right);
+32-bit bitmaps with unsorted or repeated values or unsorted container keys: delta-rs refuses them
+(``table_unreadable``).
 """
 
 from __future__ import annotations
@@ -48,20 +50,38 @@ def _stored_vector(buckets: list[tuple[int, list[int]]]) -> tuple[bytes, int, in
     return b"\x01" + body, 1, len(data)
 
 
+def _containers(containers: list[tuple[int, list[int]]]) -> bytes:
+    """A 32-bit roaring bitmap of array containers, each (key, values) kept as given: unsorted, repeated."""
+    header = struct.pack("<II", 12346, len(containers))
+    header += b"".join(struct.pack("<HH", key, len(values) - 1) for key, values in containers)
+    offset, offsets, body = len(header) + 4 * len(containers), b"", b""
+    for _, values in containers:
+        offsets += struct.pack("<I", offset + len(body))
+        body += b"".join(struct.pack("<H", v) for v in values)
+    return header + offsets + body
+
+
+def _stored_raw(bitmap32: bytes) -> tuple[bytes, int, int]:
+    data = struct.pack("<i", MAGIC) + struct.pack("<QI", 1, 0) + bitmap32
+    body = struct.pack(">i", len(data)) + data + struct.pack(">I", zlib.crc32(data) & 0xFFFFFFFF)
+    return b"\x01" + body, 1, len(data)
+
+
 def _rewrite(path: Path, *, cardinality: int | None = None,
-             buckets: list[tuple[int, list[int]]] | None = None) -> None:
+             buckets: list[tuple[int, list[int]]] | None = None, raw: bytes | None = None) -> None:
     """A ``dataChange: false`` commit removing the file with the deletion vector and adding its bytes under a new name
-    with the same vector (``cardinality``: restated; ``buckets``: a new DV file of that bitmap, cardinality 1)."""
+    with the same vector (``cardinality``: restated; ``buckets``: a new DV file of that bitmap, cardinality 1;
+    ``raw``: a new DV file of that one 32-bit bitmap as bucket 0)."""
     adds = _adds(path)
     rel = next(r for r, a in adds.items() if a.get("deletionVector"))
     add = adds[rel]
     new = f"part-00000-{uuid.uuid4()}-c000.snappy.parquet"
     shutil.copy(path / rel, path / new)
     vector = dict(add["deletionVector"])
-    if buckets is not None:
+    if buckets is not None or raw is not None:
         u = uuid.uuid4()
         (path / "cd").mkdir(exist_ok=True)
-        data, offset, size = _stored_vector(buckets)
+        data, offset, size = _stored_vector(buckets or []) if raw is None else _stored_raw(raw)
         (path / f"cd/deletion_vector_{u}.bin").write_bytes(data)
         vector = {"storageType": "u", "pathOrInlineDv": "cd" + z85_encode(u.bytes), "offset": offset,
                   "sizeInBytes": size, "cardinality": 1}
@@ -140,6 +160,18 @@ def test_a_bucket_named_twice_in_the_attested_order_is_held(table: Path) -> None
     assert rc == 1 and codes(doc) == ["content_changed"], doc
     rc, doc = verify(str(same), "--level", "bytes")  # Spark refuses the read (test below): no other rows
     assert rc == 0, doc
+
+
+@pytest.mark.parametrize("containers", [[(0, [3, 1])], [(0, [1, 1])], [(1, [0]), (0, [1])]],
+                         ids=["values unsorted", "a value twice", "keys unsorted"])
+def test_a_bitmap_delta_rs_refuses_is_never_verified(table: Path, containers: list[tuple[int, list[int]]]) -> None:
+    """Malformed 32-bit bitmaps Java's RoaringBitmap would read without a check: delta-rs refuses to deserialize them
+    (measured), so no digest is taken of such a file."""
+    _rewrite(table, raw=_containers(containers), cardinality=2)
+    with pytest.raises(Exception, match="deserialize deletion vector"):
+        _delta_rs(table)
+    rc, doc = verify(str(table), "--level", "bytes")
+    assert rc == 2 and codes(doc) == ["table_unreadable"], doc
 
 
 @pytest.mark.spark
