@@ -10,6 +10,12 @@ and counted 10 / 9 rows at cardinality 2 / 3 — ``VERIFIED (content; compacted 
 of every vector the digest applies is now held to the rows it deletes: ``content_changed`` for a rewrite's file,
 ``table_inconsistent`` at ``record``.
 
+The same holds of a vector in a table whose protocol does not enable deletion vectors (reader version 1, no
+``deletionVectors`` feature, as delta-rs creates a table): Spark applies none, delta-rs every one. A rewrite of a
+plain delta-rs table adding a file of the attested rows plus one more (777), with a vector deleting that row, read as
+the attested rows in delta-rs and as them plus 777 in Spark (its ``COUNT(*)`` 6, the log's) — VERIFIED before;
+``table_inconsistent`` now at every version such a file is live in (and at ``record``; the digest refuses it too).
+
 Tried and held: a vector whose bitmap names bucket 0 twice (``[{2}, {1}]``): delta-rs keeps the last (row 1, the
 attested rows), Spark refuses the read (``Keys are required to be sorted``) and counts by the cardinality (1, right);
 32-bit bitmaps with unsorted or repeated values or unsorted container keys: delta-rs refuses them
@@ -27,15 +33,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, QueryBuilder, write_deltalake
 
 from attest.errors import CarrierError
 from carriers.delta.carrier import DeltaCarrier
 from carriers.delta.log import commit_name, z85_encode
-from tests.adversarial.conftest import PROGRAM, codes, latest, verify
+from tests.adversarial.conftest import PROGRAM, codes, latest, log_state, verify
 from tests.adversarial.test_content_rewrite_delta import _adds, _attested, _batch
-from tests.delta.dv import MAGIC, _roaring32, add_deletion_vector
+from tests.delta.dv import MAGIC, _roaring32, add_deletion_vector, dv_file
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -172,6 +179,92 @@ def test_a_bitmap_delta_rs_refuses_is_never_verified(table: Path, containers: li
         _delta_rs(table)
     rc, doc = verify(str(table), "--level", "bytes")
     assert rc == 2 and codes(doc) == ["table_unreadable"], doc
+
+
+def _plain_table(path: Path) -> None:
+    """Two appends by delta-rs (protocol 1/2: no deletion vectors), attested with digests."""
+    for i in range(2):
+        write_deltalake(str(path), pa.table({"v": pa.array([10 * i, 10 * i + 1, 10 * i + 2], pa.int64())}),
+                        mode="append")
+    from carriers.delta.carrier import attest_after_write
+
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+
+
+def _vector_without_the_feature(path: Path, *, rewrite: bool = True) -> None:
+    """A commit (``rewrite``: ``dataChange: false``, removing the first file) adding a file of the first file's rows
+    plus 777, with a vector deleting 777 — the protocol left as it is."""
+    rel, add = sorted(log_state(path).adds.items())[0]
+    values = pq.read_table(path / rel).column("v").to_pylist()
+    new = f"part-00000-{uuid.uuid4()}-c000.snappy.parquet"
+    pq.write_table(pa.table({"v": pa.array([*values, 777], pa.int64())}), path / new)
+    u = uuid.uuid4()
+    (path / "ab").mkdir(exist_ok=True)
+    data, offset, size = dv_file([len(values)])
+    (path / f"ab/deletion_vector_{u}.bin").write_bytes(data)
+    stats = {"numRecords": len(values) + 1, "minValues": {"v": min(values)}, "maxValues": {"v": 777},
+             "nullCount": {"v": 0}, "tightBounds": False}
+    actions: list[dict[str, Any]] = [{"commitInfo": {"operation": "OPTIMIZE" if rewrite else "WRITE"}}]
+    if rewrite:
+        actions.append({"remove": {"path": rel, "dataChange": False, "deletionTimestamp": 1,
+                                   "extendedFileMetadata": True, "partitionValues": {}, "size": add["size"]}})
+    actions.append({"add": {"path": new, "partitionValues": {}, "size": (path / new).stat().st_size,
+                            "modificationTime": 2, "dataChange": not rewrite, "stats": json.dumps(stats),
+                            "deletionVector": {"storageType": "u", "pathOrInlineDv": "ab" + z85_encode(u.bytes),
+                                               "offset": offset, "sizeInBytes": size, "cardinality": 1}}})
+    (path / commit_name(latest(path) + 1)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+def test_a_rewrite_adding_a_vector_the_protocol_does_not_enable_is_not_verified(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    _plain_table(path)
+    before = _delta_rs(path)
+    _vector_without_the_feature(path)
+    assert _delta_rs(path) == before  # delta-rs applies the vector: the attested rows
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["table_inconsistent"], doc
+    assert "does not enable deletion vectors" in doc["errors"][0]["message"], doc
+
+
+def test_record_refuses_a_vector_the_protocol_does_not_enable(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"v": pa.array([0, 1, 2], pa.int64())}))
+    _vector_without_the_feature(path, rewrite=False)
+    with pytest.raises(CarrierError) as err:
+        DeltaCarrier(str(path)).record(model="m", program_hash=PROGRAM)
+    assert err.value.code.value == "table_inconsistent" and "does not enable" in err.value.message
+
+
+def test_an_attestation_made_before_over_a_vector_the_protocol_does_not_enable(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Attested before the check (both checks off, as then): its version no longer verifies."""
+    import carriers.delta.carrier as delta_carrier
+    import carriers.delta.content as delta_content
+
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"v": pa.array([0, 1, 2], pa.int64())}))
+    _vector_without_the_feature(path, rewrite=False)
+    with monkeypatch.context() as m:
+        m.setattr(delta_carrier, "_vector_without_the_feature", lambda log: None)
+        m.setattr(delta_content, "_check_cardinality", lambda *args, **kwargs: None)
+        DeltaCarrier(str(path)).record(model="m", program_hash=PROGRAM)
+        rc, doc = verify(str(path), "--level", "bytes")
+        assert rc == 0, doc
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["table_inconsistent"], doc
+    assert "does not enable deletion vectors" in doc["errors"][0]["message"], doc
+
+
+@pytest.mark.spark
+def test_spark_applies_no_vector_the_protocol_does_not_enable(spark: SparkSession, tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    _plain_table(path)
+    before = _delta_rs(path)
+    _vector_without_the_feature(path)
+    assert _delta_rs(path) == before
+    rows = sorted(r["v"] for r in spark.read.format("delta").load(str(path)).select("v").collect())
+    assert rows == sorted([*before, 777])  # the deleted row read
+    assert spark.sql(f"select count(*) from delta.`{path}`").collect()[0][0] == len(before)  # the log's count
 
 
 @pytest.mark.spark
