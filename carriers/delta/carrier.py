@@ -417,9 +417,9 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         except TableInconsistentError as exc:
             log, inconsistencies = LogState(version=n), [exc.message]
         problems += [Problem(Code.TABLE_INCONSISTENT, text) for text in inconsistencies]
-        stray = _vector_without_the_feature(log)
-        if stray is not None:
-            problems.append(Problem(Code.TABLE_INCONSISTENT, stray))
+        for stray in (_vector_without_the_feature(log), _mapping_without_the_feature(log)):
+            if stray is not None:
+                problems.append(Problem(Code.TABLE_INCONSISTENT, stray))
         _release_arrow_memory()  # the checkpoints read for the cross-check, dropped: before delta-rs's adds are read
         if n in self._replays:  # listed once (cached in _live_cache): only its metaData and protocol are read again
             self._replays[n] = (LogState(version=n, metadata=log.metadata, protocol=log.protocol), inconsistencies)
@@ -826,6 +826,25 @@ def _vector_without_the_feature(log: LogState) -> str | None:
         return None
     return (f"{str(found[0])[:300]} has a deletion vector, and the protocol does not enable deletion vectors (reader "
             "and writer feature deletionVectors): delta-rs applies it, Spark reads every stored row")
+
+
+def _mapping_without_the_feature(log: LogState) -> str | None:
+    """What is wrong with a version whose ``delta.columnMapping.mode`` maps columns (name, id) while its protocol does
+    not enable column mapping (reader version 2, or 3 with the ``columnMapping`` reader feature): delta-rs then reads
+    columns by their logical names, Spark (delta-spark 4.4) by their physical names (measured: nulls against the
+    values, tests/adversarial/test_delta_mapping_protocol.py). None when nothing is."""
+    configuration = (log.metadata or {}).get("configuration") if isinstance(log.metadata, dict) else None
+    mode = (configuration or {}).get("delta.columnMapping.mode") if isinstance(configuration, dict) else None
+    if mode is None or str(mode).lower() == "none":
+        return None
+    protocol = log.protocol if isinstance(log.protocol, dict) else {}
+    reader = protocol.get("minReaderVersion")
+    if reader == 2 or (type(reader) is int and reader >= 3 and "columnMapping" in (protocol.get("readerFeatures")
+                                                                                   or ())):
+        return None
+    return (f"delta.columnMapping.mode is {str(mode)[:40]!r}, and the protocol does not enable column mapping (reader "
+            "version 2, or the columnMapping reader feature): delta-rs reads columns by their logical names, Spark by "
+            "their physical names")
 
 
 def _dv_entry(dv: Any) -> Any:
