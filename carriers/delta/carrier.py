@@ -417,6 +417,9 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         except TableInconsistentError as exc:
             log, inconsistencies = LogState(version=n), [exc.message]
         problems += [Problem(Code.TABLE_INCONSISTENT, text) for text in inconsistencies]
+        for stray in (_vector_without_the_feature(log), _mapping_without_the_feature(log)):
+            if stray is not None:
+                problems.append(Problem(Code.TABLE_INCONSISTENT, stray))
         _release_arrow_memory()  # the checkpoints read for the cross-check, dropped: before delta-rs's adds are read
         if n in self._replays:  # listed once (cached in _live_cache): only its metaData and protocol are read again
             self._replays[n] = (LogState(version=n, metadata=log.metadata, protocol=log.protocol), inconsistencies)
@@ -809,6 +812,39 @@ def _bulk_views(paths: list[str], sizes: list[Any], partition_texts: list[str] |
     files = [DataFile(path=rel, size=size, kind="data", location=location_of + rel)
              for rel, size in zip(paths, sized, strict=True)]
     return files, file_views, times
+
+
+def _vector_without_the_feature(log: LogState) -> str | None:
+    """What is wrong with a version whose live files carry deletion vectors its protocol does not enable (the
+    ``deletionVectors`` reader and writer feature): delta-rs applies them, Spark (delta-spark 4.4) applies none and
+    reads every stored row (measured: tests/adversarial/test_delta_dv_cardinality.py). None when nothing is."""
+    protocol = log.protocol if isinstance(log.protocol, dict) else {}
+    if all("deletionVectors" in (protocol.get(k) or ()) for k in ("readerFeatures", "writerFeatures")):
+        return None
+    found = next(log.adds.having("deletionVector"), None)
+    if found is None:
+        return None
+    return (f"{str(found[0])[:300]} has a deletion vector, and the protocol does not enable deletion vectors (reader "
+            "and writer feature deletionVectors): delta-rs applies it, Spark reads every stored row")
+
+
+def _mapping_without_the_feature(log: LogState) -> str | None:
+    """What is wrong with a version whose ``delta.columnMapping.mode`` maps columns (name, id) while its protocol does
+    not enable column mapping (reader version 2, or 3 with the ``columnMapping`` reader feature): delta-rs then reads
+    columns by their logical names, Spark (delta-spark 4.4) by their physical names (measured: nulls against the
+    values, tests/adversarial/test_delta_mapping_protocol.py). None when nothing is."""
+    configuration = (log.metadata or {}).get("configuration") if isinstance(log.metadata, dict) else None
+    mode = (configuration or {}).get("delta.columnMapping.mode") if isinstance(configuration, dict) else None
+    if mode is None or str(mode).lower() == "none":
+        return None
+    protocol = log.protocol if isinstance(log.protocol, dict) else {}
+    reader = protocol.get("minReaderVersion")
+    if reader == 2 or (type(reader) is int and reader >= 3 and "columnMapping" in (protocol.get("readerFeatures")
+                                                                                   or ())):
+        return None
+    return (f"delta.columnMapping.mode is {str(mode)[:40]!r}, and the protocol does not enable column mapping (reader "
+            "version 2, or the columnMapping reader feature): delta-rs reads columns by their logical names, Spark by "
+            "their physical names")
 
 
 def _dv_entry(dv: Any) -> Any:

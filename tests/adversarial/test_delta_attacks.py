@@ -328,6 +328,12 @@ def test_partition_columns_changed(delta: Path) -> None:
 
 def test_read_changing_property_set_through_the_engine(delta: Path) -> None:
     metadata_commit(delta, lambda m: m["configuration"].update({"delta.columnMapping.mode": "name"}))
+    # Under the table's 1/2 protocol the mode is read by Spark, not by delta-rs (test_delta_mapping_protocol.py).
+    assert_refused(delta, "table_inconsistent", "--level", "schema")
+
+
+def test_another_read_changing_property_set_through_the_engine(delta: Path) -> None:
+    metadata_commit(delta, lambda m: m["configuration"].update({"delta.enableChangeDataFeed": "true"}))
     assert_refused(delta, "reader_view_changed", "--level", "schema")
 
 
