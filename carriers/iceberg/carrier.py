@@ -717,6 +717,13 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         before, after = applied_deletes(self, old), applied_deletes(self, new)
         return {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
 
+    def content_redigest(self, attested: Version, paths: Sequence[str],
+                         identities: Mapping[str, tuple[int, str]]) -> dict[str, ContentDigest | str]:
+        """See AttestedTable.content_redigest (carriers/iceberg/content.py ``redigest``)."""
+        from carriers.iceberg.content import redigest
+
+        return redigest(self, attested, paths, identities)
+
     def content_row_ids(self, version: Version) -> str | None:
         """See AttestedTable.content_row_ids: readers of a format v3 table get each row's ``_row_id`` and
         ``_last_updated_sequence_number`` (row lineage), folded into its digests (carriers/iceberg/content.py)."""
