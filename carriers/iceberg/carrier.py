@@ -717,12 +717,12 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         before, after = applied_deletes(self, old), applied_deletes(self, new)
         return {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
 
-    def content_redigest(self, attested: Version, paths: Sequence[str],
-                         identities: Mapping[str, tuple[int, str]]) -> dict[str, ContentDigest | str]:
+    def content_redigest(self, att: Attestation, attested: Version, paths: Sequence[str]
+                         ) -> dict[str, ContentDigest | str]:
         """See AttestedTable.content_redigest (carriers/iceberg/content.py ``redigest``)."""
         from carriers.iceberg.content import redigest
 
-        return redigest(self, attested, paths, identities)
+        return redigest(self, att, attested, paths)
 
     def content_row_ids(self, version: Version) -> str | None:
         """See AttestedTable.content_row_ids: readers of a format v3 table get each row's ``_row_id`` and
@@ -907,7 +907,8 @@ def _metadata_problems(meta: Any) -> list[Problem]:
     Schema, partition-spec and snapshot ids are unique: pyiceberg takes the first schema or snapshot of a shared id and
     the last spec (measured), Java's metadata parser refuses the table, a reader indexing by id keeps the last. The
     ``main`` branch is the current snapshot: pyiceberg reads ``current-snapshot-id``, a reader of the branch reads
-    ``refs.main``, Java refuses metadata where they differ."""
+    ``refs.main``, Java refuses metadata where they differ, and metadata where a ref names a snapshot it does not
+    list."""
     out: list[Problem] = []
     for what, items, attr in (("schemas", meta.schemas, "schema_id"), ("partition specs", meta.partition_specs,
                                                                         "spec_id"),
@@ -932,6 +933,15 @@ def _metadata_problems(meta: Any) -> list[Problem]:
         out.append(Problem(Code.TABLE_INCONSISTENT, f"the main branch is at snapshot {main.snapshot_id} and the "
                            f"current snapshot is {meta.current_snapshot_id}: readers of the table and of its branch "
                            "read different snapshots"))
+    # Java's TableMetadata validates every ref and refuses the whole table (Spark could not even refresh it,
+    # measured); pyiceberg reads main as before: VERIFIED a table Spark does not read.
+    listed = {int(s.snapshot_id) for s in meta.snapshots}
+    dangling = sorted((name, ref.snapshot_id) for name, ref in meta.refs.items() if ref.snapshot_id not in listed)
+    if dangling:
+        name, snapshot_id = dangling[0]
+        out.append(Problem(Code.TABLE_INCONSISTENT, f"the table metadata's ref {name!r} names snapshot {snapshot_id}, "
+                           "which it does not list: Iceberg Java refuses to read the table (\"Snapshot for reference "
+                           "… does not exist\", measured with Spark), pyiceberg reads it"))
     return out
 
 
