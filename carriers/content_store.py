@@ -1211,8 +1211,7 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
     # The row count misses a stale digest of as many rows (one deleted row swapped for another: measured, VERIFIED a
     # rewrite bringing the deleted row back): a removed file whose rows depend on delete files too is read again from
     # its attested bytes (only those files: the rest of the rows are bound by their own bytes' BLAKE3).
-    identities = {f.path: (f.size, f.hash) for f in att.files}
-    again = table.content_redigest(attested, removed, identities)
+    again = table.content_redigest(att, attested, removed)
     for p, d in zip(removed, before, strict=True):
         got = again.get(p)
         if isinstance(got, str):

@@ -431,13 +431,14 @@ class AttestedTable(ABC):
         none known."""
         return {}
 
-    def content_redigest(self, attested: Version, paths: Sequence[str],
-                         identities: Mapping[str, tuple[int, str]]) -> dict[str, ContentDigest | str]:
+    def content_redigest(self, att: Attestation, attested: Version, paths: Sequence[str]
+                         ) -> dict[str, ContentDigest | str]:
         """Each of ``paths`` (attested data files a rewrite removed) whose rows readers of ``attested`` got depend on
         more than its own entry (Iceberg: delete files applied to it), digested again from its bytes and those of the
-        delete files, which must be ``identities[path]`` (size, BLAKE3): a recorded digest that is not it is no
-        evidence (a record reused the rows before a delete changed them). A string says why a file could not be read
-        again; files whose rows depend on their entry alone, or ``attested`` gone, are left out. Default: none."""
+        delete files, which must be those ``att`` recorded (its files' size and BLAKE3, its view's delete plan): a
+        recorded digest that is not it is no evidence (a record reused the rows before a delete changed them). A
+        string says why a file could not be read again; files whose rows depend on their entry alone, or ``attested``
+        gone, are left out. Default: none."""
         return {}
 
     def content_widening(self, attested_view: Mapping[str, Any], view: Mapping[str, Any]) -> dict[str, str] | None:

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from attest.content import ContentDigest
 from attest.errors import AttestError, Code
-from attest.tables import DataFile, Progress
+from attest.tables import Attestation, DataFile, Progress
 from carriers.iceberg.deletes import Planned
 
 if TYPE_CHECKING:
@@ -251,29 +251,40 @@ def rows_read(carrier: IcebergCarrier, attested: Version, paths: Sequence[str]) 
     return out
 
 
-def redigest(carrier: IcebergCarrier, attested: Version, paths: Sequence[str],
-             identities: Mapping[str, tuple[int, str]]) -> dict[str, ContentDigest | str]:
+def redigest(carrier: IcebergCarrier, att: Attestation, attested: Version, paths: Sequence[str]
+             ) -> dict[str, ContentDigest | str]:
     """Each of ``paths`` (DataFile.path) that delete files apply to in ``attested`` (either reader's plan), digested
-    again as readers of ``attested`` got its rows, from its bytes and its delete files' bytes, each held to
-    ``identities`` (the attestation's size and BLAKE3) first and then served from memory to the read: those files are
-    no longer live, nothing else binds them now (``AttestedTable.content_redigest``). A string says why a file could
-    not be read again (gone, changed, outside the table, unreadable); the snapshot gone or its readers' plans
-    differing: nothing."""
+    again as readers of ``attested`` got its rows, from its bytes and its delete files' bytes, each held to ``att``'s
+    size and BLAKE3 first and then served from memory to the read: those files are no longer live, nothing else binds
+    them now (``AttestedTable.content_redigest``). The snapshot's metadata is no longer verified either: its files
+    and delete plan (the reader view's ``deletes`` and each file's entry) must be those ``att`` recorded, else no file
+    with deletes is taken on the recorded digest's word. A string says why a file could not be read again (gone,
+    changed, outside the table, unreadable); the snapshot gone (expired): nothing."""
     import contextlib
     import types
 
     from attest.errors import Problem
     from attest.hashing import hash_bytes, read_regular
 
+    snapshot = attested.handle if attested.handle is not None else carrier._snapshot(attested.id)
+    if snapshot is None:
+        return {}
+    # Its manifests rewritten in place (a delete manifest left out, a sequence number moved) would make the files
+    # look delete-free, and the recorded digest stand: the listing and plan are held to the attestation's first.
+    reason = f"{carrier.noun} {attested.id} no longer lists the files or applies the delete files it did when attested"
+    moved: dict[str, ContentDigest | str] = dict.fromkeys(paths, reason)
     try:
-        snapshot = attested.handle if attested.handle is not None else carrier._snapshot(attested.id)
-        if snapshot is None:
-            return {}
+        live = carrier._live(attested)
         data, deletes, plans, differ = _plans(carrier, snapshot)
     except AttestError:
+        return moved
+    if att.view is None or att.files is None or live.problems or differ or \
+            live.view.table.get("deletes") != att.view.table.get("deletes") or live.view.files != att.view.files or \
+            {(f.path, f.size) for f in live.files} != {(f.path, f.size) for f in att.files}:
+        return moved
+    if not deletes:
         return {}
-    if differ or not deletes:
-        return {}
+    identities = {f.path: (f.size, f.hash) for f in att.files}
     out: dict[str, ContentDigest | str] = {}
     needed: dict[str, list[DataFile]] = {}  # data file path -> it and its delete files (as DataFiles)
     for path in paths:

@@ -51,12 +51,13 @@ def _at(pos: int) -> Any:
     return lambda t: t.set_column(1, t.schema.field(1), pa.array([pos], pa.int64()))
 
 
-def _drop_delete_manifest(table: Table, keep_added_by: int) -> None:
-    """Rewrite the current snapshot's manifest list in place without the delete manifests other snapshots added: its
-    earlier delete file is no longer live (as a commit removing it leaves it), the one it added stays."""
+def _drop_delete_manifest(table: Table, keep_added_by: int | None, snapshot_id: int | None = None) -> None:
+    """Rewrite the current snapshot's (or ``snapshot_id``'s) manifest list in place without the delete manifests
+    other snapshots than ``keep_added_by`` added: its earlier delete file is no longer live (as a commit removing it
+    leaves it), the one it added stays."""
     from pyiceberg.manifest import ManifestContent, clear_manifest_cache, read_manifest_list, write_manifest_list
 
-    snap = table.current_snapshot()
+    snap = table.current_snapshot() if snapshot_id is None else table.snapshot_by_id(snapshot_id)
     assert snap is not None
     manifests = [m for m in read_manifest_list(table.io.new_input(snap.manifest_list))
                  if m.content != ManifestContent.DELETES or m.added_snapshot_id == keep_added_by]
@@ -132,3 +133,41 @@ def test_a_removed_file_changed_in_place_is_no_evidence_either(catalog: SqlCatal
     rc, doc = verify(REF)
     assert rc == 1 and codes(doc) == ["content_changed"], json.dumps(doc)
     assert "no longer holds the attested bytes" in json.dumps(doc), json.dumps(doc)
+
+
+def test_the_attested_snapshot_made_delete_free_in_place_is_no_evidence_either(
+        catalog: SqlCatalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tried and held: the rewrite's committer also rewrites the attested snapshot's manifest list in place without
+    its delete manifest (no reader of the current snapshot reads it), so that the file looks delete-free there and
+    neither the row count nor the re-read holds its recorded digest to anything. The history walk already sees the
+    delete file appear between the attested snapshot and the rewrite (no rewrite, ``compacted``); the re-read also
+    holds the attested snapshot's listing and delete plan to the attestation's view before trusting it."""
+    table = _swapped(catalog, monkeypatch)
+    rc, doc = verify(REF)
+    attested = int(doc["attested_version"])
+    table = replace(catalog, table, [with_ids(_rows([3, 5]), IDS)])
+    _drop_delete_manifest(table, None, snapshot_id=attested)
+    rc, doc = verify(REF)
+    assert rc == 1 and codes(doc) == ["compacted"], json.dumps(doc)
+
+
+def test_the_re_read_trusts_no_listing_or_plan_other_than_the_attested_one(catalog: SqlCatalog) -> None:
+    """The seam itself: the honest attestation re-reads the file to its recorded digest; the same attestation with
+    another recorded delete plan, or another file list, gets a reason for every file instead (no digest)."""
+    import dataclasses
+
+    from carriers.iceberg.carrier import IcebergCarrier
+
+    table = _swapped(catalog, None)
+    carrier = IcebergCarrier(table, catalog_name=CATALOG)
+    att = carrier.read()
+    assert att is not None and att.view is not None and att.files is not None and att.attested_version is not None
+    attested = carrier._resolve(att.attested_version)
+    (data,) = [f.path for f in att.files if f.kind == "data"]
+    (got,) = carrier.content_redigest(att, attested, [data]).values()
+    assert not isinstance(got, str) and got.rows == 2
+    other_plan = dataclasses.replace(att, view=dataclasses.replace(att.view, table={**att.view.table, "deletes": "x"}))
+    fewer_files = dataclasses.replace(att, files=tuple(f for f in att.files if f.kind == "data"))
+    for forged in (other_plan, fewer_files):
+        (why,) = carrier.content_redigest(forged, attested, [data]).values()
+        assert isinstance(why, str) and "no longer lists the files" in why, why
