@@ -942,6 +942,39 @@ def _metadata_problems(meta: Any) -> list[Problem]:
         out.append(Problem(Code.TABLE_INCONSISTENT, f"the table metadata's ref {name!r} names snapshot {snapshot_id}, "
                            "which it does not list: Iceberg Java refuses to read the table (\"Snapshot for reference "
                            "… does not exist\", measured with Spark), pyiceberg reads it"))
+    out += _java_parse_problems(meta)
+    return out
+
+
+# Iceberg Java's TableMetadata tolerates a minute of clock skew between log entries (TableMetadata.ONE_MINUTE).
+_ONE_MINUTE_MS = 60_000
+
+
+def _java_parse_problems(meta: Any) -> list[Problem]:
+    """What Iceberg Java 1.12's TableMetadata refuses when it parses metadata and pyiceberg 0.12 reads: Spark could
+    not refresh such a table while pyiceberg read its rows (measured, tests/adversarial/test_iceberg_dangling_refs.py):
+    snapshot-log or metadata-log entries out of order (more than a minute back), ``last-updated-ms`` before the last
+    of either log, a snapshot's sequence number above ``last-sequence-number`` (format v2 and later)."""
+    def why(text: str) -> Problem:
+        return Problem(Code.TABLE_INCONSISTENT, f"the table metadata's {text}: Iceberg Java refuses to read the table "
+                       "(measured with Spark), pyiceberg reads it")
+
+    out: list[Problem] = []
+    updated = int(getattr(meta, "last_updated_ms", 0) or 0)
+    for name, entries in (("snapshot log", getattr(meta, "snapshot_log", None) or []),
+                          ("metadata log", getattr(meta, "metadata_log", None) or [])):
+        times = [int(e.timestamp_ms) for e in entries]
+        back = next((i for i in range(1, len(times)) if times[i] - times[i - 1] < -_ONE_MINUTE_MS), None)
+        if back is not None:
+            out.append(why(f"{name} is out of order (entry {back} at {times[back]} ms, after one at "
+                           f"{times[back - 1]} ms)"))
+        elif times and updated - times[-1] < -_ONE_MINUTE_MS:
+            out.append(why(f"last-updated-ms {updated} is before the last {name} entry ({times[-1]} ms)"))
+    if int(getattr(meta, "format_version", 1)) >= 2:
+        last = int(getattr(meta, "last_sequence_number", 0) or 0)
+        above = sorted(int(s.sequence_number) for s in meta.snapshots if (s.sequence_number or 0) > last)
+        if above:
+            out.append(why(f"snapshot sequence number {above[-1]} is above its last-sequence-number {last}"))
     return out
 
 
