@@ -257,8 +257,8 @@ def redigest(carrier: IcebergCarrier, att: Attestation, attested: Version, paths
     again as readers of ``attested`` got its rows, from its bytes and its delete files' bytes, each held to ``att``'s
     size and BLAKE3 first and then served from memory to the read: those files are no longer live, nothing else binds
     them now (``AttestedTable.content_redigest``). The snapshot's metadata is no longer verified either: its files
-    and delete plan (the reader view's ``deletes`` and each file's entry) must be those ``att`` recorded, else no file
-    with deletes is taken on the recorded digest's word. A string says why a file could not be read again (gone,
+    and delete plan (the reader view's ``deletes``) must be those ``att`` recorded, else no file with deletes is taken
+    on the recorded digest's word. A string says why a file could not be read again (gone,
     changed, outside the table, unreadable); the snapshot gone (expired): nothing."""
     import contextlib
     import types
@@ -274,16 +274,25 @@ def redigest(carrier: IcebergCarrier, att: Attestation, attested: Version, paths
     reason = f"{carrier.noun} {attested.id} no longer lists the files or applies the delete files it did when attested"
     moved: dict[str, ContentDigest | str] = dict.fromkeys(paths, reason)
     try:
-        live = carrier._live(attested)
         data, deletes, plans, differ = _plans(carrier, snapshot)
     except AttestError:
         return moved
-    if att.view is None or att.files is None or live.problems or differ or \
-            live.view.table.get("deletes") != att.view.table.get("deletes") or live.view.files != att.view.files or \
+    if att.files is None:
+        return moved
+    if not deletes and all(f.kind == "data" for f in att.files):
+        return {}  # no delete file then or now: every recorded digest is of its file's bytes alone
+    try:
+        live = carrier._live(attested)
+    except AttestError:
+        return moved
+    if att.view is None or "deletes" not in att.view.table:
+        return dict.fromkeys(paths, f"the attestation of {carrier.noun} {attested.id} was recorded before the delete "
+                             "files readers apply were bound, so its digests of files with deletes cannot be held to "
+                             "them: re-attest")
+    # The plan (which delete file each reader applies to which data file, sequence numbers included) and the files.
+    if live.problems or differ or live.view.table.get("deletes") != att.view.table.get("deletes") or \
             {(f.path, f.size) for f in live.files} != {(f.path, f.size) for f in att.files}:
         return moved
-    if not deletes:
-        return {}
     identities = {f.path: (f.size, f.hash) for f in att.files}
     out: dict[str, ContentDigest | str] = {}
     needed: dict[str, list[DataFile]] = {}  # data file path -> it and its delete files (as DataFiles)
