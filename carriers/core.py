@@ -432,6 +432,16 @@ class AttestedTable(ABC):
         none known."""
         return {}
 
+    def content_redigest(self, att: Attestation, attested: Version, paths: Sequence[str]
+                         ) -> dict[str, ContentDigest | str]:
+        """Each of ``paths`` (attested data files a rewrite removed) whose rows readers of ``attested`` got depend on
+        more than its own entry (Iceberg: delete files applied to it), digested again from its bytes and those of the
+        delete files, which must be those ``att`` recorded (its files' size and BLAKE3, its view's delete plan): a
+        recorded digest that is not it is no evidence (a record reused the rows before a delete changed them). A
+        string says why a file could not be read again; files whose rows depend on their entry alone, or ``attested``
+        gone, are left out. Default: none."""
+        return {}
+
     def content_widening(self, attested_view: Mapping[str, Any], view: Mapping[str, Any]) -> dict[str, str] | None:
         """The columns widened between two reader views' table parts (name → ``integer → long``) when a type
         widening is their only difference (Delta's typeWidening; docs/content-digest.md, "Delta type widening"):

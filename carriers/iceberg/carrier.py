@@ -717,6 +717,13 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         before, after = applied_deletes(self, old), applied_deletes(self, new)
         return {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
 
+    def content_redigest(self, att: Attestation, attested: Version, paths: Sequence[str]
+                         ) -> dict[str, ContentDigest | str]:
+        """See AttestedTable.content_redigest (carriers/iceberg/content.py ``redigest``)."""
+        from carriers.iceberg.content import redigest
+
+        return redigest(self, att, attested, paths)
+
     def content_row_ids(self, version: Version) -> str | None:
         """See AttestedTable.content_row_ids: readers of a format v3 table get each row's ``_row_id`` and
         ``_last_updated_sequence_number`` (row lineage), folded into its digests (carriers/iceberg/content.py)."""
@@ -900,7 +907,8 @@ def _metadata_problems(meta: Any) -> list[Problem]:
     Schema, partition-spec and snapshot ids are unique: pyiceberg takes the first schema or snapshot of a shared id and
     the last spec (measured), Java's metadata parser refuses the table, a reader indexing by id keeps the last. The
     ``main`` branch is the current snapshot: pyiceberg reads ``current-snapshot-id``, a reader of the branch reads
-    ``refs.main``, Java refuses metadata where they differ."""
+    ``refs.main``, Java refuses metadata where they differ, and metadata where a ref names a snapshot it does not
+    list."""
     out: list[Problem] = []
     for what, items, attr in (("schemas", meta.schemas, "schema_id"), ("partition specs", meta.partition_specs,
                                                                         "spec_id"),
@@ -925,6 +933,48 @@ def _metadata_problems(meta: Any) -> list[Problem]:
         out.append(Problem(Code.TABLE_INCONSISTENT, f"the main branch is at snapshot {main.snapshot_id} and the "
                            f"current snapshot is {meta.current_snapshot_id}: readers of the table and of its branch "
                            "read different snapshots"))
+    # Java's TableMetadata validates every ref and refuses the whole table (Spark could not even refresh it,
+    # measured); pyiceberg reads main as before: VERIFIED a table Spark does not read.
+    listed = {int(s.snapshot_id) for s in meta.snapshots}
+    dangling = sorted((name, ref.snapshot_id) for name, ref in meta.refs.items() if ref.snapshot_id not in listed)
+    if dangling:
+        name, snapshot_id = dangling[0]
+        out.append(Problem(Code.TABLE_INCONSISTENT, f"the table metadata's ref {name!r} names snapshot {snapshot_id}, "
+                           "which it does not list: Iceberg Java refuses to read the table (\"Snapshot for reference "
+                           "… does not exist\", measured with Spark), pyiceberg reads it"))
+    out += _java_parse_problems(meta)
+    return out
+
+
+# Iceberg Java's TableMetadata tolerates a minute of clock skew between log entries (TableMetadata.ONE_MINUTE).
+_ONE_MINUTE_MS = 60_000
+
+
+def _java_parse_problems(meta: Any) -> list[Problem]:
+    """What Iceberg Java 1.12's TableMetadata refuses when it parses metadata and pyiceberg 0.12 reads: Spark could
+    not refresh such a table while pyiceberg read its rows (measured, tests/adversarial/test_iceberg_dangling_refs.py):
+    snapshot-log or metadata-log entries out of order (more than a minute back), ``last-updated-ms`` before the last
+    of either log, a snapshot's sequence number above ``last-sequence-number`` (format v2 and later)."""
+    def why(text: str) -> Problem:
+        return Problem(Code.TABLE_INCONSISTENT, f"the table metadata's {text}: Iceberg Java refuses to read the table "
+                       "(measured with Spark), pyiceberg reads it")
+
+    out: list[Problem] = []
+    updated = int(getattr(meta, "last_updated_ms", 0) or 0)
+    for name, entries in (("snapshot log", getattr(meta, "snapshot_log", None) or []),
+                          ("metadata log", getattr(meta, "metadata_log", None) or [])):
+        times = [int(e.timestamp_ms) for e in entries]
+        back = next((i for i in range(1, len(times)) if times[i] - times[i - 1] < -_ONE_MINUTE_MS), None)
+        if back is not None:
+            out.append(why(f"{name} is out of order (entry {back} at {times[back]} ms, after one at "
+                           f"{times[back - 1]} ms)"))
+        elif times and updated - times[-1] < -_ONE_MINUTE_MS:
+            out.append(why(f"last-updated-ms {updated} is before the last {name} entry ({times[-1]} ms)"))
+    if int(getattr(meta, "format_version", 1)) >= 2:
+        last = int(getattr(meta, "last_sequence_number", 0) or 0)
+        above = sorted(int(s.sequence_number) for s in meta.snapshots if (s.sequence_number or 0) > last)
+        if above:
+            out.append(why(f"snapshot sequence number {above[-1]} is above its last-sequence-number {last}"))
     return out
 
 
