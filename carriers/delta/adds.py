@@ -247,6 +247,12 @@ class Adds(MutableMapping[str, dict[str, Any]]):
         out._new = self._new
         return out
 
+    def on_columns(self) -> Columns | None | bool:
+        """The columns this mapping is, when nothing is on top of them (no add or remove since: ``None`` for an empty
+        mapping without columns), else False: a replay keeps reading commits in columns onto such a mapping
+        (carriers/delta/commits.py), in the order of the dict it replaces."""
+        return False if self._over or self._gone else self._base
+
     def paths(self) -> set[str]:
         """The live paths, as a set."""
         if self._base is None:

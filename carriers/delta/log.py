@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from attest import fast
 from attest.errors import Code, TableInconsistentError
 from attest.fast import jsonscan
 from carriers.core import canonical_relative
@@ -781,14 +782,62 @@ def _json_replay(storage: Storage, start: LogState | None, first: int, last: int
         checkpoint=start.checkpoint, twice={p: dict(ids) for p, ids in start.twice.items()},
         invalid=list(start.invalid), parsed_stats=start.parsed_stats)
     bulk = _BulkStatistics(state) if check else None
+    # Regular commits read in columns (carriers/delta/commits.py) and not applied yet: while nothing but columns holds
+    # the state's adds, their adds are appended to those columns, in order, before any commit read line by line.
+    pending: list[tuple[str, bytes, tuple[dict[str, Any], list[str]]]] = []
     for v in range(first, last + 1):
-        data = storage.read(commit_name(v))
+        where = commit_name(v)
+        data = storage.read(where)
         if data is None:
             return None
-        state.apply_commit(json_lines(data, commit_name(v)), commit_name(v), check=check, bulk=bulk, data=data)
+        if COMMIT_COLUMNS and data.count(b"\n", 0, _ROWS_MIN_BYTES) >= COMMIT_ROWS_MIN \
+                and state.adds.on_columns() is not False:
+            from carriers.delta.commits import regular_adds
+
+            got = regular_adds(data)
+            if got is not None:
+                pending.append((where, data, got))
+                continue
+        _apply_regular(state, pending, check, bulk)
+        state.apply_commit(json_lines(data, where), where, check=check, bulk=bulk, data=data)
+    _apply_regular(state, pending, check, bulk)
     if bulk is not None:
         bulk.finish()
     return state
+
+
+# Whether a replay reads regular JSON commits in columns (carriers/delta/commits.py); ATTEST_FAST=0 reads every one
+# line by line (tests/delta/test_delta_commit_columns.py holds the two to each other).
+COMMIT_COLUMNS: bool = fast.ON
+# A commit of fewer lines than this is read line by line: pyarrow's reading of one document costs more than a few
+# lines, and importing pyarrow.json (~100-200 ms) more than a small log (tests/test_cli_fast.py).
+COMMIT_ROWS_MIN = 256
+_ROWS_MIN_BYTES = 1 << 20  # the lines counted in a commit's first MiB only: enough to tell
+
+
+def _apply_regular(state: LogState, pending: list[tuple[str, bytes, tuple[dict[str, Any], list[str]]]], check: bool,
+                   bulk: _BulkStatistics | None) -> None:
+    """The regular commits ``pending`` (each: its file, bytes and adds in columns) applied to ``state`` in order, and
+    ``pending`` emptied. Their adds are appended to the state's columns; when a path is then held twice (a commit
+    adding a live path again, or one path twice), they are applied line by line instead, which words any problem.
+    Judged (``check``), each commit's statistics are checked in bulk as the line reader's are (_BulkStatistics): a
+    regular commit holds nothing else _Validity finds (one action a line, known fields, distinct paths, no remove)."""
+    if not pending:
+        return
+    from carriers.delta.commits import columns_with
+
+    base = state.adds.on_columns()
+    columns = columns_with(None if base is False else base, [got for _, _, got in pending])
+    if columns is None:
+        for where, data, _ in pending:
+            state.apply_commit(json_lines(data, where), where, check=check, bulk=bulk, data=data)
+    else:
+        state.adds = Adds(columns)
+        for where, data, (fields, _) in pending:
+            if check and bulk is not None:  # a replay judging its commits always checks in bulk (_json_replay)
+                stats = fields["stats"].to_pylist() if "stats" in fields else []
+                bulk.pending(_Validity(where, parsed=state.parsed_stats, deferred=stats), data)
+    pending.clear()
 
 
 class _BulkStatistics:

@@ -1,0 +1,151 @@
+"""The JSON commits of a Delta log read in columns, for the log replay of carriers/delta/log.py (issue 35.2).
+
+The replay reads each ``_delta_log/<version>.json`` line by line with the strict reader (``log.json_lines``: the whole
+file UTF-8, each line one JSON object naming no key twice, no NaN, no trailing text) and applies each add as a dict.
+On a table of many files most commits are appends of plain files: a commitInfo line and adds of new paths. Such a
+*regular* commit is read here with pyarrow's JSON reader and its adds kept in Arrow columns, as a regular checkpoint's
+are (``adds.Columns``); the state is the same mapping (``tests/delta/test_delta_commit_columns.py`` holds the two
+readers to each other). A commit is regular only when the strict reader would read the same values from it without a
+problem, which is checked, not assumed — pyarrow's reader is more lenient (it reads ``NaN``, ``Infinity``, two objects
+on one line, a byte-order mark, a carriage return as a line break, and skips blank lines), so before it reads a commit:
+
+- the bytes are UTF-8 (decoded by Python, as the strict reader decodes them);
+- every line starts with ``{`` and ends with ``}``, none is blank, and the line count is pyarrow's row count;
+- no byte below 0x20 but the line breaks, no ``NaN``, no ``Inf`` but in ``Info``, no ``\\u`` escape anywhere (a lone surrogate is a
+  string to Python and an error or another string to pyarrow);
+
+and after: every line holds one ``add`` object or one ``commitInfo`` object (no other action: a commit holding a
+remove, metaData, protocol, txn, ... is read line by line), pyarrow refused no object naming a key twice (it refuses
+any, nested or in arrays), and each add names the same fields, all non-null, of the types JSON gives the strict reader
+exactly: ``path`` and ``stats`` strings, ``size`` and ``modificationTime`` 64-bit integers (a larger integer or a
+fraction is a double to pyarrow: refused here), ``dataChange`` a boolean, ``partitionValues`` the empty object. Any
+other commit is read by the strict reader, exactly as before, which finds and words its problems.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Bytes the strict reader may read otherwise than pyarrow's (see the module docstring): control characters but the
+# line break (deleted by ``bytes.translate``: a commit that loses a byte holds one).
+_CONTROLS = bytes(c for c in range(0x20) if c != 0x0A)
+# The add fields a regular commit may name, each of the one Arrow type pyarrow reads the strict reader's value as.
+_ADD_FIELDS = {"path": "string", "size": "int64", "modificationTime": "int64", "dataChange": "bool",
+               "stats": "string", "partitionValues": "struct<>"}
+
+
+def regular_adds(data: bytes) -> tuple[dict[str, Any], list[str]] | None:
+    """The adds of commit ``data`` as a checkpoint part's fields (``adds.Columns.append``: name -> pyarrow array, the
+    empty ``partitionValues`` as ``EmptyMaps``, in the order of pyarrow's add struct) and their paths, when the commit
+    is regular (module docstring); None otherwise: the strict reader decides."""
+    body = data[:-1] if data.endswith(b"\n") else data
+    if body[:1] != b"{" or body[-1:] != b"}" or b"\\u" in body or b"NaN" in body:
+        return None
+    # pyarrow reads NaN, Inf and Infinity (signed or not) as numbers; a commit names "commitInfo" and "engineInfo": an
+    # "Inf" anywhere but in "Info" (no number: pyarrow refuses the letter after one) sends it to the strict reader.
+    if body.count(b"Inf") != body.count(b"Info") or len(body.translate(None, _CONTROLS)) != len(body):
+        return None
+    breaks = body.count(b"\n")
+    if body.count(b"}\n{") != breaks:  # each break between a "}" and a "{" (the three never overlap)
+        return None  # a line not an object alone (blank, indented, two values, ...)
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    import io
+
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    try:
+        table = pj.read_json(io.BytesIO(body), read_options=pj.ReadOptions(block_size=len(body) + 1))
+    except (pa.ArrowException, ValueError):
+        return None
+    if table.num_rows != breaks + 1 or not set(table.column_names) <= {"add", "commitInfo"}:
+        return None
+    if "add" not in table.column_names:
+        return None  # no add: nothing to gain
+    add = table.column("add").combine_chunks()
+    if not pa.types.is_struct(add.type):
+        return None
+    rows = len(add) - add.null_count
+    if "commitInfo" in table.column_names:
+        info = table.column("commitInfo").combine_chunks()
+        if not pa.types.is_struct(info.type) or rows + len(info) - info.null_count != len(add):
+            return None
+        import pyarrow.compute as pc
+
+        if pc.any(pc.and_(add.is_valid(), info.is_valid())).as_py():
+            return None  # a line holding both (the strict reader reports it)
+    elif rows != len(add):
+        return None
+    if rows == 0:
+        return None
+    if add.null_count:
+        add = add.filter(add.is_valid())
+    names = [f.name for f in add.type]
+    if "path" not in names or any(_ADD_FIELDS.get(f.name) != str(f.type) for f in add.type):
+        return None
+    from carriers.delta.adds import EmptyMaps
+
+    fields: dict[str, Any] = {}
+    for name in names:
+        child = add.field(name)
+        if child.null_count:
+            return None  # a field null or absent in some adds: their dicts differ in keys
+        fields[name] = EmptyMaps(len(child)) if name == "partitionValues" else child
+    return fields, fields["path"].to_pylist()
+
+
+def columns_with(base: Any, parts: list[tuple[dict[str, Any], list[str]]]) -> Any:
+    """A new ``adds.Columns``: ``base``'s rows (a checkpoint's, never changed: shared), then the adds of ``parts`` (what
+    ``regular_adds`` gave for commits applied in order); None when a path is held twice (added again by a commit, or
+    twice in one: the strict reader applies those commits and words their problems). A part whose fields are the
+    previous part's, of the same types, is put in that part (its arrays chunked together): readers of aligned columns
+    read one part faster than many."""
+    from carriers.delta.adds import Columns, EmptyMaps
+
+    out = Columns()
+    if base is not None:
+        out.index = dict(base.index)
+        out.starts = list(base.starts)
+        out.parts = list(base.parts)
+        out.rows = base.rows
+    for fields, paths in parts:
+        held = len(out.index)
+        out.index.update(zip(paths, range(out.rows, out.rows + len(paths)), strict=True))
+        if len(out.index) != held + len(paths):
+            return None
+        last = out.parts[-1] if out.parts else None
+        if last is not None and _same_fields(last, fields):
+            out.parts[-1] = {name: EmptyMaps(column.length + fields[name].length) if isinstance(column, EmptyMaps)
+                             else _chunked(column, fields[name]) for name, column in last.items()}
+        else:
+            out.starts.append(out.rows)
+            out.parts.append(fields)
+        out.rows += len(paths)
+    return out
+
+
+def _same_fields(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two parts hold the same fields, each a pyarrow array (or chunked array) of one type or ``EmptyMaps``."""
+    from carriers.delta.adds import EmptyMaps
+
+    if a.keys() != b.keys():
+        return False
+    for name, x in a.items():
+        y = b[name]
+        if isinstance(x, EmptyMaps) or isinstance(y, EmptyMaps):
+            if not (isinstance(x, EmptyMaps) and isinstance(y, EmptyMaps)):
+                return False
+        elif isinstance(x, list) or isinstance(y, list) or x.type != y.type:
+            return False
+    return True
+
+
+def _chunked(x: Any, y: Any) -> Any:
+    import pyarrow as pa
+
+    chunks = list(x.chunks) if isinstance(x, pa.ChunkedArray) else [x]
+    chunks.extend(y.chunks if isinstance(y, pa.ChunkedArray) else [y])
+    return pa.chunked_array(chunks, type=x.type)
