@@ -11,8 +11,8 @@ on one line, a byte-order mark, a carriage return as a line break, and skips bla
 
 - the bytes are UTF-8 (decoded by Python, as the strict reader decodes them);
 - every line starts with ``{`` and ends with ``}``, none is blank, and the line count is pyarrow's row count;
-- no byte below 0x20 but the line breaks, no ``NaN``, no ``Inf`` but in ``Info``, no ``\\u`` escape anywhere (a lone surrogate is a
-  string to Python and an error or another string to pyarrow);
+- no byte below 0x20 but the line breaks, no ``NaN``, no ``Inf`` but in ``Info``, no ``\\u`` escape anywhere (a lone
+  surrogate is a string to Python and an error to pyarrow: refused twice over);
 
 and after: every line holds one ``add`` object or one ``commitInfo`` object (no other action: a commit holding a
 remove, metaData, protocol, txn, ... is read line by line), pyarrow refused no object naming a key twice (it refuses

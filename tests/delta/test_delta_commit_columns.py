@@ -38,9 +38,9 @@ def _columns_even_when_small(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _add(i: int, **over: Any) -> dict[str, Any]:
-    add = {"path": f"d/part-{i:05d}.parquet", "partitionValues": {}, "size": 10 + i, "modificationTime": 1700000000000 + i,
-           "dataChange": True, "stats": json.dumps({"numRecords": 1, "minValues": {"id": i}, "maxValues": {"id": i}},
-                                                   separators=(",", ":"))}
+    stats = json.dumps({"numRecords": 1, "minValues": {"id": i}, "maxValues": {"id": i}}, separators=(",", ":"))
+    add = {"path": f"d/part-{i:05d}.parquet", "partitionValues": {}, "size": 10 + i,
+           "modificationTime": 1700000000000 + i, "dataChange": True, "stats": stats}
     add.update(over)
     return add
 
@@ -93,7 +93,7 @@ def test_regular_commits_read_in_columns_give_the_same_state() -> None:
     assert _same(commits, check=False)
     got = regular_adds(commits[0])
     assert got is not None
-    fields, paths = got
+    _, paths = got
     assert paths == [f"d/part-{i:05d}.parquet" for i in range(10)]
     assert [a["add"] for a in json_lines(commits[0], "c") if "add" in a] == [_add(i) for i in range(10)]
 
@@ -110,14 +110,14 @@ def test_a_line_read_commit_between_keeps_the_order() -> None:
 
 def test_a_path_added_again_is_read_line_by_line() -> None:
     for commits in ([_commit(_regular(0, 5)), _commit(_regular(4, 3))],  # across commits
-                    [_commit(_regular(0, 5) + [json.dumps({"add": _add(2)})])]):  # in one commit: its problem
+                    [_commit([*_regular(0, 5), json.dumps({"add": _add(2)})])]):  # in one commit: its problem
         _same(commits)
-    assert _outcome([_commit(_regular(0, 5) + [json.dumps({"add": _add(2)})])], columns=True)[4]
+    assert _outcome([_commit([*_regular(0, 5), json.dumps({"add": _add(2)})])], columns=True)[4]
 
 
 def test_onto_a_checkpoint_in_columns() -> None:
     """Commits after a checkpoint's columns are appended to them (one part when the fields are the same)."""
-    from carriers.delta.adds import Adds
+    from carriers.delta.adds import Adds, Columns
     from carriers.delta.commits import columns_with
 
     first = regular_adds(_commit(_regular(0, 4)))
@@ -131,7 +131,7 @@ def test_onto_a_checkpoint_in_columns() -> None:
     assert lines is not None and cols is not None
     assert list(cols.adds.items()) == list(lines.adds.items())
     columns = cols.adds.on_columns()
-    assert columns and len(columns.parts) == 1 and columns is not base
+    assert isinstance(columns, Columns) and len(columns.parts) == 1 and columns is not base
     assert len(base.index) == 4  # the checkpoint's columns are not changed
 
 
@@ -212,7 +212,8 @@ HOSTILE = [
     '{"add":{"path":"d/x","size":-0,"partitionValues":{},"modificationTime":-1,"dataChange":false}}',
     '{"add":{"path":"d/x","size":9223372036854775807,"partitionValues":{},"modificationTime":-9223372036854775808,'
     '"dataChange":true}}',
-    '{"add" : { "path" : "d/x" , "size" : 1 , "partitionValues" : { } , "modificationTime" : 1 , "dataChange" : true } }',
+    '{"add" : { "path" : "d/x" , "size" : 1 , "partitionValues" : { } , "modificationTime" : 1 ,'
+    ' "dataChange" : true } }',
     _adds_line(1),
 ]
 # Raw bytes the strict reader refuses as UTF-8: invalid, overlong, an encoded surrogate, cut short.
