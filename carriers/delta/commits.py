@@ -97,33 +97,46 @@ def regular_adds(data: bytes) -> tuple[dict[str, Any], list[str]] | None:
     return fields, fields["path"].to_pylist()
 
 
-def columns_with(base: Any, parts: list[tuple[dict[str, Any], list[str]]]) -> Any:
-    """A new ``adds.Columns``: ``base``'s rows (a checkpoint's, never changed: shared), then the adds of ``parts`` (what
-    ``regular_adds`` gave for commits applied in order); None when a path is held twice (added again by a commit, or
-    twice in one: the strict reader applies those commits and words their problems). A part whose fields are the
-    previous part's, of the same types, is put in that part (its arrays chunked together): readers of aligned columns
-    read one part faster than many."""
+def columns_with(base: Any, parts: list[tuple[dict[str, Any], list[str]]], *, owned: bool = False) -> Any:
+    """``base``'s rows (``adds.Columns`` or None), then the adds of ``parts`` (what ``regular_adds`` gave for commits
+    applied in order); None when a path would be held twice (added again by a commit, or twice in one: the strict
+    reader applies those commits and words their problems), ``base`` unchanged then. A new ``Columns`` sharing
+    ``base``'s arrays (a checkpoint's, never changed), or ``base`` itself extended when it is ``owned`` (made by this
+    function for the same replay: a log alternating regular commits with others is not copied once per commit). Parts
+    whose fields are the previous part's, of the same types, are put in that part (their arrays chunked together):
+    readers of aligned columns read one part faster than many."""
     from carriers.delta.adds import Columns, EmptyMaps
 
-    out = Columns()
-    if base is not None:
-        out.index = dict(base.index)
-        out.starts = list(base.starts)
-        out.parts = list(base.parts)
-        out.rows = base.rows
+    index: dict[str, int] = {} if base is None else base.index
+    fresh: set[str] = set()
+    for _, paths in parts:
+        fresh.update(paths)
+    if len(fresh) != sum(len(paths) for _, paths in parts) or any(p in index for p in fresh):
+        return None
+    if owned and base is not None:
+        out = base
+    else:
+        out = Columns()
+        if base is not None:
+            out.index = dict(base.index)
+            out.starts = list(base.starts)
+            out.parts = list(base.parts)
+            out.rows = base.rows
+    groups: list[list[dict[str, Any]]] = []  # runs of parts of the same fields, the first with out's last part
+    if out.parts:
+        groups.append([out.parts[-1]])
     for fields, paths in parts:
-        held = len(out.index)
         out.index.update(zip(paths, range(out.rows, out.rows + len(paths)), strict=True))
-        if len(out.index) != held + len(paths):
-            return None
-        last = out.parts[-1] if out.parts else None
-        if last is not None and _same_fields(last, fields):
-            out.parts[-1] = {name: EmptyMaps(column.length + fields[name].length) if isinstance(column, EmptyMaps)
-                             else _chunked(column, fields[name]) for name, column in last.items()}
+        if groups and _same_fields(groups[-1][0], fields):
+            groups[-1].append(fields)
         else:
             out.starts.append(out.rows)
-            out.parts.append(fields)
+            groups.append([fields])
         out.rows += len(paths)
+    merged = [group[0] if len(group) == 1 else
+              {name: EmptyMaps(sum(g[name].length for g in group)) if isinstance(column, EmptyMaps)
+               else _chunked([g[name] for g in group]) for name, column in group[0].items()} for group in groups]
+    out.parts[len(out.parts) - 1 if out.parts else 0:] = merged
     return out
 
 
@@ -143,9 +156,8 @@ def _same_fields(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return True
 
 
-def _chunked(x: Any, y: Any) -> Any:
+def _chunked(columns: list[Any]) -> Any:
     import pyarrow as pa
 
-    chunks = list(x.chunks) if isinstance(x, pa.ChunkedArray) else [x]
-    chunks.extend(y.chunks if isinstance(y, pa.ChunkedArray) else [y])
-    return pa.chunked_array(chunks, type=x.type)
+    chunks = [c for column in columns for c in (column.chunks if isinstance(column, pa.ChunkedArray) else [column])]
+    return pa.chunked_array(chunks, type=columns[0].type)

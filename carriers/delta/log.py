@@ -785,6 +785,7 @@ def _json_replay(storage: Storage, start: LogState | None, first: int, last: int
     # Regular commits read in columns (carriers/delta/commits.py) and not applied yet: while nothing but columns holds
     # the state's adds, their adds are appended to those columns, in order, before any commit read line by line.
     pending: list[tuple[str, bytes, tuple[dict[str, Any], list[str]]]] = []
+    made: Any = None  # the columns _apply_regular made for this replay (extended in place, never copied again)
     for v in range(first, last + 1):
         where = commit_name(v)
         data = storage.read(where)
@@ -798,9 +799,9 @@ def _json_replay(storage: Storage, start: LogState | None, first: int, last: int
             if got is not None:
                 pending.append((where, data, got))
                 continue
-        _apply_regular(state, pending, check, bulk)
+        made = _apply_regular(state, pending, check, bulk, made)
         state.apply_commit(json_lines(data, where), where, check=check, bulk=bulk, data=data)
-    _apply_regular(state, pending, check, bulk)
+    _apply_regular(state, pending, check, bulk, made)
     if bulk is not None:
         bulk.finish()
     return state
@@ -816,18 +817,21 @@ _ROWS_MIN_BYTES = 1 << 20  # the lines counted in a commit's first MiB only: eno
 
 
 def _apply_regular(state: LogState, pending: list[tuple[str, bytes, tuple[dict[str, Any], list[str]]]], check: bool,
-                   bulk: _BulkStatistics | None) -> None:
+                   bulk: _BulkStatistics | None, made: Any) -> Any:
     """The regular commits ``pending`` (each: its file, bytes and adds in columns) applied to ``state`` in order, and
     ``pending`` emptied. Their adds are appended to the state's columns; when a path is then held twice (a commit
     adding a live path again, or one path twice), they are applied line by line instead, which words any problem.
     Judged (``check``), each commit's statistics are checked in bulk as the line reader's are (_BulkStatistics): a
-    regular commit holds nothing else _Validity finds (one action a line, known fields, distinct paths, no remove)."""
+    regular commit holds nothing else _Validity finds (one action a line, known fields, distinct paths, no remove).
+    Returns the columns it made (``made``: those it made before in this replay, extended in place when still the
+    state's)."""
     if not pending:
-        return
+        return made
     from carriers.delta.commits import columns_with
 
     base = state.adds.on_columns()
-    columns = columns_with(None if base is False else base, [got for _, _, got in pending])
+    columns = columns_with(None if base is False else base, [got for _, _, got in pending],
+                           owned=base is not None and base is made)
     if columns is None:
         for where, data, _ in pending:
             state.apply_commit(json_lines(data, where), where, check=check, bulk=bulk, data=data)
@@ -838,6 +842,7 @@ def _apply_regular(state: LogState, pending: list[tuple[str, bytes, tuple[dict[s
                 stats = fields["stats"].to_pylist() if "stats" in fields else []
                 bulk.pending(_Validity(where, parsed=state.parsed_stats, deferred=stats), data)
     pending.clear()
+    return made if columns is None else columns
 
 
 class _BulkStatistics:

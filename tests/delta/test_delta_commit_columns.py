@@ -108,6 +108,27 @@ def test_a_line_read_commit_between_keeps_the_order() -> None:
     assert _same(commits[:4])  # up to the remove, the state stays in columns
 
 
+def test_regular_commits_between_commits_that_add_nothing() -> None:
+    """A commit read line by line that adds and removes nothing (a txn, metaData) keeps the state in columns: the
+    regular commits after it are appended to the same columns, extended in place (one part, never copied again)."""
+    txn = '{"txn":{"appId":"a","version":1}}'
+    commits = []
+    for i in range(6):
+        commits += [_commit(_regular(i * 10, 10)), _commit([INFO, txn.replace("1", str(i + 1))])]
+    assert _same(commits)
+    assert _same(commits, check=False)
+    delta_log.COMMIT_COLUMNS = True
+    state = _json_replay(_Log(commits), None, 0, len(commits) - 1)  # type: ignore[arg-type]
+    assert state is not None
+    columns = state.adds.on_columns()
+    from carriers.delta.adds import Columns
+
+    assert isinstance(columns, Columns) and len(columns.parts) == 1 and columns.rows == 60
+    assert list(state.adds) == [f"d/part-{i:05d}.parquet" for i in range(60)]
+    # A path added again after such a commit: those commits are read line by line, the state as the line reader's.
+    _same([*commits, _commit(_regular(100, 3)), _commit([INFO, txn]), _commit(_regular(5, 2))])
+
+
 def test_a_path_added_again_is_read_line_by_line() -> None:
     for commits in ([_commit(_regular(0, 5)), _commit(_regular(4, 3))],  # across commits
                     [_commit([*_regular(0, 5), json.dumps({"add": _add(2)})])]):  # in one commit: its problem
