@@ -30,11 +30,15 @@ class _Log:
         return self.files.get(name)
 
 
-@pytest.fixture(autouse=True)
-def _columns_even_when_small(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The commits here are small: the columnar reading and the bulk statistics are used for them all the same."""
-    monkeypatch.setattr(delta_log, "COMMIT_ROWS_MIN", 1)
+@pytest.fixture(autouse=True, params=["each", "together"])
+def _columns_even_when_small(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commits here are small: the columnar reading and the bulk statistics are used for them all the same, each
+    commit read alone ("each") or, below 10 lines, with the commits after it up to 20 lines ("together")."""
+    rows, together = (1, 1) if request.param == "each" else (10, 20)
+    monkeypatch.setattr(delta_log, "COMMIT_ROWS_MIN", rows)
+    monkeypatch.setattr(delta_log, "_SMALL_LINES", together)
     monkeypatch.setattr(delta_log, "BULK_MIN", 1)
+    monkeypatch.setattr(delta_log, "COMMIT_COLUMNS", delta_log.COMMIT_COLUMNS)  # restored after tests that set it
 
 
 def _add(i: int, **over: Any) -> dict[str, Any]:
@@ -105,6 +109,7 @@ def test_a_line_read_commit_between_keeps_the_order() -> None:
     commits = [_commit([proto, meta]), _commit(_regular(0, 5)), _commit([INFO, meta]), _commit(_regular(5, 5)),
                _commit([INFO, remove]), _commit(_regular(10, 5)), _commit(_regular(3, 1))]
     _same(commits)
+    delta_log.COMMIT_ROWS_MIN = delta_log._SMALL_LINES = 1  # each commit in columns
     assert _same(commits[:4])  # up to the remove, the state stays in columns
 
 
@@ -129,6 +134,20 @@ def test_regular_commits_between_commits_that_add_nothing() -> None:
     _same([*commits, _commit(_regular(100, 3)), _commit([INFO, txn]), _commit(_regular(5, 2))])
 
 
+def test_small_commits_read_together() -> None:
+    """Commits of fewer than COMMIT_ROWS_MIN lines are read together in columns (the same state), one commit adding
+    nothing among them; a batch holding one irregular commit is read line by line, the commits before it in columns."""
+    delta_log.COMMIT_ROWS_MIN, delta_log._SMALL_LINES = 10, 20
+    commits = [_commit(_regular(i * 3, 3)) for i in range(12)]
+    commits.insert(5, _commit([INFO]))
+    assert _same(commits)
+    assert _same(commits, check=False)
+    hostile = [*commits[:7], _commit([*_regular(90, 2), '{"commitInfo":{"m":NaN}}']), *commits[7:]]
+    _same(hostile)
+    late = [*commits, _commit(_regular(90, 2)[:1] + ['{"add":{"path":1}}'])]
+    _same(late)
+
+
 def test_a_path_added_again_is_read_line_by_line() -> None:
     for commits in ([_commit(_regular(0, 5)), _commit(_regular(4, 3))],  # across commits
                     [_commit([*_regular(0, 5), json.dumps({"add": _add(2)})])]):  # in one commit: its problem
@@ -146,6 +165,8 @@ def test_onto_a_checkpoint_in_columns() -> None:
     base = columns_with(None, [first])
     start = LogState(version=0, adds=Adds(base), checkpoint=0)
     commits = [b"", _commit(_regular(4, 3)), _commit(_regular(7, 2))]
+    delta_log.COMMIT_ROWS_MIN = delta_log._SMALL_LINES = 1  # each commit in columns
+    delta_log.COMMIT_COLUMNS = False
     lines = _json_replay(_Log(commits), start, 1, 2)  # type: ignore[arg-type]
     delta_log.COMMIT_COLUMNS = True
     cols = _json_replay(_Log(commits), start, 1, 2)  # type: ignore[arg-type]
