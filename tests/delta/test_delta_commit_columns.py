@@ -144,7 +144,7 @@ def test_small_commits_read_together() -> None:
     assert _same(commits, check=False)
     hostile = [*commits[:7], _commit([*_regular(90, 2), '{"commitInfo":{"m":NaN}}']), *commits[7:]]
     _same(hostile)
-    late = [*commits, _commit(_regular(90, 2)[:1] + ['{"add":{"path":1}}'])]
+    late = [*commits, _commit([*_regular(90, 2)[:1], '{"add":{"path":1}}'])]
     _same(late)
 
 
