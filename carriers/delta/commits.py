@@ -18,8 +18,9 @@ and after: every line holds one ``add`` object or one ``commitInfo`` object (no 
 remove, metaData, protocol, txn, ... is read line by line), pyarrow refused no object naming a key twice (it refuses
 any, nested or in arrays), and each add names the same fields, all non-null, of the types JSON gives the strict reader
 exactly: ``path`` and ``stats`` strings, ``size`` and ``modificationTime`` 64-bit integers (a larger integer or a
-fraction is a double to pyarrow: refused here), ``dataChange`` a boolean, ``partitionValues`` the empty object. Any
-other commit is read by the strict reader, exactly as before, which finds and words its problems.
+fraction is a double to pyarrow: refused here), ``dataChange`` a boolean, ``partitionValues`` the empty object — and
+``tags``, ``baseRowId``, ``defaultRowCommitVersion``, ``clusteringProvider``, ``deletionVector`` null or absent in
+every add (as delta-rs writes them: left out, read as null). Any other commit is read by the strict reader, exactly as before, which finds and words its problems.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ _CONTROLS = bytes(c for c in range(0x20) if c != 0x0A)
 # The add fields a regular commit may name, each of the one Arrow type pyarrow reads the strict reader's value as.
 _ADD_FIELDS = {"path": "string", "size": "int64", "modificationTime": "int64", "dataChange": "bool",
                "stats": "string", "partitionValues": "struct<>"}
+# Fields a regular commit's adds may name null (delta-rs writes the first four so in every add): null in every add of
+# the reading, they are left out of the columns, as a checkpoint's fields null in every row are (adds.Columns) — every
+# reader of them reads an absent field as null (``add.get(name)``, ``Adds.having``), none with another default.
+_NULL_FIELDS = frozenset({"tags", "baseRowId", "defaultRowCommitVersion", "clusteringProvider", "deletionVector"})
 
 
 def regular_adds(data: bytes) -> tuple[dict[str, Any], list[str]] | None:
@@ -102,8 +107,8 @@ def regular_adds_of(commits: list[bytes]) -> list[tuple[dict[str, Any], list[str
         return None
     if rows == 0:
         return None
-    names = [f.name for f in add.type]
-    if "path" not in names or any(_ADD_FIELDS.get(f.name) != str(f.type) for f in add.type):
+    names = [f.name for f in add.type if not (f.name in _NULL_FIELDS and pa.types.is_null(f.type))]
+    if "path" not in names or any(_ADD_FIELDS.get(name) != str(add.type.field(name).type) for name in names):
         return None
     from carriers.delta.adds import EmptyMaps
 

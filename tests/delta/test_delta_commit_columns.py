@@ -76,8 +76,18 @@ def _outcome(commits: list[bytes], *, columns: bool, check: bool = True, start: 
     finally:
         delta_log.COMMIT_COLUMNS = saved
     assert state is not None
-    return (list(state.adds.items()), state.metadata, state.protocol, state.twice, state.invalid,
+    return ([(path, _read_as(add)) for path, add in state.adds.items()], state.metadata, state.protocol, state.twice,
+            state.invalid,
             state.adds.on_columns() is not False and len(state.adds) > 0)
+
+
+# Add fields every reader reads absent as null (add.get): a field null in every add is left out of the columns, as a
+# checkpoint's is (carriers/delta/commits.py _NULL_FIELDS).
+_ABSENT_AS_NULL = ("tags", "baseRowId", "defaultRowCommitVersion", "clusteringProvider", "deletionVector")
+
+
+def _read_as(add: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in add.items() if not (k in _ABSENT_AS_NULL and v is None)}
 
 
 def _same(commits: list[bytes], *, check: bool = True) -> bool:
@@ -100,6 +110,18 @@ def test_regular_commits_read_in_columns_give_the_same_state() -> None:
     _, paths = got
     assert paths == [f"d/part-{i:05d}.parquet" for i in range(10)]
     assert [a["add"] for a in json_lines(commits[0], "c") if "add" in a] == [_add(i) for i in range(10)]
+
+
+def test_commits_as_delta_rs_writes_them() -> None:
+    """delta-rs names tags, baseRowId, defaultRowCommitVersion and clusteringProvider null in every add."""
+    nulls = {"tags": None, "baseRowId": None, "defaultRowCommitVersion": None, "clusteringProvider": None}
+    commits = [_commit([INFO] + [json.dumps({"add": _add(i, **nulls)}) for i in range(j * 5, j * 5 + 5)])
+               for j in range(4)]
+    assert _same(commits)
+    assert _same(commits, check=False)
+    got = regular_adds(commits[0])
+    assert got is not None and set(got[0]) == {"path", "partitionValues", "size", "modificationTime", "dataChange",
+                                               "stats"}
 
 
 def test_a_line_read_commit_between_keeps_the_order() -> None:
@@ -257,6 +279,13 @@ HOSTILE = [
     '{"add" : { "path" : "d/x" , "size" : 1 , "partitionValues" : { } , "modificationTime" : 1 ,'
     ' "dataChange" : true } }',
     _adds_line(1),
+    # as delta-rs writes an add (its four fields null), and one naming them otherwise
+    '{"add":{"path":"d/x","partitionValues":{},"size":1,"modificationTime":1,"dataChange":true,"tags":null,'
+    '"baseRowId":null,"defaultRowCommitVersion":null,"clusteringProvider":null}}',
+    '{"add":{"path":"d/x","partitionValues":{},"size":1,"modificationTime":1,"dataChange":true,"baseRowId":4}}',
+    '{"add":{"path":"d/x","partitionValues":{},"size":1,"modificationTime":1,"dataChange":true,"clusteringProvider":'
+    '"liquid"}}',
+    '{"add":{"path":"d/x","partitionValues":{},"size":1,"modificationTime":1,"dataChange":true,"deletionVector":null}}',
 ]
 # Raw bytes the strict reader refuses as UTF-8: invalid, overlong, an encoded surrogate, cut short.
 BAD_BYTES = [b"\xff", b"\xc0\xaf", b"\xed\xa0\x80", b"\xe2\x82"]
@@ -317,7 +346,7 @@ def _accepted_only_as_the_strict_reader_does(data: bytes) -> None:
         assert not columns.append(fields, paths)
         return
     assert columns.append(fields, paths)
-    assert [columns.row(i) for i in range(len(paths))] == adds
+    assert [columns.row(i) for i in range(len(paths))] == [_read_as(a) for a in adds]
 
 
 # ---- random commits ----------------------------------------------------------------------------------------------
