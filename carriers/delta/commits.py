@@ -20,7 +20,8 @@ any, nested or in arrays), and each add names the same fields, all non-null, of 
 exactly: ``path`` and ``stats`` strings, ``size`` and ``modificationTime`` 64-bit integers (a larger integer or a
 fraction is a double to pyarrow: refused here), ``dataChange`` a boolean, ``partitionValues`` the empty object — and
 ``tags``, ``baseRowId``, ``defaultRowCommitVersion``, ``clusteringProvider``, ``deletionVector`` null or absent in
-every add (as delta-rs writes them: left out, read as null). Any other commit is read by the strict reader, exactly as before, which finds and words its problems.
+every add (as delta-rs writes them: left out, read as null). Any other commit is read by the strict reader, exactly
+as before, which finds and words its problems. Commits of few lines are read together (``regular_adds_of``).
 """
 
 from __future__ import annotations
