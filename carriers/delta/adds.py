@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator, MutableMapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 # A field an add does not hold (a column null in every row of its checkpoint part, left out as ``add.get`` reads it),
 # or a path that is not live: told apart from a null value where a reader's default depends on it.
@@ -246,6 +246,12 @@ class Adds(MutableMapping[str, dict[str, Any]]):
         out._gone = set(self._gone)
         out._new = self._new
         return out
+
+    def on_columns(self) -> Columns | Literal[False] | None:
+        """The columns this mapping is, when nothing is on top of them (no add or remove since: ``None`` for an empty
+        mapping without columns), else False: a replay keeps reading commits in columns onto such a mapping
+        (carriers/delta/commits.py), in the order of the dict it replaces."""
+        return False if self._over or self._gone else self._base
 
     def paths(self) -> set[str]:
         """The live paths, as a set."""

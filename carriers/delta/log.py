@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from attest import fast
 from attest.errors import Code, TableInconsistentError
 from attest.fast import jsonscan
 from carriers.core import canonical_relative
@@ -781,14 +782,105 @@ def _json_replay(storage: Storage, start: LogState | None, first: int, last: int
         checkpoint=start.checkpoint, twice={p: dict(ids) for p, ids in start.twice.items()},
         invalid=list(start.invalid), parsed_stats=start.parsed_stats)
     bulk = _BulkStatistics(state) if check else None
+    # Regular commits read in columns (carriers/delta/commits.py) and not applied yet: while nothing but columns holds
+    # the state's adds, their adds are appended to those columns, in order, before any commit read line by line.
+    pending: list[tuple[str, bytes, tuple[dict[str, Any], list[str]]]] = []
+    made: Any = None  # the columns _apply_regular made for this replay (extended in place, never copied again)
+    small: list[tuple[str, bytes]] = []  # commits of fewer than COMMIT_ROWS_MIN lines, read together when regular
+    lines = 0  # theirs
+
+    def settle() -> None:
+        """``small`` read in columns (then pending), else line by line after what is pending."""
+        nonlocal made, lines
+        if not small:
+            return
+        got = None
+        if lines >= COMMIT_ROWS_MIN or pending or made is not None:  # enough lines, or columns read already
+            from carriers.delta.commits import regular_adds_of
+
+            got = regular_adds_of([data for _, data in small])
+        if got is not None:
+            pending.extend((where, data, adds) for (where, data), adds in zip(small, got, strict=True))
+        else:
+            made = _apply_regular(state, pending, check, bulk, made)
+            for where, data in small:
+                state.apply_commit(json_lines(data, where), where, check=check, bulk=bulk, data=data)
+        small.clear()
+        lines = 0
+
     for v in range(first, last + 1):
-        data = storage.read(commit_name(v))
+        where = commit_name(v)
+        data = storage.read(where)
         if data is None:
             return None
-        state.apply_commit(json_lines(data, commit_name(v)), commit_name(v), check=check, bulk=bulk, data=data)
+        if COMMIT_COLUMNS and state.adds.on_columns() is not False:
+            from carriers.delta.commits import looks_regular
+
+            count = data.count(b"\n", 0, _ROWS_MIN_BYTES)
+            if count < COMMIT_ROWS_MIN and looks_regular(data):
+                small.append((where, data))
+                lines += count
+                if lines >= _SMALL_LINES:
+                    settle()
+                continue
+            settle()
+            if count >= COMMIT_ROWS_MIN and state.adds.on_columns() is not False:
+                from carriers.delta.commits import regular_adds
+
+                got = regular_adds(data)
+                if got is not None:
+                    pending.append((where, data, got))
+                    continue
+        settle()
+        made = _apply_regular(state, pending, check, bulk, made)
+        state.apply_commit(json_lines(data, where), where, check=check, bulk=bulk, data=data)
+    settle()
+    _apply_regular(state, pending, check, bulk, made)
     if bulk is not None:
         bulk.finish()
     return state
+
+
+# Whether a replay reads regular JSON commits in columns (carriers/delta/commits.py); ATTEST_FAST=0 reads every one
+# line by line (tests/delta/test_delta_commit_columns.py holds the two to each other).
+COMMIT_COLUMNS: bool = fast.ON
+# A commit of fewer lines than this is read with the commits after it (_SMALL_LINES): pyarrow's reading of one document
+# costs more than a few lines; fewer in all are read line by line, and importing pyarrow.json (~100-200 ms) would cost
+# more than such a small log (tests/test_cli_fast.py).
+COMMIT_ROWS_MIN = 256
+_ROWS_MIN_BYTES = 1 << 20  # the lines counted in a commit's first MiB only: enough to tell
+# Smaller commits are read together, this many lines or more in one pyarrow reading (fewer at the end of the log, down
+# to COMMIT_ROWS_MIN; fewer still are read line by line).
+_SMALL_LINES = 4_096
+
+
+def _apply_regular(state: LogState, pending: list[tuple[str, bytes, tuple[dict[str, Any], list[str]]]], check: bool,
+                   bulk: _BulkStatistics | None, made: Any) -> Any:
+    """The regular commits ``pending`` (each: its file, bytes and adds in columns) applied to ``state`` in order, and
+    ``pending`` emptied. Their adds are appended to the state's columns; when a path is then held twice (a commit
+    adding a live path again, or one path twice), they are applied line by line instead, which words any problem.
+    Judged (``check``), each commit's statistics are checked in bulk as the line reader's are (_BulkStatistics): a
+    regular commit holds nothing else _Validity finds (one action a line, known fields, distinct paths, no remove).
+    Returns the columns it made (``made``: those it made before in this replay, extended in place when still the
+    state's)."""
+    if not pending:
+        return made
+    from carriers.delta.commits import columns_with
+
+    base = state.adds.on_columns()
+    columns = columns_with(None if base is False else base, [got for _, _, got in pending],
+                           owned=base is not None and base is made)
+    if columns is None:
+        for where, data, _ in pending:
+            state.apply_commit(json_lines(data, where), where, check=check, bulk=bulk, data=data)
+    else:
+        state.adds = Adds(columns)
+        for where, data, (fields, _) in pending:
+            if check and bulk is not None:  # a replay judging its commits always checks in bulk (_json_replay)
+                stats = fields["stats"].to_pylist() if "stats" in fields else []
+                bulk.pending(_Validity(where, parsed=state.parsed_stats, deferred=stats), data)
+    pending.clear()
+    return made if columns is None else columns
 
 
 class _BulkStatistics:
