@@ -4,14 +4,16 @@ Each test asserts what delta-rs reads (where it reads at all) and the verdict, s
 
 - a deletion vector stored inline (``storageType: 'i'``): delta-rs and Spark read it alike (measured by redteam11d);
   a misstated ``sizeInBytes`` leaves delta-rs's rows as they were (measured here: it decodes the inline bits whatever
-  the size says), and Spark fails the read or reads the same rows (redteam11d) — so a rewrite carrying it verifies
-  with the same rows, never with other ones; rewritten in place in the attested commit it is the reader view changed;
+  the size says), and Spark (delta-spark 4.4) fails the read of a size short of the bitmap (``BufferUnderflowException``)
+  and reads the same rows past it — so a rewrite carrying it verifies with the same rows, never with other ones;
+  rewritten in place in the attested commit it is the reader view changed (the descriptor is in the view);
 - ``partitionValues`` keyed in another case than the partition column (``P`` for ``p``), alone or beside ``p``:
   delta-rs refuses the table (``Partition column P not found in schema``): ``table_unreadable``;
 - a checkpoint at version N+1 with no commit N+1 (the commit deleted, or never written): delta-rs reads the
   checkpoint as version N+1, and its files are not the attested ones: ``stale`` (the attested version still verifies);
 - row tracking switched off (``delta.enableRowTracking=false``) while ``rowTracking`` stays among the writer features:
-  delta-rs reads the rows, an honest table verifies with its content digest bound, and so does an honest compaction.
+  delta-rs reads the rows, Spark gives no ``_metadata.row_id``, an honest table verifies with its content digest bound,
+  and so does a compaction giving its file another ``baseRowId`` (no reader is given ids).
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import json
 import shutil
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
@@ -32,6 +35,9 @@ from tests.adversarial.conftest import PROGRAM, codes, latest, rows, verify
 from tests.adversarial.test_content_rewrite_delta import _adds, _attested
 from tests.adversarial.test_delta_dv_cardinality import _delta_rs
 from tests.delta.dv import bitmap
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 # ---- 1. inline deletion vectors ----------------------------------------------------------------------------------
@@ -205,3 +211,56 @@ def test_an_honest_table_with_row_tracking_off_verifies(tmp_path: Path) -> None:
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (bytes"), doc
     assert doc["content_digest_bound"] is True, doc
+
+
+def test_an_honest_compaction_of_a_table_with_row_tracking_off_verifies(tmp_path: Path) -> None:
+    """With the property false no reader is given row ids, so a compaction's new ``baseRowId`` changes nothing read."""
+    path = tmp_path / "t"
+    _row_tracking_off(path)
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    before = sorted(DeltaTable(str(path)).to_pyarrow_table().to_pylist(), key=str)
+    adds = _adds(path)
+    new = f"part-00000-{uuid.uuid4()}-c000.snappy.parquet"
+    pa_rows = pa.concat_tables([pq.read_table(path / rel) for rel in sorted(adds)])
+    pq.write_table(pa_rows, path / new)
+    actions: list[dict[str, Any]] = [{"commitInfo": {"operation": "OPTIMIZE", "operationParameters": {}}}]
+    actions += [{"remove": {"path": rel, "dataChange": False, "deletionTimestamp": 1, "extendedFileMetadata": True,
+                            "partitionValues": {}, "size": add["size"]}} for rel, add in sorted(adds.items())]
+    actions.append({"add": {"path": new, "partitionValues": {}, "size": (path / new).stat().st_size,
+                            "modificationTime": 2, "dataChange": False, "baseRowId": 100,
+                            "defaultRowCommitVersion": latest(path) + 1}})
+    (path / commit_name(latest(path) + 1)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    assert sorted(DeltaTable(str(path)).to_pyarrow_table().to_pylist(), key=str) == before
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
+
+
+@pytest.mark.spark
+def test_spark_reads_inline_vectors_alike_and_gives_no_row_ids_with_tracking_off(spark: SparkSession,
+                                                                               tmp_path: Path) -> None:
+    """Spark (delta-spark 4.4): the honest inline vector deletes the row delta-rs leaves out; a misstated size fails
+    the read or reads the same rows (never others); with row tracking off ``_metadata.row_id`` is not given."""
+    path = tmp_path / "inline"
+    read = _inline_table(path)
+    assert sorted(r["v"] for r in spark.read.format("delta").load(str(path)).collect()) == read
+    for size_delta in (-10, -1, 1, 4):
+        table = tmp_path / f"inline{size_delta}"
+        shutil.copytree(path, table)
+        commit = table / commit_name(2)
+        lines = [json.loads(line) for line in commit.read_text().splitlines()]
+        for action in lines:
+            if "add" in action:
+                action["add"]["deletionVector"]["sizeInBytes"] += size_delta
+        commit.write_text("\n".join(json.dumps(a) for a in lines) + "\n")
+        frame = spark.read.format("delta").load(str(table))
+        if size_delta < 0:  # fewer bytes than the bitmap: Spark fails the read (measured)
+            with pytest.raises(Exception, match=r"(?s)FAILED_READ_FILE.*BufferUnderflowException"):
+                frame.collect()
+        else:  # more: Spark decodes the bitmap and ignores the rest (measured), the same rows
+            assert sorted(r["v"] for r in frame.collect()) == read, size_delta
+    tracked = tmp_path / "tracked"
+    _row_tracking_off(tracked)
+    frame = spark.read.format("delta").load(str(tracked))
+    assert sorted(r["v"] for r in frame.collect()) == [1, 1, 2, 2, 3, 3]
+    with pytest.raises(Exception, match="row_id"):
+        frame.select("_metadata.row_id").collect()
