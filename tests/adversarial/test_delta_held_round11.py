@@ -4,7 +4,7 @@ Each test asserts what delta-rs reads (where it reads at all) and the verdict, s
 
 - a deletion vector stored inline (``storageType: 'i'``): delta-rs and Spark read it alike (measured by redteam11d);
   a misstated ``sizeInBytes`` leaves delta-rs's rows as they were (measured here: it decodes the inline bits whatever
-  the size says), and Spark (delta-spark 4.4) fails the read of a size short of the bitmap (``BufferUnderflowException``)
+  the size says), and Spark (delta-spark 4.4) fails the read of a size short of the bitmap (a buffer underflow)
   and reads the same rows past it — so a rewrite carrying it verifies with the same rows, never with other ones;
   rewritten in place in the attested commit it is the reader view changed (the descriptor is in the view);
 - ``partitionValues`` keyed in another case than the partition column (``P`` for ``p``), alone or beside ``p``:
