@@ -9,6 +9,11 @@ pyiceberg: its Puffin file rewritten in place — the same size, the footer's of
 of the same bits, the bytes at the manifest's offset now deleting another row — left pyiceberg's rows and the digest
 unchanged while Spark returned a deleted row and lost another (measured): ``VERIFIED (content; ..., same rows)``
 before (main's code). Now each vector is read both ways and must agree: ``table_inconsistent``.
+
+A vector's stated row count against its bitmap (the Delta cardinality attack, dvcard11i): Java holds the bitmap's
+cardinality to the manifest entry's ``record_count`` and refuses the read otherwise (COUNT(*) too: no metadata-only
+count, no vector skipped at 0); pyiceberg reads neither it nor the footer's ``cardinality`` property, which Java does
+not read either (measured). Held: ``table_inconsistent`` for the former, VERIFIED (the same rows) for the latter.
 """
 
 from __future__ import annotations
@@ -157,3 +162,153 @@ def test_a_vector_java_refuses_is_table_inconsistent(restored: Converted, spark_
     rc, doc = _cli(spark_warehouse, "verify", restored.ref, "--level", "bytes")
     assert rc == 1 and codes(doc) == ["table_inconsistent"], doc
     assert "fails its CRC" in json.dumps(doc), doc
+
+
+def _restated(data: bytes, cardinality: str) -> bytes:
+    """The Puffin file with its first blob's footer property ``cardinality`` restated (one digit for one: the footer
+    keeps its length, the file its size; the blobs' bytes unchanged)."""
+    size, footer = _footer(data)
+    text = data[-12 - size:-12].decode()
+    assert footer["blobs"][0]["properties"]["cardinality"] == "1"
+    old = '"cardinality":"1"'
+    at = text.index(old)
+    assert len(cardinality) == 1
+    out = bytearray(data)
+    out[len(data) - 12 - size + at:len(data) - 12 - size + at + len(old)] = f'"cardinality":"{cardinality}"'.encode()
+    return bytes(out)
+
+
+@pytest.mark.parametrize("cardinality", ["0", "2"])
+def test_a_restated_blob_cardinality_is_read_by_no_one(restored: Converted, spark: SparkSession,
+                                                       spark_warehouse: Path, cardinality: str) -> None:
+    """The Puffin footer's ``cardinality`` of a vector restated (0: what Delta's Spark reads as no vector; 2): neither
+    reader reads it (measured: Spark 4.1 / Iceberg 1.12 and pyiceberg 0.12 both read the attested rows, and COUNT(*)
+    counts them), so the rewrite still verifies by content, rightly."""
+    forged = _restated(restored.honest, cardinality)
+    assert _footer(forged)[1]["blobs"][0]["properties"]["cardinality"] == cardinality
+    restored.puffin.write_bytes(forged)
+    for crc in restored.puffin.parent.glob(f".{restored.puffin.name}.crc"):
+        crc.unlink()
+    assert pyiceberg_ids(spark_warehouse, restored.ident) == restored.rows
+    spark.conf.set("spark.sql.iceberg.executor-cache.enabled", "false")
+    try:
+        spark.sql(f"REFRESH TABLE {restored.name}")
+        assert spark_ids(spark, restored.name) == restored.rows
+        assert spark.sql(f"SELECT COUNT(*) FROM {restored.name}").collect()[0][0] == len(restored.rows)
+    finally:
+        spark.conf.unset("spark.sql.iceberg.executor-cache.enabled")
+    rc, doc = _cli(spark_warehouse, "verify", restored.ref, "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    shift = value = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return (value >> 1) ^ -(value & 1), at
+
+
+def _zigzag(value: int) -> bytes:
+    n, out = (value << 1) ^ (value >> 63), bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _patched_avro(data: bytes, old: bytes, new: bytes) -> bytes | None:
+    """The deflate Avro file ``data`` with the first ``old`` in its decompressed blocks replaced by ``new`` (that
+    block deflated again: the file's size may change); None when no block holds ``old``."""
+    size, at = _varint(data, 4)  # the header: magic, then the metadata map (unsized blocks, as Java writes it)
+    while size != 0:
+        assert size > 0
+        for _ in range(2 * size):
+            n, at = _varint(data, at)
+            at += n
+        size, at = _varint(data, at)
+    sync = data[at:at + 16]
+    at += 16
+    out, done = bytearray(data[:at]), False
+    while at < len(data):
+        objects, at = _varint(data, at)
+        length, at = _varint(data, at)
+        raw = data[at:at + length]
+        assert data[at + length:at + length + 16] == sync
+        at += length + 16
+        block = zlib.decompress(raw, -15)
+        if not done and old in block:
+            packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+            raw = packer.compress(block.replace(old, new, 1)) + packer.flush()
+            done = True
+        out += _zigzag(objects) + _zigzag(len(raw)) + raw + sync
+    return bytes(out) if done else None
+
+
+def _restate_record_count(spark: SparkSession, converted: Converted, count: int) -> list[tuple[Path, bytes]]:
+    """Restate in place the manifest ``record_count`` of the first deletion vector in ``converted``'s Puffin file
+    (it follows the entry's file_path, file_format ``PUFFIN`` and an unpartitioned spec's empty partition tuple), and
+    the manifest's length in the manifest list (Iceberg Java opens a manifest with that length); Hadoop's checksum
+    files removed. The files' honest bytes, to restore."""
+    honest: list[tuple[Path, bytes]] = []
+    found = []
+    for row in spark.sql(f"SELECT path, length FROM {converted.name}.manifests WHERE content = 1").collect():
+        location, length = str(row[0]), int(row[1])
+        manifest = Path(location.removeprefix("file:"))
+        data = manifest.read_bytes()
+        assert len(data) == length
+        for spelled in (str(converted.puffin), f"file:{converted.puffin}"):
+            raw = spelled.encode()
+            needle = _zigzag(len(raw)) + raw + _zigzag(6) + b"PUFFIN"
+            forged = _patched_avro(data, needle + _zigzag(1), needle + _zigzag(count))
+            if forged is not None:
+                found.append((location, length, manifest, data, forged))
+    assert len(found) == 1, found
+    location, length, manifest, data, forged = found[0]
+    lists = [Path(str(r[0]).removeprefix("file:")) for r in
+             spark.sql(f"SELECT manifest_list FROM {converted.name}.snapshots ORDER BY committed_at DESC LIMIT 1"
+                       ).collect()]
+    listed = lists[0].read_bytes()
+    raw = location.encode()
+    relisted = _patched_avro(listed, _zigzag(len(raw)) + raw + _zigzag(length),
+                             _zigzag(len(raw)) + raw + _zigzag(len(forged)))
+    assert relisted is not None
+    for path, before, after in ((manifest, data, forged), (lists[0], listed, relisted)):
+        honest.append((path, before))
+        path.write_bytes(after)
+        for crc in path.parent.glob(f".{path.name}.crc"):
+            crc.unlink()
+    return honest
+
+
+@pytest.mark.parametrize("count", [0, 2])
+def test_a_restated_record_count_is_table_inconsistent(restored: Converted, spark: SparkSession,
+                                                       spark_warehouse: Path, count: int) -> None:
+    """The manifest's ``record_count`` of a deletion vector restated (the Puffin file unchanged): pyiceberg does not
+    read it (the attested rows); Spark (Iceberg 1.12) refuses the read and COUNT(*) alike ("Invalid cardinality: 1,
+    expected 0": no vector skipped at 0, no count from metadata, measured). Readers differ: table_inconsistent, for
+    the rewrite and for a record of the snapshot."""
+    honest = _restate_record_count(spark, restored, count)
+    try:
+        assert pyiceberg_ids(spark_warehouse, restored.ident) == restored.rows
+        spark.conf.set("spark.sql.iceberg.executor-cache.enabled", "false")
+        try:
+            spark.sql(f"REFRESH TABLE {restored.name}")
+            with pytest.raises(Exception, match=f"Invalid cardinality: 1, expected {count}"):
+                spark_ids(spark, restored.name)
+            with pytest.raises(Exception, match=f"Invalid cardinality: 1, expected {count}"):
+                spark.sql(f"SELECT COUNT(*) FROM {restored.name}").collect()
+        finally:
+            spark.conf.unset("spark.sql.iceberg.executor-cache.enabled")
+        rc, doc = _cli(spark_warehouse, "verify", restored.ref, "--level", "bytes")
+        assert rc == 1 and codes(doc) == ["table_inconsistent"], doc
+        assert f"deletes 1 rows, its manifest entry says {count}" in json.dumps(doc), doc
+        rc, doc = _cli(spark_warehouse, "record", restored.ref, "--model", "orders", "--program-hash", PROGRAM)
+        assert rc != 0 and codes(doc) == ["table_inconsistent"], doc
+    finally:
+        for path, data in honest:
+            path.write_bytes(data)
