@@ -293,7 +293,23 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         head, _, _ = metadata.rpartition("/")
         if head.endswith("/metadata"):
             out.append(head[: -len("/metadata")])
-        return tuple(dict.fromkeys(x for x in out if x))
+        stored = tuple(dict.fromkeys(x for x in out if x))
+        return (*stored, *self._other_names(stored))
+
+    # The other catalog names of this table, by the storage names they were found from (computed once per carrier).
+    _names_cache: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+
+    def _other_names(self, stored: tuple[str, ...]) -> tuple[str, ...]:
+        """Every other ``iceberg://`` name of this table in the configured catalogs (carriers/iceberg/static.py
+        ``same_table_names``): a policy on ``iceberg://prod/*`` must cover it reached as ``iceberg://prod2/…``."""
+        from carriers.iceberg.static import same_table_names
+
+        if self._names_cache is None or self._names_cache[0] != stored:
+            catalog = getattr(self.table, "catalog", None)
+            properties = getattr(catalog, "properties", None) or {}
+            identifier = self.reference[len("iceberg://") + len(self.catalog_name) + 1:]
+            self._names_cache = (stored, same_table_names(self.catalog_name, properties, identifier, stored))
+        return self._names_cache[1]
 
     @property
     def table_identity(self) -> str:
