@@ -287,7 +287,9 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
     @property
     def policy_locations(self) -> tuple[str, ...]:
         """The table's location as its metadata says, and the folder its current metadata file lies in as the catalog
-        names it (not editable by a storage writer): a policy on storage paths covers the table by either."""
+        names it (not editable by a storage writer): a policy on storage paths covers the table by either. And every
+        other configured catalog name of the table (``_other_names``): a policy on ``iceberg://prod/*`` covers it
+        reached as ``iceberg://prod2/…``."""
         out = [self.table.location()]
         metadata = self.table.metadata_location or ""
         head, _, _ = metadata.rpartition("/")
