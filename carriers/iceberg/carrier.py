@@ -287,13 +287,31 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
     @property
     def policy_locations(self) -> tuple[str, ...]:
         """The table's location as its metadata says, and the folder its current metadata file lies in as the catalog
-        names it (not editable by a storage writer): a policy on storage paths covers the table by either."""
+        names it (not editable by a storage writer): a policy on storage paths covers the table by either. And every
+        other configured catalog name of the table (``_other_names``): a policy on ``iceberg://prod/*`` covers it
+        reached as ``iceberg://prod2/…``."""
         out = [self.table.location()]
         metadata = self.table.metadata_location or ""
         head, _, _ = metadata.rpartition("/")
         if head.endswith("/metadata"):
             out.append(head[: -len("/metadata")])
-        return tuple(dict.fromkeys(x for x in out if x))
+        stored = tuple(dict.fromkeys(x for x in out if x))
+        return (*stored, *self._other_names(stored))
+
+    # The other catalog names of this table, by the storage names they were found from (computed once per carrier).
+    _names_cache: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+
+    def _other_names(self, stored: tuple[str, ...]) -> tuple[str, ...]:
+        """Every other ``iceberg://`` name of this table in the configured catalogs (carriers/iceberg/static.py
+        ``same_table_names``): a policy on ``iceberg://prod/*`` must cover it reached as ``iceberg://prod2/…``."""
+        from carriers.iceberg.static import same_table_names
+
+        if self._names_cache is None or self._names_cache[0] != stored:
+            catalog = getattr(self.table, "catalog", None)
+            properties = getattr(catalog, "properties", None) or {}
+            identifier = self.reference[len("iceberg://") + len(self.catalog_name) + 1:]
+            self._names_cache = (stored, same_table_names(self.catalog_name, properties, identifier, stored))
+        return self._names_cache[1]
 
     @property
     def table_identity(self) -> str:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,8 @@ from attest.errors import CarrierError, UnsupportedTableError
 from attest.tables import TableState
 from carriers.iceberg.carrier import IcebergCarrier
 
-__all__ = ["StaticIcebergCarrier", "latest_metadata", "open_folder", "owning_catalog"]
+__all__ = ["StaticIcebergCarrier", "catalog_identity", "latest_metadata", "open_folder", "owning_catalog",
+           "same_table_names"]
 
 # 00042-<uuid>.metadata.json (Java, pyiceberg), v42.metadata.json (Hadoop tables); optionally .gz before .metadata.json
 _NUMBERED = re.compile(r"^(?:(?P<seq>[0-9]+)-[^/]+?|v(?P<v>[0-9]+))(?:\.gz)?\.metadata\.json(?P<old>\.gz)?$")
@@ -127,28 +129,7 @@ def _hadoop_choice(meta: Path, names: list[str]) -> int | str | None:
 def owning_catalog(folder: Path) -> tuple[str, str] | None:
     """(catalog name, ``<ns>.<table>``) of a configured pyiceberg catalog whose local warehouse holds ``folder`` and
     whose table of that path has exactly this folder as its location; None when there is none."""
-    try:
-        from pyiceberg.catalog import _ENV_CONFIG
-    except ImportError:
-        return None
-    real = os.path.realpath(folder)
-    for name in sorted(_ENV_CONFIG.get_known_catalogs()):
-        conf = _ENV_CONFIG.get_catalog_config(name) or {}
-        warehouse = conf.get("warehouse")
-        local = _local(str(warehouse)) if warehouse else None
-        if local is None:
-            continue  # no local warehouse: the folder cannot be this catalog's, and no remote catalog is asked
-        base = os.path.realpath(local)
-        if not real.startswith(base.rstrip("/") + "/"):
-            continue
-        parts = real[len(base.rstrip("/")) + 1:].split("/")
-        if len(parts) < 2:
-            continue
-        namespace = ".".join(p[:-3] if p.endswith(".db") else p for p in parts[:-1])
-        identifier = f"{namespace}.{parts[-1]}"
-        if _location_is(name, identifier, real):
-            return name, identifier
-    return None
+    return next(_owners(folder, _configured_catalogs()), None)
 
 
 def _local(location: str) -> str | None:
@@ -185,6 +166,10 @@ class StaticIcebergCarrier(IcebergCarrier):
         """Never a name a statement is signed for: nothing records through a folder read this way, and a Delta
         table's statement for the same folder URI must not pass for an Iceberg reading of it."""
         return "iceberg+" + Path(self.folder).resolve().as_uri()
+
+    def _other_names(self, stored: tuple[str, ...]) -> tuple[str, ...]:
+        # open_folder found no configured catalog owning this folder: asking each catalog again would find none.
+        return ()
 
     @property
     def static_note(self) -> str:
@@ -234,3 +219,93 @@ def open_folder(location: str, *, detached: bool = False, allow_external: bool =
     table = StaticTable(identifier=("static", str(folder)), metadata=metadata, metadata_location=uri, io=io,
                         catalog=NoopCatalog("static"))
     return StaticIcebergCarrier(table, folder=location, how=how, detached=detached, allow_external=allow_external)
+
+
+def catalog_identity(name: str, properties: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """What a configured catalog is, whatever a configuration calls it: its type, its folded ``uri`` and, where the
+    catalog's tables depend on them, its ``warehouse`` (a REST server serves one catalog per warehouse) or its own name
+    (a SQL catalog keeps its tables in rows keyed by its name: the same database under another name is another
+    catalog). None: no ``uri`` (nothing says which catalog it is)."""
+    uri = properties.get("uri")
+    if not isinstance(uri, str) or not uri:
+        return None
+    kind = str(properties.get("type") or "").lower() or (
+        "rest" if uri.startswith("http") else "hive" if uri.startswith("thrift") else
+        "sql" if uri.startswith(("sqlite", "postgresql")) else "")
+    if kind == "sql":
+        return (kind, _folded_uri(uri), name)
+    if kind == "rest":
+        return (kind, _folded_uri(uri), _folded_uri(str(properties.get("warehouse") or "")))
+    return (kind, _folded_uri(uri))
+
+
+def _folded_uri(uri: str) -> str:
+    """One spelling of a catalog URI: scheme and host lower-cased, no trailing '/', a SQLite file by its real path."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if uri.lower().startswith("sqlite:///"):
+        return "sqlite:///" + os.path.realpath(uri[len("sqlite:///"):])
+    parts = urlsplit(uri.rstrip("/"))
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, parts.fragment))
+
+
+def _configured_catalogs() -> dict[str, dict[str, Any]]:
+    """Every catalog pyiceberg's configuration names, with its properties (command-line ones over them)."""
+    try:
+        from pyiceberg.catalog import _ENV_CONFIG
+    except ImportError:
+        return {}
+    from carriers.iceberg.catalog_options import overrides_for
+
+    out: dict[str, dict[str, Any]] = {}
+    for name in sorted(_ENV_CONFIG.get_known_catalogs()):
+        out[name] = {**(_ENV_CONFIG.get_catalog_config(name) or {}), **overrides_for(name)}
+    return out
+
+
+def same_table_names(catalog_name: str, properties: Mapping[str, Any], identifier: str,
+                     locations: tuple[str, ...]) -> tuple[str, ...]:
+    """The other ``iceberg://<catalog>/<ns>.<table>`` names of the table ``identifier`` of catalog ``catalog_name``:
+
+    - the same identifier in every configured catalog that is the same catalog (:func:`catalog_identity`: the same
+      REST server and warehouse, the same metastore) under another name;
+    - every configured catalog whose local warehouse holds one of ``locations`` and whose table of that path has it as
+      its location (as :func:`owning_catalog` finds a folder's catalog): the table registered under another name.
+
+    A trust policy matches these too (docs/signing.md): a policy on ``iceberg://prod/*`` covers the table reached as
+    ``iceberg://prod2/…``. More names only ever add requirements, so a name found here can never lift one."""
+    configured = _configured_catalogs()
+    own = catalog_identity(catalog_name, properties)
+    names: list[str] = []
+    if own is not None:
+        names += [f"iceberg://{name}/{identifier}" for name, conf in configured.items()
+                  if name != catalog_name and catalog_identity(name, conf) == own]
+    # The table itself and names already found need no catalog asked (an audit of 2,000 tables loads each once).
+    found = {(catalog_name, identifier), *((n[len("iceberg://"):].split("/", 1)[0], identifier) for n in names)}
+    folders = {os.path.realpath(local) for local in map(_local, locations) if local is not None}  # remote: not asked
+    for folder in sorted(folders):
+        owners = list(_owners(Path(folder), configured, skip=found))
+        found.update(owners)
+        names += [f"iceberg://{name}/{ident}" for name, ident in owners]
+    return tuple(dict.fromkeys(names))
+
+
+def _owners(folder: Path, configured: Mapping[str, Mapping[str, Any]],
+            skip: set[tuple[str, str]] | None = None) -> Iterator[tuple[str, str]]:
+    """(catalog, ``<ns>.<table>``) of every configured catalog whose local warehouse holds ``folder`` and whose table
+    of that path has exactly this folder as its location; pairs in ``skip`` are neither asked nor given."""
+    real = os.path.realpath(folder)
+    for name, conf in configured.items():
+        warehouse = conf.get("warehouse")
+        local = _local(str(warehouse)) if warehouse else None
+        if local is None:
+            continue  # no local warehouse: the folder cannot be this catalog's, and no remote catalog is asked
+        base = os.path.realpath(local).rstrip("/")
+        if not real.startswith(base + "/"):
+            continue
+        parts = real[len(base) + 1:].split("/")
+        if len(parts) < 2:
+            continue
+        identifier = ".".join([*(p[:-3] if p.endswith(".db") else p for p in parts[:-1]), parts[-1]])
+        if (name, identifier) not in (skip or set()) and _location_is(name, identifier, real):
+            yield name, identifier
