@@ -928,14 +928,18 @@ def _metadata_problems(meta: Any) -> list[Problem]:
     ``refs.main``, Java refuses metadata where they differ, and metadata where a ref names a snapshot it does not
     list."""
     out: list[Problem] = []
+    # sort orders too: Java indexes them by id and refused the table ("Multiple entries with same key", measured
+    # with Spark), pyiceberg reads it
     for what, items, attr in (("schemas", meta.schemas, "schema_id"), ("partition specs", meta.partition_specs,
                                                                         "spec_id"),
+                              ("sort orders", getattr(meta, "sort_orders", None) or [], "order_id"),
                               ("snapshots", meta.snapshots, "snapshot_id")):
         counts = Counter(int(getattr(x, attr)) for x in items)
         shared = sorted(i for i, n in counts.items() if n > 1)
         if shared:
             out.append(Problem(Code.TABLE_INCONSISTENT, f"the table metadata lists {what} sharing an id "
-                               f"({', '.join(map(str, shared[:5]))}): readers resolve the id to different ones"))
+                               f"({', '.join(map(str, shared[:5]))}): Iceberg Java refuses to read the table, other "
+                               "readers resolve the id to different ones"))
     cycles = parent_cycles(meta.snapshots)
     if cycles:
         out.append(Problem(Code.TABLE_INCONSISTENT, f"the table metadata's parent ids form a cycle (through snapshot "
@@ -972,7 +976,8 @@ def _java_parse_problems(meta: Any) -> list[Problem]:
     """What Iceberg Java 1.12's TableMetadata refuses when it parses metadata and pyiceberg 0.12 reads: Spark could
     not refresh such a table while pyiceberg read its rows (measured, tests/adversarial/test_iceberg_dangling_refs.py):
     snapshot-log or metadata-log entries out of order (more than a minute back), ``last-updated-ms`` before the last
-    of either log, a snapshot's sequence number above ``last-sequence-number`` (format v2 and later)."""
+    of either log, a snapshot's sequence number above ``last-sequence-number`` (0 in format v1), a snapshot's
+    ``schema-id`` naming no listed schema (tests/adversarial/test_iceberg_metadata_java_refuses.py)."""
     def why(text: str) -> Problem:
         return Problem(Code.TABLE_INCONSISTENT, f"the table metadata's {text}: Iceberg Java refuses to read the table "
                        "(measured with Spark), pyiceberg reads it")
@@ -988,11 +993,20 @@ def _java_parse_problems(meta: Any) -> list[Problem]:
                            f"{times[back - 1]} ms)"))
         elif times and updated - times[-1] < -_ONE_MINUTE_MS:
             out.append(why(f"last-updated-ms {updated} is before the last {name} entry ({times[-1]} ms)"))
-    if int(getattr(meta, "format_version", 1)) >= 2:
-        last = int(getattr(meta, "last_sequence_number", 0) or 0)
-        above = sorted(int(s.sequence_number) for s in meta.snapshots if (s.sequence_number or 0) > last)
-        if above:
-            out.append(why(f"snapshot sequence number {above[-1]} is above its last-sequence-number {last}"))
+    # Java's parser takes a v1 table's last-sequence-number as 0 whatever it says (a v1 table with 5 read, measured)
+    # and still reads its snapshots' sequence numbers: one above 0 refused the table, pyiceberg read it
+    v1 = int(getattr(meta, "format_version", 1)) < 2
+    last = 0 if v1 else int(getattr(meta, "last_sequence_number", 0) or 0)
+    above = sorted(int(s.sequence_number) for s in meta.snapshots if (s.sequence_number or 0) > last)
+    if above:
+        named = "format v1 makes its last-sequence-number 0" if v1 else f"is above its last-sequence-number {last}"
+        out.append(why(f"snapshot sequence number {above[-1]} {named}"))
+    # Java reads a snapshot with the schema its schema-id names and refused one naming no listed schema ("Cannot find
+    # schema with schema id", measured with Spark, for main's head too); pyiceberg reads it with the current schema
+    schemas = {int(s.schema_id) for s in meta.schemas}
+    orphan = sorted({int(s.schema_id) for s in meta.snapshots if s.schema_id is not None} - schemas)
+    if orphan:
+        out.append(why(f"snapshots name schema id {orphan[0]}, which it does not list"))
     return out
 
 

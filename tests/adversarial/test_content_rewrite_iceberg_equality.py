@@ -149,3 +149,28 @@ def test_a_replace_that_drops_the_equality_delete_file(attested: tuple[Table, st
         table = replace(catalog, table, [with_ids(_rows([1, 2, 3]), [1, 2])], remove=live_data_files(table))
     assert content_check(table, snapshot)[0] is False
     _refused()
+
+
+def test_an_equality_delete_by_a_dropped_column_gets_no_digest(catalog: SqlCatalog) -> None:
+    """Held, pinned: an equality delete file whose ``equality_ids`` name a column since dropped from the schema (``v``,
+    field id 2). pyiceberg refuses to scan the table; the rows Java gets depend on a column no reader schema has, so
+    the attestation records no digest (``_equality_keep``: not a column of the reader schema) and a rewrite that
+    brings the deleted row back is not verified by content."""
+    table = catalog.create_table("ns.t", schema=_rows([]).schema)
+    table.append(_rows([1, 2]))
+    table.append(_rows([3]))
+    commit_delete_file(table, local(table.location()) / "data" / "eq-v.parquet",
+                       deleted=pa.table({"v": pa.array(["v2"], pa.string())}), equality_ids=[2])
+    with table.update_schema() as update:
+        update.delete_column("v")
+    table = catalog.load_table("ns.t")
+    with pytest.raises((NotImplementedError, ValueError), match="equality deletes"):
+        table.scan().to_arrow()
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    table = catalog.load_table("ns.t")
+    assert _content_rows(table) is None  # no digest claimed
+    replace(catalog, table, [with_ids(pa.table({"id": pa.array([1, 2, 3], pa.int64())}), [1])])
+    rc, doc = _verify()
+    from tests.adversarial.conftest import codes
+
+    assert rc != 0 and codes(doc) == ["compacted"], json.dumps(doc, indent=1)  # no digest: the rewrite is unproven

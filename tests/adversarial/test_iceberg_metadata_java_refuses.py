@@ -47,8 +47,14 @@ H = 3_600_000
 REFUSED = {"branch": "does not exist in the existing snapshots list", "tag": "does not exist in the existing "
            "snapshots list", "log_order": "Expected sorted snapshot log entries",
            "metadata_log_order": "Expected sorted previous metadata log entries",
-           "updated_before_log": "Invalid update timestamp", "sequence_above_last": ""}
-HELD = ("log_missing_snapshot", "snapshot_time_order")
+           "updated_before_log": "Invalid update timestamp", "sequence_above_last": "",
+           "v1_snapshot_sequence": "Invalid snapshot with sequence number 1 greater than last sequence number 0",
+           "snapshot_schema_missing": "Cannot find schema with schema id 99",
+           "sort_order_twice": "Multiple entries with same key"}
+HELD = ("log_missing_snapshot", "snapshot_time_order", "v1_last_sequence", "partition_id_above_last",
+        "column_id_above_last")
+# pyiceberg refuses these itself (its metadata validators): no rows are read, so no verdict
+PYICEBERG_REFUSES = ("current-schema-id", "default-spec-id", "default-sort-order-id")
 
 
 def _dangle(kind: str) -> Any:
@@ -66,14 +72,33 @@ def _dangle(kind: str) -> Any:
             doc["last-updated-ms"] = doc["snapshot-log"][-1]["timestamp-ms"] - 10 * H
         elif kind == "sequence_above_last":
             doc["last-sequence-number"] = 0
+        elif kind == "v1_snapshot_sequence":  # a v1 table: Java takes its last-sequence-number as 0
+            doc["snapshots"][-1]["sequence-number"] = 1
+        elif kind == "v1_last_sequence":
+            doc["last-sequence-number"] = 5
+        elif kind == "snapshot_schema_missing":
+            for snapshot in doc["snapshots"]:
+                snapshot["schema-id"] = 99
+        elif kind == "sort_order_twice":
+            doc["sort-orders"] = doc["sort-orders"] * 2
+        elif kind == "partition_id_above_last":
+            assert doc["partition-specs"][-1]["fields"][0]["field-id"] == 1000
+            doc["last-partition-id"] = 999
+        elif kind == "column_id_above_last":
+            doc["last-column-id"] = 0
         else:
             assert kind == "snapshot_time_order"
             doc["snapshots"][0]["timestamp-ms"] += 10 * H
     return edit
 
 
-def _attested(catalog: SqlCatalog, ns: str) -> Any:
-    table = catalog.create_table(f"{ns}.t", schema=SCHEMA)
+def _attested(catalog: SqlCatalog, ns: str, kind: str = "") -> Any:
+    table = catalog.create_table(f"{ns}.t", schema=SCHEMA,
+                                 properties={"format-version": "1" if kind.startswith("v1_") else "2"})
+    if kind == "partition_id_above_last":  # partitioned: a spec field whose id the edit puts above the last
+        with table.update_spec() as spec:
+            spec.add_identity("id")
+        table = catalog.load_table(f"{ns}.t")
     table.append(pa.table({"id": [1, 2]}, schema=SCHEMA))
     catalog.load_table(f"{ns}.t").append(pa.table({"id": [3]}, schema=SCHEMA))
     attest_after_write(catalog.load_table(f"{ns}.t"), model="orders", program_hash=PROGRAM)
@@ -84,7 +109,7 @@ def _attested(catalog: SqlCatalog, ns: str) -> Any:
 @pytest.mark.parametrize("kind", sorted(REFUSED))
 def test_metadata_java_refuses_gets_no_verdict(kind: str, tmp_path: Path) -> None:
     catalog = ns_catalog(tmp_path)
-    table = rewrite_metadata(catalog, _attested(catalog, "ns"), _dangle(kind))
+    table = rewrite_metadata(catalog, _attested(catalog, "ns", kind), _dangle(kind))
     assert table.scan().to_arrow().num_rows == 3  # pyiceberg reads main as before
     rc, doc = verify(f"iceberg://{CATALOG}/ns.t", "--level", "bytes")
     assert rc == 1 and set(codes(doc)) == {"table_inconsistent"}, json.dumps(doc)
@@ -95,9 +120,20 @@ def test_metadata_java_refuses_gets_no_verdict(kind: str, tmp_path: Path) -> Non
 @pytest.mark.parametrize("kind", HELD)
 def test_metadata_java_reads_is_held(kind: str, tmp_path: Path) -> None:
     catalog = ns_catalog(tmp_path)
-    rewrite_metadata(catalog, _attested(catalog, "ns"), _dangle(kind))
+    rewrite_metadata(catalog, _attested(catalog, "ns", kind), _dangle(kind))
     rc, doc = verify(f"iceberg://{CATALOG}/ns.t", "--level", "bytes")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED"), json.dumps(doc)
+
+
+@pytest.mark.usefixtures("iceberg_env")
+@pytest.mark.parametrize("field", PYICEBERG_REFUSES)
+def test_metadata_pyiceberg_refuses_is_unreadable(field: str, tmp_path: Path) -> None:
+    catalog = ns_catalog(tmp_path)
+    table = _attested(catalog, "ns")
+    with pytest.raises(Exception, match="can't be found"):  # pyiceberg's ValidationError, when the catalog loads it
+        rewrite_metadata(catalog, table, lambda doc: doc.__setitem__(field, 99))
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t", "--level", "bytes")
+    assert rc != 0 and set(codes(doc)) == {"table_unreadable"}, json.dumps(doc)
 
 
 @pytest.mark.spark
@@ -110,7 +146,7 @@ def test_what_spark_reads_of_the_edited_metadata(kind: str, spark: SparkSession,
     catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
     ns = f"rf{uuid.uuid4().hex[:8]}"
     catalog.create_namespace(ns)
-    rewrite_metadata(catalog, _attested(catalog, ns), _dangle(kind))
+    rewrite_metadata(catalog, _attested(catalog, ns, kind), _dangle(kind))
     name = f"iceberg.{ns}.t"
     if kind in HELD:
         spark.sql(f"REFRESH TABLE {name}")

@@ -97,7 +97,9 @@ def test_a_snapshot_whose_schema_id_is_dropped_or_unknown_after_a_rename(catalog
 
     forged = rewrite_metadata(catalog, renamed, forge)
     assert forged.scan(snapshot_id=s).to_arrow().column_names == ["id", "renamed"]  # the attack works
-    assert_refused(REF, "reader_view_changed", "--snapshot-id", str(s), "--level", "schema")
+    # unknown: Java refuses any read of the table (test_iceberg_metadata_java_refuses), so no verdict at all
+    assert_refused(REF, "reader_view_changed" if edit == "dropped" else "table_inconsistent", "--snapshot-id", str(s),
+                   "--level", "schema")
 
 
 # ---- the partition spec a manifest is read with ----------------------------------------------------------------------
@@ -154,6 +156,11 @@ def test_a_table_relabelled_format_version_1_keeps_its_delete_files_applied(cata
         doc["format-version"] = 1
         doc["schema"] = doc["schemas"][0]
         doc["partition-spec"] = []
+        # as test_spark_view_attacks relabels it: Java takes a v1 table's last sequence number as 0 and refuses a
+        # snapshot numbered above it (table_inconsistent, test_iceberg_metadata_java_refuses)
+        doc["last-sequence-number"] = 0
+        for snapshot in doc["snapshots"]:
+            snapshot.pop("sequence-number", None)
 
     relabelled = rewrite_metadata(catalog, t, v1)
     assert relabelled.metadata.format_version == 1
