@@ -271,7 +271,10 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
         raise CarrierError(f"delta-rs cannot read the deletion vectors of {carrier.reference}: {text}",
                            code=Code.TABLE_UNREADABLE) from exc
     cardinalities: dict[str, Any] = {}
-    for raw, add in carrier._replay(v.number)[0].adds.having("deletionVector"):
+    # Only where delta-rs applies a vector (``masks``) can a stated cardinality differ from it: a table without one
+    # is not replayed again (a record replays its version once: tests/delta/test_record_replays.py).
+    vectored = (log if logged is not None or tracking is not None else carrier._replay(v.number)[0]) if masks else None
+    for raw, add in vectored.adds.having("deletionVector") if vectored is not None else ():
         vector, rel = add.get("deletionVector"), canonical_relative(str(raw))[0]
         if isinstance(vector, dict) and rel is not None and rel in wanted:
             cardinalities[rel] = vector.get("cardinality")
