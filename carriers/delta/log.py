@@ -727,6 +727,7 @@ def _line_checkpoint_state(storage: Storage, version: int, names: list[str],
     state = LogState(version=version, checkpoint=version)
     validity = _Validity(f"checkpoint {names[0]}" + (f" (+{len(names) - 1} parts)" if len(names) > 1 else ""),
                          checkpoint=True, parsed=state.parsed_stats)
+    sidecars = 0
     for name in names:
         data = parts[name] if parts is not None else storage.read(f"{LOG_DIR}/{name}")
         if data is None:
@@ -736,6 +737,7 @@ def _line_checkpoint_state(storage: Storage, version: int, names: list[str],
             validity.see(action)
             sidecar = action.get("sidecar")
             if isinstance(sidecar, dict):
+                sidecars += 1
                 # v2 checkpoints keep their file actions in sidecar files under _delta_log/_sidecars/.
                 rel = f"{LOG_DIR}/_sidecars/{_sidecar_name(sidecar.get('path'))}"
                 inner = storage.read(rel)
@@ -754,7 +756,20 @@ def _line_checkpoint_state(storage: Storage, version: int, names: list[str],
             else:
                 state.apply_checkpoint(action)
     state.invalid.extend(validity.report())
+    if sidecars and not _enables_v2_checkpoints(state.protocol):
+        state.invalid.append(f"checkpoint {names[0]} keeps file actions in sidecar files, and its protocol does not "
+                             "enable v2 checkpoints (reader feature v2Checkpoint): delta-rs reads the sidecars, Spark "
+                             "refuses the table")
     return state
+
+
+def _enables_v2_checkpoints(protocol: Any) -> bool:
+    """Whether a protocol action enables sidecar files (PROTOCOL.md: only v2 checkpoints hold them, and only tables
+    with the ``v2Checkpoint`` reader and writer feature have those)."""
+    if not isinstance(protocol, dict):
+        return False
+    return all(isinstance(protocol.get(k), list) and "v2Checkpoint" in protocol[k]
+               for k in ("readerFeatures", "writerFeatures"))
 
 
 # A sidecar path engines resolve alike: a plain file name. The protocol's sidecar path is URI-encoded: delta-rs decodes
