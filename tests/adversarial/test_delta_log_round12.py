@@ -20,7 +20,9 @@ Tried and held (pinned here):
   (``None.get``) and the replay refuses: never VERIFIED;
 - a checkpoint planted past the latest commit (version 6 after commit 3, holding one more file): delta-rs reads it as
   version 6, Spark fails (``Could not find any delta files for version 6``), ``verify`` says ``stale`` (the commits
-  since the attestation are gone).
+  since the attestation are gone);
+- ``_last_checkpoint``'s copy of a v2 checkpoint's metaData (``v2Checkpoint.nonFileActions``) renaming a column, its
+  checksum dropped: Spark reads the checkpoint's (the same columns and rows), VERIFIED.
 """
 
 from __future__ import annotations
@@ -250,3 +252,43 @@ def test_a_checkpoint_planted_past_the_latest_commit_is_stale(tmp_path: Path) ->
     assert dt.version() == version + 2 and 666 in dt.to_pyarrow_table().column("v").to_pylist()
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 1 and codes(doc) == ["stale"], doc
+
+
+# ---- the hint's nonFileActions -------------------------------------------------------------------------------------
+@pytest.mark.spark
+def test_spark_takes_no_schema_from_the_hints_non_file_actions(spark: SparkSession, tmp_path: Path) -> None:
+    """``_last_checkpoint`` repeats a v2 checkpoint's protocol and metaData (``v2Checkpoint.nonFileActions``): Spark
+    reads them from the checkpoint, not the hint (a column renamed there, the checksum dropped: the same columns and
+    rows), so the hint's copy is not held to the checkpoint."""
+    import io
+    from contextlib import redirect_stdout
+
+    from attest.cli import main
+
+    path = tmp_path / "t"
+    spark.sql(f"CREATE TABLE delta.`{path}` (v INT, s STRING) USING delta "
+              "TBLPROPERTIES ('delta.checkpointPolicy' = 'v2', 'delta.checkpointInterval' = '100')")
+    spark.sql(f"INSERT INTO delta.`{path}` VALUES (1, 'a'), (2, 'b')")
+    with redirect_stdout(io.StringIO()):
+        assert main(["record", str(path), "--model", "m", "--program-hash", PROGRAM]) == 0
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+    jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, str(path)).checkpoint()  # type: ignore[attr-defined]
+    forged = shutil.copytree(path, tmp_path / "forged")  # a copy: Spark keeps the snapshot of a path it read
+    for crc in forged.rglob(".*.crc"):
+        crc.unlink()
+    hint_file = forged / "_delta_log" / "_last_checkpoint"
+    hint = json.loads(hint_file.read_text())
+    assert hint["version"] == 2 and hint["v2Checkpoint"]["nonFileActions"]
+    for action in hint["v2Checkpoint"]["nonFileActions"]:
+        if "metaData" in action:
+            schema = json.loads(action["metaData"]["schemaString"])
+            schema["fields"][1]["name"] = "renamed"
+            action["metaData"]["schemaString"] = json.dumps(schema)
+    hint.pop("checksum")
+    hint_file.write_text(json.dumps(hint))
+    jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+    df = spark.read.format("delta").load(str(forged))
+    assert df.columns == ["v", "s"] and sorted(map(tuple, df.collect())) == [(1, "a"), (2, "b")]
+    rc, doc = verify(str(forged), "--level", "bytes")
+    assert rc == 0, doc
