@@ -758,8 +758,8 @@ def _line_checkpoint_state(storage: Storage, version: int, names: list[str],
     state.invalid.extend(validity.report())
     if sidecars and not _enables_v2_checkpoints(state.protocol):
         state.invalid.append(f"checkpoint {names[0]} keeps file actions in sidecar files, and its protocol does not "
-                             "enable v2 checkpoints (reader feature v2Checkpoint): delta-rs reads the sidecars, Spark "
-                             "refuses the table")
+                             "enable v2 checkpoints (reader feature v2Checkpoint): engines read it differently "
+                             "(delta-rs reads a single-file checkpoint's sidecars, Spark refuses the table)")
     return state
 
 

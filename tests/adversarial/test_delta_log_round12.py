@@ -21,6 +21,8 @@ Tried and held (pinned here):
 - a checkpoint planted past the latest commit (version 6 after commit 3, holding one more file): delta-rs reads it as
   version 6, Spark fails (``Could not find any delta files for version 6``), ``verify`` says ``stale`` (the commits
   since the attestation are gone);
+- sidecar rows in a multi-part checkpoint (``1 of 1``), with or without v2 checkpoints: delta-rs and Spark skip them
+  (one live file of three; Spark read that file's row), the replay reads them: ``table_inconsistent``;
 - ``_last_checkpoint``'s copy of a v2 checkpoint's metaData (``v2Checkpoint.nonFileActions``) renaming a column, its
   checksum dropped: Spark reads the checkpoint's (the same columns and rows), VERIFIED.
 """
@@ -111,6 +113,20 @@ def test_sidecars_in_a_table_with_v2_checkpoints_verify(tmp_path: Path) -> None:
     _sidecar_checkpoint(path, v2=True)
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0, doc
+
+
+@pytest.mark.parametrize("v2", [True, False])
+def test_sidecars_in_a_multi_part_checkpoint_get_no_verdict(tmp_path: Path, v2: bool) -> None:
+    """delta-rs and Spark skip the sidecars of a multi-part checkpoint (measured: delta-rs one live file of three,
+    Spark the rows of that file), the replay reads them: the live files disagree."""
+    path = tmp_path / "t"
+    _sidecar_checkpoint(path, v2=v2)
+    log = path / "_delta_log"
+    single = next(log.glob("*.checkpoint.parquet"))
+    single.rename(log / single.name.replace(".checkpoint.parquet", ".checkpoint.0000000001.0000000001.parquet"))
+    assert len(DeltaTable(str(path)).file_uris()) == 1
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and set(codes(doc)) == {"table_inconsistent"}, doc
 
 
 @pytest.mark.spark
