@@ -38,9 +38,12 @@ from carriers.storage.base import Storage
 
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 _Z85_INDEX = {c: i for i, c in enumerate(_Z85)}
+# Checkpoints as Spark and delta-rs name them: classic and multi-part ones are Parquet, only v2 (uuid-named) ones may be
+# JSON. Neither engine takes '<v>.checkpoint.json' for a checkpoint (measured: Spark loaded from the commits and a
+# compacted file before it), so the replay does not either (Spark's pattern for an unbackfilled commit matches it).
 _CHECKPOINT = re.compile(
-    r"^(?P<v>[0-9]{20})\.checkpoint(?:\.(?P<part>[0-9]{10})\.(?P<parts>[0-9]{10})|\.(?P<uuid>[0-9a-fA-F-]{36}))?"
-    r"\.(?P<ext>parquet|json)$"
+    r"^(?P<v>[0-9]{20})\.checkpoint(?:\.(?P<part>[0-9]{10})\.(?P<parts>[0-9]{10})\.parquet"
+    r"|\.(?P<uuid>[0-9a-fA-F-]{36})\.(?:parquet|json)|\.parquet)$"
 )
 _COMPACTED = re.compile(r"^(?P<a>[0-9]{20})\.(?P<b>[0-9]{20})\.compacted\.json$")
 _COMMIT = re.compile(r"[0-9]{20}\.json")
@@ -623,7 +626,7 @@ def _checkpoints(names: list[str], version: int) -> dict[int, dict[str, list[str
         v = int(m.group("v"))
         # Classic, v2 (uuid-named) and multi-part checkpoints of one version are separate candidates.
         tag = f"parts:{m.group('parts')}" if m.group("parts") else (f"uuid:{m.group('uuid')}" if m.group("uuid")
-                                                                      else f"classic:{m.group('ext')}")
+                                                                      else "classic")
         groups.setdefault((v, tag), []).append(name)
         expected[(v, tag)] = int(m.group("parts")) if m.group("parts") else 1
     out: dict[int, dict[str, list[str]]] = {}
@@ -1090,7 +1093,11 @@ def _compacted_problems(storage: Storage, names: list[str], version: int, cp: in
     of them hold what their commits hold. Files no such reader takes are checked too when their commits are still there
     and the work stays under CROSS_CHECK_LIMIT commits; a file naming a range it cannot be (``a > b``) is refused."""
     out: list[str] = []
-    base = -1 if cp is None else cp
+    # The checkpoint Spark loads from may be older than the replay's: a multi-part one whose parts are not exactly
+    # 1..n (a part 0, a part past n) is complete by the replay's count and not by Spark's (which counts the parts of
+    # one size, then reads 1..n) or delta-rs's (1, 2, ... in turn). Compacted files after the oldest of these bases
+    # are the ones some engine reads.
+    base = min(-1 if cp is None else cp, _plain_checkpoint_base(names, version))
     spans: list[tuple[int, int, str]] = []
     for name in sorted(names):
         m = _COMPACTED.match(name)
@@ -1119,6 +1126,25 @@ def _compacted_problems(storage: Storage, names: list[str], version: int, cp: in
         budget -= b - a + 1
         out.extend(_compacted_disagrees(storage, name, a, b, required=False))
     return out
+
+
+def _plain_checkpoint_base(names: list[str], version: int) -> int:
+    """The newest checkpoint version at or below ``version`` that every engine takes for complete: a classic or v2
+    one, or a multi-part one whose parts are exactly 1..n; -1 when there is none."""
+    parts: dict[tuple[int, int], set[int]] = {}
+    best = -1
+    for name in names:
+        m = _CHECKPOINT.match(name)
+        if not m or int(m.group("v")) > version:
+            continue
+        if m.group("parts"):
+            parts.setdefault((int(m.group("v")), int(m.group("parts"))), set()).add(int(m.group("part")))
+        else:
+            best = max(best, int(m.group("v")))
+    for (v, n), numbers in parts.items():
+        if numbers == set(range(1, n + 1)):
+            best = max(best, v)
+    return best
 
 
 # Actions a compacted file may hold: what the protocol's action reconciliation of commits keeps.
