@@ -5,6 +5,12 @@
   the sidecars (the attested rows: VERIFIED before), Spark refuses the table ("sidecar files present in checkpoint even
   when checkpoint metadata is missing"; with a ``checkpointMetadata`` row, "requirement failed"). Now
   ``table_inconsistent``.
+- a compacted file Spark reads, placed before ``<v>.checkpoint.json`` (the log's own state at the latest version):
+  neither engine reads that name as a checkpoint, the replay did, and so took the compacted file for one no reader
+  takes, checked only within CROSS_CHECK_LIMIT commits. Measured with 2,100 empty commits and a compacted file of them
+  adding a planted copy of the data file: VERIFIED, while Spark read every row twice and delta-rs read the commits.
+  Now ``table_inconsistent`` (the name is Spark's unbackfilled-commit pattern; compacted files are checked from the
+  newest checkpoint every engine takes).
 
 Tried and held (pinned here):
 
