@@ -989,6 +989,13 @@ def replay(storage: Storage, version: int) -> tuple[LogState, list[str]]:
                 problems.append(f"two checkpoints of version {cp} disagree ({first_tag} / {tag}); engines choose "
                                 "between them differently")
         start = candidates[first_tag]
+        for tag in sorted(candidates):
+            # Spark refuses a v2 (uuid-named) checkpoint in a table without the feature (measured: "requirement
+            # failed"), delta-rs reads it: engines read the version differently.
+            if tag.startswith("uuid:") and not _enables_v2_checkpoints(candidates[tag].protocol):
+                problems.append(f"checkpoint {checkpoints[cp][tag][0]} is a v2 checkpoint, and its protocol does not "
+                                "enable v2 checkpoints (reader feature v2Checkpoint): delta-rs reads it, Spark refuses "
+                                "the table")
         problem = _cross_check(storage, checkpoints, cp, start)
         if problem:
             problems.append(problem)

@@ -393,3 +393,29 @@ def test_spark_reads_a_compacted_file_before_a_json_checkpoint(spark: SparkSessi
     _json_checkpoint_and_compacted(path, 5)
     assert sorted(DeltaTable(str(path)).to_pyarrow_table().column("v").to_pylist()) == [1, 2]
     assert _spark_rows(spark, path) == [1, 1, 2, 2]  # the planted copy, from the compacted file
+
+
+@pytest.mark.parametrize("kind", ["json", "parquet"])
+def test_a_v2_checkpoint_in_a_table_without_v2_checkpoints_gets_no_verdict(tmp_path: Path, kind: str) -> None:
+    """A uuid-named checkpoint (the log's own state) in a table without the v2Checkpoint feature: delta-rs reads it,
+    Spark refuses the table ("requirement failed"; without a checkpointMetadata action, "has no CheckpointMetadata
+    action") — measured, delta-spark 4.4."""
+    path = tmp_path / "t"
+    _json_checkpoint_and_compacted(path, 2, compacted=False)
+    log = path / "_delta_log"
+    single = next(log.glob("*.checkpoint.json"))
+    target = log / single.name.replace(".checkpoint.json", f".checkpoint.{uuid.uuid4()}.{kind}")
+    if kind == "json":
+        single.rename(target)
+        target.write_text(target.read_text() + json.dumps({"checkpointMetadata": {"version": int(target.name[:20])}})
+                          + "\n")
+    else:
+        single.unlink()
+        dt = DeltaTable(str(path))
+        dt.create_checkpoint()
+        (log / f"{dt.version():020d}.checkpoint.parquet").rename(target)
+    (log / "_last_checkpoint").unlink(missing_ok=True)
+    assert sorted(DeltaTable(str(path)).to_pyarrow_table().column("v").to_pylist()) == [1, 2]
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["table_inconsistent"], doc
+    assert "is a v2 checkpoint" in doc["errors"][0]["message"], doc
