@@ -4,7 +4,7 @@
   (``_delta_log/_sidecars/``) in a table whose protocol does not enable v2 checkpoints: delta-rs and the replay read
   the sidecars (the attested rows: VERIFIED before), Spark refuses the table ("sidecar files present in checkpoint even
   when checkpoint metadata is missing"; with a ``checkpointMetadata`` row, "requirement failed"). Now
-  ``table_inconsistent``.
+  ``table_inconsistent``, as is a v2 (uuid-named) checkpoint in such a table (delta-rs reads it, Spark refuses it).
 - a compacted file Spark reads, placed before ``<v>.checkpoint.json`` (the log's own state at the latest version):
   neither engine reads that name as a checkpoint, the replay did, and so took the compacted file for one no reader
   takes, checked only within CROSS_CHECK_LIMIT commits. Measured with 2,100 empty commits and a compacted file of them
