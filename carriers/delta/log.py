@@ -38,9 +38,12 @@ from carriers.storage.base import Storage
 
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 _Z85_INDEX = {c: i for i, c in enumerate(_Z85)}
+# Checkpoints as Spark and delta-rs name them: classic and multi-part ones are Parquet, only v2 (uuid-named) ones may be
+# JSON. Neither engine takes '<v>.checkpoint.json' for a checkpoint (measured: Spark loaded from the commits and a
+# compacted file before it), so the replay does not either (Spark's pattern for an unbackfilled commit matches it).
 _CHECKPOINT = re.compile(
-    r"^(?P<v>[0-9]{20})\.checkpoint(?:\.(?P<part>[0-9]{10})\.(?P<parts>[0-9]{10})|\.(?P<uuid>[0-9a-fA-F-]{36}))?"
-    r"\.(?P<ext>parquet|json)$"
+    r"^(?P<v>[0-9]{20})\.checkpoint(?:\.(?P<part>[0-9]{10})\.(?P<parts>[0-9]{10})\.parquet"
+    r"|\.(?P<uuid>[0-9a-fA-F-]{36})\.(?:parquet|json)|\.parquet)$"
 )
 _COMPACTED = re.compile(r"^(?P<a>[0-9]{20})\.(?P<b>[0-9]{20})\.compacted\.json$")
 _COMMIT = re.compile(r"[0-9]{20}\.json")
@@ -623,7 +626,7 @@ def _checkpoints(names: list[str], version: int) -> dict[int, dict[str, list[str
         v = int(m.group("v"))
         # Classic, v2 (uuid-named) and multi-part checkpoints of one version are separate candidates.
         tag = f"parts:{m.group('parts')}" if m.group("parts") else (f"uuid:{m.group('uuid')}" if m.group("uuid")
-                                                                      else f"classic:{m.group('ext')}")
+                                                                      else "classic")
         groups.setdefault((v, tag), []).append(name)
         expected[(v, tag)] = int(m.group("parts")) if m.group("parts") else 1
     out: dict[int, dict[str, list[str]]] = {}
@@ -727,6 +730,7 @@ def _line_checkpoint_state(storage: Storage, version: int, names: list[str],
     state = LogState(version=version, checkpoint=version)
     validity = _Validity(f"checkpoint {names[0]}" + (f" (+{len(names) - 1} parts)" if len(names) > 1 else ""),
                          checkpoint=True, parsed=state.parsed_stats)
+    sidecars = 0
     for name in names:
         data = parts[name] if parts is not None else storage.read(f"{LOG_DIR}/{name}")
         if data is None:
@@ -736,6 +740,7 @@ def _line_checkpoint_state(storage: Storage, version: int, names: list[str],
             validity.see(action)
             sidecar = action.get("sidecar")
             if isinstance(sidecar, dict):
+                sidecars += 1
                 # v2 checkpoints keep their file actions in sidecar files under _delta_log/_sidecars/.
                 rel = f"{LOG_DIR}/_sidecars/{_sidecar_name(sidecar.get('path'))}"
                 inner = storage.read(rel)
@@ -754,7 +759,20 @@ def _line_checkpoint_state(storage: Storage, version: int, names: list[str],
             else:
                 state.apply_checkpoint(action)
     state.invalid.extend(validity.report())
+    if sidecars and not _enables_v2_checkpoints(state.protocol):
+        state.invalid.append(f"checkpoint {names[0]} keeps file actions in sidecar files, and its protocol does not "
+                             "enable v2 checkpoints (reader feature v2Checkpoint): engines read it differently "
+                             "(delta-rs reads a single-file checkpoint's sidecars, Spark refuses the table)")
     return state
+
+
+def _enables_v2_checkpoints(protocol: Any) -> bool:
+    """Whether a protocol action enables sidecar files (PROTOCOL.md: only v2 checkpoints hold them, and only tables
+    with the ``v2Checkpoint`` reader and writer feature have those)."""
+    if not isinstance(protocol, dict):
+        return False
+    return all(isinstance(protocol.get(k), list) and "v2Checkpoint" in protocol[k]
+               for k in ("readerFeatures", "writerFeatures"))
 
 
 # A sidecar path engines resolve alike: a plain file name. The protocol's sidecar path is URI-encoded: delta-rs decodes
@@ -971,6 +989,13 @@ def replay(storage: Storage, version: int) -> tuple[LogState, list[str]]:
                 problems.append(f"two checkpoints of version {cp} disagree ({first_tag} / {tag}); engines choose "
                                 "between them differently")
         start = candidates[first_tag]
+        for tag in sorted(candidates):
+            # Spark refuses a v2 (uuid-named) checkpoint in a table without the feature (measured: "requirement
+            # failed"), delta-rs reads it: engines read the version differently.
+            if tag.startswith("uuid:") and not _enables_v2_checkpoints(candidates[tag].protocol):
+                problems.append(f"checkpoint {checkpoints[cp][tag][0]} is a v2 checkpoint, and its protocol does not "
+                                "enable v2 checkpoints (reader feature v2Checkpoint): delta-rs reads it, Spark refuses "
+                                "the table")
         problem = _cross_check(storage, checkpoints, cp, start)
         if problem:
             problems.append(problem)
@@ -1075,7 +1100,11 @@ def _compacted_problems(storage: Storage, names: list[str], version: int, cp: in
     of them hold what their commits hold. Files no such reader takes are checked too when their commits are still there
     and the work stays under CROSS_CHECK_LIMIT commits; a file naming a range it cannot be (``a > b``) is refused."""
     out: list[str] = []
-    base = -1 if cp is None else cp
+    # The checkpoint Spark loads from may be older than the replay's: a multi-part one whose parts are not exactly
+    # 1..n (a part 0, a part past n) is complete by the replay's count and not by Spark's (which counts the parts of
+    # one size, then reads 1..n) or delta-rs's (1, 2, ... in turn). Compacted files after the oldest of these bases
+    # are the ones some engine reads.
+    base = min(-1 if cp is None else cp, _plain_checkpoint_base(names, version))
     spans: list[tuple[int, int, str]] = []
     for name in sorted(names):
         m = _COMPACTED.match(name)
@@ -1104,6 +1133,25 @@ def _compacted_problems(storage: Storage, names: list[str], version: int, cp: in
         budget -= b - a + 1
         out.extend(_compacted_disagrees(storage, name, a, b, required=False))
     return out
+
+
+def _plain_checkpoint_base(names: list[str], version: int) -> int:
+    """The newest checkpoint version at or below ``version`` that every engine takes for complete: a classic or v2
+    one, or a multi-part one whose parts are exactly 1..n; -1 when there is none."""
+    parts: dict[tuple[int, int], set[int]] = {}
+    best = -1
+    for name in names:
+        m = _CHECKPOINT.match(name)
+        if not m or int(m.group("v")) > version:
+            continue
+        if m.group("parts"):
+            parts.setdefault((int(m.group("v")), int(m.group("parts"))), set()).add(int(m.group("part")))
+        else:
+            best = max(best, int(m.group("v")))
+    for (v, n), numbers in parts.items():
+        if numbers == set(range(1, n + 1)):
+            best = max(best, v)
+    return best
 
 
 # Actions a compacted file may hold: what the protocol's action reconciliation of commits keeps.
