@@ -194,7 +194,7 @@ def test_spark_time_travel_by_timestamp_reads_the_snapshot_log_and_by_id_the_sna
     _refused(ref, spark_warehouse, "reader_view_changed", "--snapshot-id", str(attested), "--level", "schema")
     _rewrite_metadata(spark, spark_warehouse, name, lambda d: of(d).update({"schema-id": 77}))
     assert isinstance(_count(spark, by_id), str)  # Java: no schema 77 (pyiceberg reads the current one)
-    _refused(ref, spark_warehouse, "reader_view_changed", "--snapshot-id", str(attested), "--level", "schema")
+    _refused(ref, spark_warehouse, "table_inconsistent", "--snapshot-id", str(attested), "--level", "schema")
 
 
 def test_spark_applies_the_delete_files_of_a_table_relabelled_format_version_1(spark: SparkSession,
