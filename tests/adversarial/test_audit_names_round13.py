@@ -1,0 +1,66 @@
+"""Attacks on how ``attest audit`` names its tables (round 13).
+
+A table found by a walk whose name reads as a version of another table — a prefix literally named
+``lake/orders@0`` — was the same table, to the audit, as version 0 of ``lake/orders`` named by another target:
+``attest audit s3://b/lake/orders@0 s3://b/lake/`` (the release version and the whole lake) checked version 0 of
+``orders`` and dropped the prefix as already audited, a tampered table that delta-rs opens by its path never checked,
+exit 0. Now tables are told apart by what they are (format, catalog, location, version), never by how their names
+print, and a table whose name reads as a version says so.
+
+A folder whose name is not UTF-8 (``bad\\xff``, which no engine opens: delta-rs refuses the path) replaced the
+``--json`` and ``--format csv`` documents, every other table's verdict with them, by one ``internal_error``, and the
+kept audit (``--to``) kept nothing. Now its line is an ERROR like any unreadable table's, the others as ever."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from deltalake import DeltaTable, write_deltalake
+
+from carriers.delta.carrier import attest_after_write
+from tests.adversarial.test_audit_discovery_attacks import attested, audit
+from tests.delta.conftest import PROGRAM, special_table
+from tests.objectstore.test_stores import cli, options_args
+from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
+from tests.servers.stores import Bucket
+
+
+def test_a_prefix_named_like_a_version_is_audited_beside_that_version(s3: Bucket) -> None:  # noqa: F811
+    opts = s3.storage_options
+    orders, twin = s3.uri("lake/orders"), s3.uri("lake/orders@0")
+    for uri in (orders, twin):
+        write_deltalake(uri, special_table(), storage_options=opts)
+        attest_after_write(uri, model="orders", program_hash=PROGRAM, storage_options=opts)
+    s3.flip_byte(sorted(k for k in s3.keys("lake/orders@0") if k.endswith(".parquet"))[0])
+    assert DeltaTable(twin, storage_options=opts).version() == 1  # a reader opens the tampered prefix by that name
+    done = cli("audit", orders + "@0", s3.uri("lake") + "/", "--json", *options_args(s3))
+    rows = [(t["table"], t["version"], t["outcome"], t["code"]) for t in json.loads(done.stdout)["tables"]]
+    # Before: [(orders@0, "0", VERIFIED), (orders, "1", VERIFIED)] and exit 0, the tampered prefix never checked.
+    assert rows == [(twin, "0", "VERIFIED", None), (orders, "1", "VERIFIED", None),
+                    (twin, "1", "NOT VERIFIED", "artifact_hash_mismatch")], done.stdout
+    assert done.returncode == 1, done.stderr
+    text = cli("audit", orders + "@0", s3.uri("lake") + "/", *options_args(s3)).stdout
+    assert f"note: a table literally named {twin}, not version 0 of {orders}" in text, text
+    assert text.count("note: a table literally named") == 1, text  # the version itself is not noted
+
+
+def test_a_folder_name_that_is_not_utf8_keeps_every_line(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    attested(lake / "good")
+    bad = os.fsdecode(os.fsencode(str(lake)) + b"/bad\xff")  # '/bad\udcff' to Python
+    shutil.copytree(lake / "good", bad)
+    rc, doc = audit(str(lake))  # before: {"verdict": "ERROR", "errors": [internal_error UnicodeEncodeError]}, no table
+    rows = {t["table"]: (t["outcome"], t["code"]) for t in doc["tables"]}
+    assert rows == {bad: ("ERROR", "table_unreadable"), str(lake / "good"): ("VERIFIED", None)}, doc
+    assert rc == 2
+    done = cli("audit", str(lake), "--format", "csv")
+    assert done.returncode == 2 and f"{lake}/bad\\udcff,,,ERROR,table_unreadable" in done.stdout, done
+    assert f"{lake / 'good'},delta," in done.stdout, done.stdout
+    kept = tmp_path / "kept"
+    done = cli("audit", str(lake), "--to", str(kept))
+    assert done.returncode == 2 and "audit appended to" in done.stderr, done  # before: internal_error, nothing kept
+    tables = sorted(DeltaTable(str(kept)).to_pyarrow_table().column("table").to_pylist())
+    assert tables == [f"{lake}/bad\\udcff", str(lake / "good")], tables
