@@ -112,11 +112,35 @@ def _iceberg_metadata_names(names: list[str]) -> bool:
 
 
 def _is_iceberg_folder(path: str) -> bool:
+    return _iceberg_folder(path) is True
+
+
+# What ``_table_kind`` says of a folder it sees a table's name in but may not look into (``stat`` or a listing denied:
+# a folder the auditor may list, not enter). Before, such a folder was no table, exit 0 with the table not audited,
+# while the writing service's readers open it as ever.
+UNSEEN = "unseen"
+
+
+def _folder_state(path: str) -> bool | None:
+    """Whether ``path`` is a folder; None: it cannot be told (looking is denied)."""
+    if os.path.isdir(path):
+        return True
     try:
-        return os.path.isdir(os.path.join(path, "metadata")) and _iceberg_metadata_names(
-            os.listdir(os.path.join(path, "metadata")))
-    except OSError:
+        os.stat(path)  # isdir said no: asked again only to tell "not a folder" from "may not look"
         return False
+    except OSError as exc:
+        return False if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENAMETOOLONG) else None
+
+
+def _iceberg_folder(path: str) -> bool | None:
+    metadata = os.path.join(path, "metadata")
+    state = _folder_state(metadata)
+    if not state:
+        return state
+    try:
+        return _iceberg_metadata_names(os.listdir(metadata))
+    except OSError as exc:
+        return False if exc.errno in (errno.ENOENT, errno.ENOTDIR) else None
 
 
 def _table_kind(path: str, names: set[str]) -> str | None:
@@ -124,11 +148,18 @@ def _table_kind(path: str, names: set[str]) -> str | None:
     # open ``_DELTA_LOG/`` as ``_delta_log/``, and the table was neither audited nor listed; on a case-sensitive one
     # the lookup fails and such a folder is no table, as to its readers.
     folded = {n.casefold() for n in names if len(n) in (8, 10)}  # "metadata", "_delta_log": a data folder is big
-    if "_delta_log" in folded and os.path.isdir(os.path.join(path, "_delta_log")):
-        return "delta"
-    if "metadata" in folded and _is_iceberg_folder(path):
-        return "iceberg"
-    return None
+    unseen = False
+    if "_delta_log" in folded:
+        state = _folder_state(os.path.join(path, "_delta_log"))
+        if state:
+            return "delta"
+        unseen = state is None
+    if "metadata" in folded:
+        state = _iceberg_folder(path)
+        if state:
+            return "iceberg"
+        unseen = unseen or state is None
+    return UNSEEN if unseen else None
 
 
 def _has_metadata(names: set[str]) -> bool:
@@ -170,7 +201,9 @@ def discover_local(root: Path, progress: Progress | None = None) -> Discovery:
         names = {e.name for e in entries}
         kind = _table_kind(current, names)
         inside = outer
-        if kind is not None:
+        if kind == UNSEEN:
+            out.skipped.append(Skipped(current, Code.TABLE_UNREADABLE, _UNSEEN_MESSAGE, blocking=True))
+        elif kind is not None:
             notes = list(via)
             if outer is not None:
                 notes.append(f"nested inside table {outer}: a table's folder holds this table")
@@ -220,6 +253,9 @@ def discover_local(root: Path, progress: Progress | None = None) -> Discovery:
     _flag_lookalikes(out)
     return out
 
+
+_UNSEEN_MESSAGE = ("holds _delta_log or metadata, which the auditor may not look at (stat or listing denied): a "
+                   "reader with other permissions opens a table here; it is not audited")
 
 _BOTH = ("this folder is a Delta table (_delta_log/) and an Iceberg table folder (metadata/*.metadata.json) alike: "
          "Delta readers read its log, Iceberg readers of the path that metadata, so each is audited on its own line")
@@ -281,7 +317,8 @@ def _hidden_tables(folder: str, mark: str) -> list[Skipped]:
         kind = _table_kind(current, names)
         if kind is not None:
             where = "in" if current == folder else f"under {folder},"
-            out.append(Skipped(current, Code.TABLE_NOT_AUDITED, f"a {kind} table {where} {hidden}"))
+            what = "a folder that may be a table (it cannot be looked into)" if kind == UNSEEN else f"a {kind} table"
+            out.append(Skipped(current, Code.TABLE_NOT_AUDITED, f"{what} {where} {hidden}"))
         pending.extend(os.path.join(current, name) for name in sorted(folders, reverse=True))
     return out
 

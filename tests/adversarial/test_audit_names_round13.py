@@ -17,11 +17,13 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from deltalake import DeltaTable, write_deltalake
 
 from carriers.delta.carrier import attest_after_write
-from tests.adversarial.test_audit_discovery_attacks import attested, audit
+from tests.adversarial.conftest import rows
+from tests.adversarial.test_audit_discovery_attacks import attested, audit, by_table
 from tests.delta.conftest import PROGRAM, special_table
 from tests.objectstore.test_stores import cli, options_args
 from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
@@ -64,3 +66,38 @@ def test_a_folder_name_that_is_not_utf8_keeps_every_line(tmp_path: Path) -> None
     assert done.returncode == 2 and "audit appended to" in done.stderr, done  # before: internal_error, nothing kept
     tables = sorted(DeltaTable(str(kept)).to_pyarrow_table().column("table").to_pylist())
     assert tables == [f"{lake}/bad\\udcff", str(lake / "good")], tables
+
+
+def test_a_table_folder_the_auditor_may_list_but_not_enter_is_an_error(tmp_path: Path, monkeypatch: Any) -> None:
+    """A table folder whose mode lets the auditor list it but not enter it (``r--`` for the auditor's user: a lake
+    owned by the writing service, group-readable). The walk saw the name ``_delta_log`` but could not look at it
+    (``stat`` denied, ``os.path.isdir`` False): the folder was no table, its ``_delta_log`` a hidden folder listed as
+    unlistable, exit 0 with the table never audited — while the service's Spark and delta-rs read it as ever. Now it
+    is an ERROR (``table_unreadable``), as a folder the walk cannot list is. Permissions are simulated: the tests run
+    as root, whom modes do not stop (listing works, ``stat`` and entering below it are denied, as the kernel does)."""
+    lake = tmp_path / "lake"
+    attested(lake / "customers")
+    write_deltalake(str(lake / "orders"), rows())  # unpartitioned: no folder below it for the walk to fail on
+    attest_after_write(str(lake / "orders"), model="orders", program_hash=PROGRAM)
+    assert DeltaTable(str(lake / "orders")).version() == 1  # the service's reader (here root) opens it
+    shut = str(lake / "orders") + "/"
+    real_stat, real_scandir = os.stat, os.scandir
+
+    def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(path).startswith(shut):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_stat(path, *args, **kwargs)
+
+    def scandir(path: Any = ".") -> Any:
+        if os.fspath(path).startswith(shut):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "stat", stat)
+    monkeypatch.setattr(os, "scandir", scandir)
+    rc, doc = audit(str(lake))
+    lines = {t["table"]: (t["outcome"], t["code"]) for t in doc["tables"]}
+    # Before: {customers: VERIFIED}, exit 0; orders/_delta_log only listed SKIPPED as a hidden folder.
+    assert lines == {str(lake / "customers"): ("VERIFIED", None), str(lake / "orders"): ("ERROR", "table_unreadable")}
+    assert "may not look at" in by_table(doc)[str(lake / "orders")]["message"], doc
+    assert rc == 2
