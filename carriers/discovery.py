@@ -564,11 +564,24 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None,
         catalog, _, ident = rest.partition("/")
         if not catalog:
             raise TableReferenceError(f"{target!r} names no catalog")
-        if "@" in ident or ("." in ident and not _is_namespace(catalog, ident)):
+        # Only a trailing @<digits> is a snapshot, and a name that spells one may be a namespace too: any '@'
+        # (``team@eu.sales``, ``ns.t@5``) made the name one table, never looked up as a namespace, and the tables of
+        # that namespace went unaudited.
+        versioned = re.search(r"@[0-9]+$", ident) is not None
+        if (versioned or "." in ident) and not _is_namespace(catalog, ident):
             return Discovery([Found(parse_ref(target))])
         views: list[Skipped] = []
         entries = list(_iceberg_found(catalog, ident or None, views))
-        if "." in ident and _is_table(catalog, ident):
+        if versioned:
+            try:
+                snapshot = parse_ref(target)
+            except TableReferenceError:  # no table could be meant (``iceberg://c/sales@5``): the namespace alone
+                pass
+            else:
+                both = (f"{ident} names a snapshot of table {snapshot.location} and a namespace: the snapshot and "
+                        "every table of the namespace are audited")
+                entries.insert(0, Found(snapshot, ("", both)))
+        elif "." in ident and _is_table(catalog, ident):
             # ``a.b`` names a nested namespace and table ``b`` of ``a`` alike: an auditor typing it gets both audited,
             # never the table alone while the namespace's tables go unchecked.
             both = f"{ident} names a table and a namespace: the table and every table of the namespace are audited"

@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from deltalake import DeltaTable, write_deltalake
+from pyiceberg.catalog.sql import SqlCatalog
 
 from carriers.delta.carrier import attest_after_write
 from tests.adversarial.conftest import rows
-from tests.adversarial.test_audit_discovery_attacks import attested, audit, by_table
+from tests.adversarial.test_audit_discovery_attacks import _iceberg_attested, attested, audit, by_table
+from tests.adversarial.test_iceberg_attacks import CATALOG, catalog, iceberg_env  # noqa: F401  (fixtures)
 from tests.delta.conftest import PROGRAM, special_table
 from tests.objectstore.test_stores import cli, options_args
 from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
@@ -101,3 +103,39 @@ def test_a_table_folder_the_auditor_may_list_but_not_enter_is_an_error(tmp_path:
     assert lines == {str(lake / "customers"): ("VERIFIED", None), str(lake / "orders"): ("ERROR", "table_unreadable")}
     assert "may not look at" in by_table(doc)[str(lake / "orders")]["message"], doc
     assert rc == 2
+
+
+def test_a_dotted_name_holding_an_at_that_is_a_table_and_a_namespace_audits_both(catalog: SqlCatalog) -> None:  # noqa: F811
+    """The closed ``finance.eu`` case (a name that is a table and a namespace audits both), with an ``@`` in it:
+    ``iceberg://<cat>/team@eu.sales`` — any ``@`` made the target one table reference, never looked up as a
+    namespace, so table ``sales`` of ``team@eu`` was audited alone while namespace ``team@eu.sales`` held a tampered
+    table: exit 0. Only a trailing ``@<digits>`` is a snapshot; the name is looked up as any dotted name."""
+    catalog.create_namespace("team@eu")
+    catalog.create_namespace(("team@eu", "sales"))
+    _iceberg_attested(catalog, ("team@eu", "sales"))
+    _iceberg_attested(catalog, ("team@eu", "sales", "orders"), tampered=True)
+    rc, doc = audit(f"iceberg://{CATALOG}/team@eu.sales")
+    tables = by_table(doc)
+    assert sorted(tables) == [f"iceberg://{CATALOG}/team@eu.sales", f"iceberg://{CATALOG}/team@eu.sales.orders"], doc
+    assert rc == 1, doc
+    assert tables[f"iceberg://{CATALOG}/team@eu.sales.orders"]["code"] == "artifact_hash_mismatch", doc
+
+
+def test_a_snapshot_reference_that_is_also_a_namespace_audits_both(catalog: SqlCatalog) -> None:  # noqa: F811
+    """``iceberg://<cat>/ns.t@<snapshot>`` (an auditor pinning the released snapshot of ``ns.t``) while a namespace
+    ``ns."t@<snapshot>"`` holds a tampered table: the target was the snapshot alone, exit 0. Now a name that spells a
+    snapshot and is a namespace gets both audited, the snapshot's line noted so."""
+    _iceberg_attested(catalog, ("ns", "t"))
+    snapshot = catalog.load_table(("ns", "t")).current_snapshot()
+    assert snapshot is not None
+    name = f"t@{snapshot.snapshot_id}"
+    catalog.create_namespace(("ns", name))
+    _iceberg_attested(catalog, ("ns", name, "orders"), tampered=True)
+    rc, doc = audit(f"iceberg://{CATALOG}/ns.{name}")
+    tables = by_table(doc)
+    assert sorted(tables) == [f"iceberg://{CATALOG}/ns.{name}", f"iceberg://{CATALOG}/ns.{name}.orders"], doc
+    assert tables[f"iceberg://{CATALOG}/ns.{name}.orders"]["code"] == "artifact_hash_mismatch", doc
+    pinned = tables[f"iceberg://{CATALOG}/ns.{name}"]
+    assert pinned["outcome"] == "VERIFIED" and any("a snapshot of table ns.t and a namespace" in n
+                                                   for n in pinned["notes"]), pinned
+    assert rc == 1
