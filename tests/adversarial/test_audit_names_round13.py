@@ -43,9 +43,14 @@ def test_a_prefix_named_like_a_version_is_audited_beside_that_version(s3: Bucket
     done = cli("audit", orders + "@0", s3.uri("lake") + "/", "--json", *options_args(s3))
     rows = [(t["table"], t["version"], t["outcome"], t["code"]) for t in json.loads(done.stdout)["tables"]]
     # Before: [(orders@0, "0", VERIFIED), (orders, "1", VERIFIED)] and exit 0, the tampered prefix never checked.
-    assert rows == [(twin, "0", "VERIFIED", None), (orders, "1", "VERIFIED", None),
+    # The versioned target is refused as ambiguous, as a local folder of that name is: readers of the path read the
+    # prefix's table (before, `attest verify s3://b/lake/orders@0` said VERIFIED of version 0 of orders).
+    assert rows == [(twin, None, "ERROR", "invalid_argument"), (orders, "1", "VERIFIED", None),
                     (twin, "1", "NOT VERIFIED", "artifact_hash_mismatch")], done.stdout
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 2, done.stderr
+    alone = cli("verify", orders + "@0", *options_args(s3))
+    assert alone.returncode == 2 and "ambiguous" in alone.stderr + alone.stdout, alone
+    assert cli("verify", orders, "--version", "0", *options_args(s3)).returncode == 0  # the version, unambiguous
     text = cli("audit", orders + "@0", s3.uri("lake") + "/", *options_args(s3)).stdout
     assert f"note: a table literally named {twin}, not version 0 of {orders}" in text, text
     assert text.count("note: a table literally named") == 1, text  # the version itself is not noted
