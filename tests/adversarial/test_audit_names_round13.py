@@ -23,9 +23,11 @@ from deltalake import DeltaTable, write_deltalake
 from pyiceberg.catalog.sql import SqlCatalog
 
 from carriers.delta.carrier import attest_after_write
-from tests.adversarial.conftest import rows
+from carriers.iceberg.carrier import attest_after_write as iceberg_attest_after_write
+from tests.adversarial.conftest import codes, rows, verify
 from tests.adversarial.test_audit_discovery_attacks import _iceberg_attested, attested, audit, by_table
 from tests.adversarial.test_iceberg_attacks import CATALOG, catalog, iceberg_env  # noqa: F401  (fixtures)
+from tests.adversarial.test_policy_names import _policy
 from tests.delta.conftest import PROGRAM, special_table
 from tests.objectstore.test_stores import cli, options_args
 from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
@@ -144,3 +146,28 @@ def test_a_snapshot_reference_that_is_also_a_namespace_audits_both(catalog: SqlC
     assert pinned["outcome"] == "VERIFIED" and any("a snapshot of table ns.t and a namespace" in n
                                                    for n in pinned["notes"]), pinned
     assert rc == 1
+
+
+def test_a_catalog_table_stored_outside_the_warehouse_is_covered_by_the_catalogs_policy(
+        catalog: SqlCatalog, tmp_path: Path) -> None:  # noqa: F811
+    """``require_signed = ["iceberg://<cat>/*"]`` and table ``ns.ext`` created with its location outside the
+    catalog's warehouse (``location=``, as a team keeping a table on another volume does), attested unsigned. Through
+    the catalog: ``signature_missing``. Found as its folder (``attest audit <volume>``, ``attest verify <folder>``),
+    the catalog that owns it was looked for by the warehouse layout only: read statically, matched by its path, which
+    the policy does not name — VERIFIED unsigned, exit 0. Now a SQL catalog is asked which of its tables is stored
+    there: the folder is verified through it, under its catalog names."""
+    where = tmp_path / "volume" / "ext"
+    table = catalog.create_table(("ns", "ext"), schema=rows().schema, location=str(where))
+    table.append(rows())
+    iceberg_attest_after_write(table, model="m", program_hash=PROGRAM)
+    policy = _policy(tmp_path, [f"iceberg://{CATALOG}/*"])
+    rc, doc = audit(f"iceberg://{CATALOG}", "--policy", policy)
+    assert rc == 1 and doc["tables"][0]["code"] == "signature_missing", doc  # control
+    rc, doc = audit(str(tmp_path / "volume"), "--policy", policy)
+    row = by_table(doc)[str(where)]
+    # Before: VERIFIED (unsigned, read without a catalog), exit 0.
+    assert (row["outcome"], row["code"]) == ("NOT VERIFIED", "signature_missing"), row
+    assert any(f"verified through catalog {CATALOG!r}, whose table ns.ext it is" in n for n in row["notes"]), row
+    assert rc == 1
+    rc, doc = verify(str(where), "--policy", policy)
+    assert rc == 1 and "signature_missing" in codes(doc), doc
