@@ -71,6 +71,15 @@ def check(item: Item, ctx: Context) -> AuditRow:
         return AuditRow.of_report(name, report, document, notes)
     except Exception as exc:  # one unreadable table must not stop the audit of the others
         return AuditRow.of_exception(name, coded(exc), notes)
+    except BaseException as exc:
+        # A Rust panic (pyo3's PanicException is a BaseException) on one table's files is that table's outcome: it
+        # stopped the audit, every other table's line with it (--json printed one error and no table).
+        from carriers.storage.errors import coded as storage_coded
+        from carriers.storage.errors import is_panic
+
+        if not is_panic(exc):
+            raise
+        return AuditRow.of_exception(name, storage_coded(exc, where=name), notes)
 
 
 def version_like(ref: TableRef) -> tuple[str, ...]:

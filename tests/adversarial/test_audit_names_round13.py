@@ -9,7 +9,12 @@ print, and a table whose name reads as a version says so.
 
 A folder whose name is not UTF-8 (``bad\\xff``, which no engine opens: delta-rs refuses the path) replaced the
 ``--json`` and ``--format csv`` documents, every other table's verdict with them, by one ``internal_error``, and the
-kept audit (``--to``) kept nothing. Now its line is an ERROR like any unreadable table's, the others as ever."""
+kept audit (``--to``) kept nothing. Now its line is an ERROR like any unreadable table's, the others as ever; so is
+a Rust engine's panic on one table (a BaseException: it ended the audit, ``--json`` printed no table).
+
+A table folder the auditor may list but not enter was no table to the walk (exit 0); an ``iceberg://`` target holding an
+``@`` was one table, never looked up as a namespace; a catalog table stored outside the warehouse layout, found as its
+folder, was outside a policy on the catalog's names. Each is in its test below."""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from deltalake import DeltaTable, write_deltalake
 from pyiceberg.catalog.sql import SqlCatalog
 
@@ -171,3 +177,33 @@ def test_a_catalog_table_stored_outside_the_warehouse_is_covered_by_the_catalogs
     assert rc == 1
     rc, doc = verify(str(where), "--policy", policy)
     assert rc == 1 and "signature_missing" in codes(doc), doc
+
+
+class PanicException(BaseException):
+    """What pyo3 raises for a Rust panic (a BaseException, told by its name: carriers/storage/errors.py)."""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_panic_on_one_table_is_its_line_not_the_audits_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             jobs: str) -> None:
+    """A table whose files make an engine panic (simulated: a panic is no Exception, and ``check`` caught only
+    Exceptions): the panic ended the audit, and ``--json`` printed one error and no table — the verified and the
+    unverified alike. Now it is that table's ERROR line, the others audited as ever, serially and in threads."""
+    import carriers.refs
+
+    lake = tmp_path / "lake"
+    for name in ("a", "b", "c"):
+        attested(lake / name)
+    real = carriers.refs.open_table
+
+    def open_table(ref: Any, **kwargs: Any) -> Any:
+        if str(ref).endswith("/b"):
+            raise PanicException("called `Option::unwrap()` on a `None` value")
+        return real(ref, **kwargs)
+
+    monkeypatch.setattr(carriers.refs, "open_table", open_table)
+    rc, doc = audit(str(lake), "--jobs", jobs)
+    lines = {Path(t["table"]).name: (t["outcome"], t["code"]) for t in doc["tables"]}
+    assert lines == {"a": ("VERIFIED", None), "b": ("ERROR", "table_unreadable"), "c": ("VERIFIED", None)}, doc
+    assert "Rust panic" in by_table(doc)[str(lake / "b")]["message"]
+    assert rc == 2
