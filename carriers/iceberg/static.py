@@ -318,9 +318,11 @@ def _owners(folder: Path, configured: Mapping[str, Mapping[str, Any]],
 def _sql_tables_named(name: str, conf: Mapping[str, Any], real: str) -> list[str]:
     """``<ns>.<table>`` of the tables of SQL catalog ``name`` whose metadata location names a folder called as ``real``
     is (candidates: ``_location_is`` says which is stored there); none for a catalog of another kind or one that
-    cannot answer. Nothing but the catalog's own database is asked (no remote catalog)."""
+    cannot answer. Only a SQLite catalog whose database file exists is asked: nothing remote (a PostgreSQL catalog
+    down would cost a connection timeout per folder), and no database file is created by asking."""
     uri = str(conf.get("uri", ""))
-    if str(conf.get("type", "")).lower() not in ("sql", "") or not uri.startswith(("sqlite", "postgresql", "mysql")):
+    database = uri.split(":///", 1)[1] if uri.startswith("sqlite:///") else ""
+    if str(conf.get("type", "sql")).lower() != "sql" or not database or not os.path.isfile(database):
         return []
     try:
         from pyiceberg.catalog.sql import IcebergTables, SqlCatalog
