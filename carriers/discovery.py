@@ -112,11 +112,35 @@ def _iceberg_metadata_names(names: list[str]) -> bool:
 
 
 def _is_iceberg_folder(path: str) -> bool:
+    return _iceberg_folder(path) is True
+
+
+# What ``_table_kind`` says of a folder it sees a table's name in but may not look into (``stat`` or a listing denied:
+# a folder the auditor may list, not enter). Before, such a folder was no table, exit 0 with the table not audited,
+# while the writing service's readers open it as ever.
+UNSEEN = "unseen"
+
+
+def _folder_state(path: str) -> bool | None:
+    """Whether ``path`` is a folder; None: it cannot be told (looking is denied)."""
+    if os.path.isdir(path):
+        return True
     try:
-        return os.path.isdir(os.path.join(path, "metadata")) and _iceberg_metadata_names(
-            os.listdir(os.path.join(path, "metadata")))
-    except OSError:
+        os.stat(path)  # isdir said no: asked again only to tell "not a folder" from "may not look"
         return False
+    except OSError as exc:
+        return False if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENAMETOOLONG) else None
+
+
+def _iceberg_folder(path: str) -> bool | None:
+    metadata = os.path.join(path, "metadata")
+    state = _folder_state(metadata)
+    if not state:
+        return state
+    try:
+        return _iceberg_metadata_names(os.listdir(metadata))
+    except OSError as exc:
+        return False if exc.errno in (errno.ENOENT, errno.ENOTDIR) else None
 
 
 def _table_kind(path: str, names: set[str]) -> str | None:
@@ -124,11 +148,18 @@ def _table_kind(path: str, names: set[str]) -> str | None:
     # open ``_DELTA_LOG/`` as ``_delta_log/``, and the table was neither audited nor listed; on a case-sensitive one
     # the lookup fails and such a folder is no table, as to its readers.
     folded = {n.casefold() for n in names if len(n) in (8, 10)}  # "metadata", "_delta_log": a data folder is big
-    if "_delta_log" in folded and os.path.isdir(os.path.join(path, "_delta_log")):
-        return "delta"
-    if "metadata" in folded and _is_iceberg_folder(path):
-        return "iceberg"
-    return None
+    unseen = False
+    if "_delta_log" in folded:
+        state = _folder_state(os.path.join(path, "_delta_log"))
+        if state:
+            return "delta"
+        unseen = state is None
+    if "metadata" in folded:
+        state = _iceberg_folder(path)
+        if state:
+            return "iceberg"
+        unseen = unseen or state is None
+    return UNSEEN if unseen else None
 
 
 def _has_metadata(names: set[str]) -> bool:
@@ -170,7 +201,9 @@ def discover_local(root: Path, progress: Progress | None = None) -> Discovery:
         names = {e.name for e in entries}
         kind = _table_kind(current, names)
         inside = outer
-        if kind is not None:
+        if kind == UNSEEN:
+            out.skipped.append(Skipped(current, Code.TABLE_UNREADABLE, _UNSEEN_MESSAGE, blocking=True))
+        elif kind is not None:
             notes = list(via)
             if outer is not None:
                 notes.append(f"nested inside table {outer}: a table's folder holds this table")
@@ -220,6 +253,9 @@ def discover_local(root: Path, progress: Progress | None = None) -> Discovery:
     _flag_lookalikes(out)
     return out
 
+
+_UNSEEN_MESSAGE = ("holds _delta_log or metadata, which the auditor may not look at (stat or listing denied): a "
+                   "reader with other permissions opens a table here; it is not audited")
 
 _BOTH = ("this folder is a Delta table (_delta_log/) and an Iceberg table folder (metadata/*.metadata.json) alike: "
          "Delta readers read its log, Iceberg readers of the path that metadata, so each is audited on its own line")
@@ -281,7 +317,8 @@ def _hidden_tables(folder: str, mark: str) -> list[Skipped]:
         kind = _table_kind(current, names)
         if kind is not None:
             where = "in" if current == folder else f"under {folder},"
-            out.append(Skipped(current, Code.TABLE_NOT_AUDITED, f"a {kind} table {where} {hidden}"))
+            what = "a folder that may be a table (it cannot be looked into)" if kind == UNSEEN else f"a {kind} table"
+            out.append(Skipped(current, Code.TABLE_NOT_AUDITED, f"{what} {where} {hidden}"))
         pending.extend(os.path.join(current, name) for name in sorted(folders, reverse=True))
     return out
 
@@ -527,11 +564,24 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None,
         catalog, _, ident = rest.partition("/")
         if not catalog:
             raise TableReferenceError(f"{target!r} names no catalog")
-        if "@" in ident or ("." in ident and not _is_namespace(catalog, ident)):
+        # Only a trailing @<digits> is a snapshot, and a name that spells one may be a namespace too: any '@'
+        # (``team@eu.sales``, ``ns.t@5``) made the name one table, never looked up as a namespace, and the tables of
+        # that namespace went unaudited.
+        versioned = re.search(r"@[0-9]+$", ident) is not None
+        if (versioned or "." in ident) and not _is_namespace(catalog, ident):
             return Discovery([Found(parse_ref(target))])
         views: list[Skipped] = []
         entries = list(_iceberg_found(catalog, ident or None, views))
-        if "." in ident and _is_table(catalog, ident):
+        if versioned:
+            try:
+                snapshot = parse_ref(target)
+            except TableReferenceError:  # no table could be meant (``iceberg://c/sales@5``): the namespace alone
+                pass
+            else:
+                both = (f"{ident} names a snapshot of table {snapshot.location} and a namespace: the snapshot and "
+                        "every table of the namespace are audited")
+                entries.insert(0, Found(snapshot, ("", both)))
+        elif "." in ident and _is_table(catalog, ident):
             # ``a.b`` names a nested namespace and table ``b`` of ``a`` alike: an auditor typing it gets both audited,
             # never the table alone while the namespace's tables go unchecked.
             both = f"{ident} names a table and a namespace: the table and every table of the namespace are audited"

@@ -249,8 +249,26 @@ def open_table(ref: TableRef | str, *, storage_options: Mapping[str, str] | None
     except ImportError as exc:
         raise AttestError(f"{ref.base} is a Delta table and this install has no Delta support: "
                           "pip install 'recipe-attest[delta]'", code=Code.EXTRA_MISSING) from exc
+    if ref.at_syntax and ref.version is not None and not is_local(ref.location):
+        _refuse_ambiguous_delta(ref, storage_options)
     return DeltaCarrier(ref.location, storage_options=dict(storage_options or {}), detached=detached,
                         allow_external=allow_external)
+
+
+def _refuse_ambiguous_delta(ref: TableRef, storage_options: Mapping[str, str] | None) -> None:
+    """``s3://b/lake/orders@3`` when a table is stored at that very prefix: refused, as a local folder of that name
+    is (``_parse_typed``). Read as version 3 of ``orders`` it verified, while every engine given the path reads the
+    prefix's table. One listing; a store that cannot answer leaves the plain reading."""
+    from carriers.storage.delta import DeltaStorage
+
+    literal = f"{ref.location.rstrip('/')}@{ref.version}"
+    try:
+        exists = "_delta_log" in DeltaStorage(literal, dict(storage_options or {})).list_folders("")
+    except Exception:
+        return
+    if exists:
+        raise TableReferenceError(f"{literal!r} is ambiguous: a table is stored at that prefix and it could mean "
+                                  f"version {ref.version} of {ref.location}; use --version", code=Code.INVALID_ARGUMENT)
 
 
 def _refuse_ambiguous_iceberg(ref: TableRef) -> None:

@@ -36,6 +36,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
         coded,
         jobs_for,
         pool_kind,
+        version_like,
         walk_progress,
     )
     from attest.cli.catalogs import audit_targets
@@ -73,7 +74,9 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
             progress.above(audit.line(row), stream)
 
     refs: list[Item] = []
-    queued: set[tuple[str, str]] = set()
+    # A table is its format, catalog, location and version: its printed name (str) is not one table — a prefix
+    # literally named ``orders@3`` prints as version 3 of ``orders``, and one of the two went unchecked.
+    queued: set[tuple[str, str | None, str, str | None]] = set()
     try:
         for target in targets:
             try:
@@ -93,9 +96,10 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
                                                             code=Code.TABLE_NOT_FOUND).problem()))
             for f in found.tables:
                 # Overlapping targets (``/lake /lake/orders``) audit a table once: counts are of tables, not of lines.
-                if (f.ref.format, str(f.ref)) in queued:
+                key = (f.ref.format, f.ref.catalog, f.ref.location, f.ref.version)
+                if key in queued:
                     continue
-                queued.add((f.ref.format, str(f.ref)))
+                queued.add(key)
                 if sink is not None and sink.is_table(f.ref):
                     # Said, never dropped in silence: the auditor sees which table was left out and why.
                     problem = audit.add_skipped(Problem(Code.TABLE_NOT_AUDITED, "the audit table this run appends to "
@@ -103,7 +107,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
                     if stream is not None:
                         progress.above(audit.skipped_line(problem), stream)
                     continue
-                refs.append((str(f.ref), f.ref, f.notes))
+                refs.append((str(f.ref), f.ref, (*f.notes, *version_like(f.ref))))
         progress(0, len(refs), 0)  # the bar from the start: the first table may be the slow one
         context = Context(options=options, level=args.level, policy=policy, spark=spark)
         rows = audited(refs, context, args, jobs=jobs, kind=pool_kind(refs, jobs, spark))

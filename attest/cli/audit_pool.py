@@ -71,6 +71,26 @@ def check(item: Item, ctx: Context) -> AuditRow:
         return AuditRow.of_report(name, report, document, notes)
     except Exception as exc:  # one unreadable table must not stop the audit of the others
         return AuditRow.of_exception(name, coded(exc), notes)
+    except BaseException as exc:
+        # A Rust panic (pyo3's PanicException is a BaseException) on one table's files is that table's outcome: it
+        # stopped the audit, every other table's line with it (--json printed one error and no table).
+        from carriers.storage.errors import coded as storage_coded
+        from carriers.storage.errors import is_panic
+
+        if not is_panic(exc):
+            raise
+        return AuditRow.of_exception(name, storage_coded(exc, where=name), notes)
+
+
+def version_like(ref: TableRef) -> tuple[str, ...]:
+    """The note of a table whose name reads as a version of another (a folder, prefix or catalog table literally named
+    ``orders@3``): its line prints exactly as version 3 of ``orders`` would, so it says which it is."""
+    import re
+
+    match = re.fullmatch(r"(.+)@([0-9]+)", ref.base) if ref.version is None else None
+    if match is None:
+        return ()
+    return (f"a table literally named {match.group(0)}, not {ref.noun} {match.group(2)} of {match.group(1)}",)
 
 
 def coded(exc: Exception) -> Exception:

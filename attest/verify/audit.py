@@ -109,7 +109,7 @@ class AuditRow:
     def record(self, audit_id: str) -> dict[str, str | None]:
         """The row as kept (COLUMNS): strings or nulls, nothing nested."""
         values = {**{c: getattr(self, c, None) for c in COLUMNS}, "audit_id": audit_id}
-        return {c: None if values[c] is None else str(values[c]) for c in COLUMNS}
+        return {c: None if values[c] is None else _storable(str(values[c])) for c in COLUMNS}
 
 
 @dataclass
@@ -137,7 +137,10 @@ class AuditReport:
         aligned table), read back one at a time."""
         import tempfile
 
-        return cls(keep=False, _spool=tempfile.TemporaryFile("w+", encoding="utf-8") if spool else None)
+        # surrogatepass: a folder name that is not UTF-8 (a lone surrogate to Python) failed the spool's write, and
+        # the --json / --format csv document of every table was replaced by one internal_error.
+        return cls(keep=False, _spool=tempfile.TemporaryFile(
+            "w+", encoding="utf-8", errors="surrogatepass") if spool else None)
 
     def add(self, row: AuditRow) -> AuditRow:
         if self.keep:
@@ -351,6 +354,17 @@ def _globs_covering(row: AuditRow) -> set[str] | None:
 
 def _error(row: AuditRow) -> dict[str, Any]:
     return {"code": row.code, "message": row.verdict, "path": row.table}
+
+
+def _storable(text: str) -> str:
+    """Text any UTF-8 store and file take: a folder name that is not UTF-8 (``bad\\xff``, read by Python as a lone
+    surrogate) as ``\\udcff``, distinct per byte. Such a name failed the kept audit's commit and the CSV, the whole
+    run an internal_error with no table's line."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _one_line(text: str) -> str:

@@ -298,14 +298,46 @@ def _owners(folder: Path, configured: Mapping[str, Mapping[str, Any]],
     for name, conf in configured.items():
         warehouse = conf.get("warehouse")
         local = _local(str(warehouse)) if warehouse else None
-        if local is None:
-            continue  # no local warehouse: the folder cannot be this catalog's, and no remote catalog is asked
-        base = os.path.realpath(local).rstrip("/")
-        if not real.startswith(base + "/"):
-            continue
-        parts = real[len(base) + 1:].split("/")
-        if len(parts) < 2:
-            continue
-        identifier = ".".join([*(p[:-3] if p.endswith(".db") else p for p in parts[:-1]), parts[-1]])
-        if (name, identifier) not in (skip or set()) and _location_is(name, identifier, real):
-            yield name, identifier
+        laid_out: str | None = None
+        base = os.path.realpath(local).rstrip("/") if local is not None else None
+        if base is not None and real.startswith(base + "/"):
+            parts = real[len(base) + 1:].split("/")
+            if len(parts) >= 2:
+                laid_out = ".".join([*(p[:-3] if p.endswith(".db") else p for p in parts[:-1]), parts[-1]])
+                if (name, laid_out) not in (skip or set()) and _location_is(name, laid_out, real):
+                    yield name, laid_out
+        # A SQL catalog keeps where each of its tables' metadata lies: a table created or registered with its
+        # location outside the warehouse layout (``location=``, ``register_table``) was read from its folder
+        # statically, and a policy on the catalog's names passed it unsigned (round 13). Asked by the folder's name.
+        for identifier in _sql_tables_named(name, conf, real):
+            if identifier != laid_out and (name, identifier) not in (skip or set()) and \
+                    _location_is(name, identifier, real):
+                yield name, identifier
+
+
+def _sql_tables_named(name: str, conf: Mapping[str, Any], real: str) -> list[str]:
+    """``<ns>.<table>`` of the tables of SQL catalog ``name`` whose metadata location names a folder called as ``real``
+    is (candidates: ``_location_is`` says which is stored there); none for a catalog of another kind or one that
+    cannot answer. Only a SQLite catalog whose database file exists is asked: nothing remote (a PostgreSQL catalog
+    down would cost a connection timeout per folder), and no database file is created by asking."""
+    uri = str(conf.get("uri", ""))
+    database = uri.split(":///", 1)[1] if uri.startswith("sqlite:///") else ""
+    if str(conf.get("type", "sql")).lower() != "sql" or not database or not os.path.isfile(database):
+        return []
+    try:
+        from pyiceberg.catalog.sql import IcebergTables, SqlCatalog
+        from sqlalchemy import select
+        from sqlalchemy.orm import Session
+
+        from carriers.iceberg.catalogs import load_catalog
+
+        catalog = load_catalog(name)
+        if not isinstance(catalog, SqlCatalog):
+            return []
+        stmt = select(IcebergTables.table_namespace, IcebergTables.table_name).where(
+            IcebergTables.catalog_name == catalog.name,
+            IcebergTables.metadata_location.contains(f"/{os.path.basename(real)}/", autoescape=True))
+        with Session(catalog.engine) as session:
+            return sorted(f"{ns}.{table}" for ns, table in session.execute(stmt).all())
+    except Exception:  # the layout's answer stands; a catalog that cannot be asked adds no name
+        return []
