@@ -39,6 +39,7 @@ from dataclasses import replace as replace_result
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 from urllib.parse import urlparse
 
+from attest import fast
 from attest.build import PRODUCER_NAME, build_manifest, new_run_id
 from attest.errors import (
     AttestError,
@@ -246,6 +247,37 @@ def _plain_by_folder(paths: Sequence[str]) -> dict[str, frozenset[str] | None]:
         except (OSError, ValueError):
             out[parent] = None
     return out
+
+
+# Whether _confine first tries the whole list a folder at a time (_inside_by_folder); ATTEST_FAST=0 judges each file
+# (tests/adversarial/test_delta_confinement_folders.py holds the two to each other).
+CONFINE_BY_FOLDER: bool = fast.ON
+
+
+def _inside_by_folder(locals_: Sequence[str | None], plain: Mapping[str, frozenset[str] | None],
+                      prefixes: tuple[str, ...]) -> bool:
+    """True only when every file is local, listed as a plain file in its folder (``plain``, from _plain_by_folder),
+    and that folder's real path with a trailing "/" starts with one of ``prefixes`` (the real local roots, each
+    ending in "/"): then _real_in gives each file its real folder's child, which starts with the same prefix — the
+    per-file check finds every one inside. False decides nothing (the files are judged one by one)."""
+    names_by: dict[str, list[str]] = {}
+    for local in locals_:
+        if local is None:
+            return False
+        parent, _, name = local.rpartition("/")
+        names = names_by.get(parent)
+        if names is None:
+            names_by[parent] = [name]
+        else:
+            names.append(name)
+    for parent, names in names_by.items():
+        listed = plain.get(parent)
+        if listed is None or not listed.issuperset(names):
+            return False  # a folder not listed; a name not a plain file there (a symlink, a folder, missing, ...)
+        real = _real_dir(parent)
+        if not (real if real.endswith("/") else f"{real}/").startswith(prefixes):
+            return False
+    return True
 
 
 def _real_in(path: str, plain: Mapping[str, frozenset[str] | None]) -> str:
@@ -805,6 +837,8 @@ class AttestedTable(ABC):
         # A plain absolute path is its own local path (local_path_of): only URIs are parsed.
         locals_ = [loc if loc[:1] == "/" else local_of(loc) for loc in (f.location for f in files)]
         plain = _plain_by_folder([local for local in locals_ if local is not None])
+        if CONFINE_BY_FOLDER and not store_roots and _inside_by_folder(locals_, plain, prefixes):
+            return  # what the loop below finds of each file: inside (no problem), judged a folder at a time
         for f, local in zip(files, locals_, strict=True):
             if local is not None:
                 real = _real_in(local, plain)

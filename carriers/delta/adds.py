@@ -13,6 +13,8 @@ readers of many files ask for aligned columns instead (``Adds.locate``), without
 from __future__ import annotations
 
 import bisect
+import itertools
+import operator
 from collections.abc import Iterator, MutableMapping, Sequence
 from typing import Any, Literal
 
@@ -137,9 +139,10 @@ class Located:
                                            for p, d in zip(paths, self.over, strict=True)]
             self.live = [r is not None or d is not None for r, d in zip(self.rows, self.over, strict=True)]
         else:
-            self.rows = [index.get(p) for p in paths] if not gone else \
+            # map over C callables: the same lists as the comprehensions, without a Python frame step per path
+            self.rows = list(map(index.get, paths)) if not gone else \
                 [None if p in gone else index.get(p) for p in paths]
-            self.live = [r is not None for r in self.rows]
+            self.live = list(map(operator.is_not, self.rows, itertools.repeat(None)))
         self._taken: Any = None
 
     def holds(self, name: str) -> bool:
@@ -147,6 +150,23 @@ class Located:
         if self.base is not None and self.base.holds(name) and any(r is not None for r in self.rows):
             return True
         return bool(self.over) and any(a.get(name) is not None for a in self._overlay.values())
+
+    def arrow(self, name: str) -> Any:
+        """Field ``name`` of each path's add as one pyarrow array aligned to the paths (what ``values(name)`` reads,
+        before it is made Python values), when every path is a row of a single checkpoint part (or of the one part
+        regular commits extended) that holds the field as a pyarrow array, and no add is on top; else None (read
+        ``values``)."""
+        base = self.base
+        if base is None or self.over or len(base.parts) != 1 or base.starts[0] != 0 or None in self.rows:
+            return None
+        column = base.parts[0].get(name, MISSING)
+        if column is MISSING or isinstance(column, (list, EmptyMaps)):
+            return None
+        if self._taken is None:
+            import pyarrow as pa
+
+            self._taken = pa.array(self.rows, pa.int64())
+        return column.take(self._taken)
 
     def values(self, name: str, missing: Any = None) -> list[Any]:
         """Field ``name`` of each path's add; ``missing`` for a path not live or whose add lacks the field. The values

@@ -145,7 +145,8 @@ def columns_with(base: Any, parts: list[tuple[dict[str, Any], list[str]]], *, ow
     fresh: set[str] = set()
     for _, paths in parts:
         fresh.update(paths)
-    if len(fresh) != sum(len(paths) for _, paths in parts) or any(p in index for p in fresh):
+    # (isdisjoint on the index's keys walks the smaller side in C: no Python step per path)
+    if len(fresh) != sum(len(paths) for _, paths in parts) or not index.keys().isdisjoint(fresh):
         return None
     if owned and base is not None:
         out = base

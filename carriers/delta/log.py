@@ -526,13 +526,20 @@ class LogState:
         adds (carriers/delta/adds.py: no dict made of a checkpoint row): statistics texts are parsed only where they
         differ."""
         mine, theirs = self.comparable(files=False), other.comparable(files=False)
-        if mine != theirs or not self.adds.same_paths(other.adds):
+        if mine != theirs or len(self.adds) != len(other.adds):
             return False
         paths = list(self.adds)
         x, y = self.adds.locate(paths), other.adds.locate(paths)
+        if not all(y.live):  # as many distinct paths on each side: the same paths when every one is live in both
+            return False
         for key in ("size", "partitionValues", "deletionVector"):
             if not x.holds(key) and not y.holds(key):
                 continue  # null (absent) in every add of both: equal
+            differ = _arrow_differ(x, y, key, nulls_differ=True)
+            if differ is not None:  # compared in Arrow: equal values, null where the other is null
+                if differ:
+                    return False
+                continue
             a, b = x.values(key), y.values(key)
             if a == b:
                 continue
@@ -545,8 +552,16 @@ class LogState:
         for key in ("modificationTime", "baseRowId", "defaultRowCommitVersion", "stats"):
             if not x.holds(key) or not y.holds(key):
                 continue  # compared where both carry it: one side carries it nowhere
-            a, b = x.values(key), y.values(key)
-            if a == b:
+            differ = _arrow_differ(x, y, key, nulls_differ=False)
+            if differ is None:
+                a, b = x.values(key), y.values(key)
+                if a == b:
+                    continue
+            elif differ:  # the rows where both carry a value and the values differ, as Python values
+                if key != "stats":
+                    return False
+                a, b = differ
+            else:
                 continue
             for u, v in zip(a, b, strict=True):
                 if u is None or v is None or u == v:
@@ -573,6 +588,48 @@ class LogState:
         return {"files": live, "twice": twice, "schemaString": meta.get("schemaString"),
                 "partitionColumns": meta.get("partitionColumns") or [],
                 "configuration": meta.get("configuration") or {}, "protocol": protocol}
+
+
+# Whether ``LogState.agrees`` compares the fields both states hold as single Arrow columns in Arrow (``pc.equal``)
+# rather than as Python lists; ATTEST_FAST=0 compares lists (tests/delta/test_delta_agrees_arrow.py holds the two to
+# each other).
+ARROW_AGREES: bool = fast.ON
+
+
+def _arrow_differ(x: Any, y: Any, key: str, *, nulls_differ: bool) -> Any:
+    """Where the two located adds' field ``key`` differ, compared in Arrow, when both are single Arrow columns of
+    one integer or string type (``Located.arrow``); None when they are not (the caller compares Python lists).
+    ``nulls_differ`` (``a == b`` over the lists: None equals only None): True when some row differs, else False.
+    Otherwise (rows where either is null are equal): False when none differs, else the differing rows' values as two
+    Python lists. Arrow's equality is Python's here: integers of one type compare by value, valid UTF-8 strings by
+    their bytes as by their code points (a string column is validated first: one that is not valid UTF-8 is left to
+    the lists, which fail on it as before)."""
+    if not ARROW_AGREES:
+        return None
+    a, b = x.arrow(key), y.arrow(key)
+    if a is None or b is None or a.type != b.type:
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_string(a.type) or pa.types.is_large_string(a.type):
+        try:
+            a.validate(full=True)
+            b.validate(full=True)
+        except pa.ArrowInvalid:
+            return None
+    elif not pa.types.is_integer(a.type):
+        return None
+    if len(a) == 0:
+        return False
+    unequal = pc.fill_null(pc.not_equal(a, b), False)  # null where either is null
+    if nulls_differ:
+        one_null = pc.not_equal(pc.is_null(a), pc.is_null(b))
+        return bool(pc.any(pc.or_(unequal, one_null)).as_py())
+    if not pc.any(unequal).as_py():
+        return False
+    rows = pc.indices_nonzero(unequal)
+    return a.take(rows).to_pylist(), b.take(rows).to_pylist()
 
 
 def agree(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -5,6 +5,7 @@ without it."""
 
 from __future__ import annotations
 
+import random
 import shutil
 from pathlib import Path
 from urllib.parse import unquote
@@ -73,3 +74,105 @@ def test_a_name_spelled_otherwise_than_listed_is_resolved(tmp_path: Path, monkey
     assert looked == [str(inside / "data.bin")]
     core._real_in(str(inside / "plain.bin"), plain)
     assert str(inside / "plain.bin") not in looked  # a listed plain file: only its folder is resolved
+
+
+def _layout(root: Path, outside: Path, rng: random.Random) -> list[str]:
+    """A table folder of random plain files, symlinks (inside, outside, dangling), folders in place of files, missing
+    files, a folder symlinked outside and a table root that is a symlink: the files' local paths."""
+    (outside / "secret").write_bytes(b"x")
+    (outside / "d").mkdir(exist_ok=True)
+    (outside / "d" / "f0").write_bytes(b"x")
+    paths: list[str] = []
+    for d in range(rng.randint(1, 3)):
+        folder = root / f"d{d}"
+        if rng.random() < 0.2:
+            folder.symlink_to(outside / "d", target_is_directory=True)  # its names are the outside folder's
+            paths += [str(folder / "f0")] * rng.randint(1, 2)
+            continue
+        folder.mkdir()
+        for i in range(rng.randint(1, 5)):
+            f = folder / f"f{i}"
+            what = rng.randrange(8)
+            if what == 0:
+                f.symlink_to(outside / "secret")
+            elif what == 1:
+                f.symlink_to(root / "kept")
+            elif what == 2:
+                f.mkdir()
+            elif what == 3:
+                pass  # missing
+            elif what == 4:
+                f.symlink_to(outside / "gone")  # dangling
+            else:
+                f.write_bytes(b"x")
+            paths.append(str(f))
+    if rng.random() < 0.2:
+        paths.append(str(root / "d0" / ".." / "d0" / "f0"))  # another spelling of a listed file
+    if rng.random() < 0.2:
+        paths.append(str(root))  # a "file" at the root itself
+    rng.shuffle(paths)
+    return paths
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_folder_at_a_time_check_finds_what_the_per_file_check_finds(tmp_path: Path, seed: int,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_confine`` judging a folder at a time (``_inside_by_folder``, all inside) or file by file: the same problems,
+    in the same order, on random layouts; and the folder at a time decided the honest ones (counted)."""
+    from types import SimpleNamespace
+
+    from attest.tables import DataFile
+
+    rng = random.Random(seed)
+    base, outside = tmp_path / "t", tmp_path / "out"
+    base.mkdir()
+    outside.mkdir()
+    (base / "kept").write_bytes(b"x")
+    root = base
+    if seed % 5 == 4:  # the table reached through a symlink: its files' real paths are under the real root
+        root = tmp_path / "link"
+        root.symlink_to(base, target_is_directory=True)
+    paths = _layout(root, outside, rng)
+    files = [DataFile(path=p.rpartition(str(root) + "/")[2] or p, size=1, location=p) for p in paths]
+    store = seed % 7 == 6
+    if store:
+        files.append(DataFile(path="remote.parquet", size=1, location="s3://bucket/t/remote.parquet"))
+    carrier = SimpleNamespace(allow_external=False, roots=[str(root)] + (["s3://bucket/t"] if store else []),
+                              storage=SimpleNamespace(local_of=lambda loc: loc if loc.startswith("/") else None))
+    monkeypatch.setattr(core, "FOLDER_LISTING_MIN", rng.choice((1, 2, 16)))
+    decided: list[bool] = []
+    real = core._inside_by_folder
+    monkeypatch.setattr(core, "_inside_by_folder", lambda *a: decided.append(real(*a)) or decided[-1])
+    found: dict[bool, list[tuple[str, str | None]]] = {}
+    for by_folder in (True, False):
+        monkeypatch.setattr(core, "CONFINE_BY_FOLDER", by_folder)
+        problems: list[core.Problem] = []
+        core.AttestedTable._confine(carrier, files, problems)  # type: ignore[arg-type]
+        found[by_folder] = [(p.code, p.path) for p in problems]
+    assert found[True] == found[False]
+    if decided and decided[0]:
+        assert found[True] == []
+
+
+def test_an_honest_table_is_judged_a_folder_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from attest.tables import DataFile
+
+    monkeypatch.setattr(core, "FOLDER_LISTING_MIN", 1)
+    for d in range(3):
+        (tmp_path / f"d{d}").mkdir()
+        for i in range(4):
+            (tmp_path / f"d{d}" / f"f{i}").write_bytes(b"x")
+    files = [DataFile(path=f"d{d}/f{i}", size=1, location=f"{tmp_path}/d{d}/f{i}") for d in range(3) for i in range(4)]
+    carrier = SimpleNamespace(allow_external=False, roots=[str(tmp_path)],
+                              storage=SimpleNamespace(local_of=lambda loc: loc))
+    looked: list[str] = []
+    monkeypatch.setattr(core, "_real_in", lambda p, plain: looked.append(p) or p)
+    problems: list[core.Problem] = []
+    core.AttestedTable._confine(carrier, files, problems)  # type: ignore[arg-type]
+    assert problems == [] and looked == []  # no file judged on its own
+    (tmp_path / "d1" / "f2").unlink()
+    (tmp_path / "d1" / "f2").symlink_to(tmp_path / "d0" / "f0")  # inside, but no longer a listed plain file
+    core.AttestedTable._confine(carrier, files, problems)  # type: ignore[arg-type]
+    assert problems == [] and len(looked) == len(files)  # then every file is judged on its own, as before
