@@ -5,6 +5,7 @@ as the carrier and the commit module name it."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -14,17 +15,19 @@ from deltalake import write_deltalake
 
 import carriers.delta.carrier as carrier_module
 import carriers.delta.commit as commit_module
+import carriers.delta.log as log_module
 from attest.verify.table import verify_table
 from carriers import properties as props
 from carriers.delta.carrier import DeltaCarrier
-from carriers.delta.log import read_commit, replay
+from carriers.delta.log import commit_name, read_commit, replay
 from carriers.storage.base import Storage
 from tests.delta.conftest import PROGRAM
 
 
 @pytest.fixture
 def replays(monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
-    """How many times each version's log was replayed (by the carrier and by the attestation commit)."""
+    """How many times each version's log was replayed (by the carrier, by the attestation commit, and by any other
+    reader that asks the log module for a replay: the content reader did)."""
     counted: Counter[int] = Counter()
 
     def counting(storage: Storage, version: int) -> object:
@@ -33,6 +36,7 @@ def replays(monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
 
     monkeypatch.setattr(carrier_module, "replay", counting)
     monkeypatch.setattr(commit_module, "replay", counting)
+    monkeypatch.setattr(log_module, "replay", counting)
     return counted
 
 
@@ -96,3 +100,58 @@ def test_what_a_record_replayed_is_not_kept_past_it(tmp_path: Path, replays: Cou
     write_deltalake(str(path), pa.table({"v": [3]}), mode="overwrite")  # version 2
     carrier.record(model="orders", program_hash=PROGRAM)  # version 3 carries it
     assert replays == Counter({0: 2, 2: 1})
+
+
+def _tracked(path: Path) -> None:
+    """Versions 0 and 1 written by delta-rs (each file's statistics in the log), then given row tracking as Spark
+    writes it (``delta.enableRowTracking``, the writer feature, each add's ``baseRowId``/``defaultRowCommitVersion``):
+    rewritten once both are written, as delta-rs commits to no table with the feature."""
+    write_deltalake(str(path), pa.table({"v": [1, 2, 3]}))
+    write_deltalake(str(path), pa.table({"v": [4, 5]}), mode="append")
+    for v, base in ((0, 0), (1, 3)):
+        commit = path / commit_name(v)
+        lines = [json.loads(line) for line in commit.read_text().splitlines()]
+        for action in lines:
+            if "protocol" in action:
+                action["protocol"] = {"minReaderVersion": 1, "minWriterVersion": 7,
+                                      "writerFeatures": ["rowTracking", "domainMetadata"]}
+            if "metaData" in action:
+                action["metaData"]["configuration"]["delta.enableRowTracking"] = "true"
+            if "add" in action:
+                assert action["add"].get("stats")
+                action["add"].update(baseRowId=base, defaultRowCommitVersion=v)
+        lines.append({"domainMetadata": {"domain": "delta.rowTracking", "removed": False,
+                                         "configuration": json.dumps({"rowIdHighWaterMark": base + 2 - v})}})
+        commit.write_text("\n".join(json.dumps(a) for a in lines) + "\n")
+
+
+def test_record_of_a_table_with_statistics_and_row_tracking_replays_it_once(tmp_path: Path,
+                                                                            replays: Counter[int]) -> None:
+    """The content reader reads each file's statistics and row-tracking ids from the carrier's replay of the version,
+    not from one of its own (before: two replays of version 1)."""
+    path = tmp_path / "t"
+    _tracked(path)
+    replays.clear()
+    result = DeltaCarrier(str(path)).record(model="orders", program_hash=PROGRAM)
+    assert result.attested_version == "1"
+    assert replays == Counter({1: 1}), replays
+    state = DeltaCarrier(str(path)).state()
+    assert state.attestation is not None and isinstance(state.attestation.content, dict)
+    assert state.attestation.content["row_ids"] is not None and state.attestation.content["rows"] == 5
+    assert verify_table(DeltaCarrier(str(path)), level="bytes").passed
+
+
+def test_verify_of_a_compaction_replays_each_version_once(tmp_path: Path, replays: Counter[int]) -> None:
+    """Verifying a compaction by content reads the attested version's and the current version's files with their
+    statistics: from the carrier's replay of each (before: each replayed again by the content reader)."""
+    from deltalake import DeltaTable
+
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"v": [1, 2, 3]}))  # version 0
+    write_deltalake(str(path), pa.table({"v": [4, 5]}), mode="append")  # version 1
+    DeltaCarrier(str(path)).record(model="orders", program_hash=PROGRAM)  # version 2 carries it
+    DeltaTable(str(path)).optimize.compact()  # version 3: one file of the same rows
+    replays.clear()
+    report = verify_table(DeltaCarrier(str(path)), level="bytes")
+    assert report.passed and report.to_json()["content"]["passed"], report.to_json()
+    assert replays and set(replays.values()) == {1}, replays
