@@ -187,6 +187,9 @@ class TableState:
     problems: tuple[Any, ...] = ()
     uri: str | None = None  # the table as signatures name it (docs/signing.md); None: ``table``
     locations: tuple[str, ...] = ()  # where the table is stored, when not ``uri`` (trust policies match these too)
+    # More names a trust policy matches, found only when a policy asks (another configured Iceberg catalog's name for
+    # the table: a catalog search that a verify without a name-matching policy must not pay for). None: none.
+    more_locations: Callable[[], tuple[str, ...]] | None = field(default=None, compare=False, repr=False)
     # Rewrites after the attested version checked by content (None: not checked: no rewrite, or no digest bound).
     content_check: ContentCheck | None = None
 

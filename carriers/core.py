@@ -523,6 +523,11 @@ class AttestedTable(ABC):
         """Where the table is stored, when that is not ``signed_uri``: trust policies match these names too."""
         return ()
 
+    def more_policy_names(self) -> Callable[[], tuple[str, ...]] | None:
+        """More names trust policies match, found by a search only when a policy asks (``TableState.more_locations``):
+        None when a format has none (Iceberg: the table's other configured catalog names)."""
+        return None
+
     # ---- reading -----------------------------------------------------------------------------------------------
     _read_once: bool = False
 
@@ -786,7 +791,8 @@ class AttestedTable(ABC):
                           change_detail=changes.detail if changes.complete else "", notes=tuple(dict.fromkeys(notes)),
                           changes_complete=changes.complete,
                           view=live.view, problems=tuple(live.problems), uri=self.signed_uri,
-                          locations=self.policy_locations, content_check=check)
+                          locations=self.policy_locations, more_locations=self.more_policy_names(),
+                          content_check=check)
 
     def _content_check(self, att: Attestation, v: Version, live: LiveVersion, progress: Progress | None = None,
                        computed: dict[str, Any] | None = None) -> ContentCheck | None:

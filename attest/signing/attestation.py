@@ -8,7 +8,7 @@ Where an envelope is stored is the carrier's business; these functions see bytes
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from attest.signing.dsse import INTOTO_PAYLOAD_TYPE, envelope_bytes, sign_envelope
@@ -50,16 +50,19 @@ def check_table_signature(envelope: bytes | None, policy: TrustPolicy, table_uri
                           model: str | None, manifest_doc: Mapping[str, Any],
                           binding: Binding | Mapping[str, Any] | None, *,
                           now: dt.datetime | None = None, names: tuple[str, ...] = (),
-                          locations: tuple[str, ...] = ()) -> SignatureResult:
+                          locations: tuple[str, ...] = (),
+                          more_locations: Callable[[], tuple[str, ...]] | None = None) -> SignatureResult:
     """Judge a table version's envelope (None when it has none) under ``policy``.
 
     ``model`` (default: the manifest's ``subject.model``) is matched against the keys' model globs; given, it must
     equal the manifest's. ``binding`` holds the digests the carrier computes now for this version. ``names``: the
     names the table was reached by (the reference the user gave); ``locations``: where it is stored — the policy is
-    matched against every one of them as well as ``table_uri`` (docs/signing.md, "Which names a policy matches").
+    matched against every one of them as well as ``table_uri`` (docs/signing.md, "Which names a policy matches");
+    ``more_locations``: more of them, asked for only when the policy matches names (``Target.all_locations``).
     """
     return _check(envelope, policy, lambda: Target.table(table_uri, version, manifest_doc, binding, model,
-                                                         names=names, locations=locations), now)
+                                                         names=names, locations=locations,
+                                                         more_locations=more_locations), now)
 
 
 def check_manifest_signature(envelope: bytes | None, policy: TrustPolicy, manifest_doc: Mapping[str, Any], *,

@@ -171,7 +171,13 @@ class TrustPolicy:
         matched against every spelling of every name of the table (``table_spellings``), also ignoring case: a table
         reached through a link, by a relative path or another URI spelling is never outside a policy that covers one
         of its names."""
-        return target.kind == "manifest" or _required_by(self.require_signed, target) is not None
+        if target.kind == "manifest":
+            return True
+        # The names known without a search decide it when a glob covers one (more names only ever add a need).
+        known = _known_spellings(target)
+        if any(_covers(glob, known) for glob in self.require_signed):
+            return True
+        return _required_by(self.require_signed, target) is not None
 
     def key(self, key_id: str) -> TrustedKey | None:
         return next((k for k in self.keys if k.key_id == key_id), None)
@@ -190,8 +196,13 @@ class TrustPolicy:
         result = self._evaluate(envelope, target, now=now)
         if target.kind != "table":
             return result
-        spellings = sorted(table_spellings(target))
-        return replace(result, required_by=tuple(g for g in self.require_signed if _covers(g, spellings)))
+        known = _known_spellings(target)
+        # A glob covering a name known without a search covers the table; only the others need every name found
+        # (``Target.all_locations``: a catalog search for an Iceberg table's other catalog names).
+        rest = [g for g in self.require_signed if not _covers(g, known)]
+        spellings = sorted(table_spellings(target)) if rest else []
+        covered = {g for g in rest if _covers(g, spellings)}
+        return replace(result, required_by=tuple(g for g in self.require_signed if g not in rest or g in covered))
 
     def _evaluate(self, envelope: bytes | str | Mapping[str, Any] | None, target: Target,
                   *, now: dt.datetime | None = None) -> SignatureResult:
@@ -316,14 +327,25 @@ def name_spellings(name: str) -> set[str]:
 def table_spellings(target: Target) -> set[str]:
     """Every spelling of every name of a table target: its scope, the names it was reached by, its locations."""
     out: set[str] = set()
-    for name in (target.scope, *target.names, *target.locations):
+    for name in (target.scope, *target.names, *target.all_locations):
         out |= name_spellings(name)
     return out
+
+
+def _known_spellings(target: Target) -> list[str]:
+    """The spellings of the names a table target has without a search (``table_spellings`` but for the locations
+    ``Target.more_locations`` finds): a subset, so a glob covering one covers the table."""
+    out: set[str] = set()
+    for name in (target.scope, *target.names, *target.locations):
+        out |= name_spellings(name)
+    return sorted(out)
 
 
 def _required_by(globs: tuple[str, ...], target: Target) -> tuple[str, str] | None:
     """The first (glob, spelling) of ``require_signed`` that covers the table, matched case-sensitively and then
     ignoring case (a case-insensitive file system or store reaches one table by either case); None: none does."""
+    if not globs:  # nothing to match: the table's names are not looked for (a catalog search)
+        return None
     spellings = sorted(table_spellings(target))
     for glob in globs:
         for spelling in spellings:
@@ -393,7 +415,7 @@ def _key_names(target: Target) -> list[tuple[str, str]]:
 
 
 def _described(target: Target) -> str:
-    others = sorted({n for n in (*target.names, *target.locations) if n != target.scope})
+    others = sorted({n for n in (*target.names, *target.all_locations) if n != target.scope})
     return target.scope + (f" (nor for {', '.join(others)})" if others else "")
 
 

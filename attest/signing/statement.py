@@ -14,8 +14,9 @@ The subject digest set is ``{"blake3": <manifest identity>, "sha256": <SHA-256 o
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from attest.canonical import CanonicalizationError, blake3_hex, canonical_bytes
@@ -226,17 +227,27 @@ class Target:
     binding: Binding | None = None
     names: tuple[str, ...] = ()
     locations: tuple[str, ...] = ()
+    # More locations, asked for only when a policy matches names (``all_locations``): another configured Iceberg
+    # catalog's name for the table is a catalog search, which a policy matching no name must not cost.
+    more_locations: Callable[[], tuple[str, ...]] | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def all_locations(self) -> tuple[str, ...]:
+        """``locations`` and ``more_locations`` (asked once): every location a policy matches the table by."""
+        more = () if self.more_locations is None else self.more_locations()
+        return (*self.locations, *(loc for loc in more if loc))
 
     @classmethod
     def table(cls, table_uri: str, version: str | int, manifest_doc: Mapping[str, Any],
               binding: Binding | Mapping[str, Any] | None, model: str | None = None, *,
-              names: tuple[str, ...] = (), locations: tuple[str, ...] = ()) -> Target:
+              names: tuple[str, ...] = (), locations: tuple[str, ...] = (),
+              more_locations: Callable[[], tuple[str, ...]] | None = None) -> Target:
         actual = _model_of(manifest_doc)
         if model is not None and model != actual:
             raise StatementError(f"model {model!r} is not the manifest's subject.model {actual!r}")
         return cls(kind="table", scope=table_uri, model=actual, manifest_doc=manifest_doc,
                    binding=Binding.of(table_uri, version, binding), names=tuple(n for n in names if n),
-                   locations=tuple(loc for loc in locations if loc))
+                   locations=tuple(loc for loc in locations if loc), more_locations=more_locations)
 
     @classmethod
     def manifest(cls, manifest_doc: Mapping[str, Any]) -> Target:

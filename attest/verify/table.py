@@ -222,7 +222,8 @@ def _check_signature(state: TableState, report: Report, policy: TrustPolicy | No
     # The policy is matched against the name the table was reached by and where it is stored too (issue 29.4).
     result = check_table_signature(envelope, policy, state.uri or state.table, version, None,
                                    attestation_document(att.document),
-                                   binding, now=now, names=(state.table,), locations=state.locations)
+                                   binding, now=now, names=(state.table,), locations=state.locations,
+                                   more_locations=state.more_locations)
     report.signature = result.to_json()
     report.signed = result.signed
     if result.passed:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import Collection, Iterator, MutableMapping, Sequence
 from typing import Any, Literal
 
 # A field an add does not hold (a column null in every row of its checkpoint part, left out as ``add.get`` reads it),
@@ -305,6 +305,21 @@ class Adds(MutableMapping[str, dict[str, Any]]):
         if self._base is other._base and not self._gone and not other._gone:
             return all(p in self for p in other._over) and all(p in other for p in self._over)
         return self.paths() == other.paths()
+
+    def project(self, names: Collection[str]) -> Adds:
+        """The same live adds, in the same order, holding only the fields ``names`` (and ``path``): what a reader of
+        those fields needs kept of a replay, the checkpoint's columns shared (never changed), not copied."""
+        keep = {"path", *names}
+        base = None
+        if self._base is not None:
+            base = Columns()
+            base.index, base.starts, base.rows = self._base.index, self._base.starts, self._base.rows
+            base.parts = [{k: v for k, v in fields.items() if k in keep} for fields in self._base.parts]
+        out = Adds(base)
+        out._over = {p: {k: v for k, v in add.items() if k in keep} for p, add in self._over.items()}
+        out._gone = set(self._gone)
+        out._new = self._new
+        return out
 
     def locate(self, paths: Sequence[str]) -> Located:
         """The adds of ``paths`` (live or not), to read as aligned columns (``Located.values``)."""

@@ -42,7 +42,7 @@ from attest.tables import DataFile, Progress
 from attest.view import ReaderView, _file_encode, file_digest, json_safe
 from carriers.base import AfterWrite, ContentReader, RecordRequest, WriteResult, after_write_request
 from carriers.core import AttestedTable, Changes, LiveVersion, Version, canonical_relative
-from carriers.delta.adds import MISSING
+from carriers.delta.adds import MISSING, Adds
 from carriers.delta.carriage import POINTER_DIR, SIDECAR_DIR, Carriage
 from carriers.delta.columns import add_columns
 from carriers.delta.commit import MetadataCommit, check_writable
@@ -88,6 +88,9 @@ __all__ = ["POINTER_DIR", "READ_PROPERTIES", "SIDECAR_DIR", "DeltaCarrier", "att
 # version above the gap, whose files are the data version's (only metadata-only commits lie between), is the answer.
 # Operations that read the table they write into (the previous version is then an observed input).
 _READS_PREVIOUS = frozenset({"MERGE", "UPDATE", "DELETE", "STREAMING UPDATE"})
+# The fields of a version's adds the content reader reads (carriers/delta/content.py ``content_reader``): kept when the
+# carrier cuts its replay, so the reader needs no replay of its own.
+_CONTENT_FIELDS = ("stats", "baseRowId", "defaultRowCommitVersion", "deletionVector")
 def _table_uri(table: str | DeltaTable) -> str:
     if isinstance(table, DeltaTable):
         return str(table.table_uri).rstrip("/")
@@ -165,6 +168,8 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         # Versions whose replay above was cut to its metaData and protocol once their live files were listed (what the
         # attestation commit and attestable_version read of it): the adds of a large table are not held meanwhile.
         self._slim: set[int] = set()
+        # Their adds held to the fields the content reader reads (``content_log``): one replay a version serves it too.
+        self._content_adds: dict[int, Adds] = {}
         self._recording = False
 
     def _forget(self) -> None:
@@ -178,6 +183,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             self._log_checked = False
             self._replays.clear()
             self._slim.clear()
+            self._content_adds.clear()
 
     # ---- naming ------------------------------------------------------------------------------------------------
     @property
@@ -406,7 +412,19 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         if found is None or (whole and n in self._slim):
             found = self._replays[n] = replay(self.storage, n)
             self._slim.discard(n)
+            self._content_adds.pop(n, None)
         return found
+
+    def content_log(self, n: int) -> LogState:
+        """The log's replay of version ``n`` as the content reader reads it (each file's ``stats``, row-tracking ids
+        and deletion vector: carriers/delta/content.py): the one replay ``_replay`` made, its adds held to those fields
+        once the version was listed (``_CONTENT_FIELDS``), not a replay of its own (tests/delta/test_record_replays.py).
+        """
+        found = self._replays.get(n)
+        adds = self._content_adds.get(n)
+        if found is not None and n in self._slim and adds is not None:
+            return LogState(version=n, adds=adds, metadata=found[0].metadata, protocol=found[0].protocol)
+        return self._replay(n)[0]
 
     def _compute_live(self, n: int) -> LiveVersion:
         dt = self._load(n)
@@ -421,8 +439,10 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             if stray is not None:
                 problems.append(Problem(Code.TABLE_INCONSISTENT, stray))
         _release_arrow_memory()  # the checkpoints read for the cross-check, dropped: before delta-rs's adds are read
-        if n in self._replays:  # listed once (cached in _live_cache): only its metaData and protocol are read again
+        if n in self._replays:  # listed once (cached in _live_cache): only its metaData and protocol are read again,
+            # and the fields of its adds the content reader reads (the checkpoint's columns of them shared, not copied)
             self._replays[n] = (LogState(version=n, metadata=log.metadata, protocol=log.protocol), inconsistencies)
+            self._content_adds[n] = log.adds.project(_CONTENT_FIELDS)
             self._slim.add(n)
         adds = add_columns(dt)
         spellings = _Spellings(dt)

@@ -225,10 +225,9 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
     logged: dict[str, Any] | None = None
     tracking: RowTracking | None = None
     tracked = row_tracking_enabled(configuration)
+    log = None
     if statistics or tracked:
-        from carriers.delta.log import replay
-
-        log, _ = replay(carrier.storage, v.number)
+        log = carrier.content_log(v.number)  # the carrier's own replay of v, not another (one per version)
         logged = {} if statistics else None
         ids: dict[str, tuple[int | None, int | None]] = {}
         for raw, add in log.adds.items():
@@ -251,7 +250,7 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
     # no reader applies a vector the log does not name.
     widening_on = bool(features & {"typeWidening", "typeWidening-preview"})
     vectors_named = "deletionVectors" in features or any(
-        canonical_relative(str(raw))[0] in wanted for raw, _ in carrier._replay(v.number)[0].adds.having(
+        canonical_relative(str(raw))[0] in wanted for raw, _ in carrier.content_log(v.number).adds.having(
             "deletionVector")) if widening_on else True
     try:  # every file's deletion vector as delta-rs applies it (whatever the protocol claims)
         for batch in (dt.deletion_vectors() if vectors_named else ()):
@@ -273,7 +272,7 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
     cardinalities: dict[str, Any] = {}
     # Only where delta-rs applies a vector (``masks``) can a stated cardinality differ from it: a table without one
     # is not replayed again (a record replays its version once: tests/delta/test_record_replays.py).
-    vectored = (log if logged is not None or tracking is not None else carrier._replay(v.number)[0]) if masks else None
+    vectored = (log if log is not None else carrier.content_log(v.number)) if masks else None
     for raw, add in vectored.adds.having("deletionVector") if vectored is not None else ():
         vector, rel = add.get("deletionVector"), canonical_relative(str(raw))[0]
         if isinstance(vector, dict) and rel is not None and rel in wanted:

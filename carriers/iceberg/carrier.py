@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from attest import __version__
@@ -287,16 +287,20 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
     @property
     def policy_locations(self) -> tuple[str, ...]:
         """The table's location as its metadata says, and the folder its current metadata file lies in as the catalog
-        names it (not editable by a storage writer): a policy on storage paths covers the table by either. And every
-        other configured catalog name of the table (``_other_names``): a policy on ``iceberg://prod/*`` covers it
-        reached as ``iceberg://prod2/…``."""
+        names it (not editable by a storage writer): a policy on storage paths covers the table by either. Its other
+        configured catalog names come from ``more_policy_names``."""
         out = [self.table.location()]
         metadata = self.table.metadata_location or ""
         head, _, _ = metadata.rpartition("/")
         if head.endswith("/metadata"):
             out.append(head[: -len("/metadata")])
-        stored = tuple(dict.fromkeys(x for x in out if x))
-        return (*stored, *self._other_names(stored))
+        return tuple(dict.fromkeys(x for x in out if x))
+
+    def more_policy_names(self) -> Callable[[], tuple[str, ...]] | None:
+        """Every other configured catalog name of the table (``_other_names``), searched for only when a trust policy
+        matches names: a policy on ``iceberg://prod/*`` covers it reached as ``iceberg://prod2/…``."""
+        stored = self.policy_locations  # as of this state: the search looks where this version's table lies
+        return lambda: self._other_names(stored)
 
     # The other catalog names of this table, by the storage names they were found from (computed once per carrier).
     _names_cache: tuple[tuple[str, ...], tuple[str, ...]] | None = None

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -167,9 +167,9 @@ class StaticIcebergCarrier(IcebergCarrier):
         table's statement for the same folder URI must not pass for an Iceberg reading of it."""
         return "iceberg+" + Path(self.folder).resolve().as_uri()
 
-    def _other_names(self, stored: tuple[str, ...]) -> tuple[str, ...]:
+    def more_policy_names(self) -> Callable[[], tuple[str, ...]] | None:
         # open_folder found no configured catalog owning this folder: asking each catalog again would find none.
-        return ()
+        return None
 
     @property
     def static_note(self) -> str:

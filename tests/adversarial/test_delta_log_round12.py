@@ -200,23 +200,42 @@ def test_spark_applies_a_vector_with_the_feature_in_either_list(spark: SparkSess
 
 
 # ---- multi-part checkpoints with a part too many ----------------------------------------------------------------
-def _multi_part(path: Path, parts: str, *, cleanup: bool) -> None:
-    """Three appends, attested, a fourth; the delta-rs checkpoint of it rewritten as parts: ``honest`` (1 and 2 of 2),
-    ``zero`` (0 of 2: one planted file, 1 of 2: the whole checkpoint), ``third`` (honest, and 3 of 2: the planted
-    file); ``cleanup``: the commits up to the checkpoint deleted."""
+def _checkpointed_after_attestation(path: Path) -> int:
+    """Three appends, attested, a fourth (666), checkpointed by delta-rs: the version of that checkpoint."""
     _appends(path)
     attest_after_write(str(path), model="m", program_hash=PROGRAM)
     write_deltalake(str(path), pa.table({"v": pa.array([666], pa.int64())}), mode="append")
     dt = DeltaTable(str(path))
     version = dt.version()
     dt.create_checkpoint()
-    log = path / "_delta_log"
+    return version
+
+
+def _taken_checkpoint(log: Path, version: int) -> pa.Table:
+    """The rows of the classic checkpoint of ``version``, which is deleted, and its ``_last_checkpoint`` hint with
+    it (for rows to be written back otherwise)."""
     single = log / f"{version:020d}.checkpoint.parquet"
     table = pq.read_table(single)
     single.unlink()
     (log / "_last_checkpoint").unlink(missing_ok=True)
+    return table
+
+
+def _drop_hints(log: Path) -> None:
+    """No ``_last_checkpoint`` and no checksum files: engines find the log's files by listing alone."""
+    (log / "_last_checkpoint").unlink(missing_ok=True)
     for crc in log.glob("*.crc"):
         crc.unlink()
+
+
+def _multi_part(path: Path, parts: str, *, cleanup: bool) -> None:
+    """Three appends, attested, a fourth; the delta-rs checkpoint of it rewritten as parts: ``honest`` (1 and 2 of 2),
+    ``zero`` (0 of 2: one planted file, 1 of 2: the whole checkpoint), ``third`` (honest, and 3 of 2: the planted
+    file); ``cleanup``: the commits up to the checkpoint deleted."""
+    version = _checkpointed_after_attestation(path)
+    log = path / "_delta_log"
+    table = _taken_checkpoint(log, version)
+    _drop_hints(log)
     listed = table.to_pylist()
     last = [row for row in listed if row["add"]][-1]
     shutil.copy(path / last["add"]["path"], path / "planted.parquet")
@@ -258,18 +277,11 @@ def test_spark_reads_a_multi_part_checkpoint_by_its_part_numbers(spark: SparkSes
 # ---- a checkpoint past the latest commit ---------------------------------------------------------------------------
 def test_a_checkpoint_planted_past_the_latest_commit_is_stale(tmp_path: Path) -> None:
     path = tmp_path / "t"
-    _appends(path)
-    attest_after_write(str(path), model="m", program_hash=PROGRAM)
-    write_deltalake(str(path), pa.table({"v": pa.array([666], pa.int64())}), mode="append")
-    dt = DeltaTable(str(path))
-    version = dt.version()
-    dt.create_checkpoint()
+    version = _checkpointed_after_attestation(path)
     log = path / "_delta_log"
     (log / f"{version:020d}.checkpoint.parquet").rename(log / f"{version + 2:020d}.checkpoint.parquet")
     (path / commit_name(version)).unlink()
-    (log / "_last_checkpoint").unlink(missing_ok=True)
-    for crc in log.glob("*.crc"):
-        crc.unlink()
+    _drop_hints(log)
     dt = DeltaTable(str(path))
     assert dt.version() == version + 2 and 666 in dt.to_pyarrow_table().column("v").to_pylist()
     rc, doc = verify(str(path), "--level", "bytes")
@@ -370,10 +382,7 @@ def test_a_multi_part_checkpoint_spark_does_not_take_leaves_compacted_files_chec
     log = path / "_delta_log"
     dt = DeltaTable(str(path))
     dt.create_checkpoint()
-    single = log / f"{dt.version():020d}.checkpoint.parquet"
-    table = pq.read_table(single)
-    single.unlink()
-    (log / "_last_checkpoint").unlink(missing_ok=True)
+    table = _taken_checkpoint(log, dt.version())
     pq.write_table(table.slice(0, 1), log / f"{dt.version():020d}.checkpoint.0000000000.0000000002.parquet")
     pq.write_table(table.slice(1), log / f"{dt.version():020d}.checkpoint.0000000001.0000000002.parquet")
     names = sorted(p.name for p in log.iterdir())

@@ -24,6 +24,7 @@ import pytest
 
 from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial.conftest import codes, verify
+from tests.adversarial.iceberg_records import attested_again
 from tests.adversarial.test_iceberg_delete_physical_types import IDS, _read, _rows
 from tests.iceberg.conftest import (  # noqa: F401
     CATALOG,
@@ -61,17 +62,7 @@ def _deleted_after_attestation(catalog: SqlCatalog, monkeypatch: pytest.MonkeyPa
     commit_delete_file(catalog.load_table("ns.t"), folder / "pos3.parquet", target=by_first_id[3].file_path)
     table = catalog.load_table("ns.t")
     assert _read(table) == [2, 4]
-    if monkeypatch is None:
-        attest_after_write(table, model="orders", program_hash=PROGRAM)
-    else:  # as the code before recorded it: every digest of the attestation in force reused
-        from carriers.iceberg.carrier import IcebergCarrier
-
-        with monkeypatch.context() as patched:
-            patched.setattr(IcebergCarrier, "content_reuse_blocked", lambda self, previous, version: set())
-            attest_after_write(table, model="orders", program_hash=PROGRAM)
-    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
-    assert rc == 0 and doc["verdict"].startswith("VERIFIED"), json.dumps(doc)
-    return catalog.load_table("ns.t"), by_first_id[3]
+    return attested_again(catalog, table, monkeypatch), by_first_id[3]
 
 
 def _first_id(table: Table, data_file: Any) -> int:

@@ -23,6 +23,7 @@ import pytest
 
 from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial.conftest import codes, verify
+from tests.adversarial.iceberg_records import attested_again
 from tests.adversarial.test_iceberg_delete_physical_types import IDS, _read, _rows
 from tests.iceberg.conftest import (  # noqa: F401
     CATALOG,
@@ -88,17 +89,7 @@ def _swapped(catalog: SqlCatalog, monkeypatch: pytest.MonkeyPatch | None) -> Tab
     _drop_delete_manifest(table, keep_added_by=snap.snapshot_id)
     table = catalog.load_table("ns.t")
     assert _read(table) == [4, 5]
-    if monkeypatch is None:
-        attest_after_write(table, model="orders", program_hash=PROGRAM)
-    else:  # as the code before recorded it: every digest of the attestation in force reused
-        from carriers.iceberg.carrier import IcebergCarrier
-
-        with monkeypatch.context() as patched:
-            patched.setattr(IcebergCarrier, "content_reuse_blocked", lambda self, previous, version: set())
-            attest_after_write(table, model="orders", program_hash=PROGRAM)
-    rc, doc = verify(REF)
-    assert rc == 0 and doc["verdict"].startswith("VERIFIED"), json.dumps(doc)
-    return catalog.load_table("ns.t")
+    return attested_again(catalog, table, monkeypatch)
 
 
 def test_a_stale_digest_of_as_many_rows_is_no_evidence(catalog: SqlCatalog, monkeypatch: pytest.MonkeyPatch

@@ -48,10 +48,10 @@ def _configure(monkeypatch: pytest.MonkeyPatch, catalogs: dict[str, dict[str, st
     monkeypatch.setattr(pyiceberg.catalog, "_ENV_CONFIG", Config())
 
 
-@pytest.fixture
-def unsigned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Table, dict[str, str]]:
-    """Catalog ``prod`` (SQLite) holding ``db.t``: attested, unsigned. Also configured: ``prod2`` and ``aaa`` on the
-    same database and warehouse (a SQL catalog keeps its tables under its own name: they hold nothing yet)."""
+def _prod_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **sign: Any) -> tuple[Table, dict[str, str]]:
+    """Catalog ``prod`` (SQLite) holding ``db.t``, attested (``sign``: ``attest_after_write``'s ``signer``). Also
+    configured: ``prod2`` and ``aaa`` on the same database and warehouse (a SQL catalog keeps its tables under its own
+    name: they hold nothing yet)."""
     (tmp_path / "warehouse").mkdir()
     p = {"type": "sql", **catalog_properties(tmp_path)}
     _configure(monkeypatch, {"prod": p, "prod2": p, "aaa": p})
@@ -59,8 +59,14 @@ def unsigned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Table, di
     cat.create_namespace("db")
     table = cat.create_table("db.t", schema=pa.schema([("x", pa.int64())]))
     table.append(pa.table({"x": [1, 2, 3]}))
-    attest_after_write(table, model="t", program_hash=PROGRAM)
+    attest_after_write(table, model="t", program_hash=PROGRAM, **sign)
     return cat.load_table("db.t"), p
+
+
+@pytest.fixture
+def unsigned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Table, dict[str, str]]:
+    """``_prod_table`` unsigned."""
+    return _prod_table(tmp_path, monkeypatch)
 
 
 def _register(name: str, p: dict[str, str], table: Table, identifier: str = "db.t") -> None:
@@ -122,6 +128,49 @@ def test_a_metadata_file_path_is_not_taken_as_the_table(unsigned: tuple[Table, d
     assert metadata is not None
     rc, doc = verify(metadata, "--policy", _policy(tmp_path, ["iceberg://prod/*"]))
     assert rc != 0 and doc.get("errors"), doc
+
+
+def _searches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The identifiers every later search for a table's other catalog names (``same_table_names``) is made for."""
+    import carriers.iceberg.static as static
+
+    calls: list[str] = []
+    real = static.same_table_names
+
+    def counted(catalog_name: str, properties: Any, identifier: str, locations: tuple[str, ...]) -> tuple[str, ...]:
+        calls.append(f"{catalog_name}/{identifier}")
+        return real(catalog_name, properties, identifier, locations)
+
+    monkeypatch.setattr(static, "same_table_names", counted)
+    return calls
+
+
+def test_no_catalog_search_unless_a_policy_matches_names(unsigned: tuple[Table, dict[str, str]], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other catalog names are searched for only when a policy matches them: a verify without a policy asks no
+    catalog (before: every Iceberg verify searched). A policy naming only the other name still finds it."""
+    table, p = unsigned
+    _register("prod2", p, table)
+    calls = _searches(monkeypatch)
+    rc, doc = verify("iceberg://prod/db.t")
+    assert rc == 0 and doc["passed"] is True and calls == [], (calls, doc)
+    rc, doc = verify("iceberg://prod/db.t", "--policy", _policy(tmp_path, ["iceberg://prod2/*"]))
+    assert rc == 1 and codes(doc) == ["signature_missing"] and calls == ["prod/db.t"], (calls, doc)
+
+
+@pytest.mark.parametrize("require", [[], ["iceberg://prod/*"], ["*"]])
+def test_no_catalog_search_when_the_own_names_decide(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     require: list[str]) -> None:
+    """A signed table under a policy with no ``require_signed`` glob, or whose globs cover it by a name it has
+    without a search: nothing a search finds could change the verdict, and none is made."""
+    from tests.adversarial.test_signing_attacks import _signer
+
+    table, p = _prod_table(tmp_path, monkeypatch, signer=_signer())
+    _register("prod2", p, table)
+    calls = _searches(monkeypatch)
+    rc, doc = verify("iceberg://prod/db.t", "--policy", _policy(tmp_path, require))
+    assert rc == 0 and doc["signature"]["passed"] is True and calls == [], (calls, doc)
+    assert doc["signature"]["required"] is bool(require) and doc["signature"]["required_by"] == require, doc
 
 
 def _rest(uri: str, warehouse: str) -> dict[str, str]:

@@ -5,6 +5,7 @@ as the carrier and the commit module name it."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -14,17 +15,19 @@ from deltalake import write_deltalake
 
 import carriers.delta.carrier as carrier_module
 import carriers.delta.commit as commit_module
+import carriers.delta.log as log_module
 from attest.verify.table import verify_table
 from carriers import properties as props
 from carriers.delta.carrier import DeltaCarrier
-from carriers.delta.log import read_commit, replay
+from carriers.delta.log import commit_name, read_commit, replay
 from carriers.storage.base import Storage
 from tests.delta.conftest import PROGRAM
 
 
 @pytest.fixture
 def replays(monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
-    """How many times each version's log was replayed (by the carrier and by the attestation commit)."""
+    """How many times each version's log was replayed (by the carrier, by the attestation commit, and by any other
+    reader that asks the log module for a replay: the content reader did)."""
     counted: Counter[int] = Counter()
 
     def counting(storage: Storage, version: int) -> object:
@@ -33,6 +36,7 @@ def replays(monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
 
     monkeypatch.setattr(carrier_module, "replay", counting)
     monkeypatch.setattr(commit_module, "replay", counting)
+    monkeypatch.setattr(log_module, "replay", counting)
     return counted
 
 
@@ -96,3 +100,114 @@ def test_what_a_record_replayed_is_not_kept_past_it(tmp_path: Path, replays: Cou
     write_deltalake(str(path), pa.table({"v": [3]}), mode="overwrite")  # version 2
     carrier.record(model="orders", program_hash=PROGRAM)  # version 3 carries it
     assert replays == Counter({0: 2, 2: 1})
+
+
+def _tracked(path: Path) -> None:
+    """Versions 0 and 1 written by delta-rs (each file's statistics in the log), then given row tracking as Spark
+    writes it (``delta.enableRowTracking``, the writer feature, each add's ``baseRowId``/``defaultRowCommitVersion``):
+    rewritten once both are written, as delta-rs commits to no table with the feature."""
+    write_deltalake(str(path), pa.table({"v": [1, 2, 3]}))
+    write_deltalake(str(path), pa.table({"v": [4, 5]}), mode="append")
+    for v, base in ((0, 0), (1, 3)):
+        commit = path / commit_name(v)
+        lines = [json.loads(line) for line in commit.read_text().splitlines()]
+        for action in lines:
+            if "protocol" in action:
+                action["protocol"] = {"minReaderVersion": 1, "minWriterVersion": 7,
+                                      "writerFeatures": ["rowTracking", "domainMetadata"]}
+            if "metaData" in action:
+                action["metaData"]["configuration"]["delta.enableRowTracking"] = "true"
+            if "add" in action:
+                assert action["add"].get("stats")
+                action["add"].update(baseRowId=base, defaultRowCommitVersion=v)
+        lines.append({"domainMetadata": {"domain": "delta.rowTracking", "removed": False,
+                                         "configuration": json.dumps({"rowIdHighWaterMark": base + 2 - v})}})
+        commit.write_text("\n".join(json.dumps(a) for a in lines) + "\n")
+
+
+def test_record_of_a_table_with_statistics_and_row_tracking_replays_it_once(tmp_path: Path,
+                                                                            replays: Counter[int]) -> None:
+    """The content reader reads each file's statistics and row-tracking ids from the carrier's replay of the version,
+    not from one of its own (before: two replays of version 1)."""
+    path = tmp_path / "t"
+    _tracked(path)
+    replays.clear()
+    result = DeltaCarrier(str(path)).record(model="orders", program_hash=PROGRAM)
+    assert result.attested_version == "1"
+    assert replays == Counter({1: 1}), replays
+    state = DeltaCarrier(str(path)).state()
+    assert state.attestation is not None and isinstance(state.attestation.content, dict)
+    assert state.attestation.content["row_ids"] is not None and state.attestation.content["rows"] == 5
+    assert verify_table(DeltaCarrier(str(path)), level="bytes").passed
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_verify_of_a_compaction_replays_each_version_once(tmp_path: Path, replays: Counter[int],
+                                                          checkpoint: bool) -> None:
+    """Verifying a compaction by content reads the attested version's and the current version's files with their
+    statistics: from the carrier's replay of each (before: each replayed again by the content reader). ``checkpoint``:
+    the compaction's adds read from a checkpoint's columns (the fields kept of them shared)."""
+    from deltalake import DeltaTable
+
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"v": [1, 2, 3]}))  # version 0
+    write_deltalake(str(path), pa.table({"v": [4, 5]}), mode="append")  # version 1
+    DeltaCarrier(str(path)).record(model="orders", program_hash=PROGRAM)  # version 2 carries it
+    DeltaTable(str(path)).optimize.compact()  # version 3: one file of the same rows
+    if checkpoint:
+        DeltaTable(str(path)).create_checkpoint()
+    replays.clear()
+    report = verify_table(DeltaCarrier(str(path)), level="bytes")
+    assert report.passed and report.to_json()["content"]["passed"], report.to_json()
+    assert replays and set(replays.values()) == {1}, replays
+
+
+@pytest.mark.parametrize("columns", [False, True])
+def test_the_fields_kept_for_the_content_reader_are_the_replays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                columns: bool) -> None:
+    """``Adds.project`` keeps each live add's fields the content reader reads, as the whole replay has them, in the
+    same order (``columns``: the commits read in columns, as a large table's are, their columns of them shared)."""
+    from deltalake import DeltaTable
+
+    from carriers.delta.adds import Columns
+    from carriers.delta.carrier import _CONTENT_FIELDS
+
+    if columns:
+        monkeypatch.setattr(log_module, "COMMIT_ROWS_MIN", 2)  # each small commit read in columns
+    path = tmp_path / "t"
+    _hand_written(path)
+    DeltaTable(str(path)).optimize.compact()  # removes on top of the columns
+    write_deltalake(str(path), pa.table({"v": [99]}), mode="append")
+    storage = DeltaCarrier(str(path)).storage
+    for version in (3, DeltaTable(str(path)).version()):
+        log, _ = replay(storage, version)
+        kept = log.adds.project(_CONTENT_FIELDS)
+        fields = {"path", *_CONTENT_FIELDS}
+        assert [(p, dict(a)) for p, a in kept.items()] == [
+            (p, {k: v for k, v in a.items() if k in fields}) for p, a in log.adds.items()]
+        assert all(a.get("stats") for a in kept.values())
+        assert isinstance(kept._base, Columns) is isinstance(log.adds._base, Columns) is columns
+
+
+def _hand_written(path: Path) -> None:
+    """Versions 0 (protocol and metaData alone) to 3, each adding two one-row files with statistics: commits as a
+    replay reads in columns (delta-rs's own name null fields, which send them to the line reader)."""
+    import pyarrow.parquet as pq
+
+    log = path / "_delta_log"
+    log.mkdir(parents=True)
+    schema = {"type": "struct", "fields": [{"name": "v", "type": "long", "nullable": True, "metadata": {}}]}
+    meta = {"id": "00000000-0000-0000-0000-000000000001", "format": {"provider": "parquet", "options": {}},
+            "schemaString": json.dumps(schema), "partitionColumns": [], "createdTime": 1, "configuration": {}}
+    info = {"commitInfo": {"timestamp": 1, "operation": "WRITE", "operationParameters": {"mode": "Append"}}}
+    (log / "00000000000000000000.json").write_text("\n".join(json.dumps(a) for a in (
+        info, {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}, {"metaData": meta})) + "\n")
+    for v in (1, 2, 3):
+        lines = [info]
+        for i in (2 * v, 2 * v + 1):
+            pq.write_table(pa.table({"v": pa.array([i], pa.int64())}), path / f"f{i}.parquet")
+            stats = {"numRecords": 1, "minValues": {"v": i}, "maxValues": {"v": i}, "nullCount": {"v": 0}}
+            lines.append({"add": {"path": f"f{i}.parquet", "partitionValues": {}, "modificationTime": 1,
+                                  "size": (path / f"f{i}.parquet").stat().st_size, "dataChange": True,
+                                  "stats": json.dumps(stats)}})
+        (path / commit_name(v)).write_text("\n".join(json.dumps(a) for a in lines) + "\n")
