@@ -230,8 +230,10 @@ def rows_read(carrier: IcebergCarrier, attested: Version, paths: Sequence[str]) 
         try:
             applied = _applied(plans["pyiceberg"], df["_key"])
             java = _applied(plans["java"], df["_key"])
+            skipped = _pyiceberg_skips(df, {k: deletes[k] for k in applied})
         except AttestError:
             continue
+        applied = [k for k in applied if k not in skipped]  # pyiceberg's rows: a digest of Java's is no evidence
         if not applied or any(_content(deletes[k]) == _EQUALITY for k in java):
             continue
         positions: set[int] = set()
@@ -440,8 +442,48 @@ def _positions(io: Any, location: str, delete_records: Sequence[Any],
     return out
 
 
+def _pyiceberg_skips(data_df: Mapping[str, Any], deletes: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """The delete files (keys of ``deletes``, those pyiceberg's index scopes to the data file) that pyiceberg 0.12
+    then skips for the data file ``data_df`` by their own metrics: a position delete file it indexes by partition (no
+    equal ``file_path`` bounds) whose ``file_path`` bounds, record count or value and null counts say no row names
+    the data file (``delete_file_index._applies_to_data_file``, an inclusive-metrics evaluation of ``file_path =
+    <location>``). Iceberg Java 1.12 takes every delete file of the partition by sequence number alone
+    (``DeleteFileIndex.findPosPartitionDeletes``): measured with Spark, a delete file whose bounds lie above every
+    location, or whose record count is 0, deleted a row for Spark and none for pyiceberg (VERIFIED before). pyiceberg's
+    own functions decide it, so the digest reads the delete files pyiceberg reads."""
+    from pyiceberg.manifest import DataFile as IcebergDataFile
+    from pyiceberg.manifest import DataFileContent, FileFormat
+    from pyiceberg.table import delete_file_index
+
+    applies = getattr(delete_file_index, "_applies_to_data_file", None)
+    by_path = getattr(delete_file_index, "_referenced_data_file_path", None)
+    if not callable(applies) or not callable(by_path):
+        raise AttestError("pyiceberg has no delete_file_index._applies_to_data_file, by which content digests plan "
+                          "its position deletes: install pyiceberg 0.12", code=Code.EXTRA_MISSING)
+    data = IcebergDataFile.from_args(file_path=str(data_df["file_path"]), content=DataFileContent.DATA)
+    out: set[str] = set()
+    for key, df in deletes.items():
+        if _content(df) != 1:
+            continue
+        metrics = {name: _metric_map(df.get(name)) or None for name in (
+            "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")}
+        record_count = df.get("record_count")
+        delete = IcebergDataFile.from_args(
+            file_path=str(df["file_path"]), content=DataFileContent.POSITION_DELETES,
+            file_format=FileFormat(str(getattr(df.get("file_format"), "value", df.get("file_format"))).upper()),
+            record_count=record_count if isinstance(record_count, int) else 0, **metrics)
+        try:
+            if by_path(delete) is None and not applies(delete, data):
+                out.add(key)
+        except Exception as exc:  # pyiceberg's planning fails on these metrics; Java does not read them
+            raise AttestError(f"pyiceberg cannot plan delete file {key} for data file {data_df['file_path']} by its "
+                              f"file_path metrics ({exc}), which Iceberg Java does not read",
+                              code=Code.TABLE_INCONSISTENT) from exc
+    return out
+
+
 def _same_positions(io: Any, location: str, positional: Sequence[Any], java_records: Sequence[Any],
-                    cache: dict[str, dict[str, Any]]) -> None:
+                    cache: dict[str, dict[str, Any]], *, skipped: Sequence[str] = ()) -> None:
     """Refuse a data file whose deleted positions Iceberg Java (the position delete files and deletion vectors of its
     plan, ``java_records``) and pyiceberg (``positional``, what ``_positions`` read for its plan) do not agree on.
     The plans differ where Java scopes a position delete file by its ``referenced_data_file`` and pyiceberg by its
@@ -467,11 +509,13 @@ def _same_positions(io: Any, location: str, positional: Sequence[Any], java_reco
         if found is not None:
             theirs.update(found.to_pylist())
     if mine != theirs:
+        why = (f"pyiceberg skips delete file(s) {', '.join(skipped)} for it by their file_path bounds or counts, "
+               "which Iceberg Java does not read" if skipped else
+               "a position delete file's referenced_data_file, which Java scopes it by and pyiceberg does not read, "
+               "names another file than its rows")
         raise AttestError(f"the position deletes of data file {location}: Iceberg Java (Spark) and pyiceberg apply "
                           f"different delete files to it and delete other rows ({len(theirs)} and {len(mine)} "
-                          "positions, not the same) — a position delete file's referenced_data_file, which Java "
-                          "scopes it by and pyiceberg does not read, names another file than its rows",
-                          code=Code.TABLE_INCONSISTENT)
+                          f"positions, not the same) — {why}", code=Code.TABLE_INCONSISTENT)
 
 
 def _is_puffin(df: Mapping[str, Any]) -> bool:
@@ -1312,9 +1356,10 @@ class IcebergContentReader:
         # The delete files applied to the file, read alike by every reader: at record time too (a position delete
         # file without field ids was attested with pyiceberg's rows while Spark refused the read, measured).
         _check_delete_representation(self, io, sorted(set(applied) | set(java)), f.path, rewrite=self.statistics)
-        positional = _positions(io, location, [self.deletes[k] for k in applied], self.cache)
+        skipped = _pyiceberg_skips(df, {k: self.deletes[k] for k in applied})
+        positional = _positions(io, location, [self.deletes[k] for k in applied if k not in skipped], self.cache)
         _same_positions(io, location, positional, [self.deletes[k] for k in java if _content(self.deletes[k]) == 1],
-                        self.cache)
+                        self.cache, skipped=sorted(skipped))
         task = FileScanTask(_pyiceberg_file(df))
         file_io: Any = io
         if data is not None and str(df["file_path"]) == f.location:
