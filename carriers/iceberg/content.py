@@ -465,7 +465,7 @@ def _pyiceberg_skips(data_df: Mapping[str, Any], deletes: Mapping[str, Mapping[s
     for key, df in deletes.items():
         if _content(df) != 1:
             continue
-        metrics = {name: _metric_map(df.get(name)) or None for name in (
+        metrics: dict[str, Any] = {name: _metric_map(df.get(name)) or None for name in (
             "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")}
         record_count = df.get("record_count")
         delete = IcebergDataFile.from_args(
@@ -644,11 +644,22 @@ def _check_statistics(df: Mapping[str, Any], schema: Schema, rows: pa.Table, pat
     exactly, lower and upper bounds soundly (no row outside them: pyiceberg and Spark skip files by them) and, but
     for strings and binaries (kept to a prefix), exactly (Spark answers COUNT(*) and MIN / MAX from them by default:
     aggregate push-down). StatisticsMismatch (content_changed) otherwise."""
+    from carriers.content_store import StatisticsMismatch
+
+    problems = _statistics_problems(df, schema, rows)
+    if problems:
+        raise StatisticsMismatch(f"data file {path}, added by a rewrite, has metrics that misstate its rows — readers "
+                                 f"skip files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
+
+
+def _statistics_problems(df: Mapping[str, Any], schema: Schema, rows: pa.Table) -> list[str]:
+    """How a file's metrics in its manifest entry misstate ``rows`` (the columns of ``schema``), as
+    ``_check_statistics`` holds them."""
     import pyarrow as pa
     from pyiceberg.conversions import from_bytes
     from pyiceberg.types import BinaryType, FixedType, ListType, MapType, StringType, StructType, UUIDType
 
-    from carriers.content_store import StatisticsMismatch, bound_problem, observe
+    from carriers.content_store import bound_problem, observe
 
     problems: list[str] = []
     count = df.get("record_count")
@@ -709,9 +720,7 @@ def _check_statistics(df: Mapping[str, Any], schema: Schema, rows: pa.Table, pat
         walk(schema.fields, {n: rows.column(n) for n in rows.column_names}, "")
     except (pa.ArrowException, ValueError, TypeError) as exc:
         problems.append(f"its metrics cannot be held to its rows ({exc})")
-    if problems:
-        raise StatisticsMismatch(f"data file {path}, added by a rewrite, has metrics that misstate its rows — readers "
-                                 f"skip files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
+    return problems
 
 
 def _check_footer(opened: _SchemaIO, path: str) -> None:
@@ -1392,7 +1401,7 @@ class IcebergContentReader:
             rows = rows.take(kept)
             lineage = None if lineage is None else lineage.take(kept)
         if equality:
-            keep = _equality_keep(self, io, rows, equality, f.path)
+            keep = _equality_keep(self, io, rows, equality, f.path, df=df, stored=stored)
             rows = rows.filter(keep)
             lineage = None if lineage is None else lineage.filter(keep)
         _partition_check(self.specs, df, self.schema, rows, f.path)
@@ -1426,8 +1435,8 @@ def _content(df: Mapping[str, Any]) -> int:
     return int(getattr(df.get("content"), "value", df.get("content")) or 0)
 
 
-def _equality_keep(reader: IcebergContentReader, io: Any, rows: pa.Table, keys: Sequence[str], path: str
-                   ) -> pa.Array:
+def _equality_keep(reader: IcebergContentReader, io: Any, rows: pa.Table, keys: Sequence[str], path: str, *,
+                   df: Mapping[str, Any] | None = None, stored: pa.Table | None = None) -> pa.Array:
     """The rows of ``rows`` (one data file's, its position deletes applied) that none of the equality delete files
     ``keys`` deletes, as Iceberg Java applies them (``DeleteFilter``, ``StructLikeSet``): a row is deleted when its
     values of a delete file's ``equality_ids`` fields equal one of that file's rows, null equal to null. Which
@@ -1441,6 +1450,7 @@ def _equality_keep(reader: IcebergContentReader, io: Any, rows: pa.Table, keys: 
 
     deleted = pa.array([False] * rows.num_rows, pa.bool_())
     top = {c.field_id: c for c in reader.schema.fields}
+    data_df = df
     for k in keys:
         df = reader.deletes[k]
         ids = [int(i) for i in (df.get("equality_ids") or [])]
@@ -1456,6 +1466,8 @@ def _equality_keep(reader: IcebergContentReader, io: Any, rows: pa.Table, keys: 
                                   "are not digested", code=Code.UNSUPPORTED_TABLE)
             columns.append(col)
         values = _equality_rows(io, df, ids, reader.cache)
+        if data_df is not None and stored is not None:
+            _hold_equality_metrics(data_df, stored, df, {i: values[i] for i in ids}, columns, k, path)
         try:
             wanted = [values[i].cast(rows.column(c.name).type) for i, c in zip(ids, columns, strict=True)]
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
@@ -1474,6 +1486,31 @@ def _equality_keep(reader: IcebergContentReader, io: Any, rows: pa.Table, keys: 
             raise AttestError(f"equality delete file {k}: the rows of data file {path} cannot be compared with it "
                               f"({exc})", code=Code.UNSUPPORTED_TABLE) from exc
     return pc.invert(deleted)
+
+
+def _hold_equality_metrics(data_df: Mapping[str, Any], stored: pa.Table, delete_df: Mapping[str, Any],
+                           values: Mapping[int, pa.ChunkedArray], columns: Sequence[Any], key: str, path: str) -> None:
+    """Refuse an equality delete file applied to a data file when either file's metrics of the equality fields
+    misstate its rows. Iceberg Java skips an equality delete file for a data file whose metrics say no row can
+    match (``DeleteFileIndex.canContainEqDeletesForFile``: their bounds do not overlap, or one holds only nulls and the
+    other none), so with sound metrics it skips none that deletes a row, and with forged ones it reads deleted rows:
+    measured with Spark 4.1 / Iceberg 1.12, an equality delete of ``id = 5`` given bounds 1000..2000, or null counts
+    saying it holds only nulls — Spark returned id 5, the digest (which applied the file) did not (VERIFIED before).
+    Bounds are held soundly, counts exactly (``_statistics_problems``); table_inconsistent: readers of the table do
+    not all read what the digest says."""
+    import pyarrow as pa
+    from pyiceberg.schema import Schema
+
+    schema = Schema(*columns)
+    deletes = pa.table({c.name: values[c.field_id] for c in columns})
+    found = [f"the equality delete file: {p}" for p in _statistics_problems(delete_df, schema, deletes)]
+    found += [f"the data file: {p}" for p in _statistics_problems(
+        {k: v for k, v in data_df.items() if k != "record_count"}, schema, stored.select([c.name for c in columns]))]
+    if found:
+        raise AttestError(f"equality delete file {key} applies to data file {path}, but metrics of the equality fields "
+                          f"misstate the rows — Iceberg Java skips an equality delete file for a data file by them "
+                          f"(their bounds, null and value counts), so Spark reads rows the delete hides here: "
+                          f"{'; '.join(found[:3])}", code=Code.TABLE_INCONSISTENT)
 
 
 def _equality_rows(io: Any, df: Mapping[str, Any], ids: Sequence[int], cache: dict[str, dict[str, Any]]
