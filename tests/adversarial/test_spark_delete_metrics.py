@@ -86,9 +86,25 @@ def test_a_delete_file_pyiceberg_prunes_by_its_metrics_is_not_attested(spark: Sp
     assert rc != 0 and not doc["passed"], doc  # nothing recorded: unattested
 
 
+def test_honest_partition_scoped_position_deletes_are_attested(spark: SparkSession, spark_warehouse: Path) -> None:
+    """Spark's own partition-scoped delete file (one for both data files: bounds from one location to the other, which
+    pyiceberg evaluates) reads alike in both readers and is attested."""
+    name, ident, ref = merge_on_read_table(spark, "bnh")
+    spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('write.delete.granularity'='partition')")
+    spark.sql(f"DELETE FROM {name} WHERE id IN (2, 7)")
+    honest = [0, 1, 3, 4, 5, 6, 8, 9]
+    assert spark_ids(spark, name) == honest
+    assert pyiceberg_ids(spark_warehouse, ident) == honest
+    rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc == 0, doc
+    rc, doc = _cli(spark_warehouse, "verify", ref)
+    assert rc == 0 and doc["passed"], doc
+
+
 def _equality_delete(spark: SparkSession, name: str, how: str) -> None:
     """Commit (Iceberg Java's RowDelta) an equality delete file of ``id = 5`` whose metrics misstate it: bounds
-    1000..2000 (``bounds``), or null counts equal to its value counts (``all_null``)."""
+    1000..2000 (``bounds``), or null counts equal to its value counts (``all_null``); ``honest``: Java's own metrics
+    of the file."""
     located = {str(r[0]): int(r[1]) for r in spark.sql(f"SELECT _file, min(id) FROM {name} GROUP BY _file").collect()}
     holder = next(f for f, low in located.items() if low == 5)
     field = pa.field("id", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": b"1"})
@@ -101,11 +117,11 @@ def _equality_delete(spark: SparkSession, name: str, how: str) -> None:
         lowers.put(1, jvm.java.nio.ByteBuffer.wrap(bytearray((1000).to_bytes(8, "little"))))
         uppers.put(1, jvm.java.nio.ByteBuffer.wrap(bytearray((2000).to_bytes(8, "little"))))
         metrics = jvm.org.apache.iceberg.Metrics(1, None, None, None, None, lowers, uppers)
-    else:  # Java's own honest metrics of the file, its null counts then copied from its value counts
+    else:  # Java's own honest metrics of the file (for all_null, its null counts then copied from its value counts)
         honest = jvm.org.apache.iceberg.parquet.ParquetUtil.fileMetrics(
             table.io().newInputFile(f"file://{path}"), jvm.org.apache.iceberg.MetricsConfig.getDefault())
-        metrics = jvm.org.apache.iceberg.Metrics(1, None, honest.valueCounts(), jvm.java.util.HashMap(
-            honest.valueCounts()), None, None, None)
+        metrics = honest if how == "honest" else jvm.org.apache.iceberg.Metrics(
+            1, None, honest.valueCounts(), jvm.java.util.HashMap(honest.valueCounts()), None, None, None)
     ids = spark.sparkContext._gateway.new_array(jvm.int, 1)  # type: ignore[union-attr]
     ids[0] = 1
     delete = jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec()).ofEqualityDeletes(ids) \
@@ -126,3 +142,13 @@ def test_an_equality_delete_java_skips_by_its_metrics_is_not_attested(spark: Spa
     assert rc != 0 and "table_inconsistent" in codes(doc), doc
     rc, doc = _cli(spark_warehouse, "verify", ref)
     assert rc != 0 and not doc["passed"], doc  # nothing recorded: unattested
+
+
+def test_an_equality_delete_with_honest_metrics_is_attested(spark: SparkSession, spark_warehouse: Path) -> None:
+    name, _ident, ref = merge_on_read_table(spark, "eqh")
+    _equality_delete(spark, name, "honest")
+    assert spark_ids(spark, name) == [0, 1, 2, 3, 4, 6, 7, 8, 9]  # Java applies it: id 5 gone
+    rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc == 0, doc
+    rc, doc = _cli(spark_warehouse, "verify", ref)
+    assert rc == 0 and doc["passed"], doc

@@ -1,0 +1,81 @@
+"""Round 13 attacks on Iceberg delete applicability that held: both engines read the rows the digest reads.
+
+Measured with Spark 4.1 / Iceberg 1.12 and pyiceberg 0.12, delete files committed through Iceberg Java's
+``RowDelta`` (no ``referenced_data_file``) hiding id 5:
+
+- a position delete file with a ``file_path`` lower bound and no upper one (its upper bounds name ``pos`` only):
+  pyiceberg evaluates path bounds only when both are there (``_has_path_bounds``) and applies it, Java never prunes
+  position deletes of a partition by their metrics — both hide id 5, and the table is attested and VERIFIED;
+- an equality delete file with no metrics at all: Java cannot rule it out for any data file and applies it
+  (``canContainEqDeletesForFile`` assumes a match without bounds or counts) — Spark hides id 5, as the digest does.
+
+The variants that did not hold (bounds that rule the data file out, a record count of 0, misstated equality metrics)
+are in test_spark_delete_metrics.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.adversarial.conftest import PROGRAM
+from tests.adversarial.conftest import warehouse_cli as _cli
+from tests.adversarial.spark_iceberg import merge_on_read_table, pyiceberg_ids, spark_ids
+from tests.iceberg.conftest import local
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+PATH_ID, POS_ID = 2147483546, 2147483545
+
+
+def _commit(spark: SparkSession, name: str, equality: bool) -> None:
+    located = {str(r[0]): int(r[1]) for r in spark.sql(f"SELECT _file, min(id) FROM {name} GROUP BY _file").collect()}
+    holder = next(f for f, low in located.items() if low == 5)
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
+    builder = jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec())
+    if equality:
+        path = local(holder).parent / "held-equality.parquet"
+        field = pa.field("id", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": b"1"})
+        pq.write_table(pa.table({"id": pa.array([5], pa.int64())}, schema=pa.schema([field])), path)
+        ids = spark.sparkContext._gateway.new_array(jvm.int, 1)  # type: ignore[union-attr]
+        ids[0] = 1
+        builder = builder.ofEqualityDeletes(ids).withMetrics(jvm.org.apache.iceberg.Metrics(1, None, None, None, None,
+                                                                                             None, None))
+    else:
+        path = local(holder).parent / "held-lower-only.parquet"
+        schema = pa.schema([pa.field("file_path", pa.string(), nullable=False,
+                                     metadata={b"PARQUET:field_id": str(PATH_ID).encode()}),
+                            pa.field("pos", pa.int64(), nullable=False,
+                                     metadata={b"PARQUET:field_id": str(POS_ID).encode()})])
+        pq.write_table(pa.table({"file_path": [holder], "pos": pa.array([0], pa.int64())}, schema=schema), path)
+        lowers, uppers = jvm.java.util.HashMap(), jvm.java.util.HashMap()
+        lowers.put(PATH_ID, jvm.java.nio.ByteBuffer.wrap(bytearray(b"s3://zz/a")))  # above every location
+        uppers.put(POS_ID, jvm.java.nio.ByteBuffer.wrap(bytearray((0).to_bytes(8, "little"))))
+        builder = builder.ofPositionDeletes().withMetrics(jvm.org.apache.iceberg.Metrics(1, None, None, None, None,
+                                                                                         lowers, uppers))
+    delete = builder.withPath(f"file://{path}").withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET) \
+        .withFileSizeInBytes(path.stat().st_size).build()
+    table.newRowDelta().addDeletes(delete).commit()
+
+
+@pytest.mark.parametrize("equality", [False, True], ids=["position_lower_bound_only", "equality_no_metrics"])
+def test_delete_files_both_readers_apply_are_attested(spark: SparkSession, spark_warehouse: Path,
+                                                      equality: bool) -> None:
+    name, ident, ref = merge_on_read_table(spark, "h13")
+    _commit(spark, name, equality)
+    expected = [0, 1, 2, 3, 4, 6, 7, 8, 9]
+    assert spark_ids(spark, name) == expected
+    if not equality:  # pyiceberg reads no table with equality deletes
+        assert pyiceberg_ids(spark_warehouse, ident) == expected
+    rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc == 0, doc
+    rc, doc = _cli(spark_warehouse, "verify", ref)
+    assert rc == 0 and doc["passed"], doc
