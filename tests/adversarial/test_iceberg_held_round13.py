@@ -9,6 +9,11 @@ Measured with Spark 4.1 / Iceberg 1.12 and pyiceberg 0.12, delete files committe
 - an equality delete file with no metrics at all: Java cannot rule it out for any data file and applies it
   (``canContainEqDeletesForFile`` assumes a match without bounds or counts) — Spark hides id 5, as the digest does.
 
+- a data file (id 100) and a delete file hiding its row committed in one ``RowDelta``, so both have one data
+  sequence number: an equality delete of ids 5 and 100 does not apply to a data file of its own sequence number
+  (Spark kept 100, hid 5), a position delete does (Spark hid 100); the digest plans both as Java does and the table
+  is attested and VERIFIED (pyiceberg, which reads position deletes only, hid 100 too).
+
 The variants that did not hold (bounds that rule the data file out, a record count of 0, misstated equality metrics)
 are in test_spark_delete_metrics.py.
 """
@@ -74,6 +79,49 @@ def test_delete_files_both_readers_apply_are_attested(spark: SparkSession, spark
     expected = [0, 1, 2, 3, 4, 6, 7, 8, 9]
     assert spark_ids(spark, name) == expected
     if not equality:  # pyiceberg reads no table with equality deletes
+        assert pyiceberg_ids(spark_warehouse, ident) == expected
+    rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc == 0, doc
+    rc, doc = _cli(spark_warehouse, "verify", ref)
+    assert rc == 0 and doc["passed"], doc
+
+
+@pytest.mark.parametrize("equality", [False, True], ids=["position", "equality"])
+def test_deletes_of_the_data_files_own_sequence_number(spark: SparkSession, spark_warehouse: Path,
+                                                       equality: bool) -> None:
+    name, ident, ref = merge_on_read_table(spark, "s13")
+    located = {int(r[1]): str(r[0]) for r in spark.sql(f"SELECT _file, min(id) FROM {name} GROUP BY _file").collect()}
+    folder = local(located[5]).parent
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
+    fmt = jvm.org.apache.iceberg.FileFormat.PARQUET
+    field = pa.field("id", pa.int64(), nullable=True, metadata={b"PARQUET:field_id": b"1"})
+    data_path = folder / "same-sequence-data.parquet"
+    pq.write_table(pa.table({"id": pa.array([100], pa.int64())}, schema=pa.schema([field])), data_path)
+    data = jvm.org.apache.iceberg.DataFiles.builder(table.spec()).withPath(f"file://{data_path}").withFormat(fmt) \
+        .withFileSizeInBytes(data_path.stat().st_size).withRecordCount(1).build()
+    builder = jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec())
+    if equality:
+        path = folder / "same-sequence-equality.parquet"
+        required = pa.field("id", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": b"1"})
+        pq.write_table(pa.table({"id": pa.array([5, 100], pa.int64())}, schema=pa.schema([required])), path)
+        ids = spark.sparkContext._gateway.new_array(jvm.int, 1)  # type: ignore[union-attr]
+        ids[0] = 1
+        builder = builder.ofEqualityDeletes(ids).withRecordCount(2)
+    else:
+        path = folder / "same-sequence-position.parquet"
+        schema = pa.schema([pa.field("file_path", pa.string(), nullable=False,
+                                     metadata={b"PARQUET:field_id": str(PATH_ID).encode()}),
+                            pa.field("pos", pa.int64(), nullable=False,
+                                     metadata={b"PARQUET:field_id": str(POS_ID).encode()})])
+        pq.write_table(pa.table({"file_path": [f"file://{data_path}"], "pos": pa.array([0], pa.int64())},
+                                schema=schema), path)
+        builder = builder.ofPositionDeletes().withRecordCount(1)
+    delete = builder.withPath(f"file://{path}").withFormat(fmt).withFileSizeInBytes(path.stat().st_size).build()
+    table.newRowDelta().addRows(data).addDeletes(delete).commit()
+    expected = [0, 1, 2, 3, 4, 6, 7, 8, 9, 100] if equality else list(range(10))
+    assert spark_ids(spark, name) == expected
+    if not equality:
         assert pyiceberg_ids(spark_warehouse, ident) == expected
     rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
     assert rc == 0, doc
