@@ -1392,6 +1392,13 @@ class IcebergContentReader:
                               f"{exc}", code=Code.TABLE_UNREADABLE, path=f.path) from exc
         stored = pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="permissive") \
             if batches else schema_to_pyarrow(self.schema, include_field_ids=False).empty_table()
+        if df.get("record_count") == 0 and stored.num_rows:
+            # pyiceberg's plan skips a file of record count 0 on every scan (its inclusive-metrics evaluator, before
+            # the filter), Iceberg Java evaluates metrics only under a row filter: measured, Spark read the rows of
+            # such a file and pyiceberg none (VERIFIED before; tests/adversarial/test_spark_data_file_record_count.py)
+            raise AttestError(f"data file {f.path} holds {stored.num_rows} row(s) but its manifest entry says 0: "
+                              "pyiceberg skips it on every scan, Iceberg Java (Spark) reads it",
+                              code=Code.TABLE_INCONSISTENT, path=f.path)
         rows = stored
         lineage = _lineage(df, opened, stored.num_rows, f.path) if self.lineage else None
         if positional:
