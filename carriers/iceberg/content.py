@@ -230,8 +230,10 @@ def rows_read(carrier: IcebergCarrier, attested: Version, paths: Sequence[str]) 
         try:
             applied = _applied(plans["pyiceberg"], df["_key"])
             java = _applied(plans["java"], df["_key"])
+            skipped = _pyiceberg_skips(df, {k: deletes[k] for k in applied})
         except AttestError:
             continue
+        applied = [k for k in applied if k not in skipped]  # pyiceberg's rows: a digest of Java's is no evidence
         if not applied or any(_content(deletes[k]) == _EQUALITY for k in java):
             continue
         positions: set[int] = set()
@@ -440,8 +442,48 @@ def _positions(io: Any, location: str, delete_records: Sequence[Any],
     return out
 
 
+def _pyiceberg_skips(data_df: Mapping[str, Any], deletes: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """The delete files (keys of ``deletes``, those pyiceberg's index scopes to the data file) that pyiceberg 0.12
+    then skips for the data file ``data_df`` by their own metrics: a position delete file it indexes by partition (no
+    equal ``file_path`` bounds) whose ``file_path`` bounds, record count or value and null counts say no row names
+    the data file (``delete_file_index._applies_to_data_file``, an inclusive-metrics evaluation of ``file_path =
+    <location>``). Iceberg Java 1.12 takes every delete file of the partition by sequence number alone
+    (``DeleteFileIndex.findPosPartitionDeletes``): measured with Spark, a delete file whose bounds lie above every
+    location, or whose record count is 0, deleted a row for Spark and none for pyiceberg (VERIFIED before). pyiceberg's
+    own functions decide it, so the digest reads the delete files pyiceberg reads."""
+    from pyiceberg.manifest import DataFile as IcebergDataFile
+    from pyiceberg.manifest import DataFileContent, FileFormat
+    from pyiceberg.table import delete_file_index
+
+    applies = getattr(delete_file_index, "_applies_to_data_file", None)
+    by_path = getattr(delete_file_index, "_referenced_data_file_path", None)
+    if not callable(applies) or not callable(by_path):
+        raise AttestError("pyiceberg has no delete_file_index._applies_to_data_file, by which content digests plan "
+                          "its position deletes: install pyiceberg 0.12", code=Code.EXTRA_MISSING)
+    data = IcebergDataFile.from_args(file_path=str(data_df["file_path"]), content=DataFileContent.DATA)
+    out: set[str] = set()
+    for key, df in deletes.items():
+        if _content(df) != 1:
+            continue
+        metrics: dict[str, Any] = {name: _metric_map(df.get(name)) or None for name in (
+            "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")}
+        record_count = df.get("record_count")
+        delete = IcebergDataFile.from_args(
+            file_path=str(df["file_path"]), content=DataFileContent.POSITION_DELETES,
+            file_format=FileFormat(str(getattr(df.get("file_format"), "value", df.get("file_format"))).upper()),
+            record_count=record_count if isinstance(record_count, int) else 0, **metrics)
+        try:
+            if by_path(delete) is None and not applies(delete, data):
+                out.add(key)
+        except Exception as exc:  # pyiceberg's planning fails on these metrics; Java does not read them
+            raise AttestError(f"pyiceberg cannot plan delete file {key} for data file {data_df['file_path']} by its "
+                              f"file_path metrics ({exc}), which Iceberg Java does not read",
+                              code=Code.TABLE_INCONSISTENT) from exc
+    return out
+
+
 def _same_positions(io: Any, location: str, positional: Sequence[Any], java_records: Sequence[Any],
-                    cache: dict[str, dict[str, Any]]) -> None:
+                    cache: dict[str, dict[str, Any]], *, skipped: Sequence[str] = ()) -> None:
     """Refuse a data file whose deleted positions Iceberg Java (the position delete files and deletion vectors of its
     plan, ``java_records``) and pyiceberg (``positional``, what ``_positions`` read for its plan) do not agree on.
     The plans differ where Java scopes a position delete file by its ``referenced_data_file`` and pyiceberg by its
@@ -467,11 +509,13 @@ def _same_positions(io: Any, location: str, positional: Sequence[Any], java_reco
         if found is not None:
             theirs.update(found.to_pylist())
     if mine != theirs:
+        why = (f"pyiceberg skips delete file(s) {', '.join(skipped)} for it by their file_path bounds or counts, "
+               "which Iceberg Java does not read" if skipped else
+               "a position delete file's referenced_data_file, which Java scopes it by and pyiceberg does not read, "
+               "names another file than its rows")
         raise AttestError(f"the position deletes of data file {location}: Iceberg Java (Spark) and pyiceberg apply "
                           f"different delete files to it and delete other rows ({len(theirs)} and {len(mine)} "
-                          "positions, not the same) — a position delete file's referenced_data_file, which Java "
-                          "scopes it by and pyiceberg does not read, names another file than its rows",
-                          code=Code.TABLE_INCONSISTENT)
+                          f"positions, not the same) — {why}", code=Code.TABLE_INCONSISTENT)
 
 
 def _is_puffin(df: Mapping[str, Any]) -> bool:
@@ -600,11 +644,22 @@ def _check_statistics(df: Mapping[str, Any], schema: Schema, rows: pa.Table, pat
     exactly, lower and upper bounds soundly (no row outside them: pyiceberg and Spark skip files by them) and, but
     for strings and binaries (kept to a prefix), exactly (Spark answers COUNT(*) and MIN / MAX from them by default:
     aggregate push-down). StatisticsMismatch (content_changed) otherwise."""
+    from carriers.content_store import StatisticsMismatch
+
+    problems = _statistics_problems(df, schema, rows)
+    if problems:
+        raise StatisticsMismatch(f"data file {path}, added by a rewrite, has metrics that misstate its rows — readers "
+                                 f"skip files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
+
+
+def _statistics_problems(df: Mapping[str, Any], schema: Schema, rows: pa.Table) -> list[str]:
+    """How a file's metrics in its manifest entry misstate ``rows`` (the columns of ``schema``), as
+    ``_check_statistics`` holds them."""
     import pyarrow as pa
     from pyiceberg.conversions import from_bytes
     from pyiceberg.types import BinaryType, FixedType, ListType, MapType, StringType, StructType, UUIDType
 
-    from carriers.content_store import StatisticsMismatch, bound_problem, observe
+    from carriers.content_store import bound_problem, observe
 
     problems: list[str] = []
     count = df.get("record_count")
@@ -665,9 +720,7 @@ def _check_statistics(df: Mapping[str, Any], schema: Schema, rows: pa.Table, pat
         walk(schema.fields, {n: rows.column(n) for n in rows.column_names}, "")
     except (pa.ArrowException, ValueError, TypeError) as exc:
         problems.append(f"its metrics cannot be held to its rows ({exc})")
-    if problems:
-        raise StatisticsMismatch(f"data file {path}, added by a rewrite, has metrics that misstate its rows — readers "
-                                 f"skip files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
+    return problems
 
 
 def _check_footer(opened: _SchemaIO, path: str) -> None:
@@ -1312,9 +1365,10 @@ class IcebergContentReader:
         # The delete files applied to the file, read alike by every reader: at record time too (a position delete
         # file without field ids was attested with pyiceberg's rows while Spark refused the read, measured).
         _check_delete_representation(self, io, sorted(set(applied) | set(java)), f.path, rewrite=self.statistics)
-        positional = _positions(io, location, [self.deletes[k] for k in applied], self.cache)
+        skipped = _pyiceberg_skips(df, {k: self.deletes[k] for k in applied})
+        positional = _positions(io, location, [self.deletes[k] for k in applied if k not in skipped], self.cache)
         _same_positions(io, location, positional, [self.deletes[k] for k in java if _content(self.deletes[k]) == 1],
-                        self.cache)
+                        self.cache, skipped=sorted(skipped))
         task = FileScanTask(_pyiceberg_file(df))
         file_io: Any = io
         if data is not None and str(df["file_path"]) == f.location:
@@ -1338,6 +1392,13 @@ class IcebergContentReader:
                               f"{exc}", code=Code.TABLE_UNREADABLE, path=f.path) from exc
         stored = pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="permissive") \
             if batches else schema_to_pyarrow(self.schema, include_field_ids=False).empty_table()
+        if df.get("record_count") == 0 and stored.num_rows:
+            # pyiceberg's plan skips a file of record count 0 on every scan (its inclusive-metrics evaluator, before
+            # the filter), Iceberg Java evaluates metrics only under a row filter: measured, Spark read the rows of
+            # such a file and pyiceberg none (VERIFIED before; tests/adversarial/test_spark_data_file_record_count.py)
+            raise AttestError(f"data file {f.path} holds {stored.num_rows} row(s) but its manifest entry says 0: "
+                              "pyiceberg skips it on every scan, Iceberg Java (Spark) reads it",
+                              code=Code.TABLE_INCONSISTENT, path=f.path)
         rows = stored
         lineage = _lineage(df, opened, stored.num_rows, f.path) if self.lineage else None
         if positional:
@@ -1347,7 +1408,7 @@ class IcebergContentReader:
             rows = rows.take(kept)
             lineage = None if lineage is None else lineage.take(kept)
         if equality:
-            keep = _equality_keep(self, io, rows, equality, f.path)
+            keep = _equality_keep(self, io, rows, equality, f.path, df=df, stored=stored)
             rows = rows.filter(keep)
             lineage = None if lineage is None else lineage.filter(keep)
         _partition_check(self.specs, df, self.schema, rows, f.path)
@@ -1381,8 +1442,8 @@ def _content(df: Mapping[str, Any]) -> int:
     return int(getattr(df.get("content"), "value", df.get("content")) or 0)
 
 
-def _equality_keep(reader: IcebergContentReader, io: Any, rows: pa.Table, keys: Sequence[str], path: str
-                   ) -> pa.Array:
+def _equality_keep(reader: IcebergContentReader, io: Any, rows: pa.Table, keys: Sequence[str], path: str, *,
+                   df: Mapping[str, Any] | None = None, stored: pa.Table | None = None) -> pa.Array:
     """The rows of ``rows`` (one data file's, its position deletes applied) that none of the equality delete files
     ``keys`` deletes, as Iceberg Java applies them (``DeleteFilter``, ``StructLikeSet``): a row is deleted when its
     values of a delete file's ``equality_ids`` fields equal one of that file's rows, null equal to null. Which
@@ -1396,6 +1457,7 @@ def _equality_keep(reader: IcebergContentReader, io: Any, rows: pa.Table, keys: 
 
     deleted = pa.array([False] * rows.num_rows, pa.bool_())
     top = {c.field_id: c for c in reader.schema.fields}
+    data_df = df
     for k in keys:
         df = reader.deletes[k]
         ids = [int(i) for i in (df.get("equality_ids") or [])]
@@ -1411,6 +1473,8 @@ def _equality_keep(reader: IcebergContentReader, io: Any, rows: pa.Table, keys: 
                                   "are not digested", code=Code.UNSUPPORTED_TABLE)
             columns.append(col)
         values = _equality_rows(io, df, ids, reader.cache)
+        if data_df is not None and stored is not None:
+            _hold_equality_metrics(data_df, stored, df, {i: values[i] for i in ids}, columns, k, path)
         try:
             wanted = [values[i].cast(rows.column(c.name).type) for i, c in zip(ids, columns, strict=True)]
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
@@ -1429,6 +1493,31 @@ def _equality_keep(reader: IcebergContentReader, io: Any, rows: pa.Table, keys: 
             raise AttestError(f"equality delete file {k}: the rows of data file {path} cannot be compared with it "
                               f"({exc})", code=Code.UNSUPPORTED_TABLE) from exc
     return pc.invert(deleted)
+
+
+def _hold_equality_metrics(data_df: Mapping[str, Any], stored: pa.Table, delete_df: Mapping[str, Any],
+                           values: Mapping[int, pa.ChunkedArray], columns: Sequence[Any], key: str, path: str) -> None:
+    """Refuse an equality delete file applied to a data file when either file's metrics of the equality fields
+    misstate its rows. Iceberg Java skips an equality delete file for a data file whose metrics say no row can
+    match (``DeleteFileIndex.canContainEqDeletesForFile``: their bounds do not overlap, or one holds only nulls and the
+    other none), so with sound metrics it skips none that deletes a row, and with forged ones it reads deleted rows:
+    measured with Spark 4.1 / Iceberg 1.12, an equality delete of ``id = 5`` given bounds 1000..2000, or null counts
+    saying it holds only nulls — Spark returned id 5, the digest (which applied the file) did not (VERIFIED before).
+    Bounds are held soundly, counts exactly (``_statistics_problems``); table_inconsistent: readers of the table do
+    not all read what the digest says."""
+    import pyarrow as pa
+    from pyiceberg.schema import Schema
+
+    schema = Schema(*columns)
+    deletes = pa.table({c.name: values[c.field_id] for c in columns})
+    found = [f"the equality delete file: {p}" for p in _statistics_problems(delete_df, schema, deletes)]
+    found += [f"the data file: {p}" for p in _statistics_problems(
+        {k: v for k, v in data_df.items() if k != "record_count"}, schema, stored.select([c.name for c in columns]))]
+    if found:
+        raise AttestError(f"equality delete file {key} applies to data file {path}, but metrics of the equality fields "
+                          f"misstate the rows — Iceberg Java skips an equality delete file for a data file by them "
+                          f"(their bounds, null and value counts), so Spark reads rows the delete hides here: "
+                          f"{'; '.join(found[:3])}", code=Code.TABLE_INCONSISTENT)
 
 
 def _equality_rows(io: Any, df: Mapping[str, Any], ids: Sequence[int], cache: dict[str, dict[str, Any]]
