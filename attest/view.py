@@ -45,6 +45,32 @@ REPLACED_KEYS: dict[str, str] = {
 }
 
 
+# Keys of a view's table part whose value a rewrite checked by content may narrow (a sorted list that may lose
+# members, never gain one): ``schemas``, the schemas readers of the snapshot resolve. The head of main attested while
+# its own schema-id was older than the table's (a column added after the last write) is read under both; a rewrite
+# commits under the current one, which the content check read its rows under (the view's ``schema``, compared
+# exactly), so every read of the new snapshot is one the attested snapshot had and the check covered.
+NARROWED_BY_REWRITES = ("schemas",)
+
+
+def table_kept_by_rewrites(attested: Mapping[str, Any], current: Mapping[str, Any], skip: frozenset[str] | set[str]
+                           ) -> bool:
+    """Whether the table part of a view after rewrites whose rows passed the content check is the attested one: every
+    key but ``skip`` (what rewrites change by nature) equal, but a key of :data:`NARROWED_BY_REWRITES` may hold a
+    subset of its attested members (only when the view's ``schema``, the one the rows were checked under, is equal:
+    it is compared like any other key)."""
+    keys = (set(attested) | set(current)) - set(skip)
+    for key in keys:
+        if attested.get(key) == current.get(key):
+            continue
+        was, now = attested.get(key), current.get(key)
+        if key in NARROWED_BY_REWRITES and isinstance(was, list) and isinstance(now, list) and now \
+                and set(now) <= set(was):
+            continue
+        return False
+    return True
+
+
 # Views of more files than this are hashed in pieces (attest.canonical.object_chunks): the same digest.
 _STREAM_FILES = 8192
 
