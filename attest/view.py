@@ -45,6 +45,32 @@ REPLACED_KEYS: dict[str, str] = {
 }
 
 
+# Keys of a view's table part that a rewrite checked by content must narrow to one member (a sorted list of digests):
+# ``schemas``, the schemas readers of the snapshot resolve. A rewrite commits under the table's current schema (Iceberg
+# Java's and pyiceberg's snapshot producers), so every read of the rewritten version is under one schema, the view's
+# ``schema`` (compared exactly), the one the content check read its rows under. The attested head may have been read
+# under two (its own older schema-id by time travel: a column added after the last write), and was not a change
+# (measured: reader_view_changed after every honest Spark rewrite_data_files of such a table). Two schemas after a
+# rewrite mean time travel to it reads under one the check did not read: a hand-made replace naming the older
+# schema-id whose files changed a column dropped since was VERIFIED while time travel to it read the changed values.
+NARROWED_BY_REWRITES = ("schemas",)
+
+
+def table_kept_by_rewrites(attested: Mapping[str, Any], current: Mapping[str, Any], skip: frozenset[str] | set[str]
+                           ) -> bool:
+    """Whether the table part of a view after rewrites whose rows passed the content check is the attested one: every
+    key but ``skip`` (what rewrites change by nature) equal, but a key of :data:`NARROWED_BY_REWRITES` present in both
+    must hold exactly one member, one of its attested members."""
+    for key in (set(attested) | set(current)) - set(skip):
+        was, now = attested.get(key), current.get(key)
+        if key in NARROWED_BY_REWRITES and was is not None and now is not None:
+            if not (isinstance(was, list) and isinstance(now, list) and len(now) == 1 and now[0] in was):
+                return False
+        elif was != now:
+            return False
+    return True
+
+
 # Views of more files than this are hashed in pieces (attest.canonical.object_chunks): the same digest.
 _STREAM_FILES = 8192
 

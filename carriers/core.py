@@ -66,7 +66,7 @@ from attest.tables import (
     attestation_document,
     attestation_identity,
 )
-from attest.view import ReaderView
+from attest.view import ReaderView, table_kept_by_rewrites
 from carriers import properties as props
 from carriers.base import ContentReader, RecordRequest, Rewrite, WriteOptions, WriteResult, keywords_of, triples_for
 from carriers.sidecar import Sidecar, SidecarError, sidecar_name
@@ -336,9 +336,7 @@ def _table_part_kept(att: Attestation, live: LiveVersion, check: ContentCheck) -
     if att.view is None:
         return False
     current, _unbound = live.view.bound_as(att.view)
-    skip = {"file_times", *check.view_keys}
-    return ({k: v for k, v in current.table.items() if k not in skip}
-            == {k: v for k, v in att.view.table.items() if k not in skip})
+    return table_kept_by_rewrites(att.view.table, current.table, {"file_times", *check.view_keys})
 
 
 def _is_hex64(value: str) -> bool:

@@ -25,3 +25,20 @@ def test_same_digest_is_the_digests_equality(table: dict[str, object], files: di
     a, b = ReaderView(table=table, files=files), ReaderView(table=other_table, files=other_files)  # nothing cached
     assert a.same_digest(b) is expected
     assert b.same_digest(a) is expected
+
+
+def test_rewrites_may_narrow_the_schemas_read_to_one_attested_schema() -> None:
+    """attest/view.py table_kept_by_rewrites: after rewrites the schemas a reader of the version resolves must be
+    one, one of the attested ones; every other key equal but those the rewrites change by nature."""
+    from attest.view import table_kept_by_rewrites
+
+    attested = {"schema": "s1", "schemas": ["d0", "d1"], "locations": "a", "partition_specs": {"0": []}}
+    kept = {**attested, "schemas": ["d1"], "locations": "b"}
+    assert table_kept_by_rewrites(attested, kept, {"locations"})
+    assert not table_kept_by_rewrites(attested, kept, set())  # locations changed and not skipped
+    assert not table_kept_by_rewrites(attested, {**kept, "schemas": ["d0", "d1"]}, {"locations"})  # two: refused
+    assert not table_kept_by_rewrites(attested, {**kept, "schemas": ["d2"]}, {"locations"})  # not attested
+    assert not table_kept_by_rewrites(attested, {**kept, "schemas": []}, {"locations"})
+    assert not table_kept_by_rewrites(attested, {**kept, "partition_specs": {}}, {"locations"})
+    no_schemas = {k: v for k, v in attested.items() if k != "schemas"}  # attested before "schemas" was bound
+    assert table_kept_by_rewrites(no_schemas, {k: v for k, v in kept.items() if k != "schemas"}, {"locations"})

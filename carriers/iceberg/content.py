@@ -287,12 +287,15 @@ def redigest(carrier: IcebergCarrier, att: Attestation, attested: Version, paths
         live = carrier._live(attested)
     except AttestError:
         return moved
-    if att.view is None or "deletes" not in att.view.table:
+    if att.view is None or ("deletes" not in att.view.table and not _plan_bound_by_entries(att, live)):
         return dict.fromkeys(paths, f"the attestation of {carrier.noun} {attested.id} was recorded before the delete "
                              "files readers apply were bound, so its digests of files with deletes cannot be held to "
                              "them: re-attest")
     # The plan (which delete file each reader applies to which data file, sequence numbers included) and the files.
-    if live.problems or differ or live.view.table.get("deletes") != att.view.table.get("deletes") or \
+    # Recorded before the plan was bound: rebuilt from the snapshot's metadata, every entry it is made of held to the
+    # attestation's (_plan_bound_by_entries), the two readers agreeing (``differ`` empty).
+    plan_kept = "deletes" not in att.view.table or live.view.table.get("deletes") == att.view.table.get("deletes")
+    if live.problems or differ or not plan_kept or \
             {(f.path, f.size) for f in live.files} != {(f.path, f.size) for f in att.files}:
         return moved
     identities = {f.path: (f.size, f.hash) for f in att.files}
@@ -352,6 +355,21 @@ def redigest(carrier: IcebergCarrier, att: Attestation, attested: Version, paths
         except AttestError as exc:
             out[path] = f"{path} cannot be read again: {exc.message}"
     return out
+
+
+def _plan_bound_by_entries(att: Attestation, live: Any) -> bool:
+    """Whether the attested snapshot's delete plan, rebuilt now from its metadata, is held to an attestation recorded
+    before the plan (the view's ``deletes``) was bound: every file's view entry (content, data sequence number,
+    partition, spec id, location as written, ``referenced_data_file``, equality ids, path bounds), the partition specs
+    and the format version are the recorded ones. Iceberg Java plans from exactly those (carriers/iceberg/deletes.py);
+    only pyiceberg's shortcut also reads the manifest list, and a plan where the two differ is refused by the caller.
+    A view whose entries were made by other code (fields bound later) differs here, and stays ``re-attest``. (The
+    schemas are not compared: the snapshot, no longer main's head, is now read under its own schema only.)"""
+    if att.view is None or not att.view.files:
+        return False
+    keys = ("format_version", "partition_specs")
+    return bool(live.view.files == att.view.files
+                and all(k in att.view.table and live.view.table.get(k) == att.view.table[k] for k in keys))
 
 
 class _ServedIO:

@@ -162,3 +162,33 @@ def test_the_re_read_trusts_no_listing_or_plan_other_than_the_attested_one(catal
     for forged in (other_plan, fewer_files):
         (why,) = carrier.content_redigest(forged, attested, [data]).values()
         assert isinstance(why, str) and "no longer lists the files" in why, why
+
+
+@pytest.mark.parametrize("stale", [False, True])
+def test_an_attestation_recorded_before_plans_were_bound_is_re_read_by_its_entries(
+        catalog: SqlCatalog, monkeypatch: pytest.MonkeyPatch, stale: bool) -> None:
+    """An attestation whose view has no ``deletes`` (recorded before the plan was bound): measured before, every
+    rewrite removing a file with deletes was ``content_changed`` ("re-attest"). While the attested snapshot lives, its
+    plan is rebuilt from its metadata when every file's view entry and the partition specs are the recorded ones (Java
+    plans from nothing else; pyiceberg's manifest-list shortcut must agree): the file is read again from its attested
+    bytes, and that digest — not the recorded one — is what the judge compares (a stale recorded digest still fails).
+    A file entry other than the recorded one (here: any, the recorded entry digests replaced) leaves it re-attest."""
+    import dataclasses
+
+    from carriers.iceberg.carrier import IcebergCarrier
+
+    table = _swapped(catalog, monkeypatch if stale else None)
+    carrier = IcebergCarrier(table, catalog_name=CATALOG)
+    att = carrier.read()
+    assert att is not None and att.view is not None and att.files is not None and att.attested_version is not None
+    attested = carrier._resolve(att.attested_version)
+    (data,) = [f.path for f in att.files if f.kind == "data"]
+    unbound = dataclasses.replace(att, view=dataclasses.replace(
+        att.view, table={k: v for k, v in att.view.table.items() if k != "deletes"}))
+    (got,) = carrier.content_redigest(unbound, attested, [data]).values()
+    (bound,) = carrier.content_redigest(att, attested, [data]).values()
+    assert not isinstance(got, str) and got == bound and got.rows == 2  # readers got ids 4, 5, stale or not
+    other_entries = dataclasses.replace(unbound, view=dataclasses.replace(
+        unbound.view, files={p: "0" * 64 for p in unbound.view.files}))
+    (why,) = carrier.content_redigest(other_entries, attested, [data]).values()
+    assert isinstance(why, str) and "re-attest" in why, why

@@ -170,3 +170,30 @@ def test_a_table_relabelled_format_version_1_keeps_its_delete_files_applied(cata
     else:
         attest_after_write(IcebergCarrier(relabelled, detached=True), model="orders", program_hash=PROGRAM)
         assert _verified()["level"] == "bytes"
+
+
+def test_a_rewrite_naming_the_schema_before_a_drop_is_refused(catalog: SqlCatalog) -> None:  # noqa: F811
+    """The attested head S was written before column ``v`` was dropped: a plain read gets ``id``, time travel to S
+    (its own schema-id 0) ``id`` and ``v``. A hand-made ``replace`` R holding the same ids but other ``v`` values,
+    named schema-id 0: a plain read of R gets the attested rows (the content check, under the current schema, passes),
+    time travel to R gets the forged values (pyiceberg, measured). R is read under two schemas as S was, so the view's
+    ``schemas`` matched: VERIFIED before. A rewrite commits under the current schema (one schema read), so two after a
+    rewrite is refused."""
+    import pyarrow as pa
+
+    from tests.iceberg.rewrites import replace, with_ids
+
+    t = catalog.create_table("ns.t", schema=rows(0).schema)
+    t.append(rows(0))
+    t.append(rows(3))
+    with t.update_schema() as update:
+        update.delete_column("v")
+    attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM)
+    forged = pa.table({"id": pa.array(range(6), pa.int64()), "v": [f"forged-{i}" for i in range(6)]})
+    t = replace(catalog, catalog.load_table("ns.t"), [with_ids(forged, [1, 2])])
+    head = t.current_snapshot()
+    assert head is not None
+    t = rewrite_metadata(catalog, t, lambda doc: _snap(doc, head.snapshot_id).update({"schema-id": 0}))
+    assert t.scan().to_arrow().column_names == ["id"]
+    assert t.scan(snapshot_id=head.snapshot_id).to_arrow().column("v").to_pylist()[0] == "forged-0"
+    assert_refused(REF, "reader_view_changed")

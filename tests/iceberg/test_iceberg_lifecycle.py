@@ -10,6 +10,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Operation
 from pyiceberg.table.update.snapshot import _OverwriteFiles
+from pyiceberg.types import StringType
 
 from attest.errors import Code, VersionNotFoundError
 from attest.verify.table import verify_table
@@ -212,3 +213,56 @@ def test_delete_files_are_listed_and_attested(table: Table, carrier: IcebergCarr
     assert verify_table(carrier).passed
     deletes.unlink()
     assert [p.code for p in verify_table(carrier).errors] == [Code.FILE_MISSING]
+
+
+def _schema_added_after_the_last_write(table: Table, catalog: SqlCatalog) -> Table:
+    """Two appends, then a column added (no snapshot: the last data snapshot keeps schema-id 0, the table's is 1)."""
+    table.append(rows(0))
+    table.append(rows(3))
+    with table.update_schema() as update:
+        update.add_column("note", StringType())
+    return catalog.load_table("ns.t")
+
+
+def test_a_rewrite_after_a_column_added_since_the_last_write_verifies_by_content(table: Table,
+                                                                                 catalog: SqlCatalog) -> None:
+    """The attested head is read under two schemas (its own schema-id 0 by time travel, the table's 1 by a plain
+    read); the rewrite's snapshot takes the table's schema-id, so every read of it is under schema 1, the schema its
+    rows were checked under. Measured before: reader_view_changed ("the schemas readers of the snapshot resolve
+    changed") after every honest rewrite of such a table (Spark's rewrite_data_files the same,
+    tests/spark/test_maintenance_iceberg.py)."""
+    table = _schema_added_after_the_last_write(table, catalog)
+    attested = attest_after_write(table, model="orders", program_hash=PROGRAM).attested_version
+    assert attested is not None
+    table = _compact(table, catalog)
+    assert table.current_snapshot().schema_id == table.metadata.current_schema_id == 1  # type: ignore[union-attr]
+    report = verify_table(IcebergCarrier(table, catalog_name=CATALOG))
+    assert report.passed and report.level == "bytes", report.human()
+    assert "compacted at snapshot" in report.human() and "same rows" in report.human()
+    carried = attest_after_write(catalog.load_table("ns.t"), model="other", program_hash="d" * 64)
+    assert carried.continues is not None  # a carry-forward, the producer's program kept
+    report = verify_table(IcebergCarrier(catalog.load_table("ns.t"), catalog_name=CATALOG))
+    assert report.passed and report.content_check is None, report.human()  # bytes level, no rows read
+
+
+def test_a_rewrite_read_under_a_schema_the_attested_snapshot_was_not_is_refused(table: Table,
+                                                                                catalog: SqlCatalog) -> None:
+    """The other direction stays refused: the attested snapshot was written after the column was added (read under
+    schema 1 only), and the rewrite's snapshot names schema-id 0, so time travel to it reads the table without the
+    column."""
+    table = _schema_added_after_the_last_write(table, catalog)
+    table.append(rows(6))
+    table = catalog.load_table("ns.t")
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    table = _compact(catalog.load_table("ns.t"), catalog)
+    current = table.current_snapshot()
+    assert current is not None
+
+    def old_schema(doc: dict[str, Any]) -> None:
+        for s in doc["snapshots"]:
+            if s["snapshot-id"] == current.snapshot_id:
+                s["schema-id"] = 0
+
+    table = rewrite_metadata(catalog, table, old_schema)
+    report = verify_table(IcebergCarrier(table, catalog_name=CATALOG))
+    assert not report.passed and [e.code for e in report.errors] == [Code.READER_VIEW_CHANGED], report.human()
