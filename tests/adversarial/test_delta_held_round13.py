@@ -95,7 +95,7 @@ def test_a_prefix_of_two_segments_verifies(table: Path) -> None:
 @pytest.mark.parametrize("case", sorted(set(CASES) - set(READ_ALIKE)))
 def test_vectors_delta_rs_refuses_get_no_verdict(table: Path, case: str) -> None:
     _forge(table, case)
-    with pytest.raises(Exception, match="(?i)deserialize|checksum|mismatch|version"):
+    with pytest.raises(Exception, match=r"(?i)deserialize|checksum|mismatch|version"):
         _delta_rs(table)
     rc, doc = verify(str(table), "--level", "bytes")
     assert rc == 2 and codes(doc) == ["table_unreadable"], doc
