@@ -7,6 +7,9 @@ stored deletion vector (row 1 deleted) under a new name, with a new DV file made
 - a DV file holding two vectors, the descriptor's ``offset`` at the second (row 1) past the first (row 2): both read
   at the offset — the attested rows;
 - a folder prefix of two segments (``a/b``): both read ``a/b/deletion_vector_<uuid>.bin``;
+- a vector stored at an absolute path (storage type ``p``) with a percent-escape, ``file://<root>/%41/dv.bin``, a
+  file at ``A/`` and another at ``%41/``: unlike a ``u`` vector's prefix, both decode it (Spark through ``new URI``)
+  and read ``A/dv.bin`` — the attested rows, VERIFIED (the ``u`` case: test_delta_dv_descriptors.py);
 - a run container whose runs are unsorted (``[5], [1]``) or overlap (``[1, 2], [2]``), which Java's binary search
   reads as other rows than their union: delta-rs refuses the bitmap (``table_unreadable``), never a verdict;
 - a wrong CRC-32, a size prefix other than ``sizeInBytes``, a format version byte other than 1: delta-rs checks each
@@ -23,6 +26,7 @@ from __future__ import annotations
 import json
 import shutil
 import struct
+import uuid
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -34,11 +38,11 @@ from deltalake import DeltaTable, write_deltalake
 
 from carriers.delta.carrier import attest_after_write
 from carriers.delta.log import commit_name
-from tests.adversarial.conftest import PROGRAM, codes, verify
-from tests.adversarial.test_content_rewrite_delta import _attested
+from tests.adversarial.conftest import PROGRAM, codes, verify, write_commit
+from tests.adversarial.test_content_rewrite_delta import _adds, _attested
 from tests.adversarial.test_delta_dv_cardinality import _delta_rs
 from tests.adversarial.test_delta_dv_descriptors import stored_rewrite
-from tests.delta.dv import MAGIC, bitmap
+from tests.delta.dv import MAGIC, bitmap, dv_file
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -98,6 +102,28 @@ def test_a_prefix_of_two_segments_verifies(table: Path) -> None:
     (table / "a").mkdir()
     data, offset, size = CASES["second vector"]()
     stored_rewrite(table, {"a/b": data}, {"pathOrInlineDv": "a/b", "offset": offset, "sizeInBytes": size})
+    rc, doc = verify(str(table), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
+
+
+def test_an_absolute_vector_path_with_an_escape_is_decoded_by_both(table: Path) -> None:
+    adds = _adds(table)
+    rel = next(r for r, a in adds.items() if a.get("deletionVector"))
+    for folder, row in (("A", 1), ("%41", 2)):
+        (table / folder).mkdir()
+        (table / folder / "dv.bin").write_bytes(dv_file([row])[0])
+    _, offset, size = dv_file([1])
+    new = f"part-00000-{uuid.uuid4()}-c000.snappy.parquet"
+    shutil.copy(table / rel, table / new)
+    vector = {"storageType": "p", "pathOrInlineDv": f"file://{table}/%41/dv.bin", "offset": offset,
+              "sizeInBytes": size, "cardinality": 1}
+    before = _delta_rs(table)
+    write_commit(table, [
+        {"remove": {"path": rel, "dataChange": False, "deletionTimestamp": 1, "extendedFileMetadata": True,
+                    "partitionValues": {}, "size": adds[rel]["size"], "deletionVector": adds[rel]["deletionVector"]}},
+        {"add": {"path": new, "partitionValues": {}, "size": (table / new).stat().st_size, "modificationTime": 2,
+                 "dataChange": False, "stats": adds[rel].get("stats"), "deletionVector": vector}}])
+    assert _delta_rs(table) == before  # A/dv.bin: row 1
     rc, doc = verify(str(table), "--level", "bytes")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
 
