@@ -581,6 +581,22 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
                 continue
             if where is None:
                 continue  # inline vector: its bits live in the log itself (and in the file's view), there is no file
+            offset = descriptor.get("offset")
+            if type(offset) is not int:
+                # Measured (delta-spark 4.4, delta-rs 1.6): without an offset Spark reads the vector at byte 0 (and
+                # refuses the read: the version byte is no size), delta-rs at byte 1 — its rows, Spark's none.
+                problems.append(Problem(Code.TABLE_INCONSISTENT, f"the deletion vector of {raw} is stored in a file "
+                                        f"but gives no offset ({str(offset)[:40]}): Spark reads it at byte 0 and "
+                                        "refuses the read, delta-rs at byte 1", raw))
+                continue
+            if descriptor.get("storageType") == "u" and "%" in str(descriptor.get("pathOrInlineDv"))[:-20]:
+                # The random prefix before the z85 uuid (the folder of the file). Measured: delta-rs decodes its
+                # escapes (a prefix '%41' read 'A/deletion_vector_…'), Spark's Hadoop Path reads it as
+                # written ('%41/…'): two files, other rows for each.
+                problems.append(Problem(Code.PATH_AMBIGUOUS, f"deletion vector {where!r} of {raw}: its folder prefix "
+                                        "holds a percent-escape, which delta-rs decodes and Spark reads as written",
+                                        raw))
+                continue
             if descriptor.get("storageType") == "p":
                 # The part under the table root is held to the rules of relative paths ('..', '.', escapes).
                 rel, reason = canonical_relative(where[len(self.uri) + 1:]) if where.startswith(self.uri + "/") \

@@ -11,7 +11,8 @@ docs/content-digest.md is the specification; carriers/content_store.py records a
   matches names without case, delta-rs exactly);
 - **types** as the table declares them (delta-rs's Arrow schema of the version): a column stored with another type
   keeps that type in the encoding (its digest differs), except timestamps stored as INT96 (Spark's legacy) or in
-  another unit with the same zone-ness, which every reader converts to the table's type;
+  another unit with the same zone-ness, which every reader converts to the table's type — but nanoseconds
+  (``TIMESTAMP(NANOS)``), which Spark refuses to read: such a file's rows have no one content (unsupported);
 - **partition values** (not in the files) folded in as constants, typed as delta-rs types them;
 - **deletion vectors** applied: the selection vectors delta-rs reads for the version (``deletion_vectors()``);
 - **row-tracking ids** (``delta.enableRowTracking`` true): each row's ``row_id`` and ``row_commit_version`` as Spark
@@ -169,6 +170,8 @@ class DeltaContentReader:
                 stored = parquet.schema_arrow
                 int96 = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
                          if parquet.schema.column(i).physical_type == "INT96"}
+                nanos = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
+                         if _nanoseconds(parquet.schema.column(i))}
                 table = parquet.read()
                 meta = parquet.metadata
                 footer = dict(meta.metadata or {})
@@ -189,6 +192,13 @@ class DeltaContentReader:
         except (KeyError, ValueError, pa.ArrowException) as exc:  # duplicate column names, malformed values, ...
             raise CarrierError(f"the rows of {f.path} cannot be read as the table's columns: {exc}",
                                code=Code.TABLE_UNREADABLE, path=f.path) from exc
+        if nanos & set(read):
+            # Measured (delta-spark 4.4): Spark's Parquet reader converts no TIMESTAMP(NANOS) column to a Delta
+            # timestamp or timestamp_ntz (SchemaColumnConvertNotSupportedException) and fails the read, where
+            # pyarrow and delta-rs read the instants (cast exactly to microseconds: the attested digest).
+            raise UnsupportedTableError(
+                f"{f.path} stores {sorted(nanos & set(read))[0]!r} as timestamps in nanoseconds: Spark cannot read "
+                "them (it fails the read), delta-rs reads them as microseconds; its rows have no one content")
         if f.path in (self.cardinalities or {}):
             _check_cardinality(f, self.masks.get(f.path), table.num_rows, (self.cardinalities or {})[f.path],
                                rewritten=self.logged is not None, enabled=self.vectors_enabled)
@@ -284,6 +294,17 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
                               cardinalities=cardinalities,
                               vectors_enabled="deletionVectors" in features
                               and "deletionVectors" in set(dt.protocol().writer_features or []))
+
+
+def _nanoseconds(column: Any) -> bool:
+    """Is this Parquet leaf column (a ColumnDescriptor) a timestamp in nanoseconds (INT64 TIMESTAMP(NANOS, *))?"""
+    logical = column.logical_type
+    if logical is None or logical.type != "TIMESTAMP":
+        return False
+    try:
+        return bool(json.loads(logical.to_json()).get("timeUnit") == "nanoseconds")
+    except ValueError:  # no JSON form: not a type this check knows
+        return False
 
 
 def _check_cardinality(f: DataFile, vector: list[bool] | None, num_rows: int, cardinality: Any, *,
