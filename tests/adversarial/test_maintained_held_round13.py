@@ -118,3 +118,39 @@ def test_a_signed_chain_of_carry_forwards_stays_signed(tmp_path: Path) -> None:
     assert continued[0] != continued[1]  # C continues B, not A
     report = verify_table(DeltaCarrier(str(path)), policy=TrustPolicy.from_public_key(KEY.public_pem))
     assert report.passed and report.signer == KEY.key_id and report.level == "bytes", report.verdict()
+
+
+def test_iceberg_a_delete_file_committed_as_a_replace(tmp_path: Path) -> None:
+    """Iceberg: a snapshot adding a position delete file (a row gone for every reader) whose summary says
+    `operation: replace`, as rewrite_data_files' snapshots do: never VERIFIED, and not carried forward."""
+    from carriers.iceberg.carrier import IcebergCarrier
+    from carriers.iceberg.carrier import attest_after_write as iceberg_attest
+    from tests.iceberg.conftest import CATALOG, commit_delete_file, local, ns_catalog, rows
+    from tests.iceberg.rewrites import rewrite_metadata
+
+    catalog = ns_catalog(tmp_path)
+    table = catalog.create_table("ns.t", schema=rows(0).schema, properties={"format-version": "2"})
+    table.append(rows(0))
+    table.append(rows(3))
+    iceberg_attest(table, model="m", program_hash=PROGRAM)
+    table = catalog.load_table("ns.t")
+    before = table.scan().to_arrow().num_rows
+    commit_delete_file(table, local(table.location()) / "data" / "del.parquet")
+    table = catalog.load_table("ns.t")
+    head = table.current_snapshot()
+    assert head is not None
+
+    def as_replace(doc: dict[str, object]) -> None:
+        for snap in doc["snapshots"]:  # type: ignore[attr-defined]
+            if snap["snapshot-id"] == head.snapshot_id:
+                snap["summary"]["operation"] = "replace"
+
+    table = rewrite_metadata(catalog, table, as_replace)
+    assert table.current_snapshot().summary.operation.value == "replace"  # type: ignore[union-attr]
+    assert table.scan().to_arrow().num_rows == before - 1
+    report = verify_table(IcebergCarrier(table, catalog_name=CATALOG))
+    assert not report.passed, report.verdict()
+    assert [e.code.value for e in report.errors] == ["content_changed"], report.verdict()
+    with pytest.raises(CarrierError) as err:
+        IcebergCarrier(table, catalog_name=CATALOG).carry_forward()
+    assert err.value.code.value == "content_changed"
