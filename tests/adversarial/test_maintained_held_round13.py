@@ -154,3 +154,24 @@ def test_iceberg_a_delete_file_committed_as_a_replace(tmp_path: Path) -> None:
     with pytest.raises(CarrierError) as err:
         IcebergCarrier(table, catalog_name=CATALOG).carry_forward()
     assert err.value.code.value == "content_changed"
+
+
+def test_a_carry_forward_of_a_tampered_attestation_is_not_written(tmp_path: Path) -> None:
+    """The continued attestation's sidecar swapped for other bytes before OPTIMIZE: nothing carried (the hook writes
+    nothing), verify says so (`sidecar_mismatch`); never a carry-forward naming a sidecar nobody can check."""
+    path = tmp_path / "t"
+    _table(path)
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    sidecars = [p for p in (path / "_recipe_attest").rglob("*") if p.is_file() and p.suffix == ".json"
+                and not p.name.endswith(".dsse.json")]
+    assert sidecars
+    for sidecar in sidecars:
+        doc = json.loads(sidecar.read_text())
+        doc["tampered"] = True
+        sidecar.write_text(json.dumps(doc))
+    DeltaTable(str(path)).optimize.compact()
+    version = DeltaTable(str(path)).version()
+    assert DeltaCarrier(str(path)).carry_forward() is None
+    assert DeltaTable(str(path)).version() == version
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and "sidecar_mismatch" in codes(doc), doc
