@@ -132,3 +132,33 @@ def test_iceberg_the_same(tmp_path: Path, forger: KeyPair | None) -> None:
     assert IcebergCarrier(table, catalog_name=CATALOG).carry_forward(signer=_signer(TRUSTED)) is not None
     report = verify_table(IcebergCarrier(catalog.load_table("ns.h"), catalog_name=CATALOG), policy=_policy())
     assert report.passed and report.signer == TRUSTED.key_id and "content;" not in report.verdict(), report.verdict()
+
+
+def test_iceberg_signed_carry_after_the_attested_snapshot_expired(tmp_path: Path) -> None:
+    """The honest chain the hook runs: rewrite, the attested snapshot expired (its envelope then read from the kept
+    Puffin file), a signed carry-forward, everything else expired: still carried and signed."""
+    from carriers.iceberg.carrier import IcebergCarrier
+    from carriers.iceberg.carrier import attest_after_write as iceberg_attest
+    from tests.iceberg.conftest import CATALOG, ns_catalog, rows
+    from tests.iceberg.rewrites import replace
+
+    catalog = ns_catalog(tmp_path)
+    table = catalog.create_table("ns.t", schema=rows(0).schema)
+    table.append(rows(0))
+    table.append(rows(3))
+    attested = iceberg_attest(table, model="m", program_hash=PROGRAM, signer=_signer(TRUSTED)).attested_version
+    assert attested is not None
+    table = replace(catalog, catalog.load_table("ns.t"))
+    table.maintenance.expire_snapshots().by_id(int(attested)).commit()
+    table = catalog.load_table("ns.t")
+    assert table.snapshot_by_id(int(attested)) is None
+    result = IcebergCarrier(table, catalog_name=CATALOG).carry_forward(signer=_signer(TRUSTED))
+    assert result is not None and result.continues is not None
+    table = catalog.load_table("ns.t")
+    current = table.current_snapshot()
+    assert current is not None
+    for old in [s.snapshot_id for s in table.snapshots() if s.snapshot_id != current.snapshot_id]:
+        table.maintenance.expire_snapshots().by_id(old).commit()
+        table = catalog.load_table("ns.t")
+    report = verify_table(IcebergCarrier(table, catalog_name=CATALOG), policy=_policy())
+    assert report.passed and report.signer == TRUSTED.key_id and report.level == "bytes", report.verdict()
