@@ -79,6 +79,8 @@ class Code(StrEnum):
     ARTIFACTS_DIR_REQUIRED = "artifacts_dir_required"
     BYTES_NOT_ATTESTED = "bytes_not_attested"
     NOTHING_TO_CARRY = "nothing_to_carry"  # record(carry_only=True): no attestation to carry forward; nothing written
+    # A signed carry-forward of an attestation whose own signature does not verify under the recorder's key.
+    CARRY_FORWARD_UNVERIFIED = "carry_forward_unverified"
     ARTIFACTS_DIR_MISSING = "artifacts_dir_missing"  # --artifacts-dir names no directory: an argument, not a check
     # Task F (issue 14: OpenLineage, lineage pictures, a kept audit); one block for easy merges.
     OPENLINEAGE_EVENTS_INVALID = "openlineage_events_invalid"

@@ -971,6 +971,19 @@ class AttestedTable(ABC):
     def _record(self, r: RecordRequest, v: Version, live: LiveVersion, reuse: Mapping[tuple[str, int], str],
                 todo: list[DataFile], hasher: FileHasher) -> WriteResult:
         carried = self._carry_forward_check(v, live, r.progress, unchanged=r.carry_only)
+        if carried is not None and r.signer is not None:
+            why = self._continued_unverified(carried[0], r.signer)
+            if why is not None and r.carry_only:
+                raise CarrierError(
+                    f"{self.noun} {v.id} of {self.reference}: the attestation of {self.noun} "
+                    f"{carried[0].attested_version} is not carried forward signed: {why}. A signed carry-forward "
+                    "vouches for that attestation's program, inputs and producer, so it is written only when the "
+                    "continued attestation is signed by the recording key; nothing was written",
+                    code=Code.CARRY_FORWARD_UNVERIFIED)
+            if why is not None:
+                # `record` with a key: the recorder's own attestation of the program it is given, never a
+                # signature over a claim nobody trusted signed (round 13c: a signed carry-forward laundered it).
+                carried = None
         if r.carry_only and carried is None:
             raise NothingToCarry(
                 f"{self.noun} {v.id} of {self.reference} has no attestation to carry forward (it is attested already, "
@@ -1061,6 +1074,32 @@ class AttestedTable(ABC):
             # program onto it would attest what the producer never wrote. An ordinary attestation, if any.
             return None
         return att, check, computed
+
+    def _continued_unverified(self, att: Attestation, signer: Signer) -> str | None:
+        """Why ``signer`` must not sign a carry-forward of ``att`` (None: it may): the continued attestation's own
+        envelope must verify, for this table and its version, under ``signer``'s public key. Without that check the
+        recorder's signature adopted whatever program an unsigned or untrusted attestation claimed (docs/security.md,
+        round 13c)."""
+        from attest.signing.attestation import check_table_signature
+        from attest.signing.policy import TrustPolicy
+
+        public_key = getattr(signer, "public_key", None)
+        if not callable(public_key):
+            return (f"the signer (key {signer.key_id}) exposes no public key to check the continued attestation's "
+                    "signature with")
+        if att.envelope_ref is None:
+            return "that attestation is unsigned"
+        envelope, problem = att.load_envelope()
+        if problem is not None:
+            return str(problem.message)
+        binding = {"sidecar_digest": att.sidecar_digest,
+                   "reader_view_digest": None if att.view is None else att.view.digest}
+        result = check_table_signature(envelope, TrustPolicy.from_public_key(public_key()), self.signed_uri,
+                                       att.attested_version or "", None, attestation_document(att.document),
+                                       binding, names=(self.reference,), locations=self.policy_locations)
+        if result.passed and result.signer == signer.key_id:
+            return None
+        return f"its signature does not verify under key {signer.key_id} ({result.message})"
 
     def _carry_forward(self, v: Version, live: LiveVersion, triples: list[FileIdentity], att: Attestation,
                        check: ContentCheck, computed: dict[str, Any], *, signer: Signer | None,
