@@ -213,6 +213,23 @@ def test_a_detached_attestation_sets_no_tag(catalog: SqlCatalog, table: Table) -
     assert RETAIN_TAG not in catalog.load_table("ns.t").metadata.refs
 
 
+def test_a_second_detached_record_says_the_snapshot_is_already_attested(catalog: SqlCatalog, table: Table) -> None:
+    """A detached attestation is written once per snapshot: a second record says so (already_attested, exit 1),
+    writes nothing, and the first verifies as before (was: a bare sidecar_mismatch from the write-once pointer)."""
+    from attest.errors import AttestError
+
+    table.append(rows(0))
+    IcebergCarrier(table, catalog_name=CATALOG, detached=True).record(model="orders", program_hash=PROGRAM)
+    metadata = catalog.load_table("ns.t").metadata_location
+    with pytest.raises(AttestError) as err:
+        IcebergCarrier(catalog.load_table("ns.t"), catalog_name=CATALOG, detached=True).record(
+            model="orders", program_hash=PROGRAM)
+    assert err.value.code is not None and err.value.code.value == "already_attested", err.value
+    assert "already attested" in str(err.value)
+    assert catalog.load_table("ns.t").metadata_location == metadata
+    assert verify_table(carrier_of(catalog.load_table("ns.t"))).passed
+
+
 def test_a_content_addressed_write_tags_its_own_snapshot(catalog: SqlCatalog, table: Table) -> None:
     """write_content_addressed carries the attestation in the data snapshot itself: the tag names that snapshot. Its
     attestation binds no content digest, so after a cut history it stays as a rewrite without one does: compacted,
