@@ -372,6 +372,11 @@ class FollowUpCommit:
         try:
             keeper(DetachedKeep(snapshot_id, entry if self._ours_to_set(meta.statistics, snapshot_id) else None,
                                 self._detached_tag(meta.refs, snapshot_id), tuple(self.stale_tags(meta.refs))))
+        except Exception as exc:  # the attestation (its pointer) stands; only its keeping failed (py4j errors vary)
+            self.kept_note = (f"the detached attestation of snapshot {snapshot_id} was written, but registering it "
+                              f"in the table metadata failed ({type(exc).__name__}: {str(exc)[:300]}): orphan "
+                              "removal deletes it and expiry may drop the snapshot (docs/maintenance.md)")
+            log.warning("attest: %s", self.kept_note)
         finally:
             self.table.refresh()
             self._index = None
