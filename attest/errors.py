@@ -91,6 +91,8 @@ class Code(StrEnum):
     UNSUPPORTED_STORAGE = "unsupported_storage"
     # Errors that name the mistake (issue 30): a data file, table metadata or a folder of tables given as a manifest.
     NOT_A_MANIFEST = "not_a_manifest"
+    # Issue 32.3: a second record of a snapshot whose detached (format-v3) attestation is written once.
+    ALREADY_ATTESTED = "already_attested"
 
 
 @record(frozen=True)

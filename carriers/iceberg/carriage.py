@@ -149,7 +149,13 @@ class Carriage:
             return pointer, snapshot.snapshot_id, False
         keys = self._summary_keys(snapshot)
         if not keys:
-            return None
+            # A detached attestation whose pointer orphan removal deleted is kept by the statistics file registered
+            # for its snapshot (commit.py _keep_detached): found there on any walk, as the pointer was (was: only for
+            # the snapshot verified, so a later snapshot's walk passed it and the attestation was lost).
+            kept = None
+            if snapshot.snapshot_id in self.snapshot_index().with_statistics:
+                kept = self._kept_carried(snapshot)
+            return None if kept is None else (kept, snapshot.snapshot_id, False)
         own, parent = snapshot.snapshot_id, snapshot.parent_snapshot_id
         binding = _binding_key(keys)
         if binding is None and not any(k.startswith(props.CARRIER_PREFIX) for k in keys):
@@ -473,7 +479,7 @@ class Carriage:
                                 f"attestation bound to {binding if binding is not None else 'nothing'}, not to {own}"),)
         return Carried(keys=keys, where=where, problems=problems,
                        note=f"attestation kept in the statistics file of snapshot {own} (the snapshot whose summary "
-                       "carried it has expired)")
+                       "carried it has expired, or its detached pointer is gone)")
 
 
 def _whole_blob(opened: Ranged, blob: BlobRef) -> bytes:

@@ -165,6 +165,8 @@ class SnapshotIndex:
         self.pointers: frozenset[str] | None = None
         self.pointers_listed = False
         self.lookups = 0
+        # Snapshots with a statistics entry: only these may hold a kept attestation (carriage.py _read_carried_by).
+        self.with_statistics = frozenset(int(e.snapshot_id) for e in getattr(meta, "statistics", None) or ())
 
     def get(self, snapshot_id: int | None) -> Snapshot | None:
         self.lookups += 1

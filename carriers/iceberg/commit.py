@@ -9,7 +9,9 @@ The Puffin file keeping the attestation (carriers/iceberg/kept.py) is written an
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from attest.errors import CarrierError, Code, SupersededError, UnsupportedTableError
@@ -28,13 +30,30 @@ if TYPE_CHECKING:
     from carriers.iceberg.carrier import SnapshotIndex
     from carriers.storage.base import Storage
 
-__all__ = ["COMMIT_BACKOFF_S", "COMMIT_RETRIES", "SUMMARY_BUDGET", "FollowUpCommit", "summary_size"]
+log = logging.getLogger(__name__)
+
+__all__ = ["COMMIT_BACKOFF_S", "COMMIT_RETRIES", "SUMMARY_BUDGET", "DetachedKeep", "FollowUpCommit", "summary_size"]
 
 # Every summary is copied into every later metadata.json: one attestation may add at most this many bytes.
 SUMMARY_BUDGET = 8 * 1024
 # Follow-up commits a catalog refused (REST: 409 Conflict) are retried this often, with exponential backoff.
 COMMIT_RETRIES = 5
 COMMIT_BACKOFF_S = 0.1
+# pyiceberg 0.12 refuses to write format-v3 table metadata (TableMetadataV3.model_dump_json raises NotImplementedError,
+# after the catalog created the new metadata file: an empty file would be left in the metadata folder), so a v3
+# table's metadata-only commit is never tried through pyiceberg; a ``detached_keeper`` (the Spark hook's) commits it.
+
+
+@dataclass(frozen=True)
+class DetachedKeep:
+    """The metadata-only commit keeping a detached attestation (docs/maintenance.md): register ``statistics`` (the
+    entry naming its Puffin file, Iceberg's JSON form; None: another producer's statistics of that snapshot stay) for
+    ``snapshot_id``, set the retention tag ``tag`` on it (None: not moved) and remove the tags ``stale``."""
+
+    snapshot_id: int
+    statistics: Mapping[str, Any] | None
+    tag: str | None
+    stale: tuple[str, ...]
 
 
 class FollowUpCommit:
@@ -45,6 +64,11 @@ class FollowUpCommit:
     storage: Storage
     _index: SnapshotIndex | None
     retain_tag: bool = True  # IcebergCarrier's retain_tag (docs/iceberg.md "Expiry and tags")
+    detached: bool  # IcebergCarrier's: detached=True asked for (commits nothing to the table metadata)
+    # Commits a detached attestation's keeping where pyiceberg cannot (format v3): the Spark hook's, through Java's
+    # Iceberg API (carriers/spark/hook.py spark_iceberg_keeper). None: pyiceberg, or not kept (``kept_note`` says).
+    detached_keeper: Callable[[DetachedKeep], None] | None = None
+    kept_note: str | None = None
 
     if TYPE_CHECKING:
         @property
@@ -58,6 +82,7 @@ class FollowUpCommit:
         def _is_kept(self, location: str) -> bool: ...
         def _envelope_rel(self, digest: str) -> str: ...
         def _write_pointer(self, version_id: str, keys: Mapping[str, str]) -> None: ...
+        def _pointer_name(self, version_id: str) -> str: ...
         def carried_by(self, snapshot: Snapshot) -> tuple[Any, int | None, bool] | None: ...
         def _kept_carried(self, snapshot: Snapshot) -> Any: ...
 
@@ -147,6 +172,21 @@ class FollowUpCommit:
         held whole. Its bytes are the ones ``build_puffin`` gives for the same blobs."""
         from pyiceberg.table.statistics import StatisticsFile
 
+        entry = self._write_kept(keys, attested=attested, sequence_number=sequence_number)
+        meta = tx.table_metadata
+        update = tx.update_statistics()
+        for snapshot_id in dict.fromkeys((carrier, attested)):
+            if not self._ours_to_set(meta.statistics, snapshot_id):
+                continue  # another producer's statistics of that snapshot are not replaced
+            update.set_statistics(StatisticsFile.model_validate({**entry, "snapshot-id": snapshot_id}))
+        update.commit()
+
+    def _ours_to_set(self, statistics: Iterable[Any], snapshot_id: int) -> bool:
+        """Whether a statistics entry of ours may be set for ``snapshot_id``: none there, or only ours."""
+        return all(self._is_kept(str(e.statistics_path)) for e in statistics if e.snapshot_id == snapshot_id)
+
+    def _write_kept(self, keys: Mapping[str, str], *, attested: int, sequence_number: int) -> dict[str, Any]:
+        """Write the Puffin file keeping this attestation; the statistics entry naming it (Iceberg's JSON form)."""
         sidecar_rel = keys[props.KEY_SIDECAR_PATH]
         content = self._companions(sidecar_rel)  # raises when the sidecar cannot be read back
         envelope = None
@@ -159,17 +199,9 @@ class FollowUpCommit:
         rel, _ = self.storage.write_once_stream(SIDECAR_DIR, KEPT_SUFFIX, stream,
                                                 name=kept_name(keys[props.KEY_SIDECAR_HASH]))
         assert stream.size is not None and stream.footer_size is not None  # the stream was taken to its end
-        location = f"{self._metadata_dir()}/{rel}"
-        meta = tx.table_metadata
-        update = tx.update_statistics()
-        for snapshot_id in dict.fromkeys((carrier, attested)):
-            there = [e for e in meta.statistics if e.snapshot_id == snapshot_id]
-            if any(not self._is_kept(str(e.statistics_path)) for e in there):
-                continue  # another producer's statistics of that snapshot are not replaced
-            update.set_statistics(StatisticsFile.model_validate({
-                "snapshot-id": snapshot_id, "statistics-path": location, "file-size-in-bytes": stream.size,
-                "file-footer-size-in-bytes": stream.footer_size, "blob-metadata": []}))
-        update.commit()
+        return {"snapshot-id": attested, "statistics-path": f"{self._metadata_dir()}/{rel}",
+                "file-size-in-bytes": stream.size, "file-footer-size-in-bytes": stream.footer_size,
+                "blob-metadata": []}
 
     def retain(self, tx: Any, carrier: int, branch: str | None) -> None:
         """Move the retention tag of ``branch``, the branch attested (``retain_tag_name``: main's RETAIN_TAG, or
@@ -228,8 +260,10 @@ class FollowUpCommit:
 
     def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
         if self.writes_detached:
+            self._refuse_attested(v.id)
             self._write_pointer(v.id, keys)
             self._index = None  # the pointer folder was listed
+            self._keep_detached(int(v.id), keys)
             return
         size = summary_size(keys)
         if size > SUMMARY_BUDGET:
@@ -280,6 +314,72 @@ class FollowUpCommit:
             raise SupersededError(
                 f"a concurrent commit landed before the attestation of snapshot {v.id}; the follow-up snapshot "
                 f"{new_id} does not follow it and will read as tampered. Run record again")
+
+
+    # ---- detached attestations kept by the table metadata (docs/maintenance.md) --------------------------------------
+    def _refuse_attested(self, version_id: str) -> None:
+        """A detached attestation is written once per snapshot: a second ``record`` of it says so (was a bare
+        ``sidecar_mismatch`` from the write-once pointer)."""
+        name = self._pointer_name(version_id)
+        if self.storage.read(name) is not None:
+            raise CarrierError(f"snapshot {version_id} of {self.reference} is already attested ({name}): a detached "
+                               "attestation is written once per snapshot. Verify it (attest verify "
+                               f"{self.reference}@{version_id}); to attest again, commit a new snapshot",
+                               code=Code.ALREADY_ATTESTED, path=name)
+
+    def _detached_tag(self, refs: Mapping[str, Any], snapshot_id: int) -> str | None:
+        """The retention tag a detached attestation of ``snapshot_id`` moves (None: none). Never a ref recipe-attest
+        did not set, and never back to an older snapshot than the one it names (a detached record may attest an old
+        snapshot: moving the tag there would let expiry drop the newer attestation it keeps)."""
+        if not self.retain_tag:
+            return None
+        name = retain_tag_name(self.branch)
+        ref = refs.get(name)
+        if ref is None:
+            return name
+        if ref.snapshot_id == snapshot_id or not self.our_tag(ref):
+            return None
+        index = self.snapshot_index()
+        tagged, target = index.get(ref.snapshot_id), index.get(snapshot_id)
+        if tagged is not None and target is not None and \
+                (tagged.sequence_number or 0) > (target.sequence_number or 0):
+            return None
+        return name
+
+    def _keep_detached(self, snapshot_id: int, keys: Mapping[str, str]) -> None:
+        """Keep a format-v3 table's detached attestation as a follow-up's is kept, with no snapshot: its Puffin file
+        registered as the attested snapshot's statistics file and the retention tag moved to that snapshot, in one
+        metadata-only commit (Java's DeleteOrphanFiles keeps a registered statistics file; expiry keeps a tagged
+        snapshot), through ``detached_keeper`` (pyiceberg 0.12 writes no v3 table metadata). Without one, or asked
+        for ``detached=True`` (which commits nothing to the table metadata, by contract), it is not kept:
+        ``kept_note`` says so."""
+        if self.detached:
+            return
+        if self.detached_keeper is None:
+            self.kept_note = (f"the detached attestation of snapshot {snapshot_id} is not registered in the table "
+                              "metadata (pyiceberg 0.12 cannot write format-v3 table metadata; the Spark hook "
+                              "registers it): orphan removal deletes it and expiry may drop the snapshot "
+                              "(docs/maintenance.md)")
+            log.warning("attest: %s", self.kept_note)
+            return
+        keeper = self.detached_keeper
+        snapshot = self.snapshot_index().get(snapshot_id)
+        entry = self._write_kept(keys, attested=snapshot_id,
+                                 sequence_number=int(getattr(snapshot, "sequence_number", 0) or 0))
+        self.table.refresh()
+        self._index = None
+        meta = self.table.metadata
+        try:
+            keeper(DetachedKeep(snapshot_id, entry if self._ours_to_set(meta.statistics, snapshot_id) else None,
+                                self._detached_tag(meta.refs, snapshot_id), tuple(self.stale_tags(meta.refs))))
+        except Exception as exc:  # the attestation (its pointer) stands; only its keeping failed (py4j errors vary)
+            self.kept_note = (f"the detached attestation of snapshot {snapshot_id} was written, but registering it "
+                              f"in the table metadata failed ({type(exc).__name__}: {str(exc)[:300]}): orphan "
+                              "removal deletes it and expiry may drop the snapshot (docs/maintenance.md)")
+            log.warning("attest: %s", self.kept_note)
+        finally:
+            self.table.refresh()
+            self._index = None
 
 
 def _without_replay(table: Table) -> Table:

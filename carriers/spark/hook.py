@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from carriers.core import AttestedTable
     from carriers.spark.distributed import RoutedHasher
 
-__all__ = ["Hook", "attested_write", "install", "quote_identifier", "spark_property_writer", "sql_string"]
+__all__ = ["Hook", "attested_write", "install", "quote_identifier", "spark_iceberg_keeper", "spark_property_writer",
+           "sql_string"]
 
 log = terminal_safe_logger("attest.spark")  # messages name tables and files a table chose
 
@@ -172,6 +173,37 @@ def spark_property_writer(spark: SparkSession, *, name: str | None, path: str, r
 
 class _NoDeltaApi(Exception):
     """The Delta runtime lacks a method the one-commit path calls (another Delta version): nothing was committed."""
+
+
+def spark_iceberg_keeper(spark: SparkSession, *, catalog: str, identifier: tuple[str, ...]) -> Callable[[Any], None]:
+    """An IcebergCarrier ``detached_keeper`` committing through Java's Iceberg API in this session: a format-v3
+    table's detached attestation kept as a follow-up's is (its Puffin file registered as the attested snapshot's
+    statistics file, the retention tag moved there), in ONE metadata-only transaction (no snapshot) that pyiceberg
+    0.12 cannot commit (it writes no v3 table metadata). Java's own commit retries a lost race."""
+    name = ".".join(quote_identifier(part) for part in (catalog, *identifier))
+
+    def keep(request: Any) -> None:
+        jvm: Any = spark._jvm
+        table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
+        table.refresh()
+        tx = table.newTransaction()
+        entry = request.statistics
+        if entry is not None:
+            stats = jvm.org.apache.iceberg.GenericStatisticsFile(
+                int(request.snapshot_id), str(entry["statistics-path"]), int(entry["file-size-in-bytes"]),
+                int(entry["file-footer-size-in-bytes"]), jvm.java.util.ArrayList())
+            tx.updateStatistics().setStatistics(stats).commit()
+        if request.stale or request.tag is not None:
+            manage = tx.manageSnapshots()
+            for old in request.stale:
+                manage = manage.removeTag(old)
+            if request.tag is not None:
+                present = table.refs().containsKey(request.tag)
+                manage = (manage.replaceTag if present else manage.createTag)(request.tag, int(request.snapshot_id))
+            manage.commit()
+        tx.commitTransaction()
+
+    return keep
 
 
 def _commit_once(spark: SparkSession, path: str, updates: Mapping[str, str], remove: list[str],
@@ -918,6 +950,8 @@ class Hook:
             assert event.catalog is not None and event.identifier is not None
             table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
             carrier = IcebergCarrier(table, catalog_name=event.catalog, retain_tag=self.iceberg_retain_tag)
+            carrier.detached_keeper = spark_iceberg_keeper(self.spark, catalog=event.catalog,
+                                                           identifier=event.identifier)
         try:
             result = carrier.carry_forward(signer=self.signer, hasher=self._hasher(carrier, event))
         except SupersededError as exc:
@@ -1045,6 +1079,7 @@ class Hook:
         table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
         carrier = IcebergCarrier(table, catalog_name=event.catalog, branch=event.branch,
                                  retain_tag=self.iceberg_retain_tag)
+        carrier.detached_keeper = spark_iceberg_keeper(self.spark, catalog=event.catalog, identifier=event.identifier)
         hasher = self._hasher(carrier, event)
         committed = self._iceberg_commit(table, event)
         if committed is None:

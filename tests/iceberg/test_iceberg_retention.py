@@ -6,6 +6,8 @@ rewrites then never loses the attestation: the current rows are judged against t
 from __future__ import annotations
 
 import time
+from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -211,6 +213,23 @@ def test_a_detached_attestation_sets_no_tag(catalog: SqlCatalog, table: Table) -
     table.append(rows(0))
     IcebergCarrier(table, catalog_name=CATALOG, detached=True).record(model="orders", program_hash=PROGRAM)
     assert RETAIN_TAG not in catalog.load_table("ns.t").metadata.refs
+
+
+def test_a_second_detached_record_says_the_snapshot_is_already_attested(catalog: SqlCatalog, table: Table) -> None:
+    """A detached attestation is written once per snapshot: a second record says so (already_attested, exit 1),
+    writes nothing, and the first verifies as before (was: a bare sidecar_mismatch from the write-once pointer)."""
+    from attest.errors import AttestError
+
+    table.append(rows(0))
+    IcebergCarrier(table, catalog_name=CATALOG, detached=True).record(model="orders", program_hash=PROGRAM)
+    metadata = catalog.load_table("ns.t").metadata_location
+    with pytest.raises(AttestError) as err:
+        IcebergCarrier(catalog.load_table("ns.t"), catalog_name=CATALOG, detached=True).record(
+            model="orders", program_hash=PROGRAM)
+    assert err.value.code is not None and err.value.code.value == "already_attested", err.value
+    assert "already attested" in str(err.value)
+    assert catalog.load_table("ns.t").metadata_location == metadata
+    assert verify_table(carrier_of(catalog.load_table("ns.t"))).passed
 
 
 def test_a_content_addressed_write_tags_its_own_snapshot(catalog: SqlCatalog, table: Table) -> None:
@@ -447,3 +466,55 @@ def test_release_tags_on_the_command_line(catalog: SqlCatalog, table: Table, ice
     assert rc == 0 and doc["released"] == [], doc
     rc, doc = release(f"iceberg://{CATALOG}/ns.t@1")
     assert rc == 2, doc
+
+
+# ---- detached attestations kept by a metadata-only commit (format v3 through the Spark hook; issue 32.3) -------------
+
+class _DetachedLikeV3(IcebergCarrier):
+    """A carrier that writes detached attestations as it does on a format-v3 table (pyiceberg writes no v3 metadata, so
+    the keeping is exercised here on v2, committed through pyiceberg as the Spark hook commits it through Java)."""
+
+    @property
+    def writes_detached(self) -> bool:
+        return True
+
+
+def _pyiceberg_keeper(catalog: SqlCatalog) -> Any:
+    from pyiceberg.table.statistics import StatisticsFile
+    from pyiceberg.table.update.snapshot import ManageSnapshots
+
+    def keep(request: Any) -> None:
+        with catalog.load_table("ns.t").transaction() as tx:
+            if request.statistics is not None:
+                tx.update_statistics().set_statistics(StatisticsFile.model_validate(request.statistics)).commit()
+            if request.tag is not None:
+                ManageSnapshots(tx).create_tag(request.snapshot_id, request.tag).commit()
+
+    return keep
+
+
+def test_a_kept_detached_attestation_outlives_its_pointer_and_expiry(catalog: SqlCatalog, table: Table) -> None:
+    """Detached, then a rewrite with no record between, the pointer deleted (as Java's orphan removal deletes it) and
+    every older snapshot expired: the statistics entry of the attested snapshot, found on the walk from the rewrite,
+    and the tag that kept that snapshot, keep the attestation: VERIFIED by content. Was: UNATTESTED."""
+    from carriers.iceberg.carriage import POINTER_DIR
+    from carriers.storage.base import local_path_of
+
+    table.append(rows(0))
+    table.append(rows(3))
+    carrier = _DetachedLikeV3(table, catalog_name=CATALOG)
+    carrier.detached_keeper = _pyiceberg_keeper(catalog)
+    attested = carrier.record(model="orders", program_hash=PROGRAM).attested_version
+    table = catalog.load_table("ns.t")
+    assert len(table.snapshots()) == 2 and tag_of(table) == int(str(attested))  # no snapshot added
+    assert [s.snapshot_id for s in table.metadata.statistics] == [int(str(attested))]
+    table = replace(catalog, table)
+    pointers = Path(local_path_of(table.metadata_location) or "").parent / POINTER_DIR
+    removed = [p.unlink() or p.name for p in pointers.iterdir()]
+    assert removed == [f"{attested}.json"]
+    table = expire_all(catalog)
+    assert {s.snapshot_id for s in table.snapshots()} == {int(str(attested)), table.current_snapshot().snapshot_id}  # type: ignore[union-attr]
+    report = verify_table(_DetachedLikeV3(table, catalog_name=CATALOG))
+    assert report.passed, report.human()
+    assert report.content_check is not None and report.content_check.passed, report.human()
+    assert "statistics file of snapshot" in report.human(), report.human()

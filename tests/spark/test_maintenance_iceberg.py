@@ -455,3 +455,67 @@ def test_rewrite_data_files_after_a_nested_field_added_since_the_last_write(spar
     spark.sql(f"REFRESH TABLE {name}")
     assert sorted(map(str, spark.sql(f"SELECT * FROM {name}").collect())) == before  # the rewrite is honest
     _compacted(ref, spark_warehouse, 3)
+
+
+# ---- format v3: detached attestations kept by a metadata-only commit (issue 32.3) -----------------------------------
+
+def test_a_v3_detached_attestation_survives_expiry_and_orphan_removal(spark: SparkSession,
+                                                                      spark_warehouse: Path) -> None:
+    """A format-v3 table is attested detached (pyiceberg 0.12 writes no v3 manifest list, nor v3 table metadata). The
+    hook's attestation now registers its Puffin file as the attested snapshot's statistics file and tags it, through
+    Java's Iceberg API. Measured before: a rewrite then expire_snapshots with no record between, and Java's
+    DeleteOrphanFiles olderThan(now) (which deleted the pointer files), each left the table UNATTESTED.
+
+    Table A: attested, rewritten with the hook off (no record between), expired (retain_last => 1), orphans removed:
+    the rewrite is judged by content against the kept attestation. Table B: the hook carries the attestation across
+    its rewrite (a detached carry-forward, kept the same way), then the same maintenance: bytes level."""
+    from attest.spark import install
+    from carriers.iceberg.carriage import RETAIN_TAG
+
+    hook = install(spark, policy="required")
+    names: list[tuple[str, str]] = []
+    try:
+        for _ in range(2):
+            ns = f"v3k{uuid.uuid4().hex[:6]}"
+            spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+            name = f"iceberg.{ns}.t"
+            spark.sql(f"CREATE TABLE {name} (id INT, s STRING) USING iceberg TBLPROPERTIES ('format-version'='3')")
+            for rows in (30, 20):
+                spark.sql(f"INSERT INTO {name} SELECT id, CAST(id AS STRING) FROM range({rows})")
+            hook.flush()
+            names.append((name, f"iceberg://iceberg/{ns}.t"))
+        assert hook.failed == 0 and hook.attested == 4, hook.errors
+        for name, _ref in names:
+            table = _pyiceberg(spark_warehouse, name)
+            head = table.current_snapshot()
+            assert head is not None and table.metadata.format_version == 3
+            # The metadata-only commit: no snapshot added, the head's statistics entry and the tag on the head.
+            assert len(table.metadata.snapshots) == 2
+            assert head.snapshot_id in {s.snapshot_id for s in table.metadata.statistics}
+            assert table.metadata.refs[RETAIN_TAG].snapshot_id == head.snapshot_id
+        (name_a, ref_a), (name_b, ref_b) = names
+        hook.uninstall()
+        spark.sql(f"CALL iceberg.system.rewrite_data_files(table => '{name_a.split('.', 1)[1]}', "
+                  "options => map('rewrite-all', 'true'))").collect()
+        hook = install(spark, policy="required")
+        spark.sql(f"CALL iceberg.system.rewrite_data_files(table => '{name_b.split('.', 1)[1]}', "
+                  "options => map('rewrite-all', 'true'))").collect()
+        hook.flush()
+        assert hook.failed == 0 and hook.carried == 1, hook.errors
+    finally:
+        hook.uninstall()
+    for name, _ref in names:
+        spark.sql(f"REFRESH TABLE {name}")
+        spark.sql(f"CALL iceberg.system.expire_snapshots(table => '{name.split('.', 1)[1]}', "
+                  f"older_than => TIMESTAMP '{_now(spark)}', retain_last => 1)").collect()
+    removed = [r for name, _ref in names for r in _remove_orphans_now(spark, name)]
+    # Java deleted the pointers (no metadata names them) and kept every Puffin file the statistics name.
+    assert any("recipe_attest/snapshots/" in r for r in removed), removed
+    assert not any(r.endswith(".puffin") for r in removed), removed
+    for name, _ref in names:
+        assert spark.sql(f"SELECT count(*) FROM {name}").first()[0] == 50  # Java still reads the table
+    rc, doc = _verify(ref_a, spark_warehouse, "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content"), doc  # the rewrite judged by its rows
+    doc = _ok(ref_b, spark_warehouse)
+    assert doc["verdict"].startswith("VERIFIED"), doc
+
