@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 # ---- exit codes ------------------------------------------------------------------------------------------------
 # Failures of a run that are verdicts about the table, not unreadable input: exit 1.
 NOT_DONE = frozenset({Code.SUPERSEDED, Code.COMMIT_CONFLICT, Code.EVIDENCE_DROPPED, Code.NOT_FAST_FORWARD,
-                      Code.NOTHING_TO_CARRY, Code.ALREADY_ATTESTED})
+                      Code.NOTHING_TO_CARRY, Code.ALREADY_ATTESTED, Code.CARRY_FORWARD_UNVERIFIED})
 
 
 # ---- shared argument handling ----------------------------------------------------------------------------------
