@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from typing import Any
+from typing import Any, NoReturn
 
 from attest.errors import CarrierError, Code, UnsupportedTableError
 
@@ -144,7 +144,7 @@ def parse(expression: str) -> tuple[str, list[str], Any] | None:
     call = _call(text)
     if call is None:
         if "::" in text and not re.search(r"[-+*/%|&]", text.split("::")[0]):
-            return _unsupported(expression)
+            _unsupported(expression)
         return None  # an operator or CASE at the top: Spark matches only a top-level function, cast or column
     name, args = call
     if name not in _CONCERN:
@@ -179,10 +179,10 @@ def parse(expression: str) -> tuple[str, list[str], Any] | None:
             src = cast[0]
         if src and _TRUNC_UNITS.get(unit) in _DATE_TRUNC_UNITS:
             return "trunc", src, _TRUNC_UNITS[unit]
-    return _unsupported(expression)
+    _unsupported(expression)
 
 
-def _unsupported(expression: str) -> Any:
+def _unsupported(expression: str) -> NoReturn:
     raise UnsupportedTableError(
         f"a partition column is generated as {expression[:200]!r}, which Spark may derive partition filters from "
         "and attest cannot evaluate: its partition values cannot be held to the rows")
@@ -232,7 +232,7 @@ def _substring(value: str, pos: int, length: int) -> str:
 
 def _normal(value: Any) -> Any:
     if isinstance(value, datetime.datetime) and value.tzinfo is not None:
-        return value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return value.astimezone(datetime.UTC).replace(tzinfo=None)
     return value
 
 
@@ -253,10 +253,14 @@ def check_generated(path: str, generated: dict[str, tuple[str, list[str], Any]],
         if top not in arrays:
             continue  # a column the file lacks: every reader reads nulls (checked below as such)
         column = arrays[top]
-        for name in source[1:]:  # a nested source (identity only, in Spark's match)
-            column = pc.struct_field(column, name)
-        if keep is not None:
-            column = column.filter(pa.array(keep[:len(column)]))
+        try:  # a nested source (identity only, in Spark's match), by its logical names
+            for name in source[1:]:
+                column = pc.struct_field(column, name)
+        except (KeyError, ValueError, pa.ArrowException) as exc:
+            raise CarrierError(f"data file {path}: its partition value of {partition!r} cannot be held to its rows "
+                               f"({exc})", code=Code.TABLE_INCONSISTENT, path=path) from exc
+        if keep is not None:  # rows a deletion vector deletes reach no reader
+            column = column.filter(pa.array(keep[:len(column)] + [True] * (len(column) - len(keep))))
         if len(column) == 0:
             continue
         if kind not in ("identity", "substring") and not (pa.types.is_timestamp(column.type)
