@@ -127,6 +127,7 @@ def test_an_expression_spark_derives_no_filter_from_is_not_held(tmp_path: Path) 
     ("date_trunc('HOUR', ts)", ("date_trunc", ["ts"], "hour")),
     ("s.a", ("identity", ["s", "a"], None)),
     ("CAST(id AS STRING)", None),
+    ("string(id)", None),
     ("year(ts) * 100 + month(ts)", None),
     ("concat(s, 'x')", None),
 ])
