@@ -155,6 +155,9 @@ class DeltaContentReader:
     # The protocol enables deletion vectors (the deletionVectors feature, reader and writer): Spark applies none
     # without it (``_check_cardinality``).
     vectors_enabled: bool = True
+    # Generated partition columns Spark derives partition filters from: partition column -> (form, source column
+    # path, parameter) (carriers/delta/generated.py), each file's partition value held to its rows by ``digest``.
+    generated: dict[str, tuple[str, list[str], Any]] | None = None
 
     def digest(self, f: DataFile, storage: Storage, data: bytes | None = None) -> ContentDigest | None:
         """The digest of ``f``'s rows, from ``data`` (its bytes, read once to hash them too) when given, else read
@@ -199,6 +202,13 @@ class DeltaContentReader:
             raise UnsupportedTableError(
                 f"{f.path} stores {sorted(nanos & set(read))[0]!r} as timestamps in nanoseconds: Spark cannot read "
                 "them (it fails the read), delta-rs reads them as microseconds; its rows have no one content")
+        if self.generated:
+            from carriers.delta.generated import check_generated
+
+            physical = {name: _physical(doc) if self.mode in ("name", "id") else name
+                        for name, doc in self.fields.items()}
+            check_generated(f.path, self.generated, self.partitions.get(f.path) or {}, read, physical,
+                            self.masks.get(f.path), rewrite=self.logged is not None)
         if f.path in (self.cardinalities or {}):
             _check_cardinality(f, self.masks.get(f.path), table.num_rows, (self.cardinalities or {})[f.path],
                                rewritten=self.logged is not None, enabled=self.vectors_enabled)
@@ -287,13 +297,16 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
         vector, rel = add.get("deletionVector"), canonical_relative(str(raw))[0]
         if isinstance(vector, dict) and rel is not None and rel in wanted:
             cardinalities[rel] = vector.get("cardinality")
+    from carriers.delta.generated import generated_partitions
+
     return DeltaContentReader(arrow=arrow, fields=fields, partition_columns=partition_columns, partitions=partitions,
                               masks=masks, mode=mode, paths=frozenset(wanted), logged=logged,
                               typed=typed if statistics else None, row_tracking=tracking,
                               widen=frozenset(arrow.names) if widening_on else frozenset(),
                               cardinalities=cardinalities,
                               vectors_enabled="deletionVectors" in features
-                              and "deletionVectors" in set(dt.protocol().writer_features or []))
+                              and "deletionVectors" in set(dt.protocol().writer_features or []),
+                              generated=generated_partitions(fields, partition_columns) or None)
 
 
 def _nanoseconds(column: Any) -> bool:
