@@ -322,6 +322,10 @@ def record_content(table: AttestedTable, v: Version, live: LiveVersion, previous
             computed = file_digests(table, v, todo, progress=progress)
         except AttestError as exc:
             if exc.code == Code.UNSUPPORTED_TABLE:
+                # No digest: the attestation binds files and bytes only, yet readers that would read its rows apart
+                # must still not be attested (an Iceberg delete file one reader prunes by metrics the other does not
+                # read was attested this way, measured) — the digest's reader checks run without the rows' digest.
+                table.readers_agree(v, live.files)
                 return None
             raise
         unread = [f.path for f in todo if f.path not in computed]

@@ -448,6 +448,13 @@ class AttestedTable(ABC):
         else None. Default: None (the format folds in none)."""
         return None
 
+    def readers_agree(self, version: Version, files: Sequence[DataFile]) -> None:
+        """Raise AttestError ``table_inconsistent`` where readers of ``version`` would read ``files`` differently, for
+        an attestation recorded without a content digest (the digest refused as ``unsupported_table``): the checks
+        the digest makes of how each reader plans and reads the files, without digesting the rows. Default: none
+        (a format whose view already binds every such disagreement)."""
+        return None
+
     def content_reuse_blocked(self, previous: Attestation, version: Version) -> set[str] | None:
         """The data files whose content digest recorded by ``previous`` (the attestation in force) must not be reused
         for ``version`` although their reader-view entry is the same: where the rows readers get from a file depend

@@ -717,6 +717,12 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
 
         return file_content_digests(self, version, files, progress=progress, statistics=statistics)
 
+    def readers_agree(self, version: Version, files: Sequence[DataFile]) -> None:
+        """See AttestedTable.readers_agree (carriers/iceberg/content.py ``readers_agree``)."""
+        from carriers.iceberg.content import readers_agree
+
+        readers_agree(self, version, files)
+
     def content_rows_read(self, attested: Version, paths: Sequence[str]) -> dict[str, int]:
         """See AttestedTable.content_rows_read (carriers/iceberg/content.py ``rows_read``)."""
         from carriers.iceberg.content import rows_read

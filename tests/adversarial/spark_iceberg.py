@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import SparkSession
 
 
@@ -26,14 +27,48 @@ def pyiceberg_ids(warehouse: Path, ident: str) -> list[int]:
     return sorted(catalog.load_table(ident).scan().to_arrow().column("id").to_pylist())
 
 
-def merge_on_read_table(spark: SparkSession, prefix: str) -> tuple[str, str, str]:
+def merge_on_read_table(spark: SparkSession, prefix: str, *, double: bool = False) -> tuple[str, str, str]:
     """A fresh v2 table ``(id BIGINT)`` whose deletes write delete files, ids 0–4 and 5–9 in one data file each:
-    its Spark name, its catalog identifier and its ``iceberg://`` reference."""
+    its Spark name, its catalog identifier and its ``iceberg://`` reference. ``double``: a second column
+    ``x DOUBLE`` (field id 2) holding each id as a double."""
     ns = f"{prefix}{uuid.uuid4().hex[:8]}"
     name, ident = f"iceberg.{ns}.t", f"{ns}.t"
+    columns, values = ("id BIGINT, x DOUBLE", "id, CAST(id AS DOUBLE)") if double else ("id BIGINT", "id")
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
-    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', "
+    spark.sql(f"CREATE TABLE {name} ({columns}) USING iceberg TBLPROPERTIES ('format-version'='2', "
               "'write.delete.mode'='merge-on-read')")
-    spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id FROM range(0, 5)")
-    spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id FROM range(5, 10)")
+    spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ {values} FROM range(0, 5)")
+    spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ {values} FROM range(5, 10)")
     return name, ident, f"iceberg://iceberg/{ident}"
+
+
+def java_table(spark: SparkSession, name: str) -> Any:
+    """The Iceberg Java table behind Spark name ``name`` (to commit files through ``AppendFiles`` / ``RowDelta``)."""
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
+
+
+def equality_delete(spark: SparkSession, name: str, path: Path, field_id: int, rows: pa.Table,
+                    bounds: tuple[bytes, bytes] | None = None) -> None:
+    """Commit (Iceberg Java's RowDelta) ``rows`` (one column, of field id ``field_id``) written to ``path`` as an
+    equality delete file by that field, with Java's own metrics of the file, or (``bounds``) a record count and these
+    lower and upper bounds of the field only."""
+    import pyarrow.parquet as pq
+
+    pq.write_table(rows, path)
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    table = java_table(spark, name)
+    if bounds is None:
+        metrics = jvm.org.apache.iceberg.parquet.ParquetUtil.fileMetrics(
+            table.io().newInputFile(f"file://{path}"), jvm.org.apache.iceberg.MetricsConfig.getDefault())
+    else:
+        lowers, uppers = jvm.java.util.HashMap(), jvm.java.util.HashMap()
+        lowers.put(field_id, jvm.java.nio.ByteBuffer.wrap(bytearray(bounds[0])))
+        uppers.put(field_id, jvm.java.nio.ByteBuffer.wrap(bytearray(bounds[1])))
+        metrics = jvm.org.apache.iceberg.Metrics(rows.num_rows, None, None, None, None, lowers, uppers)
+    ids = spark.sparkContext._gateway.new_array(jvm.int, 1)  # type: ignore[union-attr]
+    ids[0] = field_id
+    delete = jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec()).ofEqualityDeletes(ids) \
+        .withPath(f"file://{path}").withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET) \
+        .withFileSizeInBytes(path.stat().st_size).withMetrics(metrics).build()
+    table.newRowDelta().addDeletes(delete).commit()
