@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["COMMIT_BACKOFF_S", "COMMIT_RETRIES", "SUMMARY_BUDGET", "DetachedKeep", "FollowUpCommit", "summary_size"]
+__all__ = ["COMMIT_BACKOFF_S", "COMMIT_RETRIES", "SUMMARY_BUDGET", "DetachedKeep", "FollowUpCommit", "rest_keeper",
+           "summary_size"]
 
 # Every summary is copied into every later metadata.json: one attestation may add at most this many bytes.
 SUMMARY_BUDGET = 8 * 1024
@@ -41,7 +42,8 @@ COMMIT_RETRIES = 5
 COMMIT_BACKOFF_S = 0.1
 # pyiceberg 0.12 refuses to write format-v3 table metadata (TableMetadataV3.model_dump_json raises NotImplementedError,
 # after the catalog created the new metadata file: an empty file would be left in the metadata folder), so a v3
-# table's metadata-only commit is never tried through pyiceberg; a ``detached_keeper`` (the Spark hook's) commits it.
+# table's metadata-only commit is never tried through pyiceberg's own metadata writing; a ``detached_keeper`` commits
+# it: the Spark hook's, or ``rest_keeper`` for a REST catalog (its server writes the metadata).
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,8 @@ class FollowUpCommit:
     retain_tag: bool = True  # IcebergCarrier's retain_tag (docs/iceberg.md "Expiry and tags")
     detached: bool  # IcebergCarrier's: detached=True asked for (commits nothing to the table metadata)
     # Commits a detached attestation's keeping where pyiceberg cannot (format v3): the Spark hook's, through Java's
-    # Iceberg API (carriers/spark/hook.py spark_iceberg_keeper). None: pyiceberg, or not kept (``kept_note`` says).
+    # Iceberg API (carriers/spark/hook.py spark_iceberg_keeper). None: ``rest_keeper`` for a REST catalog, else not
+    # kept (``kept_note`` says).
     detached_keeper: Callable[[DetachedKeep], None] | None = None
     kept_note: str | None = None
 
@@ -355,14 +358,14 @@ class FollowUpCommit:
         ``kept_note`` says so."""
         if self.detached:
             return
-        if self.detached_keeper is None:
+        keeper = self.detached_keeper or rest_keeper(self.table)
+        if keeper is None:
             self.kept_note = (f"the detached attestation of snapshot {snapshot_id} is not registered in the table "
-                              "metadata (pyiceberg 0.12 cannot write format-v3 table metadata; the Spark hook "
-                              "registers it): orphan removal deletes it and expiry may drop the snapshot "
-                              "(docs/maintenance.md)")
+                              "metadata: pyiceberg 0.12 cannot write format-v3 table metadata for this catalog, so "
+                              "orphan removal deletes it and expiry may drop the snapshot. To keep it, attest "
+                              "through the Spark hook or through a REST catalog (docs/maintenance.md)")
             log.warning("attest: %s", self.kept_note)
             return
-        keeper = self.detached_keeper
         snapshot = self.snapshot_index().get(snapshot_id)
         entry = self._write_kept(keys, attested=snapshot_id,
                                  sequence_number=int(getattr(snapshot, "sequence_number", 0) or 0))
@@ -380,6 +383,38 @@ class FollowUpCommit:
         finally:
             self.table.refresh()
             self._index = None
+
+
+def rest_keeper(table: Table) -> Callable[[DetachedKeep], None] | None:
+    """A ``detached_keeper`` for a table of a REST catalog (None: another catalog): pyiceberg's own transaction, its
+    ``set-statistics`` and ``set-snapshot-ref`` updates sent to the server, which writes the format-v3 metadata
+    (pyiceberg 0.12 only serialises the request and parses the answer; measured: tests/objectstore/
+    test_rest_apache.py). Other catalogs write the metadata file in pyiceberg itself, which fails for v3 after
+    creating it: never tried there."""
+    from pyiceberg.catalog.rest import RestCatalog
+
+    if not isinstance(table.catalog, RestCatalog):
+        return None
+
+    def keep(request: DetachedKeep) -> None:
+        from pyiceberg.table.statistics import StatisticsFile
+        from pyiceberg.table.update.snapshot import ManageSnapshots
+
+        table.refresh()
+        # no replay: a refused commit (409, the tag moved meanwhile) fails and warns; the pointer stands
+        tx = _without_replay(table).transaction()
+        if request.statistics is not None:
+            tx.update_statistics().set_statistics(StatisticsFile.model_validate(dict(request.statistics))).commit()
+        if request.stale or request.tag is not None:
+            manage = ManageSnapshots(tx)
+            for old in request.stale:
+                manage = manage.remove_tag(old)
+            if request.tag is not None:
+                manage = manage.create_tag(request.snapshot_id, request.tag)  # set-snapshot-ref replaces ours
+            manage.commit()
+        tx.commit_transaction()
+
+    return keep
 
 
 def _without_replay(table: Table) -> Table:

@@ -518,3 +518,28 @@ def test_a_kept_detached_attestation_outlives_its_pointer_and_expiry(catalog: Sq
     assert report.passed, report.human()
     assert report.content_check is not None and report.content_check.passed, report.human()
     assert "statistics file of snapshot" in report.human(), report.human()
+
+
+def test_a_v3_attestation_outside_rest_and_spark_is_not_committed_and_the_warning_says_what_to_do(
+        catalog: SqlCatalog, table: Table, caplog: pytest.LogCaptureFixture) -> None:
+    """A SQL catalog writes the metadata file in pyiceberg, which fails for format v3 after creating the file: the
+    keeping is never tried there (no metadata file written, nothing committed), and the warning names the two ways
+    that keep it: the Spark hook, or a REST catalog (whose server writes the v3 metadata)."""
+    from carriers.iceberg.commit import rest_keeper
+    from carriers.storage.base import local_path_of
+
+    table.append(rows(0))
+    table = catalog.load_table("ns.t")
+    assert rest_keeper(table) is None
+    folder = Path(local_path_of(table.metadata_location) or "").parent
+    before = sorted(p.name for p in folder.glob("*.metadata.json"))
+    location = table.metadata_location
+    carrier = _DetachedLikeV3(table, catalog_name=CATALOG)
+    with caplog.at_level("WARNING"):
+        carrier.record(model="orders", program_hash=PROGRAM)
+    assert carrier.kept_note is not None and "Spark hook" in carrier.kept_note and "REST catalog" in carrier.kept_note
+    assert carrier.kept_note in caplog.text
+    after = catalog.load_table("ns.t")
+    assert after.metadata_location == location and not after.metadata.statistics
+    assert RETAIN_TAG not in after.metadata.refs
+    assert sorted(p.name for p in folder.glob("*.metadata.json")) == before

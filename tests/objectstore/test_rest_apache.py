@@ -163,6 +163,63 @@ def test_a_real_commit_conflict_is_refused_as_superseded(rest_catalog_server: An
     assert len(latest.snapshots()) == 2
 
 
+def test_a_format_v3_attestation_recorded_by_the_cli_is_kept_by_the_rest_catalog(rest_catalog_server: Any) -> None:
+    """A format-v3 table of a REST catalog: ``attest record`` (the CLI, pyiceberg) writes a detached attestation and
+    keeps it through the server, which writes the v3 metadata: its Puffin file registered as the attested snapshot's
+    statistics file and the retention tag on that snapshot. After what orphan removal and expiry do (every file
+    under recipe_attest/ that no metadata names deleted, the older snapshot expired) it still verifies at the bytes
+    level. Before, nothing was committed and the table read UNATTESTED."""
+    from pyiceberg.table.update import UpgradeFormatVersionUpdate
+
+    from carriers.iceberg.carriage import RETAIN_TAG
+
+    cat = catalog(rest_catalog_server)
+    namespace = new_name()
+    cat.create_namespace(namespace)
+    ident = f"{namespace}.orders3"
+    # pyiceberg 0.12 writes no v3 manifest list: the rows go in at v2, then the server upgrades the table to v3
+    # (pyiceberg's upgrade_table_version refuses 3; the REST update itself is the one any engine sends)
+    table = cat.create_table(ident, schema=pa.schema([("id", pa.int64()), ("v", pa.string())]))
+    table.append(pa.table({"id": pa.array(range(10), pa.int64()), "v": [f"a{i}" for i in range(10)]}))
+    older = table.current_snapshot().snapshot_id
+    table.append(pa.table({"id": pa.array(range(10, 20), pa.int64()), "v": [f"b{i}" for i in range(10)]}))
+    attested = table.current_snapshot().snapshot_id
+    cat.commit_table(table, (), (UpgradeFormatVersionUpdate(format_version=3),))
+    table = cat.load_table(ident)
+    assert table.metadata.format_version == 3
+    location = table.metadata_location
+    env = env_of(rest_catalog_server)
+    ref = f"iceberg://{CATALOG}/{ident}"
+
+    recorded = cli("record", ref, "--model", "orders", "--program-hash", PROGRAM, "--json", env=env)
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    assert json.loads(recorded.stdout)["attested_version"] == str(attested)
+    assert "not registered" not in recorded.stderr, recorded.stderr
+
+    fresh = catalog(rest_catalog_server).load_table(ident)  # what the server wrote, read back by a new client
+    assert fresh.metadata_location != location and fresh.metadata.format_version == 3
+    assert [s.snapshot_id for s in fresh.snapshots()] == [older, attested]  # metadata only: no snapshot added
+    stats = [e for e in fresh.metadata.statistics if e.snapshot_id == attested]
+    assert len(stats) == 1 and "/metadata/recipe_attest/" in stats[0].statistics_path
+    assert fresh.metadata.refs[RETAIN_TAG].snapshot_id == attested
+
+    # orphan removal: every file under recipe_attest/ that the table metadata does not name is deleted
+    kept = Path(urlparse(stats[0].statistics_path).path)
+    folder = Path(urlparse(fresh.location()).path) / "metadata" / "recipe_attest"
+    removed = [p for p in folder.rglob("*") if p.is_file() and p != kept]
+    assert any(p.parent.name == "snapshots" and p.suffix == ".json" for p in removed)  # the pointer among them
+    for p in removed:
+        p.unlink()
+    fresh.maintenance.expire_snapshots().by_id(older).commit()  # through the server, as the keeping commit went
+    expired = catalog(rest_catalog_server).load_table(ident)
+    assert [s.snapshot_id for s in expired.snapshots()] == [attested]
+
+    verified = cli("verify", ref, "--level", "bytes", "--json", env=env)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    out = json.loads(verified.stdout)
+    assert out["passed"] and out["level"] == "bytes" and out["files_checked"] == 2, out
+
+
 @pytest.mark.spark
 def test_spark_writes_through_the_same_rest_catalog_and_it_verifies(spark: SparkSession, rest_catalog_server: Any,
                                                                     rest_table: Any) -> None:
