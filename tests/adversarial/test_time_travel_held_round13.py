@@ -5,6 +5,9 @@ selector reads:
 - Iceberg: a tag named with ASCII digits (or ``-<id>``) that are no snapshot's id: Spark with Iceberg 1.12 reads them
   as a snapshot id (``Longs.tryParse``) and fails to find it, the verifier refuses (``version_not_found``) — neither
   reads the tag's snapshot;
+- Iceberg: the ``main`` ref made a tag, dropped (``refs: {}``), or given a retention of 1 ms
+  (``max-ref-age-ms``, ``max-snapshot-age-ms``), ``current-snapshot-id`` unchanged: pyiceberg and Spark (the metadata
+  file read directly) read the current snapshot's rows, and it verifies;
 - Iceberg: a tag moved after a verify: ``--snapshot-id <tag>`` checks where the tag points now, the snapshot the
   verdict names, as Spark's ``VERSION AS OF '<tag>'`` reads it;
 - Delta: a commit file rewritten after a later checkpoint (its add pointing at another file): ``--version`` of it
@@ -17,6 +20,7 @@ selector reads:
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +34,9 @@ from carriers.delta.carrier import attest_after_write as attest_delta
 from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial.conftest import PROGRAM, assert_refused, codes, verify
 from tests.adversarial.test_iceberg_attacks import REF, catalog, iceberg_env  # noqa: F401 (fixtures)
+from tests.adversarial.test_iceberg_metadata_java_refuses import _attested
+from tests.iceberg.conftest import CATALOG, ns_catalog
+from tests.iceberg.rewrites import rewrite_metadata
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -76,6 +83,27 @@ def test_a_moved_tag_is_checked_where_it_points(catalog: SqlCatalog) -> None:  #
     _tags(table, u, "release")
     rc, doc = verify(REF, "--snapshot-id", "release")
     assert rc != 0 and f"snapshot {u}," in doc["verdict"] and codes(doc) == ["stale"], doc
+
+
+MAIN_EDITS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "main_tag": lambda doc: doc["refs"]["main"].__setitem__("type", "tag"),
+    "no_refs": lambda doc: doc.__setitem__("refs", {}),
+    "main_retention": lambda doc: doc["refs"]["main"].update({"max-ref-age-ms": 1, "max-snapshot-age-ms": 1}),
+}
+
+
+def _main_edited(tmp_path: Path, edit: str) -> Table:
+    cat = ns_catalog(tmp_path)
+    return rewrite_metadata(cat, _attested(cat, "ns"), MAIN_EDITS[edit])
+
+
+@pytest.mark.usefixtures("iceberg_env")
+@pytest.mark.parametrize("edit", sorted(MAIN_EDITS))
+def test_the_main_ref_edited_beside_the_current_snapshot(tmp_path: Path, edit: str) -> None:
+    table = _main_edited(tmp_path, edit)
+    assert sorted(table.scan().to_arrow().column("id").to_pylist()) == [1, 2, 3]
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t", "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED"), doc
 
 
 def _delta(path: Path) -> Path:
@@ -145,3 +173,12 @@ def test_what_spark_reads_for_the_same_selectors(spark: SparkSession, spark_ware
     forged = tmp_path / "forged"
     _forge_first_commit(_delta(forged))
     assert (delta(forged, 0), delta(forged, 1)) == ([666], [1])
+
+
+@pytest.mark.spark
+def test_spark_reads_the_current_snapshot_whatever_main_says(spark: SparkSession, tmp_path: Path) -> None:
+    for edit in sorted(MAIN_EDITS):
+        (tmp_path / edit).mkdir()
+        table = _main_edited(tmp_path / edit, edit)
+        got = sorted(r[0] for r in spark.read.format("iceberg").load(table.metadata_location).select("id").collect())
+        assert got == [1, 2, 3], edit
