@@ -163,6 +163,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         # the log's newest listed version is still that one, the table has not moved and is not loaded again.
         self._latest: int | None = None
         self._log_checked = False  # check_log ran since the carrier last forgot what it read (or committed)
+        self._commit_files_checked: set[tuple[int, int]] = set()  # (version, latest) pairs _check_commit_files passed
         self._live_cache: dict[int, LiveVersion] = {}
         self._replays: dict[int, tuple[LogState, list[str]]] = {}
         # Versions whose replay above was cut to its metaData and protocol once their live files were listed (what the
@@ -313,9 +314,32 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         n = latest if version is None else self._parse_version(version)
         if n > latest:
             raise VersionNotFoundError(f"{self.display} has no version {n} (latest is {latest})")
+        self._check_commit_files(n, latest)
         # handle: the latest version when this one was resolved; the attestation in force is looked up in that same
         # snapshot of the log (and delta-rs does not load the table a second time to find it).
         return Version(id=str(n), number=n, handle=latest)
+
+    def _check_commit_files(self, n: int, latest: int) -> None:
+        """Refuse a version whose commit file is gone while a checkpoint of it is in the log, and every version of a
+        table whose latest commit file is so: delta-rs reads such a version from the checkpoint, Spark (delta-spark
+        4.x) reads none of them ("Could not find any delta files for version N", measured,
+        tests/adversarial/test_delta_commit_behind_checkpoint.py). Log cleanup keeps the commit of the checkpoint it
+        keeps (delta-rs's, measured); a version whose commit and checkpoint are both gone is delta-rs's to refuse."""
+        if (n, latest) in self._commit_files_checked:
+            return
+        try:
+            names = set(self.storage.list_names(LOG_DIR))
+        except (AttestError, OSError):
+            return  # delta-rs lists the log next and says what is wrong, as it always did
+        for v, whose in ((latest, "the latest version"), (n, f"version {n}")):
+            checkpointed = any(name.startswith(f"{v:020d}.checkpoint.") for name in names)
+            if f"{v:020d}.json" not in names and checkpointed:
+                raise TableInconsistentError(
+                    f"the commit file of {whose} of {self.display} ({v:020d}.json) is missing while a checkpoint of "
+                    f"it is in the log: delta-rs reads version {v} from the checkpoint, Spark reads "
+                    f"{'no version of the table' if v == latest else 'no such version'} (\"Could not find any "
+                    f"delta files for version {v}\")")
+        self._commit_files_checked.add((n, latest))
 
     def data_version(self, latest: int | None = None) -> int:
         """The newest version at or before ``latest`` whose commit changed files: metadata-only commits on top of

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Unpack
@@ -443,11 +444,20 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         if version is None:
             return self.head()
         text = str(version)
-        if is_signed_digits(text):
-            snap = self.table.snapshot_by_id(int(text))
+        java_id = _java_long(text)
+        if is_signed_digits(text) and java_id is not None:
+            snap = self.table.snapshot_by_id(java_id)
             if snap is None:
-                self._raise_missing(int(text))
+                self._raise_missing(java_id)
             return snap
+        if java_id is not None:
+            # Iceberg Spark runtimes before 1.12 read this text as snapshot java_id (Long.parseLong takes '+' and any
+            # Unicode decimal digit), 1.12 (Guava's Longs.tryParse) and pyiceberg as the ref so named: refused
+            raise AttestError(f"{text!r} is snapshot id {java_id} to Iceberg Spark runtimes that parse it with "
+                              "Long.parseLong and a ref name to Iceberg 1.12 and pyiceberg: give the snapshot id in "
+                              "ASCII digits, or a tag or branch name that is not a number", code=Code.INVALID_ARGUMENT)
+        # ASCII digits beyond a long: every Iceberg Spark runtime's parse fails and it looks the ref up by name, as
+        # pyiceberg does
         snap = self.table.snapshot_by_name(text)
         if snap is None:
             raise VersionNotFoundError(f"{self.reference} has no snapshot, tag or branch named {text!r}")
@@ -929,6 +939,20 @@ def _name_mapping_problem(raw: Any) -> str | None:
         return None
 
     return walk(doc, "")
+
+
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+
+
+def _java_long(text: str) -> int | None:
+    """``text`` as Java's ``Long.parseLong`` reads it (one leading ``+`` or ``-``, then Unicode decimal digits, within
+    a long), or None where it throws. Digits outside the BMP (which Java's char-wise parse refuses) count as digits
+    here: the caller refuses such text rather than resolve it, the safe side."""
+    body = text[1:] if text[:1] in ("+", "-") else text
+    if not body or not all(unicodedata.category(ch) == "Nd" for ch in body):
+        return None
+    value = int("".join(str(unicodedata.decimal(ch)) for ch in body)) * (-1 if text[0] == "-" else 1)
+    return value if _LONG_MIN <= value <= _LONG_MAX else None
 
 
 def _metadata_problems(meta: Any) -> list[Problem]:
