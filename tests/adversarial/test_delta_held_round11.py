@@ -10,7 +10,7 @@ Each test asserts what delta-rs reads (where it reads at all) and the verdict, s
 - ``partitionValues`` keyed in another case than the partition column (``P`` for ``p``), alone or beside ``p``:
   delta-rs refuses the table (``Partition column P not found in schema``): ``table_unreadable``;
 - a checkpoint at version N+1 with no commit N+1 (the commit deleted, or never written): delta-rs reads the
-  checkpoint as version N+1, and its files are not the attested ones: ``stale`` (the attested version still verifies);
+  checkpoint as version N+1; Spark reads no version of such a table (round 13): ``table_inconsistent``, every version;
 - row tracking switched off (``delta.enableRowTracking=false``) while ``rowTracking`` stays among the writer features:
   delta-rs reads the rows, Spark gives no ``_metadata.row_id``, an honest table verifies with its content digest bound,
   and so does a compaction giving its file another ``baseRowId`` (no reader is given ids).
@@ -150,7 +150,7 @@ def test_partition_values_keyed_in_another_case_are_unreadable(delta: Path, keys
 
 # ---- 3. a checkpoint at N+1 without its commit -------------------------------------------------------------------
 @pytest.mark.parametrize("change", ["append", "overwrite"])
-def test_a_checkpoint_past_the_last_commit_is_stale(delta: Path, tmp_path: Path, change: str) -> None:
+def test_a_checkpoint_past_the_last_commit_gets_no_verdict(delta: Path, tmp_path: Path, change: str) -> None:
     """A copy of the attested table changed by delta-rs and checkpointed at N+1; its checkpoint, ``_last_checkpoint``
     and new data files put into the table, commit N+1 left out: delta-rs reads version N+1 from the checkpoint."""
     n = latest(delta)
@@ -171,10 +171,12 @@ def test_a_checkpoint_past_the_last_commit_is_stale(delta: Path, tmp_path: Path,
     table = DeltaTable(str(delta))
     expected = [1, 1, 2, 2, 3, 3] if change == "append" else [9]
     assert table.version() == n + 1 and sorted(table.to_pyarrow_table().column("v").to_pylist()) == expected
+    # stale before round 13; now the latest version has a checkpoint and no commit file, so Spark reads no version of
+    # the table at all, the attested one included (tests/adversarial/test_delta_commit_behind_checkpoint.py)
     rc, doc = verify(str(delta))
-    assert rc == 1 and codes(doc) == ["stale"], doc
-    rc, doc = verify(str(delta), "--version", str(n))  # the attested version is still that version
-    assert rc == 0 and doc["verdict"].startswith("VERIFIED"), doc
+    assert rc == 2 and codes(doc) == ["table_inconsistent"], doc
+    rc, doc = verify(str(delta), "--version", str(n))
+    assert rc == 2 and codes(doc) == ["table_inconsistent"], doc
 
 
 # ---- 4. row tracking off, the feature kept -----------------------------------------------------------------------
