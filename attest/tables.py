@@ -19,7 +19,8 @@ Progress = Callable[[int, int, int], None]  # (files done, files total, bytes do
 Origin = Literal["recipe-attest", "legacy", "foreign"]
 
 
-@dataclass(frozen=True)
+# slots: no instance dict, ~40 bytes less a file (200,000 of them held through a verification).
+@dataclass(frozen=True, slots=True)
 class DataFile:
     """A live file of a table version as the table format records it.
 
@@ -34,7 +35,8 @@ class DataFile:
     location: str = ""
 
 
-@dataclass(frozen=True)
+# slots: no instance dict, ~40 bytes less a file (200,000 of them held through a verification).
+@dataclass(frozen=True, slots=True)
 class FileIdentity:
     """(path, size, hash): a file is the attested one only when all three match (seed 000, M3)."""
 

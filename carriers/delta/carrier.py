@@ -563,6 +563,13 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         self._cross_check_dvs(dt, log, problems)
         if log.metadata is not None and not inconsistencies:
             _cross_check_metadata(dt, log, problems)
+        table_view = self._table_view(dt, log)
+        # The replay's state, delta-rs's add actions and the log's columns are read no further: released before the
+        # URI cross-check and confinement make their own per-file lists (they set the listing's peak memory otherwise).
+        del log, adds, paths, engine_raw, partition_texts, stats_texts, gaps, plain, sizes, engine_times, parsed_stats
+        del logged_adds, live, logged_sizes, logged_values, logged_dvs, base_rows, commit_versions, logged_times
+        del logged_stats
+        _release_arrow_memory()
         if self.storage.local_root is not None:
             self._cross_check_uris(dt, files, problems)
             if _holds_iceberg_metadata(self.storage.local_root / "metadata"):
@@ -573,7 +580,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         self._confine(files, problems)
         files.sort(key=lambda f: f.path)
         protocol = dt.protocol()
-        view = ReaderView(table={**self._table_view(dt, log), "file_times": file_digest(json_safe(times))},
+        view = ReaderView(table={**table_view, "file_times": file_digest(json_safe(times))},
                           files=file_views,
                           # As attestations before view_reader_features bound the protocol (attest.view.REPLACED_KEYS).
                           earlier={"reader_protocol": {"min_reader_version": int(protocol.min_reader_version),

@@ -112,6 +112,20 @@ def _stats(text: str) -> Any:
     return edit
 
 
+def _adds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r["add"] for r in rows if r.get("add")]
+
+
+def _stats_beside_null(text: str) -> Any:
+    """The first add's statistics ``text``, the second add's null: the null rows are left out before the rest are
+    parsed (only then; a filter keeping every row is skipped), and what remains is still every other text."""
+    def edit(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        first, second = _adds(rows)[:2]
+        first["stats"], second["stats"] = text, None
+        return rows
+    return edit
+
+
 def _twice_added(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [*rows, {"add": dict(_first_add(rows))}]
 
@@ -183,6 +197,7 @@ IRREGULAR = {
     "statistics naming a key twice": _stats('{"numRecords":1,"numRecords":2}'),
     "statistics naming a nested key twice": _stats('{"numRecords":1,"minValues":{"v":1,"v":9}}'),
     "statistics naming a key twice through an escape": _stats('{"numRecords":1,"\\u006eumRecords":2}'),
+    "statistics naming a key twice beside a null one": _stats_beside_null('{"numRecords":1,"numRecords":2}'),
     "statistics naming a key twice in an array": _stats('{"numRecords":1,"x":[{"a":1,"a":2}]}'),
     "statistics naming a key twice in nested arrays": _stats('{"numRecords":1,"x":[[{"a":1,"a":2}]]}'),
     "statistics naming an object key twice": _stats('{"numRecords":1,"minValues":{"v":{}},"minValues":{}}'),
@@ -217,6 +232,27 @@ def test_a_checkpoint_that_is_not_regular_is_left_to_the_line_reader(tmp_path: P
         assert isinstance(line, LogState)
     else:
         assert isinstance(line, TableInconsistentError) or line.invalid, line
+
+
+@pytest.mark.parametrize("nulls", ["none", "one", "all"])
+@pytest.mark.parametrize("parts", [1, 2])
+def test_null_statistics_are_read_in_columns_as_the_line_reader_reads_them(tmp_path: Path, nulls: str,
+                                                                            parts: int) -> None:
+    """Statistics null in no add, in one, in every one (one part or two): read in columns as the line reader reads
+    them, with no problem."""
+    path = _table(tmp_path)
+
+    def edit(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        adds = _adds(rows)
+        for add in adds[:{"none": 0, "one": 1, "all": len(adds)}[nulls]]:
+            add["stats"] = None
+        return rows
+    _rewrite(path, edit, parts=parts)
+    fast, line = _both(path)
+    assert fast is not None and isinstance(line, LogState)
+    _same(fast, line)
+    stats = [add.get("stats") for add in line.adds.values()]
+    assert (None in stats) == (nulls != "none") and any(s is not None for s in stats) == (nulls != "all")
 
 
 def test_statistics_that_differ_only_in_spelling_agree(tmp_path: Path) -> None:
