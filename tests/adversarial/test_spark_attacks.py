@@ -96,7 +96,9 @@ def test_deletion_vector_after_attestation_with_the_log_cleaned_up(spark: SparkS
 
     DeltaTable(str(path)).create_checkpoint()
     latest = max(int(p.name[:20]) for p in (path / "_delta_log").glob("*.json") if p.name[:20].isdigit())
-    for v in range(latest + 1):
+    # Delta's log cleanup deletes the commits before the kept checkpoint's version, never that version's own commit
+    # (a log without it: Spark reads no version, table_inconsistent — test_delta_commit_behind_checkpoint.py)
+    for v in range(latest):
         (path / commit_name(v)).unlink(missing_ok=True)
     rc, doc = _verify(str(path), spark_warehouse, "--level", "schema")
     assert rc == 1 and set(codes(doc)) & {"stale", "reader_view_changed"}, doc
