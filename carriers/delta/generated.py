@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 from attest.errors import CarrierError, Code, UnsupportedTableError
@@ -58,21 +59,27 @@ def _unwrap(text: str) -> str:
     return text
 
 
-def _balanced(text: str) -> bool:
+def _scan(text: str) -> Iterator[tuple[str, int, bool]]:
+    """Each character of ``text`` with the parenthesis depth after it and whether it is quoted (inside a quote, or the
+    quote itself), then ``("", depth, open quote left)``: the one scanner ``_balanced`` and ``_call`` share."""
     depth, quote = 0, ""
     for ch in text:
         if quote:
             if ch == quote:
                 quote = ""
+            yield ch, depth, True
         elif ch in "'`\"":
             quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:
-                return False
-    return depth == 0 and not quote
+            yield ch, depth, True
+        else:
+            depth += (ch == "(") - (ch == ")")
+            yield ch, depth, False
+    yield "", depth, bool(quote)
+
+
+def _balanced(text: str) -> bool:
+    *steps, (_end, depth, quote_open) = _scan(text)  # the last step: the depth and quote left at the end
+    return depth == 0 and not quote_open and all(d >= 0 for _ch, d, _q in steps)
 
 
 def _call(text: str) -> tuple[str, list[str]] | None:
@@ -80,17 +87,10 @@ def _call(text: str) -> tuple[str, list[str]] | None:
     m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)", text, re.S)
     if not m or not _balanced(m.group(2)):
         return None
-    args, depth, quote, cur = [], 0, "", ""
-    for ch in m.group(2):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'`\"":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "," and depth == 0:
+    args: list[str] = []
+    cur = ""
+    for ch, depth, quoted in _scan(m.group(2)):
+        if ch == "," and depth == 0 and not quoted:
             args.append(cur.strip())
             cur = ""
             continue
