@@ -35,6 +35,7 @@ from tests.adversarial.conftest import PROGRAM, codes, latest, rows, verify
 from tests.adversarial.test_content_rewrite_delta import _adds, _attested
 from tests.adversarial.test_delta_dv_cardinality import _delta_rs
 from tests.delta.dv import bitmap
+from tests.delta.row_tracking import give_row_tracking
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -182,24 +183,10 @@ def test_a_checkpoint_past_the_last_commit_gets_no_verdict(delta: Path, tmp_path
 # ---- 4. row tracking off, the feature kept -----------------------------------------------------------------------
 def _row_tracking_off(path: Path) -> None:
     """Two delta-rs appends, their commits rewritten as a writer supporting row tracking writes them with the property
-    false: protocol 1/7 with ``rowTracking`` and ``domainMetadata``, each add's ``baseRowId`` and
-    ``defaultRowCommitVersion``, the high-water mark (delta-rs cannot write the property: it refuses to parse it)."""
+    false (delta-rs cannot write the property: it refuses to parse it)."""
     for _ in range(2):
         write_deltalake(str(path), rows(), mode="append")
-    for v in (0, 1):  # rewritten once both are written: delta-rs refuses to commit to a table with these features
-        commit = path / commit_name(v)
-        lines = [json.loads(line) for line in commit.read_text().splitlines()]
-        for action in lines:
-            if "protocol" in action:
-                action["protocol"] = {"minReaderVersion": 1, "minWriterVersion": 7,
-                                      "writerFeatures": ["rowTracking", "domainMetadata"]}
-            if "metaData" in action:
-                action["metaData"]["configuration"]["delta.enableRowTracking"] = "false"
-            if "add" in action:
-                action["add"].update(baseRowId=3 * v, defaultRowCommitVersion=v)
-        lines.append({"domainMetadata": {"domain": "delta.rowTracking", "removed": False,
-                                         "configuration": json.dumps({"rowIdHighWaterMark": 3 * v + 2})}})
-        commit.write_text("\n".join(json.dumps(a) for a in lines) + "\n")
+    give_row_tracking(path, {0: (0, 2), 1: (3, 5)}, enabled=False)
 
 
 def test_an_honest_table_with_row_tracking_off_verifies(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from carriers.delta.carrier import DeltaCarrier
 from carriers.delta.log import commit_name, read_commit, replay
 from carriers.storage.base import Storage
 from tests.delta.conftest import PROGRAM
+from tests.delta.row_tracking import give_row_tracking
 
 
 @pytest.fixture
@@ -104,25 +105,10 @@ def test_what_a_record_replayed_is_not_kept_past_it(tmp_path: Path, replays: Cou
 
 def _tracked(path: Path) -> None:
     """Versions 0 and 1 written by delta-rs (each file's statistics in the log), then given row tracking as Spark
-    writes it (``delta.enableRowTracking``, the writer feature, each add's ``baseRowId``/``defaultRowCommitVersion``):
-    rewritten once both are written, as delta-rs commits to no table with the feature."""
+    writes it (``delta.enableRowTracking``, the writer feature, ``baseRowId``/``defaultRowCommitVersion``)."""
     write_deltalake(str(path), pa.table({"v": [1, 2, 3]}))
     write_deltalake(str(path), pa.table({"v": [4, 5]}), mode="append")
-    for v, base in ((0, 0), (1, 3)):
-        commit = path / commit_name(v)
-        lines = [json.loads(line) for line in commit.read_text().splitlines()]
-        for action in lines:
-            if "protocol" in action:
-                action["protocol"] = {"minReaderVersion": 1, "minWriterVersion": 7,
-                                      "writerFeatures": ["rowTracking", "domainMetadata"]}
-            if "metaData" in action:
-                action["metaData"]["configuration"]["delta.enableRowTracking"] = "true"
-            if "add" in action:
-                assert action["add"].get("stats")
-                action["add"].update(baseRowId=base, defaultRowCommitVersion=v)
-        lines.append({"domainMetadata": {"domain": "delta.rowTracking", "removed": False,
-                                         "configuration": json.dumps({"rowIdHighWaterMark": base + 2 - v})}})
-        commit.write_text("\n".join(json.dumps(a) for a in lines) + "\n")
+    give_row_tracking(path, {0: (0, 2), 1: (3, 4)}, enabled=True, require_stats=True)
 
 
 def test_record_of_a_table_with_statistics_and_row_tracking_replays_it_once(tmp_path: Path,
