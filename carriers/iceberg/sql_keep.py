@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
 import time
 import uuid
+import zlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["KeepRaced", "SqlKeeper", "sql_keeper"]
 
 # Iceberg's metadata file name: version, UUID, optional codec, suffix (pyiceberg TABLE_METADATA_FILE_NAME_REGEX).
-_NAME = re.compile(r"(\d+)-([0-9a-fA-F-]{36})(?:\.\w+)?\.metadata\.json")
+_NAME = re.compile(r"(\d+)-([0-9a-fA-F-]{36})(?:\.\w+)?\.metadata\.json(?:\.gz)?")
 # The members a keep changes; every other member of the metadata is written as it was read.
 CHANGED = ("statistics", "refs", "last-updated-ms", "metadata-log")
 # Table metadata is read whole (a JSON document); larger than this is not one a keep rewrites.
@@ -98,7 +100,11 @@ class SqlKeeper:
         new_doc = apply_keep(doc, request, base, now_ms=int(time.time() * 1000))
         if new_doc is None:
             return  # nothing to change
-        new_text = json.dumps(new_doc, ensure_ascii=False, separators=(",", ":"))
+        try:
+            new_text = json.dumps(new_doc, ensure_ascii=False, separators=(",", ":"))
+            new_text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate the file spelled \uXXXX: kept as that escape
+            new_text = json.dumps(new_doc, separators=(",", ":"))
         _same_table(old_text, new_text, base)
         location = self._new_location(base, new_doc)
         self._write(location, new_text)
@@ -164,7 +170,11 @@ class SqlKeeper:
         with self.table.io.new_input(location).open() as stream:
             data = stream.read(MAX_METADATA_BYTES + 1)
         if location.endswith(".gz.metadata.json") or location.endswith(".metadata.json.gz"):
-            data = gzip.decompress(data)  # Java's two gzip spellings (pyiceberg reads the first)
+            # Java's two gzip spellings (pyiceberg reads the first); inflated no further than the bound
+            try:
+                data = zlib.decompressobj(wbits=31).decompress(data, MAX_METADATA_BYTES + 1)
+            except zlib.error as exc:
+                raise CarrierError(f"the table metadata {location} is not gzip ({exc})", path=location) from exc
         if len(data) > MAX_METADATA_BYTES:
             raise CarrierError(f"the table metadata {location} is larger than {MAX_METADATA_BYTES} bytes; not "
                                "rewritten", path=location)
@@ -205,9 +215,16 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 would be written back as Infinity, which is not JSON
+        raise ValueError(f"{text} is out of a double's range")
+    return value
+
+
 def _parse(text: str, location: str) -> dict[str, Any]:
     try:
-        doc = json.loads(text, parse_constant=_reject_constant)
+        doc = json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
     except (ValueError, RecursionError) as exc:
         raise CarrierError(f"the table metadata {location} is not JSON ({str(exc)[:200]})", path=location) from exc
     if not isinstance(doc, dict) or type(doc.get("format-version")) is not int or \

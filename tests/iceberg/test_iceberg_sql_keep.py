@@ -241,3 +241,31 @@ def test_no_keeper_for_a_catalog_that_is_not_sql(catalog: SqlCatalog, table: Tab
     table = catalog.load_table("ns.t")
     assert sql_keeper(table) is not None
     assert sql_keeper(StaticTable.from_metadata(table.metadata_location)) is None
+
+
+def test_what_the_keep_leaves_alone_reads_the_same_and_json_it_cannot_rewrite_is_refused() -> None:
+    """Members the keep does not change keep their meaning through the JSON round trip (doubles, 64-bit ids,
+    non-ASCII text, members no reader here knows); a number no double holds, or NaN, is refused rather than
+    written back as something that is not JSON. A tag whose name is a branch is never moved."""
+    from attest.errors import CarrierError
+    from carriers.iceberg.commit import DetachedKeep
+    from carriers.iceberg.sql_keep import _parse, apply_keep
+
+    text = ('{"format-version":3,"location":"file:///t","last-updated-ms":5,"current-snapshot-id":9223372036854775807,'
+            '"snapshots":[{"snapshot-id":9223372036854775807}],"refs":{"main":{"snapshot-id":9223372036854775807,'
+            '"type":"branch"}},"x":{"d":0.1,"e":1E-7,"z":-0.0,"u":"\\u00e9\\u2028\\ud800"}}')
+    doc = _parse(text, "m")
+    new = apply_keep(doc, DetachedKeep(2**63 - 1, None, "recipe-attest", ()), "m", now_ms=1)
+    assert new is not None and new["last-updated-ms"] == 6  # never before the metadata read
+    assert new["metadata-log"] == [{"timestamp-ms": 5, "metadata-file": "m"}]
+    written = json.loads(json.dumps(new))
+    assert {k: v for k, v in written.items() if k not in CHANGED} == {k: v for k, v in doc.items() if k not in CHANGED}
+    assert str(written["x"]["z"]) == "-0.0" and written["x"]["u"] == "\u00e9\u2028\ud800"
+    assert apply_keep(new, DetachedKeep(2**63 - 1, None, "recipe-attest", ()), "m2", now_ms=9) is None  # no change
+    for bad in ('{"format-version":3,"location":"l","x":1e400}', '{"format-version":3,"location":"l","x":NaN}'):
+        with pytest.raises(CarrierError):
+            _parse(bad, "m")
+    with pytest.raises(CarrierError, match="not a tag"):
+        apply_keep(doc, DetachedKeep(2**63 - 1, None, "main", ()), "m", now_ms=1)
+    with pytest.raises(CarrierError, match="no longer in the table metadata"):
+        apply_keep(doc, DetachedKeep(1, None, "recipe-attest", ()), "m", now_ms=1)

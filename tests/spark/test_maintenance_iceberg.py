@@ -8,6 +8,7 @@ a fresh interpreter.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import uuid
@@ -573,4 +574,18 @@ def test_a_v3_attestation_recorded_by_the_cli_in_a_sql_catalog_survives_java_mai
     rc, doc = _verify(ref, spark_warehouse, "--level", "bytes")
     assert rc == 0 and doc["verdict"].split(";")[0] == verdict, doc
     assert _ok(f"{ref}@{attested}", spark_warehouse)["verdict"] == at
+    assert sorted(map(str, spark.sql(f"SELECT * FROM {name}").collect())) == before
+    # Then `attest record` carries it forward (detached, kept the same way) and the same maintenance runs again: the
+    # carry-forward's pointer is deleted, its Puffin file kept, the current snapshot verifies at bytes level.
+    proc = _attest("record", ref, "--model", "orders", "--program-hash", PROGRAM, "--json",
+                   warehouse=spark_warehouse)
+    assert proc.returncode == 0 and "warning" not in proc.stderr.lower(), proc.stdout + proc.stderr
+    assert json.loads(proc.stdout).get("continues"), proc.stdout
+    spark.sql(f"REFRESH TABLE {name}")
+    spark.sql(f"CALL iceberg.system.expire_snapshots(table => '{ns}.t', older_than => TIMESTAMP '{_now(spark)}', "
+              "retain_last => 1)").collect()
+    removed = _remove_orphans_now(spark, name)
+    assert any("recipe_attest/snapshots/" in r for r in removed), removed
+    doc = _ok(ref, spark_warehouse)
+    assert doc["verdict"].startswith("VERIFIED"), doc
     assert sorted(map(str, spark.sql(f"SELECT * FROM {name}").collect())) == before
