@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from attest.errors import CarrierError, Code, SupersededError, UnsupportedTableError
+from attest.errors import AttestError, CarrierError, Code, SupersededError, UnsupportedTableError
 from attest.model import Manifest
 from carriers import properties as props
 from carriers.core import Version
@@ -397,8 +397,8 @@ class FollowUpCommit:
                               "attestation and expiry may drop the snapshot (docs/maintenance.md)")
             log.warning("attest: %s", self.kept_note)
         except Exception as exc:  # the attestation (its pointer) stands; only its keeping failed (py4j errors vary)
-            code = getattr(getattr(exc, "code", None), "value", None)
-            self.kept_note = (f"{code + ': ' if code else ''}the detached attestation of snapshot {snapshot_id} was "
+            code = f"{exc.code.value}: " if isinstance(exc, AttestError) else ""  # ours carry a code
+            self.kept_note = (f"{code}the detached attestation of snapshot {snapshot_id} was "
                               f"written, but registering it in the table metadata failed ({type(exc).__name__}: "
                               f"{str(exc)[:300]}): orphan removal deletes it and expiry may drop the snapshot "
                               "(docs/maintenance.md)")
