@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from attest.errors import CarrierError, Code, SupersededError, UnsupportedTableError
+from attest.errors import AttestError, CarrierError, Code, SupersededError, UnsupportedTableError
 from attest.model import Manifest
 from carriers import properties as props
 from carriers.core import Version
 from carriers.iceberg.carriage import BRANCH_TAG_SEPARATOR, RETAIN_TAG, SIDECAR_DIR, retain_tag_name
 from carriers.iceberg.kept import ENVELOPE_BLOB, KEPT_SUFFIX, SIDECAR_BLOB, PendingBlob, PuffinStream, kept_name
+from carriers.iceberg.sql_keep import KeepRaced, sql_keeper
 from carriers.retry import retry
 
 if TYPE_CHECKING:
@@ -43,7 +44,8 @@ COMMIT_BACKOFF_S = 0.1
 # pyiceberg 0.12 refuses to write format-v3 table metadata (TableMetadataV3.model_dump_json raises NotImplementedError,
 # after the catalog created the new metadata file: an empty file would be left in the metadata folder), so a v3
 # table's metadata-only commit is never tried through pyiceberg's own metadata writing; a ``detached_keeper`` commits
-# it: the Spark hook's, or ``rest_keeper`` for a REST catalog (its server writes the metadata).
+# it: the Spark hook's, ``rest_keeper`` for a REST catalog (its server writes the metadata), or ``sql_keeper`` for a
+# SQL catalog (carriers/iceberg/sql_keep.py: the JSON edited and the catalog row swapped, no pyiceberg model written).
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,9 @@ class DetachedKeep:
     statistics: Mapping[str, Any] | None
     tag: str | None
     stale: tuple[str, ...]
+    # The metadata location the request was planned on (None: not said). A keeper that commits at the JSON level
+    # (carriers/iceberg/sql_keep.py) commits only onto it: another one means the plan may be stale (retried).
+    base: str | None = None
 
 
 class FollowUpCommit:
@@ -68,8 +73,8 @@ class FollowUpCommit:
     retain_tag: bool = True  # IcebergCarrier's retain_tag (docs/iceberg.md "Expiry and tags")
     detached: bool  # IcebergCarrier's: detached=True asked for (commits nothing to the table metadata)
     # Commits a detached attestation's keeping where pyiceberg cannot (format v3): the Spark hook's, through Java's
-    # Iceberg API (carriers/spark/hook.py spark_iceberg_keeper). None: ``rest_keeper`` for a REST catalog, else not
-    # kept (``kept_note`` says).
+    # Iceberg API (carriers/spark/hook.py spark_iceberg_keeper). None: ``rest_keeper`` for a REST catalog,
+    # ``sql_keeper`` for a SQL catalog, else not kept (``kept_note`` says).
     detached_keeper: Callable[[DetachedKeep], None] | None = None
     kept_note: str | None = None
 
@@ -353,32 +358,50 @@ class FollowUpCommit:
         """Keep a format-v3 table's detached attestation as a follow-up's is kept, with no snapshot: its Puffin file
         registered as the attested snapshot's statistics file and the retention tag moved to that snapshot, in one
         metadata-only commit (Java's DeleteOrphanFiles keeps a registered statistics file; expiry keeps a tagged
-        snapshot), through ``detached_keeper`` (pyiceberg 0.12 writes no v3 table metadata). Without one, or asked
-        for ``detached=True`` (which commits nothing to the table metadata, by contract), it is not kept:
-        ``kept_note`` says so."""
+        snapshot), through ``detached_keeper`` (pyiceberg 0.12 writes no v3 table metadata), else the REST or SQL
+        catalog's keeper. The request is planned on a fresh read at each attempt; a SQL catalog's lost race
+        (``KeepRaced``) is retried, bounded. Without a keeper (Hive, Glue…), or asked for ``detached=True`` (which
+        commits nothing to the table metadata, by contract), it is not kept: ``kept_note`` says so."""
         if self.detached:
             return
-        keeper = self.detached_keeper or rest_keeper(self.table)
+        keeper = self.detached_keeper or rest_keeper(self.table) or sql_keeper(self.table)
         if keeper is None:
             self.kept_note = (f"the detached attestation of snapshot {snapshot_id} is not registered in the table "
-                              "metadata: pyiceberg 0.12 cannot write format-v3 table metadata for this catalog, so "
-                              "orphan removal deletes it and expiry may drop the snapshot. To keep it, attest "
-                              "through the Spark hook or through a REST catalog (docs/maintenance.md)")
+                              "metadata: pyiceberg 0.12 cannot write format-v3 table metadata for this catalog "
+                              f"({type(self.table.catalog).__name__}), so orphan removal deletes it and expiry may "
+                              "drop the snapshot. To keep it, attest through the Spark hook, a REST catalog or a "
+                              "SQL catalog (docs/maintenance.md)")
             log.warning("attest: %s", self.kept_note)
             return
         snapshot = self.snapshot_index().get(snapshot_id)
         entry = self._write_kept(keys, attested=snapshot_id,
                                  sequence_number=int(getattr(snapshot, "sequence_number", 0) or 0))
-        self.table.refresh()
-        self._index = None
-        meta = self.table.metadata
-        try:
+
+        def attempt() -> None:
+            # planned on a fresh read each time: a concurrent commit may have moved the tag or registered another
+            # producer's statistics for the snapshot (a SQL catalog's keeper commits only onto this very metadata)
+            self.table.refresh()
+            self._index = None
+            meta = self.table.metadata
             keeper(DetachedKeep(snapshot_id, entry if self._ours_to_set(meta.statistics, snapshot_id) else None,
-                                self._detached_tag(meta.refs, snapshot_id), tuple(self.stale_tags(meta.refs))))
+                                self._detached_tag(meta.refs, snapshot_id), tuple(self.stale_tags(meta.refs)),
+                                base=self.table.metadata_location))
+
+        try:
+            retry(attempt, retries=COMMIT_RETRIES, backoff_s=COMMIT_BACKOFF_S,
+                  retry_on=lambda exc: isinstance(exc, KeepRaced))
+        except KeepRaced as exc:
+            self.kept_note = (f"{exc.code.value}: the detached attestation of snapshot {snapshot_id} was written, "
+                              f"but registering it in the table metadata lost {COMMIT_RETRIES + 1} races with "
+                              f"other writers ({exc.message}); nothing was deleted. Orphan removal deletes the "
+                              "attestation and expiry may drop the snapshot (docs/maintenance.md)")
+            log.warning("attest: %s", self.kept_note)
         except Exception as exc:  # the attestation (its pointer) stands; only its keeping failed (py4j errors vary)
-            self.kept_note = (f"the detached attestation of snapshot {snapshot_id} was written, but registering it "
-                              f"in the table metadata failed ({type(exc).__name__}: {str(exc)[:300]}): orphan "
-                              "removal deletes it and expiry may drop the snapshot (docs/maintenance.md)")
+            code = f"{exc.code.value}: " if isinstance(exc, AttestError) else ""  # ours carry a code
+            self.kept_note = (f"{code}the detached attestation of snapshot {snapshot_id} was "
+                              f"written, but registering it in the table metadata failed ({type(exc).__name__}: "
+                              f"{str(exc)[:300]}): orphan removal deletes it and expiry may drop the snapshot "
+                              "(docs/maintenance.md)")
             log.warning("attest: %s", self.kept_note)
         finally:
             self.table.refresh()

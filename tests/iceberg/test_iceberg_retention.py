@@ -520,14 +520,17 @@ def test_a_kept_detached_attestation_outlives_its_pointer_and_expiry(catalog: Sq
     assert "statistics file of snapshot" in report.human(), report.human()
 
 
-def test_a_v3_attestation_outside_rest_and_spark_is_not_committed_and_the_warning_says_what_to_do(
-        catalog: SqlCatalog, table: Table, caplog: pytest.LogCaptureFixture) -> None:
-    """A SQL catalog writes the metadata file in pyiceberg, which fails for format v3 after creating the file: the
-    keeping is never tried there (no metadata file written, nothing committed), and the warning names the two ways
-    that keep it: the Spark hook, or a REST catalog (whose server writes the v3 metadata)."""
+def test_a_v3_attestation_outside_rest_sql_and_spark_is_not_committed_and_the_warning_says_what_to_do(
+        catalog: SqlCatalog, table: Table, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A catalog with no keeper (Hive, Glue: pyiceberg writes their metadata file, which fails for format v3 after
+    creating the file; no server here to commit through) is stood for by the SQL catalog with its keeper taken
+    away: the keeping is never tried there (no metadata file written, nothing committed), and the warning names
+    the ways that keep it: the Spark hook, a REST catalog (whose server writes the v3 metadata), a SQL catalog."""
+    from carriers.iceberg import commit
     from carriers.iceberg.commit import rest_keeper
     from carriers.storage.base import local_path_of
 
+    monkeypatch.setattr(commit, "sql_keeper", lambda _table: None)
     table.append(rows(0))
     table = catalog.load_table("ns.t")
     assert rest_keeper(table) is None
@@ -538,6 +541,7 @@ def test_a_v3_attestation_outside_rest_and_spark_is_not_committed_and_the_warnin
     with caplog.at_level("WARNING"):
         carrier.record(model="orders", program_hash=PROGRAM)
     assert carrier.kept_note is not None and "Spark hook" in carrier.kept_note and "REST catalog" in carrier.kept_note
+    assert "SQL catalog" in carrier.kept_note and "SqlCatalog" in carrier.kept_note  # names the catalog it is
     assert carrier.kept_note in caplog.text
     after = catalog.load_table("ns.t")
     assert after.metadata_location == location and not after.metadata.statistics
