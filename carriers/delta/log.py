@@ -604,11 +604,11 @@ class LogState:
 
 
 def _typed_statistics_agree(x: Any, y: Any) -> bool:
-    """Whether the statistics ``x`` (located adds) keeps typed only — ``stats_parsed`` without JSON text, as Spark writes
-    a checkpoint with ``delta.checkpoint.writeStatsAsJson`` false — say what ``y``'s JSON statistics of the same files
-    say. Both engines read such typed statistics (measured, delta-spark 4.4: Spark skipped the file and answered MIN /
-    MAX by forged ones, as delta-rs did), so a checkpoint forging them is one forging JSON statistics: the comparison
-    above, which compares JSON texts only, did not see it (VERIFIED before)."""
+    """Whether the statistics ``x`` (located adds) keeps typed only — ``stats_parsed`` without JSON text, as Spark
+    writes a checkpoint with ``delta.checkpoint.writeStatsAsJson`` false — say what ``y``'s JSON statistics of the same
+    files say. Both engines read such typed statistics (measured, delta-spark 4.4: Spark skipped the file and answered
+    MIN / MAX by forged ones, as delta-rs did), so a checkpoint forging them is one forging JSON statistics: the
+    comparison above, which compares JSON texts only, did not see it (VERIFIED before)."""
     if not x.holds("stats_parsed") or not y.holds("stats"):
         return True
     for typed, own, text in zip(x.values("stats_parsed"), x.values("stats"), y.values("stats"), strict=True):
