@@ -156,3 +156,31 @@ def test_a_null_json_column_with_null_typed_statistics_verifies(tmp_path: Path) 
     _record(path)
     rc, doc = verify(str(path))
     assert rc == 0 and doc["level"] == "bytes", doc
+
+
+@pytest.mark.parametrize("as_json", ["true", "false"])
+def test_delta_rs_s_typed_checkpoint_statistics_of_every_kind_verify(tmp_path: Path, as_json: str) -> None:
+    """Control: delta-rs's own checkpoint with typed statistics (``writeStatsAsStruct``), with and without the JSON
+    text, over the types whose bounds are compared (int, float32, double, decimal, date, timestamp with and without
+    zone, a string past 32 characters) and the commits kept: the comparison of typed with JSON statistics passes."""
+    import datetime
+    import decimal
+
+    path = tmp_path / "t"
+    table = pa.table({
+        "p": ["a", "b"], "i": pa.array([1, 2], pa.int32()), "f": pa.array([19 / 3, 1.5], pa.float32()),
+        "d": [1.25, None], "m": pa.array([decimal.Decimal("1.05"), None], pa.decimal128(10, 2)),
+        "day": [datetime.date(2024, 1, 1), None],
+        "ts": pa.array([datetime.datetime(2024, 1, 5, 10, 0, 0, 123456), None], pa.timestamp("us", "UTC")),
+        "ntz": pa.array([datetime.datetime(2024, 1, 5, 10), None], pa.timestamp("us")),
+        "s": ["x" * 50, None], "b": [True, None]})
+    configuration = {"delta.checkpoint.writeStatsAsStruct": "true", "delta.checkpoint.writeStatsAsJson": as_json}
+    write_deltalake(str(path), table, partition_by=["p"], configuration=configuration)
+    write_deltalake(str(path), table, partition_by=["p"], mode="append")
+    DeltaTable(str(path)).create_checkpoint()
+    cp = sorted((path / "_delta_log").glob("*.checkpoint.parquet"))[-1]
+    names = {f.name for f in pq.read_schema(cp).field("add").type}
+    assert "stats_parsed" in names and ("stats" in names) == (as_json == "true")
+    _record(path)
+    rc, doc = verify(str(path))
+    assert rc == 0 and doc["level"] == "bytes", doc
