@@ -347,6 +347,12 @@ class _Validity:
         Spark the JSON: a forged JSON maximum made Spark skip the file in a filtered query while delta-rs, whose
         snapshot the reader view comes from, saw the true one). The two must say the same."""
         stats, parsed = add.get("stats"), add.get("stats_parsed")
+        if "stats" in add and stats is None and _holds_value(parsed):
+            # A null JSON column beside typed statistics: Spark reads the JSON column (no statistics: no file skipped),
+            # delta-rs the typed ones (measured, delta-spark 4.4 / delta-rs 1.6: forged typed bounds made delta-rs's
+            # `v >= 1` return no row, Spark's every row). Only with no JSON column does Spark read the typed ones.
+            self._problem(f"the statistics of {path!r} are null as JSON and given as typed values: Spark reads none, "
+                          "delta-rs the typed ones, and they skip files by different statistics")
         if isinstance(stats, str) and isinstance(parsed, dict):
             try:
                 text = json.loads(stats, parse_float=Decimal)
@@ -371,6 +377,13 @@ class _Validity:
         except (ValueError, RecursionError):
             pass  # malformed, not ambiguous: the engine refuses it (or ignores statistics it cannot read)
         return None
+
+
+def _holds_value(typed: Any) -> bool:
+    """Whether a typed value (a checkpoint's ``stats_parsed``) holds anything but nulls, through structs."""
+    if isinstance(typed, dict):
+        return any(_holds_value(v) for v in typed.values())
+    return typed is not None
 
 
 def _differs(text: Any, typed: Any) -> bool:
@@ -571,7 +584,7 @@ class LogState:
                 u, v = _stats_key(u), _stats_key(v)
                 if u is not None and v is not None and u != v:
                     return False
-        return True
+        return _typed_statistics_agree(x, y) and _typed_statistics_agree(y, x)
 
     def comparable(self, files: bool = True) -> dict[str, Any]:
         """What two replays of one version must agree on (what changes the rows readers get)."""
@@ -588,6 +601,26 @@ class LogState:
         return {"files": live, "twice": twice, "schemaString": meta.get("schemaString"),
                 "partitionColumns": meta.get("partitionColumns") or [],
                 "configuration": meta.get("configuration") or {}, "protocol": protocol}
+
+
+def _typed_statistics_agree(x: Any, y: Any) -> bool:
+    """Whether the statistics ``x`` (located adds) keeps typed only — ``stats_parsed`` without JSON text, as Spark
+    writes a checkpoint with ``delta.checkpoint.writeStatsAsJson`` false — say what ``y``'s JSON statistics of the same
+    files say. Both engines read such typed statistics (measured, delta-spark 4.4: Spark skipped the file and answered
+    MIN / MAX by forged ones, as delta-rs did), so a checkpoint forging them is one forging JSON statistics: the
+    comparison above, which compares JSON texts only, did not see it (VERIFIED before)."""
+    if not x.holds("stats_parsed") or not y.holds("stats"):
+        return True
+    for typed, own, text in zip(x.values("stats_parsed"), x.values("stats"), y.values("stats"), strict=True):
+        if not isinstance(typed, dict) or isinstance(own, str) or not isinstance(text, str):
+            continue  # JSON beside the typed ones is compared above, and to its twin (_Validity._parsed_agree)
+        try:
+            doc = json.loads(text, parse_float=Decimal)
+        except (ValueError, RecursionError):
+            continue  # not JSON: the statistics of the other side are malformed, a problem of their own
+        if not isinstance(doc, dict) or _differs(doc, typed):
+            return False
+    return True
 
 
 # Whether ``LogState.agrees`` compares the fields both states hold as single Arrow columns in Arrow (``pc.equal``)
