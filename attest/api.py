@@ -84,7 +84,9 @@ def record(table: Any, *, model: str, sql: str | None = None, dialect: str | Non
            replace: bool = False, signer: Signer | None = None) -> WriteResult:
     """Attest the table's latest data version (``attest record``): exactly one of ``sql`` (with ``dialect``),
     ``program_json`` (a JSON value) or ``program_hash``; ``inputs``: the upstream tables the run read, each
-    anything :func:`verify` takes (``"lake/raw@3"`` pins a version). Returns the carrier's WriteResult."""
+    anything :func:`verify` takes (``"lake/raw@3"`` pins a version). Returns the carrier's WriteResult; its
+    ``warnings`` (each ``"<code>: <message>"``, also logged) say what to act on although the attestation is written,
+    e.g. ``not_kept``: an Iceberg attestation the table metadata does not keep (docs/maintenance.md)."""
     given = [x for x in (sql, program_json, program_hash) if x is not None]
     if len(given) != 1:
         raise InvalidArgumentError("give exactly one of sql=, program_json=, program_hash=")

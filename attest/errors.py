@@ -93,6 +93,8 @@ class Code(StrEnum):
     NOT_A_MANIFEST = "not_a_manifest"
     # Issue 32.3: a second record of a snapshot whose detached (format-v3) attestation is written once.
     ALREADY_ATTESTED = "already_attested"
+    # A warning, never a failure (WriteResult.warnings): an attestation written but not kept by the table metadata.
+    NOT_KEPT = "not_kept"
 
 
 @record(frozen=True)

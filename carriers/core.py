@@ -370,6 +370,10 @@ class AttestedTable(ABC):
     allow_external: bool = False
     # While ``record`` hashes on a hasher that digests rows too (Spark executors): its digests (carriers/content_store)
     _content_pass: ContentPass | None = None
+    # Whether a write's warnings (WriteResult.warnings) are logged too, on logger ``carriers.core``: on for library
+    # callers and the Spark hook; `attest record` turns it off and says them itself, once (stderr and --json).
+    log_warnings: bool = True
+    _said: list[str] | None = None  # the warnings of the write under way (``_warn``)
 
     # ---- what a format supplies ----------------------------------------------------------------------------------
     @property
@@ -894,13 +898,30 @@ class AttestedTable(ABC):
         envelope_rel, envelope_digest = (None, None) if signer is None else \
             self.sign(signer, v.id, manifest, sidecar_digest=digest, view=live.view)
         keys = encode_keys(manifest, version=v.id, sidecar_rel=rel, sidecar_hash=digest, envelope=envelope_digest)
-        self._commit(v, keys, manifest)
+        self._said = []
+        try:
+            self._commit(v, keys, manifest)
+            warnings = tuple(self._said)
+        finally:
+            self._said = None
         return WriteResult(location=self.reference, attested_version=v.id, sidecar=self.storage.location(rel),
-                           manifest=manifest,
+                           manifest=manifest, warnings=warnings,
                            envelope=None if envelope_rel is None else self.storage.location(envelope_rel),
                            signer=None if signer is None else signer.key_id,
                            content=None if content is None else str(content.get("rows")),
                            continues=None if content is None else content.get("continues"))
+
+    def _warn(self, code: Code, message: str) -> str:
+        """Say ``message`` as a warning of the write under way: ``<code>: <message>`` in its WriteResult.warnings, and
+        logged unless ``log_warnings`` is off (never both by the CLI). The text, for the caller to keep."""
+        text = f"{code.value}: {message}"
+        if self._said is not None:
+            self._said.append(text)
+        if self.log_warnings:
+            from attest.render.terminal import terminal_safe_logger
+
+            terminal_safe_logger(__name__).warning("attest: %s", text)
+        return text
 
     def _in_force(self, v: Version) -> Attestation | None:
         """The attestation in force at ``v`` as read back (None: none, or it cannot be read)."""
