@@ -95,6 +95,8 @@ class Code(StrEnum):
     ALREADY_ATTESTED = "already_attested"
     # A warning, never a failure (WriteResult.warnings): an attestation written but not kept by the table metadata.
     NOT_KEPT = "not_kept"
+    # A warning: an upstream input attested at that version, but its attestation does not hold: recorded heuristic.
+    INPUT_WEAKENED = "input_weakened"
 
 
 @record(frozen=True)

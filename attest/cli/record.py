@@ -109,11 +109,15 @@ def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
     emit = switched_on(bool(args.openlineage))
     inputs = []
     upstreams = []
+    said: list[str] = []  # the inputs' warnings (input_weakened), said with the record's
     for item in args.input or []:
         upstream_ref = _input_ref(item)
         upstream = open_ref(args, upstream_ref)
+        upstream.log_warnings = False  # said below, once
         upstreams.append(upstream)
-        inputs.append(upstream.observe(upstream_ref.version))
+        observed, warned = upstream.observe_warned(upstream_ref.version)
+        inputs.append(observed)
+        said.extend(warned)
     signer = _signer(args)  # before any hashing: an unreadable key is an input error (exit 2)
     carrier = open_ref(args, ref, detached=bool(args.detached))
     if args.branch is not None:
@@ -135,7 +139,7 @@ def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
                         proof=None if manifest is None else manifest.inputs_proof_class, location=result.location,
                         sidecar=result.sidecar, manifest=None if manifest is None else manifest.to_dict(),
                         replaced=list(result.replaced), signer=result.signer, envelope=result.envelope,
-                        openlineage=emitted, warnings=[*([warning] if warning else []), *result.warnings],
+                        openlineage=emitted, warnings=[*([warning] if warning else []), *said, *result.warnings],
                         continues=result.continues,
                         content=result.content)
 
