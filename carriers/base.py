@@ -68,7 +68,8 @@ class WriteResult:
         from attest.render.html import write_result_html
 
         return write_result_html(self.location, self.attested_version, self.sidecar,
-                                 None if self.manifest is None else self.manifest.to_dict(), self.replaced)
+                                 None if self.manifest is None else self.manifest.to_dict(), self.replaced,
+                                 self.warnings)
 
 
 @dataclass(frozen=True)

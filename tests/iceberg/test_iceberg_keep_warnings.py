@@ -135,6 +135,7 @@ def test_the_python_api_returns_the_note_and_logs_it_once(catalog: SqlCatalog, t
     assert note.startswith("not_kept: ") and note == carrier.kept_note, note
     assert caplog.text.count(note) == 1, caplog.text
     assert [r.levelname for r in caplog.records if note in r.getMessage()] == ["WARNING"]
+    assert "not_kept: the detached attestation" in result._repr_html_()  # the notebook display shows it too
 
 
 @pytest.mark.usefixtures("iceberg_env")
