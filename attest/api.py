@@ -84,7 +84,10 @@ def record(table: Any, *, model: str, sql: str | None = None, dialect: str | Non
            replace: bool = False, signer: Signer | None = None) -> WriteResult:
     """Attest the table's latest data version (``attest record``): exactly one of ``sql`` (with ``dialect``),
     ``program_json`` (a JSON value) or ``program_hash``; ``inputs``: the upstream tables the run read, each
-    anything :func:`verify` takes (``"lake/raw@3"`` pins a version). Returns the carrier's WriteResult."""
+    anything :func:`verify` takes (``"lake/raw@3"`` pins a version). Returns the carrier's WriteResult; its
+    ``warnings`` (each ``"<code>: <message>"``, also logged) say what to act on although the attestation is written:
+    ``not_kept``, an Iceberg attestation the table metadata does not keep (docs/maintenance.md); ``input_weakened``,
+    an input whose attestation does not hold, recorded heuristic (docs/identities.md)."""
     given = [x for x in (sql, program_json, program_hash) if x is not None]
     if len(given) != 1:
         raise InvalidArgumentError("give exactly one of sql=, program_json=, program_hash=")
@@ -99,15 +102,23 @@ def record(table: Any, *, model: str, sql: str | None = None, dialect: str | Non
         if len(identity) != 64 or any(c not in "0123456789abcdef" for c in identity):
             raise InvalidArgumentError("program_hash must be 64 lowercase hex characters")
     observed = []
+    said: list[str] = []  # the inputs' warnings (input_weakened), returned with the record's
     for upstream in inputs:
         with _opened(upstream, None, None, None, None, None, storage_options) as (up_ref, up_carrier):
-            observed.append(up_carrier.observe(up_ref.version))
+            got, warned = up_carrier.observe_warned(up_ref.version)
+            observed.append(got)
+            said.extend(warned)
     with _opened(table, None, None, catalog, uri, warehouse, storage_options, detached=detached,
                  latest=True) as (ref, carrier):
         if ref.version is not None:
             raise InvalidArgumentError(f"record attests the table's latest data {ref.noun}; drop the @{ref.version}")
-        return carrier.record(model=model, program_hash=identity, inputs=observed, run_id=run_id, dialect=dialect,
-                              replace=replace, signer=signer)
+        result = carrier.record(model=model, program_hash=identity, inputs=observed, run_id=run_id,
+                                dialect=dialect, replace=replace, signer=signer)
+    if not said:
+        return result
+    import dataclasses
+
+    return dataclasses.replace(result, warnings=(*said, *result.warnings))
 
 
 def show(table: Any, *, version: str | int | None = None, snapshot_id: str | int | None = None,

@@ -93,6 +93,10 @@ class Code(StrEnum):
     NOT_A_MANIFEST = "not_a_manifest"
     # Issue 32.3: a second record of a snapshot whose detached (format-v3) attestation is written once.
     ALREADY_ATTESTED = "already_attested"
+    # A warning, never a failure (WriteResult.warnings): an attestation written but not kept by the table metadata.
+    NOT_KEPT = "not_kept"
+    # A warning: an upstream input attested at that version, but its attestation does not hold: recorded heuristic.
+    INPUT_WEAKENED = "input_weakened"
 
 
 @record(frozen=True)

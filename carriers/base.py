@@ -58,13 +58,18 @@ class WriteResult:
     signer: str | None = None  # the key id that signed it (never the key)
     content: str | None = None  # the rows the content digest bound counts (None: no content digest recorded)
     continues: str | None = None  # a carry-forward attestation: the sidecar BLAKE3 of the attestation it continues
+    # What the user must act on although the attestation is written and in force, each "<code>: <message>" (a stable
+    # code first, attest.errors.Code): an Iceberg attestation the table metadata does not keep (``not_kept``,
+    # ``commit_conflict``: orphan removal deletes it, expiry may drop its snapshot; docs/maintenance.md).
+    warnings: tuple[str, ...] = ()
 
     def _repr_html_(self) -> str:
         """Rich notebook display (attest/render/html.py)."""
         from attest.render.html import write_result_html
 
         return write_result_html(self.location, self.attested_version, self.sidecar,
-                                 None if self.manifest is None else self.manifest.to_dict(), self.replaced)
+                                 None if self.manifest is None else self.manifest.to_dict(), self.replaced,
+                                 self.warnings)
 
 
 @dataclass(frozen=True)

@@ -370,6 +370,10 @@ class AttestedTable(ABC):
     allow_external: bool = False
     # While ``record`` hashes on a hasher that digests rows too (Spark executors): its digests (carriers/content_store)
     _content_pass: ContentPass | None = None
+    # Whether a write's warnings (WriteResult.warnings) are logged too, on logger ``carriers.core``: on for library
+    # callers and the Spark hook; `attest record` turns it off and says them itself, once (stderr and --json).
+    log_warnings: bool = True
+    _said: list[str] | None = None  # the warnings of the write under way (``_warn``)
 
     # ---- what a format supplies ----------------------------------------------------------------------------------
     @property
@@ -894,13 +898,34 @@ class AttestedTable(ABC):
         envelope_rel, envelope_digest = (None, None) if signer is None else \
             self.sign(signer, v.id, manifest, sidecar_digest=digest, view=live.view)
         keys = encode_keys(manifest, version=v.id, sidecar_rel=rel, sidecar_hash=digest, envelope=envelope_digest)
-        self._commit(v, keys, manifest)
+        own = self._said is None  # record() collects from its start (an input it observed may have warned)
+        if own:
+            self._said = []
+        try:
+            self._commit(v, keys, manifest)
+            warnings = tuple(self._said or ())
+        finally:
+            if own:
+                self._said = None
         return WriteResult(location=self.reference, attested_version=v.id, sidecar=self.storage.location(rel),
-                           manifest=manifest,
+                           manifest=manifest, warnings=warnings,
                            envelope=None if envelope_rel is None else self.storage.location(envelope_rel),
                            signer=None if signer is None else signer.key_id,
                            content=None if content is None else str(content.get("rows")),
                            continues=None if content is None else content.get("continues"))
+
+    def _warn(self, code: Code, message: str, *, logger: str = __name__) -> str:
+        """Say ``message`` as a warning of the record or observation under way: ``<code>: <message>`` in its
+        WriteResult.warnings (``observe_warned``'s), and logged on ``logger`` unless ``log_warnings`` is off (never
+        both by the CLI). The text, for the caller to keep."""
+        text = f"{code.value}: {message}"
+        if self._said is not None:
+            self._said.append(text)
+        if self.log_warnings:
+            from attest.render.terminal import terminal_safe_logger
+
+            terminal_safe_logger(logger).warning("attest: %s", text)
+        return text
 
     def _in_force(self, v: Version) -> Attestation | None:
         """The attestation in force at ``v`` as read back (None: none, or it cannot be read)."""
@@ -940,6 +965,13 @@ class AttestedTable(ABC):
         carry-forward attestation (``model``, ``program_hash`` and ``inputs`` are then unused); NothingToCarry when
         there is none to write (see ``carry_forward``)."""
         r = RecordRequest.of(request, fields)
+        said, self._said = self._said, []  # the warnings of this record (WriteResult.warnings), from its start
+        try:
+            return self._record_from(r)
+        finally:
+            self._said = said
+
+    def _record_from(self, r: RecordRequest) -> WriteResult:
         v = self._data_version() if r.version is None else self._resolve(r.version)
         live = self._live(v)
         live.refuse_if_inconsistent(f"{self.reference} {self.noun} {v.id} cannot be attested")
@@ -1190,7 +1222,8 @@ class AttestedTable(ABC):
         files, for a verdict that could only fail); an error listing them is then not raised here — it could not
         make the input any weaker. With one in force, a listing error is raised, and an attestation of exactly this
         version that does not hold at the files level (tampered, files changed) makes the input heuristic with a
-        WARNING on logger ``attest.inputs`` naming the table, the version and the codes: never a silent downgrade."""
+        WARNING on logger ``attest.inputs`` naming the table, the version and the codes, coded ``input_weakened`` (in
+        the WriteResult.warnings of a record that observes it; ``observe_warned``): never a silent downgrade."""
         from attest.verify.table import verify_state
 
         v = self._observed_version(self._resolve(version))
@@ -1204,13 +1237,20 @@ class AttestedTable(ABC):
             return self._observed(identity, v, content_identity(f.hash for f in att.files))
         codes = sorted({p.code.value for p in report.errors} - {Code.STALE.value, Code.UNATTESTED.value})
         if codes and (att is None or att.attested_version == v.id):
-            from attest.render.terminal import terminal_safe_logger
-
-            terminal_safe_logger("attest.inputs").warning(
-                "attest: input %s %s %s is attested but its attestation does not hold at the files level (%s): "
-                "recorded as a heuristic input (its %s), not by its content", self.reference, self.noun, v.id,
-                ", ".join(codes), self.noun)
+            self._warn(Code.INPUT_WEAKENED, f"input {self.reference} {self.noun} {v.id} is attested but its "
+                       f"attestation does not hold at the files level ({', '.join(codes)}): recorded as a heuristic "
+                       f"input (its {self.noun}), not by its content", logger="attest.inputs")
         return self._observed(identity, v, None)
+
+    def observe_warned(self, version: str | int | None = None) -> tuple[ObservedInput, tuple[str, ...]]:
+        """``observe``, and the warnings it gave (``input_weakened: ...``; logged too unless ``log_warnings`` is off):
+        what `attest record --input` puts in its ``warnings``."""
+        said, self._said = self._said, []
+        try:
+            observed = self.observe(version)
+            return observed, tuple(self._said)
+        finally:
+            self._said = said
 
     def _observed_version(self, v: Version) -> Version:
         """The version an input read of ``v`` is recorded as (Delta: the data version in force)."""

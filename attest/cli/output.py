@@ -91,6 +91,9 @@ class JsonOutput(Output):
             return result.exit_code
         text = json.dumps(result.to_json(), ensure_ascii=False, indent=2)
         print(json_terminal_safe(_redact_json(text)), file=self.stdout, flush=True)
+        notice = getattr(result, "json_stderr_text", "")  # what a result says on stderr under --json too (record)
+        if notice:
+            print(terminal_safe(redact(notice)), file=self.stderr)
         return result.exit_code
 
     def error(self, err: AttestError) -> int:

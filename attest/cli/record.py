@@ -35,7 +35,8 @@ class RecordResult:
     envelope: str | None = None
     openlineage: Emitted | None = None  # the OpenLineage event, when switched on
     exit_code: int = EXIT_OK
-    warnings: list[str] = field(default_factory=list)  # said on stderr, and in --json
+    # Said once on stderr, and in --json: the dialect note, then the carrier's (WriteResult.warnings, "<code>: ...").
+    warnings: list[str] = field(default_factory=list)
     # A carry-forward attestation (docs/content-digest.md): the sidecar BLAKE3 of the attestation it continues.
     continues: str | None = None
     content: str | None = None  # the rows the recorded content digest counts (None: none recorded)
@@ -67,8 +68,15 @@ class RecordResult:
     @property
     def stderr_text(self) -> str:
         failed = self.openlineage is not None and not self.openlineage.emitted
-        lines = [*self.warnings, *([self.openlineage.line()] if failed and self.openlineage is not None else [])]
-        return "\n".join(lines)
+        lines = [self.json_stderr_text, *([self.openlineage.line()] if failed and self.openlineage is not None else [])]
+        return "\n".join(line for line in lines if line)
+
+    @property
+    def json_stderr_text(self) -> str:
+        """The warnings, said on stderr under --json too (a job's log shows them; its JSON reader gets ``warnings``).
+        A carrier's ("<code>: ...") is said as errors are ("attest: <code>: ..."), marked a warning, as audit's are;
+        the dialect note already says "warning:"."""
+        return "\n".join(w if w.startswith("warning: ") else f"attest: warning: {w}" for w in self.warnings)
 
 
 
@@ -101,17 +109,22 @@ def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
     emit = switched_on(bool(args.openlineage))
     inputs = []
     upstreams = []
+    said: list[str] = []  # the inputs' warnings (input_weakened), said with the record's
     for item in args.input or []:
         upstream_ref = _input_ref(item)
         upstream = open_ref(args, upstream_ref)
+        upstream.log_warnings = False  # said below, once
         upstreams.append(upstream)
-        inputs.append(upstream.observe(upstream_ref.version))
+        observed, warned = upstream.observe_warned(upstream_ref.version)
+        inputs.append(observed)
+        said.extend(warned)
     signer = _signer(args)  # before any hashing: an unreadable key is an input error (exit 2)
     carrier = open_ref(args, ref, detached=bool(args.detached))
     if args.branch is not None:
         carrier = _on_branch(carrier, args.branch)
     if getattr(args, "no_retain_tag", False):
         _without_retention(carrier)
+    carrier.log_warnings = False  # its warnings are said below (stderr and --json), not logged a second time
     inputs.extend(_event_inputs(args, carrier))
     from attest.cli.program_hash import dialect_change
 
@@ -126,7 +139,8 @@ def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
                         proof=None if manifest is None else manifest.inputs_proof_class, location=result.location,
                         sidecar=result.sidecar, manifest=None if manifest is None else manifest.to_dict(),
                         replaced=list(result.replaced), signer=result.signer, envelope=result.envelope,
-                        openlineage=emitted, warnings=[warning] if warning else [], continues=result.continues,
+                        openlineage=emitted, warnings=[*([warning] if warning else []), *said, *result.warnings],
+                        continues=result.continues,
                         content=result.content)
 
 

@@ -100,8 +100,8 @@ def attestation_html(att: Attestation) -> str:
 
 
 def write_result_html(location: str, version: str | None, sidecar: str | None, manifest: dict[str, Any] | None,
-                      replaced: Sequence[str]) -> str:
-    """What ``record()`` wrote."""
+                      replaced: Sequence[str], warnings: Sequence[str] = ()) -> str:
+    """What ``record()`` wrote (and its warnings: WriteResult.warnings)."""
     doc = manifest or {}
     subject = doc.get("subject") if isinstance(doc.get("subject"), dict) else {}
     assert isinstance(subject, dict)
@@ -111,6 +111,7 @@ def write_result_html(location: str, version: str | None, sidecar: str | None, m
                                                          if doc.get("inputs_proof_class") else "")),
              ("files", esc(len(doc.get("output_hashes") or ())))]
     facts.extend(("replaced", esc(r)) for r in replaced)
+    facts.extend(("warning", esc(w)) for w in warnings)
     return (f'<div style="{_BOX}" data-attest="record"><div>{badge("VERIFIED", "RECORDED")}</div>'
             + _table(("", ""), facts) + "</div>")
 

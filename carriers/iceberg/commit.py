@@ -9,7 +9,6 @@ The Puffin file keeping the attestation (carriers/iceberg/kept.py) is written an
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
     from carriers.iceberg.carrier import SnapshotIndex
     from carriers.storage.base import Storage
 
-log = logging.getLogger(__name__)
 
 __all__ = ["COMMIT_BACKOFF_S", "COMMIT_RETRIES", "SUMMARY_BUDGET", "DetachedKeep", "FollowUpCommit", "rest_keeper",
            "summary_size"]
@@ -93,6 +91,7 @@ class FollowUpCommit:
         def _pointer_name(self, version_id: str) -> str: ...
         def carried_by(self, snapshot: Snapshot) -> tuple[Any, int | None, bool] | None: ...
         def _kept_carried(self, snapshot: Snapshot) -> Any: ...
+        def _warn(self, code: Code, message: str, *, logger: str = ...) -> str: ...
 
     def _content_binding(self, sidecar_rel: str) -> Any:
         """The sidecar's ``content`` binding (None: none), read from the start of the document only: ``content``
@@ -267,6 +266,7 @@ class FollowUpCommit:
             or (carried is None and self._kept_carried(tagged) is not None))
 
     def _commit(self, v: Version, keys: dict[str, str], manifest: Manifest) -> None:
+        self.kept_note = None  # this write's (a carrier records again: an earlier write's note is not this one's)
         if self.writes_detached:
             self._refuse_attested(v.id)
             self._write_pointer(v.id, keys)
@@ -366,12 +366,12 @@ class FollowUpCommit:
             return
         keeper = self.detached_keeper or rest_keeper(self.table) or sql_keeper(self.table)
         if keeper is None:
-            self.kept_note = (f"the detached attestation of snapshot {snapshot_id} is not registered in the table "
-                              "metadata: pyiceberg 0.12 cannot write format-v3 table metadata for this catalog "
-                              f"({type(self.table.catalog).__name__}), so orphan removal deletes it and expiry may "
-                              "drop the snapshot. To keep it, attest through the Spark hook, a REST catalog or a "
-                              "SQL catalog (docs/maintenance.md)")
-            log.warning("attest: %s", self.kept_note)
+            self.kept_note = self._warn(Code.NOT_KEPT, (
+                f"the detached attestation of snapshot {snapshot_id} is not registered in the table metadata: "
+                "pyiceberg 0.12 cannot write format-v3 table metadata for this catalog "
+                f"({type(self.table.catalog).__name__}), so orphan removal deletes it and expiry may drop the "
+                "snapshot. To keep it, attest through the Spark hook, a REST catalog or a SQL catalog "
+                "(docs/maintenance.md)"))
             return
         snapshot = self.snapshot_index().get(snapshot_id)
         entry = self._write_kept(keys, attested=snapshot_id,
@@ -391,18 +391,17 @@ class FollowUpCommit:
             retry(attempt, retries=COMMIT_RETRIES, backoff_s=COMMIT_BACKOFF_S,
                   retry_on=lambda exc: isinstance(exc, KeepRaced))
         except KeepRaced as exc:
-            self.kept_note = (f"{exc.code.value}: the detached attestation of snapshot {snapshot_id} was written, "
-                              f"but registering it in the table metadata lost {COMMIT_RETRIES + 1} races with "
-                              f"other writers ({exc.message}); nothing was deleted. Orphan removal deletes the "
-                              "attestation and expiry may drop the snapshot (docs/maintenance.md)")
-            log.warning("attest: %s", self.kept_note)
+            self.kept_note = self._warn(exc.code, (
+                f"the detached attestation of snapshot {snapshot_id} was written, but registering it in the table "
+                f"metadata lost {COMMIT_RETRIES + 1} races with other writers ({exc.message}); nothing was deleted. "
+                "Orphan removal deletes the attestation and expiry may drop the snapshot (docs/maintenance.md)"))
         except Exception as exc:  # the attestation (its pointer) stands; only its keeping failed (py4j errors vary)
-            code = f"{exc.code.value}: " if isinstance(exc, AttestError) else ""  # ours carry a code
-            self.kept_note = (f"{code}the detached attestation of snapshot {snapshot_id} was "
-                              f"written, but registering it in the table metadata failed ({type(exc).__name__}: "
-                              f"{str(exc)[:300]}): orphan removal deletes it and expiry may drop the snapshot "
-                              "(docs/maintenance.md)")
-            log.warning("attest: %s", self.kept_note)
+            # ours carry their code; any other failure (a Java or catalog error) is the keeping's: not_kept
+            code = exc.code if isinstance(exc, AttestError) else Code.NOT_KEPT
+            self.kept_note = self._warn(code, (
+                f"the detached attestation of snapshot {snapshot_id} was written, but registering it in the table "
+                f"metadata failed ({type(exc).__name__}: {str(exc)[:300]}): orphan removal deletes it and expiry may "
+                "drop the snapshot (docs/maintenance.md)"))
         finally:
             self.table.refresh()
             self._index = None

@@ -166,6 +166,7 @@ def write_content_addressed(
             triples.append(FileIdentity(path=live.path, size=live.size, hash=digest, kind=live.kind))
         files_view = file_views(entries)
         observed = list(inputs)
+        said: tuple[str, ...] = ()  # the previous snapshot's warning as an input (input_weakened), returned
         if mode == "append" and previous is not None and current is not None:
             kept = [f for f in previous_files if (f.path, f.size) not in reuse]
             hashed = carrier.hash_files(kept, progress=progress) if kept else {}
@@ -176,7 +177,8 @@ def write_content_addressed(
                                      hash=reuse.get((f.path, f.size)) or hashed[f.path]) for f in previous_files]
             files_view.update({p: d for p, d in previous.view.files.items()})
             located += previous_files
-            observed.append(carrier.observe(current.snapshot_id))
+            base, said = carrier.observe_warned(current.snapshot_id)
+            observed.append(base)
         # The snapshot-to-be takes the current schema's id and becomes main's head: every reader resolves that one.
         # No delete file applies to the new files (their sequence number is above every delete file's), and the
         # manifests kept keep their sequence numbers: deletes apply as in the previous snapshot.
@@ -223,4 +225,4 @@ def write_content_addressed(
     return WriteResult(location=carrier.reference, attested_version=str(snapshot_id),
                        sidecar=carrier.storage.location(rel), manifest=manifest,
                        envelope=None if envelope_rel is None else carrier.storage.location(envelope_rel),
-                       signer=None if signer is None else signer.key_id)
+                       signer=None if signer is None else signer.key_id, warnings=said)

@@ -69,3 +69,50 @@ def test_a_listing_error_surfaces_only_where_it_could_weaken_the_input(attested:
     bare = tmp_path / "bare"
     write_deltalake(str(bare), pa.table({"x": [1]}))
     assert DeltaCarrier(str(bare)).observe(0).proof_class == "heuristic"  # unattested: nothing listed
+
+
+def _tamper(result: Any) -> None:
+    sidecar = Path(result.sidecar)
+    sidecar.write_bytes(sidecar.read_bytes().replace(b'"size":', b'"size": ', 1))  # no longer the bound BLAKE3
+
+
+def test_a_record_built_on_a_tampered_version_returns_the_warning_coded(attested: tuple[Path, Any],
+                                                                         caplog: pytest.LogCaptureFixture) -> None:
+    """The version an append built on is recorded as an input: its attestation no longer holding, the record's
+    WriteResult.warnings says so, code first (``input_weakened``), and the warning is logged once, as before."""
+    path, result = attested
+    _tamper(result)
+    write_deltalake(str(path), pa.table({"x": [4]}), mode="append")
+    with caplog.at_level(logging.INFO):
+        done = DeltaCarrier(str(path)).record(model="down", program_hash=PROGRAM)
+    [said] = done.warnings
+    assert said.startswith("input_weakened: input ") and "recorded as a heuristic input" in said, said
+    assert done.manifest is not None and done.manifest.inputs_proof_class == "heuristic"
+    assert _warnings(caplog) == [f"attest: {said}"]
+
+
+def test_record_input_json_lists_a_weakened_input_and_says_it_once(attested: tuple[Path, Any], tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str],
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """`attest record DOWN --input UP --json` with UP's attestation tampered: exit 0, the warning in ``warnings``
+    (was: only logged), said once on stderr by the command, not logged besides."""
+    import json
+
+    from attest.cli import main
+
+    path, result = attested
+    _tamper(result)
+    down = tmp_path / "down"
+    write_deltalake(str(down), pa.table({"y": [1]}))
+    capsys.readouterr()
+    with caplog.at_level(logging.INFO):
+        rc = main(["record", str(down), "--model", "down", "--program-hash", PROGRAM, "--input", f"{path}@0",
+                   "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, out + err
+    doc = json.loads(out)
+    [said] = doc["warnings"]
+    assert said.startswith(f"input_weakened: input {DeltaCarrier(str(path)).reference} version 0 is attested"), said
+    assert doc["manifest"]["inputs_proof_class"] == "heuristic"
+    assert err.strip() == f"attest: warning: {said}", err
+    assert _warnings(caplog) == []
