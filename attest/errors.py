@@ -97,6 +97,8 @@ class Code(StrEnum):
     NOT_KEPT = "not_kept"
     # A warning: an upstream input attested at that version, but its attestation does not hold: recorded heuristic.
     INPUT_WEAKENED = "input_weakened"
+    # A warning: SQL recorded in another dialect than the attestation in force, its program_hash changed by that alone.
+    DIALECT_CHANGED = "dialect_changed"
 
 
 @record(frozen=True)

@@ -100,11 +100,13 @@ def test_record_warns_when_only_the_dialect_changed(tmp_path: Path) -> None:
     done = run_cli("record", str(table), "--model", "o", "--sql", SQL, "--dialect", "duckdb")
     assert done.returncode == 0, done.stderr
     assert "only because the dialect did (--dialect spark before, --dialect duckdb now)" in done.stderr
+    assert done.stderr.count("attest: warning: dialect_changed: the program identity changed") == 1, done.stderr
     write_deltalake(str(table), pa.table({"id": [7], "amount": [8]}), mode="append")
     done = run_cli("record", str(table), "--model", "o", "--sql", SQL, "--json")
     assert done.returncode == 0
     warnings = json.loads(done.stdout)["warnings"]
     assert len(warnings) == 1 and "--dialect duckdb before, no --dialect (generic SQL) now" in warnings[0]
+    assert warnings[0].startswith("dialect_changed: ")  # code first, as every record warning
     # the same program again, or another program: no dialect warning
     write_deltalake(str(table), pa.table({"id": [9], "amount": [1]}), mode="append")
     done = run_cli("record", str(table), "--model", "o", "--sql", SQL, "--json")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from attest.errors import InvalidArgumentError
+from attest.errors import Code, InvalidArgumentError
 from attest.fast.record import record
 from attest.verify.program import dialect_giving
 
@@ -140,5 +140,5 @@ def dialect_change(args: argparse.Namespace, carrier: AttestedTable, program_has
         return None
     was = f"--dialect {other}" if other else "no --dialect (generic SQL)"
     now = f"--dialect {args.dialect}" if args.dialect else "no --dialect (generic SQL)"
-    return (f"warning: the program identity changed only because the dialect did ({was} before, {now} now): the "
-            "same SQL now has another program_hash; record with the earlier dialect to keep it")
+    return (f"{Code.DIALECT_CHANGED.value}: the program identity changed only because the dialect did ({was} before, "
+            f"{now} now): the same SQL now has another program_hash; record with the earlier dialect to keep it")

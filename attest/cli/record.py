@@ -74,9 +74,8 @@ class RecordResult:
     @property
     def json_stderr_text(self) -> str:
         """The warnings, said on stderr under --json too (a job's log shows them; its JSON reader gets ``warnings``).
-        A carrier's ("<code>: ...") is said as errors are ("attest: <code>: ..."), marked a warning, as audit's are;
-        the dialect note already says "warning:"."""
-        return "\n".join(w if w.startswith("warning: ") else f"attest: warning: {w}" for w in self.warnings)
+        Each ("<code>: ...") is said as errors are ("attest: <code>: ..."), marked a warning, as audit's are."""
+        return "\n".join(f"attest: warning: {w}" for w in self.warnings)
 
 
 
