@@ -1,4 +1,4 @@
-"""Attacks on what ``attest audit`` of an object-store prefix reads (round 14).
+"""Attacks on what ``attest audit`` reads and lists (round 14).
 
 The store's walk named each table it found by its key: ``<root>/<prefix>``. delta-rs reads a table URI through a URL
 parser (Rust's ``url``): a percent-escape is decoded, ``#`` and ``?`` end the path, a trailing space is trimmed. So a
@@ -8,15 +8,25 @@ twice, the copy never read, exit 0 — while a reader of the literal key (Spark'
 decode; a listing) gets the copy. Measured on S3 (SeaweedFS), GCS (fake-gcs-server) and Azure (Azurite) alike. Now a
 prefix whose key the parser would alter is named percent-encoded (``lake/%256Frders``), which delta-rs opens as that
 key, and its line says so.
+
+The views of a SQL catalog (iceberg-java's JdbcCatalog writes them in its database, as Spark does through
+``attest.spark.local_session``) were said nothing of: pyiceberg's SqlCatalog lists none. They are listed now, as a
+REST catalog's are.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
+from pathlib import Path
+from typing import Any
 
+import pytest
 from deltalake import write_deltalake
 
 from carriers.delta.carrier import attest_after_write
+from carriers.spark.session import CATALOG_DB, pyiceberg_catalog_properties
+from tests.adversarial.test_iceberg_attacks import catalog, iceberg_env, table  # noqa: F401  (fixtures)
 from tests.delta.conftest import PROGRAM, special_table
 from tests.objectstore.test_stores import cli, options_args
 from tests.servers.fixtures import (  # noqa: F401  (fixtures, registered by import)
@@ -54,3 +64,52 @@ def test_a_table_at_a_key_a_uri_would_decode_is_audited_as_itself(bucket: Bucket
     notes = {t["table"]: t["notes"] for t in report["tables"]}
     assert any("percent-encoded" in n for n in notes[bucket.uri("lake/%256Frders")]), notes
     assert notes[bucket.uri("lake/a b")] == [] and notes[bucket.uri("lake/orders")] == []  # a space stays as it is
+
+
+def _entry(sql: Any, namespace: str, name: str, kind: str) -> None:
+    """A row of the catalog's table as iceberg-java's JdbcCatalog (schema V1) writes a view: ``iceberg_type``."""
+    with sqlite3.connect(sql.engine.url.database) as db:
+        db.execute("INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, "
+                   "previous_metadata_location, iceberg_type) VALUES (?, ?, ?, ?, NULL, ?)",
+                   (sql.name, namespace, name, f"file:///nowhere/{name}/metadata/00000-x.metadata.json", kind))
+
+
+def test_the_views_of_a_sql_catalog_are_listed(catalog: Any, table: Any) -> None:  # noqa: F811
+    """pyiceberg's SqlCatalog lists no views (``list_views`` is not implemented), while its database holds those
+    iceberg-java's JdbcCatalog writes — Spark through ``attest.spark.local_session``, whose catalog is this one: a view
+    ``ns.v`` and one in a namespace holding nothing else. An audit of the catalog or of ``ns`` said nothing of them
+    (``skipped`` empty); a REST catalog's views were listed. Now they are listed as not audited (a listed place: the
+    exit code is the tables' own), and so is an entry of a type no reader opens."""
+    _entry(catalog, "ns", "v", "VIEW")
+    _entry(catalog, "reports", "daily", "VIEW")
+    _entry(catalog, "ns", "odd", "MATERIALIZED")
+    name = catalog.name
+    done = cli("audit", f"iceberg://{name}", "--json")
+    report = json.loads(done.stdout)
+    assert [(t["table"], t["outcome"]) for t in report["tables"]] == [(f"iceberg://{name}/ns.t", "VERIFIED")], done
+    skipped = {s["path"]: s["message"] for s in report["skipped"]}
+    assert set(skipped) == {f"iceberg://{name}/ns.v", f"iceberg://{name}/reports.daily", f"iceberg://{name}/ns.odd"}
+    assert skipped[f"iceberg://{name}/ns.v"].startswith("an Iceberg view"), skipped
+    assert "'MATERIALIZED'" in skipped[f"iceberg://{name}/ns.odd"], skipped
+    assert done.returncode == 0
+    done = cli("audit", f"iceberg://{name}/ns", "--json")
+    assert {s["path"] for s in json.loads(done.stdout)["skipped"]} == {f"iceberg://{name}/ns.v",
+                                                                        f"iceberg://{name}/ns.odd"}, done.stdout
+
+
+@pytest.mark.spark
+def test_a_view_spark_creates_in_the_local_catalog_is_listed(spark: Any, spark_warehouse: Path) -> None:
+    """The view as Spark writes it (Iceberg's JdbcCatalog on the local session's SQLite database): the row the test
+    above plants, and the audit of the catalog, configured as ``attest catalog-config`` prints it, lists it."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS iceberg.r14")
+    spark.sql("CREATE TABLE IF NOT EXISTS iceberg.r14.base (id BIGINT) USING iceberg")
+    spark.sql("CREATE OR REPLACE VIEW iceberg.r14.v AS SELECT id FROM iceberg.r14.base")
+    with sqlite3.connect(spark_warehouse / CATALOG_DB) as db:
+        kinds = dict(db.execute("SELECT table_name, iceberg_type FROM iceberg_tables WHERE table_namespace = 'r14'"))
+    assert kinds == {"base": "TABLE", "v": "VIEW"}, kinds
+    env = {f"PYICEBERG_CATALOG__ICEBERG__{k.upper().replace('.', '__')}": str(v)
+           for k, v in pyiceberg_catalog_properties(spark_warehouse).items()}
+    done = cli("audit", "iceberg://iceberg/r14", "--json", env=env)
+    report = json.loads(done.stdout)
+    assert [s["path"] for s in report["skipped"]] == ["iceberg://iceberg/r14.v"], done.stdout
+    assert [t["table"] for t in report["tables"]] == ["iceberg://iceberg/r14.base"], done.stdout
