@@ -113,3 +113,45 @@ def test_a_view_spark_creates_in_the_local_catalog_is_listed(spark: Any, spark_w
     report = json.loads(done.stdout)
     assert [s["path"] for s in report["skipped"]] == ["iceberg://iceberg/r14.v"], done.stdout
     assert [t["table"] for t in report["tables"]] == ["iceberg://iceberg/r14.base"], done.stdout
+
+
+def _catalog_folder_with_hadoop_metadata(root: Path) -> tuple[Path, dict[str, str]]:
+    """``W/iceberg/ns/t`` of the SQL catalog ``iceberg`` (attested, two rows), and a ``v1.metadata.json`` planted in its
+    metadata folder: a copy of the table's first metadata file (no snapshot: no rows)."""
+    from tests.test_audit_warehouse import warehouse
+
+    wh = warehouse(root)
+    props = pyiceberg_catalog_properties(wh["w"])
+    env = {"PYICEBERG_CATALOG__ICEBERG__TYPE": "sql", "PYICEBERG_CATALOG__ICEBERG__URI": props["uri"],
+           "PYICEBERG_CATALOG__ICEBERG__WAREHOUSE": props["warehouse"]}
+    meta = wh["iceberg"] / "metadata"
+    first = min(meta.glob("00000-*.metadata.json"))
+    (meta / "v1.metadata.json").write_bytes(first.read_bytes())
+    return wh["iceberg"], env
+
+
+def test_hadoop_metadata_planted_in_a_catalogs_table_folder_is_not_passed(tmp_path: Path) -> None:
+    """A folder a configured catalog owns was verified through the catalog alone: the catalog's current metadata file,
+    two attested rows, VERIFIED, exit 0. A path reader of the folder (``spark.read.format("iceberg").load``:
+    Iceberg's ``HadoopTables``) reads ``version-hint.text`` / ``v<N>.metadata.json``, which no catalog writes — here the
+    planted ``v1``, no rows (the Spark test below reads it). Now the folder's line is ``unsupported_table``; the table
+    through its catalog's name is audited as ever."""
+    from tests.test_audit_warehouse import audit_json
+    from tests.test_audit_warehouse import rows as by_name
+
+    folder, env = _catalog_folder_with_hadoop_metadata(tmp_path)
+    rc, doc = audit_json("W", "iceberg://iceberg/ns", cwd=tmp_path, env=env)
+    row = by_name(doc)["W/iceberg/ns/t"]
+    assert (row["outcome"], row["code"]) == ("ERROR", "unsupported_table"), doc
+    assert "metadata/v1.metadata.json" in row["message"] and "catalog 'iceberg'" in row["message"], row
+    assert by_name(doc)["iceberg://iceberg/ns.t"]["outcome"] == "VERIFIED" and rc == 2, doc
+    # Control: without the planted file the folder verifies through its catalog.
+    (folder / "metadata" / "v1.metadata.json").unlink()
+    rc, doc = audit_json("W", cwd=tmp_path, env=env)
+    assert rc == 0 and by_name(doc)["W/iceberg/ns/t"]["outcome"] == "VERIFIED", doc
+
+
+@pytest.mark.spark
+def test_spark_reads_the_planted_hadoop_metadata_of_a_catalogs_folder(tmp_path: Path, spark: Any) -> None:
+    folder, _ = _catalog_folder_with_hadoop_metadata(tmp_path)
+    assert spark.read.format("iceberg").load(str(folder)).count() == 0  # the catalog's current table has 2 rows
