@@ -522,7 +522,9 @@ def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...]) -> list
         try:
             listed = sorted(tuple(v) for v in catalog.list_views(ns))
         except NotImplementedError:
-            listed, others = _sql_catalog_views(catalog, ns)
+            from carriers.iceberg.catalogs import sql_catalog_views
+
+            listed, others = sql_catalog_views(catalog, ns)
     except Exception as exc:  # the tables are audited all the same; the auditor learns the views were not listed
         where = f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(ns)}"
         return [Skipped(where, Code.TABLE_NOT_AUDITED, f"the views of namespace {'.'.join(ns)!r} could not be listed "
@@ -533,28 +535,6 @@ def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...]) -> list
         Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(entry)}", Code.TABLE_NOT_AUDITED, (
             f"a catalog entry of type {kind!r}, neither a table nor a view: no Iceberg reader opens it, it is not "
             "audited")) for entry, kind in others]
-
-
-def _sql_catalog_views(catalog: Any, ns: tuple[str, ...]) -> tuple[list[tuple[str, ...]], list[tuple[tuple[str, ...],
-                                                                                                    str]]]:
-    """The views of a namespace of pyiceberg's SQL catalog, which lists none (``list_views`` is not implemented) while
-    its database holds them: iceberg-java's JdbcCatalog (Spark; ``attest.spark.local_session``, schema V1) writes a
-    view as a row of ``iceberg_type`` ``VIEW`` beside the tables, and an audit of the catalog said nothing of it. Also
-    the entries of any other type (neither reader opens them). ([], []) for another catalog or a V0 database (no
-    ``iceberg_type``: no views)."""
-    from pyiceberg.catalog.sql import IcebergTables, SqlCatalog
-    from sqlalchemy import select
-    from sqlalchemy.orm import Session
-
-    if not isinstance(catalog, SqlCatalog) or getattr(catalog, "_schema_version", None) != "v1":
-        return [], []
-    stmt = select(IcebergTables.table_name, IcebergTables.iceberg_type).where(
-        IcebergTables.catalog_name == catalog.name, IcebergTables.table_namespace == ".".join(ns),
-        IcebergTables.iceberg_type.is_not(None), IcebergTables.iceberg_type != "TABLE")
-    with Session(catalog.engine) as session:
-        rows = sorted((str(name), str(kind)) for name, kind in session.execute(stmt))
-    return ([(*ns, name) for name, kind in rows if kind == "VIEW"],
-            [((*ns, name), kind) for name, kind in rows if kind != "VIEW"])
 
 
 def _catalog(catalog_name: str) -> Any:

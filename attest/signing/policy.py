@@ -310,19 +310,27 @@ def canonical_name(name: str) -> str:
     return f"{scheme}://{parts.netloc}{path}"
 
 
-def _opened(uri: str, *, decode: bool) -> set[str]:
+def _opened(uri: str, *, decode: bool, glob: bool = False) -> set[str]:
     """The names an object store opens for ``uri``, as the engines parse it (Rust's ``url``, WHATWG: object_store and
     delta-rs): ``.`` and ``..`` segments removed (``%2e`` too), the bucket the host alone — a user part and a port are
     dropped — and an Azure location in every scheme naming its container (``az://c/p``). ``s3://b/lake/x/../finance/t``,
     ``s3://u@b/lake/finance/t``, ``azure://c/…`` and ``abfss://c@acct.dfs.core.windows.net/…`` open the table
     ``s3://b/lake/finance/t`` / ``az://c/…`` opens, and a ``require_signed`` glob on that name missed them: the table
     passed unsigned (exit 0). ``decode`` (names, globs): every percent-escape decoded; else (keys) the name with only
-    its ``.``/``..`` segments (``%2e`` too) resolved, its scheme folded, its host part as written."""
-    try:
-        parts = urlsplit(uri)
-        host = parts.hostname or ""
-    except ValueError:  # a netloc Python cannot split (an unclosed '[' in a glob): its other forms still apply
-        return set()
+    its ``.``/``..`` segments (``%2e`` too) resolved, its scheme folded, its host part as written. ``glob``: ``uri`` is
+    a glob, whose ``?`` and ``[`` are wildcards, never a query or an IPv6 host."""
+    if glob:
+        head, _, rest = uri.partition("://")
+        netloc, slash, raw_path = rest.partition("/")
+        user, at, hostport = netloc.rpartition("@")
+        parts = urlsplit(f"{head}://")._replace(netloc=netloc, path=slash + raw_path)
+        host, username = re.sub(r":[0-9]*$", "", hostport).lower(), (user if at else None)
+    else:
+        try:
+            parts = urlsplit(uri)
+            host, username = parts.hostname or "", parts.username
+        except ValueError:  # a netloc Python cannot split (an unclosed '['): its other forms still apply
+            return set()
     scheme = parts.scheme.lower()
     path = unquote(parts.path) if decode else re.sub("%2[eE]", ".", parts.path)
     path = re.sub("^/+", "/", posixpath.normpath("/" + path)).rstrip("/")  # (normpath keeps a leading '//')
@@ -331,7 +339,7 @@ def _opened(uri: str, *, decode: bool) -> set[str]:
         return {f"{folded}://{parts.netloc}{path}"}
     out = {f"{s}://{host}{path}" for s in {scheme, folded}}
     if scheme in _AZURE_SCHEMES:
-        user = unquote(parts.username or "")
+        user = unquote(username or "")
         container = user if user and host.endswith(_AZURE_HOSTS) else host
         out |= {f"{s}://{container}{path}" for s in ("az", "abfs")}
     return out
@@ -422,7 +430,8 @@ def _glob_forms(glob: str) -> set[str]:
             else:
                 # and the names a store opens for it (``_opened``): a glob spelt ``abfss://c@acct.dfs.core.windows.net/…``
                 # or with ``..`` covers the table as delta-rs names it
-                forms = {f"{scheme}://{netloc}" + re.sub("/{2,}", "/", slash + path), *_opened(text, decode=True)}
+                forms = {f"{scheme}://{netloc}" + re.sub("/{2,}", "/", slash + path),
+                         *_opened(text, decode=True, glob=True)}
         elif text.startswith("/"):
             local = posixpath.normpath(text)
             forms = {local, f"file://{local}"}
