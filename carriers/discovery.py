@@ -340,13 +340,13 @@ def _hidden_remote(storage: Any, root: str, rel: str) -> list[Skipped]:
     (the store's walk dropped ``_staging/orders`` without a word, where the local walk listed it). One delimiter
     listing per folder, at most ``MAX_HIDDEN_FOLDERS``; tables are entered too; a prefix that cannot be listed is
     said."""
-    folder = f"{root}/{rel}"
+    folder = _store_uri(root, rel)
     hidden = _hidden_reason(rel.rsplit("/", 1)[-1][0])
     out: list[Skipped] = []
     pending, seen = [rel], 0
     while pending:
         current = pending.pop()
-        here = f"{root}/{current}"
+        here = _store_uri(root, current)
         seen += 1
         if seen > MAX_HIDDEN_FOLDERS:
             out.append(_search_bounded(folder, len(pending) + 1))
@@ -364,6 +364,23 @@ def _hidden_remote(storage: Any, root: str, rel: str) -> list[Skipped]:
             out.append(Skipped(here, Code.TABLE_NOT_AUDITED, f"a {kind} table {where} {hidden}"))
         pending.extend(f"{current}/{d}" for d in sorted(folders, reverse=True))
     return out
+
+
+# What the URL parser delta-rs reads a table URI with (Rust's ``url``, WHATWG) changes in a path: a percent-escape is
+# decoded, ``#`` and ``?`` end it, tabs and line breaks are dropped, spaces and controls at its end are trimmed (a
+# space inside a name is kept: the parser encodes it and object_store decodes it back).
+_URL_ALTERED = re.compile(r"[%#?\x00-\x1f\x7f]| +$")
+
+
+def _store_uri(root: str, rel: str) -> str:
+    """The URI delta-rs opens the prefix ``rel`` under ``root`` by. The walk named a prefix by its key, and delta-rs
+    decodes the URI it is given: a tampered table copied to the literal key ``lake/%6Frders/`` was audited as
+    ``s3://b/lake/%6Frders``, which opens ``lake/orders`` — the genuine table verified twice, the copy never read,
+    exit 0, while a reader of the literal key (Spark's ``s3a://``, a Hadoop path, a listing) gets the copy."""
+    if not rel:
+        return root
+    return f"{root}/" + "/".join(_URL_ALTERED.sub(lambda m: "".join(f"%{ord(c):02X}" for c in m.group()), part)
+                                 for part in rel.split("/"))
 
 
 def _remote_kind(storage: Any, rel: str) -> tuple[list[str], bool, str | None]:
@@ -432,7 +449,7 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
     listed = 0
     while pending:
         rel, outer = pending.pop(0)
-        here = f"{root}/{rel}" if rel else root
+        here = _store_uri(root, rel)
         listed += 1
         if progress is not None:
             progress(listed, len(out.tables))
@@ -454,6 +471,9 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
         inside = outer
         if kind is not None:
             notes = [] if outer is None else [f"nested inside table {outer}: a table's folder holds this table"]
+            if here != f"{root}/{rel}":
+                notes.append(f"named with its prefix {rel!r} percent-encoded: delta-rs decodes a table URI, and "
+                             f"{root}/{rel} opens another prefix")
             out.tables.extend(_found_at(here, kind, iceberg, notes))
             inside = here
         for d in sorted(folders):
@@ -497,17 +517,24 @@ def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...]) -> list
     """The views of a namespace, each listed as not audited: a reader of ``ns.v`` gets what the view's SQL reads, which
     no attestation binds (an audit of the namespace said nothing of them). A catalog without views says so by
     ``NotImplementedError`` (pyiceberg's SQL catalog; a REST server that does not serve them)."""
+    others: list[tuple[tuple[str, ...], str]] = []
     try:
-        listed = sorted(tuple(v) for v in catalog.list_views(ns))
-    except NotImplementedError:
-        return []
+        try:
+            listed = sorted(tuple(v) for v in catalog.list_views(ns))
+        except NotImplementedError:
+            from carriers.iceberg.catalogs import sql_catalog_views
+
+            listed, others = sql_catalog_views(catalog, ns)
     except Exception as exc:  # the tables are audited all the same; the auditor learns the views were not listed
         where = f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(ns)}"
         return [Skipped(where, Code.TABLE_NOT_AUDITED, f"the views of namespace {'.'.join(ns)!r} could not be listed "
                         f"({type(exc).__name__}: {exc}); views are not audited")]
     return [Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(view)}", Code.TABLE_NOT_AUDITED, (
         "an Iceberg view: its readers get the rows of the tables its SQL reads, which no attestation binds (the "
-        "tables it reads are audited where they are among the audit's tables)")) for view in listed]
+        "tables it reads are audited where they are among the audit's tables)")) for view in listed] + [
+        Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(entry)}", Code.TABLE_NOT_AUDITED, (
+            f"a catalog entry of type {kind!r}, neither a table nor a view: no Iceberg reader opens it, it is not "
+            "audited")) for entry, kind in others]
 
 
 def _catalog(catalog_name: str) -> Any:

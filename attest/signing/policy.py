@@ -266,7 +266,12 @@ def load_policy(source: TrustPolicy | PublicKey | str | os.PathLike[str]) -> Tru
 # URI let a table folder replaced by a symlink to an unsigned table elsewhere leave the policy ("the policy does not
 # require a signature for <elsewhere>"). So: require_signed applies when any spelling of any name matches, and a key
 # must be allowed for the table under every name it was reached by (its canonical spelling) and where that resolves.
-_SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3", "abfss": "abfs", "wasbs": "wasb"}
+_SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3", "abfss": "abfs", "wasbs": "wasb", "gcs": "gs"}
+# One Azure store to object_store (delta-rs) and pyiceberg's FileIOs, whatever the scheme: the container is the host
+# (``az://c/p``, ``adl://``, ``azure://``, ``abfs[s]://c/p``) or the user part of ``abfs[s]://c@<account>.dfs.core.
+# windows.net/p`` (``wasb[s]://c@<account>.blob.core.windows.net/p``).
+_AZURE_SCHEMES = frozenset({"az", "adl", "azure", "abfs", "abfss", "wasb", "wasbs"})
+_AZURE_HOSTS = (".dfs.core.windows.net", ".blob.core.windows.net", ".dfs.fabric.microsoft.com")
 
 
 def _is_uri(text: str) -> bool:
@@ -305,6 +310,41 @@ def canonical_name(name: str) -> str:
     return f"{scheme}://{parts.netloc}{path}"
 
 
+def _opened(uri: str, *, decode: bool, glob: bool = False) -> set[str]:
+    """The names an object store opens for ``uri``, as the engines parse it (Rust's ``url``, WHATWG: object_store and
+    delta-rs): ``.`` and ``..`` segments removed (``%2e`` too), the bucket the host alone — a user part and a port are
+    dropped — and an Azure location in every scheme naming its container (``az://c/p``). ``s3://b/lake/x/../finance/t``,
+    ``s3://u@b/lake/finance/t``, ``azure://c/…`` and ``abfss://c@acct.dfs.core.windows.net/…`` open the table
+    ``s3://b/lake/finance/t`` / ``az://c/…`` opens, and a ``require_signed`` glob on that name missed them: the table
+    passed unsigned (exit 0). ``decode`` (names, globs): every percent-escape decoded; else (keys) the name with only
+    its ``.``/``..`` segments (``%2e`` too) resolved, its scheme folded, its host part as written. ``glob``: ``uri`` is
+    a glob, whose ``?`` and ``[`` are wildcards, never a query or an IPv6 host."""
+    if glob:
+        head, _, rest = uri.partition("://")
+        netloc, slash, raw_path = rest.partition("/")
+        user, at, hostport = netloc.rpartition("@")
+        parts = urlsplit(f"{head}://")._replace(netloc=netloc, path=slash + raw_path)
+        host, username = re.sub(r":[0-9]*$", "", hostport).lower(), (user if at else None)
+    else:
+        try:
+            parts = urlsplit(uri)
+            host, username = parts.hostname or "", parts.username
+        except ValueError:  # a netloc Python cannot split (an unclosed '['): its other forms still apply
+            return set()
+    scheme = parts.scheme.lower()
+    path = unquote(parts.path) if decode else re.sub("%2[eE]", ".", parts.path)
+    path = re.sub("^/+", "/", posixpath.normpath("/" + path)).rstrip("/")  # (normpath keeps a leading '//')
+    folded = _SCHEME_ALIASES.get(scheme, scheme)
+    if not decode:
+        return {f"{folded}://{parts.netloc}{path}"}
+    out = {f"{s}://{host}{path}" for s in {scheme, folded}}
+    if scheme in _AZURE_SCHEMES:
+        user = unquote(username or "")
+        container = user if user and host.endswith(_AZURE_HOSTS) else host
+        out |= {f"{s}://{container}{path}" for s in ("az", "abfs")}
+    return out
+
+
 def name_spellings(name: str) -> set[str]:
     """Every spelling of one table name a ``require_signed`` glob may be written in: as given, without a trailing
     ``/``, canonical (``canonical_name``), percent-decoded and percent-encoded; for a local name also the bare path,
@@ -321,7 +361,7 @@ def name_spellings(name: str) -> set[str]:
     for scheme in {parts.scheme, parts.scheme.lower(), canonical.partition(":")[0]}:
         out.update({f"{scheme}://{parts.netloc}{decoded}", f"{scheme}://{parts.netloc.lower()}{decoded}"})
     out.add(canonical)
-    return out
+    return out | _opened(name, decode=True)
 
 
 def table_spellings(target: Target) -> set[str]:
@@ -388,7 +428,10 @@ def _glob_forms(glob: str) -> set[str]:
                 local = posixpath.normpath("/" + path)
                 forms = {f"file://{local}", local}
             else:
-                forms = {f"{scheme}://{netloc}" + re.sub("/{2,}", "/", slash + path)}
+                # and the names a store opens for it (``_opened``): a glob spelt ``abfss://c@acct.dfs.core.windows.net/…``
+                # or with ``..`` covers the table as delta-rs names it
+                forms = {f"{scheme}://{netloc}" + re.sub("/{2,}", "/", slash + path),
+                         *_opened(text, decode=True, glob=True)}
         elif text.startswith("/"):
             local = posixpath.normpath(text)
             forms = {local, f"file://{local}"}
@@ -411,6 +454,15 @@ def _key_names(target: Target) -> list[tuple[str, str]]:
             canonical = canonical_name(name)
             if canonical != target.scope and canonical not in (n for n, _ in out):
                 out.append((canonical, f" (the name this table was reached by, {name!r}; it is {target.scope})"))
+        # Where a store name leads once its ``..`` segments are resolved, as the engine resolves them: a key allowed
+        # for ``s3://b/lake/hr/*`` matched ``s3://b/lake/hr/../finance/t`` (``*`` crosses ``/``), a finance table.
+        for name, _ in list(out):
+            scheme = name.partition(":")[0].lower() if _is_uri(name) else "file"
+            if scheme == "file":
+                continue
+            for where in _opened(name, decode=False):
+                if where not in (n for n, _ in out) and where != canonical_name(name):
+                    out.append((where, f" (where {name!r} leads)"))
     return out
 
 

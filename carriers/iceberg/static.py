@@ -193,6 +193,7 @@ def open_folder(location: str, *, detached: bool = False, allow_external: bool =
     owner = owning_catalog(folder)
     if owner is not None:
         carrier = IcebergCarrier.from_reference(owner[0], owner[1], detached=detached, allow_external=allow_external)
+        _hadoop_reads_the_current(folder, location, owner, str(carrier.table.metadata_location or ""))
         setattr(carrier, "static_note", f"found as the folder {location}; verified through catalog {owner[0]!r}, whose "  # noqa: B010
                 f"table {owner[1]} it is (the catalog says which metadata file is current)")
         return carrier
@@ -219,6 +220,34 @@ def open_folder(location: str, *, detached: bool = False, allow_external: bool =
     table = StaticTable(identifier=("static", str(folder)), metadata=metadata, metadata_location=uri, io=io,
                         catalog=NoopCatalog("static"))
     return StaticIcebergCarrier(table, folder=location, how=how, detached=detached, allow_external=allow_external)
+
+
+def _hadoop_reads_the_current(folder: Path, location: str, owner: tuple[str, str], current: str) -> None:
+    """Refuse a catalog's folder in which Iceberg's Hadoop tables read another metadata file than the catalog's
+    current one. A path reader (``spark.read.format("iceberg").load(folder)``: ``HadoopTables``) reads
+    ``version-hint.text`` and ``v<N>.metadata.json``, which no catalog writes: such a file planted in the folder of a
+    catalog's table gave path readers its rows while the folder verified through the catalog (exit 0)."""
+    meta = folder / "metadata"
+    try:
+        names = sorted(os.listdir(meta))
+    except OSError:
+        return  # the catalog's own reading of the table says what is wrong with it
+    hadoop = _hadoop_choice(meta, names)
+    if hadoop is None:
+        return
+    current_name = current.rstrip("/").rsplit("/", 1)[-1]
+    match = _NUMBERED.match(current_name)
+    if isinstance(hadoop, int) and match is not None and match.group("v") is not None and \
+            int(match.group("v")) == hadoop and os.path.realpath(meta / current_name) == os.path.realpath(
+                _local(current) or ""):
+        return  # the catalog points at the very file Hadoop readers read (a Hadoop table registered as it is)
+    read = f"metadata/v{hadoop}.metadata.json" if isinstance(hadoop, int) else f"a version this folder cannot tell " \
+        f"({hadoop})"
+    raise UnsupportedTableError(
+        f"{location}: Iceberg's Hadoop tables (spark.read.format('iceberg').load of this path: version-hint.text, "
+        f"then v<N> while v<N+1> exists) read {read}, while its catalog {owner[0]!r} (table {owner[1]}) says "
+        f"{current_name} is current: readers of the path get what the catalog's attestation does not bind; remove the "
+        "Hadoop metadata or audit the table through its catalog alone")
 
 
 def catalog_identity(name: str, properties: Mapping[str, Any]) -> tuple[str, ...] | None:
