@@ -142,3 +142,43 @@ def test_pyiceberg_writes_of_every_type_are_attested(tmp_path: Path) -> None:
     attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM)
     rc, doc = verify(f"iceberg://{CATALOG}/ns.t", "--level", "bytes")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED"), json.dumps(doc)
+
+
+def _forge_footer(path: Path, true: bytes, forged: bytes) -> None:
+    """Every occurrence of ``true`` in the Parquet footer of ``path`` written as ``forged`` (same length), in place."""
+    data = bytearray(path.read_bytes())
+    length = struct.unpack("<i", bytes(data[-8:-4]))[0]
+    start, end = len(data) - 8 - length, len(data) - 8
+    footer = bytes(data[start:end])
+    assert true in footer
+    data[start:end] = footer.replace(true, forged)
+    path.write_bytes(bytes(data))
+
+
+# The appended file's footer statistics forged (manifest metrics honest), and the filtered read that then skips its row
+# group in pyiceberg (pyarrow prunes row groups by the footer; Spark too, measured in the Spark module).
+FOOTERS: dict[str, tuple[bytes, bytes, str]] = {
+    "a_maximum_below_the_greatest": (_long(101), _long(100), "id = 101"),  # min <= max: pyarrow trusts it
+    "a_string_minimum_above_the_least": (b"abcdef", b"abcdzz", "v = 'abcdef'"),
+}
+
+
+@pytest.mark.usefixtures("iceberg_env")
+@pytest.mark.parametrize("forgery", sorted(FOOTERS))
+def test_an_appended_file_whose_parquet_footer_misstates_its_rows_is_not_attested(forgery: str,
+                                                                                   tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    true, forged, query = FOOTERS[forgery]
+    catalog = ns_catalog(tmp_path)
+    table = _appended(catalog, {})
+    added = [f for f in table.inspect.files().column("file_path").to_pylist() if "rewritten-" in f]
+    path = Path(added[0].removeprefix("file://"))
+    _forge_footer(path, true, forged)
+    assert pq.ParquetFile(path).metadata.num_rows == 3
+    assert table.scan().to_arrow().num_rows == 5  # a full read returns every row ...
+    assert table.scan(row_filter=query).to_arrow().num_rows == 0, query  # ... a filtered one skips the row group
+    with pytest.raises(AttestError) as refused:
+        attest_after_write(table, model="orders", program_hash=PROGRAM)
+    assert refused.value.code.value == "table_inconsistent", refused.value.message
+    assert "Parquet footer statistics" in refused.value.message

@@ -18,6 +18,7 @@ type, NaN and nulls included, with merge-on-read deletes (v2 and v3), and its ``
 
 from __future__ import annotations
 
+import struct
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -160,3 +161,46 @@ def test_spark_tables_of_every_type_with_deletes_are_attested(spark: SparkSessio
     spark.sql(f"CALL iceberg.system.rewrite_data_files(table => '{ns}.t', options => map('rewrite-all', 'true'))")
     rc, doc = _cli(spark_warehouse, "verify", ref)
     assert rc == 0 and doc["passed"] and "content" in doc["verdict"], doc
+
+
+
+def test_an_appended_file_whose_parquet_footer_misstates_its_rows(spark: SparkSession, spark_warehouse: Path) -> None:
+    """The file's own Parquet footer forged (its maximum of ``id`` 1000007 written as 1000004), its manifest metrics
+    Java's of the honest file: Spark (vectorized or not) and pyiceberg skip its row group for ``id = 1000007`` and
+    ``id > 1000005`` while a full read returns the row — attested and VERIFIED before; ``table_inconsistent`` now."""
+    name, ident, ref = merge_on_read_table(spark, "f14")
+    holder = str(spark.sql(f"SELECT _file FROM {name} LIMIT 1").collect()[0][0])
+    path = local(holder).parent / "footer-forged.parquet"
+    field = pa.field("id", pa.int64(), nullable=True, metadata={b"PARQUET:field_id": b"1"})
+    pq.write_table(pa.table({"id": pa.array([1000003, 1000007], pa.int64())}, schema=pa.schema([field])), path,
+                   use_dictionary=False, write_page_index=False)
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    table = java_table(spark, name)
+    honest = jvm.org.apache.iceberg.parquet.ParquetUtil.fileMetrics(
+        table.io().newInputFile(f"file://{path}"), jvm.org.apache.iceberg.MetricsConfig.getDefault())
+    data = bytearray(path.read_bytes())
+    length = struct.unpack("<i", bytes(data[-8:-4]))[0]
+    start, end = len(data) - 8 - length, len(data) - 8
+    footer = bytes(data[start:end])
+    assert footer.count(struct.pack("<q", 1000007)) == 2  # the chunk's max_value and (deprecated) max
+    data[start:end] = footer.replace(struct.pack("<q", 1000007), struct.pack("<q", 1000004))
+    path.write_bytes(bytes(data))
+    assert pq.ParquetFile(path).metadata.row_group(0).column(0).statistics.max == 1000004
+    appended = jvm.org.apache.iceberg.DataFiles.builder(table.spec()).withPath(f"file://{path}") \
+        .withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET).withFileSizeInBytes(path.stat().st_size) \
+        .withMetrics(honest).build()
+    table.newAppend().appendFile(appended).commit()
+    spark.sql(f"REFRESH TABLE {name}")
+    assert sorted(int(r[0]) for r in spark.sql(f"SELECT id FROM {name}").collect()) == [*range(10), 1000003, 1000007]
+    for query in ("id = 1000007", "id > 1000005"):
+        assert spark.sql(f"SELECT id FROM {name} WHERE {query}").collect() == [], query
+        assert _pyiceberg_ids(spark_warehouse, ident, query) == [], query
+    spark.conf.set("spark.sql.iceberg.vectorization.enabled", "false")
+    try:
+        assert spark.sql(f"SELECT id FROM {name} WHERE id = 1000007").collect() == []  # the row reader too
+    finally:
+        spark.conf.unset("spark.sql.iceberg.vectorization.enabled")
+    rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc != 0 and "table_inconsistent" in codes(doc), doc
+    rc, doc = _cli(spark_warehouse, "verify", ref)
+    assert rc != 0 and not doc["passed"], doc
