@@ -64,9 +64,9 @@ FORGERIES: dict[str, tuple[dict[str, Any], str | None]] = {
 }
 
 
-def _appended(catalog: Any, metrics: dict[str, Any]) -> Any:
+def _appended(catalog: Any, metrics: dict[str, Any], *, footer_statistics: bool = True) -> Any:
     """A table (id long, x double, v string) with one pyiceberg append, then a data file appended by hand with
-    ``metrics`` in its manifest entry."""
+    ``metrics`` in its manifest entry (``footer_statistics``: the file written with Parquet footer statistics)."""
     from pyiceberg.schema import Schema
     from pyiceberg.types import DoubleType, LongType, NestedField, StringType
 
@@ -80,6 +80,14 @@ def _appended(catalog: Any, metrics: dict[str, Any]) -> Any:
     from pyiceberg.manifest import DataFile
 
     written = write_file(table, with_ids(pa.table(ROWS, schema=arrow), [ID, X, V]))
+    if not footer_statistics:
+        import pyarrow.parquet as pq
+
+        path = Path(str(written.file_path).removeprefix("file://"))
+        pq.write_table(pq.read_table(path), path, write_statistics=False)
+        written = DataFile.from_args(content=written.content, file_path=written.file_path,
+                                     file_format=written.file_format, partition=written.partition,
+                                     file_size_in_bytes=path.stat().st_size, record_count=3, spec_id=0)
     added = DataFile.from_args(content=written.content, file_path=written.file_path, file_format=written.file_format,
                                partition=written.partition, file_size_in_bytes=written.file_size_in_bytes,
                                spec_id=0, **{**HONEST, **metrics})
