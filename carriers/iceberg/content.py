@@ -724,12 +724,15 @@ def _footer_problems_by_id(metadata: Any, file_schema: Any, schema: Schema, name
                 return int(raw)
             except ValueError:
                 return None
-        if name_mapping is None:
-            return None
-        try:
-            return int(name_mapping.find(*names).field_id)
-        except (ValueError, KeyError, AttributeError, TypeError):
-            return None
+        # No id: the name mapping's, at each level the first mapped field naming it (pyiceberg's index by name)
+        level: Any = list(name_mapping) if name_mapping is not None else []
+        mapped: Any = None
+        for n in names:
+            mapped = next((m for m in level if n in m.names), None)
+            if mapped is None:
+                return None
+            level = list(mapped.fields)
+        return None if mapped is None or mapped.field_id is None else int(mapped.field_id)
 
     def column_at(parts: list[str]) -> Any:
         fields: Any = list(file_schema)

@@ -64,9 +64,11 @@ FORGERIES: dict[str, tuple[dict[str, Any], str | None]] = {
 }
 
 
-def _appended(catalog: Any, metrics: dict[str, Any], *, footer_statistics: bool = True) -> Any:
+def _appended(catalog: Any, metrics: dict[str, Any], *, footer_statistics: bool = True, field_ids: bool = True
+              ) -> Any:
     """A table (id long, x double, v string) with one pyiceberg append, then a data file appended by hand with
-    ``metrics`` in its manifest entry (``footer_statistics``: the file written with Parquet footer statistics)."""
+    ``metrics`` in its manifest entry (``footer_statistics``: the file written with Parquet footer statistics;
+    ``field_ids``: with Parquet field ids, else read through the table's name mapping)."""
     from pyiceberg.schema import Schema
     from pyiceberg.types import DoubleType, LongType, NestedField, StringType
 
@@ -79,7 +81,14 @@ def _appended(catalog: Any, metrics: dict[str, Any], *, footer_statistics: bool 
     table = catalog.load_table("ns.t")
     from pyiceberg.manifest import DataFile
 
-    written = write_file(table, with_ids(pa.table(ROWS, schema=arrow), [ID, X, V]))
+    if not field_ids:
+        from pyiceberg.table.name_mapping import create_mapping_from_schema
+
+        with table.transaction() as tx:
+            tx.set_properties({"schema.name-mapping.default": create_mapping_from_schema(schema).model_dump_json()})
+        table = catalog.load_table("ns.t")
+    rows = pa.table(ROWS, schema=arrow)
+    written = write_file(table, with_ids(rows, [ID, X, V]) if field_ids else rows)
     if not footer_statistics:
         import pyarrow.parquet as pq
 
@@ -165,9 +174,10 @@ def _forge_footer(path: Path, true: bytes, forged: bytes) -> None:
 
 # The appended file's footer statistics forged (manifest metrics honest), and the filtered read that then skips its row
 # group in pyiceberg (pyarrow prunes row groups by the footer; Spark too, measured in the Spark module).
-FOOTERS: dict[str, tuple[bytes, bytes, str]] = {
-    "a_maximum_below_the_greatest": (_long(101), _long(100), "id = 101"),  # min <= max: pyarrow trusts it
-    "a_string_minimum_above_the_least": (b"abcdef", b"abcdzz", "v = 'abcdef'"),
+FOOTERS: dict[str, tuple[bytes, bytes, str, bool]] = {
+    "a_maximum_below_the_greatest": (_long(101), _long(100), "id = 101", True),  # min <= max: pyarrow trusts it
+    "a_string_minimum_above_the_least": (b"abcdef", b"abcdzz", "v = 'abcdef'", True),
+    "a_maximum_below_the_greatest_in_a_file_without_field_ids": (_long(101), _long(100), "id = 101", False),
 }
 
 
@@ -177,9 +187,9 @@ def test_an_appended_file_whose_parquet_footer_misstates_its_rows_is_not_atteste
                                                                                    tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
-    true, forged, query = FOOTERS[forgery]
+    true, forged, query, field_ids = FOOTERS[forgery]
     catalog = ns_catalog(tmp_path)
-    table = _appended(catalog, {})
+    table = _appended(catalog, {}, field_ids=field_ids)
     added = [f for f in table.inspect.files().column("file_path").to_pylist() if "rewritten-" in f]
     path = Path(added[0].removeprefix("file://"))
     _forge_footer(path, true, forged)
