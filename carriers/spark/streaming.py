@@ -32,7 +32,17 @@ from typing import TYPE_CHECKING, Any
 
 from attest.identity.inputs import ObservedInput
 from attest.render.terminal import terminal_safe_logger
-from carriers.spark.plan import LeafInfo, ident_parts, opt, program_hash_from_json, seq, simple_name
+from carriers.spark.plan import (
+    PYTHON_CODE,
+    LeafInfo,
+    ident_parts,
+    opaque_code,
+    opt,
+    program_hash_from_json,
+    python_functions,
+    seq,
+    simple_name,
+)
 
 if TYPE_CHECKING:
     from carriers.base import WriteResult
@@ -214,14 +224,21 @@ def _program_hash(plan: Any, leaves: list[tuple[Any, Source, tuple[int, ...]]], 
     """The query's program identity: its logical plan, normalised as batch plans are (docs/spark.md), sources
     replaced by what they read, the query id, checkpoint and sink location out. Identical for every batch of a
     run and across restarts from the checkpoint."""
-    doc = json.loads(str(plan.toJSON()))
+    text = str(plan.toJSON())
+    doc = json.loads(text)
     for node in doc:
         if isinstance(node, dict):
             node.pop("queryId", None)  # run data: another checkpoint of the same program is the same program
     rels = [src.leaf(ids) for _, src, ids in leaves]
     scrub = [x for x in {checkpoint, *(s.location for _, s, _ in leaves)} if x]
+    functions: list[str] = []
+    if opaque_code(text) & PYTHON_CODE:  # the plan's Python functions: toJSON writes each as "func": null
+        try:
+            functions = python_functions(plan)
+        except Exception:  # never the document of a plan without them: no program shares it
+            functions = ["<unreadable python functions>"]
     return program_hash_from_json([("stream", json.dumps(doc), rels)], scrub=sorted(scrub, key=len, reverse=True),
-                                  target=sink.location)
+                                  target=sink.location, functions=functions)
 
 
 # ---- the watcher ---------------------------------------------------------------------------------------------------
