@@ -24,6 +24,7 @@ from carriers.base import AmbiguousCommit, one_commit
 from carriers.spark import stamp as stamping
 from carriers.spark.plan import (
     PYTHON_CODE,
+    RDD_LEAVES,
     LeafInfo,
     ident_parts,
     leaves,
@@ -416,7 +417,8 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         rels.extend(_mark_cached(sub, sub_leaves, jvm, jspark))
         docs.append((name, str(sub.toJSON()), sub_leaves))
     scrub = [x for x in {*(r.location for r in rels)} if x]
-    event.opaque = sorted(set().union(*(opaque_code(text) for _, text, _ in docs)))
+    event.opaque = sorted(set().union(*(opaque_code(text) for _, text, _ in docs),
+                                      (r.name for r in rels if r.kind == "memory" and r.name in RDD_LEAVES)))
     functions: list[str] = []
     if PYTHON_CODE.intersection(event.opaque):
         try:

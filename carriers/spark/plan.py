@@ -18,6 +18,7 @@ from attest.canonical import digest
 __all__ = [
     "OPAQUE_CODE",
     "PYTHON_CODE",
+    "RDD_LEAVES",
     "LeafInfo",
     "canonical_plan",
     "leaves",
@@ -55,6 +56,9 @@ OPAQUE_CODE = PYTHON_CODE | frozenset({
     "MapPartitions", "MapPartitionsInR", "MapElements", "MapGroups", "FlatMapGroupsWithState", "CoGroup",
     "PythonDataSourcePartitions",
 })
+# Leaves whose rows an RDD computes (``df.rdd.map(f).toDF()``, ``createDataFrame(rdd)``, ``localCheckpoint()``):
+# the RDD's functions and what its lineage read are in no plan.
+RDD_LEAVES = frozenset({"LogicalRDD", "ExternalRDD"})
 _CLASS_RE = re.compile(r'"class"\s*:\s*"[^"]*[.$]([A-Za-z0-9_]+)"')
 
 
@@ -247,7 +251,7 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
                             version=str(table.initialSnapshot().version()), in_tree=in_tree, pinned=pinned,
                             latest=latest)
         return LeafInfo("path", name=name or str(table.name()), in_tree=in_tree)
-    return LeafInfo("memory", in_tree=in_tree)
+    return LeafInfo("memory", name=cls, in_tree=in_tree)  # the class: an RDD's rows are opaque (RDD_LEAVES)
 
 
 def _delta_scan(source: Any, time_travel: Any) -> tuple[bool, str | None]:

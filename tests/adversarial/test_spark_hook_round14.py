@@ -8,7 +8,8 @@ Spark job read something else than the attestation said (each failed on the code
 - a cached DataFrame: Spark answers from the cached rows, read at an older version, while the analysed plan names
   the table's version now;
 - a Python UDF: ``LogicalPlan.toJSON()`` writes its function as ``"func": null`` — two jobs differing only in the
-  UDF's body had one ``program_hash`` — and what the UDF reads is in no plan.
+  UDF's body had one ``program_hash`` — and what the UDF reads is in no plan; nor what an RDD's rows came from;
+- the read gate checked an unpinned Delta read at its analysed version, and let the action read a later commit.
 
 And pins for what holds: an unchanged read (an attestation commit between analysis and scan included) and a
 time-travel read stay strong, a parquet read of a Delta table's folder is heuristic.
@@ -175,6 +176,21 @@ def test_python_udfs_are_in_the_program_and_make_the_inputs_heuristic(spark: Spa
     doc, inputs = _inputs(hook, dst)
     assert doc["inputs_proof_class"] == "heuristic"
     assert {i["table"] for i in inputs if "content" not in i} == {"code:CallMethodViaReflection"}, inputs
+
+
+def test_rows_an_rdd_computed_are_not_read_strongly(spark: SparkSession, hook: Hook, spark_warehouse: Path) -> None:
+    """``df.rdd.map(f).toDF()``: the plan holds a LogicalRDD — neither ``f`` nor the table the RDD read is in it. Beside
+    an attested table read directly, the inputs were ``strong`` with that table alone."""
+    attested = _source(spark, hook, spark_warehouse, "r14_rdd_a")
+    hidden = _source(spark, hook, spark_warehouse, "r14_rdd_b")
+    through_rdd = spark.read.format("delta").load(hidden).rdd.map(lambda r: (r.id * 1000,)).toDF(["id"])
+    dst = str(spark_warehouse / f"r14_rdd_dst_{uuid.uuid4().hex[:6]}")
+    spark.read.format("delta").load(attested).unionByName(through_rdd).write.format("delta").save(dst)
+    hook.flush()
+    assert hook.failed == 0, hook.errors
+    doc, inputs = _inputs(hook, dst)
+    assert doc["inputs_proof_class"] == "heuristic", inputs  # was: strong, the RDD's table in no input
+    assert {i["table"] for i in inputs if "content" not in i} == {"code:LogicalRDD"}, inputs
 
 
 def test_a_parquet_read_of_a_delta_tables_folder_is_heuristic(spark: SparkSession, hook: Hook,
