@@ -29,6 +29,7 @@ from carriers.spark.plan import (
     ident_parts,
     leaves,
     opaque_code,
+    opaque_inputs,
     opt,
     program_hash_from_json,
     python_functions,
@@ -1022,16 +1023,6 @@ class Hook:
             if self._capture is not None:
                 self._capture.append(result)
 
-    @staticmethod
-    def _opaque_inputs(event: WriteEvent) -> list[ObservedInput]:
-        """User code the plan runs but does not show (a Python UDF, ``mapInPandas``, a JVM UDF, ``reflect``) can read
-        anything — a file, a URL, a table outside the plan: one heuristic input says so, so that the inputs are never
-        ``strong`` on the word of the plan's relations alone."""
-        if not event.opaque:
-            return []
-        return [ObservedInput(table="code:" + ",".join(event.opaque),
-                              watermark="user code ran that the plan does not show: what it read is not known")]
-
     def _stream_inputs(self, event: WriteEvent) -> list[ObservedInput]:
         """A write inside foreachBatch read its micro-batch: the batch's source range (docs/streaming.md)."""
         if not event.stream or self._streams is None:
@@ -1109,7 +1100,7 @@ class Hook:
                        "delta_mode='detached' to attest every version)", superseded=event)
             return None
         inputs = ([self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
-                  + self._opaque_inputs(event))
+                  + opaque_inputs(event.opaque))
         try:
             result = carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
                                     run_id=self.run_id, dialect="spark", engines=self._engines, version=version,
@@ -1161,7 +1152,7 @@ class Hook:
                        superseded=event)
             return None
         inputs = ([self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
-                  + self._opaque_inputs(event))
+                  + opaque_inputs(event.opaque))
         result = carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
                                 run_id=self.run_id, dialect="spark", engines=self._engines, signer=self.signer,
                                 hasher=hasher)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from attest.canonical import digest
+from attest.identity.inputs import ObservedInput
 
 __all__ = [
     "OPAQUE_CODE",
@@ -23,6 +24,7 @@ __all__ = [
     "canonical_plan",
     "leaves",
     "opaque_code",
+    "opaque_inputs",
     "opt",
     "program_document",
     "program_hash_from_json",
@@ -65,6 +67,16 @@ _CLASS_RE = re.compile(r'"class"\s*:\s*"[^"]*[.$]([A-Za-z0-9_]+)"')
 def opaque_code(plan_json: str) -> set[str]:
     """The classes of ``OPAQUE_CODE`` a plan's JSON names, at any depth."""
     return {m for m in _CLASS_RE.findall(plan_json) if m in OPAQUE_CODE}
+
+
+def opaque_inputs(classes: Sequence[str]) -> list[ObservedInput]:
+    """User code the plan runs but does not show (a Python UDF, ``mapInPandas``, a JVM UDF, ``reflect``, an RDD's
+    rows) can read anything — a file, a URL, a table outside the plan: one heuristic input ``code:<classes>`` says
+    so, so that inputs are never ``strong`` on the word of the plan's relations alone (docs/spark.md, "Inputs")."""
+    if not classes:
+        return []
+    return [ObservedInput(table="code:" + ",".join(sorted(set(classes))),
+                          watermark="user code ran that the plan does not show: what it read is not known")]
 
 
 def python_functions(plan: Any, limit: int = 10_000) -> list[str]:

@@ -37,6 +37,7 @@ from carriers.spark.plan import (
     LeafInfo,
     ident_parts,
     opaque_code,
+    opaque_inputs,
     opt,
     program_hash_from_json,
     python_functions,
@@ -134,6 +135,7 @@ class QueryState:
     sink: SinkInfo | None
     sources: list[Source]
     program_hash: str | None = None
+    opaque: list[str] = field(default_factory=list)  # user code its plan runs but does not show (plan.OPAQUE_CODE)
     caught_up: str | None = None  # the run id whose catch-up is queued
     missed: set[int] = field(default_factory=set)  # batches skipped on a full queue (the catch-up reaches them)
 
@@ -332,6 +334,7 @@ class StreamWatcher:
         checkpoint = None
         with suppress(Exception):
             checkpoint = str(state.execution.resolvedCheckpointRoot())
+        state.opaque = sorted(opaque_code(str(plan.toJSON())))
         state.program_hash = _program_hash(plan, found, state.sink, checkpoint)
 
     def on_progress(self, event: Any) -> None:
@@ -555,7 +558,8 @@ class StreamWatcher:
         model = self.hook._model(label)
         try:
             result: WriteResult = carrier.record(
-                model=model, program_hash=state.program_hash or "", inputs=self.observe(ranges),
+                model=model, program_hash=state.program_hash or "",
+                inputs=self.observe(ranges) + opaque_inputs(state.opaque),
                 run_id=self.hook.run_id, dialect="spark", engines=self.hook._engines, version=version,
                 signer=self.hook.signer, hasher=hasher)
             return result

@@ -63,11 +63,15 @@ def _source(spark: SparkSession, hook: Hook, root: Path, name: str) -> str:
 
 def _inputs(hook: Hook, path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The manifest and the input records of the hook's last attestation, which must be of ``path``."""
+    result = hook.results[-1]
+    assert result.location.rstrip("/").endswith(Path(path).name), (result.location, path)
+    return _recorded(result)
+
+
+def _recorded(result: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from carriers.storage.base import local_path_of
 
-    result = hook.results[-1]
     assert result.manifest is not None and result.sidecar is not None
-    assert result.location.rstrip("/").endswith(Path(path).name), (result.location, path)
     sidecar = json.loads(Path(local_path_of(result.sidecar) or result.sidecar).read_text())
     return result.manifest.to_dict(), sidecar["inputs"]
 
@@ -222,3 +226,30 @@ def test_the_read_gate_checks_the_version_an_unpinned_delta_read_will_scan(spark
         assert refused.value.code.value == "stale", gate.refused
         pinned = spark.read.format("delta").option("versionAsOf", 1).load(src)  # the attestation commit
         assert sorted(r[0] for r in pinned.collect()) == [0, 1, 2]  # time travel reads what was checked
+
+
+def test_a_streaming_query_running_a_python_udf_is_not_read_strongly(spark: SparkSession, hook: Hook,
+                                                                     spark_warehouse: Path) -> None:
+    """Each micro-batch's attestation: the UDF adds the ``code:`` input as for a batch write (its function is in
+    the query's program document the same way)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType
+
+    from tests.spark.test_streaming import _json_files
+
+    u = uuid.uuid4().hex[:6]
+    src, table = spark_warehouse / f"r14_stream_in_{u}", spark_warehouse / f"r14_stream_{u}"
+    _json_files(src, 1)
+    query = (spark.readStream.format("json").schema("id long, s string").load(str(src))
+             .select(F.udf(lambda x: x * 3, LongType())("id").alias("id"))
+             .writeStream.format("delta").option("checkpointLocation", str(spark_warehouse / f"r14_stream_ck_{u}"))
+             .trigger(availableNow=True).start(str(table)))
+    query.awaitTermination()
+    hook.flush()
+    assert hook.failed == 0, hook.errors
+    batches = [r for r in hook.results if r.location.rstrip("/").endswith(table.name)]
+    assert batches, hook.results
+    for result in batches:
+        doc, inputs = _recorded(result)
+        assert doc["inputs_proof_class"] == "heuristic", inputs
+        assert "code:PythonUDF" in {i["table"] for i in inputs}, inputs
