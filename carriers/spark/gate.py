@@ -290,7 +290,15 @@ def stream_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
 
 def _table_read(leaf: LeafInfo) -> TableRead | None:
     if leaf.kind == "delta" and leaf.location:
-        return TableRead("delta", leaf.name or leaf.location, leaf.version, location=leaf.location)
+        version = leaf.version
+        if not leaf.pinned:
+            # Not time travel: Delta scans the log's latest snapshot when the query executes, not the one it was
+            # analysed at — a DataFrame analysed before another writer committed reads that commit. So the version
+            # checked is the latest now (a commit between this check and the scan is past any pre-read check).
+            from carriers.delta.carrier import DeltaCarrier
+
+            version = str(DeltaCarrier(leaf.location).latest_version())
+        return TableRead("delta", leaf.name or leaf.location, version, location=leaf.location)
     if leaf.kind == "iceberg" and leaf.catalog and leaf.identifier:
         return TableRead("iceberg", f"iceberg://{leaf.catalog}/{'.'.join(leaf.identifier)}",
                          leaf.read_version or leaf.version, catalog=leaf.catalog, identifier=leaf.identifier)

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from attest.errors import PolicyError, SupersededError
@@ -22,7 +22,20 @@ from attest.identity.inputs import ObservedInput
 from attest.render.terminal import terminal_safe_logger
 from carriers.base import AmbiguousCommit, one_commit
 from carriers.spark import stamp as stamping
-from carriers.spark.plan import LeafInfo, ident_parts, leaves, opt, program_hash_from_json, seq, simple_name
+from carriers.spark.plan import (
+    PYTHON_CODE,
+    RDD_LEAVES,
+    LeafInfo,
+    ident_parts,
+    leaves,
+    opaque_code,
+    opaque_inputs,
+    opt,
+    program_hash_from_json,
+    python_functions,
+    seq,
+    simple_name,
+)
 from carriers.spark.stamp import ICEBERG_STAMP_KEY, Window, is_stamp, stamp_in_options
 
 if TYPE_CHECKING:
@@ -282,6 +295,7 @@ class WriteEvent:
     plan_key: int | None = None  # JVM identity of the executed command plan (pairs a spark.sql call with it)
     maintenance: str | None = None  # OPTIMIZE, REORG, VACUUM, or an Iceberg procedure's name: not a write
     stream: list[Any] | None = None  # inside foreachBatch: the batch's source ranges (carriers.spark.streaming)
+    opaque: list[str] = field(default_factory=list)  # user code the plan runs but does not show (plan.OPAQUE_CODE)
 
 
 def _target_from_relation(rel: Any) -> tuple[str, dict[str, Any]] | None:
@@ -401,21 +415,50 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
     docs: list[tuple[str, str, list[LeafInfo]]] = []
     for name, sub in parts:
         sub_leaves = leaves(sub, jvm)
-        rels.extend(sub_leaves)
+        rels.extend(_mark_cached(sub, sub_leaves, jvm, jspark))
         docs.append((name, str(sub.toJSON()), sub_leaves))
     scrub = [x for x in {*(r.location for r in rels)} if x]
+    event.opaque = sorted(set().union(*(opaque_code(text) for _, text, _ in docs),
+                                      (r.name for r in rels if r.kind == "memory" and r.name in RDD_LEAVES)))
+    functions: list[str] = []
+    if PYTHON_CODE.intersection(event.opaque):
+        try:
+            functions = [f for _, sub in parts for f in python_functions(sub)]
+        except Exception:  # never the document of a plan without them: no program shares it
+            functions = ["<unreadable python functions>"]
     event.program_hash = program_hash_from_json(docs, scrub=sorted(scrub, key=len, reverse=True),
                                                 target=event.location,
-                                                write_ids=[event.stamp] if event.stamp else [])
+                                                write_ids=[event.stamp] if event.stamp else [], functions=functions)
     target_keys = {event.location, event.table_name}
-    seen: set[tuple[str, str | None, str | None]] = set()
+    seen: set[tuple[str, str | None, str | None, bool]] = set()
     for r in rels:
-        key = (r.kind, r.name or r.location, r.version)
+        key = (r.kind, r.name or r.location, r.version, r.cached)  # a cached read of a table is another read
         if r.kind == "memory" or key in seen or (r.location in target_keys or (r.name and r.name in target_keys)):
             continue  # the target itself: record() adds its previous version when the commit built on it
         seen.add(key)
         event.inputs.append(r)
     return event
+
+
+def _mark_cached(plan: Any, found: list[LeafInfo], jvm: Any, jspark: Any) -> list[LeafInfo]:
+    """``found`` (the leaves of ``plan``) with those the query read through Spark's cache marked ``cached``.
+
+    Spark executes a plan with every fragment that matches a cached one (``df.cache()``, ``CACHE TABLE``) replaced
+    by the cached rows (``CacheManager.useCachedData``), whatever version of the table they were read at: a Delta
+    table changed outside this session since, or read before a later write, still returns its old rows while the
+    analysed plan names the version it has now. The leaves missing from the plan with the cache applied are those."""
+    if not found:
+        return found
+    try:
+        manager = jspark.sharedState().cacheManager()
+        if manager.isEmpty():
+            return found
+        used = leaves(manager.useCachedData(plan), jvm)
+    except Exception:
+        # The cache cannot be asked (another Spark's API): whatever the plan read may have come from it.
+        return [replace(leaf, cached=True) for leaf in found]
+    kept = {leaf.expr_ids for leaf in used}
+    return [leaf if leaf.expr_ids and leaf.expr_ids in kept else replace(leaf, cached=True) for leaf in found]
 
 
 _CALL_ACTIONS = frozenset({"collect", "collectToPython", "show", "head", "take", "tail", "toPandas", "count",
@@ -987,10 +1030,14 @@ class Hook:
         return list(self._streams.observe(event.stream))
 
     def _observe(self, leaf: LeafInfo) -> ObservedInput:
+        weak: str | None = None  # why a read of an attested version is only heuristic
         if leaf.kind == "delta" and leaf.location and leaf.version is not None:
             from carriers.delta.carrier import DeltaCarrier
 
-            obs = DeltaCarrier(leaf.location).observe(int(leaf.version))
+            delta = DeltaCarrier(leaf.location)
+            obs = delta.observe(int(leaf.version))
+            if not leaf.pinned and not leaf.cached:
+                weak = _unpinned_scan(delta, int(leaf.version), leaf.latest)
         elif leaf.kind == "iceberg" and leaf.catalog and leaf.identifier and leaf.version is not None:
             from carriers.iceberg.carrier import IcebergCarrier
 
@@ -1000,6 +1047,12 @@ class Hook:
             # A file source / unversioned table: its path, with the only freshness there is (its schema).
             return ObservedInput(table=f"path:{leaf.location or leaf.name}",
                                  watermark="schema:" + ",".join(leaf.schema), location=leaf.location)
+        if leaf.cached:
+            weak = "read through Spark's cache: rows cached at an unknown version"
+        if weak is not None:
+            # Never the version's content identity: the rows the job read may be another version's.
+            return ObservedInput(table=obs.table, version=obs.version, snapshot_id=obs.snapshot_id, watermark=weak,
+                                 location=obs.location, name=leaf.name)
         return ObservedInput(table=obs.table, content=obs.content, version=obs.version,
                              snapshot_id=obs.snapshot_id, location=obs.location, name=leaf.name)
 
@@ -1046,7 +1099,8 @@ class Hook:
                        "commit before it could be attested (alter mode attests the latest data version; use "
                        "delta_mode='detached' to attest every version)", superseded=event)
             return None
-        inputs = [self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
+        inputs = ([self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
+                  + opaque_inputs(event.opaque))
         try:
             result = carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
                                     run_id=self.run_id, dialect="spark", engines=self._engines, version=version,
@@ -1097,7 +1151,8 @@ class Hook:
                        "could be attested (Iceberg attests the current snapshot of the branch written)",
                        superseded=event)
             return None
-        inputs = [self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
+        inputs = ([self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
+                  + opaque_inputs(event.opaque))
         result = carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
                                 run_id=self.run_id, dialect="spark", engines=self._engines, signer=self.signer,
                                 hasher=hasher)
@@ -1157,6 +1212,22 @@ class Hook:
 # Two commits fit one write, or its commit lacks the write id it was given (carriers/base.py): the write is counted
 # as skipped, with the message.
 _Ambiguous = AmbiguousCommit
+
+
+def _unpinned_scan(delta: Any, analysed: int, latest: str | None) -> str | None:
+    """None when a Delta read that is not time travel read the rows of version ``analysed``, else why not known.
+
+    Delta scans the log's latest snapshot when the query executes, which is at or after ``analysed``
+    (snapshotAtAnalysis) and at or before ``latest`` (the relation's DeltaLog after the query; else the table's
+    latest version now, later still). When readers get the same rows at both ends — only metadata-only commits
+    between, such as attestations: one attestable version — the scan read them; otherwise any version between."""
+    bound = int(latest) if latest is not None and latest.isdigit() else -1
+    if bound < analysed:  # no bound from the JVM (or not one of this table's log): the latest version now
+        bound = delta.latest_version()
+    if bound <= analysed or delta.attestable_version(bound) == delta.attestable_version(analysed):
+        return None
+    return (f"scanned at execution, not pinned: one of versions {analysed}..{bound} "
+            f"(the table changed between analysis and the scan)")
 
 
 def _table_key(event: Any) -> str:

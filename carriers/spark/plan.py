@@ -14,14 +14,21 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from attest.canonical import digest
+from attest.identity.inputs import ObservedInput
 
 __all__ = [
+    "OPAQUE_CODE",
+    "PYTHON_CODE",
+    "RDD_LEAVES",
     "LeafInfo",
     "canonical_plan",
     "leaves",
+    "opaque_code",
+    "opaque_inputs",
     "opt",
     "program_document",
     "program_hash_from_json",
+    "python_functions",
     "seq",
     "simple_name",
 ]
@@ -39,6 +46,64 @@ _ICEBERG_REF_PREFIXES = ("branch_", "tag_", "snapshot_id_", "at_timestamp_")
 _DROP_KEYS = frozenset({"jvmId", "isStreaming", "stats", "planId", "evalContext",
                         # uuid()/shuffle() seeds: drawn by the analyzer per run, never written by the user
                         "randomSeed"})
+
+
+# Expressions and plan nodes that run user code the plan does not show (a Python function's pickled bytes, a JVM
+# closure, a static method called by reflection): what they compute and what they read are not in the plan.
+PYTHON_CODE = frozenset({"PythonUDF", "PythonUDAF", "PythonUDTF"})
+OPAQUE_CODE = PYTHON_CODE | frozenset({
+    "MapInPandas", "MapInArrow", "FlatMapGroupsInPandas", "FlatMapGroupsInArrow", "FlatMapCoGroupsInPandas",
+    "FlatMapCoGroupsInArrow", "FlatMapGroupsInPandasWithState", "PythonMapInArrow",
+    "ScalaUDF", "ScalaUDAF", "ScalaAggregator", "CallMethodViaReflection", "TryReflect",
+    "MapPartitions", "MapPartitionsInR", "MapElements", "MapGroups", "FlatMapGroupsWithState", "CoGroup",
+    "PythonDataSourcePartitions",
+})
+# Leaves whose rows an RDD computes (``df.rdd.map(f).toDF()``, ``createDataFrame(rdd)``, ``localCheckpoint()``):
+# the RDD's functions and what its lineage read are in no plan.
+RDD_LEAVES = frozenset({"LogicalRDD", "ExternalRDD"})
+_CLASS_RE = re.compile(r'"class"\s*:\s*"[^"]*[.$]([A-Za-z0-9_]+)"')
+
+
+def opaque_code(plan_json: str) -> set[str]:
+    """The classes of ``OPAQUE_CODE`` a plan's JSON names, at any depth."""
+    return {m for m in _CLASS_RE.findall(plan_json) if m in OPAQUE_CODE}
+
+
+def opaque_inputs(classes: Sequence[str]) -> list[ObservedInput]:
+    """User code the plan runs but does not show (a Python UDF, ``mapInPandas``, a JVM UDF, ``reflect``, an RDD's
+    rows) can read anything — a file, a URL, a table outside the plan: one heuristic input ``code:<classes>`` says
+    so, so that inputs are never ``strong`` on the word of the plan's relations alone (docs/spark.md, "Inputs")."""
+    if not classes:
+        return []
+    return [ObservedInput(table="code:" + ",".join(sorted(set(classes))),
+                          watermark="user code ran that the plan does not show: what it read is not known")]
+
+
+def python_functions(plan: Any, limit: int = 10_000) -> list[str]:
+    """The BLAKE3 of every Python function's pickled command in ``plan`` (UDFs, pandas UDFs, UDTFs, the function of
+    ``mapInPandas`` / ``applyInPandas``), in plan pre-order. ``LogicalPlan.toJSON()`` writes a Python function as
+    ``"func": null``: without these, two jobs differing only in a UDF's body have one program document."""
+    import blake3
+
+    out: list[str] = []
+    stack: list[Any] = [plan]
+    seen = 0
+    while stack and seen < limit:  # bounded, as leaves(): a foreign structure is never trusted blindly
+        seen += 1
+        node = stack.pop()
+        exprs = list(reversed(seq(node.expressions())))
+        while exprs and seen < limit:
+            seen += 1
+            e = exprs.pop()
+            if simple_name(e) in PYTHON_CODE:
+                try:
+                    command = bytes(e.func().command().unsafeArray())
+                except Exception:  # another runtime's layout: a function we cannot name is not one we skip
+                    command = b"<unreadable python function: " + str(e.toString()).encode() + b">"
+                out.append(blake3.blake3(command).hexdigest())
+            exprs.extend(reversed(seq(e.children())))
+        stack.extend(child for child, _ in reversed(list(_children(node))))
+    return out
 
 
 def seq(s: Any) -> list[Any]:
@@ -75,6 +140,14 @@ class LeafInfo:
     # The JVM expression ids of the relation's output: how its node is recognised at any depth of the plan JSON
     # (nested plans inside commands and subquery expressions are not in toJSON's top-level pre-order list).
     expr_ids: tuple[int, ...] = ()
+    # Delta: False when the read is not time travel. Delta then scans the log's latest snapshot when the query
+    # executes (TahoeLogFileIndex.getSnapshotToScan), not ``version`` (snapshotAtAnalysis): a DataFrame analysed
+    # before another writer committed reads that writer's rows.
+    pinned: bool = True
+    # Delta, unpinned: the newest version the relation's own DeltaLog knew when the leaf was read — after the query
+    # ran, an upper bound of the version its scan read (the scan updated that very DeltaLog).
+    latest: str | None = None
+    cached: bool = False  # the query read this relation through Spark's cache (rows of an unknown version)
 
     def program_identity(self) -> str:
         """The name a program refers to this relation by: never a version, snapshot id or (if avoidable) path."""
@@ -152,8 +225,9 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
                     or hasattr(location, "snapshotAtAnalysis"):
                 try:
                     version = str(location.snapshotAtAnalysis().version())
+                    pinned, latest = _delta_scan(location, lambda: bool(location.isTimeTravelQuery()))
                     return LeafInfo("delta", name=name, location=str(location.path().toString()),
-                                    version=version, in_tree=in_tree)
+                                    version=version, in_tree=in_tree, pinned=pinned, latest=latest)
                 except Exception:
                     pass
             roots = [str(p.toString()) for p in seq(location.rootPaths())]
@@ -184,10 +258,27 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
                             catalog=cat_name, identifier=parts, location=str(table.table().location()),
                             in_tree=in_tree, read_version=None if read is None else str(read))
         if tcls == "DeltaTableV2":
+            pinned, latest = _delta_scan(table, lambda: bool(table.timeTravelOpt().isDefined()))
             return LeafInfo("delta", name=name or None, location=str(table.path().toString()),
-                            version=str(table.initialSnapshot().version()), in_tree=in_tree)
+                            version=str(table.initialSnapshot().version()), in_tree=in_tree, pinned=pinned,
+                            latest=latest)
         return LeafInfo("path", name=name or str(table.name()), in_tree=in_tree)
-    return LeafInfo("memory", in_tree=in_tree)
+    return LeafInfo("memory", name=cls, in_tree=in_tree)  # the class: an RDD's rows are opaque (RDD_LEAVES)
+
+
+def _delta_scan(source: Any, time_travel: Any) -> tuple[bool, str | None]:
+    """(pinned, latest) of a Delta relation (a TahoeLogFileIndex or a DeltaTableV2): whether it reads a time-travel
+    snapshot, and else the newest version its DeltaLog knows now. Unknown is unpinned with no bound: the reader of
+    the leaf then bounds the scan by the table's latest version itself."""
+    try:
+        if time_travel():
+            return True, None
+    except Exception:
+        return False, None
+    try:
+        return False, str(source.deltaLog().unsafeVolatileSnapshot().version())
+    except Exception:
+        return False, None
 
 
 # ---- the program document -----------------------------------------------------------------------------------
@@ -384,16 +475,23 @@ def canonical_plan(plan_json: str, relations: Sequence[LeafInfo], scrub: Sequenc
 
 
 def program_document(parts: Sequence[tuple[str, str, Sequence[LeafInfo]]], scrub: Sequence[str] = (),
-                     target: str | None = None, write_ids: Sequence[str] = ()) -> dict[str, Any]:
+                     target: str | None = None, write_ids: Sequence[str] = (),
+                     functions: Sequence[str] = ()) -> dict[str, Any]:
     """The typed program document ``{"kind": "spark-plan", "version": 2, "parts": {name: canonical plan}}``;
     each part is (name, toJSON of that sub-plan, its leaves). One normaliser spans the parts, so a relation or
-    expression id that two parts share (a MERGE's target inside the command and as its own part) reads alike."""
+    expression id that two parts share (a MERGE's target inside the command and as its own part) reads alike.
+    ``functions``: the digests of the Python functions the plan runs (``python_functions``), in plan order; absent
+    when there are none, so a plan without Python functions keeps the document it always had."""
     every = [rel for _, _, rels in parts for rel in rels]
     norm = _Normaliser(every, scrub, target, write_ids)
-    return {"kind": "spark-plan", "version": PROGRAM_DOCUMENT_VERSION,
-            "parts": {name: norm.plan(json.loads(plan_json), rels) for name, plan_json, rels in parts}}
+    doc: dict[str, Any] = {"kind": "spark-plan", "version": PROGRAM_DOCUMENT_VERSION,
+                           "parts": {name: norm.plan(json.loads(plan_json), rels) for name, plan_json, rels in parts}}
+    if functions:
+        doc["python_functions"] = list(functions)
+    return doc
 
 
 def program_hash_from_json(parts: Sequence[tuple[str, str, Sequence[LeafInfo]]], scrub: Sequence[str] = (),
-                           target: str | None = None, write_ids: Sequence[str] = ()) -> str:
-    return digest(program_document(parts, scrub, target, write_ids))
+                           target: str | None = None, write_ids: Sequence[str] = (),
+                           functions: Sequence[str] = ()) -> str:
+    return digest(program_document(parts, scrub, target, write_ids, functions))

@@ -32,7 +32,18 @@ from typing import TYPE_CHECKING, Any
 
 from attest.identity.inputs import ObservedInput
 from attest.render.terminal import terminal_safe_logger
-from carriers.spark.plan import LeafInfo, ident_parts, opt, program_hash_from_json, seq, simple_name
+from carriers.spark.plan import (
+    PYTHON_CODE,
+    LeafInfo,
+    ident_parts,
+    opaque_code,
+    opaque_inputs,
+    opt,
+    program_hash_from_json,
+    python_functions,
+    seq,
+    simple_name,
+)
 
 if TYPE_CHECKING:
     from carriers.base import WriteResult
@@ -124,6 +135,7 @@ class QueryState:
     sink: SinkInfo | None
     sources: list[Source]
     program_hash: str | None = None
+    opaque: list[str] = field(default_factory=list)  # user code its plan runs but does not show (plan.OPAQUE_CODE)
     caught_up: str | None = None  # the run id whose catch-up is queued
     missed: set[int] = field(default_factory=set)  # batches skipped on a full queue (the catch-up reaches them)
 
@@ -214,14 +226,21 @@ def _program_hash(plan: Any, leaves: list[tuple[Any, Source, tuple[int, ...]]], 
     """The query's program identity: its logical plan, normalised as batch plans are (docs/spark.md), sources
     replaced by what they read, the query id, checkpoint and sink location out. Identical for every batch of a
     run and across restarts from the checkpoint."""
-    doc = json.loads(str(plan.toJSON()))
+    text = str(plan.toJSON())
+    doc = json.loads(text)
     for node in doc:
         if isinstance(node, dict):
             node.pop("queryId", None)  # run data: another checkpoint of the same program is the same program
     rels = [src.leaf(ids) for _, src, ids in leaves]
     scrub = [x for x in {checkpoint, *(s.location for _, s, _ in leaves)} if x]
+    functions: list[str] = []
+    if opaque_code(text) & PYTHON_CODE:  # the plan's Python functions: toJSON writes each as "func": null
+        try:
+            functions = python_functions(plan)
+        except Exception:  # never the document of a plan without them: no program shares it
+            functions = ["<unreadable python functions>"]
     return program_hash_from_json([("stream", json.dumps(doc), rels)], scrub=sorted(scrub, key=len, reverse=True),
-                                  target=sink.location)
+                                  target=sink.location, functions=functions)
 
 
 # ---- the watcher ---------------------------------------------------------------------------------------------------
@@ -315,6 +334,7 @@ class StreamWatcher:
         checkpoint = None
         with suppress(Exception):
             checkpoint = str(state.execution.resolvedCheckpointRoot())
+        state.opaque = sorted(opaque_code(str(plan.toJSON())))
         state.program_hash = _program_hash(plan, found, state.sink, checkpoint)
 
     def on_progress(self, event: Any) -> None:
@@ -538,7 +558,8 @@ class StreamWatcher:
         model = self.hook._model(label)
         try:
             result: WriteResult = carrier.record(
-                model=model, program_hash=state.program_hash or "", inputs=self.observe(ranges),
+                model=model, program_hash=state.program_hash or "",
+                inputs=self.observe(ranges) + opaque_inputs(state.opaque),
                 run_id=self.hook.run_id, dialect="spark", engines=self.hook._engines, version=version,
                 signer=self.hook.signer, hasher=hasher)
             return result

@@ -60,7 +60,14 @@ def test_kill_9_mid_stream_then_restart_attests_every_committed_batch_once(tmp_p
 
     committed = txn_versions(table)
     assert sorted(committed.values()) == list(range(len(committed)))  # one commit per batch, none twice
-    assert len(committed) >= FILES  # every file went in (batch 0 may be the empty first batch of a file source)
+    # Every file went in, each row once. Not one batch per file: a kill after the file source logged its next file
+    # (sources/0/<n>) but before the offset log named the batch leaves that file seen but in no batch; the batch
+    # after the restart then reads from the last committed offset to the next one — two files (this test's one
+    # flake, under load: 4 batches for 5 files). Spark's exactly-once, not a lost attestation.
+    import deltalake
+
+    ids = sorted(deltalake.DeltaTable(str(table)).to_pyarrow_table(columns=["id"]).column("id").to_pylist())
+    assert ids == sorted(i * 10 + j for i in range(FILES) for j in range(2))
     latest = max(int(p.stem) for p in (table / "_delta_log").glob("*.json"))
     assert set(committed) == set(range(latest + 1))  # detached: the stream's are the only commits
     pointers = {int(p.stem) for p in (table / "_recipe_attest" / "versions").glob("*.json")}
