@@ -651,6 +651,10 @@ class Hook:
         self._worker.start()
         self._session_key = int(self.spark._jsparkSession.hashCode())
         self._listener = _Listener(self)
+        # Writes that finished before install are not this hook's: their listener events may still be queued on the
+        # (asynchronous) bus and would reach a listener registered now (measured: a save just before install was
+        # attested now and then). Drained first, so the hook attests exactly the writes that end after install.
+        self.spark._jsparkSession.sparkContext().listenerBus().waitUntilEmpty()
         self.spark._jsparkSession.listenerManager().register(self._listener)
         self._register_iceberg_commits()
         from carriers.spark.streaming import StreamWatcher
