@@ -38,7 +38,7 @@ from deltalake import write_deltalake
 from carriers.content_store import _struct
 from carriers.delta.carrier import attest_after_write
 from carriers.delta.log import commit_name
-from tests.adversarial.conftest import PROGRAM, codes, latest, verify
+from tests.adversarial.conftest import PROGRAM, codes, delta_stats, latest, verify
 from tests.adversarial.test_content_rewrite_delta import _adds
 from tests.adversarial.test_rewrite_parquet_layout import delta_rs_rows, forge_row_group, zigzag
 
@@ -67,7 +67,7 @@ def rewrite_with(path: Path, rows: pa.Table, stored_rows: int, **write: Any) -> 
                 for r, a in adds.items()]
     actions.append({"add": {"path": rel, "partitionValues": values, "size": (path / rel).stat().st_size,
                             "modificationTime": 2, "dataChange": False,
-                            "stats": json.dumps({"numRecords": stored_rows})}})
+                            "stats": json.dumps({**json.loads(delta_stats(rows)), "numRecords": stored_rows})}})
     (path / commit_name(latest(path) + 1)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
     return path / rel
 
