@@ -893,18 +893,18 @@ def _check_dropped_statistics(carrier: DeltaCarrier, attested: Version, commits:
         before = [written.get(rel) for rel in rels]
         for add in commit.adds:
             doc = _statistics_doc(add.get("stats"))
-            if unknown:  # the removed files' statistics are gone: the file's own null counts name its columns
-                dropped = _unbounded(doc or {})
-            else:
-                dropped = _dropped(doc, before)
+            # The removed files' statistics gone: the file's own null counts name the columns it must bound.
+            dropped = _unbounded(doc or {}) if unknown else _dropped(doc, before)
             if dropped:
                 path = str(add.get("path"))[:300]
-                what = (f"statistics its own counts call for (the log no longer holds version {attested.number}, whose "
-                        "files' statistics it would be held to)") if unknown else "statistics the files it removed carried"
+                what = (f"statistics its own counts call for (the log no longer holds version {attested.number}, "
+                        "whose files' statistics it would be held to)") if unknown else \
+                    "statistics the files it removed carried"
                 raise CarrierError(
                     f"{path}, added by the rewrite at version {commit.version}, leaves out {what}: "
                     f"{', '.join(dropped[:4])} — delta-rs's filtered reads take a missing bound for a null one and "
-                    "skip the file (delta-io/delta-rs#3173), so readers get fewer rows than Spark",
+                    "skip the file, a missing null count for none (delta-io/delta-rs#3173): they get other rows than "
+                    "Spark",
                     code=Code.CONTENT_CHANGED, path=path)
             rel = canonical_relative(str(add.get("path")))[0]
             if rel is not None:

@@ -200,7 +200,7 @@ def test_a_dishonest_rewrite_of_rows_is_content_changed(table: Path, attack: str
     doc = _refused(table)
     message = doc["errors"][0]["message"]
     # A zone-less stored timestamp under the table's (zoned) bounds: the statistics check meets it first, as bounds
-    # that are no value of the stored column (the bounds of a hand-made rewrite must be there: test_delta_missing_bounds).
+    # that are no value of the stored column (a hand-made rewrite's bounds must be there: test_delta_missing_bounds).
     zoned_bounds = attack == "timestamp_read_without_its_zone" and "that are not values of the column" in message
     assert "not the same rows" in message or "rows, fewer" in message or zoned_bounds, doc
     assert doc["content"]["passed"] is False, doc

@@ -19,7 +19,7 @@ partition column with another value (Spark and delta-rs take partition values fr
 column stored as INT96, a list whose element field is named like its struct's only field (parquet-mr's two-level
 list rule could take the repeated group for the element; Spark 4.1 did not). Control: Spark's own OPTIMIZE of a
 table of nested columns (lists of lists, maps, structs of lists), a ``timestamp_ntz`` and an upper-case column name
-verifies by content.
+verifies by content (with a boolean column, which Spark bounds none of, and columns holding no value).
 """
 
 from __future__ import annotations
@@ -174,9 +174,16 @@ def test_spark_optimize_of_nested_columns_verifies(spark: SparkSession, tmp_path
                       map_from_arrays(array_repeat(CAST(id AS STRING), CAST(id % 2 AS INT)),
                                       array_repeat(id, CAST(id % 2 AS INT))) AS m,
                       named_struct('a', array_repeat(CAST(id AS INT), CAST(id % 3 AS INT)), 'b', id) AS s,
-                      CAST(timestamp_micros(id * 1000000) AS TIMESTAMP_NTZ) AS ts
+                      CAST(timestamp_micros(id * 1000000) AS TIMESTAMP_NTZ) AS ts,
+                      id % 2 = 0 AS b, CAST(NULL AS INT) AS n, IF({i} = 1, NULL, id) AS x
                       FROM range(40)""").write.format("delta").mode("append").save(str(path))
     attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    # Spark bounds no boolean (b), nor a column without a value (n; x in the second file): the OPTIMIZE's file keeps
+    # every statistic the removed files carried (test_delta_missing_bounds).
+    stats = [json.loads(a["stats"]) for a in _adds(path).values()]
+    assert all("b" not in s["minValues"] and "b" in s["nullCount"] for s in stats)
+    assert sorted("x" in s["minValues"] for s in stats) == [False, True, True]
     spark.sql(f"OPTIMIZE delta.`{path}`")
+    assert "b" not in json.loads(next(iter(_adds(path).values()))["stats"])["minValues"]
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
