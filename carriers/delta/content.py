@@ -796,7 +796,119 @@ def rewrites_between(carrier: DeltaCarrier, attested: Version, version: Version)
                            added=tuple(f for f in added if f is not None), operation=commit.operation))
     if commits:
         _check_partition_zones(carrier, attested, version, commits)
+        _check_dropped_statistics(carrier, attested, commits)
     return out
+
+
+def _leaves(node: Any, prefix: str = "") -> dict[str, Any]:
+    """A statistics map (``minValues``, ``nullCount``, ...) as its leaf values by dotted column path (nested structs
+    are nested objects); a value that is null is left out (no statistic, as readers take it)."""
+    out: dict[str, Any] = {}
+    for key, value in (node.items() if isinstance(node, dict) else ()):
+        if isinstance(value, dict):
+            out.update(_leaves(value, f"{prefix}{key}."))
+        elif value is not None:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _statistics_doc(text: Any) -> dict[str, Any] | None:
+    """An add's ``stats`` as an object; None when it has none or they do not parse (``_check_statistics`` refuses
+    those of a rewrite's file that do not)."""
+    try:
+        doc = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _dropped(doc: dict[str, Any] | None, before: Sequence[dict[str, Any] | None]) -> list[str]:
+    """What an added file's statistics (``doc``) leave out that the files its rewrite removed (``before``) carried:
+    ``numRecords``, a column's ``nullCount``, or its ``minValues`` / ``maxValues`` — bounds of a column the file's
+    own (tight) statistics count as all null excepted (no writer bounds a column without a value)."""
+    doc = doc or {}
+    mins, maxes, nulls = (_leaves(doc.get(k)) for k in ("minValues", "maxValues", "nullCount"))
+    count = doc.get("numRecords")
+    tight = doc.get("tightBounds") is not False
+    had_count, had_nulls, had_bounds = False, set[str](), set[str]()
+    for old in before:
+        if old is None:
+            continue
+        had_count = had_count or old.get("numRecords") is not None
+        had_nulls |= set(_leaves(old.get("nullCount")))
+        had_bounds |= set(_leaves(old.get("minValues"))) & set(_leaves(old.get("maxValues")))
+    out = ["numRecords"] if had_count and count is None else []
+    out += [f"nullCount.{c}" for c in sorted(had_nulls - set(nulls))]
+    for c in sorted(had_bounds):
+        if c in mins and c in maxes:
+            continue
+        # A column the file holds no value of has no bounds (Spark and delta-rs write none): its null count, held to
+        # its rows exactly by _check_statistics when tight, says so.
+        if tight and type(count) is int and type(nulls.get(c)) is int and nulls[c] == count:
+            continue
+        out.append(f"{'minValues' if c not in mins else 'maxValues'}.{c}")
+    return out
+
+
+def _unbounded(doc: dict[str, Any]) -> list[str]:
+    """What statistics (``doc``) leave out that its own counts call for: ``numRecords``, any ``nullCount``, and the
+    bounds of each column its null counts say holds a value."""
+    mins, maxes, nulls = (_leaves(doc.get(k)) for k in ("minValues", "maxValues", "nullCount"))
+    count = doc.get("numRecords")
+    out = ["numRecords"] if count is None else []
+    out += [] if nulls else ["nullCount"]
+    for c, n in sorted(nulls.items()):
+        if type(n) is int and type(count) is int and n >= count:
+            continue  # no value: no bounds
+        if c not in mins or c not in maxes:
+            out.append(f"{'minValues' if c not in mins else 'maxValues'}.{c}")
+    return out
+
+
+def _check_dropped_statistics(carrier: DeltaCarrier, attested: Version, commits: Sequence[Commit]) -> None:
+    """A rewrite's added file must keep the statistics the files it removed carried: ``numRecords``, each column's
+    ``nullCount``, and ``minValues`` / ``maxValues`` of each column it holds a value of. delta-rs 1.6's filtered reads
+    (``to_pyarrow_dataset``, ``to_pyarrow_table(filters=...)``) take a missing bound of a column it keeps bounds for
+    as a null one and skip the file (delta-io/delta-rs#3173; measured: ``v >= 1`` returned 0 of 4 rows, Spark and
+    delta-rs's own query engine all 4), so dropping them changes what a reader gets. Honest rewrites keep them (a
+    column Spark bounds none of — booleans — was unbounded in the removed files too). Else CarrierError
+    (content_changed). A log that no longer holds the attested version: each added file must bound every column its
+    own null counts say holds a value, and state those counts."""
+    from attest.errors import AttestError
+
+    removed = {canonical_relative(str(a.get("path")))[0] for c in commits for a in c.removes}
+    written: dict[str, dict[str, Any] | None] = {}
+    known = True
+    try:
+        state = carrier.content_log(attested.number)
+    except AttestError:
+        known = False
+    else:
+        paths = [raw for raw in state.adds if canonical_relative(str(raw))[0] in removed]
+        for raw, text in zip(paths, state.adds.locate(paths).values("stats"), strict=True):
+            written[canonical_relative(str(raw))[0] or ""] = _statistics_doc(text)
+    for commit in commits:
+        rels = [canonical_relative(str(a.get("path")))[0] or "" for a in commit.removes]
+        unknown = not known and any(rel not in written for rel in rels)
+        before = [written.get(rel) for rel in rels]
+        for add in commit.adds:
+            doc = _statistics_doc(add.get("stats"))
+            # The removed files' statistics gone: the file's own null counts name the columns it must bound.
+            dropped = _unbounded(doc or {}) if unknown else _dropped(doc, before)
+            if dropped:
+                path = str(add.get("path"))[:300]
+                what = (f"statistics its own counts call for (the log no longer holds version {attested.number}, "
+                        "whose files' statistics it would be held to)") if unknown else \
+                    "statistics the files it removed carried"
+                raise CarrierError(
+                    f"{path}, added by the rewrite at version {commit.version}, leaves out {what}: "
+                    f"{', '.join(dropped[:4])} — delta-rs's filtered reads take a missing bound for a null one and "
+                    "skip the file, a missing null count for none (delta-io/delta-rs#3173): they get other rows than "
+                    "Spark",
+                    code=Code.CONTENT_CHANGED, path=path)
+            rel = canonical_relative(str(add.get("path")))[0]
+            if rel is not None:
+                written[rel] = doc
 
 
 def _check_partition_zones(carrier: DeltaCarrier, attested: Version, version: Version,

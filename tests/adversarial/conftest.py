@@ -118,3 +118,49 @@ def a_data_file(path: Path) -> str:
 def copy_table(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst)
     return dst
+
+
+def delta_stats(rows: pa.Table) -> str:
+    """Statistics of a Parquet file holding ``rows``, as delta-rs writes them: ``numRecords``, every column's
+    ``nullCount`` and the ``minValues`` / ``maxValues`` of each column holding a value (struct fields nested; floats
+    with NaN above every number; timestamps to the millisecond, down). A hand-made rewrite must keep them: one that
+    leaves them out makes delta-rs's filtered reads skip the file (test_delta_missing_bounds.py)."""
+    import datetime as dt
+    import math
+
+    def bound(values: list[Any], hi: bool) -> Any:
+        if any(isinstance(x, float) and math.isnan(x) for x in values) and hi:
+            return "NaN"
+        kept = [x for x in values if not (isinstance(x, float) and math.isnan(x))]
+        if not kept:
+            return None
+        x = max(kept) if hi else min(kept)
+        if isinstance(x, dt.datetime):
+            text = x.replace(microsecond=x.microsecond // 1000 * 1000, tzinfo=None).isoformat(timespec="milliseconds")
+            return text + ("Z" if x.tzinfo is not None else "")
+        if isinstance(x, dt.date):
+            return x.isoformat()
+        if isinstance(x, float) and math.isinf(x):
+            return "Infinity" if x > 0 else "-Infinity"
+        return float(x) if type(x).__name__ == "Decimal" else x
+
+    def walk(columns: dict[str, pa.Array]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        nulls: dict[str, Any] = {}
+        lo: dict[str, Any] = {}
+        hi: dict[str, Any] = {}
+        for name, column in columns.items():
+            if pa.types.is_struct(column.type):
+                children = column.flatten()
+                n, a, b = walk({column.type.field(i).name: children[i] for i in range(column.type.num_fields)})
+                nulls[name], lo[name], hi[name] = n, a, b
+                continue
+            nulls[name] = column.null_count
+            if pa.types.is_nested(column.type) or pa.types.is_binary(column.type):
+                continue
+            values = [x for x in column.to_pylist() if x is not None]
+            if values:
+                lo[name], hi[name] = bound(values, False), bound(values, True)
+        return nulls, lo, hi
+
+    nulls, lo, hi = walk({name: rows.column(name).combine_chunks() for name in rows.column_names})
+    return json.dumps({"numRecords": rows.num_rows, "minValues": lo, "maxValues": hi, "nullCount": nulls})

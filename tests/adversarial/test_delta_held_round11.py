@@ -31,7 +31,7 @@ from deltalake import DeltaTable, write_deltalake
 
 from carriers.delta.carrier import attest_after_write
 from carriers.delta.log import commit_name, z85_encode
-from tests.adversarial.conftest import PROGRAM, codes, latest, rows, verify
+from tests.adversarial.conftest import PROGRAM, codes, delta_stats, latest, rows, verify
 from tests.adversarial.test_content_rewrite_delta import _adds, _attested
 from tests.adversarial.test_delta_dv_cardinality import _delta_rs
 from tests.delta.dv import bitmap
@@ -217,7 +217,7 @@ def test_an_honest_compaction_of_a_table_with_row_tracking_off_verifies(tmp_path
                             "partitionValues": {}, "size": add["size"]}} for rel, add in sorted(adds.items())]
     actions.append({"add": {"path": new, "partitionValues": {}, "size": (path / new).stat().st_size,
                             "modificationTime": 2, "dataChange": False, "baseRowId": 100,
-                            "defaultRowCommitVersion": latest(path) + 1}})
+                            "defaultRowCommitVersion": latest(path) + 1, "stats": delta_stats(pa_rows)}})
     (path / commit_name(latest(path) + 1)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
     assert sorted(DeltaTable(str(path)).to_pyarrow_table().to_pylist(), key=str) == before
     rc, doc = verify(str(path), "--level", "bytes")

@@ -26,7 +26,7 @@ from deltalake import DeltaTable, QueryBuilder, write_deltalake
 
 from carriers.content_store import _struct
 from carriers.delta.carrier import attest_after_write
-from tests.adversarial.conftest import PROGRAM, codes, verify
+from tests.adversarial.conftest import PROGRAM, codes, delta_stats, verify
 from tests.adversarial.test_content_rewrite_delta import _adds, rewrite
 
 
@@ -81,7 +81,8 @@ def replace_added(path: Path, n: int, groups: list[pa.Table], stored_rows: int, 
         for group in groups:
             writer.write_table(group, row_group_size=len(group))
     add["size"] = added.stat().st_size
-    add["stats"] = json.dumps({"numRecords": stored_rows})
+    stats = json.loads(delta_stats(pa.concat_tables(groups).slice(0, stored_rows)))
+    add["stats"] = json.dumps({**stats, "numRecords": stored_rows})
     commit.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
     return added
 

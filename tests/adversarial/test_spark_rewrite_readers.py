@@ -19,7 +19,7 @@ partition column with another value (Spark and delta-rs take partition values fr
 column stored as INT96, a list whose element field is named like its struct's only field (parquet-mr's two-level
 list rule could take the repeated group for the element; Spark 4.1 did not). Control: Spark's own OPTIMIZE of a
 table of nested columns (lists of lists, maps, structs of lists), a ``timestamp_ntz`` and an upper-case column name
-verifies by content.
+verifies by content (with a boolean column, which Spark bounds none of, and columns holding no value).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from deltalake import write_deltalake
 from carriers.content_store import _struct
 from carriers.delta.carrier import attest_after_write
 from carriers.delta.log import commit_name
-from tests.adversarial.conftest import PROGRAM, codes, latest, verify
+from tests.adversarial.conftest import PROGRAM, codes, delta_stats, latest, verify
 from tests.adversarial.test_content_rewrite_delta import _adds
 from tests.adversarial.test_rewrite_parquet_layout import delta_rs_rows, forge_row_group, zigzag
 
@@ -53,9 +53,11 @@ def spark_rows(spark: SparkSession, path: Path) -> list[dict[str, Any]]:
     return [r.asDict(recursive=True) for r in spark.read.format("delta").load(str(path)).collect()]
 
 
-def rewrite_with(path: Path, rows: pa.Table, stored_rows: int, **write: Any) -> Path:
+def rewrite_with(path: Path, rows: pa.Table, stored_rows: int, *, stats_of: pa.Table | None = None,
+                 **write: Any) -> Path:
     """A ``dataChange: false`` commit replacing every live file by one written from ``rows`` by pyarrow (``write``:
-    its options), under the partition values of the first removed file."""
+    its options), under the partition values of the first removed file, with delta-rs's statistics of ``rows`` (or
+    of ``stats_of``: the rows as the table names its columns)."""
     adds = _adds(path)
     values = next(iter(adds.values())).get("partitionValues") or {}
     folder = "/".join(f"{k}={v}" for k, v in values.items())
@@ -67,7 +69,8 @@ def rewrite_with(path: Path, rows: pa.Table, stored_rows: int, **write: Any) -> 
                 for r, a in adds.items()]
     actions.append({"add": {"path": rel, "partitionValues": values, "size": (path / rel).stat().st_size,
                             "modificationTime": 2, "dataChange": False,
-                            "stats": json.dumps({"numRecords": stored_rows})}})
+                            "stats": json.dumps({**json.loads(delta_stats(rows if stats_of is None else stats_of)),
+                                                 "numRecords": stored_rows})}})
     (path / commit_name(latest(path) + 1)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
     return path / rel
 
@@ -89,7 +92,8 @@ def test_a_column_in_another_case(spark: SparkSession, tmp_path: Path, stored: s
     columns = {"V": {"k": k, "V": pa.array([7, 8, 7, 8], pa.int64())},
                "v and V": {"k": k, "v": pa.nulls(4, pa.int64()), "V": pa.array([7, 8, 7, 8], pa.int64())},
                "p": {"k": k, "v": pa.nulls(4, pa.int64()), "p": ["z"] * 4}}[stored]
-    rewrite_with(path, pa.table(columns), 4)
+    # Statistics keyed as the table's columns (``v``, holding no value as read): the stored names are the lie here.
+    rewrite_with(path, pa.table(columns), 4, stats_of=pa.table({"k": k, "v": pa.nulls(4, pa.int64())}))
     assert {r["v"] for r in delta_rs_rows(path)} == {None} and {r["p"] for r in delta_rs_rows(path)} == {"a"}
     rc, doc = verify(str(path), "--level", "bytes")
     if stored == "V":
@@ -174,9 +178,16 @@ def test_spark_optimize_of_nested_columns_verifies(spark: SparkSession, tmp_path
                       map_from_arrays(array_repeat(CAST(id AS STRING), CAST(id % 2 AS INT)),
                                       array_repeat(id, CAST(id % 2 AS INT))) AS m,
                       named_struct('a', array_repeat(CAST(id AS INT), CAST(id % 3 AS INT)), 'b', id) AS s,
-                      CAST(timestamp_micros(id * 1000000) AS TIMESTAMP_NTZ) AS ts
+                      CAST(timestamp_micros(id * 1000000) AS TIMESTAMP_NTZ) AS ts,
+                      id % 2 = 0 AS b, CAST(NULL AS INT) AS n, IF({i} = 1, NULL, id) AS x
                       FROM range(40)""").write.format("delta").mode("append").save(str(path))
     attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    # Spark bounds no boolean (b), nor a column without a value (n; x in the second file): the OPTIMIZE's file keeps
+    # every statistic the removed files carried (test_delta_missing_bounds).
+    stats = [json.loads(a["stats"]) for a in _adds(path).values()]
+    assert all("b" not in s["minValues"] and "b" in s["nullCount"] for s in stats)
+    assert {"x" in s["minValues"] for s in stats} == {False, True}
     spark.sql(f"OPTIMIZE delta.`{path}`")
+    assert "b" not in json.loads(next(iter(_adds(path).values()))["stats"])["minValues"]
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc

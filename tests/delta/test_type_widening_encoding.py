@@ -27,7 +27,7 @@ from deltalake import DeltaTable, write_deltalake
 
 from attest.content import ColumnSpec, digest_table, encode_rows, type_tag
 from carriers.delta.carrier import DeltaCarrier, attest_after_write
-from tests.adversarial.conftest import PROGRAM, codes, log_state, metadata_commit, verify
+from tests.adversarial.conftest import PROGRAM, codes, delta_stats, log_state, metadata_commit, verify
 from tests.adversarial.test_content_rewrite_delta import rewrite
 
 # (before, after, values): the widenings Delta allows, each with values the wider type holds exactly.
@@ -210,7 +210,9 @@ def test_what_a_widening_does_not_carry(tmp_path: Path, attack: str) -> None:
     if attack == "widening and a rename":
         metadata_commit(path, _renamed)
         wide = pa.schema([("id", pa.int64()), ("m", pa.decimal128(12, 2)), ("t", pa.string())])
-        rewrite(path, sorted(log_state(path).adds), [(_compacted(path, WIDE).rename_columns(wide.names), {})])
+        # Statistics keyed as the removed files' (``s``): the rename, not statistics left out, is the point here.
+        rewrite(path, sorted(log_state(path).adds), [(_compacted(path, WIDE).rename_columns(wide.names), {})],
+                stats=[delta_stats(_compacted(path, WIDE))])
     elif attack == "not a widening":
         metadata_commit(path, _narrowed)
         narrow = pa.schema([("id", pa.int32()), ("m", pa.decimal128(11, 4)), ("s", pa.string())])
