@@ -6,8 +6,11 @@ imports a table format library.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import operator
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import islice, repeat
 from typing import Any, Literal
 
 from attest.identity.inputs import ObservedInput
@@ -33,6 +36,29 @@ class DataFile:
     size: int
     kind: FileKind = "data"
     location: str = ""
+
+
+def data_files(paths: list[str], sizes: list[int], locations: Iterable[str], kind: FileKind = "data") -> list[DataFile]:
+    """``[DataFile(path=p, size=s, kind=kind, location=l) for p, s, l in zip(paths, sizes, locations)]``, equal
+    lists (tests/test_data_files_bulk.py), made a field at a time in C passes: each instance made bare, then each
+    slot set through its descriptor (a frozen dataclass's ``__init__`` calls ``object.__setattr__`` four times a
+    file: ~0.2 s for a table's 200,000 live files, measured). ``paths`` and ``sizes`` are as long; so must
+    ``locations`` be (checked)."""
+    if len(sizes) != len(paths):
+        raise ValueError(f"data_files: {len(paths)} paths, {len(sizes)} sizes")
+    made = list(map(object.__new__, repeat(DataFile, len(paths))))
+    located = list(locations)
+    if len(located) != len(made):
+        raise ValueError(f"data_files: {len(paths)} paths, {len(located)} locations")
+    for name, values in (("path", paths), ("size", sizes), ("kind", repeat(kind)), ("location", located)):
+        deque(map(_SLOT_SETTERS[name], made, values), 0)  # run the map to its end, keeping nothing
+    return made
+
+
+# Each DataFile field's slot setter (the member descriptor's __set__: it sets the slot; the frozen class's __setattr__,
+# which refuses, is not in the way).
+_SLOT_SETTERS: dict[str, Callable[[Any, Any], None]] = {name: DataFile.__dict__[name].__set__
+                                                         for name in ("path", "size", "kind", "location")}
 
 
 # slots: no instance dict, ~40 bytes less a file (200,000 of them held through a verification).
@@ -211,6 +237,16 @@ def attestation_document(document: dict[str, Any]) -> dict[str, Any]:
     """The document with its output list in (path, hash) order: the form an identity and a signature cover."""
     outputs = document.get("output_hashes")
     if isinstance(outputs, list) and all(isinstance(o, dict) for o in outputs):
+        if _in_path_order(outputs):
+            return {**document, "output_hashes": list(outputs)}  # what the sort gives back: the same order
         return {**document, "output_hashes": sorted(
             outputs, key=lambda o: (str(o.get("path", "")), str(o.get("hash", ""))))}
     return document
+
+
+def _in_path_order(outputs: list[dict[str, Any]]) -> bool:
+    """Whether every output's path is a ``str`` and each is greater than the one before: then the (path, hash) keys
+    are already strictly increasing and sorting by them keeps the list as it is (a manifest built from a sidecar
+    lists its outputs by path), found in C passes instead of a key tuple made and compared per output."""
+    paths: list[Any] = list(map(dict.get, outputs, repeat("path")))
+    return set(map(type, paths)) <= {str} and all(map(operator.lt, paths, islice(paths, 1, None)))

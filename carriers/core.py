@@ -36,6 +36,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from dataclasses import replace as replace_result
+from itertools import filterfalse
+from operator import attrgetter, methodcaller
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 from urllib.parse import urlparse
 
@@ -227,6 +229,10 @@ def _real_file(path: str) -> str:
 FOLDER_LISTING_MIN = 16
 
 
+_NAME, _IS_SYMLINK = attrgetter("name"), methodcaller("is_symlink")
+_IS_DIR = methodcaller("is_dir", follow_symlinks=False)
+
+
 def _plain_by_folder(paths: Sequence[str]) -> dict[str, frozenset[str] | None]:
     """For each folder holding at least FOLDER_LISTING_MIN of ``paths``: the names of its entries that are neither
     symlinks nor folders, spelled as listed; None for a folder that could not be listed (its files are lstat'ed one
@@ -241,9 +247,9 @@ def _plain_by_folder(paths: Sequence[str]) -> dict[str, frozenset[str] | None]:
             continue
         try:
             with os.scandir(parent) as entries:
-                # DirEntry.is_symlink / is_dir: the d_type readdir gives (an lstat where the file system gives none).
-                out[parent] = frozenset(e.name for e in entries
-                                        if not e.is_symlink() and not e.is_dir(follow_symlinks=False))
+                # DirEntry.is_symlink / is_dir: the d_type readdir gives (an lstat where the file system gives none);
+                # the entries neither, their names, in C passes (a generator's per-entry frames: ~0.15 s at 200,000).
+                out[parent] = frozenset(map(_NAME, filterfalse(_IS_DIR, filterfalse(_IS_SYMLINK, entries))))
         except (OSError, ValueError):
             out[parent] = None
     return out
