@@ -229,7 +229,7 @@ def _real_file(path: str) -> str:
 FOLDER_LISTING_MIN = 16
 
 
-_NAME, _IS_SYMLINK = attrgetter("name"), methodcaller("is_symlink")
+_NAME, _IS_SYMLINK, _PATH = attrgetter("name"), methodcaller("is_symlink"), attrgetter("path")
 _IS_DIR = methodcaller("is_dir", follow_symlinks=False)
 
 
@@ -608,7 +608,7 @@ class AttestedTable(ABC):
                                               f"{len(sidecar.files)} files", "$.output_hashes"))
                 # The manifest's list in build order (sorted by path), as written.
                 document["output_hashes"] = [{"hash": f.hash, "path": f.path}
-                                             for f in sorted(sidecar.files, key=lambda f: f.path)]
+                                             for f in sorted(sidecar.files, key=_PATH)]
         return Attestation(document=document, attested_version=version, location=self.reference, files=files,
                            inputs=inputs, problems=tuple(problems),
                            manifest_identity=None if sidecar is None else sidecar.manifest,
@@ -656,7 +656,7 @@ class AttestedTable(ABC):
                 if "output_hashes" in document:
                     problems.append(_tampered("output_hashes are both inline and declared to live in the sidecar"))
                 document["output_hashes"] = [{"hash": f.hash, "path": f.path}
-                                             for f in sorted(sidecar.files, key=lambda f: f.path)]
+                                             for f in sorted(sidecar.files, key=_PATH)]
         elif where == "sidecar" and not any(p.code in (Code.SIDECAR_MISSING, Code.SIDECAR_MISMATCH)
                                             for p in problems):
             problems.append(Problem(Code.SIDECAR_MISSING, "output_hashes live in a sidecar that is not named"))

@@ -1,6 +1,6 @@
-"""Two bulk paths of a verification held to the code they replace (attest/tables.py): ``data_files`` makes the
-DataFiles ``DataFile(...)`` makes, and ``attestation_document`` skips the sort of an output list only where the sort
-would give the same list back."""
+"""Bulk paths of a verification held to the code they replace (attest/tables.py): ``data_files`` and
+``file_identities`` make the DataFiles and FileIdentities their dataclasses' ``__init__`` makes, and
+``attestation_document`` skips the sort of an output list only where the sort would give the same list back."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from attest import tables
-from attest.tables import DataFile, attestation_document, data_files
+from attest.tables import DataFile, FileIdentity, _made_bare, attestation_document, data_files, file_identities
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -35,11 +35,36 @@ def test_data_files_are_the_dataclass_made_ones(seed: int) -> None:
         assert dataclasses.replace(f, size=7) == DataFile(path=f.path, size=7, kind=f.kind, location=f.location)
 
 
-def test_data_files_refuse_lists_of_other_lengths() -> None:
+@pytest.mark.parametrize("seed", range(10))
+def test_file_identities_are_the_dataclass_made_ones(seed: int) -> None:
+    rng = random.Random(seed)
+    n = rng.randint(0, 300)
+    paths = [f"p/{rng.randint(0, 10**6)}" for _ in range(n)]
+    sizes = [rng.randint(0, 10**16) for _ in range(n)]
+    hashes = [f"{rng.getrandbits(256):064x}" for _ in range(n)]
+    kinds: list[Any] = [rng.choice(["data", "deletion_vector", "delete"]) for _ in range(n)]
+    made = file_identities(paths, sizes, hashes, kinds)
+    expected = list(map(FileIdentity, paths, sizes, hashes, kinds))
+    assert made == expected
+    assert [hash(f) for f in made] == [hash(f) for f in expected]
+    assert [f.to_dict() for f in made] == [f.to_dict() for f in expected]
+    assert all(type(f) is FileIdentity for f in made)
+    if made:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            made[0].hash = "0" * 64  # type: ignore[misc]
+
+
+def test_bulk_makers_refuse_lists_of_other_lengths_and_other_fields() -> None:
     with pytest.raises(ValueError, match="sizes"):
         data_files(["a", "b"], [1], ["x", "y"])
     with pytest.raises(ValueError, match="locations"):
         data_files(["a", "b"], [1, 2], ["x"])
+    with pytest.raises(ValueError, match="hashes"):
+        file_identities(["a", "b"], [1, 2], ["h"], ["data", "data"])
+    with pytest.raises(ValueError, match="fields"):  # a field left unset would be an instance without it
+        _made_bare(FileIdentity, {"path": ["a"], "size": [1], "hash": ["h"]}, 1)
+    with pytest.raises(ValueError, match="fields"):
+        _made_bare(DataFile, {"path": ["a"], "kind": ["data"], "size": [1], "location": ["x"]}, 1)
 
 
 def _sorted_document(document: dict[str, Any]) -> dict[str, Any]:
