@@ -315,13 +315,13 @@ def verify_state(
     report.files_checked = len(live) + len(by_content)
     if not report.errors and want == "files":
         # The bytes level reads every file (and reports what it cannot read): the look is the files level's own.
-        _check_stored(state, report, carrier, [live[p] for p in common])
+        _check_stored(state, report, carrier, list(map(live.__getitem__, common)))
     if report.errors or want == "files":
         return report
     report.level = "bytes"
     source = carrier if hasher is None else hasher
     assert source is not None, "bytes level needs the carrier to read files"
-    targets: list[DataFile] = [live[p] for p in common]
+    targets: list[DataFile] = list(map(live.__getitem__, common))
     hashes = source.hash_files(targets, progress=progress)
     gone = [f.path for f in targets if hashes.get(f.path) is None]
     why = getattr(carrier, "removed_by_cleanup", None)  # what table maintenance the log records (Delta: VACUUM)
@@ -354,7 +354,8 @@ def _compare_files(state: TableState, report: Report, attested: dict[str, FileId
         for path in sorted(set(live) - set(attested)):
             report.fail(Code.FILE_UNATTESTED, "live file is not in the attestation (added outside it)", path)
         common = sorted(set(live) & set(attested))
-    if SIZES_IN_BULK and _same_sizes([attested[p] for p in common], [live[p] for p in common]):
+    if SIZES_IN_BULK and _same_sizes(list(map(attested.__getitem__, common)),
+                                       list(map(live.__getitem__, common))):
         return common  # what the loop below finds: no size differs
     for path in common:
         entry = attested[path]
