@@ -133,26 +133,3 @@ def test_a_document_without_an_output_list_is_itself() -> None:
     for document in ({"recipe": "r"}, {"output_hashes": None}, {"output_hashes": "x"}):
         assert attestation_document(document) is document
 
-
-class _Str(str):
-    pass
-
-
-@pytest.mark.parametrize("files", [{}, {"a": "b"}, {"a": "b", "c": 1}, {1: "b"}, {_Str("a"): "b"}, {"a": _Str("b")},
-                                   {"a": None}, {"a": "b", _Str("c"): _Str("d")}, {"a": ["b"]}, {b"a": "b"}])
-def test_a_views_files_are_checked_as_before(files: dict[Any, Any]) -> None:
-    """ReaderView.from_dict's check of its files (keys and values strings): the C passes (``_strings_only``) with the
-    per-member check behind them accept exactly what the per-member check accepts."""
-    from attest import view
-
-    before = all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
-    assert (view._strings_only(files) or before) is before
-    if view._strings_only(files):
-        assert before
-    recorded = view.ReaderView(table={"t": 1}, files={str(k): str(v) for k, v in files.items()})
-    document = {**recorded.to_dict(), "files": files}
-    if before:
-        assert view.ReaderView.from_dict(document).files == files
-    else:
-        with pytest.raises(ValueError, match="strings"):
-            view.ReaderView.from_dict(document)

@@ -95,33 +95,6 @@ def test_the_file_verdicts_are_the_set_verdicts(seed: int) -> None:
     assert got == sorted(set(live_map) & set(by_path))
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_the_size_comparison_in_bulk_is_the_loop(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """_compare_files with the sizes compared a list at a time (``_same_sizes``) and file by file: the same errors,
-    in the same order, and the same paths; entries that are not FileIdentities (not compared), sizes of other types."""
-    rng = random.Random(seed)
-    attested_files = _files(rng.randint(0, 10))
-    attested: dict[str, Any] = {f.path: f for f in attested_files}
-    live = {f.path: DataFile(path=f.path, size=f.size, location=f"/t/{f.path}") for f in attested_files}
-    for path in list(attested):
-        what = rng.random()
-        if what < 0.1:
-            attested[path] = {"hash": attested[path].hash, "path": path}  # a manifest entry: no size
-        elif what < 0.2:
-            live[path] = DataFile(path=path, size=live[path].size + rng.choice([1, -1]), location=live[path].location)
-        elif what < 0.25:
-            live[path] = DataFile(path=path, size=bool(live[path].size), location=live[path].location)
-        elif what < 0.3:
-            attested[path] = FileIdentity(path=path, size=float(attested[path].size), hash=attested[path].hash)  # type: ignore[arg-type]
-    found = []
-    for bulk in (False, True):
-        monkeypatch.setattr(verify_table, "SIZES_IN_BULK", bulk)
-        report = Report(subject="t", table_format="delta", version="3")
-        common = verify_table._compare_files(_State(), report, attested, live)  # type: ignore[arg-type]
-        found.append((common, [(e.code, e.path, e.message) for e in report.errors]))
-    assert found[0] == found[1]
-
-
 class _Looking:
     def __init__(self, stored: dict[str, Any]) -> None:
         self.stored = stored
@@ -164,10 +137,9 @@ def test_the_storage_look_in_bulk_is_the_loop(seed: int, monkeypatch: pytest.Mon
     assert found[0] == found[1]
 
 
-def test_the_bulk_comparisons_run(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_bulk_storage_comparison_runs() -> None:
     files = _files(50)
     live = [DataFile(path=f.path, size=f.size, location=f"/t/{f.path}") for f in files]
-    assert verify_table._same_sizes(files, live)
     assert verify_table._stored_as_logged({f.path: f.size for f in live}, live)
-    assert not verify_table._same_sizes([*files[:-1], files[0]], live)  # type: ignore[arg-type]
     assert not verify_table._stored_as_logged({f.path: f.size for f in live[1:]}, live)
+    assert not verify_table._stored_as_logged({**{f.path: f.size for f in live}, live[3].path: 4}, live)

@@ -354,9 +354,6 @@ def _compare_files(state: TableState, report: Report, attested: dict[str, FileId
         for path in sorted(set(live) - set(attested)):
             report.fail(Code.FILE_UNATTESTED, "live file is not in the attestation (added outside it)", path)
         common = sorted(set(live) & set(attested))
-    if SIZES_IN_BULK and _same_sizes(list(map(attested.__getitem__, common)),
-                                       list(map(live.__getitem__, common))):
-        return common  # what the loop below finds: no size differs
     for path in common:
         entry = attested[path]
         if isinstance(entry, FileIdentity) and entry.size != live[path].size:
@@ -365,20 +362,10 @@ def _compare_files(state: TableState, report: Report, attested: dict[str, FileId
     return common
 
 
-# Whether the files level first compares sizes a list at a time (_same_sizes, _stored_as_logged); ATTEST_FAST=0 looks
-# at each file (tests/test_verify_files_fast.py holds the two to each other).
+# Whether the files level's look at storage is first compared a list at a time (_stored_as_logged); ATTEST_FAST=0
+# looks at each file (tests/test_verify_files_fast.py holds the two to each other).
 SIZES_IN_BULK: bool = fast.ON
 _SIZE, _PATH = attrgetter("size"), attrgetter("path")
-
-
-def _same_sizes(entries: list[Any], files: list[DataFile]) -> bool:
-    """True only when every entry is a FileIdentity recording the size its file (same index) has, every size an
-    ``int``: then _compare_files's loop finds no size mismatch (an entry of another kind is not compared there, so
-    anything else decides nothing and the loop runs). Three passes in C rather than a Python step a file."""
-    if set(map(type, entries)) - {FileIdentity}:
-        return False
-    ours, theirs = list(map(_SIZE, entries)), list(map(_SIZE, files))
-    return not (set(map(type, ours)) | set(map(type, theirs))) - {int} and ours == theirs
 
 
 def _check_stored(state: TableState, report: Report, carrier: FileHasher | None, files: list[DataFile]) -> None:

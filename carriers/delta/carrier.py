@@ -17,12 +17,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from operator import methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 from urllib.parse import urlparse
-
-import blake3
 
 from attest import __version__, fast
 from attest.build import PRODUCER_NAME
@@ -843,7 +840,6 @@ _NO_ROW_TRACKING = '{"baseRowId":null,"defaultRowCommitVersion":null}'
 # Whether a version's file views are made in bulk where the per-file branches are not needed (_bulk_views);
 # ATTEST_FAST=0 makes every one in the loop (tests/delta/test_delta_bulk_views.py holds the two to each other).
 BULK_VIEWS: bool = fast.ON
-_ENCODE, _HEXDIGEST = methodcaller("encode", "utf-8", "surrogatepass"), methodcaller("hexdigest")
 
 
 def _bulk_views(paths: list[str], sizes: list[Any], partition_texts: list[str] | None, stats_texts: list[str],
@@ -877,8 +873,7 @@ def _bulk_views(paths: list[str], sizes: list[Any], partition_texts: list[str] |
     texts = (f'{{"deletion_vector":{dv},"kind":"data","partition":{part},"row_tracking":{row},"size":{size},'
              f'"stats":{stats}}}' for dv, part, row, size, stats in zip(dvs, partitions, rows, sized, stats_texts,
                                                                         strict=True))
-    # blake3_hex(text.encode("utf-8", "surrogatepass")) of each text, in C passes (no Python call a file)
-    file_views = dict(zip(paths, map(_HEXDIGEST, map(blake3.blake3, map(_ENCODE, texts))), strict=True))
+    file_views = dict(zip(paths, [blake3_hex(text.encode("utf-8", "surrogatepass")) for text in texts], strict=True))
     times = dict(zip(paths, [engine if logged is MISSING else logged
                              for engine, logged in zip(engine_times, logged_times, strict=True)], strict=True))
     # [DataFile(path=rel, size=size, kind="data", location=location_of + rel) ...], made in C passes
