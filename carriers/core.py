@@ -66,6 +66,7 @@ from attest.tables import (
     TableState,
     attestation_document,
     attestation_identity,
+    file_identities,
 )
 from attest.view import ReaderView, table_kept_by_rewrites
 from carriers import properties as props
@@ -229,6 +230,21 @@ FOLDER_LISTING_MIN = 16
 
 
 _PATH = attrgetter("path")  # a FileIdentity's path: the sidecar's outputs sorted by a key read in C
+_SIZE, _KIND = attrgetter("size"), attrgetter("kind")
+
+
+def _triples(files: Sequence[DataFile], reuse: Mapping[tuple[str, int], str],
+             hashed: Mapping[str, str]) -> list[FileIdentity]:
+    """The (path, size, hash, kind) record of each live file: its hash reused from the attestation in force when
+    it names the same (path, size), else the one just computed (``hashed``, KeyError where there is none). With
+    nothing to reuse (a first record), every hash is the computed one and the records are made in C passes
+    (``file_identities``: the same records, tests/test_data_files_bulk.py)."""
+    if reuse:
+        return [FileIdentity(path=f.path, size=f.size, kind=f.kind, hash=reuse.get((f.path, f.size)) or hashed[f.path])
+                for f in files]
+    paths = list(map(_PATH, files))
+    return file_identities(paths, list(map(_SIZE, files)), list(map(hashed.__getitem__, paths)),
+                           list(map(_KIND, files)))
 
 
 def _plain_by_folder(paths: Sequence[str]) -> dict[str, frozenset[str] | None]:
@@ -1006,8 +1022,7 @@ class AttestedTable(ABC):
         if unreadable:
             raise CarrierError(f"{len(unreadable)} live file(s) of {self.noun} {v.id} cannot be read, e.g. "
                                f"{unreadable[0]}", code=Code.FILE_MISSING, path=unreadable[0])
-        triples = [FileIdentity(path=f.path, size=f.size, kind=f.kind,
-                                hash=reuse.get((f.path, f.size)) or hashed[f.path]) for f in live.files]
+        triples = _triples(live.files, reuse, hashed)
         if carried is not None:
             return self._carry_forward(v, live, triples, *carried, signer=r.signer, progress=r.progress)
         observed = list(r.inputs)

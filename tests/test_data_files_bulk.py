@@ -133,3 +133,35 @@ def test_a_document_without_an_output_list_is_itself() -> None:
     for document in ({"recipe": "r"}, {"output_hashes": None}, {"output_hashes": "x"}):
         assert attestation_document(document) is document
 
+
+
+def _triples_before(files: list[DataFile], reuse: dict[tuple[str, int], str],
+                    hashed: dict[str, str]) -> list[FileIdentity]:
+    """carriers.core's record triples as they were made."""
+    return [FileIdentity(path=f.path, size=f.size, kind=f.kind, hash=reuse.get((f.path, f.size)) or hashed[f.path])
+            for f in files]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_record_triples_are_the_ones_made_before(seed: int) -> None:
+    """A record's (path, size, hash, kind) records (carriers.core._triples): with hashes to reuse or none, a hash
+    missing (the same KeyError), kinds of every sort."""
+    from carriers.core import _triples
+
+    rng = random.Random(seed)
+    files = [DataFile(path=f"p{i}", size=rng.randint(0, 9), kind=rng.choice(["data", "deletion_vector", "delete"]),
+                      location=f"/t/p{i}") for i in range(rng.randint(0, 40))]
+    reuse = {(f.path, f.size): f"{rng.getrandbits(256):064x}" for f in files if rng.random() < 0.3} \
+        if seed % 2 else {}
+    hashed = {f.path: f"{rng.getrandbits(256):064x}" for f in files if (f.path, f.size) not in reuse}
+    if files and rng.random() < 0.2:
+        hashed.pop(files[rng.randrange(len(files))].path, None)
+    try:
+        expected: Any = _triples_before(files, reuse, hashed)
+    except KeyError as exc:
+        expected = ("KeyError", exc.args)
+    try:
+        got: Any = _triples(files, reuse, hashed)
+    except KeyError as exc:
+        got = ("KeyError", exc.args)
+    assert got == expected
