@@ -6,8 +6,11 @@ imports a table format library.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import operator
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import islice, repeat
 from typing import Any, Literal
 
 from attest.identity.inputs import ObservedInput
@@ -54,6 +57,39 @@ class FileIdentity:
         if kind not in ("data", "deletion_vector", "delete"):
             raise ValueError(f"unknown file kind {kind!r}")
         return cls(path=str(data["path"]), size=int(data["size"]), hash=str(data["hash"]), kind=kind)
+
+
+def _made_bare(cls: type[Any], columns: dict[str, Any], count: int) -> list[Any]:
+    """``count`` instances of the slotted frozen dataclass ``cls``, each field set from its column (an iterable of
+    ``count`` values, or more: ``repeat``), made a field at a time in C passes: each instance made bare, then each
+    slot set through its member descriptor (the frozen class's ``__setattr__``, which refuses, is not in the way; its
+    ``__init__`` calls ``object.__setattr__`` once a field a file: ~0.15 s for 200,000 files, measured). Every field
+    of ``cls`` is given (checked): the instances equal the ones ``cls(**fields)`` makes (tests/test_data_files_bulk.py).
+    """
+    if list(columns) != [f for f in cls.__slots__ if not f.startswith("__")]:
+        raise ValueError(f"{cls.__name__}: fields {list(columns)}")
+    made = list(map(object.__new__, repeat(cls, count)))
+    for name, values in columns.items():
+        deque(map(cls.__dict__[name].__set__, made, values), 0)  # run the map to its end, keeping nothing
+    return made
+
+
+def data_files(paths: list[str], sizes: list[int], locations: Iterable[str], kind: FileKind = "data") -> list[DataFile]:
+    """``[DataFile(path=p, size=s, kind=kind, location=l) for p, s, l in zip(paths, sizes, locations)]`` (equal
+    lists), made in C passes (``_made_bare``). ``sizes`` and ``locations`` are as long as ``paths`` (checked)."""
+    located = list(locations)
+    if not len(paths) == len(sizes) == len(located):
+        raise ValueError(f"data_files: {len(paths)} paths, {len(sizes)} sizes, {len(located)} locations")
+    return _made_bare(DataFile, {"path": paths, "size": sizes, "kind": repeat(kind), "location": located}, len(paths))
+
+
+def file_identities(paths: list[str], sizes: list[int], hashes: list[str], kinds: list[FileKind]) -> list[FileIdentity]:
+    """``list(map(FileIdentity, paths, sizes, hashes, kinds))`` (equal lists), made in C passes (``_made_bare``).
+    The four lists are as long (checked)."""
+    if not len(paths) == len(sizes) == len(hashes) == len(kinds):
+        raise ValueError(f"file_identities: {len(paths)} paths, {len(sizes)} sizes, {len(hashes)} hashes, "
+                         f"{len(kinds)} kinds")
+    return _made_bare(FileIdentity, {"path": paths, "size": sizes, "hash": hashes, "kind": kinds}, len(paths))
 
 
 @dataclass(frozen=True)
@@ -211,6 +247,16 @@ def attestation_document(document: dict[str, Any]) -> dict[str, Any]:
     """The document with its output list in (path, hash) order: the form an identity and a signature cover."""
     outputs = document.get("output_hashes")
     if isinstance(outputs, list) and all(isinstance(o, dict) for o in outputs):
+        if _in_path_order(outputs):
+            return {**document, "output_hashes": list(outputs)}  # what the sort gives back: the same order
         return {**document, "output_hashes": sorted(
             outputs, key=lambda o: (str(o.get("path", "")), str(o.get("hash", ""))))}
     return document
+
+
+def _in_path_order(outputs: list[dict[str, Any]]) -> bool:
+    """Whether every output's path is a ``str`` and each is greater than the one before: then the (path, hash) keys
+    are already strictly increasing and sorting by them keeps the list as it is (a manifest built from a sidecar
+    lists its outputs by path), found in C passes instead of a key tuple made and compared per output."""
+    paths: list[Any] = list(map(dict.get, outputs, repeat("path")))
+    return set(map(type, paths)) <= {str} and all(map(operator.lt, paths, islice(paths, 1, None)))

@@ -36,6 +36,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from dataclasses import replace as replace_result
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 from urllib.parse import urlparse
 
@@ -65,6 +66,7 @@ from attest.tables import (
     TableState,
     attestation_document,
     attestation_identity,
+    file_identities,
 )
 from attest.view import ReaderView, table_kept_by_rewrites
 from carriers import properties as props
@@ -225,6 +227,24 @@ def _real_file(path: str) -> str:
 #: A folder holding at least this many of the files checked is listed once (os.scandir: which of its entries are
 #: plain files, not symlinks) rather than each file lstat'ed: one readdir instead of thousands of lstat calls.
 FOLDER_LISTING_MIN = 16
+
+
+_PATH = attrgetter("path")  # a FileIdentity's path: the sidecar's outputs sorted by a key read in C
+_SIZE, _KIND = attrgetter("size"), attrgetter("kind")
+
+
+def _triples(files: Sequence[DataFile], reuse: Mapping[tuple[str, int], str],
+             hashed: Mapping[str, str]) -> list[FileIdentity]:
+    """The (path, size, hash, kind) record of each live file: its hash reused from the attestation in force when
+    it names the same (path, size), else the one just computed (``hashed``, KeyError where there is none). With
+    nothing to reuse (a first record), every hash is the computed one and the records are made in C passes
+    (``file_identities``: the same records, tests/test_data_files_bulk.py)."""
+    if reuse:
+        return [FileIdentity(path=f.path, size=f.size, kind=f.kind, hash=reuse.get((f.path, f.size)) or hashed[f.path])
+                for f in files]
+    paths = list(map(_PATH, files))
+    return file_identities(paths, list(map(_SIZE, files)), list(map(hashed.__getitem__, paths)),
+                           list(map(_KIND, files)))
 
 
 def _plain_by_folder(paths: Sequence[str]) -> dict[str, frozenset[str] | None]:
@@ -606,7 +626,7 @@ class AttestedTable(ABC):
                                               f"{len(sidecar.files)} files", "$.output_hashes"))
                 # The manifest's list in build order (sorted by path), as written.
                 document["output_hashes"] = [{"hash": f.hash, "path": f.path}
-                                             for f in sorted(sidecar.files, key=lambda f: f.path)]
+                                             for f in sorted(sidecar.files, key=_PATH)]
         return Attestation(document=document, attested_version=version, location=self.reference, files=files,
                            inputs=inputs, problems=tuple(problems),
                            manifest_identity=None if sidecar is None else sidecar.manifest,
@@ -654,7 +674,7 @@ class AttestedTable(ABC):
                 if "output_hashes" in document:
                     problems.append(_tampered("output_hashes are both inline and declared to live in the sidecar"))
                 document["output_hashes"] = [{"hash": f.hash, "path": f.path}
-                                             for f in sorted(sidecar.files, key=lambda f: f.path)]
+                                             for f in sorted(sidecar.files, key=_PATH)]
         elif where == "sidecar" and not any(p.code in (Code.SIDECAR_MISSING, Code.SIDECAR_MISMATCH)
                                             for p in problems):
             problems.append(Problem(Code.SIDECAR_MISSING, "output_hashes live in a sidecar that is not named"))
@@ -1034,8 +1054,7 @@ class AttestedTable(ABC):
         if unreadable:
             raise CarrierError(f"{len(unreadable)} live file(s) of {self.noun} {v.id} cannot be read, e.g. "
                                f"{unreadable[0]}", code=Code.FILE_MISSING, path=unreadable[0])
-        triples = [FileIdentity(path=f.path, size=f.size, kind=f.kind,
-                                hash=reuse.get((f.path, f.size)) or hashed[f.path]) for f in live.files]
+        triples = _triples(live.files, reuse, hashed)
         if carried is not None:
             return self._carry_forward(v, live, triples, *carried, signer=r.signer, progress=r.progress)
         observed = list(r.inputs)

@@ -46,7 +46,7 @@ from attest.model import (
     _too_deep,
 )
 from attest.record import many_records
-from attest.tables import FileIdentity, FileKind, attestation_identity
+from attest.tables import FileIdentity, FileKind, attestation_identity, file_identities
 from attest.view import ReaderView
 
 SIDECAR_FORMAT = "recipe-attest-sidecar"
@@ -194,7 +194,7 @@ class Sidecar:
         if not all_hex_digests(list(map(attrgetter("hash"), files))) or \
                 min(map(attrgetter("size"), files), default=0) < 0:
             raise SidecarError("a file triple has a malformed hash or a negative size")
-        if len({f.path for f in files}) != len(files):
+        if len(set(map(attrgetter("path"), files))) != len(files):
             raise SidecarError("the file list names a path twice")
         sidecar = cls(
             attested_version=_opt_str(doc.get("attested_version")),
@@ -295,7 +295,7 @@ def _regular_entries(text: str) -> list[FileIdentity] | None:
     sizes = tails[1:-1].split("},{|:")
     if len(sizes) != n:  # a tail holding "|" itself: then the tails are not one size each
         return None
-    return list(map(FileIdentity, paths, map(int, sizes), hashes, map(_KINDS.__getitem__, kinds)))
+    return file_identities(paths, list(map(int, sizes)), hashes, list(map(_KINDS.__getitem__, kinds)))
 
 
 def _regular_members(text: str) -> list[tuple[str, str]] | None:

@@ -93,3 +93,53 @@ def test_the_file_verdicts_are_the_set_verdicts(seed: int) -> None:
     got = verify_table._compare_files(state, report, by_path, live_map)
     assert [(e.code, e.path) for e in report.errors] == expected
     assert got == sorted(set(live_map) & set(by_path))
+
+
+class _Looking:
+    def __init__(self, stored: dict[str, Any]) -> None:
+        self.stored = stored
+
+    def stored_files(self, files: list[DataFile]) -> dict[str, Any]:
+        return self.stored
+
+    def removed_by_cleanup(self, version: str, gone: list[str]) -> str:
+        return f"VACUUM removed {len(gone)}"
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_storage_look_in_bulk_is_the_loop(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """_check_stored with the sizes compared a list at a time (``_stored_as_logged``) and file by file: the same
+    errors (codes, paths, words, order), whatever storage holds (a size, another size, missing, not there at all, a
+    FIFO, a size of another type) and whatever the log records (a size, -1: none)."""
+    rng = random.Random(seed)
+    files = [DataFile(path=f"d/p{i}", size=rng.choice([i, 0, -1]) if rng.random() < 0.2 else i, location=f"/t/d/p{i}")
+             for i in range(rng.randint(0, 12))]
+    stored: dict[str, Any] = {f.path: max(f.size, 0) if f.size < 0 and rng.random() < 0.5 else f.size
+                              for f in files}
+    for f in files:
+        what = rng.random()
+        if what < 0.05:
+            stored[f.path] = "missing"
+        elif what < 0.08:
+            del stored[f.path]
+        elif what < 0.12:
+            stored[f.path] = "a FIFO"
+        elif what < 0.16:
+            stored[f.path] = f.size + 1
+        elif what < 0.2:
+            stored[f.path] = float(f.size) if rng.random() < 0.5 else bool(f.size)
+    found = []
+    for bulk in (False, True):
+        monkeypatch.setattr(verify_table, "SIZES_IN_BULK", bulk)
+        report = Report(subject="t", table_format="delta", version="3")
+        verify_table._check_stored(_State(), report, _Looking(stored), files)  # type: ignore[arg-type]
+        found.append([(e.code, e.path, e.message) for e in report.errors])
+    assert found[0] == found[1]
+
+
+def test_the_bulk_storage_comparison_runs() -> None:
+    files = _files(50)
+    live = [DataFile(path=f.path, size=f.size, location=f"/t/{f.path}") for f in files]
+    assert verify_table._stored_as_logged({f.path: f.size for f in live}, live)
+    assert not verify_table._stored_as_logged({f.path: f.size for f in live[1:]}, live)
+    assert not verify_table._stored_as_logged({**{f.path: f.size for f in live}, live[3].path: 4}, live)

@@ -38,7 +38,7 @@ from attest.fast import jsonscan
 from attest.identity.env import env_identity
 from attest.numbers import is_digits, is_signed_digits
 from attest.record import many_records
-from attest.tables import DataFile, Progress
+from attest.tables import DataFile, Progress, data_files
 from attest.view import ReaderView, _file_encode, file_digest, json_safe
 from carriers.base import AfterWrite, ContentReader, RecordRequest, WriteResult, after_write_request
 from carriers.core import AttestedTable, Changes, LiveVersion, Version, canonical_relative
@@ -876,8 +876,8 @@ def _bulk_views(paths: list[str], sizes: list[Any], partition_texts: list[str] |
     file_views = dict(zip(paths, [blake3_hex(text.encode("utf-8", "surrogatepass")) for text in texts], strict=True))
     times = dict(zip(paths, [engine if logged is MISSING else logged
                              for engine, logged in zip(engine_times, logged_times, strict=True)], strict=True))
-    files = [DataFile(path=rel, size=size, kind="data", location=location_of + rel)
-             for rel, size in zip(paths, sized, strict=True)]
+    # [DataFile(path=rel, size=size, kind="data", location=location_of + rel) ...], made in C passes
+    files = data_files(paths, sized, map(location_of.__add__, paths))
     return files, file_views, times
 
 
