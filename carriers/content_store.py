@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -472,20 +472,27 @@ def _leaf(table: Any, path: Sequence[str]) -> Any:
     return column
 
 
-def footer_problems(metadata: Any, table: Any, *, total_order: bool) -> list[str]:
+def footer_problems(metadata: Any, table: Any, *, total_order: bool,
+                    column_at: Callable[[list[str]], Any] | None = None, cast_bounds: bool = False) -> list[str]:
     """Why a Parquet file's footer statistics misstate its stored rows (``table``: every row, as stored; ``metadata``:
     its pyarrow FileMetaData): readers skip whole row groups by them — delta-rs (DataFusion) and pyarrow (pyiceberg's
-    reads) measured, Spark's Parquet reader by default — so a rewrite's file can hide rows from a filtered read with
-    the log's or the manifest's statistics honest. Each row group's null count must be exact and its minimum and
-    maximum sound, in the order ``bound_problem`` applies (``total_order``: Delta's readers)."""
+    reads) measured, Spark's Parquet reader by default — so a file can hide rows from a filtered read with the log's
+    or the manifest's statistics honest. Each row group's null count must be exact and its minimum and maximum sound,
+    in the order ``bound_problem`` applies (``total_order``: Delta's readers). ``column_at``: the whole stored column
+    of a footer chunk's path, None where no reader reads it (default: ``table``'s leaf by name; Iceberg's finds it by
+    field id). ``cast_bounds``: the bounds cast to the column's type as read (a reader casts the values alike)."""
     import pyarrow as pa
 
+    def by_name(parts: list[str]) -> Any:
+        return _leaf(table, parts)
+
+    find = by_name if column_at is None else column_at
+    columns: dict[str, Any] = {}  # each path's column found once, sliced per row group
     problems: list[str] = []
     start = 0
     for g in range(metadata.num_row_groups):
         group = metadata.row_group(g)
-        part = table.slice(start, group.num_rows)
-        start += group.num_rows
+        rows = group.num_rows
         for i in range(group.num_columns):
             chunk = group.column(i)
             stats = chunk.statistics
@@ -493,18 +500,28 @@ def footer_problems(metadata: Any, table: Any, *, total_order: bool) -> list[str
                 continue
             name = f"{chunk.path_in_schema} (Parquet footer, row group {g})"
             try:
-                column = _leaf(part, chunk.path_in_schema.split("."))
+                if chunk.path_in_schema not in columns:
+                    columns[chunk.path_in_schema] = find(chunk.path_in_schema.split("."))
+                column = columns[chunk.path_in_schema]
                 if column is None or pa.types.is_nested(column.type):
                     continue
-                seen = observe(column)
+                part = column.slice(start, rows)
+                if isinstance(part.type, pa.BaseExtensionType):  # a uuid: bounded by its bytes
+                    part = part.storage if isinstance(part, pa.Array) else \
+                        pa.chunked_array([c.storage for c in part.chunks], part.type.storage_type)
+                seen = observe(part)
                 if stats.has_null_count and stats.null_count != seen.nulls:
                     problems.append(f"{name}: {stats.null_count} nulls stated, {seen.nulls} stored")
                 if stats.has_min_max:
-                    found = bound_problem(name, seen, stats.min, stats.max, exact=False, total_order=total_order)
+                    lo, hi = stats.min, stats.max
+                    if cast_bounds:
+                        lo, hi = (pa.array([v]).cast(part.type)[0].as_py() for v in (lo, hi))
+                    found = bound_problem(name, seen, lo, hi, exact=False, total_order=total_order)
                     if found is not None:
                         problems.append(found)
             except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
                 problems.append(f"{name}: statistics that cannot be held to its rows ({exc})")
+        start += rows
     return problems
 
 

@@ -715,7 +715,7 @@ def _footer_problems_by_id(metadata: Any, file_schema: Any, schema: Schema, name
     import pyarrow as pa
     from pyiceberg.types import StructType
 
-    from carriers.content_store import bound_problem, observe
+    from carriers.content_store import footer_problems
 
     def field_id(f: Any, names: list[str]) -> int | None:
         raw = (f.metadata or {}).get(b"PARQUET:field_id")
@@ -760,37 +760,7 @@ def _footer_problems_by_id(metadata: Any, file_schema: Any, schema: Schema, name
             fields, ice_fields = list(found[0].type), list(col.field_type.fields)
         return None
 
-    problems: list[str] = []
-    start = 0
-    for g in range(metadata.num_row_groups):
-        group = metadata.row_group(g)
-        rows = group.num_rows
-        for i in range(group.num_columns):
-            chunk = group.column(i)
-            stats = chunk.statistics
-            if stats is None:
-                continue
-            name = f"{chunk.path_in_schema} (Parquet footer, row group {g})"
-            try:
-                column = column_at(chunk.path_in_schema.split("."))
-                if column is None or pa.types.is_nested(column.type):
-                    continue
-                part = column.slice(start, rows)
-                if isinstance(part.type, pa.BaseExtensionType):  # a uuid: bounded by its bytes
-                    part = part.storage if isinstance(part, pa.Array) else \
-                        pa.chunked_array([c.storage for c in part.chunks], part.type.storage_type)
-                seen = observe(part)
-                if stats.has_null_count and stats.null_count != seen.nulls:
-                    problems.append(f"{name}: {stats.null_count} nulls stated, {seen.nulls} stored")
-                if stats.has_min_max:
-                    lo, hi = (pa.array([v]).cast(part.type)[0].as_py() for v in (stats.min, stats.max))
-                    found = bound_problem(name, seen, lo, hi, exact=False)
-                    if found is not None:
-                        problems.append(found)
-            except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
-                problems.append(f"{name}: statistics that cannot be held to its rows ({exc})")
-        start += rows
-    return problems
+    return footer_problems(metadata, stored, total_order=False, column_at=column_at, cast_bounds=True)
 
 
 def _statistics_problems(df: Mapping[str, Any], schema: Schema, rows: pa.Table, *, nan_layout: bool = True
