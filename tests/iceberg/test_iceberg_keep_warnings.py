@@ -22,7 +22,7 @@ from carriers.iceberg.carriage import RETAIN_TAG
 from carriers.iceberg.carrier import IcebergCarrier
 from carriers.iceberg.sql_keep import SqlKeeper
 from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, rows
-from tests.iceberg.test_iceberg_sql_keep import hand_commit, v3_table
+from tests.iceberg.test_iceberg_sql_keep import always_racing, v3_table
 
 REF = f"iceberg://{CATALOG}/ns.t"
 RECORD = ["record", REF, "--model", "orders", "--program-hash", PROGRAM]
@@ -85,14 +85,7 @@ def test_a_lost_race_is_commit_conflict_in_json(catalog: SqlCatalog, table: Tabl
     from attest.cli import main
     from carriers.iceberg import commit
 
-    monkeypatch.setattr(commit, "COMMIT_BACKOFF_S", 0.0)
-    table = v3_table(catalog, table)
-    theirs: list[str] = []
-
-    def other_writer(_location: str) -> None:
-        fresh = catalog.load_table("ns.t")
-        theirs.append(hand_commit(catalog, fresh, lambda d: d["properties"].update({"n": str(len(theirs))}))
-                      .metadata_location)
+    table, theirs, other_writer = always_racing(catalog, table, monkeypatch)
 
     monkeypatch.setattr(commit, "sql_keeper", lambda t: SqlKeeper(t, before_swap=other_writer))
     capsys.readouterr()

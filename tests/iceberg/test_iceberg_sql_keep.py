@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -175,11 +176,10 @@ def test_a_pyiceberg_append_racing_the_keep_is_kept(catalog: SqlCatalog, table: 
     assert fresh.metadata.refs[RETAIN_TAG].snapshot_id == attested
 
 
-def test_losing_every_race_warns_with_a_code_and_deletes_nothing(catalog: SqlCatalog, table: Table,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """A writer that commits before every one of our swaps: the bounded retries end in a warning coded
-    ``commit_conflict``; every file we wrote is still there, the catalog names the other writer's last commit, and
-    the attestation (its pointer) stands."""
+def always_racing(catalog: SqlCatalog, table: Table, monkeypatch: pytest.MonkeyPatch
+                  ) -> tuple[Table, list[str], Callable[[str], None]]:
+    """``table`` made v3, retries without backoff, and another writer for ``SqlKeeper(before_swap=...)`` that commits
+    (a property edit) before every one of our swaps; the metadata locations it committed, in order."""
     from carriers.iceberg import commit
 
     monkeypatch.setattr(commit, "COMMIT_BACKOFF_S", 0.0)
@@ -190,6 +190,18 @@ def test_losing_every_race_warns_with_a_code_and_deletes_nothing(catalog: SqlCat
         fresh = catalog.load_table("ns.t")
         theirs.append(hand_commit(catalog, fresh, lambda d: d["properties"].update({"n": str(len(theirs))}))
                       .metadata_location)
+
+    return table, theirs, other_writer
+
+
+def test_losing_every_race_warns_with_a_code_and_deletes_nothing(catalog: SqlCatalog, table: Table,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer that commits before every one of our swaps: the bounded retries end in a warning coded
+    ``commit_conflict``; every file we wrote is still there, the catalog names the other writer's last commit, and
+    the attestation (its pointer) stands."""
+    from carriers.iceberg import commit
+
+    table, theirs, other_writer = always_racing(catalog, table, monkeypatch)
 
     carrier = IcebergCarrier(table, catalog_name=CATALOG)
     carrier.detached_keeper = keeper = SqlKeeper(table, before_swap=other_writer)
