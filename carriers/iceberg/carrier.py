@@ -1043,7 +1043,8 @@ def _java_number_problems(doc: Mapping[str, Any]) -> list[Problem]:
     pyiceberg 0.12, tests/adversarial/test_iceberg_time_travel_round14.py): a ref's ``min-snapshots-to-keep`` of
     2147483648 or ``"5"``, a snapshot's ``parent-snapshot-id`` or ``timestamp-ms`` as a string, ... — Spark refused
     the table ("Cannot parse to an integer value" / "to a long value"), pyiceberg read its rows, and attest said
-    VERIFIED of a table Spark does not read."""
+    VERIFIED of a table Spark does not read. The field ids of schemas, partition specs and sort orders are read by
+    the same ``JsonUtil.getInt`` (SchemaParser, PartitionSpecParser, SortOrderParser)."""
     def where(section: str) -> list[tuple[str, Any]]:
         value = doc.get(section) if section else doc
         if isinstance(value, dict) and section == "refs":
@@ -1052,24 +1053,45 @@ def _java_number_problems(doc: Mapping[str, Any]) -> list[Problem]:
             return [(f"{section} entry {i}", v) for i, v in enumerate(value)]
         return [("", value)] if not section else []
 
+    checks: list[tuple[int, str, Any, tuple[str, ...]]] = []
     for bits, table in ((32, _JAVA_INTS), (64, _JAVA_LONGS)):
         for section, fields in table.items():
-            for label, item in where(section):
-                if not isinstance(item, dict):
-                    continue
-                for field in fields:
-                    value = item.get(field)
-                    # bool is an int to Python and a boolean to Jackson (refused); None: absent or null, which
-                    # the OrNull readers take and pyiceberg judges itself
-                    fits = isinstance(value, int) and not isinstance(value, bool) and \
-                        -(2 ** (bits - 1)) <= value < 2 ** (bits - 1)
-                    if value is not None and not fits:
-                        kind = "an integer" if bits == 32 else "a long"
-                        at = f"{label}'s " if label else ""
-                        return [Problem(Code.TABLE_INCONSISTENT, f"the table metadata's {at}{field} is "
-                                        f"{json.dumps(value)[:40]}, not a JSON integer within {kind}: Iceberg Java "
-                                        "refuses to read the table (\"Cannot parse to " + kind + " value\", measured "
-                                        "with Spark), pyiceberg reads it")]
+            checks += [(bits, label, item, fields) for label, item in where(section)]
+    for section, fields in (("partition-specs", ("source-id", "field-id")), ("sort-orders", ("source-id",))):
+        for label, item in where(section):
+            parts = item.get("fields") if isinstance(item, dict) else None
+            checks += [(32, f"{label} field {i}", f, fields) for i, f in enumerate(parts or [])]
+    v1_spec = doc.get("partition-spec")
+    checks += [(32, f"partition-spec field {i}", f, ("source-id", "field-id"))
+               for i, f in enumerate(v1_spec if isinstance(v1_spec, list) else [])]
+    schemas = [("schema", doc.get("schema")), *where("schemas")]
+    todo = [(label, t) for label, t in schemas]
+    while todo:  # every nested type of every schema: struct field ids, list element ids, map key and value ids
+        label, t = todo.pop()
+        if not isinstance(t, dict):
+            continue
+        checks.append((32, label, t, ("id", "element-id", "key-id", "value-id")))
+        for i, f in enumerate(t["fields"] if isinstance(t.get("fields"), list) else []):
+            todo.append((f"{label} field {i}", f))
+            if isinstance(f, dict):
+                todo.append((f"{label} field {i}'s type", f.get("type")))
+        todo += [(f"{label}'s {k}", t.get(k)) for k in ("element", "key", "value")]
+    for bits, label, item, fields in checks:
+        if not isinstance(item, dict):
+            continue
+        for field in fields:
+            value = item.get(field)
+            # bool is an int to Python and a boolean to Jackson (refused); None: absent or null, which the OrNull
+            # readers take and pyiceberg judges itself
+            fits = isinstance(value, int) and not isinstance(value, bool) and \
+                -(2 ** (bits - 1)) <= value < 2 ** (bits - 1)
+            if value is not None and not fits:
+                kind = "an integer" if bits == 32 else "a long"
+                at = f"{label}'s " if label else ""
+                return [Problem(Code.TABLE_INCONSISTENT, f"the table metadata's {at}{field} is "
+                                f"{json.dumps(value)[:40]}, not a JSON integer within {kind}: Iceberg Java refuses to "
+                                "read the table (\"Cannot parse to " + kind + " value\", measured with Spark), "
+                                "pyiceberg reads it")]
     return []
 
 
