@@ -1043,8 +1043,8 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
     (``table``, every row as stored): footer statistics pyarrow disregards (a reader that does not prunes by them),
     minimum / maximum pairs written twice (the deprecated ``min`` / ``max`` and ``min_value`` / ``max_value``) that
     differ, a page index whose pages' null counts are not exact or whose bounds are not sound, a bloom filter that
-    leaves out a stored value. ``column_of``: the whole stored column at a Parquet path (None: not held), for rows not read
-    as the file names them (pyiceberg's, by field id); else found by name in ``table``."""
+    leaves out a stored value. ``column_of``: the whole stored column at a Parquet path (None: not held), for rows
+    not read as the file names them (pyiceberg's, by field id); else found by name in ``table``."""
     import pyarrow as pa
 
     if isinstance(indexes, str):

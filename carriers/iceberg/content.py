@@ -710,8 +710,8 @@ def _check_recorded_footer(opened: _SchemaIO, schema: Schema, name_mapping: Any,
 
         def as_stored(parts: list[str]) -> Any:
             found = column_of(parts)
-            # Held where pyiceberg read the column as the file stores it (a promoted int or float, a timestamp read
-            # in another unit are not the physical values the page bounds and bloom hashes were taken of).
+            # Held where pyiceberg read the column's values as the file stores them (a timestamp read in another
+            # unit is not the physical values the page bounds and bloom hashes were taken of).
             return None if found is None or not _stored_as(found[0].type, found[1]) else found[0]
 
         problems += index_problems(opened.indexes, opened.metadata, None, total_order=False, column_of=as_stored)
@@ -723,7 +723,7 @@ def _check_recorded_footer(opened: _SchemaIO, schema: Schema, name_mapping: Any,
 
 def _stored_as(read: Any, stored: Any) -> bool:
     """Whether a column pyiceberg read as Arrow type ``read`` holds the values of the file's column of Arrow type
-    ``stored`` unchanged (the same type, or string / binary in another width)."""
+    ``stored`` unchanged (the same type, a promoted int, float or decimal, string / binary in another width)."""
     import pyarrow as pa
 
     if isinstance(read, pa.BaseExtensionType):
@@ -734,7 +734,13 @@ def _stored_as(read: Any, stored: Any) -> bool:
     binaries = (pa.types.is_binary, pa.types.is_large_binary, pa.types.is_binary_view)
     if pa.types.is_timestamp(read) and pa.types.is_timestamp(stored):
         return bool(read.unit == stored.unit)
-    return bool(read == stored or (any(k(read) for k in kinds) and any(k(stored) for k in kinds))
+    if pa.types.is_decimal(read) and pa.types.is_decimal(stored):  # a widened precision: the same unscaled values
+        return bool(read.scale == stored.scale)
+    # int -> long and float -> double: the same numbers, encoded by the chunk's physical type (content_store._plain)
+    integers = pa.types.is_integer(read) and pa.types.is_integer(stored) \
+        and pa.types.is_signed_integer(read) == pa.types.is_signed_integer(stored)  # signed: as the file's decode
+    return bool(read == stored or integers or (pa.types.is_floating(read) and pa.types.is_floating(stored))
+                or (any(k(read) for k in kinds) and any(k(stored) for k in kinds))
                 or (any(k(read) for k in binaries) and any(k(stored) for k in binaries)))
 
 

@@ -101,9 +101,10 @@ def test_delta_a_bloom_filter_that_leaves_out_a_stored_value(tmp_path: Path, col
 ICEBERG_BLOOM: dict[str, Any] = {"bloom_filter_options": {"id": {"ndv": 10}, "v": {"ndv": 10}}}
 
 
-def _iceberg(tmp_path: Path, **options: Any) -> tuple[Any, Path]:
+def _iceberg(tmp_path: Path, *, int32: bool = False, **options: Any) -> tuple[Any, Path]:
     """An Iceberg table (id long, x double, v string) with one pyiceberg append, then a data file of ROWS written by
-    pyarrow with ``options`` (field ids kept) appended by hand with honest metrics; the table and that file."""
+    pyarrow with ``options`` (field ids kept; ``int32``: ``id`` stored as int32, read promoted to long) appended by
+    hand with honest metrics; the table and that file."""
     from pyiceberg.manifest import DataFile
     from pyiceberg.schema import Schema
     from pyiceberg.types import DoubleType, LongType, NestedField, StringType
@@ -118,7 +119,10 @@ def _iceberg(tmp_path: Path, **options: Any) -> tuple[Any, Path]:
     table = catalog.load_table("ns.t")
     written = write_file(table, with_ids(pa.table(ROWS, schema=arrow), [ID, X, V]))
     path = Path(str(written.file_path).removeprefix("file://"))
-    pq.write_table(pq.read_table(path), path, **options)  # the field ids ride in the Arrow schema's metadata
+    stored = pq.read_table(path)
+    if int32:
+        stored = stored.cast(stored.schema.set(0, stored.schema.field(0).with_type(pa.int32())))
+    pq.write_table(stored, path, **options)  # the field ids ride in the Arrow schema's metadata
     added = DataFile.from_args(content=written.content, file_path=written.file_path, file_format=written.file_format,
                                partition=written.partition, file_size_in_bytes=path.stat().st_size, spec_id=0,
                                **HONEST)
@@ -160,3 +164,17 @@ def test_iceberg_a_bloom_filter_that_leaves_out_a_stored_value(tmp_path: Path, c
     table, path = _iceberg(tmp_path, **ICEBERG_BLOOM)
     _zero_bloom(path, column)
     _iceberg_refused(table, query)
+
+
+@pytest.mark.usefixtures("iceberg_env")
+@pytest.mark.parametrize("forged", [False, True])
+def test_iceberg_a_bloom_filter_of_a_promoted_column(tmp_path: Path, forged: bool) -> None:
+    """``id`` stored as int32 and read as long (a promoted column): its bloom filter hashes the int32 values and is
+    held to them all the same."""
+    table, path = _iceberg(tmp_path, int32=True, **ICEBERG_BLOOM)
+    assert pq.ParquetFile(path).schema_arrow.field("id").type == pa.int32()
+    if not forged:
+        iceberg_record(table, model="orders", program_hash=PROGRAM)
+        return
+    _zero_bloom(path, 0)
+    _iceberg_refused(table, "id = 100")
