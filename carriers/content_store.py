@@ -1054,12 +1054,14 @@ def _observe_values(values: list[Any], float_column: bool) -> Observed:
                     negative_zero=-1.0 in zeros, positive_zero=1.0 in zeros)
 
 
-def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any, *, total_order: bool) -> list[str]:
+def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any, *, total_order: bool,
+                   column_of: Callable[[list[str]], Any] | None = None) -> list[str]:
     """Why the pruning structures ``footer_problems`` does not see through pyarrow misstate the stored rows
     (``table``, every row as stored): footer statistics pyarrow disregards (a reader that does not prunes by them),
     minimum / maximum pairs written twice (the deprecated ``min`` / ``max`` and ``min_value`` / ``max_value``) that
     differ, a page index whose pages' null counts are not exact or whose bounds are not sound, a bloom filter that
-    leaves out a stored value."""
+    leaves out a stored value. ``column_of``: the whole stored column at a Parquet path (None: not held), for rows
+    not read as the file names them (pyiceberg's, by field id); else found by name in ``table``."""
     import pyarrow as pa
 
     if isinstance(indexes, str):
@@ -1110,9 +1112,14 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
                                     "dictionary when they say every data page is dictionary-encoded")
         if chunk.column_index is None and chunk.bloom is None:
             continue
-        part = table.slice(starts[chunk.group], starts[chunk.group + 1] - starts[chunk.group])
         try:
-            column = _leaf(part, meta.path_in_schema.split("."))
+            if column_of is None:
+                part = table.slice(starts[chunk.group], starts[chunk.group + 1] - starts[chunk.group])
+                column = _leaf(part, meta.path_in_schema.split("."))
+            else:
+                column = column_of(meta.path_in_schema.split("."))
+                if column is not None:
+                    column = column.slice(starts[chunk.group], starts[chunk.group + 1] - starts[chunk.group])
             if column is None or pa.types.is_nested(column.type):
                 continue  # inside a list or a map: readers prune by no element
             if isinstance(column, pa.ChunkedArray):

@@ -178,11 +178,10 @@ class DeltaContentReader:
                 table = parquet.read()
                 meta = parquet.metadata
                 footer = dict(meta.metadata or {})
-                indexes = None
-                if self.logged is not None:  # the page index and bloom filters too, as written (_check_footer)
-                    from carriers.content_store import read_parquet_indexes
+                from carriers.content_store import read_parquet_indexes
 
-                    indexes = read_parquet_indexes(handle)
+                # the page index and bloom filters too, as written (_check_footer, _check_recorded_indexes)
+                indexes = read_parquet_indexes(handle)
         except FileNotFoundError:
             return None
         except (OSError, pa.ArrowException) as exc:
@@ -216,6 +215,8 @@ class DeltaContentReader:
             _check_statistics(f, table.num_rows, read, self.logged.get(f.path), (self.typed or {}).get(f.path) or {})
             _check_calendar(f, footer, read, int96)
             _check_footer(f, meta, table, indexes)
+        else:
+            _check_recorded_indexes(f, meta, table, indexes)
         return digest
 
 
@@ -672,6 +673,22 @@ def _check_footer(f: DataFile, meta: Any, table: pa.Table, indexes: Any = None) 
     if problems:
         raise StatisticsMismatch(f"{f.path}, added by a rewrite, has Parquet footer statistics that misstate its rows "
                                  f"— readers skip row groups by them: {'; '.join(problems[:3])}")
+
+
+def _check_recorded_indexes(f: DataFile, meta: Any, table: pa.Table, indexes: Any) -> None:
+    """Any digested file's (not only a rewrite's) page index, bloom filters and the footer structures pyarrow does
+    not read (``content_store.index_problems``) held to its stored rows: delta-rs and parquet-mr (Spark) skip pages
+    and row groups by them while a full read returns every row — measured on an appended file (tests/adversarial/
+    test_record_parquet_indexes.py), attested and VERIFIED before. CarrierError ``table_inconsistent``."""
+    from carriers.content_store import index_problems
+
+    # NaN held as IEEE orders it (left out of bounds), not above every number: delta-rs's own page indexes leave NaN
+    # out of a page's maximum; which NaN rows a filtered read gets then depends on the writer's layout, not a forgery.
+    problems = index_problems(indexes, meta, table, total_order=False)
+    if problems:
+        raise CarrierError(f"{f.path} has a Parquet page index, bloom filters or footer structures that misstate its "
+                           f"rows — readers skip pages and row groups by them: {'; '.join(problems[:3])}",
+                           code=Code.TABLE_INCONSISTENT, path=f.path)
 
 
 # Spark reads a Parquet file's dates and timestamps rebased from the hybrid Julian calendar when its footer says it

@@ -35,7 +35,7 @@ of carriers/iceberg/deletes.py) the table stays ``table_inconsistent``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -696,14 +696,52 @@ def _check_recorded_footer(opened: _SchemaIO, schema: Schema, name_mapping: Any,
     name mapping). pyarrow (pyiceberg's filtered reads) and Iceberg Java skip row groups by them whatever the manifest
     says: measured (Spark 4.1 / Iceberg 1.12, pyiceberg 0.12), a file appended with honest manifest metrics whose footer
     maximum of ``id`` was forged below its greatest id returned no row for ``WHERE id = 1000007`` in either, and it was
-    attested and VERIFIED (tests/adversarial/test_spark_iceberg_round14.py). Read from the footer the digest's own
-    open parsed (no second read of the file); AttestError ``table_inconsistent``."""
+    attested and VERIFIED (tests/adversarial/test_spark_iceberg_round14.py). Its page index (column / offset index)
+    and bloom filters, which parquet-mr (Spark) skips pages and row groups by, are held too
+    (``content_store.index_problems``: tests/adversarial/test_record_parquet_indexes.py). Read from the footer the
+    digest's own open parsed (no second read of the file); AttestError ``table_inconsistent``."""
     if opened.metadata is None or opened.schema is None:
         return
     problems = _footer_problems_by_id(opened.metadata, opened.schema, schema, name_mapping, stored)
+    if opened.indexes is not None:
+        from carriers.content_store import index_problems
+
+        column_of = _columns_by_id(opened.schema, schema, name_mapping, stored)
+
+        def as_stored(parts: list[str]) -> Any:
+            found = column_of(parts)
+            # Held where pyiceberg read the column's values as the file stores them (a timestamp read in another
+            # unit is not the physical values the page bounds and bloom hashes were taken of).
+            return None if found is None or not _stored_as(found[0].type, found[1]) else found[0]
+
+        problems += index_problems(opened.indexes, opened.metadata, None, total_order=False, column_of=as_stored)
     if problems:
-        raise AttestError(f"data file {path} has Parquet footer statistics that misstate its rows — readers skip row "
-                          f"groups by them: {'; '.join(problems[:3])}", code=Code.TABLE_INCONSISTENT, path=path)
+        raise AttestError(f"data file {path} has Parquet footer statistics, page index or bloom filters that misstate "
+                          f"its rows — readers skip row groups and pages by them: {'; '.join(problems[:3])}",
+                          code=Code.TABLE_INCONSISTENT, path=path)
+
+
+def _stored_as(read: Any, stored: Any) -> bool:
+    """Whether a column pyiceberg read as Arrow type ``read`` holds the values of the file's column of Arrow type
+    ``stored`` unchanged (the same type, a promoted int, float or decimal, string / binary in another width)."""
+    import pyarrow as pa
+
+    if isinstance(read, pa.BaseExtensionType):
+        read = read.storage_type
+    if isinstance(stored, pa.BaseExtensionType):
+        stored = stored.storage_type
+    kinds = (pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view)
+    binaries = (pa.types.is_binary, pa.types.is_large_binary, pa.types.is_binary_view)
+    if pa.types.is_timestamp(read) and pa.types.is_timestamp(stored):
+        return bool(read.unit == stored.unit)
+    if pa.types.is_decimal(read) and pa.types.is_decimal(stored):  # a widened precision: the same unscaled values
+        return bool(read.scale == stored.scale)
+    # int -> long and float -> double: the same numbers, encoded by the chunk's physical type (content_store._plain)
+    integers = pa.types.is_integer(read) and pa.types.is_integer(stored) \
+        and pa.types.is_signed_integer(read) == pa.types.is_signed_integer(stored)  # signed: as the file's decode
+    return bool(read == stored or integers or (pa.types.is_floating(read) and pa.types.is_floating(stored))
+                or (any(k(read) for k in kinds) and any(k(stored) for k in kinds))
+                or (any(k(read) for k in binaries) and any(k(stored) for k in binaries)))
 
 
 def _footer_problems_by_id(metadata: Any, file_schema: Any, schema: Schema, name_mapping: Any, stored: pa.Table
@@ -713,9 +751,25 @@ def _footer_problems_by_id(metadata: Any, file_schema: Any, schema: Schema, name
     or the name mapping's for a file without ids; its bounds cast to the column's type as read (a reader casts the
     values the same way). Chunks of columns the reader schema does not hold are not read, so not held."""
     import pyarrow as pa
-    from pyiceberg.types import StructType
 
     from carriers.content_store import footer_problems
+
+    column_of = _columns_by_id(file_schema, schema, name_mapping, stored)
+
+    def column_at(parts: list[str]) -> Any:
+        found = column_of(parts)
+        return None if found is None else found[0]
+
+    return footer_problems(metadata, stored, total_order=False, column_at=column_at, cast_bounds=True)
+
+
+def _columns_by_id(file_schema: Any, schema: Schema, name_mapping: Any, stored: pa.Table
+                   ) -> Callable[[list[str]], tuple[Any, Any] | None]:
+    """The stored column (as pyiceberg read it into ``stored``) and the file's Arrow type at a Parquet column path of a
+    file of Arrow schema ``file_schema``: top-level and struct leaves matched to the reader schema's columns by the
+    Parquet field id at every level, or the name mapping's for a file without ids; None for any other."""
+    import pyarrow as pa
+    from pyiceberg.types import StructType
 
     def field_id(f: Any, names: list[str]) -> int | None:
         raw = (f.metadata or {}).get(b"PARQUET:field_id")
@@ -734,7 +788,7 @@ def _footer_problems_by_id(metadata: Any, file_schema: Any, schema: Schema, name
             level = list(mapped.fields)
         return None if mapped is None or mapped.field_id is None else int(mapped.field_id)
 
-    def column_at(parts: list[str]) -> Any:
+    def column_at(parts: list[str]) -> tuple[Any, Any] | None:
         fields: Any = list(file_schema)
         ice_fields: Any = list(schema.fields)
         column: Any = None
@@ -754,13 +808,13 @@ def _footer_problems_by_id(metadata: Any, file_schema: Any, schema: Schema, name
                     column = column.combine_chunks()
                 column = column.flatten()[index]
             if depth == len(parts) - 1:
-                return column
+                return column, found[0].type
             if not isinstance(col.field_type, StructType) or not pa.types.is_struct(found[0].type):
                 return None
             fields, ice_fields = list(found[0].type), list(col.field_type.fields)
         return None
 
-    return footer_problems(metadata, stored, total_order=False, column_at=column_at, cast_bounds=True)
+    return column_at
 
 
 def _statistics_problems(df: Mapping[str, Any], schema: Schema, rows: pa.Table, *, nan_layout: bool = True
@@ -1796,6 +1850,10 @@ class _SchemaInput:
 
                 self.owner.indexes = read_parquet_indexes(handle)  # its page index and bloom filters, as written
                 self.owner.elements = read_parquet_schema(handle)  # its columns' physical and logical types
+            elif self.owner.keep_metadata:  # record: its page index and bloom filters (_check_recorded_footer)
+                from carriers.content_store import read_parquet_indexes
+
+                self.owner.indexes = read_parquet_indexes(handle)
             if self.owner.lineage:
                 self.owner.lineage_columns = _lineage_columns(parquet, self.owner.stored)
             handle.seek(0)
