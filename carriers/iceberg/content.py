@@ -750,7 +750,6 @@ def _footer_problems_by_id(metadata: Any, file_schema: Any, schema: Schema, name
     leaves; none inside lists and maps) matched to the reader schema's column by the Parquet field id at every level,
     or the name mapping's for a file without ids; its bounds cast to the column's type as read (a reader casts the
     values the same way). Chunks of columns the reader schema does not hold are not read, so not held."""
-    import pyarrow as pa
 
     from carriers.content_store import footer_problems
 
