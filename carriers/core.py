@@ -1228,9 +1228,20 @@ class AttestedTable(ABC):
         manifest of attestation identity ``identity``."""
         att = self.read(v.id)
         if att is None or att.attested_version != v.id or att.problems or att.manifest_identity != identity:
+            # What was read back, named: a once-seen failure of this check (a test's fixture, flake14) could not be
+            # told apart from its message alone — none in force, another binding, a problem, another manifest.
+            if att is None:
+                found = "no attestation is in force"
+            elif att.attested_version != v.id:
+                found = f"the one in force binds {self.noun} {att.attested_version} ({att.binding_note})"
+            elif att.problems:
+                found = "the one in force reads back with " + "; ".join(f"{p.code.value}: {p.message}"
+                                                                         for p in att.problems[:3])
+            else:
+                found = f"the one in force is another manifest ({att.binding_note})"
             raise SupersededError(f"the attestation of {self.noun} {v.id} of {self.reference} was written but is not "
-                                  "in force: another commit landed before it bound that version. Run record again "
-                                  "(or use detached mode)")
+                                  f"in force ({found}): another commit landed before it bound that version. Run "
+                                  "record again (or use detached mode)")
 
     def observe(self, version: str | int | None = None) -> ObservedInput:
         """This table at ``version`` as an upstream input: its content identity (strong) when an attestation that
