@@ -55,8 +55,10 @@ def _rewrite_without_c(path: Path) -> None:
     for raw, add in state.adds.items():
         actions.append({"remove": {"path": raw, "dataChange": False, "deletionTimestamp": 1,
                                    "extendedFileMetadata": True, "partitionValues": {}, "size": add["size"]}})
+    # c's null count stated (every row: the file holds none of it), as the replaced files did: a rewrite leaving
+    # out statistics they carried is refused first (tests/adversarial/test_delta_missing_bounds.py)
     stats = {"numRecords": len(ids), "minValues": {"id": ids[0]}, "maxValues": {"id": ids[-1]},
-             "nullCount": {"id": 0}}
+             "nullCount": {"id": 0, "c": len(ids)}}
     actions.append({"add": {"path": rel, "partitionValues": {}, "size": (path / rel).stat().st_size,
                             "modificationTime": 2, "dataChange": False, "stats": json.dumps(stats)}})
     (path / commit_name(latest(path) + 1)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")

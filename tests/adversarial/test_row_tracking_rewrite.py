@@ -22,7 +22,7 @@ import pytest
 
 from carriers.delta.carrier import DeltaCarrier, attest_after_write
 from carriers.delta.log import commit_name
-from tests.adversarial.conftest import PROGRAM, codes, latest, log_state, verify
+from tests.adversarial.conftest import PROGRAM, codes, delta_stats, latest, log_state, verify
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -92,7 +92,10 @@ def _forge(path: Path, ids: dict[int, tuple[int, int]], *, materialize: bool, ba
         actions.append({"remove": remove})
     actions.append({"add": {"path": rel, "partitionValues": {}, "size": (path / rel).stat().st_size,
                             "modificationTime": 2, "dataChange": False, "baseRowId": base_row_id,
-                            "defaultRowCommitVersion": n, "stats": json.dumps({"numRecords": len(order)})}})
+                            "defaultRowCommitVersion": n,
+                            # the table's columns' statistics, as the replaced files carry them (a rewrite leaving
+                            # them out is refused first: tests/adversarial/test_delta_missing_bounds.py)
+                            "stats": delta_stats(pa.table({"id": columns["id"], "s": columns["s"]}))}})
     (path / commit_name(n)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
     return n
 
