@@ -65,7 +65,6 @@ from attest.tables import (
     Progress,
     TableState,
     attestation_document,
-    attestation_identity,
     file_identities,
 )
 from attest.view import ReaderView, table_kept_by_rewrites
@@ -335,9 +334,10 @@ def encode_keys(manifest: Manifest, *, version: str, sidecar_rel: str, sidecar_h
     """The metadata map of one attestation: manifest fields (no ``output_hashes``: the sidecar has the files) under
     ``recipe_manifest.``, carrier metadata under ``recipe_attest.`` (docs/carrier-properties.md); ``envelope``: the
     BLAKE3 of a signed attestation's envelope."""
-    document = manifest.to_dict()
-    outputs = document.pop("output_hashes", None)
-    keys = props.to_properties(document)
+    # The manifest's shared document, read without its outputs: the map holds their count, never 200,000 dicts made
+    # only to be dropped.
+    outputs = manifest.output_hashes
+    keys = props.to_properties({k: v for k, v in manifest.document().items() if k != "output_hashes"})
     keys[props.KEY_LAYOUT] = props.LAYOUT
     keys[props.KEY_VERSION] = version
     keys[props.KEY_SIDECAR_PATH] = sidecar_rel
@@ -894,8 +894,7 @@ class AttestedTable(ABC):
         v = self._data_version() if version is None else self._resolve(version)
         live = self._live(v)
         live.refuse_if_inconsistent(f"{self.reference} {self.noun} {v.id} cannot be attested")
-        document = manifest.to_dict()
-        outputs: list[dict[str, str]] | None = document.get("output_hashes")
+        outputs: list[dict[str, str]] | None = manifest.document().get("output_hashes")
         if files is None:
             files = triples_for(manifest.output_hashes or (), live.files, f"{self.noun} {v.id}")
         elif outputs is not None and {(o.get("path"), o["hash"]) for o in outputs} != {(f.path, f.hash)
@@ -964,10 +963,12 @@ class AttestedTable(ABC):
         from attest.canonical import blake3_hex
         from attest.signing.attestation import sign_table_attestation
 
-        # The document in the order a reader reconstitutes it (outputs by path): what the verifier will check.
-        document = attestation_document(manifest.to_dict())
+        # The document in the order a reader reconstitutes it (outputs by path): what the verifier will check; its
+        # canonical bytes, made once with the manifest's identity, are the statement's digests and its payload's part.
+        document, data, _ = manifest.attested()
         envelope = sign_table_attestation(signer, self.signed_uri, version_id, document,
-                                          {"sidecar_digest": sidecar_digest, "reader_view_digest": view.digest})
+                                          {"sidecar_digest": sidecar_digest, "reader_view_digest": view.digest},
+                                          manifest_bytes=data)
         digest = blake3_hex(envelope)
         rel = self._envelope_rel(digest)
         self.storage.write_once(rel, envelope)
@@ -1070,9 +1071,9 @@ class AttestedTable(ABC):
         manifest = build_manifest(model=r.model, program_hash=r.program_hash,
                                   env_hash=self._env(r.dialect, r.engines, v), inputs=observed,
                                   outputs=[(t.path, t.hash) for t in triples], run_id=r.run_id or new_run_id())
-        # The manifest's identity, computed once: the sidecar binds it and the check after the commit compares it
-        # (each a canonical encoding of one output per file).
-        identity = attestation_identity(manifest.to_dict())
+        # The manifest's identity, computed once with its document (Manifest.attested): the sidecar binds it, the
+        # signature covers its bytes and the check after the commit compares it.
+        identity = manifest.attested()[2]
         result = self._write(v, manifest, triples, observed, live, r.signer, progress=r.progress, identity=identity)
         self._check_in_force(v, identity)
         return replace_result(result, replaced=tuple(replaced))
@@ -1172,7 +1173,7 @@ class AttestedTable(ABC):
         content = record_content(self, v, live, att, progress=progress,
                                  total=parse_binding(att.content or {}).total, continues=att.sidecar_digest,
                                  rewrites=check.rewrites, computed=computed)
-        identity = attestation_identity(manifest.to_dict())
+        identity = manifest.attested()[2]
         result = self._write(v, manifest, triples, list(att.inputs or ()), live, signer, content=content,
                              identity=identity)
         self._check_in_force(v, identity)
