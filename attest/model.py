@@ -115,18 +115,23 @@ class Manifest:
 
     def attested(self) -> tuple[dict[str, Any], bytes, str]:
         """(the document with its outputs in (path, hash) order, its canonical bytes, their BLAKE3): the form an
-        attestation identity and a signature cover (attest.tables.attestation_document), made once for this manifest
-        and shared (read only, as ``document``)."""
-        made: tuple[dict[str, Any], bytes, str] | None = self.__dict__.get("_attested")
-        if made is None:
-            from attest.canonical import blake3_hex
-            from attest.tables import attestation_document
+        attestation identity and a signature cover (attest.tables.attestation_document), made from the shared
+        ``document``. The identity is kept (``attested_identity``); the bytes are not (~22 MB for 200,000 outputs:
+        kept, they were held through a record's read-back, its peak, measured): a caller needing them (a signature)
+        is given them by the one that made them."""
+        from attest.canonical import blake3_hex
+        from attest.tables import attestation_document
 
-            document = attestation_document(self.document())
-            data = canonical_bytes(document)
-            made = (document, data, blake3_hex(data))
-            object.__setattr__(self, "_attested", made)  # not a field: equality, hash and repr never see it
-        return made
+        document = attestation_document(self.document())
+        data = canonical_bytes(document)
+        identity = blake3_hex(data)
+        object.__setattr__(self, "_identity", identity)  # not a field: equality, hash and repr never see it
+        return document, data, identity
+
+    def attested_identity(self) -> str:
+        """``attested()``'s identity: the attestation identity of this manifest, encoded at most once."""
+        made: str | None = self.__dict__.get("_identity")
+        return self.attested()[2] if made is None else made
 
     def canonical_bytes(self) -> bytes:
         return canonical_bytes(self.to_dict())

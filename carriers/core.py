@@ -904,7 +904,8 @@ class AttestedTable(ABC):
 
     def _write(self, v: Version, manifest: Manifest, files: list[FileIdentity], inputs: list[ObservedInput],
                live: LiveVersion, signer: Signer | None = None, *, content: dict[str, Any] | None = None,
-               progress: Progress | None = None, identity: str | None = None) -> WriteResult:
+               progress: Progress | None = None, identity: str | None = None,
+               manifest_bytes: bytes | None = None) -> WriteResult:
         if content is None:
             from carriers.content_store import record_content
 
@@ -915,7 +916,7 @@ class AttestedTable(ABC):
         # time under <sidecar dir>/<its BLAKE3>.json (sidecar_name): the bytes are never held whole.
         rel, digest = self.storage.write_once_stream(self.sidecar_dir, ".json", sidecar.chunks())
         envelope_rel, envelope_digest = (None, None) if signer is None else \
-            self.sign(signer, v.id, manifest, sidecar_digest=digest, view=live.view)
+            self.sign(signer, v.id, manifest, sidecar_digest=digest, view=live.view, manifest_bytes=manifest_bytes)
         keys = encode_keys(manifest, version=v.id, sidecar_rel=rel, sidecar_hash=digest, envelope=envelope_digest)
         own = self._said is None  # record() collects from its start (an input it observed may have warned)
         if own:
@@ -955,7 +956,7 @@ class AttestedTable(ABC):
             return None
 
     def sign(self, signer: Signer, version_id: str, manifest: Manifest, *, sidecar_digest: str,
-             view: ReaderView) -> tuple[str, str]:
+             view: ReaderView, manifest_bytes: bytes | None = None) -> tuple[str, str]:
         """Sign the attestation of ``version_id`` (an in-toto Statement naming this table, the version, the manifest,
         the sidecar and reader-view digests, in a DSSE envelope) and store the envelope content-addressed beside the
         sidecar: (its path relative to the storage root, its BLAKE3). Nothing needs a network; the key stays in
@@ -964,8 +965,12 @@ class AttestedTable(ABC):
         from attest.signing.attestation import sign_table_attestation
 
         # The document in the order a reader reconstitutes it (outputs by path): what the verifier will check; its
-        # canonical bytes, made once with the manifest's identity, are the statement's digests and its payload's part.
-        document, data, _ = manifest.attested()
+        # canonical bytes (``manifest_bytes``: made with the manifest's identity by the caller, else here) are the
+        # statement's digests and its payload's part, never encoded again.
+        if manifest_bytes is None:
+            document, data, _ = manifest.attested()
+        else:
+            document, data = attestation_document(manifest.document()), manifest_bytes
         envelope = sign_table_attestation(signer, self.signed_uri, version_id, document,
                                           {"sidecar_digest": sidecar_digest, "reader_view_digest": view.digest},
                                           manifest_bytes=data)
@@ -1071,10 +1076,13 @@ class AttestedTable(ABC):
         manifest = build_manifest(model=r.model, program_hash=r.program_hash,
                                   env_hash=self._env(r.dialect, r.engines, v), inputs=observed,
                                   outputs=[(t.path, t.hash) for t in triples], run_id=r.run_id or new_run_id())
-        # The manifest's identity, computed once with its document (Manifest.attested): the sidecar binds it, the
-        # signature covers its bytes and the check after the commit compares it.
-        identity = manifest.attested()[2]
-        result = self._write(v, manifest, triples, observed, live, r.signer, progress=r.progress, identity=identity)
+        # The manifest's canonical bytes and identity, made once (Manifest.attested): the sidecar binds the identity,
+        # a signature covers the bytes, the check after the commit compares the identity. The bytes go before that
+        # check reads the attestation back (~22 MB at 200,000 files, not held through the record's peak).
+        _, data, identity = manifest.attested()
+        result = self._write(v, manifest, triples, observed, live, r.signer, progress=r.progress, identity=identity,
+                             manifest_bytes=None if r.signer is None else data)
+        del data
         self._check_in_force(v, identity)
         return replace_result(result, replaced=tuple(replaced))
 
@@ -1173,9 +1181,10 @@ class AttestedTable(ABC):
         content = record_content(self, v, live, att, progress=progress,
                                  total=parse_binding(att.content or {}).total, continues=att.sidecar_digest,
                                  rewrites=check.rewrites, computed=computed)
-        identity = manifest.attested()[2]
+        _, data, identity = manifest.attested()  # as _record: made once, the bytes only to the signature
         result = self._write(v, manifest, triples, list(att.inputs or ()), live, signer, content=content,
-                             identity=identity)
+                             identity=identity, manifest_bytes=None if signer is None else data)
+        del data
         self._check_in_force(v, identity)
         return result
 

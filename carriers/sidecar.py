@@ -690,9 +690,9 @@ def build(files: Sequence[FileIdentity], inputs: Sequence[ObservedInput], attest
           manifest: Manifest, *, table: str, view: ReaderView, content: dict[str, Any] | None = None,
           identity: str | None = None) -> Sidecar:
     """The sidecar of an attestation of ``manifest``; ``identity``: its attestation identity when the caller has it
-    already (``manifest.attested()``'s, made once with the manifest's document)."""
+    already (else ``manifest.attested_identity()``: encoded at most once a manifest)."""
     return Sidecar(attested_version=attested_version, files=tuple(files), inputs=tuple(inputs),
-                   manifest=manifest.attested()[2] if identity is None else identity, table=table,
+                   manifest=manifest.attested_identity() if identity is None else identity, table=table,
                    view=view, content=content)
 
 

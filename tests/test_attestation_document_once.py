@@ -217,7 +217,7 @@ def test_the_shared_document_and_bytes_are_mains(manifest: Manifest) -> None:
     assert document == attestation_document(manifest.to_dict())
     assert data == canonical_bytes(attestation_document(manifest.to_dict()))
     assert identity == _main_identity(manifest)
-    assert manifest.attested() is manifest.attested()
+    assert manifest.attested_identity() == identity
     copy = Manifest.from_dict(manifest.to_dict())  # an equal manifest, its own document
     assert copy == manifest and hash(copy) == hash(manifest) and repr(copy) == repr(manifest)
     assert encode_keys(manifest, version="3", sidecar_rel="s.json", sidecar_hash="f" * 64, envelope="e" * 64) == \
