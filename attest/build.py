@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from attest import __version__
 from attest.identity.inputs import ObservedInput, inputs_identity
 from attest.model import Manifest, OutputHash, Producer, Subject
+from attest.schema import validate
 
 PRODUCER_NAME = "recipe-attest"
 
@@ -23,7 +25,12 @@ def new_run_id() -> str:
     return f"run-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:8]}"
 
 
-def build_manifest(
+def build_manifest(**fields: Any) -> Manifest:
+    """A v0.1 manifest (``built_manifest``'s, without its document)."""
+    return built_manifest(**fields)[0]
+
+
+def built_manifest(
     *,
     model: str,
     program_hash: str,
@@ -34,8 +41,10 @@ def build_manifest(
     produced_at: str | None = None,
     status: str | None = "success",
     producer: Producer | None = None,
-) -> Manifest:
-    """A v0.1 manifest. ``outputs`` are (path, hash) pairs; they are sorted by path so the document is stable."""
+) -> tuple[Manifest, dict[str, Any]]:
+    """A v0.1 manifest and its document (``to_dict()``, validated). ``outputs`` are (path, hash) pairs; they are
+    sorted by path so the document is stable. The document is the one a record reads for the manifest's identity and
+    signature (one output per file: made once, docs/scale.md "The attestation document made once")."""
     pair = inputs_identity(inputs)
     manifest = Manifest(
         producer=producer or Producer(PRODUCER_NAME, __version__),
@@ -48,9 +57,10 @@ def build_manifest(
             OutputHash(hash=h, path=p) for p, h in sorted(outputs)
         ),
     )
-    problems = manifest.problems()
+    document = manifest.to_dict()
+    problems = validate(document)  # Manifest.problems(), on the document kept
     if problems:
         from attest.errors import ManifestInvalidError
 
         raise ManifestInvalidError(problems)
-    return manifest
+    return manifest, document

@@ -102,37 +102,6 @@ class Manifest:
                 return f'{head[:-2]},\n  "output_hashes": {body}\n}}\n'
         return json.dumps(document, indent=indent, ensure_ascii=False) + ("\n" if indent else "")
 
-    def document(self) -> dict[str, Any]:
-        """``to_dict()``, made once for this manifest and shared by every caller that asks: read it, never change it
-        (``to_dict()`` gives a copy of one's own). The manifest is immutable, so the document never goes stale; a
-        record's manifest lists one output per file, and its validation, identity, metadata keys and signature each
-        read this one document instead of making their own (docs/scale.md, "The attestation document made once")."""
-        made: dict[str, Any] | None = self.__dict__.get("_document")
-        if made is None:
-            made = self.to_dict()
-            object.__setattr__(self, "_document", made)  # not a field: equality, hash and repr never see it
-        return made
-
-    def attested(self) -> tuple[dict[str, Any], bytes, str]:
-        """(the document with its outputs in (path, hash) order, its canonical bytes, their BLAKE3): the form an
-        attestation identity and a signature cover (attest.tables.attestation_document), made from the shared
-        ``document``. The identity is kept (``attested_identity``); the bytes are not (~22 MB for 200,000 outputs:
-        kept, they were held through a record's read-back, its peak, measured): a caller needing them (a signature)
-        is given them by the one that made them."""
-        from attest.canonical import blake3_hex
-        from attest.tables import attestation_document
-
-        document = attestation_document(self.document())
-        data = canonical_bytes(document)
-        identity = blake3_hex(data)
-        object.__setattr__(self, "_identity", identity)  # not a field: equality, hash and repr never see it
-        return document, data, identity
-
-    def attested_identity(self) -> str:
-        """``attested()``'s identity: the attestation identity of this manifest, encoded at most once."""
-        made: str | None = self.__dict__.get("_identity")
-        return self.attested()[2] if made is None else made
-
     def canonical_bytes(self) -> bytes:
         return canonical_bytes(self.to_dict())
 
@@ -142,7 +111,7 @@ class Manifest:
 
     def problems(self) -> list[Any]:
         """Schema problems of this model (a model built in code is not validated until asked)."""
-        return validate(self.document())
+        return validate(self.to_dict())
 
     def with_outputs(self, outputs: list[OutputHash] | tuple[OutputHash, ...] | None) -> Manifest:
         return replace(self, output_hashes=None if outputs is None else tuple(outputs))

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal, Unpack
 from urllib.parse import urlparse
 
 from attest import fast
-from attest.build import PRODUCER_NAME, build_manifest, new_run_id
+from attest.build import PRODUCER_NAME, built_manifest, new_run_id
 from attest.errors import (
     AttestError,
     CarrierError,
@@ -65,6 +65,7 @@ from attest.tables import (
     Progress,
     TableState,
     attestation_document,
+    attestation_encoded,
     file_identities,
 )
 from attest.view import ReaderView, table_kept_by_rewrites
@@ -334,10 +335,10 @@ def encode_keys(manifest: Manifest, *, version: str, sidecar_rel: str, sidecar_h
     """The metadata map of one attestation: manifest fields (no ``output_hashes``: the sidecar has the files) under
     ``recipe_manifest.``, carrier metadata under ``recipe_attest.`` (docs/carrier-properties.md); ``envelope``: the
     BLAKE3 of a signed attestation's envelope."""
-    # The manifest's shared document, read without its outputs: the map holds their count, never 200,000 dicts made
+    # The document of the manifest without its outputs (the map holds their count): never one dict an output made
     # only to be dropped.
     outputs = manifest.output_hashes
-    keys = props.to_properties({k: v for k, v in manifest.document().items() if k != "output_hashes"})
+    keys = props.to_properties(manifest.with_outputs(None).to_dict())
     keys[props.KEY_LAYOUT] = props.LAYOUT
     keys[props.KEY_VERSION] = version
     keys[props.KEY_SIDECAR_PATH] = sidecar_rel
@@ -894,7 +895,8 @@ class AttestedTable(ABC):
         v = self._data_version() if version is None else self._resolve(version)
         live = self._live(v)
         live.refuse_if_inconsistent(f"{self.reference} {self.noun} {v.id} cannot be attested")
-        outputs: list[dict[str, str]] | None = manifest.document().get("output_hashes")
+        document = manifest.to_dict()
+        outputs: list[dict[str, str]] | None = document.get("output_hashes")
         if files is None:
             files = triples_for(manifest.output_hashes or (), live.files, f"{self.noun} {v.id}")
         elif outputs is not None and {(o.get("path"), o["hash"]) for o in outputs} != {(f.path, f.hash)
@@ -905,7 +907,7 @@ class AttestedTable(ABC):
     def _write(self, v: Version, manifest: Manifest, files: list[FileIdentity], inputs: list[ObservedInput],
                live: LiveVersion, signer: Signer | None = None, *, content: dict[str, Any] | None = None,
                progress: Progress | None = None, identity: str | None = None,
-               manifest_bytes: bytes | None = None) -> WriteResult:
+               encoded: tuple[dict[str, Any], bytes] | None = None) -> WriteResult:
         if content is None:
             from carriers.content_store import record_content
 
@@ -916,7 +918,7 @@ class AttestedTable(ABC):
         # time under <sidecar dir>/<its BLAKE3>.json (sidecar_name): the bytes are never held whole.
         rel, digest = self.storage.write_once_stream(self.sidecar_dir, ".json", sidecar.chunks())
         envelope_rel, envelope_digest = (None, None) if signer is None else \
-            self.sign(signer, v.id, manifest, sidecar_digest=digest, view=live.view, manifest_bytes=manifest_bytes)
+            self.sign(signer, v.id, manifest, sidecar_digest=digest, view=live.view, encoded=encoded)
         keys = encode_keys(manifest, version=v.id, sidecar_rel=rel, sidecar_hash=digest, envelope=envelope_digest)
         own = self._said is None  # record() collects from its start (an input it observed may have warned)
         if own:
@@ -956,7 +958,7 @@ class AttestedTable(ABC):
             return None
 
     def sign(self, signer: Signer, version_id: str, manifest: Manifest, *, sidecar_digest: str,
-             view: ReaderView, manifest_bytes: bytes | None = None) -> tuple[str, str]:
+             view: ReaderView, encoded: tuple[dict[str, Any], bytes] | None = None) -> tuple[str, str]:
         """Sign the attestation of ``version_id`` (an in-toto Statement naming this table, the version, the manifest,
         the sidecar and reader-view digests, in a DSSE envelope) and store the envelope content-addressed beside the
         sidecar: (its path relative to the storage root, its BLAKE3). Nothing needs a network; the key stays in
@@ -964,13 +966,10 @@ class AttestedTable(ABC):
         from attest.canonical import blake3_hex
         from attest.signing.attestation import sign_table_attestation
 
-        # The document in the order a reader reconstitutes it (outputs by path): what the verifier will check; its
-        # canonical bytes (``manifest_bytes``: made with the manifest's identity by the caller, else here) are the
-        # statement's digests and its payload's part, never encoded again.
-        if manifest_bytes is None:
-            document, data, _ = manifest.attested()
-        else:
-            document, data = attestation_document(manifest.document()), manifest_bytes
+        # The document in the order a reader reconstitutes it (outputs by path): what the verifier will check; it and
+        # its canonical bytes (``encoded``: made with the manifest's identity by the caller, else here) are the
+        # statement's manifest, digests and payload part, never encoded again.
+        document, data = attestation_encoded(manifest.to_dict())[:2] if encoded is None else encoded
         envelope = sign_table_attestation(signer, self.signed_uri, version_id, document,
                                           {"sidecar_digest": sidecar_digest, "reader_view_digest": view.digest},
                                           manifest_bytes=data)
@@ -1073,16 +1072,19 @@ class AttestedTable(ABC):
                 # still what the run read, recorded by its version alone (heuristic), never a reason to refuse.
                 observed.append(self._observed(self._identity(v), base, None))
         replaced = self._dropped_evidence(v, observed, r.replace)
-        manifest = build_manifest(model=r.model, program_hash=r.program_hash,
-                                  env_hash=self._env(r.dialect, r.engines, v), inputs=observed,
-                                  outputs=[(t.path, t.hash) for t in triples], run_id=r.run_id or new_run_id())
-        # The manifest's canonical bytes and identity, made once (Manifest.attested): the sidecar binds the identity,
-        # a signature covers the bytes, the check after the commit compares the identity. The bytes go before that
-        # check reads the attestation back (~22 MB at 200,000 files, not held through the record's peak).
-        _, data, identity = manifest.attested()
+        manifest, document = built_manifest(model=r.model, program_hash=r.program_hash,
+                                            env_hash=self._env(r.dialect, r.engines, v), inputs=observed,
+                                            outputs=[(t.path, t.hash) for t in triples],
+                                            run_id=r.run_id or new_run_id())
+        # The manifest's document (made and validated once, by built_manifest), canonical bytes and identity, each
+        # made once and passed along: the sidecar binds the identity, a signature covers the document and its bytes,
+        # the check after the commit compares the identity. None of them is kept through that check, which reads the
+        # attestation back (the record's peak memory: ~60 MB at 200,000 files, measured; docs/scale.md).
+        ordered, data, identity = attestation_encoded(document)
+        del document
         result = self._write(v, manifest, triples, observed, live, r.signer, progress=r.progress, identity=identity,
-                             manifest_bytes=None if r.signer is None else data)
-        del data
+                             encoded=None if r.signer is None else (ordered, data))
+        del ordered, data
         self._check_in_force(v, identity)
         return replace_result(result, replaced=tuple(replaced))
 
@@ -1181,10 +1183,10 @@ class AttestedTable(ABC):
         content = record_content(self, v, live, att, progress=progress,
                                  total=parse_binding(att.content or {}).total, continues=att.sidecar_digest,
                                  rewrites=check.rewrites, computed=computed)
-        _, data, identity = manifest.attested()  # as _record: made once, the bytes only to the signature
+        ordered, data, identity = attestation_encoded(manifest.to_dict())  # as _record: made once, passed along
         result = self._write(v, manifest, triples, list(att.inputs or ()), live, signer, content=content,
-                             identity=identity, manifest_bytes=None if signer is None else data)
-        del data
+                             identity=identity, encoded=None if signer is None else (ordered, data))
+        del ordered, data
         self._check_in_force(v, identity)
         return result
 

@@ -46,7 +46,7 @@ from attest.model import (
     _too_deep,
 )
 from attest.record import many_records
-from attest.tables import FileIdentity, FileKind, file_identities
+from attest.tables import FileIdentity, FileKind, attestation_identity, file_identities
 from attest.view import ReaderView
 
 SIDECAR_FORMAT = "recipe-attest-sidecar"
@@ -690,9 +690,9 @@ def build(files: Sequence[FileIdentity], inputs: Sequence[ObservedInput], attest
           manifest: Manifest, *, table: str, view: ReaderView, content: dict[str, Any] | None = None,
           identity: str | None = None) -> Sidecar:
     """The sidecar of an attestation of ``manifest``; ``identity``: its attestation identity when the caller has it
-    already (else ``manifest.attested_identity()``: encoded at most once a manifest)."""
+    already (attest.tables.attestation_identity of ``manifest.to_dict()``, else computed here)."""
     return Sidecar(attested_version=attested_version, files=tuple(files), inputs=tuple(inputs),
-                   manifest=manifest.attested_identity() if identity is None else identity, table=table,
+                   manifest=attestation_identity(manifest.to_dict()) if identity is None else identity, table=table,
                    view=view, content=content)
 
 

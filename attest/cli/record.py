@@ -136,7 +136,7 @@ def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
     return RecordResult(ref=ref.base, noun=ref.noun, attested_version=result.attested_version,
                         files=len(manifest.output_hashes or ()) if manifest is not None else 0,
                         proof=None if manifest is None else manifest.inputs_proof_class, location=result.location,
-                        sidecar=result.sidecar, manifest=None if manifest is None else manifest.document(),
+                        sidecar=result.sidecar, manifest=None if manifest is None else manifest.to_dict(),
                         replaced=list(result.replaced), signer=result.signer, envelope=result.envelope,
                         openlineage=emitted, warnings=[*([warning] if warning else []), *said, *result.warnings],
                         continues=result.continues,
