@@ -25,9 +25,21 @@ def new_run_id() -> str:
     return f"run-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:8]}"
 
 
-def build_manifest(**fields: Any) -> Manifest:
+def build_manifest(
+    *,
+    model: str,
+    program_hash: str,
+    env_hash: str,
+    inputs: Sequence[ObservedInput] = (),
+    outputs: Sequence[tuple[str, str]] | None = None,
+    run_id: str | None = None,
+    produced_at: str | None = None,
+    status: str | None = "success",
+    producer: Producer | None = None,
+) -> Manifest:
     """A v0.1 manifest (``built_manifest``'s, without its document)."""
-    return built_manifest(**fields)[0]
+    return built_manifest(model=model, program_hash=program_hash, env_hash=env_hash, inputs=inputs, outputs=outputs,
+                          run_id=run_id, produced_at=produced_at, status=status, producer=producer)[0]
 
 
 def built_manifest(
