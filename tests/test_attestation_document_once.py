@@ -238,3 +238,19 @@ def test_a_signature_with_the_bytes_is_mains(key: KeyPair) -> None:
     document, data, _ = attestation_encoded(manifest.to_dict())
     assert sign_table_attestation(signer, "file:///t", "1", document, binding, manifest_bytes=data) == \
         _main_envelope(signer, "file:///t", "1", manifest, binding)
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["unsigned", "signed"])
+def test_an_iceberg_content_addressed_write_writes_the_bytes_main_wrote(tmp_path: Path, signed: bool, key: KeyPair,
+                                                                         counted: Counter[str]) -> None:
+    """The content-addressed write (its attestation in the data snapshot's own summary) makes the document once too."""
+    from carriers.iceberg.write import write_content_addressed
+
+    carrier = _iceberg(tmp_path, "orders", [1, 2, 3])
+    signer = PemSigner.load(key.private_pem) if signed else None
+    result = write_content_addressed(carrier, rows(10, 4), model="orders", program_hash=PROGRAM, signer=signer,
+                                     run_id="run-fixed")
+    assert result.manifest is not None
+    assert counted == Counter({"Manifest.to_dict": 1, "OutputHash.to_dict": len(result.manifest.output_hashes or ()),
+                               "manifest encoded": 1})
+    _check_as_main_wrote(carrier, result, signer)
