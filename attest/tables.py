@@ -243,6 +243,17 @@ def attestation_identity(document: dict[str, Any]) -> str:
     return digest(attestation_document(document))
 
 
+def attestation_encoded(document: dict[str, Any]) -> tuple[dict[str, Any], bytes, str]:
+    """(``attestation_document(document)``, its canonical bytes, their BLAKE3: the attestation identity), made once: a
+    record binds the identity in its sidecar and compares it after the commit, and a signature covers the bytes (its
+    statement's digests and payload take them: attest.signing.statement)."""
+    from attest.canonical import blake3_hex, canonical_bytes
+
+    ordered = attestation_document(document)
+    data = canonical_bytes(ordered)
+    return ordered, data, blake3_hex(data)
+
+
 def attestation_document(document: dict[str, Any]) -> dict[str, Any]:
     """The document with its output list in (path, hash) order: the form an identity and a signature cover."""
     outputs = document.get("output_hashes")

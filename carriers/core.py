@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal, Unpack
 from urllib.parse import urlparse
 
 from attest import fast
-from attest.build import PRODUCER_NAME, build_manifest, new_run_id
+from attest.build import PRODUCER_NAME, built_manifest, new_run_id
 from attest.errors import (
     AttestError,
     CarrierError,
@@ -65,7 +65,7 @@ from attest.tables import (
     Progress,
     TableState,
     attestation_document,
-    attestation_identity,
+    attestation_encoded,
     file_identities,
 )
 from attest.view import ReaderView, table_kept_by_rewrites
@@ -335,9 +335,10 @@ def encode_keys(manifest: Manifest, *, version: str, sidecar_rel: str, sidecar_h
     """The metadata map of one attestation: manifest fields (no ``output_hashes``: the sidecar has the files) under
     ``recipe_manifest.``, carrier metadata under ``recipe_attest.`` (docs/carrier-properties.md); ``envelope``: the
     BLAKE3 of a signed attestation's envelope."""
-    document = manifest.to_dict()
-    outputs = document.pop("output_hashes", None)
-    keys = props.to_properties(document)
+    # The document of the manifest without its outputs (the map holds their count): never one dict an output made
+    # only to be dropped.
+    outputs = manifest.output_hashes
+    keys = props.to_properties(manifest.with_outputs(None).to_dict())
     keys[props.KEY_LAYOUT] = props.LAYOUT
     keys[props.KEY_VERSION] = version
     keys[props.KEY_SIDECAR_PATH] = sidecar_rel
@@ -905,7 +906,8 @@ class AttestedTable(ABC):
 
     def _write(self, v: Version, manifest: Manifest, files: list[FileIdentity], inputs: list[ObservedInput],
                live: LiveVersion, signer: Signer | None = None, *, content: dict[str, Any] | None = None,
-               progress: Progress | None = None, identity: str | None = None) -> WriteResult:
+               progress: Progress | None = None, identity: str | None = None,
+               encoded: tuple[dict[str, Any], bytes] | None = None) -> WriteResult:
         if content is None:
             from carriers.content_store import record_content
 
@@ -916,7 +918,7 @@ class AttestedTable(ABC):
         # time under <sidecar dir>/<its BLAKE3>.json (sidecar_name): the bytes are never held whole.
         rel, digest = self.storage.write_once_stream(self.sidecar_dir, ".json", sidecar.chunks())
         envelope_rel, envelope_digest = (None, None) if signer is None else \
-            self.sign(signer, v.id, manifest, sidecar_digest=digest, view=live.view)
+            self.sign(signer, v.id, manifest, sidecar_digest=digest, view=live.view, encoded=encoded)
         keys = encode_keys(manifest, version=v.id, sidecar_rel=rel, sidecar_hash=digest, envelope=envelope_digest)
         own = self._said is None  # record() collects from its start (an input it observed may have warned)
         if own:
@@ -956,7 +958,7 @@ class AttestedTable(ABC):
             return None
 
     def sign(self, signer: Signer, version_id: str, manifest: Manifest, *, sidecar_digest: str,
-             view: ReaderView) -> tuple[str, str]:
+             view: ReaderView, encoded: tuple[dict[str, Any], bytes] | None = None) -> tuple[str, str]:
         """Sign the attestation of ``version_id`` (an in-toto Statement naming this table, the version, the manifest,
         the sidecar and reader-view digests, in a DSSE envelope) and store the envelope content-addressed beside the
         sidecar: (its path relative to the storage root, its BLAKE3). Nothing needs a network; the key stays in
@@ -964,10 +966,13 @@ class AttestedTable(ABC):
         from attest.canonical import blake3_hex
         from attest.signing.attestation import sign_table_attestation
 
-        # The document in the order a reader reconstitutes it (outputs by path): what the verifier will check.
-        document = attestation_document(manifest.to_dict())
+        # The document in the order a reader reconstitutes it (outputs by path): what the verifier will check; it and
+        # its canonical bytes (``encoded``: made with the manifest's identity by the caller, else here) are the
+        # statement's manifest, digests and payload part, never encoded again.
+        document, data = attestation_encoded(manifest.to_dict())[:2] if encoded is None else encoded
         envelope = sign_table_attestation(signer, self.signed_uri, version_id, document,
-                                          {"sidecar_digest": sidecar_digest, "reader_view_digest": view.digest})
+                                          {"sidecar_digest": sidecar_digest, "reader_view_digest": view.digest},
+                                          manifest_bytes=data)
         digest = blake3_hex(envelope)
         rel = self._envelope_rel(digest)
         self.storage.write_once(rel, envelope)
@@ -1067,13 +1072,19 @@ class AttestedTable(ABC):
                 # still what the run read, recorded by its version alone (heuristic), never a reason to refuse.
                 observed.append(self._observed(self._identity(v), base, None))
         replaced = self._dropped_evidence(v, observed, r.replace)
-        manifest = build_manifest(model=r.model, program_hash=r.program_hash,
-                                  env_hash=self._env(r.dialect, r.engines, v), inputs=observed,
-                                  outputs=[(t.path, t.hash) for t in triples], run_id=r.run_id or new_run_id())
-        # The manifest's identity, computed once: the sidecar binds it and the check after the commit compares it
-        # (each a canonical encoding of one output per file).
-        identity = attestation_identity(manifest.to_dict())
-        result = self._write(v, manifest, triples, observed, live, r.signer, progress=r.progress, identity=identity)
+        manifest, document = built_manifest(model=r.model, program_hash=r.program_hash,
+                                            env_hash=self._env(r.dialect, r.engines, v), inputs=observed,
+                                            outputs=[(t.path, t.hash) for t in triples],
+                                            run_id=r.run_id or new_run_id())
+        # The manifest's document (made and validated once, by built_manifest), canonical bytes and identity, each
+        # made once and passed along: the sidecar binds the identity, a signature covers the document and its bytes,
+        # the check after the commit compares the identity. None of them is kept through that check, which reads the
+        # attestation back (the record's peak memory: ~60 MB at 200,000 files, measured; docs/scale.md).
+        ordered, data, identity = attestation_encoded(document)
+        del document
+        result = self._write(v, manifest, triples, observed, live, r.signer, progress=r.progress, identity=identity,
+                             encoded=None if r.signer is None else (ordered, data))
+        del ordered, data
         self._check_in_force(v, identity)
         return replace_result(result, replaced=tuple(replaced))
 
@@ -1172,9 +1183,10 @@ class AttestedTable(ABC):
         content = record_content(self, v, live, att, progress=progress,
                                  total=parse_binding(att.content or {}).total, continues=att.sidecar_digest,
                                  rewrites=check.rewrites, computed=computed)
-        identity = attestation_identity(manifest.to_dict())
+        ordered, data, identity = attestation_encoded(manifest.to_dict())  # as _record: made once, passed along
         result = self._write(v, manifest, triples, list(att.inputs or ()), live, signer, content=content,
-                             identity=identity)
+                             identity=identity, encoded=None if signer is None else (ordered, data))
+        del ordered, data
         self._check_in_force(v, identity)
         return result
 

@@ -25,11 +25,15 @@ from attest.signing.statement import (
 
 
 def sign_table_attestation(signer: Signer, table_uri: str, version: str | int, manifest_doc: Mapping[str, Any],
-                           binding: Binding | Mapping[str, Any] | None) -> bytes:
+                           binding: Binding | Mapping[str, Any] | None, *,
+                           manifest_bytes: bytes | None = None) -> bytes:
     """The envelope bytes attesting ``manifest_doc`` for ``table_uri`` at ``version`` (binding: the sidecar and
-    reader-view digests, see ``Binding``)."""
-    statement = table_statement(table_uri, version, manifest_doc, binding)
-    return envelope_bytes(sign_envelope(statement_payload(statement), INTOTO_PAYLOAD_TYPE, signer))
+    reader-view digests, see ``Binding``). ``manifest_bytes``: ``manifest_doc``'s canonical bytes when the caller made
+    them already (``Manifest.attested``): the statement's digests and payload take them instead of encoding the
+    document twice more (the same bytes either way: tests/test_attestation_document_once.py)."""
+    statement = table_statement(table_uri, version, manifest_doc, binding, manifest_bytes=manifest_bytes)
+    return envelope_bytes(sign_envelope(statement_payload(statement, manifest_bytes=manifest_bytes),
+                                        INTOTO_PAYLOAD_TYPE, signer))
 
 
 def sign_manifest_attestation(signer: Signer, manifest_doc: Mapping[str, Any]) -> bytes:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
-from attest.canonical import CanonicalizationError, blake3_hex, canonical_bytes
+from attest.canonical import CanonicalizationError, blake3_hex, canonical_bytes, object_chunks
 from attest.errors import AttestError
 from attest.model import load_json_document
 from attest.signing.errors import StatementError
@@ -38,10 +38,11 @@ def _is_hex64(value: Any) -> bool:
     return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
 
 
-def manifest_digests(manifest_doc: Mapping[str, Any]) -> dict[str, str]:
-    """The subject digest set of a manifest: BLAKE3 (its v1 identity) and SHA-256 of its canonical bytes."""
+def manifest_digests(manifest_doc: Mapping[str, Any], manifest_bytes: bytes | None = None) -> dict[str, str]:
+    """The subject digest set of a manifest: BLAKE3 (its v1 identity) and SHA-256 of its canonical bytes
+    (``manifest_bytes`` when the caller has them)."""
     try:
-        data = canonical_bytes(dict(manifest_doc))
+        data = canonical_bytes(dict(manifest_doc)) if manifest_bytes is None else manifest_bytes
     except CanonicalizationError as exc:
         raise StatementError(f"the manifest has no canonical form: {exc}") from exc
     return {"blake3": blake3_hex(data), "sha256": hashlib.sha256(data).hexdigest()}
@@ -109,12 +110,15 @@ class Binding:
 
 
 def table_statement(table_uri: str, version: str | int, manifest_doc: Mapping[str, Any],
-                    binding: Binding | Mapping[str, Any] | None) -> dict[str, Any]:
-    """The Statement attesting ``manifest_doc`` for ``table_uri`` at ``version``."""
+                    binding: Binding | Mapping[str, Any] | None, *, manifest_bytes: bytes | None = None) \
+        -> dict[str, Any]:
+    """The Statement attesting ``manifest_doc`` for ``table_uri`` at ``version`` (``manifest_bytes``: its canonical
+    bytes, when the caller has them)."""
     bound = Binding.of(table_uri, version, binding)
     return {
         "_type": STATEMENT_TYPE,
-        "subject": [{"name": table_subject_name(table_uri, version), "digest": manifest_digests(manifest_doc)}],
+        "subject": [{"name": table_subject_name(table_uri, version),
+                     "digest": manifest_digests(manifest_doc, manifest_bytes)}],
         "predicateType": TABLE_PREDICATE_TYPE,
         "predicate": {"manifest": dict(manifest_doc), "binding": bound.to_dict()},
     }
@@ -130,9 +134,16 @@ def manifest_statement(manifest_doc: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def statement_payload(statement: Mapping[str, Any]) -> bytes:
-    """The signed bytes: the Statement's canonical JSON (hash scheme v1)."""
-    return canonical_bytes(dict(statement))
+def statement_payload(statement: Mapping[str, Any], *, manifest_bytes: bytes | None = None) -> bytes:
+    """The signed bytes: the Statement's canonical JSON (hash scheme v1). ``manifest_bytes``: the canonical bytes of
+    its ``predicate.manifest``, made already: spliced in where that value goes (canonical JSON is written value by
+    value with keys sorted at every level, so the statement's bytes are the same) instead of encoded again."""
+    predicate = statement.get("predicate")
+    if manifest_bytes is None or not isinstance(predicate, Mapping) or "manifest" not in predicate:
+        return canonical_bytes(dict(statement))
+    data, rest = manifest_bytes, {k: v for k, v in predicate.items() if k != "manifest"}
+    return b"".join(object_chunks({k: v for k, v in statement.items() if k != "predicate"},
+                                  {"predicate": lambda: object_chunks(rest, {"manifest": lambda: iter((data,))})}))
 
 
 @dataclass(frozen=True)

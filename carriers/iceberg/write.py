@@ -14,11 +14,11 @@ import io
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from attest.build import build_manifest, new_run_id
+from attest.build import built_manifest, new_run_id
 from attest.errors import CarrierError, SupersededError, UnsupportedTableError
 from attest.hashing import hash_bytes
 from attest.identity.inputs import ObservedInput
-from attest.tables import DataFile, FileIdentity, Progress
+from attest.tables import DataFile, FileIdentity, Progress, attestation_encoded
 from attest.view import ReaderView
 from carriers.base import WriteResult
 from carriers.core import encode_keys
@@ -187,14 +187,21 @@ def write_content_addressed(
         view = ReaderView(table={**table_view(tx.table_metadata, tx.table_metadata.schema()),
                                  "schemas": schema_digests([tx.table_metadata.schema()]),
                                  "locations": locations_digest(located), "deletes": deletes}, files=files_view)
-        manifest = build_manifest(model=model, program_hash=program_hash,
-                                  env_hash=carrier.env_hash(dialect=dialect), inputs=observed,
-                                  outputs=[(t.path, t.hash) for t in triples], run_id=run_id or new_run_id())
-        sidecar = build_sidecar(triples, observed, str(snapshot_id), manifest, table=carrier.table_identity, view=view)
+        manifest, document = built_manifest(model=model, program_hash=program_hash,
+                                            env_hash=carrier.env_hash(dialect=dialect), inputs=observed,
+                                            outputs=[(t.path, t.hash) for t in triples],
+                                            run_id=run_id or new_run_id())
+        # The document, its canonical bytes and identity made once, as a record makes them (carriers/core.py _record).
+        ordered, data, identity = attestation_encoded(document)
+        del document
+        sidecar = build_sidecar(triples, observed, str(snapshot_id), manifest, table=carrier.table_identity, view=view,
+                                identity=identity)
         # Before the commit, a piece at a time, under <sidecar dir>/<its BLAKE3>.json (sidecar_name).
         rel, sidecar_digest = carrier.storage.write_once_stream(carrier.sidecar_dir, ".json", sidecar.chunks())
         envelope_rel, envelope_digest = (None, None) if signer is None else \
-            carrier.sign(signer, str(snapshot_id), manifest, sidecar_digest=sidecar_digest, view=view)
+            carrier.sign(signer, str(snapshot_id), manifest, sidecar_digest=sidecar_digest, view=view,
+                         encoded=(ordered, data))
+        del ordered, data
         keys = encode_keys(manifest, version=str(snapshot_id), sidecar_rel=rel, sidecar_hash=sidecar_digest,
                            envelope=envelope_digest)
         if summary_size(keys) > SUMMARY_BUDGET:
