@@ -19,6 +19,7 @@ The format supplies only the two seam methods; nothing here imports an engine (p
 
 from __future__ import annotations
 
+import decimal
 import math
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -1002,7 +1003,10 @@ def _physical(column: Any, physical: str, length: int) -> tuple[list[Any], Any]:
     values = column.to_pylist()
     if pa.types.is_decimal(t):
         scale = t.scale
-        ints = [None if v is None else int(v.scaleb(scale)) for v in values]
+        # Exact: the default context rounds to 28 digits (a decimal(38, 18) maximum of 38 digits read as
+        # ...6790000000000, refusing an honest delta-rs file); decimal256 holds up to 76.
+        exact = decimal.Context(prec=100, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+        ints = [None if v is None else int(v.scaleb(scale, exact)) for v in values]
         if physical in ("INT32", "INT64"):
             return ints, lambda b: int.from_bytes(b, "little", signed=True)
         if physical == "FIXED_LEN_BYTE_ARRAY":

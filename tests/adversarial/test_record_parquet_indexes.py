@@ -76,6 +76,36 @@ def test_delta_honest_page_index_and_bloom_filters_record(tmp_path: Path, option
     assert rc == 0 and doc["verdict"].startswith("VERIFIED"), doc
 
 
+@pytest.mark.parametrize("options", [PAGE_INDEX, {"write_page_index": True, "bloom_filter_options": {"d": {"ndv": 4}}}],
+                         ids=["page_index", "bloom"])
+def test_delta_honest_wide_decimals_record(tmp_path: Path, options: dict[str, Any]) -> None:
+    """A decimal(38, 18) value of 38 digits (and a decimal256 of 70) held to a page index and a bloom filter exactly:
+    read through Python's default decimal context (28 digits) its maximum came out rounded, and an honest delta-rs
+    table was refused (tests/adversarial/test_spark_attacks.py found it)."""
+    import decimal
+
+    path = tmp_path / "t"
+    big = decimal.Decimal("12345678901234567890.123456789012345678")
+    wide = decimal.Decimal("1" * 70 + ".123456")
+    write_deltalake(str(path), pa.table({"d": pa.array([big, decimal.Decimal("-1.5")], pa.decimal128(38, 18))}))
+    (add,) = [json.loads(line)["add"] for line in (path / commit_name(0)).read_text().splitlines() if '"add"' in line]
+    rows = pa.table({"d": pa.array([big, decimal.Decimal("-1.5")], pa.decimal128(38, 18))})
+    pq.write_table(rows, path / add["path"], **options)  # the same rows, with the structures asked for
+    commit = path / commit_name(0)
+    actions = [json.loads(line) for line in commit.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            action["add"]["size"] = (path / add["path"]).stat().st_size
+    commit.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    delta_record(str(path), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED"), doc
+    from carriers.content_store import _physical
+
+    ints, _ = _physical(pa.array([wide], pa.decimal256(76, 6)), "FIXED_LEN_BYTE_ARRAY", 32)
+    assert ints == [int("1" * 70 + "123456")]
+
+
 def test_delta_a_page_index_maximum_below_the_greatest_value(tmp_path: Path) -> None:
     path, added = _delta(tmp_path, **PAGE_INDEX)
     _forge_page_index(added, struct.pack("<q", 29), struct.pack("<q", 20))
