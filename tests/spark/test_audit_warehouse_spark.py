@@ -47,7 +47,10 @@ def test_audit_of_a_local_session_warehouse(spark: SparkSession, spark_warehouse
     events = rows[f"{name}/iceberg/audit_wh/events"]
     assert events["outcome"] == "VERIFIED" and events["level"] == "bytes", events
     assert any(n.startswith("read without a catalog from metadata/") for n in events["notes"]), events
-    assert not [t for t in doc["tables"] if t["code"] in ("internal_error", "unsupported_table")], doc
+    assert not [t for t in doc["tables"] if t["code"] == "internal_error"], doc
+    # Other tests share this warehouse and leave forged metadata in their own folders (e.g. the round-14 Iceberg number
+    # edits, written beside an attested table): an ERROR there is theirs; this layout's tables are never unsupported.
+    assert not [t for t in doc["tables"] if t["code"] == "unsupported_table" and "audit_wh" in t["table"]], doc
     # The exit code is the worst outcome's (docs/audit.md): other tests share this warehouse.
     outcomes = {t["outcome"] for t in doc["tables"]}
     assert done.returncode == (2 if "ERROR" in outcomes else 0 if outcomes == {"VERIFIED"} else 1), doc
