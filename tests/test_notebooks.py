@@ -135,7 +135,7 @@ def test_only_the_pictures_geometry_is_left_out_of_the_comparison() -> None:
     """An Iceberg snapshot id's digits move the boxes; every word, outcome and id placeholder is still compared."""
     module = _generator()
     committed = (HERE / "spark_pipeline.ipynb").read_text(encoding="utf-8")
-    wider = committed.replace('width=\\"213.0\\"', 'width=\\"220.0\\"').replace('x=\\"952.9\\"', 'x=\\"956.4\\"')
+    wider = committed.replace('width=\\"220.0\\"', 'width=\\"227.0\\"').replace('x=\\"1432.9\\"', 'x=\\"1436.4\\"')
     assert wider != committed and module.comparable(wider) == module.comparable(committed)
     for changed in (committed.replace("VERIFIED</text>", "FAILED</text>", 1),
                     committed.replace("gold.revenue</text>", "gold.other</text>", 1),
