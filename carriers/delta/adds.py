@@ -327,6 +327,43 @@ class Adds(MutableMapping[str, dict[str, Any]]):
         out._new = self._new
         return out
 
+    def kept(self, names: Collection[str]) -> Kept:
+        """``project(names)`` held without its index of paths (a dict of every path: ~30 MiB at 200,000 files, kept
+        through a verification for a content reader that may never read it); ``Kept.adds`` rebuilds it when read."""
+        return Kept(self.project(names))
+
     def locate(self, paths: Sequence[str]) -> Located:
         """The adds of ``paths`` (live or not), to read as aligned columns (``Located.values``)."""
         return Located(self, paths)
+
+
+class Kept:
+    """A state's adds held to some fields (``Adds.kept``), their index of paths dropped: ``adds()`` gives the projection
+    back whole, the index rebuilt from the parts' own ``path`` columns (the keys it was built from, in the same order:
+    ``Columns.append`` and ``commits.columns_with`` index each part's paths in turn), once."""
+
+    __slots__ = ("_adds",)
+
+    def __init__(self, adds: Adds) -> None:
+        self._adds = adds
+        base = adds._base
+        if base is not None and len(base.parts) == len(base.starts):  # (every part: its paths are what it indexed)
+            lean = Columns()
+            lean.starts, lean.parts, lean.rows = base.starts, base.parts, base.rows
+            lean.index = _NOT_INDEXED
+            adds._base = lean
+
+    def adds(self) -> Adds:
+        base = self._adds._base
+        if base is not None and base.index is _NOT_INDEXED:
+            index: dict[str, int] = {}
+            for start, fields in zip(base.starts, base.parts, strict=True):
+                paths = fields["path"]
+                paths = paths if isinstance(paths, list) else paths.to_pylist()
+                index.update(zip(paths, range(start, start + len(paths)), strict=True))
+            base.index = index
+        return self._adds
+
+
+# The index of a ``Kept`` projection before it is rebuilt: never read as one (``Kept.adds`` replaces it first).
+_NOT_INDEXED: dict[str, int] = {}
