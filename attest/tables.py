@@ -238,9 +238,11 @@ def attestation_identity(document: dict[str, Any]) -> str:
     Carriers may give the outputs back in another order than they were written (a sidecar keeps them sorted by
     path); the order carries no meaning, so it must not make an untouched attestation look edited.
     """
-    from attest.canonical import digest
+    from attest.canonical import digest_streamed
 
-    return digest(attestation_document(document))
+    # The outputs (one a file) hashed a batch at a time: the same identity, without the one-shot encoding of them all
+    # that set a verification's peak memory (docs/scale.md).
+    return digest_streamed(attestation_document(document), "output_hashes")
 
 
 def attestation_encoded(document: dict[str, Any]) -> tuple[dict[str, Any], bytes, str]:

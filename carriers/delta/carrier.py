@@ -42,7 +42,7 @@ from attest.tables import DataFile, Progress, data_files
 from attest.view import ReaderView, _file_encode, file_digest, json_safe
 from carriers.base import AfterWrite, ContentReader, RecordRequest, WriteResult, after_write_request
 from carriers.core import AttestedTable, Changes, LiveVersion, Version, canonical_relative
-from carriers.delta.adds import MISSING, Adds
+from carriers.delta.adds import MISSING, Kept
 from carriers.delta.carriage import POINTER_DIR, SIDECAR_DIR, Carriage
 from carriers.delta.columns import add_columns
 from carriers.delta.commit import MetadataCommit, check_writable
@@ -170,7 +170,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         # attestation commit and attestable_version read of it): the adds of a large table are not held meanwhile.
         self._slim: set[int] = set()
         # Their adds held to the fields the content reader reads (``content_log``): one replay a version serves it too.
-        self._content_adds: dict[int, Adds] = {}
+        self._content_adds: dict[int, Kept] = {}
         self._recording = False
 
     def _forget(self) -> None:
@@ -447,7 +447,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         found = self._replays.get(n)
         adds = self._content_adds.get(n)
         if found is not None and n in self._slim and adds is not None:
-            return LogState(version=n, adds=adds, metadata=found[0].metadata, protocol=found[0].protocol)
+            return LogState(version=n, adds=adds.adds(), metadata=found[0].metadata, protocol=found[0].protocol)
         return self._replay(n)[0]
 
     def _compute_live(self, n: int) -> LiveVersion:
@@ -466,7 +466,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         if n in self._replays:  # listed once (cached in _live_cache): only its metaData and protocol are read again,
             # and the fields of its adds the content reader reads (the checkpoint's columns of them shared, not copied)
             self._replays[n] = (LogState(version=n, metadata=log.metadata, protocol=log.protocol), inconsistencies)
-            self._content_adds[n] = log.adds.project(_CONTENT_FIELDS)
+            self._content_adds[n] = log.adds.kept(_CONTENT_FIELDS)  # its path index rebuilt if read
             self._slim.add(n)
         adds = add_columns(dt)
         spellings = _Spellings(dt)

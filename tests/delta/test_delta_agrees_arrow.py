@@ -142,3 +142,29 @@ def test_a_string_column_that_is_not_utf8_is_left_to_the_lists() -> None:
     x, y = a.adds.locate(list(a.adds)), b.adds.locate(list(a.adds))
     assert delta_log._arrow_differ(x, y, "stats", nulls_differ=False) is False
     assert delta_log._arrow_differ(_Bad(), _Bad(), "stats", nulls_differ=False) is None
+
+
+@pytest.mark.parametrize("order", ["same", "reversed", "shuffled", "fewer", "one_missing"])
+def test_a_located_column_in_order_is_the_column_itself(order: str) -> None:
+    """``Located.arrow`` gives the part's own column when the paths are its rows in order (no copy: the cross-check's
+    peak memory), else the rows taken: the same values either way."""
+    state = _state(_rows(50))
+    paths = list(state.adds)
+    if order == "reversed":
+        paths = paths[::-1]
+    elif order == "shuffled":
+        random.Random(3).shuffle(paths)
+    elif order == "fewer":
+        paths = paths[:-1]
+    elif order == "one_missing":
+        paths[7] = "d/not-there.parquet"
+    located = state.adds.locate(paths)
+    base = state.adds._base
+    assert base is not None
+    for key in ("size", "stats", "modificationTime"):
+        got = located.arrow(key)
+        if order == "one_missing":
+            assert got is None  # a path not live: read as values
+            continue
+        assert got.to_pylist() == located.values(key) == [state.adds[p][key] for p in paths]
+        assert (got is base.parts[0][key]) == (order == "same")

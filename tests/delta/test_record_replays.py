@@ -173,6 +173,14 @@ def test_the_fields_kept_for_the_content_reader_are_the_replays(tmp_path: Path, 
             (p, {k: v for k, v in a.items() if k in fields}) for p, a in log.adds.items()]
         assert all(a.get("stats") for a in kept.values())
         assert isinstance(kept._base, Columns) is isinstance(log.adds._base, Columns) is columns
+        # Held without its index of paths (Adds.kept), it is rebuilt the same: keys, rows and order.
+        held = log.adds.kept(_CONTENT_FIELDS)
+        if columns:
+            assert held._adds._base is not None and held._adds._base.index is not kept._base.index  # dropped
+        again = held.adds()
+        assert [(p, dict(a)) for p, a in again.items()] == [(p, dict(a)) for p, a in kept.items()]
+        assert again._base is None or list(again._base.index.items()) == list(kept._base.index.items())
+        assert held.adds() is again  # rebuilt once
 
 
 def _hand_written(path: Path) -> None:
