@@ -14,7 +14,9 @@ replaced by a symlink was skipped without a word):
   Folders starting with ``_`` or ``.`` are not walked (Spark and Delta readers treat them as hidden); every table in
   one or below it is listed as skipped, with the reason (``MAX_HIDDEN_FOLDERS``) — a table's own ``_delta_log``,
   ``_recipe_attest``, ``_change_data``, ``_delta_index`` included, and tables found there entered; a folder that is
-  a Delta table and holds Iceberg metadata is both tables;
+  a Delta table and holds Iceberg metadata is both tables; an Iceberg view's folder (Spark's ``CREATE VIEW`` in a
+  JDBC catalog: ``metadata/`` holding view metadata only, ``view_folder`` in carriers/iceberg/static.py) is listed as
+  not audited, as a catalog's views are;
 - an object-store prefix (``s3://bucket/prefix/``, ``gs://…``, ``az://…``, ``abfss://…``): the same walk, one
   delimiter listing per folder, through delta-rs's object store with the command's storage options; bounded
   (``MAX_FOLDERS`` listings), the folders left unlisted reported as not audited; tables in hidden prefixes listed as
@@ -203,6 +205,11 @@ def discover_local(root: Path, progress: Progress | None = None) -> Discovery:
         inside = outer
         if kind == UNSEEN:
             out.skipped.append(Skipped(current, Code.TABLE_UNREADABLE, _UNSEEN_MESSAGE, blocking=True))
+        elif kind == "iceberg" and (view := _view_folder(current)) is not None:
+            # Spark's CREATE VIEW in a JDBC catalog writes a view's folder: no rows to audit, listed as a catalog's
+            # views are (it was an ERROR row, table_unreadable, failing the audit of every such warehouse).
+            out.skipped.append(Skipped(current, Code.TABLE_NOT_AUDITED, view))
+            inside = current
         elif kind is not None:
             notes = list(via)
             if outer is not None:
@@ -252,6 +259,12 @@ def discover_local(root: Path, progress: Progress | None = None) -> Discovery:
         stack.extend(reversed(children))  # depth first, in name order
     _flag_lookalikes(out)
     return out
+
+
+def _view_folder(path: str) -> str | None:
+    from carriers.iceberg.static import view_folder
+
+    return view_folder(Path(path))
 
 
 _UNSEEN_MESSAGE = ("holds _delta_log or metadata, which the auditor may not look at (stat or listing denied): a "
