@@ -330,7 +330,9 @@ def _hidden_tables(folder: str, mark: str) -> list[Skipped]:
         kind = _table_kind(current, names)
         if kind is not None:
             where = "in" if current == folder else f"under {folder},"
-            what = "a folder that may be a table (it cannot be looked into)" if kind == UNSEEN else f"a {kind} table"
+            what = ("a folder that may be a table (it cannot be looked into)" if kind == UNSEEN else
+                    "an Iceberg view's folder" if kind == "iceberg" and _view_folder(current) is not None else
+                    f"a {kind} table")
             out.append(Skipped(current, Code.TABLE_NOT_AUDITED, f"{what} {where} {hidden}"))
         pending.extend(os.path.join(current, name) for name in sorted(folders, reverse=True))
     return out

@@ -129,3 +129,13 @@ def test_the_view_folder_spark_writes_is_listed(spark: Any, spark_warehouse: Pat
         assert "an Iceberg view" in doc["skipped"][0]["message"], doc
         assert [(t["table"], t["outcome"]) for t in doc["tables"]] == [(str(folder / "base"), "UNATTESTED")], doc
         assert rc == 1, doc
+
+
+def test_a_view_folder_in_a_hidden_folder_is_listed_as_a_view(tmp_path: Path) -> None:
+    """Hidden folders are searched and what they hold listed (never audited): a view there is named a view."""
+    wh = warehouse(tmp_path)
+    plant_view(wh["w"] / "_old" / "v")
+    rc, doc = audit_json(str(wh["w"]))
+    said = {s["path"]: s["message"] for s in doc["skipped"]}
+    assert said[str(wh["w"] / "_old" / "v")].startswith("an Iceberg view's folder under "), said
+    assert rc == 0, doc
