@@ -121,6 +121,8 @@ def test_the_view_folder_spark_writes_is_listed(spark: Any, spark_warehouse: Pat
     written = [json.loads(gzip.decompress((folder / "v" / "metadata" / n).read_bytes())) for n in names
                if n.endswith(".gz.metadata.json")]  # Spark compresses a view's metadata, and checksums it (.crc)
     assert written and all("view-uuid" in d and "versions" in d for d in written), names  # Spark wrote a view here
+    with pytest.raises(Exception, match=r"(?i)not exist|not.found|cannot be found"):  # no path reader opens it
+        spark.read.format("iceberg").load(str(folder / "v")).count()
     env = {f"PYICEBERG_CATALOG__ICEBERG__{k.upper().replace('.', '__')}": str(v)
            for k, v in pyiceberg_catalog_properties(spark_warehouse).items()}
     for configured in ({}, env):
