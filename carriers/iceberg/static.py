@@ -167,7 +167,7 @@ def _small_json(path: str) -> Any:
             if inflate.unconsumed_tail or not inflate.eof:
                 return None
         return json.loads(raw) if len(raw) <= _VIEW_FILE_BYTES else None
-    except (OSError, ValueError, zlib.error):
+    except (OSError, ValueError, RecursionError, zlib.error):  # a planted ``[[[[…`` must not end the walk
         return None
 
 

@@ -68,7 +68,7 @@ def test_a_view_folder_in_a_warehouse_is_listed_not_an_error(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("forgery", ["view_beside_table", "table_with_view_uuid", "view_with_data", "view_link",
-                                     "view_with_hint", "view_with_extra_key"])
+                                     "view_with_hint", "view_with_extra_key", "deeply_nested", "gzip_bomb"])
 def test_a_folder_that_only_looks_like_a_view_is_audited_as_a_table(tmp_path: Path, forgery: str) -> None:
     """A forged folder cannot use "looks like a view" to escape its audit: each is a table row (never SKIPPED)."""
     wh = warehouse(tmp_path)
@@ -93,6 +93,10 @@ def test_a_folder_that_only_looks_like_a_view_is_audited_as_a_table(tmp_path: Pa
             real.symlink_to(moved)
         elif forgery == "view_with_hint":  # Hadoop readers start from version-hint.text
             (target / "metadata" / "version-hint.text").write_text("1")
+        elif forgery in ("deeply_nested", "gzip_bomb"):  # files that must not end the walk (RecursionError, memory)
+            path = next((target / "metadata").glob("*.metadata.json"))
+            text = b"[" * 200_000 + b"]" * 200_000 if forgery == "deeply_nested" else b" " * (64 << 20)
+            path.write_bytes(text if forgery == "deeply_nested" else gzip.compress(text))
         elif forgery == "view_with_extra_key":  # a key of table metadata beside the view's
             path = next((target / "metadata").glob("*.metadata.json"))
             doc = json.loads(path.read_text())
