@@ -111,6 +111,24 @@ def view_folder(folder: Path) -> str | None:
     configured catalog has a table at this location. Anything else (a table's metadata beside a view's, a table
     metadata file that merely carries ``view-uuid``, a data folder, a ``version-hint.text``, a link) is read as
     a table, as before — a folder cannot escape its audit by looking like a view."""
+    try:
+        found = _view_files(folder)
+        # Asked last (it loads the configured catalogs): a catalog's table whose location is this folder is read by
+        # its name, through that catalog.
+        if found is None or owning_catalog(folder) is not None:
+            return None
+    except Exception:  # what cannot be told a view for certain is a table: its audit says what is wrong with it
+        return None
+    views, uuids = found
+    which = f"view-uuid {next(iter(uuids))}" if len(uuids) == 1 else f"{len(uuids)} view-uuids"
+    return (f"an Iceberg view, not a table ({views} view metadata file(s), {which}): its readers get the rows "
+            "of the tables its SQL reads, which no attestation binds (the tables it reads are audited where they are "
+            "among the audit's tables)")
+
+
+def _view_files(folder: Path) -> tuple[int, set[str]] | None:
+    """(how many view metadata files, their view-uuids) when ``folder`` holds nothing but a view's metadata (see
+    ``view_folder``); None otherwise."""
     meta = folder / "metadata"
     try:
         if sorted(os.listdir(folder)) != ["metadata"] or meta.is_symlink():
@@ -119,7 +137,7 @@ def view_folder(folder: Path) -> str | None:
             entries = sorted(listing, key=lambda e: e.name)
     except OSError:
         return None
-    if not entries or len(entries) > _VIEW_FILES:
+    if len(entries) > _VIEW_FILES:
         return None
     uuids: set[str] = set()
     views = 0
@@ -136,19 +154,7 @@ def view_folder(folder: Path) -> str | None:
             return None
         uuids.add(doc["view-uuid"])
         views += 1
-    if not views:
-        return None
-        if not isinstance(doc, dict) or not {"view-uuid", "versions", "current-version-id"} <= doc.keys() or \
-                not doc.keys() <= _VIEW_KEYS or not isinstance(doc["view-uuid"], str):
-            return None
-        uuids.add(doc["view-uuid"])
-    # Asked last (it loads the configured catalogs): a catalog's table whose location is this folder is read by name.
-    if owning_catalog(folder) is not None:
-        return None
-    which = f"view-uuid {next(iter(uuids))}" if len(uuids) == 1 else f"{len(uuids)} view-uuids"
-    return (f"an Iceberg view, not a table ({views} view metadata file(s), {which}): its readers get the rows "
-            "of the tables its SQL reads, which no attestation binds (the tables it reads are audited where they are "
-            "among the audit's tables)")
+    return (views, uuids) if views else None
 
 
 def _small_json(path: str) -> Any:
