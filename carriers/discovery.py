@@ -514,10 +514,10 @@ def _iceberg_found(catalog_name: str, namespace: str | None, views: list[Skipped
     catalog = _catalog(catalog_name)
     root = tuple(namespace.split(".")) if namespace else ()
     for ns in ([root] if root else []) + _all_namespaces(catalog, catalog_name, root):
+        idents = [tuple(ident) for ident in sorted(catalog.list_tables(ns))]
         if views is not None:
-            views.extend(_iceberg_views(catalog, catalog_name, ns))
-        for ident in sorted(catalog.list_tables(ns)):
-            ident = tuple(ident)
+            views.extend(_iceberg_views(catalog, catalog_name, ns, {_fold(ident[-1]) for ident in idents}))
+        for ident in idents:
             if ident[:-1] != ns:
                 # A REST server answers each entry with its own namespace: one of another namespace would be audited
                 # in place of what ``ns`` holds. Never guessed, as for namespaces (_all_namespaces).
@@ -528,10 +528,14 @@ def _iceberg_found(catalog_name: str, namespace: str | None, views: list[Skipped
             yield Found(TableRef.discovered("iceberg", ".".join(ident), catalog=catalog_name), (entry,))
 
 
-def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...]) -> list[Skipped]:
+def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...], tables: set[str]) -> list[Skipped]:
     """The views of a namespace, each listed as not audited: a reader of ``ns.v`` gets what the view's SQL reads, which
     no attestation binds (an audit of the namespace said nothing of them). A catalog without views says so by
-    ``NotImplementedError`` (pyiceberg's SQL catalog; a REST server that does not serve them)."""
+    ``NotImplementedError`` (pyiceberg's SQL catalog; a REST server that does not serve them).
+
+    A view named as a table of the namespace (``tables``: their names folded; by case or Unicode form too) is an ERROR
+    line: an engine resolving views before tables (Trino) reads the view's SQL under the table's name, so the table's
+    VERIFIED line said nothing of what that name reads (before, the view was only listed and the audit passed)."""
     others: list[tuple[tuple[str, ...], str]] = []
     try:
         try:
@@ -545,8 +549,12 @@ def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...]) -> list
         return [Skipped(where, Code.TABLE_NOT_AUDITED, f"the views of namespace {'.'.join(ns)!r} could not be listed "
                         f"({type(exc).__name__}: {exc}); views are not audited")]
     return [Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(view)}", Code.TABLE_NOT_AUDITED, (
+        "an Iceberg view named as a table of its namespace (by case or Unicode form too): an engine resolving views "
+        "first (Trino) reads the view's SQL under the table's name, and no attestation binds it; rename one of them"
+        if _fold(view[-1]) in tables else
         "an Iceberg view: its readers get the rows of the tables its SQL reads, which no attestation binds (the "
-        "tables it reads are audited where they are among the audit's tables)")) for view in listed] + [
+        "tables it reads are audited where they are among the audit's tables)"), blocking=_fold(view[-1]) in tables)
+        for view in listed] + [
         Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(entry)}", Code.TABLE_NOT_AUDITED, (
             f"a catalog entry of type {kind!r}, neither a table nor a view: no Iceberg reader opens it, it is not "
             "audited")) for entry, kind in others]

@@ -13,13 +13,18 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.adversarial.test_audit_rest_listing import Catalog, rest  # noqa: F401  (fixture)
+from tests.adversarial.test_iceberg_attacks import catalog, iceberg_env, table  # noqa: F401  (fixtures)
 from tests.test_audit_warehouse import audit_json, warehouse
 from tests.test_audit_warehouse import rows as by_name
 
@@ -72,10 +77,10 @@ def test_a_view_folder_in_a_warehouse_is_listed_not_an_error(tmp_path: Path) -> 
 def test_a_folder_that_only_looks_like_a_view_is_audited_as_a_table(tmp_path: Path, forgery: str) -> None:
     """A forged folder cannot use "looks like a view" to escape its audit: each is a table row (never SKIPPED)."""
     wh = warehouse(tmp_path)
-    table, meta = wh["iceberg"], wh["iceberg"] / "metadata"
-    target = table
+    own, meta = wh["iceberg"], wh["iceberg"] / "metadata"
+    target = own
     if forgery == "view_beside_table":  # the newest metadata file is a view's: readers of the table fail or differ
-        plant_view(table, "00009")
+        plant_view(own, "00009")
     elif forgery == "table_with_view_uuid":  # a table metadata file that carries view-uuid as an extra key
         newest = max(meta.glob("*.metadata.json"))
         doc = json.loads(newest.read_text())
@@ -85,7 +90,7 @@ def test_a_folder_that_only_looks_like_a_view_is_audited_as_a_table(tmp_path: Pa
         target = wh["w"] / "iceberg" / "ns" / "v"
         plant_view(target)
         if forgery == "view_with_data":  # a folder of data files beside the view metadata
-            shutil.copytree(table / "data", target / "data")
+            shutil.copytree(own / "data", target / "data")
         elif forgery == "view_link":  # the view metadata file a link (to a file that may change under the audit)
             real = next((target / "metadata").glob("*.metadata.json"))
             moved = tmp_path / "elsewhere.metadata.json"
@@ -105,7 +110,7 @@ def test_a_folder_that_only_looks_like_a_view_is_audited_as_a_table(tmp_path: Pa
     rc, doc = audit_json(str(wh["w"]))
     assert str(target) in by_name(doc), doc
     assert str(target) not in [s["path"] for s in doc["skipped"]], doc
-    if target != table or forgery == "view_beside_table":
+    if target != own or forgery == "view_beside_table":
         assert by_name(doc)[str(target)]["outcome"] == "ERROR" and rc == 2, doc
 
 
@@ -145,3 +150,41 @@ def test_a_view_folder_in_a_hidden_folder_is_listed_as_a_view(tmp_path: Path) ->
     said = {s["path"]: s["message"] for s in doc["skipped"]}
     assert said[str(wh["w"] / "_old" / "v")].startswith("an Iceberg view's folder under "), said
     assert rc == 0, doc
+
+
+def rest_audit(uri: str, target: str) -> tuple[int, dict[str, Any]]:
+    """``attest audit TARGET --json``; ``uri``: the REST catalog ``stub``'s server (none: the environment's)."""
+    stub = {"PYICEBERG_CATALOG__STUB__TYPE": "rest", "PYICEBERG_CATALOG__STUB__URI": uri} if uri else {}
+    env = {**os.environ, **stub}
+    done = subprocess.run([sys.executable, "-m", "attest.cli", "audit", target, "--json"], capture_output=True,
+                          text=True, timeout=120, env=env)
+    return done.returncode, json.loads(done.stdout)
+
+
+# ---- a view named as a table ----------------------------------------------------------------------------------------
+def test_a_view_named_as_a_table_of_its_namespace_is_an_error(rest: Any) -> None:  # noqa: F811
+    """A REST catalog serving a table ``sales.orders`` and a view ``sales.orders``: Trino resolves a view before a
+    table of the name, so its readers of ``sales.orders`` get the view's SQL. Before, the view was only listed
+    (SKIPPED, exit unchanged) beside the table's line: a VERIFIED table passed the audit while the name read the view.
+    Now the view is an ERROR line (``table_not_audited``); a view of another name is listed as before."""
+    served = Catalog([("sales",)], {("sales",): [(("sales",), "orders")]}, page=5,
+                     views={("sales",): ["orders", "v_other"]})
+    rc, doc = rest_audit(rest(served), "iceberg://stub/sales")
+    errors = {(t["table"], t["code"]) for t in doc["tables"] if "named as a table" in t["message"]}
+    assert errors == {("iceberg://stub/sales.orders", "table_not_audited")}, doc
+    assert [s["path"] for s in doc["skipped"]] == ["iceberg://stub/sales.v_other"], doc
+    assert rc == 2
+
+
+def test_a_sql_catalog_view_named_as_a_verified_table_fails_the_audit(catalog: Any, table: Any) -> None:  # noqa: F811
+    """The same in a SQL catalog (iceberg-java's JdbcCatalog writes a view as a row of ``iceberg_type`` ``VIEW``; its
+    key keeps one entry per exact name, so the twin differs by case): ``ns.t`` VERIFIED and the view ``ns.T`` only
+    listed, exit 0 before. Now exit 2 with the view's ERROR line; the table's line is unchanged."""
+    from tests.adversarial.test_audit_round14 import _entry
+
+    _entry(catalog, "ns", "T", "VIEW")
+    rc, doc = rest_audit("", f"iceberg://{catalog.name}")
+    lines = {t["table"]: (t["outcome"], t["code"]) for t in doc["tables"]}
+    assert lines == {f"iceberg://{catalog.name}/ns.t": ("VERIFIED", None),
+                     f"iceberg://{catalog.name}/ns.T": ("ERROR", "table_not_audited")}, doc
+    assert doc["skipped"] == [] and rc == 2, doc
