@@ -22,7 +22,9 @@ replaced by a symlink was skipped without a word):
   (``MAX_FOLDERS`` listings), the folders left unlisted reported as not audited; tables in hidden prefixes listed as
   on a local lake; a table named without its trailing ``/`` is walked too, as a local table folder is;
 - ``iceberg://<catalog>``: every table of every namespace; ``iceberg://<catalog>/<namespace>``: that namespace and
-  the namespaces nested in it; their views (a REST catalog that serves them) are listed as not audited;
+  the namespaces nested in it; their views (a REST catalog that serves them, a SQL catalog's ``VIEW`` rows) are
+  listed as not audited, and a view named as a table of its namespace is an ERROR line (engines resolving views
+  first read it under the table's name);
 - anything else is one table reference, parsed as typed.
 
 Names that collide are reported: two catalog entries spelling the same ``iceberg://`` name (namespace ``a.b`` table
