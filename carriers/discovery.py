@@ -14,13 +14,17 @@ replaced by a symlink was skipped without a word):
   Folders starting with ``_`` or ``.`` are not walked (Spark and Delta readers treat them as hidden); every table in
   one or below it is listed as skipped, with the reason (``MAX_HIDDEN_FOLDERS``) — a table's own ``_delta_log``,
   ``_recipe_attest``, ``_change_data``, ``_delta_index`` included, and tables found there entered; a folder that is
-  a Delta table and holds Iceberg metadata is both tables;
+  a Delta table and holds Iceberg metadata is both tables; an Iceberg view's folder (Spark's ``CREATE VIEW`` in a
+  JDBC catalog: ``metadata/`` holding view metadata only, ``view_folder`` in carriers/iceberg/static.py) is listed as
+  not audited, as a catalog's views are;
 - an object-store prefix (``s3://bucket/prefix/``, ``gs://…``, ``az://…``, ``abfss://…``): the same walk, one
   delimiter listing per folder, through delta-rs's object store with the command's storage options; bounded
   (``MAX_FOLDERS`` listings), the folders left unlisted reported as not audited; tables in hidden prefixes listed as
   on a local lake; a table named without its trailing ``/`` is walked too, as a local table folder is;
 - ``iceberg://<catalog>``: every table of every namespace; ``iceberg://<catalog>/<namespace>``: that namespace and
-  the namespaces nested in it; their views (a REST catalog that serves them) are listed as not audited;
+  the namespaces nested in it; their views (a REST catalog that serves them, a SQL catalog's ``VIEW`` rows) are
+  listed as not audited, and a view named as a table of its namespace is an ERROR line (engines resolving views
+  first read it under the table's name);
 - anything else is one table reference, parsed as typed.
 
 Names that collide are reported: two catalog entries spelling the same ``iceberg://`` name (namespace ``a.b`` table
@@ -203,6 +207,11 @@ def discover_local(root: Path, progress: Progress | None = None) -> Discovery:
         inside = outer
         if kind == UNSEEN:
             out.skipped.append(Skipped(current, Code.TABLE_UNREADABLE, _UNSEEN_MESSAGE, blocking=True))
+        elif kind == "iceberg" and (view := _view_folder(current)) is not None:
+            # Spark's CREATE VIEW in a JDBC catalog writes a view's folder: no rows to audit, listed as a catalog's
+            # views are (it was an ERROR row, table_unreadable, failing the audit of every such warehouse).
+            out.skipped.append(Skipped(current, Code.TABLE_NOT_AUDITED, view))
+            inside = current
         elif kind is not None:
             notes = list(via)
             if outer is not None:
@@ -252,6 +261,12 @@ def discover_local(root: Path, progress: Progress | None = None) -> Discovery:
         stack.extend(reversed(children))  # depth first, in name order
     _flag_lookalikes(out)
     return out
+
+
+def _view_folder(path: str) -> str | None:
+    from carriers.iceberg.static import view_folder
+
+    return view_folder(Path(path))
 
 
 _UNSEEN_MESSAGE = ("holds _delta_log or metadata, which the auditor may not look at (stat or listing denied): a "
@@ -317,7 +332,9 @@ def _hidden_tables(folder: str, mark: str) -> list[Skipped]:
         kind = _table_kind(current, names)
         if kind is not None:
             where = "in" if current == folder else f"under {folder},"
-            what = "a folder that may be a table (it cannot be looked into)" if kind == UNSEEN else f"a {kind} table"
+            what = ("a folder that may be a table (it cannot be looked into)" if kind == UNSEEN else
+                    "an Iceberg view's folder" if kind == "iceberg" and _view_folder(current) is not None else
+                    f"a {kind} table")
             out.append(Skipped(current, Code.TABLE_NOT_AUDITED, f"{what} {where} {hidden}"))
         pending.extend(os.path.join(current, name) for name in sorted(folders, reverse=True))
     return out
@@ -499,10 +516,10 @@ def _iceberg_found(catalog_name: str, namespace: str | None, views: list[Skipped
     catalog = _catalog(catalog_name)
     root = tuple(namespace.split(".")) if namespace else ()
     for ns in ([root] if root else []) + _all_namespaces(catalog, catalog_name, root):
+        idents = [tuple(ident) for ident in sorted(catalog.list_tables(ns))]
         if views is not None:
-            views.extend(_iceberg_views(catalog, catalog_name, ns))
-        for ident in sorted(catalog.list_tables(ns)):
-            ident = tuple(ident)
+            views.extend(_iceberg_views(catalog, catalog_name, ns, {_fold(ident[-1]) for ident in idents}))
+        for ident in idents:
             if ident[:-1] != ns:
                 # A REST server answers each entry with its own namespace: one of another namespace would be audited
                 # in place of what ``ns`` holds. Never guessed, as for namespaces (_all_namespaces).
@@ -513,10 +530,14 @@ def _iceberg_found(catalog_name: str, namespace: str | None, views: list[Skipped
             yield Found(TableRef.discovered("iceberg", ".".join(ident), catalog=catalog_name), (entry,))
 
 
-def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...]) -> list[Skipped]:
+def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...], tables: set[str]) -> list[Skipped]:
     """The views of a namespace, each listed as not audited: a reader of ``ns.v`` gets what the view's SQL reads, which
     no attestation binds (an audit of the namespace said nothing of them). A catalog without views says so by
-    ``NotImplementedError`` (pyiceberg's SQL catalog; a REST server that does not serve them)."""
+    ``NotImplementedError`` (pyiceberg's SQL catalog; a REST server that does not serve them).
+
+    A view named as a table of the namespace (``tables``: their names folded; by case or Unicode form too) is an ERROR
+    line: an engine resolving views before tables (Trino) reads the view's SQL under the table's name, so the table's
+    VERIFIED line said nothing of what that name reads (before, the view was only listed and the audit passed)."""
     others: list[tuple[tuple[str, ...], str]] = []
     try:
         try:
@@ -530,8 +551,12 @@ def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...]) -> list
         return [Skipped(where, Code.TABLE_NOT_AUDITED, f"the views of namespace {'.'.join(ns)!r} could not be listed "
                         f"({type(exc).__name__}: {exc}); views are not audited")]
     return [Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(view)}", Code.TABLE_NOT_AUDITED, (
+        "an Iceberg view named as a table of its namespace (by case or Unicode form too): an engine resolving views "
+        "first (Trino) reads the view's SQL under the table's name, and no attestation binds it; rename one of them"
+        if _fold(view[-1]) in tables else
         "an Iceberg view: its readers get the rows of the tables its SQL reads, which no attestation binds (the "
-        "tables it reads are audited where they are among the audit's tables)")) for view in listed] + [
+        "tables it reads are audited where they are among the audit's tables)"), blocking=_fold(view[-1]) in tables)
+        for view in listed] + [
         Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(entry)}", Code.TABLE_NOT_AUDITED, (
             f"a catalog entry of type {kind!r}, neither a table nor a view: no Iceberg reader opens it, it is not "
             "audited")) for entry, kind in others]

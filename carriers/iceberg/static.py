@@ -36,7 +36,7 @@ from attest.tables import TableState
 from carriers.iceberg.carrier import IcebergCarrier
 
 __all__ = ["StaticIcebergCarrier", "catalog_identity", "latest_metadata", "open_folder", "owning_catalog",
-           "same_table_names"]
+           "same_table_names", "view_folder"]
 
 # 00042-<uuid>.metadata.json (Java, pyiceberg), v42.metadata.json (Hadoop tables); optionally .gz before .metadata.json
 _NUMBERED = re.compile(r"^(?:(?P<seq>[0-9]+)-[^/]+?|v(?P<v>[0-9]+))(?:\.gz)?\.metadata\.json(?P<old>\.gz)?$")
@@ -90,6 +90,91 @@ def latest_metadata(folder: Path) -> tuple[Path, str]:
            f"file(s){ignored}: no catalog said it is current (a failed commit can leave a newer file, a rollback makes "
            "an older one current)")
     return chosen, how
+
+
+# The keys of Iceberg view metadata (the view spec, format version 1): a file with any other key (``table-uuid``,
+# ``snapshots``, ``last-column-id``…) is table metadata to a reader, whatever ``view-uuid`` it also carries.
+_VIEW_KEYS = frozenset({"view-uuid", "format-version", "location", "current-version-id", "versions", "version-log",
+                        "schemas", "properties"})
+# A view folder is told by reading every metadata file in it: beyond these bounds it is audited as a table (ERROR).
+_VIEW_FILES, _VIEW_FILE_BYTES = 1_000, 4 << 20
+
+
+def view_folder(folder: Path) -> str | None:
+    """What says ``folder`` is an Iceberg view's folder (Spark's ``CREATE VIEW`` through iceberg-java's JdbcCatalog
+    writes ``<warehouse>/<ns>/<view>/metadata/00000-<uuid>.gz.metadata.json``), None when it is not one for certain.
+
+    A view has no rows of its own: listed, never audited, as a catalog's views are. Said of a folder only when no
+    reader can open a table there: the folder holds ``metadata/`` alone, which holds only ``*.metadata.json`` regular
+    files (gzip-compressed or not, as Spark writes them; Hadoop's ``.<name>.crc`` checksums beside them), each a JSON
+    object with ``view-uuid``, ``versions`` and ``current-version-id`` and no key outside the view spec's; and no
+    configured catalog has a table at this location. Anything else (a table's metadata beside a view's, a table
+    metadata file that merely carries ``view-uuid``, a data folder, a ``version-hint.text``, a link) is read as
+    a table, as before — a folder cannot escape its audit by looking like a view."""
+    try:
+        found = _view_files(folder)
+        # Asked last (it loads the configured catalogs): a catalog's table whose location is this folder is read by
+        # its name, through that catalog.
+        if found is None or owning_catalog(folder) is not None:
+            return None
+    except Exception:  # what cannot be told a view for certain is a table: its audit says what is wrong with it
+        return None
+    views, uuids = found
+    which = f"view-uuid {next(iter(uuids))}" if len(uuids) == 1 else f"{len(uuids)} view-uuids"
+    return (f"an Iceberg view, not a table ({views} view metadata file(s), {which}): its readers get the rows "
+            "of the tables its SQL reads, which no attestation binds (the tables it reads are audited where they are "
+            "among the audit's tables)")
+
+
+def _view_files(folder: Path) -> tuple[int, set[str]] | None:
+    """(how many view metadata files, their view-uuids) when ``folder`` holds nothing but a view's metadata (see
+    ``view_folder``); None otherwise."""
+    meta = folder / "metadata"
+    try:
+        if sorted(os.listdir(folder)) != ["metadata"] or meta.is_symlink():
+            return None
+        with os.scandir(meta) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+    except OSError:
+        return None
+    if len(entries) > _VIEW_FILES:
+        return None
+    uuids: set[str] = set()
+    views = 0
+    for entry in entries:
+        if not entry.is_file(follow_symlinks=False):
+            return None
+        if entry.name.startswith(".") and entry.name.endswith(".crc"):
+            continue  # Hadoop's local checksum of a file beside it (Spark writes one per metadata file): no reader's
+        if not entry.name.endswith((".metadata.json", ".metadata.json.gz")):
+            return None
+        doc = _small_json(entry.path)
+        if not isinstance(doc, dict) or not {"view-uuid", "versions", "current-version-id"} <= doc.keys() or \
+                not doc.keys() <= _VIEW_KEYS or not isinstance(doc["view-uuid"], str):
+            return None
+        uuids.add(doc["view-uuid"])
+        views += 1
+    return (views, uuids) if views else None
+
+
+def _small_json(path: str) -> Any:
+    """The JSON of a regular file of at most ``_VIEW_FILE_BYTES`` (gzip-compressed too: Spark writes a view's metadata
+    as ``.gz.metadata.json``), None when it is not one."""
+    import json
+    import zlib
+
+    from attest.hashing import read_regular
+
+    try:
+        raw = read_regular(path, _VIEW_FILE_BYTES + 1)
+        if raw[:2] == b"\x1f\x8b":
+            inflate = zlib.decompressobj(wbits=31)
+            raw = inflate.decompress(raw, _VIEW_FILE_BYTES + 1)  # bounded: a small file may inflate to gigabytes
+            if inflate.unconsumed_tail or not inflate.eof:
+                return None
+        return json.loads(raw) if len(raw) <= _VIEW_FILE_BYTES else None
+    except (OSError, ValueError, RecursionError, zlib.error):  # a planted ``[[[[…`` must not end the walk
+        return None
 
 
 def _hadoop_choice(meta: Path, names: list[str]) -> int | str | None:
@@ -211,6 +296,9 @@ def open_folder(location: str, *, detached: bool = False, allow_external: bool =
     try:
         metadata = FromInputFile.table_metadata(io.new_input(uri))
     except Exception as exc:  # not JSON, not Iceberg metadata, gone, a FIFO: this table is unreadable, coded
+        view = view_folder(folder)
+        if view is not None:  # named by itself (``attest verify <view folder>``): said what it is
+            raise UnsupportedTableError(f"{location} is {view}") from exc
         raise CarrierError(f"{location}: metadata/{chosen.name} cannot be read as Iceberg table metadata "
                            f"({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})") from exc
     declared = _local(str(metadata.location))
