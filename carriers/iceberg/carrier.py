@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -913,13 +914,16 @@ def planned_file(data_file: DataFile, df: Mapping[str, Any]) -> Planned:
     # Iceberg Java scopes a position delete file by referenced_data_file in v2 too (carriers/iceberg/manifests.py).
     referenced = df.get("referenced_data_file")
     referenced = df.get("java_referenced_data_file") if referenced is None else referenced
+    partition = _plain(df.get("partition"))
+    values = partition.values() if isinstance(partition, Mapping) else partition if isinstance(partition, list) else ()
     return Planned(key=f"{data_file.path}@{offset}" if puffin else data_file.path, location=data_file.location,
                    content=int(_plain(df.get("content")) or 0), puffin=puffin, spec_id=int(df.get("spec_id") or 0),
                    partition=json.dumps(json_safe(_plain(df.get("partition"))), sort_keys=True),
                    sequence=sequence if isinstance(sequence, int) else None,
                    referenced=None if referenced is None else str(referenced),
                    path_lower=path_bound(df.get("lower_bounds")), path_upper=path_bound(df.get("upper_bounds")),
-                   manifest=str(df.get("manifest_path") or ""))
+                   manifest=str(df.get("manifest_path") or ""),
+                   partition_nan=any(isinstance(v, float) and math.isnan(v) for v in values))
 
 
 def _name_mapping_problem(raw: Any) -> str | None:
