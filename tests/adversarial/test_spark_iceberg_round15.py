@@ -57,3 +57,26 @@ def test_deletes_in_a_nan_partition(spark: SparkSession, spark_warehouse: Path) 
         assert "holds NaN" in str(doc), (case, doc)
         rc, doc = _cli(spark_warehouse, "verify", ref)
         assert rc != 0 and "table_inconsistent" in codes(doc), (case, doc)
+
+
+def test_a_signed_zero_under_the_other_zeros_partition(spark: SparkSession, spark_warehouse: Path) -> None:
+    """pyiceberg's append of x 0.0 and -0.0 into a table partitioned by x: a file for each zero holding both rows.
+    Spark reads x from the partition tuple (each file's rows get its zero), pyiceberg from the file: ``record``
+    refuses (tests/adversarial/test_iceberg_round15.py holds pyiceberg's side)."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from tests.adversarial.test_iceberg_round15 import bits, signed_zero_table
+
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS iceberg.zero15")
+    catalog = SqlCatalog("iceberg", uri=f"sqlite:///{spark_warehouse / 'iceberg_catalog.db'}",
+                         warehouse=(spark_warehouse / "iceberg").as_uri())
+    table = f"t{uuid.uuid4().hex[:8]}"
+    signed_zero_table(catalog, f"zero15.{table}")
+    name = f"iceberg.zero15.{table}"
+    spark.sql(f"REFRESH TABLE {name}")
+    read = sorted((int(r[0]), int(r[1]) & (2**64 - 1)) for r in spark.sql(
+        f"SELECT id, java_method('java.lang.Double', 'doubleToRawLongBits', x) FROM {name}").collect())
+    assert read == [(1, 0), (1, bits(-0.0)), (2, 0), (2, bits(-0.0)), (3, bits(1.0))]  # Java: the tuple's x
+    rc, doc = _cli(spark_warehouse, "record", f"iceberg://iceberg/zero15.{table}", "--model", "orders",
+                   "--program-hash", PROGRAM)
+    assert rc != 0 and "table_inconsistent" in codes(doc), doc
