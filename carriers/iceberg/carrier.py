@@ -604,7 +604,13 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         listed = [ListedManifest(path=str(m.manifest_path), content=int(getattr(m.content, "value", m.content) or 0),
                                  sequence_number=m.sequence_number, min_sequence_number=m.min_sequence_number)
                   for m, _ in self._manifest_list(snapshot, fv)]
-        unpartitioned = {i for i, spec in self.table.metadata.specs().items() if spec.is_unpartitioned()}
+        from pyiceberg.transforms import VoidTransform
+
+        # Java's PartitionSpec.isUnpartitioned: no field but void ones (pyiceberg's: no field). An equality delete of a
+        # spec of void fields only (a v1 table's dropped partition, then upgraded) is global for Java: Spark deleted
+        # the rows of every spec's files, the model scoped it to its own spec (attested with them, VERIFIED before).
+        unpartitioned = {i for i, spec in self.table.metadata.specs().items()
+                         if all(isinstance(f.transform, VoidTransform) for f in spec.fields)}
         return applicability(planned, listed, unpartitioned)
 
     def file_entry(self, df: Mapping[str, Any], *, deletes_apply: bool = False) -> tuple[DataFile, dict[str, Any]]:
