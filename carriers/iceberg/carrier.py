@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -603,7 +604,13 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         listed = [ListedManifest(path=str(m.manifest_path), content=int(getattr(m.content, "value", m.content) or 0),
                                  sequence_number=m.sequence_number, min_sequence_number=m.min_sequence_number)
                   for m, _ in self._manifest_list(snapshot, fv)]
-        unpartitioned = {i for i, spec in self.table.metadata.specs().items() if spec.is_unpartitioned()}
+        from pyiceberg.transforms import VoidTransform
+
+        # Java's PartitionSpec.isUnpartitioned: no field but void ones (pyiceberg's: no field). An equality delete of a
+        # spec of void fields only (a v1 table's dropped partition, then upgraded) is global for Java: Spark deleted
+        # the rows of every spec's files, the model scoped it to its own spec (attested with them, VERIFIED before).
+        unpartitioned = {i for i, spec in self.table.metadata.specs().items()
+                         if all(isinstance(f.transform, VoidTransform) for f in spec.fields)}
         return applicability(planned, listed, unpartitioned)
 
     def file_entry(self, df: Mapping[str, Any], *, deletes_apply: bool = False) -> tuple[DataFile, dict[str, Any]]:
@@ -913,13 +920,16 @@ def planned_file(data_file: DataFile, df: Mapping[str, Any]) -> Planned:
     # Iceberg Java scopes a position delete file by referenced_data_file in v2 too (carriers/iceberg/manifests.py).
     referenced = df.get("referenced_data_file")
     referenced = df.get("java_referenced_data_file") if referenced is None else referenced
+    partition = _plain(df.get("partition"))
+    values = partition.values() if isinstance(partition, Mapping) else partition if isinstance(partition, list) else ()
     return Planned(key=f"{data_file.path}@{offset}" if puffin else data_file.path, location=data_file.location,
                    content=int(_plain(df.get("content")) or 0), puffin=puffin, spec_id=int(df.get("spec_id") or 0),
                    partition=json.dumps(json_safe(_plain(df.get("partition"))), sort_keys=True),
                    sequence=sequence if isinstance(sequence, int) else None,
                    referenced=None if referenced is None else str(referenced),
                    path_lower=path_bound(df.get("lower_bounds")), path_upper=path_bound(df.get("upper_bounds")),
-                   manifest=str(df.get("manifest_path") or ""))
+                   manifest=str(df.get("manifest_path") or ""),
+                   partition_nan=any(isinstance(v, float) and math.isnan(v) for v in values))
 
 
 def _name_mapping_problem(raw: Any) -> str | None:

@@ -612,8 +612,40 @@ def _partition_columns(specs: Mapping[int, Any], df: Mapping[str, Any], schema: 
             source = schema.find_field(pf.source_id)
         except ValueError:
             continue
-        if source.name in rows.column_names:
-            yield pf, source, value, rows.column(source.name)
+        column = _source_column(schema, rows, pf.source_id)
+        if column is not None:
+            yield pf, source, value, column
+
+
+def _source_column(schema: Schema, rows: pa.Table, field_id: int) -> pa.ChunkedArray | None:
+    """The column of ``rows`` holding field ``field_id``, a struct's field too (a partition source may be nested:
+    Java reads an identity-partitioned ``s.a`` from the tuple as it reads a top-level one — measured, Spark returned
+    the tuple's 10 where the file held 99 — while pyiceberg reads the file; passed over before, VERIFIED). A nested
+    field's values are null where a struct above it is. None when ``rows`` lacks it (or it is under a list or map,
+    which Iceberg's specs never partition by)."""
+    import pyarrow as pa
+    from pyiceberg.types import StructType
+
+    def path(fields: Any, trail: tuple[str, ...]) -> tuple[str, ...] | None:
+        for f in fields:
+            if f.field_id == field_id:
+                return (*trail, f.name)
+            if isinstance(f.field_type, StructType):
+                found = path(f.field_type.fields, (*trail, f.name))
+                if found is not None:
+                    return found
+        return None
+
+    names = path(schema.fields, ())
+    if names is None or names[0] not in rows.column_names:
+        return None
+    column = rows.column(names[0])
+    for name in names[1:]:
+        if not pa.types.is_struct(column.type) or column.type.get_field_index(name) < 0:
+            return None
+        index = column.type.get_field_index(name)
+        column = pa.chunked_array([chunk.flatten()[index] for chunk in column.chunks], type=column.type[index].type)
+    return column
 
 
 def _partition_check(specs: Mapping[int, Any], df: Mapping[str, Any], schema: Schema, rows: pa.Table,
@@ -633,13 +665,20 @@ def _partition_check(specs: Mapping[int, Any], df: Mapping[str, Any], schema: Sc
             try:  # the tuple holds Iceberg's internal form (days, microseconds, ...): typed as the column
                 scalar = pa.scalar(expected, type=column.type)
                 equal = pc.equal(column, scalar)
-                if pa.types.is_floating(column.type) and pc.is_nan(scalar).as_py():
-                    equal = pc.is_nan(column)
+                if pa.types.is_floating(column.type):
+                    # Bit for bit: == takes -0.0 for 0.0 (and no NaN for NaN), Java reads the tuple's own bits.
+                    # pyiceberg 0.12's append put 0.0 and -0.0 rows in a file of partition 0.0 and again in one of
+                    # -0.0: Spark read each row's x from the tuple, pyiceberg from the file (measured), VERIFIED before.
+                    width = pa.int16() if column.type.bit_width == 16 else pa.int32() \
+                        if column.type.bit_width == 32 else pa.int64()
+                    bits = pa.array([expected], type=column.type).view(width)[0]
+                    equal = pc.equal(pa.chunked_array([c.view(width) for c in column.chunks], type=width), bits)
                 same = column.null_count == 0 and bool(pc.all(equal).as_py())
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, ValueError):
                 same = False
         if not same:
-            raise AttestError(f"data file {path}: its column {source.name!r} holds values other than its partition "
+            raise AttestError(f"data file {path}: its column {schema.find_column_name(source.field_id)!r} holds values "
+                              f"other than its partition "
                               f"value {expected!r} (Iceberg Java reads the partition value, pyiceberg the file's)",
                               code=Code.TABLE_INCONSISTENT)
 

@@ -57,6 +57,10 @@ class Planned:
     path_lower: str | None  # bounds of the file_path column (position deletes)
     path_upper: str | None
     manifest: str
+    # Its partition tuple holds a NaN: pyiceberg's partition keys (Records) compare values with ==, and NaN equals
+    # nothing, so pyiceberg finds no data file in the partition of a delete file so scoped; Java's comparator
+    # (Double.compare) makes NaN equal to NaN.
+    partition_nan: bool = False
 
 
 def path_bound(bounds: Any) -> str | None:
@@ -108,14 +112,22 @@ def applicability(files: Sequence[Planned], manifests: Sequence[ListedManifest],
             if target is not None:
                 differ.append(f"pyiceberg applies delete file {d.key} (data sequence number {d.sequence}) to "
                               f"{target}, Iceberg Java reads no delete of a sequence number below 1")
+        if d.content != _EQUALITY and _py_scope(d).startswith("unmatched:"):
+            target = _java_applies_to(d, data, deletes, unpartitioned)
+            if target is not None:
+                differ.append(f"pyiceberg scopes delete file {d.key} by its partition, which holds NaN, and applies it "
+                              f"to no data file (its partition keys compare values with ==, and NaN equals nothing); "
+                              f"Iceberg Java applies it to {target}")
     return {"pyiceberg": py, "java": java}, differ
 
 
 def _py_scope(d: Planned) -> str:
     """The scope pyiceberg indexes a position delete file under: a data file's location when the file_path bounds
-    are equal (whatever ``referenced_data_file`` says), else its partition."""
+    are equal (whatever ``referenced_data_file`` says), else its partition — none when that holds NaN."""
     if d.path_lower is not None and d.path_lower == d.path_upper:
         return f"path:{d.path_lower}"
+    if d.partition_nan:  # a scope no data file's is: pyiceberg's lookup by a NaN partition finds none
+        return f"unmatched:{d.key}"
     return f"partition:{d.spec_id}:{d.partition}"
 
 

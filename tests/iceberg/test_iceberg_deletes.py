@@ -16,11 +16,11 @@ UNPARTITIONED = "[]"
 
 def planned(key: str, content: int = 0, seq: int | None = 1, *, partition: str = UNPARTITIONED, spec: int = 0,
             manifest: str = "m-data", referenced: str | None = None, bounds: tuple[str, str] | None = None,
-            puffin: bool = False) -> Planned:
+            puffin: bool = False, nan: bool = False) -> Planned:
     return Planned(key=key, location=f"file:///t/{key}", content=content, puffin=puffin, spec_id=spec,
                    partition=partition, sequence=seq, referenced=referenced,
                    path_lower=None if bounds is None else bounds[0], path_upper=None if bounds is None else bounds[1],
-                   manifest=manifest)
+                   manifest=manifest, partition_nan=nan)
 
 
 def expand(plan: dict[str, Any]) -> dict[str, set[str]]:
@@ -84,6 +84,22 @@ def test_a_delete_of_sequence_number_zero_java_does_not_read() -> None:
     plans, differ = applicability(files, [ListedManifest("m-data", 0, 0, 0), ListedManifest("m-del", 1, 0, 0)], {0})
     assert expand(plans["pyiceberg"]) == {"a": {"d"}} and expand(plans["java"]) == {}
     assert len(differ) == 1 and "below 1" in differ[0]
+
+
+def test_a_partition_scoped_delete_in_a_nan_partition_pyiceberg_never_applies() -> None:
+    """pyiceberg looks a partition-scoped delete up by a Record of its partition values compared with ==: in a NaN
+    partition it finds no data file; Java (Double.compare) applies it. Scoped by path (equal bounds), both apply it."""
+    nan = '[{"float": "nan"}]'
+    files = [planned("a", seq=1, partition=nan, nan=True), planned("b", seq=1, partition=nan, nan=True),
+             planned("d", 1, 2, manifest="m-del", partition=nan, nan=True),
+             planned("v", 1, 2, manifest="m-del", partition=nan, nan=True, puffin=True, referenced="file:///t/b")]
+    plans, differ = applicability(files, MANIFESTS, set())
+    assert expand(plans["java"]) == {"a": {"d"}, "b": {"dv:v"}} and expand(plans["pyiceberg"]) == {}
+    assert len(differ) == 2 and all("holds NaN" in why for why in differ), differ
+    scoped = [planned("a", seq=1, partition=nan, nan=True),
+              planned("d", 1, 2, manifest="m-del", partition=nan, nan=True, bounds=("file:///t/a", "file:///t/a"))]
+    plans, differ = applicability(scoped, MANIFESTS, set())
+    assert differ == [] and expand(plans["java"]) == expand(plans["pyiceberg"]) == {"a": {"d"}}
 
 
 def test_the_plan_stays_compact_for_many_deletes_in_one_partition() -> None:
