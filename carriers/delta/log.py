@@ -98,27 +98,34 @@ class Commit:
     engine: str = ""
     metadata: dict[str, Any] | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    # The change-data files (``cdc`` actions): what change-feed readers (Spark's readChangeFeed / table_changes,
+    # delta-rs's load_cdf) read as this version's changes in place of its adds and removes.
+    cdcs: tuple[dict[str, Any], ...] = ()
 
     @property
     def touches_files(self) -> bool:
-        return bool(self.adds or self.removes)
+        return bool(self.adds or self.removes or self.cdcs)
 
     @property
     def data_change(self) -> bool:
-        # dataChange is required on add/remove; a missing flag is read as a data change (the safe side).
-        return any(a.get("dataChange", True) is not False for a in (*self.adds, *self.removes))
+        # dataChange is required on add/remove; a missing flag is read as a data change (the safe side). A commit with
+        # change-data files states changes to change-feed readers whatever its flags say (measured: Spark and delta-rs
+        # read a cdc file's rows as inserted at a dataChange: false OPTIMIZE's version); writers add them to DML only.
+        return bool(self.cdcs) or any(a.get("dataChange", True) is not False for a in (*self.adds, *self.removes))
 
     def label(self) -> str:
         mode = self.parameters.get("mode")
         op = self.operation or "commit"
         shown = f"{op} ({mode})" if isinstance(mode, str) else op
-        return f"{shown} at version {self.version}"
+        feed = f" (with {len(self.cdcs)} change-data file(s) change-feed readers read)" if self.cdcs else ""
+        return f"{shown} at version {self.version}{feed}"
 
 
 def parse_commit(version: int, data: bytes) -> Commit:
     operation, params, engine = "", {}, ""
     adds: list[dict[str, Any]] = []
     removes: list[dict[str, Any]] = []
+    cdcs: list[dict[str, Any]] = []
     configuration: dict[str, str] | None = None
     metadata: dict[str, Any] | None = None
     protocol: dict[str, Any] | None = None
@@ -128,6 +135,8 @@ def parse_commit(version: int, data: bytes) -> Commit:
             adds.append(action["add"])
         elif isinstance(action.get("remove"), dict):
             removes.append(action["remove"])
+        elif "cdc" in action:  # any value: a malformed one is a change-feed reader's failure, never "no change"
+            cdcs.append(action["cdc"] if isinstance(action["cdc"], dict) else {})
         elif isinstance(action.get("metaData"), dict):
             metadata = action["metaData"]
             configuration = {str(k): str(v) for k, v in (metadata.get("configuration") or {}).items()}
@@ -140,7 +149,7 @@ def parse_commit(version: int, data: bytes) -> Commit:
             params = raw if isinstance(raw, dict) else {}
             engine = str(info.get("engineInfo") or "")
     return Commit(version, operation, params, tuple(adds), tuple(removes), configuration, protocol, engine,
-                  metadata, info)
+                  metadata, info, tuple(cdcs))
 
 
 def read_commit(storage: Storage, version: int) -> Commit | None:

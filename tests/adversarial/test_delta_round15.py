@@ -1,0 +1,101 @@
+"""Delta attacks of the fifteenth round that were false VERIFIED verdicts (redteam15d; delta-rs 1.6, delta-spark 4.4).
+
+Change-data files (``cdc`` actions) in a commit after the attestation. Change-feed readers — Spark's
+``readChangeFeed`` / ``table_changes``, delta-rs's ``load_cdf`` — read a commit's change-data files as its changes in
+place of its adds and removes. A hand-made ``dataChange: false`` OPTIMIZE (the attested file's bytes under a new name)
+carrying a ``cdc`` file of one row ``999``, or a commit of that ``cdc`` file alone, left the table's rows as attested,
+and both engines' change feeds read ``(999, insert)`` at that version (measured): ``VERIFIED`` (by content, and
+plainly) before — an incremental consumer of the attested table would take in a row the table never held. A commit
+with change-data files is now a data change (``stale``), whatever its file actions' flags: writers add them to DML
+commits only (Spark's UPDATE / DELETE / MERGE with change data feed on), which were data changes already.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from deltalake import DeltaTable, write_deltalake
+
+from carriers.delta import attest_after_write
+from carriers.delta.log import commit_name
+from tests.adversarial.conftest import PROGRAM, codes, latest, log_state, verify
+
+
+def cdf_table(path: Path) -> int:
+    """A table with change data feed on (two appends), attested; the attestation's version."""
+    write_deltalake(str(path), pa.table({"id": pa.array([1, 2, 3], pa.int64()), "v": ["a", "b", "c"]}),
+                    configuration={"delta.enableChangeDataFeed": "true"})
+    write_deltalake(str(path), pa.table({"id": pa.array([4], pa.int64()), "v": ["d"]}), mode="append")
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc
+    return latest(path)
+
+
+def change_data(path: Path) -> dict[str, Any]:
+    """A change-data file stating one inserted row (999), as a ``cdc`` action."""
+    (path / "_change_data").mkdir(exist_ok=True)
+    name = f"_change_data/cdc-{uuid.uuid4()}.c000.snappy.parquet"
+    pq.write_table(pa.table({"id": pa.array([999], pa.int64()), "v": ["z"], "_change_type": ["insert"]}), path / name)
+    return {"cdc": {"path": name, "partitionValues": {}, "size": (path / name).stat().st_size, "dataChange": False}}
+
+
+def optimize(path: Path, extra: list[dict[str, Any]]) -> int:
+    """A ``dataChange: false`` OPTIMIZE: one live file's bytes re-added under a new name, with ``extra`` actions."""
+    rel, add = next(iter(dict(log_state(path).adds).items()))
+    new = f"part-00000-{uuid.uuid4()}-c000.snappy.parquet"
+    shutil.copy(path / rel, path / new)
+    actions = [{"commitInfo": {"operation": "OPTIMIZE", "operationParameters": {}}},
+               {"remove": {"path": rel, "dataChange": False, "deletionTimestamp": 1, "extendedFileMetadata": True,
+                           "partitionValues": {}, "size": add["size"]}},
+               {"add": {**add, "path": new, "dataChange": False, "modificationTime": 2}}, *extra]
+    n = latest(path) + 1
+    (path / commit_name(n)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    return n
+
+
+def feed(path: Path, start: int) -> list[tuple[Any, Any]]:
+    """What delta-rs's change feed reads from ``start`` on: (id, change type)."""
+    rows = pa.table(DeltaTable(str(path)).load_cdf(starting_version=start).read_all()).to_pylist()
+    return sorted((r["id"], r["_change_type"]) for r in rows)
+
+
+def test_change_data_in_an_optimize_after_the_attestation_is_stale(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    attested = cdf_table(path)
+    n = optimize(path, [change_data(path)])
+    assert feed(path, attested + 1) == [(999, "insert")]  # the change-feed reader's changes at the OPTIMIZE
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["stale"], doc
+    assert f"OPTIMIZE at version {n} (with 1 change-data file(s)" in doc["errors"][0]["message"], doc
+    rc, doc = verify(str(path), "--version", str(attested))  # the attested version itself still verifies
+    assert rc == 0, doc
+
+
+def test_change_data_alone_after_the_attestation_is_stale(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    attested = cdf_table(path)
+    actions = [{"commitInfo": {"operation": "WRITE", "operationParameters": {}}}, change_data(path)]
+    (path / commit_name(attested + 1)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    assert feed(path, attested + 1) == [(999, "insert")]
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["stale"], doc
+
+
+def test_an_optimize_without_change_data_still_verifies(tmp_path: Path) -> None:
+    """The same rewrite without the cdc action: the change feeds read nothing, the rows are the attested ones."""
+    path = tmp_path / "t"
+    attested = cdf_table(path)
+    optimize(path, [])
+    assert feed(path, attested + 1) == []
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc
+    DeltaTable(str(path)).optimize.compact()  # delta-rs's own compaction of a change-feed table: no change data
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc
