@@ -273,6 +273,10 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
     vectors_named = "deletionVectors" in features or any(
         canonical_relative(str(raw))[0] in wanted for raw, _ in carrier.content_log(v.number).adds.having(
             "deletionVector")) if widening_on else True
+    if vectors_named:  # delta-rs's row mask is as long as the greatest row a vector names: refused unread here
+        past = carrier.vectors_past_their_rows(carrier.content_log(v.number))
+        if past:
+            raise CarrierError(past[0].message, code=past[0].code, path=past[0].path)
     try:  # every file's deletion vector as delta-rs applies it (whatever the protocol claims)
         for batch in (dt.deletion_vectors() if vectors_named else ()):
             paths = batch.column("filepath").to_pylist()

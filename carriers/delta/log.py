@@ -211,6 +211,52 @@ def deletion_vector_path(descriptor: dict[str, Any]) -> str | None:
     raise ValueError(f"unknown deletion vector storage type {kind!r}")
 
 
+# The magic number before a deletion vector's bitmap (stored or inline): RoaringBitmapArray's portable format.
+_DV_MAGIC = 1681511377
+
+
+def vector_least_greatest_row(data: bytes, at: int = 0) -> int | None:
+    """A row index the greatest row a deletion vector's bitmap names is at least (within 65535 of it), read from its
+    headers alone: ``data[at:]`` is the magic number and a 64-bit roaring bitmap in the portable format (bucket count,
+    then each bucket's high 32 bits and a 32-bit roaring bitmap, read container after container as delta-rs reads
+    them). None when it names no row or is not such a bitmap (its reader refuses it then)."""
+    import struct
+
+    try:
+        if struct.unpack_from("<i", data, at)[0] != _DV_MAGIC:
+            return None
+        (buckets,) = struct.unpack_from("<Q", data, at + 4)
+        at += 12
+        best: int | None = None
+        for _ in range(buckets):  # each bucket takes bytes: a count past the data ends in struct.error
+            (high,) = struct.unpack_from("<I", data, at)
+            (cookie,) = struct.unpack_from("<I", data, at + 4)
+            at += 8
+            if cookie & 0xFFFF == 12347:  # with run containers: their flags, offsets from 4 containers on
+                n = (cookie >> 16) + 1
+                runs, at = data[at:at + (n + 7) // 8], at + (n + 7) // 8
+                offsets = n >= 4
+            elif cookie == 12346:
+                (n,) = struct.unpack_from("<I", data, at)
+                runs, at, offsets = b"", at + 4, True
+            else:
+                return None
+            keys = [struct.unpack_from("<HH", data, at + 4 * i) for i in range(n)]
+            at += 4 * n * (2 if offsets else 1)
+            for i, (key, less_one) in enumerate(keys):
+                best = max(best or 0, (high << 32) | (key << 16))
+                if runs and runs[i // 8] >> (i % 8) & 1:
+                    (count,) = struct.unpack_from("<H", data, at)
+                    at += 2 + 4 * count
+                else:
+                    at += 2 * (less_one + 1) if less_one < 4096 else 8192
+            if at > len(data):
+                return None
+        return best
+    except struct.error:
+        return None
+
+
 # ---- replay ------------------------------------------------------------------------------------------------------
 def dv_unique_id(descriptor: Any) -> str | None:
     """The protocol's id of a deletion vector (storage type, path or inline bits, ``@offset`` when there is one); None
