@@ -15,6 +15,15 @@ named: for row ``2**32 + 5`` of a 4-row file 27 s and 4 GiB, for row ``2**40`` t
 process was killed (under a 3 GB address-space limit: ``memory allocation of 1099511627782 bytes failed``, aborted —
 no verdict, and an audit of many tables died with it). Not a false VERIFIED, a verifier one table can kill: such a
 vector (stored or inline) is now found from the bitmap's headers and refused unread (``table_unreadable``).
+
+Log statistics of the recorded version's own files. A rewrite's added files had their statistics held to their rows
+(round 11), Iceberg's recorded files their manifest metrics (round 14), Delta's recorded files only their Parquet page
+indexes: an append whose ``numRecords`` said 5 over 2 rows, whose ``maxValues`` said 1 over rows 1, 2 (or 50), or whose
+``minValues`` said 2, was attested and VERIFIED, while Spark answered ``COUNT(*)`` 5, ``MAX(v)`` 1 / 50, ``MIN(v)`` 2
+from them and both Spark and delta-rs returned no row for ``v = 2`` under the maximum of 1 (a full read: both rows;
+``test_spark_delta_round15.py``). Each digested file's statistics, as delta-rs reads them, are now held to its rows at
+``record`` (``table_inconsistent``, nothing recorded): counts exactly, bounds soundly and for integers, dates and
+booleans exactly. Statistics delta-rs reads none of stay bound as written, with the note they had.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from attest.errors import AttestError
@@ -183,3 +193,61 @@ def test_vectors_within_their_file_still_verify(tmp_path: Path) -> None:
     _rewrite(path, buckets=[(0, [1])])
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0, doc
+
+
+# ---- the recorded version's own log statistics ---------------------------------------------------------------------
+FORGED_STATISTICS: dict[str, Any] = {
+    "a row count above the rows": ({"numRecords": 5}, "2 rows stored, 5 in its statistics"),
+    "a maximum below the greatest value": ({"maxValues": {"v": 1}}, "v: a maximum of 1"),
+    "a maximum above the greatest value": ({"maxValues": {"v": 50}}, "v: a maximum of 50"),
+    "a minimum above the least value": ({"minValues": {"v": 2}}, "v: a minimum of 2"),
+    "a null count over no null": ({"nullCount": {"v": 1}}, "v: 0 nulls stored, 1"),
+}
+
+
+def forged_append(path: Path, forge: dict[str, Any]) -> None:
+    """A delta-rs table of rows 1, 2 whose add's statistics are edited by ``forge`` (a key's value replaced, or merged
+    into a map), before any attestation."""
+    write_deltalake(str(path), pa.table({"v": pa.array([1, 2], pa.int64())}))
+    log = path / commit_name(0)
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            stats = json.loads(action["add"]["stats"])
+            for key, value in forge.items():
+                stats[key] = {**stats[key], **value} if isinstance(value, dict) else value
+            action["add"]["stats"] = json.dumps(stats)
+    log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+@pytest.mark.parametrize("case", sorted(FORGED_STATISTICS))
+def test_record_refuses_log_statistics_that_misstate_the_rows(tmp_path: Path, case: str) -> None:
+    forge, said = FORGED_STATISTICS[case]
+    path = tmp_path / "t"
+    forged_append(path, forge)
+    with pytest.raises(AttestError) as caught:
+        attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    assert caught.value.code.value == "table_inconsistent" and said in str(caught.value), caught.value
+    assert "misstate its rows" in str(caught.value)
+    rc, doc = verify(str(path))
+    assert rc != 0, doc  # nothing recorded
+
+
+def test_honest_statistics_of_many_kinds_still_record_and_verify(tmp_path: Path) -> None:
+    """delta-rs's own statistics of ints, floats with NaN, decimals, dates, timestamps, strings, booleans, nulls."""
+    import datetime
+    import decimal
+
+    path = tmp_path / "t"
+    table = pa.table({
+        "i": pa.array([1, None, 3], pa.int32()), "f": pa.array([1.5, float("nan"), -0.0], pa.float64()),
+        "d": pa.array([decimal.Decimal("1.50"), None, decimal.Decimal("-2.25")], pa.decimal128(10, 2)),
+        "day": pa.array([datetime.date(2024, 1, 5), None, datetime.date(1970, 1, 1)]),
+        "ts": pa.array([datetime.datetime(2024, 1, 5, 10, 0, 0, 123456, tzinfo=datetime.UTC), None, None],
+                       pa.timestamp("us", "UTC")),
+        "s": ["a" * 40, None, "b"], "b": [True, None, False]})
+    write_deltalake(str(path), table)
+    write_deltalake(str(path), table.slice(0, 1), mode="append")
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["content_digest_bound"] is True, doc
