@@ -611,9 +611,10 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
     bound soundly only. StatisticsMismatch (content_changed) otherwise.
 
     ``recorded``: a file of the version being recorded (or re-digested), not a rewrite's, held as Iceberg's manifest
-    metrics are at record (``table_inconsistent``): as delta-rs reads them (the log's, where it reads them), counts
-    exactly, bounds soundly and those of integers, dates and booleans exactly. Statistics delta-rs reads none of are
-    bound as the log writes them (the reader view, carriers/delta/spellings.py: a note says so), and NaN is held as
+    metrics are at record (``table_inconsistent``): counts exactly (as the log writes them and as delta-rs reads
+    them), bounds as delta-rs reads them (the log's, where it reads them) soundly and those of integers, dates and
+    booleans exactly. Bounds delta-rs reads none of are bound as the log writes them (the reader view,
+    carriers/delta/spellings.py: a note says so), and NaN is held as
     IEEE orders it (writers leave it out of bounds). Measured (delta-rs
     1.6, delta-spark 4.4): an append whose ``maxValues`` said 1 over rows 1, 2 returned no row for ``v = 2`` in Spark
     and delta-rs while a full read returned both, and was attested and VERIFIED."""
@@ -634,8 +635,11 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
                 True),
                ("delta-rs", typed.get("num_records"), typed.get("null_count"), typed.get("min"), typed.get("max"),
                 False)]
-    if recorded:  # as delta-rs reads them (the same as the log's where it reads them): the rest is bound as written
-        sources = sources[1:]
+    if recorded:
+        # Bounds as delta-rs reads them (the log's, where it reads them; the rest are bound as written, with a note:
+        # delta-rs writes a decimal past 17 digits as a rounded float it cannot read). Counts as the log writes them
+        # too, whatever delta-rs reads: Spark counts rows by numRecords beside a bound delta-rs cannot read (measured).
+        sources = [("the log", doc.get("numRecords"), doc.get("nullCount"), None, None, True), sources[1]]
     problems: list[str] = []
     for source, count, nulls, lo, hi, as_json in sources:
         if count is not None and (isinstance(count, bool) or count != num_rows):

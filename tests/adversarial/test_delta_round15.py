@@ -251,3 +251,15 @@ def test_honest_statistics_of_many_kinds_still_record_and_verify(tmp_path: Path)
     attest_after_write(str(path), model="m", program_hash=PROGRAM)
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0 and doc["content_digest_bound"] is True, doc
+
+
+def test_record_refuses_a_row_count_beside_a_bound_delta_rs_cannot_read(tmp_path: Path) -> None:
+    """delta-rs reads none of a file's statistics beside a bound past its column's type; Spark counts rows by the
+    ``numRecords`` still (measured in round 12, test_delta_attacks.py): the log's counts are held whatever delta-rs
+    reads."""
+    path = tmp_path / "t"
+    forged_append(path, {"numRecords": 5, "minValues": {"v": 1e20}})
+    with pytest.raises(AttestError) as caught:
+        attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    assert caught.value.code.value == "table_inconsistent", caught.value
+    assert "2 rows stored, 5 in its statistics (the log)" in str(caught.value), caught.value
