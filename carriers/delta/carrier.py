@@ -50,7 +50,17 @@ from carriers.delta.guard import LAST_CHECKPOINT_MAX_BYTES as LAST_CHECKPOINT_MA
 from carriers.delta.guard import check_local_log as check_local_log
 from carriers.delta.guard import check_log as check_log
 from carriers.delta.guard import check_remote_hint as check_remote_hint
-from carriers.delta.log import LOG_DIR, Commit, LogState, deletion_vector_path, log_versions, read_commit, replay
+from carriers.delta.log import (
+    LOG_DIR,
+    Commit,
+    LogState,
+    deletion_vector_path,
+    log_versions,
+    read_commit,
+    replay,
+    vector_least_greatest_row,
+    z85_decode,
+)
 from carriers.delta.rows import add_action_rows as add_action_rows
 from carriers.delta.rows import engine_relative, protocol_doc
 from carriers.delta.spellings import _Spellings
@@ -560,7 +570,10 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         for f in dv_files:
             files.append(f)
             file_views[f.path] = file_digest({"kind": "deletion_vector", "size": f.size})
-        self._cross_check_dvs(dt, log, problems)
+        past = self.vectors_past_their_rows(log)
+        problems += past
+        if not past:  # delta-rs would allocate a row mask as long as the greatest row a vector names: not asked
+            self._cross_check_dvs(dt, log, problems)
         if log.metadata is not None and not inconsistencies:
             _cross_check_metadata(dt, log, problems)
         table_view = self._table_view(dt, log)
@@ -644,6 +657,55 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
                 out[rel] = DataFile(path=rel, size=-1 if size is None else size, kind="deletion_vector",
                                     location=location)
         return list(out.values())
+
+    def vectors_past_their_rows(self, log: LogState) -> list[Problem]:
+        """Deletion vectors naming a row past their file's rows (its ``numRecords``; 2**31 where it states none),
+        found from the bitmaps' headers before delta-rs reads them. delta-rs refuses such a vector, but only after
+        making a row mask as long as the greatest row named (measured, delta-rs 1.6: 27 s and 4 GiB for row 2**32 + 5
+        of a 4-row file; row 2**40 ran the machine out of memory and the process was killed): ``table_unreadable``
+        here, delta-rs not asked. Vectors whose bitmap is not one are left to delta-rs (it refuses them unread).
+        Rows past 2**31 are refused whatever ``numRecords`` states (a Parquet file of more rows with a vector is not
+        attested)."""
+        out: list[Problem] = []
+        stored: dict[str, bytes | None] = {}
+        for raw, add in log.adds.having("deletionVector"):
+            descriptor = add.get("deletionVector")
+            if not isinstance(descriptor, dict):
+                continue
+            try:
+                where = deletion_vector_path(descriptor)
+                if where is None:  # inline: z85 of the magic number and the bitmap
+                    data, at = z85_decode(str(descriptor.get("pathOrInlineDv") or "")), 0
+                else:
+                    offset = descriptor.get("offset")
+                    if type(offset) is not int or offset < 0:
+                        continue  # refused as it is (_deletion_vector_files)
+                    rel = canonical_relative(where[len(self.uri) + 1:] if descriptor.get("storageType") == "p"
+                                             and where.startswith(self.uri + "/") else where)[0]
+                    if rel is None:
+                        continue  # refused as it is (_deletion_vector_files)
+                    if rel not in stored:
+                        stored[rel] = self.storage.read(rel)
+                    data, at = stored[rel] or b"", offset + 4  # past the vector's size (i32) at its offset
+            except (ValueError, OSError):
+                continue
+            least = vector_least_greatest_row(data, at)
+            if least is None:
+                continue
+            try:
+                records = json.loads(add.get("stats") or "null")
+            except ValueError:
+                records = None
+            count = records.get("numRecords") if isinstance(records, dict) else None
+            # numRecords is the log's word (delta-rs checks the mask against it): a file stating more rows than 2**31
+            # is held to 2**31, so no statement makes delta-rs allocate more than 2 GiB.
+            rows = min(count, _MOST_VECTOR_ROWS) if type(count) is int else _MOST_VECTOR_ROWS
+            if least >= rows:
+                stated = f"{count} rows" if type(count) is int else "unstated rows"
+                out.append(Problem(Code.TABLE_UNREADABLE, f"the deletion vector of {raw} names row {least} or later, "
+                                   f"past the file's {stated} (or 2**31): delta-rs refuses such a vector after making "
+                                   "a row mask that long (gigabytes), so it is not read", raw))
+        return out
 
     def _cross_check_dvs(self, dt: DeltaTable, log: LogState, problems: list[Problem]) -> None:
         """The files the engine applies a deletion vector to must be the ones the log says have one."""
@@ -918,6 +980,11 @@ def _dv_entry(dv: Any) -> Any:
     if not isinstance(dv, dict):
         return None
     return {k: dv.get(k) for k in ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality")}
+
+
+# The most rows a deletion vector may name a row within (see DeltaCarrier.vectors_past_their_rows): delta-rs's row mask
+# for it is at most this many bytes.
+_MOST_VECTOR_ROWS = 2 ** 31
 
 
 def _describe(commits: Sequence[Commit]) -> str:

@@ -144,6 +144,9 @@ class DeltaContentReader:
     # to its rows by ``digest`` (``_check_statistics``, ``_check_calendar``): the judge asks it for rewritten files.
     logged: dict[str, Any] | None = None
     typed: dict[str, dict[str, Any]] | None = None
+    # Without: each file's statistics as the log writes them, held to its rows leniently (``_check_statistics`` with
+    # ``recorded``): filtered reads and aggregates of the attested version itself use them.
+    recorded: dict[str, Any] | None = None
     # Row tracking enabled: every row's ids are folded in (None: the table gives readers none).
     row_tracking: RowTracking | None = None
     # Delta type widening (``widened_digests``): these columns (by name), stored as a narrower type, are read as the
@@ -217,6 +220,11 @@ class DeltaContentReader:
             _check_footer(f, meta, table, indexes)
         else:
             _check_recorded_indexes(f, meta, table, indexes)
+            # Not where types are widened (the log's statistics are of the stored, narrower type: a re-read of the
+            # attested files as the wider types, widened_digests, or a table with type widening on).
+            if self.recorded is not None and not self.widen:
+                _check_statistics(f, table.num_rows, read, self.recorded.get(f.path),
+                                  (self.typed or {}).get(f.path) or {}, recorded=True)
         return digest
 
 
@@ -247,9 +255,9 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
     tracking: RowTracking | None = None
     tracked = row_tracking_enabled(configuration)
     log = None
-    if statistics or tracked:
+    if True:  # the log's statistics of every file: held to its rows (recorded ones leniently, ``_check_statistics``)
         log = carrier.content_log(v.number)  # the carrier's own replay of v, not another (one per version)
-        logged = {} if statistics else None
+        logged = {}
         ids: dict[str, tuple[int | None, int | None]] = {}
         for raw, add in log.adds.items():
             rel = canonical_relative(str(raw))[0]
@@ -273,6 +281,10 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
     vectors_named = "deletionVectors" in features or any(
         canonical_relative(str(raw))[0] in wanted for raw, _ in carrier.content_log(v.number).adds.having(
             "deletionVector")) if widening_on else True
+    if vectors_named:  # delta-rs's row mask is as long as the greatest row a vector names: refused unread here
+        past = carrier.vectors_past_their_rows(carrier.content_log(v.number))
+        if past:
+            raise CarrierError(past[0].message, code=past[0].code, path=past[0].path)
     try:  # every file's deletion vector as delta-rs applies it (whatever the protocol claims)
         for batch in (dt.deletion_vectors() if vectors_named else ()):
             paths = batch.column("filepath").to_pylist()
@@ -301,8 +313,8 @@ def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile],
     from carriers.delta.generated import generated_partitions
 
     return DeltaContentReader(arrow=arrow, fields=fields, partition_columns=partition_columns, partitions=partitions,
-                              masks=masks, mode=mode, paths=frozenset(wanted), logged=logged,
-                              typed=typed if statistics else None, row_tracking=tracking,
+                              masks=masks, mode=mode, paths=frozenset(wanted), logged=logged if statistics else None,
+                              recorded=None if statistics else logged, typed=typed, row_tracking=tracking,
                               widen=frozenset(arrow.names) if widening_on else frozenset(),
                               cardinalities=cardinalities,
                               vectors_enabled="deletionVectors" in features
@@ -591,28 +603,45 @@ def _claimed(value: Any, t: pa.DataType) -> Any:
     raise TypeError(t)  # binary and others: no statistics engines use
 
 
-def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: Any, typed: dict[str, Any]) -> None:
+def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: Any, typed: dict[str, Any], *,
+                      recorded: bool = False) -> None:
     """A rewritten file's statistics, as the log writes them (Spark) and as delta-rs reads them, held to its stored
     rows (every row, its deletion vector not applied, as the protocol counts them): ``numRecords`` and each
     ``nullCount`` exactly (null counts and bounds only when ``tightBounds`` is not false), bounds soundly (no row
     outside them: a filtered read skips none) and, for numbers, dates and booleans, exactly (Spark and delta-rs answer
     COUNT(*) and MIN / MAX from them). Strings are kept to a prefix by writers and timestamps to the millisecond:
-    bound soundly only. StatisticsMismatch (content_changed) otherwise."""
+    bound soundly only. StatisticsMismatch (content_changed) otherwise.
+
+    ``recorded``: a file of the version being recorded (or re-digested), not a rewrite's, held as Iceberg's manifest
+    metrics are at record (``table_inconsistent``): counts exactly (as the log writes them and as delta-rs reads
+    them), bounds as delta-rs reads them (the log's, where it reads them) soundly and those of integers, dates and
+    booleans exactly. Bounds delta-rs reads none of are bound as the log writes them (the reader view,
+    carriers/delta/spellings.py: a note says so), and NaN is held as
+    IEEE orders it (writers leave it out of bounds). Measured (delta-rs
+    1.6, delta-spark 4.4): an append whose ``maxValues`` said 1 over rows 1, 2 returned no row for ``v = 2`` in Spark
+    and delta-rs while a full read returned both, and was attested and VERIFIED."""
     import pyarrow as pa
 
     from carriers.content_store import StatisticsMismatch, bound_problem, observe
 
     try:
         doc = json.loads(logged) if isinstance(logged, str) else {} if logged is None else None
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than Python parses: no statistics delta-rs reads either
         doc = None
     if not isinstance(doc, dict):
+        if recorded:
+            return  # bound as written (the reader view): no engine reads statistics of it
         raise StatisticsMismatch(f"{f.path}, added by a rewrite: its statistics in the log do not parse")
     tight = doc.get("tightBounds") is not False
     sources = [("the log", doc.get("numRecords"), doc.get("nullCount"), doc.get("minValues"), doc.get("maxValues"),
                 True),
                ("delta-rs", typed.get("num_records"), typed.get("null_count"), typed.get("min"), typed.get("max"),
                 False)]
+    if recorded:
+        # Bounds as delta-rs reads them (the log's, where it reads them; the rest are bound as written, with a note:
+        # delta-rs writes a decimal past 17 digits as a rounded float it cannot read). Counts as the log writes them
+        # too, whatever delta-rs reads: Spark counts rows by numRecords beside a bound delta-rs cannot read (measured).
+        sources = [("the log", doc.get("numRecords"), doc.get("nullCount"), None, None, True), sources[1]]
     problems: list[str] = []
     for source, count, nulls, lo, hi, as_json in sources:
         if count is not None and (isinstance(count, bool) or count != num_rows):
@@ -641,14 +670,17 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
                 except TypeError:
                     continue
                 except ValueError:
-                    problems.append(f"{name}: bounds {a!r} / {b!r} that are not values of the column ({source})")
+                    if not recorded:  # a recorded file's: bound as the log writes them (the reader view)
+                        problems.append(f"{name}: bounds {a!r} / {b!r} that are not values of the column ({source})")
                     continue
                 floor = None
                 if pa.types.is_timestamp(t) and seen.hi is not None:
                     floor = seen.hi.replace(microsecond=seen.hi.microsecond // 1000 * 1000)
                 exact = tight and not pa.types.is_timestamp(t) and any(str(t).startswith(x) for x in _EXACT)
                 exact = exact or (tight and pa.types.is_floating(t))
-                found = bound_problem(name, seen, a, b, exact=exact, hi_floor=floor, total_order=True)
+                if recorded:  # delta-rs writes a decimal past 17 digits as a rounded float, NaN out of float bounds
+                    exact = exact and not (pa.types.is_decimal(t) or pa.types.is_floating(t))
+                found = bound_problem(name, seen, a, b, exact=exact, hi_floor=floor, total_order=not recorded)
                 if found is not None:
                     problems.append(f"{found} ({source})")
 
@@ -656,6 +688,10 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
             walk("", read, nulls, lo, hi)
         except (pa.ArrowException, ValueError, TypeError) as exc:
             problems.append(f"its statistics cannot be held to its rows ({exc})")
+    if problems and recorded:
+        raise CarrierError(f"{f.path} has statistics in the log that misstate its rows — readers skip files and answer "
+                           f"COUNT / MIN / MAX by them: {'; '.join(problems[:3])}", code=Code.TABLE_INCONSISTENT,
+                           path=f.path)
     if problems:
         raise StatisticsMismatch(f"{f.path}, added by a rewrite, has statistics that misstate its rows — readers skip "
                                  f"files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")

@@ -98,27 +98,34 @@ class Commit:
     engine: str = ""
     metadata: dict[str, Any] | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    # The change-data files (``cdc`` actions): what change-feed readers (Spark's readChangeFeed / table_changes,
+    # delta-rs's load_cdf) read as this version's changes in place of its adds and removes.
+    cdcs: tuple[dict[str, Any], ...] = ()
 
     @property
     def touches_files(self) -> bool:
-        return bool(self.adds or self.removes)
+        return bool(self.adds or self.removes or self.cdcs)
 
     @property
     def data_change(self) -> bool:
-        # dataChange is required on add/remove; a missing flag is read as a data change (the safe side).
-        return any(a.get("dataChange", True) is not False for a in (*self.adds, *self.removes))
+        # dataChange is required on add/remove; a missing flag is read as a data change (the safe side). A commit with
+        # change-data files states changes to change-feed readers whatever its flags say (measured: Spark and delta-rs
+        # read a cdc file's rows as inserted at a dataChange: false OPTIMIZE's version); writers add them to DML only.
+        return bool(self.cdcs) or any(a.get("dataChange", True) is not False for a in (*self.adds, *self.removes))
 
     def label(self) -> str:
         mode = self.parameters.get("mode")
         op = self.operation or "commit"
         shown = f"{op} ({mode})" if isinstance(mode, str) else op
-        return f"{shown} at version {self.version}"
+        feed = f" (with {len(self.cdcs)} change-data file(s) change-feed readers read)" if self.cdcs else ""
+        return f"{shown} at version {self.version}{feed}"
 
 
 def parse_commit(version: int, data: bytes) -> Commit:
     operation, params, engine = "", {}, ""
     adds: list[dict[str, Any]] = []
     removes: list[dict[str, Any]] = []
+    cdcs: list[dict[str, Any]] = []
     configuration: dict[str, str] | None = None
     metadata: dict[str, Any] | None = None
     protocol: dict[str, Any] | None = None
@@ -128,6 +135,8 @@ def parse_commit(version: int, data: bytes) -> Commit:
             adds.append(action["add"])
         elif isinstance(action.get("remove"), dict):
             removes.append(action["remove"])
+        elif "cdc" in action:  # any value: a malformed one is a change-feed reader's failure, never "no change"
+            cdcs.append(action["cdc"] if isinstance(action["cdc"], dict) else {})
         elif isinstance(action.get("metaData"), dict):
             metadata = action["metaData"]
             configuration = {str(k): str(v) for k, v in (metadata.get("configuration") or {}).items()}
@@ -140,7 +149,7 @@ def parse_commit(version: int, data: bytes) -> Commit:
             params = raw if isinstance(raw, dict) else {}
             engine = str(info.get("engineInfo") or "")
     return Commit(version, operation, params, tuple(adds), tuple(removes), configuration, protocol, engine,
-                  metadata, info)
+                  metadata, info, tuple(cdcs))
 
 
 def read_commit(storage: Storage, version: int) -> Commit | None:
@@ -200,6 +209,52 @@ def deletion_vector_path(descriptor: dict[str, Any]) -> str | None:
         name = f"deletion_vector_{uuid.UUID(bytes=z85_decode(encoded))}.bin"
         return f"{prefix}/{name}" if prefix else name
     raise ValueError(f"unknown deletion vector storage type {kind!r}")
+
+
+# The magic number before a deletion vector's bitmap (stored or inline): RoaringBitmapArray's portable format.
+_DV_MAGIC = 1681511377
+
+
+def vector_least_greatest_row(data: bytes, at: int = 0) -> int | None:
+    """A row index the greatest row a deletion vector's bitmap names is at least (within 65535 of it), read from its
+    headers alone: ``data[at:]`` is the magic number and a 64-bit roaring bitmap in the portable format (bucket count,
+    then each bucket's high 32 bits and a 32-bit roaring bitmap, read container after container as delta-rs reads
+    them). None when it names no row or is not such a bitmap (its reader refuses it then)."""
+    import struct
+
+    try:
+        if struct.unpack_from("<i", data, at)[0] != _DV_MAGIC:
+            return None
+        (buckets,) = struct.unpack_from("<Q", data, at + 4)
+        at += 12
+        best: int | None = None
+        for _ in range(buckets):  # each bucket takes bytes: a count past the data ends in struct.error
+            (high,) = struct.unpack_from("<I", data, at)
+            (cookie,) = struct.unpack_from("<I", data, at + 4)
+            at += 8
+            if cookie & 0xFFFF == 12347:  # with run containers: their flags, offsets from 4 containers on
+                n = (cookie >> 16) + 1
+                runs, at = data[at:at + (n + 7) // 8], at + (n + 7) // 8
+                offsets = n >= 4
+            elif cookie == 12346:
+                (n,) = struct.unpack_from("<I", data, at)
+                runs, at, offsets = b"", at + 4, True
+            else:
+                return None
+            keys = [struct.unpack_from("<HH", data, at + 4 * i) for i in range(n)]
+            at += 4 * n * (2 if offsets else 1)
+            for i, (key, less_one) in enumerate(keys):
+                best = max(best or 0, (high << 32) | (key << 16))
+                if runs and runs[i // 8] >> (i % 8) & 1:
+                    (count,) = struct.unpack_from("<H", data, at)
+                    at += 2 + 4 * count
+                else:
+                    at += 2 * (less_one + 1) if less_one < 4096 else 8192
+            if at > len(data):
+                return None
+        return best
+    except struct.error:
+        return None
 
 
 # ---- replay ------------------------------------------------------------------------------------------------------
