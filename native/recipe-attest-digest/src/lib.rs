@@ -10,6 +10,9 @@
 //! `digest_batch` builds each row's canonical encoding itself from the columns' Arrow arrays (the Arrow C data
 //! interface: pyarrow's `__arrow_c_array__` capsules, read in place) and hashes it — no encodings are materialised.
 //! `digest_batch` takes the physical layouts listed in `arrow.rs`; the caller sends anything else down the fallback.
+//!
+//! A third, `bloom_missing` (`bloom.rs`), serves the Parquet checks beside the digest (carriers/content_store.py,
+//! `index_problems`): the first value of an Arrow array a Parquet split-block bloom filter leaves out.
 
 mod arrow;
 mod bloom;
