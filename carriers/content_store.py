@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from attest.canonical import blake3_hex
-from attest.content import SCHEME, ContentDigest
+from attest.content import SCHEME, ContentDigest, native
 from attest.errors import AttestError, CarrierError, Code
 from attest.tables import Attestation, ContentCheck, DataFile, Progress, RewriteFact
 
@@ -37,9 +37,9 @@ if TYPE_CHECKING:
     from carriers.core import AttestedTable, LiveVersion, Version
 
 __all__ = ["COMPANION_SUFFIX", "Binding", "ChunkIndexes", "ContentPass", "Observed", "StatisticsMismatch",
-           "bloom_holds", "bound_problem", "decode_companion", "encode_companion", "file_digests", "footer_problems",
-           "index_problems", "judge", "layout_problems", "observe", "parse_binding", "read_parquet_indexes",
-           "read_parquet_schema", "record_content", "xxh64"]
+           "bloom_holds", "bloom_problem", "bound_problem", "decode_companion", "encode_companion", "file_digests",
+           "footer_problems", "index_problems", "judge", "layout_problems", "observe", "parse_binding",
+           "read_parquet_indexes", "read_parquet_schema", "record_content", "xxh64"]
 
 COMPANION_MAGIC = b"RACD"
 COMPANION_FORMAT = 1
@@ -1000,6 +1000,10 @@ def _physical(column: Any, physical: str, length: int) -> tuple[list[Any], Any]:
     if isinstance(column.type, pa.BaseExtensionType):  # a uuid (arrow.uuid over fixed_size_binary(16)), ...: as stored
         column = column.storage
     t = column.type
+    if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_duration(t):
+        # the integers as stored, not through datetime objects (which refused nanoseconds and years past 9999)
+        column = column.cast(pa.int64() if physical == "INT64" else pa.int32())
+        t = column.type
     values = column.to_pylist()
     if pa.types.is_decimal(t):
         scale = t.scale
@@ -1012,9 +1016,6 @@ def _physical(column: Any, physical: str, length: int) -> tuple[list[Any], Any]:
         if physical == "FIXED_LEN_BYTE_ARRAY":
             return ints, lambda b: int.from_bytes(b, "big", signed=True)
         raise ValueError(f"decimal stored as {physical}")
-    if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_duration(t):
-        values = column.cast(pa.int64() if physical == "INT64" else pa.int32()).to_pylist()
-        t = pa.int64() if physical == "INT64" else pa.int32()
     if pa.types.is_boolean(t) and physical == "BOOLEAN":
         return [None if v is None else int(v) for v in values], lambda b: int(b[:1] == b"\x01")
     if pa.types.is_integer(t) and physical in ("INT32", "INT64"):
@@ -1030,6 +1031,69 @@ def _physical(column: Any, physical: str, length: int) -> tuple[list[Any], Any]:
             or pa.types.is_fixed_size_binary(t)) and physical in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
         return values, bytes
     raise ValueError(f"a {t} column stored as {physical}")
+
+
+def _bloom_ready(column: Any, physical: str) -> Any:
+    """``column`` as the native kernel's ``bloom_missing`` takes it — in the physical domain ``_physical`` reads it in
+    (an extension's storage, temporal values cast as there, views as large binaries, a decimal at its precision's
+    width: lossless) — or None for a type or physical type ``_physical`` does not take (the Python path then says
+    why, as before) or a boolean (hashed as the Python reference hashes it, there)."""
+    import pyarrow as pa
+
+    if isinstance(column.type, pa.BaseExtensionType):
+        column = column.storage
+    t = column.type
+    if pa.types.is_decimal(t):
+        if physical not in ("INT32", "INT64", "FIXED_LEN_BYTE_ARRAY"):
+            return None
+        wide = t.precision > 38
+        if t.bit_width != (256 if wide else 128):  # the kernel's import takes a decimal at its precision's width
+            column = column.cast(pa.decimal256(t.precision, t.scale) if wide else pa.decimal128(t.precision, t.scale))
+        return column
+    if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_duration(t):
+        column = column.cast(pa.int64() if physical == "INT64" else pa.int32())  # as _physical casts
+        t = column.type
+    if pa.types.is_integer(t) and physical in ("INT32", "INT64"):
+        return column
+    if pa.types.is_floating(t) and physical in ("FLOAT", "DOUBLE") and not pa.types.is_float16(t):
+        return column
+    if (pa.types.is_string(t) or pa.types.is_large_string(t)) and physical == "BYTE_ARRAY":
+        return column
+    if pa.types.is_string_view(t) and physical == "BYTE_ARRAY":
+        return column.cast(pa.large_string())
+    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)) \
+            and physical in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+        return column
+    if pa.types.is_binary_view(t) and physical in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+        return column.cast(pa.large_binary())
+    return None
+
+
+def bloom_problem(name: str, bloom: bytes, column: Any, physical: str, length: int,
+                  values: list[Any] | None = None) -> str | None:
+    """Why the split-block bloom filter ``bloom`` misstates ``column`` (a pyarrow Array, its values as stored in a
+    column chunk of Parquet type ``physical``, FIXED_LEN_BYTE_ARRAY ``length``): the first stored value it leaves
+    out, or None when it may hold every one. The native kernel checks every value from the Arrow array when it is
+    used (no Python object a value: docs/delta.md has the cost); else each distinct plain encoding is hashed here,
+    the reference. ``values``: the column's ``_physical`` values, when the caller has them. ValueError (and
+    pyarrow's errors) for a type or value the check does not take."""
+    kernel = native.kernel()
+    ready = _bloom_ready(column, physical) if kernel is not None else None
+    if kernel is not None and ready is not None:
+        # ValueError for a value its physical type cannot hold, where the reference raises struct's / OverflowError
+        missing = kernel.bloom_missing(bloom, ready.__arrow_c_array__(), physical, length)
+        if missing is None:
+            return None
+        value = _physical(column.slice(missing, 1), physical, length)[0][0]
+        return f"{name}: a bloom filter that leaves out the stored value {value!r}"
+    if values is None:
+        values = _physical(column, physical, length)[0]
+    # Distinct by plain encoding, not by value: 0.0 == -0.0 in a set, yet they hash apart (both must be held).
+    plains = {_plain(v, physical, length, True): v for v in values if v is not None}
+    for plain, value in plains.items():
+        if not bloom_holds(bloom, plain):
+            return f"{name}: a bloom filter that leaves out the stored value {value!r}"
+    return None
 
 
 def _plain(value: Any, physical: str, length: int, signed: bool) -> bytes:
@@ -1128,9 +1192,14 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
                 continue  # inside a list or a map: readers prune by no element
             if isinstance(column, pa.ChunkedArray):
                 column = column.combine_chunks()
-            values, decode = _physical(column, leaf.physical_type, leaf.length or 0)
+            values: list[Any] | None = None
+            if chunk.column_index is not None or chunk.bloom is None or native.kernel() is None \
+                    or _bloom_ready(column, leaf.physical_type) is None:
+                # to Python objects only when the page index or the Python bloom check needs them (the kernel's
+                # takes the Arrow array): a type _physical does not take is refused here, as before
+                values, decode = _physical(column, leaf.physical_type, leaf.length or 0)
             floating = pa.types.is_floating(column.type)
-            if chunk.column_index is not None and chunk.offset_index is not None:
+            if chunk.column_index is not None and chunk.offset_index is not None and values is not None:
                 ci, pages = chunk.column_index, chunk.offset_index.get(1) or []
                 firsts = [int(p.get(3)) for p in pages]
                 n = len(firsts)
@@ -1154,11 +1223,9 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
                     if found is not None:
                         problems.append(found)
             if chunk.bloom is not None:
-                signed = not pa.types.is_unsigned_integer(column.type)
-                for value in {v for v in values if v is not None}:
-                    if not bloom_holds(chunk.bloom, _plain(value, leaf.physical_type, leaf.length or 0, signed)):
-                        problems.append(f"{name}: a bloom filter that leaves out the stored value {value!r}")
-                        break
+                found = bloom_problem(name, chunk.bloom, column, leaf.physical_type, leaf.length or 0, values)
+                if found is not None:
+                    problems.append(found)
         except (pa.ArrowException, TypeError, ValueError, OverflowError, struct.error) as exc:
             problems.append(f"{name}: a page index or bloom filter that cannot be held to its rows ({exc})")
     return problems

@@ -7,7 +7,8 @@ itself from the columns' Arrow arrays (the Arrow C data interface, read in place
 not take is encoded by pyarrow and its encodings hashed by ``digest_rows``. The kernel is used when it is
 importable, has the API version below and ``ATTEST_CONTENT_NATIVE`` is not ``0``. ``pip install
 ./native/recipe-attest-digest`` (Rust and maturin) builds it; ``make`` does when cargo is present. No pyarrow here:
-encoding.py passes the Arrow arrays and buffers.
+encoding.py passes the Arrow arrays and buffers. It also holds Parquet bloom filters to a column's values
+(``bloom_missing``, for carriers/content_store.py's ``index_problems``; its pure-Python path is the reference too).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ __all__ = ["API", "ENV", "MODULE", "Kernel", "kernel", "status"]
 
 #: The import name of the kernel.
 MODULE = "recipe_attest_digest"
-#: The kernel API this module calls (the crate's ``API`` constant); another version is not used. 2: ``digest_batch``.
-API = 2
+#: The kernel API this module calls (the crate's ``API`` constant); another version is not used. 2: ``digest_batch``;
+#: 3: ``bloom_missing`` (the Parquet bloom filter check of carriers/content_store.py).
+API = 3
 #: ``ATTEST_CONTENT_NATIVE=0`` forces the pure-Python path (read at every digest, so tests can switch it).
 ENV = "ATTEST_CONTENT_NATIVE"
 _OFF = {"0", "false", "no", "off"}
@@ -45,6 +47,12 @@ class Kernel(Protocol):
         """The same sum over ``length`` rows whose canonical encodings the kernel builds itself: ``columns`` are
         Arrow C data interface capsule pairs (``Array.__arrow_c_array__()``), ``segments`` the row's encoding in
         order, ``(bytes, column)`` (a column's prefix then its value; ``column`` -1: the bytes alone)."""
+        ...
+
+    def bloom_missing(self, bitset: object, column: tuple[object, object], physical: str, type_length: int = 0
+                      ) -> int | None:
+        """The first non-null value of an Arrow array (a capsule pair) whose Parquet plain encoding (for a column of
+        Parquet type ``physical``) the split-block bloom filter ``bitset`` leaves out, or None: XXH64 per the spec."""
         ...
 
 

@@ -95,6 +95,50 @@ pub struct Col<'a> {
     kind: Kind<'a>,
 }
 
+impl<'a> Col<'a> {
+    /// Whether value `i` (logical) is null.
+    #[inline]
+    pub fn is_null(&self, i: usize) -> bool {
+        let p = self.offset + i;
+        matches!(self.kind, Kind::Null) || self.valid.is_some_and(|v| !v.get(p))
+    }
+
+    /// Whether `stored` answers for every value: a fixed-width, fixed-size binary or (large) binary layout.
+    pub fn is_flat(&self) -> bool {
+        matches!(self.kind, Kind::Fixed { .. } | Kind::Raw { .. } | Kind::Binary { .. })
+    }
+
+    /// The bytes value `i` (logical) is stored as: a fixed-width value's little-endian bytes, a binary's bytes
+    /// (no length); None for a layout that is not flat. Bounds were checked at import.
+    #[inline]
+    pub fn stored(&self, i: usize) -> Option<&'a [u8]> {
+        let p = self.offset + i;
+        match &self.kind {
+            Kind::Fixed { data, width } | Kind::Raw { data, width } => {
+                let d: &'a [u8] = data;
+                Some(&d[p * width..(p + 1) * width])
+            }
+            Kind::Binary { offsets, data } => {
+                let (a, b) = offsets.range(p);
+                let d: &'a [u8] = data;
+                Some(&d[a..b])
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The Arrow format string of an exported schema.
+///
+/// # Safety
+/// `schema` is a valid, unreleased Arrow C data interface schema.
+pub unsafe fn format_of(schema: &FfiSchema) -> Result<&str, String> {
+    if schema.format.is_null() {
+        return Err("an array without a format".into());
+    }
+    CStr::from_ptr(schema.format).to_str().map_err(|_| "a format that is not UTF-8".to_string())
+}
+
 fn count(n: usize, out: &mut Vec<u8>) {
     out.extend_from_slice(&(n as u32).to_be_bytes());
 }

@@ -10,8 +10,12 @@
 //! `digest_batch` builds each row's canonical encoding itself from the columns' Arrow arrays (the Arrow C data
 //! interface: pyarrow's `__arrow_c_array__` capsules, read in place) and hashes it — no encodings are materialised.
 //! `digest_batch` takes the physical layouts listed in `arrow.rs`; the caller sends anything else down the fallback.
+//!
+//! A third, `bloom_missing` (`bloom.rs`), serves the Parquet checks beside the digest (carriers/content_store.py,
+//! `index_problems`): the first value of an Arrow array a Parquet split-block bloom filter leaves out.
 
 mod arrow;
+mod bloom;
 
 use std::ffi::CStr;
 
@@ -21,9 +25,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use rayon::prelude::*;
 
-/// Bumped whenever `digest_rows`'s signature or meaning changes: attest.content.native uses a kernel only when it
-/// has the API version it was written for.
-const API: u32 = 2;
+/// Bumped whenever an entry point's signature or meaning changes, or one is added: attest.content.native uses a
+/// kernel only when it has the API version it was written for. 3: `bloom_missing`.
+const API: u32 = 3;
 const LANES: usize = 1024;
 const STATE_BYTES: usize = LANES * 4;
 /// Rows per rayon task: enough work (4 MiB of XOF output) to amortise a task, small enough to spread.
@@ -279,6 +283,29 @@ fn digest_batch<'py>(py: Python<'py>, columns: Vec<(Bound<'py, PyAny>, Bound<'py
     sum_chunks(py, context, length, threads, |base, lo, hi| sum_batch(base, &plan, &cols, keep_bits, lo, hi))
 }
 
+/// The first value of an Arrow array (logical index; nulls skipped) that the Parquet split-block bloom filter
+/// `bitset` leaves out, or None when it may hold every one (`bloom.rs`: XXH64 of each value's plain encoding for a
+/// column of Parquet type `physical`, `type_length` its FIXED_LEN_BYTE_ARRAY length). `column` is a `(schema
+/// capsule, array capsule)` pair (`Array.__arrow_c_array__()`). The GIL is released while hashing. A layout or
+/// physical type the check does not take, a bitset that is not whole 32-byte blocks, or a value its physical type
+/// cannot hold raise ValueError.
+#[pyfunction]
+#[pyo3(signature = (bitset, column, physical, type_length=0))]
+fn bloom_missing<'py>(py: Python<'py>, bitset: &Bound<'py, PyAny>, column: (Bound<'py, PyAny>, Bound<'py, PyAny>),
+                      physical: &str, type_length: usize) -> PyResult<Option<usize>> {
+    let bits = Bytes::get(bitset, "bitset")?;
+    let (schema, array) = &column;
+    let s = capsule_ptr::<arrow::FfiSchema>(schema, c"arrow_schema")?;
+    let a = capsule_ptr::<arrow::FfiArray>(array, c"arrow_array")?;
+    // SAFETY: as in digest_batch: live exported structs, alive while `column` is, past the check below.
+    let (col, format) = unsafe { (arrow::import(&*s, &*a), arrow::format_of(&*s)) };
+    let col = col.map_err(PyValueError::new_err)?;
+    let format = format.map_err(PyValueError::new_err)?;
+    let length = usize::try_from(unsafe { (*a).length }).map_err(|_| PyValueError::new_err("a negative length"))?;
+    py.allow_threads(|| bloom::first_missing(&col, format, physical, type_length, bits.slice(), length))
+        .map_err(PyValueError::new_err)
+}
+
 #[pymodule]
 fn recipe_attest_digest(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("API", API)?;
@@ -287,5 +314,6 @@ fn recipe_attest_digest(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CHUNK_ROWS", CHUNK_ROWS)?;
     m.add_function(wrap_pyfunction!(digest_rows, m)?)?;
     m.add_function(wrap_pyfunction!(digest_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(bloom_missing, m)?)?;
     Ok(())
 }
