@@ -1256,8 +1256,8 @@ def _page_index_problems(problems: list[str], name: str, ci: dict[int, Any], oi:
     if not reference and floating == pa.types.is_floating(stored.type):
         try:
             stats = _page_stats(stored, bounds)
-        except pa.ArrowNotImplementedError:
-            stats = None  # a type no hash aggregate takes: the reference
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            stats = None  # a type no hash aggregate takes (or any surprise of pyarrow's): the reference decides
     values = _physical(column, physical, length)[0] if stats is None else None
     for k in range(n):
         where = f"{name}, page {k} of its page index"

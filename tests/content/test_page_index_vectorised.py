@@ -199,3 +199,36 @@ def test_refusals_are_the_reference_refusals(physical: str) -> None:
         with pytest.raises(Exception) as slow:
             store._physical(column, physical, 0)
         assert (type(fast.value), str(fast.value)) == (type(slow.value), str(slow.value))
+
+
+class _Celsius(pa.ExtensionType):  # type: ignore[misc]
+    """An extension over doubles: its values are floats, its type not a float type."""
+
+    def __init__(self) -> None:
+        super().__init__(pa.float64(), "test.celsius")
+
+    def __arrow_ext_serialize__(self) -> bytes:
+        return b""
+
+    @classmethod
+    def __arrow_ext_deserialize__(cls, storage_type: Any, serialized: bytes) -> _Celsius:
+        return cls()
+
+
+def test_an_extension_over_floats_is_judged_by_the_reference(tmp_path: Path) -> None:
+    """``_observe_values`` counts no NaN of a column whose type is not a float type: such a column is observed by the
+    reference alone (the same answer as the reference, forged bounds found)."""
+    path = tmp_path / "e.parquet"
+    storage = pa.array([1.0, math.nan, -0.0, 2.0, None, 0.0], pa.float64())
+    pq.write_table(pa.table({"c": storage}), path, write_page_index=True, max_rows_per_page=2, write_batch_size=2,
+                   data_page_size=1, use_dictionary=False)
+    with path.open("rb") as handle:
+        chunk = store.read_parquet_indexes(handle)[0]  # type: ignore[index]
+    assert chunk.column_index is not None and chunk.offset_index is not None
+    column = pa.ExtensionArray.from_storage(_Celsius(), storage)
+    ci = copy.deepcopy(chunk.column_index)
+    ci[3][1] = struct.pack("<d", -1.0)
+    for total_order in (False, True):
+        fast = _run(ci, chunk.offset_index, column, "DOUBLE", 0, total_order, False)
+        assert fast == _run(ci, chunk.offset_index, column, "DOUBLE", 0, total_order, True)
+        assert fast[1] is True and any("page 1 of its page index" in p for p in fast[0]), fast
