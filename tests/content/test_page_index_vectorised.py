@@ -2,8 +2,9 @@
 aggregates, ``_page_stats``) against the Python reference it replaced (``reference=True``: every value a Python object,
 ``_observe_values`` a page at a time): on random columns of every type the check takes, written by pyarrow with page
 indexes and small pages, their column indexes honest or forged (null counts, only-null flags, bounds from other pages,
-truncated bounds, -0.0 / 0.0 / NaN bounds), each column also read as an equivalent type (views, narrow decimals, large
-types) — the same problems, in the same order, with the same messages, the same answer, or the same error.
+truncated bounds, -0.0 / 0.0 / NaN bounds), their offset indexes too (empty pages, pages past the last row), each
+column also read as an equivalent type (views, narrow decimals, large types) — the same problems, in the same order,
+with the same messages, the same answer, or the same error.
 """
 
 from __future__ import annotations
@@ -143,13 +144,24 @@ def test_vectorised_page_index_check_is_the_reference(tmp_path: Path, data: Any,
         if chunk.column_index is None or chunk.offset_index is None:
             continue
         ci = _forge(data.draw, chunk.column_index, kind)
+        oi = copy.deepcopy(chunk.offset_index)
+        firsts = oi.get(1) or []
+        if len(firsts) > 1 and data.draw(st.booleans()):
+            # an empty page (a first row repeated), or pages past the last row (a Python slice reads none)
+            k = data.draw(st.integers(1, len(firsts) - 1))
+            past = len(raw) + data.draw(st.integers(0, 3))
+            for j in range(k, len(firsts)):
+                firsts[j][3] = past if data.draw(st.booleans()) else max(firsts[k - 1][3], firsts[j][3] - 1)
+            if [p[3] for p in firsts] != sorted(p[3] for p in firsts):
+                for j, page in enumerate(sorted(p[3] for p in firsts)):
+                    firsts[j][3] = page
         for read_as in [stored.type, *_TYPES[kind][2]]:
             try:
                 as_read = stored.cast(read_as)
             except pa.ArrowException:
                 continue  # a value the narrower type does not hold
-            fast = _run(ci, chunk.offset_index, as_read, leaf.physical_type, leaf.length or 0, total_order, False)
-            slow = _run(ci, chunk.offset_index, as_read, leaf.physical_type, leaf.length or 0, total_order, True)
+            fast = _run(ci, oi, as_read, leaf.physical_type, leaf.length or 0, total_order, False)
+            slow = _run(ci, oi, as_read, leaf.physical_type, leaf.length or 0, total_order, True)
             assert fast == slow, (kind, read_as, raw, ci)
 
 
