@@ -1122,6 +1122,161 @@ def _observe_values(values: list[Any], float_column: bool) -> Observed:
                     negative_zero=-1.0 in zeros, positive_zero=1.0 in zeros)
 
 
+def _physical_array(column: Any, physical: str, length: int) -> tuple[Any, Callable[[bytes], Any]]:
+    """``column`` as an Arrow array ordered as ``_physical``'s values are (an extension's storage, temporal values
+    as stored integers, strings as their UTF-8 bytes, narrow decimals widened: lossless), and the same decoder of a
+    plain-encoded bound; the same ValueError for a type ``_physical`` does not take. Nothing becomes a Python
+    object: the page index check's cost (docs/delta.md)."""
+    import pyarrow as pa
+
+    if isinstance(column.type, pa.BaseExtensionType):
+        column = column.storage
+    t = column.type
+    if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_duration(t):
+        column = column.cast(pa.int64() if physical == "INT64" else pa.int32())  # as _physical casts
+        t = column.type
+    if pa.types.is_decimal(t):
+        decode: Callable[[bytes], Any]
+        if physical in ("INT32", "INT64"):
+            decode = lambda b: int.from_bytes(b, "little", signed=True)  # noqa: E731
+        elif physical == "FIXED_LEN_BYTE_ARRAY":
+            decode = lambda b: int.from_bytes(b, "big", signed=True)  # noqa: E731
+        else:
+            raise ValueError(f"decimal stored as {physical}")
+        if t.bit_width < 128:  # pyarrow's hash_min_max takes no decimal32 / decimal64
+            column = column.cast(pa.decimal128(t.precision, t.scale))
+        return column, decode
+    if pa.types.is_boolean(t) and physical == "BOOLEAN":
+        return column, lambda b: int(b[:1] == b"\x01")
+    if pa.types.is_integer(t) and physical in ("INT32", "INT64"):
+        signed = pa.types.is_signed_integer(t)
+        return column, lambda b: int.from_bytes(b, "little", signed=signed)
+    if pa.types.is_floating(t) and physical in ("FLOAT", "DOUBLE") and not pa.types.is_float16(t):
+        fmt = "<f" if physical == "FLOAT" else "<d"
+        return column, lambda b: struct.unpack(fmt, b)[0]
+    if (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)) \
+            and physical == "BYTE_ARRAY":
+        # UTF-8 bytes, compared bytewise as _physical's encoded values are (a view: no hash kernel takes one)
+        return column.cast(pa.binary() if pa.types.is_string(t) else pa.large_binary()), bytes
+    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
+            or pa.types.is_fixed_size_binary(t)) and physical in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+        return (column.cast(pa.large_binary()) if pa.types.is_binary_view(t) else column), bytes
+    raise ValueError(f"a {t} column stored as {physical}")
+
+
+def _page_stats(stored: Any, bounds: list[int]) -> list[Observed]:
+    """Each page's ``Observed`` (rows ``bounds[k]`` to ``bounds[k + 1]`` of ``stored``, a ``_physical_array``), in
+    one pass of Arrow's hash aggregates over page numbers: counts and zero signs as ``_observe_values`` counts them,
+    the least and greatest value equal to its own under ``_key`` (one of -0.0 / 0.0 may stand for the other).
+    pyarrow's errors for a type its aggregates do not take."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(bounds) - 1
+    out = [Observed(values=0, nulls=0, nans=0, lo=None, hi=None) for _ in range(n)]
+    ends = [bounds[k + 1] for k in range(n) if bounds[k + 1] > bounds[k]]
+    ids = [k for k in range(n) if bounds[k + 1] > bounds[k]]
+    if not ids:
+        return out
+    groups = pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(pa.array(ends, pa.int64()), pa.array(ids, pa.int64())))
+    t = stored.type
+    floating = pa.types.is_floating(t)
+    columns = {"g": groups, "v": stored, "n": pc.is_null(stored)}
+    aggregates: list[tuple[str, str]] = [("v", "min_max"), ("n", "sum")]
+    if floating:
+        nan = pc.fill_null(pc.is_nan(stored), False)
+        columns["v"] = pc.if_else(nan, pa.scalar(None, t), stored)  # NaN aside, as _observe_values sets it aside
+        bits = stored.view(pa.int64() if t.bit_width == 64 else pa.int32())
+        negative = pa.scalar(-(1 << (t.bit_width - 1)), bits.type)  # -0.0's bits: the sign bit alone
+        columns["nan"] = nan
+        columns["neg"] = pc.fill_null(pc.equal(bits, negative), False)
+        columns["pos"] = pc.fill_null(pc.equal(bits, pa.scalar(0, bits.type)), False)
+        aggregates += [("nan", "sum"), ("neg", "any"), ("pos", "any")]
+    result = pa.table(columns).group_by("g", use_threads=False).aggregate(aggregates).to_pydict()
+    exact = decimal.Context(prec=100, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)  # as _physical scales decimals
+
+    def physical(value: Any) -> Any:
+        if value is None:
+            return None
+        if pa.types.is_decimal(t):
+            return int(value.scaleb(t.scale, exact))
+        return int(value) if isinstance(value, bool) else value
+
+    for i, k in enumerate(result["g"]):
+        found = result["v_min_max"][i]
+        out[k] = Observed(values=bounds[k + 1] - bounds[k], nulls=int(result["n_sum"][i] or 0),
+                          nans=int(result["nan_sum"][i] or 0) if floating else 0,
+                          lo=physical(found["min"]), hi=physical(found["max"]),
+                          negative_zero=bool(result["neg_any"][i]) if floating else False,
+                          positive_zero=bool(result["pos_any"][i]) if floating else False)
+    return out
+
+
+def _page_problems(problems: list[str], where: str, seen: Observed, ci: dict[int, Any], k: int,
+                   decode: Callable[[bytes], Any], total_order: bool) -> None:
+    """Why page ``k`` of a column index ``ci`` misstates ``seen``, appended to ``problems`` (raising where reading
+    its bounds fails, after what is found before)."""
+    nulls_pages, mins, maxs, counts = ci.get(1) or [], ci.get(2) or [], ci.get(3) or [], ci.get(5)
+    if counts is not None and int(counts[k]) != seen.nulls:
+        problems.append(f"{where}: {counts[k]} nulls stated, {seen.nulls} stored")
+    if nulls_pages[k]:
+        if seen.nulls != seen.values:
+            problems.append(f"{where}: said to hold only nulls, holds values")
+        return
+    found = bound_problem(where, seen, decode(mins[k]), decode(maxs[k]), exact=False, total_order=total_order)
+    if found is not None:
+        problems.append(found)
+
+
+def _page_index_problems(problems: list[str], name: str, ci: dict[int, Any], oi: dict[int, Any], column: Any,
+                         stored: Any, decode: Callable[[bytes], Any], physical: str, length: int, *,
+                         total_order: bool, reference: bool = False) -> bool:
+    """Why the page index (column index ``ci``, offset index ``oi``) of ``column`` (``stored``: its
+    ``_physical_array``) misstates its rows, appended to ``problems``; False when its pages do not match its offset
+    index (nothing more is held to it). Each page is observed from the Arrow array in one pass (``_page_stats``); a
+    page found wanting there (or whose bounds cannot be read) is observed again and judged by the Python reference
+    (its values as Python objects, ``_observe_values``), which says why: the same verdicts and messages as the
+    reference alone, which ``reference`` runs (tests compare both) and which also answers for a type pyarrow's
+    aggregates do not take."""
+    import pyarrow as pa
+
+    pages = oi.get(1) or []
+    firsts = [int(p.get(3)) for p in pages]
+    n = len(firsts)
+    nulls_pages, mins, maxs, counts = ci.get(1) or [], ci.get(2) or [], ci.get(3) or [], ci.get(5)
+    lengths = {len(nulls_pages), len(mins), len(maxs), n if counts is None else len(counts)}
+    if lengths != {n} or firsts != sorted(firsts) or (firsts and firsts[0] != 0):
+        problems.append(f"{name}: a page index whose pages do not match its offset index")
+        return False
+    total = len(column)
+    bounds = [*(min(f, total) for f in firsts), total]  # as a Python slice past the end reads: no row
+    # _observe_values counts NaN in a column of a float type only (an extension over floats: the reference alone)
+    floating = pa.types.is_floating(column.type)
+    stats: list[Observed] | None = None
+    if not reference and floating == pa.types.is_floating(stored.type):
+        try:
+            stats = _page_stats(stored, bounds)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            stats = None  # a type no hash aggregate takes (or any surprise of pyarrow's): the reference decides
+    values = _physical(column, physical, length)[0] if stats is None else None
+    for k in range(n):
+        where = f"{name}, page {k} of its page index"
+        if stats is not None:
+            trial: list[str] = []
+            try:
+                _page_problems(trial, where, stats[k], ci, k, decode, total_order)
+            except Exception:  # the reference below raises (or not) as it did
+                trial.append(where)
+            if not trial:
+                continue
+            page = _physical(column.slice(bounds[k], bounds[k + 1] - bounds[k]), physical, length)[0]
+            seen = _observe_values(page, floating)
+        else:
+            seen = _observe_values(values[bounds[k]:bounds[k + 1]], floating)  # type: ignore[index]
+        _page_problems(problems, where, seen, ci, k, decode, total_order)
+    return True
+
+
 def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any, *, total_order: bool,
                    column_of: Callable[[list[str]], Any] | None = None) -> list[str]:
     """Why the pruning structures ``footer_problems`` does not see through pyarrow misstate the stored rows
@@ -1193,35 +1348,18 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
             if isinstance(column, pa.ChunkedArray):
                 column = column.combine_chunks()
             values: list[Any] | None = None
-            if chunk.column_index is not None or chunk.bloom is None or native.kernel() is None \
-                    or _bloom_ready(column, leaf.physical_type) is None:
-                # to Python objects only when the page index or the Python bloom check needs them (the kernel's
-                # takes the Arrow array): a type _physical does not take is refused here, as before
-                values, decode = _physical(column, leaf.physical_type, leaf.length or 0)
-            floating = pa.types.is_floating(column.type)
-            if chunk.column_index is not None and chunk.offset_index is not None and values is not None:
-                ci, pages = chunk.column_index, chunk.offset_index.get(1) or []
-                firsts = [int(p.get(3)) for p in pages]
-                n = len(firsts)
-                nulls_pages, mins, maxs, counts = ci.get(1) or [], ci.get(2) or [], ci.get(3) or [], ci.get(5)
-                lengths = {len(nulls_pages), len(mins), len(maxs), n if counts is None else len(counts)}
-                if lengths != {n} or firsts != sorted(firsts) or (firsts and firsts[0] != 0):
-                    problems.append(f"{name}: a page index whose pages do not match its offset index")
+            if chunk.bloom is not None and (native.kernel() is None
+                                            or _bloom_ready(column, leaf.physical_type) is None):
+                # to Python objects only when the Python bloom check needs them (the kernel's takes the Arrow array):
+                # a type _physical does not take is refused here, as before
+                values = _physical(column, leaf.physical_type, leaf.length or 0)[0]
+            if chunk.column_index is not None:
+                # the page index is held to the Arrow array (_physical_array refuses what _physical refuses)
+                stored, decode = _physical_array(column, leaf.physical_type, leaf.length or 0)
+                if chunk.offset_index is not None and not _page_index_problems(
+                        problems, name, chunk.column_index, chunk.offset_index, column, stored, decode,
+                        leaf.physical_type, leaf.length or 0, total_order=total_order):
                     continue
-                bounds = [*firsts, len(values)]
-                for k in range(n):
-                    seen = _observe_values(values[bounds[k]:bounds[k + 1]], floating)
-                    where = f"{name}, page {k} of its page index"
-                    if counts is not None and int(counts[k]) != seen.nulls:
-                        problems.append(f"{where}: {counts[k]} nulls stated, {seen.nulls} stored")
-                    if nulls_pages[k]:
-                        if seen.nulls != seen.values:
-                            problems.append(f"{where}: said to hold only nulls, holds values")
-                        continue
-                    found = bound_problem(where, seen, decode(mins[k]), decode(maxs[k]), exact=False,
-                                          total_order=total_order)
-                    if found is not None:
-                        problems.append(found)
             if chunk.bloom is not None:
                 found = bloom_problem(name, chunk.bloom, column, leaf.physical_type, leaf.length or 0, values)
                 if found is not None:
