@@ -54,13 +54,15 @@ def _table(spark: SparkSession, warehouse: Path, *inserts: int, retain_tag: bool
 
 def _now(spark: SparkSession) -> str:
     """A timestamp literal just after every file written so far (Spark's session time zone)."""
-    time.sleep(1.2)
+    # Snapshot times, the literal and Java's clock are one wall clock at millisecond precision (file times, from the
+    # kernel's coarse clock, are never ahead of it): a few milliseconds put every earlier write strictly before.
+    time.sleep(0.05)
     return str(spark.sql("SELECT CAST(current_timestamp() AS STRING)").first()[0])
 
 
 def _remove_orphans_now(spark: SparkSession, name: str) -> list[str]:
     """Iceberg's DeleteOrphanFiles action with olderThan(now) (the procedure refuses an interval under 24 hours)."""
-    time.sleep(1.2)
+    time.sleep(0.05)  # every file written so far strictly older than now, as in _now (no hook is pending here)
     jvm = spark._jvm  # type: ignore[attr-defined]
     table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
     result = jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession).deleteOrphanFiles(table) \
