@@ -41,6 +41,7 @@ from carriers.spark.plan import (
     opt,
     program_hash_from_json,
     python_functions,
+    result_confs,
     seq,
     simple_name,
 )
@@ -222,7 +223,7 @@ def _stream_leaves(plan: Any) -> list[tuple[Any, Source, tuple[int, ...]]]:
 
 
 def _program_hash(plan: Any, leaves: list[tuple[Any, Source, tuple[int, ...]]], sink: SinkInfo,
-                  checkpoint: str | None) -> str:
+                  checkpoint: str | None, confs: dict[str, str] | None = None) -> str:
     """The query's program identity: its logical plan, normalised as batch plans are (docs/spark.md), sources
     replaced by what they read, the query id, checkpoint and sink location out. Identical for every batch of a
     run and across restarts from the checkpoint."""
@@ -240,7 +241,7 @@ def _program_hash(plan: Any, leaves: list[tuple[Any, Source, tuple[int, ...]]], 
         except Exception:  # never the document of a plan without them: no program shares it
             functions = ["<unreadable python functions>"]
     return program_hash_from_json([("stream", json.dumps(doc), rels)], scrub=sorted(scrub, key=len, reverse=True),
-                                  target=sink.location, functions=functions)
+                                  target=sink.location, functions=functions, confs=confs)
 
 
 # ---- the watcher ---------------------------------------------------------------------------------------------------
@@ -335,7 +336,12 @@ class StreamWatcher:
         with suppress(Exception):
             checkpoint = str(state.execution.resolvedCheckpointRoot())
         state.opaque = sorted(opaque_code(str(plan.toJSON())))
-        state.program_hash = _program_hash(plan, found, state.sink, checkpoint)
+        confs = {"<unreadable>": "<unreadable confs>"}  # confs we cannot read: a document no readable run shares
+        for session in ("sparkSessionForStream", "sparkSession"):  # the query's own clone: what its batches run with
+            with suppress(Exception):
+                confs = result_confs(getattr(state.execution, session)(), self.hook.spark._jvm)
+                break
+        state.program_hash = _program_hash(plan, found, state.sink, checkpoint, confs)
 
     def on_progress(self, event: Any) -> None:
         progress = event.progress
