@@ -7,8 +7,8 @@
   executes, not written into the analysed plan: ``to_date('2020-1-5', 'yyyy-MM-dd')`` wrote NULL under CORRECTED
   and 2020-01-05 under LEGACY with one ``program_hash`` and the same strong inputs.
 
-Each failed on the code before this round. Pins for what holds: a session timezone is in the plan already, a conf
-set to its default value keeps the program of a session on defaults.
+Each failed on the code before this round. Pins for what holds: the same read without skipping stays strong, a conf
+set to its default value (or spelt in another case) keeps the program it had.
 """
 
 from __future__ import annotations
