@@ -153,3 +153,30 @@ def test_a_streaming_querys_program_has_its_result_changing_confs(spark: SparkSe
                          if r.location.rstrip("/").endswith(table.name) and r.manifest is not None}
         assert len(hashes[value]) == 1, hashes
     assert hashes["CORRECTED"] != hashes["LEGACY"], hashes  # was: one program for both
+
+
+def test_a_streaming_batch_that_skipped_files_is_not_read_strongly(spark: SparkSession, hook: Hook,
+                                                                   spark_warehouse: Path) -> None:
+    """A Delta source read by a streaming query with ``ignoreMissingFiles`` on: its batch skips the missing file
+    as a batch read does (measured), so the source's range is not recorded by content either."""
+    from tests.adversarial.test_spark_hook_round14 import _recorded
+
+    src = _partitioned(spark, hook, spark_warehouse, "r15_stream_skip")
+    sorted((Path(src) / "p=1").glob("*.parquet"))[0].unlink()  # our own scratch table: the attack's damage
+    table = spark_warehouse / f"r15_stream_skip_dst_{uuid.uuid4().hex[:6]}"
+    spark.conf.set("spark.sql.files.ignoreMissingFiles", "true")
+    try:
+        query = (spark.readStream.format("delta").load(src).writeStream.format("delta")
+                 .option("checkpointLocation", str(table) + "_ck").trigger(availableNow=True).start(str(table)))
+        query.awaitTermination()
+    finally:
+        spark.conf.unset("spark.sql.files.ignoreMissingFiles")
+    hook.flush()
+    assert hook.failed == 0, hook.errors
+    assert 0 < len(_rows(spark, str(table))) < 6  # measured: the batch skipped the file
+    batches = [r for r in hook.results if r.location.rstrip("/").endswith(table.name)]
+    assert batches, hook.results
+    for result in batches:
+        doc, inputs = _recorded(result)
+        assert doc["inputs_proof_class"] == "heuristic", inputs  # was: strong, the source version's content
+        assert all("content" not in i for i in inputs) and "ignoreMissingFiles" in inputs[0]["watermark"], inputs
