@@ -28,11 +28,13 @@ from carriers.spark.plan import (
     LeafInfo,
     ident_parts,
     leaves,
+    lenient_confs,
     opaque_code,
     opaque_inputs,
     opt,
     program_hash_from_json,
     python_functions,
+    result_confs,
     seq,
     simple_name,
 )
@@ -417,6 +419,11 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         sub_leaves = leaves(sub, jvm)
         rels.extend(_mark_cached(sub, sub_leaves, jvm, jspark))
         docs.append((name, str(sub.toJSON()), sub_leaves))
+    lenient = None
+    with suppress(Exception):  # confs we cannot read: each relation's own options were still looked at
+        lenient = lenient_confs(jspark)
+    if lenient is not None:  # Iceberg reads too: whether its reader honours these confs is not measured, so cautious
+        rels = [replace(r, lenient=r.lenient or lenient) if r.kind in ("delta", "iceberg") else r for r in rels]
     scrub = [x for x in {*(r.location for r in rels)} if x]
     event.opaque = sorted(set().union(*(opaque_code(text) for _, text, _ in docs),
                                       (r.name for r in rels if r.kind == "memory" and r.name in RDD_LEAVES)))
@@ -428,7 +435,8 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
             functions = ["<unreadable python functions>"]
     event.program_hash = program_hash_from_json(docs, scrub=sorted(scrub, key=len, reverse=True),
                                                 target=event.location,
-                                                write_ids=[event.stamp] if event.stamp else [], functions=functions)
+                                                write_ids=[event.stamp] if event.stamp else [], functions=functions,
+                                                confs=_result_confs(jspark, jvm))
     target_keys = {event.location, event.table_name}
     seen: set[tuple[str, str | None, str | None, bool]] = set()
     for r in rels:
@@ -438,6 +446,13 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         seen.add(key)
         event.inputs.append(r)
     return event
+
+
+def _result_confs(jspark: Any, jvm: Any) -> dict[str, str]:
+    try:
+        return result_confs(jspark, jvm)
+    except Exception:  # confs we cannot read: a document no run with readable confs shares
+        return {"<unreadable>": "<unreadable confs>"}
 
 
 def _mark_cached(plan: Any, found: list[LeafInfo], jvm: Any, jspark: Any) -> list[LeafInfo]:
@@ -1053,6 +1068,8 @@ class Hook:
                                  watermark="schema:" + ",".join(leaf.schema), location=leaf.location)
         if leaf.cached:
             weak = "read through Spark's cache: rows cached at an unknown version"
+        elif leaf.lenient is not None:
+            weak = leaf.lenient if weak is None else f"{weak}; {leaf.lenient}"
         if weak is not None:
             # Never the version's content identity: the rows the job read may be another version's.
             return ObservedInput(table=obs.table, version=obs.version, snapshot_id=obs.snapshot_id, watermark=weak,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -23,12 +23,14 @@ __all__ = [
     "LeafInfo",
     "canonical_plan",
     "leaves",
+    "lenient_confs",
     "opaque_code",
     "opaque_inputs",
     "opt",
     "program_document",
     "program_hash_from_json",
     "python_functions",
+    "result_confs",
     "seq",
     "simple_name",
 ]
@@ -148,6 +150,9 @@ class LeafInfo:
     # ran, an upper bound of the version its scan read (the scan updated that very DeltaLog).
     latest: str | None = None
     cached: bool = False  # the query read this relation through Spark's cache (rows of an unknown version)
+    # Why the scan may have skipped some of the version's files (``ignoreMissingFiles`` / ``ignoreCorruptFiles``
+    # on): its rows are then a subset of the version's, never its content. None: every file was read or failed.
+    lenient: str | None = None
 
     def program_identity(self) -> str:
         """The name a program refers to this relation by: never a version, snapshot id or (if avoidable) path."""
@@ -227,7 +232,8 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
                     version = str(location.snapshotAtAnalysis().version())
                     pinned, latest = _delta_scan(location, lambda: bool(location.isTimeTravelQuery()))
                     return LeafInfo("delta", name=name, location=str(location.path().toString()),
-                                    version=version, in_tree=in_tree, pinned=pinned, latest=latest)
+                                    version=version, in_tree=in_tree, pinned=pinned, latest=latest,
+                                    lenient=_lenient_options(rel))
                 except Exception:
                     pass
             roots = [str(p.toString()) for p in seq(location.rootPaths())]
@@ -266,6 +272,46 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
     return LeafInfo("memory", name=cls, in_tree=in_tree)  # the class: an RDD's rows are opaque (RDD_LEAVES)
 
 
+# File-source options (and their session confs) under which a scan skips files it cannot open instead of failing
+# (FileScanRDD): the rows read are then a subset of the version's, with nothing in the plan to say so.
+LENIENT_READS = {"ignoremissingfiles": "spark.sql.files.ignoreMissingFiles",
+                 "ignorecorruptfiles": "spark.sql.files.ignoreCorruptFiles"}
+
+
+def _lenient_options(rel: Any) -> str | None:
+    """The lenient-read options a HadoopFsRelation was read with (``.option("ignoreMissingFiles", "true")``)."""
+    try:
+        options = {str(k).lower(): str(v) for k, v in _scala_map(rel.options()).items()}
+    except Exception:  # options we cannot read: the session's confs still apply (lenient_confs)
+        return None
+    on = [key for key in LENIENT_READS if options.get(key, "").strip().lower() == "true"]
+    return lenient_reason(on) if on else None
+
+
+def lenient_confs(jspark: Any) -> str | None:
+    """Why every file-source scan of a session may skip files: ``spark.sql.files.ignoreMissingFiles`` /
+    ``ignoreCorruptFiles`` set to true. Cautious: a relation's own option ``false`` would override it, and is not
+    looked for (the read is then recorded heuristic while it could have been strong)."""
+    conf = jspark.sessionState().conf()
+    on = [key for key, name in LENIENT_READS.items()
+          if str(conf.getConfString(name, "false")).strip().lower() == "true"]
+    return lenient_reason(on) if on else None
+
+
+def lenient_reason(keys: Sequence[str]) -> str:
+    names = ", ".join(LENIENT_READS[k].rsplit(".", 1)[-1] for k in keys)
+    return f"read with {names}: files the scan could not open were skipped, not failed"
+
+
+def _scala_map(m: Any) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    it = m.iterator()
+    while it.hasNext():
+        kv = it.next()
+        out[kv._1()] = kv._2()
+    return out
+
+
 def _delta_scan(source: Any, time_travel: Any) -> tuple[bool, str | None]:
     """(pinned, latest) of a Delta relation (a TahoeLogFileIndex or a DeltaTableV2): whether it reads a time-travel
     snapshot, and else the newest version its DeltaLog knows now. Unknown is unpinned with no bound: the reader of
@@ -279,6 +325,43 @@ def _delta_scan(source: Any, time_travel: Any) -> tuple[bool, str | None]:
         return False, str(source.deltaLog().unsafeVolatileSnapshot().version())
     except Exception:
         return False, None
+
+
+# SQL confs that change the rows a plan computes but are not in its analysed JSON: read when the query executes
+# (a formatter, a file reader, a cast's string form), never written into an expression's arguments. Measured:
+# ``to_date('2020-1-5', 'yyyy-MM-dd')`` is NULL under CORRECTED and 2020-01-05 under LEGACY, one plan JSON. Not
+# exhaustive (optimizer rules read confs too): docs/spark.md, "Program identity from the plan".
+RESULT_CONFS = (
+    "spark.sql.legacy.timeParserPolicy",
+    "spark.sql.parquet.datetimeRebaseModeInRead",
+    "spark.sql.parquet.int96RebaseModeInRead",
+    "spark.sql.parquet.int96TimestampConversion",
+    "spark.sql.parquet.fieldId.read.enabled",
+    "spark.sql.parquet.fieldId.read.ignoreMissing",
+    "spark.sql.legacy.castComplexTypesToString.enabled",
+    "spark.sql.jsonGenerator.ignoreNullFields",
+    "spark.sql.mapKeyDedupPolicy",
+    "spark.sql.legacy.nullInEmptyListBehavior",
+)
+
+
+def result_confs(jspark: Any, jvm: Any) -> dict[str, str]:
+    """The ``RESULT_CONFS`` a session sets to other than their default, values normalised (case, spaces): empty
+    for a session on defaults, so its plans keep the document they always had."""
+    conf = jspark.sessionState().conf()
+    defaults = jvm.org.apache.spark.sql.internal.SQLConf()  # a fresh conf: every registered entry at its default
+    out: dict[str, str] = {}
+    for key in RESULT_CONFS:
+        if not conf.contains(key):
+            continue
+        value = str(conf.getConfString(key)).strip().upper()
+        try:
+            default: str | None = str(defaults.getConfString(key)).strip().upper()
+        except Exception:  # not registered in this Spark, or no default: the value set is what the run had
+            default = None
+        if value != default:
+            out[key] = value
+    return out
 
 
 # ---- the program document -----------------------------------------------------------------------------------
@@ -476,22 +559,25 @@ def canonical_plan(plan_json: str, relations: Sequence[LeafInfo], scrub: Sequenc
 
 def program_document(parts: Sequence[tuple[str, str, Sequence[LeafInfo]]], scrub: Sequence[str] = (),
                      target: str | None = None, write_ids: Sequence[str] = (),
-                     functions: Sequence[str] = ()) -> dict[str, Any]:
+                     functions: Sequence[str] = (), confs: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The typed program document ``{"kind": "spark-plan", "version": 2, "parts": {name: canonical plan}}``;
     each part is (name, toJSON of that sub-plan, its leaves). One normaliser spans the parts, so a relation or
     expression id that two parts share (a MERGE's target inside the command and as its own part) reads alike.
     ``functions``: the digests of the Python functions the plan runs (``python_functions``), in plan order; absent
-    when there are none, so a plan without Python functions keeps the document it always had."""
+    when there are none, so a plan without Python functions keeps the document it always had. ``confs``: the
+    session's ``RESULT_CONFS`` off their defaults (``result_confs``), absent when there are none likewise."""
     every = [rel for _, _, rels in parts for rel in rels]
     norm = _Normaliser(every, scrub, target, write_ids)
     doc: dict[str, Any] = {"kind": "spark-plan", "version": PROGRAM_DOCUMENT_VERSION,
                            "parts": {name: norm.plan(json.loads(plan_json), rels) for name, plan_json, rels in parts}}
     if functions:
         doc["python_functions"] = list(functions)
+    if confs:
+        doc["confs"] = dict(sorted(confs.items()))
     return doc
 
 
 def program_hash_from_json(parts: Sequence[tuple[str, str, Sequence[LeafInfo]]], scrub: Sequence[str] = (),
                            target: str | None = None, write_ids: Sequence[str] = (),
-                           functions: Sequence[str] = ()) -> str:
-    return digest(program_document(parts, scrub, target, write_ids, functions))
+                           functions: Sequence[str] = (), confs: Mapping[str, str] | None = None) -> str:
+    return digest(program_document(parts, scrub, target, write_ids, functions, confs))

@@ -36,11 +36,13 @@ from carriers.spark.plan import (
     PYTHON_CODE,
     LeafInfo,
     ident_parts,
+    lenient_confs,
     opaque_code,
     opaque_inputs,
     opt,
     program_hash_from_json,
     python_functions,
+    result_confs,
     seq,
     simple_name,
 )
@@ -136,6 +138,9 @@ class QueryState:
     sources: list[Source]
     program_hash: str | None = None
     opaque: list[str] = field(default_factory=list)  # user code its plan runs but does not show (plan.OPAQUE_CODE)
+    # Why its scans may have skipped files (``ignoreMissingFiles`` / ``ignoreCorruptFiles`` on its session): its
+    # sources' ranges are then read heuristically (plan.lenient_confs).
+    lenient: str | None = None
     caught_up: str | None = None  # the run id whose catch-up is queued
     missed: set[int] = field(default_factory=set)  # batches skipped on a full queue (the catch-up reaches them)
 
@@ -222,7 +227,7 @@ def _stream_leaves(plan: Any) -> list[tuple[Any, Source, tuple[int, ...]]]:
 
 
 def _program_hash(plan: Any, leaves: list[tuple[Any, Source, tuple[int, ...]]], sink: SinkInfo,
-                  checkpoint: str | None) -> str:
+                  checkpoint: str | None, confs: dict[str, str] | None = None) -> str:
     """The query's program identity: its logical plan, normalised as batch plans are (docs/spark.md), sources
     replaced by what they read, the query id, checkpoint and sink location out. Identical for every batch of a
     run and across restarts from the checkpoint."""
@@ -240,7 +245,7 @@ def _program_hash(plan: Any, leaves: list[tuple[Any, Source, tuple[int, ...]]], 
         except Exception:  # never the document of a plan without them: no program shares it
             functions = ["<unreadable python functions>"]
     return program_hash_from_json([("stream", json.dumps(doc), rels)], scrub=sorted(scrub, key=len, reverse=True),
-                                  target=sink.location, functions=functions)
+                                  target=sink.location, functions=functions, confs=confs)
 
 
 # ---- the watcher ---------------------------------------------------------------------------------------------------
@@ -335,7 +340,14 @@ class StreamWatcher:
         with suppress(Exception):
             checkpoint = str(state.execution.resolvedCheckpointRoot())
         state.opaque = sorted(opaque_code(str(plan.toJSON())))
-        state.program_hash = _program_hash(plan, found, state.sink, checkpoint)
+        confs = {"<unreadable>": "<unreadable confs>"}  # confs we cannot read: a document no readable run shares
+        for session in ("sparkSessionForStream", "sparkSession"):  # the query's own clone: what its batches run with
+            with suppress(Exception):
+                jsession = getattr(state.execution, session)()
+                confs = result_confs(jsession, self.hook.spark._jvm)
+                state.lenient = lenient_confs(jsession)
+                break
+        state.program_hash = _program_hash(plan, found, state.sink, checkpoint, confs)
 
     def on_progress(self, event: Any) -> None:
         progress = event.progress
@@ -429,26 +441,30 @@ class StreamWatcher:
         return None if found is None else found[2]
 
     # ---- worker side ----------------------------------------------------------------------------------------------
-    def observe(self, ranges: list[SourceRange]) -> list[ObservedInput]:
+    def observe(self, ranges: list[SourceRange], lenient: str | None = None) -> list[ObservedInput]:
         """What a batch read, as inputs: a Delta / Iceberg source at the version its end offset reads through
         (strong when that version is attested), other sources by description and offset range (heuristic). The
-        offset range is kept in ``watermark`` either way."""
+        offset range is kept in ``watermark`` either way. ``lenient``: why the batch's scans may have skipped files
+        — then no source is read by content."""
         out: list[ObservedInput] = []
         for r in ranges:
             src, version = r.source, read_through(r.source, r.end)
+            # Skipped files: a subset of the range's rows, never the version's content.
+            content_of = (lambda obs: None) if lenient is not None else (lambda obs: obs.content)
+            mark = r.offsets() if lenient is None else f"{r.offsets()}; {lenient}"
             if version is not None and src.kind == "delta" and src.location:
                 from carriers.delta.carrier import DeltaCarrier
 
                 obs = DeltaCarrier(src.location).observe(int(version))
-                out.append(ObservedInput(table=obs.table, content=obs.content, version=obs.version,
-                                         location=obs.location, watermark=r.offsets(), name=src.name))
+                out.append(ObservedInput(table=obs.table, content=content_of(obs), version=obs.version,
+                                         location=obs.location, watermark=mark, name=src.name))
             elif version is not None and src.kind == "iceberg" and src.catalog and src.identifier:
                 from carriers.iceberg.carrier import IcebergCarrier
 
                 table = self.hook._iceberg_catalog(src.catalog).load_table(src.identifier)
                 obs = IcebergCarrier(table, catalog_name=src.catalog).observe(int(version))
-                out.append(ObservedInput(table=obs.table, content=obs.content, snapshot_id=obs.snapshot_id,
-                                         location=obs.location, watermark=r.offsets(), name=src.name))
+                out.append(ObservedInput(table=obs.table, content=content_of(obs), snapshot_id=obs.snapshot_id,
+                                         location=obs.location, watermark=mark, name=src.name))
             else:
                 out.append(ObservedInput(table=f"stream:{src.description}", watermark=r.offsets(),
                                          location=src.location, name=src.name))
@@ -559,7 +575,7 @@ class StreamWatcher:
         try:
             result: WriteResult = carrier.record(
                 model=model, program_hash=state.program_hash or "",
-                inputs=self.observe(ranges) + opaque_inputs(state.opaque),
+                inputs=self.observe(ranges, state.lenient) + opaque_inputs(state.opaque),
                 run_id=self.hook.run_id, dialect="spark", engines=self.hook._engines, version=version,
                 signer=self.hook.signer, hasher=hasher)
             return result

@@ -169,3 +169,13 @@ def test_location_variants_and_boundaries() -> None:
     doc = program_document([("query", json.dumps(plan), [])], scrub=["file:/w/t"])
     alias = doc["parts"]["query"][0]["identifier"]
     assert alias == {"name": "<location>", "qualifier": "[/w/t2, <location>]"}  # a sibling path stays itself
+
+
+def test_result_changing_confs_are_program_only_when_set() -> None:
+    """Confs off their defaults are listed (``confs``); none listed keeps the document a plan always had."""
+    plan = json.dumps([{"class": "org.apache.spark.sql.catalyst.plans.logical.OneRowRelation", "num-children": 0}])
+    bare = program_document([("query", plan, [])])
+    assert "confs" not in bare and program_document([("query", plan, [])], confs={}) == bare
+    legacy = {"spark.sql.legacy.timeParserPolicy": "LEGACY"}
+    assert program_document([("query", plan, [])], confs=legacy)["confs"] == legacy
+    assert program_hash_from_json([("query", plan, [])], confs=legacy) != program_hash_from_json([("query", plan, [])])
