@@ -34,6 +34,7 @@ of carriers/iceberg/deletes.py) the table stays ``table_inconsistent``.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -396,19 +397,25 @@ _READER_ARGUMENTS = frozenset({"io", "task", "bound_row_filter", "projected_sche
                                "partition_spec", "format_version"})
 
 
-def _private(name: str, arguments: frozenset[str]) -> Any:
-    """pyiceberg's private ``pyiceberg.io.pyarrow.<name>`` when it takes ``arguments``; else ``extra_missing``."""
+@functools.lru_cache(maxsize=16)
+def _parameters(found: Any) -> frozenset[str]:
+    """The parameter names ``found`` takes (none when it is not a function). Cached by the function object: asked once
+    per data file, ``inspect.signature`` was ~6% of an undigested ``record`` at 200,000 files (cProfile; docs/scale.md)."""
     import inspect
 
+    try:
+        return frozenset(inspect.signature(found).parameters) if callable(found) else frozenset()
+    except (TypeError, ValueError):
+        return frozenset()
+
+
+def _private(name: str, arguments: frozenset[str]) -> Any:
+    """pyiceberg's private ``pyiceberg.io.pyarrow.<name>`` when it takes ``arguments``; else ``extra_missing``."""
     import pyiceberg
     from pyiceberg.io import pyarrow as pyiceberg_pyarrow
 
     found = getattr(pyiceberg_pyarrow, name, None)
-    try:
-        taken = set(inspect.signature(found).parameters) if callable(found) else set()
-    except (TypeError, ValueError):
-        taken = set()
-    if not arguments <= taken:
+    if not arguments <= _parameters(found):
         version = getattr(pyiceberg, "__version__", "?")
         raise AttestError(f"pyiceberg {version} has no {name}({', '.join(sorted(arguments))}), which content "
                           "digests read Iceberg data files with: install pyiceberg 0.12 "
