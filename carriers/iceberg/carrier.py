@@ -231,6 +231,9 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         self._read_as_the_catalog_says()
         self.storage = FileIOStorage(self._metadata_dir(), table.io)
         self._live_cache: dict[tuple[int, str], LiveVersion] = {}
+        # Per listing of _live_cache: the record-count-0 data files' manifest records when the snapshot lists no delete
+        # file and every record is a file of its own (None otherwise): what readers_agree reads (content.py).
+        self._undeleted: dict[tuple[int, str], dict[str, dict[str, Any]] | None] = {}
         self._numbers_checked: tuple[str, list[Problem]] | None = None  # (metadata location, its problems)
         # The files each manifest read by a listing above gave (by manifest path, in entry order): a later question
         # about another snapshot that shares the manifest (the parent of an append shares all of its) reads them here
@@ -354,6 +357,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         from pyiceberg.table import StaticTable
 
         self._live_cache.clear()
+        self._undeleted.clear()
         self._listed.clear()
         self._kept_cache.clear()
         self._kept_verified.clear()
@@ -520,19 +524,34 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         return self.snapshot_index().get(snapshot.parent_snapshot_id)
 
     # ---- the live snapshot -------------------------------------------------------------------------------------
-    def _live(self, v: Version) -> LiveVersion:
+    def _live_key(self, v: Version) -> tuple[Snapshot, tuple[int, str]]:
         snap = v.handle if v.handle is not None else self._snapshot(v.id)
         assert snap is not None
         # The table half of the view depends on the table metadata (current schema, specs, properties) too.
-        key = (snap.snapshot_id, f"{snap.manifest_list}|{self.table.metadata_location}")
+        return snap, (snap.snapshot_id, f"{snap.manifest_list}|{self.table.metadata_location}")
+
+    def _live(self, v: Version) -> LiveVersion:
+        snap, key = self._live_key(v)
         cached = self._live_cache.get(key)
         if cached is None:
+            zero: dict[str, dict[str, Any]] = {}
             with many_records():  # every manifest entry and file's view: many small objects, no cycles
-                cached = self._compute_live(snap)
+                cached, plain = self._compute_live(snap, zero)
             self._live_cache[key] = cached
+            self._undeleted[key] = zero if plain else None
         return cached
 
-    def _compute_live(self, snapshot: Snapshot) -> LiveVersion:
+    def undeleted_records(self, v: Version) -> dict[str, dict[str, Any]] | None:
+        """When the listing of ``v`` (made by this carrier, of the same table metadata) found no delete file and no
+        record sharing a file: its data files whose manifest entry says 0 records, as ``content._plans`` gives their
+        records ({DataFile.path: record with ``_key`` and ``_location``}). None: not known; plan them from the
+        manifests."""
+        return self._undeleted.get(self._live_key(v)[1])
+
+    def _compute_live(self, snapshot: Snapshot, zero: dict[str, dict[str, Any]] | None = None
+                      ) -> tuple[LiveVersion, bool]:
+        """The live version of ``snapshot``, and whether it lists no delete file and each record a file of its own;
+        ``zero`` collects the records of data files whose entry says 0 records (``undeleted_records``)."""
         files: dict[str, DataFile] = {}
         views = ViewEntries()
         planned: list[Planned] = []
@@ -541,6 +560,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         problems += _metadata_problems(self.table.metadata)
         problems += self._json_number_problems()
         has_deletes = any(int(_plain(df.get("content")) or 0) != 0 for df in records)
+        plain = not has_deletes
         deletes_apply = deletes_in_view(int(self.table.metadata.format_version), has_deletes)
         # Each record is dropped once made a file and its view entry (the records of every manifest are not all held
         # to the end: the listing's peak memory).
@@ -551,8 +571,12 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             reason = _canonical_uri(location)
             if reason is not None:
                 problems.append(Problem(Code.PATH_AMBIGUOUS, f"data file {location!r}: {reason}", location))
+                plain = False
                 continue
             data_file, entry = self.file_entry(df, deletes_apply=deletes_apply)
+            if zero is not None and df.get("record_count") == 0:
+                # as content._plans keys a data file's record (planned_file: a data file's key is its path)
+                zero[data_file.path] = {**df, "_key": data_file.path, "_location": data_file.location}
             listed.setdefault(str(df["manifest_path"]), []).append(data_file)
             if (data_file.kind == "data") != (df.get("manifest_content") == 0):
                 # Java readers take a file's kind from its manifest (ManifestFiles.read vs readDeleteManifest),
@@ -561,6 +585,8 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
                 problems.append(Problem(Code.TABLE_INCONSISTENT, f"{data_file.kind} file {location!r} is listed in a "
                                         f"{'data' if df.get('manifest_content') == 0 else 'delete'} manifest: engines "
                                         "read it as different kinds of file", data_file.path))
+            if data_file.path in files:
+                plain = False  # content._plans keeps the last record of a path, this listing the first
             if data_file.path in files and data_file.kind == "data":
                 problems.append(Problem(Code.PATH_AMBIGUOUS, f"data file {location!r} is listed twice (its rows are "
                                         "read twice)", data_file.path))
@@ -583,7 +609,8 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
                          "not used to read the table: its bytes are read where and as the catalog's configuration "
                          "(and a REST server's vended config) say, never as the table's own metadata says, and no "
                          "code it names is run")
-        return LiveVersion(files=ordered, view=view, identity=self.table_identity, problems=problems, notes=notes)
+        return LiveVersion(files=ordered, view=view, identity=self.table_identity, problems=problems,
+                           notes=notes), plain
 
     def _deletes(self, snapshot: Snapshot, planned: list[Planned], problems: list[Problem]) -> str:
         """The view's ``deletes``: which delete files each reader applies to which data files
@@ -886,6 +913,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         request = RecordRequest.of(request, fields)
         self.refresh()
         self._live_cache.clear()
+        self._undeleted.clear()
         self._listed.clear()
         return super().record(dataclasses.replace(request, **self._data_of({"version": request.version})))
 

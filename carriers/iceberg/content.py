@@ -34,11 +34,13 @@ of carriers/iceberg/deletes.py) the table stays ``table_inconsistent``.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from attest import fast
 from attest.content import ContentDigest
 from attest.errors import AttestError, Code
 from attest.tables import Attestation, DataFile, Progress
@@ -396,19 +398,25 @@ _READER_ARGUMENTS = frozenset({"io", "task", "bound_row_filter", "projected_sche
                                "partition_spec", "format_version"})
 
 
-def _private(name: str, arguments: frozenset[str]) -> Any:
-    """pyiceberg's private ``pyiceberg.io.pyarrow.<name>`` when it takes ``arguments``; else ``extra_missing``."""
+@functools.lru_cache(maxsize=16)
+def _parameters(found: Any) -> frozenset[str]:
+    """The parameter names ``found`` takes (none when it is not a function). Cached by the function object: asked
+    once per data file, ``inspect.signature`` was ~6% of an undigested ``record`` at 200,000 files (cProfile)."""
     import inspect
 
+    try:
+        return frozenset(inspect.signature(found).parameters) if callable(found) else frozenset()
+    except (TypeError, ValueError):
+        return frozenset()
+
+
+def _private(name: str, arguments: frozenset[str]) -> Any:
+    """pyiceberg's private ``pyiceberg.io.pyarrow.<name>`` when it takes ``arguments``; else ``extra_missing``."""
     import pyiceberg
     from pyiceberg.io import pyarrow as pyiceberg_pyarrow
 
     found = getattr(pyiceberg_pyarrow, name, None)
-    try:
-        taken = set(inspect.signature(found).parameters) if callable(found) else set()
-    except (TypeError, ValueError):
-        taken = set()
-    if not arguments <= taken:
+    if not arguments <= _parameters(found):
         version = getattr(pyiceberg, "__version__", "?")
         raise AttestError(f"pyiceberg {version} has no {name}({', '.join(sorted(arguments))}), which content "
                           "digests read Iceberg data files with: install pyiceberg 0.12 "
@@ -1948,7 +1956,9 @@ class _BytesInput:
 
 
 def content_reader(carrier: IcebergCarrier, version: Version, files: Sequence[DataFile], *,
-                   statistics: bool = False) -> IcebergContentReader:
+                   statistics: bool = False,
+                   planned: tuple[dict[str, dict[str, Any]], dict[str, Any], dict[str, Any], list[str]] | None = None
+                   ) -> IcebergContentReader:
     """The reader of ``files``' rows as readers of ``version`` get them: the reader schema, field ids, the delete
     files each reader applies (AttestError ``table_inconsistent`` when pyiceberg and Java plan them differently)."""
     from pyiceberg.types import ListType, MapType
@@ -1961,7 +1971,7 @@ def content_reader(carrier: IcebergCarrier, version: Version, files: Sequence[Da
     lineage = row_lineage(meta.format_version)
     columns = column_specs(schema, lineage=lineage)
     wanted = {f.path for f in files if f.kind == "data"}
-    data, deletes, plans, differ = _plans(carrier, snapshot)
+    data, deletes, plans, differ = _plans(carrier, snapshot) if planned is None else planned
     if differ:  # the view says table_inconsistent too; no file's rows are claimed
         raise AttestError(f"readers apply different delete files: {differ[0]}", code=Code.TABLE_INCONSISTENT)
     projected = {i for i in schema.field_ids if not isinstance(schema.find_type(i), (MapType, ListType))}
@@ -1985,10 +1995,20 @@ def readers_agree(carrier: IcebergCarrier, version: Version, files: Sequence[Dat
     Measured before (Spark 4.1 / Iceberg 1.12, pyiceberg 0.12): with the digest refused for another reason, each of
     those was recorded at files level, and ``verify`` said VERIFIED while Spark and pyiceberg returned other rows
     (tests/adversarial/test_spark_undigested_disagreements.py). Other data files are not read."""
-    reader = content_reader(carrier, version, files)
+    undeleted = carrier.undeleted_records(version) if fast.ON else None  # ATTEST_FAST=0: planned from the manifests
+    if undeleted is not None:
+        # The listing just made found no delete file: ``agree`` has something to read only for a data file whose entry
+        # says 0 records, so the manifests are not read again for the others (at 200,000 files that second reading
+        # was ~half of an undigested record's CPU, docs/scale.md). Every check still runs on the files it reads.
+        if any(f.kind == "data" for f in files):
+            _private("_read_deletes", frozenset({"io", "data_file"}))  # as _positions asks it of each data file
+        reader = content_reader(carrier, version, files, planned=(
+            undeleted, {}, {"pyiceberg": {"files": {}, "groups": {}}, "java": {"files": {}, "groups": {}}}, []))
+    else:
+        reader = content_reader(carrier, version, files)
     for f in files:
-        if f.kind != "data":
-            continue
+        if f.kind != "data" or f.path not in reader.data:
+            continue  # agree has no record of it to check (it returns at once): not called, ~20 µs a file of imports
         try:
             reader.agree(f, carrier.storage)
         except AttestError as exc:

@@ -23,9 +23,9 @@ def listings(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     counted: Counter[str] = Counter()
     compute, entries = IcebergCarrier._compute_live, IcebergCarrier._manifest_entries
 
-    def counting_compute(self: IcebergCarrier, snapshot: Any) -> Any:
+    def counting_compute(self: IcebergCarrier, snapshot: Any, *args: Any) -> Any:
         counted["listings"] += 1
-        return compute(self, snapshot)
+        return compute(self, snapshot, *args)
 
     def counting_entries(self: IcebergCarrier, snapshot: Any, **kwargs: Any) -> Any:
         records, problems = entries(self, snapshot, **kwargs)
