@@ -992,6 +992,35 @@ def bloom_holds(bitset: bytes, plain: bytes) -> bool:
     return True
 
 
+def _bound_decoder(t: Any, physical: str) -> Callable[[bytes], Any]:
+    """The decoder of a plain-encoded bound of a ``t`` column (an extension's storage, temporal types already cast to
+    their stored integers) stored as ``physical``, into the domain ``_physical`` reads values in; ValueError for a
+    pair this check does not take. One table for both paths (``_physical``, ``_physical_array``)."""
+    import pyarrow as pa
+
+    if pa.types.is_decimal(t):
+        if physical in ("INT32", "INT64"):
+            return lambda b: int.from_bytes(b, "little", signed=True)
+        if physical == "FIXED_LEN_BYTE_ARRAY":
+            return lambda b: int.from_bytes(b, "big", signed=True)
+        raise ValueError(f"decimal stored as {physical}")
+    if pa.types.is_boolean(t) and physical == "BOOLEAN":
+        return lambda b: int(b[:1] == b"\x01")
+    if pa.types.is_integer(t) and physical in ("INT32", "INT64"):
+        signed = pa.types.is_signed_integer(t)
+        return lambda b: int.from_bytes(b, "little", signed=signed)
+    if pa.types.is_floating(t) and physical in ("FLOAT", "DOUBLE") and not pa.types.is_float16(t):
+        fmt = "<f" if physical == "FLOAT" else "<d"
+        return lambda b: struct.unpack(fmt, b)[0]
+    if (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)) \
+            and physical == "BYTE_ARRAY":
+        return bytes
+    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
+            or pa.types.is_fixed_size_binary(t)) and physical in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+        return bytes
+    raise ValueError(f"a {t} column stored as {physical}")
+
+
 def _physical(column: Any, physical: str, length: int) -> tuple[list[Any], Any]:
     """``column``'s values in Parquet's physical domain (Python ints, floats, bytes; None for null), and a decoder of
     a plain-encoded bound into the same domain. ValueError for a type this check does not take."""
@@ -1004,33 +1033,19 @@ def _physical(column: Any, physical: str, length: int) -> tuple[list[Any], Any]:
         # the integers as stored, not through datetime objects (which refused nanoseconds and years past 9999)
         column = column.cast(pa.int64() if physical == "INT64" else pa.int32())
         t = column.type
+    decode = _bound_decoder(t, physical)
     values = column.to_pylist()
     if pa.types.is_decimal(t):
         scale = t.scale
         # Exact: the default context rounds to 28 digits (a decimal(38, 18) maximum of 38 digits read as
         # ...6790000000000, refusing an honest delta-rs file); decimal256 holds up to 76.
         exact = decimal.Context(prec=100, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
-        ints = [None if v is None else int(v.scaleb(scale, exact)) for v in values]
-        if physical in ("INT32", "INT64"):
-            return ints, lambda b: int.from_bytes(b, "little", signed=True)
-        if physical == "FIXED_LEN_BYTE_ARRAY":
-            return ints, lambda b: int.from_bytes(b, "big", signed=True)
-        raise ValueError(f"decimal stored as {physical}")
-    if pa.types.is_boolean(t) and physical == "BOOLEAN":
-        return [None if v is None else int(v) for v in values], lambda b: int(b[:1] == b"\x01")
-    if pa.types.is_integer(t) and physical in ("INT32", "INT64"):
-        signed = pa.types.is_signed_integer(t)
-        return values, lambda b: int.from_bytes(b, "little", signed=signed)
-    if pa.types.is_floating(t) and physical in ("FLOAT", "DOUBLE") and not pa.types.is_float16(t):
-        fmt = "<f" if physical == "FLOAT" else "<d"
-        return values, lambda b: struct.unpack(fmt, b)[0]
-    if (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)) \
-            and physical == "BYTE_ARRAY":
-        return [None if v is None else v.encode("utf-8", "surrogatepass") for v in values], bytes
-    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
-            or pa.types.is_fixed_size_binary(t)) and physical in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
-        return values, bytes
-    raise ValueError(f"a {t} column stored as {physical}")
+        return [None if v is None else int(v.scaleb(scale, exact)) for v in values], decode
+    if pa.types.is_boolean(t):
+        return [None if v is None else int(v) for v in values], decode
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return [None if v is None else v.encode("utf-8", "surrogatepass") for v in values], decode
+    return values, decode
 
 
 def _bloom_ready(column: Any, physical: str) -> Any:
@@ -1135,33 +1150,15 @@ def _physical_array(column: Any, physical: str, length: int) -> tuple[Any, Calla
     if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_duration(t):
         column = column.cast(pa.int64() if physical == "INT64" else pa.int32())  # as _physical casts
         t = column.type
-    if pa.types.is_decimal(t):
-        decode: Callable[[bytes], Any]
-        if physical in ("INT32", "INT64"):
-            decode = lambda b: int.from_bytes(b, "little", signed=True)  # noqa: E731
-        elif physical == "FIXED_LEN_BYTE_ARRAY":
-            decode = lambda b: int.from_bytes(b, "big", signed=True)  # noqa: E731
-        else:
-            raise ValueError(f"decimal stored as {physical}")
-        if t.bit_width < 128:  # pyarrow's hash_min_max takes no decimal32 / decimal64
-            column = column.cast(pa.decimal128(t.precision, t.scale))
-        return column, decode
-    if pa.types.is_boolean(t) and physical == "BOOLEAN":
-        return column, lambda b: int(b[:1] == b"\x01")
-    if pa.types.is_integer(t) and physical in ("INT32", "INT64"):
-        signed = pa.types.is_signed_integer(t)
-        return column, lambda b: int.from_bytes(b, "little", signed=signed)
-    if pa.types.is_floating(t) and physical in ("FLOAT", "DOUBLE") and not pa.types.is_float16(t):
-        fmt = "<f" if physical == "FLOAT" else "<d"
-        return column, lambda b: struct.unpack(fmt, b)[0]
-    if (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)) \
-            and physical == "BYTE_ARRAY":
+    decode = _bound_decoder(t, physical)
+    if pa.types.is_decimal(t) and t.bit_width < 128:  # pyarrow's hash_min_max takes no decimal32 / decimal64
+        column = column.cast(pa.decimal128(t.precision, t.scale))
+    elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         # UTF-8 bytes, compared bytewise as _physical's encoded values are (a view: no hash kernel takes one)
-        return column.cast(pa.binary() if pa.types.is_string(t) else pa.large_binary()), bytes
-    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
-            or pa.types.is_fixed_size_binary(t)) and physical in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
-        return (column.cast(pa.large_binary()) if pa.types.is_binary_view(t) else column), bytes
-    raise ValueError(f"a {t} column stored as {physical}")
+        column = column.cast(pa.binary() if pa.types.is_string(t) else pa.large_binary())
+    elif pa.types.is_binary_view(t):
+        column = column.cast(pa.large_binary())
+    return column, decode
 
 
 def _page_stats(stored: Any, bounds: list[int]) -> list[Observed]:
