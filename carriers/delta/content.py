@@ -615,8 +615,8 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
     ``recorded``: a file of the version being recorded (or re-digested), not a rewrite's, held as Iceberg's manifest
     metrics are at record (``table_inconsistent``): counts exactly (as the log writes them and as delta-rs reads
     them), bounds as delta-rs reads them (the log's, where it reads them) soundly and those of integers, dates and
-    booleans exactly. Bounds delta-rs reads none of are bound as the log writes them (the reader view,
-    carriers/delta/spellings.py: a note says so), and NaN is held as
+    booleans exactly. Bounds delta-rs reads none of are held as Spark reads them (``_spark_only_bounds``) and bound
+    as the log writes them (the reader view, carriers/delta/spellings.py: a note says so), and NaN is held as
     IEEE orders it (writers leave it out of bounds). Measured (delta-rs
     1.6, delta-spark 4.4): an append whose ``maxValues`` said 1 over rows 1, 2 returned no row for ``v = 2`` in Spark
     and delta-rs while a full read returned both, and was attested and VERIFIED."""
@@ -626,11 +626,17 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
 
     try:
         doc = json.loads(logged) if isinstance(logged, str) else {} if logged is None else None
-    except (ValueError, RecursionError):  # nested deeper than Python parses: no statistics delta-rs reads either
+    except (ValueError, RecursionError) as exc:  # nested deeper than Python parses: no statistics delta-rs reads either
+        if recorded and isinstance(exc, RecursionError):
+            # Spark reads bounds nested 990 deep as their text and skipped the file by them (measured,
+            # test_spark_attacks): bounds this check cannot hold to the rows, refused rather than trusted.
+            raise CarrierError(f"{f.path} has statistics in the log nested deeper than this check parses, which "
+                               "Spark reads (and skips files by) while delta-rs reads none of them",
+                               code=Code.TABLE_INCONSISTENT, path=f.path) from None
         doc = None
     if not isinstance(doc, dict):
         if recorded:
-            return  # bound as written (the reader view): no engine reads statistics of it
+            return  # malformed (bound as written, the reader view): no engine reads statistics of it
         raise StatisticsMismatch(f"{f.path}, added by a rewrite: its statistics in the log do not parse")
     tight = doc.get("tightBounds") is not False
     sources = [("the log", doc.get("numRecords"), doc.get("nullCount"), doc.get("minValues"), doc.get("maxValues"),
@@ -638,7 +644,7 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
                ("delta-rs", typed.get("num_records"), typed.get("null_count"), typed.get("min"), typed.get("max"),
                 False)]
     if recorded:
-        # Bounds as delta-rs reads them (the log's, where it reads them; the rest are bound as written, with a note:
+        # Bounds as delta-rs reads them (the log's, where it reads them; the rest as Spark reads them, after the loop:
         # delta-rs writes a decimal past 17 digits as a rounded float it cannot read). Counts as the log writes them
         # too, whatever delta-rs reads: Spark counts rows by numRecords beside a bound delta-rs cannot read (measured).
         sources = [("the log", doc.get("numRecords"), doc.get("nullCount"), None, None, True), sources[1]]
@@ -688,6 +694,11 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
             walk("", read, nulls, lo, hi)
         except (pa.ArrowException, ValueError, TypeError) as exc:
             problems.append(f"its statistics cannot be held to its rows ({exc})")
+    if recorded and isinstance(logged, str):
+        try:
+            problems += _spark_only_bounds(logged, read, typed, tight=tight)
+        except (pa.ArrowException, ValueError, TypeError) as exc:
+            problems.append(f"its statistics cannot be held to its rows ({exc})")
     if problems and recorded:
         raise CarrierError(f"{f.path} has statistics in the log that misstate its rows — readers skip files and answer "
                            f"COUNT / MIN / MAX by them: {'; '.join(problems[:3])}", code=Code.TABLE_INCONSISTENT,
@@ -695,6 +706,137 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
     if problems:
         raise StatisticsMismatch(f"{f.path}, added by a rewrite, has statistics that misstate its rows — readers skip "
                                  f"files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
+
+
+class _Unsure(ValueError):
+    """A bound Spark's lenient parser may read as some value this check does not know for certain."""
+
+
+def _spark_reads(value: Any, t: pa.DataType) -> Any:
+    """A bound delta-rs reads none of, as Spark reads the log's JSON (Delta parses statistics with ``from_json``:
+    Spark's JacksonParser), from the number's own text (``value`` parsed with ``parse_float=Decimal``). None where
+    Spark reads null (a value that does not fit the column: Spark then skips nothing by it); _Unsure where its parser
+    is more lenient than this check (a date or timestamp spelled otherwise, a number for a temporal column)."""
+    import datetime as dt
+    import decimal
+
+    import pyarrow as pa
+
+    if value is None:
+        return None
+    if pa.types.is_boolean(t):
+        return value if isinstance(value, bool) else None
+    if pa.types.is_integer(t):
+        if isinstance(value, bool) or not isinstance(value, int):
+            return None  # Spark reads an integer column's bound from an integer token only (measured: 5.0, "5")
+        width = t.bit_width
+        lo, hi = (0, 2**width - 1) if pa.types.is_unsigned_integer(t) else (-(2 ** (width - 1)), 2 ** (width - 1) - 1)
+        return value if lo <= value <= hi else None  # past the type: null to Spark (measured, 4294967297 for an INT)
+    if pa.types.is_floating(t):
+        if isinstance(value, str) and value in ("NaN", "Infinity", "-Infinity"):
+            return float(value)
+        if isinstance(value, bool) or not isinstance(value, int | float | decimal.Decimal):
+            return None
+        return _claimed(float(value), t)  # a FLOAT column's bound as the float32 Spark reads (see _claimed)
+    if pa.types.is_decimal(t):
+        if isinstance(value, bool) or not isinstance(value, int | str | decimal.Decimal):
+            return None
+        with decimal.localcontext() as context:
+            context.prec = 200
+            try:
+                exact = decimal.Decimal(str(value).strip() if isinstance(value, str) else value)
+                # Spark's Decimal.set: the scale by ROUND_HALF_UP, then null past the precision (measured: 1e30 for
+                # a decimal(10, 2) skipped no file).
+                kept = exact.quantize(decimal.Decimal(1).scaleb(-t.scale), rounding=decimal.ROUND_HALF_UP)
+            except (decimal.InvalidOperation, ValueError):
+                return None
+            return kept if kept.is_finite() and len(kept.as_tuple().digits) <= t.precision else None
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        if isinstance(value, str):
+            return value
+        raise _Unsure(value)  # Spark reads any other JSON value as its text (measured: an object skipped the file)
+    if pa.types.is_date32(t) or pa.types.is_timestamp(t):
+        if not isinstance(value, str):
+            raise _Unsure(value)
+        try:
+            when: Any = (dt.date.fromisoformat(value) if pa.types.is_date32(t) and len(value) == 10
+                         else dt.datetime.fromisoformat(value) if pa.types.is_timestamp(t) else None)
+        except ValueError:
+            when = None
+        if when is None or (pa.types.is_timestamp(t) and (when.tzinfo is None) != (t.tz is None)):
+            raise _Unsure(value)  # another spelling, or one read in Spark's session time zone
+        return when.astimezone(dt.UTC) if t.tz is not None else when
+    return None  # binary and others: no statistics Spark skips by
+
+
+def _spark_only_bounds(logged: str, read: dict[str, Any], typed: dict[str, Any], *, tight: bool) -> list[str]:
+    """A recorded file's bounds that delta-rs reads none of (it reads a value it cannot parse as none, and one such
+    value voids the file's statistics for it) held to its rows as Spark reads them (``_spark_reads``): soundly, and
+    exactly where the check of delta-rs's reading is exact (integers, dates, booleans: Spark answered MAX from an
+    integer bound delta-rs read none of, measured). delta-rs writes a decimal past 17 digits as a float it cannot
+    read; Spark reads the rounded text and skipped the file holding the greatest value when it rounded down
+    (measured): refused. Rounded outward, Spark reads every row (and answered MIN / MAX of a decimal from the rows,
+    measured): accepted."""
+    import decimal
+
+    import pyarrow as pa
+
+    from carriers.content_store import bound_problem, observe
+
+    try:
+        doc = json.loads(logged, parse_float=decimal.Decimal)
+    except (ValueError, RecursionError):
+        return []  # malformed: Spark reads no statistics of it (nested too deep: refused by the caller)
+    if not isinstance(doc, dict):
+        return []
+    problems: list[str] = []
+
+    def walk(prefix: str, columns: dict[str, Any], lo: Any, hi: Any, rs_lo: Any, rs_hi: Any) -> None:
+        for key, column in columns.items():
+            name = f"{prefix}{key}"
+            a = lo.get(key) if isinstance(lo, dict) else None
+            b = hi.get(key) if isinstance(hi, dict) else None
+            ra = rs_lo.get(key) if isinstance(rs_lo, dict) else None
+            rb = rs_hi.get(key) if isinstance(rs_hi, dict) else None
+            t = column.type
+            if pa.types.is_struct(t):
+                flat = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+                children = flat.flatten()
+                walk(f"{name}.", {t.field(i).name: children[i] for i in range(t.num_fields)}, a, b, ra, rb)
+                continue
+            if pa.types.is_nested(t):
+                continue
+            # delta-rs's own reading is checked as it reads it. A column it keeps out of its statistics altogether
+            # (past delta.dataSkippingNumIndexedCols, outside dataSkippingStatsColumns) Spark reads no bounds of
+            # either (measured, test_delta_held_round13); where delta-rs reads none of the file's, all are held.
+            a = None if ra is not None or (isinstance(rs_lo, dict) and key not in rs_lo) else a
+            b = None if rb is not None or (isinstance(rs_hi, dict) and key not in rs_hi) else b
+            if a is None and b is None:
+                continue
+            try:
+                a, b = _spark_reads(a, t), _spark_reads(b, t)
+            except _Unsure as exc:
+                given = repr(exc.args[0])
+                given = given if len(given) <= 60 else given[:57] + "…"
+                problems.append(f"{name}: a bound {given} that delta-rs reads none of and Spark reads (a string "
+                                "column's as its JSON text, a date or timestamp by its lenient parser) and skips the "
+                                "file by")
+                continue
+            seen = observe(column)
+            floor = None
+            if pa.types.is_timestamp(t) and seen.hi is not None:
+                floor = seen.hi.replace(microsecond=seen.hi.microsecond // 1000 * 1000)
+            exact = (tight and not pa.types.is_timestamp(t) and not pa.types.is_decimal(t)
+                     and not pa.types.is_floating(t) and any(str(t).startswith(x) for x in _EXACT))
+            found = bound_problem(name, seen, a, b, exact=exact, hi_floor=floor)
+            if found is not None:
+                why = ("; delta-rs writes a decimal past 17 digits rounded through a float and reads none of it"
+                       if pa.types.is_decimal(t) else "")
+                problems.append(f"{found} (the log, as Spark reads it: delta-rs reads none of it, Spark skips the file "
+                                f"by it{why})")
+
+    walk("", read, doc.get("minValues"), doc.get("maxValues"), typed.get("min"), typed.get("max"))
+    return problems
 
 
 def _check_footer(f: DataFile, meta: Any, table: pa.Table, indexes: Any = None) -> None:

@@ -127,7 +127,7 @@ class _Spellings:
         if self.unread:
             # Bound as written in each file's view (see _compute_live), so a change is reader_view_changed: an honest
             # writer leaves them too (delta-rs writes a decimal bound past 17 digits as a rounded float it then cannot
-            # read, and Spark read it and skipped the file holding that value: measured).
+            # read; record refuses one Spark skips rows by: content._spark_only_bounds).
             names = sorted(self.unread_names)
             notes.append(f"the statistics of {_some(self.unread)} give values delta-rs cannot read (it reads none: "
                          f"{', '.join(names[:5])}{' …' if len(names) > 5 else ''}), bound as written: Spark may read "

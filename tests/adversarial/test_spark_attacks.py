@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from attest.errors import AttestError
 from carriers import properties as props
 from carriers.delta.log import commit_name
 from tests.adversarial.conftest import append_actions, codes
@@ -471,7 +472,8 @@ def test_spark_reads_statistics_delta_rs_reads_none_of(spark: SparkSession, tmp_
     """What test_delta_attacks' statistics delta-rs cannot read stand on: delta-rs reads none of a file's statistics
     when one bound overflows its type, Spark reads the others (skipping the file by a string bound, even one nested 990
     deep, and counting rows by numRecords); and delta-rs writes a decimal maximum past 17 digits as a rounded float it
-    cannot read, by which Spark skipped the file holding that maximum: such values are bound in the view as written. A
+    cannot read, by which Spark skipped the file holding that maximum (refused since rt15b; rounded up, Spark read the
+    row and the table verifies): such values are bound in the view as written. A
     Spark checkpoint writes its own typed reading beside them (``stats_parsed``), which delta-rs then reads: its reading
     changed, and so does the view."""
     import decimal
@@ -519,13 +521,23 @@ def test_spark_reads_statistics_delta_rs_reads_none_of(spark: SparkSession, tmp_
     assert "1.2345678901234567e+19" in (wide / commit_name(0)).read_text()
     assert add_action_rows(DeltaTable(str(wide)))[0]["max"] == {"d": None}
     assert spark.sql(f"SELECT count(*) FROM delta.`{wide}` WHERE d = {big}").collect()[0][0] == 0  # 1 row holds it
-    attest_after_write(str(wide), model="orders", program_hash="a" * 64)
-    rc, doc = verify(str(wide))
+    # Refused since rt15b (test_delta_spark_only_bounds): the rounded maximum lies below the greatest value.
+    with pytest.raises(AttestError) as caught:
+        attest_after_write(str(wide), model="orders", program_hash="a" * 64)
+    assert caught.value.code.value == "table_inconsistent" and "rounded through a float" in str(caught.value)
+    # Rounded up (above every value), Spark reads every row: verified with a note.
+    up = tmp_path / "up"
+    near = decimal.Decimal("12345678901234566500.5")
+    write_deltalake(str(up), pa.table({"d": pa.array([near, decimal.Decimal("-1.5")], pa.decimal128(38, 18))}))
+    assert "1.2345678901234567e+19" in (up / commit_name(0)).read_text()
+    assert spark.sql(f"SELECT count(*) FROM delta.`{up}` WHERE d = {near}").collect()[0][0] == 1
+    attest_after_write(str(up), model="orders", program_hash="a" * 64)
+    rc, doc = verify(str(up))
     assert rc == 0 and any("maxValues.d" in note for note in doc["notes"]), doc
-    spark.sql(f"ALTER TABLE delta.`{wide}` SET TBLPROPERTIES ('delta.checkpointInterval' = '1')")
-    assert list(wide.glob("_delta_log/*.checkpoint.parquet"))
-    assert add_action_rows(DeltaTable(str(wide)))[0]["max"] == {"d": decimal.Decimal("12345678901234567000")}
-    assert "reader_view_changed" in codes(verify(str(wide))[1])
+    spark.sql(f"ALTER TABLE delta.`{up}` SET TBLPROPERTIES ('delta.checkpointInterval' = '1')")
+    assert list(up.glob("_delta_log/*.checkpoint.parquet"))
+    assert add_action_rows(DeltaTable(str(up)))[0]["max"] == {"d": decimal.Decimal("12345678901234567000")}
+    assert "reader_view_changed" in codes(verify(str(up))[1])
 
 
 def test_spark_reads_a_file_modification_time_from_the_log(spark: SparkSession, tmp_path: Path) -> None:
