@@ -336,7 +336,9 @@ RESULT_CONFS = (
     "spark.sql.parquet.datetimeRebaseModeInRead",
     "spark.sql.parquet.int96RebaseModeInRead",
     "spark.sql.parquet.int96TimestampConversion",
-    "spark.sql.parquet.fieldId.read.enabled",
+    # Not spark.sql.parquet.fieldId.read.enabled: delta-spark sets it in the session itself on first use (measured:
+    # absent before a Delta write, TRUE after), so it would tell what the session touched before, not what the job
+    # computes; Delta and Iceberg scans choose field ids themselves, and plain Parquet path reads are never strong.
     "spark.sql.parquet.fieldId.read.ignoreMissing",
     "spark.sql.legacy.castComplexTypesToString.enabled",
     "spark.sql.jsonGenerator.ignoreNullFields",

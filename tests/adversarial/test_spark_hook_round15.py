@@ -180,3 +180,16 @@ def test_a_streaming_batch_that_skipped_files_is_not_read_strongly(spark: SparkS
         doc, inputs = _recorded(result)
         assert doc["inputs_proof_class"] == "heuristic", inputs  # was: strong, the source version's content
         assert all("content" not in i for i in inputs) and "ignoreMissingFiles" in inputs[0]["watermark"], inputs
+
+
+def test_confs_delta_sets_itself_are_not_program(spark: SparkSession, hook: Hook, spark_warehouse: Path) -> None:
+    """delta-spark sets ``spark.sql.parquet.fieldId.read.enabled`` in the session on first use (measured: absent
+    before a Delta write, TRUE after): listed as program, one CTAS hashed one way before any Delta use and another
+    after (the Spark notebook's silver program changed). A session on defaults lists no conf after Delta's writes."""
+    from carriers.spark.plan import result_confs
+
+    _partitioned(spark, hook, spark_warehouse, "r15_fieldid")  # a Delta write in this session
+    jspark = spark._jsparkSession  # type: ignore[attr-defined]
+    assert str(jspark.sessionState().conf().getConfString("spark.sql.parquet.fieldId.read.enabled", "unset")) \
+        .lower() == "true"  # what Delta set: if this stops holding, the exclusion's reason is gone
+    assert result_confs(jspark, spark._jvm) == {}  # type: ignore[attr-defined]
