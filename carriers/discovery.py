@@ -24,7 +24,8 @@ replaced by a symlink was skipped without a word):
 - ``iceberg://<catalog>``: every table of every namespace; ``iceberg://<catalog>/<namespace>``: that namespace and
   the namespaces nested in it; their views (a REST catalog that serves them, a SQL catalog's ``VIEW`` rows) are
   listed as not audited, and a view named as a table of its namespace is an ERROR line (engines resolving views
-  first read it under the table's name);
+  first read it under the table's name), as is a view listing that fails (the twin check could not be made); a
+  catalog table named alone (``iceberg://c/ns.t``) is looked for such a view too;
 - anything else is one table reference, parsed as typed.
 
 Names that collide are reported: two catalog entries spelling the same ``iceberg://`` name (namespace ``a.b`` table
@@ -546,10 +547,14 @@ def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...], tables:
             from carriers.iceberg.catalogs import sql_catalog_views
 
             listed, others = sql_catalog_views(catalog, ns)
-    except Exception as exc:  # the tables are audited all the same; the auditor learns the views were not listed
+    except Exception as exc:
+        # The tables are audited all the same, but the audit cannot pass: whether a view is named as one of them (which
+        # an engine resolving views first reads under its name) is not known. Only listed before, exit 0.
         where = f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(ns)}"
-        return [Skipped(where, Code.TABLE_NOT_AUDITED, f"the views of namespace {'.'.join(ns)!r} could not be listed "
-                        f"({type(exc).__name__}: {exc}); views are not audited")]
+        return [Skipped(where, Code.TABLE_NOT_AUDITED, (
+            f"the views of namespace {'.'.join(ns)!r} could not be listed ({type(exc).__name__}: {exc}): whether a "
+            "view is named as one of its tables (which an engine resolving views first reads under the table's "
+            "name) is not known; views are not audited"), blocking=True)]
     return [Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(view)}", Code.TABLE_NOT_AUDITED, (
         "an Iceberg view named as a table of its namespace (by case or Unicode form too): an engine resolving views "
         "first (Trino) reads the view's SQL under the table's name, and no attestation binds it; rename one of them"
@@ -560,6 +565,25 @@ def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...], tables:
         Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(entry)}", Code.TABLE_NOT_AUDITED, (
             f"a catalog entry of type {kind!r}, neither a table nor a view: no Iceberg reader opens it, it is not "
             "audited")) for entry, kind in others]
+
+
+def _views_named_as(ref: TableRef) -> list[Skipped]:
+    """For a catalog table audited by its own name (``iceberg://c/ns.t``, ``ns.t@5``, ``--catalog c ns.t``): a view
+    of its namespace named as it (by case or Unicode form too), an ERROR line as in a namespace's audit, and so is a
+    view listing that fails. Before, only a namespace's or a catalog's audit looked, and the table's audit passed
+    while Trino's readers of the name got the view's SQL."""
+    if ref.catalog is None:
+        return []
+    try:
+        catalog = _catalog(ref.catalog)
+    except TableReferenceError:  # the table's own line says the catalog is not configured
+        return []
+    ident = tuple(ref.location.split("."))
+    if len(ident) < 2:  # no namespace: the table's own line says the name is not a table
+        return []
+    # A listing that fails is an ERROR line even when the table cannot be opened either (a namespace typed wrong: two
+    # lines): a server answering "no such namespace" to the view listing may serve the table all the same.
+    return [s for s in _iceberg_views(catalog, ref.catalog, ident[:-1], {_fold(ident[-1])}) if s.blocking]
 
 
 def _catalog(catalog_name: str) -> Any:
@@ -621,7 +645,8 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None,
         # that namespace went unaudited.
         versioned = re.search(r"@[0-9]+$", ident) is not None
         if (versioned or "." in ident) and not _is_namespace(catalog, ident):
-            return Discovery([Found(parse_ref(target))])
+            single = parse_ref(target)
+            return Discovery([Found(single)], _views_named_as(single))
         views: list[Skipped] = []
         entries = list(_iceberg_found(catalog, ident or None, views))
         if versioned:
@@ -633,11 +658,13 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None,
                 both = (f"{ident} names a snapshot of table {snapshot.location} and a namespace: the snapshot and "
                         "every table of the namespace are audited")
                 entries.insert(0, Found(snapshot, ("", both)))
+                views.extend(_views_named_as(snapshot))
         elif "." in ident and _is_table(catalog, ident):
             # ``a.b`` names a nested namespace and table ``b`` of ``a`` alike: an auditor typing it gets both audited,
             # never the table alone while the namespace's tables go unchecked.
             both = f"{ident} names a table and a namespace: the table and every table of the namespace are audited"
             entries.insert(0, Found(parse_ref(target), ("", both)))
+            views.extend(_views_named_as(parse_ref(target)))
         out = Discovery(entries, views)
         _flag_lookalikes(out)
         # The catalog entry is named in a note only when it matters: when two entries spell one name.
