@@ -567,7 +567,7 @@ def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...], tables:
             "audited")) for entry, kind in others]
 
 
-def _views_named_as(ref: TableRef) -> list[Skipped]:
+def views_named_as(ref: TableRef) -> list[Skipped]:
     """For a catalog table audited by its own name (``iceberg://c/ns.t``, ``ns.t@5``, ``--catalog c ns.t``): a view
     of its namespace named as it (by case or Unicode form too), an ERROR line as in a namespace's audit, and so is a
     view listing that fails. Before, only a namespace's or a catalog's audit looked, and the table's audit passed
@@ -646,7 +646,7 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None,
         versioned = re.search(r"@[0-9]+$", ident) is not None
         if (versioned or "." in ident) and not _is_namespace(catalog, ident):
             single = parse_ref(target)
-            return Discovery([Found(single)], _views_named_as(single))
+            return Discovery([Found(single)], views_named_as(single))
         views: list[Skipped] = []
         entries = list(_iceberg_found(catalog, ident or None, views))
         if versioned:
@@ -658,13 +658,13 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None,
                 both = (f"{ident} names a snapshot of table {snapshot.location} and a namespace: the snapshot and "
                         "every table of the namespace are audited")
                 entries.insert(0, Found(snapshot, ("", both)))
-                views.extend(_views_named_as(snapshot))
+                views.extend(views_named_as(snapshot))
         elif "." in ident and _is_table(catalog, ident):
             # ``a.b`` names a nested namespace and table ``b`` of ``a`` alike: an auditor typing it gets both audited,
             # never the table alone while the namespace's tables go unchecked.
             both = f"{ident} names a table and a namespace: the table and every table of the namespace are audited"
             entries.insert(0, Found(parse_ref(target), ("", both)))
-            views.extend(_views_named_as(parse_ref(target)))
+            views.extend(views_named_as(parse_ref(target)))
         out = Discovery(entries, views)
         _flag_lookalikes(out)
         # The catalog entry is named in a note only when it matters: when two entries spell one name.
@@ -702,4 +702,4 @@ def expand(target: str, storage_options: Mapping[str, str] | None = None) -> lis
 
 __all__ = ["MAX_FOLDERS", "MAX_LOCAL_FOLDERS", "Discovery", "Found", "Skipped", "delta_tables_under",
            "discover", "discover_local", "discover_remote", "expand", "iceberg_tables", "remote_tables_under",
-           "tables_under"]
+           "tables_under", "views_named_as"]

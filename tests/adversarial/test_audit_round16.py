@@ -147,3 +147,25 @@ def test_overlapping_targets_say_a_view_twin_once(serving: Any, table: Any) -> N
     assert sorted((t["table"], t["outcome"]) for t in doc["tables"]) == [
         ("iceberg://stub/ns.t", "ERROR"), ("iceberg://stub/ns.t", "VERIFIED")], doc
     assert rc == 2, doc
+
+
+def verify(uri: str, *args: str) -> tuple[int, dict[str, Any]]:
+    stub = {"PYICEBERG_CATALOG__STUB__TYPE": "rest", "PYICEBERG_CATALOG__STUB__URI": uri} if uri else {}
+    done = subprocess.run([sys.executable, "-m", "attest.cli", "verify", *args, "--json"], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, **stub})
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_verify_of_a_catalog_table_with_a_view_twin_is_not_verified(serving: Any, catalog: Any,  # noqa: F811
+                                                                       table: Any) -> None:  # noqa: F811
+    """``attest verify iceberg://stub/ns.t`` (and ``--catalog c ns.t`` of a SQL catalog with the view ``ns.T``) said
+    VERIFIED, exit 0, while Trino's readers of the name get the view. Now NOT VERIFIED with ``table_not_audited``
+    naming the view; the same table without the view still verifies."""
+    rc, doc = verify(serving(served(table, {("ns",): ["v_other"]})), "iceberg://stub/ns.t")
+    assert rc == 0 and doc["passed"], doc
+    rc, doc = verify(serving(served(table, {("ns",): ["t"]})), "iceberg://stub/ns.t")
+    assert not doc["passed"] and rc == 1, doc
+    assert [e["code"] for e in doc["errors"]] == ["table_not_audited"] and "named as a table" in str(doc), doc
+    _entry(catalog, "ns", "T", "VIEW")
+    rc, doc = verify("", "--catalog", catalog.name, "ns.t")
+    assert not doc["passed"] and rc == 1 and [e["code"] for e in doc["errors"]] == ["table_not_audited"], doc
