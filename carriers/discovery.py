@@ -528,6 +528,19 @@ def _iceberg_found(catalog_name: str, namespace: str | None, views: list[Skipped
                                   f"{'.'.join(ns)!r}, which it is not: the tables of {'.'.join(ns)!r} cannot be found "
                                   "for certain, they are not audited", code=Code.TABLE_NOT_AUDITED)
             entry = f"catalog entry namespace {'.'.join(ident[:-1])!r} table {ident[-1]!r}"
+            if any("." in part for part in ident):
+                # A '.' inside a level (a REST namespace ``("a.b",)``, a table ``b.c``): its iceberg:// name is split
+                # at every '.' and opens another identifier — audited in its place, the entry itself never read (a
+                # server serving ``a``/``b``/``t`` unlisted passed the audit of ``("a.b",)``'s ``t``, exit 0).
+                opened = f"{'.'.join(ident[:-1])}.{ident[-1]}"
+                problem = Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{opened}", Code.TABLE_NOT_AUDITED, (
+                    f"{entry} (levels {list(ident)!r}) holds a '.' inside a level: no iceberg:// name opens it "
+                    f"(readers split {opened!r} at every '.' and open {tuple(opened.split('.'))!r}), it is not "
+                    "audited; rename it"), blocking=True)
+                if views is None:
+                    raise AttestError(problem.message, code=problem.code)
+                views.append(problem)
+                continue
             yield Found(TableRef.discovered("iceberg", ".".join(ident), catalog=catalog_name), (entry,))
 
 

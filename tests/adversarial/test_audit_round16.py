@@ -4,6 +4,10 @@ A view named as a table (Trino resolves a view before a table of the name, so a 
 SQL) failed only the audit of a namespace or a catalog: a single-table audit (``attest audit iceberg://c/ns.t``, a
 snapshot ``ns.t@5``, ``--catalog c ns.t``) never looked for the view and passed, exit 0. And a view listing that
 failed (the catalog's ``list_views`` erroring) was only listed: the twin check could not run, the audit passed.
+
+A REST catalog entry whose namespace level holds a '.' (``("a.b",)`` table ``t``) was audited as ``iceberg://c/a.b.t``,
+a name readers split at every '.': the audit opened ``("a", "b", "t")`` in its place and passed on it, the entry never
+read.
 """
 
 from __future__ import annotations
@@ -55,10 +59,11 @@ def test_a_single_table_audit_finds_the_view_named_as_it(catalog: Any, table: An
 
 
 class Serving(Catalog):
-    """The REST catalog stub serving real tables: ``tables`` maps ``ns.t`` to the metadata file its load answers with
-    (a table of the SQL catalog, attested); ``views_fail``: the view listing answers ``500``."""
+    """The REST catalog stub serving real tables: ``tables`` maps ``(*namespace, name)`` to the metadata file its load
+    answers with (a table of the SQL catalog, attested); ``views_fail``: the view listing answers ``500``."""
 
-    def __init__(self, *args: Any, tables: dict[str, str], views_fail: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, tables: dict[tuple[str, ...], str], views_fail: bool = False,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.tables, self.views_fail = tables, views_fail
 
@@ -80,7 +85,7 @@ def serving() -> Iterator[Any]:
                     self.answer(500, {"error": {"message": "views are down", "type": "ServerError", "code": 500}})
                     return
                 if len(parts) == 5 and parts[:2] == ["v1", "namespaces"] and parts[3] == "tables":
-                    name = f"{parts[2].replace(SEP, '.')}.{parts[4]}"
+                    name = (*parts[2].split(SEP), parts[4])
                     if name in stub.tables:
                         location = stub.tables[name]
                         metadata = json.loads(Path(location.removeprefix("file://")).read_text())
@@ -101,7 +106,7 @@ def serving() -> Iterator[Any]:
 
 def served(attested: Any, views: dict[tuple[str, ...], list[str]] | None, **kwargs: Any) -> Serving:
     return Serving([("ns",)], {("ns",): [(("ns",), "t")]}, page=10, views=views,
-                   tables={"ns.t": attested.metadata_location}, **kwargs)
+                   tables={("ns", "t"): attested.metadata_location}, **kwargs)
 
 
 def test_the_served_table_verifies(serving: Any, table: Any) -> None:  # noqa: F811
@@ -169,3 +174,19 @@ def test_verify_of_a_catalog_table_with_a_view_twin_is_not_verified(serving: Any
     _entry(catalog, "ns", "T", "VIEW")
     rc, doc = verify("", "--catalog", catalog.name, "ns.t")
     assert not doc["passed"] and rc == 1 and [e["code"] for e in doc["errors"]] == ["table_not_audited"], doc
+
+
+def test_an_entry_with_a_dot_inside_a_level_is_not_audited_as_another(serving: Any, table: Any) -> None:  # noqa: F811
+    """The server lists the single-level namespace ``a.b`` holding ``t``, and serves (unlisted) the nested ``a`` →
+    ``b`` → ``t``, the attested table. Before: the entry was named ``iceberg://stub/a.b.t``, which opened the nested
+    table: VERIFIED, exit 0, while the listed table was never read. Now the entry is an ERROR line: no name opens it."""
+    stub = Serving([("a.b",)], {("a.b",): [(("a.b",), "t")]}, page=10, views=None,
+                   tables={("a", "b", "t"): table.metadata_location})
+    uri = serving(stub)
+    rc, doc = audit(uri, "iceberg://stub")
+    lines = [(t["table"], t["outcome"], t["code"]) for t in doc["tables"]]
+    assert lines == [("iceberg://stub/a.b.t", "ERROR", "table_not_audited")], doc
+    assert "no iceberg:// name opens it" in doc["tables"][0]["message"], doc
+    assert rc == 2 and not doc["passed"], doc
+    rc, doc = audit(uri, "iceberg://stub/a.b")  # the namespace cannot be named either: read as the nested a.b
+    assert rc == 2 and not doc["passed"] and doc["counts"]["VERIFIED"] == 0, doc
