@@ -6,7 +6,8 @@
 - a single-level namespace spelt with a dot (``("a.b",)``) beside the nested ``a`` → ``b``: the two spell one
   ``iceberg://`` name; the nested table is audited, the other entry an ``ERROR`` line;
 - a trust policy's ``require_signed`` glob naming the catalog table in another case, another Unicode form, with a
-  trailing ``/`` or as the whole catalog: the unsigned table is ``signature_missing`` in the audit;
+  trailing ``/`` or as the whole catalog: the unsigned table is ``signature_missing`` in the audit, of the namespace,
+  of the table and of a snapshot of it (``ns.t@<id>``: the glob names the table without a version);
 - a kept audit (``--to``) of an audit that found no table (only a table in ``_staging/``): its one row ``ERROR``,
   never an empty run that reads as passed; the JSON says ``passed: false``, exit 2.
 """
@@ -57,9 +58,11 @@ def test_a_policy_glob_spelt_otherwise_still_requires_the_signature(serving: Any
     (tmp_path / "ci.pub").write_bytes(KEY.public_pem)
     (tmp_path / "policy.toml").write_text(f'require_signed = ["{glob}"]\n[[keys]]\npublic_key = "ci.pub"\n')
     uri = serving(served(table, None))
-    for target in ("iceberg://stub/ns", "iceberg://stub/ns.t"):
+    snapshot = table.current_snapshot().snapshot_id
+    for target in ("iceberg://stub/ns", "iceberg://stub/ns.t", f"iceberg://stub/ns.t@{snapshot}"):
         rc, doc = audit(uri, target, "--policy", str(tmp_path / "policy.toml"))
-        assert [(t["table"], t["code"]) for t in doc["tables"]] == [("iceberg://stub/ns.t", "signature_missing")], doc
+        assert [(t["table"].split("@")[0], t["code"]) for t in doc["tables"]] == [
+            ("iceberg://stub/ns.t", "signature_missing")], doc
         assert rc == 1, doc
 
 
