@@ -190,3 +190,15 @@ def test_an_entry_with_a_dot_inside_a_level_is_not_audited_as_another(serving: A
     assert rc == 2 and not doc["passed"], doc
     rc, doc = audit(uri, "iceberg://stub/a.b")  # the namespace cannot be named either: read as the nested a.b
     assert rc == 2 and not doc["passed"] and doc["counts"]["VERIFIED"] == 0, doc
+
+
+def test_the_api_verify_says_what_the_command_says(catalog: Any, table: Any) -> None:  # noqa: F811
+    """``attest.api.verify`` returns "the Report the command prints": with the view ``ns.T`` beside ``ns.t`` it said
+    VERIFIED; now it fails with ``table_not_audited`` as the command does, by name and given the pyiceberg table."""
+    from attest import api
+
+    assert api.verify(f"iceberg://{catalog.name}/ns.t").passed
+    _entry(catalog, "ns", "T", "VIEW")
+    for given in (f"iceberg://{catalog.name}/ns.t", catalog.load_table("ns.t")):
+        report = api.verify(given)
+        assert not report.passed and [e.code.value for e in report.errors] == ["table_not_audited"], report.human()
