@@ -38,7 +38,7 @@ def audit(uri: str, *args: str) -> tuple[int, dict[str, Any]]:
     return done.returncode, json.loads(done.stdout)
 
 
-@pytest.mark.parametrize("target", ["ns.t", "ns.t@{snap}", "--catalog"])
+@pytest.mark.parametrize("target", ["ns.t", "ns.t@{snap}", "--catalog", "namespace_too"])
 def test_a_single_table_audit_finds_the_view_named_as_it(catalog: Any, table: Any, target: str) -> None:  # noqa: F811
     """A SQL catalog holding the table ``ns.t`` and the view ``ns.T`` (iceberg-java's JdbcCatalog writes a view as a
     row of ``iceberg_type`` ``VIEW``; its key keeps one entry per exact name, so the twin differs by case). The audit
@@ -48,6 +48,9 @@ def test_a_single_table_audit_finds_the_view_named_as_it(catalog: Any, table: An
     name = catalog.name
     if target == "--catalog":
         args = ["--catalog", name, "ns.t"]
+    elif target == "namespace_too":  # ``ns.t`` a table and a namespace: both audited, the namespace's views listed
+        catalog.create_namespace(("ns", "t"))
+        args = [f"iceberg://{name}/ns.t"]
     else:
         args = [f"iceberg://{name}/{target.format(snap=table.current_snapshot().snapshot_id)}"]
     rc, doc = audit("", *args)
