@@ -516,10 +516,15 @@ def _iceberg_found(catalog_name: str, namespace: str | None, views: list[Skipped
     ``a.b`` unaudited and passed. ``views``: where the catalog's views of those namespaces are listed (not audited)."""
     catalog = _catalog(catalog_name)
     root = tuple(namespace.split(".")) if namespace else ()
-    for ns in ([root] if root else []) + _all_namespaces(catalog, catalog_name, root):
-        idents = [tuple(ident) for ident in sorted(catalog.list_tables(ns))]
-        if views is not None:
-            views.extend(_iceberg_views(catalog, catalog_name, ns, {_fold(ident[-1]) for ident in idents}))
+    listing = [(ns, [tuple(ident) for ident in sorted(catalog.list_tables(ns))])
+               for ns in ([root] if root else []) + _all_namespaces(catalog, catalog_name, root)]
+    if views is not None:
+        # Every table's full name, folded: a view ``NS.t`` twins the table ``ns.t`` of another namespace as a view
+        # ``ns.T`` does within one (a reader matching names by case alone cannot tell them apart).
+        names = {_fold(".".join(ident)) for _, idents in listing for ident in idents}
+        for ns, _ in listing:
+            views.extend(_iceberg_views(catalog, catalog_name, ns, names))
+    for ns, idents in listing:
         for ident in idents:
             if ident[:-1] != ns:
                 # A REST server answers each entry with its own namespace: one of another namespace would be audited
@@ -549,9 +554,10 @@ def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...], tables:
     no attestation binds (an audit of the namespace said nothing of them). A catalog without views says so by
     ``NotImplementedError`` (pyiceberg's SQL catalog; a REST server that does not serve them).
 
-    A view named as a table of the namespace (``tables``: their names folded; by case or Unicode form too) is an ERROR
-    line: an engine resolving views before tables (Trino) reads the view's SQL under the table's name, so the table's
-    VERIFIED line said nothing of what that name reads (before, the view was only listed and the audit passed)."""
+    A view named as a table (``tables``: their full names folded; namespace and name by case or Unicode form too) is
+    an ERROR line: an engine resolving views before tables (Trino) reads the view's SQL under the table's name, so the
+    table's VERIFIED line said nothing of what that name reads (before, the view was only listed and the audit
+    passed)."""
     others: list[tuple[tuple[str, ...], str]] = []
     try:
         try:
@@ -568,13 +574,16 @@ def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...], tables:
             f"the views of namespace {'.'.join(ns)!r} could not be listed ({type(exc).__name__}: {exc}): whether a "
             "view is named as one of its tables (which an engine resolving views first reads under the table's "
             "name) is not known; views are not audited"), blocking=True)]
-    return [Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(view)}", Code.TABLE_NOT_AUDITED, (
-        "an Iceberg view named as a table of its namespace (by case or Unicode form too): an engine resolving views "
-        "first (Trino) reads the view's SQL under the table's name, and no attestation binds it; rename one of them"
-        if _fold(view[-1]) in tables else
-        "an Iceberg view: its readers get the rows of the tables its SQL reads, which no attestation binds (the "
-        "tables it reads are audited where they are among the audit's tables)"), blocking=_fold(view[-1]) in tables)
-        for view in listed] + [
+    out = []
+    for view in listed:
+        twin = _fold(".".join(view)) in tables
+        out.append(Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(view)}", Code.TABLE_NOT_AUDITED, (
+            "an Iceberg view named as a table (its namespace and name compared by case and Unicode form too): an "
+            "engine resolving views first (Trino) reads the view's SQL under the table's name, and no attestation "
+            "binds it; rename one of them" if twin else
+            "an Iceberg view: its readers get the rows of the tables its SQL reads, which no attestation binds (the "
+            "tables it reads are audited where they are among the audit's tables)"), blocking=twin))
+    return out + [
         Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(entry)}", Code.TABLE_NOT_AUDITED, (
             f"a catalog entry of type {kind!r}, neither a table nor a view: no Iceberg reader opens it, it is not "
             "audited")) for entry, kind in others]
@@ -596,7 +605,7 @@ def views_named_as(ref: TableRef) -> list[Skipped]:
         return []
     # A listing that fails is an ERROR line even when the table cannot be opened either (a namespace typed wrong: two
     # lines): a server answering "no such namespace" to the view listing may serve the table all the same.
-    return [s for s in _iceberg_views(catalog, ref.catalog, ident[:-1], {_fold(ident[-1])}) if s.blocking]
+    return [s for s in _iceberg_views(catalog, ref.catalog, ident[:-1], {_fold(ref.location)}) if s.blocking]
 
 
 def _catalog(catalog_name: str) -> Any:

@@ -205,3 +205,17 @@ def test_the_api_verify_says_what_the_command_says(catalog: Any, table: Any) -> 
     for given in (f"iceberg://{catalog.name}/ns.t", catalog.load_table("ns.t")):
         report = api.verify(given)
         assert not report.passed and [e.code.value for e in report.errors] == ["table_not_audited"], report.human()
+
+
+@pytest.mark.parametrize("view", [("NS", "t"), ("NS", "T")])
+def test_a_view_twin_in_a_namespace_named_otherwise(catalog: Any, table: Any, view: tuple[str, str]) -> None:  # noqa: F811
+    """A SQL catalog holding the table ``ns.t`` and a view ``NS.t``: a namespace differing by case only, which a reader
+    matching names by case alone cannot tell from ``ns``. The twin was looked for within one namespace only: the view
+    was listed SKIPPED and the audit of the catalog passed, exit 0. Now an ERROR line, as ``ns.T`` is."""
+    _entry(catalog, *view, "VIEW")
+    name = catalog.name
+    rc, doc = audit("", f"iceberg://{name}")
+    lines = {t["table"]: (t["outcome"], t["code"]) for t in doc["tables"]}
+    assert lines == {f"iceberg://{name}/ns.t": ("VERIFIED", None),
+                     f"iceberg://{name}/{'.'.join(view)}": ("ERROR", "table_not_audited")}, doc
+    assert doc["skipped"] == [] and rc == 2, doc
