@@ -7,7 +7,8 @@ failed (the catalog's ``list_views`` erroring) was only listed: the twin check c
 
 A REST catalog entry whose namespace level holds a '.' (``("a.b",)`` table ``t``) was audited as ``iceberg://c/a.b.t``,
 a name readers split at every '.': the audit opened ``("a", "b", "t")`` in its place and passed on it, the entry never
-read.
+read. And a view ``NS.t`` (a namespace differing only by case) beside the table ``ns.t`` was looked for within one
+namespace only: listed SKIPPED, exit 0.
 """
 
 from __future__ import annotations
