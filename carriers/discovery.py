@@ -24,7 +24,8 @@ replaced by a symlink was skipped without a word):
 - ``iceberg://<catalog>``: every table of every namespace; ``iceberg://<catalog>/<namespace>``: that namespace and
   the namespaces nested in it; their views (a REST catalog that serves them, a SQL catalog's ``VIEW`` rows) are
   listed as not audited, and a view named as a table of its namespace is an ERROR line (engines resolving views
-  first read it under the table's name);
+  first read it under the table's name), as is a view listing that fails (the twin check could not be made); a
+  catalog table named alone (``iceberg://c/ns.t``) is looked for such a view too;
 - anything else is one table reference, parsed as typed.
 
 Names that collide are reported: two catalog entries spelling the same ``iceberg://`` name (namespace ``a.b`` table
@@ -515,10 +516,15 @@ def _iceberg_found(catalog_name: str, namespace: str | None, views: list[Skipped
     ``a.b`` unaudited and passed. ``views``: where the catalog's views of those namespaces are listed (not audited)."""
     catalog = _catalog(catalog_name)
     root = tuple(namespace.split(".")) if namespace else ()
-    for ns in ([root] if root else []) + _all_namespaces(catalog, catalog_name, root):
-        idents = [tuple(ident) for ident in sorted(catalog.list_tables(ns))]
-        if views is not None:
-            views.extend(_iceberg_views(catalog, catalog_name, ns, {_fold(ident[-1]) for ident in idents}))
+    listing = [(ns, [tuple(ident) for ident in sorted(catalog.list_tables(ns))])
+               for ns in ([root] if root else []) + _all_namespaces(catalog, catalog_name, root)]
+    if views is not None:
+        # Every table's full name, folded: a view ``NS.t`` twins the table ``ns.t`` of another namespace as a view
+        # ``ns.T`` does within one (a reader matching names by case alone cannot tell them apart).
+        names = {_fold(".".join(ident)) for _, idents in listing for ident in idents}
+        for ns, _ in listing:
+            views.extend(_iceberg_views(catalog, catalog_name, ns, names))
+    for ns, idents in listing:
         for ident in idents:
             if ident[:-1] != ns:
                 # A REST server answers each entry with its own namespace: one of another namespace would be audited
@@ -527,6 +533,19 @@ def _iceberg_found(catalog_name: str, namespace: str | None, views: list[Skipped
                                   f"{'.'.join(ns)!r}, which it is not: the tables of {'.'.join(ns)!r} cannot be found "
                                   "for certain, they are not audited", code=Code.TABLE_NOT_AUDITED)
             entry = f"catalog entry namespace {'.'.join(ident[:-1])!r} table {ident[-1]!r}"
+            if any("." in part for part in ident):
+                # A '.' inside a level (a REST namespace ``("a.b",)``, a table ``b.c``): its iceberg:// name is split
+                # at every '.' and opens another identifier — audited in its place, the entry itself never read (a
+                # server serving ``a``/``b``/``t`` unlisted passed the audit of ``("a.b",)``'s ``t``, exit 0).
+                opened = f"{'.'.join(ident[:-1])}.{ident[-1]}"
+                problem = Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{opened}", Code.TABLE_NOT_AUDITED, (
+                    f"{entry} (levels {list(ident)!r}) holds a '.' inside a level: no iceberg:// name opens it "
+                    f"(readers split {opened!r} at every '.' and open {tuple(opened.split('.'))!r}), it is not "
+                    "audited; rename it"), blocking=True)
+                if views is None:
+                    raise AttestError(problem.message, code=problem.code)
+                views.append(problem)
+                continue
             yield Found(TableRef.discovered("iceberg", ".".join(ident), catalog=catalog_name), (entry,))
 
 
@@ -535,9 +554,10 @@ def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...], tables:
     no attestation binds (an audit of the namespace said nothing of them). A catalog without views says so by
     ``NotImplementedError`` (pyiceberg's SQL catalog; a REST server that does not serve them).
 
-    A view named as a table of the namespace (``tables``: their names folded; by case or Unicode form too) is an ERROR
-    line: an engine resolving views before tables (Trino) reads the view's SQL under the table's name, so the table's
-    VERIFIED line said nothing of what that name reads (before, the view was only listed and the audit passed)."""
+    A view named as a table (``tables``: their full names folded; namespace and name by case or Unicode form too) is
+    an ERROR line: an engine resolving views before tables (Trino) reads the view's SQL under the table's name, so the
+    table's VERIFIED line said nothing of what that name reads (before, the view was only listed and the audit
+    passed)."""
     others: list[tuple[tuple[str, ...], str]] = []
     try:
         try:
@@ -546,20 +566,46 @@ def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...], tables:
             from carriers.iceberg.catalogs import sql_catalog_views
 
             listed, others = sql_catalog_views(catalog, ns)
-    except Exception as exc:  # the tables are audited all the same; the auditor learns the views were not listed
+    except Exception as exc:
+        # The tables are audited all the same, but the audit cannot pass: whether a view is named as one of them (which
+        # an engine resolving views first reads under its name) is not known. Only listed before, exit 0.
         where = f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(ns)}"
-        return [Skipped(where, Code.TABLE_NOT_AUDITED, f"the views of namespace {'.'.join(ns)!r} could not be listed "
-                        f"({type(exc).__name__}: {exc}); views are not audited")]
-    return [Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(view)}", Code.TABLE_NOT_AUDITED, (
-        "an Iceberg view named as a table of its namespace (by case or Unicode form too): an engine resolving views "
-        "first (Trino) reads the view's SQL under the table's name, and no attestation binds it; rename one of them"
-        if _fold(view[-1]) in tables else
-        "an Iceberg view: its readers get the rows of the tables its SQL reads, which no attestation binds (the "
-        "tables it reads are audited where they are among the audit's tables)"), blocking=_fold(view[-1]) in tables)
-        for view in listed] + [
+        return [Skipped(where, Code.TABLE_NOT_AUDITED, (
+            f"the views of namespace {'.'.join(ns)!r} could not be listed ({type(exc).__name__}: {exc}): whether a "
+            "view is named as one of its tables (which an engine resolving views first reads under the table's "
+            "name) is not known; views are not audited"), blocking=True)]
+    out = []
+    for view in listed:
+        twin = _fold(".".join(view)) in tables
+        out.append(Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(view)}", Code.TABLE_NOT_AUDITED, (
+            "an Iceberg view named as a table (its namespace and name compared by case and Unicode form too): an "
+            "engine resolving views first (Trino) reads the view's SQL under the table's name, and no attestation "
+            "binds it; rename one of them" if twin else
+            "an Iceberg view: its readers get the rows of the tables its SQL reads, which no attestation binds (the "
+            "tables it reads are audited where they are among the audit's tables)"), blocking=twin))
+    return out + [
         Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(entry)}", Code.TABLE_NOT_AUDITED, (
             f"a catalog entry of type {kind!r}, neither a table nor a view: no Iceberg reader opens it, it is not "
             "audited")) for entry, kind in others]
+
+
+def views_named_as(ref: TableRef) -> list[Skipped]:
+    """For a catalog table audited by its own name (``iceberg://c/ns.t``, ``ns.t@5``, ``--catalog c ns.t``): a view
+    of its namespace named as it (by case or Unicode form too), an ERROR line as in a namespace's audit, and so is a
+    view listing that fails. Before, only a namespace's or a catalog's audit looked, and the table's audit passed
+    while Trino's readers of the name got the view's SQL."""
+    if ref.catalog is None:
+        return []
+    try:
+        catalog = _catalog(ref.catalog)
+    except TableReferenceError:  # the table's own line says the catalog is not configured
+        return []
+    ident = tuple(ref.location.split("."))
+    if len(ident) < 2:  # no namespace: the table's own line says the name is not a table
+        return []
+    # A listing that fails is an ERROR line even when the table cannot be opened either (a namespace typed wrong: two
+    # lines): a server answering "no such namespace" to the view listing may serve the table all the same.
+    return [s for s in _iceberg_views(catalog, ref.catalog, ident[:-1], {_fold(ref.location)}) if s.blocking]
 
 
 def _catalog(catalog_name: str) -> Any:
@@ -621,7 +667,8 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None,
         # that namespace went unaudited.
         versioned = re.search(r"@[0-9]+$", ident) is not None
         if (versioned or "." in ident) and not _is_namespace(catalog, ident):
-            return Discovery([Found(parse_ref(target))])
+            single = parse_ref(target)
+            return Discovery([Found(single)], views_named_as(single))
         views: list[Skipped] = []
         entries = list(_iceberg_found(catalog, ident or None, views))
         if versioned:
@@ -633,11 +680,13 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None,
                 both = (f"{ident} names a snapshot of table {snapshot.location} and a namespace: the snapshot and "
                         "every table of the namespace are audited")
                 entries.insert(0, Found(snapshot, ("", both)))
+                views.extend(views_named_as(snapshot))
         elif "." in ident and _is_table(catalog, ident):
             # ``a.b`` names a nested namespace and table ``b`` of ``a`` alike: an auditor typing it gets both audited,
             # never the table alone while the namespace's tables go unchecked.
             both = f"{ident} names a table and a namespace: the table and every table of the namespace are audited"
             entries.insert(0, Found(parse_ref(target), ("", both)))
+            views.extend(views_named_as(parse_ref(target)))
         out = Discovery(entries, views)
         _flag_lookalikes(out)
         # The catalog entry is named in a note only when it matters: when two entries spell one name.
@@ -675,4 +724,4 @@ def expand(target: str, storage_options: Mapping[str, str] | None = None) -> lis
 
 __all__ = ["MAX_FOLDERS", "MAX_LOCAL_FOLDERS", "Discovery", "Found", "Skipped", "delta_tables_under",
            "discover", "discover_local", "discover_remote", "expand", "iceberg_tables", "remote_tables_under",
-           "tables_under"]
+           "tables_under", "views_named_as"]

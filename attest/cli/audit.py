@@ -77,6 +77,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
     # A table is its format, catalog, location and version: its printed name (str) is not one table — a prefix
     # literally named ``orders@3`` prints as version 3 of ``orders``, and one of the two went unchecked.
     queued: set[tuple[str, str | None, str, str | None]] = set()
+    said: set[tuple[str, str]] = set()
     try:
         for target in targets:
             try:
@@ -86,7 +87,10 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
                 continue
             for skipped in found.skipped:  # every place not walked is said, with its reason
                 if skipped.blocking:
-                    add(AuditRow.of_problem(skipped.path, skipped.problem()))
+                    # Overlapping targets (``iceberg://c/ns iceberg://c/ns.t``) find one view twin twice: one line.
+                    if (skipped.path, skipped.message) not in said:
+                        said.add((skipped.path, skipped.message))
+                        add(AuditRow.of_problem(skipped.path, skipped.problem()))
                 else:
                     problem = audit.add_skipped(skipped.problem())
                     if stream is not None:
