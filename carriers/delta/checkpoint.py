@@ -28,11 +28,13 @@ _READ = ("add", "remove", "metaData", "protocol", "sidecar")
 _STATS_BATCH = 65_536
 
 
-def columnar_state(storage: Storage, version: int, names: list[str], *, judged: bool = True) -> LogState | None:
+def columnar_state(storage: Storage, version: int, names: list[str], *, judged: bool = True,
+                   read: dict[str, bytes] | None = None) -> LogState | None:
     """The state checkpoint ``names`` (the Parquet parts of one checkpoint of ``version``) holds, read in columns; None
     when it is not regular (see the module docstring): the line reader (``log._checkpoint_state``) decides then.
     Not ``judged`` (a checkpoint only compared, whose problems nobody reads), the statistics texts are not parsed:
-    a key named twice in them is a problem of the checkpoint, not a change of the state it holds."""
+    a key named twice in them is a problem of the checkpoint, not a change of the state it holds. ``read``: the bytes of
+    parts read already (``log._few_rows``: a checkpoint is immutable, and is read once)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -48,7 +50,9 @@ def columnar_state(storage: Storage, version: int, names: list[str], *, judged: 
                          checkpoint=True)
     removed: list[Any] = []
     for name in names:
-        data = storage.read(f"{LOG_DIR}/{name}")
+        data = read.pop(name, None) if read else None
+        if data is None:
+            data = storage.read(f"{LOG_DIR}/{name}")
         if data is None:
             raise TableInconsistentError(f"checkpoint {name} vanished while reading")
         pf = pq.ParquetFile(pa.BufferReader(data))

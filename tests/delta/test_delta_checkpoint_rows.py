@@ -138,3 +138,32 @@ def test_a_checkpoint_that_is_not_regular_is_left_to_the_line_reader_in_row_grou
     _reorder(path, "actions first", group, _IRREGULAR[kind])
     copied, sliced, _ = _columns_both_ways(path, monkeypatch)
     assert copied is None and sliced is None
+
+
+@pytest.mark.parametrize("parts", [1, 3])
+def test_a_checkpoint_read_in_columns_is_read_once(tmp_path: Path, parts: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bytes read to count a checkpoint's rows (``log._few_rows``) are the ones read in columns: each part is read
+    from storage once, and the replay finds what it found before (nothing)."""
+    from carriers.delta import log as delta_log
+    from carriers.storage.delta import DeltaStorage
+
+    from .test_delta_checkpoint_columns import _rewrite
+
+    path = _table(tmp_path)
+    if parts > 1:
+        _rewrite(path, lambda rows: rows, parts=parts)
+    monkeypatch.setattr(delta_log, "LINE_ROWS_MAX", 1)  # read in columns, as a large checkpoint is
+    storage = DeltaStorage(str(path))
+    reads: list[str] = []
+    real = type(storage).read
+
+    def counted(self: Any, rel: str) -> Any:
+        reads.append(rel)
+        return real(self, rel)
+
+    monkeypatch.setattr(type(storage), "read", counted)
+    version, names = _newest(path)
+    state, problems = delta_log.replay(storage, version)
+    assert problems == [] and len(state.adds) > 1 and state.adds.on_columns()
+    for name in names:
+        assert reads.count(f"{LOG_DIR}/{name}") == 1, name
