@@ -124,18 +124,26 @@ class Located:
 
     __slots__ = ("_overlay", "_taken", "_whole", "base", "live", "over", "rows")
 
-    def __init__(self, adds: Adds, paths: Sequence[str]) -> None:
+    def __init__(self, adds: Adds, paths: Sequence[str], *, rows: int | None = None) -> None:
         self.base = adds._base
         over, gone = adds._over, adds._gone
         self._overlay = over  # every add on top (of these paths or not): whether one holds a field is asked of all
+        self._taken: Any = None
+        self._whole: bool | None = None  # whether ``rows`` are 0..n-1 of the one part (``arrow``), once asked
+        if rows is not None:  # Adds.in_order: every row of the one part, in order, nothing on top
+            self.over: list[dict[str, Any] | None] = []
+            self.rows: list[int | None] = list(range(rows))
+            self.live = [True] * rows
+            self._whole = True
+            return
         index = self.base.index if self.base is not None else {}
         # Each path's checkpoint row, or None (not in the checkpoint, removed since, or added again after it); the add
         # a commit after the checkpoint made of each path, or None (the list left empty when there is none).
-        self.over: list[dict[str, Any] | None] = []
+        self.over = []
         if over:
             get = over.get
             self.over = [get(p) for p in paths]
-            self.rows: list[int | None] = [None if d is not None or p in gone else index.get(p)
+            self.rows = [None if d is not None or p in gone else index.get(p)
                                            for p, d in zip(paths, self.over, strict=True)]
             self.live = [r is not None or d is not None for r, d in zip(self.rows, self.over, strict=True)]
         else:
@@ -143,8 +151,6 @@ class Located:
             self.rows = list(map(index.get, paths)) if not gone else \
                 [None if p in gone else index.get(p) for p in paths]
             self.live = list(map(operator.is_not, self.rows, itertools.repeat(None)))
-        self._taken: Any = None
-        self._whole: bool | None = None  # whether ``rows`` are 0..n-1 of the one part (``arrow``), once asked
 
     def holds(self, name: str) -> bool:
         """Whether any of the adds may hold field ``name`` not null (False: ``values(name)`` is None throughout)."""
@@ -180,6 +186,16 @@ class Located:
         base = self.base
         if base is None:
             out = [missing] * len(self.rows)
+        elif self._whole and not self.over:  # every row of the one part, in order: its column whole, nothing taken
+            column = base.parts[0].get(name, MISSING)
+            if column is MISSING:
+                out = [missing] * len(self.rows)
+            elif isinstance(column, list):
+                out = list(column)
+            elif isinstance(column, EmptyMaps):
+                out = [_NO_ENTRIES] * len(self.rows)
+            else:
+                out = column.to_pylist()
         else:
             if self._taken is None and len(base.parts) == 1:
                 import pyarrow as pa
@@ -335,6 +351,39 @@ class Adds(MutableMapping[str, dict[str, Any]]):
     def locate(self, paths: Sequence[str]) -> Located:
         """The adds of ``paths`` (live or not), to read as aligned columns (``Located.values``)."""
         return Located(self, paths)
+
+    def in_order(self) -> Located | None:
+        """``locate(list(self))`` without a look-up per path, when this mapping is the rows of one checkpoint part
+        (or of the one part regular commits extended) and nothing is on top (its keys are then that part's paths, in
+        order); else None. The same rows, live flags and values (tests/delta/test_delta_aligned.py)."""
+        base = self._base
+        if base is None or self._over or self._gone or len(base.parts) != 1 or base.starts != [0] \
+                or base.rows != len(base.index):
+            return None
+        return Located(self, (), rows=base.rows)
+
+    def same_order(self, paths: Sequence[str]) -> Located | None:
+        """``in_order()`` when ``paths`` are this mapping's keys in their order (then ``locate(paths)`` is it, and the
+        live paths are exactly ``paths``); else None. The keys are compared as one list (in C: no look-up per path)."""
+        located = self.in_order()
+        if located is None or len(paths) != len(self) or list(self._base.index) != list(paths):  # type: ignore[union-attr]
+            return None
+        return located
+
+    def same_order_as(self, other: Adds) -> tuple[Located, Located] | None:
+        """``(self.in_order(), other.in_order())`` when both mappings hold the same paths in the same order (their
+        path columns equal row by row, compared in Arrow where both are Arrow strings); else None."""
+        mine, theirs = self.in_order(), other.in_order()
+        if mine is None or theirs is None or len(self) != len(other):
+            return None
+        a, b = self._base.parts[0]["path"], other._base.parts[0]["path"]  # type: ignore[union-attr]
+        if isinstance(a, list) or isinstance(b, list) or a.type != b.type:
+            return (mine, theirs) if list(self._base.index) == list(other._base.index) else None  # type: ignore[union-attr]
+        import pyarrow.compute as pc
+
+        if len(a) and (a.null_count or b.null_count or not pc.all(pc.equal(a, b)).as_py()):
+            return None  # (Arrow's string equality is of the bytes: equal bytes are equal str, the index's keys)
+        return mine, theirs
 
 
 class Kept:

@@ -482,7 +482,11 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         spellings = _Spellings(dt)
         paths = adds.paths
         engine_raw = set(paths)
-        if (log.adds and log.adds.paths() != engine_raw) or (not log.adds and engine_raw and not inconsistencies):
+        # delta-rs's paths the log's own, in its order (as delta-rs lists a checkpoint's adds): located without a
+        # look-up per path, the same sets without making the log's (carriers/delta/adds.py, Adds.same_order).
+        in_order = log.adds.same_order(paths) if ALIGNED_LISTING and len(engine_raw) == len(paths) else None
+        if in_order is None and ((log.adds and log.adds.paths() != engine_raw)
+                                 or (not log.adds and engine_raw and not inconsistencies)):
             problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log replay disagree on the live files "
                                     f"of version {n} ({len(engine_raw)} vs {len(log.adds)})"))
         files: list[DataFile] = []
@@ -501,7 +505,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         parsed_stats = log.parsed_stats
         # The log's add of each file, as aligned columns (no dict made of a checkpoint's row); MISSING where the
         # add lacks a field (its checkpoint part holds it null in every row) or the path is not live in the log.
-        logged_adds = log.adds.locate(paths)
+        logged_adds = log.adds.locate(paths) if in_order is None else in_order
         live, logged_sizes, logged_values = logged_adds.live, logged_adds.values("size"), \
             logged_adds.values("partitionValues")
         logged_dvs, base_rows, commit_versions = logged_adds.values("deletionVector"), \
@@ -581,7 +585,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         # URI cross-check and confinement make their own per-file lists (they set the listing's peak memory otherwise).
         del log, adds, paths, engine_raw, partition_texts, stats_texts, gaps, plain, sizes, engine_times, parsed_stats
         del logged_adds, live, logged_sizes, logged_values, logged_dvs, base_rows, commit_versions, logged_times
-        del logged_stats
+        del logged_stats, in_order
         _release_arrow_memory()
         if self.storage.local_root is not None:
             self._cross_check_uris(dt, files, problems)
@@ -902,6 +906,9 @@ _NO_ROW_TRACKING = '{"baseRowId":null,"defaultRowCommitVersion":null}'
 # Whether a version's file views are made in bulk where the per-file branches are not needed (_bulk_views);
 # ATTEST_FAST=0 makes every one in the loop (tests/delta/test_delta_bulk_views.py holds the two to each other).
 BULK_VIEWS: bool = fast.ON
+# Whether delta-rs's paths, when they are the log's in its order, are located in the log's columns without a look-up
+# per path (Adds.same_order); ATTEST_FAST=0 looks each up (tests/delta/test_delta_aligned.py holds the two together).
+ALIGNED_LISTING: bool = fast.ON
 
 
 def _bulk_views(paths: list[str], sizes: list[Any], partition_texts: list[str] | None, stats_texts: list[str],

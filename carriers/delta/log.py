@@ -596,10 +596,16 @@ class LogState:
         mine, theirs = self.comparable(files=False), other.comparable(files=False)
         if mine != theirs or len(self.adds) != len(other.adds):
             return False
-        paths = list(self.adds)
-        x, y = self.adds.locate(paths), other.adds.locate(paths)
-        if not all(y.live):  # as many distinct paths on each side: the same paths when every one is live in both
-            return False
+        # Both states one part's columns listing the same paths in the same order (a checkpoint written from the log
+        # before it lists them so): each side's rows are its part's rows in order, found without a look-up per path.
+        aligned = self.adds.same_order_as(other.adds) if ARROW_AGREES else None
+        if aligned is not None:
+            x, y = aligned
+        else:
+            paths = list(self.adds)
+            x, y = self.adds.locate(paths), other.adds.locate(paths)
+            if not all(y.live):  # as many distinct paths on each side: the same paths when every one is live in both
+                return False
         for key in ("size", "partitionValues", "deletionVector"):
             if not x.holds(key) and not y.holds(key):
                 continue  # null (absent) in every add of both: equal
@@ -831,10 +837,12 @@ def _checkpoint_state(storage: Storage, version: int, names: list[str], *, judge
     comparison, its problems are not)."""
     from carriers.delta.checkpoint import columnar_state
 
-    parts = _few_rows(storage, names)
+    read: dict[str, bytes] = {}  # the parts' bytes read to count their rows: not read again in columns
+    parts = _few_rows(storage, names, read)
     if parts is not None:  # the line reader's verdict, without importing pyarrow.compute and pyarrow.json
         return _line_checkpoint_state(storage, version, names, parts)
-    state = columnar_state(storage, version, names, judged=judged)
+    state = columnar_state(storage, version, names, judged=judged, read=read)
+    del read
     return _line_checkpoint_state(storage, version, names) if state is None else state
 
 
@@ -844,9 +852,10 @@ def _checkpoint_state(storage: Storage, version: int, names: list[str], *, judge
 LINE_ROWS_MAX = 4_096
 
 
-def _few_rows(storage: Storage, names: list[str]) -> dict[str, bytes] | None:
+def _few_rows(storage: Storage, names: list[str], read: dict[str, bytes] | None = None) -> dict[str, bytes] | None:
     """The bytes of checkpoint parts ``names`` when they are Parquet files of fewer than LINE_ROWS_MAX rows in all
-    (read once: the line reader takes them), else None."""
+    (read once: the line reader takes them), else None; the bytes of each part read on the way are put in ``read``
+    (the columnar reader takes them)."""
     if not names or not all(n.endswith(".parquet") for n in names):
         return None
     import pyarrow as pa
@@ -858,6 +867,8 @@ def _few_rows(storage: Storage, names: list[str]) -> dict[str, bytes] | None:
         data = storage.read(f"{LOG_DIR}/{name}")
         if data is None:
             return None  # vanished: the reader that reads it again says so
+        if read is not None:
+            read[name] = data
         try:
             rows += pq.ParquetFile(pa.BufferReader(data)).metadata.num_rows
         except (pa.ArrowException, OSError, ValueError):
