@@ -206,9 +206,63 @@ def mapping_chunks(mapping: dict[str, JSONValue], batch: int = 8192) -> Iterator
     keys = sorted(mapping)
     yield b"{"
     for start in range(0, len(keys), batch):
-        part = canonical_bytes({k: mapping[k] for k in keys[start:start + batch]})[1:-1]
+        some = keys[start:start + batch]
+        part = string_members(some, list(map(mapping.__getitem__, some)))
+        if part is None:
+            part = canonical_bytes({k: mapping[k] for k in some})[1:-1]
         yield part if start == 0 else b"," + part
     yield b"}"
+
+
+# The text of values canonical_bytes writes with Python's C encoder, written here in C passes over whole columns (a
+# sidecar's file list and a reader view's members: one per file of a table), with no Python call per value. Its
+# string encoder is json.dumps(ensure_ascii=False)'s, which canonical_bytes uses; an exact int in range is written
+# as json.dumps writes it (int.__repr__). Anything else is left to canonical_bytes.
+_STRING = json.encoder.encode_basestring
+_MEMBER = "{}:{}".format
+
+
+def _column_text(values: list[Any]) -> Iterator[str] | None:
+    """Each value's canonical text, when every value is an exact string, or every one an exact int in i64/u64 range
+    (what canonical_bytes writes with the C encoder); else None."""
+    kinds = set(map(type, values))
+    if kinds == {str}:
+        return map(_STRING, values)
+    if kinds == {int} and min(values) >= I64_MIN and max(values) <= U64_MAX:
+        return map(int.__repr__, values)
+    return None
+
+
+def string_members(keys: list[Any], values: list[Any]) -> bytes | None:
+    """``canonical_bytes(dict(zip(keys, values)))`` without its braces, for ``keys`` given distinct and in code point
+    order, when every key and value is an exact string; None otherwise, or when a string holds a lone surrogate
+    (canonical_bytes then refuses it in its own words)."""
+    if not keys or set(map(type, chain(keys, values))) != {str}:
+        return None
+    try:
+        return ",".join(map(_MEMBER, map(_STRING, keys), map(_STRING, values))).encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+
+
+def rows_text(names: tuple[str, ...], columns: list[list[Any]]) -> bytes | None:
+    """``canonical_bytes([{names[j]: columns[j][i] for j ...} for i ...])`` without its brackets: a list of flat
+    objects named ``names`` (distinct, in code point order), when each column is all exact strings or all exact ints
+    in range; None otherwise, or when a string holds a lone surrogate (canonical_bytes then refuses it)."""
+    if not columns or not columns[0] or list(names) != sorted(set(names)) or len(names) != len(columns) \
+            or len(set(map(len, columns))) != 1:
+        return None
+    texts: list[Iterator[str]] = []
+    for column in columns:
+        text = _column_text(column)
+        if text is None:
+            return None
+        texts.append(text)
+    template = "{{" + ",".join(_STRING(n).replace("{", "{{").replace("}", "}}") + ":{}" for n in names) + "}}"
+    try:
+        return ",".join(map(template.format, *texts)).encode("utf-8")
+    except UnicodeEncodeError:
+        return None
 
 
 # A list of fewer members than this is encoded whole (digest): the streamed form pays off on a manifest's file list.

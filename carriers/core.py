@@ -56,6 +56,7 @@ from attest.errors import (
 from attest.identity.inputs import ObservedInput, content_identity, inputs_identity
 from attest.model import Manifest, load_json_document
 from attest.numbers import is_signed_digits
+from attest.record import many_records
 from attest.tables import (
     Attestation,
     ChangeKind,
@@ -1087,34 +1088,39 @@ class AttestedTable(ABC):
         if unreadable:
             raise CarrierError(f"{len(unreadable)} live file(s) of {self.noun} {v.id} cannot be read, e.g. "
                                f"{unreadable[0]}", code=Code.FILE_MISSING, path=unreadable[0])
-        triples = _triples(live.files, reuse, hashed)
-        if carried is not None:
-            return self._carry_forward(v, live, triples, *carried, signer=r.signer, progress=r.progress)
-        observed = list(r.inputs)
-        base = self._built_on(v)
-        if base is not None:
-            try:
-                observed.append(self.observe(base.id))
-            except VersionNotFoundError:
-                # Cleanup (Delta log cleanup, Iceberg expiry) removed the version the data commit built on: it is
-                # still what the run read, recorded by its version alone (heuristic), never a reason to refuse.
-                observed.append(self._observed(self._identity(v), base, None))
-        replaced = self._dropped_evidence(v, observed, r.replace)
-        manifest, document = built_manifest(model=r.model, program_hash=r.program_hash,
-                                            env_hash=self._env(r.dialect, r.engines, v), inputs=observed,
-                                            outputs=[(t.path, t.hash) for t in triples],
-                                            run_id=r.run_id or new_run_id())
-        # The manifest's document (made and validated once, by built_manifest), canonical bytes and identity, each
-        # made once and passed along: the sidecar binds the identity, a signature covers the document and its bytes,
-        # the check after the commit compares the identity. None of them is kept through that check, which reads the
-        # attestation back (the record's peak memory: ~60 MB at 200,000 files, measured; docs/scale.md).
-        ordered, data, identity = attestation_encoded(document)
-        del document
-        result = self._write(v, manifest, triples, observed, live, r.signer, progress=r.progress, identity=identity,
-                             encoded=None if r.signer is None else (ordered, data))
-        del ordered, data
-        self._check_in_force(v, identity)
-        return replace_result(result, replaced=tuple(replaced))
+        # The rest makes a record per live file (its identity, the manifest's output, the sidecar's entry) while the
+        # listing is held: with the cycle collector paused, as the listing is made (none of them holds a cycle), its
+        # full collections no longer traverse every object of the listing on the way (~1.4 s of a record of 200,000
+        # Iceberg files, measured; docs/scale.md, "sixteenth pass"). Only when cycles are reclaimed changes.
+        with many_records():
+            triples = _triples(live.files, reuse, hashed)
+            if carried is not None:
+                return self._carry_forward(v, live, triples, *carried, signer=r.signer, progress=r.progress)
+            observed = list(r.inputs)
+            base = self._built_on(v)
+            if base is not None:
+                try:
+                    observed.append(self.observe(base.id))
+                except VersionNotFoundError:
+                    # Cleanup (Delta log cleanup, Iceberg expiry) removed the version the data commit built on: it is
+                    # still what the run read, recorded by its version alone (heuristic), never a reason to refuse.
+                    observed.append(self._observed(self._identity(v), base, None))
+            replaced = self._dropped_evidence(v, observed, r.replace)
+            manifest, document = built_manifest(model=r.model, program_hash=r.program_hash,
+                                                env_hash=self._env(r.dialect, r.engines, v), inputs=observed,
+                                                outputs=[(t.path, t.hash) for t in triples],
+                                                run_id=r.run_id or new_run_id())
+            # The manifest's document (made and validated once, by built_manifest), canonical bytes and identity, each
+            # made once and passed along: the sidecar binds the identity, a signature covers the document and its bytes,
+            # the check after the commit compares the identity. None of them is kept through that check, which reads the
+            # attestation back (the record's peak memory: ~60 MB at 200,000 files, measured; docs/scale.md).
+            ordered, data, identity = attestation_encoded(document)
+            del document
+            result = self._write(v, manifest, triples, observed, live, r.signer, progress=r.progress, identity=identity,
+                                 encoded=None if r.signer is None else (ordered, data))
+            del ordered, data
+            self._check_in_force(v, identity)
+            return replace_result(result, replaced=tuple(replaced))
 
     def carry_forward(self, *, version: str | int | None = None, signer: Signer | None = None,
                       progress: Progress | None = None, hasher: FileHasher | None = None) -> WriteResult | None:
