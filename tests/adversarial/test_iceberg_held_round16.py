@@ -1,0 +1,84 @@
+"""Round 16, tried and held: what Iceberg Java reads of a recorded snapshot through the table's name mapping
+(``schema.name-mapping.default``) when a properties-only commit changes the mapping after ``record``.
+
+Both readers resolve a file without field ids (``add_files``) through the mapping in the table's *current* metadata,
+whatever snapshot they read (Spark's ``VERSION AS OF`` as pyiceberg's ``scan(snapshot_id=…)``), so a commit that swaps
+two names' ids makes both read the other column's values for the attested snapshot. The mapping is in the snapshot's
+reader view (carriers/iceberg/views.py ``READ_PROPERTIES``): ``verify`` says ``reader_view_changed`` for the current
+snapshot and for an older one (measured with pyiceberg 0.12; Spark refuses or swaps alike:
+tests/adversarial/test_iceberg_round16.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.adversarial.conftest import PROGRAM, codes
+from tests.adversarial.conftest import warehouse_cli as _cli
+from tests.adversarial.test_iceberg_round16 import MAPPINGS, SOUND, _spark_rows
+from tests.adversarial.test_spark_name_mapping import _added
+from tests.iceberg.conftest import local
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+SWAPPED = [{"field-id": 2, "names": ["a"]}, {"field-id": 1, "names": ["b"]}]
+
+
+def _catalog(warehouse: Path):  # type: ignore[no-untyped-def]
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from carriers.spark.session import pyiceberg_catalog_properties
+
+    return SqlCatalog("iceberg", **pyiceberg_catalog_properties(warehouse))
+
+
+def test_a_swapped_mapping_after_record(tmp_path: Path) -> None:
+    """Snapshot 1 (one file, a=1,2 b=10,20) and snapshot 2 (a second file) recorded; a properties-only commit swaps
+    the ids of ``a`` and ``b`` in the mapping: pyiceberg reads each snapshot with the columns swapped, and ``verify``
+    of either says ``reader_view_changed``."""
+    name, _ref, table = _added(tmp_path, SOUND)
+    ident = name.removeprefix("iceberg.")
+    ref = f"iceberg://iceberg/{ident}"
+    first = table.current_snapshot().snapshot_id
+    rc, doc = _cli(tmp_path, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc == 0, doc
+    folder = local(table.location()) / "data"
+    pq.write_table(pa.table({"a": [3], "b": [30]}), folder / "y.parquet")  # no field ids
+    table.add_files([f"file://{folder}/y.parquet"])
+    rc, doc = _cli(tmp_path, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc == 0, doc
+    table = _catalog(tmp_path).load_table(ident)
+    with table.transaction() as tx:
+        tx.set_properties(**{"schema.name-mapping.default": json.dumps(SWAPPED)})
+    table = _catalog(tmp_path).load_table(ident)
+    got = sorted(tuple(r.values()) for r in table.scan(snapshot_id=first).to_arrow().to_pylist())
+    assert got == [(10, 1), (20, 2)]  # the other column's values, for the attested snapshot
+    for version in (str(first), None):
+        rc, doc = _cli(tmp_path, "verify", ref, *(("--snapshot-id", version) if version else ()))
+        assert rc != 0 and not doc["passed"] and "reader_view_changed" in codes(doc), (version, doc)
+
+
+@pytest.mark.spark
+def test_a_refused_mapping_set_after_the_attested_snapshot(spark: SparkSession, spark_warehouse: Path) -> None:
+    """A table recorded under a sound mapping, then a properties-only commit (no new snapshot) sets one Java refuses
+    (a dotted name across levels): ``verify`` of the attested snapshot, still the current one, said
+    ``reader_view_changed`` before the whole-mapping check; now ``table_inconsistent`` as well."""
+    name, ref, table = _added(spark_warehouse, SOUND)
+    rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc == 0, doc
+    rc, doc = _cli(spark_warehouse, "verify", ref)
+    assert rc == 0 and doc["passed"], doc
+    table = _catalog(spark_warehouse).load_table(name.removeprefix("iceberg."))
+    with table.transaction() as tx:
+        tx.set_properties(**{"schema.name-mapping.default": json.dumps(MAPPINGS["a dotted name across levels"])})
+    assert _spark_rows(spark, name) == "refused"
+    rc, doc = _cli(spark_warehouse, "verify", ref)
+    assert rc != 0 and not doc["passed"], doc
+    assert {"table_inconsistent", "reader_view_changed"} <= set(codes(doc)), doc
