@@ -951,15 +951,20 @@ def _java_uuid_key(value: bytes) -> tuple[int, int]:
     return int.from_bytes(value[:8], "big", signed=True), int.from_bytes(value[8:16], "big", signed=True)
 
 
-def _java_uuid_skips(column: pa.Array, lo: bytes, hi: bytes) -> str | None:
+def _java_uuid_skips(column: Any, lo: bytes, hi: bytes) -> str | None:
     """A value of ``column`` (a uuid column's 16-byte values) outside ``[lo, hi]`` in Iceberg Java's uuid order, as
     text, or None. Iceberg's bounds are bytewise (unsigned) as every writer takes them; Java's metrics evaluators
     compare them as signed longs, so a file holding uuids on both sides of 0x80… is skipped for every value it holds:
     measured (Spark 4.1 / Iceberg 1.12), ``WHERE u = '10000000-…'`` and ``'90000000-…'`` returned no row from a file
     holding both (written by Spark itself, or by ``rewrite_data_files`` merging two files that each held one, found
     before the rewrite), a full read both rows."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if isinstance(column.type, pa.BaseExtensionType):  # pyarrow's arrow.uuid: its 16-byte storage
+        column = column.storage
     values = [v for v in pc.unique(column).to_pylist() if isinstance(v, bytes) and len(v) == 16]
     if not values:
         return None
@@ -968,6 +973,39 @@ def _java_uuid_skips(column: pa.Array, lo: bytes, hi: bytes) -> str | None:
         if not _java_uuid_key(lo) <= _java_uuid_key(value) <= _java_uuid_key(hi):
             return f"value {value.hex()}"
     return None
+
+
+def _footer_uuid_problems(metadata: Any, stored: pa.Table) -> list[str]:
+    """Each row group's uuid column chunk (``FIXED_LEN_BYTE_ARRAY(16)`` annotated ``UUID``, top-level or in structs)
+    whose footer minimum and maximum Iceberg Java's row-group filter (uuids as signed longs) takes to exclude a value of
+    the row group (:func:`_java_uuid_skips`): measured (Spark 4.1 / Iceberg 1.12), with the column's manifest metrics
+    off (``write.metadata.metrics.column.u=none``) Spark's ``rewrite_data_files`` still hid both rows from ``u =
+    <value>`` by the footer of the file it wrote."""
+    from carriers.content_store import _leaf
+
+    problems: list[str] = []
+    uuids = [i for i in range(metadata.num_columns)
+             if metadata.schema.column(i).physical_type == "FIXED_LEN_BYTE_ARRAY"
+             and str(getattr(metadata.schema.column(i).logical_type, "type", "")) == "UUID"]
+    start = 0
+    for g in range(metadata.num_row_groups):
+        group = metadata.row_group(g)
+        for i in uuids:
+            chunk = group.column(i)
+            stats = chunk.statistics
+            column = _leaf(stored, chunk.path_in_schema.split("."))
+            if stats is None or not stats.has_min_max or column is None:
+                continue
+            lo, hi = stats.min, stats.max
+            if not (isinstance(lo, bytes) and isinstance(hi, bytes) and len(lo) == len(hi) == 16):
+                continue
+            outside = _java_uuid_skips(column.slice(start, group.num_rows), lo, hi)
+            if outside is not None:
+                problems.append(f"{chunk.path_in_schema} (Parquet footer, row group {g}): minimum and maximum "
+                                f"{lo.hex()}..{hi.hex()} that Iceberg Java, which orders uuids as two signed longs, "
+                                f"takes to exclude the row group's {outside} — Spark's u = <value> skips it")
+        start += group.num_rows
+    return problems
 
 
 def _check_footer(opened: _SchemaIO, path: str) -> None:
@@ -981,6 +1019,7 @@ def _check_footer(opened: _SchemaIO, path: str) -> None:
     problems = footer_problems(opened.metadata, opened.stored, total_order=False)
     if opened.indexes is not None:
         problems += index_problems(opened.indexes, opened.metadata, opened.stored, total_order=False)
+    problems += _footer_uuid_problems(opened.metadata, opened.stored)
     if problems:
         raise StatisticsMismatch(f"data file {path}, added by a rewrite, has Parquet footer statistics that misstate "
                                  f"its rows — readers skip row groups by them: {'; '.join(problems[:3])}")
