@@ -929,7 +929,7 @@ def _statistics_problems(df: Mapping[str, Any], schema: Schema, rows: pa.Table, 
             found = bound_problem(name, seen, lo, hi, exact=exact)
             if found is not None:
                 problems.append(found)
-            elif nan_layout and isinstance(t, UUIDType) and lo is not None and hi is not None:
+            elif nan_layout and isinstance(t, UUIDType) and isinstance(lo, bytes) and isinstance(hi, bytes):
                 outside = _java_uuid_skips(column, lo, hi)
                 if outside is not None:
                     problems.append(f"{name}: bounds {lo.hex()}..{hi.hex()} that Iceberg Java, which orders uuids "

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 SOUND = [{"field-id": 1, "names": ["a"]}, {"field-id": 2, "names": ["b"]}]
 MAPPINGS: dict[str, list[dict[str, Any]]] = {
-    "a dotted name across levels": [*SOUND, {"field-id": 3, "names": ["s"], "fields": [{"field-id": 4, "names": ["x"]}]},
+    "a dotted name across levels": [*SOUND,
+                                    {"field-id": 3, "names": ["s"], "fields": [{"field-id": 4, "names": ["x"]}]},
                                     {"field-id": 5, "names": ["s.x"]}],
     "a field id at two levels": [*SOUND, {"field-id": 3, "names": ["s"], "fields": [{"field-id": 1, "names": ["x"]}]}],
     "two fields without an id": [*SOUND, {"names": ["c"]}, {"names": ["d"]}],
