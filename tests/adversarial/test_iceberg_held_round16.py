@@ -69,7 +69,7 @@ def test_a_swapped_mapping_after_record(tmp_path: Path) -> None:
 def test_a_refused_mapping_set_after_the_attested_snapshot(spark: SparkSession, spark_warehouse: Path) -> None:
     """A table recorded under a sound mapping, then a properties-only commit (no new snapshot) sets one Java refuses
     (a dotted name across levels): ``verify`` of the attested snapshot, still the current one, said
-    ``reader_view_changed`` before the whole-mapping check; now ``table_inconsistent`` as well."""
+    ``reader_view_changed`` before the whole-mapping check; now ``table_inconsistent`` (refused first)."""
     name, ref, table = _added(spark_warehouse, SOUND)
     rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
     assert rc == 0, doc
@@ -81,4 +81,47 @@ def test_a_refused_mapping_set_after_the_attested_snapshot(spark: SparkSession, 
     assert _spark_rows(spark, name) == "refused"
     rc, doc = _cli(spark_warehouse, "verify", ref)
     assert rc != 0 and not doc["passed"], doc
-    assert {"table_inconsistent", "reader_view_changed"} <= set(codes(doc)), doc
+    assert "table_inconsistent" in codes(doc), doc
+
+
+@pytest.mark.spark
+def test_iceberg_reads_ignore_the_lenient_read_confs(spark: SparkSession, spark_warehouse: Path) -> None:
+    """``spark.sql.files.ignoreMissingFiles`` / ``ignoreCorruptFiles`` make Spark's file-source scans skip a file
+    they cannot open; Iceberg's own reader does not honour them: with both on, a read of a table one of whose data
+    files was deleted, or overwritten with garbage, failed (vectorized and not) — measured, Iceberg 1.12. The hook's
+    ``read with ignoreMissingFiles`` downgrade of Iceberg reads (carriers/spark/plan.py) is a precaution only."""
+    import uuid
+
+    ns = f"lenient{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    confs = ("spark.sql.files.ignoreMissingFiles", "spark.sql.files.ignoreCorruptFiles",
+             "spark.sql.iceberg.vectorization.enabled")
+    before = {c: spark.conf.get(c, None) for c in confs}
+    outcomes = {}
+    try:
+        for case in ("deleted", "garbage"):
+            name = f"iceberg.{ns}.{case}"
+            spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
+            for lo in (0, 3):
+                spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id FROM range({lo}, {lo + 3})")
+            victim = sorted((spark_warehouse / "iceberg" / ns / case / "data").glob("*.parquet"))[0]
+            if case == "deleted":
+                victim.unlink()
+            else:
+                victim.write_bytes(b"garbage" * 100)
+            spark.conf.set(confs[0], "true")
+            spark.conf.set(confs[1], "true")
+            for vectorized in ("true", "false"):
+                spark.conf.set(confs[2], vectorized)
+                spark.sql(f"REFRESH TABLE {name}")
+                try:
+                    outcomes[(case, vectorized)] = sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}").collect())
+                except Exception:  # the read failed, as it does without the confs
+                    outcomes[(case, vectorized)] = "failed"
+    finally:
+        for c, v in before.items():
+            if v is None:
+                spark.conf.unset(c)
+            else:
+                spark.conf.set(c, v)
+    assert set(outcomes.values()) == {"failed"} and len(outcomes) == 4, outcomes
