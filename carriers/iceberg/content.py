@@ -667,6 +667,7 @@ def _partition_check(specs: Mapping[int, Any], df: Mapping[str, Any], schema: Sc
     for pf, source, expected, column in _partition_columns(specs, df, schema, rows):
         if not isinstance(pf.transform, IdentityTransform):
             continue
+        column, expected = _uuid_as_bytes(column, expected)
         if expected is None:
             same = column.null_count == len(column)
         else:
@@ -689,6 +690,19 @@ def _partition_check(specs: Mapping[int, Any], df: Mapping[str, Any], schema: Sc
                               f"other than its partition "
                               f"value {expected!r} (Iceberg Java reads the partition value, pyiceberg the file's)",
                               code=Code.TABLE_INCONSISTENT)
+
+
+def _uuid_as_bytes(column: pa.ChunkedArray, value: Any) -> tuple[pa.ChunkedArray, Any]:
+    """A uuid column (pyarrow's ``arrow.uuid`` extension, as pyiceberg reads it) as its 16-byte storage, and a tuple's
+    ``uuid.UUID`` value as its 16 bytes: compared as they are, no value was equal (pyarrow has no kernel for the
+    extension, nor a UUID scalar), and Spark's own table partitioned by a uuid was refused (measured)."""
+    import uuid
+
+    import pyarrow as pa
+
+    if isinstance(column.type, pa.BaseExtensionType):
+        column = pa.chunked_array([c.storage for c in column.chunks], type=column.type.storage_type)
+    return column, value.bytes if isinstance(value, uuid.UUID) else value
 
 
 def _metric_map(value: Any) -> dict[int, Any]:

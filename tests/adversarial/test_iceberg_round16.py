@@ -116,3 +116,48 @@ def test_a_rewrite_that_hides_uuids_from_javas_filters(spark: SparkSession, spar
     assert seen["straddling"] == ([0, 1], [], [0, 1], 1, ["content_changed"]), seen
     assert seen["straddling, footer only"] == ([0, 1], [], [0, 1], 1, ["content_changed"]), seen
     assert seen["one side"] == ([0, 1], [0, 1], [0, 1], 0, []), seen
+
+
+@pytest.mark.spark
+def test_a_uuid_partition_summary_narrowed_in_the_manifest_list(spark: SparkSession, spark_warehouse: Path) -> None:
+    """A table partitioned by ``identity(u)`` of a uuid column, Spark's own insert of ``10000000-…`` and
+    ``90000000-…`` (one manifest, two files): it attests and verifies — it was refused before (the identity check
+    compared the tuple's ``UUID`` with the file's bytes: nothing equal). Then the manifest list's partition summary of
+    ``u`` is narrowed to ``[90000000-…, 90000000-…]``: Java skips the manifest for ``u = '10000000-…'`` (measured:
+    no row, a full read both), while the summary check passed uuid summaries over unjudged (``UUID`` bounds against
+    the tuple's bytes: a TypeError). Now ``table_inconsistent``."""
+    import uuid
+
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import LongType, NestedField, UUIDType
+
+    from carriers.spark.session import pyiceberg_catalog_properties
+    from tests.adversarial.test_iceberg_attacks import _rewrite_manifest_list
+
+    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
+    ns = f"up{uuid.uuid4().hex[:8]}"
+    catalog.create_namespace(ns)
+    catalog.create_table(f"{ns}.t", schema=Schema(NestedField(1, "id", LongType()), NestedField(2, "u", UUIDType())),
+                         partition_spec=PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "u")),
+                         properties={"format-version": "2"})
+    name, ref = f"iceberg.{ns}.t", f"iceberg://iceberg/{ns}.t"
+    spark.sql(f"INSERT INTO {name} VALUES (0, '{LOW}'), (1, '{HIGH}')")
+    assert found_by_uuid(spark, name, [LOW, HIGH]) == [0, 1]
+    rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc == 0, doc
+    rc, doc = _cli(spark_warehouse, "verify", ref)
+    assert rc == 0 and doc["passed"], doc
+
+    def narrow(m: Any) -> None:
+        if m.partitions:
+            m.partitions[0]._data[2] = m.partitions[0]._data[3] = uuid.UUID(HIGH).bytes  # lower, upper bound
+
+    _rewrite_manifest_list(catalog.load_table(f"{ns}.t"), narrow)
+    assert found_by_uuid(spark, name, [LOW, HIGH]) == [1]  # the attack works on Java
+    assert spark.sql(f"SELECT id FROM {name}").count() == 2
+    rc, doc = _cli(spark_warehouse, "verify", ref)
+    assert rc != 0 and "table_inconsistent" in codes(doc), doc
+    assert any("partition values in" in e["message"] for e in doc["errors"]), doc
