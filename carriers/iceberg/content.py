@@ -1888,8 +1888,10 @@ def _hold_equality_metrics(data_df: Mapping[str, Any], stored: pa.Table, delete_
     other none), so with sound metrics it skips none that deletes a row, and with forged ones it reads deleted rows:
     measured with Spark 4.1 / Iceberg 1.12, an equality delete of ``id = 5`` given bounds 1000..2000, or null counts
     saying it holds only nulls — Spark returned id 5, the digest (which applied the file) did not (VERIFIED before).
-    Bounds are held soundly, counts exactly (``_statistics_problems``); table_inconsistent: readers of the table do
-    not all read what the digest says."""
+    Bounds are held soundly, counts exactly (``_statistics_problems``), a uuid field's bounds in Java's order too
+    (it compares uuids as signed longs: a data file holding 10000000-… and 90000000-… under its honest bytewise bounds
+    did not overlap the delete of 10000000-…, and Spark returned the deleted row — measured, VERIFIED before);
+    table_inconsistent: readers of the table do not all read what the digest says."""
     import pyarrow as pa
     from pyiceberg.schema import Schema
 
