@@ -216,6 +216,7 @@ def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, A
             inconsistent(f"has {len(summaries)} partition summaries for {len(fields)} partition fields")
         return out
     from pyiceberg.conversions import from_bytes
+    from pyiceberg.types import UUIDType
 
     for i, (field, summary) in enumerate(zip(fields, summaries, strict=True)):
         values = [_partition_value(df.get("partition"), i) for df in live]
@@ -233,12 +234,37 @@ def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, A
             inconsistent(f"has {field.name} partition bounds that are not {field.field_type} values")
             continue
         try:
-            outside = [v for v in present if low is None or high is None or not low <= v <= high]
+            if isinstance(field.field_type, UUIDType):
+                outside = _uuids_outside(present, low, high)
+            else:
+                outside = [v for v in present if low is None or high is None or not low <= v <= high]
         except TypeError:  # a value this reader does not compare with its bound (a promoted type): not judged
             continue
         if outside:
             inconsistent(f"holds {field.name} partition values in [{low!r}, {high!r}], it holds {outside[0]!r}")
     return out
+
+
+def _uuids_outside(present: list[Any], low: Any, high: Any) -> list[Any]:
+    """The uuid partition values of ``present`` outside a summary's ``[low, high]`` in both readers' orders: pyiceberg
+    compares uuids bytewise, Iceberg Java (1.12) as two signed longs and writes its summaries so (Spark's own manifest
+    of 10000000-… and 90000000-… says lower 90000000-…, upper 10000000-…; measured). A value inside in either order is
+    passed (each engine's honest summary); one outside both is skipped by both. The tuple holds bytes or ``UUID``s,
+    the bounds ``UUID``s: compared as they were, every value raised TypeError and no uuid summary was judged (a
+    summary narrowed to hide a partition from Java's ``u = …`` verified)."""
+    import uuid
+
+    def raw(v: Any) -> bytes:
+        return v.bytes if isinstance(v, uuid.UUID) else bytes(v)
+
+    def java(b: bytes) -> tuple[int, int]:
+        return int.from_bytes(b[:8], "big", signed=True), int.from_bytes(b[8:16], "big", signed=True)
+
+    if low is None or high is None:
+        return list(present)
+    lo, hi = raw(low), raw(high)
+    return [v for v in present
+            if not lo <= raw(v) <= hi and not java(lo) <= java(raw(v)) <= java(hi)]
 
 
 def _partition_value(partition: Any, i: int) -> Any:
