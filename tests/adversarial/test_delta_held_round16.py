@@ -1,0 +1,55 @@
+"""Delta variants of the sixteenth round measured as held, pinned so a change in delta-rs, Spark or attest shows
+(rt16d; delta-rs 1.6, delta-spark 4.4 on Spark 4.1: ``test_spark_delta_round16.py``).
+
+- a type-widened table (the feature on, or a column widened ``integer → long``) whose statistics state its rows:
+  recorded and VERIFIED, as before the round's check (``test_delta_round16.py``) — Spark answers from them as from
+  the rows;
+- a float column widened to double whose bounds delta-rs wrote as the float's exact value (``0.10000000149011612``):
+  they hold every row as a double, so it records and verifies (Spark's own ``0.1`` is refused,
+  ``test_delta_round16.py``);
+- a ``decimal(38, 18)`` minimum delta-rs wrote through a float *outward* (-123456789012345678.5 as
+  ``-1.2345678901234567e+19``, below it): Spark read the row for ``d = <least>`` and answered ``MIN(d)`` from the
+  rows (measured): VERIFIED with the note; rounded inward it is refused (``test_delta_spark_only_bounds.py``; Spark
+  returned no row for ``d = <least>``, measured here for the first time).
+"""
+
+from __future__ import annotations
+
+import decimal
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from carriers.delta import attest_after_write
+from tests.adversarial.conftest import PROGRAM, verify
+from tests.adversarial.test_delta_round16 import WIDENINGS, float_widened, widened_append
+from tests.adversarial.test_delta_spark_only_bounds import _table
+
+D = decimal.Decimal
+# a decimal(38, 18) minimum delta-rs writes through a float below the least value (outward)
+OUTWARD_MINIMUM = pa.table({"d": pa.array([D("-123456789012345678.5"), D("1.5")], pa.decimal128(38, 18))})
+
+
+@pytest.mark.parametrize("how", WIDENINGS)
+def test_honest_statistics_of_a_type_widened_table_verify(tmp_path: Path, how: str) -> None:
+    path = tmp_path / "t"
+    widened_append(path, {}, how)
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc
+
+
+def test_float_statistics_written_exactly_verify_after_a_widening(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    float_widened(path, 0.10000000149011612)
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc
+
+
+def test_a_decimal_minimum_rounded_outward_verifies(tmp_path: Path) -> None:
+    path = _table(tmp_path, OUTWARD_MINIMUM, None, "d")
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path))
+    assert rc == 0 and any("delta-rs cannot read" in n for n in doc["notes"]), doc

@@ -1,0 +1,111 @@
+"""Delta attacks of the sixteenth round that were false VERIFIED verdicts (rt16d; delta-rs 1.6, delta-spark 4.4 on
+Spark 4.1; what Spark reads: ``test_spark_delta_round16.py``).
+
+Log statistics of a type-widened table's recorded files. Round 15 held each recorded file's log statistics to its
+rows — except on a table with Delta's type widening feature on (``typeWidening`` / ``typeWidening-preview``), where
+the check was skipped wholesale (the statistics being of the stored, narrower type). Spark skips files and answers
+``COUNT(*)`` / ``MIN`` / ``MAX`` by the statistics of such a table all the same: measured, with the feature on (and
+with a column widened ``integer → long``), an append whose ``maxValues`` said 1 over rows 1, 2 returned one row of
+two for ``v = 2``, a ``numRecords`` of 5 over 2 rows made ``COUNT(*)`` 7 of 4, a maximum of 50 made ``MAX(v)`` 50 —
+each attested and VERIFIED before. The statistics of such a table's files are now held to their rows at ``record``
+as any other table's (``table_inconsistent``, nothing recorded); only a re-read of attested files as the wider types
+(``widened_digests``, after a widening since the attestation) leaves them to the attested reading.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from deltalake import write_deltalake
+
+from attest.errors import AttestError
+from carriers.delta import attest_after_write
+from carriers.delta.log import commit_name
+from tests.adversarial.conftest import PROGRAM, log_state, verify, write_commit
+from tests.adversarial.test_delta_protocol_view import protocol
+from tests.adversarial.test_delta_round15 import FORGED_STATISTICS
+from tests.delta.test_type_widening_nested import _change
+
+# How the table has type widening: the feature alone (no column retyped), or the column widened integer → long as
+# Spark's ``ALTER COLUMN v TYPE BIGINT`` writes it (the typeChanges metadata, the schema's type).
+WIDENINGS = ("the feature on", "a column widened")
+
+
+def widened_append(path: Path, forge: dict[str, Any], how: str) -> None:
+    """A delta-rs table of rows 1, 2 (twice: two appends, ``integer``), the second append's statistics edited by
+    ``forge`` (as ``test_delta_round15.forged_append``), then type widening turned on as ``how`` says (delta-rs
+    writes no table with the feature: the commits come first, as Spark would find them)."""
+    for _ in range(2):
+        write_deltalake(str(path), pa.table({"v": pa.array([1, 2], pa.int32())}), mode="append")
+    log = path / commit_name(1)
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            stats = json.loads(action["add"]["stats"])
+            for key, value in forge.items():
+                stats[key] = {**stats[key], **value} if isinstance(value, dict) else value
+            action["add"]["stats"] = json.dumps(stats)
+    log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    features = ["typeWidening"]
+    if how == "the feature on":
+        write_commit(path, [protocol(3, 7, features, features)])
+        return
+    meta = json.loads(json.dumps(log_state(path).metadata))
+    schema = json.loads(meta["schemaString"])
+    schema["fields"][0]["type"] = "long"
+    _change(schema["fields"][0], "integer", "long")
+    meta["schemaString"] = json.dumps(schema)
+    meta["configuration"] = {**(meta.get("configuration") or {}), "delta.enableTypeWidening": "true"}
+    write_commit(path, [protocol(3, 7, features, features), {"metaData": meta}])
+
+
+@pytest.mark.parametrize("how", WIDENINGS)
+@pytest.mark.parametrize("case", sorted(FORGED_STATISTICS))
+def test_record_refuses_misstated_statistics_of_a_type_widened_table(tmp_path: Path, case: str, how: str) -> None:
+    forge, said = FORGED_STATISTICS[case]
+    path = tmp_path / "t"
+    widened_append(path, forge, how)
+    with pytest.raises(AttestError) as caught:
+        attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    assert caught.value.code.value == "table_inconsistent" and said in str(caught.value), caught.value
+    assert "misstate its rows" in str(caught.value)
+    rc, doc = verify(str(path))
+    assert rc != 0, doc  # nothing recorded
+
+
+def float_widened(path: Path, stats: float | None) -> None:
+    """A float column holding 0.1 (stored 0.100000001490116…) widened to double, as Spark's ``ALTER COLUMN c TYPE
+    DOUBLE`` writes it; ``stats``: its bounds as the log gives them (Spark writes ``0.1``, measured), None: as
+    delta-rs wrote them."""
+    write_deltalake(str(path), pa.table({"c": pa.array([0.1], pa.float32())}))
+    if stats is not None:
+        log = path / commit_name(0)
+        actions = [json.loads(line) for line in log.read_text().splitlines()]
+        for action in actions:
+            if "add" in action:
+                doc = json.loads(action["add"]["stats"])
+                doc["minValues"], doc["maxValues"] = {"c": stats}, {"c": stats}
+                action["add"]["stats"] = json.dumps(doc)
+        log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    meta = json.loads(json.dumps(log_state(path).metadata))
+    schema = json.loads(meta["schemaString"])
+    schema["fields"][0]["type"] = "double"
+    _change(schema["fields"][0], "float", "double")
+    meta["schemaString"] = json.dumps(schema)
+    write_commit(path, [protocol(3, 7, ["typeWidening"], ["typeWidening"]), {"metaData": meta}])
+
+
+def test_record_refuses_float_statistics_spark_reads_as_doubles(tmp_path: Path) -> None:
+    """A float column widened to double whose bounds say 0.1, as Spark writes them: Spark reads them as the double
+    0.1, below the stored value (MIN 0.1, no row for ``c = 0.10000000149011612D``; test_spark_delta_round16.py) —
+    refused, naming the widening. It verified before."""
+    path = tmp_path / "t"
+    float_widened(path, 0.1)
+    with pytest.raises(AttestError) as caught:
+        attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    assert caught.value.code.value == "table_inconsistent", caught.value
+    assert "'c' is a float column widened to double" in str(caught.value), caught.value
