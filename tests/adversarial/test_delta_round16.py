@@ -10,6 +10,13 @@ two for ``v = 2``, a ``numRecords`` of 5 over 2 rows made ``COUNT(*)`` 7 of 4, a
 each attested and VERIFIED before. The statistics of such a table's files are now held to their rows at ``record``
 as any other table's (``table_inconsistent``, nothing recorded); only a re-read of attested files as the wider types
 (``widened_digests``, after a widening since the attestation) leaves them to the attested reading.
+
+Float and double bounds off the rows. Round 15 held a recorded file's float bounds soundly only (no row outside
+them), as for timestamps, decimals and strings, whose ``MIN`` / ``MAX`` Spark answers from the rows. Of a float or a
+double column Spark answers them from the statistics (measured: ``MAX(v)`` 50.0 over rows 1.5, 2.5 for a
+``maxValues`` of 50.0, ``MIN(v)`` -50.0 for a ``minValues`` of -50.0, a FLOAT column alike; the timestamp, decimal
+and string columns forged so answered from the rows): VERIFIED before. Float bounds are now held exactly — the
+least and greatest number (NaN left out, as writers leave it; -0.0 as 0.0) — at ``record``.
 """
 
 from __future__ import annotations
@@ -109,3 +116,37 @@ def test_record_refuses_float_statistics_spark_reads_as_doubles(tmp_path: Path) 
         attest_after_write(str(path), model="m", program_hash=PROGRAM)
     assert caught.value.code.value == "table_inconsistent", caught.value
     assert "'c' is a float column widened to double" in str(caught.value), caught.value
+
+
+# column type, the rows, the forged bound
+FLOAT_BOUNDS: dict[str, tuple[pa.DataType, list[float], str, float]] = {
+    "a double maximum above the greatest value": (pa.float64(), [1.5, 2.5], "maxValues", 50.0),
+    "a double minimum below the least value": (pa.float64(), [1.5, 2.5], "minValues", -50.0),
+    "a float maximum above the greatest value": (pa.float32(), [1.5, 2.5], "maxValues", 50.0),
+}
+
+
+def float_forged(path: Path, case: str) -> None:
+    t, rows, side, value = FLOAT_BOUNDS[case]
+    write_deltalake(str(path), pa.table({"v": pa.array(rows, t)}))
+    log = path / commit_name(0)
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            stats = json.loads(action["add"]["stats"])
+            stats[side]["v"] = value
+            action["add"]["stats"] = json.dumps(stats)
+    log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+@pytest.mark.parametrize("case", sorted(FLOAT_BOUNDS))
+def test_record_refuses_float_bounds_loose_of_the_rows(tmp_path: Path, case: str) -> None:
+    path = tmp_path / "t"
+    float_forged(path, case)
+    side = "maximum" if FLOAT_BOUNDS[case][2] == "maxValues" else "minimum"
+    with pytest.raises(AttestError) as caught:
+        attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    assert caught.value.code.value == "table_inconsistent", caught.value
+    assert f"v: a {side} of {FLOAT_BOUNDS[case][3]!r}" in str(caught.value), caught.value
+    rc, doc = verify(str(path))
+    assert rc != 0, doc  # nothing recorded
