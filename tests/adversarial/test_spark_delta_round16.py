@@ -6,10 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pytest
+from deltalake import write_deltalake
 
+from attest.errors import AttestError
+from carriers.delta import attest_after_write
+from tests.adversarial.conftest import PROGRAM
+from tests.adversarial.test_delta_held_round16 import OUTWARD_MINIMUM
 from tests.adversarial.test_delta_round15 import FORGED_STATISTICS
-from tests.adversarial.test_delta_round16 import WIDENINGS, widened_append
+from tests.adversarial.test_delta_round16 import FLOAT_BOUNDS, WIDENINGS, float_forged, widened_append
+from tests.adversarial.test_delta_spark_only_bounds import _FORGED, _table
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -38,3 +45,54 @@ def test_spark_reads_the_statistics_of_a_type_widened_table(spark: SparkSession,
             "a row count above the rows": (7, 1, 2, 2), "a maximum below the greatest value": (4, 1, 2, 1),
             "a maximum above the greatest value": (4, 1, 50, 2), "a minimum above the least value": (4, 1, 2, 2),
             "a null count over no null": (4, 1, 2, 2)}, (how, got)
+
+
+def test_spark_reads_a_float_widened_to_double_by_its_float_statistics(spark: SparkSession, tmp_path: Path) -> None:
+    """Spark's own table: a float column holding 0.1, ALTER COLUMN c TYPE DOUBLE. Its bounds (written ``0.1``) are
+    read as the double 0.1, below the stored 0.10000000149011612: MIN from them, the file skipped for the value."""
+    path = tmp_path / "f"
+    table = f"delta.`{path}`"
+    spark.sql(f"CREATE TABLE {table} (c FLOAT) USING delta TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    spark.sql(f"INSERT INTO {table} VALUES (0.1)")
+    spark.sql(f"ALTER TABLE {table} ALTER COLUMN c TYPE DOUBLE")
+    assert [r[0] for r in spark.sql(f"SELECT c FROM {table}").collect()] == [0.10000000149011612]  # a full read
+    assert spark.sql(f"SELECT min(c) FROM {table}").collect()[0][0] == 0.1
+    assert spark.sql(f"SELECT count(*) FROM {table} WHERE c = 0.10000000149011612D").collect()[0][0] == 0
+    with pytest.raises(AttestError) as caught:
+        attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    assert caught.value.code.value == "table_inconsistent", caught.value
+    assert "'c' is a float column widened to double" in str(caught.value), caught.value
+
+
+def test_spark_reads_delta_rs_decimal_minima_rounded_through_a_float(spark: SparkSession, tmp_path: Path) -> None:
+    """delta-rs's minimum of -12345678901234567890.5 written inward (``-1.2345678901234565e+19``): Spark skipped the
+    file for the least value (refused, test_delta_spark_only_bounds.py); of -123456789012345678.5 written outward
+    (``-1.2345678901234568e+17``): Spark read it (held, test_delta_held_round16.py). MIN from the rows both times."""
+    inward = _FORGED["a decimal(38,18) minimum delta-rs rounded up"][0]
+    got = {}
+    for name, rows in (("inward", inward), ("outward", OUTWARD_MINIMUM)):
+        path = _table(tmp_path / name, rows, None, "d")
+        least = min(rows.column("d").to_pylist())
+        table = f"delta.`{path}`"
+        got[name] = (spark.sql(f"SELECT count(*) FROM {table} WHERE d = {least}").collect()[0][0],
+                     spark.sql(f"SELECT min(d) FROM {table}").collect()[0][0] == least,
+                     spark.sql(f"SELECT count(*) FROM {table}").collect()[0][0])
+    assert got == {"inward": (0, True, 2), "outward": (1, True, 2)}, got
+
+
+def test_spark_answers_min_and_max_of_floats_from_the_statistics(spark: SparkSession, tmp_path: Path) -> None:
+    got = {}
+    for case in FLOAT_BOUNDS:
+        path = tmp_path / case.replace(" ", "-")
+        float_forged(path, case)
+        table = f"delta.`{path}`"
+        got[case] = tuple(spark.sql(f"SELECT min(v), max(v) FROM {table}").collect()[0])
+        assert sorted(r[0] for r in spark.sql(f"SELECT v FROM {table}").collect()) == [1.5, 2.5]  # a full read
+    assert got == {"a double maximum above the greatest value": (1.5, 50.0),
+                   "a double minimum below the least value": (-50.0, 2.5),
+                   "a float maximum above the greatest value": (1.5, 50.0)}, got
+    # delta-rs's own bounds leave NaN out (max 1.5 over 1.5, NaN): what Spark answers there (held, noted)
+    path = tmp_path / "nan"
+    write_deltalake(str(path), pa.table({"v": pa.array([1.5, float("nan")], pa.float64())}))
+    nan = tuple(spark.sql(f"SELECT min(v), max(v) FROM delta.`{path}`").collect()[0])
+    assert nan == (1.5, 1.5), nan
