@@ -16,13 +16,17 @@
 from __future__ import annotations
 
 import decimal
+import json
+import uuid
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
+from deltalake import write_deltalake
 
 from carriers.delta import attest_after_write
-from tests.adversarial.conftest import PROGRAM, verify
+from tests.adversarial.conftest import PROGRAM, codes, metadata_commit, rows, verify
 from tests.adversarial.test_delta_round16 import WIDENINGS, float_widened, widened_append
 from tests.adversarial.test_delta_spark_only_bounds import _table
 
@@ -53,3 +57,43 @@ def test_a_decimal_minimum_rounded_outward_verifies(tmp_path: Path) -> None:
     attest_after_write(str(path), model="m", program_hash=PROGRAM)
     rc, doc = verify(str(path))
     assert rc == 0 and any("delta-rs cannot read" in n for n in doc["notes"]), doc
+
+
+def _mapped(tmp_path: Path) -> Path:
+    """A column-mapped (name mode) delta-rs table, attested, verifying."""
+    path = tmp_path / "cm"
+    write_deltalake(str(path), rows(), partition_by=["p"], configuration={"delta.columnMapping.mode": "name"})
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert verify(str(path), "--level", "bytes")[0] == 0
+    return path
+
+
+def test_a_column_mapping_high_water_mark_change_keeps_the_attestation(tmp_path: Path) -> None:
+    """``delta.columnMapping.maxColumnId`` raised (or lowered) in a metaData-only commit: only writers read it (the
+    next id to hand out); every column still resolves to the same physical column — VERIFIED."""
+    path = _mapped(tmp_path)
+    metadata_commit(path, lambda m: m["configuration"].update({"delta.columnMapping.maxColumnId": "99"}))
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc
+
+
+@pytest.mark.parametrize("change", ["re-added", "renamed", "id changed"])
+def test_a_column_dropped_and_re_added_or_renamed_under_mapping_is_refused(tmp_path: Path, change: str) -> None:
+    """A metaData-only commit that drops ``v`` and adds a ``v`` of a new physical name (its rows read as null by
+    Spark), renames ``v``'s physical name, or gives it another id: the schema readers resolve changed —
+    reader_view_changed, never VERIFIED."""
+    path = _mapped(tmp_path)
+
+    def edit(meta: dict[str, Any]) -> None:
+        schema = json.loads(meta["schemaString"])
+        v = next(f for f in schema["fields"] if f["name"] == "v")
+        key = {"re-added": "delta.columnMapping.physicalName", "renamed": "delta.columnMapping.physicalName",
+               "id changed": "delta.columnMapping.id"}[change]
+        v["metadata"][key] = 99 if change == "id changed" else f"col-{uuid.uuid4()}"
+        if change == "re-added":
+            v["metadata"]["delta.columnMapping.id"] = 99
+        meta["schemaString"] = json.dumps(schema)
+
+    metadata_commit(path, edit)
+    rc, doc = verify(str(path), "--level", "schema")
+    assert rc != 0 and "reader_view_changed" in codes(doc), doc
