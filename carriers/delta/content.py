@@ -629,9 +629,11 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
     ``recorded``: a file of the version being recorded (or re-digested), not a rewrite's, held as Iceberg's manifest
     metrics are at record (``table_inconsistent``): counts exactly (as the log writes them and as delta-rs reads
     them), bounds as delta-rs reads them (the log's, where it reads them) soundly and those of integers, dates,
-    booleans and floats exactly (Spark answers a float's MIN / MAX from them, measured: test_delta_round16.py). Bounds delta-rs reads none of are held as Spark reads them (``_spark_only_bounds``) and bound
-    as the log writes them (the reader view, carriers/delta/spellings.py: a note says so), and NaN is held as
-    IEEE orders it (writers leave it out of bounds). Measured (delta-rs
+    booleans and floats exactly (Spark answers a float's MIN / MAX from them, measured: test_delta_round16.py).
+    Bounds delta-rs reads none of are held as Spark reads them (``_spark_only_bounds``) and bound as the log writes
+    them (the reader view, carriers/delta/spellings.py: a note says so), and NaN is held as IEEE orders it (writers
+    leave it out of bounds). Under wide bounds (``tightBounds`` false) a null count Spark skips by — 0 over a null,
+    every row over a value — is refused too. Measured (delta-rs
     1.6, delta-spark 4.4): an append whose ``maxValues`` said 1 over rows 1, 2 returned no row for ``v = 2`` in Spark
     and delta-rs while a full read returned both, and was attested and VERIFIED."""
     import pyarrow as pa
@@ -685,6 +687,12 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
                 seen = observe(column)
                 if n is not None and tight and (isinstance(n, bool) or n != seen.nulls):
                     problems.append(f"{name}: {seen.nulls} nulls stored, {n!r} in its statistics ({source})")
+                elif type(n) is int and not tight and ((n == 0 and seen.nulls) or (
+                        n == num_rows and seen.nulls < num_rows)):
+                    # Wide bounds (tightBounds false) too: Spark skips a file for IS NULL by a null count of 0, and
+                    # for IS NOT NULL and v = 1 by one of every row (measured, test_delta_round16.py).
+                    problems.append(f"{name}: {seen.nulls} nulls stored, {n!r} in its statistics, which Spark skips "
+                                    f"the file by with tightBounds false too ({source})")
                 try:
                     a, b = (_claimed(a, t), _claimed(b, t)) if as_json else (a, b)
                 except TypeError:

@@ -27,7 +27,7 @@ from deltalake import write_deltalake
 
 from carriers.delta import attest_after_write
 from tests.adversarial.conftest import PROGRAM, codes, metadata_commit, rows, verify
-from tests.adversarial.test_delta_round16 import WIDENINGS, float_widened, widened_append
+from tests.adversarial.test_delta_round16 import WIDENINGS, float_widened, wide_null_count, widened_append
 from tests.adversarial.test_delta_spark_only_bounds import _table
 
 D = decimal.Decimal
@@ -97,3 +97,11 @@ def test_a_column_dropped_and_re_added_or_renamed_under_mapping_is_refused(tmp_p
     metadata_commit(path, edit)
     rc, doc = verify(str(path), "--level", "schema")
     assert rc != 0 and "reader_view_changed" in codes(doc), doc
+
+
+def test_a_wide_null_count_spark_skips_nothing_by_verifies(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    wide_null_count(path, 2)
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc

@@ -17,6 +17,13 @@ double column Spark answers them from the statistics (measured: ``MAX(v)`` 50.0 
 ``maxValues`` of 50.0, ``MIN(v)`` -50.0 for a ``minValues`` of -50.0, a FLOAT column alike; the timestamp, decimal
 and string columns forged so answered from the rows): VERIFIED before. Float bounds are now held exactly — the
 least and greatest number (NaN left out, as writers leave it; -0.0 as 0.0) — at ``record``.
+
+Null counts under wide bounds. A file's ``nullCount`` was held only where ``tightBounds`` is not false (wide bounds:
+a deletion vector added without new statistics). Spark skips by it all the same: measured over rows 1, null, 3 with
+``tightBounds: false``, a ``nullCount`` of 0 made ``WHERE v IS NULL`` return no row, one of 3 (every row) made
+``WHERE v IS NOT NULL`` and ``WHERE v = 1`` return none — VERIFIED before. Under wide bounds a null count of 0 over a
+stored null, or of every row over a stored value, is now refused (any other count skips nothing: held,
+``test_delta_held_round16.py``).
 """
 
 from __future__ import annotations
@@ -148,5 +155,34 @@ def test_record_refuses_float_bounds_loose_of_the_rows(tmp_path: Path, case: str
         attest_after_write(str(path), model="m", program_hash=PROGRAM)
     assert caught.value.code.value == "table_inconsistent", caught.value
     assert f"v: a {side} of {FLOAT_BOUNDS[case][3]!r}" in str(caught.value), caught.value
+    rc, doc = verify(str(path))
+    assert rc != 0, doc  # nothing recorded
+
+
+# the null count forged under tightBounds false over rows 1, null, 3
+WIDE_NULL_COUNTS = {"no null over a null": 0, "every row null over values": 3}
+
+
+def wide_null_count(path: Path, count: int) -> None:
+    write_deltalake(str(path), pa.table({"v": pa.array([1, None, 3], pa.int64())}))
+    log = path / commit_name(0)
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            stats = json.loads(action["add"]["stats"])
+            stats["tightBounds"], stats["nullCount"] = False, {"v": count}
+            action["add"]["stats"] = json.dumps(stats)
+    log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+@pytest.mark.parametrize("case", sorted(WIDE_NULL_COUNTS))
+def test_record_refuses_a_null_count_spark_skips_by_under_wide_bounds(tmp_path: Path, case: str) -> None:
+    path = tmp_path / "t"
+    wide_null_count(path, WIDE_NULL_COUNTS[case])
+    with pytest.raises(AttestError) as caught:
+        attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    assert caught.value.code.value == "table_inconsistent", caught.value
+    assert f"v: 1 nulls stored, {WIDE_NULL_COUNTS[case]} in its statistics, which Spark skips the file by with " \
+        "tightBounds false" in str(caught.value), caught.value
     rc, doc = verify(str(path))
     assert rc != 0, doc  # nothing recorded

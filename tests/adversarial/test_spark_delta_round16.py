@@ -15,7 +15,14 @@ from carriers.delta import attest_after_write
 from tests.adversarial.conftest import PROGRAM
 from tests.adversarial.test_delta_held_round16 import OUTWARD_MINIMUM
 from tests.adversarial.test_delta_round15 import FORGED_STATISTICS
-from tests.adversarial.test_delta_round16 import FLOAT_BOUNDS, WIDENINGS, float_forged, widened_append
+from tests.adversarial.test_delta_round16 import (
+    FLOAT_BOUNDS,
+    WIDE_NULL_COUNTS,
+    WIDENINGS,
+    float_forged,
+    wide_null_count,
+    widened_append,
+)
 from tests.adversarial.test_delta_spark_only_bounds import _FORGED, _table
 
 if TYPE_CHECKING:
@@ -96,3 +103,14 @@ def test_spark_answers_min_and_max_of_floats_from_the_statistics(spark: SparkSes
     write_deltalake(str(path), pa.table({"v": pa.array([1.5, float("nan")], pa.float64())}))
     nan = tuple(spark.sql(f"SELECT min(v), max(v) FROM delta.`{path}`").collect()[0])
     assert nan == (1.5, 1.5), nan
+
+
+def test_spark_skips_by_null_counts_under_wide_bounds(spark: SparkSession, tmp_path: Path) -> None:
+    got = {}
+    for case, count in {**WIDE_NULL_COUNTS, "held": 2}.items():
+        path = tmp_path / case.replace(" ", "-")
+        wide_null_count(path, count)
+        table = f"delta.`{path}`"
+        got[case] = tuple(spark.sql(f"SELECT count(*) FROM {table} WHERE {where}").collect()[0][0]
+                          for where in ("v IS NULL", "v IS NOT NULL", "v = 1"))
+    assert got == {"no null over a null": (0, 2, 1), "every row null over values": (1, 0, 0), "held": (1, 2, 1)}, got
