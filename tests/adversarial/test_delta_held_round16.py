@@ -1,9 +1,10 @@
 """Delta variants of the sixteenth round measured as held, pinned so a change in delta-rs, Spark or attest shows
 (rt16d; delta-rs 1.6, delta-spark 4.4 on Spark 4.1: ``test_spark_delta_round16.py``).
 
-- a type-widened table (the feature on, or a column widened ``integer → long``) whose statistics state its rows:
-  recorded and VERIFIED, as before the round's check (``test_delta_round16.py``) — Spark answers from them as from
-  the rows;
+- a type-widened table (the feature on, or a column widened ``integer → long``; recorded after a widening of date to
+  timestamp_ntz, a decimal's precision and scale, integer to double or to a decimal, short to long) whose statistics
+  state its rows: recorded and VERIFIED, as before the round's check (``test_delta_round16.py``) — Spark answers
+  from them as from the rows;
 - a float column widened to double whose bounds delta-rs wrote as the float's exact value (``0.10000000149011612``):
   they hold every row as a double, so it records and verifies (Spark's own ``0.1`` is refused,
   ``test_delta_round16.py``);
@@ -15,6 +16,7 @@
 
 from __future__ import annotations
 
+import datetime
 import decimal
 import json
 import uuid
@@ -29,6 +31,7 @@ from carriers.delta import attest_after_write
 from tests.adversarial.conftest import PROGRAM, codes, metadata_commit, rows, verify
 from tests.adversarial.test_delta_round16 import WIDENINGS, float_widened, wide_null_count, widened_append
 from tests.adversarial.test_delta_spark_only_bounds import _table
+from tests.delta.test_type_widening_ntz import _widen
 
 D = decimal.Decimal
 # a decimal(38, 18) minimum delta-rs writes through a float below the least value (outward)
@@ -102,6 +105,30 @@ def test_a_column_dropped_and_re_added_or_renamed_under_mapping_is_refused(tmp_p
 def test_a_wide_null_count_spark_skips_nothing_by_verifies(tmp_path: Path) -> None:
     path = tmp_path / "t"
     wide_null_count(path, 2)
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc
+
+
+# column values, the widening (from, to), the reader features after it
+HONEST_WIDENINGS: dict[str, tuple[pa.Array, tuple[str, str], list[str]]] = {
+    "date to timestamp_ntz": (pa.array([datetime.date(2024, 1, 5), datetime.date(2024, 1, 6)]),
+                              ("date", "timestamp_ntz"), ["timestampNtz", "typeWidening"]),
+    "decimal(5,2) to decimal(10,4)": (pa.array([D("1.25"), D("2.50")], pa.decimal128(5, 2)),
+                                      ("decimal(5,2)", "decimal(10,4)"), ["typeWidening"]),
+    "integer to double": (pa.array([1, 2], pa.int32()), ("integer", "double"), ["typeWidening"]),
+    "integer to decimal(12,2)": (pa.array([1, 2], pa.int32()), ("integer", "decimal(12,2)"), ["typeWidening"]),
+    "short to long": (pa.array([1, 2], pa.int16()), ("short", "long"), ["typeWidening"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HONEST_WIDENINGS))
+def test_a_table_recorded_after_an_honest_widening_verifies(tmp_path: Path, case: str) -> None:
+    """delta-rs's statistics of the narrower type, read after the widening as the wider one: they state the rows."""
+    values, change, features = HONEST_WIDENINGS[case]
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"c": values}))
+    _widen(path, {"c": change}, features)
     attest_after_write(str(path), model="m", program_hash=PROGRAM)
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0, doc
