@@ -220,6 +220,8 @@ class DeltaContentReader:
             _check_footer(f, meta, table, indexes)
         else:
             _check_recorded_indexes(f, meta, table, indexes)
+            # The recorded version's own files too: Spark reads their ancient dates rebased all the same.
+            _check_calendar(f, footer, read, int96, rewritten=False)
             # Where type widening is on too: Spark skips files and answers COUNT / MIN / MAX by the statistics of
             # such a table (measured, tests/adversarial/test_spark_delta_round16.py). Not in a re-read of attested
             # files as the wider types (widened_digests: recorded None, the attested reading holds them).
@@ -902,9 +904,12 @@ _SPARK_VERSION, _LEGACY_DATETIME, _LEGACY_INT96 = (b"org.apache.spark.version", 
 _ANCIENT = 1900  # the rebase moves dates before 1582-10-15 and, by time zone, timestamps before about 1900
 
 
-def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any], int96: set[str]) -> None:
+def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any], int96: set[str], *,
+                    rewritten: bool = True) -> None:
     """A rewritten file whose footer makes Spark rebase its dates or timestamps (above) while holding values old
-    enough for the rebase to move them: Spark reads other values than delta-rs and the digest (content_changed)."""
+    enough for the rebase to move them: Spark reads other values than delta-rs and the digest (content_changed).
+    ``rewritten`` False: a file of the version being recorded (table_inconsistent: it was attested and VERIFIED
+    before, test_delta_round16.py)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -922,10 +927,10 @@ def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any
         least = pc.min(column).as_py()
         if least is not None and least.year < _ANCIENT:
             raise CarrierError(
-                f"{f.path}, added by a rewrite, holds {name} values before {_ANCIENT} and its Parquet footer says "
-                f"Spark {version.decode('utf-8', 'replace')!r} wrote it in the legacy calendar: Spark reads them "
-                "rebased from the Julian calendar, delta-rs as stored — readers get other values",
-                code=Code.CONTENT_CHANGED, path=f.path)
+                f"{f.path}{', added by a rewrite,' if rewritten else ''} holds {name} values before {_ANCIENT} and "
+                f"its Parquet footer says Spark {version.decode('utf-8', 'replace')!r} wrote it in the legacy "
+                "calendar: Spark reads them rebased from the Julian calendar, delta-rs as stored — readers get other "
+                "values", code=Code.CONTENT_CHANGED if rewritten else Code.TABLE_INCONSISTENT, path=f.path)
 
 
 def _folded(name: str) -> set[str]:

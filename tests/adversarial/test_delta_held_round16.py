@@ -29,7 +29,13 @@ from deltalake import write_deltalake
 
 from carriers.delta import attest_after_write
 from tests.adversarial.conftest import PROGRAM, codes, metadata_commit, rows, verify
-from tests.adversarial.test_delta_round16 import WIDENINGS, float_widened, wide_null_count, widened_append
+from tests.adversarial.test_delta_round16 import (
+    WIDENINGS,
+    float_widened,
+    legacy_dated,
+    wide_null_count,
+    widened_append,
+)
 from tests.adversarial.test_delta_spark_only_bounds import _table
 from tests.delta.test_type_widening_ntz import _widen
 
@@ -129,6 +135,14 @@ def test_a_table_recorded_after_an_honest_widening_verifies(tmp_path: Path, case
     path = tmp_path / "t"
     write_deltalake(str(path), pa.table({"c": values}))
     _widen(path, {"c": change}, features)
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc
+
+
+def test_ancient_dates_without_a_legacy_footer_verify(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    legacy_dated(path, None)
     attest_after_write(str(path), model="m", program_hash=PROGRAM)
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0, doc

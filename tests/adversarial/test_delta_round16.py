@@ -24,6 +24,12 @@ a deletion vector added without new statistics). Spark skips by it all the same:
 ``WHERE v IS NOT NULL`` and ``WHERE v = 1`` return none — VERIFIED before. Under wide bounds a null count of 0 over a
 stored null, or of every row over a stored value, is now refused (any other count skips nothing: held,
 ``test_delta_held_round16.py``).
+
+A recorded file whose Parquet footer says Spark 2.4 wrote it (``org.apache.spark.version`` 2.4.8, or
+``org.apache.spark.legacyDateTime``) holding dates before 1582: Spark reads them rebased from the Julian calendar,
+delta-rs and the digest as stored (a rewrite's file was held so since round 13; measured here on the append: Spark
+read 1000-01-06 for the stored 1000-01-01) — VERIFIED before; now ``table_inconsistent``, as a table Spark 2.4 wrote
+with such dates is read two ways too.
 """
 
 from __future__ import annotations
@@ -184,5 +190,38 @@ def test_record_refuses_a_null_count_spark_skips_by_under_wide_bounds(tmp_path: 
     assert caught.value.code.value == "table_inconsistent", caught.value
     assert f"v: 1 nulls stored, {WIDE_NULL_COUNTS[case]} in its statistics, which Spark skips the file by with " \
         "tightBounds false" in str(caught.value), caught.value
+    rc, doc = verify(str(path))
+    assert rc != 0, doc  # nothing recorded
+
+
+LEGACY_FOOTER = {"org.apache.spark.version": "2.4.8", "org.apache.spark.legacyDateTime": ""}
+
+
+def legacy_dated(path: Path, footer: dict[str, str] | None) -> None:
+    """A delta-rs append of dates 1000-01-01 and 1500-06-01, its file's footer then given ``footer`` (the same rows,
+    its size restated), before any attestation."""
+    import datetime
+
+    import pyarrow.parquet as pq
+
+    write_deltalake(str(path), pa.table({"id": pa.array([1, 2], pa.int64()),
+                                         "d": pa.array([datetime.date(1000, 1, 1), datetime.date(1500, 6, 1)])}))
+    log = path / commit_name(0)
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            data = path / action["add"]["path"]
+            stored = pq.read_table(data)
+            pq.write_table(stored if footer is None else stored.replace_schema_metadata(footer), data)
+            action["add"]["size"] = data.stat().st_size
+    log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+def test_record_refuses_its_own_file_spark_reads_in_the_legacy_calendar(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    legacy_dated(path, LEGACY_FOOTER)
+    with pytest.raises(AttestError) as caught:
+        attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    assert caught.value.code.value == "table_inconsistent" and "Julian calendar" in str(caught.value), caught.value
     rc, doc = verify(str(path))
     assert rc != 0, doc  # nothing recorded

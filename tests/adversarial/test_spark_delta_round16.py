@@ -17,9 +17,11 @@ from tests.adversarial.test_delta_held_round16 import OUTWARD_MINIMUM
 from tests.adversarial.test_delta_round15 import FORGED_STATISTICS
 from tests.adversarial.test_delta_round16 import (
     FLOAT_BOUNDS,
+    LEGACY_FOOTER,
     WIDE_NULL_COUNTS,
     WIDENINGS,
     float_forged,
+    legacy_dated,
     wide_null_count,
     widened_append,
 )
@@ -114,3 +116,15 @@ def test_spark_skips_by_null_counts_under_wide_bounds(spark: SparkSession, tmp_p
         got[case] = tuple(spark.sql(f"SELECT count(*) FROM {table} WHERE {where}").collect()[0][0]
                           for where in ("v IS NULL", "v IS NOT NULL", "v = 1"))
     assert got == {"no null over a null": (0, 2, 1), "every row null over values": (1, 0, 0), "held": (1, 2, 1)}, got
+
+
+def test_spark_reads_a_recorded_files_legacy_dates_rebased(spark: SparkSession, tmp_path: Path) -> None:
+    import datetime
+
+    got = {}
+    for name, footer in (("legacy", LEGACY_FOOTER), ("plain", None)):
+        path = tmp_path / name
+        legacy_dated(path, footer)
+        got[name] = sorted(r[0] for r in spark.read.format("delta").load(str(path)).select("d").collect())
+    assert got["plain"] == [datetime.date(1000, 1, 1), datetime.date(1500, 6, 1)], got
+    assert got["legacy"] != got["plain"], got  # rebased from the Julian calendar: other days
