@@ -146,3 +146,27 @@ def test_ancient_dates_without_a_legacy_footer_verify(tmp_path: Path) -> None:
     attest_after_write(str(path), model="m", program_hash=PROGRAM)
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0, doc
+
+
+# statistics that name a key in another case than Spark reads (it reads neither, measured)
+OTHER_CASES = {"a column key": '{"numRecords":2,"minValues":{"v":1},"maxValues":{"V":1},"nullCount":{"v":0}}',
+               "a statistics key": '{"numRecords":2,"minValues":{"v":1},"MaxValues":{"v":1},"nullCount":{"v":0}}'}
+
+
+def other_case(path: Path, stats: str) -> None:
+    write_deltalake(str(path), pa.table({"v": pa.array([1, 2], pa.int64())}))
+    log = path / "_delta_log" / f"{0:020d}.json"
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            action["add"]["stats"] = stats
+    log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+@pytest.mark.parametrize("case", sorted(OTHER_CASES))
+def test_statistics_keyed_in_another_case_verify(tmp_path: Path, case: str) -> None:
+    path = tmp_path / "t"
+    other_case(path, OTHER_CASES[case])
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc

@@ -13,7 +13,7 @@ from deltalake import write_deltalake
 from attest.errors import AttestError
 from carriers.delta import attest_after_write
 from tests.adversarial.conftest import PROGRAM
-from tests.adversarial.test_delta_held_round16 import OUTWARD_MINIMUM
+from tests.adversarial.test_delta_held_round16 import OTHER_CASES, OUTWARD_MINIMUM, other_case
 from tests.adversarial.test_delta_round15 import FORGED_STATISTICS
 from tests.adversarial.test_delta_round16 import (
     FLOAT_BOUNDS,
@@ -128,3 +128,14 @@ def test_spark_reads_a_recorded_files_legacy_dates_rebased(spark: SparkSession, 
         got[name] = sorted(r[0] for r in spark.read.format("delta").load(str(path)).select("d").collect())
     assert got["plain"] == [datetime.date(1000, 1, 1), datetime.date(1500, 6, 1)], got
     assert got["legacy"] != got["plain"], got  # rebased from the Julian calendar: other days
+
+
+def test_spark_reads_no_statistics_keyed_in_another_case(spark: SparkSession, tmp_path: Path) -> None:
+    got = {}
+    for case, stats in OTHER_CASES.items():
+        path = tmp_path / case.replace(" ", "-")
+        other_case(path, stats)
+        table = f"delta.`{path}`"
+        got[case] = (spark.sql(f"SELECT count(*) FROM {table} WHERE v = 2").collect()[0][0],
+                     spark.sql(f"SELECT max(v) FROM {table}").collect()[0][0])
+    assert got == {"a column key": (1, 2), "a statistics key": (1, 2)}, got
