@@ -170,3 +170,33 @@ def test_statistics_keyed_in_another_case_verify(tmp_path: Path, case: str) -> N
     attest_after_write(str(path), model="m", program_hash=PROGRAM)
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0, doc
+
+
+TIGHTNESS = {"absent": None, "true": True, "false": False}
+
+
+def vectored_maximum(path: Path, tight: bool | None) -> None:
+    """Rows 1, 2, 100, a deletion vector deleting 100, the file's statistics of every stored row."""
+    from tests.delta.dv import add_deletion_vector
+
+    write_deltalake(str(path), pa.table({"v": pa.array([1, 2, 100], pa.int64())}),
+                    configuration={"delta.enableDeletionVectors": "true"})
+    add_deletion_vector(path, [2])
+    if tight is not None:
+        log = path / "_delta_log" / f"{1:020d}.json"
+        actions = [json.loads(line) for line in log.read_text().splitlines()]
+        for action in actions:
+            if "add" in action:
+                stats = json.loads(action["add"]["stats"])
+                stats["tightBounds"] = tight
+                action["add"]["stats"] = json.dumps(stats)
+        log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+@pytest.mark.parametrize("case", sorted(TIGHTNESS))
+def test_a_deleted_greatest_row_under_any_tightness_verifies(tmp_path: Path, case: str) -> None:
+    path = tmp_path / "t"
+    vectored_maximum(path, TIGHTNESS[case])
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc

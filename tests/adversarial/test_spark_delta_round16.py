@@ -13,7 +13,13 @@ from deltalake import write_deltalake
 from attest.errors import AttestError
 from carriers.delta import attest_after_write
 from tests.adversarial.conftest import PROGRAM
-from tests.adversarial.test_delta_held_round16 import OTHER_CASES, OUTWARD_MINIMUM, other_case
+from tests.adversarial.test_delta_held_round16 import (
+    OTHER_CASES,
+    OUTWARD_MINIMUM,
+    TIGHTNESS,
+    other_case,
+    vectored_maximum,
+)
 from tests.adversarial.test_delta_round15 import FORGED_STATISTICS
 from tests.adversarial.test_delta_round16 import (
     FLOAT_BOUNDS,
@@ -139,3 +145,12 @@ def test_spark_reads_no_statistics_keyed_in_another_case(spark: SparkSession, tm
         got[case] = (spark.sql(f"SELECT count(*) FROM {table} WHERE v = 2").collect()[0][0],
                      spark.sql(f"SELECT max(v) FROM {table}").collect()[0][0])
     assert got == {"a column key": (1, 2), "a statistics key": (1, 2)}, got
+
+
+def test_spark_answers_max_from_the_rows_of_a_file_with_a_vector(spark: SparkSession, tmp_path: Path) -> None:
+    got = {}
+    for case, tight in TIGHTNESS.items():
+        path = tmp_path / case
+        vectored_maximum(path, tight)
+        got[case] = tuple(spark.sql(f"SELECT max(v), count(*) FROM delta.`{path}`").collect()[0])
+    assert got == {"absent": (2, 2), "true": (2, 2), "false": (2, 2)}, got
