@@ -200,3 +200,37 @@ def test_a_deleted_greatest_row_under_any_tightness_verifies(tmp_path: Path, cas
     attest_after_write(str(path), model="m", program_hash=PROGRAM)
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0, doc
+
+
+_TEN = datetime.datetime(2024, 1, 5, 10, tzinfo=datetime.UTC)
+# column values, a maximum above the greatest (as the log writes it)
+LOOSE_MAXIMA: dict[str, tuple[pa.Array, Any]] = {
+    "timestamp": (pa.array([_TEN, _TEN + datetime.timedelta(hours=1)], pa.timestamp("us", "UTC")),
+                  "2024-01-06T10:00:00.000Z"),
+    "timestamp_ntz": (pa.array([_TEN.replace(tzinfo=None), _TEN.replace(tzinfo=None, hour=11)], pa.timestamp("us")),
+                      "2024-01-06T10:00:00.000"),
+    "decimal": (pa.array([D("1.50"), D("2.50")], pa.decimal128(10, 2)), 50.0),
+    "string": (pa.array(["a", "b"]), "zzz"),
+}
+
+
+def loose_maximum(path: Path, case: str) -> None:
+    values, bound = LOOSE_MAXIMA[case]
+    write_deltalake(str(path), pa.table({"v": values}))
+    log = path / "_delta_log" / f"{0:020d}.json"
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            stats = json.loads(action["add"]["stats"])
+            stats["maxValues"]["v"] = bound
+            action["add"]["stats"] = json.dumps(stats)
+    log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+@pytest.mark.parametrize("case", sorted(LOOSE_MAXIMA))
+def test_a_loose_maximum_spark_answers_nothing_from_verifies(tmp_path: Path, case: str) -> None:
+    path = tmp_path / "t"
+    loose_maximum(path, case)
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc

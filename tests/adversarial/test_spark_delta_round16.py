@@ -14,9 +14,11 @@ from attest.errors import AttestError
 from carriers.delta import attest_after_write
 from tests.adversarial.conftest import PROGRAM
 from tests.adversarial.test_delta_held_round16 import (
+    LOOSE_MAXIMA,
     OTHER_CASES,
     OUTWARD_MINIMUM,
     TIGHTNESS,
+    loose_maximum,
     other_case,
     vectored_maximum,
 )
@@ -154,3 +156,14 @@ def test_spark_answers_max_from_the_rows_of_a_file_with_a_vector(spark: SparkSes
         vectored_maximum(path, tight)
         got[case] = tuple(spark.sql(f"SELECT max(v), count(*) FROM delta.`{path}`").collect()[0])
     assert got == {"absent": (2, 2), "true": (2, 2), "false": (2, 2)}, got
+
+
+def test_spark_answers_max_of_other_types_from_the_rows(spark: SparkSession, tmp_path: Path) -> None:
+    for case, (values, _) in LOOSE_MAXIMA.items():
+        path = tmp_path / case
+        loose_maximum(path, case)
+        got = spark.sql(f"SELECT max(v) FROM delta.`{path}`").collect()[0][0]
+        greatest = max(values.to_pylist())
+        if case == "timestamp":
+            got = got.astimezone(greatest.tzinfo)  # the session gives a local time
+        assert got == greatest, (case, got)
