@@ -220,11 +220,27 @@ class DeltaContentReader:
             _check_footer(f, meta, table, indexes)
         else:
             _check_recorded_indexes(f, meta, table, indexes)
-            # Not where types are widened (the log's statistics are of the stored, narrower type: a re-read of the
-            # attested files as the wider types, widened_digests, or a table with type widening on).
-            if self.recorded is not None and not self.widen:
-                _check_statistics(f, table.num_rows, read, self.recorded.get(f.path),
-                                  (self.typed or {}).get(f.path) or {}, recorded=True)
+            # The recorded version's own files too: Spark reads their ancient dates rebased all the same.
+            _check_calendar(f, footer, read, int96, rewritten=False)
+            # Where type widening is on too: Spark skips files and answers COUNT / MIN / MAX by the statistics of
+            # such a table (measured, tests/adversarial/test_spark_delta_round16.py). Not in a re-read of attested
+            # files as the wider types (widened_digests: recorded None, the attested reading holds them).
+            if self.recorded is not None:
+                try:
+                    _check_statistics(f, table.num_rows, read, self.recorded.get(f.path),
+                                      (self.typed or {}).get(f.path) or {}, recorded=True)
+                except CarrierError as exc:
+                    floats = sorted(n for n in self.widen & set(stored.names) if pa.types.is_float32(
+                        stored.field(n).type) and pa.types.is_float64(self.arrow.field(n).type))
+                    if not floats:
+                        raise
+                    # An honest Spark table too: measured (delta-spark 4.4), after ALTER COLUMN c TYPE DOUBLE
+                    # Spark answered MIN(c) 0.1 and returned no row for c = 0.10000000149011612D, which a full
+                    # read returns: its filtered reads are not its full reads.
+                    raise CarrierError(f"{exc.message} ({floats[0]!r} is a float column widened to double: Spark "
+                                       "reads its float statistics as doubles, 0.1 for the stored "
+                                       "0.10000000149011612, and skips the file by them)",
+                                       code=exc.code, path=exc.path) from None
         return digest
 
 
@@ -614,10 +630,12 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
 
     ``recorded``: a file of the version being recorded (or re-digested), not a rewrite's, held as Iceberg's manifest
     metrics are at record (``table_inconsistent``): counts exactly (as the log writes them and as delta-rs reads
-    them), bounds as delta-rs reads them (the log's, where it reads them) soundly and those of integers, dates and
-    booleans exactly. Bounds delta-rs reads none of are held as Spark reads them (``_spark_only_bounds``) and bound
-    as the log writes them (the reader view, carriers/delta/spellings.py: a note says so), and NaN is held as
-    IEEE orders it (writers leave it out of bounds). Measured (delta-rs
+    them), bounds as delta-rs reads them (the log's, where it reads them) soundly and those of integers, dates,
+    booleans and floats exactly (Spark answers a float's MIN / MAX from them, measured: test_delta_round16.py).
+    Bounds delta-rs reads none of are held as Spark reads them (``_spark_only_bounds``) and bound as the log writes
+    them (the reader view, carriers/delta/spellings.py: a note says so), and NaN is held as IEEE orders it (writers
+    leave it out of bounds). Under wide bounds (``tightBounds`` false) a null count Spark skips by — 0 over a null,
+    every row over a value — is refused too. Measured (delta-rs
     1.6, delta-spark 4.4): an append whose ``maxValues`` said 1 over rows 1, 2 returned no row for ``v = 2`` in Spark
     and delta-rs while a full read returned both, and was attested and VERIFIED."""
     import pyarrow as pa
@@ -671,6 +689,12 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
                 seen = observe(column)
                 if n is not None and tight and (isinstance(n, bool) or n != seen.nulls):
                     problems.append(f"{name}: {seen.nulls} nulls stored, {n!r} in its statistics ({source})")
+                elif type(n) is int and not tight and ((n == 0 and seen.nulls) or (
+                        n == num_rows and seen.nulls < num_rows)):
+                    # Wide bounds (tightBounds false) too: Spark skips a file for IS NULL by a null count of 0, and
+                    # for IS NOT NULL and v = 1 by one of every row (measured, test_delta_round16.py).
+                    problems.append(f"{name}: {seen.nulls} nulls stored, {n!r} in its statistics, which Spark skips "
+                                    f"the file by with tightBounds false too ({source})")
                 try:
                     a, b = (_claimed(a, t), _claimed(b, t)) if as_json else (a, b)
                 except TypeError:
@@ -684,8 +708,11 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
                     floor = seen.hi.replace(microsecond=seen.hi.microsecond // 1000 * 1000)
                 exact = tight and not pa.types.is_timestamp(t) and any(str(t).startswith(x) for x in _EXACT)
                 exact = exact or (tight and pa.types.is_floating(t))
-                if recorded:  # delta-rs writes a decimal past 17 digits as a rounded float, NaN out of float bounds
-                    exact = exact and not (pa.types.is_decimal(t) or pa.types.is_floating(t))
+                if recorded:  # delta-rs writes a decimal past 17 digits as a rounded float
+                    # Floats exactly (their bounds leave NaN out: the least and greatest number, -0.0 as 0.0): Spark
+                    # answers MIN / MAX of a float or double from them (measured: MAX 50.0 over 1.5, 2.5), of a
+                    # decimal, timestamp or string from the rows.
+                    exact = exact and not pa.types.is_decimal(t)
                 found = bound_problem(name, seen, a, b, exact=exact, hi_floor=floor, total_order=not recorded)
                 if found is not None:
                     problems.append(f"{found} ({source})")
@@ -826,8 +853,8 @@ def _spark_only_bounds(logged: str, read: dict[str, Any], typed: dict[str, Any],
             floor = None
             if pa.types.is_timestamp(t) and seen.hi is not None:
                 floor = seen.hi.replace(microsecond=seen.hi.microsecond // 1000 * 1000)
-            exact = (tight and not pa.types.is_timestamp(t) and not pa.types.is_decimal(t)
-                     and not pa.types.is_floating(t) and any(str(t).startswith(x) for x in _EXACT))
+            exact = (tight and not pa.types.is_timestamp(t) and not pa.types.is_decimal(t)  # floats too, as above
+                     and any(str(t).startswith(x) for x in _EXACT))
             found = bound_problem(name, seen, a, b, exact=exact, hi_floor=floor)
             if found is not None:
                 why = ("; delta-rs writes a decimal past 17 digits rounded through a float and reads none of it"
@@ -877,9 +904,12 @@ _SPARK_VERSION, _LEGACY_DATETIME, _LEGACY_INT96 = (b"org.apache.spark.version", 
 _ANCIENT = 1900  # the rebase moves dates before 1582-10-15 and, by time zone, timestamps before about 1900
 
 
-def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any], int96: set[str]) -> None:
+def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any], int96: set[str], *,
+                    rewritten: bool = True) -> None:
     """A rewritten file whose footer makes Spark rebase its dates or timestamps (above) while holding values old
-    enough for the rebase to move them: Spark reads other values than delta-rs and the digest (content_changed)."""
+    enough for the rebase to move them: Spark reads other values than delta-rs and the digest (content_changed).
+    ``rewritten`` False: a file of the version being recorded (table_inconsistent: it was attested and VERIFIED
+    before, test_delta_round16.py)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -897,10 +927,10 @@ def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any
         least = pc.min(column).as_py()
         if least is not None and least.year < _ANCIENT:
             raise CarrierError(
-                f"{f.path}, added by a rewrite, holds {name} values before {_ANCIENT} and its Parquet footer says "
-                f"Spark {version.decode('utf-8', 'replace')!r} wrote it in the legacy calendar: Spark reads them "
-                "rebased from the Julian calendar, delta-rs as stored — readers get other values",
-                code=Code.CONTENT_CHANGED, path=f.path)
+                f"{f.path}{', added by a rewrite,' if rewritten else ''} holds {name} values before {_ANCIENT} and "
+                f"its Parquet footer says Spark {version.decode('utf-8', 'replace')!r} wrote it in the legacy "
+                "calendar: Spark reads them rebased from the Julian calendar, delta-rs as stored — readers get other "
+                "values", code=Code.CONTENT_CHANGED if rewritten else Code.TABLE_INCONSISTENT, path=f.path)
 
 
 def _folded(name: str) -> set[str]:
@@ -1396,7 +1426,9 @@ def widened_digests(carrier: DeltaCarrier, attested: Version, version: Version, 
         schema_doc = json.loads(dt.schema().to_json())
         arrow = pa.schema(dt.schema().to_arrow())
         top = widened_columns(arrow, columns)
-        after = dataclasses.replace(before, arrow=arrow, widen=top | before.widen,
+        # recorded=None: ``before`` holds each file's statistics to its rows as the attested version's log states
+        # them (of the stored, narrower types); read as the wider types they are no statistics of the log.
+        after = dataclasses.replace(before, arrow=arrow, widen=top | before.widen, recorded=None,
                                     fields={str(f.get("name")): f for f in schema_doc.get("fields") or []
                                             if isinstance(f, dict)},
                                     partitions=_widened_partitions(before, arrow, top))
