@@ -35,6 +35,7 @@ from attest.canonical import (
     canonical_bytes,
     mapping_chunks,
     object_chunks,
+    plain_strings,
 )
 from attest.errors import AttestError, Code
 from attest.identity.inputs import ObservedInput
@@ -45,6 +46,7 @@ from attest.model import (
     _lone_surrogate,
     _too_deep,
 )
+from attest.numbers import I64_MIN, U64_MAX
 from attest.record import many_records
 from attest.tables import FileIdentity, FileKind, attestation_identity, file_identities
 from attest.view import ReaderView
@@ -129,7 +131,7 @@ class Sidecar:
         ordered = sorted(self.files, key=attrgetter("path"))
         yield b"["
         for start in range(0, len(ordered), batch):
-            part = canonical_bytes([f.to_dict() for f in ordered[start:start + batch]])[1:-1]
+            part = _entries_text(ordered[start:start + batch])
             yield part if start == 0 else b"," + part
         yield b"]"
 
@@ -212,6 +214,28 @@ class Sidecar:
             raise SidecarError("a version 2 sidecar must name the table, the attested version, the manifest "
                                "identity and the reader view")
         return sidecar
+
+
+# A file entry as canonical JSON writes it (keys in code point order) when its strings are written as themselves.
+_ENTRY = '{{"hash":"{}","kind":"{}","path":"{}","size":{}}}'.format
+_HASH, _KIND, _PATH, _SIZE = attrgetter("hash"), attrgetter("kind"), attrgetter("path"), attrgetter("size")
+
+
+def _entries_text(files: Sequence[FileIdentity]) -> bytes:
+    """``canonical_bytes([f.to_dict() for f in files])[1:-1]``: when every path, hash and kind is a string written as
+    itself (``plain_strings``) and every size an ``int`` within the range written as is, one format call an entry
+    (the reader's regular runs, the other way: no dict a file, no walk of them, no ``json.dumps`` sorting each one's
+    keys — 200,000 entries in ~0.06 s instead of ~0.3 s, docs/scale.md, sixteenth pass); otherwise, or for a lone
+    surrogate, encoded by ``canonical_bytes``, which says what is wrong."""
+    sizes = list(map(_SIZE, files))
+    hashes, kinds, paths = list(map(_HASH, files)), list(map(_KIND, files)), list(map(_PATH, files))
+    if sizes and set(map(type, sizes)) == {int} and min(sizes) >= I64_MIN and max(sizes) <= U64_MAX and \
+            plain_strings(hashes) and plain_strings(kinds) and plain_strings(paths):
+        try:
+            return ",".join(map(_ENTRY, hashes, kinds, paths, sizes)).encode("utf-8")
+        except UnicodeEncodeError:
+            pass
+    return canonical_bytes([f.to_dict() for f in files])[1:-1]
 
 
 def _file_records(entries: Any) -> list[FileIdentity]:
