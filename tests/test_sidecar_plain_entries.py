@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import random
 import string
+from typing import Any
 
 import pytest
 
-from attest.canonical import CanonicalizationError, canonical_bytes, mapping_chunks, plain_strings
+from attest.canonical import CanonicalizationError, canonical_bytes, mapping_chunks, outputs_bytes, plain_strings
 from attest.tables import FileIdentity
 from carriers.sidecar import _entries_text
 
@@ -111,3 +112,40 @@ def test_every_odd_size_among_plain_entries(size: object) -> None:
              FileIdentity(path="b", size=size, hash="1" * 64),  # type: ignore[arg-type]
              FileIdentity(path="c", size=2, hash="2" * 64, kind="deletion_vector")]
     assert _ours(files) == _reference(files)
+
+
+def _either(fn: Any, document: Any) -> bytes | str:
+    try:
+        return bytes(fn(document))
+    except CanonicalizationError as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_manifest_outputs_are_canonical_bytes(seed: int) -> None:
+    # attestation_encoded's bytes (outputs_bytes): canonical_bytes' own on manifests of every shape of output list,
+    # and the same refusal (message included) where canonical_bytes refuses.
+    rng = random.Random(seed)
+    outputs: list[Any] = [{"hash": "".join(rng.choice("0123456789abcdef") for _ in range(64)), "path": _text(rng)}
+                          for _ in range(rng.randint(0, 40))]
+    if outputs and rng.random() < 0.5:
+        i = rng.randrange(len(outputs))
+        outputs[i] = rng.choice([{"hash": "h"}, {"hash": "h", "size": "1"}, {"path": "p", "hash": 1},
+                                 {"hash": "h", "path": None}, {"hash": "h", "path": "p", "x": "y"}, ["h", "p"],
+                                 {"hash": _Str("h"), "path": "p"}, {"hash": "h", "path": "p\ud800"},
+                                 {"hash": "h", "path": 'q"\\'}, {1: "h", "path": "p"}])
+    document: dict[str, Any] = {"manifest_version": "0.1", "subject": {"model": _text(rng)}, "output_hashes": outputs}
+    if rng.random() < 0.2:
+        document["env_hash"] = rng.choice([1.5, 2**70, "output_hashes:" + "0" * 32, {"deep": [[[]]]}])
+    assert _either(outputs_bytes, document) == _either(canonical_bytes, document)
+
+
+def test_manifest_outputs_refusals_elsewhere_and_depth() -> None:
+    deep: Any = "x"
+    for _ in range(130):
+        deep = [deep]
+    for bad in (deep, float("nan"), "\ud800", {2: "x"}):
+        document = {"a": bad, "output_hashes": [{"hash": "h", "path": "p"}]}
+        assert _either(outputs_bytes, document) == _either(canonical_bytes, document)
+        assert isinstance(_either(outputs_bytes, document), str)
+    assert outputs_bytes([{"hash": "h", "path": "p"}]) == canonical_bytes([{"hash": "h", "path": "p"}])  # type: ignore[arg-type]
