@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from attest.canonical import CanonicalizationError, canonical_bytes, mapping_chunks, outputs_bytes, plain_strings
+from attest.canonical import (
+    CanonicalizationError,
+    canonical_bytes,
+    digest,
+    digest_streamed,
+    mapping_chunks,
+    outputs_bytes,
+    plain_strings,
+)
 from attest.tables import FileIdentity
 from carriers.sidecar import _entries_text
 
@@ -137,7 +145,10 @@ def test_manifest_outputs_are_canonical_bytes(seed: int) -> None:
     document: dict[str, Any] = {"manifest_version": "0.1", "subject": {"model": _text(rng)}, "output_hashes": outputs}
     if rng.random() < 0.2:
         document["env_hash"] = rng.choice([1.5, 2**70, "output_hashes:" + "0" * 32, {"deep": [[[]]]}])
-    assert _either(outputs_bytes, document) == _either(canonical_bytes, document)
+    for batch in (1, 3, 8192):
+        assert _either(lambda d, b=batch: outputs_bytes(d, batch=b), document) == _either(canonical_bytes, document)
+    assert _either(lambda d: bytes.fromhex(digest_streamed(d, "output_hashes", 3)), document) == \
+        _either(lambda d: bytes.fromhex(digest(d)), document)
 
 
 def test_manifest_outputs_refusals_elsewhere_and_depth() -> None:
