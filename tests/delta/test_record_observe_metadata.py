@@ -54,7 +54,7 @@ def _inputs(path: Path, monkeypatch: pytest.MonkeyPatch, shortcut: bool) -> tupl
         monkeypatch.setattr(DeltaCarrier, "_metadata_table", lambda self, n: self._load(n))
     result = DeltaCarrier(str(path)).record(model="orders", program_hash=PROGRAM)
     monkeypatch.undo()
-    assert result.sidecar is not None
+    assert result.sidecar is not None and result.manifest is not None
     data = Path(result.sidecar).read_bytes()
     sidecar = Sidecar.decode(data, None)
     # Each input but its location (the two copies of the table are two folders).
@@ -67,7 +67,7 @@ def test_the_built_on_version_is_not_loaded_for_its_properties(tmp_path: Path, l
     _appended(path)
     loads.clear()
     result = DeltaCarrier(str(path)).record(model="orders", program_hash=PROGRAM)
-    assert result.manifest.inputs_proof_class == "heuristic"
+    assert result.manifest is not None and result.manifest.inputs_proof_class == "heuristic"
     assert loads == Counter({None: 1})  # the latest version only (version 0 was loaded too before)
     attestation = DeltaCarrier(str(path)).read()
     assert attestation is not None and attestation.inputs is not None
