@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from itertools import chain
+from itertools import chain, repeat
 
 import blake3
 
@@ -265,6 +265,43 @@ def rows_text(names: tuple[str, ...], columns: list[list[Any]]) -> bytes | None:
         return None
 
 
+def _outputs_text(items: list[Any]) -> bytes | None:
+    """``canonical_bytes(items)[1:-1]`` when each of ``items`` is an object of exactly ``hash`` and ``path``, both
+    exact strings (``rows_text``): a manifest's outputs, one a file, without a walk of the objects and ``json.dumps``
+    sorting each one's keys (docs/scale.md, sixteenth pass). None otherwise, or for a lone surrogate."""
+    if not items or set(map(type, items)) != {dict} or set(map(len, items)) != {2}:
+        return None
+    # Two members each, both found: exactly "hash" and "path" (a missing one is None, which is no string).
+    hashes, paths = list(map(dict.get, items, repeat("hash"))), list(map(dict.get, items, repeat("path")))
+    if set(map(type, chain(hashes, paths))) != {str}:
+        return None
+    return rows_text(("hash", "path"), [hashes, paths])
+
+
+def outputs_bytes(document: dict[str, JSONValue], key: str = "output_hashes", batch: int = 8192) -> bytes:
+    """``canonical_bytes(document)``, with the list ``document[key]`` written ``batch`` members at a time by
+    ``_outputs_text`` when every member is an object of plain ``hash`` and ``path`` strings (a manifest's outputs; a
+    batch at a time: no text of all members held beside the bytes). The rest of the document is encoded whole with a
+    unique marker where the list goes (so its refusals and depth limit are ``canonical_bytes``'); any other document
+    is encoded by ``canonical_bytes`` as it is."""
+    items = document.get(key) if type(document) is dict else None
+    if type(items) is not list or not items:
+        return canonical_bytes(document)
+    parts: list[bytes] = []  # the members' bytes, a batch a piece, with the commas between: joined once below
+    for start in range(0, len(items), batch):
+        part = _outputs_text(items[start:start + batch])
+        if part is None:
+            return canonical_bytes(document)
+        parts.extend((b",", part) if parts else (part,))
+    token = f"{key}:{os.urandom(16).hex()}"
+    marker = json.dumps(token).encode("ascii")
+    head = canonical_bytes({**document, key: token})
+    if head.count(marker) != 1:
+        return canonical_bytes(document)  # the marker's text elsewhere in the document (not met in practice): whole
+    before, _, after = head.partition(marker)
+    return b"".join((before, b"[", *parts, b"]", after))
+
+
 # A list of fewer members than this is encoded whole (digest): the streamed form pays off on a manifest's file list.
 STREAM_BATCH = 8192
 
@@ -291,7 +328,12 @@ def digest_streamed(document: dict[str, JSONValue], key: str, batch: int = STREA
     hasher = blake3.blake3(before)
     hasher.update(b"[")
     for start in range(0, len(items), batch):
-        text = json.dumps(items[start:start + batch], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        some = items[start:start + batch]
+        plain = _outputs_text(some)  # a manifest's outputs: one format call each (the same bytes)
+        if plain is not None:
+            hasher.update(plain if start == 0 else b"," + plain)
+            continue
+        text = json.dumps(some, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         try:
             part = text[1:-1].encode("utf-8")
         except UnicodeEncodeError as exc:

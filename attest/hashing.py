@@ -363,8 +363,8 @@ def hash_files(
     :data:`SERIAL_MAX_BYTES`, hashed one after another by one of them. A path given twice is hashed once.
 
     ``progress(done_files, total_files, done_bytes)`` is called from the calling thread, once with
-    zeros and then after each file. The first error raised by any file is re-raised and the
-    remaining files are skipped.
+    zeros and then after each file or run of small files. The first error raised by any file is
+    re-raised and the remaining files are skipped.
     """
     if max_workers is not None and max_workers < 1:
         raise ValueError(f"max_workers must be >= 1 or None, got {max_workers}")
@@ -383,9 +383,17 @@ def hash_sized_files(
     *,
     max_workers: int | None = None,
     progress: _Progress | None = None,
+    skip_unreadable: bool = False,
 ) -> dict[str, str]:
     """:func:`hash_files` for regular files the caller has already stat-ed (``{path: size}``): no second ``stat``
-    per file. A size only picks the strategy; a negative one means "stream it" (a pipe or device)."""
+    per file. A size only picks the strategy; a negative one means "stream it" (a pipe or device).
+
+    ``skip_unreadable``: a file that cannot be read (missing, not a regular file once opened, permission, a read
+    error) is left out of the result instead of raising, and every other file is still hashed (a table's listing:
+    the caller reports what is absent). The sizes may then be a listing's, not checked by a ``stat``: each file is
+    opened as a regular file (:func:`open_regular`: never blocking on a FIFO) and its descriptor's size picks reading
+    or mapping, so a wrong size picks a slower batch for it, never other bytes. ``progress`` is called after each
+    file or run of files (the small files: every ``_RUN_REPORT`` of them)."""
     if max_workers is not None and max_workers < 1:
         raise ValueError(f"max_workers must be >= 1 or None, got {max_workers}")
     total = len(sizes)
@@ -394,35 +402,55 @@ def hash_sized_files(
     solo_threads = None if max_workers is None else max_workers
 
     results: dict[str, str] = {}
-    done_files = 0
-    done_bytes = 0
+    done = [0, 0]  # files, bytes reported so far
     if progress is not None:
         progress(0, total, 0)
 
-    def finished(key: str, digest: str) -> None:
-        nonlocal done_files, done_bytes
-        results[key] = digest
-        done_files += 1
-        done_bytes += max(sizes[key], 0)
-        if progress is not None:
-            progress(done_files, total, done_bytes)
+    def finished(keys: list[str]) -> None:
+        if progress is not None and keys:
+            done[0] += len(keys)
+            done[1] += sum(s for s in map(sizes.__getitem__, keys) if s > 0)
+            progress(done[0], total, done[1])
 
     for key in [k for k, s in sizes.items() if s >= BATCH_SOLO_THRESHOLD]:
         # _hash_local, not hash_file: a file listed as regular that is a FIFO by now must fail, not be streamed.
-        finished(key, _hash_local(key, _max_threads(solo_threads)))
+        try:
+            results[key] = _hash_local(key, _max_threads(solo_threads))
+        except OSError:
+            if not skip_unreadable:
+                raise
+            continue
+        finished([key])
 
-    # Longest first keeps the workers evenly loaded at the end of the batch; the small files are one job, the first.
-    rest = sorted((k for k, s in sizes.items() if s < BATCH_SOLO_THRESHOLD), key=lambda k: -sizes[k])
-    small = [k for k in rest if 0 <= sizes[k] < SERIAL_MAX_BYTES]
-    jobs = [[k] for k in rest if not 0 <= sizes[k] < SERIAL_MAX_BYTES]
+    # Longest first keeps the workers evenly loaded at the end of the batch; the small files are one job, the first
+    # (in the order given: one thread hashes them one after another).
+    small = [k for k, s in sizes.items() if 0 <= s < SERIAL_MAX_BYTES]
+    jobs = [[k] for k in sorted((k for k, s in sizes.items() if not 0 <= s < SERIAL_MAX_BYTES and
+                                 s < BATCH_SOLO_THRESHOLD), key=sizes.__getitem__, reverse=True)]
     if small:
         jobs.insert(0, small)
     if workers == 1 or len(jobs) <= 1:
-        for key in rest:
-            finished(key, _hash_one(key, sizes[key]))
+        for job in jobs:
+            # The small files, one after another on this thread, reported a run at a time (a call per file cost
+            # ~0.1 s for 200,000 files: docs/scale.md, sixteenth pass).
+            for start in range(0, len(job), _RUN_REPORT):
+                run = job[start:start + _RUN_REPORT]
+                before = len(results)
+                _hash_job(run, sizes, results, None, [], skip_unreadable, MAP_MIN_BYTES)
+                finished(run if len(results) - before == len(run) else [k for k in run if k in results])
     else:
-        results.update(_hash_all(jobs, sizes, min(workers, len(jobs)), None if progress is None else finished))
+        def each(keys: list[str]) -> None:  # beside the pool's threads, each file is still its own call
+            for key in keys:
+                finished([key])
+
+        _hash_all(jobs, sizes, min(workers, len(jobs)), results, None if progress is None else each,
+                  skip_unreadable)
     return results
+
+
+# The small files' progress is reported every this many files (attest.cli.output.Progress redraws at most every 0.1 s
+# anyway).
+_RUN_REPORT = 1024
 
 
 def _hash_one(key: str, size: int, map_min: int = MAP_MIN_BYTES) -> str:
@@ -433,18 +461,71 @@ def _hash_one(key: str, size: int, map_min: int = MAP_MIN_BYTES) -> str:
     return _hash_local(key, 1, map_min)
 
 
-def _hash_all(jobs: list[list[str]], sizes: Mapping[str, int], workers: int,
-              report: Callable[[str, str], None] | None = None) -> dict[str, str]:
-    """Every file of ``jobs`` on ``workers`` threads, into one dict; raise the first worker error. A thread takes one
-    job at a time and hashes its files one after another.
+def _hash_job(keys: list[str], sizes: Mapping[str, int], results: dict[str, str], order: list[str] | None,
+              errors: list[BaseException], skip: bool, map_min: int) -> None:
+    """The files of ``keys`` one after another on this thread, each digest stored in ``results`` (its key appended to
+    ``order``); stops when ``errors`` holds one (another thread failed). A file of one job of its own goes through
+    ``_hash_one``; the small files' job is hashed here, ``_hash_local`` inlined — open as a regular file (checked on
+    the descriptor), read through this thread's buffer, or mapped when it is ``map_min`` bytes or more once open —
+    the same bytes, without three calls a file (docs/scale.md, sixteenth pass). ``skip``: a file that cannot be
+    read is left out; else its OSError is raised."""
+    if len(keys) == 1 and not 0 <= sizes[keys[0]] < SERIAL_MAX_BYTES:
+        key = keys[0]
+        try:
+            results[key] = _hash_one(key, sizes[key], map_min)
+        except OSError:
+            if not skip:
+                raise
+            return
+        if order is not None:
+            order.append(key)
+        return
+    view = _read_buffer()
+    is_regular, fstat, open_, close, readv = stat.S_ISREG, os.fstat, os.open, os.close, os.readv
+    for key in keys:
+        if errors:
+            return
+        try:
+            fd = open_(key, _OPEN_FLAGS)
+        except OSError:
+            if not skip:
+                raise
+            continue
+        try:
+            st = fstat(fd)
+            if not is_regular(st.st_mode):
+                raise OSError(errno.EINVAL, "not a regular file (a FIFO, a socket, a device or a folder)", key)
+            size = st.st_size
+            if size >= map_min:
+                digest = _hash_fd(os.dup(fd), size, 1, map_min)  # the copy is closed there, ``fd`` below
+            else:
+                hasher = blake3()
+                while n := readv(fd, (view,)):
+                    hasher.update(view[:n])
+                digest = hasher.hexdigest()
+        except OSError:
+            if not skip:
+                raise
+            continue
+        finally:
+            close(fd)
+        results[key] = digest
+        if order is not None:
+            order.append(key)
+
+
+def _hash_all(jobs: list[list[str]], sizes: Mapping[str, int], workers: int, results: dict[str, str],
+              report: Callable[[list[str]], None] | None = None, skip: bool = False) -> None:
+    """Every file of ``jobs`` on ``workers`` threads, into ``results``; raise the first worker error (``skip``: none is
+    raised, a file that cannot be read is left out). A thread takes one job at a time and hashes its files one after
+    another.
 
     The workers store their digests themselves and the calling thread only waits: no per-file hand-off, whose GIL
-    round trips cost ~10 % on 2,000 files of 512 KiB (measured against a queue on 2 cores). ``report(key, digest)``
-    is then called from the calling thread for the files finished since the last call, every ~50 ms and at the end.
+    round trips cost ~10 % on 2,000 files of 512 KiB (measured against a queue on 2 cores). ``report(keys)`` is then
+    called from the calling thread with the files finished since the last call, every ~50 ms and at the end.
     """
     source = iter(jobs)
     lock = threading.Lock()
-    results: dict[str, str] = {}
     order: list[str] = []  # finished keys, in order (list.append is atomic under the GIL)
     errors: list[BaseException] = []
     finished = threading.Event()
@@ -457,11 +538,7 @@ def _hash_all(jobs: list[list[str]], sizes: Mapping[str, int], workers: int,
                     job = next(source, None)
                 if job is None:
                     return
-                for key in job:
-                    if errors:
-                        return
-                    results[key] = _hash_one(key, sizes[key], BATCH_MAP_MIN_BYTES)
-                    order.append(key)
+                _hash_job(job, sizes, results, order, errors, skip, BATCH_MAP_MIN_BYTES)
         except BaseException as exc:  # handed to the calling thread, which re-raises it
             errors.append(exc)
         finally:
@@ -478,8 +555,7 @@ def _hash_all(jobs: list[list[str]], sizes: Mapping[str, int], workers: int,
         done = finished.wait(0.05 if report is not None else None)
         if report is not None and not errors:
             upto = len(order)
-            for key in order[reported:upto]:
-                report(key, results[key])
+            report(order[reported:upto])
             reported = upto
         if done:
             break
@@ -487,7 +563,6 @@ def _hash_all(jobs: list[list[str]], sizes: Mapping[str, int], workers: int,
         thread.join()
     if errors:
         raise errors[0]
-    return results
 
 
 class BackgroundHashing:

@@ -249,10 +249,10 @@ def attestation_encoded(document: dict[str, Any]) -> tuple[dict[str, Any], bytes
     """(``attestation_document(document)``, its canonical bytes, their BLAKE3: the attestation identity), made once: a
     record binds the identity in its sidecar and compares it after the commit, and a signature covers the bytes (its
     statement's digests and payload take them: attest.signing.statement)."""
-    from attest.canonical import blake3_hex, canonical_bytes
+    from attest.canonical import blake3_hex, outputs_bytes
 
     ordered = attestation_document(document)
-    data = canonical_bytes(ordered)
+    data = outputs_bytes(ordered)  # canonical_bytes(ordered), its outputs written one format call each
     return ordered, data, blake3_hex(data)
 
 

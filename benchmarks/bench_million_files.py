@@ -7,6 +7,8 @@ pyarrow, and the data files hold one byte (``--level files`` reads none of them;
 exist). Then, each as a fresh process, in the same run:
 
 - the reference: delta-rs ``DeltaTable(T).file_uris()`` (the engine's listing of the version);
+- the floor of a record: every data file read (and BLAKE3-hashed) in a plain Python loop, and ``b3sum`` over them when
+  it is on PATH;
 - ``attest record T`` (attests the version: the sidecar of N file identities is written);
 - ``attest verify T --level files`` (the table read back, the log replayed and cross-checked, the files compared).
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -114,6 +117,27 @@ def build_delta(root: Path, files: int, per_commit: int = FILES_PER_COMMIT, afte
 
 
 REFERENCE_DELTA = "import sys; from deltalake import DeltaTable; print(len(DeltaTable(sys.argv[1]).file_uris()))"
+# The floor of a record, which must read and hash every data file: every file under the table's data folders opened,
+# read to its end through one reused buffer and closed (argv[2] "read"), and BLAKE3-hashed on the way ("blake3"), in
+# a plain Python loop; b3sum over the same files when it is on PATH.
+FLOOR = ("import os, sys\n"
+         "from blake3 import blake3\n"
+         "root, hashing = sys.argv[1], sys.argv[2] == 'blake3'\n"
+         "view, count = memoryview(bytearray(1 << 20)), 0\n"
+         "for d in sorted(os.scandir(root), key=lambda e: e.name):\n"
+         "    if d.name.startswith('_') or not d.is_dir():\n"
+         "        continue\n"
+         "    for e in os.scandir(d.path):\n"
+         "        fd, h = os.open(e.path, os.O_RDONLY), blake3() if hashing else None\n"
+         "        while n := os.readv(fd, (view,)):\n"
+         "            if h is not None:\n"
+         "                h.update(view[:n])\n"
+         "        if h is not None:\n"
+         "            h.hexdigest()\n"
+         "        os.close(fd)\n"
+         "        count += 1\n"
+         "print(count)\n")
+B3SUM = "find \"$0\" -name '_*' -prune -o -type f -print0 | xargs -0 b3sum --no-names > /dev/null"
 # The table's one-byte files are not Parquet: `attest record` without content digests (of the rows, which it could not
 # read), as a carrier computing none records — the sidecar and every per-file view are the same.
 RECORD_NO_CONTENT = record_no_content("carriers.delta.carrier.DeltaCarrier")
@@ -151,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
         verify = [PYTHON, "-m", "attest.cli", "verify", str(table), "--level", "files"]
         steps = {
             "reference: delta-rs file_uris()": ([PYTHON, "-c", REFERENCE_DELTA, str(table)], ROOT),
+            "floor: read every data file": ([PYTHON, "-c", FLOOR, str(table), "read"], ROOT),
+            "floor: + BLAKE3 (Python loop)": ([PYTHON, "-c", FLOOR, str(table), "blake3"], ROOT),
+            **({"floor: b3sum": (["sh", "-c", B3SUM, str(table)], ROOT)} if shutil.which("b3sum") else {}),
             RECORD: ([PYTHON, "-c", RECORD_NO_CONTENT, str(table)], ROOT),
             "attest verify --level files": (verify, ROOT),
         }

@@ -67,6 +67,7 @@ from attest.tables import (
     TableState,
     attestation_document,
     attestation_encoded,
+    attestation_identity,
     file_identities,
 )
 from attest.view import ReaderView, table_kept_by_rewrites
@@ -1114,11 +1115,18 @@ class AttestedTable(ABC):
             # made once and passed along: the sidecar binds the identity, a signature covers the document and its bytes,
             # the check after the commit compares the identity. None of them is kept through that check, which reads the
             # attestation back (the record's peak memory: ~60 MB at 200,000 files, measured; docs/scale.md).
-            ordered, data, identity = attestation_encoded(document)
+            if r.signer is None:
+                # Unsigned, the identity is all that is needed of the bytes: hashed a batch of outputs at a time, never
+                # the whole text (~25 MB at 200,000 files, set the record's peak: docs/scale.md, sixteenth pass).
+                encoded, identity = None, attestation_identity(document)
+            else:
+                ordered, data, identity = attestation_encoded(document)
+                encoded = (ordered, data)
+                del ordered, data
             del document
             result = self._write(v, manifest, triples, observed, live, r.signer, progress=r.progress, identity=identity,
-                                 encoded=None if r.signer is None else (ordered, data))
-            del ordered, data
+                                 encoded=encoded)
+            del encoded
             self._check_in_force(v, identity)
             return replace_result(result, replaced=tuple(replaced))
 

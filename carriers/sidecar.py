@@ -130,11 +130,7 @@ class Sidecar:
         ordered = sorted(self.files, key=attrgetter("path"))
         yield b"["
         for start in range(0, len(ordered), batch):
-            some = ordered[start:start + batch]
-            # FileIdentity.to_dict's keys in code point order, each a column: the same text in C passes (rows_text)
-            part = rows_text(_ENTRY_KEYS, [list(map(get, some)) for get in _ENTRY_FIELDS])
-            if part is None:
-                part = canonical_bytes([f.to_dict() for f in some])[1:-1]
+            part = _entries_text(ordered[start:start + batch])
             yield part if start == 0 else b"," + part
         yield b"]"
 
@@ -222,6 +218,14 @@ class Sidecar:
 # FileIdentity.to_dict's keys in code point order, and how each is read from a FileIdentity (_files_chunks).
 _ENTRY_KEYS = ("hash", "kind", "path", "size")
 _ENTRY_FIELDS = tuple(attrgetter(key) for key in _ENTRY_KEYS)
+
+
+def _entries_text(files: Sequence[FileIdentity]) -> bytes:
+    """``canonical_bytes([f.to_dict() for f in files])[1:-1]``: the entries' fields as columns written in C passes
+    (``rows_text``) when every path, hash and kind is an exact string and every size an exact int in range; otherwise,
+    or for a lone surrogate, encoded by ``canonical_bytes``, which says what is wrong."""
+    part = rows_text(_ENTRY_KEYS, [list(map(get, files)) for get in _ENTRY_FIELDS])
+    return part if part is not None else canonical_bytes([f.to_dict() for f in files])[1:-1]
 
 
 def _file_records(entries: Any) -> list[FileIdentity]:

@@ -295,13 +295,13 @@ def test_small_files_are_one_job_beside_the_bigger_ones(tmp_path: Path, monkeypa
     small = [write(tmp_path / f"s{i}", os.urandom(i * 97)) for i in range(40)]
     big = [write(tmp_path / f"b{i}", os.urandom(SERIAL_MAX_BYTES + i)) for i in range(6)]
     on: dict[str, int] = {}
-    hash_one = hashing._hash_one
+    hash_job = hashing._hash_job
 
-    def recording(key: str, size: int, *rest: int) -> str:
-        on[key] = threading.get_ident()
-        return hash_one(key, size, *rest)
+    def recording(keys: list[str], *rest: Any) -> None:
+        on.update(dict.fromkeys(keys, threading.get_ident()))
+        hash_job(keys, *rest)
 
-    monkeypatch.setattr(hashing, "_hash_one", recording)
+    monkeypatch.setattr(hashing, "_hash_job", recording)
     counts: list[int] = []
     result = hash_files([*small, *big], max_workers=3, progress=lambda d, t, b: counts.append(d))
     assert result == {str(p): hash_file(p) for p in [*small, *big]}
@@ -335,16 +335,21 @@ def test_hash_files_error_during_hashing_propagates(tmp_path: Path, monkeypatch:
     paths = [write(tmp_path / f"f{i}", os.urandom(2000)) for i in range(50)]
     # Vanishes between the up-front stat and the worker's open: the worker's error must surface.
     victim = paths[25]
-    original = hashing._hash_local
+    original = hashing._hash_job
 
-    def flaky(path: str | os.PathLike[str], max_threads: int, *rest: int) -> str:
-        if os.fspath(path) == str(victim):
+    def flaky(keys: list[str], *rest: Any) -> None:  # the small files' run
+        if str(victim) in keys:
             os.unlink(victim)
-        return original(path, max_threads, *rest)
+        original(keys, *rest)
 
-    monkeypatch.setattr(hashing, "_hash_local", flaky)
+    monkeypatch.setattr(hashing, "_hash_job", flaky)
     with pytest.raises(FileNotFoundError):
         hash_files(paths, max_workers=3)
+    write(victim, b"back")
+    # Skipping what cannot be read (a table's listing): the vanished file is left out, every other one hashed.
+    sizes = {str(p): 2000 for p in paths}
+    got = hash_sized_files(sizes, max_workers=3, skip_unreadable=True)
+    assert got == {str(p): hash_file(p) for p in paths if p != victim}
 
 
 # --- errors ------------------------------------------------------------------------------------

@@ -133,3 +133,32 @@ def test_spark_starts_only_when_there_are_bytes_to_hash(stale: Path, monkeypatch
     assert rc == 1 and doc["errors"][0]["code"] == "stale" and doc["level"] == "schema"
     rc, doc = _cli("verify", str(stale), "--spark", "--version", "0", "--level", "files")
     assert rc == 0 and doc["level"] == "files"
+
+
+def test_listed_sizes_are_hints_and_unreadable_files_are_left_out(tmp_path: Path) -> None:
+    # hash_locations stats no file its listing says is small (docs/scale.md, sixteenth pass): each is opened as a
+    # regular file, its descriptor's size picks reading or mapping, and what cannot be read is absent, as before.
+    blobs = {"small": b"bytes", "big-listed-small": os.urandom(3 << 20), "small-listed-big": b"ten bytes!",
+             "empty": b""}
+    for name, data in blobs.items():
+        (tmp_path / name).write_bytes(data)
+    os.symlink(tmp_path / "small", tmp_path / "link")
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "dir").mkdir()
+    listed = {"small": 5, "big-listed-small": 1, "small-listed-big": 100 << 20, "empty": 0, "link": 5, "missing": 1,
+              "pipe": 1, "dir": 1, "unknown-size": -1}
+    (tmp_path / "unknown-size").write_bytes(b"size unknown")
+    files = [DataFile(name, size, location=str(tmp_path / name)) for name, size in listed.items()]
+    calls: list[tuple[int, int, int]] = []
+    got = hash_locations(DeltaStorage(str(tmp_path)), files, progress=lambda *a: calls.append(a))
+    expected = {name: hash_bytes(data) for name, data in blobs.items()}
+    expected["link"] = hash_bytes(b"bytes")
+    expected["unknown-size"] = hash_bytes(b"size unknown")
+    assert got == expected
+    assert calls[0] == (0, len(files), 0) and calls[-1][0] == len(expected)
+    # The same files through a file:// URI (parsed, not taken as a path) and as the one-file form says.
+    uris = [DataFile(f.path, f.size, location=(tmp_path / f.path).as_uri()) for f in files]
+    assert hash_locations(DeltaStorage(str(tmp_path)), uris) == expected
+    for f in files:
+        one = hash_location(None, f.location)
+        assert (one is None) == (f.path not in expected) and (one is None or one[1] == expected[f.path])

@@ -54,7 +54,9 @@ from carriers.delta.log import (
     LOG_DIR,
     Commit,
     LogState,
+    commit_name,
     deletion_vector_path,
+    json_lines,
     log_versions,
     read_commit,
     replay,
@@ -420,7 +422,30 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         return Version(id=str(n), number=n)
 
     def _identity(self, v: Version) -> str:
-        return f"delta:{self._load(v.number).metadata().id}"
+        return f"delta:{self._metadata_table(v.number).metadata().id}"
+
+    def _metadata_table(self, n: int) -> DeltaTable:
+        """A loaded table whose metadata (properties, table id) is version ``n``'s: ``n`` itself when loaded; else, when
+        this carrier listed version n + 1 without a problem — delta-rs's properties and table id there checked against
+        the log's replay, the checkpoint against the log before it (``_cross_check_metadata``, the replay's cross-check)
+        — and commit n + 1 holds no metaData action, version n + 1's: the log's metadata at n + 1 is then its metadata
+        at n. A record observes the version its data commit built on for its properties and id alone (whether an
+        attestation is in force there): loading that version's files cost ~0.3 s and ~100 MiB of the record's peak at
+        200,000 files (docs/scale.md, sixteenth pass). Anything else loads ``n``, as before."""
+        if n not in self._tables and n + 1 in self._tables:
+            listed = self._live_cache.get(n + 1)
+            if listed is not None and not listed.problems:
+                name = commit_name(n + 1)
+                try:
+                    data = self.storage.read(name)
+                    # Every line read strictly (one object, no key twice); no action of any spelling of metaData.
+                    plain = data is not None and not any(
+                        str(key).lower() == "metadata" for action in json_lines(data, name) for key in action)
+                except (AttestError, OSError, ValueError):  # not read: load n, which says what is wrong as before
+                    plain = False
+                if plain:
+                    return self._tables[n + 1]
+        return self._load(n)
 
     # ---- the live version --------------------------------------------------------------------------------------
     def _location(self, rel: str) -> str:
