@@ -179,6 +179,8 @@ class Sidecar:
                 raise SidecarError(f"sidecar does not parse: duplicate key {key!r} in JSON object")
             if key == "files" and reader.peek() == "[":
                 files = reader.file_list()
+                if SHARED_KEYS:
+                    reader._known = list(map(attrgetter("path"), files))
                 doc[key] = None
             elif key == "reader_view" and reader.peek() == "{":
                 doc[key] = reader.view_object()
@@ -278,6 +280,11 @@ _NOT_PLAIN_BYTES = bytes(range(0x20)) + b"\\"
 # Whether the regular runs are read in bulk (ATTEST_FAST=0 reads every value with the general reader; the tests
 # compare the two).
 REGULAR_RUNS: bool = fast.ON
+# Whether the reader view's keys, where they are the file list's paths in its order (a sidecar lists both by path), are
+# held as the file list's own strings rather than a second copy of each (~16 MiB at 200,000 files, held through the
+# verdict, where a verification's peak memory is set); ATTEST_FAST=0 keeps the copies. The same strings either way
+# (tests/test_sidecar_shared_keys.py).
+SHARED_KEYS: bool = fast.ON
 
 
 def _plain(text: str) -> bool:
@@ -312,8 +319,9 @@ def _regular_entries(text: str) -> list[FileIdentity] | None:
     return file_identities(paths, list(map(int, sizes)), hashes, list(map(_KINDS.__getitem__, kinds)))
 
 
-def _regular_members(text: str) -> list[tuple[str, str]] | None:
-    """The (key, value) members ``text`` spells, when it is string members joined by commas; else None."""
+def _regular_members(text: str) -> tuple[list[str], list[str]] | None:
+    """The keys and the values of the members ``text`` spells, when it is string members joined by commas; else
+    None."""
     parts = text.split('"')
     n, rest = divmod(len(parts) - 1, 4)
     if rest or not n or parts[0] or parts[-1]:
@@ -323,7 +331,7 @@ def _regular_members(text: str) -> list[tuple[str, str]] | None:
     keys, values = parts[1::4], parts[3::4]
     if not _plain("".join(keys)) or not _plain("".join(values)):
         return None
-    return list(zip(keys, values, strict=True))
+    return keys, values
 
 
 class _Reader:
@@ -346,6 +354,10 @@ class _Reader:
         self._files_hash: Any = None
         self._files_last: str | None = None  # the last key hashed
         self.view_files_hash: Any = None  # the hash of the whole files object so read, when it was
+        # The file list's paths in its order, while the view's keys read so far are its first ``_known_at``
+        # (SHARED_KEYS): the next keys, when they are the next paths, are held as those strings. None once they are not.
+        self._known: list[str] | None = None
+        self._known_at = 0
 
     def _fill(self, least: int = 1) -> bool:
         """Append the text of the next chunks, at least ``least`` characters of it unless the document ends first
@@ -596,6 +608,12 @@ class _Reader:
             if self.peek() != '"':
                 raise SidecarError("sidecar does not parse: expecting a property name in double quotes")
             key = self._string()
+            known, at = self._known, self._known_at
+            if known is not None:  # a member read alone (between two runs): shared as a run's keys are
+                if at < len(known) and known[at] == key:
+                    key, self._known_at = known[at], at + 1
+                else:
+                    self._known = None
             self.expect(":", "expecting ':' after a property name")
             if key in files:
                 raise SidecarError(f"sidecar does not parse: duplicate key {key!r} in JSON object")
@@ -643,10 +661,19 @@ class _Reader:
         if window is None:
             return False
         text, after, last = window
-        found = _regular_members(text)
-        if found is None:
+        split = _regular_members(text)
+        if split is None:
             self._irregular = self.buf
             return False
+        keys, values = split
+        known, at = self._known, self._known_at
+        if known is not None:
+            shared = known[at:at + len(keys)]
+            if shared == keys:  # equal strings: the file list's are held, the run's copies dropped
+                keys, self._known_at = shared, at + len(keys)
+            else:
+                self._known = None
+        found = list(zip(keys, values, strict=True))
         batch = dict(found)
         if len(batch) != len(found) or len(files) + len(batch) > MAX_SIDECAR_FILES \
                 or not files.keys().isdisjoint(batch):

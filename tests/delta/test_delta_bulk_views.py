@@ -25,7 +25,9 @@ def _live(path: Path, bulk: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Any,
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
-        return real(*args, **kwargs)
+        out = real(*args, **kwargs)
+        assert args[3] == []  # the statistics' texts released once hashed (the listing's peak memory)
+        return out
 
     with monkeypatch.context() as m:
         m.setattr(delta_carrier, "BULK_VIEWS", bulk)
