@@ -293,13 +293,23 @@ def outputs_bytes(document: dict[str, JSONValue], key: str = "output_hashes", ba
         if part is None:
             return canonical_bytes(document)
         parts.extend((b",", part) if parts else (part,))
+    around = _around(document, key)
+    if around is None:
+        return canonical_bytes(document)
+    return b"".join((around[0], b"[", *parts, b"]", around[1]))
+
+
+def _around(document: dict[str, JSONValue], key: str) -> tuple[bytes, bytes] | None:
+    """The canonical bytes of ``document`` before and after its ``key``'s value: the rest encoded whole with a unique
+    marker in the value's place (so its refusals and depth limit are ``canonical_bytes``'). None when the marker's text
+    is found elsewhere too (not met in practice): then the document is encoded whole."""
     token = f"{key}:{os.urandom(16).hex()}"
     marker = json.dumps(token).encode("ascii")
     head = canonical_bytes({**document, key: token})
     if head.count(marker) != 1:
-        return canonical_bytes(document)  # the marker's text elsewhere in the document (not met in practice): whole
+        return None
     before, _, after = head.partition(marker)
-    return b"".join((before, b"[", *parts, b"]", after))
+    return before, after
 
 
 # A list of fewer members than this is encoded whole (digest): the streamed form pays off on a manifest's file list.
@@ -319,12 +329,10 @@ def digest_streamed(document: dict[str, JSONValue], key: str, batch: int = STREA
             or set(map(type, items)) != {dict} or set(map(type, chain.from_iterable(items))) - {str} \
             or set(map(type, chain.from_iterable(map(dict.values, items)))) - {str}:
         return digest(document)
-    token = f"{key}:{os.urandom(16).hex()}"
-    marker = json.dumps(token).encode("ascii")
-    head = canonical_bytes({**document, key: token})
-    if head.count(marker) != 1:
-        return digest(document)  # the marker's text elsewhere in the document (not met in practice): whole
-    before, _, after = head.partition(marker)
+    around = _around(document, key)
+    if around is None:
+        return digest(document)
+    before, after = around
     hasher = blake3.blake3(before)
     hasher.update(b"[")
     for start in range(0, len(items), batch):
