@@ -209,7 +209,11 @@ def forged_append(path: Path, forge: dict[str, Any]) -> None:
     """A delta-rs table of rows 1, 2 whose add's statistics are edited by ``forge`` (a key's value replaced, or merged
     into a map), before any attestation."""
     write_deltalake(str(path), pa.table({"v": pa.array([1, 2], pa.int64())}))
-    log = path / commit_name(0)
+    forge_stats(path / commit_name(0), forge)
+
+
+def forge_stats(log: Path, forge: dict[str, Any]) -> None:
+    """Every add's statistics in the commit ``log`` edited by ``forge`` (a value replaced, or merged into a map)."""
     actions = [json.loads(line) for line in log.read_text().splitlines()]
     for action in actions:
         if "add" in action:

@@ -47,7 +47,7 @@ from carriers.delta import attest_after_write
 from carriers.delta.log import commit_name
 from tests.adversarial.conftest import PROGRAM, log_state, verify, write_commit
 from tests.adversarial.test_delta_protocol_view import protocol
-from tests.adversarial.test_delta_round15 import FORGED_STATISTICS
+from tests.adversarial.test_delta_round15 import FORGED_STATISTICS, forge_stats
 from tests.delta.test_type_widening_nested import _change
 
 # How the table has type widening: the feature alone (no column retyped), or the column widened integer → long as
@@ -61,15 +61,7 @@ def widened_append(path: Path, forge: dict[str, Any], how: str) -> None:
     writes no table with the feature: the commits come first, as Spark would find them)."""
     for _ in range(2):
         write_deltalake(str(path), pa.table({"v": pa.array([1, 2], pa.int32())}), mode="append")
-    log = path / commit_name(1)
-    actions = [json.loads(line) for line in log.read_text().splitlines()]
-    for action in actions:
-        if "add" in action:
-            stats = json.loads(action["add"]["stats"])
-            for key, value in forge.items():
-                stats[key] = {**stats[key], **value} if isinstance(value, dict) else value
-            action["add"]["stats"] = json.dumps(stats)
-    log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    forge_stats(path / commit_name(1), forge)
     features = ["typeWidening"]
     if how == "the feature on":
         write_commit(path, [protocol(3, 7, features, features)])
