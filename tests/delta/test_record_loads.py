@@ -15,7 +15,6 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-import carriers.delta.carrier as carrier_module
 from attest.cli import main
 from attest.errors import Code, SupersededError
 from attest.tables import DataFile
@@ -24,20 +23,6 @@ from carriers import properties as props
 from carriers.delta.carrier import DeltaCarrier
 from carriers.delta.log import read_commit
 from tests.delta.conftest import PROGRAM
-
-
-@pytest.fixture
-def loads(monkeypatch: pytest.MonkeyPatch) -> Counter[int | None]:
-    """How many times the carrier had delta-rs load each version (None: the latest)."""
-    counted: Counter[int | None] = Counter()
-
-    class Counting(DeltaTable):
-        def __init__(self, *args: Any, version: int | None = None, **kwargs: Any) -> None:
-            counted[version] += 1
-            super().__init__(*args, version=version, **kwargs)
-
-    monkeypatch.setattr(carrier_module, "DeltaTable", Counting)
-    return counted
 
 
 def _attested_append(path: Path) -> None:

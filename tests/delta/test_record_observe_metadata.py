@@ -13,23 +13,9 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-import carriers.delta.carrier as carrier_module
 from carriers.delta.carrier import DeltaCarrier
 from carriers.sidecar import Sidecar
 from tests.delta.conftest import PROGRAM
-
-
-@pytest.fixture
-def loads(monkeypatch: pytest.MonkeyPatch) -> Counter[int | None]:
-    counted: Counter[int | None] = Counter()
-
-    class Counting(DeltaTable):
-        def __init__(self, *args: Any, version: int | None = None, **kwargs: Any) -> None:
-            counted[version] += 1
-            super().__init__(*args, version=version, **kwargs)
-
-    monkeypatch.setattr(carrier_module, "DeltaTable", Counting)
-    return counted
 
 
 def _appended(path: Path) -> None:
