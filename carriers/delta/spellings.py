@@ -29,6 +29,10 @@ _ZONELESS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9
 # A leap second (``2024-01-05 10:00:60``, with or without a fraction or zone): delta-rs reads the next second
 # (10:01:00), Spark null (measured, delta-spark 4.4; ``23:59:60`` is the next day's 00:00 for delta-rs).
 _LEAP_SECOND = re.compile(r"\s*[+-]?[0-9]{4,}-[0-9]{1,2}-[0-9]{1,2}[T ][0-9]{1,2}:[0-9]{1,2}:60(?![0-9])")
+# A lower-case letter: delta-rs reads ``t`` as the separator and ``z`` / ``utc`` (any case) as UTC, Spark null (it takes
+# ``T``, ``Z`` and ``UTC`` only; measured, delta-spark 4.4, any session zone). The zone names Spark reads that hold
+# lower-case letters (``America/New_York``) delta-rs refuses, so the table is unreadable to it (measured).
+_LOWER_CASE = re.compile(r"[a-z]")
 
 
 class _Spellings:
@@ -47,6 +51,7 @@ class _Spellings:
         self.timestamps = [k for k, (_, kind) in self.partitions.items() if kind == "timestamp"]
         self.stamps = [k for k, (_, kind) in self.partitions.items() if kind in ("timestamp", "timestamp_ntz")]
         self.leap: list[str] = []
+        self.lower: list[str] = []
         self.columns = _leaf_columns(fields)
         self.statistics = [physical for physical, _, kind in self.columns if kind == "timestamp"]
         self.empty: list[str] = []
@@ -98,9 +103,11 @@ class _Spellings:
                 self.empty.append(rel)
             if self.timestamps:
                 self.zoneless.update(self.partitions[k][0] for k in self.timestamps if _zoneless(values.get(k)))
-            if self.stamps and any(isinstance(values.get(k), str) and _LEAP_SECOND.match(values[k])
-                                   for k in self.stamps):
-                self.leap.append(rel)
+            if self.stamps:
+                if any(isinstance(values.get(k), str) and _LEAP_SECOND.match(values[k]) for k in self.stamps):
+                    self.leap.append(rel)
+                if any(isinstance(values.get(k), str) and _LOWER_CASE.search(values[k]) for k in self.stamps):
+                    self.lower.append(rel)
 
     def _unread(self, rel: str, names: set[str], bound: list[Any]) -> list[Any]:
         """Records a file with statistics delta-rs cannot read (``names``, for the note); returns ``bound``."""
@@ -117,6 +124,10 @@ class _Spellings:
             problems.append(Problem(Code.TABLE_INCONSISTENT, f"{_some(self.leap)}: a timestamp partition value with a "
                                     "leap second (':60'), which delta-rs reads as the next second and Spark as null",
                                     self.leap[0]))
+        if self.lower:
+            problems.append(Problem(Code.TABLE_INCONSISTENT, f"{_some(self.lower)}: a timestamp partition value with "
+                                    "a lower-case letter ('t', 'z', 'utc'), which delta-rs reads as an instant and "
+                                    "Spark as null", self.lower[0]))
         if self.zoneless_statistics:
             # No writer measured writes them so (delta-rs and Spark write 'Z'); delta-rs's typed reading (the view) is
             # the same instant, and Spark in a New York session skipped the file in a query for its rows.
