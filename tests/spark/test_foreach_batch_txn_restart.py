@@ -102,9 +102,18 @@ def test_a_foreach_batch_idempotent_write_replayed_after_a_kill(tmp_path: Path) 
     for version in sql_txns.values():
         ok = _verify(sql_table, version)
         assert ok.returncode == 0 and f"attestation for version {version}" in ok.stdout, (version, ok.stdout)
+    # ... and with the program the table's other batches carry (the same foreachBatch write, batch after batch).
+    assert len({_program(sql_table, version) for version in sql_txns.values()}) == 1
     path_offsets = _offsets(path_txns, path_table)
     assert len(set(map(tuple, path_offsets.values()))) == FILES  # one distinct range a batch
     assert _offsets(sql_txns, sql_table) == path_offsets
+
+
+def _program(table: Path, version: int) -> str:
+    shown = subprocess.run([sys.executable, "-m", "attest.cli", "show", str(table), "--version", str(version),
+                            "--json"], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    return str(json.loads(shown.stdout)["program_hash"])
 
 
 def _offsets(txns: dict[int, int], table: Path) -> dict[int, list[str]]:
