@@ -297,6 +297,9 @@ class WriteEvent:
     plan_key: int | None = None  # JVM identity of the executed command plan (pairs a spark.sql call with it)
     maintenance: str | None = None  # OPTIMIZE, REORG, VACUUM, or an Iceberg procedure's name: not a write
     stream: list[Any] | None = None  # inside foreachBatch: the batch's source ranges (carriers.spark.streaming)
+    # The Delta idempotent-write txn (appId, version) the write declared: its writer options, or (inside foreachBatch)
+    # the session confs while its call ran. A replayed write Delta skipped is matched by it (_replayed_commit).
+    txn: tuple[str, int] | None = None
     opaque: list[str] = field(default_factory=list)  # user code the plan runs but does not show (plan.OPAQUE_CODE)
 
 
@@ -411,6 +414,8 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
     fmt, info = found
     event = WriteEvent(command=cmd, format=fmt, **info)
     event.stamp = stamp_in_options(options, fmt)
+    if fmt == "delta":
+        event.txn = _txn_in_options(options)
     with suppress(Exception):
         event.plan_key = int(jvm.java.lang.System.identityHashCode(qe.commandExecuted()))
     rels: list[LeafInfo] = []
@@ -816,6 +821,8 @@ class Hook:
                 return  # a CALL's result read after spark.sql returned it: queued then (procedure_called)
             if self._streams is not None:
                 event.stream = self._streams.batch_of(qe)  # a write inside foreachBatch: the batch's range
+                if event.stream is not None and event.format == "delta" and event.txn is None:
+                    event.txn = self._streams.batch_txn(qe)  # Delta takes the session confs without both options
             event.model = self._override_model
             if self._override_program is not None:
                 event.program_hash = self._override_program
@@ -1094,11 +1101,40 @@ class Hook:
                                 what=event.table_name or event.location, command=event.command, claimed=claimed,
                                 is_write_id=is_stamp)
 
+    def _replayed_commit(self, event: WriteEvent) -> int | None:
+        """A foreachBatch write that declared a Delta idempotent-write txn and committed nothing: when a commit of the
+        table carries that txn, Delta skipped the write because of it — the batch ran again after its driver died
+        past this commit (docs/streaming.md) — so that commit is this write's, made by the killed run of the same
+        batch. Attested then unless attested already (its pointer, or this hook's own claim of it). Two commits
+        carrying it: AmbiguousCommit (reported, never guessed)."""
+        from carriers.delta.carrier import DeltaCarrier
+        from carriers.delta.stream_commit import commit_for_batch
+
+        assert event.txn is not None and event.location is not None
+        app_id, txn_version = event.txn
+        carrier = DeltaCarrier(event.location, detached=True)
+        found = commit_for_batch(carrier.storage, app_id, txn_version, carrier.latest_version(),
+                                 what=event.table_name or event.location)
+        if found is None:
+            return None
+        with self._lock:
+            claimed = any(k[0] == f"delta:{event.location}" and k[1] == str(found) for k in self._done)
+        if claimed or carrier._read_pointer(str(found)) is not None:
+            log.debug("attest.spark: the replayed %s on %s: txn %s/%d is in version %s, attested already",
+                      event.command, event.table_name or event.location, app_id, txn_version, found)
+            return None
+        log.info("attest.spark: the %s on %s was skipped by Delta (txn %s/%d already in version %s, the commit of the "
+                 "run that made it): attesting that version", event.command, event.table_name or event.location,
+                 app_id, txn_version, found)
+        return int(found)
+
     def _attest_delta(self, event: WriteEvent) -> WriteResult | None:
         from carriers.delta.carrier import DeltaCarrier
 
         assert event.location is not None
         version = self._delta_commit(event)
+        if version is None and event.txn is not None and event.stream is not None:
+            version = self._replayed_commit(event)
         key = (f"delta:{event.location}", str(version), event.stamp or "")
         if version is None:  # a DML that matched nothing commits nothing; anything else is a missed attestation
             head = event.hint_version if event.hint_version is not None else \
@@ -1249,6 +1285,21 @@ def _unpinned_scan(delta: Any, analysed: int, latest: str | None) -> str | None:
         return None
     return (f"scanned at execution, not pinned: one of versions {analysed}..{bound} "
             f"(the table changed between analysis and the scan)")
+
+
+def _txn_in_options(options: Any) -> tuple[str, int] | None:
+    """The idempotent-write txn among a Delta write's options (Delta reads them case-insensitively, both or none)."""
+    from carriers.spark.streaming import parse_txn
+
+    if options is None:
+        return None
+    found: dict[str, str] = {}
+    with suppress(Exception):  # options we cannot read: the write declared nothing the hook relies on
+        for key in ("txnAppId", "txnappid", "txnVersion", "txnversion"):
+            value = opt(options.get(key))
+            if value is not None:
+                found.setdefault(key.lower(), str(value))
+    return parse_txn(found.get("txnappid"), found.get("txnversion"))
 
 
 def _table_key(event: Any) -> str:

@@ -16,7 +16,10 @@ session, unnamed; Iceberg's reaches it as a ``collect``), so the hook also regis
   the catch-up makes it at least once.
 
 ``foreachBatch`` functions are wrapped: the writes they make (through the ordinary post-write hook) get the batch's
-source range as inputs. Nothing here raises into the JVM; pyspark is imported only when a hook starts.
+source range as inputs, and the Delta idempotent-write ``txn`` each write declared (its writer options, or the
+session confs ``spark.databricks.delta.write.txnAppId`` / ``txnVersion`` when it ran), by which a replayed write that
+Delta skipped is matched to the commit the killed run made of it. Nothing here raises into the JVM; pyspark is
+imported only when a hook starts.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ if TYPE_CHECKING:
     from carriers.base import WriteResult
     from carriers.spark.hook import Hook
 
-__all__ = ["SinkInfo", "SourceRange", "StreamBatch", "StreamWatcher", "read_through"]
+__all__ = ["SinkInfo", "SourceRange", "StreamBatch", "StreamWatcher", "parse_txn", "read_through"]
 
 log = terminal_safe_logger("attest.spark")
 
@@ -59,6 +62,15 @@ _QUERY_ID_PROPERTY = "sql.streaming.queryId"  # StreamExecution.QUERY_ID_KEY, a 
 _STREAM_LEAVES = frozenset({"StreamingExecutionRelation", "StreamingDataSourceV2ScanRelation",
                             "StreamingDataSourceV2Relation", "StreamingRelation", "StreamingRelationV2"})
 _OBJECT_ID = re.compile(r"@[0-9a-f]{4,16}\b")
+# Delta's idempotent-write session confs (DeltaSQLConf.DELTA_IDEMPOTENT_DML_TXN_APP_ID / _VERSION): a write without
+# both writer options reads these instead (DeltaCommand.getTxnVersionAndAppId).
+TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
+# The calls a foreachBatch function writes through, wrapped to see the session confs while each one runs.
+_WRITE_CALLS = {("pyspark.sql.session", "SparkSession"): ("sql",),
+                ("pyspark.sql.readwriter", "DataFrameWriter"): ("save", "saveAsTable", "insertInto"),
+                ("pyspark.sql.readwriter", "DataFrameWriterV2"): ("append", "overwrite", "overwritePartitions",
+                                                                  "create", "replace", "createOrReplace")}
 
 
 # ---- what a batch read and wrote -----------------------------------------------------------------------------------
@@ -257,6 +269,7 @@ class StreamWatcher:
         self.hook = hook
         self.queries: dict[str, QueryState] = {}
         self._batches: dict[int, tuple[QueryState, int, list[SourceRange]]] = {}  # session key -> running batch
+        self._txns: dict[int, tuple[str, int]] = {}  # session key -> the conf txn of the write call running in it
         self._lock = threading.Lock()
         self._listener: Any = None
         self._patch = f"attest.stream-batch.{id(self)}"
@@ -286,11 +299,13 @@ class StreamWatcher:
 
         intercept.register(self._patch, {("pyspark.sql.streaming.readwriter", "DataStreamWriter"): ("foreachBatch",)},
                            around=self._wrap_foreach_batch)
+        intercept.register(f"{self._patch}.txn", _WRITE_CALLS, around=self._wrap_write_call)
 
     def stop(self) -> None:
         from carriers.spark import intercept
 
         intercept.unregister(self._patch)
+        intercept.unregister(f"{self._patch}.txn")
         if self._listener is not None:
             with suppress(Exception):
                 self.hook.spark.streams.removeListener(self._listener)
@@ -427,6 +442,48 @@ class StreamWatcher:
             self.hook.spark._jsparkSession.sparkContext().listenerBus().waitUntilEmpty()
         with self._lock:
             self._batches.pop(key, None)
+
+    def _wrap_write_call(self, method: str, original: Callable[..., Any], args: tuple[Any, ...],
+                         kwargs: dict[str, Any]) -> Any:
+        """A write call inside a foreachBatch batch, its session declaring a Delta idempotent-write txn: the txn is
+        kept for the call's own write event, which reaches the hook before the call's end is let through."""
+        key, txn = None, None
+        if self._batches:
+            with suppress(Exception):  # a session we cannot read declares nothing the hook relies on
+                key, txn = self._declared_txn(args[0])
+        if key is None or txn is None:
+            return original(*args, **kwargs)
+        with self._lock:
+            self._txns[key] = txn
+        try:
+            return original(*args, **kwargs)
+        finally:
+            with suppress(Exception):  # the write's event is handled (batch_txn) before the confs can change
+                self.hook.spark._jsparkSession.sparkContext().listenerBus().waitUntilEmpty()
+            with self._lock:
+                self._txns.pop(key, None)
+
+    def _declared_txn(self, obj: Any) -> tuple[int | None, tuple[str, int] | None]:
+        """(the session key of a running foreachBatch batch, the txn its session confs declare) for a write call's
+        object (a SparkSession or a writer)."""
+        session = getattr(obj, "_spark", obj)
+        key = int(session._jsparkSession.hashCode())
+        with self._lock:
+            if key not in self._batches:
+                return None, None
+        app_id, version = session.conf.get(TXN_APP_ID_CONF, None), session.conf.get(TXN_VERSION_CONF, None)
+        return key, parse_txn(app_id, version)
+
+    def batch_txn(self, qe: Any) -> tuple[str, int] | None:
+        """The txn the session confs declared for the foreachBatch write call that ran ``qe`` (None: none)."""
+        if not self._txns:
+            return None
+        try:
+            key = int(qe.sparkSession().hashCode())
+        except Exception:
+            return None
+        with self._lock:
+            return self._txns.get(key)
 
     def batch_of(self, qe: Any) -> list[SourceRange] | None:
         """The source range of the foreachBatch batch whose session ran ``qe`` (None: not inside one)."""
@@ -594,6 +651,17 @@ class _Labelled:
     table_name: str | None
     location: str | None = None
     model: str | None = None
+
+
+def parse_txn(app_id: Any, version: Any) -> tuple[str, int] | None:
+    """A declared Delta idempotent-write txn (appId, version); None unless both are there and the version is a
+    number (Delta refuses the write otherwise)."""
+    if app_id is None or version is None or not str(app_id):
+        return None
+    try:
+        return str(app_id), int(str(version))
+    except ValueError:
+        return None
 
 
 def _offset(value: Any) -> str | None:
