@@ -105,3 +105,33 @@ def test_a_rewrite_whose_uuid_partition_summary_java_reads_as_empty(spark: Spark
     assert (summary.lower_bound, summary.upper_bound) == (uuid.UUID(LOW).bytes, uuid.UUID(HIGH).bytes)  # bytewise
     assert (before, after, full) == ([0, 1], [], [0, 1])  # the attack works on Java
     assert rc == 1 and codes(doc) == ["content_changed"], doc
+
+
+@pytest.mark.spark
+def test_a_manifest_only_commit_whose_uuid_summary_java_reads_as_empty(spark: SparkSession,
+                                                                        spark_warehouse: Path) -> None:
+    """The same table, recorded; then a commit touching no file (a ``replace`` as ``rewrite_manifests`` commits, its
+    manifest list listing the same manifest) whose summary of ``u`` is pyiceberg's bytewise ``[10000000-…,
+    90000000-…]``. Java skips the manifest for both values (measured: no row, a full read both). No file was added,
+    so nothing was re-read: ``VERIFIED (bytes, …)``. Now the files a snapshot's summaries hide from Java are in its
+    table view (when any is): ``reader_view_changed``."""
+    import uuid
+
+    from tests.adversarial.test_iceberg_attacks import _rewrite_manifest_list
+    from tests.iceberg.rewrites import replace_manifests
+
+    catalog, ident, name, ref = uuid_partitioned(spark, spark_warehouse, [LOW, HIGH])
+    rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc == 0, doc
+    table = replace_manifests(catalog, catalog.load_table(ident), lambda m: True)
+
+    def bytewise(m: Any) -> None:
+        if m.partitions:
+            m.partitions[0]._data[2], m.partitions[0]._data[3] = uuid.UUID(LOW).bytes, uuid.UUID(HIGH).bytes
+
+    _rewrite_manifest_list(table, bytewise)
+    after = found_by_uuid(spark, name, [LOW, HIGH])
+    full = sorted(int(r[0]) for r in spark.sql(f"SELECT id FROM {name}").collect())
+    rc, doc = _cli(spark_warehouse, "verify", ref)
+    assert (after, full) == ([], [0, 1])  # the attack works on Java
+    assert rc == 1 and codes(doc) == ["reader_view_changed"], doc
