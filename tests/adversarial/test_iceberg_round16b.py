@@ -19,7 +19,7 @@ import pytest
 
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
-from tests.adversarial.test_iceberg_round16 import HIGH, LOW, found_by_uuid
+from tests.adversarial.test_iceberg_round16 import HIGH, LOW, LOW2, found_by_uuid
 from tests.iceberg.conftest import local
 
 if TYPE_CHECKING:
@@ -135,3 +135,31 @@ def test_a_manifest_only_commit_whose_uuid_summary_java_reads_as_empty(spark: Sp
     rc, doc = _cli(spark_warehouse, "verify", ref)
     assert (after, full) == ([], [0, 1])  # the attack works on Java
     assert rc == 1 and codes(doc) == ["reader_view_changed"], doc
+
+
+@pytest.mark.spark
+def test_a_rewrite_whose_kept_files_pyiceberg_summarises_bytewise(spark: SparkSession, spark_warehouse: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three partitions (``10000000-…``, ``90000000-…``, ``20000000-…``) in Spark's one manifest, recorded; pyiceberg's
+    ``replace`` of the third file alone rewrites that manifest, keeping the other two files with its own bytewise
+    summary ``[10000000-…, 90000000-…]``: Java then finds only the rewritten file's row by ``u = …`` (measured). The
+    kept files were not re-read: ``VERIFIED (content; compacted …)``. Now a kept file its new summary hides from Java
+    is re-read as the rewrite's: ``content_changed``."""
+    from pyiceberg.table.update.snapshot import _OverwriteFiles
+
+    from tests.iceberg.rewrites import live_data_files, replace
+
+    values = [LOW, HIGH, LOW2]
+    catalog, ident, name, ref = uuid_partitioned(spark, spark_warehouse, values)
+    assert found_by_uuid(spark, name, values) == [0, 1, 2]
+    rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc == 0, doc
+    table = catalog.load_table(ident)
+    (third,) = [df for df in live_data_files(table) if "u=2" in df.file_path]
+    monkeypatch.setattr(_OverwriteFiles, "_build_manifest_evaluator", lambda self, spec_id: lambda manifest: True)
+    replace(catalog, table, remove=[third], data_files=[_copied(table, third)])
+    after = found_by_uuid(spark, name, values)
+    full = sorted(int(r[0]) for r in spark.sql(f"SELECT id FROM {name}").collect())
+    rc, doc = _cli(spark_warehouse, "verify", ref)
+    assert (after, full) == ([2], [0, 1, 2])  # the attack works on Java
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
