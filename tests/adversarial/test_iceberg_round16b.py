@@ -7,7 +7,8 @@ upper ``10000000-…``), recorded. Then a ``replace`` written by pyiceberg with 
 summary is bytewise, lower ``10000000-…``, upper ``90000000-…`` — an empty range in Java's order, so Java's
 manifest-list pruning skips the manifest for ``u = <either value>``. The summary check (``_summary_problems``) passes
 a value inside in either order (each engine's honest summary), and the rows are the same: the rewrite was carried
-forward as compacted.
+forward as compacted. Likewise a commit touching no file but the manifest list (now ``reader_view_changed``) and a
+rewrite whose kept files pyiceberg's rewritten manifest summarises so (now ``content_changed``).
 """
 
 from __future__ import annotations
