@@ -541,6 +541,24 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             self._undeleted[key] = zero if plain else None
         return cached
 
+    def _java_hidden(self, snapshot: Snapshot, records: list[dict[str, Any]]) -> list[str]:
+        """The locations of the data files of ``snapshot`` (its manifest ``records``) whose uuid partition value the
+        manifest list's summary of their manifest hides from Iceberg Java (``java_summary_skips``), sorted: in the
+        table's view when any is. A commit touching no file but the manifest list (as ``rewrite_manifests``), its
+        summary of ``u`` bytewise across ``0x80…``, hid both rows of a uuid-partitioned table from Spark's ``u = …``
+        and verified at bytes (tests/adversarial/test_iceberg_round16b.py): now reader_view_changed. Only tables with
+        a uuid partition field read the manifest list for it."""
+        from pyiceberg.types import UUIDType
+
+        uuids = False
+        for spec_id in {int(df.get("spec_id") or 0) for df in records}:
+            fields = getattr(self._partition_type(spec_id), "fields", None) or []
+            uuids = uuids or any(isinstance(f.field_type, UUIDType) for f in fields)
+        if not uuids:
+            return []
+        data = {str(df["file_path"]): df for df in records if df.get("manifest_content") == 0}
+        return sorted(self.java_summary_skips(snapshot, data))
+
     def undeleted_records(self, v: Version) -> dict[str, dict[str, Any]] | None:
         """When the listing of ``v`` (made by this carrier, of the same table metadata) found no delete file and no
         record sharing a file: its data files whose manifest entry says 0 records, as ``content._plans`` gives their
@@ -562,6 +580,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         has_deletes = any(int(_plain(df.get("content")) or 0) != 0 for df in records)
         plain = not has_deletes
         deletes_apply = deletes_in_view(int(self.table.metadata.format_version), has_deletes)
+        hidden = self._java_hidden(snapshot, records)
         # Each record is dropped once made a file and its view entry (the records of every manifest are not all held
         # to the end: the listing's peak memory).
         records.reverse()
@@ -599,9 +618,11 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         self._listed.update(listed)
         ordered = sorted(files.values(), key=lambda f: f.path)
         self._confine(ordered, problems)
-        view = ReaderView(table={**self._table_view(snapshot), "locations": locations_digest(ordered),
-                                 "deletes": self._deletes(snapshot, planned, problems)},
-                          files=views.digests())
+        table = {**self._table_view(snapshot), "locations": locations_digest(ordered),
+                 "deletes": self._deletes(snapshot, planned, problems)}
+        if hidden:  # only then: every other table's view is as before
+            table["java_uuid_summary_hides"] = hidden
+        view = ReaderView(table=table, files=views.digests())
         notes: list[str] = []
         ignored = storage_keys(self.table.metadata.properties)
         if ignored:  # a legitimate pyiceberg-only setting, or an attack: either way, not how engines read the table

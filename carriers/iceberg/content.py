@@ -1631,6 +1631,9 @@ class IcebergContentReader:
     statistics: bool = False
     # v3: each row's row-lineage ids folded in (_lineage; the columns end with ROW_ID and LAST_UPDATED).
     lineage: bool = False
+    # With ``statistics``: the files whose uuid partition value their manifest's summary hides from Iceberg Java
+    # (ManifestReader.java_summary_skips), by DataFile.path — read on the driver, where the manifest list is.
+    java_skips: dict[str, str] = field(default_factory=dict)
 
     @property
     def paths(self) -> frozenset[str]:
@@ -1791,6 +1794,10 @@ class IcebergContentReader:
             _check_representation(self, opened, f.path)
             _check_statistics(df, self.schema, stored, f.path)
             _check_footer(opened, f.path)
+            if f.path in self.java_skips:
+                from carriers.content_store import StatisticsMismatch
+
+                raise StatisticsMismatch(f"data file {f.path}, added by a rewrite: {self.java_skips[f.path]}")
         else:  # every file, as its transform tuple: filtered reads and aggregates of the attested snapshot use them
             _check_recorded_statistics(df, self.schema, stored, f.path)
             _check_recorded_footer(opened, self.schema, self.name_mapping, stored, f.path)
@@ -2072,7 +2079,8 @@ def content_reader(carrier: IcebergCarrier, version: Version, files: Sequence[Da
     return IcebergContentReader(snapshot_id=int(snapshot.snapshot_id), schema=schema, table_schema=meta.schema(),
                                 name_mapping=meta.name_mapping(), specs=dict(meta.specs()),
                                 format_version=meta.format_version, columns=columns, projected=projected,
-                                data=mine, deletes=deletes, plans=plans, statistics=statistics, lineage=lineage)
+                                data=mine, deletes=deletes, plans=plans, statistics=statistics, lineage=lineage,
+                                java_skips=carrier.java_summary_skips(snapshot, mine) if statistics else {})
 
 
 def readers_agree(carrier: IcebergCarrier, version: Version, files: Sequence[DataFile]) -> None:
