@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 from urllib.parse import urlparse
@@ -641,16 +641,33 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             "read_properties": {k: config[k] for k in READ_PROPERTIES if k in config},
         }
 
-    def _deletion_vector_files(self, log: LogState, problems: list[Problem]) -> list[DataFile]:
-        out: dict[str, DataFile] = {}
+    def _live_vectors(self, log: LogState) -> Iterator[_LiveVector]:
+        """The live files' deletion-vector descriptors (``_deletion_vector_files``, ``vectors_past_their_rows``): each
+        file's raw path, its add, the descriptor and the vector's file (``deletion_vector_path``: None for an inline
+        vector, the ValueError where the descriptor names none)."""
         for raw, add in log.adds.having("deletionVector"):
             descriptor = add.get("deletionVector")
             if not isinstance(descriptor, dict):
                 continue
             try:
-                where = deletion_vector_path(descriptor)
+                where: str | ValueError | None = deletion_vector_path(descriptor)
             except ValueError as exc:
-                problems.append(Problem(Code.TABLE_INCONSISTENT, f"malformed deletion vector of {raw}: {exc}", raw))
+                where = exc
+            yield raw, add, descriptor, where
+
+    def _vector_relative(self, descriptor: dict[str, Any], where: str) -> tuple[str | None, str]:
+        """A stored vector's file relative to the table root (``canonical_relative``), or (None, why it is refused)."""
+        if descriptor.get("storageType") == "p":
+            # The part under the table root is held to the rules of relative paths ('..', '.', escapes).
+            return canonical_relative(where[len(self.uri) + 1:]) if where.startswith(self.uri + "/") \
+                else (None, "an absolute deletion vector path outside the table")
+        return canonical_relative(where)
+
+    def _deletion_vector_files(self, log: LogState, problems: list[Problem]) -> list[DataFile]:
+        out: dict[str, DataFile] = {}
+        for raw, _, descriptor, where in self._live_vectors(log):
+            if isinstance(where, ValueError):
+                problems.append(Problem(Code.TABLE_INCONSISTENT, f"malformed deletion vector of {raw}: {where}", raw))
                 continue
             if where is None:
                 continue  # inline vector: its bits live in the log itself (and in the file's view), there is no file
@@ -670,12 +687,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
                                         "holds a percent-escape, which delta-rs decodes and Spark reads as written",
                                         raw))
                 continue
-            if descriptor.get("storageType") == "p":
-                # The part under the table root is held to the rules of relative paths ('..', '.', escapes).
-                rel, reason = canonical_relative(where[len(self.uri) + 1:]) if where.startswith(self.uri + "/") \
-                    else (None, "an absolute deletion vector path outside the table")
-            else:
-                rel, reason = canonical_relative(where)
+            rel, reason = self._vector_relative(descriptor, where)
             if rel is None:
                 problems.append(Problem(Code.PATH_AMBIGUOUS, f"deletion vector {where!r}: {reason}", raw))
                 continue
@@ -697,20 +709,21 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         attested)."""
         out: list[Problem] = []
         stored: dict[str, bytes | None] = {}
-        for raw, add in log.adds.having("deletionVector"):
-            descriptor = add.get("deletionVector")
-            if not isinstance(descriptor, dict):
-                continue
+        for raw, add, descriptor, where in self._live_vectors(log):
+            if isinstance(where, ValueError):
+                continue  # refused as it is (_deletion_vector_files)
             try:
-                where = deletion_vector_path(descriptor)
                 if where is None:  # inline: z85 of the magic number and the bitmap
                     data, at = z85_decode(str(descriptor.get("pathOrInlineDv") or "")), 0
                 else:
                     offset = descriptor.get("offset")
                     if type(offset) is not int or offset < 0:
                         continue  # refused as it is (_deletion_vector_files)
-                    rel = canonical_relative(where[len(self.uri) + 1:] if descriptor.get("storageType") == "p"
-                                             and where.startswith(self.uri + "/") else where)[0]
+                    rel = self._vector_relative(descriptor, where)[0]
+                    if rel is None and descriptor.get("storageType") == "p" and not where.startswith(self.uri + "/"):
+                        # A 'p' path outside the table (refused by _deletion_vector_files): read relative to the
+                        # root, as this check always has (the shared walk changes no result).
+                        rel = canonical_relative(where)[0]
                     if rel is None:
                         continue  # refused as it is (_deletion_vector_files)
                     if rel not in stored:
@@ -1018,6 +1031,10 @@ def _dv_entry(dv: Any) -> Any:
         return None
     return {k: dv.get(k) for k in ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality")}
 
+
+# A live file's deletion vector (DeltaCarrier._live_vectors): the file's raw path, its add, the descriptor and the
+# vector's file (None when inline, the ValueError when the descriptor names none).
+_LiveVector = tuple[str, dict[str, Any], dict[str, Any], str | ValueError | None]
 
 # The most rows a deletion vector may name a row within (see DeltaCarrier.vectors_past_their_rows): delta-rs's row mask
 # for it is at most this many bytes.

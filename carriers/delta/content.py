@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -619,6 +619,29 @@ def _claimed(value: Any, t: pa.DataType) -> Any:
     raise TypeError(t)  # binary and others: no statistics engines use
 
 
+def _statistics_leaves(columns: dict[str, Any], *readings: Any, prefix: str = "",
+                       ) -> Iterator[tuple[str, Any, tuple[Any, ...], tuple[bool, ...]]]:
+    """The columns a file's statistics bound, depth first as the statistics nest them (a struct's fields under its
+    name): each one's dotted name, its rows, its entry in each of ``readings`` (one statistics object each —
+    ``minValues``, ``maxValues``, ``nullCount`` as one engine reads them; None where there is none) and, for each,
+    whether that reading is an object without the column's key (``_check_statistics``, ``_spark_only_bounds``)."""
+    import pyarrow as pa
+
+    for key, column in columns.items():
+        name = f"{prefix}{key}"
+        entries = tuple(r.get(key) if isinstance(r, dict) else None for r in readings)
+        t = column.type
+        if pa.types.is_struct(t):
+            flat = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+            children = flat.flatten()
+            yield from _statistics_leaves({t.field(i).name: children[i] for i in range(t.num_fields)}, *entries,
+                                          prefix=f"{name}.")
+            continue
+        if pa.types.is_nested(t):
+            continue  # lists and maps: no statistics engines skip by
+        yield name, column, entries, tuple(isinstance(r, dict) and key not in r for r in readings)
+
+
 def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: Any, typed: dict[str, Any], *,
                       recorded: bool = False) -> None:
     """A rewritten file's statistics, as the log writes them (Spark) and as delta-rs reads them, held to its stored
@@ -671,21 +694,9 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
         if count is not None and (isinstance(count, bool) or count != num_rows):
             problems.append(f"{num_rows} rows stored, {count!r} in its statistics ({source})")
 
-        def walk(prefix: str, columns: dict[str, Any], nulls: Any, lo: Any, hi: Any, source: str = source,
-                 as_json: bool = as_json) -> None:
-            for key, column in columns.items():
-                name = f"{prefix}{key}"
-                n = nulls.get(key) if isinstance(nulls, dict) else None
-                a = lo.get(key) if isinstance(lo, dict) else None
-                b = hi.get(key) if isinstance(hi, dict) else None
+        try:
+            for name, column, (n, a, b), _ in _statistics_leaves(read, nulls, lo, hi):
                 t = column.type
-                if pa.types.is_struct(t):
-                    flat = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-                    children = flat.flatten()
-                    walk(f"{name}.", {t.field(i).name: children[i] for i in range(t.num_fields)}, n, a, b)
-                    continue
-                if pa.types.is_nested(t):
-                    continue  # lists and maps: no statistics engines skip by
                 seen = observe(column)
                 if n is not None and tight and (isinstance(n, bool) or n != seen.nulls):
                     problems.append(f"{name}: {seen.nulls} nulls stored, {n!r} in its statistics ({source})")
@@ -716,9 +727,6 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
                 found = bound_problem(name, seen, a, b, exact=exact, hi_floor=floor, total_order=not recorded)
                 if found is not None:
                     problems.append(f"{found} ({source})")
-
-        try:
-            walk("", read, nulls, lo, hi)
         except (pa.ArrowException, ValueError, TypeError) as exc:
             problems.append(f"its statistics cannot be held to its rows ({exc})")
     if recorded and isinstance(logged, str):
@@ -818,51 +826,37 @@ def _spark_only_bounds(logged: str, read: dict[str, Any], typed: dict[str, Any],
         return []
     problems: list[str] = []
 
-    def walk(prefix: str, columns: dict[str, Any], lo: Any, hi: Any, rs_lo: Any, rs_hi: Any) -> None:
-        for key, column in columns.items():
-            name = f"{prefix}{key}"
-            a = lo.get(key) if isinstance(lo, dict) else None
-            b = hi.get(key) if isinstance(hi, dict) else None
-            ra = rs_lo.get(key) if isinstance(rs_lo, dict) else None
-            rb = rs_hi.get(key) if isinstance(rs_hi, dict) else None
-            t = column.type
-            if pa.types.is_struct(t):
-                flat = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-                children = flat.flatten()
-                walk(f"{name}.", {t.field(i).name: children[i] for i in range(t.num_fields)}, a, b, ra, rb)
-                continue
-            if pa.types.is_nested(t):
-                continue
-            # delta-rs's own reading is checked as it reads it. A column it keeps out of its statistics altogether
-            # (past delta.dataSkippingNumIndexedCols, outside dataSkippingStatsColumns) Spark reads no bounds of
-            # either (measured, test_delta_held_round13); where delta-rs reads none of the file's, all are held.
-            a = None if ra is not None or (isinstance(rs_lo, dict) and key not in rs_lo) else a
-            b = None if rb is not None or (isinstance(rs_hi, dict) and key not in rs_hi) else b
-            if a is None and b is None:
-                continue
-            try:
-                a, b = _spark_reads(a, t), _spark_reads(b, t)
-            except _Unsure as exc:
-                given = repr(exc.args[0])
-                given = given if len(given) <= 60 else given[:57] + "…"
-                problems.append(f"{name}: a bound {given} that delta-rs reads none of and Spark reads (a string "
-                                "column's as its JSON text, a date or timestamp by its lenient parser) and skips the "
-                                "file by")
-                continue
-            seen = observe(column)
-            floor = None
-            if pa.types.is_timestamp(t) and seen.hi is not None:
-                floor = seen.hi.replace(microsecond=seen.hi.microsecond // 1000 * 1000)
-            exact = (tight and not pa.types.is_timestamp(t) and not pa.types.is_decimal(t)  # floats too, as above
-                     and any(str(t).startswith(x) for x in _EXACT))
-            found = bound_problem(name, seen, a, b, exact=exact, hi_floor=floor)
-            if found is not None:
-                why = ("; delta-rs writes a decimal past 17 digits rounded through a float and reads none of it"
-                       if pa.types.is_decimal(t) else "")
-                problems.append(f"{found} (the log, as Spark reads it: delta-rs reads none of it, Spark skips the file "
-                                f"by it{why})")
-
-    walk("", read, doc.get("minValues"), doc.get("maxValues"), typed.get("min"), typed.get("max"))
+    leaves = _statistics_leaves(read, doc.get("minValues"), doc.get("maxValues"), typed.get("min"), typed.get("max"))
+    for name, column, (a, b, ra, rb), (_, _, rs_lo_lacks, rs_hi_lacks) in leaves:
+        t = column.type
+        # delta-rs's own reading is checked as it reads it. A column it keeps out of its statistics altogether
+        # (past delta.dataSkippingNumIndexedCols, outside dataSkippingStatsColumns) Spark reads no bounds of
+        # either (measured, test_delta_held_round13); where delta-rs reads none of the file's, all are held.
+        a = None if ra is not None or rs_lo_lacks else a
+        b = None if rb is not None or rs_hi_lacks else b
+        if a is None and b is None:
+            continue
+        try:
+            a, b = _spark_reads(a, t), _spark_reads(b, t)
+        except _Unsure as exc:
+            given = repr(exc.args[0])
+            given = given if len(given) <= 60 else given[:57] + "…"
+            problems.append(f"{name}: a bound {given} that delta-rs reads none of and Spark reads (a string "
+                            "column's as its JSON text, a date or timestamp by its lenient parser) and skips the "
+                            "file by")
+            continue
+        seen = observe(column)
+        floor = None
+        if pa.types.is_timestamp(t) and seen.hi is not None:
+            floor = seen.hi.replace(microsecond=seen.hi.microsecond // 1000 * 1000)
+        exact = (tight and not pa.types.is_timestamp(t) and not pa.types.is_decimal(t)  # floats too, as above
+                 and any(str(t).startswith(x) for x in _EXACT))
+        found = bound_problem(name, seen, a, b, exact=exact, hi_floor=floor)
+        if found is not None:
+            why = ("; delta-rs writes a decimal past 17 digits rounded through a float and reads none of it"
+                   if pa.types.is_decimal(t) else "")
+            problems.append(f"{found} (the log, as Spark reads it: delta-rs reads none of it, Spark skips the file "
+                            f"by it{why})")
     return problems
 
 
