@@ -800,7 +800,8 @@ def _spark_reads(value: Any, t: pa.DataType) -> Any:
             when = None
         if when is None or (pa.types.is_timestamp(t) and (when.tzinfo is None) != (t.tz is None)):
             raise _Unsure(value)  # another spelling, or one read in Spark's session time zone
-        return when.astimezone(dt.UTC) if t.tz is not None else when
+        # a date has no zone (date32 has no tz attribute); an instant compares in UTC
+        return when.astimezone(dt.UTC) if pa.types.is_timestamp(t) and t.tz is not None else when
     return None  # binary and others: no statistics Spark skips by
 
 
