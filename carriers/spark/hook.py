@@ -781,6 +781,14 @@ class Hook:
         with self._lock:
             self.guard_seconds += time.monotonic() - start
 
+    def wait_for_listener(self) -> None:
+        """Called in the job's thread before it drops cached data: wait (bounded by Spark) until the listener has read
+        every write that ended before, so that it still finds the cached rows a write read (``_mark_cached``)."""
+        if threading.current_thread() is self._worker or self._listener is None:
+            return
+        with suppress(Exception):  # a stopped context (nothing pending), or Spark's own timeout: the job goes on
+            self.spark._jsparkSession.sparkContext().listenerBus().waitUntilEmpty()
+
     # ---- callback side --------------------------------------------------------------------------------------------
     def _register_iceberg_commits(self) -> None:
         """Register ``_IcebergCommits`` with Iceberg's ``Listeners`` (nothing when Iceberg is not on the classpath)."""
