@@ -1,4 +1,5 @@
-"""Round 16 on what the Spark post-write hook records: a cache dropped before the listener looked at it.
+"""Round 16 on what the Spark post-write hook records: a cache dropped before the listener looked at it, and
+``VALUES`` rows written beside a table read (last test: in neither the program nor the inputs, recorded strong).
 
 Spark reports a write to its query listeners on an asynchronous bus: the hook reads the write's plan — and asks
 Spark's cache manager which of its relations the query answered from cached rows (round 14) — after the job's thread
@@ -94,3 +95,21 @@ def test_a_cache_dropped_right_after_the_write_still_makes_the_read_heuristic(
     assert doc["inputs_proof_class"] == "heuristic", inputs  # was: strong, the content of version 1
     (read,) = inputs
     assert "content" not in read and "cache" in read["watermark"], read
+
+
+def test_rows_the_plan_holds_beside_a_table_read_are_not_read_strongly(spark: SparkSession, hook: Hook,
+                                                                       spark_warehouse: Path) -> None:
+    """``SELECT … FROM src UNION ALL VALUES (99)``: the VALUES rows are a ``LocalRelation`` — in the program document
+    by their schema only, and no input — so two jobs writing other rows beside the same read had one program and
+    the same ``strong`` inputs. Failed before this round (``strong``, the source's content the only input)."""
+    src = _source(spark, hook, spark_warehouse, "r16_values")
+    dst = str(spark_warehouse / f"r16_values_dst_{uuid.uuid4().hex[:6]}")
+    spark.sql(f"SELECT id FROM delta.`{src}` UNION ALL SELECT * FROM VALUES (99L) AS v(id)") \
+        .write.format("delta").save(dst)
+    hook.flush()
+    assert hook.failed == 0, hook.errors
+    assert sorted(r[0] for r in spark.read.format("delta").load(dst).collect()) == [0, 1, 2, 99]
+    doc, inputs = _inputs(hook, dst)
+    assert doc["inputs_proof_class"] == "heuristic", inputs
+    assert [i for i in inputs if i["table"] == "data:LocalRelation" and "content" not in i], inputs
+    assert [i for i in inputs if i["table"].startswith("delta:") and "content" in i], inputs  # the read: by content
