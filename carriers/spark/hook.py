@@ -29,6 +29,7 @@ from carriers.spark.plan import (
     ident_parts,
     leaves,
     lenient_confs,
+    local_inputs,
     opaque_code,
     opaque_inputs,
     opt,
@@ -301,6 +302,7 @@ class WriteEvent:
     # the session confs while its call ran. A replayed write Delta skipped is matched by it (_replayed_commit).
     txn: tuple[str, int] | None = None
     opaque: list[str] = field(default_factory=list)  # user code the plan runs but does not show (plan.OPAQUE_CODE)
+    local_rows: bool = False  # rows held in the driver (a LocalRelation: SQL VALUES) written beside read inputs
 
 
 def _target_from_relation(rel: Any) -> tuple[str, dict[str, Any]] | None:
@@ -450,6 +452,9 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
             continue  # the target itself: record() adds its previous version when the commit built on it
         seen.add(key)
         event.inputs.append(r)
+    # Rows the plan holds itself (SQL VALUES, a driver-side LocalRelation) are neither program (only their schema
+    # is: docs/spark.md) nor a table read: beside read inputs, one heuristic input says the job wrote rows of neither.
+    event.local_rows = bool(event.inputs) and any(r.kind == "memory" and r.name == "LocalRelation" for r in rels)
     return event
 
 
@@ -780,6 +785,14 @@ class Hook:
             time.sleep(0.005)
         with self._lock:
             self.guard_seconds += time.monotonic() - start
+
+    def wait_for_listener(self) -> None:
+        """Called in the job's thread before it drops cached data: wait (bounded by Spark) until the listener has read
+        every write that ended before, so that it still finds the cached rows a write read (``_mark_cached``)."""
+        if threading.current_thread() is self._worker or self._listener is None:
+            return
+        with suppress(Exception):  # a stopped context (nothing pending), or Spark's own timeout: the job goes on
+            self.spark._jsparkSession.sparkContext().listenerBus().waitUntilEmpty()
 
     # ---- callback side --------------------------------------------------------------------------------------------
     def _register_iceberg_commits(self) -> None:
@@ -1157,7 +1170,7 @@ class Hook:
                        "delta_mode='detached' to attest every version)", superseded=event)
             return None
         inputs = ([self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
-                  + opaque_inputs(event.opaque))
+                  + opaque_inputs(event.opaque) + local_inputs(event.local_rows))
         try:
             result = carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
                                     run_id=self.run_id, dialect="spark", engines=self._engines, version=version,
@@ -1209,7 +1222,7 @@ class Hook:
                        superseded=event)
             return None
         inputs = ([self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
-                  + opaque_inputs(event.opaque))
+                  + opaque_inputs(event.opaque) + local_inputs(event.local_rows))
         result = carrier.record(model=self._model(event), program_hash=event.program_hash or "", inputs=inputs,
                                 run_id=self.run_id, dialect="spark", engines=self._engines, signer=self.signer,
                                 hasher=hasher)

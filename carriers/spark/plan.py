@@ -24,6 +24,7 @@ __all__ = [
     "canonical_plan",
     "leaves",
     "lenient_confs",
+    "local_inputs",
     "opaque_code",
     "opaque_inputs",
     "opt",
@@ -79,6 +80,16 @@ def opaque_inputs(classes: Sequence[str]) -> list[ObservedInput]:
         return []
     return [ObservedInput(table="code:" + ",".join(sorted(set(classes))),
                           watermark="user code ran that the plan does not show: what it read is not known")]
+
+
+def local_inputs(local_rows: bool) -> list[ObservedInput]:
+    """Rows a plan holds itself (a ``LocalRelation``: SQL ``VALUES``, Scala's ``Seq(...).toDF``) written beside the
+    tables a job read: neither in the program document (only their schema) nor a read input, so one heuristic input
+    ``data:LocalRelation`` says so and the inputs are never ``strong`` on the tables' word alone."""
+    if not local_rows:
+        return []
+    return [ObservedInput(table="data:LocalRelation",
+                          watermark="rows the plan holds itself: in neither the program nor a table read")]
 
 
 def python_functions(plan: Any, limit: int = 10_000) -> list[str]:

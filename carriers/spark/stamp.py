@@ -119,6 +119,8 @@ class Participant(Protocol):
 
     def wait_before_statement(self) -> None: ...
 
+    def wait_for_listener(self) -> None: ...
+
     def open_window(self, window: Window) -> None: ...
 
     def close_window(self, window: Window) -> None: ...
@@ -155,6 +157,17 @@ _TARGETS = {("pyspark.sql.session", "SparkSession"): ("sql",),
             ("pyspark.sql.readwriter", "DataFrameWriter"): _V1_METHODS,
             ("pyspark.sql.readwriter", "DataFrameWriterV2"): _V2_METHODS}
 _PATCH_NAME = "attest.write-stamp"
+# Calls that drop Spark's cached data. The listener asks the cache manager which relations a write answered from
+# cached rows (hook._mark_cached) on the asynchronous listener bus, after the job's thread has gone on: a cache
+# dropped before it looked made a write of cached (older) rows look like a scan of the version its plan names.
+_CACHE_TARGETS = {("pyspark.sql.dataframe", "DataFrame"): ("unpersist",),
+                  ("pyspark.sql.classic.dataframe", "DataFrame"): ("unpersist",),
+                  ("pyspark.sql.catalog", "Catalog"): ("uncacheTable", "clearCache", "refreshTable",
+                                                       "refreshByPath", "dropTempView", "dropGlobalTempView"),
+                  ("pyspark.sql.session", "SparkSession"): ("sql",)}
+_CACHE_PATCH_NAME = "attest.cache-drop"
+# SQL that drops cached data (UNCACHE TABLE, CLEAR CACHE, REFRESH [TABLE], DROP TABLE/VIEW): the word is enough.
+_CACHE_WORDS = re.compile(r"\b(uncache|cache|refresh|drop)\b", re.IGNORECASE)
 
 
 def _patch() -> None:
@@ -162,12 +175,28 @@ def _patch() -> None:
 
     if _PATCH_NAME not in intercept.registered():
         intercept.register(_PATCH_NAME, _TARGETS, around=_call)
+    if _CACHE_PATCH_NAME not in intercept.registered():
+        intercept.register(_CACHE_PATCH_NAME, _CACHE_TARGETS, _before_cache_drop)
 
 
 def _unpatch() -> None:
     from carriers.spark import intercept
 
     intercept.unregister(_PATCH_NAME)
+    intercept.unregister(_CACHE_PATCH_NAME)
+
+
+def _before_cache_drop(method: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Before the job drops cached data: every hook's listener has read the writes that ended before (bounded)."""
+    if method.endswith(".sql"):
+        query = args[0] if args else kwargs.get("sqlQuery")
+        if isinstance(query, str) and not _CACHE_WORDS.search(query):
+            return  # cheap: most statements drop no cache
+    hooks = list(_HOOKS)
+    if any(h.is_worker() for h in hooks):
+        return  # a hook's own statement must not wait for its own listener
+    for hook in hooks:
+        hook.wait_for_listener()
 
 
 def wait_for_pending() -> None:
