@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from attest.errors import AttestError
-from attest.identity.inputs import ObservedInput
+from attest.errors import AttestError, Code
+from attest.identity.inputs import ObservedInput, content_identity
 from attest.lineage import LineageGraph, LineageNode
 from attest.numbers import is_digits
 from attest.verify.report import Level
@@ -26,6 +26,7 @@ from carriers.refs import ICEBERG_SCHEME, TableRef, from_location, open_table
 
 if TYPE_CHECKING:
     from attest.signing.policy import TrustPolicy
+    from attest.tables import TableState
     from carriers.core import AttestedTable
 
 __all__ = ["LineageGraph", "LineageNode", "location_key", "walk"]
@@ -111,6 +112,12 @@ class _Walker:
         node.outcome = report.outcome
         node.code = report.errors[0].code.value if report.errors else None
         att = state.attestation
+        wrong = None if observed is None or not node.passed else _not_the_version_read(observed, carrier, state)
+        if wrong is not None:
+            # The location now holds another table, or this version's attested content is not what the run read:
+            # its own attestation holding says nothing about the input the downstream recorded.
+            node.passed, node.outcome, node.code = False, "NOT VERIFIED", Code.LINEAGE_INPUT_MISMATCH.value
+            node.verdict = f"NOT VERIFIED ({Code.LINEAGE_INPUT_MISMATCH.value}): {wrong}"
         if att is None:
             return node, carrier, ()
         node.attested = True
@@ -190,6 +197,25 @@ class _Walker:
         if member.table_format != "iceberg":
             return is_digits(older) and is_digits(newer) and int(older) < int(newer)
         return _ancestor(carrier, older, newer)
+
+
+def _not_the_version_read(observed: ObservedInput, carrier: AttestedTable, state: TableState) -> str | None:
+    """Why the version opened at ``observed.location`` is not the one the downstream run recorded reading, or None:
+    another table identity (the path re-created, a catalog name re-pointed), or — a strong read — another content
+    identity than the attested files of this version (a table re-created with the old table id copied)."""
+    # Only the identities record writes (carriers' observe): a stream / OpenLineage name states no table identity.
+    if observed.table.startswith(("delta:", "iceberg:")):
+        found = _identity(carrier, state.version)
+        if found != observed.table:
+            return (f"the input was recorded as table {observed.table}, but {observed.location} at {state.version} "
+                    f"is {found or 'a table of unknown identity'}")
+    if observed.content is not None:
+        att = state.attestation
+        content = None if att is None or att.files is None else content_identity(f.hash for f in att.files)
+        if content != observed.content:
+            return (f"the input was read by content {observed.content[:12]}…, but the attested content of "
+                    f"{observed.location} at {state.version} is {content[:12] + '…' if content else 'unknown'}")
+    return None
 
 
 def _identity(carrier: AttestedTable | None, version: str | None) -> str | None:

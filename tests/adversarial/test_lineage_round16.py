@@ -1,0 +1,69 @@
+"""Round 16 attacks on `attest lineage`: an upstream a downstream attestation names by location that now resolves
+to another table (the path re-created), or to a version whose content is not the content the run read. The walk
+opened the location at the recorded version and verified whatever attestation it found there: a different table,
+attested, was shown VERIFIED [read as strong] and the walk PASSED."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+from deltalake import DeltaTable, write_deltalake
+
+from carriers.delta.carrier import DeltaCarrier, attest_after_write
+from tests.adversarial.test_lineage_attacks import cli
+
+
+def _pipeline(tmp_path: Path) -> tuple[Path, Path]:
+    up, down = tmp_path / "up", tmp_path / "down"
+    write_deltalake(str(up), pa.table({"a": [1, 2]}))
+    attest_after_write(str(up), model="up", program_hash="a" * 64)
+    observed = DeltaCarrier(str(up)).observe()
+    assert observed.proof_class == "strong"
+    write_deltalake(str(down), pa.table({"b": [3]}))
+    attest_after_write(str(down), model="down", program_hash="b" * 64, inputs=[observed])
+    rc, _, _ = cli("lineage", str(down))
+    assert rc == 0
+    return up, down
+
+
+def test_an_upstream_path_recreated_as_another_table_is_not_the_version_read(tmp_path: Path) -> None:
+    up, down = _pipeline(tmp_path)
+    shutil.rmtree(up)  # the path re-created: another table (another table id), attested at the same version 0
+    write_deltalake(str(up), pa.table({"a": [666]}))
+    attest_after_write(str(up), model="up", program_hash="a" * 64)
+    rc, text, _ = cli("lineage", str(down))
+    assert rc == 1, text
+    assert "lineage PASSED" not in text and "lineage_input_mismatch" in text.splitlines()[-1]
+    rc, out, _ = cli("lineage", str(down), "--json")
+    doc = json.loads(out)
+    assert rc == 1 and doc["passed"] is False
+    node = doc["inputs"][0]
+    assert node["outcome"] == "NOT VERIFIED" and node["code"] == "lineage_input_mismatch"
+    assert doc["walk"]["failures"][0]["code"] == "lineage_input_mismatch"
+    for fmt in ("svg", "dot", "mermaid"):
+        rc, _, _ = cli("lineage", str(down), "--format", fmt)
+        assert rc == 1
+
+
+def test_an_upstream_with_the_same_table_id_but_other_content_is_not_read_strongly(tmp_path: Path) -> None:
+    up, down = _pipeline(tmp_path)
+    table_id = DeltaTable(str(up)).metadata().id
+    shutil.rmtree(up)  # re-created with the old table id copied into its metaData: only the content tells them apart
+    write_deltalake(str(up), pa.table({"a": [666]}))
+    log = up / "_delta_log" / "00000000000000000000.json"
+    lines = []
+    for line in log.read_text().splitlines():
+        action = json.loads(line)
+        if "metaData" in action:
+            action["metaData"]["id"] = table_id
+        lines.append(json.dumps(action))
+    log.write_text("\n".join(lines) + "\n")
+    attest_after_write(str(up), model="up", program_hash="a" * 64)
+    assert DeltaTable(str(up)).metadata().id == table_id
+    rc, out, _ = cli("lineage", str(down), "--json")
+    doc = json.loads(out)
+    assert rc == 1 and doc["passed"] is False, doc["summary"]
+    assert doc["inputs"][0]["code"] == "lineage_input_mismatch"
