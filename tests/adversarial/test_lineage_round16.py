@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
+from attest.identity.inputs import ObservedInput, inputs_identity
 from carriers.delta.carrier import DeltaCarrier, attest_after_write
 from tests.adversarial.test_lineage_attacks import cli
 
@@ -67,3 +68,22 @@ def test_an_upstream_with_the_same_table_id_but_other_content_is_not_read_strong
     doc = json.loads(out)
     assert rc == 1 and doc["passed"] is False, doc["summary"]
     assert doc["inputs"][0]["code"] == "lineage_input_mismatch"
+
+
+def test_an_input_location_pointed_at_another_attested_table_is_not_that_input(tmp_path: Path) -> None:
+    """``location`` is not hashed into inputs_hash: an input record (the sidecar an attacker writes) that keeps the
+    identity and content of the table read but names another attested table's location has the same inputs_hash."""
+    up, other, down = tmp_path / "up", tmp_path / "other", tmp_path / "down"
+    for path, value in ((up, 1), (other, 2)):
+        write_deltalake(str(path), pa.table({"a": [value]}))
+        attest_after_write(str(path), model=path.name, program_hash="a" * 64)
+    read = DeltaCarrier(str(up)).observe()
+    forged = ObservedInput(table=read.table, content=read.content, version=read.version, location=str(other))
+    assert inputs_identity([forged]) == inputs_identity([read])
+    write_deltalake(str(down), pa.table({"b": [3]}))
+    attest_after_write(str(down), model="down", program_hash="b" * 64, inputs=[forged])
+    rc, out, _ = cli("lineage", str(down), "--json")
+    doc = json.loads(out)
+    assert rc == 1 and doc["passed"] is False, doc["summary"]
+    assert doc["inputs"][0]["code"] == "lineage_input_mismatch"
+    assert doc["walk"]["nodes_verified"] == 1  # the root alone
