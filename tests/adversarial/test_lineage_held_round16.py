@@ -4,9 +4,11 @@ the ones that did not)."""
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from carriers.delta.carrier import DeltaCarrier, attest_after_write
@@ -74,3 +76,39 @@ def test_a_heuristic_read_is_never_drawn_as_a_strong_edge(tmp_path: Path) -> Non
     assert rc == 1 and doc["inputs"][0]["observed_as"] == "heuristic"  # up@0 is unattested: the walk fails
     rc, dot, _ = cli("lineage", str(down), "--format", "dot")
     assert rc == 1 and "heuristic" in dot and "· strong" not in dot
+
+
+def test_an_iceberg_catalog_name_re_pointed_at_another_table_uuid_is_not_verified(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The catalog name the input records, re-registered to a copy of the table's metadata under another table
+    uuid (the same snapshot ids): the attestation binds the table identity, so the node is carrier_tampered."""
+    import pyiceberg.catalog
+    from pyiceberg.utils.config import Config
+
+    from carriers.iceberg.carrier import IcebergCarrier
+    from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, ns_catalog, rows
+
+    props = catalog_properties(tmp_path)
+    for key, value in (("TYPE", "sql"), ("URI", props["uri"]), ("WAREHOUSE", props["warehouse"])):
+        monkeypatch.setenv(f"PYICEBERG_CATALOG__{CATALOG.upper()}__{key}", value)
+    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))
+    monkeypatch.setattr(pyiceberg.catalog, "_ENV_CONFIG", Config())
+    cat = ns_catalog(tmp_path)
+    cat.create_table("ns.t", schema=rows(0).schema).append(rows(0))
+    IcebergCarrier(cat.load_table("ns.t"), catalog_name=CATALOG).record(model="t", program_hash=PROGRAM)
+    read = IcebergCarrier(cat.load_table("ns.t"), catalog_name=CATALOG).observe()
+    down = tmp_path / "down"
+    write_deltalake(str(down), pa.table({"b": [1]}))
+    attest_after_write(str(down), model="down", program_hash="b" * 64, inputs=[read])
+    assert cli("lineage", str(down))[0] == 0
+    where = Path(cat.load_table("ns.t").metadata_location.removeprefix("file://"))
+    doc = json.loads(where.read_text())
+    doc["table-uuid"] = str(uuid.uuid4())
+    forged = where.with_name("99999-forged.metadata.json")
+    forged.write_text(json.dumps(doc))
+    cat.drop_table("ns.t")
+    cat.register_table("ns.t", f"file://{forged}")
+    rc, out, _ = cli("lineage", str(down), "--json")
+    report = json.loads(out)
+    assert rc == 1 and report["passed"] is False
+    assert report["inputs"][0]["outcome"] == "NOT VERIFIED"
