@@ -23,7 +23,7 @@ from attest._callable import make_callable
 make_callable(__name__)  # attest.lineage(table, ...) is attest.api.lineage
 
 # What a node's colour says, best first. UNCHECKED: an input recorded without a table location (a file source, or
-# no location): the walk cannot open it, so it is a leaf that is neither verified nor failed.
+# no location) or without a version: the walk cannot open it, so it is a leaf that is neither verified nor failed.
 # NOT WALKED: a marker, not a version: the inputs a node recorded beyond --depth (neither verified nor failed).
 OUTCOMES = ("VERIFIED", "STALE", "COMPACTED", "UNATTESTED", "NOT VERIFIED", "ERROR", "UNCHECKED", "NOT WALKED")
 PRE_ATTESTATION = "pre-attestation history"
@@ -226,7 +226,7 @@ class WalkFacts:
             extra.append(f"{len(self.pre_attestation)} pre-attestation history ({starts}: what came before is not "
                          "attested)")
         if self.unchecked:
-            extra.append(f"{self.unchecked} input(s) recorded without a table location, not checked")
+            extra.append(f"{self.unchecked} input(s) recorded without a table location or version, not checked")
         if self.not_walked:
             extra.append(f"walk cut at --depth {self.depth_limit}: {self.not_walked} input(s) not walked")
         tail = "".join(f"; {e}" for e in extra)

@@ -181,6 +181,12 @@ class _Walker:
                 head.inputs.append(LineageNode(ref=item.name or item.table, version=upstream_version,
                                                table=item.table, observed_as=item.proof_class))
                 continue
+            if upstream_version is None:
+                # A table read at no recorded version (a stream source's unknown version, a watermark alone): opening
+                # its current version would show a version the run may never have read as verified. A leaf, unchecked.
+                head.inputs.append(LineageNode(ref=location_key(item.location), version=None, table=item.table,
+                                               observed_as=item.proof_class))
+                continue
             head.inputs.append(self.node(from_location(item.location), upstream_version, depth - 1, item))
         head.inputs.extend(tail)
         return head

@@ -87,3 +87,25 @@ def test_an_input_location_pointed_at_another_attested_table_is_not_that_input(t
     assert rc == 1 and doc["passed"] is False, doc["summary"]
     assert doc["inputs"][0]["code"] == "lineage_input_mismatch"
     assert doc["walk"]["nodes_verified"] == 1  # the root alone
+
+
+def test_a_table_read_at_no_recorded_version_is_not_its_current_version_verified(tmp_path: Path) -> None:
+    """A run that read ``up`` at no recorded version (a stream source whose version is unknown; a record by
+    watermark alone), before ``up`` was ever attested: the walk opened ``up``'s current version — written and
+    attested afterwards — showed it VERIFIED, drew ``read @2`` and PASSED."""
+    up, down = tmp_path / "up", tmp_path / "down"
+    write_deltalake(str(up), pa.table({"a": [1]}))
+    identity = DeltaCarrier(str(up)).observe().table
+    write_deltalake(str(down), pa.table({"b": [1]}))
+    attest_after_write(str(down), model="down", program_hash="b" * 64, inputs=[
+        ObservedInput(table=f"stream:DeltaSource[{up}]", watermark="0..3", location=str(up)),
+        ObservedInput(table=identity, watermark="read at 12:00", location=str(up))])
+    write_deltalake(str(up), pa.table({"a": [2]}), mode="append")  # later: a version the run never read, attested
+    attest_after_write(str(up), model="up", program_hash="a" * 64)
+    rc, out, _ = cli("lineage", str(down), "--json")
+    doc = json.loads(out)
+    assert [(i["outcome"], i.get("version")) for i in doc["inputs"]] == [("UNCHECKED", None)], doc["inputs"]
+    assert doc["walk"]["nodes_verified"] == 1 and doc["walk"]["unchecked"] == 1
+    assert "or version, not checked" in doc["summary"]
+    rc, dot, _ = cli("lineage", str(down), "--format", "dot")
+    assert "read @2" not in dot and "VERIFIED" not in dot.split("n1 [", 1)[1].split("]", 1)[0]
