@@ -58,7 +58,8 @@ def walk(
 ) -> LineageNode:
     """The lineage tree rooted at ``ref`` (at ``version``, default current), verified at ``level`` per node.
 
-    Upstreams are reached through each input's recorded ``location``; an input without one is a leaf.
+    Upstreams are reached through each input's recorded ``location`` at its recorded version; an input without either
+    is a leaf (an unchecked one: its current version is not what the run read).
     ``depth`` bounds the walk in tables (a chain of one table's versions is one level); where it cuts, the node
     says how many inputs were not walked. A version already expanded is not expanded twice (diamonds, cycles).
     ``policy``: every node's signature is judged under it too (docs/signing.md).

@@ -104,8 +104,9 @@ def test_a_table_read_at_no_recorded_version_is_not_its_current_version_verified
     attest_after_write(str(up), model="up", program_hash="a" * 64)
     rc, out, _ = cli("lineage", str(down), "--json")
     doc = json.loads(out)
-    assert [(i["outcome"], i.get("version")) for i in doc["inputs"]] == [("UNCHECKED", None)], doc["inputs"]
+    assert rc == 0 and [(i["outcome"], i.get("version")) for i in doc["inputs"]] == [("UNCHECKED", None)], doc
+
     assert doc["walk"]["nodes_verified"] == 1 and doc["walk"]["unchecked"] == 1
     assert "or version, not checked" in doc["summary"]
     rc, dot, _ = cli("lineage", str(down), "--format", "dot")
-    assert "read @2" not in dot and "VERIFIED" not in dot.split("n1 [", 1)[1].split("]", 1)[0]
+    assert rc == 0 and "read @2" not in dot and "VERIFIED" not in dot.split("n1 [", 1)[1].split("]", 1)[0]
