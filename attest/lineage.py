@@ -56,6 +56,7 @@ class LineageNode:
     pre_attestation: bool = False
     not_walked: int = 0  # inputs this node (its chain) recorded that --depth kept the walk from opening
     depth_limit: int | None = None  # the walk's --depth, where it cut
+    read_content: str | None = None  # the content identity the input record it was opened by names (a strong read)
 
     def own_failure(self) -> bool:
         """Whether this version itself failed: opened (or unreadable) and not verified — a pre-attestation history
@@ -91,7 +92,7 @@ class LineageNode:
         return f"{self.oldest_version}..{self.version}" if self.chain else f"{self.version}"
 
     def to_json(self) -> dict[str, Any]:
-        skip = {"inputs", "chain", "pre_attestation", "not_walked", "depth_limit"}
+        skip = {"inputs", "chain", "pre_attestation", "not_walked", "depth_limit", "read_content"}
         out: dict[str, Any] = {k: v for k, v in self.__dict__.items() if k not in skip and v is not None}
         if self.chain:
             out["chain"] = [m.to_json() for m in self.chain]

@@ -97,7 +97,8 @@ class _Walker:
         """One table version, checked: its node, its carrier and the inputs its attestation records."""
         node = LineageNode(ref=location_key(table.base), version=version, table_format=table.format,
                            observed_as=None if observed is None else observed.proof_class,
-                           table=None if observed is None else observed.table)
+                           table=None if observed is None else observed.table,
+                           read_content=None if observed is None else observed.content)
         try:
             carrier = open_table(table, storage_options=self.storage_options)
             state = carrier.state(version)
@@ -174,7 +175,7 @@ class _Walker:
             upstream = {}
         for item in _newest_first(upstream):
             key = _input_key(item)
-            if any(key == (c.ref, m.version) for c in head.inputs for m in c.chain):
+            if any(key == (c.ref, m.version) and _same_read(item, m) for c in head.inputs for m in c.chain):
                 continue  # an earlier version of an upstream already walked as part of that upstream's node
             upstream_version = _version_of(item)
             if not item.location or item.table.startswith("path:"):
@@ -204,6 +205,13 @@ class _Walker:
         if member.table_format != "iceberg":
             return is_digits(older) and is_digits(newer) and int(older) < int(newer)
         return _ancestor(carrier, older, newer)
+
+
+def _same_read(item: ObservedInput, member: LineageNode) -> bool:
+    """Whether a chain member (opened by its table's own record of it) stands for ``item`` too: the same table
+    identity and, read strongly, the same content — else ``item`` is opened and checked on its own (an input
+    record naming another table at that location must not hide inside the chain)."""
+    return member.table == item.table and (item.content is None or item.content == member.read_content)
 
 
 def _not_the_version_read(observed: ObservedInput, carrier: AttestedTable, state: TableState) -> str | None:

@@ -110,3 +110,29 @@ def test_a_table_read_at_no_recorded_version_is_not_its_current_version_verified
     assert "or version, not checked" in doc["summary"]
     rc, dot, _ = cli("lineage", str(down), "--format", "dot")
     assert rc == 0 and "read @2" not in dot and "VERIFIED" not in dot.split("n1 [", 1)[1].split("]", 1)[0]
+
+
+def test_an_input_record_of_another_table_cannot_hide_inside_an_upstreams_chain(tmp_path: Path) -> None:
+    """A run records ``x@2`` and ``x@0``: ``x@0`` is walked inside ``x``'s chain (opened by x's own record of it)
+    and the run's record of it was skipped unchecked — one naming another table and other content passed."""
+    x, down = tmp_path / "x", tmp_path / "down"
+    write_deltalake(str(x), pa.table({"a": [1]}))
+    attest_after_write(str(x), model="x", program_hash="a" * 64)
+    first = DeltaCarrier(str(x)).observe()
+    write_deltalake(str(x), pa.table({"a": [2]}), mode="append")
+    attest_after_write(str(x), model="x", program_hash="a" * 64)
+    forged = ObservedInput(table="delta:another-table", content="f" * 64, version=first.version, location=str(x))
+    write_deltalake(str(down), pa.table({"b": [1]}))
+    attest_after_write(str(down), model="down", program_hash="b" * 64,
+                       inputs=[DeltaCarrier(str(x)).observe(), forged])
+    rc, out, _ = cli("lineage", str(down), "--json")
+    doc = json.loads(out)
+    assert rc == 1 and doc["passed"] is False, doc["summary"]
+    assert [f["code"] for f in doc["walk"]["failures"]] == ["lineage_input_mismatch"]
+    honest = tmp_path / "honest"  # the run's record of x@0 is x's own: still one node, the chain
+    write_deltalake(str(honest), pa.table({"b": [1]}))
+    attest_after_write(str(honest), model="honest", program_hash="b" * 64,
+                       inputs=[DeltaCarrier(str(x)).observe(), first])
+    rc, out, _ = cli("lineage", str(honest), "--json")
+    doc = json.loads(out)
+    assert rc == 0 and len(doc["inputs"]) == 1 and doc["inputs"][0]["versions"] == 2, doc["summary"]
