@@ -348,15 +348,18 @@ class LineageGraph:
             node, downstream = stack.pop()
             k = key(node)
             drawn = node
-            if k in heads and heads[k] is not node:
+            # A failing reach of a version whose chain passes is drawn on its own, never as the chain's passing box.
+            if k in heads and heads[k] is not node and not (node.chain_failed() and not heads[k].chain_failed()):
                 drawn = heads[k]
                 k = key(drawn)
             if k not in seen:
                 seen[k] = box(drawn, k, downstream is None)
                 graph.nodes.append(seen[k])  # a version reached twice was checked twice, with one outcome
-            elif seen[k].pre_attestation and drawn.own_failure():
-                # Reached once as a table's pre-attestation history and once as a failing input: drawn as failing.
-                failing = replace(seen[k], pre_attestation=False)
+            elif (seen[k].pre_attestation and drawn.own_failure()) or (
+                    drawn.chain_failed() and seen[k].outcome == "VERIFIED" and not seen[k].failing):
+                # Reached once as a table's pre-attestation history (or as a verified version) and once failing (a
+                # record naming another table there): drawn as failing.
+                failing = replace(box(drawn, k, seen[k].root), pre_attestation=False)
                 graph.nodes[graph.nodes.index(seen[k])] = failing
                 seen[k] = failing
             if downstream is not None and k != downstream and (k, downstream) not in edges:

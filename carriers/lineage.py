@@ -133,7 +133,7 @@ class _Walker:
         head, carrier, inputs = self.open(table, version, observed)
         if not head.attested or (head.ref, head.version) in self.seen:
             return head
-        upstream: dict[tuple[str, str | None], ObservedInput] = {}
+        upstream: dict[tuple[str | None, ...], ObservedInput] = {}
         tail: list[LineageNode] = []  # earlier versions of this table that end its chain unattested or unread
         in_chain = {(head.ref, head.version)}
         member, member_carrier, member_inputs = head, carrier, inputs
@@ -145,8 +145,12 @@ class _Walker:
             for item in member_inputs:
                 if item is previous:
                     continue
-                key = _input_key(item)
+                key: tuple[str | None, ...] = _input_key(item)
                 kept = upstream.get(key)
+                if kept is not None and not _same_claim(kept, item):
+                    # Another table, or another content, claimed for one location and version: each is checked.
+                    key = (*key, item.table, item.content)
+                    kept = upstream.get(key)
                 if kept is None or (kept.proof_class == "strong" and item.proof_class != "strong"):
                     upstream[key] = item  # read by several versions: shown once, as weakly as any of them read it
             if previous is None:
@@ -174,8 +178,8 @@ class _Walker:
             head.not_walked, head.depth_limit = len(upstream), self.depth
             upstream = {}
         for item in _newest_first(upstream):
-            key = _input_key(item)
-            if any(key == (c.ref, m.version) and _same_read(item, m) for c in head.inputs for m in c.chain):
+            where = _input_key(item)
+            if any(where == (c.ref, m.version) and _same_read(item, m) for c in head.inputs for m in c.chain):
                 continue  # an earlier version of an upstream already walked as part of that upstream's node
             upstream_version = _version_of(item)
             if not item.location or item.table.startswith("path:"):
@@ -205,6 +209,11 @@ class _Walker:
         if member.table_format != "iceberg":
             return is_digits(older) and is_digits(newer) and int(older) < int(newer)
         return _ancestor(carrier, older, newer)
+
+
+def _same_claim(kept: ObservedInput, item: ObservedInput) -> bool:
+    """Whether two records of one location and version claim the same read: one table, and no two contents."""
+    return kept.table == item.table and (kept.content is None or item.content is None or kept.content == item.content)
 
 
 def _same_read(item: ObservedInput, member: LineageNode) -> bool:
@@ -264,12 +273,12 @@ def _ancestor(carrier: AttestedTable, older: str, newer: str) -> bool:
     return False
 
 
-def _newest_first(upstream: Mapping[tuple[str, str | None], ObservedInput]) -> list[ObservedInput]:
+def _newest_first(upstream: Mapping[tuple[str | None, ...], ObservedInput]) -> list[ObservedInput]:
     """The inputs in the order first recorded, grouped by table, each table's versions newest first (so an earlier
     version of an upstream is found inside that upstream's chain instead of being walked again)."""
     groups: dict[str, list[tuple[str | None, ObservedInput]]] = {}
-    for (where, version), item in upstream.items():
-        groups.setdefault(where, []).append((version, item))
+    for key, item in upstream.items():
+        groups.setdefault(str(key[0]), []).append((key[1], item))
     out: list[ObservedInput] = []
     for versions in groups.values():
         numeric = all(v is not None and is_digits(v) for v, _ in versions)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pyarrow as pa
@@ -104,9 +105,9 @@ def test_a_table_read_at_no_recorded_version_is_not_its_current_version_verified
     attest_after_write(str(up), model="up", program_hash="a" * 64)
     rc, out, _ = cli("lineage", str(down), "--json")
     doc = json.loads(out)
-    assert rc == 0 and [(i["outcome"], i.get("version")) for i in doc["inputs"]] == [("UNCHECKED", None)], doc
+    assert rc == 0 and [(i["outcome"], i.get("version")) for i in doc["inputs"]] == [("UNCHECKED", None)] * 2, doc
 
-    assert doc["walk"]["nodes_verified"] == 1 and doc["walk"]["unchecked"] == 1
+    assert doc["walk"]["nodes_verified"] == 1 and doc["walk"]["unchecked"] == 1  # one location, counted once
     assert "or version, not checked" in doc["summary"]
     rc, dot, _ = cli("lineage", str(down), "--format", "dot")
     assert rc == 0 and "read @2" not in dot and "VERIFIED" not in dot.split("n1 [", 1)[1].split("]", 1)[0]
@@ -136,3 +137,40 @@ def test_an_input_record_of_another_table_cannot_hide_inside_an_upstreams_chain(
     rc, out, _ = cli("lineage", str(honest), "--json")
     doc = json.loads(out)
     assert rc == 0 and len(doc["inputs"]) == 1 and doc["inputs"][0]["versions"] == 2, doc["summary"]
+
+
+def test_two_records_of_one_location_and_version_are_each_checked(tmp_path: Path) -> None:
+    """Two input records of one location at one version were merged into one node (the first kept): a second one
+    naming another table and another content was never checked."""
+    up, _ = _pipeline(tmp_path)
+    read = DeltaCarrier(str(up)).observe()
+    forged = ObservedInput(table="delta:another-table", content="f" * 64, version=read.version, location=str(up))
+    for name, inputs in (("both", [read, forged]), ("content", [read, ObservedInput(
+            table=read.table, content="e" * 64, version=read.version, location=str(up))])):
+        other = tmp_path / name
+        write_deltalake(str(other), pa.table({"b": [1]}))
+        attest_after_write(str(other), model=name, program_hash="b" * 64, inputs=inputs)
+        rc, out, _ = cli("lineage", str(other), "--json")
+        doc = json.loads(out)
+        assert rc == 1 and doc["passed"] is False, (name, doc["summary"])
+        assert [f["code"] for f in doc["walk"]["failures"]] == ["lineage_input_mismatch"]
+
+
+def test_a_failing_reach_of_a_version_is_drawn_failing(tmp_path: Path) -> None:
+    """The picture draws a version once: a reach that fails (a record naming another table) must not be drawn as
+    the passing box of an earlier reach or of the chain that holds that version."""
+    x, down = tmp_path / "x", tmp_path / "down"
+    write_deltalake(str(x), pa.table({"a": [1]}))
+    attest_after_write(str(x), model="x", program_hash="a" * 64)
+    first = DeltaCarrier(str(x)).observe()
+    write_deltalake(str(x), pa.table({"a": [2]}), mode="append")
+    attest_after_write(str(x), model="x", program_hash="a" * 64)
+    forged = ObservedInput(table="delta:another-table", content="f" * 64, version=first.version, location=str(x))
+    write_deltalake(str(down), pa.table({"b": [1]}))
+    attest_after_write(str(down), model="down", program_hash="b" * 64,
+                       inputs=[DeltaCarrier(str(x)).observe(), forged])
+    rc, svg, _ = cli("lineage", str(down), "--format", "svg")
+    assert rc == 1
+    outcomes = [g.get("data-outcome") for g in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}g")
+                if g.get("data-outcome")]
+    assert "NOT VERIFIED" in outcomes, outcomes
