@@ -56,7 +56,7 @@ class LineageNode:
     pre_attestation: bool = False
     not_walked: int = 0  # inputs this node (its chain) recorded that --depth kept the walk from opening
     depth_limit: int | None = None  # the walk's --depth, where it cut
-    read_content: str | None = None  # the content identity the input record it was opened by names (a strong read)
+    read_content: str | None = field(default=None, repr=False)  # the content its input record names (strong)
 
     def own_failure(self) -> bool:
         """Whether this version itself failed: opened (or unreadable) and not verified — a pre-attestation history
