@@ -99,6 +99,8 @@ class Code(StrEnum):
     INPUT_WEAKENED = "input_weakened"
     # A warning: SQL recorded in another dialect than the attestation in force, its program_hash changed by that alone.
     DIALECT_CHANGED = "dialect_changed"
+    # A lineage walk: the version opened at an input's recorded location is not the table / content the run read.
+    LINEAGE_INPUT_MISMATCH = "lineage_input_mismatch"
 
 
 @record(frozen=True)

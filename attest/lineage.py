@@ -23,7 +23,7 @@ from attest._callable import make_callable
 make_callable(__name__)  # attest.lineage(table, ...) is attest.api.lineage
 
 # What a node's colour says, best first. UNCHECKED: an input recorded without a table location (a file source, or
-# no location): the walk cannot open it, so it is a leaf that is neither verified nor failed.
+# no location) or without a version: the walk cannot open it, so it is a leaf that is neither verified nor failed.
 # NOT WALKED: a marker, not a version: the inputs a node recorded beyond --depth (neither verified nor failed).
 OUTCOMES = ("VERIFIED", "STALE", "COMPACTED", "UNATTESTED", "NOT VERIFIED", "ERROR", "UNCHECKED", "NOT WALKED")
 PRE_ATTESTATION = "pre-attestation history"
@@ -56,6 +56,7 @@ class LineageNode:
     pre_attestation: bool = False
     not_walked: int = 0  # inputs this node (its chain) recorded that --depth kept the walk from opening
     depth_limit: int | None = None  # the walk's --depth, where it cut
+    read_content: str | None = field(default=None, repr=False)  # the content its input record names (strong)
 
     def own_failure(self) -> bool:
         """Whether this version itself failed: opened (or unreadable) and not verified — a pre-attestation history
@@ -91,7 +92,7 @@ class LineageNode:
         return f"{self.oldest_version}..{self.version}" if self.chain else f"{self.version}"
 
     def to_json(self) -> dict[str, Any]:
-        skip = {"inputs", "chain", "pre_attestation", "not_walked", "depth_limit"}
+        skip = {"inputs", "chain", "pre_attestation", "not_walked", "depth_limit", "read_content"}
         out: dict[str, Any] = {k: v for k, v in self.__dict__.items() if k not in skip and v is not None}
         if self.chain:
             out["chain"] = [m.to_json() for m in self.chain]
@@ -226,7 +227,7 @@ class WalkFacts:
             extra.append(f"{len(self.pre_attestation)} pre-attestation history ({starts}: what came before is not "
                          "attested)")
         if self.unchecked:
-            extra.append(f"{self.unchecked} input(s) recorded without a table location, not checked")
+            extra.append(f"{self.unchecked} input(s) recorded without a table location or version, not checked")
         if self.not_walked:
             extra.append(f"walk cut at --depth {self.depth_limit}: {self.not_walked} input(s) not walked")
         tail = "".join(f"; {e}" for e in extra)
@@ -347,15 +348,18 @@ class LineageGraph:
             node, downstream = stack.pop()
             k = key(node)
             drawn = node
-            if k in heads and heads[k] is not node:
+            # A failing reach of a version whose chain passes is drawn on its own, never as the chain's passing box.
+            if k in heads and heads[k] is not node and not (node.chain_failed() and not heads[k].chain_failed()):
                 drawn = heads[k]
                 k = key(drawn)
             if k not in seen:
                 seen[k] = box(drawn, k, downstream is None)
                 graph.nodes.append(seen[k])  # a version reached twice was checked twice, with one outcome
-            elif seen[k].pre_attestation and drawn.own_failure():
-                # Reached once as a table's pre-attestation history and once as a failing input: drawn as failing.
-                failing = replace(seen[k], pre_attestation=False)
+            elif (seen[k].pre_attestation and drawn.own_failure()) or (
+                    drawn.chain_failed() and seen[k].outcome == "VERIFIED" and not seen[k].failing):
+                # Reached once as a table's pre-attestation history (or as a verified version) and once failing (a
+                # record naming another table there): drawn as failing.
+                failing = replace(box(drawn, k, seen[k].root), pre_attestation=False)
                 graph.nodes[graph.nodes.index(seen[k])] = failing
                 seen[k] = failing
             if downstream is not None and k != downstream and (k, downstream) not in edges:

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from attest.errors import AttestError
-from attest.identity.inputs import ObservedInput
+from attest.errors import AttestError, Code
+from attest.identity.inputs import ObservedInput, content_identity
 from attest.lineage import LineageGraph, LineageNode
 from attest.numbers import is_digits
 from attest.verify.report import Level
@@ -26,6 +26,7 @@ from carriers.refs import ICEBERG_SCHEME, TableRef, from_location, open_table
 
 if TYPE_CHECKING:
     from attest.signing.policy import TrustPolicy
+    from attest.tables import TableState
     from carriers.core import AttestedTable
 
 __all__ = ["LineageGraph", "LineageNode", "location_key", "walk"]
@@ -57,7 +58,8 @@ def walk(
 ) -> LineageNode:
     """The lineage tree rooted at ``ref`` (at ``version``, default current), verified at ``level`` per node.
 
-    Upstreams are reached through each input's recorded ``location``; an input without one is a leaf.
+    Upstreams are reached through each input's recorded ``location`` at its recorded version; an input without either
+    is a leaf (an unchecked one: its current version is not what the run read).
     ``depth`` bounds the walk in tables (a chain of one table's versions is one level); where it cuts, the node
     says how many inputs were not walked. A version already expanded is not expanded twice (diamonds, cycles).
     ``policy``: every node's signature is judged under it too (docs/signing.md).
@@ -95,7 +97,8 @@ class _Walker:
         """One table version, checked: its node, its carrier and the inputs its attestation records."""
         node = LineageNode(ref=location_key(table.base), version=version, table_format=table.format,
                            observed_as=None if observed is None else observed.proof_class,
-                           table=None if observed is None else observed.table)
+                           table=None if observed is None else observed.table,
+                           read_content=None if observed is None else observed.content)
         try:
             carrier = open_table(table, storage_options=self.storage_options)
             state = carrier.state(version)
@@ -111,6 +114,12 @@ class _Walker:
         node.outcome = report.outcome
         node.code = report.errors[0].code.value if report.errors else None
         att = state.attestation
+        wrong = None if observed is None or not node.passed else _not_the_version_read(observed, carrier, state)
+        if wrong is not None:
+            # The location now holds another table, or this version's attested content is not what the run read:
+            # its own attestation holding says nothing about the input the downstream recorded.
+            node.passed, node.outcome, node.code = False, "NOT VERIFIED", Code.LINEAGE_INPUT_MISMATCH.value
+            node.verdict = f"NOT VERIFIED ({Code.LINEAGE_INPUT_MISMATCH.value}): {wrong}"
         if att is None:
             return node, carrier, ()
         node.attested = True
@@ -124,7 +133,7 @@ class _Walker:
         head, carrier, inputs = self.open(table, version, observed)
         if not head.attested or (head.ref, head.version) in self.seen:
             return head
-        upstream: dict[tuple[str, str | None], ObservedInput] = {}
+        upstream: dict[tuple[str | None, ...], ObservedInput] = {}
         tail: list[LineageNode] = []  # earlier versions of this table that end its chain unattested or unread
         in_chain = {(head.ref, head.version)}
         member, member_carrier, member_inputs = head, carrier, inputs
@@ -136,8 +145,12 @@ class _Walker:
             for item in member_inputs:
                 if item is previous:
                     continue
-                key = _input_key(item)
+                key: tuple[str | None, ...] = _input_key(item)
                 kept = upstream.get(key)
+                if kept is not None and not _same_claim(kept, item):
+                    # Another table, or another content, claimed for one location and version: each is checked.
+                    key = (*key, item.table, item.content)
+                    kept = upstream.get(key)
                 if kept is None or (kept.proof_class == "strong" and item.proof_class != "strong"):
                     upstream[key] = item  # read by several versions: shown once, as weakly as any of them read it
             if previous is None:
@@ -165,14 +178,20 @@ class _Walker:
             head.not_walked, head.depth_limit = len(upstream), self.depth
             upstream = {}
         for item in _newest_first(upstream):
-            key = _input_key(item)
-            if any(key == (c.ref, m.version) for c in head.inputs for m in c.chain):
+            where = _input_key(item)
+            if any(where == (c.ref, m.version) and _same_read(item, m) for c in head.inputs for m in c.chain):
                 continue  # an earlier version of an upstream already walked as part of that upstream's node
             upstream_version = _version_of(item)
             if not item.location or item.table.startswith("path:"):
                 # No location, or a file source (not a table): a leaf the walk cannot check, never a failure.
                 head.inputs.append(LineageNode(ref=item.name or item.table, version=upstream_version,
                                                table=item.table, observed_as=item.proof_class))
+                continue
+            if upstream_version is None:
+                # A table read at no recorded version (a stream source's unknown version, a watermark alone): opening
+                # its current version would show a version the run may never have read as verified. A leaf, unchecked.
+                head.inputs.append(LineageNode(ref=location_key(item.location), version=None, table=item.table,
+                                               observed_as=item.proof_class))
                 continue
             head.inputs.append(self.node(from_location(item.location), upstream_version, depth - 1, item))
         head.inputs.extend(tail)
@@ -190,6 +209,37 @@ class _Walker:
         if member.table_format != "iceberg":
             return is_digits(older) and is_digits(newer) and int(older) < int(newer)
         return _ancestor(carrier, older, newer)
+
+
+def _same_claim(kept: ObservedInput, item: ObservedInput) -> bool:
+    """Whether two records of one location and version claim the same read: one table, and no two contents."""
+    return kept.table == item.table and (kept.content is None or item.content is None or kept.content == item.content)
+
+
+def _same_read(item: ObservedInput, member: LineageNode) -> bool:
+    """Whether a chain member (opened by its table's own record of it) stands for ``item`` too: the same table
+    identity and, read strongly, the same content — else ``item`` is opened and checked on its own (an input
+    record naming another table at that location must not hide inside the chain)."""
+    return member.table == item.table and (item.content is None or item.content == member.read_content)
+
+
+def _not_the_version_read(observed: ObservedInput, carrier: AttestedTable, state: TableState) -> str | None:
+    """Why the version opened at ``observed.location`` is not the one the downstream run recorded reading, or None:
+    another table identity (the path re-created, a catalog name re-pointed), or — a strong read — another content
+    identity than the attested files of this version (a table re-created with the old table id copied)."""
+    # Only the identities record writes (carriers' observe): a stream / OpenLineage name states no table identity.
+    if observed.table.startswith(("delta:", "iceberg:")):
+        found = _identity(carrier, state.version)
+        if found != observed.table:
+            return (f"the input was recorded as table {observed.table}, but {observed.location} at {state.version} "
+                    f"is {found or 'a table of unknown identity'}")
+    if observed.content is not None:
+        att = state.attestation
+        content = None if att is None or att.files is None else content_identity(f.hash for f in att.files)
+        if content != observed.content:
+            return (f"the input was read by content {observed.content[:12]}…, but the attested content of "
+                    f"{observed.location} at {state.version} is {content[:12] + '…' if content else 'unknown'}")
+    return None
 
 
 def _identity(carrier: AttestedTable | None, version: str | None) -> str | None:
@@ -223,12 +273,12 @@ def _ancestor(carrier: AttestedTable, older: str, newer: str) -> bool:
     return False
 
 
-def _newest_first(upstream: Mapping[tuple[str, str | None], ObservedInput]) -> list[ObservedInput]:
+def _newest_first(upstream: Mapping[tuple[str | None, ...], ObservedInput]) -> list[ObservedInput]:
     """The inputs in the order first recorded, grouped by table, each table's versions newest first (so an earlier
     version of an upstream is found inside that upstream's chain instead of being walked again)."""
     groups: dict[str, list[tuple[str | None, ObservedInput]]] = {}
-    for (where, version), item in upstream.items():
-        groups.setdefault(where, []).append((version, item))
+    for key, item in upstream.items():
+        groups.setdefault(str(key[0]), []).append((key[1], item))
     out: list[ObservedInput] = []
     for versions in groups.values():
         numeric = all(v is not None and is_digits(v) for v, _ in versions)

@@ -32,7 +32,7 @@ MEANING: dict[str, str] = {
     "UNATTESTED": "no attestation: the chain of evidence stops",
     "NOT VERIFIED": "attested, but a check failed",
     "ERROR": "could not be read or checked",
-    "UNCHECKED": "recorded without a table location: not opened",
+    "UNCHECKED": "recorded without a table location or version: not opened",
     "NOT WALKED": "beyond --depth: recorded inputs the walk did not open",
 }
 
