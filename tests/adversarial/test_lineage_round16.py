@@ -113,9 +113,9 @@ def test_a_table_read_at_no_recorded_version_is_not_its_current_version_verified
     assert rc == 0 and "read @2" not in dot and "VERIFIED" not in dot.split("n1 [", 1)[1].split("]", 1)[0]
 
 
-def test_an_input_record_of_another_table_cannot_hide_inside_an_upstreams_chain(tmp_path: Path) -> None:
-    """A run records ``x@2`` and ``x@0``: ``x@0`` is walked inside ``x``'s chain (opened by x's own record of it)
-    and the run's record of it was skipped unchecked — one naming another table and other content passed."""
+def _x_read_twice_and_a_forged_record(tmp_path: Path) -> tuple[Path, Path, ObservedInput]:
+    """``x`` at two attested versions; ``down`` records ``x``'s latest and a record of ``x@0`` naming another table
+    and other content. Returns (x, down, x's first observation)."""
     x, down = tmp_path / "x", tmp_path / "down"
     write_deltalake(str(x), pa.table({"a": [1]}))
     attest_after_write(str(x), model="x", program_hash="a" * 64)
@@ -126,6 +126,13 @@ def test_an_input_record_of_another_table_cannot_hide_inside_an_upstreams_chain(
     write_deltalake(str(down), pa.table({"b": [1]}))
     attest_after_write(str(down), model="down", program_hash="b" * 64,
                        inputs=[DeltaCarrier(str(x)).observe(), forged])
+    return x, down, first
+
+
+def test_an_input_record_of_another_table_cannot_hide_inside_an_upstreams_chain(tmp_path: Path) -> None:
+    """A run records ``x@2`` and ``x@0``: ``x@0`` is walked inside ``x``'s chain (opened by x's own record of it)
+    and the run's record of it was skipped unchecked — one naming another table and other content passed."""
+    x, down, first = _x_read_twice_and_a_forged_record(tmp_path)
     rc, out, _ = cli("lineage", str(down), "--json")
     doc = json.loads(out)
     assert rc == 1 and doc["passed"] is False, doc["summary"]
@@ -159,16 +166,7 @@ def test_two_records_of_one_location_and_version_are_each_checked(tmp_path: Path
 def test_a_failing_reach_of_a_version_is_drawn_failing(tmp_path: Path) -> None:
     """The picture draws a version once: a reach that fails (a record naming another table) must not be drawn as
     the passing box of an earlier reach or of the chain that holds that version."""
-    x, down = tmp_path / "x", tmp_path / "down"
-    write_deltalake(str(x), pa.table({"a": [1]}))
-    attest_after_write(str(x), model="x", program_hash="a" * 64)
-    first = DeltaCarrier(str(x)).observe()
-    write_deltalake(str(x), pa.table({"a": [2]}), mode="append")
-    attest_after_write(str(x), model="x", program_hash="a" * 64)
-    forged = ObservedInput(table="delta:another-table", content="f" * 64, version=first.version, location=str(x))
-    write_deltalake(str(down), pa.table({"b": [1]}))
-    attest_after_write(str(down), model="down", program_hash="b" * 64,
-                       inputs=[DeltaCarrier(str(x)).observe(), forged])
+    _, down, _ = _x_read_twice_and_a_forged_record(tmp_path)
     rc, svg, _ = cli("lineage", str(down), "--format", "svg")
     assert rc == 1
     outcomes = [g.get("data-outcome") for g in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}g")
