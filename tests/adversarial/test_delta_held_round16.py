@@ -29,6 +29,7 @@ from deltalake import write_deltalake
 
 from carriers.delta import attest_after_write
 from tests.adversarial.conftest import PROGRAM, codes, metadata_commit, rows, verify
+from tests.adversarial.test_delta_round15 import forge_stats
 from tests.adversarial.test_delta_round16 import (
     WIDENINGS,
     float_widened,
@@ -183,14 +184,7 @@ def vectored_maximum(path: Path, tight: bool | None) -> None:
                     configuration={"delta.enableDeletionVectors": "true"})
     add_deletion_vector(path, [2])
     if tight is not None:
-        log = path / "_delta_log" / f"{1:020d}.json"
-        actions = [json.loads(line) for line in log.read_text().splitlines()]
-        for action in actions:
-            if "add" in action:
-                stats = json.loads(action["add"]["stats"])
-                stats["tightBounds"] = tight
-                action["add"]["stats"] = json.dumps(stats)
-        log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+        forge_stats(path / "_delta_log" / f"{1:020d}.json", {"tightBounds": tight})
 
 
 @pytest.mark.parametrize("case", sorted(TIGHTNESS))
