@@ -71,21 +71,21 @@ def test_entries_are_canonical_bytes(seed: int) -> None:
         assert _ours(plain) == _reference(plain)
 
 
+def _view_bytes(view: Any, batch: int | None) -> bytes | type[Exception]:
+    """A view's members in batches of ``batch`` (None: the reference, ``canonical_bytes``), or the error's class."""
+    try:
+        return canonical_bytes(view) if batch is None else b"".join(mapping_chunks(view, batch))
+    except CanonicalizationError as exc:
+        return type(exc)
+
+
 def test_every_odd_character_alone() -> None:
     for odd in _ODD:
         files = [FileIdentity(path=f"a{odd}b", size=1, hash="0" * 64), FileIdentity(path="c", size=2, hash="1" * 64)]
         assert _ours(files) == _reference(files), repr(odd)
         view = {f"k{odd}": "v", "z": f"w{odd}"}
         for batch in (1, 2):
-            try:
-                ours: bytes | type[Exception] = b"".join(mapping_chunks(view, batch))
-            except CanonicalizationError as exc:
-                ours = type(exc)
-            try:
-                reference: bytes | type[Exception] = canonical_bytes(view)
-            except CanonicalizationError as exc:
-                reference = type(exc)
-            assert ours == reference, repr(odd)
+            assert _view_bytes(view, batch) == _view_bytes(view, None), repr(odd)
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -95,15 +95,7 @@ def test_view_members_are_canonical_bytes(seed: int) -> None:
     if view and rng.random() < 0.2:
         view[next(iter(view))] = rng.choice([1, None, {"a": "b"}, ["x"], _Str("s")])
     for batch in (1, 3, 8192):
-        try:
-            ours: bytes | type[Exception] = b"".join(mapping_chunks(view, batch))
-        except CanonicalizationError as exc:
-            ours = type(exc)
-        try:
-            reference: bytes | type[Exception] = canonical_bytes(view)
-        except CanonicalizationError as exc:
-            reference = type(exc)
-        assert ours == reference
+        assert _view_bytes(view, batch) == _view_bytes(view, None)
 
 
 @pytest.mark.parametrize("size", [-1, -(2**63), -(2**63) - 1, 2**64 - 1, 2**64, True, False, _Int(5), 1.5, 0.0])
