@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+from collections.abc import Callable
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,15 @@ def append_actions(commit: Path, actions: list[dict[str, Any]]) -> None:
     """Actions added to a commit file in place (delta-rs ends a commit without a newline)."""
     body = commit.read_text()
     commit.write_text(body + ("" if body.endswith("\n") else "\n") + "".join(json.dumps(a) + "\n" for a in actions))
+
+
+def edit_adds(commit: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Every ``add`` action of a commit file edited in place by ``edit`` (the add's dict), the rest as it was."""
+    actions = [json.loads(line) for line in commit.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            edit(action["add"])
+    commit.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
 
 
 def metadata_commit(path: Path, edit: Any) -> int:

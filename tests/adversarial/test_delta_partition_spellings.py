@@ -38,7 +38,7 @@ from deltalake import DeltaTable, write_deltalake
 
 from carriers.delta.carrier import attest_after_write
 from carriers.delta.log import commit_name
-from tests.adversarial.conftest import PROGRAM, codes, latest, verify
+from tests.adversarial.conftest import PROGRAM, codes, edit_adds, latest, verify
 from tests.adversarial.test_content_rewrite_delta import _adds
 
 TEN = datetime.datetime(2024, 1, 5, 10, tzinfo=datetime.UTC)
@@ -49,12 +49,7 @@ def attested(path: Path, values: pa.Array, spelling: str | None = None) -> Path:
     the commit before the attestation), attested and verifying."""
     write_deltalake(str(path), pa.table({"p": values, "v": list(range(len(values)))}), partition_by=["p"])
     if spelling is not None:
-        log = path / commit_name(0)
-        actions = [json.loads(line) for line in log.read_text().splitlines()]
-        for action in actions:
-            if "add" in action:
-                action["add"]["partitionValues"]["p"] = spelling
-        log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+        edit_adds(path / commit_name(0), lambda add: add["partitionValues"].update(p=spelling))
     attest_after_write(str(path), model="orders", program_hash=PROGRAM)
     rc, doc = verify(str(path), "--level", "schema")
     assert rc == 0 and doc["passed"], doc

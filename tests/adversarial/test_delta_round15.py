@@ -46,7 +46,7 @@ from attest.errors import AttestError
 from carriers.delta import attest_after_write
 from carriers.delta.carrier import DeltaCarrier
 from carriers.delta.log import commit_name, z85_encode
-from tests.adversarial.conftest import PROGRAM, codes, latest, log_state, verify
+from tests.adversarial.conftest import PROGRAM, codes, edit_adds, latest, log_state, verify
 from tests.adversarial.test_content_rewrite_delta import _attested
 from tests.adversarial.test_delta_dv_cardinality import _rewrite
 from tests.delta.dv import bitmap
@@ -214,14 +214,14 @@ def forged_append(path: Path, forge: dict[str, Any]) -> None:
 
 def forge_stats(log: Path, forge: dict[str, Any]) -> None:
     """Every add's statistics in the commit ``log`` edited by ``forge`` (a value replaced, or merged into a map)."""
-    actions = [json.loads(line) for line in log.read_text().splitlines()]
-    for action in actions:
-        if "add" in action:
-            stats = json.loads(action["add"]["stats"])
-            for key, value in forge.items():
-                stats[key] = {**stats[key], **value} if isinstance(value, dict) else value
-            action["add"]["stats"] = json.dumps(stats)
-    log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+    def edit(add: dict[str, Any]) -> None:
+        stats = json.loads(add["stats"])
+        for key, value in forge.items():
+            stats[key] = {**stats[key], **value} if isinstance(value, dict) else value
+        add["stats"] = json.dumps(stats)
+
+    edit_adds(log, edit)
 
 
 @pytest.mark.parametrize("case", sorted(FORGED_STATISTICS))

@@ -23,7 +23,7 @@ from deltalake import write_deltalake
 
 from carriers.delta.carrier import attest_after_write
 from carriers.delta.log import commit_name
-from tests.adversarial.conftest import PROGRAM, codes, verify
+from tests.adversarial.conftest import PROGRAM, codes, edit_adds, verify
 from tests.adversarial.test_delta_partition_spellings import attested, delta_rs, rewrite
 
 TEN = datetime.datetime(2024, 1, 5, 10)
@@ -45,12 +45,7 @@ NTZ_LEAP = ("2024-01-05 10:01:00.000000", "2024-01-05 10:00:60", TEN.replace(min
 def forged(path: Path, values: pa.Array, spelling: str) -> Path:
     """A table of ``values`` partitioned by ``p``, every file's partition value spelled ``spelling`` in commit 0."""
     write_deltalake(str(path), pa.table({"p": values, "v": list(range(len(values)))}), partition_by=["p"])
-    log = path / commit_name(0)
-    actions = [json.loads(line) for line in log.read_text().splitlines()]
-    for action in actions:
-        if "add" in action:
-            action["add"]["partitionValues"]["p"] = spelling
-    log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    edit_adds(path / commit_name(0), lambda add: add["partitionValues"].update(p=spelling))
     return path
 
 
