@@ -118,6 +118,31 @@ def test_a_rewrite_that_hides_uuids_from_javas_filters(spark: SparkSession, spar
     assert seen["one side"] == ([0, 1], [0, 1], [0, 1], 0, []), seen
 
 
+def uuid_partitioned(spark: SparkSession, warehouse: Path, values: list[str]) -> tuple[Any, str, str, str]:
+    """A v2 table ``(id long, u uuid)`` partitioned by ``identity(u)``, made by pyiceberg; Spark's own insert of
+    ``values`` (id = position): its pyiceberg catalog, identifier, Spark name and ``iceberg://`` reference."""
+    import uuid
+
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import LongType, NestedField, UUIDType
+
+    from carriers.spark.session import pyiceberg_catalog_properties
+
+    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(warehouse))
+    ns = f"ur{uuid.uuid4().hex[:8]}"
+    catalog.create_namespace(ns)
+    catalog.create_table(f"{ns}.t", schema=Schema(NestedField(1, "id", LongType()), NestedField(2, "u", UUIDType())),
+                         partition_spec=PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "u")),
+                         properties={"format-version": "2"})
+    name = f"iceberg.{ns}.t"
+    rows = ", ".join(f"({i}, '{v}')" for i, v in enumerate(values))
+    spark.sql(f"INSERT INTO {name} VALUES {rows}")
+    return catalog, f"{ns}.t", name, f"iceberg://iceberg/{ns}.t"
+
+
 @pytest.mark.spark
 def test_a_uuid_partition_summary_narrowed_in_the_manifest_list(spark: SparkSession, spark_warehouse: Path) -> None:
     """A table partitioned by ``identity(u)`` of a uuid column, Spark's own insert of ``10000000-…`` and
@@ -128,23 +153,9 @@ def test_a_uuid_partition_summary_narrowed_in_the_manifest_list(spark: SparkSess
     the tuple's bytes: a TypeError). Now ``table_inconsistent``."""
     import uuid
 
-    from pyiceberg.catalog.sql import SqlCatalog
-    from pyiceberg.partitioning import PartitionField, PartitionSpec
-    from pyiceberg.schema import Schema
-    from pyiceberg.transforms import IdentityTransform
-    from pyiceberg.types import LongType, NestedField, UUIDType
-
-    from carriers.spark.session import pyiceberg_catalog_properties
     from tests.adversarial.test_iceberg_attacks import _rewrite_manifest_list
 
-    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
-    ns = f"up{uuid.uuid4().hex[:8]}"
-    catalog.create_namespace(ns)
-    catalog.create_table(f"{ns}.t", schema=Schema(NestedField(1, "id", LongType()), NestedField(2, "u", UUIDType())),
-                         partition_spec=PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "u")),
-                         properties={"format-version": "2"})
-    name, ref = f"iceberg.{ns}.t", f"iceberg://iceberg/{ns}.t"
-    spark.sql(f"INSERT INTO {name} VALUES (0, '{LOW}'), (1, '{HIGH}')")
+    catalog, ident, name, ref = uuid_partitioned(spark, spark_warehouse, [LOW, HIGH])
     assert found_by_uuid(spark, name, [LOW, HIGH]) == [0, 1]
     rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
     assert rc == 0, doc
@@ -155,7 +166,7 @@ def test_a_uuid_partition_summary_narrowed_in_the_manifest_list(spark: SparkSess
         if m.partitions:
             m.partitions[0]._data[2] = m.partitions[0]._data[3] = uuid.UUID(HIGH).bytes  # lower, upper bound
 
-    _rewrite_manifest_list(catalog.load_table(f"{ns}.t"), narrow)
+    _rewrite_manifest_list(catalog.load_table(ident), narrow)
     assert found_by_uuid(spark, name, [LOW, HIGH]) == [1]  # the attack works on Java
     assert spark.sql(f"SELECT id FROM {name}").count() == 2
     rc, doc = _cli(spark_warehouse, "verify", ref)

@@ -20,7 +20,7 @@ import pytest
 
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
-from tests.adversarial.test_iceberg_round16 import HIGH, LOW, LOW2, found_by_uuid
+from tests.adversarial.test_iceberg_round16 import HIGH, LOW, LOW2, found_by_uuid, uuid_partitioned
 from tests.iceberg.conftest import local
 
 if TYPE_CHECKING:
@@ -46,31 +46,6 @@ def _copied(table: Any, df: Any) -> Any:
                               column_sizes=df.column_sizes, value_counts=df.value_counts,
                               null_value_counts=df.null_value_counts, nan_value_counts=df.nan_value_counts,
                               lower_bounds=df.lower_bounds, upper_bounds=df.upper_bounds)
-
-
-def uuid_partitioned(spark: SparkSession, warehouse: Path, values: list[str]) -> tuple[Any, str, str, str]:
-    """A v2 table ``(id long, u uuid)`` partitioned by ``identity(u)``, made by pyiceberg; Spark's own insert of
-    ``values`` (id = position): its pyiceberg catalog, identifier, Spark name and ``iceberg://`` reference."""
-    import uuid
-
-    from pyiceberg.catalog.sql import SqlCatalog
-    from pyiceberg.partitioning import PartitionField, PartitionSpec
-    from pyiceberg.schema import Schema
-    from pyiceberg.transforms import IdentityTransform
-    from pyiceberg.types import LongType, NestedField, UUIDType
-
-    from carriers.spark.session import pyiceberg_catalog_properties
-
-    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(warehouse))
-    ns = f"ur{uuid.uuid4().hex[:8]}"
-    catalog.create_namespace(ns)
-    catalog.create_table(f"{ns}.t", schema=Schema(NestedField(1, "id", LongType()), NestedField(2, "u", UUIDType())),
-                         partition_spec=PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "u")),
-                         properties={"format-version": "2"})
-    name = f"iceberg.{ns}.t"
-    rows = ", ".join(f"({i}, '{v}')" for i, v in enumerate(values))
-    spark.sql(f"INSERT INTO {name} VALUES {rows}")
-    return catalog, f"{ns}.t", name, f"iceberg://iceberg/{ns}.t"
 
 
 def copy_replace(catalog: Any, ident: str, monkeypatch: pytest.MonkeyPatch) -> Any:
