@@ -1,0 +1,64 @@
+"""Round 17: a trust policy naming the lake through a symlinked folder covers the tables where it resolves.
+
+``require_signed = ["file:///data/finance/*"]`` with ``/data`` a link to ``/mnt/vol1/lake`` (macOS's ``/tmp`` →
+``/private/tmp``, ``/var`` → ``/private/var``; a mount point linked into place): a table's names are the path it was
+reached by and where that resolves, never the link the policy author typed. The unsigned table reached by its real
+path — ``attest verify /mnt/vol1/lake/finance/orders``, ``attest audit /mnt/vol1/lake`` — passed ``VERIFIED``, exit 0
+(the audit only warned that the glob covered nothing). A local glob's folders are now resolved too (the part before
+its first wildcard, ``attest.signing.policy._resolved_glob``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attest.signing.policy import TrustPolicy
+from attest.signing.statement import Target
+from tests.adversarial.conftest import codes, verify
+from tests.adversarial.test_audit_discovery_attacks import audit
+from tests.adversarial.test_policy_names import _policy, _unsigned
+
+
+@pytest.fixture
+def linked(tmp_path: Path) -> tuple[Path, Path]:
+    """(the real lake holding the unsigned, attested ``finance/orders``, a link to the lake)."""
+    real = tmp_path / "mnt" / "vol1" / "lake"
+    (real / "finance").mkdir(parents=True)
+    _unsigned(real / "finance" / "orders")
+    link = tmp_path / "data"
+    link.symlink_to(real, target_is_directory=True)
+    return real, link
+
+
+def _globs(link: Path) -> list[str]:
+    return [f"file://{link}/finance/*", f"{link}/finance/*", f"{link}/finance/orders", f"{link}/*/orders",
+            f"{link}/finance/orders/", f"file://localhost{link}/fin?nce/orders"]
+
+
+@pytest.mark.parametrize("which", range(6))
+def test_a_glob_through_a_symlinked_folder_requires_the_signature(linked: tuple[Path, Path], tmp_path: Path,
+                                                                  which: int) -> None:
+    real, link = linked
+    policy = _policy(tmp_path, [_globs(link)[which]])
+    rc, doc = verify(str(real / "finance" / "orders"), "--policy", policy)
+    assert rc == 1 and codes(doc) == ["signature_missing"], doc
+    rc, doc = audit(str(real), "--policy", policy)
+    assert rc == 1, doc
+    assert [(t["table"], t["code"]) for t in doc["tables"]] == [(str(real / "finance" / "orders"),
+                                                                 "signature_missing")], doc
+    assert "warnings" not in doc, doc
+
+
+def test_the_glob_as_written_still_applies_and_others_are_not_widened(linked: tuple[Path, Path],
+                                                                        tmp_path: Path) -> None:
+    real, link = linked
+    policy = TrustPolicy.load(_policy(tmp_path, [f"{link}/hr/*"]))
+    target = Target.table(f"file://{real}/finance/orders", 1, {"subject": {"model": "orders"}}, None,
+                          names=(str(real / "finance" / "orders"),))
+    assert not policy.requires_signature(target)  # hr, resolved, names no finance table
+    policy = TrustPolicy.load(_policy(tmp_path, [f"{link}/finance/*"]))
+    via_link = Target.table(f"file://{link}/finance/orders", 1, {"subject": {"model": "orders"}}, None,
+                            names=(str(link / "finance" / "orders"),))
+    assert policy.requires_signature(via_link) and policy.requires_signature(target)
