@@ -413,6 +413,14 @@ def _forms_cover(globs: set[str], spellings: list[str]) -> bool:
     return any(fnmatchcase(_folded(s), g) or _folded(s) == g for s in spellings for g in folded)
 
 
+def _normal_local(path: str) -> str:
+    """A local glob's path folded as names are (``_local_absolute``): ``.``, ``..`` and repeated slashes, a leading
+    ``//`` too — ``posixpath.normpath`` keeps it (POSIX leaves its meaning open; Linux and macOS read it as ``/``), and
+    ``//lake/finance/*`` or ``file:////lake/finance/*`` (a root joined to an absolute path) covered no table, which
+    passed unsigned, exit 0 (round 17)."""
+    return re.sub("^/+", "/", posixpath.normpath(path))
+
+
 _WILDCARDS = re.compile(r"[*?\[]")
 
 
@@ -451,7 +459,7 @@ def _glob_forms(glob: str) -> set[str]:
             if scheme == "file":
                 if netloc not in ("", "localhost"):  # file://a/b: the path a/b, as for names (_local_absolute)
                     path, netloc = f"{netloc}/{path}", ""
-                local = posixpath.normpath("/" + path)
+                local = _normal_local("/" + path)
                 forms = {f"file://{local}", local, *_resolved_glob(local)}
             else:
                 # and the names a store opens for it (``_opened``): a glob spelt ``abfss://c@acct.dfs.core.windows.net/…``
@@ -459,7 +467,7 @@ def _glob_forms(glob: str) -> set[str]:
                 forms = {f"{scheme}://{netloc}" + re.sub("/{2,}", "/", slash + path),
                          *_opened(text, decode=True, glob=True)}
         elif text.startswith("/"):
-            local = posixpath.normpath(text)
+            local = _normal_local(text)
             forms = {local, f"file://{local}", *_resolved_glob(local)}
         else:
             forms = {text}

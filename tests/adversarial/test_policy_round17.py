@@ -6,6 +6,10 @@ reached by and where that resolves, never the link the policy author typed. The 
 path — ``attest verify /mnt/vol1/lake/finance/orders``, ``attest audit /mnt/vol1/lake`` — passed ``VERIFIED``, exit 0
 (the audit only warned that the glob covered nothing). A local glob's folders are now resolved too (the part before
 its first wildcard, ``attest.signing.policy._resolved_glob``).
+
+A local glob with a leading ``//`` (``//lake/finance/*``, ``file:////lake/finance/*``: a root ``/`` joined to an
+absolute path) covered no table either: ``posixpath.normpath`` keeps a leading ``//`` (POSIX leaves it open; Linux and
+macOS read it as ``/``), while names fold it. The unsigned table passed, exit 0. Globs now fold it as names do.
 """
 
 from __future__ import annotations
@@ -62,3 +66,15 @@ def test_the_glob_as_written_still_applies_and_others_are_not_widened(linked: tu
     via_link = Target.table(f"file://{link}/finance/orders", 1, {"subject": {"model": "orders"}}, None,
                             names=(str(link / "finance" / "orders"),))
     assert policy.requires_signature(via_link) and policy.requires_signature(target)
+
+
+@pytest.mark.parametrize("form", ["//{lake}/finance/*", "file:////{lake}/finance/*"])
+def test_a_glob_with_a_leading_double_slash_requires_the_signature(tmp_path: Path, form: str) -> None:
+    lake = tmp_path / "lake"
+    (lake / "finance").mkdir(parents=True)
+    _unsigned(lake / "finance" / "orders")
+    policy = _policy(tmp_path, [form.format(lake=str(lake).lstrip("/"))])
+    rc, doc = verify(str(lake / "finance" / "orders"), "--policy", policy)
+    assert rc == 1 and codes(doc) == ["signature_missing"], doc
+    rc, doc = audit(str(lake), "--policy", policy)
+    assert rc == 1 and [t["code"] for t in doc["tables"]] == ["signature_missing"], doc
