@@ -356,14 +356,30 @@ def catalog_identity(name: str, properties: Mapping[str, Any]) -> tuple[str, ...
     return (kind, _folded_uri(uri))
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def _folded_uri(uri: str) -> str:
-    """One spelling of a catalog URI: scheme and host lower-cased, no trailing '/', a SQLite file by its real path."""
+    """One spelling of a catalog URI: scheme and host lower-cased, no trailing '/', a SQLite file by its real path;
+    the port an HTTP client uses by default (``:80``, ``:443``), a user part, repeated slashes and ``.``/``..``
+    segments dropped as the client drops them (round 17: ``http://cat.example`` and ``http://cat.example:80/``, one
+    server, were two catalogs, and ``iceberg://prod/*`` passed the table reached as ``iceberg://prod2/…`` unsigned)."""
+    import posixpath
     from urllib.parse import urlsplit, urlunsplit
 
     if uri.lower().startswith("sqlite:///"):
         return "sqlite:///" + os.path.realpath(uri[len("sqlite:///"):])
     parts = urlsplit(uri.rstrip("/"))
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, parts.fragment))
+    scheme = parts.scheme.lower()
+    try:
+        host, port = (parts.hostname or ""), parts.port
+    except ValueError:  # a port that is no number: the URI as written
+        return urlunsplit((scheme, parts.netloc.lower(), parts.path, parts.query, parts.fragment))
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and port != _DEFAULT_PORTS.get(scheme):
+        netloc += f":{port}"
+    path = re.sub("^/+", "/", posixpath.normpath(parts.path)).rstrip("/") if parts.path else ""
+    return urlunsplit((scheme, netloc, "" if path in ("/", ".") else path, parts.query, parts.fragment))
 
 
 def _configured_catalogs() -> dict[str, dict[str, Any]]:

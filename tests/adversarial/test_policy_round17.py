@@ -78,3 +78,21 @@ def test_a_glob_with_a_leading_double_slash_requires_the_signature(tmp_path: Pat
     assert rc == 1 and codes(doc) == ["signature_missing"], doc
     rc, doc = audit(str(lake), "--policy", policy)
     assert rc == 1 and [t["code"] for t in doc["tables"]] == ["signature_missing"], doc
+
+
+@pytest.mark.parametrize("alias", ["http://cat.example:80", "HTTP://Cat.Example:80/", "http://user@cat.example",
+                                   "http://cat.example/./"])
+def test_a_rest_catalog_spelt_with_its_default_port_is_the_same_catalog(monkeypatch: pytest.MonkeyPatch,
+                                                                       alias: str) -> None:
+    """One REST server configured as ``http://cat.example`` (prod) and ``http://cat.example:80`` (prod2), one
+    warehouse: the HTTP client reaches one server, one catalog. Before, they were two catalogs to the policy, and
+    ``require_signed = ["iceberg://prod/*"]`` passed the table reached as ``iceberg://prod2/db.t`` unsigned, exit 0
+    (``tests/adversarial/test_policy_catalog_aliases.py`` held the case and trailing ``/`` spellings)."""
+    from carriers.iceberg.static import same_table_names
+    from tests.adversarial.test_policy_catalog_aliases import _configure, _rest
+
+    _configure(monkeypatch, {"prod": _rest("http://cat.example", "prod-wh"),
+                             "elsewhere": _rest("http://cat.example:8080", "prod-wh")})
+    assert same_table_names("prod2", _rest(alias, "prod-wh"), "db.t", ()) == ("iceberg://prod/db.t",)
+    assert same_table_names("prod2", _rest("http://cat.example:8080/", "prod-wh"), "db.t", ()) == (
+        "iceberg://elsewhere/db.t",)  # another port is another server
