@@ -22,7 +22,6 @@ from pyiceberg.table import Table
 
 import carriers.discovery as discovery
 from attest.errors import AttestError
-
 from carriers.iceberg.carrier import attest_after_write as iceberg_attest_after_write
 from tests.adversarial.conftest import PROGRAM, codes, rows, verify
 from tests.adversarial.test_audit_discovery_attacks import audit, by_table
@@ -37,9 +36,9 @@ def test_a_catalog_table_located_through_a_link_is_covered_by_the_catalogs_polic
     real.mkdir(parents=True)
     (volume / "current").symlink_to(real, target_is_directory=True)
     location = str(volume / "current")
-    table = catalog.create_table(("ns", "ext"), schema=rows().schema, location=location)
-    table.append(rows())
-    iceberg_attest_after_write(table, model="m", program_hash=PROGRAM)
+    ext = catalog.create_table(("ns", "ext"), schema=rows().schema, location=location)
+    ext.append(rows())
+    iceberg_attest_after_write(ext, model="m", program_hash=PROGRAM)
     policy = _policy(tmp_path, [f"iceberg://{CATALOG}/*"])
     rc, doc = audit(f"iceberg://{CATALOG}", "--policy", policy)
     assert rc == 1 and doc["tables"][0]["code"] == "signature_missing", doc  # control

@@ -18,9 +18,9 @@ import pytest
 from deltalake import DeltaTable
 
 from attest.hashing import hash_bytes, hash_sized_files, open_regular, read_regular
-from tests.adversarial.conftest import delta, verify  # noqa: F401
+from tests.adversarial.conftest import delta, verify
 
-_ = delta
+_ = delta  # a fixture, used by name
 
 
 def _special(path: Path, kind: str) -> None:
@@ -61,7 +61,7 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 
 @pytest.mark.timeout(120)
-def test_a_special_file_in_a_data_files_place_is_never_opened(delta: Path, kind: str,  # noqa: F811
+def test_a_special_file_in_a_data_files_place_is_never_opened(delta: Path, kind: str,
                                                               opened: list[str]) -> None:
     victim = Path(unquote(DeltaTable(str(delta)).file_uris()[0].removeprefix("file://")))
     victim.unlink()
