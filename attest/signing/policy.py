@@ -461,6 +461,13 @@ def _glob_forms(glob: str) -> set[str]:
                     path, netloc = f"{netloc}/{path}", ""
                 local = _normal_local("/" + path)
                 forms = {f"file://{local}", local, *_resolved_glob(local)}
+            elif scheme == "iceberg":
+                # ``iceberg://prod/finance/*``: the namespace as ``attest audit iceberg://prod/finance`` names it, or as
+                # a REST path, then '/': read with '.' too, as tables are named (``iceberg://prod/finance.orders``).
+                # It covered no table, which passed unsigned, exit 0 (round 17).
+                kept = f"iceberg://{netloc}" + re.sub("/{2,}", "/", slash + path)
+                forms = {kept, f"iceberg://{netloc}{slash}{path.strip('/').replace('/', '.')}",
+                         *_opened(text, decode=True, glob=True)}
             else:
                 # and the names a store opens for it (``_opened``): a glob spelt ``abfss://c@acct.dfs.core.windows.net/…``
                 # or with ``..`` covers the table as delta-rs names it

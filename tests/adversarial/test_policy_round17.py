@@ -17,11 +17,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import Table
 
 from attest.signing.policy import TrustPolicy
 from attest.signing.statement import Target
 from tests.adversarial.conftest import codes, verify
 from tests.adversarial.test_audit_discovery_attacks import audit
+from tests.adversarial.test_iceberg_attacks import CATALOG, REF, catalog, iceberg_env, table  # noqa: F401  (fixtures)
 from tests.adversarial.test_policy_names import _policy, _unsigned
 
 
@@ -96,3 +99,16 @@ def test_a_rest_catalog_spelt_with_its_default_port_is_the_same_catalog(monkeypa
     assert same_table_names("prod2", _rest(alias, "prod-wh"), "db.t", ()) == ("iceberg://prod/db.t",)
     assert same_table_names("prod2", _rest("http://cat.example:8080/", "prod-wh"), "db.t", ()) == (
         "iceberg://elsewhere/db.t",)  # another port is another server
+
+
+@pytest.mark.parametrize("glob", ["iceberg://{cat}/ns/*", "iceberg://{cat}/ns/t", "ICEBERG://{cat}/NS/*"])
+def test_a_namespace_spelt_with_a_slash_requires_the_signature(catalog: SqlCatalog, table: Table, tmp_path: Path,  # noqa: F811
+                                                               glob: str) -> None:
+    """``require_signed = ["iceberg://prod/ns/*"]``: the namespace as ``attest audit iceberg://prod/ns`` names it (or
+    as a REST path), then ``/*``. Tables are named ``iceberg://prod/ns.t``: the glob covered none, and the unsigned
+    table passed, ``verify`` and ``audit`` alike, exit 0 (the audit only warned). Read with ``.`` for ``/`` too."""
+    policy = _policy(tmp_path, [glob.format(cat=CATALOG)])
+    rc, doc = verify(REF, "--policy", policy)
+    assert rc == 1 and codes(doc) == ["signature_missing"], doc
+    rc, doc = audit(f"iceberg://{CATALOG}/ns", "--policy", policy)
+    assert rc == 1 and [t["code"] for t in doc["tables"]] == ["signature_missing"], doc
