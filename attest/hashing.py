@@ -128,16 +128,28 @@ def _read_buffer() -> memoryview:
 # A file the caller stat-ed as regular can be swapped for a FIFO before it is opened: open(2) on a FIFO without a
 # writer blocks forever, so it is opened without blocking (no effect on a regular file's reads) and checked again.
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOT_REGULAR = "not a regular file (a FIFO, a socket, a device or a folder)"
+
+
+def _refuse_unless_regular(path: str | os.PathLike[str]) -> None:
+    """OSError unless ``path`` is a regular file (links followed, as open(2) follows them): looked at before it is
+    opened. A device node in a data file's place was opened (its driver's open run: a tape rewinds, a serial line
+    raises DTR) and only then refused by the descriptor's fstat (docs/hashing.md)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(errno.EINVAL, _NOT_REGULAR, os.fspath(path))
 
 
 def open_regular(path: str | os.PathLike[str]) -> tuple[int, int]:
-    """(descriptor, size) of ``path`` when it is a regular file now; OSError otherwise (never blocks on a FIFO).
-    Reads of files that untrusted input names go through it: hashing, carrier files, content-addressed names."""
+    """(descriptor, size) of ``path`` when it is a regular file now; OSError otherwise (never opens a FIFO or a
+    device: looked at first, then opened without blocking and checked again on the descriptor, for a file swapped in
+    between). Reads of files that untrusted input names go through it: hashing, carrier files, content-addressed
+    names."""
+    _refuse_unless_regular(path)
     fd = os.open(path, _OPEN_FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file (a FIFO, a socket, a device or a folder)", os.fspath(path))
+            raise OSError(errno.EINVAL, _NOT_REGULAR, os.fspath(path))
     except BaseException:
         os.close(fd)
         raise
@@ -481,11 +493,15 @@ def _hash_job(keys: list[str], sizes: Mapping[str, int], results: dict[str, str]
             order.append(key)
         return
     view = _read_buffer()
-    is_regular, fstat, open_, close, readv = stat.S_ISREG, os.fstat, os.open, os.close, os.readv
+    is_regular, fstat, stat_, open_, close, readv = stat.S_ISREG, os.fstat, os.stat, os.open, os.close, os.readv
     for key in keys:
         if errors:
             return
         try:
+            # Looked at before it is opened (a device node is never opened: _refuse_unless_regular), then checked
+            # again on the descriptor (a file swapped in between).
+            if not is_regular(stat_(key).st_mode):
+                raise OSError(errno.EINVAL, _NOT_REGULAR, key)
             fd = open_(key, _OPEN_FLAGS)
         except OSError:
             if not skip:
@@ -494,7 +510,7 @@ def _hash_job(keys: list[str], sizes: Mapping[str, int], results: dict[str, str]
         try:
             st = fstat(fd)
             if not is_regular(st.st_mode):
-                raise OSError(errno.EINVAL, "not a regular file (a FIFO, a socket, a device or a folder)", key)
+                raise OSError(errno.EINVAL, _NOT_REGULAR, key)
             size = st.st_size
             if size >= map_min:
                 digest = _hash_fd(os.dup(fd), size, 1, map_min)  # the copy is closed there, ``fd`` below

@@ -106,8 +106,23 @@ def delta_tables_under(root: Path) -> Iterator[Path]:
 
 
 def tables_under(root: Path) -> Iterator[TableRef]:
-    """Delta tables and Iceberg table folders under a local folder (see ``discover_local`` for what was skipped)."""
-    yield from discover_local(root).refs
+    """Delta tables and Iceberg table folders under a local folder (see ``discover_local`` for what was skipped).
+    Raises (``every_table``) when a table a reader reaches there could not be found for certain."""
+    yield from every_table(discover_local(root))
+
+
+def every_table(found: Discovery) -> list[TableRef]:
+    """The tables of a discovery, when they are all the tables it stands for: a blocking ``Skipped`` (a folder that
+    cannot be listed, a walk cut short, a catalog entry no name opens, a view named as a table) is raised as a coded
+    ``AttestError`` naming it. The lists ``expand``, ``tables_under`` and ``remote_tables_under`` gave dropped those
+    places, which ``attest audit`` makes ERROR lines: a caller verifying each table listed saw every one pass while a
+    table under the target was never checked (round 17). ``discover`` keeps them all, for a caller that reports them."""
+    blocking = [s for s in found.skipped if s.blocking]
+    if blocking:
+        first = blocking[0]
+        more = f" (and {len(blocking) - 1} more place(s): discover() lists them)" if len(blocking) > 1 else ""
+        raise AttestError(f"{first.path}: {first.message}{more}", code=first.code, path=first.path)
+    return found.refs
 
 
 def _iceberg_metadata_names(names: list[str]) -> bool:
@@ -448,8 +463,8 @@ def _flag_lookalikes(out: Discovery) -> None:
 
 
 def remote_tables_under(prefix: str, storage_options: Mapping[str, str] | None = None) -> Iterator[TableRef]:
-    """The same walk on an object store (see ``discover_remote`` for what was skipped)."""
-    yield from discover_remote(prefix, storage_options).refs
+    """The same walk on an object store (see ``discover_remote`` for what was skipped); raises as ``every_table``."""
+    yield from every_table(discover_remote(prefix, storage_options))
 
 
 def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = None,
@@ -507,7 +522,13 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
 
 
 def iceberg_tables(catalog_name: str, namespace: str | None) -> Iterator[TableRef]:
-    yield from (f.ref for f in _iceberg_found(catalog_name, namespace))
+    """The tables of a catalog's namespace (None: the whole catalog) and the namespaces nested in it, as ``attest
+    audit iceberg://<catalog>[/<namespace>]`` finds them; raises as ``every_table`` does (a view named as a table, an
+    entry no name opens, a view listing that fails)."""
+    views: list[Skipped] = []
+    found = Discovery(list(_iceberg_found(catalog_name, namespace, views)), views)
+    _flag_lookalikes(found)
+    yield from every_table(found)
 
 
 def _iceberg_found(catalog_name: str, namespace: str | None, views: list[Skipped] | None = None) -> Iterator[Found]:
@@ -718,10 +739,11 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None,
 
 
 def expand(target: str, storage_options: Mapping[str, str] | None = None) -> list[TableRef]:
-    """The tables ``target`` stands for (see module docstring)."""
-    return discover(target, storage_options).refs
+    """The tables ``target`` stands for (see module docstring); raises as ``every_table`` when some table there could
+    not be found for certain (``discover`` to list such places instead)."""
+    return every_table(discover(target, storage_options))
 
 
 __all__ = ["MAX_FOLDERS", "MAX_LOCAL_FOLDERS", "Discovery", "Found", "Skipped", "delta_tables_under",
-           "discover", "discover_local", "discover_remote", "expand", "iceberg_tables", "remote_tables_under",
-           "tables_under", "views_named_as"]
+           "discover", "discover_local", "discover_remote", "every_table", "expand", "iceberg_tables",
+           "remote_tables_under", "tables_under", "views_named_as"]

@@ -388,8 +388,9 @@ def _required_by(globs: tuple[str, ...], target: Target) -> tuple[str, str] | No
         return None
     spellings = sorted(table_spellings(target))
     for glob in globs:
+        forms = _glob_forms(glob)  # once a glob: its local forms resolve links (a few system calls)
         for spelling in spellings:
-            if _covers(glob, [spelling]):
+            if _forms_cover(forms, [spelling]):
                 return glob, spelling
     return None
 
@@ -397,7 +398,10 @@ def _required_by(globs: tuple[str, ...], target: Target) -> tuple[str, str] | No
 def _covers(glob: str, spellings: list[str]) -> bool:
     # A glob ending in '/' (``file:///lake/hr/people/``) names the table as a folder: names are matched without their
     # trailing '/', so it covered nothing and the table passed unsigned. Matched without it too (only adds a need).
-    globs = _glob_forms(glob)
+    return _forms_cover(_glob_forms(glob), spellings)
+
+
+def _forms_cover(globs: set[str], spellings: list[str]) -> bool:
     # A name holding '[' (a folder ``orders[1]``) is no match for itself as a glob (fnmatch reads a class there):
     # the glob is also taken as the name it spells, so a policy naming that table literally covers it.
     if any(fnmatchcase(s, g) or fnmatchcase(s.casefold(), g.casefold()) or s.casefold() == g.casefold()
@@ -407,6 +411,36 @@ def _covers(glob: str, spellings: list[str]) -> bool:
     # policy is typed) as the folder ``café`` (NFD) a writer made, whose name the NFC glob never matched.
     folded = {_folded(g) for g in globs}
     return any(fnmatchcase(_folded(s), g) or _folded(s) == g for s in spellings for g in folded)
+
+
+def _normal_local(path: str) -> str:
+    """A local glob's path folded as names are (``_local_absolute``): ``.``, ``..`` and repeated slashes, a leading
+    ``//`` too — ``posixpath.normpath`` keeps it (POSIX leaves its meaning open; Linux and macOS read it as ``/``), and
+    ``//lake/finance/*`` or ``file:////lake/finance/*`` (a root joined to an absolute path) covered no table, which
+    passed unsigned, exit 0 (round 17)."""
+    return re.sub("^/+", "/", posixpath.normpath(path))
+
+
+_WILDCARDS = re.compile(r"[*?\[]")
+
+
+def _resolved_glob(local: str) -> set[str]:
+    """A local glob's folders resolved as the kernel resolves them: the part before its first wildcard (the whole
+    glob when it has none) through ``os.path.realpath``, the rest kept. A policy naming the lake by a link
+    (``/data`` → ``/mnt/vol1``; macOS's ``/tmp`` → ``/private/tmp``) covered none of its tables: a table is named
+    by the path it was reached by and where that resolves, never by the link the policy author typed, and it passed
+    unsigned, exit 0 (round 17). Only ever more names covered: the glob as written is kept."""
+    match = _WILDCARDS.search(local)
+    if match is None:
+        head, rest = local, ""
+    else:
+        cut = local.rfind("/", 0, match.start())  # the last whole folder before the wildcard
+        head, rest = local[:cut] or "/", local[cut:]
+    real = os.path.realpath(head)
+    if real == head:
+        return set()
+    forms = {re.sub("^/+", "/", real.rstrip("/") + rest)}
+    return forms | {f"file://{f}" for f in forms}
 
 
 def _glob_forms(glob: str) -> set[str]:
@@ -425,16 +459,23 @@ def _glob_forms(glob: str) -> set[str]:
             if scheme == "file":
                 if netloc not in ("", "localhost"):  # file://a/b: the path a/b, as for names (_local_absolute)
                     path, netloc = f"{netloc}/{path}", ""
-                local = posixpath.normpath("/" + path)
-                forms = {f"file://{local}", local}
+                local = _normal_local("/" + path)
+                forms = {f"file://{local}", local, *_resolved_glob(local)}
+            elif scheme == "iceberg":
+                # ``iceberg://prod/finance/*``: the namespace as ``attest audit iceberg://prod/finance`` names it, or as
+                # a REST path, then '/': read with '.' too, as tables are named (``iceberg://prod/finance.orders``).
+                # It covered no table, which passed unsigned, exit 0 (round 17).
+                kept = f"iceberg://{netloc}" + re.sub("/{2,}", "/", slash + path)
+                forms = {kept, f"iceberg://{netloc}{slash}{path.strip('/').replace('/', '.')}",
+                         *_opened(text, decode=True, glob=True)}
             else:
                 # and the names a store opens for it (``_opened``): a glob spelt ``abfss://c@acct.dfs.core.windows.net/…``
                 # or with ``..`` covers the table as delta-rs names it
                 forms = {f"{scheme}://{netloc}" + re.sub("/{2,}", "/", slash + path),
                          *_opened(text, decode=True, glob=True)}
         elif text.startswith("/"):
-            local = posixpath.normpath(text)
-            forms = {local, f"file://{local}"}
+            local = _normal_local(text)
+            forms = {local, f"file://{local}", *_resolved_glob(local)}
         else:
             forms = {text}
         out |= {f for form in forms for f in (form, form.rstrip("/") or form)}

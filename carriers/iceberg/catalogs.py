@@ -216,6 +216,12 @@ def load_catalog(name: str | None, **properties: str) -> Any:
 _SHARED: dict[Any, Any] | None = None
 
 
+def shared_cache() -> dict[Any, Any] | None:
+    """Inside ``shared_catalogs``: its dictionary, where one run keeps what it asked a catalog once (keys are tuples
+    whose first item names the user, never a catalog name alone); None outside."""
+    return _SHARED
+
+
 @contextlib.contextmanager
 def shared_catalogs() -> Iterator[None]:
     """Within, ``load_catalog`` opens a catalog once per name and properties and hands the same object back (``attest

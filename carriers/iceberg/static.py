@@ -356,14 +356,30 @@ def catalog_identity(name: str, properties: Mapping[str, Any]) -> tuple[str, ...
     return (kind, _folded_uri(uri))
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def _folded_uri(uri: str) -> str:
-    """One spelling of a catalog URI: scheme and host lower-cased, no trailing '/', a SQLite file by its real path."""
+    """One spelling of a catalog URI: scheme and host lower-cased, no trailing '/', a SQLite file by its real path;
+    the port an HTTP client uses by default (``:80``, ``:443``), a user part, repeated slashes and ``.``/``..``
+    segments dropped as the client drops them (round 17: ``http://cat.example`` and ``http://cat.example:80/``, one
+    server, were two catalogs, and ``iceberg://prod/*`` passed the table reached as ``iceberg://prod2/…`` unsigned)."""
+    import posixpath
     from urllib.parse import urlsplit, urlunsplit
 
     if uri.lower().startswith("sqlite:///"):
         return "sqlite:///" + os.path.realpath(uri[len("sqlite:///"):])
     parts = urlsplit(uri.rstrip("/"))
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, parts.fragment))
+    scheme = parts.scheme.lower()
+    try:
+        host, port = (parts.hostname or ""), parts.port
+    except ValueError:  # a port that is no number: the URI as written
+        return urlunsplit((scheme, parts.netloc.lower(), parts.path, parts.query, parts.fragment))
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and port != _DEFAULT_PORTS.get(scheme):
+        netloc += f":{port}"
+    path = re.sub("^/+", "/", posixpath.normpath(parts.path)).rstrip("/") if parts.path else ""
+    return urlunsplit((scheme, netloc, "" if path in ("/", ".") else path, parts.query, parts.fragment))
 
 
 def _configured_catalogs() -> dict[str, dict[str, Any]]:
@@ -434,13 +450,47 @@ def _owners(folder: Path, configured: Mapping[str, Mapping[str, Any]],
 
 def _sql_tables_named(name: str, conf: Mapping[str, Any], real: str) -> list[str]:
     """``<ns>.<table>`` of the tables of SQL catalog ``name`` whose metadata location names a folder called as ``real``
-    is (candidates: ``_location_is`` says which is stored there); none for a catalog of another kind or one that
-    cannot answer. Only a SQLite catalog whose database file exists is asked: nothing remote (a PostgreSQL catalog
-    down would cost a connection timeout per folder), and no database file is created by asking."""
+    is, or lies in a folder that resolves to ``real`` (candidates: ``_location_is`` says which is stored there); none
+    for a catalog of another kind or one that cannot answer. Only a SQLite catalog whose database file exists is
+    asked: nothing remote (a PostgreSQL catalog down would cost a connection timeout per folder), and no database file
+    is created by asking.
+
+    The folder's real name alone missed a table whose location is spelt through a link named otherwise
+    (``location="/volume/current"``, ``current`` → ``orders_v2``: a blue-green switch): read statically, matched by
+    its path only, ``iceberg://prod/*`` passed it unsigned, exit 0 (round 17). So every metadata location is also
+    resolved: once per audit (``shared_catalogs``), else once per call."""
+    rows = _sql_locations(name, conf)
+    marker = f"/{os.path.basename(real)}/".lower()  # as SQLite's LIKE matched it (ASCII case ignored)
+    return sorted(ident for ident, location, folder in rows if marker in location.lower() or folder == real)
+
+
+def _sql_locations(name: str, conf: Mapping[str, Any]) -> list[tuple[str, str, str | None]]:
+    """(``<ns>.<table>``, metadata location, the real folder of the table it lies in — the folder above its
+    ``metadata/``, links resolved; None when not local or not so laid out) of every table of SQL catalog ``name``."""
+    from carriers.iceberg.catalogs import shared_cache
+
     uri = str(conf.get("uri", ""))
     database = uri.split(":///", 1)[1] if uri.startswith("sqlite:///") else ""
     if str(conf.get("type", "sql")).lower() != "sql" or not database or not os.path.isfile(database):
         return []
+    cache = shared_cache()
+    key = ("static-sql-locations", name, database)
+    if cache is not None and key in cache:
+        return list(cache[key])
+    out: list[tuple[str, str, str | None]] = []
+    for ident, location in _sql_rows(name):
+        local = _local(location)
+        folder, _, _ = (local or "").rpartition("/")
+        table_folder, _, leaf = folder.rpartition("/")
+        out.append((ident, location, os.path.realpath(table_folder) if local and leaf == "metadata" and table_folder
+                    else None))
+    if cache is not None:
+        cache[key] = list(out)
+    return out
+
+
+def _sql_rows(name: str) -> list[tuple[str, str]]:
+    """(``<ns>.<table>``, metadata location) of every table row of SQL catalog ``name``; none when it cannot answer."""
     try:
         from pyiceberg.catalog.sql import IcebergTables, SqlCatalog
         from sqlalchemy import select
@@ -451,10 +501,9 @@ def _sql_tables_named(name: str, conf: Mapping[str, Any], real: str) -> list[str
         catalog = load_catalog(name)
         if not isinstance(catalog, SqlCatalog):
             return []
-        stmt = select(IcebergTables.table_namespace, IcebergTables.table_name).where(
-            IcebergTables.catalog_name == catalog.name,
-            IcebergTables.metadata_location.contains(f"/{os.path.basename(real)}/", autoescape=True))
+        stmt = select(IcebergTables.table_namespace, IcebergTables.table_name, IcebergTables.metadata_location).where(
+            IcebergTables.catalog_name == catalog.name)
         with Session(catalog.engine) as session:
-            return sorted(f"{ns}.{table}" for ns, table in session.execute(stmt).all())
+            return [(f"{ns}.{table}", str(location or "")) for ns, table, location in session.execute(stmt).all()]
     except Exception:  # the layout's answer stands; a catalog that cannot be asked adds no name
         return []

@@ -576,11 +576,22 @@ class Storage(ABC):
     def _size_remote(self, location: str) -> int | None: ...
 
 
+def _regular_before_open(path: Path) -> bool:
+    """Whether ``path`` is a regular file, looked at before it is opened: a device node in a carrier file's place was
+    opened (its driver's open run) and only then refused by the descriptor's fstat. The descriptor is checked again
+    once open (a file swapped in between)."""
+    import stat
+
+    return stat.S_ISREG(os.stat(path).st_mode)
+
+
 def _open_regular(path: Path) -> int | None:
     """A descriptor of ``path`` when it is a regular file (opened without blocking: a FIFO is never waited on)."""
     import stat
 
     try:
+        if not _regular_before_open(path):
+            return None
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
@@ -622,6 +633,8 @@ def _read_regular(path: Path) -> bytes | None:
     import stat
 
     try:
+        if not _regular_before_open(path):
+            return None
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
