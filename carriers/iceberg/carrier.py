@@ -604,6 +604,11 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
                 problems.append(Problem(Code.TABLE_INCONSISTENT, f"{data_file.kind} file {location!r} is listed in a "
                                         f"{'data' if df.get('manifest_content') == 0 else 'delete'} manifest: engines "
                                         "read it as different kinds of file", data_file.path))
+            if data_file.kind != "data":
+                pruned_by = _delete_metrics_problem(df)
+                if pruned_by is not None:
+                    problems.append(Problem(Code.TABLE_INCONSISTENT, f"delete file {location!r} {pruned_by}",
+                                            data_file.path))
             if data_file.path in files:
                 plain = False  # content._plans keeps the last record of a path, this listing the first
             if data_file.path in files and data_file.kind == "data":
@@ -979,6 +984,35 @@ def planned_file(data_file: DataFile, df: Mapping[str, Any]) -> Planned:
                    path_lower=path_bound(df.get("lower_bounds")), path_upper=path_bound(df.get("upper_bounds")),
                    manifest=str(df.get("manifest_path") or ""),
                    partition_nan=any(isinstance(v, float) and math.isnan(v) for v in values))
+
+
+# A position delete file's own columns (file_path, pos): their metrics plan which data files it applies to
+# (carriers/iceberg/deletes.py, content.py _pyiceberg_skips), not which queries read it.
+_POSITION_COLUMNS = frozenset({2147483546, 2147483545})
+_PRUNING_METRICS = ("lower_bounds", "upper_bounds", "value_counts", "null_value_counts", "nan_value_counts")
+
+
+def _delete_metrics_problem(df: Mapping[str, Any]) -> str | None:
+    """Why readers' filtered queries may skip the delete file of manifest record ``df`` by its metrics of a data column
+    (None when they cannot). pyiceberg runs every manifest entry, delete files too, through its inclusive-metrics
+    evaluator (``_open_manifest``), and Iceberg Java reads delete manifests filtered by the query's data filter
+    (``DeleteFileIndex.Builder.filterData``): a position delete file of ``id = 1`` whose entry said its ``id`` lies in
+    1000..2000, or is all null, was skipped for ``WHERE id = 1`` and the deleted row came back (measured with
+    pyiceberg 0.12; a full read applied it) — attested, VERIFIED before. No writer of this release's engines writes
+    such metrics (Spark, pyiceberg and Iceberg Java's writers keep a position delete file's metrics to its own columns;
+    an equality delete file's to its equality fields, which content digests hold to its rows): they are refused."""
+    content = int(_plain(df.get("content")) or 0)
+    allowed = _POSITION_COLUMNS if content == 1 else frozenset(int(i) for i in (df.get("equality_ids") or []))
+    for name in _PRUNING_METRICS:
+        value = _plain(df.get(name))
+        keys = value.keys() if isinstance(value, Mapping) else ()
+        extra = sorted(int(k) for k in keys if str(k).lstrip("-").isdigit() and int(k) not in allowed)
+        if extra:
+            return (f"has {name} for field id {extra[0]}, a column it does not {'delete by' if content == 2 else 'hold'}"
+                    ": readers skip a delete file by its metrics of the columns a query filters (pyiceberg's "
+                    "inclusive-metrics evaluator, Iceberg Java's delete-manifest filter), so a filtered query reads "
+                    "rows it deletes")
+    return None
 
 
 def _name_mapping_problem(raw: Any) -> str | None:

@@ -1,0 +1,146 @@
+"""Round 17, Iceberg delete applicability: a position delete file whose manifest entry carries metrics of a *data*
+column (the ``row`` column's fields a position delete file may hold share the table's field ids) that misstate the
+rows it deletes.
+
+Readers plan delete manifests with the query's filter: pyiceberg runs every manifest entry, delete files included,
+through its inclusive-metrics evaluator (``_open_manifest``), and Iceberg Java reads delete manifests filtered by the
+data filter (``DeleteFileIndex.Builder.filterData`` -> ``ManifestReader.filterRows``). A position delete file hiding
+``id = 1`` whose entry says its ``id`` lies in 1000..2000 (or is all null) is skipped for ``WHERE id = 1``: the
+deleted row comes back for the filtered query while a full read applies the delete. Measured with pyiceberg 0.12
+below: the full scan read ids 2, 3, 4, ``id = 1`` read id 1. ``record`` attested the full scan's rows and verify
+said VERIFIED: only the ``file_path`` metrics of a delete file were judged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from attest.errors import AttestError
+from carriers.iceberg.carrier import attest_after_write
+from tests.adversarial.conftest import codes, verify
+from tests.adversarial.test_iceberg_delete_physical_types import PATH_ID, POS_ID, _read, _rows
+from tests.iceberg.conftest import (  # noqa: F401
+    CATALOG,
+    PROGRAM,
+    catalog_properties,
+    commit_delete_file,
+    iceberg_env,
+    local,
+    ns_catalog,
+)
+from tests.iceberg.rewrites import live_data_files
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.table import Table
+
+
+@pytest.fixture
+def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
+    return ns_catalog(tmp_path)
+
+
+def _long(v: int) -> bytes:
+    return v.to_bytes(8, "little", signed=True)
+
+
+def _table_with_delete(catalog: SqlCatalog, metrics: dict[str, Any] | None) -> Table:
+    """ids 1, 2 and 3, 4 in two files; a position delete file hiding id 1 (row 0 of the first file), its entry
+    carrying ``metrics``."""
+    table = catalog.create_table("ns.t", schema=_rows([]).schema)
+    table.append(_rows([1, 2]))
+    table.append(_rows([3, 4]))
+    import pyarrow.parquet as pq
+
+    (first,) = [f for f in live_data_files(table) if pq.read_table(local(f.file_path)).column("id")[0].as_py() == 1]
+    commit_delete_file(table, local(table.location()) / "data" / "pos.parquet", target=first.file_path,
+                       metrics=metrics)
+    return catalog.load_table("ns.t")
+
+
+def _filtered(table: Table, expr: str) -> list[int]:
+    return sorted(table.scan(row_filter=expr).to_arrow().column("id").to_pylist())
+
+
+FORGED = {
+    "bounds above the deleted id": {"lower_bounds": {1: _long(1000)}, "upper_bounds": {1: _long(2000)}},
+    "null counts saying its id is all nulls": {"value_counts": {1: 1}, "null_value_counts": {1: 1}},
+}
+
+
+@pytest.mark.parametrize("case", sorted(FORGED))
+def test_a_delete_file_whose_data_column_metrics_hide_it_from_filtered_reads(catalog: SqlCatalog, case: str) -> None:
+    table = _table_with_delete(catalog, FORGED[case])
+    assert _read(table) == [2, 3, 4]  # a full read applies the delete
+    assert _filtered(table, "id = 1") == [1]  # the filtered read skips the delete file by its id metrics
+    with pytest.raises(AttestError) as refused:
+        attest_after_write(table, model="orders", program_hash=PROGRAM)
+    assert refused.value.code.value == "table_inconsistent", refused.value.message
+    assert "metrics" in refused.value.message
+
+
+def test_a_delete_file_with_metrics_of_its_own_columns_attests(catalog: SqlCatalog) -> None:
+    """The control: metrics of the delete file's own ``file_path`` and ``pos`` (as Iceberg Java's writers keep them:
+    equal path bounds naming the data file) — a filtered read for id 1 applies the delete, and the table attests and
+    verifies. Metrics of a data column are refused even when sound (no engine here writes them: the conservative
+    side)."""
+    import pyarrow.parquet as pq
+
+    table = catalog.create_table("ns.t", schema=_rows([]).schema)
+    table.append(_rows([1, 2]))
+    (first,) = live_data_files(table)
+    assert pq.read_table(local(first.file_path)).column("id")[0].as_py() == 1
+    path = first.file_path.encode()
+    commit_delete_file(table, local(table.location()) / "data" / "pos.parquet", target=first.file_path, metrics={
+        "lower_bounds": {PATH_ID: path, POS_ID: _long(0)}, "upper_bounds": {PATH_ID: path, POS_ID: _long(0)},
+        "value_counts": {PATH_ID: 1, POS_ID: 1}, "null_value_counts": {PATH_ID: 0, POS_ID: 0}})
+    table = catalog.load_table("ns.t")
+    assert _filtered(table, "id = 1") == [] and _read(table) == [2]
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0 and doc["passed"], json.dumps(doc)
+
+
+def test_data_column_metrics_written_after_the_record_change_the_view(catalog: SqlCatalog) -> None:
+    """Held: the delete file's entry is in the view, so metrics forged after the record (the delete manifest rewritten
+    in place) are a changed view — pinned here beside the record-time class."""
+    table = _table_with_delete(catalog, None)
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    _rewrite_delete_metrics(catalog.load_table("ns.t"), FORGED["bounds above the deleted id"])
+    table = catalog.load_table("ns.t")
+    assert _filtered(table, "id = 1") == [1]
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 1 and not doc["passed"], json.dumps(doc)
+    assert set(codes(doc)) & {"reader_view_changed", "table_inconsistent"}, json.dumps(doc)
+
+
+def _rewrite_delete_metrics(table: Table, metrics: dict[str, Any]) -> None:
+    """The current snapshot's delete manifest rewritten in place, its one entry given ``metrics``."""
+    import shutil
+
+    from pyiceberg.manifest import DataFile, ManifestContent, ManifestEntry
+
+    from tests.iceberg.conftest import manifest_writer
+
+    snap = table.current_snapshot()
+    assert snap is not None
+    (manifest,) = [m for m in snap.manifests(table.io) if m.content == ManifestContent.DELETES]
+    (entry,) = manifest.fetch_manifest_entry(table.io, discard_deleted=False)
+    old = entry.data_file
+    fields = ("content", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes",
+              "column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds",
+              "key_metadata", "split_offsets", "equality_ids", "sort_order_id")
+    new = DataFile.from_args(**{**{f: getattr(old, f) for f in fields}, **metrics})
+    rewritten = ManifestEntry.from_args(status=entry.status, snapshot_id=entry.snapshot_id,
+                                        sequence_number=entry.sequence_number,
+                                        file_sequence_number=entry.file_sequence_number, data_file=new)
+    path = local(manifest.manifest_path)
+    tmp = path.with_suffix(".new.avro")
+    with manifest_writer(table.spec(), table.schema(), table.io.new_output(f"file://{tmp}"), entry.snapshot_id,
+                         deletes=True) as writer:
+        writer.add_entry(rewritten)
+    shutil.move(tmp, path)
