@@ -21,7 +21,7 @@ import pytest
 
 from attest.errors import AttestError
 from carriers.iceberg.carrier import attest_after_write
-from tests.adversarial.conftest import codes, verify
+from tests.adversarial.conftest import verify
 from tests.adversarial.test_iceberg_delete_physical_types import PATH_ID, POS_ID, _read, _rows
 from tests.iceberg.conftest import (  # noqa: F401
     CATALOG,
@@ -103,44 +103,3 @@ def test_a_delete_file_with_metrics_of_its_own_columns_attests(catalog: SqlCatal
     attest_after_write(table, model="orders", program_hash=PROGRAM)
     rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
     assert rc == 0 and doc["passed"], json.dumps(doc)
-
-
-def test_data_column_metrics_written_after_the_record_change_the_view(catalog: SqlCatalog) -> None:
-    """Held: the delete file's entry is in the view, so metrics forged after the record (the delete manifest rewritten
-    in place) are a changed view — pinned here beside the record-time class."""
-    table = _table_with_delete(catalog, None)
-    attest_after_write(table, model="orders", program_hash=PROGRAM)
-    _rewrite_delete_metrics(catalog.load_table("ns.t"), FORGED["bounds above the deleted id"])
-    table = catalog.load_table("ns.t")
-    assert _filtered(table, "id = 1") == [1]
-    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
-    assert rc == 1 and not doc["passed"], json.dumps(doc)
-    assert set(codes(doc)) & {"reader_view_changed", "table_inconsistent"}, json.dumps(doc)
-
-
-def _rewrite_delete_metrics(table: Table, metrics: dict[str, Any]) -> None:
-    """The current snapshot's delete manifest rewritten in place, its one entry given ``metrics``."""
-    import shutil
-
-    from pyiceberg.manifest import DataFile, ManifestContent, ManifestEntry
-
-    from tests.iceberg.conftest import manifest_writer
-
-    snap = table.current_snapshot()
-    assert snap is not None
-    (manifest,) = [m for m in snap.manifests(table.io) if m.content == ManifestContent.DELETES]
-    (entry,) = manifest.fetch_manifest_entry(table.io, discard_deleted=False)
-    old = entry.data_file
-    fields = ("content", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes",
-              "column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds",
-              "key_metadata", "split_offsets", "equality_ids", "sort_order_id")
-    new = DataFile.from_args(**{**{f: getattr(old, f) for f in fields}, **metrics})
-    rewritten = ManifestEntry.from_args(status=entry.status, snapshot_id=entry.snapshot_id,
-                                        sequence_number=entry.sequence_number,
-                                        file_sequence_number=entry.file_sequence_number, data_file=new)
-    path = local(manifest.manifest_path)
-    tmp = path.with_suffix(".new.avro")
-    with manifest_writer(table.spec(), table.schema(), table.io.new_output(f"file://{tmp}"), entry.snapshot_id,
-                         deletes=True) as writer:
-        writer.add_entry(rewritten)
-    shutil.move(tmp, path)
