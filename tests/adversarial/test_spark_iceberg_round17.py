@@ -128,3 +128,89 @@ def test_an_equality_field_typed_otherwise_in_a_higher_schema_hides_a_delete_fro
     assert spark_ids(spark, name) == [1, 256]  # Java skipped the equality delete: the deleted row is back
     rc, doc = _cli(spark_warehouse, "verify", ref)
     assert rc != 0 and set(codes(doc)) & {"reader_view_changed", "table_inconsistent"}, doc
+
+
+def _prepend_a_deleted_entry(spark: SparkSession, name: str) -> None:
+    """The newest data manifest of ``name`` (v3, unpartitioned) rewritten in place with a copy of the older manifest's
+    entry before its own, marked DELETED with no first_row_id, and the manifest list moved to match the model's old
+    reading: the rewritten manifest's ``first_row_id`` lowered by that entry's record count (deleted count 1)."""
+    from pyiceberg.avro.file import AvroFile, AvroOutputFile
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+    from pyiceberg.manifest import (
+        MANIFEST_LIST_FILE_SCHEMAS,
+        ManifestContent,
+        ManifestFile,
+        PartitionFieldSummary,
+        data_file_with_partition,
+        manifest_entry_schema_with_data_file,
+    )
+    from pyiceberg.types import StructType
+
+    from carriers.storage.base import local_path_of
+
+    io = PyArrowFileIO()
+    listing = spark.sql(f"SELECT manifest_list FROM {name}.snapshots ORDER BY committed_at DESC LIMIT 1").collect()
+    list_path = local_path_of(listing[0][0])
+    assert list_path is not None
+    list_schema = MANIFEST_LIST_FILE_SCHEMAS[3]
+    reader: Any
+    with AvroFile(io.new_input(list_path), list_schema, read_types={-1: ManifestFile, 508: PartitionFieldSummary},
+                  read_enums={517: ManifestContent}) as reader:
+        list_meta = {k: v for k, v in reader.header.meta.items() if not k.startswith("avro.")}
+        manifests = list(reader)
+    names = [f.name for f in list_schema.fields]
+    first_row, deleted = names.index("first_row_id"), names.index("deleted_files_count")
+    newest = max(manifests, key=lambda m: m._data[first_row])
+    older = min(manifests, key=lambda m: m._data[first_row])
+    schema = manifest_entry_schema_with_data_file(3, data_file_with_partition(StructType(), 3))
+
+    def entries(path: str) -> tuple[list[Any], dict[str, Any]]:
+        with AvroFile(io.new_input(path), schema, read_types={}, read_enums={}) as reader:
+            return list(reader), {k: v for k, v in reader.header.meta.items() if not k.startswith("avro.")}
+
+    newest_path, older_path = (local_path_of(str(m.manifest_path)) for m in (newest, older))
+    assert newest_path is not None and older_path is not None
+    (own,), meta = entries(newest_path)
+    (copied,), _ = entries(older_path)
+    copied._data[0] = 2  # status DELETED
+    file_names = [f.name for f in schema.find_field("data_file").field_type.fields]
+    assert copied._data[4]._data[file_names.index("first_row_id")] is None
+    records = int(copied._data[4]._data[file_names.index("record_count")])
+    with AvroOutputFile[Any](output_file=io.new_output(f"{newest_path}.new"), record_schema=schema, file_schema=schema,
+                             schema_name="manifest_entry", metadata=meta) as writer:
+        writer.write_block([copied, own])
+    Path(f"{newest_path}.new").replace(newest_path)
+    newest._data[first_row] -= records
+    newest._data[deleted] = 1
+    newest._data[names.index("manifest_length")] = Path(newest_path).stat().st_size
+    with AvroOutputFile[ManifestFile](output_file=io.new_output(f"{list_path}.new"), record_schema=list_schema,
+                                      file_schema=list_schema, schema_name="manifest_file",
+                                      metadata=list_meta) as writer:
+        writer.write_block(manifests)
+    Path(f"{list_path}.new").replace(list_path)
+    for path in (list_path, newest_path):
+        Path(path).with_name(f".{Path(path).name}.crc").unlink(missing_ok=True)
+
+
+def test_a_deleted_entry_spends_no_row_ids_for_java(spark: SparkSession, spark_warehouse: Path) -> None:
+    """Iceberg Java hands a manifest's row ids to its live entries only (``idAssigner`` skips DELETED ones); the model
+    spent them on deleted entries too. A deleted entry of 3 records placed first in the newest manifest, the list's
+    ``first_row_id`` of it lowered by 3: the model's ids were the attested ones (VERIFIED before), Spark's ``_row_id``
+    of rows 3..5 became 0..2, those of rows 0..2."""
+    ns = f"del17{uuid.uuid4().hex[:6]}"
+    name, ref = f"iceberg.{ns}.t", f"iceberg://iceberg/{ns}.t"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='3')")
+    spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id FROM range(0, 3)")
+    spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id FROM range(3, 6)")
+
+    def row_ids() -> list[Any]:
+        spark.sql(f"REFRESH TABLE {name}")
+        return [r[0] for r in spark.sql(f"SELECT _row_id FROM {name} ORDER BY id").collect()]
+
+    assert row_ids() == [0, 1, 2, 3, 4, 5]
+    _record_and_verify(spark_warehouse, ref)
+    _prepend_a_deleted_entry(spark, name)
+    assert row_ids() == [0, 1, 2, 0, 1, 2]  # Java: the deleted entry spent no id
+    rc, doc = _cli(spark_warehouse, "verify", ref)
+    assert rc != 0 and "reader_view_changed" in codes(doc), doc
