@@ -605,6 +605,14 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
                 problems.append(Problem(Code.TABLE_INCONSISTENT, f"{data_file.kind} file {location!r} is listed in a "
                                         f"{'data' if df.get('manifest_content') == 0 else 'delete'} manifest: engines "
                                         "read it as different kinds of file", data_file.path))
+            if int(self.table.metadata.format_version) >= 2 and df.get("data_sequence_number") is None:
+                # An EXISTING (or DELETED) entry inherits no sequence number (Iceberg spec): Iceberg Java's planning
+                # unboxes it (DeleteFileIndex.forEntry) and Spark's every read of the snapshot failed
+                # (NullPointerException, measured), pyiceberg read it as 0. Without delete files the view held no
+                # sequence number: an entry rewritten in place as EXISTING verified before.
+                problems.append(Problem(Code.TABLE_INCONSISTENT, f"{data_file.kind} file {location!r} has no data "
+                                        "sequence number (an existing entry inherits none): Iceberg Java cannot plan "
+                                        "a read of the snapshot, pyiceberg reads it", data_file.path))
             if data_file.kind == "delete" and int(_plain(df.get("content")) or 0) == 2:
                 equality_ids.update(int(i) for i in (df.get("equality_ids") or []))
             if data_file.kind != "data":

@@ -214,3 +214,76 @@ def test_a_deleted_entry_spends_no_row_ids_for_java(spark: SparkSession, spark_w
     assert row_ids() == [0, 1, 2, 0, 1, 2]  # Java: the deleted entry spent no id
     rc, doc = _cli(spark_warehouse, "verify", ref)
     assert rc != 0 and "reader_view_changed" in codes(doc), doc
+
+
+def test_an_existing_entry_without_a_sequence_number_fails_java_reads(spark: SparkSession,
+                                                                     spark_warehouse: Path) -> None:
+    """A v2 table without delete files, its one data manifest rewritten in place with its ADDED entry (no sequence
+    number: inherited) as EXISTING, the list's counts to match. An existing entry inherits no sequence number
+    (Iceberg spec; both readers): pyiceberg reads the rows (a missing number is 0 to it), Iceberg Java's planning
+    unboxes the null (``DeleteFileIndex.forEntry``) and Spark's read fails. The view held no sequence number of a
+    table without delete files: VERIFIED before."""
+    from pyiceberg.avro.file import AvroFile, AvroOutputFile
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+    from pyiceberg.manifest import (
+        MANIFEST_LIST_FILE_SCHEMAS,
+        ManifestContent,
+        ManifestFile,
+        PartitionFieldSummary,
+        data_file_with_partition,
+        manifest_entry_schema_with_data_file,
+    )
+    from pyiceberg.types import StructType
+
+    from carriers.storage.base import local_path_of
+    from tests.adversarial.spark_iceberg import pyiceberg_ids
+
+    ns = f"seq17{uuid.uuid4().hex[:6]}"
+    name, ident, ref = f"iceberg.{ns}.t", f"{ns}.t", f"iceberg://iceberg/{ns}.t"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id FROM range(0, 3)")
+    _record_and_verify(spark_warehouse, ref)
+
+    io = PyArrowFileIO()
+    listing = spark.sql(f"SELECT manifest_list FROM {name}.snapshots ORDER BY committed_at DESC LIMIT 1").collect()
+    list_path = local_path_of(listing[0][0])
+    assert list_path is not None
+    list_schema = MANIFEST_LIST_FILE_SCHEMAS[2]
+    reader: Any
+    with AvroFile(io.new_input(list_path), list_schema, read_types={-1: ManifestFile, 508: PartitionFieldSummary},
+                  read_enums={517: ManifestContent}) as reader:
+        list_meta = {k: v for k, v in reader.header.meta.items() if not k.startswith("avro.")}
+        (manifest,) = list(reader)
+    path = local_path_of(str(manifest.manifest_path))
+    assert path is not None
+    schema = manifest_entry_schema_with_data_file(2, data_file_with_partition(StructType(), 2))
+    with AvroFile(io.new_input(path), schema, read_types={}, read_enums={}) as reader:
+        meta = {k: v for k, v in reader.header.meta.items() if not k.startswith("avro.")}
+        (entry,) = list(reader)
+    assert entry._data[0] == 1 and entry._data[2] is None  # ADDED, its sequence number inherited
+    entry._data[0] = 0  # EXISTING
+    with AvroOutputFile[Any](output_file=io.new_output(f"{path}.new"), record_schema=schema, file_schema=schema,
+                             schema_name="manifest_entry", metadata=meta) as writer:
+        writer.write_block([entry])
+    Path(f"{path}.new").replace(path)
+    names = [f.name for f in list_schema.fields]
+    data = manifest._data
+    data[names.index("manifest_length")] = Path(path).stat().st_size
+    data[names.index("added_files_count")], data[names.index("existing_files_count")] = 0, 1
+    added_rows, existing_rows = names.index("added_rows_count"), names.index("existing_rows_count")
+    data[added_rows], data[existing_rows] = 0, data[added_rows]
+    with AvroOutputFile[ManifestFile](output_file=io.new_output(f"{list_path}.new"), record_schema=list_schema,
+                                      file_schema=list_schema, schema_name="manifest_file",
+                                      metadata=list_meta) as writer:
+        writer.write_block([manifest])
+    Path(f"{list_path}.new").replace(list_path)
+    for p in (list_path, path):
+        Path(p).with_name(f".{Path(p).name}.crc").unlink(missing_ok=True)
+    assert pyiceberg_ids(spark_warehouse, ident) == [0, 1, 2]
+    spark.sql(f"REFRESH TABLE {name}")
+    with pytest.raises(Exception) as failed:
+        spark.sql(f"SELECT id FROM {name}").collect()
+    assert "NullPointerException" in str(failed.value), str(failed.value)[:2000]
+    rc, doc = _cli(spark_warehouse, "verify", ref)
+    assert rc != 0 and "table_inconsistent" in codes(doc), doc
