@@ -69,3 +69,17 @@ def _rewrite_delete_metrics(table: Table, metrics: dict[str, Any]) -> None:
                          deletes=True) as writer:
         writer.add_entry(rewritten)
     shutil.move(tmp, path)
+
+
+def test_equal_file_path_bounds_that_are_not_utf8_are_refused(catalog: SqlCatalog) -> None:
+    """A position delete file whose ``file_path`` bounds are equal bytes that are not UTF-8: Iceberg Java scopes a
+    delete file by equal bounds after decoding them (``ContentFileUtil.referencedDataFile``, whose strict decoder
+    throws: no read planned), pyiceberg falls back to the partition and then fails evaluating the bounds. Refused at
+    record (the readers' planning of its metrics fails), never attested."""
+    from attest.errors import AttestError
+    from tests.adversarial.test_iceberg_delete_physical_types import PATH_ID
+
+    table = _table_with_delete(catalog, {"lower_bounds": {PATH_ID: b"\xff"}, "upper_bounds": {PATH_ID: b"\xff"}})
+    with pytest.raises(AttestError) as refused:
+        attest_after_write(table, model="orders", program_hash=PROGRAM)
+    assert refused.value.code.value == "table_inconsistent", refused.value.message
