@@ -615,7 +615,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
                                         "a read of the snapshot, pyiceberg reads it", data_file.path))
             if data_file.kind == "delete" and int(_plain(df.get("content")) or 0) == 2:
                 equality_ids.update(int(i) for i in (df.get("equality_ids") or []))
-            if data_file.kind != "data":
+            if data_file.kind != "data" and int(_plain(df.get("content")) or 0) == 1:
                 pruned_by = _delete_metrics_problem(df)
                 if pruned_by is not None:
                     problems.append(Problem(Code.TABLE_INCONSISTENT, f"delete file {location!r} {pruned_by}",
@@ -1013,17 +1013,15 @@ def _delete_metrics_problem(df: Mapping[str, Any]) -> str | None:
     (``DeleteFileIndex.Builder.filterData``): a position delete file of ``id = 1`` whose entry said its ``id`` lies in
     1000..2000, or is all null, was skipped for ``WHERE id = 1`` and the deleted row came back (measured with
     pyiceberg 0.12; a full read applied it) — attested, VERIFIED before. No writer of this release's engines writes
-    such metrics (Spark, pyiceberg and Iceberg Java's writers keep a position delete file's metrics to its own columns;
-    an equality delete file's to its equality fields, which content digests hold to its rows): they are refused."""
-    content = int(_plain(df.get("content")) or 0)
-    allowed = _POSITION_COLUMNS if content == 1 else frozenset(int(i) for i in (df.get("equality_ids") or []))
+    such metrics (Spark, pyiceberg and Iceberg Java's writers keep a position delete file's metrics to its own columns,
+    the deprecated ``row`` column apart): they are refused. An equality delete file's metrics of other columns
+    (Flink's full-row deletes) are held to the rows it deletes (content.py ``_hold_other_metrics``)."""
     for name in _PRUNING_METRICS:
         value = _plain(df.get(name))
         keys = value.keys() if isinstance(value, Mapping) else ()
-        extra = sorted(int(k) for k in keys if str(k).lstrip("-").isdigit() and int(k) not in allowed)
+        extra = sorted(int(k) for k in keys if str(k).lstrip("-").isdigit() and int(k) not in _POSITION_COLUMNS)
         if extra:
-            verb = "delete by" if content == 2 else "hold"
-            return (f"has {name} for field id {extra[0]}, a column it does not {verb}: readers skip a delete "
+            return (f"has {name} for field id {extra[0]}, a column it does not hold: readers skip a delete "
                     "file by its metrics of the columns a query filters (pyiceberg's inclusive-metrics evaluator, "
                     "Iceberg Java's delete-manifest filter), so a filtered query reads rows it deletes")
     return None

@@ -103,3 +103,34 @@ def test_a_delete_file_with_metrics_of_its_own_columns_attests(catalog: SqlCatal
     attest_after_write(table, model="orders", program_hash=PROGRAM)
     rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
     assert rc == 0 and doc["passed"], json.dumps(doc)
+
+
+def _equality_deleted(catalog: SqlCatalog, metrics: dict[str, Any]) -> Table:
+    """ids 1..4 (``v`` = ``v<id>``, field id 3), an equality delete of ``id = 1`` whose entry carries ``metrics``."""
+    table = catalog.create_table("ns.t", schema=_rows([]).schema)
+    table.append(_rows([1, 2, 3, 4]))
+    import pyarrow as pa
+
+    commit_delete_file(table, local(table.location()) / "data" / "eq.parquet", metrics=metrics,
+                       deleted=pa.table({"id": pa.array([1], pa.int64())}), equality_ids=[1])
+    return catalog.load_table("ns.t")
+
+
+def test_an_equality_delete_whose_other_column_metrics_exclude_the_deleted_row_is_refused(
+        catalog: SqlCatalog) -> None:
+    """The same skip for Iceberg Java (pyiceberg reads no equality delete): metrics of ``v``, which the delete of
+    ``id = 1`` does not delete by, saying ``zzz`` only — ``WHERE v = 'v1'`` would skip it and read the deleted row."""
+    table = _equality_deleted(catalog, {"lower_bounds": {3: b"zzz"}, "upper_bounds": {3: b"zzz"}})
+    with pytest.raises(AttestError) as refused:
+        attest_after_write(table, model="orders", program_hash=PROGRAM)
+    assert refused.value.code.value == "table_inconsistent", refused.value.message
+    assert "not one of its equality fields" in refused.value.message
+
+
+def test_an_equality_delete_whose_other_column_metrics_hold_the_deleted_row_attests(catalog: SqlCatalog) -> None:
+    """A full-row delete's metrics (as Flink writes them) that hold the deleted row's ``v``: attested."""
+    table = _equality_deleted(catalog, {"lower_bounds": {3: b"v1"}, "upper_bounds": {3: b"v1"},
+                                        "value_counts": {3: 1}, "null_value_counts": {3: 0}})
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0 and doc["passed"], json.dumps(doc)
