@@ -8,7 +8,8 @@ data filter (``DeleteFileIndex.Builder.filterData`` -> ``ManifestReader.filterRo
 ``id = 1`` whose entry says its ``id`` lies in 1000..2000 (or is all null) is skipped for ``WHERE id = 1``: the
 deleted row comes back for the filtered query while a full read applies the delete. Measured with pyiceberg 0.12
 below: the full scan read ids 2, 3, 4, ``id = 1`` read id 1. ``record`` attested the full scan's rows and verify
-said VERIFIED: only the ``file_path`` metrics of a delete file were judged.
+said VERIFIED: only the ``file_path`` metrics of a delete file were judged. Likewise for Iceberg Java, an equality
+delete file's metrics of a column it does not delete by (``v``) that leave out the deleted row's value.
 """
 
 from __future__ import annotations

@@ -11,6 +11,11 @@
   ``string`` made Java compare long bounds as strings and skip the delete of ``id = 1`` for the file of ids 1 and 256:
   Spark returned the deleted row; the view (snapshot and current schema) and the digest were as attested: VERIFIED
   before.
+- **Row ids spent on deleted entries**: Java hands a manifest's row ids to live entries only; the model spent them on
+  deleted ones too, so a deleted entry placed first (the list's ``first_row_id`` lowered to match) kept the model's
+  ids while Spark's ``_row_id``s moved: VERIFIED before.
+- **An EXISTING entry without a sequence number** (v2, no delete files): Java's planning unboxes the null and Spark's
+  every read failed, pyiceberg read the rows; no sequence number was in such a table's view: VERIFIED before.
 """
 
 from __future__ import annotations
