@@ -1683,6 +1683,14 @@ class IcebergContentReader:
         top = {c.field_id: c for c in self.schema.fields}
         held: dict[str, tuple[list[Any], dict[int, Any]]] = {}
         for k in equality:
+            own = {int(i) for i in (self.deletes[k].get("equality_ids") or [])}
+            other = sorted({i for name in ("lower_bounds", "upper_bounds", "value_counts", "null_value_counts",
+                                           "nan_value_counts") for i in _metric_map(self.deletes[k].get(name))} - own)
+            if other:  # without a digest, the rows it deletes are not known: its other metrics cannot be held
+                raise AttestError(f"equality delete file {k} has metrics of field id {other[0]}, not one of its "
+                                  f"equality fields, which this record cannot hold to the rows it deletes from data "
+                                  f"file {f.path} (no content digest): Iceberg Java skips the delete file for a "
+                                  "query filtering that column by them", code=Code.TABLE_INCONSISTENT)
             # Only the fields the digest holds (top-level non-floating primitive columns): a float's NaN rows under
             # honest bounds are refused by _statistics_problems; a nested or dropped equality field, or a delete
             # file without its field id, is not checked here either (docs/iceberg.md).

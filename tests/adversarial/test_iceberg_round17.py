@@ -135,3 +135,17 @@ def test_an_equality_delete_whose_other_column_metrics_hold_the_deleted_row_atte
     attest_after_write(table, model="orders", program_hash=PROGRAM)
     rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
     assert rc == 0 and doc["passed"], json.dumps(doc)
+
+
+def test_other_column_metrics_of_an_equality_delete_are_refused_without_a_digest(catalog: SqlCatalog) -> None:
+    """The delete file stored without Parquet field ids (no content digest: ``record`` attests files and bytes and
+    runs the readers' checks alone), its ``v`` metrics forged: the rows it deletes are not known, so its metrics of
+    ``v`` cannot be held — refused rather than attested."""
+    table = catalog.create_table("ns.t", schema=_rows([]).schema)
+    table.append(_rows([1, 2, 3, 4]))
+    commit_delete_file(table, local(table.location()) / "data" / "eq.parquet", equality=True,
+                       metrics={"lower_bounds": {3: b"zzz"}, "upper_bounds": {3: b"zzz"}})
+    with pytest.raises(AttestError) as refused:
+        attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM)
+    assert refused.value.code.value == "table_inconsistent", refused.value.message
+    assert "not one of its equality fields" in refused.value.message
