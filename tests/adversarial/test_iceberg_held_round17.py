@@ -83,3 +83,26 @@ def test_equal_file_path_bounds_that_are_not_utf8_are_refused(catalog: SqlCatalo
     with pytest.raises(AttestError) as refused:
         attest_after_write(table, model="orders", program_hash=PROGRAM)
     assert refused.value.code.value == "table_inconsistent", refused.value.message
+
+
+def test_a_branch_whose_head_rewrites_the_attested_snapshot_with_other_rows(catalog: SqlCatalog) -> None:
+    """Time travel by branch: a branch ``b`` made at main's attested head, then a hand-made ``replace`` on it whose
+    file drops a row. ``main`` verifies (its readers get the attested rows); ``--snapshot-id b`` (Spark's
+    ``VERSION AS OF 'b'``) is judged by content against the attestation its ancestry carries: not verified."""
+    from tests.adversarial.test_iceberg_delete_physical_types import _rows
+    from tests.iceberg.rewrites import replace, with_ids
+
+    table = catalog.create_table("ns.t", schema=_rows([]).schema)
+    table.append(_rows([1, 2, 3]))
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    table = catalog.load_table("ns.t")
+    head = table.current_snapshot()
+    assert head is not None
+    table.manage_snapshots().create_branch(head.snapshot_id, "b").commit()
+    table = replace(catalog, catalog.load_table("ns.t"), [with_ids(_rows([1, 2]), [1, 2, 3])], branch="b")
+    assert sorted(table.scan().use_ref("b").to_arrow().column("id").to_pylist()) == [1, 2]
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
+    assert rc == 0 and doc["passed"], json.dumps(doc)
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.t", "--snapshot-id", "b")
+    assert rc != 0 and not doc["passed"], json.dumps(doc)
+    assert set(codes(doc)) & {"content_changed", "compacted", "stale"}, json.dumps(doc)
