@@ -26,20 +26,30 @@ from carriers.delta.carrier import DeltaCarrier
 from tests.conftest import VALID
 
 HEX = "0123456789abcdef"
-NAMES = ["a.parquet", "part-0/x.parquet", "é/ü.parquet", 'q"uote', "back\\slash", "{brace}", "tab\there",
-         "\u2028line", "😀.parquet", "ctrl\x01"]
+NAMES = [
+    "a.parquet",
+    "part-0/x.parquet",
+    "é/ü.parquet",
+    'q"uote',
+    "back\\slash",
+    "{brace}",
+    "tab\there",
+    "\u2028line",
+    "😀.parquet",
+    "ctrl\x01",
+]
 
 
 def _files(rng: random.Random, n: int) -> list[FileIdentity]:
     paths = sorted({f"{rng.choice(NAMES)}/{i}" for i in range(n)})
-    return [FileIdentity(path=p, size=rng.randrange(100), hash="".join(rng.choice(HEX) for _ in range(64)))
-            for p in paths]
+    return [
+        FileIdentity(path=p, size=rng.randrange(100), hash="".join(rng.choice(HEX) for _ in range(64))) for p in paths
+    ]
 
 
 def _pair(document: dict[str, Any], outputs: list[FileIdentity], **more: Any) -> tuple[Attestation, Attestation]:
     """(the attestation with its outputs made when read, the one with them made at once: the code before)."""
-    lazy = Attestation(document=copy.deepcopy(document), attested_version="1", location="t", outputs_of=outputs,
-                       **more)
+    lazy = Attestation(document=copy.deepcopy(document), attested_version="1", location="t", outputs_of=outputs, **more)
     eager_doc = copy.deepcopy(document)
     eager_doc["output_hashes"] = [{"hash": f.hash, "path": f.path} for f in outputs]
     return lazy, Attestation(document=eager_doc, attested_version="1", location="t", **more)
@@ -113,8 +123,9 @@ def test_problems_from_the_files_are_the_documents(seed: int) -> None:
 def test_a_plain_manifest_is_judged_from_the_files() -> None:
     files = _files(random.Random(3), 50)
     assert validate_outputs(dict(VALID), [f.hash for f in files], [f.path for f in files]) == []
-    assert validate_outputs({**VALID, "hash_scheme": "v2"}, [f.hash for f in files], [f.path for f in files]) == \
-        validate({**VALID, "hash_scheme": "v2", "output_hashes": [{"hash": f.hash, "path": f.path} for f in files]})
+    assert validate_outputs(
+        {**VALID, "hash_scheme": "v2"}, [f.hash for f in files], [f.path for f in files]
+    ) == validate({**VALID, "hash_scheme": "v2", "output_hashes": [{"hash": f.hash, "path": f.path} for f in files]})
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -123,23 +134,29 @@ def test_the_identity_from_the_files_is_the_documents(seed: int) -> None:
     document, files = _mutated(rng)
     batch = rng.choice((1, 2, 3, 8192))
     full = {**copy.deepcopy(document), "output_hashes": [{"hash": f.hash, "path": f.path} for f in files]}
-    found = canonical.digest_of_rows(document, "output_hashes", ("hash", "path"),
-                                     [[f.hash for f in files], [f.path for f in files]], batch)
+    found = canonical.digest_of_rows(
+        document, "output_hashes", ("hash", "path"), [[f.hash for f in files], [f.path for f in files]], batch
+    )
     if found is not None:
         assert found == canonical.digest(full) == attestation_identity(full)
     else:  # a lone surrogate or a path that is no string: the whole document refuses it, or is written otherwise
-        assert any(type(f.path) is not str or "\udc80" in f.path for f in files) or \
-            document["subject"]["model"] == "m\ud800"
+        assert (
+            any(type(f.path) is not str or "\udc80" in f.path for f in files)
+            or document["subject"]["model"] == "m\ud800"
+        )
 
 
 def test_the_identity_is_refused_to_the_caller_when_the_rows_are_not_plain() -> None:
     files = _files(random.Random(4), 3)
     hashes, paths = [f.hash for f in files], [f.path for f in files]
-    assert canonical.digest_of_rows({**VALID, "output_hashes": []}, "output_hashes", ("hash", "path"),
-                                    [hashes, paths]) is None  # the key already there
+    assert (
+        canonical.digest_of_rows({**VALID, "output_hashes": []}, "output_hashes", ("hash", "path"), [hashes, paths])
+        is None
+    )  # the key already there
     assert canonical.digest_of_rows(dict(VALID), "output_hashes", ("hash", "path"), [[], []]) is None
-    assert canonical.digest_of_rows(dict(VALID), "output_hashes", ("hash", "path"),
-                                    [hashes, [*paths[:-1], 1.5]]) is None
+    assert (
+        canonical.digest_of_rows(dict(VALID), "output_hashes", ("hash", "path"), [hashes, [*paths[:-1], 1.5]]) is None
+    )
 
 
 # ---- verdicts: the files judged as the list, held to the list made (the code before) ---------------------------
@@ -171,8 +188,7 @@ def _variants(att: Attestation) -> list[tuple[str, dict[str, Any], list[FileIden
         ("the files in another order", bare, outputs, files[::-1]),
         ("the outputs out of order", bare, outputs[::-1], files),
         ("a file named twice", bare, [outputs[0], *outputs], (files[0], *files)),
-        ("a path that is not text", bare, [replace(outputs[0], path=outputs[0].path + "\ud800"), *outputs[1:]],
-         files),
+        ("a path that is not text", bare, [replace(outputs[0], path=outputs[0].path + "\ud800"), *outputs[1:]], files),
         ("no outputs", bare, [], files),
     ]
 
@@ -189,25 +205,41 @@ def test_verdicts_from_the_files_are_the_lists(recorded: TableState, index: int,
     assert fast == slow, name
     if name == "intact":
         assert fast["passed"] and lazy.pending_outputs() is not None  # judged without making the list
-    if name in ("a manifest field edited", "the outputs and the files edited alike") or \
-            (name == "the files other than the outputs" and level == "files"):
+    if name in ("a manifest field edited", "the outputs and the files edited alike") or (
+        name == "the files other than the outputs" and level == "files"
+    ):
         assert Code.CARRIER_TAMPERED.value in {e["code"] for e in fast["errors"]}, name
     if name in ("intact", "the files in another order", "the outputs out of order"):
         assert fast["passed"], name
 
 
-def _pair_like(att: Attestation, bare: dict[str, Any], outputs: list[FileIdentity],
-               files: tuple[FileIdentity, ...]) -> tuple[Attestation, Attestation]:
-    keep = {k: getattr(att, k) for k in ("attested_version", "location", "inputs", "manifest_identity", "view",
-                                         "origin", "binding_note", "table_identity", "sidecar_digest", "content")}
+def _pair_like(
+    att: Attestation, bare: dict[str, Any], outputs: list[FileIdentity], files: tuple[FileIdentity, ...]
+) -> tuple[Attestation, Attestation]:
+    keep = {
+        k: getattr(att, k)
+        for k in (
+            "attested_version",
+            "location",
+            "inputs",
+            "manifest_identity",
+            "view",
+            "origin",
+            "binding_note",
+            "table_identity",
+            "sidecar_digest",
+            "content",
+        )
+    }
     lazy = Attestation(document=copy.deepcopy(bare), files=files, outputs_of=outputs, **keep)
     eager_doc = {**copy.deepcopy(bare), "output_hashes": [{"hash": f.hash, "path": f.path} for f in outputs]}
     return lazy, Attestation(document=eager_doc, files=files, **keep)
 
 
 @pytest.mark.parametrize("lazy", [True, False])
-def test_the_carrier_reads_the_same_document_either_way(recorded: TableState, lazy: bool,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_carrier_reads_the_same_document_either_way(
+    recorded: TableState, lazy: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(core, "LAZY_OUTPUTS", lazy)
     monkeypatch.setattr(verify_table, "OUTPUTS_FROM_FILES", lazy)
     state = DeltaCarrier(recorded.table).state()
@@ -219,4 +251,5 @@ def test_the_carrier_reads_the_same_document_either_way(recorded: TableState, la
     assert recorded.attestation is not None
     assert state.attestation.document == recorded.attestation.document
     assert state.attestation.document["output_hashes"] == [
-        {"hash": f.hash, "path": f.path} for f in sorted(state.attestation.files or (), key=lambda f: f.path)]
+        {"hash": f.hash, "path": f.path} for f in sorted(state.attestation.files or (), key=lambda f: f.path)
+    ]
