@@ -162,13 +162,22 @@ def test_the_identity_is_refused_to_the_caller_when_the_rows_are_not_plain() -> 
 # ---- verdicts: the files judged as the list, held to the list made (the code before) ---------------------------
 
 
+@pytest.fixture(autouse=True)
+def _on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both shortcuts on (whatever ATTEST_FAST says): the tests hold them to the code they replace."""
+    monkeypatch.setattr(core, "LAZY_OUTPUTS", True)
+    monkeypatch.setattr(verify_table, "OUTPUTS_FROM_FILES", True)
+
+
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> TableState:
     path = tmp_path_factory.mktemp("outputs") / "t"
     for i in range(3):
         write_deltalake(str(path), pa.table({"v": [i, i + 1]}), mode="append")
     DeltaCarrier(str(path)).record(model="orders", program_hash="a" * 64)
-    state = DeltaCarrier(str(path)).state()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(core, "LAZY_OUTPUTS", True)
+        state = DeltaCarrier(str(path)).state()
     assert state.attestation is not None and state.attestation.pending_outputs() is not None
     return state
 
