@@ -7,6 +7,7 @@ imports a table format library.
 from __future__ import annotations
 
 import operator
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -92,6 +93,10 @@ def file_identities(paths: list[str], sizes: list[int], hashes: list[str], kinds
     return _made_bare(FileIdentity, {"path": paths, "size": sizes, "hash": hashes, "kind": kinds}, len(paths))
 
 
+# Held while an Attestation's output list is made (Attestation.outputs_of).
+_MAKING = threading.Lock()
+
+
 @dataclass(frozen=True)
 class Attestation:
     """An attestation as a carrier read it back.
@@ -145,14 +150,18 @@ class Attestation:
 
     if not TYPE_CHECKING:  # (mypy would otherwise take any attribute of an Attestation as existing)
         def __getattr__(self, name: str) -> Any:
-            bare = self.__dict__.get("_bare") if name == "document" else None
-            if bare is None:
-                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-            # As the carrier made it before (carriers/core.py _decode): the list added last, to the same dict.
-            bare["output_hashes"] = [{"hash": f.hash, "path": f.path} for f in self.outputs_of]
-            object.__setattr__(self, "document", bare)
-            object.__delattr__(self, "_bare")
-            return bare
+            held = self.__dict__
+            if name == "document":
+                with _MAKING:  # one reader makes the list; another thread reading meanwhile waits for it
+                    if "_bare" in held:
+                        # As the carrier made it before (carriers/core.py _decode): the list added last, to that dict.
+                        bare = held["_bare"]
+                        bare["output_hashes"] = [{"hash": f.hash, "path": f.path} for f in self.outputs_of]
+                        held["document"] = bare
+                        del held["_bare"]
+                    if "document" in held:
+                        return held["document"]
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def pending_outputs(self) -> tuple[dict[str, Any], Sequence[FileIdentity]] | None:
         """(the document without its ``output_hashes``, the files whose (hash, path) pairs they are, in order) while

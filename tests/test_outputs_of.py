@@ -262,3 +262,14 @@ def test_the_carrier_reads_the_same_document_either_way(
     assert state.attestation.document["output_hashes"] == [
         {"hash": f.hash, "path": f.path} for f in sorted(state.attestation.files or (), key=lambda f: f.path)
     ]
+
+
+def test_threads_reading_the_document_at_once_get_the_one_list() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    files = _files(random.Random(5), 2000)
+    for _ in range(20):
+        lazy, eager = _pair(VALID, files, files=tuple(files))
+        with ThreadPoolExecutor(8) as pool:
+            seen = list(pool.map(lambda _: lazy.document, range(16)))
+        assert all(d is seen[0] for d in seen) and seen[0] == eager.document
