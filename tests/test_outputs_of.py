@@ -271,5 +271,5 @@ def test_threads_reading_the_document_at_once_get_the_one_list() -> None:
     for _ in range(20):
         lazy, eager = _pair(VALID, files, files=tuple(files))
         with ThreadPoolExecutor(8) as pool:
-            seen = list(pool.map(lambda _: lazy.document, range(16)))
+            seen = list(pool.map(lambda att: att.document, [lazy] * 16))
         assert all(d is seen[0] for d in seen) and seen[0] == eager.document
