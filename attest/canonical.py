@@ -358,3 +358,33 @@ def digest_of_chunks(chunks: Iterable[bytes]) -> str:
     for chunk in chunks:
         hasher.update(chunk)
     return hasher.hexdigest()
+
+
+def digest_of_rows(document: dict[str, JSONValue], key: str, names: tuple[str, ...], columns: list[list[Any]],
+                   batch: int = STREAM_BATCH) -> str | None:
+    """``digest({**document, key: rows})`` for ``key`` not in ``document``, where ``rows`` is the list of flat objects
+    ``{names[j]: columns[j][i], ...}`` (``rows_text``: a manifest's outputs made from a sidecar's files), hashed from
+    the columns ``batch`` rows at a time without an object a row. None when that cannot be told so (``key`` in the
+    document, a key of it not a string, no rows, a column not all exact strings or ints in range, a lone surrogate):
+    the caller then makes the rows and asks ``digest_streamed``. The same bytes are hashed as ``canonical_bytes``
+    writes (tests/test_outputs_of.py)."""
+    if type(document) is not dict or key in document or set(map(type, document)) - {str} or not columns \
+            or not columns[0]:
+        return None
+    try:
+        around = _around({**document, key: []}, key)
+    except (CanonicalizationError, TypeError, ValueError, RecursionError):
+        return None  # the caller's digest_streamed refuses it, in its words
+    if around is None:
+        return None
+    before, after = around
+    hasher = blake3.blake3(before)
+    hasher.update(b"[")
+    for start in range(0, len(columns[0]), batch):
+        part = rows_text(names, [column[start:start + batch] for column in columns])
+        if part is None:
+            return None
+        hasher.update(part if start == 0 else b"," + part)
+    hasher.update(b"]")
+    hasher.update(after)
+    return hasher.hexdigest()

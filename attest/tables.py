@@ -7,11 +7,12 @@ imports a table format library.
 from __future__ import annotations
 
 import operator
+import threading
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import islice, repeat
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from attest.identity.inputs import ObservedInput
 from attest.view import ReaderView
@@ -92,6 +93,10 @@ def file_identities(paths: list[str], sizes: list[int], hashes: list[str], kinds
     return _made_bare(FileIdentity, {"path": paths, "size": sizes, "hash": hashes, "kind": kinds}, len(paths))
 
 
+# Held while an Attestation's output list is made (Attestation.outputs_of).
+_MAKING = threading.Lock()
+
+
 @dataclass(frozen=True)
 class Attestation:
     """An attestation as a carrier read it back.
@@ -127,6 +132,42 @@ class Attestation:
     # The content digest the sidecar binds (docs/content-digest.md, "What a carrier stores"): its ``content`` object
     # as read (scheme, total, companion files, the attestation it continues); None: no content digest bound.
     content: dict[str, Any] | None = None
+    # The sidecar's files, in path order, whose (hash, path) pairs are the document's ``output_hashes`` when the
+    # document given holds none: that list (one dict a file, ~36 MiB at 200,000 files) is then made into the document
+    # only when ``document`` is first read, and a verification judges the manifest from these files instead
+    # (``pending_outputs``: attest/verify/table.py; docs/scale.md, seventeenth pass). Reading ``document`` gives the
+    # same dict, key order and list either way.
+    outputs_of: Sequence[FileIdentity] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.outputs_of is None:
+            return
+        if "output_hashes" in self.document:
+            object.__setattr__(self, "outputs_of", None)  # the document's own list: nothing to make
+            return
+        object.__setattr__(self, "_bare", self.document)
+        object.__delattr__(self, "document")  # read again: made by __getattr__ below
+
+    if not TYPE_CHECKING:  # (mypy would otherwise take any attribute of an Attestation as existing)
+        def __getattr__(self, name: str) -> Any:
+            held = self.__dict__
+            if name == "document":
+                with _MAKING:  # one reader makes the list; another thread reading meanwhile waits for it
+                    if "_bare" in held:
+                        # As the carrier made it before (carriers/core.py _decode): the list added last, to that dict.
+                        bare = held["_bare"]
+                        bare["output_hashes"] = [{"hash": f.hash, "path": f.path} for f in self.outputs_of]
+                        held["document"] = bare
+                        del held["_bare"]
+                    if "document" in held:
+                        return held["document"]
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def pending_outputs(self) -> tuple[dict[str, Any], Sequence[FileIdentity]] | None:
+        """(the document without its ``output_hashes``, the files whose (hash, path) pairs they are, in order) while
+        that list has not been made (``outputs_of``); None once it has been, or when the document carries its own."""
+        bare = self.__dict__.get("_bare")
+        return None if bare is None or self.outputs_of is None else (bare, self.outputs_of)
 
     def load_envelope(self) -> tuple[bytes | None, Any]:
         """(the envelope's bytes, matching their content address; or None and the Problem saying why not)."""
@@ -140,7 +181,8 @@ class Attestation:
 
     @property
     def producer_label(self) -> str:
-        producer = self.document.get("producer")
+        pending = self.pending_outputs()  # (its producer is read without making the output list)
+        producer = (self.document if pending is None else pending[0]).get("producer")
         if isinstance(producer, dict):
             return f"{producer.get('name', '?')} {producer.get('version', '?')}"
         return "an unnamed producer"

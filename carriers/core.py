@@ -232,6 +232,9 @@ FOLDER_LISTING_MIN = 16
 
 
 _PATH = attrgetter("path")  # a FileIdentity's path: the sidecar's outputs sorted by a key read in C
+# Whether a sidecar's files are made into the manifest's output_hashes only when its document is read
+# (Attestation.outputs_of); ATTEST_FAST=0 makes them as the sidecar is read (tests/test_outputs_of.py).
+LAZY_OUTPUTS: bool = fast.ON
 _SIZE, _KIND = attrgetter("size"), attrgetter("kind")
 
 
@@ -615,7 +618,7 @@ class AttestedTable(ABC):
         sidecar = self._read_sidecar(ours.get(props.KEY_SIDECAR_PATH), ours.get(props.KEY_SIDECAR_HASH), problems)
         envelope_rel = None if props.KEY_ENVELOPE not in ours else \
             self._envelope_ref(ours[props.KEY_ENVELOPE], problems)
-        files = inputs = None
+        files = inputs = outputs_of = None
         if sidecar is not None:
             files, inputs = sidecar.files, sidecar.inputs
             if sidecar.legacy:
@@ -631,11 +634,15 @@ class AttestedTable(ABC):
                 if count != str(len(sidecar.files)):
                     problems.append(_tampered(f"{props.KEY_OUTPUTS_COUNT} is {count}, the sidecar lists "
                                               f"{len(sidecar.files)} files", "$.output_hashes"))
-                # The manifest's list in build order (sorted by path), as written.
-                document["output_hashes"] = [{"hash": f.hash, "path": f.path}
-                                             for f in sorted(sidecar.files, key=_PATH)]
+                # The manifest's list in build order (sorted by path), as written: made when the document is read
+                # (Attestation.outputs_of), not by a verification, which judges it from the files.
+                ordered = sorted(sidecar.files, key=_PATH)
+                if LAZY_OUTPUTS and "output_hashes" not in document:
+                    outputs_of = ordered
+                else:
+                    document["output_hashes"] = [{"hash": f.hash, "path": f.path} for f in ordered]
         return Attestation(document=document, attested_version=version, location=self.reference, files=files,
-                           inputs=inputs, problems=tuple(problems),
+                           inputs=inputs, problems=tuple(problems), outputs_of=outputs_of,
                            manifest_identity=None if sidecar is None else sidecar.manifest,
                            view=None if sidecar is None else sidecar.view, origin="recipe-attest",
                            binding_note=carried.where, table_identity=None if sidecar is None else sidecar.table,

@@ -64,10 +64,13 @@ class _State:
     version = "3"
 
 
+@pytest.mark.parametrize("bulk", [True, False])
 @pytest.mark.parametrize("seed", range(30))
-def test_the_file_verdicts_are_the_set_verdicts(seed: int) -> None:
+def test_the_file_verdicts_are_the_set_verdicts(seed: int, bulk: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """The errors of the files level's comparison (missing, unattested, sizes: codes, paths, order) and the paths
-    looked at next, with the paths the same on both sides or not, against the set comparisons written out."""
+    looked at next, with the paths the same on both sides or not, against the set comparisons written out; the sizes
+    compared a list at a time (``_sizes_agree``) or file by file."""
+    monkeypatch.setattr(verify_table, "SIZES_IN_BULK", bulk)
     rng = random.Random(seed)
     attested = _files(rng.randint(0, 8))
     live = [DataFile(path=f.path, size=f.size, location=f"/t/{f.path}") for f in attested]
@@ -143,3 +146,16 @@ def test_the_bulk_storage_comparison_runs() -> None:
     assert verify_table._stored_as_logged({f.path: f.size for f in live}, live)
     assert not verify_table._stored_as_logged({f.path: f.size for f in live[1:]}, live)
     assert not verify_table._stored_as_logged({**{f.path: f.size for f in live}, live[3].path: 4}, live)
+
+
+def test_the_sizes_in_bulk() -> None:
+    files = _files(50)
+    live = {f.path: DataFile(path=f.path, size=f.size, location=f"/t/{f.path}") for f in files}
+    attested: dict[str, Any] = {f.path: f for f in files}
+    common = sorted(live)
+    assert verify_table._sizes_agree(common, attested, live)
+    live[files[7].path] = DataFile(path=files[7].path, size=99, location="/t/x")
+    assert not verify_table._sizes_agree(common, attested, live)
+    live[files[7].path] = DataFile(path=files[7].path, size=float(files[7].size), location="/t/x")  # type: ignore[arg-type]
+    assert not verify_table._sizes_agree(common, attested, live)  # another type: left to the loop
+    assert not verify_table._sizes_agree(common, {**attested, files[3].path: {"hash": "0" * 64}}, live)

@@ -19,7 +19,7 @@ from itertools import repeat
 
 from attest.canonical import all_hex_digests
 from attest.errors import Code, Problem
-from attest.schema.semantics import semantic_problems
+from attest.schema.semantics import _SURROGATE, semantic_problems
 
 TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
@@ -256,6 +256,20 @@ def validate(document: Any) -> list[Problem]:
     if problems and problems[0].code == Code.MANIFEST_UNSUPPORTED_VERSION:
         return problems
     return problems + semantic_problems(document)
+
+
+def validate_outputs(document: dict[str, Any], hashes: list[Any], paths: list[Any]) -> list[Problem] | None:
+    """``validate({**document, "output_hashes": [{"hash": h, "path": p}, ...]})`` told without the list, when
+    ``document`` holds no ``output_hashes``, conforms to the schema, and every hash is 64 lower-case hex digits and
+    every path a non-empty exact string with no lone surrogate (a manifest made from a sidecar's files): then the list
+    conforms too (``conforms``' item rules) and adds no problem of ours (a lone surrogate is the only one
+    ``semantic_problems`` finds in a path), so the problems are the document's alone. None otherwise: the caller
+    validates the whole document (tests/test_outputs_of.py)."""
+    if type(document) is not dict or "output_hashes" in document or len(hashes) != len(paths) \
+            or not conforms(document) or not all_hex_digests(hashes) or set(map(type, paths)) - {str} \
+            or "" in paths or _SURROGATE.search("".join(paths)):
+        return None
+    return semantic_problems(document)
 
 
 def schema_problems(document: Any) -> list[Problem]:

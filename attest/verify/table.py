@@ -14,15 +14,18 @@ table, the attested version, the manifest, and the sidecar and reader-view diges
 from __future__ import annotations
 
 import datetime as dt
+import operator
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import islice, repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack
 
 from attest import fast
-from attest.errors import Code
-from attest.schema import validate
+from attest.canonical import digest_of_rows
+from attest.errors import Code, Problem
+from attest.schema import validate, validate_outputs
 from attest.tables import (
+    Attestation,
     ContentCheck,
     DataFile,
     FileIdentity,
@@ -37,6 +40,8 @@ from attest.view import LATER_KEYS, table_kept_by_rewrites
 if TYPE_CHECKING:
     from attest.signing.policy import TrustPolicy
 
+_PATH, _HASH = attrgetter("path"), attrgetter("hash")
+
 
 class FileHasher(Protocol):
     """What the bytes level needs from a carrier: BLAKE3 of live files, keyed by path (unreadable: absent)."""
@@ -50,14 +55,24 @@ def default_level(state: TableState) -> Level:
     att = state.attestation
     if att is None or att.origin == "foreign":
         return "schema"
-    return "bytes" if att.document.get("output_hashes") or att.files else "schema"
+    pending = att.pending_outputs()
+    outputs = pending[1] if pending is not None else att.document.get("output_hashes")
+    return "bytes" if outputs or att.files else "schema"
 
 
 def _attested_files(state: TableState, report: Report) -> dict[str, FileIdentity | dict[str, Any]] | None:
     att = state.attestation
     assert att is not None
-    outputs = att.document.get("output_hashes") or []
+    pending = att.pending_outputs()
     by_path: dict[str, FileIdentity | dict[str, Any]] = {}
+    if att.files is not None and pending is not None:
+        by_path = {f.path: f for f in att.files}
+        # The manifest's list is to be made from these files (Attestation.outputs_of): compared as that list would be.
+        if pending[1] and not _same_files(pending[1], att.files):
+            report.fail(Code.CARRIER_TAMPERED,
+                        "output_hashes in the table metadata disagree with the sidecar's file list")
+        return by_path
+    outputs = att.document.get("output_hashes") or []
     if att.files is not None:
         by_path = {f.path: f for f in att.files}
         # The manifest's list and the sidecar's triples must say the same thing, or one of them was edited.
@@ -90,6 +105,44 @@ def _same_pairs(outputs: list[Any], files: Sequence[FileIdentity]) -> bool:
         except TypeError:
             pass
     return {(o.get("path"), o.get("hash")) for o in outputs} == {(f.path, f.hash) for f in files}
+
+
+def _same_files(outputs: Sequence[FileIdentity], files: Sequence[FileIdentity]) -> bool:
+    """``_same_pairs`` of the outputs made from ``outputs`` (``{"hash": f.hash, "path": f.path}`` each) and ``files``,
+    without the dicts: in order first, then as sets."""
+    if len(outputs) == len(files) and list(map(_PATH, outputs)) == list(map(_PATH, files)) and \
+            list(map(_HASH, outputs)) == list(map(_HASH, files)):
+        return True
+    return {(o.path, o.hash) for o in outputs} == {(f.path, f.hash) for f in files}
+
+
+def _manifest_problems(att: Attestation) -> list[Problem]:
+    """``validate(att.document)``, told from the sidecar's files while the document's output list is not made."""
+    pending = att.pending_outputs()
+    if OUTPUTS_FROM_FILES and pending is not None:
+        found = validate_outputs(pending[0], list(map(_HASH, pending[1])), list(map(_PATH, pending[1])))
+        if found is not None:
+            return found
+    return validate(att.document)
+
+
+def _manifest_identity(att: Attestation) -> str:
+    """``attestation_identity(att.document)``, hashed from the sidecar's files while the document's output list is
+    not made (in path order already: the list attestation_document would give)."""
+    pending = att.pending_outputs()
+    if OUTPUTS_FROM_FILES and pending is not None:
+        paths = list(map(_PATH, pending[1]))
+        if set(map(type, paths)) <= {str} and all(map(operator.lt, paths, islice(paths, 1, None))):
+            found = digest_of_rows(pending[0], "output_hashes", ("hash", "path"),
+                                   [list(map(_HASH, pending[1])), paths])
+            if found is not None:
+                return found
+    return attestation_identity(att.document)
+
+
+# Whether a verification judges the manifest's output_hashes from the sidecar's files they are made of, not made
+# (Attestation.outputs_of); ATTEST_FAST=0 makes them (tests/test_outputs_of.py holds the two to each other).
+OUTPUTS_FROM_FILES: bool = fast.ON
 
 
 def _check_binding(state: TableState, report: Report) -> None:
@@ -275,9 +328,9 @@ def verify_state(
     report.level = "schema"
     report.errors.extend(att.problems)
     report.errors.extend(state.problems)
-    report.errors.extend(validate(att.document))
+    report.errors.extend(_manifest_problems(att))
     recorded = att.manifest_identity
-    if recorded is not None and not report.errors and attestation_identity(att.document) != recorded:
+    if recorded is not None and not report.errors and _manifest_identity(att) != recorded:
         report.fail(Code.CARRIER_TAMPERED, "the manifest read from the table metadata is not the one recorded in "
                     "its sidecar: a field was edited after the attestation was written")
     if not report.errors:
@@ -354,6 +407,8 @@ def _compare_files(state: TableState, report: Report, attested: dict[str, FileId
         for path in sorted(set(live) - set(attested)):
             report.fail(Code.FILE_UNATTESTED, "live file is not in the attestation (added outside it)", path)
         common = sorted(set(live) & set(attested))
+    if SIZES_IN_BULK and _sizes_agree(common, attested, live):
+        return common  # what the loop below finds: no size differs
     for path in common:
         entry = attested[path]
         if isinstance(entry, FileIdentity) and entry.size != live[path].size:
@@ -362,10 +417,22 @@ def _compare_files(state: TableState, report: Report, attested: dict[str, FileId
     return common
 
 
-# Whether the files level's look at storage is first compared a list at a time (_stored_as_logged); ATTEST_FAST=0
-# looks at each file (tests/test_verify_files_fast.py holds the two to each other).
+def _sizes_agree(common: list[str], attested: dict[str, FileIdentity | dict[str, Any]],
+                 live: dict[str, DataFile]) -> bool:
+    """True only when every attested entry of ``common`` is a FileIdentity whose ``int`` size is its live file's
+    ``int`` size: then _compare_files reports no size. Passes in C rather than a Python step a file."""
+    entries = list(map(attested.__getitem__, common))
+    if set(map(type, entries)) != {FileIdentity}:
+        return False
+    ours, logged = list(map(_SIZE, entries)), list(map(_SIZE, map(live.__getitem__, common)))
+    return not (set(map(type, ours)) | set(map(type, logged))) - {int} and ours == logged
+
+
+# Whether the files level's look at storage and the sizes the files level compares are
+# first compared a list at a time (_stored_as_logged, _sizes_agree); ATTEST_FAST=0
+# looks at each (tests/test_verify_files_fast.py holds the two to each other).
 SIZES_IN_BULK: bool = fast.ON
-_SIZE, _PATH = attrgetter("size"), attrgetter("path")
+_SIZE = attrgetter("size")
 
 
 def _check_stored(state: TableState, report: Report, carrier: FileHasher | None, files: list[DataFile]) -> None:
