@@ -96,7 +96,6 @@ def _holds_iceberg_metadata(folder: Path) -> bool:
     except OSError:
         return False
 
-
 __all__ = ["POINTER_DIR", "READ_PROPERTIES", "SIDECAR_DIR", "DeltaCarrier", "attest_after_write", "signed_table_uri"]
 
 # The carrier's walks over the log (back over metadata-only commits to the data version, forward from a data version to
@@ -110,8 +109,6 @@ _READS_PREVIOUS = frozenset({"MERGE", "UPDATE", "DELETE", "STREAMING UPDATE"})
 # The fields of a version's adds the content reader reads (carriers/delta/content.py ``content_reader``): kept when the
 # carrier cuts its replay, so the reader needs no replay of its own.
 _CONTENT_FIELDS = ("stats", "baseRowId", "defaultRowCommitVersion", "deletionVector")
-
-
 def _table_uri(table: str | DeltaTable) -> str:
     if isinstance(table, DeltaTable):
         return str(table.table_uri).rstrip("/")
@@ -240,8 +237,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
                 raise VersionNotFoundError(
                     f"version {version} of {self.display} can no longer be read: its commits are gone from the log "
                     "(log cleanup after a checkpoint, delta.logRetentionDuration); its attestation can no longer be "
-                    "checked against the table"
-                ) from exc
+                    "checked against the table") from exc
             raise TableNotFoundError(f"no Delta table at {self.display}") from exc
         except Exception as exc:
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -250,16 +246,14 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             if "Unsupported" in text or "not yet supported" in text:
                 raise UnsupportedTableError(f"delta-rs cannot read {self.display}: {text}") from exc
             if self.storage.local_root is None:  # a store's refusal or failure: coded, credentials redacted
-                raise coded(
-                    exc, where=f"Delta table {self.display}", engine="delta-rs", secrets=self.storage.secrets
-                ) from None
+                raise coded(exc, where=f"Delta table {self.display}", engine="delta-rs",
+                            secrets=self.storage.secrets) from None
             raise CarrierError(f"cannot open Delta table {self.display}: {text}") from exc
         except BaseException as exc:
             if not is_panic(exc):
                 raise
-            raise coded(
-                exc, where=f"Delta table {self.display}", engine="delta-rs", secrets=self.storage.secrets
-            ) from None
+            raise coded(exc, where=f"Delta table {self.display}", engine="delta-rs",
+                        secrets=self.storage.secrets) from None
         # The latest load is also that version's (verify loads the latest, then reads the same version again).
         loaded = int(dt.version()) if version is None else version
         self._tables[loaded] = dt
@@ -312,15 +306,11 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             elif commit is not None and operation == "VACUUM START":
                 millis = str(commit.parameters.get("specifiedRetentionMillis", ""))
                 retention = f", retention {int(millis) / 3_600_000:g} h" if is_digits(millis) else ""
-                return (
-                    f"removed by the VACUUM the log records at version {x}{'' if end is None else f'-{end}'}"
-                    f"{retention}: it is no longer in the table at version {latest}"
-                )
+                return (f"removed by the VACUUM the log records at version {x}{'' if end is None else f'-{end}'}"
+                        f"{retention}: it is no longer in the table at version {latest}")
         if end is not None:
-            return (
-                f"removed by the VACUUM the log records at version {end}: it is no longer in the table at "
-                f"version {latest}"
-            )
+            return f"removed by the VACUUM the log records at version {end}: it is no longer in the table at " \
+                   f"version {latest}"
         return None
 
     @staticmethod
@@ -365,9 +355,8 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
                 raise TableInconsistentError(
                     f"the commit file of {whose} of {self.display} ({v:020d}.json) is missing while a checkpoint of "
                     f"it is in the log: delta-rs reads version {v} from the checkpoint, Spark reads "
-                    f'{"no version of the table" if v == latest else "no such version"} ("Could not find any '
-                    f'delta files for version {v}")'
-                )
+                    f"{'no version of the table' if v == latest else 'no such version'} (\"Could not find any "
+                    f"delta files for version {v}\")")
         self._commit_files_checked.add((n, latest))
 
     def data_version(self, latest: int | None = None) -> int:
@@ -457,8 +446,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
                     data = self.storage.read(name)
                     # Every line read strictly (one object, no key twice); no action of any spelling of metaData.
                     plain = data is not None and not any(
-                        str(key).lower() == "metadata" for action in json_lines(data, name) for key in action
-                    )
+                        str(key).lower() == "metadata" for action in json_lines(data, name) for key in action)
                 except (AttestError, OSError, ValueError):  # not read: load n, which says what is wrong as before
                     plain = False
                 if plain:
@@ -512,11 +500,8 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         except TableInconsistentError as exc:
             log, inconsistencies = LogState(version=n), [exc.message]
         problems += [Problem(Code.TABLE_INCONSISTENT, text) for text in inconsistencies]
-        for stray in (
-            _vector_without_the_feature(log),
-            _mapping_without_the_feature(log),
-            statistics_columns_read_otherwise(log.metadata),
-        ):
+        for stray in (_vector_without_the_feature(log), _mapping_without_the_feature(log),
+                      statistics_columns_read_otherwise(log.metadata)):
             if stray is not None:
                 problems.append(Problem(Code.TABLE_INCONSISTENT, stray))
         _release_arrow_memory()  # the checkpoints read for the cross-check, dropped: before delta-rs's adds are read
@@ -532,16 +517,10 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         # delta-rs's paths the log's own, in its order (as delta-rs lists a checkpoint's adds): located without a
         # look-up per path, the same sets without making the log's (carriers/delta/adds.py, Adds.same_order).
         in_order = log.adds.same_order(paths) if ALIGNED_LISTING and len(engine_raw) == len(paths) else None
-        if in_order is None and (
-            (log.adds and log.adds.paths() != engine_raw) or (not log.adds and engine_raw and not inconsistencies)
-        ):
-            problems.append(
-                Problem(
-                    Code.TABLE_INCONSISTENT,
-                    f"delta-rs and the log replay disagree on the live files "
-                    f"of version {n} ({len(engine_raw)} vs {len(log.adds)})",
-                )
-            )
+        if in_order is None and ((log.adds and log.adds.paths() != engine_raw)
+                                 or (not log.adds and engine_raw and not inconsistencies)):
+            problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log replay disagree on the live files "
+                                    f"of version {n} ({len(engine_raw)} vs {len(log.adds)})"))
         files: list[DataFile] = []
         file_views: dict[str, str] = {}
         times: dict[str, Any] = {}
@@ -559,16 +538,10 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         # The log's add of each file, as aligned columns (no dict made of a checkpoint's row); MISSING where the
         # add lacks a field (its checkpoint part holds it null in every row) or the path is not live in the log.
         logged_adds = log.adds.locate(paths) if in_order is None else in_order
-        live, logged_sizes, logged_values = (
-            logged_adds.live,
-            logged_adds.values("size"),
-            logged_adds.values("partitionValues"),
-        )
-        logged_dvs, base_rows, commit_versions = (
-            logged_adds.values("deletionVector"),
-            logged_adds.values("baseRowId"),
-            logged_adds.values("defaultRowCommitVersion"),
-        )
+        live, logged_sizes, logged_values = logged_adds.live, logged_adds.values("size"), \
+            logged_adds.values("partitionValues")
+        logged_dvs, base_rows, commit_versions = logged_adds.values("deletionVector"), \
+            logged_adds.values("baseRowId"), logged_adds.values("defaultRowCommitVersion")
         logged_times = logged_adds.values("modificationTime", MISSING)
         logged_stats = logged_adds.values("stats") if look_into or any(gaps) else None
         # The same files, views, times and problems, in the same order, made in bulk (_bulk_views) where no file needs
@@ -584,22 +557,16 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
                     continue
                 rel = canonical
             if rel in seen:
-                problems.append(
-                    Problem(
-                        Code.PATH_AMBIGUOUS,
-                        f"add paths {seen[rel]!r} and {raw!r} name the same file (engines read it once or twice)",
-                        raw,
-                    )
-                )
+                problems.append(Problem(Code.PATH_AMBIGUOUS, f"add paths {seen[rel]!r} and {raw!r} name the same file "
+                                        "(engines read it once or twice)", raw))
                 continue
             seen[rel] = raw
             size = int(sizes[i])
             logged = logged_sizes[i]
             # A logged size of 0 is a real (empty) file's size, not a missing one.
             if live[i] and (-1 if logged is None else int(logged)) != size:
-                problems.append(
-                    Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of {rel}", rel)
-                )
+                problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of "
+                                        f"{rel}", rel))
             values = logged_values[i]
             if look_into or gaps[i]:
                 assert logged_stats is not None
@@ -610,24 +577,15 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             dv = logged_dvs[i]
             base_row, commit_version = base_rows[i], commit_versions[i]
             text = [
-                '{"deletion_vector":',
-                "null" if dv is None else encode(_dv_entry(dv)),
-                ',"kind":"data","partition":',
-                "null" if partition_texts is None else partition_texts[i],
+                '{"deletion_vector":', "null" if dv is None else encode(_dv_entry(dv)),
+                ',"kind":"data","partition":', "null" if partition_texts is None else partition_texts[i],
             ]
             if spellings.partitions:
                 # As written too: engines parse some spellings alike and others not (a timestamp's zone, measured).
                 text += [',"partition_text":', encode(json_safe(values) if isinstance(values, dict) else None)]
-            text += [
-                ',"row_tracking":',
-                _NO_ROW_TRACKING
-                if base_row is None and commit_version is None
-                else encode(json_safe({"baseRowId": base_row, "defaultRowCommitVersion": commit_version})),
-                ',"size":',
-                str(size),
-                ',"stats":',
-                stats_texts[i],
-            ]
+            text += [',"row_tracking":', _NO_ROW_TRACKING if base_row is None and commit_version is None else
+                     encode(json_safe({"baseRowId": base_row, "defaultRowCommitVersion": commit_version})),
+                     ',"size":', str(size), ',"stats":', stats_texts[i]]
             if unread is not None:
                 # Out of delta-rs's typed statistics above, read by Spark (measured): bound as the log writes them.
                 text += [',"stats_unread":', encode(unread)]
@@ -641,22 +599,8 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         if bulk:
             location_of = f"{self.storage.local_root}/" if self.storage.local_root is not None else f"{self.uri}/"
             files, file_views, times = _bulk_views(
-                paths,
-                sizes,
-                partition_texts,
-                stats_texts,
-                engine_times,
-                logged_adds.live,
-                logged_sizes,
-                logged_values,
-                logged_dvs,
-                base_rows,
-                commit_versions,
-                logged_times,
-                spellings,
-                location_of,
-                problems,
-            )
+                paths, sizes, partition_texts, stats_texts, engine_times, logged_adds.live, logged_sizes,
+                logged_values, logged_dvs, base_rows, commit_versions, logged_times, spellings, location_of, problems)
         spellings.report(problems, notes)
         dv_files = self._deletion_vector_files(log, problems)
         for f in dv_files:
@@ -679,26 +623,19 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             self._cross_check_uris(dt, files, problems)
             if _holds_iceberg_metadata(self.storage.local_root / "metadata"):
                 # A path-based Iceberg reader of this folder reads that metadata, not this log: say what is not checked.
-                notes.append(
-                    "this folder also holds Iceberg metadata (metadata/*.metadata.json): an Iceberg reader of "
-                    "the path reads the files it lists, which this Delta attestation does not cover (attest "
-                    "audit FOLDER checks both)"
-                )
+                notes.append("this folder also holds Iceberg metadata (metadata/*.metadata.json): an Iceberg reader of "
+                             "the path reads the files it lists, which this Delta attestation does not cover (attest "
+                             "audit FOLDER checks both)")
         self._confine(files, problems)
         files.sort(key=lambda f: f.path)
         protocol = dt.protocol()
-        view = ReaderView(
-            table={**table_view, "file_times": file_digest(json_safe(times))},
-            files=file_views,
-            # As attestations before view_reader_features bound the protocol (attest.view.REPLACED_KEYS).
-            earlier={
-                "reader_protocol": {
-                    "min_reader_version": int(protocol.min_reader_version),
-                    "reader_features": sorted(protocol.reader_features or []),
-                }
-            },
-        )
-        return LiveVersion(files=files, view=view, identity=f"delta:{dt.metadata().id}", problems=problems, notes=notes)
+        view = ReaderView(table={**table_view, "file_times": file_digest(json_safe(times))},
+                          files=file_views,
+                          # As attestations before view_reader_features bound the protocol (attest.view.REPLACED_KEYS).
+                          earlier={"reader_protocol": {"min_reader_version": int(protocol.min_reader_version),
+                                                       "reader_features": sorted(protocol.reader_features or [])}})
+        return LiveVersion(files=files, view=view, identity=f"delta:{dt.metadata().id}", problems=problems,
+                           notes=notes)
 
     def _table_view(self, dt: DeltaTable, log: LogState) -> dict[str, Any]:
         schema = json.loads(dt.schema().to_json())
@@ -729,11 +666,8 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         """A stored vector's file relative to the table root (``canonical_relative``), or (None, why it is refused)."""
         if descriptor.get("storageType") == "p":
             # The part under the table root is held to the rules of relative paths ('..', '.', escapes).
-            return (
-                canonical_relative(where[len(self.uri) + 1 :])
-                if where.startswith(self.uri + "/")
+            return canonical_relative(where[len(self.uri) + 1:]) if where.startswith(self.uri + "/") \
                 else (None, "an absolute deletion vector path outside the table")
-            )
         return canonical_relative(where)
 
     def _deletion_vector_files(self, log: LogState, problems: list[Problem]) -> list[DataFile]:
@@ -748,28 +682,17 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             if type(offset) is not int:
                 # Measured (delta-spark 4.4, delta-rs 1.6): without an offset Spark reads the vector at byte 0 (and
                 # refuses the read: the version byte is no size), delta-rs at byte 1 — its rows, Spark's none.
-                problems.append(
-                    Problem(
-                        Code.TABLE_INCONSISTENT,
-                        f"the deletion vector of {raw} is stored in a file "
-                        f"but gives no offset ({str(offset)[:40]}): Spark reads it at byte 0 and "
-                        "refuses the read, delta-rs at byte 1",
-                        raw,
-                    )
-                )
+                problems.append(Problem(Code.TABLE_INCONSISTENT, f"the deletion vector of {raw} is stored in a file "
+                                        f"but gives no offset ({str(offset)[:40]}): Spark reads it at byte 0 and "
+                                        "refuses the read, delta-rs at byte 1", raw))
                 continue
             if descriptor.get("storageType") == "u" and "%" in str(descriptor.get("pathOrInlineDv"))[:-20]:
                 # The random prefix before the z85 uuid (the folder of the file). Measured: delta-rs decodes its
                 # escapes (a prefix '%41' read 'A/deletion_vector_…'), Spark's Hadoop Path reads it as
                 # written ('%41/…'): two files, other rows for each.
-                problems.append(
-                    Problem(
-                        Code.PATH_AMBIGUOUS,
-                        f"deletion vector {where!r} of {raw}: its folder prefix "
-                        "holds a percent-escape, which delta-rs decodes and Spark reads as written",
-                        raw,
-                    )
-                )
+                problems.append(Problem(Code.PATH_AMBIGUOUS, f"deletion vector {where!r} of {raw}: its folder prefix "
+                                        "holds a percent-escape, which delta-rs decodes and Spark reads as written",
+                                        raw))
                 continue
             rel, reason = self._vector_relative(descriptor, where)
             if rel is None:
@@ -779,9 +702,8 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             # Several adds may share one DV file (different offsets): it is one file of the version.
             if rel not in out:
                 size = self.storage.size_of(location)
-                out[rel] = DataFile(
-                    path=rel, size=-1 if size is None else size, kind="deletion_vector", location=location
-                )
+                out[rel] = DataFile(path=rel, size=-1 if size is None else size, kind="deletion_vector",
+                                    location=location)
         return list(out.values())
 
     def vectors_past_their_rows(self, log: LogState) -> list[Problem]:
@@ -829,15 +751,9 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             rows = min(count, _MOST_VECTOR_ROWS) if type(count) is int else _MOST_VECTOR_ROWS
             if least >= rows:
                 stated = f"{count} rows" if type(count) is int else "unstated rows"
-                out.append(
-                    Problem(
-                        Code.TABLE_UNREADABLE,
-                        f"the deletion vector of {raw} names row {least} or later, "
-                        f"past the file's {stated} (or 2**31): delta-rs refuses such a vector after making "
-                        "a row mask that long (gigabytes), so it is not read",
-                        raw,
-                    )
-                )
+                out.append(Problem(Code.TABLE_UNREADABLE, f"the deletion vector of {raw} names row {least} or later, "
+                                   f"past the file's {stated} (or 2**31): delta-rs refuses such a vector after making "
+                                   "a row mask that long (gigabytes), so it is not read", raw))
         return out
 
     def _cross_check_dvs(self, dt: DeltaTable, log: LogState, problems: list[Problem]) -> None:
@@ -858,9 +774,8 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         roots = self._engine_roots(dt)
         got = {engine_relative(roots, p, encoded=True) for p in engine}
         if got != expected:
-            problems.append(
-                Problem(Code.TABLE_INCONSISTENT, "delta-rs applies deletion vectors to other files than the log names")
-            )
+            problems.append(Problem(Code.TABLE_INCONSISTENT, "delta-rs applies deletion vectors to other files than "
+                                    "the log names"))
 
     def _engine_roots(self, dt: DeltaTable) -> tuple[str, ...]:
         """The prefixes of the locations delta-rs gives (see engine_relative): the resolved local root and the table
@@ -881,17 +796,13 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         first = roots[0] + "/" if roots[0] else ""
         if first and not first.startswith("file:") and all(uri.startswith(first) for uri in uris):
             # What engine_relative gives each: the first root is the one every location starts with.
-            engine = [uri[len(first) :] for uri in uris]
+            engine = [uri[len(first):] for uri in uris]
         else:
             engine = [engine_relative(roots, uri) for uri in uris]
         if engine != ours and sorted(engine) != sorted(ours):  # (equal lists sort alike: both come in delta-rs's order)
             odd = sorted(set(engine) ^ set(ours))[:3]
-            problems.append(
-                Problem(
-                    Code.PATH_AMBIGUOUS,
-                    f"delta-rs resolves the live files to other locations than the log's paths name: {odd}",
-                )
-            )
+            problems.append(Problem(Code.PATH_AMBIGUOUS, f"delta-rs resolves the live files to other locations than "
+                                    f"the log's paths name: {odd}"))
 
     def _changes(self, attested: str, v: Version) -> Changes:
         if not is_digits(attested):
@@ -904,11 +815,8 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         for x in range(b + 1, n + 1):
             commit = read_commit(self.storage, x)
             if commit is None:
-                return Changes(
-                    "none",
-                    f"the log entries for versions {b + 1}..{n} are no longer available; the reader view decides",
-                    complete=False,
-                )
+                return Changes("none", f"the log entries for versions {b + 1}..{n} are no longer available; the "
+                               "reader view decides", complete=False)
             if not commit.touches_files:
                 continue  # metadata only: attestations, property edits; the reader view catches what matters
             (data if commit.data_change else rewrites).append(commit)
@@ -918,15 +826,15 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             return Changes("compaction", _describe(rewrites))
         return Changes("none")
 
-    def content_reader(self, version: Version, files: Sequence[DataFile], *, statistics: bool = False) -> ContentReader:
+    def content_reader(self, version: Version, files: Sequence[DataFile], *,
+                       statistics: bool = False) -> ContentReader:
         """See AttestedTable.content_reader (carriers/delta/content.py)."""
         from carriers.delta import content
 
         return content.content_reader(self, version, files, statistics=statistics)
 
-    def file_content_digests(
-        self, version: Version, files: Sequence[DataFile], *, progress: Progress | None = None, statistics: bool = False
-    ) -> dict[str, ContentDigest]:
+    def file_content_digests(self, version: Version, files: Sequence[DataFile], *,
+                             progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
         """See AttestedTable.file_content_digests (carriers/delta/content.py)."""
         from carriers.delta import content
 
@@ -952,14 +860,9 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
 
         return content.widening(dict(attested_view), dict(view))
 
-    def widened_digests(
-        self,
-        attested: Version,
-        version: Version,
-        files: Sequence[DataFile],
-        identities: Mapping[str, tuple[int, str]],
-        columns: frozenset[str],
-    ) -> dict[str, tuple[ContentDigest, ContentDigest]] | str:
+    def widened_digests(self, attested: Version, version: Version, files: Sequence[DataFile],
+                        identities: Mapping[str, tuple[int, str]], columns: frozenset[str]
+                        ) -> dict[str, tuple[ContentDigest, ContentDigest]] | str:
         """See AttestedTable.widened_digests (carriers/delta/content.py)."""
         from carriers.delta import content
 
@@ -997,13 +900,9 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
 
     def _env(self, dialect: str | None, engines: Mapping[str, str] | None, v: Version) -> str:
         return env_identity(
-            producer_name=PRODUCER_NAME,
-            producer_version=__version__,
+            producer_name=PRODUCER_NAME, producer_version=__version__,
             engines={"deltalake": str(deltalake.__version__), **dict(engines or {})},
-            dialect=dialect,
-            table_format="delta",
-            protocol=protocol_doc(self._load(v.number).protocol()),
-        )
+            dialect=dialect, table_format="delta", protocol=protocol_doc(self._load(v.number).protocol()))
 
     def record(self, request: RecordRequest | None = None, /, **fields: Any) -> WriteResult:
         """See AttestedTable.record; refuses tables with writer features an attestation commit cannot honour."""
@@ -1041,12 +940,8 @@ def _cross_check_metadata(dt: DeltaTable, log: LogState, problems: list[Problem]
     }
     differ = [name for name, same in checks.items() if not same]
     if differ:
-        problems.append(
-            Problem(
-                Code.TABLE_INCONSISTENT,
-                f"delta-rs and the log replay read other {', '.join(differ)} at version {log.version}",
-            )
-        )
+        problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log replay read other {', '.join(differ)} "
+                                f"at version {log.version}"))
 
 
 # A file's row_tracking part when the log gives neither field (json_safe of two None values, as the encoder writes it).
@@ -1061,23 +956,11 @@ BULK_VIEWS: bool = fast.ON
 ALIGNED_LISTING: bool = fast.ON
 
 
-def _bulk_views(
-    paths: list[str],
-    sizes: list[Any],
-    partition_texts: list[str] | None,
-    stats_texts: list[str],
-    engine_times: list[Any],
-    live: list[bool],
-    logged_sizes: list[Any],
-    logged_values: list[Any],
-    logged_dvs: list[Any],
-    base_rows: list[Any],
-    commit_versions: list[Any],
-    logged_times: list[Any],
-    spellings: _Spellings,
-    location_of: str,
-    problems: list[Problem],
-) -> tuple[list[DataFile], dict[str, str], dict[str, Any]]:
+def _bulk_views(paths: list[str], sizes: list[Any], partition_texts: list[str] | None, stats_texts: list[str],
+                engine_times: list[Any], live: list[bool], logged_sizes: list[Any], logged_values: list[Any],
+                logged_dvs: list[Any], base_rows: list[Any], commit_versions: list[Any], logged_times: list[Any],
+                spellings: _Spellings, location_of: str,
+                problems: list[Problem]) -> tuple[list[DataFile], dict[str, str], dict[str, Any]]:
     """What ``DeltaCarrier._compute_live``'s per-file loop makes of files whose paths are all plain (each its own
     canonical relative path), named once, with no statistics to look into: the files, their view digests and times,
     and the size problems (appended to ``problems``, in file order). Each value is made by the loop's own expression,
@@ -1087,47 +970,31 @@ def _bulk_views(
     for rel, is_live, logged, size in zip(paths, live, logged_sizes, sized, strict=True):
         # A logged size of 0 is a real (empty) file's size, not a missing one.
         if is_live and (-1 if logged is None else int(logged)) != size:
-            problems.append(
-                Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of {rel}", rel)
-            )
+            problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of {rel}",
+                                    rel))
     if spellings.strings or spellings.stamps:  # else see_partitions finds nothing (stamps: timestamp_ntz too)
         for rel, values in zip(paths, logged_values, strict=True):
             spellings.see_partitions(rel, values)
     encode = _file_encode()
     dvs = ["null" if dv is None else encode(_dv_entry(dv)) for dv in logged_dvs]
-    rows = [
-        _NO_ROW_TRACKING
-        if base is None and version is None
-        else encode(json_safe({"baseRowId": base, "defaultRowCommitVersion": version}))
-        for base, version in zip(base_rows, commit_versions, strict=True)
-    ]
+    rows = [_NO_ROW_TRACKING if base is None and version is None else
+            encode(json_safe({"baseRowId": base, "defaultRowCommitVersion": version}))
+            for base, version in zip(base_rows, commit_versions, strict=True)]
     partitions = ["null"] * len(paths) if partition_texts is None else partition_texts
     if spellings.partitions:
         # As written too: engines parse some spellings alike and others not (a timestamp's zone, measured).
-        partitions = [
-            f'{part},"partition_text":{encode(json_safe(v) if isinstance(v, dict) else None)}'
-            for part, v in zip(partitions, logged_values, strict=True)
-        ]
-    texts = (
-        f'{{"deletion_vector":{dv},"kind":"data","partition":{part},"row_tracking":{row},"size":{size},'
-        f'"stats":{stats}}}'
-        for dv, part, row, size, stats in zip(dvs, partitions, rows, sized, stats_texts, strict=True)
-    )
+        partitions = [f'{part},"partition_text":{encode(json_safe(v) if isinstance(v, dict) else None)}'
+                      for part, v in zip(partitions, logged_values, strict=True)]
+    texts = (f'{{"deletion_vector":{dv},"kind":"data","partition":{part},"row_tracking":{row},"size":{size},'
+             f'"stats":{stats}}}' for dv, part, row, size, stats in zip(dvs, partitions, rows, sized, stats_texts,
+                                                                        strict=True))
     file_views = dict(zip(paths, [blake3_hex(text.encode("utf-8", "surrogatepass")) for text in texts], strict=True))
     # The statistics' texts (~34 MiB at 200,000 files) are read no further (the caller reads none of delta-rs's columns
     # after this): emptied before the times and files are made, which set the listing's peak memory otherwise.
     stats_texts.clear()
     del dvs, rows, partitions, texts
-    times = dict(
-        zip(
-            paths,
-            [
-                engine if logged is MISSING else logged
-                for engine, logged in zip(engine_times, logged_times, strict=True)
-            ],
-            strict=True,
-        )
-    )
+    times = dict(zip(paths, [engine if logged is MISSING else logged
+                             for engine, logged in zip(engine_times, logged_times, strict=True)], strict=True))
     # [DataFile(path=rel, size=size, kind="data", location=location_of + rel) ...], made in C passes
     files = data_files(paths, sized, map(location_of.__add__, paths))
     return files, file_views, times
@@ -1143,10 +1010,8 @@ def _vector_without_the_feature(log: LogState) -> str | None:
     found = next(log.adds.having("deletionVector"), None)
     if found is None:
         return None
-    return (
-        f"{str(found[0])[:300]} has a deletion vector, and the protocol does not enable deletion vectors (reader "
-        "and writer feature deletionVectors): delta-rs applies it, Spark reads every stored row"
-    )
+    return (f"{str(found[0])[:300]} has a deletion vector, and the protocol does not enable deletion vectors (reader "
+            "and writer feature deletionVectors): delta-rs applies it, Spark reads every stored row")
 
 
 def _mapping_without_the_feature(log: LogState) -> str | None:
@@ -1160,15 +1025,12 @@ def _mapping_without_the_feature(log: LogState) -> str | None:
         return None
     protocol = log.protocol if isinstance(log.protocol, dict) else {}
     reader = protocol.get("minReaderVersion")
-    if reader == 2 or (
-        type(reader) is int and reader >= 3 and "columnMapping" in (protocol.get("readerFeatures") or ())
-    ):
+    if reader == 2 or (type(reader) is int and reader >= 3 and "columnMapping" in (protocol.get("readerFeatures")
+                                                                                   or ())):
         return None
-    return (
-        f"delta.columnMapping.mode is {str(mode)[:40]!r}, and the protocol does not enable column mapping (reader "
-        "version 2, or the columnMapping reader feature): delta-rs reads columns by their logical names, Spark by "
-        "their physical names"
-    )
+    return (f"delta.columnMapping.mode is {str(mode)[:40]!r}, and the protocol does not enable column mapping (reader "
+            "version 2, or the columnMapping reader feature): delta-rs reads columns by their logical names, Spark by "
+            "their physical names")
 
 
 def _dv_entry(dv: Any) -> Any:
@@ -1183,7 +1045,7 @@ _LiveVector = tuple[str, dict[str, Any], dict[str, Any], str | ValueError | None
 
 # The most rows a deletion vector may name a row within (see DeltaCarrier.vectors_past_their_rows): delta-rs's row mask
 # for it is at most this many bytes.
-_MOST_VECTOR_ROWS = 2**31
+_MOST_VECTOR_ROWS = 2 ** 31
 
 
 def _describe(commits: Sequence[Commit]) -> str:
@@ -1192,14 +1054,8 @@ def _describe(commits: Sequence[Commit]) -> str:
     return ", ".join(labels) + more
 
 
-def attest_after_write(
-    table: str | DeltaTable,
-    *,
-    model: str,
-    storage_options: dict[str, str] | None = None,
-    detached: bool = False,
-    **fields: Unpack[AfterWrite],
-) -> WriteResult:
+def attest_after_write(table: str | DeltaTable, *, model: str, storage_options: dict[str, str] | None = None,
+                       detached: bool = False, **fields: Unpack[AfterWrite]) -> WriteResult:
     """Attest the table's latest data version after an ordinary ``write_deltalake`` (or any engine's commit).
 
     The program is ``program_hash`` or, given ``sql``, its SQL program identity in ``dialect``. With ``signer``
@@ -1208,3 +1064,5 @@ def attest_after_write(
     """
     request = after_write_request(model, fields)
     return DeltaCarrier(table, storage_options=storage_options, detached=detached).record(request)
+
+

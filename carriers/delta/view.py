@@ -10,13 +10,8 @@ from typing import Any
 
 from attest.fast import jsonscan
 
-__all__ = [
-    "READ_PROPERTIES",
-    "raw_reader_table",
-    "statistics_columns_read_otherwise",
-    "strip_comments",
-    "view_reader_features",
-]
+__all__ = ["READ_PROPERTIES", "raw_reader_table", "statistics_columns_read_otherwise", "strip_comments",
+           "view_reader_features"]
 
 # Table properties that change the rows or values readers get (docs/security.md, "The reader view"). Properties not
 # listed change how data is written, retained or optimised, not what is read.
@@ -47,13 +42,11 @@ READ_PROPERTIES = (
 # - v2Checkpoint: readers take the table's state from v2 checkpoints and their sidecars;
 # - variantType(-preview), variantShredding-preview: variant values are decoded (from shredded columns);
 # - catalogManaged, catalogOwned-preview: the latest version is the catalog's, not the log listing's.
-_VIEW_NEUTRAL_READER_FEATURES = frozenset(
-    {
-        # Only VACUUM acts on it (PROTOCOL.md: it must check the protocol first): readers read the same files, rows and
-        # values. (delta-rs 1.6's query engine refuses such a table outright, measured: no rows, never other rows.)
-        "vacuumProtocolCheck",
-    }
-)
+_VIEW_NEUTRAL_READER_FEATURES = frozenset({
+    # Only VACUUM acts on it (PROTOCOL.md: it must check the protocol first): readers read the same files, rows and
+    # values. (delta-rs 1.6's query engine refuses such a table outright, measured: no rows, never other rows.)
+    "vacuumProtocolCheck",
+})
 
 
 def view_reader_features(min_reader_version: int, reader_features: Sequence[str] | None) -> list[str]:
@@ -83,14 +76,9 @@ def raw_reader_table(meta: dict[str, Any] | None, protocol: dict[str, Any] | Non
     config = {str(k): str(v) for k, v in (meta.get("configuration") or {}).items() if v is not None}
     version = protocol.get("minReaderVersion")
     features = protocol.get("readerFeatures")
-    return (
-        schema,
-        list(meta.get("partitionColumns") or []),
-        {k: config[k] for k in READ_PROPERTIES if k in config},
-        view_reader_features(
-            version if type(version) is int else 99, [str(f) for f in features] if isinstance(features, list) else None
-        ),
-    )
+    return (schema, list(meta.get("partitionColumns") or []), {k: config[k] for k in READ_PROPERTIES if k in config},
+            view_reader_features(version if type(version) is int else 99,
+                                 [str(f) for f in features] if isinstance(features, list) else None))
 
 
 def strip_comments(node: Any) -> Any:
