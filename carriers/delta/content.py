@@ -510,6 +510,11 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
         if {ROW_ID, ROW_COMMIT_VERSION} & ({c.identity for c in columns} | set(constants) | set(arrays)):
             raise UnsupportedTableError(f"the table has a column named {ROW_ID!r} or {ROW_COMMIT_VERSION!r}, the "
                                         "identities of the row-tracking ids in the content digest")
+        for materialized in (tracking.row_id_column, tracking.commit_version_column):
+            if materialized is not None:
+                # Spark reads a materialized row-tracking column by name without case too (measured: a rewrite's
+                # file holding `_ROW-ID-COL-…` gave Spark its ids, the digest baseRowId + index: VERIFIED before).
+                _check_case(f, stored, materialized, folds)
         row_ids, commit_versions = row_id_arrays(f, table, stored, tracking)
         table_arrays[ROW_ID] = row_ids
         table_arrays[ROW_COMMIT_VERSION] = commit_versions

@@ -16,7 +16,7 @@ from deltalake import write_deltalake
 from attest.errors import AttestError
 from carriers.delta.carrier import attest_after_write
 from carriers.delta.log import commit_name
-from tests.adversarial.conftest import PROGRAM
+from tests.adversarial.conftest import PROGRAM, verify
 from tests.adversarial.test_delta_round17 import forged_unindexed
 
 
@@ -48,3 +48,28 @@ def test_nested_statistics_column_named_in_another_case(tmp_path: Path) -> None:
     with pytest.raises(AttestError) as caught:
         attest_after_write(str(path), model="orders", program_hash=PROGRAM)
     assert caught.value.code.value == "table_inconsistent", caught.value
+
+
+# delta.dataSkippingStatsColumns / delta.dataSkippingNumIndexedCols spelled so that delta-rs keeps b out of its
+# statistics, and Spark does too (measured, test_spark_delta_round17.py): b's forged bounds are unread by both, the
+# table verifies as it is.
+HELD_STATISTICS_COLUMNS = {
+    "a,a": {"delta.dataSkippingStatsColumns": "a,a"},
+    "a,`b `": {"delta.dataSkippingStatsColumns": "a,`b `"},
+    "+1": {"delta.dataSkippingNumIndexedCols": "+1"},
+    "a over 2": {"delta.dataSkippingStatsColumns": "a", "delta.dataSkippingNumIndexedCols": "2"},
+}
+
+
+def forged_statistics(path: Path, case: str) -> None:
+    """forged_unindexed's table (b's bounds forged to 100..200) under the properties of ``case``."""
+    forged_unindexed(path, "a", configuration=HELD_STATISTICS_COLUMNS[case])
+
+
+@pytest.mark.parametrize("case", sorted(HELD_STATISTICS_COLUMNS))
+def test_statistics_columns_both_engines_leave_out(tmp_path: Path, case: str) -> None:
+    path = tmp_path / "t"
+    forged_statistics(path, case)
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc

@@ -31,19 +31,21 @@ from carriers.delta.log import commit_name
 from tests.adversarial.conftest import PROGRAM, codes, verify
 
 
-def forged_unindexed(path: Path, columns: str) -> None:
-    """One file (a: 1, 2; b: 5, 6) written by delta-rs with ``delta.dataSkippingStatsColumns`` ``columns``, which
-    keeps b's statistics out of delta-rs's reading; b's bounds in the commit forged to 100..200."""
+def forged_unindexed(path: Path, columns: str, configuration: dict[str, str] | None = None) -> None:
+    """One file (a: 1, 2; b: 5, 6) written by delta-rs with ``delta.dataSkippingStatsColumns`` ``columns`` (or the
+    properties ``configuration``), which keeps b's statistics out of delta-rs's reading; b's bounds in the commit
+    forged to 100..200."""
     write_deltalake(
         str(path),
         pa.table({"a": pa.array([1, 2], pa.int64()), "b": pa.array([5, 6], pa.int64())}),
-        configuration={"delta.dataSkippingStatsColumns": columns},
+        configuration=configuration or {"delta.dataSkippingStatsColumns": columns},
     )
     commit = path / commit_name(0)
     lines = [json.loads(line) for line in commit.read_text().splitlines()]
     for action in lines:
         if "add" in action:
             stats = json.loads(action["add"]["stats"])
+            assert "b" not in stats["maxValues"]  # delta-rs kept none for b
             stats["minValues"]["b"], stats["maxValues"]["b"], stats["nullCount"]["b"] = 100, 200, 0
             action["add"]["stats"] = json.dumps(stats)
     commit.write_text("\n".join(json.dumps(a) for a in lines) + "\n")
@@ -74,3 +76,164 @@ def test_statistics_columns_named_in_another_case_after_the_attestation(tmp_path
     for level in ("schema", "files", "bytes"):
         rc, doc = verify(str(path), "--level", level)
         assert rc != 0 and "table_inconsistent" in codes(doc), (level, doc)
+
+
+# ---- a rewrite's materialized row-tracking column in another case ---------------------------------------------------
+# With delta.enableRowTracking readers get each row's _metadata.row_id: the materialized column's value where a file
+# holds that column (delta.rowTracking.materializedRowIdColumnName), else baseRowId + the row's index. Spark finds the
+# column by name without case (measured: a file holding `_ROW-ID-COL-…` gave Spark its values), the digest by the
+# exact name (it took baseRowId + index): a dataChange: false rewrite whose file keeps every row and baseRowId but
+# holds other ids under the upper-cased name was `VERIFIED (content; compacted …, same rows)`.
+
+ROW_ID_COLUMN = "_row-id-col-3f1c"
+COMMIT_VERSION_COLUMN = "_row-commit-version-col-3f1c"
+
+
+def row_tracked(path: Path, extra: dict[str, pa.Array] | None = None) -> None:
+    """A row-tracking table as delta-spark 4.4 writes one (its log's shape, copied): ids 0..5 in one file, row ids
+    0..5 (baseRowId 0, none materialized), commit version 1; ``extra`` columns in that file."""
+    path.mkdir(parents=True)
+    log = path / "_delta_log"
+    log.mkdir()
+    config = {
+        "delta.enableRowTracking": "true",
+        "delta.rowTracking.materializedRowIdColumnName": ROW_ID_COLUMN,
+        "delta.rowTracking.materializedRowCommitVersionColumnName": COMMIT_VERSION_COLUMN,
+    }
+    schema = {"type": "struct", "fields": [{"name": "id", "type": "long", "nullable": True, "metadata": {}}]}
+    (log / "00000000000000000000.json").write_text(
+        "\n".join(
+            json.dumps(a)
+            for a in [
+                {"commitInfo": {"operation": "CREATE TABLE"}},
+                {
+                    "metaData": {
+                        "id": "6b0e2c55-5d1e-4a7e-9d0c-0c6a3c1f2e11",
+                        "format": {"provider": "parquet", "options": {}},
+                        "schemaString": json.dumps(schema),
+                        "partitionColumns": [],
+                        "configuration": config,
+                        "createdTime": 1,
+                    }
+                },
+                {
+                    "protocol": {
+                        "minReaderVersion": 1,
+                        "minWriterVersion": 7,
+                        "writerFeatures": ["domainMetadata", "rowTracking", "invariants", "appendOnly"],
+                    }
+                },
+            ]
+        )
+        + "\n"
+    )
+    _row_file(path, 1, "part-00000-a.snappy.parquet", extra or {}, base_row_id=0, commit_version=1, data_change=True)
+
+
+def _row_file(
+    path: Path,
+    n: int,
+    rel: str,
+    extra: dict[str, pa.Array],
+    *,
+    base_row_id: int,
+    commit_version: int,
+    data_change: bool,
+) -> None:
+    """Commit ``n``: one file of ids 0..5 (plus ``extra`` columns), replacing every live file when not a data
+    change (a rewrite, as OPTIMIZE commits one)."""
+    import pyarrow.parquet as pq
+
+    from tests.adversarial.conftest import delta_stats, log_state
+
+    ids = pa.array(range(6), pa.int64())
+    pq.write_table(pa.table({"id": ids, **extra}), path / rel)
+    actions: list[dict[str, object]] = [{"commitInfo": {"operation": "WRITE" if data_change else "OPTIMIZE"}}]
+    if not data_change:
+        actions += [
+            {
+                "remove": {
+                    "path": raw,
+                    "dataChange": False,
+                    "deletionTimestamp": 1,
+                    "size": add["size"],
+                    "extendedFileMetadata": True,
+                    "partitionValues": {},
+                    "baseRowId": add.get("baseRowId"),
+                    "defaultRowCommitVersion": add.get("defaultRowCommitVersion"),
+                }
+            }
+            for raw, add in log_state(path).adds.items()
+        ]
+    actions.append(
+        {
+            "add": {
+                "path": rel,
+                "partitionValues": {},
+                "size": (path / rel).stat().st_size,
+                "modificationTime": 1,
+                "dataChange": data_change,
+                "baseRowId": base_row_id,
+                "defaultRowCommitVersion": commit_version,
+                "stats": delta_stats(pa.table({"id": ids})),
+            }
+        }
+    )
+    (path / commit_name(n)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+def rewritten_ids(path: Path, name: str) -> None:
+    """Recorded, then a rewrite of the one file: the same rows, baseRowId 0 and commit version 1 (so baseRowId + index
+    gives the attested ids), its materialized row-id column named ``name`` holding ids 1000..1005."""
+    row_tracked(path)
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["content_digest_bound"] is True, doc
+    n = int(DeltaTable(str(path)).version()) + 1
+    _row_file(
+        path,
+        n,
+        "part-00000-b.snappy.parquet",
+        {name: pa.array(range(1000, 1006), pa.int64())},
+        base_row_id=0,
+        commit_version=1,
+        data_change=False,
+    )
+
+
+def test_a_rewrite_holding_row_ids_under_another_case_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    rewritten_ids(path, ROW_ID_COLUMN.upper())
+    for level in ("schema", "files", "bytes"):
+        rc, doc = verify(str(path), "--level", level)
+        assert rc != 0 and codes(doc) == ["unsupported_table"], (level, doc)
+
+
+def test_a_rewrite_holding_commit_versions_under_another_case_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    row_tracked(path)
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    n = int(DeltaTable(str(path)).version()) + 1
+    _row_file(
+        path,
+        n,
+        "part-00000-b.snappy.parquet",
+        {COMMIT_VERSION_COLUMN.upper(): pa.array([7] * 6, pa.int64())},
+        base_row_id=0,
+        commit_version=1,
+        data_change=False,
+    )
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc != 0 and codes(doc) == ["unsupported_table"], doc
+
+
+def test_record_binds_no_digest_of_row_ids_under_another_case(tmp_path: Path) -> None:
+    # The recorded version's own file so (written there before the record): the digest took baseRowId + index for
+    # ids Spark reads as 1000..1005 (a content digest bound for rows no reader gets). Now no digest is bound: the
+    # files and bytes are attested, as for any table whose rows have no one content.
+    path = tmp_path / "t"
+    row_tracked(path, {ROW_ID_COLUMN.upper(): pa.array(range(1000, 1006), pa.int64())})
+    written = attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert written.content is None, written.content
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["content_digest_bound"] is False, doc
