@@ -237,3 +237,56 @@ def test_record_binds_no_digest_of_row_ids_under_another_case(tmp_path: Path) ->
     assert written.content is None, written.content
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0 and doc["content_digest_bound"] is False, doc
+
+
+# ---- integers stored past their Parquet annotation's width ---------------------------------------------------------
+# A Parquet INT32 column annotated INT(8) holds 32-bit values: a file may store 300 there. pyarrow (the digest) and
+# delta-rs read it truncated (44), Spark reads the stored 300 into a Delta `integer` column (measured). A table whose
+# file was written so before `attest record` was recorded with the digest of 44, VERIFIED, while Spark returned 300.
+
+
+def narrow_file(path: Path, values: list[int]) -> str:
+    """A Parquet file of one column ``v``, INT32 annotated INT(8), storing ``values`` as int32 (plain, uncompressed:
+    each value's four bytes written over the ones pyarrow wrote for its low 7 bits)."""
+    import struct
+
+    import pyarrow.parquet as pq
+
+    rel = "part-00000-narrow.parquet"
+    low = [v & 0x7F for v in values]
+    pq.write_table(
+        pa.table({"v": pa.array(low, pa.int8())}),
+        path / rel,
+        compression="none",
+        use_dictionary=False,
+        write_statistics=False,
+    )
+    data = (path / rel).read_bytes()
+    at = data.index(b"".join(struct.pack("<i", v) for v in low))
+    data = data[:at] + b"".join(struct.pack("<i", v) for v in values) + data[at + 4 * len(values) :]
+    (path / rel).write_bytes(data)
+    return rel
+
+
+def narrow_table(path: Path) -> None:
+    """A delta-rs table of an `integer` column v (44, 1) whose one file is replaced, in its commit, by a file storing
+    300 and 1 under an INT(8) annotation."""
+    write_deltalake(str(path), pa.table({"v": pa.array([44, 1], pa.int32())}))
+    for old in path.glob("*.parquet"):
+        old.unlink()
+    rel = narrow_file(path, [300, 1])
+    commit = path / commit_name(0)
+    lines = [json.loads(line) for line in commit.read_text().splitlines()]
+    for action in lines:
+        if "add" in action:
+            action["add"]["path"], action["add"]["size"] = rel, (path / rel).stat().st_size
+    commit.write_text("\n".join(json.dumps(a) for a in lines) + "\n")
+
+
+def test_record_refuses_integers_past_their_annotation(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    narrow_table(path)
+    assert DeltaTable(str(path)).to_pyarrow_table().column("v").to_pylist() == [44, 1]  # delta-rs truncates
+    with pytest.raises(AttestError) as caught:
+        attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert caught.value.code.value == "table_inconsistent", caught.value
