@@ -290,3 +290,67 @@ def test_record_refuses_integers_past_their_annotation(tmp_path: Path) -> None:
     with pytest.raises(AttestError) as caught:
         attest_after_write(str(path), model="orders", program_hash=PROGRAM)
     assert caught.value.code.value == "table_inconsistent", caught.value
+
+
+NARROW_WIDENINGS = ("the feature on", "a column widened")
+
+
+def narrow_rewrite(path: Path, how: str) -> None:
+    """A type-widening table (``test_delta_round16.WIDENINGS``: the feature on, or v widened to long) of v = 44, 1,
+    recorded; then a ``dataChange: false`` rewrite into a file storing 300 and 1 under an INT(8) annotation, which
+    the digest read as the wider type, 44 and 1: `VERIFIED (content; compacted …, same rows)` before."""
+    from tests.adversarial.conftest import delta_stats, log_state, write_commit
+    from tests.adversarial.test_delta_round16 import _change, protocol
+
+    write_deltalake(str(path), pa.table({"v": pa.array([44, 1], pa.int32())}))
+    features = ["typeWidening"]
+    if how == "the feature on":
+        write_commit(path, [protocol(3, 7, features, features)])
+    else:
+        meta = json.loads(json.dumps(log_state(path).metadata))
+        schema = json.loads(meta["schemaString"])
+        schema["fields"][0]["type"] = "long"
+        _change(schema["fields"][0], "integer", "long")
+        meta["schemaString"] = json.dumps(schema)
+        meta["configuration"] = {**(meta.get("configuration") or {}), "delta.enableTypeWidening": "true"}
+        write_commit(path, [protocol(3, 7, features, features), {"metaData": meta}])
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc
+    rel = narrow_file(path, [300, 1])
+    actions: list[dict[str, object]] = [{"commitInfo": {"operation": "OPTIMIZE"}}]
+    for raw, add in log_state(path).adds.items():
+        actions.append(
+            {
+                "remove": {
+                    "path": raw,
+                    "dataChange": False,
+                    "deletionTimestamp": 1,
+                    "size": add["size"],
+                    "extendedFileMetadata": True,
+                    "partitionValues": {},
+                }
+            }
+        )
+    actions.append(
+        {
+            "add": {
+                "path": rel,
+                "partitionValues": {},
+                "size": (path / rel).stat().st_size,
+                "modificationTime": 1,
+                "dataChange": False,
+                "stats": delta_stats(pa.table({"v": pa.array([44, 1], pa.int32())})),
+            }
+        }
+    )
+    write_commit(path, actions)
+
+
+@pytest.mark.parametrize("how", NARROW_WIDENINGS)
+def test_a_rewrite_storing_integers_past_their_annotation_is_content_changed(tmp_path: Path, how: str) -> None:
+    path = tmp_path / "t"
+    narrow_rewrite(path, how)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "past the width" in json.dumps(doc), doc
