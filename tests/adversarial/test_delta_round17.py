@@ -354,3 +354,47 @@ def test_a_rewrite_storing_integers_past_their_annotation_is_content_changed(tmp
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 1 and codes(doc) == ["content_changed"], doc
     assert "past the width" in json.dumps(doc), doc
+
+
+# ---- a struct's field stored under another case ---------------------------------------------------------------------
+# Spark resolves a file's nested struct fields by name without case (as its top-level columns: ``_check_case``),
+# delta-rs by the exact name: a file holding ``s.X`` for the schema's ``s.x`` read 50, 60 in Spark and nulls in
+# delta-rs (measured). Only top-level columns were held so: `record` bound a digest of the file, VERIFIED.
+
+
+def nested_case_table(path: Path) -> None:
+    """A delta-rs table (id, s: struct<x>) whose one file is rewritten in place, before any record, to hold ``s.X``
+    (50, 60); its statistics say so too (Spark's reading)."""
+    import pyarrow.parquet as pq
+
+    write_deltalake(
+        str(path),
+        pa.table(
+            {"id": pa.array([1, 2], pa.int64()), "s": pa.array([{"x": 5}, {"x": 6}], pa.struct([("x", pa.int64())]))}
+        ),
+    )
+    (data,) = path.glob("*.parquet")
+    pq.write_table(
+        pa.table(
+            {"id": pa.array([1, 2], pa.int64()), "s": pa.array([{"X": 50}, {"X": 60}], pa.struct([("X", pa.int64())]))}
+        ),
+        data,
+    )
+    commit = path / commit_name(0)
+    lines = [json.loads(line) for line in commit.read_text().splitlines()]
+    for action in lines:
+        if "add" in action:
+            stats = json.loads(action["add"]["stats"])
+            stats["minValues"]["s"], stats["maxValues"]["s"] = {"x": 50}, {"x": 60}
+            action["add"]["stats"], action["add"]["size"] = json.dumps(stats), data.stat().st_size
+    commit.write_text("\n".join(json.dumps(a) for a in lines) + "\n")
+
+
+def test_record_binds_no_digest_of_a_struct_field_under_another_case(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    nested_case_table(path)
+    assert DeltaTable(str(path)).to_pyarrow_table().column("s").to_pylist() == [{"x": None}, {"x": None}]
+    written = attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert written.content is None, written.content
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["content_digest_bound"] is False, doc

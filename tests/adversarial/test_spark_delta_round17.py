@@ -21,6 +21,7 @@ from tests.adversarial.test_delta_round17 import (
     made_live_later,
     narrow_rewrite,
     narrow_table,
+    nested_case_table,
     rewritten_ids,
     row_tracked,
 )
@@ -96,3 +97,9 @@ def test_spark_reads_integers_past_their_annotation_as_stored(spark: SparkSessio
         got[how] = sorted(r[0] for r in spark.sql(f"SELECT v FROM delta.`{path}`").collect())
     # pyarrow, delta-rs and the digest read 44 and 1 (test_delta_round17.py)
     assert got == {key: [1, 300] for key in ("recorded", *NARROW_WIDENINGS)}, got
+
+
+def test_spark_reads_a_struct_field_without_case(spark: SparkSession, tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    nested_case_table(path)
+    assert [r[0] for r in spark.sql(f"SELECT s.x FROM delta.`{path}` ORDER BY id").collect()] == [50, 60]
