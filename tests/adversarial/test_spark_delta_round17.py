@@ -12,7 +12,11 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pytest
 
-from tests.adversarial.test_delta_held_round17 import HELD_STATISTICS_COLUMNS, forged_statistics
+from tests.adversarial.test_delta_held_round17 import (
+    HELD_STATISTICS_COLUMNS,
+    forged_statistics,
+    statistics_keyed_in_another_case,
+)
 from tests.adversarial.test_delta_round17 import (
     COMMIT_VERSION_COLUMN,
     NARROW_WIDENINGS,
@@ -62,7 +66,13 @@ def test_spark_reads_statistics_columns_held_alike(spark: SparkSession, tmp_path
             len(spark.sql(f"SELECT * FROM delta.`{path}` WHERE b = 5").collect()),
             spark.sql(f"SELECT max(b) FROM delta.`{path}`").collect()[0][0],
         )
-    assert got == dict.fromkeys(HELD_STATISTICS_COLUMNS, (1, 6)), got
+    path = tmp_path / "keyed"
+    statistics_keyed_in_another_case(path)
+    got["keyed B"] = (
+        len(spark.sql(f"SELECT * FROM delta.`{path}` WHERE b = 5").collect()),
+        spark.sql(f"SELECT max(b) FROM delta.`{path}`").collect()[0][0],
+    )
+    assert got == dict.fromkeys((*HELD_STATISTICS_COLUMNS, "keyed B"), (1, 6)), got
 
 
 def test_spark_reads_materialized_row_tracking_columns_without_case(spark: SparkSession, tmp_path: Path) -> None:
