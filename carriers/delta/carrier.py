@@ -68,6 +68,7 @@ from carriers.delta.rows import engine_relative, protocol_doc
 from carriers.delta.spellings import _Spellings
 from carriers.delta.view import (
     READ_PROPERTIES,
+    mapping_mode_read_otherwise,
     raw_reader_table,
     statistics_columns_read_otherwise,
     strip_comments,
@@ -501,7 +502,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             log, inconsistencies = LogState(version=n), [exc.message]
         problems += [Problem(Code.TABLE_INCONSISTENT, text) for text in inconsistencies]
         for stray in (_vector_without_the_feature(log), _mapping_without_the_feature(log),
-                      statistics_columns_read_otherwise(log.metadata)):
+                      statistics_columns_read_otherwise(log.metadata), mapping_mode_read_otherwise(log.metadata)):
             if stray is not None:
                 problems.append(Problem(Code.TABLE_INCONSISTENT, stray))
         _release_arrow_memory()  # the checkpoints read for the cross-check, dropped: before delta-rs's adds are read

@@ -398,3 +398,91 @@ def test_record_binds_no_digest_of_a_struct_field_under_another_case(tmp_path: P
     assert written.content is None, written.content
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0 and doc["content_digest_bound"] is False, doc
+
+
+# ---- delta.columnMapping.mode spelled in another case ---------------------------------------------------------------
+# Spark parses the mode without case (`NAME` is name mapping: columns by physical name), delta-rs takes only the exact
+# spelling (it read every column of such a table as nulls, measured with a table Spark wrote, its mode respelled in
+# each metaData). The content digest followed Spark (it lowers the mode): recorded, VERIFIED, while delta-rs readers
+# got nulls.
+
+
+def mapped_table(path: Path, mode: str) -> None:
+    """A name-mapped table as Spark writes one (reader 2, writer 5): columns id, s stored under physical names
+    ``col-1``, ``col-2``; its mode spelled ``mode``."""
+    import pyarrow.parquet as pq
+
+    (path / "_delta_log").mkdir(parents=True)
+    fields = [
+        {
+            "name": name,
+            "type": kind,
+            "nullable": True,
+            "metadata": {"delta.columnMapping.id": i, "delta.columnMapping.physicalName": f"col-{i}"},
+        }
+        for i, (name, kind) in enumerate((("id", "long"), ("s", "string")), start=1)
+    ]
+    rel = "part-00000-mapped.parquet"
+    schema = pa.schema(
+        [
+            pa.field("col-1", pa.int64(), metadata={"PARQUET:field_id": "1"}),
+            pa.field("col-2", pa.string(), metadata={"PARQUET:field_id": "2"}),
+        ]
+    )
+    pq.write_table(pa.table([pa.array([1, 2], pa.int64()), pa.array(["a", "b"])], schema=schema), path / rel)
+    actions = [
+        {"commitInfo": {"operation": "WRITE"}},
+        {"protocol": {"minReaderVersion": 2, "minWriterVersion": 5}},
+        {
+            "metaData": {
+                "id": "0f4b7d3c-2a51-4c1e-9d7e-1b2c3d4e5f60",
+                "format": {"provider": "parquet", "options": {}},
+                "schemaString": json.dumps({"type": "struct", "fields": fields}),
+                "partitionColumns": [],
+                "configuration": {"delta.columnMapping.mode": mode, "delta.columnMapping.maxColumnId": "2"},
+                "createdTime": 1,
+            }
+        },
+        {
+            "add": {
+                "path": rel,
+                "partitionValues": {},
+                "size": (path / rel).stat().st_size,
+                "modificationTime": 1,
+                "dataChange": True,
+                "stats": json.dumps({"numRecords": 2}),
+            }
+        },
+    ]
+    (path / commit_name(0)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+def _query_engine(path: Path) -> list[object]:
+    """Column s as delta-rs's query engine reads it (its pyarrow dataset reads no column mapping at all)."""
+    from deltalake import QueryBuilder
+
+    return (
+        pa.table(QueryBuilder().register("t", DeltaTable(str(path))).execute("SELECT s FROM t").read_all())
+        .column("s")
+        .to_pylist()
+    )
+
+
+@pytest.mark.parametrize("mode", ["NAME", "Name", "ID"])
+def test_record_refuses_a_mapping_mode_in_another_case(tmp_path: Path, mode: str) -> None:
+    path = tmp_path / "t"
+    mapped_table(path, mode)
+    if mode != "ID":
+        assert _query_engine(path) == [None, None]  # by logical name
+    with pytest.raises(AttestError) as caught:
+        attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert caught.value.code.value == "table_inconsistent", caught.value
+
+
+def test_a_mapping_mode_as_spark_writes_it_records(tmp_path: Path) -> None:
+    # The control: the same table with the mode spelled `name` reads the stored values in delta-rs, and records.
+    path = tmp_path / "t"
+    mapped_table(path, "name")
+    assert _query_engine(path) == ["a", "b"]
+    written = attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert written.content is not None
