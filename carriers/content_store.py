@@ -1575,3 +1575,115 @@ def _widened_note(table: AttestedTable, attested: Version, v: Version, reread: s
                      "(docs/content-digest.md, \"Delta type widening\")")
     return (f"; column types changed since {table.noun} {attested.id}: {', '.join(changes[:5])}"
             f"{f' and {len(changes) - 5} more' if len(changes) > 5 else ''} — {why}")
+
+
+# ---- Integers stored past their annotation's width -------------------------------------------------------------------
+# A Parquet INT32 column annotated INT(8) or INT(16) (signed or not: the logical type, or the legacy converted type)
+# holds 32-bit values; the annotation says they fit in 8 or 16 bits. A file may store values that do not: pyarrow and
+# delta-rs (arrow-rs) then read them truncated (300 as 44), Spark reads the stored int32 into a wider column (measured,
+# delta-spark 4.4: 300 for a Delta `integer` column; tests/adversarial/test_delta_round17.py). The digest reads as
+# pyarrow does, so such a file has no one content.
+
+_NARROW_CONVERTED = {11, 12, 15, 16}  # UINT_8, UINT_16, INT_8, INT_16 (parquet.thrift ConvertedType)
+_INT_32_ZIGZAG = 34  # ConvertedType INT_32 (17), zigzag-encoded as the compact protocol writes an i32
+
+
+def _narrow_positions(footer: bytes) -> list[tuple[int, int]]:
+    """(offset, byte) edits of a Parquet footer (FileMetaData, Thrift compact) that annotate each INT(8) / INT(16)
+    column INT(32), signed: every edit keeps the footer's length (a one-byte value for a one-byte value). ValueError
+    on a footer it cannot walk."""
+    reader = _Thrift(footer)
+    edits: list[tuple[int, int]] = []
+
+    def fields(depth: int) -> Iterable[tuple[int, int, int]]:
+        """(field id, wire type, position of its header) of the struct at the reader's position."""
+        last = 0
+        while True:
+            at = reader.pos
+            head = reader.byte()
+            if head == _T_STOP:
+                return
+            delta, kind = head >> 4, head & 0x0F
+            last = last + delta if delta else reader.zigzag()
+            yield last, kind, at
+            if depth > 32:
+                raise ValueError("Thrift data nested too deep")
+
+    def integer_type() -> None:
+        for fid, kind, at in fields(3):
+            if fid == 1 and kind == _T_BYTE:  # bitWidth
+                if footer[reader.pos] in (8, 16):
+                    edits.append((reader.pos, 32))
+                reader.byte()
+            elif fid == 2 and kind in (_T_TRUE, _T_FALSE):  # isSigned: the value is the header's type
+                if kind == _T_FALSE and footer[at] >> 4:  # a header of the short form: its type nibble
+                    edits.append((at, (footer[at] & 0xF0) | _T_TRUE))
+            else:
+                reader.value(kind, 3)
+
+    def logical_type() -> None:
+        for fid, kind, _ in fields(2):
+            if fid == 10 and kind == _T_STRUCT:  # INTEGER
+                integer_type()
+            else:
+                reader.value(kind, 2)
+
+    def schema_element() -> None:
+        for fid, kind, _ in fields(1):
+            if fid == 6 and kind == _T_I32:  # converted_type
+                at = reader.pos
+                if reader.zigzag() in _NARROW_CONVERTED:
+                    if reader.pos != at + 1:
+                        raise ValueError("a converted type of more than one byte")
+                    edits.append((at, _INT_32_ZIGZAG))
+            elif fid == 10 and kind == _T_STRUCT:
+                logical_type()
+            else:
+                reader.value(kind, 1)
+
+    for fid, kind, _ in fields(0):
+        if fid == 2 and kind == _T_LIST:  # the schema: list<SchemaElement>
+            head = reader.byte()
+            n, elem = head >> 4, head & 0x0F
+            if n == 15:
+                n = reader.varint()
+            if elem != _T_STRUCT:
+                raise ValueError("a schema that is not a list of structs")
+            for _ in range(n):
+                schema_element()
+        else:
+            reader.value(kind, 0)
+    return edits
+
+
+def narrow_integer_problems(handle: Any, table: Any, narrow: Sequence[str]) -> list[str]:
+    """The top-level columns (of ``narrow``: those holding an INT(8) / INT(16) annotated leaf) whose stored 32-bit
+    values differ from the values pyarrow read (``table``): values past the annotation's width, which Spark reads as
+    stored and pyarrow, delta-rs and the digest truncated. The file is read again with its footer annotating those
+    leaves INT(32) (``_narrow_positions``). A reason when the file cannot be read so."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        handle.seek(0)
+        data = bytearray(handle.read())
+        length = struct.unpack("<i", bytes(data[-8:-4]))[0]
+        start = len(data) - 8 - length
+        if data[-4:] != b"PAR1" or start < 4:
+            raise ValueError("no Parquet footer at the end")
+        for at, value in _narrow_positions(bytes(data[start:start + length])):
+            data[start + at] = value
+        raw = pq.ParquetFile(pa.BufferReader(bytes(data))).read(columns=list(narrow))
+    except (OSError, ValueError, IndexError, struct.error, pa.ArrowException) as exc:
+        return [f"its integer columns annotated narrower than stored cannot be read as stored ({exc})"]
+    problems = []
+    for name in narrow:
+        read, stored = table.column(name), raw.column(name)
+        try:
+            same = read.cast(stored.type).equals(stored)
+        except pa.ArrowException:
+            same = False
+        if not same:
+            problems.append(f"column {name!r} stores integers past the width its Parquet annotation gives them "
+                            "(INT(8) or INT(16)): Spark reads the stored values, pyarrow and delta-rs truncate them")
+    return problems

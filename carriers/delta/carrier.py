@@ -66,7 +66,14 @@ from carriers.delta.log import (
 from carriers.delta.rows import add_action_rows as add_action_rows
 from carriers.delta.rows import engine_relative, protocol_doc
 from carriers.delta.spellings import _Spellings
-from carriers.delta.view import READ_PROPERTIES, raw_reader_table, strip_comments, view_reader_features
+from carriers.delta.view import (
+    READ_PROPERTIES,
+    mapping_mode_read_otherwise,
+    raw_reader_table,
+    statistics_columns_read_otherwise,
+    strip_comments,
+    view_reader_features,
+)
 from carriers.storage.delta import DeltaStorage
 from carriers.storage.errors import coded, is_panic
 from carriers.storage.options import check_supported
@@ -494,7 +501,8 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         except TableInconsistentError as exc:
             log, inconsistencies = LogState(version=n), [exc.message]
         problems += [Problem(Code.TABLE_INCONSISTENT, text) for text in inconsistencies]
-        for stray in (_vector_without_the_feature(log), _mapping_without_the_feature(log)):
+        for stray in (_vector_without_the_feature(log), _mapping_without_the_feature(log),
+                      statistics_columns_read_otherwise(log.metadata), mapping_mode_read_otherwise(log.metadata)):
             if stray is not None:
                 problems.append(Problem(Code.TABLE_INCONSISTENT, stray))
         _release_arrow_memory()  # the checkpoints read for the cross-check, dropped: before delta-rs's adds are read

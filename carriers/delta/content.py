@@ -179,6 +179,17 @@ class DeltaContentReader:
                 nanos = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
                          if _nanoseconds(parquet.schema.column(i))}
                 table = parquet.read()
+                narrow = sorted({parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
+                                 if _narrow_integer(parquet.schema.column(i))})
+                if narrow:
+                    from carriers.content_store import narrow_integer_problems
+
+                    past = narrow_integer_problems(handle, table, narrow)
+                    if past:
+                        raise CarrierError(
+                            f"{f.path}{', added by a rewrite,' if self.logged is not None else ''}: {past[0]} — "
+                            "readers get other values", path=f.path,
+                            code=Code.CONTENT_CHANGED if self.logged is not None else Code.TABLE_INCONSISTENT)
                 meta = parquet.metadata
                 footer = dict(meta.metadata or {})
                 from carriers.content_store import read_parquet_indexes
@@ -484,6 +495,7 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
                 "the default in every row of it, delta-rs nulls (measured): its rows have no one content")
         _check_case(f, stored, physical, folds)
         if physical in stored.names:
+            _check_nested_case(f, stored.field(physical).type, doc.get("type"), mapped, physical)
             column = table.column(physical)
             target = _read_type(column.type, want, physical in int96, widen=field.name in widen)
             if target is None and mode == "name" and _reordered(column.type, want):
@@ -510,6 +522,11 @@ def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str
         if {ROW_ID, ROW_COMMIT_VERSION} & ({c.identity for c in columns} | set(constants) | set(arrays)):
             raise UnsupportedTableError(f"the table has a column named {ROW_ID!r} or {ROW_COMMIT_VERSION!r}, the "
                                         "identities of the row-tracking ids in the content digest")
+        for materialized in (tracking.row_id_column, tracking.commit_version_column):
+            if materialized is not None:
+                # Spark reads a materialized row-tracking column by name without case too (measured: a rewrite's
+                # file holding `_ROW-ID-COL-…` gave Spark its ids, the digest baseRowId + index: VERIFIED before).
+                _check_case(f, stored, materialized, folds)
         row_ids, commit_versions = row_id_arrays(f, table, stored, tracking)
         table_arrays[ROW_ID] = row_ids
         table_arrays[ROW_COMMIT_VERSION] = commit_versions
@@ -899,6 +916,18 @@ _SPARK_VERSION, _LEGACY_DATETIME, _LEGACY_INT96 = (b"org.apache.spark.version", 
 _ANCIENT = 1900  # the rebase moves dates before 1582-10-15 and, by time zone, timestamps before about 1900
 
 
+def _narrow_integer(column: Any) -> bool:
+    """Is a Parquet leaf an INT32 annotated INT(8) or INT(16) (``content_store.narrow_integer_problems``)?"""
+    if column.physical_type != "INT32":
+        return False
+    if column.converted_type in ("INT_8", "INT_16", "UINT_8", "UINT_16"):
+        return True
+    logical = column.logical_type
+    if logical is None or logical.type != "INT":
+        return False
+    return json.loads(logical.to_json()).get("bitWidth") in (8, 16)
+
+
 def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any], int96: set[str], *,
                     rewritten: bool = True) -> None:
     """A rewritten file whose footer makes Spark rebase its dates or timestamps (above) while holding values old
@@ -934,7 +963,8 @@ def _folded(name: str) -> set[str]:
     return {name.lower(), name.casefold()}
 
 
-def _check_case(f: DataFile, stored: pa.Schema, physical: str, folds: dict[str, list[str]]) -> None:
+def _check_case(f: DataFile, stored: pa.Schema, physical: str, folds: dict[str, list[str]], *,
+                where: str = "") -> None:
     """Spark (``spark.sql.caseSensitive`` false, its default) resolves a file's top-level columns by name without
     case (ParquetReadSupport.clipParquetSchema), delta-rs and the digest by the exact name: a file holding the
     column ``physical`` under another case (``V`` for ``v``) gives Spark its values and delta-rs nulls (measured), a
@@ -943,9 +973,40 @@ def _check_case(f: DataFile, stored: pa.Schema, physical: str, folds: dict[str, 
     others = [name for key in _folded(physical) for name in folds.get(key, ()) if name != physical]
     if others:
         raise UnsupportedTableError(
-            f"{f.path} holds column {others[0]!r}, which is {physical!r} in another case: Spark matches a file's "
-            f"columns by name without case, delta-rs by the exact name (a column {physical!r} "
+            f"{f.path} holds column {where}{others[0]!r}, which is {physical!r} in another case: Spark matches a "
+            f"file's columns by name without case, delta-rs by the exact name (a column {physical!r} "
             f"{'held beside it' if physical in stored.names else 'missing from the file'}): readers get other rows")
+
+
+def _check_nested_case(f: DataFile, stored: pa.DataType, doc: Any, mapped: bool, where: str) -> None:
+    """``_check_case`` for the fields nested in a column (``stored``: its type in the file, ``doc``: its type in the
+    Delta schema), at every depth: Spark resolves a struct's fields by name without case as well, delta-rs by the
+    exact name (measured: a file holding ``s.X`` for the field ``s.x`` read as nulls in delta-rs and as its values in
+    Spark — recorded with a digest of them, VERIFIED before; tests/adversarial/test_delta_round17.py)."""
+    import pyarrow as pa
+
+    if not isinstance(doc, dict):
+        return
+    kind = doc.get("type")
+    if kind == "struct" and pa.types.is_struct(stored):
+        children = pa.schema([stored.field(i) for i in range(stored.num_fields)])
+        folds: dict[str, list[str]] = {}
+        for name in children.names:
+            for key in _folded(name):
+                folds.setdefault(key, []).append(name)
+        for child in doc.get("fields") or []:
+            if not isinstance(child, dict):
+                continue
+            physical = _physical(child) if mapped else str(child.get("name"))
+            _check_case(f, children, physical, folds, where=f"{where}.")
+            if children.get_field_index(physical) >= 0:
+                _check_nested_case(f, children.field(children.get_field_index(physical)).type, child.get("type"),
+                                   mapped, f"{where}.{physical}")
+    elif kind == "array" and (pa.types.is_list(stored) or pa.types.is_large_list(stored)):
+        _check_nested_case(f, stored.value_type, doc.get("elementType"), mapped, f"{where}.element")
+    elif kind == "map" and pa.types.is_map(stored):
+        _check_nested_case(f, stored.key_type, doc.get("keyType"), mapped, f"{where}.key")
+        _check_nested_case(f, stored.item_type, doc.get("valueType"), mapped, f"{where}.value")
 
 
 def _check_field_id(f: DataFile, stored: pa.Schema, physical: str, wanted: Any, *, where: str = "") -> None:

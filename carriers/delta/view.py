@@ -10,7 +10,8 @@ from typing import Any
 
 from attest.fast import jsonscan
 
-__all__ = ["READ_PROPERTIES", "raw_reader_table", "strip_comments", "view_reader_features"]
+__all__ = ["READ_PROPERTIES", "mapping_mode_read_otherwise", "raw_reader_table", "statistics_columns_read_otherwise",
+           "strip_comments", "view_reader_features"]
 
 # Table properties that change the rows or values readers get (docs/security.md, "The reader view"). Properties not
 # listed change how data is written, retained or optimised, not what is read.
@@ -92,3 +93,83 @@ def strip_comments(node: Any) -> Any:
     if isinstance(node, list):
         return [strip_comments(v) for v in node]
     return node
+
+
+def statistics_columns_read_otherwise(meta: dict[str, Any] | None) -> str | None:
+    """What is wrong with a version whose ``delta.dataSkippingStatsColumns`` names a column that delta-rs and Spark
+    resolve differently: a name matching a column of the schema only in another case (``B`` for ``b``). Spark
+    (delta-spark 4.4) resolves the names without case and reads that column's statistics from the log, skipping files
+    and answering ``MIN`` / ``MAX`` by them; delta-rs matches names exactly and reads none of them, so neither the view
+    nor the check of the statistics against the rows holds them (measured: a forged maximum became Spark's ``MAX``,
+    ``VERIFIED`` before; tests/adversarial/test_delta_round17.py). None when nothing is."""
+    meta = meta if isinstance(meta, dict) else {}
+    configuration = meta.get("configuration")
+    given = configuration.get("delta.dataSkippingStatsColumns") if isinstance(configuration, dict) else None
+    if not isinstance(given, str):
+        return None
+    try:
+        schema = jsonscan.loads_unique(str(meta.get("schemaString")))
+    except (ValueError, RecursionError):
+        return None  # a schema neither reads: refused elsewhere
+    for name in _column_names(given):
+        fields: Any = schema.get("fields") if isinstance(schema, dict) else None
+        for part in name:
+            named = [f for f in fields if isinstance(f, dict)] if isinstance(fields, list) else []
+            exact = next((f for f in named if f.get("name") == part), None)
+            if exact is None:
+                if any(str(f.get("name")).lower() == part.lower() for f in named):
+                    return (
+                        f"delta.dataSkippingStatsColumns names {'.'.join(name)[:80]!r}, a column only in another "
+                        "case: Spark resolves it without case and skips files by that column's statistics in the "
+                        "log, delta-rs reads none of them (they are neither bound nor checked)"
+                    )
+                break
+            kind = exact.get("type")
+            fields = kind.get("fields") if isinstance(kind, dict) else None
+    return None
+
+
+def _column_names(given: str) -> list[list[str]]:
+    """The column names a ``delta.dataSkippingStatsColumns`` value lists, each as its parts: comma-separated, each a
+    dotted name whose parts may be quoted in backticks (a doubled backtick inside one)."""
+    names: list[list[str]] = []
+    parts: list[str] = []
+    part, quoted, i = "", False, 0
+    while i < len(given):
+        c = given[i]
+        if quoted:
+            if c == "`" and given[i + 1 : i + 2] == "`":
+                part, i = part + "`", i + 2
+                continue
+            if c == "`":
+                quoted = False
+            else:
+                part += c
+        elif c == "`":
+            quoted = True
+        elif c in ".,":
+            parts.append(part.strip())
+            part = ""
+            if c == ",":
+                names.append(parts)
+                parts = []
+        else:
+            part += c
+        i += 1
+    parts.append(part.strip())
+    names.append(parts)
+    return [n for n in names if any(n)]
+
+
+def mapping_mode_read_otherwise(meta: dict[str, Any] | None) -> str | None:
+    """What is wrong with a version whose ``delta.columnMapping.mode`` spells ``name`` or ``id`` in another case
+    (``NAME``): Spark (delta-spark 4.4) parses the mode without case and reads columns by their physical names, delta-rs
+    takes only the exact spelling and reads the logical names (measured: nulls in every column against Spark's values;
+    the content digest took Spark's reading — recorded, VERIFIED before; tests/adversarial/test_delta_round17.py).
+    None when nothing is."""
+    configuration = (meta or {}).get("configuration") if isinstance(meta, dict) else None
+    mode = configuration.get("delta.columnMapping.mode") if isinstance(configuration, dict) else None
+    if not isinstance(mode, str) or mode in ("none", "name", "id") or mode.lower() not in ("name", "id"):
+        return None
+    return (f"delta.columnMapping.mode is {mode[:40]!r}: Spark reads it without case and resolves columns by their "
+            "physical names, delta-rs takes only the exact spelling and reads the logical names")
