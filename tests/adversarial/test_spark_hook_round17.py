@@ -1,0 +1,130 @@
+"""Round 17 on what the Spark post-write hook records: rows that come only from literals in the plan.
+
+A ``LocalRelation`` (SQL ``VALUES``, Scala's ``Seq(...).toDF``) holds its rows in the plan, and the program document
+keeps only its schema (``LogicalPlan.toJSON()`` writes its rows as ``"data": null``; in-memory data is data, not
+program). Round 16 added a heuristic ``data:LocalRelation`` input when such rows were written *beside* a table
+read; a write whose rows came only from literals — ``VALUES`` into a new table, ``INSERT INTO t VALUES``, ``MERGE
+INTO t USING (VALUES …)`` — recorded no input for them: two writes of other rows had one ``program_hash`` and no
+inputs (or the target's previous version alone, ``strong``). Each test below failed on the code before this round.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.adversarial.test_spark_hook_round14 import _inputs
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from carriers.spark.hook import Hook
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def hook(spark: SparkSession) -> Iterator[Hook]:
+    from attest.spark import install
+
+    h = install(spark, policy="required")
+    yield h
+    h.uninstall()
+
+
+def _done(hook: Hook) -> None:
+    hook.flush()
+    assert hook.failed == 0, hook.errors
+
+
+def _local(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [i for i in inputs if i["table"] == "data:LocalRelation"]
+
+
+def test_values_alone_into_a_new_table_are_not_a_strong_claim(spark: SparkSession, hook: Hook,
+                                                              spark_warehouse: Path) -> None:
+    """Two jobs, one DataFrame code, other literal rows: before, one ``program_hash`` and no input at all."""
+    docs = []
+    for rows in ("(1L, 'a'), (2L, 'b')", "(1L, 'a'), (2L, 'EVIL')"):
+        dst = str(spark_warehouse / f"r17_values_{uuid.uuid4().hex[:6]}")
+        spark.sql(f"SELECT * FROM VALUES {rows} AS v(id, s)").write.format("delta").save(dst)
+        _done(hook)
+        doc, inputs = _inputs(hook, dst)
+        assert doc.get("inputs_proof_class") == "heuristic", (doc, inputs)  # was: no inputs recorded
+        (local,) = _local(inputs)
+        assert "content" not in local and "2 row" in local["watermark"], local
+        docs.append(doc)
+    assert docs[0]["program_hash"] == docs[1]["program_hash"]  # the rows are data, not program ...
+    assert docs[0]["inputs_hash"] != docs[1]["inputs_hash"]  # ... and the inputs tell the two apart
+
+
+def test_insert_values_into_an_attested_table_is_not_strong(spark: SparkSession, hook: Hook) -> None:
+    """``INSERT INTO t VALUES``: the target's previous version is the only recorded input (``strong``) before."""
+    name = f"r17_ins_{uuid.uuid4().hex[:6]}"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING delta")
+    spark.sql(f"INSERT INTO {name} VALUES (1)")
+    _done(hook)
+    spark.sql(f"INSERT INTO {name} VALUES (666)")
+    _done(hook)
+    doc, inputs = _recorded_last(hook)
+    assert doc["inputs_proof_class"] == "heuristic", inputs  # was: strong, the previous version by content
+    assert _local(inputs), inputs
+
+
+def test_merge_using_values_is_not_strong(spark: SparkSession, hook: Hook) -> None:
+    name = f"r17_merge_{uuid.uuid4().hex[:6]}"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, s STRING) USING delta")
+    spark.sql(f"INSERT INTO {name} VALUES (1, 'a')")
+    _done(hook)
+    spark.sql(f"MERGE INTO {name} t USING (SELECT * FROM VALUES (1L, 'z'), (2L, 'y') AS v(id, s)) src "
+              "ON t.id = src.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    _done(hook)
+    doc, inputs = _recorded_last(hook)
+    assert doc["inputs_proof_class"] == "heuristic", inputs  # was: strong, the previous version by content
+    (local,) = _local(inputs)
+    assert "2 row" in local["watermark"], local
+
+
+def test_iceberg_insert_values_is_not_strong(spark: SparkSession, hook: Hook) -> None:
+    name = f"iceberg.db.r17_{uuid.uuid4().hex[:6]}"
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS iceberg.db")
+    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {name} VALUES (1), (2)")
+    _done(hook)
+    spark.sql(f"INSERT INTO {name} VALUES (3)")
+    _done(hook)
+    doc, inputs = _recorded_last(hook)
+    assert doc["inputs_proof_class"] == "heuristic", inputs  # was: strong, the previous snapshot by content
+    assert _local(inputs), inputs
+
+
+def test_rows_not_from_literals_in_the_plan_held(spark: SparkSession, hook: Hook, spark_warehouse: Path) -> None:
+    """Held (pins): ``spark.range(n)`` is program (its bounds are in the plan: another n, another program), and
+    rows of an RDD (``parallelize``, ``createDataFrame`` of a list) are heuristic ``code:`` inputs."""
+    hashes = []
+    for n in (3, 4):
+        dst = str(spark_warehouse / f"r17_range_{uuid.uuid4().hex[:6]}")
+        spark.range(n).write.format("delta").save(dst)
+        _done(hook)
+        doc, inputs = _inputs(hook, dst)
+        assert not _local(inputs), inputs
+        hashes.append(doc["program_hash"])
+    assert hashes[0] != hashes[1]
+    for make in (lambda: spark.createDataFrame(spark.sparkContext.parallelize([(1, "a")]), "id long, s string"),
+                 lambda: spark.createDataFrame([(1, "a")], "id long, s string")):
+        dst = str(spark_warehouse / f"r17_rdd_{uuid.uuid4().hex[:6]}")
+        make().write.format("delta").save(dst)
+        _done(hook)
+        doc, inputs = _inputs(hook, dst)
+        assert doc["inputs_proof_class"] == "heuristic", inputs
+        assert [i for i in inputs if i["table"].startswith("code:") and "RDD" in i["table"]], inputs
+
+
+def _recorded_last(hook: Hook) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    from tests.adversarial.test_spark_hook_round14 import _recorded
+
+    return _recorded(hook.results[-1])
