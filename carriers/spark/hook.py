@@ -302,7 +302,8 @@ class WriteEvent:
     # the session confs while its call ran. A replayed write Delta skipped is matched by it (_replayed_commit).
     txn: tuple[str, int] | None = None
     opaque: list[str] = field(default_factory=list)  # user code the plan runs but does not show (plan.OPAQUE_CODE)
-    local_rows: bool = False  # rows held in the driver (a LocalRelation: SQL VALUES) written beside read inputs
+    # Rows the plan holds itself (each non-empty LocalRelation: SQL VALUES), as plan.local_rows_digest describes them.
+    local_rows: list[str] = field(default_factory=list)
 
 
 def _target_from_relation(rel: Any) -> tuple[str, dict[str, Any]] | None:
@@ -390,7 +391,7 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         options = plan.writeOptions()
     elif cmd in _DELTA_DML:
         target = plan.target()
-        tleaves = [leaf for leaf in leaves(target, jvm) if leaf.kind == "delta"]
+        tleaves = [leaf for leaf in leaves(target, jvm, rows=False) if leaf.kind == "delta"]
         if tleaves:
             t = tleaves[0]
             dlog = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jspark, t.location)
@@ -453,8 +454,13 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         seen.add(key)
         event.inputs.append(r)
     # Rows the plan holds itself (SQL VALUES, a driver-side LocalRelation) are neither program (only their schema
-    # is: docs/spark.md) nor a table read: beside read inputs, one heuristic input says the job wrote rows of neither.
-    event.local_rows = bool(event.inputs) and any(r.kind == "memory" and r.name == "LocalRelation" for r in rels)
+    # is: docs/spark.md) nor a table read: one heuristic input says the job wrote rows of neither, with or without
+    # read inputs beside them (an INSERT … VALUES, a MERGE … USING (VALUES …), VALUES into a new table).
+    local: dict[tuple[int, ...], str] = {}  # one relation once (a MERGE's source is in two parts)
+    for r in rels:
+        if r.kind == "memory" and r.name == "LocalRelation" and r.rows:
+            local.setdefault(r.expr_ids or (-len(local) - 1,), r.rows)
+    event.local_rows = list(local.values())
     return event
 
 
@@ -478,7 +484,7 @@ def _mark_cached(plan: Any, found: list[LeafInfo], jvm: Any, jspark: Any) -> lis
         manager = jspark.sharedState().cacheManager()
         if manager.isEmpty():
             return found
-        used = leaves(manager.useCachedData(plan), jvm)
+        used = leaves(manager.useCachedData(plan), jvm, rows=False)
     except Exception:
         # The cache cannot be asked (another Spark's API): whatever the plan read may have come from it.
         return [replace(leaf, cached=True) for leaf in found]
