@@ -197,11 +197,18 @@ class LeafInfo:
     # ran, an upper bound of the version its scan read (the scan updated that very DeltaLog).
     latest: str | None = None
     cached: bool = False  # the query read this relation through Spark's cache (rows of an unknown version)
+    # Marked cached because the cache held this table when the write was called and was changed before the listener
+    # could ask it (a drop from the JVM side): the query may have read it (hook.Hook.note_cache).
+    cache_dropped: bool = False
     # Why the scan may have skipped some of the version's files (``ignoreMissingFiles`` / ``ignoreCorruptFiles``
     # on): its rows are then a subset of the version's, never its content. None: every file was read or failed.
     lenient: str | None = None
     # A LocalRelation: its rows' count and digest (local_rows_digest); None for other leaves and an empty relation.
     rows: str | None = None
+
+    def cache_keys(self) -> set[str]:
+        """How a cached plan's leaf and a write's leaf are matched: the same table by its name or its location."""
+        return {f"{self.kind}:{v}" for v in (self.name, self.location) if v}
 
     def program_identity(self) -> str:
         """The name a program refers to this relation by: never a version, snapshot id or (if avoidable) path."""

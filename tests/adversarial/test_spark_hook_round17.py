@@ -1,15 +1,21 @@
-"""Round 17 on what the Spark post-write hook records: rows that come only from literals in the plan.
+"""Round 17 on what the Spark post-write hook records: rows that come only from literals in the plan, and a cache
+dropped from the JVM side.
 
 A ``LocalRelation`` (SQL ``VALUES``, Scala's ``Seq(...).toDF``) holds its rows in the plan, and the program document
 keeps only its schema (``LogicalPlan.toJSON()`` writes its rows as ``"data": null``; in-memory data is data, not
 program). Round 16 added a heuristic ``data:LocalRelation`` input when such rows were written *beside* a table
 read; a write whose rows came only from literals — ``VALUES`` into a new table, ``INSERT INTO t VALUES``, ``MERGE
 INTO t USING (VALUES …)`` — recorded no input for them: two writes of other rows had one ``program_hash`` and no
-inputs (or the target's previous version alone, ``strong``). Each test below failed on the code before this round.
+inputs (or the target's previous version alone, ``strong``).
+
+Round 16 made pyspark's cache-dropping calls wait for the listener before they drop; a drop made through the JVM
+(py4j's ``_jsparkSession``, Scala code) passes no Python wrapper. Each attack below failed on the code before this
+round; the last test pins what held (an eviction keeps the cache manager's entry).
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.adversarial.test_spark_hook_round14 import _inputs
+from tests.adversarial.test_spark_hook_round16 import _cached_then_written
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -34,6 +41,25 @@ def hook(spark: SparkSession) -> Iterator[Hook]:
     h = install(spark, policy="required")
     yield h
     h.uninstall()
+
+
+@pytest.fixture
+def slow_listener(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """Holds the hook's reading of a write's plan until the test says (bounded): the listener bus is asynchronous,
+    so its callback may run after the job's next statements (as test_spark_hook_round16.py)."""
+    import carriers.spark.hook as hook_module
+
+    go = threading.Event()
+    go.set()
+    extract = hook_module.extract
+
+    def late(*args: Any, **kwargs: Any) -> Any:
+        go.wait(timeout=20)
+        return extract(*args, **kwargs)
+
+    monkeypatch.setattr(hook_module, "extract", late)
+    yield go
+    go.set()
 
 
 def _done(hook: Hook) -> None:
@@ -128,3 +154,58 @@ def _recorded_last(hook: Hook) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from tests.adversarial.test_spark_hook_round14 import _recorded
 
     return _recorded(hook.results[-1])
+
+
+# ---- a cache dropped from the JVM side (no pyspark wrapper sees the call) ----------------------------------------
+
+@pytest.mark.parametrize("how", ["jvm_clearCache", "jvm_sql_clear_cache", "jvm_refreshByPath"])
+def test_a_cache_dropped_from_the_jvm_right_after_the_write_still_makes_the_read_heuristic(
+        spark: SparkSession, hook: Hook, spark_warehouse: Path, slow_listener: threading.Event, how: str) -> None:
+    """Round 16 made pyspark's cache-dropping calls wait for the listener; the same drop made through the JVM
+    (``spark._jsparkSession.catalog().clearCache()``, ``_jsparkSession.sql("CLEAR CACHE")``,
+    ``catalog().refreshByPath``) passes no wrapper: the listener, held until after the drop, found the cache empty
+    and recorded the version its plan names by content (``strong``) while the job wrote the cached, older rows."""
+    jspark = spark._jsparkSession
+    drops = {"jvm_clearCache": lambda df: jspark.catalog().clearCache(),
+             "jvm_sql_clear_cache": lambda df: jspark.sql("CLEAR CACHE"),
+             "jvm_refreshByPath": lambda df: jspark.catalog().refreshByPath(str(spark_warehouse))}
+    dst = _cached_then_written(spark, hook, spark_warehouse, f"r17_{how}", drops[how], slow_listener)
+    doc, inputs = _inputs(hook, dst)
+    assert doc["inputs_proof_class"] == "heuristic", inputs  # was: strong, the content of version 1
+    (read,) = inputs
+    assert "content" not in read and "cache" in read["watermark"], read
+
+
+def test_a_cache_evicted_under_memory_pressure_is_still_seen(spark: SparkSession, hook: Hook,
+                                                             spark_warehouse: Path) -> None:
+    """Held: blocks of a cached DataFrame evicted (its RDD's blocks removed, as the block manager does under memory
+    pressure) leave the cache manager's entry: Spark recomputes the cached plan's rows — its own scan, planned when it
+    was cached — and the listener still sees the entry, so the read is ``read through Spark's cache``."""
+    from pyspark import StorageLevel
+
+    from carriers.delta.carrier import DeltaCarrier
+    from tests.adversarial.test_spark_hook_round14 import _append_outside_spark, _source
+
+    src = _source(spark, hook, spark_warehouse, "r17_evict")
+    cached = spark.read.format("delta").load(src)
+    cached.persist(StorageLevel.MEMORY_ONLY)
+    assert cached.count() == 3
+    entry = next(iter(_seq(spark._jsparkSession.sharedState().cacheManager().cachedData())))
+    rdd_id = entry.cachedRepresentation().cacheBuilder().cachedColumnBuffers().id()
+    spark.sparkContext._jsc.sc().env().blockManager().master().removeRdd(rdd_id, True)  # every block evicted
+    _append_outside_spark(src, [7])
+    DeltaCarrier(src).record(model="src", program_hash="0" * 64, inputs=[])
+    dst = str(spark_warehouse / f"r17_evict_dst_{uuid.uuid4().hex[:6]}")
+    spark.read.format("delta").load(src).write.format("delta").save(dst)
+    _done(hook)
+    cached.unpersist()
+    doc, inputs = _inputs(hook, dst)
+    assert doc["inputs_proof_class"] == "heuristic", inputs
+    (read,) = inputs
+    assert "content" not in read and "cache" in read["watermark"], read
+
+
+def _seq(s: Any) -> list[Any]:
+    from carriers.spark.plan import seq
+
+    return seq(s)
