@@ -859,6 +859,30 @@ class Hook:
                         if not leaf.cached and leaf.kind in ("delta", "iceberg") and leaf.cache_keys() & keys
                         else leaf for leaf in event.inputs]
 
+    def outcome_mark(self) -> tuple[int, int, int]:
+        """Counters of attestations that did not happen (failed, lost, not found), for ``settle_batch``."""
+        with self._lock:
+            return self.failed, len(self.lost), self.not_found
+
+    def settle_batch(self, mark: tuple[int, int, int], batch_id: int) -> None:
+        """Called when a ``foreachBatch`` function returns, before Spark logs its batch as done: wait (at most
+        ``guard_timeout_s``) until the batch's writes are attested. A batch logged done is never run again, so a
+        driver killed after the log and before the attestation lost it for good; now it is attested first. Under
+        policy "required" an attestation that failed, was lost or whose commit was not found since ``mark`` fails
+        the batch (PolicyError): Spark does not log it, and the restarted query runs it again (a Delta idempotent
+        write is then skipped and its commit attested: ``_replayed_commit``). Another thread's failure in the same
+        interval fails it too (cautious)."""
+        self.wait_before_statement()
+        if self.policy != "required":
+            return
+        with self._lock:
+            now = (self.failed, len(self.lost), self.not_found)
+            why = (self.errors[-1:] if now[0] > mark[0] else []) + self.lost[mark[1]:now[1]][-1:]
+        if any(after > before for after, before in zip(now, mark, strict=True)):
+            raise PolicyError(f"foreachBatch batch {batch_id}: a write was not attested"
+                              + (f" ({why[-1]})" if why else "") + "; failing the batch so that its restart runs "
+                              "it again (policy required)")
+
     def wait_for_listener(self) -> None:
         """Called in the job's thread before it drops cached data: wait (bounded by Spark) until the listener has read
         every write that ended before, so that it still finds the cached rows a write read (``_mark_cached``)."""
