@@ -11,10 +11,10 @@ from __future__ import annotations
 import io
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import redirect_stdout
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pytest
@@ -25,7 +25,22 @@ from carriers.delta.carrier import attest_after_write
 from carriers.delta.log import commit_name, replay
 from carriers.storage.delta import DeltaStorage
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from carriers.spark.hook import Hook
+
 PROGRAM = "a" * 64
+
+
+@pytest.fixture
+def hook(spark: SparkSession) -> Iterator[Hook]:
+    """A hook installed on the shared Spark session with ``policy="required"``, uninstalled after the test."""
+    from attest.spark import install
+
+    h = install(spark, policy="required")
+    yield h
+    h.uninstall()
 
 
 def verify(*args: str) -> tuple[int, dict[str, Any]]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,15 +32,6 @@ if TYPE_CHECKING:
     from carriers.spark.hook import Hook
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture
-def hook(spark: SparkSession) -> Iterator[Hook]:
-    from attest.spark import install
-
-    h = install(spark, policy="required")
-    yield h
-    h.uninstall()
 
 
 def _append_outside_spark(path: str, ids: list[int]) -> None:

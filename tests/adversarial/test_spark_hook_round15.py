@@ -14,7 +14,6 @@ set to its default value (or spelt in another case) keeps the program it had.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,15 +27,6 @@ if TYPE_CHECKING:
     from carriers.spark.hook import Hook
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture
-def hook(spark: SparkSession) -> Iterator[Hook]:
-    from attest.spark import install
-
-    h = install(spark, policy="required")
-    yield h
-    h.uninstall()
 
 
 def _partitioned(spark: SparkSession, hook: Hook, root: Path, name: str) -> str:

@@ -30,15 +30,6 @@ pytestmark = pytest.mark.spark
 
 
 @pytest.fixture
-def hook(spark: SparkSession) -> Iterator[Hook]:
-    from attest.spark import install
-
-    h = install(spark, policy="required")
-    yield h
-    h.uninstall()
-
-
-@pytest.fixture
 def slow_listener(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     """The listener bus is asynchronous: its callback may run after the job's next statements. This holds the hook's
     reading of the plan until the test says (bounded), to make that ordering certain rather than likely."""

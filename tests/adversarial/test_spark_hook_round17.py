@@ -36,15 +36,6 @@ pytestmark = pytest.mark.spark
 
 
 @pytest.fixture
-def hook(spark: SparkSession) -> Iterator[Hook]:
-    from attest.spark import install
-
-    h = install(spark, policy="required")
-    yield h
-    h.uninstall()
-
-
-@pytest.fixture
 def slow_listener(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     """Holds the hook's reading of a write's plan until the test says (bounded): the listener bus is asynchronous,
     so its callback may run after the job's next statements (as test_spark_hook_round16.py)."""
