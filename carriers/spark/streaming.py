@@ -262,6 +262,15 @@ def _program_hash(plan: Any, leaves: list[tuple[Any, Source, tuple[int, ...]]], 
 
 # ---- the watcher ---------------------------------------------------------------------------------------------------
 
+
+def _session_key(qe: Any) -> int | None:
+    """The JVM session (its hash code) that ran a query execution; None when it cannot be asked."""
+    try:
+        return int(qe.sparkSession().hashCode())
+    except Exception:
+        return None
+
+
 class StreamWatcher:
     """The hook's streaming side: a StreamingQueryListener, the foreachBatch wrapper, and the worker's jobs."""
 
@@ -481,22 +490,16 @@ class StreamWatcher:
 
     def batch_txn(self, qe: Any) -> tuple[str, int] | None:
         """The txn the session confs declared for the foreachBatch write call that ran ``qe`` (None: none)."""
-        if not self._txns:
-            return None
-        try:
-            key = int(qe.sparkSession().hashCode())
-        except Exception:
+        key = _session_key(qe) if self._txns else None
+        if key is None:
             return None
         with self._lock:
             return self._txns.get(key)
 
     def batch_of(self, qe: Any) -> list[SourceRange] | None:
         """The source range of the foreachBatch batch whose session ran ``qe`` (None: not inside one)."""
-        if not self._batches:
-            return None
-        try:
-            key = int(qe.sparkSession().hashCode())
-        except Exception:
+        key = _session_key(qe) if self._batches else None
+        if key is None:
             return None
         with self._lock:
             found = self._batches.get(key)
