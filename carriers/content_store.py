@@ -1581,8 +1581,9 @@ def _widened_note(table: AttestedTable, attested: Version, v: Version, reread: s
 # A Parquet INT32 column annotated INT(8) or INT(16) (signed or not: the logical type, or the legacy converted type)
 # holds 32-bit values; the annotation says they fit in 8 or 16 bits. A file may store values that do not: pyarrow and
 # delta-rs (arrow-rs) then read them truncated (300 as 44), Spark reads the stored int32 into a wider column (measured,
-# delta-spark 4.4: 300 for a Delta `integer` column; tests/adversarial/test_delta_round17.py). The digest reads as
-# pyarrow does, so such a file has no one content.
+# delta-spark 4.4: 300 for a Delta `integer` column; tests/adversarial/test_delta_round17.py), and so does Iceberg
+# Java where pyiceberg truncates (Spark 4.1 / Iceberg 1.12; tests/adversarial/test_spark_iceberg_round17b.py). The
+# digest reads as pyarrow does, so such a file has no one content.
 
 _NARROW_CONVERTED = {11, 12, 15, 16}  # UINT_8, UINT_16, INT_8, INT_16 (parquet.thrift ConvertedType)
 _INT_32_ZIGZAG = 34  # ConvertedType INT_32 (17), zigzag-encoded as the compact protocol writes an i32

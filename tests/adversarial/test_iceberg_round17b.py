@@ -39,21 +39,27 @@ def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
     return ns_catalog(tmp_path)
 
 
-def narrow_file(path: Path, values: list[int], kind: pa.DataType = pa.int8(), field_id: int | None = None) -> Path:
+def narrow_file(path: Path, values: list[int], kind: pa.DataType | None = None, field_id: int | None = None) -> Path:
     """A Parquet file of one column ``v`` (INT32 annotated INT(8), or INT(16) for ``kind`` int16), storing ``values``
     as int32: plain and uncompressed, each value's four bytes written over the ones pyarrow wrote for its low 7 bits.
     Tagged with Parquet field id ``field_id`` when given."""
+    kind = kind or pa.int8()
     low = [v & 0x7F for v in values]
     field = pa.field("v", kind, metadata=None if field_id is None else {b"PARQUET:field_id": str(field_id).encode()})
-    pq.write_table(pa.table({"v": pa.array(low, kind)}).cast(pa.schema([field])), path, compression="none",
-                   use_dictionary=False, write_statistics=False)
+    pq.write_table(
+        pa.table({"v": pa.array(low, kind)}).cast(pa.schema([field])),
+        path,
+        compression="none",
+        use_dictionary=False,
+        write_statistics=False,
+    )
     data = path.read_bytes()
     at = data.index(b"".join(struct.pack("<i", v) for v in low))
-    path.write_bytes(data[:at] + b"".join(struct.pack("<i", v) for v in values) + data[at + 4 * len(values):])
+    path.write_bytes(data[:at] + b"".join(struct.pack("<i", v) for v in values) + data[at + 4 * len(values) :])
     return path
 
 
-def narrow_table(catalog: SqlCatalog, values: list[int], kind: pa.DataType = pa.int8()) -> Table:
+def narrow_table(catalog: SqlCatalog, values: list[int], kind: pa.DataType | None = None) -> Table:
     """A table ``ns.t`` (v int) whose one data file, added by pyiceberg's ``add_files``, stores ``values``."""
     table = catalog.create_table("ns.t", schema=pa.schema([pa.field("v", pa.int32())]))
     folder = local(table.location()) / "data"
@@ -63,10 +69,12 @@ def narrow_table(catalog: SqlCatalog, values: list[int], kind: pa.DataType = pa.
     return catalog.load_table("ns.t")
 
 
-@pytest.mark.parametrize(("kind", "values", "truncated"),
-                         [(pa.int8(), [300, 1], [44, 1]), (pa.int16(), [70000, 1], [4464, 1])])
-def test_record_refuses_integers_past_their_annotation(catalog: SqlCatalog, kind: pa.DataType, values: list[int],
-                                                       truncated: list[int]) -> None:
+@pytest.mark.parametrize(
+    ("kind", "values", "truncated"), [(pa.int8(), [300, 1], [44, 1]), (pa.int16(), [70000, 1], [4464, 1])]
+)
+def test_record_refuses_integers_past_their_annotation(
+    catalog: SqlCatalog, kind: pa.DataType, values: list[int], truncated: list[int]
+) -> None:
     table = narrow_table(catalog, values, kind)
     assert table.scan().to_arrow().column("v").to_pylist() == truncated  # pyiceberg truncates
     with pytest.raises(AttestError) as caught:
@@ -94,8 +102,15 @@ def narrow_rewrite(catalog: SqlCatalog) -> Table:
     attest_after_write(table, model="orders", program_hash=PROGRAM)
     table = catalog.load_table("ns.t")
     path = narrow_file(local(table.location()) / "data" / "rewritten-narrow.parquet", [300, 1], field_id=1)
-    added = DataFile.from_args(content=DataFileContent.DATA, file_path=f"file://{path}", file_format=FileFormat.PARQUET,
-                               partition=Record(), record_count=2, file_size_in_bytes=path.stat().st_size, spec_id=0)
+    added = DataFile.from_args(
+        content=DataFileContent.DATA,
+        file_path=f"file://{path}",
+        file_format=FileFormat.PARQUET,
+        partition=Record(),
+        record_count=2,
+        file_size_in_bytes=path.stat().st_size,
+        spec_id=0,
+    )
     return replace(catalog, table, data_files=[added])
 
 

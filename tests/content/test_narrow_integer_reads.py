@@ -54,15 +54,21 @@ def large_file(path: Path, *, forge: bool) -> Path:
     group's first values of ``v`` stored as int32 300 + each (past INT(8): pyarrow reads them truncated)."""
     n = GROUPS * ROWS
     v = [5] * n
-    v[(GROUPS - 1) * ROWS:(GROUPS - 1) * ROWS + len(FORGED)] = FORGED
-    pq.write_table(pa.table({"v": pa.array(v, pa.int8()), "pad": pa.array([b"x" * 400] * n, pa.binary())}), path,
-                   row_group_size=ROWS, compression="none", use_dictionary=False, write_statistics=False)
+    v[(GROUPS - 1) * ROWS : (GROUPS - 1) * ROWS + len(FORGED)] = FORGED
+    pq.write_table(
+        pa.table({"v": pa.array(v, pa.int8()), "pad": pa.array([b"x" * 400] * n, pa.binary())}),
+        path,
+        row_group_size=ROWS,
+        compression="none",
+        use_dictionary=False,
+        write_statistics=False,
+    )
     if forge:
         data = path.read_bytes()
         low = b"".join(struct.pack("<i", x) for x in FORGED)
         at = data.index(low)
         assert data.count(low) == 1
-        path.write_bytes(data[:at] + b"".join(struct.pack("<i", 300 + x) for x in FORGED) + data[at + len(low):])
+        path.write_bytes(data[:at] + b"".join(struct.pack("<i", 300 + x) for x in FORGED) + data[at + len(low) :])
     return path
 
 
