@@ -1581,8 +1581,9 @@ def _widened_note(table: AttestedTable, attested: Version, v: Version, reread: s
 # A Parquet INT32 column annotated INT(8) or INT(16) (signed or not: the logical type, or the legacy converted type)
 # holds 32-bit values; the annotation says they fit in 8 or 16 bits. A file may store values that do not: pyarrow and
 # delta-rs (arrow-rs) then read them truncated (300 as 44), Spark reads the stored int32 into a wider column (measured,
-# delta-spark 4.4: 300 for a Delta `integer` column; tests/adversarial/test_delta_round17.py). The digest reads as
-# pyarrow does, so such a file has no one content.
+# delta-spark 4.4: 300 for a Delta `integer` column; tests/adversarial/test_delta_round17.py), and so does Iceberg
+# Java where pyiceberg truncates (Spark 4.1 / Iceberg 1.12; tests/adversarial/test_spark_iceberg_round17b.py). The
+# digest reads as pyarrow does, so such a file has no one content.
 
 _NARROW_CONVERTED = {11, 12, 15, 16}  # UINT_8, UINT_16, INT_8, INT_16 (parquet.thrift ConvertedType)
 _INT_32_ZIGZAG = 34  # ConvertedType INT_32 (17), zigzag-encoded as the compact protocol writes an i32
@@ -1656,34 +1657,92 @@ def _narrow_positions(footer: bytes) -> list[tuple[int, int]]:
     return edits
 
 
-def narrow_integer_problems(handle: Any, table: Any, narrow: Sequence[str]) -> list[str]:
+def narrow_integer_columns(schema: Any) -> list[str]:
+    """The top-level columns of a Parquet file (``schema``: its ``ParquetSchema``) holding an INT32 leaf annotated
+    INT(8) or INT(16), signed or not (the logical type, or the legacy converted type)."""
+    import json
+
+    def narrow(column: Any) -> bool:
+        if column.physical_type != "INT32":
+            return False
+        if column.converted_type in ("INT_8", "INT_16", "UINT_8", "UINT_16"):
+            return True
+        logical = column.logical_type
+        if logical is None or logical.type != "INT":
+            return False
+        return json.loads(logical.to_json()).get("bitWidth") in (8, 16)
+
+    return sorted({schema.column(i).path.split(".")[0] for i in range(len(schema)) if narrow(schema.column(i))})
+
+
+def narrow_integer_problems(handle: Any, table: Any, narrow: Sequence[str],
+                            truncating: str = "pyarrow and delta-rs") -> list[str]:
     """The top-level columns (of ``narrow``: those holding an INT(8) / INT(16) annotated leaf) whose stored 32-bit
-    values differ from the values pyarrow read (``table``): values past the annotation's width, which Spark reads as
-    stored and pyarrow, delta-rs and the digest truncated. The file is read again with its footer annotating those
-    leaves INT(32) (``_narrow_positions``). A reason when the file cannot be read so."""
+    values differ from the values pyarrow reads (``table``, the file as pyarrow read it; None: read here, row group
+    by row group): values past the annotation's width, which Spark (and Iceberg Java) read as stored and pyarrow,
+    delta-rs, pyiceberg and the digest truncate. Those columns are read again, row group by row group, through the
+    file's footer annotating those leaves INT(32) (``_narrow_positions``): only the footer is read whole and patched
+    (in memory), the column chunks come from ``handle`` (seek / read / tell), the other columns' are not read — a
+    file is never held whole. A reason when the file cannot be read so."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
+        patched = _patched_metadata(handle)
         handle.seek(0)
-        data = bytearray(handle.read())
-        length = struct.unpack("<i", bytes(data[-8:-4]))[0]
-        start = len(data) - 8 - length
-        if data[-4:] != b"PAR1" or start < 4:
-            raise ValueError("no Parquet footer at the end")
-        for at, value in _narrow_positions(bytes(data[start:start + length])):
-            data[start + at] = value
-        raw = pq.ParquetFile(pa.BufferReader(bytes(data))).read(columns=list(narrow))
-    except (OSError, ValueError, IndexError, struct.error, pa.ArrowException) as exc:
+        parquet = pq.ParquetFile(handle, metadata=patched)
+        original = pq.ParquetFile(handle) if table is None else None
+        if table is not None and parquet.metadata.num_rows != table.num_rows:
+            raise ValueError("the file holds other rows than were read")
+        different: set[str] = set()
+        offset = 0
+        for g in range(parquet.metadata.num_row_groups):
+            rows = parquet.metadata.row_group(g).num_rows
+            todo = [name for name in narrow if name not in different]
+            if not todo:
+                break
+            raw = parquet.read_row_group(g, columns=todo)
+            truncated = original.read_row_group(g, columns=todo) if original is not None else None
+            for name in todo:
+                read = truncated.column(name) if truncated is not None else table.column(name).slice(offset, rows)
+                stored = raw.column(name)
+                try:
+                    same = read.cast(stored.type).equals(stored)
+                except pa.ArrowException:
+                    same = False
+                if not same:
+                    different.add(name)
+            offset += rows
+    except (OSError, ValueError, IndexError, KeyError, struct.error, pa.ArrowException) as exc:
         return [f"its integer columns annotated narrower than stored cannot be read as stored ({exc})"]
-    problems = []
-    for name in narrow:
-        read, stored = table.column(name), raw.column(name)
-        try:
-            same = read.cast(stored.type).equals(stored)
-        except pa.ArrowException:
-            same = False
-        if not same:
-            problems.append(f"column {name!r} stores integers past the width its Parquet annotation gives them "
-                            "(INT(8) or INT(16)): Spark reads the stored values, pyarrow and delta-rs truncate them")
-    return problems
+    return [f"column {name!r} stores integers past the width its Parquet annotation gives them "
+            f"(INT(8) or INT(16)): Spark reads the stored values, {truncating} truncate them"
+            for name in narrow if name in different]
+
+
+def _patched_metadata(handle: Any) -> Any:
+    """The FileMetaData of the Parquet file open as ``handle``, its INT(8) / INT(16) leaves annotated INT(32)
+    (``_narrow_positions``): the footer alone is read. ValueError when it cannot be."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if callable(getattr(handle, "size", None)):  # pyarrow's files
+        size = int(handle.size())
+    else:
+        handle.seek(0, 2)
+        size = int(handle.tell())
+    if size < 12:
+        raise ValueError("no Parquet footer at the end")
+    handle.seek(size - 8)
+    tail = bytes(handle.read(8))
+    length = struct.unpack("<i", tail[:4])[0]
+    start = size - 8 - length
+    if tail[4:] != b"PAR1" or length < 0 or start < 4:
+        raise ValueError("no Parquet footer at the end")
+    handle.seek(start)
+    footer = bytearray(handle.read(length))
+    if len(footer) != length:
+        raise ValueError("the file is shorter than its footer says")
+    for at, value in _narrow_positions(bytes(footer)):
+        footer[at] = value
+    return pq.read_metadata(pa.BufferReader(b"PAR1" + bytes(footer) + tail))

@@ -179,15 +179,15 @@ class DeltaContentReader:
                 nanos = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
                          if _nanoseconds(parquet.schema.column(i))}
                 table = parquet.read()
-                narrow = sorted({parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
-                                 if _narrow_integer(parquet.schema.column(i))})
+                from carriers.content_store import narrow_integer_columns, narrow_integer_problems
+
+                narrow = narrow_integer_columns(parquet.schema)
                 if narrow:
-                    from carriers.content_store import narrow_integer_problems
 
                     past = narrow_integer_problems(handle, table, narrow)
                     if past:
                         raise CarrierError(
-                            f"{f.path}{', added by a rewrite,' if self.logged is not None else ''}: {past[0]} — "
+                            f"{f.path}{', added by a rewrite' if self.logged is not None else ''}: {past[0]} — "
                             "readers get other values", path=f.path,
                             code=Code.CONTENT_CHANGED if self.logged is not None else Code.TABLE_INCONSISTENT)
                 meta = parquet.metadata
@@ -914,18 +914,6 @@ def _check_recorded_indexes(f: DataFile, meta: Any, table: pa.Table, indexes: An
 _SPARK_VERSION, _LEGACY_DATETIME, _LEGACY_INT96 = (b"org.apache.spark.version", b"org.apache.spark.legacyDateTime",
                                                    b"org.apache.spark.legacyINT96")
 _ANCIENT = 1900  # the rebase moves dates before 1582-10-15 and, by time zone, timestamps before about 1900
-
-
-def _narrow_integer(column: Any) -> bool:
-    """Is a Parquet leaf an INT32 annotated INT(8) or INT(16) (``content_store.narrow_integer_problems``)?"""
-    if column.physical_type != "INT32":
-        return False
-    if column.converted_type in ("INT_8", "INT_16", "UINT_8", "UINT_16"):
-        return True
-    logical = column.logical_type
-    if logical is None or logical.type != "INT":
-        return False
-    return json.loads(logical.to_json()).get("bitWidth") in (8, 16)
 
 
 def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any], int96: set[str], *,
