@@ -7,7 +7,8 @@ tried and held. What Spark (delta-spark 4.4 on Spark 4.1) reads of each is in ``
   Measured: Spark skips no file by the (binary) statistics of a collated column — ``s = 'a'``, ``s > 'w'`` and ``s
   LIKE 'a%'`` returned every collated match across files whose bounds exclude it in binary order — and derives no
   partition filter from a generated partition column over it (``SUBSTRING(s, 1, 1)``: ``s = 'apple'`` kept the
-  partition ``A``). delta-rs ignores the metadata and reads the same rows. So a collated table is recorded as it is
+  partition ``A``), and prunes a collated partition column by its collation (``p = 'a'``, ``p IN ('a')``: partitions
+  ``A`` and ``a``). delta-rs ignores the metadata and reads the same rows. So a collated table is recorded as it is
   (its rows are every reader's; a collation changes how a query compares them, as Spark evaluates the query), and a
   metadata-only commit adding or changing a collation after the attested version changes the schema's field metadata,
   which is in the view: ``reader_view_changed``.
@@ -97,8 +98,13 @@ def collated_generated_partition(path: Path) -> None:
     rows (1, Apple, A), (2, apple, a), (3, berry, b), each partition value its row's expression."""
     write_deltalake(
         str(path),
-        pa.table({"id": pa.array([1, 2, 3], pa.int64()), "s": pa.array(["Apple", "apple", "berry"]),
-                  "p": pa.array(["A", "a", "b"])}),
+        pa.table(
+            {
+                "id": pa.array([1, 2, 3], pa.int64()),
+                "s": pa.array(["Apple", "apple", "berry"]),
+                "p": pa.array(["A", "a", "b"]),
+            }
+        ),
         partition_by=["p"],
     )
     commit = path / commit_name(0)
@@ -114,8 +120,29 @@ def collated_generated_partition(path: Path) -> None:
     commit.write_text("".join(json.dumps(a) + "\n" for a in actions))
 
 
+def collated_partition(path: Path) -> None:
+    """Partitioned by a collated (``UTF8_LCASE``) column p: rows (1, A), (2, a), (3, b)."""
+    write_deltalake(
+        str(path),
+        pa.table({"id": pa.array([1, 2, 3], pa.int64()), "p": pa.array(["A", "a", "b"])}),
+        partition_by=["p"],
+    )
+    commit = path / commit_name(0)
+    actions = [json.loads(line) for line in commit.read_text().splitlines()]
+    for action in actions:
+        if "metaData" in action:
+            schema = json.loads(action["metaData"]["schemaString"])
+            set_field_metadata("p", {"__COLLATIONS": {"p": "spark.UTF8_LCASE"}})(schema, action["metaData"])
+            action["metaData"]["schemaString"] = json.dumps(schema)
+    commit.write_text("".join(json.dumps(a) + "\n" for a in actions))
+
+
 def test_collated_tables_are_recorded(tmp_path: Path) -> None:
-    for name, build in (("files", collated_files), ("generated", collated_generated_partition)):
+    for name, build in (
+        ("files", collated_files),
+        ("generated", collated_generated_partition),
+        ("partition", collated_partition),
+    ):
         path = tmp_path / name
         build(path)
         attest_after_write(str(path), model="orders", program_hash=PROGRAM)

@@ -1,7 +1,8 @@
 """What Spark (delta-spark 4.4 on Spark 4.1) reads of the second Delta pass of round 17 (rt17e,
 ``test_delta_held_round17b.py``): a collated string column (``__COLLATIONS`` field metadata, ``UTF8_LCASE``) is
 compared by its collation, and no file is skipped by its binary statistics nor pruned by a generated partition column
-over it; a CHECK constraint the rows violate, added in a metadata-only commit, changes nothing read."""
+over it, and a collated partition column is pruned by its collation; a CHECK constraint the rows violate, added in a
+metadata-only commit, changes nothing read."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from tests.adversarial.test_delta_held_round17b import (
     collated_files,
     collated_generated_partition,
+    collated_partition,
     metadata_commit,
     set_property,
 )
@@ -34,14 +36,22 @@ def test_spark_compares_a_collated_column_without_skipping_by_binary_statistics(
     collated_files(collated)
     collated_files(plain, collate=False)
     collated_generated_partition(generated)
+    partition = tmp_path / "partition"
+    collated_partition(partition)
     wheres = ("s = 'a'", "s > 'w'", "startswith(s, 'a')", "s = 'z'")
     got = {
         "collated": [ids(spark, collated, w) for w in wheres],
         "plain": [ids(spark, plain, w) for w in wheres],
         # the file of A (binary bounds A..Z) holds collated matches of 'a', 'z' and > 'w' all the same
         "generated": ids(spark, generated, "s = 'apple'"),
+        "partition": [ids(spark, partition, w) for w in ("p = 'a'", "p IN ('a')", "p > 'Z'")],
     }
-    assert got == {"collated": [[1], [2], [1], [2]], "plain": [[], [], [], []], "generated": [1, 2]}, got
+    assert got == {
+        "collated": [[1], [2], [1], [2]],
+        "plain": [[], [], [], []],
+        "generated": [1, 2],
+        "partition": [[1, 2], [1, 2], []],
+    }, got
 
 
 def test_spark_reads_past_a_check_constraint(spark: SparkSession, tmp_path: Path) -> None:
