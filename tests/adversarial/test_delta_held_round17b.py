@@ -18,6 +18,9 @@ tried and held. What Spark (delta-spark 4.4 on Spark 4.1) reads of each is in ``
 - **Column defaults**: ``CURRENT_DEFAULT`` / ``EXISTS_DEFAULT`` added to a column every file holds, in a metadata-only
   commit: field metadata, ``reader_view_changed`` (conservative: Spark fills only a column a file lacks, which
   ``test_delta_exists_default.py`` covers).
+- **A column every file lacks** (added by a metadata-only commit) whose field has ``CURRENT_DEFAULT`` alone, or
+  ``exists_default`` in lower case: Spark reads nulls, as delta-rs (measured; the control, ``EXISTS_DEFAULT``, reads
+  7): the exact key is what ``carriers/delta/content.py`` holds a file to, and a table so is recorded.
 - **In-commit timestamps / TIMESTAMP AS OF**: not tried by forging — ``attest verify`` has no time option and no
   verdict names a time (docs/security.md, *Changes between versions*); the Spark hook records the version Spark's plan
   resolved (``snapshotAtAnalysis``), whatever timestamp named it.
@@ -135,6 +138,27 @@ def collated_partition(path: Path) -> None:
             set_field_metadata("p", {"__COLLATIONS": {"p": "spark.UTF8_LCASE"}})(schema, action["metaData"])
             action["metaData"]["schemaString"] = json.dumps(schema)
     commit.write_text("".join(json.dumps(a) + "\n" for a in actions))
+
+
+def defaulted_column(path: Path, metadata: dict[str, Any]) -> None:
+    """ids 1, 2 in one file, then a metadata-only commit adding a column c (long) with field ``metadata``: the file
+    lacks c."""
+    write_deltalake(str(path), pa.table({"id": pa.array([1, 2], pa.int64())}))
+    metadata_commit(
+        path,
+        lambda schema, meta: schema["fields"].append(
+            {"name": "c", "type": "long", "nullable": True, "metadata": metadata}
+        ),
+    )
+
+
+@pytest.mark.parametrize("metadata", [{"CURRENT_DEFAULT": "7"}, {"exists_default": "7"}], ids=["current", "lower"])
+def test_defaults_spark_does_not_fill_are_recorded(tmp_path: Path, metadata: dict[str, Any]) -> None:
+    path = tmp_path / "t"
+    defaulted_column(path, metadata)
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0, doc
 
 
 def test_collated_tables_are_recorded(tmp_path: Path) -> None:

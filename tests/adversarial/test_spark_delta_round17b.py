@@ -2,7 +2,8 @@
 ``test_delta_held_round17b.py``): a collated string column (``__COLLATIONS`` field metadata, ``UTF8_LCASE``) is
 compared by its collation, and no file is skipped by its binary statistics nor pruned by a generated partition column
 over it, and a collated partition column is pruned by its collation; a CHECK constraint the rows violate, added in a
-metadata-only commit, changes nothing read."""
+metadata-only commit, changes nothing read; a column a file lacks is filled by ``EXISTS_DEFAULT`` only (not by
+``CURRENT_DEFAULT``, nor ``exists_default`` in lower case)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from tests.adversarial.test_delta_held_round17b import (
     collated_files,
     collated_generated_partition,
     collated_partition,
+    defaulted_column,
     metadata_commit,
     set_property,
 )
@@ -61,3 +63,16 @@ def test_spark_reads_past_a_check_constraint(spark: SparkSession, tmp_path: Path
     metadata_commit(path, set_property("delta.constraints.c", "id > 100"))
     after = [ids(spark, path, w) for w in ("id = 1", "id < 50", "true")]
     assert before == after == [[1], [1, 2, 3, 4], [1, 2, 3, 4]], (before, after)
+
+
+def test_spark_fills_a_missing_column_by_exists_default_only(spark: SparkSession, tmp_path: Path) -> None:
+    got = {}
+    for key in ("EXISTS_DEFAULT", "CURRENT_DEFAULT", "exists_default"):
+        path = tmp_path / key
+        defaulted_column(path, {key: "7"})
+        got[key] = sorted(tuple(r) for r in spark.sql(f"SELECT id, c FROM delta.`{path}`").collect())
+    assert got == {
+        "EXISTS_DEFAULT": [(1, 7), (2, 7)],
+        "CURRENT_DEFAULT": [(1, None), (2, None)],
+        "exists_default": [(1, None), (2, None)],
+    }, got
