@@ -12,6 +12,8 @@
   refuses it; promoted by a hand-made metadata commit after the attestation, Spark's read of the old files fails
   (``ClassCastException``: a timestamp vector cast to a date one), pyiceberg's too, and verify says
   ``reader_view_changed``.
+- **Spark's own files of signed zeros** (``float`` and ``double``; ``-0.0`` stored, checked by its bits): their bounds
+  hold both zeros in Java's order, so the signed-zero bounds check of ``test_iceberg_round17c.py`` attests them.
 """
 
 from __future__ import annotations
@@ -217,3 +219,22 @@ def _promote_by_hand(warehouse: Path, ns: str, table: str, to: str) -> None:
             "table_namespace = ? AND table_name = ?",
             (new.as_uri(), loc, ns, table),
         )
+
+
+def test_spark_own_files_of_signed_zeros_attest(spark: SparkSession, spark_warehouse: Path) -> None:
+    """Spark's own writes of float / double zeros (each zero alone, both, beside other values; one file each): its
+    bounds keep both zeros in Java's order, so the signed-zero bounds check (test_iceberg_round17c.py) attests them."""
+    ns = f"zb17c{uuid.uuid4().hex[:6]}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    for t in ("FLOAT", "DOUBLE"):
+        name, ref = f"iceberg.{ns}.t{t.lower()}", f"iceberg://iceberg/{ns}.t{t.lower()}"
+        spark.sql(f"CREATE TABLE {name} (id BIGINT, x {t}) USING iceberg")
+        for values in ("(0.0)", "(-0.0)", "(0.0), (-0.0)", "(-1.0), (-0.0)", "(-0.0), (1.0)", "(0.0), (1.0)"):
+            rows = ", ".join(f"(1, CAST({v.strip('()')}D AS {t}))" for v in values.split(", "))
+            spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ * FROM VALUES {rows}")
+        bits = "java_method('java.lang.Double', 'doubleToRawLongBits', CAST(x AS DOUBLE))"
+        assert spark.sql(f"SELECT id FROM {name} WHERE {bits} = -9223372036854775808").count() == 4  # -0.0 stored
+        rc, doc = _record(spark_warehouse, ref)
+        assert rc == 0, doc
+        rc, doc = _cli(spark_warehouse, "verify", ref)
+        assert rc == 0 and doc["passed"], doc
