@@ -884,7 +884,17 @@ def _statistics_problems(df: Mapping[str, Any], schema: Schema, rows: pa.Table, 
     NaN rows Spark's filtered reads get depends on the layout), else bounds are held to the other values."""
     import pyarrow as pa
     from pyiceberg.conversions import from_bytes
-    from pyiceberg.types import BinaryType, FixedType, ListType, MapType, StringType, StructType, UUIDType
+    from pyiceberg.types import (
+        BinaryType,
+        DoubleType,
+        FixedType,
+        FloatType,
+        ListType,
+        MapType,
+        StringType,
+        StructType,
+        UUIDType,
+    )
 
     from carriers.content_store import bound_problem, observe
 
@@ -941,6 +951,8 @@ def _statistics_problems(df: Mapping[str, Any], schema: Schema, rows: pa.Table, 
                                 "laid out (Spark's and pyiceberg's own rewrites write such metrics)")
                 continue
             found = bound_problem(name, seen, lo, hi, exact=exact)
+            if found is None and isinstance(t, (FloatType, DoubleType)):
+                found = _java_zero_skip(name, column, lo, hi)
             if found is not None:
                 problems.append(found)
             elif nan_layout and isinstance(t, UUIDType) and isinstance(lo, bytes) and isinstance(hi, bytes):
@@ -957,6 +969,32 @@ def _statistics_problems(df: Mapping[str, Any], schema: Schema, rows: pa.Table, 
     except (pa.ArrowException, ValueError, TypeError) as exc:
         problems.append(f"its metrics cannot be held to its rows ({exc})")
     return problems
+
+
+def _java_zero_skip(name: str, column: Any, lo: Any, hi: Any) -> str | None:
+    """Why a float / double column's bounds exclude a zero it holds in Iceberg Java's order (``Double.compare``:
+    ``-0.0 < 0.0``), or None. Python's ``<=`` (the bounds check, pyiceberg's evaluator) takes the zeros as equal;
+    Java's metrics evaluator skips a file whose upper bound is ``-0.0`` for ``x = 0.0`` when it holds ``0.0`` (or
+    whose lower bound is ``0.0`` for ``x = -0.0`` when it holds ``-0.0``). Writers keep Parquet's rule (a minimum of
+    ``0.0`` written ``-0.0``, a maximum of ``-0.0`` written ``0.0``), so their bounds hold both zeros."""
+    import math
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def holds(negative: bool) -> bool:
+        width = pa.int32() if pa.types.is_float32(column.type) else pa.int64()
+        bits = column.view(width)
+        zero = -(2 ** (width.bit_width - 1)) if negative else 0
+        return bool(pc.any(pc.equal(bits, pa.scalar(zero, width))).as_py())
+
+    if isinstance(hi, float) and hi == 0.0 and math.copysign(1.0, hi) < 0 and holds(negative=False):
+        return (f"{name}: upper bound -0.0 over a stored 0.0 — Iceberg Java (Double.compare: -0.0 < 0.0) skips the "
+                "file for x = 0.0")
+    if isinstance(lo, float) and lo == 0.0 and math.copysign(1.0, lo) > 0 and holds(negative=True):
+        return (f"{name}: lower bound 0.0 over a stored -0.0 — Iceberg Java (Double.compare: -0.0 < 0.0) skips the "
+                "file for x = -0.0")
+    return None
 
 
 def _java_uuid_key(value: bytes) -> tuple[int, int]:

@@ -10,6 +10,7 @@ differently.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -266,7 +267,7 @@ def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, A
             inconsistent(f"has {len(summaries)} partition summaries for {len(fields)} partition fields")
         return out
     from pyiceberg.conversions import from_bytes
-    from pyiceberg.types import UUIDType
+    from pyiceberg.types import DoubleType, FloatType, UUIDType
 
     for i, (field, summary) in enumerate(zip(fields, summaries, strict=True)):
         values = [_partition_value(df.get("partition"), i) for df in live]
@@ -286,6 +287,8 @@ def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, A
         try:
             if isinstance(field.field_type, UUIDType):
                 outside = _uuids_outside(present, low, high)
+            elif isinstance(field.field_type, FloatType | DoubleType):
+                outside = _floats_outside(present, low, high)
             else:
                 outside = [v for v in present if low is None or high is None or not low <= v <= high]
         except TypeError:  # a value this reader does not compare with its bound (a promoted type): not judged
@@ -293,6 +296,25 @@ def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, A
         if outside:
             inconsistent(f"holds {field.name} partition values in [{low!r}, {high!r}], it holds {outside[0]!r}")
     return out
+
+
+def _floats_outside(present: list[Any], low: Any, high: Any) -> list[Any]:
+    """The float / double partition values of ``present`` (NaN left out) outside a summary's ``[low, high]`` in
+    Iceberg Java's order, ``Double.compare``'s (``-0.0 < 0.0``), by which it prunes manifests; pyiceberg compares with
+    Python's ``<=`` (``-0.0 == 0.0``), a wider range. Measured (Spark 4.1 / Iceberg 1.12): a summary ``[-0.0, -0.0]``
+    of a manifest of partition ``x = 0.0`` made Spark's ``WHERE x = 0.0`` skip it (no row; pyiceberg's filtered read
+    and the full read: every row), VERIFIED before (tests/adversarial/test_iceberg_round17c.py). Java's own summaries
+    are in its order, so they hold."""
+    if low is None or high is None:
+        return list(present)
+    lo, hi = _java_float_key(low), _java_float_key(high)
+    return [v for v in present if not lo <= _java_float_key(v) <= hi]
+
+
+def _java_float_key(value: float) -> tuple[float, int]:
+    """A key ordering floats as ``Double.compare`` does: by value, ``-0.0`` below ``0.0`` (a NaN bound compares false
+    both ways, so it holds no value: no writer's summary has one, NaN being counted apart)."""
+    return value, 0 if math.copysign(1.0, value) < 0 else 1
 
 
 def _uuids_outside(present: list[Any], low: Any, high: Any) -> list[Any]:
