@@ -42,17 +42,9 @@ class RecordResult:
     content: str | None = None  # the rows the recorded content digest counts (None: none recorded)
 
     def to_json(self) -> dict[str, Any]:
-        out = {
-            "recorded": True,
-            "table": self.ref,
-            "location": self.location,
-            "attested_version": self.attested_version,
-            "sidecar": self.sidecar,
-            "manifest": self.manifest,
-            "replaced": self.replaced,
-            "signer": self.signer,
-            "envelope": self.envelope,
-        }
+        out = {"recorded": True, "table": self.ref, "location": self.location, "attested_version":
+               self.attested_version, "sidecar": self.sidecar, "manifest": self.manifest, "replaced": self.replaced,
+               "signer": self.signer, "envelope": self.envelope}
         if self.openlineage is not None:
             out["openlineage"] = self.openlineage.to_json()
         if self.warnings:
@@ -63,17 +55,13 @@ class RecordResult:
         return out
 
     def human(self) -> str:
-        line = (
-            f"RECORDED — {self.ref} {self.noun} {self.attested_version}: {self.files} file(s) hashed"
-            + (f", inputs {self.proof}" if self.proof else ", no inputs observed")
-            + (f", signed by {self.signer}" if self.signer else ", unsigned")
-        )
+        line = (f"RECORDED — {self.ref} {self.noun} {self.attested_version}: {self.files} file(s) hashed"
+                + (f", inputs {self.proof}" if self.proof else ", no inputs observed")
+                + (f", signed by {self.signer}" if self.signer else ", unsigned"))
         if self.continues is not None:
-            line += (
-                f"; carried forward across rewrites that kept the same rows: it continues the attestation "
-                f"whose sidecar is {self.continues[:16]}… (its program, inputs and producer; the model and "
-                "program given were not used)"
-            )
+            line += (f"; carried forward across rewrites that kept the same rows: it continues the attestation "
+                     f"whose sidecar is {self.continues[:16]}… (its program, inputs and producer; the model and "
+                     "program given were not used)")
         sent = [self.openlineage.line()] if self.openlineage is not None and self.openlineage.emitted else []
         return "\n".join([*(f"  replaces: {r}" for r in self.replaced), line, *sent])
 
@@ -90,6 +78,8 @@ class RecordResult:
         return "\n".join(f"attest: warning: {w}" for w in self.warnings)
 
 
+
+
 def _program_hash(args: argparse.Namespace) -> str:
     from attest.cli.program_hash import program_identity  # the one computation, shared with `attest program-hash`
 
@@ -103,16 +93,14 @@ def _text_arguments(args: argparse.Namespace) -> None:
     for option in ("model", "run_id", "sql", "dialect", "branch"):
         value = getattr(args, option, None)
         if isinstance(value, str) and any("\ud800" <= c <= "\udfff" for c in value):
-            raise InvalidArgumentError(
-                f"--{option.replace('_', '-')} is not UTF-8 text (it holds bytes no Unicode "
-                "character is made of): give it as UTF-8"
-            )
+            raise InvalidArgumentError(f"--{option.replace('_', '-')} is not UTF-8 text (it holds bytes no Unicode "
+                                       "character is made of): give it as UTF-8")
 
 
 def cmd_record(args: argparse.Namespace, out: Output) -> RecordResult:
     """``attest record``: the whole command with the cycle collector paused (``many_records``). The listing is made
     paused (the carrier's ``_live``), and so was the rest after the hashing; between them, and in the manifest's
-    ``to_dict`` below, the collections traversed every object of the listing the carrier still holds (~0.5 s of a
+    ``to_dict`` below, the collections traversed every object of the listing the carrier still holds (~0.3–0.5 s of a
     record of 200,000 Iceberg files: docs/scale.md, "seventeenth pass, Iceberg record"). The command's objects are
     freed when it returns; only when cycles are reclaimed changes, never what is recorded (``ATTEST_FAST=0``: the
     collector is left alone)."""
@@ -151,35 +139,19 @@ def _record_command(args: argparse.Namespace, out: Output) -> RecordResult:
     from attest.cli.program_hash import dialect_change
 
     warning = dialect_change(args, carrier, program_hash)
-    result = carrier.record(
-        model=args.model,
-        program_hash=program_hash,
-        inputs=inputs,
-        run_id=args.run_id,
-        dialect=args.dialect,
-        progress=out.progress("hashing table files"),
-        replace=bool(args.replace),
-        signer=signer,
-    )
+    result = carrier.record(model=args.model, program_hash=program_hash, inputs=inputs, run_id=args.run_id,
+                            dialect=args.dialect, progress=out.progress("hashing table files"),
+                            replace=bool(args.replace), signer=signer)
     manifest = result.manifest
     emitted = _emit(args, carrier, result, upstreams) if emit else None
-    return RecordResult(
-        ref=ref.base,
-        noun=ref.noun,
-        attested_version=result.attested_version,
-        files=len(manifest.output_hashes or ()) if manifest is not None else 0,
-        proof=None if manifest is None else manifest.inputs_proof_class,
-        location=result.location,
-        sidecar=result.sidecar,
-        manifest=None if manifest is None else manifest.to_dict(),
-        replaced=list(result.replaced),
-        signer=result.signer,
-        envelope=result.envelope,
-        openlineage=emitted,
-        warnings=[*([warning] if warning else []), *said, *result.warnings],
-        continues=result.continues,
-        content=result.content,
-    )
+    return RecordResult(ref=ref.base, noun=ref.noun, attested_version=result.attested_version,
+                        files=len(manifest.output_hashes or ()) if manifest is not None else 0,
+                        proof=None if manifest is None else manifest.inputs_proof_class, location=result.location,
+                        sidecar=result.sidecar, manifest=None if manifest is None else manifest.to_dict(),
+                        replaced=list(result.replaced), signer=result.signer, envelope=result.envelope,
+                        openlineage=emitted, warnings=[*([warning] if warning else []), *said, *result.warnings],
+                        continues=result.continues,
+                        content=result.content)
 
 
 def _signer(args: argparse.Namespace) -> Signer | None:
@@ -199,14 +171,8 @@ def _on_branch(carrier: AttestedTable, branch: str) -> AttestedTable:
 
     if not isinstance(carrier, IcebergCarrier):
         raise InvalidArgumentError("--branch applies to Iceberg tables (Delta has no branches)")
-    return IcebergCarrier(
-        carrier.table,
-        catalog_name=carrier.catalog_name,
-        detached=carrier.detached,
-        allow_external=carrier.allow_external,
-        branch=branch,
-        retain_tag=carrier.retain_tag,
-    )
+    return IcebergCarrier(carrier.table, catalog_name=carrier.catalog_name, detached=carrier.detached,
+                          allow_external=carrier.allow_external, branch=branch, retain_tag=carrier.retain_tag)
 
 
 def _without_retention(carrier: AttestedTable) -> None:
@@ -216,6 +182,8 @@ def _without_retention(carrier: AttestedTable) -> None:
     if not isinstance(carrier, IcebergCarrier):
         raise InvalidArgumentError("--no-retain-tag applies to Iceberg tables (a Delta attestation needs no tag)")
     carrier.retain_tag = False
+
+
 
 
 def _event_inputs(args: argparse.Namespace, carrier: AttestedTable) -> list[Any]:
@@ -242,13 +210,8 @@ def _emit(args: argparse.Namespace, carrier: AttestedTable, result: Any, upstrea
     """The attestation's OpenLineage RunEvent, read back from the table; a failure is reported, never raised."""
     from carriers.openlineage import emit_attestation, resolver, table_locations
 
-    return emit_attestation(
-        carrier,
-        result,
-        resolve=resolver(storage_options(args)),
-        input_locations=table_locations(upstreams),
-        show_console=True,
-    )
+    return emit_attestation(carrier, result, resolve=resolver(storage_options(args)),
+                            input_locations=table_locations(upstreams), show_console=True)
 
 
 def _input_ref(text: str) -> TableRef:

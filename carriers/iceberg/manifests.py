@@ -33,12 +33,8 @@ class ManifestReader:
 
     table: Table
 
-    def _manifest_entries(
-        self,
-        snapshot: Snapshot,
-        *,
-        only: Container[str] | None = None,
-    ) -> tuple[list[dict[str, Any]], list[Problem]]:
+    def _manifest_entries(self, snapshot: Snapshot, *, only: Container[str] | None = None,
+                          ) -> tuple[list[dict[str, Any]], list[Problem]]:
         """Live data-file records of a snapshot, read with the table format version's own manifest schema, and where
         the manifest list's summary of a manifest contradicts the manifest (:func:`_summary_problems`). ``only``: the
         paths of the manifests to read (the others are skipped)."""
@@ -57,26 +53,16 @@ class ManifestReader:
         partition_types: dict[int, Any] = {}
         reason = _canonical_uri(str(snapshot.manifest_list))
         if reason is not None:
-            return out, [
-                Problem(
-                    Code.PATH_AMBIGUOUS,
-                    f"manifest list {snapshot.manifest_list!r}: {reason}",
-                    str(snapshot.manifest_list),
-                )
-            ]
+            return out, [Problem(Code.PATH_AMBIGUOUS, f"manifest list {snapshot.manifest_list!r}: {reason}",
+                                 str(snapshot.manifest_list))]
         for manifest, first_row_id in self._manifest_list(snapshot, fv):
             reader: Any
             if only is not None and str(manifest.manifest_path) not in only:
                 continue
             reason = _canonical_uri(str(manifest.manifest_path))
             if reason is not None:
-                problems.append(
-                    Problem(
-                        Code.PATH_AMBIGUOUS,
-                        f"manifest {manifest.manifest_path!r}: {reason}",
-                        str(manifest.manifest_path),
-                    )
-                )
+                problems.append(Problem(Code.PATH_AMBIGUOUS, f"manifest {manifest.manifest_path!r}: {reason}",
+                                        str(manifest.manifest_path)))
                 continue
             inherited = int(manifest.sequence_number or 0)
             content = int(getattr(manifest.content, "value", manifest.content) or 0)
@@ -86,9 +72,8 @@ class ManifestReader:
             # before it in the manifest that had none (Iceberg spec, "First Row ID Inheritance"; Iceberg Java skips
             # deleted entries); readers' _row_id.
             next_row_id = first_row_id if content == 0 else None
-            with AvroFile(
-                self.table.io.new_input(manifest.manifest_path), schema, read_types={}, read_enums={}
-            ) as reader:
+            with AvroFile(self.table.io.new_input(manifest.manifest_path), schema, read_types={},
+                          read_enums={}) as reader:
                 for record in reader:
                     entry = dict(zip(entry_names, record._data, strict=False))
                     status = entry.get("status")
@@ -145,9 +130,8 @@ class ManifestReader:
         schema = MANIFEST_LIST_FILE_SCHEMAS[3]
         position = [f.name for f in schema.fields].index("first_row_id")
         reader: Any
-        with AvroFile(
-            source, schema, read_types={-1: ManifestFile, 508: PartitionFieldSummary}, read_enums={517: ManifestContent}
-        ) as reader:
+        with AvroFile(source, schema, read_types={-1: ManifestFile, 508: PartitionFieldSummary},
+                      read_enums={517: ManifestContent}) as reader:
             return [(m, m._data[position] if len(m._data) > position else None) for m in reader]
 
     def _partition_type(self, spec_id: int) -> Any:
@@ -182,16 +166,12 @@ class ManifestReader:
             if not files or len(fields) != len(summaries):  # a count mismatch: _summary_problems says so
                 continue
             for i, (field, summary) in enumerate(zip(fields, summaries, strict=True)):
-                if (
-                    not isinstance(field.field_type, UUIDType)
-                    or summary.lower_bound is None
-                    or summary.upper_bound is None
-                ):
+                if not isinstance(field.field_type, UUIDType) or summary.lower_bound is None \
+                        or summary.upper_bound is None:
                     continue
                 try:
-                    lo, hi = (
-                        _uuid_bytes(from_bytes(field.field_type, b)) for b in (summary.lower_bound, summary.upper_bound)
-                    )
+                    lo, hi = (_uuid_bytes(from_bytes(field.field_type, b))
+                              for b in (summary.lower_bound, summary.upper_bound))
                 except Exception:  # hostile bytes: _summary_problems says so
                     continue
                 for path, df in files:
@@ -199,12 +179,10 @@ class ManifestReader:
                     if value is None or path in out:
                         continue
                     if not _java_key(lo) <= _java_key(_uuid_bytes(value)) <= _java_key(hi):
-                        out[path] = (
-                            f"the manifest list's summary of its manifest {manifest.manifest_path} bounds "
-                            f"{field.name} by {lo.hex()}..{hi.hex()}, which Iceberg Java (uuids as two signed "
-                            f"longs) takes to exclude the file's {_uuid_bytes(value).hex()} — Spark's "
-                            f"{field.name} = <value> skips the manifest"
-                        )
+                        out[path] = (f"the manifest list's summary of its manifest {manifest.manifest_path} bounds "
+                                     f"{field.name} by {lo.hex()}..{hi.hex()}, which Iceberg Java (uuids as two signed "
+                                     f"longs) takes to exclude the file's {_uuid_bytes(value).hex()} — Spark's "
+                                     f"{field.name} = <value> skips the manifest")
         return out
 
     def record_of(self, data_file: Any, spec_id: int) -> dict[str, Any]:
@@ -217,21 +195,16 @@ class ManifestReader:
         return record
 
 
-# Characters urlsplit treats specially after "scheme://": a fragment, a query, and the tab and newlines it removes.
+# Characters urlsplit treats specially after "scheme://": a fragment, a query, and the tab and newlines it removes
+# (looked for one by one in _canonical_uri).
 _FAST_REFUSED = frozenset("#?\t\r\n")
 
 
 def _canonical_uri(path: str) -> str | None:
     """Why a file's absolute location (a data or delete file, a manifest, a manifest list) would be read differently
     by different FileIOs or from different working directories (None when it would not)."""
-    if (
-        path[:8] == "file:///"
-        and "#" not in path
-        and "?" not in path
-        and "\t" not in path
-        and "\r" not in path
-        and "\n" not in path
-    ):
+    if path[:8] == "file:///" and "#" not in path and "?" not in path and "\t" not in path and "\r" not in path \
+            and "\n" not in path:
         # urlparse gives such a location scheme file, no host and the path after "file://" (local_path_of): only the
         # segment and character checks below are left to make (a call per live file). The characters are looked for
         # one by one (a set built of the whole location cost ~2 µs a file: docs/scale.md, seventeenth pass), and the
@@ -253,7 +226,7 @@ def _canonical_uri(path: str) -> str | None:
         # pyiceberg reads file://host/p and file:p as the relative path host/p or p, from its working directory
         # (measured: rows from '/', FileNotFoundError from /tmp); Hadoop refuses a host ("Wrong FS").
         return "a file URI with a host or a relative path: readers resolve it against their working directory"
-    if len(parsed.scheme) > 1 and parsed.scheme != "file" and not path[len(parsed.scheme) + 1 :].startswith("//"):
+    if len(parsed.scheme) > 1 and parsed.scheme != "file" and not path[len(parsed.scheme) + 1:].startswith("//"):
         return "a URI without '//' after its scheme (FileIOs parse it differently, or refuse it)"
     body = parsed.path if len(parsed.scheme) > 1 else path
     segments = body.split("/")[1:]
@@ -266,9 +239,8 @@ def _canonical_uri(path: str) -> str | None:
     return None
 
 
-def _summary_problems(
-    manifest: Any, statuses: list[int], live: list[dict[str, Any]], partition_type: Any
-) -> list[Problem]:
+def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, Any]],
+                      partition_type: Any) -> list[Problem]:
     """Where the manifest list's summary of a manifest says other than the manifest's entries. Readers plan with the
     summary before they open a manifest: Java skips a manifest whose added and existing counts are zero, Java and
     pyiceberg skip one whose partition bounds exclude a query's filter, pyiceberg skips delete manifests listed below
@@ -279,20 +251,12 @@ def _summary_problems(
     out: list[Problem] = []
 
     def inconsistent(what: str) -> None:
-        out.append(
-            Problem(
-                Code.TABLE_INCONSISTENT,
-                f"the manifest list says manifest {path} {what}: readers that plan "
-                "with the summary skip rows others read",
-                path,
-            )
-        )
+        out.append(Problem(Code.TABLE_INCONSISTENT, f"the manifest list says manifest {path} {what}: readers that plan "
+                           "with the summary skip rows others read", path))
 
-    for label, status, claimed in (
-        ("added", 1, manifest.added_files_count),
-        ("existing", 0, manifest.existing_files_count),
-        ("deleted", 2, manifest.deleted_files_count),
-    ):
+    for label, status, claimed in (("added", 1, manifest.added_files_count),
+                                   ("existing", 0, manifest.existing_files_count),
+                                   ("deleted", 2, manifest.deleted_files_count)):
         real = statuses.count(status)
         if claimed is not None and claimed != real:
             inconsistent(f"holds {claimed} {label} file(s), it holds {real}")
@@ -346,11 +310,8 @@ def _uuids_outside(present: list[Any], low: Any, high: Any) -> list[Any]:
     if low is None or high is None:
         return list(present)
     lo, hi = _uuid_bytes(low), _uuid_bytes(high)
-    return [
-        v
-        for v in present
-        if not lo <= _uuid_bytes(v) <= hi and not _java_key(lo) <= _java_key(_uuid_bytes(v)) <= _java_key(hi)
-    ]
+    return [v for v in present
+            if not lo <= _uuid_bytes(v) <= hi and not _java_key(lo) <= _java_key(_uuid_bytes(v)) <= _java_key(hi)]
 
 
 def _uuid_bytes(value: Any) -> bytes:
@@ -430,10 +391,8 @@ def view_value(value: Any) -> Any:
         held = value if kind is dict else value._dict or value._build_dict()
         # _plain's {str(k): _plain(v)} in key order, then json_safe's per value (a str key is kept as it is).
         # A bound is bytes: json_safe's {"bytes": hex} made here.
-        return {
-            str(k): v if type(v) in _SCALARS else {"bytes": v.hex()} if type(v) is bytes else json_safe(_plain(v))
-            for k, v in sorted(held.items())
-        }
+        return {str(k): v if type(v) in _SCALARS else {"bytes": v.hex()} if type(v) is bytes else json_safe(_plain(v))
+                for k, v in sorted(held.items())}
     branch = _BRANCHES.get(kind)
     if branch is None:
         branch = _BRANCHES[kind] = _branch(kind)

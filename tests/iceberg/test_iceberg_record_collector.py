@@ -19,9 +19,8 @@ from carriers.sidecar import Sidecar
 from tests.iceberg.conftest import CATALOG, PROGRAM, local, rows
 
 
-def test_the_records_after_the_hashing_are_made_with_the_collector_paused(
-    table: Table, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_records_after_the_hashing_are_made_with_the_collector_paused(table: Table,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     table.append(rows(0))
     table.append(rows(3))
     seen: dict[str, bool] = {}
@@ -80,9 +79,8 @@ def test_the_sidecar_written_is_the_general_writers_bytes(table: Table, monkeypa
     assert att is not None and not att.problems
 
 
-def test_the_record_command_runs_with_the_collector_paused(
-    table: Table, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_record_command_runs_with_the_collector_paused(table: Table, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """``attest record``: the hashing and the manifest's ``to_dict`` too (seventeenth pass, Iceberg record)."""
     from attest.cli import main
     from attest.model import Manifest
@@ -104,33 +102,15 @@ def test_the_record_command_runs_with_the_collector_paused(
     monkeypatch.setattr(Manifest, "to_dict", watched_to_dict)
     props = catalog_properties(tmp_path)
     assert gc.isenabled()
-    assert (
-        main(
-            [
-                "record",
-                "--catalog",
-                CATALOG,
-                "ns.t",
-                "--uri",
-                props["uri"],
-                "--warehouse",
-                props["warehouse"],
-                "--model",
-                "m",
-                "--program-hash",
-                PROGRAM,
-            ]
-        )
-        == 0
-    )
+    assert main(["record", "--catalog", CATALOG, "ns.t", "--uri", props["uri"], "--warehouse", props["warehouse"],
+                 "--model", "m", "--program-hash", PROGRAM]) == 0
     assert seen == {"hashing": False, "to_dict": False}
     assert gc.isenabled()  # restored
     assert IcebergCarrier(table.refresh(), catalog_name=CATALOG).read() is not None  # recorded
 
 
-def test_the_record_command_restores_the_collector_when_it_fails(
-    table: Table, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_record_command_restores_the_collector_when_it_fails(table: Table, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     from attest.cli import main
     from tests.iceberg.conftest import catalog_properties
 
@@ -142,23 +122,6 @@ def test_the_record_command_restores_the_collector_when_it_fails(
     monkeypatch.setattr(carriers.core, "built_manifest", refused)
     props = catalog_properties(tmp_path)
     assert gc.isenabled()
-    assert (
-        main(
-            [
-                "record",
-                "--catalog",
-                CATALOG,
-                "ns.t",
-                "--uri",
-                props["uri"],
-                "--warehouse",
-                props["warehouse"],
-                "--model",
-                "m",
-                "--program-hash",
-                PROGRAM,
-            ]
-        )
-        != 0
-    )  # refused, said as an internal error
+    assert main(["record", "--catalog", CATALOG, "ns.t", "--uri", props["uri"], "--warehouse", props["warehouse"],
+                 "--model", "m", "--program-hash", PROGRAM]) != 0  # refused, said as an internal error
     assert gc.isenabled()
