@@ -196,18 +196,23 @@ class ManifestReader:
         return record
 
 
-# Characters urlsplit treats specially after "scheme://": a fragment, a query, and the tab and newlines it removes.
+# Characters urlsplit treats specially after "scheme://": a fragment, a query, and the tab and newlines it removes
+# (looked for one by one in _canonical_uri).
 _FAST_REFUSED = frozenset("#?\t\r\n")
 
 
 def _canonical_uri(path: str) -> str | None:
     """Why a file's absolute location (a data or delete file, a manifest, a manifest list) would be read differently
     by different FileIOs or from different working directories (None when it would not)."""
-    if path.startswith("file:///") and not _FAST_REFUSED.intersection(path):
+    if path[:8] == "file:///" and "#" not in path and "?" not in path and "\t" not in path and "\r" not in path \
+            and "\n" not in path:
         # urlparse gives such a location scheme file, no host and the path after "file://" (local_path_of): only the
-        # segment and character checks below are left to make (a call per live file).
-        body = path[7:]
-        if any(s in ("", ".", "..") for s in body.split("/")[1:]) or "\\" in path or "\x00" in path:
+        # segment and character checks below are left to make (a call per live file). The characters are looked for
+        # one by one (a set built of the whole location cost ~2 µs a file: docs/scale.md, seventeenth pass), and the
+        # path after "file://", which starts with "/", has an empty, "." or ".." segment exactly when it holds "//",
+        # "/./" or "/../" once a "/" is put after it (each segment is then between two slashes).
+        body = path[7:] + "/"
+        if "//" in body or "/./" in body or "/../" in body or "\\" in path or "\x00" in path:
             return "'.', '..' or empty segments (Hadoop FileIO normalises them, object stores do not)"
         return None
     from urllib.parse import urlparse

@@ -130,7 +130,8 @@ class Ranged:
         self.close()
 
 
-# Characters urlsplit treats specially after "scheme://": a fragment, a query, and the tab and newlines it removes.
+# Characters urlsplit treats specially after "scheme://": a fragment, a query, and the tab and newlines it removes
+# (looked for one by one below: a set built of each location cost ~2 µs a file, docs/scale.md, seventeenth pass).
 _FAST_REFUSED = frozenset("#?\t\r\n")
 
 
@@ -139,8 +140,8 @@ def local_path_of(location: str, *, decode: bool = True) -> str | None:
 
     ``decode``: whether a ``file:`` URI is percent-decoded. Delta paths are URIs (decoded); Iceberg locations are
     strings that pyiceberg and Hadoop's FileIO read literally (``p=x%2Fy`` is a folder of that name)."""
-    if location.startswith("file:///") and not _FAST_REFUSED.intersection(location) and \
-            not (decode and "%" in location):
+    if location[:8] == "file:///" and "#" not in location and "?" not in location and "\t" not in location and \
+            "\r" not in location and "\n" not in location and not (decode and "%" in location):
         # What urlparse gives such a URI (scheme file, no host, no query or fragment, nothing stripped): its path,
         # without the parse (a call per live file of a listing; tests/iceberg/test_iceberg_fast_paths.py).
         return location[7:]

@@ -77,3 +77,51 @@ def test_the_sidecar_written_is_the_general_writers_bytes(table: Table, monkeypa
     assert data == canonical_bytes(sidecar.to_dict())  # what the writer before (whole or in pieces) wrote
     att = IcebergCarrier(table, catalog_name=CATALOG).read()
     assert att is not None and not att.problems
+
+
+def test_the_record_command_runs_with_the_collector_paused(table: Table, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """``attest record``: the hashing and the manifest's ``to_dict`` too (seventeenth pass, Iceberg record)."""
+    from attest.cli import main
+    from attest.model import Manifest
+    from tests.iceberg.conftest import catalog_properties
+
+    table.append(rows(0))
+    seen: dict[str, bool] = {}
+    hashing, to_dict = IcebergCarrier.hash_files, Manifest.to_dict
+
+    def watched_hashing(self: IcebergCarrier, *a: Any, **k: Any) -> Any:
+        seen["hashing"] = gc.isenabled()
+        return hashing(self, *a, **k)
+
+    def watched_to_dict(self: Manifest) -> Any:
+        seen["to_dict"] = gc.isenabled()
+        return to_dict(self)
+
+    monkeypatch.setattr(IcebergCarrier, "hash_files", watched_hashing)
+    monkeypatch.setattr(Manifest, "to_dict", watched_to_dict)
+    props = catalog_properties(tmp_path)
+    assert gc.isenabled()
+    assert main(["record", "--catalog", CATALOG, "ns.t", "--uri", props["uri"], "--warehouse", props["warehouse"],
+                 "--model", "m", "--program-hash", PROGRAM]) == 0
+    assert seen == {"hashing": False, "to_dict": False}
+    assert gc.isenabled()  # restored
+    assert IcebergCarrier(table.refresh(), catalog_name=CATALOG).read() is not None  # recorded
+
+
+def test_the_record_command_restores_the_collector_when_it_fails(table: Table, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from attest.cli import main
+    from tests.iceberg.conftest import catalog_properties
+
+    table.append(rows(0))
+
+    def refused(*_a: Any, **_k: Any) -> Any:
+        raise RuntimeError("refused")
+
+    monkeypatch.setattr(carriers.core, "built_manifest", refused)
+    props = catalog_properties(tmp_path)
+    assert gc.isenabled()
+    assert main(["record", "--catalog", CATALOG, "ns.t", "--uri", props["uri"], "--warehouse", props["warehouse"],
+                 "--model", "m", "--program-hash", PROGRAM]) != 0  # refused, said as an internal error
+    assert gc.isenabled()
