@@ -23,7 +23,6 @@ delta-rs reads them too then, its typed statistics change: ``reader_view_changed
 
 from __future__ import annotations
 
-import json
 import shutil
 import struct
 import uuid
@@ -38,10 +37,11 @@ from deltalake import DeltaTable, write_deltalake
 
 from carriers.delta.carrier import attest_after_write
 from carriers.delta.log import commit_name
-from tests.adversarial.conftest import PROGRAM, codes, verify, write_commit
+from tests.adversarial.conftest import PROGRAM, codes, edit_adds, verify, write_commit
 from tests.adversarial.test_content_rewrite_delta import _adds, _attested
 from tests.adversarial.test_delta_dv_cardinality import _delta_rs
 from tests.adversarial.test_delta_dv_descriptors import stored_rewrite
+from tests.adversarial.test_delta_round17 import forge_unkept_bounds
 from tests.delta.dv import MAGIC, bitmap, dv_file
 
 if TYPE_CHECKING:
@@ -146,15 +146,7 @@ def _unindexed(path: Path, prop: str) -> None:
     before, after = SKIPPING[prop]
     write_deltalake(str(path), pa.table({"a": pa.array([1, 2], pa.int64()), "b": pa.array([5, 6], pa.int64())}),
                     configuration={prop: before})
-    commit = path / commit_name(0)
-    lines = [json.loads(line) for line in commit.read_text().splitlines()]
-    for action in lines:
-        if "add" in action:
-            stats = json.loads(action["add"]["stats"])
-            assert "b" not in stats["maxValues"]  # delta-rs kept none for b
-            stats["minValues"]["b"], stats["maxValues"]["b"], stats["nullCount"]["b"] = 100, 200, 0
-            action["add"]["stats"] = json.dumps(stats)
-    commit.write_text("\n".join(json.dumps(a) for a in lines) + "\n")
+    edit_adds(path / commit_name(0), forge_unkept_bounds)
     attest_after_write(str(path), model="orders", program_hash=PROGRAM)
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0, doc

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -28,7 +29,15 @@ from deltalake import DeltaTable, write_deltalake
 from attest.errors import AttestError
 from carriers.delta.carrier import attest_after_write
 from carriers.delta.log import commit_name
-from tests.adversarial.conftest import PROGRAM, codes, verify
+from tests.adversarial.conftest import PROGRAM, codes, edit_adds, verify
+
+
+def forge_unkept_bounds(add: dict[str, Any]) -> None:
+    """An add's statistics given bounds 100..200 and no null for ``b``, of which delta-rs kept none (edit_adds)."""
+    stats = json.loads(add["stats"])
+    assert "b" not in stats["maxValues"]  # delta-rs kept none for b
+    stats["minValues"]["b"], stats["maxValues"]["b"], stats["nullCount"]["b"] = 100, 200, 0
+    add["stats"] = json.dumps(stats)
 
 
 def forged_unindexed(path: Path, columns: str, configuration: dict[str, str] | None = None) -> None:
@@ -40,15 +49,7 @@ def forged_unindexed(path: Path, columns: str, configuration: dict[str, str] | N
         pa.table({"a": pa.array([1, 2], pa.int64()), "b": pa.array([5, 6], pa.int64())}),
         configuration=configuration or {"delta.dataSkippingStatsColumns": columns},
     )
-    commit = path / commit_name(0)
-    lines = [json.loads(line) for line in commit.read_text().splitlines()]
-    for action in lines:
-        if "add" in action:
-            stats = json.loads(action["add"]["stats"])
-            assert "b" not in stats["maxValues"]  # delta-rs kept none for b
-            stats["minValues"]["b"], stats["maxValues"]["b"], stats["nullCount"]["b"] = 100, 200, 0
-            action["add"]["stats"] = json.dumps(stats)
-    commit.write_text("\n".join(json.dumps(a) for a in lines) + "\n")
+    edit_adds(path / commit_name(0), forge_unkept_bounds)
 
 
 def made_live_later(path: Path) -> None:
