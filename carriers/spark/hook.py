@@ -554,10 +554,12 @@ class _Listener:
     """The py4j-side object Spark calls. It must never raise into the JVM and must return quickly."""
 
     def __init__(self, hook: Hook) -> None:
-        self.hook = hook
+        self.hook: Hook | None = hook  # None once uninstalled: a call Spark still makes reaches no hook
 
     def onSuccess(self, func_name: str, qe: Any, duration_ns: int) -> None:
-        self.hook._on_success(func_name, qe)
+        hook = self.hook
+        if hook is not None:
+            hook._on_success(func_name, qe)
 
     def onFailure(self, func_name: str, qe: Any, exception: Any) -> None:
         return None  # a failed write committed nothing
@@ -574,20 +576,82 @@ class _IcebergCommits:
     """Iceberg's commit listener (``org.apache.iceberg.events.Listener`` of ``CreateSnapshotEvent``), which Iceberg
     calls in the committing thread after every snapshot commit of the JVM — its Java actions too
     (``SparkActions.get(spark).rewriteDataFiles(table).execute()``), which Spark reports to no query listener by the
-    table's name (measured). Iceberg keeps listeners for the JVM's life: ``uninstall`` unhooks the hook instead.
+    table's name (measured). Iceberg keeps listeners for the JVM's life and has no unregister, so one is registered
+    per JVM (``_iceberg_commits``) and passes each event to the hooks installed now: one listener per hook ever
+    installed cost every later commit one Python call per hook (measured: hundreds in a long notebook or test run).
     Never raises into the JVM."""
 
-    def __init__(self, hook: Hook) -> None:
-        self.hook: Hook | None = hook
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._hooks: tuple[Hook, ...] = ()
+
+    def add(self, hook: Hook) -> None:
+        with self._lock:
+            self._hooks = (*self._hooks, hook)
+
+    def discard(self, hook: Hook) -> None:
+        with self._lock:
+            self._hooks = tuple(h for h in self._hooks if h is not hook)
 
     def notify(self, event: Any) -> None:
-        hook = self.hook
-        if hook is not None:
+        for hook in self._hooks:
             with suppress(Exception):
                 hook._iceberg_committed(event)
 
     class Java:
         implements: ClassVar[list[str]] = ["org.apache.iceberg.events.Listener"]
+
+
+# One Iceberg commit listener per JVM (its py4j gateway), registered on first use and never removed.
+_ICEBERG_COMMITS: dict[int, _IcebergCommits] = {}
+_ICEBERG_COMMITS_LOCK = threading.Lock()
+
+
+def _iceberg_commits(spark: SparkSession) -> _IcebergCommits:
+    """The JVM's ``_IcebergCommits``, registered with Iceberg's ``Listeners`` the first time (raises when Iceberg is
+    not on the classpath)."""
+    gateway = spark.sparkContext._gateway
+    with _ICEBERG_COMMITS_LOCK:
+        commits = _ICEBERG_COMMITS.get(id(gateway))
+        if commits is None:
+            jvm = spark._jvm
+            assert jvm is not None
+            events = jvm.org.apache.iceberg.events
+            commits = _IcebergCommits()
+            events.Listeners.register(commits, events.CreateSnapshotEvent._java_lang_class)
+            _ICEBERG_COMMITS[id(gateway)] = commits
+        return commits
+
+
+def _listener_bus_drained(spark: SparkSession, timeout_s: float) -> bool:
+    """Wait until Spark's listener bus has delivered every event posted so far (at most ``timeout_s``): False when it
+    still held some then. Spark's own ``waitUntilEmpty()`` gives up after 10 s; a busy application's bus may take
+    longer. A stopped context has nothing left to deliver (True)."""
+    try:
+        spark._jsparkSession.sparkContext().listenerBus().waitUntilEmpty(max(1, int(timeout_s * 1000)))
+        return True
+    except Exception as exc:
+        return "TimeoutException" not in str(exc)
+
+
+def _register_query_listener(spark: SparkSession, listener: _Listener) -> Any:
+    """Register ``listener`` with the session's ``ExecutionListenerManager``; returns the JVM's reference to it.
+    py4j gives Java a new proxy object each time a Python object crosses, and Spark removes a listener by identity,
+    so ``unregister(listener)`` removed nothing: every uninstalled hook's listener stayed, and each later query called
+    all of them (measured: the listener bus fell behind by over 10 s in a long test run). The proxy Spark holds is the
+    one entry the registration added; None when it cannot be told apart (a concurrent registration)."""
+    manager = spark._jsparkSession.listenerManager()
+    jvm = spark._jvm
+    assert jvm is not None
+    identity = jvm.java.lang.System.identityHashCode
+    try:
+        before = {int(identity(x)) for x in manager.listListeners()}
+    except Exception:  # no listListeners in this Spark: registered, but never removable
+        manager.register(listener)
+        return None
+    manager.register(listener)
+    added = [x for x in manager.listListeners() if int(identity(x)) not in before]
+    return added[0] if len(added) == 1 else None
 
 
 class Hook:
@@ -644,6 +708,7 @@ class Hook:
         self._done: set[tuple[str, str, str]] = set()
         self._lock = threading.Lock()
         self._listener: _Listener | None = None
+        self._jlistener: Any = None  # the JVM's own reference to the registered listener: what unregister matches
         self._commits: _IcebergCommits | None = None
         self._worker: threading.Thread | None = None
         self._engines: dict[str, str] | None = None
@@ -679,8 +744,10 @@ class Hook:
         # Writes that finished before install are not this hook's: their listener events may still be queued on the
         # (asynchronous) bus and would reach a listener registered now (measured: a save just before install was
         # attested now and then). Drained first, so the hook attests exactly the writes that end after install.
-        self.spark._jsparkSession.sparkContext().listenerBus().waitUntilEmpty()
-        self.spark._jsparkSession.listenerManager().register(self._listener)
+        if not _listener_bus_drained(self.spark, min(self.timeout_s, 120.0)):
+            log.warning("attest.spark: Spark's listener bus was still busy at install; a write that ended just before "
+                        "may be attested by this hook too")
+        self._jlistener = _register_query_listener(self.spark, self._listener)
         self._register_iceberg_commits()
         from carriers.spark.streaming import StreamWatcher
 
@@ -695,14 +762,18 @@ class Hook:
     def uninstall(self) -> None:
         stamping.unregister(self)
         if self._commits is not None:
-            self._commits.hook = None  # Iceberg has no unregister: the listener stays, inert
+            self._commits.discard(self)  # Iceberg has no unregister: the JVM's one listener stays, without this hook
             self._commits = None
         if self._streams is not None:
             self._streams.stop()
             self._streams = None
         if self._listener is not None:
-            self.spark._jsparkSession.listenerManager().unregister(self._listener)
+            self._listener.hook = None  # inert, whatever Spark still delivers to it
             self._listener = None
+            if self._jlistener is not None:
+                with suppress(Exception):  # a stopped session keeps no listeners to remove
+                    self.spark._jsparkSession.listenerManager().unregister(self._jlistener)
+                self._jlistener = None
         if self._worker is not None:
             self._queue.put(None)
             self._worker.join(timeout=self.timeout_s)
@@ -717,8 +788,10 @@ class Hook:
         was not found."""
         if self.policy == "disabled":
             return self
-        self.spark._jsparkSession.sparkContext().listenerBus().waitUntilEmpty()
         deadline = None if timeout is None else time.monotonic() + timeout
+        if not _listener_bus_drained(self.spark, self.timeout_s if timeout is None else timeout):
+            raise TimeoutError("Spark's listener bus still holds events of earlier writes "
+                               f"after {self.timeout_s if timeout is None else timeout}s")
         while self._queue.unfinished_tasks:
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"{self._queue.unfinished_tasks} attestation(s) still pending")
@@ -777,10 +850,8 @@ class Hook:
         if threading.current_thread() is self._worker or self._listener is None:
             return  # the worker's own ALTER must not wait for itself
         start = time.monotonic()
-        try:
-            self.spark._jsparkSession.sparkContext().listenerBus().waitUntilEmpty()
-        except Exception:  # a stopped context: nothing pending can be waited for
-            return
+        if not _listener_bus_drained(self.spark, self.guard_timeout_s):
+            return  # waited its bound already
         while self._queue.unfinished_tasks and time.monotonic() - start < self.guard_timeout_s:
             time.sleep(0.005)
         with self._lock:
@@ -798,11 +869,8 @@ class Hook:
     def _register_iceberg_commits(self) -> None:
         """Register ``_IcebergCommits`` with Iceberg's ``Listeners`` (nothing when Iceberg is not on the classpath)."""
         try:
-            jvm = self.spark._jvm
-            assert jvm is not None
-            events = jvm.org.apache.iceberg.events
-            commits = _IcebergCommits(self)
-            events.Listeners.register(commits, events.CreateSnapshotEvent._java_lang_class)
+            commits = _iceberg_commits(self.spark)
+            commits.add(self)
             self._commits = commits
         except Exception as exc:
             log.debug("attest.spark: Iceberg's commit listener not registered: %s", exc)
