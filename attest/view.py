@@ -33,6 +33,9 @@ LATER_KEYS: dict[str, tuple[str, str]] = {
                 "pyiceberg's and Iceberg Java's scan planning, which read sequence numbers from the manifest list too"),
     "schemas": ("the schemas readers of the snapshot resolve",
                 "time travel reads the snapshot's own schema-id, Spark's read of a branch the current schema"),
+    "java_equality_fields": ("the types Iceberg Java reads equality delete files' metrics by",
+                             "Iceberg Java's delete index, which takes each equality field from the schema of the "
+                             "highest id"),
 }
 # Keys of a view's table part that earlier releases bound and a later one binds in a narrower form: {earlier key: the
 # key replacing it}. A live view holds the earlier key's value aside (``ReaderView.earlier``, outside its digest), and a
