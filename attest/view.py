@@ -77,19 +77,32 @@ def table_kept_by_rewrites(attested: Mapping[str, Any], current: Mapping[str, An
     key but ``skip`` (what rewrites change by nature) equal, but a key of :data:`NARROWED_BY_REWRITES` present in both
     must hold exactly one member, one of its attested members, and a key of :data:`DELETE_FILE_KEYS` is compared on
     the members both hold (the delete files a rewrite applied and dropped take theirs with them)."""
-    for key in (set(attested) | set(current)) - set(skip):
+    return not table_changed_by_rewrites(attested, current, skip)
+
+
+def table_changed_by_rewrites(attested: Mapping[str, Any], current: Mapping[str, Any],
+                              skip: frozenset[str] | set[str]) -> list[str]:
+    """The keys of the table part that :func:`table_kept_by_rewrites` finds changed, sorted (a verdict names these,
+    not the keys the rewrites change by nature)."""
+    changed: list[str] = []
+    for key in sorted((set(attested) | set(current)) - set(skip)):
         was, now = attested.get(key), current.get(key)
         if key in NARROWED_BY_REWRITES and was is not None and now is not None:
             if not (isinstance(was, list) and isinstance(now, list) and len(now) == 1 and now[0] in was):
-                return False
+                changed.append(key)
         elif key in DELETE_FILE_KEYS and (was is None or now is None):
             continue
         elif key in DELETE_FILE_KEYS and isinstance(was, Mapping) and isinstance(now, Mapping):
             if any(was[member] != now[member] for member in set(was) & set(now)):
-                return False
+                changed.append(key)
         elif was != now:
-            return False
-    return True
+            changed.append(key)
+    return changed
+
+
+def key_label(key: str) -> str:
+    """How a verdict names a key of a view's table part."""
+    return LATER_KEYS[key][0] if key in LATER_KEYS else key
 
 
 # Views of more files than this are hashed in pieces (attest.canonical.object_chunks): the same digest.
@@ -154,7 +167,7 @@ class ReaderView:
         out: list[str] = []
         for key in sorted(set(self.table) | set(current.table)):
             if self.table.get(key) != current.table.get(key):
-                out.append(f"{LATER_KEYS[key][0] if key in LATER_KEYS else key} changed")
+                out.append(f"{key_label(key)} changed")
         changed = [p for p in sorted(set(self.files) & set(current.files)) if self.files[p] != current.files[p]]
         added = sorted(set(current.files) - set(self.files))
         removed = sorted(set(self.files) - set(current.files))

@@ -48,7 +48,7 @@ def test_rewrites_compare_delete_file_keys_on_the_members_both_views_hold() -> N
     """attest/view.py DELETE_FILE_KEYS: Iceberg's ``java_equality_fields`` is in a view only while equality deletes
     are live. A rewrite that applied them and dropped them (Spark's rewrite_data_files: reader_view_changed before)
     keeps the table part; a member both views hold must be equal."""
-    from attest.view import table_kept_by_rewrites
+    from attest.view import table_changed_by_rewrites, table_kept_by_rewrites
 
     fields = {"1": ["long", False], "2": ["string", False]}
     attested = {"schema": "s1", "locations": "a", "java_equality_fields": fields}
@@ -59,3 +59,4 @@ def test_rewrites_compare_delete_file_keys_on_the_members_both_views_hold() -> N
     assert not table_kept_by_rewrites(attested, {**attested, "java_equality_fields": {"1": ["string", False]}}, skip)
     assert not table_kept_by_rewrites(attested, {**attested, "java_equality_fields": {"1": ["long", True]}}, skip)
     assert not table_kept_by_rewrites(attested, {"schema": "s2", "locations": "b"}, skip)  # other keys still equal
+    assert table_changed_by_rewrites(attested, {"schema": "s2", "locations": "b"}, skip) == ["schema"]
