@@ -33,6 +33,9 @@ LATER_KEYS: dict[str, tuple[str, str]] = {
                 "pyiceberg's and Iceberg Java's scan planning, which read sequence numbers from the manifest list too"),
     "schemas": ("the schemas readers of the snapshot resolve",
                 "time travel reads the snapshot's own schema-id, Spark's read of a branch the current schema"),
+    "java_equality_fields": ("the types Iceberg Java reads equality delete files' metrics by",
+                             "Iceberg Java's delete index, which takes each equality field from the schema of the "
+                             "highest id"),
 }
 # Keys of a view's table part that earlier releases bound and a later one binds in a narrower form: {earlier key: the
 # key replacing it}. A live view holds the earlier key's value aside (``ReaderView.earlier``, outside its digest), and a
@@ -56,19 +59,50 @@ REPLACED_KEYS: dict[str, str] = {
 NARROWED_BY_REWRITES = ("schemas",)
 
 
+# Keys of a view's table part that describe delete files, present only while the snapshot holds such files, one
+# member per field they delete by: Iceberg's ``java_equality_fields`` (the type Iceberg Java reads each equality
+# field's metrics by; carriers/iceberg/carrier.py). A rewrite applies delete files into the rows it writes, and the
+# files so spent go (each commit of Iceberg Java's MergingSnapshotProducer drops the delete files older than every
+# live data file, rewrite_data_files' too; rewrite_position_delete_files drops dangling ones): the key, or some of
+# its members, go with them, and the rows the deletes hid are the content check's to judge. Measured: Spark's
+# rewrite_data_files after an equality delete was reader_view_changed while the key was compared whole. Compared on
+# the members both views hold; each member a live view holds is held to the column readers read where it is made
+# (table_inconsistent otherwise), so a member a rewrite adds is judged too.
+DELETE_FILE_KEYS = ("java_equality_fields",)
+
+
 def table_kept_by_rewrites(attested: Mapping[str, Any], current: Mapping[str, Any], skip: frozenset[str] | set[str]
                            ) -> bool:
     """Whether the table part of a view after rewrites whose rows passed the content check is the attested one: every
     key but ``skip`` (what rewrites change by nature) equal, but a key of :data:`NARROWED_BY_REWRITES` present in both
-    must hold exactly one member, one of its attested members."""
-    for key in (set(attested) | set(current)) - set(skip):
+    must hold exactly one member, one of its attested members, and a key of :data:`DELETE_FILE_KEYS` is compared on
+    the members both hold (the delete files a rewrite applied and dropped take theirs with them)."""
+    return not table_changed_by_rewrites(attested, current, skip)
+
+
+def table_changed_by_rewrites(attested: Mapping[str, Any], current: Mapping[str, Any],
+                              skip: frozenset[str] | set[str]) -> list[str]:
+    """The keys of the table part that :func:`table_kept_by_rewrites` finds changed, sorted (a verdict names these,
+    not the keys the rewrites change by nature)."""
+    changed: list[str] = []
+    for key in sorted((set(attested) | set(current)) - set(skip)):
         was, now = attested.get(key), current.get(key)
         if key in NARROWED_BY_REWRITES and was is not None and now is not None:
             if not (isinstance(was, list) and isinstance(now, list) and len(now) == 1 and now[0] in was):
-                return False
+                changed.append(key)
+        elif key in DELETE_FILE_KEYS and (was is None or now is None):
+            continue
+        elif key in DELETE_FILE_KEYS and isinstance(was, Mapping) and isinstance(now, Mapping):
+            if any(was[member] != now[member] for member in set(was) & set(now)):
+                changed.append(key)
         elif was != now:
-            return False
-    return True
+            changed.append(key)
+    return changed
+
+
+def key_label(key: str) -> str:
+    """How a verdict names a key of a view's table part."""
+    return LATER_KEYS[key][0] if key in LATER_KEYS else key
 
 
 # Views of more files than this are hashed in pieces (attest.canonical.object_chunks): the same digest.
@@ -133,7 +167,7 @@ class ReaderView:
         out: list[str] = []
         for key in sorted(set(self.table) | set(current.table)):
             if self.table.get(key) != current.table.get(key):
-                out.append(f"{LATER_KEYS[key][0] if key in LATER_KEYS else key} changed")
+                out.append(f"{key_label(key)} changed")
         changed = [p for p in sorted(set(self.files) & set(current.files)) if self.files[p] != current.files[p]]
         added = sorted(set(current.files) - set(self.files))
         removed = sorted(set(self.files) - set(current.files))

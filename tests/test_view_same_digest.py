@@ -42,3 +42,21 @@ def test_rewrites_may_narrow_the_schemas_read_to_one_attested_schema() -> None:
     assert not table_kept_by_rewrites(attested, {**kept, "partition_specs": {}}, {"locations"})
     no_schemas = {k: v for k, v in attested.items() if k != "schemas"}  # attested before "schemas" was bound
     assert table_kept_by_rewrites(no_schemas, {k: v for k, v in kept.items() if k != "schemas"}, {"locations"})
+
+
+def test_rewrites_compare_delete_file_keys_on_the_members_both_views_hold() -> None:
+    """attest/view.py DELETE_FILE_KEYS: Iceberg's ``java_equality_fields`` is in a view only while equality deletes
+    are live. A rewrite that applied them and dropped them (Spark's rewrite_data_files: reader_view_changed before)
+    keeps the table part; a member both views hold must be equal."""
+    from attest.view import table_changed_by_rewrites, table_kept_by_rewrites
+
+    fields = {"1": ["long", False], "2": ["string", False]}
+    attested = {"schema": "s1", "locations": "a", "java_equality_fields": fields}
+    skip = {"locations"}
+    assert table_kept_by_rewrites(attested, {"schema": "s1", "locations": "b"}, skip)  # every equality delete spent
+    assert table_kept_by_rewrites(attested, {**attested, "java_equality_fields": {"1": ["long", False]}}, skip)
+    assert table_kept_by_rewrites({"schema": "s1"}, attested, skip)  # added: held to the read columns where made
+    assert not table_kept_by_rewrites(attested, {**attested, "java_equality_fields": {"1": ["string", False]}}, skip)
+    assert not table_kept_by_rewrites(attested, {**attested, "java_equality_fields": {"1": ["long", True]}}, skip)
+    assert not table_kept_by_rewrites(attested, {"schema": "s2", "locations": "b"}, skip)  # other keys still equal
+    assert table_changed_by_rewrites(attested, {"schema": "s2", "locations": "b"}, skip) == ["schema"]

@@ -581,6 +581,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         plain = not has_deletes
         deletes_apply = deletes_in_view(int(self.table.metadata.format_version), has_deletes)
         hidden = self._java_hidden(snapshot, records)
+        equality_ids: set[int] = set()
         # Each record is dropped once made a file and its view entry (the records of every manifest are not all held
         # to the end: the listing's peak memory).
         records.reverse()
@@ -604,6 +605,21 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
                 problems.append(Problem(Code.TABLE_INCONSISTENT, f"{data_file.kind} file {location!r} is listed in a "
                                         f"{'data' if df.get('manifest_content') == 0 else 'delete'} manifest: engines "
                                         "read it as different kinds of file", data_file.path))
+            if int(self.table.metadata.format_version) >= 2 and df.get("data_sequence_number") is None:
+                # An EXISTING (or DELETED) entry inherits no sequence number (Iceberg spec): Iceberg Java's planning
+                # unboxes it (DeleteFileIndex.forEntry) and Spark's every read of the snapshot failed
+                # (NullPointerException, measured), pyiceberg read it as 0. Without delete files the view held no
+                # sequence number: an entry rewritten in place as EXISTING verified before.
+                problems.append(Problem(Code.TABLE_INCONSISTENT, f"{data_file.kind} file {location!r} has no data "
+                                        "sequence number (an existing entry inherits none): Iceberg Java cannot plan "
+                                        "a read of the snapshot, pyiceberg reads it", data_file.path))
+            if data_file.kind == "delete" and int(_plain(df.get("content")) or 0) == 2:
+                equality_ids.update(int(i) for i in (df.get("equality_ids") or []))
+            if data_file.kind != "data" and int(_plain(df.get("content")) or 0) == 1:
+                pruned_by = _delete_metrics_problem(df)
+                if pruned_by is not None:
+                    problems.append(Problem(Code.TABLE_INCONSISTENT, f"delete file {location!r} {pruned_by}",
+                                            data_file.path))
             if data_file.path in files:
                 plain = False  # content._plans keeps the last record of a path, this listing the first
             if data_file.path in files and data_file.kind == "data":
@@ -622,6 +638,9 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
                  "deletes": self._deletes(snapshot, planned, problems)}
         if hidden:  # only then: every other table's view is as before
             table["java_uuid_summary_hides"] = hidden
+        if equality_ids:  # only then, likewise
+            table["java_equality_fields"], why = _java_equality_fields(self.table.metadata, snapshot, equality_ids)
+            problems += why
         view = ReaderView(table=table, files=views.digests())
         notes: list[str] = []
         ignored = storage_keys(self.table.metadata.properties)
@@ -979,6 +998,79 @@ def planned_file(data_file: DataFile, df: Mapping[str, Any]) -> Planned:
                    path_lower=path_bound(df.get("lower_bounds")), path_upper=path_bound(df.get("upper_bounds")),
                    manifest=str(df.get("manifest_path") or ""),
                    partition_nan=any(isinstance(v, float) and math.isnan(v) for v in values))
+
+
+# A position delete file's own columns (file_path, pos): their metrics plan which data files it applies to
+# (carriers/iceberg/deletes.py, content.py _pyiceberg_skips), not which queries read it.
+_POSITION_COLUMNS = frozenset({2147483546, 2147483545})
+_PRUNING_METRICS = ("lower_bounds", "upper_bounds", "value_counts", "null_value_counts", "nan_value_counts")
+
+
+def _delete_metrics_problem(df: Mapping[str, Any]) -> str | None:
+    """Why readers' filtered queries may skip the delete file of manifest record ``df`` by its metrics of a data column
+    (None when they cannot). pyiceberg runs every manifest entry, delete files too, through its inclusive-metrics
+    evaluator (``_open_manifest``), and Iceberg Java reads delete manifests filtered by the query's data filter
+    (``DeleteFileIndex.Builder.filterData``): a position delete file of ``id = 1`` whose entry said its ``id`` lies in
+    1000..2000, or is all null, was skipped for ``WHERE id = 1`` and the deleted row came back (measured with
+    pyiceberg 0.12; a full read applied it) — attested, VERIFIED before. No writer of this release's engines writes
+    such metrics (Spark, pyiceberg and Iceberg Java's writers keep a position delete file's metrics to its own columns,
+    the deprecated ``row`` column apart): they are refused. An equality delete file's metrics of other columns
+    (Flink's full-row deletes) are held to the rows it deletes (content.py ``_hold_other_metrics``)."""
+    for name in _PRUNING_METRICS:
+        value = _plain(df.get(name))
+        keys = value.keys() if isinstance(value, Mapping) else ()
+        extra = sorted(int(k) for k in keys if str(k).lstrip("-").isdigit() and int(k) not in _POSITION_COLUMNS)
+        if extra:
+            return (f"has {name} for field id {extra[0]}, a column it does not hold: readers skip a delete "
+                    "file by its metrics of the columns a query filters (pyiceberg's inclusive-metrics evaluator, "
+                    "Iceberg Java's delete-manifest filter), so a filtered query reads rows it deletes")
+    return None
+
+
+def _java_equality_fields(meta: Any, snapshot: Snapshot, ids: set[int]) -> tuple[dict[str, Any], list[Problem]]:
+    """The fields Iceberg Java's delete index reads equality delete files' metrics by, and where they are not the
+    columns readers read. ``DeleteFileIndex`` looks each equality field id up in every schema of the table metadata
+    (``Schema.indexFields``: sorted by schema id, the highest holding the id wins), current or not, and skips an
+    equality delete file for a data file whose bounds do not overlap its own as that field's type orders them, or by
+    null counts unless that field is required. A schema added with a higher id than the current one (no commit of
+    any engine makes it current) giving ``id`` the type ``string``: Java compared the long bounds as strings and
+    skipped the delete of ``id = 1`` for a file of ids 1 and 256 — Spark returned the deleted row while the view
+    (the snapshot's and the current schema) and the digest were as attested: VERIFIED before. Bound in the view
+    ({field id: [type, required]}) and held to the current schema's column (the snapshot's own when the current
+    has none): another type, or required over an optional column, is table_inconsistent."""
+    resolved: dict[int, Any] = {}
+    for schema in sorted(meta.schemas, key=lambda s: int(s.schema_id)):
+        for field_id in ids:
+            try:
+                resolved[field_id] = schema.find_field(field_id)
+            except ValueError:
+                continue
+    problems: list[Problem] = []
+    own = meta.schema_by_id(snapshot.schema_id) if snapshot.schema_id is not None else None
+    for field_id in sorted(ids):
+        java = resolved.get(field_id)
+        if java is None:
+            problems.append(Problem(Code.TABLE_INCONSISTENT, f"an equality delete file deletes by field id {field_id}, "
+                                    "which no schema of the table has: Iceberg Java refuses to plan the read "
+                                    "(\"Cannot find field for ID\")"))
+            continue
+        read = None
+        for schema in (meta.schema(), own):
+            try:
+                read = schema.find_field(field_id) if schema is not None else None
+            except ValueError:
+                read = None
+            if read is not None:
+                break
+        if read is not None and (str(java.field_type) != str(read.field_type) or (java.required and not read.required)):
+            problems.append(Problem(Code.TABLE_INCONSISTENT, f"Iceberg Java reads the metrics of equality field id "
+                                    f"{field_id} as {'required ' if java.required else ''}{java.field_type} (the "
+                                    "table's schema of the highest id holding it), readers read the column as "
+                                    f"{'required ' if read.required else ''}{read.field_type}: Java skips equality "
+                                    "delete files for data files by those metrics, so Spark reads rows the delete "
+                                    "hides here"))
+    fields = {str(i): [str(f.field_type), bool(f.required)] for i, f in sorted(resolved.items())}
+    return fields, problems
 
 
 def _name_mapping_problem(raw: Any) -> str | None:

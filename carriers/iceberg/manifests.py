@@ -69,8 +69,9 @@ class ManifestReader:
             content = int(getattr(manifest.content, "value", manifest.content) or 0)
             statuses: list[int] = []
             live: list[dict[str, Any]] = []
-            # v3 row lineage: a data file without a first_row_id takes its manifest's, plus the rows of the files
-            # before it in the manifest that had none (Iceberg spec, "First Row ID Inheritance"); readers' _row_id.
+            # v3 row lineage: a data file without a first_row_id takes its manifest's, plus the rows of the live files
+            # before it in the manifest that had none (Iceberg spec, "First Row ID Inheritance"; Iceberg Java skips
+            # deleted entries); readers' _row_id.
             next_row_id = first_row_id if content == 0 else None
             with AvroFile(self.table.io.new_input(manifest.manifest_path), schema, read_types={},
                           read_enums={}) as reader:
@@ -83,11 +84,17 @@ class ManifestReader:
                         data_file["java_referenced_data_file"] = data_file.get("referenced_data_file")
                         for name in _V3_ONLY:
                             data_file.pop(name, None)
-                    if next_row_id is not None and data_file.get("first_row_id") is None:
+                    if status == ManifestEntryStatus.DELETED.value:
+                        continue  # Java's idAssigner gives a deleted entry no id: it takes none from the range
+                    if fv >= 3 and content == 0 and first_row_id is None:
+                        # Iceberg Java (ManifestReader.idAssigner) reads a committed data manifest the list gives no
+                        # first_row_id as holding no row ids: every entry's first_row_id null, explicit ones too.
+                        # Kept as written, a list rewritten in place without it gave Spark null _row_ids while the
+                        # view and digests kept the attested ones (VERIFIED before).
+                        data_file["first_row_id"] = None
+                    elif next_row_id is not None and data_file.get("first_row_id") is None:
                         data_file["first_row_id"] = next_row_id
                         next_row_id += int(data_file.get("record_count") or 0)
-                    if status == ManifestEntryStatus.DELETED.value:
-                        continue
                     data_file["spec_id"] = manifest.partition_spec_id
                     data_file["manifest_content"] = content
                     data_file["manifest_path"] = manifest.manifest_path

@@ -19,7 +19,7 @@ from attest.errors import CarrierError, SupersededError, UnsupportedTableError
 from attest.hashing import hash_bytes
 from attest.identity.inputs import ObservedInput
 from attest.tables import DataFile, FileIdentity, Progress, attestation_encoded
-from attest.view import ReaderView
+from attest.view import DELETE_FILE_KEYS, ReaderView
 from carriers.base import WriteResult
 from carriers.core import encode_keys
 from carriers.iceberg.carrier import (
@@ -182,11 +182,14 @@ def write_content_addressed(
         # The snapshot-to-be takes the current schema's id and becomes main's head: every reader resolves that one.
         # No delete file applies to the new files (their sequence number is above every delete file's), and the
         # manifests kept keep their sequence numbers: deletes apply as in the previous snapshot.
-        deletes = previous.view.table.get("deletes", NO_DELETES) if mode == "append" and previous is not None \
-            and current is not None else NO_DELETES
+        before: dict[str, Any] = previous.view.table if mode == "append" and previous is not None \
+            and current is not None else {}
+        # The delete files kept and the table's schemas are the previous snapshot's: so are the equality fields as
+        # Iceberg Java types them (in the view while equality deletes are live, carriers/iceberg/carrier.py).
         view = ReaderView(table={**table_view(tx.table_metadata, tx.table_metadata.schema()),
                                  "schemas": schema_digests([tx.table_metadata.schema()]),
-                                 "locations": locations_digest(located), "deletes": deletes}, files=files_view)
+                                 "locations": locations_digest(located), "deletes": before.get("deletes", NO_DELETES),
+                                 **{k: before[k] for k in DELETE_FILE_KEYS if k in before}}, files=files_view)
         manifest, document = built_manifest(model=model, program_hash=program_hash,
                                             env_hash=carrier.env_hash(dialect=dialect), inputs=observed,
                                             outputs=[(t.path, t.hash) for t in triples],

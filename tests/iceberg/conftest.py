@@ -97,7 +97,8 @@ def summary_of(table: Table, snapshot_id: int | str) -> dict[str, str]:
 
 def commit_delete_file(table: Table, path: Path, *, target: str | None = None, equality: bool = False,
                        deleted: pa.Table | None = None, equality_ids: list[int] | None = None,
-                       stored: Callable[[pa.Table], pa.Table] | None = None) -> None:
+                       stored: Callable[[pa.Table], pa.Table] | None = None,
+                       metrics: dict[str, Any] | None = None) -> None:
     """Commit a position-delete file at ``path`` hiding row 0 of ``target`` (default: the first data file), or an
     equality-delete file hiding ``id == 1``, in a snapshot of its own, as Java writers do: in a *delete* manifest.
 
@@ -109,7 +110,8 @@ def commit_delete_file(table: Table, path: Path, *, target: str | None = None, e
 
     A position delete file stores ``file_path`` (string) and ``pos`` (long) as Iceberg Java's writers do: required,
     with the spec's reserved field ids 2147483546 and 2147483545. ``stored``: the table written is
-    ``stored(<that table>)`` instead (another physical Parquet schema: other types, field ids, names)."""
+    ``stored(<that table>)`` instead (another physical Parquet schema: other types, field ids, names). ``metrics``:
+    the manifest entry's metrics (``lower_bounds``, ``null_value_counts``, ...) as given, none otherwise."""
     import pyarrow.parquet as pq
     from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
     from pyiceberg.typedef import Record
@@ -133,7 +135,7 @@ def commit_delete_file(table: Table, path: Path, *, target: str | None = None, e
                             file_path=f"file://{path}", file_format=FileFormat.PARQUET, partition=Record(),
                             record_count=1 if deleted is None else deleted.num_rows,
                             file_size_in_bytes=path.stat().st_size,
-                            equality_ids=(equality_ids or [1]) if equality else None)
+                            equality_ids=(equality_ids or [1]) if equality else None, **(metrics or {}))
     with table.transaction() as tx:
         producer: Any = tx.update_snapshot().fast_append()
 

@@ -134,6 +134,25 @@ def test_content_addressed_append_onto_a_table_with_delete_files(table: Table, c
     assert table.scan().to_arrow().num_rows == 5
 
 
+def test_content_addressed_append_onto_a_table_with_an_equality_delete_binds_its_fields(table: Table,
+                                                                                       carrier: IcebergCarrier) -> None:
+    """The view holds the equality fields as Iceberg Java types them while an equality delete is live
+    (``java_equality_fields``): the one-snapshot write binds them as the live view holds them. Before, the written
+    view had none and the verdict said they were not bound (an attestation of an earlier release's)."""
+    import pyarrow as pa
+
+    table.append(rows(0))
+    commit_delete_file(table, local(table.location()) / "data" / "eq.parquet",
+                       deleted=pa.table({"id": pa.array([1], pa.int64())}), equality_ids=[1])
+    write_content_addressed(table, rows(100), model="orders", program_hash=PROGRAM)
+    att = carrier.read()
+    assert att is not None and att.view is not None
+    assert att.view.table.get("java_equality_fields") == {"1": ["long", False]}
+    report = verify_table(carrier)
+    assert report.passed and report.level == "bytes" and not report.view_unbound, report.human()
+    assert report.view_bound
+
+
 def test_content_addressed_overwrite(table: Table, carrier: IcebergCarrier) -> None:
     write_content_addressed(table, rows(0), model="orders", program_hash=PROGRAM)
     table.append(rows(5))

@@ -222,12 +222,18 @@ def test_rewrite_position_delete_files_and_data_files(spark: SparkSession, spark
     assert spark.sql(f"SELECT count(*) FROM {name}").first()[0] == 18
 
 
-def test_rewrite_data_files_after_an_equality_delete(spark: SparkSession, spark_warehouse: Path) -> None:
+@pytest.mark.parametrize("never_current", [False, True])
+def test_rewrite_data_files_after_an_equality_delete(spark: SparkSession, spark_warehouse: Path,
+                                                     never_current: bool) -> None:
     """An equality delete file (what Flink's upserts write; Spark writes position deletes for merge-on-read, so it is
     written by hand, its column stored with field id 1, and committed through Iceberg Java's RowDelta) hides
     ids 3 and 13 before the attestation. Measured: Spark's Iceberg runtime reads 18 rows without them, pyiceberg
     0.12 refuses the scan. The attestation binds the digest of Spark's 18 rows (before: none, unsupported_table),
-    and rewrite_data_files, which applies the delete into the new file, verifies by content (before: compacted)."""
+    and rewrite_data_files, which applies the delete into the new file, verifies by content (before: compacted).
+    The rewrite's commit drops the equality delete (older than every live data file), and with it the view's
+    equality fields as Java types them: reader_view_changed before they were compared on the fields both views hold.
+    ``never_current``: a column added then dropped, so Java makes the first schema current again and keeps the other,
+    of a higher id (its equality field typed alike), which Java's delete index reads the field from."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -241,7 +247,12 @@ def test_rewrite_data_files_after_an_equality_delete(spark: SparkSession, spark_
               "'write.delete.mode' = 'merge-on-read')")
     for start in (0, 10):
         spark.sql(f"INSERT INTO {name} SELECT id, CAST(id AS STRING) FROM range({start}, {start + 10})")
+    if never_current:
+        spark.sql(f"ALTER TABLE {name} ADD COLUMN x STRING")
+        spark.sql(f"ALTER TABLE {name} DROP COLUMN x")
     table = _pyiceberg(spark_warehouse, name)
+    if never_current:  # Java reused the first schema's id: the one with x is of a higher id and not current
+        assert table.schema().schema_id < max(s.schema_id for s in table.metadata.schemas)
     path = Path(local_path_of(table.location()) or "") / "data" / "eq.parquet"
     pq.write_table(pa.table({"id": pa.array([3, 13], pa.int32())}, schema=pa.schema(
         [pa.field("id", pa.int32(), metadata={b"PARQUET:field_id": b"1"})])), path)
