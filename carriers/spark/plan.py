@@ -97,35 +97,40 @@ def local_inputs(local_rows: Sequence[str]) -> list[ObservedInput]:
                                     + "; ".join(local_rows))]
 
 
-# Rows of a LocalRelation digested one by one over py4j: beyond this many, only their count is recorded.
+# Rows of a LocalRelation digested: beyond this many, only their count is recorded.
 LOCAL_ROWS_DIGEST_LIMIT = 10_000
 
 
 def local_rows_digest(node: Any, jvm: Any, limit: int = LOCAL_ROWS_DIGEST_LIMIT) -> str | None:
-    """``<n> row(s), blake3 <hex>`` of a ``LocalRelation``'s rows (each row's UnsafeRow bytes under its schema, a
-    binary encoding of its values), None when it holds no row. More rows than ``limit`` or rows that cannot be read:
-    their count (or that they are unknown) only — the input stays heuristic either way."""
+    """``<n> row(s), blake3 <hex>`` of a ``LocalRelation``'s rows — BLAKE3 over its schema and the Java serialization
+    of its rows (``InternalRow``s: every value's exact binary form, in order; one py4j call, whatever the number of
+    rows, so the listener callback it runs in does no per-row work) — None when it holds no row. More rows than
+    ``limit`` or rows that cannot be read: their count (or that they are unknown) only — the input stays heuristic
+    either way.
+
+    Never through a generated class (``UnsafeProjection.create`` compiles one per schema, every one named
+    ``GeneratedClass$SpecificUnsafeProjection``): py4j caches a method by its class's *name*, so a second schema's
+    projection was called with the first one's method, failed, and two writes of other rows got one digest."""
     import blake3
 
     try:
-        data = seq(node.data())
+        data = node.data()
+        count = int(data.length())
     except Exception:
         return "rows not readable"
-    if not data:
+    if count == 0:
         return None
-    noun = "row" if len(data) == 1 else "rows"
-    if len(data) > limit:
-        return f"{len(data)} {noun}, not digested (more than {limit})"
+    noun = "row" if count == 1 else "rows"
+    if count > limit:
+        return f"{count} {noun}, not digested (more than {limit})"
     try:
-        schema = node.schema()
-        project = jvm.org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(schema)
-        h = blake3.blake3(str(schema.json()).encode())
-        for row in data:
-            raw = bytes(project.apply(row).getBytes())
-            h.update(len(raw).to_bytes(8, "big") + raw)
+        schema = str(node.schema().json()).encode()
+        raw = bytes(jvm.org.apache.spark.util.Utils.serialize(data))
     except Exception:
-        return f"{len(data)} {noun}, not digested (unreadable)"
-    return f"{len(data)} {noun}, blake3 {h.hexdigest()}"
+        return f"{count} {noun}, not digested (unreadable)"
+    h = blake3.blake3(len(schema).to_bytes(8, "big") + schema)
+    h.update(raw)
+    return f"{count} {noun}, blake3 {h.hexdigest()}"
 
 
 def python_functions(plan: Any, limit: int = 10_000) -> list[str]:
