@@ -240,7 +240,7 @@ def table_reads(plan: Any, jvm: Any) -> list[TableRead]:
         plans.append(plan.originalTable())
     found: dict[tuple[str, ...], TableRead] = {}
     for sub in plans:
-        for leaf in leaves(sub, jvm):
+        for leaf in leaves(sub, jvm, rows=False):
             read = _table_read(leaf)
             if read is not None:
                 found.setdefault(read.key, read)

@@ -302,7 +302,9 @@ class WriteEvent:
     # the session confs while its call ran. A replayed write Delta skipped is matched by it (_replayed_commit).
     txn: tuple[str, int] | None = None
     opaque: list[str] = field(default_factory=list)  # user code the plan runs but does not show (plan.OPAQUE_CODE)
-    local_rows: bool = False  # rows held in the driver (a LocalRelation: SQL VALUES) written beside read inputs
+    # Rows the plan holds itself (each non-empty LocalRelation: SQL VALUES), as plan.local_rows_digest describes them.
+    local_rows: list[str] = field(default_factory=list)
+    cache_seen: int | None = None  # identity of Spark's cache entries when the listener asked them (_cache_identity)
 
 
 def _target_from_relation(rel: Any) -> tuple[str, dict[str, Any]] | None:
@@ -390,7 +392,7 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         options = plan.writeOptions()
     elif cmd in _DELTA_DML:
         target = plan.target()
-        tleaves = [leaf for leaf in leaves(target, jvm) if leaf.kind == "delta"]
+        tleaves = [leaf for leaf in leaves(target, jvm, rows=False) if leaf.kind == "delta"]
         if tleaves:
             t = tleaves[0]
             dlog = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jspark, t.location)
@@ -426,6 +428,7 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         sub_leaves = leaves(sub, jvm)
         rels.extend(_mark_cached(sub, sub_leaves, jvm, jspark))
         docs.append((name, str(sub.toJSON()), sub_leaves))
+    event.cache_seen = _cache_identity(jspark, jvm)  # after asking the cache: a drop before or while it was asked shows
     lenient = None
     with suppress(Exception):  # confs we cannot read: each relation's own options were still looked at
         lenient = lenient_confs(jspark)
@@ -453,8 +456,13 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         seen.add(key)
         event.inputs.append(r)
     # Rows the plan holds itself (SQL VALUES, a driver-side LocalRelation) are neither program (only their schema
-    # is: docs/spark.md) nor a table read: beside read inputs, one heuristic input says the job wrote rows of neither.
-    event.local_rows = bool(event.inputs) and any(r.kind == "memory" and r.name == "LocalRelation" for r in rels)
+    # is: docs/spark.md) nor a table read: one heuristic input says the job wrote rows of neither, with or without
+    # read inputs beside them (an INSERT … VALUES, a MERGE … USING (VALUES …), VALUES into a new table).
+    local: dict[tuple[int, ...], str] = {}  # one relation once (a MERGE's source is in two parts)
+    for r in rels:
+        if r.kind == "memory" and r.name == "LocalRelation" and r.rows:
+            local.setdefault(r.expr_ids or (-len(local) - 1,), r.rows)
+    event.local_rows = list(local.values())
     return event
 
 
@@ -478,12 +486,39 @@ def _mark_cached(plan: Any, found: list[LeafInfo], jvm: Any, jspark: Any) -> lis
         manager = jspark.sharedState().cacheManager()
         if manager.isEmpty():
             return found
-        used = leaves(manager.useCachedData(plan), jvm)
+        used = leaves(manager.useCachedData(plan), jvm, rows=False)
     except Exception:
         # The cache cannot be asked (another Spark's API): whatever the plan read may have come from it.
         return [replace(leaf, cached=True) for leaf in found]
     kept = {leaf.expr_ids for leaf in used}
     return [leaf if leaf.expr_ids and leaf.expr_ids in kept else replace(leaf, cached=True) for leaf in found]
+
+
+def _cache_identity(jspark: Any, jvm: Any) -> int | None:
+    """The JVM identity of Spark's cache entries (``CacheManager.cachedData``, an immutable sequence replaced on every
+    change: cache, uncache, clear, refresh, recache), None when it cannot be read."""
+    try:
+        return int(jvm.java.lang.System.identityHashCode(jspark.sharedState().cacheManager().cachedData()))
+    except Exception:
+        return None
+
+
+def cache_note(jspark: Any, jvm: Any) -> tuple[int, frozenset[str]] | None:
+    """(identity of the cache entries, the tables they read — LeafInfo.cache_keys) when Spark's cache holds anything,
+    else None. Taken in the job's thread right before a write runs (Hook.note_cache)."""
+    manager = jspark.sharedState().cacheManager()
+    if manager.isEmpty():
+        return None
+    entries = manager.cachedData()
+    keys: set[str] = set()
+    for entry in seq(entries):
+        try:
+            plan = entry.plan()
+        except Exception:
+            plan = entry.logicalPlan()
+        for leaf in leaves(plan, jvm, rows=False):
+            keys |= leaf.cache_keys()
+    return int(jvm.java.lang.System.identityHashCode(entries)), frozenset(keys)
 
 
 _CALL_ACTIONS = frozenset({"collect", "collectToPython", "show", "head", "take", "tail", "toPandas", "count",
@@ -726,6 +761,9 @@ class Hook:
         self._window: Window | None = None  # a conf-stamped call of the job is running (carriers.spark.stamp)
         self._held: list[WriteEvent] = []  # events that arrived during it, released when it closes
         self._calls: dict[int, None] = {}  # CALL statements queued when spark.sql returned (identity; insertion order)
+        # What Spark's cache held right before each stamped write ran (cache_note), by the write's stamp; insertion
+        # order, bounded. Read once the write's event knows its stamp (_cache_dropped).
+        self._cache_notes: dict[str, tuple[int, frozenset[str]] | None] = {}
 
     # ---- lifecycle ----------------------------------------------------------------------------------------------
     def _start(self) -> None:
@@ -842,6 +880,7 @@ class Hook:
             ours = not window.by_identity or (key is not None and event.plan_key == key)
             if ours and event.format in window.formats:
                 event.stamp = window.stamp
+                self._cache_dropped(event)
             self._enqueue(event)
 
     def wait_before_statement(self) -> None:
@@ -856,6 +895,64 @@ class Hook:
             time.sleep(0.005)
         with self._lock:
             self.guard_seconds += time.monotonic() - start
+
+    def note_cache(self, stamp: str) -> None:
+        """Called in the job's thread right before the write stamped ``stamp`` runs: what Spark's cache holds then.
+        The listener asks the cache later (``_mark_cached``); a cache dropped in between by a call no wrapper sees
+        (the JVM's ``catalog().clearCache()``, ``_jsparkSession.sql("CLEAR CACHE")``, Scala code) left it nothing
+        to find. This note lets ``_cache_dropped`` see that the cache changed and which tables it held."""
+        if self._listener is None or self.is_worker():
+            return
+        try:
+            jvm = self.spark._jvm
+            note = cache_note(self.spark._jsparkSession, jvm)
+        except Exception:  # a cache we cannot read: the listener's own look at it is all there is (as before)
+            return
+        with self._lock:
+            self._cache_notes[stamp] = note
+            while len(self._cache_notes) > 1024:
+                self._cache_notes.pop(next(iter(self._cache_notes)))
+
+    def _cache_dropped(self, event: WriteEvent) -> None:
+        """Mark cached the reads of ``event`` (a stamped write) of tables Spark's cache held when the write was called,
+        when the cache changed before the listener asked it: the write may have read those rows from the cache,
+        and the listener could no longer tell (``_mark_cached``)."""
+        if event.stamp is None:
+            return
+        with self._lock:
+            note = self._cache_notes.pop(event.stamp, None)
+        if note is None:
+            return
+        identity, keys = note
+        if event.cache_seen is not None and event.cache_seen == identity:
+            return  # the listener asked the very cache the write ran with
+        event.inputs = [replace(leaf, cached=True, cache_dropped=True)
+                        if not leaf.cached and leaf.kind in ("delta", "iceberg") and leaf.cache_keys() & keys
+                        else leaf for leaf in event.inputs]
+
+    def outcome_mark(self) -> tuple[int, int, int]:
+        """Counters of attestations that did not happen (failed, lost, not found), for ``settle_batch``."""
+        with self._lock:
+            return self.failed, len(self.lost), self.not_found
+
+    def settle_batch(self, mark: tuple[int, int, int], batch_id: int) -> None:
+        """Called when a ``foreachBatch`` function returns, before Spark logs its batch as done: wait (at most
+        ``guard_timeout_s``) until the batch's writes are attested. A batch logged done is never run again, so a
+        driver killed after the log and before the attestation lost it for good; now it is attested first. Under
+        policy "required" an attestation that failed, was lost or whose commit was not found since ``mark`` fails
+        the batch (PolicyError): Spark does not log it, and the restarted query runs it again (a Delta idempotent
+        write is then skipped and its commit attested: ``_replayed_commit``). Another thread's failure in the same
+        interval fails it too (cautious)."""
+        self.wait_before_statement()
+        if self.policy != "required":
+            return
+        with self._lock:
+            now = (self.failed, len(self.lost), self.not_found)
+            why = (self.errors[-1:] if now[0] > mark[0] else []) + self.lost[mark[1]:now[1]][-1:]
+        if any(after > before for after, before in zip(now, mark, strict=True)):
+            raise PolicyError(f"foreachBatch batch {batch_id}: a write was not attested"
+                              + (f" ({why[-1]})" if why else "") + "; failing the batch so that its restart runs "
+                              "it again (policy required)")
 
     def wait_for_listener(self) -> None:
         """Called in the job's thread before it drops cached data: wait (bounded by Spark) until the listener has read
@@ -907,6 +1004,7 @@ class Hook:
             event.model = self._override_model
             if self._override_program is not None:
                 event.program_hash = self._override_program
+            self._cache_dropped(event)
             if event.stamp is None:
                 with self._lock:
                     if self._window is not None:  # possibly the running conf-stamped call's own write
@@ -1156,6 +1254,9 @@ class Hook:
                                  watermark="schema:" + ",".join(leaf.schema), location=leaf.location)
         if leaf.cached:
             weak = "read through Spark's cache: rows cached at an unknown version"
+            if leaf.cache_dropped:
+                weak = ("the cache held this table when the write was called and was changed before the hook could "
+                        "ask it: possibly read through Spark's cache, rows cached at an unknown version")
         elif leaf.lenient is not None:
             weak = leaf.lenient if weak is None else f"{weak}; {leaf.lenient}"
         if weak is not None:

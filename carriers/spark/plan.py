@@ -25,6 +25,7 @@ __all__ = [
     "leaves",
     "lenient_confs",
     "local_inputs",
+    "local_rows_digest",
     "opaque_code",
     "opaque_inputs",
     "opt",
@@ -82,14 +83,54 @@ def opaque_inputs(classes: Sequence[str]) -> list[ObservedInput]:
                           watermark="user code ran that the plan does not show: what it read is not known")]
 
 
-def local_inputs(local_rows: bool) -> list[ObservedInput]:
-    """Rows a plan holds itself (a ``LocalRelation``: SQL ``VALUES``, Scala's ``Seq(...).toDF``) written beside the
-    tables a job read: neither in the program document (only their schema) nor a read input, so one heuristic input
-    ``data:LocalRelation`` says so and the inputs are never ``strong`` on the tables' word alone."""
+def local_inputs(local_rows: Sequence[str]) -> list[ObservedInput]:
+    """Rows a plan holds itself (a ``LocalRelation``: SQL ``VALUES``, ``INSERT INTO t VALUES``, ``MERGE … USING
+    (VALUES …)``, Scala's ``Seq(...).toDF``): not in the program document (only their schema; ``toJSON`` writes the
+    rows as ``"data": null``) nor a table read, so one heuristic input ``data:LocalRelation`` says so — whether or
+    not the job read tables beside them — and the inputs are never ``strong`` on the word of the plan alone.
+    ``local_rows``: each relation's ``local_rows_digest``, in plan order; they are the input's watermark, so two
+    writes of other rows have other ``inputs_hash``es."""
     if not local_rows:
         return []
     return [ObservedInput(table="data:LocalRelation",
-                          watermark="rows the plan holds itself: in neither the program nor a table read")]
+                          watermark="rows the plan holds itself: in neither the program nor a table read: "
+                                    + "; ".join(local_rows))]
+
+
+# Rows of a LocalRelation digested: beyond this many, only their count is recorded.
+LOCAL_ROWS_DIGEST_LIMIT = 10_000
+
+
+def local_rows_digest(node: Any, jvm: Any, limit: int = LOCAL_ROWS_DIGEST_LIMIT) -> str | None:
+    """``<n> row(s), blake3 <hex>`` of a ``LocalRelation``'s rows — BLAKE3 over its schema and the Java serialization
+    of its rows (``InternalRow``s: every value's exact binary form, in order; one py4j call, whatever the number of
+    rows, so the listener callback it runs in does no per-row work) — None when it holds no row. More rows than
+    ``limit`` or rows that cannot be read: their count (or that they are unknown) only — the input stays heuristic
+    either way.
+
+    Never through a generated class (``UnsafeProjection.create`` compiles one per schema, every one named
+    ``GeneratedClass$SpecificUnsafeProjection``): py4j caches a method by its class's *name*, so a second schema's
+    projection was called with the first one's method, failed, and two writes of other rows got one digest."""
+    import blake3
+
+    try:
+        data = node.data()
+        count = int(data.length())
+    except Exception:
+        return "rows not readable"
+    if count == 0:
+        return None
+    noun = "row" if count == 1 else "rows"
+    if count > limit:
+        return f"{count} {noun}, not digested (more than {limit})"
+    try:
+        schema = str(node.schema().json()).encode()
+        raw = bytes(jvm.org.apache.spark.util.Utils.serialize(data))
+    except Exception:
+        return f"{count} {noun}, not digested (unreadable)"
+    h = blake3.blake3(len(schema).to_bytes(8, "big") + schema)
+    h.update(raw)
+    return f"{count} {noun}, blake3 {h.hexdigest()}"
 
 
 def python_functions(plan: Any, limit: int = 10_000) -> list[str]:
@@ -161,9 +202,18 @@ class LeafInfo:
     # ran, an upper bound of the version its scan read (the scan updated that very DeltaLog).
     latest: str | None = None
     cached: bool = False  # the query read this relation through Spark's cache (rows of an unknown version)
+    # Marked cached because the cache held this table when the write was called and was changed before the listener
+    # could ask it (a drop from the JVM side): the query may have read it (hook.Hook.note_cache).
+    cache_dropped: bool = False
     # Why the scan may have skipped some of the version's files (``ignoreMissingFiles`` / ``ignoreCorruptFiles``
     # on): its rows are then a subset of the version's, never its content. None: every file was read or failed.
     lenient: str | None = None
+    # A LocalRelation: its rows' count and digest (local_rows_digest); None for other leaves and an empty relation.
+    rows: str | None = None
+
+    def cache_keys(self) -> set[str]:
+        """How a cached plan's leaf and a write's leaf are matched: the same table by its name or its location."""
+        return {f"{self.kind}:{v}" for v in (self.name, self.location) if v}
 
     def program_identity(self) -> str:
         """The name a program refers to this relation by: never a version, snapshot id or (if avoidable) path."""
@@ -189,8 +239,9 @@ def _children(node: Any) -> Iterator[tuple[Any, bool]]:
         yield sub, False
 
 
-def leaves(plan: Any, jvm: Any) -> list[LeafInfo]:
-    """The relation leaves of ``plan`` in pre-order (children first, then inner plans), with pinned versions."""
+def leaves(plan: Any, jvm: Any, *, rows: bool = True) -> list[LeafInfo]:
+    """The relation leaves of ``plan`` in pre-order (children first, then inner plans), with pinned versions; with
+    ``rows``, each LocalRelation's rows digested (``local_rows_digest``)."""
     out: list[LeafInfo] = []
     hadoop = jvm.java.lang.Class.forName("org.apache.spark.sql.execution.datasources.HadoopFsRelation")
     stack: list[tuple[Any, bool]] = [(plan, True)]
@@ -200,7 +251,10 @@ def leaves(plan: Any, jvm: Any) -> list[LeafInfo]:
         node, in_tree = stack.pop()
         cls = simple_name(node)
         if cls in RELATION_CLASSES:
-            out.append(_leaf(node, cls, hadoop, in_tree))
+            leaf = _leaf(node, cls, hadoop, in_tree)
+            if rows and cls == "LocalRelation":
+                leaf = replace(leaf, rows=local_rows_digest(node, jvm))
+            out.append(leaf)
             continue
         kids = list(_children(node))
         for child, direct in reversed(kids):

@@ -29,6 +29,7 @@ import re
 import threading
 import uuid
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -127,6 +128,8 @@ class Participant(Protocol):
 
     def procedure_called(self, result: Any) -> None: ...
 
+    def note_cache(self, stamp: str) -> None: ...
+
 
 _HOOKS: list[Participant] = []
 _STATE = threading.Lock()
@@ -199,6 +202,14 @@ def _before_cache_drop(method: str, obj: Any, args: tuple[Any, ...], kwargs: dic
         hook.wait_for_listener()
 
 
+def _note_cache(hooks: list[Participant], stamp: str) -> None:
+    """Right before a stamped write runs, in the job's thread: each hook notes what Spark's cache holds, so that a
+    cache dropped later from the JVM — which no wrapper sees — still leaves the listener a trace (hook.note_cache)."""
+    for hook in hooks:
+        with suppress(Exception):  # never fail the job's write over a note
+            hook.note_cache(stamp)
+
+
 def wait_for_pending() -> None:
     """Wait (bounded) for every hook's pending attestations — the read gate checks a table the job just wrote
     only once its attestation has landed. A hook's own worker never waits (it could wait for itself)."""
@@ -242,7 +253,8 @@ def _sql(hooks: list[Participant], spark: SparkSession, original: Any, args: tup
     else:
         box: list[Any] = []
 
-        def run(_stamp: str) -> Any:
+        def run(stamp: str) -> Any:
+            _note_cache(hooks, stamp)
             box.append(original(*args, **kwargs))
             return box[0]
 
@@ -301,6 +313,7 @@ def _write(hooks: list[Participant], spark: SparkSession, method: str, original:
             return original(*args, **kwargs)  # other sources: options they do not know could upset them (JDBC)
 
     def run(stamp: str) -> Any:
+        _note_cache(hooks, stamp)
         with _StampOptions(spark, writer, v2, stamp):
             return original(*args, **kwargs)
 

@@ -410,11 +410,16 @@ class StreamWatcher:
         watcher = self
 
         def batch_function(df: Any, batch_id: int) -> Any:
+            mark = watcher.hook.outcome_mark()
             key = watcher._enter_batch(df, int(batch_id))
             try:
-                return func(df, batch_id)
+                result = func(df, batch_id)
             finally:
                 watcher._exit_batch(key)
+            # Spark logs the batch as done (its commit log) when this returns, and never runs a logged batch again:
+            # its writes are attested first, or (policy "required") the batch fails and its restart runs it again.
+            watcher.hook.settle_batch(mark, int(batch_id))
+            return result
 
         if len(args) > 1:
             return original(args[0], batch_function, *args[2:], **kwargs)

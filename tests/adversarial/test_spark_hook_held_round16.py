@@ -4,7 +4,8 @@
   version's scan — recorded heuristic (a ``path:`` read), never a version's content.
 - A cached read whose cache is dropped by SQL (``CLEAR CACHE``) right after the write: ``spark.sql`` already waited
   for the listener (the write guard); pinned in test_spark_hook_round16.py beside the calls that did not.
-- ``VALUES`` rows alone (no table read): no input is recorded for them, as before (docs/spark.md, known limit).
+- (``VALUES`` rows alone, no table read, recorded no input for them: a known limit pinned here until round 17 closed
+  it — test_spark_hook_round17.py.)
 """
 
 from __future__ import annotations
@@ -42,11 +43,3 @@ def test_a_change_feed_read_is_not_read_strongly(spark: SparkSession, hook: Hook
     assert doc["inputs_proof_class"] == "heuristic", inputs
     assert inputs and all("content" not in i for i in inputs), inputs
 
-
-def test_values_alone_record_no_input(spark: SparkSession, hook: Hook, spark_warehouse: Path) -> None:
-    dst = str(spark_warehouse / f"r16_only_values_{uuid.uuid4().hex[:6]}")
-    spark.sql("SELECT * FROM VALUES (1L), (2L) AS v(id)").write.format("delta").save(dst)
-    hook.flush()
-    assert hook.failed == 0, hook.errors
-    _, inputs = _inputs(hook, dst)
-    assert inputs == [], inputs

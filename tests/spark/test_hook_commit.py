@@ -3,6 +3,8 @@ transaction), every version of the history verifiable, concurrent commits handle
 
 from __future__ import annotations
 
+import json
+import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -44,18 +46,37 @@ def test_three_writes_make_three_data_and_three_attestation_commits(spark: Spark
     spark.sql(f"INSERT INTO {src} VALUES (1), (2)")
     h = hook(policy="required")
     spark.sql(f"CREATE TABLE delta.`{path}` USING delta AS SELECT id FROM {src}")  # observes an input
-    spark.sql(f"INSERT INTO delta.`{path}` VALUES (3)")
-    spark.sql(f"INSERT OVERWRITE delta.`{path}` VALUES (4)")  # no input: the older inputs_hash must go
+    spark.sql(f"INSERT INTO delta.`{path}` VALUES (3)")  # literal rows: a heuristic input (docs/spark.md)
+    h.flush()
+    literal = h.results[-1]
+    spark.sql(f"INSERT OVERWRITE delta.`{path}` SELECT 4 AS id")  # no relation, no input: the older inputs_hash must go
     h.flush()
     assert (h.attested, h.failed, h.skipped) == (3, 0, 0), h.errors
     history = _history(spark, path)
     assert [op for _, op in history] == ["CREATE TABLE AS SELECT", "SET TBLPROPERTIES", "WRITE",
                                          "SET TBLPROPERTIES", "WRITE", "SET TBLPROPERTIES"], history
-    assert _keys(path, 1).get(props.PREFIX + "inputs_hash")
+    first = _keys(path, 1)
+    assert first.get(props.PREFIX + "inputs_hash"), first
+    second = _keys(path, 3)  # the VALUES rows: their count and BLAKE3, heuristic, in place of the CTAS's input
+    assert second.get(props.PREFIX + "inputs_proof_class") == "heuristic", second
+    assert second.get(props.PREFIX + "inputs_hash") not in (None, first[props.PREFIX + "inputs_hash"]), second
+    assert literal.manifest is not None and literal.manifest.inputs_hash == second[props.PREFIX + "inputs_hash"]
+    inputs = _sidecar_inputs(literal)  # beside the target's previous version (an append keeps its rows)
+    (local,) = [i for i in inputs if i["table"] == "data:LocalRelation"]
+    assert "content" not in local and re.search(r": 1 row, blake3 [0-9a-f]{64}$", local["watermark"]), inputs
     assert props.PREFIX + "inputs_hash" not in _keys(path, 5)  # removed in the same commit that set the new keys
     for version, binding in ((0, "0"), (1, "0"), (2, "2"), (3, "2"), (4, "4"), (5, "4")):
         report = verify_table(DeltaCarrier(path), version=version, level="bytes")
         assert report.passed and report.attested_version == binding, (version, report.human())
+
+
+def _sidecar_inputs(result: Any) -> list[dict[str, Any]]:
+    from carriers.storage.base import local_path_of
+
+    assert result.sidecar is not None, result
+    sidecar = json.loads(Path(local_path_of(result.sidecar) or result.sidecar).read_text())
+    inputs: list[dict[str, Any]] = sidecar["inputs"]
+    return inputs
 
 
 def _writer(spark: SparkSession, path: str, before_commit: Callable[[], None]) -> Callable[..., None]:
