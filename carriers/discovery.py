@@ -80,6 +80,9 @@ class Skipped:
     code: Code
     message: str
     blocking: bool = False
+    # A table (or a folder that may be one) a reader opens by ``path``, listed rather than audited (one in a hidden
+    # folder): ``attest audit`` under a trust policy whose ``require_signed`` covers that name makes it an ERROR line.
+    table: bool = False
 
     def problem(self) -> Problem:
         return Problem(self.code, self.message, self.path)
@@ -348,10 +351,10 @@ def _hidden_tables(folder: str, mark: str) -> list[Skipped]:
         kind = _table_kind(current, names)
         if kind is not None:
             where = "in" if current == folder else f"under {folder},"
+            view = kind == "iceberg" and _view_folder(current) is not None
             what = ("a folder that may be a table (it cannot be looked into)" if kind == UNSEEN else
-                    "an Iceberg view's folder" if kind == "iceberg" and _view_folder(current) is not None else
-                    f"a {kind} table")
-            out.append(Skipped(current, Code.TABLE_NOT_AUDITED, f"{what} {where} {hidden}"))
+                    "an Iceberg view's folder" if view else f"a {kind} table")
+            out.append(Skipped(current, Code.TABLE_NOT_AUDITED, f"{what} {where} {hidden}", table=not view))
         pending.extend(os.path.join(current, name) for name in sorted(folders, reverse=True))
     return out
 
@@ -394,7 +397,7 @@ def _hidden_remote(storage: Any, root: str, rel: str) -> list[Skipped]:
             continue
         if kind is not None:
             where = "in" if current == rel else f"under {folder},"
-            out.append(Skipped(here, Code.TABLE_NOT_AUDITED, f"a {kind} table {where} {hidden}"))
+            out.append(Skipped(here, Code.TABLE_NOT_AUDITED, f"a {kind} table {where} {hidden}", table=True))
         pending.extend(f"{current}/{d}" for d in sorted(folders, reverse=True))
     return out
 

@@ -179,6 +179,18 @@ class TrustPolicy:
             return True
         return _required_by(self.require_signed, target) is not None
 
+    def requiring(self, name: str) -> tuple[str, str] | None:
+        """The first (glob, spelling) of ``require_signed`` covering a table known by ``name`` alone (a path or URI an
+        audit found but did not judge: a table in a hidden folder), matched as a judged table's names are; None: no
+        glob covers it."""
+        spellings = sorted(name_spellings(name))
+        for glob in self.require_signed:
+            forms = _glob_forms(glob)
+            for spelling in spellings:
+                if _forms_cover(forms, [spelling]):
+                    return glob, spelling
+        return None
+
     def key(self, key_id: str) -> TrustedKey | None:
         return next((k for k in self.keys if k.key_id == key_id), None)
 
@@ -452,7 +464,15 @@ def _glob_forms(glob: str) -> set[str]:
     out = {glob, glob.rstrip("/") or glob}
     for text in {glob, unquote(glob)}:
         head, sep, rest = text.partition("://")
-        if sep and _is_uri(text):
+        bare = re.match("(?i)file:(?!//)", text)
+        if bare is not None and text[5:].startswith("/"):
+            # ``file:/lake/finance/*`` (a ``file:`` URI without an authority, as Hadoop and Spark print a local path):
+            # folded as a path is, ``.``/``..``, repeated slashes and links in its folders. Kept as written only, it
+            # matched the same spelling of a name alone: ``file:/lake/./finance/*`` or ``file:/data/finance/*``
+            # (``/data`` a link) covered no table, which passed unsigned, exit 0 (round 18).
+            local = _normal_local(text[5:])
+            forms = {local, f"file://{local}", f"file:{local}", *_resolved_glob(local)}
+        elif sep and _is_uri(text):
             scheme = head.lower()
             scheme = _SCHEME_ALIASES.get(scheme, scheme)
             netloc, slash, path = rest.partition("/")
