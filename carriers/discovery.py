@@ -83,6 +83,9 @@ class Skipped:
     # A table (or a folder that may be one) a reader opens by ``path``, listed rather than audited (one in a hidden
     # folder): ``attest audit`` under a trust policy whose ``require_signed`` covers that name makes it an ERROR line.
     table: bool = False
+    # A folder not searched (it cannot be listed, a search cut short, a link not followed) whose tables a reader opens
+    # by names under ``path``: an ERROR line as ``table`` when the policy covers ``path`` or a name below it.
+    holds: bool = False
 
     def problem(self) -> Problem:
         return Problem(self.code, self.message, self.path)
@@ -315,7 +318,7 @@ def _search_bounded(folder: str, left: int) -> Skipped:
     # One wording for the local and the store walk: the auditor learns the search stopped, and where.
     return Skipped(folder, Code.TABLE_NOT_AUDITED, (
         f"{folder} is hidden and was searched for tables through {MAX_HIDDEN_FOLDERS} folders only; "
-        f"{left} folder(s) under it were not looked at: audit it by its name"))
+        f"{left} folder(s) under it were not looked at: audit it by its name"), holds=True)
 
 
 def _hidden_tables(folder: str, mark: str) -> list[Skipped]:
@@ -349,7 +352,7 @@ def _hidden_tables(folder: str, mark: str) -> list[Skipped]:
             # Listed, not blocking (a hidden place never blocks): the auditor learns a table may sit there unseen.
             where = "" if current == folder else f"; it is under {folder}"
             out.append(Skipped(current, Code.TABLE_NOT_AUDITED, f"the folder cannot be listed ({exc.strerror or exc})"
-                               f"{where}, {hidden}"))
+                               f"{where}, {hidden}", holds=True))
             continue
         kind = _table_kind(current, names)
         if kind is not None:
@@ -376,7 +379,8 @@ def _hidden_link(link: str, folder: str, hidden: str) -> Skipped:
     what = (f"a link to {target}, which may be a table (it cannot be looked into)" if kind == UNSEEN else
             f"a link to {target}, a {kind} table" if kind is not None else
             f"a link to the folder {target}, not followed: tables under it are not searched")
-    return Skipped(link, Code.TABLE_NOT_AUDITED, f"{what}, {where} {hidden}", table=kind is not None)
+    return Skipped(link, Code.TABLE_NOT_AUDITED, f"{what}, {where} {hidden}", table=kind is not None,
+                   holds=kind is None)
 
 
 def _is_folder(entry: os.DirEntry[str]) -> bool:
@@ -420,7 +424,7 @@ def _hidden_remote(storage: Any, root: str, rel: str) -> list[Skipped]:
             # Listed, not blocking (a hidden place never blocks): the auditor learns a table may sit there unseen.
             message = exc.message if isinstance(exc, AttestError) else f"{type(exc).__name__}: {exc}"
             out.append(Skipped(here, Code.TABLE_NOT_AUDITED, f"the folder cannot be listed ({message}); it is under "
-                               f"{folder}, {hidden}"))
+                               f"{folder}, {hidden}", holds=True))
             continue
         if kind is not None:
             where = "in" if current == rel else f"under {folder},"

@@ -85,11 +85,11 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
     held: list[Skipped] = []
 
     def required_by(skipped: Skipped) -> tuple[str, str] | None:
-        if policy is None or not skipped.table or skipped.blocking:
+        if policy is None or skipped.blocking or not (skipped.table or skipped.holds):
             return None
         if sink is not None and sink.is_table(TableRef.discovered("delta", skipped.path)):
             return None  # the audit table this run appends to (--to), which it never audits
-        return policy.requiring(skipped.path)
+        return policy.requiring(skipped.path) if skipped.table else policy.requiring_under(skipped.path)
 
     try:
         for target in targets:
@@ -132,8 +132,9 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
             if canonical_name(skipped.path) in audited_names:  # audited by its name (another target): no gap
                 continue
             glob, spelling = required_by(skipped) or ("", "")
+            what = "its signature" if skipped.table else "the signature of tables there"
             add(AuditRow.of_problem(skipped.path, Problem(Code.TABLE_NOT_AUDITED, (
-                f"{skipped.message}; the trust policy requires its signature (require_signed glob {glob!r} covers "
+                f"{skipped.message}; the trust policy requires {what} (require_signed glob {glob!r} covers "
                 f"{spelling!r}) and the audit judged none: audit it by its name"), skipped.path)))
         progress(0, len(refs), 0)  # the bar from the start: the first table may be the slow one
         context = Context(options=options, level=args.level, policy=policy, spark=spark)

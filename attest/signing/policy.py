@@ -191,6 +191,21 @@ class TrustPolicy:
                     return glob, spelling
         return None
 
+    def requiring_under(self, folder: str) -> tuple[str, str] | None:
+        """``requiring`` for a folder not searched: the first (glob, spelling) covering the folder, any name below it
+        (``<folder>/*``), or naming a table below it (a glob whose fixed part starts with the folder's path)."""
+        found = self.requiring(folder) or self.requiring(folder.rstrip("/") + "/*")
+        if found is not None:
+            return found
+        prefixes = {_folded(s.rstrip("/")) + "/" for s in name_spellings(folder)}
+        for glob in self.require_signed:
+            for form in _glob_forms(glob):
+                fixed = _folded(_WILDCARDS.split(form, 1)[0])
+                hit = next((p for p in prefixes if fixed.startswith(p)), None)
+                if hit is not None:
+                    return glob, hit.rstrip("/")
+        return None
+
     def key(self, key_id: str) -> TrustedKey | None:
         return next((k for k in self.keys if k.key_id == key_id), None)
 

@@ -19,6 +19,7 @@ import pytest
 from attest.cli import main
 from tests.adversarial.conftest import codes, verify
 from tests.adversarial.test_audit_discovery_attacks import audit
+from tests.adversarial.test_audit_round18 import _deny
 from tests.adversarial.test_policy_names import _policy, _signed, _unsigned
 
 
@@ -78,3 +79,20 @@ def test_a_capital_file_glob_and_a_dot_argument_are_one_name(tmp_path: Path) -> 
                        (f"file://{lake}/finance/*", f"{lake}/finance/../finance/orders")):
         rc, doc = verify(name, "--policy", _policy(tmp_path, [glob]))
         assert rc == 1 and codes(doc) == ["signature_missing"], (glob, name, doc)
+
+
+@pytest.fixture
+def bare(tmp_path: Path) -> Path:
+    lake = tmp_path / "lake"
+    _signed(lake / "finance" / "orders")
+    return lake
+
+
+def test_a_hidden_folder_that_cannot_be_listed_outside_the_policy_stays_listed(
+        bare: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _unsigned(bare / "_staging" / "orders")
+    _deny(monkeypatch, bare / "_staging")
+    rc, doc = audit(str(bare), "--policy", _policy(tmp_path, [f"{bare}/finance/*", f"{bare}/hr/*"]))
+    assert rc == 0 and [s["path"] for s in doc["skipped"]] == [str(bare / "_staging")], doc
+
+

@@ -104,3 +104,51 @@ def test_a_hidden_table_on_a_store_is_named_to_the_policy_as_a_judged_one(glob: 
 
 def policy_text(glob: str) -> str:
     return f'require_signed = ["{glob}"]\n[[keys]]\npublic_key_pem = """{KEY.public_pem.decode()}"""\n'
+
+
+def _deny(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """``folder`` cannot be listed by the auditor (permission denied; the tests run as root, whom a mode does not
+    stop), as a service account's folder is to a reviewer."""
+    real = os.scandir
+
+    def scandir(path: str | os.PathLike[str] = ".") -> object:
+        if os.fspath(path) == str(folder):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+
+
+@pytest.mark.parametrize("glob", ["{lake}/*", "{lake}/_staging/orders", "file://{lake}/_staging/*"])
+def test_a_hidden_folder_that_cannot_be_listed_under_the_policy_fails_the_audit(
+        lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, glob: str) -> None:
+    """``lake/_staging`` unlisted: ``_staging/orders`` (unsigned, required) may be there. Listed only, exit 0."""
+    _unsigned(lake / "_staging" / "orders")
+    _deny(monkeypatch, lake / "_staging")
+    rc, doc = audit(str(lake), "--policy", _policy(tmp_path, [f"{lake}/finance/*", glob.format(lake=lake)]))
+    assert rc == 2 and (str(lake / "_staging"), "ERROR", "table_not_audited") in _rows(doc), doc
+    assert "cannot be listed" in next(t for t in doc["tables"] if t["outcome"] == "ERROR")["message"], doc
+
+
+def test_a_hidden_search_cut_short_under_the_policy_fails_the_audit(lake: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import carriers.discovery
+
+    monkeypatch.setattr(carriers.discovery, "MAX_HIDDEN_FOLDERS", 2)
+    for i in range(3):
+        (lake / "_staging" / f"d{i}").mkdir(parents=True)
+    _unsigned(lake / "_staging" / "zz" / "orders")
+    rc, doc = audit(str(lake), "--policy", _policy(tmp_path, [f"{lake}/*"]))
+    assert rc == 2 and (str(lake / "_staging"), "ERROR", "table_not_audited") in _rows(doc), doc
+
+
+def test_a_link_to_a_folder_in_a_hidden_folder_under_the_policy_fails_the_audit(lake: Path, tmp_path: Path) -> None:
+    """``lake/_staging/eu`` a link to a folder holding a table: not followed, and it was not even listed."""
+    _unsigned(tmp_path / "elsewhere" / "orders")
+    (lake / "_staging").mkdir()
+    os.symlink(tmp_path / "elsewhere", lake / "_staging" / "eu")
+    rc, doc = audit(str(lake))
+    assert rc == 0 and [s["path"] for s in doc["skipped"]] == [str(lake / "_staging" / "eu")], doc
+    assert "not followed" in doc["skipped"][0]["message"], doc
+    rc, doc = audit(str(lake), "--policy", _policy(tmp_path, [f"{lake}/_staging/eu/orders"]))
+    assert rc == 2 and (str(lake / "_staging" / "eu"), "ERROR", "table_not_audited") in _rows(doc), doc
