@@ -43,9 +43,9 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
     from attest.errors import InvalidArgumentError, Problem
     from attest.redact import redact
     from attest.render.terminal import terminal_safe
+    from attest.signing.policy import canonical_name
     from attest.verify.audit import AuditReport, AuditRow
     from carriers.audit_table import BATCH_ROWS, BATCH_SECONDS
-    from attest.signing.policy import canonical_name
     from carriers.discovery import Skipped, discover
     from carriers.refs import TableRef
 
