@@ -5,6 +5,7 @@ has the local lake; docs/audit.md, Hidden tables under a trust policy)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from deltalake import write_deltalake
 
@@ -16,7 +17,7 @@ from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, 
 from tests.servers.stores import Bucket
 
 
-def test_a_hidden_table_on_a_store_the_policy_requires_signed_fails_the_audit(s3: Bucket, tmp_path) -> None:  # noqa: F811
+def test_a_hidden_table_on_a_store_the_policy_requires_signed_fails_the_audit(s3: Bucket, tmp_path: Path) -> None:  # noqa: F811
     opts = s3.storage_options
     for key in ("lake/orders", "lake/_staging/orders"):
         write_deltalake(s3.uri(key), special_table(), storage_options=opts)
