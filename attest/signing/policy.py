@@ -16,6 +16,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
@@ -152,6 +153,10 @@ class TrustPolicy:
         if type(version) is not int or version != POLICY_VERSION:  # true and 1.0 equal 1 in Python, not in TOML
             raise bad(f"policy version {document.get('version')!r} is not {POLICY_VERSION}", "version")
         require = _globs(document.get("require_signed", ["*"]), "require_signed", bad)
+        for index, glob in enumerate(require):
+            if len(_hadoop_forms(glob)) >= MAX_GLOB_ALTERNATIVES:  # never a glob read in part
+                raise bad(f"the glob {glob!r} has {MAX_GLOB_ALTERNATIVES} or more brace alternatives; split it",
+                          f"require_signed[{index}]")
         raw_keys = document.get("keys")
         if not isinstance(raw_keys, list) or not raw_keys:
             raise bad("a trust policy needs at least one [[keys]] entry", "keys")
@@ -470,7 +475,54 @@ def _resolved_glob(local: str) -> set[str]:
     return forms | {f"file://{f}" for f in forms}
 
 
+# A glob's brace alternatives are expanded to at most this many globs (``{a,b}{c,d}`` is four).
+MAX_GLOB_ALTERNATIVES = 256
+
+
+def _hadoop_forms(glob: str) -> set[str]:
+    """A glob as Hadoop's ``GlobPattern`` (Spark's paths, ``spark.read.load("s3a://b/lake/{finance,hr}/*")``) reads
+    it, beside fnmatch's reading: ``{a,b}`` alternatives (nested too) and ``[^a]`` a negated class (fnmatch's
+    ``[!a]``; to fnmatch ``[^a]`` is the class of ``^`` and ``a``). ``require_signed = [".../{finance,hr}/*"]`` or
+    ``[".../[^t]*/*"]`` covered no table (fnmatch reads braces literally), which passed unsigned, exit 0 (round 18).
+    The glob as written is kept: only ever more names covered."""
+    out = {glob}
+    pending = [glob]
+    while pending and len(out) < MAX_GLOB_ALTERNATIVES:
+        text = pending.pop()
+        alternatives = _braces(text)
+        for form in alternatives:
+            if form not in out and len(out) < MAX_GLOB_ALTERNATIVES:
+                out.add(form)
+                pending.append(form)
+    return out | {f.replace("[^", "[!") for f in out}
+
+
+def _braces(text: str) -> list[str]:
+    """The alternatives of ``text``'s first balanced ``{…}`` group (none: ``[]``)."""
+    for start, char in enumerate(text):
+        if char != "{":
+            continue
+        depth, cuts = 0, [start]
+        for end in range(start, len(text)):
+            if text[end] == "{":
+                depth += 1
+            elif text[end] == "}":
+                depth -= 1
+                if depth == 0:
+                    cuts.append(end)  # (no comma: ``{x}`` is ``x`` to Hadoop)
+                    parts = [text[a + 1:b] for a, b in pairwise(cuts)]
+                    return [text[:start] + part + text[end + 1:] for part in parts]
+            elif text[end] == "," and depth == 1:
+                cuts.append(end)
+    return []
+
+
 def _glob_forms(glob: str) -> set[str]:
+    """``_glob_form`` of each reading of a ``require_signed`` glob (``_hadoop_forms``)."""
+    return {form for reading in _hadoop_forms(glob) for form in _glob_form(reading)}
+
+
+def _glob_form(glob: str) -> set[str]:
     """A ``require_signed`` glob, and the same glob spelt as table names are (``name_spellings``): without a trailing
     ``/``, percent-decoded, its scheme lowercased and folded (``s3a`` → ``s3``), repeated slashes folded, and a local
     path's ``.``/``..`` folded lexically (``file://localhost/`` is ``file:///``). Names were normalized and globs were

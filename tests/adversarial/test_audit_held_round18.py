@@ -96,3 +96,13 @@ def test_a_hidden_folder_that_cannot_be_listed_outside_the_policy_stays_listed(
     assert rc == 0 and [s["path"] for s in doc["skipped"]] == [str(bare / "_staging")], doc
 
 
+
+
+def test_a_keys_tables_glob_is_not_widened_by_braces(tmp_path: Path) -> None:
+    """A key allowed for ``.../{hr,x}/*`` (Hadoop braces) signing a finance table: not allowed, as ever — only
+    ``require_signed`` globs are also read as Hadoop reads them (more names required, never more allowed)."""
+    lake = tmp_path / "lake"
+    _signed(lake / "finance" / "orders")
+    for tables in ([f"{lake}/{{hr,finance}}/*"], [f"{lake}/[^h]*/*"]):
+        rc, doc = verify(str(lake / "finance" / "orders"), "--policy", _policy(tmp_path, ["*"], tables=tables))
+        assert rc == 1 and codes(doc) == ["signer_not_allowed"], (tables, doc)
