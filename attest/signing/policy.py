@@ -484,7 +484,7 @@ def _hadoop_forms(glob: str) -> set[str]:
     it, beside fnmatch's reading: ``{a,b}`` alternatives (nested too) and ``[^a]`` a negated class (fnmatch's
     ``[!a]``; to fnmatch ``[^a]`` is the class of ``^`` and ``a``). ``require_signed = [".../{finance,hr}/*"]`` or
     ``[".../[^t]*/*"]`` covered no table (fnmatch reads braces literally), which passed unsigned, exit 0 (round 18).
-    The glob as written is kept: only ever more names covered."""
+    The glob as written is kept: only ever more names covered; so is each reading without white space at its ends."""
     out = {glob}
     pending = [glob]
     while pending and len(out) < MAX_GLOB_ALTERNATIVES:
@@ -494,7 +494,10 @@ def _hadoop_forms(glob: str) -> set[str]:
             if form not in out and len(out) < MAX_GLOB_ALTERNATIVES:
                 out.add(form)
                 pending.append(form)
-    return out | {f.replace("[^", "[!") for f in out}
+    out |= {f.replace("[^", "[!") for f in out}
+    # And without white space at either end (a glob pasted as ``" /lake/finance/*"`` covered nothing; a name ending in
+    # a space is still covered by the glob as written).
+    return out | {f.strip() for f in out if f.strip()}
 
 
 def _braces(text: str) -> list[str]:

@@ -106,3 +106,14 @@ def test_a_keys_tables_glob_is_not_widened_by_braces(tmp_path: Path) -> None:
     for tables in ([f"{lake}/{{hr,finance}}/*"], [f"{lake}/[^h]*/*"]):
         rc, doc = verify(str(lake / "finance" / "orders"), "--policy", _policy(tmp_path, ["*"], tables=tables))
         assert rc == 1 and codes(doc) == ["signer_not_allowed"], (tables, doc)
+
+
+@pytest.mark.parametrize("suffix", ["@0", "@1", "/@0"])
+def test_a_version_suffix_is_one_name_to_the_policy(tmp_path: Path, suffix: str) -> None:
+    lake = tmp_path / "lake"
+    _unsigned(lake / "finance" / "orders")
+    policy = _policy(tmp_path, [f"{lake}/finance/orders"])
+    rc, doc = verify(f"{lake}/finance/orders{suffix}", "--policy", policy)
+    assert rc == 1 and codes(doc) == ["signature_missing"], doc
+    rc, doc = audit(f"{lake}/finance/orders{suffix}", "--policy", policy)
+    assert rc == 1 and [t["code"] for t in doc["tables"]] == ["signature_missing"], doc

@@ -22,7 +22,7 @@ from tests.adversarial.test_policy_names import _policy, _unsigned
 
 @pytest.mark.parametrize("glob", ["{lake}/{{finance,hr}}/*", "file://{lake}/{{fin,hr}}ance/orders",
                                   "{lake}/[^t]*/*", "{lake}/{{hr,{{x,finance}}}}/orders", "file:{lake}/{{finance}}/*",
-                                  "{lake}/{{finance/orders,hr/*}}"])
+                                  "{lake}/{{finance/orders,hr/*}}", " {lake}/finance/*", "file://{lake}/finance/orders\t"])
 def test_a_hadoop_glob_requires_the_signature(tmp_path: Path, glob: str) -> None:
     lake = tmp_path / "lake"
     _unsigned(lake / "finance" / "orders")
