@@ -16,6 +16,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
@@ -152,6 +153,10 @@ class TrustPolicy:
         if type(version) is not int or version != POLICY_VERSION:  # true and 1.0 equal 1 in Python, not in TOML
             raise bad(f"policy version {document.get('version')!r} is not {POLICY_VERSION}", "version")
         require = _globs(document.get("require_signed", ["*"]), "require_signed", bad)
+        for index, glob in enumerate(require):
+            if len(_hadoop_forms(glob)) >= MAX_GLOB_ALTERNATIVES:  # never a glob read in part
+                raise bad(f"the glob {glob!r} has {MAX_GLOB_ALTERNATIVES} or more brace alternatives; split it",
+                          f"require_signed[{index}]")
         raw_keys = document.get("keys")
         if not isinstance(raw_keys, list) or not raw_keys:
             raise bad("a trust policy needs at least one [[keys]] entry", "keys")
@@ -178,6 +183,33 @@ class TrustPolicy:
         if any(_covers(glob, known) for glob in self.require_signed):
             return True
         return _required_by(self.require_signed, target) is not None
+
+    def requiring(self, name: str) -> tuple[str, str] | None:
+        """The first (glob, spelling) of ``require_signed`` covering a table known by ``name`` alone (a path or URI an
+        audit found but did not judge: a table in a hidden folder), matched as a judged table's names are; None: no
+        glob covers it."""
+        spellings = sorted(name_spellings(name))
+        for glob in self.require_signed:
+            forms = _glob_forms(glob)
+            for spelling in spellings:
+                if _forms_cover(forms, [spelling]):
+                    return glob, spelling
+        return None
+
+    def requiring_under(self, folder: str) -> tuple[str, str] | None:
+        """``requiring`` for a folder not searched: the first (glob, spelling) covering the folder, any name below it
+        (``<folder>/*``), or naming a table below it (a glob whose fixed part starts with the folder's path)."""
+        found = self.requiring(folder) or self.requiring(folder.rstrip("/") + "/*")
+        if found is not None:
+            return found
+        prefixes = {_folded(s.rstrip("/")) + "/" for s in name_spellings(folder)}
+        for glob in self.require_signed:
+            for form in _glob_forms(glob):
+                fixed = _folded(_WILDCARDS.split(form, 1)[0])
+                hit = next((p for p in prefixes if fixed.startswith(p)), None)
+                if hit is not None:
+                    return glob, hit.rstrip("/")
+        return None
 
     def key(self, key_id: str) -> TrustedKey | None:
         return next((k for k in self.keys if k.key_id == key_id), None)
@@ -443,7 +475,57 @@ def _resolved_glob(local: str) -> set[str]:
     return forms | {f"file://{f}" for f in forms}
 
 
+# A glob's brace alternatives are expanded to at most this many globs (``{a,b}{c,d}`` is four).
+MAX_GLOB_ALTERNATIVES = 256
+
+
+def _hadoop_forms(glob: str) -> set[str]:
+    """A glob as Hadoop's ``GlobPattern`` (Spark's paths, ``spark.read.load("s3a://b/lake/{finance,hr}/*")``) reads
+    it, beside fnmatch's reading: ``{a,b}`` alternatives (nested too) and ``[^a]`` a negated class (fnmatch's
+    ``[!a]``; to fnmatch ``[^a]`` is the class of ``^`` and ``a``). ``require_signed = [".../{finance,hr}/*"]`` or
+    ``[".../[^t]*/*"]`` covered no table (fnmatch reads braces literally), which passed unsigned, exit 0 (round 18).
+    The glob as written is kept: only ever more names covered; so is each reading without white space at its ends."""
+    out = {glob}
+    pending = [glob]
+    while pending and len(out) < MAX_GLOB_ALTERNATIVES:
+        text = pending.pop()
+        alternatives = _braces(text)
+        for form in alternatives:
+            if form not in out and len(out) < MAX_GLOB_ALTERNATIVES:
+                out.add(form)
+                pending.append(form)
+    out |= {f.replace("[^", "[!") for f in out}
+    # And without white space at either end (a glob pasted as ``" /lake/finance/*"`` covered nothing; a name ending in
+    # a space is still covered by the glob as written).
+    return out | {f.strip() for f in out if f.strip()}
+
+
+def _braces(text: str) -> list[str]:
+    """The alternatives of ``text``'s first balanced ``{…}`` group (none: ``[]``)."""
+    for start, char in enumerate(text):
+        if char != "{":
+            continue
+        depth, cuts = 0, [start]
+        for end in range(start, len(text)):
+            if text[end] == "{":
+                depth += 1
+            elif text[end] == "}":
+                depth -= 1
+                if depth == 0:
+                    cuts.append(end)  # (no comma: ``{x}`` is ``x`` to Hadoop)
+                    parts = [text[a + 1:b] for a, b in pairwise(cuts)]
+                    return [text[:start] + part + text[end + 1:] for part in parts]
+            elif text[end] == "," and depth == 1:
+                cuts.append(end)
+    return []
+
+
 def _glob_forms(glob: str) -> set[str]:
+    """``_glob_form`` of each reading of a ``require_signed`` glob (``_hadoop_forms``)."""
+    return {form for reading in _hadoop_forms(glob) for form in _glob_form(reading)}
+
+
+def _glob_form(glob: str) -> set[str]:
     """A ``require_signed`` glob, and the same glob spelt as table names are (``name_spellings``): without a trailing
     ``/``, percent-decoded, its scheme lowercased and folded (``s3a`` → ``s3``), repeated slashes folded, and a local
     path's ``.``/``..`` folded lexically (``file://localhost/`` is ``file:///``). Names were normalized and globs were
@@ -452,7 +534,15 @@ def _glob_forms(glob: str) -> set[str]:
     out = {glob, glob.rstrip("/") or glob}
     for text in {glob, unquote(glob)}:
         head, sep, rest = text.partition("://")
-        if sep and _is_uri(text):
+        bare = re.match("(?i)file:(?!//)", text)
+        if bare is not None and text[5:].startswith("/"):
+            # ``file:/lake/finance/*`` (a ``file:`` URI without an authority, as Hadoop and Spark print a local path):
+            # folded as a path is, ``.``/``..``, repeated slashes and links in its folders. Kept as written only, it
+            # matched the same spelling of a name alone: ``file:/lake/./finance/*`` or ``file:/data/finance/*``
+            # (``/data`` a link) covered no table, which passed unsigned, exit 0 (round 18).
+            local = _normal_local(text[5:])
+            forms = {local, f"file://{local}", f"file:{local}", *_resolved_glob(local)}
+        elif sep and _is_uri(text):
             scheme = head.lower()
             scheme = _SCHEME_ALIASES.get(scheme, scheme)
             netloc, slash, path = rest.partition("/")
