@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,11 +44,12 @@ def _forge_footer(path: Path, real: str, forged: str) -> None:
     path.write_bytes(bytes(raw))
 
 
-def position_delete(spark: SparkSession, name: str, low: int, *, forged: str | None, referenced: bool = False
-                    ) -> str:
+def position_delete(
+    spark: SparkSession, name: str, low: int, *, forged: Callable[[str], str] | None, referenced: bool = False
+) -> str:
     """Commit (Iceberg Java's RowDelta) a position delete file hiding position 0 of the data file holding id ``low``,
     with Java's own metrics of the file; ``forged``: its footer statistics of ``file_path`` made to say
-    ``forged`` instead of the location. Returns the data file's location."""
+    ``forged(location)`` instead of the location. Returns the data file's location."""
     located = {str(r[0]): int(r[1]) for r in spark.sql(f"SELECT _file, min(id) FROM {name} GROUP BY _file").collect()}
     holder = next(f for f, m in located.items() if m == low)
 
@@ -56,17 +58,27 @@ def position_delete(spark: SparkSession, name: str, low: int, *, forged: str | N
 
     schema = pa.schema([fid("file_path", pa.string(), PATH_ID), fid("pos", pa.int64(), POS_ID)])
     path = local(holder).parent / f"pos-footer-{low}.parquet"
-    pq.write_table(pa.table({"file_path": [holder], "pos": pa.array([0], pa.int64())}, schema=schema), path,
-                   compression="NONE", use_dictionary=False)
+    pq.write_table(
+        pa.table({"file_path": [holder], "pos": pa.array([0], pa.int64())}, schema=schema),
+        path,
+        compression="NONE",
+        use_dictionary=False,
+    )
     jvm = spark._jvm  # type: ignore[attr-defined]
     table = java_table(spark, name)
     metrics = jvm.org.apache.iceberg.parquet.ParquetUtil.fileMetrics(  # of the honest file: the entry is honest
-        table.io().newInputFile(f"file://{path}"), jvm.org.apache.iceberg.MetricsConfig.getDefault())
+        table.io().newInputFile(f"file://{path}"), jvm.org.apache.iceberg.MetricsConfig.getDefault()
+    )
     if forged is not None:
-        _forge_footer(path, holder, forged(holder) if callable(forged) else forged)
-    builder = jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec()).ofPositionDeletes() \
-        .withPath(f"file://{path}").withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET) \
-        .withFileSizeInBytes(path.stat().st_size).withMetrics(metrics)
+        _forge_footer(path, holder, forged(holder))
+    builder = (
+        jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec())
+        .ofPositionDeletes()
+        .withPath(f"file://{path}")
+        .withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET)
+        .withFileSizeInBytes(path.stat().st_size)
+        .withMetrics(metrics)
+    )
     if referenced:
         builder = builder.withReferencedDataFile(holder)
     table.newRowDelta().addDeletes(builder.build()).commit()
@@ -77,11 +89,16 @@ def _above(location: str) -> str:
     return "z" + location[1:]  # file:/… → zile:/…: above every location
 
 
-@pytest.mark.parametrize("referenced", [False, True])
+def _below(location: str) -> str:
+    return "a" + location[1:]  # file:/… → aile:/…: below every location
+
+
+@pytest.mark.parametrize(("referenced", "forge"), [(False, _above), (True, _above), (False, _below)])
 def test_a_position_delete_whose_footer_statistics_exclude_its_rows_is_not_attested(
-        spark: SparkSession, spark_warehouse: Path, referenced: bool) -> None:
+    spark: SparkSession, spark_warehouse: Path, referenced: bool, forge: Callable[[str], str]
+) -> None:
     name, ident, ref = merge_on_read_table(spark, "pft")
-    position_delete(spark, name, 5, forged=_above, referenced=referenced)  # type: ignore[arg-type]
+    position_delete(spark, name, 5, forged=forge, referenced=referenced)
     assert pyiceberg_ids(spark_warehouse, ident) == [0, 1, 2, 3, 4, 6, 7, 8, 9]  # pyiceberg reads every row
     spark.conf.set("spark.sql.iceberg.executor-cache.enabled", "false")
     try:
