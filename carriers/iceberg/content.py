@@ -44,7 +44,7 @@ from attest import fast
 from attest.content import ContentDigest
 from attest.errors import AttestError, Code
 from attest.tables import Attestation, DataFile, Progress
-from carriers.iceberg.deletes import PATH_FIELD_ID, Planned
+from carriers.iceberg.deletes import Planned
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -1460,60 +1460,49 @@ def _check_delete_representation(reader: IcebergContentReader, io: Any, keys: Se
 
 
 def _path_statistics_problem(io: Any, df: Mapping[str, Any], cache: dict[str, dict[str, Any]]) -> str | None:
-    """How the Parquet footer of position delete file ``df`` misstates its ``file_path`` rows, or None (read once per
-    reader). Iceberg Java reads a position delete file for one data file through the filter ``file_path = <the data
-    file>`` (``BaseDeleteLoader.readPosDeletes``, whenever it does not cache the whole file: Spark with its executor
-    cache off, or a delete file above the cache's entry size), and its Parquet reader skips each row group whose
-    footer statistics say no row can match (``ParquetMetricsRowGroupFilter``: the location outside the row group's
-    min..max, a null count equal to the chunk's value count); pyiceberg reads every row. Measured (Spark 4.1 /
-    Iceberg 1.12): a delete file whose footer min and max were rewritten above (or below) its rows' location, the rows
-    and the manifest entry honest, made Spark return the deleted row and pyiceberg not (VERIFIED before). So each row
-    group's statistics of ``file_path`` must hold its rows: bounds around every location (bytewise, as writers order
-    them), the null count and value count the rows'."""
-    import pyarrow.compute as pc
+    """How the Parquet footer of position delete file ``df`` misstates its rows, or None (read once per reader).
+    Iceberg Java reads a position delete file for one data file through the filter ``file_path = <the data file>``
+    (``BaseDeleteLoader.readPosDeletes``, whenever it does not cache the whole file: Spark with its executor cache
+    off, or a delete file above the cache's entry size), and its Parquet reader skips each row group whose footer
+    says no row can match (``ParquetMetricsRowGroupFilter``: the location outside the row group's min..max, a null
+    count equal to the chunk's value count; the dictionary and bloom filters too); pyiceberg reads every row.
+    Measured (Spark 4.1 / Iceberg 1.12): a delete file whose footer min and max were rewritten above (or below) its
+    rows' location, the rows and the manifest entry honest, made Spark return the deleted row and pyiceberg not
+    (VERIFIED before). So the footer is held to the rows as a data file's is (``content_store.footer_problems``,
+    ``index_problems``: null counts exactly, bounds soundly, deprecated bounds, encoding statistics, page index and
+    bloom filters), and each chunk's value count to its rows."""
     import pyarrow.parquet as pq
+
+    from carriers.content_store import footer_problems, index_problems, read_parquet_indexes
 
     location = str(df["file_path"])
     key = f"delete-footer:{location}"
     if key in cache:
         found: str | None = cache[key].get("problem")
         return found
-    problem: str | None = None
+    problems: list[str] = []
     try:
         with io.new_input(location).open() as handle:
             parquet = pq.ParquetFile(handle)
-            names = [f.name for f in parquet.schema_arrow
-                     if (f.metadata or {}).get(b"PARQUET:field_id") == str(PATH_FIELD_ID).encode()]
             metadata = parquet.metadata
-            column = next((i for i in range(metadata.num_columns)
-                           if names and metadata.schema.column(i).path == names[0]), None)
-            for r in range(metadata.num_row_groups if column is not None else 0):
-                chunk = metadata.row_group(r).column(column)
-                rows = parquet.read_row_group(r, columns=names[:1]).column(0)
-                if chunk.num_values != len(rows):
-                    problem = f"row group {r} says {chunk.num_values} file_path values, it holds {len(rows)}"
-                    break
-                stats = chunk.statistics
-                if stats is None:
-                    continue
-                if stats.has_null_count and stats.null_count != rows.null_count:
-                    problem = (f"row group {r} says {stats.null_count} null file_path value(s), it holds "
-                               f"{rows.null_count}")
-                    break
-                present = rows.drop_null()
-                if not stats.has_min_max or len(present) == 0:
-                    continue
-                low, high = (v.encode() if isinstance(v, str) else bytes(v) for v in (stats.min, stats.max))
-                least, most = (str(pc.min(present).as_py()).encode(), str(pc.max(present).as_py()).encode())
-                if low > least or high < most:
-                    problem = (f"row group {r} has file_path statistics {low!r}..{high!r} that leave out a location "
-                               f"its rows name ({least!r} or {most!r})")
-                    break
-    except Exception as exc:  # statistics Java may read and this cannot hold: no claim
-        problem = f"has footer statistics of file_path that cannot be held to its rows ({exc})"
-    if problem is not None:
-        problem = (f"{problem} — Iceberg Java's Parquet reader skips a row group by them for a data file its rows "
-                   "name (it reads a position delete file for one data file), pyiceberg reads every row")
+            stored = parquet.read()
+            indexes = read_parquet_indexes(handle)
+        for g in range(metadata.num_row_groups):
+            group = metadata.row_group(g)
+            for i in range(group.num_columns):
+                chunk = group.column(i)
+                if "." not in chunk.path_in_schema and chunk.num_values != group.num_rows:
+                    problems.append(f"{chunk.path_in_schema} (row group {g}): {chunk.num_values} values stated, "
+                                    f"{group.num_rows} rows")
+        problems += footer_problems(metadata, stored, total_order=False)
+        problems += index_problems(indexes, metadata, stored, total_order=False)
+    except Exception as exc:  # a footer Java may prune by and this cannot hold: no claim
+        problems.append(f"a footer that cannot be held to its rows ({exc})")
+    problem = None
+    if problems:
+        problem = (f"has a Parquet footer that misstates its rows ({'; '.join(problems[:3])}) — Iceberg Java's "
+                   "Parquet reader skips a row group by it for a data file its rows name (it reads a position delete "
+                   "file for one data file), pyiceberg reads every row")
     cache[key] = {"problem": problem}
     return problem
 
