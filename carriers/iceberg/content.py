@@ -1449,7 +1449,7 @@ def _check_delete_representation(reader: IcebergContentReader, io: Any, keys: Se
                               code=Code.TABLE_INCONSISTENT)
         problem = _delete_problem(reader, df, _delete_schema(io, df, reader.cache))
         if problem is None and _content(df) == 1:
-            problem = _path_statistics_problem(io, df, reader.cache)
+            problem = _position_file_problem(io, df, reader.cache)
         if problem is not None:
             kind = "equality" if _content(df) == _EQUALITY else "position"
             changed = " a rewrite changed" if rewrite else ""
@@ -1459,7 +1459,13 @@ def _check_delete_representation(reader: IcebergContentReader, io: Any, keys: Se
                               code=Code.TABLE_INCONSISTENT)
 
 
-def _path_statistics_problem(io: Any, df: Mapping[str, Any], cache: dict[str, dict[str, Any]]) -> str | None:
+# Iceberg Java's RoaringPositionBitmap holds positions 0..this (its 32-bit keys up to Integer.MAX_VALUE - 1); a
+# position delete file holding another fails Spark's read (measured: "Bitmap supports positions that are >= 0 and
+# <= 9223372030412324864: -1").
+_JAVA_MAX_POSITION = ((2**31 - 2) << 32) | 0x80000000
+
+
+def _position_file_problem(io: Any, df: Mapping[str, Any], cache: dict[str, dict[str, Any]]) -> str | None:
     """How the Parquet footer of position delete file ``df`` misstates its rows, or None (read once per reader).
     Iceberg Java reads a position delete file for one data file through the filter ``file_path = <the data file>``
     (``BaseDeleteLoader.readPosDeletes``, whenever it does not cache the whole file: Spark with its executor cache
@@ -1470,7 +1476,10 @@ def _path_statistics_problem(io: Any, df: Mapping[str, Any], cache: dict[str, di
     rows' location, the rows and the manifest entry honest, made Spark return the deleted row and pyiceberg not
     (VERIFIED before). So the footer is held to the rows as a data file's is (``content_store.footer_problems``,
     ``index_problems``: null counts exactly, bounds soundly, deprecated bounds, encoding statistics, page index and
-    bloom filters), and each chunk's value count to its rows."""
+    bloom filters), and each chunk's value count to its rows. Its positions too: Java's position bitmap holds
+    0..``_JAVA_MAX_POSITION`` and refuses others, so a delete file holding ``pos`` -1 (or one above) failed Spark's
+    read while pyiceberg ignored it and read the rows (measured; attested, VERIFIED before)."""
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from carriers.content_store import footer_problems, index_problems, read_parquet_indexes
@@ -1481,6 +1490,7 @@ def _path_statistics_problem(io: Any, df: Mapping[str, Any], cache: dict[str, di
         found: str | None = cache[key].get("problem")
         return found
     problems: list[str] = []
+    refused: str | None = None
     try:
         with io.new_input(location).open() as handle:
             parquet = pq.ParquetFile(handle)
@@ -1494,12 +1504,20 @@ def _path_statistics_problem(io: Any, df: Mapping[str, Any], cache: dict[str, di
                 if "." not in chunk.path_in_schema and chunk.num_values != group.num_rows:
                     problems.append(f"{chunk.path_in_schema} (row group {g}): {chunk.num_values} values stated, "
                                     f"{group.num_rows} rows")
+        positions = [stored.column(f.name) for f in stored.schema
+                     if (f.metadata or {}).get(b"PARQUET:field_id") == b"2147483545"]
+        if len(positions) == 1 and positions[0].null_count < len(positions[0]):
+            low, high = pc.min(positions[0]).as_py(), pc.max(positions[0]).as_py()
+            if isinstance(low, int) and isinstance(high, int) and (low < 0 or high > _JAVA_MAX_POSITION):
+                outside = low if low < 0 else high
+                refused = (f"holds position {outside}, which Iceberg Java's position bitmap refuses (it holds "
+                           f"0..{_JAVA_MAX_POSITION}: Spark's read of the table fails), and pyiceberg ignores")
         problems += footer_problems(metadata, stored, total_order=False)
         problems += index_problems(indexes, metadata, stored, total_order=False)
     except Exception as exc:  # a footer Java may prune by and this cannot hold: no claim
         problems.append(f"a footer that cannot be held to its rows ({exc})")
-    problem = None
-    if problems:
+    problem = refused
+    if problems and problem is None:
         problem = (f"has a Parquet footer that misstates its rows ({'; '.join(problems[:3])}) — Iceberg Java's "
                    "Parquet reader skips a row group by it for a data file its rows name (it reads a position delete "
                    "file for one data file), pyiceberg reads every row")

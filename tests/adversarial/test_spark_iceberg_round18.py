@@ -7,6 +7,10 @@
   count). pyiceberg reads every row of the file. A delete file whose footer statistics exclude the location of the
   data file its rows name (the rows, the manifest entry and its metrics all honest) made Spark return the deleted row
   and pyiceberg not; the digest is pyiceberg's rows: VERIFIED before.
+- **A position Java's bitmap cannot hold**: a position delete file holding ``pos`` -1 (or one above
+  9223372030412324864, the greatest position of Java's ``RoaringPositionBitmap``) beside an honest one: Spark's read
+  failed ("Bitmap supports positions that are >= 0 and <= …"), pyiceberg ignored it and read the other rows, and the
+  table was attested: VERIFIED before.
 """
 
 from __future__ import annotations
@@ -45,7 +49,13 @@ def _forge_footer(path: Path, real: str, forged: str) -> None:
 
 
 def position_delete(
-    spark: SparkSession, name: str, low: int, *, forged: Callable[[str], str] | None, referenced: bool = False
+    spark: SparkSession,
+    name: str,
+    low: int,
+    *,
+    forged: Callable[[str], str] | None,
+    referenced: bool = False,
+    positions: tuple[int, ...] = (0,),
 ) -> str:
     """Commit (Iceberg Java's RowDelta) a position delete file hiding position 0 of the data file holding id ``low``,
     with Java's own metrics of the file; ``forged``: its footer statistics of ``file_path`` made to say
@@ -59,11 +69,12 @@ def position_delete(
     schema = pa.schema([fid("file_path", pa.string(), PATH_ID), fid("pos", pa.int64(), POS_ID)])
     path = local(holder).parent / f"pos-footer-{low}.parquet"
     pq.write_table(
-        pa.table({"file_path": [holder], "pos": pa.array([0], pa.int64())}, schema=schema),
+        pa.table({"file_path": [holder] * len(positions), "pos": pa.array(positions, pa.int64())}, schema=schema),
         path,
         compression="NONE",
         use_dictionary=False,
     )
+
     jvm = spark._jvm  # type: ignore[attr-defined]
     table = java_table(spark, name)
     metrics = jvm.org.apache.iceberg.parquet.ParquetUtil.fileMetrics(  # of the honest file: the entry is honest
@@ -110,3 +121,16 @@ def test_a_position_delete_whose_footer_statistics_exclude_its_rows_is_not_attes
     assert rc != 0 and "table_inconsistent" in codes(doc), doc
     rc, doc = _cli(spark_warehouse, "verify", ref)
     assert rc != 0 and not doc["passed"], doc
+
+
+@pytest.mark.parametrize("outside", [-1, 9223372030412324864 + 1])
+def test_a_position_java_cannot_hold_is_not_attested(spark: SparkSession, spark_warehouse: Path, outside: int) -> None:
+    from py4j.protocol import Py4JJavaError
+
+    name, ident, ref = merge_on_read_table(spark, "pos")
+    position_delete(spark, name, 5, forged=None, positions=(outside, 0))
+    assert pyiceberg_ids(spark_warehouse, ident) == [0, 1, 2, 3, 4, 6, 7, 8, 9]  # pyiceberg ignores the position
+    with pytest.raises(Py4JJavaError, match="Bitmap supports positions"):  # Java's bitmap refuses it: no read
+        spark_ids(spark, name)
+    rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc != 0 and "table_inconsistent" in codes(doc), doc
