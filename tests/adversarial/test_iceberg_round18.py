@@ -39,8 +39,7 @@ def _plain(table: pa.Table) -> pa.Table:
 
 
 def _with_negative(table: pa.Table) -> pa.Table:
-    extra = pa.Table.from_pylist([{"file_path": table.column("file_path")[0].as_py(), "pos": -1}],
-                                 schema=table.schema)
+    extra = pa.Table.from_pylist([{"file_path": table.column("file_path")[0].as_py(), "pos": -1}], schema=table.schema)
     return pa.concat_tables([extra, table])
 
 
@@ -74,7 +73,8 @@ def _deleted(catalog: SqlCatalog, monkeypatch: pytest.MonkeyPatch, *, forge: boo
 
 @pytest.mark.parametrize(("forge", "negative"), [(True, False), (False, True)])
 def test_a_position_delete_file_java_reads_otherwise_is_not_attested(
-        catalog: SqlCatalog, monkeypatch: pytest.MonkeyPatch, forge: bool, negative: bool) -> None:
+    catalog: SqlCatalog, monkeypatch: pytest.MonkeyPatch, forge: bool, negative: bool
+) -> None:
     table = _deleted(catalog, monkeypatch, forge=forge, negative=negative)
     assert _read(table) == [2]  # pyiceberg reads every row of the delete file, ignores -1
     with pytest.raises(AttestError) as refused:
