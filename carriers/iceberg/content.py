@@ -1448,6 +1448,8 @@ def _check_delete_representation(reader: IcebergContentReader, io: Any, keys: Se
                               "changed, is not Parquet: how readers decode its columns is not checked here",
                               code=Code.TABLE_INCONSISTENT)
         problem = _delete_problem(reader, df, _delete_schema(io, df, reader.cache))
+        if problem is None and _content(df) == 1:
+            problem = _position_file_problem(io, df, reader.cache)
         if problem is not None:
             kind = "equality" if _content(df) == _EQUALITY else "position"
             changed = " a rewrite changed" if rewrite else ""
@@ -1455,6 +1457,72 @@ def _check_delete_representation(reader: IcebergContentReader, io: Any, keys: Se
                               f"{problem}: Iceberg Java (Spark) and pyiceberg read such a delete file differently "
                               "or not at all, so readers need not get the rows the digest keeps",
                               code=Code.TABLE_INCONSISTENT)
+
+
+# Iceberg Java's RoaringPositionBitmap holds positions 0..this (its 32-bit keys up to Integer.MAX_VALUE - 1); a
+# position delete file holding another fails Spark's read (measured: "Bitmap supports positions that are >= 0 and
+# <= 9223372030412324864: -1").
+_JAVA_MAX_POSITION = ((2**31 - 2) << 32) | 0x80000000
+
+
+def _position_file_problem(io: Any, df: Mapping[str, Any], cache: dict[str, dict[str, Any]]) -> str | None:
+    """How the Parquet footer of position delete file ``df`` misstates its rows, or None (read once per reader).
+    Iceberg Java reads a position delete file for one data file through the filter ``file_path = <the data file>``
+    (``BaseDeleteLoader.readPosDeletes``, whenever it does not cache the whole file: Spark with its executor cache
+    off, or a delete file above the cache's entry size), and its Parquet reader skips each row group whose footer
+    says no row can match (``ParquetMetricsRowGroupFilter``: the location outside the row group's min..max, a null
+    count equal to the chunk's value count; the dictionary and bloom filters too); pyiceberg reads every row.
+    Measured (Spark 4.1 / Iceberg 1.12): a delete file whose footer min and max were rewritten above (or below) its
+    rows' location, the rows and the manifest entry honest, made Spark return the deleted row and pyiceberg not
+    (VERIFIED before). So the footer is held to the rows as a data file's is (``content_store.footer_problems``,
+    ``index_problems``: null counts exactly, bounds soundly, deprecated bounds, encoding statistics, page index and
+    bloom filters), and each chunk's value count to its rows. Its positions too: Java's position bitmap holds
+    0..``_JAVA_MAX_POSITION`` and refuses others, so a delete file holding ``pos`` -1 (or one above) failed Spark's
+    read while pyiceberg ignored it and read the rows (measured; attested, VERIFIED before)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from carriers.content_store import footer_problems, index_problems, read_parquet_indexes
+
+    location = str(df["file_path"])
+    key = f"delete-footer:{location}"
+    if key in cache:
+        found: str | None = cache[key].get("problem")
+        return found
+    problems: list[str] = []
+    refused: str | None = None
+    try:
+        with io.new_input(location).open() as handle:
+            parquet = pq.ParquetFile(handle)
+            metadata = parquet.metadata
+            stored = parquet.read()
+            indexes = read_parquet_indexes(handle)
+        for g in range(metadata.num_row_groups):
+            group = metadata.row_group(g)
+            for i in range(group.num_columns):
+                chunk = group.column(i)
+                if "." not in chunk.path_in_schema and chunk.num_values != group.num_rows:
+                    problems.append(f"{chunk.path_in_schema} (row group {g}): {chunk.num_values} values stated, "
+                                    f"{group.num_rows} rows")
+        positions = [stored.column(f.name) for f in stored.schema
+                     if (f.metadata or {}).get(b"PARQUET:field_id") == b"2147483545"]
+        if len(positions) == 1 and positions[0].null_count < len(positions[0]):
+            low, high = pc.min(positions[0]).as_py(), pc.max(positions[0]).as_py()
+            if isinstance(low, int) and isinstance(high, int) and (low < 0 or high > _JAVA_MAX_POSITION):
+                outside = low if low < 0 else high
+                refused = (f"holds position {outside}, which Iceberg Java's position bitmap refuses (it holds "
+                           f"0..{_JAVA_MAX_POSITION}: Spark's read of the table fails), and pyiceberg ignores")
+        problems += footer_problems(metadata, stored, total_order=False)
+        problems += index_problems(indexes, metadata, stored, total_order=False)
+    except Exception as exc:  # a footer Java may prune by and this cannot hold: no claim
+        problems.append(f"a footer that cannot be held to its rows ({exc})")
+    problem = refused
+    if problems and problem is None:
+        problem = (f"has a Parquet footer that misstates its rows ({'; '.join(problems[:3])}) — Iceberg Java's "
+                   "Parquet reader skips a row group by it for a data file its rows name (it reads a position delete "
+                   "file for one data file), pyiceberg reads every row")
+    cache[key] = {"problem": problem}
+    return problem
 
 
 def _check_representation(reader: IcebergContentReader, opened: _SchemaIO, path: str) -> None:
