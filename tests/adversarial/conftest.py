@@ -24,13 +24,22 @@ from attest.cli import main
 from carriers.delta.carrier import attest_after_write
 from carriers.delta.log import commit_name, replay
 from carriers.storage.delta import DeltaStorage
+from tests.iceberg.conftest import iceberg_env, ns_catalog  # noqa: F401 (a fixture, used by ``catalog``)
 
 if TYPE_CHECKING:
+    from pyiceberg.catalog.sql import SqlCatalog
     from pyspark.sql import SparkSession
 
     from carriers.spark.hook import Hook
 
 PROGRAM = "a" * 64
+
+
+@pytest.fixture
+def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
+    """A sqlite catalog under the test's folder holding namespace ``ns``, the one pyiceberg's environment names
+    (``iceberg_env``): what an attack on an Iceberg table starts from (a module may define its own)."""
+    return ns_catalog(tmp_path)
 
 
 @pytest.fixture

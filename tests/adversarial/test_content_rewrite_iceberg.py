@@ -14,7 +14,6 @@ import json
 import struct
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -28,9 +27,7 @@ from tests.iceberg.conftest import (  # noqa: F401
     PROGRAM,
     catalog_properties,
     commit_delete_file,
-    iceberg_env,
     local,
-    ns_catalog,
 )
 from tests.iceberg.rewrites import content_check, live_data_files, replace, replace_manifests, with_ids
 
@@ -59,10 +56,6 @@ def _with(data: pa.Table, column: str, values: list[Any]) -> pa.Table:
     i = data.schema.get_field_index(column)
     return data.set_column(i, data.schema.field(i), pa.array(values, data.schema.field(i).type))
 
-
-@pytest.fixture
-def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    return ns_catalog(tmp_path)
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ what an honest rewrite relies on and what a dishonest one abuses.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -30,9 +29,7 @@ from tests.iceberg.conftest import (  # noqa: F401
     PROGRAM,
     catalog_properties,
     commit_delete_file,
-    iceberg_env,
     local,
-    ns_catalog,
 )
 from tests.iceberg.rewrites import content_check, live_data_files, replace, replace_manifests, with_ids
 
@@ -40,10 +37,6 @@ from tests.iceberg.rewrites import content_check, live_data_files, replace, repl
 def _rows(ids: list[int]) -> pa.Table:
     return pa.table({"id": pa.array(ids, pa.int64()), "v": pa.array([f"v{i}" for i in ids], pa.string())})
 
-
-@pytest.fixture
-def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    return ns_catalog(tmp_path)
 
 
 @pytest.fixture

@@ -34,9 +34,7 @@ from tests.iceberg.conftest import (  # noqa: F401
     PROGRAM,
     catalog_properties,
     commit_delete_file,
-    iceberg_env,
     local,
-    ns_catalog,
 )
 from tests.iceberg.rewrites import live_data_files, replace, rewrite_metadata, with_ids
 
@@ -98,10 +96,6 @@ EQUALITY: dict[str, Callable[[pa.Table], pa.Table]] = {
     "a key timestamp in nanoseconds": _retype("ts", pa.timestamp("ns", tz="UTC")),
 }
 
-
-@pytest.fixture
-def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    return ns_catalog(tmp_path)
 
 
 def _attested(catalog: SqlCatalog, name: str = "ns.t") -> Table:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -15,19 +14,13 @@ from tests.iceberg.conftest import (  # noqa: F401
     CATALOG,
     PROGRAM,
     catalog_properties,
-    iceberg_env,
     local,
-    ns_catalog,
 )
 
 if TYPE_CHECKING:
     from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.table import Table
 
-
-@pytest.fixture
-def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    return ns_catalog(tmp_path)
 
 
 def test_data_column_metrics_written_after_the_record_change_the_view(catalog: SqlCatalog) -> None:

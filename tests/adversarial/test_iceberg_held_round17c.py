@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import datetime
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -29,10 +28,8 @@ from tests.iceberg.conftest import (  # noqa: F401
     CATALOG,
     PROGRAM,
     catalog_properties,
-    iceberg_env,
     local,
     manifest_writer,
-    ns_catalog,
     rewrite_metadata,
 )
 
@@ -41,10 +38,6 @@ if TYPE_CHECKING:
     from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.table import Table
 
-
-@pytest.fixture
-def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    return ns_catalog(tmp_path)
 
 
 def zero_partition_table(catalog: Catalog, ident: str, *, delete_zero: float, data_zero: float = 0.0) -> Table:

@@ -26,7 +26,7 @@ import pytest
 from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial import parquet_footer as pf
 from tests.adversarial.conftest import codes
-from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, iceberg_env, local, ns_catalog  # noqa: F401
+from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, local  # noqa: F401
 from tests.iceberg.rewrites import replace
 
 SHAPE = "not the 3-level LIST / MAP shape"
@@ -101,10 +101,6 @@ ATTACKS: dict[str, tuple[Callable[[], pa.Table], Callable[[Any], None]]] = {
     "a bare repeated field": (lambda: _longs(required_list=True), _bare),
 }
 
-
-@pytest.fixture
-def catalog(tmp_path: Path, iceberg_env: str) -> Any:  # noqa: F811
-    return ns_catalog(tmp_path)
 
 
 def _attested(catalog: Any, rows: pa.Table) -> Any:

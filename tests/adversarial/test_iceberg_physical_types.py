@@ -29,7 +29,7 @@ import pytest
 
 from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial.conftest import codes
-from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, iceberg_env, local, ns_catalog  # noqa: F401
+from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, local  # noqa: F401
 from tests.iceberg.rewrites import replace, with_ids
 
 if TYPE_CHECKING:
@@ -106,10 +106,6 @@ def _read(table: Table) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = table.scan().to_arrow().sort_by("id").to_pylist()
     return rows
 
-
-@pytest.fixture
-def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    return ns_catalog(tmp_path)
 
 
 @pytest.mark.parametrize("attack", list(ATTACKS))

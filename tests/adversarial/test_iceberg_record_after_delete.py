@@ -17,7 +17,6 @@ tests/adversarial/test_spark_referenced_data_file.py).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -31,9 +30,7 @@ from tests.iceberg.conftest import (  # noqa: F401
     PROGRAM,
     catalog_properties,
     commit_delete_file,
-    iceberg_env,
     local,
-    ns_catalog,
 )
 from tests.iceberg.rewrites import live_data_files, replace, with_ids
 
@@ -41,10 +38,6 @@ if TYPE_CHECKING:
     from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.table import Table
 
-
-@pytest.fixture
-def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    return ns_catalog(tmp_path)
 
 
 def _deleted_after_attestation(catalog: SqlCatalog, monkeypatch: pytest.MonkeyPatch | None = None

@@ -15,7 +15,6 @@ delete file's metrics of a column it does not delete by (``v``) that leave out t
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -29,9 +28,7 @@ from tests.iceberg.conftest import (  # noqa: F401
     PROGRAM,
     catalog_properties,
     commit_delete_file,
-    iceberg_env,
     local,
-    ns_catalog,
 )
 from tests.iceberg.rewrites import live_data_files
 
@@ -39,10 +36,6 @@ if TYPE_CHECKING:
     from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.table import Table
 
-
-@pytest.fixture
-def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    return ns_catalog(tmp_path)
 
 
 def _long(v: int) -> bytes:

@@ -24,7 +24,7 @@ import pytest
 from attest.errors import AttestError
 from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial.conftest import codes, verify
-from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, iceberg_env, local, ns_catalog  # noqa: F401
+from tests.iceberg.conftest import CATALOG, PROGRAM, catalog_properties, local  # noqa: F401
 from tests.iceberg.rewrites import replace
 
 if TYPE_CHECKING:
@@ -33,10 +33,6 @@ if TYPE_CHECKING:
 
 REF = f"iceberg://{CATALOG}/ns.t"
 
-
-@pytest.fixture
-def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    return ns_catalog(tmp_path)
 
 
 def narrow_file(path: Path, values: list[int], kind: pa.DataType | None = None, field_id: int | None = None) -> Path:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import struct
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -27,8 +26,6 @@ from tests.iceberg.conftest import (  # noqa: F401
     CATALOG,
     PROGRAM,
     catalog_properties,
-    iceberg_env,
-    ns_catalog,
 )
 
 if TYPE_CHECKING:
@@ -36,10 +33,6 @@ if TYPE_CHECKING:
     from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.table import Table
 
-
-@pytest.fixture
-def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    return ns_catalog(tmp_path)
 
 
 def zero_table(catalog: Catalog, ident: str, zero: float = 0.0) -> Table:

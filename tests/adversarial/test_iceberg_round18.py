@@ -11,7 +11,6 @@ Both are ``table_inconsistent`` now; the honest file attests.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -21,17 +20,13 @@ import pytest
 from attest.errors import AttestError
 from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial.test_iceberg_delete_physical_types import _read, _rows
-from tests.iceberg.conftest import PROGRAM, commit_delete_file, iceberg_env, local, ns_catalog  # noqa: F401
+from tests.iceberg.conftest import PROGRAM, commit_delete_file, local
 from tests.iceberg.rewrites import live_data_files
 
 if TYPE_CHECKING:
     from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.table import Table
 
-
-@pytest.fixture
-def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    return ns_catalog(tmp_path)
 
 
 def _plain(table: pa.Table) -> pa.Table:

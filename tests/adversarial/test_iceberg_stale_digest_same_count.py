@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -25,13 +24,11 @@ from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial.conftest import codes, verify
 from tests.adversarial.iceberg_records import attested_again
 from tests.adversarial.test_iceberg_delete_physical_types import IDS, _read, _rows
-from tests.iceberg.conftest import (  # noqa: F401
+from tests.iceberg.conftest import (
     CATALOG,
     PROGRAM,
     commit_delete_file,
-    iceberg_env,
     local,
-    ns_catalog,
 )
 from tests.iceberg.rewrites import live_data_files, replace, with_ids
 
@@ -41,10 +38,6 @@ if TYPE_CHECKING:
 
 REF = f"iceberg://{CATALOG}/ns.t"
 
-
-@pytest.fixture
-def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    return ns_catalog(tmp_path)
 
 
 def _at(pos: int) -> Any:

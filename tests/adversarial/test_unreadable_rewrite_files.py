@@ -25,7 +25,7 @@ from carriers.delta.carrier import attest_after_write as delta_attest
 from carriers.iceberg.carrier import IcebergCarrier, attest_after_write
 from tests.adversarial.conftest import PROGRAM, codes, verify
 from tests.adversarial.test_content_rewrite_delta import _adds, rewrite
-from tests.iceberg.conftest import CATALOG, catalog_properties, iceberg_env, local, ns_catalog  # noqa: F401
+from tests.iceberg.conftest import CATALOG, catalog_properties, local  # noqa: F401
 from tests.iceberg.rewrites import live_data_files, replace
 
 ROWS = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "v": pa.array(["a", "b", "c"], pa.string())})
@@ -43,10 +43,6 @@ def _right() -> pa.Table:
     schema = pa.schema([pa.field("id", pa.int64(), metadata=IDS[0]), pa.field("v", pa.string(), metadata=IDS[1])])
     return ROWS.cast(schema)
 
-
-@pytest.fixture
-def catalog(tmp_path: Path, iceberg_env: str) -> SqlCatalog:  # noqa: F811
-    return ns_catalog(tmp_path)
 
 
 def _iceberg(catalog: SqlCatalog, variant: str) -> Table:
