@@ -52,6 +52,27 @@ def hook(spark: SparkSession) -> Iterator[Hook]:
     h.uninstall()
 
 
+@pytest.fixture
+def slow_listener(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The listener bus is asynchronous: its callback may run after the job's next statements. This holds the hook's
+    reading of the plan until the test says (bounded), to make that ordering certain rather than likely."""
+    import threading
+
+    import carriers.spark.hook as hook_module
+
+    go = threading.Event()
+    go.set()  # armed (cleared) by the test for the one write it holds
+    extract = hook_module.extract
+
+    def late(*args: Any, **kwargs: Any) -> Any:
+        go.wait(timeout=20)
+        return extract(*args, **kwargs)
+
+    monkeypatch.setattr(hook_module, "extract", late)
+    yield go
+    go.set()
+
+
 def verify(*args: str) -> tuple[int, dict[str, Any]]:
     """``attest verify ARGS --json``: (exit code, the JSON object it printed)."""
     out = io.StringIO()

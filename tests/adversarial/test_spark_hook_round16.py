@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,25 +26,6 @@ if TYPE_CHECKING:
     from carriers.spark.hook import Hook
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture
-def slow_listener(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
-    """The listener bus is asynchronous: its callback may run after the job's next statements. This holds the hook's
-    reading of the plan until the test says (bounded), to make that ordering certain rather than likely."""
-    import carriers.spark.hook as hook_module
-
-    go = threading.Event()
-    go.set()  # armed (cleared) by the test for the one write it holds
-    extract = hook_module.extract
-
-    def late(*args: Any, **kwargs: Any) -> Any:
-        go.wait(timeout=20)
-        return extract(*args, **kwargs)
-
-    monkeypatch.setattr(hook_module, "extract", late)
-    yield go
-    go.set()
 
 
 def _cached_then_written(spark: SparkSession, hook: Hook, root: Path, name: str,

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,25 +32,6 @@ if TYPE_CHECKING:
     from carriers.spark.hook import Hook
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture
-def slow_listener(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
-    """Holds the hook's reading of a write's plan until the test says (bounded): the listener bus is asynchronous,
-    so its callback may run after the job's next statements (as test_spark_hook_round16.py)."""
-    import carriers.spark.hook as hook_module
-
-    go = threading.Event()
-    go.set()
-    extract = hook_module.extract
-
-    def late(*args: Any, **kwargs: Any) -> Any:
-        go.wait(timeout=20)
-        return extract(*args, **kwargs)
-
-    monkeypatch.setattr(hook_module, "extract", late)
-    yield go
-    go.set()
 
 
 def _done(hook: Hook) -> None:
