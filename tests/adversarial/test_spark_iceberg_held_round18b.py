@@ -1,0 +1,106 @@
+"""Round 18b pins measured with Spark 4.1 / Iceberg 1.12: equality deletes by a string field whose stored bytes are
+not UTF-8 — held.
+
+Iceberg Java applies an equality delete by comparing Java ``String`` values: Spark's rows are wrapped as strings
+(``UTF8String.toString()``) and the delete file's values read as ``String``, both decoding malformed bytes to U+FFFD.
+Two different byte strings — ``FF`` and ``EF BF BD`` (U+FFFD), ``FE`` and ``FF``, ``C3`` and ``EF BF BD`` — are then
+equal for Java, and Spark deleted the row (measured below), where a comparison of stored bytes keeps it. Held: an
+equality delete applied to a data file holds both files' metrics of the equality fields to their rows
+(``_hold_equality_metrics``), which reads each string value as UTF-8 and refuses the table when one is not
+(``table_inconsistent``), whatever the files' metrics (bounds, counts only, none): ``record`` attests no rows here.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pytest
+
+from tests.adversarial.conftest import PROGRAM, codes
+from tests.adversarial.conftest import warehouse_cli as _cli
+from tests.adversarial.spark_iceberg import java_table
+from tests.iceberg.conftest import local
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+
+def raw_strings(values: list[bytes]) -> pa.Array:
+    """A ``string`` array holding ``values`` as stored bytes, UTF-8 or not (Arrow does not check them)."""
+    offsets, at = [0], 0
+    for v in values:
+        at += len(v)
+        offsets.append(at)
+    return pa.Array.from_buffers(pa.string(), len(values),
+                                 [None, pa.py_buffer(struct.pack(f"<{len(offsets)}i", *offsets)),
+                                  pa.py_buffer(b"".join(values))])
+
+
+def string_table(spark: SparkSession, prefix: str, rows: str, metrics: str = "truncate(16)") -> tuple[str, str, str]:
+    import uuid
+
+    ns = f"{prefix}{uuid.uuid4().hex[:8]}"
+    name, ident = f"iceberg.{ns}.t", f"{ns}.t"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, s STRING) USING iceberg TBLPROPERTIES ('format-version'='2', "
+              "'write.delete.mode'='merge-on-read', "
+              f"'write.metadata.metrics.default'='{metrics}')")
+    spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ * FROM VALUES {rows} AS v(id, s)")
+    return name, ident, f"iceberg://iceberg/{ident}"
+
+
+def string_equality_delete(spark: SparkSession, name: str, path: Path, values: list[bytes]) -> None:
+    """Commit (Java's RowDelta) an equality delete file by field 2 (``s``) holding ``values`` as stored bytes, with a
+    record count and no bounds (Java then applies it to every older data file)."""
+    import pyarrow.parquet as pq
+
+    column = raw_strings(values)
+    pq.write_table(pa.table([column], schema=pa.schema([pa.field("s", pa.string(), metadata={
+        b"PARQUET:field_id": b"2"})])), path)
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    table = java_table(spark, name)
+    metrics = jvm.org.apache.iceberg.Metrics(len(values), None, None, None, None)
+    ids = spark.sparkContext._gateway.new_array(jvm.int, 1)  # type: ignore[union-attr]
+    ids[0] = 2
+    delete = jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec()).ofEqualityDeletes(ids) \
+        .withPath(f"file://{path}").withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET) \
+        .withFileSizeInBytes(path.stat().st_size).withMetrics(metrics).build()
+    table.newRowDelta().addDeletes(delete).commit()
+
+
+def ids(spark: SparkSession, name: str) -> list[int]:
+    spark.sql(f"REFRESH TABLE {name}")
+    return sorted(int(r[0]) for r in spark.sql(f"SELECT id FROM {name}").collect())
+
+
+def _data_dir(warehouse: Path, ident: str) -> Path:
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    catalog = SqlCatalog("iceberg", uri=f"sqlite:///{warehouse / 'iceberg_catalog.db'}",
+                         warehouse=(warehouse / "iceberg").as_uri())
+    return local(catalog.load_table(ident).location()) / "data"
+
+
+@pytest.mark.parametrize("metrics", ["truncate(16)", "none", "counts"])
+@pytest.mark.parametrize(("rows", "deleted", "gone"), [
+    # a valid U+FFFD row, a delete of the malformed byte FF
+    ("(1L, 'a'), (2L, '\\uFFFD'), (3L, 'b')", [b"\xff"], 2),
+    # a malformed row (FE, cast from binary), a delete of another malformed byte (FF)
+    ("(1L, 'a'), (2L, CAST(X'FE' AS STRING)), (3L, 'b')", [b"\xff"], 2),
+    # a malformed row, a delete of the valid U+FFFD
+    ("(1L, 'a'), (2L, CAST(X'C3' AS STRING)), (3L, 'b')", ["\ufffd".encode()], 2),
+])
+def test_an_equality_delete_by_malformed_strings_is_not_attested_by_bytes(
+        spark: SparkSession, spark_warehouse: Path, rows: str, deleted: list[bytes], gone: int, metrics: str) -> None:
+    name, ident, ref = string_table(spark, "equ", rows, metrics)
+    string_equality_delete(spark, name, _data_dir(spark_warehouse, ident) / "eq.parquet", deleted)
+    assert gone not in ids(spark, name)  # measured: Java decodes both sides to U+FFFD and deletes the row
+    assert len(ids(spark, name)) == 2
+    rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc != 0 and "table_inconsistent" in codes(doc), doc
+    assert "not UTF-8" in str(doc) or "can't decode" in str(doc), doc
