@@ -36,9 +36,11 @@ def raw_strings(values: list[bytes]) -> pa.Array:
     for v in values:
         at += len(v)
         offsets.append(at)
-    return pa.Array.from_buffers(pa.string(), len(values),
-                                 [None, pa.py_buffer(struct.pack(f"<{len(offsets)}i", *offsets)),
-                                  pa.py_buffer(b"".join(values))])
+    return pa.Array.from_buffers(
+        pa.string(),
+        len(values),
+        [None, pa.py_buffer(struct.pack(f"<{len(offsets)}i", *offsets)), pa.py_buffer(b"".join(values))],
+    )
 
 
 def string_table(spark: SparkSession, prefix: str, rows: str, metrics: str = "truncate(16)") -> tuple[str, str, str]:
@@ -47,9 +49,11 @@ def string_table(spark: SparkSession, prefix: str, rows: str, metrics: str = "tr
     ns = f"{prefix}{uuid.uuid4().hex[:8]}"
     name, ident = f"iceberg.{ns}.t", f"{ns}.t"
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
-    spark.sql(f"CREATE TABLE {name} (id BIGINT, s STRING) USING iceberg TBLPROPERTIES ('format-version'='2', "
-              "'write.delete.mode'='merge-on-read', "
-              f"'write.metadata.metrics.default'='{metrics}')")
+    spark.sql(
+        f"CREATE TABLE {name} (id BIGINT, s STRING) USING iceberg TBLPROPERTIES ('format-version'='2', "
+        "'write.delete.mode'='merge-on-read', "
+        f"'write.metadata.metrics.default'='{metrics}')"
+    )
     spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ * FROM VALUES {rows} AS v(id, s)")
     return name, ident, f"iceberg://iceberg/{ident}"
 
@@ -60,16 +64,23 @@ def string_equality_delete(spark: SparkSession, name: str, path: Path, values: l
     import pyarrow.parquet as pq
 
     column = raw_strings(values)
-    pq.write_table(pa.table([column], schema=pa.schema([pa.field("s", pa.string(), metadata={
-        b"PARQUET:field_id": b"2"})])), path)
+    pq.write_table(
+        pa.table([column], schema=pa.schema([pa.field("s", pa.string(), metadata={b"PARQUET:field_id": b"2"})])), path
+    )
     jvm = spark._jvm  # type: ignore[attr-defined]
     table = java_table(spark, name)
     metrics = jvm.org.apache.iceberg.Metrics(len(values), None, None, None, None)
     ids = spark.sparkContext._gateway.new_array(jvm.int, 1)  # type: ignore[union-attr]
     ids[0] = 2
-    delete = jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec()).ofEqualityDeletes(ids) \
-        .withPath(f"file://{path}").withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET) \
-        .withFileSizeInBytes(path.stat().st_size).withMetrics(metrics).build()
+    delete = (
+        jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec())
+        .ofEqualityDeletes(ids)
+        .withPath(f"file://{path}")
+        .withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET)
+        .withFileSizeInBytes(path.stat().st_size)
+        .withMetrics(metrics)
+        .build()
+    )
     table.newRowDelta().addDeletes(delete).commit()
 
 
@@ -81,22 +92,27 @@ def ids(spark: SparkSession, name: str) -> list[int]:
 def _data_dir(warehouse: Path, ident: str) -> Path:
     from pyiceberg.catalog.sql import SqlCatalog
 
-    catalog = SqlCatalog("iceberg", uri=f"sqlite:///{warehouse / 'iceberg_catalog.db'}",
-                         warehouse=(warehouse / "iceberg").as_uri())
+    catalog = SqlCatalog(
+        "iceberg", uri=f"sqlite:///{warehouse / 'iceberg_catalog.db'}", warehouse=(warehouse / "iceberg").as_uri()
+    )
     return local(catalog.load_table(ident).location()) / "data"
 
 
 @pytest.mark.parametrize("metrics", ["truncate(16)", "none", "counts"])
-@pytest.mark.parametrize(("rows", "deleted", "gone"), [
-    # a valid U+FFFD row, a delete of the malformed byte FF
-    ("(1L, 'a'), (2L, '\\uFFFD'), (3L, 'b')", [b"\xff"], 2),
-    # a malformed row (FE, cast from binary), a delete of another malformed byte (FF)
-    ("(1L, 'a'), (2L, CAST(X'FE' AS STRING)), (3L, 'b')", [b"\xff"], 2),
-    # a malformed row, a delete of the valid U+FFFD
-    ("(1L, 'a'), (2L, CAST(X'C3' AS STRING)), (3L, 'b')", ["\ufffd".encode()], 2),
-])
+@pytest.mark.parametrize(
+    ("rows", "deleted", "gone"),
+    [
+        # a valid U+FFFD row, a delete of the malformed byte FF
+        ("(1L, 'a'), (2L, '\\uFFFD'), (3L, 'b')", [b"\xff"], 2),
+        # a malformed row (FE, cast from binary), a delete of another malformed byte (FF)
+        ("(1L, 'a'), (2L, CAST(X'FE' AS STRING)), (3L, 'b')", [b"\xff"], 2),
+        # a malformed row, a delete of the valid U+FFFD
+        ("(1L, 'a'), (2L, CAST(X'C3' AS STRING)), (3L, 'b')", ["\ufffd".encode()], 2),
+    ],
+)
 def test_an_equality_delete_by_malformed_strings_is_not_attested_by_bytes(
-        spark: SparkSession, spark_warehouse: Path, rows: str, deleted: list[bytes], gone: int, metrics: str) -> None:
+    spark: SparkSession, spark_warehouse: Path, rows: str, deleted: list[bytes], gone: int, metrics: str
+) -> None:
     name, ident, ref = string_table(spark, "equ", rows, metrics)
     string_equality_delete(spark, name, _data_dir(spark_warehouse, ident) / "eq.parquet", deleted)
     assert gone not in ids(spark, name)  # measured: Java decodes both sides to U+FFFD and deletes the row

@@ -39,8 +39,10 @@ def _table(spark: SparkSession, delete_format: str = "parquet") -> tuple[str, st
     ns = f"orc18b{uuid.uuid4().hex[:8]}"
     name = f"iceberg.{ns}.t"
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
-    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', "
-              f"'write.delete.mode'='merge-on-read', 'write.delete.format.default'='{delete_format}')")
+    spark.sql(
+        f"CREATE TABLE {name} (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', "
+        f"'write.delete.mode'='merge-on-read', 'write.delete.format.default'='{delete_format}')"
+    )
     spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id FROM range(1, 10)")
     return name, f"iceberg://iceberg/{ns}.t"
 
@@ -59,7 +61,7 @@ def _forged_orc(path: Path, data: str) -> None:
         edited = bytearray(raw)
         for at in found:
             if at != keep:
-                edited[at:at + len(forged)] = forged
+                edited[at : at + len(forged)] = forged
         path.write_bytes(bytes(edited))
         if orc.read_table(str(path)).column("file_path").to_pylist() == [data]:
             return
@@ -70,9 +72,15 @@ def _commit_orc_delete(spark: SparkSession, name: str, path: Path) -> None:
     jvm = spark._jvm  # type: ignore[attr-defined]
     table = java_table(spark, name)
     metrics = jvm.org.apache.iceberg.Metrics(1, None, None, None, None)
-    delete = jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec()).ofPositionDeletes() \
-        .withPath(f"file://{path}").withFormat(jvm.org.apache.iceberg.FileFormat.ORC) \
-        .withFileSizeInBytes(path.stat().st_size).withMetrics(metrics).build()
+    delete = (
+        jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec())
+        .ofPositionDeletes()
+        .withPath(f"file://{path}")
+        .withFormat(jvm.org.apache.iceberg.FileFormat.ORC)
+        .withFileSizeInBytes(path.stat().st_size)
+        .withMetrics(metrics)
+        .build()
+    )
     table.newRowDelta().addDeletes(delete).commit()
 
 
@@ -83,7 +91,8 @@ def _record_refused(warehouse: Path, ref: str) -> None:
 
 
 def test_an_orc_delete_file_whose_statistics_java_skips_is_not_attested(
-        spark: SparkSession, spark_warehouse: Path) -> None:
+    spark: SparkSession, spark_warehouse: Path
+) -> None:
     name, ref = _table(spark)
     data = str(spark.sql(f"SELECT file_path FROM {name}.files").collect()[0][0])
     path = Path(data.removeprefix("file:")).parent / "forged-deletes.orc"
@@ -100,7 +109,8 @@ def test_an_orc_delete_file_whose_statistics_java_skips_is_not_attested(
 
 @pytest.mark.parametrize("delete_format", ["orc", "avro"])
 def test_a_delete_file_spark_writes_in_another_format_is_not_attested(
-        spark: SparkSession, spark_warehouse: Path, delete_format: str) -> None:
+    spark: SparkSession, spark_warehouse: Path, delete_format: str
+) -> None:
     """Spark's own ORC or Avro position delete file: read alike by the readers that read it (the ORC one by
     pyiceberg too), but nothing here holds what Java reads it by; the Avro one was an internal error."""
     name, ref = _table(spark, delete_format)
