@@ -1,5 +1,5 @@
-"""Round 18b pins measured with Spark 4.1 / Iceberg 1.12: equality deletes by a string field whose stored bytes are
-not UTF-8 — held.
+"""Round 18b pins measured with Spark 4.1 / Iceberg 1.12 (and an ORC data file, last): equality deletes by a string
+field whose stored bytes are not UTF-8 — held.
 
 Iceberg Java applies an equality delete by comparing Java ``String`` values: Spark's rows are wrapped as strings
 (``UTF8String.toString()``) and the delete file's values read as ``String``, both decoding malformed bytes to U+FFFD.
@@ -120,3 +120,22 @@ def test_an_equality_delete_by_malformed_strings_is_not_attested_by_bytes(
     rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
     assert rc != 0 and "table_inconsistent" in codes(doc), doc
     assert "not UTF-8" in str(doc) or "can't decode" in str(doc), doc
+
+
+def test_an_orc_data_file_is_not_read_here(spark: SparkSession, spark_warehouse: Path) -> None:
+    """Held: a data file in ORC (Spark's ``write.format.default=orc``) is not read by the content digest, whose
+    reader opens Parquet: ``record`` refuses the table (``table_unreadable``), so no ORC statistics (which Iceberg
+    Java skips stripes by) stand behind a verdict."""
+    import uuid
+
+    ns = f"orcd{uuid.uuid4().hex[:8]}"
+    name, ref = f"iceberg.{ns}.t", f"iceberg://iceberg/{ns}.t"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    spark.sql(
+        f"CREATE TABLE {name} (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', "
+        "'write.format.default'='orc')"
+    )
+    spark.sql(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id FROM range(1, 10)")
+    assert ids(spark, name) == list(range(1, 10))
+    rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc != 0 and "table_unreadable" in codes(doc), doc
