@@ -402,7 +402,7 @@ class _Validity:
         Spark the JSON: a forged JSON maximum made Spark skip the file in a filtered query while delta-rs, whose
         snapshot the reader view comes from, saw the true one). The two must say the same."""
         stats, parsed = add.get("stats"), add.get("stats_parsed")
-        if "stats" in add and stats is None and _holds_value(parsed):
+        if "stats" in add and stats is None and holds_value(parsed):
             # A null JSON column beside typed statistics: Spark reads the JSON column (no statistics: no file skipped),
             # delta-rs the typed ones (measured, delta-spark 4.4 / delta-rs 1.6: forged typed bounds made delta-rs's
             # `v >= 1` return no row, Spark's every row). Only with no JSON column does Spark read the typed ones.
@@ -434,10 +434,10 @@ class _Validity:
         return None
 
 
-def _holds_value(typed: Any) -> bool:
+def holds_value(typed: Any) -> bool:
     """Whether a typed value (a checkpoint's ``stats_parsed``) holds anything but nulls, through structs."""
     if isinstance(typed, dict):
-        return any(_holds_value(v) for v in typed.values())
+        return any(holds_value(v) for v in typed.values())
     return typed is not None
 
 
