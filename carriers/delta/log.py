@@ -390,7 +390,9 @@ class _Validity:
                 if isinstance(stats, str):
                     self.deferred.append(stats)
                 return
-            value = self._unique_json(stats, f"the statistics of {path!r}", statistics=True)
+            value = self._unique_json(stats, f"the statistics of {path!r}")
+            if value is None and isinstance(stats, str):
+                self._not_json(stats, f"the statistics of {path!r}")
             if self.parsed is not None and isinstance(value, dict):
                 self.parsed[str(stats)] = value
             if self.checkpoint:
@@ -421,29 +423,34 @@ class _Validity:
                 k in values and _partition_differs(values[k], v) for k, v in typed.items()):
             self._problem(f"the partition values of {path!r} as text and as typed values differ: engines read either")
 
-    def _unique_json(self, text: Any, what: str, *, statistics: bool = False) -> Any:
-        """The JSON value of ``text`` when it is JSON naming no key twice (a problem when it does), else None.
-
-        ``statistics``: a file's statistics text that is not JSON is a problem too. Engines read such text
-        differently (measured, delta-rs 1.6 / delta-spark 4.4): delta-rs's reader takes leading zeros (``01``), a
-        trailing decimal point (``1.``), extra or trailing commas and raw control characters in strings, and skips
-        files by what it reads; Spark reads the text up to the error (a ``numRecords`` of 5 before a ``01`` made its
-        ``COUNT(*)`` 5 over 2 rows) — and no check here can hold such text to the rows, nor find a key named twice in
-        it. Text delta-rs refuses makes the table unreadable to it anyway."""
+    def _unique_json(self, text: Any, what: str) -> Any:
+        """The JSON value of ``text`` when it is JSON naming no key twice (a problem when it does), else None."""
         if not isinstance(text, str):
             return None
         try:
             return jsonscan.loads_unique(text)
         except jsonscan.DuplicateKeyError as exc:
             self._problem(f"{what}: an object names the key {exc.key!r} twice; engines read different values")
-        except ValueError as exc:
-            if statistics:
-                self._problem(f"{what} are not JSON ({exc}): delta-rs reads such text leniently (leading zeros, "
-                              "trailing commas, raw control characters) and Spark up to the error, so they skip files "
-                              "and count rows by different statistics")
-        except RecursionError:
-            pass  # nested deeper than Python parses: bound as written (carriers/delta/spellings.py)
+        except (ValueError, RecursionError):
+            pass  # malformed, not ambiguous (statistics: _not_json)
         return None
+
+    def _not_json(self, text: str, what: str) -> None:
+        """A file's statistics text that is not JSON is a problem. Engines read such text differently (measured,
+        delta-rs 1.6 / delta-spark 4.4): delta-rs's reader takes leading zeros (``01``), a trailing decimal point
+        (``1.``), extra or trailing commas and raw control characters in strings, the last of a key named twice, and
+        skips files by what it reads; Spark reads the text up to the error (a ``numRecords`` of 5 before a ``02`` made
+        its ``COUNT(*)`` 5 over 2 rows while delta-rs read the later ``numRecords`` 2) — and no check here can hold such
+        text to the rows, nor find a key named twice in it. Text delta-rs refuses makes the table unreadable to it.
+        Nested deeper than Python parses is bound as written instead (carriers/delta/spellings.py)."""
+        try:
+            json.loads(text)
+        except ValueError as exc:
+            self._problem(f"{what} are not JSON ({exc}): delta-rs reads such text leniently (leading zeros, trailing "
+                          "commas, raw control characters) and Spark up to the error, so they skip files and count "
+                          "rows by different statistics")
+        except RecursionError:
+            pass
 
 
 def holds_value(typed: Any) -> bool:
