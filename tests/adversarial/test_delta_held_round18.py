@@ -23,8 +23,9 @@ from tests.adversarial.conftest import PROGRAM
 
 LINES: dict[str, Callable[[str], str]] = {
     "a size with a leading zero": lambda t: re.sub(r'"size":(\d+)', r'"size":0\1', t),
-    "a modificationTime with a leading zero": lambda t: re.sub(r'"modificationTime":(\d+)', r'"modificationTime":0\1',
-                                                               t),
+    "a modificationTime with a leading zero": lambda t: re.sub(
+        r'"modificationTime":(\d+)', r'"modificationTime":0\1', t
+    ),
     "a trailing comma in an add": lambda t: t.replace('"dataChange":true', '"dataChange":true,', 1),
     "a raw tab in commitInfo": lambda t: t.replace('"commitInfo":{', '"commitInfo":{"x":"a\tb",', 1),
     "a reader version 01": lambda t: t.replace('"minReaderVersion":1', '"minReaderVersion":01', 1),

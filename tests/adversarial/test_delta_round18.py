@@ -38,34 +38,40 @@ _NULLS = '"nullCount":{"v":0,"s":0}'
 # name: statistics text of the one file (rows v 1, 2 and s "a", "b"); each misstates the rows as delta-rs reads it
 LENIENT = {
     "a leading zero in a maximum": '{"numRecords":2,"minValues":{"v":1,"s":"a"},"maxValues":{"v":01,"s":"b"},'
-                                   + _NULLS + "}",
+    + _NULLS
+    + "}",
     "a negative leading zero": '{"numRecords":2,"minValues":{"v":1,"s":"a"},"maxValues":{"v":-01,"s":"b"},'
-                               + _NULLS + "}",
+    + _NULLS
+    + "}",
     "a trailing decimal point": '{"numRecords":2,"minValues":{"v":1,"s":"a"},"maxValues":{"v":1.,"s":"b"},'
-                                + _NULLS + "}",
+    + _NULLS
+    + "}",
     "a doubled comma": '{"numRecords":2,"minValues":{"v":1,"s":"a"},"maxValues":{"v":1,,"s":"b"},' + _NULLS + "}",
     "a numRecords of 02 beside a forged maximum": '{"numRecords":02,"minValues":{"v":1,"s":"a"},'
-                                                  '"maxValues":{"v":1,"s":"b"},' + _NULLS + "}",
+    '"maxValues":{"v":1,"s":"b"},' + _NULLS + "}",
     "a count past the rows behind a leading zero": '{"numRecords":5,"minValues":{"v":1,"s":"a"},'
-                                                   '"maxValues":{"v":2,"s":"b"},"nullCount":{"v":00,"s":0}}',
+    '"maxValues":{"v":2,"s":"b"},"nullCount":{"v":00,"s":0}}',
     "a key twice behind a leading zero": '{"numRecords":2,"minValues":{"v":1,"s":"a"},"maxValues":{"v":2,"s":"b"},'
-                                         '"maxValues":{"v":1,"s":"b"},' + _NULLS + ',"x":01}',
+    '"maxValues":{"v":1,"s":"b"},' + _NULLS + ',"x":01}',
     "a raw tab in a string bound": '{"numRecords":2,"minValues":{"v":1,"s":"a"},"maxValues":{"v":1,"s":"b\tx"},'
-                                   + _NULLS + "}",
+    + _NULLS
+    + "}",
 }
 
 # The attested values for delta-rs (numRecords 2: the last of the key), a count of 5 for Spark (read before the 02).
-SPARK_COUNTS_FIVE = ('{"numRecords":5,"minValues":{"v":1,"s":"a"},"maxValues":{"v":02,"s":"b"},' + _NULLS
-                     + ',"numRecords":2}')
+SPARK_COUNTS_FIVE = (
+    '{"numRecords":5,"minValues":{"v":1,"s":"a"},"maxValues":{"v":02,"s":"b"},' + _NULLS + ',"numRecords":2}'
+)
 
 # Text delta-rs's reader refuses (the table is unreadable to it) and Spark reads whole or in part: never VERIFIED.
 UNREAD = {
     "a plus sign": '{"numRecords":2,"minValues":{"v":1,"s":"a"},"maxValues":{"v":+1,"s":"b"},' + _NULLS + "}",
     "a leading decimal point": '{"numRecords":2,"minValues":{"v":1,"s":"a"},"maxValues":{"v":.5,"s":"b"},'
-                               + _NULLS + "}",
+    + _NULLS
+    + "}",
     "a hex number": '{"numRecords":2,"minValues":{"v":1,"s":"a"},"maxValues":{"v":0x1,"s":"b"},' + _NULLS + "}",
     "single quotes": "{'numRecords':2,'minValues':{'v':1,'s':'a'},'maxValues':{'v':1,'s':'b'},"
-                     "'nullCount':{'v':0,'s':0}}",
+    "'nullCount':{'v':0,'s':0}}",
     "trailing text": '{"numRecords":2,"minValues":{"v":1,"s":"a"},"maxValues":{"v":1,"s":"b"},' + _NULLS + "} x",
     "an empty text": "",
 }

@@ -23,8 +23,14 @@ pytestmark = pytest.mark.spark
 def _answers(spark: SparkSession, path: Path) -> tuple[Any, ...]:
     """(rows with v = 2, MAX(v), COUNT(*)) as Spark answers them; the table holds v 1 and 2."""
     table = f"delta.`{path}`"
-    return tuple(spark.sql(q).collect()[0][0] for q in (f"SELECT count(*) FROM {table} WHERE v = 2",
-                                                       f"SELECT max(v) FROM {table}", f"SELECT count(*) FROM {table}"))
+    return tuple(
+        spark.sql(q).collect()[0][0]
+        for q in (
+            f"SELECT count(*) FROM {table} WHERE v = 2",
+            f"SELECT max(v) FROM {table}",
+            f"SELECT count(*) FROM {table}",
+        )
+    )
 
 
 def test_spark_counts_rows_by_the_text_before_the_error(spark: SparkSession, tmp_path: Path) -> None:
@@ -44,6 +50,7 @@ def test_spark_reads_none_past_the_error(spark: SparkSession, tmp_path: Path) ->
 def test_spark_reads_text_delta_rs_refuses(spark: SparkSession, tmp_path: Path, case: str) -> None:
     """The forged maximum 1 skips the file holding 2 and answers MAX(v); refused (never VERIFIED) by the round's
     fix and by delta-rs itself."""
-    path = lenient_table(tmp_path, UNREAD[case].replace('"numRecords":2', '"numRecords":5')
-                         .replace("'numRecords':2", "'numRecords':5"))
+    path = lenient_table(
+        tmp_path, UNREAD[case].replace('"numRecords":2', '"numRecords":5').replace("'numRecords':2", "'numRecords':5")
+    )
     assert _answers(spark, path) == (0, 1, 5)
