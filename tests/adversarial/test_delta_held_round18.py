@@ -3,7 +3,7 @@
 delta-rs 1.6 reads a commit line with a leading zero in a number, a trailing comma or a raw control character in a
 string (measured below: it reads the table's rows), and Spark's Jackson refuses them. The log replay reads every line
 strictly (Python's parser, no key twice), so such a line is ``table_inconsistent`` at record — as the statistics text
-inside a line now is (test_delta_round18.py).
+inside a line now is (test_delta_round18.py), in a checkpoint's rows too and through the bulk reading of long logs.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from deltalake import DeltaTable, write_deltalake
 
 from attest.errors import AttestError
 from carriers.delta.carrier import attest_after_write
-from carriers.delta.log import commit_name
+from carriers.delta.log import commit_name, statistics_unique
 from tests.adversarial.conftest import PROGRAM
+from tests.adversarial.test_delta_round18 import LENIENT, SPARK_COUNTS_FIVE, lenient_table
 
 LINES: dict[str, Callable[[str], str]] = {
     "a size with a leading zero": lambda t: re.sub(r'"size":(\d+)', r'"size":0\1', t),
@@ -45,3 +46,27 @@ def test_a_lenient_log_line_is_refused(tmp_path: Path, case: str) -> None:
         attest_after_write(str(path), model="orders", program_hash=PROGRAM)
     assert caught.value.code.value == "table_inconsistent", caught.value
     assert "not a JSON action" in str(caught.value), caught.value
+
+
+@pytest.mark.parametrize("case", ["a leading zero in a maximum", "a raw tab in a string bound", "a doubled comma"])
+def test_not_json_statistics_in_a_checkpoint_are_refused(tmp_path: Path, case: str) -> None:
+    """delta-rs's checkpoint copies the statistics text as written; the commits before it cleaned up, the
+    checkpoint's rows are judged as commit lines are."""
+    path = lenient_table(tmp_path, LENIENT[case])
+    write_deltalake(str(path), pa.table({"v": pa.array([3], pa.int64()), "s": ["c"]}), mode="append")
+    DeltaTable(str(path)).create_checkpoint()
+    for n in (0, 1):
+        (path / commit_name(n)).unlink()
+    with pytest.raises(AttestError) as caught:
+        attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert caught.value.code.value == "table_inconsistent", caught.value
+    assert "checkpoint" in str(caught.value) and "not JSON" in str(caught.value), caught.value
+
+
+def test_the_bulk_reading_sends_not_json_statistics_back() -> None:
+    """Logs of more than BULK_MIN statistics texts are read by pyarrow's JSON reader first: it refuses every text of
+    the round (a batch holding one is judged again line by line, where the problem is found)."""
+    honest = '{"numRecords":2,"minValues":{"v":1},"maxValues":{"v":2},"nullCount":{"v":0}}'
+    assert statistics_unique([honest] * 3)
+    for text in [*LENIENT.values(), SPARK_COUNTS_FIVE]:
+        assert not statistics_unique([honest, text, honest]), text
