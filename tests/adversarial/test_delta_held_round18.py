@@ -4,10 +4,18 @@ delta-rs 1.6 reads a commit line with a leading zero in a number, a trailing com
 string (measured below: it reads the table's rows), and Spark's Jackson refuses them. The log replay reads every line
 strictly (Python's parser, no key twice), so such a line is ``table_inconsistent`` at record — as the statistics text
 inside a line now is (test_delta_round18.py), in a checkpoint's rows too and through the bulk reading of long logs.
+
+Partition values spelled at record as no writer spells them: delta-rs refuses most (a space, ``1.0`` or an overflow for
+an integer, ``t`` for a boolean, a time for a date, digits past a decimal's scale: ``table_unreadable``), and reads the
+rest as Spark does (measured, test_spark_delta_round18.py: ``-0``, ``tRuE``, ``-0.00``, float spellings rounding to
+the stored float, ``nan``, overflow to infinity, underflow to 0.0): recorded, VERIFIED, the same rows.
 """
 
 from __future__ import annotations
 
+import datetime
+import decimal
+import math
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +27,7 @@ from deltalake import DeltaTable, write_deltalake
 from attest.errors import AttestError
 from carriers.delta.carrier import attest_after_write
 from carriers.delta.log import commit_name, statistics_unique
-from tests.adversarial.conftest import PROGRAM
+from tests.adversarial.conftest import PROGRAM, edit_adds, verify
 from tests.adversarial.test_delta_round18 import LENIENT, SPARK_COUNTS_FIVE, lenient_table
 
 LINES: dict[str, Callable[[str], str]] = {
@@ -70,3 +78,68 @@ def test_the_bulk_reading_sends_not_json_statistics_back() -> None:
     assert statistics_unique([honest] * 3)
     for text in [*LENIENT.values(), SPARK_COUNTS_FIVE]:
         assert not statistics_unique([honest, text, honest]), text
+
+
+D = decimal.Decimal
+# (column values as written, the spelling put in the log before the attestation, the value both engines read)
+PARTITIONS_READ_ALIKE: list[tuple[pa.Array, str, object]] = [
+    (pa.array([1], pa.int32()), "-0", 0),
+    (pa.array([True]), "tRuE", True),
+    (pa.array([D("1.00")], pa.decimal128(10, 2)), "-0.00", D("0.00")),
+    (pa.array([1.5], pa.float32()), "1.50000001", 1.5),
+    (pa.array([1.5], pa.float32()), "16777217", 16777216.0),
+    (pa.array([1.5], pa.float32()), "3.4e39", math.inf),
+    (pa.array([1.5], pa.float32()), "nan", math.nan),
+    (pa.array([1.5], pa.float64()), "-Infinity", -math.inf),
+    (pa.array([1.5], pa.float64()), "4.9e-325", 0.0),
+    (pa.array([1.5], pa.float64()), "1.7976931348623159e308", math.inf),
+]
+
+PARTITIONS_REFUSED: list[tuple[pa.Array, str]] = [
+    (pa.array([1], pa.int32()), " 1"),
+    (pa.array([1], pa.int32()), "1.0"),
+    (pa.array([1], pa.int32()), "2147483648"),
+    (pa.array([1], pa.int8()), "200"),
+    (pa.array([True]), "t"),
+    (pa.array([datetime.date(2024, 1, 1)]), "2024-01-01T00:00:00"),
+    (pa.array([D("1.00")], pa.decimal128(10, 2)), "1.005"),
+    (pa.array([1.5], pa.float64()), "0x1p0"),
+]
+
+
+def spelled_partition(tmp_path: Path, values: pa.Array, spelling: str) -> Path:
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"p": values, "v": [0]}), partition_by=["p"])
+    edit_adds(path / commit_name(0), lambda add: add["partitionValues"].update(p=spelling))
+    return path
+
+
+def same(a: object, b: object) -> bool:
+    """Equal, NaN to NaN and -0.0 apart from 0.0 (as the rows differ)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+    return a == b
+
+
+@pytest.mark.parametrize(
+    ("values", "spelling", "read"), PARTITIONS_READ_ALIKE, ids=[f"{v.type}-{s}" for v, s, _ in PARTITIONS_READ_ALIKE]
+)
+def test_a_partition_spelling_delta_rs_reads_verifies(
+    tmp_path: Path, values: pa.Array, spelling: str, read: object
+) -> None:
+    path = spelled_partition(tmp_path, values, spelling)
+    got = DeltaTable(str(path)).to_pyarrow_table().column("p").to_pylist()
+    assert len(got) == 1 and same(got[0], read), got
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(path))
+    assert rc == 0, doc
+
+
+@pytest.mark.parametrize(
+    ("values", "spelling"), PARTITIONS_REFUSED, ids=[f"{v.type}-{s}" for v, s in PARTITIONS_REFUSED]
+)
+def test_a_partition_spelling_delta_rs_refuses_is_unreadable(tmp_path: Path, values: pa.Array, spelling: str) -> None:
+    path = spelled_partition(tmp_path, values, spelling)
+    with pytest.raises(AttestError) as caught:
+        attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert caught.value.code.value == "table_unreadable", caught.value

@@ -12,6 +12,7 @@ import pytest
 from deltalake import DeltaTable
 
 from carriers.delta.carrier import add_action_rows
+from tests.adversarial.test_delta_held_round18 import PARTITIONS_READ_ALIKE, same, spelled_partition
 from tests.adversarial.test_delta_round18 import LENIENT, SPARK_COUNTS_FIVE, UNREAD, lenient_table
 
 if TYPE_CHECKING:
@@ -54,3 +55,11 @@ def test_spark_reads_text_delta_rs_refuses(spark: SparkSession, tmp_path: Path, 
         tmp_path, UNREAD[case].replace('"numRecords":2', '"numRecords":5').replace("'numRecords':2", "'numRecords':5")
     )
     assert _answers(spark, path) == (0, 1, 5)
+
+
+def test_spark_reads_the_held_partition_spellings_as_delta_rs(spark: SparkSession, tmp_path: Path) -> None:
+    """The held partition spellings of test_delta_held_round18: Spark's value is delta-rs's (the attested one)."""
+    for i, (values, spelling, read) in enumerate(PARTITIONS_READ_ALIKE):
+        path = spelled_partition(tmp_path / str(i), values, spelling)
+        got = [r[0] for r in spark.read.format("delta").load(str(path)).select("p").collect()]
+        assert len(got) == 1 and same(got[0], read), (spelling, got)
