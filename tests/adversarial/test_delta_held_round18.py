@@ -9,12 +9,18 @@ Partition values spelled at record as no writer spells them: delta-rs refuses mo
 an integer, ``t`` for a boolean, a time for a date, digits past a decimal's scale: ``table_unreadable``), and reads the
 rest as Spark does (measured, test_spark_delta_round18.py: ``-0``, ``tRuE``, ``-0.00``, float spellings rounding to
 the stored float, ``nan``, overflow to infinity, underflow to 0.0): recorded, VERIFIED, the same rows.
+
+Statistics of a column-mapped table (``name`` or ``id``) keyed by the logical names instead of the physical ones,
+forged (a maximum of ``id`` below its rows) beside true physical ones or alone: delta-rs reads none of them and Spark
+skipped no file by them nor answered ``MAX`` from them (measured, test_spark_delta_round18.py) — recorded, VERIFIED;
+forged under the physical names they are refused as before.
 """
 
 from __future__ import annotations
 
 import datetime
 import decimal
+import json
 import math
 import re
 from collections.abc import Callable
@@ -25,9 +31,10 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from attest.errors import AttestError
-from carriers.delta.carrier import attest_after_write
+from carriers.delta.carrier import add_action_rows, attest_after_write
 from carriers.delta.log import commit_name, statistics_unique
 from tests.adversarial.conftest import PROGRAM, edit_adds, verify
+from tests.adversarial.test_delta_round17 import mapped_table
 from tests.adversarial.test_delta_round18 import LENIENT, SPARK_COUNTS_FIVE, lenient_table
 
 LINES: dict[str, Callable[[str], str]] = {
@@ -143,3 +150,45 @@ def test_a_partition_spelling_delta_rs_refuses_is_unreadable(tmp_path: Path, val
     with pytest.raises(AttestError) as caught:
         attest_after_write(str(path), model="orders", program_hash=PROGRAM)
     assert caught.value.code.value == "table_unreadable", caught.value
+
+
+# Statistics keyed by the logical names of a mapped table (columns id, s stored as col-1, col-2; rows id 1, 2).
+LOGICAL_KEYS = {
+    "logical names alone": {
+        "numRecords": 2,
+        "minValues": {"id": 1, "s": "a"},
+        "maxValues": {"id": 1, "s": "a"},
+        "nullCount": {"id": 0, "s": 0},
+    },
+    "logical beside true physical": {
+        "numRecords": 2,
+        "minValues": {"col-1": 1, "id": 1},
+        "maxValues": {"col-1": 2, "id": 1},
+        "nullCount": {"col-1": 0, "id": 0},
+    },
+}
+
+
+def logical_keyed(path: Path, mode: str, stats: dict[str, object]) -> Path:
+    mapped_table(path, mode)
+    edit_adds(path / commit_name(0), lambda add: add.__setitem__("stats", json.dumps(stats)))
+    return path
+
+
+@pytest.mark.parametrize("mode", ["name", "id"])
+@pytest.mark.parametrize("case", sorted(LOGICAL_KEYS))
+def test_statistics_keyed_by_logical_names_verify(tmp_path: Path, case: str, mode: str) -> None:
+    path = logical_keyed(tmp_path / "t", mode, LOGICAL_KEYS[case])
+    read = add_action_rows(DeltaTable(str(path)))[0]
+    assert read["max"] is None or read["max"].get("id") is None, read  # delta-rs reads none of the logical keys
+    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    rc, doc = verify(str(path))
+    assert rc == 0, doc
+
+
+def test_statistics_forged_under_physical_names_are_refused(tmp_path: Path) -> None:
+    stats = {"numRecords": 2, "minValues": {"col-1": 1}, "maxValues": {"col-1": 1}, "nullCount": {"col-1": 0}}
+    path = logical_keyed(tmp_path / "t", "name", stats)
+    with pytest.raises(AttestError) as caught:
+        attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert caught.value.code.value == "table_inconsistent", caught.value

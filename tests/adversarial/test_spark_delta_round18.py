@@ -12,7 +12,13 @@ import pytest
 from deltalake import DeltaTable
 
 from carriers.delta.carrier import add_action_rows
-from tests.adversarial.test_delta_held_round18 import PARTITIONS_READ_ALIKE, same, spelled_partition
+from tests.adversarial.test_delta_held_round18 import (
+    LOGICAL_KEYS,
+    PARTITIONS_READ_ALIKE,
+    logical_keyed,
+    same,
+    spelled_partition,
+)
 from tests.adversarial.test_delta_round18 import LENIENT, SPARK_COUNTS_FIVE, UNREAD, lenient_table
 
 if TYPE_CHECKING:
@@ -63,3 +69,12 @@ def test_spark_reads_the_held_partition_spellings_as_delta_rs(spark: SparkSessio
         path = spelled_partition(tmp_path / str(i), values, spelling)
         got = [r[0] for r in spark.read.format("delta").load(str(path)).select("p").collect()]
         assert len(got) == 1 and same(got[0], read), (spelling, got)
+
+
+@pytest.mark.parametrize("mode", ["name", "id"])
+def test_spark_reads_no_statistics_keyed_by_logical_names(spark: SparkSession, tmp_path: Path, mode: str) -> None:
+    """A maximum of id 1 under the logical name over rows 1, 2: Spark finds id 2 and answers MAX(id) 2 from the rows."""
+    for i, stats in enumerate(LOGICAL_KEYS.values()):
+        table = f"delta.`{logical_keyed(tmp_path / str(i), mode, stats)}`"
+        assert spark.sql(f"SELECT count(*) FROM {table} WHERE id = 2").collect()[0][0] == 1
+        assert spark.sql(f"SELECT max(id) FROM {table}").collect()[0][0] == 2
