@@ -391,6 +391,8 @@ class _Validity:
                     self.deferred.append(stats)
                 return
             value = self._unique_json(stats, f"the statistics of {path!r}")
+            if value is None and isinstance(stats, str):
+                self._not_json(stats, f"the statistics of {path!r}")
             if self.parsed is not None and isinstance(value, dict):
                 self.parsed[str(stats)] = value
             if self.checkpoint:
@@ -402,7 +404,7 @@ class _Validity:
         Spark the JSON: a forged JSON maximum made Spark skip the file in a filtered query while delta-rs, whose
         snapshot the reader view comes from, saw the true one). The two must say the same."""
         stats, parsed = add.get("stats"), add.get("stats_parsed")
-        if "stats" in add and stats is None and _holds_value(parsed):
+        if "stats" in add and stats is None and holds_value(parsed):
             # A null JSON column beside typed statistics: Spark reads the JSON column (no statistics: no file skipped),
             # delta-rs the typed ones (measured, delta-spark 4.4 / delta-rs 1.6: forged typed bounds made delta-rs's
             # `v >= 1` return no row, Spark's every row). Only with no JSON column does Spark read the typed ones.
@@ -430,14 +432,31 @@ class _Validity:
         except jsonscan.DuplicateKeyError as exc:
             self._problem(f"{what}: an object names the key {exc.key!r} twice; engines read different values")
         except (ValueError, RecursionError):
-            pass  # malformed, not ambiguous: the engine refuses it (or ignores statistics it cannot read)
+            pass  # malformed, not ambiguous (statistics: _not_json)
         return None
 
+    def _not_json(self, text: str, what: str) -> None:
+        """A file's statistics text that is not JSON is a problem. Engines read such text differently (measured,
+        delta-rs 1.6 / delta-spark 4.4): delta-rs's reader takes leading zeros (``01``), a trailing decimal point
+        (``1.``), extra or trailing commas and raw control characters in strings, the last of a key named twice, and
+        skips files by what it reads; Spark reads the text up to the error (a ``numRecords`` of 5 before a ``02`` made
+        its ``COUNT(*)`` 5 over 2 rows while delta-rs read the later ``numRecords`` 2) — and no check here can hold such
+        text to the rows, nor find a key named twice in it. Text delta-rs refuses makes the table unreadable to it.
+        Nested deeper than Python parses is bound as written instead (carriers/delta/spellings.py)."""
+        try:
+            json.loads(text)
+        except ValueError as exc:
+            self._problem(f"{what} are not JSON ({exc}): delta-rs reads such text leniently (leading zeros, trailing "
+                          "commas, raw control characters) and Spark up to the error, so they skip files and count "
+                          "rows by different statistics")
+        except RecursionError:
+            pass
 
-def _holds_value(typed: Any) -> bool:
+
+def holds_value(typed: Any) -> bool:
     """Whether a typed value (a checkpoint's ``stats_parsed``) holds anything but nulls, through structs."""
     if isinstance(typed, dict):
-        return any(_holds_value(v) for v in typed.values())
+        return any(holds_value(v) for v in typed.values())
     return typed is not None
 
 
