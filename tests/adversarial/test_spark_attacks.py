@@ -14,6 +14,7 @@ from attest.errors import AttestError
 from carriers import properties as props
 from carriers.delta.log import commit_name
 from tests.adversarial.conftest import append_actions, codes
+from tests.adversarial.iceberg_lists import edit_manifest_list
 from tests.conftest import required_hook
 
 if TYPE_CHECKING:
@@ -146,9 +147,6 @@ def test_iceberg_v3_row_lineage_moved_by_a_manifest_list_rewrite(spark: SparkSes
     """v3 row lineage: a data file without a first_row_id (or a data sequence number) takes its manifest's, which the
     manifest list holds. A list rewritten in place with other ones gives every row another _row_id (or
     _last_updated_sequence_number), same files and bytes."""
-    from pyiceberg.avro.file import AvroFile, AvroOutputFile
-    from pyiceberg.io.pyarrow import PyArrowFileIO
-    from pyiceberg.manifest import MANIFEST_LIST_FILE_SCHEMAS, ManifestContent, ManifestFile, PartitionFieldSummary
 
     from carriers.storage.base import local_path_of
 
@@ -163,25 +161,15 @@ def test_iceberg_v3_row_lineage_moved_by_a_manifest_list_rewrite(spark: SparkSes
     listing = spark.sql(f"SELECT manifest_list FROM {name}.snapshots ORDER BY committed_at DESC LIMIT 1").collect()
     path = local_path_of(listing[0][0])
     assert path is not None
-    io = PyArrowFileIO()
-    schema = MANIFEST_LIST_FILE_SCHEMAS[3]
-    reader: Any
-    with AvroFile(io.new_input(path), schema, read_types={-1: ManifestFile, 508: PartitionFieldSummary},
-                  read_enums={517: ManifestContent}) as reader:
-        meta = {k: v for k, v in reader.header.meta.items() if not k.startswith("avro.")}
-        manifests = list(reader)
-    names = [f.name for f in schema.fields]
-    moved = [names.index(field)] + ([names.index("min_sequence_number")] if field == "sequence_number" else [])
-    for m in manifests:
-        for position in moved:  # the minimum moves with the sequence number: the list stays consistent
-            if m._data[position] is not None:
-                m._data[position] += 100
-    with AvroOutputFile[ManifestFile](output_file=io.new_output(f"{path}.new"), record_schema=schema,
-                                      file_schema=schema, schema_name="manifest_file", metadata=meta) as writer:
-        writer.write_block(manifests)
-    Path(f"{path}.new").replace(path)
-    checksum = Path(path).with_name(f".{Path(path).name}.crc")  # Hadoop's local checksum: an attacker drops it too
-    checksum.unlink(missing_ok=True)
+
+    def move(manifests: list[Any], names: list[str]) -> None:
+        moved = [names.index(field)] + ([names.index("min_sequence_number")] if field == "sequence_number" else [])
+        for m in manifests:
+            for position in moved:  # the minimum moves with the sequence number: the list stays consistent
+                if m._data[position] is not None:
+                    m._data[position] += 100
+
+    edit_manifest_list(path, 3, move)
     spark.sql(f"REFRESH TABLE {name}")
     assert row_ids() == [i + 100 for i in before]  # the attack works on a real reader
     _refused(ref, spark_warehouse, "reader_view_changed", "--level", "schema")

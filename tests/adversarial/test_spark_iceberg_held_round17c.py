@@ -30,6 +30,7 @@ import pytest
 
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
+from tests.adversarial.iceberg_lists import edit_manifest_list
 from tests.adversarial.spark_iceberg import pyiceberg_ids, spark_ids
 
 if TYPE_CHECKING:
@@ -52,32 +53,7 @@ def _record(warehouse: Path, ref: str) -> tuple[int, dict[str, Any]]:
 
 def _edit_manifest_list(path: str, edit: Callable[[list[Any], int], None]) -> None:
     """The v3 manifest list at ``path`` rewritten in place after ``edit(manifests, first_row_id position)``."""
-    from pyiceberg.avro.file import AvroFile, AvroOutputFile
-    from pyiceberg.io.pyarrow import PyArrowFileIO
-    from pyiceberg.manifest import MANIFEST_LIST_FILE_SCHEMAS, ManifestContent, ManifestFile, PartitionFieldSummary
-
-    io = PyArrowFileIO()
-    schema = MANIFEST_LIST_FILE_SCHEMAS[3]
-    reader: Any
-    with AvroFile(
-        io.new_input(path),
-        schema,
-        read_types={-1: ManifestFile, 508: PartitionFieldSummary},
-        read_enums={517: ManifestContent},
-    ) as reader:
-        meta = {k: v for k, v in reader.header.meta.items() if not k.startswith("avro.")}
-        manifests = list(reader)
-    edit(manifests, [f.name for f in schema.fields].index("first_row_id"))
-    with AvroOutputFile[ManifestFile](
-        output_file=io.new_output(f"{path}.new"),
-        record_schema=schema,
-        file_schema=schema,
-        schema_name="manifest_file",
-        metadata=meta,
-    ) as writer:
-        writer.write_block(manifests)
-    Path(f"{path}.new").replace(path)
-    Path(path).with_name(f".{Path(path).name}.crc").unlink(missing_ok=True)
+    edit_manifest_list(path, 3, lambda manifests, names: edit(manifests, names.index("first_row_id")))
 
 
 def _current_list(spark: SparkSession, name: str) -> str:

@@ -13,6 +13,7 @@ import pytest
 
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
+from tests.adversarial.iceberg_lists import edit_manifest_list
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -30,33 +31,17 @@ def _catalog(warehouse: Path) -> Any:
 def _rewrite_list(warehouse: Path, ident: str, edit: Any) -> None:
     """The current snapshot's manifest list rewritten in place with ``edit`` applied to each manifest's record (and
     the Hadoop checksum beside it dropped, as an attacker would)."""
-    from pyiceberg.avro.file import AvroFile, AvroOutputFile
-    from pyiceberg.io.pyarrow import PyArrowFileIO
-    from pyiceberg.manifest import MANIFEST_LIST_FILE_SCHEMAS, ManifestContent, ManifestFile, PartitionFieldSummary
-
     from carriers.storage.base import local_path_of
 
     snapshot = _catalog(warehouse).load_table(ident).current_snapshot()
     path = local_path_of(snapshot.manifest_list)
     assert path is not None
-    io = PyArrowFileIO()
-    schema = MANIFEST_LIST_FILE_SCHEMAS[2]
-    reader: Any
-    with AvroFile(io.new_input(path), schema, read_types={-1: ManifestFile, 508: PartitionFieldSummary},
-                  read_enums={517: ManifestContent}) as reader:
-        meta = {k: v for k, v in reader.header.meta.items() if not k.startswith("avro.")}
-        manifests = list(reader)
-    names = [f.name for f in schema.fields]
-    for m in manifests:
-        edit(m, names)
-    with AvroOutputFile[ManifestFile](output_file=io.new_output(f"{path}.new"), record_schema=schema,
-                                      file_schema=schema, schema_name="manifest_file", metadata=meta) as writer:
-        writer.write_block(manifests)
-    Path(f"{path}.new").replace(path)
-    Path(path).with_name(f".{Path(path).name}.crc").unlink(missing_ok=True)
-    from pyiceberg.manifest import clear_manifest_cache
 
-    clear_manifest_cache()
+    def each(manifests: list[Any], names: list[str]) -> None:
+        for m in manifests:
+            edit(m, names)
+
+    edit_manifest_list(path, 2, each)
 
 
 def _set(content: int | None, **values: Any) -> Any:

@@ -28,6 +28,7 @@ import pytest
 
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
+from tests.adversarial.iceberg_lists import edit_manifest_list
 from tests.adversarial.spark_iceberg import equality_delete, spark_ids
 
 if TYPE_CHECKING:
@@ -52,25 +53,12 @@ def _record_and_verify(warehouse: Path, ref: str) -> None:
 
 def _drop_manifest_list_first_row_ids(path: str) -> None:
     """The v3 manifest list at ``path`` rewritten in place, each data manifest's ``first_row_id`` null."""
-    from pyiceberg.avro.file import AvroFile, AvroOutputFile
-    from pyiceberg.io.pyarrow import PyArrowFileIO
-    from pyiceberg.manifest import MANIFEST_LIST_FILE_SCHEMAS, ManifestContent, ManifestFile, PartitionFieldSummary
 
-    io = PyArrowFileIO()
-    schema = MANIFEST_LIST_FILE_SCHEMAS[3]
-    reader: Any
-    with AvroFile(io.new_input(path), schema, read_types={-1: ManifestFile, 508: PartitionFieldSummary},
-                  read_enums={517: ManifestContent}) as reader:
-        meta = {k: v for k, v in reader.header.meta.items() if not k.startswith("avro.")}
-        manifests = list(reader)
-    position = [f.name for f in schema.fields].index("first_row_id")
-    for m in manifests:
-        m._data[position] = None
-    with AvroOutputFile[ManifestFile](output_file=io.new_output(f"{path}.new"), record_schema=schema,
-                                      file_schema=schema, schema_name="manifest_file", metadata=meta) as writer:
-        writer.write_block(manifests)
-    Path(f"{path}.new").replace(path)
-    Path(path).with_name(f".{Path(path).name}.crc").unlink(missing_ok=True)  # Hadoop's checksum: dropped too
+    def drop(manifests: list[Any], names: list[str]) -> None:
+        for m in manifests:
+            m._data[names.index("first_row_id")] = None
+
+    edit_manifest_list(path, 3, drop)
 
 
 def test_a_manifest_list_without_first_row_ids_nulls_the_row_ids_java_reads(spark: SparkSession,
