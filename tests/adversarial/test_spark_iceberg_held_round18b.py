@@ -6,8 +6,9 @@ Iceberg Java applies an equality delete by comparing Java ``String`` values: Spa
 Two different byte strings — ``FF`` and ``EF BF BD`` (U+FFFD), ``FE`` and ``FF``, ``C3`` and ``EF BF BD`` — are then
 equal for Java, and Spark deleted the row (measured below), where a comparison of stored bytes keeps it. Held: an
 equality delete applied to a data file holds both files' metrics of the equality fields to their rows
-(``_hold_equality_metrics``), which reads each string value as UTF-8 and refuses the table when one is not
-(``table_inconsistent``), whatever the files' metrics (bounds, counts only, none): ``record`` attests no rows here.
+(``_hold_equality_metrics``), which refuses the table when a string key on either side is not valid UTF-8
+(``table_inconsistent``, naming that cause), whatever the files' metrics (bounds, counts only, none): ``record``
+attests no rows here.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def test_an_equality_delete_by_malformed_strings_is_not_attested_by_bytes(
     assert len(ids(spark, name)) == 2
     rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
     assert rc != 0 and "table_inconsistent" in codes(doc), doc
-    assert "not UTF-8" in str(doc) or "can't decode" in str(doc), doc
+    assert "not valid UTF-8" in str(doc) and "decoded strings" in str(doc), doc  # the cause named
 
 
 def test_an_orc_data_file_is_not_read_here(spark: SparkSession, spark_warehouse: Path) -> None:
