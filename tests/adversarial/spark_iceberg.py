@@ -48,6 +48,19 @@ def java_table(spark: SparkSession, name: str) -> Any:
     return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
 
 
+def append_data_file(spark: SparkSession, table: Any, path: Path, metrics: Any = None) -> None:
+    """Commit the Parquet file at ``path`` to Java table ``table`` (``AppendFiles``) with ``metrics`` (an
+    ``org.apache.iceberg.Metrics``), or Java's own metrics of the file."""
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    if metrics is None:
+        metrics = jvm.org.apache.iceberg.parquet.ParquetUtil.fileMetrics(
+            table.io().newInputFile(f"file://{path}"), jvm.org.apache.iceberg.MetricsConfig.getDefault())
+    data = jvm.org.apache.iceberg.DataFiles.builder(table.spec()).withPath(f"file://{path}") \
+        .withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET).withFileSizeInBytes(path.stat().st_size) \
+        .withMetrics(metrics).build()
+    table.newAppend().appendFile(data).commit()
+
+
 def equality_delete(spark: SparkSession, name: str, path: Path, field_id: int, rows: pa.Table,
                     bounds: tuple[bytes, bytes] | None = None) -> None:
     """Commit (Iceberg Java's RowDelta) ``rows`` (one column, of field id ``field_id``) written to ``path`` as an

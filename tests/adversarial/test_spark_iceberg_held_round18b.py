@@ -22,7 +22,7 @@ import pytest
 
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
-from tests.adversarial.spark_iceberg import java_table
+from tests.adversarial.spark_iceberg import append_data_file, java_table
 from tests.iceberg.conftest import local
 
 if TYPE_CHECKING:
@@ -178,15 +178,7 @@ def test_a_string_maximum_java_decodes_below_the_file_s_value(
     lowers.put(2, jvm.java.nio.ByteBuffer.wrap(bytearray("\uffff".encode())))
     uppers.put(2, jvm.java.nio.ByteBuffer.wrap(bytearray(upper)))
     metrics = jvm.org.apache.iceberg.Metrics(1, None, None, None, None, lowers, uppers)
-    appended = (
-        jvm.org.apache.iceberg.DataFiles.builder(table.spec())
-        .withPath(f"file://{path}")
-        .withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET)
-        .withFileSizeInBytes(path.stat().st_size)
-        .withMetrics(metrics)
-        .build()
-    )
-    table.newAppend().appendFile(appended).commit()
+    append_data_file(spark, table, path, metrics)
     assert ids(spark, name) == [1, 2]
     query = f"SELECT id FROM {name} WHERE s = '\\uFFFF'"
     if spark_reads is None:

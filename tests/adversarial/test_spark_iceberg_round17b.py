@@ -14,7 +14,7 @@ import pytest
 
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
-from tests.adversarial.spark_iceberg import java_table
+from tests.adversarial.spark_iceberg import append_data_file, java_table
 from tests.adversarial.test_iceberg_round17b import narrow_file
 from tests.iceberg.conftest import local
 
@@ -36,23 +36,11 @@ def test_java_reads_integers_past_their_annotation_as_stored(
     name, ident = f"iceberg.{ns}.t", f"{ns}.t"
     spark.sql(f"CREATE NAMESPACE iceberg.{ns}")
     spark.sql(f"CREATE TABLE {name} (v INT) USING iceberg TBLPROPERTIES ('format-version'='2')")
-    jvm = spark._jvm  # type: ignore[attr-defined]
     table = java_table(spark, name)
     folder = local(str(table.location())) / "data"
     folder.mkdir(parents=True, exist_ok=True)
     path = narrow_file(folder / "narrow.parquet", values, kind, field_id=1)
-    metrics = jvm.org.apache.iceberg.parquet.ParquetUtil.fileMetrics(
-        table.io().newInputFile(f"file://{path}"), jvm.org.apache.iceberg.MetricsConfig.getDefault()
-    )
-    data = (
-        jvm.org.apache.iceberg.DataFiles.builder(table.spec())
-        .withPath(f"file://{path}")
-        .withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET)
-        .withFileSizeInBytes(path.stat().st_size)
-        .withMetrics(metrics)
-        .build()
-    )
-    table.newAppend().appendFile(data).commit()
+    append_data_file(spark, table, path)  # with Java's own metrics of the file
     spark.sql(f"REFRESH TABLE {name}")
     got = {}
     for vectorized in ("true", "false"):
