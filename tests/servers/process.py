@@ -6,6 +6,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -39,8 +40,32 @@ class ServerError(RuntimeError):
     """A test server could not be started; the message carries the end of its log."""
 
 
+# The watchdog beside each server: it blocks reading a pipe whose only writer is the test process, so the read ends
+# (EOF) when that process ends however it ends (a signal, SIGKILL, a crash), and then it stops the server's whole
+# process group: a killed test run leaves no server behind holding ports and temp folders.
+_WATCHDOG = """
+import os, signal, sys, time
+pgid, fd = int(sys.argv[1]), int(sys.argv[2])
+while os.read(fd, 1):
+    pass
+for sig in (signal.SIGTERM, signal.SIGKILL):
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        break
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            sys.exit(0)
+        time.sleep(0.1)
+"""
+
+
 class Server:
-    """A child process with its own session (so the whole group stops together) and a log file."""
+    """A child process with its own session (so the whole group stops together) and a log file, stopped by a
+    watchdog if the test process dies without stopping it."""
 
     def __init__(self, name: str, argv: Sequence[str], log: Path, *, cwd: Path | None = None,
                  env: dict[str, str] | None = None) -> None:
@@ -50,6 +75,16 @@ class Server:
         with log.open("wb") as out:
             self.proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                          cwd=cwd, env={**os.environ, **(env or {})}, start_new_session=True)
+        # The pipe is made after the server started, and os.pipe() is not inherited by exec'd children: only this
+        # process holds the write end, only the watchdog the read end.
+        read_end, self._alive = os.pipe()
+        try:
+            self.watchdog = subprocess.Popen([sys.executable, "-c", _WATCHDOG, str(self.proc.pid), str(read_end)],
+                                             pass_fds=(read_end,), stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                             start_new_session=True)
+        finally:
+            os.close(read_end)
 
     def wait_ready(self, ready: Callable[[], bool], timeout: float = 90.0) -> None:
         deadline = time.monotonic() + timeout
@@ -69,6 +104,7 @@ class Server:
             return ""
 
     def stop(self) -> None:
+        self._stop_watchdog()
         if self.proc.poll() is not None:
             return
         try:
@@ -80,3 +116,12 @@ class Server:
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(15)
+
+    def _stop_watchdog(self) -> None:
+        # Killed first: once the server's group is gone its id may be reused, and the watchdog must not signal that.
+        if self.watchdog.poll() is None:
+            self.watchdog.kill()
+            self.watchdog.wait(15)
+        if self._alive >= 0:
+            os.close(self._alive)
+            self._alive = -1
