@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import socket
+from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -89,7 +90,7 @@ def start(workdir: Path) -> HiveMetastore:
         argv = [str(java), "-Xmx512m", f"-Dderby.system.home={workdir}", "-cp", cp, MAIN]
         name = "Hive Metastore (creating its transaction tables)" if test_mode else "Hive Metastore"
         server = Server(name, argv, workdir / f"metastore{'-init' if test_mode else ''}.log", cwd=workdir)
-        server.wait_ready(lambda: _listens(port), timeout=180.0)
+        server.wait_ready(partial(_listens, port), timeout=180.0)
         if test_mode:
             _make_txn_tables(port)
             server.stop()
