@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 import socket
-from functools import partial
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from xml.sax.saxutils import escape
 
