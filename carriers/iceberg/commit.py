@@ -374,8 +374,8 @@ class FollowUpCommit:
                 f"the detached attestation of snapshot {snapshot_id} is not registered in the table metadata: "
                 "pyiceberg 0.12 cannot write format-v3 table metadata for this catalog "
                 f"({type(self.table.catalog).__name__}), so orphan removal deletes it and expiry may drop the "
-                "snapshot. To keep it, attest through the Spark hook, a REST, SQL or Hive Metastore catalog "
-                "(docs/maintenance.md)"))
+                "snapshot. To keep it, attest through the Spark hook, a REST catalog, a SQL catalog or a Hive "
+                "Metastore (docs/maintenance.md)"))
             return
         snapshot = self.snapshot_index().get(snapshot_id)
         entry = self._write_kept(keys, attested=snapshot_id,

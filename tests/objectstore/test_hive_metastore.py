@@ -251,3 +251,14 @@ def test_a_table_lock_held_by_another_writer_is_waited_for_within_the_bound_then
             client.unlock(UnlockRequest(lockid=held.lockid))
     with holder._client as client:
         assert not client.show_locks(ShowLocksRequest(dbname=database, tablename=name)).locks
+
+
+def test_the_metastore_jars_are_pinned() -> None:
+    """Every jar of the metastore's classpath is pinned (tests/servers/hive_metastore/jars.sha256), the versions the
+    pom names among them; the pins are checked as the REST server's are (test_rest_apache.py)."""
+    from tests.servers import tools
+
+    pins = tools._pins(tools.HIVE_METASTORE_DIR)
+    assert {"hive-standalone-metastore-3.1.3.jar", "hadoop-common-3.3.6.jar", "hadoop-hdfs-3.3.6.jar",
+            "derby-10.14.2.0.jar", "libthrift-0.9.3.jar"} <= set(pins), sorted(pins)[:5]
+    assert len(pins) == 155 and all(len(d) == 64 for d in pins.values())
