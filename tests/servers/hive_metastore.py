@@ -92,6 +92,8 @@ def start(workdir: Path) -> HiveMetastore:
         server = Server(name, argv, workdir / f"metastore{'-init' if test_mode else ''}.log", cwd=workdir)
         server.wait_ready(partial(_listens, port), timeout=180.0)
         if test_mode:
-            _make_txn_tables(port)
-            server.stop()
+            try:
+                _make_txn_tables(port)
+            finally:
+                server.stop()
     return HiveMetastore(server, port, warehouse)
