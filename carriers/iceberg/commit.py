@@ -18,8 +18,10 @@ from attest.model import Manifest
 from carriers import properties as props
 from carriers.core import Version
 from carriers.iceberg.carriage import BRANCH_TAG_SEPARATOR, RETAIN_TAG, SIDECAR_DIR, retain_tag_name
+from carriers.iceberg.hive_keep import hive_keeper
+from carriers.iceberg.json_keep import KeepRaced
 from carriers.iceberg.kept import ENVELOPE_BLOB, KEPT_SUFFIX, SIDECAR_BLOB, PendingBlob, PuffinStream, kept_name
-from carriers.iceberg.sql_keep import KeepRaced, sql_keeper
+from carriers.iceberg.sql_keep import sql_keeper
 from carriers.retry import retry
 
 if TYPE_CHECKING:
@@ -42,8 +44,9 @@ COMMIT_BACKOFF_S = 0.1
 # pyiceberg 0.12 refuses to write format-v3 table metadata (TableMetadataV3.model_dump_json raises NotImplementedError,
 # after the catalog created the new metadata file: an empty file would be left in the metadata folder), so a v3
 # table's metadata-only commit is never tried through pyiceberg's own metadata writing; a ``detached_keeper`` commits
-# it: the Spark hook's, ``rest_keeper`` for a REST catalog (its server writes the metadata), or ``sql_keeper`` for a
-# SQL catalog (carriers/iceberg/sql_keep.py: the JSON edited and the catalog row swapped, no pyiceberg model written).
+# it: the Spark hook's, ``rest_keeper`` for a REST catalog (its server writes the metadata), ``sql_keeper`` for a
+# SQL catalog or ``hive_keeper`` for a Hive Metastore (carriers/iceberg/json_keep.py: the JSON edited and the catalog's
+# pointer swapped, no pyiceberg model written).
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ class DetachedKeep:
     tag: str | None
     stale: tuple[str, ...]
     # The metadata location the request was planned on (None: not said). A keeper that commits at the JSON level
-    # (carriers/iceberg/sql_keep.py) commits only onto it: another one means the plan may be stale (retried).
+    # (carriers/iceberg/json_keep.py) commits only onto it: another one means the plan may be stale (retried).
     base: str | None = None
 
 
@@ -72,7 +75,7 @@ class FollowUpCommit:
     detached: bool  # IcebergCarrier's: detached=True asked for (commits nothing to the table metadata)
     # Commits a detached attestation's keeping where pyiceberg cannot (format v3): the Spark hook's, through Java's
     # Iceberg API (carriers/spark/hook.py spark_iceberg_keeper). None: ``rest_keeper`` for a REST catalog,
-    # ``sql_keeper`` for a SQL catalog, else not kept (``kept_note`` says).
+    # ``sql_keeper`` for a SQL catalog, ``hive_keeper`` for a Hive Metastore, else not kept (``kept_note`` says).
     detached_keeper: Callable[[DetachedKeep], None] | None = None
     kept_note: str | None = None
 
@@ -358,20 +361,21 @@ class FollowUpCommit:
         """Keep a format-v3 table's detached attestation as a follow-up's is kept, with no snapshot: its Puffin file
         registered as the attested snapshot's statistics file and the retention tag moved to that snapshot, in one
         metadata-only commit (Java's DeleteOrphanFiles keeps a registered statistics file; expiry keeps a tagged
-        snapshot), through ``detached_keeper`` (pyiceberg 0.12 writes no v3 table metadata), else the REST or SQL
-        catalog's keeper. The request is planned on a fresh read at each attempt; a SQL catalog's lost race
-        (``KeepRaced``) is retried, bounded. Without a keeper (Hive, Glue…), or asked for ``detached=True`` (which
+        snapshot), through ``detached_keeper`` (pyiceberg 0.12 writes no v3 table metadata), else the REST, SQL or Hive
+        catalog's keeper. The request is planned on a fresh read at each attempt; a SQL or Hive catalog's lost race
+        (``KeepRaced``) is retried, bounded. Without a keeper (Glue…), or asked for ``detached=True`` (which
         commits nothing to the table metadata, by contract), it is not kept: ``kept_note`` says so."""
         if self.detached:
             return
-        keeper = self.detached_keeper or rest_keeper(self.table) or sql_keeper(self.table)
+        keeper = (self.detached_keeper or rest_keeper(self.table) or sql_keeper(self.table)
+                  or hive_keeper(self.table))
         if keeper is None:
             self.kept_note = self._warn(Code.NOT_KEPT, (
                 f"the detached attestation of snapshot {snapshot_id} is not registered in the table metadata: "
                 "pyiceberg 0.12 cannot write format-v3 table metadata for this catalog "
                 f"({type(self.table.catalog).__name__}), so orphan removal deletes it and expiry may drop the "
-                "snapshot. To keep it, attest through the Spark hook, a REST catalog or a SQL catalog "
-                "(docs/maintenance.md)"))
+                "snapshot. To keep it, attest through the Spark hook, a REST catalog, a SQL catalog or a Hive "
+                "Metastore (docs/maintenance.md)"))
             return
         snapshot = self.snapshot_index().get(snapshot_id)
         entry = self._write_kept(keys, attested=snapshot_id,

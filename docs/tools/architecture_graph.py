@@ -54,8 +54,8 @@ LAYERS: list[tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = [
         ("delta", "delta/ · carrier · carriage · commit · view · rows · columns · content · spellings · guard · log · "
                   "checkpoint · lines · write · write_commit · stream_commit · prefetch", ("carriers.delta",)),
         ("iceberg", "iceberg/ · carrier · carriage · commit · manifests · views · summaries · catalogs · "
-                    "catalog_options · content · deletes · kept · sql_keep · rewrites · static · write · "
-                    "write_commit · stream_commit · publish",
+                    "catalog_options · content · deletes · kept · json_keep · sql_keep · hive_keep · rewrites · "
+                    "static · write · write_commit · stream_commit · publish",
          ("carriers.iceberg",)),
         ("standalone", "standalone", ("carriers.standalone",)),
         ("carrier_core", "core · content_store · base · sidecar · properties",

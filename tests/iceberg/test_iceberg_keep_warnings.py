@@ -30,7 +30,7 @@ RECORD = ["record", REF, "--model", "orders", "--program-hash", PROGRAM]
 
 def _cli(tmp_path: Path, *args: str, keeper_off: bool = False) -> subprocess.CompletedProcess[str]:
     """`attest ARGS` in a fresh process (no logging configured: a logged warning reaches stderr, as for a user);
-    ``keeper_off``: the SQL catalog's keeper taken away, standing for a Hive or Glue catalog (no keeper there)."""
+    ``keeper_off``: the SQL catalog's keeper taken away, standing for a Glue catalog (no keeper there)."""
     props = catalog_properties(tmp_path)
     env = {**os.environ, f"PYICEBERG_CATALOG__{CATALOG.upper()}__TYPE": "sql",
            f"PYICEBERG_CATALOG__{CATALOG.upper()}__URI": props["uri"],
@@ -41,9 +41,9 @@ def _cli(tmp_path: Path, *args: str, keeper_off: bool = False) -> subprocess.Com
     return subprocess.run([sys.executable, "-c", boot, *args], capture_output=True, text=True, env=env, timeout=300)
 
 
-def test_a_hive_like_catalog_puts_the_note_in_json_with_its_code_and_says_it_once(catalog: SqlCatalog, table: Table,
+def test_a_glue_like_catalog_puts_the_note_in_json_with_its_code_and_says_it_once(catalog: SqlCatalog, table: Table,
                                                                                   tmp_path: Path) -> None:
-    """No keeper (the SQL keeper switched off, as for Hive or Glue): `record --json` exits 0 with the note, coded
+    """No keeper (the SQL keeper switched off, as for Glue): `record --json` exits 0 with the note, coded
     ``not_kept``, in ``warnings``; stderr says it exactly once (was: only logged, nothing in the JSON)."""
     table = v3_table(catalog, table)
     done = _cli(tmp_path, *RECORD, "--json", keeper_off=True)

@@ -522,10 +522,10 @@ def test_a_kept_detached_attestation_outlives_its_pointer_and_expiry(catalog: Sq
 
 def test_a_v3_attestation_outside_rest_sql_and_spark_is_not_committed_and_the_warning_says_what_to_do(
         catalog: SqlCatalog, table: Table, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A catalog with no keeper (Hive, Glue: pyiceberg writes their metadata file, which fails for format v3 after
-    creating the file; no server here to commit through) is stood for by the SQL catalog with its keeper taken
-    away: the keeping is never tried there (no metadata file written, nothing committed), and the warning names
-    the ways that keep it: the Spark hook, a REST catalog (whose server writes the v3 metadata), a SQL catalog."""
+    """A catalog with no keeper (Glue: pyiceberg writes its metadata file, which fails for format v3 after creating
+    the file; no real server here to commit through) is stood for by the SQL catalog with its keeper taken away: the
+    keeping is never tried there (no metadata file written, nothing committed), and the warning names the ways that
+    keep it: the Spark hook, a REST catalog (whose server writes the v3 metadata), a SQL catalog, a Hive Metastore."""
     from carriers.iceberg import commit
     from carriers.iceberg.commit import rest_keeper
     from carriers.storage.base import local_path_of
@@ -542,6 +542,7 @@ def test_a_v3_attestation_outside_rest_sql_and_spark_is_not_committed_and_the_wa
         carrier.record(model="orders", program_hash=PROGRAM)
     assert carrier.kept_note is not None and "Spark hook" in carrier.kept_note and "REST catalog" in carrier.kept_note
     assert "SQL catalog" in carrier.kept_note and "SqlCatalog" in carrier.kept_note  # names the catalog it is
+    assert "Hive Metastore" in carrier.kept_note
     assert carrier.kept_note in caplog.text
     after = catalog.load_table("ns.t")
     assert after.metadata_location == location and not after.metadata.statistics

@@ -23,7 +23,8 @@ from pyiceberg.table import Table
 from attest.verify.table import verify_table
 from carriers.iceberg.carriage import POINTER_DIR, RETAIN_TAG, SIDECAR_DIR
 from carriers.iceberg.carrier import IcebergCarrier
-from carriers.iceberg.sql_keep import CHANGED, KeepRaced, SqlKeeper, sql_keeper
+from carriers.iceberg.json_keep import CHANGED, KeepRaced
+from carriers.iceberg.sql_keep import SqlKeeper, sql_keeper
 from tests.iceberg.conftest import CATALOG, PROGRAM, local, rows
 from tests.iceberg.test_iceberg_cli import _attest
 
@@ -261,7 +262,7 @@ def test_what_the_keep_leaves_alone_reads_the_same_and_json_it_cannot_rewrite_is
     written back as something that is not JSON. A tag whose name is a branch is never moved."""
     from attest.errors import CarrierError
     from carriers.iceberg.commit import DetachedKeep
-    from carriers.iceberg.sql_keep import _parse, apply_keep
+    from carriers.iceberg.json_keep import _parse, apply_keep
 
     text = ('{"format-version":3,"location":"file:///t","last-updated-ms":5,"current-snapshot-id":9223372036854775807,'
             '"snapshots":[{"snapshot-id":9223372036854775807}],"refs":{"main":{"snapshot-id":9223372036854775807,'

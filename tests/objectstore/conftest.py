@@ -9,6 +9,7 @@ from tests.servers.fixtures import (  # noqa: F401  (fixtures, registered by imp
     bucket,
     gcs,
     gcs_server,
+    hive_metastore_server,
     rest_catalog_server,
     s3,
     seaweed_server,

@@ -68,7 +68,7 @@ def test_the_server_jars_are_pinned_and_other_bytes_refused(tmp_path: Path) -> N
     """Every jar of the server's classpath is pinned; a cached jar whose bytes differ, or a stray jar, is refused."""
     from tests.servers import tools
 
-    pins = tools._rest_pins()
+    pins = tools._pins(tools.ICEBERG_REST_DIR)
     assert {"iceberg-open-api-1.11.0-test-fixtures.jar", "iceberg-core-1.11.0-tests.jar",
             "iceberg-core-1.11.0.jar", "jetty-ee10-servlet-12.1.5.jar", "sqlite-jdbc-3.54.1.0.jar"} <= set(pins)
     assert all(len(d) == 64 for d in pins.values())
@@ -78,13 +78,13 @@ def test_the_server_jars_are_pinned_and_other_bytes_refused(tmp_path: Path) -> N
     for name, data in made.items():
         (jar_dir / name).write_bytes(data)
     own = {name: hashlib.sha256(data).hexdigest() for name, data in made.items()}
-    assert tools._rest_jars_ok(jar_dir, own) and not tools._rest_jars_ok(jar_dir, pins)
+    assert tools._jars_ok(jar_dir, own) and not tools._jars_ok(jar_dir, pins)
     first = sorted(made)[0]
     (jar_dir / first).write_bytes(b"tampered")
-    assert not tools._rest_jars_ok(jar_dir, own)
+    assert not tools._jars_ok(jar_dir, own)
     (jar_dir / first).write_bytes(made[first])
     (jar_dir / "extra-1.0.jar").write_bytes(b"")
-    assert not tools._rest_jars_ok(jar_dir, own)
+    assert not tools._jars_ok(jar_dir, own)
 
 
 @pytest.fixture

@@ -65,6 +65,16 @@ def rest_catalog_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[An
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def hive_metastore_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A Hive Metastore 3.1.3 on embedded Derby (tests/servers/hive_metastore.py), one per session."""
+    from tests.servers import hive_metastore
+
+    server = _start("hive-metastore", hive_metastore.start, tmp_path_factory)
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def s3(seaweed_server: Any, monkeypatch: pytest.MonkeyPatch) -> stores.Bucket:
     return stores.s3_bucket(seaweed_server)

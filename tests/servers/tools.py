@@ -7,7 +7,8 @@
   ``<cache>/fake-gcs-server-<pin>/bin`` (a Go build takes a few minutes once, then it is cached);
 - Azurite is an npm package: ``npm install azurite@<pin>`` into ``<cache>/azurite-<pin>``;
 - Apache Iceberg's REST catalog server: ``mvn dependency:copy-dependencies`` of ``iceberg_rest/pom.xml`` into
-  ``<cache>/iceberg-rest-<pin>/jars``, every jar checked against ``iceberg_rest/jars.sha256``.
+  ``<cache>/iceberg-rest-<pin>/jars``, every jar checked against ``iceberg_rest/jars.sha256``;
+- Hive's standalone metastore: the same for ``hive_metastore/pom.xml`` into ``<cache>/hive-metastore-<pin>/jars``.
 
 ``<cache>`` is ``$RECIPE_ATTEST_CACHE`` or ``~/.cache/recipe-attest`` (the Spark jars' cache). A lock file serialises
 concurrent installs from several test sessions.
@@ -90,6 +91,8 @@ def azurite_blob(install: bool = True) -> Path:
 
 ICEBERG_REST_DIR = Path(__file__).with_name("iceberg_rest")
 ICEBERG_REST_VERSION = "1.11.0"  # iceberg-open-api's newest release (its pom.xml pins the same)
+HIVE_METASTORE_DIR = Path(__file__).with_name("hive_metastore")
+HIVE_METASTORE_VERSION = "3.1.3"  # the newest Hive whose thrift API pyiceberg 0.12 speaks (its pom.xml pins the same)
 
 
 def _sha256(path: Path) -> str:
@@ -100,54 +103,66 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _rest_pins() -> dict[str, str]:
+def _pins(pom_dir: Path) -> dict[str, str]:
     pins: dict[str, str] = {}
-    for line in (ICEBERG_REST_DIR / "jars.sha256").read_text(encoding="utf-8").splitlines():
+    for line in (pom_dir / "jars.sha256").read_text(encoding="utf-8").splitlines():
         if line.strip() and not line.startswith("#"):
             digest, _, name = line.partition("  ")
             pins[name.strip()] = digest.strip()
     return pins
 
 
-def _rest_jars_ok(jar_dir: Path, pins: dict[str, str]) -> bool:
+def _jars_ok(jar_dir: Path, pins: dict[str, str]) -> bool:
     present = {p.name for p in jar_dir.glob("*.jar")} if jar_dir.is_dir() else set()
     return present == set(pins) and all(_sha256(jar_dir / n) == d for n, d in pins.items())
 
 
-def iceberg_rest_classpath(install: bool = True) -> list[Path]:
-    """The REST catalog server's classpath: its pinned jars (resolved with mvn into the cache the first time, each
-    SHA-256-checked) plus the Hadoop client jars pyspark ships (HadoopFileIO on a local warehouse)."""
-    pins = _rest_pins()
-    root = cache_dir() / f"iceberg-rest-{ICEBERG_REST_VERSION}"
+def maven_jars(pom_dir: Path, name: str, install: bool = True) -> list[Path]:
+    """The runtime classpath of ``<pom_dir>/pom.xml``: its pinned jars, resolved with mvn into ``<cache>/<name>/jars``
+    the first time, each checked against ``<pom_dir>/jars.sha256``; ``<cache>/<name>/.checked`` marks them checked
+    (.ci/run looks for it)."""
+    pins = _pins(pom_dir)
+    root = cache_dir() / name
     jar_dir = root / "jars"
+    checked = root / ".checked"  # pins already verified for these files: later sessions skip hashing them
+    stamp = hashlib.sha256((pom_dir / "jars.sha256").read_bytes()).hexdigest()
+    if not (checked.is_file() and checked.read_text(encoding="utf-8") == stamp and
+            {p.name for p in jar_dir.glob("*.jar")} == set(pins)):
+        if not install:
+            raise MissingTool(f"the jars of {pom_dir.name}/pom.xml are not in the cache (make servers)")
+        mvn = shutil.which("mvn")
+        with _locked(name):
+            if not _jars_ok(jar_dir, pins):
+                if mvn is None:
+                    raise MissingTool(f"the jars of {pom_dir.name}/pom.xml are not cached and there is no `mvn`")
+                if jar_dir.is_dir():
+                    shutil.rmtree(jar_dir)
+                _run([mvn, "-q", "-B", "-f", str(pom_dir / "pom.xml"), f"-Dmaven.repo.local={cache_dir() / 'm2'}",
+                      "dependency:copy-dependencies", f"-DoutputDirectory={jar_dir}", "-DincludeScope=runtime"],
+                     env=dict(os.environ))
+                if not _jars_ok(jar_dir, pins):
+                    bad = sorted(p.name for p in jar_dir.glob("*.jar") if _sha256(p) != pins.get(p.name))
+                    shutil.rmtree(jar_dir)
+                    raise MissingTool(f"the resolved jars do not match {pom_dir.name}/jars.sha256: {bad}")
+            checked.write_text(stamp, encoding="utf-8")
+    return [jar_dir / n for n in sorted(pins)]
+
+
+def iceberg_rest_classpath(install: bool = True) -> list[Path]:
+    """The REST catalog server's classpath: its pinned jars (``maven_jars``) plus the Hadoop client jars pyspark
+    ships (HadoopFileIO on a local warehouse)."""
     spec = importlib.util.find_spec("pyspark")
     if spec is None or not spec.submodule_search_locations:
         raise MissingTool("the Iceberg REST catalog server uses pyspark's Hadoop jars: install the `spark` extra")
     hadoop = sorted(Path(next(iter(spec.submodule_search_locations)), "jars").glob("hadoop-client-*.jar"))
     if not hadoop:
         raise MissingTool("pyspark ships no hadoop-client jars here")
-    checked = root / ".checked"  # pins already verified for these files: later sessions skip hashing 40 MB
-    stamp = hashlib.sha256((ICEBERG_REST_DIR / "jars.sha256").read_bytes()).hexdigest()
-    if not (checked.is_file() and checked.read_text(encoding="utf-8") == stamp and
-            {p.name for p in jar_dir.glob("*.jar")} == set(pins)):
-        if not install:
-            raise MissingTool("the Iceberg REST catalog server's jars are not in the cache (make servers)")
-        mvn = shutil.which("mvn")
-        with _locked("iceberg-rest"):
-            if not _rest_jars_ok(jar_dir, pins):
-                if mvn is None:
-                    raise MissingTool("the Iceberg REST catalog server's jars are not cached and there is no `mvn`")
-                if jar_dir.is_dir():
-                    shutil.rmtree(jar_dir)
-                _run([mvn, "-q", "-B", "-f", str(ICEBERG_REST_DIR / "pom.xml"),
-                      f"-Dmaven.repo.local={cache_dir() / 'm2'}", "dependency:copy-dependencies",
-                      f"-DoutputDirectory={jar_dir}", "-DincludeScope=runtime"], env=dict(os.environ))
-                if not _rest_jars_ok(jar_dir, pins):
-                    bad = sorted(p.name for p in jar_dir.glob("*.jar") if _sha256(p) != pins.get(p.name))
-                    shutil.rmtree(jar_dir)
-                    raise MissingTool(f"the resolved REST catalog jars do not match iceberg_rest/jars.sha256: {bad}")
-            checked.write_text(stamp, encoding="utf-8")
-    return [jar_dir / n for n in sorted(pins)] + hadoop
+    return maven_jars(ICEBERG_REST_DIR, f"iceberg-rest-{ICEBERG_REST_VERSION}", install) + hadoop
+
+
+def hive_metastore_classpath(install: bool = True) -> list[Path]:
+    """The Hive Metastore's classpath: its pinned jars (``maven_jars``; its own Hadoop, not pyspark's)."""
+    return maven_jars(HIVE_METASTORE_DIR, f"hive-metastore-{HIVE_METASTORE_VERSION}", install)
 
 
 def _run(argv: list[str], env: dict[str, str]) -> None:
@@ -159,7 +174,8 @@ def _run(argv: list[str], env: dict[str, str]) -> None:
 def main() -> int:
     failed = 0
     for name, find in (("weed", weed), ("fake-gcs-server", fake_gcs_server), ("azurite-blob", azurite_blob),
-                       ("iceberg-rest", lambda: iceberg_rest_classpath()[0].parent)):
+                       ("iceberg-rest", lambda: iceberg_rest_classpath()[0].parent),
+                       ("hive-metastore", lambda: hive_metastore_classpath()[0].parent)):
         try:
             print(f"{name}: {find()}")
         except MissingTool as exc:
