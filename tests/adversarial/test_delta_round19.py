@@ -15,8 +15,8 @@ Spark 4.1, delta-rs 1.6; what Spark reads is in ``test_spark_delta_round19.py``)
 Such a file is now ``table_inconsistent`` at ``record`` (``content_changed`` when a rewrite adds it). Conversions
 that keep every stored value still record and verify: an int32 in a ``long`` or ``double`` column, a float in a
 ``double`` column, a ``decimal(10,2)`` in a ``decimal(12,4)`` column, bytes in a ``string`` column and text in a
-``binary`` one, and an integer stored wider than its column whose values all fit (Spark and delta-rs read them as
-stored, measured).
+``binary`` one, and an integer stored wider than its column whose values all fit (measured: delta-rs reads them as
+stored, Spark too — or, for an int64 in a ``double`` column, fails the read: never other values).
 """
 
 from __future__ import annotations
