@@ -170,19 +170,17 @@ def _converted_otherwise(stored: pa.DataType, want: pa.DataType) -> bool:
         signed = t.is_signed_integer(stored)
         digits = _INTEGER_DIGITS[stored.bit_width * (1 if signed else 2)] if stored.bit_width < 64 or signed else 20
         if t.is_integer(want):
-            return not t.is_signed_integer(want) or want.bit_width < stored.bit_width + (0 if signed else 1)
+            return not t.is_signed_integer(want) or bool(want.bit_width < stored.bit_width + (0 if signed else 1))
         if t.is_floating(want):  # exact below the mantissa's width
-            return (stored.bit_width + (0 if signed else 1)) > (53 if t.is_float64(want) else 24)
+            return bool(stored.bit_width + (0 if signed else 1) > (53 if t.is_float64(want) else 24))
         if t.is_decimal(want):
-            return digits > want.precision - want.scale
+            return bool(digits > want.precision - want.scale)
         return True
     if t.is_float32(stored) and t.is_float64(want):
         return False
     if t.is_decimal(stored) and t.is_decimal(want):
-        return want.scale < stored.scale or want.precision - want.scale < stored.precision - stored.scale
-    if t.is_date32(stored) and t.is_timestamp(want) and want.tz is None:
-        return False
-    return True
+        return bool(want.scale < stored.scale or want.precision - want.scale < stored.precision - stored.scale)
+    return not (t.is_date32(stored) and t.is_timestamp(want) and want.tz is None)
 
 
 def _numbers_kept(column: Any, want: pa.DataType) -> bool:

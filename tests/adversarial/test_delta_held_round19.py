@@ -134,7 +134,12 @@ def test_a_mapping_both_engines_read_alike_verifies(tmp_path: Path, case: str) -
 
 
 # Partition values of a mapped table (p: physical ``col-2``) keyed otherwise than by the physical name.
-PARTITION_KEYS: list[dict[str, str]] = [{"p": "x"}, {"col-2": "x", "p": "y"}, {"COL-2": "x"}, {"col-2": "x", "COL-2": "y"}]
+PARTITION_KEYS: list[dict[str, str]] = [
+    {"p": "x"},
+    {"col-2": "x", "p": "y"},
+    {"COL-2": "x"},
+    {"col-2": "x", "COL-2": "y"},
+]
 
 
 def partition_keyed(path: Path, keys: dict[str, str]) -> Path:

@@ -115,9 +115,11 @@ def stored_as(path: Path, kind: Any, column: pa.Array) -> Path:
 
 def query_engine(path: Path) -> list[Any]:
     """Column v as delta-rs's query engine reads it."""
-    return pa.table(QueryBuilder().register("t", DeltaTable(str(path))).execute("SELECT v FROM t").read_all()).column(
-        "v"
-    ).to_pylist()
+    return (
+        pa.table(QueryBuilder().register("t", DeltaTable(str(path))).execute("SELECT v FROM t").read_all())
+        .column("v")
+        .to_pylist()
+    )
 
 
 @pytest.mark.parametrize("case", sorted(LOSSY))

@@ -129,11 +129,15 @@ def test_spark_reads_the_same_row_ids_after_a_domain_metadata_commit(spark: Spar
     query = "SELECT id, _metadata.row_id, _metadata.row_commit_version FROM delta.`{}`"
     before = sorted(tuple(r) for r in spark.sql(query.format(path)).collect())
     forged = domains_committed(shutil.copytree(path, tmp_path / "f"))
-    assert sorted(tuple(r) for r in spark.sql(query.format(forged)).collect()) == before == [
-        (1, 0, 1),
-        (2, 1, 1),
-        (3, 2, 2),
-    ]
+    assert (
+        sorted(tuple(r) for r in spark.sql(query.format(forged)).collect())
+        == before
+        == [
+            (1, 0, 1),
+            (2, 1, 1),
+            (3, 2, 2),
+        ]
+    )
     rc, doc = verify(str(forged))
     assert rc == 0 and doc["level"] == "bytes", doc
 
@@ -161,7 +165,7 @@ def test_spark_reads_duplicate_mappings_otherwise_or_fails(spark: SparkSession, 
         path = mapped(tmp_path / str(i), mode, fields)
         try:
             got: Any = [tuple(r) for r in spark.sql(f"SELECT a, b FROM delta.`{path}` ORDER BY a").collect()]
-        except Exception:  # noqa: BLE001 (a failed read, whatever Spark raised)
+        except Exception:  # a failed read, whatever Spark raised
             got = "fails"
         assert got == SPARK_READS_REFUSED[case], (case, got)
 
