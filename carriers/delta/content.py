@@ -166,6 +166,8 @@ def _converted_otherwise(stored: pa.DataType, want: pa.DataType) -> bool:
     texts = (t.is_string, t.is_large_string, t.is_string_view, t.is_binary, t.is_large_binary, t.is_binary_view)
     if any(is_(stored) for is_ in texts) and any(is_(want) for is_ in texts):
         return False  # the same bytes
+    if t.is_fixed_size_binary(stored) and t.is_binary(want):
+        return False
     if t.is_integer(stored):
         signed = t.is_signed_integer(stored)
         digits = _INTEGER_DIGITS[stored.bit_width * (1 if signed else 2)] if stored.bit_width < 64 or signed else 20

@@ -5,8 +5,9 @@ that loses nothing (``carriers/delta/content.py`` ``_read_type``); any other sto
 table recorded. But every reader converts the stored values to the schema's type, and not alike (delta-spark 4.4 on
 Spark 4.1, delta-rs 1.6; what Spark reads is in ``test_spark_delta_round19.py``):
 
-- an ``int32`` of 70000 in a ``short`` column (300 in a ``byte`` column): Spark read 4464 (44) — the stored value
-  wrapped — while the digest held 70000 and delta-rs's query engine failed the read: recorded, VERIFIED;
+- an ``int32`` of 70000 in a ``short`` column (300 in a ``byte`` column; 70000 in a struct's ``short`` field): Spark
+  read 4464 (44; 4464) — the stored value wrapped — while the digest held 70000 and delta-rs's query engine failed
+  the read: recorded, VERIFIED;
 - a ``decimal(12,4)`` 1.2345 in a ``decimal(10,2)`` column, a double 1e300 in a ``float`` column, a double 1.5 in a
   ``long`` column, a timestamp at 23:00 in a ``date`` column, an int in a ``string`` or ``boolean`` column, an int64
   past 2**53 in a ``double`` column: delta-rs read 1.23, inf, 1, the date, ``'1'``, ``true``, the rounded double, Spark
