@@ -127,6 +127,101 @@ def _read_type(stored: pa.DataType, want: pa.DataType, int96: bool, *, widen: bo
     return None
 
 
+# A stored column's type against the schema's (the Arrow types pyarrow reads the file as, and delta-rs gives the
+# schema): the digest reads the stored values, and every reader converts them to the schema's type. Where that
+# conversion loses nothing, every engine reads the stored values (measured, delta-spark 4.4 / delta-rs 1.6: an int32 in
+# a long or double column, a float in a double column, a decimal(10,2) in a decimal(12,4) column, a date in a
+# timestamp_ntz column, unannotated bytes in a string column). Where it does, they read other values than the digest
+# holds, and not alike: an int32 of 70000 in a short column Spark reads as 4464 (300 in a byte column: 44) where
+# delta-rs's query engine fails; a decimal(12,4) 1.2345 in a decimal(10,2) column, a double 1e300 in a float column, a
+# double 1.5 in a long column, a timestamp in a date column, an int in a string or boolean column: delta-rs reads
+# 1.23, inf, 1, the date, '1', true, and Spark fails the read. Timestamps stored in another unit or zone-ness are
+# judged where the rows are read (``_read_type``, the spellings checks), not here.
+_INTEGER_DIGITS = {8: 3, 16: 5, 32: 10, 64: 20}  # decimal digits a signed integer of that width needs
+
+
+def _converted_otherwise(stored: pa.DataType, want: pa.DataType) -> bool:
+    """Whether readers converting a column stored as ``stored`` to the schema's ``want`` may read other values than
+    the stored ones (see above); nested types compared leaf by leaf (struct fields by name: a field a file lacks is
+    read as nulls by every reader)."""
+    import pyarrow as pa
+
+    t = pa.types
+    if t.is_dictionary(stored):
+        stored = stored.value_type
+    if t.is_struct(stored) and t.is_struct(want):
+        wanted = {want.field(i).name: want.field(i).type for i in range(want.num_fields)}
+        return any(_converted_otherwise(stored.field(i).type, wanted[stored.field(i).name])
+                   for i in range(stored.num_fields) if stored.field(i).name in wanted)
+    listed = (t.is_list, t.is_large_list, t.is_list_view, t.is_large_list_view, t.is_fixed_size_list)
+    if any(is_(stored) for is_ in listed) and any(is_(want) for is_ in listed):
+        return _converted_otherwise(stored.value_type, want.value_type)
+    if t.is_map(stored) and t.is_map(want):
+        return _converted_otherwise(stored.key_type, want.key_type) or \
+            _converted_otherwise(stored.item_type, want.item_type)
+    if t.is_nested(stored) or t.is_nested(want) or t.is_null(stored) or stored == want:
+        return False  # another shape (no reader converts it: a read that fails), or nulls
+    if t.is_timestamp(stored) and t.is_timestamp(want):
+        return False
+    texts = (t.is_string, t.is_large_string, t.is_string_view, t.is_binary, t.is_large_binary, t.is_binary_view)
+    if any(is_(stored) for is_ in texts) and any(is_(want) for is_ in texts):
+        return False  # the same bytes
+    if t.is_fixed_size_binary(stored) and t.is_binary(want):
+        return False
+    if t.is_integer(stored):
+        signed = t.is_signed_integer(stored)
+        digits = _INTEGER_DIGITS[stored.bit_width * (1 if signed else 2)] if stored.bit_width < 64 or signed else 20
+        if t.is_integer(want):
+            return not t.is_signed_integer(want) or bool(want.bit_width < stored.bit_width + (0 if signed else 1))
+        if t.is_floating(want):  # exact below the mantissa's width
+            return bool(stored.bit_width + (0 if signed else 1) > (53 if t.is_float64(want) else 24))
+        if t.is_decimal(want):
+            return bool(digits > want.precision - want.scale)
+        return True
+    if t.is_float32(stored) and t.is_float64(want):
+        return False
+    if t.is_decimal(stored) and t.is_decimal(want):
+        return bool(want.scale < stored.scale or want.precision - want.scale < stored.precision - stored.scale)
+    return not (t.is_date32(stored) and t.is_timestamp(want) and want.tz is None)
+
+
+def _numbers_kept(column: Any, want: pa.DataType) -> bool:
+    """Whether the stored numbers of a top-level ``column`` (integers, floats or decimals, converted to the number type
+    ``want`` with a loss for some values) are all kept by the conversion: read back as stored (a short column of int32
+    values that fit in 16 bits reads the stored values in every reader)."""
+    import pyarrow as pa
+
+    t = pa.types
+    number = (t.is_integer, t.is_floating, t.is_decimal)
+    if not any(is_(column.type) for is_ in number) or not any(is_(want) for is_ in number):
+        return False
+    try:
+        return bool(column.cast(want, safe=True).cast(column.type, safe=True).equals(column))
+    except (pa.ArrowException, ValueError, OverflowError):
+        return False
+
+
+def _stored_otherwise(table: pa.Table, stored: pa.Schema, arrow: pa.Schema, fields: dict[str, dict[str, Any]],
+                      partition_columns: Sequence[str], mode: str) -> str | None:
+    """The first column the file stores as a type readers convert to the schema's with a loss
+    (``_converted_otherwise``) for some of its values (``_numbers_kept``), said; None when there is none."""
+    mapped = mode in ("name", "id")
+    for field in arrow:
+        if field.name in partition_columns:
+            continue
+        doc = fields.get(field.name, {})
+        physical = _physical(doc) if mapped else field.name
+        index = stored.get_field_index(physical)
+        if index < 0:
+            continue
+        have, want = stored.field(index).type, _physical_type(field.type, doc.get("type"), mapped)
+        if _converted_otherwise(have, want) and not _numbers_kept(table.column(index), want):
+            return (f"column {field.name!r} is stored as {have} and the schema's type is {doc.get('type', want)}: "
+                    "readers convert its stored values with a loss, and not alike (Spark wraps an integer past the "
+                    "column's width where delta-rs fails; other conversions Spark fails and delta-rs rounds)")
+    return None
+
+
 @dataclass(frozen=True)
 class DeltaContentReader:
     """What reading a version's data files for their content digest needs, built on the driver (``content_reader``)
@@ -201,6 +296,11 @@ class DeltaContentReader:
         except (OSError, pa.ArrowException) as exc:
             raise CarrierError(f"{f.path} cannot be read as Parquet: {exc}", code=Code.TABLE_UNREADABLE,
                                path=f.path) from exc
+        otherwise = _stored_otherwise(table, stored, self.arrow, self.fields, self.partition_columns, self.mode)
+        if otherwise is not None:
+            raise CarrierError(f"{f.path}{', added by a rewrite' if self.logged is not None else ''}: {otherwise} — "
+                               "readers get other values than it stores", path=f.path,
+                               code=Code.CONTENT_CHANGED if self.logged is not None else Code.TABLE_INCONSISTENT)
         try:
             digest, read = _digest_file(f, table, stored, int96, self.arrow, self.fields, self.partition_columns,
                                         self.partitions.get(f.path) or {}, self.masks.get(f.path), self.mode,
