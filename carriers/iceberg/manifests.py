@@ -265,6 +265,15 @@ def _summary_problems(manifest: Any, statuses: list[int], live: list[dict[str, A
     claimed_min = manifest.min_sequence_number
     if sequences and claimed_min is not None and claimed_min > min(sequences):
         inconsistent(f"holds no file older than sequence number {claimed_min}, it holds one of {min(sequences)}")
+    # No writer writes an entry newer than its manifest (added entries inherit the manifest's number, existing ones
+    # are older). pyiceberg skips a delete manifest listed below the smallest min_sequence_number of the data
+    # manifests a query's partition filter keeps: an entry given its number explicitly and its manifest listed lower
+    # kept the full read's plan (and every view) while a filtered read brought the deleted row back (round 19,
+    # VERIFIED before).
+    listed = manifest.sequence_number
+    if sequences and isinstance(listed, int) and max(sequences) > listed:
+        inconsistent(f"was added at sequence number {listed}, it holds a file of data sequence number "
+                     f"{max(sequences)}")
     summaries = manifest.partitions or []
     fields = list(getattr(partition_type, "fields", None) or [])
     if partition_type is None or len(summaries) != len(fields):
