@@ -155,9 +155,8 @@ class ManifestReader:
             return None
         wanted = [int(f.field_id) for f in spec.fields]
         key = (avro_schema, tuple(wanted))
-        cached = _PARTITION_IDS.get(key, False)
-        if cached is not False:
-            return cached
+        if key in _PARTITION_IDS:
+            return _PARTITION_IDS[key]
         why: str | None = None
         try:
             found = _avro_partition_ids(json.loads(avro_schema))

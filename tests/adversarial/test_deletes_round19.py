@@ -145,9 +145,9 @@ def test_verify_refuses_the_list_lowered_after_the_record(catalog: SqlCatalog) -
 
 
 def renumbered_partition(table: Table, field_id: int = 1001, *, content: int = 1) -> None:
-    """The current snapshot's manifest of ``content`` (1 deletes, 0 data) holding partition p = 2 rewritten in place with its
-    entries as they were, its Avro partition struct's field given id ``field_id`` rather than the spec's (the
-    manifest's header spec says so too)."""
+    """The current snapshot's manifest of ``content`` (1 deletes, 0 data) holding partition p = 2 rewritten in
+    place with its entries as they were, its Avro partition struct's field given id ``field_id`` rather than the
+    spec's (the manifest's header spec says so too)."""
     from pyiceberg.manifest import ManifestContent, clear_manifest_cache
     from pyiceberg.partitioning import PartitionField, PartitionSpec
     from pyiceberg.transforms import IdentityTransform
