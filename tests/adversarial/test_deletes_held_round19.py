@@ -107,3 +107,4 @@ def test_a_data_manifest_summary_wider_than_its_entries_verifies(catalog: SqlCat
     assert ids(catalog.load_table("ns.t"), "p = 2") == [4]
     rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
     assert rc == 0 and doc["passed"], json.dumps(doc)
+

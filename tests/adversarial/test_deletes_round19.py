@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -197,3 +199,57 @@ def test_a_manifest_rewritten_with_the_specs_ids_verifies(catalog: SqlCatalog) -
     renumbered_partition(catalog.load_table("ns.t"), 1000)
     rc, doc = verify(f"iceberg://{CATALOG}/ns.t")
     assert rc == 0 and doc["passed"], json.dumps(doc)
+
+
+# ---- Delta: an inline deletion vector stating fewer bytes than its bitmap takes ------------------------------------
+def inline_vector(path: Path, *, short: int = 0, rows: tuple[int, ...] = (1,)) -> None:
+    """A ``dataChange: false`` rewrite of the attested Delta file (tests/adversarial/test_delta_dv_cardinality.py)
+    with its vector of ``rows`` inline in the log, its ``sizeInBytes`` ``short`` bytes below the bitmap's length."""
+    from carriers.delta.log import z85_encode
+    from tests.adversarial import test_delta_dv_cardinality as cardinality
+    from tests.delta.dv import MAGIC, _roaring32
+
+    data = struct.pack("<i", MAGIC) + struct.pack("<QI", 1, 0) + _roaring32(list(rows))
+    cardinality._rewrite(path, buckets=[(0, list(rows))])
+    log = sorted(path.glob("_delta_log/*.json"))[-1]
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    for action in actions:
+        if "add" in action:
+            action["add"]["deletionVector"] = {"storageType": "i", "sizeInBytes": len(data) - short,
+                                               "cardinality": len(rows),
+                                               "pathOrInlineDv": z85_encode(data + b"\0" * (-len(data) % 4))}
+    log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    shutil.rmtree(path / "cd")
+
+
+@pytest.fixture
+def delta(tmp_path: Path) -> Path:
+    from tests.adversarial.test_content_rewrite_delta import _attested
+
+    path = tmp_path / "t"
+    _attested(path, partitioned=False, dv=True, nan=False)
+    return path
+
+
+def test_an_inline_vector_stated_short_is_not_verified(delta: Path) -> None:
+    """delta-rs reads every decoded byte (row 1 deleted: the attested rows); Spark reads the stated bytes and fails the
+    read (measured: test_spark_deletes_round19.py) — ``VERIFIED (content; compacted …, same rows)`` before."""
+    inline_vector(delta, short=2)
+    rc, doc = verify(str(delta), "--level", "bytes")
+    assert rc != 0 and not doc["passed"], json.dumps(doc)
+    assert "table_inconsistent" in codes(doc), json.dumps(doc)
+
+
+def test_record_refuses_an_inline_vector_stated_short(delta: Path) -> None:
+    from carriers.delta.carrier import attest_after_write as delta_attest
+
+    inline_vector(delta, short=2)
+    with pytest.raises(AttestError) as refused:
+        delta_attest(str(delta), model="orders", program_hash=PROGRAM)
+    assert refused.value.code.value == "table_inconsistent", refused.value.message
+
+
+def test_the_same_vector_inline_verifies(delta: Path) -> None:
+    inline_vector(delta)
+    rc, doc = verify(str(delta), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted"), json.dumps(doc)

@@ -3,13 +3,21 @@ of tests/adversarial/test_deletes_round19.py."""
 
 from __future__ import annotations
 
+import shutil
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.adversarial.test_deletes_round19 import explicit_then_lowered, partitioned, renumbered_partition
+from tests.adversarial import test_delta_dv_cardinality as cardinality
+from tests.adversarial.test_deletes_round19 import (
+    delta,  # noqa: F401
+    explicit_then_lowered,
+    inline_vector,
+    partitioned,
+    renumbered_partition,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -58,3 +66,21 @@ def test_spark_reads_a_renumbered_partition_field_as_null(spark: SparkSession, s
     assert _ids(spark, name) == [1, 2, 3, 4]
     # p = 2: the delete manifest's file is null-partitioned for Java (the row is back), or the data file is (pruned)
     assert _ids(spark, name, "p = 2") == ([3, 4] if content == 1 else [])
+
+
+def test_spark_reads_an_inline_vector_by_its_stated_size(spark: SparkSession, delta: Path) -> None:  # noqa: F811
+    """The attested vector (row 1) inline in a ``dataChange: false`` rewrite: Spark reads the attested rows; stated 2
+    bytes short, Spark fails the read (the bitmap cut) while delta-rs still deletes row 1 (it reads every decoded
+    byte)."""
+    before = cardinality._delta_rs(delta)
+    got: dict[int, Any] = {}
+    for short in (0, 2):
+        path = delta.parent / f"inline-{short}"
+        shutil.copytree(delta, path)
+        inline_vector(path, short=short)
+        assert cardinality._delta_rs(path) == before
+        try:
+            got[short] = sorted(r["v"] for r in spark.read.format("delta").load(str(path)).select("v").collect())
+        except Exception as exc:  # the read Spark refuses
+            got[short] = type(exc).__name__
+    assert got[0] == before and not isinstance(got[2], list), got
