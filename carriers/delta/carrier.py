@@ -714,7 +714,8 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         of a 4-row file; row 2**40 ran the machine out of memory and the process was killed): ``table_unreadable``
         here, delta-rs not asked. Vectors whose bitmap is not one are left to delta-rs (it refuses them unread).
         Rows past 2**31 are refused whatever ``numRecords`` states (a Parquet file of more rows with a vector is not
-        attested)."""
+        attested). An inline vector whose bitmap runs past its stated ``sizeInBytes`` is ``table_inconsistent``
+        (Spark reads the stated bytes, delta-rs every decoded one)."""
         out: list[Problem] = []
         stored: dict[str, bytes | None] = {}
         for raw, add, descriptor, where in self._live_vectors(log):
