@@ -162,9 +162,9 @@ class ManifestReader:
             found = _avro_partition_ids(json.loads(avro_schema))
         except (ValueError, TypeError, KeyError, AttributeError):
             found = None
-        if found is None:
-            why = "its Avro schema gives no data_file.partition record"
-        elif found != wanted:
+        # A schema whose tuple is not found as a record here (a named type referenced, say) is left as it is: no
+        # writer's is, and an honest table is never refused on a guess.
+        if found is not None and found != wanted:
             why = (f"its partition tuple's fields carry field ids {found}, its spec {spec_id}'s are {wanted}: "
                    "Iceberg Java reads the tuple by the spec's field ids (a field numbered otherwise reads as null), "
                    "pyiceberg by position — readers apply deletes and filters to other partitions")
