@@ -9,10 +9,19 @@ The forgery: a position delete file hiding a row of the second data file (``p = 
 entry given its sequence number (3) explicitly, and the delete manifest's list ``sequence_number`` then lowered to 1.
 Every entry and file view stays as it was (the entry's data sequence number is still 3) and the full read's plan is
 unchanged (the smallest data manifest number is 1, the first file's); but ``p = 2`` prunes the first data manifest,
-the smallest becomes 2 and pyiceberg skips the delete manifest. Measured (pyiceberg 0.12): the full scan read ids 2, 3
-(id 1... of p = 1 and id 4 of p = 2; the deleted id 3 hidden), ``p = 2`` read the deleted row back. ``record`` made
-over the forged table attested and ``verify`` after the forgery said VERIFIED. No writer writes an entry whose data
+the smallest becomes 2 and pyiceberg skips the delete manifest. Measured (pyiceberg 0.12): the full scan read ids 1,
+2, 4 (id 3 hidden), ``p = 2`` read the deleted id 3 back; Spark applied the delete to both reads. ``record`` made over
+the forged table attested and ``verify`` after the forgery said VERIFIED. No writer writes an entry whose data
 sequence number is above its manifest's (added entries inherit it, existing ones are older): now
+``table_inconsistent``.
+
+A manifest's partition tuple renumbered: Iceberg Java projects it by the spec's field ids, pyiceberg (and the
+carrier's reader) take it by position. A delete (or data) manifest rewritten with its partition field numbered 1001
+rather than 1000: Spark returned the deleted row, pyiceberg hid it, and it was attested (VERIFIED before); now
+``table_inconsistent``.
+
+Delta: an inline deletion vector whose ``sizeInBytes`` stops short of its bitmap: delta-rs reads every decoded byte,
+Spark the stated ones (its read failed; measured in test_spark_deletes_round19.py) — VERIFIED before; now
 ``table_inconsistent``.
 """
 
