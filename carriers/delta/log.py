@@ -220,6 +220,13 @@ def vector_least_greatest_row(data: bytes, at: int = 0) -> int | None:
     headers alone: ``data[at:]`` is the magic number and a 64-bit roaring bitmap in the portable format (bucket count,
     then each bucket's high 32 bits and a 32-bit roaring bitmap, read container after container as delta-rs reads
     them). None when it names no row or is not such a bitmap (its reader refuses it then)."""
+    walked = vector_walk(data, at)
+    return None if walked is None else walked[0]
+
+
+def vector_walk(data: bytes, at: int = 0) -> tuple[int | None, int] | None:
+    """``vector_least_greatest_row``'s bound (None: no row) and the offset where the bitmap ends, from its headers;
+    None when ``data[at:]`` is not such a bitmap."""
     import struct
 
     try:
@@ -252,7 +259,7 @@ def vector_least_greatest_row(data: bytes, at: int = 0) -> int | None:
                     at += 2 * (less_one + 1) if less_one < 4096 else 8192
             if at > len(data):
                 return None
-        return best
+        return best, at
     except struct.error:
         return None
 
