@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from attest.errors import AttestError, Code, TableReferenceError, UnsupportedTableError
 from attest.locations import is_local, is_uri
@@ -39,10 +39,15 @@ ICEBERG_SCHEME = "iceberg://"
 
 
 def local_path(text: str) -> Path:
-    """The local path of a local reference (``file:///p``, ``file:/p`` or ``/p``)."""
-    if urlparse(text).scheme == "file":
+    """The local path of a local reference (``file:///p``, ``file://localhost/p``, ``file:/p`` or ``/p``): the path
+    delta-rs and the Iceberg folder reader open for it (as ``carriers.storage.base.local_path_of``: ``localhost`` is this
+    machine, percent-escapes decoded). ``file://localhost/lake`` was the relative path ``localhost/lake``: the audit of
+    the lake found no table there (exit 2, ``table_not_found``) while ``file:///lake`` walked it (round 19)."""
+    if is_uri(text) and urlparse(text).scheme == "file":
         parsed = urlparse(text)
-        return Path(parsed.netloc + parsed.path) if parsed.netloc else Path(parsed.path)
+        path = unquote(parsed.path)
+        # (a host name in any case: ``FILE://LOCALHOST/p``; another host is the path ``host/p``, as local_path_of)
+        return Path(path if parsed.netloc.lower() in ("", "localhost") else parsed.netloc + path)
     return Path(text)
 
 

@@ -85,11 +85,11 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
     held: list[Skipped] = []
 
     def required_by(skipped: Skipped) -> tuple[str, str] | None:
-        if policy is None or skipped.blocking or not (skipped.table or skipped.holds):
+        if policy is None or skipped.blocking or not (skipped.table or skipped.holds or skipped.view):
             return None
         if sink is not None and sink.is_table(TableRef.discovered("delta", skipped.path)):
             return None  # the audit table this run appends to (--to), which it never audits
-        return policy.requiring(skipped.path) if skipped.table else policy.requiring_under(skipped.path)
+        return policy.requiring(skipped.path) if skipped.table or skipped.view else policy.requiring_under(skipped.path)
 
     try:
         for target in targets:
@@ -132,6 +132,13 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
             if canonical_name(skipped.path) in audited_names:  # audited by its name (another target): no gap
                 continue
             glob, spelling = required_by(skipped) or ("", "")
+            if skipped.view:
+                # No attestation binds a view, so no signature of it can be judged: never a pass (round 19).
+                add(AuditRow.of_problem(skipped.path, Problem(Code.TABLE_NOT_AUDITED, (
+                    f"{skipped.message}; the trust policy requires a signature of this name (require_signed glob "
+                    f"{glob!r} covers {spelling!r}) and a view carries none: a reader of the name gets rows no "
+                    "attestation binds. Narrow the glob to the tables, or drop the view"), skipped.path)))
+                continue
             what = "its signature" if skipped.table else "the signature of tables there"
             add(AuditRow.of_problem(skipped.path, Problem(Code.TABLE_NOT_AUDITED, (
                 f"{skipped.message}; the trust policy requires {what} (require_signed glob {glob!r} covers "

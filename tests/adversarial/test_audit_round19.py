@@ -1,0 +1,90 @@
+"""Round 19 on what ``attest audit`` walks and judges.
+
+- ``attest audit file://localhost/<lake>`` (RFC 8089's spelling of this machine; ``Path.as_uri`` on some systems,
+  Hadoop's ``file://localhost/…``) found no table: the folder was taken as the relative path ``localhost/<lake>``, exit
+  2 ``table_not_found``, while ``file:///<lake>`` walked it. A ``file:`` URI holding a percent-escape
+  (``file:///x/%6cake``, ``Path.as_uri`` of a folder with a space) walked the literal folder ``%6cake`` and named the
+  folder's own table by the typed URI, which delta-rs decodes: the rows judged were ``/x/lake``'s, the line named the
+  other folder. Both now walk the folder delta-rs opens for the URI (``carriers.refs.local_path``).
+- A catalog view whose name a ``require_signed`` glob covers was listed, the audit passed: a signed table
+  ``ns.orders`` dropped and replaced by a view ``ns.orders`` (whose SQL reads anything) left the policy's name judged by
+  nobody, exit 0. It is now an ERROR line (``table_not_audited``, exit 2): a view carries no
+  attestation, so the signature the policy requires of that name cannot be there.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.adversarial.test_audit_discovery_attacks import attested, audit, by_table
+from tests.adversarial.test_audit_round14 import _entry
+from tests.adversarial.test_iceberg_attacks import catalog, iceberg_env, table  # noqa: F401  (fixtures)
+from tests.adversarial.test_policy_names import _policy
+from tests.objectstore.test_stores import cli
+
+
+@pytest.mark.parametrize("spelling", ["file://localhost{lake}", "FILE://LOCALHOST{lake}/", "file://localhost{lake}/."])
+def test_a_localhost_file_uri_walks_the_folder(tmp_path: Path, spelling: str) -> None:
+    lake = tmp_path / "lake"
+    attested(lake / "finance" / "orders")
+    attested(lake / "hr" / "people")
+    rc, doc = audit(spelling.format(lake=lake))
+    assert rc == 0, doc
+    assert sorted(by_table(doc)) == [str(lake / "finance" / "orders"), str(lake / "hr" / "people")], doc
+    assert all(t["outcome"] == "VERIFIED" for t in doc["tables"]), doc
+
+
+def test_a_percent_escaped_file_uri_walks_the_folder_delta_rs_opens(tmp_path: Path) -> None:
+    lake = tmp_path / "x"
+    attested(lake / "lake")
+    shutil.copytree(lake / "lake", lake / "%6cake")  # a copy in a folder literally so named, tampered
+    victim = sorted((lake / "%6cake").rglob("*.parquet"))[0]
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 1
+    victim.write_bytes(bytes(data))
+    rc, doc = audit(f"file://{lake}/%6cake")
+    # The folder delta-rs opens for the URI (/x/lake) walked and judged: one table, named as typed. Before, the
+    # literal folder was walked and its table named by the typed URI, whose rows delta-rs read from /x/lake.
+    assert rc == 0 and [(t["table"], t["outcome"]) for t in doc["tables"]] == [(f"file://{lake}/%6cake",
+                                                                               "VERIFIED")], doc
+    rc, doc = audit(str(lake))  # the literal folder, named by its path, is the tampered copy
+    assert rc == 1 and by_table(doc)[str(lake / "%6cake")]["outcome"] == "NOT VERIFIED", doc
+    rc, doc = audit(f"file://{lake}/my%20lake")
+    assert rc == 2 and doc["errors"][0]["code"] == "table_not_found", doc
+    attested(lake / "my lake")
+    rc, doc = audit(f"file://{lake}/my%20lake")
+    assert rc == 0 and [t["outcome"] for t in doc["tables"]] == ["VERIFIED"], doc
+
+
+def _signed_policy(tmp_path: Path, globs: list[str]) -> str:
+    return _policy(tmp_path, globs)
+
+
+@pytest.mark.parametrize("glob", ["iceberg://{name}/ns/orders", "iceberg://{name}/ns.orders", "iceberg://{name}/*"])
+def test_a_view_the_policy_requires_signed_is_an_error(catalog: Any, table: Any, tmp_path: Path,  # noqa: F811
+                                                       glob: str) -> None:
+    name = catalog.name
+    _entry(catalog, "ns", "orders", "VIEW")  # a signed table's name, now a view (its table dropped)
+    policy = _signed_policy(tmp_path, [glob.format(name=name)])
+    done = cli("audit", f"iceberg://{name}", "--policy", policy, "--json")
+    report = json.loads(done.stdout)
+    lines = {t["table"]: t for t in report["tables"]}
+    assert done.returncode == 2, done.stdout  # an ERROR line
+    view = lines[f"iceberg://{name}/ns.orders"]
+    assert view["outcome"] == "ERROR" and view["code"] == "table_not_audited", view
+    assert "a view carries none" in view["message"], view
+
+
+def test_a_view_no_glob_covers_is_listed(catalog: Any, table: Any, tmp_path: Path) -> None:  # noqa: F811
+    name = catalog.name
+    _entry(catalog, "reports", "daily", "VIEW")
+    policy = _signed_policy(tmp_path, [f"iceberg://{name}/ns/*"])
+    done = cli("audit", f"iceberg://{name}", "--policy", policy, "--json")
+    report = json.loads(done.stdout)
+    assert f"iceberg://{name}/reports.daily" in {s["path"] for s in report["skipped"]}, done.stdout
+    assert f"iceberg://{name}/reports.daily" not in {t["table"] for t in report["tables"]}, done.stdout
