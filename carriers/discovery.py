@@ -753,6 +753,13 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None,
         return out
     if is_local(target):
         local = local_path(target)
+        literal = local_path(target, decode=False) if "%" in target else local
+        if literal != local and literal.exists() and local.exists() and not os.path.samefile(literal, local):
+            # delta-rs opens the decoded path, Hadoop's Path (Spark) the literal one: two folders, two readings.
+            raise TableReferenceError(
+                f"{target!r} is ambiguous: delta-rs opens {str(local)!r} (percent-escapes decoded) and Spark/Hadoop "
+                f"the folder literally named {str(literal)!r}, and both exist: audit each by its path",
+                code=Code.INVALID_ARGUMENT)
         if local.is_dir():
             # A folder, or a table folder: walked all the same (a table inside a table is found and noted); the
             # folder itself, when a table, keeps the name the user typed.

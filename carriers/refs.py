@@ -38,14 +38,15 @@ _AT_VERSION = re.compile(r"^(?P<base>.+)@(?P<version>[0-9]+)$")
 ICEBERG_SCHEME = "iceberg://"
 
 
-def local_path(text: str) -> Path:
+def local_path(text: str, *, decode: bool = True) -> Path:
     """The local path of a local reference (``file:///p``, ``file://localhost/p``, ``file:/p`` or ``/p``): the path
-    delta-rs and the Iceberg folder reader open for it (as ``carriers.storage.base.local_path_of``: ``localhost`` is this
-    machine, percent-escapes decoded). ``file://localhost/lake`` was the relative path ``localhost/lake``: the audit of
-    the lake found no table there (exit 2, ``table_not_found``) while ``file:///lake`` walked it (round 19)."""
+    delta-rs and the Iceberg folder reader open for it (as ``carriers.storage.base.local_path_of``: ``localhost`` is
+    this machine, percent-escapes decoded; ``decode=False``: kept, as Hadoop's ``Path`` reads them).
+    ``file://localhost/lake`` was the relative path ``localhost/lake``: the audit of the lake found no table there
+    (exit 2, ``table_not_found``) while ``file:///lake`` walked it (round 19)."""
     if is_uri(text) and urlparse(text).scheme == "file":
         parsed = urlparse(text)
-        path = unquote(parsed.path)
+        path = unquote(parsed.path) if decode else parsed.path
         # (a host name in any case: ``FILE://LOCALHOST/p``; another host is the path ``host/p``, as local_path_of)
         return Path(path if parsed.netloc.lower() in ("", "localhost") else parsed.netloc + path)
     return Path(text)
