@@ -196,6 +196,18 @@ class TrustPolicy:
         glob covers it."""
         return self._first_cover(sorted(name_spellings(name)))
 
+    def naming(self, name: str) -> tuple[str, str] | None:
+        """``requiring`` by the globs without a wildcard (``*``, ``?``, ``[``; brace alternatives enumerate names, so
+        count as naming them): the policy names this table itself, never only a pattern that happens to match it."""
+        spellings = sorted(name_spellings(name))
+        for glob in self.require_signed:
+            if _WILDCARDS.search(glob) is None:
+                matcher = self._matcher(glob)
+                hit = next((s for s in spellings if matcher.covers([s])), None)
+                if hit is not None:
+                    return glob, hit
+        return None
+
     def requiring_under(self, folder: str) -> tuple[str, str] | None:
         """``requiring`` for a folder not searched: the first (glob, spelling) covering the folder, any name below it
         (``<folder>/*``), or naming a table below it (a glob whose fixed part starts with the folder's path)."""
