@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from attest.errors import AttestError, Code, Problem, TableReferenceError
-from carriers.refs import ICEBERG_SCHEME, TableRef, is_local, local_path, parse_ref
+from carriers.refs import ICEBERG_SCHEME, TableRef, is_local, local_path, parse_ref, refuse_two_readings
 
 # An object-store walk lists at most this many folders (each listing is one request).
 MAX_FOLDERS = 10_000
@@ -752,14 +752,8 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None,
         out.tables = [Found(f.ref, f.notes[1:]) for f in out.tables]
         return out
     if is_local(target):
+        refuse_two_readings(target)  # (decoded and literal, two folders: delta-rs and Spark read one each)
         local = local_path(target)
-        literal = local_path(target, decode=False) if "%" in target else local
-        if literal != local and literal.exists() and local.exists() and not os.path.samefile(literal, local):
-            # delta-rs opens the decoded path, Hadoop's Path (Spark) the literal one: two folders, two readings.
-            raise TableReferenceError(
-                f"{target!r} is ambiguous: delta-rs opens {str(local)!r} (percent-escapes decoded) and Spark/Hadoop "
-                f"the folder literally named {str(literal)!r}, and both exist: audit each by its path",
-                code=Code.INVALID_ARGUMENT)
         if local.is_dir():
             # A folder, or a table folder: walked all the same (a table inside a table is found and noted); the
             # folder itself, when a table, keeps the name the user typed.

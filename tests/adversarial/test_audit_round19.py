@@ -6,6 +6,10 @@
   (``file:///x/%6cake``, ``Path.as_uri`` of a folder with a space) walked the literal folder ``%6cake`` and named the
   folder's own table by the typed URI, which delta-rs decodes: the rows judged were ``/x/lake``'s, the line named the
   other folder. Both now walk the folder delta-rs opens for the URI (``carriers.refs.local_path``).
+- ``attest verify file:///x/%6cake`` — delta-rs decodes the URI and read ``/x/lake`` (attested): VERIFIED, exit 0,
+  while Spark's ``spark.read.format("delta").load`` of the same string reads the folder literally named ``%6cake``
+  (measured below: a tampered copy's rows). A ``file:`` target whose decoded and literal paths are two existing
+  folders is refused now, exit 2 ``invalid_argument`` (``carriers.refs.refuse_two_readings``), for verify and audit.
 - A catalog view whose name a ``require_signed`` glob names was listed, the audit passed: a signed table
   ``ns.orders`` the policy names dropped and replaced by a view ``ns.orders`` (whose SQL reads anything) left the
   policy's name judged by nobody, exit 0. It is now an ERROR line (``table_not_audited``, exit 2) when a glob names it
@@ -25,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from tests.adversarial.conftest import codes, verify
 from tests.adversarial.test_audit_discovery_attacks import attested, audit, by_table
 from tests.adversarial.test_audit_round14 import _entry
 from tests.adversarial.test_iceberg_attacks import catalog, iceberg_env, table  # noqa: F401  (fixtures)
@@ -96,3 +101,42 @@ def test_a_percent_escaped_file_uri_naming_two_folders_is_refused(tmp_path: Path
     assert "ambiguous" in doc["errors"][0]["message"], doc
     rc, doc = audit(str(lake))  # the literal folder, named by its path, is the tampered copy
     assert rc == 1 and by_table(doc)[str(lake / "%6cake")]["outcome"] == "NOT VERIFIED", doc
+
+
+def _lake_and_tampered_copy(tmp_path: Path) -> Path:
+    """``<x>/lake`` attested, and a copy of it in the folder literally named ``<x>/%6cake`` whose data file holds other
+    rows (7, 9): what Spark reads for ``file://<x>/%6cake``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    lake = tmp_path / "x"
+    attested(lake / "lake")
+    shutil.copytree(lake / "lake", lake / "%6cake")
+    for data in (lake / "%6cake").rglob("*.parquet"):
+        schema = pq.read_schema(data)
+        pq.write_table(pa.Table.from_pylist([dict.fromkeys(schema.names)], schema=schema), data)
+    return lake
+
+
+def test_verify_of_a_percent_escaped_file_uri_naming_two_folders_is_refused(tmp_path: Path) -> None:
+    lake = _lake_and_tampered_copy(tmp_path)
+    rc, doc = verify(f"file://{lake}/%6cake")
+    assert rc == 2 and codes(doc) == ["invalid_argument"] and "ambiguous" in doc["errors"][0]["message"], doc
+    rc, doc = verify(f"file://{lake}/%6cake@0")
+    assert rc == 2 and codes(doc) == ["invalid_argument"], doc
+    rc, doc = verify(str(lake / "%6cake"))  # by its path: the copy itself, read as Spark reads it
+    assert rc == 1 and set(codes(doc)) == {"artifact_hash_mismatch"}, doc
+
+
+@pytest.mark.spark
+def test_spark_reads_the_literal_folder_of_a_percent_escaped_file_uri(spark: Any, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from deltalake import write_deltalake
+
+    lake = tmp_path / "x"
+    write_deltalake(str(lake / "lake"), pa.table({"a": [1, 2]}))
+    shutil.copytree(lake / "lake", lake / "%6cake")
+    pq.write_table(pa.table({"a": [7, 9]}), sorted((lake / "%6cake").glob("*.parquet"))[0])
+    read = sorted(r[0] for r in spark.read.format("delta").load(f"file://{lake}/%6cake").collect())
+    assert read == [7, 9]  # the literal folder; delta-rs opens /x/lake for the same string
