@@ -31,3 +31,16 @@ def test_an_iceberg_folder_named_through_localhost_is_the_same_table(
     assert (rc, doc["verdict"].split(" — ")[0]) == (rc_plain, plain["verdict"].split(" — ")[0]), doc
     rc, doc = audit(f"file://{host}{tmp_path / 'warehouse'}")
     assert rc == 0 and [t["outcome"] for t in doc["tables"]] == ["VERIFIED"], doc
+
+
+def test_an_iceberg_folder_uri_naming_two_folders_is_refused(catalog: Any, table: Any, tmp_path: Path) -> None:
+    """``file://<wh>/ns/%74`` is the catalog's table folder ``<wh>/ns/t`` decoded, and a folder literally named ``%74``
+    as Hadoop's ``Path`` keeps it (Delta measured with Spark: tests/adversarial/test_audit_round19.py). With both
+    there, the folder read went to ``<wh>/ns/t`` (VERIFIED through its catalog) whatever the literal folder holds."""
+    import shutil
+
+    folder = tmp_path / "warehouse" / "ns"
+    shutil.copytree(folder / "t", folder / "%74")
+    rc, doc = verify(f"file://{folder}/%74")
+    assert rc == 2 and [e["code"] for e in doc["errors"]] == ["invalid_argument"], doc
+    assert "ambiguous" in doc["errors"][0]["message"], doc
