@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from attest.errors import AttestError, Code, Problem, TableReferenceError
-from carriers.refs import ICEBERG_SCHEME, TableRef, is_local, local_path, parse_ref
+from carriers.refs import ICEBERG_SCHEME, TableRef, is_local, local_path, parse_ref, refuse_two_readings
 
 # An object-store walk lists at most this many folders (each listing is one request).
 MAX_FOLDERS = 10_000
@@ -86,6 +86,10 @@ class Skipped:
     # A folder not searched (it cannot be listed, a search cut short, a link not followed) whose tables a reader opens
     # by names under ``path``: an ERROR line as ``table`` when the policy covers ``path`` or a name below it.
     holds: bool = False
+    # A catalog's view, named ``iceberg://<catalog>/<ns>.<view>``: under a trust policy whose ``require_signed`` covers
+    # that name, an ERROR line (a view carries no attestation, so no signature can be judged for what its readers get).
+    # Listed only before: a signed table dropped and replaced by a view of that name passed the audit, exit 0.
+    view: bool = False
 
     def problem(self) -> Problem:
         return Problem(self.code, self.message, self.path)
@@ -637,7 +641,7 @@ def _iceberg_views(catalog: Any, catalog_name: str, ns: tuple[str, ...], tables:
             "engine resolving views first (Trino) reads the view's SQL under the table's name, and no attestation "
             "binds it; rename one of them" if twin else
             "an Iceberg view: its readers get the rows of the tables its SQL reads, which no attestation binds (the "
-            "tables it reads are audited where they are among the audit's tables)"), blocking=twin))
+            "tables it reads are audited where they are among the audit's tables)"), blocking=twin, view=True))
     return out + [
         Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(entry)}", Code.TABLE_NOT_AUDITED, (
             f"a catalog entry of type {kind!r}, neither a table nor a view: no Iceberg reader opens it, it is not "
@@ -748,6 +752,7 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None,
         out.tables = [Found(f.ref, f.notes[1:]) for f in out.tables]
         return out
     if is_local(target):
+        refuse_two_readings(target)  # (decoded and literal, two folders: delta-rs and Spark read one each)
         local = local_path(target)
         if local.is_dir():
             # A folder, or a table folder: walked all the same (a table inside a table is found and noted); the

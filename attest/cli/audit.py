@@ -27,6 +27,8 @@ def cmd_audit(args: argparse.Namespace, out: Output) -> AuditResult:
 
 
 def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None) -> AuditResult:
+    import dataclasses
+
     from attest.cli.audit_pool import (
         Context,
         Item,
@@ -85,10 +87,14 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
     held: list[Skipped] = []
 
     def required_by(skipped: Skipped) -> tuple[str, str] | None:
-        if policy is None or skipped.blocking or not (skipped.table or skipped.holds):
+        if policy is None or skipped.blocking or not (skipped.table or skipped.holds or skipped.view):
             return None
         if sink is not None and sink.is_table(TableRef.discovered("delta", skipped.path)):
             return None  # the audit table this run appends to (--to), which it never audits
+        if skipped.view:
+            # A view a glob names (no wildcard): the policy requires that name to be a signed table. One a pattern
+            # covers (``*``, ``--key``) is listed, saying so (below): the tables its SQL reads are judged as tables.
+            return policy.naming(skipped.path)
         return policy.requiring(skipped.path) if skipped.table else policy.requiring_under(skipped.path)
 
     try:
@@ -107,6 +113,11 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
                 elif required_by(skipped) is not None:
                     held.append(skipped)  # decided once every target is walked: another may audit it by its name
                 else:
+                    if skipped.view and policy is not None and (hit := policy.requiring(skipped.path)) is not None:
+                        skipped = dataclasses.replace(skipped, message=(
+                            f"{skipped.message}; the trust policy's require_signed glob {hit[0]!r} covers the name "
+                            f"{hit[1]!r}, and a view carries no signature: listed, not judged (a glob naming it "
+                            "without a wildcard makes it an ERROR line)"))
                     problem = audit.add_skipped(skipped.problem())
                     if stream is not None:
                         progress.above(audit.skipped_line(problem), stream)
@@ -132,6 +143,14 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
             if canonical_name(skipped.path) in audited_names:  # audited by its name (another target): no gap
                 continue
             glob, spelling = required_by(skipped) or ("", "")
+            if skipped.view:
+                # No attestation binds a view, so no signature of it can be judged: never a pass (round 19).
+                add(AuditRow.of_problem(skipped.path, Problem(Code.TABLE_NOT_AUDITED, (
+                    f"{skipped.message}; the trust policy requires a signature of this name (require_signed glob "
+                    f"{glob!r} names {spelling!r}) and a view carries none: a reader of the name gets rows no "
+                    "attestation binds. Drop the view (a signed table of that name is what the policy names), or the "
+                    "glob"), skipped.path)))
+                continue
             what = "its signature" if skipped.table else "the signature of tables there"
             add(AuditRow.of_problem(skipped.path, Problem(Code.TABLE_NOT_AUDITED, (
                 f"{skipped.message}; the trust policy requires {what} (require_signed glob {glob!r} covers "

@@ -155,7 +155,9 @@ def local_path_of(location: str, *, decode: bool = True) -> str | None:
         return None
     if parsed.scheme == "file":
         path = unquote(parsed.path) if decode else parsed.path
-        return path if parsed.netloc in ("", "localhost") else f"{parsed.netloc}{path}"
+        # (``localhost`` in any case, a host name: ``FILE://LOCALHOST/wh/ns/t`` typed for an Iceberg folder was read as
+        # the relative path ``LOCALHOST/wh/ns/t``; round 19)
+        return path if parsed.netloc.lower() in ("", "localhost") else f"{parsed.netloc}{path}"
     return None
 
 
