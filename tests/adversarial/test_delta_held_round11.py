@@ -75,8 +75,7 @@ def vectored(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("size_delta", [0, -1, 1, -10, 4], ids=["honest", "one short", "one over", "truncated",
-                                                                 "past the bits"])
+@pytest.mark.parametrize("size_delta", [0, 1], ids=["honest", "one over"])
 def test_an_inline_vector_in_a_rewrite_reads_the_same_rows_and_verifies(vectored: Path, size_delta: int) -> None:
     before = _delta_rs(vectored)
     _inline_rewrite(vectored, size_delta)
@@ -84,6 +83,17 @@ def test_an_inline_vector_in_a_rewrite_reads_the_same_rows_and_verifies(vectored
     rc, doc = verify(str(vectored), "--level", "bytes")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted at version"), doc
     assert "same rows" in doc["verdict"], doc
+
+
+@pytest.mark.parametrize("size_delta", [-1, -10, 4], ids=["one short", "truncated", "past the bits"])
+def test_an_inline_vector_stated_past_its_bitmap_is_refused(vectored: Path, size_delta: int) -> None:
+    """Held in round 11 (delta-rs decodes the inline bits whatever ``sizeInBytes`` says), refused since round 19:
+    Spark reads only the stated bytes and failed the read (``test_deletes_round19.py``), so the engines disagree."""
+    before = _delta_rs(vectored)
+    _inline_rewrite(vectored, size_delta)
+    assert _delta_rs(vectored) == before
+    rc, doc = verify(str(vectored), "--level", "bytes")
+    assert rc == 1 and not doc["passed"] and "table_inconsistent" in doc["verdict"], doc
 
 
 def _inline_table(path: Path) -> list[int]:
