@@ -4,12 +4,13 @@ Iceberg Java reads a manifest's partition tuple as its spec's partition type (an
 to a double); pyiceberg 0.12 reads it as the manifest's own Avro schema says (``data_file.partition`` is read with the
 file's types), and matches position delete files to data files by comparing the two tuples. The forgery: the delete
 manifest of tests/adversarial/test_deletes_round19.py rewritten in place, every entry as it was, its partition field
-``p`` (a ``long``, id 1000) stored as a ``string`` ``"2"`` or a ``double`` ``2.0``. Measured (pyiceberg 0.12): the
-position delete no longer applied — the full scan read the deleted id 3 back (``[1, 2, 3, 4]``) — and ``record``
-attested the table (the round-19 check compares field ids only). The data manifest so rewritten: ``p = 2`` read no row
-(string) or the deleted row (double). What Spark reads is in test_spark_deletes_round19b.py. Now ``table_inconsistent``
-at ``record`` (``verify`` of a table retyped after its record said ``reader_view_changed`` already, and now says
-``table_inconsistent`` too). Stored types every reader widens alike (an int for the spec's long, as a manifest written
+``p`` (a ``long``, id 1000) stored as a ``string`` ``"2"`` or a ``double`` ``2.0``; or the data manifest of p = 2 so
+rewritten. Measured (pyiceberg 0.12, Spark 4.1 / Iceberg 1.12 in test_spark_deletes_round19b.py): the position delete
+no longer applied in either engine (the full reads alike, id 3 back), but a read filtered on the partition split them
+— Spark's ``p = 2`` failed (``IllegalArgumentException``) where pyiceberg read ids 3, 4, or, for the string data
+manifest, no row at all (``"2"`` is not ``2``). ``record`` attested such a table (the round-19 check compares field
+ids only); ``verify`` of one retyped after its record said ``reader_view_changed``. Now ``table_inconsistent`` at
+``record`` and ``verify``. Stored types every reader widens alike (an int for the spec's long, as a manifest written
 before a column's promotion keeps) still record (test_deletes_held_round19b.py).
 """
 
