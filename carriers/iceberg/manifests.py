@@ -149,7 +149,8 @@ class ManifestReader:
         fields by position. Measured (Spark 4.1 / Iceberg 1.12, pyiceberg 0.12): a delete manifest rewritten with
         its partition field numbered 1001 rather than the spec's 1000 — Spark read the position delete file's
         partition as null and returned the deleted row, pyiceberg applied it, and the table was attested (round
-        19). Writers write the spec's ids."""
+        19). Writers write the spec's ids. Likewise the fields' types: Java reads the spec's, pyiceberg the file's
+        (:func:`_partition_type_kept` lists the ones both read alike)."""
         spec = self.table.metadata.specs().get(spec_id)
         if spec is None or not isinstance(avro_schema, str):
             return None
@@ -283,13 +284,24 @@ def _avro_partition_fields(entry: Mapping[str, Any]) -> list[tuple[int | None, A
 def _partition_type_kept(stored: Any, spec_type: Any) -> bool:
     """Whether a partition field stored as ``stored`` (an Iceberg type) is read alike by Iceberg Java (as
     ``spec_type``) and pyiceberg (as ``stored``): the same type, a promotion both make (int to long, float to double,
-    a decimal to a wider one of its scale), or an int for a date or a date for an int (both days since the epoch)."""
-    from pyiceberg.types import DateType, DecimalType, DoubleType, FloatType, IntegerType, LongType
+    a decimal to a wider one of its scale), an int for a date or a date for an int (both days since the epoch), a
+    timestamp with or without a zone for the other (microseconds either way, the Avro ``adjust-to-utc`` flag apart)."""
+    from pyiceberg.types import (
+        DateType,
+        DecimalType,
+        DoubleType,
+        FloatType,
+        IntegerType,
+        LongType,
+        TimestampType,
+        TimestamptzType,
+    )
 
     if stored is None or stored == spec_type:
         return True
     pair = (type(stored), type(spec_type))
-    if pair in ((IntegerType, LongType), (FloatType, DoubleType), (IntegerType, DateType), (DateType, IntegerType)):
+    if pair in ((IntegerType, LongType), (FloatType, DoubleType), (IntegerType, DateType), (DateType, IntegerType),
+                (TimestampType, TimestamptzType), (TimestamptzType, TimestampType)):
         return True
     return isinstance(stored, DecimalType) and isinstance(spec_type, DecimalType) \
         and stored.scale == spec_type.scale and stored.precision <= spec_type.precision
