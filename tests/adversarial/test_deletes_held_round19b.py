@@ -4,7 +4,9 @@
 - **Iceberg, a partition field stored as a type both readers widen alike**: the delete manifest's ``p`` (a ``long``)
   stored as an Avro ``int`` — what a manifest written before the column's promotion keeps. Spark and pyiceberg read
   the attested rows, ``p = 2`` alike (test_spark_deletes_round19b.py): recorded, VERIFIED. (A ``date`` stored for a
-  ``long``, read alike by pyiceberg, is refused by design: no writer writes it.)
+  ``long``, read alike by pyiceberg, is refused by design: no writer writes it.) A ``date`` partition stored as a plain
+  Avro int (the days, as an old writer of a day transform wrote it): pyiceberg and Spark read ``d = '2024-01-02'``
+  alike, VERIFIED.
 - **Delta, deletion vectors in a classic Parquet checkpoint** (written by delta-rs after an inline vector's rewrite):
   the checkpoint's ``sizeInBytes`` of the inline vector set 2 bytes short — refused (``table_inconsistent``) with the
   JSON commits kept (the checkpoint is not their replay) and after they are cleaned up (the inline size check reads
@@ -17,6 +19,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -151,3 +154,63 @@ def test_a_v2_sidecar_vector_stated_short_is_refused(delta: Path, short: int) ->
         return
     assert rc != 0 and "table_inconsistent" in codes(doc), json.dumps(doc)
     assert any("states 32 bytes, its bitmap takes 34" in e["message"] for e in doc["errors"]), json.dumps(doc)
+
+
+def dated(catalog: SqlCatalog, ident: str = "ns.d") -> Any:
+    """ids 1, 2 of 2024-01-01 and 3 of 2024-01-02 in two appends, partitioned by identity(d) (a date); the second
+    append's data manifest rewritten in place with d stored as a plain Avro int (the days), as an old writer of a
+    day transform wrote it."""
+    import datetime
+
+    from pyiceberg.manifest import clear_manifest_cache
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import DateType, IntegerType, LongType, NestedField
+
+    from tests.iceberg.conftest import local, manifest_writer
+
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("d", pa.date32())])
+    table = catalog.create_table(ident, schema=schema)
+    with table.update_spec() as spec:
+        spec.add_identity("d")
+    day = datetime.date(2024, 1, 1)
+    table.append(pa.table({"id": [1, 2], "d": [day, day]}, schema=schema))
+    table.append(pa.table({"id": [3], "d": [day + datetime.timedelta(days=1)]}, schema=schema))
+    table = catalog.load_table(ident)
+    snap = table.current_snapshot()
+    assert snap is not None
+    manifest = next(m for m in snap.manifests(table.io) if m.added_snapshot_id == snap.snapshot_id)
+    entries = manifest.fetch_manifest_entry(table.io, discard_deleted=False)
+    path = local(manifest.manifest_path)
+    tmp = path.with_suffix(".new.avro")
+    as_int = Schema(NestedField(1, "id", LongType()), NestedField(2, "d", IntegerType()))
+    with manifest_writer(table.spec(), as_int, table.io.new_output(f"file://{tmp}"), entries[0].snapshot_id,
+                         deletes=False) as writer:
+        for entry in entries:
+            writer.add_entry(entry)
+    shutil.move(tmp, path)
+    clear_manifest_cache()
+    assert _avro_type(path) == "int" and DateType() != IntegerType()
+    return catalog.load_table(ident)
+
+
+def _avro_type(path: Path) -> Any:
+    from pyiceberg.avro.file import AvroFile
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+    from pyiceberg.manifest import MANIFEST_ENTRY_SCHEMAS
+
+    from carriers.iceberg.manifests import _avro_partition_fields
+
+    reader: Any
+    with AvroFile(PyArrowFileIO().new_input(f"file://{path}"), MANIFEST_ENTRY_SCHEMAS[2], read_types={},
+                  read_enums={}) as reader:
+        ((_, stored),) = _avro_partition_fields(json.loads(reader.header.meta["avro.schema"])) or []
+    return str(stored)
+
+
+def test_a_date_stored_as_an_int_verifies(catalog: SqlCatalog) -> None:
+    """pyiceberg reads the days as the date (Spark too: test_spark_deletes_round19b.py): recorded, VERIFIED."""
+    table = dated(catalog)
+    assert sorted(table.scan(row_filter="d = '2024-01-02'").to_arrow().column("id").to_pylist()) == [3]
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    rc, doc = verify(f"iceberg://{CATALOG}/ns.d")
+    assert rc == 0 and doc["passed"], json.dumps(doc)
