@@ -6,7 +6,8 @@
   the attested rows, ``p = 2`` alike (test_spark_deletes_round19b.py): recorded, VERIFIED. (A ``date`` stored for a
   ``long``, read alike by pyiceberg, is refused by design: no writer writes it.) A ``date`` partition stored as a plain
   Avro int (the days, as an old writer of a day transform wrote it): pyiceberg and Spark read ``d = '2024-01-02'``
-  alike, VERIFIED.
+  alike, VERIFIED. Two partition fields whose ids are swapped (positions kept): Spark read ``p`` by id as ``q``'s values
+  and ``p = 1`` pruned the file pyiceberg reads by position — the round-19 field-id check's refusal, pinned.
 - **Delta, deletion vectors in a classic Parquet checkpoint** (written by delta-rs after an inline vector's rewrite):
   the checkpoint's ``sizeInBytes`` of the inline vector set 2 bytes short — refused (``table_inconsistent``) with the
   JSON commits kept (the checkpoint is not their replay) and after they are cleaned up (the inline size check reads
@@ -28,11 +29,12 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 
+from attest.errors import AttestError
 from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial import test_delta_dv_cardinality as cardinality
 from tests.adversarial.conftest import codes, verify
 from tests.adversarial.test_deletes_round19 import delta, ids, inline_vector, partitioned  # noqa: F401
-from tests.adversarial.test_deletes_round19b import retyped_partition
+from tests.adversarial.test_deletes_round19b import retyped_partition, swapped
 from tests.iceberg.conftest import CATALOG, PROGRAM
 
 if TYPE_CHECKING:
@@ -214,3 +216,15 @@ def test_a_date_stored_as_an_int_verifies(catalog: SqlCatalog) -> None:
     attest_after_write(table, model="orders", program_hash=PROGRAM)
     rc, doc = verify(f"iceberg://{CATALOG}/ns.d")
     assert rc == 0 and doc["passed"], json.dumps(doc)
+
+
+def test_record_refuses_swapped_partition_field_ids(catalog: SqlCatalog) -> None:
+    """The round-19 field-id check, pinned for swapped ids (its positions kept): Spark read ``p`` by id as ``q``'s
+    values and ``p = 1`` pruned the file pyiceberg reads by position (test_spark_deletes_round19b.py)."""
+    swapped(catalog, "ns.s")
+    table = catalog.load_table("ns.s")
+    assert table.scan(row_filter="p = 1").to_arrow().column("id").to_pylist() == [1]
+    with pytest.raises(AttestError) as refused:
+        attest_after_write(table, model="orders", program_hash=PROGRAM)
+    assert refused.value.code.value == "table_inconsistent", refused.value.message
+    assert "field ids [1001, 1000]" in refused.value.message

@@ -20,6 +20,7 @@ import json
 import shutil
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 import pytest
 
 from attest.errors import AttestError
@@ -104,3 +105,34 @@ def test_a_date_stored_for_a_long_is_refused_by_design(catalog: SqlCatalog) -> N
     with pytest.raises(AttestError) as refused:
         attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM)
     assert refused.value.code.value == "table_inconsistent", refused.value.message
+
+
+def swapped(catalog: Any, ident: str) -> None:
+    """A table partitioned by identity(p), identity(q) (ids 1000, 1001) of rows (1, p 1, q 10), (2, p 2, q 20); its
+    data manifest rewritten in place with the two fields' ids swapped (the tuple's positions kept)."""
+    from pyiceberg.manifest import clear_manifest_cache
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.transforms import IdentityTransform
+
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("p", pa.int64()), pa.field("q", pa.int64())])
+    table = catalog.create_table(ident, schema=schema)
+    with table.update_spec() as spec:
+        spec.add_identity("p")
+        spec.add_identity("q")
+    table.append(pa.table({"id": [1, 2], "p": [1, 2], "q": [10, 20]}, schema=schema))
+    table = catalog.load_table(ident)
+    snap = table.current_snapshot()
+    assert snap is not None
+    (manifest,) = snap.manifests(table.io)
+    entries = manifest.fetch_manifest_entry(table.io, discard_deleted=False)
+    forged = PartitionSpec(PartitionField(source_id=2, field_id=1001, transform=IdentityTransform(), name="p"),
+                           PartitionField(source_id=3, field_id=1000, transform=IdentityTransform(), name="q"),
+                           spec_id=table.spec().spec_id)
+    path = local(manifest.manifest_path)
+    tmp = path.with_suffix(".new.avro")
+    with manifest_writer(forged, table.schema(), table.io.new_output(f"file://{tmp}"), entries[0].snapshot_id,
+                         deletes=False) as writer:
+        for entry in entries:
+            writer.add_entry(entry)
+    shutil.move(tmp, path)
+    clear_manifest_cache()

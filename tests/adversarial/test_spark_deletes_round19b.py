@@ -3,18 +3,15 @@ field types (tests/adversarial/test_deletes_round19b.py) or field ids (two field
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
 import pytest
 
 from tests.adversarial.test_deletes_round19 import delta  # noqa: F401
-from tests.adversarial.test_deletes_round19b import retyped_partition
+from tests.adversarial.test_deletes_round19b import retyped_partition, swapped
 from tests.adversarial.test_spark_deletes_round19 import _catalog, _ids, _table
-from tests.iceberg.conftest import local, manifest_writer
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -44,37 +41,6 @@ def test_spark_reads_a_retyped_partition_field(spark: SparkSession, spark_wareho
     assert py["true"] == got["true"] == [1, 2, 3, 4], (py, got)
     assert py["p = 2"] == ([] if (kind, content) == ("string", 0) else [3, 4]), py
     assert got["p = 2"] == "IllegalArgumentException", got
-
-
-def swapped(catalog: Any, ident: str) -> None:
-    """A table partitioned by identity(p), identity(q) (ids 1000, 1001) of rows (1, p 1, q 10), (2, p 2, q 20); its
-    data manifest rewritten in place with the two fields' ids swapped (the tuple's positions kept)."""
-    from pyiceberg.manifest import clear_manifest_cache
-    from pyiceberg.partitioning import PartitionField, PartitionSpec
-    from pyiceberg.transforms import IdentityTransform
-
-    schema = pa.schema([pa.field("id", pa.int64()), pa.field("p", pa.int64()), pa.field("q", pa.int64())])
-    table = catalog.create_table(ident, schema=schema)
-    with table.update_spec() as spec:
-        spec.add_identity("p")
-        spec.add_identity("q")
-    table.append(pa.table({"id": [1, 2], "p": [1, 2], "q": [10, 20]}, schema=schema))
-    table = catalog.load_table(ident)
-    snap = table.current_snapshot()
-    assert snap is not None
-    (manifest,) = snap.manifests(table.io)
-    entries = manifest.fetch_manifest_entry(table.io, discard_deleted=False)
-    forged = PartitionSpec(PartitionField(source_id=2, field_id=1001, transform=IdentityTransform(), name="p"),
-                           PartitionField(source_id=3, field_id=1000, transform=IdentityTransform(), name="q"),
-                           spec_id=table.spec().spec_id)
-    path = local(manifest.manifest_path)
-    tmp = path.with_suffix(".new.avro")
-    with manifest_writer(forged, table.schema(), table.io.new_output(f"file://{tmp}"), entries[0].snapshot_id,
-                         deletes=False) as writer:
-        for entry in entries:
-            writer.add_entry(entry)
-    shutil.move(tmp, path)
-    clear_manifest_cache()
 
 
 def test_spark_reads_swapped_partition_field_ids_by_id(spark: SparkSession, spark_warehouse: Path) -> None:
