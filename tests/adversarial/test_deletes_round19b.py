@@ -10,7 +10,8 @@ no longer applied in either engine (the full reads alike, id 3 back), but a read
 — Spark's ``p = 2`` failed (``IllegalArgumentException``) where pyiceberg read ids 3, 4, or, for the string data
 manifest, no row at all (``"2"`` is not ``2``). ``record`` attested such a table (the round-19 check compares field
 ids only); ``verify`` of one retyped after its record said ``reader_view_changed``. Now ``table_inconsistent`` at
-``record`` and ``verify``. Stored types every reader widens alike (an int for the spec's long, as a manifest written
+``record`` and ``verify``; so is an ``int`` partition stored as a ``long`` (Spark's ``p = 2`` failed, pyiceberg's read
+ids 3, 4). Stored types every reader widens alike (an int for the spec's long, as a manifest written
 before a column's promotion keeps) still record (test_deletes_held_round19b.py).
 """
 
@@ -136,3 +137,44 @@ def swapped(catalog: Any, ident: str) -> None:
             writer.add_entry(entry)
     shutil.move(tmp, path)
     clear_manifest_cache()
+
+
+def int_stored_as_long(catalog: SqlCatalog, ident: str = "ns.i") -> Table:
+    """ids 1, 2 (p = 1) then 3, 4 (p = 2) in two appends, partitioned by identity(p) of an ``int`` column; the second
+    append's data manifest rewritten in place with p stored as an Avro ``long`` (the values unchanged)."""
+    from pyiceberg.manifest import clear_manifest_cache
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField
+
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("p", pa.int32())])
+    table = catalog.create_table(ident, schema=schema)
+    with table.update_spec() as spec:
+        spec.add_identity("p")
+    table.append(pa.table({"id": [1, 2], "p": [1, 1]}, schema=schema))
+    table.append(pa.table({"id": [3, 4], "p": [2, 2]}, schema=schema))
+    table = catalog.load_table(ident)
+    snap = table.current_snapshot()
+    assert snap is not None
+    manifest = next(m for m in snap.manifests(table.io) if m.added_snapshot_id == snap.snapshot_id)
+    entries = manifest.fetch_manifest_entry(table.io, discard_deleted=False)
+    path = local(manifest.manifest_path)
+    tmp = path.with_suffix(".new.avro")
+    as_long = Schema(NestedField(1, "id", LongType()), NestedField(2, "p", LongType()))
+    with manifest_writer(table.spec(), as_long, table.io.new_output(f"file://{tmp}"), entries[0].snapshot_id,
+                         deletes=False) as writer:
+        for entry in entries:
+            writer.add_entry(entry)
+    shutil.move(tmp, path)
+    clear_manifest_cache()
+    return catalog.load_table(ident)
+
+
+def test_record_refuses_an_int_partition_stored_as_a_long(catalog: SqlCatalog) -> None:
+    """pyiceberg reads the long as the int (``p = 2``: ids 3, 4); Spark's ``p = 2`` failed
+    (``IllegalArgumentException``, test_spark_deletes_round19b.py). No writer writes a partition wider than its spec's
+    type: recorded before."""
+    table = int_stored_as_long(catalog)
+    assert ids(table, "p = 2") == [3, 4]
+    with pytest.raises(AttestError) as refused:
+        attest_after_write(table, model="orders", program_hash=PROGRAM)
+    assert refused.value.code.value == "table_inconsistent", refused.value.message

@@ -97,3 +97,20 @@ def test_spark_reads_a_checkpoint_vector_by_its_stated_size(spark: SparkSession,
     except Exception as exc:  # the read Spark refuses
         got = type(exc).__name__
     assert got == before if not short else not isinstance(got, list), got
+
+
+def test_spark_reads_an_int_partition_stored_as_a_long(spark: SparkSession, spark_warehouse: Path) -> None:
+    """The data manifest of an ``int`` partition storing p as an Avro long: Spark's full read is pyiceberg's, its
+    ``p = 2`` fails where pyiceberg reads ids 3, 4 — refused (test_deletes_round19b.py)."""
+    from tests.adversarial.test_deletes_round19b import int_stored_as_long
+
+    ns = f"r19i{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    int_stored_as_long(_catalog(spark_warehouse), f"{ns}.i")
+    got: dict[str, Any] = {}
+    for where in ("true", "p = 2"):
+        try:
+            got[where] = _ids(spark, f"iceberg.{ns}.i", where)
+        except Exception as exc:  # a read Spark fails
+            got[where] = type(exc).__name__
+    assert got == {"true": [1, 2, 3, 4], "p = 2": "IllegalArgumentException"}, got  # pyiceberg's p = 2: ids 3, 4
