@@ -149,25 +149,41 @@ class ManifestReader:
         fields by position. Measured (Spark 4.1 / Iceberg 1.12, pyiceberg 0.12): a delete manifest rewritten with
         its partition field numbered 1001 rather than the spec's 1000 — Spark read the position delete file's
         partition as null and returned the deleted row, pyiceberg applied it, and the table was attested (round
-        19). Writers write the spec's ids."""
+        19). Writers write the spec's ids. Likewise the fields' types: Java reads the spec's, pyiceberg the file's
+        (:func:`_partition_type_kept` lists the ones both read alike)."""
         spec = self.table.metadata.specs().get(spec_id)
         if spec is None or not isinstance(avro_schema, str):
             return None
         wanted = [int(f.field_id) for f in spec.fields]
-        key = (avro_schema, tuple(wanted))
+        partition_type = self._partition_type(spec_id)
+        types = [f.field_type for f in getattr(partition_type, "fields", None) or []]
+        key = (avro_schema, tuple(wanted), tuple(str(t) for t in types))
         if key in _PARTITION_IDS:
             return _PARTITION_IDS[key]
         why: str | None = None
         try:
-            found = _avro_partition_ids(json.loads(avro_schema))
+            found = _avro_partition_fields(json.loads(avro_schema))
         except (ValueError, TypeError, KeyError, AttributeError):
             found = None
         # A schema whose tuple is not found as a record here (a named type referenced, say) is left as it is: no
         # writer's is, and an honest table is never refused on a guess.
-        if found is not None and found != wanted:
-            why = (f"its partition tuple's fields carry field ids {found}, its spec {spec_id}'s are {wanted}: "
-                   "Iceberg Java reads the tuple by the spec's field ids (a field numbered otherwise reads as null), "
-                   "pyiceberg by position — readers apply deletes and filters to other partitions")
+        if found is not None and [i for i, _ in found] != wanted:
+            why = (f"its partition tuple's fields carry field ids {[i for i, _ in found]}, its spec {spec_id}'s are "
+                   f"{wanted}: Iceberg Java reads the tuple by the spec's field ids (a field numbered otherwise reads "
+                   "as null), pyiceberg by position — readers apply deletes and filters to other partitions")
+        elif found is not None and len(types) == len(found):
+            # Java reads each field as the spec's type (an Avro int promoted to a long, a float to a double), pyiceberg
+            # as the file's: a value of another type (a string "2", a double 2.0 for a long 2) no longer equals the
+            # data file's in pyiceberg's delete matching. Measured (pyiceberg 0.12): a delete manifest writing p = 2
+            # as a string or a double, the position delete no longer applied, the deleted row read back — recorded
+            # before (round 19b). Writers write the spec's types (an old manifest keeps a promoted column's narrower
+            # one, which every reader widens alike).
+            for (fid, stored), spec_type in zip(found, types, strict=True):
+                if not _partition_type_kept(stored, spec_type):
+                    why = (f"its partition tuple's field {fid} is stored as {stored}, its spec {spec_id}'s type is "
+                           f"{spec_type}: Iceberg Java reads the spec's type, pyiceberg the file's — readers match "
+                           "deletes and filters to other partitions")
+                    break
         if len(_PARTITION_IDS) < 4096:
             _PARTITION_IDS[key] = why
         return why
@@ -235,12 +251,15 @@ class ManifestReader:
 
 # (a manifest's Avro schema, its spec's partition field ids) -> why readers read its tuples otherwise (or None):
 # manifests of one writer share a schema, so each is parsed once.
-_PARTITION_IDS: dict[tuple[str, tuple[int, ...]], str | None] = {}
+_PARTITION_IDS: dict[tuple[str, tuple[int, ...], tuple[str, ...]], str | None] = {}
 
 
-def _avro_partition_ids(entry: Mapping[str, Any]) -> list[int | None] | None:
-    """The field ids of the ``data_file.partition`` record's fields in a manifest entry's Avro schema, in order (None
-    for a field without one); None when the schema has no such record."""
+def _avro_partition_fields(entry: Mapping[str, Any]) -> list[tuple[int | None, Any]] | None:
+    """The field ids and types (as pyiceberg converts them; None where it cannot) of the ``data_file.partition``
+    record's fields in a manifest entry's Avro schema, in order (id None for a field without one); None when the
+    schema has no such record."""
+    from pyiceberg.utils.schema_conversion import AvroSchemaConversion
+
     def field(record: Any, name: str) -> Any:
         for f in record.get("fields", []) if isinstance(record, Mapping) else []:
             if isinstance(f, Mapping) and f.get("name") == name:
@@ -251,11 +270,41 @@ def _avro_partition_ids(entry: Mapping[str, Any]) -> list[int | None] | None:
     partition = field(field(entry, "data_file"), "partition")
     if not isinstance(partition, Mapping) or partition.get("type") != "record":
         return None
-    out: list[int | None] = []
+    out: list[tuple[int | None, Any]] = []
     for f in partition.get("fields", []):
         fid = f.get("field-id") if isinstance(f, Mapping) else None
-        out.append(int(fid) if isinstance(fid, int) or (isinstance(fid, str) and fid.isdigit()) else None)
+        try:
+            stored: Any = AvroSchemaConversion()._convert_field({**f, "field-id": 0}).field_type
+        except Exception:  # a type pyiceberg cannot read: not judged here (pyiceberg refuses the manifest)
+            stored = None
+        out.append((int(fid) if isinstance(fid, int) or (isinstance(fid, str) and fid.isdigit()) else None, stored))
     return out
+
+
+def _partition_type_kept(stored: Any, spec_type: Any) -> bool:
+    """Whether a partition field stored as ``stored`` (an Iceberg type) is read alike by Iceberg Java (as
+    ``spec_type``) and pyiceberg (as ``stored``): the same type, a promotion both make (int to long, float to double,
+    a decimal to a wider one of its scale), an int for a date or a date for an int (both days since the epoch), a
+    timestamp with or without a zone for the other (microseconds either way, the Avro ``adjust-to-utc`` flag apart)."""
+    from pyiceberg.types import (
+        DateType,
+        DecimalType,
+        DoubleType,
+        FloatType,
+        IntegerType,
+        LongType,
+        TimestampType,
+        TimestamptzType,
+    )
+
+    if stored is None or stored == spec_type:
+        return True
+    pair = (type(stored), type(spec_type))
+    if pair in ((IntegerType, LongType), (FloatType, DoubleType), (IntegerType, DateType), (DateType, IntegerType),
+                (TimestampType, TimestamptzType), (TimestamptzType, TimestampType)):
+        return True
+    return isinstance(stored, DecimalType) and isinstance(spec_type, DecimalType) \
+        and stored.scale == spec_type.scale and stored.precision <= spec_type.precision
 
 
 # Characters urlsplit treats specially after "scheme://": a fragment, a query, and the tab and newlines it removes
