@@ -1720,6 +1720,47 @@ def narrow_integer_problems(handle: Any, table: Any, narrow: Sequence[str],
             for name in narrow if name in different]
 
 
+# verify --level bytes (docs/verify.md, "Stored types"): the files whose footer this many threads read at once.
+STORED_TYPE_WORKERS = 8
+
+
+def stored_type_problems(storage: Any, files: Sequence[DataFile], judge: Callable[[Any, Any], str | None]
+                         ) -> tuple[list[tuple[str, str]], list[str]]:
+    """The record's stored-type rule held to attested data files at verify (``--level bytes``, after their bytes
+    matched): each file opened at its ``location`` through ``storage`` as Parquet and ``judge(parquet, handle)``
+    asked why readers read other values than it stores (its footer, and only where the footer flags a column, that
+    column's values: ``narrow_integer_problems``, the formats' rules). Returns ``(path, reason)`` for each file
+    judged so, and the paths of the files that could not be read as Parquet (not judged: the verdict says so). Only
+    the footer is read of a file no column of which is flagged (a seek to its end, the footer's bytes)."""
+    import contextlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def one(f: DataFile) -> tuple[str | None, bool]:
+        try:
+            local = storage.local_of(f.location)
+            source: Any = pa.OSFile(local) if local is not None else storage.open_location(f.location)
+            with contextlib.closing(source) as handle:
+                return judge(pq.ParquetFile(handle), handle), True
+        except (OSError, ValueError, IndexError, KeyError, struct.error, pa.ArrowException):
+            return None, False
+
+    problems: list[tuple[str, str]] = []
+    unread: list[str] = []
+    if not files:
+        return problems, unread
+    workers = min(STORED_TYPE_WORKERS, len(files))
+    with ThreadPoolExecutor(max_workers=workers) as pool:  # pyarrow reads and parses without the GIL
+        for f, (reason, read) in zip(files, pool.map(one, files), strict=True):
+            if not read:
+                unread.append(f.path)
+            elif reason is not None:
+                problems.append((f.path, reason))
+    return problems, unread
+
+
 def _patched_metadata(handle: Any) -> Any:
     """The FileMetaData of the Parquet file open as ``handle``, its INT(8) / INT(16) leaves annotated INT(32)
     (``_narrow_positions``): the footer alone is read. ValueError when it cannot be."""
