@@ -235,7 +235,7 @@ def stored_problem(parquet: Any, handle: Any, table: pa.Table | None, arrow: pa.
 
     narrow = narrow_integer_columns(parquet.schema)
     if narrow:
-        past = narrow_integer_problems(handle, table, narrow)
+        past = narrow_integer_problems(handle, table, narrow, opened=parquet)
         if past:
             return f"{past[0]} — readers get other values"
     read: list[pa.Table] = [] if table is None else [table]

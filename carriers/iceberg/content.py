@@ -2212,7 +2212,7 @@ def narrow_problems(parquet: Any, handle: Any) -> list[str]:
     from carriers.content_store import narrow_integer_columns, narrow_integer_problems
 
     narrow = narrow_integer_columns(parquet.schema)
-    return narrow_integer_problems(handle, None, narrow, "pyarrow and pyiceberg") if narrow else []
+    return narrow_integer_problems(handle, None, narrow, "pyarrow and pyiceberg", opened=parquet) if narrow else []
 
 
 def stored_types_judge(parquet: Any, handle: Any) -> str | None:
