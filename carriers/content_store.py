@@ -1676,14 +1676,17 @@ def narrow_integer_columns(schema: Any) -> list[str]:
 
 
 def narrow_integer_problems(handle: Any, table: Any, narrow: Sequence[str],
-                            truncating: str = "pyarrow and delta-rs") -> list[str]:
+                            truncating: str = "pyarrow and delta-rs", *, opened: Any = None) -> list[str]:
     """The top-level columns (of ``narrow``: those holding an INT(8) / INT(16) annotated leaf) whose stored 32-bit
     values differ from the values pyarrow reads (``table``, the file as pyarrow read it; None: read here, row group
     by row group): values past the annotation's width, which Spark (and Iceberg Java) read as stored and pyarrow,
     delta-rs, pyiceberg and the digest truncate. Those columns are read again, row group by row group, through the
     file's footer annotating those leaves INT(32) (``_narrow_positions``): only the footer is read whole and patched
     (in memory), the column chunks come from ``handle`` (seek / read / tell), the other columns' are not read — a
-    file is never held whole. A reason when the file cannot be read so."""
+    file is never held whole. Without ``table`` the stored values are not read twice: they differ from pyarrow's
+    truncated ones exactly where they do not fit the type pyarrow reads the column as (a safe cast to it fails).
+    ``opened``: the file's ``pq.ParquetFile`` on ``handle`` when already open. A reason when the file cannot be read
+    so."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -1691,7 +1694,8 @@ def narrow_integer_problems(handle: Any, table: Any, narrow: Sequence[str],
         patched = _patched_metadata(handle)
         handle.seek(0)
         parquet = pq.ParquetFile(handle, metadata=patched)
-        original = pq.ParquetFile(handle) if table is None else None
+        original = (opened if opened is not None else pq.ParquetFile(handle)) if table is None else None
+        read_as = original.schema_arrow if original is not None else None  # the footer's: no values read
         if table is not None and parquet.metadata.num_rows != table.num_rows:
             raise ValueError("the file holds other rows than were read")
         different: set[str] = set()
@@ -1702,12 +1706,14 @@ def narrow_integer_problems(handle: Any, table: Any, narrow: Sequence[str],
             if not todo:
                 break
             raw = parquet.read_row_group(g, columns=todo)
-            truncated = original.read_row_group(g, columns=todo) if original is not None else None
             for name in todo:
-                read = truncated.column(name) if truncated is not None else table.column(name).slice(offset, rows)
                 stored = raw.column(name)
                 try:
-                    same = read.cast(stored.type).equals(stored)
+                    if read_as is not None:  # the stored values all fit the type pyarrow truncates them to
+                        stored.cast(read_as.field(name).type, safe=True)
+                        same = True
+                    else:
+                        same = table.column(name).slice(offset, rows).cast(stored.type).equals(stored)
                 except pa.ArrowException:
                     same = False
                 if not same:
@@ -1718,6 +1724,54 @@ def narrow_integer_problems(handle: Any, table: Any, narrow: Sequence[str],
     return [f"column {name!r} stores integers past the width its Parquet annotation gives them "
             f"(INT(8) or INT(16)): Spark reads the stored values, {truncating} truncate them"
             for name in narrow if name in different]
+
+
+# verify --level bytes (docs/verify.md, "Stored types"): the object-store files whose footer this many threads read
+# at once.
+STORED_TYPE_WORKERS = 8
+
+
+def stored_type_problems(storage: Any, files: Sequence[DataFile], judge: Callable[[Any, Any], str | None]
+                         ) -> tuple[list[tuple[str, str]], list[str]]:
+    """The record's stored-type rule held to attested data files at verify (``--level bytes``, after their bytes
+    matched): each file opened at its ``location`` through ``storage`` as Parquet and ``judge(parquet, handle)``
+    asked why readers read other values than it stores (its footer, and only where the footer flags a column, that
+    column's values: ``narrow_integer_problems``, the formats' rules). Returns ``(path, reason)`` for each file
+    judged so, and the paths of the files that could not be read as Parquet (not judged: the verdict says so). Only
+    the footer is read of a file no column of which is flagged (a seek to its end, the footer's bytes)."""
+    import contextlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    where = {f.path: storage.local_of(f.location) for f in files}  # None: an object-store location
+
+    def one(f: DataFile) -> tuple[str | None, bool]:
+        try:
+            local = where[f.path]
+            source: Any = pa.OSFile(local) if local is not None else storage.open_location(f.location)
+            with contextlib.closing(source) as handle:
+                return judge(pq.ParquetFile(handle), handle), True
+        except (OSError, ValueError, IndexError, KeyError, struct.error, pa.ArrowException):
+            return None, False
+
+    problems: list[tuple[str, str]] = []
+    unread: list[str] = []
+    local = [f for f in files if where[f.path] is not None]
+    remote = [f for f in files if where[f.path] is None]
+    # Local footers are read in turn (tens of microseconds each: threads cost more than they save, measured);
+    # object-store reads are latency-bound: a few at once.
+    found: list[tuple[DataFile, tuple[str | None, bool]]] = [(f, one(f)) for f in local]
+    if remote:
+        with ThreadPoolExecutor(max_workers=min(STORED_TYPE_WORKERS, len(remote))) as pool:
+            found += zip(remote, pool.map(one, remote), strict=True)
+    for f, (reason, read) in found:
+        if not read:
+            unread.append(f.path)
+        elif reason is not None:
+            problems.append((f.path, reason))
+    return problems, unread
 
 
 def _patched_metadata(handle: Any) -> Any:

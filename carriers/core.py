@@ -881,6 +881,24 @@ class AttestedTable(ABC):
         e.g. Spark executors', is passed to ``verify_state`` / ``record`` instead)."""
         return hash_locations(self.storage, files, progress=progress)
 
+    def stored_type_problems(self, version: str, files: Sequence[DataFile]
+                             ) -> tuple[list[tuple[str, str]], list[str]]:
+        """The record's stored-type rule held to the data files of ``version`` whose bytes were just hashed
+        (``verify --level bytes``: docs/verify.md, "Stored types"): ``(path, reason)`` for each Parquet data file
+        whose readers read other values than it stores, and the paths of those not read as Parquet (not judged).
+        Each file's footer is read, and only the columns it flags (content_store.stored_type_problems)."""
+        from carriers.content_store import stored_type_problems
+
+        judge = self._stored_types_judge(self._resolve(version))
+        if judge is None:
+            return [], []
+        return stored_type_problems(self.storage, [f for f in files if f.kind == "data"], judge)
+
+    def _stored_types_judge(self, v: Version) -> Callable[[Any, Any], str | None] | None:
+        """Why readers of ``v`` read other values than a Parquet data file stores (``judge(parquet, handle)``), the
+        format's rule at record; None: the format has none."""
+        return None
+
     def stored_files(self, files: Sequence[DataFile]) -> dict[str, int | str]:
         """What storage holds at each file's location (keyed by ``DataFile.path``): the size of the regular file or
         object there, or what is there instead (``"missing"``, ``"a FIFO"``, ...), found without opening any

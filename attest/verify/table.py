@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack
 
 from attest import fast
 from attest.canonical import digest_of_rows
-from attest.errors import Code, Problem
+from attest.errors import AttestError, Code, Problem
 from attest.schema import validate, validate_outputs
 from attest.tables import (
     Attestation,
@@ -392,7 +392,39 @@ def verify_state(
             report.fail(Code.ARTIFACT_HASH_MISMATCH, f"BLAKE3 is {actual}, attested {expected}", f.path)
         else:
             report.bytes_checked += f.size
+    _check_stored_types(state, report, carrier, [f for f in targets if _matched(f, hashes, attested)])
     return report
+
+
+def _matched(f: DataFile, hashes: dict[str, str], attested: dict[str, FileIdentity | dict[str, Any]]) -> bool:
+    entry = attested[f.path]
+    return hashes.get(f.path) == (entry.hash if isinstance(entry, FileIdentity) else entry["hash"])
+
+
+def _check_stored_types(state: TableState, report: Report, carrier: FileHasher | None,
+                        files: list[DataFile]) -> None:
+    """The bytes level's look at the attested files' stored types (docs/verify.md, "Stored types"): the rule
+    ``record`` holds each data file to — readers must read the values it stores, not others (an integer past its
+    Parquet annotation's width, a column stored as a type the schema's converts with a loss) — held to the files
+    whose bytes matched, so an attestation recorded before the rule (or by another producer) is not VERIFIED over
+    such a file. Each file's footer is read, and the values of a column it flags."""
+    look = getattr(carrier, "stored_type_problems", None)
+    if not callable(look):
+        report.notes.append("stored types not checked (no carrier given): the files' bytes are the attested ones")
+        return
+    if not files:
+        return
+    try:
+        found, unread = look(state.version, files)
+    except AttestError as exc:
+        report.fail(exc.code, f"the stored types of the attested files could not be checked: {exc.message}")
+        return
+    for path, reason in found:
+        report.fail(Code.TABLE_INCONSISTENT, f"its readers read other values than it stores, so its attested bytes "
+                    f"do not bind what they read: {reason}", path)
+    if unread:
+        report.notes.append(f"{len(unread)} data file(s) could not be read as Parquet (e.g. {unread[0]}): their "
+                            "stored types were not checked")
 
 
 def _compare_files(state: TableState, report: Report, attested: dict[str, FileIdentity | dict[str, Any]],

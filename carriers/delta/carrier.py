@@ -289,6 +289,11 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         else:
             self._latest = version
 
+    def _stored_types_judge(self, v: Version) -> Callable[[Any, Any], str | None] | None:
+        from carriers.delta.content import stored_types_judge
+
+        return stored_types_judge(self, v)
+
     def removed_by_cleanup(self, version: str, paths: Sequence[str]) -> str | None:
         """Why files of ``version`` are gone, when the log says so: they left the table later, and a VACUUM
         (delta-rs and Spark both commit ``VACUUM START``/``VACUUM END``) ran after ``version``. None otherwise."""

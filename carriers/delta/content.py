@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -201,10 +201,11 @@ def _numbers_kept(column: Any, want: pa.DataType) -> bool:
         return False
 
 
-def _stored_otherwise(table: pa.Table, stored: pa.Schema, arrow: pa.Schema, fields: dict[str, dict[str, Any]],
-                      partition_columns: Sequence[str], mode: str) -> str | None:
+def _stored_otherwise(column: Callable[[int], Any], stored: pa.Schema, arrow: pa.Schema,
+                      fields: dict[str, dict[str, Any]], partition_columns: Sequence[str], mode: str) -> str | None:
     """The first column the file stores as a type readers convert to the schema's with a loss
-    (``_converted_otherwise``) for some of its values (``_numbers_kept``), said; None when there is none."""
+    (``_converted_otherwise``) for some of its values (``_numbers_kept``: ``column(i)``, the stored column ``i`` as
+    read, asked only of such a column), said; None when there is none."""
     mapped = mode in ("name", "id")
     for field in arrow:
         if field.name in partition_columns:
@@ -215,11 +216,55 @@ def _stored_otherwise(table: pa.Table, stored: pa.Schema, arrow: pa.Schema, fiel
         if index < 0:
             continue
         have, want = stored.field(index).type, _physical_type(field.type, doc.get("type"), mapped)
-        if _converted_otherwise(have, want) and not _numbers_kept(table.column(index), want):
+        if _converted_otherwise(have, want) and not _numbers_kept(column(index), want):
             return (f"column {field.name!r} is stored as {have} and the schema's type is {doc.get('type', want)}: "
                     "readers convert its stored values with a loss, and not alike (Spark wraps an integer past the "
                     "column's width where delta-rs fails; other conversions Spark fails and delta-rs rounds)")
     return None
+
+
+def stored_problem(parquet: Any, handle: Any, table: pa.Table | None, arrow: pa.Schema,
+                   fields: dict[str, dict[str, Any]], partition_columns: Sequence[str], mode: str) -> str | None:
+    """Why readers of the table (schema ``arrow``, its fields' ``fields``, column mapping ``mode``) read other values
+    than the Parquet file ``parquet`` (open on ``handle``) stores, said; None when they read the stored ones: integers
+    past their INT(8) / INT(16) annotation (``narrow_integer_problems``), a column stored as a type converted to the
+    schema's with a loss for some of its values (``_stored_otherwise``). ``table``: the file's rows as pyarrow read
+    them, when read (record); None: the footer decides, and only a column it flags is read (verify: docs/verify.md,
+    "Stored types"). The one rule of record, rewrites and verify."""
+    from carriers.content_store import narrow_integer_columns, narrow_integer_problems
+
+    narrow = narrow_integer_columns(parquet.schema)
+    if narrow:
+        past = narrow_integer_problems(handle, table, narrow, opened=parquet)
+        if past:
+            return f"{past[0]} — readers get other values"
+    read: list[pa.Table] = [] if table is None else [table]
+
+    def column(index: int) -> Any:
+        if not read:
+            read.append(parquet.read())  # a flagged column: the file's rows, as the record read them
+        return read[0].column(index)
+
+    otherwise = _stored_otherwise(column, parquet.schema_arrow, arrow, fields, partition_columns, mode)
+    return None if otherwise is None else f"{otherwise} — readers get other values than it stores"
+
+
+def stored_types_judge(carrier: DeltaCarrier, v: Version) -> Callable[[Any, Any], str | None]:
+    """``stored_problem`` of a data file of version ``v`` as its readers read it, for ``verify --level bytes``
+    (``content_store.stored_type_problems``): the version's schema, column mapping and partition columns."""
+    import pyarrow as pa
+
+    dt = carrier._load(v.number)
+    schema_doc = json.loads(dt.schema().to_json())
+    arrow = pa.schema(dt.schema().to_arrow())
+    mode = str(dict(dt.metadata().configuration).get(_MAPPING) or "none").lower()
+    partition_columns = list(dt.metadata().partition_columns)
+    fields = {str(f.get("name")): f for f in schema_doc.get("fields") or [] if isinstance(f, dict)}
+
+    def judge(parquet: Any, handle: Any) -> str | None:
+        return stored_problem(parquet, handle, None, arrow, fields, partition_columns, mode)
+
+    return judge
 
 
 @dataclass(frozen=True)
@@ -274,17 +319,12 @@ class DeltaContentReader:
                 nanos = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
                          if _nanoseconds(parquet.schema.column(i))}
                 table = parquet.read()
-                from carriers.content_store import narrow_integer_columns, narrow_integer_problems
-
-                narrow = narrow_integer_columns(parquet.schema)
-                if narrow:
-
-                    past = narrow_integer_problems(handle, table, narrow)
-                    if past:
-                        raise CarrierError(
-                            f"{f.path}{', added by a rewrite' if self.logged is not None else ''}: {past[0]} — "
-                            "readers get other values", path=f.path,
-                            code=Code.CONTENT_CHANGED if self.logged is not None else Code.TABLE_INCONSISTENT)
+                problem = stored_problem(parquet, handle, table, self.arrow, self.fields, self.partition_columns,
+                                         self.mode)
+                if problem is not None:
+                    raise CarrierError(
+                        f"{f.path}{', added by a rewrite' if self.logged is not None else ''}: {problem}",
+                        path=f.path, code=Code.CONTENT_CHANGED if self.logged is not None else Code.TABLE_INCONSISTENT)
                 meta = parquet.metadata
                 footer = dict(meta.metadata or {})
                 from carriers.content_store import read_parquet_indexes
@@ -296,11 +336,6 @@ class DeltaContentReader:
         except (OSError, pa.ArrowException) as exc:
             raise CarrierError(f"{f.path} cannot be read as Parquet: {exc}", code=Code.TABLE_UNREADABLE,
                                path=f.path) from exc
-        otherwise = _stored_otherwise(table, stored, self.arrow, self.fields, self.partition_columns, self.mode)
-        if otherwise is not None:
-            raise CarrierError(f"{f.path}{', added by a rewrite' if self.logged is not None else ''}: {otherwise} — "
-                               "readers get other values than it stores", path=f.path,
-                               code=Code.CONTENT_CHANGED if self.logged is not None else Code.TABLE_INCONSISTENT)
         try:
             digest, read = _digest_file(f, table, stored, int96, self.arrow, self.fields, self.partition_columns,
                                         self.partitions.get(f.path) or {}, self.masks.get(f.path), self.mode,

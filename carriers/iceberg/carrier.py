@@ -750,6 +750,11 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
     def _unattested_notes(self, v: Version) -> list[str]:
         return list(self._find(v.handle).notes)
 
+    def _stored_types_judge(self, v: Version) -> Callable[[Any, Any], str | None] | None:
+        from carriers.iceberg.content import stored_types_judge
+
+        return stored_types_judge  # the record's rule needs no schema: integers past their annotation's width
+
     # ---- inputs ------------------------------------------------------------------------------------------------
     def _built_on(self, v: Version) -> Version | None:
         """The previous snapshot when the last data commit read or built on it (it is then an input)."""

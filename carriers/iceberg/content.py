@@ -2199,13 +2199,27 @@ class _SchemaInput:
                 self.owner.indexes = read_parquet_indexes(handle)
             if self.owner.lineage:
                 self.owner.lineage_columns = _lineage_columns(parquet, self.owner.stored)
-            from carriers.content_store import narrow_integer_columns, narrow_integer_problems
-
-            narrow = narrow_integer_columns(parquet.schema)
-            if narrow:  # read again, those columns only, row group by row group
-                self.owner.narrow = narrow_integer_problems(handle, None, narrow, "pyarrow and pyiceberg")
+            self.owner.narrow = narrow_problems(parquet, handle)
             handle.seek(0)
         return handle
+
+
+def narrow_problems(parquet: Any, handle: Any) -> list[str]:
+    """The columns of the Parquet file ``parquet`` (open on ``handle``) storing integers past their INT(8) / INT(16)
+    annotation (content_store.narrow_integer_problems: Iceberg Java reads the stored values, pyiceberg truncates),
+    said: those columns only are read again, row group by row group; nothing past the footer when it annotates none.
+    The one rule of record, rewrites and verify (``stored_types_judge``)."""
+    from carriers.content_store import narrow_integer_columns, narrow_integer_problems
+
+    narrow = narrow_integer_columns(parquet.schema)
+    return narrow_integer_problems(handle, None, narrow, "pyarrow and pyiceberg", opened=parquet) if narrow else []
+
+
+def stored_types_judge(parquet: Any, handle: Any) -> str | None:
+    """``narrow_problems`` of a data file, said, for ``verify --level bytes`` (content_store.stored_type_problems);
+    None when readers read the values it stores."""
+    found = narrow_problems(parquet, handle)
+    return f"{found[0]} — readers get other values" if found else None
 
 
 def _lineage_columns(parquet: Any, stored: Any) -> dict[int, list[Any]]:
