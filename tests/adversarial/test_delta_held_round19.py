@@ -39,6 +39,7 @@ from attest.errors import AttestError
 from carriers.delta.carrier import attest_after_write
 from carriers.delta.log import commit_name
 from tests.adversarial.conftest import PROGRAM, latest, log_state, verify, write_commit
+from tests.adversarial.delta_commits import first_commit
 from tests.adversarial.test_delta_v2_sidecars import v2_table
 
 
@@ -83,31 +84,8 @@ def mapped(path: Path, mode: str, fields: list[tuple[str, Any, str]]) -> Path:
         ]
     )
     pq.write_table(pa.table([a for a, _ in columns.values()], schema=schema), path / rel)
-    actions = [
-        {"commitInfo": {"operation": "WRITE"}},
-        {"protocol": {"minReaderVersion": 2, "minWriterVersion": 5}},
-        {
-            "metaData": {
-                "id": "0f4b7d3c-2a51-4c1e-9d7e-1b2c3d4e5f60",
-                "format": {"provider": "parquet", "options": {}},
-                "schemaString": json.dumps({"type": "struct", "fields": [_field(*f) for f in fields]}),
-                "partitionColumns": [],
-                "configuration": {"delta.columnMapping.mode": mode, "delta.columnMapping.maxColumnId": "3"},
-                "createdTime": 1,
-            }
-        },
-        {
-            "add": {
-                "path": rel,
-                "partitionValues": {},
-                "size": (path / rel).stat().st_size,
-                "modificationTime": 1,
-                "dataChange": True,
-                "stats": json.dumps({"numRecords": 2}),
-            }
-        },
-    ]
-    (path / commit_name(0)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    first_commit(path, rel, [_field(*f) for f in fields], num_records=2, reader=2, writer=5,
+                 configuration={"delta.columnMapping.mode": mode, "delta.columnMapping.maxColumnId": "3"})
     return path
 
 

@@ -30,6 +30,7 @@ from attest.errors import AttestError
 from carriers.delta.carrier import attest_after_write
 from carriers.delta.log import commit_name
 from tests.adversarial.conftest import PROGRAM, codes, edit_adds, verify
+from tests.adversarial.delta_commits import first_commit
 
 
 def forge_unkept_bounds(add: dict[str, Any]) -> None:
@@ -431,31 +432,8 @@ def mapped_table(path: Path, mode: str) -> None:
         ]
     )
     pq.write_table(pa.table([pa.array([1, 2], pa.int64()), pa.array(["a", "b"])], schema=schema), path / rel)
-    actions = [
-        {"commitInfo": {"operation": "WRITE"}},
-        {"protocol": {"minReaderVersion": 2, "minWriterVersion": 5}},
-        {
-            "metaData": {
-                "id": "0f4b7d3c-2a51-4c1e-9d7e-1b2c3d4e5f60",
-                "format": {"provider": "parquet", "options": {}},
-                "schemaString": json.dumps({"type": "struct", "fields": fields}),
-                "partitionColumns": [],
-                "configuration": {"delta.columnMapping.mode": mode, "delta.columnMapping.maxColumnId": "2"},
-                "createdTime": 1,
-            }
-        },
-        {
-            "add": {
-                "path": rel,
-                "partitionValues": {},
-                "size": (path / rel).stat().st_size,
-                "modificationTime": 1,
-                "dataChange": True,
-                "stats": json.dumps({"numRecords": 2}),
-            }
-        },
-    ]
-    (path / commit_name(0)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    first_commit(path, rel, fields, num_records=2, reader=2, writer=5,
+                 configuration={"delta.columnMapping.mode": mode, "delta.columnMapping.maxColumnId": "2"})
 
 
 def _query_engine(path: Path) -> list[object]:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import json
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +34,8 @@ from deltalake import DeltaTable, QueryBuilder
 
 from attest.errors import AttestError
 from carriers.delta.carrier import attest_after_write
-from carriers.delta.log import commit_name
 from tests.adversarial.conftest import PROGRAM, verify
+from tests.adversarial.delta_commits import first_commit
 
 # name: (the schema's type, the stored column); readers convert some stored value with a loss
 LOSSY: dict[str, tuple[str, pa.Array]] = {
@@ -85,32 +84,7 @@ def stored_as(path: Path, kind: Any, column: pa.Array) -> Path:
     (path / "_delta_log").mkdir(parents=True)
     rel = "part-00000.parquet"
     pq.write_table(pa.table({"v": column}), path / rel)
-    schema = {"type": "struct", "fields": [{"name": "v", "type": kind, "nullable": True, "metadata": {}}]}
-    actions = [
-        {"commitInfo": {"operation": "WRITE"}},
-        {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}},
-        {
-            "metaData": {
-                "id": "0f4b7d3c-2a51-4c1e-9d7e-1b2c3d4e5f60",
-                "format": {"provider": "parquet", "options": {}},
-                "schemaString": json.dumps(schema),
-                "partitionColumns": [],
-                "configuration": {},
-                "createdTime": 1,
-            }
-        },
-        {
-            "add": {
-                "path": rel,
-                "partitionValues": {},
-                "size": (path / rel).stat().st_size,
-                "modificationTime": 1,
-                "dataChange": True,
-                "stats": json.dumps({"numRecords": len(column)}),
-            }
-        },
-    ]
-    (path / commit_name(0)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    first_commit(path, rel, [{"name": "v", "type": kind, "nullable": True, "metadata": {}}], num_records=len(column))
     return path
 
 
