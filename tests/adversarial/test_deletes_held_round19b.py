@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ from attest.errors import AttestError
 from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial import test_delta_dv_cardinality as cardinality
 from tests.adversarial.conftest import codes, verify
+from tests.adversarial.iceberg_lists import rewrite_manifest
 from tests.adversarial.test_deletes_round19 import delta, ids, inline_vector, partitioned  # noqa: F401
 from tests.adversarial.test_deletes_round19b import retyped_partition, swapped
 from tests.iceberg.conftest import CATALOG, PROGRAM
@@ -164,11 +164,10 @@ def dated(catalog: SqlCatalog, ident: str = "ns.d") -> Any:
     day transform wrote it."""
     import datetime
 
-    from pyiceberg.manifest import clear_manifest_cache
     from pyiceberg.schema import Schema
     from pyiceberg.types import DateType, IntegerType, LongType, NestedField
 
-    from tests.iceberg.conftest import local, manifest_writer
+    from tests.iceberg.conftest import local
 
     schema = pa.schema([pa.field("id", pa.int64()), pa.field("d", pa.date32())])
     table = catalog.create_table(ident, schema=schema)
@@ -182,16 +181,9 @@ def dated(catalog: SqlCatalog, ident: str = "ns.d") -> Any:
     assert snap is not None
     manifest = next(m for m in snap.manifests(table.io) if m.added_snapshot_id == snap.snapshot_id)
     entries = manifest.fetch_manifest_entry(table.io, discard_deleted=False)
-    path = local(manifest.manifest_path)
-    tmp = path.with_suffix(".new.avro")
     as_int = Schema(NestedField(1, "id", LongType()), NestedField(2, "d", IntegerType()))
-    with manifest_writer(table.spec(), as_int, table.io.new_output(f"file://{tmp}"), entries[0].snapshot_id,
-                         deletes=False) as writer:
-        for entry in entries:
-            writer.add_entry(entry)
-    shutil.move(tmp, path)
-    clear_manifest_cache()
-    assert _avro_type(path) == "int" and DateType() != IntegerType()
+    rewrite_manifest(table, manifest, entries, spec=table.spec(), schema=as_int, deletes=False)
+    assert _avro_type(local(manifest.manifest_path)) == "int" and DateType() != IntegerType()
     return catalog.load_table(ident)
 
 

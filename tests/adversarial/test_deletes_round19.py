@@ -44,6 +44,7 @@ from tests.iceberg.conftest import (  # noqa: F401
     CATALOG,
     PROGRAM,
     catalog_properties,
+    commit_delete_entry,
     local,
     manifest_writer,
 )
@@ -80,16 +81,7 @@ def partitioned(catalog: SqlCatalog, ident: str = "ns.t") -> Table:
     df = DataFile.from_args(content=DataFileContent.POSITION_DELETES, file_path=f"file://{path}",
                             file_format=FileFormat.PARQUET, partition=Record(2), record_count=1,
                             file_size_in_bytes=path.stat().st_size)
-    with table.transaction() as tx:
-        producer: Any = tx.update_snapshot().fast_append()
-
-        def delete_manifest_writer(spec: Any) -> Any:
-            return manifest_writer(spec, producer._transaction.table_metadata.schema(),
-                                   producer.new_manifest_output(), producer._snapshot_id, deletes=True)
-
-        producer.new_manifest_writer = delete_manifest_writer
-        producer.append_data_file(df)
-        producer.commit()
+    commit_delete_entry(table, df)
     return catalog.load_table(ident)
 
 

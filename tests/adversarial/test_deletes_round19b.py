@@ -18,7 +18,6 @@ before a column's promotion keeps) still record (test_deletes_held_round19b.py).
 from __future__ import annotations
 
 import json
-import shutil
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -27,8 +26,9 @@ import pytest
 from attest.errors import AttestError
 from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial.conftest import codes, verify
+from tests.adversarial.iceberg_lists import rewrite_manifest
 from tests.adversarial.test_deletes_round19 import ids, partitioned
-from tests.iceberg.conftest import CATALOG, PROGRAM, local, manifest_writer
+from tests.iceberg.conftest import CATALOG, PROGRAM
 
 if TYPE_CHECKING:
     from pyiceberg.catalog.sql import SqlCatalog
@@ -41,7 +41,6 @@ def retyped_partition(table: Table, kind: str, *, content: int = 1) -> None:
     """The current snapshot's manifest of ``content`` (1 deletes, 0 data) holding partition p = 2 rewritten in place,
     its entries as they were but for the partition value converted to ``kind``, its Avro partition field ``p`` (id
     1000, as the spec's) of that type."""
-    from pyiceberg.manifest import clear_manifest_cache
     from pyiceberg.schema import Schema
     from pyiceberg.types import DateType, DoubleType, IntegerType, LongType, NestedField, StringType
 
@@ -54,15 +53,11 @@ def retyped_partition(table: Table, kind: str, *, content: int = 1) -> None:
                                for es in [m.fetch_manifest_entry(table.io, discard_deleted=False)]
                                if any(e.data_file.partition[0] == 2 for e in es)]
     schema = Schema(NestedField(1, "id", LongType()), NestedField(2, "p", iceberg_type))
-    path = local(manifest.manifest_path)
-    tmp = path.with_suffix(".new.avro")
-    with manifest_writer(table.spec(), schema, table.io.new_output(f"file://{tmp}"), entries[0].snapshot_id,
-                         deletes=content == 1) as writer:
-        for entry in entries:
-            entry.data_file.partition[0] = convert(entry.data_file.partition[0])
-            writer.add_entry(entry)
-    shutil.move(tmp, path)
-    clear_manifest_cache()
+
+    def retype(entry: Any) -> None:
+        entry.data_file.partition[0] = convert(entry.data_file.partition[0])
+
+    rewrite_manifest(table, manifest, entries, spec=table.spec(), schema=schema, deletes=content == 1, edit=retype)
 
 
 @pytest.mark.parametrize("kind", ["string", "double"])
@@ -111,7 +106,6 @@ def test_a_date_stored_for_a_long_is_refused_by_design(catalog: SqlCatalog) -> N
 def swapped(catalog: Any, ident: str) -> None:
     """A table partitioned by identity(p), identity(q) (ids 1000, 1001) of rows (1, p 1, q 10), (2, p 2, q 20); its
     data manifest rewritten in place with the two fields' ids swapped (the tuple's positions kept)."""
-    from pyiceberg.manifest import clear_manifest_cache
     from pyiceberg.partitioning import PartitionField, PartitionSpec
     from pyiceberg.transforms import IdentityTransform
 
@@ -129,20 +123,12 @@ def swapped(catalog: Any, ident: str) -> None:
     forged = PartitionSpec(PartitionField(source_id=2, field_id=1001, transform=IdentityTransform(), name="p"),
                            PartitionField(source_id=3, field_id=1000, transform=IdentityTransform(), name="q"),
                            spec_id=table.spec().spec_id)
-    path = local(manifest.manifest_path)
-    tmp = path.with_suffix(".new.avro")
-    with manifest_writer(forged, table.schema(), table.io.new_output(f"file://{tmp}"), entries[0].snapshot_id,
-                         deletes=False) as writer:
-        for entry in entries:
-            writer.add_entry(entry)
-    shutil.move(tmp, path)
-    clear_manifest_cache()
+    rewrite_manifest(table, manifest, entries, spec=forged, schema=table.schema(), deletes=False)
 
 
 def int_stored_as_long(catalog: SqlCatalog, ident: str = "ns.i") -> Table:
     """ids 1, 2 (p = 1) then 3, 4 (p = 2) in two appends, partitioned by identity(p) of an ``int`` column; the second
     append's data manifest rewritten in place with p stored as an Avro ``long`` (the values unchanged)."""
-    from pyiceberg.manifest import clear_manifest_cache
     from pyiceberg.schema import Schema
     from pyiceberg.types import LongType, NestedField
 
@@ -157,15 +143,8 @@ def int_stored_as_long(catalog: SqlCatalog, ident: str = "ns.i") -> Table:
     assert snap is not None
     manifest = next(m for m in snap.manifests(table.io) if m.added_snapshot_id == snap.snapshot_id)
     entries = manifest.fetch_manifest_entry(table.io, discard_deleted=False)
-    path = local(manifest.manifest_path)
-    tmp = path.with_suffix(".new.avro")
     as_long = Schema(NestedField(1, "id", LongType()), NestedField(2, "p", LongType()))
-    with manifest_writer(table.spec(), as_long, table.io.new_output(f"file://{tmp}"), entries[0].snapshot_id,
-                         deletes=False) as writer:
-        for entry in entries:
-            writer.add_entry(entry)
-    shutil.move(tmp, path)
-    clear_manifest_cache()
+    rewrite_manifest(table, manifest, entries, spec=table.spec(), schema=as_long, deletes=False)
     return catalog.load_table(ident)
 
 

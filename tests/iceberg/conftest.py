@@ -136,6 +136,12 @@ def commit_delete_file(table: Table, path: Path, *, target: str | None = None, e
                             record_count=1 if deleted is None else deleted.num_rows,
                             file_size_in_bytes=path.stat().st_size,
                             equality_ids=(equality_ids or [1]) if equality else None, **(metrics or {}))
+    commit_delete_entry(table, df)
+
+
+def commit_delete_entry(table: Table, df: Any) -> None:
+    """Commit the delete file ``df`` (a pyiceberg ``DataFile``) in a snapshot of its own, in a *delete* manifest as
+    Java writers do (pyiceberg's snapshot producer would put it in a data manifest)."""
     with table.transaction() as tx:
         producer: Any = tx.update_snapshot().fast_append()
 
