@@ -54,22 +54,15 @@ def carried_words(check: Any, table_format: str | None) -> str:
     if len(check.rewrites) == 1 and check.rewrites[0].operation == EXPIRED_HISTORY:
         # Iceberg: the history since the attested snapshot expired, the whole version judged by its rows
         # (carriers/iceberg/rewrites.py whole_version).
-        return (
-            f"history since {noun} {check.rewrites[0].version} expired: {len(check.removed)} files → "
-            f"{check.added}, same rows"
-        )
+        return (f"history since {noun} {check.rewrites[0].version} expired: {len(check.removed)} files → "
+                f"{check.added}, same rows")
     versions = [r.version for r in check.rewrites]
-    where = (
-        f"{noun} {versions[0]}"
-        if len(versions) == 1
-        else f"{noun}s {', '.join(versions[:4])}" + (f" (+{len(versions) - 4} more)" if len(versions) > 4 else "")
-    )
+    where = f"{noun} {versions[0]}" if len(versions) == 1 else f"{noun}s {', '.join(versions[:4])}" + (
+        f" (+{len(versions) - 4} more)" if len(versions) > 4 else "")
     widened = getattr(check, "widened", ())
     if widened:
-        return (
-            f"compacted at {where}: {len(check.removed)} files → {check.added}, same rows read as the types "
-            f"widened since the attestation ({', '.join(widened)})"
-        )
+        return (f"compacted at {where}: {len(check.removed)} files → {check.added}, same rows read as the types "
+                f"widened since the attestation ({', '.join(widened)})")
     return f"compacted at {where}: {len(check.removed)} files → {check.added}, same rows"
 
 
@@ -173,19 +166,14 @@ class Report:
         word = VERIFIED if self.passed else NOT_VERIFIED
         qualifier = _TABLE_LEVEL[self.level]
         asked = self.requested_level
-        if (
-            not self.passed
-            and asked in LEVELS
-            and self.level in _STOPPED_AT
-            and (self.level == "none" or LEVELS.index(asked) > LEVELS.index(self.level))
-        ):
+        if not self.passed and asked in LEVELS and self.level in _STOPPED_AT and (
+                self.level == "none" or LEVELS.index(asked) > LEVELS.index(self.level)):
             # A failure stops the checks: say how far they got, never "schema only" as if schema were asked.
             qualifier = f"{asked} asked, stopped at {_STOPPED_AT[self.level]}"
         if self.origin == "foreign":
             # Another producer's attestation: say whose, and how its version was bound.
             qualifier = f"schema only — written by {self.producer}" + (
-                f", {self.binding_note}" if self.binding_note else ""
-            )
+                f", {self.binding_note}" if self.binding_note else "")
         if self.passed:
             qualifier += f", {self.signature_words()}"
             if self.content_check is not None:

@@ -46,7 +46,8 @@ _PATH, _HASH = attrgetter("path"), attrgetter("hash")
 class FileHasher(Protocol):
     """What the bytes level needs from a carrier: BLAKE3 of live files, keyed by path (unreadable: absent)."""
 
-    def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]: ...
+    def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
+        ...
 
 
 def default_level(state: TableState) -> Level:
@@ -68,29 +69,24 @@ def _attested_files(state: TableState, report: Report) -> dict[str, FileIdentity
         by_path = {f.path: f for f in att.files}
         # The manifest's list is to be made from these files (Attestation.outputs_of): compared as that list would be.
         if pending[1] and not _same_files(pending[1], att.files):
-            report.fail(
-                Code.CARRIER_TAMPERED, "output_hashes in the table metadata disagree with the sidecar's file list"
-            )
+            report.fail(Code.CARRIER_TAMPERED,
+                        "output_hashes in the table metadata disagree with the sidecar's file list")
         return by_path
     outputs = att.document.get("output_hashes") or []
     if att.files is not None:
         by_path = {f.path: f for f in att.files}
         # The manifest's list and the sidecar's triples must say the same thing, or one of them was edited.
         if outputs and not _same_pairs(outputs, att.files):
-            report.fail(
-                Code.CARRIER_TAMPERED, "output_hashes in the table metadata disagree with the sidecar's file list"
-            )
+            report.fail(Code.CARRIER_TAMPERED,
+                        "output_hashes in the table metadata disagree with the sidecar's file list")
         return by_path
     if not outputs:
         return None
     for index, o in enumerate(outputs):
         path = o.get("path")
         if not path:
-            report.fail(
-                Code.CARRIER_TAMPERED,
-                "an output hash without a path cannot be bound to a table file",
-                f"$.output_hashes[{index}]",
-            )
+            report.fail(Code.CARRIER_TAMPERED, "an output hash without a path cannot be bound to a table file",
+                        f"$.output_hashes[{index}]")
             continue
         by_path[path] = o
     return by_path
@@ -103,9 +99,8 @@ def _same_pairs(outputs: list[Any], files: Sequence[FileIdentity]) -> bool:
     sets. Otherwise, or on an output that is not a dict, the sets are compared as before (and raise as before)."""
     if len(outputs) == len(files):
         try:
-            if list(map(dict.get, outputs, repeat("path"))) == list(map(attrgetter("path"), files)) and list(
-                map(dict.get, outputs, repeat("hash"))
-            ) == list(map(attrgetter("hash"), files)):
+            if list(map(dict.get, outputs, repeat("path"))) == list(map(attrgetter("path"), files)) and \
+                    list(map(dict.get, outputs, repeat("hash"))) == list(map(attrgetter("hash"), files)):
                 return True
         except TypeError:
             pass
@@ -115,11 +110,8 @@ def _same_pairs(outputs: list[Any], files: Sequence[FileIdentity]) -> bool:
 def _same_files(outputs: Sequence[FileIdentity], files: Sequence[FileIdentity]) -> bool:
     """``_same_pairs`` of the outputs made from ``outputs`` (``{"hash": f.hash, "path": f.path}`` each) and ``files``,
     without the dicts: in order first, then as sets."""
-    if (
-        len(outputs) == len(files)
-        and list(map(_PATH, outputs)) == list(map(_PATH, files))
-        and list(map(_HASH, outputs)) == list(map(_HASH, files))
-    ):
+    if len(outputs) == len(files) and list(map(_PATH, outputs)) == list(map(_PATH, files)) and \
+            list(map(_HASH, outputs)) == list(map(_HASH, files)):
         return True
     return {(o.path, o.hash) for o in outputs} == {(f.path, f.hash) for f in files}
 
@@ -141,7 +133,8 @@ def _manifest_identity(att: Attestation) -> str:
     if OUTPUTS_FROM_FILES and pending is not None:
         paths = list(map(_PATH, pending[1]))
         if set(map(type, paths)) <= {str} and all(map(operator.lt, paths, islice(paths, 1, None))):
-            found = digest_of_rows(pending[0], "output_hashes", ("hash", "path"), [list(map(_HASH, pending[1])), paths])
+            found = digest_of_rows(pending[0], "output_hashes", ("hash", "path"),
+                                   [list(map(_HASH, pending[1])), paths])
             if found is not None:
                 return found
     return attestation_identity(att.document)
@@ -162,12 +155,9 @@ def _check_binding(state: TableState, report: Report) -> None:
     if att.attested_version is None:
         return  # already a carrier problem (no binding)
     if state.changes == "data":
-        report.fail(
-            Code.STALE,
-            f"data changed after the attested {noun} {att.attested_version}: "
-            f"{state.change_detail or 'later commits'}; verify {option} {att.attested_version} "
-            f"checks the attested {noun} itself",
-        )
+        report.fail(Code.STALE, f"data changed after the attested {noun} {att.attested_version}: "
+                    f"{state.change_detail or 'later commits'}; verify {option} {att.attested_version} "
+                    f"checks the attested {noun} itself")
         return
     if state.changes == "compaction":
         check = state.content_check
@@ -186,84 +176,52 @@ def _check_binding(state: TableState, report: Report) -> None:
             changed = table_changed_by_rewrites(att.view.table, current.table, {"file_times", *check.view_keys})
             if changed:
                 detail = "; ".join(f"{key_label(k)} changed" for k in changed)
-                report.fail(
-                    Code.READER_VIEW_CHANGED,
-                    f"what readers get changed after the attested {noun} "
-                    f"{att.attested_version} besides the rewrites: {detail}",
-                )
+                report.fail(Code.READER_VIEW_CHANGED, f"what readers get changed after the attested {noun} "
+                            f"{att.attested_version} besides the rewrites: {detail}")
             return
         if not state.changes_complete:
             _check_cut_history(state, check, report)
             return
         if check is not None and check.code not in ("", Code.COMPACTED.value):
-            report.fail(
-                Code(check.code),
-                f"files were rewritten without a declared data change after {noun} "
-                f"{att.attested_version} ({state.change_detail or 'compaction'}): {check.message}",
-            )
+            report.fail(Code(check.code), f"files were rewritten without a declared data change after {noun} "
+                        f"{att.attested_version} ({state.change_detail or 'compaction'}): {check.message}")
             return
-        why = (
-            f": {check.message}"
-            if check is not None and check.message
-            else (
-                "; this attestation binds no content digest, so the rewrite cannot be checked by content (re-attest: "
-                "attest record)"
-                if att.content is None and att.origin != "foreign"
-                else ""
-            )
-        )
-        report.fail(
-            Code.COMPACTED,
-            f"files were rewritten without a data change after {noun} "
-            f"{att.attested_version} ({state.change_detail or 'compaction'}); the attested file set "
-            f"is no longer live{why}",
-        )
+        why = f": {check.message}" if check is not None and check.message else (
+            "; this attestation binds no content digest, so the rewrite cannot be checked by content (re-attest: "
+            "attest record)" if att.content is None and att.origin != "foreign" else "")
+        report.fail(Code.COMPACTED, f"files were rewritten without a data change after {noun} "
+                    f"{att.attested_version} ({state.change_detail or 'compaction'}); the attested file set "
+                    f"is no longer live{why}")
         return
     if att.view is None or state.view is None:
         if att.origin != "foreign":
-            report.notes.append(
-                "reader view not bound: this attestation predates reader-view binding (re-attest to "
-                "bind schema, partitioning and deletion vectors)"
-            )
+            report.notes.append("reader view not bound: this attestation predates reader-view binding (re-attest to "
+                                "bind schema, partitioning and deletion vectors)")
         report.view_bound = False
         attested = {f.path for f in att.files} if att.files is not None else None
         if attested is not None and attested != {f.path for f in state.live_files}:
-            report.fail(
-                Code.STALE,
-                f"the live files of {noun} {state.version} are not the attested ones ({noun} {att.attested_version})",
-            )
+            report.fail(Code.STALE, f"the live files of {noun} {state.version} are not the attested ones "
+                        f"({noun} {att.attested_version})")
         return
     report.view_bound = True
     current, unbound = state.view.bound_as(att.view)
     if unbound:
         report.view_unbound = [LATER_KEYS[k][0] for k in unbound]
-        report.notes.append(
-            "not bound by this attestation, made before they were: "
-            + ", ".join(f"{LATER_KEYS[k][0]} ({LATER_KEYS[k][1]})" for k in unbound)
-            + " (re-attest to bind them)"
-        )
+        report.notes.append("not bound by this attestation, made before they were: " + ", ".join(
+            f"{LATER_KEYS[k][0]} ({LATER_KEYS[k][1]})" for k in unbound) + " (re-attest to bind them)")
     if att.view.same_digest(current):
         return
     detail = "; ".join(att.view.differences(current))
     if not att.view.same_files(current) and not state.changes_complete:
-        report.fail(
-            Code.STALE,
-            f"the live files of {noun} {state.version} are not the attested ones, and log cleanup "
-            f"removed the commits since {noun} {att.attested_version}: whether they changed data or only "
-            f"rewrote files (OPTIMIZE) cannot be told from the log: {detail}",
-        )
+        report.fail(Code.STALE, f"the live files of {noun} {state.version} are not the attested ones, and log cleanup "
+                    f"removed the commits since {noun} {att.attested_version}: whether they changed data or only "
+                    f"rewrote files (OPTIMIZE) cannot be told from the log: {detail}")
     elif not att.view.same_files(current):
-        report.fail(
-            Code.STALE,
-            f"the live files of {noun} {state.version} are not the attested ones although no "
-            f"commit since {noun} {att.attested_version} says data changed: {detail}",
-        )
+        report.fail(Code.STALE, f"the live files of {noun} {state.version} are not the attested ones although no "
+                    f"commit since {noun} {att.attested_version} says data changed: {detail}")
     else:
-        report.fail(
-            Code.READER_VIEW_CHANGED,
-            f"what readers get changed after the attested {noun} "
-            f"{att.attested_version} without a data commit: {detail}; re-attest if the change is intended",
-        )
+        report.fail(Code.READER_VIEW_CHANGED, f"what readers get changed after the attested {noun} "
+                    f"{att.attested_version} without a data commit: {detail}; re-attest if the change is intended")
 
 
 def _check_cut_history(state: TableState, check: ContentCheck | None, report: Report) -> None:
@@ -277,79 +235,48 @@ def _check_cut_history(state: TableState, check: ContentCheck | None, report: Re
     noun, since = version_noun(state.table_format), att.attested_version
     cut = f"the history since {noun} {since} expired"
     if check is None or check.passed:  # a passing check without a reader view to bind is no verdict either
-        why = (
-            "this attestation binds no content digest, so they cannot be judged by content (re-attest: attest record)"
-            if att.content is None and att.origin != "foreign"
-            else "they cannot be judged by content"
-        )
+        why = ("this attestation binds no content digest, so they cannot be judged by content (re-attest: attest "
+               "record)" if att.content is None and att.origin != "foreign" else "they cannot be judged by content")
         report.fail(Code.COMPACTED, f"{cut}, and the files of {noun} {state.version} are not the attested ones: {why}")
     elif check.code == Code.CONTENT_CHANGED.value:
-        report.fail(
-            Code.STALE,
-            f"{cut}, and the current rows ({noun} {state.version}) differ from those attested at "
-            f"{noun} {since} ({check.message}): a data change cannot be excluded",
-        )
+        report.fail(Code.STALE, f"{cut}, and the current rows ({noun} {state.version}) differ from those attested at "
+                    f"{noun} {since} ({check.message}): a data change cannot be excluded")
     elif check.code in ("", Code.COMPACTED.value):
-        report.fail(
-            Code.STALE,
-            f"{cut}, and the current rows ({noun} {state.version}) cannot be matched with those "
-            f"attested at {noun} {since} ({check.message}): a data change cannot be excluded",
-        )
+        report.fail(Code.STALE, f"{cut}, and the current rows ({noun} {state.version}) cannot be matched with those "
+                    f"attested at {noun} {since} ({check.message}): a data change cannot be excluded")
     else:
-        report.fail(
-            Code(check.code),
-            f"{cut}, and the current rows ({noun} {state.version}) could not be judged "
-            f"against those attested at {noun} {since}: {check.message}",
-        )
+        report.fail(Code(check.code), f"{cut}, and the current rows ({noun} {state.version}) could not be judged "
+                    f"against those attested at {noun} {since}: {check.message}")
 
 
-def _check_signature(state: TableState, report: Report, policy: TrustPolicy | None, now: dt.datetime | None) -> None:
+def _check_signature(state: TableState, report: Report, policy: TrustPolicy | None,
+                     now: dt.datetime | None) -> None:
     """The signature part of a verdict. Without a policy nothing is checked, and a signed attestation says so."""
     att = state.attestation
     assert att is not None
     report.signed = att.envelope_ref is not None
     if policy is None:
         if att.envelope_ref is not None:
-            report.notes.append(
-                f"this attestation carries a signature ({att.envelope_ref}) that was not checked: "
-                "give --key or --policy (docs/signing.md)"
-            )
+            report.notes.append(f"this attestation carries a signature ({att.envelope_ref}) that was not checked: "
+                                "give --key or --policy (docs/signing.md)")
         return
     from attest.signing.attestation import check_table_signature  # cryptography only when a policy is given
 
     envelope, problem = att.load_envelope()
     if problem is not None:
         # The metadata names an envelope that is gone or swapped: never "unsigned", whatever the policy requires.
-        report.signature = {
-            "passed": False,
-            "code": problem.code.value,
-            "message": problem.message,
-            "signer": None,
-            "signed": True,
-            "required": True,
-            "verified_keys": [],
-        }
+        report.signature = {"passed": False, "code": problem.code.value, "message": problem.message,
+                            "signer": None, "signed": True, "required": True, "verified_keys": []}
         report.errors.append(problem)
         return
-    binding = {
-        "sidecar_digest": att.sidecar_digest,
-        "reader_view_digest": None if att.view is None else att.view.digest,
-    }
+    binding = {"sidecar_digest": att.sidecar_digest, "reader_view_digest": None if att.view is None else
+               att.view.digest}
     version = att.attested_version if att.attested_version is not None else state.version
     # The policy is matched against the name the table was reached by and where it is stored too (issue 29.4).
-    result = check_table_signature(
-        envelope,
-        policy,
-        state.uri or state.table,
-        version,
-        None,
-        attestation_document(att.document),
-        binding,
-        now=now,
-        names=(state.table,),
-        locations=state.locations,
-        more_locations=state.more_locations,
-    )
+    result = check_table_signature(envelope, policy, state.uri or state.table, version, None,
+                                   attestation_document(att.document),
+                                   binding, now=now, names=(state.table,), locations=state.locations,
+                                   more_locations=state.more_locations)
     report.signature = result.to_json()
     report.signed = result.signed
     if result.passed:
@@ -393,16 +320,12 @@ def verify_state(
         report.content_bound = att.content is not None
         continues = None if att.content is None else att.content.get("continues")
         if isinstance(continues, str):
-            report.notes.append(
-                f"a carry-forward attestation: it continues the attestation whose sidecar is "
-                f"{continues[:16]}… across rewrites that kept the same rows (its program, inputs and "
-                "producer)"
-            )
+            report.notes.append(f"a carry-forward attestation: it continues the attestation whose sidecar is "
+                                f"{continues[:16]}… across rewrites that kept the same rows (its program, inputs and "
+                                "producer)")
         if att.content is None:
-            report.notes.append(
-                "no content digest is bound by this attestation (recorded before content digests): "
-                "a later compaction cannot be carried over by content; `attest record` adds one"
-            )
+            report.notes.append("no content digest is bound by this attestation (recorded before content digests): "
+                                "a later compaction cannot be carried over by content; `attest record` adds one")
     # Schema: the reconstituted manifest, what the carrier found while reading it, and the table's own integrity.
     report.level = "schema"
     report.errors.extend(att.problems)
@@ -410,32 +333,23 @@ def verify_state(
     report.errors.extend(_manifest_problems(att))
     recorded = att.manifest_identity
     if recorded is not None and not report.errors and _manifest_identity(att) != recorded:
-        report.fail(
-            Code.CARRIER_TAMPERED,
-            "the manifest read from the table metadata is not the one recorded in "
-            "its sidecar: a field was edited after the attestation was written",
-        )
+        report.fail(Code.CARRIER_TAMPERED, "the manifest read from the table metadata is not the one recorded in "
+                    "its sidecar: a field was edited after the attestation was written")
     if not report.errors:
         _check_binding(state, report)
     _check_signature(state, report, policy, now)
     if report.errors or want == "schema":
         return report
     if att.origin == "foreign":
-        report.fail(
-            Code.LEVEL_NOT_ATTESTED,
-            f"this attestation was written by {att.producer_label}, which records no "
-            f"file identities for the table: the {want} level cannot be checked (schema is the most it "
-            "supports)",
-        )
+        report.fail(Code.LEVEL_NOT_ATTESTED, f"this attestation was written by {att.producer_label}, which records no "
+                    f"file identities for the table: the {want} level cannot be checked (schema is the most it "
+                    "supports)")
         return report
     report.level = "files"
     attested = _attested_files(state, report)
     if attested is None:
-        report.fail(
-            Code.FILE_UNATTESTED,
-            "the attestation lists no output files, so it cannot be bound to the "
-            "table's files (schema level is the most it supports)",
-        )
+        report.fail(Code.FILE_UNATTESTED, "the attestation lists no output files, so it cannot be bound to the "
+                    "table's files (schema level is the most it supports)")
         return report
     live = {f.path: f for f in state.live_files}
     sized = any(isinstance(e, FileIdentity) for e in attested.values())
@@ -445,16 +359,11 @@ def verify_state(
         # Carried over rewrites by content: the files they removed are not expected (nor their deletion vectors:
         # an untouched file's vector is in its unchanged view entry), the files they added were read for their rows.
         by_content = set(carried.checked) & set(live)
-        attested = {
-            p: e
-            for p, e in attested.items()
-            if p not in carried.removed and not (isinstance(e, FileIdentity) and e.kind != "data" and p not in live)
-        }
+        attested = {p: e for p, e in attested.items() if p not in carried.removed
+                    and not (isinstance(e, FileIdentity) and e.kind != "data" and p not in live)}
         live = {p: f for p, f in live.items() if p not in by_content}
-        report.notes.append(
-            f"{len(by_content)} file(s) the rewrites added were checked by their rows (content "
-            "digest), not against attested bytes"
-        )
+        report.notes.append(f"{len(by_content)} file(s) the rewrites added were checked by their rows (content "
+                            "digest), not against attested bytes")
     common = _compare_files(state, report, attested, live)
     if not sized:
         report.notes.append("sizes not compared: this attestation carries no sidecar with file sizes")
@@ -477,11 +386,8 @@ def verify_state(
         expected = entry.hash if isinstance(entry, FileIdentity) else entry["hash"]
         actual = hashes.get(f.path)
         if actual is None:
-            report.fail(
-                Code.FILE_MISSING,
-                "listed in the table log but cannot be read from storage" + (f" ({cleanup})" if cleanup else ""),
-                f.path,
-            )
+            report.fail(Code.FILE_MISSING, "listed in the table log but cannot be read from storage"
+                        + (f" ({cleanup})" if cleanup else ""), f.path)
         elif actual != expected:
             report.fail(Code.ARTIFACT_HASH_MISMATCH, f"BLAKE3 is {actual}, attested {expected}", f.path)
         else:
@@ -495,7 +401,8 @@ def _matched(f: DataFile, hashes: dict[str, str], attested: dict[str, FileIdenti
     return hashes.get(f.path) == (entry.hash if isinstance(entry, FileIdentity) else entry["hash"])
 
 
-def _check_stored_types(state: TableState, report: Report, carrier: FileHasher | None, files: list[DataFile]) -> None:
+def _check_stored_types(state: TableState, report: Report, carrier: FileHasher | None,
+                        files: list[DataFile]) -> None:
     """The bytes level's look at the attested files' stored types (docs/verify.md, "Stored types"): the rule
     ``record`` holds each data file to — readers must read the values it stores, not others (an integer past its
     Parquet annotation's width, a column stored as a type the schema's converts with a loss) — held to the files
@@ -514,22 +421,16 @@ def _check_stored_types(state: TableState, report: Report, carrier: FileHasher |
         report.fail(exc.code, f"the stored types of the attested files could not be checked: {exc.message}")
         return
     for path, reason in found:
-        report.fail(
-            Code.TABLE_INCONSISTENT,
-            f"its readers read other values than it stores, so its attested bytes do not bind what they read: {reason}",
-            path,
-        )
+        report.fail(Code.TABLE_INCONSISTENT, f"its readers read other values than it stores, so its attested bytes "
+                    f"do not bind what they read: {reason}", path)
     if unread:
         report.stored_types_unchecked = f"{len(unread)} data file(s) not read as Parquet"
-        report.notes.append(
-            f"{len(unread)} data file(s) could not be read as Parquet (e.g. {unread[0]}): their "
-            "stored types were not checked"
-        )
+        report.notes.append(f"{len(unread)} data file(s) could not be read as Parquet (e.g. {unread[0]}): their "
+                            "stored types were not checked")
 
 
-def _compare_files(
-    state: TableState, report: Report, attested: dict[str, FileIdentity | dict[str, Any]], live: dict[str, DataFile]
-) -> list[str]:
+def _compare_files(state: TableState, report: Report, attested: dict[str, FileIdentity | dict[str, Any]],
+                   live: dict[str, DataFile]) -> list[str]:
     """The files level's comparison of the attested files with the live ones: each attested file not live, each live
     file not attested, each size the two record otherwise, reported in that order, path by path; returns the paths of
     both, sorted."""
@@ -537,11 +438,8 @@ def _compare_files(
         common = sorted(attested)  # (a sorted list sorts in one pass; a set's order would take a full sort)
     else:
         for path in sorted(set(attested) - set(live)):
-            report.fail(
-                Code.FILE_MISSING,
-                f"attested file is not live in {version_noun(state.table_format)} {state.version}",
-                path,
-            )
+            report.fail(Code.FILE_MISSING, f"attested file is not live in {version_noun(state.table_format)} "
+                        f"{state.version}", path)
         for path in sorted(set(live) - set(attested)):
             report.fail(Code.FILE_UNATTESTED, "live file is not in the attestation (added outside it)", path)
         common = sorted(set(live) & set(attested))
@@ -550,15 +448,13 @@ def _compare_files(
     for path in common:
         entry = attested[path]
         if isinstance(entry, FileIdentity) and entry.size != live[path].size:
-            report.fail(
-                Code.SIZE_MISMATCH, f"the log records {live[path].size} bytes, the attestation {entry.size}", path
-            )
+            report.fail(Code.SIZE_MISMATCH,
+                        f"the log records {live[path].size} bytes, the attestation {entry.size}", path)
     return common
 
 
-def _sizes_agree(
-    common: list[str], attested: dict[str, FileIdentity | dict[str, Any]], live: dict[str, DataFile]
-) -> bool:
+def _sizes_agree(common: list[str], attested: dict[str, FileIdentity | dict[str, Any]],
+                 live: dict[str, DataFile]) -> bool:
     """True only when every attested entry of ``common`` is a FileIdentity whose ``int`` size is its live file's
     ``int`` size: then _compare_files reports no size. Passes in C rather than a Python step a file."""
     entries = list(map(attested.__getitem__, common))
@@ -580,9 +476,8 @@ def _check_stored(state: TableState, report: Report, carrier: FileHasher | None,
     size the log records (and the attestation, when it records one), found without opening any."""
     look = getattr(carrier, "stored_files", None)  # the carrier's storage (carriers/storage/listing.py)
     if not callable(look):
-        report.notes.append(
-            "the files were not looked for in storage (no carrier given): the file set and sizes are the log's"
-        )
+        report.notes.append("the files were not looked for in storage (no carrier given): the file set and sizes "
+                            "are the log's")
         return
     stored: dict[str, int | str] = look(files)
     if SIZES_IN_BULK and _stored_as_logged(stored, files):
@@ -593,17 +488,11 @@ def _check_stored(state: TableState, report: Report, carrier: FileHasher | None,
     for f in files:
         there = stored.get(f.path, "missing")
         if there == "missing":
-            report.fail(
-                Code.FILE_MISSING,
-                "listed in the table log but not in storage" + (f" ({cleanup})" if cleanup else ""),
-                f.path,
-            )
+            report.fail(Code.FILE_MISSING, "listed in the table log but not in storage"
+                        + (f" ({cleanup})" if cleanup else ""), f.path)
         elif isinstance(there, str):
-            report.fail(
-                Code.FILE_MISSING,
-                f"listed in the table log, but storage holds {there} there, not a regular file",
-                f.path,
-            )
+            report.fail(Code.FILE_MISSING, f"listed in the table log, but storage holds {there} there, not a "
+                        "regular file", f.path)
         elif f.size >= 0 and there != f.size:  # the log's size is the attested one (compared above)
             report.fail(Code.SIZE_MISMATCH, f"storage holds {there} bytes, the log records {f.size}", f.path)
 
@@ -621,7 +510,8 @@ MISSING_WORD = "missing"  # what the storage look says of a file not there (carr
 
 
 class _StatefulCarrier(FileHasher, Protocol):
-    def state(self, version: str | int | None = None) -> TableState: ...
+    def state(self, version: str | int | None = None) -> TableState:
+        ...
 
 
 class VerifyOptions(TypedDict, total=False):
@@ -634,16 +524,13 @@ class VerifyOptions(TypedDict, total=False):
     hasher: FileHasher | None
 
 
-def verify_table(
-    carrier: _StatefulCarrier, *, version: str | int | None = None, **options: Unpack[VerifyOptions]
-) -> Report:
+def verify_table(carrier: _StatefulCarrier, *, version: str | int | None = None,
+                 **options: Unpack[VerifyOptions]) -> Report:
     """Verify a table version through its carrier, as ``verify_state`` judges it (``policy``: judge its signature
     too, ``hasher``: hash its files instead of the carrier). A
     table given by path, URI or engine object is ``attest.verify(table)``'s (attest/api.py)."""
     if not callable(getattr(carrier, "state", None)):
-        raise TypeError(
-            "verify_table takes a carrier (carriers.delta.DeltaCarrier(path), carriers.refs.open_table"
-            f"(ref)), not a {type(carrier).__name__}: for a path, URI, iceberg:// reference or engine "
-            "table use attest.verify(table)"
-        )
+        raise TypeError("verify_table takes a carrier (carriers.delta.DeltaCarrier(path), carriers.refs.open_table"
+                        f"(ref)), not a {type(carrier).__name__}: for a path, URI, iceberg:// reference or engine "
+                        "table use attest.verify(table)")
     return verify_state(carrier.state(version), carrier, **options)

@@ -93,20 +93,14 @@ def _physical_type(t: pa.DataType, kind: Any, mapped: bool) -> pa.DataType:
         children = [f for f in kind.get("fields") or [] if isinstance(f, dict)]
         if len(children) != t.num_fields:
             return t
-        return pa.struct(
-            [
-                pa.field(_physical(c), _physical_type(t.field(i).type, c.get("type"), mapped), t.field(i).nullable)
-                for i, c in enumerate(children)
-            ]
-        )
+        return pa.struct([pa.field(_physical(c), _physical_type(t.field(i).type, c.get("type"), mapped),
+                                   t.field(i).nullable) for i, c in enumerate(children)])
     if (pa.types.is_list(t) or pa.types.is_large_list(t)) and kind.get("type") == "array":
         inner = _physical_type(t.value_type, kind.get("elementType"), mapped)
         return pa.list_(pa.field(t.value_field.name, inner, t.value_field.nullable))
     if pa.types.is_map(t) and kind.get("type") == "map":
-        return pa.map_(
-            _physical_type(t.key_type, kind.get("keyType"), mapped),
-            _physical_type(t.item_type, kind.get("valueType"), mapped),
-        )
+        return pa.map_(_physical_type(t.key_type, kind.get("keyType"), mapped),
+                       _physical_type(t.item_type, kind.get("valueType"), mapped))
     return t
 
 
@@ -157,18 +151,14 @@ def _converted_otherwise(stored: pa.DataType, want: pa.DataType) -> bool:
         stored = stored.value_type
     if t.is_struct(stored) and t.is_struct(want):
         wanted = {want.field(i).name: want.field(i).type for i in range(want.num_fields)}
-        return any(
-            _converted_otherwise(stored.field(i).type, wanted[stored.field(i).name])
-            for i in range(stored.num_fields)
-            if stored.field(i).name in wanted
-        )
+        return any(_converted_otherwise(stored.field(i).type, wanted[stored.field(i).name])
+                   for i in range(stored.num_fields) if stored.field(i).name in wanted)
     listed = (t.is_list, t.is_large_list, t.is_list_view, t.is_large_list_view, t.is_fixed_size_list)
     if any(is_(stored) for is_ in listed) and any(is_(want) for is_ in listed):
         return _converted_otherwise(stored.value_type, want.value_type)
     if t.is_map(stored) and t.is_map(want):
-        return _converted_otherwise(stored.key_type, want.key_type) or _converted_otherwise(
-            stored.item_type, want.item_type
-        )
+        return _converted_otherwise(stored.key_type, want.key_type) or \
+            _converted_otherwise(stored.item_type, want.item_type)
     if t.is_nested(stored) or t.is_nested(want) or t.is_null(stored) or stored == want:
         return False  # another shape (no reader converts it: a read that fails), or nulls
     if t.is_timestamp(stored) and t.is_timestamp(want):
@@ -211,14 +201,8 @@ def _numbers_kept(column: Any, want: pa.DataType) -> bool:
         return False
 
 
-def _stored_otherwise(
-    column: Callable[[int], Any],
-    stored: pa.Schema,
-    arrow: pa.Schema,
-    fields: dict[str, dict[str, Any]],
-    partition_columns: Sequence[str],
-    mode: str,
-) -> str | None:
+def _stored_otherwise(column: Callable[[int], Any], stored: pa.Schema, arrow: pa.Schema,
+                      fields: dict[str, dict[str, Any]], partition_columns: Sequence[str], mode: str) -> str | None:
     """The first column the file stores as a type readers convert to the schema's with a loss
     (``_converted_otherwise``) for some of its values (``_numbers_kept``: ``column(i)``, the stored column ``i`` as
     read, asked only of such a column), said; None when there is none."""
@@ -233,23 +217,14 @@ def _stored_otherwise(
             continue
         have, want = stored.field(index).type, _physical_type(field.type, doc.get("type"), mapped)
         if _converted_otherwise(have, want) and not _numbers_kept(column(index), want):
-            return (
-                f"column {field.name!r} is stored as {have} and the schema's type is {doc.get('type', want)}: "
-                "readers convert its stored values with a loss, and not alike (Spark wraps an integer past the "
-                "column's width where delta-rs fails; other conversions Spark fails and delta-rs rounds)"
-            )
+            return (f"column {field.name!r} is stored as {have} and the schema's type is {doc.get('type', want)}: "
+                    "readers convert its stored values with a loss, and not alike (Spark wraps an integer past the "
+                    "column's width where delta-rs fails; other conversions Spark fails and delta-rs rounds)")
     return None
 
 
-def stored_problem(
-    parquet: Any,
-    handle: Any,
-    table: pa.Table | None,
-    arrow: pa.Schema,
-    fields: dict[str, dict[str, Any]],
-    partition_columns: Sequence[str],
-    mode: str,
-) -> str | None:
+def stored_problem(parquet: Any, handle: Any, table: pa.Table | None, arrow: pa.Schema,
+                   fields: dict[str, dict[str, Any]], partition_columns: Sequence[str], mode: str) -> str | None:
     """Why readers of the table (schema ``arrow``, its fields' ``fields``, column mapping ``mode``) read other values
     than the Parquet file ``parquet`` (open on ``handle``) stores, said; None when they read the stored ones: integers
     past their INT(8) / INT(16) annotation (``narrow_integer_problems``), a column stored as a type converted to the
@@ -287,9 +262,8 @@ def stored_types_judge(carrier: DeltaCarrier, v: Version) -> Callable[[Any, Any]
     fields = {str(f.get("name")): f for f in schema_doc.get("fields") or [] if isinstance(f, dict)}
 
     def judge(parquet: Any, handle: Any) -> str | None:
-        return stored_problem(parquet, handle, None, arrow, fields, partition_columns, mode) or calendar_problem(
-            parquet, arrow, fields, partition_columns, mode
-        )
+        return (stored_problem(parquet, handle, None, arrow, fields, partition_columns, mode)
+                or calendar_problem(parquet, arrow, fields, partition_columns, mode))
 
     return judge
 
@@ -341,26 +315,17 @@ class DeltaContentReader:
             with contextlib.closing(source) as handle:  # delta-rs: no "with"
                 parquet = pq.ParquetFile(handle)
                 stored = parquet.schema_arrow
-                int96 = {
-                    parquet.schema.column(i).path.split(".")[0]
-                    for i in range(len(parquet.schema))
-                    if parquet.schema.column(i).physical_type == "INT96"
-                }
-                nanos = {
-                    parquet.schema.column(i).path.split(".")[0]
-                    for i in range(len(parquet.schema))
-                    if _nanoseconds(parquet.schema.column(i))
-                }
+                int96 = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
+                         if parquet.schema.column(i).physical_type == "INT96"}
+                nanos = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
+                         if _nanoseconds(parquet.schema.column(i))}
                 table = parquet.read()
-                problem = stored_problem(
-                    parquet, handle, table, self.arrow, self.fields, self.partition_columns, self.mode
-                )
+                problem = stored_problem(parquet, handle, table, self.arrow, self.fields, self.partition_columns,
+                                         self.mode)
                 if problem is not None:
                     raise CarrierError(
                         f"{f.path}{', added by a rewrite' if self.logged is not None else ''}: {problem}",
-                        path=f.path,
-                        code=Code.CONTENT_CHANGED if self.logged is not None else Code.TABLE_INCONSISTENT,
-                    )
+                        path=f.path, code=Code.CONTENT_CHANGED if self.logged is not None else Code.TABLE_INCONSISTENT)
                 meta = parquet.metadata
                 footer = dict(meta.metadata or {})
                 from carriers.content_store import read_parquet_indexes
@@ -370,62 +335,32 @@ class DeltaContentReader:
         except FileNotFoundError:
             return None
         except (OSError, pa.ArrowException) as exc:
-            raise CarrierError(
-                f"{f.path} cannot be read as Parquet: {exc}", code=Code.TABLE_UNREADABLE, path=f.path
-            ) from exc
+            raise CarrierError(f"{f.path} cannot be read as Parquet: {exc}", code=Code.TABLE_UNREADABLE,
+                               path=f.path) from exc
         try:
-            digest, read = _digest_file(
-                f,
-                table,
-                stored,
-                int96,
-                self.arrow,
-                self.fields,
-                self.partition_columns,
-                self.partitions.get(f.path) or {},
-                self.masks.get(f.path),
-                self.mode,
-                self.row_tracking,
-                widen=self.widen,
-            )
+            digest, read = _digest_file(f, table, stored, int96, self.arrow, self.fields, self.partition_columns,
+                                        self.partitions.get(f.path) or {}, self.masks.get(f.path), self.mode,
+                                        self.row_tracking, widen=self.widen)
         except (KeyError, ValueError, pa.ArrowException) as exc:  # duplicate column names, malformed values, ...
-            raise CarrierError(
-                f"the rows of {f.path} cannot be read as the table's columns: {exc}",
-                code=Code.TABLE_UNREADABLE,
-                path=f.path,
-            ) from exc
+            raise CarrierError(f"the rows of {f.path} cannot be read as the table's columns: {exc}",
+                               code=Code.TABLE_UNREADABLE, path=f.path) from exc
         if nanos & set(read):
             # Measured (delta-spark 4.4): Spark's Parquet reader converts no TIMESTAMP(NANOS) column to a Delta
             # timestamp or timestamp_ntz (SchemaColumnConvertNotSupportedException) and fails the read, where
             # pyarrow and delta-rs read the instants (cast exactly to microseconds: the attested digest).
             raise UnsupportedTableError(
                 f"{f.path} stores {sorted(nanos & set(read))[0]!r} as timestamps in nanoseconds: Spark cannot read "
-                "them (it fails the read), delta-rs reads them as microseconds; its rows have no one content"
-            )
+                "them (it fails the read), delta-rs reads them as microseconds; its rows have no one content")
         if self.generated:
             from carriers.delta.generated import check_generated
 
-            physical = {
-                name: _physical(doc) if self.mode in ("name", "id") else name for name, doc in self.fields.items()
-            }
-            check_generated(
-                f.path,
-                self.generated,
-                self.partitions.get(f.path) or {},
-                read,
-                physical,
-                self.masks.get(f.path),
-                rewrite=self.logged is not None,
-            )
+            physical = {name: _physical(doc) if self.mode in ("name", "id") else name
+                        for name, doc in self.fields.items()}
+            check_generated(f.path, self.generated, self.partitions.get(f.path) or {}, read, physical,
+                            self.masks.get(f.path), rewrite=self.logged is not None)
         if f.path in (self.cardinalities or {}):
-            _check_cardinality(
-                f,
-                self.masks.get(f.path),
-                table.num_rows,
-                (self.cardinalities or {})[f.path],
-                rewritten=self.logged is not None,
-                enabled=self.vectors_enabled,
-            )
+            _check_cardinality(f, self.masks.get(f.path), table.num_rows, (self.cardinalities or {})[f.path],
+                               rewritten=self.logged is not None, enabled=self.vectors_enabled)
         if self.logged is not None:
             _check_statistics(f, table.num_rows, read, self.logged.get(f.path), (self.typed or {}).get(f.path) or {})
             _check_calendar(f, footer, read, int96)
@@ -439,38 +374,25 @@ class DeltaContentReader:
             # files as the wider types (widened_digests: recorded None, the attested reading holds them).
             if self.recorded is not None:
                 try:
-                    _check_statistics(
-                        f,
-                        table.num_rows,
-                        read,
-                        self.recorded.get(f.path),
-                        (self.typed or {}).get(f.path) or {},
-                        recorded=True,
-                    )
+                    _check_statistics(f, table.num_rows, read, self.recorded.get(f.path),
+                                      (self.typed or {}).get(f.path) or {}, recorded=True)
                 except CarrierError as exc:
-                    floats = sorted(
-                        n
-                        for n in self.widen & set(stored.names)
-                        if pa.types.is_float32(stored.field(n).type) and pa.types.is_float64(self.arrow.field(n).type)
-                    )
+                    floats = sorted(n for n in self.widen & set(stored.names) if pa.types.is_float32(
+                        stored.field(n).type) and pa.types.is_float64(self.arrow.field(n).type))
                     if not floats:
                         raise
                     # An honest Spark table too: measured (delta-spark 4.4), after ALTER COLUMN c TYPE DOUBLE
                     # Spark answered MIN(c) 0.1 and returned no row for c = 0.10000000149011612D, which a full
                     # read returns: its filtered reads are not its full reads.
-                    raise CarrierError(
-                        f"{exc.message} ({floats[0]!r} is a float column widened to double: Spark "
-                        "reads its float statistics as doubles, 0.1 for the stored "
-                        "0.10000000149011612, and skips the file by them)",
-                        code=exc.code,
-                        path=exc.path,
-                    ) from None
+                    raise CarrierError(f"{exc.message} ({floats[0]!r} is a float column widened to double: Spark "
+                                       "reads its float statistics as doubles, 0.1 for the stored "
+                                       "0.10000000149011612, and skips the file by them)",
+                                       code=exc.code, path=exc.path) from None
         return digest
 
 
-def content_reader(
-    carrier: DeltaCarrier, v: Version, files: Sequence[DataFile], *, statistics: bool = False
-) -> DeltaContentReader:
+def content_reader(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile], *,
+                   statistics: bool = False) -> DeltaContentReader:
     """The reader of ``files``' rows as readers of ``v`` get them (the version's schema, column mapping, partition
     values, deletion vectors as delta-rs reads them); ``statistics``: one that also holds each file's statistics, as
     the log writes them (Spark reads them) and as delta-rs reads them, to its stored rows."""
@@ -507,11 +429,9 @@ def content_reader(
                     logged[rel] = add.get("stats")
                 ids[rel] = (_id_value(add.get("baseRowId")), _id_value(add.get("defaultRowCommitVersion")))
         if tracked:
-            tracking = RowTracking(
-                row_id_column=_name(configuration.get(_MATERIALIZED_ROW_ID)),
-                commit_version_column=_name(configuration.get(_MATERIALIZED_COMMIT_VERSION)),
-                files=ids,
-            )
+            tracking = RowTracking(row_id_column=_name(configuration.get(_MATERIALIZED_ROW_ID)),
+                                   commit_version_column=_name(configuration.get(_MATERIALIZED_COMMIT_VERSION)),
+                                   files=ids)
     masks: dict[str, list[bool]] = {}
     roots = carrier._engine_roots(dt)
     features = set(dt.protocol().reader_features or [])
@@ -521,40 +441,30 @@ def content_reader(
     # so where the log gives none of these files one, and the table has no deletionVectors feature, none is read:
     # no reader applies a vector the log does not name.
     widening_on = bool(features & {"typeWidening", "typeWidening-preview"})
-    vectors_named = (
-        "deletionVectors" in features
-        or any(
-            canonical_relative(str(raw))[0] in wanted
-            for raw, _ in carrier.content_log(v.number).adds.having("deletionVector")
-        )
-        if widening_on
-        else True
-    )
+    vectors_named = "deletionVectors" in features or any(
+        canonical_relative(str(raw))[0] in wanted for raw, _ in carrier.content_log(v.number).adds.having(
+            "deletionVector")) if widening_on else True
     if vectors_named:  # delta-rs's row mask is as long as the greatest row a vector names: refused unread here
         past = carrier.vectors_past_their_rows(carrier.content_log(v.number))
         if past:
             raise CarrierError(past[0].message, code=past[0].code, path=past[0].path)
     try:  # every file's deletion vector as delta-rs applies it (whatever the protocol claims)
-        for batch in dt.deletion_vectors() if vectors_named else ():
+        for batch in (dt.deletion_vectors() if vectors_named else ()):
             paths = batch.column("filepath").to_pylist()
             vectors = batch.column("selection_vector").to_pylist()
             for p, vector in zip(paths, vectors, strict=True):
                 rel = engine_relative(roots, str(p), encoded=True)
                 if rel == str(p):  # under no root as read: the vector would be matched to no file, its rows kept
-                    raise CarrierError(
-                        f"delta-rs applies a deletion vector to {str(p)[:300]}, which is not under the "
-                        f"root of {carrier.reference} as read",
-                        code=Code.TABLE_INCONSISTENT,
-                    )
+                    raise CarrierError(f"delta-rs applies a deletion vector to {str(p)[:300]}, which is not under the "
+                                       f"root of {carrier.reference} as read", code=Code.TABLE_INCONSISTENT)
                 if rel in wanted:
                     masks[rel] = [bool(x) for x in vector]
     except CarrierError:
         raise
     except Exception as exc:
         text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise CarrierError(
-            f"delta-rs cannot read the deletion vectors of {carrier.reference}: {text}", code=Code.TABLE_UNREADABLE
-        ) from exc
+        raise CarrierError(f"delta-rs cannot read the deletion vectors of {carrier.reference}: {text}",
+                           code=Code.TABLE_UNREADABLE) from exc
     cardinalities: dict[str, Any] = {}
     # Only where delta-rs applies a vector (``masks``) can a stated cardinality differ from it: a table without one
     # is not replayed again (a record replays its version once: tests/delta/test_record_replays.py).
@@ -565,23 +475,14 @@ def content_reader(
             cardinalities[rel] = vector.get("cardinality")
     from carriers.delta.generated import generated_partitions
 
-    return DeltaContentReader(
-        arrow=arrow,
-        fields=fields,
-        partition_columns=partition_columns,
-        partitions=partitions,
-        masks=masks,
-        mode=mode,
-        paths=frozenset(wanted),
-        logged=logged if statistics else None,
-        recorded=None if statistics else logged,
-        typed=typed,
-        row_tracking=tracking,
-        widen=frozenset(arrow.names) if widening_on else frozenset(),
-        cardinalities=cardinalities,
-        vectors_enabled="deletionVectors" in features and "deletionVectors" in set(dt.protocol().writer_features or []),
-        generated=generated_partitions(fields, partition_columns) or None,
-    )
+    return DeltaContentReader(arrow=arrow, fields=fields, partition_columns=partition_columns, partitions=partitions,
+                              masks=masks, mode=mode, paths=frozenset(wanted), logged=logged if statistics else None,
+                              recorded=None if statistics else logged, typed=typed, row_tracking=tracking,
+                              widen=frozenset(arrow.names) if widening_on else frozenset(),
+                              cardinalities=cardinalities,
+                              vectors_enabled="deletionVectors" in features
+                              and "deletionVectors" in set(dt.protocol().writer_features or []),
+                              generated=generated_partitions(fields, partition_columns) or None)
 
 
 def _nanoseconds(column: Any) -> bool:
@@ -595,9 +496,8 @@ def _nanoseconds(column: Any) -> bool:
         return False
 
 
-def _check_cardinality(
-    f: DataFile, vector: list[bool] | None, num_rows: int, cardinality: Any, *, rewritten: bool, enabled: bool = True
-) -> None:
+def _check_cardinality(f: DataFile, vector: list[bool] | None, num_rows: int, cardinality: Any, *,
+                       rewritten: bool, enabled: bool = True) -> None:
     """A deletion vector the log gives ``f``, held to what Spark reads of it. Its stated ``cardinality`` must be the
     number of rows delta-rs's vector deletes (the digest's reading): Spark (delta-spark 4.4) takes a vector of
     cardinality 0 for none and reads every stored row, fails the read of a file whose vector holds another number of
@@ -612,18 +512,11 @@ def _check_cardinality(
     deleted = keep.count(False)
     if type(cardinality) is int and cardinality == deleted and enabled:
         return
-    message = (
-        (
-            f"{f.path}: its deletion vector states a cardinality of {str(cardinality)[:40]} and deletes "
-            f"{deleted} of its {num_rows} rows as delta-rs reads it — Spark reads a vector of cardinality 0 as "
-            "none and answers COUNT(*) by the cardinality: readers get other rows"
-        )
-        if enabled
-        else (
-            f"{f.path} has a deletion vector, and the protocol does not enable deletion vectors (reader and writer "
-            "feature deletionVectors): delta-rs applies it, Spark reads every stored row — readers get other rows"
-        )
-    )
+    message = (f"{f.path}: its deletion vector states a cardinality of {str(cardinality)[:40]} and deletes "
+               f"{deleted} of its {num_rows} rows as delta-rs reads it — Spark reads a vector of cardinality 0 as "
+               "none and answers COUNT(*) by the cardinality: readers get other rows") if enabled else (
+        f"{f.path} has a deletion vector, and the protocol does not enable deletion vectors (reader and writer "
+        "feature deletionVectors): delta-rs applies it, Spark reads every stored row — readers get other rows")
     if rewritten:
         raise StatisticsMismatch(f"{message} (added by a rewrite)")
     raise CarrierError(message, code=Code.TABLE_INCONSISTENT, path=f.path)
@@ -643,7 +536,8 @@ def _name(value: Any) -> str | None:
     return str(value) if value else None
 
 
-def row_id_arrays(f: DataFile, table: pa.Table, stored: pa.Schema, tracking: RowTracking) -> tuple[pa.Array, pa.Array]:
+def row_id_arrays(f: DataFile, table: pa.Table, stored: pa.Schema,
+                  tracking: RowTracking) -> tuple[pa.Array, pa.Array]:
     """Each stored row's ``row_id`` and ``row_commit_version`` as Spark reads ``_metadata.row_id`` /
     ``_metadata.row_commit_version`` (measured, Delta 4 on Spark 4.1): the materialized column's value where the file
     holds that column and the value is not null, else ``baseRowId`` + the row's physical index in the file (its
@@ -653,32 +547,21 @@ def row_id_arrays(f: DataFile, table: pa.Table, stored: pa.Schema, tracking: Row
 
     base, commit_version = tracking.files.get(f.path, (None, None))
     n = table.num_rows
-    fallback_ids = (
-        pa.nulls(n, pa.int64())
-        if base is None
-        else pa.array(range(base, base + n), pa.int64())
-        if base + n <= (1 << 63)
-        else None
-    )
+    fallback_ids = pa.nulls(n, pa.int64()) if base is None else \
+        pa.array(range(base, base + n), pa.int64()) if base + n <= (1 << 63) else None
     if fallback_ids is None:
-        raise CarrierError(
-            f"{f.path}: its baseRowId {base} plus its {n} rows overflow a row id (64 bits)",
-            code=Code.TABLE_UNREADABLE,
-            path=f.path,
-        )
-    fallback_versions = (
-        pa.nulls(n, pa.int64()) if commit_version is None else pa.array([commit_version] * n, pa.int64())
-    )
+        raise CarrierError(f"{f.path}: its baseRowId {base} plus its {n} rows overflow a row id (64 bits)",
+                           code=Code.TABLE_UNREADABLE, path=f.path)
+    fallback_versions = pa.nulls(n, pa.int64()) if commit_version is None else \
+        pa.array([commit_version] * n, pa.int64())
     out: list[pa.Array] = []
-    for name, fallback in ((tracking.row_id_column, fallback_ids), (tracking.commit_version_column, fallback_versions)):
+    for name, fallback in ((tracking.row_id_column, fallback_ids),
+                           (tracking.commit_version_column, fallback_versions)):
         if name is not None and name in stored.names:
             column = table.column(name)
             if not pa.types.is_integer(column.type):
-                raise CarrierError(
-                    f"{f.path}: its materialized row-tracking column {name!r} is of type {column.type}, not an integer",
-                    code=Code.TABLE_UNREADABLE,
-                    path=f.path,
-                )
+                raise CarrierError(f"{f.path}: its materialized row-tracking column {name!r} is of type {column.type}, "
+                                   "not an integer", code=Code.TABLE_UNREADABLE, path=f.path)
             materialized = column.combine_chunks().cast(pa.int64())
             out.append(pc.coalesce(materialized, fallback))
         else:
@@ -686,14 +569,8 @@ def row_id_arrays(f: DataFile, table: pa.Table, stored: pa.Schema, tracking: Row
     return out[0], out[1]
 
 
-def file_content_digests(
-    carrier: DeltaCarrier,
-    v: Version,
-    files: Sequence[DataFile],
-    *,
-    progress: Progress | None = None,
-    statistics: bool = False,
-) -> dict[str, ContentDigest]:
+def file_content_digests(carrier: DeltaCarrier, v: Version, files: Sequence[DataFile], *,
+                         progress: Progress | None = None, statistics: bool = False) -> dict[str, ContentDigest]:
     """Each data file's digest (the module docstring); ``statistics``: each file's statistics held to its rows too
     (``content_reader``)."""
     reader = content_reader(carrier, v, files, statistics=statistics)
@@ -712,21 +589,11 @@ def file_content_digests(
     return out
 
 
-def _digest_file(
-    f: DataFile,
-    table: pa.Table,
-    stored: pa.Schema,
-    int96: set[str],
-    arrow: pa.Schema,
-    fields: dict[str, dict[str, Any]],
-    partition_columns: list[str],
-    values: dict[str, Any],
-    vector: list[bool] | None,
-    mode: str,
-    tracking: RowTracking | None = None,
-    *,
-    widen: frozenset[str] = frozenset(),
-) -> tuple[ContentDigest, dict[str, Any]]:
+def _digest_file(f: DataFile, table: pa.Table, stored: pa.Schema, int96: set[str], arrow: pa.Schema,
+                 fields: dict[str, dict[str, Any]], partition_columns: list[str], values: dict[str, Any],
+                 vector: list[bool] | None, mode: str,
+                 tracking: RowTracking | None = None, *,
+                 widen: frozenset[str] = frozenset()) -> tuple[ContentDigest, dict[str, Any]]:
     """The file's digest, and its data columns as read (every stored row), keyed as its statistics name them.
     ``tracking``: each row's row-tracking ids folded in (``row_id_arrays``)."""
     import pyarrow as pa
@@ -756,17 +623,12 @@ def _digest_file(
         if _nested_exists_default(doc.get("type")):
             raise UnsupportedTableError(
                 f"column {field.name!r} has a nested field with an {_EXISTS_DEFAULT} (Spark fills a field a file lacks "
-                "with it, delta-rs with nulls): its rows have no one content"
-            )
-        if (
-            physical not in stored.names
-            and _EXISTS_DEFAULT in (doc.get("metadata") or {})
-            and not (mapped and field.name in stored.names)
-        ):
+                "with it, delta-rs with nulls): its rows have no one content")
+        if physical not in stored.names and _EXISTS_DEFAULT in (doc.get("metadata") or {}) \
+                and not (mapped and field.name in stored.names):
             raise UnsupportedTableError(
                 f"{f.path} lacks column {field.name!r}, whose schema field has an {_EXISTS_DEFAULT}: Spark reads "
-                "the default in every row of it, delta-rs nulls (measured): its rows have no one content"
-            )
+                "the default in every row of it, delta-rs nulls (measured): its rows have no one content")
         _check_case(f, stored, physical, folds)
         if physical in stored.names:
             _check_nested_case(f, stored.field(physical).type, doc.get("type"), mapped, physical)
@@ -787,18 +649,15 @@ def _digest_file(
         elif mapped and field.name in stored.names:
             raise UnsupportedTableError(
                 f"{f.path} holds column {field.name!r} under its logical name, not its physical name "
-                f"{physical!r}: Spark reads it as nulls, delta-rs by name; its rows have no one content"
-            )
+                f"{physical!r}: Spark reads it as nulls, delta-rs by name; its rows have no one content")
         else:  # a column added after the file was written: every reader reads nulls
             arrays[physical] = pa.nulls(table.num_rows, want)
             columns.append(ColumnSpec(identity=identity, field=pa.field(physical, want)))
     table_arrays: dict[str, pa.Array | pa.ChunkedArray] = dict(arrays)
     if tracking is not None:
         if {ROW_ID, ROW_COMMIT_VERSION} & ({c.identity for c in columns} | set(constants) | set(arrays)):
-            raise UnsupportedTableError(
-                f"the table has a column named {ROW_ID!r} or {ROW_COMMIT_VERSION!r}, the "
-                "identities of the row-tracking ids in the content digest"
-            )
+            raise UnsupportedTableError(f"the table has a column named {ROW_ID!r} or {ROW_COMMIT_VERSION!r}, the "
+                                        "identities of the row-tracking ids in the content digest")
         for materialized in (tracking.row_id_column, tracking.commit_version_column):
             if materialized is not None:
                 # Spark reads a materialized row-tracking column by name without case too (measured: a rewrite's
@@ -812,7 +671,7 @@ def _digest_file(
     rows_table = pa.table(table_arrays) if table_arrays else pa.table({"_": pa.nulls(table.num_rows)})
     keep = None
     if vector is not None:
-        keep = (vector + [True] * (table.num_rows - len(vector)))[: table.num_rows]
+        keep = (vector + [True] * (table.num_rows - len(vector)))[:table.num_rows]
     return digest_table(rows_table, columns, constants, keep=keep), arrays
 
 
@@ -824,14 +683,10 @@ def _reordered(stored: pa.DataType, want: pa.DataType) -> bool:
     if pa.types.is_struct(stored) and pa.types.is_struct(want):
         names = [stored.field(i).name for i in range(stored.num_fields)]
         wanted = {want.field(i).name: want.field(i).type for i in range(want.num_fields)}
-        return (
-            len(set(names)) == len(names) == len(wanted)
-            and set(names) == set(wanted)
-            and all(_reordered(stored.field(i).type, wanted[stored.field(i).name]) for i in range(stored.num_fields))
-        )
-    if (pa.types.is_list(stored) and pa.types.is_list(want)) or (
-        pa.types.is_large_list(stored) and pa.types.is_large_list(want)
-    ):
+        return len(set(names)) == len(names) == len(wanted) and set(names) == set(wanted) and all(
+            _reordered(stored.field(i).type, wanted[stored.field(i).name]) for i in range(stored.num_fields))
+    if (pa.types.is_list(stored) and pa.types.is_list(want)) or \
+            (pa.types.is_large_list(stored) and pa.types.is_large_list(want)):
         return _reordered(stored.value_type, want.value_type)
     if pa.types.is_map(stored) and pa.types.is_map(want):
         return _reordered(stored.key_type, want.key_type) and _reordered(stored.item_type, want.item_type)
@@ -850,11 +705,9 @@ def _nested_exists_default(t: Any) -> bool:
         return False
     kind = t.get("type")
     if kind == "struct":
-        return any(
-            _EXISTS_DEFAULT in ((fld.get("metadata") or {}) if isinstance(fld, dict) else {})
-            or _nested_exists_default(fld.get("type") if isinstance(fld, dict) else None)
-            for fld in t.get("fields") or []
-        )
+        return any(_EXISTS_DEFAULT in ((fld.get("metadata") or {}) if isinstance(fld, dict) else {})
+                   or _nested_exists_default(fld.get("type") if isinstance(fld, dict) else None)
+                   for fld in t.get("fields") or [])
     if kind == "array":
         return _nested_exists_default(t.get("elementType"))
     if kind == "map":
@@ -919,11 +772,8 @@ def _claimed(value: Any, t: pa.DataType) -> Any:
     raise TypeError(t)  # binary and others: no statistics engines use
 
 
-def _statistics_leaves(
-    columns: dict[str, Any],
-    *readings: Any,
-    prefix: str = "",
-) -> Iterator[tuple[str, Any, tuple[Any, ...], tuple[bool, ...]]]:
+def _statistics_leaves(columns: dict[str, Any], *readings: Any, prefix: str = "",
+                       ) -> Iterator[tuple[str, Any, tuple[Any, ...], tuple[bool, ...]]]:
     """The columns a file's statistics bound, depth first as the statistics nest them (a struct's fields under its
     name): each one's dotted name, its rows, its entry in each of ``readings`` (one statistics object each —
     ``minValues``, ``maxValues``, ``nullCount`` as one engine reads them; None where there is none) and, for each,
@@ -937,18 +787,16 @@ def _statistics_leaves(
         if pa.types.is_struct(t):
             flat = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
             children = flat.flatten()
-            yield from _statistics_leaves(
-                {t.field(i).name: children[i] for i in range(t.num_fields)}, *entries, prefix=f"{name}."
-            )
+            yield from _statistics_leaves({t.field(i).name: children[i] for i in range(t.num_fields)}, *entries,
+                                          prefix=f"{name}.")
             continue
         if pa.types.is_nested(t):
             continue  # lists and maps: no statistics engines skip by
         yield name, column, entries, tuple(isinstance(r, dict) and key not in r for r in readings)
 
 
-def _check_statistics(
-    f: DataFile, num_rows: int, read: dict[str, Any], logged: Any, typed: dict[str, Any], *, recorded: bool = False
-) -> None:
+def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: Any, typed: dict[str, Any], *,
+                      recorded: bool = False) -> None:
     """A rewritten file's statistics, as the log writes them (Spark) and as delta-rs reads them, held to its stored
     rows (every row, its deletion vector not applied, as the protocol counts them): ``numRecords`` and each
     ``nullCount`` exactly (null counts and bounds only when ``tightBounds`` is not false), bounds soundly (no row
@@ -976,34 +824,27 @@ def _check_statistics(
         if recorded and isinstance(exc, RecursionError):
             # Spark reads bounds nested 990 deep as their text and skipped the file by them (measured,
             # test_spark_attacks): bounds this check cannot hold to the rows, refused rather than trusted.
-            raise CarrierError(
-                f"{f.path} has statistics in the log nested deeper than this check parses, which "
-                "Spark reads (and skips files by) while delta-rs reads none of them",
-                code=Code.TABLE_INCONSISTENT,
-                path=f.path,
-            ) from None
+            raise CarrierError(f"{f.path} has statistics in the log nested deeper than this check parses, which "
+                               "Spark reads (and skips files by) while delta-rs reads none of them",
+                               code=Code.TABLE_INCONSISTENT, path=f.path) from None
         doc = None
         if recorded and holds_value(typed):
             # delta-rs's JSON reader takes text Python's (and Jackson's, as Spark configures it) refuses — leading
             # zeros (01), a trailing decimal point (1.), extra or trailing commas, raw control characters in strings —
             # and skips files by what it reads there (measured, delta-rs 1.6: a maximum 01 over rows 1, 2 and its
             # filtered read of v = 2 returned no row; recorded, VERIFIED): statistics no check here can hold.
-            raise CarrierError(
-                f"{f.path} has statistics in the log that are not JSON ({exc}) but that delta-rs reads "
-                "and skips files by (leading zeros, trailing commas, ...), while stricter readers "
-                "read none of them",
-                code=Code.TABLE_INCONSISTENT,
-                path=f.path,
-            ) from None
+            raise CarrierError(f"{f.path} has statistics in the log that are not JSON ({exc}) but that delta-rs reads "
+                               "and skips files by (leading zeros, trailing commas, ...), while stricter readers "
+                               "read none of them", code=Code.TABLE_INCONSISTENT, path=f.path) from None
     if not isinstance(doc, dict):
         if recorded:
             return  # malformed (bound as written, the reader view): no engine reads statistics of it
         raise StatisticsMismatch(f"{f.path}, added by a rewrite: its statistics in the log do not parse")
     tight = doc.get("tightBounds") is not False
-    sources = [
-        ("the log", doc.get("numRecords"), doc.get("nullCount"), doc.get("minValues"), doc.get("maxValues"), True),
-        ("delta-rs", typed.get("num_records"), typed.get("null_count"), typed.get("min"), typed.get("max"), False),
-    ]
+    sources = [("the log", doc.get("numRecords"), doc.get("nullCount"), doc.get("minValues"), doc.get("maxValues"),
+                True),
+               ("delta-rs", typed.get("num_records"), typed.get("null_count"), typed.get("min"), typed.get("max"),
+                False)]
     if recorded:
         # Bounds as delta-rs reads them (the log's, where it reads them; the rest as Spark reads them, after the loop:
         # delta-rs writes a decimal past 17 digits as a rounded float it cannot read). Counts as the log writes them
@@ -1020,17 +861,12 @@ def _check_statistics(
                 seen = observe(column)
                 if n is not None and tight and (isinstance(n, bool) or n != seen.nulls):
                     problems.append(f"{name}: {seen.nulls} nulls stored, {n!r} in its statistics ({source})")
-                elif (
-                    type(n) is int
-                    and not tight
-                    and ((n == 0 and seen.nulls) or (n == num_rows and seen.nulls < num_rows))
-                ):
+                elif type(n) is int and not tight and ((n == 0 and seen.nulls) or (
+                        n == num_rows and seen.nulls < num_rows)):
                     # Wide bounds (tightBounds false) too: Spark skips a file for IS NULL by a null count of 0, and
                     # for IS NOT NULL and v = 1 by one of every row (measured, test_delta_round16.py).
-                    problems.append(
-                        f"{name}: {seen.nulls} nulls stored, {n!r} in its statistics, which Spark skips "
-                        f"the file by with tightBounds false too ({source})"
-                    )
+                    problems.append(f"{name}: {seen.nulls} nulls stored, {n!r} in its statistics, which Spark skips "
+                                    f"the file by with tightBounds false too ({source})")
                 try:
                     a, b = (_claimed(a, t), _claimed(b, t)) if as_json else (a, b)
                 except TypeError:
@@ -1060,17 +896,12 @@ def _check_statistics(
         except (pa.ArrowException, ValueError, TypeError) as exc:
             problems.append(f"its statistics cannot be held to its rows ({exc})")
     if problems and recorded:
-        raise CarrierError(
-            f"{f.path} has statistics in the log that misstate its rows — readers skip files and answer "
-            f"COUNT / MIN / MAX by them: {'; '.join(problems[:3])}",
-            code=Code.TABLE_INCONSISTENT,
-            path=f.path,
-        )
+        raise CarrierError(f"{f.path} has statistics in the log that misstate its rows — readers skip files and answer "
+                           f"COUNT / MIN / MAX by them: {'; '.join(problems[:3])}", code=Code.TABLE_INCONSISTENT,
+                           path=f.path)
     if problems:
-        raise StatisticsMismatch(
-            f"{f.path}, added by a rewrite, has statistics that misstate its rows — readers skip "
-            f"files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}"
-        )
+        raise StatisticsMismatch(f"{f.path}, added by a rewrite, has statistics that misstate its rows — readers skip "
+                                 f"files and answer COUNT / MIN / MAX by them: {'; '.join(problems[:3])}")
 
 
 class _Unsure(ValueError):
@@ -1124,13 +955,8 @@ def _spark_reads(value: Any, t: pa.DataType) -> Any:
         if not isinstance(value, str):
             raise _Unsure(value)
         try:
-            when: Any = (
-                dt.date.fromisoformat(value)
-                if pa.types.is_date32(t) and len(value) == 10
-                else dt.datetime.fromisoformat(value)
-                if pa.types.is_timestamp(t)
-                else None
-            )
+            when: Any = (dt.date.fromisoformat(value) if pa.types.is_date32(t) and len(value) == 10
+                         else dt.datetime.fromisoformat(value) if pa.types.is_timestamp(t) else None)
         except ValueError:
             when = None
         if when is None or (pa.types.is_timestamp(t) and (when.tzinfo is None) != (t.tz is None)):
@@ -1177,32 +1003,22 @@ def _spark_only_bounds(logged: str, read: dict[str, Any], typed: dict[str, Any],
         except _Unsure as exc:
             given = repr(exc.args[0])
             given = given if len(given) <= 60 else given[:57] + "…"
-            problems.append(
-                f"{name}: a bound {given} that delta-rs reads none of and Spark reads (a string "
-                "column's as its JSON text, a date or timestamp by its lenient parser) and skips the "
-                "file by"
-            )
+            problems.append(f"{name}: a bound {given} that delta-rs reads none of and Spark reads (a string "
+                            "column's as its JSON text, a date or timestamp by its lenient parser) and skips the "
+                            "file by")
             continue
         seen = observe(column)
         floor = None
         if pa.types.is_timestamp(t) and seen.hi is not None:
             floor = seen.hi.replace(microsecond=seen.hi.microsecond // 1000 * 1000)
-        exact = (
-            tight
-            and not pa.types.is_timestamp(t)
-            and not pa.types.is_decimal(t)  # floats too, as above
-            and any(str(t).startswith(x) for x in _EXACT)
-        )
+        exact = (tight and not pa.types.is_timestamp(t) and not pa.types.is_decimal(t)  # floats too, as above
+                 and any(str(t).startswith(x) for x in _EXACT))
         found = bound_problem(name, seen, a, b, exact=exact, hi_floor=floor)
         if found is not None:
-            why = (
-                "; delta-rs writes a decimal past 17 digits rounded through a float and reads none of it"
-                if pa.types.is_decimal(t)
-                else ""
-            )
-            problems.append(
-                f"{found} (the log, as Spark reads it: delta-rs reads none of it, Spark skips the file by it{why})"
-            )
+            why = ("; delta-rs writes a decimal past 17 digits rounded through a float and reads none of it"
+                   if pa.types.is_decimal(t) else "")
+            problems.append(f"{found} (the log, as Spark reads it: delta-rs reads none of it, Spark skips the file "
+                            f"by it{why})")
     return problems
 
 
@@ -1216,10 +1032,8 @@ def _check_footer(f: DataFile, meta: Any, table: pa.Table, indexes: Any = None) 
     if indexes is not None:
         problems += index_problems(indexes, meta, table, total_order=True)
     if problems:
-        raise StatisticsMismatch(
-            f"{f.path}, added by a rewrite, has Parquet footer statistics that misstate its rows "
-            f"— readers skip row groups by them: {'; '.join(problems[:3])}"
-        )
+        raise StatisticsMismatch(f"{f.path}, added by a rewrite, has Parquet footer statistics that misstate its rows "
+                                 f"— readers skip row groups by them: {'; '.join(problems[:3])}")
 
 
 def _check_recorded_indexes(f: DataFile, meta: Any, table: pa.Table, indexes: Any) -> None:
@@ -1233,39 +1047,29 @@ def _check_recorded_indexes(f: DataFile, meta: Any, table: pa.Table, indexes: An
     # out of a page's maximum; which NaN rows a filtered read gets then depends on the writer's layout, not a forgery.
     problems = index_problems(indexes, meta, table, total_order=False)
     if problems:
-        raise CarrierError(
-            f"{f.path} has a Parquet page index, bloom filters or footer structures that misstate its "
-            f"rows — readers skip pages and row groups by them: {'; '.join(problems[:3])}",
-            code=Code.TABLE_INCONSISTENT,
-            path=f.path,
-        )
+        raise CarrierError(f"{f.path} has a Parquet page index, bloom filters or footer structures that misstate its "
+                           f"rows — readers skip pages and row groups by them: {'; '.join(problems[:3])}",
+                           code=Code.TABLE_INCONSISTENT, path=f.path)
 
 
 # Spark reads a Parquet file's dates and timestamps rebased from the hybrid Julian calendar when its footer says it
 # was written so (DataSourceUtils.datetimeRebaseSpec / int96RebaseSpec): written by Spark before 3.0.0 (INT96: 3.1.0),
 # or marked org.apache.spark.legacyDateTime / legacyINT96. delta-rs, pyarrow and the digest read the stored values.
-_SPARK_VERSION, _LEGACY_DATETIME, _LEGACY_INT96 = (
-    b"org.apache.spark.version",
-    b"org.apache.spark.legacyDateTime",
-    b"org.apache.spark.legacyINT96",
-)
+_SPARK_VERSION, _LEGACY_DATETIME, _LEGACY_INT96 = (b"org.apache.spark.version", b"org.apache.spark.legacyDateTime",
+                                                   b"org.apache.spark.legacyINT96")
 _ANCIENT = 1900  # the rebase moves dates before 1582-10-15 and, by time zone, timestamps before about 1900
 
 
-def _check_calendar(
-    f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any], int96: set[str], *, rewritten: bool = True
-) -> None:
+def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any], int96: set[str], *,
+                    rewritten: bool = True) -> None:
     """A rewritten file whose footer makes Spark rebase its dates or timestamps (above) while holding values old
     enough for the rebase to move them: Spark reads other values than delta-rs and the digest (content_changed).
     ``rewritten`` False: a file of the version being recorded (table_inconsistent: it was attested and VERIFIED
     before, test_delta_round16.py)."""
     problem = _calendar_problem(footer, read, int96)
     if problem is not None:
-        raise CarrierError(
-            f"{f.path}{', added by a rewrite,' if rewritten else ''} {problem}",
-            code=Code.CONTENT_CHANGED if rewritten else Code.TABLE_INCONSISTENT,
-            path=f.path,
-        )
+        raise CarrierError(f"{f.path}{', added by a rewrite,' if rewritten else ''} {problem}",
+                           code=Code.CONTENT_CHANGED if rewritten else Code.TABLE_INCONSISTENT, path=f.path)
 
 
 def _calendar_legacy(footer: dict[bytes, bytes]) -> tuple[bool, bool]:
@@ -1297,17 +1101,14 @@ def _calendar_problem(footer: dict[bytes, bytes], read: dict[str, Any], int96: s
             continue
         least = pc.min(column).as_py()
         if least is not None and least.year < _ANCIENT:
-            return (
-                f"holds {name} values before {_ANCIENT} and its Parquet footer says Spark {version!r} wrote it "
-                "in the legacy calendar: Spark reads them rebased from the Julian calendar, delta-rs as stored — "
-                "readers get other values"
-            )
+            return (f"holds {name} values before {_ANCIENT} and its Parquet footer says Spark {version!r} wrote it "
+                    "in the legacy calendar: Spark reads them rebased from the Julian calendar, delta-rs as stored — "
+                    "readers get other values")
     return None
 
 
-def calendar_problem(
-    parquet: Any, arrow: pa.Schema, fields: dict[str, dict[str, Any]], partition_columns: Sequence[str], mode: str
-) -> str | None:
+def calendar_problem(parquet: Any, arrow: pa.Schema, fields: dict[str, dict[str, Any]],
+                     partition_columns: Sequence[str], mode: str) -> str | None:
     """``_calendar_problem`` of the Parquet file ``parquet`` as readers of the table (schema ``arrow``, its fields'
     ``fields``, column mapping ``mode``) read it, for ``verify --level bytes`` (docs/verify.md, "Stored types"): the
     footer decides, and only where it makes Spark rebase are the date and timestamp columns read (cast as the digest
@@ -1319,11 +1120,8 @@ def calendar_problem(
     if not (legacy or legacy96):
         return None
     stored = parquet.schema_arrow
-    int96 = {
-        parquet.schema.column(i).path.split(".")[0]
-        for i in range(len(parquet.schema))
-        if parquet.schema.column(i).physical_type == "INT96"
-    }
+    int96 = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
+             if parquet.schema.column(i).physical_type == "INT96"}
     mapped = mode in ("name", "id")
     wanted: dict[str, pa.DataType] = {}
     for field in arrow:
@@ -1359,7 +1157,8 @@ def _folded(name: str) -> set[str]:
     return {name.lower(), name.casefold()}
 
 
-def _check_case(f: DataFile, stored: pa.Schema, physical: str, folds: dict[str, list[str]], *, where: str = "") -> None:
+def _check_case(f: DataFile, stored: pa.Schema, physical: str, folds: dict[str, list[str]], *,
+                where: str = "") -> None:
     """Spark (``spark.sql.caseSensitive`` false, its default) resolves a file's top-level columns by name without
     case (ParquetReadSupport.clipParquetSchema), delta-rs and the digest by the exact name: a file holding the
     column ``physical`` under another case (``V`` for ``v``) gives Spark its values and delta-rs nulls (measured), a
@@ -1370,8 +1169,7 @@ def _check_case(f: DataFile, stored: pa.Schema, physical: str, folds: dict[str, 
         raise UnsupportedTableError(
             f"{f.path} holds column {where}{others[0]!r}, which is {physical!r} in another case: Spark matches a "
             f"file's columns by name without case, delta-rs by the exact name (a column {physical!r} "
-            f"{'held beside it' if physical in stored.names else 'missing from the file'}): readers get other rows"
-        )
+            f"{'held beside it' if physical in stored.names else 'missing from the file'}): readers get other rows")
 
 
 def _check_nested_case(f: DataFile, stored: pa.DataType, doc: Any, mapped: bool, where: str) -> None:
@@ -1396,13 +1194,8 @@ def _check_nested_case(f: DataFile, stored: pa.DataType, doc: Any, mapped: bool,
             physical = _physical(child) if mapped else str(child.get("name"))
             _check_case(f, children, physical, folds, where=f"{where}.")
             if children.get_field_index(physical) >= 0:
-                _check_nested_case(
-                    f,
-                    children.field(children.get_field_index(physical)).type,
-                    child.get("type"),
-                    mapped,
-                    f"{where}.{physical}",
-                )
+                _check_nested_case(f, children.field(children.get_field_index(physical)).type, child.get("type"),
+                                   mapped, f"{where}.{physical}")
     elif kind == "array" and (pa.types.is_list(stored) or pa.types.is_large_list(stored)):
         _check_nested_case(f, stored.value_type, doc.get("elementType"), mapped, f"{where}.element")
     elif kind == "map" and pa.types.is_map(stored):
@@ -1418,16 +1211,13 @@ def _check_field_id(f: DataFile, stored: pa.Schema, physical: str, wanted: Any, 
         raw = (field.metadata or {}).get(b"PARQUET:field_id")
         if raw is not None:
             if raw.decode() in by_id:  # one id given to two columns: which one a reader by id takes is its own
-                raise UnsupportedTableError(
-                    f"{f.path}: field id {raw.decode()} names two columns, "
-                    f"{where}{by_id[raw.decode()]!r} and {where}{field.name!r}"
-                )
+                raise UnsupportedTableError(f"{f.path}: field id {raw.decode()} names two columns, "
+                                            f"{where}{by_id[raw.decode()]!r} and {where}{field.name!r}")
             by_id[raw.decode()] = field.name
     if (physical in stored.names or str(wanted) in by_id) and by_id.get(str(wanted)) != physical:
         raise UnsupportedTableError(
             f"{f.path}: the column with field id {wanted} is {where}{by_id.get(str(wanted))!r}, the column named "
-            f"{where}{physical!r} is another: Spark reads columns of id-mapped tables by field id, delta-rs by name"
-        )
+            f"{where}{physical!r} is another: Spark reads columns of id-mapped tables by field id, delta-rs by name")
 
 
 def _check_nested_ids(f: DataFile, stored: pa.DataType, doc: Any, where: str) -> None:
@@ -1449,9 +1239,8 @@ def _check_nested_ids(f: DataFile, stored: pa.DataType, doc: Any, where: str) ->
             physical = str(meta.get("delta.columnMapping.physicalName") or child.get("name"))
             _check_field_id(f, children, physical, meta.get("delta.columnMapping.id"), where=f"{where}.")
             if children.get_field_index(physical) >= 0:
-                _check_nested_ids(
-                    f, children.field(children.get_field_index(physical)).type, child.get("type"), f"{where}.{physical}"
-                )
+                _check_nested_ids(f, children.field(children.get_field_index(physical)).type, child.get("type"),
+                                  f"{where}.{physical}")
     elif kind == "array" and (pa.types.is_list(stored) or pa.types.is_large_list(stored)):
         _check_nested_ids(f, stored.value_type, doc.get("elementType"), f"{where}.element")
     elif kind == "map" and pa.types.is_map(stored):
@@ -1478,14 +1267,8 @@ def rewrites_between(carrier: DeltaCarrier, attested: Version, version: Version)
         if any(f is None for f in (*removed, *added)):
             return None
         commits.append(commit)
-        out.append(
-            Rewrite(
-                version=str(x),
-                removed=tuple(f for f in removed if f is not None),
-                added=tuple(f for f in added if f is not None),
-                operation=commit.operation,
-            )
-        )
+        out.append(Rewrite(version=str(x), removed=tuple(f for f in removed if f is not None),
+                           added=tuple(f for f in added if f is not None), operation=commit.operation))
     if commits:
         _check_partition_zones(carrier, attested, version, commits)
         _check_dropped_statistics(carrier, attested, commits)
@@ -1496,7 +1279,7 @@ def _leaves(node: Any, prefix: str = "") -> dict[str, Any]:
     """A statistics map (``minValues``, ``nullCount``, ...) as its leaf values by dotted column path (nested structs
     are nested objects); a value that is null is left out (no statistic, as readers take it)."""
     out: dict[str, Any] = {}
-    for key, value in node.items() if isinstance(node, dict) else ():
+    for key, value in (node.items() if isinstance(node, dict) else ()):
         if isinstance(value, dict):
             out.update(_leaves(value, f"{prefix}{key}."))
         elif value is not None:
@@ -1589,30 +1372,22 @@ def _check_dropped_statistics(carrier: DeltaCarrier, attested: Version, commits:
             dropped = _unbounded(doc or {}) if unknown else _dropped(doc, before)
             if dropped:
                 path = str(add.get("path"))[:300]
-                what = (
-                    (
-                        f"statistics its own counts call for (the log no longer holds version {attested.number}, "
-                        "whose files' statistics it would be held to)"
-                    )
-                    if unknown
-                    else "statistics the files it removed carried"
-                )
+                what = (f"statistics its own counts call for (the log no longer holds version {attested.number}, "
+                        "whose files' statistics it would be held to)") if unknown else \
+                    "statistics the files it removed carried"
                 raise CarrierError(
                     f"{path}, added by the rewrite at version {commit.version}, leaves out {what}: "
                     f"{', '.join(dropped[:4])} — delta-rs's filtered reads take a missing bound for a null one and "
                     "skip the file, a missing null count for none (delta-io/delta-rs#3173): they get other rows than "
                     "Spark",
-                    code=Code.CONTENT_CHANGED,
-                    path=path,
-                )
+                    code=Code.CONTENT_CHANGED, path=path)
             rel = canonical_relative(str(add.get("path")))[0]
             if rel is not None:
                 written[rel] = doc
 
 
-def _check_partition_zones(
-    carrier: DeltaCarrier, attested: Version, version: Version, commits: Sequence[Commit]
-) -> None:
+def _check_partition_zones(carrier: DeltaCarrier, attested: Version, version: Version,
+                           commits: Sequence[Commit]) -> None:
     """A rewrite must keep each ``timestamp`` partition value's zone as written: delta-rs (and the digest, which folds
     its typed value in) reads ``2024-01-05 10:00:00.000000`` and ``2024-01-05T10:00:00.000000Z`` as one instant,
     Spark the first in its session time zone (measured, delta-spark 4.4 in a New York session: 15:00 UTC against
@@ -1630,22 +1405,17 @@ def _check_partition_zones(
             continue
     fields = _schema_fields(meta)
     partitioned = {str(c) for c in (meta or {}).get("partitionColumns") or []}
-    columns = [
-        key
-        for key, (name, f) in fields.items()
-        if "." not in key and name in partitioned and isinstance(f, dict) and f.get("type") == "timestamp"
-    ]
+    columns = [key for key, (name, f) in fields.items()
+               if "." not in key and name in partitioned and isinstance(f, dict) and f.get("type") == "timestamp"]
     if meta is not None and not columns:
         return
     try:
         state = carrier._replay(attested.number)[0]
     except AttestError as exc:
-        raise CarrierError(
-            f"the log no longer holds version {attested.number}, so the time zones its timestamp "
-            "partition values were written with cannot be compared with the rewrites' (Spark reads a "
-            "value without a zone in its session time zone): not carried over by content",
-            code=Code.CONTENT_CHANGED,
-        ) from exc
+        raise CarrierError(f"the log no longer holds version {attested.number}, so the time zones its timestamp "
+                           "partition values were written with cannot be compared with the rewrites' (Spark reads a "
+                           "value without a zone in its session time zone): not carried over by content",
+                           code=Code.CONTENT_CHANGED) from exc
     paths = list(state.adds)
     located = state.adds.locate(paths).values("partitionValues")
     written: dict[str, Any] = {}
@@ -1667,9 +1437,7 @@ def _check_partition_zones(
                         f"the rewrite at version {commit.version} writes partition value {text!r} of timestamp "
                         f"column {name!r} {'without' if True in zones else 'with'} a time zone, where the files it "
                         f"removed spell it {removed}: delta-rs reads one instant, Spark a value without a zone in its "
-                        "session time zone — other rows outside UTC",
-                        code=Code.CONTENT_CHANGED,
-                    )
+                        "session time zone — other rows outside UTC", code=Code.CONTENT_CHANGED)
         for a in commit.adds:
             rel = canonical_relative(str(a.get("path")))[0]
             if rel is not None:
@@ -1702,29 +1470,18 @@ def _file(carrier: DeltaCarrier, action: dict[str, Any]) -> DataFile | None:
     if rel is None:
         return None
     size = action.get("size")
-    return DataFile(
-        path=rel, size=int(size) if isinstance(size, int) else -1, kind="data", location=carrier._location(rel)
-    )
+    return DataFile(path=rel, size=int(size) if isinstance(size, int) else -1, kind="data",
+                    location=carrier._location(rel))
 
 
 # docs/content-digest.md, "Delta type widening": the type changes Delta's typeWidening feature allows (Delta protocol,
 # "Type Widening"; delta-spark 4.x), as the schema names them. Decimals widen by precision (and scale) and are told
 # apart by their text; these are the rest.
-_WIDENINGS = frozenset(
-    {
-        ("byte", "short"),
-        ("byte", "integer"),
-        ("byte", "long"),
-        ("short", "integer"),
-        ("short", "long"),
-        ("integer", "long"),
-        ("float", "double"),
-        ("byte", "double"),
-        ("short", "double"),
-        ("integer", "double"),
-        ("date", "timestamp_ntz"),
-    }
-)
+_WIDENINGS = frozenset({
+    ("byte", "short"), ("byte", "integer"), ("byte", "long"), ("short", "integer"), ("short", "long"),
+    ("integer", "long"), ("float", "double"), ("byte", "double"), ("short", "double"), ("integer", "double"),
+    ("date", "timestamp_ntz"),
+})
 _TYPE_CHANGES = "delta.typeChanges"
 
 
@@ -1774,11 +1531,8 @@ def _widens(stored: pa.DataType, want: pa.DataType) -> bool:
 
     ints = (pa.int8(), pa.int16(), pa.int32(), pa.int64())
     if stored in ints:
-        return (
-            (want in ints and ints.index(want) > ints.index(stored))
-            or (want == pa.float64() and stored != pa.int64())
-            or pa.types.is_decimal(want)
-        )
+        return (want in ints and ints.index(want) > ints.index(stored)) or (
+            want == pa.float64() and stored != pa.int64()) or pa.types.is_decimal(want)
     if stored == pa.float32():
         return bool(want == pa.float64())
     if pa.types.is_decimal(stored) and pa.types.is_decimal(want):
@@ -1802,11 +1556,9 @@ def _widen_target(stored: pa.DataType, want: pa.DataType) -> bool:
     if pa.types.is_struct(stored) and pa.types.is_struct(want):
         return stored.num_fields == want.num_fields and all(
             stored.field(i).name == want.field(i).name and _widen_target(stored.field(i).type, want.field(i).type)
-            for i in range(stored.num_fields)
-        )
-    if (pa.types.is_list(stored) or pa.types.is_large_list(stored)) and (
-        pa.types.is_list(want) or pa.types.is_large_list(want)
-    ):
+            for i in range(stored.num_fields))
+    if (pa.types.is_list(stored) or pa.types.is_large_list(stored)) and \
+            (pa.types.is_list(want) or pa.types.is_large_list(want)):
         return _widen_target(stored.value_type, want.value_type)
     if pa.types.is_map(stored) and pa.types.is_map(want):
         return _widen_target(stored.key_type, want.key_type) and _widen_target(stored.item_type, want.item_type)
@@ -1858,24 +1610,15 @@ def _type_widenings(a: Any, b: Any, path: str, out: dict[str, str], depth: int =
     kind = a.get("type")
     if kind == "struct":
         fa, fb = a.get("fields"), b.get("fields")
-        if (
-            not isinstance(fa, list)
-            or not isinstance(fb, list)
-            or len(fa) != len(fb)
-            or {k: v for k, v in a.items() if k != "fields"} != {k: v for k, v in b.items() if k != "fields"}
-        ):
+        if not isinstance(fa, list) or not isinstance(fb, list) or len(fa) != len(fb) or \
+                {k: v for k, v in a.items() if k != "fields"} != {k: v for k, v in b.items() if k != "fields"}:
             return False
-        return all(
-            isinstance(x, dict)
-            and isinstance(y, dict)
-            and _bare(x) == _bare(y)
-            and _type_widenings(x.get("type"), y.get("type"), f"{path}.{x.get('name')}", out, depth + 1)
-            for x, y in zip(fa, fb, strict=True)
-        )
+        return all(isinstance(x, dict) and isinstance(y, dict) and _bare(x) == _bare(y)
+                   and _type_widenings(x.get("type"), y.get("type"), f"{path}.{x.get('name')}", out, depth + 1)
+                   for x, y in zip(fa, fb, strict=True))
     parts = {"array": ("elementType",), "map": ("keyType", "valueType")}.get(str(kind))
-    if parts is None or {k: v for k, v in a.items() if k not in parts} != {
-        k: v for k, v in b.items() if k not in parts
-    }:
+    if parts is None or {k: v for k, v in a.items() if k not in parts} != \
+            {k: v for k, v in b.items() if k not in parts}:
         return False
     names = {"elementType": "element", "keyType": "key", "valueType": "value"}
     return all(_type_widenings(a.get(k), b.get(k), f"{path}.{names[k]}", out, depth + 1) for k in parts)
@@ -1890,45 +1633,30 @@ def widening(old_table: dict[str, Any], new_table: dict[str, Any]) -> dict[str, 
     widened digests then. The views' own schemas, so that what verify then leaves out of its view comparison
     (``ContentCheck.view_keys``) is exactly what was compared here."""
     old, new = old_table.get("schema"), new_table.get("schema")
-    if (
-        not isinstance(old, dict)
-        or not isinstance(new, dict)
-        or old_table.get("partition_columns") != new_table.get("partition_columns")
-    ):
+    if not isinstance(old, dict) or not isinstance(new, dict) or \
+            old_table.get("partition_columns") != new_table.get("partition_columns"):
         return None
     a_fields, b_fields = old.get("fields"), new.get("fields")
-    if (
-        not isinstance(a_fields, list)
-        or not isinstance(b_fields, list)
-        or len(a_fields) != len(b_fields)
-        or {k: v for k, v in old.items() if k != "fields"} != {k: v for k, v in new.items() if k != "fields"}
-    ):
+    if not isinstance(a_fields, list) or not isinstance(b_fields, list) or len(a_fields) != len(b_fields) or \
+            {k: v for k, v in old.items() if k != "fields"} != {k: v for k, v in new.items() if k != "fields"}:
         return None
     out: dict[str, str] = {}
     for a, b in zip(a_fields, b_fields, strict=True):
-        if (
-            not isinstance(a, dict)
-            or not isinstance(b, dict)
-            or _bare(a) != _bare(b)
-            or not _type_widenings(a.get("type"), b.get("type"), str(a.get("name")), out)
-        ):
+        if not isinstance(a, dict) or not isinstance(b, dict) or _bare(a) != _bare(b) or \
+                not _type_widenings(a.get("type"), b.get("type"), str(a.get("name")), out):
             return None  # a rename, another type change: not carried over this way
     return out
 
 
 def widened_columns(schema: pa.Schema, widened: frozenset[str]) -> frozenset[str]:
     """The top-level columns of ``schema`` that ``widened`` (``widening``'s dotted paths) are in."""
-    return frozenset(name for name in schema.names if any(w == name or w.startswith(f"{name}.") for w in widened))
+    return frozenset(name for name in schema.names
+                     if any(w == name or w.startswith(f"{name}.") for w in widened))
 
 
-def widened_digests(
-    carrier: DeltaCarrier,
-    attested: Version,
-    version: Version,
-    files: Sequence[DataFile],
-    identities: dict[str, tuple[int, str]],
-    columns: frozenset[str],
-) -> dict[str, tuple[ContentDigest, ContentDigest]] | str:
+def widened_digests(carrier: DeltaCarrier, attested: Version, version: Version, files: Sequence[DataFile],
+                    identities: dict[str, tuple[int, str]], columns: frozenset[str]
+                    ) -> dict[str, tuple[ContentDigest, ContentDigest]] | str:
     """Each attested file's digest as ``attested`` reads it and as ``version`` reads it after a type widening (the
     widened ``columns`` read as the wider types, every other column as before), from one read of its bytes, which
     must be the attestation's ``identities[path]`` (size, BLAKE3); a string saying why not (a file gone, changed or
@@ -1950,14 +1678,10 @@ def widened_digests(
         top = widened_columns(arrow, columns)
         # recorded=None: ``before`` holds each file's statistics to its rows as the attested version's log states
         # them (of the stored, narrower types); read as the wider types they are no statistics of the log.
-        after = dataclasses.replace(
-            before,
-            arrow=arrow,
-            widen=top | before.widen,
-            recorded=None,
-            fields={str(f.get("name")): f for f in schema_doc.get("fields") or [] if isinstance(f, dict)},
-            partitions=_widened_partitions(before, arrow, top),
-        )
+        after = dataclasses.replace(before, arrow=arrow, widen=top | before.widen, recorded=None,
+                                    fields={str(f.get("name")): f for f in schema_doc.get("fields") or []
+                                            if isinstance(f, dict)},
+                                    partitions=_widened_partitions(before, arrow, top))
     except AttestError as exc:
         return f"{carrier.noun} {attested.id} cannot be read again: {exc.message}"
     except (ValueError, pa.ArrowException) as exc:  # a partition value the wider type cannot hold exactly
@@ -1990,9 +1714,8 @@ def widened_digests(
     return out
 
 
-def _widened_partitions(
-    before: DeltaContentReader, arrow: pa.Schema, columns: frozenset[str]
-) -> dict[str, dict[str, Any]]:
+def _widened_partitions(before: DeltaContentReader, arrow: pa.Schema, columns: frozenset[str]
+                        ) -> dict[str, dict[str, Any]]:
     """Each file's partition values as the attested version typed them, the widened partition columns cast to the
     wider type (Delta readers upcast partition values as they do stored values; pyarrow's safe cast: exact or
     refused)."""
@@ -2035,10 +1758,8 @@ def rows_read(carrier: DeltaCarrier, attested: Version, paths: Sequence[str]) ->
             stored = json.loads(add.get("stats") or "null")
         except ValueError:
             continue
-        records, deleted = (
-            (stored or {}).get("numRecords") if isinstance(stored, dict) else None,
-            vector.get("cardinality"),
-        )
+        records, deleted = (stored or {}).get("numRecords") if isinstance(stored, dict) else None, \
+            vector.get("cardinality")
         if type(records) is int and type(deleted) is int and 0 <= deleted <= records:
             out[rel] = records - deleted
     return out
