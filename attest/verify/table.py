@@ -405,9 +405,10 @@ def _check_stored_types(state: TableState, report: Report, carrier: FileHasher |
                         files: list[DataFile]) -> None:
     """The bytes level's look at the attested files' stored types (docs/verify.md, "Stored types"): the rule
     ``record`` holds each data file to — readers must read the values it stores, not others (an integer past its
-    Parquet annotation's width, a column stored as a type the schema's converts with a loss) — held to the files
-    whose bytes matched, so an attestation recorded before the rule (or by another producer) is not VERIFIED over
-    such a file. Each file's footer is read, and the values of a column it flags."""
+    Parquet annotation's width, a column stored as a type the schema's converts with a loss, Delta dates Spark reads
+    rebased from the legacy calendar) — held to the files whose bytes matched, so an attestation recorded before the
+    rule (or by another producer) is not VERIFIED over such a file. Each file's footer is read, and the values of a
+    column it flags. Files not judged (not Parquet, no carrier) are said in the verdict (``stored_types_unchecked``)."""
     look = getattr(carrier, "stored_type_problems", None)
     if not callable(look):
         report.stored_types_unchecked = "no carrier given"
