@@ -101,6 +101,9 @@ class Report:
     signed: bool | None = None
     # Output hashes the manifest holds that no byte was checked against, and why ("" when all were, or none held).
     bytes_unchecked: str = ""
+    # verify --level bytes: the attested data files whose stored types were not held to the record's rule, and why
+    # (docs/verify.md, "Stored types"; "" when every one was). Said in the verdict and in JSON.
+    stored_types_unchecked: str = ""
     # The content digest (docs/content-digest.md): whether the attestation binds one (None: not a table, or another
     # producer's), and the rewrites checked by content since the attested version (their facts as JSON).
     content_bound: bool | None = None
@@ -181,6 +184,8 @@ class Report:
             qualifier += "; reader view not bound (legacy attestation)"
         elif self.view_unbound:
             qualifier += f"; not bound: {', '.join(self.view_unbound)}"
+        if self.stored_types_unchecked and self.level == "bytes":
+            qualifier += f"; stored types not checked: {self.stored_types_unchecked}"
         noun = version_noun(self.table_format)
         tail = f"{self.table_format} table {self.subject} {noun} {self.version}"
         if self.attested_version is not None:
@@ -225,6 +230,8 @@ class Report:
                 out["content_digest_bound"] = self.content_bound
             if self.content is not None:
                 out["content"] = self.content
+            if self.stored_types_unchecked:
+                out["stored_types_unchecked"] = self.stored_types_unchecked
         return out
 
     def human(self) -> str:

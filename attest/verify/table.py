@@ -405,11 +405,13 @@ def _check_stored_types(state: TableState, report: Report, carrier: FileHasher |
                         files: list[DataFile]) -> None:
     """The bytes level's look at the attested files' stored types (docs/verify.md, "Stored types"): the rule
     ``record`` holds each data file to — readers must read the values it stores, not others (an integer past its
-    Parquet annotation's width, a column stored as a type the schema's converts with a loss) — held to the files
-    whose bytes matched, so an attestation recorded before the rule (or by another producer) is not VERIFIED over
-    such a file. Each file's footer is read, and the values of a column it flags."""
+    Parquet annotation's width, a column stored as a type the schema's converts with a loss, Delta dates Spark reads
+    rebased from the legacy calendar) — held to the files whose bytes matched, so an attestation recorded before the
+    rule (or by another producer) is not VERIFIED over such a file. Each file's footer is read, and the values of a
+    column it flags. Files not judged (not Parquet, no carrier) are said in the verdict (``stored_types_unchecked``)."""
     look = getattr(carrier, "stored_type_problems", None)
     if not callable(look):
+        report.stored_types_unchecked = "no carrier given"
         report.notes.append("stored types not checked (no carrier given): the files' bytes are the attested ones")
         return
     if not files:
@@ -423,6 +425,7 @@ def _check_stored_types(state: TableState, report: Report, carrier: FileHasher |
         report.fail(Code.TABLE_INCONSISTENT, f"its readers read other values than it stores, so its attested bytes "
                     f"do not bind what they read: {reason}", path)
     if unread:
+        report.stored_types_unchecked = f"{len(unread)} data file(s) not read as Parquet"
         report.notes.append(f"{len(unread)} data file(s) could not be read as Parquet (e.g. {unread[0]}): their "
                             "stored types were not checked")
 

@@ -262,7 +262,8 @@ def stored_types_judge(carrier: DeltaCarrier, v: Version) -> Callable[[Any, Any]
     fields = {str(f.get("name")): f for f in schema_doc.get("fields") or [] if isinstance(f, dict)}
 
     def judge(parquet: Any, handle: Any) -> str | None:
-        return stored_problem(parquet, handle, None, arrow, fields, partition_columns, mode)
+        return (stored_problem(parquet, handle, None, arrow, fields, partition_columns, mode)
+                or calendar_problem(parquet, arrow, fields, partition_columns, mode))
 
     return judge
 
@@ -1065,14 +1066,33 @@ def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any
     enough for the rebase to move them: Spark reads other values than delta-rs and the digest (content_changed).
     ``rewritten`` False: a file of the version being recorded (table_inconsistent: it was attested and VERIFIED
     before, test_delta_round16.py)."""
+    problem = _calendar_problem(footer, read, int96)
+    if problem is not None:
+        raise CarrierError(f"{f.path}{', added by a rewrite,' if rewritten else ''} {problem}",
+                           code=Code.CONTENT_CHANGED if rewritten else Code.TABLE_INCONSISTENT, path=f.path)
+
+
+def _calendar_legacy(footer: dict[bytes, bytes]) -> tuple[bool, bool]:
+    """Does Spark rebase the file's dates and timestamps (and its INT96 timestamps) from the hybrid Julian calendar,
+    by its footer (above)? (False, False) for a file whose footer names no Spark writer."""
+    version = footer.get(_SPARK_VERSION)
+    if version is None:
+        return False, False  # Spark reads by its session's rebase mode: EXCEPTION by default (an error, never others)
+    said = version.decode("utf-8", "replace")
+    return said < "3.0.0" or _LEGACY_DATETIME in footer, said < "3.1.0" or _LEGACY_INT96 in footer
+
+
+def _calendar_problem(footer: dict[bytes, bytes], read: dict[str, Any], int96: set[str]) -> str | None:
+    """Why Spark reads other dates or timestamps than the file stores (``_check_calendar``: the columns ``read``, as
+    the digest reads them), said; None when it reads the stored ones. The one rule of record, rewrites and verify
+    (``calendar_problem``)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    version = footer.get(_SPARK_VERSION)
-    if version is None:
-        return  # Spark reads by its session's rebase mode: EXCEPTION by default (an error, never other values)
-    legacy = version.decode("utf-8", "replace") < "3.0.0" or _LEGACY_DATETIME in footer
-    legacy96 = version.decode("utf-8", "replace") < "3.1.0" or _LEGACY_INT96 in footer
+    legacy, legacy96 = _calendar_legacy(footer)
+    if not (legacy or legacy96):
+        return None
+    version = footer.get(_SPARK_VERSION, b"").decode("utf-8", "replace")
     for name, column in read.items():
         t = column.type
         if not (pa.types.is_date(t) or pa.types.is_timestamp(t)):
@@ -1081,11 +1101,54 @@ def _check_calendar(f: DataFile, footer: dict[bytes, bytes], read: dict[str, Any
             continue
         least = pc.min(column).as_py()
         if least is not None and least.year < _ANCIENT:
-            raise CarrierError(
-                f"{f.path}{', added by a rewrite,' if rewritten else ''} holds {name} values before {_ANCIENT} and "
-                f"its Parquet footer says Spark {version.decode('utf-8', 'replace')!r} wrote it in the legacy "
-                "calendar: Spark reads them rebased from the Julian calendar, delta-rs as stored — readers get other "
-                "values", code=Code.CONTENT_CHANGED if rewritten else Code.TABLE_INCONSISTENT, path=f.path)
+            return (f"holds {name} values before {_ANCIENT} and its Parquet footer says Spark {version!r} wrote it "
+                    "in the legacy calendar: Spark reads them rebased from the Julian calendar, delta-rs as stored — "
+                    "readers get other values")
+    return None
+
+
+def calendar_problem(parquet: Any, arrow: pa.Schema, fields: dict[str, dict[str, Any]],
+                     partition_columns: Sequence[str], mode: str) -> str | None:
+    """``_calendar_problem`` of the Parquet file ``parquet`` as readers of the table (schema ``arrow``, its fields'
+    ``fields``, column mapping ``mode``) read it, for ``verify --level bytes`` (docs/verify.md, "Stored types"): the
+    footer decides, and only where it makes Spark rebase are the date and timestamp columns read (cast as the digest
+    casts them, ``_read_type``)."""
+    import pyarrow as pa
+
+    footer = dict(parquet.metadata.metadata or {})
+    legacy, legacy96 = _calendar_legacy(footer)
+    if not (legacy or legacy96):
+        return None
+    stored = parquet.schema_arrow
+    int96 = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
+             if parquet.schema.column(i).physical_type == "INT96"}
+    mapped = mode in ("name", "id")
+    wanted: dict[str, pa.DataType] = {}
+    for field in arrow:
+        if field.name in partition_columns:
+            continue
+        doc = fields.get(field.name, {})
+        physical = _physical(doc) if mapped else field.name
+        index = stored.get_field_index(physical)
+        if index < 0:
+            continue
+        want = _physical_type(field.type, doc.get("type"), mapped)
+        have = stored.field(index).type
+        if any(pa.types.is_date(t) or pa.types.is_timestamp(t) for t in (have, want)):
+            wanted[physical] = want
+    if not wanted:
+        return None
+    table = parquet.read(columns=list(wanted))
+    read: dict[str, Any] = {}
+    for name, want in wanted.items():
+        column = table.column(name)
+        target = _read_type(column.type, want, name in int96)
+        if target is not None and column.type != target:
+            with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                column = column.cast(target)
+        read[name] = column
+    problem = _calendar_problem(footer, read, int96)
+    return None if problem is None else f"it {problem}"
 
 
 def _folded(name: str) -> set[str]:
