@@ -17,15 +17,24 @@ from tests.servers.process import ServerError
 os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
 
 
+# Starts of a server whose port was taken between our pick (process.free_port) and its bind: the ephemeral ports of
+# the JVMs running beside the tests come from the same range (measured: SeaweedFS's 11th port, bound seconds after
+# the pick, "address already in use"). Each try picks its ports again, in a new folder.
+BIND_TRIES = 3
+
+
 def _start(name: str, start: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    try:
-        return start(tmp_path_factory.mktemp(name))
-    except tools.MissingTool as exc:
-        if os.environ.get(tools.REQUIRE_ENV):
-            raise
-        pytest.skip(f"{name} is not available: {exc}")
-    except ServerError:
-        raise
+    for attempt in range(1, BIND_TRIES + 1):
+        try:
+            return start(tmp_path_factory.mktemp(name))
+        except tools.MissingTool as exc:
+            if os.environ.get(tools.REQUIRE_ENV):
+                raise
+            pytest.skip(f"{name} is not available: {exc}")
+        except ServerError as exc:
+            if attempt == BIND_TRIES or "address already in use" not in str(exc).lower():
+                raise
+    raise AssertionError("unreachable")  # the last try returned or raised
 
 
 @pytest.fixture(scope="session")
