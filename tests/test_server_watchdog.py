@@ -64,6 +64,9 @@ def test_a_killed_test_process_leaves_no_server(tmp_path: Path) -> None:
     child = json.loads((tmp_path / "child.json").read_text())[0]
     pids = [ids["server"], child, ids["watchdog"]]
     assert all(_alive(p) for p in pids)
+    os.kill(ids["watchdog"], signal.SIGTERM)  # as `pkill -f <the run's folder>` sends it: the watchdog stays
+    time.sleep(0.5)
+    assert _alive(ids["watchdog"])
     starter.send_signal(signal.SIGKILL)
     starter.wait(15)
     try:

@@ -45,6 +45,9 @@ class ServerError(RuntimeError):
 # process group: a killed test run leaves no server behind holding ports and temp folders.
 _WATCHDOG = """
 import os, signal, sys, time
+# a pattern kill aimed at the test run (pkill -f <its folder>) names this interpreter too: only SIGKILL stops it
+for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(sig, signal.SIG_IGN)
 pgid, fd = int(sys.argv[1]), int(sys.argv[2])
 while os.read(fd, 1):
     pass
