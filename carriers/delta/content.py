@@ -201,11 +201,11 @@ def _numbers_kept(column: Any, want: pa.DataType) -> bool:
         return False
 
 
-def _stored_otherwise(column: Callable[[int], Any], stored: pa.Schema, arrow: pa.Schema,
-                      fields: dict[str, dict[str, Any]], partition_columns: Sequence[str], mode: str) -> str | None:
-    """The first column the file stores as a type readers convert to the schema's with a loss
-    (``_converted_otherwise``) for some of its values (``_numbers_kept``: ``column(i)``, the stored column ``i`` as
-    read, asked only of such a column), said; None when there is none."""
+def _stored_columns(stored: pa.Schema, arrow: pa.Schema, fields: dict[str, dict[str, Any]],
+                    partition_columns: Sequence[str], mode: str) -> Iterator[tuple[Any, dict[str, Any], str, int,
+                                                                                   Any, Any]]:
+    """Each schema column the file stores (partition columns are not in files): (its field, its schema JSON, its
+    physical name under column mapping ``mode``, its index in ``stored``, the stored type, the type readers want)."""
     mapped = mode in ("name", "id")
     for field in arrow:
         if field.name in partition_columns:
@@ -213,9 +213,17 @@ def _stored_otherwise(column: Callable[[int], Any], stored: pa.Schema, arrow: pa
         doc = fields.get(field.name, {})
         physical = _physical(doc) if mapped else field.name
         index = stored.get_field_index(physical)
-        if index < 0:
-            continue
-        have, want = stored.field(index).type, _physical_type(field.type, doc.get("type"), mapped)
+        if index >= 0:
+            yield field, doc, physical, index, stored.field(index).type, _physical_type(field.type, doc.get("type"),
+                                                                                        mapped)
+
+
+def _stored_otherwise(column: Callable[[int], Any], stored: pa.Schema, arrow: pa.Schema,
+                      fields: dict[str, dict[str, Any]], partition_columns: Sequence[str], mode: str) -> str | None:
+    """The first column the file stores as a type readers convert to the schema's with a loss
+    (``_converted_otherwise``) for some of its values (``_numbers_kept``: ``column(i)``, the stored column ``i`` as
+    read, asked only of such a column), said; None when there is none."""
+    for field, doc, _, index, have, want in _stored_columns(stored, arrow, fields, partition_columns, mode):
         if _converted_otherwise(have, want) and not _numbers_kept(column(index), want):
             return (f"column {field.name!r} is stored as {have} and the schema's type is {doc.get('type', want)}: "
                     "readers convert its stored values with a loss, and not alike (Spark wraps an integer past the "
@@ -1122,18 +1130,8 @@ def calendar_problem(parquet: Any, arrow: pa.Schema, fields: dict[str, dict[str,
     stored = parquet.schema_arrow
     int96 = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
              if parquet.schema.column(i).physical_type == "INT96"}
-    mapped = mode in ("name", "id")
     wanted: dict[str, pa.DataType] = {}
-    for field in arrow:
-        if field.name in partition_columns:
-            continue
-        doc = fields.get(field.name, {})
-        physical = _physical(doc) if mapped else field.name
-        index = stored.get_field_index(physical)
-        if index < 0:
-            continue
-        want = _physical_type(field.type, doc.get("type"), mapped)
-        have = stored.field(index).type
+    for _, _, physical, _, have, want in _stored_columns(stored, arrow, fields, partition_columns, mode):
         if any(pa.types.is_date(t) or pa.types.is_timestamp(t) for t in (have, want)):
             wanted[physical] = want
     if not wanted:
