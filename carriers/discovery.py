@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from attest.errors import AttestError, Code, Problem, TableReferenceError
-from carriers.refs import ICEBERG_SCHEME, TableRef, is_local, local_path, parse_ref, refuse_two_readings
+from carriers.refs import ICEBERG_SCHEME, TableRef, escape_altered, is_local, local_path, parse_ref, refuse_two_readings
 
 # An object-store walk lists at most this many folders (each listing is one request).
 MAX_FOLDERS = 10_000
@@ -437,12 +437,6 @@ def _hidden_remote(storage: Any, root: str, rel: str) -> list[Skipped]:
     return out
 
 
-# What the URL parser delta-rs reads a table URI with (Rust's ``url``, WHATWG) changes in a path: a percent-escape is
-# decoded, ``#`` and ``?`` end it, tabs and line breaks are dropped, spaces and controls at its end are trimmed (a
-# space inside a name is kept: the parser encodes it and object_store decodes it back).
-_URL_ALTERED = re.compile(r"[%#?\x00-\x1f\x7f]| +$")
-
-
 def _store_uri(root: str, rel: str) -> str:
     """The URI delta-rs opens the prefix ``rel`` under ``root`` by. The walk named a prefix by its key, and delta-rs
     decodes the URI it is given: a tampered table copied to the literal key ``lake/%6Frders/`` was audited as
@@ -450,8 +444,7 @@ def _store_uri(root: str, rel: str) -> str:
     exit 0, while a reader of the literal key (Spark's ``s3a://``, a Hadoop path, a listing) gets the copy."""
     if not rel:
         return root
-    return f"{root}/" + "/".join(_URL_ALTERED.sub(lambda m: "".join(f"%{ord(c):02X}" for c in m.group()), part)
-                                 for part in rel.split("/"))
+    return f"{root}/" + "/".join(escape_altered(part) for part in rel.split("/"))
 
 
 def _remote_kind(storage: Any, rel: str) -> tuple[list[str], bool, str | None]:
@@ -542,7 +535,7 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
         inside = outer
         if kind is not None:
             notes = [] if outer is None else [f"nested inside table {outer}: a table's folder holds this table"]
-            if here != f"{root}/{rel}":
+            if rel and here != f"{root}/{rel}":  # (the root itself is named as typed: no note of its own)
                 notes.append(f"named with its prefix {rel!r} percent-encoded: delta-rs decodes a table URI, and "
                              f"{root}/{rel} opens another prefix")
             out.tables.extend(_found_at(here, kind, iceberg, notes))
@@ -763,6 +756,9 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None,
                             f.ref.format == parse_ref(target).format else f for f in found.tables]
             return found
         return Discovery([Found(parse_ref(target))])
+    # A URI delta-rs decodes (``%6c``, ``#x``, ``?x``) naming another prefix than Spark's Hadoop ``Path`` reads, both
+    # there: refused, as a ``file:`` one is (the walk and every line below it named keys Spark reads otherwise).
+    refuse_two_readings(target, storage_options)
     if target.endswith("/"):  # a prefix (the trailing slash says so): every table under it
         return discover_remote(target, storage_options, progress)
     if re.search(r"@[0-9]+$", target):

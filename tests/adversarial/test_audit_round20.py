@@ -1,0 +1,68 @@
+"""Round 20 on names with two readings (local ``file:`` URIs; the store's are in test_audit_store_round20.py).
+
+- ``file:///x/lake#copy`` and ``file:///x/lake?copy``: delta-rs parses the URI as a URL and opens ``/x/lake`` (the
+  ``#…`` fragment, the ``?…`` query dropped), and so did ``attest verify`` / ``attest audit`` (``urlparse``): VERIFIED,
+  exit 0, over the attested ``/x/lake``, while Spark's ``spark.read.format("delta").load`` of the same string reads
+  the folder literally named ``lake#copy`` (Hadoop's ``Path``: "query & fragment not supported"; measured below: the
+  tampered copy's rows). Round 19 refused only a percent-escape naming two folders. Now any URI whose two readings
+  are two existing folders is refused, exit 2 ``invalid_argument`` (``carriers.refs.refuse_two_readings``).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.adversarial.conftest import codes, verify
+from tests.adversarial.test_audit_discovery_attacks import attested, audit, by_table
+
+
+def _lake_and_tampered_copy(tmp_path: Path, name: str) -> Path:
+    """``<x>/lake`` attested, and a copy of it in the folder literally named ``<x>/<name>`` with one byte flipped in a
+    data file: what Spark reads for ``file://<x>/<name>``."""
+    lake = tmp_path / "x"
+    attested(lake / "lake")
+    shutil.copytree(lake / "lake", lake / name)
+    victim = sorted((lake / name).rglob("*.parquet"))[0]
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 1
+    victim.write_bytes(bytes(data))
+    return lake
+
+
+@pytest.mark.parametrize("name", ["lake#copy", "lake?copy", "lake?a#b"])
+def test_a_file_uri_whose_fragment_or_query_names_another_folder_is_refused(tmp_path: Path, name: str) -> None:
+    lake = _lake_and_tampered_copy(tmp_path, name)
+    uri = f"file://{lake}/{name}"
+    rc, doc = verify(uri)
+    assert rc == 2 and codes(doc) == ["invalid_argument"] and "ambiguous" in doc["errors"][0]["message"], doc
+    rc, doc = verify(f"{uri}@1")
+    assert rc == 2 and codes(doc) == ["invalid_argument"], doc
+    rc, doc = audit(uri)
+    assert rc == 2 and [e["code"] for e in doc["errors"]] == ["invalid_argument"], doc
+    assert "ambiguous" in doc["errors"][0]["message"], doc
+    assert [(t["table"], t["outcome"]) for t in doc["tables"]] == [(uri, "ERROR")], doc  # the target's line alone
+    rc, doc = audit(f"file://{lake}/")  # each by its path: the literal folder is the tampered copy
+    assert rc == 1 and by_table(doc)[str(lake / name)]["outcome"] == "NOT VERIFIED", doc
+    assert by_table(doc)[str(lake / "lake")]["outcome"] == "VERIFIED", doc
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("name", ["lake#copy", "lake?copy"])
+def test_spark_reads_the_literal_folder_of_a_file_uri_with_a_fragment_or_query(
+    spark: Any, tmp_path: Path, name: str
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable, write_deltalake
+
+    lake = tmp_path / "x"
+    write_deltalake(str(lake / "lake"), pa.table({"a": [1, 2]}))
+    shutil.copytree(lake / "lake", lake / name)
+    pq.write_table(pa.table({"a": [7, 9]}), sorted((lake / name).glob("*.parquet"))[0])
+    read = sorted(r[0] for r in spark.read.format("delta").load(f"file://{lake}/{name}").collect())
+    assert read == [7, 9]  # the literal folder
+    assert sorted(DeltaTable(f"file://{lake}/{name}").to_pyarrow_table()["a"].to_pylist()) == [1, 2]  # delta-rs: lake
