@@ -25,7 +25,7 @@ from attest.record import field, record, replace
 
 __all__ = ["ICEBERG_SCHEME", "URL_ALTERED", "TableRef", "escape_altered", "from_location", "hadoop_reading",
            "is_local", "is_uri", "local_path", "looks_like_table", "open_table", "parse_ref", "refuse_two_readings",
-           "validate_version"]
+           "table_key", "validate_version"]
 
 TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
@@ -262,6 +262,21 @@ def _parse_typed(text: str) -> TableRef:
         if whole:
             return TableRef("delta", text)  # a folder literally named so
     return TableRef("delta", base, version=validate_version("delta", version), at_syntax=True)
+
+
+def table_key(ref: TableRef) -> tuple[str, str | None, str, str | None]:
+    """One table as an audit counts it: format, catalog, location and version — a local location by the path readers
+    open for it, absolute, ``.`` segments, repeated and trailing slashes folded: ``/lake/orders``, ``lake/orders`` (from
+    ``/``), ``file:///lake/orders``, ``file://localhost/lake/orders/`` and ``/lake/./orders`` are one table (they were
+    a line each, ``attest audit /lake/orders file:///lake/orders`` said "2 verified" and the kept audit held two rows
+    of one table). ``..`` is never folded: through a link it leads elsewhere than the lexical parent."""
+    location = ref.location
+    if ref.catalog is None and is_local(location):
+        path = str(local_path(location))
+        if not path.startswith("/"):
+            path = os.path.join(os.getcwd(), path)
+        location = "/" + "/".join(p for p in path.split("/") if p not in ("", "."))
+    return ref.format, ref.catalog, location, ref.version
 
 
 def from_location(location: str) -> TableRef:

@@ -49,7 +49,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
     from attest.verify.audit import AuditReport, AuditRow
     from carriers.audit_table import BATCH_ROWS, BATCH_SECONDS
     from carriers.discovery import Skipped, discover
-    from carriers.refs import TableRef
+    from carriers.refs import TableRef, table_key
 
     fmt = output_format(args)
     targets = audit_targets(args)  # --catalog: namespaces and identifiers of that catalog; none, the whole catalog
@@ -78,7 +78,8 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
             progress.above(audit.line(row), stream)
 
     refs: list[Item] = []
-    # A table is its format, catalog, location and version: its printed name (str) is not one table — a prefix
+    # A table is its format, catalog, location and version (``table_key``: a local path as readers open it): its
+    # printed name (str) is not one table — a prefix
     # literally named ``orders@3`` prints as version 3 of ``orders``, and one of the two went unchecked.
     queued: set[tuple[str, str | None, str, str | None]] = set()
     said: set[tuple[str, str]] = set()
@@ -126,7 +127,7 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
                                                             code=Code.TABLE_NOT_FOUND).problem()))
             for f in found.tables:
                 # Overlapping targets (``/lake /lake/orders``) audit a table once: counts are of tables, not of lines.
-                key = (f.ref.format, f.ref.catalog, f.ref.location, f.ref.version)
+                key = table_key(f.ref)  # (``/lake/orders`` and ``file:///lake/orders``: one table)
                 if key in queued:
                     continue
                 queued.add(key)

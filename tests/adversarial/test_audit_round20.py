@@ -66,3 +66,17 @@ def test_spark_reads_the_literal_folder_of_a_file_uri_with_a_fragment_or_query(
     read = sorted(r[0] for r in spark.read.format("delta").load(f"file://{lake}/{name}").collect())
     assert read == [7, 9]  # the literal folder
     assert sorted(DeltaTable(f"file://{lake}/{name}").to_pyarrow_table()["a"].to_pylist()) == [1, 2]  # delta-rs: lake
+
+
+def test_one_table_named_by_two_spellings_is_one_line_and_one_kept_row(tmp_path: Path) -> None:
+    """``attest audit /lake/orders file:///lake/orders`` printed two VERIFIED lines, counted "2 verified", and ``--to``
+    kept two rows of one table: the dedupe compared the names as typed. Now a local location is compared by the path
+    readers open (``carriers.refs.table_key``)."""
+    from deltalake import DeltaTable
+
+    orders = attested(tmp_path / "lake" / "orders")
+    spellings = [str(orders), f"file://{orders}", f"file://localhost{orders}/", f"{tmp_path}/lake/./orders"]
+    rc, doc = audit(*spellings, "--to", str(tmp_path / "kept"))
+    assert rc == 0 and [t["table"] for t in doc["tables"]] == [str(orders)], doc
+    assert doc["counts"]["VERIFIED"] == 1, doc
+    assert DeltaTable(str(tmp_path / "kept")).to_pyarrow_table().num_rows == 1
