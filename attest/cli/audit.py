@@ -79,8 +79,8 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
 
     refs: list[Item] = []
     # A table is its format, catalog, location and version (``table_key``: a local path as readers open it): its
-    # printed name (str) is not one table — a prefix
-    # literally named ``orders@3`` prints as version 3 of ``orders``, and one of the two went unchecked.
+    # printed name (str) is not one table — a prefix literally named ``orders@3`` prints as version 3 of ``orders``,
+    # and one of the two went unchecked.
     queued: set[tuple[str, str | None, str, str | None]] = set()
     said: set[tuple[str, str]] = set()
     # Tables found and not audited (one in a hidden folder) that the trust policy requires a signature of: ERROR lines.
