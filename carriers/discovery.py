@@ -568,8 +568,21 @@ def _iceberg_found(catalog_name: str, namespace: str | None, views: list[Skipped
     ``a.b`` unaudited and passed. ``views``: where the catalog's views of those namespaces are listed (not audited)."""
     catalog = _catalog(catalog_name)
     root = tuple(namespace.split(".")) if namespace else ()
+    namespaces = ([root] if root else []) + _all_namespaces(catalog, catalog_name, root)
+    for ns in [ns for ns in namespaces if _empty_level(ns)]:
+        # A namespace with an empty level (a SQL catalog row of namespace ``''``, ``a..b`` or ``ns.``): pyiceberg
+        # refuses to list or open it, so its tables cannot be audited, while iceberg-java's JdbcCatalog (Spark) opens
+        # them. Before, its NoSuchNamespaceError ended the listing: the whole catalog was one internal_error line and
+        # none of its other tables was audited.
+        problem = Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(ns)}", Code.TABLE_NOT_AUDITED, (
+            f"catalog namespace {'.'.join(ns)!r} (levels {list(ns)!r}) has an empty level: pyiceberg cannot list or "
+            "open its tables (Iceberg Java's catalogs, Spark's readers, can), they and the namespaces below it are "
+            "not audited; rename it"), blocking=True)
+        if views is None:
+            raise AttestError(problem.message, code=problem.code)
+        views.append(problem)
     listing = [(ns, [tuple(ident) for ident in sorted(catalog.list_tables(ns))])
-               for ns in ([root] if root else []) + _all_namespaces(catalog, catalog_name, root)]
+               for ns in namespaces if not _empty_level(ns)]
     if views is not None:
         # Every table's full name, folded: a view ``NS.t`` twins the table ``ns.t`` of another namespace as a view
         # ``ns.T`` does within one (a reader matching names by case alone cannot tell them apart).
@@ -585,13 +598,14 @@ def _iceberg_found(catalog_name: str, namespace: str | None, views: list[Skipped
                                   f"{'.'.join(ns)!r}, which it is not: the tables of {'.'.join(ns)!r} cannot be found "
                                   "for certain, they are not audited", code=Code.TABLE_NOT_AUDITED)
             entry = f"catalog entry namespace {'.'.join(ident[:-1])!r} table {ident[-1]!r}"
-            if any("." in part for part in ident):
+            if any("." in part or not part.strip() for part in ident):
                 # A '.' inside a level (a REST namespace ``("a.b",)``, a table ``b.c``): its iceberg:// name is split
                 # at every '.' and opens another identifier — audited in its place, the entry itself never read (a
                 # server serving ``a``/``b``/``t`` unlisted passed the audit of ``("a.b",)``'s ``t``, exit 0).
                 opened = f"{'.'.join(ident[:-1])}.{ident[-1]}"
                 problem = Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{opened}", Code.TABLE_NOT_AUDITED, (
-                    f"{entry} (levels {list(ident)!r}) holds a '.' inside a level: no iceberg:// name opens it "
+                    f"{entry} (levels {list(ident)!r}) holds a '.' inside a level or an empty one: no iceberg:// "
+                    "name opens it "
                     f"(readers split {opened!r} at every '.' and open {tuple(opened.split('.'))!r}), it is not "
                     "audited; rename it"), blocking=True)
                 if views is None:
@@ -683,6 +697,10 @@ def _is_table(catalog_name: str, name: str) -> bool:
     return bool(_catalog(catalog_name).table_exists(tuple(name.split("."))))
 
 
+def _empty_level(ns: tuple[str, ...]) -> bool:
+    return any(not level.strip() for level in ns)
+
+
 def _all_namespaces(catalog: Any, catalog_name: str, root: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     """Every namespace nested below ``root`` (``()``: every namespace of the catalog), ``root`` itself left out."""
     out: list[tuple[str, ...]] = []
@@ -701,7 +719,8 @@ def _all_namespaces(catalog: Any, catalog_name: str, root: tuple[str, ...] = ())
                                   code=Code.TABLE_NOT_AUDITED)
             if ns not in out:
                 out.append(ns)
-                pending.append(ns)
+                if not _empty_level(ns):  # (pyiceberg refuses to list it: said by _iceberg_found)
+                    pending.append(ns)
     return sorted(out)
 
 

@@ -6,11 +6,20 @@
   the folder literally named ``lake#copy`` (Hadoop's ``Path``: "query & fragment not supported"; measured below: the
   tampered copy's rows). Round 19 refused only a percent-escape naming two folders. Now any URI whose two readings
   are two existing folders is refused, exit 2 ``invalid_argument`` (``carriers.refs.refuse_two_readings``).
+- ``attest audit /lake/orders file:///lake/orders`` (or ``lake/./orders/``): two VERIFIED lines, "2 verified", two
+  kept rows of one table. Now one (``carriers.refs.table_key``).
+- A SQL catalog holding a namespace with an empty level (a row of namespace ``''``, ``a..b`` or ``ns.``, which
+  iceberg-java's JdbcCatalog — Spark — opens): pyiceberg's ``NoSuchNamespaceError`` ended the listing, and the audit of
+  the catalog was one ``internal_error`` line: no other table of it was audited or reported. Now each such namespace
+  is an ``ERROR (table_not_audited)`` line and the catalog's other tables are audited.
 """
 
+# ruff: noqa: F811  (the catalog and table fixtures, imported)
 from __future__ import annotations
 
+import json
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +27,8 @@ import pytest
 
 from tests.adversarial.conftest import codes, verify
 from tests.adversarial.test_audit_discovery_attacks import attested, audit, by_table
+from tests.adversarial.test_iceberg_attacks import catalog, iceberg_env, table  # noqa: F401  (fixtures)
+from tests.objectstore.test_stores import cli
 
 
 def _lake_and_tampered_copy(tmp_path: Path, name: str) -> Path:
@@ -80,3 +91,29 @@ def test_one_table_named_by_two_spellings_is_one_line_and_one_kept_row(tmp_path:
     assert rc == 0 and [t["table"] for t in doc["tables"]] == [str(orders)], doc
     assert doc["counts"]["VERIFIED"] == 1, doc
     assert DeltaTable(str(tmp_path / "kept")).to_pyarrow_table().num_rows == 1
+
+
+def _row(sql: Any, namespace: str, name: str, location: str) -> None:
+    """A catalog row as iceberg-java's JdbcCatalog accepts it (its namespace joined by '.', levels may be empty)."""
+    with sqlite3.connect(sql.engine.url.database) as db:
+        db.execute(
+            "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, "
+            "previous_metadata_location) VALUES (?, ?, ?, ?, NULL)",
+            (sql.name, namespace, name, location),
+        )
+
+
+def test_a_namespace_with_an_empty_level_is_an_error_line_and_the_rest_is_audited(catalog: Any, table: Any) -> None:
+    name = catalog.name
+    _row(catalog, "", "top", table.metadata_location)
+    _row(catalog, "a..b", "t2", table.metadata_location)
+    done = cli("audit", f"iceberg://{name}", "--json")
+    report = json.loads(done.stdout)
+    lines = {t["table"]: (t["outcome"], t["code"]) for t in report["tables"]}
+    assert done.returncode == 2, done.stdout
+    assert lines == {
+        f"iceberg://{name}/": ("ERROR", "table_not_audited"),
+        f"iceberg://{name}/a.": ("ERROR", "table_not_audited"),
+        f"iceberg://{name}/ns.t": ("VERIFIED", None),
+    }, lines
+    assert "has an empty level" in report["errors"][0]["message"], report["errors"]
