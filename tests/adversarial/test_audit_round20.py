@@ -117,3 +117,31 @@ def test_a_namespace_with_an_empty_level_is_an_error_line_and_the_rest_is_audite
         f"iceberg://{name}/ns.t": ("VERIFIED", None),
     }, lines
     assert "has an empty level" in report["errors"][0]["message"], report["errors"]
+
+
+def test_a_hidden_table_is_not_taken_as_audited_through_a_dotdot_link(tmp_path: Path) -> None:
+    """A hidden table the policy requires signed is an ERROR line unless another target audits it by its name. The
+    check folded ``..`` lexically (``canonical_name``): ``<lake>/link/../_staging/orders``, ``link`` leading to
+    ``<other>/sub``, is ``<other>/_staging/orders`` to the kernel and delta-rs, yet it counted as an audit of
+    ``<lake>/_staging/orders``, whose ERROR line was dropped: the unsigned table the policy covers was judged by no
+    line, and the audit passed, exit 0 (the ``..`` line read the signed ``<other>/_staging/orders``)."""
+    from tests.adversarial.test_policy_names import _policy, _signed, _unsigned
+
+    lake, other = tmp_path / "lake", tmp_path / "other"
+    _signed(lake / "finance" / "orders")
+    _unsigned(lake / "_staging" / "orders")
+    _signed(other / "_staging" / "orders")
+    (other / "sub").mkdir()
+    (lake / "link").symlink_to(other / "sub")
+    policy = _policy(tmp_path, [f"file://{lake}/*"])
+    dotdot = f"{lake}/link/../_staging/orders"
+    rc, doc = audit(str(lake), dotdot, "--policy", policy)
+    lines = by_table(doc)
+    assert rc == 2, doc
+    hidden = lines[str(lake / "_staging" / "orders")]
+    assert (hidden["outcome"], hidden["code"]) == ("ERROR", "table_not_audited"), doc
+    assert lines[dotdot]["outcome"] == "VERIFIED", doc  # the other folder's signed table, read as delta-rs reads it
+    # Control: named by its own path, the hidden table is judged (unsigned under the glob: NOT VERIFIED), no ERROR line.
+    rc, doc = audit(str(lake), str(lake / "_staging" / "orders"), "--policy", policy)
+    hidden = by_table(doc)[str(lake / "_staging" / "orders")]
+    assert (hidden["outcome"], hidden["code"]) == ("NOT VERIFIED", "signature_missing"), doc
