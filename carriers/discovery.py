@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from attest.errors import AttestError, Code, Problem, TableReferenceError
-from carriers.refs import ICEBERG_SCHEME, TableRef, is_local, local_path, parse_ref, refuse_two_readings
+from carriers.refs import ICEBERG_SCHEME, TableRef, escape_altered, is_local, local_path, parse_ref, refuse_two_readings
 
 # An object-store walk lists at most this many folders (each listing is one request).
 MAX_FOLDERS = 10_000
@@ -437,12 +437,6 @@ def _hidden_remote(storage: Any, root: str, rel: str) -> list[Skipped]:
     return out
 
 
-# What the URL parser delta-rs reads a table URI with (Rust's ``url``, WHATWG) changes in a path: a percent-escape is
-# decoded, ``#`` and ``?`` end it, tabs and line breaks are dropped, spaces and controls at its end are trimmed (a
-# space inside a name is kept: the parser encodes it and object_store decodes it back).
-_URL_ALTERED = re.compile(r"[%#?\x00-\x1f\x7f]| +$")
-
-
 def _store_uri(root: str, rel: str) -> str:
     """The URI delta-rs opens the prefix ``rel`` under ``root`` by. The walk named a prefix by its key, and delta-rs
     decodes the URI it is given: a tampered table copied to the literal key ``lake/%6Frders/`` was audited as
@@ -450,8 +444,7 @@ def _store_uri(root: str, rel: str) -> str:
     exit 0, while a reader of the literal key (Spark's ``s3a://``, a Hadoop path, a listing) gets the copy."""
     if not rel:
         return root
-    return f"{root}/" + "/".join(_URL_ALTERED.sub(lambda m: "".join(f"%{ord(c):02X}" for c in m.group()), part)
-                                 for part in rel.split("/"))
+    return f"{root}/" + "/".join(escape_altered(part) for part in rel.split("/"))
 
 
 def _remote_kind(storage: Any, rel: str) -> tuple[list[str], bool, str | None]:
@@ -542,7 +535,7 @@ def discover_remote(prefix: str, storage_options: Mapping[str, str] | None = Non
         inside = outer
         if kind is not None:
             notes = [] if outer is None else [f"nested inside table {outer}: a table's folder holds this table"]
-            if here != f"{root}/{rel}":
+            if rel and here != f"{root}/{rel}":  # (the root itself is named as typed: no note of its own)
                 notes.append(f"named with its prefix {rel!r} percent-encoded: delta-rs decodes a table URI, and "
                              f"{root}/{rel} opens another prefix")
             out.tables.extend(_found_at(here, kind, iceberg, notes))
@@ -575,8 +568,21 @@ def _iceberg_found(catalog_name: str, namespace: str | None, views: list[Skipped
     ``a.b`` unaudited and passed. ``views``: where the catalog's views of those namespaces are listed (not audited)."""
     catalog = _catalog(catalog_name)
     root = tuple(namespace.split(".")) if namespace else ()
+    namespaces = ([root] if root else []) + _all_namespaces(catalog, catalog_name, root)
+    for ns in [ns for ns in namespaces if _empty_level(ns)]:
+        # A namespace with an empty level (a SQL catalog row of namespace ``''``, ``a..b`` or ``ns.``): pyiceberg
+        # refuses to list or open it, so its tables cannot be audited, while iceberg-java's JdbcCatalog (Spark) opens
+        # them. Before, its NoSuchNamespaceError ended the listing: the whole catalog was one internal_error line and
+        # none of its other tables was audited.
+        problem = Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{'.'.join(ns)}", Code.TABLE_NOT_AUDITED, (
+            f"catalog namespace {'.'.join(ns)!r} (levels {list(ns)!r}) has an empty level: pyiceberg cannot list or "
+            "open its tables (Iceberg Java's catalogs, Spark's readers, can), they and the namespaces below it are "
+            "not audited; rename it"), blocking=True)
+        if views is None:
+            raise AttestError(problem.message, code=problem.code)
+        views.append(problem)
     listing = [(ns, [tuple(ident) for ident in sorted(catalog.list_tables(ns))])
-               for ns in ([root] if root else []) + _all_namespaces(catalog, catalog_name, root)]
+               for ns in namespaces if not _empty_level(ns)]
     if views is not None:
         # Every table's full name, folded: a view ``NS.t`` twins the table ``ns.t`` of another namespace as a view
         # ``ns.T`` does within one (a reader matching names by case alone cannot tell them apart).
@@ -592,13 +598,14 @@ def _iceberg_found(catalog_name: str, namespace: str | None, views: list[Skipped
                                   f"{'.'.join(ns)!r}, which it is not: the tables of {'.'.join(ns)!r} cannot be found "
                                   "for certain, they are not audited", code=Code.TABLE_NOT_AUDITED)
             entry = f"catalog entry namespace {'.'.join(ident[:-1])!r} table {ident[-1]!r}"
-            if any("." in part for part in ident):
+            if any("." in part or not part.strip() for part in ident):
                 # A '.' inside a level (a REST namespace ``("a.b",)``, a table ``b.c``): its iceberg:// name is split
                 # at every '.' and opens another identifier — audited in its place, the entry itself never read (a
                 # server serving ``a``/``b``/``t`` unlisted passed the audit of ``("a.b",)``'s ``t``, exit 0).
                 opened = f"{'.'.join(ident[:-1])}.{ident[-1]}"
                 problem = Skipped(f"{ICEBERG_SCHEME}{catalog_name}/{opened}", Code.TABLE_NOT_AUDITED, (
-                    f"{entry} (levels {list(ident)!r}) holds a '.' inside a level: no iceberg:// name opens it "
+                    f"{entry} (levels {list(ident)!r}) holds a '.' inside a level or an empty one: no iceberg:// "
+                    "name opens it "
                     f"(readers split {opened!r} at every '.' and open {tuple(opened.split('.'))!r}), it is not "
                     "audited; rename it"), blocking=True)
                 if views is None:
@@ -690,6 +697,10 @@ def _is_table(catalog_name: str, name: str) -> bool:
     return bool(_catalog(catalog_name).table_exists(tuple(name.split("."))))
 
 
+def _empty_level(ns: tuple[str, ...]) -> bool:
+    return any(not level.strip() for level in ns)
+
+
 def _all_namespaces(catalog: Any, catalog_name: str, root: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     """Every namespace nested below ``root`` (``()``: every namespace of the catalog), ``root`` itself left out."""
     out: list[tuple[str, ...]] = []
@@ -708,7 +719,8 @@ def _all_namespaces(catalog: Any, catalog_name: str, root: tuple[str, ...] = ())
                                   code=Code.TABLE_NOT_AUDITED)
             if ns not in out:
                 out.append(ns)
-                pending.append(ns)
+                if not _empty_level(ns):  # (pyiceberg refuses to list it: said by _iceberg_found)
+                    pending.append(ns)
     return sorted(out)
 
 
@@ -763,6 +775,9 @@ def discover(target: str, storage_options: Mapping[str, str] | None = None,
                             f.ref.format == parse_ref(target).format else f for f in found.tables]
             return found
         return Discovery([Found(parse_ref(target))])
+    # A URI delta-rs decodes (``%6c``, ``#x``, ``?x``) naming another prefix than Spark's Hadoop ``Path`` reads, both
+    # there: refused, as a ``file:`` one is (the walk and every line below it named keys Spark reads otherwise).
+    refuse_two_readings(target, storage_options)
     if target.endswith("/"):  # a prefix (the trailing slash says so): every table under it
         return discover_remote(target, storage_options, progress)
     if re.search(r"@[0-9]+$", target):

@@ -23,8 +23,9 @@ from attest.errors import AttestError, Code, TableReferenceError, UnsupportedTab
 from attest.locations import is_local, is_uri
 from attest.record import field, record, replace
 
-__all__ = ["ICEBERG_SCHEME", "TableRef", "from_location", "is_local", "is_uri", "local_path", "looks_like_table",
-           "open_table", "parse_ref", "refuse_two_readings", "validate_version"]
+__all__ = ["ICEBERG_SCHEME", "URL_ALTERED", "TableRef", "escape_altered", "from_location", "hadoop_reading",
+           "is_local", "is_uri", "local_path", "looks_like_table", "open_table", "parse_ref", "refuse_two_readings",
+           "table_key", "validate_version"]
 
 TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
@@ -41,15 +42,34 @@ ICEBERG_SCHEME = "iceberg://"
 def local_path(text: str, *, decode: bool = True) -> Path:
     """The local path of a local reference (``file:///p``, ``file://localhost/p``, ``file:/p`` or ``/p``): the path
     delta-rs and the Iceberg folder reader open for it (as ``carriers.storage.base.local_path_of``: ``localhost`` is
-    this machine, percent-escapes decoded; ``decode=False``: kept, as Hadoop's ``Path`` reads them).
+    this machine, percent-escapes decoded, a ``#…`` fragment and a ``?…`` query dropped; ``decode=False``: the path
+    as Hadoop's ``Path`` reads it, ``hadoop_reading``: escapes kept, ``#`` and ``?`` part of the name).
     ``file://localhost/lake`` was the relative path ``localhost/lake``: the audit of the lake found no table there
     (exit 2, ``table_not_found``) while ``file:///lake`` walked it (round 19)."""
     if is_uri(text) and urlparse(text).scheme == "file":
-        parsed = urlparse(text)
-        path = unquote(parsed.path) if decode else parsed.path
+        netloc, path = (urlparse(text).netloc, unquote(urlparse(text).path)) if decode else hadoop_reading(text)
         # (a host name in any case: ``FILE://LOCALHOST/p``; another host is the path ``host/p``, as local_path_of)
-        return Path(path if parsed.netloc.lower() in ("", "localhost") else parsed.netloc + path)
+        return Path(path if netloc.lower() in ("", "localhost") else netloc + path)
     return Path(text)
+
+
+def hadoop_reading(uri: str) -> tuple[str, str]:
+    """(authority, path) of a URI as Hadoop's ``Path(String)`` reads it — what Spark's ``load(uri)`` opens: the path
+    is everything after the authority, as typed (``Path``'s own words: "query & fragment not supported"), never
+    percent-decoded."""
+    rest = uri.partition(":")[2]
+    netloc = ""
+    if rest.startswith("//") and len(rest) > 2:
+        end = rest.find("/", 2)
+        end = len(rest) if end < 0 else end
+        netloc, rest = rest[2:end], rest[end:]
+    return netloc, rest
+
+
+# What the URL parsers delta-rs (Rust's ``url``, WHATWG; object_store) and Python's ``urlparse`` change in a URI's
+# path and Hadoop's ``Path`` keeps: a percent-escape decoded, ``#`` and ``?`` ending the path (a fragment, a query),
+# tabs and line breaks dropped, spaces and controls at its end trimmed (another control is encoded and decoded back).
+URL_ALTERED = re.compile(r"[%#?\x00-\x1f\x7f]| +$")
 
 
 @record(frozen=True)
@@ -62,6 +82,10 @@ class TableRef:
     version: str | None = None
     # True when the version came from "@N" in typed text: Iceberg checks it against a table literally named so.
     at_syntax: bool = field(default=False, compare=False)
+    # True for a reference parsed from what a user typed (``parse_ref``), never for one discovery named: a typed
+    # object-store URI is checked for two readings when opened (``refuse_two_readings``); a discovered one is named
+    # percent-encoded so that delta-rs opens the very key found.
+    typed: bool = field(default=False, compare=False)
 
     @property
     def base(self) -> str:
@@ -118,7 +142,7 @@ def parse_ref(text: str, *, version: str | None = None, snapshot_id: str | None 
     table as ``iceberg://<catalog>/<namespace>.<table>``."""
     if not text or text.strip() != text or "\x00" in text:
         raise TableReferenceError(f"table reference {text!r} is empty or has surrounding spaces")
-    ref = _parse_typed(text) if catalog is None else _in_catalog(text, catalog)
+    ref = replace(_parse_typed(text) if catalog is None else _in_catalog(text, catalog), typed=True)
     if version is not None:
         ref = ref.with_version(version, option="--version")
     if snapshot_id is not None:
@@ -146,23 +170,59 @@ def _in_catalog(text: str, catalog: str) -> TableRef:
     return _parse_typed(f"{ICEBERG_SCHEME}{catalog}/{text}")
 
 
-def refuse_two_readings(text: str) -> None:
-    """Refuse a ``file:`` URI whose percent-escapes make it two folders that both exist: delta-rs (and pyiceberg's
-    folder reader) opens the decoded path, Hadoop's ``Path`` (Spark's ``load``) the folder literally so named —
-    measured: ``spark.read.format("delta").load("file:///x/%6cake")`` read a tampered copy in ``/x/%6cake`` while
-    ``attest verify`` of the same string read ``/x/lake``, VERIFIED, exit 0 (round 19). One of them alone is no such
-    case: the other reader finds no table there."""
-    if "%" not in text or not is_uri(text) or urlparse(text).scheme != "file":
+def refuse_two_readings(text: str, storage_options: Mapping[str, str] | None = None) -> None:
+    """Refuse a URI that names two tables: one to delta-rs (and pyiceberg's folder reader), which parses it as a URL —
+    percent-escapes decoded, a ``#…`` fragment or a ``?…`` query dropped — and one to Spark, whose ``load`` reads it
+    with Hadoop's ``Path``: the path as typed (``hadoop_reading``). Measured:
+    ``spark.read.format("delta").load("file:///x/%6cake")`` read a tampered copy in ``/x/%6cake`` while ``attest
+    verify`` of the same string read ``/x/lake``, VERIFIED, exit 0 (round 19); so did ``file:///x/lake#copy`` and
+    ``…?copy``, and on a store ``s3://b/lake/%6frders``, ``…/orders#x`` and ``…/orders?x``, where delta-rs opened
+    ``lake/orders`` and Spark's ``s3a://`` the literal key (round 20). Refused when both readings exist: two folders
+    (``file:``), two prefixes holding folders (a store, one listing each, through delta-rs with
+    ``storage_options``; a store that cannot answer leaves the plain reading, whose own open reports it). One of them
+    alone is no such case: the other reader finds no table there."""
+    if not is_uri(text) or URL_ALTERED.search(hadoop_reading(text)[1]) is None:
         return
-    decoded, literal = local_path(text), local_path(text, decode=False)
     try:
-        if decoded != literal and literal.exists() and decoded.exists() and not os.path.samefile(literal, decoded):
-            raise TableReferenceError(
-                f"{text!r} is ambiguous: delta-rs opens {str(decoded)!r} (percent-escapes decoded) and Spark (Hadoop's "
-                f"Path) the folder literally named {str(literal)!r}, and both exist: name each by its path",
-                code=Code.INVALID_ARGUMENT)
-    except OSError:  # (samefile of a folder that went away between the checks): no reading to compare
+        scheme = urlparse(text).scheme.lower()
+    except ValueError:  # (an unbalanced '[' in the authority: the open says what is wrong)
         return
+    if scheme == "file":
+        decoded, literal = local_path(text), local_path(text, decode=False)
+        try:
+            two = decoded != literal and literal.exists() and decoded.exists() and not os.path.samefile(literal,
+                                                                                                        decoded)
+        except OSError:  # (samefile of a folder that went away between the checks): no reading to compare
+            return
+        if two:
+            raise TableReferenceError(
+                f"{text!r} is ambiguous: delta-rs opens {str(decoded)!r} (the URI decoded: percent-escapes, a '#' or "
+                f"'?' ends the path) and Spark (Hadoop's Path) the folder literally named {str(literal)!r}, and both "
+                "exist: name each by its path", code=Code.INVALID_ARGUMENT)
+        return
+    netloc, path = hadoop_reading(text)
+    literal_uri = f"{text.partition(':')[0]}://{netloc}" + "/".join(escape_altered(p) for p in path.split("/"))
+    if literal_uri == text:
+        return
+    from carriers.storage.delta import DeltaStorage
+
+    try:
+        both = all(DeltaStorage(uri, dict(storage_options or {})).list_folders("") for uri in (text, literal_uri))
+    except Exception:
+        return
+    if both:
+        key = path.lstrip("/")
+        raise TableReferenceError(
+            f"{text!r} is ambiguous: delta-rs opens it as a URL (percent-escapes decoded, a '#' or '?' ends the path) "
+            f"and Spark (Hadoop's Path, s3a://) the key literally named {key!r}, and both hold folders: name the "
+            f"literal one percent-encoded ({literal_uri!r}, as `attest audit` of the prefix above names it) and the "
+            "other without escapes", code=Code.INVALID_ARGUMENT)
+
+
+def escape_altered(segment: str) -> str:
+    """A key's path segment with what a URL parser would change in it (``URL_ALTERED``) percent-encoded: the URI
+    delta-rs opens that very key by."""
+    return URL_ALTERED.sub(lambda m: "".join(f"%{ord(c):02X}" for c in m.group()), segment)
 
 
 def _parse_typed(text: str) -> TableRef:
@@ -202,6 +262,21 @@ def _parse_typed(text: str) -> TableRef:
         if whole:
             return TableRef("delta", text)  # a folder literally named so
     return TableRef("delta", base, version=validate_version("delta", version), at_syntax=True)
+
+
+def table_key(ref: TableRef) -> tuple[str, str | None, str, str | None]:
+    """One table as an audit counts it: format, catalog, location and version — a local location by the path readers
+    open for it, absolute, ``.`` segments, repeated and trailing slashes folded: ``/lake/orders``, ``lake/orders`` (from
+    ``/``), ``file:///lake/orders``, ``file://localhost/lake/orders/`` and ``/lake/./orders`` are one table (they were
+    a line each, ``attest audit /lake/orders file:///lake/orders`` said "2 verified" and the kept audit held two rows
+    of one table). ``..`` is never folded: through a link it leads elsewhere than the lexical parent."""
+    location = ref.location
+    if ref.catalog is None and is_local(location):
+        path = str(local_path(location))
+        if not path.startswith("/"):
+            path = os.path.join(os.getcwd(), path)
+        location = "/" + "/".join(p for p in path.split("/") if p not in ("", "."))
+    return ref.format, ref.catalog, location, ref.version
 
 
 def from_location(location: str) -> TableRef:
@@ -280,6 +355,8 @@ def open_table(ref: TableRef | str, *, storage_options: Mapping[str, str] | None
                           "pip install 'recipe-attest[delta]'", code=Code.EXTRA_MISSING) from exc
     if ref.at_syntax and ref.version is not None and not is_local(ref.location):
         _refuse_ambiguous_delta(ref, storage_options)
+    if ref.typed and not is_local(ref.location):
+        refuse_two_readings(ref.location, storage_options)  # (s3://b/lake/%6frders: two keys, delta-rs and Spark's)
     return DeltaCarrier(ref.location, storage_options=dict(storage_options or {}), detached=detached,
                         allow_external=allow_external)
 

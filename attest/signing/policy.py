@@ -177,18 +177,19 @@ class TrustPolicy:
         return cls(keys=tuple(keys), require_signed=require, source=source)
 
     # ---- judgement ------------------------------------------------------------------------------------------------
-    def requires_signature(self, target: Target) -> bool:
+    def requires_signature(self, target: Target, names: _TableNames | None = None) -> bool:
         """Standalone manifests always (asking for a signature check is asking for a signature); tables by glob,
         matched against every spelling of every name of the table (``table_spellings``), also ignoring case: a table
         reached through a link, by a relative path or another URI spelling is never outside a policy that covers one
-        of its names."""
+        of its names. ``names``: the table's spellings, computed once for a judgement (``evaluate``)."""
         if target.kind == "manifest":
             return True
+        names = names or _TableNames(target)
         # The names known without a search decide it when a glob covers one (more names only ever add a need).
-        known = _known_spellings(target)
+        known = names.known
         if any(self._matcher(glob).covers(known) for glob in self.require_signed):
             return True
-        return self._required_by(target) is not None
+        return self._required_by(target, names) is not None
 
     def requiring(self, name: str) -> tuple[str, str] | None:
         """The first (glob, spelling) of ``require_signed`` covering a table known by ``name`` alone (a path or URI an
@@ -229,12 +230,12 @@ class TrustPolicy:
             matcher = self._matchers[glob] = _GlobMatcher.of(glob)
         return matcher
 
-    def _required_by(self, target: Target) -> tuple[str, str] | None:
+    def _required_by(self, target: Target, names: _TableNames | None = None) -> tuple[str, str] | None:
         """The first (glob, spelling) of ``require_signed`` that covers the table, matched case-sensitively and then
         ignoring case (a case-insensitive file system or store reaches one table by either case); None: none does."""
         if not self.require_signed:  # nothing to match: the table's names are not looked for (a catalog search)
             return None
-        return self._first_cover(sorted(table_spellings(target)))
+        return self._first_cover((names or _TableNames(target)).every)
 
     def _first_cover(self, spellings: list[str]) -> tuple[str, str] | None:
         for glob in self.require_signed:
@@ -258,29 +259,33 @@ class TrustPolicy:
         verifying key got (key_revoked, key_expired, signer_not_allowed). A table's result says which
         ``require_signed`` globs cover it (``required_by``).
         """
-        result = self._evaluate(envelope, target, now=now)
+        # The table's spellings once for the whole judgement: they were computed four times (a realpath for each
+        # name each time), most of an audit's policy work (round 20: 3,000 tables under five globs, 3.2 s → 1.0 s).
+        names = _TableNames(target)
+        result = self._evaluate(envelope, target, now=now, names=names)
         if target.kind != "table":
             return result
-        known = _known_spellings(target)
+        known = names.known
         # A glob covering a name known without a search covers the table; only the others need every name found
         # (``Target.all_locations``: a catalog search for an Iceberg table's other catalog names).
         rest = [g for g in self.require_signed if not self._matcher(g).covers(known)]
-        spellings = sorted(table_spellings(target)) if rest else []
+        spellings = names.every if rest else []
         covered = {g for g in rest if self._matcher(g).covers(spellings)}
         return replace(result, required_by=tuple(g for g in self.require_signed if g not in rest or g in covered))
 
     def _evaluate(self, envelope: bytes | str | Mapping[str, Any] | None, target: Target,
-                  *, now: dt.datetime | None = None) -> SignatureResult:
+                  *, now: dt.datetime | None = None, names: _TableNames | None = None) -> SignatureResult:
         now = now or dt.datetime.now(dt.UTC)
         if now.tzinfo is None:  # a naive instant is taken as UTC, as the policy file's instants all carry offsets
             now = now.replace(tzinfo=dt.UTC)
-        required = self.requires_signature(target)
+        names = names or _TableNames(target)
+        required = self.requires_signature(target, names)
         if envelope is None:
             if not required:
                 return SignatureResult(passed=True, code=None, required=False,
                                        message=f"unsigned; the policy does not require a signature for "
                                                f"{_described(target)}")
-            matched = self._required_by(target)
+            matched = self._required_by(target, names)
             why = "" if matched is None or matched[1] in (target.scope, target.subject_name) else \
                 f" (its glob {matched[0]!r} covers the name {matched[1]!r})"
             return SignatureResult.failure(
@@ -410,14 +415,20 @@ def _opened(uri: str, *, decode: bool, glob: bool = False) -> set[str]:
     return out
 
 
-def name_spellings(name: str) -> set[str]:
+def name_spellings(name: str, real: dict[str, str] | None = None) -> set[str]:
     """Every spelling of one table name a ``require_signed`` glob may be written in: as given, without a trailing
     ``/``, canonical (``canonical_name``), percent-decoded and percent-encoded; for a local name also the bare path,
-    ``file:/p``, ``file://p`` and where its symlinks resolve."""
+    ``file:/p``, ``file://p`` and where its symlinks resolve (``real``: the paths resolved so far in one judgement —
+    a table's names are mostly one path spelt three ways)."""
     out = {name, name.rstrip("/") or name}
     local = _local_absolute(name)
     if local is not None:
-        for path in {local, os.path.realpath(local)}:
+        resolved = None if real is None else real.get(local)
+        if resolved is None:
+            resolved = os.path.realpath(local)
+            if real is not None:
+                real[local] = resolved
+        for path in {local, resolved}:
             out.update({path, f"file:{path}", f"file://{path}", Path(path).as_uri(), f"file://{quote(path)}"})
         return out
     canonical = canonical_name(name)
@@ -437,13 +448,43 @@ def table_spellings(target: Target) -> set[str]:
     return out
 
 
-def _known_spellings(target: Target) -> list[str]:
-    """The spellings of the names a table target has without a search (``table_spellings`` but for the locations
-    ``Target.more_locations`` finds): a subset, so a glob covering one covers the table."""
-    out: set[str] = set()
-    for name in (target.scope, *target.names, *target.locations):
-        out |= name_spellings(name)
-    return sorted(out)
+class _TableNames:
+    """The spellings of one table target's names for one judgement (``evaluate``): each name spelt once, each local
+    path resolved once, the names found by a search (``Target.all_locations``) only when asked. Never kept beyond the
+    judgement: a link changed between two judgements is seen by the second."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self._real: dict[str, str] = {}
+        self._spelt: dict[str, set[str]] = {}
+        self._known: list[str] | None = None
+        self._every: list[str] | None = None
+
+    def _spellings(self, names: tuple[str, ...]) -> set[str]:
+        out: set[str] = set()
+        for name in names:
+            spelt = self._spelt.get(name)
+            if spelt is None:
+                spelt = self._spelt[name] = name_spellings(name, self._real)
+            out |= spelt
+        return out
+
+    @property
+    def known(self) -> list[str]:
+        """The spellings of the names known without a search (``table_spellings`` but for the locations
+        ``Target.more_locations`` finds): a subset, so a glob covering one covers the table."""
+        if self._known is None:
+            t = self.target
+            self._known = sorted(self._spellings((t.scope, *t.names, *t.locations)))
+        return self._known
+
+    @property
+    def every(self) -> list[str]:
+        """``table_spellings``, sorted: every name, the searched ones too."""
+        if self._every is None:
+            t = self.target
+            self._every = sorted(self._spellings((t.scope, *t.names, *t.all_locations)))
+        return self._every
 
 
 @dataclass(frozen=True)
