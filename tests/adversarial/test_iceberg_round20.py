@@ -185,7 +185,9 @@ def test_the_files_path_needs_no_footer_when_no_position_delete_applies(
     from carriers.iceberg import content
 
     opened: list[str] = []
-    monkeypatch.setattr(content.IcebergContentReader, "_row_starts", lambda self, df, io, path: opened.append(path))
+    monkeypatch.setattr(
+        content.IcebergContentReader, "_layout", lambda self, df, io, path, positions: opened.append(path)
+    )
     data = _rows([0, 1, 2], double=True)
     table = catalog.create_table("ns.t", schema=data.schema)
     table.append(data)
@@ -200,3 +202,131 @@ def test_the_files_path_needs_no_footer_when_no_position_delete_applies(
     assert opened == []
     rc, doc = verify(REF)
     assert rc == 0 and doc["passed"], json.dumps(doc)
+
+
+# ---- split offsets ---------------------------------------------------------------------------------------------------
+# Iceberg Java splits a data file at its manifest's split offsets (strictly ascending, the last below the file's size)
+# and parquet-mr reads a row group in the split holding its midpoint; pyiceberg reads files whole. A file appended
+# (or added by a ``replace``) with offsets ``[size - 10]``: Spark read none of its rows, pyiceberg all (measured,
+# test_spark_iceberg_round20.py) — attested, VERIFIED before; the offsets were in the view, so only a later change of
+# them was caught (tests/adversarial/test_iceberg_attacks.py).
+
+
+def _split_file(table: Table, name: str, offsets: Any) -> Any:
+    """ids 10-19 in two row groups of five, with ``offsets(file size, [row group starts])`` as split offsets."""
+    from pyiceberg.manifest import DataFile
+
+    written = _data_file(table, name, _rows(list(range(10, 20))), doubled=False, row_group_size=5)
+    path = local(written.file_path)
+    meta = pq.ParquetFile(path).metadata
+    starts = [
+        meta.row_group(i).column(0).dictionary_page_offset or meta.row_group(i).column(0).data_page_offset
+        for i in range(meta.num_row_groups)
+    ]
+    return DataFile.from_args(
+        content=written.content,
+        file_path=written.file_path,
+        file_format=written.file_format,
+        partition=written.partition,
+        record_count=written.record_count,
+        file_size_in_bytes=written.file_size_in_bytes,
+        spec_id=0,
+        split_offsets=offsets(written.file_size_in_bytes, starts),
+    )
+
+
+def _past(size: int, starts: list[int]) -> list[int]:
+    return [size - 10]
+
+
+SPLITS: dict[str, Any] = {
+    "none": lambda size, starts: None,
+    "first_row_group": lambda size, starts: [4],
+    "each_row_group": lambda size, starts: starts,
+    "inside_the_second_row_group": lambda size, starts: [starts[0], starts[1] + 1],  # its midpoint still after it
+    "not_ascending": lambda size, starts: [size - 10, 4],  # Java splits the file from 0 in fixed sizes
+    "past_the_end": lambda size, starts: [4, size + 10],  # not well defined: Java ignores them
+}
+
+
+def test_record_refuses_split_offsets_java_reads_no_row_group_by(catalog: SqlCatalog) -> None:
+    table = catalog.create_table("ns.t", schema=_rows([0]).schema)
+    table = replace(
+        catalog, table, remove=[], data_files=[_split_file(table, "split.parquet", _past)], operation="append"
+    )
+    assert _ids(table) == list(range(10, 20))  # pyiceberg reads the file whole
+    with pytest.raises(AttestError) as refused:
+        attest_after_write(table, model="orders", program_hash=PROGRAM)
+    assert refused.value.code.value == "table_inconsistent", refused.value.message
+    assert "no split reads its rows" in refused.value.message
+
+
+def test_record_without_a_digest_refuses_such_split_offsets(catalog: SqlCatalog) -> None:
+    """The digest refused (an equality delete by a ``double``): ``record`` attested files and bytes, VERIFIED."""
+    data = _rows([0], double=True)
+    table = catalog.create_table("ns.t", schema=data.schema)
+    table.append(data)
+    table = catalog.load_table("ns.t")
+    written = _data_file(
+        table, "with-x.parquet", _rows(list(range(10, 20)), double=True), doubled=False, row_group_size=5
+    )
+    from pyiceberg.manifest import DataFile
+
+    added = DataFile.from_args(
+        content=written.content,
+        file_path=written.file_path,
+        file_format=written.file_format,
+        partition=written.partition,
+        record_count=written.record_count,
+        file_size_in_bytes=written.file_size_in_bytes,
+        spec_id=0,
+        split_offsets=[written.file_size_in_bytes - 10],
+    )
+    table = replace(catalog, table, remove=[], data_files=[added], operation="append")
+    commit_delete_file(
+        table,
+        local(table.location()) / "data" / "eq.parquet",
+        deleted=pa.table({"x": pa.array([99.5], pa.float64())}),
+        equality_ids=[3],
+    )
+    with pytest.raises(AttestError) as refused:
+        attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM)
+    assert refused.value.code.value == "table_inconsistent", refused.value.message
+    assert "no split reads its rows" in refused.value.message
+
+
+def test_a_rewrite_adding_such_split_offsets_is_content_changed(catalog: SqlCatalog) -> None:
+    attested = _rows(list(range(10, 20)))
+    table = catalog.create_table("ns.t", schema=attested.schema)
+    table.append(attested)
+    table = catalog.load_table("ns.t")
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    table = catalog.load_table("ns.t")
+    table = replace(
+        catalog, table, remove=live_data_files(table), data_files=[_split_file(table, "split.parquet", _past)]
+    )
+    assert _ids(table) == list(range(10, 20))  # pyiceberg: the attested rows ("same rows" before)
+    rc, doc = verify(REF, "--level", "bytes")
+    assert rc != 0 and not doc["passed"], json.dumps(doc)
+    assert "content_changed" in codes(doc), json.dumps(doc)
+    assert "no split reads its rows" in json.dumps(doc), json.dumps(doc)
+
+
+@pytest.mark.parametrize("splits", sorted(SPLITS))
+def test_split_offsets_every_row_group_is_read_by_verify(catalog: SqlCatalog, splits: str) -> None:
+    """Offsets under which Java reads every row group once (measured with Spark for ``each_row_group`` and
+    ``inside_the_second_row_group``): attested and VERIFIED, as a record and as a rewrite's added file."""
+    attested = _rows(list(range(10, 20)))
+    table = catalog.create_table("ns.t", schema=attested.schema)
+    table = replace(
+        catalog, table, remove=[], data_files=[_split_file(table, "a.parquet", SPLITS[splits])], operation="append"
+    )
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    rc, doc = verify(REF, "--level", "bytes")
+    assert rc == 0 and doc["passed"], json.dumps(doc)
+    table = catalog.load_table("ns.t")
+    table = replace(
+        catalog, table, remove=live_data_files(table), data_files=[_split_file(table, "b.parquet", SPLITS[splits])]
+    )
+    rc, doc = verify(REF, "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), json.dumps(doc)
