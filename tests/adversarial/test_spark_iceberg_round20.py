@@ -138,3 +138,64 @@ def test_an_honest_file_of_two_row_groups_reads_alike_and_is_attested(
     assert rc == 0, doc
     rc, doc = _cli(spark_warehouse, "verify", ref, "--level", "bytes")
     assert rc == 0 and doc["passed"] and doc["content_digest_bound"], doc
+
+
+def _appended_with_splits(spark: SparkSession, how: str) -> tuple[str, str, str]:
+    """A table holding id 100 (Spark's insert) and a file of ids 0-9 in two row groups appended through Iceberg Java's
+    ``AppendFiles`` with split offsets ``how``: past every row group's midpoint (``[size - 10]``), at each row group's
+    start, or the second one byte into its row group (its midpoint after it)."""
+    ns = f"r20s{uuid.uuid4().hex[:8]}"
+    name, ident = f"iceberg.{ns}.t", f"{ns}.t"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    spark.sql(f"INSERT INTO {name} VALUES (100)")
+    table = java_table(spark, name)
+    path = local(str(table.location())) / "data" / "split.parquet"
+    schema = pa.schema([pa.field("id", pa.int64(), metadata={b"PARQUET:field_id": b"1"})])
+    pq.write_table(pa.table({"id": pa.array(range(10), pa.int64())}, schema=schema), path, row_group_size=5)
+    meta = pq.ParquetFile(path).metadata
+    starts = [
+        meta.row_group(i).column(0).dictionary_page_offset or meta.row_group(i).column(0).data_page_offset
+        for i in range(2)
+    ]
+    size = path.stat().st_size
+    offsets = {"past": [size - 10], "each_row_group": starts, "inside": [starts[0], starts[1] + 1]}[how]
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    array = spark.sparkContext._gateway.new_array(jvm.long, len(offsets))  # type: ignore[union-attr]
+    for i, offset in enumerate(offsets):
+        array[i] = offset
+    metrics = jvm.org.apache.iceberg.parquet.ParquetUtil.fileMetrics(
+        table.io().newInputFile(f"file://{path}"), jvm.org.apache.iceberg.MetricsConfig.getDefault()
+    )
+    data = (
+        jvm.org.apache.iceberg.DataFiles.builder(table.spec())
+        .withPath(f"file://{path}")
+        .withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET)
+        .withFileSizeInBytes(size)
+        .withMetrics(metrics)
+        .withSplitOffsets(jvm.org.apache.iceberg.util.ArrayUtil.toLongList(array))
+        .build()
+    )
+    table.newAppend().appendFile(data).commit()
+    return name, ident, f"iceberg://iceberg/{ident}"
+
+
+def test_spark_reads_no_row_group_before_the_first_split_offset(spark: SparkSession, spark_warehouse: Path) -> None:
+    name, ident, ref = _appended_with_splits(spark, "past")
+    assert spark_ids(spark, name) == [100]  # none of the file's ten rows
+    assert pyiceberg_ids(spark_warehouse, ident) == [*range(10), 100]
+    rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc != 0 and "table_inconsistent" in codes(doc), doc
+    assert "no split reads its rows" in str(doc), doc
+
+
+@pytest.mark.parametrize("how", ["each_row_group", "inside"])
+def test_split_offsets_every_row_group_midpoint_follows_are_read_alike(
+    spark: SparkSession, spark_warehouse: Path, how: str
+) -> None:
+    name, ident, ref = _appended_with_splits(spark, how)
+    assert spark_ids(spark, name) == pyiceberg_ids(spark_warehouse, ident) == [*range(10), 100]
+    rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
+    assert rc == 0, doc
+    rc, doc = _cli(spark_warehouse, "verify", ref, "--level", "bytes")
+    assert rc == 0 and doc["passed"], doc
