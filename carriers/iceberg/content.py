@@ -1775,21 +1775,19 @@ class IcebergContentReader:
         alone (Parquet only: the digest reads no other format)."""
         import pyarrow.parquet as pq
 
-        from carriers.content_store import read_parquet_indexes
-
         if str(getattr(df.get("file_format"), "value", df.get("file_format"))).upper() != "PARQUET":
             return
         try:
             with io.new_input(str(df["file_path"])).open() as handle:
                 metadata = pq.ParquetFile(handle).metadata
-                indexes = read_parquet_indexes(handle)
+                midpoints = _footer_midpoints(handle)
         except Exception as exc:
             if _gone(exc):
                 raise AttestError(f"data file {path} is not in storage: {exc}", code=Code.FILE_MISSING,
                                   path=path) from exc
             raise AttestError(f"data file {path} is in storage but its Parquet footer cannot be read: {exc}",
                               code=Code.TABLE_UNREADABLE, path=path) from exc
-        _check_splits(df, indexes, path, rewrite=False)
+        _check_splits(df, midpoints, path, rewrite=False)
         if positions:
             _check_row_starts(metadata, path, rewrite=False)
 
@@ -1924,7 +1922,7 @@ class IcebergContentReader:
         _check_not_empty(df, stored.num_rows, f.path)
         _check_row_starts(opened.metadata, f.path, rewrite=self.statistics)
         if str(getattr(df.get("file_format"), "value", df.get("file_format"))).upper() == "PARQUET":
-            _check_splits(df, opened.indexes, f.path, rewrite=self.statistics)
+            _check_splits(df, _indexed_midpoints(opened.indexes), f.path, rewrite=self.statistics)
         if opened.narrow:
             # Measured (Spark 4.1 / Iceberg 1.12, vectorized and not): Iceberg Java reads an INT(8) / INT(16) leaf's
             # stored int32 (300, 70000), pyiceberg reads it through pyarrow truncated (44, 4464), as the digest did.
@@ -2044,16 +2042,47 @@ def _splits_bound(df: Mapping[str, Any]) -> bool:
     return bool(offsets) and offsets != [4]
 
 
-def _split_problem(df: Mapping[str, Any], indexes: Any) -> str | None:
-    """Why Iceberg Java (Spark) reads some row group of the Parquet data file ``df`` (its footer's ``indexes``,
-    ``content_store.read_parquet_indexes``) in no split, or None. Java splits a file at its manifest's
-    ``split_offsets`` when they are strictly ascending and the last is below ``file_size_in_bytes``
-    (``BaseFileScanTask.split``: ranges from each offset to the next, the last to the file's end; else fixed-size
-    ranges from 0), and parquet-mr reads a row group in the range holding its midpoint; pyiceberg reads files whole.
-    Measured (round 20, Spark 4.1 / Iceberg 1.12): a file of ten rows appended through ``AppendFiles`` with split
-    offsets ``[size - 10]`` — Spark read none of them, pyiceberg all; attested, VERIFIED before (the offsets were
-    bound in the view only against a later change)."""
+def _footer_midpoints(handle: Any) -> list[int | None] | None:
+    """Each row group's midpoint as parquet-mr places it (``content_store._midpoint``), read from the footer of the
+    Parquet file open as ``handle`` alone (no page, index or bloom filter read); None when it cannot be read."""
+    import struct
+
+    from carriers.content_store import _midpoint, _struct
+
+    try:
+        if callable(getattr(handle, "size", None)):  # pyarrow's files
+            size = int(handle.size())
+        else:
+            handle.seek(0, 2)
+            size = int(handle.tell())
+        handle.seek(size - 8)
+        tail = bytes(handle.read(8))
+        length = struct.unpack("<i", tail[:4])[0]
+        if tail[4:] != b"PAR1" or not 0 < length <= size - 12:
+            return None
+        handle.seek(size - 8 - length)
+        meta, _ = _struct(bytes(handle.read(length)))
+        return [_midpoint(group) if isinstance(group, dict) else None for group in meta.get(4) or []]
+    except (ValueError, OSError, TypeError, AttributeError, struct.error):
+        return None
+
+
+def _indexed_midpoints(indexes: Any) -> list[int | None] | None:
+    """The row groups' midpoints from ``content_store.read_parquet_indexes`` (None: it could not read the footer)."""
     if not isinstance(indexes, list):
+        return None
+    return [getattr(c, "midpoint", None) for c in indexes if getattr(c, "column", None) == 0]
+
+
+def _split_problem(df: Mapping[str, Any], midpoints: list[int | None] | None) -> str | None:
+    """Why Iceberg Java (Spark) reads some row group of the Parquet data file ``df`` (its row groups' ``midpoints``,
+    parquet-mr's) in no split, or None. Java splits a file at its manifest's ``split_offsets`` when they are strictly
+    ascending and the last is below ``file_size_in_bytes`` (``BaseFileScanTask.split``: ranges from each offset to the
+    next, the last to the file's end; else fixed-size ranges from 0), and parquet-mr reads a row group in the range
+    holding its midpoint; pyiceberg reads files whole. Measured (round 20, Spark 4.1 / Iceberg 1.12): a file of ten
+    rows appended through ``AppendFiles`` with split offsets ``[size - 10]`` — Spark read none of them, pyiceberg all;
+    attested, VERIFIED before (the offsets were bound in the view only against a later change)."""
+    if midpoints is None:
         return None  # a footer that cannot be read is refused by the footer checks
     size = df.get("file_size_in_bytes")
     if not isinstance(size, int):
@@ -2063,22 +2092,19 @@ def _split_problem(df: Mapping[str, Any], indexes: Any) -> str | None:
     offsets = _offsets(df) or []
     used = bool(offsets) and all(a < b for a, b in pairwise(offsets)) and offsets[-1] < size
     first = offsets[0] if used else 0
-    for chunk in indexes:
-        if getattr(chunk, "column", None) != 0:
-            continue
-        midpoint = getattr(chunk, "midpoint", None)
+    for group, midpoint in enumerate(midpoints):
         if isinstance(midpoint, int) and not first <= midpoint < size:
             said = f"its split offsets {offsets} start at {first}" if used else f"it is split from 0 to {size}"
-            return (f"row group {chunk.group} has its midpoint at byte {midpoint} and {said}: Iceberg Java (Spark) "
-                    "reads a row group in the split holding its midpoint, so no split reads its rows, while "
-                    "pyiceberg reads the file whole")
+            return (f"row group {group} has its midpoint at byte {midpoint} and {said}: Iceberg Java (Spark) reads a "
+                    "row group in the split holding its midpoint, so no split reads its rows, while pyiceberg reads "
+                    "the file whole")
     return None
 
 
-def _check_splits(df: Mapping[str, Any], indexes: Any, path: str, *, rewrite: bool) -> None:
+def _check_splits(df: Mapping[str, Any], midpoints: list[int | None] | None, path: str, *, rewrite: bool) -> None:
     """AttestError when ``_split_problem`` finds one: ``content_changed`` for a rewrite's added file,
     ``table_inconsistent`` otherwise."""
-    problem = _split_problem(df, indexes)
+    problem = _split_problem(df, midpoints)
     if problem is not None:
         raise AttestError(f"data file {path}{', added by a rewrite' if rewrite else ''}: {problem}", path=path,
                           code=Code.CONTENT_CHANGED if rewrite else Code.TABLE_INCONSISTENT)
