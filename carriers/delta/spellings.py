@@ -23,9 +23,17 @@ _ENGINE_STATISTICS = {"numRecords": "num_records", "nullCount": "null_count", "m
 _ABSENT = object()
 
 
-# A local date-time and nothing after it (``2024-01-05 10:00:00.000000``, as delta-rs writes partition values). Any zone
-# after it — Z, +00:00, +0000, +00, UTC — was read as that zone by both engines (measured), '' as null by both.
-_ZONELESS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]*)?)?")
+# A date-time as Spark's lenient parser reads one (``stringToTimestamp``): blanks around it, a signed year, one or two
+# digits to each other field, the time (or part of it) optional, then the zone — nothing (a local date-time, as
+# delta-rs writes partition values: ``2024-01-05 10:00:00.000000``), or any text after the time, which both engines read
+# as that zone or refuse (measured: Z, +00:00, +0000, +00, UTC, `` UTC``). delta-rs 1.6 reads the unpadded and signed
+# spellings too (``2024-1-5 10:0:0``, `` +2024-01-05 10:00:00``: round 20), '' as null like Spark.
+_STAMP_TEXT = re.compile(r"\s*(?P<sign>[+-]?)(?P<year>[0-9]{4,})-(?P<month>[0-9]{1,2})-(?P<day>[0-9]{1,2})"
+                         r"(?:[T ](?P<hour>[0-9]{1,2})(?::(?P<minute>[0-9]{1,2})(?::(?P<second>[0-9]{1,2})"
+                         r"(?:\.(?P<fraction>[0-9]*))?)?)?)?(?P<zone>.*?)\s*", re.DOTALL)
+# The zones whose instant delta-rs reads and this check computes: UTC by name, an offset in hours (and minutes).
+_UTC_NAMES = frozenset({"z", "utc"})
+_OFFSET = re.compile(r"(?P<sign>[+-])(?P<hours>[0-9]{2}):?(?P<minutes>[0-9]{2})")
 # A leap second (``2024-01-05 10:00:60``, with or without a fraction or zone): delta-rs reads the next second
 # (10:01:00), Spark null (measured, delta-spark 4.4; ``23:59:60`` is the next day's 00:00 for delta-rs).
 _LEAP_SECOND = re.compile(r"\s*[+-]?[0-9]{4,}-[0-9]{1,2}-[0-9]{1,2}[T ][0-9]{1,2}:[0-9]{1,2}:60(?![0-9])")
@@ -236,4 +244,36 @@ def _zoneless_statistics(parsed: dict[str, Any], columns: list[tuple[str, ...]])
 
 def _zoneless(text: Any) -> bool:
     """A timestamp spelled without a zone, which delta-rs reads as UTC and Spark in its session time zone."""
-    return isinstance(text, str) and _ZONELESS.fullmatch(text) is not None
+    if not isinstance(text, str):
+        return False
+    found = _STAMP_TEXT.fullmatch(text)
+    return found is not None and not found.group("zone")
+
+
+def stamp_instant(text: str) -> Any:
+    """The instant delta-rs reads a timestamp partition value as (a UTC datetime; without a zone: UTC), from the
+    spellings ``_STAMP_TEXT`` takes with a zone it computes (UTC by name, an offset); None for any other text (a zone
+    by region, a leap second, a year Python cannot hold, text delta-rs refuses). Digits past the microsecond are
+    dropped, as both engines drop them."""
+    import datetime as dt
+
+    found = _STAMP_TEXT.fullmatch(text)
+    if found is None or found.group("sign") == "-":
+        return None
+    zone = found.group("zone").strip()
+    if not zone or zone.lower() in _UTC_NAMES:
+        offset = dt.timedelta(0)
+    else:
+        spelled = _OFFSET.fullmatch(zone)
+        if spelled is None:
+            return None
+        offset = dt.timedelta(hours=int(spelled.group("hours")), minutes=int(spelled.group("minutes")))
+        offset = -offset if spelled.group("sign") == "-" else offset
+    fraction = (found.group("fraction") or "")[:6].ljust(6, "0")
+    try:
+        return dt.datetime(int(found.group("year")), int(found.group("month")), int(found.group("day")),
+                           int(found.group("hour") or 0), int(found.group("minute") or 0),
+                           int(found.group("second") or 0), int(fraction),
+                           tzinfo=dt.timezone(offset)).astimezone(dt.UTC)
+    except (ValueError, OverflowError):
+        return None

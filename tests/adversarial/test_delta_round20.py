@@ -1,0 +1,73 @@
+"""Round 20 (Delta): ``dataChange: false`` rewrites that respell a ``timestamp`` partition value across zones in
+spellings the zone check did not read.
+
+A rewrite must keep each timestamp partition value's zone as written (``_check_partition_zones``,
+test_delta_partition_spellings): delta-rs reads a value without a zone as UTC, Spark in its session time zone. The
+check took a value for zoneless only when spelled as delta-rs writes it (``2024-01-05 10:00:00.000000``: padded,
+nothing before it), and found the instant of a value only where Python's ``fromisoformat`` parsed it. delta-rs 1.6
+reads more (measured):
+
+- zoneless spellings unpadded (``2024-1-5 10:00:00``, ``2024-01-05 10:0:0``) or led by a blank or a ``+``
+  (`` 2024-01-05 10:00:00``, ``+2024-01-05 10:00:00``): the attested instant, read as UTC. A rewrite moving a file
+  from Spark's zoned spelling to one of them was VERIFIED; Spark in a New York session reads 15:00 UTC where it read
+  10:00 (``test_spark_delta_round20.py``);
+- zoned spellings with the zone as a word (``2024-01-05 10:00:00 UTC``, ``…10:00:00UTC``): UTC, an instant the check
+  never compared (it did not parse them). A rewrite moving a file from delta-rs's zoneless spelling to one of them was
+  VERIFIED; Spark in New York reads 10:00 UTC where it read 15:00.
+
+Both are ``content_changed`` now. Held: the same spellings on both sides of a rewrite (with a zone, or without) verify.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.adversarial.conftest import codes, verify
+from tests.adversarial.test_delta_partition_spellings import STAMP, attested, delta_rs, rewrite
+
+TEN = datetime.datetime(2024, 1, 5, 10, tzinfo=datetime.UTC)
+# Zoneless to Spark and delta-rs, not to the check before
+MISSED_ZONELESS = ["2024-1-5 10:00:00", " 2024-01-05 10:00:00", "+2024-01-05 10:00:00", "2024-01-05 10:0:0"]
+# Zoned (UTC) to Spark and delta-rs, an instant the check did not parse
+MISSED_ZONED = ["2024-01-05 10:00:00 UTC", "2024-01-05 10:00:00UTC"]
+
+
+@pytest.mark.parametrize("respelled", MISSED_ZONELESS)
+def test_a_rewrite_to_an_unpadded_zoneless_spelling_is_refused(tmp_path: Path, respelled: str) -> None:
+    path = attested(tmp_path / "t", STAMP, "2024-01-05T10:00:00.000000Z")
+    rewrite(path, [respelled])
+    assert delta_rs(path) == [TEN]  # delta-rs: the attested rows (Spark in New York: not)
+    rc, doc = verify(str(path), "--level", "schema")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "time zone" in json.dumps(doc), doc
+
+
+@pytest.mark.parametrize("respelled", MISSED_ZONED)
+def test_a_rewrite_to_a_zone_spelled_as_a_word_is_refused(tmp_path: Path, respelled: str) -> None:
+    path = attested(tmp_path / "t", STAMP)  # delta-rs's zoneless spelling
+    rewrite(path, [respelled])
+    assert delta_rs(path) == [TEN]
+    rc, doc = verify(str(path), "--level", "schema")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "time zone" in json.dumps(doc), doc
+
+
+@pytest.mark.parametrize(("written", "respelled"), [
+    (None, "2024-1-5 10:00:00"),  # zoneless both
+    ("2024-01-05 10:00:00.000000", " 2024-01-05 10:0:0"),
+    ("2024-01-05T10:00:00.000000Z", "2024-01-05 10:00:00 UTC"),  # zoned both
+    ("2024-01-05 10:00:00UTC", "2024-01-05T15:00:00+05:00"),
+])
+def test_a_rewrite_keeping_the_zone_in_other_spellings_verifies(tmp_path: Path, written: str | None,
+                                                                respelled: str) -> None:
+    """Held: one wall-clock time for every Spark session (both zoneless), or one instant for every reader (both
+    zoned)."""
+    path = attested(tmp_path / "t", STAMP, written)
+    rewrite(path, [respelled])
+    assert delta_rs(path) == [TEN]
+    rc, doc = verify(str(path), "--level", "schema")
+    assert rc == 0 and doc["passed"] and "same rows" in json.dumps(doc), doc
