@@ -991,7 +991,7 @@ def _bulk_views(paths: list[str], sizes: list[Any], partition_texts: list[str] |
         if is_live and (-1 if logged is None else int(logged)) != size:
             problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of {rel}",
                                     rel))
-    if spellings.strings or spellings.stamps:  # else see_partitions finds nothing (stamps: timestamp_ntz too)
+    if spellings.strings or spellings.stamps or spellings.floats:  # else see_partitions finds nothing
         for rel, values in zip(paths, logged_values, strict=True):
             spellings.see_partitions(rel, values)
     encode = _file_encode()

@@ -41,6 +41,10 @@ _LEAP_SECOND = re.compile(r"\s*[+-]?[0-9]{4,}-[0-9]{1,2}-[0-9]{1,2}[T ][0-9]{1,2
 # ``T``, ``Z`` and ``UTC`` only; measured, delta-spark 4.4, any session zone). The zone names Spark reads that hold
 # lower-case letters (``America/New_York``) delta-rs refuses, so the table is unreadable to it (measured).
 _LOWER_CASE = re.compile(r"[a-z]")
+# A signed NaN spelled other than ``+NaN`` / ``-NaN``: delta-rs (Rust's float parser) reads NaN in any case, Spark's cast
+# (Java's parser, then the lower-case literals ``nan``, ``inf``, ``+inf``, ``infinity``, ...) null — ``+nan``, ``-nan``,
+# ``+NAN`` (measured, delta-spark 4.4, round 20; unsigned ``nan`` / ``NAN`` and every infinity are read alike).
+_SIGNED_NAN = re.compile(r"[+-](?!NaN$)[nN][aA][nN]")
 
 
 class _Spellings:
@@ -58,6 +62,8 @@ class _Spellings:
         self.strings = [k for k, (_, kind) in self.partitions.items() if kind == "string"]
         self.timestamps = [k for k, (_, kind) in self.partitions.items() if kind == "timestamp"]
         self.stamps = [k for k, (_, kind) in self.partitions.items() if kind in ("timestamp", "timestamp_ntz")]
+        self.floats = [k for k, (_, kind) in self.partitions.items() if kind in ("float", "double")]
+        self.nan: list[str] = []
         self.leap: list[str] = []
         self.lower: list[str] = []
         self.columns = _leaf_columns(fields)
@@ -116,6 +122,9 @@ class _Spellings:
                     self.leap.append(rel)
                 if any(isinstance(values.get(k), str) and _LOWER_CASE.search(values[k]) for k in self.stamps):
                     self.lower.append(rel)
+            if self.floats and any(isinstance(values.get(k), str) and _SIGNED_NAN.fullmatch(values[k])
+                                   for k in self.floats):
+                self.nan.append(rel)
 
     def _unread(self, rel: str, names: set[str], bound: list[Any]) -> list[Any]:
         """Records a file with statistics delta-rs cannot read (``names``, for the note); returns ``bound``."""
@@ -136,6 +145,10 @@ class _Spellings:
             problems.append(Problem(Code.TABLE_INCONSISTENT, f"{_some(self.lower)}: a timestamp partition value with "
                                     "a lower-case letter ('t', 'z', 'utc'), which delta-rs reads as an instant and "
                                     "Spark as null", self.lower[0]))
+        if self.nan:
+            problems.append(Problem(Code.TABLE_INCONSISTENT, f"{_some(self.nan)}: a float partition value spelled as a "
+                                    "signed NaN ('+nan', '-nan'), which delta-rs reads as NaN and Spark as null",
+                                    self.nan[0]))
         if self.zoneless_statistics:
             # No writer measured writes them so (delta-rs and Spark write 'Z'); delta-rs's typed reading (the view) is
             # the same instant, and Spark in a New York session skipped the file in a query for its rows.

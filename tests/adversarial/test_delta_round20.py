@@ -16,17 +16,31 @@ reads more (measured):
   VERIFIED; Spark in New York reads 10:00 UTC where it read 15:00.
 
 Both are ``content_changed`` now. Held: the same spellings on both sides of a rewrite (with a zone, or without) verify.
+
+A ``float`` / ``double`` partition value spelled as a **signed NaN** other than ``+NaN`` / ``-NaN`` (``+nan``,
+``-nan``, ``+NAN``): delta-rs (Rust's parser) reads NaN in any case, Spark (Java's parser, then its lower-case literals
+``nan``, ``inf``, ``infinity`` ...) null. A rewrite moving a NaN partition's file to ``+nan`` was VERIFIED (delta-rs:
+the attested NaN; Spark: null); a table spelled so was recorded. ``table_inconsistent`` now, wherever such a value is
+live (``carriers/delta/spellings.py``). Held (test_delta_held_round20.py): the unsigned spellings and every infinity
+both engines read alike.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import math
 from pathlib import Path
 
 import pytest
 
-from tests.adversarial.conftest import codes, verify
+import pyarrow as pa
+from deltalake import write_deltalake
+
+from attest.errors import AttestError
+from carriers.delta.carrier import attest_after_write
+from carriers.delta.log import commit_name
+from tests.adversarial.conftest import PROGRAM, codes, edit_adds, verify
 from tests.adversarial.test_delta_partition_spellings import STAMP, attested, delta_rs, rewrite
 
 TEN = datetime.datetime(2024, 1, 5, 10, tzinfo=datetime.UTC)
@@ -71,3 +85,29 @@ def test_a_rewrite_keeping_the_zone_in_other_spellings_verifies(tmp_path: Path, 
     assert delta_rs(path) == [TEN]
     rc, doc = verify(str(path), "--level", "schema")
     assert rc == 0 and doc["passed"] and "same rows" in json.dumps(doc), doc
+
+
+NAN = pa.array([float("nan")])
+SIGNED_NANS = ["+nan", "-nan", "+NAN", "-Nan"]  # Spark: null, delta-rs: NaN
+
+
+@pytest.mark.parametrize("respelled", SIGNED_NANS)
+def test_a_rewrite_to_a_signed_nan_spelling_is_refused(tmp_path: Path, respelled: str) -> None:
+    path = attested(tmp_path / "t", NAN)
+    rewrite(path, [respelled])
+    (value,) = delta_rs(path)
+    assert math.isnan(value)  # delta-rs: NaN (Spark: null)
+    rc, doc = verify(str(path), "--level", "schema")
+    assert rc == 1 and codes(doc) == ["table_inconsistent"], doc
+    assert "signed NaN" in json.dumps(doc), doc
+
+
+@pytest.mark.parametrize("kind", [pa.float64(), pa.float32()])
+def test_a_table_spelling_a_signed_nan_is_not_recorded(tmp_path: Path, kind: pa.DataType) -> None:
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"p": pa.array([float("nan"), 1.0], kind), "v": [0, 1]}), partition_by=["p"])
+    edit_adds(path / commit_name(0), lambda add: add["partitionValues"].update(
+        p="+nan" if add["partitionValues"]["p"].lower() == "nan" else add["partitionValues"]["p"]))
+    with pytest.raises(AttestError) as err:
+        attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert err.value.code.value == "table_inconsistent" and "signed NaN" in err.value.message, err.value

@@ -10,18 +10,28 @@
   where it read 15:00 UTC.
 
 Each was ``VERIFIED (content; …, same rows)`` before; ``content_changed`` now.
+
+- a ``double`` partition value spelled ``+nan``, ``-nan`` or ``+NAN``: delta-rs reads NaN, Spark null (its cast takes
+  ``NaN``/``+NaN``/``-NaN`` as Java spells them and the lower-case literal ``nan``, no signed one): was VERIFIED after
+  a rewrite, ``table_inconsistent`` now;
+- held (test_delta_held_round20.py): ``nan``, ``NAN``, ``+NaN``, the infinities in any case, read alike by Spark in
+  both sessions; and a rewrite's own new file with a deletion vector over a row its exact statistics bound (777):
+  Spark reads the attested rows and answers ``COUNT`` / ``MIN`` / ``MAX`` from them, not from the statistics.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pytest
 
 from tests.adversarial.conftest import codes, verify
 from tests.adversarial.test_delta_partition_spellings import STAMP, attested, delta_rs, rewrite
-from tests.adversarial.test_delta_round20 import MISSED_ZONED, MISSED_ZONELESS, TEN
+from tests.adversarial.test_delta_held_round20 import FLOATS_ALIKE, vector_table
+from tests.adversarial.test_delta_round20 import MISSED_ZONED, MISSED_ZONELESS, SIGNED_NANS, TEN
 from tests.adversarial.test_spark_partition_spellings import TEN as TEN_SECONDS
 from tests.adversarial.test_spark_partition_spellings import spark_values
 
@@ -48,3 +58,34 @@ def test_spark_reads_a_respelled_timestamp_partition_value_as_another_instant(sp
         assert spark_values(spark, path, "America/New_York", True) == [new_york] != before, respelled
         rc, doc = verify(str(path), "--level", "schema")
         assert rc == 1 and codes(doc) == ["content_changed"], (respelled, doc)
+
+
+def test_spark_reads_a_signed_nan_partition_value_as_null(spark: SparkSession, tmp_path: Path) -> None:
+    for i, spelling in enumerate(SIGNED_NANS):
+        path = attested(tmp_path / f"t{i}", pa.array([float("nan")]))
+        assert math.isnan(spark_values(spark, path, "UTC")[0])
+        rewrite(path, [spelling])
+        assert math.isnan(delta_rs(path)[0]), spelling  # delta-rs: NaN
+        assert spark_values(spark, path, "UTC") == [None], spelling  # Spark: null
+        rc, doc = verify(str(path), "--level", "schema")
+        assert rc == 1 and codes(doc) == ["table_inconsistent"], (spelling, doc)
+
+
+def test_spark_reads_the_held_float_spellings_as_delta_rs_does(spark: SparkSession, tmp_path: Path) -> None:
+    cases = [(v, s) for v, spellings in FLOATS_ALIKE for s in spellings] + [(float("nan"), "-NaN")]
+    for i, (value, spelling) in enumerate(cases):
+        path = attested(tmp_path / f"t{i}", pa.array([value]))
+        rewrite(path, [spelling])
+        for zone in ("UTC", "America/New_York"):
+            (read,) = spark_values(spark, path, zone)
+            assert (math.isnan(read) and math.isnan(value)) or read == value, (spelling, read)
+
+
+def test_spark_answers_from_the_rows_of_a_file_with_its_own_vector(spark: SparkSession, tmp_path: Path) -> None:
+    for tight in (True, None, False):
+        path = vector_table(tmp_path / f"t{tight}", tight)
+        spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()  # type: ignore[union-attr]
+        assert sorted(r[0] for r in spark.sql(f"SELECT v FROM delta.`{path}`").collect()) == [1, 2, 3]
+        assert tuple(spark.sql(f"SELECT count(*), min(v), max(v) FROM delta.`{path}`").collect()[0]) == (3, 1, 3)
+        assert spark.sql(f"SELECT count(*) FROM delta.`{path}` WHERE v > 100").collect()[0][0] == 0
+        assert verify(str(path), "--level", "bytes")[0] == 0
