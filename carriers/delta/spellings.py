@@ -31,6 +31,9 @@ _ABSENT = object()
 _STAMP_TEXT = re.compile(r"\s*(?P<sign>[+-]?)(?P<year>[0-9]{4,})-(?P<month>[0-9]{1,2})-(?P<day>[0-9]{1,2})"
                          r"(?:[T ](?P<hour>[0-9]{1,2})(?::(?P<minute>[0-9]{1,2})(?::(?P<second>[0-9]{1,2})"
                          r"(?:\.(?P<fraction>[0-9]*))?)?)?)?(?P<zone>.*?)\s*", re.DOTALL)
+# A timestamp statistic without a zone as delta-rs writes and reads one (padded; ``_zoneless_statistics``). A bound in
+# another spelling delta-rs reads none of, and it is held as Spark reads it (content._spark_only_bounds).
+_ZONELESS_BOUND = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]*)?)?")
 # The zones whose instant delta-rs reads and this check computes: UTC by name, an offset in hours (and minutes).
 _UTC_NAMES = frozenset({"z", "utc"})
 _OFFSET = re.compile(r"(?P<sign>[+-])(?P<hours>[0-9]{2}):?(?P<minutes>[0-9]{2})")
@@ -252,7 +255,8 @@ def _dig(node: Any, path: tuple[str, ...]) -> Any:
 
 def _zoneless_statistics(parsed: dict[str, Any], columns: list[tuple[str, ...]]) -> bool:
     """Whether parsed JSON statistics give a ``timestamp`` column's minimum or maximum without a zone."""
-    return any(_zoneless(_dig(parsed.get(bound), column)) for bound in ("minValues", "maxValues") for column in columns)
+    return any(isinstance(text := _dig(parsed.get(bound), column), str) and _ZONELESS_BOUND.fullmatch(text) is not None
+               for bound in ("minValues", "maxValues") for column in columns)
 
 
 def _zoneless(text: Any) -> bool:
