@@ -44,9 +44,9 @@ _LEAP_SECOND = re.compile(r"\s*[+-]?[0-9]{4,}-[0-9]{1,2}-[0-9]{1,2}[T ][0-9]{1,2
 # ``T``, ``Z`` and ``UTC`` only; measured, delta-spark 4.4, any session zone). The zone names Spark reads that hold
 # lower-case letters (``America/New_York``) delta-rs refuses, so the table is unreadable to it (measured).
 _LOWER_CASE = re.compile(r"[a-z]")
-# A signed NaN spelled other than ``+NaN`` / ``-NaN``: delta-rs (Rust's float parser) reads NaN in any case, Spark's cast
-# (Java's parser, then the lower-case literals ``nan``, ``inf``, ``+inf``, ``infinity``, ...) null — ``+nan``, ``-nan``,
-# ``+NAN`` (measured, delta-spark 4.4, round 20; unsigned ``nan`` / ``NAN`` and every infinity are read alike).
+# A signed NaN spelled other than ``+NaN`` / ``-NaN``: delta-rs (Rust's float parser) reads NaN in any case, Spark's
+# cast (Java's parser, then the lower-case literals ``nan``, ``inf``, ``+inf``, ``infinity``, ...) null — ``+nan``,
+# ``-nan``, ``+NAN`` (measured, delta-spark 4.4, round 20; unsigned ``nan`` / ``NAN`` and every infinity read alike).
 _SIGNED_NAN = re.compile(r"[+-](?!NaN$)[nN][aA][nN]")
 
 

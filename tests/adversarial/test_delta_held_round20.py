@@ -67,8 +67,17 @@ def test_a_negative_nan_is_a_changed_digest(tmp_path: Path) -> None:
     assert rc == 1 and codes(doc) == ["content_changed"], doc
 
 
-@pytest.mark.parametrize("spelling", ["2024-01-05", "2024-01-05 10", "2024-01-05T10", "2024-01-05 10:00:00 ",
-                                      "2024-01-05T10:00:00+00", "2024-01-05T10:00:00 GMT"])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "2024-01-05",
+        "2024-01-05 10",
+        "2024-01-05T10",
+        "2024-01-05 10:00:00 ",
+        "2024-01-05T10:00:00+00",
+        "2024-01-05T10:00:00 GMT",
+    ],
+)
 def test_timestamp_spellings_delta_rs_refuses_are_unreadable(tmp_path: Path, spelling: str) -> None:
     path = attested(tmp_path / "t", STAMP, "2024-01-05T10:00:00.000000Z")
     rewrite(path, [spelling])
@@ -81,8 +90,11 @@ def test_timestamp_spellings_delta_rs_refuses_are_unreadable(tmp_path: Path, spe
 def vector_table(path: Path, tight: bool | None) -> Path:
     """[1, 2, 3] attested in a table with deletion vectors, then a rewrite adding a file of [1, 2, 3, 777] whose own
     vector deletes 777, its statistics exact over the stored rows (``tight``: its ``tightBounds``, None: absent)."""
-    write_deltalake(str(path), pa.table({"v": pa.array([1, 2, 3], pa.int64())}),
-                    configuration={"delta.enableDeletionVectors": "true"})
+    write_deltalake(
+        str(path),
+        pa.table({"v": pa.array([1, 2, 3], pa.int64())}),
+        configuration={"delta.enableDeletionVectors": "true"},
+    )
     attest_after_write(str(path), model="m", program_hash=PROGRAM)
     rel, add = sorted(log_state(path).adds.items())[0]
     new = f"part-00000-{uuid.uuid4()}-c000.snappy.parquet"
@@ -94,14 +106,37 @@ def vector_table(path: Path, tight: bool | None) -> Path:
     stats: dict[str, Any] = {"numRecords": 4, "minValues": {"v": 1}, "maxValues": {"v": 777}, "nullCount": {"v": 0}}
     if tight is not None:
         stats["tightBounds"] = tight
-    vector = {"storageType": "u", "pathOrInlineDv": "ab" + z85_encode(u.bytes), "offset": offset,
-              "sizeInBytes": size, "cardinality": 1}
+    vector = {
+        "storageType": "u",
+        "pathOrInlineDv": "ab" + z85_encode(u.bytes),
+        "offset": offset,
+        "sizeInBytes": size,
+        "cardinality": 1,
+    }
     actions: list[dict[str, Any]] = [
         {"commitInfo": {"operation": "OPTIMIZE"}},
-        {"remove": {"path": rel, "dataChange": False, "deletionTimestamp": 1, "extendedFileMetadata": True,
-                    "partitionValues": {}, "size": add["size"]}},
-        {"add": {"path": new, "partitionValues": {}, "size": (path / new).stat().st_size, "modificationTime": 2,
-                 "dataChange": False, "stats": json.dumps(stats), "deletionVector": vector}}]
+        {
+            "remove": {
+                "path": rel,
+                "dataChange": False,
+                "deletionTimestamp": 1,
+                "extendedFileMetadata": True,
+                "partitionValues": {},
+                "size": add["size"],
+            }
+        },
+        {
+            "add": {
+                "path": new,
+                "partitionValues": {},
+                "size": (path / new).stat().st_size,
+                "modificationTime": 2,
+                "dataChange": False,
+                "stats": json.dumps(stats),
+                "deletionVector": vector,
+            }
+        },
+    ]
     (path / commit_name(latest(path) + 1)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
     return path
 
@@ -123,11 +158,26 @@ def _partition_rewrite(path: Path, edit: Any) -> None:
     for raw, add in sorted(log_state(path).adds.items()):
         rel = f"part-00000-{uuid.uuid4()}-c000.snappy.parquet"
         shutil.copy(path / unquote(raw), path / rel)
-        actions.append({"remove": {"path": raw, "dataChange": False, "deletionTimestamp": 1,
-                                   "extendedFileMetadata": True, "partitionValues": add["partitionValues"],
-                                   "size": add["size"]}})
-        new = {"path": rel, "partitionValues": dict(add["partitionValues"]), "size": (path / rel).stat().st_size,
-               "modificationTime": 2, "dataChange": False, "stats": add.get("stats")}
+        actions.append(
+            {
+                "remove": {
+                    "path": raw,
+                    "dataChange": False,
+                    "deletionTimestamp": 1,
+                    "extendedFileMetadata": True,
+                    "partitionValues": add["partitionValues"],
+                    "size": add["size"],
+                }
+            }
+        )
+        new = {
+            "path": rel,
+            "partitionValues": dict(add["partitionValues"]),
+            "size": (path / rel).stat().st_size,
+            "modificationTime": 2,
+            "dataChange": False,
+            "stats": add.get("stats"),
+        }
         edit(new["partitionValues"])
         actions.append({"add": new})
     (path / commit_name(latest(path) + 1)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
@@ -145,17 +195,25 @@ def _upper(values: dict[str, Any]) -> None:
     values[key.upper()] = value
 
 
-@pytest.mark.parametrize(("mapped", "edit", "code"), [
-    (False, dict.clear, "content_changed"),  # no value: null to both
-    (True, _logical, "table_unreadable"),
-    (False, _upper, "table_unreadable"),
-    (False, lambda values: values.update(v="5"), "table_unreadable"),  # a data column named
-])
-def test_partition_values_keyed_otherwise_are_never_verified(tmp_path: Path, mapped: bool, edit: Any,
-                                                             code: str) -> None:
+@pytest.mark.parametrize(
+    ("mapped", "edit", "code"),
+    [
+        (False, dict.clear, "content_changed"),  # no value: null to both
+        (True, _logical, "table_unreadable"),
+        (False, _upper, "table_unreadable"),
+        (False, lambda values: values.update(v="5"), "table_unreadable"),  # a data column named
+    ],
+)
+def test_partition_values_keyed_otherwise_are_never_verified(
+    tmp_path: Path, mapped: bool, edit: Any, code: str
+) -> None:
     path = tmp_path / "t"
-    write_deltalake(str(path), pa.table({"p": pa.array([1, 2], pa.int32()), "v": [10, 20]}), partition_by=["p"],
-                    configuration={"delta.columnMapping.mode": "name"} if mapped else None)
+    write_deltalake(
+        str(path),
+        pa.table({"p": pa.array([1, 2], pa.int32()), "v": [10, 20]}),
+        partition_by=["p"],
+        configuration={"delta.columnMapping.mode": "name"} if mapped else None,
+    )
     attest_after_write(str(path), model="orders", program_hash=PROGRAM)
     _partition_rewrite(path, edit)
     rc, doc = verify(str(path), "--level", "bytes")

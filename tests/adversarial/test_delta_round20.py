@@ -32,9 +32,8 @@ import json
 import math
 from pathlib import Path
 
-import pytest
-
 import pyarrow as pa
+import pytest
 from deltalake import write_deltalake
 
 from attest.errors import AttestError
@@ -70,14 +69,18 @@ def test_a_rewrite_to_a_zone_spelled_as_a_word_is_refused(tmp_path: Path, respel
     assert "time zone" in json.dumps(doc), doc
 
 
-@pytest.mark.parametrize(("written", "respelled"), [
-    (None, "2024-1-5 10:00:00"),  # zoneless both
-    ("2024-01-05 10:00:00.000000", " 2024-01-05 10:0:0"),
-    ("2024-01-05T10:00:00.000000Z", "2024-01-05 10:00:00 UTC"),  # zoned both
-    ("2024-01-05 10:00:00UTC", "2024-01-05T15:00:00+05:00"),
-])
-def test_a_rewrite_keeping_the_zone_in_other_spellings_verifies(tmp_path: Path, written: str | None,
-                                                                respelled: str) -> None:
+@pytest.mark.parametrize(
+    ("written", "respelled"),
+    [
+        (None, "2024-1-5 10:00:00"),  # zoneless both
+        ("2024-01-05 10:00:00.000000", " 2024-01-05 10:0:0"),
+        ("2024-01-05T10:00:00.000000Z", "2024-01-05 10:00:00 UTC"),  # zoned both
+        ("2024-01-05 10:00:00UTC", "2024-01-05T15:00:00+05:00"),
+    ],
+)
+def test_a_rewrite_keeping_the_zone_in_other_spellings_verifies(
+    tmp_path: Path, written: str | None, respelled: str
+) -> None:
     """Held: one wall-clock time for every Spark session (both zoneless), or one instant for every reader (both
     zoned)."""
     path = attested(tmp_path / "t", STAMP, written)
@@ -106,8 +109,12 @@ def test_a_rewrite_to_a_signed_nan_spelling_is_refused(tmp_path: Path, respelled
 def test_a_table_spelling_a_signed_nan_is_not_recorded(tmp_path: Path, kind: pa.DataType) -> None:
     path = tmp_path / "t"
     write_deltalake(str(path), pa.table({"p": pa.array([float("nan"), 1.0], kind), "v": [0, 1]}), partition_by=["p"])
-    edit_adds(path / commit_name(0), lambda add: add["partitionValues"].update(
-        p="+nan" if add["partitionValues"]["p"].lower() == "nan" else add["partitionValues"]["p"]))
+    edit_adds(
+        path / commit_name(0),
+        lambda add: add["partitionValues"].update(
+            p="+nan" if add["partitionValues"]["p"].lower() == "nan" else add["partitionValues"]["p"]
+        ),
+    )
     with pytest.raises(AttestError) as err:
         attest_after_write(str(path), model="orders", program_hash=PROGRAM)
     assert err.value.code.value == "table_inconsistent" and "signed NaN" in err.value.message, err.value

@@ -29,8 +29,8 @@ import pyarrow as pa
 import pytest
 
 from tests.adversarial.conftest import codes, verify
-from tests.adversarial.test_delta_partition_spellings import STAMP, attested, delta_rs, rewrite
 from tests.adversarial.test_delta_held_round20 import FLOATS_ALIKE, vector_table
+from tests.adversarial.test_delta_partition_spellings import STAMP, attested, delta_rs, rewrite
 from tests.adversarial.test_delta_round20 import MISSED_ZONED, MISSED_ZONELESS, SIGNED_NANS, TEN
 from tests.adversarial.test_spark_partition_spellings import TEN as TEN_SECONDS
 from tests.adversarial.test_spark_partition_spellings import spark_values
@@ -43,8 +43,9 @@ pytestmark = pytest.mark.spark
 NEW_YORK = TEN_SECONDS + 5 * 3600  # 10:00 in New York, as seconds since the epoch
 
 
-def test_spark_reads_a_respelled_timestamp_partition_value_as_another_instant(spark: SparkSession,
-                                                                             tmp_path: Path) -> None:
+def test_spark_reads_a_respelled_timestamp_partition_value_as_another_instant(
+    spark: SparkSession, tmp_path: Path
+) -> None:
     cases = [("2024-01-05T10:00:00.000000Z", s, NEW_YORK) for s in MISSED_ZONELESS]
     cases += [(None, s, TEN_SECONDS) for s in MISSED_ZONED]
     for i, (written, respelled, new_york) in enumerate(cases):
