@@ -1,6 +1,10 @@
 """Round 20 (Delta): variants tried and held — measured in delta-rs 1.6 and delta-spark 4.4 (Spark's side in
 ``test_spark_delta_round20.py``), each pinned at the verdict it gets.
 
+- a ``float`` partition value written just below the midpoint of two floats (``1.0000001788139343261718749``: its
+  nearest double is the midpoint, so a reader rounding through a double would take the upper float), ``decimal``
+  values spelled ``0100.00``, ``-0.00``, ``.00``: both engines read the attested value, VERIFIED (``1e2``, ``100``,
+  ``-0`` for a decimal and ``1e0`` for a long: Spark reads them, delta-rs refuses the table — ``table_unreadable``);
 - float partition values respelled by a ``dataChange: false`` rewrite that both engines read alike: ``nan``, ``NAN``,
   ``+NaN`` for NaN, ``INF``, ``infinity``, ``+inf``, ``Infinity`` for +∞, ``-INF``, ``-infinity``, ``-1e400`` for −∞:
   VERIFIED (``+nan`` / ``-nan`` are not: test_delta_round20.py). ``-NaN`` both read as NaN, but delta-rs's NaN keeps
@@ -13,11 +17,15 @@
   ``2024-01-05T10``, a trailing blank, ``+00`` or ``GMT`` as the zone): ``table_unreadable``, never VERIFIED;
 - a rewrite's add whose ``partitionValues`` lack the column (null to both), name it under its logical name in a
   column-mapped table, in another case, or name a data column: delta-rs reads null (``content_changed``) or refuses
-  the table (``Partition column … not found in schema``: ``table_unreadable``).
+  the table (``Partition column … not found in schema``: ``table_unreadable``);
+- a rewrite changing a row that also carries the table's own ``metaData`` or ``protocol`` (unchanged): not a rewrite,
+  ``compacted`` (NOT VERIFIED); one carrying a ``txn`` or ``domainMetadata``: a rewrite, its rows judged
+  (``content_changed``).
 """
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import shutil
@@ -42,6 +50,26 @@ FLOATS_ALIKE: list[tuple[float, list[str]]] = [
     (float("inf"), ["INF", "infinity", "+inf", "Infinity"]),
     (float("-inf"), ["-INF", "-infinity", "-1e400"]),
 ]
+
+
+# (the attested column, a spelling both engines read as its value): a float32 written just below the midpoint of two
+# floats whose nearest double is that midpoint (a reader rounding through a double would take the upper float: neither
+# does), a decimal with a leading zero, a negative zero or no integer digit.
+OTHER_ALIKE: list[tuple[pa.Array, str]] = [
+    (pa.array([1.00000011920928955078125], pa.float32()), "1.0000001788139343261718749"),
+    (pa.array([decimal.Decimal("100.00")], pa.decimal128(10, 2)), "0100.00"),
+    (pa.array([decimal.Decimal("0.00")], pa.decimal128(10, 2)), "-0.00"),
+    (pa.array([decimal.Decimal("0.00")], pa.decimal128(10, 2)), ".00"),
+]
+
+
+@pytest.mark.parametrize(("values", "spelling"), OTHER_ALIKE)
+def test_other_spellings_both_engines_read_alike_verify(tmp_path: Path, values: pa.Array, spelling: str) -> None:
+    path = attested(tmp_path / "t", values)
+    rewrite(path, [spelling])
+    assert delta_rs(path) == values.to_pylist()
+    rc, doc = verify(str(path), "--level", "schema")
+    assert rc == 0 and doc["passed"], doc
 
 
 def _same(a: float, b: float) -> bool:
@@ -218,3 +246,44 @@ def test_partition_values_keyed_otherwise_are_never_verified(
     _partition_rewrite(path, edit)
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc != 0 and codes(doc) == [code], doc
+
+
+@pytest.mark.parametrize(
+    ("extra", "code"),
+    [
+        ("metaData", "compacted"),
+        ("protocol", "compacted"),
+        ("txn", "content_changed"),
+        ("domainMetadata", "content_changed"),
+    ],
+)
+def test_a_rewrite_carrying_another_action_is_never_verified(tmp_path: Path, extra: str, code: str) -> None:
+    """A ``dataChange: false`` commit changing a row (3 → 999) that also carries the table's own ``metaData`` or
+    ``protocol`` (no change: not a rewrite, ``compacted`` — NOT VERIFIED, content not carried), or a ``txn`` /
+    ``domainMetadata`` (a rewrite still: its rows judged)."""
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"v": pa.array([1, 2, 3], pa.int64())}))
+    attest_after_write(str(path), model="m", program_hash=PROGRAM)
+    state = log_state(path)
+    rel, add = sorted(state.adds.items())[0]
+    new = f"part-00000-{uuid.uuid4()}-c000.snappy.parquet"
+    pq.write_table(pa.table({"v": pa.array([1, 2, 999], pa.int64())}), path / new)
+    stats = {"numRecords": 3, "minValues": {"v": 1}, "maxValues": {"v": 999}, "nullCount": {"v": 0}}
+    bodies: dict[str, Any] = {
+        "metaData": state.metadata,
+        "protocol": state.protocol,
+        "txn": {"appId": "x", "version": 1},
+        "domainMetadata": {"domain": "u", "configuration": "{}", "removed": False},
+    }
+    actions: list[dict[str, Any]] = [
+        {"commitInfo": {"operation": "OPTIMIZE"}},
+        {extra: bodies[extra]},
+        {"remove": {"path": rel, "dataChange": False, "deletionTimestamp": 1, "extendedFileMetadata": True,
+                    "partitionValues": {}, "size": add["size"]}},
+        {"add": {"path": new, "partitionValues": {}, "size": (path / new).stat().st_size, "modificationTime": 2,
+                 "dataChange": False, "stats": json.dumps(stats)}},
+    ]  # fmt: skip
+    (path / commit_name(latest(path) + 1)).write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    for level in ("schema", "bytes"):
+        rc, doc = verify(str(path), "--level", level)
+        assert rc == 1 and not doc["passed"] and codes(doc) == [code], doc

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pytest
 
 from tests.adversarial.conftest import codes, verify
-from tests.adversarial.test_delta_held_round20 import FLOATS_ALIKE, vector_table
+from tests.adversarial.test_delta_held_round20 import FLOATS_ALIKE, OTHER_ALIKE, vector_table
 from tests.adversarial.test_delta_partition_spellings import STAMP, attested, delta_rs, rewrite
 from tests.adversarial.test_delta_round20 import MISSED_ZONED, MISSED_ZONELESS, SIGNED_NANS, TEN
 from tests.adversarial.test_spark_partition_spellings import TEN as TEN_SECONDS
@@ -80,6 +80,10 @@ def test_spark_reads_the_held_float_spellings_as_delta_rs_does(spark: SparkSessi
         for zone in ("UTC", "America/New_York"):
             (read,) = spark_values(spark, path, zone)
             assert (math.isnan(read) and math.isnan(value)) or read == value, (spelling, read)
+    for i, (values, spelling) in enumerate(OTHER_ALIKE):
+        path = attested(tmp_path / f"o{i}", values)
+        rewrite(path, [spelling])
+        assert spark_values(spark, path, "UTC") == values.to_pylist(), spelling
 
 
 def test_spark_answers_from_the_rows_of_a_file_with_its_own_vector(spark: SparkSession, tmp_path: Path) -> None:
