@@ -23,6 +23,11 @@ A ``float`` / ``double`` partition value spelled as a **signed NaN** other than 
 the attested NaN; Spark: null); a table spelled so was recorded. ``table_inconsistent`` now, wherever such a value is
 live (``carriers/delta/spellings.py``). Held (test_delta_held_round20.py): the unsigned spellings and every infinity
 both engines read alike.
+
+A ``timestamp`` partition value outside Python's years 1 to 9999 (``-0001-01-05T10:00:00.000000Z``,
+``+10000-01-05T…Z``, ``0000-…``), which delta-rs reads (and Spark: ``test_spark_delta_round20.py``), in the recorded
+version or written by a rewrite: reading delta-rs's add actions as Python values raised a bare ``ValueError`` (``year
+-1 is out of range``), reported as ``internal_error``. ``unsupported_table`` now, saying why.
 """
 
 from __future__ import annotations
@@ -118,3 +123,26 @@ def test_a_table_spelling_a_signed_nan_is_not_recorded(tmp_path: Path, kind: pa.
     with pytest.raises(AttestError) as err:
         attest_after_write(str(path), model="orders", program_hash=PROGRAM)
     assert err.value.code.value == "table_inconsistent" and "signed NaN" in err.value.message, err.value
+
+
+FAR_YEARS = ["-0001-01-05T10:00:00.000000Z", "+10000-01-05T10:00:00.000000Z", "0000-01-05T10:00:00.000000Z"]
+
+
+@pytest.mark.parametrize("spelling", FAR_YEARS)
+def test_a_timestamp_partition_value_past_pythons_years_is_unsupported(tmp_path: Path, spelling: str) -> None:
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"p": STAMP, "v": [0]}), partition_by=["p"])
+    edit_adds(path / commit_name(0), lambda add: add["partitionValues"].update(p=spelling))
+    with pytest.raises(AttestError) as err:
+        attest_after_write(str(path), model="orders", program_hash=PROGRAM)
+    assert err.value.code.value == "unsupported_table" and "years 1 to 9999" in err.value.message, err.value
+    rc, doc = verify(str(path))
+    assert rc == 2 and codes(doc) == ["unsupported_table"], doc
+
+
+@pytest.mark.parametrize("spelling", FAR_YEARS)
+def test_a_rewrite_to_a_year_past_pythons_is_unsupported(tmp_path: Path, spelling: str) -> None:
+    path = attested(tmp_path / "t", STAMP)
+    rewrite(path, [spelling])
+    rc, doc = verify(str(path), "--level", "schema")
+    assert rc == 2 and codes(doc) == ["unsupported_table"], doc

@@ -14,6 +14,8 @@ Each was ``VERIFIED (content; …, same rows)`` before; ``content_changed`` now.
 - a ``double`` partition value spelled ``+nan``, ``-nan`` or ``+NAN``: delta-rs reads NaN, Spark null (its cast takes
   ``NaN``/``+NaN``/``-NaN`` as Java spells them and the lower-case literal ``nan``, no signed one): was VERIFIED after
   a rewrite, ``table_inconsistent`` now;
+- a ``timestamp`` partition value outside the years 1 to 9999 (``-0001-…``, ``+10000-…``, ``0000-…``): Spark reads
+  it (as delta-rs does); the tool cannot hold it in Python (``internal_error`` before): ``unsupported_table``;
 - held (test_delta_held_round20.py): ``nan``, ``NAN``, ``+NaN``, the infinities in any case, read alike by Spark in
   both sessions; and a rewrite's own new file with a deletion vector over a row its exact statistics bound (777):
   Spark reads the attested rows and answers ``COUNT`` / ``MIN`` / ``MAX`` from them, not from the statistics.
@@ -31,7 +33,7 @@ import pytest
 from tests.adversarial.conftest import codes, verify
 from tests.adversarial.test_delta_held_round20 import FLOATS_ALIKE, OTHER_ALIKE, vector_table
 from tests.adversarial.test_delta_partition_spellings import STAMP, attested, delta_rs, rewrite
-from tests.adversarial.test_delta_round20 import MISSED_ZONED, MISSED_ZONELESS, SIGNED_NANS, TEN
+from tests.adversarial.test_delta_round20 import FAR_YEARS, MISSED_ZONED, MISSED_ZONELESS, SIGNED_NANS, TEN
 from tests.adversarial.test_spark_partition_spellings import TEN as TEN_SECONDS
 from tests.adversarial.test_spark_partition_spellings import spark_values
 
@@ -94,3 +96,13 @@ def test_spark_answers_from_the_rows_of_a_file_with_its_own_vector(spark: SparkS
         assert tuple(spark.sql(f"SELECT count(*), min(v), max(v) FROM delta.`{path}`").collect()[0]) == (3, 1, 3)
         assert spark.sql(f"SELECT count(*) FROM delta.`{path}` WHERE v > 100").collect()[0][0] == 0
         assert verify(str(path), "--level", "bytes")[0] == 0
+
+
+def test_spark_reads_a_timestamp_partition_value_past_pythons_years(spark: SparkSession, tmp_path: Path) -> None:
+    for i, spelling in enumerate(FAR_YEARS):
+        path = attested(tmp_path / f"t{i}", STAMP)
+        rewrite(path, [spelling])
+        spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()  # type: ignore[union-attr]
+        (year,) = spark.sql(f"SELECT year(p) FROM delta.`{path}`").collect()[0]
+        assert year == int(spelling[: spelling.index("-", 1)]), (spelling, year)
+        assert codes(verify(str(path), "--level", "schema")[1]) == ["unsupported_table"]
