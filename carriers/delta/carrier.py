@@ -64,7 +64,7 @@ from carriers.delta.log import (
     z85_decode,
 )
 from carriers.delta.rows import add_action_rows as add_action_rows
-from carriers.delta.rows import engine_relative, protocol_doc
+from carriers.delta.rows import engine_relative, outside_python_dates, protocol_doc
 from carriers.delta.spellings import _Spellings
 from carriers.delta.view import (
     READ_PROPERTIES,
@@ -468,7 +468,8 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
     def _live(self, v: Version) -> LiveVersion:
         cached = self._live_cache.get(v.number)
         if cached is None:
-            with many_records():  # the replay and every file's view: many small objects, no cycles
+            # the replay and every file's view: many small objects, no cycles
+            with many_records(), outside_python_dates(f"{self.reference} version {v.number}"):
                 cached = self._compute_live(v.number)
             self._live_cache[v.number] = cached
             _release_arrow_memory()
@@ -991,7 +992,7 @@ def _bulk_views(paths: list[str], sizes: list[Any], partition_texts: list[str] |
         if is_live and (-1 if logged is None else int(logged)) != size:
             problems.append(Problem(Code.TABLE_INCONSISTENT, f"delta-rs and the log disagree on the size of {rel}",
                                     rel))
-    if spellings.strings or spellings.stamps:  # else see_partitions finds nothing (stamps: timestamp_ntz too)
+    if spellings.strings or spellings.stamps or spellings.floats:  # else see_partitions finds nothing
         for rel, values in zip(paths, logged_values, strict=True):
             spellings.see_partitions(rel, values)
     encode = _file_encode()

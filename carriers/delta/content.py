@@ -38,7 +38,7 @@ from carriers.base import Rewrite
 from carriers.core import canonical_relative
 from carriers.delta.log import Commit, holds_value, read_commit
 from carriers.delta.rows import add_action_rows, engine_relative
-from carriers.delta.spellings import _zoneless
+from carriers.delta.spellings import _zoneless, stamp_instant
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -1445,21 +1445,15 @@ def _check_partition_zones(carrier: DeltaCarrier, attested: Version, version: Ve
 def _zones(values: Sequence[Any], column: str) -> dict[Any, tuple[set[bool], str]]:
     """The instants ``column`` takes in ``values`` (partition-value maps as written), each with whether it is spelled
     without a zone (True) and with one (False), and one spelling of it. An instant is delta-rs's reading (without a
-    zone: UTC); a spelling Python does not parse is an instant of its own."""
-    import datetime as dt
-
+    zone: UTC), in any spelling delta-rs reads (``stamp_instant``: unpadded, signed, a zone spelled ``UTC`` — round 20,
+    the check parsed them with ``fromisoformat`` and missed them); another spelling is an instant of its own."""
     out: dict[Any, tuple[set[bool], str]] = {}
     for mapping in values:
         text = mapping.get(column) if isinstance(mapping, dict) else None
         if not isinstance(text, str) or not text:
             continue
-        zoneless = _zoneless(text)
-        try:
-            when = dt.datetime.fromisoformat(text.replace(" ", "T", 1))
-            instant: Any = (when.replace(tzinfo=dt.UTC) if when.tzinfo is None else when).astimezone(dt.UTC)
-        except ValueError:
-            instant = text
-        out.setdefault(instant, (set(), text))[0].add(zoneless)
+        instant = stamp_instant(text)
+        out.setdefault(text if instant is None else instant, (set(), text))[0].add(_zoneless(text))
     return out
 
 

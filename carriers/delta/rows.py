@@ -5,13 +5,38 @@ digests, carriers/delta/content.py).
 
 from __future__ import annotations
 
+import contextlib
+import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
+
+from attest.errors import UnsupportedTableError
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
-__all__ = ["add_action_rows", "engine_relative", "protocol_doc"]
+__all__ = ["add_action_rows", "engine_relative", "outside_python_dates", "protocol_doc"]
+
+# Python's own words for a date or time it cannot hold (``datetime``: years 1 to 9999), as pyarrow's and arro3's
+# ``to_pylist`` raise them.
+_OUT_OF_RANGE = re.compile(r"year -?[0-9]+ is out of range|date value out of range|out of range for datetime")
+
+
+@contextlib.contextmanager
+def outside_python_dates(where: str) -> Iterator[None]:
+    """Reading delta-rs's add actions of ``where`` as Python values: a partition value or a statistic of a date or
+    timestamp Python cannot hold (before year 1 or after 9999 — delta-rs reads ``-0001-01-05T10:00:00Z``, and Spark
+    takes years far past both) raised a bare ValueError, reported as ``internal_error`` (round 20). Such a table is
+    ``unsupported_table``: no value of it is judged."""
+    try:
+        yield
+    except (ValueError, OverflowError) as exc:
+        if _OUT_OF_RANGE.search(str(exc)) is None:
+            raise
+        raise UnsupportedTableError(
+            f"{where} has a date or timestamp (a partition value or a statistic) outside the years 1 to 9999, which "
+            f"this tool cannot hold ({exc}): it is not judged") from None
 
 
 def add_action_rows(dt: DeltaTable) -> list[dict[str, Any]]:
@@ -19,7 +44,8 @@ def add_action_rows(dt: DeltaTable) -> list[dict[str, Any]]:
     column from its Arrow table without pyarrow: the same Python values as pyarrow's ``to_pylist`` (a test holds them
     together), and a verify does not pay ~22 ms to import pyarrow."""
     actions = dt.get_add_actions(flatten=False)
-    columns = {name: actions.column(name).to_pylist() for name in actions.column_names}
+    with outside_python_dates(f"version {dt.version()}"):
+        columns = {name: actions.column(name).to_pylist() for name in actions.column_names}
     return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 

@@ -23,9 +23,20 @@ _ENGINE_STATISTICS = {"numRecords": "num_records", "nullCount": "null_count", "m
 _ABSENT = object()
 
 
-# A local date-time and nothing after it (``2024-01-05 10:00:00.000000``, as delta-rs writes partition values). Any zone
-# after it — Z, +00:00, +0000, +00, UTC — was read as that zone by both engines (measured), '' as null by both.
-_ZONELESS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]*)?)?")
+# A date-time as Spark's lenient parser reads one (``stringToTimestamp``): blanks around it, a signed year, one or two
+# digits to each other field, the time (or part of it) optional, then the zone — nothing (a local date-time, as
+# delta-rs writes partition values: ``2024-01-05 10:00:00.000000``), or any text after the time, which both engines read
+# as that zone or refuse (measured: Z, +00:00, +0000, +00, UTC, `` UTC``). delta-rs 1.6 reads the unpadded and signed
+# spellings too (``2024-1-5 10:0:0``, `` +2024-01-05 10:00:00``: round 20), '' as null like Spark.
+_STAMP_TEXT = re.compile(r"\s*(?P<sign>[+-]?)(?P<year>[0-9]{4,})-(?P<month>[0-9]{1,2})-(?P<day>[0-9]{1,2})"
+                         r"(?:[T ](?P<hour>[0-9]{1,2})(?::(?P<minute>[0-9]{1,2})(?::(?P<second>[0-9]{1,2})"
+                         r"(?:\.(?P<fraction>[0-9]*))?)?)?)?(?P<zone>.*?)\s*", re.DOTALL)
+# A timestamp statistic without a zone as delta-rs writes and reads one (padded; ``_zoneless_statistics``). A bound in
+# another spelling delta-rs reads none of, and it is held as Spark reads it (content._spark_only_bounds).
+_ZONELESS_BOUND = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]*)?)?")
+# The zones whose instant delta-rs reads and this check computes: UTC by name, an offset in hours (and minutes).
+_UTC_NAMES = frozenset({"z", "utc"})
+_OFFSET = re.compile(r"(?P<sign>[+-])(?P<hours>[0-9]{2}):?(?P<minutes>[0-9]{2})")
 # A leap second (``2024-01-05 10:00:60``, with or without a fraction or zone): delta-rs reads the next second
 # (10:01:00), Spark null (measured, delta-spark 4.4; ``23:59:60`` is the next day's 00:00 for delta-rs).
 _LEAP_SECOND = re.compile(r"\s*[+-]?[0-9]{4,}-[0-9]{1,2}-[0-9]{1,2}[T ][0-9]{1,2}:[0-9]{1,2}:60(?![0-9])")
@@ -33,6 +44,10 @@ _LEAP_SECOND = re.compile(r"\s*[+-]?[0-9]{4,}-[0-9]{1,2}-[0-9]{1,2}[T ][0-9]{1,2
 # ``T``, ``Z`` and ``UTC`` only; measured, delta-spark 4.4, any session zone). The zone names Spark reads that hold
 # lower-case letters (``America/New_York``) delta-rs refuses, so the table is unreadable to it (measured).
 _LOWER_CASE = re.compile(r"[a-z]")
+# A signed NaN spelled other than ``+NaN`` / ``-NaN``: delta-rs (Rust's float parser) reads NaN in any case, Spark's
+# cast (Java's parser, then the lower-case literals ``nan``, ``inf``, ``+inf``, ``infinity``, ...) null — ``+nan``,
+# ``-nan``, ``+NAN`` (measured, delta-spark 4.4, round 20; unsigned ``nan`` / ``NAN`` and every infinity read alike).
+_SIGNED_NAN = re.compile(r"[+-](?!NaN$)[nN][aA][nN]")
 
 
 class _Spellings:
@@ -50,6 +65,8 @@ class _Spellings:
         self.strings = [k for k, (_, kind) in self.partitions.items() if kind == "string"]
         self.timestamps = [k for k, (_, kind) in self.partitions.items() if kind == "timestamp"]
         self.stamps = [k for k, (_, kind) in self.partitions.items() if kind in ("timestamp", "timestamp_ntz")]
+        self.floats = [k for k, (_, kind) in self.partitions.items() if kind in ("float", "double")]
+        self.nan: list[str] = []
         self.leap: list[str] = []
         self.lower: list[str] = []
         self.columns = _leaf_columns(fields)
@@ -108,6 +125,9 @@ class _Spellings:
                     self.leap.append(rel)
                 if any(isinstance(values.get(k), str) and _LOWER_CASE.search(values[k]) for k in self.stamps):
                     self.lower.append(rel)
+            if self.floats and any(isinstance(values.get(k), str) and _SIGNED_NAN.fullmatch(values[k])
+                                   for k in self.floats):
+                self.nan.append(rel)
 
     def _unread(self, rel: str, names: set[str], bound: list[Any]) -> list[Any]:
         """Records a file with statistics delta-rs cannot read (``names``, for the note); returns ``bound``."""
@@ -128,6 +148,10 @@ class _Spellings:
             problems.append(Problem(Code.TABLE_INCONSISTENT, f"{_some(self.lower)}: a timestamp partition value with "
                                     "a lower-case letter ('t', 'z', 'utc'), which delta-rs reads as an instant and "
                                     "Spark as null", self.lower[0]))
+        if self.nan:
+            problems.append(Problem(Code.TABLE_INCONSISTENT, f"{_some(self.nan)}: a float partition value spelled as a "
+                                    "signed NaN ('+nan', '-nan'), which delta-rs reads as NaN and Spark as null",
+                                    self.nan[0]))
         if self.zoneless_statistics:
             # No writer measured writes them so (delta-rs and Spark write 'Z'); delta-rs's typed reading (the view) is
             # the same instant, and Spark in a New York session skipped the file in a query for its rows.
@@ -231,9 +255,42 @@ def _dig(node: Any, path: tuple[str, ...]) -> Any:
 
 def _zoneless_statistics(parsed: dict[str, Any], columns: list[tuple[str, ...]]) -> bool:
     """Whether parsed JSON statistics give a ``timestamp`` column's minimum or maximum without a zone."""
-    return any(_zoneless(_dig(parsed.get(bound), column)) for bound in ("minValues", "maxValues") for column in columns)
+    return any(isinstance(text := _dig(parsed.get(bound), column), str) and _ZONELESS_BOUND.fullmatch(text) is not None
+               for bound in ("minValues", "maxValues") for column in columns)
 
 
 def _zoneless(text: Any) -> bool:
     """A timestamp spelled without a zone, which delta-rs reads as UTC and Spark in its session time zone."""
-    return isinstance(text, str) and _ZONELESS.fullmatch(text) is not None
+    if not isinstance(text, str):
+        return False
+    found = _STAMP_TEXT.fullmatch(text)
+    return found is not None and not found.group("zone")
+
+
+def stamp_instant(text: str) -> Any:
+    """The instant delta-rs reads a timestamp partition value as (a UTC datetime; without a zone: UTC), from the
+    spellings ``_STAMP_TEXT`` takes with a zone it computes (UTC by name, an offset); None for any other text (a zone
+    by region, a leap second, a year Python cannot hold, text delta-rs refuses). Digits past the microsecond are
+    dropped, as both engines drop them."""
+    import datetime as dt
+
+    found = _STAMP_TEXT.fullmatch(text)
+    if found is None or found.group("sign") == "-":
+        return None
+    zone = found.group("zone").strip()
+    if not zone or zone.lower() in _UTC_NAMES:
+        offset = dt.timedelta(0)
+    else:
+        spelled = _OFFSET.fullmatch(zone)
+        if spelled is None:
+            return None
+        offset = dt.timedelta(hours=int(spelled.group("hours")), minutes=int(spelled.group("minutes")))
+        offset = -offset if spelled.group("sign") == "-" else offset
+    fraction = (found.group("fraction") or "")[:6].ljust(6, "0")
+    try:
+        return dt.datetime(int(found.group("year")), int(found.group("month")), int(found.group("day")),
+                           int(found.group("hour") or 0), int(found.group("minute") or 0),
+                           int(found.group("second") or 0), int(fraction),
+                           tzinfo=dt.timezone(offset)).astimezone(dt.UTC)
+    except (ValueError, OverflowError):
+        return None
