@@ -4,11 +4,11 @@
 delta-rs reads). A ``date`` or ``timestamp`` column whose *rows* hold a year Parquet, delta-rs and Spark hold but
 Python does not (``date32`` -800000 days: the year -221; a timestamp in the year 11476): the digest encodes them from
 Arrow, but the statistics check read each column's least and greatest value as Python values — a bare OverflowError,
-``internal_error`` at ``attest record`` and at ``verify`` of a rewrite. A timestamp's statistics delta-rs writes so
-(``-0249-10-15T19:33:20Z``) it reads none of, and the check of Spark's reading refused them as misstating the rows
-(they do not). Both are held now, exactly (``content._Beyond``: days / microseconds from 1970, any year): an honest
-table is recorded and verifies; a bound that misstates such rows (a maximum in Python's years over a row past them,
-a minimum past them over rows inside) is ``table_inconsistent`` as any other.
+``internal_error`` at ``attest record`` (the check every digested file gets, a rewrite's too). A timestamp's
+statistics delta-rs writes so (``-0249-10-15T19:33:20Z``) it reads none of, and the check of Spark's reading refused
+them as misstating the rows (they do not). Both are held now, exactly (``content._Beyond``: days / microseconds from
+1970, any year): an honest table is recorded and verifies; a bound that misstates such rows (a maximum in Python's
+years over a row past them, a minimum past them over rows inside) is ``table_inconsistent`` as any other.
 """
 
 from __future__ import annotations
@@ -87,8 +87,8 @@ def test_rows_past_pythons_years_without_bounds_are_recorded(tmp_path: Path, kin
     ],
 )
 def test_bounds_misstating_rows_past_pythons_years_are_refused(tmp_path: Path, side: str, bound: str) -> None:
-    """Spark reads each bound (its lenient parser takes signed years) and skips the file by it. Was: internal_error
-    (the first two) or refused for the honest bounds too."""
+    """Spark reads each bound (its lenient parser takes signed years) and skips the file by it (measured for a
+    maximum ``-0100-…``: test_spark_delta_round20b.py). Was: internal_error (the rows' observation failed first)."""
 
     def forge(stats: dict[str, Any]) -> None:
         stats[side]["v"] = bound
