@@ -97,6 +97,43 @@ def _holds_iceberg_metadata(folder: Path) -> bool:
     except OSError:
         return False
 
+# One page of a store's listing of ``metadata/`` (one request): whether Iceberg metadata is there is read from it.
+ICEBERG_PAGE = 1000
+
+
+def _remote_iceberg_metadata(storage: Any) -> str | None:
+    """On an object store: whether the table's ``metadata/`` holds Iceberg table metadata (UniForm, or metadata put
+    there), from one listing request (the first page of its keys, ``ICEBERG_PAGE``) — ``"yes"``; ``"unseen"`` when that
+    page is full and names none (a UniForm folder's manifests may sort before its ``.metadata.json``); None when it
+    holds none, or the store cannot be listed so (its options map to no obstore store, it refuses: the note is not
+    made). A whole listing would cost a request per 1,000 of the folder's objects, and every commit of an Iceberg
+    table adds some."""
+    from carriers.storage.errors import is_panic
+
+    try:
+        import obstore
+
+        store = storage._object_store()
+        if store is None:
+            return None
+        page: Sequence[Any] = next(iter(obstore.list(store, prefix="metadata/", chunk_size=ICEBERG_PAGE)), [])
+    except Exception:
+        return None
+    except BaseException as exc:
+        if not is_panic(exc):
+            raise
+        return None
+    names = [str(meta["path"]).rsplit("/", 1)[-1] for meta in page]
+    if any(name.endswith((".metadata.json", ".metadata.json.gz")) for name in names):
+        return "yes"
+    return "unseen" if len(page) >= ICEBERG_PAGE else None
+
+
+_ICEBERG_NOTE = ("this folder also holds Iceberg metadata (metadata/*.metadata.json): an Iceberg reader of the path "
+                 "reads the files it lists, which this Delta attestation does not cover (attest audit FOLDER checks "
+                 "both)")
+
+
 __all__ = ["POINTER_DIR", "READ_PROPERTIES", "SIDECAR_DIR", "DeltaCarrier", "attest_after_write", "signed_table_uri"]
 
 # The carrier's walks over the log (back over metadata-only commits to the data version, forward from a data version to
@@ -630,9 +667,19 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             self._cross_check_uris(dt, files, problems)
             if _holds_iceberg_metadata(self.storage.local_root / "metadata"):
                 # A path-based Iceberg reader of this folder reads that metadata, not this log: say what is not checked.
-                notes.append("this folder also holds Iceberg metadata (metadata/*.metadata.json): an Iceberg reader of "
-                             "the path reads the files it lists, which this Delta attestation does not cover (attest "
-                             "audit FOLDER checks both)")
+                notes.append(_ICEBERG_NOTE)
+        else:
+            # On a store too (round 20b: the note was local only), from one listing request (_remote_iceberg_metadata).
+            held = self.__dict__.get("_iceberg_held", False)
+            if held is False:  # once a carrier: verify reads the attested version and the latest
+                held = self.__dict__["_iceberg_held"] = _remote_iceberg_metadata(self.storage)
+            if held == "yes":
+                notes.append(_ICEBERG_NOTE)
+            elif held == "unseen":
+                notes.append(f"this folder also holds a metadata/ folder of more than {ICEBERG_PAGE} objects, not all "
+                             "looked at: if it holds Iceberg metadata (UniForm), an Iceberg reader of the path reads "
+                             "the files that lists, which this Delta attestation does not cover (attest audit FOLDER "
+                             "checks both)")
         self._confine(files, problems)
         files.sort(key=lambda f: f.path)
         protocol = dt.protocol()

@@ -38,7 +38,7 @@ from carriers.base import Rewrite
 from carriers.core import canonical_relative
 from carriers.delta.log import Commit, holds_value, read_commit
 from carriers.delta.rows import add_action_rows, engine_relative
-from carriers.delta.spellings import _zoneless, stamp_instant
+from carriers.delta.spellings import _OFFSET, _STAMP_TEXT, _zoneless, stamp_instant
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -726,6 +726,141 @@ def _nested_exists_default(t: Any) -> bool:
 _EXACT = ("int8", "int16", "int32", "int64", "uint", "decimal", "date32", "bool", "float")
 
 
+class _Beyond:
+    """A date or timestamp outside Python's years 1 to 9999 (which Parquet, delta-rs and Spark hold: a ``date32`` of
+    -800000 days is the year -221, delta-rs writes its statistic ``-0221-09-04``), as its count of days (a date) or
+    microseconds (a timestamp; UTC for an instant) since 1970: below (``raw`` < 0) or above every value Python
+    holds, ordered exactly against another such value. Read from the rows or a bound, it raised a bare
+    OverflowError (``internal_error`` at ``record`` and ``verify --level bytes``) or refused honest statistics as
+    misstating the rows (round 20b); the digest itself encodes from Arrow and holds such values."""
+
+    __slots__ = ("raw", "text")
+
+    def __init__(self, raw: int, text: str) -> None:
+        self.raw, self.text = raw, text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Beyond) and other.raw == self.raw
+
+    def __hash__(self) -> int:
+        return hash(self.raw)
+
+    def __lt__(self, other: object) -> bool:
+        return self.raw < other.raw if isinstance(other, _Beyond) else self.raw < 0
+
+    def __gt__(self, other: object) -> bool:
+        return self.raw > other.raw if isinstance(other, _Beyond) else self.raw >= 0
+
+    def __le__(self, other: object) -> bool:
+        return self < other or self == other
+
+    def __ge__(self, other: object) -> bool:
+        return self > other or self == other
+
+
+def _civil_days(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date, any year (astronomical: year 0 is 1 BC, as delta-rs's
+    ``-0001`` and Java's)."""
+    y = year - (month <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+
+
+def _beyond_bound(value: str, t: pa.DataType) -> _Beyond | None:
+    """A bound spelled as ISO 8601 with a year outside 1 to 9999 (``-0249-10-15T19:33:20Z``, ``+11476-08-15
+    05:20:00``, ``-0221-09-04``, as delta-rs writes them) as a ``_Beyond``; None when it is no such spelling (a year
+    Python holds, a zone other than UTC or an offset, a zone where the column has none or none where it has one)."""
+    import calendar
+
+    import pyarrow as pa
+
+    found = _STAMP_TEXT.fullmatch(value)
+    if found is None:
+        return None
+    year = int(found.group("sign") + found.group("year"))
+    month, day = int(found.group("month")), int(found.group("day"))
+    if 1 <= year <= 9999 or not 1 <= month <= 12 or not 1 <= day <= calendar.monthrange(year % 400 + 2000, month)[1]:
+        return None
+    days = _civil_days(year, month, day)
+    if pa.types.is_date32(t):
+        return _Beyond(days, value) if found.group("hour") is None and not found.group("zone") else None
+    zone = found.group("zone").strip()
+    offset = 0
+    if zone.lower() in ("z", "utc"):
+        pass
+    elif zone:
+        spelled = _OFFSET.fullmatch(zone)
+        if spelled is None:
+            return None
+        offset = (int(spelled.group("hours")) * 60 + int(spelled.group("minutes"))) * 60
+        offset = -offset if spelled.group("sign") == "-" else offset
+    if bool(zone) != (t.tz is not None):
+        return None
+    hour, minute, second = (int(found.group(g) or 0) for g in ("hour", "minute", "second"))
+    if hour > 23 or minute > 59 or second > 59:
+        return None
+    fraction = int((found.group("fraction") or "")[:6].ljust(6, "0"))
+    return _Beyond(((days * 24 + hour) * 60 + minute) * 60_000_000 + (second - offset) * 1_000_000 + fraction, value)
+
+
+def _python_value(scalar: Any) -> Any:
+    """A pyarrow date or timestamp scalar as Python holds it, or a ``_Beyond`` outside Python's years."""
+    import pyarrow as pa
+
+    try:
+        return scalar.as_py()
+    except (OverflowError, ValueError):
+        t = scalar.type
+        if not (pa.types.is_date32(t) or pa.types.is_timestamp(t)):
+            raise
+        raw = scalar.cast(pa.int32() if pa.types.is_date32(t) else pa.int64()).as_py()
+        per = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": 1}.get(getattr(t, "unit", "us"), 1)
+        raw = raw // 1_000 if getattr(t, "unit", "") == "ns" else raw * per
+        return _Beyond(raw, f"{raw} {'days' if pa.types.is_date32(t) else 'microseconds'} from 1970 (outside the "
+                            "years 1 to 9999)")
+
+
+def _observe(column: Any) -> Any:
+    """``content_store.observe`` of a leaf column, its least and greatest date or timestamp outside Python's years
+    as ``_Beyond`` values."""
+    import dataclasses
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from carriers.content_store import observe
+
+    t = column.type
+    if not (pa.types.is_date(t) or pa.types.is_timestamp(t)):
+        return observe(column)
+    if len(column) == column.null_count:
+        return observe(column)
+    found = pc.min_max(column)
+    lo, hi = _python_value(found["min"]), _python_value(found["max"])
+    if not (isinstance(lo, _Beyond) or isinstance(hi, _Beyond)):
+        return observe(column)
+    return dataclasses.replace(observe(column.slice(0, 0)), values=len(column), nulls=int(column.null_count),
+                               lo=lo, hi=hi)
+
+
+def _ms_floor(seen: Any, t: pa.DataType) -> Any:
+    """The greatest timestamp read, truncated to its millisecond as writers may write a bound (None: not one)."""
+    import datetime as dt
+
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(t) and isinstance(seen.hi, dt.datetime):
+        return seen.hi.replace(microsecond=seen.hi.microsecond // 1000 * 1000)
+    if pa.types.is_timestamp(t) and isinstance(seen.hi, _Beyond):
+        return _Beyond(seen.hi.raw - seen.hi.raw % 1000, seen.hi.text)
+    return None
+
+
 def _claimed(value: Any, t: pa.DataType) -> Any:
     """A bound as the log writes it (JSON), as a Python value of the column's type (ValueError when it is none):
     what Spark reads. delta-rs's typed reading is checked as it gives it."""
@@ -766,6 +901,10 @@ def _claimed(value: Any, t: pa.DataType) -> Any:
         if not isinstance(value, str):
             raise ValueError(value)
         return value
+    if (pa.types.is_date32(t) or pa.types.is_timestamp(t)) and isinstance(value, str):
+        beyond = _beyond_bound(value, t)
+        if beyond is not None:
+            return beyond
     if pa.types.is_date32(t):
         return dt.date.fromisoformat(str(value))
     if pa.types.is_timestamp(t):
@@ -824,7 +963,7 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
     and delta-rs while a full read returned both, and was attested and VERIFIED."""
     import pyarrow as pa
 
-    from carriers.content_store import StatisticsMismatch, bound_problem, observe
+    from carriers.content_store import StatisticsMismatch, bound_problem
 
     try:
         doc = json.loads(logged) if isinstance(logged, str) else {} if logged is None else None
@@ -866,7 +1005,7 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
         try:
             for name, column, (n, a, b), _ in _statistics_leaves(read, nulls, lo, hi):
                 t = column.type
-                seen = observe(column)
+                seen = _observe(column)
                 if n is not None and tight and (isinstance(n, bool) or n != seen.nulls):
                     problems.append(f"{name}: {seen.nulls} nulls stored, {n!r} in its statistics ({source})")
                 elif type(n) is int and not tight and ((n == 0 and seen.nulls) or (
@@ -883,9 +1022,7 @@ def _check_statistics(f: DataFile, num_rows: int, read: dict[str, Any], logged: 
                     if not recorded:  # a recorded file's: bound as the log writes them (the reader view)
                         problems.append(f"{name}: bounds {a!r} / {b!r} that are not values of the column ({source})")
                     continue
-                floor = None
-                if pa.types.is_timestamp(t) and seen.hi is not None:
-                    floor = seen.hi.replace(microsecond=seen.hi.microsecond // 1000 * 1000)
+                floor = _ms_floor(seen, t)
                 exact = tight and not pa.types.is_timestamp(t) and any(str(t).startswith(x) for x in _EXACT)
                 exact = exact or (tight and pa.types.is_floating(t))
                 if recorded:  # delta-rs writes a decimal past 17 digits as a rounded float
@@ -962,6 +1099,9 @@ def _spark_reads(value: Any, t: pa.DataType) -> Any:
     if pa.types.is_date32(t) or pa.types.is_timestamp(t):
         if not isinstance(value, str):
             raise _Unsure(value)
+        beyond = _beyond_bound(value, t)
+        if beyond is not None:  # delta-rs writes such a bound and reads none of it, Spark reads it
+            return beyond
         try:
             when: Any = (dt.date.fromisoformat(value) if pa.types.is_date32(t) and len(value) == 10
                          else dt.datetime.fromisoformat(value) if pa.types.is_timestamp(t) else None)
@@ -986,7 +1126,7 @@ def _spark_only_bounds(logged: str, read: dict[str, Any], typed: dict[str, Any],
 
     import pyarrow as pa
 
-    from carriers.content_store import bound_problem, observe
+    from carriers.content_store import bound_problem
 
     try:
         doc = json.loads(logged, parse_float=decimal.Decimal)
@@ -1015,10 +1155,8 @@ def _spark_only_bounds(logged: str, read: dict[str, Any], typed: dict[str, Any],
                             "column's as its JSON text, a date or timestamp by its lenient parser) and skips the "
                             "file by")
             continue
-        seen = observe(column)
-        floor = None
-        if pa.types.is_timestamp(t) and seen.hi is not None:
-            floor = seen.hi.replace(microsecond=seen.hi.microsecond // 1000 * 1000)
+        seen = _observe(column)
+        floor = _ms_floor(seen, t)
         exact = (tight and not pa.types.is_timestamp(t) and not pa.types.is_decimal(t)  # floats too, as above
                  and any(str(t).startswith(x) for x in _EXACT))
         found = bound_problem(name, seen, a, b, exact=exact, hi_floor=floor)
@@ -1107,8 +1245,9 @@ def _calendar_problem(footer: dict[bytes, bytes], read: dict[str, Any], int96: s
             continue  # nested dates are rebased too; a rewrite holding them ancient is left to the digest
         if not (legacy or (legacy96 and name in int96)) or column.null_count == len(column):
             continue
-        least = pc.min(column).as_py()
-        if least is not None and least.year < _ANCIENT:
+        least = _python_value(pc.min(column))
+        if (isinstance(least, _Beyond) and least.raw < 0) or (
+                least is not None and not isinstance(least, _Beyond) and least.year < _ANCIENT):
             return (f"holds {name} values before {_ANCIENT} and its Parquet footer says Spark {version!r} wrote it "
                     "in the legacy calendar: Spark reads them rebased from the Julian calendar, delta-rs as stored — "
                     "readers get other values")
