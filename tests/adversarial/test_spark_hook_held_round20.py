@@ -38,8 +38,9 @@ def _verdict(path: str) -> str:
     return "verified" if report.passed else report.errors[0].code.value
 
 
-def test_a_data_change_false_write_that_changes_rows_is_never_carried_forward(spark: SparkSession, hook: Hook,
-                                                                                spark_warehouse: Path) -> None:
+def test_a_data_change_false_write_that_changes_rows_is_never_carried_forward(
+    spark: SparkSession, hook: Hook, spark_warehouse: Path
+) -> None:
     from attest.errors import PolicyError
 
     path = str(spark_warehouse / f"r20_dc_{uuid.uuid4().hex[:6]}")
@@ -77,9 +78,11 @@ def test_iceberg_branch_reads_are_the_branch_head_for_the_hook_and_the_gate(spar
     hook.uninstall()
     spark.sql(f"INSERT INTO {ns}.src.branch_b SELECT 666L")  # the branch: unattested
     head = spark.sql(f"SELECT snapshot_id FROM {ns}.src.refs WHERE name = 'b'").collect()[0][0]
-    reads = {"suffix": lambda: spark.table(f"{ns}.src.branch_b"),
-             "option": lambda: spark.read.option("branch", "b").table(f"{ns}.src"),
-             "sql": lambda: spark.sql(f"SELECT * FROM {ns}.src VERSION AS OF 'b'")}
+    reads = {
+        "suffix": lambda: spark.table(f"{ns}.src.branch_b"),
+        "option": lambda: spark.read.option("branch", "b").table(f"{ns}.src"),
+        "sql": lambda: spark.sql(f"SELECT * FROM {ns}.src VERSION AS OF 'b'"),
+    }
     again = install(spark, policy="required")
     try:
         for i, read in enumerate(reads.values()):
@@ -98,8 +101,9 @@ def test_iceberg_branch_reads_are_the_branch_head_for_the_hook_and_the_gate(spar
             assert refused.value.code.value == "stale" and str(head) in str(refused.value), (what, gate.refused)
 
 
-def test_the_gate_checks_the_version_a_delta_time_travel_read_reads(spark: SparkSession, hook: Hook,
-                                                                     spark_warehouse: Path) -> None:
+def test_the_gate_checks_the_version_a_delta_time_travel_read_reads(
+    spark: SparkSession, hook: Hook, spark_warehouse: Path
+) -> None:
     import deltalake
     import pyarrow as pa
 
@@ -116,9 +120,11 @@ def test_the_gate_checks_the_version_a_delta_time_travel_read_reads(spark: Spark
     when = spark.sql(f"SELECT CAST(timestamp_millis({stamp}) AS STRING)").collect()[0][0]  # the session's zone
     with require_verified(spark) as gate:
         assert spark.read.format("delta").load(path).count() == 3
-        old = [lambda: spark.read.format("delta").option("versionAsOf", 0).load(path),
-               lambda: spark.read.format("delta").load(f"{path}@v0"),
-               lambda: spark.sql(f"SELECT * FROM delta.`{path}` VERSION AS OF 0")]
+        old = [
+            lambda: spark.read.format("delta").option("versionAsOf", 0).load(path),
+            lambda: spark.read.format("delta").load(f"{path}@v0"),
+            lambda: spark.sql(f"SELECT * FROM delta.`{path}` VERSION AS OF 0"),
+        ]
         old.append(lambda: spark.read.format("delta").option("timestampAsOf", when).load(path))
         for read in old:
             with pytest.raises(VerificationRefusedError) as refused:

@@ -38,8 +38,9 @@ def _table_id(folder: Path) -> str:
     return next(json.loads(line)["metaData"]["id"] for line in first if '"metaData"' in line)
 
 
-def test_a_folder_named_with_a_percent_escape_is_the_folder_spark_read(spark: SparkSession, hook: Hook,
-                                                                       spark_warehouse: Path) -> None:
+def test_a_folder_named_with_a_percent_escape_is_the_folder_spark_read(
+    spark: SparkSession, hook: Hook, spark_warehouse: Path
+) -> None:
     import deltalake
     import pyarrow as pa
 
@@ -73,8 +74,9 @@ def test_a_folder_named_with_a_percent_escape_is_the_folder_spark_read(spark: Sp
         assert refused.value.code.value == "unattested", gate.refused
 
 
-def test_the_read_gate_refuses_a_file_source_read_of_a_delta_tables_files(spark: SparkSession, hook: Hook,
-                                                                           spark_warehouse: Path) -> None:
+def test_the_read_gate_refuses_a_file_source_read_of_a_delta_tables_files(
+    spark: SparkSession, hook: Hook, spark_warehouse: Path
+) -> None:
     from attest.errors import VerificationRefusedError
     from attest.spark import require_verified
 
