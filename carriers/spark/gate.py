@@ -17,7 +17,9 @@ DELETE. Every Delta / Iceberg relation in it is verified at ``level`` under the 
 (the same engine-free decision ``attest verify`` makes), once per table version: a version that verified is not
 checked again by this gate. Anything that does not verify, or cannot be checked, refuses the query in ``required``
 mode (``VerificationRefusedError`` naming the table, the version and the code), is logged on ``attest.spark`` and let
-through in ``optional`` mode; ``disabled`` installs nothing.
+through in ``optional`` mode; ``disabled`` installs nothing. A file-source read of a Delta table's files
+(``spark.read.parquet(table)``: the folder listed, not the log) is no table version and is refused likewise
+(``folder_reads``).
 
 **What it does not cover.** Code that reaches the JVM without the Python API (Scala/Java in the same application,
 ``spark._jsparkSession`` used directly), the versions a Structured Streaming query reads after it started (its
