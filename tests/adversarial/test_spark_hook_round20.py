@@ -72,6 +72,11 @@ def test_a_folder_named_with_a_percent_escape_is_the_folder_spark_read(
         with pytest.raises(VerificationRefusedError) as refused:
             spark.read.format("delta").load(str(odd)).count()  # was: verified the decoded folder, read this one
         assert refused.value.code.value == "unattested", gate.refused
+        # A raw "#" likewise: the carriers took "r20_<u>A#x" for "r20_<u>A" (the rest a URI fragment).
+        hashed = spark_warehouse / f"{decoded.name}#x"
+        shutil.copytree(odd, hashed)
+        with pytest.raises(VerificationRefusedError):
+            spark.read.format("delta").load(str(hashed)).count()  # was: verified the attested "r20_<u>A"
 
 
 def test_the_read_gate_refuses_a_file_source_read_of_a_delta_tables_files(
