@@ -7,7 +7,7 @@ the ones that did not): each is an honest-looking job the hook or the gate could
 - Iceberg reads of a branch (``t.branch_b``, ``option("branch")``, ``VERSION AS OF 'b'``) while only main is attested:
   the hook records the branch head, heuristic; the gate checks the branch head, not main's snapshot, and refuses.
 - Delta time travel to a version before the attested one (``versionAsOf``, ``timestampAsOf``, ``path@v0``): the gate
-  checks that version, not the latest, and refuses it.
+  checks that version, not the latest, and refuses it; the hook records the version a ``path@vN`` read reads.
 """
 
 from __future__ import annotations
@@ -130,3 +130,12 @@ def test_the_gate_checks_the_version_a_delta_time_travel_read_reads(
             with pytest.raises(VerificationRefusedError) as refused:
                 read().collect()
             assert "version 0" in str(refused.value), gate.refused
+    # The hook records the version such a read reads: version 0 (unattested) heuristic, version 1 by its content.
+    for at, proof in (("0", "heuristic"), ("1", "strong")):
+        dst = f"{path}_dst{at}"
+        spark.read.format("delta").load(f"{path}@v{at}").write.format("delta").save(dst)
+        hook.flush()
+        doc, inputs = _recorded(hook.results[-1])
+        assert hook.results[-1].location.endswith(Path(dst).name), hook.results[-1].location
+        assert [(i.get("version"), i["proof_class"]) for i in inputs] == [(at, proof)], inputs
+        assert doc["inputs_proof_class"] == proof, inputs
