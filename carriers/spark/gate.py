@@ -17,7 +17,9 @@ DELETE. Every Delta / Iceberg relation in it is verified at ``level`` under the 
 (the same engine-free decision ``attest verify`` makes), once per table version: a version that verified is not
 checked again by this gate. Anything that does not verify, or cannot be checked, refuses the query in ``required``
 mode (``VerificationRefusedError`` naming the table, the version and the code), is logged on ``attest.spark`` and let
-through in ``optional`` mode; ``disabled`` installs nothing.
+through in ``optional`` mode; ``disabled`` installs nothing. A file-source read of a Delta table's files
+(``spark.read.parquet(table)``: the folder listed, not the log) is no table version and is refused likewise
+(``folder_reads``).
 
 **What it does not cover.** Code that reaches the JVM without the Python API (Scala/Java in the same application,
 ``spark._jsparkSession`` used directly), the versions a Structured Streaming query reads after it started (its
@@ -38,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from attest.errors import AttestError, Code, InvalidArgumentError, Problem, VerificationRefusedError
 from attest.render.terminal import terminal_safe_logger
 from carriers.spark import intercept
-from carriers.spark.plan import LeafInfo, ident_parts, leaves, opt, seq, simple_name
+from carriers.spark.plan import LeafInfo, carrier_uri, ident_parts, leaves, opt, seq, simple_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -84,6 +86,7 @@ class TableRead:
     location: str | None = None  # Delta: the table URI
     catalog: str | None = None  # Iceberg: the Spark catalog
     identifier: tuple[str, ...] | None = None  # Iceberg: namespace parts + table
+    folder: bool = False  # the table's files read by path as a file source, past its log (folder_reads)
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -153,7 +156,19 @@ class ReadGate:
 
     def check_plan(self, plan: Any, what: str = "query") -> list[Report]:
         reads = table_reads(plan, self.spark._jvm)
-        return [self._check(read, what) for read in reads]
+        reports = [self._check(read, what) for read in reads]
+        for folder in folder_reads(plan, self.spark):
+            # The files of a Delta table read by path as a file source (``spark.read.parquet(table)``): no version of
+            # the table is read, whatever is in the folder is (files its log removed, files it never held).
+            problem = Problem(Code.UNATTESTED, f"a file-source read of Delta table {folder.label}'s folder reads its "
+                              "files past its log (files no version holds too), not a table version an attestation "
+                              "can cover; read it as format('delta')")
+            report = _error_report(folder, problem)
+            with self._lock:
+                self.checked += 1
+            self._refuse(folder, report, what)
+            reports.append(report)
+        return reports
 
     def _check(self, read: TableRead, what: str) -> Report:
         key = read.key
@@ -177,8 +192,10 @@ class ReadGate:
 
     def _refuse(self, read: TableRead, report: Report, what: str) -> None:
         code = report.errors[0].code if report.errors else Code.UNATTESTED
-        message = (f"{what} reads {read.label} {_noun(read)} {read.version}, which does not verify "
-                   f"({code.value}) under the read gate: {report.verdict()}")
+        shown = f"{read.label} {_noun(read)} {read.version}"
+        if read.folder:
+            shown = f"the files of Delta table {read.label} by path (a file-source read, past its log)"
+        message = f"{what} reads {shown}, which does not verify ({code.value}) under the read gate: {report.verdict()}"
         if self.mode == "required":
             with self._lock:
                 self.refused.append(message)
@@ -247,6 +264,45 @@ def table_reads(plan: Any, jvm: Any) -> list[TableRead]:
     return list(found.values())
 
 
+def folder_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
+    """The Delta tables whose files ``plan`` reads by path as a file source (``spark.read.parquet(table)``, a
+    partition folder of one, a glob under one): a root path that is, or is inside, a folder holding ``_delta_log``.
+    Such a read lists the folder, not the log: files the log removed or never held are read too."""
+    jvm = spark._jvm
+    assert jvm is not None
+    found: dict[str, TableRead] = {}
+    for sub in [plan, *seq(plan.subqueriesAll())]:
+        for leaf in leaves(sub, jvm, rows=False):
+            if leaf.kind != "path":
+                continue
+            for root in leaf.roots:
+                table = _delta_root(spark, root)
+                if table is not None:
+                    found.setdefault(table, TableRead("delta", table, None, location=carrier_uri(table), folder=True))
+    return list(found.values())
+
+
+def _delta_root(spark: SparkSession, root: str, limit: int = 64) -> str | None:
+    """The Delta table folder ``root`` is or is inside (the nearest with a ``_delta_log``), as Spark prints it; None
+    when ``root`` is inside a hidden folder of it (its log or attestations read as files: no data file is read)."""
+    jvm = spark._jvm
+    assert jvm is not None
+    try:
+        path = jvm.org.apache.hadoop.fs.Path(root)
+        fs = path.getFileSystem(spark._jsparkSession.sessionState().newHadoopConf())
+        hidden = False  # a folder the table's data is never in (``_delta_log``, ``_recipe_attest``, ``.x``) was walked
+        for _ in range(limit):
+            if path is None:
+                return None
+            if fs.exists(jvm.org.apache.hadoop.fs.Path(path, "_delta_log")):
+                return None if hidden else str(path.toString())
+            hidden = hidden or str(path.getName()).startswith(("_", "."))
+            path = path.getParent()
+    except Exception:  # a root that cannot be looked at: no table found there (its read is not one of a table)
+        return None
+    return None
+
+
 def stream_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
     """The Delta / Iceberg tables a streaming plan reads (``StreamingRelation`` of a Delta source,
     ``StreamingRelationV2`` of an Iceberg table), each at its latest version now: where a query starts reading
@@ -267,8 +323,8 @@ def stream_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
                 continue
             from carriers.delta.carrier import DeltaCarrier
 
-            location = str(jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, str(path))
-                           .dataPath().toString())
+            location = carrier_uri(str(jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession,
+                                                                                        str(path)).dataPath().toString()))
             label = str(table.identifier().unquotedString()) if table is not None else location
             read = TableRead("delta", label, str(DeltaCarrier(location).latest_version()), location=location)
         elif cls == "StreamingRelationV2":
@@ -290,6 +346,7 @@ def stream_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
 
 def _table_read(leaf: LeafInfo) -> TableRead | None:
     if leaf.kind == "delta" and leaf.location:
+        location = carrier_uri(leaf.location)  # Spark's unescaped Path string as the URI the carriers read
         version = leaf.version
         if not leaf.pinned:
             # Not time travel: Delta scans the log's latest snapshot when the query executes, not the one it was
@@ -297,8 +354,8 @@ def _table_read(leaf: LeafInfo) -> TableRead | None:
             # checked is the latest now (a commit between this check and the scan is past any pre-read check).
             from carriers.delta.carrier import DeltaCarrier
 
-            version = str(DeltaCarrier(leaf.location).latest_version())
-        return TableRead("delta", leaf.name or leaf.location, version, location=leaf.location)
+            version = str(DeltaCarrier(location).latest_version())
+        return TableRead("delta", leaf.name or leaf.location, version, location=location)
     if leaf.kind == "iceberg" and leaf.catalog and leaf.identifier:
         return TableRead("iceberg", f"iceberg://{leaf.catalog}/{'.'.join(leaf.identifier)}",
                          leaf.read_version or leaf.version, catalog=leaf.catalog, identifier=leaf.identifier)

@@ -26,6 +26,7 @@ from carriers.spark.plan import (
     PYTHON_CODE,
     RDD_LEAVES,
     LeafInfo,
+    carrier_uri,
     ident_parts,
     leaves,
     lenient_confs,
@@ -1187,7 +1188,7 @@ class Hook:
 
             assert event.location is not None
             detached = self.delta_mode == "detached"
-            carrier = DeltaCarrier(event.location, detached=detached)
+            carrier = DeltaCarrier(carrier_uri(event.location), detached=detached)
             if not detached:
                 carrier.property_writer = spark_property_writer(self.spark, name=event.table_name,
                                                                 path=event.location,
@@ -1239,7 +1240,7 @@ class Hook:
         if leaf.kind == "delta" and leaf.location and leaf.version is not None:
             from carriers.delta.carrier import DeltaCarrier
 
-            delta = DeltaCarrier(leaf.location)
+            delta = DeltaCarrier(carrier_uri(leaf.location))
             obs = delta.observe(int(leaf.version))
             if not leaf.pinned and not leaf.cached:
                 weak = _unpinned_scan(delta, int(leaf.version), leaf.latest)
@@ -1277,7 +1278,7 @@ class Hook:
             with self._lock:
                 return (f"delta:{event.location}", str(version), "") in self._done
 
-        return commit_for_write(DeltaCarrier(event.location or ""), write_id=event.stamp,
+        return commit_for_write(DeltaCarrier(carrier_uri(event.location or "")), write_id=event.stamp,
                                 operations=_DELTA_OPS.get(event.command, frozenset()),
                                 read_version=event.read_version, hint_version=event.hint_version,
                                 what=event.table_name or event.location, command=event.command, claimed=claimed,
@@ -1294,7 +1295,7 @@ class Hook:
 
         assert event.txn is not None and event.location is not None
         app_id, txn_version = event.txn
-        carrier = DeltaCarrier(event.location, detached=True)
+        carrier = DeltaCarrier(carrier_uri(event.location), detached=True)
         found = commit_for_batch(carrier.storage, app_id, txn_version, carrier.latest_version(),
                                  what=event.table_name or event.location)
         if found is None:
@@ -1320,7 +1321,7 @@ class Hook:
         key = (f"delta:{event.location}", str(version), event.stamp or "")
         if version is None:  # a DML that matched nothing commits nothing; anything else is a missed attestation
             head = event.hint_version if event.hint_version is not None else \
-                DeltaCarrier(event.location).latest_version()
+                DeltaCarrier(carrier_uri(event.location)).latest_version()
             self._no_commit(event, head)
             return None
         with self._lock:
@@ -1328,7 +1329,7 @@ class Hook:
                 return None
             self._done.add(key)
         detached = self.delta_mode == "detached"
-        carrier = DeltaCarrier(event.location, detached=detached)
+        carrier = DeltaCarrier(carrier_uri(event.location), detached=detached)
         if not detached:
             carrier.property_writer = spark_property_writer(self.spark, name=event.table_name,
                                                             path=event.location, data_version=carrier.data_version)

@@ -22,6 +22,7 @@ __all__ = [
     "RDD_LEAVES",
     "LeafInfo",
     "canonical_plan",
+    "carrier_uri",
     "leaves",
     "lenient_confs",
     "local_inputs",
@@ -160,6 +161,22 @@ def python_functions(plan: Any, limit: int = 10_000) -> list[str]:
     return out
 
 
+def carrier_uri(location: str) -> str:
+    """A location as Spark prints a Hadoop ``Path`` (``Path.toString()``: the path *unescaped*, ``file:/w/t%41`` for a
+    folder literally named ``t%41``) as the URI the carriers take (``DeltaCarrier``, ``signed_table_uri``), which
+    percent-decode a URI and stop its path at ``#`` / ``?``: ``%``, ``#`` and ``?`` escaped, nothing else changed (a
+    plain path, without a scheme, is read literally already). Unescaped, the carriers opened another folder than Spark
+    read (``t%41`` as ``tA``; round 20): the hook recorded that table's content as the input and the read gate verified
+    it instead. Spark-side uses of the location (SQL ``delta.`path```, the program document's scrub) keep Spark's own
+    spelling."""
+    from attest.locations import is_uri
+
+    if not is_uri(location):
+        return location  # a plain path: the carriers read it literally
+    scheme, _, rest = location.partition(":")
+    return f"{scheme}:{rest.replace('%', '%25').replace('#', '%23').replace('?', '%3F')}"
+
+
 def seq(s: Any) -> list[Any]:
     """A Scala Seq as a list."""
     it = s.iterator()
@@ -210,6 +227,8 @@ class LeafInfo:
     lenient: str | None = None
     # A LocalRelation: its rows' count and digest (local_rows_digest); None for other leaves and an empty relation.
     rows: str | None = None
+    # A file source (kind "path"): its root paths one by one, as Spark prints them (``location`` joins them with ",").
+    roots: tuple[str, ...] = ()
 
     def cache_keys(self) -> set[str]:
         """How a cached plan's leaf and a write's leaf are matched: the same table by its name or its location."""
@@ -302,7 +321,7 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
                 except Exception:
                     pass
             roots = [str(p.toString()) for p in seq(location.rootPaths())]
-            return LeafInfo("path", name=name, location=",".join(roots), in_tree=in_tree)
+            return LeafInfo("path", name=name, location=",".join(roots), in_tree=in_tree, roots=tuple(roots))
         return LeafInfo("path", name=name, location=str(rel.toString()), in_tree=in_tree)
     if cls in ("DataSourceV2Relation", "DataSourceV2ScanRelation"):
         rel = node.relation() if cls == "DataSourceV2ScanRelation" else node

@@ -38,6 +38,7 @@ from attest.render.terminal import terminal_safe_logger
 from carriers.spark.plan import (
     PYTHON_CODE,
     LeafInfo,
+    carrier_uri,
     ident_parts,
     lenient_confs,
     opaque_code,
@@ -520,7 +521,7 @@ class StreamWatcher:
             if version is not None and src.kind == "delta" and src.location:
                 from carriers.delta.carrier import DeltaCarrier
 
-                obs = DeltaCarrier(src.location).observe(int(version))
+                obs = DeltaCarrier(carrier_uri(src.location)).observe(int(version))
                 out.append(ObservedInput(table=obs.table, content=content_of(obs), version=obs.version,
                                          location=obs.location, watermark=mark, name=src.name))
             elif version is not None and src.kind == "iceberg" and src.catalog and src.identifier:
@@ -556,7 +557,7 @@ class StreamWatcher:
             from carriers.delta.carrier import DeltaCarrier
 
             assert sink.location is not None
-            return DeltaCarrier(sink.location, detached=True)
+            return DeltaCarrier(carrier_uri(sink.location), detached=True)
         from carriers.iceberg.carrier import IcebergCarrier
 
         assert sink.catalog is not None and sink.identifier is not None
