@@ -182,7 +182,8 @@ def _hadoop_choice(meta: Path, names: list[str]) -> int | str | None:
     (else the highest ``v<N>``), then up while ``v<N+1>`` exists. None: the folder has no ``v<N>`` file (no Hadoop
     reader reads it); a string: the hint cannot be read as Java reads it. A hint older than a gap made Hadoop readers
     read an older file than the one this folder is verified from (a planted hint, a deleted file)."""
-    versions = {int(m.group("v")) for m in map(_NUMBERED.match, names) if m is not None and m.group("v") is not None}
+    versions = {int(v) for v in (m.group("v") for m in map(_NUMBERED.match, names) if m is not None)
+                if v is not None and _java_int(v)}
     if not versions:
         return None
     hint = meta / "version-hint.text"
@@ -195,8 +196,8 @@ def _hadoop_choice(meta: Path, names: list[str]) -> int | str | None:
                 text = handle.read(64).decode("ascii").split("\n", 1)[0]
         except (OSError, UnicodeDecodeError):
             return "an unreadable version-hint.text"
-        if not text.isdigit():  # Java's parseInt takes signs and other digits: not guessed
-            return f"version-hint.text {text!r}"
+        if not text.isdigit() or not text.isascii() or int(text) > _INT_MAX:  # Java's parseInt takes signs and
+            return f"version-hint.text {text!r}"  # other digits, fails past 2^31-1 (then lists): not guessed
         start = int(text)
 
     def exists(version: int) -> bool:
@@ -209,6 +210,18 @@ def _hadoop_choice(meta: Path, names: list[str]) -> int | str | None:
     while exists(version + 1):
         version += 1
     return version
+
+
+_INT_MAX = 2**31 - 1
+
+
+def _java_int(digits: str) -> bool:
+    """Whether ``v<digits>.metadata.json`` is a version file to Iceberg Java's Hadoop tables: they read the version
+    ``N`` from ``v<N>`` spelt exactly as Java prints the ``int`` (no leading zero, at most 2^31-1). ``v04`` is no file
+    of version 4 to them (they look for ``v4``) and ``v2147483648`` no version at all (``parseInt`` fails): such a file
+    with the highest number made the folder verify as of it, while Spark read the highest version spelt as Java spells
+    it (round 20b)."""
+    return digits == str(int(digits)) and int(digits) <= _INT_MAX
 
 
 def owning_catalog(folder: Path) -> tuple[str, str] | None:
@@ -326,7 +339,7 @@ def _hadoop_reads_the_current(folder: Path, location: str, owner: tuple[str, str
     current_name = current.rstrip("/").rsplit("/", 1)[-1]
     match = _NUMBERED.match(current_name)
     if isinstance(hadoop, int) and match is not None and match.group("v") is not None and \
-            int(match.group("v")) == hadoop and os.path.realpath(meta / current_name) == os.path.realpath(
+            match.group("v") == str(hadoop) and os.path.realpath(meta / current_name) == os.path.realpath(
                 _local(current) or ""):
         return  # the catalog points at the very file Hadoop readers read (a Hadoop table registered as it is)
     read = f"metadata/v{hadoop}.metadata.json" if isinstance(hadoop, int) else f"a version this folder cannot tell " \

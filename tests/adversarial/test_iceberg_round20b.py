@@ -1,0 +1,86 @@
+"""Round 20b, Iceberg: which metadata file is current for a table opened by its folder (no catalog).
+
+A folder is read statically from the metadata file with the highest version number in its name, and refused when
+Iceberg Java's Hadoop tables (``spark.read.format("iceberg").load(folder)``: ``HadoopTableOperations``) would read
+another file. Java reads ``version-hint.text``, or, with none (or one it cannot parse), lists the folder and takes the
+highest ``N`` whose ``v<N>.metadata.json`` exists *spelt as Java prints the int*; then up while ``v<N+1>`` exists.
+
+The forgery: a Hadoop table ``v0`` (empty), ``v1``, ``v2`` (two rows, attested), then ``v3`` (a later commit: here
+the empty table again), no hint; a copy of the attested ``v2`` planted as ``v04.metadata.json`` or
+``v2147483648.metadata.json``. The static read took the highest number (4, 2147483648) and said VERIFIED; the Hadoop
+check looked for ``v4`` (absent: "no Hadoop reader") or found ``v2147483648`` itself. Spark reads ``v3``: no row
+(tests/adversarial/test_spark_iceberg_round20b.py). Now the Hadoop choice counts only names Java reads as versions
+and ``unsupported_table`` says which version they read.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.adversarial.test_audit_discovery_attacks import _hadoop_folder
+from tests.test_audit_warehouse import audit_json
+from tests.test_audit_warehouse import rows as by_name
+
+TABLE = "W/iceberg/ns/t"
+
+
+def hadoop_table_with_a_later_commit(tmp_path: Path) -> tuple[Path, list[Path]]:
+    """The Hadoop table ``v0``..``v2`` (``v2`` attested, two rows) with ``v3``, a later commit reading no row (a copy
+    of the empty ``v0``), and no ``version-hint.text``."""
+    folder, files = _hadoop_folder(tmp_path)
+    later = folder / "metadata" / "v3.metadata.json"
+    shutil.copy(files[0], later)
+    return folder, [*files, later]
+
+
+def audited(tmp_path: Path) -> dict[str, object]:
+    rc, doc = audit_json("W", cwd=tmp_path)
+    row = by_name(doc)[TABLE]
+    return {"rc": rc, **row}
+
+
+@pytest.mark.parametrize("planted", ["v04.metadata.json", "v2147483648.metadata.json", "v0000000004.metadata.json"])
+def test_an_attested_copy_under_a_version_java_does_not_read_is_refused(tmp_path: Path, planted: str) -> None:
+    """The attested ``v2`` copied to a name whose number is the highest but that Java's Hadoop tables do not read as
+    that version: VERIFIED before (exit 0), while Spark reads ``v3``; now ``unsupported_table`` naming version 3."""
+    folder, files = hadoop_table_with_a_later_commit(tmp_path)
+    shutil.copy(files[2], folder / "metadata" / planted)
+    row = audited(tmp_path)
+    assert (row["rc"], row["outcome"], row["code"]) == (2, "ERROR", "unsupported_table"), row
+    assert "read version 3" in str(row["message"]) and planted in str(row["message"]), row
+
+
+def test_a_version_hint_past_javas_int_is_refused(tmp_path: Path) -> None:
+    """A hint of ``2147483648`` with that file planted: Java's ``parseInt`` fails on it and lists the folder instead
+    (``v3``); it was read as version 2147483648 and the file verified. Now the hint is one this folder cannot tell."""
+    folder, files = hadoop_table_with_a_later_commit(tmp_path)
+    meta = folder / "metadata"
+    shutil.copy(files[2], meta / "v2147483648.metadata.json")
+    (meta / "version-hint.text").write_text("2147483648\n")
+    row = audited(tmp_path)
+    assert (row["rc"], row["code"]) == (2, "unsupported_table"), row
+    assert "version-hint.text '2147483648'" in str(row["message"]), row
+
+
+@pytest.mark.parametrize("hint", [None, "3\n", "0003", "1"])
+def test_controls_the_hadoop_choice_agrees(tmp_path: Path, hint: str | None) -> None:
+    """Controls: the later ``v3`` read by both (no hint, Hadoop's own hint, leading zeros Java's ``parseInt`` takes,
+    an older hint with no gap above it) is no attested version of the rows: UNATTESTED or a failure, never VERIFIED,
+    and never refused for which file is current."""
+    folder, _ = hadoop_table_with_a_later_commit(tmp_path)
+    if hint is not None:
+        (folder / "metadata" / "version-hint.text").write_text(hint)
+    row = audited(tmp_path)
+    assert row["outcome"] != "VERIFIED" and row["code"] != "unsupported_table", row
+    assert any("metadata/v3.metadata.json" in n for n in row["notes"]), row  # type: ignore[attr-defined]
+
+
+def test_control_the_attested_file_spelt_as_java_spells_it_verifies(tmp_path: Path) -> None:
+    """Control: ``v3`` the attested ``v2``'s copy, ``v04`` absent: both read ``v3``, VERIFIED."""
+    folder, files = _hadoop_folder(tmp_path)
+    shutil.copy(files[2], folder / "metadata" / "v3.metadata.json")
+    row = audited(tmp_path)
+    assert (row["rc"], row["outcome"]) == (0, "VERIFIED"), row
