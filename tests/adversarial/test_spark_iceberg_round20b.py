@@ -20,11 +20,13 @@ from tests.adversarial.test_iceberg_round20b import audited, hadoop_table_with_a
 pytestmark = pytest.mark.spark
 
 
-@pytest.mark.parametrize(("planted", "hint"), [("v04.metadata.json", None),
-                                               ("v2147483648.metadata.json", None),
-                                               ("v2147483648.metadata.json", "2147483648\n")])
-def test_spark_reads_the_later_commit_not_the_planted_copy(tmp_path: Path, spark: Any, planted: str,
-                                                           hint: str | None) -> None:
+@pytest.mark.parametrize(
+    ("planted", "hint"),
+    [("v04.metadata.json", None), ("v2147483648.metadata.json", None), ("v2147483648.metadata.json", "2147483648\n")],
+)
+def test_spark_reads_the_later_commit_not_the_planted_copy(
+    tmp_path: Path, spark: Any, planted: str, hint: str | None
+) -> None:
     folder, files = hadoop_table_with_a_later_commit(tmp_path)
     meta = folder / "metadata"
 
