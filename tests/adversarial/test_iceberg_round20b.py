@@ -84,3 +84,32 @@ def test_control_the_attested_file_spelt_as_java_spells_it_verifies(tmp_path: Pa
     shutil.copy(files[2], folder / "metadata" / "v3.metadata.json")
     row = audited(tmp_path)
     assert (row["rc"], row["outcome"]) == (0, "VERIFIED"), row
+
+
+def catalog_at_v02(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """The catalog-owned folder below: ``v02.metadata.json`` current in the catalog, ``v2.metadata.json`` empty."""
+    import sqlite3
+
+    from tests.adversarial.test_audit_round14 import _catalog_folder_with_hadoop_metadata
+
+    folder, env = _catalog_folder_with_hadoop_metadata(tmp_path)
+    meta = folder / "metadata"
+    (meta / "v1.metadata.json").unlink()
+    current = max(meta.glob("0000*-*.metadata.json"))
+    current.rename(meta / "v02.metadata.json")
+    shutil.copy(min(meta.glob("00000-*.metadata.json")), meta / "v2.metadata.json")
+    with sqlite3.connect(tmp_path / "W" / "iceberg_catalog.db") as db:
+        db.execute("UPDATE iceberg_tables SET metadata_location = ?", ((meta / "v02.metadata.json").as_uri(),))
+    return folder, env
+
+
+def test_a_catalogs_v0n_file_beside_the_v_n_hadoop_readers_read_is_refused(tmp_path: Path) -> None:
+    """A folder a configured catalog owns, the catalog's current metadata file named ``v02.metadata.json`` (the
+    attested file, renamed and re-pointed in the catalog), and a ``v2.metadata.json`` beside it (the empty table's
+    first file). Path readers read ``v2`` (no row); the folder check took ``v02`` for the file they read (the same
+    number) and the folder VERIFIED through its catalog. Now ``unsupported_table``."""
+    _, env = catalog_at_v02(tmp_path)
+    rc, doc = audit_json("W", "iceberg://iceberg/ns", cwd=tmp_path, env=env)
+    assert by_name(doc)["iceberg://iceberg/ns.t"]["outcome"] == "VERIFIED", doc  # the catalog's own reading
+    row = by_name(doc)[TABLE]
+    assert (rc, row["code"]) == (2, "unsupported_table") and "metadata/v2.metadata.json" in str(row["message"]), doc

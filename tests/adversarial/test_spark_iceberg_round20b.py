@@ -136,3 +136,11 @@ def test_dates_outside_pythons_years_are_refused_coded(spark: Any, spark_warehou
     for level in ("schema", "files", "bytes"):
         rc, doc = warehouse_cli(spark_warehouse, "verify", ref, "--level", level)
         assert rc == 1 and codes(doc) == ["unattested"], doc
+
+
+def test_spark_reads_v2_of_a_catalog_folder_whose_current_file_is_v02(tmp_path: Path, spark: Any) -> None:
+    """The catalog's table reads two rows (its ``v02.metadata.json``); a path reader of the folder reads ``v2``."""
+    from tests.adversarial.test_iceberg_round20b import catalog_at_v02
+
+    folder, _ = catalog_at_v02(tmp_path)
+    assert spark.read.format("iceberg").load(str(folder)).count() == 0
