@@ -13,7 +13,8 @@ and the verdict says which:
    ``.gz`` compressed). Refused (``unsupported_table``) when two files claim the highest number (a commit race only a
    catalog settles), when that file is not a regular file or has the old compressed name ``v42.metadata.json.gz``
    (Hadoop tables read it, pyiceberg does not), when Hadoop-table readers would read another file
-   (``version-hint.text`` then up while ``v<N+1>`` exists, as Iceberg Java's ``HadoopTableOperations.refresh``), or
+   (``version-hint.text`` then up while ``v<N+1>`` exists, as Iceberg Java's ``HadoopTableOperations.refresh``;
+   without a hint, the highest ``v<N>`` spelt as Java prints the int: ``v04`` is no version to it), or
    when the metadata names another table location (a copied or moved table). Without a catalog nobody can say the
    newest file is current — a failed commit can leave a newer one, a rollback makes an older one current — so every
    verdict carries a note naming the file read and that.
