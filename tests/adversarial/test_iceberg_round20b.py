@@ -65,11 +65,12 @@ def test_a_version_hint_past_javas_int_is_refused(tmp_path: Path) -> None:
     assert "version-hint.text '2147483648'" in str(row["message"]), row
 
 
-@pytest.mark.parametrize("hint", [None, "3\n", "0003", "1"])
+@pytest.mark.parametrize("hint", [None, "3\n", "0003"])
 def test_controls_the_hadoop_choice_agrees(tmp_path: Path, hint: str | None) -> None:
-    """Controls: the later ``v3`` read by both (no hint, Hadoop's own hint, leading zeros Java's ``parseInt`` takes,
-    an older hint with no gap above it) is no attested version of the rows: UNATTESTED or a failure, never VERIFIED,
-    and never refused for which file is current."""
+    """Controls: the later ``v3`` read by both (no hint, Hadoop's own hint, leading zeros Java's ``parseInt`` takes —
+    and pyiceberg's folder reader, for which ``3\n`` and ``0003`` name no file) is no attested version of the rows:
+    UNATTESTED or a failure, never VERIFIED, and never refused for which file is current. (An older hint with no gap
+    above it, ``1``, is now refused: pyiceberg's folder reader reads ``v1``, test below.)"""
     folder, _ = hadoop_table_with_a_later_commit(tmp_path)
     if hint is not None:
         (folder / "metadata" / "version-hint.text").write_text(hint)
@@ -113,3 +114,65 @@ def test_a_catalogs_v0n_file_beside_the_v_n_hadoop_readers_read_is_refused(tmp_p
     assert by_name(doc)["iceberg://iceberg/ns.t"]["outcome"] == "VERIFIED", doc  # the catalog's own reading
     row = by_name(doc)[TABLE]
     assert (rc, row["code"]) == (2, "unsupported_table") and "metadata/v2.metadata.json" in str(row["message"]), doc
+
+
+def pyiceberg_folder_rows(folder: Path) -> int:
+    """The rows pyiceberg's reader of a table folder reads (``StaticTable.from_metadata(<folder>)``: the file
+    ``version-hint.text`` names, no climb)."""
+    from pyiceberg.table import StaticTable
+
+    return int(StaticTable.from_metadata(str(folder)).scan().to_arrow().num_rows)
+
+
+@pytest.mark.parametrize("layout", ["hadoop", "pyiceberg"])
+def test_a_hint_pyiceberg_reads_as_an_older_file_is_refused(tmp_path: Path, layout: str) -> None:
+    """pyiceberg's folder reader takes ``version-hint.text``'s text as the file (``v<text>.metadata.json``, or the
+    name itself) and does not climb: a Hadoop table's hint of ``0`` (Java climbs to the attested ``v2``, the Hadoop
+    check agreed), or a pyiceberg-named folder's hint naming ``00000-<uuid>.metadata.json`` (no ``v<N>``: no Hadoop
+    check), made it read the empty table while the folder VERIFIED as of the newest file, exit 0. Now
+    ``unsupported_table`` naming the file that reader reads."""
+    from tests.test_audit_warehouse import warehouse
+
+    if layout == "hadoop":
+        folder, _ = _hadoop_folder(tmp_path)
+        hinted = "v0.metadata.json"
+        (folder / "metadata" / "version-hint.text").write_text("0")
+    else:
+        folder = warehouse(tmp_path)["iceberg"]
+        hinted = min((folder / "metadata").glob("00000-*.metadata.json")).name
+        (folder / "metadata" / "version-hint.text").write_text(hinted)
+    assert pyiceberg_folder_rows(folder) == 0  # the attested newest file holds two rows
+    row = audited(tmp_path)
+    assert (row["rc"], row["code"]) == (2, "unsupported_table"), row
+    assert f"reads metadata/{hinted}" in str(row["message"]), row
+
+
+@pytest.mark.parametrize("hint", ["2", "2\n", "nothing"])
+def test_control_a_hint_pyiceberg_reads_as_the_newest_or_as_no_file(tmp_path: Path, hint: str) -> None:
+    """Controls: the hint Java writes (``2``) reads the attested ``v2`` in every reader; a hint
+    naming no file (``2\\n``: ``2\\n.metadata.json``; ``nothing``) makes pyiceberg's folder reader fail, no other rows
+    (Java's parse reads ``2\\n`` as 2): VERIFIED. (``nothing`` is a hint Java cannot parse: refused by the Hadoop
+    check, as before.)"""
+    folder, _ = _hadoop_folder(tmp_path)
+    (folder / "metadata" / "version-hint.text").write_text(hint)
+    row = audited(tmp_path)
+    if hint == "nothing":
+        assert row["code"] == "unsupported_table" and "Hadoop tables" in str(row["message"]), row
+    else:
+        assert (row["rc"], row["outcome"]) == (0, "VERIFIED"), row
+
+
+def test_a_hint_in_a_catalogs_folder_naming_an_older_file_is_refused(tmp_path: Path) -> None:
+    """A catalog-owned folder (no ``v<N>`` file) with a ``version-hint.text`` naming its first metadata file:
+    pyiceberg's folder reader reads the empty table, the folder VERIFIED through its catalog. Now refused."""
+    from tests.adversarial.test_audit_round14 import _catalog_folder_with_hadoop_metadata
+
+    folder, env = _catalog_folder_with_hadoop_metadata(tmp_path)
+    meta = folder / "metadata"
+    (meta / "v1.metadata.json").unlink()
+    (meta / "version-hint.text").write_text(min(meta.glob("00000-*.metadata.json")).name)
+    assert pyiceberg_folder_rows(folder) == 0
+    rc, doc = audit_json("W", "iceberg://iceberg/ns", cwd=tmp_path, env=env)
+    assert by_name(doc)["iceberg://iceberg/ns.t"]["outcome"] == "VERIFIED", doc
+    row = by_name(doc)[TABLE]
+    assert (rc, row["code"]) == (2, "unsupported_table") and "pyiceberg's reader" in str(row["message"]), doc

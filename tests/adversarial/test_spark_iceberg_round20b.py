@@ -144,3 +144,16 @@ def test_spark_reads_v2_of_a_catalog_folder_whose_current_file_is_v02(tmp_path: 
 
     folder, _ = catalog_at_v02(tmp_path)
     assert spark.read.format("iceberg").load(str(folder)).count() == 0
+
+
+def test_spark_climbs_past_a_hint_pyiceberg_reads_as_it_is(tmp_path: Path, spark: Any) -> None:
+    """A Hadoop table's ``version-hint.text`` of ``0`` with ``v1``, ``v2`` present: Spark climbs to the attested
+    ``v2`` (two rows), pyiceberg's folder reader reads ``v0`` (none) — two readings, now ``unsupported_table``."""
+    from tests.adversarial.test_audit_discovery_attacks import _hadoop_folder
+    from tests.adversarial.test_iceberg_round20b import audited, pyiceberg_folder_rows
+
+    folder, _ = _hadoop_folder(tmp_path)
+    (folder / "metadata" / "version-hint.text").write_text("0")
+    assert spark.read.format("iceberg").load(str(folder)).count() == 2
+    assert pyiceberg_folder_rows(folder) == 0
+    assert audited(tmp_path)["code"] == "unsupported_table"
