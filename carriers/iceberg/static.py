@@ -13,7 +13,9 @@ and the verdict says which:
    ``.gz`` compressed). Refused (``unsupported_table``) when two files claim the highest number (a commit race only a
    catalog settles), when that file is not a regular file or has the old compressed name ``v42.metadata.json.gz``
    (Hadoop tables read it, pyiceberg does not), when Hadoop-table readers would read another file
-   (``version-hint.text`` then up while ``v<N+1>`` exists, as Iceberg Java's ``HadoopTableOperations.refresh``), or
+   (``version-hint.text`` then up while ``v<N+1>`` exists, as Iceberg Java's ``HadoopTableOperations.refresh``;
+   without a hint, the highest ``v<N>`` spelt as Java prints the int: ``v04`` is no version to it), or
+   pyiceberg's reader of a folder (``StaticTable.from_metadata(<folder>)``: the file the hint names, no climb), or
    when the metadata names another table location (a copied or moved table). Without a catalog nobody can say the
    newest file is current — a failed commit can leave a newer one, a rollback makes an older one current — so every
    verdict carries a note naming the file read and that.
@@ -77,6 +79,12 @@ def latest_metadata(folder: Path) -> tuple[Path, str]:
             f"{folder}: Iceberg's Hadoop tables (version-hint.text, then v<N> while v<N+1> exists) read {read}, not "
             f"metadata/{chosen.name} with the highest version number: which is current only its catalog can say; "
             "audit it through its catalog")
+    hinted = _pyiceberg_folder_choice(meta)
+    if hinted is not None and os.path.realpath(hinted) != os.path.realpath(chosen):
+        raise UnsupportedTableError(
+            f"{folder}: pyiceberg's reader of a table folder (StaticTable.from_metadata of the folder) reads "
+            f"{_shown(meta, hinted)}, the file metadata/version-hint.text names, not metadata/{chosen.name} with the "
+            "highest version number: which is current only its catalog can say; audit it through its catalog")
     if chosen.name.endswith(".gz"):
         raise UnsupportedTableError(
             f"{folder}: metadata/{chosen.name} has the highest version number, in the old compressed naming "
@@ -182,7 +190,8 @@ def _hadoop_choice(meta: Path, names: list[str]) -> int | str | None:
     (else the highest ``v<N>``), then up while ``v<N+1>`` exists. None: the folder has no ``v<N>`` file (no Hadoop
     reader reads it); a string: the hint cannot be read as Java reads it. A hint older than a gap made Hadoop readers
     read an older file than the one this folder is verified from (a planted hint, a deleted file)."""
-    versions = {int(m.group("v")) for m in map(_NUMBERED.match, names) if m is not None and m.group("v") is not None}
+    versions = {int(v) for v in (m.group("v") for m in map(_NUMBERED.match, names) if m is not None)
+                if v is not None and _java_int(v)}
     if not versions:
         return None
     hint = meta / "version-hint.text"
@@ -195,8 +204,8 @@ def _hadoop_choice(meta: Path, names: list[str]) -> int | str | None:
                 text = handle.read(64).decode("ascii").split("\n", 1)[0]
         except (OSError, UnicodeDecodeError):
             return "an unreadable version-hint.text"
-        if not text.isdigit():  # Java's parseInt takes signs and other digits: not guessed
-            return f"version-hint.text {text!r}"
+        if not text.isdigit() or not text.isascii() or int(text) > _INT_MAX:  # Java's parseInt takes signs and
+            return f"version-hint.text {text!r}"  # other digits, fails past 2^31-1 (then lists): not guessed
         start = int(text)
 
     def exists(version: int) -> bool:
@@ -209,6 +218,55 @@ def _hadoop_choice(meta: Path, names: list[str]) -> int | str | None:
     while exists(version + 1):
         version += 1
     return version
+
+
+_INT_MAX = 2**31 - 1
+_HINT_BYTES = 4096
+
+
+def _pyiceberg_folder_choice(meta: Path) -> str | None:
+    """The metadata file pyiceberg 0.12's ``StaticTable.from_metadata(<folder>)`` reads (as DuckDB's ``iceberg_scan``
+    of a folder does, by the same rule): ``version-hint.text``'s whole text as it is — a file name ending in
+    ``.metadata.json``, else ``v<text>.metadata.json`` when the text is numeric, else ``<text>.metadata.json`` — with no
+    climb to ``v<N+1>`` (Java's Hadoop tables climb). None: no hint, or it names no file (that reader then fails: it
+    reads no other rows). A hint of ``0`` below ``v1``, ``v2`` (Java reads ``v2``), or naming an older
+    ``00000-<uuid>.metadata.json`` of a catalog's folder, gave that reader another file than the one verified
+    (round 20b)."""
+    hint = meta / "version-hint.text"
+    try:
+        if not hint.is_file():  # a FIFO or a device never opened: the Hadoop check refuses it where it matters
+            return None
+        with hint.open("rb") as handle:
+            raw = handle.read(_HINT_BYTES + 1)
+        content = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if len(raw) > _HINT_BYTES:
+        return os.fspath(meta / "version-hint.text")  # never the file read: refused
+    if content.endswith(".metadata.json"):
+        target = os.path.join(meta, content)
+    elif content.isnumeric():
+        target = os.path.join(meta, f"v{content}.metadata.json")
+    else:
+        target = os.path.join(meta, f"{content}.metadata.json")
+    try:
+        return target if os.path.lexists(target) else None
+    except ValueError:  # a NUL in the hint: no file
+        return None
+
+
+def _shown(meta: Path, path: str) -> str:
+    """``path`` as the messages name a metadata file: relative to the table folder when it lies in ``meta``."""
+    return f"metadata/{os.path.basename(path)}" if os.path.dirname(path) == os.fspath(meta) else path
+
+
+def _java_int(digits: str) -> bool:
+    """Whether ``v<digits>.metadata.json`` is a version file to Iceberg Java's Hadoop tables: they read the version
+    ``N`` from ``v<N>`` spelt exactly as Java prints the ``int`` (no leading zero, at most 2^31-1). ``v04`` is no file
+    of version 4 to them (they look for ``v4``) and ``v2147483648`` no version at all (``parseInt`` fails): such a file
+    with the highest number made the folder verify as of it, while Spark read the highest version spelt as Java spells
+    it (round 20b)."""
+    return digits == str(int(digits)) and int(digits) <= _INT_MAX
 
 
 def owning_catalog(folder: Path) -> tuple[str, str] | None:
@@ -320,13 +378,20 @@ def _hadoop_reads_the_current(folder: Path, location: str, owner: tuple[str, str
         names = sorted(os.listdir(meta))
     except OSError:
         return  # the catalog's own reading of the table says what is wrong with it
+    current_name = current.rstrip("/").rsplit("/", 1)[-1]
+    hinted = _pyiceberg_folder_choice(meta)
+    if hinted is not None and os.path.realpath(hinted) != os.path.realpath(_local(current) or ""):
+        raise UnsupportedTableError(
+            f"{location}: pyiceberg's reader of a table folder (StaticTable.from_metadata of this path) reads "
+            f"{_shown(meta, hinted)}, the file metadata/version-hint.text names, while its catalog {owner[0]!r} "
+            f"(table {owner[1]}) says {current_name} is current: readers of the path get what the catalog's "
+            "attestation does not bind; remove the hint or audit the table through its catalog alone")
     hadoop = _hadoop_choice(meta, names)
     if hadoop is None:
         return
-    current_name = current.rstrip("/").rsplit("/", 1)[-1]
     match = _NUMBERED.match(current_name)
     if isinstance(hadoop, int) and match is not None and match.group("v") is not None and \
-            int(match.group("v")) == hadoop and os.path.realpath(meta / current_name) == os.path.realpath(
+            match.group("v") == str(hadoop) and os.path.realpath(meta / current_name) == os.path.realpath(
                 _local(current) or ""):
         return  # the catalog points at the very file Hadoop readers read (a Hadoop table registered as it is)
     read = f"metadata/v{hadoop}.metadata.json" if isinstance(hadoop, int) else f"a version this folder cannot tell " \

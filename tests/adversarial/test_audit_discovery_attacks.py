@@ -407,11 +407,17 @@ def test_a_version_hint_older_than_a_gap_is_not_passed_over(tmp_path: Path) -> N
     folder, files = _hadoop_folder(tmp_path)
     assert [f.name for f in files] == ["v0.metadata.json", "v1.metadata.json", "v2.metadata.json"]
     hint = folder / "metadata" / "version-hint.text"
-    for text in (None, "2\n", "1"):  # controls: no hint, the hint Hadoop writes, an older hint with no gap above it
+    for text in (None, "2\n", "2"):  # controls: no hint, the hint Hadoop writes (with and without a line break)
         if text is not None:
             hint.write_text(text)
         rc, doc = audit_json("W", cwd=tmp_path)
         assert rc == 0 and by_name(doc)["W/iceberg/ns/t"]["outcome"] == "VERIFIED", (text, doc)
+    # An older hint with no gap above it verified here until round 20b: Java climbs to v2, but pyiceberg's reader of
+    # the folder (StaticTable.from_metadata) reads the file the hint names, v1, without climbing — two readings.
+    hint.write_text("1")
+    rc, doc = audit_json("W", cwd=tmp_path)
+    row = by_name(doc)["W/iceberg/ns/t"]
+    assert (rc, row["code"]) == (2, "unsupported_table") and "reads metadata/v1.metadata.json" in row["message"], doc
     files[1].unlink()
     hint.write_text("0\n")
     rc, doc = audit_json("W", cwd=tmp_path)
