@@ -20,6 +20,7 @@ The format supplies only the two seam methods; nothing here imports an engine (p
 from __future__ import annotations
 
 import decimal
+import json
 import math
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -510,13 +511,23 @@ def footer_problems(metadata: Any, table: Any, *, total_order: bool,
                 if isinstance(part.type, pa.BaseExtensionType):  # a uuid: bounded by its bytes
                     part = part.storage if isinstance(part, pa.Array) else \
                         pa.chunked_array([c.storage for c in part.chunks], part.type.storage_type)
-                seen = observe(part)
+                try:
+                    seen = observe(part)
+                    if stats.has_min_max:
+                        lo, hi = stats.min, stats.max
+                        if cast_bounds:
+                            lo, hi = (pa.array([v]).cast(part.type)[0].as_py() for v in (lo, hi))
+                except (OverflowError, ValueError):
+                    # a date / time / timestamp past Python's years 1-9999 (delta-rs writes int64's extremes): held
+                    # as the counts Parquet stores when the footer's unit is the column's (else refused, as before)
+                    counts = _temporal_counts(part, stats)
+                    if counts is None:
+                        raise
+                    seen = observe(counts)
+                    lo, hi = (stats.min_raw, stats.max_raw) if stats.has_min_max else (None, None)
                 if stats.has_null_count and stats.null_count != seen.nulls:
                     problems.append(f"{name}: {stats.null_count} nulls stated, {seen.nulls} stored")
                 if stats.has_min_max:
-                    lo, hi = stats.min, stats.max
-                    if cast_bounds:
-                        lo, hi = (pa.array([v]).cast(part.type)[0].as_py() for v in (lo, hi))
                     found = bound_problem(name, seen, lo, hi, exact=False, total_order=total_order)
                     if found is not None:
                         problems.append(found)
@@ -524,6 +535,26 @@ def footer_problems(metadata: Any, table: Any, *, total_order: bool,
                 problems.append(f"{name}: statistics that cannot be held to its rows ({exc})")
         start += rows
     return problems
+
+
+_PARQUET_UNITS = {"milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}
+
+
+def _temporal_counts(part: Any, stats: Any) -> Any:
+    """``part`` (a date, time or timestamp column) as the integers Parquet stores for it — days, or counts of its unit
+    — when the footer statistics ``stats`` are in the same unit (their ``min_raw`` / ``max_raw`` then bound those
+    integers exactly as the values they stand for); None when they are not, or ``part`` is another type."""
+    import pyarrow as pa
+
+    t = part.type
+    logical = json.loads(stats.logical_type.to_json() or "{}") if stats.logical_type is not None else {}
+    if pa.types.is_date32(t) and logical.get("Type") == "Date" and stats.physical_type == "INT32":
+        return part.cast(pa.int32())
+    if (pa.types.is_timestamp(t) or pa.types.is_time(t)) and logical.get("Type") in ("Timestamp", "Time") \
+            and _PARQUET_UNITS.get(logical.get("timeUnit", "")) == t.unit \
+            and stats.physical_type == ("INT32" if t.bit_width == 32 else "INT64"):
+        return part.cast(pa.int32() if t.bit_width == 32 else pa.int64())
+    return None
 
 
 # ---- What else in a Parquet file readers prune by: raw footer statistics, page indexes, bloom filters -------------
@@ -1344,6 +1375,10 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
                 continue  # inside a list or a map: readers prune by no element
             if isinstance(column, pa.ChunkedArray):
                 column = column.combine_chunks()
+            if pa.types.is_dictionary(column.type):
+                # a dictionary-encoded column (pandas categoricals, written by delta-rs and pyarrow) is stored as its
+                # values: its page index and bloom filter are over the decoded values (was: refused, an honest file)
+                column = column.dictionary_decode()
             values: list[Any] | None = None
             if chunk.bloom is not None and (native.kernel() is None
                                             or _bloom_ready(column, leaf.physical_type) is None):
