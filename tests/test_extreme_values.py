@@ -364,3 +364,21 @@ def test_a_byte_array_bound_written_alone_is_held_to_the_rows(
     problems: list[str] = []
     assert _one_sided_bound_held(problems, "c", raw, "BYTE_ARRAY", lambda: pa.array(values))
     assert (problems[0] if problems else None) is None if problem is None else problem in problems[0]
+
+
+@pytest.mark.parametrize("unit", ["us", "ns"])
+def test_footer_bounds_past_pythons_years_are_held_to_the_rows(tmp_path: Path, unit: str) -> None:
+    """A footer's bounds of timestamps at int64's extremes are held as the counts Parquet stores: sound over the
+    rows written, a misstatement over rows past them (a footer whose maximum is below the greatest value)."""
+    import pyarrow.parquet as pq
+
+    from carriers.content_store import footer_problems
+
+    low, high = -(2**63) + 1, 2**63 - 1
+    written = pa.table({"t": pa.array([low, 0, None], pa.int64()).cast(pa.timestamp(unit, "UTC"))})
+    pq.write_table(written, tmp_path / "f.parquet")
+    metadata = pq.ParquetFile(tmp_path / "f.parquet").metadata
+    assert footer_problems(metadata, written, total_order=True) == []
+    other = pa.table({"t": pa.array([low, high, None], pa.int64()).cast(pa.timestamp(unit, "UTC"))})
+    problems = footer_problems(metadata, other, total_order=True)
+    assert len(problems) == 1 and f"a maximum of 0, the greatest value read is {high}" in problems[0], problems
