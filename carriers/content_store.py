@@ -20,6 +20,7 @@ The format supplies only the two seam methods; nothing here imports an engine (p
 from __future__ import annotations
 
 import decimal
+import json
 import math
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -379,6 +380,9 @@ def observe(column: Any) -> Observed:
     if isinstance(column.type, pa.BaseExtensionType):  # a uuid as pyarrow reads it: its bytes are what is bounded
         column = column.storage if isinstance(column, pa.Array) else \
             pa.chunked_array([c.storage for c in column.chunks], column.type.storage_type)
+    if pa.types.is_dictionary(column.type):  # a dictionary-encoded column: its values are what is bounded
+        column = column.dictionary_decode() if isinstance(column, pa.Array) else \
+            pa.chunked_array([c.dictionary_decode() for c in column.chunks], column.type.value_type)
     nans = 0
     values = column
     negative = positive = False
@@ -510,13 +514,23 @@ def footer_problems(metadata: Any, table: Any, *, total_order: bool,
                 if isinstance(part.type, pa.BaseExtensionType):  # a uuid: bounded by its bytes
                     part = part.storage if isinstance(part, pa.Array) else \
                         pa.chunked_array([c.storage for c in part.chunks], part.type.storage_type)
-                seen = observe(part)
+                try:
+                    seen = observe(part)
+                    if stats.has_min_max:
+                        lo, hi = stats.min, stats.max
+                        if cast_bounds:
+                            lo, hi = (pa.array([v]).cast(part.type)[0].as_py() for v in (lo, hi))
+                except (OverflowError, ValueError):
+                    # a date / time / timestamp past Python's years 1-9999 (delta-rs writes int64's extremes): held
+                    # as the counts Parquet stores when the footer's unit is the column's (else refused, as before)
+                    counts = _temporal_counts(part, stats)
+                    if counts is None:
+                        raise
+                    seen = observe(counts)
+                    lo, hi = (stats.min_raw, stats.max_raw) if stats.has_min_max else (None, None)
                 if stats.has_null_count and stats.null_count != seen.nulls:
                     problems.append(f"{name}: {stats.null_count} nulls stated, {seen.nulls} stored")
                 if stats.has_min_max:
-                    lo, hi = stats.min, stats.max
-                    if cast_bounds:
-                        lo, hi = (pa.array([v]).cast(part.type)[0].as_py() for v in (lo, hi))
                     found = bound_problem(name, seen, lo, hi, exact=False, total_order=total_order)
                     if found is not None:
                         problems.append(found)
@@ -524,6 +538,26 @@ def footer_problems(metadata: Any, table: Any, *, total_order: bool,
                 problems.append(f"{name}: statistics that cannot be held to its rows ({exc})")
         start += rows
     return problems
+
+
+_PARQUET_UNITS = {"milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}
+
+
+def _temporal_counts(part: Any, stats: Any) -> Any:
+    """``part`` (a date, time or timestamp column) as the integers Parquet stores for it — days, or counts of its unit
+    — when the footer statistics ``stats`` are in the same unit (their ``min_raw`` / ``max_raw`` then bound those
+    integers exactly as the values they stand for); None when they are not, or ``part`` is another type."""
+    import pyarrow as pa
+
+    t = part.type
+    logical = json.loads(stats.logical_type.to_json() or "{}") if stats.logical_type is not None else {}
+    if pa.types.is_date32(t) and logical.get("Type") == "Date" and stats.physical_type == "INT32":
+        return part.cast(pa.int32())
+    if (pa.types.is_timestamp(t) or pa.types.is_time(t)) and logical.get("Type") in ("Timestamp", "Time") \
+            and _PARQUET_UNITS.get(logical.get("timeUnit", "")) == t.unit \
+            and stats.physical_type == ("INT32" if t.bit_width == 32 else "INT64"):
+        return part.cast(pa.int32() if t.bit_width == 32 else pa.int64())
+    return None
 
 
 # ---- What else in a Parquet file readers prune by: raw footer statistics, page indexes, bloom filters -------------
@@ -1274,6 +1308,44 @@ def _page_index_problems(problems: list[str], name: str, ci: dict[int, Any], oi:
     return True
 
 
+def _one_sided_bound_held(problems: list[str], name: str, raw: dict[int, Any], physical: str,
+                          column: Callable[[], Any]) -> bool:
+    """A byte-array chunk's footer statistics with one bound only — parquet-cpp keeps a ``min_value`` and drops a
+    ``max_value`` longer than its statistics limit (a value of 1 MiB), and pyarrow then reads neither — held here to the
+    stored rows by their bytes, the order readers prune byte arrays by (unsigned, lexicographic). True when the check
+    was made (a problem appended when the bound misstates the rows); False when it does not apply."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if physical not in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY") or raw[1] is not None or raw[2] is not None \
+            or (raw[5] is None) == (raw[6] is None):
+        return False
+    bound = raw[6] if raw[5] is None else raw[5]
+    try:
+        values = column()
+    except (pa.ArrowException, TypeError, ValueError):
+        return False
+    if values is None or not isinstance(bound, bytes):
+        return False
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    if isinstance(values.type, pa.BaseExtensionType):
+        values = values.storage
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        values = values.cast(pa.large_binary())
+    if not (pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)
+            or pa.types.is_fixed_size_binary(values.type)):
+        return False
+    if len(values) == values.null_count:
+        return True  # no value to bound: no reader skips a row by it
+    found = pc.min_max(values)
+    if raw[5] is None and bound > found["min"].as_py():
+        problems.append(f"{name}: a minimum (its maximum left out) above the least value stored")
+    elif raw[6] is None and bound < found["max"].as_py():
+        problems.append(f"{name}: a maximum (its minimum left out) below the greatest value stored")
+    return True
+
+
 def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any, *, total_order: bool,
                    column_of: Callable[[list[str]], Any] | None = None) -> list[str]:
     """Why the pruning structures ``footer_problems`` does not see through pyarrow misstate the stored rows
@@ -1306,8 +1378,22 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
         # INT96's sort order is undefined (parquet.thrift): no reader prunes by its bounds — measured, bounds forged
         # years away from the stored timestamps (a data column, and a partition column Spark also stores in the file)
         # changed no answer of Spark 4.1 / delta-spark 4.4 nor delta-rs 1.6; Spark writes them, pyarrow drops them.
+        def stored_column(chunk: ChunkIndexes = chunk, meta: Any = meta) -> Any:
+            """The chunk's stored column in its row group (None: not found, or inside a list or a map)."""
+            if column_of is None:
+                part = table.slice(starts[chunk.group], starts[chunk.group + 1] - starts[chunk.group])
+                column = _leaf(part, meta.path_in_schema.split("."))
+            else:
+                column = column_of(meta.path_in_schema.split("."))
+                if column is not None:
+                    column = column.slice(starts[chunk.group], starts[chunk.group + 1] - starts[chunk.group])
+            if column is None or pa.types.is_nested(column.type):
+                return None
+            return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
         if any(v is not None for v in raw.values()) and (read is None or not read.has_min_max) \
-                and leaf.physical_type != "INT96":
+                and leaf.physical_type != "INT96" \
+                and not _one_sided_bound_held(problems, name, raw, leaf.physical_type, stored_column):
             problems.append(f"{name}: footer statistics pyarrow disregards (written by {metadata.created_by!r}), "
                             "which other readers (delta-rs) skip row groups by: they cannot be held to its rows")
         if chunk.pages is not None:
@@ -1333,17 +1419,13 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
         if chunk.column_index is None and chunk.bloom is None:
             continue
         try:
-            if column_of is None:
-                part = table.slice(starts[chunk.group], starts[chunk.group + 1] - starts[chunk.group])
-                column = _leaf(part, meta.path_in_schema.split("."))
-            else:
-                column = column_of(meta.path_in_schema.split("."))
-                if column is not None:
-                    column = column.slice(starts[chunk.group], starts[chunk.group + 1] - starts[chunk.group])
-            if column is None or pa.types.is_nested(column.type):
+            column = stored_column()
+            if column is None:
                 continue  # inside a list or a map: readers prune by no element
-            if isinstance(column, pa.ChunkedArray):
-                column = column.combine_chunks()
+            if pa.types.is_dictionary(column.type):
+                # a dictionary-encoded column (pandas categoricals, written by delta-rs and pyarrow) is stored as its
+                # values: its page index and bloom filter are over the decoded values (was: refused, an honest file)
+                column = column.dictionary_decode()
             values: list[Any] | None = None
             if chunk.bloom is not None and (native.kernel() is None
                                             or _bloom_ready(column, leaf.physical_type) is None):

@@ -51,6 +51,7 @@ from attest.errors import (
     Problem,
     SupersededError,
     TableInconsistentError,
+    UnsupportedTableError,
     VersionNotFoundError,
 )
 from attest.identity.inputs import ObservedInput, content_identity, inputs_identity
@@ -100,6 +101,20 @@ class Version:
     id: str
     number: int
     handle: Any = None  # the format's own object (pyiceberg Snapshot, ...)
+
+
+def _refuse_unwritable_view(reference: str, noun: str, version: str, view: ReaderView) -> None:
+    """A reader view no attestation can hold (its schema nests types deeper than canonical JSON's MAX_DEPTH:
+    about 40 nested structs) is refused before anything is hashed or written, as what it is — a table this cannot
+    attest — rather than as a malformed manifest of the attestation's own making."""
+    from attest.canonical import CanonicalizationError
+
+    try:
+        _ = view.digest
+    except CanonicalizationError as exc:
+        raise UnsupportedTableError(
+            f"{reference} {noun} {version} cannot be attested: its schema cannot be written in an attestation "
+            f"({str(exc).rsplit(': ', 1)[-1]}: about 40 nested structs at most)") from None
 
 
 @dataclass
@@ -1055,6 +1070,7 @@ class AttestedTable(ABC):
         v = self._data_version() if r.version is None else self._resolve(r.version)
         live = self._live(v)
         live.refuse_if_inconsistent(f"{self.reference} {self.noun} {v.id} cannot be attested")
+        _refuse_unwritable_view(self.reference, self.noun, v.id, live.view)
         reuse: dict[tuple[str, int], str] = {}
         previous = self._reusable()
         if previous is not None:
