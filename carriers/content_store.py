@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMPANION_SUFFIX", "Binding", "ChunkIndexes", "ContentPass", "Observed", "StatisticsMismatch",
            "bloom_holds", "bloom_problem", "bound_problem", "decode_companion", "encode_companion", "file_digests",
-           "footer_problems", "index_problems", "judge", "layout_problems", "observe", "parse_binding",
+           "footer_problems", "handle_size", "index_problems", "judge", "layout_problems", "observe", "parse_binding",
            "read_parquet_indexes", "read_parquet_schema", "record_content", "xxh64"]
 
 COMPANION_MAGIC = b"RACD"
@@ -690,15 +690,19 @@ class ChunkIndexes:
     path: tuple[tuple[str, ...], tuple[str, ...] | None] | None = None
 
 
+def handle_size(handle: Any) -> int:
+    """The size of the file open as ``handle``: pyarrow's files say it, a Python file is sought to its end."""
+    if callable(getattr(handle, "size", None)):  # pyarrow's files
+        return int(handle.size())
+    handle.seek(0, 2)
+    return int(handle.tell())
+
+
 def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
     """The pruning structures of the Parquet file open as ``handle`` (seek / read / tell), read as written; a reason
     (str) when they cannot be read — no reader can then be said to prune as the rows say."""
     try:
-        if callable(getattr(handle, "size", None)):  # pyarrow's files
-            size = int(handle.size())
-        else:
-            handle.seek(0, 2)
-            size = int(handle.tell())
+        size = handle_size(handle)
 
         def read(offset: int, length: int) -> bytes:
             if offset < 0 or length < 0 or offset + length > size or length > MAX_PARQUET_INDEX_BYTES:

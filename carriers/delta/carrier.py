@@ -108,20 +108,18 @@ def _remote_iceberg_metadata(storage: Any) -> str | None:
     holds none, or the store cannot be listed so (its options map to no obstore store, it refuses: the note is not
     made). A whole listing would cost a request per 1,000 of the folder's objects, and every commit of an Iceberg
     table adds some."""
-    from carriers.storage.errors import is_panic
+    from carriers.storage.errors import or_none
 
-    try:
+    def first_page() -> Sequence[Any] | None:
         import obstore
 
         store = storage._object_store()
         if store is None:
             return None
-        page: Sequence[Any] = next(iter(obstore.list(store, prefix="metadata/", chunk_size=ICEBERG_PAGE)), [])
-    except Exception:
-        return None
-    except BaseException as exc:
-        if not is_panic(exc):
-            raise
+        return next(iter(obstore.list(store, prefix="metadata/", chunk_size=ICEBERG_PAGE)), [])
+
+    page = or_none(first_page)
+    if page is None:
         return None
     names = [str(meta["path"]).rsplit("/", 1)[-1] for meta in page]
     if any(name.endswith((".metadata.json", ".metadata.json.gz")) for name in names):

@@ -2047,14 +2047,10 @@ def _footer_midpoints(handle: Any) -> list[int | None] | None:
     Parquet file open as ``handle`` alone (no page, index or bloom filter read); None when it cannot be read."""
     import struct
 
-    from carriers.content_store import _midpoint, _struct
+    from carriers.content_store import _midpoint, _struct, handle_size
 
     try:
-        if callable(getattr(handle, "size", None)):  # pyarrow's files
-            size = int(handle.size())
-        else:
-            handle.seek(0, 2)
-            size = int(handle.tell())
+        size = handle_size(handle)
         handle.seek(size - 8)
         tail = bytes(handle.read(8))
         length = struct.unpack("<i", tail[:4])[0]

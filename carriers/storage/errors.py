@@ -4,7 +4,8 @@ object — never a raw ``OSError`` or a panic, and every message passed through 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from attest.errors import AttestError, CarrierError, TableNotFoundError, UnsupportedStorageError
 from attest.redact import redact, register_secrets
@@ -27,6 +28,22 @@ class StoreReadError(OSError):
 def is_panic(exc: BaseException) -> bool:
     """A Rust panic surfaced by pyo3 (``PanicException`` derives from BaseException, not Exception)."""
     return type(exc).__name__ == "PanicException"
+
+
+_T = TypeVar("_T")
+
+
+def or_none(action: Callable[[], _T]) -> _T | None:
+    """``action()``, or None where the store's library fails in it (a Rust panic included; an interrupt is raised):
+    for a question the caller can answer another way (ask the engine, make no note)."""
+    try:
+        return action()
+    except Exception:
+        return None
+    except BaseException as exc:
+        if not is_panic(exc):
+            raise
+        return None
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from attest.tables import DataFile
 from carriers.storage.base import Storage, local_path_of
-from carriers.storage.errors import coded, is_panic, not_found
+from carriers.storage.errors import coded, is_panic, not_found, or_none
 
 #: Fewer files than this on an object store: a HEAD each (concurrently) rather than a listing of their folder, which
 #: may hold many more objects (files no longer live, not yet vacuumed).
@@ -127,19 +127,6 @@ def _common_folder(names: Sequence[str]) -> str:
     return os.path.commonprefix([min(names), max(names)]).rpartition("/")[0]  # noqa: RUF071
 
 
-def _or_none(action: Callable[[], dict[str, int]]) -> dict[str, int] | None:
-    """``action()``, or None where the store's library fails in it (a Rust panic included; an interrupt is raised):
-    the engine is asked instead."""
-    try:
-        return action()
-    except Exception:
-        return None
-    except BaseException as exc:
-        if not is_panic(exc):
-            raise
-        return None
-
-
 def _listed(store: Any, keys: set[str]) -> dict[str, int] | None:
     """{key: size} of the objects among ``keys``, by one recursive listing of the folder they share; None when the
     store refuses the listing (the engine is asked instead)."""
@@ -156,7 +143,7 @@ def _listed(store: Any, keys: set[str]) -> dict[str, int] | None:
                     sizes[meta["path"]] = int(meta["size"])
         return sizes
 
-    return _or_none(listing)
+    return or_none(listing)
 
 
 def _headed(store: Any, keys: Any) -> dict[str, int] | None:
@@ -176,7 +163,7 @@ def _headed(store: Any, keys: Any) -> dict[str, int] | None:
         with ThreadPoolExecutor(max_workers=min(HEAD_WORKERS, len(wanted))) as pool:
             return {key: size for key, size in pool.map(head, wanted) if size is not None}
 
-    return _or_none(heads)
+    return or_none(heads)
 
 
 def _engine_size(storage: Storage, location: str) -> int | str:
