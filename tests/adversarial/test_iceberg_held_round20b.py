@@ -11,9 +11,10 @@
   rounds the manifest's decimal to the column's scale (``Decimal.set``), so a value the spec's scale cannot hold
   would read otherwise (reasoned from the source, not measured).
 - **Dates and timestamps outside Python's years 1–9999** (Spark writes ``+10002-09-26``, ``-0002-04-07``, timestamps
-  of year 11476 and -249; pyiceberg cannot even append them, ``OverflowError``): ``record`` refuses with a coded error
-  (the Parquet footer statistics, or a ``years`` partition value, "cannot be held to its rows (date value out of
-  range)": no digest of them is computed), never ``internal_error``; an attested table whose manifest bounds or
+  of year 11476 and -249; pyiceberg cannot even append them, ``OverflowError``): ``record`` attests them (their
+  footer bounds are held as the integers Parquet stores) and they verify, or, under a ``years`` partition, refuses
+  with a coded error (the partition value "cannot be held to its rows (date value out of range)"), never
+  ``internal_error``; an attested table whose manifest bounds or
   partition value are edited to such a date is ``reader_view_changed`` / ``table_inconsistent`` at every level.
 """
 

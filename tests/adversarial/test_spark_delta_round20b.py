@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,15 @@ pytestmark = pytest.mark.spark
 
 def _ids(spark: SparkSession, path: Path, where: str) -> list[int]:
     return sorted(r["id"] for r in spark.sql(f"select id from delta.`{path}` where {where}").collect())
+
+
+@pytest.fixture(autouse=True)
+def _zone_restored(spark: SparkSession) -> Iterator[None]:
+    """The shared session's time zone put back after each test: a later module (generated partitions) computes
+    dates in the session zone and failed after this one left it at America/New_York."""
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    yield
+    spark.conf.set("spark.sql.session.timeZone", previous)
 
 
 def _fresh(spark: SparkSession, zone: str) -> None:
