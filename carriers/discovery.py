@@ -135,7 +135,9 @@ def every_table(found: Discovery) -> list[TableRef]:
     return found.refs
 
 
-def _iceberg_metadata_names(names: list[str]) -> bool:
+def iceberg_metadata_names(names: list[str]) -> bool:
+    """Whether the names listed in a folder's ``metadata/`` make it an Iceberg table folder to the walk (and to the
+    Spark read gate's file-source check, carriers/spark/gate.py ``folder_reads``)."""
     # ``.metadata.json.gz``: the old compressed name Iceberg's Hadoop tables still read (a folder holding only such
     # files was no table to the walk, and silently not audited).
     return any(n.endswith((".metadata.json", ".metadata.json.gz")) for n in names)
@@ -168,7 +170,7 @@ def _iceberg_folder(path: str) -> bool | None:
     if not state:
         return state
     try:
-        return _iceberg_metadata_names(os.listdir(metadata))
+        return iceberg_metadata_names(os.listdir(metadata))
     except OSError as exc:
         return False if exc.errno in (errno.ENOENT, errno.ENOTDIR) else None
 
@@ -451,7 +453,7 @@ def _remote_kind(storage: Any, rel: str) -> tuple[list[str], bool, str | None]:
     """The folders directly under ``rel`` on a store, whether it holds Iceberg metadata, and the kind of table ``rel``
     is (None: no table)."""
     folders = storage.list_folders(rel)
-    iceberg = "metadata" in folders and _iceberg_metadata_names(
+    iceberg = "metadata" in folders and iceberg_metadata_names(
         storage.list_names(f"{rel}/metadata" if rel else "metadata"))
     return folders, iceberg, "delta" if "_delta_log" in folders else "iceberg" if iceberg else None
 
@@ -799,5 +801,5 @@ def expand(target: str, storage_options: Mapping[str, str] | None = None) -> lis
 
 
 __all__ = ["MAX_FOLDERS", "MAX_LOCAL_FOLDERS", "Discovery", "Found", "Skipped", "delta_tables_under",
-           "discover", "discover_local", "discover_remote", "every_table", "expand", "iceberg_tables",
-           "remote_tables_under", "tables_under", "views_named_as"]
+           "discover", "discover_local", "discover_remote", "every_table", "expand", "iceberg_metadata_names",
+           "iceberg_tables", "remote_tables_under", "tables_under", "views_named_as"]

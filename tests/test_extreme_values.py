@@ -13,12 +13,10 @@ are left out.
 from __future__ import annotations
 
 import datetime as dt
-import io
 import json
 import struct
 import uuid
 from collections.abc import Callable
-from contextlib import redirect_stderr, redirect_stdout
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -27,18 +25,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from attest.cli import main
-
-
-def attest(*args: str) -> tuple[int, str, str]:
-    """``attest ARGS`` in this process: (exit code, stdout, stderr); an exception out of ``main`` fails the test."""
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            rc = main(list(args))
-        except SystemExit as exc:
-            rc = int(exc.code or 0)
-    return rc, out.getvalue(), err.getvalue()
+from tests.conftest import cli_in_process as attest
 
 
 def attest_json(*args: str) -> tuple[int, dict[str, Any]]:

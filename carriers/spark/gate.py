@@ -17,9 +17,9 @@ DELETE. Every Delta / Iceberg relation in it is verified at ``level`` under the 
 (the same engine-free decision ``attest verify`` makes), once per table version: a version that verified is not
 checked again by this gate. Anything that does not verify, or cannot be checked, refuses the query in ``required``
 mode (``VerificationRefusedError`` naming the table, the version and the code), is logged on ``attest.spark`` and let
-through in ``optional`` mode; ``disabled`` installs nothing. A file-source read of a Delta table's files
-(``spark.read.parquet(table)``: the folder listed, not the log) is no table version and is refused likewise
-(``folder_reads``).
+through in ``optional`` mode; ``disabled`` installs nothing. A file-source read of a Delta or Iceberg table's files
+(``spark.read.parquet(table)``, ``spark.read.parquet(f"{iceberg_table}/data")``: the folder listed, not the log or
+the metadata) is no table version and is refused likewise (``folder_reads``).
 
 **What it does not cover.** Code that reaches the JVM without the Python API (Scala/Java in the same application,
 ``spark._jsparkSession`` used directly), the versions a Structured Streaming query reads after it started (its
@@ -158,11 +158,18 @@ class ReadGate:
         reads = table_reads(plan, self.spark._jvm)
         reports = [self._check(read, what) for read in reads]
         for folder in folder_reads(plan, self.spark):
-            # The files of a Delta table read by path as a file source (``spark.read.parquet(table)``): no version of
-            # the table is read, whatever is in the folder is (files its log removed, files it never held).
-            problem = Problem(Code.UNATTESTED, f"a file-source read of Delta table {folder.label}'s folder reads its "
-                              "files past its log (files no version holds too), not a table version an attestation "
-                              "can cover; read it as format('delta')")
+            # The files of a Delta / Iceberg table read by path as a file source (``spark.read.parquet(table)``): no
+            # version of the table is read, whatever is in the folder is (files its log removed or its snapshots no
+            # longer reference, files it never held; an Iceberg table's delete files are not applied).
+            if folder.format == "delta":
+                past = ("its files past its log (files no version holds too), not a table version an attestation can "
+                        "cover; read it as format('delta')")
+            else:
+                past = ("its files past its metadata (files no snapshot references too, rows its delete files removed "
+                        "too), not a table snapshot an attestation can cover; read it as a table (spark.table, "
+                        "format('iceberg'))")
+            problem = Problem(Code.UNATTESTED, f"a file-source read of {_format_name(folder)} table {folder.label}'s "
+                              f"folder reads {past}")
             report = _error_report(folder, problem)
             with self._lock:
                 self.checked += 1
@@ -194,7 +201,8 @@ class ReadGate:
         code = report.errors[0].code if report.errors else Code.UNATTESTED
         shown = f"{read.label} {_noun(read)} {read.version}"
         if read.folder:
-            shown = f"the files of Delta table {read.label} by path (a file-source read, past its log)"
+            past = "its log" if read.format == "delta" else "its metadata"
+            shown = f"the files of {_format_name(read)} table {read.label} by path (a file-source read, past {past})"
         message = f"{what} reads {shown}, which does not verify ({code.value}) under the read gate: {report.verdict()}"
         if self.mode == "required":
             with self._lock:
@@ -231,6 +239,10 @@ class ReadGate:
         return self._catalogs[name]
 
 
+def _format_name(read: TableRead) -> str:
+    return "Delta" if read.format == "delta" else "Iceberg"
+
+
 def _noun(read: TableRead) -> str:
     return "snapshot" if read.format == "iceberg" else "version"
 
@@ -265,9 +277,11 @@ def table_reads(plan: Any, jvm: Any) -> list[TableRead]:
 
 
 def folder_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
-    """The Delta tables whose files ``plan`` reads by path as a file source (``spark.read.parquet(table)``, a
-    partition folder of one, a glob under one): a root path that is, or is inside, a folder holding ``_delta_log``.
-    Such a read lists the folder, not the log: files the log removed or never held are read too."""
+    """The Delta / Iceberg tables whose files ``plan`` reads by path as a file source (``spark.read.parquet(table)``,
+    ``spark.read.parquet(f"{iceberg_table}/data")``, a partition folder of one, a glob or a data file under one): a
+    root path that is, or is inside, a table's folder (``table_root``). Such a read lists the folder, not the log or
+    the metadata: files the log removed, files no snapshot references and files the table never held are read too,
+    and no Iceberg delete file is applied."""
     jvm = spark._jvm
     assert jvm is not None
     found: dict[str, TableRead] = {}
@@ -276,31 +290,49 @@ def folder_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
             if leaf.kind != "path":
                 continue
             for root in leaf.roots:
-                table = _delta_root(spark, root)
+                table = table_root(spark, root)
                 if table is not None:
-                    found.setdefault(table, TableRead("delta", table, None, location=carrier_uri(table), folder=True))
+                    fmt, where = table
+                    found.setdefault(where, TableRead(fmt, where, None, location=carrier_uri(where), folder=True))
     return list(found.values())
 
 
-def _delta_root(spark: SparkSession, root: str, limit: int = 64) -> str | None:
-    """The Delta table folder ``root`` is or is inside (the nearest with a ``_delta_log``), as Spark prints it; None
-    when ``root`` is inside a hidden folder of it (its log or attestations read as files: no data file is read)."""
+def table_root(spark: SparkSession, root: str, limit: int = 64) -> tuple[Literal["delta", "iceberg"], str] | None:
+    """The table folder ``root`` is or is inside, the nearest one, as Spark prints it: a Delta table (a folder holding
+    ``_delta_log``) or an Iceberg table (a folder whose ``metadata/`` holds Iceberg metadata files, as
+    ``attest audit``'s walk tells one: carriers/discovery.py ``iceberg_metadata_names``). None when ``root`` is inside
+    a hidden folder of it (a Delta log, an Iceberg ``metadata/``, attestations read as files: no data file is read).
+    Not found: an Iceberg table's data files kept outside its location (``write.data.path``)."""
     jvm = spark._jvm
     assert jvm is not None
     try:
         path = jvm.org.apache.hadoop.fs.Path(root)
         fs = path.getFileSystem(spark._jsparkSession.sessionState().newHadoopConf())
         hidden = False  # a folder the table's data is never in (``_delta_log``, ``_recipe_attest``, ``.x``) was walked
+        child: str | None = None  # the name of the folder the walk came up from
         for _ in range(limit):
             if path is None:
                 return None
             if fs.exists(jvm.org.apache.hadoop.fs.Path(path, "_delta_log")):
-                return None if hidden else str(path.toString())
-            hidden = hidden or str(path.getName()).startswith(("_", "."))
+                return None if hidden else ("delta", str(path.toString()))
+            if _iceberg_folder(fs, jvm, path):
+                return None if hidden or child == "metadata" else ("iceberg", str(path.toString()))
+            child = str(path.getName())
+            hidden = hidden or child.startswith(("_", "."))
             path = path.getParent()
     except Exception:  # a root that cannot be looked at: no table found there (its read is not one of a table)
         return None
     return None
+
+
+def _iceberg_folder(fs: Any, jvm: Any, path: Any) -> bool:
+    """Whether the folder ``path`` is an Iceberg table's: its ``metadata/`` holds Iceberg metadata files."""
+    from carriers.discovery import iceberg_metadata_names
+
+    metadata = jvm.org.apache.hadoop.fs.Path(path, "metadata")
+    if not fs.exists(metadata) or not fs.getFileStatus(metadata).isDirectory():
+        return False
+    return iceberg_metadata_names([str(status.getPath().getName()) for status in fs.listStatus(metadata)])
 
 
 def stream_reads(plan: Any, spark: SparkSession) -> list[TableRead]:

@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import SparkSession
 
+PATH_ID, POS_ID = 2147483546, 2147483545  # the field ids of a position delete file's file_path and pos
+
 
 def spark_ids(spark: SparkSession, name: str) -> list[int]:
     """The ``id`` column as Spark reads it now (refreshed: another writer may have committed since)."""
@@ -46,6 +48,52 @@ def java_table(spark: SparkSession, name: str) -> Any:
     """The Iceberg Java table behind Spark name ``name`` (to commit files through ``AppendFiles`` / ``RowDelta``)."""
     jvm = spark._jvm  # type: ignore[attr-defined]
     return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
+
+
+def java_metrics(spark: SparkSession, table: Any, path: Path) -> Any:
+    """Iceberg Java's own metrics of the Parquet file at ``path`` (``ParquetUtil.fileMetrics``, default config)."""
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    return jvm.org.apache.iceberg.parquet.ParquetUtil.fileMetrics(
+        table.io().newInputFile(f"file://{path}"), jvm.org.apache.iceberg.MetricsConfig.getDefault())
+
+
+def commit_java_deletes(spark: SparkSession, table: Any, path: Path, metrics: Any = None, *,
+                        equality_ids: list[int] | None = None, file_format: str = "PARQUET",
+                        referenced: str | None = None) -> None:
+    """Commit the delete file at ``path`` to Java table ``table`` (``RowDelta``): position deletes, or equality
+    deletes by the fields ``equality_ids``; with ``metrics`` (an ``org.apache.iceberg.Metrics``) or Java's own metrics
+    of the (Parquet) file; ``referenced``: the one data file its rows name (``withReferencedDataFile``)."""
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    if metrics is None:
+        metrics = java_metrics(spark, table, path)
+    builder = jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec())
+    if equality_ids is None:
+        builder = builder.ofPositionDeletes()
+    else:
+        ids = spark.sparkContext._gateway.new_array(jvm.int, len(equality_ids))  # type: ignore[union-attr]
+        for i, field_id in enumerate(equality_ids):
+            ids[i] = field_id
+        builder = builder.ofEqualityDeletes(ids)
+    builder = builder.withPath(f"file://{path}").withFormat(getattr(jvm.org.apache.iceberg.FileFormat, file_format)) \
+        .withFileSizeInBytes(path.stat().st_size).withMetrics(metrics)
+    if referenced is not None:
+        builder = builder.withReferencedDataFile(referenced)
+    table.newRowDelta().addDeletes(builder.build()).commit()
+
+
+def position_delete(spark: SparkSession, name: str, path: Path, file_path: str, positions: list[int]) -> None:
+    """Write ``positions`` of the data file ``file_path`` to ``path`` as a position delete file and commit it to the
+    table Spark names ``name`` (Java's ``RowDelta``, Java's own metrics of the file)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fields = [
+        pa.field("file_path", pa.string(), nullable=False, metadata={b"PARQUET:field_id": str(PATH_ID).encode()}),
+        pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": str(POS_ID).encode()}),
+    ]
+    rows = {"file_path": [file_path] * len(positions), "pos": pa.array(positions, pa.int64())}
+    pq.write_table(pa.table(rows, schema=pa.schema(fields)), path)
+    commit_java_deletes(spark, java_table(spark, name), path)
 
 
 def append_data_file(spark: SparkSession, table: Any, path: Path, metrics: Any = None) -> None:

@@ -18,46 +18,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
-from tests.adversarial.spark_iceberg import java_table, merge_on_read_table, pyiceberg_ids, spark_ids
+from tests.adversarial.spark_iceberg import (
+    java_table,
+    merge_on_read_table,
+    position_delete,
+    pyiceberg_ids,
+    spark_ids,
+)
 from tests.iceberg.conftest import local
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-PATH_ID, POS_ID = 2147483546, 2147483545
-
 
 def _position_delete(spark: SparkSession, name: str, file_path: str) -> None:
     """Commit (``RowDelta``, Java's own metrics) a position delete file naming position 0 of ``file_path``."""
-    fields = [
-        pa.field("file_path", pa.string(), nullable=False, metadata={b"PARQUET:field_id": str(PATH_ID).encode()}),
-        pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": str(POS_ID).encode()}),
-    ]
-    table = java_table(spark, name)
-    path = local(str(table.location())) / "data" / "respelled.parquet"
-    pq.write_table(
-        pa.table({"file_path": [file_path], "pos": pa.array([0], pa.int64())}, schema=pa.schema(fields)), path
-    )
-    jvm = spark._jvm  # type: ignore[attr-defined]
-    metrics = jvm.org.apache.iceberg.parquet.ParquetUtil.fileMetrics(
-        table.io().newInputFile(f"file://{path}"), jvm.org.apache.iceberg.MetricsConfig.getDefault()
-    )
-    delete = (
-        jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec())
-        .ofPositionDeletes()
-        .withPath(f"file://{path}")
-        .withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET)
-        .withFileSizeInBytes(path.stat().st_size)
-        .withMetrics(metrics)
-        .build()
-    )
-    table.newRowDelta().addDeletes(delete).commit()
+    path = local(str(java_table(spark, name).location())) / "data" / "respelled.parquet"
+    position_delete(spark, name, path, file_path, [0])
 
 
 def _attested_and_verified(warehouse: Path, ref: str) -> None:

@@ -96,6 +96,26 @@ def _table(
     return catalog.load_table("ns.t"), added
 
 
+def _delete_by_a_double(table: Table) -> None:
+    """An equality delete by the ``double`` column ``x`` (field 3) deleting no row: the content digest is then refused
+    (``unsupported_table``) and ``record`` attests files and bytes after the readers' checks alone."""
+    commit_delete_file(
+        table,
+        local(table.location()) / "data" / "eq.parquet",
+        deleted=pa.table({"x": pa.array([99.5], pa.float64())}),
+        equality_ids=[3],
+    )
+
+
+def _refused_without_a_digest(catalog: SqlCatalog, table: Table) -> str:
+    """``record`` of ``table`` after ``_delete_by_a_double``: refused, ``table_inconsistent``; its message."""
+    _delete_by_a_double(table)
+    with pytest.raises(AttestError) as refused:
+        attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM)
+    assert refused.value.code.value == "table_inconsistent", refused.value.message
+    return refused.value.message
+
+
 def _ids(table: Table) -> list[int]:
     return sorted(table.scan().to_arrow().column("id").to_pylist())
 
@@ -122,16 +142,7 @@ def test_record_without_a_digest_refuses_row_groups_sharing_an_offset(catalog: S
     bytes after the readers' checks alone (``IcebergContentReader.agree``), which read no data file a position
     delete applied to — attested, VERIFIED before."""
     table, _ = _table(catalog, doubled=True, double=True)
-    commit_delete_file(
-        table,
-        local(table.location()) / "data" / "eq.parquet",
-        deleted=pa.table({"x": pa.array([99.5], pa.float64())}),
-        equality_ids=[3],
-    )
-    with pytest.raises(AttestError) as refused:
-        attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM)
-    assert refused.value.code.value == "table_inconsistent", refused.value.message
-    assert "starts at byte" in refused.value.message
+    assert "starts at byte" in _refused_without_a_digest(catalog, table)
 
 
 def test_a_rewrite_adding_row_groups_sharing_an_offset_is_content_changed(catalog: SqlCatalog) -> None:
@@ -192,12 +203,7 @@ def test_the_files_path_needs_no_footer_when_no_position_delete_applies(
     table = catalog.create_table("ns.t", schema=data.schema)
     table.append(data)
     table = catalog.load_table("ns.t")
-    commit_delete_file(
-        table,
-        local(table.location()) / "data" / "eq.parquet",
-        deleted=pa.table({"x": pa.array([99.5], pa.float64())}),
-        equality_ids=[3],
-    )
+    _delete_by_a_double(table)
     attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM)
     assert opened == []
     rc, doc = verify(REF)
@@ -214,8 +220,6 @@ def test_the_files_path_needs_no_footer_when_no_position_delete_applies(
 
 def _split_file(table: Table, name: str, offsets: Any) -> Any:
     """ids 10-19 in two row groups of five, with ``offsets(file size, [row group starts])`` as split offsets."""
-    from pyiceberg.manifest import DataFile
-
     written = _data_file(table, name, _rows(list(range(10, 20))), doubled=False, row_group_size=5)
     path = local(written.file_path)
     meta = pq.ParquetFile(path).metadata
@@ -223,6 +227,13 @@ def _split_file(table: Table, name: str, offsets: Any) -> Any:
         meta.row_group(i).column(0).dictionary_page_offset or meta.row_group(i).column(0).data_page_offset
         for i in range(meta.num_row_groups)
     ]
+    return _with_split_offsets(written, offsets(written.file_size_in_bytes, starts))
+
+
+def _with_split_offsets(written: Any, offsets: list[int]) -> Any:
+    """The DataFile ``written`` with the manifest split offsets ``offsets``."""
+    from pyiceberg.manifest import DataFile
+
     return DataFile.from_args(
         content=written.content,
         file_path=written.file_path,
@@ -231,7 +242,7 @@ def _split_file(table: Table, name: str, offsets: Any) -> Any:
         record_count=written.record_count,
         file_size_in_bytes=written.file_size_in_bytes,
         spec_id=0,
-        split_offsets=offsets(written.file_size_in_bytes, starts),
+        split_offsets=offsets,
     )
 
 
@@ -270,29 +281,9 @@ def test_record_without_a_digest_refuses_such_split_offsets(catalog: SqlCatalog)
     written = _data_file(
         table, "with-x.parquet", _rows(list(range(10, 20)), double=True), doubled=False, row_group_size=5
     )
-    from pyiceberg.manifest import DataFile
-
-    added = DataFile.from_args(
-        content=written.content,
-        file_path=written.file_path,
-        file_format=written.file_format,
-        partition=written.partition,
-        record_count=written.record_count,
-        file_size_in_bytes=written.file_size_in_bytes,
-        spec_id=0,
-        split_offsets=[written.file_size_in_bytes - 10],
-    )
+    added = _with_split_offsets(written, [written.file_size_in_bytes - 10])
     table = replace(catalog, table, remove=[], data_files=[added], operation="append")
-    commit_delete_file(
-        table,
-        local(table.location()) / "data" / "eq.parquet",
-        deleted=pa.table({"x": pa.array([99.5], pa.float64())}),
-        equality_ids=[3],
-    )
-    with pytest.raises(AttestError) as refused:
-        attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM)
-    assert refused.value.code.value == "table_inconsistent", refused.value.message
-    assert "no split reads its rows" in refused.value.message
+    assert "no split reads its rows" in _refused_without_a_digest(catalog, table)
 
 
 def test_a_rewrite_adding_such_split_offsets_is_content_changed(catalog: SqlCatalog) -> None:

@@ -4,10 +4,8 @@ events file; none of it may escape its format, crash a command, over-claim stren
 
 from __future__ import annotations
 
-import io
 import json
 import xml.etree.ElementTree as ET
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -15,22 +13,12 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from attest.cli import main
 from attest.identity.inputs import ObservedInput
 from attest.tables import Attestation
 from carriers.delta.carrier import DeltaCarrier, attest_after_write
+from tests.conftest import cli_in_process as cli
 
 EVIL = '"]; n9 --> n0; <script>alert(1)</script> %%{init}%% \\N \x1b[2J\u202e'
-
-
-def cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            rc = main(list(args))
-        except SystemExit as exc:
-            rc = int(exc.code or 0)
-    return rc, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

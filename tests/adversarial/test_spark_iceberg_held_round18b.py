@@ -22,7 +22,7 @@ import pytest
 
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
-from tests.adversarial.spark_iceberg import append_data_file, java_table
+from tests.adversarial.spark_iceberg import append_data_file, commit_java_deletes, java_table
 from tests.iceberg.conftest import local
 
 if TYPE_CHECKING:
@@ -69,20 +69,8 @@ def string_equality_delete(spark: SparkSession, name: str, path: Path, values: l
         pa.table([column], schema=pa.schema([pa.field("s", pa.string(), metadata={b"PARQUET:field_id": b"2"})])), path
     )
     jvm = spark._jvm  # type: ignore[attr-defined]
-    table = java_table(spark, name)
     metrics = jvm.org.apache.iceberg.Metrics(len(values), None, None, None, None)
-    ids = spark.sparkContext._gateway.new_array(jvm.int, 1)  # type: ignore[union-attr]
-    ids[0] = 2
-    delete = (
-        jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec())
-        .ofEqualityDeletes(ids)
-        .withPath(f"file://{path}")
-        .withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET)
-        .withFileSizeInBytes(path.stat().st_size)
-        .withMetrics(metrics)
-        .build()
-    )
-    table.newRowDelta().addDeletes(delete).commit()
+    commit_java_deletes(spark, java_table(spark, name), path, metrics, equality_ids=[2])
 
 
 def ids(spark: SparkSession, name: str) -> list[int]:

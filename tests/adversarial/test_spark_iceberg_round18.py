@@ -25,15 +25,22 @@ import pytest
 
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
-from tests.adversarial.spark_iceberg import java_table, merge_on_read_table, pyiceberg_ids, spark_ids
+from tests.adversarial.spark_iceberg import (
+    PATH_ID,
+    POS_ID,
+    commit_java_deletes,
+    java_metrics,
+    java_table,
+    merge_on_read_table,
+    pyiceberg_ids,
+    spark_ids,
+)
 from tests.iceberg.conftest import local
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 pytestmark = pytest.mark.spark
-
-PATH_ID, POS_ID = 2147483546, 2147483545
 
 
 def _forge_footer(path: Path, real: str, forged: str) -> None:
@@ -75,24 +82,11 @@ def position_delete(
         use_dictionary=False,
     )
 
-    jvm = spark._jvm  # type: ignore[attr-defined]
     table = java_table(spark, name)
-    metrics = jvm.org.apache.iceberg.parquet.ParquetUtil.fileMetrics(  # of the honest file: the entry is honest
-        table.io().newInputFile(f"file://{path}"), jvm.org.apache.iceberg.MetricsConfig.getDefault()
-    )
+    metrics = java_metrics(spark, table, path)  # of the honest file: the entry is honest
     if forged is not None:
         _forge_footer(path, holder, forged(holder))
-    builder = (
-        jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec())
-        .ofPositionDeletes()
-        .withPath(f"file://{path}")
-        .withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET)
-        .withFileSizeInBytes(path.stat().st_size)
-        .withMetrics(metrics)
-    )
-    if referenced:
-        builder = builder.withReferencedDataFile(holder)
-    table.newRowDelta().addDeletes(builder.build()).commit()
+    commit_java_deletes(spark, table, path, metrics, referenced=holder if referenced else None)
     return holder
 
 

@@ -24,7 +24,7 @@ import pytest
 
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
-from tests.adversarial.spark_iceberg import java_table, spark_ids
+from tests.adversarial.spark_iceberg import commit_java_deletes, java_table, spark_ids
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -70,18 +70,8 @@ def _forged_orc(path: Path, data: str) -> None:
 
 def _commit_orc_delete(spark: SparkSession, name: str, path: Path) -> None:
     jvm = spark._jvm  # type: ignore[attr-defined]
-    table = java_table(spark, name)
     metrics = jvm.org.apache.iceberg.Metrics(1, None, None, None, None)
-    delete = (
-        jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec())
-        .ofPositionDeletes()
-        .withPath(f"file://{path}")
-        .withFormat(jvm.org.apache.iceberg.FileFormat.ORC)
-        .withFileSizeInBytes(path.stat().st_size)
-        .withMetrics(metrics)
-        .build()
-    )
-    table.newRowDelta().addDeletes(delete).commit()
+    commit_java_deletes(spark, java_table(spark, name), path, metrics, file_format="ORC")
 
 
 def _record_refused(warehouse: Path, ref: str) -> None:

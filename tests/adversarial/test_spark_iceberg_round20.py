@@ -23,15 +23,19 @@ import pytest
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
 from tests.adversarial.parquet_footer import ROW_GROUPS, edit_footer, field, set_field
-from tests.adversarial.spark_iceberg import append_data_file, java_table, pyiceberg_ids, spark_ids
+from tests.adversarial.spark_iceberg import (
+    append_data_file,
+    java_table,
+    position_delete,
+    pyiceberg_ids,
+    spark_ids,
+)
 from tests.iceberg.conftest import local
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 pytestmark = pytest.mark.spark
-
-PATH_ID, POS_ID = 2147483546, 2147483545
 
 
 def _table(spark: SparkSession, version: int, *, doubled: bool) -> tuple[str, str, str, Path]:
@@ -66,28 +70,7 @@ def _table(spark: SparkSession, version: int, *, doubled: bool) -> tuple[str, st
 
 def _position_delete(spark: SparkSession, name: str, data: Path, position: int) -> None:
     """Commit (Iceberg Java's ``RowDelta``, its own metrics) a position delete file of ``position`` of ``data``."""
-    fields = [
-        pa.field("file_path", pa.string(), nullable=False, metadata={b"PARQUET:field_id": str(PATH_ID).encode()}),
-        pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": str(POS_ID).encode()}),
-    ]
-    path = data.parent / f"pos-{position}.parquet"
-    rows = {"file_path": [f"file://{data}"], "pos": pa.array([position], pa.int64())}
-    pq.write_table(pa.table(rows, schema=pa.schema(fields)), path)
-    jvm = spark._jvm  # type: ignore[attr-defined]
-    table = java_table(spark, name)
-    metrics = jvm.org.apache.iceberg.parquet.ParquetUtil.fileMetrics(
-        table.io().newInputFile(f"file://{path}"), jvm.org.apache.iceberg.MetricsConfig.getDefault()
-    )
-    delete = (
-        jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec())
-        .ofPositionDeletes()
-        .withPath(f"file://{path}")
-        .withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET)
-        .withFileSizeInBytes(path.stat().st_size)
-        .withMetrics(metrics)
-        .build()
-    )
-    table.newRowDelta().addDeletes(delete).commit()
+    position_delete(spark, name, data.parent / f"pos-{position}.parquet", f"file://{data}", [position])
 
 
 def _positions(spark: SparkSession, name: str) -> list[int]:
