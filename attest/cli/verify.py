@@ -13,8 +13,9 @@ from attest.errors import ArgumentsError, AttestError, Code, InvalidArgumentErro
 TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
     from attest.signing.policy import TrustPolicy
-    from carriers.storage.head_start import ObjectHeadStart
     from attest.verify.report import Report
+    from attest.verify.table import FileHasher
+    from carriers.storage.head_start import ObjectHeadStart
 
 
 def cmd_verify(args: argparse.Namespace, out: Output) -> Report:
@@ -55,7 +56,7 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
 
             executor_content(carrier, spark)
         prefetch = getattr(args, "early", None)
-        hasher = None
+        hasher: FileHasher | None = None
         if prefetch is not None and spark is None:
             # Hashing started before this module was imported (attest.fast.startup.head_start): used only for
             # exactly the files the carrier lists itself.

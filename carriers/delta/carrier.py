@@ -75,8 +75,8 @@ from carriers.delta.view import (
     view_reader_features,
 )
 from carriers.storage.delta import DeltaStorage
-from carriers.storage.head_start import HEAD_START_MAX_FILES, ObjectHeadStart
 from carriers.storage.errors import coded, is_panic
+from carriers.storage.head_start import HEAD_START_MAX_FILES, ObjectHeadStart
 from carriers.storage.options import check_supported
 
 if TYPE_CHECKING:
