@@ -233,6 +233,9 @@ def main() -> int:
         print(f"ratio download / verify: {median('download') / median('verify'):.2f} (goal >= 0.9)")
         if runs["before"]:
             print(f"ratio download / verify from {args.against}: {median('download') / median('before'):.2f}")
+            paired = [b / v for (v, _, _), (b, _, _) in zip(runs["verify"], runs["before"], strict=True)]
+            print("time before / time now, round by round (run one after the other): "
+                  f"{', '.join(f'{r:.2f}' for r in paired)}; median {statistics.median(paired):.2f}")
         if runs["engine"]:
             print(f"ratio download / verify through the engine reader: "
                   f"{median('download') / median('engine'):.2f}")
