@@ -701,13 +701,19 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         head = self.head_start
         if head is None or head.offered or self.storage.local_root is not None:
             return None
-        actions = dt.get_add_actions(flatten=False)
-        if int(actions.num_rows) > HEAD_START_MAX_FILES:
-            head.offer(())
-            return None  # released: read again after the replay, as without a head start
-        import pyarrow as pa
+        try:
+            actions = dt.get_add_actions(flatten=False)
+            if int(actions.num_rows) > HEAD_START_MAX_FILES:
+                head.offer(())
+                return None  # released: read again after the replay, as without a head start
+            import pyarrow as pa
 
-        columns = pa.table(actions).select(["path", "size_bytes"]).to_pydict()
+            columns = pa.table(actions).select(["path", "size_bytes"]).to_pydict()
+        except BaseException as exc:  # read again after the replay, failing there as it always has (coded)
+            if not (isinstance(exc, Exception) or is_panic(exc)):
+                raise
+            head.offer(())
+            return None
         location = self._location
         # Where the live version will locate each file (a path it refuses is offered nowhere: never asked for).
         rels = [canonical_relative(raw)[0] for raw in columns["path"]]

@@ -192,3 +192,15 @@ def test_a_file_no_longer_live_gets_the_ordinary_verdict(
     DeltaTable(uri, storage_options=s3.storage_options).delete("i = 0")  # its file removed from the live version
     code, out, _ = _both(s3, uri, monkeypatch, capsys)
     assert code == 1, out
+
+
+def test_a_tampered_sidecar_stops_before_the_bytes_as_before(
+    s3: S3, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri, _ = _table(s3)
+    sidecars = [k for k in s3.keys("t/") if "_recipe_attest/" in k and not k.endswith(".parquet")]
+    assert sidecars
+    for key in sidecars:
+        s3.flip_byte(key)
+    code, out, (head,) = _both(s3, uri, monkeypatch, capsys)
+    assert code == 1 and "stopped at schema" in out and "sidecar_mismatch" in out and head.taken == 0, out
