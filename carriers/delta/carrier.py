@@ -557,7 +557,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             self._replays[n] = (LogState(version=n, metadata=log.metadata, protocol=log.protocol), inconsistencies)
             self._content_adds[n] = log.adds.kept(_CONTENT_FIELDS)  # its path index rebuilt if read
             self._slim.add(n)
-        adds = add_columns(dt, early)
+        adds = add_columns(dt) if early is None else add_columns(dt, early)  # the head start read them already
         del early
         spellings = _Spellings(dt)
         paths = adds.paths
