@@ -2,6 +2,7 @@
 """`attest verify --level bytes` of a table on an object store against a plain parallel download of the same objects.
 
     python benchmarks/bench_object_store.py [--large-mib 1024] [--medium 16] [--medium-mib 64] [--rounds 3]
+                                            [--against DIR] [--no-engine]
 
 Starts the SeaweedFS test server (tests/servers/seaweed.py: loopback ports, stopped at the end), writes a Delta table
 of one large Parquet object and ``--medium`` medium ones (random bytes, uncompressed: 2 GiB by default) straight to
@@ -14,7 +15,9 @@ the bucket, converts it to Delta and attests it. Then, in turns, ``--rounds`` ti
 - **verify**: ``attest verify T --level bytes --storage-option ...`` (the CLI, start-up and table reading included),
   hashing through obstore (carriers/storage/objects.py);
 - **verify (engine reader)**: the same with obstore switched off (as for options it cannot take), the objects
-  streamed through delta-rs's reader as before this path existed.
+  streamed through delta-rs's reader as before this path existed;
+- **verify (before)**, with ``--against DIR``: the same command run from the code in DIR (an exported copy of an
+  earlier commit: ``git archive COMMIT | tar -x -C DIR``), in turn with the others.
 
 Prints the median time and throughput of each, the ratio download time / verify time (goal >= 0.9) and every
 process's peak memory (ru_maxrss), with the machine's load beside each figure: on a shared machine the ratio says as
@@ -112,10 +115,11 @@ def load() -> str:
     return f"load {one:.1f}/{five:.1f}"
 
 
-def run_measured(argv: list[str], env: dict[str, str]) -> tuple[float, int, str]:
-    """(wall seconds, peak resident MiB, stdout) of one process; the benchmark fails when the process fails."""
+def run_measured(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, int, str]:
+    """(wall seconds, peak resident MiB, stdout) of one process; the benchmark fails when the process fails. ``cwd``:
+    the code it imports first (``python -c`` puts the working folder first on its path)."""
     start = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT)
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:5])} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
@@ -149,6 +153,8 @@ def main() -> int:
     parser.add_argument("--medium-mib", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-engine", action="store_true", help="skip the engine-reader runs (slower)")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="also run the CLI from this directory (an exported copy of earlier code), in turn")
     args = parser.parse_args()
 
     from deltalake import convert_to_deltalake
@@ -188,13 +194,17 @@ def main() -> int:
         hashing = [sys.executable, "-c", _HASH_ONLY, uri, json.dumps(bucket.storage_options),
                    json.dumps({k.removeprefix("t/"): n for k, n in keys.items()})]
 
-        runs: dict[str, list[tuple[float, int, str]]] = {"download": [], "hashing": [], "verify": [], "engine": []}
+        runs: dict[str, list[tuple[float, int, str]]] = {"download": [], "hashing": [], "verify": [], "before": [],
+                                                         "engine": []}
+        envs = {"before": {**env, "PYTHONPATH": str(args.against.resolve())}} if args.against else {}
         for round_ in range(args.rounds):
-            for name, argv in (("download", download), ("hashing", hashing), ("verify", verify), ("engine", engine)):
-                if name == "engine" and args.no_engine:
+            for name, argv in (("download", download), ("hashing", hashing), ("verify", verify), ("before", verify),
+                               ("engine", engine)):
+                if (name == "engine" and args.no_engine) or (name == "before" and args.against is None):
                     continue
                 before = load()
-                seconds, rss, out = run_measured(argv, env)
+                seconds, rss, out = run_measured(argv, envs.get(name, env),
+                                                 args.against.resolve() if name == "before" and args.against else ROOT)
                 if name in ("download", "hashing"):
                     got = json.loads(out)
                     assert got["bytes"] == total, (got, total)
@@ -212,6 +222,7 @@ def main() -> int:
         labels = {"download": "plain parallel download (obstore get, no hashing, from first request)",
                   "hashing": "the same objects hashed (hash_locations, from first request)",
                   "verify": "attest verify --level bytes (CLI, start-up included)",
+                  "before": f"the same command from {args.against}",
                   "engine": "attest verify, engine reader (before this path)"}
         for name, label in labels.items():
             if runs[name]:
@@ -220,6 +231,11 @@ def main() -> int:
                       f"peak {peak} MiB")
         print(f"ratio download / hashing the same objects: {median('download') / median('hashing'):.2f}")
         print(f"ratio download / verify: {median('download') / median('verify'):.2f} (goal >= 0.9)")
+        if runs["before"]:
+            print(f"ratio download / verify from {args.against}: {median('download') / median('before'):.2f}")
+            paired = [b / v for (v, _, _), (b, _, _) in zip(runs["verify"], runs["before"], strict=True)]
+            print("time before / time now, round by round (run one after the other): "
+                  f"{', '.join(f'{r:.2f}' for r in paired)}; median {statistics.median(paired):.2f}")
         if runs["engine"]:
             print(f"ratio download / verify through the engine reader: "
                   f"{median('download') / median('engine'):.2f}")

@@ -76,6 +76,7 @@ from carriers.delta.view import (
 )
 from carriers.storage.delta import DeltaStorage
 from carriers.storage.errors import coded, is_panic
+from carriers.storage.head_start import HEAD_START_MAX_FILES, ObjectHeadStart
 from carriers.storage.options import check_supported
 
 if TYPE_CHECKING:
@@ -188,6 +189,9 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
     noun = "version"
     sidecar_dir = SIDECAR_DIR
     pointer_dir = POINTER_DIR
+    # The command line's head start on a store's objects (carriers/storage/head_start.py), offered delta-rs's first
+    # listing; None: the files are hashed when the verification asks for them, as before.
+    head_start: ObjectHeadStart | None = None
 
     def __init__(
         self,
@@ -535,6 +539,7 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
 
     def _compute_live(self, n: int) -> LiveVersion:
         dt = self._load(n)
+        early = self._offer_head_start(dt)
         problems: list[Problem] = []
         notes: list[str] = []
         try:
@@ -552,7 +557,8 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             self._replays[n] = (LogState(version=n, metadata=log.metadata, protocol=log.protocol), inconsistencies)
             self._content_adds[n] = log.adds.kept(_CONTENT_FIELDS)  # its path index rebuilt if read
             self._slim.add(n)
-        adds = add_columns(dt)
+        adds = add_columns(dt) if early is None else add_columns(dt, early)  # the head start read them already
+        del early
         spellings = _Spellings(dt)
         paths = adds.paths
         engine_raw = set(paths)
@@ -688,6 +694,32 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
                                                        "reader_features": sorted(protocol.reader_features or [])}})
         return LiveVersion(files=files, view=view, identity=f"delta:{dt.metadata().id}", problems=problems,
                            notes=notes)
+
+    def _offer_head_start(self, dt: DeltaTable) -> Any:
+        """delta-rs's add actions, read now and offered to the head start (carriers/storage/head_start.py) when the
+        command line gave one and the table is on a store; None otherwise (read after the replay, as before)."""
+        head = self.head_start
+        if head is None or head.offered or self.storage.local_root is not None:
+            return None
+        try:
+            actions = dt.get_add_actions(flatten=False)
+            if int(actions.num_rows) > HEAD_START_MAX_FILES:
+                head.offer(())
+                return None  # released: read again after the replay, as without a head start
+            import pyarrow as pa
+
+            columns = pa.table(actions).select(["path", "size_bytes"]).to_pydict()
+        except BaseException as exc:  # read again after the replay, failing there as it always has (coded)
+            if not (isinstance(exc, Exception) or is_panic(exc)):
+                raise
+            head.offer(())
+            return None
+        location = self._location
+        # Where the live version will locate each file (a path it refuses is offered nowhere: never asked for).
+        rels = [canonical_relative(raw)[0] for raw in columns["path"]]
+        head.offer((location(rel), -1 if size is None else int(size))
+                   for rel, size in zip(rels, columns["size_bytes"], strict=True) if rel is not None)
+        return actions
 
     def _table_view(self, dt: DeltaTable, log: LogState) -> dict[str, Any]:
         schema = json.loads(dt.schema().to_json())

@@ -95,10 +95,12 @@ ROWS_MAX = 4_096
 _SCHEME = re.compile("[^/]*:")
 
 
-def add_columns(dt: Any) -> AddColumns:
-    """delta-rs's add actions of the loaded version (``get_add_actions(flatten=False)``), in columns: for fewer than
-    ROWS_MAX files whose columns are all of types read alike without pyarrow (_row_type), read as Python rows."""
-    actions = dt.get_add_actions(flatten=False)
+def add_columns(dt: Any, actions: Any = None) -> AddColumns:
+    """delta-rs's add actions of the loaded version (``get_add_actions(flatten=False)``, or ``actions`` when already
+    read), in columns: for fewer than ROWS_MAX files whose columns are all of types read alike without pyarrow
+    (_row_type), read as Python rows."""
+    if actions is None:
+        actions = dt.get_add_actions(flatten=False)
     if int(actions.num_rows) < ROWS_MAX and all(_row_type(field.type) for field in actions.schema):
         return _RowColumns(actions)
     import pyarrow as pa

@@ -58,7 +58,7 @@ def hash_locations(storage: Storage, files: Sequence[DataFile], *,
     """
     import stat
 
-    from attest.hashing import SERIAL_MAX_BYTES, hash_sized_files, hash_stream
+    from attest.hashing import SERIAL_MAX_BYTES, hash_sized_files
 
     out: dict[str, str] = {}
     local: dict[str, str] = {}
@@ -102,8 +102,18 @@ def hash_locations(storage: Storage, files: Sequence[DataFile], *,
     done = len(local)
     done_bytes = sum(f.size for f in files if f.path in out)
     remote, done, done_bytes = _hash_through_obstore(storage, remote, out, progress, total, done, done_bytes)
+    hash_through_engine(storage, remote, out, progress, total, done, done_bytes)
+    return out
+
+
+def hash_through_engine(storage: Storage, remote: Sequence[DataFile], out: dict[str, str],
+                        progress: Progress | None = None, total: int = 0, done: int = 0, done_bytes: int = 0) -> None:
+    """Hash ``remote`` objects through the table's engine (a few streams at once) into ``out``, leaving out one that
+    cannot be read; progress counts from ``done`` files and ``done_bytes`` of ``total`` files."""
     if not remote:
-        return out
+        return
+
+    from attest.hashing import hash_stream
 
     def one(f: DataFile) -> str | None:
         try:
@@ -128,7 +138,6 @@ def hash_locations(storage: Storage, files: Sequence[DataFile], *,
             done_bytes += f.size
             if progress is not None:
                 progress(done, total, done_bytes)
-    return out
 
 
 def _hash_through_obstore(storage: Storage, remote: list[DataFile], out: dict[str, str],

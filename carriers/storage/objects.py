@@ -169,12 +169,16 @@ def _refused(exc: BaseException | None) -> bool:
 
 def hash_objects(store: Any, objects: Sequence[tuple[str, int]], *, slots: int | None = None,
                  part: int | None = None, stream_max: int | None = None,
-                 progress: Callable[[int, str | None], None] | None = None) -> list[str | None]:
+                 progress: Callable[[int, str | None], None] | None = None,
+                 stop: Callable[[int], bool] | None = None) -> list[str | None]:
     """BLAKE3 of each ``(key, size)`` object of an obstore ``store``, in order: None for an object not read whole as
     exactly ``size`` bytes of one version (the caller then reads it through the engine). Objects up to ``stream_max``
     bytes (STREAM_MAX) are one streamed GET each, larger ones ranged GETs of ``part`` bytes (PART), ``slots`` pieces
     (SLOTS) in flight. ``progress(index, digest)`` is called
-    on this thread as each object is done. Worker threads never raise: a failure is a None for that object."""
+    on this thread as each object is done. Worker threads never raise: a failure is a None for that object.
+    ``stop(index)``, asked before each object and each part is requested: True, and that object is not read (None;
+    a large object's parts not yet requested are not requested) — the head start's cancellation and its objects no
+    longer wanted (carriers/storage/head_start.py)."""
     from blake3 import blake3
 
     slots = SLOTS if slots is None else slots  # the module's values when called (a test or benchmark may set them)
@@ -209,7 +213,7 @@ def hash_objects(store: Any, objects: Sequence[tuple[str, int]], *, slots: int |
     with ThreadPoolExecutor(max_workers=slots, thread_name_prefix="attest-objects") as pool:
         for index in order:
             key, size = objects[index]
-            if run.given_up():
+            if run.given_up() or (stop is not None and stop(index)):
                 run.finished.put((index, None))
                 continue
             if size <= stream_max or size == 0:
@@ -220,6 +224,9 @@ def hash_objects(store: Any, objects: Sequence[tuple[str, int]], *, slots: int |
             obj = _Object(index=index, key=key, size=size, parts=parts, hasher=blake3())
             for number in range(parts):
                 take_slot()
+                if stop is not None and stop(index):  # the rest unread: the object is failed, its slot given back
+                    run._deliver(obj, number, None, None, False)
+                    continue
                 pool.submit(run.piece, obj, number)
             collect(None)
         while done < len(objects):
