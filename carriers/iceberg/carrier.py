@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 
-from attest import __version__
+from attest import __version__, fast
 from attest.build import PRODUCER_NAME
 from attest.errors import (
     AttestError,
@@ -64,6 +64,7 @@ from carriers.iceberg.carriage import POINTER_DIR, SIDECAR_DIR, Carriage, _attes
 from carriers.iceberg.catalogs import guard, reading_io, storage_keys
 from carriers.iceberg.commit import SUMMARY_BUDGET, FollowUpCommit
 from carriers.iceberg.deletes import ListedManifest, Planned, applicability, path_bound
+from carriers.iceberg.entry_text import view_text
 from carriers.iceberg.kept import PuffinIndex
 from carriers.iceberg.manifests import ManifestReader, _canonical_uri, _plain, view_value
 from carriers.iceberg.summaries import changed_no_file as _changed_no_file
@@ -107,6 +108,13 @@ _READS_PREVIOUS = ("overwrite", "delete")
 _FILE_FIELDS = ("content", "file_format", "partition", "record_count", "file_size_in_bytes", "value_counts",
                 "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds", "key_metadata",
                 "equality_ids", "first_row_id", "referenced_data_file", "content_offset", "content_size_in_bytes")
+
+
+def _kind(df: Mapping[str, Any]) -> tuple[Literal["data", "deletion_vector", "delete"], str]:
+    """A manifest's data-file record's kind of live file, and its file format as written, in capitals."""
+    content = int(_plain(df.get("content")) or 0)
+    file_format = str(_plain(df.get("file_format")) or "").upper()
+    return ("data" if content == 0 else "deletion_vector" if file_format == "PUFFIN" else "delete"), file_format
 
 
 def _pyiceberg_version() -> str:
@@ -593,7 +601,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
                 problems.append(Problem(Code.PATH_AMBIGUOUS, f"data file {location!r}: {reason}", location))
                 plain = False
                 continue
-            data_file, entry = self.file_entry(df, deletes_apply=deletes_apply)
+            data_file, entry = self.file_entry_text(df, deletes_apply=deletes_apply)
             if zero is not None and df.get("record_count") == 0:
                 # as content._plans keys a data file's record (planned_file: a data file's key is its path)
                 zero[data_file.path] = {**df, "_key": data_file.path, "_location": data_file.location}
@@ -680,15 +688,26 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
                          if all(isinstance(f.transform, VoidTransform) for f in spec.fields)}
         return applicability(planned, listed, unpartitioned)
 
+    def file_entry_text(self, df: Mapping[str, Any], *, deletes_apply: bool = False
+                        ) -> tuple[DataFile, str | dict[str, Any]]:
+        """:meth:`file_entry`, its entry as its canonical text (:func:`attest.view.file_text`) where the record holds
+        the values every writer writes, written straight from it (carriers/iceberg/entry_text.py: no dict per file
+        and field), else as the entry (``ATTEST_FAST=0``: always); :meth:`ViewEntries.add` takes either."""
+        if fast.ON:
+            location = str(df["file_path"])
+            text = view_text(df, location, deletes_apply=deletes_apply)
+            if text is not None:
+                kind, _ = _kind(df)
+                return DataFile(path=self.relative(location), size=int(df["file_size_in_bytes"]), kind=kind,
+                                location=location), text
+        return self.file_entry(df, deletes_apply=deletes_apply)
+
     def file_entry(self, df: Mapping[str, Any], *, deletes_apply: bool = False) -> tuple[DataFile, dict[str, Any]]:
         """A manifest's data-file record (field name -> value) as a live file and its reader-view entry; with
         ``deletes_apply`` (:func:`deletes_in_view`) the entry holds the file's data sequence number and its location
         as written."""
         location = str(df["file_path"])
-        content = int(_plain(df.get("content")) or 0)
-        file_format = str(_plain(df.get("file_format")) or "").upper()
-        kind: Literal["data", "deletion_vector", "delete"] = (
-            "data" if content == 0 else "deletion_vector" if file_format == "PUFFIN" else "delete")
+        kind, file_format = _kind(df)
         entry = {"spec_id": df.get("spec_id"), **{k: view_value(df.get(k)) for k in _FILE_FIELDS}}
         offsets = _plain(df.get("split_offsets"))
         if offsets is not None and not (file_format == "PARQUET" and offsets == [4]):

@@ -96,12 +96,16 @@ class ViewEntries:
         self._texts: dict[str, str] = {}
         self._more: dict[str, list[dict[str, Any]]] = {}
 
-    def add(self, path: str, entry: dict[str, Any]) -> None:
+    def add(self, path: str, entry: dict[str, Any] | str) -> None:
+        """Add a file's entry, or its :func:`file_text` (carriers/iceberg/entry_text.py writes it straight from the
+        manifest's record): a second entry of the path is kept as its object, decoded from its text (the same JSON
+        value)."""
         first = self._texts.get(path)
         if first is None:
-            self._texts[path] = file_text(entry)
+            self._texts[path] = entry if isinstance(entry, str) else file_text(entry)
         else:
-            self._more.setdefault(path, [json.loads(first)]).append(entry)
+            self._more.setdefault(path, [json.loads(first)]).append(json.loads(entry) if isinstance(entry, str)
+                                                                    else entry)
 
     def digests(self) -> dict[str, str]:
         more = file_views(self._more)
