@@ -374,6 +374,16 @@ class _Walk:
                     break
                 stop.add(at)
                 at = _parent(at)
+        starts = list(dict.fromkeys(s for listed in dirs for s in (listed, _real(listed))))
+        ahead: list[str] = []  # every folder a walk may look at, looked at in a batch
+        for start in starts:
+            up: str | None = start.rstrip("/") or start
+            for _ in range(self.limit):
+                if up is None or up in stop or up in self.kinds:
+                    break
+                ahead.append(up)
+                up = _parent(up)
+        self.look(ahead)
         out: dict[str, tuple[Literal["delta", "iceberg"], str]] = {}
         done: set[str] = set()
         for listed in dirs:
@@ -405,25 +415,68 @@ class _Walk:
         return None
 
     def _kind(self, path: str) -> Literal["delta", "iceberg"] | None:
-        if path in self.kinds:
-            return self.kinds[path]
+        if path not in self.kinds:
+            self.look([path])
+        return self.kinds.get(path)
+
+    def look(self, paths: list[str]) -> None:
+        """Tell which of ``paths`` are table folders, in a few py4j calls for all of them: one glob of
+        ``{a,b,…}/_delta_log`` and one of ``{a,b,…}/metadata`` per file system and ``_BATCH`` folders (literal
+        patterns: Hadoop's globber asks each candidate's status, it lists no folder), then an Iceberg check of each
+        ``metadata/`` found. A folder whose name holds a glob character is looked at alone."""
         jvm = self.spark._jvm
         assert jvm is not None
-        kind: Literal["delta", "iceberg"] | None = None
-        try:
-            hpath = jvm.org.apache.hadoop.fs.Path(path)
-            prefix = _split(path)[0]
-            fs = self.fs.get(prefix)
-            if fs is None:
-                fs = self.fs[prefix] = hpath.getFileSystem(self.spark._jsparkSession.sessionState().newHadoopConf())
-            if fs.exists(jvm.org.apache.hadoop.fs.Path(hpath, "_delta_log")):
-                kind = "delta"
-            elif _iceberg_folder(fs, jvm, hpath):
-                kind = "iceberg"
-        except Exception:  # a folder that cannot be looked at: no table found there
-            kind = None
-        self.kinds[path] = kind
-        return kind
+        new = [p for p in dict.fromkeys(paths) if p not in self.kinds]
+        for p in new:
+            self.kinds[p] = None
+        groups: dict[str, list[str]] = {}
+        for p in new:
+            groups.setdefault(_split(p)[0], []).append(p)
+        path_class = jvm.org.apache.hadoop.fs.Path
+        for prefix, members in groups.items():
+            try:
+                fs = self.fs.get(prefix)
+                if fs is None:
+                    conf = self.spark._jsparkSession.sessionState().newHadoopConf()
+                    fs = self.fs[prefix] = path_class(members[0]).getFileSystem(conf)
+                plain = [m for m in members if not _GLOB.intersection(_split(m)[1]) and _split(m)[1].startswith("/")]
+                for m in set(members) - set(plain):  # looked at alone
+                    hpath = path_class(m)
+                    if fs.exists(path_class(hpath, "_delta_log")):
+                        self.kinds[m] = "delta"
+                    elif _iceberg_folder(fs, jvm, hpath):
+                        self.kinds[m] = "iceberg"
+                for at in range(0, len(plain), _BATCH):
+                    chunk = plain[at:at + _BATCH]
+                    paths_in = "/{" + ",".join(_split(m)[1].rstrip("/")[1:] for m in chunk) + "}"
+                    if len(chunk) == 1:
+                        paths_in = _split(chunk[0])[1].rstrip("/")
+                    for marker in ("_delta_log", "metadata"):
+                        found = fs.globStatus(path_class(f"{prefix}{paths_in}/{marker}")) or []
+                        for status in found:
+                            folder = status.getPath().getParent()
+                            key = _match(chunk, str(folder.toString()))
+                            if key is None or self.kinds.get(key) is not None:
+                                continue
+                            if marker == "_delta_log":
+                                self.kinds[key] = "delta"
+                            elif _iceberg_folder(fs, jvm, folder):
+                                self.kinds[key] = "iceberg"
+            except Exception:  # a folder that cannot be looked at: no table found there
+                continue
+
+
+_GLOB = frozenset("{}[]*?\\,^")
+_BATCH = 256  # folders per glob
+
+
+def _match(chunk: list[str], folder: str) -> str | None:
+    """Which of ``chunk`` (as Spark printed them) the folder a glob returned is (the same path, its prefix aside)."""
+    bare = _split(folder)[1].rstrip("/")
+    for m in chunk:
+        if _split(m)[1].rstrip("/") == bare:
+            return m
+    return None
 
 
 def table_root(spark: SparkSession, root: str, limit: int = 64) -> tuple[Literal["delta", "iceberg"], str] | None:
