@@ -19,7 +19,9 @@ checked again by this gate. Anything that does not verify, or cannot be checked,
 mode (``VerificationRefusedError`` naming the table, the version and the code), is logged on ``attest.spark`` and let
 through in ``optional`` mode; ``disabled`` installs nothing. A file-source read of a Delta or Iceberg table's files
 (``spark.read.parquet(table)``, ``spark.read.parquet(f"{iceberg_table}/data")``: the folder listed, not the log or
-the metadata) is no table version and is refused likewise (``folder_reads``).
+the metadata) is no table version and is refused likewise (``folder_reads``): a root path at or inside a table's
+folder, or a folder Spark listed files in below a root (``recursiveFileLookup`` from above, a link), each folder
+looked at once; a streaming file source's paths when it starts (``stream_folder_reads``).
 
 **What it does not cover.** Code that reaches the JVM without the Python API (Scala/Java in the same application,
 ``spark._jsparkSession`` used directly), the versions a Structured Streaming query reads after it started (its
