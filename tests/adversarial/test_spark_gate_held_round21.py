@@ -29,7 +29,9 @@ import pytest
 from tests.adversarial.test_spark_gate_round21 import overwritten_table
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from collections.abc import Callable
+
+    from pyspark.sql import DataFrame, SparkSession
 
     from carriers.spark.hook import Hook
 
@@ -68,7 +70,7 @@ def test_other_spellings_of_a_read_of_a_tables_files(spark: SparkSession, hook: 
     spark.range(100, 101).write.format("delta").mode("overwrite").save(str(delta))
     hook.flush()
     data = f"{location}/data"
-    reads = {
+    reads: dict[str, Callable[[], DataFrame]] = {
         "a list of paths": lambda: spark.read.format("parquet").load([f"{ns_dir}/plain", f"{data}/p=0"]),
         "parquet.`path`": lambda: spark.sql(f"SELECT * FROM parquet.`{data}`"),
         "..": lambda: spark.read.parquet(f"{location}/metadata/../data"),
