@@ -19,7 +19,9 @@ checked again by this gate. Anything that does not verify, or cannot be checked,
 mode (``VerificationRefusedError`` naming the table, the version and the code), is logged on ``attest.spark`` and let
 through in ``optional`` mode; ``disabled`` installs nothing. A file-source read of a Delta or Iceberg table's files
 (``spark.read.parquet(table)``, ``spark.read.parquet(f"{iceberg_table}/data")``: the folder listed, not the log or
-the metadata) is no table version and is refused likewise (``folder_reads``).
+the metadata) is no table version and is refused likewise (``folder_reads``): a root path at or inside a table's
+folder, or a folder Spark listed files in below a root (``recursiveFileLookup`` from above, a link), each folder
+looked at once; a streaming file source's paths when it starts (``stream_folder_reads``).
 
 **What it does not cover.** Code that reaches the JVM without the Python API (Scala/Java in the same application,
 ``spark._jsparkSession`` used directly), the versions a Structured Streaming query reads after it started (its
@@ -147,8 +149,9 @@ class ReadGate:
     def check_stream(self, df: Any, what: str = "DataStreamWriter.start") -> list[Report]:
         """Check the Delta / Iceberg sources of a streaming DataFrame at the version each has when the query starts
         (its latest); the versions the query reads later are not checked (docs/streaming.md)."""
-        reads = stream_reads(df._jdf.queryExecution().analyzed(), self.spark)
-        return [self._check(read, what) for read in reads]
+        plan = df._jdf.queryExecution().analyzed()
+        reports = [self._check(read, what) for read in stream_reads(plan, self.spark)]
+        return reports + [self._folder(folder, what) for folder in stream_folder_reads(plan, self.spark)]
 
     def check_sql(self, text: str, what: str = "SparkSession.sql") -> list[Report]:
         """Parse and analyse a statement without executing it, and check what it reads."""
@@ -158,24 +161,27 @@ class ReadGate:
         reads = table_reads(plan, self.spark._jvm)
         reports = [self._check(read, what) for read in reads]
         for folder in folder_reads(plan, self.spark):
-            # The files of a Delta / Iceberg table read by path as a file source (``spark.read.parquet(table)``): no
-            # version of the table is read, whatever is in the folder is (files its log removed or its snapshots no
-            # longer reference, files it never held; an Iceberg table's delete files are not applied).
-            if folder.format == "delta":
-                past = ("its files past its log (files no version holds too), not a table version an attestation can "
-                        "cover; read it as format('delta')")
-            else:
-                past = ("its files past its metadata (files no snapshot references too, rows its delete files removed "
-                        "too), not a table snapshot an attestation can cover; read it as a table (spark.table, "
-                        "format('iceberg'))")
-            problem = Problem(Code.UNATTESTED, f"a file-source read of {_format_name(folder)} table {folder.label}'s "
-                              f"folder reads {past}")
-            report = _error_report(folder, problem)
-            with self._lock:
-                self.checked += 1
-            self._refuse(folder, report, what)
-            reports.append(report)
+            reports.append(self._folder(folder, what))
         return reports
+
+    def _folder(self, folder: TableRead, what: str) -> Report:
+        # The files of a Delta / Iceberg table read by path as a file source (``spark.read.parquet(table)``): no
+        # version of the table is read, whatever is in the folder is (files its log removed or its snapshots no
+        # longer reference, files it never held; an Iceberg table's delete files are not applied).
+        if folder.format == "delta":
+            past = ("its files past its log (files no version holds too), not a table version an attestation can "
+                    "cover; read it as format('delta')")
+        else:
+            past = ("its files past its metadata (files no snapshot references too, rows its delete files removed "
+                    "too), not a table snapshot an attestation can cover; read it as a table (spark.table, "
+                    "format('iceberg'))")
+        problem = Problem(Code.UNATTESTED, f"a file-source read of {_format_name(folder)} table {folder.label}'s "
+                          f"folder reads {past}")
+        report = _error_report(folder, problem)
+        with self._lock:
+            self.checked += 1
+        self._refuse(folder, report, what)
+        return report
 
     def _check(self, read: TableRead, what: str) -> Report:
         key = read.key
@@ -278,23 +284,201 @@ def table_reads(plan: Any, jvm: Any) -> list[TableRead]:
 
 def folder_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
     """The Delta / Iceberg tables whose files ``plan`` reads by path as a file source (``spark.read.parquet(table)``,
-    ``spark.read.parquet(f"{iceberg_table}/data")``, a partition folder of one, a glob or a data file under one): a
-    root path that is, or is inside, a table's folder (``table_root``). Such a read lists the folder, not the log or
-    the metadata: files the log removed, files no snapshot references and files the table never held are read too,
-    and no Iceberg delete file is applied."""
+    ``spark.read.parquet(f"{iceberg_table}/data")``, a partition folder of one, a glob or a data file under one, a
+    folder above one read with ``recursiveFileLookup``): a root path that is, or is inside, a table's folder
+    (``table_root``), or a folder Spark listed files in below a root that is inside one (``_listed_tables``). Such a
+    read lists the folder, not the log or the metadata: files the log removed, files no snapshot references and files
+    the table never held are read too, and no Iceberg delete file is applied."""
     jvm = spark._jvm
     assert jvm is not None
     found: dict[str, TableRead] = {}
+    walk = _Walk(spark)
     for sub in [plan, *seq(plan.subqueriesAll())]:
         for leaf in leaves(sub, jvm, rows=False):
             if leaf.kind != "path":
                 continue
-            for root in leaf.roots:
-                table = table_root(spark, root)
+            tables = [table_root(spark, root) for root in leaf.roots]
+            tables += [table_root(spark, real) for real in {_real(root) for root in leaf.roots} - set(leaf.roots)]
+            tables += walk.listed_tables(leaf.roots, _listed_dirs(leaf.index))
+            for table in tables:
                 if table is not None:
                     fmt, where = table
                     found.setdefault(where, TableRead(fmt, where, None, location=carrier_uri(where), folder=True))
     return list(found.values())
+
+
+def _listed_dirs(index: Any) -> list[str]:
+    """The folders a file index listed files in at analysis (``leafDirToChildrenFiles`` of Spark's
+    ``InMemoryFileIndex`` / ``MetadataLogFileIndex``: one entry per folder, whatever its number of files), as Spark
+    prints them, in one py4j call. None of another index (a catalog table's partitions are listed at execution)."""
+    if index is None:
+        return []
+    try:
+        text = str(index.leafDirToChildrenFiles().keys().mkString("\x00"))
+    except Exception:
+        return []
+    return [d for d in text.split("\x00") if d]
+
+
+def _split(path: str) -> tuple[str, str]:
+    """A path as Spark prints it split into its ``scheme://authority`` / ``scheme:`` prefix and its path."""
+    head, sep, tail = path.partition("://")
+    if sep:
+        authority, slash, rest = tail.partition("/")
+        return f"{head}{sep}{authority}", slash + rest
+    scheme, colon, rest = path.partition(":")
+    if colon and "/" not in scheme and rest.startswith("/"):
+        return scheme + colon, rest
+    return "", path
+
+
+def _parent(path: str) -> str | None:
+    prefix, rest = _split(path)
+    rest = rest.rstrip("/")
+    if not rest:
+        return None
+    up = rest.rsplit("/", 1)[0]
+    return f"{prefix}{up or '/'}"
+
+
+def _name(path: str) -> str:
+    return _split(path)[1].rstrip("/").rsplit("/", 1)[-1]
+
+
+def _real(path: str) -> str:
+    """A local (``file:``) path with its symbolic links and ``..`` resolved, as the driver sees it: a link to a table's
+    folder is the table's folder. Other paths as they are."""
+    import os
+
+    prefix, rest = _split(path)
+    if prefix not in ("file:", "file://") or not rest.startswith("/"):
+        return path
+    real = os.path.realpath(rest)
+    return path if real == rest.rstrip("/") else f"file:{real}"
+
+
+class _Walk:
+    """The look for a table folder at or above each folder a read listed, up to the read's roots (``table_root``
+    looked at and above those). Each folder is looked at once per check (two ``exists`` calls, a ``metadata/`` listing
+    if there is one), whatever the number of files or listed folders below it."""
+
+    def __init__(self, spark: SparkSession, limit: int = 64) -> None:
+        self.spark, self.limit = spark, limit
+        self.kinds: dict[str, Literal["delta", "iceberg"] | None] = {}
+        self.fs: dict[str, Any] = {}
+
+    def listed_tables(self, roots: tuple[str, ...], dirs: list[str]) -> list[tuple[Literal["delta", "iceberg"], str]]:
+        stop: set[str] = set()  # the roots and their parents: looked at by table_root
+        for root in {*roots, *(_real(r) for r in roots)}:
+            at: str | None = root.rstrip("/") or root
+            for _ in range(self.limit):
+                if at is None:
+                    break
+                stop.add(at)
+                at = _parent(at)
+        starts = list(dict.fromkeys(s for listed in dirs for s in (listed, _real(listed))))
+        ahead: list[str] = []  # every folder a walk may look at, looked at in a batch
+        for start in starts:
+            up: str | None = start.rstrip("/") or start
+            for _ in range(self.limit):
+                if up is None or up in stop or up in self.kinds:
+                    break
+                ahead.append(up)
+                up = _parent(up)
+        self.look(ahead)
+        out: dict[str, tuple[Literal["delta", "iceberg"], str]] = {}
+        done: set[str] = set()
+        for listed in dirs:
+            for start in dict.fromkeys((listed, _real(listed))):
+                table = self._nearest(start, stop, done)
+                if table is not None:
+                    out.setdefault(table[1], table)
+        return list(out.values())
+
+    def _nearest(self, path: str, stop: set[str], done: set[str]) -> tuple[Literal["delta", "iceberg"], str] | None:
+        at: str | None = path.rstrip("/") or path
+        child: str | None = None
+        hidden = False
+        for _ in range(self.limit):
+            if at is None or at in stop:
+                return None
+            if not hidden and at in done:
+                return None  # walked up from here before, with nothing hidden on the way: the same answer
+            kind = self._kind(at)
+            if kind == "delta":
+                return None if hidden else ("delta", at)
+            if kind == "iceberg":
+                return None if hidden or child == "metadata" else ("iceberg", at)
+            if not hidden:
+                done.add(at)
+            child = _name(at)
+            hidden = hidden or child.startswith(("_", "."))
+            at = _parent(at)
+        return None
+
+    def _kind(self, path: str) -> Literal["delta", "iceberg"] | None:
+        if path not in self.kinds:
+            self.look([path])
+        return self.kinds.get(path)
+
+    def look(self, paths: list[str]) -> None:
+        """Tell which of ``paths`` are table folders, in a few py4j calls for all of them: one glob of
+        ``{a,b,…}/_delta_log`` and one of ``{a,b,…}/metadata`` per file system and ``_BATCH`` folders (literal
+        patterns: Hadoop's globber asks each candidate's status, it lists no folder), then an Iceberg check of each
+        ``metadata/`` found. A folder whose name holds a glob character is looked at alone."""
+        jvm = self.spark._jvm
+        assert jvm is not None
+        new = [p for p in dict.fromkeys(paths) if p not in self.kinds]
+        for p in new:
+            self.kinds[p] = None
+        groups: dict[str, list[str]] = {}
+        for p in new:
+            groups.setdefault(_split(p)[0], []).append(p)
+        path_class = jvm.org.apache.hadoop.fs.Path
+        for prefix, members in groups.items():
+            try:
+                fs = self.fs.get(prefix)
+                if fs is None:
+                    conf = self.spark._jsparkSession.sessionState().newHadoopConf()
+                    fs = self.fs[prefix] = path_class(members[0]).getFileSystem(conf)
+                plain = [m for m in members if not _GLOB.intersection(_split(m)[1]) and _split(m)[1].startswith("/")]
+                for m in set(members) - set(plain):  # looked at alone
+                    hpath = path_class(m)
+                    if fs.exists(path_class(hpath, "_delta_log")):
+                        self.kinds[m] = "delta"
+                    elif _iceberg_folder(fs, jvm, hpath):
+                        self.kinds[m] = "iceberg"
+                for at in range(0, len(plain), _BATCH):
+                    chunk = plain[at:at + _BATCH]
+                    paths_in = "/{" + ",".join(_split(m)[1].rstrip("/")[1:] for m in chunk) + "}"
+                    if len(chunk) == 1:
+                        paths_in = _split(chunk[0])[1].rstrip("/")
+                    for marker in ("_delta_log", "metadata"):
+                        found = fs.globStatus(path_class(f"{prefix}{paths_in}/{marker}")) or []
+                        for status in found:
+                            folder = status.getPath().getParent()
+                            key = _match(chunk, str(folder.toString()))
+                            if key is None or self.kinds.get(key) is not None:
+                                continue
+                            if marker == "_delta_log":
+                                self.kinds[key] = "delta"
+                            elif _iceberg_folder(fs, jvm, folder):
+                                self.kinds[key] = "iceberg"
+            except Exception:  # a folder that cannot be looked at: no table found there
+                continue
+
+
+_GLOB = frozenset("{}[]*?\\,^")
+_BATCH = 256  # folders per glob
+
+
+def _match(chunk: list[str], folder: str) -> str | None:
+    """Which of ``chunk`` (as Spark printed them) the folder a glob returned is (the same path, its prefix aside)."""
+    bare = _split(folder)[1].rstrip("/")
+    for m in chunk:
+        if _split(m)[1].rstrip("/") == bare:
+            return m
+    return None
 
 
 def table_root(spark: SparkSession, root: str, limit: int = 64) -> tuple[Literal["delta", "iceberg"], str] | None:
@@ -374,6 +558,72 @@ def stream_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
         if read is not None:
             found.setdefault(read.key, read)
     return list(found.values())
+
+
+def stream_folder_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
+    """The Delta / Iceberg tables whose files a streaming file source reads (``spark.readStream.parquet(table)``):
+    its paths, globs expanded now, at or inside a table's folder (``table_root``), and with ``recursiveFileLookup``
+    a table's folder below one (each folder under it listed once now, as the query's first batch lists every one of
+    them again). A file source lists its folder again at every batch; a table made
+    below it after the query started is not seen."""
+    jvm = spark._jvm
+    assert jvm is not None
+    found: dict[str, TableRead] = {}
+    for leaf in seq(plan.collectLeaves()):
+        if simple_name(leaf) != "StreamingRelation":
+            continue
+        source = leaf.dataSource()
+        if "delta" in str(source.className()).lower() or opt(source.catalogTable()) is not None:
+            continue
+        options = source.options()
+        paths = [str(p) for p in seq(source.paths())]
+        one = opt(options.get("path"))
+        paths += [] if one is None else [str(one)]
+        recursive = str(opt(options.get("recursiveFileLookup")) or "").strip().lower() == "true"
+        conf = spark._jsparkSession.sessionState().newHadoopConf()
+        for path in paths:
+            hpath = jvm.org.apache.hadoop.fs.Path(path)
+            try:
+                fs = hpath.getFileSystem(conf)
+                matched = [str(st.getPath().toString()) for st in (fs.globStatus(hpath) or [])]
+            except Exception:
+                matched = []
+            for root in matched or [path]:
+                tables = [table_root(spark, where) for where in dict.fromkeys((root, _real(root)))]
+                if recursive:
+                    tables += _tables_below(spark, fs, _real(root))
+                for table in tables:
+                    if table is not None:
+                        fmt, where = table
+                        found.setdefault(where, TableRead(fmt, where, None, location=carrier_uri(where), folder=True))
+    return list(found.values())
+
+
+def _tables_below(spark: SparkSession, fs: Any, root: str) -> list[tuple[Literal["delta", "iceberg"], str]]:
+    """The table folders below ``root`` in the folders Spark's recursive listing enters (hidden ones, ``_x`` and
+    ``.x``, are skipped as Spark skips them), each folder listed once."""
+    jvm = spark._jvm
+    assert jvm is not None
+    out: list[tuple[Literal["delta", "iceberg"], str]] = []
+    queue = [root]
+    while queue:
+        at = queue.pop()
+        try:
+            statuses = list(fs.listStatus(jvm.org.apache.hadoop.fs.Path(at)))
+        except Exception:
+            continue
+        names = {str(st.getPath().getName()): st for st in statuses if st.isDirectory()}
+        if at != root and "_delta_log" in names:
+            out.append(("delta", at))
+            continue
+        if at != root and "metadata" in names and _iceberg_folder(fs, jvm, jvm.org.apache.hadoop.fs.Path(at)):
+            out.append(("iceberg", at))
+            continue
+        for name, st in names.items():
+            if name.startswith(".") or (name.startswith("_") and "=" not in name):
+                continue
+            queue.append(str(st.getPath().toString()))
+    return out
 
 
 def _table_read(leaf: LeafInfo) -> TableRead | None:

@@ -229,6 +229,9 @@ class LeafInfo:
     rows: str | None = None
     # A file source (kind "path"): its root paths one by one, as Spark prints them (``location`` joins them with ",").
     roots: tuple[str, ...] = ()
+    # A file source: its JVM file index (what Spark listed at analysis), for the read gate's look at the folders the
+    # files are in (carriers/spark/gate.py ``folder_reads``); never compared, printed or recorded.
+    index: Any = field(default=None, compare=False, repr=False)
 
     def cache_keys(self) -> set[str]:
         """How a cached plan's leaf and a write's leaf are matched: the same table by its name or its location."""
@@ -321,7 +324,8 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
                 except Exception:
                     pass
             roots = [str(p.toString()) for p in seq(location.rootPaths())]
-            return LeafInfo("path", name=name, location=",".join(roots), in_tree=in_tree, roots=tuple(roots))
+            return LeafInfo("path", name=name, location=",".join(roots), in_tree=in_tree, roots=tuple(roots),
+                            index=location)
         return LeafInfo("path", name=name, location=str(rel.toString()), in_tree=in_tree)
     if cls in ("DataSourceV2Relation", "DataSourceV2ScanRelation"):
         rel = node.relation() if cls == "DataSourceV2ScanRelation" else node
