@@ -1,7 +1,8 @@
-"""``attest.fast.realpath``: ``realpath(3)`` where the C library answers, ``os.path.realpath`` otherwise — every answer
-the one ``os.path.realpath`` / ``Path.resolve`` gives; and an audit of a mixed lake (verified, tampered, unattested,
-stale, error, a sidecar linked out of its table) says the same, line for line, with the fast path off
-(``ATTEST_FAST=0``)."""
+"""The fast paths an audit of many small tables takes (attest/fast/, ``ATTEST_FAST``): ``attest.fast.realpath`` —
+``realpath(3)`` where the C library answers, ``os.path.realpath`` otherwise, every answer the one
+``os.path.realpath`` / ``Path.resolve`` gives — and the add-action types delta-rs's columns are read by
+(carriers/delta/columns.py ``_row_types``); an audit of a mixed lake (verified, tampered, unattested, stale, error, a
+sidecar linked out of its table) says the same, line for line, with the fast path off (``ATTEST_FAST=0``)."""
 
 from __future__ import annotations
 
@@ -174,3 +175,31 @@ def test_an_audit_of_a_mixed_lake_is_the_same_with_the_fast_path_off(tmp_path: P
         "linked_sidecar": ("NOT VERIFIED", "sidecar_missing"),
         "error": ("ERROR", "table_unreadable"),
     }
+
+
+def test_the_row_types_answer_is_kept_by_the_types_names_and_all() -> None:
+    """``_row_types`` keeps its answer by the schema's types as printed, never by arro3's DataType equality (which
+    ignores a struct's field names): a struct naming a field twice is refused after one whose single field's name
+    prints like two, and the answers are ``_row_type``'s with or without the kept ones."""
+    import pyarrow as pa
+    from arro3.core import Schema
+
+    from carriers.delta import columns
+
+    def schema(*fields: tuple[str, pa.DataType]) -> object:
+        return Schema.from_arrow(pa.schema([("path", pa.string()), ("min", pa.struct(list(fields)))]))
+
+    quoted = schema(('x": Int64, "x', pa.int64()))
+    twice = schema(("x", pa.int64()), ("x", pa.int64()))
+    other = schema(("y", pa.int64()), ("y", pa.int64()))
+    listed = schema(("x", pa.list_(pa.int64())))
+    columns._ROW_TYPES.clear()
+    for _ in range(2):  # asked, then answered from what was kept
+        assert columns._row_types(quoted) is True
+        assert columns._row_types(schema(("x", pa.int64()), ("y", pa.int64()))) is True  # equal to twice's for arro3
+        assert columns._row_types(twice) is False
+        assert columns._row_types(other) is False
+        assert columns._row_types(listed) is False
+        assert columns._row_types(schema(("x", pa.int64()))) is True
+    for each in (quoted, twice, other, listed):
+        assert columns._row_types(each) == all(columns._row_type(field.type) for field in each)  # type: ignore[attr-defined]
