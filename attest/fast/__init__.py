@@ -11,9 +11,13 @@ only to make that start-up short is here; nothing outside this package needs it 
   ``dis``, ``tokenize``), for the modules every command imports; ``many_records`` pauses the cycle collector while a
   large batch of them is built.
 - ``attest.fast.jsonscan``: JSON read through CPython's C scanner without ``json``'s Python layer (``re``, ``enum``).
+- ``attest.fast.realpath``: ``os.path.realpath`` / ``Path.resolve`` through the C library's ``realpath(3)`` where it
+  answers (an audit of many small tables resolves each table's root and carrier files); and, in
+  carriers/delta/columns.py, the add-action types delta-rs's columns are read by kept a schema spelling at a time.
 
 ``ATTEST_FAST=0`` in the environment switches all of it off, as a unit: no head start and no early hashing, the
-ordinary interpreter exit, ``dataclasses`` for the records, ``json`` for the scanner, the collector left alone. Every
+ordinary interpreter exit, ``dataclasses`` for the records, ``json`` for the scanner, the collector left alone,
+``os.path.realpath``, every add-action schema judged anew. Every
 result is the same either way (tests/test_fast.py); only the time differs, and benchmarks/bench_cli.py measures both
 (``--fast-off``). Whatever part of this the benchmark no longer justifies is removed here, and only here.
 """

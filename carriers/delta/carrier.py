@@ -35,6 +35,7 @@ from attest.errors import (
     VersionNotFoundError,
 )
 from attest.fast import jsonscan
+from attest.fast.realpath import resolve
 from attest.identity.env import env_identity
 from attest.numbers import is_digits, is_signed_digits
 from attest.record import many_records
@@ -153,7 +154,7 @@ def _table_uri(table: str | DeltaTable) -> str:
 
     if is_uri(table):
         return table.rstrip("/")
-    return Path(table).resolve().as_uri()
+    return resolve(Path(table)).as_uri()
 
 
 def signed_table_uri(location: str) -> str:
@@ -162,7 +163,7 @@ def signed_table_uri(location: str) -> str:
 
     local = local_path_of(location) if len(urlparse(location).scheme) > 1 else location
     if local is not None:
-        return Path(local).resolve().as_uri()
+        return resolve(Path(local)).as_uri()
     parsed = urlparse(location.rstrip("/"))
     scheme = {"s3a": "s3", "s3n": "s3", "abfss": "abfs", "wasbs": "wasb"}.get(parsed.scheme, parsed.scheme)
     return parsed._replace(scheme=scheme).geturl()

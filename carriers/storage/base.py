@@ -13,6 +13,7 @@ from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote, urlparse
 
 from attest.errors import AttestError, CarrierError, Code
+from attest.fast.realpath import realpath, resolve
 from carriers.atomic import link_if_absent, write_once_local, write_once_local_stream
 from carriers.storage.errors import ConditionalPutUnsupported, StoreReadError, coded, is_panic
 from carriers.storage.options import scheme_of
@@ -170,7 +171,7 @@ class Storage(ABC):
         self.uri = uri.rstrip("/")
         # "file:/p", "file:///p" and "/p" are local; any other scheme is an object store; no scheme: a path.
         local = self.local_of(self.uri)
-        self.local_root: Path | None = None if local is None else Path(local).resolve()
+        self.local_root: Path | None = None if local is None else resolve(Path(local))
 
     def local_of(self, location: str) -> str | None:
         """The local path of an absolute location as this storage's engine reads it, or None (object store)."""
@@ -196,8 +197,11 @@ class Storage(ABC):
     def _local_real(self, rel: str) -> Path | None:
         """The real path of a name under a local root, or None where it leads out of the root: a symlinked folder
         or file must not lead a reader out of the carrier root."""
-        real = os.path.realpath(self.local_path(rel))
-        if not (real + "/").startswith(str(self.local_root) + "/"):
+        assert self.local_root is not None
+        root = str(self.local_root)
+        # local_path's path as a string: check_name leaves no '', '.' or '..' for pathlib to fold
+        real = realpath(f"{root.rstrip('/')}/{check_name(rel)}")
+        if not (real + "/").startswith(root + "/"):
             return None
         return Path(real)
 
