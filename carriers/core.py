@@ -33,13 +33,11 @@ import posixpath
 import re
 import stat
 from abc import ABC, abstractmethod
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from dataclasses import replace as replace_result
-from itertools import repeat
-from operator import attrgetter, itemgetter
-from typing import TYPE_CHECKING, Any, Literal, Unpack, cast
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 from urllib.parse import urlparse
 
 from attest import fast
@@ -320,39 +318,6 @@ def _inside_by_folder(locals_: Sequence[str | None], plain: Mapping[str, frozens
         if not (real if real.endswith("/") else f"{real}/").startswith(prefixes):
             return False
     return True
-
-
-# Whether _confine first tries the files' folders listed whole and every file looked up among the listed paths, in C
-# passes (_inside_listed), before _plain_by_folder and _inside_by_folder make a Python step of each file twice;
-# ATTEST_FAST=0 goes straight to those (tests/adversarial/test_delta_confinement_folders.py holds the three together).
-CONFINE_LISTED: bool = fast.ON
-_PARENT = itemgetter(0)
-
-
-def _inside_listed(locals_: Sequence[str | None], prefixes: tuple[str, ...]) -> bool:
-    """What ``_inside_by_folder(locals_, _plain_by_folder(locals_), prefixes)`` finds, found in C passes: True only
-    when every file is local, its folder holds at least FOLDER_LISTING_MIN of them, is named without a trailing "/",
-    can be listed and its real path with a trailing "/" starts with one of ``prefixes``, and the file's path is one
-    its folder lists (``DirEntry.path``: the folder, "/", the name) of an entry neither a symlink nor a folder. Such a
-    file's folder and name are a listed folder and a plain name in it (a listed name holds no "/"), so
-    ``_inside_by_folder`` finds it inside too. False decides nothing (the slower checks run, as before)."""
-    if None in locals_:
-        return False
-    counts = Counter(map(_PARENT, map(str.rpartition, cast("Sequence[str]", locals_), repeat("/"))))
-    if counts and (min(counts.values()) < FOLDER_LISTING_MIN or any(not p or p[-1] == "/" for p in counts)):
-        return False
-    listed: set[str] = set()
-    for parent in counts:  # (in _inside_by_folder's order: each folder listed, then its real path judged)
-        try:
-            with os.scandir(parent) as entries:
-                # DirEntry.is_symlink / is_dir: the d_type readdir gives (an lstat where the file system gives none).
-                listed.update([e.path for e in entries if not e.is_symlink() and not e.is_dir(follow_symlinks=False)])
-        except (OSError, ValueError):
-            return False
-        real = _real_dir(parent)
-        if not (real if real.endswith("/") else f"{real}/").startswith(prefixes):
-            return False
-    return listed.issuperset(locals_)
 
 
 def _real_in(path: str, plain: Mapping[str, frozenset[str] | None]) -> str:
@@ -973,8 +938,6 @@ class AttestedTable(ABC):
         store_roots = [root for root, local_root in bounds if local_root is None]
         # A plain absolute path is its own local path (local_path_of): only URIs are parsed.
         locals_ = [loc if loc[:1] == "/" else local_of(loc) for loc in (f.location for f in files)]
-        if CONFINE_LISTED and CONFINE_BY_FOLDER and not store_roots and _inside_listed(locals_, prefixes):
-            return  # what _inside_by_folder below finds: every file inside
         plain = _plain_by_folder([local for local in locals_ if local is not None])
         if CONFINE_BY_FOLDER and not store_roots and _inside_by_folder(locals_, plain, prefixes):
             return  # what the loop below finds of each file: inside (no problem), judged a folder at a time
