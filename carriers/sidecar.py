@@ -183,7 +183,8 @@ class Sidecar:
                     reader._known = list(map(attrgetter("path"), files))
                 doc[key] = None
             elif key == "reader_view" and reader.peek() == "{":
-                doc[key] = reader.view_object()
+                with many_records():  # a member a file of the table: strings and a dict, no cycles (nineteenth pass)
+                    doc[key] = reader.view_object()
             else:
                 doc[key] = reader.value(1)
         reader.end()
