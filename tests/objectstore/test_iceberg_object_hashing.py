@@ -284,3 +284,26 @@ def test_hashing_a_large_iceberg_data_object_stays_under_64_mib(s3: S3) -> None:
     result = json.loads(done.stdout)
     assert result["digest"] == expected.hexdigest()
     assert result["grew_kib"] * 1024 <= 64 << 20, f"peak memory grew by {result['grew_kib'] / 1024:.0f} MiB"
+
+
+def test_files_under_write_data_path_are_read_by_obstore(
+    s3: S3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``write.data.path`` is a root of the table (``IcebergCarrier.roots``): its files, in the same bucket, are read
+    through obstore; the record hashes them so too, and the digests are the files' own."""
+    table, _ = _table(s3, tmp_path, appends=0)
+    with table.transaction() as tx:
+        tx.set_properties({"write.data.path": s3.uri("custom/place")})
+    table.append(pa.table({"id": pa.array([1, 2], pa.int64()), "v": pa.array([b"a", b"b"], pa.binary())}))
+    keys = [k for k in s3.keys("custom/") if k.endswith(".parquet")]
+    assert keys and all(k.startswith("custom/place/") for k in keys)
+    asked = _engine_reads(monkeypatch)
+    iceberg_attest(table, model="m", program_hash=PROGRAM)
+    assert asked == []
+    report, asked = _verify(table, monkeypatch, on=True)
+    assert report.passed and asked == [], _codes(report)
+    s3.flip_byte(keys[0])
+    fast_report, asked = _verify(table, monkeypatch, on=True)
+    slow_report, _ = _verify(table, monkeypatch, on=False)
+    assert asked == [] and _codes(fast_report) == _codes(slow_report)
+    assert [code for code, _ in _codes(fast_report)] == ["artifact_hash_mismatch"]
