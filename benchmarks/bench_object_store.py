@@ -2,7 +2,7 @@
 """`attest verify --level bytes` of a table on an object store against a plain parallel download of the same objects.
 
     python benchmarks/bench_object_store.py [--large-mib 1024] [--medium 16] [--medium-mib 64] [--rounds 3]
-                                            [--against DIR] [--no-engine]
+                                            [--against DIR] [--no-engine] [--format delta|iceberg]
 
 Starts the SeaweedFS test server (tests/servers/seaweed.py: loopback ports, stopped at the end), writes a Delta table
 of one large Parquet object and ``--medium`` medium ones (random bytes, uncompressed: 2 GiB by default) straight to
@@ -18,6 +18,11 @@ the bucket, converts it to Delta and attests it. Then, in turns, ``--rounds`` ti
   streamed through delta-rs's reader as before this path existed;
 - **verify (before)**, with ``--against DIR``: the same command run from the code in DIR (an exported copy of an
   earlier commit: ``git archive COMMIT | tar -x -C DIR``), in turn with the others.
+
+``--format iceberg``: the same objects under ``wh/ns/t/data/`` of an Iceberg table (a sqlite catalog beside the
+benchmark, ``add_files``), verified as ``iceberg://bench/ns.t`` through pyiceberg's environment configuration; the
+engine-reader runs are ``ATTEST_FAST=0`` (pyiceberg's FileIO reads the data objects, as before the obstore path read
+them); the hashing-alone run is ``hash_locations`` on the table's ``FileIOStorage`` with the table's roots.
 
 Prints the median time and throughput of each, the ratio download time / verify time (goal >= 0.9) and every
 process's peak memory (ru_maxrss), with the machine's load beside each figure: on a shared machine the ratio says as
@@ -101,6 +106,21 @@ print(json.dumps({"seconds": time.perf_counter() - start, "bytes": sum(keys.valu
                   else -1}))
 """
 
+_HASH_ONLY_ICEBERG = _PEAK + """
+import json, time
+from pyiceberg.io.pyarrow import PyArrowFileIO
+from attest.tables import DataFile
+from carriers.storage.fileio import FileIOStorage
+from carriers.storage.hashing import hash_locations
+uri, props, keys = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+storage = FileIOStorage(uri + "/metadata", PyArrowFileIO(props))
+files = [DataFile(path=k, size=n, kind="data", location=f"{uri}/{k}") for k, n in keys.items()]
+start = time.perf_counter()
+hashes = hash_locations(storage, files, roots=[uri])
+print(json.dumps({"seconds": time.perf_counter() - start, "bytes": sum(keys.values()) if len(hashes) == len(files)
+                  else -1}))
+"""
+
 _ENGINE_ONLY = _PEAK + """
 import runpy
 from carriers.storage.delta import DeltaStorage
@@ -146,6 +166,28 @@ def write_parquet(fs: object, path: str, nbytes: int) -> None:
             left -= rows
 
 
+def iceberg_table(bucket: object, work: Path, files: list[str]) -> tuple[str, dict[str, str]]:
+    """An Iceberg table at ``wh/ns/t`` of ``bucket`` holding ``files`` (``add_files``), attested; its CLI name and
+    the environment pyiceberg reads its catalog from."""
+    import pyarrow as pa
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from carriers.iceberg.carrier import attest_after_write as iceberg_attest
+
+    props: dict[str, str] = bucket.iceberg_properties  # type: ignore[attr-defined]
+    wh = bucket.uri("wh")  # type: ignore[attr-defined]
+    db = work / "catalog.db"
+    catalog = SqlCatalog("bench", uri=f"sqlite:///{db}", warehouse=wh, **props)
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema=pa.schema([("b", pa.binary(1024))]))
+    table.add_files(files)
+    iceberg_attest(table, model="bench", program_hash="a" * 64)
+    prefix = "PYICEBERG_CATALOG__BENCH__"
+    env = {f"{prefix}TYPE": "sql", f"{prefix}URI": f"sqlite:///{db}", f"{prefix}WAREHOUSE": wh}
+    env.update({prefix + k.replace(".", "__").replace("-", "_").upper(): v for k, v in props.items()})
+    return "iceberg://bench/ns.t", env
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--large-mib", type=int, default=1024)
@@ -155,6 +197,7 @@ def main() -> int:
     parser.add_argument("--no-engine", action="store_true", help="skip the engine-reader runs (slower)")
     parser.add_argument("--against", type=Path, default=None,
                         help="also run the CLI from this directory (an exported copy of earlier code), in turn")
+    parser.add_argument("--format", choices=("delta", "iceberg"), default="delta")
     args = parser.parse_args()
 
     from deltalake import convert_to_deltalake
@@ -170,33 +213,50 @@ def main() -> int:
     server = seaweed.start(work / "seaweed")
     try:
         bucket = s3_bucket(server)
-        uri = bucket.uri("t")
+        iceberg = args.format == "iceberg"
+        table_key = "wh/ns/t" if iceberg else "t"
+        folder = f"{table_key}/data" if iceberg else table_key
+        uri = bucket.uri(table_key)
         start = time.perf_counter()
         sizes = [args.large_mib << 20] + [args.medium_mib << 20] * args.medium
         for i, size in enumerate(sizes):
-            write_parquet(bucket.fs, f"{bucket.name}/t/part-{i:05d}.parquet", size)
-        convert_to_deltalake(uri, storage_options=bucket.storage_options)
-        attest_after_write(uri, model="bench", program_hash="a" * 64, storage_options=bucket.storage_options)
-        keys = {k: n for k, n in bucket.keys("t/").items() if k.endswith(".parquet")}
-        total = sum(keys.values())
-        print(f"table: {len(keys)} objects, {total / 2**30:.2f} GiB (largest {max(keys.values()) / 2**20:.0f} MiB), "
-              f"written and attested in {time.perf_counter() - start:.0f} s; obstore path: {SLOTS} pieces of "
-              f"{PART >> 20} MiB in flight")
-
+            write_parquet(bucket.fs, f"{bucket.name}/{folder}/part-{i:05d}.parquet", size)
         env = {**os.environ, **bucket.env, "PYTHONPATH": str(ROOT)}
+        if iceberg:
+            target, env_more = iceberg_table(bucket, work, [bucket.uri(f"{folder}/part-{i:05d}.parquet")
+                                                            for i in range(len(sizes))])
+            env.update(env_more)
+        else:
+            convert_to_deltalake(uri, storage_options=bucket.storage_options)
+            attest_after_write(uri, model="bench", program_hash="a" * 64, storage_options=bucket.storage_options)
+            target = uri
+        keys = {k: n for k, n in bucket.keys(f"{folder}/").items() if k.endswith(".parquet")}
+        total = sum(keys.values())
+        print(f"{args.format} table: {len(keys)} objects, {total / 2**30:.2f} GiB (largest "
+              f"{max(keys.values()) / 2**20:.0f} MiB), written and attested in {time.perf_counter() - start:.0f} s; "
+              f"obstore path: {SLOTS} pieces of {PART >> 20} MiB in flight")
+
         config, client = obstore_config("s3", bucket.storage_options) or ({}, {})
         bucket_root = f"s3://{bucket.name}"
         download = [sys.executable, "-c", _DOWNLOAD, bucket_root, json.dumps(config), json.dumps(client),
                     json.dumps(sorted(keys))]
-        options = [a for k, v in bucket.storage_options.items() for a in ("--storage-option", f"{k}={v}")]
-        verify = [sys.executable, "-c", _CLI, "verify", uri, "--level", "bytes", *options]
-        engine = [sys.executable, "-c", _ENGINE_ONLY, "verify", uri, "--level", "bytes", *options]
-        hashing = [sys.executable, "-c", _HASH_ONLY, uri, json.dumps(bucket.storage_options),
-                   json.dumps({k.removeprefix("t/"): n for k, n in keys.items()})]
+        options = [] if iceberg else [a for k, v in bucket.storage_options.items()
+                                      for a in ("--storage-option", f"{k}={v}")]
+        verify = [sys.executable, "-c", _CLI, "verify", target, "--level", "bytes", *options]
+        if iceberg:
+            engine = verify
+            hashing = [sys.executable, "-c", _HASH_ONLY_ICEBERG, uri, json.dumps(bucket.iceberg_properties),
+                       json.dumps({k.removeprefix(f"{table_key}/"): n for k, n in keys.items()})]
+        else:
+            engine = [sys.executable, "-c", _ENGINE_ONLY, "verify", uri, "--level", "bytes", *options]
+            hashing = [sys.executable, "-c", _HASH_ONLY, uri, json.dumps(bucket.storage_options),
+                       json.dumps({k.removeprefix("t/"): n for k, n in keys.items()})]
 
         runs: dict[str, list[tuple[float, int, str]]] = {"download": [], "hashing": [], "verify": [], "before": [],
                                                          "engine": []}
         envs = {"before": {**env, "PYTHONPATH": str(args.against.resolve())}} if args.against else {}
+        if iceberg:
+            envs["engine"] = {**env, "ATTEST_FAST": "0"}
         for round_ in range(args.rounds):
             for name, argv in (("download", download), ("hashing", hashing), ("verify", verify), ("before", verify),
                                ("engine", engine)):
@@ -210,7 +270,7 @@ def main() -> int:
                     assert got["bytes"] == total, (got, total)
                     seconds = got["seconds"]
                 else:
-                    assert out.startswith("VERIFIED (bytes"), out
+                    assert "\nVERIFIED (bytes" in "\n" + out, out
                 runs[name].append((seconds, rss, before))
                 print(f"  round {round_ + 1} {name:8s} {seconds:6.2f} s  {total / seconds / 1e6:7.0f} MB/s  "
                       f"peak {rss:5d} MiB  ({before})", flush=True)

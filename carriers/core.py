@@ -894,7 +894,7 @@ class AttestedTable(ABC):
     def hash_files(self, files: Sequence[DataFile], *, progress: Progress | None = None) -> dict[str, str]:
         """BLAKE3 of each file's bytes at the location the engine reads, keyed by ``DataFile.path`` (another hasher,
         e.g. Spark executors', is passed to ``verify_state`` / ``record`` instead)."""
-        return hash_locations(self.storage, files, progress=progress)
+        return hash_locations(self.storage, files, progress=progress, roots=self.roots)
 
     def stored_type_problems(self, version: str, files: Sequence[DataFile]
                              ) -> tuple[list[tuple[str, str]], list[str]]:

@@ -538,6 +538,11 @@ class Storage(ABC):
             return None
         return open_object_store(root, *mapped)
 
+    def _engine_endpoint_mapped(self) -> bool:
+        """Whether a store built from ``_store_config`` reaches exactly the server the engine reads (the data objects'
+        obstore path is used only then: carriers.storage.hashing)."""
+        return True
+
     def _store_config(self) -> tuple[dict[str, str], dict[str, str]] | None:
         """(obstore config, client options) mapped from this storage's options, or None when they map to none."""
         return None

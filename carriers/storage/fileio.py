@@ -48,6 +48,18 @@ class FileIOStorage(Storage):
     def _store_config(self) -> tuple[dict[str, str], dict[str, str]] | None:
         return fileio_obstore_config(scheme_of(self.uri), dict(getattr(self.io, "properties", {}) or {}))
 
+    def _engine_endpoint_mapped(self) -> bool:
+        """Whether a store built from the FileIO's properties reaches the server the FileIO reads: an ``s3.endpoint``
+        is mapped; without one pyarrow and obstore each read the environment, but not the same variables
+        (``AWS_ENDPOINT_URL`` and ``AWS_ENDPOINT``), so with any of them set the data objects are the FileIO's."""
+        import os
+
+        if scheme_of(self.uri) not in ("s3", "s3a", "s3n"):
+            return True
+        if dict(getattr(self.io, "properties", {}) or {}).get("s3.endpoint"):
+            return True
+        return not any(name.upper().startswith("AWS_ENDPOINT") for name in os.environ)
+
     def _object_store(self) -> Any:
         if self._store is False:
             mapped = self._store_config()

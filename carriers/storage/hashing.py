@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from attest.tables import DataFile, Progress
 from carriers.storage.base import Storage, local_path_of
@@ -50,11 +51,14 @@ def hash_location(storage: Storage | None, location: str, *, threads: int | None
         stream.close()
 
 
-def hash_locations(storage: Storage, files: Sequence[DataFile], *,
-                   progress: Progress | None = None) -> dict[str, str]:
+def hash_locations(storage: Storage, files: Sequence[DataFile], *, progress: Progress | None = None,
+                   roots: Sequence[str] = ()) -> dict[str, str]:
     """BLAKE3 of each file's bytes at its ``location``, keyed by ``DataFile.path``.
 
-    A file that cannot be read (missing, permission) is left out of the result; the caller reports it.
+    A file that cannot be read (missing, permission) is left out of the result; the caller reports it. ``roots``:
+    the table's roots (its location; Iceberg's ``write.data.path`` and the like): an object under one of them, in
+    the storage's own bucket, is read through obstore too, not only one under the storage's root (an Iceberg table's
+    storage is rooted at its metadata folder, its data files are elsewhere under the table).
     """
     import stat
 
@@ -101,7 +105,8 @@ def hash_locations(storage: Storage, files: Sequence[DataFile], *,
         return out
     done = len(local)
     done_bytes = sum(f.size for f in files if f.path in out)
-    remote, done, done_bytes = _hash_through_obstore(storage, remote, out, progress, total, done, done_bytes)
+    remote, done, done_bytes = _hash_through_obstore(storage, remote, out, progress, total, done, done_bytes,
+                                                     roots)
     hash_through_engine(storage, remote, out, progress, total, done, done_bytes)
     return out
 
@@ -142,33 +147,89 @@ def hash_through_engine(storage: Storage, remote: Sequence[DataFile], out: dict[
 
 def _hash_through_obstore(storage: Storage, remote: list[DataFile], out: dict[str, str],
                           progress: Progress | None, total: int, done: int,
-                          done_bytes: int) -> tuple[list[DataFile], int, int]:
+                          done_bytes: int, roots: Sequence[str] = ()) -> tuple[list[DataFile], int, int]:
     """Hash what obstore can read of ``remote`` into ``out``; returns what is left for the engine and the progress
     counts. Nothing is read here when the table's options do not map to an obstore store (same rule as conditional
-    PUTs: carriers.storage.options)."""
+    PUTs: carriers.storage.options). The objects under the storage's root are read from its store; those under one
+    of ``roots`` (same scheme and bucket as the storage's root) from a store rooted at the folder they share, with
+    the same options (:func:`_root_groups`); any other object is left to the engine."""
     from carriers.storage.objects import hash_objects, object_key
 
+    groups: list[tuple[Any, list[tuple[DataFile, str]]]] = []
     candidates: list[tuple[DataFile, str]] = []
+    elsewhere: list[DataFile] = []
     for f in remote:
         key = object_key(storage.uri, f.location) if f.size >= 0 else None  # a size the table does not know: engine
         if key is not None:
             candidates.append((f, key))
-    if not candidates:
-        return remote, done, done_bytes
-    store = storage._object_store()
-    if store is None:
+        elif f.size >= 0:
+            elsewhere.append(f)
+    if candidates:
+        store = storage._object_store()
+        if store is not None:
+            groups.append((store, candidates))
+    if elsewhere and roots:
+        groups.extend(_root_groups(storage, elsewhere, roots))
+    if not groups:
         return remote, done, done_bytes
     counts = [done, done_bytes]
+    for store, keyed in groups:
 
-    def report(index: int, digest: str | None) -> None:
-        if digest is None:
-            return  # read again through the engine, counted then
-        f = candidates[index][0]
-        out[f.path] = digest
-        counts[0] += 1
-        counts[1] += f.size
-        if progress is not None:
-            progress(counts[0], total, counts[1])
+        def report(index: int, digest: str | None, keyed: list[tuple[DataFile, str]] = keyed) -> None:
+            if digest is None:
+                return  # read again through the engine, counted then
+            f = keyed[index][0]
+            out[f.path] = digest
+            counts[0] += 1
+            counts[1] += f.size
+            if progress is not None:
+                progress(counts[0], total, counts[1])
 
-    hash_objects(store, [(key, f.size) for f, key in candidates], progress=report)
+        hash_objects(store, [(key, f.size) for f, key in keyed], progress=report)
     return [f for f in remote if f.path not in out], counts[0], counts[1]
+
+
+def _root_groups(storage: Storage, files: list[DataFile],
+                 roots: Sequence[str]) -> list[tuple[Any, list[tuple[DataFile, str]]]]:
+    """(store, [(file, key)]) for the ``files`` under each of ``roots`` that obstore can read as the engine reads
+    them: a root in the storage root's own bucket (same scheme, same authority: the options that are mapped are the
+    storage's, for its bucket; another bucket or scheme is the engine's), a store rooted at the deepest folder the
+    group's files share, each location plainly under it (``object_key``: no escape, ``?``, ``#``, ``..`` or empty
+    segment; no escape in the folder either). ``ATTEST_FAST=0``: none (the engine reads them, as before)."""
+    from attest import fast
+
+    if not fast.ON:
+        return []
+    from carriers.storage.listing import _common_folder
+    from carriers.storage.objects import object_key
+
+    authority = _authority(storage.uri)
+    if authority is None or not storage._engine_endpoint_mapped():
+        return []
+    bounds = [b for b in (root.rstrip("/") + "/" for root in roots if root) if _authority(b) == authority]
+    grouped: dict[str, list[DataFile]] = {}
+    for f in files:
+        bound = next((b for b in bounds if f.location.startswith(b)), None)
+        if bound is not None:
+            grouped.setdefault(bound, []).append(f)
+    out: list[tuple[Any, list[tuple[DataFile, str]]]] = []
+    for bound, group in grouped.items():
+        folder = _common_folder([f.location for f in group])
+        if not (folder + "/").startswith(bound):  # never a store wider than the root the files are under
+            folder = bound.rstrip("/")
+        keyed = [(f, key) for f in group if (key := object_key(folder, f.location)) is not None]
+        if not keyed:
+            continue
+        store = storage._object_store_at(folder)
+        if store is not None:
+            out.append((store, keyed))
+    return out
+
+
+def _authority(uri: str) -> str | None:
+    """``scheme://authority`` of an object-store URI (lower-case scheme, a plain bucket), or None."""
+    scheme, sep, rest = uri.partition("://")
+    bucket = rest.split("/", 1)[0]
+    if not sep or not scheme or not bucket or not all(c.isalnum() or c in "._-" for c in bucket):
+        return None
+    return f"{scheme}://{bucket}"
