@@ -130,8 +130,8 @@ _S3_FILEIO_NAMES = (
     ("s3.region", "aws_region"), ("client.region", "aws_region"), ("client.access-key-id", "aws_access_key_id"),
     ("client.secret-access-key", "aws_secret_access_key"), ("client.session-token", "aws_session_token"),
 )
-_ADLS_FILEIO_NAMES = {"adls.account-name": "azure_storage_account_name", "adls.account-key": "azure_storage_account_key",
-                      "adls.sas-token": "azure_storage_sas_key"}
+_ADLS_FILEIO_NAMES = {"adls.account-name": "azure_storage_account_name",
+                      "adls.account-key": "azure_storage_account_key", "adls.sas-token": "azure_storage_sas_key"}
 # FileIO properties that change no object a read reaches (timeouts, retries, write-side encryption).
 _FILEIO_READ_NEUTRAL = frozenset({"s3.connect-timeout", "s3.request-timeout", "s3.retry-strategy-impl",
                                   "s3.server-side-encryption", "s3.sse-kms-key-id", "s3.sse-type", "s3.sse-key",
