@@ -441,31 +441,49 @@ class _Walk:
                 if fs is None:
                     conf = self.spark._jsparkSession.sessionState().newHadoopConf()
                     fs = self.fs[prefix] = path_class(members[0]).getFileSystem(conf)
-                plain = [m for m in members if not _GLOB.intersection(_split(m)[1]) and _split(m)[1].startswith("/")]
-                for m in set(members) - set(plain):  # looked at alone
-                    hpath = path_class(m)
-                    if fs.exists(path_class(hpath, "_delta_log")):
-                        self.kinds[m] = "delta"
-                    elif _iceberg_folder(fs, jvm, hpath):
-                        self.kinds[m] = "iceberg"
-                for at in range(0, len(plain), _BATCH):
-                    chunk = plain[at:at + _BATCH]
-                    paths_in = "/{" + ",".join(_split(m)[1].rstrip("/")[1:] for m in chunk) + "}"
-                    if len(chunk) == 1:
-                        paths_in = _split(chunk[0])[1].rstrip("/")
-                    for marker in ("_delta_log", "metadata"):
-                        found = fs.globStatus(path_class(f"{prefix}{paths_in}/{marker}")) or []
-                        for status in found:
-                            folder = status.getPath().getParent()
-                            key = _match(chunk, str(folder.toString()))
-                            if key is None or self.kinds.get(key) is not None:
-                                continue
-                            if marker == "_delta_log":
-                                self.kinds[key] = "delta"
-                            elif _iceberg_folder(fs, jvm, folder):
-                                self.kinds[key] = "iceberg"
-            except Exception:  # a folder that cannot be looked at: no table found there
+            except Exception:  # a file system that cannot be reached: no table found there
                 continue
+            plain = [m for m in members if not _GLOB.intersection(_split(m)[1]) and _split(m)[1].startswith("/")]
+            # A folder that cannot be looked at is no table found there, and only that folder: one failing look
+            # (its own, or its batch's) never leaves the others of its file system unlooked at (round 21).
+            batched = set(plain)
+            for m in [m for m in members if m not in batched]:  # looked at alone
+                self._look_alone(fs, path_class, m)
+            for at in range(0, len(plain), _BATCH):
+                chunk = plain[at:at + _BATCH]
+                try:
+                    self._look_batch(fs, path_class, prefix, chunk)
+                except Exception:
+                    for m in chunk:  # the batch's glob failed: each folder looked at alone
+                        self._look_alone(fs, path_class, m)
+
+    def _look_alone(self, fs: Any, path_class: Any, m: str) -> None:
+        jvm = self.spark._jvm
+        try:
+            hpath = path_class(m)
+            if fs.exists(path_class(hpath, "_delta_log")):
+                self.kinds[m] = "delta"
+            elif _iceberg_folder(fs, jvm, hpath):
+                self.kinds[m] = "iceberg"
+        except Exception:  # a folder that cannot be looked at: no table found there
+            return
+
+    def _look_batch(self, fs: Any, path_class: Any, prefix: str, chunk: list[str]) -> None:
+        jvm = self.spark._jvm
+        paths_in = "/{" + ",".join(_split(m)[1].rstrip("/")[1:] for m in chunk) + "}"
+        if len(chunk) == 1:
+            paths_in = _split(chunk[0])[1].rstrip("/")
+        for marker in ("_delta_log", "metadata"):
+            found = fs.globStatus(path_class(f"{prefix}{paths_in}/{marker}")) or []
+            for status in found:
+                folder = status.getPath().getParent()
+                key = _match(chunk, str(folder.toString()))
+                if key is None or self.kinds.get(key) is not None:
+                    continue
+                if marker == "_delta_log":
+                    self.kinds[key] = "delta"
+                elif _iceberg_folder(fs, jvm, folder):
+                    self.kinds[key] = "iceberg"
 
 
 _GLOB = frozenset("{}[]*?\\,^")

@@ -9,7 +9,7 @@ from typing import Any, BinaryIO, TypeVar, cast
 from attest.redact import register_secrets
 from carriers.storage.base import Storage, open_object_store, seek_reader, stream_pieces
 from carriers.storage.errors import not_found
-from carriers.storage.options import fileio_obstore_config, scheme_of
+from carriers.storage.options import fileio_obstore_config, fileio_reads_mapped, scheme_of
 
 _T = TypeVar("_T")
 
@@ -49,14 +49,20 @@ class FileIOStorage(Storage):
         return fileio_obstore_config(scheme_of(self.uri), dict(getattr(self.io, "properties", {}) or {}))
 
     def _engine_endpoint_mapped(self) -> bool:
-        """Whether a store built from the FileIO's properties reaches the server the FileIO reads: an ``s3.endpoint``
-        is mapped; without one pyarrow and obstore each read the environment, but not the same variables
-        (``AWS_ENDPOINT_URL`` and ``AWS_ENDPOINT``), so with any of them set the data objects are the FileIO's."""
+        """Whether a store built from the FileIO's properties reaches the server the FileIO reads: only when every
+        property of the store's family that is set is mapped or changes no object read (``fileio_reads_mapped``: a
+        table's metadata may carry ``s3.proxy-uri`` and the like, which pyarrow honours and obstore would not); an
+        ``s3.endpoint`` is mapped; without one pyarrow and obstore each read the environment, but not the same
+        variables (``AWS_ENDPOINT_URL`` and ``AWS_ENDPOINT``), so with any of them set the data objects are the
+        FileIO's."""
         import os
 
+        props = dict(getattr(self.io, "properties", {}) or {})
+        if not fileio_reads_mapped(scheme_of(self.uri), props):
+            return False
         if scheme_of(self.uri) not in ("s3", "s3a", "s3n"):
             return True
-        if dict(getattr(self.io, "properties", {}) or {}).get("s3.endpoint"):
+        if props.get("s3.endpoint"):
             return True
         return not any(name.upper().startswith("AWS_ENDPOINT") for name in os.environ)
 

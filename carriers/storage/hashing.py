@@ -164,7 +164,7 @@ def _hash_through_obstore(storage: Storage, remote: list[DataFile], out: dict[st
             candidates.append((f, key))
         elif f.size >= 0:
             elsewhere.append(f)
-    if candidates:
+    if candidates and storage._engine_endpoint_mapped():  # the storage's own folder: the same rule as the roots'
         store = storage._object_store()
         if store is not None:
             groups.append((store, candidates))

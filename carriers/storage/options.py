@@ -124,25 +124,53 @@ def environment_options(uri: str, environ: Mapping[str, str] | None = None) -> d
     return {key: value for key, value in env.items() if key.startswith(prefix.upper())}
 
 
+_S3_FILEIO_NAMES = (
+    ("s3.endpoint", "aws_endpoint"), ("s3.access-key-id", "aws_access_key_id"),
+    ("s3.secret-access-key", "aws_secret_access_key"), ("s3.session-token", "aws_session_token"),
+    ("s3.region", "aws_region"), ("client.region", "aws_region"), ("client.access-key-id", "aws_access_key_id"),
+    ("client.secret-access-key", "aws_secret_access_key"), ("client.session-token", "aws_session_token"),
+)
+_ADLS_FILEIO_NAMES = {"adls.account-name": "azure_storage_account_name",
+                      "adls.account-key": "azure_storage_account_key", "adls.sas-token": "azure_storage_sas_key"}
+# FileIO properties that change no object a read reaches (timeouts, retries, write-side encryption).
+_FILEIO_READ_NEUTRAL = frozenset({"s3.connect-timeout", "s3.request-timeout", "s3.retry-strategy-impl",
+                                  "s3.server-side-encryption", "s3.sse-kms-key-id", "s3.sse-type", "s3.sse-key",
+                                  "s3.sse-md5"})
+
+
+def fileio_reads_mapped(scheme: str, props: Mapping[str, str]) -> bool:
+    """Whether every FileIO property of ``scheme``'s family (``s3.*`` and ``client.*``; ``adls.*``) that is set is
+    one :func:`fileio_obstore_config` maps or one that changes no object a read reaches: only then does a store
+    built from them read, for a location, the object the FileIO reads. A property it does not map (a proxy, a role
+    to assume, virtual-host addressing, anonymous access, a profile, a remote signer, another storage authority:
+    settings a table's own metadata may carry) leaves the data objects to the FileIO (security.md, round 21)."""
+    if scheme in ("s3", "s3a", "s3n"):
+        known = {name for name, _ in _S3_FILEIO_NAMES} | _FILEIO_READ_NEUTRAL
+        family: tuple[str, ...] = ("s3.", "client.")
+    elif scheme in ("abfs", "abfss", "wasb", "wasbs"):
+        known = {*_ADLS_FILEIO_NAMES, "adls.blob-storage-authority", "adls.blob-storage-scheme"}
+        family = ("adls.",)
+    else:
+        return False
+    return not any(str(k).startswith(family) and k not in known and v not in (None, "") for k, v in props.items())
+
+
 def fileio_obstore_config(scheme: str, props: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]] | None:
     """obstore configuration from pyiceberg FileIO properties (S3 and Azure; GCS emulators and others: None, and
     the FileIO's own single PUT is used)."""
     config: dict[str, str] = {}
     client: dict[str, str] = {}
     if scheme in ("s3", "s3a", "s3n"):
-        names = {"s3.endpoint": "aws_endpoint", "s3.access-key-id": "aws_access_key_id",
-                 "s3.secret-access-key": "aws_secret_access_key", "s3.session-token": "aws_session_token",
-                 "s3.region": "aws_region", "client.region": "aws_region",
-                 "client.access-key-id": "aws_access_key_id", "client.secret-access-key": "aws_secret_access_key",
-                 "client.session-token": "aws_session_token"}
-        config = {names[k]: str(v) for k, v in props.items() if k in names}
+        # pyiceberg's precedence (get_first_property_value): an s3.* property over its client.* twin, whatever
+        # their order in the properties (a table's own properties are merged over the catalog's).
+        for name, key in _S3_FILEIO_NAMES:
+            if key not in config and props.get(name):
+                config[key] = str(props[name])
         if config.get("aws_endpoint", "").startswith("http://"):
             client["allow_http"] = "true"
         return config, client
     if scheme in ("abfs", "abfss", "wasb", "wasbs"):
-        names = {"adls.account-name": "azure_storage_account_name", "adls.account-key": "azure_storage_account_key",
-                 "adls.sas-token": "azure_storage_sas_key"}
-        config = {names[k]: str(v) for k, v in props.items() if k in names}
+        config = {_ADLS_FILEIO_NAMES[k]: str(v) for k, v in props.items() if k in _ADLS_FILEIO_NAMES}
         authority = props.get("adls.blob-storage-authority")
         if authority:
             scheme_ = props.get("adls.blob-storage-scheme", "https")
