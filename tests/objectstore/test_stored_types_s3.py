@@ -63,8 +63,9 @@ def test_an_honest_table_verifies_on_s3_its_footers_read(s3: S3, tmp_path: Path)
 def iceberg_catalog(s3: S3, tmp_path: Path) -> SqlCatalog:
     from pyiceberg.catalog.sql import SqlCatalog
 
-    catalog = SqlCatalog("store", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=warehouse(s3, "wh"),
-                         **s3.iceberg_properties)
+    catalog = SqlCatalog(
+        "store", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=warehouse(s3, "wh"), **s3.iceberg_properties
+    )
     catalog.create_namespace("ns")
     return catalog
 
