@@ -1836,7 +1836,7 @@ def stored_type_problems(storage: Any, files: Sequence[DataFile], judge: Callabl
     def one(f: DataFile) -> tuple[str | None, bool]:
         try:
             local = where[f.path]
-            source: Any = pa.OSFile(local) if local is not None else storage.open_location(f.location)
+            source: Any = pa.OSFile(local) if local is not None else storage.open_footer_location(f.location)
             with contextlib.closing(source) as handle:
                 return judge(pq.ParquetFile(handle), handle), True
         except (OSError, ValueError, IndexError, KeyError, struct.error, pa.ArrowException):

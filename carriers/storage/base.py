@@ -559,6 +559,11 @@ class Storage(ABC):
             return open(local, "rb")
         return self._open_remote(location)
 
+    def open_footer_location(self, location: str) -> BinaryIO:
+        """The file at ``location`` opened for random access (a Parquet footer read at its end, then the ranges it
+        names: the stored-type check of ``verify --level bytes``); ``open_location``'s stream where that seeks."""
+        return self.open_location(location)
+
     def size_of(self, location: str) -> int | None:
         local = self.local_of(location)
         if local is not None:

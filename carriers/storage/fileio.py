@@ -125,6 +125,13 @@ class FileIOStorage(Storage):
     def _open_remote(self, location: str) -> BinaryIO:
         return cast(BinaryIO, self.io.new_input(location).open(seekable=False))
 
+    def open_footer_location(self, location: str) -> BinaryIO:
+        # The FileIO's stream of an object (open_location, the hashing's in-order read) does not seek: pyarrow's
+        # ParquetFile cannot read its footer. A random-access input reads the footer with ranged GETs.
+        if self.local_of(location) is not None:
+            return self.open_location(location)
+        return cast(BinaryIO, self.io.new_input(location).open(seekable=True))
+
     def _size_remote(self, location: str) -> int | None:
         try:
             # Not len(): a "folder" (objects under the name, none at it) has no size, which len() refuses.
