@@ -10,6 +10,22 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+# The storage servers' fixtures (tests/servers/fixtures.py), defined here once for every test. A module importing a
+# session-scoped fixture defines a fixture of its own, with its own instance: each of the 13 modules that imported
+# them started a SeaweedFS (Azurite, fake-gcs-server) of its own, and the last test's teardown stopped them all, one
+# after the other (27 s in CI).
+from tests.servers.fixtures import (  # noqa: F401  (fixtures, registered by import)
+    azure,
+    azurite_server,
+    bucket,
+    gcs,
+    gcs_server,
+    hive_metastore_server,
+    rest_catalog_server,
+    s3,
+    seaweed_server,
+)
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 

@@ -18,7 +18,6 @@ from attest.verify.audit import COLUMNS
 from carriers.audit_table import LAYOUT, LAYOUT_KEY
 from tests.conftest import run_cli
 from tests.delta.conftest import PROGRAM, special_table
-from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
 from tests.servers.stores import Bucket
 from tests.test_audit import _lakehouse
 
@@ -142,7 +141,7 @@ def test_spark_reads_the_kept_audit(tmp_path: Path, spark: Any) -> None:
 # ---- kept on an object store: the audit table on S3 (SeaweedFS started by tests/servers) ---------------------------
 
 
-def test_the_audit_is_kept_on_s3(s3: Bucket, tmp_path: Path) -> None:  # noqa: F811
+def test_the_audit_is_kept_on_s3(s3: Bucket, tmp_path: Path) -> None:
     options = [a for k, v in s3.storage_options.items() for a in ("--storage-option", f"{k}={v}")]
     write_deltalake(s3.uri("lake/t"), special_table(), storage_options=s3.storage_options)
     assert run_cli("record", s3.uri("lake/t"), "--model", "m", "--program-hash", PROGRAM, *options).returncode == 0

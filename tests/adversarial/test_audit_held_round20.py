@@ -7,7 +7,6 @@
   the kernel, another table than ``/lake/orders``: two lines.
 """
 
-# ruff: noqa: F811  (fixtures, imported)
 from __future__ import annotations
 
 import json
@@ -19,7 +18,6 @@ from carriers.delta.carrier import attest_after_write
 from tests.adversarial.test_audit_discovery_attacks import attested, audit, by_table, tamper
 from tests.delta.conftest import PROGRAM, special_table
 from tests.objectstore.test_stores import cli, options_args
-from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
 from tests.servers.stores import Bucket
 
 

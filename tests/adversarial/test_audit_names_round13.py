@@ -36,11 +36,10 @@ from tests.adversarial.test_iceberg_attacks import CATALOG, catalog, iceberg_env
 from tests.adversarial.test_policy_names import _policy
 from tests.delta.conftest import PROGRAM, special_table
 from tests.objectstore.test_stores import cli, options_args
-from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
 from tests.servers.stores import Bucket
 
 
-def test_a_prefix_named_like_a_version_is_audited_beside_that_version(s3: Bucket) -> None:  # noqa: F811
+def test_a_prefix_named_like_a_version_is_audited_beside_that_version(s3: Bucket) -> None:
     opts = s3.storage_options
     orders, twin = s3.uri("lake/orders"), s3.uri("lake/orders@0")
     for uri in (orders, twin):

@@ -29,22 +29,13 @@ from carriers.spark.session import CATALOG_DB, pyiceberg_catalog_properties
 from tests.adversarial.test_iceberg_attacks import catalog, iceberg_env, table  # noqa: F401  (fixtures)
 from tests.delta.conftest import PROGRAM, special_table
 from tests.objectstore.test_stores import cli, options_args
-from tests.servers.fixtures import (  # noqa: F401  (fixtures, registered by import)
-    azure,
-    azurite_server,
-    bucket,
-    gcs,
-    gcs_server,
-    s3,
-    seaweed_server,
-)
 from tests.servers.stores import Bucket
 
 # (the literal key of the copy, the name the audit gives it)
 COPIES = {"%6Frders": "%256Frders", "orders#x": "orders%23x", "orders?x": "orders%3Fx", "orders ": "orders%20"}
 
 
-def test_a_table_at_a_key_a_uri_would_decode_is_audited_as_itself(bucket: Bucket) -> None:  # noqa: F811
+def test_a_table_at_a_key_a_uri_would_decode_is_audited_as_itself(bucket: Bucket) -> None:
     opts = bucket.storage_options
     write_deltalake(bucket.uri("lake/orders"), special_table(), storage_options=opts)
     attest_after_write(bucket.uri("lake/orders"), model="orders", program_hash=PROGRAM, storage_options=opts)

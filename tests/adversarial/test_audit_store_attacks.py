@@ -16,20 +16,11 @@ from deltalake import write_deltalake
 from carriers.delta.carrier import attest_after_write
 from tests.delta.conftest import PROGRAM, special_table
 from tests.objectstore.test_stores import cli, options_args
-from tests.servers.fixtures import (  # noqa: F401  (fixtures, registered by import)
-    azure,
-    azurite_server,
-    bucket,
-    gcs,
-    gcs_server,
-    s3,
-    seaweed_server,
-)
 from tests.servers.seaweed import REGION
 from tests.servers.stores import Bucket
 
 
-def test_tables_in_hidden_prefixes_of_a_store_are_listed_skipped(bucket: Bucket) -> None:  # noqa: F811
+def test_tables_in_hidden_prefixes_of_a_store_are_listed_skipped(bucket: Bucket) -> None:
     """``lake/_staging/orders`` (attested, then a byte of it flipped), ``lake/.trash/eu/orders`` and a table's own
     ``lake/orders/_scratch/t``: each reached by its name, none audited. Before, the store's walk dropped them silently
     (the JSON's ``skipped`` was empty); now each is listed as on a local lake, and the audit's verdict on what it
@@ -56,7 +47,7 @@ def test_tables_in_hidden_prefixes_of_a_store_are_listed_skipped(bucket: Bucket)
     assert "1 place(s) skipped" not in text.stdout and "3 place(s) skipped" in text.stdout, text.stdout
 
 
-def test_a_delta_tables_own_folders_on_a_store_are_not_listed(s3: Bucket) -> None:  # noqa: F811
+def test_a_delta_tables_own_folders_on_a_store_are_not_listed(s3: Bucket) -> None:
     """The walk lists hidden tables, not a table's own ``_delta_log`` nor its change-data folder (searched, they hold
     no table): an attested table with change data audits clean, nothing skipped."""
     table = s3.uri("lake/orders")
@@ -70,7 +61,7 @@ def test_a_delta_tables_own_folders_on_a_store_are_not_listed(s3: Bucket) -> Non
     assert done.returncode == 0
 
 
-def test_a_prefix_with_more_folders_than_one_listing_page_is_walked_whole(s3: Bucket) -> None:  # noqa: F811
+def test_a_prefix_with_more_folders_than_one_listing_page_is_walked_whole(s3: Bucket) -> None:
     """Held: 1,100 folders under one prefix (an S3 listing page holds 1,000 common prefixes: the listing is truncated
     and continued), with the tampered table sorted last. delta-rs's object store follows the continuation token: the
     table is audited (``artifact_hash_mismatch``), never left on the second page."""
@@ -88,7 +79,7 @@ def test_a_prefix_with_more_folders_than_one_listing_page_is_walked_whole(s3: Bu
     assert done.returncode == 1
 
 
-def _list_page(s3: Bucket, prefix: str) -> str:  # noqa: F811
+def _list_page(s3: Bucket, prefix: str) -> str:
     """One ListObjectsV2 request with a delimiter, as the server answers it (signed with SigV4 by hand: no boto3)."""
     opts = s3.storage_options
     endpoint = urllib.parse.urlsplit(opts["AWS_ENDPOINT_URL"])
@@ -115,7 +106,7 @@ def _list_page(s3: Bucket, prefix: str) -> str:  # noqa: F811
         return str(response.read().decode())
 
 
-def test_a_table_copied_over_a_prefix_named_without_a_slash_no_longer_hides_the_one_below(bucket: Bucket) -> None:  # noqa: F811
+def test_a_table_copied_over_a_prefix_named_without_a_slash_no_longer_hides_the_one_below(bucket: Bucket) -> None:
     """Issue 29.5 on a store, by a target without its trailing ``/``: ``attest audit s3://b/lake/sales`` walked the
     prefix while ``sales`` was no table, and audited the tampered ``sales/orders``. Once an attested table is copied
     to ``lake/sales`` the target named a table, and that table alone was audited: ``1 verified``, exit 0. A local
@@ -137,7 +128,7 @@ def test_a_table_copied_over_a_prefix_named_without_a_slash_no_longer_hides_the_
     assert [t["table"] for t in json.loads(at_version.stdout)["tables"]] == [outer + "@1"], at_version.stdout
 
 
-def test_tables_inside_a_tables_own_prefixes_on_a_store_are_listed(s3: Bucket) -> None:  # noqa: F811
+def test_tables_inside_a_tables_own_prefixes_on_a_store_are_listed(s3: Bucket) -> None:
     """``lake/orders/_change_data/x``, ``lake/orders/_recipe_attest/x`` (a table's own prefixes) and
     ``lake/_staging/t/metadata/z`` (inside a hidden table): before, the store's walk neither audited nor listed them
     (it did not search a table's own prefixes, nor enter a hidden table), while delta-rs opens each by its name. Now

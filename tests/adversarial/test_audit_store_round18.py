@@ -13,11 +13,10 @@ from carriers.delta.carrier import attest_after_write
 from tests.adversarial.test_signing_attacks import KEY
 from tests.delta.conftest import PROGRAM, special_table
 from tests.objectstore.test_stores import cli, options_args
-from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
 from tests.servers.stores import Bucket
 
 
-def test_a_hidden_table_on_a_store_the_policy_requires_signed_fails_the_audit(s3: Bucket, tmp_path: Path) -> None:  # noqa: F811
+def test_a_hidden_table_on_a_store_the_policy_requires_signed_fails_the_audit(s3: Bucket, tmp_path: Path) -> None:
     opts = s3.storage_options
     for key in ("lake/orders", "lake/_staging/orders"):
         write_deltalake(s3.uri(key), special_table(), storage_options=opts)

@@ -28,7 +28,6 @@ from carriers.delta.carrier import attest_after_write
 from tests.delta.conftest import PROGRAM, special_table
 from tests.objectstore.test_spark_s3 import s3_spark  # noqa: F401  (a fixture)
 from tests.objectstore.test_stores import cli, options_args
-from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
 from tests.servers.stores import Bucket
 
 ALIASES = ["lake/%6frders", "lake/orders#x", "lake/orders?x"]

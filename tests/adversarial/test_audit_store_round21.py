@@ -8,7 +8,6 @@ tests/adversarial/test_audit_store_round20.py); when that key holds a table too 
 (``refuse_two_readings``), so merging the two lines never hides a table another engine reads. Now one line.
 """
 
-# ruff: noqa: F811  (fixtures, imported)
 from __future__ import annotations
 
 import json
@@ -19,7 +18,6 @@ from deltalake import write_deltalake
 from carriers.delta.carrier import attest_after_write
 from tests.delta.conftest import PROGRAM, special_table
 from tests.objectstore.test_stores import cli, options_args
-from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
 from tests.servers.stores import Bucket
 
 

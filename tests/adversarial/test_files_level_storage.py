@@ -25,15 +25,6 @@ from tests.adversarial.conftest import PROGRAM, a_data_file, codes, verify
 from tests.adversarial.test_iceberg_attacks import REF, catalog, iceberg_env, table  # noqa: F401  (fixtures)
 from tests.iceberg.conftest import CATALOG, local
 from tests.objectstore.test_stores import iceberg_table
-from tests.servers.fixtures import (  # noqa: F401  (fixtures, registered by import)
-    azure,
-    azurite_server,
-    bucket,
-    gcs,
-    gcs_server,
-    s3,
-    seaweed_server,
-)
 from tests.servers.stores import Bucket
 
 
@@ -208,7 +199,7 @@ def _data_keys(store: Bucket, prefix: str) -> list[str]:
 
 @WAYS
 @pytest.mark.parametrize("how", sorted(OBJECT_TAMPERS))
-def test_delta_on_s3_files_level_looks_at_storage(s3: Bucket, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+def test_delta_on_s3_files_level_looks_at_storage(s3: Bucket, monkeypatch: pytest.MonkeyPatch,
                                                   list_min: int, how: str) -> None:
     ways = _through_obstore(monkeypatch, list_min)
     uri = s3.uri("t")
@@ -223,7 +214,7 @@ def test_delta_on_s3_files_level_looks_at_storage(s3: Bucket, monkeypatch: pytes
     assert set(ways) == {"_listed" if list_min == 1 else "_headed"}
 
 
-def test_delta_on_s3_with_escaped_keys_is_asked_of_the_engine(s3: Bucket) -> None:  # noqa: F811
+def test_delta_on_s3_with_escaped_keys_is_asked_of_the_engine(s3: Bucket) -> None:
     """Partition values the stores escape differently are not listed by key: each is asked of delta-rs (a HEAD)."""
     from tests.delta.conftest import special_table
 
@@ -241,7 +232,7 @@ def test_delta_on_s3_with_escaped_keys_is_asked_of_the_engine(s3: Bucket) -> Non
 
 @WAYS
 @pytest.mark.parametrize("how", sorted(OBJECT_TAMPERS))
-def test_iceberg_on_s3_files_level_looks_at_storage(s3: Bucket, tmp_path: Path,  # noqa: F811
+def test_iceberg_on_s3_files_level_looks_at_storage(s3: Bucket, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch, list_min: int, how: str) -> None:
     ways = _through_obstore(monkeypatch, list_min)
     ice, _ = iceberg_table(s3, tmp_path)
@@ -255,7 +246,7 @@ def test_iceberg_on_s3_files_level_looks_at_storage(s3: Bucket, tmp_path: Path, 
 
 
 
-def test_delta_files_level_on_each_store(bucket: Bucket) -> None:  # noqa: F811
+def test_delta_files_level_on_each_store(bucket: Bucket) -> None:
     """GCS (fake-gcs-server) and Azure (Azurite) as S3: honest verifies at files level, a deleted object does not."""
     uri = bucket.uri("t")
     write_deltalake(uri, pa.table({"v": list(range(4))}), storage_options=bucket.storage_options)
@@ -267,7 +258,7 @@ def test_delta_files_level_on_each_store(bucket: Bucket) -> None:  # noqa: F811
     assert [e.code.value for e in report.errors] == ["file_missing"], report.human()
 
 
-def test_a_file_outside_the_tables_roots_is_asked_alone_never_a_bucket_listing(s3: Bucket,  # noqa: F811
+def test_a_file_outside_the_tables_roots_is_asked_alone_never_a_bucket_listing(s3: Bucket,
                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Files under the table's root are listed together (the folder they share); one elsewhere in the bucket (an
     Iceberg file added from another prefix) is a HEAD of its own through the engine, so it never widens the listing

@@ -34,7 +34,6 @@ from tests.adversarial.test_policy_names import _policy
 from tests.adversarial.test_signing_attacks import _signer
 from tests.delta.conftest import PROGRAM, special_table
 from tests.objectstore.test_stores import cli, options_args
-from tests.servers.fixtures import azure, azurite_server, s3, seaweed_server  # noqa: F401  (fixtures)
 from tests.servers.stores import Bucket
 
 
@@ -59,7 +58,7 @@ def _assert_required(bucket: Bucket, names: list[str], policy: str) -> None:
         assert doc["signature"]["required"] is True, (name, doc)
 
 
-def test_a_store_name_the_url_parser_folds_is_covered(s3: Bucket, tmp_path: Path) -> None:  # noqa: F811
+def test_a_store_name_the_url_parser_folds_is_covered(s3: Bucket, tmp_path: Path) -> None:
     _unsigned_finance_table(s3)
     b = s3.name
     policy = _policy(tmp_path, [f"s3://{b}/lake/finance/*"])
@@ -80,7 +79,7 @@ def test_a_store_name_the_url_parser_folds_is_covered(s3: Bucket, tmp_path: Path
     assert rc == 0 and doc["signature"]["required"] is False, doc
 
 
-def test_one_azure_container_under_every_scheme_is_covered(azure: Bucket, tmp_path: Path) -> None:  # noqa: F811
+def test_one_azure_container_under_every_scheme_is_covered(azure: Bucket, tmp_path: Path) -> None:
     _unsigned_finance_table(azure)
     c, account = azure.name, azure.storage_options["AZURE_STORAGE_ACCOUNT_NAME"]
     names = [f"azure://{c}/lake/finance/orders", f"adl://{c}/lake/finance/orders", f"abfs://{c}/lake/finance/orders",

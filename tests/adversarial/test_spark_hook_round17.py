@@ -149,7 +149,10 @@ def test_a_cache_dropped_from_the_jvm_right_after_the_write_still_makes_the_read
     drops = {"jvm_clearCache": lambda df: jspark.catalog().clearCache(),
              "jvm_sql_clear_cache": lambda df: jspark.sql("CLEAR CACHE"),
              "jvm_refreshByPath": lambda df: jspark.catalog().refreshByPath(str(spark_warehouse))}
-    dst = _cached_then_written(spark, hook, spark_warehouse, f"r17_{how}", drops[how], slow_listener)
+    # refreshByPath re-caches what it refreshes: with the read's own events let through before the hold, this case no
+    # longer failed with round 17's note taken out (measured), so it keeps the hold over them (20 s more).
+    dst = _cached_then_written(spark, hook, spark_warehouse, f"r17_{how}", drops[how], slow_listener,
+                               settle=how != "jvm_refreshByPath")
     doc, inputs = _inputs(hook, dst)
     assert doc["inputs_proof_class"] == "heuristic", inputs  # was: strong, the content of version 1
     (read,) = inputs

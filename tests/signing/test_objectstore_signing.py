@@ -13,13 +13,12 @@ from attest.verify.table import verify_table
 from carriers import properties as props
 from carriers.delta.carrier import SIDECAR_DIR, DeltaCarrier, attest_after_write
 from tests.delta.conftest import PROGRAM, special_table
-from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
 from tests.servers.stores import Bucket
 
 TABLE = "signed"
 
 
-def test_signed_delta_on_s3_verifies_and_any_envelope_change_fails(s3: Bucket) -> None:  # noqa: F811
+def test_signed_delta_on_s3_verifies_and_any_envelope_change_fails(s3: Bucket) -> None:
     ci, stranger = generate_keypair("ed25519"), generate_keypair("ecdsa-p256")
     uri = s3.uri(TABLE)
     write_deltalake(uri, special_table(), partition_by=["p"], storage_options=s3.storage_options)

@@ -39,7 +39,6 @@ from carriers.spark.distributed import (
 from carriers.spark.errors import SparkJobError
 from carriers.storage.base import local_path_of
 from tests.conftest import required_hook
-from tests.servers.fixtures import s3, seaweed_server  # noqa: F401  (fixtures, registered by import)
 from tests.servers.stores import Bucket as S3
 
 if TYPE_CHECKING:
@@ -158,7 +157,7 @@ def test_delta_stale_unattested_and_time_travel(spark: SparkSession, hook: Hook,
     assert _codes(never) == ["unattested"]
 
 
-def test_delta_on_an_object_store_reads_through_the_tables_own_options(spark: SparkSession, s3: S3) -> None:  # noqa: F811
+def test_delta_on_an_object_store_reads_through_the_tables_own_options(spark: SparkSession, s3: S3) -> None:
     """Executors open s3:// with the table's storage options (handed over in the task), not with any of their own."""
     uri = s3.uri("t")
     data = pa.table({"p": ["a", "b", "c"] * 10, "v": list(range(30))})
