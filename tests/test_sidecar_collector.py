@@ -17,7 +17,7 @@ import carriers.sidecar as sidecar_module
 from attest.canonical import blake3_hex
 from attest.fast import record as fast_record
 from carriers.sidecar import Sidecar
-from tests.adversarial.test_sidecar_regular_runs import _mutated, _read, _same, _sidecars
+from tests.adversarial.test_sidecar_regular_runs import _mutated, _read, _read_switched, _same_views, _sidecars
 from tests.test_sidecar_shared_keys import PATHS, _sidecar
 
 
@@ -41,21 +41,9 @@ _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Hea
 @_SETTINGS
 @given(st.one_of(_sidecars(), _mutated()), st.integers(1, 400), st.integers(8, 600))
 def test_the_view_read_paused_is_the_view_read(data: bytes, piece: int, window: int) -> None:
-    saved = sidecar_module.CHUNK_BYTES, fast_record.ON
-    try:
-        sidecar_module.CHUNK_BYTES = window
-        fast_record.ON = True
-        paused = _read(data, piece, blake3_hex(data))
-        assert gc.isenabled()
-        fast_record.ON = False
-        running = _read(data, piece, blake3_hex(data))
-    finally:
-        sidecar_module.CHUNK_BYTES, fast_record.ON = saved
-    _same(paused, running)
-    if isinstance(paused, Sidecar):
-        assert paused.view is not None and running.view is not None
-        assert list(paused.view.files.items()) == list(running.view.files.items())
-        assert paused.view.digest == running.view.digest
+    paused, running = _read_switched(data, piece, window, (fast_record, "ON"), blake3_hex(data))
+    assert gc.isenabled()  # the paused read put the collector back (the second read leaves it alone)
+    _same_views(paused, running)
 
 
 @pytest.mark.parametrize("piece, window", [(1 << 20, 1 << 20), (997, 200)])

@@ -20,25 +20,13 @@ import carriers.sidecar as sidecar_module
 from attest.canonical import blake3_hex
 from attest.view import ReaderView
 from carriers.sidecar import Sidecar
-from tests.adversarial.test_sidecar_regular_runs import HEX, _file, _mutated, _read, _same, _sidecars
+from tests.adversarial.test_sidecar_regular_runs import HEX, _file, _mutated, _read_switched, _same_views, _sidecars
 
 
 def _both(data: bytes, piece: int, window: int, monkeypatch: pytest.MonkeyPatch | None = None) -> tuple[Any, Any]:
     """The reader with the keys shared and without, windows of ``window`` characters."""
-    saved = sidecar_module.CHUNK_BYTES, sidecar_module.SHARED_KEYS
-    try:
-        sidecar_module.CHUNK_BYTES = window
-        sidecar_module.SHARED_KEYS = True
-        shared = _read(data, piece, blake3_hex(data))
-        sidecar_module.SHARED_KEYS = False
-        own = _read(data, piece, blake3_hex(data))
-    finally:
-        sidecar_module.CHUNK_BYTES, sidecar_module.SHARED_KEYS = saved
-    _same(shared, own)
-    if isinstance(shared, Sidecar):
-        assert shared.view is not None and own.view is not None
-        assert list(shared.view.files.items()) == list(own.view.files.items())  # the same members, in order
-        assert shared.view.digest == own.view.digest
+    shared, own = _read_switched(data, piece, window, (sidecar_module, "SHARED_KEYS"), blake3_hex(data))
+    _same_views(shared, own)
     return shared, own
 
 

@@ -80,19 +80,37 @@ def _read(data: bytes, piece: int, digest: str | None) -> Sidecar | str:
         return str(exc)
 
 
-def _both(data: bytes, piece: int, window: int, hashed: bool) -> tuple[Any, Any]:
-    """The reader with the regular runs and without, windows of ``window`` characters."""
-    digest = blake3_hex(data) if hashed else None
-    saved = sidecar_module.CHUNK_BYTES, sidecar_module.REGULAR_RUNS
+def _read_switched(data: bytes, piece: int, window: int, switch: tuple[object, str],
+                   digest: str | None) -> tuple[Any, Any]:
+    """The reader with ``switch`` (a module and the name of its boolean) on, then off, windows of ``window``
+    characters; both put back after."""
+    owner, name = switch
+    saved = sidecar_module.CHUNK_BYTES, getattr(owner, name)
     try:
         sidecar_module.CHUNK_BYTES = window
-        sidecar_module.REGULAR_RUNS = True
-        fast = _read(data, piece, digest)
-        sidecar_module.REGULAR_RUNS = False
-        general = _read(data, piece, digest)
+        setattr(owner, name, True)
+        on = _read(data, piece, digest)
+        setattr(owner, name, False)
+        off = _read(data, piece, digest)
     finally:
-        sidecar_module.CHUNK_BYTES, sidecar_module.REGULAR_RUNS = saved
-    return fast, general
+        sidecar_module.CHUNK_BYTES = saved[0]
+        setattr(owner, name, saved[1])
+    return on, off
+
+
+def _same_views(on: Any, off: Any) -> None:
+    """``_same``, and for a sidecar read the same view members, in order, and view digest."""
+    _same(on, off)
+    if isinstance(on, Sidecar):
+        assert on.view is not None and off.view is not None
+        assert list(on.view.files.items()) == list(off.view.files.items())  # the same members, in order
+        assert on.view.digest == off.view.digest
+
+
+def _both(data: bytes, piece: int, window: int, hashed: bool) -> tuple[Any, Any]:
+    """The reader with the regular runs and without, windows of ``window`` characters."""
+    return _read_switched(data, piece, window, (sidecar_module, "REGULAR_RUNS"),
+                          blake3_hex(data) if hashed else None)
 
 
 def _same(fast: Any, general: Any) -> None:
