@@ -532,9 +532,17 @@ def _iceberg_folder(fs: Any, jvm: Any, path: Any) -> bool:
     from carriers.discovery import iceberg_metadata_names
 
     metadata = jvm.org.apache.hadoop.fs.Path(path, "metadata")
-    if not fs.exists(metadata) or not fs.getFileStatus(metadata).isDirectory():
+    if not fs.exists(metadata):
         return False
-    return iceberg_metadata_names([str(status.getPath().getName()) for status in fs.listStatus(metadata)])
+    try:
+        if not fs.getFileStatus(metadata).isDirectory():
+            return False
+        names = [str(status.getPath().getName()) for status in fs.listStatus(metadata)]
+    except Exception:
+        # A ``metadata/`` seen but not listable is presumed a table's: a refused read can be retried, a table's
+        # unreferenced files read past its metadata cannot be taken back (another reader may list it).
+        return True
+    return iceberg_metadata_names(names)
 
 
 def stream_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
