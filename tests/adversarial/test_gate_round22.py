@@ -4,7 +4,12 @@ Found (failing before the fix): ``_iceberg_folder`` let the listing's error esca
 "no table found there" — a file-source read of such a table's ``data/`` (its unreferenced files, its deleted rows) was
 let through, while a reader allowed to list ``metadata/`` (another user, the catalog's service) reads the table. Such a
 folder is now presumed an Iceberg table's: the read is refused, and can be run again once the folder can be listed.
-An error before ``metadata/`` is seen (the job's role may not look above the data it reads) stays "no table found"."""
+An error before ``metadata/`` is seen (the job's role may not look above the data it reads) stays "no table found".
+
+The tests run as root, where no permission stops a listing, and Hadoop's local listing was tried with odd entries in
+``metadata/`` (``a:b``, a newline, ``#``, ``?``, ``{``, ``%zz``, a backslash, bytes not UTF-8, a FIFO, a dangling
+link, a link loop, ``..``): it listed every one (skipping the broken links), so no local entry triggers the error. The
+file system double below fails the calls as a permission or a store's error does."""
 
 from __future__ import annotations
 
