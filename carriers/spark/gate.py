@@ -299,7 +299,8 @@ def folder_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
                 continue
             tables = [table_root(spark, root) for root in leaf.roots]
             tables += [table_root(spark, real) for real in {_real(root) for root in leaf.roots} - set(leaf.roots)]
-            tables += walk.listed_tables(leaf.roots, _listed_dirs(leaf.index))
+            dirs = _listed_dirs(leaf.index) or _listed_dirs(_catalog_partitions(jvm, leaf.index))
+            tables += walk.listed_tables(leaf.roots, dirs)
             for table in tables:
                 if table is not None:
                     fmt, where = table
@@ -310,7 +311,7 @@ def folder_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
 def _listed_dirs(index: Any) -> list[str]:
     """The folders a file index listed files in at analysis (``leafDirToChildrenFiles`` of Spark's
     ``InMemoryFileIndex`` / ``MetadataLogFileIndex``: one entry per folder, whatever its number of files), as Spark
-    prints them, in one py4j call. None of another index (a catalog table's partitions are listed at execution)."""
+    prints them, in one py4j call. None of another index (a catalog table's partitions: ``_catalog_partitions``)."""
     if index is None:
         return []
     try:
@@ -318,6 +319,20 @@ def _listed_dirs(index: Any) -> list[str]:
     except Exception:
         return []
     return [d for d in text.split("\x00") if d]
+
+
+def _catalog_partitions(jvm: Any, index: Any) -> Any:
+    """A catalog table's partitions listed as Spark lists them when none is pruned (``CatalogFileIndex
+    .filterPartitions(Nil)``: an ``InMemoryFileIndex`` over every partition's location, which the catalog may put
+    anywhere — ``ALTER TABLE … ADD PARTITION … LOCATION '<a Delta table's folder>'``), or None of another index. The
+    listing goes through the session's file status cache, which the query's own listing then reads. One that fails is
+    None: the query's own listing of the same partitions fails the same way before any file is read."""
+    if index is None or simple_name(index) != "CatalogFileIndex":
+        return None
+    try:
+        return index.filterPartitions(getattr(getattr(jvm.scala.collection.immutable, "Nil$"), "MODULE$"))
+    except Exception:
+        return None
 
 
 def _split(path: str) -> tuple[str, str]:
@@ -532,9 +547,17 @@ def _iceberg_folder(fs: Any, jvm: Any, path: Any) -> bool:
     from carriers.discovery import iceberg_metadata_names
 
     metadata = jvm.org.apache.hadoop.fs.Path(path, "metadata")
-    if not fs.exists(metadata) or not fs.getFileStatus(metadata).isDirectory():
+    if not fs.exists(metadata):
         return False
-    return iceberg_metadata_names([str(status.getPath().getName()) for status in fs.listStatus(metadata)])
+    try:
+        if not fs.getFileStatus(metadata).isDirectory():
+            return False
+        names = [str(status.getPath().getName()) for status in fs.listStatus(metadata)]
+    except Exception:
+        # A ``metadata/`` seen but not listable is presumed a table's: a refused read can be retried, a table's
+        # unreferenced files read past its metadata cannot be taken back (another reader may list it).
+        return True
+    return iceberg_metadata_names(names)
 
 
 def stream_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
