@@ -299,7 +299,13 @@ def folder_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
                 continue
             tables = [table_root(spark, root) for root in leaf.roots]
             tables += [table_root(spark, real) for real in {_real(root) for root in leaf.roots} - set(leaf.roots)]
-            dirs = _listed_dirs(leaf.index) or _listed_dirs(_catalog_partitions(jvm, leaf.index))
+            dirs = _listed_dirs(leaf.index)
+            if not dirs and _catalog_index(leaf.index):
+                listed = _catalog_partitions(jvm, leaf.index)
+                if listed is not None:
+                    dirs = _listed_dirs(listed)
+                else:  # one partition cannot be listed: a filter may prune it away and read the others
+                    tables += _partition_tables(spark, leaf.index)
             tables += walk.listed_tables(leaf.roots, dirs)
             for table in tables:
                 if table is not None:
@@ -321,18 +327,54 @@ def _listed_dirs(index: Any) -> list[str]:
     return [d for d in text.split("\x00") if d]
 
 
+def _catalog_index(index: Any) -> bool:
+    """Whether ``index`` is a catalog table's (``CatalogFileIndex``: its partitions are listed when the query runs)."""
+    try:
+        return index is not None and simple_name(index) == "CatalogFileIndex"
+    except Exception:
+        return False
+
+
 def _catalog_partitions(jvm: Any, index: Any) -> Any:
     """A catalog table's partitions listed as Spark lists them when none is pruned (``CatalogFileIndex
     .filterPartitions(Nil)``: an ``InMemoryFileIndex`` over every partition's location, which the catalog may put
-    anywhere — ``ALTER TABLE … ADD PARTITION … LOCATION '<a Delta table's folder>'``), or None of another index. The
-    listing goes through the session's file status cache, which the query's own listing then reads. One that fails is
-    None: the query's own listing of the same partitions fails the same way before any file is read."""
-    if index is None or simple_name(index) != "CatalogFileIndex":
-        return None
+    anywhere — ``ALTER TABLE … ADD PARTITION … LOCATION '<a Delta table's folder>'``). The listing goes through the
+    session's file status cache, which the query's own listing then reads. None when it fails (a partition on a file
+    system that cannot be reached): ``_partition_tables`` then looks at each partition alone."""
     try:
         return index.filterPartitions(getattr(getattr(jvm.scala.collection.immutable, "Nil$"), "MODULE$"))
     except Exception:
         return None
+
+
+def _partition_tables(spark: SparkSession, index: Any) -> list[tuple[Literal["delta", "iceberg"], str] | None]:
+    """The table folders a catalog table's partitions are at, inside or above, each partition's location (from the
+    catalog, no listing of the whole table) looked at alone: up from it (``table_root``) and down the folders Spark's
+    listing would enter (``_tables_below``). For a table one of whose partitions cannot be listed — its unpruned read
+    fails, but a query whose filter prunes that partition away reads the others, one of them a Delta table's folder
+    (round 22). A partition whose location cannot be looked at is no table found there: no read lists it either."""
+    jvm = spark._jvm
+    assert jvm is not None
+    try:
+        table = index.table()
+        partitions = seq(spark._jsparkSession.sessionState().catalog().listPartitions(
+            table.identifier(), jvm.scala.Option.apply(None)))
+        locations = [str(jvm.org.apache.hadoop.fs.Path(p.location()).toString()) for p in partitions]
+    except Exception as exc:  # the catalog cannot name them: nor can Spark's own pruning, which asks it the same
+        raise VerificationRefusedError(
+            f"refused: the partitions of a catalog table a read lists could not be named ({type(exc).__name__}): "
+            "a read of them cannot be shown to stay out of a Delta or Iceberg table's folder",
+            code=Code.TABLE_UNREADABLE) from exc
+    conf = spark._jsparkSession.sessionState().newHadoopConf()
+    out: list[tuple[Literal["delta", "iceberg"], str] | None] = []
+    for location in locations:
+        out.append(table_root(spark, location))
+        try:
+            fs = jvm.org.apache.hadoop.fs.Path(location).getFileSystem(conf)
+        except Exception:
+            continue
+        out += _tables_below(spark, fs, location)
+    return out
 
 
 def _split(path: str) -> tuple[str, str]:

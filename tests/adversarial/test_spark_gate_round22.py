@@ -81,3 +81,36 @@ def test_a_catalog_table_of_its_own_partitions_is_let_through(spark: SparkSessio
     spark.sql(f"ALTER TABLE {name} ADD PARTITION (p=3) LOCATION '{tmp_path / 'elsewhere' / 'p=3'}'")
     with require_verified(spark):
         assert spark.table(name).count() == 4
+
+
+def test_a_partition_that_cannot_be_listed_hides_no_other(spark: SparkSession, hook: Hook, tmp_path: Path) -> None:
+    """A second partition on a file system no listing reaches (``foo://``): the unpruned listing of the whole table
+    fails (and so does Spark's unpruned read), but ``WHERE p = 1`` prunes it away and reads the Delta table's folder.
+    The gate's listing failed and it let that read through (failing before this fix); each partition's location, from
+    the catalog, is now looked at alone."""
+    from attest.errors import VerificationRefusedError
+    from attest.spark import require_verified
+
+    delta = tmp_path / "delta"
+    _overwritten_delta(spark, hook, delta)
+    name = _partitioned(spark, tmp_path / "h")
+    spark.sql(f"ALTER TABLE {name} ADD PARTITION (p=1) LOCATION '{delta}'")
+    spark.sql(f"INSERT INTO {name} VALUES (8, 9)")
+    spark.sql(f"ALTER TABLE {name} PARTITION (p=9) SET LOCATION 'foo://nowhere/p9'")
+    assert spark.sql(f"SELECT * FROM {name} WHERE p = 1").count() == 5  # the Delta folder's five files' rows
+    with require_verified(spark) as gate:
+        with pytest.raises(VerificationRefusedError) as refused:
+            spark.sql(f"SELECT * FROM {name} WHERE p = 1").count()  # was: let through, 5 rows
+        assert refused.value.code.value == "unattested" and "Delta table" in str(refused.value), gate.refused
+
+
+def test_a_partition_that_cannot_be_listed_beside_plain_ones_is_let_through(spark: SparkSession,
+                                                                              tmp_path: Path) -> None:
+    """The control: the same unreachable partition beside the table's own: a pruned read of its own is let through."""
+    from attest.spark import require_verified
+
+    name = _partitioned(spark, tmp_path / "h")
+    spark.sql(f"INSERT INTO {name} VALUES (8, 9)")
+    spark.sql(f"ALTER TABLE {name} PARTITION (p=9) SET LOCATION 'foo://nowhere/p9'")
+    with require_verified(spark):
+        assert spark.sql(f"SELECT * FROM {name} WHERE p = 0").count() == 1
