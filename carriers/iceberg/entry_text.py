@@ -160,7 +160,8 @@ def view_text(df: Mapping[str, Any], location: str, *, deletes_apply: bool = Fal
         else:
             sequence = where = ""
         value = _value_text
-        # The entry's keys in code point order (the optional ones where they sort).
+        # The entry's keys in code point order (the optional ones where they sort); spelt out, not looped over a key
+        # list: this runs once per live file of a 200,000-file record, and the literal list is its fastest form.
         return "".join(
             [
                 '{"content":',

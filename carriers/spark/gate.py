@@ -329,10 +329,7 @@ def _listed_dirs(index: Any) -> list[str]:
 
 def _catalog_index(index: Any) -> bool:
     """Whether ``index`` is a catalog table's (``CatalogFileIndex``: its partitions are listed when the query runs)."""
-    try:
-        return index is not None and simple_name(index) == "CatalogFileIndex"
-    except Exception:
-        return False
+    return index is not None and simple_name(index) == "CatalogFileIndex"
 
 
 def _catalog_partitions(jvm: Any, index: Any) -> Any:
