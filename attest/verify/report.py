@@ -187,7 +187,9 @@ class Report:
         if self.stored_types_unchecked and self.level == "bytes":
             qualifier += f"; stored types not checked: {self.stored_types_unchecked}"
         noun = version_noun(self.table_format)
-        tail = f"{self.table_format} table {self.subject} {noun} {self.version}"
+        tail = f"{self.table_format} table {self.subject}"
+        if self.version is not None:  # none for a read of no one version (the Spark gate's folder and change reads)
+            tail += f" {noun} {self.version}"
         if self.attested_version is not None:
             tail += f", attestation for {noun} {self.attested_version}"
         if not self.passed and self.errors:

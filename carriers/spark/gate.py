@@ -21,7 +21,9 @@ through in ``optional`` mode; ``disabled`` installs nothing. A file-source read 
 (``spark.read.parquet(table)``, ``spark.read.parquet(f"{iceberg_table}/data")``: the folder listed, not the log or
 the metadata) is no table version and is refused likewise (``folder_reads``): a root path at or inside a table's
 folder, or a folder Spark listed files in below a root (``recursiveFileLookup`` from above, a link), each folder
-looked at once; a streaming file source's paths when it starts (``stream_folder_reads``).
+looked at once; a streaming file source's paths when it starts (``stream_folder_reads``). A read of a table's
+changes — a Delta change data feed, an Iceberg changelog or incremental read, a stream that starts before the
+version it would be checked at — is no table version either and is refused likewise (``change_reads``).
 
 **What it does not cover.** Code that reaches the JVM without the Python API (Scala/Java in the same application,
 ``spark._jsparkSession`` used directly), the versions a Structured Streaming query reads after it started (its
@@ -42,7 +44,16 @@ from typing import TYPE_CHECKING, Any, Literal
 from attest.errors import AttestError, Code, InvalidArgumentError, Problem, VerificationRefusedError
 from attest.render.terminal import terminal_safe_logger
 from carriers.spark import intercept
-from carriers.spark.plan import LeafInfo, carrier_uri, ident_parts, leaves, opt, seq, simple_name
+from carriers.spark.plan import (
+    LeafInfo,
+    carrier_uri,
+    iceberg_change_options,
+    ident_parts,
+    leaves,
+    opt,
+    seq,
+    simple_name,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -89,9 +100,12 @@ class TableRead:
     catalog: str | None = None  # Iceberg: the Spark catalog
     identifier: tuple[str, ...] | None = None  # Iceberg: namespace parts + table
     folder: bool = False  # the table's files read by path as a file source, past its log (folder_reads)
+    changes: str | None = None  # a read of its changes between versions, as asked (change_reads): never a version
 
     @property
     def key(self) -> tuple[str, ...]:
+        if self.changes is not None:
+            return ("changes", self.format, self.label, self.changes)
         if self.format == "delta":
             from carriers.delta.carrier import signed_table_uri
 
@@ -150,7 +164,8 @@ class ReadGate:
         """Check the Delta / Iceberg sources of a streaming DataFrame at the version each has when the query starts
         (its latest); the versions the query reads later are not checked (docs/streaming.md)."""
         plan = df._jdf.queryExecution().analyzed()
-        reports = [self._check(read, what) for read in stream_reads(plan, self.spark)]
+        reports = [self._changes(read, what) if read.changes is not None else self._check(read, what)
+                   for read in stream_reads(plan, self.spark)]
         return reports + [self._folder(folder, what) for folder in stream_folder_reads(plan, self.spark)]
 
     def check_sql(self, text: str, what: str = "SparkSession.sql") -> list[Report]:
@@ -162,7 +177,23 @@ class ReadGate:
         reports = [self._check(read, what) for read in reads]
         for folder in folder_reads(plan, self.spark):
             reports.append(self._folder(folder, what))
+        for changes in change_reads(plan, self.spark._jvm):
+            reports.append(self._changes(changes, what))
         return reports
+
+    def _changes(self, read: TableRead, what: str) -> Report:
+        # A read of a table's changes between versions (a Delta change data feed, an Iceberg changelog or
+        # incremental read, a stream started in the past) reads change-data files, files of versions other than any
+        # one verified, rows later versions removed: no attestation of a version covers them, so none is checked.
+        problem = Problem(Code.UNATTESTED, f"{read.changes} of {_format_name(read)} table {read.label} reads its "
+                          "changes between versions (change-data files, files of other versions, rows later "
+                          "versions removed), which no attestation of a table version covers; read a version of it "
+                          "to have it checked")
+        report = _error_report(read, problem)
+        with self._lock:
+            self.checked += 1
+        self._refuse(read, report, what)
+        return report
 
     def _folder(self, folder: TableRead, what: str) -> Report:
         # The files of a Delta / Iceberg table read by path as a file source (``spark.read.parquet(table)``): no
@@ -209,6 +240,8 @@ class ReadGate:
         if read.folder:
             past = "its log" if read.format == "delta" else "its metadata"
             shown = f"the files of {_format_name(read)} table {read.label} by path (a file-source read, past {past})"
+        elif read.changes is not None:
+            shown = f"the changes of {_format_name(read)} table {read.label} ({read.changes})"
         message = f"{what} reads {shown}, which does not verify ({code.value}) under the read gate: {report.verdict()}"
         if self.mode == "required":
             with self._lock:
@@ -278,6 +311,21 @@ def table_reads(plan: Any, jvm: Any) -> list[TableRead]:
         for leaf in leaves(sub, jvm, rows=False):
             read = _table_read(leaf)
             if read is not None:
+                found.setdefault(read.key, read)
+    return list(found.values())
+
+
+def change_reads(plan: Any, jvm: Any) -> list[TableRead]:
+    """The reads of a table's changes between versions in ``plan`` (its tree and subqueries): a Delta change data
+    feed (``readChangeFeed``, ``table_changes``, ``table_changes_by_path``), an Iceberg changelog
+    (``<table>.changes``, ``create_changelog_view``) or incremental read (``start-snapshot-id`` …). Round 23: each
+    was let through unchecked, or checked at the table's current version while it read others' files."""
+    found: dict[tuple[str, ...], TableRead] = {}
+    for sub in [plan, *seq(plan.subqueriesAll())]:
+        for leaf in leaves(sub, jvm, rows=False):
+            if leaf.changes is not None:
+                fmt: Literal["delta", "iceberg"] = "delta" if leaf.changes.format == "delta" else "iceberg"
+                read = TableRead(fmt, leaf.changes.table, None, location=leaf.location, changes=leaf.changes.what)
                 found.setdefault(read.key, read)
     return list(found.values())
 
@@ -622,22 +670,110 @@ def stream_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
             location = carrier_uri(str(jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession,
                                                                                         str(path)).dataPath().toString()))
             label = str(table.identifier().unquotedString()) if table is not None else location
-            read = TableRead("delta", label, str(DeltaCarrier(location).latest_version()), location=location)
+            changes = _delta_stream_changes(source.options())
+            if changes is not None:  # not the latest version's rows: no version is checked
+                read = TableRead("delta", label, None, location=location, changes=changes)
+            else:
+                read = TableRead("delta", label, str(DeltaCarrier(location).latest_version()), location=location)
         elif cls == "StreamingRelationV2":
             table = leaf.table()
             if simple_name(table) != "SparkTable":
                 continue
             catalog, ident = opt(leaf.catalog()), opt(leaf.identifier())
-            if catalog is None or ident is None:
-                continue
-            cat, parts = str(catalog.name()), ident_parts(ident)
-            table.table().refresh()
-            current = table.table().currentSnapshot()
-            read = TableRead("iceberg", f"iceberg://{cat}/{'.'.join(parts)}",
-                             None if current is None else str(current.snapshotId()), catalog=cat, identifier=parts)
+            if catalog is not None and ident is not None:
+                cat, parts = str(catalog.name()), ident_parts(ident)
+            else:  # readStream.format("iceberg").load(name): resolved by the source (round 23: was not checked)
+                cat, parts = _iceberg_source_table(jvm, leaf.extraOptions(), str(table.name()))
+            asked = iceberg_change_options(leaf.extraOptions())
+            if asked:  # not the current snapshot's rows: no snapshot is checked
+                read = TableRead("iceberg", f"iceberg://{cat}/{'.'.join(parts)}", None, catalog=cat,
+                                 identifier=parts, changes=f"an Iceberg stream started in the past ({asked})")
+            else:
+                table.table().refresh()
+                current = table.table().currentSnapshot()
+                removed = None if current is None else _iceberg_history_removed(table.table(), current)
+                if removed is not None:
+                    read = TableRead("iceberg", f"iceberg://{cat}/{'.'.join(parts)}", None, catalog=cat,
+                                     identifier=parts, changes=removed)
+                else:
+                    read = TableRead("iceberg", f"iceberg://{cat}/{'.'.join(parts)}",
+                                     None if current is None else str(current.snapshotId()), catalog=cat,
+                                     identifier=parts)
         if read is not None:
             found.setdefault(read.key, read)
     return list(found.values())
+
+
+_ICEBERG_HISTORY_MAX = 100_000  # snapshots walked back from the current one; a longer history is refused
+
+
+def _iceberg_history_removed(table: Any, current: Any) -> str | None:
+    """Why an Iceberg stream of ``table`` reads files its current snapshot does not hold, or None when it reads only
+    files that snapshot holds. A stream does not start at the current snapshot: it reads every file of the oldest
+    snapshot in the current one's history, then what each later ``append`` added (``SparkMicroBatchStream``; a
+    ``replace`` — a compaction — is skipped, an ``overwrite`` / ``delete`` fails the query or, with
+    ``streaming-skip-*-snapshots``, is skipped too). Only when every snapshot after the oldest is an append are
+    all those files still in the current snapshot, which the gate checks: else a compaction's originals, or rows a
+    delete removed, are read past it (round 23: a forged pre-compaction file read by a stream the gate let
+    through)."""
+    snapshot, seen = current, 0
+    while snapshot is not None and seen < _ICEBERG_HISTORY_MAX:
+        seen += 1
+        parent = snapshot.parentId()
+        if parent is None:
+            return None  # the oldest: its files are all read, and no later snapshot removed any
+        older = table.snapshot(parent)
+        if older is None:
+            return None  # expired: this snapshot is the oldest the stream can start from
+        operation = str(snapshot.operation())
+        if operation != "append":
+            return (f"an Iceberg stream, which starts at the table's oldest snapshot and reads the files later "
+                    f"snapshots removed (snapshot {snapshot.snapshotId()} is a {operation}, not an append)")
+        snapshot = older
+    return "an Iceberg stream over a history too long to look at"
+
+
+def _iceberg_source_table(jvm: Any, options: Any, name: str) -> tuple[str, tuple[str, ...]]:
+    """The catalog and identifier of an Iceberg table a streaming source loaded by name or path
+    (``spark.readStream.format("iceberg").load(...)``: Spark keeps neither in the relation), resolved as Iceberg's
+    own source resolved them (``IcebergSource.extractCatalog`` / ``extractIdentifier`` over the same options). A
+    table that cannot be resolved so is refused (``table_unreadable``), never let through unchecked."""
+    try:
+        source = jvm.org.apache.iceberg.spark.source.IcebergSource()
+        options = jvm.org.apache.spark.sql.util.CaseInsensitiveStringMap(options)
+        return str(source.extractCatalog(options)), ident_parts(source.extractIdentifier(options))
+    except Exception as exc:
+        raise VerificationRefusedError(
+            f"refused: the Iceberg table {name} a streaming query reads could not be named in a catalog "
+            f"({type(exc).__name__}): it cannot be checked", code=Code.TABLE_UNREADABLE, path=name) from exc
+
+
+# Delta streaming-source options under which a query reads other versions' changes, not the latest version's rows
+# and the commits after it (DeltaOptions; keys ignore case): the change feed, a start in the past.
+_DELTA_STREAM_CHANGES = ("readchangefeed", "readchangedata", "startingversion", "startingtimestamp")
+
+
+def _delta_stream_changes(options: Any) -> str | None:
+    """How a Delta streaming source's options ask it to read changes or start in the past, or None: a fresh query
+    then reads the latest version, which the gate checks. ``startingVersion`` ``latest`` reads only commits after
+    it; the change feed switched off is no change read. Options that cannot be read are taken as asking."""
+    try:
+        pairs = {str(k).lower(): str(v) for k, v in _scala_items(options)}
+    except Exception:
+        return "a Delta stream with options that could not be read"
+    asked = [f"{k}={pairs[k]}" for k in _DELTA_STREAM_CHANGES if k in pairs]
+    quiet = {"readchangefeed": "false", "readchangedata": "false", "startingversion": "latest"}
+    asked = [a for a in asked if quiet.get(a.split("=", 1)[0]) != a.split("=", 1)[1].strip().lower()]
+    return f"a Delta stream reading changes or started in the past ({', '.join(asked)})" if asked else None
+
+
+def _scala_items(m: Any) -> list[tuple[Any, Any]]:
+    out = []
+    it = m.iterator()
+    while it.hasNext():
+        kv = it.next()
+        out.append((kv._1(), kv._2()))
+    return out
 
 
 def stream_folder_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
@@ -707,6 +843,8 @@ def _tables_below(spark: SparkSession, fs: Any, root: str) -> list[tuple[Literal
 
 
 def _table_read(leaf: LeafInfo) -> TableRead | None:
+    if leaf.changes is not None:  # no one version's rows: change_reads
+        return None
     if leaf.kind == "delta" and leaf.location:
         location = carrier_uri(leaf.location)  # Spark's unescaped Path string as the URI the carriers read
         version = leaf.version

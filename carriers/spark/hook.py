@@ -1126,6 +1126,13 @@ class Hook:
         if event.read_version is not None and head == event.read_version:
             log.debug("attest.spark: %s on %s committed nothing (the table is still at %s)", event.command, what, head)
             return
+        if event.format == "delta" and event.stamp and event.read_version is None:
+            # A blind append of no rows: Delta records no empty commit (skipRecordingEmptyCommits, on by default).
+            # Had it committed, its commit would carry its write id, or fit it unstamped (then ambiguous, refused):
+            # neither is there, so it committed nothing (round 23: required mode failed every empty append).
+            log.debug("attest.spark: %s on %s committed nothing (no commit carries its write id %s)", event.command,
+                      what, event.stamp)
+            return
         reason = (f"no commit carries its write id {event.stamp}" if event.stamp
                   else "no commit without a write id fits it (operation, version read)")
         with self._lock:
@@ -1260,6 +1267,8 @@ class Hook:
                         "ask it: possibly read through Spark's cache, rows cached at an unknown version")
         elif leaf.lenient is not None:
             weak = leaf.lenient if weak is None else f"{weak}; {leaf.lenient}"
+        if leaf.changes is not None:  # an incremental read: the appends between snapshots, not this one's rows
+            weak = leaf.changes.what if weak is None else f"{weak}; {leaf.changes.what}"
         if weak is not None:
             # Never the version's content identity: the rows the job read may be another version's.
             return ObservedInput(table=obs.table, version=obs.version, snapshot_id=obs.snapshot_id, watermark=weak,

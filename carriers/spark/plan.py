@@ -17,12 +17,15 @@ from attest.canonical import digest
 from attest.identity.inputs import ObservedInput
 
 __all__ = [
+    "ICEBERG_CHANGE_OPTIONS",
     "OPAQUE_CODE",
     "PYTHON_CODE",
     "RDD_LEAVES",
+    "Changes",
     "LeafInfo",
     "canonical_plan",
     "carrier_uri",
+    "iceberg_change_options",
     "leaves",
     "lenient_confs",
     "local_inputs",
@@ -196,6 +199,24 @@ def simple_name(o: Any) -> str:
 
 
 @dataclass(frozen=True)
+class Changes:
+    """A relation that reads a table's changes between versions — change-data files, files of versions other than
+    the one pinned, rows later versions removed — which no attestation of a table version covers (round 23)."""
+
+    format: str  # "delta" | "iceberg"
+    table: str  # the Delta table's URI, or ``iceberg://<catalog>/<namespace>.<table>``
+    what: str  # how the read asked for them, as a refusal names it
+
+
+# Iceberg read options that make a batch scan read the appends between two snapshots (IncrementalAppendScan) or a
+# stream start in the past, not the snapshot the relation pins (SparkReadOptions).
+ICEBERG_CHANGE_OPTIONS = ("start-snapshot-id", "end-snapshot-id", "start-timestamp", "end-timestamp",
+                          "stream-from-timestamp")
+# Iceberg's Spark table that reads a table's changelog (``t.changes``, ``create_changelog_view``).
+_ICEBERG_CHANGELOG = "SparkChangelogTable"
+
+
+@dataclass(frozen=True)
 class LeafInfo:
     """A leaf relation of a plan: what it reads (format, name, location, pinned version)."""
 
@@ -227,6 +248,9 @@ class LeafInfo:
     lenient: str | None = None
     # A LocalRelation: its rows' count and digest (local_rows_digest); None for other leaves and an empty relation.
     rows: str | None = None
+    # A read of changes across versions rather than of one version's rows (a Delta change data feed, an Iceberg
+    # changelog or incremental read): what it reads, for the read gate's refusal and the hook's heuristic input.
+    changes: Changes | None = None
     # A file source (kind "path"): its root paths one by one, as Spark prints them (``location`` joins them with ",").
     roots: tuple[str, ...] = ()
     # A file source: its JVM file index (what Spark listed at analysis), for the read gate's look at the folders the
@@ -326,6 +350,11 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
             roots = [str(p.toString()) for p in seq(location.rootPaths())]
             return LeafInfo("path", name=name, location=",".join(roots), in_tree=in_tree, roots=tuple(roots),
                             index=location)
+        if simple_name(rel) == "DeltaCDFRelation":  # readChangeFeed, table_changes(), table_changes_by_path()
+            where = str(rel.deltaLog().dataPath().toString())
+            span = f"from version {_scala_text(rel.startingVersion())} to {_scala_text(rel.endingVersion())}"
+            return LeafInfo("path", name=name, location=where, in_tree=in_tree,
+                            changes=Changes("delta", where, f"a Delta change data feed {span}"))
         return LeafInfo("path", name=name, location=str(rel.toString()), in_tree=in_tree)
     if cls in ("DataSourceV2Relation", "DataSourceV2ScanRelation"):
         rel = node.relation() if cls == "DataSourceV2ScanRelation" else node
@@ -339,6 +368,12 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
         cat_name = None if catalog is None else str(catalog.name())
         parts = None if ident is None else ident_parts(ident)
         name = ".".join(p for p in (cat_name, *(parts or ())) if p)
+        if tcls == _ICEBERG_CHANGELOG:
+            base = parts[:-1] if parts and parts[-1] == "changes" else parts  # t.changes: the table is t
+            label = f"iceberg://{cat_name}/{'.'.join(base or ())}" if cat_name else (name or str(table.name()))
+            return LeafInfo("path", name=name or str(table.name()), in_tree=in_tree,
+                            changes=Changes("iceberg", label, "an Iceberg changelog (the table's changes between "
+                                                              "snapshots: create_changelog_view, <table>.changes)"))
         if tcls == "SparkTable":
             sid = table.snapshotId()
             read = sid
@@ -348,9 +383,14 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
             if parts and len(parts) > 2 and parts[-1].startswith(_ICEBERG_REF_PREFIXES) and \
                     str(table.table().name()).rsplit(".", 1)[-1] != parts[-1]:
                 parts = parts[:-1]  # t.branch_audit / t.tag_x: the table is t, the suffix selects a snapshot
+            asked = iceberg_change_options(rel.options())
+            changes = None
+            if asked:
+                changes = Changes("iceberg", f"iceberg://{cat_name}/{'.'.join(parts or ())}",
+                                  f"an Iceberg incremental read ({asked}): the appends between snapshots")
             return LeafInfo("iceberg", name=name or str(table.name()), version=None if sid is None else str(sid),
                             catalog=cat_name, identifier=parts, location=str(table.table().location()),
-                            in_tree=in_tree, read_version=None if read is None else str(read))
+                            in_tree=in_tree, read_version=None if read is None else str(read), changes=changes)
         if tcls == "DeltaTableV2":
             pinned, latest = _delta_scan(table, lambda: bool(table.timeTravelOpt().isDefined()))
             return LeafInfo("delta", name=name or None, location=str(table.path().toString()),
@@ -389,6 +429,29 @@ def lenient_confs(jspark: Any) -> str | None:
 def lenient_reason(keys: Sequence[str]) -> str:
     names = ", ".join(LENIENT_READS[k].rsplit(".", 1)[-1] for k in keys)
     return f"read with {names}: files the scan could not open were skipped, not failed"
+
+
+def iceberg_change_options(options: Any) -> str | None:
+    """The options of an Iceberg relation (a Java map: ``.option(...)``, SQL ``WITH (...)``) that make it read changes
+    rather than one snapshot, as ``k=v`` text; None when it asks for none. Keys are matched as Spark matches them,
+    ignoring case. Options that cannot be read are taken as asking for changes: the read is then refused, not let
+    through unchecked."""
+    try:
+        pairs = {str(k).lower(): str(v) for k, v in dict(options).items()}
+    except Exception:
+        return "options that could not be read"
+    asked = [f"{k}={pairs[k]}" for k in ICEBERG_CHANGE_OPTIONS if k in pairs]
+    return ", ".join(asked) or None
+
+
+def _scala_text(value: Any) -> str:
+    """A Scala Option (or a plain value) as text: ``latest`` for None."""
+    try:
+        if hasattr(value, "isDefined"):
+            return str(value.get()) if value.isDefined() else "latest"
+    except Exception:
+        return "?"
+    return str(value)
 
 
 def _scala_map(m: Any) -> dict[Any, Any]:

@@ -86,6 +86,7 @@ class Source:
     name: str | None = None
     catalog: str | None = None
     identifier: tuple[str, ...] | None = None
+    changes: bool = False  # a Delta source reading the change data feed: change-data files, no version's rows
 
     def leaf(self, expr_ids: tuple[int, ...] = ()) -> LeafInfo:
         """The source as a plan leaf: its program identity is its name, never its offsets."""
@@ -201,12 +202,88 @@ def _sink_info(sink: Any) -> SinkInfo | None:
     return None  # foreachBatch (its writes are the hook's), console, memory, Kafka, files: no table commit
 
 
+def _reads_change_feed(source: Any) -> bool:
+    """Whether a DeltaSource reads the change data feed (``readChangeFeed``); options that cannot be read are taken
+    as reading it (its batches are then recorded heuristic, never as a version's content)."""
+    try:
+        return bool(source.options().readChangeFeed())
+    except Exception:
+        return True
+
+
+_RANGE_COMMITS_MAX = 1_000  # commits / snapshots looked at between a batch's offsets; more is recorded heuristic
+
+
+def beyond_version(source: Source, start: str | None, end: str | None, version: str, history: Any) -> str | None:
+    """Why a batch of ``source`` that read (``start``, ``end``] through ``version`` may have read rows that are not
+    that version's, or None when every file it read is one of that version's. A stream reads the files its offsets
+    cover, not a version: a Delta source the adds of each commit since its start (a compaction's or an overwrite's
+    removed files are read before, or skipped with ``skipChangeCommits`` / ``ignoreChanges``), an Iceberg source the
+    files of its oldest snapshot and what each later append added (a ``replace`` is skipped). Only when nothing in
+    between removed a file are they all in ``version``, whose content the input then names (round 23: a compacted
+    Iceberg table's forged original, and a Delta overwrite's removed rows, recorded as the current version's content,
+    ``strong``). ``history``: Delta — ``commit(v)`` giving a commit's removes or None; Iceberg — ``snapshot(id)``
+    giving ``(operation, parent id)`` or None."""
+    def doc(offset: str | None) -> dict[str, Any] | None:
+        try:
+            parsed = json.loads(offset) if offset is not None else None
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, dict) else None
+
+    first, last = doc(start), doc(end)
+    if source.kind == "delta":
+        if source.changes:
+            return "a change data feed: change-data files and other versions' changes, not this version's rows"
+        if first is None:
+            if start is None and last is not None and last.get("isStartingVersion") is True:
+                return None  # the first batch of a fresh stream: part of the starting version's own files
+            return "the stream started at an earlier version: files later versions removed may have been read"
+        since = first.get("reservoirVersion")
+        if type(since) is not int or int(version) - since > _RANGE_COMMITS_MAX:
+            return "the batch's range could not be looked at"
+        for v in range(since + 1, int(version) + 1):
+            removes = history(v)
+            if removes is None or removes:
+                return f"version {v} removed files the batch may have read (not this version's rows)"
+        return None
+    if source.kind == "iceberg":
+        since = None if first is None else first.get("snapshot_id")
+        if first is not None and type(since) is not int:
+            return "the batch's range could not be looked at"
+        at, seen = int(version), 0
+        while at != since and seen < _RANGE_COMMITS_MAX:
+            seen += 1
+            found = history(at)
+            if found is None:  # expired or never there: the start of what the table still holds
+                return None if since is None and seen > 1 else "the batch's range could not be looked at"
+            operation, parent = found
+            if parent is None:
+                return None if since is None else "the batch's start is not in this snapshot's history"
+            if operation != "append":
+                return (f"snapshot {at} is a {operation}, not an append: the stream may have read files it removed "
+                        "(not this snapshot's rows)")
+            at = parent
+        return None if at == since else "the batch's range could not be looked at"
+    return None
+
+
+def _iceberg_step(table: Any, snapshot_id: int) -> tuple[str, int | None] | None:
+    """A pyiceberg table's snapshot as (operation, parent id), None when the table does not hold it."""
+    snap = table.metadata.snapshot_by_id(snapshot_id)
+    if snap is None:
+        return None
+    operation = snap.summary.operation.value if snap.summary is not None else "unknown"
+    return str(operation), snap.parent_snapshot_id
+
+
 def _source_of(obj: Any, relation: Any = None) -> Source:
     description = _OBJECT_ID.sub("", str(obj.toString()))
     cls = simple_name(obj)
     if cls == "DeltaSource":
         with suppress(Exception):
-            return Source(description, "delta", location=str(obj.deltaLog().dataPath().toString()))
+            return Source(description, "delta", location=str(obj.deltaLog().dataPath().toString()),
+                          changes=_reads_change_feed(obj))
     if relation is not None:
         with suppress(Exception):
             table = relation.table()
@@ -520,17 +597,28 @@ class StreamWatcher:
             mark = r.offsets() if lenient is None else f"{r.offsets()}; {lenient}"
             if version is not None and src.kind == "delta" and src.location:
                 from carriers.delta.carrier import DeltaCarrier
+                from carriers.delta.log import read_commit
 
-                obs = DeltaCarrier(carrier_uri(src.location)).observe(int(version))
-                out.append(ObservedInput(table=obs.table, content=content_of(obs), version=obs.version,
-                                         location=obs.location, watermark=mark, name=src.name))
+                delta = DeltaCarrier(carrier_uri(src.location))
+                obs = delta.observe(int(version))
+
+                def removes(v: int, storage: Any = delta.storage) -> Any:
+                    commit = read_commit(storage, v)
+                    return None if commit is None else commit.removes
+
+                why = beyond_version(src, r.start, r.end, version, removes)
+                out.append(ObservedInput(table=obs.table, content=None if why else content_of(obs),
+                                         version=obs.version, location=obs.location,
+                                         watermark=mark if why is None else f"{mark}; {why}", name=src.name))
             elif version is not None and src.kind == "iceberg" and src.catalog and src.identifier:
                 from carriers.iceberg.carrier import IcebergCarrier
 
                 table = self.hook._iceberg_catalog(src.catalog).load_table(src.identifier)
                 obs = IcebergCarrier(table, catalog_name=src.catalog).observe(int(version))
-                out.append(ObservedInput(table=obs.table, content=content_of(obs), snapshot_id=obs.snapshot_id,
-                                         location=obs.location, watermark=mark, name=src.name))
+                why = beyond_version(src, r.start, r.end, version, lambda sid, t=table: _iceberg_step(t, sid))
+                out.append(ObservedInput(table=obs.table, content=None if why else content_of(obs),
+                                         snapshot_id=obs.snapshot_id, location=obs.location,
+                                         watermark=mark if why is None else f"{mark}; {why}", name=src.name))
             else:
                 out.append(ObservedInput(table=f"stream:{src.description}", watermark=r.offsets(),
                                          location=src.location, name=src.name))
