@@ -858,9 +858,13 @@ class Hook:
         if spark is self.spark:
             return True
         try:
-            return int(spark._jsparkSession.hashCode()) == self._session_key
+            key = int(spark._jsparkSession.hashCode())
         except Exception:
             return False
+        # A foreachBatch batch runs in the stream's clone of this session (same listeners): its writes are this
+        # hook's, so they are stamped too (round 23: unstamped, an empty batch's append — no commit — counted as a
+        # write whose commit cannot be found, failing the batch under policy "required").
+        return key == self._session_key or (self._streams is not None and self._streams.in_batch(key))
 
     def is_worker(self) -> bool:
         return self._worker is not None and threading.current_thread() is self._worker

@@ -574,6 +574,11 @@ class StreamWatcher:
         with self._lock:
             return self._txns.get(key)
 
+    def in_batch(self, session_key: int) -> bool:
+        """Whether a foreachBatch batch of a watched query is running in the session with this key (its clone)."""
+        with self._lock:
+            return session_key in self._batches
+
     def batch_of(self, qe: Any) -> list[SourceRange] | None:
         """The source range of the foreachBatch batch whose session ran ``qe`` (None: not inside one)."""
         key = _session_key(qe) if self._batches else None

@@ -282,45 +282,47 @@ def test_a_stream_batch_that_read_removed_files_is_recorded_heuristic(spark: Spa
                                                                      tmp_path: Path) -> None:
     """foreachBatch over an Iceberg stream of a compacted table (it reads the compaction's original, forged) and over
     a Delta stream from version 0 past an overwrite (``skipChangeCommits``: it reads the overwritten row): the hook
-    recorded each source at the batch's end version by content (``strong``) — rows that are not that version's."""
-    from attest.spark import install
+    recorded each source at the batch's end version by content (``strong``) — rows that are not that version's.
 
-    hook.uninstall()
-    optional = install(spark, policy="optional")  # an empty batch of a foreachBatch Delta append: see the note
-    try:
-        ns = f"iceberg.r23_fb_{uuid.uuid4().hex[:6]}"
-        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ns}")
-        table = f"{ns}.t"
-        spark.sql(f"CREATE TABLE {table} (id BIGINT) USING iceberg")
-        spark.sql(f"INSERT INTO {table} VALUES (1)")
-        (original,) = [r[0] for r in spark.sql(f"SELECT file_path FROM {table}.files").collect()]
-        spark.sql(f"INSERT INTO {table} VALUES (2)")
-        spark.sql(f"CALL iceberg.system.rewrite_data_files(table => '{table}', options => map('min-input-files', '2'))")
-        optional.flush()
-        schema = pa.schema([pa.field("id", pa.int64(), metadata={b"PARQUET:field_id": b"1"})])
-        _forge(Path(original.removeprefix("file:")), pa.table({"id": pa.array([666], pa.int64())}, schema=schema),
-               same_size=True)
-        src = tmp_path / "src"
-        spark.range(1, 2).coalesce(1).write.format("delta").save(str(src))
-        spark.range(2, 3).coalesce(1).write.format("delta").mode("overwrite").save(str(src))
-        optional.flush()
-        for label, reader, dst in (
-                ("iceberg", spark.readStream.table(table), tmp_path / "from_iceberg"),
-                ("delta", spark.readStream.format("delta").option("startingVersion", "0")
-                 .option("skipChangeCommits", "true").load(str(src)), tmp_path / "from_delta")):
-            def write(df: Any, _: int, to: Path = dst) -> None:
-                df.write.format("delta").mode("append").save(str(to))
+    Under the required hook: the Iceberg stream's second batch is empty (the attestation's own snapshot adds no
+    file), and its Delta append commits nothing. foreachBatch writes ran unstamped (the batch runs in the stream's
+    clone of the session), so that write's missing commit failed the batch; they are stamped now."""
+    ns = f"iceberg.r23_fb_{uuid.uuid4().hex[:6]}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ns}")
+    table = f"{ns}.t"
+    spark.sql(f"CREATE TABLE {table} (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {table} VALUES (1)")
+    (original,) = [r[0] for r in spark.sql(f"SELECT file_path FROM {table}.files").collect()]
+    spark.sql(f"INSERT INTO {table} VALUES (2)")
+    spark.sql(f"CALL iceberg.system.rewrite_data_files(table => '{table}', options => map('min-input-files', '2'))")
+    hook.flush()
+    schema = pa.schema([pa.field("id", pa.int64(), metadata={b"PARQUET:field_id": b"1"})])
+    _forge(Path(original.removeprefix("file:")), pa.table({"id": pa.array([666], pa.int64())}, schema=schema),
+           same_size=True)
+    src = tmp_path / "src"
+    spark.range(1, 2).coalesce(1).write.format("delta").save(str(src))
+    spark.range(2, 3).coalesce(1).write.format("delta").mode("overwrite").save(str(src))
+    hook.flush()
+    for label, reader, dst in (
+            ("iceberg", spark.readStream.table(table), tmp_path / "from_iceberg"),
+            ("delta", spark.readStream.format("delta").option("startingVersion", "0")
+             .option("skipChangeCommits", "true").load(str(src)), tmp_path / "from_delta")):
+        def write(df: Any, _: int, to: Path = dst) -> None:
+            df.write.format("delta").mode("append").save(str(to))
 
-            reader.writeStream.option("checkpointLocation", str(tmp_path / f"ck_{label}")) \
-                .trigger(availableNow=True).foreachBatch(write).start().awaitTermination()
-            optional.flush()
-            read = sorted(r[0] for r in spark.read.format("delta").load(str(dst)).collect())
-            assert read == ([2, 666] if label == "iceberg" else [1]), read  # not the end version's rows
-            found = _recorded_stream_input(optional, str(dst), label)
-            assert found["proof_class"] == "heuristic" and "content" not in found, found  # was: strong
-            assert ("is a replace" if label == "iceberg" else "started at an earlier version") in found["watermark"]
-    finally:
-        optional.uninstall()
+        reader.writeStream.option("checkpointLocation", str(tmp_path / f"ck_{label}")) \
+            .trigger(availableNow=True).foreachBatch(write).start().awaitTermination()  # was: failed (iceberg)
+        hook.flush()
+        assert (hook.failed, hook.not_found) == (0, 0), hook.errors
+        read = sorted(r[0] for r in spark.read.format("delta").load(str(dst)).collect())
+        assert read == ([2, 666] if label == "iceberg" else [1]), read  # not the end version's rows
+        found = _recorded_stream_input(hook, str(dst), label)
+        assert found["proof_class"] == "heuristic" and "content" not in found, found  # was: strong
+        assert ("is a replace" if label == "iceberg" else "started at an earlier version") in found["watermark"]
+        from deltalake import DeltaTable
+
+        writes = [h for h in DeltaTable(str(dst)).history() if h.get("operation") == "WRITE"]
+        assert writes and all(str(h.get("userMetadata", "")).startswith("recipe-attest:write:") for h in writes)
 
 
 def test_an_empty_append_under_the_required_hook_is_no_failure(spark: SparkSession, hook: Hook,
