@@ -353,7 +353,9 @@ def folder_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
                 if listed is not None:
                     dirs = _listed_dirs(listed)
                 else:  # one partition cannot be listed: a filter may prune it away and read the others
-                    tables += _partition_tables(spark, leaf.index)
+                    tables += _partition_tables(spark, leaf.index.table())
+            if leaf.catalog_table is not None and seq(leaf.catalog_table.partitionColumnNames()):
+                tables += _partition_tables(spark, leaf.catalog_table)  # a Hive-format table's partitions
             tables += walk.listed_tables(leaf.roots, dirs)
             for table in tables:
                 if table is not None:
@@ -392,7 +394,7 @@ def _catalog_partitions(jvm: Any, index: Any) -> Any:
         return None
 
 
-def _partition_tables(spark: SparkSession, index: Any) -> list[tuple[Literal["delta", "iceberg"], str] | None]:
+def _partition_tables(spark: SparkSession, table: Any) -> list[tuple[Literal["delta", "iceberg"], str] | None]:
     """The table folders a catalog table's partitions are at, inside or above, each partition's location (from the
     catalog, no listing of the whole table) looked at alone: up from it (``table_root``) and down the folders Spark's
     listing would enter (``_tables_below``). For a table one of whose partitions cannot be listed — its unpruned read
@@ -401,7 +403,6 @@ def _partition_tables(spark: SparkSession, index: Any) -> list[tuple[Literal["de
     jvm = spark._jvm
     assert jvm is not None
     try:
-        table = index.table()
         partitions = seq(spark._jsparkSession.sessionState().catalog().listPartitions(
             table.identifier(), jvm.scala.Option.apply(None)))
         locations = [str(jvm.org.apache.hadoop.fs.Path(p.location()).toString()) for p in partitions]

@@ -256,6 +256,9 @@ class LeafInfo:
     # A file source: its JVM file index (what Spark listed at analysis), for the read gate's look at the folders the
     # files are in (carriers/spark/gate.py ``folder_reads``); never compared, printed or recorded.
     index: Any = field(default=None, compare=False, repr=False)
+    # A Hive-format table (``HiveTableRelation``, read by Hive's SerDe): its JVM ``CatalogTable``, whose partitions
+    # (each at a location of its own) the read gate looks at; never compared, printed or recorded.
+    catalog_table: Any = field(default=None, compare=False, repr=False)
 
     def cache_keys(self) -> set[str]:
         """How a cached plan's leaf and a write's leaf are matched: the same table by its name or its location."""
@@ -397,6 +400,15 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
                             version=str(table.initialSnapshot().version()), in_tree=in_tree, pinned=pinned,
                             latest=latest)
         return LeafInfo("path", name=name or str(table.name()), in_tree=in_tree)
+    if cls == "HiveTableRelation":
+        # A Hive-format table read by its SerDe (not converted to a file source): its files are read from its
+        # location and its partitions' own. Round 23: it was "memory", no input — a job reading it and an attested
+        # table was recorded strong — and the read gate never looked where its partitions are.
+        meta = node.tableMeta()
+        where = opt(meta.storage().locationUri())
+        location = None if where is None else str(where)
+        return LeafInfo("path", name=str(meta.identifier().unquotedString()), location=location, in_tree=in_tree,
+                        roots=(location,) if location else (), catalog_table=meta)
     return LeafInfo("memory", name=cls, in_tree=in_tree)  # the class: an RDD's rows are opaque (RDD_LEAVES)
 
 
