@@ -235,28 +235,40 @@ def test_an_iceberg_stream_loaded_by_name_is_checked(spark: SparkSession, hook: 
         assert refused.value.code.value == "stale", str(refused.value)
 
 
-def test_an_iceberg_stream_of_a_compacted_table_is_refused(spark: SparkSession, hook: Hook) -> None:
-    """A stream starts at the oldest snapshot and skips a compaction (``replace``): it reads the compaction's
-    original files, which the current snapshot — the one the gate checked — no longer holds. Measured: a forged
-    original read as 666 by a stream the gate let through."""
-    from attest.spark import require_verified
-
-    ns = f"iceberg.r23_cp_{uuid.uuid4().hex[:6]}"
+def _two_appends(spark: SparkSession, prefix: str) -> tuple[str, str]:
+    """An Iceberg table of two appends (rows 1 and 2): its name and the first append's data file."""
+    ns = f"iceberg.{prefix}_{uuid.uuid4().hex[:6]}"
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ns}")
     table = f"{ns}.t"
     spark.sql(f"CREATE TABLE {table} (id BIGINT) USING iceberg")
     spark.sql(f"INSERT INTO {table} VALUES (1)")
     (original,) = [r[0] for r in spark.sql(f"SELECT file_path FROM {table}.files").collect()]
     spark.sql(f"INSERT INTO {table} VALUES (2)")
-    with require_verified(spark) as gate:
-        _start(spark.readStream.table(table))  # the control: appends only, every file read is checked
-        assert gate.checked == 1, gate.refused
+    return table, original
+
+
+def _compact_and_forge(spark: SparkSession, hook: Hook, table: str, original: str) -> None:
+    """``table`` compacted (``rewrite_data_files``: a ``replace`` snapshot; the hook carries its attestation
+    forward), then its first original — no longer in the current snapshot — forged to hold 666."""
     spark.sql(f"CALL iceberg.system.rewrite_data_files(table => '{table}', options => map('min-input-files', '2'))")
     hook.flush()
     assert hook.failed == 0, hook.errors
     schema = pa.schema([pa.field("id", pa.int64(), metadata={b"PARQUET:field_id": b"1"})])
     _forge(Path(original.removeprefix("file:")), pa.table({"id": pa.array([666], pa.int64())}, schema=schema),
            same_size=True)
+
+
+def test_an_iceberg_stream_of_a_compacted_table_is_refused(spark: SparkSession, hook: Hook) -> None:
+    """A stream starts at the oldest snapshot and skips a compaction (``replace``): it reads the compaction's
+    original files, which the current snapshot — the one the gate checked — no longer holds. Measured: a forged
+    original read as 666 by a stream the gate let through."""
+    from attest.spark import require_verified
+
+    table, original = _two_appends(spark, "r23_cp")
+    with require_verified(spark) as gate:
+        _start(spark.readStream.table(table))  # the control: appends only, every file read is checked
+        assert gate.checked == 1, gate.refused
+    _compact_and_forge(spark, hook, table, original)
     query = spark.readStream.table(table).writeStream.format("memory").queryName(f"r23_{uuid.uuid4().hex[:8]}")
     running = query.start()
     running.processAllAvailable()
@@ -287,18 +299,8 @@ def test_a_stream_batch_that_read_removed_files_is_recorded_heuristic(spark: Spa
     Under the required hook: the Iceberg stream's second batch is empty (the attestation's own snapshot adds no
     file), and its Delta append commits nothing. foreachBatch writes ran unstamped (the batch runs in the stream's
     clone of the session), so that write's missing commit failed the batch; they are stamped now."""
-    ns = f"iceberg.r23_fb_{uuid.uuid4().hex[:6]}"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ns}")
-    table = f"{ns}.t"
-    spark.sql(f"CREATE TABLE {table} (id BIGINT) USING iceberg")
-    spark.sql(f"INSERT INTO {table} VALUES (1)")
-    (original,) = [r[0] for r in spark.sql(f"SELECT file_path FROM {table}.files").collect()]
-    spark.sql(f"INSERT INTO {table} VALUES (2)")
-    spark.sql(f"CALL iceberg.system.rewrite_data_files(table => '{table}', options => map('min-input-files', '2'))")
-    hook.flush()
-    schema = pa.schema([pa.field("id", pa.int64(), metadata={b"PARQUET:field_id": b"1"})])
-    _forge(Path(original.removeprefix("file:")), pa.table({"id": pa.array([666], pa.int64())}, schema=schema),
-           same_size=True)
+    table, original = _two_appends(spark, "r23_fb")
+    _compact_and_forge(spark, hook, table, original)
     src = tmp_path / "src"
     spark.range(1, 2).coalesce(1).write.format("delta").save(str(src))
     spark.range(2, 3).coalesce(1).write.format("delta").mode("overwrite").save(str(src))
