@@ -70,3 +70,11 @@ def test_iceberg_ranges() -> None:
     assert beyond_version(ICEBERG, _ice(2), _ice(6), "6", expired) is not None  # the start is gone
     assert beyond_version(ICEBERG, _ice(9), _ice(3), "3", appends) is not None  # not in its history
     assert beyond_version(ICEBERG, None, _ice(7), "7", appends) is not None  # the end itself is unknown
+
+
+def test_a_history_that_cannot_be_read_is_not_content() -> None:
+    def broken(_: object) -> object:
+        raise OSError("gone")
+
+    assert beyond_version(ICEBERG, None, _ice(3), "3", broken) is not None
+    assert beyond_version(DELTA, _delta(4), _delta(8), "7", broken) is not None

@@ -718,19 +718,22 @@ def _iceberg_history_removed(table: Any, current: Any) -> str | None:
     delete removed, are read past it (round 23: a forged pre-compaction file read by a stream the gate let
     through)."""
     snapshot, seen = current, 0
-    while snapshot is not None and seen < _ICEBERG_HISTORY_MAX:
-        seen += 1
-        parent = snapshot.parentId()
-        if parent is None:
-            return None  # the oldest: its files are all read, and no later snapshot removed any
-        older = table.snapshot(parent)
-        if older is None:
-            return None  # expired: this snapshot is the oldest the stream can start from
-        operation = str(snapshot.operation())
-        if operation != "append":
-            return (f"an Iceberg stream, which starts at the table's oldest snapshot and reads the files later "
-                    f"snapshots removed (snapshot {snapshot.snapshotId()} is a {operation}, not an append)")
-        snapshot = older
+    try:
+        while snapshot is not None and seen < _ICEBERG_HISTORY_MAX:
+            seen += 1
+            parent = snapshot.parentId()
+            if parent is None:
+                return None  # the oldest: its files are all read, and no later snapshot removed any
+            older = table.snapshot(parent)
+            if older is None:
+                return None  # expired: this snapshot is the oldest the stream can start from
+            operation = str(snapshot.operation())
+            if operation != "append":
+                return (f"an Iceberg stream, which starts at the table's oldest snapshot and reads the files later "
+                        f"snapshots removed (snapshot {snapshot.snapshotId()} is a {operation}, not an append)")
+            snapshot = older
+    except Exception as exc:  # a history that cannot be read cannot be shown to hold appends only
+        return f"an Iceberg stream over a history that could not be read ({type(exc).__name__})"
     return "an Iceberg stream over a history too long to look at"
 
 

@@ -231,7 +231,14 @@ def beyond_version(source: Source, start: str | None, end: str | None, version: 
             return None
         return parsed if isinstance(parsed, dict) else None
 
-    first, last = doc(start), doc(end)
+    try:
+        return _beyond(source, doc(start), doc(end), start, version, history)
+    except Exception as exc:  # a history that cannot be read is not shown to hold no removal
+        return f"the batch's range could not be looked at ({type(exc).__name__})"
+
+
+def _beyond(source: Source, first: dict[str, Any] | None, last: dict[str, Any] | None, start: str | None,
+            version: str, history: Any) -> str | None:
     if source.kind == "delta":
         if source.changes:
             return "a change data feed: change-data files and other versions' changes, not this version's rows"
@@ -608,7 +615,10 @@ class StreamWatcher:
                 obs = delta.observe(int(version))
 
                 def removes(v: int, storage: Any = delta.storage) -> Any:
-                    commit = read_commit(storage, v)
+                    try:
+                        commit = read_commit(storage, v)
+                    except Exception:  # a commit that cannot be read: the range is not shown to hold no removal
+                        return None
                     return None if commit is None else commit.removes
 
                 why = beyond_version(src, r.start, r.end, version, removes)
