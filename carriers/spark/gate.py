@@ -89,6 +89,9 @@ _GATES: list[ReadGate] = []
 _GATES_LOCK = threading.Lock()
 
 
+CHANGES_READ = "its changes between versions (change-data files, files of other versions, rows later versions removed)"
+
+
 @dataclass(frozen=True)
 class TableRead:
     """One Delta / Iceberg table version a plan reads."""
@@ -101,6 +104,7 @@ class TableRead:
     identifier: tuple[str, ...] | None = None  # Iceberg: namespace parts + table
     folder: bool = False  # the table's files read by path as a file source, past its log (folder_reads)
     changes: str | None = None  # a read of its changes between versions, as asked (change_reads): never a version
+    reads: str = CHANGES_READ  # what such a read reads that no attestation covers
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -185,10 +189,9 @@ class ReadGate:
         # A read of a table's changes between versions (a Delta change data feed, an Iceberg changelog or
         # incremental read, a stream started in the past) reads change-data files, files of versions other than any
         # one verified, rows later versions removed: no attestation of a version covers them, so none is checked.
-        problem = Problem(Code.UNATTESTED, f"{read.changes} of {_format_name(read)} table {read.label} reads its "
-                          "changes between versions (change-data files, files of other versions, rows later "
-                          "versions removed), which no attestation of a table version covers; read a version of it "
-                          "to have it checked")
+        problem = Problem(Code.UNATTESTED, f"{read.changes} of {_format_name(read)} table {read.label} reads "
+                          f"{read.reads}, which no attestation of a table version covers; read a version of it to "
+                          "have it checked")
         report = _error_report(read, problem)
         with self._lock:
             self.checked += 1
@@ -240,8 +243,10 @@ class ReadGate:
         if read.folder:
             past = "its log" if read.format == "delta" else "its metadata"
             shown = f"the files of {_format_name(read)} table {read.label} by path (a file-source read, past {past})"
-        elif read.changes is not None:
+        elif read.changes is not None and read.reads == CHANGES_READ:
             shown = f"the changes of {_format_name(read)} table {read.label} ({read.changes})"
+        elif read.changes is not None:
+            shown = f"{_format_name(read)} table {read.label} through {read.changes}, no version of it"
         message = f"{what} reads {shown}, which does not verify ({code.value}) under the read gate: {report.verdict()}"
         if self.mode == "required":
             with self._lock:
@@ -325,7 +330,8 @@ def change_reads(plan: Any, jvm: Any) -> list[TableRead]:
         for leaf in leaves(sub, jvm, rows=False):
             if leaf.changes is not None:
                 fmt: Literal["delta", "iceberg"] = "delta" if leaf.changes.format == "delta" else "iceberg"
-                read = TableRead(fmt, leaf.changes.table, None, location=leaf.location, changes=leaf.changes.what)
+                read = TableRead(fmt, leaf.changes.table, None, location=leaf.location, changes=leaf.changes.what,
+                                 reads=leaf.changes.reads)
                 found.setdefault(read.key, read)
     return list(found.values())
 

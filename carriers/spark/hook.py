@@ -448,7 +448,10 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
                                                 target=event.location,
                                                 write_ids=[event.stamp] if event.stamp else [], functions=functions,
                                                 confs=_result_confs(jspark, jvm))
-    target_keys = {event.location, event.table_name}
+    # The target's own keys, never None: a relation with no location (a DSv2 table that is no Delta / Iceberg
+    # table's, an Iceberg metadata table or changelog) was taken for the target of a write by path (no table name)
+    # and dropped — a job joining it with an attested table was recorded strong (round 23).
+    target_keys = {k for k in (event.location, event.table_name) if k}
     seen: set[tuple[str, str | None, str | None, bool]] = set()
     for r in rels:
         key = (r.kind, r.name or r.location, r.version, r.cached)  # a cached read of a table is another read

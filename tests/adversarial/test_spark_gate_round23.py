@@ -342,3 +342,40 @@ def test_an_empty_append_under_the_required_hook_is_no_failure(spark: SparkSessi
     from carriers.delta.carrier import DeltaCarrier
 
     assert verify_table(DeltaCarrier(dst), level="bytes").passed  # still the first write's attestation, in force
+
+
+def test_relations_without_a_location_are_inputs_and_metadata_tables_are_no_version(
+        spark: SparkSession, hook: Hook, tmp_path: Path) -> None:
+    """A relation with no location — an Iceberg changelog, an Iceberg metadata table, any DSv2 table that is no Delta
+    or Iceberg table's — was taken for the target of a write by path (whose table name is None) and dropped from the
+    inputs: a job joining an Iceberg changelog with an attested Delta table was recorded ``strong``, its only input
+    the Delta table. An Iceberg metadata table (``t.snapshots``) was read as a table named ``t.snapshots``, which the
+    hook failed to load (the write never attested) and the gate refused as ``table_unreadable``."""
+    from attest.spark import require_verified
+
+    ns = f"iceberg.r23_md_{uuid.uuid4().hex[:6]}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ns}")
+    spark.sql(f"CREATE TABLE {ns}.t (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {ns}.t VALUES (1)")
+    delta = str(tmp_path / "d")
+    spark.range(3).write.format("delta").save(delta)
+    hook.flush()
+    for label, joined in (("changes", f"{ns}.t.changes"), ("snapshots", f"{ns}.t.snapshots")):
+        dst = str(tmp_path / f"out_{label}")
+        spark.sql(f"SELECT x.id FROM delta.`{delta}` x JOIN {joined} ON true").write.format("delta").save(dst)
+        hook.flush()  # was (snapshots): PolicyError, "Table does not exist: ….t.snapshots"
+        assert hook.failed == 0, hook.errors
+        doc, inputs = _inputs(hook, dst)
+        assert doc["inputs_proof_class"] == "heuristic", inputs  # was (changes): strong, the Delta input alone
+        assert {i["table"] for i in inputs if i["table"].startswith("path:")} == {f"path:{joined}"}, inputs
+    with require_verified(spark) as gate:
+        assert spark.table(f"{ns}.t").count() == 1
+        from attest.errors import VerificationRefusedError
+
+        with pytest.raises(VerificationRefusedError) as refused:
+            spark.table(f"{ns}.t.snapshots").count()
+        assert refused.value.code.value == "unattested", str(refused.value)  # was: table_unreadable
+        assert "metadata table (snapshots)" in str(refused.value), gate.refused
+        assert refused.value.report is not None
+        assert "not a snapshot's rows" in refused.value.report.errors[0].message
+        _refused(lambda: spark.table(f"{ns}.t.position_deletes").count())
