@@ -45,6 +45,7 @@ from attest.errors import AttestError, Code, InvalidArgumentError, Problem, Veri
 from attest.render.terminal import terminal_safe_logger
 from carriers.spark import intercept
 from carriers.spark.plan import (
+    CHANGES_READ,
     LeafInfo,
     carrier_uri,
     iceberg_change_options,
@@ -87,9 +88,6 @@ _ROW_LEVEL = frozenset({"ReplaceData", "WriteDelta"})  # Iceberg MERGE/UPDATE/DE
 _local = threading.local()  # depth of gated calls in this thread: toPandas -> collect is one statement, one check
 _GATES: list[ReadGate] = []
 _GATES_LOCK = threading.Lock()
-
-
-CHANGES_READ = "its changes between versions (change-data files, files of other versions, rows later versions removed)"
 
 
 @dataclass(frozen=True)

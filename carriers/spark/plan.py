@@ -17,6 +17,7 @@ from attest.canonical import digest
 from attest.identity.inputs import ObservedInput
 
 __all__ = [
+    "CHANGES_READ",
     "ICEBERG_CHANGE_OPTIONS",
     "OPAQUE_CODE",
     "PYTHON_CODE",
@@ -198,17 +199,19 @@ def simple_name(o: Any) -> str:
     return str(o.getClass().getSimpleName())
 
 
+CHANGES_READ = "its changes between versions (change-data files, files of other versions, rows later versions removed)"
+
+
 @dataclass(frozen=True)
 class Changes:
-    """A relation that reads a table's changes between versions — change-data files, files of versions other than
-    the one pinned, rows later versions removed — which no attestation of a table version covers (round 23)."""
+    """A relation that reads no one version of a table (round 23): its changes between versions — change-data files,
+    files of versions other than the one pinned, rows later versions removed — or its metadata (an Iceberg metadata
+    table). No attestation of a table version covers what it reads."""
 
     format: str  # "delta" | "iceberg"
     table: str  # the Delta table's URI, or ``iceberg://<catalog>/<namespace>.<table>``
     what: str  # how the read asked for them, as a refusal names it
-    # What such a read reads that no attestation covers, as the refusal says it.
-    reads: str = ("its changes between versions (change-data files, files of other versions, rows later versions "
-                  "removed)")  # gate.CHANGES_READ: the default refusal
+    reads: str = CHANGES_READ  # what it reads that no attestation covers, as the refusal says it
 
 
 # Iceberg read options that make a batch scan read the appends between two snapshots (IncrementalAppendScan) or a
