@@ -76,6 +76,23 @@ def test_a_delta_ctas_whose_commit_cannot_be_found_is_counted(tmp_path: Path,
     assert hook.not_found == 1 and "it read nothing, the table is now at 0" in _warnings(caplog)[0]
 
 
+@pytest.mark.parametrize("command", ["SaveIntoDataSourceCommand", "AppendData"])
+def test_a_stamped_blind_append_no_commit_carries_committed_nothing(tmp_path: Path, command: str,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """An append of no rows: Delta records no empty commit (round 23: the required hook failed every such job). A
+    stamped blind append that no commit carries, and that no unstamped commit fits, committed nothing; an unstamped
+    one cannot be told from a lost commit and is still counted."""
+    path = _delta(tmp_path)
+    hook = _hook()
+    hook._done.add((f"delta:{path}", "0", ""))  # version 0 is an earlier write this hook attested: not a candidate
+    event = WriteEvent(command=command, format="delta", table_name=None, location=path, hint_version=0, stamp=STAMP)
+    hook._attest(event)
+    assert (hook.not_found, hook.attested, hook.skipped, hook.failed) == (0, 0, 0, 0) and not _warnings(caplog)
+    DeltaTable(path).delete("x = 1")  # version 1: a DELETE, so no unstamped commit fits a WRITE either
+    hook._attest(WriteEvent(command=command, format="delta", table_name=None, location=path, hint_version=1))
+    assert hook.not_found == 1, _warnings(caplog)
+
+
 @pytest.fixture
 def iceberg(tmp_path: Path) -> tuple[Hook, Any]:
     (tmp_path / "wh").mkdir()

@@ -76,6 +76,9 @@ _DELTA_OPS: dict[str, frozenset[str]] = {
     "ReplaceTableAsSelect": frozenset({"CREATE OR REPLACE TABLE AS SELECT", "REPLACE TABLE AS SELECT"}),
     "SaveIntoDataSourceCommand": frozenset({"WRITE", "CREATE TABLE AS SELECT"}),
 }
+# Delta write commands that may append nothing (a blind append of no rows: Delta records no empty commit). A CTAS /
+# RTAS always commits (it makes the table): no commit of it found is always a missed attestation.
+_BLIND_WRITES = frozenset({"AppendData", "SaveIntoDataSourceCommand"})
 _ICEBERG_OPS: dict[str, frozenset[str]] = {
     "AppendData": frozenset({"append"}),
     "OverwriteByExpression": frozenset({"overwrite", "delete", "append"}),
@@ -1133,7 +1136,7 @@ class Hook:
         if event.read_version is not None and head == event.read_version:
             log.debug("attest.spark: %s on %s committed nothing (the table is still at %s)", event.command, what, head)
             return
-        if event.format == "delta" and event.stamp and event.read_version is None:
+        if event.format == "delta" and event.stamp and event.read_version is None and event.command in _BLIND_WRITES:
             # A blind append of no rows: Delta records no empty commit (skipRecordingEmptyCommits, on by default).
             # Had it committed, its commit would carry its write id, or fit it unstamped (then ambiguous, refused):
             # neither is there, so it committed nothing (round 23: required mode failed every empty append).
