@@ -23,7 +23,7 @@ the metadata) is no table version and is refused likewise (``folder_reads``): a 
 folder, or a folder Spark listed files in below a root (``recursiveFileLookup`` from above, a link), each folder
 looked at once; a streaming file source's paths when it starts (``stream_folder_reads``). A read of a table's
 changes — a Delta change data feed, an Iceberg changelog or incremental read, a stream that starts before the
-version it would be checked at — is no table version either and is refused likewise (``change_reads``).
+version it would be checked at — is no table version either and is refused likewise (``table_reads``, ``stream_reads``).
 
 **What it does not cover.** Code that reaches the JVM without the Python API (Scala/Java in the same application,
 ``spark._jsparkSession`` used directly), the versions a Structured Streaming query reads after it started (its
@@ -52,6 +52,7 @@ from carriers.spark.plan import (
     ident_parts,
     leaves,
     opt,
+    scala_map,
     seq,
     simple_name,
 )
@@ -101,7 +102,7 @@ class TableRead:
     catalog: str | None = None  # Iceberg: the Spark catalog
     identifier: tuple[str, ...] | None = None  # Iceberg: namespace parts + table
     folder: bool = False  # the table's files read by path as a file source, past its log (folder_reads)
-    changes: str | None = None  # a read of its changes between versions, as asked (change_reads): never a version
+    changes: str | None = None  # a read of its changes or metadata, as asked (table_reads): never a version
     reads: str = CHANGES_READ  # what such a read reads that no attestation covers
 
     @property
@@ -176,11 +177,10 @@ class ReadGate:
 
     def check_plan(self, plan: Any, what: str = "query") -> list[Report]:
         reads = table_reads(plan, self.spark._jvm)
-        reports = [self._check(read, what) for read in reads]
+        reports = [self._changes(read, what) if read.changes is not None else self._check(read, what)
+                   for read in reads]
         for folder in folder_reads(plan, self.spark):
             reports.append(self._folder(folder, what))
-        for changes in change_reads(plan, self.spark._jvm):
-            reports.append(self._changes(changes, what))
         return reports
 
     def _changes(self, read: TableRead, what: str) -> Report:
@@ -302,7 +302,8 @@ def _error_report(read: TableRead, problem: Problem) -> Report:
 def table_reads(plan: Any, jvm: Any) -> list[TableRead]:
     """Every Delta / Iceberg relation ``plan`` reads: its tree, its subqueries (``subqueriesAll``), the source and
     target of a Delta MERGE (a leaf command: its plans are fields, not children) and the table an Iceberg row-level
-    command rewrites."""
+    command rewrites. A read of a table's changes or metadata (a Delta change data feed, an Iceberg changelog,
+    incremental read or metadata table) is one with ``changes`` set: no version to verify."""
     plans = [plan, *seq(plan.subqueriesAll())]
     command = simple_name(plan)
     if command == "MergeIntoCommand":
@@ -314,22 +315,6 @@ def table_reads(plan: Any, jvm: Any) -> list[TableRead]:
         for leaf in leaves(sub, jvm, rows=False):
             read = _table_read(leaf)
             if read is not None:
-                found.setdefault(read.key, read)
-    return list(found.values())
-
-
-def change_reads(plan: Any, jvm: Any) -> list[TableRead]:
-    """The reads of a table's changes between versions in ``plan`` (its tree and subqueries): a Delta change data
-    feed (``readChangeFeed``, ``table_changes``, ``table_changes_by_path``), an Iceberg changelog
-    (``<table>.changes``, ``create_changelog_view``) or incremental read (``start-snapshot-id`` …). Round 23: each
-    was let through unchecked, or checked at the table's current version while it read others' files."""
-    found: dict[tuple[str, ...], TableRead] = {}
-    for sub in [plan, *seq(plan.subqueriesAll())]:
-        for leaf in leaves(sub, jvm, rows=False):
-            if leaf.changes is not None:
-                fmt: Literal["delta", "iceberg"] = "delta" if leaf.changes.format == "delta" else "iceberg"
-                read = TableRead(fmt, leaf.changes.table, None, location=leaf.location, changes=leaf.changes.what,
-                                 reads=leaf.changes.reads)
                 found.setdefault(read.key, read)
     return list(found.values())
 
@@ -689,21 +674,16 @@ def stream_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
                 cat, parts = str(catalog.name()), ident_parts(ident)
             else:  # readStream.format("iceberg").load(name): resolved by the source (round 23: was not checked)
                 cat, parts = _iceberg_source_table(jvm, leaf.extraOptions(), str(table.name()))
-            asked = iceberg_change_options(leaf.extraOptions())
+            label, asked = f"iceberg://{cat}/{'.'.join(parts)}", iceberg_change_options(leaf.extraOptions())
             if asked:  # not the current snapshot's rows: no snapshot is checked
-                read = TableRead("iceberg", f"iceberg://{cat}/{'.'.join(parts)}", None, catalog=cat,
-                                 identifier=parts, changes=f"an Iceberg stream started in the past ({asked})")
+                read = TableRead("iceberg", label, None, catalog=cat, identifier=parts,
+                                 changes=f"an Iceberg stream started in the past ({asked})")
             else:
                 table.table().refresh()
                 current = table.table().currentSnapshot()
                 removed = None if current is None else _iceberg_history_removed(table.table(), current)
-                if removed is not None:
-                    read = TableRead("iceberg", f"iceberg://{cat}/{'.'.join(parts)}", None, catalog=cat,
-                                     identifier=parts, changes=removed)
-                else:
-                    read = TableRead("iceberg", f"iceberg://{cat}/{'.'.join(parts)}",
-                                     None if current is None else str(current.snapshotId()), catalog=cat,
-                                     identifier=parts)
+                version = None if current is None or removed is not None else str(current.snapshotId())
+                read = TableRead("iceberg", label, version, catalog=cat, identifier=parts, changes=removed)
         if read is not None:
             found.setdefault(read.key, read)
     return list(found.values())
@@ -766,22 +746,13 @@ def _delta_stream_changes(options: Any) -> str | None:
     then reads the latest version, which the gate checks. ``startingVersion`` ``latest`` reads only commits after
     it; the change feed switched off is no change read. Options that cannot be read are taken as asking."""
     try:
-        pairs = {str(k).lower(): str(v) for k, v in _scala_items(options)}
+        pairs = {str(k).lower(): str(v) for k, v in scala_map(options).items()}
     except Exception:
         return "a Delta stream with options that could not be read"
     asked = [f"{k}={pairs[k]}" for k in _DELTA_STREAM_CHANGES if k in pairs]
     quiet = {"readchangefeed": "false", "readchangedata": "false", "startingversion": "latest"}
     asked = [a for a in asked if quiet.get(a.split("=", 1)[0]) != a.split("=", 1)[1].strip().lower()]
     return f"a Delta stream reading changes or started in the past ({', '.join(asked)})" if asked else None
-
-
-def _scala_items(m: Any) -> list[tuple[Any, Any]]:
-    out = []
-    it = m.iterator()
-    while it.hasNext():
-        kv = it.next()
-        out.append((kv._1(), kv._2()))
-    return out
 
 
 def stream_folder_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
@@ -851,8 +822,10 @@ def _tables_below(spark: SparkSession, fs: Any, root: str) -> list[tuple[Literal
 
 
 def _table_read(leaf: LeafInfo) -> TableRead | None:
-    if leaf.changes is not None:  # no one version's rows: change_reads
-        return None
+    if leaf.changes is not None:  # no one version's rows (round 23): refused as such, never verified as a version
+        fmt: Literal["delta", "iceberg"] = "delta" if leaf.changes.format == "delta" else "iceberg"
+        return TableRead(fmt, leaf.changes.table, None, location=leaf.location, changes=leaf.changes.what,
+                         reads=leaf.changes.reads)
     if leaf.kind == "delta" and leaf.location:
         location = carrier_uri(leaf.location)  # Spark's unescaped Path string as the URI the carriers read
         version = leaf.version

@@ -38,6 +38,7 @@ __all__ = [
     "program_hash_from_json",
     "python_functions",
     "result_confs",
+    "scala_map",
     "seq",
     "simple_name",
 ]
@@ -438,7 +439,7 @@ LENIENT_READS = {"ignoremissingfiles": "spark.sql.files.ignoreMissingFiles",
 def _lenient_options(rel: Any) -> str | None:
     """The lenient-read options a HadoopFsRelation was read with (``.option("ignoreMissingFiles", "true")``)."""
     try:
-        options = {str(k).lower(): str(v) for k, v in _scala_map(rel.options()).items()}
+        options = {str(k).lower(): str(v) for k, v in scala_map(rel.options()).items()}
     except Exception:  # options we cannot read: the session's confs still apply (lenient_confs)
         return None
     on = [key for key in LENIENT_READS if options.get(key, "").strip().lower() == "true"]
@@ -498,7 +499,8 @@ def _scala_text(value: Any) -> str:
     return str(value)
 
 
-def _scala_map(m: Any) -> dict[Any, Any]:
+def scala_map(m: Any) -> dict[Any, Any]:
+    """A Scala Map as a dict (its iterator of tuples, one py4j call per entry)."""
     out: dict[Any, Any] = {}
     it = m.iterator()
     while it.hasNext():
