@@ -474,7 +474,11 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
         return Version(id=str(n), number=n)
 
     def _identity(self, v: Version) -> str:
-        return f"delta:{self._metadata_table(v.number).metadata().id}"
+        return f"delta:{self.table_id(v.number)}"
+
+    def table_id(self, version: int) -> str:
+        """The table's id (its metadata's ``id``) at ``version``: what a Delta streaming offset names it by."""
+        return str(self._metadata_table(version).metadata().id)
 
     def _metadata_table(self, n: int) -> DeltaTable:
         """A loaded table whose metadata (properties, table id) is version ``n``'s: ``n`` itself when loaded; else, when

@@ -104,6 +104,7 @@ class TableRead:
     folder: bool = False  # the table's files read by path as a file source, past its log (folder_reads)
     changes: str | None = None  # a read of its changes or metadata, as asked (table_reads): never a version
     reads: str = CHANGES_READ  # what such a read reads that no attestation covers
+    because: str | None = None  # why a version other than the one a plan names is read (a resumed stream's)
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -163,12 +164,15 @@ class ReadGate:
         """Check what ``df``'s analysed plan reads (raises in required mode); the reports of the tables read."""
         return self.check_plan(df._jdf.queryExecution().analyzed(), what)
 
-    def check_stream(self, df: Any, what: str = "DataStreamWriter.start") -> list[Report]:
+    def check_stream(self, df: Any, what: str = "DataStreamWriter.start", checkpoint: Resume | None = None
+                     ) -> list[Report]:
         """Check the Delta / Iceberg sources of a streaming DataFrame at the version each has when the query starts
-        (its latest); the versions the query reads later are not checked (docs/streaming.md)."""
+        (its latest) and, for a query restarted from ``checkpoint``, the Delta versions it reads on the way there
+        whose files the latest does not hold; the versions the query reads later are not checked
+        (docs/streaming.md)."""
         plan = df._jdf.queryExecution().analyzed()
         reports = [self._changes(read, what) if read.changes is not None else self._check(read, what)
-                   for read in stream_reads(plan, self.spark)]
+                   for read in stream_reads(plan, self.spark, checkpoint)]
         return reports + [self._folder(folder, what) for folder in stream_folder_reads(plan, self.spark)]
 
     def check_sql(self, text: str, what: str = "SparkSession.sql") -> list[Report]:
@@ -237,7 +241,7 @@ class ReadGate:
 
     def _refuse(self, read: TableRead, report: Report, what: str) -> None:
         code = report.errors[0].code if report.errors else Code.UNATTESTED
-        shown = f"{read.label} {_noun(read)} {read.version}"
+        shown = f"{read.label} {_noun(read)} {read.version}" + (f" ({read.because})" if read.because else "")
         if read.folder:
             past = "its log" if read.format == "delta" else "its metadata"
             shown = f"the files of {_format_name(read)} table {read.label} by path (a file-source read, past {past})"
@@ -637,10 +641,49 @@ def _iceberg_folder(fs: Any, jvm: Any, path: Any) -> bool:
     return iceberg_metadata_names(names)
 
 
-def stream_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
+class Resume:
+    """The checkpoint a starting query resumes from (``carriers/spark/resume.py``), its offsets read once, when a
+    Delta source asks."""
+
+    def __init__(self, spark: SparkSession, location: str | None) -> None:
+        self.spark, self.location = spark, location
+        self._offsets: list[dict[str, Any]] | None = None
+
+    def offsets(self) -> list[dict[str, Any]]:
+        from carriers.spark.resume import resumed_offsets
+
+        if self._offsets is None:
+            self._offsets = [] if self.location is None else resumed_offsets(self.spark, self.location)
+        return self._offsets
+
+
+class _UnknownResume(Resume):
+    def __init__(self, spark: SparkSession, why: str) -> None:
+        super().__init__(spark, None)
+        self.why = why
+
+    def offsets(self) -> list[dict[str, Any]]:
+        from carriers.spark.resume import CheckpointUnknown
+
+        raise CheckpointUnknown(self.why)
+
+
+def stream_resume(spark: SparkSession, writer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Resume:
+    """The checkpoint a ``DataStreamWriter.start`` / ``toTable`` call's query resumes from."""
+    from carriers.spark.resume import CheckpointUnknown, checkpoint_location
+
+    try:
+        return Resume(spark, checkpoint_location(spark, writer, args, kwargs))
+    except CheckpointUnknown as exc:
+        return _UnknownResume(spark, str(exc))
+
+
+def stream_reads(plan: Any, spark: SparkSession, resume: Resume | None = None) -> list[TableRead]:
     """The Delta / Iceberg tables a streaming plan reads (``StreamingRelation`` of a Delta source,
     ``StreamingRelationV2`` of an Iceberg table), each at its latest version now: where a query starts reading
-    (a fresh one reads that version's snapshot, a restarted one the versions after its checkpoint, up to it)."""
+    (a fresh one reads that version's snapshot, a restarted one the versions after its checkpoint, up to it). For
+    a Delta source of a query restarted from ``resume``, also each version it reads on the way whose files the
+    latest does not hold (``_delta_resumed``)."""
     jvm = spark._jvm
     assert jvm is not None
     found: dict[tuple[str, ...], TableRead] = {}
@@ -657,14 +700,19 @@ def stream_reads(plan: Any, spark: SparkSession) -> list[TableRead]:
                 continue
             from carriers.delta.carrier import DeltaCarrier
 
-            location = carrier_uri(str(jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession,
-                                                                                        str(path)).dataPath().toString()))
+            delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, str(path))
+            location = carrier_uri(str(delta_log.dataPath().toString()))
             label = str(table.identifier().unquotedString()) if table is not None else location
             changes = _delta_stream_changes(source.options())
             if changes is not None:  # not the latest version's rows: no version is checked
                 read = TableRead("delta", label, None, location=location, changes=changes)
             else:
-                read = TableRead("delta", label, str(DeltaCarrier(location).latest_version()), location=location)
+                carrier = DeltaCarrier(location)
+                latest = carrier.latest_version()
+                read = TableRead("delta", label, str(latest), location=location)
+                if resume is not None:
+                    for past in _delta_resumed(read, carrier, latest, resume):
+                        found.setdefault(past.key, past)
         elif cls == "StreamingRelationV2":
             table = leaf.table()
             if simple_name(table) != "SparkTable":
@@ -719,6 +767,29 @@ def _iceberg_history_removed(table: Any, current: Any) -> str | None:
     except Exception as exc:  # a history that cannot be read cannot be shown to hold appends only
         return f"an Iceberg stream over a history that could not be read ({type(exc).__name__})"
     return "an Iceberg stream over a history too long to look at"
+
+
+def _delta_resumed(read: TableRead, carrier: Any, latest: int, resume: Resume) -> list[TableRead]:
+    """The versions of a Delta source a query restarted from its checkpoint reads before ``latest`` whose files
+    ``latest`` does not hold, each to be checked as a version (round 24: a restarted stream read an unattested
+    append a later ``DELETE`` removed, past a gate that checked the latest version only); or a read refused as
+    changes when where it resumes, or what it reads on the way, cannot be looked at."""
+    from carriers.spark.resume import CheckpointUnknown, delta_resume, delta_versions_past
+
+    try:
+        offsets = resume.offsets()
+        if not offsets:
+            return []
+        where = delta_resume(offsets, carrier.table_id(latest))
+        if where is None:
+            return []
+        versions = delta_versions_past(carrier, where, latest)
+    except CheckpointUnknown as exc:
+        return [TableRead("delta", read.label, None, location=read.location,
+                          changes=f"a Delta stream resuming from a checkpoint whose place cannot be looked at ({exc})")]
+    because = (f"read by a stream resuming from its checkpoint at version {where.since}: the latest, {latest}, no "
+               "longer holds files of it")
+    return [TableRead("delta", read.label, str(v), location=read.location, because=because) for v in versions]
 
 
 def _iceberg_source_table(jvm: Any, options: Any, name: str) -> tuple[str, tuple[str, ...]]:
@@ -922,7 +993,7 @@ def _intercept(name: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any
             return
         for gate in _gates_for(df.sparkSession):
             if name.startswith("DataStreamWriter."):
-                gate.check_stream(df, name)
+                gate.check_stream(df, name, stream_resume(df.sparkSession, obj, args, kwargs))
                 continue
             gate.check_dataframe(df, name)
             if target:

@@ -1,0 +1,167 @@
+"""Round 24 on the Spark read gate: a streaming query restarted from its checkpoint.
+
+The gate checked a Delta stream's source at its latest version when the query starts — what a fresh query reads. A
+query restarted from a checkpoint resumes at the offset it logged and reads the adds of every commit since, files a
+later commit removed among them, which the latest version (the one checked) no longer holds. Measured: an unattested
+append of a row 666, taken out by a ``DELETE`` before an honest (attested) append, read by the restarted query
+(``skipChangeCommits`` steps over the ``DELETE``) while the gate had verified the latest version; and a file an
+``OPTIMIZE`` compacted away, forged at its own size, read the same way past a gate checking bytes. The gate now
+reads the checkpoint's offsets and checks each version the resumed query reads whose files the latest does not hold.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.adversarial.test_spark_gate_round23 import _forge, _refused
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from carriers.spark.hook import Hook
+
+pytestmark = pytest.mark.spark
+
+
+def _stream(spark: SparkSession, src: str, dst: str, checkpoint: str | None = None, *, name: str | None = None,
+            skip_changes: bool = False, keyword: bool = False) -> list[int]:
+    """Run a Delta → Delta stream of ``src`` until it has read what is there; the rows ``dst`` then holds (read
+    with delta-rs: no gate counts it)."""
+    reader = spark.readStream.format("delta")
+    if skip_changes:
+        reader = reader.option("skipChangeCommits", "true")
+    writer = reader.load(src).writeStream.format("delta")
+    if name is not None:
+        writer = writer.queryName(name)
+    if checkpoint is not None and not keyword:
+        writer = writer.option("checkpointLocation", checkpoint)
+    query = writer.start(dst, checkpointLocation=checkpoint) if keyword else writer.start(dst)
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    from deltalake import DeltaTable
+
+    return sorted(DeltaTable(dst).to_pyarrow_table().column("id").to_pylist())  # read past the gate
+
+
+def _poisoned(spark: SparkSession, hook: Hook, src: str) -> None:
+    """An unattested append of 666 (the hook off: a writer outside the pipeline), a ``DELETE`` of it, then an
+    honest append of 10 the hook attests: the latest version verifies, 666 in none of its files."""
+    from attest.spark import install
+
+    hook.uninstall()
+    spark.createDataFrame([(666,)], "id long").write.format("delta").mode("append").save(src)
+    spark.sql(f"DELETE FROM delta.`{src}` WHERE id = 666")
+    again = install(spark, policy="required")
+    try:
+        spark.range(10, 11).write.format("delta").mode("append").save(src)
+        again.flush()
+        assert again.failed == 0, again.errors
+    finally:
+        again.uninstall()
+
+
+def test_a_restarted_stream_of_an_unattested_deleted_append_is_refused(spark: SparkSession, hook: Hook,
+                                                                       tmp_path: Path) -> None:
+    from attest.spark import require_verified
+
+    src, ck = str(tmp_path / "src"), str(tmp_path / "ck")
+    spark.range(3).write.format("delta").save(src)
+    hook.flush()
+    assert _stream(spark, src, str(tmp_path / "dst"), ck) == [0, 1, 2]
+    _poisoned(spark, hook, src)
+    # What the restarted query reads, with no gate: the deleted, never attested 666.
+    probe_ck = tmp_path / "probe_ck"
+    import shutil
+
+    shutil.copytree(ck, probe_ck)
+    assert 666 in _stream(spark, src, str(tmp_path / "probe_dst"), str(probe_ck), skip_changes=True)
+    with require_verified(spark) as gate:
+        assert sorted(r[0] for r in spark.read.format("delta").load(src).collect()) == [0, 1, 2, 10]  # verifies
+        message = _refused(lambda: _stream(spark, src, str(tmp_path / "dst"), ck, skip_changes=True), "stale")
+        assert "resuming from its checkpoint" in message, gate.refused  # was: let through, 666 read
+        # The checkpoint given as start()'s keyword, or found under the session's checkpoint root by the query's
+        # name, is found all the same.
+        _refused(lambda: _stream(spark, src, str(tmp_path / "dst"), ck, skip_changes=True, keyword=True), "stale")
+        name = f"r24_{uuid.uuid4().hex[:8]}"
+        shutil.copytree(ck, tmp_path / "root" / name)
+        spark.conf.set("spark.sql.streaming.checkpointLocation", str(tmp_path / "root"))
+        try:
+            _refused(lambda: _stream(spark, src, str(tmp_path / "dst"), name=name, skip_changes=True), "stale")
+        finally:
+            spark.conf.unset("spark.sql.streaming.checkpointLocation")
+        # The control: a fresh query (a new checkpoint) reads the latest version only, which verifies.
+        assert _stream(spark, src, str(tmp_path / "fresh"), str(tmp_path / "fresh_ck")) == [0, 1, 2, 10]
+
+
+def test_a_restarted_stream_past_a_compaction_checks_the_version_it_reads(spark: SparkSession, hook: Hook,
+                                                                          tmp_path: Path) -> None:
+    """An honest append and an ``OPTIMIZE`` after the checkpoint: the resumed query reads the append's file, which
+    the compaction removed; the gate checks that version's own attestation (at bytes: a same-size forgery of the
+    removed original is caught), and lets the query go on when it holds."""
+    from attest.spark import require_verified
+
+    src, ck = str(tmp_path / "src"), str(tmp_path / "ck")
+    spark.range(3).repartition(1).write.format("delta").save(src)
+    hook.flush()
+    assert _stream(spark, src, str(tmp_path / "dst"), ck) == [0, 1, 2]
+    spark.createDataFrame([(7,)], "id long").write.format("delta").mode("append").save(src)
+    spark.sql(f"OPTIMIZE delta.`{src}`")
+    hook.flush()
+    assert hook.failed == 0, hook.errors
+    import shutil
+
+    shutil.copytree(ck, tmp_path / "ck2")
+    shutil.copytree(ck, tmp_path / "ck3")
+    with require_verified(spark, level="bytes") as gate:
+        assert _stream(spark, src, str(tmp_path / "dst"), ck) == [0, 1, 2, 7]  # honest: goes on
+        assert gate.checked == 2, gate.refused  # the latest, and the append's version the query read
+    appended = [p for p in Path(src).glob("*.parquet") if 7 in pq.read_table(p).column("id").to_pylist()
+                and pq.read_table(p).num_rows == 1]
+    assert len(appended) == 1, appended
+    _forge(appended[0], pa.table({"id": pa.array([666], pa.int64())}), same_size=True)
+    assert 666 in _stream(spark, src, str(tmp_path / "dst3"), str(tmp_path / "ck3"))  # what it reads, no gate
+    with require_verified(spark, level="bytes") as gate:
+        assert sorted(r[0] for r in spark.read.format("delta").load(src).collect()) == [0, 1, 2, 7]  # verifies
+        message = _refused(lambda: _stream(spark, src, str(tmp_path / "dst2"), str(tmp_path / "ck2")),
+                           "artifact_hash_mismatch")
+        assert "resuming from its checkpoint" in message, gate.refused  # was: let through, 666 read
+
+
+def test_a_checkpoint_that_cannot_be_read_refuses_a_delta_stream(spark: SparkSession, hook: Hook,
+                                                                 tmp_path: Path) -> None:
+    from attest.spark import require_verified
+
+    src, ck = str(tmp_path / "src"), tmp_path / "ck"
+    spark.range(3).write.format("delta").save(src)
+    hook.flush()
+    (ck / "offsets").mkdir(parents=True)
+    (ck / "offsets" / "0").write_text('v1\n{}\n{"reservoirId": "x", "reservoirVersion": [1]}\n{not json\n')
+    with require_verified(spark) as gate:
+        message = _refused(lambda: _stream(spark, src, str(tmp_path / "dst"), str(ck)))
+        assert "could not be read" in message, gate.refused
+
+
+def test_where_a_resumed_delta_source_starts() -> None:
+    """Spark-free: the earliest of the last two batches' offsets naming the table, snapshot offsets before commit
+    offsets at one version, other tables' and other sources' offsets ignored, a malformed version refused."""
+    from carriers.spark.resume import CheckpointUnknown, DeltaResume, delta_resume
+
+    def offset(version: Any, starting: bool = False, table: str = "t") -> dict[str, Any]:
+        return {"sourceVersion": 1, "reservoirId": table, "reservoirVersion": version, "index": -1,
+                "isStartingVersion": starting}
+
+    assert delta_resume([], "t") is None
+    assert delta_resume([offset(3, table="other"), {"snapshot_id": 4}], "t") is None
+    assert delta_resume([offset(7), offset(5)], "t") == DeltaResume(5, False)
+    assert delta_resume([offset(5), offset(5, starting=True)], "t") == DeltaResume(5, True)
+    for bad in ("5", -1, None, 5.0, True):
+        with pytest.raises(CheckpointUnknown):
+            delta_resume([offset(bad)], "t")
