@@ -8,10 +8,9 @@ took out, skipped past with ``skipChangeCommits``), which the latest version, th
 checks, for a restarted Delta source, every version whose added files the stream reads and the latest version does
 not hold: that version's own attestation must cover them.
 
-Offsets are read as Spark wrote them (``<checkpoint>/offsets/<batch>``: a version line, the batch's metadata, then
-one source offset per line; a Delta source's names its table by id, ``reservoirId``). The last batch logged may not
-have run (no ``commits/`` entry): Spark runs it again from the batch before's offset, so the earliest of the last two
-is where the restarted query starts.
+Offsets are read by Spark's own offset log (``<checkpoint>/offsets/<batch>``; a Delta source's offset names its table
+by id, ``reservoirId``). The last batch logged may not have run (no ``commits/`` entry): Spark runs it again from the
+batch before's offset, so the earliest of the last two is where the restarted query starts.
 """
 
 from __future__ import annotations
@@ -20,14 +19,13 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from carriers.spark.plan import scala_map
+from carriers.spark.plan import opt, scala_map, seq
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["DeltaResume", "checkpoint_location", "delta_resume", "resumed_offsets"]
 
-_OFFSET_FILE_MAX = 1 << 20  # an offsets file is a few hundred bytes; a larger one is not Spark's, and is not read
 _RESUME_COMMITS_MAX = 10_000  # commits looked at between a checkpoint's offset and the latest version; more: refused
 
 
@@ -65,37 +63,47 @@ _CALL_ARGS = frozenset({"path", "format", "outputMode", "partitionBy", "queryNam
 
 def resumed_offsets(spark: SparkSession, checkpoint: str) -> list[dict[str, Any]]:
     """The source offsets a query restarted from ``checkpoint`` resumes from: those of its last two logged batches
-    (the last may not have run; it is run again from the one before), each a parsed JSON object. Empty: the query
-    has logged no batch, and starts fresh."""
+    (the last may not have run; it is run again from the one before), each a parsed JSON object, read by Spark's own
+    offset log (``OffsetSeqLog``: the files Spark takes for batches and the latest it resumes from, as it reads
+    them). Empty: the query has logged no batch, and starts fresh."""
     jvm = spark._jvm
     assert jvm is not None
     try:
         folder = jvm.org.apache.hadoop.fs.Path(checkpoint, "offsets")
-        fs = folder.getFileSystem(spark._jsc.hadoopConfiguration())
-        if not fs.exists(folder):
+        if not folder.getFileSystem(spark._jsc.hadoopConfiguration()).exists(folder):
+            return []  # (Spark's log makes its folder when opened: a query that never ran leaves nothing behind)
+        log = _offset_log(jvm, spark._jsparkSession, str(folder.toString()))
+        latest = opt(log.getLatest())
+        if latest is None:
             return []
-        batches = sorted((int(str(st.getPath().getName())), st) for st in fs.listStatus(folder)
-                         if str(st.getPath().getName()).isdigit() and st.isFile())
+        batch = int(latest._1())
         found: list[dict[str, Any]] = []
-        for _, st in batches[-2:]:
-            if st.getLen() > _OFFSET_FILE_MAX:
-                raise CheckpointUnknown(f"offsets file {st.getPath().getName()} is {st.getLen()} bytes")
-            stream = fs.open(st.getPath())
-            try:
-                data = bytes(jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
-            finally:
-                stream.close()
-            for line in data.decode("utf-8").splitlines()[2:]:  # the log's version, the batch's metadata
-                if line.strip() in ("", "-"):  # a source with no offset yet
-                    continue
-                parsed = json.loads(line)
+        for offsets in (opt(log.get(batch - 1)) if batch > 0 else None, latest._2()):
+            for offset in seq(offsets.offsets()) if offsets is not None else ():
+                text = opt(offset)
+                parsed = None if text is None else json.loads(str(text.json()))
                 if isinstance(parsed, dict):
                     found.append(parsed)
         return found
-    except CheckpointUnknown:
-        raise
     except Exception as exc:  # a log that cannot be read cannot show where the query resumes
         raise CheckpointUnknown(f"its offsets could not be read ({type(exc).__name__})") from exc
+
+
+_OFFSET_LOGS = ("org.apache.spark.sql.execution.streaming.checkpointing.OffsetSeqLog",  # Spark 4.1
+                "org.apache.spark.sql.execution.streaming.OffsetSeqLog")
+
+
+def _offset_log(jvm: Any, session: Any, path: str) -> Any:
+    """Spark's offset log of ``path``, opened as a query opens it."""
+    from py4j.java_gateway import JavaClass
+
+    for name in _OFFSET_LOGS:
+        cls = jvm
+        for part in name.split("."):
+            cls = getattr(cls, part)
+        if isinstance(cls, JavaClass):
+            return cls(session, path)
+    raise CheckpointUnknown("Spark's offset log class was not found")
 
 
 @dataclass(frozen=True)

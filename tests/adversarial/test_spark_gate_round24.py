@@ -165,3 +165,4 @@ def test_where_a_resumed_delta_source_starts() -> None:
     for bad in ("5", -1, None, 5.0, True):
         with pytest.raises(CheckpointUnknown):
             delta_resume([offset(bad)], "t")
+
