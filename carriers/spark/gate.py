@@ -162,7 +162,7 @@ class ReadGate:
     # ---- checks --------------------------------------------------------------------------------------------------
     def check_dataframe(self, df: Any, what: str = "query") -> list[Report]:
         """Check what ``df``'s analysed plan reads (raises in required mode); the reports of the tables read."""
-        return self.check_plan(df._jdf.queryExecution().analyzed(), what)
+        return self.check_plan(df._jdf.queryExecution().analyzed(), what, df.sparkSession)
 
     def check_stream(self, df: Any, what: str = "DataStreamWriter.start", checkpoint: Resume | None = None
                      ) -> list[Report]:
@@ -179,8 +179,10 @@ class ReadGate:
         """Parse and analyse a statement without executing it, and check what it reads."""
         return self.check_plan(_analyse(self.spark, text), what)
 
-    def check_plan(self, plan: Any, what: str = "query") -> list[Report]:
-        reads = table_reads(plan, self.spark._jvm)
+    def check_plan(self, plan: Any, what: str = "query", session: Any = None) -> list[Report]:
+        """Check what an analysed plan reads; ``session``: the one that runs it (its confs decide what a Delta
+        scan reads), else the gate's."""
+        reads = table_reads(plan, self.spark._jvm, stale=stale_snapshots(session or self.spark))
         reports = [self._changes(read, what) if read.changes is not None else self._check(read, what)
                    for read in reads]
         for folder in folder_reads(plan, self.spark):
@@ -303,11 +305,26 @@ def _error_report(read: TableRead, problem: Problem) -> Report:
 
 # ---- what a plan reads -------------------------------------------------------------------------------------------
 
-def table_reads(plan: Any, jvm: Any) -> list[TableRead]:
+def stale_snapshots(session: Any) -> bool:
+    """Whether ``session``'s Delta scans may read a cached snapshot older than the log's latest version:
+    ``spark.databricks.delta.stalenessLimit`` set to anything but zero (a scan then takes its DeltaLog's snapshot
+    as it is when it was updated within the limit, and updates it in the background). Unreadable: taken as set."""
+    try:
+        value = str(session.conf.get(_STALENESS, "0") or "0").strip().lower()
+    except Exception:
+        return True
+    return value.rstrip("smhdinu") not in ("0", "")
+
+
+_STALENESS = "spark.databricks.delta.stalenessLimit"
+
+
+def table_reads(plan: Any, jvm: Any, *, stale: bool = False) -> list[TableRead]:
     """Every Delta / Iceberg relation ``plan`` reads: its tree, its subqueries (``subqueriesAll``), the source and
     target of a Delta MERGE (a leaf command: its plans are fields, not children) and the table an Iceberg row-level
     command rewrites. A read of a table's changes or metadata (a Delta change data feed, an Iceberg changelog,
-    incremental read or metadata table) is one with ``changes`` set: no version to verify."""
+    incremental read or metadata table) is one with ``changes`` set: no version to verify. ``stale``: the session
+    lets Delta scans read a cached snapshot (``stale_snapshots``)."""
     plans = [plan, *seq(plan.subqueriesAll())]
     command = simple_name(plan)
     if command == "MergeIntoCommand":
@@ -317,7 +334,7 @@ def table_reads(plan: Any, jvm: Any) -> list[TableRead]:
     found: dict[tuple[str, ...], TableRead] = {}
     for sub in plans:
         for leaf in leaves(sub, jvm, rows=False):
-            read = _table_read(leaf)
+            read = _table_read(leaf, stale)
             if read is not None:
                 found.setdefault(read.key, read)
     return list(found.values())
@@ -892,7 +909,7 @@ def _tables_below(spark: SparkSession, fs: Any, root: str) -> list[tuple[Literal
     return out
 
 
-def _table_read(leaf: LeafInfo) -> TableRead | None:
+def _table_read(leaf: LeafInfo, stale: bool = False) -> TableRead | None:
     if leaf.changes is not None:  # no one version's rows (round 23): refused as such, never verified as a version
         fmt: Literal["delta", "iceberg"] = "delta" if leaf.changes.format == "delta" else "iceberg"
         return TableRead(fmt, leaf.changes.table, None, location=leaf.location, changes=leaf.changes.what,
@@ -900,7 +917,19 @@ def _table_read(leaf: LeafInfo) -> TableRead | None:
     if leaf.kind == "delta" and leaf.location:
         location = carrier_uri(leaf.location)  # Spark's unescaped Path string as the URI the carriers read
         version = leaf.version
-        if not leaf.pinned:
+        if not leaf.pinned and stale:
+            # Under stalenessLimit the scan reads its DeltaLog's cached snapshot, however old (round 24: an
+            # unattested version a later DELETE cleaned read while the latest was checked): that DeltaLog is brought
+            # up to date now, and the version it then holds — the one the scan reads — is checked.
+            try:
+                if leaf.refresh is None:
+                    raise LookupError("no DeltaLog to update")
+                version = leaf.refresh()
+            except Exception as exc:
+                return TableRead("delta", leaf.name or leaf.location, None, location=location, changes=(
+                    f"a Delta read under {_STALENESS} whose cached snapshot could not be brought up to date "
+                    f"({type(exc).__name__})"), reads="a cached snapshot of any version since it was taken")
+        elif not leaf.pinned:
             # Not time travel: Delta scans the log's latest snapshot when the query executes, not the one it was
             # analysed at — a DataFrame analysed before another writer committed reads that commit. So the version
             # checked is the latest now (a commit between this check and the scan is past any pre-read check).

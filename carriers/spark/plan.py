@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -260,6 +260,9 @@ class LeafInfo:
     changes: Changes | None = None
     # A file source (kind "path"): its root paths one by one, as Spark prints them (``location`` joins them with ",").
     roots: tuple[str, ...] = ()
+    # Delta, unpinned: brings the relation's own DeltaLog up to the log's latest version now and returns it (the read
+    # gate under ``stalenessLimit``, where the scan reads that DeltaLog's cached snapshot, however old).
+    refresh: Callable[[], str] | None = field(default=None, compare=False, repr=False)
     # A file source: its JVM file index (what Spark listed at analysis), for the read gate's look at the folders the
     # files are in (carriers/spark/gate.py ``folder_reads``); never compared, printed or recorded.
     index: Any = field(default=None, compare=False, repr=False)
@@ -354,7 +357,8 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
                     pinned, latest = _delta_scan(location, lambda: bool(location.isTimeTravelQuery()))
                     return LeafInfo("delta", name=name, location=str(location.path().toString()),
                                     version=version, in_tree=in_tree, pinned=pinned, latest=latest,
-                                    lenient=_lenient_options(rel))
+                                    lenient=_lenient_options(rel),
+                                    refresh=None if pinned else _refresher(location))
                 except Exception:
                     pass
             roots = [str(p.toString()) for p in seq(location.rootPaths())]
@@ -416,7 +420,7 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
             pinned, latest = _delta_scan(table, lambda: bool(table.timeTravelOpt().isDefined()))
             return LeafInfo("delta", name=name or None, location=str(table.path().toString()),
                             version=str(table.initialSnapshot().version()), in_tree=in_tree, pinned=pinned,
-                            latest=latest)
+                            latest=latest, refresh=None if pinned else _refresher(table))
         return LeafInfo("path", name=name or str(table.name()), in_tree=in_tree)
     if cls == "HiveTableRelation":
         # A Hive-format table read by its SerDe (not converted to a file source): its files are read from its
@@ -522,6 +526,18 @@ def _delta_scan(source: Any, time_travel: Any) -> tuple[bool, str | None]:
         return False, str(source.deltaLog().unsafeVolatileSnapshot().version())
     except Exception:
         return False, None
+
+
+def _refresher(source: Any) -> Callable[[], str]:
+    """``LeafInfo.refresh`` of a Delta relation (a TahoeLogFileIndex or a DeltaTableV2): its own DeltaLog — the one
+    its scan asks, whatever options keyed it — updated as a query not accepting staleness updates it (a listing of
+    the log; ``update``'s other arguments its defaults), to the version that update installed."""
+    def refresh() -> str:
+        log = source.deltaLog()
+        since, table = getattr(log, "update$default$2")(), getattr(log, "update$default$3")()
+        return str(log.update(False, since, table).version())
+
+    return refresh
 
 
 # SQL confs that change the rows a plan computes but are not in its analysed JSON: read when the query executes

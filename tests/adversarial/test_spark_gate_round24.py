@@ -166,3 +166,54 @@ def test_where_a_resumed_delta_source_starts() -> None:
         with pytest.raises(CheckpointUnknown):
             delta_resume([offset(bad)], "t")
 
+
+
+def test_a_stale_cached_delta_snapshot_is_not_what_the_gate_checks(spark: SparkSession, tmp_path: Path) -> None:
+    """Under ``spark.databricks.delta.stalenessLimit`` a Delta scan reads its DeltaLog's cached snapshot, however old,
+    and updates it in the background. Measured: a reader cached the snapshot holding an unattested 666; a ``DELETE``
+    and an attested append later, the gate verified the latest version and the query read 666 from the cache. The
+    gate now brings the relation's DeltaLog up to date first and checks the version it then holds: the one read."""
+    import deltalake
+    from deltalake import write_deltalake
+
+    from attest.spark import require_verified
+    from carriers.delta.carrier import attest_after_write
+
+    src = str(tmp_path / "t")
+    write_deltalake(src, pa.table({"id": pa.array([1, 2], pa.int64())}))
+    attest_after_write(src, model="m", program_hash="a" * 64)
+    spark.conf.set("spark.databricks.delta.stalenessLimit", "1h")
+    try:
+        write_deltalake(src, pa.table({"id": pa.array([666], pa.int64())}), mode="append")  # no attestation
+        assert 666 in [r[0] for r in spark.read.format("delta").load(src).collect()]  # a reader caches it, ungated
+        deltalake.DeltaTable(src).delete("id = 666")
+        write_deltalake(src, pa.table({"id": pa.array([3], pa.int64())}), mode="append")
+        attest_after_write(src, model="m", program_hash="a" * 64)
+        latest = deltalake.DeltaTable(src).version()
+        with require_verified(spark) as gate:
+            rows = sorted(r[0] for r in spark.read.format("delta").load(src).collect())  # was: [1, 2, 666]
+            assert rows == [1, 2, 3], rows
+            assert [k[2] for k in gate._verified] == [str(latest)], gate._verified
+    finally:
+        spark.conf.unset("spark.databricks.delta.stalenessLimit")
+
+
+def test_which_sessions_may_read_a_stale_delta_snapshot() -> None:
+    from carriers.spark.gate import stale_snapshots
+
+    class Conf:
+        def __init__(self, value: str | None) -> None:
+            self.value = value
+
+        def get(self, key: str, default: str) -> str:
+            if self.value == "raise":
+                raise RuntimeError("no conf")
+            return default if self.value is None else self.value
+
+    class Session:
+        def __init__(self, value: str | None) -> None:
+            self.conf = Conf(value)
+
+    for value, stale in ((None, False), ("0", False), ("0s", False), ("0ms", False), (" 0 ", False), ("", False),
+                         ("1h", True), ("100", True), ("10min", True), ("-1", True), ("raise", True)):
+        assert stale_snapshots(Session(value)) is stale, value
