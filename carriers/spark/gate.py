@@ -38,7 +38,7 @@ import datetime as dt
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from attest.errors import AttestError, Code, InvalidArgumentError, Problem, VerificationRefusedError
@@ -47,10 +47,12 @@ from carriers.spark import intercept
 from carriers.spark.plan import (
     CHANGES_READ,
     LeafInfo,
+    cached_versions,
     carrier_uri,
     iceberg_change_options,
     ident_parts,
     leaves,
+    mark_cached,
     opt,
     scala_map,
     seq,
@@ -105,6 +107,9 @@ class TableRead:
     changes: str | None = None  # a read of its changes or metadata, as asked (table_reads): never a version
     reads: str = CHANGES_READ  # what such a read reads that no attestation covers
     because: str | None = None  # why a version other than the one a plan names is read (a resumed stream's)
+    # Read from Spark's cache (``mark_cached``): the versions its cache entries for this table were read at, each a
+    # lower bound of the version the cached rows are (None: unknown). Empty: not a cached read.
+    cached_from: tuple[str | None, ...] = ()
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -182,12 +187,45 @@ class ReadGate:
     def check_plan(self, plan: Any, what: str = "query", session: Any = None) -> list[Report]:
         """Check what an analysed plan reads; ``session``: the one that runs it (its confs decide what a Delta
         scan reads), else the gate's."""
-        reads = table_reads(plan, self.spark._jvm, stale=stale_snapshots(session or self.spark))
-        reports = [self._changes(read, what) if read.changes is not None else self._check(read, what)
-                   for read in reads]
+        session = session or self.spark
+        reads = table_reads(plan, self.spark._jvm, stale=stale_snapshots(session), jspark=session._jsparkSession)
+        reports = []
+        for read in reads:
+            stale_cache = None if read.changes is not None or not read.cached_from else self._stale_cache(read)
+            if stale_cache is not None:
+                read = replace(read, changes=_CACHE_READ, reads=stale_cache)
+            reports.append(self._changes(read, what) if read.changes is not None else self._check(read, what))
         for folder in folder_reads(plan, self.spark):
             reports.append(self._folder(folder, what))
         return reports
+
+    def _stale_cache(self, read: TableRead) -> str | None:
+        """Why rows Spark's cache holds for ``read``'s table may not be those of the version checked, or None when
+        they are: the cache entries were read at a version whose rows readers get unchanged up to it (Delta: one
+        attestable version — only metadata-only commits between, such as attestations; Iceberg: that snapshot).
+        Spark answers a matching read from the cached rows, filled when the cache was first used — at or after the
+        version it was analysed at — and never refreshed by a commit made elsewhere (round 24: an unattested row a
+        later DELETE removed, returned from the cache while the gate verified the latest version)."""
+        def why(since: str) -> str:
+            return (f"rows cached from {_noun(read)} {since} on, not those of {_noun(read)} {read.version} (the one "
+                    "it now has): uncache it (df.unpersist(), spark.catalog.clearCache()) and read the table anew to "
+                    "have the read checked")
+        try:
+            if read.format == "delta":
+                from carriers.delta.carrier import DeltaCarrier
+
+                carrier = DeltaCarrier(read.location or "")
+                now = carrier.attestable_version(int(str(read.version)))
+                for since in read.cached_from:
+                    if since is None or not since.isdigit() or carrier.attestable_version(int(since)) != now:
+                        return why(str(since))
+                return None
+            for since in read.cached_from:
+                if since != read.version:
+                    return why(str(since))
+            return None
+        except Exception as exc:  # what the cache holds cannot be shown to be the version checked
+            return f"rows cached at a version that could not be looked at ({type(exc).__name__})"
 
     def _changes(self, read: TableRead, what: str) -> Report:
         # A read of a table's changes between versions (a Delta change data feed, an Iceberg changelog or
@@ -196,6 +234,9 @@ class ReadGate:
         problem = Problem(Code.UNATTESTED, f"{read.changes} of {_format_name(read)} table {read.label} reads "
                           f"{read.reads}, which no attestation of a table version covers; read a version of it to "
                           "have it checked")
+        if read.changes == _CACHE_READ:
+            problem = Problem(Code.UNATTESTED, f"a read of {_format_name(read)} table {read.label} answered from "
+                              f"Spark's cache gets {read.reads}")
         report = _error_report(read, problem)
         with self._lock:
             self.checked += 1
@@ -247,6 +288,8 @@ class ReadGate:
         if read.folder:
             past = "its log" if read.format == "delta" else "its metadata"
             shown = f"the files of {_format_name(read)} table {read.label} by path (a file-source read, past {past})"
+        elif read.changes == _CACHE_READ:
+            shown = f"{_format_name(read)} table {read.label} from Spark's cache ({read.reads})"
         elif read.changes is not None and read.reads == CHANGES_READ:
             shown = f"the changes of {_format_name(read)} table {read.label} ({read.changes})"
         elif read.changes is not None:
@@ -305,6 +348,9 @@ def _error_report(read: TableRead, problem: Problem) -> Report:
 
 # ---- what a plan reads -------------------------------------------------------------------------------------------
 
+_CACHE_READ = "Spark's cache"  # TableRead.changes of a read answered from cached rows of another version
+
+
 def stale_snapshots(session: Any) -> bool:
     """Whether ``session``'s Delta scans may read a cached snapshot older than the log's latest version:
     ``spark.databricks.delta.stalenessLimit`` set to anything but zero (a scan then takes its DeltaLog's snapshot
@@ -319,12 +365,13 @@ def stale_snapshots(session: Any) -> bool:
 _STALENESS = "spark.databricks.delta.stalenessLimit"
 
 
-def table_reads(plan: Any, jvm: Any, *, stale: bool = False) -> list[TableRead]:
+def table_reads(plan: Any, jvm: Any, *, stale: bool = False, jspark: Any = None) -> list[TableRead]:
     """Every Delta / Iceberg relation ``plan`` reads: its tree, its subqueries (``subqueriesAll``), the source and
     target of a Delta MERGE (a leaf command: its plans are fields, not children) and the table an Iceberg row-level
     command rewrites. A read of a table's changes or metadata (a Delta change data feed, an Iceberg changelog,
     incremental read or metadata table) is one with ``changes`` set: no version to verify. ``stale``: the session
-    lets Delta scans read a cached snapshot (``stale_snapshots``)."""
+    lets Delta scans read a cached snapshot (``stale_snapshots``). ``jspark``: the session whose cache the query is
+    answered from — a read Spark's cache will answer carries the versions its entries were read at."""
     plans = [plan, *seq(plan.subqueriesAll())]
     command = simple_name(plan)
     if command == "MergeIntoCommand":
@@ -332,11 +379,24 @@ def table_reads(plan: Any, jvm: Any, *, stale: bool = False) -> list[TableRead]:
     elif command in _ROW_LEVEL:
         plans.append(plan.originalTable())
     found: dict[tuple[str, ...], TableRead] = {}
+    cached: dict[str, set[str | None]] | None = None
     for sub in plans:
-        for leaf in leaves(sub, jvm, rows=False):
+        subleaves = leaves(sub, jvm, rows=False)
+        if jspark is not None:
+            subleaves = mark_cached(sub, subleaves, jvm, jspark)
+        for leaf in subleaves:
             read = _table_read(leaf, stale)
+            if read is not None and leaf.cached and read.changes is None:
+                if cached is None:
+                    try:
+                        cached = cached_versions(jspark, jvm)
+                    except Exception:  # the cache cannot be read: what it holds is unknown
+                        cached = {}
+                versions = set().union(*(cached.get(k, set()) for k in leaf.cache_keys())) or {None}
+                read = replace(read, cached_from=tuple(sorted(versions, key=str)))
             if read is not None:
-                found.setdefault(read.key, read)
+                key = read.key + (("cached",) if read.cached_from else ())
+                found.setdefault(key, read)
     return list(found.values())
 
 

@@ -31,6 +31,7 @@ from carriers.spark.plan import (
     leaves,
     lenient_confs,
     local_inputs,
+    mark_cached,
     opaque_code,
     opaque_inputs,
     opt,
@@ -430,7 +431,7 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
     docs: list[tuple[str, str, list[LeafInfo]]] = []
     for name, sub in parts:
         sub_leaves = leaves(sub, jvm)
-        rels.extend(_mark_cached(sub, sub_leaves, jvm, jspark))
+        rels.extend(mark_cached(sub, sub_leaves, jvm, jspark))
         docs.append((name, str(sub.toJSON()), sub_leaves))
     event.cache_seen = _cache_identity(jspark, jvm)  # after asking the cache: a drop before or while it was asked shows
     lenient = None
@@ -478,27 +479,6 @@ def _result_confs(jspark: Any, jvm: Any) -> dict[str, str]:
         return result_confs(jspark, jvm)
     except Exception:  # confs we cannot read: a document no run with readable confs shares
         return {"<unreadable>": "<unreadable confs>"}
-
-
-def _mark_cached(plan: Any, found: list[LeafInfo], jvm: Any, jspark: Any) -> list[LeafInfo]:
-    """``found`` (the leaves of ``plan``) with those the query read through Spark's cache marked ``cached``.
-
-    Spark executes a plan with every fragment that matches a cached one (``df.cache()``, ``CACHE TABLE``) replaced
-    by the cached rows (``CacheManager.useCachedData``), whatever version of the table they were read at: a Delta
-    table changed outside this session since, or read before a later write, still returns its old rows while the
-    analysed plan names the version it has now. The leaves missing from the plan with the cache applied are those."""
-    if not found:
-        return found
-    try:
-        manager = jspark.sharedState().cacheManager()
-        if manager.isEmpty():
-            return found
-        used = leaves(manager.useCachedData(plan), jvm, rows=False)
-    except Exception:
-        # The cache cannot be asked (another Spark's API): whatever the plan read may have come from it.
-        return [replace(leaf, cached=True) for leaf in found]
-    kept = {leaf.expr_ids for leaf in used}
-    return [leaf if leaf.expr_ids and leaf.expr_ids in kept else replace(leaf, cached=True) for leaf in found]
 
 
 def _cache_identity(jspark: Any, jvm: Any) -> int | None:
@@ -909,7 +889,7 @@ class Hook:
 
     def note_cache(self, stamp: str) -> None:
         """Called in the job's thread right before the write stamped ``stamp`` runs: what Spark's cache holds then.
-        The listener asks the cache later (``_mark_cached``); a cache dropped in between by a call no wrapper sees
+        The listener asks the cache later (``mark_cached``); a cache dropped in between by a call no wrapper sees
         (the JVM's ``catalog().clearCache()``, ``_jsparkSession.sql("CLEAR CACHE")``, Scala code) left it nothing
         to find. This note lets ``_cache_dropped`` see that the cache changed and which tables it held."""
         if self._listener is None or self.is_worker():
@@ -927,7 +907,7 @@ class Hook:
     def _cache_dropped(self, event: WriteEvent) -> None:
         """Mark cached the reads of ``event`` (a stamped write) of tables Spark's cache held when the write was called,
         when the cache changed before the listener asked it: the write may have read those rows from the cache,
-        and the listener could no longer tell (``_mark_cached``)."""
+        and the listener could no longer tell (``mark_cached``)."""
         if event.stamp is None:
             return
         with self._lock:
@@ -967,7 +947,7 @@ class Hook:
 
     def wait_for_listener(self) -> None:
         """Called in the job's thread before it drops cached data: wait (bounded by Spark) until the listener has read
-        every write that ended before, so that it still finds the cached rows a write read (``_mark_cached``)."""
+        every write that ended before, so that it still finds the cached rows a write read (``mark_cached``)."""
         if threading.current_thread() is self._worker or self._listener is None:
             return
         with suppress(Exception):  # a stopped context (nothing pending), or Spark's own timeout: the job goes on

@@ -24,6 +24,7 @@ __all__ = [
     "RDD_LEAVES",
     "Changes",
     "LeafInfo",
+    "cached_versions",
     "canonical_plan",
     "carrier_uri",
     "iceberg_change_options",
@@ -31,6 +32,7 @@ __all__ = [
     "lenient_confs",
     "local_inputs",
     "local_rows_digest",
+    "mark_cached",
     "opaque_code",
     "opaque_inputs",
     "opt",
@@ -526,6 +528,45 @@ def _delta_scan(source: Any, time_travel: Any) -> tuple[bool, str | None]:
         return False, str(source.deltaLog().unsafeVolatileSnapshot().version())
     except Exception:
         return False, None
+
+
+def mark_cached(plan: Any, found: list[LeafInfo], jvm: Any, jspark: Any) -> list[LeafInfo]:
+    """``found`` (the leaves of ``plan``) with those the query read through Spark's cache marked ``cached``.
+
+    Spark executes a plan with every fragment that matches a cached one (``df.cache()``, ``CACHE TABLE``) replaced
+    by the cached rows (``CacheManager.useCachedData``), whatever version of the table they were read at: a Delta
+    table changed outside this session since, or read before a later write, still returns its old rows while the
+    analysed plan names the version it has now. The leaves missing from the plan with the cache applied are those."""
+    if not found:
+        return found
+    try:
+        manager = jspark.sharedState().cacheManager()
+        if manager.isEmpty():
+            return found
+        used = leaves(manager.useCachedData(plan), jvm, rows=False)
+    except Exception:
+        # The cache cannot be asked (another Spark's API): whatever the plan read may have come from it.
+        return [replace(leaf, cached=True) for leaf in found]
+    kept = {leaf.expr_ids for leaf in used}
+    return [leaf if leaf.expr_ids and leaf.expr_ids in kept else replace(leaf, cached=True) for leaf in found]
+
+
+def cached_versions(jspark: Any, jvm: Any) -> dict[str, set[str | None]]:
+    """The versions Spark's cache entries read each table at, by ``LeafInfo.cache_keys``: a Delta leaf's version at
+    analysis (its rows were scanned then or later), an Iceberg leaf's snapshot. Empty: nothing cached."""
+    manager = jspark.sharedState().cacheManager()
+    if manager.isEmpty():
+        return {}
+    found: dict[str, set[str | None]] = {}
+    for entry in seq(manager.cachedData()):
+        try:
+            plan = entry.plan()
+        except Exception:
+            plan = entry.logicalPlan()
+        for leaf in leaves(plan, jvm, rows=False):
+            for key in leaf.cache_keys():
+                found.setdefault(key, set()).add(leaf.read_version or leaf.version)
+    return found
 
 
 def _refresher(source: Any) -> Callable[[], str]:

@@ -217,3 +217,70 @@ def test_which_sessions_may_read_a_stale_delta_snapshot() -> None:
     for value, stale in ((None, False), ("0", False), ("0s", False), ("0ms", False), (" 0 ", False), ("", False),
                          ("1h", True), ("100", True), ("10min", True), ("-1", True), ("raise", True)):
         assert stale_snapshots(Session(value)) is stale, value
+
+
+def test_a_read_answered_from_spark_s_cache_of_another_version_is_refused(spark: SparkSession, hook: Hook,
+                                                                          tmp_path: Path) -> None:
+    """Spark answers a read matching a cached plan (``df.cache()``, ``CACHE TABLE``) from the cached rows, filled when
+    the cache was first used and never refreshed by a commit made elsewhere — a new DataFrame and SQL of the table
+    too. Measured: cached holding an unattested 666, then a ``DELETE`` and an attested append, the gate verified the
+    latest version and all three reads returned 666. Now refused, unless the cached rows are those of the version
+    checked (only metadata-only commits since, such as an attestation); after ``unpersist()`` the read is checked."""
+    import deltalake
+    from deltalake import write_deltalake
+
+    from attest.spark import require_verified
+    from carriers.delta.carrier import attest_after_write
+
+    src = str(tmp_path / "t")
+    write_deltalake(src, pa.table({"id": pa.array([1, 2], pa.int64())}))
+    attest_after_write(src, model="m", program_hash="a" * 64)
+    write_deltalake(src, pa.table({"id": pa.array([666], pa.int64())}), mode="append")  # no attestation
+    cached = spark.read.format("delta").load(src)
+    cached.cache()
+    try:
+        assert cached.count() == 3
+        deltalake.DeltaTable(src).delete("id = 666")
+        write_deltalake(src, pa.table({"id": pa.array([3], pa.int64())}), mode="append")
+        attest_after_write(src, model="m", program_hash="a" * 64)
+        assert 666 in [r[0] for r in spark.read.format("delta").load(src).collect()]  # what Spark answers, ungated
+        with require_verified(spark) as gate:
+            for read in (cached.collect, lambda: spark.read.format("delta").load(src).collect(),
+                         lambda: spark.sql(f"SELECT * FROM delta.`{src}`").collect()):
+                message = _refused(read)  # was: verified the latest, 666 returned
+                assert "from Spark's cache (rows cached from version 2 on" in message, gate.refused
+            cached.unpersist(blocking=True)
+            assert sorted(r[0] for r in cached.collect()) == [1, 2, 3]  # scanned now: the version checked
+            # The control: a read cached under the gate, then only an attestation committed — the cached rows are
+            # the version checked, and the read goes on.
+            again = spark.read.format("delta").load(src)
+            again.cache()
+            assert again.count() == 3
+            attest_after_write(src, model="m2", program_hash="b" * 64)
+            assert sorted(r[0] for r in again.collect()) == [1, 2, 3]
+            # A DataFrame analysed at the old version and cached again (alone): the version its cache is filled at
+            # is known only to be at or after that one, so it is refused (cautious: Delta plans it at the latest).
+            spark.catalog.clearCache()
+            cached.cache()
+            assert "rows cached from version 2 on" in _refused(cached.count)
+    finally:
+        spark.catalog.clearCache()
+
+
+def test_an_iceberg_read_from_spark_s_cache_of_the_snapshot_checked_goes_on(spark: SparkSession,
+                                                                            hook: Hook) -> None:
+    from attest.spark import require_verified
+
+    ns = f"iceberg.r24_c_{uuid.uuid4().hex[:6]}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ns}")
+    spark.sql(f"CREATE TABLE {ns}.t (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {ns}.t VALUES (1), (2)")
+    hook.flush()
+    spark.sql(f"CACHE TABLE {ns}.t")
+    try:
+        with require_verified(spark) as gate:
+            assert sorted(r[0] for r in spark.table(f"{ns}.t").collect()) == [1, 2]
+            assert sorted(r[0] for r in spark.sql(f"SELECT * FROM {ns}.t").collect()) == [1, 2]
+            assert not gate.refused
+    finally:
+        spark.sql(f"UNCACHE TABLE IF EXISTS {ns}.t")
