@@ -86,6 +86,11 @@ GATED: dict[tuple[str, str], tuple[str, ...]] = {
     ("pyspark.sql.session", "SparkSession"): ("sql",),
     # A streaming query's Delta / Iceberg sources, checked when it starts (docs/streaming.md, "The read gate").
     ("pyspark.sql.streaming.readwriter", "DataStreamWriter"): ("start", "toTable"),
+    # delta-spark's Python API runs its DML in the JVM, past every method above (round 24: a DeltaTable.merge of an
+    # unattested source into an attested table ran under the gate, nothing checked): the table an UPDATE / DELETE
+    # reads, and a MERGE's source and target when it executes.
+    ("delta.tables", "DeltaTable"): ("update", "delete"),
+    ("delta.tables", "DeltaMergeBuilder"): ("execute",),
 }
 _ROW_LEVEL = frozenset({"ReplaceData", "WriteDelta"})  # Iceberg MERGE/UPDATE/DELETE: the table read is originalTable
 _local = threading.local()  # depth of gated calls in this thread: toPandas -> collect is one statement, one check
@@ -1073,6 +1078,9 @@ def _intercept(name: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any
         if name == "SparkSession.sql":
             _check_sql(obj, args, kwargs)
             return
+        if name.startswith(("DeltaTable.", "DeltaMergeBuilder.")):
+            _check_delta_api(name, obj)
+            return
         target = None
         if name == "MergeIntoWriter.merge":
             df, target = getattr(obj, "_attest_merge", (None, None))
@@ -1089,6 +1097,40 @@ def _intercept(name: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any
                 gate.check_dataframe(df.sparkSession.table(target), name)  # a MERGE reads its target too
     finally:
         _local.depth = 0
+
+
+def _check_delta_api(name: str, obj: Any) -> None:
+    """A delta-spark ``DeltaTable.update`` / ``delete`` (it reads the table) or ``DeltaMergeBuilder.execute`` (its
+    source and target, kept by the JVM builder in private fields: read by reflection; one that cannot be read is
+    refused, never let through unchecked)."""
+    session = obj._spark
+    gates = _gates_for(session)
+    if not gates:
+        return
+    if name == "DeltaMergeBuilder.execute":
+        try:
+            builder = obj._jbuilder
+            plans = [_private(builder, "source").queryExecution().analyzed(),
+                     _private(builder, "targetTable").toDF().queryExecution().analyzed()]
+        except Exception as exc:
+            unknown = TableRead("delta", "a DeltaTable.merge", None)
+            problem = Problem(Code.TABLE_UNREADABLE, f"the read gate could not find the source and target of a "
+                              f"DeltaTable.merge ({type(exc).__name__}) to check them")
+            for gate in gates:
+                gate._refuse(unknown, _error_report(unknown, problem), name)
+            return
+    else:
+        plans = [obj.toDF()._jdf.queryExecution().analyzed()]
+    for gate in gates:
+        for plan in plans:
+            gate.check_plan(plan, name, session)
+
+
+def _private(obj: Any, field_name: str) -> Any:
+    """A JVM object's private field (a Scala constructor parameter kept as a field)."""
+    found = obj.getClass().getDeclaredField(field_name)
+    found.setAccessible(True)
+    return found.get(obj)
 
 
 def _check_sql(spark: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

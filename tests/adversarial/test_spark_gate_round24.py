@@ -284,3 +284,37 @@ def test_an_iceberg_read_from_spark_s_cache_of_the_snapshot_checked_goes_on(spar
             assert not gate.refused
     finally:
         spark.sql(f"UNCACHE TABLE IF EXISTS {ns}.t")
+
+
+def test_delta_spark_s_python_dml_is_gated(spark: SparkSession, tmp_path: Path) -> None:
+    """``delta.tables.DeltaTable`` runs its MERGE / UPDATE / DELETE in the JVM, past the pyspark methods the gate
+    wraps. Measured: ``DeltaTable.forPath(...).merge(<unattested source>, ...).execute()`` into an attested table ran
+    under the gate with nothing checked (``gate.checked == 0``), the 666 rows merged in; an ``update`` of an
+    unattested table too. Now the MERGE's source and target, and the table an UPDATE / DELETE reads, are checked."""
+    from delta.tables import DeltaTable
+    from deltalake import write_deltalake
+
+    from attest.spark import require_verified
+    from carriers.delta.carrier import attest_after_write
+
+    tgt, src, ok = str(tmp_path / "tgt"), str(tmp_path / "src"), str(tmp_path / "ok")
+    write_deltalake(tgt, pa.table({"id": pa.array([1, 2], pa.int64()), "v": pa.array([0, 0], pa.int64())}))
+    attest_after_write(tgt, model="m", program_hash="a" * 64)
+    write_deltalake(src, pa.table({"id": pa.array([2, 3], pa.int64()), "v": pa.array([666, 666], pa.int64())}))
+    write_deltalake(ok, pa.table({"id": pa.array([3], pa.int64()), "v": pa.array([7], pa.int64())}))
+    attest_after_write(ok, model="m", program_hash="a" * 64)
+
+    def merge(source: str) -> None:
+        (DeltaTable.forPath(spark, tgt).alias("t").merge(spark.read.format("delta").load(source).alias("s"),
+                                                          "t.id = s.id")
+         .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
+
+    with require_verified(spark) as gate:
+        assert "DeltaMergeBuilder.execute reads" in _refused(lambda: merge(src))  # was: merged, unchecked
+        assert "DeltaTable.update reads" in _refused(lambda: DeltaTable.forPath(spark, src).update("id = 3",
+                                                                                                    {"v": "1"}))
+        assert "DeltaTable.delete reads" in _refused(lambda: DeltaTable.forPath(spark, src).delete("id = 3"))
+        assert sorted(tuple(r) for r in spark.read.format("delta").load(tgt).collect()) == [(1, 0), (2, 0)]
+        merge(ok)  # the control: both verify, the MERGE runs
+        assert gate.checked >= 2, gate.refused
+    assert sorted(tuple(r) for r in spark.read.format("delta").load(tgt).collect()) == [(1, 0), (2, 0), (3, 7)]
