@@ -1167,7 +1167,7 @@ def _check_sql(spark: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
                         gate._refuse(unknown, _error_report(unknown, problem), "SparkSession.sql")
                 return
         for gate in gates:
-            gate.check_plan(plan, "SparkSession.sql")
+            gate.check_plan(plan, "SparkSession.sql", spark)
     finally:
         if formatter is not None:
             formatter.clear()

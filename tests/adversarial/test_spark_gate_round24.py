@@ -318,3 +318,38 @@ def test_delta_spark_s_python_dml_is_gated(spark: SparkSession, tmp_path: Path) 
         merge(ok)  # the control: both verify, the MERGE runs
         assert gate.checked >= 2, gate.refused
     assert sorted(tuple(r) for r in spark.read.format("delta").load(tgt).collect()) == [(1, 0), (2, 0), (3, 7)]
+
+
+def test_a_stream_restarted_inside_its_first_snapshot_checks_that_snapshot(spark: SparkSession, hook: Hook,
+                                                                          tmp_path: Path) -> None:
+    """A query stopped after its first batch of a source's initial snapshot (``maxFilesPerTrigger``) logs a snapshot
+    offset: restarted, it reads the rest of that version's files — after a ``DELETE`` of every row (attested, stepped
+    over with ``skipChangeCommits``) none of them is in the latest version. Forged at their own size, they were read
+    past a gate checking bytes; the snapshot's version is now checked too."""
+    import time
+
+    from attest.spark import require_verified
+
+    src, ck = str(tmp_path / "src"), str(tmp_path / "ck")
+    spark.range(3).repartition(3).write.format("delta").save(src)
+    hook.flush()
+    query = (spark.readStream.format("delta").option("maxFilesPerTrigger", "1").option("skipChangeCommits", "true")
+             .load(src).writeStream.format("delta").option("checkpointLocation", ck)
+             .trigger(processingTime="1 hour").start(str(tmp_path / "dst")))
+    try:
+        deadline = time.monotonic() + 120
+        while not any(p["numInputRows"] for p in query.recentProgress) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        query.stop()
+    assert (Path(ck) / "offsets" / "0").read_text().count('"isStartingVersion":true') == 1
+    spark.sql(f"DELETE FROM delta.`{src}`")
+    hook.flush()
+    assert hook.failed == 0, hook.errors
+    for data in Path(src).glob("*.parquet"):
+        _forge(data, pa.table({"id": pa.array([666], pa.int64())}), same_size=True)
+    with require_verified(spark, level="bytes") as gate:
+        assert spark.read.format("delta").load(src).count() == 0  # the latest verifies: no files
+        message = _refused(lambda: _stream(spark, src, str(tmp_path / "dst"), ck, skip_changes=True),
+                           "artifact_hash_mismatch")
+        assert "resuming from its checkpoint" in message, gate.refused  # was: let through, 666 read
