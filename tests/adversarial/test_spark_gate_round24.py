@@ -353,3 +353,22 @@ def test_a_stream_restarted_inside_its_first_snapshot_checks_that_snapshot(spark
         message = _refused(lambda: _stream(spark, src, str(tmp_path / "dst"), ck, skip_changes=True),
                            "artifact_hash_mismatch")
         assert "resuming from its checkpoint" in message, gate.refused  # was: let through, 666 read
+
+
+def test_a_procedure_call_runs_once_under_the_gate(spark: SparkSession) -> None:
+    """Spark 4 runs a procedure while it analyses its ``CALL`` (the ``InvokeProcedures`` rule), whatever the
+    execution mode: the gate's analysis of the statement ran it, and Spark ran it again. Measured:
+    ``rollback_to_snapshot`` answered with the snapshot it rolls back to as the previous one (its first run had
+    already rolled back). A ``CALL`` is no longer analysed by the gate: it runs once."""
+    from attest.spark import require_verified
+
+    ns = f"iceberg.r24_p_{uuid.uuid4().hex[:6]}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ns}")
+    spark.sql(f"CREATE TABLE {ns}.t (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {ns}.t VALUES (1)")
+    spark.sql(f"INSERT INTO {ns}.t VALUES (2)")
+    first, second = [r[0] for r in spark.sql(f"SELECT snapshot_id FROM {ns}.t.snapshots ORDER BY committed_at")
+                     .collect()]
+    with require_verified(spark):
+        (row,) = spark.sql(f"CALL iceberg.system.rollback_to_snapshot('{ns}.t', {first})").collect()
+    assert (row[0], row[1]) == (second, first), row  # was: (first, first)
