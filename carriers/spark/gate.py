@@ -188,7 +188,13 @@ class ReadGate:
     def check_sql(self, text: str, what: str = "SparkSession.sql") -> list[Report]:
         """Parse and analyse a statement without executing it, and check what it reads (a procedure call is
         neither analysed nor checked: ``_analyse``)."""
-        plan = _analyse(self.spark, text)
+        try:
+            plan = _analyse(self.spark, text)
+        except _Immediate as immediate:
+            if immediate.text is None:
+                _refuse_immediate([self])
+                return []
+            return self.check_sql(immediate.text, what)
         return [] if plan is None else self.check_plan(plan, what)
 
     def check_plan(self, plan: Any, what: str = "query", session: Any = None) -> list[Report]:
@@ -291,7 +297,8 @@ class ReadGate:
 
     def _refuse(self, read: TableRead, report: Report, what: str) -> None:
         code = report.errors[0].code if report.errors else Code.UNATTESTED
-        shown = f"{read.label} {_noun(read)} {read.version}" + (f" ({read.because})" if read.because else "")
+        shown = f"{read.label} {_noun(read)} {read.version}" if read.version is not None else read.label
+        shown += f" ({read.because})" if read.because else ""
         if read.folder:
             past = "its log" if read.format == "delta" else "its metadata"
             shown = f"the files of {_format_name(read)} table {read.label} by path (a file-source read, past {past})"
@@ -302,6 +309,8 @@ class ReadGate:
         elif read.changes is not None:
             shown = f"{_format_name(read)} table {read.label} through {read.changes}, no version of it"
         message = f"{what} reads {shown}, which does not verify ({code.value}) under the read gate: {report.verdict()}"
+        if read.version is None and read.changes is None and report.errors:  # a statement, no table: say why
+            message += f" ({report.errors[0].message})"
         if self.mode == "required":
             with self._lock:
                 self.refused.append(message)
@@ -1010,6 +1019,27 @@ def _table_read(leaf: LeafInfo, stale: bool = False) -> TableRead | None:
     return None
 
 
+class _Immediate(Exception):
+    """``EXECUTE IMMEDIATE``: Spark runs the statement it names while it *analyses* the outer one (its analyzer
+    substitutes and executes it), so the outer statement is never analysed by the gate — round 24: an ``EXECUTE
+    IMMEDIATE 'INSERT INTO t SELECT * FROM <unattested>'`` refused by the gate had already inserted the rows during
+    the gate's analysis. ``text``: the statement when given as a string literal (checked as a statement of its
+    own), None when it is an expression or a variable (which the gate cannot read without running it)."""
+
+    def __init__(self, text: str | None, parameters: bool) -> None:
+        super().__init__(text)
+        self.text, self.parameters = text, parameters
+
+
+def _refuse_immediate(gates: list[ReadGate]) -> None:
+    unknown = TableRead("delta", "an EXECUTE IMMEDIATE statement", None)
+    problem = Problem(Code.INVALID_ARGUMENT, "the read gate cannot see which statement EXECUTE IMMEDIATE runs "
+                      "without running it (its text is an expression or a variable, and Spark runs the statement "
+                      "while analysing it): give the statement's text as a string literal, or to spark.sql itself")
+    for gate in gates:
+        gate._refuse(unknown, _error_report(unknown, problem), "SparkSession.sql")
+
+
 def _analyse(spark: SparkSession, text: str) -> Any:
     """The analysed plan of a SQL statement, without executing it (a command's eager execution is skipped); None
     for a procedure call, which analysis would run."""
@@ -1018,6 +1048,10 @@ def _analyse(spark: SparkSession, text: str) -> Any:
     jspark = spark._jsparkSession
     skip = getattr(getattr(jvm.org.apache.spark.sql.execution, "CommandExecutionMode$"), "MODULE$").SKIP()
     plan = jspark.sessionState().sqlParser().parsePlan(text)
+    if simple_name(plan) == "UnresolvedExecuteImmediate":
+        statement = plan.sqlStmtStr()
+        literal = simple_name(statement) == "Literal" and statement.value() is not None
+        raise _Immediate(str(statement.value()) if literal else None, bool(seq(plan.args())))
     if simple_name(plan) == "Call":
         # A procedure call: Spark 4 runs the procedure while it analyses the statement (the InvokeProcedures rule),
         # whatever the execution mode — analysing it to check it ran it, and Spark then ran it again (round 24:
@@ -1160,6 +1194,12 @@ def _check_sql(spark: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
         gates = _gates_for(spark)
         try:
             plan = _analyse(spark, text)
+        except _Immediate as immediate:
+            if immediate.text is None:
+                _refuse_immediate(gates)
+            else:  # the statement it runs, checked as one given to spark.sql (its USING values bound only then)
+                _check_sql(spark, (immediate.text, immediate.parameters), {})
+            return
         except Exception as exc:
             plan = _partial_plan(exc) if parameters else None
             if plan is not None and _unresolved_relation(plan):

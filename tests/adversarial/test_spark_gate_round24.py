@@ -372,3 +372,29 @@ def test_a_procedure_call_runs_once_under_the_gate(spark: SparkSession) -> None:
     with require_verified(spark):
         (row,) = spark.sql(f"CALL iceberg.system.rollback_to_snapshot('{ns}.t', {first})").collect()
     assert (row[0], row[1]) == (second, first), row  # was: (first, first)
+
+
+def test_execute_immediate_is_checked_without_running_it(spark: SparkSession, tmp_path: Path) -> None:
+    """Spark runs the statement ``EXECUTE IMMEDIATE`` names while it analyses the outer statement. Measured: ``EXECUTE
+    IMMEDIATE 'INSERT INTO <dst> SELECT * FROM <unattested>'`` was refused by the gate — after its analysis had
+    inserted the rows. Now the statement given as a literal is checked as a statement of its own (never run by the
+    check); one given as an expression or a variable cannot be read without running it, and is refused."""
+    import deltalake
+    from deltalake import write_deltalake
+
+    from attest.spark import require_verified
+    from carriers.delta.carrier import attest_after_write
+
+    src, dst = str(tmp_path / "src"), str(tmp_path / "dst")
+    write_deltalake(src, pa.table({"id": pa.array([666], pa.int64())}))  # no attestation
+    write_deltalake(dst, pa.table({"id": pa.array([1], pa.int64())}))
+    attest_after_write(dst, model="m", program_hash="a" * 64)
+    before = deltalake.DeltaTable(dst).version()
+    spark.sql(f"DECLARE OR REPLACE VARIABLE r24_q STRING DEFAULT 'SELECT * FROM delta.`{dst}`'")
+    with require_verified(spark) as gate:
+        _refused(lambda: spark.sql(f"EXECUTE IMMEDIATE 'INSERT INTO delta.`{dst}` SELECT * FROM delta.`{src}`'"))
+        assert deltalake.DeltaTable(dst).version() == before  # was: the INSERT had run, 666 in dst
+        assert "EXECUTE IMMEDIATE runs" in _refused(lambda: spark.sql("EXECUTE IMMEDIATE r24_q"), "invalid_argument")
+        assert [r[0] for r in spark.sql(f"EXECUTE IMMEDIATE 'SELECT * FROM delta.`{dst}`'").collect()] == [1]
+        assert gate.checked >= 2, gate.refused
+    assert deltalake.DeltaTable(dst).to_pyarrow_table().column("id").to_pylist() == [1]
