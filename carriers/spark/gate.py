@@ -190,6 +190,9 @@ class ReadGate:
         neither analysed nor checked: ``_analyse``)."""
         try:
             plan = _analyse(self.spark, text)
+        except _Script:
+            _refuse_script([self])
+            return []
         except _Immediate as immediate:
             if immediate.text is None:
                 _refuse_immediate([self])
@@ -1031,6 +1034,22 @@ class _Immediate(Exception):
         self.text, self.parameters = text, parameters
 
 
+class _Script(Exception):
+    """A SQL script (``BEGIN … END``, on by default in Spark 4.1): its statements run in turn, with control flow and
+    variables of their own, and analysing the script as one plan *ran* it — round 24: ``BEGIN INSERT INTO t SELECT
+    * FROM <unattested>; END`` passed the gate unchecked and inserted twice. The gate cannot check what a script
+    will read before it runs: it is refused (in ``optional`` mode, logged), never analysed."""
+
+
+def _refuse_script(gates: list[ReadGate]) -> None:
+    unknown = TableRead("delta", "a SQL script", None)
+    problem = Problem(Code.INVALID_ARGUMENT, "the read gate cannot check what a SQL script (BEGIN … END) reads "
+                      "before it runs (its statements run in turn, under its own control flow and variables): run "
+                      "its statements through spark.sql one at a time")
+    for gate in gates:
+        gate._refuse(unknown, _error_report(unknown, problem), "SparkSession.sql")
+
+
 def _refuse_immediate(gates: list[ReadGate]) -> None:
     unknown = TableRead("delta", "an EXECUTE IMMEDIATE statement", None)
     problem = Problem(Code.INVALID_ARGUMENT, "the read gate cannot see which statement EXECUTE IMMEDIATE runs "
@@ -1042,12 +1061,15 @@ def _refuse_immediate(gates: list[ReadGate]) -> None:
 
 def _analyse(spark: SparkSession, text: str) -> Any:
     """The analysed plan of a SQL statement, without executing it (a command's eager execution is skipped); None
-    for a procedure call, which analysis would run."""
+    for a procedure call, which analysis would run; ``_Immediate`` / ``_Script`` raised for the statements whose
+    analysis runs what they name."""
     jvm = spark._jvm
     assert jvm is not None
     jspark = spark._jsparkSession
     skip = getattr(getattr(jvm.org.apache.spark.sql.execution, "CommandExecutionMode$"), "MODULE$").SKIP()
     plan = jspark.sessionState().sqlParser().parsePlan(text)
+    if simple_name(plan) == "CompoundBody":
+        raise _Script(text)
     if simple_name(plan) == "UnresolvedExecuteImmediate":
         statement = plan.sqlStmtStr()
         literal = simple_name(statement) == "Literal" and statement.value() is not None
@@ -1194,6 +1216,9 @@ def _check_sql(spark: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
         gates = _gates_for(spark)
         try:
             plan = _analyse(spark, text)
+        except _Script:
+            _refuse_script(gates)
+            return
         except _Immediate as immediate:
             if immediate.text is None:
                 _refuse_immediate(gates)

@@ -398,3 +398,26 @@ def test_execute_immediate_is_checked_without_running_it(spark: SparkSession, tm
         assert [r[0] for r in spark.sql(f"EXECUTE IMMEDIATE 'SELECT * FROM delta.`{dst}`'").collect()] == [1]
         assert gate.checked >= 2, gate.refused
     assert deltalake.DeltaTable(dst).to_pyarrow_table().column("id").to_pylist() == [1]
+
+
+def test_a_sql_script_is_never_analysed_as_one_plan(spark: SparkSession, tmp_path: Path) -> None:
+    """SQL scripts (``BEGIN … END``) are on by default in Spark 4.1. Measured: ``BEGIN INSERT INTO <dst> SELECT * FROM
+    <unattested>; END`` passed the gate with nothing checked, and ran twice (the gate's analysis of the script ran
+    it). A script's reads cannot be known before it runs: refused under ``required``; under ``optional`` logged and
+    run once."""
+    import deltalake
+    from deltalake import write_deltalake
+
+    from attest.spark import require_verified
+
+    src, dst = str(tmp_path / "src"), str(tmp_path / "dst")
+    write_deltalake(src, pa.table({"id": pa.array([666], pa.int64())}))  # no attestation
+    write_deltalake(dst, pa.table({"id": pa.array([1], pa.int64())}))
+    script = f"BEGIN INSERT INTO delta.`{dst}` SELECT * FROM delta.`{src}`; END"
+    with require_verified(spark):
+        assert "SQL script" in _refused(lambda: spark.sql(script), "invalid_argument")  # was: run twice, unchecked
+    assert deltalake.DeltaTable(dst).version() == 0
+    with require_verified(spark, mode="optional") as gate:
+        spark.sql(script)
+        assert any("SQL script" in w for w in gate.warnings), gate.warnings
+    assert sorted(deltalake.DeltaTable(dst).to_pyarrow_table().column("id").to_pylist()) == [1, 666]  # once
