@@ -72,9 +72,13 @@ log = terminal_safe_logger("attest.spark")  # messages name tables and files a t
 Mode = Literal["required", "optional", "disabled"]
 GateLevel = Literal["schema", "files", "bytes"]
 
+# Round 24: approxQuantile / corr / cov (and df.stat's, which call them) compute over the rows in the JVM, and a
+# notebook's eager evaluation (spark.sql.repl.eagerEval.enabled) shows rows from __repr__ / _repr_html_: each read
+# an unattested table under the gate unchecked.
 _DATAFRAME_ACTIONS = ("collect", "count", "toLocalIterator", "tail", "isEmpty", "checkpoint", "localCheckpoint",
                       "toPandas", "toArrow", "_collect_as_arrow", "_show_string", "rdd", "toJSON", "foreach",
-                      "foreachPartition")
+                      "foreachPartition", "approxQuantile", "corr", "cov", "__repr__", "_repr_html_")
+_EAGER_REPR = frozenset({"DataFrame.__repr__", "DataFrame._repr_html_"})  # rows read only under eager evaluation
 _WRITER = ("save", "saveAsTable", "insertInto", "json", "parquet", "text", "csv", "xml", "orc", "jdbc")
 GATED: dict[tuple[str, str], tuple[str, ...]] = {
     ("pyspark.sql.classic.dataframe", "DataFrame"): _DATAFRAME_ACTIONS,
@@ -1132,6 +1136,8 @@ def _gates_for(session: Any) -> list[ReadGate]:
 def _intercept(name: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     if getattr(_local, "depth", 0):
         return  # a gated call inside a gated call (toPandas -> collect): the outer one checked this statement
+    if name in _EAGER_REPR and not _eager_evaluation(obj):
+        return  # the DataFrame's schema, no rows
     from carriers.spark.stamp import wait_for_pending
 
     wait_for_pending()  # a table the job just wrote is read after its attestation, not before it lands
@@ -1162,6 +1168,14 @@ def _intercept(name: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any
                 gate.check_dataframe(df.sparkSession.table(target), name)  # a MERGE reads its target too
     finally:
         _local.depth = 0
+
+
+def _eager_evaluation(df: Any) -> bool:
+    """Whether a DataFrame's repr shows its rows (``spark.sql.repl.eagerEval.enabled``); unreadable: taken as so."""
+    try:
+        return bool(df.sparkSession._jconf.isReplEagerEvalEnabled())
+    except Exception:
+        return True
 
 
 def _check_delta_api(name: str, obj: Any) -> None:

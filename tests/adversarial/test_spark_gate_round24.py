@@ -421,3 +421,29 @@ def test_a_sql_script_is_never_analysed_as_one_plan(spark: SparkSession, tmp_pat
         spark.sql(script)
         assert any("SQL script" in w for w in gate.warnings), gate.warnings
     assert sorted(deltalake.DeltaTable(dst).to_pyarrow_table().column("id").to_pylist()) == [1, 666]  # once
+
+
+def test_statistics_and_eager_evaluation_read_rows_through_the_gate(spark: SparkSession, tmp_path: Path) -> None:
+    """``approxQuantile`` / ``corr`` / ``cov`` (and ``df.stat``'s) compute over the rows in the JVM, past every
+    method the gate wrapped; a notebook with ``spark.sql.repl.eagerEval.enabled`` shows rows from ``repr`` /
+    ``_repr_html_``. Measured: each read an unattested table under the gate, nothing checked (the 666 row in every
+    answer). Now checked; a repr without eager evaluation (the schema only) is not."""
+    from deltalake import write_deltalake
+
+    from attest.spark import require_verified
+
+    src = str(tmp_path / "src")
+    write_deltalake(src, pa.table({"a": pa.array([1.0, 2.0, 666.0]), "b": pa.array([2.0, 4.0, 9.0])}))
+    df = spark.read.format("delta").load(src)
+    with require_verified(spark) as gate:
+        for read in (lambda: df.approxQuantile("a", [1.0], 0.0), lambda: df.stat.approxQuantile("a", [1.0], 0.0),
+                     lambda: df.corr("a", "b"), lambda: df.stat.cov("a", "b")):
+            _refused(read)  # was: 666.0, a correlation, a covariance over it
+        assert repr(df) == "DataFrame[a: double, b: double]" and df._repr_html_() is None
+        assert len(gate.refused) == 4, gate.refused
+        spark.conf.set("spark.sql.repl.eagerEval.enabled", "true")
+        try:
+            _refused(lambda: repr(df))
+            _refused(df._repr_html_)
+        finally:
+            spark.conf.unset("spark.sql.repl.eagerEval.enabled")
