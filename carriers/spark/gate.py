@@ -195,11 +195,11 @@ class ReadGate:
         try:
             plan = _analyse(self.spark, text)
         except _Script:
-            _refuse_script([self])
+            _refuse_statement([self], "a SQL script", _SCRIPT_WHY)
             return []
         except _Immediate as immediate:
             if immediate.text is None:
-                _refuse_immediate([self])
+                _refuse_statement([self], "an EXECUTE IMMEDIATE statement", _IMMEDIATE_WHY)
                 return []
             return self.check_sql(immediate.text, what)
         return [] if plan is None else self.check_plan(plan, what)
@@ -1045,22 +1045,19 @@ class _Script(Exception):
     will read before it runs: it is refused (in ``optional`` mode, logged), never analysed."""
 
 
-def _refuse_script(gates: list[ReadGate]) -> None:
-    unknown = TableRead("delta", "a SQL script", None)
-    problem = Problem(Code.INVALID_ARGUMENT, "the read gate cannot check what a SQL script (BEGIN … END) reads "
-                      "before it runs (its statements run in turn, under its own control flow and variables): run "
-                      "its statements through spark.sql one at a time")
-    for gate in gates:
-        gate._refuse(unknown, _error_report(unknown, problem), "SparkSession.sql")
+_SCRIPT_WHY = ("the read gate cannot check what a SQL script (BEGIN … END) reads before it runs (its statements "
+               "run in turn, under its own control flow and variables): run its statements through spark.sql one at "
+               "a time")
+_IMMEDIATE_WHY = ("the read gate cannot see which statement EXECUTE IMMEDIATE runs without running it (its text is an "
+                  "expression or a variable, and Spark runs the statement while analysing it): give the statement's "
+                  "text as a string literal, or to spark.sql itself")
 
 
-def _refuse_immediate(gates: list[ReadGate]) -> None:
-    unknown = TableRead("delta", "an EXECUTE IMMEDIATE statement", None)
-    problem = Problem(Code.INVALID_ARGUMENT, "the read gate cannot see which statement EXECUTE IMMEDIATE runs "
-                      "without running it (its text is an expression or a variable, and Spark runs the statement "
-                      "while analysing it): give the statement's text as a string literal, or to spark.sql itself")
+def _refuse_statement(gates: list[ReadGate], label: str, why: str) -> None:
+    """Refuse (or, in ``optional`` mode, log) a statement whose reads the gate cannot know, with why."""
+    unknown = TableRead("delta", label, None)
     for gate in gates:
-        gate._refuse(unknown, _error_report(unknown, problem), "SparkSession.sql")
+        gate._refuse(unknown, _error_report(unknown, Problem(Code.INVALID_ARGUMENT, why)), "SparkSession.sql")
 
 
 def _analyse(spark: SparkSession, text: str) -> Any:
@@ -1231,11 +1228,11 @@ def _check_sql(spark: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
         try:
             plan = _analyse(spark, text)
         except _Script:
-            _refuse_script(gates)
+            _refuse_statement(gates, "a SQL script", _SCRIPT_WHY)
             return
         except _Immediate as immediate:
             if immediate.text is None:
-                _refuse_immediate(gates)
+                _refuse_statement(gates, "an EXECUTE IMMEDIATE statement", _IMMEDIATE_WHY)
             else:  # the statement it runs, checked as one given to spark.sql (its USING values bound only then)
                 _check_sql(spark, (immediate.text, immediate.parameters), {})
             return
@@ -1248,11 +1245,8 @@ def _check_sql(spark: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
                 # With parameters (bound only inside Spark's sql()), an unanalysable statement cannot be shown to
                 # read only verified tables.
                 if parameters:
-                    unknown = TableRead("delta", "a parameterized statement", None)
-                    problem = Problem(Code.INVALID_ARGUMENT, "the read gate cannot analyse this parameterized "
-                                      "statement to see which tables it reads")
-                    for gate in gates:
-                        gate._refuse(unknown, _error_report(unknown, problem), "SparkSession.sql")
+                    _refuse_statement(gates, "a parameterized statement", "the read gate cannot analyse this "
+                                      "parameterized statement to see which tables it reads")
                 return
         if plan is None:
             return  # a procedure call (_analyse)
