@@ -167,7 +167,13 @@ def spark_property_writer(spark: SparkSession, *, name: str | None, path: str, r
                                   f"{committed}, after a later data commit: it is not in force")
 
     def lost_race(exc: Exception) -> bool:
-        return isinstance(exc, Py4JJavaError) and any(c in str(exc) for c in _CONFLICTS)
+        # A Delta conflict comes as py4j's error, or — once ``delta.tables`` is imported (by the job, or by the read
+        # gate, which wraps its DML) — as delta-spark's own captured exception (ConcurrentAppendException, …).
+        from pyspark.errors.exceptions.captured import CapturedException
+
+        if not isinstance(exc, (Py4JJavaError, CapturedException)):
+            return False
+        return any(c in f"{type(exc).__name__} {exc}" for c in _CONFLICTS)
 
     def check(read: int, bound: int | None) -> None:
         if data_version is not None and bound is not None and data_version(read) != bound:

@@ -101,7 +101,11 @@ def test_a_data_commit_racing_the_attestation_is_never_attested_over(spark: Spar
                                                                      spark_warehouse: Path) -> None:
     """Spark's metadata transaction alone would commit on top of a concurrent INSERT (measured: ALTER TABLE SET
     TBLPROPERTIES did); the hook's reads the whole table, conflicts (ConcurrentAppendException), retries, and finds
-    version 1 superseded."""
+    version 1 superseded. With ``delta.tables`` imported (by a job, or by the read gate), Delta's conflicts come as
+    delta-spark's captured exceptions, not py4j's: the race is recognised all the same (round 24: it was not, and the
+    attestation failed)."""
+    import delta.tables  # noqa: F401  (installs delta-spark's exception conversion for the rest of the session)
+
     path = str(spark_warehouse / f"race_data_{uuid.uuid4().hex[:8]}")
     spark.sql(f"CREATE TABLE delta.`{path}` (id INT) USING delta")
     spark.sql(f"INSERT INTO delta.`{path}` VALUES (1)")  # version 1
