@@ -414,9 +414,12 @@ def table_reads(plan: Any, jvm: Any, *, stale: bool = False, jspark: Any = None)
                     try:
                         cached = cached_versions(jspark, jvm)
                     except Exception:  # the cache cannot be read: what it holds is unknown
-                        cached = {}
-                versions = set().union(*(cached.get(k, set()) for k in leaf.cache_keys())) or {None}
-                read = replace(read, cached_from=tuple(sorted(versions, key=str)))
+                        cached = {"*": {None}}
+                # Only an entry that read this table can answer it (mark_cached marks every leaf when the cache
+                # cannot be asked about the plan — one with unbound parameters, say).
+                versions = set().union(*(cached.get(k, set()) for k in (*leaf.cache_keys(), "*")))
+                if versions:
+                    read = replace(read, cached_from=tuple(sorted(versions, key=str)))
             if read is not None:
                 key = read.key + (("cached",) if read.cached_from else ())
                 found.setdefault(key, read)
