@@ -24,7 +24,8 @@ from carriers.spark.plan import opt, scala_map, seq
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["DeltaResume", "checkpoint_location", "delta_resume", "resumed_offsets"]
+__all__ = ["CheckpointUnknown", "DeltaResume", "checkpoint_location", "delta_resume", "delta_versions_past",
+           "resumed_offsets"]
 
 _RESUME_COMMITS_MAX = 10_000  # commits looked at between a checkpoint's offset and the latest version; more: refused
 
