@@ -746,29 +746,20 @@ def _iceberg_folder(fs: Any, jvm: Any, path: Any) -> bool:
 
 class Resume:
     """The checkpoint a starting query resumes from (``carriers/spark/resume.py``), its offsets read once, when a
-    Delta source asks."""
+    Delta source asks; ``unknown``: why where it resumes cannot be found (``offsets`` then raises)."""
 
-    def __init__(self, spark: SparkSession, location: str | None) -> None:
-        self.spark, self.location = spark, location
+    def __init__(self, spark: SparkSession, location: str | None, unknown: str | None = None) -> None:
+        self.spark, self.location, self.unknown = spark, location, unknown
         self._offsets: list[dict[str, Any]] | None = None
 
     def offsets(self) -> list[dict[str, Any]]:
-        from carriers.spark.resume import resumed_offsets
+        from carriers.spark.resume import CheckpointUnknown, resumed_offsets
 
+        if self.unknown is not None:
+            raise CheckpointUnknown(self.unknown)
         if self._offsets is None:
             self._offsets = [] if self.location is None else resumed_offsets(self.spark, self.location)
         return self._offsets
-
-
-class _UnknownResume(Resume):
-    def __init__(self, spark: SparkSession, why: str) -> None:
-        super().__init__(spark, None)
-        self.why = why
-
-    def offsets(self) -> list[dict[str, Any]]:
-        from carriers.spark.resume import CheckpointUnknown
-
-        raise CheckpointUnknown(self.why)
 
 
 def stream_resume(spark: SparkSession, writer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Resume:
@@ -778,7 +769,7 @@ def stream_resume(spark: SparkSession, writer: Any, args: tuple[Any, ...], kwarg
     try:
         return Resume(spark, checkpoint_location(spark, writer, args, kwargs))
     except CheckpointUnknown as exc:
-        return _UnknownResume(spark, str(exc))
+        return Resume(spark, None, unknown=str(exc))
 
 
 def stream_reads(plan: Any, spark: SparkSession, resume: Resume | None = None) -> list[TableRead]:
