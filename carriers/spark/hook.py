@@ -63,6 +63,19 @@ _V2_WRITES = frozenset({"AppendData", "OverwriteByExpression", "OverwritePartiti
 _CTAS = frozenset({"CreateTableAsSelect", "ReplaceTableAsSelect"})
 _DELTA_DML = frozenset({"MergeIntoCommand", "UpdateCommand", "DeleteCommand"})
 _ICEBERG_DML = frozenset({"ReplaceData", "WriteDelta"})
+# Statements that empty a table or delete whole files without a row-level plan (TRUNCATE; an Iceberg DELETE answered
+# from metadata alone): attested as the job's writes, as a DELETE of every row is (round 25: left unattested, and
+# policy "required" passed the job).
+_TABLE_DELETES = frozenset({"TruncateDeltaTableCommand", "TruncateTable", "DeleteFromTable"})
+# Commands that change a table's rows whose program is not a producer's (docs/spark.md, "What the hook does not
+# attest"): never attested; each is a skipped write, which policy "required" refuses at flush() unless this hook
+# attests the table again later in the job (a REPLACE TABLE then a load; a RESTORE then a rerun). Round 25: each left
+# the table unattested and "required" passed the job.
+_DELTA_UNATTESTED = {"RestoreTableCommand": "RESTORE", "ConvertToDeltaCommand": "CONVERT TO DELTA",
+                     "CloneTableCommand": "CLONE", "ReplaceTable": "REPLACE TABLE"}
+_ICEBERG_UNATTESTED = frozenset({"rollback_to_snapshot", "rollback_to_timestamp", "set_current_snapshot",
+                                 "cherrypick_snapshot", "fast_forward", "publish_changes", "add_files", "migrate",
+                                 "snapshot", "register_table"})
 # Delta commitInfo operations each command may commit (the worker checks them with the write id, or with the
 # read version for an unstamped write).
 _DELTA_OPS: dict[str, frozenset[str]] = {
@@ -72,6 +85,8 @@ _DELTA_OPS: dict[str, frozenset[str]] = {
     "MergeIntoCommand": frozenset({"MERGE"}),
     "UpdateCommand": frozenset({"UPDATE"}),
     "DeleteCommand": frozenset({"DELETE"}),
+    "TruncateDeltaTableCommand": frozenset({"TRUNCATE"}),
+    "DeleteFromTable": frozenset({"DELETE"}),
     "CreateTableAsSelect": frozenset({"CREATE TABLE AS SELECT", "CREATE OR REPLACE TABLE AS SELECT",
                                       "REPLACE TABLE AS SELECT"}),
     "ReplaceTableAsSelect": frozenset({"CREATE OR REPLACE TABLE AS SELECT", "REPLACE TABLE AS SELECT"}),
@@ -88,6 +103,8 @@ _ICEBERG_OPS: dict[str, frozenset[str]] = {
     # delta that removed nothing after what it did (BaseOverwriteFiles / BaseRowDelta.operation()).
     "ReplaceData": frozenset({"overwrite", "delete", "append"}),
     "WriteDelta": frozenset({"overwrite", "delete", "append"}),
+    "TruncateTable": frozenset({"delete"}),
+    "DeleteFromTable": frozenset({"overwrite", "delete"}),
     "CreateTableAsSelect": frozenset({"append", "overwrite"}),
     "ReplaceTableAsSelect": frozenset({"append", "overwrite"}),
 }
@@ -308,6 +325,7 @@ class WriteEvent:
     stamp: str | None = None  # the per-write id its commit carries (None: unstamped, matched heuristically)
     plan_key: int | None = None  # JVM identity of the executed command plan (pairs a spark.sql call with it)
     maintenance: str | None = None  # OPTIMIZE, REORG, VACUUM, or an Iceberg procedure's name: not a write
+    unattested: str | None = None  # RESTORE, CLONE, ... (_DELTA_UNATTESTED, _ICEBERG_UNATTESTED): a skipped write
     stream: list[Any] | None = None  # inside foreachBatch: the batch's source ranges (carriers.spark.streaming)
     # The Delta idempotent-write txn (appId, version) the write declared: its writer options, or (inside foreachBatch)
     # the session confs while its call ran. A replayed write Delta skipped is matched by it (_replayed_commit).
@@ -319,12 +337,15 @@ class WriteEvent:
 
 
 def _target_from_relation(rel: Any) -> tuple[str, dict[str, Any]] | None:
+    """The written table of a DataSourceV2Relation (its catalog and identifier Options), or of a ResolvedTable (a
+    TRUNCATE's: both given as they are)."""
     table = rel.table()
     tcls = simple_name(table)
     if tcls.startswith("Staged"):
         return None  # the AppendData inside CTAS: the table is not committed yet; CreateTableAsSelect follows
-    catalog = opt(rel.catalog())
-    ident = opt(rel.identifier())
+    resolved = simple_name(rel) == "ResolvedTable"
+    catalog = rel.catalog() if resolved else opt(rel.catalog())
+    ident = rel.identifier() if resolved else opt(rel.identifier())
     cat = None if catalog is None else str(catalog.name())
     ids = None if ident is None else ident_parts(ident)
     name = ".".join(p for p in (cat, *(ids or ())) if p) or None
@@ -375,6 +396,8 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
     cmd = simple_name(plan)
     if cmd in _DELTA_MAINTENANCE:
         return _maintenance_event(cmd, plan, jvm, jspark)
+    if cmd in _DELTA_UNATTESTED or (cmd == "CreateDeltaTableCommand" and _clones(plan)):
+        return _unattested_event(cmd, plan, jvm, jspark)
     found: tuple[str, dict[str, Any]] | None = None
     parts: list[tuple[str, Any]] = []
     options: Any = None  # the write options, where a DataFrame write's stamp travels
@@ -384,6 +407,9 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         options = plan.writeOptions()
     elif cmd in _ICEBERG_DML:
         found = _target_from_relation(plan.originalTable())
+        parts = [("command", plan)]
+    elif cmd in _TABLE_DELETES:
+        found = _deleted_table(cmd, plan)
         parts = [("command", plan)]
     elif cmd in _CTAS:
         n = plan.name()
@@ -532,13 +558,79 @@ def _maintenance_event(cmd: str, plan: Any, jvm: Any, jspark: Any) -> WriteEvent
                                   location=str(table.path().toString()), maintenance=what)
         return None
     procedure, catalog, table_arg = _call_of(plan)
-    if procedure not in _ICEBERG_REWRITES | _ICEBERG_CLEANUP or catalog is None or table_arg is None:
+    if procedure not in _ICEBERG_REWRITES | _ICEBERG_CLEANUP | _ICEBERG_UNATTESTED or catalog is None \
+            or table_arg is None:
         return None
     parts = tuple(str(p) for p in seq(jspark.sessionState().sqlParser().parseMultipartIdentifier(table_arg)))
     if len(parts) > 1 and parts[0] == catalog:
         parts = parts[1:]  # 'cat.ns.t' names the procedure's own catalog
+    if procedure in _ICEBERG_UNATTESTED:
+        return WriteEvent(command=cmd, format="iceberg", table_name=".".join((catalog, *parts)), location=None,
+                          catalog=catalog, identifier=parts, unattested=f"CALL {procedure}")
     return WriteEvent(command=cmd, format="iceberg", table_name=".".join((catalog, *parts)), location=None,
                       catalog=catalog, identifier=parts, maintenance=procedure)
+
+
+def _clones(plan: Any) -> bool:
+    """Whether a CreateDeltaTableCommand makes its table as a clone (``CREATE TABLE … [SHALLOW] CLONE``,
+    ``DeltaTable.clone``): its query is the clone."""
+    query = opt(plan.query())
+    return query is not None and "Clone" in simple_name(query)
+
+
+def _deleted_table(cmd: str, plan: Any) -> tuple[str, dict[str, Any]] | None:
+    """The target of a TRUNCATE or a metadata-only DELETE (_TABLE_DELETES), as _target_from_relation gives it."""
+    if cmd == "TruncateDeltaTableCommand":
+        table = plan.getDeltaTable(plan.child(), "TRUNCATE TABLE")  # DeltaCommand.getDeltaTable: its DeltaTableV2
+        ident = opt(table.catalogTable())
+        return "delta", {"table_name": None if ident is None else str(ident.identifier().unquotedString()),
+                         "location": str(table.path().toString()),
+                         "read_version": int(table.initialSnapshot().version()),
+                         "hint_version": int(table.deltaLog().unsafeVolatileSnapshot().version())}
+    rel = plan.table()
+    while simple_name(rel) == "SubqueryAlias":  # DELETE FROM t AS x
+        rel = rel.child()
+    return _target_from_relation(rel)
+
+
+def _unattested_event(cmd: str, plan: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
+    """The skipped write of a command that changes a Delta table's rows and is never attested (_DELTA_UNATTESTED; a
+    clone; an Iceberg REPLACE TABLE): its table by location where the plan says it (then a later write of the same
+    table makes it good), else by name; None for a REPLACE TABLE of a table of neither format. Nothing read here may
+    fail the event: a command the hook cannot place is still a skipped write."""
+    what = "CLONE" if cmd == "CreateDeltaTableCommand" else _DELTA_UNATTESTED[cmd]
+    name: str | None = None
+    path: str | None = None
+    with suppress(Exception):
+        if cmd == "RestoreTableCommand":
+            table = plan.sourceTable()
+            ident = opt(table.catalogTable())
+            name = None if ident is None else str(ident.identifier().unquotedString())
+            path = str(table.path().toString())
+        elif cmd == "CreateDeltaTableCommand":
+            table = plan.table()
+            name = None if plan.tableByPath() else str(table.identifier().unquotedString())
+            path = str(opt(table.storage().locationUri()).toString())
+        elif cmd == "ConvertToDeltaCommand":
+            ident = plan.tableIdentifier()
+            path = opt(plan.deltaPath())
+            if path is None and str(opt(ident.database()) or "").lower() in ("parquet", "iceberg"):
+                path = str(ident.table())  # CONVERT TO DELTA parquet.`/path`
+            name = None if path is not None else str(ident.unquotedString())
+        elif cmd == "ReplaceTable":
+            n = plan.name()
+            name = ".".join((str(n.catalog().name()), *ident_parts(n.identifier())))
+            table = n.catalog().loadTable(n.identifier())
+            if simple_name(table) == "SparkTable":
+                return WriteEvent(command=cmd, format="iceberg", table_name=name, location=None,
+                                  catalog=str(n.catalog().name()), identifier=ident_parts(n.identifier()),
+                                  unattested=what)
+            if simple_name(table) != "DeltaTableV2":
+                return None  # a table of neither format: no attestation is expected of it
+            path = str(table.path().toString())
+        if path is not None:  # spelt as the table's writes are (DeltaLog.dataPath), so a later write matches it
+            path = str(jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jspark, path).dataPath().toString())
+    return WriteEvent(command=cmd, format="delta", table_name=name, location=path, unattested=what)
 
 
 def _call_of(plan: Any) -> tuple[str | None, str | None, str | None]:
@@ -1148,6 +1240,10 @@ class Hook:
             self._skip(f"the write to {event.table_name or event.location} waited more than {self.timeout_s}s; "
                        "not attested")
             return
+        if isinstance(event, WriteEvent) and event.unattested is not None:
+            # In the queue's order: an earlier write of the table attested after this skip cannot make it good.
+            self._after_unattested(event)
+            return
         if not isinstance(event, WriteEvent):  # a streaming batch (carriers.spark.streaming)
             try:
                 done = self._streams.attest(event) if self._streams is not None else []
@@ -1171,6 +1267,50 @@ class Hook:
         if result is None:
             return
         self._keep(event, result, carried=False)
+
+    def _after_unattested(self, event: WriteEvent) -> None:
+        """After a command that changes a table's rows and is never attested (_DELTA_UNATTESTED, a clone,
+        _ICEBERG_UNATTESTED): nothing to do when the table's version now verifies at the files level against an
+        attestation in force (a rollback or ``fast_forward`` to an attested snapshot, a write-audit-publish, a
+        RESTORE of an attested version with its properties); else a skipped write, made good only by a later
+        attestation of the table by this hook (``policy="required"`` refuses it at flush() until then)."""
+        what = event.table_name or event.location
+        try:
+            covered = self._verifies(event)
+        except Exception as exc:  # a table that cannot be opened or judged: not covered
+            covered = f"cannot be judged ({type(exc).__name__})"
+        if covered is None:
+            log.info("attest.spark: %s on %s: its version verifies against an attestation in force; nothing to "
+                     "attest", event.unattested, what)
+            return
+        self._skip(f"the {event.unattested} on {what} changed its rows and is not attested ({covered}; the hook "
+                   f"attests a job's own writes, and a {event.unattested} runs no producer's program): a later write "
+                   "of this job attests the table again, or run `attest record` with the program that made these rows",
+                   superseded=event)
+
+    def _verifies(self, event: WriteEvent) -> str | None:
+        """None when ``event``'s table verifies at the files level now (its live files those of an attestation in
+        force), else why not (the verdict's first code)."""
+        from attest.verify.table import verify_table
+
+        carrier: Any
+        if event.format == "delta":
+            from carriers.delta.carrier import DeltaCarrier
+
+            if event.location is None:
+                return "its location is unknown"
+            carrier = DeltaCarrier(carrier_uri(event.location))
+        else:
+            from carriers.iceberg.carrier import IcebergCarrier
+
+            if event.catalog is None or event.identifier is None:
+                return "its table is unknown"
+            table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
+            carrier = IcebergCarrier(table, catalog_name=event.catalog)
+        report = verify_table(carrier, level="files")
+        if report.passed:
+            return None
+        return report.errors[0].code.value if report.errors else "not verified"
 
     def _after_maintenance(self, event: WriteEvent) -> None:
         """After OPTIMIZE / ZORDER / REORG or an Iceberg rewrite procedure: the carry-forward attestation of the

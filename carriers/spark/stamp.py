@@ -65,7 +65,7 @@ ICEBERG_STAMP_CONF = "spark.sql.iceberg.snapshot-property." + ICEBERG_STAMP_KEY
 # Parsed statement classes that write a table: only these take the session's stamp lock.
 _SQL_WRITES = frozenset({"InsertIntoStatement", "MergeIntoTable", "UpdateTable", "DeleteFromTable",
                          "CreateTableAsSelect", "ReplaceTableAsSelect", "OverwriteByExpression", "AppendData",
-                         "OverwritePartitionsDynamic"})
+                         "OverwritePartitionsDynamic", "TruncateTable"})
 _CALL_WORD = re.compile(r"\bcall\b", re.IGNORECASE)  # cheap: only such a text's result plan is looked at
 _SQL_WRAPPERS = {"UnresolvedWith": "child", "WithCTE": "plan"}  # WITH ... INSERT: the write sits below
 _FORMATS = frozenset({"delta", "iceberg"})
