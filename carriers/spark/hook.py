@@ -1532,9 +1532,7 @@ class Hook:
             self._done.add(key)
         current = carrier.head()  # main's current snapshot, or the head of the branch written
         if current is None or current.snapshot_id != committed:
-            self._skip(f"snapshot {committed} of {event.table_name} was superseded by a later commit before it "
-                       "could be attested (Iceberg attests the current snapshot of the branch written)",
-                       superseded=event)
+            self._skip(_not_current(table, committed, event.table_name), superseded=event)
             return None
         inputs = ([self._observe(leaf) for leaf in event.inputs] + self._stream_inputs(event)
                   + opaque_inputs(event.opaque) + local_inputs(event.local_rows))
@@ -1628,6 +1626,22 @@ def _txn_in_options(options: Any) -> tuple[str, int] | None:
             if value is not None:
                 found.setdefault(key.lower(), str(value))
     return parse_txn(found.get("txnappid"), found.get("txnversion"))
+
+
+def _not_current(table: Any, committed: int, name: str | None) -> str:
+    """Why the snapshot a write committed is not attested: a later commit superseded it, or (``spark.wap.id`` set,
+    the table's ``write.wap.enabled``) Iceberg staged it for write-audit-publish — no branch holds it until a
+    cherry-pick publishes it (round 25: called "superseded by a later commit" when nothing had committed since)."""
+    wap = None
+    with suppress(Exception):
+        snapshot = table.metadata.snapshot_by_id(committed)
+        wap = None if snapshot is None or snapshot.summary is None else snapshot.summary["wap.id"]
+    if wap:
+        return (f"snapshot {committed} of {name} is staged for write-audit-publish (wap.id {wap}): no branch holds "
+                "it, and the hook attests the current snapshot of the branch written; write the audit to a branch "
+                "and publish it with `attest publish` (docs/signing.md), or run `attest record` once it is published")
+    return (f"snapshot {committed} of {name} was superseded by a later commit before it could be attested (Iceberg "
+            "attests the current snapshot of the branch written)")
 
 
 def _table_key(event: Any) -> str:

@@ -79,7 +79,7 @@ def test_a_delta_truncate_is_attested_as_the_jobs_write(spark: SparkSession, hoo
     spark.sql(f"TRUNCATE TABLE {name}")
     hook.flush()  # was: passed, the truncated version unattested
     report = verify(table)
-    assert report.passed, report.verdict  # was: stale (data changed after the attested version: TRUNCATE)
+    assert report.passed, report.verdict()  # was: stale (data changed after the attested version: TRUNCATE)
     assert spark.read.format("delta").load(table).count() == 0
     spark.sql(f"DROP TABLE {name}")  # the catalog entry only (an external table: its folder stays)
 
@@ -90,12 +90,12 @@ def test_iceberg_truncate_and_a_metadata_only_delete_are_attested(spark: SparkSe
     spark.sql(f"DELETE FROM {name} WHERE p = 'x'")  # whole files of one partition: Iceberg deletes them in metadata
     hook.flush()
     report = _verify_iceberg(spark_warehouse, ident)
-    assert report.passed, report.verdict  # was: the delete snapshot unattested, flush() passed
+    assert report.passed, report.verdict()  # was: the delete snapshot unattested, flush() passed
     assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()) == [1, 2]
     spark.sql(f"TRUNCATE TABLE {name}")
     hook.flush()
     report = _verify_iceberg(spark_warehouse, ident)
-    assert report.passed, report.verdict
+    assert report.passed, report.verdict()
 
 
 @pytest.mark.parametrize("how", ["sql", "api"])
@@ -217,3 +217,34 @@ def test_optional_policy_warns_and_goes_on(spark: SparkSession, spark_warehouse:
         assert h.skipped >= 1
     finally:
         h.uninstall()
+
+
+def test_a_write_staged_for_write_audit_publish_is_named_so_and_refused(spark: SparkSession, hook: Hook,
+                                                                       spark_warehouse: Path) -> None:
+    """``spark.wap.id`` on a table with ``write.wap.enabled``: Iceberg stages the write's snapshot (no branch holds it)
+    until a cherry-pick publishes it. The hook cannot attest it (it attests a branch's current snapshot): refused under
+    ``required``, and said so — before, it was called "superseded by a later commit" when nothing had committed since.
+    The cherry-pick that publishes it is a skipped write too (the table is then stale), never a verified version."""
+    from attest.errors import PolicyError
+
+    ns = f"r25_{_u()}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    name = f"iceberg.{ns}.t"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg TBLPROPERTIES ('write.wap.enabled' = 'true')")
+    spark.sql(f"INSERT INTO {name} VALUES (1)")
+    hook.flush()
+    spark.conf.set("spark.wap.id", "job42")
+    try:
+        spark.sql(f"INSERT INTO {name} VALUES (666)")
+    finally:
+        spark.conf.unset("spark.wap.id")
+    with pytest.raises(PolicyError, match="staged for write-audit-publish"):
+        hook.flush()
+    assert [r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()] == [1]  # main did not move
+    (staged,) = [r[0] for r in spark.sql(f"SELECT snapshot_id, summary FROM {name}.snapshots").collect()
+                 if r[1].get("wap.id") == "job42"]
+    spark.sql(f"CALL iceberg.system.cherrypick_snapshot('{ns}.t', {staged})")
+    with pytest.raises(PolicyError):
+        hook.flush()
+    report = _verify_iceberg(spark_warehouse, f"{ns}.t")
+    assert not report.passed and report.errors[0].code.value == "stale", report.verdict()
