@@ -612,11 +612,7 @@ def _unattested_event(cmd: str, plan: Any, jvm: Any, jspark: Any) -> WriteEvent 
             name = None if plan.tableByPath() else str(table.identifier().unquotedString())
             path = str(opt(table.storage().locationUri()).toString())
         elif cmd == "ConvertToDeltaCommand":
-            ident = plan.tableIdentifier()
-            path = opt(plan.deltaPath())
-            if path is None and str(opt(ident.database()) or "").lower() in ("parquet", "iceberg"):
-                path = str(ident.table())  # CONVERT TO DELTA parquet.`/path`
-            name = None if path is not None else str(ident.unquotedString())
+            name, path = _converted_table(plan.tableIdentifier(), opt(plan.deltaPath()), jspark)
         elif cmd == "ReplaceTable":
             n = plan.name()
             name = ".".join((str(n.catalog().name()), *ident_parts(n.identifier())))
@@ -631,6 +627,31 @@ def _unattested_event(cmd: str, plan: Any, jvm: Any, jspark: Any) -> WriteEvent 
         if path is not None:  # spelt as the table's writes are (DeltaLog.dataPath), so a later write matches it
             path = str(jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jspark, path).dataPath().toString())
     return WriteEvent(command=cmd, format="delta", table_name=name, location=path, unattested=what)
+
+
+def _converted_table(ident: Any, path: str | None, jspark: Any) -> tuple[str | None, str | None]:
+    """(name, path) of the table a CONVERT TO DELTA makes of ``ident`` (a JVM TableIdentifier): the folder of
+    ``parquet.`/path``` (or ``path``, the command's own), a catalog table's location, else its name alone."""
+    if path is None and str(opt(ident.database()) or "").lower() in ("parquet", "iceberg"):
+        return None, str(ident.table())
+    name = str(ident.unquotedString())
+    if path is None:
+        with suppress(Exception):  # a table the session catalog cannot describe: named only
+            path = str(jspark.sessionState().catalog().getTableMetadata(ident).location().toString())
+    return name, path
+
+
+def _converted_event(jvm: Any, jspark: Any, identifier: str) -> WriteEvent:
+    """The skipped write of ``DeltaTable.convertToDelta(spark, identifier)`` (no query Spark reports names it)."""
+    name: str | None = identifier
+    path: str | None = None
+    with suppress(Exception):
+        name, path = _converted_table(jspark.sessionState().sqlParser().parseTableIdentifier(identifier), None,
+                                      jspark)
+        if path is not None:
+            path = str(jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jspark, path).dataPath().toString())
+    return WriteEvent(command="ConvertToDeltaCommand", format="delta", table_name=name, location=path,
+                      unattested="CONVERT TO DELTA")
 
 
 def _call_of(plan: Any) -> tuple[str | None, str | None, str | None]:
@@ -1105,6 +1126,14 @@ class Hook:
         finally:
             with self._lock:
                 self.seconds += time.perf_counter() - start
+
+    def converted(self, spark: SparkSession, identifier: str) -> None:
+        """``DeltaTable.convertToDelta(spark, identifier)`` returned: delta-spark converted the folder on the JVM,
+        where no listener sees it; queued as the SQL statement's event is (a skipped write unless the table then
+        verifies)."""
+        event = _converted_event(spark._jvm, spark._jsparkSession, identifier)
+        event.model = self._override_model
+        self._enqueue(event)
 
     def procedure_called(self, result: Any) -> None:
         """``spark.sql("CALL ...")`` returned ``result``. Spark ran the procedure while analysing the statement and

@@ -23,7 +23,8 @@ from typing import Any
 
 __all__ = ["Around", "Interceptor", "Target", "register", "registered", "unregister"]
 
-# (module, class) -> method names. A property (DataFrame.rdd) is wrapped on its getter.
+# (module, class) -> method names. A property (DataFrame.rdd) is wrapped on its getter; a classmethod stays one (the
+# class is passed where an instance would be).
 Target = Mapping[tuple[str, str], Sequence[str]]
 # Called before the original with (qualified method name, the instance, args, kwargs); raising stops the call.
 Interceptor = Callable[[str, Any, tuple[Any, ...], dict[str, Any]], None]
@@ -52,6 +53,9 @@ def _resolve(targets: Target) -> dict[tuple[type, str], str]:
 
 
 def _wrapper(cls: type, method: str, original: Any) -> Any:
+    if isinstance(original, classmethod):  # DeltaTable.convertToDelta: the class comes first, as an instance would
+        return classmethod(_wrapper(cls, method, original.__func__))
+
     def run_interceptors(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         with _LOCK:
             chain = [b for wanted, b, _ in _REGISTRY.values() if b is not None and (cls, method) in wanted]

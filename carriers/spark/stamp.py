@@ -130,6 +130,8 @@ class Participant(Protocol):
 
     def note_cache(self, stamp: str) -> None: ...
 
+    def converted(self, spark: SparkSession, identifier: str) -> None: ...
+
 
 _HOOKS: list[Participant] = []
 _STATE = threading.Lock()
@@ -173,6 +175,12 @@ _CACHE_PATCH_NAME = "attest.cache-drop"
 _CACHE_WORDS = re.compile(r"\b(uncache|cache|refresh|drop)\b", re.IGNORECASE)
 
 
+# delta-spark converts a Parquet folder on the JVM (``ConvertToDeltaCommand.run``) with no query Spark reports: the
+# hook learns of a conversion only from the Python call (round 25: a required job converting that way passed).
+_CONVERT_TARGETS = {("delta.tables", "DeltaTable"): ("convertToDelta",)}
+_CONVERT_PATCH_NAME = "attest.delta-convert"
+
+
 def _patch() -> None:
     from carriers.spark import intercept
 
@@ -180,6 +188,8 @@ def _patch() -> None:
         intercept.register(_PATCH_NAME, _TARGETS, around=_call)
     if _CACHE_PATCH_NAME not in intercept.registered():
         intercept.register(_CACHE_PATCH_NAME, _CACHE_TARGETS, _before_cache_drop)
+    if _CONVERT_PATCH_NAME not in intercept.registered():
+        intercept.register(_CONVERT_PATCH_NAME, _CONVERT_TARGETS, around=_convert)
 
 
 def _unpatch() -> None:
@@ -187,6 +197,21 @@ def _unpatch() -> None:
 
     intercept.unregister(_PATCH_NAME)
     intercept.unregister(_CACHE_PATCH_NAME)
+    intercept.unregister(_CONVERT_PATCH_NAME)
+
+
+def _convert(method: str, original: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``DeltaTable.convertToDelta(spark, identifier, ...)`` (the class first): once it returned, each hook watching
+    ``spark`` is told of the conversion (a skipped write, hook.converted)."""
+    result = original(*args, **kwargs)
+    spark = args[1] if len(args) > 1 else kwargs.get("sparkSession")
+    identifier = args[2] if len(args) > 2 else kwargs.get("identifier")
+    if spark is not None and isinstance(identifier, str):
+        for hook in list(_HOOKS):
+            with suppress(Exception):  # never fail the job's call over the hook
+                if hook.watches(spark):
+                    hook.converted(spark, identifier)
+    return result
 
 
 def _before_cache_drop(method: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

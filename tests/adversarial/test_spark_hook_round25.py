@@ -140,6 +140,30 @@ def test_a_shallow_clone_and_a_conversion_fail_required(spark: SparkSession, hoo
         fresh.uninstall()
 
 
+def test_a_conversion_through_delta_sparks_python_api_fails_required(spark: SparkSession,
+                                                                      spark_warehouse: Path) -> None:
+    """``DeltaTable.convertToDelta`` runs the conversion on the JVM: no query Spark reports names it, so the hook
+    learns of it from the Python call (a classmethod, wrapped as one). The classmethod is the original again once the
+    hook is uninstalled."""
+    from delta.tables import DeltaTable
+
+    from attest.errors import PolicyError
+    from attest.spark import install
+
+    before = vars(DeltaTable)["convertToDelta"]
+    hook = install(spark, policy="required")
+    try:
+        folder = spark_warehouse / f"r25_parquet_api_{_u()}"
+        spark.range(4).write.parquet(str(folder))
+        converted = DeltaTable.convertToDelta(spark, f"parquet.`{folder}`")
+        assert converted.toDF().count() == 4  # the call's own result, unchanged
+        with pytest.raises(PolicyError, match=f"CONVERT TO DELTA on .*{folder.name}"):
+            hook.flush()  # was: passed, the converted table unattested
+    finally:
+        hook.uninstall()
+    assert vars(DeltaTable)["convertToDelta"] is before
+
+
 def test_a_replace_table_alone_fails_required_and_a_load_after_it_passes(
     spark: SparkSession, hook: Hook, spark_warehouse: Path
 ) -> None:
