@@ -617,12 +617,15 @@ def _unattested_event(cmd: str, plan: Any, jvm: Any, jspark: Any) -> WriteEvent 
             n = plan.name()
             name = ".".join((str(n.catalog().name()), *ident_parts(n.identifier())))
             table = n.catalog().loadTable(n.identifier())
+            # CREATE OR REPLACE of a table that did not exist replaced nothing: a CREATE TABLE, no write.
             if simple_name(table) == "SparkTable":
+                if not table.table().snapshots().iterator().hasNext():
+                    return None
                 return WriteEvent(command=cmd, format="iceberg", table_name=name, location=None,
                                   catalog=str(n.catalog().name()), identifier=ident_parts(n.identifier()),
                                   unattested=what)
-            if simple_name(table) != "DeltaTableV2":
-                return None  # a table of neither format: no attestation is expected of it
+            if simple_name(table) != "DeltaTableV2" or int(table.deltaLog().unsafeVolatileSnapshot().version()) == 0:
+                return None  # a table of neither format (no attestation is expected of it), or one just created
             path = str(table.path().toString())
         if path is not None:  # spelt as the table's writes are (DeltaLog.dataPath), so a later write matches it
             path = str(jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jspark, path).dataPath().toString())

@@ -170,6 +170,20 @@ def test_a_replace_table_alone_fails_required_and_a_load_after_it_passes(
     from attest.api import verify
     from attest.errors import PolicyError
 
+    fresh = f"r25_fresh_{_u()}"
+    spark.sql(f"CREATE OR REPLACE TABLE {fresh} (id BIGINT) USING delta LOCATION '{spark_warehouse / fresh}'")
+    ice = f"iceberg.r25_{_u()}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ice}")
+    spark.sql(f"CREATE OR REPLACE TABLE {ice}.fresh (id BIGINT) USING iceberg")
+    hook.flush()  # a table that did not exist: nothing replaced, nothing to refuse (a CREATE TABLE)
+    spark.sql(f"INSERT INTO {ice}.fresh VALUES (5)")
+    hook.flush()
+    spark.sql(f"CREATE OR REPLACE TABLE {ice}.fresh (id BIGINT) USING iceberg")
+    with pytest.raises(PolicyError, match="REPLACE TABLE"):
+        hook.flush()  # its attested row dropped
+    spark.sql(f"INSERT INTO {ice}.fresh VALUES (6)")
+    hook.flush()  # the load after it attests the table: the skip is made good
+    spark.sql(f"DROP TABLE {fresh}")
     folder = spark_warehouse / f"r25_replace_{_u()}"
     name = f"r25_replace_{_u()}"
     spark.sql(f"CREATE TABLE {name} USING delta LOCATION '{folder}' AS SELECT id FROM range(4)")
