@@ -286,3 +286,19 @@ def test_a_write_staged_for_write_audit_publish_is_named_so_and_refused(spark: S
         hook.flush()
     report = _verify_iceberg(spark_warehouse, f"{ns}.t")
     assert not report.passed and report.errors[0].code.value == "stale", report.verdict()
+
+
+def test_a_fast_forward_publishing_an_attested_branch_passes_required(spark: SparkSession, hook: Hook,
+                                                                     spark_warehouse: Path) -> None:
+    """Write-audit-publish on a branch: the hook attests the write on the branch; ``fast_forward`` moves main to
+    that attested head. The table then verifies, so the procedure is no skipped write (held, not a false refusal)."""
+    name, ident = _iceberg(spark, hook)
+    spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
+    spark.sql(f"INSERT INTO {name}.branch_audit VALUES (7, 'b')")
+    hook.flush()
+    spark.sql(f"CALL iceberg.system.fast_forward('{ident}', 'main', 'audit')")
+    hook.flush()
+    assert hook.skipped == 0
+    report = _verify_iceberg(spark_warehouse, ident)
+    assert report.passed, report.verdict()
+    assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()) == [1, 2, 7, 666]
