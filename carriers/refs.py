@@ -49,8 +49,16 @@ def local_path(text: str, *, decode: bool = True) -> Path:
     if is_uri(text) and urlparse(text).scheme == "file":
         netloc, path = (urlparse(text).netloc, unquote(urlparse(text).path)) if decode else hadoop_reading(text)
         # (a host name in any case: ``FILE://LOCALHOST/p``; another host is the path ``host/p``, as local_path_of)
-        return Path(path if netloc.lower() in ("", "localhost") else netloc + path)
-    return Path(text)
+        return _no_nul(text, Path(path if netloc.lower() in ("", "localhost") else netloc + path))
+    return _no_nul(text, Path(text))
+
+
+def _no_nul(text: str, path: Path) -> Path:
+    """``path``, unless it holds a NUL (``file:///t%00``, or a string a caller passed): no file system path does, and
+    every look at it would raise ValueError — an ``internal_error`` instead of the reference's own code."""
+    if "\x00" in str(path):
+        raise TableReferenceError(f"{text!r} names a path holding a NUL character: no file system path holds one")
+    return path
 
 
 def hadoop_reading(uri: str) -> tuple[str, str]:

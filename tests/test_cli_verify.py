@@ -208,6 +208,17 @@ def test_unreadable_table_references_exit_2_with_their_code(tmp_path: Path) -> N
 
 
 # ---- honest outcomes: --level bytes means bytes -------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["verify", "show", "lineage", "record", "audit"])
+def test_a_file_uri_decoding_to_a_nul_is_a_reference_error_not_an_internal_one(command: str) -> None:
+    """``file:///t%00`` decodes to a path no file system holds: every look at it raised ValueError, reported as
+    ``internal_error`` by each command (and as an audit's error line)."""
+    extra = ["--model", "m", "--sql", "select 1"] if command == "record" else ["--json"] if command == "audit" else []
+    out = run_cli(command, "file:///tmp/t%00", *extra)
+    assert out.returncode == 2, out.stderr
+    assert "internal_error" not in out.stdout + out.stderr
+    assert "table_reference_invalid" in out.stdout + out.stderr
+
+
 def test_level_bytes_without_artifacts_is_an_error_not_a_schema_check(tmp_path: Path,
                                                                       valid_doc: dict[str, Any]) -> None:
     _, h = _artifact(tmp_path)
