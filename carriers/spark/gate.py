@@ -95,7 +95,32 @@ GATED: dict[tuple[str, str], tuple[str, ...]] = {
     # reads, and a MERGE's source and target when it executes.
     ("delta.tables", "DeltaTable"): ("update", "delete"),
     ("delta.tables", "DeltaMergeBuilder"): ("execute",),
+    # pyspark.ml reads its dataset in the JVM, past every DataFrame action (round 25: a LinearRegression / StringIndexer
+    # fit, an evaluator, Correlation.corr over an unattested table ran under the gate, nothing checked). Each method
+    # here reads its first argument's rows when called; a model's transform is lazy (its result's actions are gated).
+    # Needs numpy, as pyspark.ml does: without it these modules do not import, and nothing is wrapped.
+    ("pyspark.ml.base", "Estimator"): ("fit", "fitMultiple"),
+    ("pyspark.ml.evaluation", "Evaluator"): ("evaluate",),
+    ("pyspark.ml.stat", "Correlation"): ("corr",),
+    ("pyspark.ml.stat", "ChiSquareTest"): ("test",),
+    ("pyspark.ml.stat", "ANOVATest"): ("test",),
+    ("pyspark.ml.stat", "FValueTest"): ("test",),
+    ("pyspark.ml.stat", "KolmogorovSmirnovTest"): ("test",),
+    ("pyspark.ml.fpm", "PrefixSpan"): ("findFrequentSequentialPatterns",),
+    ("pyspark.ml.clustering", "PowerIterationClustering"): ("assignClusters",),
+    ("pyspark.ml.regression", "LinearRegressionModel"): ("evaluate",),
+    ("pyspark.ml.regression", "GeneralizedLinearRegressionModel"): ("evaluate",),
+    ("pyspark.ml.regression", "GBTRegressionModel"): ("evaluateEachIteration",),
+    ("pyspark.ml.classification", "LinearSVCModel"): ("evaluate",),
+    ("pyspark.ml.classification", "LogisticRegressionModel"): ("evaluate",),
+    ("pyspark.ml.classification", "RandomForestClassificationModel"): ("evaluate",),
+    ("pyspark.ml.classification", "MultilayerPerceptronClassificationModel"): ("evaluate",),
+    ("pyspark.ml.classification", "FMClassificationModel"): ("evaluate",),
+    ("pyspark.ml.classification", "GBTClassificationModel"): ("evaluateEachIteration",),
 }
+# The GATED methods above that read their first argument (a DataFrame; ``dataset=`` by keyword), not the object.
+_READS_ARGUMENT = frozenset(f"{cls}.{method}" for (module, cls), methods in GATED.items()
+                            if module.startswith("pyspark.ml.") for method in methods)
 _ROW_LEVEL = frozenset({"ReplaceData", "WriteDelta"})  # Iceberg MERGE/UPDATE/DELETE: the table read is originalTable
 _local = threading.local()  # depth of gated calls in this thread: toPandas -> collect is one statement, one check
 _GATES: list[ReadGate] = []
@@ -1146,6 +1171,10 @@ def _intercept(name: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any
         target = None
         if name == "MergeIntoWriter.merge":
             df, target = getattr(obj, "_attest_merge", (None, None))
+        elif name in _READS_ARGUMENT:
+            df = args[0] if args else kwargs.get("dataset")
+            if not hasattr(df, "_jdf"):
+                return  # pyspark refuses what is no DataFrame itself
         else:
             df = obj if hasattr(obj, "_jdf") else getattr(obj, "_df", None)
         if df is None:

@@ -24,7 +24,7 @@ from typing import Any
 __all__ = ["Around", "Interceptor", "Target", "register", "registered", "unregister"]
 
 # (module, class) -> method names. A property (DataFrame.rdd) is wrapped on its getter; a classmethod stays one (the
-# class is passed where an instance would be).
+# class is passed where an instance would be), and so does a staticmethod (None is passed there).
 Target = Mapping[tuple[str, str], Sequence[str]]
 # Called before the original with (qualified method name, the instance, args, kwargs); raising stops the call.
 Interceptor = Callable[[str, Any, tuple[Any, ...], dict[str, Any]], None]
@@ -55,6 +55,17 @@ def _resolve(targets: Target) -> dict[tuple[type, str], str]:
 def _wrapper(cls: type, method: str, original: Any) -> Any:
     if isinstance(original, classmethod):  # DeltaTable.convertToDelta: the class comes first, as an instance would
         return classmethod(_wrapper(cls, method, original.__func__))
+    if isinstance(original, staticmethod):  # pyspark.ml.stat's Correlation.corr: None where an instance would be
+        function = original.__func__
+        on_none = _wrapper(cls, method, lambda _none, *args, **kwargs: function(*args, **kwargs))
+
+        def static(*args: Any, **kwargs: Any) -> Any:
+            return on_none(None, *args, **kwargs)
+
+        static.__wrapped__ = function  # type: ignore[attr-defined]
+        static.__doc__ = getattr(function, "__doc__", None)
+        static.__name__ = method
+        return staticmethod(static)
 
     def run_interceptors(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         with _LOCK:
