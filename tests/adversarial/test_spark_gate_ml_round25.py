@@ -99,3 +99,18 @@ def test_a_models_evaluate_is_checked_and_the_methods_are_restored(spark: SparkS
         assert model.evaluate(attested).r2 > 0.5
         assert gate.checked >= 1
     assert vars(Correlation)["corr"] is static and vars(LogisticRegressionModel)["evaluate"] is method
+
+
+@pytest.mark.filterwarnings("ignore:Deprecated in 3.0.0:FutureWarning")  # computeCost: deprecated, still there
+def test_a_clustering_models_cost_is_checked(spark: SparkSession, tmp_path: Path) -> None:
+    from pyspark.ml.clustering import BisectingKMeans
+
+    from attest.errors import VerificationRefusedError
+    from attest.spark import require_verified
+
+    unattested, attested = _tables(spark, tmp_path)
+    model = BisectingKMeans(k=2, seed=1).fit(attested)  # outside the gate
+    with require_verified(spark):
+        with pytest.raises(VerificationRefusedError):
+            model.computeCost(unattested)  # was: the cost of unattested rows
+        assert model.computeCost(attested) >= 0
