@@ -350,9 +350,7 @@ def _target_from_relation(rel: Any) -> tuple[str, dict[str, Any]] | None:
     ids = None if ident is None else ident_parts(ident)
     name = ".".join(p for p in (cat, *(ids or ())) if p) or None
     if tcls == "DeltaTableV2":
-        return "delta", {"table_name": name, "location": str(table.path().toString()),
-                         "read_version": int(table.initialSnapshot().version()),
-                         "hint_version": int(table.deltaLog().unsafeVolatileSnapshot().version())}
+        return "delta", _delta_target(table, name)
     if tcls == "SparkTable":
         sid = table.snapshotId()
         branch = _branch_of(table)
@@ -364,6 +362,19 @@ def _target_from_relation(rel: Any) -> tuple[str, dict[str, Any]] | None:
                            "hint_version": None if snap is None else int(snap.sequenceNumber()),
                            "branch": branch}
     return None
+
+
+def _delta_target(table: Any, name: str | None) -> dict[str, Any]:
+    """A written Delta table's event fields, from its DeltaTableV2: the version the command read, the one now."""
+    return {"table_name": name, "location": str(table.path().toString()),
+            "read_version": int(table.initialSnapshot().version()),
+            "hint_version": int(table.deltaLog().unsafeVolatileSnapshot().version())}
+
+
+def _data_path(jvm: Any, jspark: Any, path: str) -> str:
+    """A Delta table's location spelt as its writes' events spell it (DeltaLog.dataPath), so that a skipped write and
+    a later write of the same table share one key."""
+    return str(jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jspark, path).dataPath().toString())
 
 
 def _branch_of(spark_table: Any) -> str | None:
@@ -583,10 +594,7 @@ def _deleted_table(cmd: str, plan: Any) -> tuple[str, dict[str, Any]] | None:
     if cmd == "TruncateDeltaTableCommand":
         table = plan.getDeltaTable(plan.child(), "TRUNCATE TABLE")  # DeltaCommand.getDeltaTable: its DeltaTableV2
         ident = opt(table.catalogTable())
-        return "delta", {"table_name": None if ident is None else str(ident.identifier().unquotedString()),
-                         "location": str(table.path().toString()),
-                         "read_version": int(table.initialSnapshot().version()),
-                         "hint_version": int(table.deltaLog().unsafeVolatileSnapshot().version())}
+        return "delta", _delta_target(table, None if ident is None else str(ident.identifier().unquotedString()))
     rel = plan.table()
     while simple_name(rel) == "SubqueryAlias":  # DELETE FROM t AS x
         rel = rel.child()
@@ -627,8 +635,8 @@ def _unattested_event(cmd: str, plan: Any, jvm: Any, jspark: Any) -> WriteEvent 
             if simple_name(table) != "DeltaTableV2" or int(table.deltaLog().unsafeVolatileSnapshot().version()) == 0:
                 return None  # a table of neither format (no attestation is expected of it), or one just created
             path = str(table.path().toString())
-        if path is not None:  # spelt as the table's writes are (DeltaLog.dataPath), so a later write matches it
-            path = str(jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jspark, path).dataPath().toString())
+        if path is not None:
+            path = _data_path(jvm, jspark, path)
     return WriteEvent(command=cmd, format="delta", table_name=name, location=path, unattested=what)
 
 
@@ -652,7 +660,7 @@ def _converted_event(jvm: Any, jspark: Any, identifier: str) -> WriteEvent:
         name, path = _converted_table(jspark.sessionState().sqlParser().parseTableIdentifier(identifier), None,
                                       jspark)
         if path is not None:
-            path = str(jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jspark, path).dataPath().toString())
+            path = _data_path(jvm, jspark, path)
     return WriteEvent(command="ConvertToDeltaCommand", format="delta", table_name=name, location=path,
                       unattested="CONVERT TO DELTA")
 
