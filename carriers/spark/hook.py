@@ -17,7 +17,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from attest.errors import PolicyError, SupersededError
+from attest.errors import Code, PolicyError, SupersededError
 from attest.identity.inputs import ObservedInput
 from attest.render.terminal import terminal_safe_logger
 from carriers.base import AmbiguousCommit, one_commit
@@ -76,6 +76,17 @@ _DELTA_UNATTESTED = {"RestoreTableCommand": "RESTORE", "ConvertToDeltaCommand": 
 _ICEBERG_UNATTESTED = frozenset({"rollback_to_snapshot", "rollback_to_timestamp", "set_current_snapshot",
                                  "cherrypick_snapshot", "fast_forward", "publish_changes", "add_files", "migrate",
                                  "snapshot", "register_table"})
+# Statements that change what readers read of a table without writing a row: its columns (ADD / DROP / RENAME, a type
+# widened, REPLACE COLUMNS), the properties its reader view holds (column mapping, a name mapping, the format
+# version, ...), a Delta feature dropped. Never attested (no producer's program); after each the worker checks that
+# the table still verifies, and one that no longer does is a skipped write. Round 26: each left a table the job had
+# attested `reader_view_changed` (readers got other columns), and policy "required" passed the job.
+_VIEW_CHANGES = {"AddColumns": "ALTER TABLE ADD COLUMNS", "DropColumns": "ALTER TABLE DROP COLUMNS",
+                 "RenameColumn": "ALTER TABLE RENAME COLUMN", "AlterColumns": "ALTER TABLE ALTER COLUMN",
+                 "AlterColumn": "ALTER TABLE ALTER COLUMN", "ReplaceColumns": "ALTER TABLE REPLACE COLUMNS",
+                 "SetTableProperties": "ALTER TABLE SET TBLPROPERTIES",
+                 "UnsetTableProperties": "ALTER TABLE UNSET TBLPROPERTIES",
+                 "AlterTableDropFeature": "ALTER TABLE DROP FEATURE"}
 # Delta commitInfo operations each command may commit (the worker checks them with the write id, or with the
 # read version for an unstamped write).
 _DELTA_OPS: dict[str, frozenset[str]] = {
@@ -326,6 +337,7 @@ class WriteEvent:
     plan_key: int | None = None  # JVM identity of the executed command plan (pairs a spark.sql call with it)
     maintenance: str | None = None  # OPTIMIZE, REORG, VACUUM, or an Iceberg procedure's name: not a write
     unattested: str | None = None  # RESTORE, CLONE, ... (_DELTA_UNATTESTED, _ICEBERG_UNATTESTED): a skipped write
+    view_change: bool = False  # an ALTER TABLE (_VIEW_CHANGES): a skipped write only when it un-verified the table
     stream: list[Any] | None = None  # inside foreachBatch: the batch's source ranges (carriers.spark.streaming)
     # The Delta idempotent-write txn (appId, version) the write declared: its writer options, or (inside foreachBatch)
     # the session confs while its call ran. A replayed write Delta skipped is matched by it (_replayed_commit).
@@ -409,6 +421,8 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         return _maintenance_event(cmd, plan, jvm, jspark)
     if cmd in _DELTA_UNATTESTED or (cmd == "CreateDeltaTableCommand" and _clones(plan)):
         return _unattested_event(cmd, plan, jvm, jspark)
+    if cmd in _VIEW_CHANGES:
+        return _view_change_event(cmd, plan)
     found: tuple[str, dict[str, Any]] | None = None
     parts: list[tuple[str, Any]] = []
     options: Any = None  # the write options, where a DataFrame write's stamp travels
@@ -638,6 +652,17 @@ def _unattested_event(cmd: str, plan: Any, jvm: Any, jspark: Any) -> WriteEvent 
         if path is not None:
             path = _data_path(jvm, jspark, path)
     return WriteEvent(command=cmd, format="delta", table_name=name, location=path, unattested=what)
+
+
+def _view_change_event(cmd: str, plan: Any) -> WriteEvent | None:
+    """The event of a statement that changes a Delta or Iceberg table's reader view (_VIEW_CHANGES), None for a table
+    of neither format. Spark 4 analyses each as a v2 ALTER TABLE command over its ResolvedTable, Delta's and
+    Iceberg's alike (measured)."""
+    found = _target_from_relation(plan.table())
+    if found is None:
+        return None
+    fmt, info = found
+    return WriteEvent(command=cmd, format=fmt, **info, unattested=_VIEW_CHANGES[cmd], view_change=True)
 
 
 def _converted_table(ident: Any, path: str | None, jspark: Any) -> tuple[str | None, str | None]:
@@ -1322,6 +1347,16 @@ class Hook:
         if covered is None:
             log.info("attest.spark: %s on %s: its version verifies against an attestation in force; nothing to "
                      "attest", event.unattested, what)
+            return
+        if event.view_change:
+            if covered == Code.UNATTESTED.value:  # no attestation before it either: the statement lost none
+                log.info("attest.spark: %s on %s: the table has no attestation; nothing to attest",
+                         event.unattested, what)
+                return
+            self._skip(f"the {event.unattested} on {what} changed what its readers read and is not attested "
+                       f"({covered}; the hook attests a job's own writes, and an ALTER TABLE runs no producer's "
+                       "program): a later write of this job attests the table again, or run `attest record` with "
+                       "the program that made these rows", superseded=event)
             return
         self._skip(f"the {event.unattested} on {what} changed its rows and is not attested ({covered}; the hook "
                    f"attests a job's own writes, and a {event.unattested} runs no producer's program): a later write "
