@@ -10,6 +10,7 @@ pyspark/py4j are never imported at module level.
 from __future__ import annotations
 
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -665,6 +666,22 @@ def _view_change_event(cmd: str, plan: Any) -> WriteEvent | None:
     return WriteEvent(command=cmd, format=fmt, **info, unattested=_VIEW_CHANGES[cmd], view_change=True)
 
 
+def _protocol_event(table: Any, call: str, jvm: Any) -> WriteEvent:
+    """The event of a protocol change made through delta-spark's Python ``table`` (stamp._PROTOCOL_TARGETS): its
+    table by the location its DataFrame reads. Nothing read here may fail the event: a table the hook cannot place
+    is judged as one it cannot verify."""
+    name: str | None = None
+    path: str | None = None
+    with suppress(Exception):
+        found = [leaf for leaf in leaves(table._jdt.toDF().queryExecution().analyzed(), jvm, rows=False)
+                 if leaf.kind == "delta"]
+        if found:
+            name, path = found[0].name, found[0].location
+            path = _data_path(jvm, table._spark._jsparkSession, str(path))  # as the table's writes spell it
+    return WriteEvent(command=call, format="delta", table_name=name, location=path, unattested=call,
+                      view_change=True)
+
+
 def _converted_table(ident: Any, path: str | None, jspark: Any) -> tuple[str | None, str | None]:
     """(name, path) of the table a CONVERT TO DELTA makes of ``ident`` (a JVM TableIdentifier): the folder of
     ``parquet.`/path``` (or ``path``, the command's own), a catalog table's location, else its name alone."""
@@ -1171,6 +1188,14 @@ class Hook:
         event.model = self._override_model
         self._enqueue(event)
 
+    def protocol_changed(self, table: Any, call: str) -> None:
+        """``call`` (``DeltaTable.dropFeatureSupport``, …) returned on delta-spark's ``table``: the protocol changed on
+        the JVM, where no listener sees it; queued as an ALTER TABLE's event is (a skipped write only when the table
+        then no longer verifies)."""
+        event = _protocol_event(table, call, self.spark._jvm)
+        event.model = self._override_model
+        self._enqueue(event)
+
     def procedure_called(self, result: Any) -> None:
         """``spark.sql("CALL ...")`` returned ``result``. Spark ran the procedure while analysing the statement and
         reports it to no listener unless the result is read (measured, Spark 4.1 / Iceberg 1.10: a bare
@@ -1354,9 +1379,9 @@ class Hook:
                          event.unattested, what)
                 return
             self._skip(f"the {event.unattested} on {what} changed what its readers read and is not attested "
-                       f"({covered}; the hook attests a job's own writes, and an ALTER TABLE runs no producer's "
-                       "program): a later write of this job attests the table again, or run `attest record` with "
-                       "the program that made these rows", superseded=event)
+                       f"({covered}; the hook attests a job's own writes, and such a statement runs no "
+                       "producer's program): a later write of this job attests the table again, or run `attest "
+                       "record` with the program that made these rows", superseded=event)
             return
         self._skip(f"the {event.unattested} on {what} changed its rows and is not attested ({covered}; the hook "
                    f"attests a job's own writes, and a {event.unattested} runs no producer's program): a later write "
@@ -1727,7 +1752,13 @@ def _table_key(event: Any) -> str:
         sink = getattr(getattr(event, "query", None), "sink", None)
         fmt = getattr(sink, "format", None)
     first, second = (event.location, event.table_name) if fmt == "delta" else (event.table_name, event.location)
-    return f"{fmt}:{first or second}"
+    key = first or second
+    if fmt == "delta" and event.location:
+        # One local table, two spellings: a write by path names it as DeltaTableV2.path (``/t``), DML, RESTORE and
+        # delta-spark's Python calls as the log's data path (``file:/t``). Round 26: a skip keyed by one was not made
+        # good by a later write keyed by the other.
+        key = re.sub(r"^file:(//(?=/))?", "", key).rstrip("/") or "/"
+    return f"{fmt}:{key}"
 
 
 def _one(found: list[int], event: WriteEvent) -> int | None:

@@ -132,6 +132,8 @@ class Participant(Protocol):
 
     def converted(self, spark: SparkSession, identifier: str) -> None: ...
 
+    def protocol_changed(self, table: Any, call: str) -> None: ...
+
 
 _HOOKS: list[Participant] = []
 _STATE = threading.Lock()
@@ -179,6 +181,14 @@ _CACHE_WORDS = re.compile(r"\b(uncache|cache|refresh|drop)\b", re.IGNORECASE)
 # hook learns of a conversion only from the Python call (round 25: a required job converting that way passed).
 _CONVERT_TARGETS = {("delta.tables", "DeltaTable"): ("convertToDelta",)}
 _CONVERT_PATCH_NAME = "attest.delta-convert"
+# delta-spark changes a table's protocol on the JVM with no query Spark reports either: a feature added or dropped (a
+# drop purges deletion vectors and rewrites files first), the protocol upgraded. Each may change what readers read;
+# the hook learns of it from the Python call and judges it as the ALTER TABLE it stands for (round 26:
+# ``DeltaTable.dropFeatureSupport("deletionVectors")`` after the job's attested DELETE left the table
+# ``reader_view_changed``, and a required job passed).
+_PROTOCOL_TARGETS = {("delta.tables", "DeltaTable"): ("addFeatureSupport", "dropFeatureSupport",
+                                                      "upgradeTableProtocol")}
+_PROTOCOL_PATCH_NAME = "attest.delta-protocol"
 
 
 def _patch() -> None:
@@ -190,6 +200,8 @@ def _patch() -> None:
         intercept.register(_CACHE_PATCH_NAME, _CACHE_TARGETS, _before_cache_drop)
     if _CONVERT_PATCH_NAME not in intercept.registered():
         intercept.register(_CONVERT_PATCH_NAME, _CONVERT_TARGETS, around=_convert)
+    if _PROTOCOL_PATCH_NAME not in intercept.registered():
+        intercept.register(_PROTOCOL_PATCH_NAME, _PROTOCOL_TARGETS, around=_protocol)
 
 
 def _unpatch() -> None:
@@ -198,6 +210,7 @@ def _unpatch() -> None:
     intercept.unregister(_PATCH_NAME)
     intercept.unregister(_CACHE_PATCH_NAME)
     intercept.unregister(_CONVERT_PATCH_NAME)
+    intercept.unregister(_PROTOCOL_PATCH_NAME)
 
 
 def _convert(method: str, original: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -211,6 +224,20 @@ def _convert(method: str, original: Any, args: tuple[Any, ...], kwargs: dict[str
             with suppress(Exception):  # never fail the job's call over the hook
                 if hook.watches(spark):
                     hook.converted(spark, identifier)
+    return result
+
+
+def _protocol(method: str, original: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``DeltaTable(...).addFeatureSupport / dropFeatureSupport / upgradeTableProtocol``: once it returned, each hook
+    watching the table's session is told (hook.protocol_changed), as the listener tells it of an ALTER TABLE."""
+    result = original(*args, **kwargs)
+    table = args[0] if args else None
+    spark = getattr(table, "_spark", None)
+    if spark is not None:
+        for hook in list(_HOOKS):
+            with suppress(Exception):  # never fail the job's call over the hook
+                if hook.watches(spark):
+                    hook.protocol_changed(table, f"DeltaTable.{method}")
     return result
 
 

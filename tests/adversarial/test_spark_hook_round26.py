@@ -141,3 +141,52 @@ def test_an_alter_of_a_table_no_attestation_covers_is_nothing_to_refuse(spark: S
         assert hook.skipped == 0
     finally:
         hook.uninstall()
+
+
+def test_delta_sparks_protocol_calls_are_judged_as_alters(spark: SparkSession, hook: Hook,
+                                                          spark_warehouse: Path) -> None:
+    """``DeltaTable.dropFeatureSupport`` / ``addFeatureSupport`` change the protocol on the JVM with no query Spark
+    reports. Measured: a drop of deletion vectors after the job's attested DELETE (the vectors purged, files
+    rewritten, the feature gone) left the table ``reader_view_changed`` and ``flush()`` passed; so did adding column
+    mapping's feature. ``upgradeTableProtocol`` to (3, 7) leaves the view as it was: held, nothing refused."""
+    from delta.tables import DeltaTable
+
+    from attest.api import verify
+    from attest.errors import PolicyError
+
+    folder = spark_warehouse / f"r26_dv_{_u()}"
+    spark.sql(f"CREATE TABLE delta.`{folder}` (id INT, v STRING) USING delta "
+              "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+    spark.sql(f"INSERT INTO delta.`{folder}` VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    spark.sql(f"DELETE FROM delta.`{folder}` WHERE id = 2")
+    hook.flush()
+    DeltaTable.forPath(spark, str(folder)).upgradeTableProtocol(3, 7)
+    hook.flush()
+    assert hook.skipped == 0 and verify(str(folder)).passed
+    DeltaTable.forPath(spark, str(folder)).dropFeatureSupport("deletionVectors")
+    assert not verify(str(folder)).passed
+    with pytest.raises(PolicyError, match=r"DeltaTable\.dropFeatureSupport"):
+        hook.flush()  # was: passed
+    assert sorted(r.id for r in spark.read.format("delta").load(str(folder)).collect()) == [1, 3]
+    spark.sql(f"INSERT INTO delta.`{folder}` VALUES (4, 'd')")
+    hook.flush()  # the job's own write attests the table again
+    DeltaTable.forPath(spark, str(folder)).addFeatureSupport("columnMapping")
+    with pytest.raises(PolicyError, match=r"DeltaTable\.addFeatureSupport"):
+        hook.flush()
+
+
+def test_a_skip_is_made_good_by_a_later_write_of_the_table_however_it_is_spelt(spark: SparkSession, hook: Hook,
+                                                                               spark_warehouse: Path) -> None:
+    """A write by path (``INSERT INTO delta.`/t```) names its table ``/t``, a RESTORE (as DML and delta-spark's Python
+    calls do) ``file:/t``: the skip was keyed by one spelling and the later write attested the other, so a RESTORE
+    then a rerun of the job's INSERT still failed ``required`` (found in this round, by the protocol test)."""
+    folder = spark_warehouse / f"r26_spelt_{_u()}"
+    table = f"delta.`{folder}`"
+    spark.sql(f"CREATE TABLE {table} (id INT) USING delta")
+    spark.sql(f"INSERT INTO {table} VALUES (1)")
+    spark.sql(f"INSERT INTO {table} VALUES (2)")
+    hook.flush()
+    spark.sql(f"RESTORE TABLE {table} TO VERSION AS OF 1")
+    spark.sql(f"INSERT INTO {table} VALUES (3)")  # the job's rerun attests the table again
+    hook.flush()  # was: PolicyError, the RESTORE's skip never made good
+    assert hook.skipped == 1
