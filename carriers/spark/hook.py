@@ -424,6 +424,8 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         return _unattested_event(cmd, plan, jvm, jspark)
     if cmd in _VIEW_CHANGES:
         return _view_change_event(cmd, plan)
+    if cmd == "CreateOrReplaceBranch":
+        return _main_replaced_event(plan, jspark)
     found: tuple[str, dict[str, Any]] | None = None
     parts: list[tuple[str, Any]] = []
     options: Any = None  # the write options, where a DataFrame write's stamp travels
@@ -664,6 +666,23 @@ def _view_change_event(cmd: str, plan: Any) -> WriteEvent | None:
         return None
     fmt, info = found
     return WriteEvent(command=cmd, format=fmt, **info, unattested=_VIEW_CHANGES[cmd], view_change=True)
+
+
+def _main_replaced_event(plan: Any, jspark: Any) -> WriteEvent | None:
+    """``ALTER TABLE t [CREATE OR] REPLACE BRANCH main AS OF VERSION s`` (Iceberg's SQL extensions): the table's main
+    branch — what every reader of ``t`` reads — set to another snapshot, a rollback by another name (round 26: to a
+    snapshot no attestation covers, and ``required`` passed the job). A skipped write unless the table then
+    verifies, as ``rollback_to_snapshot``. None for any other branch (a new branch changes no reader of ``t``)."""
+    if not plan.replace() or str(plan.branch()) != "main":
+        return None
+    parts = tuple(str(p) for p in seq(plan.table()))
+    manager = jspark.sessionState().catalogManager()
+    if len(parts) > 1 and manager.isCatalogRegistered(parts[0]):
+        catalog, ids = parts[0], parts[1:]
+    else:  # a name in the session's current catalog
+        catalog, ids = str(manager.currentCatalog().name()), parts
+    return WriteEvent(command="CreateOrReplaceBranch", format="iceberg", table_name=".".join((catalog, *ids)),
+                      location=None, catalog=catalog, identifier=ids, unattested="REPLACE BRANCH main")
 
 
 def _protocol_event(table: Any, call: str, jvm: Any) -> WriteEvent:

@@ -190,3 +190,35 @@ def test_a_skip_is_made_good_by_a_later_write_of_the_table_however_it_is_spelt(s
     spark.sql(f"INSERT INTO {table} VALUES (3)")  # the job's rerun attests the table again
     hook.flush()  # was: PolicyError, the RESTORE's skip never made good
     assert hook.skipped == 1
+
+
+@pytest.mark.parametrize("how", ["REPLACE", "CREATE OR REPLACE"])
+def test_an_iceberg_main_branch_replaced_by_ddl_is_a_rollback(spark: SparkSession, how: str) -> None:
+    """``ALTER TABLE t REPLACE BRANCH main AS OF VERSION s`` sets what every reader of ``t`` reads, as
+    ``rollback_to_snapshot`` does (round 25). Measured: to a snapshot written before the hook (no attestation covers
+    it) the table read 666 and ``flush()`` passed. Held: the main branch replaced by the snapshot it is at, and a new
+    branch made for write-audit-publish — nothing to refuse."""
+    from attest.errors import PolicyError
+    from attest.spark import install
+
+    ns = f"r26_{_u()}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    name = f"iceberg.{ns}.t"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {name} VALUES (666)")  # before the hook: no attestation covers this snapshot
+    old = spark.sql(f"SELECT snapshot_id FROM {name}.snapshots ORDER BY committed_at").collect()[0][0]
+    hook = install(spark, policy="required")
+    try:
+        spark.sql(f"INSERT INTO {name} VALUES (1)")
+        hook.flush()
+        now = spark.sql(f"SELECT snapshot_id FROM {name}.snapshots ORDER BY committed_at DESC").collect()[0][0]
+        spark.sql(f"ALTER TABLE {name} {how} BRANCH main AS OF VERSION {now}")
+        spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
+        hook.flush()
+        assert hook.skipped == 0
+        spark.sql(f"ALTER TABLE {name} {how} BRANCH main AS OF VERSION {old}")
+        with pytest.raises(PolicyError, match="REPLACE BRANCH main"):
+            hook.flush()  # was: passed, the table reading 666
+        assert [r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()] == [666]
+    finally:
+        hook.uninstall()
