@@ -87,7 +87,13 @@ _VIEW_CHANGES = {"AddColumns": "ALTER TABLE ADD COLUMNS", "DropColumns": "ALTER 
                  "AlterColumn": "ALTER TABLE ALTER COLUMN", "ReplaceColumns": "ALTER TABLE REPLACE COLUMNS",
                  "SetTableProperties": "ALTER TABLE SET TBLPROPERTIES",
                  "UnsetTableProperties": "ALTER TABLE UNSET TBLPROPERTIES",
-                 "AlterTableDropFeature": "ALTER TABLE DROP FEATURE"}
+                 "AlterTableDropFeature": "ALTER TABLE DROP FEATURE",
+                 # Iceberg's SQL extensions, which name their table by its parts rather than resolve it
+                 "AddPartitionField": "ALTER TABLE ADD PARTITION FIELD",
+                 "DropPartitionField": "ALTER TABLE DROP PARTITION FIELD",
+                 "ReplacePartitionField": "ALTER TABLE REPLACE PARTITION FIELD",
+                 "SetIdentifierFields": "ALTER TABLE SET IDENTIFIER FIELDS",
+                 "DropIdentifierFields": "ALTER TABLE DROP IDENTIFIER FIELDS"}
 # Delta commitInfo operations each command may commit (the worker checks them with the write id, or with the
 # read version for an unstamped write).
 _DELTA_OPS: dict[str, frozenset[str]] = {
@@ -423,7 +429,7 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
     if cmd in _DELTA_UNATTESTED or (cmd == "CreateDeltaTableCommand" and _clones(plan)):
         return _unattested_event(cmd, plan, jvm, jspark)
     if cmd in _VIEW_CHANGES:
-        return _view_change_event(cmd, plan)
+        return _view_change_event(cmd, plan, jspark)
     if cmd == "CreateOrReplaceBranch":
         return _main_replaced_event(plan, jspark)
     found: tuple[str, dict[str, Any]] | None = None
@@ -657,15 +663,30 @@ def _unattested_event(cmd: str, plan: Any, jvm: Any, jspark: Any) -> WriteEvent 
     return WriteEvent(command=cmd, format="delta", table_name=name, location=path, unattested=what)
 
 
-def _view_change_event(cmd: str, plan: Any) -> WriteEvent | None:
+def _view_change_event(cmd: str, plan: Any, jspark: Any) -> WriteEvent | None:
     """The event of a statement that changes a Delta or Iceberg table's reader view (_VIEW_CHANGES), None for a table
     of neither format. Spark 4 analyses each as a v2 ALTER TABLE command over its ResolvedTable, Delta's and
-    Iceberg's alike (measured)."""
-    found = _target_from_relation(plan.table())
+    Iceberg's alike (measured); Iceberg's own extensions (partition fields, identifier fields) carry the name."""
+    table = plan.table()
+    if simple_name(table) != "ResolvedTable":  # Iceberg's extensions: the table's name parts
+        catalog, ids = _named_table(table, jspark)
+        return WriteEvent(command=cmd, format="iceberg", table_name=".".join((catalog, *ids)), location=None,
+                          catalog=catalog, identifier=ids, unattested=_VIEW_CHANGES[cmd], view_change=True)
+    found = _target_from_relation(table)
     if found is None:
         return None
     fmt, info = found
     return WriteEvent(command=cmd, format=fmt, **info, unattested=_VIEW_CHANGES[cmd], view_change=True)
+
+
+def _named_table(parts_seq: Any, jspark: Any) -> tuple[str, tuple[str, ...]]:
+    """(catalog, identifier) of a table an Iceberg SQL extension names by its parts (a JVM Seq of strings): the
+    first part when it is a catalog's name, else the session's current catalog."""
+    parts = tuple(str(p) for p in seq(parts_seq))
+    manager = jspark.sessionState().catalogManager()
+    if len(parts) > 1 and manager.isCatalogRegistered(parts[0]):
+        return parts[0], parts[1:]
+    return str(manager.currentCatalog().name()), parts
 
 
 def _main_replaced_event(plan: Any, jspark: Any) -> WriteEvent | None:
@@ -675,12 +696,7 @@ def _main_replaced_event(plan: Any, jspark: Any) -> WriteEvent | None:
     verifies, as ``rollback_to_snapshot``. None for any other branch (a new branch changes no reader of ``t``)."""
     if not plan.replace() or str(plan.branch()) != "main":
         return None
-    parts = tuple(str(p) for p in seq(plan.table()))
-    manager = jspark.sessionState().catalogManager()
-    if len(parts) > 1 and manager.isCatalogRegistered(parts[0]):
-        catalog, ids = parts[0], parts[1:]
-    else:  # a name in the session's current catalog
-        catalog, ids = str(manager.currentCatalog().name()), parts
+    catalog, ids = _named_table(plan.table(), jspark)
     return WriteEvent(command="CreateOrReplaceBranch", format="iceberg", table_name=".".join((catalog, *ids)),
                       location=None, catalog=catalog, identifier=ids, unattested="REPLACE BRANCH main")
 

@@ -222,3 +222,30 @@ def test_an_iceberg_main_branch_replaced_by_ddl_is_a_rollback(spark: SparkSessio
         assert [r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()] == [666]
     finally:
         hook.uninstall()
+
+
+def test_iceberg_partition_and_identifier_field_changes_are_judged_as_alters(spark: SparkSession, hook: Hook,
+                                                                            spark_warehouse: Path) -> None:
+    """Iceberg's SQL extensions — ``ADD`` / ``DROP PARTITION FIELD`` (and the identifier-field statements) — name their
+    table by its parts, not as a resolved table, and leave an attested table ``reader_view_changed`` (the partition
+    spec is in its view; so is the schema's identifier fields, measured with pyiceberg). Measured: ``flush()`` passed.
+    Held: ``WRITE ORDERED BY`` (the sort order is no reader's) — nothing refused."""
+    from attest.errors import PolicyError
+
+    name, ident = _iceberg(spark, hook)
+    spark.sql(f"ALTER TABLE {name} WRITE ORDERED BY id")
+    hook.flush()
+    assert hook.skipped == 0
+    spark.sql(f"ALTER TABLE {name} ADD PARTITION FIELD bucket(4, id)")
+    assert not _verify_iceberg(spark_warehouse, ident).passed
+    with pytest.raises(PolicyError, match="ADD PARTITION FIELD"):
+        hook.flush()  # was: passed
+    spark.sql(f"INSERT INTO {name} VALUES (3, 'c')")
+    hook.flush()
+    spark.sql(f"USE iceberg.{ident.split('.')[0]}")  # a name in the current catalog: no catalog part
+    try:
+        spark.sql("ALTER TABLE t DROP PARTITION FIELD bucket(4, id)")
+        with pytest.raises(PolicyError, match="DROP PARTITION FIELD"):
+            hook.flush()
+    finally:
+        spark.sql("USE spark_catalog.default")
