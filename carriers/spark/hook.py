@@ -432,6 +432,8 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         return _view_change_event(cmd, plan, jspark)
     if cmd == "CreateOrReplaceBranch":
         return _main_replaced_event(plan, jspark)
+    if cmd == "SetTableLocation":
+        return _relocated_event(plan, jvm, jspark)
     found: tuple[str, dict[str, Any]] | None = None
     parts: list[tuple[str, Any]] = []
     options: Any = None  # the write options, where a DataFrame write's stamp travels
@@ -699,6 +701,27 @@ def _main_replaced_event(plan: Any, jspark: Any) -> WriteEvent | None:
     catalog, ids = _named_table(plan.table(), jspark)
     return WriteEvent(command="CreateOrReplaceBranch", format="iceberg", table_name=".".join((catalog, *ids)),
                       location=None, catalog=catalog, identifier=ids, unattested="REPLACE BRANCH main")
+
+
+def _relocated_event(plan: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
+    """``ALTER TABLE t SET LOCATION '/other'``: a Delta catalog table's name now reads the table at ``/other`` (round
+    26: an unattested one, its 666 row read by name, and ``required`` passed the job) — a skipped write unless the
+    table there verifies, as a rollback. An Iceberg table's location is where its next files go (judged as an
+    ALTER). None for a partition's location (a Hive table's) or a table of neither format."""
+    if opt(plan.partitionSpec()) is not None:
+        return None
+    found = _target_from_relation(plan.table())
+    if found is None:
+        return None
+    fmt, info = found
+    if fmt == "iceberg":
+        return WriteEvent(command="SetTableLocation", format=fmt, **info, unattested="ALTER TABLE SET LOCATION",
+                          view_change=True)
+    path = str(plan.location())
+    with suppress(Exception):  # a folder Delta cannot open as a log: judged by the location as given
+        path = _data_path(jvm, jspark, path)
+    return WriteEvent(command="SetTableLocation", format="delta", table_name=info["table_name"], location=path,
+                      unattested="ALTER TABLE SET LOCATION")
 
 
 def _protocol_event(table: Any, call: str, jvm: Any) -> WriteEvent:
@@ -1419,7 +1442,8 @@ class Hook:
                        "record` with the program that made these rows", superseded=event)
             return
         self._skip(f"the {event.unattested} on {what} changed its rows and is not attested ({covered}; the hook "
-                   f"attests a job's own writes, and a {event.unattested} runs no producer's program): a later write "
+                   f"attests a job's own writes, and {'an' if event.unattested[:1] in 'AEIOU' else 'a'} "
+                   f"{event.unattested} runs no producer's program): a later write "
                    "of this job attests the table again, or run `attest record` with the program that made these rows",
                    superseded=event)
 

@@ -249,3 +249,35 @@ def test_iceberg_partition_and_identifier_field_changes_are_judged_as_alters(spa
             hook.flush()
     finally:
         spark.sql("USE spark_catalog.default")
+
+
+def test_a_delta_table_name_set_to_another_location_is_judged_there(spark: SparkSession,
+                                                                     spark_warehouse: Path) -> None:
+    """``ALTER TABLE sales SET LOCATION '/other'`` makes every reader of ``sales`` read the table at ``/other``.
+    Measured: to a table written before the hook (no attestation), ``SELECT … FROM sales`` returned its 666 row and
+    ``flush()`` passed. Held: set to another table the job attested — nothing to refuse."""
+    from attest.errors import PolicyError
+    from attest.spark import install
+
+    other = spark_warehouse / f"r26_other_{_u()}"
+    spark.range(666, 667).write.format("delta").save(str(other))  # before the hook: unattested
+    name = f"r26_sales_{_u()}"
+    hook = install(spark, policy="required")
+    try:
+        spark.sql(f"CREATE TABLE {name} (id BIGINT) USING delta LOCATION '{spark_warehouse / name}'")
+        spark.sql(f"INSERT INTO {name} VALUES (1)")
+        attested = spark_warehouse / f"r26_attested_{_u()}"
+        spark.range(5, 7).write.format("delta").save(str(attested))
+        hook.flush()
+        spark.sql(f"ALTER TABLE {name} SET LOCATION '{attested}'")
+        hook.flush()
+        assert hook.skipped == 0
+        spark.sql(f"ALTER TABLE {name} SET LOCATION '{other}'")
+        with pytest.raises(PolicyError, match="an ALTER TABLE SET LOCATION"):
+            hook.flush()  # was: passed
+        assert [r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()] == [666]
+        spark.sql(f"INSERT INTO {name} VALUES (2)")  # the job's write of the table there makes the skip good
+        hook.flush()
+    finally:
+        hook.uninstall()
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
