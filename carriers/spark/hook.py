@@ -434,6 +434,8 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         return _main_replaced_event(plan, jspark)
     if cmd == "SetTableLocation":
         return _relocated_event(plan, jvm, jspark)
+    if cmd == "RenameTable":
+        return _renamed_event(plan, jvm, jspark)
     found: tuple[str, dict[str, Any]] | None = None
     parts: list[tuple[str, Any]] = []
     options: Any = None  # the write options, where a DataFrame write's stamp travels
@@ -722,6 +724,31 @@ def _relocated_event(plan: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
         path = _data_path(jvm, jspark, path)
     return WriteEvent(command="SetTableLocation", format="delta", table_name=info["table_name"], location=path,
                       unattested="ALTER TABLE SET LOCATION")
+
+
+def _renamed_event(plan: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
+    """``ALTER TABLE t RENAME TO n``: readers of the name ``n`` now read the renamed table — a skipped write unless
+    it verifies there (round 26: the job's attested ``sales`` renamed away and an unattested table renamed to
+    ``sales``, whose 666 row readers of ``sales`` then read, and ``required`` passed the job). An attested table
+    renamed keeps its attestation (Delta's properties, Iceberg's summaries): nothing to refuse. None for a view or
+    a table of neither format."""
+    child = plan.child()
+    if plan.isView() or simple_name(child) != "ResolvedTable":
+        return None
+    catalog = str(child.catalog().name())
+    parts = tuple(str(p) for p in seq(plan.newName()))
+    new = parts if len(parts) > 1 else (*ident_parts(child.identifier())[:-1], *parts)  # n: in t's namespace
+    quoted = ".".join("`" + p.replace("`", "``") + "`" for p in (catalog, *new))
+    found = [leaf for leaf in leaves(jspark.table(quoted).queryExecution().analyzed(), jvm, rows=False)
+             if leaf.kind in ("delta", "iceberg")]
+    if not found:
+        return None
+    name = ".".join((catalog, *new))
+    if found[0].kind == "iceberg":
+        return WriteEvent(command="RenameTable", format="iceberg", table_name=name, location=None, catalog=catalog,
+                          identifier=new, unattested="ALTER TABLE RENAME TO")
+    return WriteEvent(command="RenameTable", format="delta", table_name=name,
+                      location=_data_path(jvm, jspark, str(found[0].location)), unattested="ALTER TABLE RENAME TO")
 
 
 def _protocol_event(table: Any, call: str, jvm: Any) -> WriteEvent:
@@ -1441,10 +1468,11 @@ class Hook:
                        "producer's program): a later write of this job attests the table again, or run `attest "
                        "record` with the program that made these rows", superseded=event)
             return
-        self._skip(f"the {event.unattested} on {what} changed its rows and is not attested ({covered}; the hook "
-                   f"attests a job's own writes, and {'an' if event.unattested[:1] in 'AEIOU' else 'a'} "
-                   f"{event.unattested} runs no producer's program): a later write "
-                   "of this job attests the table again, or run `attest record` with the program that made these rows",
+        command = event.unattested or "command"
+        article = "an" if command[:1] in "AEIOU" else "a"
+        self._skip(f"the {command} on {what} changed its rows and is not attested ({covered}; the hook attests a "
+                   f"job's own writes, and {article} {command} runs no producer's program): a later write of this "
+                   "job attests the table again, or run `attest record` with the program that made these rows",
                    superseded=event)
 
     def _verifies(self, event: WriteEvent) -> str | None:

@@ -281,3 +281,41 @@ def test_a_delta_table_name_set_to_another_location_is_judged_there(spark: Spark
     finally:
         hook.uninstall()
         spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+@pytest.mark.parametrize("fmt", ["delta", "iceberg"])
+def test_a_name_swapped_to_an_unattested_table_fails_required(spark: SparkSession, spark_warehouse: Path,
+                                                              fmt: str) -> None:
+    """``ALTER TABLE sales RENAME TO sales_old`` then ``ALTER TABLE evil RENAME TO sales``: every reader of ``sales``
+    reads ``evil``'s rows. Measured on both formats: the 666 row of a table written before the hook, and ``flush()``
+    passed.
+    Held: the job's attested table renamed (its attestation goes with it) — nothing to refuse."""
+    from attest.errors import PolicyError
+    from attest.spark import install
+
+    u = _u()
+    if fmt == "delta":
+        db, where = "spark_catalog.default", lambda t: f" LOCATION '{spark_warehouse / (t + '_' + u)}'"
+    else:
+        db, where = f"iceberg.r26_{u}", lambda t: ""
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {db}")
+    sales, evil = f"r26_sales_{u}", f"r26_evil_{u}"
+    spark.sql(f"CREATE TABLE {db}.{evil} (id BIGINT) USING {fmt}{where(evil)}")
+    spark.sql(f"INSERT INTO {db}.{evil} VALUES (666)")  # before the hook: unattested
+    hook = install(spark, policy="required")
+    try:
+        spark.sql(f"CREATE TABLE {db}.{sales} (id BIGINT) USING {fmt}{where(sales)}")
+        spark.sql(f"INSERT INTO {db}.{sales} VALUES (1)")
+        hook.flush()
+        spark.sql(f"ALTER TABLE {db}.{sales} RENAME TO {'' if fmt == 'delta' else db.split('.', 1)[1] + '.'}"
+                  f"{sales}_old")
+        hook.flush()
+        assert hook.skipped == 0
+        spark.sql(f"ALTER TABLE {db}.{evil} RENAME TO {'' if fmt == 'delta' else db.split('.', 1)[1] + '.'}{sales}")
+        with pytest.raises(PolicyError, match="RENAME TO"):
+            hook.flush()  # was: passed
+        assert [r[0] for r in spark.sql(f"SELECT id FROM {db}.{sales}").collect()] == [666]
+    finally:
+        hook.uninstall()
+        for t in (sales, f"{sales}_old", evil):
+            spark.sql(f"DROP TABLE IF EXISTS {db}.{t}")
