@@ -29,6 +29,16 @@ def pyiceberg_ids(warehouse: Path, ident: str) -> list[int]:
     return sorted(catalog.load_table(ident).scan().to_arrow().column("id").to_pylist())
 
 
+def verify_iceberg(warehouse: Path, ident: str) -> Any:
+    """``attest.api.verify`` of an Iceberg table of the Spark session's sqlite catalog, as pyiceberg loads it."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from attest.api import verify
+    from carriers.spark.session import pyiceberg_catalog_properties
+
+    return verify(SqlCatalog("iceberg", **pyiceberg_catalog_properties(warehouse)).load_table(ident))
+
+
 def merge_on_read_table(spark: SparkSession, prefix: str, *, double: bool = False) -> tuple[str, str, str]:
     """A fresh v2 table ``(id BIGINT)`` whose deletes write delete files, ids 0–4 and 5–9 in one data file each:
     its Spark name, its catalog identifier and its ``iceberg://`` reference. ``double``: a second column

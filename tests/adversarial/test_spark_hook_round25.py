@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
+
+from tests.adversarial.spark_iceberg import verify_iceberg
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -60,15 +62,6 @@ def _iceberg(spark: SparkSession, hook: Hook, *, partitioned: bool = False) -> t
     return name, f"{ns}.t"
 
 
-def _verify_iceberg(warehouse: Path, ident: str) -> Any:
-    from pyiceberg.catalog.sql import SqlCatalog
-
-    from attest.api import verify
-    from carriers.spark.session import pyiceberg_catalog_properties
-
-    return verify(SqlCatalog("iceberg", **pyiceberg_catalog_properties(warehouse)).load_table(ident))
-
-
 def test_a_delta_truncate_is_attested_as_the_jobs_write(spark: SparkSession, hook: Hook,
                                                         spark_warehouse: Path) -> None:
     from attest.api import verify
@@ -89,12 +82,12 @@ def test_iceberg_truncate_and_a_metadata_only_delete_are_attested(spark: SparkSe
     name, ident = _iceberg(spark, hook, partitioned=True)
     spark.sql(f"DELETE FROM {name} WHERE p = 'x'")  # whole files of one partition: Iceberg deletes them in metadata
     hook.flush()
-    report = _verify_iceberg(spark_warehouse, ident)
+    report = verify_iceberg(spark_warehouse, ident)
     assert report.passed, report.verdict()  # was: the delete snapshot unattested, flush() passed
     assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()) == [1, 2]
     spark.sql(f"TRUNCATE TABLE {name}")
     hook.flush()
-    report = _verify_iceberg(spark_warehouse, ident)
+    report = verify_iceberg(spark_warehouse, ident)
     assert report.passed, report.verdict()
 
 
@@ -284,7 +277,7 @@ def test_a_write_staged_for_write_audit_publish_is_named_so_and_refused(spark: S
     spark.sql(f"CALL iceberg.system.cherrypick_snapshot('{ns}.t', {staged})")
     with pytest.raises(PolicyError):
         hook.flush()
-    report = _verify_iceberg(spark_warehouse, f"{ns}.t")
+    report = verify_iceberg(spark_warehouse, f"{ns}.t")
     assert not report.passed and report.errors[0].code.value == "stale", report.verdict()
 
 
@@ -299,6 +292,6 @@ def test_a_fast_forward_publishing_an_attested_branch_passes_required(spark: Spa
     spark.sql(f"CALL iceberg.system.fast_forward('{ident}', 'main', 'audit')")
     hook.flush()
     assert hook.skipped == 0
-    report = _verify_iceberg(spark_warehouse, ident)
+    report = verify_iceberg(spark_warehouse, ident)
     assert report.passed, report.verdict()
     assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()) == [1, 2, 7, 666]

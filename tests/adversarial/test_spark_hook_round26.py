@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
+
+from tests.adversarial.spark_iceberg import verify_iceberg
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -53,15 +55,6 @@ def _iceberg(spark: SparkSession, hook: Hook) -> tuple[str, str]:
     spark.sql(f"INSERT INTO {name} VALUES (1, 'a'), (2, 'b')")
     hook.flush()
     return name, f"{ns}.t"
-
-
-def _verify_iceberg(warehouse: Path, ident: str) -> Any:
-    from pyiceberg.catalog.sql import SqlCatalog
-
-    from attest.api import verify
-    from carriers.spark.session import pyiceberg_catalog_properties
-
-    return verify(SqlCatalog("iceberg", **pyiceberg_catalog_properties(warehouse)).load_table(ident))
 
 
 _ALTERS = {
@@ -102,13 +95,13 @@ def test_an_iceberg_alter_that_changes_the_reader_view_fails_required(spark: Spa
 
     name, ident = _iceberg(spark, hook)
     spark.sql(f"ALTER TABLE {name} {_ALTERS[alter]}")
-    report = _verify_iceberg(spark_warehouse, ident)
+    report = verify_iceberg(spark_warehouse, ident)
     assert not report.passed and report.errors[0].code.value == "reader_view_changed", report.verdict()
     with pytest.raises(PolicyError, match="ALTER TABLE"):
         hook.flush()  # was: passed
     spark.sql(f"INSERT INTO {name} VALUES ({_row(spark.table(name).columns)})")
     hook.flush()
-    assert _verify_iceberg(spark_warehouse, ident).passed
+    assert verify_iceberg(spark_warehouse, ident).passed
 
 
 def test_alters_that_leave_the_reader_view_are_nothing_to_refuse(spark: SparkSession, hook: Hook,
@@ -237,7 +230,7 @@ def test_iceberg_partition_and_identifier_field_changes_are_judged_as_alters(spa
     hook.flush()
     assert hook.skipped == 0
     spark.sql(f"ALTER TABLE {name} ADD PARTITION FIELD bucket(4, id)")
-    assert not _verify_iceberg(spark_warehouse, ident).passed
+    assert not verify_iceberg(spark_warehouse, ident).passed
     with pytest.raises(PolicyError, match="ADD PARTITION FIELD"):
         hook.flush()  # was: passed
     spark.sql(f"INSERT INTO {name} VALUES (3, 'c')")
