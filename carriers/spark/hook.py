@@ -582,6 +582,12 @@ _CALL_ACTIONS = frozenset({"collect", "collectToPython", "show", "head", "take",
                            "toLocalIterator"})
 
 
+def _iceberg_named(command: str, catalog: str, identifier: tuple[str, ...], **fields: Any) -> WriteEvent:
+    """The event of a command on the Iceberg table ``catalog.identifier``, known by its name (the worker loads it)."""
+    return WriteEvent(command=command, format="iceberg", table_name=".".join((catalog, *identifier)), location=None,
+                      catalog=catalog, identifier=identifier, **fields)
+
+
 def _maintenance_event(cmd: str, plan: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
     """The event of a maintenance command on a Delta / Iceberg table, None when it is no such command."""
     if cmd in _DELTA_MAINTENANCE:
@@ -603,10 +609,8 @@ def _maintenance_event(cmd: str, plan: Any, jvm: Any, jspark: Any) -> WriteEvent
     if len(parts) > 1 and parts[0] == catalog:
         parts = parts[1:]  # 'cat.ns.t' names the procedure's own catalog
     if procedure in _ICEBERG_UNATTESTED:
-        return WriteEvent(command=cmd, format="iceberg", table_name=".".join((catalog, *parts)), location=None,
-                          catalog=catalog, identifier=parts, unattested=f"CALL {procedure}")
-    return WriteEvent(command=cmd, format="iceberg", table_name=".".join((catalog, *parts)), location=None,
-                      catalog=catalog, identifier=parts, maintenance=procedure)
+        return _iceberg_named(cmd, catalog, parts, unattested=f"CALL {procedure}")
+    return _iceberg_named(cmd, catalog, parts, maintenance=procedure)
 
 
 def _clones(plan: Any) -> bool:
@@ -656,9 +660,7 @@ def _unattested_event(cmd: str, plan: Any, jvm: Any, jspark: Any) -> WriteEvent 
             if simple_name(table) == "SparkTable":
                 if not table.table().snapshots().iterator().hasNext():
                     return None
-                return WriteEvent(command=cmd, format="iceberg", table_name=name, location=None,
-                                  catalog=str(n.catalog().name()), identifier=ident_parts(n.identifier()),
-                                  unattested=what)
+                return _iceberg_named(cmd, str(n.catalog().name()), ident_parts(n.identifier()), unattested=what)
             if simple_name(table) != "DeltaTableV2" or int(table.deltaLog().unsafeVolatileSnapshot().version()) == 0:
                 return None  # a table of neither format (no attestation is expected of it), or one just created
             path = str(table.path().toString())
@@ -674,8 +676,7 @@ def _view_change_event(cmd: str, plan: Any, jspark: Any) -> WriteEvent | None:
     table = plan.table()
     if simple_name(table) != "ResolvedTable":  # Iceberg's extensions: the table's name parts
         catalog, ids = _named_table(table, jspark)
-        return WriteEvent(command=cmd, format="iceberg", table_name=".".join((catalog, *ids)), location=None,
-                          catalog=catalog, identifier=ids, unattested=_VIEW_CHANGES[cmd], view_change=True)
+        return _iceberg_named(cmd, catalog, ids, unattested=_VIEW_CHANGES[cmd], view_change=True)
     found = _target_from_relation(table)
     if found is None:
         return None
@@ -701,8 +702,7 @@ def _main_replaced_event(plan: Any, jspark: Any) -> WriteEvent | None:
     if not plan.replace() or str(plan.branch()) != "main":
         return None
     catalog, ids = _named_table(plan.table(), jspark)
-    return WriteEvent(command="CreateOrReplaceBranch", format="iceberg", table_name=".".join((catalog, *ids)),
-                      location=None, catalog=catalog, identifier=ids, unattested="REPLACE BRANCH main")
+    return _iceberg_named("CreateOrReplaceBranch", catalog, ids, unattested="REPLACE BRANCH main")
 
 
 def _relocated_event(plan: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
@@ -743,11 +743,9 @@ def _renamed_event(plan: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
              if leaf.kind in ("delta", "iceberg")]
     if not found:
         return None
-    name = ".".join((catalog, *new))
     if found[0].kind == "iceberg":
-        return WriteEvent(command="RenameTable", format="iceberg", table_name=name, location=None, catalog=catalog,
-                          identifier=new, unattested="ALTER TABLE RENAME TO")
-    return WriteEvent(command="RenameTable", format="delta", table_name=name,
+        return _iceberg_named("RenameTable", catalog, new, unattested="ALTER TABLE RENAME TO")
+    return WriteEvent(command="RenameTable", format="delta", table_name=".".join((catalog, *new)),
                       location=_data_path(jvm, jspark, str(found[0].location)), unattested="ALTER TABLE RENAME TO")
 
 
@@ -1458,22 +1456,17 @@ class Hook:
             log.info("attest.spark: %s on %s: its version verifies against an attestation in force; nothing to "
                      "attest", event.unattested, what)
             return
-        if event.view_change:
-            if covered == Code.UNATTESTED.value:  # no attestation before it either: the statement lost none
-                log.info("attest.spark: %s on %s: the table has no attestation; nothing to attest",
-                         event.unattested, what)
-                return
-            self._skip(f"the {event.unattested} on {what} changed what its readers read and is not attested "
-                       f"({covered}; the hook attests a job's own writes, and such a statement runs no "
-                       "producer's program): a later write of this job attests the table again, or run `attest "
-                       "record` with the program that made these rows", superseded=event)
+        if event.view_change and covered == Code.UNATTESTED.value:
+            # no attestation before it either: the statement lost none
+            log.info("attest.spark: %s on %s: the table has no attestation; nothing to attest", event.unattested, what)
             return
         command = event.unattested or "command"
         article = "an" if command[:1] in "AEIOU" else "a"
-        self._skip(f"the {command} on {what} changed its rows and is not attested ({covered}; the hook attests a "
-                   f"job's own writes, and {article} {command} runs no producer's program): a later write of this "
-                   "job attests the table again, or run `attest record` with the program that made these rows",
-                   superseded=event)
+        changed, runs = (("what its readers read", "such a statement") if event.view_change
+                         else ("its rows", f"{article} {command}"))
+        self._skip(f"the {command} on {what} changed {changed} and is not attested ({covered}; the hook attests a "
+                   f"job's own writes, and {runs} runs no producer's program): a later write of this job attests "
+                   "the table again, or run `attest record` with the program that made these rows", superseded=event)
 
     def _verifies(self, event: WriteEvent) -> str | None:
         """None when ``event``'s table verifies at the files level now (its live files those of an attestation in
