@@ -436,6 +436,8 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         return _relocated_event(plan, jvm, jspark)
     if cmd == "RenameTable":
         return _renamed_event(plan, jvm, jspark)
+    if cmd == "CreateTable":
+        return _registered_event(plan, qe, jvm, jspark)
     found: tuple[str, dict[str, Any]] | None = None
     parts: list[tuple[str, Any]] = []
     options: Any = None  # the write options, where a DataFrame write's stamp travels
@@ -747,6 +749,63 @@ def _renamed_event(plan: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
         return _iceberg_named("RenameTable", catalog, new, unattested="ALTER TABLE RENAME TO")
     return WriteEvent(command="RenameTable", format="delta", table_name=".".join((catalog, *new)),
                       location=_data_path(jvm, jspark, str(found[0].location)), unattested="ALTER TABLE RENAME TO")
+
+
+def _registered_event(plan: Any, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
+    """``CREATE TABLE sales USING delta LOCATION '/t'`` where ``/t`` holds a Delta table already (the same through
+    ``spark.catalog.createTable`` and delta-spark's ``DeltaTable.create…().location(…)``, which Spark analyses as
+    the same ``CreateTable``): every reader of ``sales`` now reads ``/t``'s rows — a skipped write unless ``/t``
+    verifies, as a rename (round 27: the job's attested ``sales`` dropped and an unattested table registered as
+    ``sales``, whose 666 row readers then read, and ``required`` passed the job). None for the new table the
+    statement made (its first commit is this statement's: rows come from the job's writes, attested themselves), a
+    name that existed before an ``IF NOT EXISTS`` (the statement changed nothing), or a table of neither format
+    (Iceberg's CREATE TABLE always makes a new table; its registration is ``CALL register_table``)."""
+    n = plan.name()
+    if simple_name(n) != "ResolvedIdentifier":
+        return None
+    try:
+        table = n.catalog().loadTable(n.identifier())
+    except Exception:  # dropped again before the listener ran: no reader reads it by this name
+        return None
+    if simple_name(table) != "DeltaTableV2":
+        return None
+    log = table.deltaLog()
+    start = _statement_start(qe)
+    snapshot = log.unsafeVolatileSnapshot()
+    if int(snapshot.version()) == 0 and int(snapshot.numOfFiles()) == 0:
+        return None  # nothing to read (the table this statement made, or an empty one)
+    if start is not None and _first_commit_since(jvm, log, start):
+        return None  # this statement made the table; the job's writes since are attested (or skipped) themselves
+    if plan.ignoreIfExists() and start is not None:
+        created = opt(table.catalogTable())
+        if created is not None and int(created.createTime()) < start - 1000:
+            return None  # the name was there before: IF NOT EXISTS changed nothing (a metastore keeps seconds)
+    name = ".".join((str(n.catalog().name()), *ident_parts(n.identifier())))
+    return WriteEvent(command="CreateTable", format="delta", table_name=name,
+                      location=_data_path(jvm, jspark, str(table.path().toString())),
+                      unattested="CREATE TABLE LOCATION")
+
+
+def _statement_start(qe: Any) -> int | None:
+    """When the statement of ``qe`` began (its analysis, JVM epoch milliseconds), None when Spark did not say."""
+    with suppress(Exception):
+        phase = opt(qe.tracker().phases().get("analysis"))
+        if phase is not None:
+            return int(phase.startTimeMs())
+    return None
+
+
+def _first_commit_since(jvm: Any, log: Any, start: int) -> bool:
+    """Whether a Delta table's first commit (``_delta_log/00…0.json``) was written by a statement begun at ``start``
+    (epoch ms): its storage modification time, which the storage sets, not the commit's own timestamp, which its
+    writer does (a prepared table could claim any). No slack: on a store that keeps whole seconds a new table may be
+    judged as found — a skipped write the job's own first write makes good — where a slack would let a table
+    prepared the moment before pass as new. False when the first commit is gone (its log cleaned up: an old table)."""
+    with suppress(Exception):
+        path = jvm.org.apache.spark.sql.delta.util.FileNames.unsafeDeltaFile(log.logPath(), 0)
+        status = path.getFileSystem(log.newDeltaHadoopConf()).getFileStatus(path)
+        return int(status.getModificationTime()) >= start
+    return False
 
 
 def _protocol_event(table: Any, call: str, jvm: Any) -> WriteEvent:
