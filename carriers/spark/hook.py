@@ -438,6 +438,8 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
         return _renamed_event(plan, jvm, jspark)
     if cmd == "CreateTable":
         return _registered_event(plan, qe, jvm, jspark)
+    if cmd == "CreateDeltaTableCommand" and opt(plan.query()) is None:  # CREATE TABLE … LIKE
+        return _registered_like_event(plan, qe, jvm, jspark)
     found: tuple[str, dict[str, Any]] | None = None
     parts: list[tuple[str, Any]] = []
     options: Any = None  # the write options, where a DataFrame write's stamp travels
@@ -756,10 +758,9 @@ def _registered_event(plan: Any, qe: Any, jvm: Any, jspark: Any) -> WriteEvent |
     ``spark.catalog.createTable`` and delta-spark's ``DeltaTable.create…().location(…)``, which Spark analyses as
     the same ``CreateTable``): every reader of ``sales`` now reads ``/t``'s rows — a skipped write unless ``/t``
     verifies, as a rename (round 27: the job's attested ``sales`` dropped and an unattested table registered as
-    ``sales``, whose 666 row readers then read, and ``required`` passed the job). None for the new table the
-    statement made (its first commit is this statement's: rows come from the job's writes, attested themselves), a
-    name that existed before an ``IF NOT EXISTS`` (the statement changed nothing), or a table of neither format
-    (Iceberg's CREATE TABLE always makes a new table; its registration is ``CALL register_table``)."""
+    ``sales``, whose 666 row readers then read, and ``required`` passed the job). None for a table of neither format
+    (Iceberg's CREATE TABLE always makes a new table; its registration is ``CALL register_table``) and as
+    ``_registration`` says."""
     n = plan.name()
     if simple_name(n) != "ResolvedIdentifier":
         return None
@@ -769,21 +770,45 @@ def _registered_event(plan: Any, qe: Any, jvm: Any, jspark: Any) -> WriteEvent |
         return None
     if simple_name(table) != "DeltaTableV2":
         return None
-    log = table.deltaLog()
+    entry = opt(table.catalogTable())
+    return _registration(jvm, jspark, qe, ".".join((str(n.catalog().name()), *ident_parts(n.identifier()))),
+                         table.deltaLog(), str(table.path().toString()),
+                         None if entry is None else int(entry.createTime()), bool(plan.ignoreIfExists()))
+
+
+def _registered_like_event(plan: Any, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
+    """``CREATE TABLE sales LIKE src LOCATION '/t'`` (Delta's own command, with no query) where ``/t`` holds a Delta
+    table already: judged as ``_registered_event`` (round 27: the same 666 row read by ``sales``, ``required``
+    passed). None for a table named by path (no name is bound) or one the catalog no longer has."""
+    if plan.tableByPath():
+        return None
+    ident = plan.table().identifier()
+    try:
+        entry = jspark.sessionState().catalog().getTableMetadata(ident)
+    except Exception:  # dropped again before the listener ran
+        return None
+    path = str(entry.location().toString())
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jspark, path)
+    return _registration(jvm, jspark, qe, str(entry.identifier().unquotedString()), log, path,
+                         int(entry.createTime()), str(plan.mode().name()) == "Ignore")
+
+
+def _registration(jvm: Any, jspark: Any, qe: Any, name: str, log: Any, path: str, created: int | None,
+                  if_not_exists: bool) -> WriteEvent | None:
+    """The skipped write of a statement that bound the name ``name`` to the Delta table at ``path`` (``log``: its
+    DeltaLog; ``created``: when the catalog entry was made, epoch ms), or None: for the new table the statement
+    made (its first commit is this statement's: rows come from the job's writes, attested themselves), one with no
+    row to read, and a name that existed before an ``IF NOT EXISTS`` (the statement changed nothing)."""
     start = _statement_start(qe)
     snapshot = log.unsafeVolatileSnapshot()
-    if int(snapshot.version()) == 0 and int(snapshot.numOfFiles()) == 0:
+    if int(snapshot.version()) <= 0 and int(snapshot.numOfFiles()) == 0:
         return None  # nothing to read (the table this statement made, or an empty one)
     if start is not None and _first_commit_since(jvm, log, start):
         return None  # this statement made the table; the job's writes since are attested (or skipped) themselves
-    if plan.ignoreIfExists() and start is not None:
-        created = opt(table.catalogTable())
-        if created is not None and int(created.createTime()) < start - 1000:
-            return None  # the name was there before: IF NOT EXISTS changed nothing (a metastore keeps seconds)
-    name = ".".join((str(n.catalog().name()), *ident_parts(n.identifier())))
+    if if_not_exists and start is not None and created is not None and created < start - 1000:
+        return None  # the name was there before: IF NOT EXISTS changed nothing (a metastore keeps seconds)
     return WriteEvent(command="CreateTable", format="delta", table_name=name,
-                      location=_data_path(jvm, jspark, str(table.path().toString())),
-                      unattested="CREATE TABLE LOCATION")
+                      location=_data_path(jvm, jspark, path), unattested="CREATE TABLE LOCATION")
 
 
 def _statement_start(qe: Any) -> int | None:

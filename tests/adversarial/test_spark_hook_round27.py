@@ -6,7 +6,8 @@ makes no new table there; it binds the name ``sales`` to ``/t``'s rows. Measured
 job's attested ``sales`` dropped (``DROP TABLE`` of an external table keeps its files) and a table written before
 the hook registered as ``sales``, ``SELECT … FROM sales`` returned its 666 row and ``policy="required"`` passed
 ``flush()``; the same through ``spark.catalog.createTable(name, path=…)`` and delta-spark's
-``DeltaTable.createIfNotExists(spark).tableName(…).location(…)``, which Spark analyses as the same ``CreateTable``.
+``DeltaTable.createIfNotExists(spark).tableName(…).location(…)``, which Spark analyses as the same ``CreateTable``,
+and ``CREATE TABLE sales LIKE src LOCATION '/t'`` (Delta's own ``CreateDeltaTableCommand``).
 
 Now each is a skipped write unless the table there verifies (carriers/spark/hook.py ``_registered_event``). Held: a
 new table made at an empty location (even when the listener reads it after the job's first write — the asynchronous
@@ -43,6 +44,8 @@ def _unattested(spark: SparkSession, folder: Path) -> Path:
 def _register(spark: SparkSession, how: str, name: str, folder: Path) -> None:
     if how == "sql":
         spark.sql(f"CREATE TABLE {name} USING delta LOCATION '{folder}'")
+    elif how == "like":  # Delta's own command (CreateDeltaTableCommand), not Spark's CreateTable
+        spark.sql(f"CREATE TABLE {name} LIKE {name}_shape LOCATION '{folder}'")
     elif how == "catalog":
         spark.catalog.createTable(name, path=str(folder), source="delta")
     else:
@@ -51,11 +54,12 @@ def _register(spark: SparkSession, how: str, name: str, folder: Path) -> None:
         DeltaTable.createIfNotExists(spark).tableName(name).location(str(folder)).execute()
 
 
-@pytest.mark.parametrize("how", ["sql", "catalog", "builder"])
+@pytest.mark.parametrize("how", ["sql", "like", "catalog", "builder"])
 def test_a_name_registered_to_an_unattested_table_fails_required(spark: SparkSession, spark_warehouse: Path,
                                                                  how: str) -> None:
     """The job attests ``sales``, drops the name, and registers a table written before the hook as ``sales``.
-    Measured: readers of ``sales`` got the 666 row and ``flush()`` passed, by each of the three ways to register."""
+    Measured: readers of ``sales`` got the 666 row and ``flush()`` passed, by each of the four ways to register.
+    Held: a new table made ``LIKE`` another (no location of a table)."""
     from attest.errors import PolicyError
     from attest.spark import install
 
@@ -65,7 +69,10 @@ def test_a_name_registered_to_an_unattested_table_fails_required(spark: SparkSes
     try:
         spark.sql(f"CREATE TABLE {name} (id BIGINT) USING delta LOCATION '{spark_warehouse / name}'")
         spark.sql(f"INSERT INTO {name} VALUES (1)")
+        spark.sql(f"CREATE TABLE {name}_shape (id BIGINT) USING delta")
+        spark.sql(f"CREATE TABLE {name}_copy LIKE {name}_shape")  # a new, empty table: no write, nothing to refuse
         hook.flush()
+        assert hook.skipped == 0
         spark.sql(f"DROP TABLE {name}")
         _register(spark, how, name, evil)
         with pytest.raises(PolicyError, match="CREATE TABLE LOCATION"):
@@ -75,7 +82,8 @@ def test_a_name_registered_to_an_unattested_table_fails_required(spark: SparkSes
         hook.flush()
     finally:
         hook.uninstall()
-        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        for t in (name, f"{name}_shape", f"{name}_copy"):
+            spark.sql(f"DROP TABLE IF EXISTS {t}")
 
 
 def test_registering_a_table_that_verifies_is_nothing_to_refuse(spark: SparkSession, hook: Hook,
