@@ -58,7 +58,7 @@ class Carriage:
             carried = Carried(keys=keys, where=f"table properties at version {n}")
         if keys and binding is None and not any(k.startswith(props.CARRIER_PREFIX) for k in keys):
             carried = self._foreign(n, keys)
-        if binding != str(n) and n < latest:
+        if n < latest:
             # n may be a data version whose own attestation is a later metadata-only commit (recorded at n+1, or
             # later when retried): the last one binding n before the next file-changing commit is in force. A
             # metadata-only n (a property edit, or the UNSET commit older Spark hooks wrote before their SET) reads
@@ -68,23 +68,28 @@ class Carriage:
             targets = {str(n), str(d)}
             # Bound to the data version already: only an attestation of n itself, recorded later, takes over (record
             # attests a metadata-only n when the data version's commits are gone to log cleanup, attestable_version).
+            # Bound to n itself by n's own properties: n's attestation is never in n's own commit (it is recorded
+            # after its data), so such a claim came with properties copied or kept from elsewhere — CREATE TABLE …
+            # LIKE and CLONE copy a table's attestation keys, which every later commit inherits, and one whose
+            # binding is the number of a later data version there claimed it (round 27: that version's own
+            # attestation, recorded after it, was read back as not in force and record could never attest it). An
+            # attestation of n recorded later takes over; with none, the claim is judged as before.
             wanted = targets if binding not in targets else {str(n)}
-            if binding != str(n):
-                for x in range(n + 1, latest + 1):  # up to the next file-changing commit, however far
-                    commit = read_commit(self.storage, x)
-                    if commit is None or commit.touches_files:
-                        break
-                    if commit.configuration is None:
-                        continue
-                    ahead = props.attestation_keys(commit.configuration)
-                    bound = self._binding_of(ahead) if ahead else None
-                    if bound is not None and bound in wanted:
-                        target = bound
-                        where = f"attestation for version {bound} recorded at version {x}"
-                        note = where if bound == str(n) else (
-                            f"{where}, after version {n}: version {n} carries no attestation of its data, which is "
-                            f"version {d}'s (only metadata-only commits in between)")
-                        carried, binding = Carried(keys=ahead, where=where, note=note), target
+            for x in range(n + 1, latest + 1):  # up to the next file-changing commit, however far
+                commit = read_commit(self.storage, x)
+                if commit is None or commit.touches_files:
+                    break
+                if commit.configuration is None:
+                    continue
+                ahead = props.attestation_keys(commit.configuration)
+                bound = self._binding_of(ahead) if ahead else None
+                if bound is not None and bound in wanted:
+                    target = bound
+                    where = f"attestation for version {bound} recorded at version {x}"
+                    note = where if bound == str(n) else (
+                        f"{where}, after version {n}: version {n} carries no attestation of its data, which is "
+                        f"version {d}'s (only metadata-only commits in between)")
+                    carried, binding = Carried(keys=ahead, where=where, note=note), target
         if binding == str(n):
             return carried
         # Detached mode: a per-version pointer under _recipe_attest/versions/ (no log commit); the newer binding

@@ -165,3 +165,30 @@ def test_if_not_exists_of_a_name_already_there_changes_nothing(spark: SparkSessi
         hook.uninstall()
         for t in (name, other):
             spark.sql(f"DROP TABLE IF EXISTS {t}")
+
+
+def test_a_copy_of_an_attested_table_is_attested_by_the_jobs_write(spark: SparkSession, hook: Hook,
+                                                                   spark_warehouse: Path) -> None:
+    """``CREATE TABLE copy LIKE src`` copies ``src``'s properties — its attestation keys, which
+    bind its version 1 — and the copy's first INSERT is its version 1 too. Measured: the hook's attestation of that
+    INSERT was written and then read back as not in force (the copied claim, its sidecar missing), and ``flush()``
+    refused the job; ``attest record`` could never attest the copy (tests/delta/test_copied_attestation_keys.py).
+    (A ``SHALLOW CLONE`` copies them too, but its files are the source's, by absolute path: not attestable.)"""
+    from attest.api import verify
+
+    u = _u()
+    src, copy = f"r27_src_{u}", f"r27_copy_{u}"
+    try:
+        spark.sql(f"CREATE TABLE {src} (id BIGINT) USING delta LOCATION '{spark_warehouse / src}'")
+        spark.sql(f"INSERT INTO {src} VALUES (1)")
+        hook.flush()
+        spark.sql(f"CREATE TABLE {copy} LIKE {src} LOCATION '{spark_warehouse / copy}'")
+        copied = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {copy}").collect()}
+        assert copied.get("recipe_attest.binding.version") == "1"  # the copied claim
+        spark.sql(f"INSERT INTO {copy} VALUES (2)")
+        hook.flush()  # was: PolicyError (the attestation of version 1 … is not in force)
+        report = verify(str(spark_warehouse / copy))
+        assert report.passed and report.attested_version == "1", report.verdict()
+    finally:
+        for t in (src, copy):
+            spark.sql(f"DROP TABLE IF EXISTS {t}")
