@@ -1540,17 +1540,37 @@ class Hook:
             log.info("attest.spark: %s on %s: its version verifies against an attestation in force; nothing to "
                      "attest", event.unattested, what)
             return
+        removed = None
         if event.view_change and covered == Code.UNATTESTED.value:
-            # no attestation before it either: the statement lost none
-            log.info("attest.spark: %s on %s: the table has no attestation; nothing to attest", event.unattested, what)
-            return
+            removed = self._attested_before(event)
+            if removed is None:  # no attestation before it either: the statement lost none
+                log.info("attest.spark: %s on %s: the table has no attestation; nothing to attest", event.unattested,
+                         what)
+                return
         command = event.unattested or "command"
         article = "an" if command[:1] in "AEIOU" else "a"
-        changed, runs = (("what its readers read", "such a statement") if event.view_change
-                         else ("its rows", f"{article} {command}"))
-        self._skip(f"the {command} on {what} changed {changed} and is not attested ({covered}; the hook attests a "
+        did, runs = (("changed what its readers read", "such a statement") if event.view_change
+                     else ("changed its rows", f"{article} {command}"))
+        if removed is not None:
+            did = f"removed its attestation ({removed})"
+        self._skip(f"the {command} on {what} {did} and is not attested ({covered}; the hook attests a "
                    f"job's own writes, and {runs} runs no producer's program): a later write of this job attests "
                    "the table again, or run `attest record` with the program that made these rows", superseded=event)
+
+    def _attested_before(self, event: WriteEvent) -> str | None:
+        """Where an attestation was in force on ``event``'s Delta table at the version its statement read (round 27:
+        ``ALTER TABLE t UNSET TBLPROPERTIES`` of the attestation keys left the table the job had attested
+        ``unattested``, which read as "no attestation before it either", and ``required`` passed), None when none
+        was. An Iceberg ALTER cannot remove a snapshot's summary, the protocol calls no property: None for them."""
+        if event.format != "delta" or event.location is None or event.read_version is None:
+            return None
+        from carriers.delta.carrier import DeltaCarrier
+
+        try:
+            found = DeltaCarrier(carrier_uri(event.location)).read(event.read_version)
+        except Exception as exc:  # not known to have had none: judged as having had one
+            return f"version {event.read_version} could not be read ({type(exc).__name__})"
+        return None if found is None else f"one was in force at version {event.read_version}"
 
     def _verifies(self, event: WriteEvent) -> str | None:
         """None when ``event``'s table verifies at the files level now (its live files those of an attestation in

@@ -192,3 +192,31 @@ def test_a_copy_of_an_attested_table_is_attested_by_the_jobs_write(spark: SparkS
     finally:
         for t in (src, copy):
             spark.sql(f"DROP TABLE IF EXISTS {t}")
+
+
+def test_an_alter_that_removes_the_attestation_fails_required(spark: SparkSession, hook: Hook,
+                                                              spark_warehouse: Path) -> None:
+    """``ALTER TABLE t UNSET TBLPROPERTIES`` of every attestation key, after the job's attested write. Measured: the
+    table then read ``unattested``, which the hook took for "no attestation before it either" (round 26's rule for an
+    ALTER of a table never attested), and ``flush()`` passed the job whose write it had just attested. Now the
+    version the statement read is asked: an attestation was in force there, so it is a skipped write. Held (round 26's
+    test): an ALTER of a table that never had one."""
+    from attest.api import verify
+    from attest.errors import PolicyError
+
+    name = f"r27_unset_{_u()}"
+    try:
+        spark.sql(f"CREATE TABLE {name} (id BIGINT) USING delta LOCATION '{spark_warehouse / name}'")
+        spark.sql(f"INSERT INTO {name} VALUES (1)")
+        hook.flush()
+        keys = [r[0] for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()
+                if r[0].startswith(("recipe_attest.", "recipe_manifest."))]
+        assert keys
+        spark.sql(f"ALTER TABLE {name} UNSET TBLPROPERTIES ({', '.join(repr(k) for k in keys)})")
+        with pytest.raises(PolicyError, match="removed its attestation"):
+            hook.flush()  # was: passed
+        assert verify(str(spark_warehouse / name)).errors[0].code.value == "unattested"
+        spark.sql(f"INSERT INTO {name} VALUES (2)")  # the job's write attests the table again: made good
+        hook.flush()
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
