@@ -797,14 +797,16 @@ def _registration(jvm: Any, jspark: Any, qe: Any, name: str, log: Any, path: str
                   if_not_exists: bool) -> WriteEvent | None:
     """The skipped write of a statement that bound the name ``name`` to the Delta table at ``path`` (``log``: its
     DeltaLog; ``created``: when the catalog entry was made, epoch ms), or None: for the new table the statement
-    made (its first commit is this statement's: rows come from the job's writes, attested themselves), one with no
-    row to read, and a name that existed before an ``IF NOT EXISTS`` (the statement changed nothing)."""
+    made (its first commit is this statement's: rows come from the job's writes, attested themselves), an empty
+    one (at its first version), and a name that existed before an ``IF NOT EXISTS`` (the statement changed nothing)."""
     start = _statement_start(qe)
-    snapshot = log.unsafeVolatileSnapshot()
-    if int(snapshot.version()) <= 0 and int(snapshot.numOfFiles()) == 0:
-        return None  # nothing to read (the table this statement made, or an empty one)
     if start is not None and _first_commit_since(jvm, log, start):
         return None  # this statement made the table; the job's writes since are attested (or skipped) themselves
+    version = int(log.unsafeVolatileSnapshot().version())
+    # Nothing to read: no table, or an empty one. Its files counted only at version 0: counting builds the snapshot's
+    # state, a Spark job on a large table, which a registration of one must not run in the listener.
+    if version < 0 or (version == 0 and int(log.unsafeVolatileSnapshot().numOfFiles()) == 0):
+        return None
     if if_not_exists and start is not None and created is not None and created < start - 1000:
         return None  # the name was there before: IF NOT EXISTS changed nothing (a metastore keeps seconds)
     return WriteEvent(command="CreateTable", format="delta", table_name=name,
