@@ -911,7 +911,11 @@ class DeltaCarrier(Carriage, MetadataCommit, AttestedTable):
             raise VersionNotFoundError(f"the attestation binds {attested!r}, not a Delta version")
         b, n = int(attested), v.number
         if b > n:
-            raise VersionNotFoundError(f"the attestation binds version {b}, later than version {n} itself")
+            # Never written so (an attestation is carried after what it binds): keys edited, or copied from another
+            # table with its properties — CREATE TABLE … LIKE and CLONE copy them (round 27).
+            raise VersionNotFoundError(f"the attestation binds version {b}, later than version {n} itself (its keys "
+                                       "were edited, or copied from another table: CREATE TABLE … LIKE and CLONE "
+                                       "copy a table's properties)")
         data: list[Commit] = []
         rewrites: list[Commit] = []
         for x in range(b + 1, n + 1):

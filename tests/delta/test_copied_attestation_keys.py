@@ -38,6 +38,9 @@ def test_a_version_claimed_by_copied_keys_is_attested_by_its_own_record(tmp_path
     write_deltalake(str(table), pa.table({"id": pa.array([7], pa.int64())}), mode="append")  # version 2 claims it
     before = verify(str(table))
     assert not before.passed and before.errors[0].code.value == "sidecar_missing"  # the copied claim, not verified
+    copy_commit = verify(str(table), version=1)  # the copy's own commit: a claim on a version later than itself
+    assert [e.message for e in copy_commit.errors if e.code.value == "carrier_tampered" and
+            "copied from another table" in e.message], copy_commit.errors
     attest_after_write(str(table), model="copy", program_hash=PROGRAM)  # was: SupersededError, every time
     after = verify(str(table))
     assert after.passed, after.verdict()
