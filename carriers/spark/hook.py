@@ -431,7 +431,7 @@ def extract(func_name: str, qe: Any, jvm: Any, jspark: Any) -> WriteEvent | None
     if cmd in _VIEW_CHANGES:
         return _view_change_event(cmd, plan, jspark)
     if cmd == "CreateOrReplaceBranch":
-        return _main_replaced_event(plan, jspark)
+        return _branch_replaced_event(plan, jspark)
     if cmd == "SetTableLocation":
         return _relocated_event(plan, jvm, jspark)
     if cmd == "RenameTable":
@@ -698,15 +698,22 @@ def _named_table(parts_seq: Any, jspark: Any) -> tuple[str, tuple[str, ...]]:
     return str(manager.currentCatalog().name()), parts
 
 
-def _main_replaced_event(plan: Any, jspark: Any) -> WriteEvent | None:
-    """``ALTER TABLE t [CREATE OR] REPLACE BRANCH main AS OF VERSION s`` (Iceberg's SQL extensions): the table's main
-    branch — what every reader of ``t`` reads — set to another snapshot, a rollback by another name (round 26: to a
-    snapshot no attestation covers, and ``required`` passed the job). A skipped write unless the table then
-    verifies, as ``rollback_to_snapshot``. None for any other branch (a new branch changes no reader of ``t``)."""
-    if not plan.replace() or str(plan.branch()) != "main":
+def _branch_replaced_event(plan: Any, jspark: Any) -> WriteEvent | None:
+    """``ALTER TABLE t [CREATE OR] REPLACE BRANCH b AS OF VERSION s`` (Iceberg's SQL extensions). Of ``main``: the
+    table's main branch — what every reader of ``t`` reads — set to another snapshot, a rollback by another name
+    (round 26: to a snapshot no attestation covers, and ``required`` passed the job); a skipped write unless the
+    table then verifies, as ``rollback_to_snapshot``. Of another branch: readers of ``t.branch_b`` read ``s``
+    (round 27: a branch the job had attested — a write–audit–publish's — set to a snapshot no attestation covers,
+    and ``required`` passed); judged at the branch (``Hook._after_branch_replaced``). None for a branch created,
+    not replaced (no reader's rows change)."""
+    if not plan.replace():
         return None
     catalog, ids = _named_table(plan.table(), jspark)
-    return _iceberg_named("CreateOrReplaceBranch", catalog, ids, unattested="REPLACE BRANCH main")
+    branch = str(plan.branch())
+    if branch == "main":
+        return _iceberg_named("CreateOrReplaceBranch", catalog, ids, unattested="REPLACE BRANCH main")
+    return _iceberg_named("CreateOrReplaceBranch", catalog, ids, unattested=f"REPLACE BRANCH {branch}",
+                          branch=branch)
 
 
 def _relocated_event(plan: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
@@ -1064,6 +1071,8 @@ class Hook:
         self.lost: list[str] = []  # skips that lose an attestation (queue full, waited too long, ambiguous commit)
         # Tables a write of which was skipped as superseded, with the message, until this hook attests them again.
         self._superseded: dict[str, str] = {}
+        # Iceberg branches other than main this hook attested a write of: (catalog, identifier, branch).
+        self._branches: set[tuple[str, tuple[str, ...], str]] = set()
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=max_pending)  # WriteEvent | StreamBatch | None
         self._streams: Any = None  # carriers.spark.streaming.StreamWatcher, once started
         # Claimed commits: (table, version, write id or ""). The id is part of the key: a table dropped and created
@@ -1501,7 +1510,10 @@ class Hook:
             return
         if isinstance(event, WriteEvent) and event.unattested is not None:
             # In the queue's order: an earlier write of the table attested after this skip cannot make it good.
-            self._after_unattested(event)
+            if event.format == "iceberg" and event.branch is not None:
+                self._after_branch_replaced(event)
+            else:
+                self._after_unattested(event)
             return
         if not isinstance(event, WriteEvent):  # a streaming batch (carriers.spark.streaming)
             try:
@@ -1559,6 +1571,27 @@ class Hook:
                    f"job's own writes, and {runs} runs no producer's program): a later write of this job attests "
                    "the table again, or run `attest record` with the program that made these rows", superseded=event)
 
+    def _after_branch_replaced(self, event: WriteEvent) -> None:
+        """After an Iceberg branch other than main was set to another snapshot (``REPLACE BRANCH b``): nothing to do
+        when the branch now verifies at the files level, or when it is no branch this hook attested a write of (its
+        readers lost no attestation of this job's). Else the job's attested branch now reads rows no attestation
+        covers: a lost attestation (a later write of the branch cannot be told from the write it replaced, so none
+        makes it good), which ``policy="required"`` refuses at ``flush()``."""
+        what = f"{event.table_name} (branch {event.branch})"
+        try:
+            covered = self._verifies(event)
+        except Exception as exc:  # a branch that cannot be opened or judged: not covered
+            covered = f"cannot be judged ({type(exc).__name__})"
+        key = (event.catalog or "", tuple(event.identifier or ()), event.branch or "")
+        if covered is None or key not in self._branches:
+            log.info("attest.spark: %s on %s: %s; nothing to attest", event.unattested, what,
+                     "the branch verifies against an attestation in force" if covered is None
+                     else "no write of this branch was attested by this job")
+            return
+        self._skip(f"the {event.unattested} on {what} set the branch this job attested to rows no attestation "
+                   f"covers ({covered}; the hook attests a job's own writes, and such a statement runs no producer's "
+                   "program): run `attest record` on the branch with the program that made these rows")
+
     def _attested_before(self, event: WriteEvent) -> str | None:
         """Where an attestation was in force on ``event``'s Delta table at the version its statement read (round 27:
         ``ALTER TABLE t UNSET TBLPROPERTIES`` of the attestation keys left the table the job had attested
@@ -1593,7 +1626,7 @@ class Hook:
                 return "its table is unknown"
             table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
             carrier = IcebergCarrier(table, catalog_name=event.catalog)
-        report = verify_table(carrier, level="files")
+        report = verify_table(carrier, version=event.branch if event.format == "iceberg" else None, level="files")
         if report.passed:
             return None
         return report.errors[0].code.value if report.errors else "not verified"
@@ -1650,6 +1683,8 @@ class Hook:
         """Count an attestation written for ``event``'s table (a write's, or a carry-forward) and keep its result."""
         self._attested_table(event)
         with self._lock:
+            if event.format == "iceberg" and event.branch is not None and event.catalog and event.identifier:
+                self._branches.add((event.catalog, tuple(event.identifier), event.branch))
             if carried:
                 self.carried += 1
             else:

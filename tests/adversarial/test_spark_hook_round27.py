@@ -220,3 +220,39 @@ def test_an_alter_that_removes_the_attestation_fails_required(spark: SparkSessio
         hook.flush()
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def test_an_iceberg_branch_the_job_attested_replaced_by_ddl_fails_required(spark: SparkSession) -> None:
+    """Round 26 judged ``REPLACE BRANCH main`` as a rollback and left other branches: their replacement changes no
+    reader of ``t``. But readers of ``t.branch_audit`` — a write–audit–publish's auditors — read it. Measured: the
+    job's attested write of branch ``audit``, then ``ALTER TABLE t REPLACE BRANCH audit AS OF VERSION s`` to a
+    snapshot written before the hook: the branch read its 666 row and ``flush()`` passed. Now a branch this job
+    attested a write of, replaced by rows no attestation covers, is a lost attestation. Held: the branch replaced by
+    its own head (it verifies), and a branch the job never wrote replaced by anything (no attestation of this job's
+    was lost)."""
+    from attest.errors import PolicyError
+    from attest.spark import install
+
+    ns = f"r27_{_u()}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    name = f"iceberg.{ns}.t"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {name} VALUES (666)")  # before the hook: no attestation covers this snapshot
+    old = spark.sql(f"SELECT snapshot_id FROM {name}.snapshots ORDER BY committed_at").collect()[0][0]
+    hook = install(spark, policy="required")
+    try:
+        spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
+        spark.sql(f"INSERT INTO {name}.branch_audit VALUES (7)")
+        hook.flush()
+        head = spark.sql(f"SELECT snapshot_id FROM {name}.refs WHERE name = 'audit'").collect()[0][0]
+        spark.sql(f"ALTER TABLE {name} REPLACE BRANCH audit AS OF VERSION {head}")
+        spark.sql(f"ALTER TABLE {name} CREATE BRANCH other")
+        spark.sql(f"ALTER TABLE {name} REPLACE BRANCH other AS OF VERSION {old}")
+        hook.flush()
+        assert hook.skipped == 0
+        spark.sql(f"ALTER TABLE {name} REPLACE BRANCH audit AS OF VERSION {old}")
+        with pytest.raises(PolicyError, match="REPLACE BRANCH audit"):
+            hook.flush()  # was: passed, the branch reading 666
+        assert [r[0] for r in spark.sql(f"SELECT id FROM {name}.branch_audit").collect()] == [666]
+    finally:
+        hook.uninstall()
