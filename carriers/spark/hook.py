@@ -710,10 +710,8 @@ def _branch_replaced_event(plan: Any, jspark: Any) -> WriteEvent | None:
         return None
     catalog, ids = _named_table(plan.table(), jspark)
     branch = str(plan.branch())
-    if branch == "main":
-        return _iceberg_named("CreateOrReplaceBranch", catalog, ids, unattested="REPLACE BRANCH main")
     return _iceberg_named("CreateOrReplaceBranch", catalog, ids, unattested=f"REPLACE BRANCH {branch}",
-                          branch=branch)
+                          branch=None if branch == "main" else branch)  # main: the table's own, judged as a rollback
 
 
 def _relocated_event(plan: Any, jvm: Any, jspark: Any) -> WriteEvent | None:
@@ -809,10 +807,11 @@ def _registration(jvm: Any, jspark: Any, qe: Any, name: str, log: Any, path: str
     start = _statement_start(qe)
     if start is not None and _first_commit_since(jvm, log, start):
         return None  # this statement made the table; the job's writes since are attested (or skipped) themselves
-    version = int(log.unsafeVolatileSnapshot().version())
+    snapshot = log.unsafeVolatileSnapshot()
+    version = int(snapshot.version())
     # Nothing to read: no table, or an empty one. Its files counted only at version 0: counting builds the snapshot's
     # state, a Spark job on a large table, which a registration of one must not run in the listener.
-    if version < 0 or (version == 0 and int(log.unsafeVolatileSnapshot().numOfFiles()) == 0):
+    if version < 0 or (version == 0 and int(snapshot.numOfFiles()) == 0):
         return None
     if if_not_exists and start is not None and created is not None and created < start - 1000:
         return None  # the name was there before: IF NOT EXISTS changed nothing (a metastore keeps seconds)
@@ -1546,10 +1545,7 @@ class Hook:
         RESTORE of an attested version with its properties); else a skipped write, made good only by a later
         attestation of the table by this hook (``policy="required"`` refuses it at flush() until then)."""
         what = event.table_name or event.location
-        try:
-            covered = self._verifies(event)
-        except Exception as exc:  # a table that cannot be opened or judged: not covered
-            covered = f"cannot be judged ({type(exc).__name__})"
+        covered = self._verifies(event)
         if covered is None:
             log.info("attest.spark: %s on %s: its version verifies against an attestation in force; nothing to "
                      "attest", event.unattested, what)
@@ -1578,10 +1574,7 @@ class Hook:
         covers: a lost attestation (a later write of the branch cannot be told from the write it replaced, so none
         makes it good), which ``policy="required"`` refuses at ``flush()``."""
         what = f"{event.table_name} (branch {event.branch})"
-        try:
-            covered = self._verifies(event)
-        except Exception as exc:  # a branch that cannot be opened or judged: not covered
-            covered = f"cannot be judged ({type(exc).__name__})"
+        covered = self._verifies(event)
         key = (event.catalog or "", tuple(event.identifier or ()), event.branch or "")
         if covered is None or key not in self._branches:
             log.info("attest.spark: %s on %s: %s; nothing to attest", event.unattested, what,
@@ -1608,8 +1601,15 @@ class Hook:
         return None if found is None else f"one was in force at version {event.read_version}"
 
     def _verifies(self, event: WriteEvent) -> str | None:
-        """None when ``event``'s table verifies at the files level now (its live files those of an attestation in
-        force), else why not (the verdict's first code)."""
+        """None when ``event``'s table (an Iceberg event's branch, when it names one) verifies at the files level now
+        (its live files those of an attestation in force), else why not (the verdict's first code). A table that
+        cannot be opened or judged is not covered."""
+        try:
+            return self._verdict_code(event)
+        except Exception as exc:
+            return f"cannot be judged ({type(exc).__name__})"
+
+    def _verdict_code(self, event: WriteEvent) -> str | None:
         from attest.verify.table import verify_table
 
         carrier: Any
