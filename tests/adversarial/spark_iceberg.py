@@ -54,6 +54,19 @@ def merge_on_read_table(spark: SparkSession, prefix: str, *, double: bool = Fals
     return name, ident, f"iceberg://iceberg/{ident}"
 
 
+def unattested_iceberg_table(spark: SparkSession, prefix: str) -> tuple[str, int]:
+    """A fresh table ``(id BIGINT)`` of one 666 row, written before any hook (no attestation covers its snapshot):
+    its Spark name and that snapshot's id — where a rollback or a branch set by DDL points readers in the hook's
+    rounds 26 and 27."""
+    ns = f"{prefix}{uuid.uuid4().hex[:8]}"
+    name = f"iceberg.{ns}.t"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {name} VALUES (666)")
+    old = spark.sql(f"SELECT snapshot_id FROM {name}.snapshots ORDER BY committed_at").collect()[0][0]
+    return name, int(old)
+
+
 def java_table(spark: SparkSession, name: str) -> Any:
     """The Iceberg Java table behind Spark name ``name`` (to commit files through ``AppendFiles`` / ``RowDelta``)."""
     jvm = spark._jvm  # type: ignore[attr-defined]

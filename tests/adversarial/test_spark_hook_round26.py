@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.adversarial.spark_iceberg import verify_iceberg
+from tests.adversarial.spark_iceberg import unattested_iceberg_table, verify_iceberg
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -194,12 +194,7 @@ def test_an_iceberg_main_branch_replaced_by_ddl_is_a_rollback(spark: SparkSessio
     from attest.errors import PolicyError
     from attest.spark import install
 
-    ns = f"r26_{_u()}"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
-    name = f"iceberg.{ns}.t"
-    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
-    spark.sql(f"INSERT INTO {name} VALUES (666)")  # before the hook: no attestation covers this snapshot
-    old = spark.sql(f"SELECT snapshot_id FROM {name}.snapshots ORDER BY committed_at").collect()[0][0]
+    name, old = unattested_iceberg_table(spark, "r26_")  # its 666 row: no attestation covers it
     hook = install(spark, policy="required")
     try:
         spark.sql(f"INSERT INTO {name} VALUES (1)")

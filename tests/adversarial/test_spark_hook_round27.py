@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.adversarial.spark_iceberg import unattested_iceberg_table
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -233,12 +235,7 @@ def test_an_iceberg_branch_the_job_attested_replaced_by_ddl_fails_required(spark
     from attest.errors import PolicyError
     from attest.spark import install
 
-    ns = f"r27_{_u()}"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
-    name = f"iceberg.{ns}.t"
-    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
-    spark.sql(f"INSERT INTO {name} VALUES (666)")  # before the hook: no attestation covers this snapshot
-    old = spark.sql(f"SELECT snapshot_id FROM {name}.snapshots ORDER BY committed_at").collect()[0][0]
+    name, old = unattested_iceberg_table(spark, "r27_")  # its 666 row: no attestation covers it
     hook = install(spark, policy="required")
     try:
         spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
