@@ -605,16 +605,22 @@ def _maintenance_event(cmd: str, plan: Any, jvm: Any, jspark: Any) -> WriteEvent
                 return WriteEvent(command=cmd, format="delta", table_name=name,
                                   location=str(table.path().toString()), maintenance=what)
         return None
-    procedure, catalog, table_arg = _call_of(plan)
+    procedure, catalog, args = _call_of(plan)
+    table_arg = args.get("table")
     if procedure not in _ICEBERG_REWRITES | _ICEBERG_CLEANUP | _ICEBERG_UNATTESTED or catalog is None \
             or table_arg is None:
         return None
     parts = tuple(str(p) for p in seq(jspark.sessionState().sqlParser().parseMultipartIdentifier(table_arg)))
     if len(parts) > 1 and parts[0] == catalog:
         parts = parts[1:]  # 'cat.ns.t' names the procedure's own catalog
+    # The branch a procedure moves or rewrites: fast_forward's ``branch`` (round 28: a branch the job attested moved
+    # to rows no attestation covers was judged at main, which had not moved), rewrite_data_files' ``branch``. Every
+    # other one acts on main. A branch given as no constant is none the hook can name: judged at main, as before.
+    branch = args.get("branch") if procedure in ("fast_forward", "rewrite_data_files") else None
+    branch = None if branch in (None, "main") else branch
     if procedure in _ICEBERG_UNATTESTED:
-        return _iceberg_named(cmd, catalog, parts, unattested=f"CALL {procedure}")
-    return _iceberg_named(cmd, catalog, parts, maintenance=procedure)
+        return _iceberg_named(cmd, catalog, parts, unattested=f"CALL {procedure}", branch=branch)
+    return _iceberg_named(cmd, catalog, parts, maintenance=procedure, branch=branch)
 
 
 def _clones(plan: Any) -> bool:
@@ -882,26 +888,28 @@ def _converted_event(jvm: Any, jspark: Any, identifier: str) -> WriteEvent:
                       unattested="CONVERT TO DELTA")
 
 
-def _call_of(plan: Any) -> tuple[str | None, str | None, str | None]:
-    """(procedure name, catalog, table argument) of an analysed Spark 4 ``Call`` (Iceberg's procedures are Spark
-    procedures there): the ``table`` argument by name, else the first (every Iceberg procedure's first parameter)."""
+def _call_of(plan: Any) -> tuple[str | None, str | None, dict[str, str | None]]:
+    """(procedure name, catalog, arguments) of an analysed Spark 4 ``Call`` (Iceberg's procedures are Spark
+    procedures there): each argument by its parameter's name (a positional one by its place; None: not a constant, or
+    null).
+    ``table`` is the first argument when no parameter is named so (every Iceberg procedure's first parameter)."""
     resolved = plan.procedure()
     if simple_name(resolved) != "ResolvedProcedure":
-        return None, None, None
+        return None, None, {}
     procedure, catalog = str(resolved.ident().name()), str(resolved.catalog().name())
     names: list[str] = []
     with suppress(Exception):
         names = [str(p.name()) for p in resolved.procedure().parameters()]
-    table: str | None = None
+    args: dict[str, str | None] = {}
     for i, arg in enumerate(seq(plan.args())):
-        key = str(arg.key()) if simple_name(arg) == "NamedArgumentExpression" else (names[i] if i < len(names)
-                                                                                     else str(i))
-        if key == "table" or (i == 0 and table is None and simple_name(arg) != "NamedArgumentExpression"):
-            value = arg.value() if simple_name(arg) == "NamedArgumentExpression" else arg
-            table = None if not value.foldable() else str(value.eval(None))
-            if key == "table":
-                break
-    return procedure, catalog, table
+        named = simple_name(arg) == "NamedArgumentExpression"
+        key = str(arg.key()) if named else (names[i] if i < len(names) else str(i))
+        value = arg.value() if named else arg
+        constant = value.eval(None) if value.foldable() else None  # Spark gives a parameter left out its default
+        args[key] = None if constant is None else str(constant)
+        if i == 0 and not named:
+            args.setdefault("table", args[key])
+    return procedure, catalog, args
 
 
 # ---- the hook ----------------------------------------------------------------------------------------------------
@@ -1568,7 +1576,8 @@ class Hook:
                    "the table again, or run `attest record` with the program that made these rows", superseded=event)
 
     def _after_branch_replaced(self, event: WriteEvent) -> None:
-        """After an Iceberg branch other than main was set to another snapshot (``REPLACE BRANCH b``): nothing to do
+        """After an Iceberg branch other than main was set to another snapshot (``REPLACE BRANCH b``, ``CALL
+        fast_forward(t, 'b', …)``): nothing to do
         when the branch now verifies at the files level, or when it is no branch this hook attested a write of (its
         readers lost no attestation of this job's). Else the job's attested branch now reads rows no attestation
         covers: a lost attestation (a later write of the branch cannot be told from the write it replaced, so none
@@ -1660,7 +1669,8 @@ class Hook:
 
             assert event.catalog is not None and event.identifier is not None
             table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
-            carrier = IcebergCarrier(table, catalog_name=event.catalog, retain_tag=self.iceberg_retain_tag)
+            carrier = IcebergCarrier(table, catalog_name=event.catalog, branch=event.branch,
+                                     retain_tag=self.iceberg_retain_tag)
             carrier.detached_keeper = spark_iceberg_keeper(self.spark, catalog=event.catalog,
                                                            identifier=event.identifier)
         try:
@@ -1966,14 +1976,21 @@ def _not_current(table: Any, committed: int, name: str | None) -> str:
 
 
 def _table_key(event: Any) -> str:
-    """The table an event (a WriteEvent, a streaming batch) is about: a Delta table by its location, an Iceberg one
-    by its catalog name (a maintenance event has no location)."""
+    """What an event (a WriteEvent, a streaming batch) is about, as readers name it: a Delta table by its location, an
+    Iceberg one by its catalog name (a maintenance event has no location) and the branch written — an attestation of
+    branch ``audit`` covers none of main's rows (round 28: a write through ``spark.wap.branch``, whose event names
+    the table as main's does, made good a rollback of main to rows no attestation covers)."""
     fmt = getattr(event, "format", None)
     if fmt is None:  # a streaming batch: its sink's
         sink = getattr(getattr(event, "query", None), "sink", None)
         fmt = getattr(sink, "format", None)
     first, second = (event.location, event.table_name) if fmt == "delta" else (event.table_name, event.location)
     key = first or second
+    if fmt == "iceberg":
+        catalog, identifier = getattr(event, "catalog", None), getattr(event, "identifier", None)
+        if catalog and identifier:  # t.branch_audit and t under spark.wap.branch=audit: one table, one branch
+            key = ".".join((catalog, *identifier))
+        return f"iceberg:{key}@{getattr(event, 'branch', None) or 'main'}"
     if fmt == "delta" and event.location:
         # One local table, two spellings: a write by path names it as DeltaTableV2.path (``/t``), DML, RESTORE and
         # delta-spark's Python calls as the log's data path (``file:/t``). Round 26: a skip keyed by one was not made
