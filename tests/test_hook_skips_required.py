@@ -98,3 +98,19 @@ def test_optional_policy_counts_skips_and_never_raises(tmp_path: Path) -> None:
     hook._queue.get_nowait()
     hook._queue.task_done()
     assert hook.flush() is hook and hook.skipped == 1 and len(hook.lost) == 1
+
+
+def test_an_iceberg_skip_is_keyed_by_table_and_branch() -> None:
+    """Round 28: what makes a skipped write good is an attestation of the same table *and branch*. A branch named in
+    the table (``t.branch_audit``) and one Spark picks (``spark.wap.branch``: the event names ``t``) are one key; main
+    named or not is one key; another branch, or a namespace whose name holds a dot, is another."""
+    from carriers.spark.hook import _table_key
+
+    def key(name: str, identifier: tuple[str, ...], branch: str | None) -> str:
+        return _table_key(WriteEvent(command="AppendData", format="iceberg", table_name=name, location=None,
+                                     catalog="iceberg", identifier=identifier, branch=branch))
+
+    assert key("iceberg.ns.t.branch_audit", ("ns", "t"), "audit") == key("iceberg.ns.t", ("ns", "t"), "audit")
+    assert key("iceberg.ns.t", ("ns", "t"), None) == key("iceberg.ns.t.branch_main", ("ns", "t"), "main")
+    assert key("iceberg.ns.t", ("ns", "t"), "audit") != key("iceberg.ns.t", ("ns", "t"), None)
+    assert key("iceberg.a.b.t", ("a.b", "t"), None) != key("iceberg.a.b.t", ("a", "b", "t"), None)

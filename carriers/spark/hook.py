@@ -9,6 +9,7 @@ pyspark/py4j are never imported at module level.
 
 from __future__ import annotations
 
+import json
 import queue
 import re
 import threading
@@ -353,6 +354,7 @@ class WriteEvent:
     # Rows the plan holds itself (each non-empty LocalRelation: SQL VALUES), as plan.local_rows_digest describes them.
     local_rows: list[str] = field(default_factory=list)
     cache_seen: int | None = None  # identity of Spark's cache entries when the listener asked them (_cache_identity)
+    committed: int | None = None  # an Iceberg commit event's snapshot id (ICEBERG_REPLACE_COMMIT)
 
 
 def _target_from_relation(rel: Any) -> tuple[str, dict[str, Any]] | None:
@@ -891,8 +893,7 @@ def _converted_event(jvm: Any, jspark: Any, identifier: str) -> WriteEvent:
 def _call_of(plan: Any) -> tuple[str | None, str | None, dict[str, str | None]]:
     """(procedure name, catalog, arguments) of an analysed Spark 4 ``Call`` (Iceberg's procedures are Spark
     procedures there): each argument by its parameter's name (a positional one by its place; None: not a constant, or
-    null).
-    ``table`` is the first argument when no parameter is named so (every Iceberg procedure's first parameter)."""
+    null). ``table`` is the first argument when no parameter is named so (every Iceberg procedure's first parameter)."""
     resolved = plan.procedure()
     if simple_name(resolved) != "ResolvedProcedure":
         return None, None, {}
@@ -1334,7 +1335,8 @@ class Hook:
             log.debug("attest.spark: replace commit of %s: not a table of the session's catalogs", name)
             return
         self._enqueue(WriteEvent(command=ICEBERG_REPLACE_COMMIT, format="iceberg", table_name=name, location=None,
-                                 catalog=parts[0], identifier=parts[1:], maintenance="replace"))
+                                 catalog=parts[0], identifier=parts[1:], maintenance="replace",
+                                 committed=int(event.snapshotId())))
 
     def _on_success(self, func_name: str, qe: Any) -> None:
         start = time.perf_counter()
@@ -1577,11 +1579,10 @@ class Hook:
 
     def _after_branch_replaced(self, event: WriteEvent) -> None:
         """After an Iceberg branch other than main was set to another snapshot (``REPLACE BRANCH b``, ``CALL
-        fast_forward(t, 'b', …)``): nothing to do
-        when the branch now verifies at the files level, or when it is no branch this hook attested a write of (its
-        readers lost no attestation of this job's). Else the job's attested branch now reads rows no attestation
-        covers: a lost attestation (a later write of the branch cannot be told from the write it replaced, so none
-        makes it good), which ``policy="required"`` refuses at ``flush()``."""
+        fast_forward(t, 'b', …)``): nothing to do when the branch now verifies at the files level, or when it is no
+        branch this hook attested a write of (its readers lost no attestation of this job's). Else the job's attested
+        branch now reads rows no attestation covers: a lost attestation (a later write of the branch cannot be told
+        from the write it replaced, so none makes it good), which ``policy="required"`` refuses at ``flush()``."""
         what = f"{event.table_name} (branch {event.branch})"
         covered = self._verifies(event)
         key = (event.catalog or "", tuple(event.identifier or ()), event.branch or "")
@@ -1669,7 +1670,8 @@ class Hook:
 
             assert event.catalog is not None and event.identifier is not None
             table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
-            carrier = IcebergCarrier(table, catalog_name=event.catalog, branch=event.branch,
+            branch = event.branch if event.committed is None else _branch_holding(table, event.committed)
+            carrier = IcebergCarrier(table, catalog_name=event.catalog, branch=branch,
                                      retain_tag=self.iceberg_retain_tag)
             carrier.detached_keeper = spark_iceberg_keeper(self.spark, catalog=event.catalog,
                                                            identifier=event.identifier)
@@ -1975,6 +1977,16 @@ def _not_current(table: Any, committed: int, name: str | None) -> str:
             "attests the current snapshot of the branch written)")
 
 
+def _branch_holding(table: Any, snapshot_id: int) -> str | None:
+    """The branch other than main whose head a commit event's snapshot is (a Java action's ``toBranch(b)``), None
+    for main, or when no branch or more than one holds it (main's attestation is looked at, as before round 28)."""
+    from pyiceberg.table.refs import SnapshotRefType
+
+    heads = sorted(name for name, ref in table.metadata.refs.items()
+                   if ref.snapshot_ref_type == SnapshotRefType.BRANCH and ref.snapshot_id == snapshot_id)
+    return heads[0] if len(heads) == 1 and heads[0] != "main" else None
+
+
 def _table_key(event: Any) -> str:
     """What an event (a WriteEvent, a streaming batch) is about, as readers name it: a Delta table by its location, an
     Iceberg one by its catalog name (a maintenance event has no location) and the branch written — an attestation of
@@ -1989,7 +2001,7 @@ def _table_key(event: Any) -> str:
     if fmt == "iceberg":
         catalog, identifier = getattr(event, "catalog", None), getattr(event, "identifier", None)
         if catalog and identifier:  # t.branch_audit and t under spark.wap.branch=audit: one table, one branch
-            key = ".".join((catalog, *identifier))
+            key = json.dumps([catalog, *identifier])  # parts, not a dotted name: namespace `a.b` is not a, b
         return f"iceberg:{key}@{getattr(event, 'branch', None) or 'main'}"
     if fmt == "delta" and event.location:
         # One local table, two spellings: a write by path names it as DeltaTableV2.path (``/t``), DML, RESTORE and

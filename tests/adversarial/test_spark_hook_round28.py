@@ -191,3 +191,33 @@ def test_a_rewrite_of_a_branch_is_carried_forward_on_that_branch(spark: SparkSes
     report = verify(table, snapshot_id="audit", level="files")
     assert report.passed and report.attested_version == str(rewrite), report.verdict()  # was: the first write's
     assert "compacted" not in report.verdict()  # carried forward: no row read at verify
+
+
+def test_a_java_rewrite_of_a_branch_is_carried_forward_on_that_branch(spark: SparkSession, hook: Hook,
+                                                                      spark_warehouse: Path) -> None:
+    """Iceberg's Java action ``rewriteDataFiles(table).toBranch("audit")`` (no statement names it; the hook sees its
+    commit through Iceberg's listener): carried forward on ``audit``, whose head the commit is (was: looked for at
+    main)."""
+    ns = f"r28_{uuid.uuid4().hex[:8]}"
+    name, ident = f"iceberg.{ns}.t", f"{ns}.t"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {name} VALUES (1)")
+    spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
+    for i in range(3):
+        spark.sql(f"INSERT INTO {name}.branch_audit VALUES ({10 + i})")
+    hook.flush()
+    jvm, jspark = spark._jvm, spark._jsparkSession  # type: ignore[attr-defined]
+    result = jvm.org.apache.iceberg.spark.actions.SparkActions.get(jspark).rewriteDataFiles(
+        java_table(spark, name)).toBranch("audit").option("min-input-files", "2").execute()
+    assert result.addedDataFilesCount() == 1
+    hook.flush()
+    assert (hook.carried, hook.skipped) == (1, 0), hook.errors
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from attest.api import verify
+    from carriers.spark.session import pyiceberg_catalog_properties
+
+    table = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse)).load_table(ident)
+    report = verify(table, snapshot_id="audit", level="files")
+    assert report.passed and "compacted" not in report.verdict(), report.verdict()
