@@ -62,6 +62,39 @@ def _head(spark: SparkSession, name: str, branch: str) -> Any:
     return spark.sql(f"SELECT snapshot_id FROM {name}.refs WHERE name = '{branch}'").collect()[0][0]
 
 
+def _main_and_audit(spark: SparkSession, hook: Hook, properties: str = "") -> tuple[str, str]:
+    """A fresh table ``(id BIGINT)`` (with ``properties``): main's attested write of 1, then branch ``audit`` made
+    from it: its Spark name and catalog identifier."""
+    ns = f"r28_{uuid.uuid4().hex[:8]}"
+    name, ident = f"iceberg.{ns}.t", f"{ns}.t"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg {properties}")
+    spark.sql(f"INSERT INTO {name} VALUES (1)")
+    spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
+    hook.flush()
+    return name, ident
+
+
+def _three_writes_of_audit(spark: SparkSession, hook: Hook) -> tuple[str, str]:
+    """``_main_and_audit``, then three attested writes of ``audit`` (a file each, for a rewrite to compact)."""
+    name, ident = _main_and_audit(spark, hook)
+    for i in range(3):
+        spark.sql(f"INSERT INTO {name}.branch_audit VALUES ({10 + i})")
+    hook.flush()
+    return name, ident
+
+
+def _verify_audit(warehouse: Path, ident: str) -> Any:
+    """``attest.api.verify`` of branch ``audit``'s head at the files level."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from attest.api import verify
+    from carriers.spark.session import pyiceberg_catalog_properties
+
+    table = SqlCatalog("iceberg", **pyiceberg_catalog_properties(warehouse)).load_table(ident)
+    return verify(table, snapshot_id="audit", level="files")
+
+
 def test_a_write_of_a_branch_does_not_make_good_a_skipped_write_of_main(spark: SparkSession) -> None:
     """Main rolled back to rows no attestation covers (a skipped write), then the job's write of branch ``audit``
     through ``spark.wap.branch`` (its event names ``t``, as main's do): ``flush()`` passed while readers of ``t`` read
@@ -114,13 +147,7 @@ def test_a_write_of_main_does_not_make_good_a_skipped_write_of_a_branch(spark: S
 
     monkeypatch.setattr(HookClass, "_attest_iceberg", held)
 
-    ns = f"r28_{uuid.uuid4().hex[:8]}"
-    name, ident = f"iceberg.{ns}.t", f"{ns}.t"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
-    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg TBLPROPERTIES ('write.wap.enabled' = 'true')")
-    spark.sql(f"INSERT INTO {name} VALUES (1)")
-    spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
-    hook.flush()
+    name, ident = _main_and_audit(spark, hook, "TBLPROPERTIES ('write.wap.enabled' = 'true')")
     go.clear()  # the hook attests the next write only once the other writer has committed
     spark.conf.set("spark.wap.branch", "audit")
     try:
@@ -166,15 +193,7 @@ def test_a_rewrite_of_a_branch_is_carried_forward_on_that_branch(spark: SparkSes
                                                                  spark_warehouse: Path) -> None:
     """``rewrite_data_files(branch => 'audit')`` compacts ``audit`` only: its attestation is carried forward there
     (was: looked for at main, which had not changed, and nothing written)."""
-    ns = f"r28_{uuid.uuid4().hex[:8]}"
-    name, ident = f"iceberg.{ns}.t", f"{ns}.t"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
-    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
-    spark.sql(f"INSERT INTO {name} VALUES (1)")
-    spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
-    for i in range(3):
-        spark.sql(f"INSERT INTO {name}.branch_audit VALUES ({10 + i})")
-    hook.flush()
+    name, ident = _three_writes_of_audit(spark, hook)
     before = _head(spark, name, "audit")
     spark.sql(f"CALL iceberg.system.rewrite_data_files(table => '{ident}', branch => 'audit', "
               "options => map('min-input-files', '2'))")
@@ -182,13 +201,7 @@ def test_a_rewrite_of_a_branch_is_carried_forward_on_that_branch(spark: SparkSes
     rewrite = spark.sql(f"SELECT snapshot_id FROM {name}.snapshots WHERE operation = 'replace'").collect()[0][0]
     assert _head(spark, name, "audit") != before
     assert (hook.carried, hook.skipped) == (1, 0), hook.errors
-    from pyiceberg.catalog.sql import SqlCatalog
-
-    from attest.api import verify
-    from carriers.spark.session import pyiceberg_catalog_properties
-
-    table = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse)).load_table(ident)
-    report = verify(table, snapshot_id="audit", level="files")
+    report = _verify_audit(spark_warehouse, ident)
     assert report.passed and report.attested_version == str(rewrite), report.verdict()  # was: the first write's
     assert "compacted" not in report.verdict()  # carried forward: no row read at verify
 
@@ -198,26 +211,12 @@ def test_a_java_rewrite_of_a_branch_is_carried_forward_on_that_branch(spark: Spa
     """Iceberg's Java action ``rewriteDataFiles(table).toBranch("audit")`` (no statement names it; the hook sees its
     commit through Iceberg's listener): carried forward on ``audit``, whose head the commit is (was: looked for at
     main)."""
-    ns = f"r28_{uuid.uuid4().hex[:8]}"
-    name, ident = f"iceberg.{ns}.t", f"{ns}.t"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
-    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
-    spark.sql(f"INSERT INTO {name} VALUES (1)")
-    spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
-    for i in range(3):
-        spark.sql(f"INSERT INTO {name}.branch_audit VALUES ({10 + i})")
-    hook.flush()
+    name, ident = _three_writes_of_audit(spark, hook)
     jvm, jspark = spark._jvm, spark._jsparkSession  # type: ignore[attr-defined]
     result = jvm.org.apache.iceberg.spark.actions.SparkActions.get(jspark).rewriteDataFiles(
         java_table(spark, name)).toBranch("audit").option("min-input-files", "2").execute()
     assert result.addedDataFilesCount() == 1
     hook.flush()
     assert (hook.carried, hook.skipped) == (1, 0), hook.errors
-    from pyiceberg.catalog.sql import SqlCatalog
-
-    from attest.api import verify
-    from carriers.spark.session import pyiceberg_catalog_properties
-
-    table = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse)).load_table(ident)
-    report = verify(table, snapshot_id="audit", level="files")
+    report = _verify_audit(spark_warehouse, ident)
     assert report.passed and "compacted" not in report.verdict(), report.verdict()
