@@ -97,6 +97,7 @@ __all__ = [
     "SUMMARY_BUDGET",
     "IcebergCarrier",
     "attest_after_write",
+    "branch_headed_by",
     "classify_changes",
     "release_stale_tags",
     "tag_attested",
@@ -1387,6 +1388,16 @@ def attest_after_write(table: Table | IcebergCarrier, *, model: str, branch: str
 
 
 # ---- tags ----------------------------------------------------------------------------------------------------------
+
+def branch_headed_by(table: Table, snapshot_id: int) -> str | None:
+    """The branch other than main whose head ``snapshot_id`` is (a Java action's ``toBranch(b)`` commit), None for
+    main, or when no branch or more than one has it as head."""
+    from pyiceberg.table.refs import SnapshotRefType
+
+    heads = sorted(name for name, ref in table.metadata.refs.items()
+                   if ref.snapshot_ref_type == SnapshotRefType.BRANCH and ref.snapshot_id == snapshot_id)
+    return heads[0] if len(heads) == 1 and heads[0] != "main" else None
+
 
 def tag_attested(carrier: IcebergCarrier | Table, snapshot_id: int | str, name: str | None = None) -> list[str]:
     """Tag an attested snapshot (and the follow-up snapshot carrying its attestation) so expiry keeps them.

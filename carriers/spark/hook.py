@@ -1666,11 +1666,12 @@ class Hook:
                                                                 path=event.location,
                                                                 data_version=carrier.data_version)
         else:
-            from carriers.iceberg.carrier import IcebergCarrier
+            from carriers.iceberg.carrier import IcebergCarrier, branch_headed_by
 
             assert event.catalog is not None and event.identifier is not None
             table = self._iceberg_catalog(event.catalog).load_table(event.identifier)
-            branch = event.branch if event.committed is None else _branch_holding(table, event.committed)
+            # A commit event names no branch: the one whose head its snapshot is (else main, as before round 28)
+            branch = event.branch if event.committed is None else branch_headed_by(table, event.committed)
             carrier = IcebergCarrier(table, catalog_name=event.catalog, branch=branch,
                                      retain_tag=self.iceberg_retain_tag)
             carrier.detached_keeper = spark_iceberg_keeper(self.spark, catalog=event.catalog,
@@ -1975,16 +1976,6 @@ def _not_current(table: Any, committed: int, name: str | None) -> str:
                 "and publish it with `attest publish` (docs/signing.md), or run `attest record` once it is published")
     return (f"snapshot {committed} of {name} was superseded by a later commit before it could be attested (Iceberg "
             "attests the current snapshot of the branch written)")
-
-
-def _branch_holding(table: Any, snapshot_id: int) -> str | None:
-    """The branch other than main whose head a commit event's snapshot is (a Java action's ``toBranch(b)``), None
-    for main, or when no branch or more than one holds it (main's attestation is looked at, as before round 28)."""
-    from pyiceberg.table.refs import SnapshotRefType
-
-    heads = sorted(name for name, ref in table.metadata.refs.items()
-                   if ref.snapshot_ref_type == SnapshotRefType.BRANCH and ref.snapshot_id == snapshot_id)
-    return heads[0] if len(heads) == 1 and heads[0] != "main" else None
 
 
 def _table_key(event: Any) -> str:
