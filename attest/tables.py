@@ -272,6 +272,9 @@ class TableState:
     more_locations: Callable[[], tuple[str, ...]] | None = field(default=None, compare=False, repr=False)
     # Rewrites after the attested version checked by content (None: not checked: no rewrite, or no digest bound).
     content_check: ContentCheck | None = None
+    # What readers of the table by its name may read that ``version`` is not, and that was not checked: the heads of
+    # its other branches, as (branch, snapshot id). Only for a version asked for by no version (the head of main).
+    other_heads: tuple[tuple[str, str], ...] = ()
 
 
 def attestation_identity(document: dict[str, Any]) -> str:

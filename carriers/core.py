@@ -870,7 +870,7 @@ class AttestedTable(ABC):
                           changes_complete=changes.complete,
                           view=live.view, problems=tuple(live.problems), uri=self.signed_uri,
                           locations=self.policy_locations, more_locations=self.more_policy_names(),
-                          content_check=check)
+                          content_check=check, other_heads=tuple(self._other_heads(v)) if version is None else ())
 
     def _content_check(self, att: Attestation, v: Version, live: LiveVersion, progress: Progress | None = None,
                        computed: dict[str, Any] | None = None) -> ContentCheck | None:
@@ -888,6 +888,11 @@ class AttestedTable(ABC):
 
     def _unattested_notes(self, v: Version) -> list[str]:
         """Why no attestation was found at ``v``, when the format can tell (expired history, ...)."""
+        return []
+
+    def _other_heads(self, v: Version) -> list[tuple[str, str]]:
+        """What readers of the table by its name may read that its head ``v`` is not: the heads of its other branches
+        (branch, snapshot id), when the format has branches. A verdict of the table names what it did not check."""
         return []
 
     # ---- bytes -------------------------------------------------------------------------------------------------

@@ -92,7 +92,7 @@ class AuditRow:
                    program_hash=_hash(doc.get("program_hash")), inputs_hash=_hash(doc.get("inputs_hash")),
                    inputs_proof_class=proof if proof in ("strong", "heuristic") else None,
                    signer=report.signer, message=report.errors[0].message if report.errors else "",
-                   notes=list(notes))
+                   notes=[*notes, *filter(None, [report.other_heads_note()])])  # what the line's verdict is not of
 
     @classmethod
     def of_problem(cls, table: str, problem: Problem, notes: tuple[str, ...] | list[str] = ()) -> AuditRow:

@@ -109,6 +109,9 @@ class Report:
     content_bound: bool | None = None
     content: dict[str, Any] | None = None
     content_check: Any = None  # attest.tables.ContentCheck when rewrites were carried over by content
+    # The heads of the table's other branches, not checked (attest.tables.TableState.other_heads): said in a note,
+    # in JSON (``other_branches``) and on the table's audit line.
+    other_heads: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -234,7 +237,19 @@ class Report:
                 out["content"] = self.content
             if self.stored_types_unchecked:
                 out["stored_types_unchecked"] = self.stored_types_unchecked
+        if self.other_heads:
+            out["other_branches"] = [{"branch": b, "snapshot": s} for b, s in self.other_heads]
         return out
+
+    def other_heads_note(self) -> str:
+        """The note naming the branches not checked ("" when there are none)."""
+        if not self.other_heads:
+            return ""
+        shown = ", ".join(f"{b!r} (snapshot {s})" for b, s in self.other_heads[:5])
+        more = f" and {len(self.other_heads) - 5} more" if len(self.other_heads) > 5 else ""
+        return (f"main's head was checked, not the {len(self.other_heads)} other branch(es) at other snapshots: "
+                f"{shown}{more}; a reader of a branch reads its head — `attest verify <table> --snapshot-id "
+                "<branch>` checks one")
 
     def human(self) -> str:
         lines = [f"  {p.code.value}: {p.message}" + (f" [{p.path}]" if p.path else "") for p in self.errors]

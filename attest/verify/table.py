@@ -301,8 +301,11 @@ def verify_state(
     hashes them instead when given: Spark executors, the command line's head start). With ``policy`` the
     attestation's signature is judged too (``now``: the instant key validity windows are judged at, default the
     current time)."""
-    report = Report(subject=state.table, table_format=state.table_format, version=state.version)
+    report = Report(subject=state.table, table_format=state.table_format, version=state.version,
+                    other_heads=list(state.other_heads))
     report.notes.extend(state.notes)
+    if report.other_heads:
+        report.notes.append(report.other_heads_note())
     att = state.attestation
     want: Level = level or default_level(state)
     report.requested_level = want

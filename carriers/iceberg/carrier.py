@@ -770,6 +770,18 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
     def _unattested_notes(self, v: Version) -> list[str]:
         return list(self._find(v.handle).notes)
 
+    def _other_heads(self, v: Version) -> list[tuple[str, str]]:
+        """Main's head is what was checked; readers of ``t.branch_b`` (a write-audit-publish's auditors, a long-lived
+        branch's consumers) read ``b``'s head: every branch at another snapshot. None for a carrier opened on a
+        branch (what it was asked for is that branch)."""
+        if self.branch not in (None, "main"):
+            return []
+        from pyiceberg.table.refs import SnapshotRefType
+
+        return sorted((name, str(ref.snapshot_id)) for name, ref in self.table.metadata.refs.items()
+                      if ref.snapshot_ref_type == SnapshotRefType.BRANCH and name != "main"
+                      and str(ref.snapshot_id) != v.id)
+
     def _stored_types_judge(self, v: Version) -> Callable[[Any, Any], str | None] | None:
         from carriers.iceberg.content import stored_types_judge
 
