@@ -114,3 +114,10 @@ def test_an_iceberg_skip_is_keyed_by_table_and_branch() -> None:
     assert key("iceberg.ns.t", ("ns", "t"), None) == key("iceberg.ns.t.branch_main", ("ns", "t"), "main")
     assert key("iceberg.ns.t", ("ns", "t"), "audit") != key("iceberg.ns.t", ("ns", "t"), None)
     assert key("iceberg.a.b.t", ("a.b", "t"), None) != key("iceberg.a.b.t", ("a", "b", "t"), None)
+    # A streaming batch into the table is keyed by its sink's parts, as the writes of main are: the one's attestation
+    # makes the other's skip good, as before the key held the parts.
+    from carriers.spark.streaming import QueryState, SinkInfo, StreamBatch
+
+    sink = SinkInfo("iceberg", "file:///w/ns/t", table_name="iceberg.ns.t", catalog="iceberg", identifier=("ns", "t"))
+    batch = StreamBatch(QueryState("q", "r", None, None, sink, []), 0)
+    assert _table_key(batch) == key("iceberg.ns.t", ("ns", "t"), None)

@@ -1983,14 +1983,14 @@ def _table_key(event: Any) -> str:
     Iceberg one by its catalog name (a maintenance event has no location) and the branch written — an attestation of
     branch ``audit`` covers none of main's rows (round 28: a write through ``spark.wap.branch``, whose event names
     the table as main's does, made good a rollback of main to rows no attestation covers)."""
-    fmt = getattr(event, "format", None)
-    if fmt is None:  # a streaming batch: its sink's
-        sink = getattr(getattr(event, "query", None), "sink", None)
-        fmt = getattr(sink, "format", None)
+    owner = event
+    if getattr(event, "format", None) is None:  # a streaming batch: its sink's
+        owner = getattr(getattr(event, "query", None), "sink", None)
+    fmt = getattr(owner, "format", None)
     first, second = (event.location, event.table_name) if fmt == "delta" else (event.table_name, event.location)
     key = first or second
     if fmt == "iceberg":
-        catalog, identifier = getattr(event, "catalog", None), getattr(event, "identifier", None)
+        catalog, identifier = getattr(owner, "catalog", None), getattr(owner, "identifier", None)
         if catalog and identifier:  # t.branch_audit and t under spark.wap.branch=audit: one table, one branch
             key = json.dumps([catalog, *identifier])  # parts, not a dotted name: namespace `a.b` is not a, b
         return f"iceberg:{key}@{getattr(event, 'branch', None) or 'main'}"
