@@ -745,10 +745,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
 
     def _branch_head(self, snapshot: Snapshot) -> bool:
         """Whether ``snapshot`` is the head of a branch: Spark reads a branch under the table's current schema."""
-        from pyiceberg.table.refs import SnapshotRefType
-
-        return any(ref.snapshot_id == snapshot.snapshot_id and ref.snapshot_ref_type == SnapshotRefType.BRANCH
-                   for ref in self.table.metadata.refs.values())
+        return any(head == snapshot.snapshot_id for _, head in branch_heads(self.table))
 
     # ---- since the attestation in force (found by carriers/iceberg/carriage.py) --------------------------------
     def _changes(self, attested: str, v: Version) -> Changes:
@@ -776,11 +773,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         branch (what it was asked for is that branch)."""
         if self.branch not in (None, "main"):
             return []
-        from pyiceberg.table.refs import SnapshotRefType
-
-        return sorted((name, str(ref.snapshot_id)) for name, ref in self.table.metadata.refs.items()
-                      if ref.snapshot_ref_type == SnapshotRefType.BRANCH and name != "main"
-                      and str(ref.snapshot_id) != v.id)
+        return [(name, str(head)) for name, head in branch_heads(self.table) if name != "main" and str(head) != v.id]
 
     def _stored_types_judge(self, v: Version) -> Callable[[Any, Any], str | None] | None:
         from carriers.iceberg.content import stored_types_judge
@@ -1401,13 +1394,18 @@ def attest_after_write(table: Table | IcebergCarrier, *, model: str, branch: str
 
 # ---- tags ----------------------------------------------------------------------------------------------------------
 
+def branch_heads(table: Table) -> list[tuple[str, int]]:
+    """Every branch of ``table`` (main included) and its head's snapshot id, by name."""
+    from pyiceberg.table.refs import SnapshotRefType
+
+    return sorted((name, ref.snapshot_id) for name, ref in table.metadata.refs.items()
+                  if ref.snapshot_ref_type == SnapshotRefType.BRANCH)
+
+
 def branch_headed_by(table: Table, snapshot_id: int) -> str | None:
     """The branch other than main whose head ``snapshot_id`` is (a Java action's ``toBranch(b)`` commit), None for
     main, or when no branch or more than one has it as head."""
-    from pyiceberg.table.refs import SnapshotRefType
-
-    heads = sorted(name for name, ref in table.metadata.refs.items()
-                   if ref.snapshot_ref_type == SnapshotRefType.BRANCH and ref.snapshot_id == snapshot_id)
+    heads = [name for name, head in branch_heads(table) if head == snapshot_id]
     return heads[0] if len(heads) == 1 and heads[0] != "main" else None
 
 
