@@ -94,6 +94,8 @@ class TableRef:
     # object-store URI is checked for two readings when opened (``refuse_two_readings``); a discovered one is named
     # percent-encoded so that delta-rs opens the very key found.
     typed: bool = field(default=False, compare=False)
+    # Iceberg: the branch whose head is "current" (an audit's line of a branch other than main); None: main.
+    branch: str | None = None
 
     @property
     def base(self) -> str:
@@ -107,7 +109,12 @@ class TableRef:
         return "snapshot" if self.format == "iceberg" else "version"
 
     def __str__(self) -> str:
-        return self.base if self.version is None else f"{self.base}@{self.version}"
+        base = self.base
+        if self.branch is not None:
+            # A catalog's branch as Spark names it (``SELECT … FROM ns.t.branch_audit``), a folder's as a word after
+            # it (``/wh/t.branch_audit`` is a path of its own); never ``@<branch>``, a snapshot id when it is digits.
+            base = f"{base}.branch_{self.branch}" if self.catalog is not None else f"{base} (branch {self.branch})"
+        return base if self.version is None else f"{base}@{self.version}"
 
     @classmethod
     def discovered(cls, fmt: Format, location: str, catalog: str | None = None) -> TableRef:
@@ -359,7 +366,7 @@ def open_table(ref: TableRef | str, *, storage_options: Mapping[str, str] | None
             # newest metadata file, labelled so (carriers/iceberg/static.py).
             from carriers.iceberg.static import open_folder
 
-            return open_folder(ref.location, detached=detached, allow_external=allow_external)
+            return open_folder(ref.location, detached=detached, allow_external=allow_external, branch=ref.branch)
         if ref.catalog is None:
             # Found by its folder on an object store: which metadata.json is current only the catalog knows.
             raise UnsupportedTableError(
@@ -367,7 +374,7 @@ def open_table(ref: TableRef | str, *, storage_options: Mapping[str, str] | None
                 "only the catalog knows (a newer one may be a failed commit), so it is not verified here; audit it "
                 "through its catalog: iceberg://<catalog>/<namespace>.<table>")
         carrier = IcebergCarrier.from_reference(ref.catalog, ref.location, detached=detached,
-                                                allow_external=allow_external)
+                                                allow_external=allow_external, branch=ref.branch)
         if ref.at_syntax and ref.version is not None:
             _refuse_ambiguous_iceberg(ref)
         return carrier

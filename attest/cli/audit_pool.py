@@ -82,6 +82,32 @@ def check(item: Item, ctx: Context) -> AuditRow:
         return AuditRow.of_exception(name, storage_coded(exc, where=name), notes)
 
 
+def branch_items(item: Item, row: AuditRow) -> list[Item]:
+    """The branches other than main of the Iceberg table ``item`` whose line of main is ``row``, at other snapshots
+    than main's (the report's ``other_branches``), each to be audited on a line of its own: the carrier opened on the
+    branch checks its head as ``attest verify <table> --snapshot-id <branch>`` does. ``row``'s note naming them
+    unchecked says they are audited. None for a Delta table, a version asked for, or a line that is no report."""
+    from attest.record import replace
+    from attest.verify.report import audited_heads_note, other_heads_note
+
+    name, ref, notes = item
+    found = (row.report or {}).get("other_branches")
+    if ref.format != "iceberg" or ref.branch is not None or ref.version is not None or not isinstance(found, list):
+        return []
+    heads = [(str(b.get("branch")), str(b.get("snapshot"))) for b in found if isinstance(b, dict)]
+    if not heads:
+        return []
+    said = other_heads_note(heads)
+    row.notes = [audited_heads_note(heads) if note == said else note for note in row.notes]
+    out: list[Item] = []
+    for branch, snapshot in heads:
+        on = replace(ref, branch=branch)
+        out.append((str(on), on, (*notes, f"the head of branch {branch!r} of {name} (snapshot {snapshot}), which "
+                                  f"readers of the branch read; `attest verify {name} --snapshot-id {branch}` checks "
+                                  "it alone")))
+    return out
+
+
 def version_like(ref: TableRef) -> tuple[str, ...]:
     """The note of a table whose name reads as a version of another (a folder, prefix or catalog table literally named
     ``orders@3``): its line prints exactly as version 3 of ``orders`` would, so it says which it is."""

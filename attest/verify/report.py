@@ -243,13 +243,7 @@ class Report:
 
     def other_heads_note(self) -> str:
         """The note naming the branches not checked ("" when there are none)."""
-        if not self.other_heads:
-            return ""
-        shown = ", ".join(f"{b!r} (snapshot {s})" for b, s in self.other_heads[:5])
-        more = f" and {len(self.other_heads) - 5} more" if len(self.other_heads) > 5 else ""
-        return (f"main's head was checked, not the {len(self.other_heads)} other branch(es) at other snapshots: "
-                f"{shown}{more}; a reader of a branch reads its head — `attest verify <table> --snapshot-id "
-                "<branch>` checks one")
+        return other_heads_note(self.other_heads)
 
     def human(self) -> str:
         lines = [f"  {p.code.value}: {p.message}" + (f" [{p.path}]" if p.path else "") for p in self.errors]
@@ -262,3 +256,23 @@ class Report:
         from attest.render.html import report_html
 
         return report_html(self)
+
+
+def _heads_shown(heads: list[tuple[str, str]]) -> str:
+    shown = ", ".join(f"{b!r} (snapshot {s})" for b, s in heads[:5])
+    return shown + (f" and {len(heads) - 5} more" if len(heads) > 5 else "")
+
+
+def other_heads_note(heads: list[tuple[str, str]]) -> str:
+    """The note of a report of main's head naming the table's other branches at other snapshots, not checked ("" when
+    there are none)."""
+    if not heads:
+        return ""
+    return (f"main's head was checked, not the {len(heads)} other branch(es) at other snapshots: {_heads_shown(heads)}"
+            "; a reader of a branch reads its head — `attest verify <table> --snapshot-id <branch>` checks one")
+
+
+def audited_heads_note(heads: list[tuple[str, str]]) -> str:
+    """``other_heads_note``'s counterpart on an audit's line of main when each branch has a line of its own."""
+    return (f"main's head was checked; the {len(heads)} other branch(es) at other snapshots, {_heads_shown(heads)}, "
+            "are audited on lines of their own")

@@ -1,0 +1,53 @@
+"""Round 29: an audit of an Iceberg catalog against what Spark reads of a branch.
+
+A table written and attested through Spark (main), then ``ALTER TABLE … CREATE BRANCH audit`` and an ``INSERT INTO
+t.branch_audit`` no attestation covers (another job, no hook): Spark's readers of ``t.branch_audit`` read the 666 row.
+``attest audit`` of the catalog said VERIFIED, exit 0, naming the branch in a note only (round 28). Now the branch is
+a line of its own, STALE (tests/iceberg/test_audit_branches.py holds the same with pyiceberg's writes).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+
+def test_a_branch_spark_reads_is_audited(spark: SparkSession, spark_warehouse: Path) -> None:
+    from attest.cli import main
+    from attest.spark import install
+
+    ns = f"r29_{uuid.uuid4().hex[:8]}"
+    name = f"iceberg.{ns}.t"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    hook = install(spark, policy="required")
+    try:
+        spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
+        spark.sql(f"INSERT INTO {name} VALUES (1)")
+        hook.flush()  # main attested by the job
+    finally:
+        hook.uninstall()
+    spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
+    spark.sql(f"INSERT INTO {name}.branch_audit VALUES (666)")  # another job's write, no hook
+    spark.sql(f"REFRESH TABLE {name}")
+    assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}.branch_audit").collect()) == [1, 666]
+    assert [r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()] == [1]
+
+    flags = ["--uri", f"sqlite:///{spark_warehouse / 'iceberg_catalog.db'}", "--warehouse",
+             (spark_warehouse / "iceberg").as_uri()]
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(["audit", f"iceberg://iceberg/{ns}", "--json", *flags])
+    lines = {r["table"]: r["outcome"] for r in json.loads(out.getvalue())["tables"]}
+    assert (code, lines) == (1, {f"iceberg://iceberg/{ns}.t": "VERIFIED",
+                                 f"iceberg://iceberg/{ns}.t.branch_audit": "STALE"}), out.getvalue()
