@@ -312,3 +312,30 @@ def test_a_worker_process_that_dies_takes_only_its_tables(monkeypatch: pytest.Mo
     assert lost and all(r.outcome == "ERROR" and r.code == "internal_error" and "worker process" in r.message
                         for r in lost)
     assert "t3" in {r.table for r in lost} and len(pools) == 2 and len(lost) < 40
+
+
+def test_a_catalog_named_by_uri_is_audited_alike_in_every_pool(mixed: dict[str, Any]) -> None:
+    """``--uri`` / ``--warehouse`` (no configuration): in threads, each table was an ERROR line "catalog 'par' is not
+    configured" (the override is a context variable a pool's thread did not inherit), and in worker processes too
+    (the worker's scope was closed as its start-up returned); two tables of that catalog named as targets were
+    refused as "--catalog default and … name two catalogs". A branch of a table has its line in every pool."""
+    root = mixed["root"]
+    flags = ["--uri", f"sqlite:///{root / 'cat.db'}", "--warehouse", f"file://{root / 'wh'}"]
+    catalog = SqlCatalog("par", uri=f"sqlite:///{root / 'cat.db'}", warehouse=f"file://{root / 'wh'}")
+    head = catalog.load_table("ns.i0").current_snapshot().snapshot_id  # type: ignore[union-attr]
+    catalog.load_table("ns.i0").manage_snapshots().create_branch(head, "audit").commit()
+    catalog.load_table("ns.i0").append(pa.table({"x": pa.array([666], pa.int64())}), branch="audit")
+    serial = _audit(["iceberg://par", *flags], {}, "--jobs", "1", "--json")
+    doc = json.loads(serial.stdout)
+    assert [(t["table"], t["outcome"]) for t in doc["tables"]] == [
+        ("iceberg://par/ns.i0", "VERIFIED"), ("iceberg://par/ns.i1", "VERIFIED"),
+        ("iceberg://par/ns.i2_bare", "UNATTESTED"), ("iceberg://par/ns.i0.branch_audit", "STALE")], serial.stderr
+    for pool in ("threads", "processes"):
+        done = _audit(["iceberg://par", *flags], {}, "--jobs", "2", "--json", pool=pool)
+        assert (done.returncode, _shape(json.loads(done.stdout))) == (serial.returncode, _shape(doc)), pool
+    two = _audit(["iceberg://par/ns.i0", "iceberg://par/ns.i1", *flags], {}, "--json")
+    assert [(t["table"], t["outcome"]) for t in json.loads(two.stdout)["tables"]] == [
+        ("iceberg://par/ns.i0", "VERIFIED"), ("iceberg://par/ns.i1", "VERIFIED"),
+        ("iceberg://par/ns.i0.branch_audit", "STALE")], two.stderr
+    other = _audit(["iceberg://par/ns.i0", "iceberg://nope/ns.i1", *flags], {})
+    assert other.returncode == 2 and "would apply to 2 catalogs" in other.stderr, other.stderr

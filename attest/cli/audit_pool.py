@@ -155,6 +155,7 @@ def audited(items: Sequence[Item], ctx: Context, args: argparse.Namespace, *, jo
 
 
 def _threads(items: Sequence[Item], ctx: Context, jobs: int) -> Iterator[AuditRow]:
+    import contextvars
     from concurrent.futures import ThreadPoolExecutor
 
     pool = ThreadPoolExecutor(jobs, thread_name_prefix="attest-audit")
@@ -162,7 +163,10 @@ def _threads(items: Sequence[Item], ctx: Context, jobs: int) -> Iterator[AuditRo
     pending = iter(items)
     try:
         for item in pending:
-            window.append(pool.submit(check, item, ctx))
+            # In the command's context: ``--uri`` / ``--warehouse`` are a context variable (catalog_options), which a
+            # pool's thread does not inherit — every table of a catalog of two or more was an ERROR line, "catalog
+            # … is not configured", while the listing (in this thread) had read the catalog.
+            window.append(pool.submit(contextvars.copy_context().run, check, item, ctx))
             if len(window) >= jobs * 4:
                 yield window.popleft().result()
         while window:
@@ -220,6 +224,7 @@ def _process_pool(jobs: int, settings: dict[str, Any]) -> Executor:
 
 
 _WORKER: Context | None = None
+_WORKER_SCOPE: Any = None  # the worker's ExitStack (_start_worker), never closed before the process ends
 
 
 def _start_worker(settings: dict[str, Any]) -> None:
@@ -231,12 +236,15 @@ def _start_worker(settings: dict[str, Any]) -> None:
     from attest.cli.catalogs import scope
     from attest.cli.shared import storage_options, trust_policy
 
-    global _WORKER
+    global _WORKER, _WORKER_SCOPE
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     args = argparse.Namespace(**settings)
     from carriers.iceberg.catalogs import shared_catalogs
 
-    stack = contextlib.ExitStack()  # for the worker's whole life: --uri / --warehouse, one object per catalog
+    # For the worker's whole life: --uri / --warehouse, one object per catalog. Held by the module: a stack left to
+    # this frame was collected on return, closing its generators — the overrides reset, every table of a catalog
+    # named by --uri was an ERROR line "catalog … is not configured" in worker processes.
+    _WORKER_SCOPE = stack = contextlib.ExitStack()
     stack.enter_context(scope(args))
     stack.enter_context(shared_catalogs())
     _WORKER = Context(options=storage_options(args), level=args.level, policy=trust_policy(args))

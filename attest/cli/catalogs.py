@@ -85,6 +85,10 @@ def audit_targets(args: argparse.Namespace) -> list[str]:
     """``attest audit``'s targets: with ``--catalog`` (or ``--uri`` alone), each is a namespace or a
     ``<namespace>.<table>`` of that catalog, and none is the whole catalog."""
     targets: list[str] = list(args.targets)
+    if getattr(args, "catalog", None) is None and targets and all(t.startswith(_ICEBERG) for t in targets):
+        # Each names its catalog; --uri / --warehouse apply to the one they all name (``scope`` refuses two). Two
+        # tables of one catalog were refused as "--catalog default and … name two catalogs".
+        return targets
     catalog = catalog_for(args, targets[0] if len(targets) == 1 else None)
     if catalog is None:
         if not targets:
