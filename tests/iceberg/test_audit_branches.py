@@ -120,3 +120,23 @@ def test_the_kept_audit_holds_the_branch_s_row(catalog: SqlCatalog, table: Table
         assert main(["audit", f"iceberg://{CATALOG}/ns", "--to", str(kept), *_flags(tmp_path)]) == 1
     got = {(r["table"], r["version"], r["outcome"]) for r in DeltaTable(str(kept)).to_pyarrow_table().to_pylist()}
     assert (f"iceberg://{CATALOG}/ns.t.branch_audit", str(head), "STALE") in got, got
+
+
+def test_a_trust_policy_covers_the_branch_s_line(catalog: SqlCatalog, table: Table, tmp_path: Path) -> None:
+    """The policy scope of a branch's line is its table's: main signed and the branch attested unsigned — the branch's
+    line is refused (``signature_missing``), not passed for main's signature."""
+    from attest.signing.keys import PemSigner, generate_keypair
+
+    pair = generate_keypair("ecdsa-p256")
+    (tmp_path / "ci.pub").write_bytes(pair.public_pem)
+    table.append(rows(0))
+    data = table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    attest_after_write(table, model="orders", program_hash=PROGRAM, signer=PemSigner.load(pair.private_pem))
+    catalog.load_table("ns.t").manage_snapshots().create_branch(data, "audit").commit()
+    catalog.load_table("ns.t").append(rows(666, 1), branch="audit")
+    attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM, branch="audit")  # unsigned
+    code, out = _audit(f"iceberg://{CATALOG}/ns", "--key", str(tmp_path / "ci.pub"), *_flags(tmp_path))
+    lines = {r["table"]: (r["outcome"], r["code"]) for r in out["tables"]}
+    assert lines == {f"iceberg://{CATALOG}/ns.t": ("VERIFIED", None),
+                     f"iceberg://{CATALOG}/ns.t.branch_audit": ("NOT VERIFIED", "signature_missing")}, out
+    assert code == 1
