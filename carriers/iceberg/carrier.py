@@ -281,7 +281,12 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         except PyicebergValidationError as exc:
             raise _metadata_refused(identifier, exc) from None
         except (NoSuchTableError, NoSuchNamespaceError) as exc:
-            raise TableNotFoundError(f"no Iceberg table {identifier!r} in catalog {catalog!r}") from exc
+            base, at, ref = identifier.rpartition("@")
+            # ``ns.t@audit``: "@" takes a snapshot id; a tag or branch is named by --snapshot-id (a name after "@"
+            # could be a table's own, which ``ns.t@5`` is checked against too).
+            hint = (f" (for a tag or branch of {base}: iceberg://{catalog}/{base} --snapshot-id {ref})"
+                    if at and base and ref and not ref.isdigit() else "")
+            raise TableNotFoundError(f"no Iceberg table {identifier!r} in catalog {catalog!r}{hint}") from exc
         except (OSError, ValueError) as exc:  # the FileIO's store refused or cannot be used: coded, redacted
             raise coded(exc, where=f"Iceberg table {identifier} (catalog {catalog})", engine="pyiceberg") from None
         return cls(table, catalog_name=catalog, **kwargs)

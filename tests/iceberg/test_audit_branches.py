@@ -140,3 +140,14 @@ def test_a_trust_policy_covers_the_branch_s_line(catalog: SqlCatalog, table: Tab
     assert lines == {f"iceberg://{CATALOG}/ns.t": ("VERIFIED", None),
                      f"iceberg://{CATALOG}/ns.t.branch_audit": ("NOT VERIFIED", "signature_missing")}, out
     assert code == 1
+
+
+def test_a_branch_typed_after_an_at_sign_says_how_to_name_it(catalog: SqlCatalog, table: Table,
+                                                              tmp_path: Path) -> None:
+    """``iceberg://c/ns.t@audit``: ``@`` takes snapshot ids; the error says how a branch is named."""
+    from tests.conftest import cli_in_process
+
+    _attested_with_branch(catalog, table)
+    code, _, err = cli_in_process("verify", f"iceberg://{CATALOG}/ns.t@audit", *_flags(tmp_path))
+    assert code == 2 and "table_not_found" in err, err
+    assert f"for a tag or branch of ns.t: iceberg://{CATALOG}/ns.t --snapshot-id audit" in err, err
