@@ -176,6 +176,13 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
         # Readers of ``ns.t.branch_b`` read b's head: a branch at another snapshot than main's is a table state of its
         # own, audited after the tables (a line of main said "verified" while the branch readers read held rows no
         # attestation binds: round 29).
+        printed = {name for name, _, _ in refs}
+        # ``ns.t.branch_b`` is also how a table ``branch_b`` of namespace ``ns.t`` prints, and Spark reads that table
+        # for the name when it exists (its catalog loads the whole identifier first): both lines are checked; the
+        # branch's says whose rows the name gives Spark.
+        branches = [(name, ref, (*notes, f"a table is named {name} too: Spark reads that table for this name, and the "
+                                 f"branch as VERSION AS OF '{ref.branch}'")) if name in printed else (name, ref, notes)
+                    for name, ref, notes in branches]
         total = len(refs) + len(branches)
         rows = audited(branches, context, args, jobs=jobs, kind=pool_kind(branches, jobs, spark))
         for index, row in enumerate(rows, len(refs) + 1):

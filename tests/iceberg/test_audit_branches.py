@@ -151,3 +151,19 @@ def test_a_branch_typed_after_an_at_sign_says_how_to_name_it(catalog: SqlCatalog
     code, _, err = cli_in_process("verify", f"iceberg://{CATALOG}/ns.t@audit", *_flags(tmp_path))
     assert code == 2 and "table_not_found" in err, err
     assert f"for a tag or branch of ns.t: iceberg://{CATALOG}/ns.t --snapshot-id audit" in err, err
+
+
+def test_a_table_printed_as_the_branch_is_named_so(catalog: SqlCatalog, table: Table, tmp_path: Path) -> None:
+    """A table ``branch_audit`` of namespace ``ns.t`` prints as the branch's line does (and Spark reads it for
+    ``ns.t.branch_audit``: measured with Spark 4.1 / Iceberg 1.12, a stream's ``toTable`` of that name made the table):
+    both are checked, a line each, and the branch's says so."""
+    _attested_with_branch(catalog, table)
+    catalog.create_namespace(("ns", "t"))
+    shadow = catalog.create_table(("ns", "t", "branch_audit"), schema=rows(0).schema)
+    shadow.append(rows(7, 1))
+    code, out = _audit(f"iceberg://{CATALOG}", *_flags(tmp_path))
+    name = f"iceberg://{CATALOG}/ns.t.branch_audit"
+    lines = [(r["table"], r["outcome"], any("a table is named" in n for n in r["notes"])) for r in out["tables"]]
+    assert sorted(lines) == sorted([(f"iceberg://{CATALOG}/ns.t", "VERIFIED", False), (name, "UNATTESTED", False),
+                                    (name, "STALE", True)]), lines
+    assert code == 1
