@@ -87,6 +87,8 @@ def branch_items(item: Item, row: AuditRow) -> list[Item]:
     than main's (the report's ``other_branches``), each to be audited on a line of its own: the carrier opened on the
     branch checks its head as ``attest verify <table> --snapshot-id <branch>`` does. ``row``'s note naming them
     unchecked says they are audited. None for a Delta table, a version asked for, or a line that is no report."""
+    import shlex
+
     from attest.record import replace
     from attest.verify.report import audited_heads_note, other_heads_note
 
@@ -103,8 +105,8 @@ def branch_items(item: Item, row: AuditRow) -> list[Item]:
     for branch, snapshot in heads:
         on = replace(ref, branch=branch)
         out.append((str(on), on, (*notes, f"the head of branch {branch!r} of {name} (snapshot {snapshot}), which "
-                                  f"readers of the branch read; `attest verify {name} --snapshot-id {branch}` checks "
-                                  "it alone")))
+                                  f"readers of the branch read; `attest verify {shlex.quote(name)} --snapshot-id "
+                                  f"{shlex.quote(branch)}` checks it alone")))
     return out
 
 
