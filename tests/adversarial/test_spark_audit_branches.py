@@ -51,3 +51,47 @@ def test_a_branch_spark_reads_is_audited(spark: SparkSession, spark_warehouse: P
     lines = {r["table"]: r["outcome"] for r in json.loads(out.getvalue())["tables"]}
     assert (code, lines) == (1, {f"iceberg://iceberg/{ns}.t": "VERIFIED",
                                  f"iceberg://iceberg/{ns}.t.branch_audit": "STALE"}), out.getvalue()
+
+
+def test_a_stream_to_a_branch_s_name_makes_a_table_the_audit_names(spark: SparkSession, spark_warehouse: Path) -> None:
+    """``toTable("iceberg.ns.t.branch_b")`` of a stream makes a table ``branch_b`` of namespace ``ns.t`` (Iceberg 1.12),
+    which Spark then reads for that name instead of branch ``b``: the hook attests that table as a sink; the audit
+    checks the table and the branch (at another snapshot), a line each, the branch's saying a table shares its name
+    (docs/streaming.md "Iceberg branches")."""
+    from attest.cli import main
+    from attest.spark import install
+
+    ns = f"r29s_{uuid.uuid4().hex[:8]}"
+    name = f"iceberg.{ns}.t"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    src = spark_warehouse / f"in_{ns}"
+    src.mkdir()
+    for i in range(2):
+        (src / f"part-{i}.json").write_text(json.dumps({"id": 100 + i}) + "\n")
+    hook = install(spark, policy="required")
+    try:
+        spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
+        spark.sql(f"INSERT INTO {name} VALUES (1)")
+        spark.sql(f"ALTER TABLE {name} CREATE BRANCH b")
+        spark.sql(f"INSERT INTO {name}.branch_b VALUES (2)")  # the branch moves on, attested on b
+        query = (spark.readStream.format("json").schema("id long").option("maxFilesPerTrigger", 1).load(str(src))
+                 .writeStream.option("checkpointLocation", str(spark_warehouse / f"ck_{ns}"))
+                 .trigger(availableNow=True).toTable(f"{name}.branch_b"))
+        query.awaitTermination()
+        hook.flush()
+        assert (hook.failed, hook.skipped) == (0, 0), hook.errors
+    finally:
+        hook.uninstall()
+    spark.sql(f"REFRESH TABLE {name}")
+    assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}.branch_b").collect()) == [100, 101]  # the table's
+    assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name} VERSION AS OF 'b'").collect()) == [1, 2]
+    flags = ["--uri", f"sqlite:///{spark_warehouse / 'iceberg_catalog.db'}", "--warehouse",
+             (spark_warehouse / "iceberg").as_uri()]
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(["audit", f"iceberg://iceberg/{ns}", "--json", *flags])
+    lines = sorted((r["table"], r["outcome"], any("a table is named" in n for n in r["notes"]))
+                   for r in json.loads(out.getvalue())["tables"])
+    shown = f"iceberg://iceberg/{ns}.t.branch_b"
+    assert (code, lines) == (0, sorted([(f"iceberg://iceberg/{ns}.t", "VERIFIED", False), (shown, "VERIFIED", False),
+                                        (shown, "VERIFIED", True)])), out.getvalue()
