@@ -49,6 +49,18 @@ def _json_files(folder: Path, count: int) -> None:
                                                           for j in range(2)) + "\n")
 
 
+def _files_to_iceberg(spark: SparkSession, warehouse: Path, src: Path, name: str) -> Any:
+    """The JSON files of ``src`` streamed into a new table ``iceberg.stream.<name>`` a file per batch
+    (``availableNow``): the query, terminated."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS iceberg.stream")
+    spark.sql(f"CREATE TABLE iceberg.stream.{name} (id BIGINT, s STRING) USING iceberg")
+    query = (spark.readStream.format("json").schema("id long, s string").option("maxFilesPerTrigger", 1)
+             .load(str(src)).writeStream.option("checkpointLocation", str(warehouse / f"ck_{name}"))
+             .trigger(availableNow=True).toTable(f"iceberg.stream.{name}"))
+    query.awaitTermination()
+    return query
+
+
 def _delta_versions_verified(path: Path, versions: set[int]) -> None:
     from carriers.delta.carrier import DeltaCarrier
 
@@ -112,12 +124,7 @@ def test_file_source_to_iceberg_attests_every_snapshot(spark: SparkSession, spar
     u = uuid.uuid4().hex[:8]
     src = spark_warehouse / f"in_{u}"
     _json_files(src, 2)
-    spark.sql("CREATE NAMESPACE IF NOT EXISTS iceberg.stream")
-    spark.sql(f"CREATE TABLE iceberg.stream.t_{u} (id BIGINT, s STRING) USING iceberg")
-    query = (spark.readStream.format("json").schema("id long, s string").option("maxFilesPerTrigger", 1)
-             .load(str(src)).writeStream.option("checkpointLocation", str(spark_warehouse / f"ck_{u}"))
-             .trigger(availableNow=True).toTable(f"iceberg.stream.t_{u}"))
-    query.awaitTermination()
+    query = _files_to_iceberg(spark, spark_warehouse, src, f"t_{u}")
     hook.flush()
     assert (hook.failed, hook.skipped) == (0, 0), hook.errors
     table = hook._iceberg_catalog("iceberg").load_table(("stream", f"t_{u}"))
@@ -258,12 +265,7 @@ def test_a_batch_committed_as_the_query_stops_is_attested(spark: SparkSession, s
         on_progress(event)
 
     monkeypatch.setattr(watcher, "on_progress", lossy)
-    spark.sql("CREATE NAMESPACE IF NOT EXISTS iceberg.stream")
-    spark.sql(f"CREATE TABLE iceberg.stream.s_{u} (id BIGINT, s STRING) USING iceberg")
-    query = (spark.readStream.format("json").schema("id long, s string").option("maxFilesPerTrigger", 1)
-             .load(str(src)).writeStream.option("checkpointLocation", str(spark_warehouse / f"ck_{u}"))
-             .trigger(availableNow=True).toTable(f"iceberg.stream.s_{u}"))
-    query.awaitTermination()
+    query = _files_to_iceberg(spark, spark_warehouse, src, f"s_{u}")
     hook.flush()
     assert dropped == [2] and (hook.failed, hook.skipped) == (0, 0), hook.errors
     table = hook._iceberg_catalog("iceberg").load_table(("stream", f"s_{u}"))
