@@ -15,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from carriers.spark.catalog_audit import audit
     from carriers.spark.distributed import verify
     from carriers.spark.gate import ReadGate, require_verified
     from carriers.spark.hook import DeltaMode, Hook, Policy, attested_write, install
@@ -26,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "Hook": "carriers.spark.hook",
     "Policy": "carriers.spark.hook",
     "ReadGate": "carriers.spark.gate",
+    "audit": "carriers.spark.catalog_audit",
     "attested_write": "carriers.spark.hook",
     "install": "carriers.spark.hook",
     "local_session": "carriers.spark.session",
@@ -41,6 +43,7 @@ __all__ = [
     "Policy",
     "ReadGate",
     "attested_write",
+    "audit",
     "install",
     "local_session",
     "pyiceberg_catalog_properties",

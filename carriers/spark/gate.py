@@ -173,6 +173,7 @@ class ReadGate:
     _catalogs: dict[str, Any] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _installed: bool = False
+    quiet: bool = False  # optional mode: warnings kept, not logged (an audit reports each failure as its row)
 
     # ---- lifecycle -----------------------------------------------------------------------------------------------
     def _install(self) -> ReadGate:
@@ -349,7 +350,8 @@ class ReadGate:
             raise VerificationRefusedError(f"refused: {message}", code=code, path=read.label, report=report)
         with self._lock:
             self.warnings.append(message)
-        log.warning("attest.spark: %s; mode is optional, the query goes on", message)
+        if not self.quiet:
+            log.warning("attest.spark: %s; mode is optional, the query goes on", message)
 
     def _verify(self, read: TableRead) -> Report:
         from attest.verify.table import verify_state

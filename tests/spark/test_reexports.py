@@ -23,7 +23,8 @@ def test_every_export_is_the_carriers_object() -> None:
 
     assert sorted(attest.spark.__all__) == sorted(attest.spark._EXPORTS)
     assert set(attest.spark._EXPORTS.values()) == {"carriers.spark.hook", "carriers.spark.session",
-                                                   "carriers.spark.gate", "carriers.spark.distributed"}
+                                                   "carriers.spark.gate", "carriers.spark.distributed",
+                                                   "carriers.spark.catalog_audit"}
     for name in attest.spark.__all__:
         module = importlib.import_module(attest.spark._EXPORTS[name])
         assert getattr(attest.spark, name) is getattr(module, name), name
