@@ -32,6 +32,7 @@ __all__ = ["audit", "catalog_names", "quoted", "shown"]
 # At most this many namespaces are listed in one catalog (nested ones included): a catalog that keeps answering is
 # cut short, said as an ERROR row, never a hang.
 MAX_NAMESPACES = 100_000
+MAX_DEPTH = 64
 
 
 def quoted(parts: Sequence[str]) -> str:
@@ -60,15 +61,20 @@ def _namespaces(spark: SparkSession, catalog: str, top: list[str]) -> Iterator[l
     if top:
         yield top
     todo: list[list[str]] = [top]
-    seen = 0
+    seen: set[tuple[str, ...]] = {tuple(top)}
     while todo:
         parent = todo.pop(0)
+        if len(parent) >= MAX_DEPTH:  # a catalog naming a namespace inside itself, again and again
+            raise AttestError(f"catalog {catalog} nests namespaces deeper than {MAX_DEPTH} under "
+                              f"{shown(parent[:3])}: the rest were not listed", code=Code.TABLE_NOT_AUDITED)
         rows = spark.sql(f"SHOW NAMESPACES IN {quoted([catalog, *parent])}").collect()
         for row in rows:
             child = _parts(str(row[0]))
             child = child if child[:len(parent)] == parent and len(child) > len(parent) else [*parent, *child]
-            seen += 1
-            if seen > MAX_NAMESPACES:
+            if tuple(child) in seen:
+                continue
+            seen.add(tuple(child))
+            if len(seen) > MAX_NAMESPACES:
                 raise AttestError(f"catalog {catalog} lists more than {MAX_NAMESPACES} namespaces: the rest were not "
                                   "listed", code=Code.TABLE_NOT_AUDITED)
             yield child
@@ -186,7 +192,7 @@ def _branch_rows(spark: SparkSession, gate: Any, parts: list[str], name: str, re
     for branch, head in heads:
         if branch == "main" or head == main:
             continue
-        line = f"{name}.branch_{branch}"
+        line = f"{name}.{shown([f'branch_{branch}'])}"
         note = f"the head of branch {branch!r} of {name} (snapshot {head}), which readers of the branch read"
         try:
             reads = gate.check_dataframe(spark.read.option("branch", branch).table(quoted(parts)),
