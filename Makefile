@@ -78,8 +78,10 @@ typecheck: $(VENV)/.installed
 docs: $(VENV)/.installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
+# Two workers (pytest-xdist): the JVM tests on one, in turn (tests/conftest.py, JVM_GROUP); the rest share both.
+PYTEST_WORKERS ?= 2
 pytest: $(VENV)/.installed jars b3sum native servers
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 test: lint typecheck docs pytest
 

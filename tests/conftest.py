@@ -107,3 +107,17 @@ def required_hook(spark: SparkSession) -> Iterator[Hook]:
     h = install(spark, policy="required")
     yield h
     h.uninstall()
+
+
+# ---- parallel runs (`make test`: pytest-xdist, two workers) -----------------------------------------------------
+# Every test that starts a JVM (the shared SparkSession, a Spark cluster, a job in a subprocess) runs on one worker,
+# one after the other, as before: two Spark sessions side by side on two cores each slowed the other past its own
+# timeouts, and the shared session is started once, not once a worker. The pure-Python tests share the other worker
+# (and this one once its JVM tests are done). Without xdist the marker is inert.
+JVM_GROUP = "jvm"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("spark") is not None or "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(JVM_GROUP))
