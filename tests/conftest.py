@@ -110,8 +110,9 @@ def required_hook(spark: SparkSession) -> Iterator[Hook]:
 
 
 # ---- parallel runs (`make test`: pytest-xdist, two workers) -----------------------------------------------------
-# Every test that needs the shared SparkSession (marked `spark`, or taking the `spark` fixture) is in one xdist group:
-# one worker runs them in turn, with one JVM, while the other runs the rest (and takes from them as it frees up).
+# Every test on the shared SparkSession (the `spark` fixture) is in one xdist group: one worker runs them in turn,
+# on one JVM, while the other runs the rest. A `spark` test that starts JVMs of its own (a cluster, jobs in
+# subprocesses, a session it stops) is no group's: it runs on whichever worker is free, as it ran beside others before.
 # xdist 3.8's own `--dist loadgroup` groups nothing under pytest 9 (it renames `item._nodeid`, which pytest 9 no
 # longer reads: measured, marked tests spread over both workers), so the groups travel from the workers' collection
 # to the controller's scheduler in a file (tests/xdist_groups.py). Without xdist the marker is inert.
@@ -123,7 +124,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     from tests import xdist_groups
 
     for item in items:
-        if item.get_closest_marker("spark") is not None or "spark" in getattr(item, "fixturenames", ()):
+        if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group(JVM_GROUP))
     xdist_groups.publish(items)
 
