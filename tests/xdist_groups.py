@@ -39,8 +39,8 @@ def _remove(folder: Path) -> None:
 def publish(items: list[pytest.Item]) -> None:
     """On a worker: the group of each grouped test, by its id (written whole, then renamed: never read half)."""
     folder, worker = os.environ.get(ENV), os.environ.get("PYTEST_XDIST_WORKER")
-    if not folder or not worker:
-        return
+    if not folder or not worker or not items or not hasattr(items[0].config, "workerinput"):
+        return  # not a worker (a plain pytest a test starts inherits a worker's environment)
     groups = {}
     for item in items:
         names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
