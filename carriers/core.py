@@ -838,8 +838,10 @@ class AttestedTable(ABC):
         self._now()
         v = self._version(version)
         if v is None:
+            # Another branch may have rows (a write-audit-publish into a new table writes its branch alone).
             return TableState(table=self.reference, table_format=self.kind, version=f"(no {self.noun})",
-                              attestation=None, live_files=(), notes=(f"the table has no {self.noun} yet",))
+                              attestation=None, live_files=(), notes=(f"the table has no {self.noun} yet",),
+                              other_heads=tuple(self._other_heads(None)) if version is None else ())
         live = self._live(v)
         carried = self._carried(v)
         att = None if carried is None else self._decode(carried, live.identity)
@@ -890,9 +892,10 @@ class AttestedTable(ABC):
         """Why no attestation was found at ``v``, when the format can tell (expired history, ...)."""
         return []
 
-    def _other_heads(self, v: Version) -> list[tuple[str, str]]:
-        """What readers of the table by its name may read that its head ``v`` is not: the heads of its other branches
-        (branch, snapshot id), when the format has branches. A verdict of the table names what it did not check."""
+    def _other_heads(self, v: Version | None) -> list[tuple[str, str]]:
+        """What readers of the table by its name may read that its head ``v`` (None: it has none) is not: the heads of
+        its other branches (branch, snapshot id), when the format has branches. A verdict of the table names what it
+        did not check."""
         return []
 
     # ---- bytes -------------------------------------------------------------------------------------------------

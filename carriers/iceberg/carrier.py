@@ -772,13 +772,14 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
     def _unattested_notes(self, v: Version) -> list[str]:
         return list(self._find(v.handle).notes)
 
-    def _other_heads(self, v: Version) -> list[tuple[str, str]]:
+    def _other_heads(self, v: Version | None) -> list[tuple[str, str]]:
         """Main's head is what was checked; readers of ``t.branch_b`` (a write-audit-publish's auditors, a long-lived
         branch's consumers) read ``b``'s head: every branch at another snapshot. None for a carrier opened on a
         branch (what it was asked for is that branch)."""
         if self.branch not in (None, "main"):
             return []
-        return [(name, str(head)) for name, head in branch_heads(self.table) if name != "main" and str(head) != v.id]
+        return [(name, str(head)) for name, head in branch_heads(self.table)
+                if name != "main" and (v is None or str(head) != v.id)]
 
     def _stored_types_judge(self, v: Version) -> Callable[[Any, Any], str | None] | None:
         from carriers.iceberg.content import stored_types_judge

@@ -167,3 +167,26 @@ def test_a_table_printed_as_the_branch_is_named_so(catalog: SqlCatalog, table: T
     assert sorted(lines) == sorted([(f"iceberg://{CATALOG}/ns.t", "VERIFIED", False), (name, "UNATTESTED", False),
                                     (name, "STALE", True)]), lines
     assert code == 1
+
+
+def test_a_branch_of_a_table_whose_main_has_no_snapshot_is_a_line(catalog: SqlCatalog, table: Table,
+                                                                   tmp_path: Path) -> None:
+    """A write-audit-publish into a new table writes its branch alone: main has no snapshot (here: main dropped with
+    pyiceberg, the metadata Spark's ``spark.wap.branch`` write into an empty table leaves), and the branch's readers
+    read its rows. Before, the audit's one line was main's ``UNATTESTED (no snapshot)``: the branch went unnamed."""
+    _attested_with_branch(catalog, table)
+    catalog.load_table("ns.t").manage_snapshots().remove_branch("main").commit()
+    after = catalog.load_table("ns.t")
+    assert after.metadata.current_snapshot_id is None and 666 in after.scan().use_ref("audit").to_arrow().column(
+        "id").to_pylist()
+    code, out = _audit(f"iceberg://{CATALOG}/ns", *_flags(tmp_path))
+    assert code == 1, out
+    lines = {row["table"]: row for row in out["tables"]}
+    assert set(lines) == {f"iceberg://{CATALOG}/ns.t", f"iceberg://{CATALOG}/ns.t.branch_audit"}, lines
+    assert lines[f"iceberg://{CATALOG}/ns.t"]["outcome"] == "UNATTESTED"
+    assert lines[f"iceberg://{CATALOG}/ns.t.branch_audit"]["outcome"] in {"STALE", "UNATTESTED"}, lines
+    # attested where it was written: the branch's line passes; main, with no rows, stays unattested as any empty table
+    attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM, branch="audit")
+    code, out = _audit(f"iceberg://{CATALOG}/ns", *_flags(tmp_path))
+    assert [(r["table"], r["outcome"]) for r in out["tables"]] == [
+        (f"iceberg://{CATALOG}/ns.t", "UNATTESTED"), (f"iceberg://{CATALOG}/ns.t.branch_audit", "VERIFIED")], out
