@@ -164,10 +164,12 @@ def audit(spark: SparkSession, policy: Any = None, *, level: GateLevel = "files"
                     report.add_skipped(Problem(Code.TABLE_NOT_AUDITED, (
                         "a view reading no Delta or Iceberg table" if view else
                         "not a Delta or Iceberg table: no attestation binds its rows"), name))
-                for read in reads:
-                    report.add(AuditRow.of_report(f"{name} (a view: reads {read.subject})" if view else name, read))
+                rows = [AuditRow.of_report(f"{name} (a view: reads {read.subject})" if view else name, read)
+                        for read in reads]
                 if not view and len(reads) == 1 and reads[0].table_format == "iceberg":
-                    _branch_rows(spark, gate, parts, name, report)
+                    rows += _branch_rows(spark, gate, parts, name, rows[0], reads[0].other_heads)
+                for row in rows:
+                    report.add(row)
     return report
 
 
@@ -177,17 +179,23 @@ def shown(parts: Sequence[str]) -> str:
     return ".".join(p if p.isidentifier() and p.isascii() else quoted([p]) for p in parts)
 
 
-def _branch_rows(spark: SparkSession, gate: Any, parts: list[str], name: str, report: AuditReport) -> None:
+def _branch_rows(spark: SparkSession, gate: Any, parts: list[str], name: str, main_row: AuditRow,
+                 noted: list[tuple[str, str]]) -> list[AuditRow]:
     """Each branch of an Iceberg table at another snapshot than main's, read as Spark reads it
     (``option("branch", b)``: never ``t.branch_b``, which a table of that name shadows) and checked: a row each, as
-    ``attest audit`` gives a branch its line (docs/audit.md "Iceberg branches")."""
+    ``attest audit`` gives a branch its line (docs/audit.md "Iceberg branches"). ``main_row``'s note naming the
+    branches ``noted`` unchecked then says they are audited, as ``attest audit``'s does."""
+    from attest.verify.report import audited_heads_note, other_heads_note
     from carriers.iceberg.carrier import branch_heads
 
     try:
         heads = branch_heads(gate._iceberg_catalog(parts[0]).load_table(tuple(parts[1:])))
     except Exception as exc:
-        report.add(AuditRow.of_exception(f"{name} (its branches)", _coded(exc)))
-        return
+        return [AuditRow.of_exception(f"{name} (its branches)", _coded(exc))]
+    if noted:
+        said = other_heads_note(noted)
+        main_row.notes = [audited_heads_note(noted) if note == said else note for note in main_row.notes]
+    out: list[AuditRow] = []
     main = dict(heads).get("main")
     for branch, head in heads:
         if branch == "main" or head == main:
@@ -198,10 +206,10 @@ def _branch_rows(spark: SparkSession, gate: Any, parts: list[str], name: str, re
             reads = gate.check_dataframe(spark.read.option("branch", branch).table(quoted(parts)),
                                          what=f"audit of {line}")
         except Exception as exc:
-            report.add(AuditRow.of_exception(line, _coded(exc), [note]))
+            out.append(AuditRow.of_exception(line, _coded(exc), [note]))
             continue
-        for read in reads:
-            report.add(AuditRow.of_report(line, read, notes=[note]))
+        out += [AuditRow.of_report(line, read, notes=[note]) for read in reads]
+    return out
 
 
 def _coded(exc: Exception) -> Exception:

@@ -62,6 +62,31 @@ def test_every_table_spark_names_is_a_row(spark: SparkSession, spark_warehouse: 
     assert report.exit_code == 1
 
 
+def test_a_write_audit_publish_into_a_new_table_has_its_branch_row(spark: SparkSession) -> None:
+    """``spark.wap.branch`` writes into a new Iceberg table go to the branch alone: main has no snapshot (measured,
+    Iceberg 1.12), and readers of the branch read its rows. Main's row is UNATTESTED, as any empty table's, and the
+    branch has its own."""
+    import attest.spark
+
+    ns = f"r30w_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE NAMESPACE iceberg.{ns}")
+    spark.sql(f"CREATE TABLE iceberg.{ns}.t (id BIGINT) USING iceberg TBLPROPERTIES ('write.wap.enabled'='true')")
+    spark.sql(f"ALTER TABLE iceberg.{ns}.t CREATE BRANCH audit")
+    spark.conf.set("spark.wap.branch", "audit")
+    try:
+        spark.sql(f"INSERT INTO iceberg.{ns}.t VALUES (666)")
+    finally:
+        spark.conf.unset("spark.wap.branch")
+    assert spark.sql(f"SELECT * FROM iceberg.{ns}.t").count() == 0
+    assert [r.id for r in spark.sql(f"SELECT * FROM iceberg.{ns}.t.branch_audit").collect()] == [666]
+    report = attest.spark.audit(spark, catalogs=[f"iceberg.{ns}"])
+    rows = {r.table: r.outcome for r in report.rows}
+    assert rows == {f"iceberg.{ns}.t": "UNATTESTED", f"iceberg.{ns}.t.branch_audit": "UNATTESTED"}, rows
+    [main_row] = [r for r in report.rows if r.table == f"iceberg.{ns}.t"]  # its note: the branch has its own row
+    assert any("are audited on lines of their own" in n for n in main_row.notes), main_row.notes
+    assert not any("not the 1 other branch" in n for n in main_row.notes), main_row.notes
+
+
 def test_names_reach_sql_quoted(spark: SparkSession) -> None:
     """A namespace and a table whose names hold a backtick and a dot are listed and read by their parts."""
     import attest.spark
