@@ -185,6 +185,16 @@ def spark_notebook() -> nbformat.NotebookNode:
             "from carriers.lineage import walk\n"
             "tree = walk('iceberg://iceberg/gold.revenue')\n"
             "tree"),
+        new_markdown_cell(
+            "## An audit of every table the session's catalogs name\n\n"
+            "`attest.spark.audit(spark)` lists every catalog, namespace, table and view this session can name "
+            "(an external table anywhere, an Iceberg catalog configured in Spark alone, each Iceberg branch) and "
+            "checks each as the read gate checks a read of it; a table of another format is listed as skipped. "
+            "In a notebook the report is a table shaded by outcome."),
+        new_code_cell(
+            "audit = attest.spark.audit(spark)\n"
+            "print(audit.counts)\n"
+            "audit"),
         new_code_cell(
             "print('every node verified:', not tree.failed(), '| gold read', len(tree.inputs), 'table(s), as',\n"
             "      [i.observed_as for i in tree.inputs], '| silver read bronze as', doc['inputs_proof_class'])\n"
