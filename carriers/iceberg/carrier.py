@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shlex
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -284,8 +285,8 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             base, at, ref = identifier.rpartition("@")
             # ``ns.t@audit``: "@" takes a snapshot id; a tag or branch is named by --snapshot-id (a name after "@"
             # could be a table's own, which ``ns.t@5`` is checked against too).
-            hint = (f" (for a tag or branch of {base}: iceberg://{catalog}/{base} --snapshot-id {ref})"
-                    if at and base and ref and not ref.isdigit() else "")
+            hint = (f" (for a tag or branch of {base}: {shlex.quote(f'iceberg://{catalog}/{base}')} --snapshot-id "
+                    f"{shlex.quote(ref)})" if at and base and ref and not ref.isdigit() and _exists(cat, base) else "")
             raise TableNotFoundError(f"no Iceberg table {identifier!r} in catalog {catalog!r}{hint}") from exc
         except (OSError, ValueError) as exc:  # the FileIO's store refused or cannot be used: coded, redacted
             raise coded(exc, where=f"Iceberg table {identifier} (catalog {catalog})", engine="pyiceberg") from None
@@ -1480,3 +1481,11 @@ def _metadata_refused(identifier: str, exc: BaseException) -> AttestError:
                            "this release does not read is not verified", code=Code.UNSUPPORTED_TABLE)
     return AttestError(f"Iceberg table {identifier}: pyiceberg cannot read its metadata ({text})",
                        code=Code.TABLE_UNREADABLE)
+
+
+def _exists(catalog: Any, identifier: str) -> bool:
+    """Whether ``catalog`` holds the table ``identifier`` (False when it cannot tell): a hint names only a table."""
+    try:
+        return bool(catalog.table_exists(identifier))
+    except Exception:
+        return False

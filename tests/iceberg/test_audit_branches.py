@@ -151,6 +151,8 @@ def test_a_branch_typed_after_an_at_sign_says_how_to_name_it(catalog: SqlCatalog
     code, _, err = cli_in_process("verify", f"iceberg://{CATALOG}/ns.t@audit", *_flags(tmp_path))
     assert code == 2 and "table_not_found" in err, err
     assert f"for a tag or branch of ns.t: iceberg://{CATALOG}/ns.t --snapshot-id audit" in err, err
+    code, _, err = cli_in_process("verify", f"iceberg://{CATALOG}/ns.nothing@audit", *_flags(tmp_path))
+    assert code == 2 and "table_not_found" in err and "tag or branch" not in err, err  # no table to name a ref of
 
 
 def test_a_table_printed_as_the_branch_is_named_so(catalog: SqlCatalog, table: Table, tmp_path: Path) -> None:
