@@ -188,6 +188,14 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
         for index, row in enumerate(rows, len(refs) + 1):
             add(row)
             progress(index, total, 0)
+        if getattr(args, "spark_catalog", None):
+            found_in_spark = spark_catalogs(args, policy)
+            for row in found_in_spark.rows:
+                add(row)
+            for problem in found_in_spark.skipped:
+                problem = audit.add_skipped(problem)
+                if stream is not None:
+                    progress.above(audit.skipped_line(problem), stream)
         progress.close()
         where = None if kept is None else kept.finish()
     except BaseException as exc:  # Ctrl-C, a batch that could not be written: what was kept is said
@@ -198,6 +206,31 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
         raise
     return AuditResult(audit, streamed=stream is not None, format=fmt, kept=where,
                        require_signed=None if policy is None else policy.require_signed)
+
+
+def spark_catalogs(args: argparse.Namespace, policy: Any) -> AuditReport:
+    """``--spark-catalog``: every table and view the catalogs of a Spark session name (its configuration Spark's own
+    files and ``--spark-conf``), each checked as the read gate checks a read of it (``attest.spark.audit``); '*' for
+    every catalog the session is configured with. The session is stopped after."""
+    import importlib.util
+
+    try:
+        if importlib.util.find_spec("pyspark") is None:  # the extra's presence (attest/ imports no engine)
+            raise ImportError("pyspark")
+        from carriers.spark.catalog_audit import audit
+        from carriers.spark.session import catalog_session
+    except ImportError as exc:
+        raise AttestError("--spark-catalog needs the `spark` extra: pip install 'recipe-attest[spark]'",
+                          code=Code.EXTRA_MISSING) from exc
+    from attest.cli.shared import spark_master, spark_settings
+
+    asked: list[str] = list(args.spark_catalog)
+    catalogs = None if "*" in asked else list(dict.fromkeys(asked))
+    spark = catalog_session(spark_settings(args), master=spark_master(args))
+    try:
+        return audit(spark, policy, level=args.level or "bytes", catalogs=catalogs)
+    finally:
+        spark.stop()
 
 
 @record

@@ -91,9 +91,11 @@ def audit_targets(args: argparse.Namespace) -> list[str]:
         return targets
     catalog = catalog_for(args, targets[0] if len(targets) == 1 else None)
     if catalog is None:
+        if not targets and getattr(args, "spark_catalog", None):
+            return []  # the Spark session's catalogs alone (attest/cli/audit.py)
         if not targets:
-            raise InvalidArgumentError("audit needs a TARGET (a folder, a table, iceberg://<catalog>), or --catalog "
-                                       "NAME for a whole catalog")
+            raise InvalidArgumentError("audit needs a TARGET (a folder, a table, iceberg://<catalog>), --catalog "
+                                       "NAME for a whole catalog, or --spark-catalog for a Spark session's")
         return targets
     out = []
     for target in targets or [""]:

@@ -289,6 +289,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _add_trust(p, " on every table")
         _add_table_options(p, version=False)
         _add_spark_options(p)
+        p.add_argument("--spark-catalog", action="append", metavar="CATALOG[.NAMESPACE]",
+                       help="also audit every table and view a Spark session's catalogs name, as a reader of each name "
+                       "reads it ('*': every catalog the session is configured with; repeatable); the session has "
+                       "Delta and Iceberg set up, the configuration of SPARK_CONF_DIR/spark-defaults.conf and "
+                       "--spark-conf (docs/spark.md, \"Auditing Spark's catalogs\")")
+        p.add_argument("--spark-conf", action="append", metavar="KEY=VALUE",
+                       help="with --spark-catalog: a Spark setting of its session (repeatable), e.g. "
+                       "spark.sql.catalog.prod=org.apache.iceberg.spark.SparkCatalog")
         _add_catalog(p)
 
     if want("record"):

@@ -115,16 +115,20 @@ def open_ref(args: argparse.Namespace, ref: TableRef, *, detached: bool = False,
 @contextlib.contextmanager
 def spark_for(args: argparse.Namespace) -> Iterator[SessionOnDemand | None]:
     """The command's Spark session when --spark was given (started only once bytes are to be hashed), else None."""
-    if getattr(args, "master", None) and not getattr(args, "spark", False):
-        raise InvalidArgumentError("--master applies only with --spark")
+    if getattr(args, "master", None) and not getattr(args, "spark", False) and not getattr(args, "spark_catalog", None):
+        raise InvalidArgumentError("--master applies only with --spark (or audit's --spark-catalog)")
+    if getattr(args, "spark", False) and getattr(args, "spark_catalog", None):
+        # One SparkContext a process, and the two want different ones (a plain one for executors' hashing, one with
+        # Delta, Iceberg and the user's catalogs): whichever started first would serve both.
+        raise InvalidArgumentError("--spark and --spark-catalog cannot be given together: audit the Spark catalogs "
+                                   "in a run of their own")
+    if getattr(args, "spark_conf", None) and not getattr(args, "spark_catalog", None):
+        raise InvalidArgumentError("--spark-conf applies only with --spark-catalog")
     if not getattr(args, "spark", False):
+        spark_master(args)  # --spark-catalog's, checked before any table is
         yield None
         return
-    master = getattr(args, "master", None)
-    if master is not None and not (master == "yarn" or master.startswith(("local", "spark", "k8s"))):
-        # Spark's own rule (SparkSubmit), checked before its JVM starts and exits with a Java stack trace.
-        raise InvalidArgumentError(f"--master {master!r} is not a Spark master: yarn, local[N], spark://HOST:PORT or "
-                                   "k8s://URL")
+    spark_master(args)
     try:
         import pyspark  # noqa: F401  (the extra's presence, checked before any table is read)
 
@@ -137,6 +141,26 @@ def spark_for(args: argparse.Namespace) -> Iterator[SessionOnDemand | None]:
         yield session
     finally:
         session.stop()
+
+
+def spark_master(args: argparse.Namespace) -> str | None:
+    """``--master``, held to Spark's own rule (SparkSubmit) before its JVM starts and exits with a Java stack trace."""
+    master: str | None = getattr(args, "master", None)
+    if master is not None and not (master == "yarn" or master.startswith(("local", "spark", "k8s"))):
+        raise InvalidArgumentError(f"--master {master!r} is not a Spark master: yarn, local[N], spark://HOST:PORT or "
+                                   "k8s://URL")
+    return master
+
+
+def spark_settings(args: argparse.Namespace) -> dict[str, str]:
+    """``--spark-conf KEY=VALUE`` pairs (the last of a key wins, as spark-submit's ``--conf``)."""
+    out: dict[str, str] = {}
+    for pair in getattr(args, "spark_conf", None) or []:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise InvalidArgumentError(f"--spark-conf {pair!r}: expected KEY=VALUE")
+        out[key.strip()] = value
+    return out
 
 
 def verify_with(carrier: AttestedTable, spark: SessionOnDemand | None, *, version: str | None, level: Any,

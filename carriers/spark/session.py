@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CATALOG_DB",
     "ICEBERG_DIR",
+    "catalog_session",
     "configure_s3",
     "iceberg_rest_catalog_conf",
     "iceberg_s3_catalog_conf",
@@ -140,6 +141,75 @@ def local_session(
             f"Spark's JVM ({runtime.describe()}) exited before the session started: its output above says why; {hint}"
         ) from None  # the Python frames say nothing the JVM's own output does not
     spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+_EXTENSIONS = ("io.delta.sql.DeltaSparkSessionExtension",
+               "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+
+
+def spark_defaults(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The settings of Spark's own configuration file, ``$SPARK_CONF_DIR/spark-defaults.conf`` (else
+    ``$SPARK_HOME/conf/``), as spark-submit reads it: a key and its value per line, split at the first white space,
+    ``#`` lines skipped. Empty when there is none."""
+    env = os.environ if environ is None else environ
+    folder = env.get("SPARK_CONF_DIR") or (f"{env['SPARK_HOME']}/conf" if env.get("SPARK_HOME") else None)
+    if not folder:
+        return {}
+    try:
+        text = (Path(folder) / "spark-defaults.conf").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, _, value = line.replace("\t", " ").partition(" ")
+        out[key] = value.strip()
+    return out
+
+
+def catalog_session(conf: Mapping[str, str] | None = None, *, master: str | None = None,
+                    app_name: str = "attest-audit") -> SparkSession:
+    """A session that reads a user's catalogs as their jobs do (``attest audit --spark-catalog``): Spark's own
+    configuration (``spark-defaults.conf``, which spark-submit reads, and a ``hive-site.xml`` beside it), then
+    ``conf``; added where neither sets them: the pinned Delta and Iceberg jars and SQL extensions (appended to the
+    user's), ``spark_catalog`` as Delta's, no UI, ``master`` (default ``local[*]``). Raises SparkStackError."""
+    from pyspark.errors import PySparkRuntimeError
+    from pyspark.sql import SparkSession
+
+    runtime = use_java()
+    given = {**spark_defaults(), **dict(conf or {})}
+    master = master or given.get("spark.master") or "local[*]"
+    if master.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    ours: dict[str, str] = {
+        "spark.master": master,
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={_LOG4J2.as_uri()}",
+    }
+    if master.startswith("local"):
+        ours.update({"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"})
+    settings = {**ours, **{k: v for k, v in given.items() if k != "spark.master"}}
+    jars = [str(j) for j in ensure_jars()]
+    settings["spark.jars"] = ",".join([*filter(None, given.get("spark.jars", "").split(",")), *jars])
+    extensions = [e.strip() for e in given.get("spark.sql.extensions", "").split(",") if e.strip()]
+    settings["spark.sql.extensions"] = ",".join([*extensions, *(e for e in _EXTENSIONS if e not in extensions)])
+    builder = SparkSession.builder.appName(app_name)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    try:
+        spark = builder.getOrCreate()
+    except PySparkRuntimeError as exc:
+        raise SparkStartError(f"Spark ({runtime.describe()}, master {master}) did not start: "
+                              f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    except Exception as exc:  # a bad setting surfaces as a Py4J / Java error
+        first = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+        raise SparkStartError(f"Spark (master {master}) did not start: {first}") from None
+    spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
