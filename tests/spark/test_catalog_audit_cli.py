@@ -21,6 +21,7 @@ from carriers.iceberg.carrier import attest_after_write
 from carriers.spark.session import spark_defaults
 
 PROGRAM = "2" * 64
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _rows(values: list[int]) -> pa.Table:
@@ -41,10 +42,10 @@ def _spark_conf(root: Path) -> dict[str, str]:
             f"{cat}.jdbc.schema-version": "V1"}
 
 
-def _cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, object], str]:
+def _cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[int, dict[str, object], str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("PYICEBERG_")}  # no pyiceberg config of prod
     done = subprocess.run([sys.executable, "-m", "attest.cli", "audit", *args, "--json"], capture_output=True,
-                          text=True, timeout=900, env={**clean, **(env or {})})
+                          text=True, timeout=900, env={**clean, **(env or {})}, cwd=cwd)
     return done.returncode, (json.loads(done.stdout) if done.stdout.strip() else {}), done.stderr
 
 
@@ -77,6 +78,27 @@ def test_a_catalog_configured_in_spark_alone_is_audited(tmp_path: Path) -> None:
     assert rows == {"prod.ns.good": ("VERIFIED", None), "prod.ns.bad": ("STALE", "stale")}, (rows, err[-2000:])
     assert code == 1
     assert all(r["level"] == "bytes" or r["outcome"] != "VERIFIED" for r in out["tables"])  # type: ignore[union-attr]
+
+
+@pytest.mark.spark
+def test_a_metastores_external_tables_are_audited(tmp_path: Path) -> None:
+    """Round 29's finding, from the command line: external Delta tables a Hive metastore registers outside any
+    audited folder. The metastore is named in Spark's own configuration file, as a lakehouse's jobs name it."""
+    metastore = f"jdbc:derby:;databaseName={tmp_path / 'metastore_db'};create=true"
+    done = subprocess.run([sys.executable, "-m", "tests.spark.metastore_job", str(tmp_path / "w"), metastore],
+                          capture_output=True, text=True, timeout=900, cwd=tmp_path,  # Derby's log goes there
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = tmp_path / "spark-conf"
+    folder.mkdir()
+    (folder / "spark-defaults.conf").write_text(
+        f"spark.sql.catalogImplementation hive\nspark.hadoop.javax.jdo.option.ConnectionURL {metastore}\n")
+    code, out, err = _cli("--spark-catalog", "spark_catalog.sales", "--master", "local[1]",
+                          env={"SPARK_CONF_DIR": str(folder)}, cwd=tmp_path)
+    rows = {r["table"]: (r["outcome"], r["code"]) for r in out.get("tables", [])}  # type: ignore[union-attr]
+    assert rows == {"spark_catalog.sales.ok": ("VERIFIED", None),
+                    "spark_catalog.sales.ext": ("STALE", "stale")}, (rows, err[-2000:])
+    assert code == 1
 
 
 def test_the_spark_options_are_checked_before_any_table(tmp_path: Path) -> None:
