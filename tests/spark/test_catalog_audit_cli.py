@@ -118,3 +118,14 @@ def test_spark_defaults_are_read_as_spark_submit_reads_them(tmp_path: Path) -> N
     assert spark_defaults({"SPARK_CONF_DIR": str(tmp_path)}) == {"spark.a": "again", "spark.b": "x=y", "spark.c": "z"}
     assert spark_defaults({"SPARK_HOME": str(tmp_path.parent / "nowhere")}) == {}
     assert spark_defaults({}) == {}
+
+
+def test_without_the_spark_extra_is_one_coded_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from tests.conftest import cli_in_process
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyspark" else real(name, *a))
+    code, out, err = cli_in_process("audit", "--spark-catalog", "prod", "--json")
+    assert code == 2 and json.loads(out)["errors"][0]["code"] == "extra_missing", (out, err)
