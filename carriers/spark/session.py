@@ -115,7 +115,6 @@ def local_session(
     Raises JavaNotFoundError, JarFetchError or SparkStartError (all SparkStackError).
     """
     from pyspark.errors import PySparkRuntimeError
-    from pyspark.sql import SparkSession
 
     runtime = use_java()
     # Local executors run this interpreter (it has recipe-attest; "python3" on PATH may not): PySpark's default.
@@ -124,11 +123,8 @@ def local_session(
     (root / ICEBERG_DIR).mkdir(parents=True, exist_ok=True)
     conf = spark_conf(root, iceberg_catalog=iceberg_catalog)
     conf.update(extra_conf or {})
-    builder = SparkSession.builder.appName(app_name)
-    for key, value in conf.items():
-        builder = builder.config(key, value)
     try:
-        spark = builder.getOrCreate()
+        spark = _get_or_create(app_name, conf)
     except PySparkRuntimeError as exc:
         if exc.getCondition() != "JAVA_GATEWAY_EXITED":
             raise
@@ -142,6 +138,16 @@ def local_session(
         ) from None  # the Python frames say nothing the JVM's own output does not
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+def _get_or_create(app_name: str, settings: Mapping[str, str]) -> SparkSession:
+    """The process's session (Spark holds one context a process: an existing one is returned as it is)."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
 
 
 _EXTENSIONS = ("io.delta.sql.DeltaSparkSessionExtension",
@@ -177,7 +183,6 @@ def catalog_session(conf: Mapping[str, str] | None = None, *, master: str | None
     ``conf``; added where neither sets them: the pinned Delta and Iceberg jars and SQL extensions (appended to the
     user's), ``spark_catalog`` as Delta's, no UI, ``master`` (default ``local[*]``). Raises SparkStackError."""
     from pyspark.errors import PySparkRuntimeError
-    from pyspark.sql import SparkSession
 
     runtime = use_java()
     given = {**spark_defaults(), **dict(conf or {})}
@@ -198,11 +203,8 @@ def catalog_session(conf: Mapping[str, str] | None = None, *, master: str | None
     settings["spark.jars"] = ",".join([*filter(None, given.get("spark.jars", "").split(",")), *jars])
     extensions = [e.strip() for e in given.get("spark.sql.extensions", "").split(",") if e.strip()]
     settings["spark.sql.extensions"] = ",".join([*extensions, *(e for e in _EXTENSIONS if e not in extensions)])
-    builder = SparkSession.builder.appName(app_name)
-    for key, value in settings.items():
-        builder = builder.config(key, value)
     try:
-        spark = builder.getOrCreate()
+        spark = _get_or_create(app_name, settings)
     except PySparkRuntimeError as exc:
         raise SparkStartError(f"Spark ({runtime.describe()}, master {master}) did not start: "
                               f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
