@@ -11,6 +11,7 @@ records for a job reading a Hive table and the Delta table."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ def main(root: Path, result: Path) -> None:
     from carriers.spark.session import local_session
     from carriers.storage.base import local_path_of
 
+    root.mkdir(parents=True, exist_ok=True)
+    os.chdir(root)  # Derby writes derby.log into the JVM's working folder: the test's, not the repository
     spark = local_session(root, app_name="hive-job", extra_conf={
         "spark.sql.catalogImplementation": "hive",
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={root}/metastore_db;create=true",
