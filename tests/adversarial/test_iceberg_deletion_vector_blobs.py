@@ -34,6 +34,7 @@ from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
 from tests.adversarial.spark_iceberg import pyiceberg_ids, spark_ids
 from tests.iceberg.conftest import local
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -132,15 +133,12 @@ def test_a_vector_whose_footer_points_elsewhere_is_table_inconsistent(restored: 
     for crc in restored.puffin.parent.glob(f".{restored.puffin.name}.crc"):
         crc.unlink()
     assert pyiceberg_ids(spark_warehouse, restored.ident) == restored.rows  # pyiceberg: the footer's blob
-    spark.conf.set("spark.sql.iceberg.executor-cache.enabled", "false")
-    try:
+    with session_conf(spark, "spark.sql.iceberg.executor-cache.enabled", "false"):
         # Spark reads the manifest's offset: the first blob's data file gets its position 2 back, loses position 3
         first = _footer(restored.honest)[1]["blobs"][0]["properties"]["referenced-data-file"]
         base = int(pq.read_table(local(first)).column("id")[0].as_py())
         expected = sorted((set(restored.rows) | {base + 2}) - {base + 3})
         assert spark_ids(spark, restored.name) == expected != restored.rows
-    finally:
-        spark.conf.unset("spark.sql.iceberg.executor-cache.enabled")
     rc, doc = _cli(spark_warehouse, "verify", restored.ref, "--level", "bytes")
     assert rc == 1 and codes(doc) == ["table_inconsistent"], doc
     assert "Iceberg Java reads the blob at each manifest entry's offset" in json.dumps(doc), doc
@@ -190,13 +188,10 @@ def test_a_restated_blob_cardinality_is_read_by_no_one(restored: Converted, spar
     for crc in restored.puffin.parent.glob(f".{restored.puffin.name}.crc"):
         crc.unlink()
     assert pyiceberg_ids(spark_warehouse, restored.ident) == restored.rows
-    spark.conf.set("spark.sql.iceberg.executor-cache.enabled", "false")
-    try:
+    with session_conf(spark, "spark.sql.iceberg.executor-cache.enabled", "false"):
         spark.sql(f"REFRESH TABLE {restored.name}")
         assert spark_ids(spark, restored.name) == restored.rows
         assert spark.sql(f"SELECT COUNT(*) FROM {restored.name}").collect()[0][0] == len(restored.rows)
-    finally:
-        spark.conf.unset("spark.sql.iceberg.executor-cache.enabled")
     rc, doc = _cli(spark_warehouse, "verify", restored.ref, "--level", "bytes")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content;"), doc
 
@@ -295,15 +290,12 @@ def test_a_restated_record_count_is_table_inconsistent(restored: Converted, spar
     honest = _restate_record_count(spark, restored, count)
     try:
         assert pyiceberg_ids(spark_warehouse, restored.ident) == restored.rows
-        spark.conf.set("spark.sql.iceberg.executor-cache.enabled", "false")
-        try:
+        with session_conf(spark, "spark.sql.iceberg.executor-cache.enabled", "false"):
             spark.sql(f"REFRESH TABLE {restored.name}")
             with pytest.raises(Exception, match=f"Invalid cardinality: 1, expected {count}"):
                 spark_ids(spark, restored.name)
             with pytest.raises(Exception, match=f"Invalid cardinality: 1, expected {count}"):
                 spark.sql(f"SELECT COUNT(*) FROM {restored.name}").collect()
-        finally:
-            spark.conf.unset("spark.sql.iceberg.executor-cache.enabled")
         rc, doc = _cli(spark_warehouse, "verify", restored.ref, "--level", "bytes")
         assert rc == 1 and codes(doc) == ["table_inconsistent"], doc
         assert f"deletes 1 rows, its manifest entry says {count}" in json.dumps(doc), doc

@@ -39,6 +39,7 @@ from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
 from tests.adversarial.spark_iceberg import merge_on_read_table, pyiceberg_ids, spark_ids
 from tests.iceberg.conftest import local
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -173,10 +174,7 @@ def test_a_delete_file_whose_footer_statistics_rule_out_its_rows(spark: SparkSes
     # Held in round 13 (both readers above apply it); round 18 measured Java's other path: without the executor
     # cache it reads the delete file through a file_path filter and skips the row group by this footer, so the
     # deleted row comes back (test_spark_iceberg_round18.py). Such a footer is now refused.
-    spark.conf.set("spark.sql.iceberg.executor-cache.enabled", "false")
-    try:
+    with session_conf(spark, "spark.sql.iceberg.executor-cache.enabled", "false"):
         assert spark_ids(spark, name) == list(range(10))
-    finally:
-        spark.conf.unset("spark.sql.iceberg.executor-cache.enabled")
     rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
     assert rc != 0 and "table_inconsistent" in codes(doc), doc

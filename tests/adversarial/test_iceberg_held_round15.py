@@ -19,6 +19,7 @@ import pytest
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
 from tests.adversarial.spark_iceberg import pyiceberg_ids, spark_ids
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -34,11 +35,8 @@ def test_a_staged_write_audit_publish_snapshot(spark: SparkSession, spark_wareho
     spark.sql(f"INSERT INTO {name} SELECT id FROM range(0, 3)")
     rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
     assert rc == 0, doc
-    spark.conf.set("spark.wap.id", "audit-1")
-    try:
+    with session_conf(spark, "spark.wap.id", "audit-1"):
         spark.sql(f"INSERT INTO {name} SELECT id FROM range(10, 13)")
-    finally:
-        spark.conf.unset("spark.wap.id")
     staged = spark.sql(f"SELECT snapshot_id FROM {name}.snapshots WHERE summary['wap.id'] = 'audit-1'").collect()
     assert len(staged) == 1
     sid = int(staged[0][0])

@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.adversarial.test_spark_gate_round23 import _forge, _refused
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -92,11 +93,8 @@ def test_a_restarted_stream_of_an_unattested_deleted_append_is_refused(spark: Sp
         _refused(lambda: _stream(spark, src, str(tmp_path / "dst"), ck, skip_changes=True, keyword=True), "stale")
         name = f"r24_{uuid.uuid4().hex[:8]}"
         shutil.copytree(ck, tmp_path / "root" / name)
-        spark.conf.set("spark.sql.streaming.checkpointLocation", str(tmp_path / "root"))
-        try:
+        with session_conf(spark, "spark.sql.streaming.checkpointLocation", str(tmp_path / "root")):
             _refused(lambda: _stream(spark, src, str(tmp_path / "dst"), name=name, skip_changes=True), "stale")
-        finally:
-            spark.conf.unset("spark.sql.streaming.checkpointLocation")
         # The control: a fresh query (a new checkpoint) reads the latest version only, which verifies.
         assert _stream(spark, src, str(tmp_path / "fresh"), str(tmp_path / "fresh_ck")) == [0, 1, 2, 10]
 
@@ -182,8 +180,7 @@ def test_a_stale_cached_delta_snapshot_is_not_what_the_gate_checks(spark: SparkS
     src = str(tmp_path / "t")
     write_deltalake(src, pa.table({"id": pa.array([1, 2], pa.int64())}))
     attest_after_write(src, model="m", program_hash="a" * 64)
-    spark.conf.set("spark.databricks.delta.stalenessLimit", "1h")
-    try:
+    with session_conf(spark, "spark.databricks.delta.stalenessLimit", "1h"):
         write_deltalake(src, pa.table({"id": pa.array([666], pa.int64())}), mode="append")  # no attestation
         assert 666 in [r[0] for r in spark.read.format("delta").load(src).collect()]  # a reader caches it, ungated
         deltalake.DeltaTable(src).delete("id = 666")
@@ -194,8 +191,6 @@ def test_a_stale_cached_delta_snapshot_is_not_what_the_gate_checks(spark: SparkS
             rows = sorted(r[0] for r in spark.read.format("delta").load(src).collect())  # was: [1, 2, 666]
             assert rows == [1, 2, 3], rows
             assert [k[2] for k in gate._verified] == [str(latest)], gate._verified
-    finally:
-        spark.conf.unset("spark.databricks.delta.stalenessLimit")
 
 
 def test_which_sessions_may_read_a_stale_delta_snapshot() -> None:
@@ -441,9 +436,6 @@ def test_statistics_and_eager_evaluation_read_rows_through_the_gate(spark: Spark
             _refused(read)  # was: 666.0, a correlation, a covariance over it
         assert repr(df) == "DataFrame[a: double, b: double]" and df._repr_html_() is None
         assert len(gate.refused) == 4, gate.refused
-        spark.conf.set("spark.sql.repl.eagerEval.enabled", "true")
-        try:
+        with session_conf(spark, "spark.sql.repl.eagerEval.enabled", "true"):
             _refused(lambda: repr(df))
             _refused(df._repr_html_)
-        finally:
-            spark.conf.unset("spark.sql.repl.eagerEval.enabled")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.adversarial.test_spark_hook_round14 import _inputs
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -60,11 +61,8 @@ def test_a_read_that_skipped_files_is_not_read_strongly(spark: SparkSession, hoo
     else:
         victim.write_bytes(b"not parquet" * 8)
     key = "ignoreMissingFiles" if how == "missing" else "ignoreCorruptFiles"
-    spark.conf.set(f"spark.sql.files.{key}", "true")
-    try:
+    with session_conf(spark, f"spark.sql.files.{key}", "true"):
         dst = _write(spark, hook, spark.read.format("delta").load(src), spark_warehouse, "r15_skip_dst")
-    finally:
-        spark.conf.unset(f"spark.sql.files.{key}")
     written = _rows(spark, dst)
     assert 0 < len(written) < 6, written  # measured: the scan skipped the file, the write had a subset
     doc, inputs = _inputs(hook, dst)
@@ -128,15 +126,12 @@ def test_a_streaming_querys_program_has_its_result_changing_confs(spark: SparkSe
     hashes: dict[str, set[str]] = {}
     for value in ("CORRECTED", "LEGACY"):
         table = spark_warehouse / f"r15_stream_{value}_{u}"
-        spark.conf.set(policy, value)
-        try:
+        with session_conf(spark, policy, value):
             query = (spark.readStream.format("json").schema("id long, s string").load(str(src))
                      .selectExpr("try_to_date(s, 'yyyy-MM-dd') AS d")
                      .writeStream.format("delta").option("checkpointLocation", str(table) + "_ck")
                      .trigger(availableNow=True).start(str(table)))
             query.awaitTermination()
-        finally:
-            spark.conf.unset(policy)
         hook.flush()
         assert hook.failed == 0, hook.errors
         hashes[value] = {r.manifest.to_dict()["program_hash"] for r in hook.results
@@ -154,13 +149,10 @@ def test_a_streaming_batch_that_skipped_files_is_not_read_strongly(spark: SparkS
     src = _partitioned(spark, hook, spark_warehouse, "r15_stream_skip")
     sorted((Path(src) / "p=1").glob("*.parquet"))[0].unlink()  # our own scratch table: the attack's damage
     table = spark_warehouse / f"r15_stream_skip_dst_{uuid.uuid4().hex[:6]}"
-    spark.conf.set("spark.sql.files.ignoreMissingFiles", "true")
-    try:
+    with session_conf(spark, "spark.sql.files.ignoreMissingFiles", "true"):
         query = (spark.readStream.format("delta").load(src).writeStream.format("delta")
                  .option("checkpointLocation", str(table) + "_ck").trigger(availableNow=True).start(str(table)))
         query.awaitTermination()
-    finally:
-        spark.conf.unset("spark.sql.files.ignoreMissingFiles")
     hook.flush()
     assert hook.failed == 0, hook.errors
     assert 0 < len(_rows(spark, str(table))) < 6  # measured: the batch skipped the file

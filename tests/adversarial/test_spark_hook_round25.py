@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.adversarial.spark_iceberg import verify_iceberg
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -264,11 +265,8 @@ def test_a_write_staged_for_write_audit_publish_is_named_so_and_refused(spark: S
     spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg TBLPROPERTIES ('write.wap.enabled' = 'true')")
     spark.sql(f"INSERT INTO {name} VALUES (1)")
     hook.flush()
-    spark.conf.set("spark.wap.id", "job42")
-    try:
+    with session_conf(spark, "spark.wap.id", "job42"):
         spark.sql(f"INSERT INTO {name} VALUES (666)")
-    finally:
-        spark.conf.unset("spark.wap.id")
     with pytest.raises(PolicyError, match="staged for write-audit-publish"):
         hook.flush()
     assert [r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()] == [1]  # main did not move

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pytest
 
 from tests.adversarial.spark_iceberg import java_table, unattested_iceberg_table, verify_iceberg
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -111,11 +112,8 @@ def test_a_write_of_a_branch_does_not_make_good_a_skipped_write_of_main(spark: S
         hook.flush()
         spark.sql(f"CALL iceberg.system.rollback_to_snapshot(table => '{name.split('.', 1)[1]}', "
                   f"snapshot_id => {old})")
-        spark.conf.set("spark.wap.branch", "audit")
-        try:
+        with session_conf(spark, "spark.wap.branch", "audit"):
             spark.sql(f"INSERT INTO {name} VALUES (7)")
-        finally:
-            spark.conf.unset("spark.wap.branch")
         with pytest.raises(PolicyError, match="CALL rollback_to_snapshot"):
             hook.flush()  # was: passed
         assert _ids(spark, name) == [666] and _ids(spark, f"{name}.branch_audit") == [7, 666]
@@ -149,11 +147,8 @@ def test_a_write_of_main_does_not_make_good_a_skipped_write_of_a_branch(spark: S
 
     name, ident = _main_and_audit(spark, hook, "TBLPROPERTIES ('write.wap.enabled' = 'true')")
     go.clear()  # the hook attests the next write only once the other writer has committed
-    spark.conf.set("spark.wap.branch", "audit")
-    try:
+    with session_conf(spark, "spark.wap.branch", "audit"):
         spark.sql(f"INSERT INTO {name} VALUES (7)")
-    finally:
-        spark.conf.unset("spark.wap.branch")
     spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()  # type: ignore[union-attr]  # the write is queued
     _other_writer(spark, name, "audit", 999, spark_warehouse)
     go.set()

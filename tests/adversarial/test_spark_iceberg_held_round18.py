@@ -22,6 +22,7 @@ from tests.adversarial.conftest import PROGRAM
 from tests.adversarial.conftest import warehouse_cli as _cli
 from tests.adversarial.spark_iceberg import equality_delete, merge_on_read_table, pyiceberg_ids, spark_ids
 from tests.iceberg.conftest import local
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -39,11 +40,8 @@ def test_spark_position_deletes_read_alike_without_the_executor_cache(
     spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('write.delete.granularity'='{granularity}')")
     spark.sql(f"DELETE FROM {name} WHERE id IN (2, 7)")
     honest = [0, 1, 3, 4, 5, 6, 8, 9]
-    spark.conf.set(CACHE, "false")
-    try:
+    with session_conf(spark, CACHE, "false"):
         assert spark_ids(spark, name) == honest
-    finally:
-        spark.conf.unset(CACHE)
     assert spark_ids(spark, name) == honest
     assert pyiceberg_ids(spark_warehouse, ident) == honest
     rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)

@@ -31,6 +31,7 @@ from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
 from tests.adversarial.spark_iceberg import java_table, merge_on_read_table
 from tests.iceberg.conftest import local
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -195,11 +196,8 @@ def test_an_appended_file_whose_parquet_footer_misstates_its_rows(spark: SparkSe
     for query in ("id = 1000007", "id > 1000005"):
         assert spark.sql(f"SELECT id FROM {name} WHERE {query}").collect() == [], query
         assert _pyiceberg_ids(spark_warehouse, ident, query) == [], query
-    spark.conf.set("spark.sql.iceberg.vectorization.enabled", "false")
-    try:
+    with session_conf(spark, "spark.sql.iceberg.vectorization.enabled", "false"):
         assert spark.sql(f"SELECT id FROM {name} WHERE id = 1000007").collect() == []  # the row reader too
-    finally:
-        spark.conf.unset("spark.sql.iceberg.vectorization.enabled")
     rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
     assert rc != 0 and "table_inconsistent" in codes(doc), doc
     rc, doc = _cli(spark_warehouse, "verify", ref)

@@ -17,6 +17,7 @@ from tests.adversarial.conftest import warehouse_cli as _cli
 from tests.adversarial.spark_iceberg import append_data_file, java_table
 from tests.adversarial.test_iceberg_round17b import narrow_file
 from tests.iceberg.conftest import local
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -44,11 +45,8 @@ def test_java_reads_integers_past_their_annotation_as_stored(
     spark.sql(f"REFRESH TABLE {name}")
     got = {}
     for vectorized in ("true", "false"):
-        spark.conf.set("spark.sql.iceberg.vectorization.enabled", vectorized)
-        try:
+        with session_conf(spark, "spark.sql.iceberg.vectorization.enabled", vectorized):
             got[vectorized] = sorted(r[0] for r in spark.sql(f"SELECT v FROM {name}").collect())
-        finally:
-            spark.conf.unset("spark.sql.iceberg.vectorization.enabled")
     catalog = SqlCatalog(
         "iceberg",
         uri=f"sqlite:///{spark_warehouse / 'iceberg_catalog.db'}",

@@ -36,6 +36,7 @@ from tests.adversarial.spark_iceberg import (
     spark_ids,
 )
 from tests.iceberg.conftest import local
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -105,11 +106,8 @@ def test_a_position_delete_whose_footer_statistics_exclude_its_rows_is_not_attes
     name, ident, ref = merge_on_read_table(spark, "pft")
     position_delete(spark, name, 5, forged=forge, referenced=referenced)
     assert pyiceberg_ids(spark_warehouse, ident) == [0, 1, 2, 3, 4, 6, 7, 8, 9]  # pyiceberg reads every row
-    spark.conf.set("spark.sql.iceberg.executor-cache.enabled", "false")
-    try:
+    with session_conf(spark, "spark.sql.iceberg.executor-cache.enabled", "false"):
         assert spark_ids(spark, name) == list(range(10))  # Java's row-group filter skips the rows: id 5 read
-    finally:
-        spark.conf.unset("spark.sql.iceberg.executor-cache.enabled")
     assert spark_ids(spark, name) == [0, 1, 2, 3, 4, 6, 7, 8, 9]
     rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
     assert rc != 0 and "table_inconsistent" in codes(doc), doc

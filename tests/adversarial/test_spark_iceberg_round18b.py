@@ -25,6 +25,7 @@ import pytest
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.conftest import warehouse_cli as _cli
 from tests.adversarial.spark_iceberg import commit_java_deletes, java_table, spark_ids
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -89,11 +90,8 @@ def test_an_orc_delete_file_whose_statistics_java_skips_is_not_attested(
     _forged_orc(path, data)
     _commit_orc_delete(spark, name, path)
     assert spark_ids(spark, name) == [1, 2, 3, 4, 5, 6, 8, 9]  # cache on: the file read whole, position 6 deleted
-    spark.conf.set(CACHE, "false")
-    try:
+    with session_conf(spark, CACHE, "false"):
         assert spark_ids(spark, name) == [1, 2, 3, 4, 5, 6, 7, 8, 9]  # measured: the delete skipped by statistics
-    finally:
-        spark.conf.unset(CACHE)
     _record_refused(spark_warehouse, ref)
 
 

@@ -31,6 +31,7 @@ from tests.adversarial.spark_iceberg import (
     spark_ids,
 )
 from tests.iceberg.conftest import local
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -86,11 +87,8 @@ def test_spark_numbers_both_copies_of_a_row_group_from_its_last_start(
     assert _positions(spark, name) == sorted([5, 6, 7, 8, 9] * 2)  # pyiceberg's positions are 0-9
     _position_delete(spark, name, data, 0)
     assert spark_ids(spark, name) == sorted([0, 1, 2, 3, 4] * 2)  # Java: no row at position 0
-    spark.conf.set("spark.sql.iceberg.vectorization.enabled", "false")
-    try:
+    with session_conf(spark, "spark.sql.iceberg.vectorization.enabled", "false"):
         assert spark_ids(spark, name) == sorted([0, 1, 2, 3, 4] * 2)  # the row reader alike
-    finally:
-        spark.conf.unset("spark.sql.iceberg.vectorization.enabled")
     assert pyiceberg_ids(spark_warehouse, ident) == [0, 1, 1, 2, 2, 3, 3, 4, 4]
     rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
     assert rc != 0 and "table_inconsistent" in codes(doc), doc

@@ -30,6 +30,7 @@ from tests.adversarial.conftest import warehouse_cli as _cli
 from tests.adversarial.spark_iceberg import java_table, merge_on_read_table
 from tests.adversarial.test_rewrite_parquet_indexes import _forge_page_index, _zero_bloom
 from tests.iceberg.conftest import local
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -111,11 +112,8 @@ def test_spark_filtered_reads_of_appended_files_with_forged_page_indexes_and_blo
         name, ref = _iceberg_forged(spark, forge)
         query = f"SELECT id FROM {name} WHERE id = {1000000 + N - 1}"
         full, filtered = spark.sql(f"SELECT COUNT(*) FROM {name}").collect()[0][0], len(spark.sql(query).collect())
-        spark.conf.set("spark.sql.iceberg.vectorization.enabled", "false")
-        try:
+        with session_conf(spark, "spark.sql.iceberg.vectorization.enabled", "false"):
             seen[f"iceberg {forge}"] = (full, filtered, len(spark.sql(query).collect()))
-        finally:
-            spark.conf.unset("spark.sql.iceberg.vectorization.enabled")
         rc, doc = _cli(spark_warehouse, "record", ref, "--model", "orders", "--program-hash", PROGRAM)
         assert rc != 0 and codes(doc) == ["table_inconsistent"], doc
         assert "page index or bloom filters" in doc["errors"][0]["message"], doc

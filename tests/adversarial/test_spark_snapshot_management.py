@@ -20,6 +20,7 @@ import pytest
 from carriers.iceberg.carrier import attest_after_write
 from tests.adversarial.conftest import PROGRAM, codes
 from tests.adversarial.test_spark_attacks import _verify
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -92,11 +93,8 @@ def test_rollback_cherrypick_and_set_current(spark: SparkSession, spark_warehous
     rc, doc = verdict()
     assert rc == 0 and doc["verdict"].startswith("VERIFIED"), doc
     spark.sql(f"ALTER TABLE iceberg.{name} SET TBLPROPERTIES ('write.wap.enabled'='true')")
-    spark.conf.set("spark.wap.id", "audit-1")
-    try:
+    with session_conf(spark, "spark.wap.id", "audit-1"):
         spark.sql(f"INSERT INTO iceberg.{name} VALUES (7)")
-    finally:
-        spark.conf.unset("spark.wap.id")
     staged = [s for s in catalog.load_table(name).snapshots()
               if s.summary.additional_properties.get("wap.id") == "audit-1"]
     assert len(staged) == 1 and _rows(spark, name) == [1, 2]

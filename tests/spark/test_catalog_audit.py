@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.spark.session_conf import session_conf
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -72,11 +74,8 @@ def test_a_write_audit_publish_into_a_new_table_has_its_branch_row(spark: SparkS
     spark.sql(f"CREATE NAMESPACE iceberg.{ns}")
     spark.sql(f"CREATE TABLE iceberg.{ns}.t (id BIGINT) USING iceberg TBLPROPERTIES ('write.wap.enabled'='true')")
     spark.sql(f"ALTER TABLE iceberg.{ns}.t CREATE BRANCH audit")
-    spark.conf.set("spark.wap.branch", "audit")
-    try:
+    with session_conf(spark, "spark.wap.branch", "audit"):
         spark.sql(f"INSERT INTO iceberg.{ns}.t VALUES (666)")
-    finally:
-        spark.conf.unset("spark.wap.branch")
     assert spark.sql(f"SELECT * FROM iceberg.{ns}.t").count() == 0
     assert [r.id for r in spark.sql(f"SELECT * FROM iceberg.{ns}.t.branch_audit").collect()] == [666]
     report = attest.spark.audit(spark, catalogs=[f"iceberg.{ns}"])

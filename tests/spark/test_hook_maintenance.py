@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.conftest import required_hook
+from tests.spark.session_conf import session_conf
 from tests.spark.test_hook import _attest, _delta_path, _show
 from tests.spark.test_maintenance_iceberg import _age, _pyiceberg, _remove_orphans_now
 
@@ -107,11 +108,8 @@ def test_delta_vacuum_after_optimize(spark: SparkSession, spark_warehouse: Path,
     name, path, program = _delta(spark, hook)
     spark.sql(f"OPTIMIZE {name}").collect()
     before = _counts(hook)
-    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-    try:
+    with session_conf(spark, "spark.databricks.delta.retentionDurationCheck.enabled", "false"):
         spark.sql(f"VACUUM {name} RETAIN 0 HOURS").collect()
-    finally:
-        spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
     after = _counts(hook)
     assert after == (before[0], before[1], before[2] + 1, before[3], before[4]), hook.errors  # cleanup: nothing written
     shown = _verified_shown(path, spark_warehouse)[1]
@@ -236,11 +234,8 @@ def test_delta_optimize_and_vacuum_whose_result_is_never_read(spark: SparkSessio
     spark.sql(f"OPTIMIZE {name}")
     _carried_once(hook, before, program)
     before = _counts(hook)
-    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-    try:
+    with session_conf(spark, "spark.databricks.delta.retentionDurationCheck.enabled", "false"):
         spark.sql(f"VACUUM {name} RETAIN 0 HOURS")
-    finally:
-        spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
     assert _counts(hook) == (before[0], before[1], before[2] + 1, before[3], before[4]), hook.errors
     doc, shown = _verified_shown(path, spark_warehouse)
     assert "content" not in doc["verdict"], doc
@@ -329,11 +324,8 @@ def test_maintenance_chains_then_expiry_keep_the_attestation(spark: SparkSession
     carried = hook.carried
     spark.sql(f"REORG TABLE {name} APPLY (PURGE)")
     spark.sql(f"OPTIMIZE {name}")
-    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-    try:
+    with session_conf(spark, "spark.databricks.delta.retentionDurationCheck.enabled", "false"):
         spark.sql(f"VACUUM {name} RETAIN 0 HOURS")
-    finally:
-        spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
     _delta_log_cleanup(spark, name, path)
     hook.flush()
     assert (hook.carried, hook.failed, hook.skipped) == (carried + 2, 0, 0), hook.errors

@@ -13,6 +13,7 @@ import pytest
 
 from carriers.delta.carrier import attest_after_write
 from tests.adversarial.conftest import codes, verify
+from tests.spark.session_conf import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -40,11 +41,8 @@ def test_spark_vacuum_retain_0_hours_keeps_the_attestation(spark: SparkSession, 
     spark.sql(f"INSERT OVERWRITE {name} SELECT id, 'new' FROM range(5)")
     attest_after_write(str(path), model="m", program_hash=PROGRAM)
     sidecars = sorted((path / "_recipe_attest").iterdir())  # sidecars and content-digest companion files
-    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-    try:
+    with session_conf(spark, "spark.databricks.delta.retentionDurationCheck.enabled", "false"):
         spark.sql(f"VACUUM {name} RETAIN 0 HOURS").collect()
-    finally:
-        spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
     assert sorted((path / "_recipe_attest").iterdir()) == sidecars
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0 and doc["level"] == "bytes", doc

@@ -19,6 +19,7 @@ import pytest
 
 from carriers.spark.stamp import DELTA_STAMP_CONF, ICEBERG_STAMP_KEY, STAMP_PREFIX
 from tests.spark.concurrent_writer_job import append
+from tests.spark.session_conf import session_conf
 from tests.spark.side_by_side import run_side_by_side
 
 if TYPE_CHECKING:
@@ -141,11 +142,8 @@ def test_the_users_own_user_metadata_is_kept(spark: SparkSession, spark_warehous
     h = hook(policy="required", delta_mode="detached")
     spark.createDataFrame([(1, "x")], "id int, s string").write.format("delta").mode("append") \
         .option("userMetadata", "mine").save(path.as_posix())
-    spark.conf.set(DELTA_STAMP_CONF, "theirs")
-    try:
+    with session_conf(spark, DELTA_STAMP_CONF, "theirs"):
         spark.sql(f"INSERT INTO delta.`{path.as_posix()}` VALUES (2, 'y')")
-    finally:
-        spark.conf.unset(DELTA_STAMP_CONF)
     h.flush()
     commits = _commits(path)
     assert [commits[v]["info"].get("userMetadata") for v in (1, 2)] == ["mine", "theirs"]
