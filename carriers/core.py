@@ -839,9 +839,11 @@ class AttestedTable(ABC):
         v = self._version(version)
         if v is None:
             # Another branch may have rows (a write-audit-publish into a new table writes its branch alone).
+            heads = tuple(self._other_heads(None)) if version is None else ()
             return TableState(table=self.reference, table_format=self.kind, version=f"(no {self.noun})",
-                              attestation=None, live_files=(), notes=(f"the table has no {self.noun} yet",),
-                              other_heads=tuple(self._other_heads(None)) if version is None else ())
+                              attestation=None, live_files=(),
+                              notes=(f"main has no {self.noun}: the table's {self.noun}s are on other branches"
+                                     if heads else f"the table has no {self.noun} yet",), other_heads=heads)
         live = self._live(v)
         carried = self._carried(v)
         att = None if carried is None else self._decode(carried, live.identity)

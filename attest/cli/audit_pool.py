@@ -85,12 +85,12 @@ def check(item: Item, ctx: Context) -> AuditRow:
 def branch_items(item: Item, row: AuditRow) -> list[Item]:
     """The branches other than main of the Iceberg table ``item`` whose line of main is ``row``, at other snapshots
     than main's (the report's ``other_branches``), each to be audited on a line of its own: the carrier opened on the
-    branch checks its head as ``attest verify <table> --snapshot-id <branch>`` does. ``row``'s note naming them
+    branch checks its head as ``attest verify <table> --branch <branch>`` does. ``row``'s note naming them
     unchecked says they are audited. None for a Delta table, a version asked for, or a line that is no report."""
     import shlex
 
     from attest.record import replace
-    from attest.verify.report import audited_heads_note, other_heads_note
+    from attest.verify.report import audited_heads_note, other_heads_note, shell_option
 
     name, ref, notes = item
     found = (row.report or {}).get("other_branches")
@@ -105,8 +105,8 @@ def branch_items(item: Item, row: AuditRow) -> list[Item]:
     for branch, snapshot in heads:
         on = replace(ref, branch=branch)
         out.append((str(on), on, (*notes, f"the head of branch {branch!r} of {name} (snapshot {snapshot}), which "
-                                  f"readers of the branch read; `attest verify {shlex.quote(name)} --snapshot-id "
-                                  f"{shlex.quote(branch)}` checks it alone")))
+                                  f"readers of the branch read; `attest verify {shlex.quote(name)} "
+                                  f"{shell_option('--branch', branch)}` checks it alone")))
     return out
 
 

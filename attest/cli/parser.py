@@ -135,12 +135,17 @@ def _add_level(p: argparse.ArgumentParser, what: str, default: str | None = None
     p.add_argument("--level", choices=LEVELS, default=default, help=what)
 
 
-def _add_table_options(p: argparse.ArgumentParser, *, version: bool = True) -> None:
+def _add_table_options(p: argparse.ArgumentParser, *, version: bool = True, branch: bool = False) -> None:
     if version:
         group = p.add_mutually_exclusive_group()
         group.add_argument("--version", dest="version", metavar="N", help="Delta table version (time travel)")
         group.add_argument("--snapshot-id", dest="snapshot_id", metavar="ID",
                            help="Iceberg snapshot id, tag or branch")
+        if branch:
+            # A branch named as a number (``123``, ``-1``) is a snapshot id to --snapshot-id, as to Spark's VERSION AS
+            # OF; readers of ``ns.t.branch_123`` read the branch's head, which this checks.
+            group.add_argument("--branch", dest="verify_branch", metavar="NAME",
+                               help="Iceberg: the head of this branch, as readers of ns.t.branch_NAME read it")
     p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
                    help="object-store option passed to the table library (repeatable; values are never printed)")
 
@@ -212,7 +217,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        "<manifest>.dsse.json beside it); a table's envelope is the one its metadata names")
         p.add_argument("--allow-external-files", action="store_true",
                        help="tables: read data files outside the table's locations (shallow clones, migrated tables)")
-        _add_table_options(p)
+        _add_table_options(p, branch=True)
         _add_spark_options(p)
         _add_catalog(p)
         from attest.cli.program_hash import add_verify_options

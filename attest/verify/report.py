@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from attest.errors import Code, Problem
 from attest.fast.record import field, record
 from attest.render.terminal import terminal_safe
@@ -263,13 +265,20 @@ def _heads_shown(heads: list[tuple[str, str]]) -> str:
     return shown + (f" and {len(heads) - 5} more" if len(heads) > 5 else "")
 
 
+def shell_option(flag: str, value: str) -> str:
+    """``flag value`` as a shell passes it to an ``attest`` command: quoted, and joined by "=" when the value starts
+    with "-" (a branch may be named ``--x`` or ``-1``; argparse would take it for an option and refuse the command)."""
+    quoted = shlex.quote(value)
+    return f"{flag}={quoted}" if value.startswith("-") else f"{flag} {quoted}"
+
+
 def other_heads_note(heads: list[tuple[str, str]]) -> str:
     """The note of a report of main's head naming the table's other branches at other snapshots, not checked ("" when
     there are none)."""
     if not heads:
         return ""
     return (f"main's head was checked, not the {len(heads)} other branch(es) at other snapshots: {_heads_shown(heads)}"
-            "; a reader of a branch reads its head — `attest verify <table> --snapshot-id <branch>` checks one")
+            "; a reader of a branch reads its head — `attest verify <table> --branch <branch>` checks one")
 
 
 def audited_heads_note(heads: list[tuple[str, str]]) -> str:

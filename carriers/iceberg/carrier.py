@@ -49,6 +49,7 @@ from attest.model import Manifest
 from attest.numbers import is_signed_digits
 from attest.record import many_records
 from attest.tables import Attestation, ContentCheck, DataFile, Progress
+from attest.verify.report import shell_option
 from attest.view import ReaderView, json_safe
 from carriers.base import (
     AfterWrite,
@@ -285,8 +286,9 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             base, at, ref = identifier.rpartition("@")
             # ``ns.t@audit``: "@" takes a snapshot id; a tag or branch is named by --snapshot-id (a name after "@"
             # could be a table's own, which ``ns.t@5`` is checked against too).
-            hint = (f" (for a tag or branch of {base}: {shlex.quote(f'iceberg://{catalog}/{base}')} --snapshot-id "
-                    f"{shlex.quote(ref)})" if at and base and ref and not ref.isdigit() and _exists(cat, base) else "")
+            hint = (f" (for a tag or branch of {base}: {shlex.quote(f'iceberg://{catalog}/{base}')} "
+                    f"{shell_option('--snapshot-id', ref)})" if at and base and ref and _java_long(ref) is None
+                    and _exists(cat, base) else "")
             raise TableNotFoundError(f"no Iceberg table {identifier!r} in catalog {catalog!r}{hint}") from exc
         except (OSError, ValueError) as exc:  # the FileIO's store refused or cannot be used: coded, redacted
             raise coded(exc, where=f"Iceberg table {identifier} (catalog {catalog})", engine="pyiceberg") from None

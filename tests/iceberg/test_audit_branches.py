@@ -57,7 +57,7 @@ def test_an_unattested_branch_is_a_line_of_its_own(catalog: SqlCatalog, table: T
     assert not any("not the 1 other branch" in n for n in main_line["notes"])
     assert branch["outcome"] == "STALE" and branch["code"] == "stale", branch
     assert branch["version"] == str(head)  # the branch's head was checked, not main's
-    assert any("--snapshot-id audit" in n for n in branch["notes"]), branch["notes"]
+    assert any("--branch audit` checks it alone" in n for n in branch["notes"]), branch["notes"]
 
 
 def test_no_branches_keeps_the_note_alone(catalog: SqlCatalog, table: Table, tmp_path: Path) -> None:
