@@ -7,6 +7,7 @@ pyarrow, and the data files hold one byte (``--level files`` reads none of them;
 exist). Then, each as a fresh process, in the same run:
 
 - the reference: delta-rs ``DeltaTable(T).file_uris()`` (the engine's listing of the version);
+- the floor of ``--level files``: that listing, then an lstat of every listed file (its size on storage);
 - the floor of a record: every data file read (and BLAKE3-hashed) in a plain Python loop, and ``b3sum`` over them when
   it is on PATH;
 - ``attest record T`` (attests the version: the sidecar of N file identities is written);
@@ -117,6 +118,12 @@ def build_delta(root: Path, files: int, per_commit: int = FILES_PER_COMMIT, afte
 
 
 REFERENCE_DELTA = "import sys; from deltalake import DeltaTable; print(len(DeltaTable(sys.argv[1]).file_uris()))"
+# The floor of `verify --level files`, which must also look at every file the version lists (its size on storage): the
+# reference's listing, then an lstat of each of its files in a plain Python loop.
+FLOOR_FILES = ("import os, sys\n"
+               "from deltalake import DeltaTable\n"
+               "uris, lstat = DeltaTable(sys.argv[1]).file_uris(), os.lstat\n"
+               "print(len(uris), sum(lstat(u.removeprefix('file://')).st_size for u in uris))\n")
 # The floor of a record, which must read and hash every data file: every file under the table's data folders opened,
 # read to its end through one reused buffer and closed (argv[2] "read"), and BLAKE3-hashed on the way ("blake3"), in
 # a plain Python loop; b3sum over the same files when it is on PATH.
@@ -175,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         verify = [PYTHON, "-m", "attest.cli", "verify", str(table), "--level", "files"]
         steps = {
             "reference: delta-rs file_uris()": ([PYTHON, "-c", REFERENCE_DELTA, str(table)], ROOT),
+            "floor: + lstat of every file": ([PYTHON, "-c", FLOOR_FILES, str(table)], ROOT),
             "floor: read every data file": ([PYTHON, "-c", FLOOR, str(table), "read"], ROOT),
             "floor: + BLAKE3 (Python loop)": ([PYTHON, "-c", FLOOR, str(table), "blake3"], ROOT),
             **({"floor: b3sum": (["sh", "-c", B3SUM, str(table)], ROOT)} if shutil.which("b3sum") else {}),

@@ -13,9 +13,10 @@ import time
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 from deltalake import write_deltalake
 
-from attest.cli.output import Progress
+from attest.cli.output import Progress, Status
 from tests.conftest import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,3 +99,81 @@ def test_verify_and_audit_show_progress_on_a_terminal_only(tmp_path: Path) -> No
     rc, out, terminal = _on_a_terminal(["audit", str(tmp_path / "lake")], tmp_path)
     assert rc == 0 and out.splitlines()[-1].startswith("1 table(s): 1 verified")
     assert "auditing" in terminal
+
+
+# ---- Status: a step with no count (a long log read before any hashing) -------------------------------------------
+def test_a_status_is_silent_when_not_a_terminal() -> None:
+    stream = io.StringIO()
+    with Status("reading t", stream, delay=0, every=0.01) as status:
+        time.sleep(0.05)
+    assert stream.getvalue() == "" and status._thread is None  # no thread started at all
+
+
+def test_a_quick_step_shows_no_status() -> None:
+    stream = Terminal()
+    with Status("reading t", stream, delay=5):
+        pass
+    assert stream.getvalue() == ""
+
+
+def test_a_status_counts_seconds_and_is_erased_when_the_step_ends() -> None:
+    stream = Terminal()
+    with Status("reading /lake/t", stream, delay=0, every=0.01):
+        deadline = time.monotonic() + 5
+        while "\x1b[K" not in stream.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    text = stream.getvalue()
+    assert text.startswith("\rreading /lake/t… 0 s\x1b[K") and text.endswith("\r\x1b[K"), repr(text)
+    time.sleep(0.05)
+    assert stream.getvalue() == text  # nothing drawn after the step ended
+
+
+def test_a_status_label_is_terminal_safe() -> None:
+    stream = Terminal()
+    with Status("reading /lake/\x1b]0;owned\x07t", stream, delay=0, every=0.01):
+        deadline = time.monotonic() + 5
+        while "\x1b[K" not in stream.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert "\x1b]" not in stream.getvalue() and "\x07" not in stream.getvalue(), repr(stream.getvalue())
+
+
+def test_the_first_progress_drawn_ends_the_status(monkeypatch: pytest.MonkeyPatch) -> None:
+    from attest.cli import output
+
+    monkeypatch.setattr(output, "STATUS_DELAY", 0)
+    stream = Terminal()
+    out = output.TextOutput(stderr=stream)
+    with out.status("reading t") as status:
+        progress = out.progress("hashing table files")
+        deadline = time.monotonic() + 5
+        while not status.shown and time.monotonic() < deadline:
+            time.sleep(0.01)
+        progress(1, 4, 100)
+        assert status._thread is None  # stopped before the bar was drawn: the two never write at once
+        drawn = stream.getvalue()
+        time.sleep(1.2)
+        assert stream.getvalue().count("reading t") == drawn.count("reading t")
+        progress(4, 4, 400)
+
+
+def test_verify_says_it_is_reading_the_table_until_its_verdict(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from attest.cli import main, output
+    from carriers.delta.carrier import DeltaCarrier
+
+    table = tmp_path / "t"
+    write_deltalake(str(table), pa.table({"x": [1, 2]}))
+    assert run_cli("record", str(table), "--model", "m", "--sql", "SELECT 1").returncode == 0
+    state = DeltaCarrier.state
+
+    def slow_state(self: DeltaCarrier, version: str | int | None = None) -> object:
+        time.sleep(0.3)  # a long log: the status is drawn before the state is read
+        return state(self, version)
+
+    monkeypatch.setattr(DeltaCarrier, "state", slow_state)
+    monkeypatch.setattr(output, "STATUS_DELAY", 0)
+    stream = Terminal()
+    monkeypatch.setattr(sys, "stderr", stream)
+    assert main(["verify", str(table), "--level", "files"]) == 0
+    text = stream.getvalue()
+    assert f"\rreading {table}… 0 s\x1b[K" in text and text.endswith("\r\x1b[K"), repr(text)

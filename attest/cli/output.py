@@ -18,6 +18,7 @@ from attest.render.terminal import json_terminal_safe, terminal_safe
 
 TYPE_CHECKING = False  # typing is not imported at start-up (attest/fast/; mypy reads the name as typing's)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, Protocol, TextIO
 
     class Result(Protocol):
@@ -39,6 +40,7 @@ class Output:
     def __init__(self, stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
+        self._status: Status | None = None
 
     def result(self, result: Result) -> int:
         raise NotImplementedError
@@ -52,7 +54,19 @@ class Output:
                                       code=Code.INTERNAL_ERROR))
 
     def progress(self, label: str, *, unit: str = "files") -> Progress:
-        return Progress(label, self.stderr, unit=unit)
+        return Progress(label, self.stderr, unit=unit, before=self._stop_status)
+
+    def status(self, label: str) -> Status:
+        """A ``Status`` of a step with no count on this output's stderr (the first progress drawn ends it)."""
+        self._stop_status()
+        self._status = Status(label, self.stderr)
+        return self._status
+
+    def _stop_status(self) -> None:
+        status = self._status
+        if status is not None:
+            status.stop()
+            self._status = None
 
 
 class TextOutput(Output):
@@ -122,14 +136,73 @@ def output_for(as_json: bool) -> Output:
     return JsonOutput() if as_json else TextOutput()
 
 
+# A step shows its Status only once it has run this long (seconds): a quick command prints nothing more.
+STATUS_DELAY = 1.0
+
+
+class Status:
+    """One line on stderr saying a long step with no count is under way (a Delta log of a million files read and
+    cross-checked, an Iceberg table's manifests planned): ``label`` and the seconds elapsed, drawn only on a
+    terminal, only after ``STATUS_DELAY`` seconds, rewritten each second from a thread, erased by ``stop()`` (leaving
+    the ``with`` block, or the first progress bar drawn). The label is printed terminal-safe and redacted: it names
+    the table, which is untrusted text."""
+
+    def __init__(self, label: str, stream: TextIO = sys.stderr, *, delay: float | None = None,
+                 every: float = 1.0) -> None:
+        self.label = terminal_safe(redact(label))
+        self.stream = stream
+        self.enabled = _is_terminal(stream)
+        self.delay = STATUS_DELAY if delay is None else delay
+        self.every = every
+        self.shown = False
+        self._thread: Any = None
+        self._done: Any = None
+
+    def __enter__(self) -> Status:
+        if self.enabled:
+            import threading
+
+            self._done = threading.Event()
+            self._thread = threading.Thread(target=self._run, name="attest-status", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        start = time.monotonic()
+        if self._done.wait(self.delay):
+            return
+        while True:
+            self.stream.write(f"\r{self.label}… {int(time.monotonic() - start)} s\x1b[K")
+            self.stream.flush()
+            self.shown = True
+            if self._done.wait(self.every):
+                return
+
+    def stop(self) -> None:
+        """End the line (idempotent): the thread is joined before the line is erased, so nothing is drawn after."""
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        self._done.set()
+        thread.join()
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
 class Progress:
     """Progress of a long record / verify / audit on stderr, only when stderr is a terminal: a progress bar drawn
     with ``rich`` (the ``cli`` extra), or one plain line rewritten in place without it. Machines reading --json,
     pipes and logs get nothing. Called as ``progress(done, total, nbytes)`` (attest.tables.Progress); the bar goes
     away when ``done == total`` or on ``close()``, so the verdict prints on a clean line."""
 
-    def __init__(self, label: str, stream: TextIO = sys.stderr, *, unit: str = "files") -> None:
+    def __init__(self, label: str, stream: TextIO = sys.stderr, *, unit: str = "files",
+                 before: Callable[[], None] | None = None) -> None:
         self.label = label
+        self._before = before  # called once, before anything is drawn (ends the output's Status)
         self.stream = stream
         self.unit = unit
         self.enabled = _is_terminal(stream)
@@ -141,6 +214,9 @@ class Progress:
     def __call__(self, done: int, total: int, nbytes: int) -> None:
         if not self.enabled:
             return
+        if self._before is not None:
+            before, self._before = self._before, None
+            before()
         if done >= total:
             self.close()
             return

@@ -139,9 +139,10 @@ def _record_command(args: argparse.Namespace, out: Output) -> RecordResult:
     from attest.cli.program_hash import dialect_change
 
     warning = dialect_change(args, carrier, program_hash)
-    result = carrier.record(model=args.model, program_hash=program_hash, inputs=inputs, run_id=args.run_id,
-                            dialect=args.dialect, progress=out.progress("hashing table files"),
-                            replace=bool(args.replace), signer=signer)
+    with out.status(f"reading {ref}"):  # until the hashing's progress bar: the version's log read, its files listed
+        result = carrier.record(model=args.model, program_hash=program_hash, inputs=inputs, run_id=args.run_id,
+                                dialect=args.dialect, progress=out.progress("hashing table files"),
+                                replace=bool(args.replace), signer=signer)
     manifest = result.manifest
     emitted = _emit(args, carrier, result, upstreams) if emit else None
     return RecordResult(ref=ref.base, noun=ref.noun, attested_version=result.attested_version,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from attest import fast
@@ -87,10 +88,12 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
         try:
             if head is not None:
                 hasher = head
-            state = None if expected is None else carrier.state(ref.version)
-            report = verify_with(carrier, spark, version=ref.version, level=args.level,
-                                 progress=out.progress("hashing table files"), policy=policy, state=state,
-                                 hasher=hasher)
+            # A log of a million files: tens of seconds before any hashing (Spark draws its own stage progress).
+            with out.status(f"reading {ref}") if spark is None else contextlib.nullcontext():
+                state = None if expected is None else carrier.state(ref.version)
+                report = verify_with(carrier, spark, version=ref.version, level=args.level,
+                                     progress=out.progress("hashing table files"), policy=policy, state=state,
+                                     hasher=hasher)
         finally:
             if head is not None:
                 head.close()  # the verification may have ended before its bytes: nothing is left running
