@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 import pyarrow as pa
 import pytest
@@ -89,16 +90,26 @@ def test_a_metastores_external_tables_are_audited(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=900, cwd=tmp_path,  # Derby's log goes there
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr[-3000:]
-    folder = tmp_path / "spark-conf"
-    folder.mkdir()
-    (folder / "spark-defaults.conf").write_text(
-        f"spark.sql.catalogImplementation hive\nspark.hadoop.javax.jdo.option.ConnectionURL {metastore}\n")
-    code, out, err = _cli("--spark-catalog", "spark_catalog.sales", "--master", "local[1]",
-                          env={"SPARK_CONF_DIR": str(folder)}, cwd=tmp_path)
-    rows = {r["table"]: (r["outcome"], r["code"]) for r in out.get("tables", [])}  # type: ignore[union-attr]
-    assert rows == {"spark_catalog.sales.ok": ("VERIFIED", None),
-                    "spark_catalog.sales.ext": ("STALE", "stale")}, (rows, err[-2000:])
-    assert code == 1
+    # The metastore named in spark-defaults.conf, then as most clusters name it: hive-site.xml in SPARK_CONF_DIR
+    # (Spark's launcher puts that folder on the JVM's classpath, where Hive's configuration is read from).
+    hive_site = ("<configuration><property><name>javax.jdo.option.ConnectionURL</name>"
+                 f"<value>{escape(metastore)}</value></property></configuration>\n")
+    for name, files in (("defaults", {"spark-defaults.conf": "spark.sql.catalogImplementation hive\n"
+                                      f"spark.hadoop.javax.jdo.option.ConnectionURL {metastore}\n"}),
+                        ("hive-site", {"spark-defaults.conf": "spark.sql.catalogImplementation hive\n",
+                                       "hive-site.xml": hive_site})):
+        folder = tmp_path / f"spark-conf-{name}"
+        folder.mkdir()
+        for file, text in files.items():
+            (folder / file).write_text(text)
+        elsewhere = tmp_path / f"cwd-{name}"  # not the job's folder: Derby's default database is ./metastore_db
+        elsewhere.mkdir()
+        code, out, err = _cli("--spark-catalog", "spark_catalog.sales", "--master", "local[1]",
+                              env={"SPARK_CONF_DIR": str(folder)}, cwd=elsewhere)
+        rows = {r["table"]: (r["outcome"], r["code"]) for r in out.get("tables", [])}  # type: ignore[union-attr]
+        assert rows == {"spark_catalog.sales.ok": ("VERIFIED", None),
+                        "spark_catalog.sales.ext": ("STALE", "stale")}, (name, rows, err[-2000:])
+        assert code == 1, name
 
 
 def test_the_spark_options_are_checked_before_any_table(tmp_path: Path) -> None:
