@@ -13,7 +13,7 @@ import json
 import uuid
 from contextlib import redirect_stdout
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -95,3 +95,52 @@ def test_a_stream_to_a_branch_s_name_makes_a_table_the_audit_names(spark: SparkS
     shown = f"iceberg://iceberg/{ns}.t.branch_b"
     assert (code, lines) == (0, sorted([(f"iceberg://iceberg/{ns}.t", "VERIFIED", False), (shown, "VERIFIED", False),
                                         (shown, "VERIFIED", True)])), out.getvalue()
+
+
+def test_a_branch_named_as_the_attested_snapshot_is_read_and_audited_as_the_branch(spark: SparkSession,
+                                                                                     spark_warehouse: Path) -> None:
+    """Round 30 (tests/adversarial/test_iceberg_branch_names_round30.py): Spark reads ``t.branch_<digits>`` as the
+    branch and ``VERSION AS OF '<digits>'`` as the snapshot, so a branch named with the attested snapshot's id holds
+    rows the snapshot does not. The audit's line is the branch's (STALE) and its note's command checks the branch: it
+    named ``--snapshot-id <digits>``, which checks the attested snapshot and printed VERIFIED."""
+    import shlex
+
+    from attest.cli import main
+    from attest.spark import install
+
+    ns = f"r30_{uuid.uuid4().hex[:8]}"
+    name = f"iceberg.{ns}.t"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    hook = install(spark, policy="required")
+    try:
+        spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
+        spark.sql(f"INSERT INTO {name} VALUES (1)")
+        hook.flush()  # main attested by the job
+    finally:
+        hook.uninstall()
+    data = int(spark.sql(f"SELECT snapshot_id FROM {name}.snapshots ORDER BY committed_at").collect()[0][0])
+    spark.sql(f"ALTER TABLE {name} CREATE BRANCH `{data}` AS OF VERSION {data}")
+    spark.sql(f"INSERT INTO {name}.branch_{data} VALUES (666)")  # another job's write, no hook
+    spark.sql(f"REFRESH TABLE {name}")
+    assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}.branch_{data}").collect()) == [1, 666]
+    assert [r[0] for r in spark.sql(f"SELECT id FROM {name} VERSION AS OF '{data}'").collect()] == [1]
+
+    flags = ["--uri", f"sqlite:///{spark_warehouse / 'iceberg_catalog.db'}", "--warehouse",
+             (spark_warehouse / "iceberg").as_uri()]
+
+    def run(*args: str) -> tuple[int, dict[str, Any]]:
+        out = io.StringIO()
+        with redirect_stdout(out):
+            code = main([*args, "--json", *flags])
+        return code, json.loads(out.getvalue())
+
+    code, out = run("audit", f"iceberg://iceberg/{ns}")
+    line = {r["table"]: r for r in out["tables"]}[f"iceberg://iceberg/{ns}.t.branch_{data}"]
+    assert (code, line["outcome"]) == (1, "STALE"), out
+    [note] = [n for n in line["notes"] if "checks it alone" in n]
+    command = shlex.split(note.split("`")[1])[1:]
+    assert command[-2:] == ["--branch", str(data)], command
+    code, checked = run(*command)
+    assert code == 1 and [e["code"] for e in checked["errors"]] == ["stale"], checked
+    code, snapshot = run("verify", f"iceberg://iceberg/{ns}.t", "--snapshot-id", str(data))
+    assert code == 0 and snapshot["verdict"].startswith("VERIFIED"), snapshot  # the snapshot, as VERSION AS OF reads
