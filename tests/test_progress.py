@@ -102,6 +102,13 @@ def test_verify_and_audit_show_progress_on_a_terminal_only(tmp_path: Path) -> No
 
 
 # ---- Status: a step with no count (a long log read before any hashing) -------------------------------------------
+def _drawn(stream: io.StringIO) -> None:
+    """Wait (at most 5 s) until the status thread has drawn its line once."""
+    deadline = time.monotonic() + 5
+    while "\x1b[K" not in stream.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def test_a_status_is_silent_when_not_a_terminal() -> None:
     stream = io.StringIO()
     with Status("reading t", stream, delay=0, every=0.01) as status:
@@ -119,9 +126,7 @@ def test_a_quick_step_shows_no_status() -> None:
 def test_a_status_counts_seconds_and_is_erased_when_the_step_ends() -> None:
     stream = Terminal()
     with Status("reading /lake/t", stream, delay=0, every=0.01):
-        deadline = time.monotonic() + 5
-        while "\x1b[K" not in stream.getvalue() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _drawn(stream)
     text = stream.getvalue()
     assert text.startswith("\rreading /lake/t… 0 s\x1b[K") and text.endswith("\r\x1b[K"), repr(text)
     time.sleep(0.05)
@@ -131,9 +136,7 @@ def test_a_status_counts_seconds_and_is_erased_when_the_step_ends() -> None:
 def test_a_status_label_is_terminal_safe() -> None:
     stream = Terminal()
     with Status("reading /lake/\x1b]0;owned\x07t", stream, delay=0, every=0.01):
-        deadline = time.monotonic() + 5
-        while "\x1b[K" not in stream.getvalue() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _drawn(stream)
     assert "\x1b]" not in stream.getvalue() and "\x07" not in stream.getvalue(), repr(stream.getvalue())
 
 

@@ -23,11 +23,12 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.spark
 
 
-def test_a_branch_spark_reads_is_audited(spark: SparkSession, spark_warehouse: Path) -> None:
-    from attest.cli import main
+def _attested_main(spark: SparkSession, prefix: str) -> tuple[str, str]:
+    """A fresh table ``(id BIGINT)`` of one row (1), written and attested through the hook (main): its namespace and
+    Spark name. The hook is uninstalled after: later writes are another job's."""
     from attest.spark import install
 
-    ns = f"r29_{uuid.uuid4().hex[:8]}"
+    ns = f"{prefix}_{uuid.uuid4().hex[:8]}"
     name = f"iceberg.{ns}.t"
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
     hook = install(spark, policy="required")
@@ -37,20 +38,32 @@ def test_a_branch_spark_reads_is_audited(spark: SparkSession, spark_warehouse: P
         hook.flush()  # main attested by the job
     finally:
         hook.uninstall()
+    return ns, name
+
+
+def _cli(warehouse: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    """``attest <args> --json`` on the Spark session's sqlite catalog, in process: exit code and document."""
+    from attest.cli import main
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main([*args, "--json", "--uri", f"sqlite:///{warehouse / 'iceberg_catalog.db'}", "--warehouse",
+                     (warehouse / "iceberg").as_uri()])
+    return code, json.loads(out.getvalue())
+
+
+def test_a_branch_spark_reads_is_audited(spark: SparkSession, spark_warehouse: Path) -> None:
+    ns, name = _attested_main(spark, "r29")
     spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
     spark.sql(f"INSERT INTO {name}.branch_audit VALUES (666)")  # another job's write, no hook
     spark.sql(f"REFRESH TABLE {name}")
     assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}.branch_audit").collect()) == [1, 666]
     assert [r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()] == [1]
 
-    flags = ["--uri", f"sqlite:///{spark_warehouse / 'iceberg_catalog.db'}", "--warehouse",
-             (spark_warehouse / "iceberg").as_uri()]
-    out = io.StringIO()
-    with redirect_stdout(out):
-        code = main(["audit", f"iceberg://iceberg/{ns}", "--json", *flags])
-    lines = {r["table"]: r["outcome"] for r in json.loads(out.getvalue())["tables"]}
+    code, out = _cli(spark_warehouse, "audit", f"iceberg://iceberg/{ns}")
+    lines = {r["table"]: r["outcome"] for r in out["tables"]}
     assert (code, lines) == (1, {f"iceberg://iceberg/{ns}.t": "VERIFIED",
-                                 f"iceberg://iceberg/{ns}.t.branch_audit": "STALE"}), out.getvalue()
+                                 f"iceberg://iceberg/{ns}.t.branch_audit": "STALE"}), out
 
 
 def test_a_stream_to_a_branch_s_name_makes_a_table_the_audit_names(spark: SparkSession, spark_warehouse: Path) -> None:
@@ -105,19 +118,7 @@ def test_a_branch_named_as_the_attested_snapshot_is_read_and_audited_as_the_bran
     named ``--snapshot-id <digits>``, which checks the attested snapshot and printed VERIFIED."""
     import shlex
 
-    from attest.cli import main
-    from attest.spark import install
-
-    ns = f"r30_{uuid.uuid4().hex[:8]}"
-    name = f"iceberg.{ns}.t"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
-    hook = install(spark, policy="required")
-    try:
-        spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
-        spark.sql(f"INSERT INTO {name} VALUES (1)")
-        hook.flush()  # main attested by the job
-    finally:
-        hook.uninstall()
+    ns, name = _attested_main(spark, "r30")
     data = int(spark.sql(f"SELECT snapshot_id FROM {name}.snapshots ORDER BY committed_at").collect()[0][0])
     spark.sql(f"ALTER TABLE {name} CREATE BRANCH `{data}` AS OF VERSION {data}")
     spark.sql(f"INSERT INTO {name}.branch_{data} VALUES (666)")  # another job's write, no hook
@@ -125,14 +126,8 @@ def test_a_branch_named_as_the_attested_snapshot_is_read_and_audited_as_the_bran
     assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}.branch_{data}").collect()) == [1, 666]
     assert [r[0] for r in spark.sql(f"SELECT id FROM {name} VERSION AS OF '{data}'").collect()] == [1]
 
-    flags = ["--uri", f"sqlite:///{spark_warehouse / 'iceberg_catalog.db'}", "--warehouse",
-             (spark_warehouse / "iceberg").as_uri()]
-
     def run(*args: str) -> tuple[int, dict[str, Any]]:
-        out = io.StringIO()
-        with redirect_stdout(out):
-            code = main([*args, "--json", *flags])
-        return code, json.loads(out.getvalue())
+        return _cli(spark_warehouse, *args)
 
     code, out = run("audit", f"iceberg://iceberg/{ns}")
     line = {r["table"]: r for r in out["tables"]}[f"iceberg://iceberg/{ns}.t.branch_{data}"]
