@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from attest.errors import AuditTableError
-from attest.verify.audit import COLUMNS, AuditReport
+from attest.verify.audit import COLUMNS, COLUMNS_BEFORE_NOTES, AuditReport
 from carriers.refs import TableRef, is_local, local_path
 
 LAYOUT_KEY, LAYOUT = "attest.audit.layout", "1"
@@ -49,6 +49,8 @@ class AuditTable:
     uri: str
     storage_options: dict[str, str]
     exists: bool
+    # A table kept before the notes column: the next append adds it (rows kept before read null there).
+    without_notes: bool = False
 
     @classmethod
     def open(cls, uri: str, *, storage_options: Mapping[str, str] | None = None) -> AuditTable:
@@ -72,11 +74,11 @@ class AuditTable:
             return cls(uri=uri, storage_options=options, exists=False)
         configuration = table.metadata().configuration or {}
         names = [f.name for f in table.schema().fields]
-        if configuration.get(LAYOUT_KEY) != LAYOUT or names != list(COLUMNS):
+        if configuration.get(LAYOUT_KEY) != LAYOUT or names not in (list(COLUMNS), list(COLUMNS_BEFORE_NOTES)):
             raise AuditTableError(f"{uri} is a Delta table but not an audit table written by attest (no "
                                   f"{LAYOUT_KEY}={LAYOUT} property, or other columns): refusing to append to it",
                                   path=uri)
-        return cls(uri=uri, storage_options=options, exists=True)
+        return cls(uri=uri, storage_options=options, exists=True, without_notes=names != list(COLUMNS))
 
     def is_table(self, ref: TableRef) -> bool:
         """Whether an audited table is this audit table by its own name (the run writing to it does not audit it).
@@ -120,12 +122,15 @@ class AuditTable:
                                           description="attest audit: one row per table version checked",
                                           configuration={"delta.appendOnly": "true"})
                 table.alter.set_table_properties({LAYOUT_KEY: LAYOUT}, raise_if_not_exists=False)
-            write_deltalake(self.uri, data, mode="append", storage_options=options, commit_properties=info)
+            # A table kept before the notes column gains it with this commit (the one schema change an append
+            # makes: a column added, nullable; no row rewritten, which delta.appendOnly would refuse).
+            write_deltalake(self.uri, data, mode="append", storage_options=options, commit_properties=info,
+                            schema_mode="merge" if self.without_notes else None)
             version = DeltaTable(self.uri, storage_options=options).version()
         except Exception as exc:
             raise AuditTableError(f"{self.uri}: the audit could not be appended ({type(exc).__name__}: {exc})",
                                   path=self.uri) from exc
-        self.exists = True
+        self.exists, self.without_notes = True, False
         return version
 
 

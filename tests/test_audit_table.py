@@ -160,3 +160,50 @@ def test_the_audit_is_kept_on_s3(s3: Bucket, tmp_path: Path) -> None:
     assert json.loads(refused.stdout)["errors"][0]["code"] == "audit_table_refused", refused.stdout
     assert DeltaTable(other, storage_options=s3.storage_options).version() == before
     assert s3.secret not in refused.stdout + refused.stderr + done.stdout + done.stderr
+
+
+def test_a_kept_row_holds_its_notes(tmp_path: Path) -> None:
+    """A line's notes (how its table was found, what its verdict is not of) are kept with it, one per line: the row
+    of a table nested in another's folder says so, as its printed line does."""
+    outer, inner = tmp_path / "lake" / "outer", tmp_path / "lake" / "outer" / "inner"
+    for table in (outer, inner):
+        write_deltalake(str(table), pa.table({"x": [1]}))
+        assert run_cli("record", str(table), "--model", "m", "--sql", "SELECT 1").returncode == 0
+    kept = tmp_path / "audits"
+    printed = run_cli("audit", str(tmp_path / "lake"), "--to", str(kept))
+    assert printed.returncode == 0, printed.stdout + printed.stderr
+    rows = {r["table"]: r for r in _rows(kept)}
+    assert rows[str(outer)]["notes"] is None
+    note = rows[str(inner)]["notes"]
+    assert note is not None and note.startswith(f"nested inside table {outer}") and f"note: {note}" in printed.stdout
+    csv_rows = {r["table"]: r for r in csv.DictReader(io.StringIO(
+        run_cli("audit", str(tmp_path / "lake"), "--format", "csv").stdout))}
+    assert csv_rows[str(inner)]["notes"] == note and csv_rows[str(outer)]["notes"] == ""
+
+
+def test_an_audit_kept_before_the_notes_column_gains_it(tmp_path: Path) -> None:
+    """A kept audit written before the notes column (its fifteen columns) is appended to: the column is added by the
+    append, the rows kept before read null there, and no kept row is rewritten (the table is append-only)."""
+    from attest.verify.audit import COLUMNS_BEFORE_NOTES
+
+    kept = tmp_path / "audits"
+    old = pa.schema([pa.field(c, pa.timestamp("us", tz="UTC") if c == "checked_at" else pa.string())
+                     for c in COLUMNS_BEFORE_NOTES])
+    made = DeltaTable.create(str(kept), old, configuration={"delta.appendOnly": "true"})
+    made.alter.set_table_properties({LAYOUT_KEY: LAYOUT}, raise_if_not_exists=False)
+    before = {c: [None] for c in COLUMNS_BEFORE_NOTES} | {"audit_id": ["earlier"], "table": ["/lake/old"],
+                                                           "outcome": ["VERIFIED"]}
+    write_deltalake(str(kept), pa.table(before, schema=old), mode="append")
+    files_before = set(DeltaTable(str(kept)).file_uris())
+    outer, inner = tmp_path / "lake" / "outer", tmp_path / "lake" / "outer" / "inner"
+    for table in (outer, inner):
+        write_deltalake(str(table), pa.table({"x": [1]}))
+    for _ in range(2):  # the append adding the column, then one to the table as it now is
+        done = run_cli("audit", str(tmp_path / "lake"), "--to", str(kept))
+        assert done.returncode == 1 and "audit appended to" in done.stderr, done.stderr
+    assert [f.name for f in DeltaTable(str(kept)).schema().fields] == list(COLUMNS)
+    assert files_before <= set(DeltaTable(str(kept)).file_uris())  # the earlier row's file is still live, as it was
+    rows = _rows(kept)
+    assert [(r["audit_id"], r["notes"]) for r in rows if r["table"] == "/lake/old"] == [("earlier", None)]
+    nested = [r["notes"] for r in rows if r["table"] == str(inner)]
+    assert len(nested) == 2 and all(n and n.startswith("nested inside table") for n in nested), nested

@@ -29,7 +29,9 @@ from attest.verify.report import Report
 CATEGORIES = ("VERIFIED", "STALE", "COMPACTED", "UNATTESTED", "NOT VERIFIED", "ERROR")
 # The columns of a kept audit, in order (docs/audit.md): one row per table version checked.
 COLUMNS = ("audit_id", "checked_at", "table", "table_format", "version", "outcome", "code", "level", "verdict",
-           "attested_version", "model", "program_hash", "inputs_hash", "inputs_proof_class", "signer")
+           "attested_version", "model", "program_hash", "inputs_hash", "inputs_proof_class", "signer", "notes")
+# A kept audit written before the notes column (2026-12-07) has these; the next append adds the column.
+COLUMNS_BEFORE_NOTES = COLUMNS[:-1]
 _HEX = frozenset("0123456789abcdef")
 _TABLE_HEADER = ("OUTCOME", "VERSION", "LEVEL", "CODE", "TABLE")  # the aligned table (--format table)
 
@@ -108,7 +110,9 @@ class AuditRow:
 
     def record(self, audit_id: str) -> dict[str, str | None]:
         """The row as kept (COLUMNS): strings or nulls, nothing nested."""
-        values = {**{c: getattr(self, c, None) for c in COLUMNS}, "audit_id": audit_id}
+        # Notes one per line (a note is one line: attest.verify.audit._one_line), null when there are none.
+        values = {**{c: getattr(self, c, None) for c in COLUMNS}, "audit_id": audit_id,
+                  "notes": "\n".join(map(_one_line, self.notes)) or None}
         return {c: None if values[c] is None else _storable(str(values[c])) for c in COLUMNS}
 
 
