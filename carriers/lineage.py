@@ -13,7 +13,7 @@ are one table): ``location_key``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from attest.errors import AttestError, Code
@@ -55,6 +55,7 @@ def walk(
     level: Level = "files",
     storage_options: Mapping[str, str] | None = None,
     policy: TrustPolicy | None = None,
+    on_node: Callable[[str], None] | None = None,
 ) -> LineageNode:
     """The lineage tree rooted at ``ref`` (at ``version``, default current), verified at ``level`` per node.
 
@@ -62,10 +63,11 @@ def walk(
     is a leaf (an unchecked one: its current version is not what the run read).
     ``depth`` bounds the walk in tables (a chain of one table's versions is one level); where it cuts, the node
     says how many inputs were not walked. A version already expanded is not expanded twice (diamonds, cycles).
-    ``policy``: every node's signature is judged under it too (docs/signing.md).
+    ``policy``: every node's signature is judged under it too (docs/signing.md). ``on_node`` is told each table
+    version as its check starts (``<table>@<version>``: the command line's status line).
     """
     table = from_location(ref) if isinstance(ref, str) else ref
-    walker = _Walker(level=level, depth=depth, storage_options=storage_options, policy=policy)
+    walker = _Walker(level=level, depth=depth, storage_options=storage_options, policy=policy, on_node=on_node)
     return walker.node(table, table.version if version is None else version, depth, None)
 
 
@@ -85,7 +87,8 @@ def _input_key(observed: ObservedInput) -> tuple[str, str | None]:
 
 class _Walker:
     def __init__(self, *, level: Level, depth: int, storage_options: Mapping[str, str] | None,
-                 policy: TrustPolicy | None) -> None:
+                 policy: TrustPolicy | None, on_node: Callable[[str], None] | None = None) -> None:
+        self.on_node = on_node
         self.level: Level = level
         self.depth = depth
         self.storage_options = storage_options
@@ -99,6 +102,8 @@ class _Walker:
                            observed_as=None if observed is None else observed.proof_class,
                            table=None if observed is None else observed.table,
                            read_content=None if observed is None else observed.content)
+        if self.on_node is not None:
+            self.on_node(node.ref if version is None else f"{node.ref}@{version}")
         try:
             carrier = open_table(table, storage_options=self.storage_options)
             state = carrier.state(version)

@@ -180,3 +180,40 @@ def test_verify_says_it_is_reading_the_table_until_its_verdict(tmp_path: Path,
     assert main(["verify", str(table), "--level", "files"]) == 0
     text = stream.getvalue()
     assert f"\rreading {table}… 0 s\x1b[K" in text and text.endswith("\r\x1b[K"), repr(text)
+
+
+def test_a_status_says_what_it_is_at() -> None:
+    stream = Terminal()
+    with Status("walking the lineage of t", stream, delay=0, every=0.01) as status:
+        status.at("/lake/orders@\x1b[2J5" + "x" * 100)
+        deadline = time.monotonic() + 5
+        while "xxx" not in stream.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    line = stream.getvalue().split("\r")[-2]
+    assert line.startswith("walking the lineage of t… 0 s — …") and line.endswith("x\x1b[K"), repr(line)
+    assert "\x1b[2J" not in stream.getvalue() and len(status.detail) == 60
+
+
+def test_lineage_says_which_table_it_is_checking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from attest.cli import main, output
+    from carriers import lineage
+
+    table = tmp_path / "t"
+    write_deltalake(str(table), pa.table({"x": [1, 2]}))
+    assert run_cli("record", str(table), "--model", "m", "--sql", "SELECT 1").returncode == 0
+    opened = lineage.open_table
+
+    def slow_open(*args: object, **kwargs: object) -> object:
+        time.sleep(0.3)  # a slow node: the status is redrawn, naming it, while it is opened
+        return opened(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lineage, "open_table", slow_open)
+    monkeypatch.setattr(output, "STATUS_DELAY", 0)
+    monkeypatch.setattr(output, "STATUS_EVERY", 0.05)
+    stream = Terminal()
+    monkeypatch.setattr(sys, "stderr", stream)
+    assert main(["lineage", str(table)]) == 0
+    text = stream.getvalue()
+    node = str(table)  # the root at its current version (an upstream: "<table>@<version>")
+    assert f" s — {node if len(node) <= 60 else '…' + node[-59:]}\x1b[K" in text, repr(text)
+    assert text.startswith(f"\rwalking the lineage of {table}… 0 s") and text.endswith("\r\x1b[K"), repr(text)

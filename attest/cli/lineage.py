@@ -62,6 +62,7 @@ def cmd_lineage(args: argparse.Namespace, out: Output) -> LineageResult:
     policy = trust_policy(args)
     ref = table_ref(args)
     fmt = output_format(args)
-    root = walk(ref, version=ref.version, depth=args.depth, level=args.level,
-                storage_options=storage_options(args), policy=policy)
+    with out.status(f"walking the lineage of {ref}") as status:  # each node verified: a deep tree takes a while
+        root = walk(ref, version=ref.version, depth=args.depth, level=args.level,
+                    storage_options=storage_options(args), policy=policy, on_node=status.at)
     return LineageResult(root, format=fmt)

@@ -138,6 +138,7 @@ def output_for(as_json: bool) -> Output:
 
 # A step shows its Status only once it has run this long (seconds): a quick command prints nothing more.
 STATUS_DELAY = 1.0
+STATUS_EVERY = 1.0  # and is redrawn this often
 
 
 class Status:
@@ -148,13 +149,14 @@ class Status:
     the table, which is untrusted text."""
 
     def __init__(self, label: str, stream: TextIO = sys.stderr, *, delay: float | None = None,
-                 every: float = 1.0) -> None:
+                 every: float | None = None) -> None:
         self.label = terminal_safe(redact(label))
         self.stream = stream
         self.enabled = _is_terminal(stream)
         self.delay = STATUS_DELAY if delay is None else delay
-        self.every = every
+        self.every = STATUS_EVERY if every is None else every
         self.shown = False
+        self.detail = ""  # what the step is at (``Status.at``), shown after the seconds
         self._thread: Any = None
         self._done: Any = None
 
@@ -175,11 +177,18 @@ class Status:
         if self._done.wait(self.delay):
             return
         while True:
-            self.stream.write(f"\r{self.label}… {int(time.monotonic() - start)} s\x1b[K")
+            detail = self.detail
+            self.stream.write(f"\r{self.label}… {int(time.monotonic() - start)} s{detail and f' — {detail}'}\x1b[K")
             self.stream.flush()
             self.shown = True
             if self._done.wait(self.every):
                 return
+
+    def at(self, detail: str) -> None:
+        """Say what the step is at now (a table version of a lineage walk): shown terminal-safe, redacted, cut to
+        60 characters (one line), from the next redraw."""
+        text = terminal_safe(redact(detail))
+        self.detail = text if len(text) <= 60 else f"…{text[-59:]}"
 
     def stop(self) -> None:
         """End the line (idempotent): the thread is joined before the line is erased, so nothing is drawn after."""
