@@ -144,7 +144,7 @@ def _add_table_options(p: argparse.ArgumentParser, *, version: bool = True, bran
         if branch:
             # A branch named as a number (``123``, ``-1``) is a snapshot id to --snapshot-id, as to Spark's VERSION AS
             # OF; readers of ``ns.t.branch_123`` read the branch's head, which this checks.
-            group.add_argument("--branch", dest="verify_branch", metavar="NAME",
+            group.add_argument("--branch", dest="ref_branch", metavar="NAME",
                                help="Iceberg: the head of this branch, as readers of ns.t.branch_NAME read it")
     p.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
                    help="object-store option passed to the table library (repeatable; values are never printed)")
@@ -240,7 +240,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                      "to 'attest verify -'), or with --inputs the observed input list.")
         p.add_argument("--inputs", action="store_true", help="print the observed inputs kept beside the attestation")
         _add_json(p, "print JSON on every path (an unattested table or an error is an object too)")
-        _add_table_options(p)
+        _add_table_options(p, branch=True)
         _add_catalog(p)
 
     if want("lineage"):
@@ -260,7 +260,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        "coloured by verdict and edges labelled with the version read (docs/lineage.md)")
         _add_json(p, "print the tree as JSON (same as --format json)")
         _add_trust(p, " on every node")
-        _add_table_options(p)
+        _add_table_options(p, branch=True)
         _add_catalog(p)
 
     if want("audit"):

@@ -99,8 +99,27 @@ def table_ref(args: argparse.Namespace, text: str | None = None) -> TableRef:
     from carriers.refs import parse_ref
 
     typed = text if text is not None else args.target
-    return parse_ref(typed, version=getattr(args, "version", None), snapshot_id=getattr(args, "snapshot_id", None),
-                     catalog=catalog_for(args, typed))
+    ref = parse_ref(typed, version=getattr(args, "version", None), snapshot_id=getattr(args, "snapshot_id", None),
+                    catalog=catalog_for(args, typed))
+    return _on_branch(ref, getattr(args, "ref_branch", None))
+
+
+def _on_branch(ref: TableRef, branch: str | None) -> TableRef:
+    """``ref`` at the head of ``--branch``'s branch (verify, show, lineage): read as ``attest audit`` reads the
+    branch's line, as readers of ``ns.t.branch_<name>`` read it."""
+    if branch is None:
+        return ref
+    if ref.format != "iceberg":
+        raise InvalidArgumentError("--branch applies to Iceberg tables (a Delta table has one line of versions: "
+                                   "--version N)")
+    if ref.version is not None:  # "t@5 --branch b": two versions asked for
+        raise InvalidArgumentError(f"{ref} names a snapshot; --branch names the branch whose head is checked: "
+                                   "give one")
+    if not branch:
+        raise InvalidArgumentError("--branch needs a branch name")
+    from attest.record import replace
+
+    return replace(ref, branch=branch)
 
 
 def open_ref(args: argparse.Namespace, ref: TableRef, *, detached: bool = False,

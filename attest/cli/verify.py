@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from attest.signing.policy import TrustPolicy
     from attest.verify.report import Report
     from attest.verify.table import FileHasher
-    from carriers.refs import TableRef
     from carriers.storage.head_start import ObjectHeadStart
 
 
@@ -30,30 +29,12 @@ def cmd_verify(args: argparse.Namespace, out: Output) -> Report:
         raise InvalidArgumentError("--spark and --master apply to tables; a manifest's artifacts are hashed here")
     if args.level == "files":
         raise InvalidArgumentError("--level files applies to tables; a manifest is checked at schema or bytes level")
-    if getattr(args, "version", None) or getattr(args, "snapshot_id", None) or getattr(args, "verify_branch", None):
+    if getattr(args, "version", None) or getattr(args, "snapshot_id", None) or getattr(args, "ref_branch", None):
         raise InvalidArgumentError("--version, --snapshot-id and --branch apply to tables, not manifest files")
     if getattr(args, "program_file", None) or getattr(args, "program_sql", None) or getattr(args, "dialect", None):
         raise InvalidArgumentError("--program-file, --program-sql and --dialect apply to tables (a manifest's "
                                    "program_hash is printed by `attest program-hash`)")
     return _verify_manifest(args, out)
-
-
-def _branch_of(args: argparse.Namespace, ref: TableRef) -> TableRef:
-    """``ref`` at the head of ``--branch``'s branch: checked as ``attest audit`` checks the branch's line."""
-    branch = getattr(args, "verify_branch", None)
-    if branch is None:
-        return ref
-    if ref.format != "iceberg":
-        raise InvalidArgumentError("--branch applies to Iceberg tables (a Delta table has one line of versions: "
-                                   "--version N)")
-    if ref.version is not None:  # "t@5 --branch b": two versions asked for
-        raise InvalidArgumentError(f"{ref} names a snapshot; --branch names the branch whose head is checked: "
-                                   "give one")
-    if not branch:
-        raise InvalidArgumentError("--branch needs a branch name")
-    from attest.record import replace
-
-    return replace(ref, branch=branch)
 
 
 def _verify_table(args: argparse.Namespace, out: Output) -> Report:
@@ -68,7 +49,7 @@ def _verify_table(args: argparse.Namespace, out: Output) -> Report:
     from attest.verify.program import check_program
 
     expected = expected_program(args)  # --program-file / --program-sql: a program that does not parse is exit 2
-    ref = _branch_of(args, table_ref(args))
+    ref = table_ref(args)
     with spark_for(args) as spark:
         carrier = open_ref(args, ref, allow_external=bool(getattr(args, "allow_external_files", False)))
         if spark is not None:  # a rewrite's added files are digested on the executors too (docs/distributed.md)

@@ -149,3 +149,15 @@ def test_main_without_a_snapshot_says_so_beside_its_branches(catalog: SqlCatalog
     assert any("--branch <branch>" in n for n in out["notes"]), out["notes"]
     code, out = _json("verify", TABLE, "--branch", "audit", *_flags(tmp_path))
     assert code == 1 and [e["code"] for e in out["errors"]] == ["stale"], out
+
+
+def test_show_and_lineage_take_a_branch_by_name(catalog: SqlCatalog, table: Table, tmp_path: Path) -> None:
+    """``attest show`` and ``attest lineage`` name a branch as verify does: ``-1`` is the branch, not snapshot -1."""
+    head = _branch(catalog, _attested(table), "-1")
+    code, shown = _json("show", TABLE, "--branch=-1", *_flags(tmp_path))
+    code_main, on_main = _json("show", TABLE, *_flags(tmp_path))
+    assert code == code_main == 0 and shown == on_main, shown  # the attestation in force on the branch: main's
+    code, walked = _json("lineage", TABLE, "--branch=-1", *_flags(tmp_path))
+    assert code == 1 and (walked["version"], walked["code"]) == (str(head), "stale"), walked
+    code, _, err = cli_in_process("show", TABLE, "--snapshot-id=-1", *_flags(tmp_path))
+    assert code == 2 and "snapshot -1 is not in" in err, err  # the same text as --snapshot-id: a snapshot id
