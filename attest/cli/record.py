@@ -172,6 +172,9 @@ def _on_branch(carrier: AttestedTable, branch: str) -> AttestedTable:
 
     if not isinstance(carrier, IcebergCarrier):
         raise InvalidArgumentError("--branch applies to Iceberg tables (Delta has no branches)")
+    if carrier.branch not in (None, branch):  # ``ns.t.branch_a --branch b``: two branches named
+        raise InvalidArgumentError(f"{carrier.reference} is named as branch {carrier.branch!r}; --branch names "
+                                   f"{branch!r}: give one")
     return IcebergCarrier(carrier.table, catalog_name=carrier.catalog_name, detached=carrier.detached,
                           allow_external=carrier.allow_external, branch=branch, retain_tag=carrier.retain_tag)
 

@@ -283,6 +283,11 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         except PyicebergValidationError as exc:
             raise _metadata_refused(identifier, exc) from None
         except (NoSuchTableError, NoSuchNamespaceError) as exc:
+            on_branch = _branch_named(cat, identifier) if kwargs.get("branch") is None else None
+            if on_branch is not None:
+                # ``ns.t.branch_b`` as Spark's catalog resolves it when no table has that name: branch b of ns.t
+                # (what an audit's line of the branch is named; a table so named is read first, above, as Spark does).
+                return cls(on_branch[0], catalog_name=catalog, **{**kwargs, "branch": on_branch[1]})
             base, at, ref = identifier.rpartition("@")
             # ``ns.t@audit``: "@" takes a snapshot id; a tag or branch is named by --snapshot-id (a name after "@"
             # could be a table's own, which ``ns.t@5`` is checked against too).
@@ -1483,6 +1488,28 @@ def _metadata_refused(identifier: str, exc: BaseException) -> AttestError:
                            "this release does not read is not verified", code=Code.UNSUPPORTED_TABLE)
     return AttestError(f"Iceberg table {identifier}: pyiceberg cannot read its metadata ({text})",
                        code=Code.TABLE_UNREADABLE)
+
+
+def _branch_named(catalog: Any, identifier: str) -> tuple[Table, str] | None:
+    """``ns.t.branch_<b>`` read as Iceberg's Spark catalog reads a name no table has (Iceberg 1.12
+    ``SparkCatalog.load``): table ``ns.t`` and its branch ``b``, when the table has that branch; None otherwise (a tag
+    ``tag_<x>`` too: Spark reads its snapshot, which ``--snapshot-id x`` names). A branch name holding dots
+    (``ns.t.branch_a.b``, as an audit prints it) is tried at each ``branch_`` part, the leftmost first."""
+    from pyiceberg.table.refs import SnapshotRefType
+
+    parts = identifier.split(".")
+    for i, part in enumerate(parts):
+        name = ".".join([part[len("branch_"):], *parts[i + 1:]]) if part.startswith("branch_") else ""
+        if i < 2 or not name or not part[len("branch_"):]:
+            continue  # a table needs a namespace: "branch_x" alone or "ns.branch_x" names no table's branch
+        try:
+            table = catalog.load_table(".".join(parts[:i]))
+            ref = table.metadata.refs.get(name)
+        except Exception:  # no such table, or one that cannot be read by this name: not this reading
+            continue
+        if ref is not None and ref.snapshot_ref_type == SnapshotRefType.BRANCH:
+            return table, name
+    return None
 
 
 def _exists(catalog: Any, identifier: str) -> bool:

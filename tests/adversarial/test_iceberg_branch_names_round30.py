@@ -161,3 +161,32 @@ def test_show_and_lineage_take_a_branch_by_name(catalog: SqlCatalog, table: Tabl
     assert code == 1 and (walked["version"], walked["code"]) == (str(head), "stale"), walked
     code, _, err = cli_in_process("show", TABLE, "--snapshot-id=-1", *_flags(tmp_path))
     assert code == 2 and "snapshot -1 is not in" in err, err  # the same text as --snapshot-id: a snapshot id
+
+
+def test_a_branch_line_s_name_is_verified_as_spark_reads_it(catalog: SqlCatalog, table: Table,
+                                                           tmp_path: Path) -> None:
+    """The name an audit gives a branch's line, ``ns.t.branch_<b>``, is the branch to ``attest verify`` as to
+    Spark's Iceberg catalog when no table has that name (before: ``table_not_found``); a table so named is read
+    first, as Spark reads it; a tag (``tag_<x>``) is not a branch."""
+    data = _attested(table)
+    heads = {name: _branch(catalog, data, name) for name in ("-1", "a.b")}
+    for name, head in heads.items():
+        code, out = _json("verify", f"{TABLE}.branch_{name}", *_flags(tmp_path))
+        assert code == 1 and [e["code"] for e in out["errors"]] == ["stale"], (name, out)
+        assert str(head) in out["verdict"], (name, out["verdict"])
+    code, out = _json("verify", f"{TABLE}.branch_-1", "--snapshot-id", str(data), *_flags(tmp_path))
+    assert code == 0 and out["verdict"].startswith("VERIFIED"), out  # a snapshot asked for: that snapshot
+    catalog.load_table("ns.t").manage_snapshots().create_tag(data, "x").commit()
+    for missing in ("branch_nope", "tag_x", "branch_"):
+        code, _, err = cli_in_process("verify", f"{TABLE}.{missing}", *_flags(tmp_path))
+        assert code == 2 and "table_not_found" in err, (missing, err)
+    code, _, err = cli_in_process("verify", f"{TABLE}.branch_-1", "--branch", "a.b", *_flags(tmp_path))
+    assert code == 2 and "table_not_found" in err, err  # one branch at a time: the name is then no table's
+    code, _, err = cli_in_process("record", f"{TABLE}.branch_-1", "--branch", "a.b", "--model", "m",
+                                  "--program-hash", PROGRAM, *_flags(tmp_path))
+    assert code == 2 and "is named as branch '-1'; --branch names 'a.b'" in err, err
+    # A table literally named branch_-1 in namespace ns.t: read as itself (unattested), as Spark reads it
+    catalog.create_namespace(("ns", "t"))
+    catalog.create_table(("ns", "t", "branch_-1"), schema=rows(0).schema).append(rows(0))
+    code, out = _json("verify", f"{TABLE}.branch_-1", *_flags(tmp_path))
+    assert code == 1 and out["verdict"].startswith("UNATTESTED"), out
