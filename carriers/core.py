@@ -577,6 +577,12 @@ class AttestedTable(ABC):
         """Where the table is stored, when that is not ``signed_uri``: trust policies match these names too."""
         return ()
 
+    @property
+    def policy_aliases(self) -> tuple[str, ...]:
+        """Names readers give this table state besides ``reference`` (an Iceberg catalog table's branch:
+        ``<table>.branch_<b>``, as Spark and an audit's line name it): trust policies match these too."""
+        return ()
+
     def more_policy_names(self) -> Callable[[], tuple[str, ...]] | None:
         """More names trust policies match, found by a search only when a policy asks (``TableState.more_locations``):
         None when a format has none (Iceberg: the table's other configured catalog names)."""
@@ -873,7 +879,8 @@ class AttestedTable(ABC):
                           change_detail=changes.detail if changes.complete else "", notes=tuple(dict.fromkeys(notes)),
                           changes_complete=changes.complete,
                           view=live.view, problems=tuple(live.problems), uri=self.signed_uri,
-                          locations=self.policy_locations, more_locations=self.more_policy_names(),
+                          locations=(*self.policy_locations, *self.policy_aliases),
+                          more_locations=self.more_policy_names(),
                           content_check=check, other_heads=tuple(self._other_heads(v)) if version is None else ())
 
     def _content_check(self, att: Attestation, v: Version, live: LiveVersion, progress: Progress | None = None,

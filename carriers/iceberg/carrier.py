@@ -326,6 +326,12 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             out.append(head[: -len("/metadata")])
         return tuple(dict.fromkeys(x for x in out if x))
 
+    @property
+    def policy_aliases(self) -> tuple[str, ...]:
+        # A glob naming the branch's line (``iceberg://prod/ns.t.branch_audit``) covers the branch: it covered nothing,
+        # and the branch's unsigned attestation passed, the audit warning only that the glob matched no table.
+        return () if self.branch is None else (f"{self.reference}.branch_{self.branch}",)
+
     def more_policy_names(self) -> Callable[[], tuple[str, ...]] | None:
         """Every other configured catalog name of the table (``_other_names``), searched for only when a trust policy
         matches names: a policy on ``iceberg://prod/*`` covers it reached as ``iceberg://prod2/…``."""

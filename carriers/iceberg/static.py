@@ -310,6 +310,10 @@ class StaticIcebergCarrier(IcebergCarrier):
         table's statement for the same folder URI must not pass for an Iceberg reading of it."""
         return "iceberg+" + Path(self.folder).resolve().as_uri()
 
+    @property
+    def policy_aliases(self) -> tuple[str, ...]:
+        return ()  # ``<folder>.branch_<b>`` is a path of its own, not this folder's branch
+
     def more_policy_names(self) -> Callable[[], tuple[str, ...]] | None:
         # open_folder found no configured catalog owning this folder: asking each catalog again would find none.
         return None

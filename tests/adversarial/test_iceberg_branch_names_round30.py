@@ -190,3 +190,44 @@ def test_a_branch_line_s_name_is_verified_as_spark_reads_it(catalog: SqlCatalog,
     catalog.create_table(("ns", "t", "branch_-1"), schema=rows(0).schema).append(rows(0))
     code, out = _json("verify", f"{TABLE}.branch_-1", *_flags(tmp_path))
     assert code == 1 and out["verdict"].startswith("UNATTESTED"), out
+
+
+def test_a_branch_named_by_its_line_is_in_its_table_s_policy_scope(catalog: SqlCatalog, table: Table,
+                                                                  tmp_path: Path) -> None:
+    """``require_signed`` naming the table covers its branch named ``ns.t.branch_<b>``: the branch's unsigned
+    attestation is refused (``signature_missing``), never passed as a table the glob does not name."""
+    from attest.signing.keys import generate_keypair
+
+    pair = generate_keypair("ecdsa-p256")
+    (tmp_path / "ci.pub").write_bytes(pair.public_pem)
+    (tmp_path / "policy.toml").write_text(f'require_signed = ["{TABLE}"]\n[[keys]]\npublic_key = "ci.pub"\n')
+    data = _attested(table)
+    _branch(catalog, data, "audit")
+    attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM, branch="audit")  # unsigned
+    for named in ((f"{TABLE}.branch_audit",), (TABLE, "--branch", "audit")):
+        code, out = _json("verify", *named, "--policy", str(tmp_path / "policy.toml"), *_flags(tmp_path))
+        assert code == 1 and [e["code"] for e in out["errors"]] == ["signature_missing"], (named, out)
+
+
+@pytest.mark.parametrize("glob", [f"{TABLE}.branch_audit", f"{TABLE}.branch_*"])
+def test_a_glob_naming_the_branch_s_line_covers_the_branch(catalog: SqlCatalog, table: Table, tmp_path: Path,
+                                                           glob: str) -> None:
+    """``require_signed`` naming a branch as an audit's line (and Spark) names it: the branch's unsigned attestation
+    is refused. Before, the glob covered nothing — the branch VERIFIED unsigned, the audit exit 0 with a warning that
+    the glob matched no table. Main, which the glob does not name, still passes unsigned."""
+    from attest.signing.keys import generate_keypair
+
+    (tmp_path / "ci.pub").write_bytes(generate_keypair("ecdsa-p256").public_pem)
+    (tmp_path / "policy.toml").write_text(f'require_signed = ["{glob}"]\n[[keys]]\npublic_key = "ci.pub"\n')
+    policy = ["--policy", str(tmp_path / "policy.toml"), *_flags(tmp_path)]
+    _branch(catalog, _attested(table), "audit")
+    attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM, branch="audit")  # unsigned
+    for named in ((f"{TABLE}.branch_audit",), (TABLE, "--branch", "audit")):
+        code, out = _json("verify", *named, *policy)
+        assert code == 1 and [e["code"] for e in out["errors"]] == ["signature_missing"], (named, out)
+    code, out = _json("verify", TABLE, *policy)
+    assert code == 0 and out["verdict"].startswith("VERIFIED"), out
+    code, out = _json("audit", f"iceberg://{CATALOG}/ns", *policy)
+    lines = {r["table"]: (r["outcome"], r["code"]) for r in out["tables"]}
+    assert (code, lines) == (1, {TABLE: ("VERIFIED", None),
+                                 f"{TABLE}.branch_audit": ("NOT VERIFIED", "signature_missing")}), out
