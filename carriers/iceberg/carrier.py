@@ -326,11 +326,16 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             out.append(head[: -len("/metadata")])
         return tuple(dict.fromkeys(x for x in out if x))
 
+    # The branch a reader named to reach the snapshot checked, when the carrier is main's (Spark's read gate checks a
+    # read of ``t.branch_b`` by its snapshot id): trust policies match the branch's line name too.
+    named_branch: str | None = None
+
     @property
     def policy_aliases(self) -> tuple[str, ...]:
         # A glob naming the branch's line (``iceberg://prod/ns.t.branch_audit``) covers the branch: it covered nothing,
         # and the branch's unsigned attestation passed, the audit warning only that the glob matched no table.
-        return () if self.branch is None else (f"{self.reference}.branch_{self.branch}",)
+        branch = self.branch or self.named_branch
+        return () if branch is None else (f"{self.reference}.branch_{branch}",)
 
     def more_policy_names(self) -> Callable[[], tuple[str, ...]] | None:
         """Every other configured catalog name of the table (``_other_names``), searched for only when a trust policy

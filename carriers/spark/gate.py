@@ -144,6 +144,9 @@ class TableRead:
     # Read from Spark's cache (``mark_cached``): the versions its cache entries for this table were read at, each a
     # lower bound of the version the cached rows are (None: unknown). Empty: not a cached read.
     cached_from: tuple[str | None, ...] = ()
+    # Iceberg: the branch the read named (``t.branch_b``): its snapshot is checked as any, and a trust policy's glob
+    # naming the branch's line (``iceberg://c/ns.t.branch_b``) applies to it (round 30).
+    branch: str | None = None
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -153,7 +156,7 @@ class TableRead:
             from carriers.delta.carrier import signed_table_uri
 
             return ("delta", signed_table_uri(self.location or ""), str(self.version))
-        return ("iceberg", self.catalog or "", ".".join(self.identifier or ()), str(self.version))
+        return ("iceberg", self.catalog or "", ".".join(self.identifier or ()), str(self.version), str(self.branch))
 
 
 @dataclass
@@ -367,6 +370,7 @@ class ReadGate:
             assert read.catalog is not None and read.identifier is not None
             table = self._iceberg_catalog(read.catalog).load_table(read.identifier)
             carrier = IcebergCarrier(table, catalog_name=read.catalog)
+            carrier.named_branch = read.branch
         return verify_state(carrier.state(read.version), carrier, level=self.level, policy=self.policy,
                             now=self.now)
 
@@ -1043,7 +1047,8 @@ def _table_read(leaf: LeafInfo, stale: bool = False) -> TableRead | None:
         return TableRead("delta", leaf.name or leaf.location, version, location=location)
     if leaf.kind == "iceberg" and leaf.catalog and leaf.identifier:
         return TableRead("iceberg", f"iceberg://{leaf.catalog}/{'.'.join(leaf.identifier)}",
-                         leaf.read_version or leaf.version, catalog=leaf.catalog, identifier=leaf.identifier)
+                         leaf.read_version or leaf.version, catalog=leaf.catalog, identifier=leaf.identifier,
+                         branch=leaf.branch)
     return None
 
 

@@ -257,6 +257,8 @@ class LeafInfo:
     lenient: str | None = None
     # A LocalRelation: its rows' count and digest (local_rows_digest); None for other leaves and an empty relation.
     rows: str | None = None
+    # Iceberg: the branch the read named (``t.branch_b``, ``option("branch", b)``); None: main or a snapshot.
+    branch: str | None = None
     # A read of changes across versions rather than of one version's rows (a Delta change data feed, an Iceberg
     # changelog or incremental read): what it reads, for the read gate's refusal and the hook's heuristic input.
     changes: Changes | None = None
@@ -417,7 +419,8 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
                                   f"an Iceberg incremental read ({asked}): the appends between snapshots")
             return LeafInfo("iceberg", name=name or str(table.name()), version=None if sid is None else str(sid),
                             catalog=cat_name, identifier=parts, location=str(table.table().location()),
-                            in_tree=in_tree, read_version=None if read is None else str(read), changes=changes)
+                            in_tree=in_tree, read_version=None if read is None else str(read), changes=changes,
+                            branch=iceberg_branch(table, rel.options()))
         if tcls == "DeltaTableV2":
             pinned, latest = _delta_scan(table, lambda: bool(table.timeTravelOpt().isDefined()))
             return LeafInfo("delta", name=name or None, location=str(table.path().toString()),
@@ -480,6 +483,22 @@ def _iceberg_metadata_table(table: Any) -> bool:
     except Exception:
         return False
     return False
+
+
+def iceberg_branch(table: Any, options: Any) -> str | None:
+    """The branch an Iceberg read names: ``t.branch_b`` (Iceberg's ``SparkTable.branch()``) or the ``branch`` read
+    option; None for main, or when neither can be read (the read is then judged as main's: its snapshot is checked
+    all the same, only a trust policy's glob naming the branch's line would not apply)."""
+    try:
+        named = table.branch()
+    except Exception:
+        named = None
+    if named is None:
+        try:
+            named = next((v for k, v in dict(options).items() if str(k).lower() == "branch"), None)
+        except Exception:
+            named = None
+    return None if named is None or str(named) == "main" else str(named)
 
 
 def iceberg_change_options(options: Any) -> str | None:

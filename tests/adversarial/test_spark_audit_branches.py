@@ -139,3 +139,35 @@ def test_a_branch_named_as_the_attested_snapshot_is_read_and_audited_as_the_bran
     assert code == 1 and [e["code"] for e in checked["errors"]] == ["stale"], checked
     code, snapshot = run("verify", f"iceberg://iceberg/{ns}.t", "--snapshot-id", str(data))
     assert code == 0 and snapshot["verdict"].startswith("VERIFIED"), snapshot  # the snapshot, as VERSION AS OF reads
+
+
+def test_a_policy_naming_a_branch_covers_spark_s_reads_of_it(spark: SparkSession, spark_warehouse: Path,
+                                                              tmp_path: Path) -> None:
+    """Round 30: ``require_signed`` naming a branch's line (``iceberg://iceberg/<ns>.t.branch_*``) covers Spark's
+    reads of ``t.branch_audit`` — the read gate checks the branch's snapshot by id, and matched the table's own names
+    only: the branch's unsigned attestation was let through — and ``attest.spark.audit``'s row of the branch. Main,
+    which the glob does not name, is read as before."""
+    import attest.spark
+    from attest.errors import VerificationRefusedError
+    from attest.signing.keys import generate_keypair
+    from attest.spark import install, require_verified
+
+    ns, name = _attested_main(spark, "r30p")
+    (tmp_path / "ci.pub").write_bytes(generate_keypair("ecdsa-p256").public_pem)
+    policy = tmp_path / "policy.toml"
+    policy.write_text(f'require_signed = ["iceberg://iceberg/{ns}.t.branch_*"]\n[[keys]]\npublic_key = "ci.pub"\n')
+    spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
+    hook = install(spark, policy="required")
+    try:
+        spark.sql(f"INSERT INTO {name}.branch_audit VALUES (2)")  # attested on the branch, unsigned
+        hook.flush()
+    finally:
+        hook.uninstall()
+    with require_verified(spark, str(policy)):
+        assert [r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()] == [1]  # main: not named, unsigned ok
+        with pytest.raises(VerificationRefusedError) as refused:
+            spark.sql(f"SELECT id FROM {name}.branch_audit").collect()  # was: let through, [1, 2]
+        assert refused.value.code.value == "signature_missing", refused.value
+    report = attest.spark.audit(spark, str(policy), catalogs=[f"iceberg.{ns}"])
+    rows = {r.table: (r.outcome, r.code) for r in report.rows}
+    assert rows == {name: ("VERIFIED", None), f"{name}.branch_audit": ("NOT VERIFIED", "signature_missing")}, rows
