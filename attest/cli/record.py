@@ -6,7 +6,7 @@ import argparse
 import os
 
 from attest.cli.output import EXIT_OK, Output
-from attest.cli.shared import open_ref, read_input, storage_options, table_ref
+from attest.cli.shared import on_branch, open_ref, read_input, storage_options, table_ref
 from attest.errors import AttestError, InvalidArgumentError, OpenLineageError
 from attest.fast.record import field, many_records, record
 
@@ -114,6 +114,7 @@ def _record_command(args: argparse.Namespace, out: Output) -> RecordResult:
     ref = table_ref(args)
     if ref.version is not None:
         raise InvalidArgumentError(f"record attests the table's latest data {ref.noun}; drop the @{ref.version}")
+    ref = on_branch(ref, args.branch)
     from attest.openlineage.emit import switched_on
 
     emit = switched_on(bool(args.openlineage))
@@ -130,8 +131,6 @@ def _record_command(args: argparse.Namespace, out: Output) -> RecordResult:
         said.extend(warned)
     signer = _signer(args)  # before any hashing: an unreadable key is an input error (exit 2)
     carrier = open_ref(args, ref, detached=bool(args.detached))
-    if args.branch is not None:
-        carrier = _on_branch(carrier, args.branch)
     if getattr(args, "no_retain_tag", False):
         _without_retention(carrier)
     carrier.log_warnings = False  # its warnings are said below (stderr and --json), not logged a second time
@@ -165,18 +164,6 @@ def _signer(args: argparse.Namespace) -> Signer | None:
     from attest.signing.keys import PemSigner
 
     return PemSigner.load(path)
-
-
-def _on_branch(carrier: AttestedTable, branch: str) -> AttestedTable:
-    from carriers.iceberg.carrier import IcebergCarrier
-
-    if not isinstance(carrier, IcebergCarrier):
-        raise InvalidArgumentError("--branch applies to Iceberg tables (Delta has no branches)")
-    if carrier.branch not in (None, branch):  # ``ns.t.branch_a --branch b``: two branches named
-        raise InvalidArgumentError(f"{carrier.reference} is named as branch {carrier.branch!r}; --branch names "
-                                   f"{branch!r}: give one")
-    return IcebergCarrier(carrier.table, catalog_name=carrier.catalog_name, detached=carrier.detached,
-                          allow_external=carrier.allow_external, branch=branch, retain_tag=carrier.retain_tag)
 
 
 def _without_retention(carrier: AttestedTable) -> None:

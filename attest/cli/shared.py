@@ -101,17 +101,16 @@ def table_ref(args: argparse.Namespace, text: str | None = None) -> TableRef:
     typed = text if text is not None else args.target
     ref = parse_ref(typed, version=getattr(args, "version", None), snapshot_id=getattr(args, "snapshot_id", None),
                     catalog=catalog_for(args, typed))
-    return _on_branch(ref, getattr(args, "ref_branch", None))
+    return on_branch(ref, getattr(args, "ref_branch", None))
 
 
-def _on_branch(ref: TableRef, branch: str | None) -> TableRef:
-    """``ref`` at the head of ``--branch``'s branch (verify, show, lineage): read as ``attest audit`` reads the
-    branch's line, as readers of ``ns.t.branch_<name>`` read it."""
+def on_branch(ref: TableRef, branch: str | None) -> TableRef:
+    """``ref`` at the head of ``--branch``'s branch (verify, show, lineage; record's write-audit-publish branch): read
+    as ``attest audit`` reads the branch's line, as readers of ``ns.t.branch_<name>`` read it."""
     if branch is None:
         return ref
     if ref.format != "iceberg":
-        raise InvalidArgumentError("--branch applies to Iceberg tables (a Delta table has one line of versions: "
-                                   "--version N)")
+        raise InvalidArgumentError("--branch applies to Iceberg tables (Delta has no branches)")
     if ref.version is not None:  # "t@5 --branch b": two versions asked for
         raise InvalidArgumentError(f"{ref} names a snapshot; --branch names the branch whose head is checked: "
                                    "give one")

@@ -184,7 +184,7 @@ def test_a_branch_line_s_name_is_verified_as_spark_reads_it(catalog: SqlCatalog,
     assert code == 2 and "table_not_found" in err, err  # one branch at a time: the name is then no table's
     code, _, err = cli_in_process("record", f"{TABLE}.branch_-1", "--branch", "a.b", "--model", "m",
                                   "--program-hash", PROGRAM, *_flags(tmp_path))
-    assert code == 2 and "is named as branch '-1'; --branch names 'a.b'" in err, err
+    assert code == 2 and "table_not_found" in err, err  # as verify: with --branch, the name is then no table's
     # A table literally named branch_-1 in namespace ns.t: read as itself (unattested), as Spark reads it
     catalog.create_namespace(("ns", "t"))
     catalog.create_table(("ns", "t", "branch_-1"), schema=rows(0).schema).append(rows(0))
