@@ -49,7 +49,9 @@ from carriers.spark.plan import (
     LeafInfo,
     cached_versions,
     carrier_uri,
+    iceberg_branch,
     iceberg_change_options,
+    iceberg_table_parts,
     ident_parts,
     leaves,
     mark_cached,
@@ -847,6 +849,11 @@ def stream_reads(plan: Any, spark: SparkSession, resume: Resume | None = None) -
                 cat, parts = str(catalog.name()), ident_parts(ident)
             else:  # readStream.format("iceberg").load(name): resolved by the source (round 23: was not checked)
                 cat, parts = _iceberg_source_table(jvm, leaf.extraOptions(), str(table.name()))
+            # A stream of t.branch_b, t.tag_x or t.snapshot_id_N reads main all the same (Iceberg 1.12's micro-batch
+            # stream plans from the table's current snapshot; round 31: checked as a table named t.branch_b, which
+            # none is — refused as unreadable). The branch named still brings a policy's glob naming it in scope.
+            parts = iceberg_table_parts(parts, table) or parts
+            branch = iceberg_branch(table, leaf.extraOptions())
             label, asked = f"iceberg://{cat}/{'.'.join(parts)}", iceberg_change_options(leaf.extraOptions())
             if asked:  # not the current snapshot's rows: no snapshot is checked
                 read = TableRead("iceberg", label, None, catalog=cat, identifier=parts,
@@ -856,7 +863,8 @@ def stream_reads(plan: Any, spark: SparkSession, resume: Resume | None = None) -
                 current = table.table().currentSnapshot()
                 removed = None if current is None else _iceberg_history_removed(table.table(), current)
                 version = None if current is None or removed is not None else str(current.snapshotId())
-                read = TableRead("iceberg", label, version, catalog=cat, identifier=parts, changes=removed)
+                read = TableRead("iceberg", label, version, catalog=cat, identifier=parts, changes=removed,
+                                 branch=branch)
         if read is not None:
             found.setdefault(read.key, read)
     return list(found.values())

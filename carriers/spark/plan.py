@@ -409,9 +409,7 @@ def _leaf_info(node: Any, cls: str, hadoop: Any, in_tree: bool) -> LeafInfo:
             if read is None:
                 current = table.table().currentSnapshot()
                 read = None if current is None else current.snapshotId()
-            if parts and len(parts) > 2 and parts[-1].startswith(_ICEBERG_REF_PREFIXES) and \
-                    str(table.table().name()).rsplit(".", 1)[-1] != parts[-1]:
-                parts = parts[:-1]  # t.branch_audit / t.tag_x: the table is t, the suffix selects a snapshot
+            parts = iceberg_table_parts(parts, table)
             asked = iceberg_change_options(rel.options())
             changes = None
             if asked:
@@ -483,6 +481,16 @@ def _iceberg_metadata_table(table: Any) -> bool:
     except Exception:
         return False
     return False
+
+
+def iceberg_table_parts(parts: tuple[str, ...] | None, table: Any) -> tuple[str, ...] | None:
+    """The identifier of the table an Iceberg ``SparkTable`` loaded by ``parts``: ``t.branch_audit``, ``t.tag_x``,
+    ``t.snapshot_id_N``, ``t.at_timestamp_N`` name table ``t`` (the suffix selects a snapshot or a branch); a table
+    literally so named keeps its name (Iceberg loads it first)."""
+    if parts and len(parts) > 2 and parts[-1].startswith(_ICEBERG_REF_PREFIXES) and \
+            str(table.table().name()).rsplit(".", 1)[-1] != parts[-1]:
+        return parts[:-1]
+    return parts
 
 
 def iceberg_branch(table: Any, options: Any) -> str | None:
