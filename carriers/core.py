@@ -583,6 +583,10 @@ class AttestedTable(ABC):
         ``<table>.branch_<b>``, as Spark and an audit's line name it): trust policies match these too."""
         return ()
 
+    def policy_aliases_at(self, v: Version) -> tuple[str, ...]:
+        """``policy_aliases`` and the names readers give version ``v`` alone (an Iceberg tag's ``<table>.tag_<x>``)."""
+        return self.policy_aliases
+
     def more_policy_names(self) -> Callable[[], tuple[str, ...]] | None:
         """More names trust policies match, found by a search only when a policy asks (``TableState.more_locations``):
         None when a format has none (Iceberg: the table's other configured catalog names)."""
@@ -879,7 +883,7 @@ class AttestedTable(ABC):
                           change_detail=changes.detail if changes.complete else "", notes=tuple(dict.fromkeys(notes)),
                           changes_complete=changes.complete,
                           view=live.view, problems=tuple(live.problems), uri=self.signed_uri,
-                          locations=(*self.policy_locations, *self.policy_aliases),
+                          locations=(*self.policy_locations, *self.policy_aliases_at(v)),
                           more_locations=self.more_policy_names(),
                           content_check=check, other_heads=tuple(self._other_heads(v)) if version is None else ())
 

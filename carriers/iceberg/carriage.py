@@ -69,6 +69,11 @@ def retain_tag_name(branch: str | None) -> str:
     return RETAIN_TAG if branch in (None, "main") else f"{RETAIN_TAG}{BRANCH_TAG_SEPARATOR}{branch}"
 
 
+def is_retain_tag(name: str) -> bool:
+    """Whether ``name`` is a retention tag's (``retain_tag_name``): recipe-attest's own, moved with each attestation."""
+    return name == RETAIN_TAG or name.startswith(RETAIN_TAG + BRANCH_TAG_SEPARATOR)
+
+
 def _binding_key(keys: Mapping[str, str]) -> str | None:
     return keys.get(props.KEY_VERSION) or keys.get(props.LEGACY_KEY_VERSION)
 

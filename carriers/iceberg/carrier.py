@@ -62,7 +62,15 @@ from carriers.base import (
     keywords_of,
 )
 from carriers.core import AttestedTable, Carried, Changes, LiveVersion, Version
-from carriers.iceberg.carriage import POINTER_DIR, SIDECAR_DIR, Carriage, _attestation_only, _comparable, _Found
+from carriers.iceberg.carriage import (
+    POINTER_DIR,
+    SIDECAR_DIR,
+    Carriage,
+    _attestation_only,
+    _comparable,
+    _Found,
+    is_retain_tag,
+)
 from carriers.iceberg.catalogs import guard, reading_io, storage_keys
 from carriers.iceberg.commit import SUMMARY_BUDGET, FollowUpCommit
 from carriers.iceberg.deletes import ListedManifest, Planned, applicability, path_bound
@@ -336,6 +344,15 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         # and the branch's unsigned attestation passed, the audit warning only that the glob matched no table.
         branch = self.branch or self.named_branch
         return () if branch is None else (f"{self.reference}.branch_{branch}",)
+
+    def policy_aliases_at(self, v: Version) -> tuple[str, ...]:
+        # A tag names one snapshot, which Spark reads as ``t.tag_x`` or ``VERSION AS OF 'x'`` (the tag's name is gone
+        # from the plan by then): a glob naming the tag's line (``iceberg://prod/ns.t.tag_release*``) covers every read
+        # of that snapshot, by whatever name (round 31: it covered nothing, and the tag's unsigned snapshot passed).
+        # The retention tags recipe-attest moves with each attestation (``recipe-attest``, ``recipe-attest@<branch>``)
+        # are no reader's name for a snapshot: with them, ``tag_*`` would have named main's head after every record.
+        return (*self.policy_aliases, *(f"{self.reference}.tag_{tag}" for tag in tags_at(self.table, v.id)
+                                        if not is_retain_tag(tag)))
 
     def more_policy_names(self) -> Callable[[], tuple[str, ...]] | None:
         """Every other configured catalog name of the table (``_other_names``), searched for only when a trust policy
@@ -1425,6 +1442,14 @@ def branch_heads(table: Table) -> list[tuple[str, int]]:
 
     return sorted((name, ref.snapshot_id) for name, ref in table.metadata.refs.items()
                   if ref.snapshot_ref_type == SnapshotRefType.BRANCH)
+
+
+def tags_at(table: Table, snapshot_id: int | str) -> list[str]:
+    """The tags of ``table`` naming snapshot ``snapshot_id``, by name."""
+    from pyiceberg.table.refs import SnapshotRefType
+
+    return sorted(name for name, ref in table.metadata.refs.items()
+                  if ref.snapshot_ref_type == SnapshotRefType.TAG and str(ref.snapshot_id) == str(snapshot_id))
 
 
 def branch_headed_by(table: Table, snapshot_id: int) -> str | None:

@@ -35,6 +35,7 @@ from typing import Any
 
 from attest.errors import CarrierError, UnsupportedTableError
 from attest.tables import TableState
+from carriers.core import Version
 from carriers.iceberg.carrier import IcebergCarrier
 
 __all__ = ["StaticIcebergCarrier", "catalog_identity", "latest_metadata", "open_folder", "owning_catalog",
@@ -313,6 +314,9 @@ class StaticIcebergCarrier(IcebergCarrier):
     @property
     def policy_aliases(self) -> tuple[str, ...]:
         return ()  # ``<folder>.branch_<b>`` is a path of its own, not this folder's branch
+
+    def policy_aliases_at(self, v: Version) -> tuple[str, ...]:
+        return ()  # nor is ``<folder>.tag_<x>`` this folder's tag
 
     def more_policy_names(self) -> Callable[[], tuple[str, ...]] | None:
         # open_folder found no configured catalog owning this folder: asking each catalog again would find none.
