@@ -275,6 +275,9 @@ class TableState:
     # What readers of the table by its name may read that ``version`` is not, and that was not checked: the heads of
     # its other branches, as (branch, snapshot id). Only for a version asked for by no version (the head of main).
     other_heads: tuple[tuple[str, str], ...] = ()
+    # The branch other than main whose head ``version`` is, when that head was asked for by the branch's name
+    # (``attest verify <table> --branch b``): the verdict names it. None: main, or a version asked for.
+    branch: str | None = None
 
 
 def attestation_identity(document: dict[str, Any]) -> str:

@@ -583,6 +583,11 @@ class AttestedTable(ABC):
         ``<table>.branch_<b>``, as Spark and an audit's line name it): trust policies match these too."""
         return ()
 
+    @property
+    def head_branch(self) -> str | None:
+        """The branch other than main this carrier reads the head of (an Iceberg carrier opened on one), else None."""
+        return None
+
     def policy_aliases_at(self, v: Version) -> tuple[str, ...]:
         """``policy_aliases`` and the names readers give version ``v`` alone (an Iceberg tag's ``<table>.tag_<x>``)."""
         return self.policy_aliases
@@ -885,7 +890,8 @@ class AttestedTable(ABC):
                           view=live.view, problems=tuple(live.problems), uri=self.signed_uri,
                           locations=(*self.policy_locations, *self.policy_aliases_at(v)),
                           more_locations=self.more_policy_names(),
-                          content_check=check, other_heads=tuple(self._other_heads(v)) if version is None else ())
+                          content_check=check, other_heads=tuple(self._other_heads(v)) if version is None else (),
+                          branch=self.head_branch if version is None else None)
 
     def _content_check(self, att: Attestation, v: Version, live: LiveVersion, progress: Progress | None = None,
                        computed: dict[str, Any] | None = None) -> ContentCheck | None:

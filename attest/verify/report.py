@@ -114,6 +114,7 @@ class Report:
     # The heads of the table's other branches, not checked (attest.tables.TableState.other_heads): said in a note,
     # in JSON (``other_branches``) and on the table's audit line.
     other_heads: list[tuple[str, str]] = field(default_factory=list)
+    branch: str | None = None  # the branch whose head ``version`` is (TableState.branch): named in the verdict
 
     @property
     def passed(self) -> bool:
@@ -193,6 +194,8 @@ class Report:
             qualifier += f"; stored types not checked: {self.stored_types_unchecked}"
         noun = version_noun(self.table_format)
         tail = f"{self.table_format} table {self.subject}"
+        if self.branch is not None:
+            tail += f" branch {self.branch!r}"
         if self.version is not None:  # none for a read of no one version (the Spark gate's folder and change reads)
             tail += f" {noun} {self.version}"
         if self.attested_version is not None:
@@ -239,6 +242,8 @@ class Report:
                 out["content"] = self.content
             if self.stored_types_unchecked:
                 out["stored_types_unchecked"] = self.stored_types_unchecked
+        if self.branch is not None:
+            out["branch"] = self.branch
         if self.other_heads:
             out["other_branches"] = [{"branch": b, "snapshot": s} for b, s in self.other_heads]
         return out

@@ -345,6 +345,10 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         branch = self.branch or self.named_branch
         return () if branch is None else (f"{self.reference}.branch_{branch}",)
 
+    @property
+    def head_branch(self) -> str | None:
+        return self.branch
+
     def policy_aliases_at(self, v: Version) -> tuple[str, ...]:
         # A tag names one snapshot, which Spark reads as ``t.tag_x`` or ``VERSION AS OF 'x'`` (the tag's name is gone
         # from the plan by then): a glob naming the tag's line (``iceberg://prod/ns.t.tag_release*``) covers every read

@@ -231,3 +231,17 @@ def test_a_glob_naming_the_branch_s_line_covers_the_branch(catalog: SqlCatalog, 
     lines = {r["table"]: (r["outcome"], r["code"]) for r in out["tables"]}
     assert (code, lines) == (1, {TABLE: ("VERIFIED", None),
                                  f"{TABLE}.branch_audit": ("NOT VERIFIED", "signature_missing")}), out
+
+
+def test_the_verdict_names_the_branch_it_checked(catalog: SqlCatalog, table: Table, tmp_path: Path) -> None:
+    """``--branch b`` (and the branch's line name) checks b's head: the verdict and JSON name the branch, not only the
+    table and a snapshot id a reader cannot tell from main's. Main's verdict and a snapshot asked for name none."""
+    data = _attested(table)
+    head = _branch(catalog, data, "audit")
+    for named in ((f"{TABLE}.branch_audit",), (TABLE, "--branch", "audit")):
+        code, out = _json("verify", *named, *_flags(tmp_path))
+        assert code == 1 and out["branch"] == "audit", out
+        assert f"iceberg table {TABLE} branch 'audit' snapshot {head}" in out["verdict"], out
+    for named in ((TABLE,), (TABLE, "--snapshot-id", str(head))):
+        code, out = _json("verify", *named, *_flags(tmp_path))
+        assert "branch" not in out and " branch " not in out["verdict"], out
