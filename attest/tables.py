@@ -275,9 +275,12 @@ class TableState:
     # What readers of the table by its name may read that ``version`` is not, and that was not checked: the heads of
     # its other branches, as (branch, snapshot id). Only for a version asked for by no version (the head of main).
     other_heads: tuple[tuple[str, str], ...] = ()
+    # Likewise the tags at other snapshots than those heads, as (tag, snapshot id): in JSON, and an audit's lines.
+    other_tags: tuple[tuple[str, str], ...] = ()
     # The branch other than main whose head ``version`` is, when that head was asked for by the branch's name
     # (``attest verify <table> --branch b``): the verdict names it. None: main, or a version asked for.
     branch: str | None = None
+    tag: str | None = None  # likewise the tag whose snapshot ``version`` is, asked for by its line's name (ns.t.tag_x)
 
 
 def attestation_identity(document: dict[str, Any]) -> str:

@@ -588,6 +588,11 @@ class AttestedTable(ABC):
         """The branch other than main this carrier reads the head of (an Iceberg carrier opened on one), else None."""
         return None
 
+    @property
+    def head_tag(self) -> str | None:
+        """The tag this carrier reads the snapshot of as its head (an Iceberg carrier opened on one), else None."""
+        return None
+
     def policy_aliases_at(self, v: Version) -> tuple[str, ...]:
         """``policy_aliases`` and the names readers give version ``v`` alone (an Iceberg tag's ``<table>.tag_<x>``)."""
         return self.policy_aliases
@@ -891,7 +896,9 @@ class AttestedTable(ABC):
                           locations=(*self.policy_locations, *self.policy_aliases_at(v)),
                           more_locations=self.more_policy_names(),
                           content_check=check, other_heads=tuple(self._other_heads(v)) if version is None else (),
-                          branch=self.head_branch if version is None else None)
+                          other_tags=tuple(self._other_tags(v)) if version is None else (),
+                          branch=self.head_branch if version is None else None,
+                          tag=self.head_tag if version is None else None)
 
     def _content_check(self, att: Attestation, v: Version, live: LiveVersion, progress: Progress | None = None,
                        computed: dict[str, Any] | None = None) -> ContentCheck | None:
@@ -915,6 +922,11 @@ class AttestedTable(ABC):
         """What readers of the table by its name may read that its head ``v`` (None: it has none) is not: the heads of
         its other branches (branch, snapshot id), when the format has branches. A verdict of the table names what it
         did not check."""
+        return []
+
+    def _other_tags(self, v: Version | None) -> list[tuple[str, str]]:
+        """The tags readers may read by name (``t.tag_x``) at snapshots neither the head ``v`` nor another branch's
+        head is, as (tag, snapshot id), when the format has tags: an audit gives each a line."""
         return []
 
     # ---- bytes -------------------------------------------------------------------------------------------------

@@ -96,6 +96,8 @@ class TableRef:
     typed: bool = field(default=False, compare=False)
     # Iceberg: the branch whose head is "current" (an audit's line of a branch other than main); None: main.
     branch: str | None = None
+    # Iceberg: the tag whose snapshot is "current" (an audit's line of a tag, ``ns.t.tag_x``); None: none.
+    tag: str | None = None
 
     @property
     def base(self) -> str:
@@ -114,6 +116,8 @@ class TableRef:
             # A catalog's branch as Spark names it (``SELECT … FROM ns.t.branch_audit``), a folder's as a word after
             # it (``/wh/t.branch_audit`` is a path of its own); never ``@<branch>``, a snapshot id when it is digits.
             base = f"{base}.branch_{self.branch}" if self.catalog is not None else f"{base} (branch {self.branch})"
+        if self.tag is not None:
+            base = f"{base}.tag_{self.tag}" if self.catalog is not None else f"{base} (tag {self.tag})"
         return base if self.version is None else f"{base}@{self.version}"
 
     @classmethod
@@ -366,7 +370,8 @@ def open_table(ref: TableRef | str, *, storage_options: Mapping[str, str] | None
             # newest metadata file, labelled so (carriers/iceberg/static.py).
             from carriers.iceberg.static import open_folder
 
-            return open_folder(ref.location, detached=detached, allow_external=allow_external, branch=ref.branch)
+            return open_folder(ref.location, detached=detached, allow_external=allow_external, branch=ref.branch,
+                               tag=ref.tag)
         if ref.catalog is None:
             # Found by its folder on an object store: which metadata.json is current only the catalog knows.
             raise UnsupportedTableError(
@@ -374,7 +379,7 @@ def open_table(ref: TableRef | str, *, storage_options: Mapping[str, str] | None
                 "only the catalog knows (a newer one may be a failed commit), so it is not verified here; audit it "
                 "through its catalog: iceberg://<catalog>/<namespace>.<table>")
         carrier = IcebergCarrier.from_reference(ref.catalog, ref.location, detached=detached,
-                                                allow_external=allow_external, branch=ref.branch)
+                                                allow_external=allow_external, branch=ref.branch, tag=ref.tag)
         if ref.at_syntax and ref.version is not None:
             _refuse_ambiguous_iceberg(ref)
         return carrier

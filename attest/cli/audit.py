@@ -181,8 +181,9 @@ def _audit(args: argparse.Namespace, out: Output, spark: SessionOnDemand | None)
         # for the name when it exists (its catalog loads the whole identifier first): both lines are checked; the
         # branch's says whose rows the name gives Spark.
         branches = [(name, ref, (*notes, f"a table is named {name} too: Spark reads that table for this name, and the "
-                                 f"branch as VERSION AS OF '{ref.branch}'")) if name in printed else (name, ref, notes)
-                    for name, ref, notes in branches]
+                                 f"{'branch' if ref.tag is None else 'tag'} as VERSION AS OF "
+                                 f"'{ref.branch if ref.tag is None else ref.tag}'")) if name in printed
+                    else (name, ref, notes) for name, ref, notes in branches]
         total = len(refs) + len(branches)
         rows = audited(branches, context, args, jobs=jobs, kind=pool_kind(branches, jobs, spark))
         for index, row in enumerate(rows, len(refs) + 1):

@@ -86,27 +86,39 @@ def branch_items(item: Item, row: AuditRow) -> list[Item]:
     """The branches other than main of the Iceberg table ``item`` whose line of main is ``row``, at other snapshots
     than main's (the report's ``other_branches``), each to be audited on a line of its own: the carrier opened on the
     branch checks its head as ``attest verify <table> --branch <branch>`` does. ``row``'s note naming them
-    unchecked says they are audited. None for a Delta table, a version asked for, or a line that is no report."""
+    unchecked says they are audited. Then its tags at snapshots none of those heads is (``other_tags``), a line each,
+    checked as ``--snapshot-id <id>`` checks the snapshot. None for a Delta table, a version asked for, or a line
+    that is no report."""
     import shlex
 
     from attest.record import replace
     from attest.verify.report import audited_heads_note, other_heads_note, shell_option
 
     name, ref, notes = item
-    found = (row.report or {}).get("other_branches")
-    if ref.format != "iceberg" or ref.branch is not None or ref.version is not None or not isinstance(found, list):
+    if ref.format != "iceberg" or ref.branch is not None or ref.tag is not None or ref.version is not None:
         return []
-    heads = [(str(b.get("branch")), str(b.get("snapshot"))) for b in found if isinstance(b, dict)]
-    if not heads:
-        return []
-    said = other_heads_note(heads)
-    row.notes = [audited_heads_note(heads) if note == said else note for note in row.notes]
+    report = row.report or {}
+    found, tagged = report.get("other_branches"), report.get("other_tags")
+    heads = [(str(b.get("branch")), str(b.get("snapshot"))) for b in found if isinstance(b, dict)] \
+        if isinstance(found, list) else []
+    tags = [(str(t.get("tag")), str(t.get("snapshot"))) for t in tagged if isinstance(t, dict)] \
+        if isinstance(tagged, list) else []
+    if heads:
+        said = other_heads_note(heads)
+        row.notes = [audited_heads_note(heads) if note == said else note for note in row.notes]
     out: list[Item] = []
     for branch, snapshot in heads:
         on = replace(ref, branch=branch)
         out.append((str(on), on, (*notes, f"the head of branch {branch!r} of {name} (snapshot {snapshot}), which "
                                   f"readers of the branch read; `attest verify {shlex.quote(name)} "
                                   f"{shell_option('--branch', branch)}` checks it alone")))
+    for tag, snapshot in tags:
+        # Readers of ``t.tag_x`` and ``VERSION AS OF 'x'`` read the snapshot the tag names (round 31: a tag at rows no
+        # attestation binds passed the audit, exit 0, tags being left out as time travel).
+        on = replace(ref, tag=tag)
+        out.append((str(on), on, (*notes, f"the snapshot tag {tag!r} of {name} names (snapshot {snapshot}), which "
+                                  f"readers of the tag read; `attest verify {shlex.quote(name)} "
+                                  f"{shell_option('--snapshot-id', snapshot)}` checks it alone")))
     return out
 
 

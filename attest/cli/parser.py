@@ -284,7 +284,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        "audit goes")
         p.add_argument("--no-branches", action="store_true",
                        help="Iceberg: check main's head of each table only (its other branches, which readers of "
-                       "ns.t.branch_<b> read, are then named in a note, not checked; by default each has a line)")
+                       "ns.t.branch_<b> read, are then named in a note, not checked, and its tags not at all; by "
+                       "default each branch and each tag at another snapshot has a line)")
         p.add_argument("--jobs", type=int, default=None, metavar="N",
                        help="tables checked at once (default: the number of CPUs, at most 8; 1: one after another); "
                        "the report is the same, in the same order")

@@ -114,7 +114,9 @@ class Report:
     # The heads of the table's other branches, not checked (attest.tables.TableState.other_heads): said in a note,
     # in JSON (``other_branches``) and on the table's audit line.
     other_heads: list[tuple[str, str]] = field(default_factory=list)
+    other_tags: list[tuple[str, str]] = field(default_factory=list)  # TableState.other_tags: JSON, an audit's lines
     branch: str | None = None  # the branch whose head ``version`` is (TableState.branch): named in the verdict
+    tag: str | None = None  # the tag naming ``version`` when asked for by it (TableState.tag): likewise
 
     @property
     def passed(self) -> bool:
@@ -155,12 +157,18 @@ class Report:
             return f"signed by {self.signer}"
         return UNSIGNED if self.signed is False else SIGNATURE_NOT_CHECKED
 
+    def _ref_words(self) -> str:
+        """`` branch 'b'`` / `` tag 'x'`` when the version checked was asked for by that ref's name ("" otherwise)."""
+        if self.branch is not None:
+            return f" branch {self.branch!r}"
+        return "" if self.tag is None else f" tag {self.tag!r}"
+
     def verdict(self) -> str:
         """The single last line of human output: what passed, at which level, what was not checked, and the
         signature (a passing verdict never reads the same for an unsigned and a signed attestation)."""
         if not self.attested:
             where = f" at {version_noun(self.table_format)} {self.version}" if self.version is not None else ""
-            return f"{UNATTESTED} — {self.subject}{where} carries no attestation"
+            return f"{UNATTESTED} — {self.subject}{self._ref_words()}{where} carries no attestation"
         if self.table_format is None:  # a standalone manifest
             if not self.passed:
                 return NOT_VERIFIED
@@ -194,8 +202,7 @@ class Report:
             qualifier += f"; stored types not checked: {self.stored_types_unchecked}"
         noun = version_noun(self.table_format)
         tail = f"{self.table_format} table {self.subject}"
-        if self.branch is not None:
-            tail += f" branch {self.branch!r}"
+        tail += self._ref_words()
         if self.version is not None:  # none for a read of no one version (the Spark gate's folder and change reads)
             tail += f" {noun} {self.version}"
         if self.attested_version is not None:
@@ -244,8 +251,12 @@ class Report:
                 out["stored_types_unchecked"] = self.stored_types_unchecked
         if self.branch is not None:
             out["branch"] = self.branch
+        if self.tag is not None:
+            out["tag"] = self.tag
         if self.other_heads:
             out["other_branches"] = [{"branch": b, "snapshot": s} for b, s in self.other_heads]
+        if self.other_tags:
+            out["other_tags"] = [{"tag": t, "snapshot": s} for t, s in self.other_tags]
         return out
 
     def other_heads_note(self) -> str:

@@ -302,7 +302,8 @@ def verify_state(
     attestation's signature is judged too (``now``: the instant key validity windows are judged at, default the
     current time)."""
     report = Report(subject=state.table, table_format=state.table_format, version=state.version,
-                    other_heads=list(state.other_heads), branch=state.branch)
+                    other_heads=list(state.other_heads), other_tags=list(state.other_tags),
+                    branch=state.branch, tag=state.tag)
     report.notes.extend(state.notes)
     if report.other_heads:
         report.notes.append(report.other_heads_note())

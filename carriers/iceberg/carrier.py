@@ -234,8 +234,12 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
     _relative_root: tuple[str | None, str] = (None, "")
 
     def __init__(self, table: Table, *, catalog_name: str | None = None, detached: bool = False,
-                 allow_external: bool = False, branch: str | None = None, retain_tag: bool = True) -> None:
+                 allow_external: bool = False, branch: str | None = None, retain_tag: bool = True,
+                 tag: str | None = None) -> None:
         self.table = table
+        # A tag read as Spark reads ``ns.t.tag_<x>`` (an audit's line of the tag): the carrier's "head" is the
+        # snapshot the tag names; nothing is written through it (a tag moves with no commit).
+        self.tag = tag
         # Every attestation commit moves the tag RETAIN_TAG to the snapshot carrying it (docs/iceberg.md "Expiry and
         # tags"); False: no tag (the attested version's files are not retained past expiry).
         self.retain_tag = retain_tag
@@ -291,11 +295,13 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         except PyicebergValidationError as exc:
             raise _metadata_refused(identifier, exc) from None
         except (NoSuchTableError, NoSuchNamespaceError) as exc:
-            on_branch = _branch_named(cat, identifier) if kwargs.get("branch") is None else None
-            if on_branch is not None:
-                # ``ns.t.branch_b`` as Spark's catalog resolves it when no table has that name: branch b of ns.t
-                # (what an audit's line of the branch is named; a table so named is read first, above, as Spark does).
-                return cls(on_branch[0], catalog_name=catalog, **{**kwargs, "branch": on_branch[1]})
+            on_ref = _ref_named(cat, identifier) if kwargs.get("branch") is None and kwargs.get("tag") is None else None
+            if on_ref is not None:
+                # ``ns.t.branch_b`` / ``ns.t.tag_x`` as Spark's catalog resolves them when no table has that name: the
+                # head of branch b of ns.t, the snapshot tag x names (what an audit's line of the branch or tag is
+                # named; a table so named is read first, above, as Spark does).
+                table, kind, name = on_ref
+                return cls(table, catalog_name=catalog, **{**kwargs, kind: name})
             base, at, ref = identifier.rpartition("@")
             # ``ns.t@audit``: "@" takes a snapshot id; a tag or branch is named by --snapshot-id (a name after "@"
             # could be a table's own, which ``ns.t@5`` is checked against too).
@@ -348,6 +354,10 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
     @property
     def head_branch(self) -> str | None:
         return self.branch
+
+    @property
+    def head_tag(self) -> str | None:
+        return self.tag
 
     def policy_aliases_at(self, v: Version) -> tuple[str, ...]:
         # A tag names one snapshot, which Spark reads as ``t.tag_x`` or ``VERSION AS OF 'x'`` (the tag's name is gone
@@ -488,10 +498,17 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         return result
 
     def head(self) -> Snapshot | None:
-        """The current snapshot of the carrier's branch (main unless opened on another branch)."""
+        """The current snapshot of the carrier's branch (main unless opened on another branch); of a carrier opened on
+        a tag, the snapshot the tag names."""
+        from pyiceberg.table.refs import SnapshotRefType
+
+        if self.tag is not None:
+            tagged = self.table.metadata.refs.get(self.tag)
+            if tagged is None or tagged.snapshot_ref_type != SnapshotRefType.TAG:
+                raise VersionNotFoundError(f"{self.reference} has no tag named {self.tag!r}")
+            return self.table.snapshot_by_id(tagged.snapshot_id)
         if self.branch is None:
             return self.table.current_snapshot()
-        from pyiceberg.table.refs import SnapshotRefType
 
         ref = self.table.metadata.refs.get(self.branch)
         if ref is None or ref.snapshot_ref_type != SnapshotRefType.BRANCH:
@@ -816,10 +833,22 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         """Main's head is what was checked; readers of ``t.branch_b`` (a write-audit-publish's auditors, a long-lived
         branch's consumers) read ``b``'s head: every branch at another snapshot. None for a carrier opened on a
         branch (what it was asked for is that branch)."""
-        if self.branch not in (None, "main"):
+        if self.branch not in (None, "main") or self.tag is not None:
             return []
         return [(name, str(head)) for name, head in branch_heads(self.table)
                 if name != "main" and (v is None or str(head) != v.id)]
+
+    def _other_tags(self, v: Version | None) -> list[tuple[str, str]]:
+        """Readers of ``t.tag_x`` (and ``VERSION AS OF 'x'``) read the snapshot tag x names: every tag at a snapshot
+        that is neither the head checked nor another branch's head (each of which has a line of its own). None for a
+        carrier opened on a branch or a tag."""
+        if self.branch not in (None, "main") or self.tag is not None:
+            return []
+        from pyiceberg.table.refs import SnapshotRefType
+
+        heads = {str(head) for _, head in branch_heads(self.table)} | ({v.id} if v is not None else set())
+        return [(name, str(ref.snapshot_id)) for name, ref in sorted(self.table.metadata.refs.items())
+                if ref.snapshot_ref_type == SnapshotRefType.TAG and str(ref.snapshot_id) not in heads]
 
     def _stored_types_judge(self, v: Version) -> Callable[[Any, Any], str | None] | None:
         from carriers.iceberg.content import stored_types_judge
@@ -1025,7 +1054,13 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         # a follow-up snapshot is impossible there, a detached attestation is not.
         return self.detached or int(self.table.metadata.format_version) >= 3
 
+    def _refuse_tag(self) -> None:
+        if self.tag is not None:
+            raise UnsupportedTableError(f"tag {self.tag!r} of {self.reference} names a fixed snapshot: an attestation "
+                                        "is written at a branch's head (or detached, naming the snapshot's id)")
+
     def record(self, request: RecordRequest | None = None, /, **fields: Any) -> WriteResult:
+        self._refuse_tag()
         request = RecordRequest.of(request, fields)
         self.refresh()
         self._live_cache.clear()
@@ -1046,6 +1081,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
 
     def write(self, manifest: Manifest, **options: Unpack[WriteOptions]) -> WriteResult:
         keywords_of(WriteOptions, options, "write")
+        self._refuse_tag()
         version = self._data_of({"version": options.get("version")})["version"]
         current = self.head()
         if version is not None and current is not None and not self.writes_detached and \
@@ -1434,7 +1470,8 @@ def attest_after_write(table: Table | IcebergCarrier, *, model: str, branch: str
     if (branch is not None and branch != (carrier.branch or "main")) or retain != carrier.retain_tag:
         carrier = IcebergCarrier(carrier.table, catalog_name=carrier.catalog_name, detached=carrier.detached,
                                  allow_external=carrier.allow_external,
-                                 branch=branch if branch is not None else carrier.branch, retain_tag=retain)
+                                 branch=branch if branch is not None else carrier.branch, retain_tag=retain,
+                                 tag=carrier.tag)  # a tag's carrier stays one: it refuses to write
     return carrier.record(request)
 
 
@@ -1530,25 +1567,28 @@ def _metadata_refused(identifier: str, exc: BaseException) -> AttestError:
                        code=Code.TABLE_UNREADABLE)
 
 
-def _branch_named(catalog: Any, identifier: str) -> tuple[Table, str] | None:
-    """``ns.t.branch_<b>`` read as Iceberg's Spark catalog reads a name no table has (Iceberg 1.12
-    ``SparkCatalog.load``): table ``ns.t`` and its branch ``b``, when the table has that branch; None otherwise (a tag
-    ``tag_<x>`` too: Spark reads its snapshot, which ``--snapshot-id x`` names). A branch name holding dots
-    (``ns.t.branch_a.b``, as an audit prints it) is tried at each ``branch_`` part, the leftmost first."""
+def _ref_named(catalog: Any, identifier: str) -> tuple[Table, Literal["branch", "tag"], str] | None:
+    """``ns.t.branch_<b>`` / ``ns.t.tag_<x>`` read as Iceberg's Spark catalog reads a name no table has (Iceberg 1.12
+    ``SparkCatalog.load``): table ``ns.t`` and its branch ``b`` (or tag ``x``), when the table has a ref of that name
+    and kind; None otherwise. A name holding dots (``ns.t.branch_a.b``, as an audit prints it) is tried at each
+    ``branch_`` / ``tag_`` part, the leftmost first."""
     from pyiceberg.table.refs import SnapshotRefType
 
     parts = identifier.split(".")
     for i, part in enumerate(parts):
-        name = ".".join([part[len("branch_"):], *parts[i + 1:]]) if part.startswith("branch_") else ""
-        if i < 2 or not name or not part[len("branch_"):]:
+        kind: Literal["branch", "tag"] = "branch" if part.startswith("branch_") else "tag"
+        prefix = f"{kind}_"
+        name = ".".join([part[len(prefix):], *parts[i + 1:]]) if part.startswith(prefix) else ""
+        if i < 2 or not name or not part[len(prefix):]:
             continue  # a table needs a namespace: "branch_x" alone or "ns.branch_x" names no table's branch
         try:
             table = catalog.load_table(".".join(parts[:i]))
             ref = table.metadata.refs.get(name)
         except Exception:  # no such table, or one that cannot be read by this name: not this reading
             continue
-        if ref is not None and ref.snapshot_ref_type == SnapshotRefType.BRANCH:
-            return table, name
+        wanted = SnapshotRefType.BRANCH if kind == "branch" else SnapshotRefType.TAG
+        if ref is not None and ref.snapshot_ref_type == wanted:
+            return table, kind, name
     return None
 
 

@@ -336,9 +336,9 @@ class StaticIcebergCarrier(IcebergCarrier):
 
 
 def open_folder(location: str, *, detached: bool = False, allow_external: bool = False,
-                branch: str | None = None) -> IcebergCarrier:
+                branch: str | None = None, tag: str | None = None) -> IcebergCarrier:
     """The carrier of a local Iceberg table folder: through a configured catalog that owns it, else static;
-    ``branch``: opened on that branch (its head is "current"; None: main)."""
+    ``branch``: opened on that branch (its head is "current"; None: main); ``tag``: on the snapshot that tag names."""
     from carriers.storage.base import local_path_of
 
     local = local_path_of(location) or location
@@ -346,7 +346,7 @@ def open_folder(location: str, *, detached: bool = False, allow_external: bool =
     owner = owning_catalog(folder)
     if owner is not None:
         carrier = IcebergCarrier.from_reference(owner[0], owner[1], detached=detached, allow_external=allow_external,
-                                                branch=branch)
+                                                branch=branch, tag=tag)
         _hadoop_reads_the_current(folder, location, owner, str(carrier.table.metadata_location or ""))
         setattr(carrier, "static_note", f"found as the folder {location}; verified through catalog {owner[0]!r}, whose "  # noqa: B010
                 f"table {owner[1]} it is (the catalog says which metadata file is current)")
@@ -377,7 +377,7 @@ def open_folder(location: str, *, detached: bool = False, allow_external: bool =
     table = StaticTable(identifier=("static", str(folder)), metadata=metadata, metadata_location=uri, io=io,
                         catalog=NoopCatalog("static"))
     return StaticIcebergCarrier(table, folder=location, how=how, detached=detached, allow_external=allow_external,
-                                branch=branch)
+                                branch=branch, tag=tag)
 
 
 def _hadoop_reads_the_current(folder: Path, location: str, owner: tuple[str, str], current: str) -> None:

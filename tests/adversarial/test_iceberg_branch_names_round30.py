@@ -167,7 +167,7 @@ def test_a_branch_line_s_name_is_verified_as_spark_reads_it(catalog: SqlCatalog,
                                                            tmp_path: Path) -> None:
     """The name an audit gives a branch's line, ``ns.t.branch_<b>``, is the branch to ``attest verify`` as to
     Spark's Iceberg catalog when no table has that name (before: ``table_not_found``); a table so named is read
-    first, as Spark reads it; a tag (``tag_<x>``) is not a branch."""
+    first, as Spark reads it; a tag (``tag_<x>``) is no branch (since round 31 it is the tag's snapshot)."""
     data = _attested(table)
     heads = {name: _branch(catalog, data, name) for name in ("-1", "a.b")}
     for name, head in heads.items():
@@ -177,9 +177,11 @@ def test_a_branch_line_s_name_is_verified_as_spark_reads_it(catalog: SqlCatalog,
     code, out = _json("verify", f"{TABLE}.branch_-1", "--snapshot-id", str(data), *_flags(tmp_path))
     assert code == 0 and out["verdict"].startswith("VERIFIED"), out  # a snapshot asked for: that snapshot
     catalog.load_table("ns.t").manage_snapshots().create_tag(data, "x").commit()
-    for missing in ("branch_nope", "tag_x", "branch_"):
+    for missing in ("branch_nope", "branch_x", "branch_"):
         code, _, err = cli_in_process("verify", f"{TABLE}.{missing}", *_flags(tmp_path))
         assert code == 2 and "table_not_found" in err, (missing, err)
+    code, out = _json("verify", f"{TABLE}.tag_x", *_flags(tmp_path))  # round 31: the tag's snapshot, as Spark reads
+    assert code == 0 and out["tag"] == "x" and out["version"] == str(data), out
     code, _, err = cli_in_process("verify", f"{TABLE}.branch_-1", "--branch", "a.b", *_flags(tmp_path))
     assert code == 2 and "table_not_found" in err, err  # one branch at a time: the name is then no table's
     code, _, err = cli_in_process("record", f"{TABLE}.branch_-1", "--branch", "a.b", "--model", "m",

@@ -130,3 +130,28 @@ def test_a_policy_naming_a_tag_covers_spark_s_reads_of_it(spark: SparkSession, t
             with pytest.raises(VerificationRefusedError) as refused:
                 spark.sql(sql).collect()  # was: let through, [1]
             assert refused.value.code.value == "signature_missing", (sql, str(refused.value))
+
+
+def test_a_tag_spark_reads_is_audited(spark: SparkSession, spark_warehouse: Path) -> None:
+    """A tag at rows no attestation binds, main back at its attested snapshot: Spark's readers of ``t.tag_release``
+    read the 666 row. ``attest audit`` and ``attest.spark.audit`` passed it (tags were left out as time travel); the
+    tag is now a line of its own, not verified."""
+    import attest.spark
+    from tests.adversarial.test_spark_audit_branches import _cli
+
+    ns, name = _attested_main(spark, "r31a")
+    attested = spark.sql(f"SELECT snapshot_id FROM {name}.refs WHERE name = 'main'").collect()[0][0]
+    spark.sql(f"INSERT INTO {name} VALUES (666)")  # another job's write, no hook
+    spark.sql(f"ALTER TABLE {name} CREATE TAG release")
+    spark.sql(f"CALL iceberg.system.rollback_to_snapshot('{ns}.t', {attested})")
+    spark.sql(f"REFRESH TABLE {name}")
+    assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}.tag_release").collect()) == [1, 666]
+    assert [r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()] == [1]
+
+    code, out = _cli(spark_warehouse, "audit", f"iceberg://iceberg/{ns}")
+    lines = {r["table"]: r["outcome"] for r in out["tables"]}
+    assert (code, lines) == (1, {f"iceberg://iceberg/{ns}.t": "VERIFIED",
+                                 f"iceberg://iceberg/{ns}.t.tag_release": "STALE"}), out
+    report = attest.spark.audit(spark, catalogs=[f"iceberg.{ns}"])
+    rows = {r.table: (r.outcome, r.code) for r in report.rows}
+    assert rows == {name: ("VERIFIED", None), f"{name}.tag_release": ("STALE", "stale")}, rows
