@@ -52,6 +52,12 @@ def _cli(warehouse: Path, *args: str) -> tuple[int, dict[str, Any]]:
     return code, json.loads(out.getvalue())
 
 
+def audited_lines(warehouse: Path, ns: str) -> tuple[int, dict[str, str]]:
+    """``attest audit iceberg://iceberg/<ns>``'s exit code and each line's outcome, by the line's name."""
+    code, out = _cli(warehouse, "audit", f"iceberg://iceberg/{ns}")
+    return code, {r["table"]: r["outcome"] for r in out["tables"]}
+
+
 def test_a_branch_spark_reads_is_audited(spark: SparkSession, spark_warehouse: Path) -> None:
     ns, name = _attested_main(spark, "r29")
     spark.sql(f"ALTER TABLE {name} CREATE BRANCH audit")
@@ -60,10 +66,8 @@ def test_a_branch_spark_reads_is_audited(spark: SparkSession, spark_warehouse: P
     assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}.branch_audit").collect()) == [1, 666]
     assert [r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()] == [1]
 
-    code, out = _cli(spark_warehouse, "audit", f"iceberg://iceberg/{ns}")
-    lines = {r["table"]: r["outcome"] for r in out["tables"]}
-    assert (code, lines) == (1, {f"iceberg://iceberg/{ns}.t": "VERIFIED",
-                                 f"iceberg://iceberg/{ns}.t.branch_audit": "STALE"}), out
+    assert audited_lines(spark_warehouse, ns) == (1, {f"iceberg://iceberg/{ns}.t": "VERIFIED",
+                                                      f"iceberg://iceberg/{ns}.t.branch_audit": "STALE"})
 
 
 def test_a_stream_to_a_branch_s_name_makes_a_table_the_audit_names(spark: SparkSession, spark_warehouse: Path) -> None:

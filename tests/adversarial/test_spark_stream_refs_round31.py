@@ -137,7 +137,7 @@ def test_a_tag_spark_reads_is_audited(spark: SparkSession, spark_warehouse: Path
     read the 666 row. ``attest audit`` and ``attest.spark.audit`` passed it (tags were left out as time travel); the
     tag is now a line of its own, not verified."""
     import attest.spark
-    from tests.adversarial.test_spark_audit_branches import _cli
+    from tests.adversarial.test_spark_audit_branches import audited_lines
 
     ns, name = _attested_main(spark, "r31a")
     attested = spark.sql(f"SELECT snapshot_id FROM {name}.refs WHERE name = 'main'").collect()[0][0]
@@ -148,10 +148,8 @@ def test_a_tag_spark_reads_is_audited(spark: SparkSession, spark_warehouse: Path
     assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}.tag_release").collect()) == [1, 666]
     assert [r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()] == [1]
 
-    code, out = _cli(spark_warehouse, "audit", f"iceberg://iceberg/{ns}")
-    lines = {r["table"]: r["outcome"] for r in out["tables"]}
-    assert (code, lines) == (1, {f"iceberg://iceberg/{ns}.t": "VERIFIED",
-                                 f"iceberg://iceberg/{ns}.t.tag_release": "STALE"}), out
+    assert audited_lines(spark_warehouse, ns) == (1, {f"iceberg://iceberg/{ns}.t": "VERIFIED",
+                                                      f"iceberg://iceberg/{ns}.t.tag_release": "STALE"})
     report = attest.spark.audit(spark, catalogs=[f"iceberg.{ns}"])
     rows = {r.table: (r.outcome, r.code) for r in report.rows}
     assert rows == {name: ("VERIFIED", None), f"{name}.tag_release": ("STALE", "stale")}, rows

@@ -7,32 +7,17 @@ readers of the tag read them. Each such tag is now a line, named as Spark names 
 
 from __future__ import annotations
 
-import io
-import json
 import shlex
-from contextlib import redirect_stdout
 from pathlib import Path
-from typing import Any
 
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
-from attest.cli import main
 from carriers.iceberg.carrier import attest_after_write
+from tests.adversarial.test_iceberg_branch_names_round30 import _flags, _json
 from tests.iceberg.conftest import CATALOG, PROGRAM, rows
 
 TABLE = f"iceberg://{CATALOG}/ns.t"
-
-
-def _flags(root: Path) -> list[str]:
-    return ["--uri", f"sqlite:///{root / 'catalog.db'}", "--warehouse", f"file://{root / 'warehouse'}"]
-
-
-def _json(*args: str) -> tuple[int, dict[str, Any]]:
-    out = io.StringIO()
-    with redirect_stdout(out):
-        code = main([*args, "--json"])
-    return code, json.loads(out.getvalue())
 
 
 def _tagged(catalog: SqlCatalog, table: Table) -> tuple[int, int]:
