@@ -840,15 +840,18 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
 
     def _other_tags(self, v: Version | None) -> list[tuple[str, str]]:
         """Readers of ``t.tag_x`` (and ``VERSION AS OF 'x'``) read the snapshot tag x names: every tag at a snapshot
-        that is neither the head checked nor another branch's head (each of which has a line of its own). None for a
-        carrier opened on a branch or a tag."""
+        that is neither the head checked nor another branch's head (each of which has a line of its own), but
+        recipe-attest's retention tags. None for a carrier opened on a branch or a tag."""
         if self.branch not in (None, "main") or self.tag is not None:
             return []
         from pyiceberg.table.refs import SnapshotRefType
 
         heads = {str(head) for _, head in branch_heads(self.table)} | ({v.id} if v is not None else set())
+        # recipe-attest's retention tags name the snapshot carrying an attestation, followed (and their moves judged)
+        # by this carrier: bookkeeping, no reader's name — a stale table's would have had a VERIFIED line of its own.
         return [(name, str(ref.snapshot_id)) for name, ref in sorted(self.table.metadata.refs.items())
-                if ref.snapshot_ref_type == SnapshotRefType.TAG and str(ref.snapshot_id) not in heads]
+                if ref.snapshot_ref_type == SnapshotRefType.TAG and str(ref.snapshot_id) not in heads
+                and not is_retain_tag(name)]
 
     def _stored_types_judge(self, v: Version) -> Callable[[Any, Any], str | None] | None:
         from carriers.iceberg.content import stored_types_judge

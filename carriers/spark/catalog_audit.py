@@ -220,10 +220,12 @@ def _tag_rows(spark: SparkSession, gate: Any, parts: list[str], name: str, table
     ``attest audit`` gives a tag its line (round 31)."""
     from pyiceberg.table.refs import SnapshotRefType
 
+    from carriers.iceberg.carriage import is_retain_tag
+
     out: list[AuditRow] = []
     for tag, ref in sorted(table.metadata.refs.items()):
-        if ref.snapshot_ref_type != SnapshotRefType.TAG or ref.snapshot_id in heads:
-            continue
+        if ref.snapshot_ref_type != SnapshotRefType.TAG or ref.snapshot_id in heads or is_retain_tag(tag):
+            continue  # a retention tag: recipe-attest's bookkeeping, as attest audit leaves it out
         line = f"{name}.{shown([f'tag_{tag}'])}"
         note = f"the snapshot tag {tag!r} of {name} names (snapshot {ref.snapshot_id}), which readers of the tag read"
         try:

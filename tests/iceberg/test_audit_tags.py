@@ -96,3 +96,15 @@ def test_a_missing_tag_or_a_branch_named_as_one_is_no_tag(catalog: SqlCatalog, t
     for name in ("tag_nope", "tag_b", "branch_release", "tag_"):
         code, out = _json("verify", f"{TABLE}.{name}", *_flags(tmp_path))
         assert code == 2 and out["errors"][0]["code"] == "table_not_found", (name, out)
+
+
+def test_a_retention_tag_has_no_line(catalog: SqlCatalog, table: Table, tmp_path: Path) -> None:
+    """Main gone stale past its attestation: recipe-attest's retention tag names the older snapshot carrying it, which
+    the verification follows itself — no line of its own (it would have read VERIFIED beside main's STALE)."""
+    table.append(rows(0))
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    catalog.load_table("ns.t").append(rows(1, 1))  # no attestation
+    refs = catalog.load_table("ns.t").metadata.refs
+    assert refs["recipe-attest"].snapshot_id != refs["main"].snapshot_id
+    code, out = _json("audit", f"iceberg://{CATALOG}/ns", *_flags(tmp_path))
+    assert (code, [(r["table"], r["outcome"]) for r in out["tables"]]) == (1, [(TABLE, "STALE")]), out
