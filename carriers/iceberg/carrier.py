@@ -844,14 +844,8 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         recipe-attest's retention tags. None for a carrier opened on a branch or a tag."""
         if self.branch not in (None, "main") or self.tag is not None:
             return []
-        from pyiceberg.table.refs import SnapshotRefType
-
-        heads = {str(head) for _, head in branch_heads(self.table)} | ({v.id} if v is not None else set())
-        # recipe-attest's retention tags name the snapshot carrying an attestation, followed (and their moves judged)
-        # by this carrier: bookkeeping, no reader's name — a stale table's would have had a VERIFIED line of its own.
-        return [(name, str(ref.snapshot_id)) for name, ref in sorted(self.table.metadata.refs.items())
-                if ref.snapshot_ref_type == SnapshotRefType.TAG and str(ref.snapshot_id) not in heads
-                and not is_retain_tag(name)]
+        heads = {head for _, head in branch_heads(self.table)} | ({int(v.id)} if v is not None else set())
+        return [(name, str(snapshot)) for name, snapshot in tags_off(self.table, heads)]
 
     def _stored_types_judge(self, v: Version) -> Callable[[Any, Any], str | None] | None:
         from carriers.iceberg.content import stored_types_judge
@@ -1494,6 +1488,18 @@ def tags_at(table: Table, snapshot_id: int | str) -> list[str]:
 
     return sorted(name for name, ref in table.metadata.refs.items()
                   if ref.snapshot_ref_type == SnapshotRefType.TAG and str(ref.snapshot_id) == str(snapshot_id))
+
+
+def tags_off(table: Table, heads: set[int]) -> list[tuple[str, int]]:
+    """Every tag of ``table`` at a snapshot none of ``heads`` is, by name: what readers of ``t.tag_x`` read that those
+    heads' checks did not (an audit's tag lines). recipe-attest's retention tags are left out: they name the snapshot
+    carrying an attestation, which verification follows (and judges the moves of) itself — bookkeeping, no reader's
+    name; a stale table's would have had a VERIFIED line of its own."""
+    from pyiceberg.table.refs import SnapshotRefType
+
+    return [(name, ref.snapshot_id) for name, ref in sorted(table.metadata.refs.items())
+            if ref.snapshot_ref_type == SnapshotRefType.TAG and ref.snapshot_id not in heads
+            and not is_retain_tag(name)]
 
 
 def branch_headed_by(table: Table, snapshot_id: int) -> str | None:

@@ -218,18 +218,14 @@ def _tag_rows(spark: SparkSession, gate: Any, parts: list[str], name: str, table
     """Each tag of an Iceberg table at a snapshot no branch's head is, read as ``VERSION AS OF`` its snapshot's id
     (never the tag's name, which Spark takes for a snapshot id when it is digits) and checked: a row each, as
     ``attest audit`` gives a tag its line (round 31)."""
-    from pyiceberg.table.refs import SnapshotRefType
-
-    from carriers.iceberg.carriage import is_retain_tag
+    from carriers.iceberg.carrier import tags_off
 
     out: list[AuditRow] = []
-    for tag, ref in sorted(table.metadata.refs.items()):
-        if ref.snapshot_ref_type != SnapshotRefType.TAG or ref.snapshot_id in heads or is_retain_tag(tag):
-            continue  # a retention tag: recipe-attest's bookkeeping, as attest audit leaves it out
+    for tag, snapshot in tags_off(table, heads):  # as attest audit chooses them
         line = f"{name}.{shown([f'tag_{tag}'])}"
-        note = f"the snapshot tag {tag!r} of {name} names (snapshot {ref.snapshot_id}), which readers of the tag read"
+        note = f"the snapshot tag {tag!r} of {name} names (snapshot {snapshot}), which readers of the tag read"
         try:
-            reads = gate.check_dataframe(spark.read.option("versionAsOf", str(ref.snapshot_id)).table(quoted(parts)),
+            reads = gate.check_dataframe(spark.read.option("versionAsOf", str(snapshot)).table(quoted(parts)),
                                          what=f"audit of {line}")
         except Exception as exc:
             out.append(AuditRow.of_exception(line, _coded(exc), [note]))
