@@ -366,7 +366,16 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         # The retention tags recipe-attest moves with each attestation (``recipe-attest``, ``recipe-attest@<branch>``)
         # are no reader's name for a snapshot: with them, ``tag_*`` would have named main's head after every record.
         return (*self.policy_aliases, *(f"{self.reference}.tag_{tag}" for tag in tags_at(self.table, v.id)
-                                        if not is_retain_tag(tag)))
+                                        if not self.bookkeeping(tag)))
+
+    def bookkeeping(self, tag: str) -> bool:
+        """Whether tag ``tag`` is one of recipe-attest's retention tags, no reader's name for a snapshot: so named
+        (``is_retain_tag``) *and* on a snapshot carrying an attestation of ours (``our_tag``, what a record checks
+        before moving it). The name alone decided before (round 32): a tag anyone named ``recipe-attest@x``, or ours
+        moved, onto rows no attestation binds had no audit line and no policy name, while Spark reads
+        ``t.`tag_recipe-attest@x``` as those rows."""
+        ref = self.table.metadata.refs.get(tag)
+        return is_retain_tag(tag) and ref is not None and self.our_tag(ref)
 
     def more_policy_names(self) -> Callable[[], tuple[str, ...]] | None:
         """Every other configured catalog name of the table (``_other_names``), searched for only when a trust policy
@@ -845,7 +854,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         if self.branch not in (None, "main") or self.tag is not None:
             return []
         heads = {head for _, head in branch_heads(self.table)} | ({int(v.id)} if v is not None else set())
-        return [(name, str(snapshot)) for name, snapshot in tags_off(self.table, heads)]
+        return [(name, str(snapshot)) for name, snapshot in tags_off(self, heads)]
 
     def _stored_types_judge(self, v: Version) -> Callable[[Any, Any], str | None] | None:
         from carriers.iceberg.content import stored_types_judge
@@ -1490,16 +1499,16 @@ def tags_at(table: Table, snapshot_id: int | str) -> list[str]:
                   if ref.snapshot_ref_type == SnapshotRefType.TAG and str(ref.snapshot_id) == str(snapshot_id))
 
 
-def tags_off(table: Table, heads: set[int]) -> list[tuple[str, int]]:
-    """Every tag of ``table`` at a snapshot none of ``heads`` is, by name: what readers of ``t.tag_x`` read that those
-    heads' checks did not (an audit's tag lines). recipe-attest's retention tags are left out: they name the snapshot
-    carrying an attestation, which verification follows (and judges the moves of) itself — bookkeeping, no reader's
-    name; a stale table's would have had a VERIFIED line of its own."""
+def tags_off(carrier: IcebergCarrier, heads: set[int]) -> list[tuple[str, int]]:
+    """Every tag of ``carrier``'s table at a snapshot none of ``heads`` is, by name: what readers of ``t.tag_x`` read
+    that those heads' checks did not (an audit's tag lines). recipe-attest's own retention tags are left out
+    (``bookkeeping``): they name the snapshot carrying an attestation, which verification follows (and judges the
+    moves of) itself — no reader's name; a stale table's would have had a VERIFIED line of its own."""
     from pyiceberg.table.refs import SnapshotRefType
 
-    return [(name, ref.snapshot_id) for name, ref in sorted(table.metadata.refs.items())
+    return [(name, ref.snapshot_id) for name, ref in sorted(carrier.table.metadata.refs.items())
             if ref.snapshot_ref_type == SnapshotRefType.TAG and ref.snapshot_id not in heads
-            and not is_retain_tag(name)]
+            and not carrier.bookkeeping(name)]
 
 
 def branch_headed_by(table: Table, snapshot_id: int) -> str | None:

@@ -218,10 +218,10 @@ def _tag_rows(spark: SparkSession, gate: Any, parts: list[str], name: str, table
     """Each tag of an Iceberg table at a snapshot no branch's head is, read as ``VERSION AS OF`` its snapshot's id
     (never the tag's name, which Spark takes for a snapshot id when it is digits) and checked: a row each, as
     ``attest audit`` gives a tag its line (round 31)."""
-    from carriers.iceberg.carrier import tags_off
+    from carriers.iceberg.carrier import IcebergCarrier, tags_off
 
     out: list[AuditRow] = []
-    for tag, snapshot in tags_off(table, heads):  # as attest audit chooses them
+    for tag, snapshot in tags_off(IcebergCarrier(table), heads):  # as attest audit chooses them
         line = f"{name}.{shown([f'tag_{tag}'])}"
         note = f"the snapshot tag {tag!r} of {name} names (snapshot {snapshot}), which readers of the tag read"
         try:

@@ -153,3 +153,25 @@ def test_a_tag_spark_reads_is_audited(spark: SparkSession, spark_warehouse: Path
     report = attest.spark.audit(spark, catalogs=[f"iceberg.{ns}"])
     rows = {r.table: (r.outcome, r.code) for r in report.rows}
     assert rows == {name: ("VERIFIED", None), f"{name}.tag_release": ("STALE", "stale")}, rows
+
+
+def test_a_tag_borrowing_the_retention_tag_s_name_is_audited(spark: SparkSession, spark_warehouse: Path) -> None:
+    """Round 32: recipe-attest's own retention tag, moved by SQL onto rows no attestation binds. Spark's readers of
+    ``t.`tag_recipe-attest``` read them; both audits left the tag out by its name alone (exit 0). A tag so named is
+    left out only on a snapshot carrying an attestation of ours."""
+    import attest.spark
+    from tests.adversarial.test_spark_audit_branches import audited_lines
+
+    ns, name = _attested_main(spark, "r32a")
+    attested = spark.sql(f"SELECT snapshot_id FROM {name}.refs WHERE name = 'main'").collect()[0][0]
+    spark.sql(f"INSERT INTO {name} VALUES (666)")  # another job's write, no hook
+    spark.sql(f"ALTER TABLE {name} CREATE OR REPLACE TAG `recipe-attest`")
+    spark.sql(f"CALL iceberg.system.rollback_to_snapshot('{ns}.t', {attested})")
+    spark.sql(f"REFRESH TABLE {name}")
+    assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}.`tag_recipe-attest`").collect()) == [1, 666]
+
+    assert audited_lines(spark_warehouse, ns) == (1, {f"iceberg://iceberg/{ns}.t": "VERIFIED",
+                                                      f"iceberg://iceberg/{ns}.t.tag_recipe-attest": "STALE"})
+    report = attest.spark.audit(spark, catalogs=[f"iceberg.{ns}"])
+    rows = {r.table: (r.outcome, r.code) for r in report.rows}
+    assert rows == {name: ("VERIFIED", None), f"{name}.`tag_recipe-attest`": ("STALE", "stale")}, rows
