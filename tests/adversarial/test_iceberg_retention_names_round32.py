@@ -11,6 +11,7 @@ already used before moving it); any other is a reader's tag like any other."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
@@ -71,6 +72,39 @@ def test_recipe_attest_s_own_retention_tag_still_has_no_line(catalog: SqlCatalog
     assert tags_off(IcebergCarrier(loaded), heads) == []
     code, out = _json("audit", f"iceberg://{CATALOG_NS}", *_flags(tmp_path))
     assert (code, [(r["table"], r["outcome"]) for r in out["tables"]]) == (1, [(TABLE, "STALE")]), out
+
+
+def test_a_tag_at_main_s_head_read_under_another_schema_is_not_verified(catalog: SqlCatalog, tmp_path: Path) -> None:
+    """Held: Spark and pyiceberg read a tag under its snapshot's own schema, main under the table's current one. A
+    tag at main's head has no line of its own (it reads what main's line checked) — so main's head snapshot, its
+    ``schema-id`` pointed at an older schema (``a`` and ``b`` swapped back) by a hand-made metadata commit, must not
+    verify: the tag's readers would read ``a`` holding the values attested as ``b``."""
+    import pyarrow as pa
+
+    from tests.iceberg.conftest import rewrite_metadata
+
+    catalog.create_table("ns.t", schema=pa.schema([("a", pa.int64()), ("b", pa.int64())]))
+    for old, new in (("a", "tmp"), ("b", "a"), ("tmp", "b")):
+        with catalog.load_table("ns.t").update_schema() as update:
+            update.rename_column(old, new)
+    catalog.load_table("ns.t").append(pa.table({"b": pa.array([1], pa.int64()), "a": pa.array([10], pa.int64())}))
+    attest_after_write(catalog.load_table("ns.t"), model="orders", program_hash=PROGRAM)
+    table = catalog.load_table("ns.t")
+    head = table.metadata.refs["main"].snapshot_id
+    table.manage_snapshots().create_tag(head, "x").commit()
+
+    def first_schema(doc: dict[str, Any]) -> None:
+        [snap] = [s for s in doc["snapshots"] if s["snapshot-id"] == head]
+        snap["schema-id"] = 0
+
+    table = rewrite_metadata(catalog, catalog.load_table("ns.t"), first_schema)
+    assert table.scan().use_ref("x").to_arrow().to_pydict() == {"a": [1], "b": [10]}  # the tag's readers
+    assert table.scan().to_arrow().to_pydict() == {"b": [1], "a": [10]}  # main's
+    code, out = _json("audit", f"iceberg://{CATALOG_NS}", *_flags(tmp_path))
+    assert code == 1 and [(r["table"], r["outcome"]) for r in out["tables"]] == [(TABLE, "NOT VERIFIED")], out
+    for name in (TABLE, f"{TABLE}.tag_x"):
+        code, out = _json("verify", name, *_flags(tmp_path))
+        assert code == 1 and [e["code"] for e in out["errors"]] == ["reader_view_changed"], (name, out)
 
 
 CATALOG_NS = TABLE.removeprefix("iceberg://").rsplit(".", 1)[0]
