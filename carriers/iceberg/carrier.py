@@ -273,7 +273,6 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
         """Open ``<namespace>.<table>`` in the catalog pyiceberg's own configuration names ``catalog``
         (.pyiceberg.yaml, PYICEBERG_CATALOG__<NAME>__* variables)."""
         from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
-        from pyiceberg.exceptions import ValidationError as PyicebergValidationError
 
         from carriers.iceberg.catalogs import load_catalog  # the table's metadata never picks the code run here
 
@@ -292,7 +291,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             raise _catalog_database_error(catalog, exc) from None
         try:
             table = cat.load_table(identifier)
-        except PyicebergValidationError as exc:
+        except METADATA_REFUSALS as exc:
             raise _metadata_refused(identifier, exc) from None
         except (NoSuchTableError, NoSuchNamespaceError) as exc:
             on_ref = _ref_named(cat, identifier) if kwargs.get("branch") is None and kwargs.get("tag") is None else None
@@ -439,11 +438,9 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
             self.refresh()
 
     def refresh(self) -> None:
-        from pyiceberg.exceptions import ValidationError as PyicebergValidationError
-
         try:
             self.table.refresh()
-        except PyicebergValidationError as exc:
+        except METADATA_REFUSALS as exc:
             raise _metadata_refused(".".join(self.table.name()), exc) from None
         self._index = None
         self._read_as_the_catalog_says()
@@ -577,7 +574,7 @@ class IcebergCarrier(Carriage, FollowUpCommit, ManifestReader, AttestedTable):
                 doc = json.load(Compressor.get_compressor(location).stream_decompressor(stream))
         except (OSError, ValueError, RecursionError):
             doc = None
-        problems = _java_number_problems(doc) if isinstance(doc, dict) else []
+        problems = _java_number_problems(doc) + _java_string_problems(doc) if isinstance(doc, dict) else []
         self._numbers_checked = (location, problems)
         return problems
 
@@ -1137,7 +1134,7 @@ def _delete_metrics_problem(df: Mapping[str, Any]) -> str | None:
     for name in _PRUNING_METRICS:
         value = _plain(df.get(name))
         keys = value.keys() if isinstance(value, Mapping) else ()
-        extra = sorted(int(k) for k in keys if str(k).lstrip("-").isdigit() and int(k) not in _POSITION_COLUMNS)
+        extra = sorted(int(k) for k in keys if is_signed_digits(str(k)) and int(k) not in _POSITION_COLUMNS)
         if extra:
             return (f"has {name} for field id {extra[0]}, a column it does not hold: readers skip a delete "
                     "file by its metrics of the columns a query filters (pyiceberg's inclusive-metrics evaluator, "
@@ -1356,6 +1353,28 @@ _JAVA_LONGS = {"": ("last-sequence-number", "last-updated-ms", "current-snapshot
                "snapshot-log": ("snapshot-id", "timestamp-ms"), "metadata-log": ("timestamp-ms",)}
 
 
+def _java_string_problems(doc: Mapping[str, Any]) -> list[Problem]:
+    """Values of the metadata file Iceberg Java reads as strings (``JsonUtil.getString``: a snapshot's summary, the
+    table's properties, a ref's type) that are no JSON string: Java refuses the table ("Cannot parse to a string
+    value"), pyiceberg keeps a summary's number or boolean as it is (and turns a property's into text). Found fuzzing
+    (round 32): a summary value of 5 where an attestation's binding was read crashed the verification."""
+    def refused(what: str, value: Any) -> list[Problem]:
+        return [Problem(Code.TABLE_INCONSISTENT, f"the table metadata's {what} is {json.dumps(value)[:40]}, not a JSON "
+                        "string: Iceberg Java refuses to read the table (\"Cannot parse to a string value\"), "
+                        "pyiceberg reads it")]
+
+    for i, snap in enumerate(doc.get("snapshots") or [] if isinstance(doc.get("snapshots"), list) else []):
+        summary = snap.get("summary") if isinstance(snap, dict) else None
+        for key, value in (summary.items() if isinstance(summary, dict) else ()):
+            if not isinstance(value, str):
+                return refused(f"snapshots entry {i}'s summary value {key[:60]!r}", value)
+    properties = doc.get("properties")
+    for key, value in (properties.items() if isinstance(properties, dict) else ()):
+        if not isinstance(value, str):
+            return refused(f"property {key[:60]!r}", value)
+    return []
+
+
 def _java_number_problems(doc: Mapping[str, Any]) -> list[Problem]:
     """Numbers of the metadata file that Iceberg Java refuses and pyiceberg's pydantic model coerces: a string
     (``"5"``), a float (``5.0``), or an integer beyond a Java int / long. Measured (Spark 4.1 / Iceberg 1.12,
@@ -1572,12 +1591,25 @@ def _catalog_database_error(catalog: str, exc: BaseException) -> TableReferenceE
                                f"catalog's uri in .pyiceberg.yaml or PYICEBERG_CATALOG__{catalog.upper()}__URI{hint}")
 
 
+def _refusals() -> tuple[type[BaseException], ...]:
+    from pyiceberg.exceptions import ValidationError as PyicebergValidationError
+
+    return (PyicebergValidationError, ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError)
+
+
+# What pyiceberg raises for table metadata it cannot read: its own ValidationError, pydantic's (a ValueError), and
+# what its model's validators raise on a value of the wrong JSON type (``properties`` as null, a list or a number:
+# ``AttributeError: 'NoneType' object has no attribute 'items'`` — found fuzzing, round 32: an internal error).
+# Never a missing table or an unreachable store (NoSuchTableError, OSError), which are coded apart.
+METADATA_REFUSALS = _refusals()
+
+
 def _metadata_refused(identifier: str, exc: BaseException) -> AttestError:
     """pyiceberg's refusal of a table's metadata (``pyiceberg.exceptions.ValidationError``) as a coded error: a type
     it does not know (``variant``, ``geometry``, ``geography``, ``unknown``: Iceberg v3 types Spark writes) is
     ``unsupported_table`` — its rows are not read here, so nothing about them is claimed — anything else
     ``table_unreadable``. It was an internal error."""
-    text = " ".join(str(exc).split())[:300]
+    text = " ".join(str(exc).split())[:300] or type(exc).__name__
     if "unsupported field type" in text.lower():
         return AttestError(f"Iceberg table {identifier}: pyiceberg cannot read its schema ({text}): a column type "
                            "this release does not read is not verified", code=Code.UNSUPPORTED_TABLE)

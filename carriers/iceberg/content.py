@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from attest import fast
 from attest.content import ContentDigest
 from attest.errors import AttestError, Code
+from attest.numbers import is_digits
 from attest.tables import Attestation, DataFile, Progress
 from carriers.iceberg.deletes import Planned
 
@@ -2290,8 +2291,9 @@ def _equality_rows(io: Any, df: Mapping[str, Any], ids: Sequence[int], cache: di
         by_id: dict[str, Any] = {}
         for i, fld in enumerate(table.schema):
             raw = (fld.metadata or {}).get(b"PARQUET:field_id")
-            if raw is not None and raw.decode("utf-8", "replace").isdigit():
-                by_id.setdefault(str(int(raw)), []).append(table.column(i))
+            text = None if raw is None else raw.decode("utf-8", "replace")
+            if text is not None and is_digits(text):  # ASCII: '²'.isdigit() holds and int() refuses it
+                by_id.setdefault(str(int(text)), []).append(table.column(i))
         cache[cache_key] = by_id
     found = cache[cache_key]
     out: dict[int, Any] = {}

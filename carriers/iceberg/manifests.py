@@ -16,6 +16,7 @@ from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any
 
 from attest.errors import Code, Problem
+from attest.numbers import is_digits
 from attest.view import json_safe
 
 if TYPE_CHECKING:
@@ -277,7 +278,7 @@ def _avro_partition_fields(entry: Mapping[str, Any]) -> list[tuple[int | None, A
             stored: Any = AvroSchemaConversion()._convert_field({**f, "field-id": 0}).field_type
         except Exception:  # a type pyiceberg cannot read: not judged here (pyiceberg refuses the manifest)
             stored = None
-        out.append((int(fid) if isinstance(fid, int) or (isinstance(fid, str) and fid.isdigit()) else None, stored))
+        out.append((int(fid) if isinstance(fid, int) or (isinstance(fid, str) and is_digits(fid)) else None, stored))
     return out
 
 

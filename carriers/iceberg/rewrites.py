@@ -15,9 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from attest.numbers import is_digits
 from attest.verify.report import EXPIRED_HISTORY
 from carriers.base import Rewrite
 from carriers.core import Version
+from carriers.iceberg.summaries import summary
 
 if TYPE_CHECKING:
     from pyiceberg.table.snapshots import Snapshot
@@ -53,11 +55,11 @@ def _applied_deletes(carrier: IcebergCarrier, snapshot: Snapshot) -> dict[str, t
 
 
 def _summary_counts(snapshot: Snapshot) -> dict[str, int] | None:
-    summary = {} if snapshot.summary is None else dict(snapshot.summary.additional_properties)
+    found = summary(snapshot)
     counts: dict[str, int] = {}
     for key in _COUNTERS:
-        text = str(summary.get(key, "0"))
-        if not text.isdigit():
+        text = found.get(key, "0")
+        if not is_digits(text):  # ASCII: '²'.isdigit() holds and int() refuses it
             return None
         counts[key] = int(text)
     return counts

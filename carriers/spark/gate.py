@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from attest.errors import AttestError, Code, InvalidArgumentError, Problem, VerificationRefusedError
+from attest.numbers import is_digits
 from attest.render.terminal import terminal_safe_logger
 from carriers.spark import intercept
 from carriers.spark.plan import (
@@ -268,7 +269,7 @@ class ReadGate:
                 carrier = DeltaCarrier(read.location or "")
                 now = carrier.attestable_version(int(str(read.version)))
                 for since in read.cached_from:
-                    if since is None or not since.isdigit() or carrier.attestable_version(int(since)) != now:
+                    if since is None or not is_digits(since) or carrier.attestable_version(int(since)) != now:
                         return why(str(since))
                 return None
             for since in read.cached_from:

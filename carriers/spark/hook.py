@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from attest.errors import Code, PolicyError, SupersededError
 from attest.identity.inputs import ObservedInput
+from attest.numbers import is_digits
 from attest.render.terminal import terminal_safe_logger
 from carriers.base import AmbiguousCommit, one_commit
 from carriers.spark import stamp as stamping
@@ -1938,7 +1939,7 @@ def _unpinned_scan(delta: Any, analysed: int, latest: str | None) -> str | None:
     (snapshotAtAnalysis) and at or before ``latest`` (the relation's DeltaLog after the query; else the table's
     latest version now, later still). When readers get the same rows at both ends — only metadata-only commits
     between, such as attestations: one attestable version — the scan read them; otherwise any version between."""
-    bound = int(latest) if latest is not None and latest.isdigit() else -1
+    bound = int(latest) if latest is not None and is_digits(latest) else -1
     if bound < analysed:  # no bound from the JVM (or not one of this table's log): the latest version now
         bound = delta.latest_version()
     if bound <= analysed or delta.attestable_version(bound) == delta.attestable_version(analysed):

@@ -1,0 +1,138 @@
+"""Round 32, found by fuzzing the metadata of an attested Iceberg table: values of the wrong JSON type were internal
+errors (``ERROR``, exit 2, "set ATTEST_DEBUG=1 for a traceback") rather than coded verdicts.
+
+- the table's ``properties`` as null, a list, a number or a boolean: pyiceberg's model validator raises
+  ``AttributeError`` (not its ValidationError) — now ``table_unreadable``, as any metadata pyiceberg cannot read;
+- a snapshot summary value that is no JSON string (an attestation's binding of ``5``, a counter of ``true``):
+  pyiceberg keeps it as written, Iceberg Java refuses the whole table ("Cannot parse to a string value") — now
+  ``table_inconsistent`` (or the attestation's own problem), never read as text;
+- a rewrite's summary counter of ``'²'`` (``str.isdigit`` holds, ``int`` refuses it): the counters say nothing."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import Table
+
+from carriers.iceberg.carrier import attest_after_write
+from tests.adversarial.test_iceberg_branch_names_round30 import TABLE, _flags, _json
+from tests.iceberg.conftest import PROGRAM, rewrite_metadata, rows
+
+
+@pytest.fixture
+def table(catalog: SqlCatalog) -> Table:
+    return catalog.create_table("ns.t", schema=rows(0).schema)
+
+
+def _attested(catalog: SqlCatalog, table: Table) -> Table:
+    table.append(rows(0))
+    attest_after_write(table, model="orders", program_hash=PROGRAM)
+    return catalog.load_table("ns.t")
+
+
+@pytest.mark.parametrize("value", [None, [], 5, True, "text"])
+def test_properties_of_the_wrong_type_are_unreadable(catalog: SqlCatalog, table: Table, tmp_path: Path,
+                                                    value: Any) -> None:
+    def edit(doc: dict[str, Any]) -> None:
+        doc["properties"] = value
+
+    table = _attested(catalog, table)
+    # pyiceberg refuses to load it back (the helper's last step): the catalog row points at it all the same
+    with contextlib.suppress(Exception):
+        rewrite_metadata(catalog, table, edit)
+    for args in (("verify", TABLE), ("audit", TABLE.rsplit(".", 1)[0])):
+        code, out = _json(*args, *_flags(tmp_path))
+        codes = [e["code"] for e in out.get("errors", [])] + [
+            r.get("code") for r in out.get("tables", []) if r.get("code")]
+        assert code == 2 and "internal_error" not in codes and "table_unreadable" in codes, (args, out)
+
+
+def _set_summary(table: Table, pick: Callable[[dict[str, Any]], bool], key: Callable[[str], bool],
+                 value: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(doc: dict[str, Any]) -> None:
+        hits = 0
+        for snap in doc["snapshots"]:
+            if pick(snap):
+                for k in list(snap["summary"]):
+                    if key(k):
+                        snap["summary"][k] = value
+                        hits += 1
+        assert hits, doc["snapshots"]
+    return edit
+
+
+@pytest.mark.parametrize("value", [5, True, None, 1.5])
+def test_a_binding_that_is_no_string_is_a_verdict(catalog: SqlCatalog, table: Table, tmp_path: Path,
+                                                  value: Any) -> None:
+    table = _attested(catalog, table)
+    head = table.metadata.refs["main"].snapshot_id
+    rewrite_metadata(catalog, table, _set_summary(table, lambda s: s["snapshot-id"] == head,
+                                                  lambda k: k.startswith("recipe_"), value))
+    code, out = _json("verify", TABLE, *_flags(tmp_path))
+    codes = [e["code"] for e in out["errors"]]
+    assert code == 1 and not out["passed"] and "internal_error" not in codes, out  # was: exit 2, internal_error
+
+
+def _property(doc: dict[str, Any]) -> None:
+    doc["properties"]["owner.count"] = 1
+
+
+@pytest.mark.parametrize("where", ["summary", "properties"])
+def test_a_value_that_is_no_string_makes_the_table_inconsistent(catalog: SqlCatalog, table: Table,
+                                                                tmp_path: Path, where: str) -> None:
+    """The attestation intact; the data snapshot's ``added-records``, or a table property, a JSON number: Java
+    refuses the table (measured below), pyiceberg reads it — was VERIFIED."""
+    table = _attested(catalog, table)
+    rewrite_metadata(catalog, table, _set_summary(table, lambda s: True, lambda k: k == "added-records", 3)
+                     if where == "summary" else _property)
+    code, out = _json("verify", TABLE, "--level", "files", *_flags(tmp_path))
+    assert code == 1 and [e["code"] for e in out["errors"]] == ["table_inconsistent"], out
+    assert "not a JSON string" in out["errors"][0]["message"], out
+
+
+def test_a_counter_of_other_digits_says_nothing() -> None:
+    from pyiceberg.table.snapshots import Operation, Snapshot, Summary
+
+    from carriers.iceberg.rewrites import _summary_counts
+
+    def snap(counter: str) -> Snapshot:
+        return Snapshot(snapshot_id=1, timestamp_ms=0, manifest_list="m.avro",
+                        summary=Summary(Operation.REPLACE, **{"added-data-files": counter}))
+
+    assert _summary_counts(snap("²")) is None  # was: ValueError from int()
+    assert _summary_counts(snap("2")) is not None
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("where", ["summary", "properties"])
+def test_spark_refuses_a_value_that_is_no_string(spark: Any, spark_warehouse: Path, where: str) -> None:
+    """Measured: Iceberg Java (Spark 4.1 / Iceberg 1.12) refuses the whole table when a summary value, or a table
+    property, is a JSON number — the ground for ``table_inconsistent`` above (pyiceberg reads the table)."""
+    from tests.adversarial.test_spark_audit_branches import _attested_main
+    from tests.adversarial.test_spark_view_attacks import _pyiceberg, _rewrite_metadata
+
+    _, name = _attested_main(spark, "r32m")
+
+    def edit(doc: dict[str, Any]) -> None:
+        if where == "summary":
+            doc["snapshots"][0]["summary"]["added-records"] = 1
+        else:
+            doc["properties"]["owner.count"] = 1
+
+    try:
+        _rewrite_metadata(spark, spark_warehouse, name, edit)
+    except Exception as exc:  # REFRESH TABLE itself may be where Java refuses it
+        refused: BaseException | None = exc
+    else:
+        refused = None
+        try:
+            spark.sql(f"SELECT * FROM {name}").collect()
+        except Exception as exc:
+            refused = exc
+    assert refused is not None and "Cannot parse to a string value" in str(refused), refused
+    assert _pyiceberg(spark_warehouse, name).scan().to_arrow().column("id").to_pylist() == [1]  # pyiceberg reads it
