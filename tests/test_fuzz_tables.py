@@ -4,7 +4,8 @@
 Delta table (partitioned, two data commits, the attestation's ALTER) and an attested Iceberg table (sqlite catalog)
 are edited at random — a Delta commit's action (its nested JSON strings too), an Iceberg metadata file's snapshot
 summaries, properties, refs, statistics or any other field, a carrier file (sidecar, pointer, kept copy) — and
-``attest verify`` (any level), ``show``, ``audit`` and ``lineage`` run on the result, in process. Each must exit 0, 1
+``attest verify`` (any level), ``show``, ``audit``, ``lineage`` and (on Delta, its commit removed after)
+``record`` run on the result, in process. Each must exit 0, 1
 or 2 with a JSON document that names no ``internal_error``: a value of an unexpected JSON type, an id in other digits,
 a truncated file are verdicts, never an uncaught exception. Round 32's first run of it found three (a summary value
 that was no string, ``properties`` that were no map, a counter in non-ASCII digits:
@@ -160,18 +161,36 @@ def test_edited_delta_tables_get_coded_verdicts(delta_table: Path) -> None:
     for n in range(EXAMPLES):
         path = rng.choice(files)
         original = path.read_bytes()
-        if path.parent.name == "_delta_log" and rng.random() < 0.8:  # one action of the commit, as JSON
+        if path.parent.name == "_delta_log" and rng.random() < 0.85:  # the commit's actions, as JSON
             lines = original.decode().splitlines()
             i = rng.randrange(len(lines))
-            lines[i] = json.dumps(_mutate(rng, json.loads(lines[i])), ensure_ascii=rng.random() < 0.5)
+            roll = rng.random()
+            if roll < 0.7:  # one action edited
+                lines[i] = json.dumps(_mutate(rng, json.loads(lines[i])), ensure_ascii=rng.random() < 0.5)
+            elif roll < 0.8:  # one dropped
+                lines.pop(i)
+            elif roll < 0.9:  # one given twice
+                lines.insert(rng.randrange(len(lines) + 1), lines[i])
+            else:  # one of another commit's
+                other = rng.choice([f for f in files if f.parent.name == "_delta_log"]).read_text().splitlines()
+                lines.insert(rng.randrange(len(lines) + 1), rng.choice(other))
             edited = ("\n".join(lines) + "\n").encode()
         else:
             edited = _edit_bytes(rng, original)
         path.write_bytes(edited)
+        before = {p for folder in ("_delta_log", "_recipe_attest") for p in (delta_table / folder).iterdir()}
+        args = _args(rng, str(delta_table), [])
+        if rng.random() < 0.1:  # a record of the edited table: what it commits is removed after
+            args = ["record", str(delta_table), "--model", "m", "--sql", "select 1", "--json"]
         try:
-            _judged(_args(rng, str(delta_table), []), f"example {n}: {path.name} edited")
+            _judged(args, f"example {n}: {path.name} edited")
         finally:
             path.write_bytes(original)
+            for folder in ("_delta_log", "_recipe_attest"):
+                for made in set((delta_table / folder).iterdir()) - before:
+                    made.unlink()
+    code, text = _run(["verify", str(delta_table), "--json"])  # every edit was undone
+    assert code == 0 and json.loads(text)["verdict"].startswith("VERIFIED"), text
     print(f"{EXAMPLES} edited Delta tables judged (seed {SEED})")
 
 
@@ -222,4 +241,6 @@ def test_edited_iceberg_tables_get_coded_verdicts(iceberg_table: tuple[Path, lis
                 _judged(_args(rng, "iceberg://fuzz/ns.t", flags), f"example {n}: {path.name} edited")
             finally:
                 path.write_bytes(original)
+    code, text = _run(["verify", "iceberg://fuzz/ns.t", "--json", *flags])  # every edit was undone
+    assert code == 0 and json.loads(text)["verdict"].startswith("VERIFIED"), text
     print(f"{EXAMPLES} edited Iceberg tables judged (seed {SEED})")
