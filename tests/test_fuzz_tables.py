@@ -4,8 +4,8 @@
 Delta table (partitioned, two data commits, the attestation's ALTER) and an attested Iceberg table (sqlite catalog)
 are edited at random — a Delta commit's action (its nested JSON strings too), an Iceberg metadata file's snapshot
 summaries, properties, refs, statistics or any other field, a carrier file (sidecar, pointer, kept copy) — and
-``attest verify`` (any level), ``show``, ``audit``, ``lineage`` and (on Delta, its commit removed after)
-``record`` run on the result, in process. Each must exit 0, 1
+``attest verify`` (any level), ``show``, ``audit``, ``lineage`` and ``record`` (its commit undone after) run on
+the result, in process. Each must exit 0, 1
 or 2 with a JSON document that names no ``internal_error``: a value of an unexpected JSON type, an id in other digits,
 a truncated file are verdicts, never an uncaught exception. Round 32's first run of it found three (a summary value
 that was no string, ``properties`` that were no map, a counter in non-ASCII digits:
@@ -141,6 +141,13 @@ def iceberg_table(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[
     table = catalog.create_table("ns.t", schema=pa.schema([("id", pa.int64()), ("v", pa.string())]))
     table.append(pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["a", "b"]}))
     attest_after_write(catalog.load_table("ns.t"), model="m", program_hash="0" * 64)
+    # refs for the audit's lines to read: a tag at the attested head, a branch of one more row, main attested again
+    table = catalog.load_table("ns.t")
+    head = table.metadata.refs["main"].snapshot_id
+    table.manage_snapshots().create_tag(head, "v1").create_branch(head, "b").commit()
+    catalog.load_table("ns.t").append(pa.table({"id": pa.array([3], pa.int64()), "v": ["c"]}), branch="b")
+    catalog.load_table("ns.t").append(pa.table({"id": pa.array([4], pa.int64()), "v": ["d"]}))
+    attest_after_write(catalog.load_table("ns.t"), model="m", program_hash="0" * 64)
     flags = ["--uri", f"sqlite:///{root / 'catalog.db'}", "--warehouse", f"file://{root / 'warehouse'}"]
     code, text = _run(["verify", "iceberg://fuzz/ns.t", "--json", *flags])
     assert code == 0 and json.loads(text)["verdict"].startswith("VERIFIED"), text
@@ -226,13 +233,17 @@ def test_edited_iceberg_tables_get_coded_verdicts(iceberg_table: tuple[Path, lis
             edited.write_text(json.dumps(edit(json.loads(current.read_text()))))
             with sqlite3.connect(db) as conn:
                 conn.execute("UPDATE iceberg_tables SET metadata_location = ?", (edited.as_uri(),))
+            before = set((root / "warehouse").rglob("*"))
+            args = _args(rng, rng.choice(["iceberg://fuzz/ns.t", "iceberg://fuzz/ns"]), flags)
+            if rng.random() < 0.1:  # a record of the edited table: its commit undone after
+                args = ["record", "iceberg://fuzz/ns.t", "--model", "m", "--sql", "select 1", "--json", *flags]
             try:
-                _judged(_args(rng, rng.choice(["iceberg://fuzz/ns.t", "iceberg://fuzz/ns"]), flags),
-                        f"example {n}: the metadata's {part} edited")
+                _judged(args, f"example {n}: the metadata's {part} edited")
             finally:
                 with sqlite3.connect(db) as conn:
                     conn.execute("UPDATE iceberg_tables SET metadata_location = ?", (location,))
-                edited.unlink()
+                for made in sorted(set((root / "warehouse").rglob("*")) - before, reverse=True):
+                    made.rmdir() if made.is_dir() else made.unlink()
         else:
             path = rng.choice(carried)
             original = path.read_bytes()

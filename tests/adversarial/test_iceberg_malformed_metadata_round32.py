@@ -136,3 +136,18 @@ def test_spark_refuses_a_value_that_is_no_string(spark: Any, spark_warehouse: Pa
             refused = exc
     assert refused is not None and "Cannot parse to a string value" in str(refused), refused
     assert _pyiceberg(spark_warehouse, name).scan().to_arrow().column("id").to_pylist() == [1]  # pyiceberg reads it
+
+
+def test_a_record_over_a_total_that_is_no_number_is_refused(catalog: SqlCatalog, table: Table,
+                                                            tmp_path: Path) -> None:
+    """pyiceberg carries the head's totals into a new snapshot's summary and raises on one that is no number (Java
+    skips it): ``attest record`` was an internal error; now ``unsupported_table``, nothing committed."""
+    table.append(rows(0))
+    head = catalog.load_table("ns.t").metadata.refs["main"].snapshot_id
+    table = rewrite_metadata(catalog, catalog.load_table("ns.t"), _set_summary(
+        table, lambda s: s["snapshot-id"] == head, lambda k: k == "total-files-size", "19-1"))
+    before = table.metadata_location
+    code, out = _json("record", TABLE, "--model", "m", "--sql", "select 1", *_flags(tmp_path))
+    assert code == 2 and [e["code"] for e in out["errors"]] == ["unsupported_table"], out  # was: internal_error
+    assert "nothing was committed" in out["errors"][0]["message"], out
+    assert catalog.load_table("ns.t").metadata_location == before
