@@ -1,17 +1,19 @@
 """Fuzzing attested tables end to end: every edit of a table's metadata or carrier files is a coded verdict.
 
 ``tests/test_fuzz.py`` holds each parser of untrusted text to a coded outcome; this holds the commands. An attested
-Delta table (partitioned, two data commits, the attestation's ALTER) and an attested Iceberg table (sqlite catalog)
-are edited at random — a Delta commit's action (its nested JSON strings too), an Iceberg metadata file's snapshot
+Delta table (partitioned, two data commits, a checkpoint, the attestation's ALTER) and an attested Iceberg table
+(sqlite catalog; a tag, a branch, main attested twice) are edited at random — a Delta commit's actions (edited, dropped,
+repeated, borrowed; their nested JSON strings too), a checkpoint or its hint, an Iceberg metadata file's snapshot
 summaries, properties, refs, statistics or any other field, a carrier file (sidecar, pointer, kept copy) — and
-``attest verify`` (any level), ``show``, ``audit``, ``lineage`` and ``record`` (its commit undone after) run on
-the result, in process. Each must exit 0, 1
-or 2 with a JSON document that names no ``internal_error``: a value of an unexpected JSON type, an id in other digits,
-a truncated file are verdicts, never an uncaught exception. Round 32's first run of it found three (a summary value
-that was no string, ``properties`` that were no map, a counter in non-ASCII digits:
+``attest verify`` (any level), ``show``, ``audit``, ``lineage`` and ``record`` (its commit undone after) run on the
+result, in process; an Iceberg table by its catalog name, by its folder (read statically: the edited metadata file is
+the newest) or in a walk of its warehouse. Each must exit 0, 1 or 2 with a JSON document that names no
+``internal_error``: a value of an unexpected JSON type, an id in other digits, a truncated file are verdicts, never an
+uncaught exception. Round 32's first runs of it found four (a summary value that was no string, ``properties`` that
+were no map, a counter in non-ASCII digits, a record over a summary total that was no number:
 tests/adversarial/test_iceberg_malformed_metadata_round32.py).
 
-``ATTEST_FUZZ_TABLE_EXAMPLES`` sets the edits per format (default 1,000: the bounded run CI makes, ~25 s on 2 cores),
+``ATTEST_FUZZ_TABLE_EXAMPLES`` sets the edits per format (default 1,000: the bounded run CI makes, ~30 s on 2 cores),
 ``ATTEST_FUZZ_SEED`` the seed (default 0, so a failure is reproduced by the same run); the counts are printed.
 """
 
@@ -115,13 +117,14 @@ def _judged(args: list[str], what: str) -> None:
 
 @pytest.fixture(scope="module")
 def delta_table(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from deltalake import write_deltalake
+    from deltalake import DeltaTable, write_deltalake
 
     root = tmp_path_factory.mktemp("fuzz_delta") / "t"
     write_deltalake(str(root), pa.table({"id": pa.array([1, 2, 3], pa.int64()), "p": ["a", "b", "a"]}),
                     partition_by=["p"])
     write_deltalake(str(root), pa.table({"id": pa.array([4], pa.int64()), "p": ["b"]}), mode="append",
                     partition_by=["p"])
+    DeltaTable(str(root)).create_checkpoint()  # a checkpoint and its hint to edit too, and the cross-check to make
     assert _run(["record", str(root), "--model", "m", "--sql", "select 1"])[0] == 0
     code, text = _run(["verify", str(root), "--json"])
     assert code == 0 and json.loads(text)["verdict"].startswith("VERIFIED"), text
@@ -164,11 +167,14 @@ def _args(rng: random.Random, target: str, flags: list[str]) -> list[str]:
 
 def test_edited_delta_tables_get_coded_verdicts(delta_table: Path) -> None:
     rng = random.Random(SEED)
-    files = sorted((delta_table / "_delta_log").glob("*.json")) + sorted((delta_table / "_recipe_attest").iterdir())
+    files = sorted(p for p in (delta_table / "_delta_log").iterdir() if p.is_file()) + \
+        sorted((delta_table / "_recipe_attest").iterdir())
+    names = {p.name for p in files}
+    assert "_last_checkpoint" in names and any(n.endswith(".checkpoint.parquet") for n in names), names
     for n in range(EXAMPLES):
         path = rng.choice(files)
         original = path.read_bytes()
-        if path.parent.name == "_delta_log" and rng.random() < 0.85:  # the commit's actions, as JSON
+        if path.name.endswith(".json") and path.parent.name == "_delta_log" and rng.random() < 0.85:  # actions
             lines = original.decode().splitlines()
             i = rng.randrange(len(lines))
             roll = rng.random()
@@ -179,7 +185,8 @@ def test_edited_delta_tables_get_coded_verdicts(delta_table: Path) -> None:
             elif roll < 0.9:  # one given twice
                 lines.insert(rng.randrange(len(lines) + 1), lines[i])
             else:  # one of another commit's
-                other = rng.choice([f for f in files if f.parent.name == "_delta_log"]).read_text().splitlines()
+                other = rng.choice([f for f in files if f.name.endswith(".json") and f.parent.name == "_delta_log"]
+                                   ).read_text().splitlines()
                 lines.insert(rng.randrange(len(lines) + 1), rng.choice(other))
             edited = ("\n".join(lines) + "\n").encode()
         else:
@@ -234,7 +241,10 @@ def test_edited_iceberg_tables_get_coded_verdicts(iceberg_table: tuple[Path, lis
             with sqlite3.connect(db) as conn:
                 conn.execute("UPDATE iceberg_tables SET metadata_location = ?", (edited.as_uri(),))
             before = set((root / "warehouse").rglob("*"))
-            args = _args(rng, rng.choice(["iceberg://fuzz/ns.t", "iceberg://fuzz/ns"]), flags)
+            target = rng.choice(["iceberg://fuzz/ns.t", "iceberg://fuzz/ns", "folder"])
+            # the table's folder read statically (its newest metadata file: the edited one), or the warehouse walked
+            args = _args(rng, target, flags) if target != "folder" else \
+                _args(rng, str(rng.choice([current.parent.parent, root / "warehouse"])), [])
             if rng.random() < 0.1:  # a record of the edited table: its commit undone after
                 args = ["record", "iceberg://fuzz/ns.t", "--model", "m", "--sql", "select 1", "--json", *flags]
             try:
