@@ -135,7 +135,12 @@ def _refuse_unless_regular(path: str | os.PathLike[str]) -> None:
     """OSError unless ``path`` is a regular file (links followed, as open(2) follows them): looked at before it is
     opened. A device node in a data file's place was opened (its driver's open run: a tape rewinds, a serial line
     raises DTR) and only then refused by the descriptor's fstat (docs/hashing.md)."""
-    if not stat.S_ISREG(os.stat(path).st_mode):
+    try:
+        mode = os.stat(path).st_mode
+    except ValueError:  # a NUL in the name (untrusted input): no file is so named, as an OSError is read
+        raise OSError(errno.EINVAL, "a path holding a NUL byte names no file",
+                      os.fspath(path).replace("\x00", "\\x00")) from None
+    if not stat.S_ISREG(mode):
         raise OSError(errno.EINVAL, _NOT_REGULAR, os.fspath(path))
 
 

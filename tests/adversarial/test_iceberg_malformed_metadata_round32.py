@@ -11,6 +11,7 @@ errors (``ERROR``, exit 2, "set ATTEST_DEBUG=1 for a traceback") rather than cod
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -151,3 +152,22 @@ def test_a_record_over_a_total_that_is_no_number_is_refused(catalog: SqlCatalog,
     assert code == 2 and [e["code"] for e in out["errors"]] == ["unsupported_table"], out  # was: internal_error
     assert "nothing was committed" in out["errors"][0]["message"], out
     assert catalog.load_table("ns.t").metadata_location == before
+
+
+@pytest.mark.parametrize("field", ["location", "manifest-list"])
+def test_a_location_holding_a_nul_byte_is_a_verdict(catalog: SqlCatalog, table: Table, tmp_path: Path,
+                                                    field: str) -> None:
+    """Python's ``os.stat`` raises ``ValueError`` for a name holding NUL (no file system has one): the table's location
+    so spelled was an internal error for ``verify``, ``record`` and ``lineage``. Now no file is under such a root and
+    no such file is read: coded."""
+    table = _attested(catalog, table)
+
+    def edit(doc: dict[str, Any]) -> None:
+        node = doc if field == "location" else doc["snapshots"][-1]
+        assert node[field].startswith("file:///tmp/")
+        node[field] = node[field][:10] + "\x00" + node[field][10:]  # in the first folder's name: /tm\x00p/...
+
+    rewrite_metadata(catalog, table, edit)
+    for args in (("verify", TABLE), ("lineage", TABLE), ("record", TABLE, "--model", "m", "--sql", "select 1")):
+        code, out = _json(*args, *_flags(tmp_path))
+        assert code in (1, 2) and "internal_error" not in json.dumps(out), (args, out)  # was: internal_error
