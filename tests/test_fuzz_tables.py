@@ -2,16 +2,15 @@
 
 ``tests/test_fuzz.py`` holds each parser of untrusted text to a coded outcome; this holds the commands. An attested
 Delta table (partitioned, two data commits, a checkpoint, the attestation's ALTER) and an attested Iceberg table
-(sqlite catalog; a tag, a branch, main attested twice) are edited at random — a Delta commit's actions (edited, dropped,
-repeated, borrowed; their nested JSON strings too), a checkpoint or its hint, an Iceberg metadata file's snapshot
-summaries, properties, refs, statistics or any other field, a carrier file (sidecar, pointer, kept copy) — and
-``attest verify`` (any level), ``show``, ``audit``, ``lineage`` and ``record`` (its commit undone after) run on the
-result, in process; an Iceberg table by its catalog name, by its folder (read statically: the edited metadata file is
-the newest) or in a walk of its warehouse. Each must exit 0, 1 or 2 with a JSON document that names no
-``internal_error``: a value of an unexpected JSON type, an id in other digits, a truncated file are verdicts, never an
-uncaught exception. Round 32's first runs of it found four (a summary value that was no string, ``properties`` that
-were no map, a counter in non-ASCII digits, a record over a summary total that was no number:
-tests/adversarial/test_iceberg_malformed_metadata_round32.py).
+(sqlite catalog; a tag, a branch, main attested twice) are edited at random — a Delta commit's actions (edited,
+dropped, repeated, borrowed; their nested JSON strings too), a checkpoint or its hint, an Iceberg metadata file's
+snapshot summaries, properties, refs, statistics or any other field, a carrier file (sidecar, pointer, kept copy), a
+manifest list or manifest (bytes) — and ``attest verify`` (any level), ``show``, ``audit``, ``lineage`` and
+``record`` (its commit undone after) run on the result, in process; an Iceberg table by its catalog name, by its
+folder (read statically: the edited metadata file is the newest) or in a walk of its warehouse. Each must exit 0, 1
+or 2 with a JSON document that names no ``internal_error``: a value of an unexpected JSON type, an id in other
+digits, a truncated file are verdicts, never an uncaught exception. Round 32's first runs of it found several
+(tests/adversarial/test_iceberg_malformed_metadata_round32.py); a failure names where the error was raised.
 
 ``ATTEST_FUZZ_TABLE_EXAMPLES`` sets the edits per format (default 1,000: the bounded run CI makes, ~30 s on 2 cores),
 ``ATTEST_FUZZ_SEED`` the seed (default 0, so a failure is reproduced by the same run); the counts are printed.
@@ -107,12 +106,34 @@ def _run(args: list[str]) -> tuple[int, str]:
     return code, out.getvalue()
 
 
+# Where each internal error was raised (the project's innermost frames), taken as the command codes it.
+WHERE: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def _where(monkeypatch: pytest.MonkeyPatch) -> None:
+    import traceback
+
+    from attest.cli.output import Output
+
+    internal = Output.internal
+
+    def noted(self: Output, exc: BaseException) -> int:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/attest/" in f.filename
+                  or "/carriers/" in f.filename]
+        WHERE.append(" < ".join(f"{Path(f.filename).name}:{f.lineno}" for f in reversed(frames[-3:])))
+        return internal(self, exc)
+
+    monkeypatch.setattr(Output, "internal", noted)
+
+
 def _judged(args: list[str], what: str) -> None:
     """The command's outcome on an edited table: a coded verdict, as JSON."""
+    WHERE.clear()
     code, text = _run(args)
     assert code in (0, 1, 2), (what, args, code, text[:2000])
     document = json.loads(text)  # one JSON document, whatever the outcome
-    assert "internal_error" not in text, (what, args, json.dumps(document)[:3000])
+    assert "internal_error" not in text, f"{what}: raised at {WHERE}; {args}: {json.dumps(document)[:3000]}"
 
 
 @pytest.fixture(scope="module")
@@ -233,6 +254,7 @@ def test_edited_iceberg_tables_get_coded_verdicts(iceberg_table: tuple[Path, lis
     current = Path(location.removeprefix("file://"))
     carried = sorted(p for p in (root / "warehouse").rglob("*") if p.is_file() and "recipe_attest" in p.parts)
     assert carried, "the attestation's carrier files"
+    carried += sorted((current.parent).glob("*.avro"))  # manifest lists and manifests, edited byte by byte
     for n in range(EXAMPLES):
         if rng.random() < 0.75:
             part, edit = _metadata_edit(rng)

@@ -12,10 +12,13 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Container, Mapping
+import struct
+import zlib
+from collections.abc import Container, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from attest.errors import Code, Problem
+from attest.errors import AttestError, Code, Problem
 from attest.numbers import is_digits
 from attest.view import json_safe
 
@@ -75,8 +78,9 @@ class ManifestReader:
             # before it in the manifest that had none (Iceberg spec, "First Row ID Inheritance"; Iceberg Java skips
             # deleted entries); readers' _row_id.
             next_row_id = first_row_id if content == 0 else None
-            with AvroFile(self.table.io.new_input(manifest.manifest_path), schema, read_types={},
-                          read_enums={}) as reader:
+            with unreadable_avro(f"manifest {manifest.manifest_path}"), \
+                    AvroFile(self.table.io.new_input(manifest.manifest_path), schema, read_types={},
+                             read_enums={}) as reader:
                 renumbered = self._partition_ids_problem(reader.header.meta.get("avro.schema"),
                                                          manifest.partition_spec_id)
                 if renumbered is not None:
@@ -133,14 +137,15 @@ class ManifestReader:
         )
 
         source = self.table.io.new_input(snapshot.manifest_list)
-        if format_version < 3:
-            return [(m, None) for m in read_manifest_list(source)]
-        schema = MANIFEST_LIST_FILE_SCHEMAS[3]
-        position = [f.name for f in schema.fields].index("first_row_id")
-        reader: Any
-        with AvroFile(source, schema, read_types={-1: ManifestFile, 508: PartitionFieldSummary},
-                      read_enums={517: ManifestContent}) as reader:
-            return [(m, m._data[position] if len(m._data) > position else None) for m in reader]
+        with unreadable_avro(f"manifest list {snapshot.manifest_list}"):
+            if format_version < 3:
+                return [(m, None) for m in read_manifest_list(source)]
+            schema = MANIFEST_LIST_FILE_SCHEMAS[3]
+            position = [f.name for f in schema.fields].index("first_row_id")
+            reader: Any
+            with AvroFile(source, schema, read_types={-1: ManifestFile, 508: PartitionFieldSummary},
+                          read_enums={517: ManifestContent}) as reader:
+                return [(m, m._data[position] if len(m._data) > position else None) for m in reader]
 
     def _partition_ids_problem(self, avro_schema: Any, spec_id: int) -> str | None:
         """Why the partition tuples of a manifest whose Avro schema is ``avro_schema`` (its header's JSON) are read
@@ -549,3 +554,27 @@ def _lazy_dict() -> type:
     from pyiceberg.utils.lazydict import LazyDict
 
     return LazyDict
+
+
+# What pyiceberg's Avro reader raises on bytes that are no Avro of the expected schema: a header whose schema is not
+# JSON or not UTF-8 (JSONDecodeError, UnicodeDecodeError: ValueErrors), a block cut short (EOFError), a deflated block
+# that does not inflate (zlib.error), a varint or length out of range (struct.error, OverflowError, IndexError,
+# MemoryError; a negative length reaches its C decoder as SystemError), a record of another shape (KeyError,
+# TypeError, AttributeError, AssertionError). Found fuzzing (round 32): each was an internal error. Never an OSError
+# (a missing or unreadable file is coded apart) nor our own AttestError.
+_AVRO_REFUSALS: tuple[type[BaseException], ...] = (
+    ValueError, EOFError, zlib.error, struct.error, OverflowError, IndexError, MemoryError, SystemError, KeyError,
+    TypeError, AttributeError, AssertionError, RecursionError)
+
+
+@contextmanager
+def unreadable_avro(what: str) -> Iterator[None]:
+    """Raise ``table_unreadable`` naming ``what`` when reading it as Avro fails (``_AVRO_REFUSALS``)."""
+    try:
+        yield
+    except AttestError:
+        raise
+    except _AVRO_REFUSALS as exc:
+        text = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise AttestError(f"{what} cannot be read as Iceberg's Avro ({type(exc).__name__}: {text})",
+                          code=Code.TABLE_UNREADABLE) from exc
