@@ -1355,7 +1355,7 @@ _JAVA_LONGS = {"": ("last-sequence-number", "last-updated-ms", "current-snapshot
 
 def _java_string_problems(doc: Mapping[str, Any]) -> list[Problem]:
     """Values of the metadata file Iceberg Java reads as strings (``JsonUtil.getString``: a snapshot's summary, the
-    table's properties, a ref's type) that are no JSON string: Java refuses the table ("Cannot parse to a string
+    table's properties) that are no JSON string: Java refuses the table ("Cannot parse to a string
     value"), pyiceberg keeps a summary's number or boolean as it is (and turns a property's into text). Found fuzzing
     (round 32): a summary value of 5 where an attestation's binding was read crashed the verification."""
     def refused(what: str, value: Any) -> list[Problem]:
@@ -1363,7 +1363,8 @@ def _java_string_problems(doc: Mapping[str, Any]) -> list[Problem]:
                         "string: Iceberg Java refuses to read the table (\"Cannot parse to a string value\"), "
                         "pyiceberg reads it")]
 
-    for i, snap in enumerate(doc.get("snapshots") or [] if isinstance(doc.get("snapshots"), list) else []):
+    snapshots = doc.get("snapshots")
+    for i, snap in enumerate(snapshots if isinstance(snapshots, list) else []):
         summary = snap.get("summary") if isinstance(snap, dict) else None
         for key, value in (summary.items() if isinstance(summary, dict) else ()):
             if not isinstance(value, str):
