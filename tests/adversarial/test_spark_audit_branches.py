@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.spark
 
 
-def _attested_main(spark: SparkSession, prefix: str) -> tuple[str, str]:
-    """A fresh table ``(id BIGINT)`` of one row (1), written and attested through the hook (main): its namespace and
-    Spark name. The hook is uninstalled after: later writes are another job's."""
+def _attested_main(spark: SparkSession, prefix: str, columns: str = "id BIGINT", row: str = "(1)") -> tuple[str, str]:
+    """A fresh table ``(id BIGINT)`` of one row (1) (or ``columns`` and ``row``), written and attested through the hook
+    (main): its namespace and Spark name. The hook is uninstalled after: later writes are another job's."""
     from attest.spark import install
 
     ns = f"{prefix}_{uuid.uuid4().hex[:8]}"
@@ -33,8 +33,8 @@ def _attested_main(spark: SparkSession, prefix: str) -> tuple[str, str]:
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
     hook = install(spark, policy="required")
     try:
-        spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
-        spark.sql(f"INSERT INTO {name} VALUES (1)")
+        spark.sql(f"CREATE TABLE {name} ({columns}) USING iceberg")
+        spark.sql(f"INSERT INTO {name} VALUES {row}")
         hook.flush()  # main attested by the job
     finally:
         hook.uninstall()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.adversarial.test_spark_audit_branches import _cli
+from tests.adversarial.test_spark_audit_branches import _attested_main, _cli
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -23,20 +23,13 @@ pytestmark = pytest.mark.spark
 
 
 def test_a_tag_reads_its_snapshot_s_schema_a_branch_the_table_s(spark: SparkSession, spark_warehouse: Path) -> None:
-    import uuid
-
     from attest.errors import VerificationRefusedError
     from attest.spark import install, require_verified
 
-    ns = f"r32s_{uuid.uuid4().hex[:8]}"
-    name = f"iceberg.{ns}.t"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS iceberg.{ns}")
+    ns, name = _attested_main(spark, "r32s", "a BIGINT, b BIGINT", "(1, 10)")
+    spark.sql(f"ALTER TABLE {name} CREATE TAG v1")
     hook = install(spark, policy="required")
     try:
-        spark.sql(f"CREATE TABLE {name} (a BIGINT, b BIGINT) USING iceberg")
-        spark.sql(f"INSERT INTO {name} VALUES (1, 10)")
-        hook.flush()
-        spark.sql(f"ALTER TABLE {name} CREATE TAG v1")
         spark.sql(f"INSERT INTO {name} VALUES (2, 20)")
         hook.flush()
         spark.sql(f"ALTER TABLE {name} CREATE BRANCH keep")

@@ -132,46 +132,32 @@ def test_a_policy_naming_a_tag_covers_spark_s_reads_of_it(spark: SparkSession, t
             assert refused.value.code.value == "signature_missing", (sql, str(refused.value))
 
 
-def test_a_tag_spark_reads_is_audited(spark: SparkSession, spark_warehouse: Path) -> None:
+@pytest.mark.parametrize(("tag", "made"), [
+    ("release", "CREATE TAG release"),
+    # round 32: recipe-attest's own retention tag moved onto those rows by SQL; left out by its name alone before
+    ("recipe-attest", "CREATE OR REPLACE TAG `recipe-attest`"),
+])
+def test_a_tag_spark_reads_is_audited(spark: SparkSession, spark_warehouse: Path, tag: str, made: str) -> None:
     """A tag at rows no attestation binds, main back at its attested snapshot: Spark's readers of ``t.tag_release``
-    read the 666 row. ``attest audit`` and ``attest.spark.audit`` passed it (tags were left out as time travel); the
-    tag is now a line of its own, not verified."""
+    read the 666 row. ``attest audit`` and ``attest.spark.audit`` passed it (tags were left out as time travel, and a
+    tag named as recipe-attest's retention tag by its name alone); the tag is now a line of its own, not verified (a
+    retention tag is left out only on a snapshot carrying an attestation of ours)."""
     import attest.spark
+    from carriers.spark.catalog_audit import shown
     from tests.adversarial.test_spark_audit_branches import audited_lines
 
     ns, name = _attested_main(spark, "r31a")
     attested = spark.sql(f"SELECT snapshot_id FROM {name}.refs WHERE name = 'main'").collect()[0][0]
     spark.sql(f"INSERT INTO {name} VALUES (666)")  # another job's write, no hook
-    spark.sql(f"ALTER TABLE {name} CREATE TAG release")
+    spark.sql(f"ALTER TABLE {name} {made}")
     spark.sql(f"CALL iceberg.system.rollback_to_snapshot('{ns}.t', {attested})")
     spark.sql(f"REFRESH TABLE {name}")
-    assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}.tag_release").collect()) == [1, 666]
+    read = shown([f"tag_{tag}"])
+    assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}.{read}").collect()) == [1, 666]
     assert [r[0] for r in spark.sql(f"SELECT id FROM {name}").collect()] == [1]
 
     assert audited_lines(spark_warehouse, ns) == (1, {f"iceberg://iceberg/{ns}.t": "VERIFIED",
-                                                      f"iceberg://iceberg/{ns}.t.tag_release": "STALE"})
+                                                      f"iceberg://iceberg/{ns}.t.tag_{tag}": "STALE"})
     report = attest.spark.audit(spark, catalogs=[f"iceberg.{ns}"])
     rows = {r.table: (r.outcome, r.code) for r in report.rows}
-    assert rows == {name: ("VERIFIED", None), f"{name}.tag_release": ("STALE", "stale")}, rows
-
-
-def test_a_tag_borrowing_the_retention_tag_s_name_is_audited(spark: SparkSession, spark_warehouse: Path) -> None:
-    """Round 32: recipe-attest's own retention tag, moved by SQL onto rows no attestation binds. Spark's readers of
-    ``t.`tag_recipe-attest``` read them; both audits left the tag out by its name alone (exit 0). A tag so named is
-    left out only on a snapshot carrying an attestation of ours."""
-    import attest.spark
-    from tests.adversarial.test_spark_audit_branches import audited_lines
-
-    ns, name = _attested_main(spark, "r32a")
-    attested = spark.sql(f"SELECT snapshot_id FROM {name}.refs WHERE name = 'main'").collect()[0][0]
-    spark.sql(f"INSERT INTO {name} VALUES (666)")  # another job's write, no hook
-    spark.sql(f"ALTER TABLE {name} CREATE OR REPLACE TAG `recipe-attest`")
-    spark.sql(f"CALL iceberg.system.rollback_to_snapshot('{ns}.t', {attested})")
-    spark.sql(f"REFRESH TABLE {name}")
-    assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {name}.`tag_recipe-attest`").collect()) == [1, 666]
-
-    assert audited_lines(spark_warehouse, ns) == (1, {f"iceberg://iceberg/{ns}.t": "VERIFIED",
-                                                      f"iceberg://iceberg/{ns}.t.tag_recipe-attest": "STALE"})
-    report = attest.spark.audit(spark, catalogs=[f"iceberg.{ns}"])
-    rows = {r.table: (r.outcome, r.code) for r in report.rows}
-    assert rows == {name: ("VERIFIED", None), f"{name}.`tag_recipe-attest`": ("STALE", "stale")}, rows
+    assert rows == {name: ("VERIFIED", None), f"{name}.{read}": ("STALE", "stale")}, rows
