@@ -28,7 +28,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from attest import fast
-from attest.errors import Code, TableInconsistentError
+from attest.errors import AttestError, Code, TableInconsistentError
 from attest.fast import jsonscan
 from carriers.core import canonical_relative
 from carriers.delta.adds import Adds
@@ -814,6 +814,22 @@ def _checkpoints(names: list[str], version: int) -> dict[int, dict[str, list[str
 
 
 def _parquet_actions(data: bytes) -> Iterator[dict[str, Any]]:
+    """The actions of a Parquet checkpoint part, row by row; ``table_unreadable`` when its bytes are no Parquet pyarrow
+    reads through (a struct child cut short, a page that does not decode: ArrowInvalid was an internal error, found
+    fuzzing in round 32)."""
+    import pyarrow as pa
+
+    try:
+        yield from _parquet_rows(data)
+    except (pa.ArrowException, OSError, ValueError, IndexError, OverflowError) as exc:
+        if isinstance(exc, AttestError):
+            raise
+        text = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise AttestError(f"a checkpoint part cannot be read as Parquet ({type(exc).__name__}: {text})",
+                          code=Code.TABLE_UNREADABLE) from exc
+
+
+def _parquet_rows(data: bytes) -> Iterator[dict[str, Any]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
