@@ -4,9 +4,9 @@ recipe-attest moves its retention tags (``recipe-attest``, ``recipe-attest@<bran
 attestation, so an audit gives them no line and a policy's ``tag_*`` does not name them (round 31). That was decided
 by the name alone: anyone may create a tag so named, or move ours, onto rows no attestation binds. Spark reads
 ``t.`tag_recipe-attest@x``` (and ``VERSION AS OF 'recipe-attest@x'``) as that snapshot — its unattested rows — while
-the audit printed main's line alone, exit 0, and a policy naming the tag covered nothing. A tag of such a name is now
-left out only when it is recipe-attest's: on a snapshot carrying an attestation (``our_tag``, the test the record
-already used before moving it); any other is a reader's tag like any other."""
+the audit printed main's line alone, exit 0. A tag of such a name is now left out (of the audit's lines and of a
+policy's tag names) only when it is recipe-attest's: on a snapshot carrying an attestation of ours (``our_tag``, the
+test the record already made before moving it); any other is a reader's tag like any other."""
 
 from __future__ import annotations
 
