@@ -1595,13 +1595,14 @@ def _catalog_database_error(catalog: str, exc: BaseException) -> TableReferenceE
 def _refusals() -> tuple[type[BaseException], ...]:
     from pyiceberg.exceptions import ValidationError as PyicebergValidationError
 
-    return (PyicebergValidationError, ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError)
+    return (PyicebergValidationError, TypeError, AttributeError, KeyError, IndexError, RecursionError)
 
 
-# What pyiceberg raises for table metadata it cannot read: its own ValidationError, pydantic's (a ValueError), and
-# what its model's validators raise on a value of the wrong JSON type (``properties`` as null, a list or a number:
-# ``AttributeError: 'NoneType' object has no attribute 'items'`` — found fuzzing, round 32: an internal error).
-# Never a missing table or an unreachable store (NoSuchTableError, OSError), which are coded apart.
+# What pyiceberg raises for table metadata it cannot read: its own ValidationError, and what its model's validators
+# raise on a value of the wrong JSON type (``properties`` as null, a list or a number: ``AttributeError: 'NoneType'
+# object has no attribute 'items'`` — found fuzzing, round 32: an internal error). Never a missing table, nor a
+# ValueError or OSError: those name a store pyiceberg cannot use (``unsupported_storage``, az://) or refused, and
+# ``coded`` words them (pydantic's ValidationError, a ValueError, is coded there as unreadable).
 METADATA_REFUSALS = _refusals()
 
 

@@ -111,66 +111,30 @@ def test_a_counter_of_other_digits_says_nothing() -> None:
 
 @pytest.mark.spark
 @pytest.mark.parametrize("where", ["summary", "properties"])
-def test_spark_refuses_a_value_that_is_no_string(spark: Any, spark_warehouse: Path, where: str) -> None:
-    """Measured: Iceberg Java (Spark 4.1 / Iceberg 1.12) refuses the whole table when a summary value, or a table
-    property, is a JSON number — the ground for ``table_inconsistent`` above (pyiceberg reads the table)."""
+def test_java_refuses_a_value_that_is_no_string(spark: Any, spark_warehouse: Path, where: str) -> None:
+    """Measured: Iceberg Java's metadata parser (Spark 4.1 / Iceberg 1.12's ``TableMetadataParser``, what its catalogs
+    load a table with) refuses a table whose snapshot summary value, or table property, is a JSON number — the ground
+    for ``table_inconsistent`` above; the same document unedited parses, and pyiceberg's parser reads the edited
+    one. (Read through the parser itself: a catalog's refresh retries a refused file for ~90 s before it gives up.)"""
+    from carriers.storage.base import local_path_of
     from tests.adversarial.test_spark_audit_branches import _attested_main
-    from tests.adversarial.test_spark_view_attacks import _pyiceberg, _rewrite_metadata
+    from tests.adversarial.test_spark_view_attacks import _pyiceberg
 
     _, name = _attested_main(spark, "r32m")
-
-    def edit(doc: dict[str, Any]) -> None:
-        if where == "summary":
-            doc["snapshots"][0]["summary"]["added-records"] = 1
-        else:
-            doc["properties"]["owner.count"] = 1
-
-    try:
-        _rewrite_metadata(spark, spark_warehouse, name, edit)
-    except Exception as exc:  # REFRESH TABLE itself may be where Java refuses it
-        refused: BaseException | None = exc
+    table = _pyiceberg(spark_warehouse, name)
+    doc = json.loads(Path(local_path_of(table.metadata_location) or table.metadata_location).read_text())
+    parser = spark._jvm.org.apache.iceberg.TableMetadataParser
+    assert parser.fromJson(json.dumps(doc)).currentSnapshot() is not None  # as written: read
+    if where == "summary":
+        doc["snapshots"][0]["summary"]["added-records"] = 1
     else:
-        refused = None
-        try:
-            spark.sql(f"SELECT * FROM {name}").collect()
-        except Exception as exc:
-            refused = exc
-    assert refused is not None and "Cannot parse to a string value" in str(refused), refused
-    assert _pyiceberg(spark_warehouse, name).scan().to_arrow().column("id").to_pylist() == [1]  # pyiceberg reads it
+        doc["properties"]["owner.count"] = 1
+    with pytest.raises(Exception) as refused:
+        parser.fromJson(json.dumps(doc))
+    assert "Cannot parse to a string value" in str(refused.value), refused.value
+    from pyiceberg.table.metadata import TableMetadataUtil
 
-
-def test_a_record_over_a_total_that_is_no_number_is_refused(catalog: SqlCatalog, table: Table,
-                                                            tmp_path: Path) -> None:
-    """pyiceberg carries the head's totals into a new snapshot's summary and raises on one that is no number (Java
-    skips it): ``attest record`` was an internal error; now ``unsupported_table``, nothing committed."""
-    table.append(rows(0))
-    head = catalog.load_table("ns.t").metadata.refs["main"].snapshot_id
-    table = rewrite_metadata(catalog, catalog.load_table("ns.t"), _set_summary(
-        table, lambda s: s["snapshot-id"] == head, lambda k: k == "total-files-size", "19-1"))
-    before = table.metadata_location
-    code, out = _json("record", TABLE, "--model", "m", "--sql", "select 1", *_flags(tmp_path))
-    assert code == 2 and [e["code"] for e in out["errors"]] == ["unsupported_table"], out  # was: internal_error
-    assert "nothing was committed" in out["errors"][0]["message"], out
-    assert catalog.load_table("ns.t").metadata_location == before
-
-
-@pytest.mark.parametrize("field", ["location", "manifest-list"])
-def test_a_location_holding_a_nul_byte_is_a_verdict(catalog: SqlCatalog, table: Table, tmp_path: Path,
-                                                    field: str) -> None:
-    """Python's ``os.stat`` raises ``ValueError`` for a name holding NUL (no file system has one): the table's location
-    so spelled was an internal error for ``verify``, ``record`` and ``lineage``. Now no file is under such a root and
-    no such file is read: coded."""
-    table = _attested(catalog, table)
-
-    def edit(doc: dict[str, Any]) -> None:
-        node = doc if field == "location" else doc["snapshots"][-1]
-        assert node[field].startswith("file:///tmp/")
-        node[field] = node[field][:10] + "\x00" + node[field][10:]  # in the first folder's name: /tm\x00p/...
-
-    rewrite_metadata(catalog, table, edit)
-    for args in (("verify", TABLE), ("lineage", TABLE), ("record", TABLE, "--model", "m", "--sql", "select 1")):
-        code, out = _json(*args, *_flags(tmp_path))
-        assert code in (1, 2) and "internal_error" not in json.dumps(out), (args, out)  # was: internal_error
+    assert TableMetadataUtil.parse_raw(json.dumps(doc)).current_snapshot_id is not None  # pyiceberg reads it
 
 
 def _garbled(path: Path, how: str) -> None:
