@@ -137,6 +137,40 @@ def test_java_refuses_a_value_that_is_no_string(spark: Any, spark_warehouse: Pat
     assert TableMetadataUtil.parse_raw(json.dumps(doc)).current_snapshot_id is not None  # pyiceberg reads it
 
 
+def test_a_record_over_a_total_that_is_no_number_is_refused(catalog: SqlCatalog, table: Table,
+                                                            tmp_path: Path) -> None:
+    """pyiceberg carries the head's totals into a new snapshot's summary and raises on one that is no number (Java
+    skips it): ``attest record`` was an internal error; now ``unsupported_table``, nothing committed."""
+    table.append(rows(0))
+    head = catalog.load_table("ns.t").metadata.refs["main"].snapshot_id
+    table = rewrite_metadata(catalog, catalog.load_table("ns.t"), _set_summary(
+        table, lambda s: s["snapshot-id"] == head, lambda k: k == "total-files-size", "19-1"))
+    before = table.metadata_location
+    code, out = _json("record", TABLE, "--model", "m", "--sql", "select 1", *_flags(tmp_path))
+    assert code == 2 and [e["code"] for e in out["errors"]] == ["unsupported_table"], out  # was: internal_error
+    assert "nothing was committed" in out["errors"][0]["message"], out
+    assert catalog.load_table("ns.t").metadata_location == before
+
+
+@pytest.mark.parametrize("field", ["location", "manifest-list"])
+def test_a_location_holding_a_nul_byte_is_a_verdict(catalog: SqlCatalog, table: Table, tmp_path: Path,
+                                                    field: str) -> None:
+    """Python's ``os.stat`` raises ``ValueError`` for a name holding NUL (no file system has one): the table's location
+    so spelled was an internal error for ``verify``, ``record`` and ``lineage``. Now no file is under such a root and
+    no such file is read: coded."""
+    table = _attested(catalog, table)
+
+    def edit(doc: dict[str, Any]) -> None:
+        node = doc if field == "location" else doc["snapshots"][-1]
+        assert node[field].startswith("file:///tmp/")
+        node[field] = node[field][:10] + "\x00" + node[field][10:]  # in the first folder's name: /tm\x00p/...
+
+    rewrite_metadata(catalog, table, edit)
+    for args in (("verify", TABLE), ("lineage", TABLE), ("record", TABLE, "--model", "m", "--sql", "select 1")):
+        code, out = _json(*args, *_flags(tmp_path))
+        assert code in (1, 2) and "internal_error" not in json.dumps(out), (args, out)  # was: internal_error
+
+
 def _garbled(path: Path, how: str) -> None:
     data = bytearray(path.read_bytes())
     if how == "header":  # the schema in the header no longer UTF-8 JSON
