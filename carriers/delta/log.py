@@ -821,9 +821,7 @@ def _parquet_actions(data: bytes) -> Iterator[dict[str, Any]]:
 
     try:
         yield from _parquet_rows(data)
-    except (pa.ArrowException, OSError, ValueError, IndexError, OverflowError) as exc:
-        if isinstance(exc, AttestError):
-            raise
+    except (pa.ArrowException, OSError, ValueError, IndexError, OverflowError) as exc:  # never our AttestError
         text = " ".join(str(exc).split())[:200] or type(exc).__name__
         raise AttestError(f"a checkpoint part cannot be read as Parquet ({type(exc).__name__}: {text})",
                           code=Code.TABLE_UNREADABLE) from exc

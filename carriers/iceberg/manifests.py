@@ -572,9 +572,7 @@ def unreadable_avro(what: str) -> Iterator[None]:
     """Raise ``table_unreadable`` naming ``what`` when reading it as Avro fails (``_AVRO_REFUSALS``)."""
     try:
         yield
-    except AttestError:
-        raise
-    except _AVRO_REFUSALS as exc:
+    except _AVRO_REFUSALS as exc:  # an AttestError is none of them: raised as it is
         text = " ".join(str(exc).split())[:200] or type(exc).__name__
         raise AttestError(f"{what} cannot be read as Iceberg's Avro ({type(exc).__name__}: {text})",
                           code=Code.TABLE_UNREADABLE) from exc
