@@ -1459,6 +1459,27 @@ def _binding_or_none(raw: Mapping[str, Any]) -> Binding | None:
         return None
 
 
+def sized_otherwise(table: AttestedTable, files: Sequence[DataFile], *,
+                    rewrite: bool = False) -> tuple[str, str] | None:
+    """Why a file of ``files`` is not the file its table names, by size: storage holds another number of bytes than
+    the log (Delta ``add.size``) or manifest (Iceberg ``file_size_in_bytes``) states. Readers read a file by the size
+    the table states, pyarrow and the hashers to its end: measured (round 33), a file holding one Parquet file in its
+    stated size and another in the whole read as the first to delta-rs, as no row to Spark, as a refused read to
+    Iceberg Java, and as the second to the digest and the hash. (path, why) of the first such file; None when every
+    file there is of its stated size (a file not there, or something else there, is reported by whoever reads it)."""
+    if not files:
+        return None
+    stored = table.stored_files(files)
+    for f in files:
+        there = stored.get(f.path)
+        if isinstance(there, int) and f.size >= 0 and there != f.size:
+            return f.path, (f"{f.path}{', added by a rewrite,' if rewrite else ''} is {there} bytes in storage "
+                            f"and {f.size} as the table states it: readers read it by the stated size (delta-rs "
+                            "finds its footer there, Spark reads the row groups within it, Iceberg Java refuses "
+                            "it), so they get other rows than its bytes hold")
+    return None
+
+
 def _fail(code: Code, message: str, facts: tuple[RewriteFact, ...] = ()) -> ContentCheck:
     return ContentCheck(passed=False, rewrites=facts, code=code.value, message=message)
 
@@ -1551,6 +1572,9 @@ def judge(table: AttestedTable, att: Attestation, attested: Version, v: Version,
     if gone.rows >= MAX_ROWS:
         return _fail(Code.COMPACTED, f"the rewritten files held {gone.rows} rows: beyond 2^31 rows a content digest "
                      "is no evidence (docs/content-digest.md, 'Security')", facts)
+    sized = sized_otherwise(table, added, rewrite=True)
+    if sized is not None:
+        return _fail(Code.CONTENT_CHANGED, sized[1], facts)
     try:
         # statistics: the log's / manifests' statistics of each added file are checked against its rows too (readers
         # skip files and answer COUNT / MIN / MAX by them; the digest alone says nothing of them).

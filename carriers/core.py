@@ -1169,6 +1169,12 @@ class AttestedTable(ABC):
                 "was never attested, its attestation binds no content digest, or something other than a rewrite of "
                 "the attested rows happened since); nothing was written: attest it with its own program instead "
                 "(record() without carry_only, or `attest record`)")
+        from carriers.content_store import sized_otherwise
+
+        sized = sized_otherwise(self, todo)  # the bytes hashed must be the file readers read (round 33)
+        if sized is not None:
+            raise CarrierError(f"{self.noun} {v.id} of {self.reference} cannot be attested: {sized[1]}",
+                               code=Code.SIZE_MISMATCH, path=sized[0])
         hashed = hasher.hash_files(todo, progress=r.progress) if todo else {}
         unreadable = [f.path for f in todo if f.path not in hashed]
         if unreadable:
