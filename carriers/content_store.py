@@ -688,6 +688,9 @@ class ChunkIndexes:
     file_size: int | None = None
     # The leaf column it names (ColumnMetaData ``path_in_schema``) and the schema's leaf at its position (None: none).
     path: tuple[tuple[str, ...], tuple[str, ...] | None] | None = None
+    # Its data pages as its page headers place them: (offset, size with the header, first row), in order — what its
+    # offset index must say (``layout_problems``).
+    located: tuple[tuple[int, int, int], ...] | None = None
 
 
 def handle_size(handle: Any) -> int:
@@ -745,7 +748,8 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
                                          "split-block, XXH64, uncompressed")
                     bloom = read(at + used, n)
                 leaf, repeated = leaves[i] if i < len(leaves) else (None, 0)
-                pages = _page_encodings(read, cmd, counts, repeated)
+                located: list[tuple[int, int, int]] = []
+                pages = _page_encodings(read, cmd, counts, repeated, located)
                 named = tuple(x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
                               for x in cmd.get(3) or [])
                 out.append(ChunkIndexes(group=g, column=i, statistics=cmd.get(12), column_index=column_index,
@@ -753,7 +757,7 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
                                         encoding_stats=cmd.get(13), encodings=cmd.get(2), group_rows=group.get(3),
                                         num_values=cmd.get(5), page_values=counts[0], page_records=counts[1],
                                         midpoint=midpoint if i == 0 else None, file_size=size,
-                                        path=(named, leaf)))
+                                        path=(named, leaf), located=tuple(located)))
         return out
     except (ValueError, OSError, TypeError, AttributeError, struct.error) as exc:
         return f"its footer, page index or bloom filters cannot be read ({exc})"
@@ -880,11 +884,13 @@ def _records(body: bytes, values: int, level: int) -> int:
 
 
 def _page_encodings(read: Any, cmd: dict[int, Any], counts: list[int] | None = None,
-                    repeated: int = 0) -> dict[tuple[Any, Any], int]:
+                    repeated: int = 0, locations: list[tuple[int, int, int]] | None = None
+                    ) -> dict[tuple[Any, Any], int]:
     """(page type, encoding) -> number of data pages of a column chunk (ColumnMetaData ``cmd``), from its page
     headers; the dictionary and index pages are not counted. ``counts``: [values, rows] its data pages hold are
     added to it (rows: its values when the column is not ``repeated``, else as DataPageV2 headers count them or the
-    pages' repetition levels say)."""
+    pages' repetition levels say). ``locations`` (with ``counts``): each data page's (offset, size with its header,
+    first row) appended, as an offset index locates it."""
     at = cmd.get(11) if isinstance(cmd.get(11), int) and cmd[11] > 0 else cmd.get(9)
     size = cmd.get(7)
     if not isinstance(at, int) or not isinstance(size, int) or size < 0:
@@ -901,6 +907,8 @@ def _page_encodings(read: Any, cmd: dict[int, Any], counts: list[int] | None = N
         encoding = (head.get(5) or {}).get(2) if kind == 0 else (head.get(8) or {}).get(4) if kind == 3 else None
         if kind in (0, 3):
             out[(kind, encoding)] = out.get((kind, encoding), 0) + 1
+            if counts is not None and locations is not None:
+                locations.append((at, used + compressed, counts[1]))
             if counts is not None:
                 header = head.get(5) if kind == 0 else head.get(8)
                 values = header.get(1) if isinstance(header, dict) else None
@@ -955,10 +963,19 @@ def layout_problems(indexes: list[ChunkIndexes]) -> list[str]:
     row group whose midpoint (parquet-mr's) is outside the file — Spark and Iceberg Java read a row group in the
     split whose range holds its midpoint, so no split reads it (measured: Spark lost its rows); a chunk naming
     (``path_in_schema``) another column than the schema's at its place — parquet-mr reads chunks by that name,
-    pyarrow and delta-rs by position (measured: Spark read two columns swapped)."""
+    pyarrow and delta-rs by position (measured: Spark read two columns swapped); an offset index locating other pages
+    than the chunk's own — readers that skip pages by the page index read the pages it locates, pyarrow reads the
+    chunk's (measured, round 33: delta-rs's ``v >= 30`` returned another column's values)."""
     problems: list[str] = []
     for chunk in indexes:
         where = f"Parquet row group {chunk.group}, column {chunk.column}"
+        if chunk.offset_index is not None and chunk.located is not None:
+            stated = [(p.get(1), p.get(2), p.get(3)) if isinstance(p, dict) else p
+                      for p in chunk.offset_index.get(1) or []]
+            if stated != list(chunk.located):
+                problems.append(f"{where}: its offset index locates pages ({_pages_text(stated)}) other than its own "
+                                f"({_pages_text(list(chunk.located))}) — delta-rs and parquet-mr read the pages it "
+                                "locates when they skip pages by the page index, pyarrow reads the chunk's")
         if chunk.path is not None and chunk.path[0] != chunk.path[1]:
             problems.append(f"{where}: its chunk names column {'.'.join(chunk.path[0])!r}, the schema's column at "
                             f"its place is {'.'.join(chunk.path[1] or ('none',))!r} — parquet-mr (Spark) reads a "
@@ -974,6 +991,12 @@ def layout_problems(indexes: list[ChunkIndexes]) -> list[str]:
                             f"{chunk.file_size} bytes — Spark reads a row group in the split that holds its midpoint, "
                             "so none reads its rows")
     return problems
+
+
+def _pages_text(pages: list[Any]) -> str:
+    """Page locations as a message gives them: (offset, size, first row) of the first three, and how many."""
+    shown = ", ".join(str(tuple(p) if isinstance(p, tuple) else p)[:60] for p in pages[:3])
+    return f"{shown}{', …' if len(pages) > 3 else ''}; {len(pages)} page(s)"
 
 
 def _rotl(x: int, r: int) -> int:

@@ -61,7 +61,7 @@ def test_one_file_reads_as_two_by_where_its_footer_is_looked_for() -> None:
     assert pq.read_table(pa.BufferReader(both[:len(first)])).equals(FORGED)
 
 
-def _state_size(path: Path, version: int, size: int) -> None:
+def state_size(path: Path, version: int, size: int) -> None:
     """The add action of commit ``version`` states ``size`` bytes."""
     commit = path / commit_name(version)
     actions = [json.loads(line) for line in commit.read_text().splitlines()]
@@ -80,7 +80,7 @@ def test_a_rewrite_whose_file_holds_other_rows_in_its_stated_size(tmp_path: Path
     (added,) = (p for p in _adds(path) if p not in old)
     first = parquet(FORGED)
     (path / added).write_bytes(two_in_one(first, (path / added).read_bytes()))
-    _state_size(path, n, len(first))
+    state_size(path, n, len(first))
     assert sorted(r["v"] for r in delta_rs_rows(path)) == [1, 2, 3, 4, 666]  # delta-rs reads the stated size
     for level in ("schema", "files", "bytes"):
         rc, doc = verify(str(path), "--level", level)
@@ -98,7 +98,7 @@ def _two_in_one_table(path: Path) -> None:
     (rel,) = _adds(path)
     first = parquet(FORGED)
     (path / rel).write_bytes(two_in_one(first, (path / rel).read_bytes()))
-    _state_size(path, 0, len(first))
+    state_size(path, 0, len(first))
     assert sorted(r["v"] for r in delta_rs_rows(path)) == [1, 2, 3, 4, 666]
 
 
