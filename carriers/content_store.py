@@ -503,7 +503,11 @@ def footer_problems(metadata: Any, table: Any, *, total_order: bool,
             stats = chunk.statistics
             if stats is None:
                 continue
-            name = f"{chunk.path_in_schema} (Parquet footer, row group {g})"
+            try:
+                name = f"{chunk.path_in_schema} (Parquet footer, row group {g})"
+            except UnicodeDecodeError:  # pyarrow decodes the name as UTF-8; delta-rs refuses the footer (_footer_text)
+                problems.append(f"column {i} (Parquet footer, row group {g}): a name that is not UTF-8")
+                continue
             try:
                 if chunk.path_in_schema not in columns:
                     columns[chunk.path_in_schema] = find(chunk.path_in_schema.split("."))
@@ -723,6 +727,7 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
         if length > MAX_PARQUET_INDEX_BYTES:
             raise ValueError("a footer over the size read")
         meta, _ = _struct(read(size - 8 - length, length))
+        _footer_text(meta)
         leaves = _leaves(meta.get(2) or [])
         out: list[ChunkIndexes] = []
         for g, group in enumerate(meta.get(4) or []):
@@ -796,6 +801,30 @@ def read_parquet_schema(handle: Any) -> list[dict[int, Any]] | str:
 
 
 MAX_PAGES = 1_000_000
+
+
+def _footer_text(meta: dict[int, Any]) -> None:
+    """ValueError unless every text of a footer (FileMetaData ``meta``) that parquet.thrift types ``string`` is
+    UTF-8: its schema's names, its key-value metadata, ``created_by``, each chunk's ``path_in_schema`` and
+    ``file_path``. delta-rs (arrow-rs) refuses a footer holding other bytes there (measured, round 33: "invalid
+    utf-8 sequence"), pyarrow reads it: the file is not read alike."""
+    texts: list[Any] = [meta.get(6)]
+    texts += [e.get(4) for e in meta.get(2) or [] if isinstance(e, dict)]
+    texts += [x for kv in meta.get(5) or [] if isinstance(kv, dict) for x in (kv.get(1), kv.get(2))]
+    for group in meta.get(4) or []:
+        for chunk in (group.get(1) or []) if isinstance(group, dict) else []:
+            if isinstance(chunk, dict):
+                texts.append(chunk.get(1))
+                column = chunk.get(3)
+                if isinstance(column, dict) and isinstance(column.get(3), list):
+                    texts += column[3]
+    for text in texts:
+        if isinstance(text, bytes):
+            try:
+                text.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"a footer text that is not UTF-8 ({text[:40]!r}), which delta-rs refuses to read"
+                                 ) from exc
 
 
 def _leaves(schema: list[Any]) -> list[tuple[tuple[str, ...], int]]:
@@ -970,8 +999,9 @@ def layout_problems(indexes: list[ChunkIndexes]) -> list[str]:
     for chunk in indexes:
         where = f"Parquet row group {chunk.group}, column {chunk.column}"
         if chunk.offset_index is not None and chunk.located is not None:
+            pages = chunk.offset_index.get(1)
             stated = [(p.get(1), p.get(2), p.get(3)) if isinstance(p, dict) else p
-                      for p in chunk.offset_index.get(1) or []]
+                      for p in (pages if isinstance(pages, list) else [pages])]
             if stated != list(chunk.located):
                 problems.append(f"{where}: its offset index locates pages ({_pages_text(stated)}) other than its own "
                                 f"({_pages_text(list(chunk.located))}) — delta-rs and parquet-mr read the pages it "

@@ -372,16 +372,19 @@ def verify_state(
     if not sized:
         report.notes.append("sizes not compared: this attestation carries no sidecar with file sizes")
     report.files_checked = len(live) + len(by_content)
-    if not report.errors:
-        # The bytes level too (round 33): a file hashed whole that is not of the size the log states is not the
-        # file readers read — they read its footer at the stated size, and may get other rows than the bytes hashed.
-        _check_stored(state, report, carrier, list(map(live.__getitem__, common)))
-    if report.errors or want == "files":
+    if report.errors:
+        return report
+    # The bytes level too (round 33): a file hashed whole that is not of the size the log states is not the file
+    # readers read — they read it by the stated size, and may get other rows than the bytes hashed.
+    _check_stored(state, report, carrier, list(map(live.__getitem__, common)))
+    if want == "files":
         return report
     report.level = "bytes"
     source = carrier if hasher is None else hasher
     assert source is not None, "bytes level needs the carrier to read files"
-    targets: list[DataFile] = list(map(live.__getitem__, common))
+    flagged = {e.path for e in report.errors}  # found by the look (missing, another size): not read again
+    targets: list[DataFile] = [live[p] for p in common if p not in flagged] if flagged else \
+        list(map(live.__getitem__, common))
     hashes = source.hash_files(targets, progress=progress)
     gone = [f.path for f in targets if hashes.get(f.path) is None]
     why = getattr(carrier, "removed_by_cleanup", None)  # what table maintenance the log records (Delta: VACUUM)

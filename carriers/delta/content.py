@@ -342,7 +342,7 @@ class DeltaContentReader:
                 indexes = read_parquet_indexes(handle)
         except FileNotFoundError:
             return None
-        except (OSError, pa.ArrowException) as exc:
+        except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:  # pyarrow decodes a footer's names as UTF-8
             raise CarrierError(f"{f.path} cannot be read as Parquet: {exc}", code=Code.TABLE_UNREADABLE,
                                path=f.path) from exc
         try:

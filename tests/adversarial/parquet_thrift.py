@@ -140,3 +140,18 @@ def two_in_one(first: bytes, second: bytes) -> bytes:
     _moved(meta, len(first))
     footer = write(_STRUCT, meta)
     return first + second[:-8 - length] + footer + struct.pack("<i", len(footer)) + b"PAR1"
+
+
+def field(fields: list[list[Any]], fid: int) -> list[Any] | None:
+    """The [field id, type, value] of a struct (as ``read`` gives it) with id ``fid``; None when absent."""
+    return _field(fields, fid)
+
+
+def with_footer(data: bytes, edit: Any) -> bytes:
+    """The Parquet file ``data`` with its footer (FileMetaData, as ``read`` gives it) passed to ``edit`` in place and
+    written back (its length too; nothing before it moves)."""
+    length = struct.unpack("<i", data[-8:-4])[0]
+    meta, _ = read(data[-8 - length:-8], 0, _STRUCT)
+    edit(meta)
+    footer = write(_STRUCT, meta)
+    return data[:-8 - length] + footer + struct.pack("<i", len(footer)) + b"PAR1"
