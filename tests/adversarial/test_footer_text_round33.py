@@ -59,7 +59,7 @@ def test_a_rewrite_whose_footer_text_is_not_utf8(tmp_path: Path, edit: Any) -> N
     if edit is _column_name:  # delta-rs reads chunks by position; parquet-mr (Spark) by this name (layout_problems)
         assert len(QueryBuilder().register("t", DeltaTable(str(path))).execute("select * from t").read_all()) == 5
     else:
-        with pytest.raises(Exception, match="utf-8|utf8"):  # delta-rs refuses every read of the table
+        with pytest.raises(Exception, match=r"utf-8|utf8"):  # delta-rs refuses every read of the table
             QueryBuilder().register("t", DeltaTable(str(path))).execute("select * from t").read_all()
     for level in ("schema", "bytes"):
         rc, doc = verify(str(path), "--level", level)
