@@ -12,7 +12,11 @@ or 2 with a JSON document that names no ``internal_error``: a value of an unexpe
 digits, a truncated file are verdicts, never an uncaught exception. Round 32's first runs of it found several
 (tests/adversarial/test_iceberg_malformed_metadata_round32.py); a failure names where the error was raised.
 
-``ATTEST_FUZZ_TABLE_EXAMPLES`` sets the edits per format (default 1,000: the bounded run CI makes, ~30 s on 2 cores),
+A third test edits the data files of an attested Delta table that delta-rs compacted (its live files are read for
+their rows by a verification) and holds every ``VERIFIED`` to what delta-rs reads — round 33's findings
+(tests/adversarial/test_footer_text_round33.py) came from it.
+
+``ATTEST_FUZZ_TABLE_EXAMPLES`` sets the edits per format (a quarter of them for the data files) (default 1,000: the bounded run CI makes, ~30 s on 2 cores),
 ``ATTEST_FUZZ_SEED`` the seed (default 0, so a failure is reproduced by the same run); the counts are printed.
 """
 
