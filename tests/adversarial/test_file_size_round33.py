@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,16 +72,33 @@ def state_size(path: Path, version: int, size: int) -> None:
     commit.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
 
 
-def test_a_rewrite_whose_file_holds_other_rows_in_its_stated_size(tmp_path: Path) -> None:
-    path = tmp_path / "t"
-    write_deltalake(str(path), ROWS)
+def rewritten_as(path: Path, rows: pa.Table, make: Callable[[bytes], bytes], stated: int | None = None) -> Path:
+    """A Delta table of ``rows`` at ``path``, attested, then rewritten (``dataChange: false``) into one file whose
+    bytes are ``make`` of the honest file's, its add stating ``stated`` bytes (default: its size); that file."""
+    write_deltalake(str(path), rows)
     attest_after_write(str(path), model="orders", program_hash=PROGRAM)
     old = list(_adds(path))
-    n = rewrite(path, old, [(ROWS, {})])
+    n = rewrite(path, old, [(rows, {})])
     (added,) = (p for p in _adds(path) if p not in old)
+    data = make((path / added).read_bytes())
+    (path / added).write_bytes(data)
+    state_size(path, n, len(data) if stated is None else stated)
+    return path / added
+
+
+def written_as(path: Path, rows: pa.Table, data: bytes, stated: int | None = None) -> None:
+    """A Delta table of ``rows`` at ``path`` (not attested) whose one file holds ``data``, its add stating
+    ``stated`` bytes (default: its size)."""
+    write_deltalake(str(path), rows)
+    (rel,) = _adds(path)
+    (path / rel).write_bytes(data)
+    state_size(path, 0, len(data) if stated is None else stated)
+
+
+def test_a_rewrite_whose_file_holds_other_rows_in_its_stated_size(tmp_path: Path) -> None:
+    path = tmp_path / "t"
     first = parquet(FORGED)
-    (path / added).write_bytes(two_in_one(first, (path / added).read_bytes()))
-    state_size(path, n, len(first))
+    rewritten_as(path, ROWS, lambda honest: two_in_one(first, honest), stated=len(first))
     assert sorted(r["v"] for r in delta_rs_rows(path)) == [1, 2, 3, 4, 666]  # delta-rs reads the stated size
     for level in ("schema", "files", "bytes"):
         rc, doc = verify(str(path), "--level", level)
@@ -94,11 +112,8 @@ def test_a_rewrite_whose_file_holds_other_rows_in_its_stated_size(tmp_path: Path
 
 def _two_in_one_table(path: Path) -> None:
     """A table whose one file is the forged rows in its logged size and the honest ones in the whole."""
-    write_deltalake(str(path), ROWS)
-    (rel,) = _adds(path)
     first = parquet(FORGED)
-    (path / rel).write_bytes(two_in_one(first, parquet(ROWS)))  # pyarrow writes no page index to move
-    state_size(path, 0, len(first))
+    written_as(path, ROWS, two_in_one(first, parquet(ROWS)), stated=len(first))  # pyarrow: no page index to move
     assert sorted(r["v"] for r in delta_rs_rows(path)) == [1, 2, 3, 4, 666]
 
 

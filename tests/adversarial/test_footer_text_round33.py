@@ -18,13 +18,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from deltalake import DeltaTable, QueryBuilder, write_deltalake
+from deltalake import DeltaTable, QueryBuilder
 
-from carriers.delta.carrier import attest_after_write
-from tests.adversarial.conftest import PROGRAM, codes, verify
+from tests.adversarial.conftest import codes, verify
 from tests.adversarial.parquet_thrift import field, with_footer
-from tests.adversarial.test_content_rewrite_delta import _adds, rewrite
-from tests.adversarial.test_file_size_round33 import state_size
+from tests.adversarial.test_file_size_round33 import rewritten_as
 
 ROWS = pa.table({"v": pa.array(range(5), pa.int64()), "w": pa.array([f"s{i}" for i in range(5)])})
 
@@ -47,15 +45,8 @@ def _column_name(meta: list[list[Any]]) -> None:
 @pytest.mark.parametrize("edit", [_created_by, _key_value, _column_name], ids=["created_by", "key-value", "name"])
 def test_a_rewrite_whose_footer_text_is_not_utf8(tmp_path: Path, edit: Any) -> None:
     path = tmp_path / "t"
-    write_deltalake(str(path), ROWS)
-    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
-    old = list(_adds(path))
-    n = rewrite(path, old, [(ROWS, {})])
-    (added,) = (p for p in _adds(path) if p not in old)
-    data = with_footer((path / added).read_bytes(), edit)
-    (path / added).write_bytes(data)
-    state_size(path, n, len(data))
-    assert pq.read_table(path / added).num_rows == 5  # pyarrow reads it
+    added = rewritten_as(path, ROWS, lambda honest: with_footer(honest, edit))
+    assert pq.read_table(added).num_rows == 5  # pyarrow reads it
     if edit is _column_name:  # delta-rs reads chunks by position; parquet-mr (Spark) by this name (layout_problems)
         assert len(QueryBuilder().register("t", DeltaTable(str(path))).execute("select * from t").read_all()) == 5
     else:

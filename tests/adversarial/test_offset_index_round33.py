@@ -23,14 +23,13 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from deltalake import DeltaTable, QueryBuilder, write_deltalake
+from deltalake import DeltaTable, QueryBuilder
 
 from carriers.content_store import layout_problems, read_parquet_indexes
 from carriers.delta.carrier import attest_after_write
 from tests.adversarial.conftest import PROGRAM, codes, verify
 from tests.adversarial.parquet_thrift import read, write
-from tests.adversarial.test_content_rewrite_delta import _adds, rewrite
-from tests.adversarial.test_file_size_round33 import state_size
+from tests.adversarial.test_file_size_round33 import rewritten_as, written_as
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -80,15 +79,8 @@ def test_an_honest_paged_file_holds_its_offset_index() -> None:
 
 def test_a_rewrite_whose_offset_index_locates_another_columns_page(tmp_path: Path) -> None:
     path = tmp_path / "t"
-    write_deltalake(str(path), ROWS)
-    attest_after_write(str(path), model="orders", program_hash=PROGRAM)
-    old = list(_adds(path))
-    n = rewrite(path, old, [(ROWS, {})])
-    (added,) = (p for p in _adds(path) if p not in old)
-    data = located_elsewhere(paged(ROWS))
-    (path / added).write_bytes(data)
-    state_size(path, n, len(data))
-    assert pq.read_table(path / added).equals(ROWS)  # pyarrow: the stored rows
+    added = rewritten_as(path, ROWS, lambda _: located_elsewhere(paged(ROWS)))
+    assert pq.read_table(added).equals(ROWS)  # pyarrow: the stored rows
     assert [r["v"] for r in rows_of(path, "SELECT v FROM t WHERE v >= 30 ORDER BY v")] == list(range(1030, 1040))
     assert rows_of(path, "SELECT v FROM t WHERE w = 's033'") == [{"v": 1033}]
     for level in ("schema", "bytes"):
@@ -103,11 +95,7 @@ def test_a_file_recorded_with_such_an_offset_index_is_refused(tmp_path: Path) ->
     from attest.errors import AttestError
 
     path = tmp_path / "t"
-    write_deltalake(str(path), ROWS)
-    (rel,) = _adds(path)
-    data = located_elsewhere(paged(ROWS))
-    (path / rel).write_bytes(data)
-    state_size(path, 0, len(data))
+    written_as(path, ROWS, located_elsewhere(paged(ROWS)))
     try:
         attest_after_write(str(path), model="orders", program_hash=PROGRAM)
     except AttestError as exc:
@@ -121,11 +109,7 @@ def test_spark_reads_the_pages_the_offset_index_locates(spark: SparkSession, tmp
     from tests.adversarial.test_spark_rewrite_readers import spark_rows
 
     path = tmp_path / "t"
-    write_deltalake(str(path), ROWS)
-    (rel,) = _adds(path)
-    data = located_elsewhere(paged(ROWS))
-    (path / rel).write_bytes(data)
-    state_size(path, 0, len(data))
+    written_as(path, ROWS, located_elsewhere(paged(ROWS)))
     assert sorted(r["v"] for r in spark_rows(spark, path)) == list(range(40))  # a full read: the stored rows
     filtered = spark.read.format("delta").load(str(path)).where("v >= 30").select("v").collect()
     assert sorted(r[0] for r in filtered) == list(range(1030, 1040))
