@@ -16,8 +16,9 @@ A third test edits the data files of an attested Delta table that delta-rs compa
 their rows by a verification) and holds every ``VERIFIED`` to what delta-rs reads — round 33's findings
 (tests/adversarial/test_footer_text_round33.py) came from it.
 
-``ATTEST_FUZZ_TABLE_EXAMPLES`` sets the edits per format (a quarter of them for the data files) (default 1,000: the bounded run CI makes, ~30 s on 2 cores),
-``ATTEST_FUZZ_SEED`` the seed (default 0, so a failure is reproduced by the same run); the counts are printed.
+``ATTEST_FUZZ_TABLE_EXAMPLES`` sets the edits per format (default 1,000: the bounded run CI makes, ~45 s on 2 cores
+with the data files' quarter of it), ``ATTEST_FUZZ_SEED`` the seed (default 0, so a failure is reproduced by the same
+run; the data files' order is not, their names being new each run); the counts are printed.
 """
 
 from __future__ import annotations
