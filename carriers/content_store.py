@@ -505,7 +505,7 @@ def footer_problems(metadata: Any, table: Any, *, total_order: bool,
                 continue
             try:
                 name = f"{chunk.path_in_schema} (Parquet footer, row group {g})"
-            except UnicodeDecodeError:  # pyarrow decodes the name as UTF-8; delta-rs refuses the footer (_footer_text)
+            except UnicodeDecodeError:  # pyarrow decodes the name as UTF-8 (_footer_text refuses such a footer)
                 problems.append(f"column {i} (Parquet footer, row group {g}): a name that is not UTF-8")
                 continue
             try:
@@ -806,8 +806,9 @@ MAX_PAGES = 1_000_000
 def _footer_text(meta: dict[int, Any]) -> None:
     """ValueError unless every text of a footer (FileMetaData ``meta``) that parquet.thrift types ``string`` is
     UTF-8: its schema's names, its key-value metadata, ``created_by``, each chunk's ``path_in_schema`` and
-    ``file_path``. delta-rs (arrow-rs) refuses a footer holding other bytes there (measured, round 33: "invalid
-    utf-8 sequence"), pyarrow reads it: the file is not read alike."""
+    ``file_path``. Measured (round 33): delta-rs (arrow-rs) refuses a file whose ``created_by`` or key-value
+    metadata holds other bytes ("invalid utf-8 sequence"), pyarrow reads it; parquet-mr reads a chunk as the column
+    its ``path_in_schema`` names, delta-rs by position: the file is not read alike."""
     texts: list[Any] = [meta.get(6)]
     texts += [e.get(4) for e in meta.get(2) or [] if isinstance(e, dict)]
     texts += [x for kv in meta.get(5) or [] if isinstance(kv, dict) for x in (kv.get(1), kv.get(2))]
