@@ -728,6 +728,7 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
             raise ValueError("a footer over the size read")
         meta, _ = _struct(read(size - 8 - length, length))
         _footer_text(meta)
+        _footer_enums(meta)
         leaves = _leaves(meta.get(2) or [])
         out: list[ChunkIndexes] = []
         for g, group in enumerate(meta.get(4) or []):
@@ -826,6 +827,46 @@ def _footer_text(meta: dict[int, Any]) -> None:
             except UnicodeDecodeError as exc:
                 raise ValueError(f"a footer text that is not UTF-8 ({text[:40]!r}), which delta-rs refuses to read"
                                  ) from exc
+
+
+# parquet.thrift's enums as readers take them (arrow-rs refuses a value outside them: "Unexpected Encoding -4",
+# "Unexpected PageType 10", measured, round 33): Type, FieldRepetitionType, ConvertedType, CompressionCodec, PageType.
+_TYPES, _REPETITIONS, _CONVERTED = range(8), range(3), range(22)
+_CODECS_KNOWN, _PAGE_TYPES = range(8), range(4)
+
+
+def _footer_enums(meta: dict[int, Any]) -> None:
+    """ValueError unless every enum of a footer (FileMetaData ``meta``) is a value parquet.thrift defines — its
+    schema's types, repetitions and converted types; each column chunk's type, encodings, codec and encoding
+    statistics — and each chunk's type is its schema leaf's. delta-rs refuses a footer naming another value; pyarrow
+    reads it, and ends the process (a C++ exception no caller can catch) when asked for the statistics of a chunk whose
+    type is not its leaf's (measured, round 33)."""
+    leaf_types: list[Any] = []
+    for k, element in enumerate(meta.get(2) or []):
+        if not isinstance(element, dict):
+            raise ValueError("a footer schema element that is no struct")
+        for fid, known in ((1, _TYPES), (3, _REPETITIONS), (6, _CONVERTED)):
+            if element.get(fid) is not None and element[fid] not in known:
+                raise ValueError(f"a schema element whose field {fid} is {element[fid]!r}, which readers refuse")
+        if k and not element.get(5):
+            leaf_types.append(element.get(1))
+    for group in meta.get(4) or []:
+        for i, chunk in enumerate((group.get(1) or []) if isinstance(group, dict) else []):
+            column = chunk.get(3) if isinstance(chunk, dict) else None
+            if not isinstance(column, dict):
+                continue
+            if column.get(1) not in _TYPES or (i < len(leaf_types) and column.get(1) != leaf_types[i]):
+                raise ValueError(f"column chunk {i} of type {column.get(1)!r}, its schema leaf's {leaf_types[i:i + 1]}")
+            if column.get(4) not in _CODECS_KNOWN:
+                raise ValueError(f"column chunk {i} compressed by codec {column.get(4)!r}, which readers refuse")
+            encodings = column.get(2)
+            stats = column.get(13)
+            if not isinstance(encodings, list) or any(e not in _ENCODINGS for e in encodings) or (
+                    stats is not None and (not isinstance(stats, list) or any(
+                        not isinstance(e, dict) or e.get(1) not in _PAGE_TYPES or e.get(2) not in _ENCODINGS
+                        for e in stats))):
+                raise ValueError(f"column chunk {i} naming encodings or page types readers refuse "
+                                 f"({str(encodings)[:60]}, {str(stats)[:80]})")
 
 
 def _leaves(schema: list[Any]) -> list[tuple[tuple[str, ...], int]]:

@@ -13,8 +13,9 @@ digits, a truncated file are verdicts, never an uncaught exception. Round 32's f
 (tests/adversarial/test_iceberg_malformed_metadata_round32.py); a failure names where the error was raised.
 
 A third test edits the data files of an attested Delta table that delta-rs compacted (its live files are read for
-their rows by a verification) and holds every ``VERIFIED`` to what delta-rs reads — round 33's findings
-(tests/adversarial/test_footer_text_round33.py) came from it.
+their rows by a verification) and holds every ``VERIFIED`` to what delta-rs reads: the rows it returns must be the
+ones it returned before (a read it refuses is counted) — round 33's findings (tests/adversarial/
+test_footer_text_round33.py, test_page_header_round33.py) came from it.
 
 ``ATTEST_FUZZ_TABLE_EXAMPLES`` sets the edits per format (default 1,000: the bounded run CI makes, ~45 s on 2 cores
 with the data files' quarter of it), ``ATTEST_FUZZ_SEED`` the seed (default 0, so a failure is reproduced by the same
@@ -352,6 +353,8 @@ def test_edited_data_files_of_a_compacted_table(compacted_table: Path) -> None:
     files = sorted(p for p in root.rglob("*") if p.is_file() and "_delta_log" not in p.parts
                    and "_recipe_attest" not in p.parts)
     honest = _engine_reads(root)
+    assert "refused" not in honest, honest
+    refused = 0
     for n in range(max(EXAMPLES // 4, 1)):
         path = rng.choice(files)
         original = path.read_bytes()
@@ -363,8 +366,12 @@ def test_edited_data_files_of_a_compacted_table(compacted_table: Path) -> None:
         try:
             _judged(args, f"example {n}: {path.name} edited")
             if args[0] == "verify" and _run(args)[0] == 0:
-                assert _engine_reads(root) == honest, (f"example {n}: {path.name} edited, VERIFIED, other rows read",
-                                                       args, _engine_error(root))
+                # Rows delta-rs returns must be the honest ones; a read it refuses is counted, not failed: its
+                # ARROW:schema is read more strictly by arrow-rs than by pyarrow (left open, docs/security.md)
+                reads = _engine_reads(root)
+                refused += "refused" in reads
+                assert all(got in ("refused", want) for got, want in zip(reads, honest, strict=True)), (
+                    f"example {n}: {path.name} edited, VERIFIED, other rows read", args, _engine_error(root))
         finally:
             path.write_bytes(original)
             for folder in ("_delta_log", "_recipe_attest"):
@@ -372,4 +379,5 @@ def test_edited_data_files_of_a_compacted_table(compacted_table: Path) -> None:
                     made.unlink()
     code, text = _run(["verify", str(root), "--json"])
     assert code == 0 and json.loads(text)["verdict"].startswith("VERIFIED"), text
-    print(f"{max(EXAMPLES // 4, 1)} edits of a compacted table's files judged (seed {SEED})")
+    print(f"{max(EXAMPLES // 4, 1)} edits of a compacted table's files judged (seed {SEED}); {refused} VERIFIED "
+          "with a read delta-rs refused")

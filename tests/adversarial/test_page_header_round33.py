@@ -69,3 +69,33 @@ def test_the_honest_paged_file_verifies(tmp_path: Path) -> None:
     assert _rows(path, "SELECT id FROM t WHERE id < 5") == 5
     rc, doc = verify(str(path), "--level", "bytes")
     assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted"), doc
+
+
+def _chunk_type(meta: list[list[object]]) -> None:
+    chunk = field(field(meta, 4)[2][1][0], 1)[2][1][1]  # type: ignore[index]  # row group 0, column w (BYTE_ARRAY)
+    field(field(chunk, 3)[2], 1)[2] = 9  # type: ignore[index]  # no Type parquet.thrift defines
+
+
+def _encoding_list(meta: list[list[object]]) -> None:
+    chunk = field(field(meta, 4)[2][1][0], 1)[2][1][0]  # type: ignore[index]
+    field(field(chunk, 3)[2], 2)[2][1][0] = 11  # type: ignore[index]  # ColumnMetaData.encodings
+
+
+@pytest.mark.parametrize("edit", [_chunk_type, _encoding_list], ids=["chunk type", "encodings"])
+def test_a_rewrite_whose_footer_names_an_enum_value_no_reader_knows(tmp_path: Path, edit: object) -> None:
+    """A column chunk's type that is no Type (pyarrow read the file, then ended the process — a C++ exception no
+    caller can catch — when the check asked for that chunk's statistics; measured, found by the fuzzer), or an
+    encoding in its footer's list that is none (delta-rs refuses the file's metadata: "Unexpected Encoding 11").
+    Run as a separate process: the verdict, never an ended process."""
+    from tests.adversarial.parquet_thrift import with_footer
+    from tests.conftest import run_cli
+
+    path = tmp_path / "t"
+    rewritten_as(path, ROWS, lambda _: with_footer(paged(ROWS), edit))
+    if edit is _encoding_list:
+        with pytest.raises(Exception, match="Unexpected Encoding"):
+            _rows(path, "SELECT * FROM t")
+    done = run_cli("verify", str(path), "--level", "bytes", "--json")
+    assert done.returncode == 1, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
+    assert "content_changed" in done.stdout, done.stdout
+    assert "readers refuse" in done.stdout or "its schema leaf" in done.stdout, done.stdout
