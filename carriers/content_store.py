@@ -825,8 +825,8 @@ def _footer_text(meta: dict[int, Any]) -> None:
             try:
                 text.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise ValueError(f"a footer text that is not UTF-8 ({text[:40]!r}), which delta-rs refuses to read"
-                                 ) from exc
+                raise ValueError(f"a footer text that is not UTF-8 ({text[:40]!r}), which readers do not read alike "
+                                 "(delta-rs refuses such metadata, parquet-mr reads a chunk by its name)") from exc
 
 
 # parquet.thrift's enums as readers take them (arrow-rs refuses a value outside them: "Unexpected Encoding -4",
