@@ -477,6 +477,13 @@ def _leaf(table: Any, path: Sequence[str]) -> Any:
     return column
 
 
+def types_agree(metadata: Any, chunk: Any, i: int) -> bool:
+    """Is pyarrow's column chunk ``chunk`` (column ``i`` of ``metadata``) of its schema leaf's physical type? Ask for
+    no chunk's ``statistics`` otherwise: pyarrow then throws a C++ exception no caller can catch, and the process ends
+    (measured, round 33; ``read_parquet_indexes`` refuses such a footer)."""
+    return bool(chunk.physical_type == metadata.schema.column(i).physical_type)
+
+
 def footer_problems(metadata: Any, table: Any, *, total_order: bool,
                     column_at: Callable[[list[str]], Any] | None = None, cast_bounds: bool = False) -> list[str]:
     """Why a Parquet file's footer statistics misstate its stored rows (``table``: every row, as stored; ``metadata``:
@@ -500,6 +507,10 @@ def footer_problems(metadata: Any, table: Any, *, total_order: bool,
         rows = group.num_rows
         for i in range(group.num_columns):
             chunk = group.column(i)
+            if not types_agree(metadata, chunk, i):
+                problems.append(f"column {i} (Parquet footer, row group {g}): a chunk of type {chunk.physical_type}, "
+                                f"its schema leaf's {metadata.schema.column(i).physical_type}")
+                continue
             stats = chunk.statistics
             if stats is None:
                 continue
@@ -1493,7 +1504,7 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
         if (raw[1] is not None and raw[5] is not None and raw[1] != raw[5]) or \
                 (raw[2] is not None and raw[6] is not None and raw[2] != raw[6]):
             problems.append(f"{name}: a deprecated minimum / maximum other than its min_value / max_value")
-        read = meta.statistics
+        read = meta.statistics if types_agree(metadata, meta, chunk.column) else None
         # INT96's sort order is undefined (parquet.thrift): no reader prunes by its bounds — measured, bounds forged
         # years away from the stored timestamps (a data column, and a partition column Spark also stores in the file)
         # changed no answer of Spark 4.1 / delta-spark 4.4 nor delta-rs 1.6; Spark writes them, pyarrow drops them.

@@ -1174,12 +1174,9 @@ def _check_footer(f: DataFile, meta: Any, table: pa.Table, indexes: Any = None) 
     NaN row from ``x > 5``, ``x = NaN`` and ``x != 1.0`` under a log maximum of NaN), and so does Spark's reader."""
     from carriers.content_store import StatisticsMismatch, footer_problems, index_problems
 
-    if isinstance(indexes, str):  # a footer read_parquet_indexes refuses: pyarrow's accessors are not asked of it
-        problems = [indexes]
-    else:
-        problems = footer_problems(meta, table, total_order=True)
-        if indexes is not None:
-            problems += index_problems(indexes, meta, table, total_order=True)
+    problems = footer_problems(meta, table, total_order=True)
+    if indexes is not None:
+        problems += index_problems(indexes, meta, table, total_order=True)
     if problems:
         raise StatisticsMismatch(f"{f.path}, added by a rewrite, has Parquet footer statistics that misstate its rows "
                                  f"— readers skip row groups by them: {'; '.join(problems[:3])}")

@@ -764,10 +764,8 @@ def _check_recorded_footer(opened: _SchemaIO, schema: Schema, name_mapping: Any,
     digest's own open parsed (no second read of the file); AttestError ``table_inconsistent``."""
     if opened.metadata is None or opened.schema is None:
         return
-    # a footer read_parquet_indexes refuses: pyarrow's accessors are not asked of it (they may end the process)
-    problems = [opened.indexes] if isinstance(opened.indexes, str) else \
-        _footer_problems_by_id(opened.metadata, opened.schema, schema, name_mapping, stored)
-    if opened.indexes is not None and not isinstance(opened.indexes, str):
+    problems = _footer_problems_by_id(opened.metadata, opened.schema, schema, name_mapping, stored)
+    if opened.indexes is not None:
         from carriers.content_store import index_problems
 
         column_of = _columns_by_id(opened.schema, schema, name_mapping, stored)
@@ -1036,7 +1034,7 @@ def _footer_uuid_problems(metadata: Any, stored: pa.Table) -> list[str]:
     the row group (:func:`_java_uuid_skips`): measured (Spark 4.1 / Iceberg 1.12), with the column's manifest metrics
     off (``write.metadata.metrics.column.u=none``) Spark's ``rewrite_data_files`` still hid both rows from ``u =
     <value>`` by the footer of the file it wrote."""
-    from carriers.content_store import _leaf
+    from carriers.content_store import _leaf, types_agree
 
     problems: list[str] = []
     uuids = [i for i in range(metadata.num_columns)
@@ -1047,7 +1045,7 @@ def _footer_uuid_problems(metadata: Any, stored: pa.Table) -> list[str]:
         group = metadata.row_group(g)
         for i in uuids:
             chunk = group.column(i)
-            stats = chunk.statistics
+            stats = chunk.statistics if types_agree(metadata, chunk, i) else None  # footer_problems reports it
             column = _leaf(stored, chunk.path_in_schema.split("."))
             if stats is None or not stats.has_min_max or column is None:
                 continue
@@ -1071,13 +1069,10 @@ def _check_footer(opened: _SchemaIO, path: str) -> None:
 
     if opened.metadata is None or opened.stored is None:
         return
-    if isinstance(opened.indexes, str):  # a footer read_parquet_indexes refuses: pyarrow's accessors are not asked
-        problems = [opened.indexes]
-    else:
-        problems = footer_problems(opened.metadata, opened.stored, total_order=False)
-        if opened.indexes is not None:
-            problems += index_problems(opened.indexes, opened.metadata, opened.stored, total_order=False)
-        problems += _footer_uuid_problems(opened.metadata, opened.stored)
+    problems = footer_problems(opened.metadata, opened.stored, total_order=False)
+    if opened.indexes is not None:
+        problems += index_problems(opened.indexes, opened.metadata, opened.stored, total_order=False)
+    problems += _footer_uuid_problems(opened.metadata, opened.stored)
     if problems:
         raise StatisticsMismatch(f"data file {path}, added by a rewrite, has Parquet footer statistics that misstate "
                                  f"its rows — readers skip row groups by them: {'; '.join(problems[:3])}")
