@@ -2279,15 +2279,20 @@ def _equality_rows(io: Any, df: Mapping[str, Any], ids: Sequence[int], cache: di
     """The columns of equality delete file ``df`` by Parquet field id (those of ``ids``), read once per reader."""
     import pyarrow.parquet as pq
 
+    from carriers.content_store import arrow_ids_problem
+
     cache_key = f"equality:{df['file_path']}"
     if cache_key not in cache:
         location = str(df["file_path"])
         try:
             with io.new_input(location).open() as handle:
                 table = pq.read_table(handle)
+                ids_problem = arrow_ids_problem(handle)
         except Exception as exc:
             raise AttestError(f"equality delete file {location} cannot be read as Parquet: {exc}",
                               code=Code.TABLE_UNREADABLE) from exc
+        if ids_problem is not None:  # its columns are matched by id: by these, Java's need not be pyarrow's
+            raise AttestError(f"equality delete file {location}: {ids_problem}", code=Code.UNSUPPORTED_TABLE)
         by_id: dict[str, Any] = {}
         for i, fld in enumerate(table.schema):
             raw = (fld.metadata or {}).get(b"PARQUET:field_id")
