@@ -214,6 +214,6 @@ def test_lineage_says_which_table_it_is_checking(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(sys, "stderr", stream)
     assert main(["lineage", str(table)]) == 0
     text = stream.getvalue()
-    node = str(table)  # the root at its current version (an upstream: "<table>@<version>")
+    node = table.as_uri()  # the root as the lineage names its nodes (an upstream: "<table>@<version>")
     assert f" s — {node if len(node) <= 60 else '…' + node[-59:]}\x1b[K" in text, repr(text)
     assert text.startswith(f"\rwalking the lineage of {table}… 0 s") and text.endswith("\r\x1b[K"), repr(text)
