@@ -1,0 +1,97 @@
+"""Round 34: INT96 timestamps past what an int64 of nanoseconds holds.
+
+An INT96 timestamp is a Julian day and the nanoseconds within it. pyarrow (the content digest's reader) and delta-rs
+convert it to an int64 of nanoseconds without a check, so an instant outside 1677–2262 wraps round to another —
+2000-01-01 plus 2^64 ns reads as 2000-01-01 — where Spark converts it to microseconds and reads it as stored
+(2584-07-20). Measured (delta-rs 1.6, Spark 4.1 / delta-spark 4.4): a Delta rewrite (``dataChange: false``) whose
+file stored the attested timestamps so was ``VERIFIED (content; …, same rows)``, exit 0, while Spark read 2584.
+Now a file whose INT96 values lie outside that range (read again in microseconds, as Spark reads them) has no one
+content: ``content_changed`` in a rewrite, ``table_inconsistent`` at ``attest record`` (nothing written).
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import struct
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from attest.cli import main
+from tests.adversarial.conftest import codes, verify
+from tests.adversarial.test_file_size_round33 import rewritten_as, written_as
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+ROWS = pa.table({"id": pa.array([1, 2], pa.int64()),
+                 "ts": pa.array([datetime.datetime(2000, 1, 1), datetime.datetime(2001, 1, 1)],
+                                pa.timestamp("us", "UTC"))})
+_EPOCH_JULIAN_DAY, _DAY_NS = 2440588, 86400 * 10**9
+
+
+def _int96(ns: int) -> bytes:
+    days, within = divmod(ns, _DAY_NS)
+    return struct.pack("<qi", within, days + _EPOCH_JULIAN_DAY)
+
+
+def int96_file(rows: pa.Table, shift_ns: int) -> bytes:
+    """``rows`` written with ``ts`` as INT96 (plain, uncompressed, no statistics), each value moved ``shift_ns``."""
+    out = io.BytesIO()
+    pq.write_table(rows, out, use_deprecated_int96_timestamps=True, compression="NONE", use_dictionary=False,
+                   write_statistics=False, store_schema=False)
+    data = out.getvalue()
+    for micros in rows.column("ts").cast(pa.int64()).to_pylist():
+        assert data.count(_int96(micros * 1000)) == 1
+        data = data.replace(_int96(micros * 1000), _int96(micros * 1000 + shift_ns))
+    return data
+
+
+def test_pyarrow_wraps_an_int96_past_2262() -> None:
+    """The premise: pyarrow's nanoseconds wrap round to the attested instants; read in microseconds, 2584."""
+    data = int96_file(ROWS, 2**64)
+    assert pq.read_table(pa.BufferReader(data)).column("ts").cast(pa.timestamp("us")).to_pylist() == \
+        [datetime.datetime(2000, 1, 1), datetime.datetime(2001, 1, 1)]
+    coerced = pq.read_table(pa.BufferReader(data), coerce_int96_timestamp_unit="us").column("ts").to_pylist()
+    assert [t.year for t in coerced] == [2584, 2585]
+
+
+def test_a_delta_rewrite_storing_wrapped_int96_timestamps(tmp_path: Path) -> None:
+    from tests.adversarial.test_content_rewrite_delta import _engine_rows
+
+    path = tmp_path / "t"
+    rewritten_as(path, ROWS, lambda _: int96_file(ROWS, 2**64))
+    assert sorted(r[1].year for r in _engine_rows(path)) == [2000, 2001]  # delta-rs wraps too
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 1 and codes(doc) == ["content_changed"], doc
+    assert "INT96 timestamps outside the years 1677–2262" in doc["errors"][0]["message"], doc
+
+
+def test_an_honest_int96_rewrite_still_verifies(tmp_path: Path) -> None:
+    """Spark writes INT96 when asked (``spark.sql.parquet.outputTimestampType``): in range, read alike."""
+    path = tmp_path / "t"
+    rewritten_as(path, ROWS, lambda _: int96_file(ROWS, 0))
+    rc, doc = verify(str(path), "--level", "bytes")
+    assert rc == 0 and doc["verdict"].startswith("VERIFIED (content; compacted"), doc
+
+
+def test_record_refuses_wrapped_int96_timestamps(tmp_path: Path, capsys: Any) -> None:
+    path = tmp_path / "t"
+    written_as(path, ROWS, int96_file(ROWS, 2**64))
+    rc = main(["record", str(path), "--model", "orders", "--sql", "select 1", "--json"])
+    out = capsys.readouterr().out
+    assert rc == 2 and '"table_inconsistent"' in out and "outside the years 1677–2262" in out, out
+    assert not list((path / "_delta_log").glob("*01.json"))  # no ALTER: nothing recorded
+
+
+@pytest.mark.spark
+def test_spark_reads_int96_as_stored(spark: SparkSession, tmp_path: Path) -> None:
+    from tests.adversarial.test_spark_rewrite_readers import spark_rows
+
+    path = tmp_path / "t"
+    written_as(path, ROWS, int96_file(ROWS, 2**64))
+    assert sorted(r["ts"].year for r in spark_rows(spark, path)) == [2584, 2585]
