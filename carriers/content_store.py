@@ -39,8 +39,9 @@ if TYPE_CHECKING:
 
 __all__ = ["COMPANION_SUFFIX", "Binding", "ChunkIndexes", "ContentPass", "Observed", "StatisticsMismatch",
            "arrow_ids_problem", "bloom_holds", "bloom_problem", "bound_problem", "decode_companion", "encode_companion",
-           "file_digests", "footer_problems", "handle_size", "index_problems", "judge", "layout_problems", "observe",
-           "parse_binding", "read_parquet_indexes", "read_parquet_schema", "record_content", "xxh64"]
+           "file_digests", "footer_problems", "handle_size", "index_problems", "int96_problem", "judge",
+           "layout_problems", "observe", "parse_binding", "read_parquet_indexes", "read_parquet_schema",
+           "record_content", "xxh64"]
 
 COMPANION_MAGIC = b"RACD"
 COMPANION_FORMAT = 1
@@ -812,6 +813,53 @@ def read_parquet_schema(handle: Any) -> list[dict[int, Any]] | str:
         return elements
     except (ValueError, OSError, TypeError, AttributeError, struct.error) as exc:
         return f"its footer's schema cannot be read ({exc})"
+
+
+# The instants a nanosecond int64 holds, in microseconds (a margin of one at each end for the nanoseconds within).
+_INT96_MICROS = (-(2**63) // 1000 + 1, (2**63 - 1) // 1000 - 1)
+
+
+def int96_problem(handle: Any, int96: set[str]) -> str | None:
+    """Why the INT96 timestamps of the Parquet file open as ``handle`` (top-level columns ``int96``) are not read
+    alike: pyarrow (the digest; pyiceberg) and arrow-rs (delta-rs) convert an INT96's Julian day and nanoseconds to
+    an int64 of nanoseconds without a check, wrapping an instant outside 1677–2262 round to another, where Spark's
+    and Iceberg Java's readers convert to microseconds and read it as stored. Measured (round 34): a rewrite's INT96
+    of 2000-01-01 plus 2^64 ns read as 2000-01-01 to pyarrow and delta-rs, as 2584-07-20 to Spark — ``VERIFIED
+    (content; …, same rows)``, exit 0. Read again here in microseconds (pyarrow's ``coerce_int96_timestamp_unit``),
+    as Spark reads them; None when every one is in range."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    handle.seek(0)
+    wide = pq.ParquetFile(handle, coerce_int96_timestamp_unit="us").read(columns=sorted(int96))
+
+    def leaves(array: Any) -> Iterable[Any]:
+        if isinstance(array, pa.ChunkedArray):
+            for chunk in array.chunks:
+                yield from leaves(chunk)
+        elif pa.types.is_struct(array.type):
+            for i in range(array.type.num_fields):
+                yield from leaves(array.field(i))
+        elif pa.types.is_map(array.type):
+            yield from leaves(array.keys)
+            yield from leaves(array.items)
+        elif pa.types.is_list(array.type) or pa.types.is_large_list(array.type):
+            yield from leaves(array.values)
+        elif pa.types.is_timestamp(array.type) and array.type.unit == "us":
+            yield array
+
+    low, high = _INT96_MICROS
+    for name in wide.column_names:
+        for leaf in leaves(wide.column(name)):
+            if leaf.null_count == len(leaf):
+                continue
+            found = pc.min_max(leaf.cast(pa.int64()))
+            if found["min"].as_py() < low or found["max"].as_py() > high:
+                return (f"stores {name!r} as INT96 timestamps outside the years 1677–2262, which pyarrow and arrow-rs "
+                        "(pyiceberg, delta-rs) read wrapped round to other instants and Spark reads as stored: readers "
+                        "disagree on its rows")
+    return None
 
 
 def arrow_ids_problem(handle: Any) -> str | None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import struct
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -328,8 +328,10 @@ class DeltaContentReader:
                 nanos = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
                          if _nanoseconds(parquet.schema.column(i))}
                 table = parquet.read()
+                from carriers.content_store import int96_problem
+
                 problem = stored_problem(parquet, handle, table, self.arrow, self.fields, self.partition_columns,
-                                         self.mode) or (_int96_problem(handle, int96) if int96 else None)
+                                         self.mode) or (int96_problem(handle, int96) if int96 else None)
                 if problem is not None:
                     raise CarrierError(
                         f"{f.path}{', added by a rewrite' if self.logged is not None else ''}: {problem}",
@@ -1251,51 +1253,6 @@ def _calendar_problem(footer: dict[bytes, bytes], read: dict[str, Any], int96: s
             return (f"holds {name} values before {_ANCIENT} and its Parquet footer says Spark {version!r} wrote it "
                     "in the legacy calendar: Spark reads them rebased from the Julian calendar, delta-rs as stored — "
                     "readers get other values")
-    return None
-
-
-# The instants a nanosecond int64 holds, in microseconds (a margin of one at each end for the nanoseconds within).
-_INT96_MICROS = (-(2**63) // 1000 + 1, (2**63 - 1) // 1000 - 1)
-
-
-def _int96_problem(handle: Any, int96: set[str]) -> str | None:
-    """Why the INT96 timestamps of the Parquet file open as ``handle`` (top-level columns ``int96``) are not read
-    alike: pyarrow (the digest) and delta-rs convert an INT96's Julian day and nanoseconds to an int64 of nanoseconds
-    without a check, wrapping an instant outside 1677–2262 round to another, where Spark converts to microseconds and
-    reads it as stored. Measured (round 34): a rewrite's INT96 of 2000-01-01 plus 2^64 ns read as 2000-01-01 to
-    pyarrow and delta-rs, as 2584-07-20 to Spark — ``VERIFIED (content; …, same rows)``, exit 0. Read again here in
-    microseconds (pyarrow's ``coerce_int96_timestamp_unit``), as Spark reads them; None when every one is in range."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    handle.seek(0)
-    wide = pq.ParquetFile(handle, coerce_int96_timestamp_unit="us").read(columns=sorted(int96))
-
-    def leaves(array: Any) -> Iterable[Any]:
-        if isinstance(array, pa.ChunkedArray):
-            for chunk in array.chunks:
-                yield from leaves(chunk)
-        elif pa.types.is_struct(array.type):
-            for i in range(array.type.num_fields):
-                yield from leaves(array.field(i))
-        elif pa.types.is_map(array.type):
-            yield from leaves(array.keys)
-            yield from leaves(array.items)
-        elif pa.types.is_list(array.type) or pa.types.is_large_list(array.type):
-            yield from leaves(array.values)
-        elif pa.types.is_timestamp(array.type) and array.type.unit == "us":
-            yield array
-
-    low, high = _INT96_MICROS
-    for name in wide.column_names:
-        for leaf in leaves(wide.column(name)):
-            if leaf.null_count == len(leaf):
-                continue
-            found = pc.min_max(leaf.cast(pa.int64()))
-            if found["min"].as_py() < low or found["max"].as_py() > high:
-                return (f"stores {name!r} as INT96 timestamps outside the years 1677–2262, which pyarrow and delta-rs "
-                        "read wrapped round to other instants and Spark reads as stored: readers disagree on its rows")
     return None
 
 

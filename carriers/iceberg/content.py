@@ -2376,11 +2376,17 @@ def narrow_problems(parquet: Any, handle: Any) -> list[str]:
     """The columns of the Parquet file ``parquet`` (open on ``handle``) storing integers past their INT(8) / INT(16)
     annotation (content_store.narrow_integer_problems: Iceberg Java reads the stored values, pyiceberg truncates),
     said: those columns only are read again, row group by row group; nothing past the footer when it annotates none.
+    And INT96 timestamps outside 1677–2262 (``content_store.int96_problem``: pyiceberg wraps them, Java does not).
     The one rule of record, rewrites and verify (``stored_types_judge``)."""
-    from carriers.content_store import narrow_integer_columns, narrow_integer_problems
+    from carriers.content_store import int96_problem, narrow_integer_columns, narrow_integer_problems
 
     narrow = narrow_integer_columns(parquet.schema)
-    return narrow_integer_problems(handle, None, narrow, "pyarrow and pyiceberg", opened=parquet) if narrow else []
+    found = narrow_integer_problems(handle, None, narrow, "pyarrow and pyiceberg", opened=parquet) if narrow else []
+    # INT96 (a migrated table's files: Iceberg's writers write none) past what an int64 of nanoseconds holds
+    int96 = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
+             if parquet.schema.column(i).physical_type == "INT96"}
+    wrapped = int96_problem(handle, int96) if int96 else None
+    return found + ([wrapped] if wrapped else [])
 
 
 def stored_types_judge(parquet: Any, handle: Any) -> str | None:

@@ -6,7 +6,10 @@ convert it to an int64 of nanoseconds without a check, so an instant outside 167
 (2584-07-20). Measured (delta-rs 1.6, Spark 4.1 / delta-spark 4.4): a Delta rewrite (``dataChange: false``) whose
 file stored the attested timestamps so was ``VERIFIED (content; …, same rows)``, exit 0, while Spark read 2584.
 Now a file whose INT96 values lie outside that range (read again in microseconds, as Spark reads them) has no one
-content: ``content_changed`` in a rewrite, ``table_inconsistent`` at ``attest record`` (nothing written).
+content: ``content_changed`` in a rewrite, ``table_inconsistent`` at ``attest record`` (nothing written). An Iceberg
+table's file so made (a migrated table's: Iceberg's writers write no INT96) was digested by ``attest record`` as
+pyiceberg read it, the wrapped instants (a rewrite of one was refused already: not Iceberg's representation); now
+``table_inconsistent`` too, Iceberg Java reading them as stored.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from tests.adversarial.conftest import codes, verify
 from tests.adversarial.test_file_size_round33 import rewritten_as, written_as
 
 if TYPE_CHECKING:
+    from pyiceberg.catalog.sql import SqlCatalog
     from pyspark.sql import SparkSession
 
 ROWS = pa.table({"id": pa.array([1, 2], pa.int64()),
@@ -88,10 +92,57 @@ def test_record_refuses_wrapped_int96_timestamps(tmp_path: Path, capsys: Any) ->
     assert not list((path / "_delta_log").glob("*01.json"))  # no ALTER: nothing recorded
 
 
+def iceberg_int96_file(table: Any, shift_ns: int) -> Any:
+    """A DataFile of ``table`` (id: field 1, ts: field 2) holding ``ROWS`` with ``ts`` stored as INT96."""
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.typedef import Record
+
+    from tests.iceberg.rewrites import local, with_ids
+
+    path = local(table.location()) / "data" / f"int96-{shift_ns}.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(int96_file(with_ids(ROWS, [1, 2]), shift_ns))
+    return DataFile.from_args(content=DataFileContent.DATA, file_path=f"file://{path}", file_format=FileFormat.PARQUET,
+                              partition=Record(), record_count=ROWS.num_rows, file_size_in_bytes=path.stat().st_size,
+                              spec_id=0)
+
+
+@pytest.mark.parametrize("shift_ns", [2**64, 0])
+def test_record_of_an_iceberg_file_of_int96_timestamps(catalog: SqlCatalog, capsys: Any, shift_ns: int) -> None:
+    """Wrapped: refused (pyiceberg reads 2000, Java 2584); in range: recorded with its digest."""
+    from tests.iceberg.conftest import CATALOG
+    from tests.iceberg.rewrites import replace
+
+    table = catalog.create_table("ns.t", schema=ROWS.schema)
+    table = replace(catalog, table, remove=[], data_files=[iceberg_int96_file(table, shift_ns)], operation="append")
+    assert sorted(t.year for t in table.scan().to_arrow().column("ts").to_pylist()) == [2000, 2001]
+    rc = main(["record", f"iceberg://{CATALOG}/ns.t", "--model", "orders", "--sql", "select 1", "--json"])
+    out = capsys.readouterr().out
+    if shift_ns:
+        assert rc == 2 and '"table_inconsistent"' in out and "outside the years 1677–2262" in out, out
+    else:
+        assert rc == 0 and '"content_digest_rows": 2' in out, out
+
+
 @pytest.mark.spark
-def test_spark_reads_int96_as_stored(spark: SparkSession, tmp_path: Path) -> None:
+def test_spark_reads_int96_as_stored(spark: SparkSession, spark_warehouse: Path, tmp_path: Path) -> None:
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from carriers.spark.session import pyiceberg_catalog_properties
     from tests.adversarial.test_spark_rewrite_readers import spark_rows
+    from tests.iceberg.rewrites import live_data_files, replace
 
     path = tmp_path / "t"
     written_as(path, ROWS, int96_file(ROWS, 2**64))
     assert sorted(r["ts"].year for r in spark_rows(spark, path)) == [2584, 2585]
+
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS iceberg.r34i")
+    spark.sql("CREATE TABLE iceberg.r34i.t (id BIGINT, ts TIMESTAMP) USING iceberg")
+    spark.sql("INSERT INTO iceberg.r34i.t VALUES (0, TIMESTAMP '2000-01-01 00:00:00')")
+    catalog = SqlCatalog("iceberg", **pyiceberg_catalog_properties(spark_warehouse))
+    table = catalog.load_table("r34i.t")
+    replace(catalog, table, remove=live_data_files(table), data_files=[iceberg_int96_file(table, 2**64)],
+            operation="append")
+    spark.sql("REFRESH TABLE iceberg.r34i.t")
+    years = sorted(r[0].year for r in spark.sql("SELECT ts FROM iceberg.r34i.t").collect())
+    assert years == [2584, 2585]  # Iceberg Java: as stored (pyiceberg: 2000, 2001)
