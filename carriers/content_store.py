@@ -831,8 +831,13 @@ def int96_problem(handle: Any, int96: set[str]) -> str | None:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    handle.seek(0)
-    wide = pq.ParquetFile(handle, coerce_int96_timestamp_unit="us").read(columns=sorted(int96))
+    try:
+        handle.seek(0)
+        parquet = pq.ParquetFile(handle, coerce_int96_timestamp_unit="us")
+        # by name where each is a top-level column's (a path's first part; a name holding "." is not: read all)
+        wide = parquet.read(columns=sorted(int96) if int96 <= set(parquet.schema_arrow.names) else None)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        return f"has INT96 timestamps that cannot be read as Spark reads them, in microseconds ({exc})"
 
     def leaves(array: Any) -> Iterable[Any]:
         if isinstance(array, pa.ChunkedArray):

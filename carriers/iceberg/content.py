@@ -2367,7 +2367,7 @@ class _SchemaInput:
                 self.owner.indexes = read_parquet_indexes(handle)
             if self.owner.lineage:
                 self.owner.lineage_columns = _lineage_columns(parquet, self.owner.stored)
-            self.owner.narrow = narrow_problems(parquet, handle)
+            self.owner.narrow = narrow_problems(parquet, handle) + _int96_problems(parquet, handle)
             handle.seek(0)
         return handle
 
@@ -2376,17 +2376,23 @@ def narrow_problems(parquet: Any, handle: Any) -> list[str]:
     """The columns of the Parquet file ``parquet`` (open on ``handle``) storing integers past their INT(8) / INT(16)
     annotation (content_store.narrow_integer_problems: Iceberg Java reads the stored values, pyiceberg truncates),
     said: those columns only are read again, row group by row group; nothing past the footer when it annotates none.
-    And INT96 timestamps outside 1677–2262 (``content_store.int96_problem``: pyiceberg wraps them, Java does not).
     The one rule of record, rewrites and verify (``stored_types_judge``)."""
-    from carriers.content_store import int96_problem, narrow_integer_columns, narrow_integer_problems
+    from carriers.content_store import narrow_integer_columns, narrow_integer_problems
 
     narrow = narrow_integer_columns(parquet.schema)
-    found = narrow_integer_problems(handle, None, narrow, "pyarrow and pyiceberg", opened=parquet) if narrow else []
-    # INT96 (a migrated table's files: Iceberg's writers write none) past what an int64 of nanoseconds holds
+    return narrow_integer_problems(handle, None, narrow, "pyarrow and pyiceberg", opened=parquet) if narrow else []
+
+
+def _int96_problems(parquet: Any, handle: Any) -> list[str]:
+    """INT96 timestamps of a digested file outside 1677–2262 (``content_store.int96_problem``: pyiceberg reads them
+    wrapped round, Iceberg Java as stored — measured, round 34); a migrated table's files only: Iceberg's writers
+    write no INT96. Read again only where the footer has an INT96 column."""
+    from carriers.content_store import int96_problem
+
     int96 = {parquet.schema.column(i).path.split(".")[0] for i in range(len(parquet.schema))
              if parquet.schema.column(i).physical_type == "INT96"}
     wrapped = int96_problem(handle, int96) if int96 else None
-    return found + ([wrapped] if wrapped else [])
+    return [wrapped] if wrapped else []
 
 
 def stored_types_judge(parquet: Any, handle: Any) -> str | None:

@@ -146,3 +146,25 @@ def test_spark_reads_int96_as_stored(spark: SparkSession, spark_warehouse: Path,
     spark.sql("REFRESH TABLE iceberg.r34i.t")
     years = sorted(r[0].year for r in spark.sql("SELECT ts FROM iceberg.r34i.t").collect())
     assert years == [2584, 2585]  # Iceberg Java: as stored (pyiceberg: 2000, 2001)
+
+
+def test_int96_problem_reads_a_dotted_name_and_nested_leaves() -> None:
+    """A top-level name holding "." (its Parquet path's first part is not the column): every column is read; an
+    INT96 inside a struct is found too; a file that cannot be read so gives a reason, not an exception."""
+    from carriers.content_store import int96_problem
+
+    dotted = ROWS.rename_columns(["id", "t.s"])
+    data = int96_file(ROWS, 2**64)
+    out = io.BytesIO()
+    pq.write_table(dotted, out, use_deprecated_int96_timestamps=True)
+    assert int96_problem(pa.BufferReader(out.getvalue()), {"t"}) is None  # in range, read whole
+    assert "outside the years 1677–2262" in (int96_problem(pa.BufferReader(data), {"ts"}) or "")
+    nested = pa.table({"st": pa.StructArray.from_arrays([ROWS.column("ts").combine_chunks()], ["ts"])})
+    out = io.BytesIO()
+    pq.write_table(nested, out, use_deprecated_int96_timestamps=True, compression="NONE", use_dictionary=False,
+                   write_statistics=False, store_schema=False)
+    raw = out.getvalue()
+    for micros in ROWS.column("ts").cast(pa.int64()).to_pylist():
+        raw = raw.replace(_int96(micros * 1000), _int96(micros * 1000 + 2**64))
+    assert "'st'" in (int96_problem(pa.BufferReader(raw), {"st"}) or "")
+    assert "cannot be read as Spark reads them" in (int96_problem(pa.BufferReader(raw[:-20] + raw[-8:]), {"st"}) or "")
