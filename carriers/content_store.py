@@ -914,6 +914,22 @@ def _footer_text(meta: dict[int, Any]) -> None:
 
 
 _ARROW_SCHEMA = b"ARROW:schema"
+_FIELD_ID = b"PARQUET:field_id"
+
+
+def _arrow_decoded(text: Any) -> bytes | None:
+    """An ``ARROW:schema`` value decoded as pyarrow decodes it (strict base64: pyarrow refuses any other character or
+    length, measured); None when it is not such text (the full check then decides). A field-id key in the Arrow
+    schema pyarrow reads is in these bytes whole: flatbuffer strings are stored contiguous."""
+    import base64
+    import binascii
+
+    if not isinstance(text, bytes):
+        return None
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _footer_arrow_ids(meta: dict[int, Any], footer: bytes) -> None:
@@ -925,8 +941,9 @@ def _footer_arrow_ids(meta: dict[int, Any], footer: bytes) -> None:
     attested rows — ``VERIFIED (content; …, same rows)`` — and to Spark with its columns swapped. Compared as pyarrow
     maps the two schemas (footer only, no data read): with the Arrow schema, and with its key renamed away."""
     pairs = [kv for kv in meta.get(5) or [] if isinstance(kv, dict)]
-    if not any(kv.get(1) == _ARROW_SCHEMA for kv in pairs):
-        return
+    decoded = [_arrow_decoded(kv.get(2)) for kv in pairs if kv.get(1) == _ARROW_SCHEMA]
+    if all(d is not None and _FIELD_ID not in d for d in decoded):
+        return  # no Arrow schema, or none naming a field id: pyarrow's ids are the Parquet schema's
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -41,16 +41,14 @@ SWAPPED = pa.table({"a": ROWS.column("b"), "b": ROWS.column("a")})
 
 def no_parquet_ids(data: bytes, *, same_size: bool = False) -> bytes:
     """The Parquet file ``data`` with every field id of its Parquet schema (SchemaElement field 9) left out — or,
-    ``same_size``, renumbered as field 12, which parquet.thrift does not define and readers skip (one byte of header
-    either way: the file keeps its size); its Arrow schema (``ARROW:schema``) as written."""
+    ``same_size``, written last as field 12, which parquet.thrift does not define and readers skip (one byte of
+    header either way: the file keeps its size); its Arrow schema (``ARROW:schema``) as written."""
     def strip(meta: Any) -> None:
         for element in field(meta, 2)[2][1]:  # type: ignore[index]
-            if same_size:
-                assert not [x for x in element if x[0] > 9]  # 12 stays the last field: a one-byte header
-                for x in element:
-                    x[0] = 12 if x[0] == 9 else x[0]
-            else:
-                element[:] = [x for x in element if x[0] != 9]
+            ids = [x for x in element if x[0] == 9]
+            element[:] = [x for x in element if x[0] != 9]
+            if same_size and ids:  # moved last as field 12 (after 10 at most: a one-byte header)
+                element.append([12, *ids[0][1:]])
     return with_footer(data, strip)
 
 
@@ -247,3 +245,26 @@ def test_an_equality_delete_file_whose_ids_are_its_arrow_schemas(catalog: SqlCat
     attest_after_write(table, model="orders", program_hash=PROGRAM)
     state = carrier_of(table).state()
     assert state.attestation is not None and state.attestation.content is None
+
+
+def test_an_arrow_schema_that_is_not_base64_is_refused_not_skipped() -> None:
+    """The check skips pyarrow's two reads of a footer only when its Arrow schema, decoded as pyarrow decodes it
+    (strict base64), names no field id; one pyarrow cannot decode is refused (pyarrow refuses the file too)."""
+    from carriers.content_store import read_parquet_indexes
+
+    out = pa.BufferOutputStream()
+    pq.write_table(ROWS, out)  # no field ids: its Arrow schema names none
+    honest = out.getvalue().to_pybytes()
+    assert not isinstance(read_parquet_indexes(pa.BufferReader(honest)), str)
+
+    def spoil(meta: Any) -> None:
+        for kv in field(meta, 5)[2][1]:  # type: ignore[index]
+            if field(kv, 1)[2] == b"ARROW:schema":  # type: ignore[index]
+                value = field(kv, 2)
+                value[2] = value[2][:40] + b"!" + value[2][40:]  # type: ignore[index]
+
+    spoiled = with_footer(honest, spoil)
+    with pytest.raises(Exception, match="base64"):
+        pq.ParquetFile(pa.BufferReader(spoiled))
+    reason = read_parquet_indexes(pa.BufferReader(spoiled))
+    assert isinstance(reason, str) and "schemas cannot be read" in reason, reason
