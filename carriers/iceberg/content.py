@@ -1078,7 +1078,7 @@ def _check_footer(opened: _SchemaIO, path: str) -> None:
                                  f"its rows — readers skip row groups by them: {'; '.join(problems[:3])}")
 
 
-def _check_field_ids(schema: Any, path: str) -> None:
+def _check_field_ids(schema: Any, path: str, *, rewrite: bool = True) -> None:
     """A rewritten data file whose Parquet schema (``schema``: its Arrow schema with the ``PARQUET:field_id``
     metadata, read from the footer) gives one field id to two columns (the spec forbids it): pyiceberg reads the last
     of them (measured: a first column of other values under a's id left a's digest as it was, VERIFIED), other
@@ -1106,15 +1106,16 @@ def _check_field_ids(schema: Any, path: str) -> None:
 
     if schema is None:
         raise AttestError(f"data file {path} cannot be read as Parquet: no schema was read", code=Code.TABLE_UNREADABLE)
+    added = ", added by a rewrite," if rewrite else ""
     found = ids(schema)
     twice = sorted({i for i in found if found.count(i) > 1})
     if twice:
-        raise AttestError(f"data file {path}, added by a rewrite, gives field id {twice[0]} to two columns: readers "
+        raise AttestError(f"data file {path}{added} gives field id {twice[0]} to two columns: readers "
                           "resolve columns by id and need not pick the same one", code=Code.TABLE_INCONSISTENT)
     if found and missing:
         # pyiceberg resolves a file by field id only when every field has one, else by the table's name mapping;
         # Iceberg Java (Spark) by the ids whenever any field has one, a field without an id being absent (nulls).
-        raise AttestError(f"data file {path}, added by a rewrite, gives field ids to some of its columns and none to "
+        raise AttestError(f"data file {path}{added} gives field ids to some of its columns and none to "
                           f"{missing[0]!r}: pyiceberg then reads every column by the name mapping, Iceberg Java "
                           "(Spark) by the ids, reading the others as missing", code=Code.TABLE_INCONSISTENT)
 
@@ -1532,21 +1533,26 @@ def _position_file_problem(io: Any, df: Mapping[str, Any], cache: dict[str, dict
     return problem
 
 
-def _check_representation(reader: IcebergContentReader, opened: _SchemaIO, path: str) -> None:
+def _check_representation(reader: IcebergContentReader, opened: _SchemaIO, path: str, *, rewrite: bool = True
+                          ) -> None:
     """Each column a rewritten data file stores, held to how Iceberg's writers store its type in the reader schema
     (``_representation_problem``): readers decode the stored values by the file's Parquet physical and logical
     types, and Iceberg Java and pyiceberg decode some representations differently — the rows pyiceberg reads (the
-    digest) are then not the rows Spark reads. table_inconsistent: no one content."""
+    digest) are then not the rows Spark reads. table_inconsistent: no one content. ``rewrite`` False (a recorded
+    file, round 34): its leaves' types only — a nested shape other than Iceberg's writers' (a migrated table's) is
+    not refused there, not measured — and of those, not narrow integers or INT96 timestamps, held by value there
+    (``_held_by_value``)."""
     from pyiceberg.io.pyarrow import pyarrow_to_schema
 
+    added, comma = (", added by a rewrite", ",") if rewrite else ("", "")
     elements = opened.elements
     if isinstance(elements, str) or elements is None:
-        raise AttestError(f"data file {path}, added by a rewrite: "
+        raise AttestError(f"data file {path}{added}: "
                           f"{elements or 'its footer schema was not read'}", code=Code.TABLE_INCONSISTENT)
     try:
-        nesting = _nesting_problem(_tree(elements))
+        nesting = _nesting_problem(_tree(elements)) if rewrite else None
     except ValueError as exc:
-        raise AttestError(f"data file {path}, added by a rewrite: {exc}", code=Code.TABLE_INCONSISTENT) from exc
+        raise AttestError(f"data file {path}{added}: {exc}", code=Code.TABLE_INCONSISTENT) from exc
     if nesting is not None:
         raise AttestError(f"data file {path}, added by a rewrite, stores {nesting}: not the 3-level LIST / MAP shape "
                           "Iceberg's writers write, and the Parquet spec's backward-compatibility rules for other "
@@ -1560,10 +1566,10 @@ def _check_representation(reader: IcebergContentReader, opened: _SchemaIO, path:
                                                  downcast_ns_timestamp_to_us=True,
                                                  format_version=reader.format_version))
         except Exception as exc:
-            raise AttestError(f"data file {path}, added by a rewrite, has columns without field ids that the name "
+            raise AttestError(f"data file {path}{added}{comma} has columns without field ids that the name "
                               f"mapping does not resolve: {exc}", code=Code.TABLE_INCONSISTENT) from exc
         if len(mapped) != len(leaves):
-            raise AttestError(f"data file {path}, added by a rewrite, has {len(leaves)} leaf columns where its "
+            raise AttestError(f"data file {path}{added}{comma} has {len(leaves)} leaf columns where its "
                               f"schema read by the name mapping has {len(mapped)}", code=Code.TABLE_INCONSISTENT)
         ids = [i if i is not None else m for i, m in zip(ids, mapped, strict=True)]
     known = set(reader.schema.field_ids)
@@ -1572,13 +1578,31 @@ def _check_representation(reader: IcebergContentReader, opened: _SchemaIO, path:
             continue  # a column the reader schema does not read
         t = reader.schema.find_type(field_id)
         problem = _representation_problem(element, t)
+        if problem is not None and not rewrite and _held_by_value(element, t):
+            continue
         if problem is not None:
             name = reader.schema.find_column_name(field_id) or f"field id {field_id}"
-            raise AttestError(f"data file {path}, added by a rewrite, stores column {name!r} ({t}) as {problem}, "
+            raise AttestError(f"data file {path}{added}{comma} stores column {name!r} ({t}) as {problem}, "
                               f"not as Iceberg's writers store {t}: Iceberg Java (Spark) and pyiceberg decode such "
                               "values differently or not at all (measured: a timestamp in milliseconds read by Spark "
                               "as microseconds, a decimal of another scale at the schema's), so readers need not get "
                               "the rows the digest reads", code=Code.TABLE_INCONSISTENT)
+
+
+def _held_by_value(element: Mapping[int, Any], t: Any) -> bool:
+    """A recorded file's leaf stored otherwise than Iceberg's writers store ``t`` but read alike by Iceberg Java and
+    pyiceberg wherever its values fit, which are held value by value instead: an INT(8) / INT(16) integer
+    (``narrow_problems``) and an INT96 timestamp (``_int96_problems``)."""
+    from pyiceberg import types as it
+
+    physical = _PHYSICAL.get(element.get(1), "")  # type: ignore[arg-type]
+    try:
+        note = _annotation(element)
+    except ValueError:
+        return False
+    if isinstance(t, (it.IntegerType, it.LongType)):
+        return physical == "INT32" and note is not None and note[:2] in (("int", 8), ("int", 16))
+    return isinstance(t, (it.TimestampType, it.TimestamptzType)) and physical == "INT96" and note is None
 
 
 def _lineage(df: Mapping[str, Any], opened: _SchemaIO, n: int, path: str) -> pa.Table:
@@ -1956,6 +1980,10 @@ class IcebergContentReader:
 
                 raise StatisticsMismatch(f"data file {f.path}, added by a rewrite: {self.java_skips[f.path]}")
         else:  # every file, as its transform tuple: filtered reads and aggregates of the attested snapshot use them
+            # Read alike by every reader, as a rewrite's file must be (round 34: record digested pyiceberg's reading
+            # of a file Spark reads otherwise — an id-less column read as nulls, milliseconds as microseconds)
+            _check_field_ids(opened.schema, f.path, rewrite=False)
+            _check_representation(self, opened, f.path, rewrite=False)
             _check_recorded_statistics(df, self.schema, stored, f.path)
             _check_recorded_footer(opened, self.schema, self.name_mapping, stored, f.path)
         arrays = {f"field-id:{c.field_id}": _canonical(rows.column(c.name).combine_chunks(), c.field_type)
@@ -2362,9 +2390,10 @@ class _SchemaInput:
                 self.owner.indexes = read_parquet_indexes(handle)  # its page index and bloom filters, as written
                 self.owner.elements = read_parquet_schema(handle)  # its columns' physical and logical types
             elif self.owner.keep_metadata:  # record: its page index and bloom filters (_check_recorded_footer)
-                from carriers.content_store import read_parquet_indexes
+                from carriers.content_store import read_parquet_indexes, read_parquet_schema
 
                 self.owner.indexes = read_parquet_indexes(handle)
+                self.owner.elements = read_parquet_schema(handle)  # its leaves' types (_check_representation)
             if self.owner.lineage:
                 self.owner.lineage_columns = _lineage_columns(parquet, self.owner.stored)
             self.owner.narrow = narrow_problems(parquet, handle) + _int96_problems(parquet, handle)
