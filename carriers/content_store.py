@@ -783,31 +783,33 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
         return f"its footer, page index or bloom filters cannot be read ({exc})"
 
 
+def _footer_bytes(handle: Any) -> bytes:
+    """The Thrift bytes of the footer of the Parquet file open as ``handle``; ValueError (OSError, ...) when there is
+    none to read."""
+    size = handle_size(handle)
+    if size < 12:
+        raise ValueError("shorter than a Parquet file")
+    handle.seek(size - 8)
+    tail = bytes(handle.read(8))
+    if tail[4:] != b"PAR1":
+        raise ValueError("no Parquet magic at the end (an encrypted footer is not read)")
+    length = struct.unpack("<i", tail[:4])[0]
+    if length < 0 or length > MAX_PARQUET_INDEX_BYTES or length > size - 12:
+        raise ValueError(f"a footer of {length} bytes")
+    handle.seek(size - 8 - length)
+    data = bytes(handle.read(length))
+    if len(data) != length:
+        raise ValueError("the file is shorter than its footer says")
+    return data
+
+
 def read_parquet_schema(handle: Any) -> list[dict[int, Any]] | str:
     """The schema elements of the Parquet file open as ``handle`` (FileMetaData field 2, read as written: Thrift
     field ids of parquet.thrift's ``SchemaElement`` — 1 physical type, 2 type length, 5 number of children,
     6 converted type, 7 scale, 8 precision, 9 field id, 10 logical type), in the file's depth-first order; a reason
     (str) when they cannot be read. What a reader decodes a column's values as is read from these."""
     try:
-        if callable(getattr(handle, "size", None)):
-            size = int(handle.size())
-        else:
-            handle.seek(0, 2)
-            size = int(handle.tell())
-        if size < 12:
-            raise ValueError("shorter than a Parquet file")
-        handle.seek(size - 8)
-        tail = bytes(handle.read(8))
-        if tail[4:] != b"PAR1":
-            raise ValueError("no Parquet magic at the end (an encrypted footer is not read)")
-        length = struct.unpack("<i", tail[:4])[0]
-        if length < 0 or length > MAX_PARQUET_INDEX_BYTES or length > size - 12:
-            raise ValueError(f"a footer of {length} bytes")
-        handle.seek(size - 8 - length)
-        data = bytes(handle.read(length))
-        if len(data) != length:
-            raise ValueError("the file is shorter than its footer says")
-        elements = _struct(data)[0].get(2)
+        elements = _struct(_footer_bytes(handle))[0].get(2)
         if not isinstance(elements, list) or not all(isinstance(e, dict) for e in elements):
             raise ValueError("no schema")
         return elements
@@ -871,14 +873,7 @@ def arrow_ids_problem(handle: Any) -> str | None:
     """Why the Parquet file open as ``handle`` is not resolved by field id alike by every reader
     (``_footer_arrow_ids``: an id its Arrow schema gives and its Parquet schema does not); None when it is."""
     try:
-        size = handle_size(handle)
-        handle.seek(size - 8)
-        tail = bytes(handle.read(8))
-        length = struct.unpack("<i", tail[:4])[0] if len(tail) == 8 and tail[4:] == b"PAR1" else -1
-        if length < 0 or length > MAX_PARQUET_INDEX_BYTES or length > size - 12:
-            raise ValueError("no Parquet footer at its end")
-        handle.seek(size - 8 - length)
-        footer = bytes(handle.read(length))
+        footer = _footer_bytes(handle)
         _footer_arrow_ids(_struct(footer)[0], footer)
         return None
     except (ValueError, OSError, TypeError, AttributeError, struct.error) as exc:
