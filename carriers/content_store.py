@@ -485,6 +485,48 @@ def types_agree(metadata: Any, chunk: Any, i: int) -> bool:
     return bool(chunk.physical_type == metadata.schema.column(i).physical_type)
 
 
+# The bytes of one PLAIN-encoded value of each fixed-width physical type (BOOLEAN, INT32, INT64, INT96, FLOAT,
+# DOUBLE; FIXED_LEN_BYTE_ARRAY: its schema leaf's type_length): a footer bound is one such value (parquet.thrift).
+_PLAIN_WIDTHS = {0: 1, 1: 4, 2: 8, 3: 12, 4: 4, 5: 8}
+
+
+def unreadable_statistics(metadata: Any) -> set[tuple[int, int]]:
+    """The column chunks (row group, column) of pyarrow's FileMetaData ``metadata`` whose footer statistics pyarrow
+    cannot decode: asked for such a chunk's ``statistics``, pyarrow throws a C++ exception no caller can catch and the
+    process ends (measured, round 35: an INT64 chunk's ``min_value`` of 7 bytes, any bound shorter than one value of
+    its column's type, the deprecated ``min`` / ``max`` too; round 33: a chunk of another physical type than its
+    schema leaf). Read from pyarrow's own serialisation of the footer it parsed: the very bytes it would decode."""
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    metadata.write_metadata_file(sink)
+    data = sink.getvalue().to_pybytes()
+    meta, _ = _struct(data[4:-8])  # PAR1, the FileMetaData, its length, PAR1
+    leaves = [e for k, e in enumerate(meta.get(2) or []) if k and isinstance(e, dict) and not e.get(5)]
+    out: set[tuple[int, int]] = set()
+    for g, group in enumerate(meta.get(4) or []):
+        for i, chunk in enumerate((group.get(1) or []) if isinstance(group, dict) else []):
+            cmd = (chunk.get(3) or {}) if isinstance(chunk, dict) else {}
+            leaf = leaves[i] if i < len(leaves) else {}
+            stats = cmd.get(12)
+            if not isinstance(stats, dict):
+                continue
+            physical = leaf.get(1)
+            width = leaf.get(2) if physical == 7 else _PLAIN_WIDTHS.get(physical) if isinstance(physical, int) else None
+            if cmd.get(1) != leaf.get(1) or (isinstance(width, int) and any(
+                    isinstance(stats.get(k), bytes) and len(stats[k]) < width for k in (1, 2, 5, 6))):
+                out.add((g, i))
+    return out
+
+
+def chunk_range(metadata: Any, group: Any) -> range:
+    """The column chunks of pyarrow's row group ``group`` that may be asked for: as many as the schema has leaves.
+    pyarrow reads a row group holding more chunks than that (the extra ones are never read) but ends the process — a
+    C++ exception no caller can catch — when asked for a chunk past them ("Invalid Column Index", measured, round 35);
+    ``footer_problems`` reports the extra chunks."""
+    return range(min(group.num_columns, metadata.num_columns))
+
+
 def footer_problems(metadata: Any, table: Any, *, total_order: bool,
                     column_at: Callable[[list[str]], Any] | None = None, cast_bounds: bool = False) -> list[str]:
     """Why a Parquet file's footer statistics misstate its stored rows (``table``: every row, as stored; ``metadata``:
@@ -502,15 +544,23 @@ def footer_problems(metadata: Any, table: Any, *, total_order: bool,
     find = by_name if column_at is None else column_at
     columns: dict[str, Any] = {}  # each path's column found once, sliced per row group
     problems: list[str] = []
+    unreadable = unreadable_statistics(metadata)
     start = 0
     for g in range(metadata.num_row_groups):
         group = metadata.row_group(g)
         rows = group.num_rows
-        for i in range(group.num_columns):
+        if group.num_columns != metadata.num_columns:
+            problems.append(f"row group {g} (Parquet footer): {group.num_columns} column chunks for "
+                            f"{metadata.num_columns} schema columns — readers pair chunks and columns otherwise")
+        for i in chunk_range(metadata, group):
             chunk = group.column(i)
             if not types_agree(metadata, chunk, i):
                 problems.append(f"column {i} (Parquet footer, row group {g}): a chunk of type {chunk.physical_type}, "
                                 f"its schema leaf's {metadata.schema.column(i).physical_type}")
+                continue
+            if (g, i) in unreadable:
+                problems.append(f"column {i} (Parquet footer, row group {g}): a minimum or maximum of fewer bytes "
+                                f"than one {chunk.physical_type} value — no reader decodes it as a bound")
                 continue
             stats = chunk.statistics
             if stats is None:
@@ -742,6 +792,7 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
         meta, _ = _struct(footer)
         _footer_text(meta)
         _footer_enums(meta)
+        _footer_annotations(meta)
         _footer_arrow_ids(meta, footer)
         leaves = _leaves(meta.get(2) or [])
         out: list[ChunkIndexes] = []
@@ -1022,6 +1073,76 @@ def _footer_enums(meta: dict[int, Any]) -> None:
                         for e in stats))):
                 raise ValueError(f"column chunk {i} naming encodings or page types readers refuse "
                                  f"({str(encodings)[:60]}, {str(stats)[:80]})")
+
+
+# The converted type parquet-mr makes of each logical type (LogicalTypeAnnotation.toOriginalType; absent: none), by
+# the LogicalType union's field: STRING UTF8, MAP, LIST, ENUM, DECIMAL, DATE, JSON, BSON; TIME and TIMESTAMP by their
+# unit (MILLIS, MICROS; NANOS none), INTEGER by width and sign (INT_8..INT_64, UINT_8..UINT_64).
+_IMPLIED_CONVERTED = {1: 0, 2: 1, 3: 3, 4: 4, 5: 5, 6: 6, 12: 19, 13: 20}
+_IMPLIED_BY_UNIT = {7: {1: 7, 2: 8}, 8: {1: 9, 2: 10}}
+_IMPLIED_INTEGER: dict[tuple[Any, Any], int] = {(8, True): 15, (16, True): 16, (32, True): 17, (64, True): 18,
+                    (8, False): 11, (16, False): 12, (32, False): 13, (64, False): 14}
+_CONVERTED_NAMES = ("UTF8", "MAP", "MAP_KEY_VALUE", "LIST", "ENUM", "DECIMAL", "DATE", "TIME_MILLIS", "TIME_MICROS",
+                    "TIMESTAMP_MILLIS", "TIMESTAMP_MICROS", "UINT_8", "UINT_16", "UINT_32", "UINT_64", "INT_8",
+                    "INT_16", "INT_32", "INT_64", "JSON", "BSON", "INTERVAL")
+
+
+def _implied_converted(logical: dict[int, Any]) -> int | None:
+    """The converted type parquet-mr takes a footer's LogicalType union (``{field: value}``) for; None: none."""
+    (kind, value), = logical.items()
+    if kind in _IMPLIED_CONVERTED:
+        return _IMPLIED_CONVERTED[kind]
+    if kind in _IMPLIED_BY_UNIT and isinstance(value, dict) and isinstance(value.get(2), dict) \
+            and len(value[2]) == 1:
+        return _IMPLIED_BY_UNIT[kind].get(next(iter(value[2])))
+    if kind == 10 and isinstance(value, dict):
+        return _IMPLIED_INTEGER.get((value.get(1), value.get(2)))
+    return None
+
+
+def _footer_annotations(meta: dict[int, Any]) -> None:
+    """ValueError unless each schema element that carries both a logical type and a converted type carries the
+    converted type that logical type stands for, and a decimal's scale and precision (its element's) are its logical
+    type's. Readers take either: parquet-mr (Spark, Iceberg Java) the converted type where they disagree, pyarrow
+    (pyiceberg, the digest) the logical type, and arrow-rs (delta-rs) refuses the file — measured, round 35: a
+    ``TIMESTAMP(MICROS)`` column given the converted type ``TIMESTAMP_MILLIS`` read by pyarrow as the attested instants
+    and by Spark as a thousand times later (year 55840); a decimal whose element says scale 4 and whose logical type
+    says 2, refused by Spark ("Decimal scale should match"). Every writer derives one from the other."""
+    for element in meta.get(2) or []:
+        logical = element.get(10) if isinstance(element, dict) else None
+        converted = element.get(6) if isinstance(element, dict) else None
+        if not isinstance(logical, dict) or len(logical) != 1:
+            continue
+        name = element.get(4)
+        name = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+        if converted is not None:
+            implied = _implied_converted(logical)
+            if implied != converted:
+                said = _CONVERTED_NAMES[converted] if isinstance(converted, int) and 0 <= converted < 22 else converted
+                raise ValueError(
+                    f"column {name!r} annotated {said} (converted type) and {_logical_name(logical)} (logical type): "
+                    "parquet-mr (Spark, Iceberg Java) reads the converted type, pyarrow the logical one, and delta-rs "
+                    "refuses the file")
+        (kind, value), = logical.items()
+        if kind == 5 and isinstance(value, dict) and any(
+                element.get(fid) is not None and element.get(fid) != value.get(own) for fid, own in ((7, 1), (8, 2))):
+            raise ValueError(f"column {name!r} a decimal of scale {element.get(7)} and precision {element.get(8)} "
+                             f"whose logical type says scale {value.get(1)} and precision {value.get(2)}: Spark "
+                             "refuses it, pyarrow reads the logical type's")
+
+
+def _logical_name(logical: dict[int, Any]) -> str:
+    """A footer LogicalType union as parquet.thrift names it (for messages)."""
+    names = {1: "STRING", 2: "MAP", 3: "LIST", 4: "ENUM", 5: "DECIMAL", 6: "DATE", 7: "TIME", 8: "TIMESTAMP",
+             10: "INTEGER", 11: "UNKNOWN", 12: "JSON", 13: "BSON", 14: "UUID", 15: "FLOAT16", 16: "VARIANT",
+             17: "GEOMETRY", 18: "GEOGRAPHY"}
+    (kind, value), = logical.items()
+    unit = {1: "MILLIS", 2: "MICROS", 3: "NANOS"}
+    if kind in (7, 8) and isinstance(value, dict) and isinstance(value.get(2), dict) and len(value[2]) == 1:
+        return f"{names[kind]}({unit.get(next(iter(value[2])), '?')})"
+    if kind == 10 and isinstance(value, dict):
+        return f"INTEGER({value.get(1)}, {'signed' if value.get(2) else 'unsigned'})"
+    return names.get(kind, f"logical type {kind}")
 
 
 def _leaves(schema: list[Any]) -> list[tuple[tuple[str, ...], int]]:
@@ -1633,6 +1754,7 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
     if isinstance(indexes, str):
         return [indexes]
     problems: list[str] = layout_problems(indexes)
+    unreadable = unreadable_statistics(metadata)
     starts = [0]
     for g in range(metadata.num_row_groups):
         starts.append(starts[-1] + metadata.row_group(g).num_rows)
@@ -1648,6 +1770,10 @@ def index_problems(indexes: list[ChunkIndexes] | str, metadata: Any, table: Any,
         if (raw[1] is not None and raw[5] is not None and raw[1] != raw[5]) or \
                 (raw[2] is not None and raw[6] is not None and raw[2] != raw[6]):
             problems.append(f"{name}: a deprecated minimum / maximum other than its min_value / max_value")
+        if (chunk.group, chunk.column) in unreadable:
+            problems.append(f"{name}: a minimum or maximum of fewer bytes than one {meta.physical_type} value — no "
+                            "reader decodes it as a bound")
+            continue
         read = meta.statistics if types_agree(metadata, meta, chunk.column) else None
         # INT96's sort order is undefined (parquet.thrift): no reader prunes by its bounds — measured, bounds forged
         # years away from the stored timestamps (a data column, and a partition column Spark also stores in the file)

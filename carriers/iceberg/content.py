@@ -1034,18 +1034,20 @@ def _footer_uuid_problems(metadata: Any, stored: pa.Table) -> list[str]:
     the row group (:func:`_java_uuid_skips`): measured (Spark 4.1 / Iceberg 1.12), with the column's manifest metrics
     off (``write.metadata.metrics.column.u=none``) Spark's ``rewrite_data_files`` still hid both rows from ``u =
     <value>`` by the footer of the file it wrote."""
-    from carriers.content_store import _leaf, types_agree
+    from carriers.content_store import _leaf, types_agree, unreadable_statistics
 
     problems: list[str] = []
     uuids = [i for i in range(metadata.num_columns)
              if metadata.schema.column(i).physical_type == "FIXED_LEN_BYTE_ARRAY"
              and str(getattr(metadata.schema.column(i).logical_type, "type", "")) == "UUID"]
+    unreadable = unreadable_statistics(metadata) if uuids else set()
     start = 0
     for g in range(metadata.num_row_groups):
         group = metadata.row_group(g)
         for i in uuids:
             chunk = group.column(i)
-            stats = chunk.statistics if types_agree(metadata, chunk, i) else None  # footer_problems reports it
+            # footer_problems reports either
+            stats = chunk.statistics if types_agree(metadata, chunk, i) and (g, i) not in unreadable else None
             column = _leaf(stored, chunk.path_in_schema.split("."))
             if stats is None or not stats.has_min_max or column is None:
                 continue
@@ -1490,7 +1492,7 @@ def _position_file_problem(io: Any, df: Mapping[str, Any], cache: dict[str, dict
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from carriers.content_store import footer_problems, index_problems, read_parquet_indexes
+    from carriers.content_store import chunk_range, footer_problems, index_problems, read_parquet_indexes
 
     location = str(df["file_path"])
     key = f"delete-footer:{location}"
@@ -1507,7 +1509,7 @@ def _position_file_problem(io: Any, df: Mapping[str, Any], cache: dict[str, dict
             indexes = read_parquet_indexes(handle)
         for g in range(metadata.num_row_groups):
             group = metadata.row_group(g)
-            for i in range(group.num_columns):
+            for i in chunk_range(metadata, group):  # footer_problems reports any other chunk
                 chunk = group.column(i)
                 if "." not in chunk.path_in_schema and chunk.num_values != group.num_rows:
                     problems.append(f"{chunk.path_in_schema} (row group {g}): {chunk.num_values} values stated, "
