@@ -3,6 +3,7 @@ what a footer points at: ``two_in_one`` makes one file that reads as two, by whe
 
 from __future__ import annotations
 
+import copy
 import struct
 from typing import Any
 
@@ -155,3 +156,112 @@ def with_footer(data: bytes, edit: Any) -> bytes:
     edit(meta)
     footer = write(_STRUCT, meta)
     return data[:-8 - length] + footer + struct.pack("<i", len(footer)) + b"PAR1"
+
+
+def _fields_within(node: list[list[Any]], path: tuple[int, ...] = ()) -> list[tuple[tuple[int, ...], list[Any],
+                                                                                     list[list[Any]]]]:
+    """Every [field id, type, value] entry of a struct (as ``read`` gives it), at any depth: (path, entry, parent)."""
+    out: list[tuple[tuple[int, ...], list[Any], list[list[Any]]]] = []
+    for entry in node:
+        fid, kind, value = entry
+        out.append(((*path, fid), entry, node))
+        if kind == _STRUCT:
+            out += _fields_within(value, (*path, fid))
+        elif kind in (_LIST, _SET) and value[0] == _STRUCT:
+            for j, item in enumerate(value[1]):
+                out += _fields_within(item, (*path, fid, j))
+    return out
+
+
+def random_edit(rng: Any, meta: list[list[Any]]) -> str:
+    """One random edit of a Thrift struct (a footer's FileMetaData, a page header) at any depth, each field's type
+    kept: a field dropped, a flag flipped, an integer moved (by one, eight, doubled, zero, -1, small or large), bytes
+    cut, grown, respelled or a byte flipped, two list elements swapped, one repeated or removed. Returns what it did
+    (the structure-aware edits of round 35's differential fuzzer)."""
+    path, entry, parent = rng.choice(_fields_within(meta))
+    fid, kind, value = entry
+    if rng.random() < 0.1 and len(parent) > 1:
+        parent.remove(entry)
+        return f"dropped {path}"
+    if kind in (1, 2):
+        entry[2] = not value
+        return f"flipped {path}"
+    if kind in (3, 4, 5, 6):
+        entry[2] = rng.choice([value + 1, value - 1, value + 8, value - 8, 0, -1, value * 2, rng.randint(0, 12),
+                               rng.randint(0, 1 << 20)])
+        if kind == 3:
+            entry[2] &= 0xFF
+        return f"{path}: {value} -> {entry[2]}"
+    if kind == 8:
+        data = bytes(value)
+        if data and rng.random() < 0.5:
+            j = rng.randrange(len(data))
+            c = data[j:j + 1]
+            new = c.swapcase() if c.isalpha() else bytes([data[j] ^ (1 << rng.randrange(8))])
+            entry[2] = data[:j] + new + data[j + 1:]
+        else:
+            entry[2] = rng.choice([b"", data + b"x", data[:-1], b"element", b"list", b"id"])
+        return f"{path}: {data[:24]!r} -> {bytes(entry[2])[:24]!r}"
+    if kind == 7:
+        entry[2] = bytes(rng.randrange(256) for _ in range(8))
+        return f"{path}: a double respelled"
+    if kind in (_LIST, _SET):
+        items = value[1]
+        if len(items) >= 2 and rng.random() < 0.6:
+            a, b = rng.sample(range(len(items)), 2)
+            items[a], items[b] = items[b], items[a]
+            return f"{path}: elements {a} and {b} swapped"
+        if items and rng.random() < 0.5:
+            items.append(copy.deepcopy(rng.choice(items)))
+            return f"{path}: an element repeated"
+        if items:
+            items.pop(rng.randrange(len(items)))
+            return f"{path}: an element removed"
+    if kind == _STRUCT and value:
+        value.pop(rng.randrange(len(value)))
+        return f"{path}: a field removed"
+    return "unchanged"
+
+
+def with_page_header(data: bytes, chunk: int, page: int, edit: Any) -> bytes:
+    """The Parquet file ``data`` (no page index, no bloom filter) with the header of page ``page`` of column chunk
+    ``chunk`` (in file order) passed to ``edit`` in place: every chunk rewritten, the footer's offsets and sizes moved
+    to match (page bodies unchanged)."""
+    length = struct.unpack("<i", data[-8:-4])[0]
+    meta, _ = read(data[-8 - length:-8], 0, _STRUCT)
+    chunks = []
+    for group in _field(meta, 4)[2][1]:  # type: ignore[index]
+        for column_chunk in _field(group, 1)[2][1]:  # type: ignore[index]
+            cmd = _field(column_chunk, 3)[2]  # type: ignore[index]
+            offsets = {k: _field(cmd, k)[2] for k in (9, 11) if _field(cmd, k) is not None}  # type: ignore[index]
+            start = min(v for v in offsets.values() if v > 0)
+            chunks.append((start, _field(cmd, 7)[2], cmd, column_chunk, offsets))  # type: ignore[index]
+    chunks.sort(key=lambda c: c[0])
+    out = bytearray(data[:chunks[0][0]])
+    for n, (start, size, cmd, column_chunk, offsets) in enumerate(chunks):
+        pages, at = [], start
+        while at < start + size:
+            header, body_at = read(data, at, _STRUCT)
+            body = data[body_at:body_at + _field(header, 3)[2]]  # type: ignore[index]
+            pages.append((at - start, header, body))
+            at = body_at + len(body)
+        new_start, moved = len(out), {}
+        for k, (rel, header, body) in enumerate(pages):
+            if n == chunk and k == page:
+                edit(header)
+            moved[rel] = len(out) - new_start
+            out += write(_STRUCT, header) + body
+        _field(cmd, 7)[2] = len(out) - new_start  # type: ignore[index]  # total_compressed_size
+        for k, v in offsets.items():
+            _field(cmd, k)[2] = new_start + moved[v - start]  # type: ignore[index]
+        if _field(column_chunk, 2) is not None:
+            _field(column_chunk, 2)[2] = new_start + moved[min(offsets.values()) - start]  # type: ignore[index]
+    for group in _field(meta, 4)[2][1]:  # type: ignore[index]
+        columns = [_field(c, 3)[2] for c in _field(group, 1)[2][1]]  # type: ignore[index]
+        if _field(group, 5) is not None:
+            _field(group, 5)[2] = min(min(_field(c, k)[2] for k in (9, 11) if _field(c, k) is not None  # type: ignore[index]
+                                          and _field(c, k)[2] > 0) for c in columns)  # type: ignore[index]
+        if _field(group, 7) is not None:
+            _field(group, 7)[2] = sum(_field(c, 7)[2] for c in columns)  # type: ignore[index]
+    footer = write(_STRUCT, meta)
+    return bytes(out) + footer + struct.pack("<i", len(footer)) + b"PAR1"
