@@ -1176,7 +1176,7 @@ def _check_footer(f: DataFile, meta: Any, table: pa.Table, indexes: Any = None) 
     NaN row from ``x > 5``, ``x = NaN`` and ``x != 1.0`` under a log maximum of NaN), and so does Spark's reader."""
     from carriers.content_store import StatisticsMismatch, footer_problems, index_problems
 
-    problems = footer_problems(meta, table, total_order=True)
+    problems = footer_problems(meta, table, total_order=True, indexes=indexes)
     if indexes is not None:
         problems += index_problems(indexes, meta, table, total_order=True)
     if problems:

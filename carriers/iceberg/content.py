@@ -764,7 +764,7 @@ def _check_recorded_footer(opened: _SchemaIO, schema: Schema, name_mapping: Any,
     digest's own open parsed (no second read of the file); AttestError ``table_inconsistent``."""
     if opened.metadata is None or opened.schema is None:
         return
-    problems = _footer_problems_by_id(opened.metadata, opened.schema, schema, name_mapping, stored)
+    problems = _footer_problems_by_id(opened.metadata, opened.schema, schema, name_mapping, stored, opened.indexes)
     if opened.indexes is not None:
         from carriers.content_store import index_problems
 
@@ -806,8 +806,8 @@ def _stored_as(read: Any, stored: Any) -> bool:
                 or (any(k(read) for k in binaries) and any(k(stored) for k in binaries)))
 
 
-def _footer_problems_by_id(metadata: Any, file_schema: Any, schema: Schema, name_mapping: Any, stored: pa.Table
-                           ) -> list[str]:
+def _footer_problems_by_id(metadata: Any, file_schema: Any, schema: Schema, name_mapping: Any, stored: pa.Table,
+                           indexes: Any = None) -> list[str]:
     """``content_store.footer_problems`` for rows read by pyiceberg: each footer column chunk (top-level and struct
     leaves; none inside lists and maps) matched to the reader schema's column by the Parquet field id at every level,
     or the name mapping's for a file without ids; its bounds cast to the column's type as read (a reader casts the
@@ -821,7 +821,8 @@ def _footer_problems_by_id(metadata: Any, file_schema: Any, schema: Schema, name
         found = column_of(parts)
         return None if found is None else found[0]
 
-    return footer_problems(metadata, stored, total_order=False, column_at=column_at, cast_bounds=True)
+    return footer_problems(metadata, stored, total_order=False, column_at=column_at, cast_bounds=True,
+                           indexes=indexes)
 
 
 def _columns_by_id(file_schema: Any, schema: Schema, name_mapping: Any, stored: pa.Table
@@ -1028,7 +1029,7 @@ def _java_uuid_skips(column: Any, lo: bytes, hi: bytes) -> str | None:
     return None
 
 
-def _footer_uuid_problems(metadata: Any, stored: pa.Table) -> list[str]:
+def _footer_uuid_problems(metadata: Any, stored: pa.Table, indexes: Any = None) -> list[str]:
     """Each row group's uuid column chunk (``FIXED_LEN_BYTE_ARRAY(16)`` annotated ``UUID``, top-level or in structs)
     whose footer minimum and maximum Iceberg Java's row-group filter (uuids as signed longs) takes to exclude a value of
     the row group (:func:`_java_uuid_skips`): measured (Spark 4.1 / Iceberg 1.12), with the column's manifest metrics
@@ -1040,7 +1041,7 @@ def _footer_uuid_problems(metadata: Any, stored: pa.Table) -> list[str]:
     uuids = [i for i in range(metadata.num_columns)
              if metadata.schema.column(i).physical_type == "FIXED_LEN_BYTE_ARRAY"
              and str(getattr(metadata.schema.column(i).logical_type, "type", "")) == "UUID"]
-    unreadable = unreadable_statistics(metadata) if uuids else set()
+    unreadable = unreadable_statistics(metadata, indexes) if uuids else set()
     start = 0
     for g in range(metadata.num_row_groups):
         group = metadata.row_group(g)
@@ -1071,10 +1072,10 @@ def _check_footer(opened: _SchemaIO, path: str) -> None:
 
     if opened.metadata is None or opened.stored is None:
         return
-    problems = footer_problems(opened.metadata, opened.stored, total_order=False)
+    problems = footer_problems(opened.metadata, opened.stored, total_order=False, indexes=opened.indexes)
     if opened.indexes is not None:
         problems += index_problems(opened.indexes, opened.metadata, opened.stored, total_order=False)
-    problems += _footer_uuid_problems(opened.metadata, opened.stored)
+    problems += _footer_uuid_problems(opened.metadata, opened.stored, opened.indexes)
     if problems:
         raise StatisticsMismatch(f"data file {path}, added by a rewrite, has Parquet footer statistics that misstate "
                                  f"its rows — readers skip row groups by them: {'; '.join(problems[:3])}")
@@ -1522,7 +1523,7 @@ def _position_file_problem(io: Any, df: Mapping[str, Any], cache: dict[str, dict
                 outside = low if low < 0 else high
                 refused = (f"holds position {outside}, which Iceberg Java's position bitmap refuses (it holds "
                            f"0..{_JAVA_MAX_POSITION}: Spark's read of the table fails), and pyiceberg ignores")
-        problems += footer_problems(metadata, stored, total_order=False)
+        problems += footer_problems(metadata, stored, total_order=False, indexes=indexes)
         problems += index_problems(indexes, metadata, stored, total_order=False)
     except Exception as exc:  # a footer Java may prune by and this cannot hold: no claim
         problems.append(f"a footer that cannot be held to its rows ({exc})")
