@@ -819,6 +819,7 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
         _footer_row_count(meta)
         _footer_arrow_ids(meta, footer)
         leaves = _leaves(meta.get(2) or [])
+        definitions = _max_definitions(meta.get(2) or [])
         out: list[ChunkIndexes] = []
         for g, group in enumerate(meta.get(4) or []):
             midpoint = _midpoint(group)
@@ -844,7 +845,8 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
                     bloom = read(at + used, n)
                 leaf, repeated = leaves[i] if i < len(leaves) else (None, 0)
                 located: list[tuple[int, int, int]] = []
-                pages = _page_encodings(read, cmd, counts, repeated, located)
+                pages = _page_encodings(read, cmd, counts, repeated, located,
+                                        definitions[i] if i < len(definitions) else None)
                 named = tuple(x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
                               for x in cmd.get(3) or [])
                 out.append(ChunkIndexes(group=g, column=i, statistics=cmd.get(12), column_index=column_index,
@@ -1268,13 +1270,14 @@ def _records(body: bytes, values: int, level: int) -> int:
 
 
 def _page_encodings(read: Any, cmd: dict[int, Any], counts: list[int] | None = None,
-                    repeated: int = 0, locations: list[tuple[int, int, int]] | None = None
-                    ) -> dict[tuple[Any, Any], int]:
+                    repeated: int = 0, locations: list[tuple[int, int, int]] | None = None,
+                    defined: int | None = None) -> dict[tuple[Any, Any], int]:
     """(page type, encoding) -> number of data pages of a column chunk (ColumnMetaData ``cmd``), from its page
     headers; the dictionary and index pages are not counted. ``counts``: [values, rows] its data pages hold are
     added to it (rows: its values when the column is not ``repeated``, else as DataPageV2 headers count them or the
     pages' repetition levels say). ``locations`` (with ``counts``): each data page's (offset, size with its header,
-    first row) appended, as an offset index locates it."""
+    first row) appended, as an offset index locates it. ``defined``: the column's maximum definition level, with
+    which a DataPageV2 header's null count is held to its definition levels (``_v2_nulls``)."""
     at = cmd.get(11) if isinstance(cmd.get(11), int) and cmd[11] > 0 else cmd.get(9)
     size = cmd.get(7)
     if not isinstance(at, int) or not isinstance(size, int) or size < 0:
@@ -1292,6 +1295,8 @@ def _page_encodings(read: Any, cmd: dict[int, Any], counts: list[int] | None = N
         if kind in (0, 3):
             _known_encodings(head.get(5) if kind == 0 else head.get(8), kind)
             _page_bounds(head.get(5) if kind == 0 else head.get(8), kind, cmd.get(1))
+            if kind == 3 and not repeated and defined is not None:
+                _v2_nulls(read, at + used, head.get(8), defined, compressed)
             out[(kind, encoding)] = out.get((kind, encoding), 0) + 1
             if counts is not None and locations is not None:
                 locations.append((at, used + compressed, counts[1]))
@@ -1313,6 +1318,54 @@ def _page_encodings(read: Any, cmd: dict[int, Any], counts: list[int] | None = N
                                           values, repeated)
         at += used + compressed
     raise ValueError(f"a column chunk of more than {MAX_PAGES} pages")
+
+
+def _v2_nulls(read: Any, at: int, header: Any, defined: int, size: int) -> None:
+    """ValueError unless a DataPageV2 of a column that is not repeated (its body at ``at``, ``size`` bytes) states
+    as many nulls (``num_nulls``) as its definition levels hold (levels below ``defined``, its maximum; the levels
+    section is never compressed) and levels sections within its body. pyarrow reads a v2 page by its levels alone;
+    arrow-rs (delta-rs) decodes ``num_values - num_nulls`` values and refuses the file when they are not there, or the
+    sections do not fit the page (measured, round 35: a null count one over, "insufficient values read from column";
+    negative, "Integer overflow"; an uncompressed page size below the levels, "implausible values"). Only a column of
+    one optional level is counted (its levels are 0 or 1); a required one states none."""
+    if not isinstance(header, dict):
+        raise ValueError("a data page (v2) without its header")
+    values, nulls = header.get(1), header.get(2)
+    rep_len, def_len = header.get(6) or 0, header.get(5) or 0
+    if not isinstance(nulls, int) or not isinstance(values, int) or not 0 <= nulls <= values:
+        raise ValueError(f"a data page (v2) stating {nulls!r} nulls of {values!r} values, which delta-rs refuses")
+    if not isinstance(rep_len, int) or not isinstance(def_len, int) or rep_len < 0 or def_len < 0 \
+            or rep_len + def_len > size:
+        raise ValueError("a data page (v2) whose levels do not fit its body, which delta-rs refuses")
+    if defined == 0 and nulls:
+        raise ValueError(f"a data page (v2) of a required column stating {nulls} nulls, which delta-rs refuses")
+    if defined == 1:
+        levels = read(at + rep_len, def_len)
+        counted = _records(struct.pack("<I", def_len) + levels, values, 1) if values else 0
+        if counted != nulls:
+            raise ValueError(f"a data page (v2) stating {nulls} nulls where its definition levels hold {counted}: "
+                             "delta-rs refuses the file, pyarrow reads the levels")
+
+
+def _max_definitions(schema: list[Any]) -> list[int]:
+    """Each leaf column's maximum definition level, in column-chunk order (as ``_leaves``: each optional or repeated
+    element on its path, the root not counted)."""
+    out: list[int] = []
+    stack: list[tuple[int, int]] = []  # (children left, definition level) of the open groups
+    for k, element in enumerate(schema):
+        if not isinstance(element, dict):
+            raise ValueError("a footer schema element that is no struct")
+        level = (stack[-1][1] if stack else 0) + (1 if k and element.get(3) in (1, 2) else 0)
+        if stack:
+            stack[-1] = (stack[-1][0] - 1, stack[-1][1])
+        children = element.get(5)
+        if isinstance(children, int) and children > 0:
+            stack.append((children, level))
+        elif k:
+            out.append(level)
+        while stack and stack[-1][0] <= 0:
+            stack.pop()
+    return out
 
 
 def _page_bounds(header: Any, kind: int, physical: Any) -> None:
