@@ -15,7 +15,11 @@ digits, a truncated file are verdicts, never an uncaught exception. Round 32's f
 A third test edits the data files of an attested Delta table that delta-rs compacted (its live files are read for
 their rows by a verification) and holds every ``VERIFIED`` to what delta-rs reads: the rows it returns must be the
 ones it returned before (a read it refuses is counted) — round 33's findings (tests/adversarial/
-test_footer_text_round33.py, test_page_header_round33.py) came from it.
+test_footer_text_round33.py, test_page_header_round33.py) came from it. Since round 35 a data file's footer is also
+edited field by field half the time (``parquet_thrift.random_edit``: a field dropped, an integer moved, a list element
+repeated, its Thrift read and written back), the edits of the Spark-checked fuzzer that found round 35's footer
+classes (tests/adversarial/test_footer_statistics_round35.py, test_parquet_annotations_round35.py); here they found a
+footer row count delta-rs reads otherwise (test_footer_row_count_round35.py).
 
 ``ATTEST_FUZZ_TABLE_EXAMPLES`` sets the edits per format (default 1,000: the bounded run CI makes, ~45 s on 2 cores
 with the data files' quarter of it), ``ATTEST_FUZZ_SEED`` the seed (default 0, so a failure is reproduced by the same
@@ -88,14 +92,26 @@ def _mutate(rng: random.Random, value: Any) -> Any:
     return rng.choice(ODD)
 
 
+EDITED: list[str] = []  # the footer edits of the last data file edited, for a failure's message
+
+
 def _edit_bytes(rng: random.Random, data: bytes) -> bytes:
-    """A JSON document edited as JSON, anything else (or sometimes JSON too) byte by byte, or cut short."""
+    """A JSON document edited as JSON, a Parquet file's footer (often) field by field (its Thrift read and written
+    back: round 35's findings), anything else (or sometimes these too) byte by byte, or cut short."""
     try:
         doc = json.loads(data)
     except ValueError:
         doc = None
     if doc is not None and rng.random() < 0.8:
         return json.dumps(_mutate(rng, doc)).encode()
+    if data[:4] == data[-4:] == b"PAR1" and rng.random() < 0.5:
+        from tests.adversarial.parquet_thrift import random_edit, with_footer
+
+        try:
+            return with_footer(data, lambda meta: EDITED.extend(random_edit(rng, meta)
+                                                                for _ in range(rng.randint(1, 2))))
+        except (ValueError, IndexError, KeyError):  # a footer this reader cannot take apart: edited by bytes
+            pass
     if data and rng.random() < 0.2:
         return data[:rng.randrange(len(data))]
     out = bytearray(data)
@@ -358,6 +374,7 @@ def test_edited_data_files_of_a_compacted_table(compacted_table: Path) -> None:
     for n in range(max(EXAMPLES // 4, 1)):
         path = rng.choice(files)
         original = path.read_bytes()
+        EDITED.clear()
         path.write_bytes(_edit_bytes(rng, original))
         before = {p for folder in ("_delta_log", "_recipe_attest") for p in (root / folder).iterdir()}
         args = ["verify", str(root), "--json", "--level", rng.choice(["schema", "files", "bytes"])]
@@ -371,7 +388,8 @@ def test_edited_data_files_of_a_compacted_table(compacted_table: Path) -> None:
                 reads = _engine_reads(root)
                 refused += "refused" in reads
                 assert all(got in ("refused", want) for got, want in zip(reads, honest, strict=True)), (
-                    f"example {n}: {path.name} edited, VERIFIED, other rows read", args, _engine_error(root))
+                    f"example {n}: {path.name} edited ({EDITED or 'bytes'}), VERIFIED, other rows read", args,
+                    reads, honest, _engine_error(root))
         finally:
             path.write_bytes(original)
             for folder in ("_delta_log", "_recipe_attest"):

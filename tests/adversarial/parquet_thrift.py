@@ -179,7 +179,7 @@ def random_edit(rng: Any, meta: list[list[Any]]) -> str:
     cut, grown, respelled or a byte flipped, two list elements swapped, one repeated or removed. Returns what it did
     (the structure-aware edits of round 35's differential fuzzer)."""
     path, entry, parent = rng.choice(_fields_within(meta))
-    fid, kind, value = entry
+    _, kind, value = entry
     if rng.random() < 0.1 and len(parent) > 1:
         parent.remove(entry)
         return f"dropped {path}"

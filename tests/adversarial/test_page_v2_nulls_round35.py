@@ -5,9 +5,10 @@ levels alone; arrow-rs (delta-rs) decodes ``num_values - num_nulls`` values and 
 there. Measured (delta-rs 1.6): a rewrite's file of the attested rows whose first page states one null more than its
 levels hold — ``VERIFIED (content; compacted …, same rows)``, exit 0, while delta-rs refused every read ("insufficient
 values read from column"); a negative count ("Integer overflow") and levels that do not fit the page the same (one null
-fewer delta-rs read as pyarrow does: refused too, as no writer states another count than its levels'). Found by a differential fuzzer of a rewrite's page headers. Now a v2 page of a column that is not
-repeated must state its levels' nulls (one optional level: counted; a required column: none) and levels within its
-body (``content_store._v2_nulls``): ``content_changed`` in a rewrite, ``table_inconsistent`` at record.
+fewer delta-rs read as pyarrow does: refused too, as no writer states another count than its levels'). Found by a
+differential fuzzer of a rewrite's page headers. Now a v2 page of a column that is not repeated must state its
+levels' nulls (one optional level: counted; a required column: none) and levels within its body
+(``content_store._v2_nulls``): ``content_changed`` in a rewrite, ``table_inconsistent`` at record.
 """
 
 from __future__ import annotations
