@@ -27,6 +27,7 @@ from deltalake import DeltaTable, QueryBuilder, write_deltalake
 from carriers.content_store import _struct
 from carriers.delta.carrier import attest_after_write
 from tests.adversarial.conftest import PROGRAM, codes, delta_stats, verify
+from tests.adversarial.parquet_thrift import field, with_footer
 from tests.adversarial.test_content_rewrite_delta import _adds, rewrite
 
 
@@ -112,6 +113,8 @@ def test_row_group_holding_more_rows_than_its_footer_says(tmp_path: Path, shape:
     added = replace_added(path, n, [rows.slice(0, 15), second], 30, data_page_version=pages)
     if forged:
         forge_row_group(added, 1, num_rows=15)  # said to hold 15 rows, as pyarrow reads it
+        # and the file 30, its row groups' sum (a file stating another sum is refused first, round 35)
+        added.write_bytes(with_footer(added.read_bytes(), lambda meta: field(meta, 3).__setitem__(2, 30)))
         assert pq.read_table(added).num_rows == 30  # pyarrow reads the attested rows ...
         assert sorted(map(repr, pq.read_table(added).to_pylist())) == attested
         assert len(delta_rs_rows(path)) == 35  # ... delta-rs the 5 others too
