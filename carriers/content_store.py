@@ -1296,7 +1296,8 @@ def _page_encodings(read: Any, cmd: dict[int, Any], counts: list[int] | None = N
             _known_encodings(head.get(5) if kind == 0 else head.get(8), kind)
             _page_bounds(head.get(5) if kind == 0 else head.get(8), kind, cmd.get(1))
             if kind == 3 and not repeated and defined is not None:
-                _v2_nulls(read, at + used, head.get(8), defined, compressed)
+                _v2_nulls(read, at + used, head.get(8), defined, min(compressed, head.get(2))
+                          if isinstance(head.get(2), int) else -1)
             out[(kind, encoding)] = out.get((kind, encoding), 0) + 1
             if counts is not None and locations is not None:
                 locations.append((at, used + compressed, counts[1]))
@@ -1321,7 +1322,8 @@ def _page_encodings(read: Any, cmd: dict[int, Any], counts: list[int] | None = N
 
 
 def _v2_nulls(read: Any, at: int, header: Any, defined: int, size: int) -> None:
-    """ValueError unless a DataPageV2 of a column that is not repeated (its body at ``at``, ``size`` bytes) states
+    """ValueError unless a DataPageV2 of a column that is not repeated (its body at ``at``; ``size``: the lesser of
+    its compressed and uncompressed sizes, where its levels must fit, as arrow-rs holds them) states
     as many nulls (``num_nulls``) as its definition levels hold (levels below ``defined``, its maximum; the levels
     section is never compressed) and levels sections within its body. pyarrow reads a v2 page by its levels alone;
     arrow-rs (delta-rs) decodes ``num_values - num_nulls`` values and refuses the file when they are not there, or the

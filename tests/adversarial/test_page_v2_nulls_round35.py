@@ -31,11 +31,12 @@ ROWS = pa.table({"id": pa.array(range(20), pa.int64()),
                  "v": pa.array([None if i % 3 == 0 else i for i in range(20)], pa.int64())})
 
 
-def v2_file(edit: Any = None) -> bytes:
+def v2_file(edit: Any = None, compression: str = "snappy") -> bytes:
     """ROWS in DataPageV2 pages (no dictionary, no page index); ``edit`` given the header of ``v``'s first page's
     DataPageHeaderV2 (its nulls: field 2; levels' lengths: 5, 6) and the page header (uncompressed size: 2)."""
     sink = pa.BufferOutputStream()
-    pq.write_table(ROWS, sink, data_page_version="2.0", write_page_index=False, use_dictionary=False)
+    pq.write_table(ROWS, sink, data_page_version="2.0", write_page_index=False, use_dictionary=False,
+                   compression=compression)
     data = bytes(sink.getvalue().to_pybytes())
     if edit is None:
         return data
@@ -53,8 +54,13 @@ def _levels_past_the_page(v2: Any, header: Any) -> None:
     field(v2, 5)[2] = field(header, 3)[2] + 1  # type: ignore[index]  # definition levels longer than the page
 
 
+def _uncompressed_size_below_the_levels(v2: Any, header: Any) -> None:
+    field(header, 2)[2] = 0  # type: ignore[index]  # PageHeader.uncompressed_page_size (a file of no compression)
+
+
 EDITS = {"one null more": _set(2, 8), "one null fewer": _set(2, 6), "a negative null count": _set(2, -1),
-         "levels past the page": _levels_past_the_page}
+         "levels past the page": _levels_past_the_page,
+         "an uncompressed size below the levels": _uncompressed_size_below_the_levels}
 
 
 def test_the_honest_v2_file_states_its_nulls() -> None:
@@ -67,7 +73,7 @@ def test_the_honest_v2_file_states_its_nulls() -> None:
 @pytest.mark.parametrize("edit", list(EDITS))
 def test_a_rewrite_whose_v2_page_misstates_its_nulls(tmp_path: Path, edit: str) -> None:
     path = tmp_path / "t"
-    data = v2_file(EDITS[edit])
+    data = v2_file(EDITS[edit], "none" if edit == "an uncompressed size below the levels" else "snappy")
     if edit != "levels past the page":  # pyarrow reads the levels: the attested rows
         assert pq.ParquetFile(pa.BufferReader(data)).read().equals(ROWS)
     rewritten_as(path, ROWS, lambda _: data)
