@@ -1296,8 +1296,9 @@ def _page_encodings(read: Any, cmd: dict[int, Any], counts: list[int] | None = N
             _known_encodings(head.get(5) if kind == 0 else head.get(8), kind)
             _page_bounds(head.get(5) if kind == 0 else head.get(8), kind, cmd.get(1))
             if kind == 3 and not repeated and defined is not None:
-                _v2_nulls(read, at + used, head.get(8), defined, min(compressed, head.get(2))
-                          if isinstance(head.get(2), int) else -1)
+                stated = head.get(2)  # uncompressed_page_size
+                _v2_nulls(read, at + used, head.get(8), defined,
+                          min(compressed, stated) if isinstance(stated, int) else -1)
             out[(kind, encoding)] = out.get((kind, encoding), 0) + 1
             if counts is not None and locations is not None:
                 locations.append((at, used + compressed, counts[1]))
