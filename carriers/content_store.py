@@ -1329,8 +1329,8 @@ def _v2_nulls(read: Any, at: int, header: Any, defined: int, size: int) -> None:
     section is never compressed) and levels sections within its body. pyarrow reads a v2 page by its levels alone;
     arrow-rs (delta-rs) decodes ``num_values - num_nulls`` values and refuses the file when they are not there, or the
     sections do not fit the page (measured, round 35: a null count one over, "insufficient values read from column";
-    negative, "Integer overflow"; an uncompressed page size below the levels, "implausible values"). Only a column of
-    one optional level is counted (its levels are 0 or 1); a required one states none."""
+    negative, "Integer overflow"; an uncompressed page size below the levels, "implausible values"). A null is a level
+    below the maximum (a struct's null as much as its field's); a required column states none."""
     if not isinstance(header, dict):
         raise ValueError("a data page (v2) without its header")
     values, nulls = header.get(1), header.get(2)
@@ -1342,12 +1342,45 @@ def _v2_nulls(read: Any, at: int, header: Any, defined: int, size: int) -> None:
         raise ValueError("a data page (v2) whose levels do not fit its body, which delta-rs refuses")
     if defined == 0 and nulls:
         raise ValueError(f"a data page (v2) of a required column stating {nulls} nulls, which delta-rs refuses")
-    if defined == 1:
+    if defined > 0:
         levels = read(at + rep_len, def_len)
-        counted = _records(struct.pack("<I", def_len) + levels, values, 1) if values else 0
+        counted = 0 if not values else _records(struct.pack("<I", def_len) + levels, values, 1) if defined == 1 \
+            else _levels_below(levels, values, defined.bit_length(), defined)
         if counted != nulls:
             raise ValueError(f"a data page (v2) stating {nulls} nulls where its definition levels hold {counted}: "
                              "delta-rs refuses the file, pyarrow reads the levels")
+
+
+def _levels_below(data: bytes, values: int, width: int, bound: int) -> int:
+    """How many of the first ``values`` levels (RLE / bit-packed hybrid of ``width`` bits, no length prefix) in
+    ``data`` are below ``bound``: a page's nulls by its definition levels (``_records`` counts width 1 faster)."""
+    pos, left, count = 0, values, 0
+    mask = (1 << width) - 1
+    while left > 0:
+        reader = _Thrift(data, pos)
+        header = reader.varint()
+        pos = reader.pos
+        if header & 1:  # bit-packed: groups of 8 values, ``width`` bits each, least significant bit first
+            n = (header >> 1) * 8
+            packed = data[pos:pos + n * width // 8]
+            if len(packed) * 8 < n * width:
+                raise ValueError("definition levels cut short")
+            pos += len(packed)
+            take = min(n, left)
+            bits = int.from_bytes(packed, "little")
+            count += sum(1 for j in range(take) if (bits >> (j * width)) & mask < bound)
+        else:  # a run of one value
+            n = header >> 1
+            size = (width + 7) // 8
+            if pos + size > len(data):
+                raise ValueError("definition levels cut short")
+            take = min(n, left)
+            count += take if int.from_bytes(data[pos:pos + size], "little") < bound else 0
+            pos += size
+        if n == 0:
+            raise ValueError("an empty run of definition levels")
+        left -= take
+    return count
 
 
 def _max_definitions(schema: list[Any]) -> list[int]:

@@ -7,7 +7,7 @@ levels hold — ``VERIFIED (content; compacted …, same rows)``, exit 0, while 
 values read from column"); a negative count ("Integer overflow") and levels that do not fit the page the same (one null
 fewer delta-rs read as pyarrow does: refused too, as no writer states another count than its levels'). Found by a
 differential fuzzer of a rewrite's page headers. Now a v2 page of a column that is not repeated must state its
-levels' nulls (one optional level: counted; a required column: none) and levels within its body
+levels' nulls (levels below its maximum, at any depth; a required column: none) and levels within its body
 (``content_store._v2_nulls``): ``content_changed`` in a rewrite, ``table_inconsistent`` at record.
 """
 
@@ -28,10 +28,12 @@ from tests.adversarial.test_footer_statistics_round35 import verified_by_content
 from tests.conftest import run_cli
 
 ROWS = pa.table({"id": pa.array(range(20), pa.int64()),
-                 "v": pa.array([None if i % 3 == 0 else i for i in range(20)], pa.int64())})
+                 "v": pa.array([None if i % 3 == 0 else i for i in range(20)], pa.int64()),
+                 "st": pa.array([None if i % 4 == 0 else {"a": None if i % 5 == 0 else i} for i in range(20)],
+                                pa.struct([("a", pa.int64())]))})
 
 
-def v2_file(edit: Any = None, compression: str = "snappy") -> bytes:
+def v2_file(edit: Any = None, compression: str = "snappy", chunk: int = 1) -> bytes:
     """ROWS in DataPageV2 pages (no dictionary, no page index); ``edit`` given the header of ``v``'s first page's
     DataPageHeaderV2 (its nulls: field 2; levels' lengths: 5, 6) and the page header (uncompressed size: 2)."""
     sink = pa.BufferOutputStream()
@@ -40,7 +42,7 @@ def v2_file(edit: Any = None, compression: str = "snappy") -> bytes:
     data = bytes(sink.getvalue().to_pybytes())
     if edit is None:
         return data
-    return with_page_header(data, 1, 0, lambda header: edit(field(header, 8)[2], header))  # type: ignore[index]
+    return with_page_header(data, chunk, 0, lambda header: edit(field(header, 8)[2], header))  # type: ignore[index]
 
 
 def _set(fid: int, value: int) -> Any:
@@ -64,7 +66,7 @@ EDITS = {"one null more": _set(2, 8), "one null fewer": _set(2, 6), "a negative 
 
 
 def test_the_honest_v2_file_states_its_nulls() -> None:
-    """What the edits start from: seven nulls in ``v``'s one page (ids 0, 3, ..., 18)."""
+    """What the edits start from: seven nulls in ``v``'s one page (ids 0, 3, ..., 18)."""  # chunk 1: id, v, st.a
     seen: list[int] = []
     v2_file(lambda v2, _: seen.append(field(v2, 2)[2]))  # type: ignore[index]
     assert seen == [7]
@@ -89,6 +91,20 @@ def test_a_rewrite_whose_v2_page_misstates_its_nulls(tmp_path: Path, edit: str) 
     assert not doc["passed"] and [e["code"] for e in doc["errors"]] in (["content_changed"], ["table_unreadable"]), doc
     if edit != "levels past the page":
         assert doc["errors"][0]["code"] == "content_changed" and "data page (v2)" in doc["errors"][0]["message"], doc
+
+
+def test_a_nested_columns_v2_page_counts_a_structs_nulls_too(tmp_path: Path) -> None:
+    """``st.a`` (definition levels 0-2): a null struct and a null field are both nulls of the page (8 here, levels
+    below 2); one more is refused as above (found by the fuzzer after the first version counted one level only)."""
+    seen: list[int] = []
+    v2_file(lambda v2, _: seen.append(field(v2, 2)[2]), chunk=2)  # type: ignore[index]
+    assert seen == [8]  # rows 0, 4, 8, 12, 16 (struct) and 5, 10, 15 (field)
+    path = tmp_path / "t"
+    rewritten_as(path, ROWS, lambda _: v2_file(_set(2, 9), chunk=2))
+    with pytest.raises(Exception, match="insufficient values"):
+        QueryBuilder().register("t", DeltaTable(str(path))).execute("select * from t").read_all()
+    done = run_cli("verify", str(path), "--level", "bytes", "--json")
+    assert done.returncode == 1 and "stating 9 nulls where its definition levels hold 8" in done.stdout, done.stdout
 
 
 def test_the_honest_v2_rewrite_verifies(tmp_path: Path) -> None:
