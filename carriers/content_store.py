@@ -1235,38 +1235,10 @@ def _records(body: bytes, values: int, level: int) -> int:
     """How many rows a DataPage (v1) of a repeated column starts: its repetition levels (the page's first part, RLE /
     bit-packed hybrid with a 4-byte length) that are 0, among its first ``values``."""
     (length,) = struct.unpack_from("<I", body, 0)
-    data, width, pos, left, zeros = body[4:4 + length], level.bit_length(), 0, values, 0
+    data = body[4:4 + length]
     if len(data) != length:
         raise ValueError("repetition levels past the page")
-    while left > 0:
-        reader = _Thrift(data, pos)
-        header = reader.varint()
-        pos = reader.pos
-        if header & 1:  # bit-packed: groups of 8 values, ``width`` bits each, least significant bit first
-            n = (header >> 1) * 8
-            packed = data[pos:pos + n * width // 8]
-            if len(packed) * 8 < n * width:
-                raise ValueError("repetition levels cut short")
-            pos += len(packed)
-            take = min(n, left)
-            bits = int.from_bytes(packed, "little") & ((1 << (take * width)) - 1)
-            fold = bits
-            for shift in range(1, width):
-                fold |= bits >> shift
-            firsts = ((1 << (take * width)) - 1) // ((1 << width) - 1)  # bit 0 of each value
-            zeros += take - (fold & firsts).bit_count()
-        else:  # a run of one value
-            n = header >> 1
-            size = (width + 7) // 8
-            if pos + size > len(data):
-                raise ValueError("repetition levels cut short")
-            take = min(n, left)
-            zeros += take if not int.from_bytes(data[pos:pos + size], "little") else 0
-            pos += size
-        if n == 0:
-            raise ValueError("an empty run of repetition levels")
-        left -= take
-    return zeros
+    return _levels_below(data, values, level.bit_length(), 1, "repetition")
 
 
 def _page_encodings(read: Any, cmd: dict[int, Any], counts: list[int] | None = None,
@@ -1344,16 +1316,16 @@ def _v2_nulls(read: Any, at: int, header: Any, defined: int, size: int) -> None:
         raise ValueError(f"a data page (v2) of a required column stating {nulls} nulls, which delta-rs refuses")
     if defined > 0:
         levels = read(at + rep_len, def_len)
-        counted = 0 if not values else _records(struct.pack("<I", def_len) + levels, values, 1) if defined == 1 \
-            else _levels_below(levels, values, defined.bit_length(), defined)
+        counted = _levels_below(levels, values, defined.bit_length(), defined, "definition") if values else 0
         if counted != nulls:
             raise ValueError(f"a data page (v2) stating {nulls} nulls where its definition levels hold {counted}: "
                              "delta-rs refuses the file, pyarrow reads the levels")
 
 
-def _levels_below(data: bytes, values: int, width: int, bound: int) -> int:
+def _levels_below(data: bytes, values: int, width: int, bound: int, what: str) -> int:
     """How many of the first ``values`` levels (RLE / bit-packed hybrid of ``width`` bits, no length prefix) in
-    ``data`` are below ``bound``: a page's nulls by its definition levels (``_records`` counts width 1 faster)."""
+    ``data`` are below ``bound``: a page's rows started (repetition levels below 1) or its nulls (definition levels
+    below the column's maximum). ``what``: the levels' name, for the refusals."""
     pos, left, count = 0, values, 0
     mask = (1 << width) - 1
     while left > 0:
@@ -1364,21 +1336,28 @@ def _levels_below(data: bytes, values: int, width: int, bound: int) -> int:
             n = (header >> 1) * 8
             packed = data[pos:pos + n * width // 8]
             if len(packed) * 8 < n * width:
-                raise ValueError("definition levels cut short")
+                raise ValueError(f"{what} levels cut short")
             pos += len(packed)
             take = min(n, left)
-            bits = int.from_bytes(packed, "little")
-            count += sum(1 for j in range(take) if (bits >> (j * width)) & mask < bound)
+            bits = int.from_bytes(packed, "little") & ((1 << (take * width)) - 1)
+            if bound == 1:  # the zeros, in a few integer operations: a value is 0 when none of its bits is set
+                fold = bits
+                for shift in range(1, width):
+                    fold |= bits >> shift
+                firsts = ((1 << (take * width)) - 1) // mask  # bit 0 of each value
+                count += take - (fold & firsts).bit_count()
+            else:
+                count += sum(1 for j in range(take) if (bits >> (j * width)) & mask < bound)
         else:  # a run of one value
             n = header >> 1
             size = (width + 7) // 8
             if pos + size > len(data):
-                raise ValueError("definition levels cut short")
+                raise ValueError(f"{what} levels cut short")
             take = min(n, left)
             count += take if int.from_bytes(data[pos:pos + size], "little") < bound else 0
             pos += size
         if n == 0:
-            raise ValueError("an empty run of definition levels")
+            raise ValueError(f"an empty run of {what} levels")
         left -= take
     return count
 
