@@ -819,7 +819,6 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
         _footer_row_count(meta)
         _footer_arrow_ids(meta, footer)
         leaves = _leaves(meta.get(2) or [])
-        definitions = _max_definitions(meta.get(2) or [])
         out: list[ChunkIndexes] = []
         for g, group in enumerate(meta.get(4) or []):
             midpoint = _midpoint(group)
@@ -843,10 +842,9 @@ def read_parquet_indexes(handle: Any) -> list[ChunkIndexes] | str:
                         raise ValueError("a bloom filter of an algorithm, hash or compression other than Parquet's "
                                          "split-block, XXH64, uncompressed")
                     bloom = read(at + used, n)
-                leaf, repeated = leaves[i] if i < len(leaves) else (None, 0)
+                leaf, repeated, defined = leaves[i] if i < len(leaves) else (None, 0, None)
                 located: list[tuple[int, int, int]] = []
-                pages = _page_encodings(read, cmd, counts, repeated, located,
-                                        definitions[i] if i < len(definitions) else None)
+                pages = _page_encodings(read, cmd, counts, repeated, located, defined)
                 named = tuple(x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
                               for x in cmd.get(3) or [])
                 out.append(ChunkIndexes(group=g, column=i, statistics=cmd.get(12), column_index=column_index,
@@ -1184,25 +1182,27 @@ def _logical_name(logical: dict[int, Any]) -> str:
     return names.get(kind, f"logical type {kind}")
 
 
-def _leaves(schema: list[Any]) -> list[tuple[tuple[str, ...], int]]:
-    """Each leaf column's path and maximum repetition level, in column-chunk order, from the footer's schema
-    (SchemaElements in depth-first order: 3 repetition_type, 4 name, 5 num_children; the root is not counted)."""
-    out: list[tuple[tuple[str, ...], int]] = []
-    stack: list[tuple[int, int, tuple[str, ...]]] = []  # (children left, repetition level, path) of the open groups
+def _leaves(schema: list[Any]) -> list[tuple[tuple[str, ...], int, int]]:
+    """Each leaf column's path and maximum repetition and definition levels, in column-chunk order, from the footer's
+    schema (SchemaElements in depth-first order: 3 repetition_type — 0 required, 1 optional, 2 repeated —, 4 name,
+    5 num_children; the root is not counted)."""
+    out: list[tuple[tuple[str, ...], int, int]] = []
+    stack: list[tuple[int, int, int, tuple[str, ...]]] = []  # (children left, levels, path) of the open groups
     for k, element in enumerate(schema):
         if not isinstance(element, dict):
             raise ValueError("a footer schema element that is no struct")
         name = element.get(4)
         name = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
         level = (stack[-1][1] if stack else 0) + (1 if k and element.get(3) == 2 else 0)
-        path = (*stack[-1][2], name) if stack else ()
+        defined = (stack[-1][2] if stack else 0) + (1 if k and element.get(3) in (1, 2) else 0)
+        path = (*stack[-1][3], name) if stack else ()
         if stack:
             stack[-1] = (stack[-1][0] - 1, *stack[-1][1:])
         children = element.get(5)
         if isinstance(children, int) and children > 0:
-            stack.append((children, level, path))
+            stack.append((children, level, defined, path))
         elif k:
-            out.append((path, level))
+            out.append((path, level, defined))
         while stack and stack[-1][0] <= 0:
             stack.pop()
     return out
@@ -1360,27 +1360,6 @@ def _levels_below(data: bytes, values: int, width: int, bound: int, what: str) -
             raise ValueError(f"an empty run of {what} levels")
         left -= take
     return count
-
-
-def _max_definitions(schema: list[Any]) -> list[int]:
-    """Each leaf column's maximum definition level, in column-chunk order (as ``_leaves``: each optional or repeated
-    element on its path, the root not counted)."""
-    out: list[int] = []
-    stack: list[tuple[int, int]] = []  # (children left, definition level) of the open groups
-    for k, element in enumerate(schema):
-        if not isinstance(element, dict):
-            raise ValueError("a footer schema element that is no struct")
-        level = (stack[-1][1] if stack else 0) + (1 if k and element.get(3) in (1, 2) else 0)
-        if stack:
-            stack[-1] = (stack[-1][0] - 1, stack[-1][1])
-        children = element.get(5)
-        if isinstance(children, int) and children > 0:
-            stack.append((children, level))
-        elif k:
-            out.append(level)
-        while stack and stack[-1][0] <= 0:
-            stack.pop()
-    return out
 
 
 def _page_bounds(header: Any, kind: int, physical: Any) -> None:
